@@ -1,0 +1,183 @@
+//! Credential lookup with a per-replica cache that every replica drops entries from the moment
+//! a credential changes (PostgreSQL LISTEN/NOTIFY on `credential_changed`, sent by a trigger on
+//! the key tables). While the LISTEN connection is down the cache is bypassed, so a missed
+//! notification can never keep a revoked key alive.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use futures_util::future::BoxFuture;
+use store::listen::{ListenEvent, spawn_listener};
+use tokio::sync::watch;
+
+use crate::credential::{self, CredentialKind, hashes_equal};
+use crate::{AuthError, Caller};
+
+/// The NOTIFY channel the key-table triggers publish on.
+pub const CHANNEL: &str = "credential_changed";
+/// Bounds memory; the whole cache is cleared when full (entries are cheap to refetch).
+const MAX_ENTRIES: usize = 100_000;
+/// Backstop against anything a notification would not cover.
+const MAX_AGE: Duration = Duration::from_secs(300);
+
+/// A credential row as the service's store returns it.
+#[derive(Debug, Clone)]
+pub struct StoredCredential {
+    pub caller: Caller,
+    pub key_hash: Vec<u8>,
+    pub expires_at: Option<DateTime<Utc>>,
+    pub revoked: bool,
+}
+
+/// Each service looks credentials up in its own tables.
+pub trait CredentialStore: Send + Sync + 'static {
+    fn find(
+        &self,
+        kind: CredentialKind,
+        hash: [u8; 32],
+    ) -> impl Future<Output = Result<Option<StoredCredential>, String>> + Send;
+}
+
+struct Entry {
+    stored: StoredCredential,
+    fetched: Instant,
+}
+
+#[derive(Default)]
+struct Cache {
+    entries: Mutex<HashMap<[u8; 32], Entry>>,
+    /// True only while notifications are being received.
+    synced: AtomicBool,
+    /// Bumped by every event; an entry fetched under an older generation may be stale.
+    generation: AtomicU64,
+}
+
+impl Cache {
+    fn get(&self, hash: &[u8; 32]) -> Option<StoredCredential> {
+        if !self.synced.load(Ordering::Acquire) {
+            return None;
+        }
+        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        entries
+            .get(hash)
+            .filter(|e| e.fetched.elapsed() < MAX_AGE)
+            .map(|e| e.stored.clone())
+    }
+
+    fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// Caches `stored` unless an event arrived since `generation` was read.
+    fn put(&self, hash: [u8; 32], stored: StoredCredential, generation: u64) {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        if !self.synced.load(Ordering::Acquire) || self.generation() != generation {
+            return;
+        }
+        if entries.len() >= MAX_ENTRIES {
+            entries.clear();
+        }
+        let fetched = Instant::now();
+        entries.insert(hash, Entry { stored, fetched });
+    }
+
+    fn on_event(&self, event: ListenEvent) {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        match event {
+            ListenEvent::Connected => {
+                entries.clear();
+                self.synced.store(true, Ordering::Release);
+            }
+            ListenEvent::Disconnected => {
+                self.synced.store(false, Ordering::Release);
+                entries.clear();
+            }
+            ListenEvent::Notification(payload) => {
+                let mut hash = [0u8; 32];
+                match hex::decode_to_slice(payload.as_bytes(), &mut hash) {
+                    Ok(()) => {
+                        entries.remove(&hash);
+                    }
+                    // '*' (a tier or plan change) or anything unexpected: drop everything.
+                    Err(_) => entries.clear(),
+                }
+            }
+        }
+    }
+}
+
+/// Authenticates bearer tokens of the service's credential kinds.
+pub struct Authenticator<S> {
+    store: S,
+    accepted: &'static [CredentialKind],
+    cache: Arc<Cache>,
+}
+
+impl<S: CredentialStore> Authenticator<S> {
+    /// Without [`Self::listen`] the cache stays off and every request asks the store.
+    pub fn new(store: S, accepted: &'static [CredentialKind]) -> Self {
+        Self {
+            store,
+            accepted,
+            cache: Arc::default(),
+        }
+    }
+
+    /// Starts the LISTEN connection that keeps the cache trustworthy.
+    pub fn listen(&self, database_url: String, shutdown: watch::Receiver<bool>) {
+        let cache = Arc::clone(&self.cache);
+        spawn_listener(database_url, CHANNEL, shutdown, move |event| cache.on_event(event));
+    }
+
+    pub async fn authenticate(&self, authorization: Option<&str>) -> Result<Caller, AuthError> {
+        let token = credential::bearer_token(authorization)?;
+        let parsed = credential::parse(token, self.accepted)?;
+        let stored = match self.cache.get(&parsed.hash) {
+            Some(stored) => stored,
+            None => {
+                // Read before the query: a notification that lands during it wins.
+                let generation = self.cache.generation();
+                let stored = self
+                    .store
+                    .find(parsed.kind, parsed.hash)
+                    .await
+                    .map_err(AuthError::Store)?
+                    .ok_or(AuthError::Unknown)?;
+                self.cache.put(parsed.hash, stored.clone(), generation);
+                stored
+            }
+        };
+        if !hashes_equal(&stored.key_hash, &parsed.hash) {
+            return Err(AuthError::Unknown);
+        }
+        if stored.revoked {
+            return Err(AuthError::Revoked);
+        }
+        if stored.expires_at.is_some_and(|at| at <= Utc::now()) {
+            return Err(AuthError::Expired);
+        }
+        Ok(stored.caller)
+    }
+}
+
+/// Object-safe face of an [`Authenticator`], so the middleware does not care which store.
+pub trait Authenticate: Send + Sync {
+    fn authenticate<'a>(
+        &'a self,
+        authorization: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Caller, AuthError>>;
+}
+
+impl<S: CredentialStore> Authenticate for Authenticator<S> {
+    fn authenticate<'a>(
+        &'a self,
+        authorization: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Caller, AuthError>> {
+        Box::pin(Authenticator::authenticate(self, authorization))
+    }
+}

@@ -1,0 +1,45 @@
+//! Who is calling: credential formats, hashing, the cached and revocation-aware lookup, and the
+//! middleware and extractors that give every handler its [`Caller`].
+//!
+//! Authentication and rate limiting run in [`middleware::gate`] before any extractor, so a
+//! request is answered 401, then 429, before its body is even read; scope and tier checks are
+//! the extractors' and handlers' job (403).
+
+pub mod cache;
+pub mod caller;
+pub mod credential;
+pub mod extract;
+pub mod middleware;
+
+pub use cache::{Authenticate, Authenticator, CredentialStore, StoredCredential};
+pub use caller::{Caller, Environment, Grade, Origin, Scope, Scopes};
+pub use credential::{CredentialKind, NewCredential, ParsedCredential};
+pub use extract::{AdminAccess, WriteAccess};
+pub use middleware::{Gate, RateLimitPolicy};
+
+/// Why a request is not authenticated. Every variant answers 401; the message says which.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum AuthError {
+    #[error("missing credential: send Authorization: Bearer <key>")]
+    Missing,
+    #[error("malformed credential")]
+    Malformed,
+    #[error("unknown credential")]
+    Unknown,
+    #[error("credential revoked")]
+    Revoked,
+    #[error("credential expired")]
+    Expired,
+    /// The credential store could not be asked (a 500, not a 401).
+    #[error("credential store unavailable: {0}")]
+    Store(String),
+}
+
+impl From<AuthError> for http_kit::ApiError {
+    fn from(err: AuthError) -> Self {
+        match err {
+            AuthError::Store(cause) => Self::internal(cause),
+            other => Self::unauthorized(other.to_string()),
+        }
+    }
+}

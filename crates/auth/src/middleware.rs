@@ -1,0 +1,96 @@
+//! The gate in front of every `/api/v1` route: authenticate (401), rate-limit (429), hand the
+//! [`Caller`] to the extractors, and put the rate-limit headers on whatever the route answers.
+
+use std::sync::Arc;
+
+use actix_web::HttpMessage as _;
+use actix_web::body::{EitherBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use actix_web::middleware::Next;
+use http_kit::{ApiError, RateLimitInfo};
+use rate_limit::{Decision, Quota, RateLimiter};
+
+use crate::Caller;
+use crate::cache::Authenticate;
+
+pub const LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
+pub const REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
+pub const RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
+
+/// Which limiter key and quotas apply to a request (per credential, per project and class…).
+pub trait RateLimitPolicy: Send + Sync {
+    fn quotas(&self, caller: &Caller, req: &ServiceRequest) -> (String, Vec<Quota>);
+}
+
+pub struct Gate {
+    pub authenticator: Arc<dyn Authenticate>,
+    pub limiter: RateLimiter,
+    pub policy: Arc<dyn RateLimitPolicy>,
+}
+
+/// Use as `from_fn(move |req, next| gate(gate.clone(), req, next))` on the API scope.
+pub async fn gate(
+    gate: Arc<Gate>,
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
+    let authorization = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    let caller = match gate.authenticator.authenticate(authorization).await {
+        Ok(caller) => caller,
+        Err(err) => {
+            let mut res = req.error_response(ApiError::from(err));
+            res.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer"),
+            );
+            return Ok(res.map_into_right_body());
+        }
+    };
+
+    let (key, quotas) = gate.policy.quotas(&caller, &req);
+    let decision = match gate.limiter.check(&key, &quotas).await {
+        Ok(decision) => Some(decision),
+        Err(err) => {
+            // Fail open: a limiter outage must not take the API down with it.
+            tracing::error!(error = %err, "rate limiter unavailable; request not counted");
+            None
+        }
+    };
+    if let Some(decision) = decision.as_ref().filter(|d| !d.allowed) {
+        let info = RateLimitInfo {
+            limit: match decision.limit {
+                rate_limit::Limit::Count(n) => Some(n),
+                rate_limit::Limit::Unlimited => None,
+            },
+            reset_at: decision.reset_at,
+            retry_after: decision.retry_after.unwrap_or(1).max(1),
+        };
+        let mut res = req.error_response(ApiError::rate_limited(info));
+        put_headers(res.headers_mut(), decision);
+        return Ok(res.map_into_right_body());
+    }
+
+    req.extensions_mut().insert(caller);
+    let mut res = next.call(req).await?;
+    if let Some(decision) = &decision {
+        put_headers(res.headers_mut(), decision);
+    }
+    Ok(res.map_into_left_body())
+}
+
+fn put_headers(headers: &mut HeaderMap, decision: &Decision) {
+    let pairs = [
+        (LIMIT, decision.limit.to_string()),
+        (REMAINING, decision.remaining.to_string()),
+        (RESET, decision.reset_at.to_string()),
+    ];
+    for (name, value) in pairs {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            headers.insert(name, value);
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! The two documented error envelopes, and the middleware that makes every error answer of a
+//! service, its own or the framework's, come out in that service's envelope.
+
+use actix_web::body::{BoxBody, EitherBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{self, HeaderMap};
+use actix_web::middleware::Next;
+use actix_web::{HttpResponse, HttpResponseBuilder};
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde_json::{Value, json};
+
+use crate::error::{ApiError, ErrorKind};
+
+/// Which service's envelope to render.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    /// `{"error":{"code","message"}}` with a closed list of codes, and a separate 429 body.
+    Memory,
+    /// `{"error","code","details"}`.
+    Mail,
+}
+
+impl Flavor {
+    /// The machine-readable code for an error in this envelope.
+    pub fn code(self, err: &ApiError) -> &'static str {
+        match self {
+            Self::Memory => match err.kind {
+                ErrorKind::BadRequest
+                | ErrorKind::PayloadTooLarge
+                | ErrorKind::MethodNotAllowed
+                | ErrorKind::Conflict
+                | ErrorKind::Unprocessable => "VALIDATION_ERROR",
+                ErrorKind::Unauthorized => "UNAUTHORIZED",
+                ErrorKind::Forbidden => "FORBIDDEN",
+                ErrorKind::TierRequired => "TIER_REQUIRED",
+                ErrorKind::NotFound => "NOT_FOUND",
+                ErrorKind::RateLimited => "RATE_LIMITED",
+                ErrorKind::Internal => "INTERNAL_ERROR",
+            },
+            Self::Mail => err.code.unwrap_or(match err.kind {
+                ErrorKind::BadRequest => "VALIDATION_ERROR",
+                ErrorKind::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+                ErrorKind::Unauthorized => "UNAUTHORIZED",
+                ErrorKind::Forbidden | ErrorKind::TierRequired => "FORBIDDEN",
+                ErrorKind::NotFound => "NOT_FOUND",
+                ErrorKind::MethodNotAllowed => "METHOD_NOT_ALLOWED",
+                ErrorKind::Conflict => "CONFLICT",
+                ErrorKind::Unprocessable => "UNPROCESSABLE",
+                ErrorKind::RateLimited => "RATE_LIMITED",
+                ErrorKind::Internal => "INTERNAL_ERROR",
+            }),
+        }
+    }
+
+    fn body(self, err: &ApiError) -> Value {
+        match (self, err.rate_limit) {
+            (Self::Memory, Some(rl)) if err.kind == ErrorKind::RateLimited => json!({
+                "error": "rate_limit_exceeded",
+                "retry_after": rl.retry_after.max(1),
+                "limit": rl.limit.unwrap_or(0),
+                "remaining": 0,
+                "reset_at": unix_to_rfc3339(rl.reset_at),
+            }),
+            (Self::Memory, _) => json!({
+                "error": { "code": self.code(err), "message": err.message },
+            }),
+            (Self::Mail, rate_limit) => {
+                let mut body = json!({ "error": err.message, "code": self.code(err) });
+                let details = match (&err.details, rate_limit) {
+                    (Some(details), _) => Some(details.clone()),
+                    (None, Some(rl)) => Some(json!({
+                        "retry_after": rl.retry_after.max(1),
+                        "limit": rl.limit,
+                        "reset_at": rl.reset_at,
+                    })),
+                    (None, None) => None,
+                };
+                if let Some(details) = details {
+                    body["details"] = details;
+                }
+                body
+            }
+        }
+    }
+}
+
+fn unix_to_rfc3339(secs: u64) -> String {
+    DateTime::<Utc>::from_timestamp(i64::try_from(secs).unwrap_or(i64::MAX), 0)
+        .unwrap_or_default()
+        .to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+/// Renders `err` as a complete response in `flavor`'s envelope.
+pub fn render(flavor: Flavor, err: &ApiError) -> HttpResponse {
+    let mut builder = HttpResponseBuilder::new(err.kind.status());
+    if let Some(rl) = err.rate_limit {
+        builder.insert_header((header::RETRY_AFTER, rl.retry_after.max(1).to_string()));
+    }
+    if let Some(allow) = &err.allow {
+        builder.insert_header((header::ALLOW, allow.as_str()));
+    }
+    builder
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .json(flavor.body(err))
+}
+
+/// Turns an error response that is not yet in `flavor`'s envelope into one that is.
+///
+/// Handlers' [`ApiError`]s are re-rendered; bare framework answers (unknown route, wrong
+/// method, an actix extractor error) are given the matching kind. Headers set by inner
+/// middleware (rate-limit headers, `Allow`) are kept.
+pub async fn envelope_middleware(
+    flavor: Flavor,
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<EitherBody<BoxBody>>, actix_web::Error> {
+    let http_req = req.request().clone();
+    let res = match next.call(req).await {
+        Ok(res) => res,
+        Err(err) => {
+            let api = to_api_error(err.as_response_error().status_code(), Some(&err), None);
+            return Ok(ServiceResponse::new(http_req, render(flavor, &api)).map_into_right_body());
+        }
+    };
+    let is_error = res.status().is_client_error() || res.status().is_server_error();
+    let from_api_error = res.response().error().is_some_and(|e| e.as_error::<ApiError>().is_some());
+    if !is_error || (!from_api_error && is_json(res.headers())) {
+        // Successes, and error answers a handler deliberately wrote as JSON (e.g. `/readyz`).
+        return Ok(res.map_body(|_, body| EitherBody::left(body.boxed())));
+    }
+    let api = to_api_error(res.status(), res.response().error(), Some(res.headers()));
+    let mut rendered = render(flavor, &api);
+    copy_extra_headers(res.headers(), rendered.headers_mut());
+    let (req, _) = res.into_parts();
+    Ok(ServiceResponse::new(req, rendered).map_into_right_body())
+}
+
+fn to_api_error(
+    status: actix_web::http::StatusCode,
+    source: Option<&actix_web::Error>,
+    headers: Option<&HeaderMap>,
+) -> ApiError {
+    if let Some(api) = source.and_then(|e| e.as_error::<ApiError>()) {
+        return api.clone();
+    }
+    let kind = ErrorKind::from_status(status);
+    match kind {
+        ErrorKind::NotFound => ApiError::not_found("no such route"),
+        ErrorKind::MethodNotAllowed => {
+            let allow = headers
+                .and_then(|h| h.get(header::ALLOW))
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_owned();
+            ApiError::method_not_allowed(allow)
+        }
+        ErrorKind::Internal => ApiError::internal(
+            source.map_or_else(|| status.to_string(), ToString::to_string),
+        ),
+        _ => ApiError::new(
+            kind,
+            source.map_or_else(
+                || status.canonical_reason().unwrap_or("error").to_owned(),
+                ToString::to_string,
+            ),
+        ),
+    }
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"))
+}
+
+fn copy_extra_headers(from: &HeaderMap, to: &mut HeaderMap) {
+    for (name, value) in from {
+        if name == header::CONTENT_TYPE || name == header::CONTENT_LENGTH || to.contains_key(name) {
+            continue;
+        }
+        to.append(name.clone(), value.clone());
+    }
+}

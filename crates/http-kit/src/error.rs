@@ -1,0 +1,200 @@
+//! One error type for every handler of both services. It does not know which service it is
+//! in: [`crate::envelope`] renders it in the memory or the mail envelope.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use serde_json::Value;
+
+/// What went wrong, which fixes the status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    BadRequest,
+    PayloadTooLarge,
+    Unauthorized,
+    Forbidden,
+    TierRequired,
+    NotFound,
+    MethodNotAllowed,
+    Conflict,
+    Unprocessable,
+    RateLimited,
+    Internal,
+}
+
+impl ErrorKind {
+    pub fn status(self) -> StatusCode {
+        match self {
+            // Ruled: an oversized body is a 400 in both services.
+            Self::BadRequest | Self::PayloadTooLarge => StatusCode::BAD_REQUEST,
+            Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::Forbidden | Self::TierRequired => StatusCode::FORBIDDEN,
+            Self::NotFound => StatusCode::NOT_FOUND,
+            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::Conflict => StatusCode::CONFLICT,
+            Self::Unprocessable => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::RateLimited => StatusCode::TOO_MANY_REQUESTS,
+            Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The kind a bare framework response with this status stands for.
+    pub fn from_status(status: StatusCode) -> Self {
+        match status.as_u16() {
+            401 => Self::Unauthorized,
+            403 => Self::Forbidden,
+            404 => Self::NotFound,
+            405 => Self::MethodNotAllowed,
+            409 => Self::Conflict,
+            413 => Self::PayloadTooLarge,
+            422 => Self::Unprocessable,
+            429 => Self::RateLimited,
+            400..=499 => Self::BadRequest,
+            _ => Self::Internal,
+        }
+    }
+}
+
+/// The numbers a 429 answer repeats in its body and headers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimitInfo {
+    /// The limit of the window that refused, `None` when unlimited.
+    pub limit: Option<u64>,
+    /// Unix seconds at which that window frees a slot.
+    pub reset_at: u64,
+    /// Seconds to wait, at least 1.
+    pub retry_after: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    pub kind: ErrorKind,
+    pub message: Cow<'static, str>,
+    /// A machine-readable code for the mail envelope (e.g. `SUPPRESSED_CONTACT`); the memory
+    /// envelope has a closed list of codes and derives its code from `kind`.
+    pub code: Option<&'static str>,
+    pub details: Option<Value>,
+    pub rate_limit: Option<RateLimitInfo>,
+    /// The methods a 405 lists in `Allow`.
+    pub allow: Option<String>,
+}
+
+impl ApiError {
+    pub fn new(kind: ErrorKind, message: impl Into<Cow<'static, str>>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+            code: None,
+            details: None,
+            rate_limit: None,
+            allow: None,
+        }
+    }
+
+    pub fn bad_request(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorKind::BadRequest, message)
+    }
+
+    /// A 400 naming the field whose value is wrong.
+    pub fn invalid_field(field: &str, problem: &str) -> Self {
+        Self::bad_request(format!("{field}: {problem}"))
+            .with_details(serde_json::json!({ "field": field }))
+    }
+
+    pub fn payload_too_large(limit: usize) -> Self {
+        Self::new(
+            ErrorKind::PayloadTooLarge,
+            format!("request body exceeds the limit of {limit} bytes"),
+        )
+    }
+
+    pub fn unauthorized(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorKind::Unauthorized, message)
+    }
+
+    pub fn forbidden(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorKind::Forbidden, message)
+    }
+
+    pub fn tier_required(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorKind::TierRequired, message)
+    }
+
+    pub fn not_found(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorKind::NotFound, message)
+    }
+
+    pub fn conflict(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorKind::Conflict, message)
+    }
+
+    pub fn unprocessable(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorKind::Unprocessable, message)
+    }
+
+    pub fn method_not_allowed(allow: impl Into<String>) -> Self {
+        let allow = allow.into();
+        let mut err = Self::new(
+            ErrorKind::MethodNotAllowed,
+            format!("method not allowed; allowed: {allow}"),
+        );
+        err.allow = Some(allow);
+        err
+    }
+
+    pub fn rate_limited(info: RateLimitInfo) -> Self {
+        let mut err = Self::new(ErrorKind::RateLimited, "rate limit exceeded");
+        err.rate_limit = Some(info);
+        err
+    }
+
+    /// A 500 whose message never carries internals; the cause is logged here instead.
+    pub fn internal(cause: impl fmt::Display) -> Self {
+        tracing::error!(error = %cause, "internal error");
+        Self::new(ErrorKind::Internal, "internal server error")
+    }
+
+    pub fn with_code(mut self, code: &'static str) -> Self {
+        self.code = Some(code);
+        self
+    }
+
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+}
+
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind.status(), self.message)
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        self.kind.status()
+    }
+
+    /// Rendered in the mail shape when no envelope middleware is installed; the middleware of
+    /// each service re-renders it in that service's envelope.
+    fn error_response(&self) -> HttpResponse {
+        crate::envelope::render(crate::envelope::Flavor::Mail, self)
+    }
+}
+
+macro_rules! internal_from {
+    ($($t:ty),* $(,)?) => {$(
+        impl From<$t> for ApiError {
+            fn from(err: $t) -> Self {
+                Self::internal(err)
+            }
+        }
+    )*};
+}
+
+internal_from!(serde_json::Error, store::StoreError, diesel::result::Error);

@@ -1,0 +1,19 @@
+//! The HTTP kit shared by both APIs: one error type, the two documented error envelopes, the
+//! handlers that put every framework failure into the service's envelope, pagination and health.
+
+pub mod envelope;
+pub mod error;
+pub mod extract;
+pub mod health;
+pub mod openapi;
+pub mod pagination;
+
+pub use envelope::{Flavor, envelope_middleware};
+pub use error::{ApiError, ErrorKind, RateLimitInfo};
+pub use extract::{json_config, path_config, payload_config, query_config};
+pub use pagination::{Cursor, Page, PageParams};
+
+/// Request bodies above this size answer 400 (ruled: neither document lists 413).
+pub const MAX_JSON_BODY: usize = 1024 * 1024;
+/// Upload routes take up to this much.
+pub const MAX_UPLOAD_BODY: usize = 10 * 1024 * 1024;

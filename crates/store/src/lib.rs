@@ -1,0 +1,88 @@
+//! Database access shared by both services: the diesel-async connection pool, embedded
+//! migrations, LISTEN/NOTIFY and, with the `testing` feature, a database per test cloned from a
+//! migrated template.
+
+pub mod listen;
+pub mod migrate;
+#[cfg(feature = "testing")]
+pub mod testing;
+
+use std::time::Duration;
+
+use diesel_async::pooled_connection::AsyncDieselConnectionManager;
+use diesel_async::pooled_connection::deadpool::{self, Object};
+use diesel_async::{AsyncPgConnection, RunQueryDsl as _};
+
+pub use diesel_migrations::{EmbeddedMigrations, embed_migrations};
+pub use migrate::{revert_all_migrations, run_migrations};
+
+pub type Pool = deadpool::Pool<AsyncPgConnection>;
+pub type Conn = Object<AsyncPgConnection>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database pool: {0}")]
+    Pool(String),
+    #[error("database: {0}")]
+    Query(#[from] diesel::result::Error),
+    #[error("connection: {0}")]
+    Connection(#[from] diesel::ConnectionError),
+    #[error("migrations: {0}")]
+    Migration(String),
+}
+
+impl From<deadpool::PoolError> for StoreError {
+    fn from(err: deadpool::PoolError) -> Self {
+        Self::Pool(err.to_string())
+    }
+}
+
+/// Pool settings; `wait` bounds how long a request waits for a free connection.
+#[derive(Debug, Clone)]
+pub struct PoolOptions {
+    pub max_size: usize,
+    pub wait: Duration,
+    pub connect: Duration,
+}
+
+impl Default for PoolOptions {
+    fn default() -> Self {
+        Self {
+            max_size: 16,
+            wait: Duration::from_secs(5),
+            connect: Duration::from_secs(5),
+        }
+    }
+}
+
+pub fn pool(url: &str, options: &PoolOptions) -> Result<Pool, StoreError> {
+    let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new(url);
+    deadpool::Pool::builder(manager)
+        .max_size(options.max_size)
+        .wait_timeout(Some(options.wait))
+        .create_timeout(Some(options.connect))
+        .recycle_timeout(Some(options.connect))
+        .runtime(::deadpool::Runtime::Tokio1)
+        .build()
+        .map_err(|e| StoreError::Pool(e.to_string()))
+}
+
+/// A connection from the pool, waiting at most the pool's wait timeout.
+pub async fn conn(pool: &Pool) -> Result<Conn, StoreError> {
+    Ok(pool.get().await?)
+}
+
+/// Readiness check: a connection from the pool answers `SELECT 1`.
+pub async fn ping(pool: &Pool) -> Result<(), StoreError> {
+    let mut conn = pool.get().await?;
+    diesel::sql_query("SELECT 1").execute(&mut conn).await?;
+    Ok(())
+}
+
+/// SHA-256 of `bytes`, used wherever a secret is stored as a hash.
+pub fn sha256(bytes: &[u8]) -> [u8; 32] {
+    let digest = ring::digest::digest(&ring::digest::SHA256, bytes);
+    let mut out = [0u8; 32];
+    out.copy_from_slice(digest.as_ref());
+    out
+}

@@ -1,0 +1,58 @@
+//! Running the migrations embedded in a binary (`<binary> migrate`).
+
+use diesel::Connection as _;
+use diesel_async::AsyncPgConnection;
+use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
+use diesel_migrations::{EmbeddedMigrations, MigrationHarness as _};
+
+use crate::StoreError;
+
+type SyncConn = AsyncConnectionWrapper<AsyncPgConnection>;
+
+/// Applies every pending migration; returns the versions applied. Safe to run from several
+/// replicas at once: the runs are serialized by an advisory lock.
+pub async fn run_migrations(
+    url: &str,
+    migrations: EmbeddedMigrations,
+) -> Result<Vec<String>, StoreError> {
+    with_sync_connection(url, move |conn| {
+        diesel::sql_query("SELECT pg_advisory_lock(7244179)")
+            .execute(conn)
+            .map_err(StoreError::Query)?;
+        let result = conn
+            .run_pending_migrations(migrations)
+            .map(|versions| versions.iter().map(ToString::to_string).collect())
+            .map_err(|e| StoreError::Migration(e.to_string()));
+        let _ = diesel::sql_query("SELECT pg_advisory_unlock(7244179)").execute(conn);
+        result
+    })
+    .await
+}
+
+/// Reverts every applied migration (tests check that each `down.sql` undoes its `up.sql`).
+pub async fn revert_all_migrations(
+    url: &str,
+    migrations: EmbeddedMigrations,
+) -> Result<usize, StoreError> {
+    with_sync_connection(url, move |conn| {
+        conn.revert_all_migrations(migrations)
+            .map(|v| v.len())
+            .map_err(|e| StoreError::Migration(e.to_string()))
+    })
+    .await
+}
+
+async fn with_sync_connection<T: Send + 'static>(
+    url: &str,
+    work: impl FnOnce(&mut SyncConn) -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, StoreError> {
+    let url = url.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let mut conn = SyncConn::establish(&url)?;
+        work(&mut conn)
+    })
+    .await
+    .map_err(|e| StoreError::Migration(format!("migration task failed: {e}")))?
+}
+
+use diesel::RunQueryDsl as _;

@@ -1,0 +1,207 @@
+//! A database per test, cloned from a template that was migrated once: tests run in parallel
+//! (in threads or in separate processes) and never see each other's rows.
+//!
+//! The template's name carries a hash of the migration files, so changing a migration builds a
+//! new template. Building it is serialized across processes by an advisory lock, and it is
+//! renamed into place only once fully migrated.
+
+use std::path::Path;
+use std::time::Duration;
+
+use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl as _};
+use diesel_migrations::EmbeddedMigrations;
+
+use crate::{StoreError, run_migrations};
+
+/// The server tests use, without a database name.
+pub fn server_url() -> String {
+    std::env::var("TEST_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".to_owned())
+}
+
+/// A database that exists for as long as this value; dropped (forcefully) after.
+pub struct TestDatabase {
+    pub url: String,
+    pub name: String,
+    server: String,
+}
+
+impl TestDatabase {
+    /// Clones the migrated template of `service` (building it first if needed).
+    /// `migrations_dir` is the directory `migrations` were embedded from.
+    pub async fn new(
+        service: &str,
+        migrations: EmbeddedMigrations,
+        migrations_dir: &Path,
+    ) -> Result<Self, StoreError> {
+        let server = server_url();
+        let template = template_name(service, migrations_dir);
+        ensure_template(&server, service, &template, migrations).await?;
+        let name = format!("t_{service}_{}", uuid::Uuid::new_v4().simple());
+        let mut admin = admin_connection(&server).await?;
+        let mut attempt = 0;
+        loop {
+            let created = diesel::sql_query(format!(
+                "CREATE DATABASE \"{name}\" TEMPLATE \"{template}\""
+            ))
+            .execute(&mut admin)
+            .await;
+            match created {
+                Ok(_) => break,
+                // Another process is still disconnecting from the template.
+                Err(err) if attempt < 50 && err.to_string().contains("being accessed") => {
+                    attempt += 1;
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(err) => return Err(err.into()),
+            }
+        }
+        Ok(Self {
+            url: format!("{server}/{name}"),
+            name,
+            server,
+        })
+    }
+}
+
+impl Drop for TestDatabase {
+    fn drop(&mut self) {
+        let server = self.server.clone();
+        let name = self.name.clone();
+        // Drop runs outside any runtime guarantee: use a private one on a plain thread.
+        let dropped = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .ok()?;
+            rt.block_on(async {
+                let mut admin = admin_connection(&server).await.ok()?;
+                diesel::sql_query(format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
+                    .execute(&mut admin)
+                    .await
+                    .ok()
+            })
+        })
+        .join();
+        if !matches!(dropped, Ok(Some(_))) {
+            tracing::warn!(database = %self.name, "test database not dropped");
+        }
+    }
+}
+
+async fn admin_connection(server: &str) -> Result<AsyncPgConnection, StoreError> {
+    Ok(AsyncPgConnection::establish(&format!("{server}/postgres")).await?)
+}
+
+fn template_name(service: &str, dir: &Path) -> String {
+    let mut files = Vec::new();
+    collect_files(dir, &mut files);
+    files.sort();
+    let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
+    for file in files {
+        ctx.update(file.strip_prefix(dir).unwrap_or(&file).to_string_lossy().as_bytes());
+        ctx.update(&std::fs::read(&file).unwrap_or_default());
+    }
+    let hash = hex::encode(ctx.finish());
+    format!("tpl_{service}_{}", &hash[..16])
+}
+
+fn collect_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect_files(&path, out);
+        } else {
+            out.push(path);
+        }
+    }
+}
+
+async fn ensure_template(
+    server: &str,
+    service: &str,
+    template: &str,
+    migrations: EmbeddedMigrations,
+) -> Result<(), StoreError> {
+    let mut admin = admin_connection(server).await?;
+    if database_exists(&mut admin, template).await? {
+        return Ok(());
+    }
+    diesel::sql_query(format!(
+        "SELECT pg_advisory_lock(hashtext('{template}'))"
+    ))
+    .execute(&mut admin)
+    .await?;
+    let built = build_template(server, &mut admin, service, template, migrations).await;
+    diesel::sql_query(format!(
+        "SELECT pg_advisory_unlock(hashtext('{template}'))"
+    ))
+    .execute(&mut admin)
+    .await?;
+    built
+}
+
+async fn build_template(
+    server: &str,
+    admin: &mut AsyncPgConnection,
+    service: &str,
+    template: &str,
+    migrations: EmbeddedMigrations,
+) -> Result<(), StoreError> {
+    if database_exists(admin, template).await? {
+        return Ok(()); // another process built it while we waited for the lock
+    }
+    let building = format!("{template}_building");
+    diesel::sql_query(format!("DROP DATABASE IF EXISTS \"{building}\" WITH (FORCE)"))
+        .execute(admin)
+        .await?;
+    diesel::sql_query(format!("CREATE DATABASE \"{building}\""))
+        .execute(admin)
+        .await?;
+    run_migrations(&format!("{server}/{building}"), migrations).await?;
+    diesel::sql_query(format!(
+        "ALTER DATABASE \"{building}\" RENAME TO \"{template}\""
+    ))
+    .execute(admin)
+    .await?;
+    drop_stale_templates(admin, service, template).await;
+    Ok(())
+}
+
+/// Templates of older migration sets are no longer useful.
+async fn drop_stale_templates(admin: &mut AsyncPgConnection, service: &str, keep: &str) {
+    #[derive(diesel::QueryableByName)]
+    struct Name {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        datname: String,
+    }
+    let stale: Vec<Name> = diesel::sql_query(format!(
+        "SELECT datname FROM pg_database WHERE datname LIKE 'tpl\\_{service}\\_%' AND datname <> '{keep}'"
+    ))
+    .load(admin)
+    .await
+    .unwrap_or_default();
+    for Name { datname } in stale {
+        let _ = diesel::sql_query(format!("DROP DATABASE IF EXISTS \"{datname}\""))
+            .execute(admin)
+            .await;
+    }
+}
+
+async fn database_exists(admin: &mut AsyncPgConnection, name: &str) -> Result<bool, StoreError> {
+    #[derive(diesel::QueryableByName)]
+    struct Found {
+        #[diesel(sql_type = diesel::sql_types::Bool)]
+        found: bool,
+    }
+    let row: Found = diesel::sql_query(
+        "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1) AS found",
+    )
+    .bind::<diesel::sql_types::Text, _>(name)
+    .get_result(admin)
+    .await?;
+    Ok(row.found)
+}

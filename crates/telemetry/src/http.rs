@@ -1,0 +1,101 @@
+//! Per-request telemetry: a request id (taken from `X-Request-Id` when the gateway set a sane
+//! one, else a new UUID v7) echoed in the response, a span that continues the caller's W3C
+//! trace, one log line per request and the HTTP metrics.
+
+use std::time::Instant;
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{HeaderName, HeaderValue};
+use actix_web::HttpMessage as _;
+use actix_web::middleware::Next;
+use opentelemetry::propagation::Extractor;
+use tracing::Instrument as _;
+use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+
+use crate::Metrics;
+
+pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// The id of the current request, for handlers and error logs.
+#[derive(Debug, Clone)]
+pub struct RequestId(pub String);
+
+struct HeaderExtractor<'a>(&'a actix_web::http::header::HeaderMap);
+
+impl Extractor for HeaderExtractor<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).and_then(|v| v.to_str().ok())
+    }
+    fn keys(&self) -> Vec<&str> {
+        self.0.keys().map(|k| k.as_str()).collect()
+    }
+}
+
+fn request_id(req: &ServiceRequest) -> String {
+    req.headers()
+        .get(&REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| {
+            !v.is_empty()
+                && v.len() <= 128
+                && v.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+        })
+        .map_or_else(|| uuid::Uuid::now_v7().to_string(), str::to_owned)
+}
+
+/// The outermost middleware of every HTTP app.
+pub async fn request_middleware(
+    metrics: Metrics,
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let started = Instant::now();
+    let id = request_id(&req);
+    req.extensions_mut().insert(RequestId(id.clone()));
+    let method = req.method().to_string();
+    let span = tracing::info_span!(
+        "http",
+        request_id = %id,
+        method = %method,
+        path = %req.path(),
+        status = tracing::field::Empty,
+    );
+    let parent = opentelemetry::global::get_text_map_propagator(|p| {
+        p.extract(&HeaderExtractor(req.headers()))
+    });
+    let _ = span.set_parent(parent);
+
+    let result = next.call(req).instrument(span.clone()).await;
+    let mut res = match result {
+        Ok(res) => res,
+        Err(err) => return Err(err),
+    };
+    let status = res.status();
+    let route = res
+        .request()
+        .match_pattern()
+        .unwrap_or_else(|| "unmatched".to_owned());
+    let elapsed = started.elapsed();
+    metrics
+        .http_requests
+        .with_label_values(&[method.as_str(), route.as_str(), status.as_str()])
+        .inc();
+    metrics
+        .http_duration
+        .with_label_values(&[method.as_str(), route.as_str()])
+        .observe(elapsed.as_secs_f64());
+    span.record("status", status.as_u16());
+    span.in_scope(|| {
+        tracing::info!(
+            route = %route,
+            latency_ms = elapsed.as_secs_f64() * 1000.0,
+            "request"
+        );
+    });
+    if let Ok(value) = HeaderValue::from_str(&id) {
+        res.headers_mut().insert(REQUEST_ID, value);
+    }
+    Ok(res)
+}

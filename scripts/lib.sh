@@ -1,0 +1,62 @@
+# shellcheck shell=bash
+# Helpers shared by the scripts in this folder. Source it; do not run it.
+#
+#   ROOT            the repository root (resolved from this file's location)
+#   CACHE_DIR       tool cache outside the clone (default: $HOME/.cache/memmail)
+#   log / warn / die
+#   ensure_debs PKG...   install missing Debian packages (apt-get update at most once per run)
+#   as_root CMD...       run CMD as root (directly when already root, else through sudo)
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export CACHE_DIR="${CACHE_DIR:-${HOME:-/root}/.cache/memmail}"
+
+log() { printf '%s\n' "$*"; }
+warn() { printf '%s: warning: %s\n' "${0##*/}" "$*" >&2; }
+die() {
+    printf '%s: error: %s\n' "${0##*/}" "$*" >&2
+    exit 1
+}
+
+as_root() {
+    if [[ ${EUID:-$(id -u)} -eq 0 ]]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo "$@"
+    else
+        die "need root (or sudo) to run: $*"
+    fi
+}
+
+# True when the Debian package is installed.
+deb_installed() {
+    dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
+}
+
+APT_OPTS=(-o DPkg::Lock::Timeout=300 -o Dpkg::Use-Pty=0)
+
+# apt-get update, but only once per run; the flag is exported so that scripts
+# calling each other (bench.sh -> infra.sh, tools.sh) share it.
+apt_update_once() {
+    if [[ ${MEMMAIL_APT_UPDATED:-0} != 1 ]]; then
+        log "apt: updating package lists"
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get "${APT_OPTS[@]}" -qq update >/dev/null
+        export MEMMAIL_APT_UPDATED=1
+    fi
+}
+
+ensure_debs() {
+    local missing=() p
+    for p in "$@"; do
+        deb_installed "$p" || missing+=("$p")
+    done
+    [[ ${#missing[@]} -eq 0 ]] && return 0
+    apt_update_once
+    log "apt: installing ${missing[*]}"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get "${APT_OPTS[@]}" -qq install -y \
+        --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# tcp_open HOST PORT: true when something accepts a TCP connection there.
+tcp_open() {
+    timeout 2 bash -c 'exec 3<>"/dev/tcp/$1/$2"' _ "$1" "$2" 2>/dev/null
+}

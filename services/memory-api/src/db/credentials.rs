@@ -1,0 +1,189 @@
+//! API keys and OAuth access tokens: the lookup the authenticator uses, and the management the
+//! admin CLI uses. Only SHA-256 hashes are stored; revoking fires the NOTIFY that empties every
+//! replica's cache (trigger in the migration).
+
+use auth::{
+    Caller, CredentialKind, CredentialStore, Environment, Grade, NewCredential, Origin, Scope,
+    StoredCredential,
+};
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use rate_limit::policy::Tier;
+use store::Pool;
+use uuid::Uuid;
+
+use super::schema::{api_keys, users};
+
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = api_keys)]
+pub struct ApiKey {
+    pub id: Uuid,
+    pub user_id: Uuid,
+    pub name: String,
+    pub kind: String,
+    pub environment: String,
+    pub origin: String,
+    pub scopes: Vec<String>,
+    pub key_hash: Vec<u8>,
+    pub key_prefix: String,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: Option<DateTime<Utc>>,
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Insertable)]
+#[diesel(table_name = api_keys)]
+struct NewApiKey<'a> {
+    id: Uuid,
+    user_id: Uuid,
+    name: &'a str,
+    kind: &'a str,
+    environment: &'a str,
+    origin: &'a str,
+    scopes: Vec<String>,
+    key_hash: &'a [u8],
+    key_prefix: &'a str,
+    expires_at: Option<DateTime<Utc>>,
+}
+
+/// How a credential kind is stored: (kind column, environment column).
+fn columns(kind: CredentialKind) -> Option<(&'static str, Environment)> {
+    match kind {
+        CredentialKind::MemoryLive => Some(("api_key", Environment::Live)),
+        CredentialKind::MemoryTest => Some(("api_key", Environment::Test)),
+        CredentialKind::MemoryOAuth => Some(("oauth", Environment::Live)),
+        CredentialKind::Mail => None,
+    }
+}
+
+fn origin_str(origin: Origin) -> &'static str {
+    match origin {
+        Origin::FirstParty => "first_party",
+        Origin::Connector => "connector",
+    }
+}
+
+/// The authenticator's view of the memory database.
+#[derive(Clone)]
+pub struct PgCredentials {
+    pool: Pool,
+}
+
+impl PgCredentials {
+    pub fn new(pool: Pool) -> Self {
+        Self { pool }
+    }
+}
+
+impl CredentialStore for PgCredentials {
+    async fn find(
+        &self,
+        kind: CredentialKind,
+        hash: [u8; 32],
+    ) -> Result<Option<StoredCredential>, String> {
+        let Some((kind_column, environment)) = columns(kind) else {
+            return Ok(None);
+        };
+        let mut conn = self.pool.get().await.map_err(|e| e.to_string())?;
+        let row: Option<(ApiKey, String)> = api_keys::table
+            .inner_join(users::table)
+            .filter(api_keys::key_hash.eq(&hash[..]))
+            .filter(api_keys::kind.eq(kind_column))
+            .filter(api_keys::environment.eq(environment.as_str()))
+            .select((ApiKey::as_select(), users::tier))
+            .first(&mut conn)
+            .await
+            .optional()
+            .map_err(|e| e.to_string())?;
+        let Some((key, tier)) = row else {
+            return Ok(None);
+        };
+        let tier: Tier = tier.parse().map_err(|e| format!("{e}"))?;
+        Ok(Some(StoredCredential {
+            caller: Caller {
+                key_id: key.id,
+                owner_id: key.user_id,
+                scopes: key.scopes.iter().filter_map(|s| Scope::parse(s)).collect(),
+                grade: Grade::Tier(tier),
+                origin: if key.origin == "connector" {
+                    Origin::Connector
+                } else {
+                    Origin::FirstParty
+                },
+                environment,
+                tool_groups: None,
+            },
+            key_hash: key.key_hash,
+            expires_at: key.expires_at,
+            revoked: key.revoked_at.is_some(),
+        }))
+    }
+}
+
+/// Why a key cannot be created as asked.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    #[error("connector credentials may hold only the read and propose scopes")]
+    ConnectorScope,
+    #[error("{0}")]
+    Database(#[from] diesel::result::Error),
+}
+
+/// Creates a credential for `user_id`; the plaintext in the answer is shown once, never stored.
+pub async fn create_key(
+    conn: &mut AsyncPgConnection,
+    user_id: Uuid,
+    name: &str,
+    kind: CredentialKind,
+    origin: Origin,
+    scopes: &[Scope],
+    expires_at: Option<DateTime<Utc>>,
+) -> Result<(ApiKey, NewCredential), KeyError> {
+    let (kind_column, environment) = columns(kind).ok_or(diesel::result::Error::NotFound)?;
+    if origin == Origin::Connector
+        && scopes.iter().any(|s| !matches!(s, Scope::Read | Scope::Propose))
+    {
+        return Err(KeyError::ConnectorScope);
+    }
+    let credential = auth::credential::generate(kind);
+    let key = diesel::insert_into(api_keys::table)
+        .values(NewApiKey {
+            id: Uuid::now_v7(),
+            user_id,
+            name,
+            kind: kind_column,
+            environment: environment.as_str(),
+            origin: origin_str(origin),
+            scopes: scopes.iter().map(|s| s.as_str().to_owned()).collect(),
+            key_hash: &credential.hash,
+            key_prefix: &credential.display_prefix,
+            expires_at,
+        })
+        .returning(ApiKey::as_returning())
+        .get_result(conn)
+        .await?;
+    Ok((key, credential))
+}
+
+pub async fn list_keys(conn: &mut AsyncPgConnection, user_id: Uuid) -> QueryResult<Vec<ApiKey>> {
+    api_keys::table
+        .filter(api_keys::user_id.eq(user_id))
+        .order(api_keys::id)
+        .select(ApiKey::as_select())
+        .load(conn)
+        .await
+}
+
+/// Revokes a key; `false` when there is no such unrevoked key.
+pub async fn revoke_key(conn: &mut AsyncPgConnection, key_id: Uuid) -> QueryResult<bool> {
+    let changed = diesel::update(
+        api_keys::table
+            .find(key_id)
+            .filter(api_keys::revoked_at.is_null()),
+    )
+    .set(api_keys::revoked_at.eq(diesel::dsl::now))
+    .execute(conn)
+    .await?;
+    Ok(changed == 1)
+}

@@ -1,0 +1,13 @@
+//! The memory database: schema and queries, one module per table group.
+
+pub mod credentials;
+pub mod products;
+pub mod schema;
+pub mod users;
+
+use auth::Environment;
+
+/// The stored name of an environment.
+pub fn env_str(environment: Environment) -> &'static str {
+    environment.as_str()
+}

@@ -1,0 +1,44 @@
+// The tables of migrations/memory, as diesel sees them.
+
+diesel::table! {
+    users (id) {
+        id -> Uuid,
+        email -> Text,
+        tier -> Text,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    api_keys (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        name -> Text,
+        kind -> Text,
+        environment -> Text,
+        origin -> Text,
+        scopes -> Array<Text>,
+        key_hash -> Bytea,
+        key_prefix -> Text,
+        created_at -> Timestamptz,
+        expires_at -> Nullable<Timestamptz>,
+        revoked_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    products (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        environment -> Text,
+        name -> Text,
+        description -> Nullable<Text>,
+        status -> Text,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(api_keys -> users (user_id));
+diesel::joinable!(products -> users (user_id));
+diesel::allow_tables_to_appear_in_same_query!(users, api_keys, products);

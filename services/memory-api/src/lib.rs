@@ -1,0 +1,16 @@
+//! memory-api: persistent working memory for one user and the AI tools acting for them.
+
+pub mod app;
+pub mod config;
+pub mod db;
+pub mod openapi;
+pub mod routes;
+
+pub use app::{AppState, app};
+pub use config::Settings;
+
+/// The migrations of the memory database, embedded in the binary.
+pub const MIGRATIONS: store::EmbeddedMigrations = diesel_migrations::embed_migrations!("../../migrations/memory");
+
+/// Where [`MIGRATIONS`] come from (the test-database helper hashes them).
+pub const MIGRATIONS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../migrations/memory");

@@ -1,0 +1,107 @@
+//! The OpenAPI 3.1 document of memory-api, generated from the handlers, and the routes that
+//! serve it (`/api/v1/openapi.json`, `/api/v1/openapi.yaml`, `/openapi.yaml`; no credential).
+
+use std::sync::OnceLock;
+
+use actix_web::{HttpResponse, web};
+use http_kit::Flavor;
+use http_kit::openapi::Finish;
+use utoipa::OpenApi;
+
+use crate::routes;
+
+const FINISH: Finish = Finish {
+    flavor: Flavor::Memory,
+    public: &["/api/v1/openapi.json", "/api/v1/openapi.yaml"],
+};
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Memory and Context Service API",
+        version = "1.0.0",
+        description = "Persistent working memory for one user and the AI tools acting for them.\n\n\
+            Every `/api/v1` route needs `Authorization: Bearer <credential>`: an API key \
+            (`mem_live_…` for the live environment, `mem_test_…` for the separate test \
+            environment) or an OAuth access token (`memo_…`). Errors use the envelope \
+            `{\"error\":{\"code\",\"message\"}}`; 429 answers use their own body. Bodies over \
+            1 MiB answer 400 `VALIDATION_ERROR`; a wrong method answers 405 \
+            `VALIDATION_ERROR` with `Allow`. The contract documents, `/healthz`, `/readyz` and \
+            `/metrics` need no credential."
+    ),
+    paths(
+        routes::products::list,
+        routes::products::create,
+        routes::products::get,
+        openapi_json,
+        openapi_yaml,
+        openapi_yaml_root,
+        http_kit::health::healthz,
+        http_kit::health::readyz,
+        telemetry::metrics::serve,
+    ),
+    modifiers(&FINISH),
+    tags(
+        (name = "products", description = "Named products of the caller"),
+        (name = "contract", description = "This document"),
+        (name = "operations", description = "Health and metrics"),
+    )
+)]
+struct ApiDoc;
+
+pub fn document() -> utoipa::openapi::OpenApi {
+    ApiDoc::openapi()
+}
+
+/// The document as committed under `proto-docs/` (pretty JSON, trailing newline).
+pub fn json() -> String {
+    let mut text = document().to_pretty_json().expect("the document serializes");
+    text.push('\n');
+    text
+}
+
+pub fn yaml() -> String {
+    serde_norway::to_string(&document()).expect("the document serializes")
+}
+
+fn cached_json() -> &'static str {
+    static JSON: OnceLock<String> = OnceLock::new();
+    JSON.get_or_init(json)
+}
+
+fn cached_yaml() -> &'static str {
+    static YAML: OnceLock<String> = OnceLock::new();
+    YAML.get_or_init(yaml)
+}
+
+/// Public routes serving this document.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/api/v1/openapi.json").route(web::get().to(openapi_json)))
+        .service(web::resource("/api/v1/openapi.yaml").route(web::get().to(openapi_yaml)))
+        .service(web::resource("/openapi.yaml").route(web::get().to(openapi_yaml_root)));
+}
+
+/// This document, as JSON.
+#[utoipa::path(get, path = "/api/v1/openapi.json", tag = "contract",
+    responses((status = 200, description = "OpenAPI 3.1 document", content_type = "application/json")))]
+pub async fn openapi_json() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("application/json")
+        .body(cached_json())
+}
+
+/// This document, as YAML.
+#[utoipa::path(get, path = "/api/v1/openapi.yaml", tag = "contract",
+    responses((status = 200, description = "OpenAPI 3.1 document", content_type = "application/yaml")))]
+pub async fn openapi_yaml() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("application/yaml")
+        .body(cached_yaml())
+}
+
+/// This document, as YAML (root alias).
+#[utoipa::path(get, path = "/openapi.yaml", tag = "contract",
+    responses((status = 200, description = "OpenAPI 3.1 document", content_type = "application/yaml")))]
+pub async fn openapi_yaml_root() -> HttpResponse {
+    openapi_yaml().await
+}

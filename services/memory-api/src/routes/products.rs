@@ -1,0 +1,172 @@
+//! Products: `GET /products`, `POST /products`, `GET /products/{name}`.
+
+use actix_web::{HttpResponse, web};
+use auth::{Caller, WriteAccess};
+use chrono::{DateTime, Utc};
+use http_kit::{ApiError, Page, PageParams};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::AppState;
+use crate::db::products::{self, NewProduct, Owner};
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/products")
+            .route(web::get().to(list))
+            .route(web::post().to(create)),
+    )
+    .service(web::resource("/products/{name}").route(web::get().to(get)));
+}
+
+const NAME_MAX: usize = 100;
+const DESCRIPTION_MAX: usize = 2000;
+const STATUS_MAX: usize = 50;
+
+/// A named product of the caller.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Product {
+    pub id: Uuid,
+    pub name: String,
+    pub description: Option<String>,
+    pub status: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl From<products::Product> for Product {
+    fn from(p: products::Product) -> Self {
+        Self {
+            id: p.id,
+            name: p.name,
+            description: p.description,
+            status: p.status,
+            created_at: p.created_at,
+            updated_at: p.updated_at,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateProduct {
+    /// 1..=100 characters, unique per user and environment.
+    pub name: String,
+    /// At most 2000 characters.
+    pub description: Option<String>,
+    /// Free text, 1..=50 characters (default `active`).
+    pub status: Option<String>,
+}
+
+impl CreateProduct {
+    fn validate(&self) -> Result<(), ApiError> {
+        let name_len = self.name.chars().count();
+        if self.name.trim().is_empty() || name_len > NAME_MAX {
+            return Err(ApiError::invalid_field("name", "must be 1 to 100 characters"));
+        }
+        if self.description.as_ref().is_some_and(|d| d.chars().count() > DESCRIPTION_MAX) {
+            return Err(ApiError::invalid_field("description", "must be at most 2000 characters"));
+        }
+        if let Some(status) = &self.status
+            && (status.trim().is_empty() || status.chars().count() > STATUS_MAX)
+        {
+            return Err(ApiError::invalid_field("status", "must be 1 to 50 characters"));
+        }
+        Ok(())
+    }
+}
+
+fn owner(caller: &Caller) -> Owner<'static> {
+    Owner {
+        user_id: caller.owner_id,
+        environment: caller.environment.as_str(),
+    }
+}
+
+/// List the caller's products.
+#[utoipa::path(
+    get,
+    path = "/api/v1/products",
+    operation_id = "listProducts",
+    tag = "products",
+    params(PageParams),
+    responses(
+        (status = 200, description = "A page of products", body = Page<Product>),
+        (status = 400, description = "Invalid limit or cursor", body = http_kit::openapi::MemoryError),
+    )
+)]
+pub async fn list(
+    caller: Caller,
+    state: web::Data<AppState>,
+    page: web::Query<PageParams>,
+) -> Result<web::Json<Page<Product>>, ApiError> {
+    let limit = page.limit()?;
+    let after = page.cursor()?.map(|c| c.0);
+    let mut conn = store::conn(&state.pool).await?;
+    let rows = products::list(&mut conn, owner(&caller), after, i64::from(limit) + 1).await?;
+    let rows: Vec<Product> = rows.into_iter().map(Product::from).collect();
+    Ok(web::Json(Page::from_rows(rows, limit, |p| p.id)))
+}
+
+/// Create a product.
+#[utoipa::path(
+    post,
+    path = "/api/v1/products",
+    operation_id = "createProduct",
+    tag = "products",
+    request_body = CreateProduct,
+    responses(
+        (status = 201, description = "Created", body = Product),
+        (status = 400, description = "Invalid body", body = http_kit::openapi::MemoryError),
+        (status = 403, description = "The credential lacks the write scope", body = http_kit::openapi::MemoryError),
+        (status = 409, description = "A product of that name exists", body = http_kit::openapi::MemoryError),
+    )
+)]
+pub async fn create(
+    WriteAccess(caller): WriteAccess,
+    state: web::Data<AppState>,
+    body: web::Json<CreateProduct>,
+) -> Result<HttpResponse, ApiError> {
+    body.validate()?;
+    let mut conn = store::conn(&state.pool).await?;
+    let owner = owner(&caller);
+    let created = products::insert(
+        &mut conn,
+        NewProduct {
+            id: Uuid::now_v7(),
+            user_id: owner.user_id,
+            environment: owner.environment,
+            name: &body.name,
+            description: body.description.as_deref(),
+            status: body.status.as_deref().unwrap_or("active"),
+        },
+    )
+    .await?
+    .ok_or_else(|| ApiError::conflict(format!("a product named {:?} already exists", body.name)))?;
+    Ok(HttpResponse::Created().json(Product::from(created)))
+}
+
+/// Get one product by name.
+#[utoipa::path(
+    get,
+    path = "/api/v1/products/{name}",
+    operation_id = "getProduct",
+    tag = "products",
+    params(("name" = String, Path, description = "Product name")),
+    responses(
+        (status = 200, description = "The product", body = Product),
+        (status = 404, description = "No such product of the caller", body = http_kit::openapi::MemoryError),
+    )
+)]
+pub async fn get(
+    caller: Caller,
+    state: web::Data<AppState>,
+    name: web::Path<String>,
+) -> Result<web::Json<Product>, ApiError> {
+    let mut conn = store::conn(&state.pool).await?;
+    products::find_by_name(&mut conn, owner(&caller), &name)
+        .await?
+        .map(|p| web::Json(p.into()))
+        .ok_or_else(|| ApiError::not_found("no such product"))
+}

@@ -5,7 +5,9 @@
 #   CACHE_DIR       tool cache outside the clone (default: $HOME/.cache/memmail)
 #   log / warn / die
 #   ensure_debs PKG...   install missing Debian packages (apt-get update at most once per run)
-#   as_root CMD...       run CMD as root (directly when already root, else through sudo)
+#   as_root CMD...       run CMD as root (directly when already root, else through sudo),
+#                        with fd 9 closed: infra.sh holds its lock on fd 9, and a server
+#                        started from there must not inherit (and so keep holding) it
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export CACHE_DIR="${CACHE_DIR:-${HOME:-/root}/.cache/memmail}"
@@ -19,9 +21,9 @@ die() {
 
 as_root() {
     if [[ ${EUID:-$(id -u)} -eq 0 ]]; then
-        "$@"
+        "$@" 9>&-
     elif command -v sudo >/dev/null 2>&1; then
-        sudo "$@"
+        sudo "$@" 9>&-
     else
         die "need root (or sudo) to run: $*"
     fi

@@ -114,12 +114,12 @@ pub async fn envelope_middleware(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<EitherBody<BoxBody>>, actix_web::Error> {
-    let http_req = req.request().clone();
+    // No clone of the request may be held across the call: routing needs it unshared.
     let res = match next.call(req).await {
         Ok(res) => res,
         Err(err) => {
             let api = to_api_error(err.as_response_error().status_code(), Some(&err), None);
-            return Ok(ServiceResponse::new(http_req, render(flavor, &api)).map_into_right_body());
+            return Err(Flavored { flavor, api }.into());
         }
     };
     let is_error = res.status().is_client_error() || res.status().is_server_error();
@@ -133,6 +133,29 @@ pub async fn envelope_middleware(
     copy_extra_headers(res.headers(), rendered.headers_mut());
     let (req, _) = res.into_parts();
     Ok(ServiceResponse::new(req, rendered).map_into_right_body())
+}
+
+/// An error that renders in a given envelope wherever actix turns it into a response.
+#[derive(Debug)]
+struct Flavored {
+    flavor: Flavor,
+    api: ApiError,
+}
+
+impl std::fmt::Display for Flavored {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.api.fmt(f)
+    }
+}
+
+impl actix_web::ResponseError for Flavored {
+    fn status_code(&self) -> actix_web::http::StatusCode {
+        self.api.kind.status()
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        render(self.flavor, &self.api)
+    }
 }
 
 fn to_api_error(

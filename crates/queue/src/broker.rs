@@ -323,6 +323,10 @@ impl Broker {
         properties: &BasicProperties,
         deadline: Instant,
     ) -> Result<(), QueueError> {
+        // The publish channel is shared: when the broker closes it because of someone else's
+        // bad publish, every pending confirm fails with that error. One more try on a fresh
+        // channel tells whether the error is really ours.
+        let mut second_chance = true;
         loop {
             let (generation, channel) = match self.publish_channel(deadline).await {
                 Ok(found) => found,
@@ -355,10 +359,13 @@ impl Broker {
                     if matches!(err, QueueError::Amqp(_) | QueueError::Unavailable(_)) {
                         self.forget_publish_channel(channel.id(), generation).await;
                     }
-                    if !err.is_transient() || Instant::now() >= deadline {
+                    let retry = err.is_transient()
+                        || (std::mem::take(&mut second_chance)
+                            && matches!(err, QueueError::Amqp(_)));
+                    if !retry || Instant::now() >= deadline {
                         return Err(err);
                     }
-                    tracing::debug!(error = %err, "publish failed on a dying connection; retrying");
+                    tracing::debug!(error = %err, "publish failed; retrying on a new channel");
                     pause_until(deadline, PUBLISH_RETRY_PAUSE).await;
                 }
             }
@@ -383,7 +390,9 @@ async fn pause_until(deadline: Instant, pause: Duration) {
 }
 
 fn lock<T>(mutex: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The supervisor loop: connect, re-declare, publish, watch, repeat.
@@ -393,8 +402,8 @@ async fn supervise(
     topologies: Arc<StdMutex<Vec<WorkQueue>>>,
     closing: ShutdownToken,
 ) {
-    let properties = ConnectionProperties::default()
-        .with_connection_name(config.connection_name.clone().into());
+    let properties =
+        ConnectionProperties::default().with_connection_name(config.connection_name.clone().into());
     let mut delay = config.reconnect_min_delay;
     let mut generation = 0_u64;
     loop {
@@ -485,7 +494,11 @@ async fn watch_connection(
     }
 }
 
-async fn redeclare(connection: &Connection, topologies: &StdMutex<Vec<WorkQueue>>, bound: Duration) {
+async fn redeclare(
+    connection: &Connection,
+    topologies: &StdMutex<Vec<WorkQueue>>,
+    bound: Duration,
+) {
     let queues = lock(topologies).clone();
     if queues.is_empty() {
         return;

@@ -183,21 +183,13 @@ impl Consumer {
                 }
             };
             if stopping {
-                let deadline = Instant::now() + config.operation_timeout;
-                let tag = deliveries.tag();
-                if let Err(err) = bounded(
-                    deadline,
-                    "cancel subscription",
-                    channel.basic_cancel(tag, BasicCancelOptions::default()),
+                stop(
+                    &channel,
+                    &deliveries,
+                    &mut in_flight,
+                    config.operation_timeout,
                 )
-                .await
-                {
-                    tracing::warn!(error = %err, "cancelling the subscription failed");
-                }
-                drain(&mut in_flight).await;
-                let deadline = Instant::now() + config.operation_timeout;
-                let _ = bounded(deadline, "close channel", channel.close(200, "shutdown".into()))
-                    .await;
+                .await;
                 tracing::info!(queue = %self.queue.queue(), "consumer stopped");
                 break Ok(());
             }
@@ -216,7 +208,12 @@ impl Consumer {
         let live = self.broker.connection(None).await?;
         let deadline = Instant::now() + self.broker.config().operation_timeout;
         let channel = bounded(deadline, "open channel", live.connection.create_channel()).await?;
-        bounded(deadline, "declare", topology::declare(&channel, &self.queue)).await?;
+        bounded(
+            deadline,
+            "declare",
+            topology::declare(&channel, &self.queue),
+        )
+        .await?;
         bounded(
             deadline,
             "confirm select",
@@ -243,6 +240,23 @@ impl Consumer {
         .await?;
         Ok((channel, deliveries))
     }
+}
+
+/// Graceful stop: no new deliveries, let the running handlers finish and settle, then close
+/// the channel so the broker requeues whatever was prefetched but not started.
+async fn stop(
+    channel: &Channel,
+    deliveries: &lapin::Consumer,
+    in_flight: &mut JoinSet<()>,
+    timeout: Duration,
+) {
+    let cancel = channel.basic_cancel(deliveries.tag(), BasicCancelOptions::default());
+    if let Err(err) = bounded(Instant::now() + timeout, "cancel subscription", cancel).await {
+        tracing::warn!(error = %err, "cancelling the subscription failed");
+    }
+    drain(in_flight).await;
+    let close = channel.close(200, "shutdown".into());
+    let _ = bounded(Instant::now() + timeout, "close channel", close).await;
 }
 
 async fn drain(in_flight: &mut JoinSet<()>) {
@@ -312,14 +326,21 @@ where
     };
 
     let deadline = Instant::now() + context.operation_timeout;
-    let settled = tokio::time::timeout_at(deadline, settle(queue, &channel, &delivery, attempt, outcome))
-        .await
-        .unwrap_or_else(|_| Err(QueueError::Unavailable("settling timed out".into())));
+    let settled = tokio::time::timeout_at(
+        deadline,
+        settle(queue, &channel, &delivery, attempt, outcome),
+    )
+    .await
+    .unwrap_or_else(|_| Err(QueueError::Unavailable("settling timed out".into())));
     match settled {
         Ok(()) => match delivery.acker.ack(BasicAckOptions::default()).await {
             Ok(true) => {}
-            Ok(false) => tracing::warn!(%message_id, "ack not sent: the channel is gone; the message will be redelivered"),
-            Err(err) => tracing::warn!(%message_id, error = %err, "ack failed; the message will be redelivered"),
+            Ok(false) => {
+                tracing::warn!(%message_id, "ack not sent: the channel is gone; the message will be redelivered")
+            }
+            Err(err) => {
+                tracing::warn!(%message_id, error = %err, "ack failed; the message will be redelivered")
+            }
         },
         Err(err) => {
             tracing::error!(%message_id, error = %err, "could not forward the message; requeueing it");
@@ -351,8 +372,12 @@ async fn settle(
         Outcome::Done(reply) => {
             // The work is done whatever happens to the reply: a caller that misses it times
             // out and treats the task as queued.
-            if let Err(err) =
-                send_reply(channel, properties, Ok(reply.unwrap_or(serde_json::Value::Null))).await
+            if let Err(err) = send_reply(
+                channel,
+                properties,
+                Ok(reply.unwrap_or(serde_json::Value::Null)),
+            )
+            .await
             {
                 tracing::warn!(error = %err, "sending the RPC reply failed");
             }
@@ -401,7 +426,10 @@ async fn send_reply(
     };
     let (status, body) = match outcome {
         Ok(value) => ("ok", serde_json::to_vec(&value)?),
-        Err(error) => ("error", serde_json::to_vec(&serde_json::json!({ "error": error }))?),
+        Err(error) => (
+            "error",
+            serde_json::to_vec(&serde_json::json!({ "error": error }))?,
+        ),
     };
     let mut headers = FieldTable::default();
     headers.insert(

@@ -1,7 +1,7 @@
 //! Operator access to a dead-letter queue: list without losing anything, replay.
 
-use lapin::options::{BasicAckOptions, BasicGetOptions, BasicNackOptions, ConfirmSelectOptions};
 use lapin::message::Delivery;
+use lapin::options::{BasicAckOptions, BasicGetOptions, BasicNackOptions, ConfirmSelectOptions};
 use serde::Serialize;
 use tokio::time::Instant;
 
@@ -82,7 +82,12 @@ impl Broker {
             )
             .await?;
         }
-        let _ = bounded(deadline, "close channel", channel.close(200, "listed".into())).await;
+        let _ = bounded(
+            deadline,
+            "close channel",
+            channel.close(200, "listed".into()),
+        )
+        .await;
         Ok(letters)
     }
 
@@ -132,12 +137,21 @@ impl Broker {
             .unwrap_or_else(|_| Err(QueueError::Unavailable("replay timed out".into())));
             republished?;
             bounded(deadline, "basic.ack", async {
-                delivery.acker.ack(BasicAckOptions::default()).await.map(drop)
+                delivery
+                    .acker
+                    .ack(BasicAckOptions::default())
+                    .await
+                    .map(drop)
             })
             .await?;
             moved += 1;
         }
-        let _ = bounded(deadline, "close channel", channel.close(200, "replayed".into())).await;
+        let _ = bounded(
+            deadline,
+            "close channel",
+            channel.close(200, "replayed".into()),
+        )
+        .await;
         tracing::info!(queue = %queue.queue(), moved, "replayed dead letters");
         Ok(moved)
     }

@@ -10,8 +10,9 @@ pub enum QueueError {
     /// [`Broker::close`](crate::Broker::close) was called.
     #[error("broker handle closed")]
     Closed,
-    /// A protocol or channel error that retrying on a new channel would not fix (for example
-    /// a missing exchange, or a queue declared with other arguments).
+    /// An error from the AMQP client: the broker refused an operation (a missing exchange, a
+    /// queue declared with other arguments, ...) or the connection failed and the deadline
+    /// left no time to try again.
     #[error("amqp: {0}")]
     Amqp(#[from] lapin::Error),
     /// The broker negatively acknowledged the publish: it did not take responsibility for it.

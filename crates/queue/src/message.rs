@@ -204,7 +204,10 @@ mod tests {
         let mut headers = FieldTable::default();
         headers.insert("traceparent".into(), AMQPValue::LongString("tp".into()));
         headers.insert("x-death".into(), AMQPValue::Void);
-        headers.insert(LAST_ERROR_HEADER.into(), AMQPValue::LongString("old".into()));
+        headers.insert(
+            LAST_ERROR_HEADER.into(),
+            AMQPValue::LongString("old".into()),
+        );
         let original = task_properties("mid-1", headers)
             .with_reply_to("amq.rabbitmq.reply-to.x".into())
             .with_correlation_id("c1".into());

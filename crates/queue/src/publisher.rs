@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use lapin::types::FieldTable;
 use tokio::time::Instant;
+use tracing::Instrument as _;
 use uuid::Uuid;
 
 use crate::message::task_properties;
@@ -51,21 +52,30 @@ impl Publisher {
     /// queue). While the connection is down it waits for the reconnect and tries again, up to
     /// the publisher's timeout. A nack or an unroutable return is an error at once.
     pub async fn publish_with_id(&self, task: &Task, message_id: Uuid) -> Result<(), QueueError> {
-        let payload = task.to_json()?;
-        let mut headers = FieldTable::default();
-        trace::inject_current(&mut headers);
-        let properties = task_properties(&message_id.to_string(), headers);
-        let deadline = Instant::now() + self.timeout;
-        self.broker
-            .publish_reliably(
-                &self.queue.exchange(),
-                &self.queue.queue(),
-                &payload,
-                &properties,
-                deadline,
-            )
-            .await?;
-        tracing::debug!(queue = %self.queue.queue(), task = task.kind(), %message_id, "published");
-        Ok(())
+        let span = tracing::info_span!(
+            "queue.publish",
+            otel.kind = "producer",
+            queue = %self.queue.queue(),
+            task = task.kind(),
+            %message_id,
+        );
+        async {
+            let payload = task.to_json()?;
+            let mut headers = FieldTable::default();
+            trace::inject_current(&mut headers);
+            let properties = task_properties(&message_id.to_string(), headers);
+            let deadline = Instant::now() + self.timeout;
+            self.broker
+                .publish_reliably(
+                    &self.queue.exchange(),
+                    &self.queue.queue(),
+                    &payload,
+                    &properties,
+                    deadline,
+                )
+                .await
+        }
+        .instrument(span)
+        .await
     }
 }

@@ -17,7 +17,10 @@ pub enum Task {
     /// Answers with its own message; used by health checks and tests.
     Echo { message: String },
     /// Send the e-mail recorded in the mail service's email log.
-    SendEmail { email_log_id: Uuid, project_id: Uuid },
+    SendEmail {
+        email_log_id: Uuid,
+        project_id: Uuid,
+    },
     /// Run a render job for a user.
     Render { job_id: Uuid, user_id: Uuid },
 }
@@ -161,7 +164,10 @@ mod tests {
     #[test]
     fn unknown_type_is_a_clear_error() {
         let err = Task::from_json(br#"{"v":1,"type":"launch_rocket","data":{}}"#).unwrap_err();
-        assert!(matches!(err, DecodeError::UnknownType(ref k) if k == "launch_rocket"), "{err}");
+        assert!(
+            matches!(err, DecodeError::UnknownType(ref k) if k == "launch_rocket"),
+            "{err}"
+        );
     }
 
     #[test]

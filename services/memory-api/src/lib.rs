@@ -6,7 +6,7 @@ pub mod db;
 pub mod openapi;
 pub mod routes;
 
-pub use app::{AppState, app};
+pub use app::{AppState, launch};
 pub use config::Settings;
 
 /// The migrations of the memory database, embedded in the binary.

@@ -38,7 +38,11 @@ pub fn work_queue(test: &str, delays_ms: &[u64]) -> WorkQueue {
     WorkQueue::new("jobs")
         .with_prefix(prefix)
         .with_retry_policy(RetryPolicy::new(
-            delays_ms.iter().copied().map(Duration::from_millis).collect(),
+            delays_ms
+                .iter()
+                .copied()
+                .map(Duration::from_millis)
+                .collect(),
         ))
 }
 
@@ -61,9 +65,10 @@ pub async fn count(broker: &Broker, queue: &str) -> u32 {
 
 /// A raw channel for publishing payloads the typed API would never produce.
 pub async fn raw_channel() -> (lapin::Connection, lapin::Channel) {
-    let connection = lapin::Connection::connect(&amqp_url(), lapin::ConnectionProperties::default())
-        .await
-        .expect("raw connection");
+    let connection =
+        lapin::Connection::connect(&amqp_url(), lapin::ConnectionProperties::default())
+            .await
+            .expect("raw connection");
     let channel = connection.create_channel().await.expect("raw channel");
     (connection, channel)
 }

@@ -28,10 +28,11 @@ async fn failing_handler_walks_every_retry_delay_then_dead_letters_once() {
                 let calls = Arc::clone(&calls);
                 let healthy = healthy.load(Ordering::SeqCst);
                 async move {
-                    calls
-                        .lock()
-                        .unwrap()
-                        .push((info.attempt, info.message_id.clone(), Instant::now()));
+                    calls.lock().unwrap().push((
+                        info.attempt,
+                        info.message_id.clone(),
+                        Instant::now(),
+                    ));
                     if healthy {
                         Ok(None)
                     } else {
@@ -62,8 +63,16 @@ async fn failing_handler_walks_every_retry_delay_then_dead_letters_once() {
 
     let record = calls.lock().unwrap().clone();
     let attempts: Vec<u32> = record.iter().map(|(a, _, _)| *a).collect();
-    assert_eq!(attempts, [1, 2, 3, 4], "one first attempt plus one per delay");
-    assert!(record.iter().all(|(_, id, _)| *id == message_id.to_string()));
+    assert_eq!(
+        attempts,
+        [1, 2, 3, 4],
+        "one first attempt plus one per delay"
+    );
+    assert!(
+        record
+            .iter()
+            .all(|(_, id, _)| *id == message_id.to_string())
+    );
     for (i, delay) in delays_ms.iter().enumerate() {
         let gap = record[i + 1].2 - record[i].2;
         assert!(
@@ -71,7 +80,11 @@ async fn failing_handler_walks_every_retry_delay_then_dead_letters_once() {
             "attempt {} came {gap:?} after the previous one, before its {delay} ms delay",
             i + 2
         );
-        assert!(gap < Duration::from_secs(5), "attempt {} took {gap:?}", i + 2);
+        assert!(
+            gap < Duration::from_secs(5),
+            "attempt {} took {gap:?}",
+            i + 2
+        );
     }
     assert_eq!(count(&broker, &dlq).await, 1, "dead-lettered exactly once");
     assert_eq!(count(&broker, &queue.queue()).await, 0);
@@ -93,7 +106,13 @@ async fn failing_handler_walks_every_retry_delay_then_dead_letters_once() {
 
     // Replay after the "fix": back in the main queue with the attempt counter reset.
     healthy.store(true, Ordering::SeqCst);
-    assert_eq!(broker.replay_dead_letters(&queue, 10).await.expect("replay"), 1);
+    assert_eq!(
+        broker
+            .replay_dead_letters(&queue, 10)
+            .await
+            .expect("replay"),
+        1
+    );
     wait_until("the replayed attempt", Duration::from_secs(10), || async {
         calls.lock().unwrap().len() == 5
     })
@@ -104,7 +123,13 @@ async fn failing_handler_walks_every_retry_delay_then_dead_letters_once() {
     })
     .await;
     assert_eq!(count(&broker, &dlq).await, 0);
-    assert!(broker.list_dead_letters(&queue, 10).await.unwrap().is_empty());
+    assert!(
+        broker
+            .list_dead_letters(&queue, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 
     shutdown.cancel();
     consumer.await.unwrap().expect("consumer stops cleanly");
@@ -166,8 +191,8 @@ async fn undecodable_unknown_and_permanent_go_straight_to_the_dlq() {
     })
     .await;
     assert_eq!(
-        *calls.lock().unwrap(),
-        [valid.clone()],
+        calls.lock().unwrap().as_slice(),
+        std::slice::from_ref(&valid),
         "undecodable payloads never reach the handler"
     );
     for i in 0..2 {
@@ -184,9 +209,27 @@ async fn undecodable_unknown_and_permanent_go_straight_to_the_dlq() {
     };
     let garbage = by_id("poison-0");
     assert_eq!(garbage.task, serde_json::json!("not json at all"));
-    assert!(garbage.last_error.as_deref().unwrap().starts_with("undecodable task"));
-    assert!(by_id("poison-1").last_error.as_deref().unwrap().contains("version 2"));
-    assert!(by_id("poison-2").last_error.as_deref().unwrap().contains("launch_rocket"));
+    assert!(
+        garbage
+            .last_error
+            .as_deref()
+            .unwrap()
+            .starts_with("undecodable task")
+    );
+    assert!(
+        by_id("poison-1")
+            .last_error
+            .as_deref()
+            .unwrap()
+            .contains("version 2")
+    );
+    assert!(
+        by_id("poison-2")
+            .last_error
+            .as_deref()
+            .unwrap()
+            .contains("launch_rocket")
+    );
     assert!(letters.iter().all(|l| l.attempts == 1));
     let permanent = letters
         .iter()

@@ -82,7 +82,10 @@ async fn serial_broker_restart_publisher_and_consumer_recover() {
 
     let publisher = broker.publisher(consumed_queue.clone());
     for i in 0..5 {
-        publisher.publish(&echo(format!("before-{i}"))).await.expect("publish");
+        publisher
+            .publish(&echo(format!("before-{i}")))
+            .await
+            .expect("publish");
     }
     wait_until("the first messages", Duration::from_secs(10), || async {
         seen_count(&seen) == 5
@@ -100,9 +103,11 @@ async fn serial_broker_restart_publisher_and_consumer_recover() {
 
     let mut guard = RestartGuard { stopped: true };
     rabbitmqctl_async(&["stop_app"]).await;
-    wait_until("the outage to be noticed", Duration::from_secs(15), || async {
-        !broker.is_healthy()
-    })
+    wait_until(
+        "the outage to be noticed",
+        Duration::from_secs(15),
+        || async { !broker.is_healthy() },
+    )
     .await;
     assert!(broker.ping().await.is_err());
 
@@ -126,7 +131,10 @@ async fn serial_broker_restart_publisher_and_consumer_recover() {
     broker.ping().await.expect("ping after restart");
 
     for i in 0..5 {
-        publisher.publish(&echo(format!("after-{i}"))).await.expect("publish");
+        publisher
+            .publish(&echo(format!("after-{i}")))
+            .await
+            .expect("publish");
     }
     wait_until(
         "every message, consumed by the pre-restart consumer",
@@ -139,7 +147,10 @@ async fn serial_broker_restart_publisher_and_consumer_recover() {
         let seen = seen.lock().unwrap();
         assert_eq!(seen.len(), 11, "{seen:?}");
         assert!(seen.contains_key("during"));
-        assert!(seen.values().all(|n| *n == 1), "each exactly once: {seen:?}");
+        assert!(
+            seen.values().all(|n| *n == 1),
+            "each exactly once: {seen:?}"
+        );
     }
     assert!(!consumer.is_finished());
 
@@ -164,7 +175,10 @@ async fn serial_broker_restart_publisher_and_consumer_recover() {
 
     shutdown.cancel();
     consumer.await.unwrap().expect("consumer stops cleanly");
-    idle_consumer.await.unwrap().expect("consumer stops cleanly");
+    idle_consumer
+        .await
+        .unwrap()
+        .expect("consumer stops cleanly");
     let _ = broker.delete(&idle_queue).await;
     common::cleanup(&broker, &consumed_queue).await;
 }

@@ -49,7 +49,10 @@ async fn publish_then_consume_round_trip_carries_trace_context() {
     broker.ping().await.expect("ping");
     let queue = common::work_queue("roundtrip", &[50]);
     broker.declare(&queue).await.expect("declare");
-    broker.declare(&queue).await.expect("declaring twice is fine");
+    broker
+        .declare(&queue)
+        .await
+        .expect("declaring twice is fine");
 
     let task = Task::Echo {
         message: "hello".into(),
@@ -67,7 +70,10 @@ async fn publish_then_consume_round_trip_carries_trace_context() {
     // Look at the message as the broker stored it, then put it back.
     let (raw_connection, raw) = common::raw_channel().await;
     let message = raw
-        .basic_get(queue.queue().as_str().into(), BasicGetOptions { no_ack: false })
+        .basic_get(
+            queue.queue().as_str().into(),
+            BasicGetOptions { no_ack: false },
+        )
         .await
         .expect("basic.get")
         .expect("the message is queued");
@@ -78,12 +84,19 @@ async fn publish_then_consume_round_trip_carries_trace_context() {
     );
     assert_eq!(properties.delivery_mode(), &Some(2));
     assert_eq!(
-        properties.content_type().as_ref().map(|c| c.to_string()).as_deref(),
+        properties
+            .content_type()
+            .as_ref()
+            .map(|c| c.to_string())
+            .as_deref(),
         Some("application/json")
     );
     assert!(properties.timestamp().is_some_and(|t| t > 1_700_000_000));
     let headers = properties.headers().as_ref().expect("headers").inner();
-    assert_eq!(headers.get(ATTEMPT_HEADER), Some(&AMQPValue::LongLongInt(1)));
+    assert_eq!(
+        headers.get(ATTEMPT_HEADER),
+        Some(&AMQPValue::LongLongInt(1))
+    );
     let traceparent = header_text(headers.get("traceparent").expect("traceparent header"));
     assert!(
         traceparent.contains(&trace_id.to_string()),
@@ -129,7 +142,10 @@ async fn publish_then_consume_round_trip_carries_trace_context() {
     assert_eq!(info.message_id, message_id.to_string());
     assert_eq!(info.attempt, 1);
     assert_eq!(info.max_attempts, 2);
-    assert_eq!(seen_trace, trace_id, "the consumer continues the publisher's trace");
+    assert_eq!(
+        seen_trace, trace_id,
+        "the consumer continues the publisher's trace"
+    );
 
     let main = queue.queue();
     wait_until("the ack", Duration::from_secs(5), || async {
@@ -141,4 +157,45 @@ async fn publish_then_consume_round_trip_carries_trace_context() {
     assert_eq!(count(&broker, &main).await, 0, "acked, not requeued");
     assert!(rx.try_recv().is_err(), "handled exactly once");
     common::cleanup(&broker, &queue).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn publishing_without_topology_fails_fast_and_leaves_the_connection_usable() {
+    let _lock = common::shared().await;
+    let broker = common::broker().await;
+    let declared = common::work_queue("no_topology", &[]);
+    broker.declare(&declared).await.expect("declare");
+    let task = Task::Echo {
+        message: "lost?".into(),
+    };
+
+    // No exchange at all: the broker closes the channel (404).
+    let missing = common::work_queue("no_topology", &[]);
+    let started = tokio::time::Instant::now();
+    let err = broker
+        .publisher(missing)
+        .publish(&task)
+        .await
+        .expect_err("no exchange");
+    assert!(matches!(err, queue::QueueError::Amqp(_)), "{err}");
+    // Same exchange, but no queue bound under that name: returned as unroutable.
+    let unbound = queue::WorkQueue::new("nobody.home").with_prefix(declared.prefix());
+    let err = broker
+        .publisher(unbound)
+        .publish(&task)
+        .await
+        .expect_err("unroutable");
+    assert!(matches!(err, queue::QueueError::Unroutable(_)), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(5), "fails fast");
+    // A missing queue is an error too, but not a connection problem.
+    assert!(broker.message_count("test.no.such.queue").await.is_err());
+
+    assert!(broker.is_healthy());
+    broker
+        .publisher(declared.clone())
+        .publish(&task)
+        .await
+        .expect("the shared channel recovers");
+    assert_eq!(count(&broker, &declared.queue()).await, 1);
+    common::cleanup(&broker, &declared).await;
 }

@@ -87,7 +87,11 @@ async fn rpc_times_out_without_a_consumer_and_the_task_stays_queued() {
     assert!(matches!(result, Err(RpcError::Timeout)), "{result:?}");
     assert!(waited >= Duration::from_millis(400), "{waited:?}");
     assert!(waited < Duration::from_secs(3), "{waited:?}");
-    assert_eq!(count(&broker, &queue.queue()).await, 1, "the request is queued");
+    assert_eq!(
+        count(&broker, &queue.queue()).await,
+        1,
+        "the request is queued"
+    );
 
     // A consumer started later still does the work (its answer goes nowhere).
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();

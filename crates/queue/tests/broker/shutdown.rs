@@ -57,8 +57,16 @@ async fn graceful_shutdown_finishes_the_in_flight_handler_and_acks_it() {
         .unwrap()
         .expect("consumer stops cleanly");
 
-    assert_eq!(started.load(Ordering::SeqCst), 1, "no new work after shutdown");
-    assert_eq!(finished.load(Ordering::SeqCst), 1, "the in-flight handler completed");
+    assert_eq!(
+        started.load(Ordering::SeqCst),
+        1,
+        "no new work after shutdown"
+    );
+    assert_eq!(
+        finished.load(Ordering::SeqCst),
+        1,
+        "the in-flight handler completed"
+    );
     // The finished message was acked; the two not started are back in the queue.
     assert_eq!(count(&broker, &queue.queue()).await, 2);
 

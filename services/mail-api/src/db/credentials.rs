@@ -1,0 +1,134 @@
+//! Project API keys: the lookup the authenticator uses, and the management the admin CLI uses.
+//! Only SHA-256 hashes are stored; revoking fires the NOTIFY that empties every replica's
+//! cache (trigger in the migration).
+
+use std::sync::Arc;
+
+use auth::{
+    Caller, CredentialKind, CredentialStore, Environment, Grade, NewCredential, Origin, Scope,
+    Scopes, StoredCredential,
+};
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use rate_limit::policy::Plan;
+use store::Pool;
+use uuid::Uuid;
+
+use super::schema::{api_keys, projects};
+
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = api_keys)]
+pub struct ApiKey {
+    pub id: Uuid,
+    pub project_id: Uuid,
+    pub name: String,
+    pub scope: String,
+    pub tool_groups: Option<Vec<String>>,
+    pub key_hash: Vec<u8>,
+    pub key_prefix: String,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: Option<DateTime<Utc>>,
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
+/// The authenticator's view of the mail database.
+#[derive(Clone)]
+pub struct PgCredentials {
+    pool: Pool,
+}
+
+impl PgCredentials {
+    pub fn new(pool: Pool) -> Self {
+        Self { pool }
+    }
+}
+
+impl CredentialStore for PgCredentials {
+    async fn find(
+        &self,
+        kind: CredentialKind,
+        hash: [u8; 32],
+    ) -> Result<Option<StoredCredential>, String> {
+        if kind != CredentialKind::Mail {
+            return Ok(None);
+        }
+        let mut conn = self.pool.get().await.map_err(|e| e.to_string())?;
+        let row: Option<(ApiKey, String)> = api_keys::table
+            .inner_join(projects::table)
+            .filter(api_keys::key_hash.eq(&hash[..]))
+            .select((ApiKey::as_select(), projects::plan))
+            .first(&mut conn)
+            .await
+            .optional()
+            .map_err(|e| e.to_string())?;
+        let Some((key, plan)) = row else {
+            return Ok(None);
+        };
+        let plan: Plan = plan.parse().map_err(|e| format!("{e}"))?;
+        let scope = Scope::parse(&key.scope).ok_or_else(|| format!("bad scope {}", key.scope))?;
+        Ok(Some(StoredCredential {
+            caller: Caller {
+                key_id: key.id,
+                owner_id: key.project_id,
+                scopes: Scopes::mail(scope),
+                grade: Grade::Plan(plan),
+                origin: Origin::FirstParty,
+                environment: Environment::Live,
+                tool_groups: key.tool_groups.map(Arc::from),
+            },
+            key_hash: key.key_hash,
+            expires_at: key.expires_at,
+            revoked: key.revoked_at.is_some(),
+        }))
+    }
+}
+
+/// Creates a project key; the plaintext in the answer is shown once, never stored.
+pub async fn create_key(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    name: &str,
+    scope: Scope,
+    tool_groups: Option<Vec<String>>,
+    expires_at: Option<DateTime<Utc>>,
+) -> QueryResult<(ApiKey, NewCredential)> {
+    let credential = auth::credential::generate(CredentialKind::Mail);
+    let key = diesel::insert_into(api_keys::table)
+        .values((
+            api_keys::id.eq(Uuid::now_v7()),
+            api_keys::project_id.eq(project_id),
+            api_keys::name.eq(name),
+            api_keys::scope.eq(scope.as_str()),
+            api_keys::tool_groups.eq(tool_groups),
+            api_keys::key_hash.eq(&credential.hash[..]),
+            api_keys::key_prefix.eq(&credential.display_prefix),
+            api_keys::expires_at.eq(expires_at),
+        ))
+        .returning(ApiKey::as_returning())
+        .get_result(conn)
+        .await?;
+    Ok((key, credential))
+}
+
+pub async fn list_keys(conn: &mut AsyncPgConnection, project_id: Uuid) -> QueryResult<Vec<ApiKey>> {
+    api_keys::table
+        .filter(api_keys::project_id.eq(project_id))
+        .order(api_keys::id)
+        .select(ApiKey::as_select())
+        .load(conn)
+        .await
+}
+
+/// Revokes a key; `false` when there is no such unrevoked key.
+pub async fn revoke_key(conn: &mut AsyncPgConnection, key_id: Uuid) -> QueryResult<bool> {
+    let changed = diesel::update(
+        api_keys::table
+            .find(key_id)
+            .filter(api_keys::revoked_at.is_null()),
+    )
+    .set(api_keys::revoked_at.eq(diesel::dsl::now))
+    .execute(conn)
+    .await?;
+    Ok(changed == 1)
+}

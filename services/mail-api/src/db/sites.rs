@@ -1,0 +1,59 @@
+//! Sites: the sender identities of a project.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use uuid::Uuid;
+
+use super::schema::sites;
+
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = sites)]
+pub struct Site {
+    pub id: Uuid,
+    pub name: String,
+    pub slug: String,
+    pub from_name: String,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Insertable)]
+#[diesel(table_name = sites)]
+pub struct NewSite<'a> {
+    pub id: Uuid,
+    pub project_id: Uuid,
+    pub name: &'a str,
+    pub slug: &'a str,
+    pub from_name: &'a str,
+}
+
+/// Up to `limit` sites of the project after `after` (id order).
+pub async fn list(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    after: Option<Uuid>,
+    limit: i64,
+) -> QueryResult<Vec<Site>> {
+    let mut query = sites::table
+        .filter(sites::project_id.eq(project_id))
+        .order(sites::id)
+        .limit(limit)
+        .select(Site::as_select())
+        .into_boxed();
+    if let Some(after) = after {
+        query = query.filter(sites::id.gt(after));
+    }
+    query.load(conn).await
+}
+
+/// Inserts a site; `None` when the project already has that slug.
+pub async fn insert(conn: &mut AsyncPgConnection, new: NewSite<'_>) -> QueryResult<Option<Site>> {
+    diesel::insert_into(sites::table)
+        .values(&new)
+        .on_conflict((sites::project_id, sites::slug))
+        .do_nothing()
+        .returning(Site::as_returning())
+        .get_result(conn)
+        .await
+        .optional()
+}

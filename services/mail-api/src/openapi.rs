@@ -1,0 +1,75 @@
+//! The OpenAPI 3.1 document of mail-api, generated from the handlers, and the route that
+//! serves it (`/api/v1/openapi.json`; no credential).
+
+use std::sync::OnceLock;
+
+use actix_web::{HttpResponse, web};
+use http_kit::Flavor;
+use http_kit::openapi::Finish;
+use utoipa::OpenApi;
+
+use crate::routes;
+
+const FINISH: Finish = Finish {
+    flavor: Flavor::Mail,
+    public: &["/api/v1/openapi.json"],
+};
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Email Operations Service API",
+        version = "1.0.0",
+        description = "The email operations control plane.\n\n\
+            Every `/api/v1` route needs `Authorization: Bearer mail_…`, a project key with \
+            scope read, write or admin (admin ⊃ write ⊃ read). Errors use the envelope \
+            `{\"error\",\"code\",\"details\"}`. Rate limits are per project and route class \
+            (send, read, write) over a sliding 5 minutes. Bodies over 1 MiB answer 400 \
+            `PAYLOAD_TOO_LARGE`; a wrong method answers 405 `METHOD_NOT_ALLOWED` with `Allow`. \
+            This document, `/healthz`, `/readyz` and `/metrics` need no credential."
+    ),
+    paths(
+        routes::sites::list,
+        routes::sites::create,
+        openapi_json,
+        http_kit::health::healthz,
+        http_kit::health::readyz,
+        telemetry::metrics::serve,
+    ),
+    modifiers(&FINISH),
+    tags(
+        (name = "sites", description = "Sender identities"),
+        (name = "contract", description = "This document"),
+        (name = "operations", description = "Health and metrics"),
+    )
+)]
+struct ApiDoc;
+
+pub fn document() -> utoipa::openapi::OpenApi {
+    ApiDoc::openapi()
+}
+
+/// The document as committed under `proto-docs/` (pretty JSON, trailing newline).
+pub fn json() -> String {
+    let mut text = document().to_pretty_json().expect("the document serializes");
+    text.push('\n');
+    text
+}
+
+pub fn yaml() -> String {
+    serde_norway::to_string(&document()).expect("the document serializes")
+}
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/api/v1/openapi.json").route(web::get().to(openapi_json)));
+}
+
+/// This document, as JSON.
+#[utoipa::path(get, path = "/api/v1/openapi.json", tag = "contract",
+    responses((status = 200, description = "OpenAPI 3.1 document", content_type = "application/json")))]
+pub async fn openapi_json() -> HttpResponse {
+    static JSON: OnceLock<String> = OnceLock::new();
+    HttpResponse::Ok()
+        .content_type("application/json")
+        .body(JSON.get_or_init(json).as_str())
+}

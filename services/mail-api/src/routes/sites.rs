@@ -1,0 +1,153 @@
+//! Sites (sender identities): `GET /api/v1/sites`, `POST /api/v1/sites`.
+
+use actix_web::{HttpResponse, web};
+use auth::{Caller, WriteAccess};
+use chrono::{DateTime, Utc};
+use http_kit::openapi::MailError;
+use http_kit::{ApiError, Page, PageParams};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::AppState;
+use crate::db::sites::{self, NewSite};
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/sites")
+            .route(web::get().to(list))
+            .route(web::post().to(create)),
+    );
+}
+
+const NAME_MAX: usize = 200;
+const SLUG_MAX: usize = 63;
+
+/// A sender identity.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Site {
+    pub id: Uuid,
+    pub name: String,
+    pub slug: String,
+    pub from_name: String,
+    /// `<slug>@<shared sending domain>` until the site registers a domain of its own.
+    pub from_email: String,
+    pub created_at: DateTime<Utc>,
+}
+
+impl Site {
+    fn new(site: sites::Site, shared_domain: &str) -> Self {
+        Self {
+            from_email: format!("{}@{shared_domain}", site.slug),
+            id: site.id,
+            name: site.name,
+            slug: site.slug,
+            from_name: site.from_name,
+            created_at: site.created_at,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct CreateSite {
+    /// 1..=200 characters.
+    pub name: String,
+    /// Lowercase letters, digits and hyphens, 1..=63 characters, unique in the project.
+    pub slug: String,
+    /// The display name mail is sent under, 1..=200 characters.
+    pub from_name: String,
+}
+
+impl CreateSite {
+    fn validate(&self) -> Result<(), ApiError> {
+        let text_ok = |s: &str| !s.trim().is_empty() && s.chars().count() <= NAME_MAX;
+        if !text_ok(&self.name) {
+            return Err(ApiError::invalid_field("name", "must be 1 to 200 characters"));
+        }
+        if !text_ok(&self.from_name) {
+            return Err(ApiError::invalid_field("from_name", "must be 1 to 200 characters"));
+        }
+        let slug_ok = !self.slug.is_empty()
+            && self.slug.len() <= SLUG_MAX
+            && !self.slug.starts_with('-')
+            && !self.slug.ends_with('-')
+            && self
+                .slug
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+        if !slug_ok {
+            return Err(ApiError::invalid_field(
+                "slug",
+                "must be 1 to 63 lowercase letters, digits or inner hyphens",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// List the project's sites.
+#[utoipa::path(
+    get,
+    path = "/api/v1/sites",
+    operation_id = "listSites",
+    tag = "sites",
+    params(PageParams),
+    responses(
+        (status = 200, description = "A page of sites", body = Page<Site>),
+        (status = 400, description = "Invalid limit or cursor", body = MailError),
+    )
+)]
+pub async fn list(
+    caller: Caller,
+    state: web::Data<AppState>,
+    page: web::Query<PageParams>,
+) -> Result<web::Json<Page<Site>>, ApiError> {
+    let limit = page.limit()?;
+    let after = page.cursor()?.map(|c| c.0);
+    let mut conn = store::conn(&state.pool).await?;
+    let rows = sites::list(&mut conn, caller.owner_id, after, i64::from(limit) + 1).await?;
+    let rows: Vec<Site> = rows
+        .into_iter()
+        .map(|s| Site::new(s, &state.shared_domain))
+        .collect();
+    Ok(web::Json(Page::from_rows(rows, limit, |s| s.id)))
+}
+
+/// Create a site.
+#[utoipa::path(
+    post,
+    path = "/api/v1/sites",
+    operation_id = "createSite",
+    tag = "sites",
+    request_body = CreateSite,
+    responses(
+        (status = 201, description = "Created", body = Site),
+        (status = 400, description = "Missing or invalid fields, or body too large", body = MailError),
+        (status = 403, description = "The key lacks the write scope", body = MailError),
+        (status = 409, description = "The project already has a site with this slug", body = MailError),
+    )
+)]
+pub async fn create(
+    WriteAccess(caller): WriteAccess,
+    state: web::Data<AppState>,
+    body: web::Json<CreateSite>,
+) -> Result<HttpResponse, ApiError> {
+    body.validate()?;
+    let mut conn = store::conn(&state.pool).await?;
+    let created = sites::insert(
+        &mut conn,
+        NewSite {
+            id: Uuid::now_v7(),
+            project_id: caller.owner_id,
+            name: body.name.trim(),
+            slug: &body.slug,
+            from_name: body.from_name.trim(),
+        },
+    )
+    .await?
+    .ok_or_else(|| {
+        ApiError::conflict(format!("a site with slug {:?} already exists", body.slug))
+            .with_code("SLUG_TAKEN")
+    })?;
+    Ok(HttpResponse::Created().json(Site::new(created, &state.shared_domain)))
+}

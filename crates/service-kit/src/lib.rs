@@ -23,3 +23,6 @@ pub fn scale_quota(quota: Quota, factor: f64) -> Quota {
         ..quota
     }
 }
+
+#[cfg(feature = "testing")]
+pub mod testing;

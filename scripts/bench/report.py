@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""Summarise the scenarios of scripts/bench.sh: one table on stdout, one JSON file.
+
+usage: report.py SCENARIOS_TSV OUT_JSON
+
+SCENARIOS_TSV has one line per scenario, tab-separated:
+    id  kind  name  output_file  [log_prefix]
+kind `wrk`: output_file is wrk's output with the WRK_RESULT line of wrk-report.lua.
+kind `pgbench`: output_file is pgbench's output; log_prefix the --log-prefix its
+per-transaction logs were written with (latency percentiles come from them).
+
+Settings recorded in the JSON come from the environment: BENCH_DURATION,
+BENCH_CONNECTIONS, BENCH_THREADS, BENCH_WARMUP, BENCH_RATE_LIMIT_BACKEND.
+Exit status 1 when any scenario had a non-2xx response, a socket error or a
+failed transaction (or produced no result); 0 otherwise.
+"""
+
+import datetime
+import glob
+import json
+import math
+import os
+import platform
+import re
+import subprocess
+import sys
+
+RATIOS = [("c", "e"), ("d", "f")]
+
+
+def percentile(sorted_values, p):
+    """Nearest-rank percentile of an ascending list."""
+    if not sorted_values:
+        return 0
+    k = max(0, min(len(sorted_values) - 1, math.ceil(p / 100.0 * len(sorted_values)) - 1))
+    return sorted_values[k]
+
+
+def parse_wrk(path):
+    text = open(path, encoding="utf-8", errors="replace").read()
+    m = re.search(r"^WRK_RESULT (.*)$", text, re.M)
+    if not m:
+        raise ValueError(f"{path}: no WRK_RESULT line (did wrk run?)")
+    v = {k: int(x) for k, x in (kv.split("=", 1) for kv in m.group(1).split())}
+    duration_s = v["duration_us"] / 1e6
+    errors = {k: v[k] for k in ("connect", "read", "write", "timeout")}
+    return {
+        "requests": v["requests"],
+        "duration_s": round(duration_s, 3),
+        "rps": v["requests"] / duration_s if duration_s > 0 else 0.0,
+        "p50_ms": v["p50_us"] / 1000,
+        "p95_ms": v["p95_us"] / 1000,
+        "p99_ms": v["p99_us"] / 1000,
+        "mean_ms": v["mean_us"] / 1000,
+        "max_ms": v["max_us"] / 1000,
+        "non2xx": v["non2xx"],
+        "errors": errors,
+    }
+
+
+def parse_pgbench(path, log_prefix):
+    text = open(path, encoding="utf-8", errors="replace").read()
+    m = re.search(r"^tps = ([0-9.]+) \(without initial connection time\)", text, re.M)
+    if not m:
+        raise ValueError(f"{path}: no 'tps = ...' line (did pgbench run?)")
+    tps = float(m.group(1))
+    m = re.search(r"^number of transactions actually processed: (\d+)", text, re.M)
+    processed = int(m.group(1)) if m else 0
+    m = re.search(r"^number of failed transactions: (\d+)", text, re.M)
+    failed = int(m.group(1)) if m else 0
+    # Per-transaction log lines: client_id transaction_no time script_no epoch epoch_us [...]
+    # where time is the latency in microseconds (or "failed"/"skipped").
+    lat = []
+    for f in glob.glob(glob.escape(log_prefix) + ".*"):
+        with open(f, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                parts = line.split()
+                if len(parts) >= 3 and parts[2].isdigit():
+                    lat.append(int(parts[2]))
+    if not lat:
+        raise ValueError(f"{log_prefix}.*: no pgbench transaction log")
+    lat.sort()
+    return {
+        "requests": processed,
+        "duration_s": round(processed / tps, 3) if tps > 0 else 0.0,
+        "rps": tps,
+        "p50_ms": percentile(lat, 50) / 1000,
+        "p95_ms": percentile(lat, 95) / 1000,
+        "p99_ms": percentile(lat, 99) / 1000,
+        "mean_ms": sum(lat) / len(lat) / 1000,
+        "max_ms": lat[-1] / 1000,
+        "non2xx": failed,  # failed transactions: the database's "non-2xx"
+        "errors": {},
+    }
+
+
+def git_commit():
+    try:
+        return subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def env_int(name):
+    try:
+        return int(os.environ.get(name, ""))
+    except ValueError:
+        return None
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__.strip().splitlines()[2])
+    tsv, out_json = sys.argv[1], sys.argv[2]
+
+    scenarios = []
+    for line in open(tsv, encoding="utf-8"):
+        if not line.strip():
+            continue
+        cols = line.rstrip("\n").split("\t")
+        sid, kind, name, output = cols[:4]
+        s = {"id": sid, "kind": kind, "name": name}
+        try:
+            if kind == "wrk":
+                s.update(parse_wrk(output))
+            elif kind == "pgbench":
+                s.update(parse_pgbench(output, cols[4]))
+            else:
+                raise ValueError(f"unknown kind {kind!r}")
+            s["ok"] = s["non2xx"] == 0 and not any(s["errors"].values())
+        except (OSError, ValueError, KeyError) as e:
+            s.update({"ok": False, "error": str(e)})
+        scenarios.append(s)
+
+    by_id = {s["id"]: s for s in scenarios}
+    ratios = {}
+    for a, b in RATIOS:
+        sa, sb = by_id.get(a), by_id.get(b)
+        if not sa or not sb or "rps" not in sa or "rps" not in sb or not sb["rps"]:
+            continue
+        ratios[f"{a}/{b}"] = {
+            "what": f"{sa['name']} vs {sb['name']}",
+            "throughput": sa["rps"] / sb["rps"],
+            "p50_latency": sa["p50_ms"] / sb["p50_ms"] if sb["p50_ms"] else None,
+            "p99_latency": sa["p99_ms"] / sb["p99_ms"] if sb["p99_ms"] else None,
+        }
+
+    ok = all(s["ok"] for s in scenarios) and bool(scenarios)
+
+    # ---- table
+    w = max([len(f"{s['id']}  {s['name']}") for s in scenarios] + [20])
+    print()
+    print(f"{'scenario':<{w}} {'req/s':>10} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'non-2xx':>8}")
+    for s in scenarios:
+        label = f"{s['id']}  {s['name']}"
+        if "rps" not in s:
+            print(f"{label:<{w}} {'FAILED: ' + s.get('error', '?')}")
+            continue
+        errs = sum(s["errors"].values())
+        extra = f"  (socket errors: {errs})" if errs else ""
+        print(
+            f"{label:<{w}} {s['rps']:>10.1f} {s['p50_ms']:>8.3f} {s['p95_ms']:>8.3f} "
+            f"{s['p99_ms']:>8.3f} {s['non2xx']:>8d}{extra}"
+        )
+    print()
+    for k, r in ratios.items():
+        p50 = f"{r['p50_latency']:.2f}x" if r["p50_latency"] is not None else "n/a"
+        p99 = f"{r['p99_latency']:.2f}x" if r["p99_latency"] is not None else "n/a"
+        print(
+            f"{k} (authenticated route vs pgbench, same SQL): "
+            f"throughput {r['throughput']:.3f}x, p50 latency {p50}, p99 latency {p99}"
+        )
+
+    result = {
+        "generated_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "git_commit": git_commit(),
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+        "settings": {
+            "duration_s": env_int("BENCH_DURATION"),
+            "connections": env_int("BENCH_CONNECTIONS"),
+            "threads": env_int("BENCH_THREADS"),
+            "warmup_s": env_int("BENCH_WARMUP"),
+            "rate_limit_backend": os.environ.get("BENCH_RATE_LIMIT_BACKEND") or "service default",
+        },
+        "scenarios": scenarios,
+        "ratios": ratios,
+        "ok": ok,
+    }
+    os.makedirs(os.path.dirname(os.path.abspath(out_json)), exist_ok=True)
+    with open(out_json, "w", encoding="utf-8") as fh:
+        json.dump(result, fh, indent=2)
+        fh.write("\n")
+    print(f"\nresults: {out_json}")
+    if not ok:
+        bad = ", ".join(s["id"] for s in scenarios if not s["ok"])
+        print(f"bench: FAILED scenarios: {bad} (non-2xx responses, socket errors or failed transactions)",
+              file=sys.stderr)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

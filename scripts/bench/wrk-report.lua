@@ -1,0 +1,35 @@
+-- wrk script for scripts/bench.sh: counts non-2xx responses in every thread and,
+-- when the run is done, prints one line that scripts/bench/report.py parses:
+--   WRK_RESULT requests=N duration_us=N non2xx=N connect=N read=N write=N timeout=N
+--              status=N p50_us=N p95_us=N p99_us=N mean_us=N max_us=N
+-- (wrk's own `status` error count covers only codes above 399; non2xx covers all.)
+
+local threads = {}
+
+function setup(thread)
+   table.insert(threads, thread)
+end
+
+function init(args)
+   non2xx = 0
+end
+
+function response(status, headers, body)
+   if status < 200 or status > 299 then
+      non2xx = non2xx + 1
+   end
+end
+
+function done(summary, latency, requests)
+   local n = 0
+   for _, t in ipairs(threads) do
+      n = n + (t:get("non2xx") or 0)
+   end
+   local e = summary.errors
+   io.write(string.format(
+      "WRK_RESULT requests=%d duration_us=%d non2xx=%d connect=%d read=%d write=%d timeout=%d status=%d"
+         .. " p50_us=%d p95_us=%d p99_us=%d mean_us=%d max_us=%d\n",
+      summary.requests, summary.duration, n, e.connect, e.read, e.write, e.timeout, e.status,
+      latency:percentile(50), latency:percentile(95), latency:percentile(99),
+      math.floor(latency.mean + 0.5), latency.max))
+end

@@ -1,0 +1,170 @@
+use auth::{CredentialKind, Scope};
+use diesel_async::AsyncConnection as _;
+use memory_api::db::credentials;
+use rate_limit::policy::Tier;
+
+use crate::common::*;
+
+#[tokio::test]
+async fn missing_malformed_unknown_revoked_and_expired_credentials_are_401() {
+    let h = Harness::new().await;
+    let (user, good) = h.writer(Tier::Free).await;
+    let unknown = auth::credential::generate(CredentialKind::MemoryLive).plaintext;
+    let mail_key = auth::credential::generate(CredentialKind::Mail).plaintext;
+    let cases: Vec<(Option<String>, &str)> = vec![
+        (None, "missing"),
+        (Some("Bearer".into()), "malformed"),
+        (Some("Basic abc".into()), "malformed"),
+        (Some("Bearer mem_live_short".into()), "malformed"),
+        (Some(format!("Bearer {mail_key}")), "malformed"),
+        (Some(format!("Bearer {unknown}")), "unknown"),
+    ];
+    for (header, why) in cases {
+        let mut req = h.get("/api/v1/products");
+        if let Some(header) = header {
+            req = req.header("Authorization", header);
+        }
+        let res = req.send().await.unwrap();
+        assert_eq!(res.headers()["www-authenticate"], "Bearer");
+        let message = expect_error(res, 401, "UNAUTHORIZED").await;
+        assert!(message.contains(why), "{why}: {message}");
+    }
+
+    let (revoked_id, revoked) = h
+        .key(user, CredentialKind::MemoryLive, &[Scope::Read])
+        .await;
+    let ok = h.get("/api/v1/products").bearer_auth(&revoked).send().await.unwrap();
+    assert_eq!(ok.status(), 200);
+    assert!(credentials::revoke_key(&mut h.conn().await, revoked_id).await.unwrap());
+    let res = h.get("/api/v1/products").bearer_auth(&revoked).send().await.unwrap();
+    assert!(expect_error(res, 401, "UNAUTHORIZED").await.contains("revoked"));
+
+    let (_, expired) = credentials::create_key(
+        &mut h.conn().await,
+        user,
+        "expired",
+        CredentialKind::MemoryLive,
+        auth::Origin::FirstParty,
+        &[Scope::Read],
+        Some(chrono::Utc::now() - chrono::Duration::seconds(1)),
+    )
+    .await
+    .unwrap();
+    let res = h
+        .get("/api/v1/products")
+        .bearer_auth(&expired.plaintext)
+        .send()
+        .await
+        .unwrap();
+    assert!(expect_error(res, 401, "UNAUTHORIZED").await.contains("expired"));
+
+    let res = h.get("/api/v1/products").bearer_auth(&good).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn read_scope_on_a_write_route_is_403_before_the_body_is_read() {
+    let h = Harness::new().await;
+    let user = h.user(Tier::Free).await;
+    let (_, reader) = h.key(user, CredentialKind::MemoryLive, &[Scope::Read]).await;
+    let res = h
+        .post("/api/v1/products")
+        .bearer_auth(&reader)
+        .header("content-type", "application/json")
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    assert_rate_limit_headers(&res);
+    assert!(expect_error(res, 403, "FORBIDDEN").await.contains("write"));
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn connector_tokens_authenticate_as_connectors() {
+    let h = Harness::new().await;
+    let user = h.user(Tier::Pro).await;
+    let (_, token) = h
+        .key(user, CredentialKind::MemoryOAuth, &[Scope::Read, Scope::Propose])
+        .await;
+    assert!(token.starts_with("memo_"));
+    let res = h.get("/api/v1/products").bearer_auth(&token).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    let res = h
+        .post("/api/v1/products")
+        .bearer_auth(&token)
+        .json(&serde_json::json!({"name": "x"}))
+        .send()
+        .await
+        .unwrap();
+    expect_error(res, 403, "FORBIDDEN").await;
+    // Connector credentials cannot be minted with write.
+    let refused = credentials::create_key(
+        &mut h.conn().await,
+        user,
+        "bad",
+        CredentialKind::MemoryOAuth,
+        auth::Origin::Connector,
+        &[Scope::Read, Scope::Write],
+        None,
+    )
+    .await;
+    assert!(refused.is_err());
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn a_key_revoked_through_one_replica_is_refused_by_the_other_on_the_next_request() {
+    let db = database().await;
+    let a = serve(&settings(&db.url)).await;
+    let b = serve(&settings(&db.url)).await;
+    let http = reqwest::Client::new();
+    let mut conn = diesel_async::AsyncPgConnection::establish(&db.url).await.unwrap();
+    let user = memory_api::db::users::create(&mut conn, "r@example.com", Tier::Free)
+        .await
+        .unwrap()
+        .id;
+    let (key, credential) = credentials::create_key(
+        &mut conn,
+        user,
+        "replicated",
+        CredentialKind::MemoryLive,
+        auth::Origin::FirstParty,
+        &[Scope::Read],
+        None,
+    )
+    .await
+    .unwrap();
+    let key_text = credential.plaintext;
+    // Both replicas have the key cached.
+    for server in [&a, &b] {
+        for _ in 0..3 {
+            let res = http
+                .get(server.url("/api/v1/products"))
+                .bearer_auth(&key_text)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(res.status(), 200);
+        }
+    }
+    // Revoked through replica A's database session; B must refuse at once.
+    assert!(credentials::revoke_key(&mut conn, key.id).await.unwrap());
+    let res = http
+        .get(b.url("/api/v1/products"))
+        .bearer_auth(&key_text)
+        .send()
+        .await
+        .unwrap();
+    assert!(expect_error(res, 401, "UNAUTHORIZED").await.contains("revoked"));
+    let res = http
+        .get(a.url("/api/v1/products"))
+        .bearer_auth(&key_text)
+        .send()
+        .await
+        .unwrap();
+    expect_error(res, 401, "UNAUTHORIZED").await;
+    a.stop().await;
+    b.stop().await;
+}

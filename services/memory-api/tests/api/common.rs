@@ -1,0 +1,172 @@
+//! The memory-api test harness: a database of its own per test, the real server on an
+//! ephemeral port, and users and keys made through the same code the admin CLI uses.
+
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use auth::{CredentialKind, Origin, Scope};
+use diesel_async::{AsyncConnection as _, AsyncPgConnection};
+use memory_api::db::{credentials, users};
+use memory_api::{MIGRATIONS, MIGRATIONS_DIR, Settings};
+use rate_limit::policy::Tier;
+use reqwest::{RequestBuilder, Response};
+use serde_json::Value;
+use service_kit::RateLimitBackend;
+use service_kit::testing::TestServer;
+use store::testing::TestDatabase;
+use uuid::Uuid;
+
+pub struct Harness {
+    pub db: TestDatabase,
+    pub server: TestServer,
+    pub http: reqwest::Client,
+    pub settings: Settings,
+}
+
+/// Settings for a server on `db_url`, bound to an ephemeral port.
+pub fn settings(db_url: &str) -> Settings {
+    let mut settings = Settings::load(None).expect("default settings load");
+    settings.common.database.url = db_url.to_owned();
+    settings.common.database.pool_size = 4;
+    settings.common.http.bind = "127.0.0.1:0".to_owned();
+    settings.common.http.workers = 1;
+    settings.common.http.shutdown_timeout_secs = 5;
+    settings.common.rate_limit.backend = RateLimitBackend::Inprocess;
+    settings
+}
+
+/// Settings with the Redis limiter under a key prefix of their own.
+pub fn redis_settings(db_url: &str, prefix: &str) -> Settings {
+    let mut settings = settings(db_url);
+    settings.common.rate_limit.backend = RateLimitBackend::Redis;
+    settings.common.rate_limit.key_prefix = prefix.to_owned();
+    settings
+}
+
+pub async fn database() -> TestDatabase {
+    TestDatabase::new("memory", MIGRATIONS, Path::new(MIGRATIONS_DIR))
+        .await
+        .expect("test database")
+}
+
+pub async fn serve(settings: &Settings) -> TestServer {
+    TestServer::start(memory_api::launch(settings).await.expect("launch"))
+}
+
+impl Harness {
+    pub async fn new() -> Self {
+        Self::with(settings).await
+    }
+
+    pub async fn with(make: impl FnOnce(&str) -> Settings) -> Self {
+        let db = database().await;
+        let settings = make(&db.url);
+        let server = serve(&settings).await;
+        Self {
+            db,
+            server,
+            http: reqwest::Client::new(),
+            settings,
+        }
+    }
+
+    pub async fn conn(&self) -> AsyncPgConnection {
+        AsyncPgConnection::establish(&self.db.url)
+            .await
+            .expect("connect")
+    }
+
+    pub async fn user(&self, tier: Tier) -> Uuid {
+        users::create(&mut self.conn().await, &format!("{}@example.com", Uuid::new_v4()), tier)
+            .await
+            .expect("user")
+            .id
+    }
+
+    /// A first-party key: returns (key id, plaintext).
+    pub async fn key(&self, user: Uuid, kind: CredentialKind, scopes: &[Scope]) -> (Uuid, String) {
+        let origin = if kind == CredentialKind::MemoryOAuth {
+            Origin::Connector
+        } else {
+            Origin::FirstParty
+        };
+        let (key, credential) = credentials::create_key(
+            &mut self.conn().await,
+            user,
+            "test",
+            kind,
+            origin,
+            scopes,
+            None,
+        )
+        .await
+        .expect("key");
+        (key.id, credential.plaintext)
+    }
+
+    /// A user of `tier` with a live read+write key.
+    pub async fn writer(&self, tier: Tier) -> (Uuid, String) {
+        let user = self.user(tier).await;
+        let (_, key) = self
+            .key(user, CredentialKind::MemoryLive, &[Scope::Read, Scope::Write])
+            .await;
+        (user, key)
+    }
+
+    pub fn get(&self, path: &str) -> RequestBuilder {
+        self.http.get(self.server.url(path))
+    }
+
+    pub fn post(&self, path: &str) -> RequestBuilder {
+        self.http.post(self.server.url(path))
+    }
+
+    pub async fn stop(self) {
+        self.server.stop().await;
+    }
+}
+
+pub async fn json(response: Response) -> Value {
+    response.json().await.expect("JSON body")
+}
+
+/// Asserts the memory error envelope with `code`, and returns the message.
+pub async fn expect_error(response: Response, status: u16, code: &str) -> String {
+    assert_eq!(response.status().as_u16(), status, "status");
+    assert_eq!(
+        response.headers()["content-type"].to_str().unwrap(),
+        "application/json"
+    );
+    let body = json(response).await;
+    assert_eq!(body["error"]["code"], code, "{body}");
+    let message = body["error"]["message"].as_str().expect("message").to_owned();
+    assert!(!message.is_empty());
+    assert_eq!(body.as_object().unwrap().len(), 1, "only `error`: {body}");
+    message
+}
+
+pub fn assert_rate_limit_headers(response: &Response) {
+    for name in ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"] {
+        assert!(
+            response.headers().contains_key(name),
+            "{name} missing on {}",
+            response.status()
+        );
+    }
+}
+
+/// Waits until the current minute has at least `margin` seconds left, so a test counting
+/// against a minute window does not straddle two windows.
+pub async fn away_from_minute_boundary(margin: u64) {
+    loop {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        if 60 - now % 60 > margin {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+}

@@ -1,0 +1,8 @@
+//! memory-api over HTTP against the real PostgreSQL (and Redis where said).
+
+mod auth;
+mod common;
+mod contract;
+mod errors;
+mod products;
+mod rate_limits;

@@ -49,6 +49,7 @@ pg_version() {
 PGVER="$(pg_version)"
 if [[ -z $PGVER ]]; then
     # The package normally creates the cluster `main`; make it if it did not.
+    # shellcheck disable=SC2012 # plain version-number directory names
     ver="$(ls /usr/lib/postgresql | sort -V | tail -n 1)"
     [[ -n $ver ]] || die "postgresql is installed but no server version is under /usr/lib/postgresql"
     as_root pg_createcluster "$ver" main >/dev/null

@@ -9,6 +9,7 @@
 #                        with fd 9 closed: infra.sh holds its lock on fd 9, and a server
 #                        started from there must not inherit (and so keep holding) it
 
+# shellcheck disable=SC2034 # used by the scripts that source this file
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export CACHE_DIR="${CACHE_DIR:-${HOME:-/root}/.cache/memmail}"
 
@@ -60,5 +61,6 @@ ensure_debs() {
 
 # tcp_open HOST PORT: true when something accepts a TCP connection there.
 tcp_open() {
+    # shellcheck disable=SC2016 # $1 and $2 are the inner shell's arguments
     timeout 2 bash -c 'exec 3<>"/dev/tcp/$1/$2"' _ "$1" "$2" 2>/dev/null
 }

@@ -30,14 +30,8 @@ impl Infra {
         broker: &BrokerSettings,
         rate_limit: &RateLimitSettings,
     ) -> anyhow::Result<Self> {
-        let pool = store::pool(
-            &database.url,
-            &PoolOptions {
-                max_size: database.pool_size,
-                ..PoolOptions::default()
-            },
-        )?;
-        let broker = Broker::start(BrokerConfig::new(&broker.url).with_connection_name(service));
+        let pool = pool(database)?;
+        let broker = self::broker(service, broker);
         let limiter = limiter(rate_limit).await?;
         Ok(Self {
             pool,
@@ -46,22 +40,40 @@ impl Infra {
         })
     }
 
-    /// `/readyz`: the database answers and the broker connection is up.
     pub fn readiness(&self) -> Readiness {
-        let pool = self.pool.clone();
-        let database: Probe = Arc::new(move || {
-            let pool = pool.clone();
-            async move { store::ping(&pool).await.map_err(|e| e.to_string()) }.boxed()
-        });
-        let broker = self.broker.clone();
-        let broker: Probe = Arc::new(move || {
-            let broker = broker.clone();
-            async move { broker.ping().await.map_err(|e| e.to_string()) }.boxed()
-        });
-        Readiness::new(Duration::from_secs(2))
-            .with("database", database)
-            .with("broker", broker)
+        readiness(&self.pool, &self.broker)
     }
+}
+
+/// `/readyz`: the database answers and the broker connection is up.
+pub fn readiness(pool: &Pool, broker: &Broker) -> Readiness {
+    let pool = pool.clone();
+    let database: Probe = Arc::new(move || {
+        let pool = pool.clone();
+        async move { store::ping(&pool).await.map_err(|e| e.to_string()) }.boxed()
+    });
+    let broker = broker.clone();
+    let broker: Probe = Arc::new(move || {
+        let broker = broker.clone();
+        async move { broker.ping().await.map_err(|e| e.to_string()) }.boxed()
+    });
+    Readiness::new(Duration::from_secs(2))
+        .with("database", database)
+        .with("broker", broker)
+}
+
+pub fn pool(database: &DatabaseSettings) -> anyhow::Result<Pool> {
+    Ok(store::pool(
+        &database.url,
+        &PoolOptions {
+            max_size: database.pool_size,
+            ..PoolOptions::default()
+        },
+    )?)
+}
+
+pub fn broker(service: &str, settings: &BrokerSettings) -> Broker {
+    Broker::start(BrokerConfig::new(&settings.url).with_connection_name(service))
 }
 
 pub async fn limiter(settings: &RateLimitSettings) -> anyhow::Result<RateLimiter> {

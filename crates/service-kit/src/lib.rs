@@ -5,6 +5,7 @@
 pub mod config;
 pub mod infra;
 pub mod server;
+pub mod worker;
 
 pub use config::{
     BrokerSettings, CommonSettings, DatabaseSettings, HttpSettings, RateLimitBackend,

@@ -64,6 +64,23 @@ impl TestDatabase {
     }
 }
 
+impl TestDatabase {
+    /// A database with nothing in it (for tests of the `migrate` command itself).
+    pub async fn empty(service: &str) -> Result<Self, StoreError> {
+        let server = server_url();
+        let name = format!("t_{service}_{}", uuid::Uuid::new_v4().simple());
+        let mut admin = admin_connection(&server).await?;
+        diesel::sql_query(format!("CREATE DATABASE \"{name}\""))
+            .execute(&mut admin)
+            .await?;
+        Ok(Self {
+            url: format!("{server}/{name}"),
+            name,
+            server,
+        })
+    }
+}
+
 impl Drop for TestDatabase {
     fn drop(&mut self) {
         let server = self.server.clone();

@@ -1,1 +1,1 @@
-//! placeholder
+//! End-to-end tests live in `tests/`; this crate has no library code.

@@ -1,0 +1,295 @@
+#!/usr/bin/env bash
+# Benchmark harness (`make bench`). Run after `cargo build --release --workspace`.
+#
+# Brings up the servers (infra.sh) and tools (tools.sh), makes two scratch
+# databases bench_memory and bench_mail, migrates them, bootstraps a tenant in
+# each with the admin CLI, starts memory-api on 127.0.0.1:18080 and mail-api on
+# 127.0.0.1:18081, seeds one product and one site, then measures:
+#   a  memory-api GET /healthz
+#   b  mail-api   GET /healthz
+#   c  memory-api GET /api/v1/products/bench-product   (auth + rate limit + one indexed read)
+#   d  mail-api   GET /api/v1/sites?limit=1
+#   e  pgbench on bench_memory running the SQL of route c
+#   f  pgbench on bench_mail running the SQL of route d
+# and prints req/s and p50/p95/p99 latency for each, plus the ratios c/e and d/f,
+# also written to ${BENCH_OUT:-target/bench}/results.json. Any non-2xx response
+# (or socket error, or failed transaction) fails the run. All traffic goes to
+# 127.0.0.1 only; every load run is bounded by BENCH_DURATION. The services are
+# stopped on exit; the two bench databases are left for inspection (and dropped
+# at the start of the next run).
+set -euo pipefail
+
+usage() {
+    cat <<'EOF'
+usage: scripts/bench.sh [-h]
+  Benchmark memory-api and mail-api (release binaries in ${CARGO_TARGET_DIR:-target}/release)
+  against pgbench running the same SQL. Environment:
+    BENCH_DURATION=10      seconds per scenario
+    BENCH_CONNECTIONS=32   concurrent connections (wrk and pgbench; 2 threads each)
+    BENCH_WARMUP=2         seconds of unmeasured load before each scenario (0: none)
+    BENCH_OUT=target/bench results.json, raw outputs and service logs (relative: to the repo root)
+    BENCH_RATE_LIMIT_BACKEND=inprocess|redis   sets *_RATE_LIMIT__BACKEND (unset: service default)
+    RUST_LOG=warn          log filter for the services during the run
+EOF
+}
+case "${1:-}" in
+-h | --help)
+    usage
+    exit 0
+    ;;
+"") ;;
+*)
+    usage >&2
+    exit 2
+    ;;
+esac
+
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$ROOT"
+
+export BENCH_DURATION="${BENCH_DURATION:-10}"
+export BENCH_CONNECTIONS="${BENCH_CONNECTIONS:-32}"
+export BENCH_WARMUP="${BENCH_WARMUP:-2}"
+export BENCH_THREADS=2
+export BENCH_RATE_LIMIT_BACKEND="${BENCH_RATE_LIMIT_BACKEND:-}"
+OUT="${BENCH_OUT:-target/bench}"
+BIN="${CARGO_TARGET_DIR:-target}/release"
+
+[[ $BENCH_DURATION =~ ^[1-9][0-9]*$ ]] || die "BENCH_DURATION must be a positive number of seconds"
+[[ $BENCH_CONNECTIONS =~ ^[1-9][0-9]*$ ]] || die "BENCH_CONNECTIONS must be a positive integer"
+((BENCH_CONNECTIONS >= BENCH_THREADS)) || die "BENCH_CONNECTIONS must be at least $BENCH_THREADS"
+[[ $BENCH_WARMUP =~ ^[0-9]+$ ]] || die "BENCH_WARMUP must be a number of seconds"
+case "$BENCH_RATE_LIMIT_BACKEND" in "" | inprocess | redis) ;; *) die "BENCH_RATE_LIMIT_BACKEND must be inprocess or redis" ;; esac
+
+for b in memory-api mail-api admin; do
+    [[ -x $BIN/$b ]] || die "no $BIN/$b: run 'cargo build --release --workspace' first"
+done
+
+MEMORY_ADDR=127.0.0.1:18080
+MAIL_ADDR=127.0.0.1:18081
+MEMORY_URL="http://$MEMORY_ADDR"
+MAIL_URL="http://$MAIL_ADDR"
+PG_BASE=postgres://postgres@127.0.0.1:5432
+MEMORY_DB_URL="$PG_BASE/bench_memory"
+MAIL_DB_URL="$PG_BASE/bench_mail"
+LUA="$ROOT/scripts/bench/wrk-report.lua"
+
+bash "$ROOT/scripts/infra.sh"
+bash "$ROOT/scripts/tools.sh"
+
+mkdir -p "$OUT/logs" "$OUT/raw"
+rm -f "$OUT"/raw/* "$OUT/results.json"
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/memmail-bench.XXXXXX")"
+SCENARIOS="$WORK/scenarios.tsv"
+: >"$SCENARIOS"
+
+PIDS=()
+cleanup() {
+    local rc=$? pid
+    for pid in "${PIDS[@]}"; do
+        kill -TERM "$pid" 2>/dev/null || true
+    done
+    for pid in "${PIDS[@]}"; do
+        for _ in $(seq 1 100); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        if kill -0 "$pid" 2>/dev/null; then
+            warn "pid $pid did not stop within 10 s of SIGTERM; killing it"
+            kill -KILL "$pid" 2>/dev/null || true
+        fi
+        wait "$pid" 2>/dev/null || true
+    done
+    ((${#PIDS[@]} == 0)) || log "bench: services stopped"
+    rm -rf "$WORK"
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+psql_pg() {
+    env -u PGPASSWORD PGPASSFILE=/dev/null/none PGOPTIONS='-c client_min_messages=warning' \
+        psql -X -w -q -At -v ON_ERROR_STOP=1 -h 127.0.0.1 -p 5432 -U postgres "$@"
+}
+
+# json_get KEY: the value of KEY in the JSON object on stdin (the whole input,
+# or else its last line that is a JSON object).
+json_get() {
+    python3 -c '
+import json, sys
+text = sys.stdin.read()
+try:
+    obj = json.loads(text)
+except ValueError:
+    lines = [l for l in text.splitlines() if l.lstrip().startswith("{")]
+    if not lines:
+        sys.exit("no JSON object in: %s" % text[:500])
+    obj = json.loads(lines[-1])
+v = obj.get(sys.argv[1]) if isinstance(obj, dict) else None
+if v in (None, ""):
+    sys.exit("no %r in: %s" % (sys.argv[1], json.dumps(obj)[:500]))
+print(v)' "$1"
+}
+
+# admin LOGNAME ARGS...: run the admin CLI, keep its output in the logs, print its stdout.
+admin() {
+    local name=$1
+    shift
+    "$BIN/admin" "$@" >"$OUT/logs/admin-$name.out" 2>"$OUT/logs/admin-$name.err" || {
+        cat "$OUT/logs/admin-$name.err" >&2
+        die "admin $* failed"
+    }
+    cat "$OUT/logs/admin-$name.out"
+}
+
+# ------------------------------------------------------------ databases, migrations
+for db in bench_memory bench_mail; do
+    psql_pg -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db OWNER postgres" ||
+        die "could not recreate database $db"
+done
+MEMORY_DATABASE__URL="$MEMORY_DB_URL" "$BIN/memory-api" migrate >"$OUT/logs/memory-migrate.log" 2>&1 ||
+    { tail -n 30 "$OUT/logs/memory-migrate.log" >&2; die "memory-api migrate failed"; }
+MAIL_DATABASE__URL="$MAIL_DB_URL" "$BIN/mail-api" migrate >"$OUT/logs/mail-migrate.log" 2>&1 ||
+    { tail -n 30 "$OUT/logs/mail-migrate.log" >&2; die "mail-api migrate failed"; }
+log "bench: databases bench_memory and bench_mail recreated and migrated"
+
+# ------------------------------------------------------------------------ tenants
+USER_ID="$(admin create-user --memory-db "$MEMORY_DB_URL" memory create-user \
+    --email bench@example.com --tier team | json_get user_id)"
+MEMORY_KEY="$(admin memory-create-key --memory-db "$MEMORY_DB_URL" memory create-key \
+    --user "$USER_ID" --env live --scopes read,write --name bench | json_get key)"
+ACCOUNT_ID="$(admin create-account --mail-db "$MAIL_DB_URL" mail create-account --name bench |
+    json_get account_id)"
+PROJECT_ID="$(admin create-project --mail-db "$MAIL_DB_URL" mail create-project \
+    --account "$ACCOUNT_ID" --name bench --plan enterprise | json_get project_id)"
+MAIL_KEY="$(admin mail-create-key --mail-db "$MAIL_DB_URL" mail create-key \
+    --project "$PROJECT_ID" --scope admin --name bench | json_get key)"
+log "bench: memory user $USER_ID (team), mail project $PROJECT_ID (enterprise), one API key each"
+
+# ----------------------------------------------------------------------- services
+for addr in "$MEMORY_ADDR" "$MAIL_ADDR"; do
+    ! tcp_open "${addr%:*}" "${addr##*:}" ||
+        die "$addr is already in use (a bench still running?)"
+done
+
+# Rate limiting stays on (it is part of what is measured) but every quota is
+# multiplied by 1e6, so the limiter runs and never refuses.
+export RUST_LOG="${RUST_LOG:-warn}"
+svc_env=(MEMORY_RATE_LIMIT__SCALE=1000000 MAIL_RATE_LIMIT__SCALE=1000000)
+if [[ -n $BENCH_RATE_LIMIT_BACKEND ]]; then
+    svc_env+=(MEMORY_RATE_LIMIT__BACKEND="$BENCH_RATE_LIMIT_BACKEND"
+        MAIL_RATE_LIMIT__BACKEND="$BENCH_RATE_LIMIT_BACKEND")
+fi
+
+env "${svc_env[@]}" MEMORY_DATABASE__URL="$MEMORY_DB_URL" MEMORY_HTTP__BIND="$MEMORY_ADDR" \
+    "$BIN/memory-api" serve >"$OUT/logs/memory-api.log" 2>&1 </dev/null &
+PIDS+=($!)
+MEMORY_PID=$!
+env "${svc_env[@]}" MAIL_DATABASE__URL="$MAIL_DB_URL" MAIL_HTTP__BIND="$MAIL_ADDR" \
+    "$BIN/mail-api" serve >"$OUT/logs/mail-api.log" 2>&1 </dev/null &
+PIDS+=($!)
+MAIL_PID=$!
+
+# wait_healthy NAME PID URL: until URL/healthz answers 2xx (60 s at most).
+wait_healthy() {
+    local name=$1 pid=$2 url=$3
+    for _ in $(seq 1 120); do
+        curl -fsS -o /dev/null --max-time 2 "$url/healthz" 2>/dev/null && return 0
+        if ! kill -0 "$pid" 2>/dev/null; then
+            tail -n 30 "$OUT/logs/$name.log" >&2
+            die "$name exited before answering /healthz (log: $OUT/logs/$name.log)"
+        fi
+        sleep 0.5
+    done
+    tail -n 30 "$OUT/logs/$name.log" >&2
+    die "$name did not answer $url/healthz within 60 s"
+}
+wait_healthy memory-api "$MEMORY_PID" "$MEMORY_URL"
+wait_healthy mail-api "$MAIL_PID" "$MAIL_URL"
+log "bench: memory-api on $MEMORY_ADDR, mail-api on $MAIL_ADDR (rate limit scale 1e6, backend ${BENCH_RATE_LIMIT_BACKEND:-service default})"
+
+# ---------------------------------------------------------------------------- seed
+# post_created URL KEY BODY: POST the JSON body, require 201, print the `id`.
+post_created() {
+    local url=$1 key=$2 body=$3 code
+    code="$(curl -sS -o "$WORK/resp" -w '%{http_code}' --max-time 10 -X POST \
+        -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
+        --data "$body" "$url")" || die "POST $url failed"
+    [[ $code == 201 ]] || die "POST $url answered $code, not 201: $(head -c 500 "$WORK/resp")"
+    json_get id <"$WORK/resp"
+}
+PRODUCT_ID="$(post_created "$MEMORY_URL/api/v1/products" "$MEMORY_KEY" \
+    '{"name":"bench-product","description":"bench","status":"active"}')"
+SITE_ID="$(post_created "$MAIL_URL/api/v1/sites" "$MAIL_KEY" \
+    '{"name":"Bench","slug":"bench","from_name":"Bench"}')"
+log "bench: seeded product $PRODUCT_ID and site $SITE_ID"
+
+# The routes' SQL, for pgbench (literal uuids: pgbench's \set has no uuid type).
+PRODUCT_USER="$(psql_pg -d bench_memory -c 'SELECT user_id FROM products LIMIT 1')"
+[[ -n $PRODUCT_USER ]] || die "bench_memory.products has no row after seeding"
+cat >"$WORK/memory.sql" <<EOF
+SELECT id, name, description, status, created_at, updated_at FROM products WHERE user_id = '$PRODUCT_USER' AND environment = 'live' AND name = 'bench-product';
+EOF
+cat >"$WORK/mail.sql" <<EOF
+SELECT id, name, slug, from_name, created_at FROM sites WHERE project_id = '$PROJECT_ID' ORDER BY id LIMIT 2;
+EOF
+# Both must run and find the seeded row, or the comparison means nothing.
+rows="$(psql_pg -d bench_memory -f "$WORK/memory.sql" 2>&1)" ||
+    die "the product route's SQL no longer matches the schema; update scripts/bench.sh: $rows"
+[[ -n $rows ]] || die "the product route's SQL finds no row in bench_memory (user_id $PRODUCT_USER)"
+rows="$(psql_pg -d bench_mail -f "$WORK/mail.sql" 2>&1)" ||
+    die "the sites route's SQL no longer matches the schema; update scripts/bench.sh: $rows"
+[[ -n $rows ]] || die "the sites route's SQL finds no row in bench_mail (project_id $PROJECT_ID)"
+
+# ----------------------------------------------------------------------- scenarios
+# run_wrk ID NAME URL [KEY]
+run_wrk() {
+    local id=$1 name=$2 url=$3 key=${4:-} out="$OUT/raw/$1-wrk.txt"
+    local args=(-t "$BENCH_THREADS" -c "$BENCH_CONNECTIONS" --timeout 10s)
+    log "bench: $id  $name  (wrk, ${BENCH_DURATION}s, $BENCH_CONNECTIONS connections)"
+    # One request first, for a clear message when the route does not answer 2xx.
+    local code auth=()
+    [[ -z $key ]] || auth=(-H "Authorization: Bearer $key")
+    code="$(curl -sS -o "$WORK/resp" -w '%{http_code}' --max-time 10 "${auth[@]}" "$url")" ||
+        die "GET $url failed"
+    [[ $code == 2?? ]] || die "GET $url answered $code: $(head -c 500 "$WORK/resp")"
+    args+=("${auth[@]}")
+    if ((BENCH_WARMUP > 0)); then
+        wrk "${args[@]}" -d "${BENCH_WARMUP}s" "$url" >/dev/null
+    fi
+    wrk "${args[@]}" -d "${BENCH_DURATION}s" --latency -s "$LUA" "$url" >"$out" 2>&1 ||
+        { cat "$out" >&2; die "wrk failed in scenario $id"; }
+    grep '^WRK_RESULT' "$out" | sed 's/^/    /' || true
+    printf '%s\twrk\t%s\t%s\n' "$id" "$name" "$out" >>"$SCENARIOS"
+}
+
+# run_pgbench ID NAME DB SQLFILE
+run_pgbench() {
+    local id=$1 name=$2 db=$3 sql=$4 out="$OUT/raw/$1-pgbench.txt"
+    local args=(-n -M prepared -c "$BENCH_CONNECTIONS" -j "$BENCH_THREADS" -f "$sql"
+        -h 127.0.0.1 -p 5432 -U postgres)
+    log "bench: $id  $name  (pgbench, ${BENCH_DURATION}s, $BENCH_CONNECTIONS connections)"
+    if ((BENCH_WARMUP > 0)); then
+        PGPASSFILE=/dev/null/none pgbench "${args[@]}" -T "$BENCH_WARMUP" "$db" >/dev/null 2>&1 ||
+            die "pgbench warm-up failed in scenario $id"
+    fi
+    PGPASSFILE=/dev/null/none pgbench "${args[@]}" -T "$BENCH_DURATION" \
+        --log --log-prefix="$WORK/pgbench-$id" "$db" >"$out" 2>&1 ||
+        { tail -n 30 "$out" >&2; die "pgbench failed in scenario $id"; }
+    grep -E '^(tps|number of failed)' "$out" | sed 's/^/    /' || true
+    printf '%s\tpgbench\t%s\t%s\t%s\n' "$id" "$name" "$out" "$WORK/pgbench-$id" >>"$SCENARIOS"
+}
+
+run_wrk a "memory-api GET /healthz" "$MEMORY_URL/healthz"
+run_wrk b "mail-api GET /healthz" "$MAIL_URL/healthz"
+run_wrk c "memory-api GET /api/v1/products/bench-product" "$MEMORY_URL/api/v1/products/bench-product" "$MEMORY_KEY"
+run_wrk d "mail-api GET /api/v1/sites?limit=1" "$MAIL_URL/api/v1/sites?limit=1" "$MAIL_KEY"
+run_pgbench e "pgbench bench_memory: SQL of c" bench_memory "$WORK/memory.sql"
+run_pgbench f "pgbench bench_mail: SQL of d" bench_mail "$WORK/mail.sql"
+cp "$WORK/memory.sql" "$OUT/raw/e.sql"
+cp "$WORK/mail.sql" "$OUT/raw/f.sql"
+
+# -------------------------------------------------------------------------- report
+python3 "$ROOT/scripts/bench/report.py" "$SCENARIOS" "$OUT/results.json"

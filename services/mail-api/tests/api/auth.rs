@@ -1,0 +1,210 @@
+use auth::{CredentialKind, Scope};
+use mail_api::db::credentials;
+use rate_limit::policy::Plan;
+use serde_json::json;
+
+use crate::common::*;
+
+#[tokio::test]
+async fn missing_malformed_unknown_revoked_and_expired_credentials_are_401() {
+    let h = Harness::new().await;
+    let tenant = h.tenant(Plan::Free).await;
+    let unknown = auth::credential::generate(CredentialKind::Mail).plaintext;
+    let memory_key = auth::credential::generate(CredentialKind::MemoryLive).plaintext;
+    let cases: Vec<(Option<String>, &str)> = vec![
+        (None, "missing"),
+        (Some("Bearer".into()), "malformed"),
+        (Some("Bearer ".into()), "malformed"),
+        (Some("Basic x".into()), "malformed"),
+        (Some(format!("Basic {}", tenant.read)), "malformed"),
+        (Some("Bearer mail_short".into()), "malformed"),
+        (Some(format!("Bearer {}", tenant.read.to_uppercase())), "malformed"),
+        (Some(format!("Bearer {memory_key}")), "malformed"),
+        (Some(format!("Bearer {unknown}")), "unknown"),
+    ];
+    for (header, why) in cases {
+        for method in ["GET", "POST"] {
+            let mut req = h
+                .http
+                .request(method.parse().unwrap(), h.server.url("/api/v1/sites"));
+            if let Some(header) = &header {
+                req = req.header("Authorization", header);
+            }
+            let res = req.send().await.unwrap();
+            assert_eq!(res.headers()["www-authenticate"], "Bearer", "{why}");
+            let err = expect_error(res, 401, "UNAUTHORIZED").await;
+            assert!(err.message.contains(why), "{why}: {err:?}");
+            assert!(err.details.is_null(), "{err:?}");
+        }
+    }
+
+    // A key that worked until revoked.
+    let (revoked_id, revoked) = h.key(tenant.project, Scope::Read).await;
+    let ok = h.list_sites(&revoked, "").await;
+    assert_eq!(ok.status(), 200);
+    assert!(credentials::revoke_key(&mut h.conn().await, revoked_id).await.unwrap());
+    assert!(
+        !credentials::revoke_key(&mut h.conn().await, revoked_id).await.unwrap(),
+        "revoking twice reports nothing revoked"
+    );
+    let res = h.list_sites(&revoked, "").await;
+    assert_eq!(res.headers()["www-authenticate"], "Bearer");
+    assert!(expect_error(res, 401, "UNAUTHORIZED").await.message.contains("revoked"));
+
+    let (_, expired) = credentials::create_key(
+        &mut h.conn().await,
+        tenant.project,
+        "expired",
+        Scope::Admin,
+        None,
+        Some(chrono::Utc::now() - chrono::Duration::seconds(1)),
+    )
+    .await
+    .unwrap();
+    for res in [
+        h.list_sites(&expired.plaintext, "").await,
+        h.create_site(&expired.plaintext, "never").await,
+    ] {
+        assert_eq!(res.headers()["www-authenticate"], "Bearer");
+        assert!(expect_error(res, 401, "UNAUTHORIZED").await.message.contains("expired"));
+    }
+
+    // A key with an expiry still ahead works.
+    let (_, expiring) = credentials::create_key(
+        &mut h.conn().await,
+        tenant.project,
+        "expiring",
+        Scope::Read,
+        None,
+        Some(chrono::Utc::now() + chrono::Duration::hours(1)),
+    )
+    .await
+    .unwrap();
+    assert_eq!(h.list_sites(&expiring.plaintext, "").await.status(), 200);
+
+    // The scheme is case-insensitive; the other keys were not affected.
+    let res = h
+        .get("/api/v1/sites")
+        .header("Authorization", format!("bearer {}", tenant.read))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_rate_limit_headers(&res);
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn keys_are_stored_hashed_and_listed_by_prefix() {
+    let h = Harness::new().await;
+    let project = h.project(Plan::Byod).await;
+    let mut conn = h.conn().await;
+    let (key, credential) =
+        credentials::create_key(&mut conn, project, "ci", Scope::Write, None, None)
+            .await
+            .unwrap();
+    assert!(credential.plaintext.starts_with("mail_"));
+    assert_eq!(credential.plaintext.len(), "mail_".len() + 64);
+    assert_eq!(key.key_hash, store::sha256(credential.plaintext.as_bytes()).to_vec());
+    assert!(credential.plaintext.starts_with(key.key_prefix.trim_end_matches('…')));
+    assert_eq!(key.scope, "write");
+    let listed = credentials::list_keys(&mut conn, project).await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].id, key.id);
+    assert!(listed[0].revoked_at.is_none());
+    let other = h.project(Plan::Byod).await;
+    assert!(credentials::list_keys(&mut conn, other).await.unwrap().is_empty());
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn a_read_key_on_a_write_route_is_403_before_the_body_is_read() {
+    let h = Harness::new().await;
+    let tenant = h.tenant(Plan::Free).await;
+    let res = h
+        .post("/api/v1/sites")
+        .bearer_auth(&tenant.read)
+        .header("content-type", "application/json")
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    assert_rate_limit_headers(&res);
+    assert!(!res.headers().contains_key("www-authenticate"));
+    let err = expect_error(res, 403, "FORBIDDEN").await;
+    assert!(err.message.contains("write"), "{err:?}");
+
+    // Nor with a valid body: nothing is created.
+    let res = h.create_site(&tenant.read, "blocked").await;
+    expect_error(res, 403, "FORBIDDEN").await;
+    let list = json(h.list_sites(&tenant.read, "").await).await;
+    assert_eq!(list["data"], json!([]));
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn every_scope_may_read_and_write_and_admin_keys_may_create() {
+    let h = Harness::new().await;
+    let tenant = h.tenant(Plan::Managed).await;
+    for (key, slug) in [(&tenant.write, "by-write"), (&tenant.admin, "by-admin")] {
+        let res = h.create_site(key, slug).await;
+        assert_eq!(res.status(), 201, "{slug}");
+        assert_rate_limit_headers(&res);
+        assert_eq!(json(res).await["slug"], slug);
+    }
+    for key in [&tenant.read, &tenant.write, &tenant.admin] {
+        let res = h.list_sites(key, "").await;
+        assert_eq!(res.status(), 200);
+        assert_rate_limit_headers(&res);
+        let slugs: Vec<_> = json(res).await["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["slug"].clone())
+            .collect();
+        assert_eq!(slugs, ["by-write", "by-admin"]);
+    }
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn a_key_revoked_through_one_replica_is_refused_by_the_other_on_the_next_request() {
+    let db = database().await;
+    let a = serve(&settings(&db.url)).await;
+    let b = serve(&settings(&db.url)).await;
+    let http = reqwest::Client::new();
+    let mut conn = connect(&db.url).await;
+    let project = project(&mut conn, Plan::Free).await;
+    let (key_id, key_text) = key(&mut conn, project, Scope::Write).await;
+    // Both replicas have the key cached.
+    for server in [&a, &b] {
+        for _ in 0..3 {
+            let res = http
+                .get(server.url("/api/v1/sites"))
+                .bearer_auth(&key_text)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(res.status(), 200);
+        }
+    }
+    // Revoked through replica A's database session; B must refuse at once.
+    assert!(credentials::revoke_key(&mut conn, key_id).await.unwrap());
+    let res = http
+        .get(b.url("/api/v1/sites"))
+        .bearer_auth(&key_text)
+        .send()
+        .await
+        .unwrap();
+    assert!(expect_error(res, 401, "UNAUTHORIZED").await.message.contains("revoked"));
+    let res = http
+        .post(a.url("/api/v1/sites"))
+        .bearer_auth(&key_text)
+        .json(&json!({"name": "n", "slug": "s", "from_name": "f"}))
+        .send()
+        .await
+        .unwrap();
+    assert!(expect_error(res, 401, "UNAUTHORIZED").await.message.contains("revoked"));
+    a.stop().await;
+    b.stop().await;
+}

@@ -1,0 +1,237 @@
+//! The mail-api test harness: a database of its own per test, the real server on an ephemeral
+//! port, and accounts, projects and keys made through the same code the admin CLI uses.
+
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use auth::Scope;
+use diesel_async::{AsyncConnection as _, AsyncPgConnection};
+use mail_api::db::{credentials, tenants};
+use mail_api::{MIGRATIONS, MIGRATIONS_DIR, Settings};
+use rate_limit::policy::Plan;
+use reqwest::{RequestBuilder, Response};
+use serde_json::Value;
+use service_kit::RateLimitBackend;
+use service_kit::testing::TestServer;
+use store::testing::TestDatabase;
+use uuid::Uuid;
+
+/// The shared sending domain the test servers are configured with.
+pub const SHARED_DOMAIN: &str = "send.mail-test.example";
+
+pub struct Harness {
+    pub db: TestDatabase,
+    pub server: TestServer,
+    pub http: reqwest::Client,
+    pub settings: Settings,
+}
+
+/// A project with one live key of each scope.
+pub struct Tenant {
+    pub project: Uuid,
+    pub read: String,
+    pub write: String,
+    pub admin: String,
+}
+
+/// Settings for a server on `db_url`, bound to an ephemeral port.
+pub fn settings(db_url: &str) -> Settings {
+    let mut settings = Settings::load(None).expect("default settings load");
+    settings.common.database.url = db_url.to_owned();
+    settings.common.database.pool_size = 4;
+    settings.common.http.bind = "127.0.0.1:0".to_owned();
+    settings.common.http.workers = 1;
+    settings.common.http.shutdown_timeout_secs = 5;
+    settings.common.rate_limit.backend = RateLimitBackend::Inprocess;
+    settings.sending.shared_domain = SHARED_DOMAIN.to_owned();
+    settings
+}
+
+/// Settings with the Redis limiter under a key prefix of their own.
+pub fn redis_settings(db_url: &str, prefix: &str) -> Settings {
+    let mut settings = settings(db_url);
+    settings.common.rate_limit.backend = RateLimitBackend::Redis;
+    settings.common.rate_limit.key_prefix = prefix.to_owned();
+    settings
+}
+
+pub async fn database() -> TestDatabase {
+    TestDatabase::new("mail", MIGRATIONS, Path::new(MIGRATIONS_DIR))
+        .await
+        .expect("test database")
+}
+
+pub async fn serve(settings: &Settings) -> TestServer {
+    TestServer::start(mail_api::launch(settings).await.expect("launch"))
+}
+
+pub async fn connect(url: &str) -> AsyncPgConnection {
+    AsyncPgConnection::establish(url).await.expect("connect")
+}
+
+/// A project of `plan` in an account of its own.
+pub async fn project(conn: &mut AsyncPgConnection, plan: Plan) -> Uuid {
+    let account = tenants::create_account(conn, &format!("account {}", Uuid::new_v4()))
+        .await
+        .expect("account");
+    tenants::create_project(conn, account.id, "project", plan)
+        .await
+        .expect("project")
+        .id
+}
+
+/// A key of `scope` that never expires: returns (key id, plaintext).
+pub async fn key(conn: &mut AsyncPgConnection, project: Uuid, scope: Scope) -> (Uuid, String) {
+    let (key, credential) = credentials::create_key(conn, project, "test", scope, None, None)
+        .await
+        .expect("key");
+    (key.id, credential.plaintext)
+}
+
+impl Harness {
+    pub async fn new() -> Self {
+        Self::with(settings).await
+    }
+
+    pub async fn with(make: impl FnOnce(&str) -> Settings) -> Self {
+        let db = database().await;
+        let settings = make(&db.url);
+        let server = serve(&settings).await;
+        Self {
+            db,
+            server,
+            http: reqwest::Client::new(),
+            settings,
+        }
+    }
+
+    pub async fn conn(&self) -> AsyncPgConnection {
+        connect(&self.db.url).await
+    }
+
+    pub async fn project(&self, plan: Plan) -> Uuid {
+        project(&mut self.conn().await, plan).await
+    }
+
+    pub async fn key(&self, project: Uuid, scope: Scope) -> (Uuid, String) {
+        key(&mut self.conn().await, project, scope).await
+    }
+
+    /// A project of `plan` with a read, a write and an admin key.
+    pub async fn tenant(&self, plan: Plan) -> Tenant {
+        let mut conn = self.conn().await;
+        let project = project(&mut conn, plan).await;
+        let (_, read) = key(&mut conn, project, Scope::Read).await;
+        let (_, write) = key(&mut conn, project, Scope::Write).await;
+        let (_, admin) = key(&mut conn, project, Scope::Admin).await;
+        Tenant {
+            project,
+            read,
+            write,
+            admin,
+        }
+    }
+
+    pub fn get(&self, path: &str) -> RequestBuilder {
+        self.http.get(self.server.url(path))
+    }
+
+    pub fn post(&self, path: &str) -> RequestBuilder {
+        self.http.post(self.server.url(path))
+    }
+
+    /// `POST /api/v1/sites` with `key`, named after `slug`.
+    pub async fn create_site(&self, key: &str, slug: &str) -> Response {
+        self.post("/api/v1/sites")
+            .bearer_auth(key)
+            .json(&serde_json::json!({
+                "name": format!("Site {slug}"),
+                "slug": slug,
+                "from_name": format!("Sender {slug}"),
+            }))
+            .send()
+            .await
+            .expect("request")
+    }
+
+    pub async fn list_sites(&self, key: &str, query: &str) -> Response {
+        self.get(&format!("/api/v1/sites{query}"))
+            .bearer_auth(key)
+            .send()
+            .await
+            .expect("request")
+    }
+
+    pub async fn stop(self) {
+        self.server.stop().await;
+    }
+}
+
+pub async fn json(response: Response) -> Value {
+    response.json().await.expect("JSON body")
+}
+
+/// A mail error envelope, as [`expect_error`] found it.
+#[derive(Debug)]
+pub struct MailError {
+    pub message: String,
+    /// `Value::Null` when the envelope has no `details`.
+    pub details: Value,
+}
+
+/// Asserts the mail error envelope `{"error": "<message>", "code": "<CODE>", "details"?: {}}`
+/// with `status` and `code`, and returns it.
+pub async fn expect_error(response: Response, status: u16, code: &str) -> MailError {
+    assert_eq!(response.status().as_u16(), status, "status");
+    let headers = response.headers().clone();
+    assert_eq!(
+        headers["content-type"].to_str().unwrap(),
+        "application/json"
+    );
+    assert_eq!(headers["cache-control"], "no-store");
+    let body = json(response).await;
+    let object = body.as_object().expect("an object");
+    assert_eq!(body["code"], code, "{body}");
+    let message = body["error"].as_str().expect("`error` is a string");
+    assert!(!message.is_empty(), "{body}");
+    for key in object.keys() {
+        assert!(
+            ["error", "code", "details"].contains(&key.as_str()),
+            "unexpected key {key}: {body}"
+        );
+    }
+    if let Some(details) = object.get("details") {
+        assert!(details.is_object(), "`details` is an object: {body}");
+    }
+    MailError {
+        message: message.to_owned(),
+        details: object.get("details").cloned().unwrap_or(Value::Null),
+    }
+}
+
+pub fn assert_rate_limit_headers(response: &Response) {
+    for name in ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"] {
+        assert!(
+            response.headers().contains_key(name),
+            "{name} missing on {}",
+            response.status()
+        );
+    }
+}
+
+/// A numeric response header.
+pub fn header_u64(response: &Response, name: &str) -> u64 {
+    response.headers()[name]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+pub fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}

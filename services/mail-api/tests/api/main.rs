@@ -1,0 +1,8 @@
+//! mail-api over HTTP against the real PostgreSQL (and Redis where said).
+
+mod auth;
+mod common;
+mod contract;
+mod errors;
+mod rate_limits;
+mod sites;

@@ -1,0 +1,233 @@
+//! The real binaries, started as processes, against the real PostgreSQL, RabbitMQ and Redis.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use queue::{Broker, BrokerConfig, Task, WorkQueue};
+use serde_json::Value;
+use store::testing::TestDatabase;
+
+const AMQP: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
+
+/// The directory holding the workspace's debug binaries.
+fn bin_dir() -> PathBuf {
+    if let Ok(dir) = std::env::var("E2E_BIN_DIR") {
+        return dir.into();
+    }
+    let target = std::env::var("CARGO_TARGET_DIR").map_or_else(
+        |_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"),
+        PathBuf::from,
+    );
+    target.join("debug")
+}
+
+fn binary(name: &str) -> PathBuf {
+    let path = bin_dir().join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: build the binaries first (cargo build --bins)",
+        path.display()
+    );
+    path
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A child process killed when dropped.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Proc {
+    fn start(name: &str, args: &[&str], env: &[(&str, String)]) -> Self {
+        let mut cmd = Command::new(binary(name));
+        cmd.args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .env("MEMORY_TELEMETRY__LOG_FILTER", "warn")
+            .env("MAIL_TELEMETRY__LOG_FILTER", "warn");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        Self(cmd.spawn().expect("spawn"))
+    }
+
+    /// Sends SIGTERM and waits for a clean exit.
+    fn terminate(mut self, within: Duration) -> std::process::ExitStatus {
+        let pid = self.0.id().to_string();
+        let sent = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        assert!(sent.success());
+        let deadline = Instant::now() + within;
+        loop {
+            if let Some(status) = self.0.try_wait().unwrap() {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "did not stop within {within:?}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+fn run(name: &str, args: &[&str], env: &[(&str, String)]) -> Value {
+    let mut cmd = Command::new(binary(name));
+    cmd.args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run");
+    assert!(
+        out.status.success(),
+        "{name} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+}
+
+async fn wait_ready(base: &str) {
+    let http = reqwest::Client::new();
+    for _ in 0..200 {
+        if let Ok(res) = http.get(format!("{base}/readyz")).send().await
+            && res.status() == 200
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{base} never became ready");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn migrate_bootstrap_two_replicas_share_limits_and_revocation() {
+    let db = TestDatabase::empty("memory").await.unwrap();
+    let db_env = ("MEMORY_DATABASE__URL", db.url.clone());
+    run("memory-api", &["migrate"], std::slice::from_ref(&db_env));
+    // Idempotent.
+    run("memory-api", &["migrate"], std::slice::from_ref(&db_env));
+
+    let user = run(
+        "admin",
+        &["memory", "create-user", "--email", "e2e@example.com", "--tier", "free"],
+        std::slice::from_ref(&db_env),
+    );
+    let user_id = user["user_id"].as_str().unwrap().to_owned();
+    let key = run(
+        "admin",
+        &["memory", "create-key", "--user", &user_id, "--scopes", "read,write"],
+        std::slice::from_ref(&db_env),
+    );
+    let key_id = key["key_id"].as_str().unwrap().to_owned();
+    let plaintext = key["key"].as_str().unwrap().to_owned();
+    assert!(plaintext.starts_with("mem_live_"));
+    let listed = run("admin", &["memory", "list-keys", "--user", &user_id], std::slice::from_ref(&db_env));
+    let listed = listed.to_string();
+    assert!(!listed.contains(&plaintext), "plaintext is shown once only");
+
+    let prefix = format!("e2e-{}", uuid::Uuid::new_v4());
+    let replica = |port: u16| {
+        Proc::start(
+            "memory-api",
+            &["serve"],
+            &[
+                db_env.clone(),
+                ("MEMORY_HTTP__BIND", format!("127.0.0.1:{port}")),
+                ("MEMORY_RATE_LIMIT__BACKEND", "redis".into()),
+                ("MEMORY_RATE_LIMIT__KEY_PREFIX", prefix.clone()),
+                // 60/min scaled to 4/min.
+                ("MEMORY_RATE_LIMIT__SCALE", "0.0667".into()),
+            ],
+        )
+    };
+    let (port_a, port_b) = (free_port(), free_port());
+    let a = replica(port_a);
+    let b = replica(port_b);
+    let (base_a, base_b) = (format!("http://127.0.0.1:{port_a}"), format!("http://127.0.0.1:{port_b}"));
+    wait_ready(&base_a).await;
+    wait_ready(&base_b).await;
+
+    // Stay inside one minute window.
+    while 60 - std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() % 60 <= 8 {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let http = reqwest::Client::new();
+    let statuses = futures_util::future::join_all((0..12).map(|i| {
+        let base = if i % 2 == 0 { &base_a } else { &base_b };
+        http.get(format!("{base}/api/v1/products")).bearer_auth(&plaintext).send()
+    }))
+    .await;
+    let ok = statuses.iter().filter(|r| r.as_ref().unwrap().status() == 200).count();
+    let limited = statuses.iter().filter(|r| r.as_ref().unwrap().status() == 429).count();
+    assert_eq!((ok, limited), (4, 8), "the limit holds across both replicas");
+
+    // Revoked with the admin CLI: both replicas refuse at once (401, not 429).
+    run("admin", &["memory", "revoke-key", "--key", &key_id], std::slice::from_ref(&db_env));
+    for base in [&base_a, &base_b] {
+        let res = http.get(format!("{base}/api/v1/products")).bearer_auth(&plaintext).send().await.unwrap();
+        assert_eq!(res.status(), 401);
+        let body: Value = res.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "UNAUTHORIZED");
+    }
+
+    let status = a.terminate(Duration::from_secs(15));
+    assert!(status.success(), "memory-api exits cleanly on SIGTERM: {status}");
+    drop(b);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn send_worker_answers_rpc_and_stops_gracefully_on_sigterm() {
+    let db = TestDatabase::empty("mail").await.unwrap();
+    let prefix = format!("e2e-{}.", uuid::Uuid::new_v4().simple());
+    let port = free_port();
+    let worker = Proc::start(
+        "send-worker",
+        &[],
+        &[
+            ("MAIL_DATABASE__URL", db.url.clone()),
+            ("MAIL_BROKER__QUEUE_PREFIX", prefix.clone()),
+            ("MAIL_WORKER__BIND", format!("127.0.0.1:{port}")),
+        ],
+    );
+    let base = format!("http://127.0.0.1:{port}");
+    wait_ready(&base).await;
+    let metrics = reqwest::get(format!("{base}/metrics")).await.unwrap().text().await.unwrap();
+    assert!(metrics.contains("service=\"send-worker\""));
+
+    let broker = Broker::connect(BrokerConfig::new(AMQP)).await.unwrap();
+    let queue = WorkQueue::new(queue::SEND_EMAIL).with_prefix(&prefix);
+    broker.declare(&queue).await.unwrap();
+    let publisher = broker.publisher(queue.clone());
+    let reply = publisher
+        .rpc_call(&Task::Echo { message: "ping".into() }, Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert_eq!(reply["echo"], "ping");
+    assert_eq!(reply["worker"], "send-worker");
+
+    // A kind this worker does not handle yet is dead-lettered, not lost.
+    publisher
+        .publish(&Task::Render { job_id: uuid::Uuid::now_v7(), user_id: uuid::Uuid::now_v7() })
+        .await
+        .unwrap();
+    let mut dead = Vec::new();
+    for _ in 0..100 {
+        dead = broker.list_dead_letters(&queue, 10).await.unwrap();
+        if !dead.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(dead.len(), 1);
+
+    let status = worker.terminate(Duration::from_secs(15));
+    assert!(status.success(), "send-worker exits cleanly on SIGTERM: {status}");
+    broker.delete(&queue).await.unwrap();
+    broker.close().await;
+}

@@ -131,7 +131,9 @@ impl<S: CredentialStore> Authenticator<S> {
     /// Starts the LISTEN connection that keeps the cache trustworthy.
     pub fn listen(&self, database_url: String, shutdown: watch::Receiver<bool>) {
         let cache = Arc::clone(&self.cache);
-        spawn_listener(database_url, CHANNEL, shutdown, move |event| cache.on_event(event));
+        spawn_listener(database_url, CHANNEL, shutdown, move |event| {
+            cache.on_event(event)
+        });
     }
 
     pub async fn authenticate(&self, authorization: Option<&str>) -> Result<Caller, AuthError> {

@@ -34,7 +34,12 @@ impl CredentialKind {
     }
 
     fn all() -> [Self; 4] {
-        [Self::MemoryLive, Self::MemoryTest, Self::MemoryOAuth, Self::Mail]
+        [
+            Self::MemoryLive,
+            Self::MemoryTest,
+            Self::MemoryOAuth,
+            Self::Mail,
+        ]
     }
 }
 
@@ -125,7 +130,10 @@ mod tests {
             let parsed = parse(&new.plaintext, &[kind]).unwrap();
             assert_eq!(parsed.kind, kind);
             assert_eq!(parsed.hash, new.hash);
-            assert!(!new.display_prefix.contains(&new.plaintext[kind.prefix().len() + 8..]));
+            assert!(
+                !new.display_prefix
+                    .contains(&new.plaintext[kind.prefix().len() + 8..])
+            );
         }
     }
 
@@ -143,9 +151,15 @@ mod tests {
     #[test]
     fn wrong_service_and_bad_bodies_are_malformed() {
         let mail = generate(CredentialKind::Mail).plaintext;
-        assert_eq!(parse(&mail, CredentialKind::MEMORY), Err(AuthError::Malformed));
+        assert_eq!(
+            parse(&mail, CredentialKind::MEMORY),
+            Err(AuthError::Malformed)
+        );
         let live = generate(CredentialKind::MemoryLive).plaintext;
-        assert_eq!(parse(&live, CredentialKind::MAIL), Err(AuthError::Malformed));
+        assert_eq!(
+            parse(&live, CredentialKind::MAIL),
+            Err(AuthError::Malformed)
+        );
         for bad in [
             "mem_live_",
             "mem_live_abc",
@@ -154,7 +168,11 @@ mod tests {
             &format!("{live}0"),
             "sk_live_whatever",
         ] {
-            assert_eq!(parse(bad, CredentialKind::MEMORY), Err(AuthError::Malformed), "{bad}");
+            assert_eq!(
+                parse(bad, CredentialKind::MEMORY),
+                Err(AuthError::Malformed),
+                "{bad}"
+            );
         }
     }
 

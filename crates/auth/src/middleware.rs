@@ -43,10 +43,8 @@ pub async fn gate(
         Ok(caller) => caller,
         Err(err) => {
             let mut res = req.error_response(ApiError::from(err));
-            res.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                HeaderValue::from_static("Bearer"),
-            );
+            res.headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
             return Ok(res.map_into_right_body());
         }
     };

@@ -53,7 +53,7 @@ impl Flavor {
     }
 
     fn body(self, err: &ApiError) -> Value {
-        match (self, err.rate_limit) {
+        match (self, err.rate_limit()) {
             (Self::Memory, Some(rl)) if err.kind == ErrorKind::RateLimited => json!({
                 "error": "rate_limit_exceeded",
                 "retry_after": rl.retry_after.max(1),
@@ -66,7 +66,7 @@ impl Flavor {
             }),
             (Self::Mail, rate_limit) => {
                 let mut body = json!({ "error": err.message, "code": self.code(err) });
-                let details = match (&err.details, rate_limit) {
+                let details = match (err.details(), rate_limit) {
                     (Some(details), _) => Some(details.clone()),
                     (None, Some(rl)) => Some(json!({
                         "retry_after": rl.retry_after.max(1),
@@ -93,11 +93,11 @@ fn unix_to_rfc3339(secs: u64) -> String {
 /// Renders `err` as a complete response in `flavor`'s envelope.
 pub fn render(flavor: Flavor, err: &ApiError) -> HttpResponse {
     let mut builder = HttpResponseBuilder::new(err.kind.status());
-    if let Some(rl) = err.rate_limit {
+    if let Some(rl) = err.rate_limit() {
         builder.insert_header((header::RETRY_AFTER, rl.retry_after.max(1).to_string()));
     }
-    if let Some(allow) = &err.allow {
-        builder.insert_header((header::ALLOW, allow.as_str()));
+    if let Some(allow) = err.allow() {
+        builder.insert_header((header::ALLOW, allow));
     }
     builder
         .insert_header((header::CACHE_CONTROL, "no-store"))
@@ -123,7 +123,10 @@ pub async fn envelope_middleware(
         }
     };
     let is_error = res.status().is_client_error() || res.status().is_server_error();
-    let from_api_error = res.response().error().is_some_and(|e| e.as_error::<ApiError>().is_some());
+    let from_api_error = res
+        .response()
+        .error()
+        .is_some_and(|e| e.as_error::<ApiError>().is_some());
     if !is_error || (!from_api_error && is_json(res.headers())) {
         // Successes, and error answers a handler deliberately wrote as JSON (e.g. `/readyz`).
         return Ok(res.map_body(|_, body| EitherBody::left(body.boxed())));
@@ -177,9 +180,9 @@ fn to_api_error(
                 .to_owned();
             ApiError::method_not_allowed(allow)
         }
-        ErrorKind::Internal => ApiError::internal(
-            source.map_or_else(|| status.to_string(), ToString::to_string),
-        ),
+        ErrorKind::Internal => {
+            ApiError::internal(source.map_or_else(|| status.to_string(), ToString::to_string))
+        }
         _ => ApiError::new(
             kind,
             source.map_or_else(

@@ -75,10 +75,16 @@ pub struct ApiError {
     /// A machine-readable code for the mail envelope (e.g. `SUPPRESSED_CONTACT`); the memory
     /// envelope has a closed list of codes and derives its code from `kind`.
     pub code: Option<&'static str>,
-    pub details: Option<Value>,
-    pub rate_limit: Option<RateLimitInfo>,
+    /// Boxed: rare, and it keeps `Result<_, ApiError>` small.
+    extra: Option<Box<Extra>>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Extra {
+    details: Option<Value>,
+    rate_limit: Option<RateLimitInfo>,
     /// The methods a 405 lists in `Allow`.
-    pub allow: Option<String>,
+    allow: Option<String>,
 }
 
 impl ApiError {
@@ -87,10 +93,24 @@ impl ApiError {
             kind,
             message: message.into(),
             code: None,
-            details: None,
-            rate_limit: None,
-            allow: None,
+            extra: None,
         }
+    }
+
+    fn extra_mut(&mut self) -> &mut Extra {
+        self.extra.get_or_insert_with(Box::default)
+    }
+
+    pub fn details(&self) -> Option<&Value> {
+        self.extra.as_ref()?.details.as_ref()
+    }
+
+    pub fn rate_limit(&self) -> Option<RateLimitInfo> {
+        self.extra.as_ref()?.rate_limit
+    }
+
+    pub fn allow(&self) -> Option<&str> {
+        self.extra.as_ref()?.allow.as_deref()
     }
 
     pub fn bad_request(message: impl Into<Cow<'static, str>>) -> Self {
@@ -140,13 +160,13 @@ impl ApiError {
             ErrorKind::MethodNotAllowed,
             format!("method not allowed; allowed: {allow}"),
         );
-        err.allow = Some(allow);
+        err.extra_mut().allow = Some(allow);
         err
     }
 
     pub fn rate_limited(info: RateLimitInfo) -> Self {
         let mut err = Self::new(ErrorKind::RateLimited, "rate limit exceeded");
-        err.rate_limit = Some(info);
+        err.extra_mut().rate_limit = Some(info);
         err
     }
 
@@ -162,7 +182,7 @@ impl ApiError {
     }
 
     pub fn with_details(mut self, details: Value) -> Self {
-        self.details = Some(details);
+        self.extra_mut().details = Some(details);
         self
     }
 }

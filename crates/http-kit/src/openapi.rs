@@ -3,13 +3,13 @@
 //! operation here so that no handler can forget them.
 
 use serde::Serialize;
+use utoipa::ToSchema;
 use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::path::Operation;
 use utoipa::openapi::response::ResponseBuilder;
 use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
 use utoipa::openapi::{Content, OpenApi, Ref, RefOr, Response, Schema};
-use utoipa::ToSchema;
 
 use crate::Flavor;
 
@@ -76,7 +76,9 @@ pub fn finish(doc: &mut OpenApi, flavor: Flavor, public: &[&str]) {
             HttpBuilder::new()
                 .scheme(HttpAuthScheme::Bearer)
                 .description(Some(match flavor {
-                    Flavor::Memory => "API key (`mem_live_…`, `mem_test_…`) or OAuth access token (`memo_…`)",
+                    Flavor::Memory => {
+                        "API key (`mem_live_…`, `mem_test_…`) or OAuth access token (`memo_…`)"
+                    }
                     Flavor::Mail => "Project API key (`mail_…`)",
                 }))
                 .build(),
@@ -96,7 +98,11 @@ pub fn finish(doc: &mut OpenApi, flavor: Flavor, public: &[&str]) {
         }
     };
     let standard = [
-        ("401", "Missing, malformed, expired or revoked credential", error_name),
+        (
+            "401",
+            "Missing, malformed, expired or revoked credential",
+            error_name,
+        ),
         ("429", "Rate limit exceeded; see Retry-After", limited_name),
         ("500", "Internal error", error_name),
     ];
@@ -106,7 +112,11 @@ pub fn finish(doc: &mut OpenApi, flavor: Flavor, public: &[&str]) {
             response.headers.insert(
                 "Retry-After".to_owned(),
                 HeaderBuilder::new()
-                    .schema(ObjectBuilder::new().schema_type(Type::Integer).minimum(Some(1)))
+                    .schema(
+                        ObjectBuilder::new()
+                            .schema_type(Type::Integer)
+                            .minimum(Some(1)),
+                    )
                     .description(Some("Seconds to wait before retrying"))
                     .build(),
             );
@@ -174,8 +184,16 @@ fn add_rate_limit_headers(response: &mut Response) {
             .description(Some("An integer, or `unlimited`"))
     };
     let headers = [
-        ("X-RateLimit-Limit", count_or_unlimited(), "Requests allowed in the window nearest exhaustion"),
-        ("X-RateLimit-Remaining", count_or_unlimited(), "Requests left in that window"),
+        (
+            "X-RateLimit-Limit",
+            count_or_unlimited(),
+            "Requests allowed in the window nearest exhaustion",
+        ),
+        (
+            "X-RateLimit-Remaining",
+            count_or_unlimited(),
+            "Requests left in that window",
+        ),
         (
             "X-RateLimit-Reset",
             ObjectBuilder::new().schema_type(Type::Integer),

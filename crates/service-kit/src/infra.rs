@@ -98,5 +98,10 @@ pub fn init_telemetry(
         .parse()
         .map_err(|e: String| anyhow::anyhow!(e))?;
     let endpoint = Some(settings.otlp_endpoint.as_str()).filter(|e| !e.is_empty());
-    Ok(telemetry::init(service, format, &settings.log_filter, endpoint))
+    Ok(telemetry::init(
+        service,
+        format,
+        &settings.log_filter,
+        endpoint,
+    ))
 }

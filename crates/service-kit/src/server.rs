@@ -64,7 +64,9 @@ pub fn api_app(
                 }))
                 .configure(api),
         )
-        .wrap(from_fn(move |req, next| envelope_middleware(flavor, req, next)))
+        .wrap(from_fn(move |req, next| {
+            envelope_middleware(flavor, req, next)
+        }))
         .wrap(from_fn(move |req, next| {
             telemetry::http::request_middleware(metrics.clone(), req, next)
         }))
@@ -109,13 +111,21 @@ impl Background {
 /// Connects to the servers, starts the credential cache's LISTEN, binds, and returns the
 /// server ready to be awaited (or spawned, in tests). Awaiting it serves until SIGTERM or
 /// SIGINT, then lets in-flight requests finish within the shutdown timeout.
-pub async fn launch<S, St>(common: &CommonSettings, spec: ApiSpec<S, St>) -> anyhow::Result<Launched>
+pub async fn launch<S, St>(
+    common: &CommonSettings,
+    spec: ApiSpec<S, St>,
+) -> anyhow::Result<Launched>
 where
     S: CredentialStore,
     St: Clone + Send + 'static,
 {
-    let infra = Infra::connect(spec.service, &common.database, &common.broker, &common.rate_limit)
-        .await?;
+    let infra = Infra::connect(
+        spec.service,
+        &common.database,
+        &common.broker,
+        &common.rate_limit,
+    )
+    .await?;
     let (shutdown, shutdown_rx) = watch::channel(false);
     let authenticator = Authenticator::new((spec.credentials)(infra.pool.clone()), spec.accepted);
     authenticator.listen(common.database.url.clone(), shutdown_rx);

@@ -56,7 +56,9 @@ where
         App::new()
             .configure(move |cfg| http_kit::health::configure(cfg, readiness))
             .configure(move |cfg| telemetry::metrics::configure(cfg, for_route))
-            .wrap(from_fn(move |req, next| envelope_middleware(flavor, req, next)))
+            .wrap(from_fn(move |req, next| {
+                envelope_middleware(flavor, req, next)
+            }))
             .wrap(from_fn(move |req, next| {
                 telemetry::http::request_middleware(metrics.clone(), req, next)
             }))
@@ -145,8 +147,7 @@ where
         binary.default_bind,
         crate::config::COMMON_DEFAULTS
     );
-    let settings: WorkerBinarySettings =
-        settings::load(binary.env_prefix, &defaults, config_file)?;
+    let settings: WorkerBinarySettings = settings::load(binary.env_prefix, &defaults, config_file)?;
     let _telemetry = infra::init_telemetry(binary.service, &settings.telemetry)?;
     run(
         WorkerSpec {

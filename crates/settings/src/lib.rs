@@ -57,7 +57,11 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("settings-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("app.toml");
-        std::fs::write(&file, "[http]\nworkers = 8\n[database]\nurl = \"postgres://file\"\n").unwrap();
+        std::fs::write(
+            &file,
+            "[http]\nworkers = 8\n[database]\nurl = \"postgres://file\"\n",
+        )
+        .unwrap();
 
         let only_defaults: Settings = load("SETTINGSTESTA", DEFAULTS, None).unwrap();
         assert_eq!(only_defaults.http.bind, "127.0.0.1:8080");

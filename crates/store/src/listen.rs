@@ -26,7 +26,9 @@ pub fn spawn_listener(
     on_event: impl Fn(ListenEvent) + Send + Sync + 'static,
 ) -> tokio::task::JoinHandle<()> {
     assert!(
-        channel.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'),
+        channel
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_'),
         "channel must be an identifier"
     );
     tokio::spawn(async move {
@@ -78,11 +80,13 @@ async fn listen_once(
             Ok(Some(Err(e))) => return Err(e.to_string()),
             Ok(None) => return Err("notification stream ended".into()),
             // Quiet for a while: prove the connection still answers, or give it up.
-            Err(_) => tokio::time::timeout(KEEPALIVE, diesel::sql_query("SELECT 1").execute(&mut conn))
-                .await
-                .map_err(|_| "keepalive timed out".to_owned())?
-                .map(drop)
-                .map_err(|e| e.to_string())?,
+            Err(_) => {
+                tokio::time::timeout(KEEPALIVE, diesel::sql_query("SELECT 1").execute(&mut conn))
+                    .await
+                    .map_err(|_| "keepalive timed out".to_owned())?
+                    .map(drop)
+                    .map_err(|e| e.to_string())?
+            }
         }
     }
 }

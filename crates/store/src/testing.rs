@@ -116,7 +116,12 @@ fn template_name(service: &str, dir: &Path) -> String {
     files.sort();
     let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
     for file in files {
-        ctx.update(file.strip_prefix(dir).unwrap_or(&file).to_string_lossy().as_bytes());
+        ctx.update(
+            file.strip_prefix(dir)
+                .unwrap_or(&file)
+                .to_string_lossy()
+                .as_bytes(),
+        );
         ctx.update(&std::fs::read(&file).unwrap_or_default());
     }
     let hash = hex::encode(ctx.finish());
@@ -147,17 +152,13 @@ async fn ensure_template(
     if database_exists(&mut admin, template).await? {
         return Ok(());
     }
-    diesel::sql_query(format!(
-        "SELECT pg_advisory_lock(hashtext('{template}'))"
-    ))
-    .execute(&mut admin)
-    .await?;
+    diesel::sql_query(format!("SELECT pg_advisory_lock(hashtext('{template}'))"))
+        .execute(&mut admin)
+        .await?;
     let built = build_template(server, &mut admin, service, template, migrations).await;
-    diesel::sql_query(format!(
-        "SELECT pg_advisory_unlock(hashtext('{template}'))"
-    ))
-    .execute(&mut admin)
-    .await?;
+    diesel::sql_query(format!("SELECT pg_advisory_unlock(hashtext('{template}'))"))
+        .execute(&mut admin)
+        .await?;
     built
 }
 
@@ -172,9 +173,11 @@ async fn build_template(
         return Ok(()); // another process built it while we waited for the lock
     }
     let building = format!("{template}_building");
-    diesel::sql_query(format!("DROP DATABASE IF EXISTS \"{building}\" WITH (FORCE)"))
-        .execute(admin)
-        .await?;
+    diesel::sql_query(format!(
+        "DROP DATABASE IF EXISTS \"{building}\" WITH (FORCE)"
+    ))
+    .execute(admin)
+    .await?;
     diesel::sql_query(format!("CREATE DATABASE \"{building}\""))
         .execute(admin)
         .await?;
@@ -214,11 +217,10 @@ async fn database_exists(admin: &mut AsyncPgConnection, name: &str) -> Result<bo
         #[diesel(sql_type = diesel::sql_types::Bool)]
         found: bool,
     }
-    let row: Found = diesel::sql_query(
-        "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1) AS found",
-    )
-    .bind::<diesel::sql_types::Text, _>(name)
-    .get_result(admin)
-    .await?;
+    let row: Found =
+        diesel::sql_query("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1) AS found")
+            .bind::<diesel::sql_types::Text, _>(name)
+            .get_result(admin)
+            .await?;
     Ok(row.found)
 }

@@ -4,10 +4,10 @@
 
 use std::time::Instant;
 
+use actix_web::HttpMessage as _;
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderName, HeaderValue};
-use actix_web::HttpMessage as _;
 use actix_web::middleware::Next;
 use opentelemetry::propagation::Extractor;
 use tracing::Instrument as _;

@@ -12,9 +12,14 @@ pub struct Metrics {
 
 impl Metrics {
     pub fn new(service: &str) -> Self {
-        let registry = Registry::new_custom(None, Some(
-            [("service".to_owned(), service.to_owned())].into_iter().collect(),
-        ))
+        let registry = Registry::new_custom(
+            None,
+            Some(
+                [("service".to_owned(), service.to_owned())]
+                    .into_iter()
+                    .collect(),
+            ),
+        )
         .expect("static registry labels are valid");
         let http_requests = IntCounterVec::new(
             Opts::new("http_requests_total", "HTTP requests answered"),
@@ -22,10 +27,11 @@ impl Metrics {
         )
         .expect("static metric definition");
         let http_duration = HistogramVec::new(
-            HistogramOpts::new("http_request_duration_seconds", "HTTP request latency")
-                .buckets(vec![
+            HistogramOpts::new("http_request_duration_seconds", "HTTP request latency").buckets(
+                vec![
                     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
-                ]),
+                ],
+            ),
             &["method", "route"],
         )
         .expect("static metric definition");

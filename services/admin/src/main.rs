@@ -12,7 +12,11 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 #[derive(Parser)]
-#[command(name = "admin", version, about = "Tenant bootstrap for memory-api and mail-api")]
+#[command(
+    name = "admin",
+    version,
+    about = "Tenant bootstrap for memory-api and mail-api"
+)]
 struct Cli {
     /// The memory database.
     #[arg(

@@ -55,7 +55,9 @@ pub fn document() -> utoipa::openapi::OpenApi {
 
 /// The document as committed under `proto-docs/` (pretty JSON, trailing newline).
 pub fn json() -> String {
-    let mut text = document().to_pretty_json().expect("the document serializes");
+    let mut text = document()
+        .to_pretty_json()
+        .expect("the document serializes");
     text.push('\n');
     text
 }

@@ -13,7 +13,11 @@ use service_kit::worker::WorkerBinary;
 const SERVICE: &str = "render-worker";
 
 #[derive(Parser)]
-#[command(name = "render-worker", version, about = "Renders the jobs queued by memory-api")]
+#[command(
+    name = "render-worker",
+    version,
+    about = "Renders the jobs queued by memory-api"
+)]
 struct Cli {
     #[arg(long, env = "MEMORY_CONFIG")]
     config: Option<PathBuf>,

@@ -13,7 +13,11 @@ use service_kit::worker::WorkerBinary;
 const SERVICE: &str = "send-worker";
 
 #[derive(Parser)]
-#[command(name = "send-worker", version, about = "Sends the mail queued by mail-api")]
+#[command(
+    name = "send-worker",
+    version,
+    about = "Sends the mail queued by mail-api"
+)]
 struct Cli {
     #[arg(long, env = "MAIL_CONFIG")]
     config: Option<PathBuf>,

@@ -34,7 +34,11 @@ fn binary(name: &str) -> PathBuf {
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// A child process killed when dropped.
@@ -115,19 +119,37 @@ async fn migrate_bootstrap_two_replicas_share_limits_and_revocation() {
 
     let user = run(
         "admin",
-        &["memory", "create-user", "--email", "e2e@example.com", "--tier", "free"],
+        &[
+            "memory",
+            "create-user",
+            "--email",
+            "e2e@example.com",
+            "--tier",
+            "free",
+        ],
         std::slice::from_ref(&db_env),
     );
     let user_id = user["user_id"].as_str().unwrap().to_owned();
     let key = run(
         "admin",
-        &["memory", "create-key", "--user", &user_id, "--scopes", "read,write"],
+        &[
+            "memory",
+            "create-key",
+            "--user",
+            &user_id,
+            "--scopes",
+            "read,write",
+        ],
         std::slice::from_ref(&db_env),
     );
     let key_id = key["key_id"].as_str().unwrap().to_owned();
     let plaintext = key["key"].as_str().unwrap().to_owned();
     assert!(plaintext.starts_with("mem_live_"));
-    let listed = run("admin", &["memory", "list-keys", "--user", &user_id], std::slice::from_ref(&db_env));
+    let listed = run(
+        "admin",
+        &["memory", "list-keys", "--user", &user_id],
+        std::slice::from_ref(&db_env),
+    );
     let listed = listed.to_string();
     assert!(!listed.contains(&plaintext), "plaintext is shown once only");
 
@@ -149,35 +171,69 @@ async fn migrate_bootstrap_two_replicas_share_limits_and_revocation() {
     let (port_a, port_b) = (free_port(), free_port());
     let a = replica(port_a);
     let b = replica(port_b);
-    let (base_a, base_b) = (format!("http://127.0.0.1:{port_a}"), format!("http://127.0.0.1:{port_b}"));
+    let (base_a, base_b) = (
+        format!("http://127.0.0.1:{port_a}"),
+        format!("http://127.0.0.1:{port_b}"),
+    );
     wait_ready(&base_a).await;
     wait_ready(&base_b).await;
 
     // Stay inside one minute window.
-    while 60 - std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() % 60 <= 8 {
+    while 60
+        - std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+            % 60
+        <= 8
+    {
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
     let http = reqwest::Client::new();
     let statuses = futures_util::future::join_all((0..12).map(|i| {
         let base = if i % 2 == 0 { &base_a } else { &base_b };
-        http.get(format!("{base}/api/v1/products")).bearer_auth(&plaintext).send()
+        http.get(format!("{base}/api/v1/products"))
+            .bearer_auth(&plaintext)
+            .send()
     }))
     .await;
-    let ok = statuses.iter().filter(|r| r.as_ref().unwrap().status() == 200).count();
-    let limited = statuses.iter().filter(|r| r.as_ref().unwrap().status() == 429).count();
-    assert_eq!((ok, limited), (4, 8), "the limit holds across both replicas");
+    let ok = statuses
+        .iter()
+        .filter(|r| r.as_ref().unwrap().status() == 200)
+        .count();
+    let limited = statuses
+        .iter()
+        .filter(|r| r.as_ref().unwrap().status() == 429)
+        .count();
+    assert_eq!(
+        (ok, limited),
+        (4, 8),
+        "the limit holds across both replicas"
+    );
 
     // Revoked with the admin CLI: both replicas refuse at once (401, not 429).
-    run("admin", &["memory", "revoke-key", "--key", &key_id], std::slice::from_ref(&db_env));
+    run(
+        "admin",
+        &["memory", "revoke-key", "--key", &key_id],
+        std::slice::from_ref(&db_env),
+    );
     for base in [&base_a, &base_b] {
-        let res = http.get(format!("{base}/api/v1/products")).bearer_auth(&plaintext).send().await.unwrap();
+        let res = http
+            .get(format!("{base}/api/v1/products"))
+            .bearer_auth(&plaintext)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(res.status(), 401);
         let body: Value = res.json().await.unwrap();
         assert_eq!(body["error"]["code"], "UNAUTHORIZED");
     }
 
     let status = a.terminate(Duration::from_secs(15));
-    assert!(status.success(), "memory-api exits cleanly on SIGTERM: {status}");
+    assert!(
+        status.success(),
+        "memory-api exits cleanly on SIGTERM: {status}"
+    );
     drop(b);
 }
 
@@ -197,7 +253,12 @@ async fn send_worker_answers_rpc_and_stops_gracefully_on_sigterm() {
     );
     let base = format!("http://127.0.0.1:{port}");
     wait_ready(&base).await;
-    let metrics = reqwest::get(format!("{base}/metrics")).await.unwrap().text().await.unwrap();
+    let metrics = reqwest::get(format!("{base}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     assert!(metrics.contains("service=\"send-worker\""));
 
     let broker = Broker::connect(BrokerConfig::new(AMQP)).await.unwrap();
@@ -205,7 +266,12 @@ async fn send_worker_answers_rpc_and_stops_gracefully_on_sigterm() {
     broker.declare(&queue).await.unwrap();
     let publisher = broker.publisher(queue.clone());
     let reply = publisher
-        .rpc_call(&Task::Echo { message: "ping".into() }, Duration::from_secs(10))
+        .rpc_call(
+            &Task::Echo {
+                message: "ping".into(),
+            },
+            Duration::from_secs(10),
+        )
         .await
         .unwrap();
     assert_eq!(reply["echo"], "ping");
@@ -213,7 +279,10 @@ async fn send_worker_answers_rpc_and_stops_gracefully_on_sigterm() {
 
     // A kind this worker does not handle yet is dead-lettered, not lost.
     publisher
-        .publish(&Task::Render { job_id: uuid::Uuid::now_v7(), user_id: uuid::Uuid::now_v7() })
+        .publish(&Task::Render {
+            job_id: uuid::Uuid::now_v7(),
+            user_id: uuid::Uuid::now_v7(),
+        })
         .await
         .unwrap();
     let mut dead = Vec::new();
@@ -227,7 +296,10 @@ async fn send_worker_answers_rpc_and_stops_gracefully_on_sigterm() {
     assert_eq!(dead.len(), 1);
 
     let status = worker.terminate(Duration::from_secs(15));
-    assert!(status.success(), "send-worker exits cleanly on SIGTERM: {status}");
+    assert!(
+        status.success(),
+        "send-worker exits cleanly on SIGTERM: {status}"
+    );
     broker.delete(&queue).await.unwrap();
     broker.close().await;
 }

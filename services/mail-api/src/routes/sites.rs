@@ -62,10 +62,16 @@ impl CreateSite {
     fn validate(&self) -> Result<(), ApiError> {
         let text_ok = |s: &str| !s.trim().is_empty() && s.chars().count() <= NAME_MAX;
         if !text_ok(&self.name) {
-            return Err(ApiError::invalid_field("name", "must be 1 to 200 characters"));
+            return Err(ApiError::invalid_field(
+                "name",
+                "must be 1 to 200 characters",
+            ));
         }
         if !text_ok(&self.from_name) {
-            return Err(ApiError::invalid_field("from_name", "must be 1 to 200 characters"));
+            return Err(ApiError::invalid_field(
+                "from_name",
+                "must be 1 to 200 characters",
+            ));
         }
         let slug_ok = !self.slug.is_empty()
             && self.slug.len() <= SLUG_MAX

@@ -18,7 +18,10 @@ async fn missing_malformed_unknown_revoked_and_expired_credentials_are_401() {
         (Some("Basic x".into()), "malformed"),
         (Some(format!("Basic {}", tenant.read)), "malformed"),
         (Some("Bearer mail_short".into()), "malformed"),
-        (Some(format!("Bearer {}", tenant.read.to_uppercase())), "malformed"),
+        (
+            Some(format!("Bearer {}", tenant.read.to_uppercase())),
+            "malformed",
+        ),
         (Some(format!("Bearer {memory_key}")), "malformed"),
         (Some(format!("Bearer {unknown}")), "unknown"),
     ];
@@ -42,14 +45,25 @@ async fn missing_malformed_unknown_revoked_and_expired_credentials_are_401() {
     let (revoked_id, revoked) = h.key(tenant.project, Scope::Read).await;
     let ok = h.list_sites(&revoked, "").await;
     assert_eq!(ok.status(), 200);
-    assert!(credentials::revoke_key(&mut h.conn().await, revoked_id).await.unwrap());
     assert!(
-        !credentials::revoke_key(&mut h.conn().await, revoked_id).await.unwrap(),
+        credentials::revoke_key(&mut h.conn().await, revoked_id)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !credentials::revoke_key(&mut h.conn().await, revoked_id)
+            .await
+            .unwrap(),
         "revoking twice reports nothing revoked"
     );
     let res = h.list_sites(&revoked, "").await;
     assert_eq!(res.headers()["www-authenticate"], "Bearer");
-    assert!(expect_error(res, 401, "UNAUTHORIZED").await.message.contains("revoked"));
+    assert!(
+        expect_error(res, 401, "UNAUTHORIZED")
+            .await
+            .message
+            .contains("revoked")
+    );
 
     let (_, expired) = credentials::create_key(
         &mut h.conn().await,
@@ -66,7 +80,12 @@ async fn missing_malformed_unknown_revoked_and_expired_credentials_are_401() {
         h.create_site(&expired.plaintext, "never").await,
     ] {
         assert_eq!(res.headers()["www-authenticate"], "Bearer");
-        assert!(expect_error(res, 401, "UNAUTHORIZED").await.message.contains("expired"));
+        assert!(
+            expect_error(res, 401, "UNAUTHORIZED")
+                .await
+                .message
+                .contains("expired")
+        );
     }
 
     // A key with an expiry still ahead works.
@@ -105,15 +124,27 @@ async fn keys_are_stored_hashed_and_listed_by_prefix() {
             .unwrap();
     assert!(credential.plaintext.starts_with("mail_"));
     assert_eq!(credential.plaintext.len(), "mail_".len() + 64);
-    assert_eq!(key.key_hash, store::sha256(credential.plaintext.as_bytes()).to_vec());
-    assert!(credential.plaintext.starts_with(key.key_prefix.trim_end_matches('…')));
+    assert_eq!(
+        key.key_hash,
+        store::sha256(credential.plaintext.as_bytes()).to_vec()
+    );
+    assert!(
+        credential
+            .plaintext
+            .starts_with(key.key_prefix.trim_end_matches('…'))
+    );
     assert_eq!(key.scope, "write");
     let listed = credentials::list_keys(&mut conn, project).await.unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].id, key.id);
     assert!(listed[0].revoked_at.is_none());
     let other = h.project(Plan::Byod).await;
-    assert!(credentials::list_keys(&mut conn, other).await.unwrap().is_empty());
+    assert!(
+        credentials::list_keys(&mut conn, other)
+            .await
+            .unwrap()
+            .is_empty()
+    );
     h.stop().await;
 }
 
@@ -196,7 +227,12 @@ async fn a_key_revoked_through_one_replica_is_refused_by_the_other_on_the_next_r
         .send()
         .await
         .unwrap();
-    assert!(expect_error(res, 401, "UNAUTHORIZED").await.message.contains("revoked"));
+    assert!(
+        expect_error(res, 401, "UNAUTHORIZED")
+            .await
+            .message
+            .contains("revoked")
+    );
     let res = http
         .post(a.url("/api/v1/sites"))
         .bearer_auth(&key_text)
@@ -204,7 +240,12 @@ async fn a_key_revoked_through_one_replica_is_refused_by_the_other_on_the_next_r
         .send()
         .await
         .unwrap();
-    assert!(expect_error(res, 401, "UNAUTHORIZED").await.message.contains("revoked"));
+    assert!(
+        expect_error(res, 401, "UNAUTHORIZED")
+            .await
+            .message
+            .contains("revoked")
+    );
     a.stop().await;
     b.stop().await;
 }

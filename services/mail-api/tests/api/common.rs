@@ -211,7 +211,11 @@ pub async fn expect_error(response: Response, status: u16, code: &str) -> MailEr
 }
 
 pub fn assert_rate_limit_headers(response: &Response) {
-    for name in ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"] {
+    for name in [
+        "x-ratelimit-limit",
+        "x-ratelimit-remaining",
+        "x-ratelimit-reset",
+    ] {
         assert!(
             response.headers().contains_key(name),
             "{name} missing on {}",

@@ -64,7 +64,12 @@ async fn framework_failures_answer_in_the_mail_envelope() {
     let list = json(h.list_sites(key, "").await).await;
     assert_eq!(list["data"], json!([]));
 
-    let unknown_route = h.get("/api/v1/no-such-thing").bearer_auth(key).send().await.unwrap();
+    let unknown_route = h
+        .get("/api/v1/no-such-thing")
+        .bearer_auth(key)
+        .send()
+        .await
+        .unwrap();
     assert_rate_limit_headers(&unknown_route);
     expect_error(unknown_route, 404, "NOT_FOUND").await;
     // Under /api/v1, the credential is checked before the route is looked up.
@@ -74,7 +79,10 @@ async fn framework_failures_answer_in_the_mail_envelope() {
 
     for path in ["/no-such-thing", "/api/v2/sites", "/sites"] {
         let outside_api = h.get(path).bearer_auth(key).send().await.unwrap();
-        assert!(!outside_api.headers().contains_key("x-ratelimit-limit"), "{path}");
+        assert!(
+            !outside_api.headers().contains_key("x-ratelimit-limit"),
+            "{path}"
+        );
         expect_error(outside_api, 404, "NOT_FOUND").await;
     }
 
@@ -93,9 +101,16 @@ async fn framework_failures_answer_in_the_mail_envelope() {
             .split(',')
             .map(|m| m.trim().to_owned())
             .collect();
-        assert_eq!(allow, BTreeSet::from(["GET".to_owned(), "POST".to_owned()]), "{method}");
+        assert_eq!(
+            allow,
+            BTreeSet::from(["GET".to_owned(), "POST".to_owned()]),
+            "{method}"
+        );
         let err = expect_error(wrong_method, 405, "METHOD_NOT_ALLOWED").await;
-        assert!(err.message.contains("GET") && err.message.contains("POST"), "{err:?}");
+        assert!(
+            err.message.contains("GET") && err.message.contains("POST"),
+            "{err:?}"
+        );
     }
     h.stop().await;
 }
@@ -104,7 +119,14 @@ async fn framework_failures_answer_in_the_mail_envelope() {
 async fn bad_paging_parameters_are_400_naming_the_parameter() {
     let h = Harness::new().await;
     let tenant = h.tenant(Plan::Enterprise).await;
-    for query in ["?limit=abc", "?limit=0", "?limit=101", "?limit=-1", "?limit=", "?limit=1.5"] {
+    for query in [
+        "?limit=abc",
+        "?limit=0",
+        "?limit=101",
+        "?limit=-1",
+        "?limit=",
+        "?limit=1.5",
+    ] {
         let res = h.list_sites(&tenant.read, query).await;
         assert_rate_limit_headers(&res);
         let err = expect_error(res, 400, "VALIDATION_ERROR").await;
@@ -113,13 +135,19 @@ async fn bad_paging_parameters_are_400_naming_the_parameter() {
     }
     // Not base64, base64 of something that is not a UUID, a UUID in plain text.
     for cursor in ["%21%21", "AAAA", "0190a0e0-0000-7000-8000-000000000000"] {
-        let res = h.list_sites(&tenant.read, &format!("?cursor={cursor}")).await;
+        let res = h
+            .list_sites(&tenant.read, &format!("?cursor={cursor}"))
+            .await;
         let err = expect_error(res, 400, "VALIDATION_ERROR").await;
         assert!(err.message.contains("cursor"), "{cursor}: {err:?}");
         assert_eq!(err.details, json!({"field": "cursor"}), "{cursor}");
     }
     for query in ["?limit=1", "?limit=100", "?limit=50&unknown=1"] {
-        assert_eq!(h.list_sites(&tenant.read, query).await.status(), 200, "{query}");
+        assert_eq!(
+            h.list_sites(&tenant.read, query).await.status(),
+            200,
+            "{query}"
+        );
     }
     h.stop().await;
 }
@@ -169,7 +197,12 @@ async fn readyz_answers_503_when_the_database_is_unreachable() {
 #[tokio::test]
 async fn a_request_id_is_echoed_or_made() {
     let h = Harness::new().await;
-    let res = h.get("/healthz").header("x-request-id", "abc-123").send().await.unwrap();
+    let res = h
+        .get("/healthz")
+        .header("x-request-id", "abc-123")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.headers()["x-request-id"], "abc-123");
     let res = h
         .get("/healthz")

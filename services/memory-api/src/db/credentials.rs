@@ -142,7 +142,9 @@ pub async fn create_key(
 ) -> Result<(ApiKey, NewCredential), KeyError> {
     let (kind_column, environment) = columns(kind).ok_or(diesel::result::Error::NotFound)?;
     if origin == Origin::Connector
-        && scopes.iter().any(|s| !matches!(s, Scope::Read | Scope::Propose))
+        && scopes
+            .iter()
+            .any(|s| !matches!(s, Scope::Read | Scope::Propose))
     {
         return Err(KeyError::ConnectorScope);
     }

@@ -25,11 +25,7 @@ struct NewUser<'a> {
     tier: &'a str,
 }
 
-pub async fn create(
-    conn: &mut AsyncPgConnection,
-    email: &str,
-    tier: Tier,
-) -> QueryResult<User> {
+pub async fn create(conn: &mut AsyncPgConnection, email: &str, tier: Tier) -> QueryResult<User> {
     diesel::insert_into(users::table)
         .values(NewUser {
             id: Uuid::now_v7(),

@@ -63,15 +63,28 @@ impl CreateProduct {
     fn validate(&self) -> Result<(), ApiError> {
         let name_len = self.name.chars().count();
         if self.name.trim().is_empty() || name_len > NAME_MAX {
-            return Err(ApiError::invalid_field("name", "must be 1 to 100 characters"));
+            return Err(ApiError::invalid_field(
+                "name",
+                "must be 1 to 100 characters",
+            ));
         }
-        if self.description.as_ref().is_some_and(|d| d.chars().count() > DESCRIPTION_MAX) {
-            return Err(ApiError::invalid_field("description", "must be at most 2000 characters"));
+        if self
+            .description
+            .as_ref()
+            .is_some_and(|d| d.chars().count() > DESCRIPTION_MAX)
+        {
+            return Err(ApiError::invalid_field(
+                "description",
+                "must be at most 2000 characters",
+            ));
         }
         if let Some(status) = &self.status
             && (status.trim().is_empty() || status.chars().count() > STATUS_MAX)
         {
-            return Err(ApiError::invalid_field("status", "must be 1 to 50 characters"));
+            return Err(ApiError::invalid_field(
+                "status",
+                "must be 1 to 50 characters",
+            ));
         }
         Ok(())
     }

@@ -33,11 +33,29 @@ async fn missing_malformed_unknown_revoked_and_expired_credentials_are_401() {
     let (revoked_id, revoked) = h
         .key(user, CredentialKind::MemoryLive, &[Scope::Read])
         .await;
-    let ok = h.get("/api/v1/products").bearer_auth(&revoked).send().await.unwrap();
+    let ok = h
+        .get("/api/v1/products")
+        .bearer_auth(&revoked)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(ok.status(), 200);
-    assert!(credentials::revoke_key(&mut h.conn().await, revoked_id).await.unwrap());
-    let res = h.get("/api/v1/products").bearer_auth(&revoked).send().await.unwrap();
-    assert!(expect_error(res, 401, "UNAUTHORIZED").await.contains("revoked"));
+    assert!(
+        credentials::revoke_key(&mut h.conn().await, revoked_id)
+            .await
+            .unwrap()
+    );
+    let res = h
+        .get("/api/v1/products")
+        .bearer_auth(&revoked)
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        expect_error(res, 401, "UNAUTHORIZED")
+            .await
+            .contains("revoked")
+    );
 
     let (_, expired) = credentials::create_key(
         &mut h.conn().await,
@@ -56,9 +74,18 @@ async fn missing_malformed_unknown_revoked_and_expired_credentials_are_401() {
         .send()
         .await
         .unwrap();
-    assert!(expect_error(res, 401, "UNAUTHORIZED").await.contains("expired"));
+    assert!(
+        expect_error(res, 401, "UNAUTHORIZED")
+            .await
+            .contains("expired")
+    );
 
-    let res = h.get("/api/v1/products").bearer_auth(&good).send().await.unwrap();
+    let res = h
+        .get("/api/v1/products")
+        .bearer_auth(&good)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), 200);
     h.stop().await;
 }
@@ -67,7 +94,9 @@ async fn missing_malformed_unknown_revoked_and_expired_credentials_are_401() {
 async fn read_scope_on_a_write_route_is_403_before_the_body_is_read() {
     let h = Harness::new().await;
     let user = h.user(Tier::Free).await;
-    let (_, reader) = h.key(user, CredentialKind::MemoryLive, &[Scope::Read]).await;
+    let (_, reader) = h
+        .key(user, CredentialKind::MemoryLive, &[Scope::Read])
+        .await;
     let res = h
         .post("/api/v1/products")
         .bearer_auth(&reader)
@@ -86,10 +115,19 @@ async fn connector_tokens_authenticate_as_connectors() {
     let h = Harness::new().await;
     let user = h.user(Tier::Pro).await;
     let (_, token) = h
-        .key(user, CredentialKind::MemoryOAuth, &[Scope::Read, Scope::Propose])
+        .key(
+            user,
+            CredentialKind::MemoryOAuth,
+            &[Scope::Read, Scope::Propose],
+        )
         .await;
     assert!(token.starts_with("memo_"));
-    let res = h.get("/api/v1/products").bearer_auth(&token).send().await.unwrap();
+    let res = h
+        .get("/api/v1/products")
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), 200);
     let res = h
         .post("/api/v1/products")
@@ -120,7 +158,9 @@ async fn a_key_revoked_through_one_replica_is_refused_by_the_other_on_the_next_r
     let a = serve(&settings(&db.url)).await;
     let b = serve(&settings(&db.url)).await;
     let http = reqwest::Client::new();
-    let mut conn = diesel_async::AsyncPgConnection::establish(&db.url).await.unwrap();
+    let mut conn = diesel_async::AsyncPgConnection::establish(&db.url)
+        .await
+        .unwrap();
     let user = memory_api::db::users::create(&mut conn, "r@example.com", Tier::Free)
         .await
         .unwrap()
@@ -157,7 +197,11 @@ async fn a_key_revoked_through_one_replica_is_refused_by_the_other_on_the_next_r
         .send()
         .await
         .unwrap();
-    assert!(expect_error(res, 401, "UNAUTHORIZED").await.contains("revoked"));
+    assert!(
+        expect_error(res, 401, "UNAUTHORIZED")
+            .await
+            .contains("revoked")
+    );
     let res = http
         .get(a.url("/api/v1/products"))
         .bearer_auth(&key_text)

@@ -78,10 +78,14 @@ impl Harness {
     }
 
     pub async fn user(&self, tier: Tier) -> Uuid {
-        users::create(&mut self.conn().await, &format!("{}@example.com", Uuid::new_v4()), tier)
-            .await
-            .expect("user")
-            .id
+        users::create(
+            &mut self.conn().await,
+            &format!("{}@example.com", Uuid::new_v4()),
+            tier,
+        )
+        .await
+        .expect("user")
+        .id
     }
 
     /// A first-party key: returns (key id, plaintext).
@@ -109,7 +113,11 @@ impl Harness {
     pub async fn writer(&self, tier: Tier) -> (Uuid, String) {
         let user = self.user(tier).await;
         let (_, key) = self
-            .key(user, CredentialKind::MemoryLive, &[Scope::Read, Scope::Write])
+            .key(
+                user,
+                CredentialKind::MemoryLive,
+                &[Scope::Read, Scope::Write],
+            )
             .await;
         (user, key)
     }
@@ -140,14 +148,21 @@ pub async fn expect_error(response: Response, status: u16, code: &str) -> String
     );
     let body = json(response).await;
     assert_eq!(body["error"]["code"], code, "{body}");
-    let message = body["error"]["message"].as_str().expect("message").to_owned();
+    let message = body["error"]["message"]
+        .as_str()
+        .expect("message")
+        .to_owned();
     assert!(!message.is_empty());
     assert_eq!(body.as_object().unwrap().len(), 1, "only `error`: {body}");
     message
 }
 
 pub fn assert_rate_limit_headers(response: &Response) {
-    for name in ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"] {
+    for name in [
+        "x-ratelimit-limit",
+        "x-ratelimit-remaining",
+        "x-ratelimit-reset",
+    ] {
         assert!(
             response.headers().contains_key(name),
             "{name} missing on {}",

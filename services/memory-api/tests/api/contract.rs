@@ -3,7 +3,8 @@ use std::path::Path;
 use crate::common::*;
 
 fn committed() -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../proto-docs/memory-api.openapi.json");
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../proto-docs/memory-api.openapi.json");
     std::fs::read_to_string(&path).unwrap_or_default()
 }
 
@@ -25,7 +26,12 @@ async fn the_document_is_served_as_json_and_yaml_without_credential() {
     for path in ["/api/v1/openapi.yaml", "/openapi.yaml"] {
         let res = h.get(path).send().await.unwrap();
         assert_eq!(res.status(), 200);
-        assert!(res.headers()["content-type"].to_str().unwrap().contains("yaml"));
+        assert!(
+            res.headers()["content-type"]
+                .to_str()
+                .unwrap()
+                .contains("yaml")
+        );
         let text = res.text().await.unwrap();
         let doc: serde_json::Value = serde_norway::from_str(&text).unwrap();
         assert_eq!(doc["openapi"], "3.1.0");
@@ -41,14 +47,20 @@ async fn every_documented_api_route_exists_and_is_gated() {
     for (path, item) in doc["paths"].as_object().unwrap() {
         for (method, op) in item.as_object().unwrap() {
             let concrete = path.replace("{name}", "x");
-            let req = h.http.request(method.to_uppercase().parse().unwrap(), h.server.url(&concrete));
+            let req = h.http.request(
+                method.to_uppercase().parse().unwrap(),
+                h.server.url(&concrete),
+            );
             let status = req.send().await.unwrap().status().as_u16();
             let gated = op["security"][0].get("bearer").is_some();
             assert!(op["responses"].get("200").is_some() || op["responses"].get("201").is_some());
             if gated {
                 assert_eq!(status, 401, "{method} {path}");
                 for code in ["401", "429", "500"] {
-                    assert!(op["responses"].get(code).is_some(), "{method} {path} lacks {code}");
+                    assert!(
+                        op["responses"].get(code).is_some(),
+                        "{method} {path} lacks {code}"
+                    );
                 }
             } else {
                 assert!(status == 200 || status == 503, "{method} {path}: {status}");

@@ -26,9 +26,16 @@ async fn framework_failures_answer_in_the_memory_envelope() {
         .send()
         .await
         .unwrap();
-    assert!(expect_error(wrong_type, 400, "VALIDATION_ERROR").await.contains("Content-Type"));
+    assert!(
+        expect_error(wrong_type, 400, "VALIDATION_ERROR")
+            .await
+            .contains("Content-Type")
+    );
 
-    let oversized = format!("{{\"name\":\"a\",\"description\":\"{}\"}}", "x".repeat(1024 * 1024));
+    let oversized = format!(
+        "{{\"name\":\"a\",\"description\":\"{}\"}}",
+        "x".repeat(1024 * 1024)
+    );
     let too_big = h
         .post("/api/v1/products")
         .bearer_auth(&key)
@@ -38,7 +45,11 @@ async fn framework_failures_answer_in_the_memory_envelope() {
         .await
         .unwrap();
     assert_rate_limit_headers(&too_big);
-    assert!(expect_error(too_big, 400, "VALIDATION_ERROR").await.contains("exceeds"));
+    assert!(
+        expect_error(too_big, 400, "VALIDATION_ERROR")
+            .await
+            .contains("exceeds")
+    );
 
     let unknown_field = h
         .post("/api/v1/products")
@@ -47,9 +58,18 @@ async fn framework_failures_answer_in_the_memory_envelope() {
         .send()
         .await
         .unwrap();
-    assert!(expect_error(unknown_field, 400, "VALIDATION_ERROR").await.contains("colour"));
+    assert!(
+        expect_error(unknown_field, 400, "VALIDATION_ERROR")
+            .await
+            .contains("colour")
+    );
 
-    let unknown_route = h.get("/api/v1/no-such-thing").bearer_auth(&key).send().await.unwrap();
+    let unknown_route = h
+        .get("/api/v1/no-such-thing")
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
     assert_rate_limit_headers(&unknown_route);
     expect_error(unknown_route, 404, "NOT_FOUND").await;
 
@@ -74,7 +94,11 @@ async fn framework_failures_answer_in_the_memory_envelope() {
         .send()
         .await
         .unwrap();
-    assert!(expect_error(bad_query, 400, "VALIDATION_ERROR").await.contains("limit"));
+    assert!(
+        expect_error(bad_query, 400, "VALIDATION_ERROR")
+            .await
+            .contains("limit")
+    );
 
     for limit in ["0", "101"] {
         let res = h
@@ -91,7 +115,11 @@ async fn framework_failures_answer_in_the_memory_envelope() {
         .send()
         .await
         .unwrap();
-    assert!(expect_error(bad_cursor, 400, "VALIDATION_ERROR").await.contains("cursor"));
+    assert!(
+        expect_error(bad_cursor, 400, "VALIDATION_ERROR")
+            .await
+            .contains("cursor")
+    );
     h.stop().await;
 }
 
@@ -129,7 +157,12 @@ async fn readyz_answers_503_when_the_database_is_unreachable() {
 #[tokio::test]
 async fn a_request_id_is_echoed_or_made() {
     let h = Harness::new().await;
-    let res = h.get("/healthz").header("x-request-id", "abc-123").send().await.unwrap();
+    let res = h
+        .get("/healthz")
+        .header("x-request-id", "abc-123")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.headers()["x-request-id"], "abc-123");
     let res = h
         .get("/healthz")

@@ -15,25 +15,47 @@ async fn exceeding_the_minute_window_answers_429_with_the_documented_body() {
     let (_, key) = h.writer(Tier::Free).await;
     away_from_minute_boundary(10).await;
     for remaining in (0..3).rev() {
-        let res = h.get("/api/v1/products").bearer_auth(&key).send().await.unwrap();
+        let res = h
+            .get("/api/v1/products")
+            .bearer_auth(&key)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(res.status(), 200);
         assert_eq!(res.headers()["x-ratelimit-limit"], "3");
-        assert_eq!(res.headers()["x-ratelimit-remaining"], remaining.to_string().as_str());
+        assert_eq!(
+            res.headers()["x-ratelimit-remaining"],
+            remaining.to_string().as_str()
+        );
     }
-    let res = h.get("/api/v1/products").bearer_auth(&key).send().await.unwrap();
+    let res = h
+        .get("/api/v1/products")
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), 429);
     assert_rate_limit_headers(&res);
     assert_eq!(res.headers()["x-ratelimit-remaining"], "0");
-    let retry_after: u64 = res.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    let retry_after: u64 = res.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!((1..=60).contains(&retry_after));
-    let reset: u64 = res.headers()["x-ratelimit-reset"].to_str().unwrap().parse().unwrap();
+    let reset: u64 = res.headers()["x-ratelimit-reset"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert_eq!(reset % 60, 0, "a minute window resets on the minute");
     let body = json(res).await;
     assert_eq!(body["error"], "rate_limit_exceeded");
     assert_eq!(body["retry_after"], retry_after);
     assert_eq!(body["limit"], 3);
     assert_eq!(body["remaining"], 0);
-    let reset_at = chrono::DateTime::parse_from_rfc3339(body["reset_at"].as_str().unwrap()).unwrap();
+    let reset_at =
+        chrono::DateTime::parse_from_rfc3339(body["reset_at"].as_str().unwrap()).unwrap();
     assert_eq!(reset_at.timestamp() as u64, reset);
     assert!(body["reset_at"].as_str().unwrap().ends_with('Z'));
     h.stop().await;
@@ -45,10 +67,20 @@ async fn the_limit_holds_under_concurrency_on_one_replica() {
     let (_, key) = h.writer(Tier::Free).await;
     away_from_minute_boundary(10).await;
     let statuses = join_all((0..20).map(|_| async {
-        h.get("/api/v1/products").bearer_auth(&key).send().await.unwrap().status().as_u16()
+        h.get("/api/v1/products")
+            .bearer_auth(&key)
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16()
     }))
     .await;
-    assert_eq!(statuses.iter().filter(|s| **s == 200).count(), 3, "{statuses:?}");
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 200).count(),
+        3,
+        "{statuses:?}"
+    );
     assert_eq!(statuses.iter().filter(|s| **s == 429).count(), 17);
     h.stop().await;
 }
@@ -63,7 +95,9 @@ async fn the_limit_holds_across_two_replicas_sharing_redis() {
     let http = reqwest::Client::new();
     let mut conn = {
         use diesel_async::AsyncConnection as _;
-        diesel_async::AsyncPgConnection::establish(&db.url).await.unwrap()
+        diesel_async::AsyncPgConnection::establish(&db.url)
+            .await
+            .unwrap()
     };
     let user = memory_api::db::users::create(&mut conn, "two@example.com", Tier::Free)
         .await
@@ -83,11 +117,17 @@ async fn the_limit_holds_across_two_replicas_sharing_redis() {
     away_from_minute_boundary(10).await;
     let statuses = join_all((0..20).map(|i| {
         let server = if i % 2 == 0 { &a } else { &b };
-        let req = http.get(server.url("/api/v1/products")).bearer_auth(&credential.plaintext);
+        let req = http
+            .get(server.url("/api/v1/products"))
+            .bearer_auth(&credential.plaintext);
         async move { req.send().await.unwrap().status().as_u16() }
     }))
     .await;
-    assert_eq!(statuses.iter().filter(|s| **s == 200).count(), 3, "{statuses:?}");
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 200).count(),
+        3,
+        "{statuses:?}"
+    );
     assert_eq!(statuses.iter().filter(|s| **s == 429).count(), 17);
     a.stop().await;
     b.stop().await;

@@ -1,0 +1,50 @@
+# The commands of the README. Every target installs and starts what it needs, idempotently.
+
+SHELL := /bin/bash
+CARGO ?= cargo
+# Tests that restart the broker run alone, after the others.
+SERIAL := serial_broker_restart_
+
+.PHONY: dev test check fmt lint openapi migrate bench infra tools clean-test-dbs
+
+## Install what is missing, start the servers, migrate, bootstrap a development user and
+## project, print their keys, and run all four binaries (Ctrl-C stops them).
+dev: infra
+	$(CARGO) build --bins
+	scripts/dev.sh
+
+## The whole test suite against the real PostgreSQL, RabbitMQ and Redis.
+test: infra tools
+	$(CARGO) build --workspace --bins
+	$(CARGO) nextest run --workspace --no-fail-fast -E 'not test(/^$(SERIAL)/)'
+	$(CARGO) nextest run --workspace --no-fail-fast -E 'test(/^$(SERIAL)/)'
+	scripts/check-openapi.sh proto-docs/memory-api.openapi.json proto-docs/mail-api.openapi.json
+
+## Formatting and lints, as CI checks them.
+check: fmt lint
+
+fmt:
+	$(CARGO) fmt --all -- --check
+
+lint:
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+## Regenerate the committed OpenAPI documents from the code.
+openapi:
+	$(CARGO) run -q -p memory-api -- openapi > proto-docs/memory-api.openapi.json
+	$(CARGO) run -q -p mail-api -- openapi > proto-docs/mail-api.openapi.json
+
+migrate: infra
+	$(CARGO) run -q -p memory-api -- migrate
+	$(CARGO) run -q -p mail-api -- migrate
+
+## Throughput and latency per scenario against the release binaries, with pgbench alongside.
+bench: infra tools
+	$(CARGO) build --release --workspace --bins
+	scripts/bench.sh
+
+infra:
+	scripts/infra.sh
+
+tools:
+	scripts/tools.sh

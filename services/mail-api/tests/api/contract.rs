@@ -1,0 +1,118 @@
+use std::path::Path;
+
+use rate_limit::policy::Plan;
+use serde_json::Value;
+
+use crate::common::*;
+
+fn committed() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../proto-docs/mail-api.openapi.json");
+    std::fs::read_to_string(&path).unwrap_or_default()
+}
+
+#[test]
+fn the_committed_openapi_document_matches_the_code() {
+    let generated = mail_api::openapi::json();
+    assert!(
+        committed() == generated,
+        "proto-docs/mail-api.openapi.json differs from the code: regenerate it with `cargo run -q -p mail-api -- openapi`"
+    );
+    let doc: Value = serde_json::from_str(&generated).unwrap();
+    assert_eq!(doc["openapi"], "3.1.0");
+    // The YAML rendering is the same document.
+    let yaml: Value = serde_norway::from_str(&mail_api::openapi::yaml()).unwrap();
+    assert_eq!(yaml, doc);
+}
+
+#[tokio::test]
+async fn the_document_is_served_as_json_without_credential() {
+    let h = Harness::new().await;
+    let res = h.get("/api/v1/openapi.json").send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert!(!res.headers().contains_key("x-ratelimit-limit"));
+    assert!(
+        res.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("application/json")
+    );
+    assert_eq!(res.text().await.unwrap(), committed());
+    // A key, even a bad one, changes nothing: the document is public.
+    let res = h
+        .get("/api/v1/openapi.json")
+        .bearer_auth("mail_nonsense")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.text().await.unwrap(), committed());
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn every_documented_api_route_exists_and_is_gated() {
+    let h = Harness::new().await;
+    let tenant = h.tenant(Plan::Enterprise).await;
+    let doc: Value = serde_json::from_str(&committed()).unwrap();
+    assert!(doc["components"]["securitySchemes"]["bearer"].is_object());
+    assert!(doc["components"]["schemas"]["MailError"].is_object());
+    let mut gated_ops = 0;
+    let mut public_ops = 0;
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            let method: reqwest::Method = method.to_uppercase().parse().unwrap();
+            let req = h.http.request(method.clone(), h.server.url(path));
+            let res = req.send().await.unwrap();
+            let status = res.status().as_u16();
+            let responses = &op["responses"];
+            assert!(
+                responses.get("200").is_some() || responses.get("201").is_some(),
+                "{method} {path}"
+            );
+            let gated = op["security"][0].get("bearer").is_some();
+            if path.starts_with("/api/v1/") && path != "/api/v1/openapi.json" {
+                assert!(gated, "{method} {path} is not documented as needing a key");
+            }
+            if gated {
+                assert_eq!(
+                    res.headers()["www-authenticate"],
+                    "Bearer",
+                    "{method} {path}"
+                );
+                expect_error(res, 401, "UNAUTHORIZED").await;
+                for code in ["401", "429", "500"] {
+                    assert!(
+                        responses.get(code).is_some(),
+                        "{method} {path} lacks {code}"
+                    );
+                }
+                // With a key the route exists (whatever the body makes of it).
+                let res = h
+                    .http
+                    .request(method.clone(), h.server.url(path))
+                    .bearer_auth(&tenant.admin)
+                    .json(&serde_json::json!({}))
+                    .send()
+                    .await
+                    .unwrap();
+                assert_rate_limit_headers(&res);
+                let status = res.status().as_u16();
+                assert!(
+                    status != 404 && status != 405 && status != 401,
+                    "{method} {path}: {status}"
+                );
+                assert!(
+                    responses.get(status.to_string()).is_some(),
+                    "{method} {path} answered an undocumented {status}"
+                );
+                gated_ops += 1;
+            } else {
+                assert!(status == 200 || status == 503, "{method} {path}: {status}");
+                public_ops += 1;
+            }
+        }
+    }
+    assert_eq!(gated_ops, 2);
+    assert_eq!(public_ops, 4);
+    h.stop().await;
+}

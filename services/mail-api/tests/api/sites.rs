@@ -1,0 +1,276 @@
+use rate_limit::policy::Plan;
+use serde_json::{Value, json};
+
+use crate::common::*;
+
+fn slugs(page: &Value) -> Vec<String> {
+    page["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .map(|s| s["slug"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn sites_are_created_and_listed_page_by_page() {
+    let h = Harness::new().await;
+    let tenant = h.tenant(Plan::Free).await;
+    let empty = h.list_sites(&tenant.read, "").await;
+    assert_eq!(empty.status(), 200);
+    assert_rate_limit_headers(&empty);
+    assert_eq!(json(empty).await, json!({"data": [], "next_cursor": null}));
+
+    let mut created = Vec::new();
+    for slug in ["alpha", "beta", "gamma"] {
+        let res = h.create_site(&tenant.write, slug).await;
+        assert_eq!(res.status(), 201);
+        assert_rate_limit_headers(&res);
+        assert!(
+            res.headers()["content-type"]
+                .to_str()
+                .unwrap()
+                .starts_with("application/json")
+        );
+        let site = json(res).await;
+        let keys: Vec<_> = site.as_object().unwrap().keys().cloned().collect();
+        let mut keys = keys;
+        keys.sort();
+        assert_eq!(
+            keys,
+            [
+                "created_at",
+                "from_email",
+                "from_name",
+                "id",
+                "name",
+                "slug"
+            ]
+        );
+        assert_eq!(site["slug"], slug);
+        assert_eq!(site["name"], format!("Site {slug}"));
+        assert_eq!(site["from_name"], format!("Sender {slug}"));
+        assert_eq!(site["from_email"], format!("{slug}@{SHARED_DOMAIN}"));
+        uuid::Uuid::parse_str(site["id"].as_str().unwrap()).expect("a UUID id");
+        let at = chrono::DateTime::parse_from_rfc3339(site["created_at"].as_str().unwrap())
+            .expect("an RFC 3339 created_at");
+        assert!((chrono::Utc::now() - at.to_utc()).num_seconds().abs() < 60);
+        created.push(site);
+    }
+
+    let duplicate = h.create_site(&tenant.admin, "alpha").await;
+    assert_rate_limit_headers(&duplicate);
+    let err = expect_error(duplicate, 409, "SLUG_TAKEN").await;
+    assert!(err.message.contains("alpha"), "{err:?}");
+
+    // Everything on one page by default, in creation order, exactly as created.
+    let all = json(h.list_sites(&tenant.read, "").await).await;
+    assert_eq!(all["data"], Value::Array(created.clone()));
+    assert!(all["next_cursor"].is_null());
+    // A page exactly as long as the list has no next page.
+    let exact = json(h.list_sites(&tenant.read, "?limit=3").await).await;
+    assert_eq!(slugs(&exact), ["alpha", "beta", "gamma"]);
+    assert!(exact["next_cursor"].is_null());
+
+    let first = json(h.list_sites(&tenant.read, "?limit=2").await).await;
+    assert_eq!(slugs(&first), ["alpha", "beta"]);
+    let cursor = first["next_cursor"].as_str().expect("a next cursor");
+    let rest = json(
+        h.list_sites(&tenant.read, &format!("?limit=2&cursor={cursor}"))
+            .await,
+    )
+    .await;
+    assert_eq!(slugs(&rest), ["gamma"]);
+    assert_eq!(rest["data"][0], created[2]);
+    assert!(rest["next_cursor"].is_null());
+
+    // Page by one, following the cursors to the end.
+    let mut seen = Vec::new();
+    let mut query = "?limit=1".to_owned();
+    loop {
+        let page = json(h.list_sites(&tenant.read, &query).await).await;
+        seen.extend(slugs(&page));
+        match page["next_cursor"].as_str() {
+            Some(cursor) => query = format!("?limit=1&cursor={cursor}"),
+            None => break,
+        }
+        assert!(seen.len() <= 3, "{seen:?}");
+    }
+    assert_eq!(seen, ["alpha", "beta", "gamma"]);
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn site_fields_are_validated_naming_the_field() {
+    let h = Harness::new().await;
+    let tenant = h.tenant(Plan::Enterprise).await;
+    let ok = |name: &str, slug: &str, from_name: &str| json!({"name": name, "slug": slug, "from_name": from_name});
+    let cases = [
+        (json!({"slug": "a", "from_name": "f"}), "name"),
+        (json!({"name": "n", "from_name": "f"}), "slug"),
+        (json!({"name": "n", "slug": "a"}), "from_name"),
+        (ok("", "a", "f"), "name"),
+        (ok("   ", "a", "f"), "name"),
+        (ok(&"n".repeat(201), "a", "f"), "name"),
+        (ok("n", "a", ""), "from_name"),
+        (ok("n", "a", "\t"), "from_name"),
+        (ok("n", "a", &"é".repeat(201)), "from_name"),
+        (ok("n", "", "f"), "slug"),
+        (ok("n", "Upper", "f"), "slug"),
+        (ok("n", "-lead", "f"), "slug"),
+        (ok("n", "trail-", "f"), "slug"),
+        (ok("n", "under_score", "f"), "slug"),
+        (ok("n", "with space", "f"), "slug"),
+        (ok("n", "dot.ted", "f"), "slug"),
+        (ok("n", "café", "f"), "slug"),
+        (ok("n", &"s".repeat(64), "f"), "slug"),
+    ];
+    for (body, field) in cases {
+        let res = h
+            .post("/api/v1/sites")
+            .bearer_auth(&tenant.write)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_rate_limit_headers(&res);
+        let err = expect_error(res, 400, "VALIDATION_ERROR").await;
+        assert!(err.message.contains(field), "{field}: {err:?} for {body}");
+    }
+    // Fields the handler checks (rather than the JSON parser) are named in the details too.
+    let res = h
+        .post("/api/v1/sites")
+        .bearer_auth(&tenant.write)
+        .json(&ok("n", "Bad", "f"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        expect_error(res, 400, "VALIDATION_ERROR").await.details,
+        json!({"field": "slug"})
+    );
+    // Nothing was created by any of them.
+    let list = json(h.list_sites(&tenant.read, "").await).await;
+    assert_eq!(list["data"], json!([]));
+
+    // At the limits, and names are trimmed.
+    let slug = format!("a-{}", "9".repeat(61));
+    let res = h
+        .post("/api/v1/sites")
+        .bearer_auth(&tenant.write)
+        .json(&ok(&"n".repeat(200), &slug, &"é".repeat(200)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 201);
+    let site = json(res).await;
+    assert_eq!(site["slug"], slug);
+    assert_eq!(site["from_email"], format!("{slug}@{SHARED_DOMAIN}"));
+    let res = h
+        .post("/api/v1/sites")
+        .bearer_auth(&tenant.write)
+        .json(&ok("  Shop  ", "0", " The Shop "))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 201);
+    let site = json(res).await;
+    assert_eq!(site["name"], "Shop");
+    assert_eq!(site["from_name"], "The Shop");
+    assert_eq!(site["from_email"], format!("0@{SHARED_DOMAIN}"));
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn projects_never_see_each_others_sites() {
+    let h = Harness::new().await;
+    let owner = h.tenant(Plan::Byod).await;
+    let stranger = h.tenant(Plan::Byod).await;
+    // A sibling project of the same account is just as separate.
+    let sibling = {
+        let mut conn = h.conn().await;
+        let account = mail_api::db::tenants::create_account(&mut conn, "shared account")
+            .await
+            .unwrap();
+        let one = mail_api::db::tenants::create_project(&mut conn, account.id, "one", Plan::Free)
+            .await
+            .unwrap();
+        let two = mail_api::db::tenants::create_project(&mut conn, account.id, "two", Plan::Free)
+            .await
+            .unwrap();
+        let (_, one_key) = key(&mut conn, one.id, auth::Scope::Write).await;
+        let (_, two_key) = key(&mut conn, two.id, auth::Scope::Write).await;
+        (one_key, two_key)
+    };
+
+    for slug in ["secret", "other"] {
+        assert_eq!(h.create_site(&owner.write, slug).await.status(), 201);
+    }
+    assert_eq!(h.create_site(&sibling.0, "secret").await.status(), 201);
+
+    for other in [&stranger.read, &stranger.admin, &sibling.1] {
+        let res = h.list_sites(other, "").await;
+        assert_eq!(res.status(), 200);
+        assert_eq!(json(res).await, json!({"data": [], "next_cursor": null}));
+    }
+    // Another project's cursor reveals nothing either.
+    let page = json(h.list_sites(&owner.read, "?limit=1").await).await;
+    let cursor = page["next_cursor"].as_str().unwrap();
+    let res = h
+        .list_sites(&stranger.read, &format!("?cursor={cursor}"))
+        .await;
+    assert_eq!(json(res).await["data"], json!([]));
+
+    // The same slug is free in another project.
+    for other in [&stranger.write, &sibling.1] {
+        let res = h.create_site(other, "secret").await;
+        assert_eq!(res.status(), 201);
+        assert_eq!(
+            json(res).await["from_email"],
+            format!("secret@{SHARED_DOMAIN}")
+        );
+    }
+    assert_eq!(
+        slugs(&json(h.list_sites(&owner.read, "").await).await),
+        ["secret", "other"]
+    );
+    assert_eq!(
+        slugs(&json(h.list_sites(&stranger.read, "").await).await),
+        ["secret"]
+    );
+    assert_eq!(
+        slugs(&json(h.list_sites(&sibling.0, "").await).await),
+        ["secret"]
+    );
+    // And still taken in the owner's.
+    expect_error(
+        h.create_site(&owner.admin, "secret").await,
+        409,
+        "SLUG_TAKEN",
+    )
+    .await;
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn concurrent_creations_of_one_slug_make_one_site() {
+    let h = Harness::new().await;
+    let tenant = h.tenant(Plan::Enterprise).await;
+    let statuses = futures_util::future::join_all(
+        (0..8).map(|_| async { h.create_site(&tenant.write, "race").await.status().as_u16() }),
+    )
+    .await;
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 201).count(),
+        1,
+        "{statuses:?}"
+    );
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 409).count(),
+        7,
+        "{statuses:?}"
+    );
+    let list = json(h.list_sites(&tenant.read, "").await).await;
+    assert_eq!(slugs(&list), ["race"]);
+    h.stop().await;
+}

@@ -149,6 +149,14 @@ def main():
 
     ok = all(s["ok"] for s in scenarios) and bool(scenarios)
 
+    def rounded(d):
+        out = {}
+        for k, v in d.items():
+            if isinstance(v, float):
+                v = round(v, 1) if k == "rps" else round(v, 4)
+            out[k] = v
+        return out
+
     # ---- table
     w = max([len(f"{s['id']}  {s['name']}") for s in scenarios] + [20])
     print()
@@ -184,8 +192,8 @@ def main():
             "warmup_s": env_int("BENCH_WARMUP"),
             "rate_limit_backend": os.environ.get("BENCH_RATE_LIMIT_BACKEND") or "service default",
         },
-        "scenarios": scenarios,
-        "ratios": ratios,
+        "scenarios": [rounded(s) for s in scenarios],
+        "ratios": {k: rounded(r) for k, r in ratios.items()},
         "ok": ok,
     }
     os.makedirs(os.path.dirname(os.path.abspath(out_json)), exist_ok=True)

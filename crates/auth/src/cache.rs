@@ -183,3 +183,155 @@ impl<S: CredentialStore> Authenticate for Authenticator<S> {
         Box::pin(Authenticator::authenticate(self, authorization))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+
+    use rate_limit::policy::Tier;
+
+    use super::*;
+    use crate::{Environment, Grade, Origin, Scope, Scopes};
+
+    /// A store that counts lookups and whose answer can be changed.
+    struct FakeStore {
+        lookups: AtomicUsize,
+        revoked: AtomicBool,
+        hash: [u8; 32],
+    }
+
+    impl CredentialStore for Arc<FakeStore> {
+        async fn find(
+            &self,
+            _kind: CredentialKind,
+            hash: [u8; 32],
+        ) -> Result<Option<StoredCredential>, String> {
+            self.lookups.fetch_add(1, Ordering::SeqCst);
+            if hash != self.hash {
+                return Ok(None);
+            }
+            Ok(Some(StoredCredential {
+                caller: Caller {
+                    key_id: uuid::Uuid::nil(),
+                    owner_id: uuid::Uuid::nil(),
+                    scopes: Scopes::default().with(Scope::Read),
+                    grade: Grade::Tier(Tier::Free),
+                    origin: Origin::FirstParty,
+                    environment: Environment::Live,
+                    tool_groups: None,
+                },
+                key_hash: hash.to_vec(),
+                expires_at: None,
+                revoked: self.revoked.load(Ordering::SeqCst),
+            }))
+        }
+    }
+
+    fn setup() -> (Authenticator<Arc<FakeStore>>, Arc<FakeStore>, String) {
+        let credential = credential::generate(CredentialKind::MemoryLive);
+        let store = Arc::new(FakeStore {
+            lookups: AtomicUsize::new(0),
+            revoked: AtomicBool::new(false),
+            hash: credential.hash,
+        });
+        let auth = Authenticator::new(Arc::clone(&store), CredentialKind::MEMORY);
+        (auth, store, format!("Bearer {}", credential.plaintext))
+    }
+
+    #[tokio::test]
+    async fn the_cache_is_used_only_while_notifications_flow() {
+        let (auth, store, header) = setup();
+        auth.authenticate(Some(&header)).await.unwrap();
+        auth.authenticate(Some(&header)).await.unwrap();
+        assert_eq!(
+            store.lookups.load(Ordering::SeqCst),
+            2,
+            "not synced: no cache"
+        );
+
+        auth.cache.on_event(ListenEvent::Connected);
+        auth.authenticate(Some(&header)).await.unwrap();
+        auth.authenticate(Some(&header)).await.unwrap();
+        assert_eq!(store.lookups.load(Ordering::SeqCst), 3, "synced: cached");
+
+        auth.cache.on_event(ListenEvent::Disconnected);
+        auth.authenticate(Some(&header)).await.unwrap();
+        assert_eq!(
+            store.lookups.load(Ordering::SeqCst),
+            4,
+            "disconnected: bypassed"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_notification_evicts_and_revocation_is_seen_at_once() {
+        let (auth, store, header) = setup();
+        auth.cache.on_event(ListenEvent::Connected);
+        auth.authenticate(Some(&header)).await.unwrap();
+        store.revoked.store(true, Ordering::SeqCst);
+        auth.cache
+            .on_event(ListenEvent::Notification(hex::encode(store.hash)));
+        assert_eq!(
+            auth.authenticate(Some(&header)).await.unwrap_err(),
+            AuthError::Revoked
+        );
+    }
+
+    #[tokio::test]
+    async fn a_wildcard_notification_flushes_everything() {
+        let (auth, store, header) = setup();
+        auth.cache.on_event(ListenEvent::Connected);
+        auth.authenticate(Some(&header)).await.unwrap();
+        auth.cache.on_event(ListenEvent::Notification("*".into()));
+        auth.authenticate(Some(&header)).await.unwrap();
+        assert_eq!(store.lookups.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn an_entry_fetched_before_a_notification_is_not_cached() {
+        let (auth, store, _) = setup();
+        auth.cache.on_event(ListenEvent::Connected);
+        let before = auth.cache.generation();
+        auth.cache
+            .on_event(ListenEvent::Notification(hex::encode(store.hash)));
+        let stale = StoredCredential {
+            caller: Caller {
+                key_id: uuid::Uuid::nil(),
+                owner_id: uuid::Uuid::nil(),
+                scopes: Scopes::default(),
+                grade: Grade::Tier(Tier::Free),
+                origin: Origin::FirstParty,
+                environment: Environment::Live,
+                tool_groups: None,
+            },
+            key_hash: store.hash.to_vec(),
+            expires_at: None,
+            revoked: false,
+        };
+        auth.cache.put(store.hash, stale, before);
+        assert!(auth.cache.get(&store.hash).is_none());
+    }
+
+    #[tokio::test]
+    async fn unknown_and_wrong_service_credentials_are_refused() {
+        let (auth, _, _) = setup();
+        let unknown = credential::generate(CredentialKind::MemoryLive).plaintext;
+        assert_eq!(
+            auth.authenticate(Some(&format!("Bearer {unknown}")))
+                .await
+                .unwrap_err(),
+            AuthError::Unknown
+        );
+        let mail = credential::generate(CredentialKind::Mail).plaintext;
+        assert_eq!(
+            auth.authenticate(Some(&format!("Bearer {mail}")))
+                .await
+                .unwrap_err(),
+            AuthError::Malformed
+        );
+        assert_eq!(
+            auth.authenticate(None).await.unwrap_err(),
+            AuthError::Missing
+        );
+    }
+}

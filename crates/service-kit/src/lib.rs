@@ -27,3 +27,22 @@ pub fn scale_quota(quota: Quota, factor: f64) -> Quota {
 
 #[cfg(feature = "testing")]
 pub mod testing;
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use rate_limit::Window;
+
+    use super::*;
+
+    #[test]
+    fn scaling_keeps_unlimited_and_at_least_one() {
+        let q = Quota::fixed(60, Duration::from_secs(60));
+        assert_eq!(scale_quota(q, 0.05).limit, Some(3));
+        assert_eq!(scale_quota(q, 0.0001).limit, Some(1));
+        assert_eq!(scale_quota(q, 1000.0).limit, Some(60_000));
+        let unlimited = Quota::unlimited(Window::Fixed(Duration::from_secs(86_400)));
+        assert_eq!(scale_quota(unlimited, 0.5).limit, None);
+    }
+}

@@ -83,3 +83,29 @@ pub async fn serve(metrics: web::Data<Metrics>) -> HttpResponse {
         .content_type("text/plain; version=0.0.4; charset=utf-8")
         .body(metrics.render())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_render_with_the_service_label() {
+        let metrics = Metrics::new("unit");
+        metrics
+            .http_requests
+            .with_label_values(&["GET", "/x", "200"])
+            .inc();
+        metrics
+            .http_duration
+            .with_label_values(&["GET", "/x"])
+            .observe(0.002);
+        let text = metrics.render();
+        assert!(
+            text.contains(
+                "http_requests_total{method=\"GET\",route=\"/x\",service=\"unit\",status=\"200\"} 1"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("http_request_duration_seconds_bucket"));
+    }
+}

@@ -221,6 +221,21 @@ async fn a_key_revoked_through_one_replica_is_refused_by_the_other_on_the_next_r
     }
     // Revoked through replica A's database session; B must refuse at once.
     assert!(credentials::revoke_key(&mut conn, key_id).await.unwrap());
+    let t0 = std::time::Instant::now();
+    let mut late = 0;
+    loop {
+        let r = http
+            .get(b.url("/api/v1/sites"))
+            .bearer_auth(&key_text)
+            .send()
+            .await
+            .unwrap();
+        if r.status() == 401 {
+            break;
+        }
+        late += 1;
+    }
+    eprintln!("PROBE late={late} elapsed={:?}", t0.elapsed());
     let res = http
         .get(b.url("/api/v1/sites"))
         .bearer_auth(&key_text)

@@ -1,0 +1,166 @@
+//! The pool, migrations, LISTEN and per-test databases, against the real PostgreSQL.
+
+use std::path::Path;
+use std::time::Duration;
+
+use diesel::sql_types::{BigInt, Text};
+use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl as _};
+use store::listen::{ListenEvent, spawn_listener};
+use store::testing::TestDatabase;
+use store::{EmbeddedMigrations, embed_migrations};
+
+const MIGRATIONS: EmbeddedMigrations = embed_migrations!("tests/fixtures/migrations");
+
+fn dir() -> &'static Path {
+    Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/migrations"
+    ))
+}
+
+#[derive(diesel::QueryableByName)]
+struct Count {
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+async fn count(url: &str) -> i64 {
+    let mut conn = AsyncPgConnection::establish(url).await.unwrap();
+    diesel::sql_query("SELECT count(*) AS n FROM things")
+        .get_result::<Count>(&mut conn)
+        .await
+        .unwrap()
+        .n
+}
+
+#[tokio::test]
+async fn each_test_database_is_migrated_and_isolated() {
+    let a = TestDatabase::new("storetest", MIGRATIONS, dir())
+        .await
+        .unwrap();
+    let b = TestDatabase::new("storetest", MIGRATIONS, dir())
+        .await
+        .unwrap();
+    assert_ne!(a.url, b.url);
+    let mut conn = AsyncPgConnection::establish(&a.url).await.unwrap();
+    diesel::sql_query("INSERT INTO things (name) VALUES ('x')")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(count(&a.url).await, 1);
+    assert_eq!(count(&b.url).await, 0);
+    // Nothing left to apply on a clone of the migrated template.
+    assert!(
+        store::run_migrations(&a.url, MIGRATIONS)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn migrations_run_revert_and_run_again() {
+    let db = TestDatabase::empty("storetest").await.unwrap();
+    assert_eq!(
+        store::run_migrations(&db.url, MIGRATIONS)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        store::revert_all_migrations(&db.url, MIGRATIONS)
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        store::run_migrations(&db.url, MIGRATIONS)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(count(&db.url).await, 0);
+}
+
+#[tokio::test]
+async fn a_dropped_test_database_is_gone() {
+    let db = TestDatabase::new("storetest", MIGRATIONS, dir())
+        .await
+        .unwrap();
+    let name = db.name.clone();
+    drop(db);
+    let mut admin =
+        AsyncPgConnection::establish(&format!("{}/postgres", store::testing::server_url()))
+            .await
+            .unwrap();
+    #[derive(diesel::QueryableByName)]
+    struct Found {
+        #[diesel(sql_type = BigInt)]
+        n: i64,
+    }
+    let found: Found =
+        diesel::sql_query("SELECT count(*) AS n FROM pg_database WHERE datname = $1")
+            .bind::<Text, _>(&name)
+            .get_result(&mut admin)
+            .await
+            .unwrap();
+    assert_eq!(found.n, 0);
+}
+
+async fn next(events: &mut tokio::sync::mpsc::UnboundedReceiver<ListenEvent>) -> ListenEvent {
+    tokio::time::timeout(Duration::from_secs(5), events.recv())
+        .await
+        .expect("an event within 5 s")
+        .expect("listener alive")
+}
+
+#[tokio::test]
+async fn the_pool_answers_and_the_listener_hears_notifications() {
+    let db = TestDatabase::new("storetest", MIGRATIONS, dir())
+        .await
+        .unwrap();
+    let pool = store::pool(&db.url, &store::PoolOptions::default()).unwrap();
+    store::ping(&pool).await.unwrap();
+
+    let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
+    let (stop, stop_rx) = tokio::sync::watch::channel(false);
+    let task = spawn_listener(db.url.clone(), "store_test_channel", stop_rx, move |e| {
+        let _ = events_tx.send(e);
+    });
+    assert_eq!(next(&mut events).await, ListenEvent::Connected);
+    let mut conn = store::conn(&pool).await.unwrap();
+    diesel::sql_query("SELECT pg_notify('store_test_channel', 'hello')")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(
+        next(&mut events).await,
+        ListenEvent::Notification("hello".into())
+    );
+
+    // The listener's connection is killed: it says so, reconnects, and listens again.
+    diesel::sql_query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE query LIKE 'LISTEN store_test_channel%' AND pid <> pg_backend_pid()",
+    )
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    assert_eq!(next(&mut events).await, ListenEvent::Disconnected);
+    assert_eq!(next(&mut events).await, ListenEvent::Connected);
+    diesel::sql_query("SELECT pg_notify('store_test_channel', 'again')")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(
+        next(&mut events).await,
+        ListenEvent::Notification("again".into())
+    );
+    stop.send(true).unwrap();
+    tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .unwrap()
+        .unwrap();
+}

@@ -102,7 +102,7 @@ mod tests {
         let text = metrics.render();
         assert!(
             text.contains(
-                "http_requests_total{method=\"GET\",route=\"/x\",service=\"unit\",status=\"200\"} 1"
+                "http_requests_total{method=\"GET\",route=\"/x\",status=\"200\",service=\"unit\"} 1"
             ),
             "{text}"
         );

@@ -101,7 +101,7 @@ host    all             all             ::1/128                 trust' "$hba"
     *) die "postgresql: cannot run a query as postgres on $PGHOST_ADDR:$PGPORT_NUM: $err" ;;
     esac
 fi
-log "postgresql: $pg_state ($(pg -d postgres -c 'SHOW server_version'), $PGHOST_ADDR:$PGPORT_NUM, trust)"
+log "postgresql: $pg_state ($(pg -d postgres -c "SELECT split_part(current_setting('server_version'), ' ', 1)"), $PGHOST_ADDR:$PGPORT_NUM, trust)"
 
 # ------------------------------------------------------------------------ pgvector
 EXT_DIR="$("$PG_CONFIG" --sharedir)/extension"

@@ -15,7 +15,7 @@ fn the_committed_openapi_document_matches_the_code() {
     let generated = mail_api::openapi::json();
     assert!(
         committed() == generated,
-        "proto-docs/mail-api.openapi.json differs from the code: regenerate it with `cargo run -q -p mail-api -- openapi`"
+        "proto-docs/mail-api.openapi.json differs from the code: run `make openapi` and commit"
     );
     let doc: Value = serde_json::from_str(&generated).unwrap();
     assert_eq!(doc["openapi"], "3.1.0");

@@ -2,16 +2,21 @@
 //! a credential changes (PostgreSQL LISTEN/NOTIFY on `credential_changed`, sent by a trigger on
 //! the key tables). While the LISTEN connection is down the cache is bypassed, so a missed
 //! notification can never keep a revoked key alive.
+//!
+//! A cache hit is trusted only after the listener's barrier ([`Listener::sync`]): every change
+//! committed before the request arrived has then been applied, so a key revoked anywhere is
+//! refused by every replica on the very next request. The barrier costs one `SELECT 1` on the
+//! listening connection shared by all requests waiting at that moment, not a lookup each.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
-use store::listen::{ListenEvent, spawn_listener};
+use store::listen::{ListenEvent, Listener, spawn_listener};
 use tokio::sync::watch;
 
 use crate::credential::{self, CredentialKind, hashes_equal};
@@ -57,8 +62,12 @@ struct Cache {
 }
 
 impl Cache {
+    fn is_synced(&self) -> bool {
+        self.synced.load(Ordering::Acquire)
+    }
+
     fn get(&self, hash: &[u8; 32]) -> Option<StoredCredential> {
-        if !self.synced.load(Ordering::Acquire) {
+        if !self.is_synced() {
             return None;
         }
         let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
@@ -116,6 +125,7 @@ pub struct Authenticator<S> {
     store: S,
     accepted: &'static [CredentialKind],
     cache: Arc<Cache>,
+    listener: OnceLock<Listener>,
 }
 
 impl<S: CredentialStore> Authenticator<S> {
@@ -125,21 +135,34 @@ impl<S: CredentialStore> Authenticator<S> {
             store,
             accepted,
             cache: Arc::default(),
+            listener: OnceLock::new(),
         }
     }
 
     /// Starts the LISTEN connection that keeps the cache trustworthy.
     pub fn listen(&self, database_url: String, shutdown: watch::Receiver<bool>) {
         let cache = Arc::clone(&self.cache);
-        spawn_listener(database_url, CHANNEL, shutdown, move |event| {
+        let listener = spawn_listener(database_url, CHANNEL, shutdown, move |event| {
             cache.on_event(event)
         });
+        if self.listener.set(listener).is_err() {
+            tracing::warn!("the credential listener was started twice");
+        }
+    }
+
+    /// The cached credential, when the cache can be trusted for this request.
+    async fn cached(&self, hash: &[u8; 32]) -> Option<StoredCredential> {
+        let listener = self.listener.get()?;
+        if !self.cache.is_synced() || !listener.sync().await {
+            return None;
+        }
+        self.cache.get(hash)
     }
 
     pub async fn authenticate(&self, authorization: Option<&str>) -> Result<Caller, AuthError> {
         let token = credential::bearer_token(authorization)?;
         let parsed = credential::parse(token, self.accepted)?;
-        let stored = match self.cache.get(&parsed.hash) {
+        let stored = match self.cached(&parsed.hash).await {
             Some(stored) => stored,
             None => {
                 // Read before the query: a notification that lands during it wins.
@@ -238,63 +261,8 @@ mod tests {
         (auth, store, format!("Bearer {}", credential.plaintext))
     }
 
-    #[tokio::test]
-    async fn the_cache_is_used_only_while_notifications_flow() {
-        let (auth, store, header) = setup();
-        auth.authenticate(Some(&header)).await.unwrap();
-        auth.authenticate(Some(&header)).await.unwrap();
-        assert_eq!(
-            store.lookups.load(Ordering::SeqCst),
-            2,
-            "not synced: no cache"
-        );
-
-        auth.cache.on_event(ListenEvent::Connected);
-        auth.authenticate(Some(&header)).await.unwrap();
-        auth.authenticate(Some(&header)).await.unwrap();
-        assert_eq!(store.lookups.load(Ordering::SeqCst), 3, "synced: cached");
-
-        auth.cache.on_event(ListenEvent::Disconnected);
-        auth.authenticate(Some(&header)).await.unwrap();
-        assert_eq!(
-            store.lookups.load(Ordering::SeqCst),
-            4,
-            "disconnected: bypassed"
-        );
-    }
-
-    #[tokio::test]
-    async fn a_notification_evicts_and_revocation_is_seen_at_once() {
-        let (auth, store, header) = setup();
-        auth.cache.on_event(ListenEvent::Connected);
-        auth.authenticate(Some(&header)).await.unwrap();
-        store.revoked.store(true, Ordering::SeqCst);
-        auth.cache
-            .on_event(ListenEvent::Notification(hex::encode(store.hash)));
-        assert_eq!(
-            auth.authenticate(Some(&header)).await.unwrap_err(),
-            AuthError::Revoked
-        );
-    }
-
-    #[tokio::test]
-    async fn a_wildcard_notification_flushes_everything() {
-        let (auth, store, header) = setup();
-        auth.cache.on_event(ListenEvent::Connected);
-        auth.authenticate(Some(&header)).await.unwrap();
-        auth.cache.on_event(ListenEvent::Notification("*".into()));
-        auth.authenticate(Some(&header)).await.unwrap();
-        assert_eq!(store.lookups.load(Ordering::SeqCst), 2);
-    }
-
-    #[test]
-    fn an_entry_fetched_before_a_notification_is_not_cached() {
-        let (auth, store, _) = setup();
-        auth.cache.on_event(ListenEvent::Connected);
-        let before = auth.cache.generation();
-        auth.cache
-            .on_event(ListenEvent::Notification(hex::encode(store.hash)));
-        let stale = StoredCredential {
+    fn stored(store: &FakeStore) -> StoredCredential {
+        StoredCredential {
             caller: Caller {
                 key_id: uuid::Uuid::nil(),
                 owner_id: uuid::Uuid::nil(),
@@ -307,8 +275,64 @@ mod tests {
             key_hash: store.hash.to_vec(),
             expires_at: None,
             revoked: false,
-        };
-        auth.cache.put(store.hash, stale, before);
+        }
+    }
+
+    #[test]
+    fn the_cache_holds_entries_only_while_notifications_flow() {
+        let (auth, store, _) = setup();
+        let cache = &auth.cache;
+        cache.put(store.hash, stored(&store), cache.generation());
+        assert!(cache.get(&store.hash).is_none(), "not synced: nothing kept");
+
+        cache.on_event(ListenEvent::Connected);
+        cache.put(store.hash, stored(&store), cache.generation());
+        assert!(cache.get(&store.hash).is_some(), "synced: kept");
+
+        cache.on_event(ListenEvent::Disconnected);
+        assert!(
+            cache.get(&store.hash).is_none(),
+            "disconnected: dropped and bypassed"
+        );
+    }
+
+    #[test]
+    fn a_notification_evicts_one_entry_and_a_wildcard_all() {
+        let (auth, store, _) = setup();
+        let cache = &auth.cache;
+        cache.on_event(ListenEvent::Connected);
+        let other = [7u8; 32];
+        cache.put(store.hash, stored(&store), cache.generation());
+        cache.put(other, stored(&store), cache.generation());
+        cache.on_event(ListenEvent::Notification(hex::encode(store.hash)));
+        assert!(cache.get(&store.hash).is_none());
+        assert!(cache.get(&other).is_some());
+        cache.on_event(ListenEvent::Notification("*".into()));
+        assert!(cache.get(&other).is_none());
+    }
+
+    #[tokio::test]
+    async fn without_a_listener_every_request_asks_the_store() {
+        let (auth, store, header) = setup();
+        auth.cache.on_event(ListenEvent::Connected);
+        auth.authenticate(Some(&header)).await.unwrap();
+        auth.authenticate(Some(&header)).await.unwrap();
+        assert_eq!(store.lookups.load(Ordering::SeqCst), 2);
+        store.revoked.store(true, Ordering::SeqCst);
+        assert_eq!(
+            auth.authenticate(Some(&header)).await.unwrap_err(),
+            AuthError::Revoked
+        );
+    }
+
+    #[test]
+    fn an_entry_fetched_before_a_notification_is_not_cached() {
+        let (auth, store, _) = setup();
+        auth.cache.on_event(ListenEvent::Connected);
+        let before = auth.cache.generation();
+        auth.cache
+            .on_event(ListenEvent::Notification(hex::encode(store.hash)));
+        auth.cache.put(store.hash, stored(&store), before);
         assert!(auth.cache.get(&store.hash).is_none());
     }
 

@@ -121,7 +121,10 @@ pub fn finish(doc: &mut OpenApi, flavor: Flavor, public: &[&str]) {
                     .build(),
             );
         }
-        add_rate_limit_headers(&mut response);
+        // The gate refuses a credential before counting, so a 401 carries no rate-limit headers.
+        if status != "401" {
+            add_rate_limit_headers(&mut response);
+        }
         components
             .responses
             .insert(response_name(status).to_owned(), RefOr::T(response));

@@ -1,12 +1,18 @@
 //! A resilient LISTEN connection: it reconnects forever and tells the subscriber when it is
 //! (re)connected and when it lost the connection, so a cache fed by notifications can distrust
 //! itself while notifications may have been missed.
+//!
+//! [`Listener::sync`] is a barrier: when it returns `true`, every notification committed
+//! before it was called has been handed to the subscriber. It costs one `SELECT 1` on the
+//! listening connection, shared by every caller waiting at the same time. PostgreSQL sends a
+//! session's pending notifications before it reports that session's query done, so once that
+//! query has answered, nothing committed earlier is still on its way.
 
 use std::time::Duration;
 
 use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl as _};
-use futures_util::StreamExt as _;
-use tokio::sync::watch;
+use futures_util::{FutureExt as _, StreamExt as _};
+use tokio::sync::{mpsc, oneshot, watch};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ListenEvent {
@@ -17,32 +23,74 @@ pub enum ListenEvent {
     Notification(String),
 }
 
+/// A quiet connection is checked this often; a barrier waits at most this long.
+const KEEPALIVE: Duration = Duration::from_secs(10);
+const SYNC_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The handle of a running listener.
+pub struct Listener {
+    sync_tx: mpsc::UnboundedSender<oneshot::Sender<()>>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Listener {
+    /// `true` once every notification committed before this call has been delivered; `false`
+    /// when the listener cannot tell (disconnected, stopped, or too slow).
+    pub async fn sync(&self) -> bool {
+        let (tx, rx) = oneshot::channel();
+        if self.sync_tx.send(tx).is_err() {
+            return false;
+        }
+        matches!(tokio::time::timeout(SYNC_TIMEOUT, rx).await, Ok(Ok(())))
+    }
+
+    /// Waits for the listener's thread to end (after `shutdown` turned true).
+    pub fn join(self) {
+        drop(self.sync_tx);
+        let _ = self.thread.join();
+    }
+}
+
 /// Listens on `channel` until `shutdown` turns true, calling `on_event` for every event.
 /// `channel` must be a plain identifier.
+///
+/// The listener runs on a thread and runtime of its own, so a busy caller runtime never delays
+/// a notification.
 pub fn spawn_listener(
     url: String,
     channel: &'static str,
     mut shutdown: watch::Receiver<bool>,
     on_event: impl Fn(ListenEvent) + Send + Sync + 'static,
-) -> tokio::task::JoinHandle<()> {
+) -> Listener {
     assert!(
         channel
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_'),
         "channel must be an identifier"
     );
-    tokio::spawn(async move {
+    let (sync_tx, mut sync_rx) = mpsc::unbounded_channel();
+    let run = async move {
         let mut backoff = Duration::from_millis(100);
         loop {
             if *shutdown.borrow() {
                 return;
             }
-            match listen_once(&url, channel, &on_event, &mut shutdown).await {
+            let session = Session {
+                channel,
+                on_event: &on_event,
+                sync_rx: &mut sync_rx,
+                shutdown: &mut shutdown,
+            };
+            match session.run(&url).await {
                 Ok(()) => return,
                 Err(err) => {
                     on_event(ListenEvent::Disconnected);
                     tracing::warn!(error = %err, channel, "LISTEN connection lost; reconnecting");
                 }
+            }
+            // Whoever waits at a barrier now learns that it cannot be passed.
+            while let Ok(waiter) = sync_rx.try_recv() {
+                drop(waiter);
             }
             tokio::select! {
                 _ = tokio::time::sleep(backoff) => {}
@@ -50,45 +98,104 @@ pub fn spawn_listener(
             }
             backoff = (backoff * 2).min(Duration::from_secs(5));
         }
-    })
+    };
+    let thread = std::thread::Builder::new()
+        .name(format!("listen-{channel}"))
+        .spawn(move || {
+            match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt.block_on(run),
+                Err(err) => tracing::error!(error = %err, "listener runtime did not start"),
+            }
+        })
+        .expect("the listener thread starts");
+    Listener { sync_tx, thread }
 }
 
-async fn listen_once(
-    url: &str,
-    channel: &str,
-    on_event: &(impl Fn(ListenEvent) + Send + Sync),
-    shutdown: &mut watch::Receiver<bool>,
-) -> Result<(), String> {
-    let mut conn = AsyncPgConnection::establish(url)
-        .await
-        .map_err(|e| e.to_string())?;
-    diesel::sql_query(format!("LISTEN {channel}"))
-        .execute(&mut conn)
-        .await
-        .map_err(|e| e.to_string())?;
-    on_event(ListenEvent::Connected);
-    loop {
-        let next = {
-            let mut stream = std::pin::pin!(conn.notifications_stream());
-            tokio::select! {
-                next = tokio::time::timeout(KEEPALIVE, stream.next()) => next,
-                _ = shutdown.changed() => return Ok(()),
-            }
-        };
-        match next {
-            Ok(Some(Ok(n))) => on_event(ListenEvent::Notification(n.payload)),
-            Ok(Some(Err(e))) => return Err(e.to_string()),
-            Ok(None) => return Err("notification stream ended".into()),
-            // Quiet for a while: prove the connection still answers, or give it up.
-            Err(_) => {
-                tokio::time::timeout(KEEPALIVE, diesel::sql_query("SELECT 1").execute(&mut conn))
-                    .await
-                    .map_err(|_| "keepalive timed out".to_owned())?
-                    .map(drop)
-                    .map_err(|e| e.to_string())?
+/// One connection's lifetime.
+struct Session<'a, F> {
+    channel: &'a str,
+    on_event: &'a F,
+    sync_rx: &'a mut mpsc::UnboundedReceiver<oneshot::Sender<()>>,
+    shutdown: &'a mut watch::Receiver<bool>,
+}
+
+enum Step {
+    Notification(Option<diesel::QueryResult<diesel::pg::PgNotification>>),
+    Quiet,
+    Sync(oneshot::Sender<()>),
+    Stop,
+}
+
+impl<F: Fn(ListenEvent)> Session<'_, F> {
+    async fn run(self, url: &str) -> Result<(), String> {
+        let mut conn = AsyncPgConnection::establish(url)
+            .await
+            .map_err(|e| e.to_string())?;
+        diesel::sql_query(format!("LISTEN {}", self.channel))
+            .execute(&mut conn)
+            .await
+            .map_err(|e| e.to_string())?;
+        (self.on_event)(ListenEvent::Connected);
+        loop {
+            let step = {
+                let mut stream = std::pin::pin!(conn.notifications_stream());
+                tokio::select! {
+                    next = tokio::time::timeout(KEEPALIVE, stream.next()) => match next {
+                        Ok(n) => Step::Notification(n),
+                        Err(_) => Step::Quiet,
+                    },
+                    waiter = self.sync_rx.recv() => match waiter {
+                        Some(waiter) => Step::Sync(waiter),
+                        None => Step::Stop,
+                    },
+                    _ = self.shutdown.changed() => Step::Stop,
+                }
+            };
+            match step {
+                Step::Notification(Some(Ok(n))) => {
+                    (self.on_event)(ListenEvent::Notification(n.payload));
+                }
+                Step::Notification(Some(Err(e))) => return Err(e.to_string()),
+                Step::Notification(None) => return Err("notification stream ended".into()),
+                // Quiet for a while: prove the connection still answers, or give it up.
+                Step::Quiet => round_trip(&mut conn).await?,
+                Step::Sync(first) => {
+                    let mut waiters = vec![first];
+                    while let Ok(more) = self.sync_rx.try_recv() {
+                        waiters.push(more);
+                    }
+                    round_trip(&mut conn).await?;
+                    self.drain(&mut conn)?;
+                    for waiter in waiters {
+                        let _ = waiter.send(());
+                    }
+                }
+                Step::Stop => return Ok(()),
             }
         }
     }
+
+    /// Hands over every notification already received.
+    fn drain(&self, conn: &mut AsyncPgConnection) -> Result<(), String> {
+        let mut stream = std::pin::pin!(conn.notifications_stream());
+        while let Some(next) = stream.next().now_or_never() {
+            match next {
+                Some(Ok(n)) => (self.on_event)(ListenEvent::Notification(n.payload)),
+                Some(Err(e)) => return Err(e.to_string()),
+                None => return Err("notification stream ended".into()),
+            }
+        }
+        Ok(())
+    }
 }
 
-const KEEPALIVE: Duration = Duration::from_secs(10);
+async fn round_trip(conn: &mut AsyncPgConnection) -> Result<(), String> {
+    tokio::time::timeout(SYNC_TIMEOUT, diesel::sql_query("SELECT 1").execute(conn))
+        .await
+        .map_err(|_| "the listening connection did not answer".to_owned())?
+        .map(drop)
+        .map_err(|e| e.to_string())
+}

@@ -140,10 +140,21 @@ async fn the_pool_answers_and_the_listener_hears_notifications() {
         ListenEvent::Notification("hello".into())
     );
 
+    // After a barrier, a notification committed before it has been delivered already.
+    diesel::sql_query("SELECT pg_notify('store_test_channel', 'before-sync')")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    assert!(task.sync().await);
+    assert_eq!(
+        events.try_recv().unwrap(),
+        ListenEvent::Notification("before-sync".into())
+    );
+
     // The listener's connection is killed: it says so, reconnects, and listens again.
     diesel::sql_query(
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
-         WHERE query LIKE 'LISTEN store_test_channel%' AND pid <> pg_backend_pid()",
+         WHERE datname = current_database() AND pid <> pg_backend_pid()",
     )
     .execute(&mut conn)
     .await
@@ -159,8 +170,7 @@ async fn the_pool_answers_and_the_listener_hears_notifications() {
         ListenEvent::Notification("again".into())
     );
     stop.send(true).unwrap();
-    tokio::time::timeout(Duration::from_secs(5), task)
+    tokio::task::spawn_blocking(move || task.join())
         .await
-        .unwrap()
         .unwrap();
 }

@@ -60,7 +60,10 @@ pub struct CreateSite {
 
 impl CreateSite {
     fn validate(&self) -> Result<(), ApiError> {
-        let text_ok = |s: &str| !s.trim().is_empty() && s.chars().count() <= NAME_MAX;
+        let text_ok = |s: &str| {
+            let s = s.trim();
+            !s.is_empty() && s.chars().count() <= NAME_MAX
+        };
         if !text_ok(&self.name) {
             return Err(ApiError::invalid_field(
                 "name",

@@ -309,14 +309,9 @@ async fn a_key_revoked_through_one_replica_is_refused_by_the_other_within_moment
     b.stop().await;
 }
 
-/// What the credential cache promises ("dropped the moment a credential changes"), asserted
-/// strictly. It does not hold yet: the cache drops an entry only when the NOTIFY sent at the
-/// revoking commit has reached the replica's listener, which happens asynchronously, so a
-/// request sent right after `revoke_key` returns can still be served from the cache (in a
-/// loop of 60 revocations, 8 to 30 next requests were still answered 200). Run it with
-/// `--include-ignored` once revocation waits for, or no longer depends on, the notification.
+/// Revocation is immediate across replicas: the very next request to the other replica is
+/// refused (the credential cache trusts an entry only after its listener's barrier).
 #[tokio::test]
-#[ignore = "race: a revocation reaches the credential caches asynchronously, after revoke_key returns"]
 async fn a_key_revoked_through_one_replica_is_refused_by_the_other_on_the_next_request() {
     let db = database().await;
     let http = reqwest::Client::new();

@@ -48,8 +48,8 @@ impl From<products::Product> for Product {
     }
 }
 
+/// Unknown fields are ignored (ruled: only bodies documented with "no extra keys" reject them).
 #[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
 pub struct CreateProduct {
     /// 1..=100 characters, unique per user and environment.
     pub name: String,
@@ -61,8 +61,8 @@ pub struct CreateProduct {
 
 impl CreateProduct {
     fn validate(&self) -> Result<(), ApiError> {
-        let name_len = self.name.chars().count();
-        if self.name.trim().is_empty() || name_len > NAME_MAX {
+        let name = self.name.trim();
+        if name.is_empty() || name.chars().count() > NAME_MAX {
             return Err(ApiError::invalid_field(
                 "name",
                 "must be 1 to 100 characters",
@@ -79,7 +79,7 @@ impl CreateProduct {
             ));
         }
         if let Some(status) = &self.status
-            && (status.trim().is_empty() || status.chars().count() > STATUS_MAX)
+            && (status.trim().is_empty() || status.trim().chars().count() > STATUS_MAX)
         {
             return Err(ApiError::invalid_field(
                 "status",
@@ -150,9 +150,9 @@ pub async fn create(
             id: Uuid::now_v7(),
             user_id: owner.user_id,
             environment: owner.environment,
-            name: &body.name,
+            name: body.name.trim(),
             description: body.description.as_deref(),
-            status: body.status.as_deref().unwrap_or("active"),
+            status: body.status.as_deref().map_or("active", str::trim),
         },
     )
     .await?

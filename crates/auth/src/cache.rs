@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
-use store::listen::{ListenEvent, Listener, spawn_listener};
+use store::listen::{ListenEvent, Listener, Placement, spawn_listener};
 use tokio::sync::watch;
 
 use crate::credential::{self, CredentialKind, hashes_equal};
@@ -139,10 +139,16 @@ impl<S: CredentialStore> Authenticator<S> {
         }
     }
 
-    /// Starts the LISTEN connection that keeps the cache trustworthy.
-    pub fn listen(&self, database_url: String, shutdown: watch::Receiver<bool>) {
+    /// Starts the LISTEN connection that keeps the cache trustworthy. An HTTP worker's
+    /// authenticator listens on that worker's runtime ([`Placement::CurrentRuntime`]).
+    pub fn listen(
+        &self,
+        database_url: String,
+        shutdown: watch::Receiver<bool>,
+        placement: Placement,
+    ) {
         let cache = Arc::clone(&self.cache);
-        let listener = spawn_listener(database_url, CHANNEL, shutdown, move |event| {
+        let listener = spawn_listener(database_url, CHANNEL, shutdown, placement, move |event| {
             cache.on_event(event)
         });
         if self.listener.set(listener).is_err() {

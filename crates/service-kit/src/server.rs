@@ -13,6 +13,7 @@ use auth::{Authenticator, CredentialKind, CredentialStore, Gate};
 use http_kit::health::{self, Readiness};
 use http_kit::{Flavor, envelope_middleware};
 use queue::Broker;
+use store::listen::Placement;
 use telemetry::Metrics;
 use tokio::sync::watch;
 
@@ -79,12 +80,21 @@ pub struct ApiSpec<S, St> {
     pub accepted: &'static [CredentialKind],
     pub credentials: fn(store::Pool) -> S,
     pub policy: Arc<dyn RateLimitPolicy>,
-    /// What handlers get as `web::Data<St>`.
-    pub state: Box<dyn FnOnce(&Infra) -> St>,
+    /// What handlers get as `web::Data<St>`, made once per HTTP worker.
+    pub state: Arc<dyn Fn(WorkerResources) -> St + Send + Sync>,
     /// Routes without credential (contract documents).
     pub public: fn(&mut web::ServiceConfig),
     /// Routes under `/api/v1`, behind the gate.
     pub api: fn(&mut web::ServiceConfig),
+}
+
+/// What one HTTP worker's handlers use. Each worker has its own pool and its own credential
+/// cache and LISTEN connection, all on the worker's runtime: a request never waits for another
+/// thread to drive its database I/O.
+#[derive(Clone)]
+pub struct WorkerResources {
+    pub pool: store::Pool,
+    pub broker: Broker,
 }
 
 /// A bound, not yet awaited, server and what must be stopped with it.
@@ -108,9 +118,9 @@ impl Background {
     }
 }
 
-/// Connects to the servers, starts the credential cache's LISTEN, binds, and returns the
-/// server ready to be awaited (or spawned, in tests). Awaiting it serves until SIGTERM or
-/// SIGINT, then lets in-flight requests finish within the shutdown timeout.
+/// Connects to the servers, binds, and returns the server ready to be awaited (or spawned, in
+/// tests). Awaiting it serves until SIGTERM or SIGINT, then lets in-flight requests finish
+/// within the shutdown timeout.
 pub async fn launch<S, St>(
     common: &CommonSettings,
     spec: ApiSpec<S, St>,
@@ -126,29 +136,57 @@ where
         &common.rate_limit,
     )
     .await?;
-    let (shutdown, shutdown_rx) = watch::channel(false);
-    let authenticator = Authenticator::new((spec.credentials)(infra.pool.clone()), spec.accepted);
-    authenticator.listen(common.database.url.clone(), shutdown_rx);
-    let parts = ApiParts {
-        flavor: spec.flavor,
-        metrics: Metrics::new(spec.service),
-        readiness: infra.readiness(),
-        gate: Arc::new(Gate {
-            authenticator: Arc::new(authenticator),
-            limiter: infra.limiter.clone(),
-            policy: spec.policy,
-        }),
+    let workers = match common.http.workers {
+        0 => std::thread::available_parallelism().map_or(1, usize::from),
+        n => n,
     };
-    let state = (spec.state)(&infra);
-    let (public, api) = (spec.public, spec.api);
-    let mut server = HttpServer::new(move || {
-        api_app(parts.clone(), public, api).app_data(web::Data::new(state.clone()))
+    // DATABASE__POOL_SIZE is per process, shared out among the workers.
+    let worker_database = crate::DatabaseSettings {
+        pool_size: common.database.pool_size.div_ceil(workers).max(2),
+        ..common.database.clone()
+    };
+    crate::infra::pool(&worker_database)?;
+    let (shutdown, shutdown_rx) = watch::channel(false);
+    let metrics = Metrics::new(spec.service);
+    let readiness = infra.readiness();
+    let (limiter, broker) = (infra.limiter.clone(), infra.broker.clone());
+    let ApiSpec {
+        flavor,
+        accepted,
+        credentials,
+        policy,
+        state,
+        public,
+        api,
+        ..
+    } = spec;
+    let server = HttpServer::new(move || {
+        let pool = crate::infra::pool(&worker_database).expect("pool settings were checked");
+        let authenticator = Authenticator::new(credentials(pool.clone()), accepted);
+        authenticator.listen(
+            worker_database.url.clone(),
+            shutdown_rx.clone(),
+            Placement::CurrentRuntime,
+        );
+        let parts = ApiParts {
+            flavor,
+            metrics: metrics.clone(),
+            readiness: readiness.clone(),
+            gate: Arc::new(Gate {
+                authenticator: Arc::new(authenticator),
+                limiter: limiter.clone(),
+                policy: Arc::clone(&policy),
+            }),
+        };
+        let state = state(WorkerResources {
+            pool,
+            broker: broker.clone(),
+        });
+        api_app(parts, public, api).app_data(web::Data::new(state))
     })
+    .workers(workers)
     .shutdown_timeout(common.http.shutdown_timeout_secs)
     .bind(&common.http.bind)?;
-    if common.http.workers > 0 {
-        server = server.workers(common.http.workers);
-    }
     let addr = *server
         .addrs()
         .first()

@@ -30,7 +30,7 @@ const SYNC_TIMEOUT: Duration = Duration::from_secs(2);
 /// The handle of a running listener.
 pub struct Listener {
     sync_tx: mpsc::UnboundedSender<oneshot::Sender<()>>,
-    thread: std::thread::JoinHandle<()>,
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Listener {
@@ -44,22 +44,32 @@ impl Listener {
         matches!(tokio::time::timeout(SYNC_TIMEOUT, rx).await, Ok(Ok(())))
     }
 
-    /// Waits for the listener's thread to end (after `shutdown` turned true).
+    /// Waits for the listener's thread, if it has one, to end (after `shutdown` turned true).
     pub fn join(self) {
         drop(self.sync_tx);
-        let _ = self.thread.join();
+        if let Some(thread) = self.thread {
+            let _ = thread.join();
+        }
     }
+}
+
+/// Where a listener runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// A thread and runtime of its own: a busy caller runtime never delays it.
+    OwnThread,
+    /// A task on the current runtime: its barrier costs no thread switch for callers on that
+    /// runtime (an HTTP worker's own listener).
+    CurrentRuntime,
 }
 
 /// Listens on `channel` until `shutdown` turns true, calling `on_event` for every event.
 /// `channel` must be a plain identifier.
-///
-/// The listener runs on a thread and runtime of its own, so a busy caller runtime never delays
-/// a notification.
 pub fn spawn_listener(
     url: String,
     channel: &'static str,
     mut shutdown: watch::Receiver<bool>,
+    placement: Placement,
     on_event: impl Fn(ListenEvent) + Send + Sync + 'static,
 ) -> Listener {
     assert!(
@@ -99,18 +109,26 @@ pub fn spawn_listener(
             backoff = (backoff * 2).min(Duration::from_secs(5));
         }
     };
-    let thread = std::thread::Builder::new()
-        .name(format!("listen-{channel}"))
-        .spawn(move || {
-            match tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            {
-                Ok(rt) => rt.block_on(run),
-                Err(err) => tracing::error!(error = %err, "listener runtime did not start"),
-            }
-        })
-        .expect("the listener thread starts");
+    let thread = match placement {
+        Placement::CurrentRuntime => {
+            tokio::spawn(run);
+            None
+        }
+        Placement::OwnThread => Some(
+            std::thread::Builder::new()
+                .name(format!("listen-{channel}"))
+                .spawn(move || {
+                    match tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                    {
+                        Ok(rt) => rt.block_on(run),
+                        Err(err) => tracing::error!(error = %err, "listener runtime did not start"),
+                    }
+                })
+                .expect("the listener thread starts"),
+        ),
+    };
     Listener { sync_tx, thread }
 }
 

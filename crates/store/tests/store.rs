@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use diesel::sql_types::{BigInt, Text};
 use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl as _};
-use store::listen::{ListenEvent, spawn_listener};
+use store::listen::{ListenEvent, Placement, spawn_listener};
 use store::testing::TestDatabase;
 use store::{EmbeddedMigrations, embed_migrations};
 
@@ -126,9 +126,15 @@ async fn the_pool_answers_and_the_listener_hears_notifications() {
 
     let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
     let (stop, stop_rx) = tokio::sync::watch::channel(false);
-    let task = spawn_listener(db.url.clone(), "store_test_channel", stop_rx, move |e| {
-        let _ = events_tx.send(e);
-    });
+    let task = spawn_listener(
+        db.url.clone(),
+        "store_test_channel",
+        stop_rx,
+        Placement::OwnThread,
+        move |e| {
+            let _ = events_tx.send(e);
+        },
+    );
     assert_eq!(next(&mut events).await, ListenEvent::Connected);
     let mut conn = store::conn(&pool).await.unwrap();
     diesel::sql_query("SELECT pg_notify('store_test_channel', 'hello')")

@@ -66,9 +66,9 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
             policy: Arc::new(MailPolicy {
                 scale: settings.common.rate_limit.scale,
             }),
-            state: Box::new(move |infra| AppState {
-                pool: infra.pool.clone(),
-                broker: infra.broker.clone(),
+            state: Arc::new(move |worker| AppState {
+                pool: worker.pool,
+                broker: worker.broker,
                 shared_domain: Arc::clone(&shared_domain),
             }),
             public: openapi::configure,

@@ -54,9 +54,9 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
             policy: Arc::new(MemoryPolicy {
                 scale: settings.common.rate_limit.scale,
             }),
-            state: Box::new(|infra| AppState {
-                pool: infra.pool.clone(),
-                broker: infra.broker.clone(),
+            state: Arc::new(|worker| AppState {
+                pool: worker.pool,
+                broker: worker.broker,
             }),
             public: openapi::configure,
             api: routes::configure,

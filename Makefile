@@ -16,8 +16,8 @@ dev: infra
 ## The whole test suite against the real PostgreSQL, RabbitMQ and Redis.
 test: infra tools
 	$(CARGO) build --workspace --bins
-	$(CARGO) nextest run --workspace --no-fail-fast -E 'not test(/^$(SERIAL)/)'
-	$(CARGO) nextest run --workspace --no-fail-fast -E 'test(/^$(SERIAL)/)'
+	$(CARGO) nextest run --workspace --no-fail-fast -E 'not test(/$(SERIAL)/)'
+	$(CARGO) nextest run --workspace --no-fail-fast -E 'test(/$(SERIAL)/)'
 	scripts/check-openapi.sh proto-docs/memory-api.openapi.json proto-docs/mail-api.openapi.json
 
 ## Formatting and lints, as CI checks them.

@@ -239,3 +239,16 @@ impl utoipa::Modify for Finish {
         finish(openapi, self.flavor, self.public);
     }
 }
+
+/// A document as committed under `proto-docs/`: pretty JSON with a trailing newline.
+pub fn to_json(doc: &OpenApi) -> String {
+    let mut text = doc
+        .to_pretty_json()
+        .expect("an OpenAPI document serializes");
+    text.push('\n');
+    text
+}
+
+pub fn to_yaml(doc: &OpenApi) -> String {
+    serde_norway::to_string(doc).expect("an OpenAPI document serializes")
+}

@@ -2,6 +2,7 @@
 //! RabbitMQ and the rate limiter, and serving HTTP with the standard middleware stack and a
 //! graceful stop on SIGTERM.
 
+pub mod cli;
 pub mod config;
 pub mod infra;
 pub mod server;

@@ -122,6 +122,7 @@ pub struct WorkerBinarySettings {
 /// What distinguishes one worker binary from another.
 pub struct WorkerBinary {
     pub service: &'static str,
+    pub about: &'static str,
     /// `MAIL` or `MEMORY`: the worker shares its API's environment.
     pub env_prefix: &'static str,
     pub default_database: &'static str,
@@ -130,13 +131,9 @@ pub struct WorkerBinary {
     pub queue: &'static str,
 }
 
-/// The whole `main` of a worker: load settings (`config_file`, then the environment), start
-/// telemetry, and [`run`].
-pub async fn main<H, Fut>(
-    binary: WorkerBinary,
-    config_file: Option<&std::path::Path>,
-    handler: H,
-) -> anyhow::Result<()>
+/// The whole `main` of a worker: parse `--config`, load settings (defaults, the file, the
+/// environment), start telemetry, and [`run`].
+pub async fn main<H, Fut>(binary: WorkerBinary, handler: H) -> anyhow::Result<()>
 where
     H: Fn(Task, DeliveryInfo) -> Fut + Clone + Send + Sync + 'static,
     Fut: Future<Output = HandlerResult> + Send + 'static,
@@ -147,7 +144,9 @@ where
         binary.default_bind,
         crate::config::COMMON_DEFAULTS
     );
-    let settings: WorkerBinarySettings = settings::load(binary.env_prefix, &defaults, config_file)?;
+    let config_file = crate::cli::worker_config(binary.service, binary.about, binary.env_prefix);
+    let settings: WorkerBinarySettings =
+        settings::load(binary.env_prefix, &defaults, config_file.as_deref())?;
     let _telemetry = infra::init_telemetry(binary.service, &settings.telemetry)?;
     run(
         WorkerSpec {

@@ -86,3 +86,18 @@ pub fn sha256(bytes: &[u8]) -> [u8; 32] {
     out.copy_from_slice(digest.as_ref());
     out
 }
+
+/// Revokes an API key; `false` when there is no such unrevoked key. Both services keep their
+/// keys in a table named `api_keys`, whose trigger tells every replica's credential cache.
+pub async fn revoke_api_key(
+    conn: &mut diesel_async::AsyncPgConnection,
+    key_id: uuid::Uuid,
+) -> Result<bool, StoreError> {
+    let changed = diesel::sql_query(
+        "UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL",
+    )
+    .bind::<diesel::sql_types::Uuid, _>(key_id)
+    .execute(conn)
+    .await?;
+    Ok(changed == 1)
+}

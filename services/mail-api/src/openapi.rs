@@ -59,7 +59,7 @@ pub fn json() -> String {
 }
 
 pub fn yaml() -> String {
-    serde_norway::to_string(&document()).expect("the document serializes")
+    http_kit::openapi::to_yaml(&document())
 }
 
 pub fn configure(cfg: &mut web::ServiceConfig) {

@@ -63,7 +63,7 @@ pub fn json() -> String {
 }
 
 pub fn yaml() -> String {
-    serde_norway::to_string(&document()).expect("the document serializes")
+    http_kit::openapi::to_yaml(&document())
 }
 
 fn cached_json() -> &'static str {

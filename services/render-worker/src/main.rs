@@ -3,38 +3,24 @@
 //! It shares memory-api's `MEMORY_…` settings (database, broker, telemetry) and adds
 //! `MEMORY_WORKER__BIND` (health and metrics) and `MEMORY_WORKER__PREFETCH`.
 
-use std::path::PathBuf;
-
-use clap::Parser;
 use http_kit::Flavor;
 use queue::{DeliveryInfo, HandlerError, HandlerResult, Task};
 use service_kit::worker::WorkerBinary;
 
 const SERVICE: &str = "render-worker";
 
-#[derive(Parser)]
-#[command(
-    name = "render-worker",
-    version,
-    about = "Renders the jobs queued by memory-api"
-)]
-struct Cli {
-    #[arg(long, env = "MEMORY_CONFIG")]
-    config: Option<PathBuf>,
-}
-
 #[actix_web::main]
 async fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
     let binary = WorkerBinary {
         service: SERVICE,
+        about: "Renders the jobs queued by memory-api",
         env_prefix: "MEMORY",
         default_database: "postgres://postgres@127.0.0.1:5432/memory",
         default_bind: "127.0.0.1:9092",
         flavor: Flavor::Memory,
         queue: queue::RENDER_JOB,
     };
-    service_kit::worker::main(binary, cli.config.as_deref(), handle).await
+    service_kit::worker::main(binary, handle).await
 }
 
 async fn handle(task: Task, delivery: DeliveryInfo) -> HandlerResult {

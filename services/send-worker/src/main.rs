@@ -3,38 +3,24 @@
 //! It shares mail-api's `MAIL_…` settings (database, broker, telemetry) and adds
 //! `MAIL_WORKER__BIND` (health and metrics) and `MAIL_WORKER__PREFETCH`.
 
-use std::path::PathBuf;
-
-use clap::Parser;
 use http_kit::Flavor;
 use queue::{DeliveryInfo, HandlerError, HandlerResult, Task};
 use service_kit::worker::WorkerBinary;
 
 const SERVICE: &str = "send-worker";
 
-#[derive(Parser)]
-#[command(
-    name = "send-worker",
-    version,
-    about = "Sends the mail queued by mail-api"
-)]
-struct Cli {
-    #[arg(long, env = "MAIL_CONFIG")]
-    config: Option<PathBuf>,
-}
-
 #[actix_web::main]
 async fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
     let binary = WorkerBinary {
         service: SERVICE,
+        about: "Sends the mail queued by mail-api",
         env_prefix: "MAIL",
         default_database: "postgres://postgres@127.0.0.1:5432/mail",
         default_bind: "127.0.0.1:9091",
         flavor: Flavor::Mail,
         queue: queue::SEND_EMAIL,
     };
-    service_kit::worker::main(binary, cli.config.as_deref(), handle).await
+    service_kit::worker::main(binary, handle).await
 }
 
 async fn handle(task: Task, delivery: DeliveryInfo) -> HandlerResult {

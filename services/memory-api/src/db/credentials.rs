@@ -178,14 +178,9 @@ pub async fn list_keys(conn: &mut AsyncPgConnection, user_id: Uuid) -> QueryResu
 }
 
 /// Revokes a key; `false` when there is no such unrevoked key.
-pub async fn revoke_key(conn: &mut AsyncPgConnection, key_id: Uuid) -> QueryResult<bool> {
-    let changed = diesel::update(
-        api_keys::table
-            .find(key_id)
-            .filter(api_keys::revoked_at.is_null()),
-    )
-    .set(api_keys::revoked_at.eq(diesel::dsl::now))
-    .execute(conn)
-    .await?;
-    Ok(changed == 1)
+pub async fn revoke_key(
+    conn: &mut AsyncPgConnection,
+    key_id: Uuid,
+) -> Result<bool, store::StoreError> {
+    store::revoke_api_key(conn, key_id).await
 }

@@ -5,7 +5,7 @@
 //!
 //! A cache hit is trusted only after the listener's barrier ([`Listener::sync`]): every change
 //! committed before the request arrived has then been applied, so a key revoked anywhere is
-//! refused by every replica on the very next request. The barrier costs one `SELECT 1` on the
+//! refused by every replica on the very next request. The barrier costs one empty query on the
 //! listening connection shared by all requests waiting at that moment, not a lookup each.
 
 use std::collections::HashMap;

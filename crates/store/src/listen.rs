@@ -3,14 +3,16 @@
 //! itself while notifications may have been missed.
 //!
 //! [`Listener::sync`] is a barrier: when it returns `true`, every notification committed
-//! before it was called has been handed to the subscriber. It costs one `SELECT 1` on the
+//! before it was called has been handed to the subscriber. It costs one empty query on the
 //! listening connection, shared by every caller waiting at the same time. PostgreSQL sends a
 //! session's pending notifications before it reports that session's query done, so once that
 //! query has answered, nothing committed earlier is still on its way.
 
 use std::time::Duration;
 
-use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl as _};
+use diesel_async::{
+    AsyncConnection as _, AsyncPgConnection, RunQueryDsl as _, SimpleAsyncConnection as _,
+};
 use futures_util::{FutureExt as _, StreamExt as _};
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -211,7 +213,7 @@ impl<F: Fn(ListenEvent)> Session<'_, F> {
 }
 
 async fn round_trip(conn: &mut AsyncPgConnection) -> Result<(), String> {
-    tokio::time::timeout(SYNC_TIMEOUT, diesel::sql_query("SELECT 1").execute(conn))
+    tokio::time::timeout(SYNC_TIMEOUT, conn.batch_execute(""))
         .await
         .map_err(|_| "the listening connection did not answer".to_owned())?
         .map(drop)

@@ -303,3 +303,86 @@ async fn send_worker_answers_rpc_and_stops_gracefully_on_sigterm() {
     broker.delete(&queue).await.unwrap();
     broker.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_in_flight_request_finishes_after_sigterm() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    let db = TestDatabase::empty("mail").await.unwrap();
+    let db_env = ("MAIL_DATABASE__URL", db.url.clone());
+    run("mail-api", &["migrate"], std::slice::from_ref(&db_env));
+    let account = run(
+        "admin",
+        &["mail", "create-account", "--name", "e2e"],
+        std::slice::from_ref(&db_env),
+    );
+    let project = run(
+        "admin",
+        &[
+            "mail",
+            "create-project",
+            "--account",
+            account["account_id"].as_str().unwrap(),
+            "--name",
+            "e2e",
+        ],
+        std::slice::from_ref(&db_env),
+    );
+    let key = run(
+        "admin",
+        &[
+            "mail",
+            "create-key",
+            "--project",
+            project["project_id"].as_str().unwrap(),
+            "--scope",
+            "write",
+        ],
+        std::slice::from_ref(&db_env),
+    );
+    let key = key["key"].as_str().unwrap().to_owned();
+    let port = free_port();
+    let api = Proc::start(
+        "mail-api",
+        &["serve"],
+        &[
+            db_env.clone(),
+            ("MAIL_HTTP__BIND", format!("127.0.0.1:{port}")),
+        ],
+    );
+    wait_ready(&format!("http://127.0.0.1:{port}")).await;
+
+    // A request whose body is still arriving when the stop signal comes.
+    let body = br#"{"name":"Late","slug":"late","from_name":"Late"}"#;
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    let head = format!(
+        "POST /api/v1/sites HTTP/1.1\r\nhost: localhost\r\nauthorization: Bearer {key}\r\n\
+         content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(&body[..10]).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let pid = api.0.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    stream.write_all(&body[10..]).await.unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+    assert!(answer.contains("\"slug\":\"late\""), "{answer}");
+
+    let status = api.terminate(Duration::from_secs(15));
+    assert!(
+        status.success(),
+        "mail-api exits cleanly after draining: {status}"
+    );
+}

@@ -224,3 +224,26 @@ async fn database_exists(admin: &mut AsyncPgConnection, name: &str) -> Result<bo
             .await?;
     Ok(row.found)
 }
+
+/// Checks that every `down.sql` undoes its `up.sql`: on an empty database, run every migration,
+/// revert them all, run them again, and find nothing left to apply.
+/// `migrations` makes the set afresh each time (an embedded set is used up by a run).
+pub async fn assert_migrations_round_trip(service: &str, migrations: fn() -> EmbeddedMigrations) {
+    let db = TestDatabase::empty(service).await.expect("empty database");
+    let applied = run_migrations(&db.url, migrations())
+        .await
+        .expect("first run");
+    assert!(!applied.is_empty(), "no migrations to apply");
+    let reverted = crate::revert_all_migrations(&db.url, migrations())
+        .await
+        .expect("revert all");
+    assert_eq!(reverted, applied.len(), "every migration reverts");
+    let again = run_migrations(&db.url, migrations())
+        .await
+        .expect("second run");
+    assert_eq!(again, applied, "the same migrations apply again");
+    let rest = run_migrations(&db.url, migrations())
+        .await
+        .expect("third run");
+    assert!(rest.is_empty(), "nothing left to apply");
+}

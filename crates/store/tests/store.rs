@@ -60,28 +60,7 @@ async fn each_test_database_is_migrated_and_isolated() {
 
 #[tokio::test]
 async fn migrations_run_revert_and_run_again() {
-    let db = TestDatabase::empty("storetest").await.unwrap();
-    assert_eq!(
-        store::run_migrations(&db.url, MIGRATIONS)
-            .await
-            .unwrap()
-            .len(),
-        1
-    );
-    assert_eq!(
-        store::revert_all_migrations(&db.url, MIGRATIONS)
-            .await
-            .unwrap(),
-        1
-    );
-    assert_eq!(
-        store::run_migrations(&db.url, MIGRATIONS)
-            .await
-            .unwrap()
-            .len(),
-        1
-    );
-    assert_eq!(count(&db.url).await, 0);
+    store::testing::assert_migrations_round_trip("storetest", || MIGRATIONS).await;
 }
 
 #[tokio::test]

@@ -4,5 +4,6 @@ mod auth;
 mod common;
 mod contract;
 mod errors;
+mod migrations;
 mod rate_limits;
 mod sites;

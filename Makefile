@@ -2,10 +2,8 @@
 
 SHELL := /bin/bash
 CARGO ?= cargo
-# Tests that restart the broker run alone, after the others.
-SERIAL := serial_broker_restart_
 
-.PHONY: dev test check fmt lint openapi migrate bench infra tools clean-test-dbs
+.PHONY: dev test check fmt lint openapi migrate bench infra tools
 
 ## Install what is missing, start the servers, migrate, bootstrap a development user and
 ## project, print their keys, and run all four binaries (Ctrl-C stops them).
@@ -16,8 +14,7 @@ dev: infra
 ## The whole test suite against the real PostgreSQL, RabbitMQ and Redis.
 test: infra tools
 	$(CARGO) build --workspace --bins
-	$(CARGO) nextest run --workspace --no-fail-fast -E 'not test(/$(SERIAL)/)'
-	$(CARGO) nextest run --workspace --no-fail-fast -E 'test(/$(SERIAL)/)'
+	CARGO=$(CARGO) scripts/run-tests.sh
 	scripts/check-openapi.sh proto-docs/memory-api.openapi.json proto-docs/mail-api.openapi.json
 
 ## Formatting and lints, as CI checks them.

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs the workspace's tests (called by `make test` once the servers are up and the binaries
+# built): everything in parallel except the tests that restart RabbitMQ, then those alone.
+# Uses cargo-nextest when it is installed, else cargo's own runner.
+set -euo pipefail
+
+SERIAL=serial_broker_restart_
+CARGO="${CARGO:-cargo}"
+
+if "$CARGO" nextest --version >/dev/null 2>&1; then
+    "$CARGO" nextest run --workspace --no-fail-fast -E "not test(/$SERIAL/)"
+    "$CARGO" nextest run --workspace --no-fail-fast -E "test(/$SERIAL/)"
+else
+    "$CARGO" test --workspace --no-fail-fast -- --skip "$SERIAL"
+    "$CARGO" test --workspace --no-fail-fast -- "$SERIAL" --test-threads 1
+fi

@@ -53,5 +53,5 @@ pub use message::{ATTEMPT_HEADER, LAST_ERROR_HEADER};
 pub use publisher::Publisher;
 pub use rpc::RpcError;
 pub use shutdown::ShutdownToken;
-pub use task::{DecodeError, TASK_VERSION, Task};
+pub use task::{DecodeError, KINDS, TASK_VERSION, Task};
 pub use topology::{RENDER_JOB, RetryPolicy, SEND_EMAIL, WEBHOOK_DELIVER, WorkQueue};

@@ -26,7 +26,7 @@ pub enum Task {
 }
 
 /// The `type` of every variant, in declaration order (kept in sync by a unit test).
-const KINDS: &[&str] = &["echo", "send_email", "render"];
+pub const KINDS: &[&str] = &["echo", "send_email", "render"];
 
 /// Why a payload is not a task this build can run.
 #[derive(Debug, thiserror::Error)]

@@ -7,6 +7,12 @@ set -euo pipefail
 SERIAL=serial_broker_restart_
 CARGO="${CARGO:-cargo}"
 
+# The local embedding model's tests load the weights the project fetches itself.
+if [[ -z ${EMBED_MODEL_DIR:-} ]]; then
+    EMBED_MODEL_DIR="$("$(dirname "${BASH_SOURCE[0]}")/models.sh" | tail -n 1)"
+    export EMBED_MODEL_DIR
+fi
+
 if "$CARGO" nextest --version >/dev/null 2>&1; then
     "$CARGO" nextest run --workspace --no-fail-fast -E "not test(/$SERIAL/)"
     "$CARGO" nextest run --workspace --no-fail-fast -E "test(/$SERIAL/)"

@@ -1,0 +1,101 @@
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+/// Which embedder [`crate::build`] makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Provider {
+    /// all-MiniLM-L6-v2 in-process on the CPU, from `model_dir`.
+    Local,
+    /// An OpenAI-compatible `POST {base_url}/embeddings`.
+    #[serde(rename = "openai")]
+    OpenAi,
+    /// No embeddings: search falls back to keywords.
+    #[default]
+    None,
+}
+
+/// The `embed` settings section, e.g.
+///
+/// ```toml
+/// [embed]
+/// provider = "local"             # "local" | "openai" | "none"
+/// model_dir = "models/all-minilm-l6-v2"  # the directory scripts/models.sh prints
+///
+/// # or
+/// provider = "openai"
+/// base_url = "https://api.example.com/v1"
+/// api_key = "sk-..."
+/// model = "text-embedding-3-small"
+/// dimensions = 384               # optional: asks the endpoint for shortened vectors
+/// ```
+#[derive(Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct EmbedConfig {
+    pub provider: Provider,
+    /// local: the directory holding `config.json`, `tokenizer.json`, `model.safetensors`.
+    pub model_dir: Option<PathBuf>,
+    /// openai: the API base, without the trailing `/embeddings`.
+    pub base_url: Option<String>,
+    /// openai: sent as `Authorization: Bearer <api_key>` when set.
+    pub api_key: Option<String>,
+    /// openai: the model name sent in each request (required). local: the name reported by
+    /// [`crate::Embedder::name`] after `local/` (default `all-MiniLM-L6-v2`).
+    pub model: Option<String>,
+    /// openai: the vector length; when set it is sent as `dimensions` and every answer is
+    /// checked against it.
+    pub dimensions: Option<usize>,
+    /// Texts per forward pass (local, default 32) or per request (openai, default 128).
+    pub batch_size: Option<usize>,
+    /// openai: the whole-request timeout in seconds (default 30).
+    pub timeout_secs: Option<u64>,
+}
+
+impl fmt::Debug for EmbedConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EmbedConfig")
+            .field("provider", &self.provider)
+            .field("model_dir", &self.model_dir)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("model", &self.model)
+            .field("dimensions", &self.dimensions)
+            .field("batch_size", &self.batch_size)
+            .field("timeout_secs", &self.timeout_secs)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deserializes_each_provider() {
+        let c: EmbedConfig =
+            serde_json::from_str(r#"{"provider":"local","model_dir":"/m"}"#).unwrap();
+        assert_eq!(c.provider, Provider::Local);
+        assert_eq!(c.model_dir.as_deref(), Some(std::path::Path::new("/m")));
+        let c: EmbedConfig = serde_json::from_str(
+            r#"{"provider":"openai","base_url":"http://x/v1","api_key":"k","model":"m"}"#,
+        )
+        .unwrap();
+        assert_eq!(c.provider, Provider::OpenAi);
+        let c: EmbedConfig = serde_json::from_str(r#"{"provider":"none"}"#).unwrap();
+        assert_eq!(c.provider, Provider::None);
+        let c: EmbedConfig = serde_json::from_str("{}").unwrap();
+        assert_eq!(c.provider, Provider::None);
+        assert!(serde_json::from_str::<EmbedConfig>(r#"{"provider":"bogus"}"#).is_err());
+    }
+
+    #[test]
+    fn debug_hides_the_key() {
+        let c = EmbedConfig {
+            api_key: Some("secret-key".into()),
+            ..Default::default()
+        };
+        assert!(!format!("{c:?}").contains("secret-key"));
+    }
+}

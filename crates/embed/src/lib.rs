@@ -1,0 +1,126 @@
+//! Sentence embeddings behind one trait, chosen by configuration:
+//!
+//! - [`LocalMiniLm`]: all-MiniLM-L6-v2 (384 dimensions) run in-process on the CPU with candle,
+//!   loaded from a directory holding `config.json`, `tokenizer.json` and `model.safetensors`
+//!   (`scripts/models.sh` fetches them). Never touches the network.
+//! - [`OpenAiCompatible`]: `POST {base_url}/embeddings` in the OpenAI wire format.
+//! - [`NoEmbedder`]: always answers [`EmbedError::Disabled`], so callers fall back to keyword
+//!   search.
+//!
+//! Every embedder returns L2-normalised vectors, so [`cosine`] equals the dot product.
+
+mod config;
+mod local;
+mod none;
+mod openai;
+
+use std::sync::Arc;
+
+pub use futures_util::future::BoxFuture;
+
+pub use config::{EmbedConfig, Provider};
+pub use local::{DEFAULT_BATCH_SIZE, LocalMiniLm, MINILM_DIMENSIONS};
+pub use none::NoEmbedder;
+pub use openai::OpenAiCompatible;
+
+/// Turns texts into vectors. Object safe: services hold an `Arc<dyn Embedder>` built by
+/// [`build`] from their configuration.
+pub trait Embedder: Send + Sync {
+    /// A stable name of the provider and model, e.g. `local/all-MiniLM-L6-v2`; store it with the
+    /// vectors so that vectors of different models are never compared.
+    fn name(&self) -> &str;
+
+    /// The length of every vector returned (0 for [`NoEmbedder`], and for an OpenAI-compatible
+    /// model of unknown size until its first answer).
+    fn dimensions(&self) -> usize;
+
+    /// One unit-length vector per text, in the order of `texts`.
+    fn embed<'a>(&'a self, texts: &'a [String])
+    -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>>;
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    /// No provider is configured: use keyword search.
+    #[error("embeddings are disabled")]
+    Disabled,
+    #[error("embedding configuration: {0}")]
+    Config(String),
+    #[error("loading the embedding model: {0}")]
+    Load(String),
+    #[error("embedding inference: {0}")]
+    Inference(String),
+    /// The endpoint could not be reached, or did not answer in time.
+    #[error("embedding request: {0}")]
+    Http(String),
+    /// The endpoint answered with an error status.
+    #[error("embedding endpoint answered {status}: {body}")]
+    Status { status: u16, body: String },
+    /// The endpoint answered 2xx with a body we cannot use.
+    #[error("embedding response: {0}")]
+    Response(String),
+}
+
+/// Builds the embedder the configuration asks for. Loading the local model reads about 90 MB
+/// from disk: call this once at start-up (or inside `spawn_blocking`), not per request.
+pub fn build(config: &EmbedConfig) -> Result<Arc<dyn Embedder>, EmbedError> {
+    Ok(match config.provider {
+        Provider::None => Arc::new(NoEmbedder),
+        Provider::Local => Arc::new(LocalMiniLm::from_config(config)?),
+        Provider::OpenAi => Arc::new(OpenAiCompatible::from_config(config)?),
+    })
+}
+
+/// Cosine similarity of two vectors; 0 when either is all zeros or their lengths differ.
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    if a.len() != b.len() || a.is_empty() {
+        return 0.0;
+    }
+    let (mut dot, mut na, mut nb) = (0f64, 0f64, 0f64);
+    for (&x, &y) in a.iter().zip(b) {
+        let (x, y) = (f64::from(x), f64::from(y));
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    if na == 0.0 || nb == 0.0 {
+        return 0.0;
+    }
+    (dot / (na.sqrt() * nb.sqrt())) as f32
+}
+
+/// Scales `v` to unit length in place (leaves an all-zero vector alone).
+pub(crate) fn normalize(v: &mut [f32]) {
+    let norm = v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+    if norm > 0.0 {
+        for x in v.iter_mut() {
+            *x = (f64::from(*x) / norm) as f32;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cosine_basics() {
+        assert!((cosine(&[1.0, 0.0], &[1.0, 0.0]) - 1.0).abs() < 1e-6);
+        assert!(cosine(&[1.0, 0.0], &[0.0, 1.0]).abs() < 1e-6);
+        assert!((cosine(&[1.0, 2.0], &[-1.0, -2.0]) + 1.0).abs() < 1e-6);
+        assert!((cosine(&[3.0, 4.0], &[6.0, 8.0]) - 1.0).abs() < 1e-6);
+        assert_eq!(cosine(&[0.0, 0.0], &[1.0, 0.0]), 0.0);
+        assert_eq!(cosine(&[1.0], &[1.0, 0.0]), 0.0);
+        assert_eq!(cosine(&[], &[]), 0.0);
+    }
+
+    #[test]
+    fn normalize_gives_unit_length() {
+        let mut v = vec![3.0, 4.0];
+        normalize(&mut v);
+        assert!((v[0] - 0.6).abs() < 1e-6 && (v[1] - 0.8).abs() < 1e-6);
+        let mut z = vec![0.0, 0.0];
+        normalize(&mut z);
+        assert_eq!(z, vec![0.0, 0.0]);
+    }
+}

@@ -1,0 +1,255 @@
+use std::path::Path;
+use std::sync::Arc;
+
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config as BertConfig};
+use futures_util::FutureExt;
+use tokenizers::{
+    PaddingDirection, PaddingParams, PaddingStrategy, Tokenizer, TruncationDirection,
+    TruncationParams, TruncationStrategy,
+};
+use tokio::sync::Semaphore;
+
+use crate::{BoxFuture, EmbedConfig, EmbedError, Embedder};
+
+/// The vector length of all-MiniLM-L6-v2.
+pub const MINILM_DIMENSIONS: usize = 384;
+/// Texts per forward pass unless configured otherwise.
+pub const DEFAULT_BATCH_SIZE: usize = 32;
+/// all-MiniLM-L6-v2's `max_seq_length` (longer texts are truncated), used when the model
+/// directory has no `sentence_bert_config.json`.
+const DEFAULT_MAX_SEQ_LEN: usize = 256;
+
+/// A BERT sentence-embedding model (all-MiniLM-L6-v2 class) run on the CPU: tokenise with
+/// truncation and per-batch padding, run the encoder, mean-pool over the attention mask,
+/// L2-normalise. Inference runs on tokio's blocking pool, one call at a time (it already uses
+/// every core).
+pub struct LocalMiniLm {
+    inner: Arc<Inner>,
+    /// One inference at a time: a forward pass already uses every core.
+    gate: Arc<Semaphore>,
+    name: String,
+}
+
+struct Inner {
+    model: BertModel,
+    tokenizer: Tokenizer,
+    device: Device,
+    dimensions: usize,
+    batch_size: usize,
+}
+
+impl LocalMiniLm {
+    /// Loads `config.json`, `tokenizer.json` and `model.safetensors` from `dir` (no network).
+    /// Blocking: reads about 90 MB.
+    pub fn load(dir: impl AsRef<Path>) -> Result<Self, EmbedError> {
+        Self::load_with(dir.as_ref(), "all-MiniLM-L6-v2", DEFAULT_BATCH_SIZE)
+    }
+
+    pub(crate) fn from_config(config: &EmbedConfig) -> Result<Self, EmbedError> {
+        let dir = config.model_dir.as_deref().ok_or_else(|| {
+            EmbedError::Config("provider \"local\" needs model_dir (see scripts/models.sh)".into())
+        })?;
+        let model = config.model.as_deref().unwrap_or("all-MiniLM-L6-v2");
+        Self::load_with(dir, model, config.batch_size.unwrap_or(DEFAULT_BATCH_SIZE))
+    }
+
+    fn load_with(dir: &Path, model_name: &str, batch_size: usize) -> Result<Self, EmbedError> {
+        let load_err = |what: &str, e: &dyn std::fmt::Display| {
+            EmbedError::Load(format!("{}: {what}: {e}", dir.display()))
+        };
+        let device = Device::Cpu;
+
+        let config_text = std::fs::read_to_string(dir.join("config.json"))
+            .map_err(|e| load_err("config.json", &e))?;
+        let bert_config: BertConfig =
+            serde_json::from_str(&config_text).map_err(|e| load_err("config.json", &e))?;
+
+        let max_seq_len = read_max_seq_len(dir)?
+            .unwrap_or(DEFAULT_MAX_SEQ_LEN)
+            .min(bert_config.max_position_embeddings);
+
+        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
+            .map_err(|e| load_err("tokenizer.json", &e))?;
+        let pad_token = "[PAD]";
+        let pad_id = tokenizer
+            .token_to_id(pad_token)
+            .unwrap_or(bert_config.pad_token_id as u32);
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                direction: TruncationDirection::Right,
+                max_length: max_seq_len,
+                strategy: TruncationStrategy::LongestFirst,
+                stride: 0,
+            }))
+            .map_err(|e| load_err("tokenizer truncation", &e))?;
+        tokenizer.with_padding(Some(PaddingParams {
+            strategy: PaddingStrategy::BatchLongest,
+            direction: PaddingDirection::Right,
+            pad_to_multiple_of: None,
+            pad_id,
+            pad_type_id: 0,
+            pad_token: pad_token.to_string(),
+        }));
+
+        // Buffered rather than memory-mapped: mapping a file needs `unsafe`, and the weights are
+        // small.
+        let weights = std::fs::read(dir.join("model.safetensors"))
+            .map_err(|e| load_err("model.safetensors", &e))?;
+        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
+            .map_err(|e| load_err("model.safetensors", &e))?;
+        let model = BertModel::load(vb, &bert_config).map_err(|e| load_err("weights", &e))?;
+
+        tracing::info!(
+            dir = %dir.display(),
+            dimensions = bert_config.hidden_size,
+            max_seq_len,
+            "local embedding model loaded"
+        );
+        Ok(Self {
+            inner: Arc::new(Inner {
+                model,
+                tokenizer,
+                device,
+                dimensions: bert_config.hidden_size,
+                batch_size: batch_size.max(1),
+            }),
+            gate: Arc::new(Semaphore::new(1)),
+            name: format!("local/{model_name}"),
+        })
+    }
+
+    /// Embeds on the calling thread (blocking). [`Embedder::embed`] runs this on the blocking
+    /// pool.
+    pub fn embed_blocking(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.inner.embed(texts)
+    }
+}
+
+/// `max_seq_length` from sentence-transformers' `sentence_bert_config.json`, when present.
+fn read_max_seq_len(dir: &Path) -> Result<Option<usize>, EmbedError> {
+    let path = dir.join("sentence_bert_config.json");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(EmbedError::Load(format!("{}: {e}", path.display()))),
+    };
+    let value: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| EmbedError::Load(format!("{}: {e}", path.display())))?;
+    Ok(value
+        .get("max_seq_length")
+        .and_then(serde_json::Value::as_u64)
+        .map(|n| n as usize))
+}
+
+impl Inner {
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        // Batch texts of similar length together so that little padding is computed, then put
+        // the vectors back in the callers' order.
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| texts[i].len());
+        let mut out = vec![Vec::new(); texts.len()];
+        for chunk in order.chunks(self.batch_size) {
+            let batch: Vec<&str> = chunk.iter().map(|&i| texts[i].as_str()).collect();
+            let vectors = self.embed_batch(&batch)?;
+            for (&i, v) in chunk.iter().zip(vectors) {
+                out[i] = v;
+            }
+        }
+        Ok(out)
+    }
+
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let inference = |e: candle_core::Error| EmbedError::Inference(e.to_string());
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| EmbedError::Inference(format!("tokenizer: {e}")))?;
+        let n = encodings.len();
+        let len = encodings.first().map_or(0, |e| e.get_ids().len());
+        let mut ids = Vec::with_capacity(n * len);
+        let mut type_ids = Vec::with_capacity(n * len);
+        let mut mask = Vec::with_capacity(n * len);
+        for e in &encodings {
+            if e.get_ids().len() != len {
+                return Err(EmbedError::Inference("uneven padding in a batch".into()));
+            }
+            ids.extend_from_slice(e.get_ids());
+            type_ids.extend_from_slice(e.get_type_ids());
+            mask.extend_from_slice(e.get_attention_mask());
+        }
+        let ids = Tensor::from_vec(ids, (n, len), &self.device).map_err(inference)?;
+        let type_ids = Tensor::from_vec(type_ids, (n, len), &self.device).map_err(inference)?;
+        let mask = Tensor::from_vec(mask, (n, len), &self.device).map_err(inference)?;
+
+        let hidden = self
+            .model
+            .forward(&ids, &type_ids, Some(&mask))
+            .map_err(inference)?; // (n, len, hidden)
+
+        // Mean pooling over the real (unpadded) tokens.
+        let mask = mask
+            .to_dtype(DType::F32)
+            .and_then(|m| m.unsqueeze(2))
+            .map_err(inference)?; // (n, len, 1)
+        let summed = hidden
+            .broadcast_mul(&mask)
+            .and_then(|t| t.sum(1))
+            .map_err(inference)?; // (n, hidden)
+        let counts = mask
+            .sum(1)
+            .and_then(|c| c.clamp(1e-9f32, f32::MAX))
+            .map_err(inference)?; // (n, 1)
+        let mean = summed.broadcast_div(&counts).map_err(inference)?;
+
+        let mut vectors: Vec<Vec<f32>> = mean.to_vec2().map_err(inference)?;
+        for v in &mut vectors {
+            if v.len() != self.dimensions {
+                return Err(EmbedError::Inference(format!(
+                    "model gave {} dimensions, expected {}",
+                    v.len(),
+                    self.dimensions
+                )));
+            }
+            crate::normalize(v);
+        }
+        Ok(vectors)
+    }
+}
+
+impl Embedder for LocalMiniLm {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn dimensions(&self) -> usize {
+        self.inner.dimensions
+    }
+
+    fn embed<'a>(
+        &'a self,
+        texts: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
+        async move {
+            if texts.is_empty() {
+                return Ok(Vec::new());
+            }
+            let permit = self
+                .gate
+                .clone()
+                .acquire_owned()
+                .await
+                .map_err(|e| EmbedError::Inference(e.to_string()))?;
+            let inner = Arc::clone(&self.inner);
+            let texts = texts.to_vec();
+            tokio::task::spawn_blocking(move || {
+                let _permit = permit;
+                inner.embed(&texts)
+            })
+            .await
+            .map_err(|e| EmbedError::Inference(format!("inference task: {e}")))?
+        }
+        .boxed()
+    }
+}

@@ -26,7 +26,7 @@ pub enum Provider {
 ///
 /// # or
 /// provider = "openai"
-/// base_url = "https://api.example.com/v1"
+/// base_url = "http://embeddings.internal/v1"
 /// api_key = "sk-..."
 /// model = "text-embedding-3-small"
 /// dimensions = 384               # optional: asks the endpoint for shortened vectors

@@ -7,7 +7,7 @@ CARGO ?= cargo
 
 ## Install what is missing, start the servers, migrate, bootstrap a development user and
 ## project, print their keys, and run all four binaries (Ctrl-C stops them).
-dev: infra
+dev: infra tools
 	$(CARGO) build --bins
 	scripts/dev.sh
 

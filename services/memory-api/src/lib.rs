@@ -3,6 +3,7 @@
 pub mod app;
 pub mod config;
 pub mod db;
+pub mod domain;
 pub mod openapi;
 pub mod routes;
 

@@ -30,6 +30,8 @@ const FINISH: Finish = Finish {
             `/metrics` need no credential."
     ),
     paths(
+        routes::identity::get,
+        routes::identity::put,
         routes::products::list,
         routes::products::create,
         routes::products::get,
@@ -42,6 +44,7 @@ const FINISH: Finish = Finish {
     ),
     modifiers(&FINISH),
     tags(
+        (name = "memory", description = "The identity kernel"),
         (name = "products", description = "Named products of the caller"),
         (name = "contract", description = "This document"),
         (name = "operations", description = "Health and metrics"),

@@ -41,4 +41,18 @@ diesel::table! {
 
 diesel::joinable!(api_keys -> users (user_id));
 diesel::joinable!(products -> users (user_id));
-diesel::allow_tables_to_appear_in_same_query!(users, api_keys, products);
+
+diesel::table! {
+    identity_kernels (user_id, environment) {
+        user_id -> Uuid,
+        environment -> Text,
+        kernel -> Jsonb,
+        injection_block -> Nullable<Text>,
+        token_count -> Integer,
+        version -> Integer,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(identity_kernels -> users (user_id));
+diesel::allow_tables_to_appear_in_same_query!(users, api_keys, products, identity_kernels);

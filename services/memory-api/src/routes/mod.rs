@@ -1,10 +1,12 @@
 //! The `/api/v1` routes of memory-api, one module per resource.
 
+pub mod identity;
 pub mod products;
 
 use actix_web::web;
 
 /// Registers every gated route (mounted under `/api/v1`).
 pub fn configure(cfg: &mut web::ServiceConfig) {
+    identity::configure(cfg);
     products::configure(cfg);
 }

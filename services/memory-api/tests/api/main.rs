@@ -4,6 +4,7 @@ mod auth;
 mod common;
 mod contract;
 mod errors;
+mod identity;
 mod migrations;
 mod products;
 mod rate_limits;

@@ -1,0 +1,5 @@
+//! Rules of the memory service, without HTTP or SQL.
+
+pub mod kernel;
+pub mod merge_patch;
+pub mod tokens;

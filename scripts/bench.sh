@@ -4,14 +4,16 @@
 # Brings up the servers (infra.sh) and tools (tools.sh), makes two scratch
 # databases bench_memory and bench_mail, migrates them, bootstraps a tenant in
 # each with the admin CLI, starts memory-api on 127.0.0.1:18080 and mail-api on
-# 127.0.0.1:18081, seeds one product and one site, then measures:
+# 127.0.0.1:18081, seeds one product, one site and an identity kernel, then measures:
 #   a  memory-api GET /healthz
 #   b  mail-api   GET /healthz
 #   c  memory-api GET /api/v1/products/bench-product   (auth + rate limit + one indexed read)
 #   d  mail-api   GET /api/v1/sites?limit=1
 #   e  pgbench on bench_memory running the SQL of route c
 #   f  pgbench on bench_mail running the SQL of route d
-# and prints req/s and p50/p95/p99 latency for each, plus the ratios c/e and d/f,
+#   g  memory-api GET /api/v1/memory/identity          (auth + rate limit + one row)
+#   h  pgbench on bench_memory running the SQL of route g
+# and prints req/s and p50/p95/p99 latency for each, plus the ratios c/e, d/f and g/h,
 # also written to ${BENCH_OUT:-target/bench}/results.json. Any non-2xx response
 # (or socket error, or failed transaction) fails the run. All traffic goes to
 # 127.0.0.1 only; every load run is bounded by BENCH_DURATION. The services are
@@ -224,7 +226,12 @@ PRODUCT_ID="$(post_created "$MEMORY_URL/api/v1/products" "$MEMORY_KEY" \
     '{"name":"bench-product","description":"bench","status":"active"}')"
 SITE_ID="$(post_created "$MAIL_URL/api/v1/sites" "$MAIL_KEY" \
     '{"name":"Bench","slug":"bench","from_name":"Bench"}')"
-log "bench: seeded product $PRODUCT_ID and site $SITE_ID"
+code="$(curl -sS -o "$WORK/resp" -w '%{http_code}' --max-time 10 -X PUT \
+    -H "Authorization: Bearer $MEMORY_KEY" -H 'Content-Type: application/json' \
+    --data '{"identity":{"name":"Bench","role":"benchmark"},"products":["bench-product"],"constraints":["Be quick"],"model_preferences":{"default":"small"}}' \
+    "$MEMORY_URL/api/v1/memory/identity")" || die "PUT identity failed"
+[[ $code == 200 ]] || die "PUT identity answered $code: $(head -c 500 "$WORK/resp")"
+log "bench: seeded product $PRODUCT_ID, site $SITE_ID and an identity kernel"
 
 # The routes' SQL, for pgbench (literal uuids: pgbench's \set has no uuid type).
 # The trailing \set is no work; it makes pgbench read the clock again at the end
@@ -235,6 +242,10 @@ PRODUCT_USER="$(psql_pg -d bench_memory -c 'SELECT user_id FROM products LIMIT 1
 [[ -n $PRODUCT_USER ]] || die "bench_memory.products has no row after seeding"
 cat >"$WORK/memory.sql" <<EOF
 SELECT id, name, description, status, created_at, updated_at FROM products WHERE user_id = '$PRODUCT_USER' AND environment = 'live' AND name = 'bench-product';
+\\set bench_clock 0
+EOF
+cat >"$WORK/identity.sql" <<EOF
+SELECT kernel, injection_block, token_count, version, updated_at FROM identity_kernels WHERE user_id = '$PRODUCT_USER' AND environment = 'live';
 \\set bench_clock 0
 EOF
 cat >"$WORK/mail.sql" <<EOF
@@ -248,6 +259,10 @@ rows="$(head -n 1 "$WORK/memory.sql" | psql_pg -d bench_memory 2>&1)" ||
 rows="$(head -n 1 "$WORK/mail.sql" | psql_pg -d bench_mail 2>&1)" ||
     die "the sites route's SQL no longer matches the schema; update scripts/bench.sh: $rows"
 [[ -n $rows ]] || die "the sites route's SQL finds no row in bench_mail (project_id $PROJECT_ID)"
+
+rows="$(head -n 1 "$WORK/identity.sql" | psql_pg -d bench_memory 2>&1)" ||
+    die "the identity route's SQL no longer matches the schema; update scripts/bench.sh: $rows"
+[[ -n $rows ]] || die "the identity route's SQL finds no row in bench_memory"
 
 # ----------------------------------------------------------------------- scenarios
 # run_wrk ID NAME URL [KEY]
@@ -294,6 +309,9 @@ run_wrk c "memory-api GET /api/v1/products/bench-product" "$MEMORY_URL/api/v1/pr
 run_wrk d "mail-api GET /api/v1/sites?limit=1" "$MAIL_URL/api/v1/sites?limit=1" "$MAIL_KEY"
 run_pgbench e "pgbench bench_memory: SQL of c" bench_memory "$WORK/memory.sql"
 run_pgbench f "pgbench bench_mail: SQL of d" bench_mail "$WORK/mail.sql"
+run_wrk g "memory-api GET /api/v1/memory/identity" "$MEMORY_URL/api/v1/memory/identity" "$MEMORY_KEY"
+run_pgbench h "pgbench bench_memory: SQL of g" bench_memory "$WORK/identity.sql"
+cp "$WORK/identity.sql" "$OUT/raw/h.sql"
 cp "$WORK/memory.sql" "$OUT/raw/e.sql"
 cp "$WORK/mail.sql" "$OUT/raw/f.sql"
 

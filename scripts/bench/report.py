@@ -25,7 +25,7 @@ import re
 import subprocess
 import sys
 
-RATIOS = [("c", "e"), ("d", "f")]
+RATIOS = [("c", "e"), ("d", "f"), ("g", "h")]
 
 
 def percentile(sorted_values, p):

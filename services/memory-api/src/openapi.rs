@@ -32,6 +32,8 @@ const FINISH: Finish = Finish {
     paths(
         routes::identity::get,
         routes::identity::put,
+        routes::product_state::get,
+        routes::product_state::post,
         routes::products::list,
         routes::products::create,
         routes::products::get,
@@ -44,7 +46,7 @@ const FINISH: Finish = Finish {
     ),
     modifiers(&FINISH),
     tags(
-        (name = "memory", description = "The identity kernel"),
+        (name = "memory", description = "The identity kernel and product state"),
         (name = "products", description = "Named products of the caller"),
         (name = "contract", description = "This document"),
         (name = "operations", description = "Health and metrics"),

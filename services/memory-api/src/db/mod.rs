@@ -2,6 +2,7 @@
 
 pub mod credentials;
 pub mod kernels;
+pub mod product_states;
 pub mod products;
 pub mod schema;
 pub mod users;

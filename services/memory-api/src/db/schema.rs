@@ -55,4 +55,37 @@ diesel::table! {
 }
 
 diesel::joinable!(identity_kernels -> users (user_id));
-diesel::allow_tables_to_appear_in_same_query!(users, api_keys, products, identity_kernels);
+
+diesel::table! {
+    product_states (id) {
+        id -> Uuid,
+        product_id -> Uuid,
+        version -> Integer,
+        state -> Jsonb,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    feed_items (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        environment -> Text,
+        #[sql_name = "type"]
+        kind -> Text,
+        product_name -> Nullable<Text>,
+        summary -> Text,
+        severity -> Text,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(product_states -> products (product_id));
+diesel::allow_tables_to_appear_in_same_query!(
+    users,
+    api_keys,
+    products,
+    identity_kernels,
+    product_states,
+    feed_items
+);

@@ -1,6 +1,7 @@
 //! The `/api/v1` routes of memory-api, one module per resource.
 
 pub mod identity;
+pub mod product_state;
 pub mod products;
 
 use actix_web::web;
@@ -8,5 +9,6 @@ use actix_web::web;
 /// Registers every gated route (mounted under `/api/v1`).
 pub fn configure(cfg: &mut web::ServiceConfig) {
     identity::configure(cfg);
+    product_state::configure(cfg);
     products::configure(cfg);
 }

@@ -6,5 +6,6 @@ mod contract;
 mod errors;
 mod identity;
 mod migrations;
+mod product_state;
 mod products;
 mod rate_limits;

@@ -1,0 +1,2 @@
+DROP TABLE feed_items;
+DROP TABLE product_states;

@@ -1,0 +1,173 @@
+//! Product state: `GET` and `POST /memory/product/{name}/state` (RFC 7396 merge patch; every
+//! version kept; each change adds a `state_change` item to the intelligence feed).
+
+use std::collections::BTreeSet;
+
+use actix_web::web;
+use auth::{Caller, WriteAccess};
+use chrono::{DateTime, Utc};
+use http_kit::ApiError;
+use http_kit::openapi::MemoryError;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::AppState;
+use crate::db::product_states::{self, ChangeError};
+use crate::db::products::Owner;
+use crate::domain::merge_patch;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/memory/product/{name}/state")
+            .route(web::get().to(get))
+            .route(web::post().to(post)),
+    );
+}
+
+fn owner(caller: &Caller) -> Owner<'static> {
+    Owner {
+        user_id: caller.owner_id,
+        environment: caller.environment.as_str(),
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ProductState {
+    pub product_name: String,
+    /// The state's `status` member, when it is a string.
+    pub status: Option<String>,
+    /// The current state; null before the first write.
+    #[schema(value_type = Option<Object>)]
+    pub state: Option<Value>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct StateUpdated {
+    pub success: bool,
+    pub product_name: String,
+    /// The id of the state version now current.
+    pub id: Uuid,
+    pub version: i32,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// The current state of an owned product.
+#[utoipa::path(
+    get,
+    path = "/api/v1/memory/product/{name}/state",
+    operation_id = "getProductState",
+    tag = "memory",
+    params(("name" = String, Path, description = "Product name")),
+    responses(
+        (status = 200, description = "The state (status and state null before the first write)", body = ProductState),
+        (status = 404, description = "No such product of the caller", body = MemoryError),
+    )
+)]
+pub async fn get(
+    caller: Caller,
+    state: web::Data<AppState>,
+    name: web::Path<String>,
+) -> Result<web::Json<ProductState>, ApiError> {
+    let mut conn = store::conn(&state.pool).await?;
+    let current = product_states::current(&mut conn, owner(&caller), &name)
+        .await?
+        .ok_or_else(|| ApiError::not_found("no such product"))?;
+    let state = current.map(|v| v.state);
+    Ok(web::Json(ProductState {
+        status: state
+            .as_ref()
+            .and_then(|s| s.get("status"))
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        product_name: name.into_inner(),
+        state,
+    }))
+}
+
+/// Merge-patch the state of an owned product.
+#[utoipa::path(
+    post,
+    path = "/api/v1/memory/product/{name}/state",
+    operation_id = "updateProductState",
+    tag = "memory",
+    params(("name" = String, Path, description = "Product name")),
+    request_body(content = Object, description = "An RFC 7396 merge patch of the state. \
+        Documented keys: status (string), what_works, what_is_blocked, open_questions, \
+        next_session_starts_here. A patch that changes nothing adds no version."),
+    responses(
+        (status = 200, description = "The version now current", body = StateUpdated),
+        (status = 400, description = "The body is not a JSON object, or status is not a string", body = MemoryError),
+        (status = 403, description = "The credential lacks the write scope", body = MemoryError),
+        (status = 404, description = "No such product of the caller", body = MemoryError),
+    )
+)]
+pub async fn post(
+    WriteAccess(caller): WriteAccess,
+    state: web::Data<AppState>,
+    name: web::Path<String>,
+    body: web::Json<Value>,
+) -> Result<web::Json<StateUpdated>, ApiError> {
+    let patch = body.into_inner();
+    if !patch.is_object() {
+        return Err(ApiError::bad_request(
+            "the body must be a JSON object (a merge patch)",
+        ));
+    }
+    if patch
+        .get("status")
+        .is_some_and(|s| !s.is_string() && !s.is_null())
+    {
+        return Err(ApiError::invalid_field("status", "must be a string"));
+    }
+    let mut conn = store::conn(&state.pool).await?;
+    let version = product_states::change(
+        &mut conn,
+        owner(&caller),
+        &name,
+        |before| {
+            let mut merged = Value::Object(before.clone());
+            merge_patch::apply(&mut merged, &patch);
+            match merged {
+                Value::Object(after) => Ok::<_, ApiError>(after),
+                _ => unreachable!("an object patched by an object stays an object"),
+            }
+        },
+        |before, after| summary(&name, before, after),
+    )
+    .await
+    .map_err(|err| match err {
+        ChangeError::NotFound => ApiError::not_found("no such product"),
+        ChangeError::Rejected(err) => err,
+        ChangeError::Database(err) => ApiError::internal(err),
+    })?;
+    Ok(web::Json(StateUpdated {
+        success: true,
+        product_name: name.into_inner(),
+        id: version.id,
+        version: version.version,
+        updated_at: version.created_at,
+    }))
+}
+
+/// One line for the feed: the new status if it changed, and which keys changed.
+fn summary(product: &str, before: &Map<String, Value>, after: &Map<String, Value>) -> String {
+    let keys: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    let changed: Vec<&str> = keys
+        .into_iter()
+        .filter(|k| before.get(*k) != after.get(*k))
+        .map(String::as_str)
+        .collect();
+    let status = after
+        .get("status")
+        .and_then(Value::as_str)
+        .filter(|_| before.get("status") != after.get("status"));
+    match status {
+        Some(status) => format!(
+            "{product}: status is now {status}; changed {}",
+            changed.join(", ")
+        ),
+        None => format!("{product}: changed {}", changed.join(", ")),
+    }
+}

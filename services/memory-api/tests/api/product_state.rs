@@ -1,0 +1,166 @@
+use auth::{CredentialKind, Scope};
+use diesel::sql_types::{BigInt, Text};
+use diesel_async::RunQueryDsl as _;
+use rate_limit::policy::Tier;
+use reqwest::Response;
+use serde_json::{Value, json};
+
+use crate::common::*;
+
+const PATH: &str = "/api/v1/memory/product/atlas/state";
+
+async fn post(h: &Harness, key: &str, path: &str, body: Value) -> Response {
+    h.post(path)
+        .bearer_auth(key)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn make_product(h: &Harness, key: &str, name: &str) {
+    let res = post(h, key, "/api/v1/products", json!({"name": name})).await;
+    assert_eq!(res.status(), 201);
+}
+
+#[derive(diesel::QueryableByName)]
+struct Row {
+    #[diesel(sql_type = Text)]
+    summary: String,
+}
+
+#[derive(diesel::QueryableByName)]
+struct Count {
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+#[tokio::test]
+async fn state_is_merge_patched_versioned_and_fed() {
+    let h = Harness::new().await;
+    let (_, key) = h.writer(Tier::Free).await;
+    make_product(&h, &key, "atlas").await;
+
+    let body = json(h.get(PATH).bearer_auth(&key).send().await.unwrap()).await;
+    assert_eq!(
+        body,
+        json!({"product_name": "atlas", "status": null, "state": null})
+    );
+
+    let res = post(
+        &h,
+        &key,
+        PATH,
+        json!({"status": "building", "what_works": ["auth"], "open_questions": ["pricing?"]}),
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    assert_rate_limit_headers(&res);
+    let first = json(res).await;
+    assert_eq!(first["success"], true);
+    assert_eq!(first["product_name"], "atlas");
+    assert_eq!(first["version"], 1);
+    assert!(first["id"].as_str().is_some());
+
+    let second = json(
+        post(
+            &h,
+            &key,
+            PATH,
+            json!({"status": "shipping", "open_questions": null, "what_is_blocked": "review"}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(second["version"], 2);
+    assert_ne!(second["id"], first["id"]);
+
+    // The same patch again changes nothing: no new version, no feed item.
+    let again = json(post(&h, &key, PATH, json!({"status": "shipping"})).await).await;
+    assert_eq!(again["version"], 2);
+    assert_eq!(again["id"], second["id"]);
+
+    let body = json(h.get(PATH).bearer_auth(&key).send().await.unwrap()).await;
+    assert_eq!(body["status"], "shipping");
+    assert_eq!(
+        body["state"],
+        json!({"status": "shipping", "what_works": ["auth"], "what_is_blocked": "review"})
+    );
+
+    let mut conn = h.conn().await;
+    let versions: Count = diesel::sql_query("SELECT count(*) AS n FROM product_states")
+        .get_result(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(versions.n, 2, "every version is kept");
+    let feed: Vec<Row> =
+        diesel::sql_query("SELECT summary FROM feed_items WHERE type = 'state_change' ORDER BY id")
+            .load(&mut conn)
+            .await
+            .unwrap();
+    let summaries: Vec<_> = feed.iter().map(|r| r.summary.as_str()).collect();
+    assert_eq!(
+        summaries,
+        [
+            "atlas: status is now building; changed open_questions, status, what_works",
+            "atlas: status is now shipping; changed open_questions, status, what_is_blocked",
+        ]
+    );
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn state_routes_refuse_what_they_should() {
+    let h = Harness::new().await;
+    let (user, key) = h.writer(Tier::Free).await;
+    make_product(&h, &key, "atlas").await;
+    let (_, reader) = h
+        .key(user, CredentialKind::MemoryLive, &[Scope::Read])
+        .await;
+    let (_, test_env) = h
+        .key(
+            user,
+            CredentialKind::MemoryTest,
+            &[Scope::Read, Scope::Write],
+        )
+        .await;
+    let (_, stranger) = h.writer(Tier::Free).await;
+
+    expect_error(
+        post(&h, &reader, PATH, json!({"status": "x"})).await,
+        403,
+        "FORBIDDEN",
+    )
+    .await;
+    for other in [&stranger, &test_env] {
+        let res = h.get(PATH).bearer_auth(other).send().await.unwrap();
+        expect_error(res, 404, "NOT_FOUND").await;
+        expect_error(
+            post(&h, other, PATH, json!({"status": "x"})).await,
+            404,
+            "NOT_FOUND",
+        )
+        .await;
+    }
+    let missing = "/api/v1/memory/product/nope/state";
+    expect_error(
+        h.get(missing).bearer_auth(&key).send().await.unwrap(),
+        404,
+        "NOT_FOUND",
+    )
+    .await;
+    let message = expect_error(
+        post(&h, &key, PATH, json!({"status": 3})).await,
+        400,
+        "VALIDATION_ERROR",
+    )
+    .await;
+    assert!(message.contains("status"));
+    expect_error(
+        post(&h, &key, PATH, json!(["not", "an", "object"])).await,
+        400,
+        "VALIDATION_ERROR",
+    )
+    .await;
+    h.stop().await;
+}

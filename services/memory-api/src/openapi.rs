@@ -30,6 +30,7 @@ const FINISH: Finish = Finish {
             `/metrics` need no credential."
     ),
     paths(
+        routes::feed::list,
         routes::identity::get,
         routes::identity::put,
         routes::product_state::get,
@@ -46,7 +47,7 @@ const FINISH: Finish = Finish {
     ),
     modifiers(&FINISH),
     tags(
-        (name = "memory", description = "The identity kernel and product state"),
+        (name = "memory", description = "The identity kernel, product state and the intelligence feed"),
         (name = "products", description = "Named products of the caller"),
         (name = "contract", description = "This document"),
         (name = "operations", description = "Health and metrics"),

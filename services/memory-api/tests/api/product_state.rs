@@ -106,6 +106,59 @@ async fn state_is_merge_patched_versioned_and_fed() {
             "atlas: status is now shipping; changed open_questions, status, what_is_blocked",
         ]
     );
+
+    // The feed shows them newest first, a page at a time, to their owner only.
+    let page = json(
+        h.get("/api/v1/intelligence/feed?limit=1")
+            .bearer_auth(&key)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(page["data"].as_array().unwrap().len(), 1);
+    let item = &page["data"][0];
+    assert_eq!(item["type"], "state_change");
+    assert_eq!(item["product_name"], "atlas");
+    assert_eq!(item["severity"], "info");
+    assert_eq!(item["summary"], summaries[1]);
+    let cursor = page["next_cursor"].as_str().unwrap();
+    let rest = json(
+        h.get(&format!(
+            "/api/v1/intelligence/feed?limit=1&cursor={cursor}"
+        ))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    assert_eq!(rest["data"][0]["summary"], summaries[0]);
+    let last = rest["next_cursor"].as_str().map(str::to_owned);
+    if let Some(cursor) = last {
+        let end = json(
+            h.get(&format!(
+                "/api/v1/intelligence/feed?limit=1&cursor={cursor}"
+            ))
+            .bearer_auth(&key)
+            .send()
+            .await
+            .unwrap(),
+        )
+        .await;
+        assert_eq!(end["data"].as_array().unwrap().len(), 0);
+        assert!(end["next_cursor"].is_null());
+    }
+    let (_, stranger) = h.writer(Tier::Free).await;
+    let theirs = json(
+        h.get("/api/v1/intelligence/feed")
+            .bearer_auth(&stranger)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(theirs["data"], json!([]));
     h.stop().await;
 }
 

@@ -179,7 +179,8 @@ done
 # Rate limiting stays on (it is part of what is measured) but every quota is
 # multiplied by 1e6, so the limiter runs and never refuses.
 export RUST_LOG="${RUST_LOG:-warn}"
-svc_env=(MEMORY_RATE_LIMIT__SCALE=1000000 MAIL_RATE_LIMIT__SCALE=1000000)
+svc_env=(MEMORY_RATE_LIMIT__SCALE=1000000 MAIL_RATE_LIMIT__SCALE=1000000
+    MEMORY_SECRETS__KEK="$(head -c 32 /dev/urandom | base64)")
 if [[ -n $BENCH_RATE_LIMIT_BACKEND ]]; then
     svc_env+=(MEMORY_RATE_LIMIT__BACKEND="$BENCH_RATE_LIMIT_BACKEND"
         MAIL_RATE_LIMIT__BACKEND="$BENCH_RATE_LIMIT_BACKEND")

@@ -15,6 +15,12 @@ mkdir -p "$DEV"
 export MEMORY_DATABASE__URL="${MEMORY_DATABASE__URL:-postgres://postgres@127.0.0.1:5432/memory}"
 export MAIL_DATABASE__URL="${MAIL_DATABASE__URL:-postgres://postgres@127.0.0.1:5432/mail}"
 export MEMORY_TELEMETRY__LOG_FORMAT="${MEMORY_TELEMETRY__LOG_FORMAT:-pretty}"
+# The key that seals third-party secrets: made once for this checkout, kept with the keys.
+if [[ -z ${MEMORY_SECRETS__KEK:-} ]]; then
+    [[ -s "$DEV/kek" ]] || (umask 077 && head -c 32 /dev/urandom | base64 >"$DEV/kek")
+    MEMORY_SECRETS__KEK="$(cat "$DEV/kek")"
+    export MEMORY_SECRETS__KEK
+fi
 export MAIL_TELEMETRY__LOG_FORMAT="${MAIL_TELEMETRY__LOG_FORMAT:-pretty}"
 
 "$BIN/memory-api" migrate

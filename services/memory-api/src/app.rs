@@ -9,6 +9,7 @@ use http_kit::Flavor;
 use queue::Broker;
 use rate_limit::Quota;
 use rate_limit::policy::{Tier, memory_key, memory_quotas};
+use secrets::Kek;
 use service_kit::server::{ApiSpec, Launched};
 use store::Pool;
 
@@ -22,6 +23,8 @@ pub const SERVICE: &str = "memory-api";
 pub struct AppState {
     pub pool: Pool,
     pub broker: Broker,
+    /// Seals and opens third-party secrets (product signing secrets, BYOK keys).
+    pub kek: Arc<Kek>,
 }
 
 /// Per credential: a minute and a day window by tier.
@@ -44,6 +47,11 @@ impl RateLimitPolicy for MemoryPolicy {
 }
 
 pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
+    let kek = Arc::new(Kek::from_base64(&settings.secrets.kek).map_err(|_| {
+        anyhow::anyhow!(
+            "MEMORY_SECRETS__KEK must be 32 random bytes in base64 (e.g. `openssl rand -base64 32`)"
+        )
+    })?);
     service_kit::server::launch(
         &settings.common,
         ApiSpec {
@@ -54,9 +62,10 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
             policy: Arc::new(MemoryPolicy {
                 scale: settings.common.rate_limit.scale,
             }),
-            state: Arc::new(|worker| AppState {
+            state: Arc::new(move |worker| AppState {
                 pool: worker.pool,
                 broker: worker.broker,
+                kek: Arc::clone(&kek),
             }),
             public: openapi::configure,
             api: routes::configure,

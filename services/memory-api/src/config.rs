@@ -12,12 +12,29 @@ bind = "127.0.0.1:8080"
 
 [database]
 url = "postgres://postgres@127.0.0.1:5432/memory"
+
+[secrets]
+kek = ""
 "#;
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct Settings {
     #[serde(flatten)]
     pub common: CommonSettings,
+    pub secrets: SecretsSettings,
+}
+
+/// The key that seals third-party secrets at rest (`MEMORY_SECRETS__KEK`): 32 random bytes,
+/// base64. Required: the service does not start without it.
+#[derive(Clone, Deserialize)]
+pub struct SecretsSettings {
+    pub kek: String,
+}
+
+impl std::fmt::Debug for SecretsSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SecretsSettings { kek: .. }")
+    }
 }
 
 impl Settings {

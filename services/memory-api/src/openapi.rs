@@ -38,6 +38,7 @@ const FINISH: Finish = Finish {
         routes::products::list,
         routes::products::create,
         routes::products::get,
+        routes::products::rotate_secret,
         openapi_json,
         openapi_yaml,
         openapi_yaml_root,

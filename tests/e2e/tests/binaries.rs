@@ -154,6 +154,8 @@ async fn migrate_bootstrap_two_replicas_share_limits_and_revocation() {
     assert!(!listed.contains(&plaintext), "plaintext is shown once only");
 
     let prefix = format!("e2e-{}", uuid::Uuid::new_v4());
+    // 32 bytes, base64: the key that seals third-party secrets.
+    let kek = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=".to_owned();
     let replica = |port: u16| {
         Proc::start(
             "memory-api",
@@ -161,6 +163,7 @@ async fn migrate_bootstrap_two_replicas_share_limits_and_revocation() {
             &[
                 db_env.clone(),
                 ("MEMORY_HTTP__BIND", format!("127.0.0.1:{port}")),
+                ("MEMORY_SECRETS__KEK", kek.clone()),
                 ("MEMORY_RATE_LIMIT__BACKEND", "redis".into()),
                 ("MEMORY_RATE_LIMIT__KEY_PREFIX", prefix.clone()),
                 // 60/min scaled to 4/min.

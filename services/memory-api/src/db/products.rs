@@ -34,6 +34,8 @@ pub struct NewProduct<'a> {
     pub name: &'a str,
     pub description: Option<&'a str>,
     pub status: &'a str,
+    /// Sealed (see `domain::signing`).
+    pub signing_secret: &'a [u8],
 }
 
 /// Up to `limit` products after `after` (id order).
@@ -81,6 +83,28 @@ pub async fn insert(
         .on_conflict((products::user_id, products::environment, products::name))
         .do_nothing()
         .returning(Product::as_returning())
+        .get_result(conn)
+        .await
+        .optional()
+}
+
+/// Replaces the sealed signing secret of an owned product; `None` when there is no such
+/// product. `seal` gets the product's id.
+pub async fn rotate_signing_secret(
+    conn: &mut AsyncPgConnection,
+    owner: Owner<'_>,
+    name: &str,
+    seal: impl FnOnce(Uuid) -> Vec<u8>,
+) -> QueryResult<Option<DateTime<Utc>>> {
+    let Some(id) = find_by_name(conn, owner, name).await?.map(|p| p.id) else {
+        return Ok(None);
+    };
+    diesel::update(products::table.find(id))
+        .set((
+            products::signing_secret.eq(seal(id)),
+            products::signing_secret_rotated_at.eq(diesel::dsl::now),
+        ))
+        .returning(products::signing_secret_rotated_at.assume_not_null())
         .get_result(conn)
         .await
         .optional()

@@ -36,6 +36,8 @@ diesel::table! {
         status -> Text,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        signing_secret -> Nullable<Bytea>,
+        signing_secret_rotated_at -> Nullable<Timestamptz>,
     }
 }
 

@@ -2,4 +2,5 @@
 
 pub mod kernel;
 pub mod merge_patch;
+pub mod signing;
 pub mod tokens;

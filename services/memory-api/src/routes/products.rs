@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 use crate::AppState;
 use crate::db::products::{self, NewProduct, Owner};
+use crate::domain::signing;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -17,7 +18,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route(web::get().to(list))
             .route(web::post().to(create)),
     )
-    .service(web::resource("/products/{name}").route(web::get().to(get)));
+    .service(web::resource("/products/{name}").route(web::get().to(get)))
+    .service(web::resource("/products/{name}/signing-secret").route(web::post().to(rotate_secret)));
 }
 
 const NAME_MAX: usize = 100;
@@ -46,6 +48,24 @@ impl From<products::Product> for Product {
             updated_at: p.updated_at,
         }
     }
+}
+
+/// A created product, with its signing secret (shown this once).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CreatedProduct {
+    #[serde(flatten)]
+    pub product: Product,
+    /// The HMAC-SHA256 key for signed project signals (`X-Memory-Signature`). Shown only now
+    /// and when rotated; stored encrypted.
+    pub signing_secret: String,
+}
+
+/// A rotated signing secret (shown this once).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RotatedSecret {
+    pub product_name: String,
+    pub signing_secret: String,
+    pub rotated_at: DateTime<Utc>,
 }
 
 /// Unknown fields are ignored (ruled: only bodies documented with "no extra keys" reject them).
@@ -130,7 +150,7 @@ pub async fn list(
     tag = "products",
     request_body = CreateProduct,
     responses(
-        (status = 201, description = "Created", body = Product),
+        (status = 201, description = "Created; the signing secret is shown this once", body = CreatedProduct),
         (status = 400, description = "Invalid body", body = http_kit::openapi::MemoryError),
         (status = 403, description = "The credential lacks the write scope", body = http_kit::openapi::MemoryError),
         (status = 409, description = "A product of that name exists", body = http_kit::openapi::MemoryError),
@@ -144,20 +164,27 @@ pub async fn create(
     body.validate()?;
     let mut conn = store::conn(&state.pool).await?;
     let owner = owner(&caller);
+    let id = Uuid::now_v7();
+    let secret = signing::new_secret();
+    let sealed = signing::seal(&state.kek, id, &secret);
     let created = products::insert(
         &mut conn,
         NewProduct {
-            id: Uuid::now_v7(),
+            id,
             user_id: owner.user_id,
             environment: owner.environment,
             name: body.name.trim(),
             description: body.description.as_deref(),
             status: body.status.as_deref().map_or("active", str::trim),
+            signing_secret: &sealed,
         },
     )
     .await?
     .ok_or_else(|| ApiError::conflict(format!("a product named {:?} already exists", body.name)))?;
-    Ok(HttpResponse::Created().json(Product::from(created)))
+    Ok(HttpResponse::Created().json(CreatedProduct {
+        product: Product::from(created),
+        signing_secret: secret,
+    }))
 }
 
 /// Get one product by name.
@@ -182,4 +209,36 @@ pub async fn get(
         .await?
         .map(|p| web::Json(p.into()))
         .ok_or_else(|| ApiError::not_found("no such product"))
+}
+
+/// Replace a product's signing secret; the new one is shown this once.
+#[utoipa::path(
+    post,
+    path = "/api/v1/products/{name}/signing-secret",
+    operation_id = "rotateProductSigningSecret",
+    tag = "products",
+    params(("name" = String, Path, description = "Product name")),
+    responses(
+        (status = 200, description = "The new secret; the old one stops verifying at once", body = RotatedSecret),
+        (status = 403, description = "The credential lacks the write scope", body = http_kit::openapi::MemoryError),
+        (status = 404, description = "No such product of the caller", body = http_kit::openapi::MemoryError),
+    )
+)]
+pub async fn rotate_secret(
+    WriteAccess(caller): WriteAccess,
+    state: web::Data<AppState>,
+    name: web::Path<String>,
+) -> Result<web::Json<RotatedSecret>, ApiError> {
+    let secret = signing::new_secret();
+    let mut conn = store::conn(&state.pool).await?;
+    let rotated_at = products::rotate_signing_secret(&mut conn, owner(&caller), &name, |id| {
+        signing::seal(&state.kek, id, &secret)
+    })
+    .await?
+    .ok_or_else(|| ApiError::not_found("no such product"))?;
+    Ok(web::Json(RotatedSecret {
+        product_name: name.into_inner(),
+        signing_secret: secret,
+        rotated_at,
+    }))
 }

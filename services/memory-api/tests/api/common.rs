@@ -33,6 +33,7 @@ pub fn settings(db_url: &str) -> Settings {
     settings.common.http.workers = 1;
     settings.common.http.shutdown_timeout_secs = 5;
     settings.common.rate_limit.backend = RateLimitBackend::Inprocess;
+    settings.secrets.kek = secrets::Kek::generate_base64();
     settings
 }
 

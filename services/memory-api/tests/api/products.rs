@@ -166,3 +166,109 @@ async fn owners_and_environments_never_see_each_others_products() {
     }
     h.stop().await;
 }
+
+#[tokio::test]
+async fn signing_secrets_are_shown_once_sealed_at_rest_and_rotatable() {
+    use diesel::sql_types::Bytea;
+    use diesel_async::RunQueryDsl as _;
+
+    #[derive(diesel::QueryableByName)]
+    struct Sealed {
+        #[diesel(sql_type = Bytea)]
+        signing_secret: Vec<u8>,
+    }
+
+    let h = Harness::new().await;
+    let (user, key) = h.writer(Tier::Free).await;
+    let created = json(
+        h.post("/api/v1/products")
+            .bearer_auth(&key)
+            .json(&json!({"name": "signed"}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    let secret = created["signing_secret"].as_str().unwrap().to_owned();
+    assert!(
+        secret.starts_with("msig_") && secret.len() == 69,
+        "{secret}"
+    );
+    let id: uuid::Uuid = created["id"].as_str().unwrap().parse().unwrap();
+    // Never shown again by reads.
+    let read = json(
+        h.get("/api/v1/products/signed")
+            .bearer_auth(&key)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert!(read.get("signing_secret").is_none());
+
+    // At rest it is sealed under the key-encryption key, bound to the product.
+    let kek = secrets::Kek::from_base64(&h.settings.secrets.kek).unwrap();
+    let sealed = |conn| async move {
+        let mut conn = conn;
+        diesel::sql_query("SELECT signing_secret FROM products WHERE name = 'signed'")
+            .get_result::<Sealed>(&mut conn)
+            .await
+            .unwrap()
+            .signing_secret
+    };
+    let stored = sealed(h.conn().await).await;
+    assert!(!String::from_utf8_lossy(&stored).contains(&secret[5..]));
+    assert_eq!(
+        memory_api::domain::signing::open(&kek, id, &stored).unwrap(),
+        secret
+    );
+
+    let rotated = json(
+        h.post("/api/v1/products/signed/signing-secret")
+            .bearer_auth(&key)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    let new_secret = rotated["signing_secret"].as_str().unwrap();
+    assert_ne!(new_secret, secret);
+    assert_eq!(rotated["product_name"], "signed");
+    assert!(rotated["rotated_at"].as_str().unwrap().ends_with('Z'));
+    let stored = sealed(h.conn().await).await;
+    assert_eq!(
+        memory_api::domain::signing::open(&kek, id, &stored).unwrap(),
+        new_secret
+    );
+
+    let (_, reader) = h
+        .key(user, CredentialKind::MemoryLive, &[Scope::Read])
+        .await;
+    let (_, stranger) = h.writer(Tier::Free).await;
+    let res = h
+        .post("/api/v1/products/signed/signing-secret")
+        .bearer_auth(&reader)
+        .send()
+        .await
+        .unwrap();
+    expect_error(res, 403, "FORBIDDEN").await;
+    let res = h
+        .post("/api/v1/products/signed/signing-secret")
+        .bearer_auth(&stranger)
+        .send()
+        .await
+        .unwrap();
+    expect_error(res, 404, "NOT_FOUND").await;
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn the_service_does_not_start_without_a_key_encryption_key() {
+    let db = database().await;
+    for kek in ["", "too-short", "AAAA"] {
+        let mut settings = settings(&db.url);
+        settings.secrets.kek = kek.to_owned();
+        let err = memory_api::launch(&settings).await.err().expect("refused");
+        assert!(err.to_string().contains("MEMORY_SECRETS__KEK"), "{err}");
+    }
+}

@@ -234,7 +234,7 @@ async fn memory(url: &str, cmd: MemoryCommand) -> anyhow::Result<Value> {
         }
         MemoryCommand::RevokeKey { key } => {
             anyhow::ensure!(
-                credentials::revoke_key(conn, key).await?,
+                store::revoke_api_key(conn, key).await?,
                 "no such active key"
             );
             json!({ "key_id": key, "revoked": true })
@@ -307,7 +307,7 @@ async fn mail(url: &str, cmd: MailCommand) -> anyhow::Result<Value> {
         }
         MailCommand::RevokeKey { key } => {
             anyhow::ensure!(
-                credentials::revoke_key(conn, key).await?,
+                store::revoke_api_key(conn, key).await?,
                 "no such active key"
             );
             json!({ "key_id": key, "revoked": true })

@@ -119,11 +119,3 @@ pub async fn list_keys(conn: &mut AsyncPgConnection, project_id: Uuid) -> QueryR
         .load(conn)
         .await
 }
-
-/// Revokes a key; `false` when there is no such unrevoked key.
-pub async fn revoke_key(
-    conn: &mut AsyncPgConnection,
-    key_id: Uuid,
-) -> Result<bool, store::StoreError> {
-    store::revoke_api_key(conn, key_id).await
-}

@@ -45,7 +45,7 @@ async fn missing_malformed_unknown_revoked_and_expired_credentials_are_401() {
     // A key revoked before any use is refused on its first request.
     let (cold_id, cold) = h.key(tenant.project, Scope::Admin).await;
     assert!(
-        credentials::revoke_key(&mut h.conn().await, cold_id)
+        store::revoke_api_key(&mut h.conn().await, cold_id)
             .await
             .unwrap()
     );
@@ -63,12 +63,12 @@ async fn missing_malformed_unknown_revoked_and_expired_credentials_are_401() {
     let ok = h.list_sites(&revoked, "").await;
     assert_eq!(ok.status(), 200);
     assert!(
-        credentials::revoke_key(&mut h.conn().await, revoked_id)
+        store::revoke_api_key(&mut h.conn().await, revoked_id)
             .await
             .unwrap()
     );
     assert!(
-        !credentials::revoke_key(&mut h.conn().await, revoked_id)
+        !store::revoke_api_key(&mut h.conn().await, revoked_id)
             .await
             .unwrap(),
         "revoking twice reports nothing revoked"
@@ -261,7 +261,7 @@ async fn a_key_revoked_through_one_replica_is_refused_by_the_other_within_moment
     let http = reqwest::Client::new();
     let (a, b, key_id, key_text) = two_warm_replicas(&db, &http).await;
     assert!(
-        credentials::revoke_key(&mut connect(&db.url).await, key_id)
+        store::revoke_api_key(&mut connect(&db.url).await, key_id)
             .await
             .unwrap()
     );
@@ -318,7 +318,7 @@ async fn a_key_revoked_through_one_replica_is_refused_by_the_other_on_the_next_r
     let (a, b, key_id, key_text) = two_warm_replicas(&db, &http).await;
     // Revoked through replica A's database session; B must refuse at once.
     assert!(
-        credentials::revoke_key(&mut connect(&db.url).await, key_id)
+        store::revoke_api_key(&mut connect(&db.url).await, key_id)
             .await
             .unwrap()
     );

@@ -176,11 +176,3 @@ pub async fn list_keys(conn: &mut AsyncPgConnection, user_id: Uuid) -> QueryResu
         .load(conn)
         .await
 }
-
-/// Revokes a key; `false` when there is no such unrevoked key.
-pub async fn revoke_key(
-    conn: &mut AsyncPgConnection,
-    key_id: Uuid,
-) -> Result<bool, store::StoreError> {
-    store::revoke_api_key(conn, key_id).await
-}

@@ -41,7 +41,7 @@ async fn missing_malformed_unknown_revoked_and_expired_credentials_are_401() {
         .unwrap();
     assert_eq!(ok.status(), 200);
     assert!(
-        credentials::revoke_key(&mut h.conn().await, revoked_id)
+        store::revoke_api_key(&mut h.conn().await, revoked_id)
             .await
             .unwrap()
     );
@@ -190,7 +190,7 @@ async fn a_key_revoked_through_one_replica_is_refused_by_the_other_on_the_next_r
         }
     }
     // Revoked through replica A's database session; B must refuse at once.
-    assert!(credentials::revoke_key(&mut conn, key.id).await.unwrap());
+    assert!(store::revoke_api_key(&mut conn, key.id).await.unwrap());
     let res = http
         .get(b.url("/api/v1/products"))
         .bearer_auth(&key_text)

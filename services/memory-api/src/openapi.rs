@@ -30,6 +30,9 @@ const FINISH: Finish = Finish {
             `/metrics` need no credential."
     ),
     paths(
+        routes::decisions::create,
+        routes::decisions::delete,
+        routes::decisions::search,
         routes::feed::list,
         routes::identity::get,
         routes::identity::put,
@@ -49,6 +52,7 @@ const FINISH: Finish = Finish {
     modifiers(&FINISH),
     tags(
         (name = "memory", description = "The identity kernel, product state and the intelligence feed"),
+        (name = "decisions", description = "The decision index"),
         (name = "products", description = "Named products of the caller"),
         (name = "contract", description = "This document"),
         (name = "operations", description = "Health and metrics"),

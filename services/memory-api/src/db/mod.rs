@@ -1,6 +1,7 @@
 //! The memory database: schema and queries, one module per table group.
 
 pub mod credentials;
+pub mod decisions;
 pub mod feed;
 pub mod kernels;
 pub mod product_states;

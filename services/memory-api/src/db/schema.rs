@@ -82,6 +82,22 @@ diesel::table! {
     }
 }
 
+// decisions also has `embedding vector(384)` and the generated `search tsvector`, which the
+// keyword and semantic searches read with SQL of their own.
+diesel::table! {
+    decisions (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        environment -> Text,
+        decision -> Text,
+        reasoning -> Nullable<Text>,
+        product_name -> Text,
+        affects_products -> Array<Text>,
+        tags -> Array<Text>,
+        decided_at -> Timestamptz,
+    }
+}
+
 diesel::joinable!(product_states -> products (product_id));
 diesel::allow_tables_to_appear_in_same_query!(
     users,
@@ -89,5 +105,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     products,
     identity_kernels,
     product_states,
-    feed_items
+    feed_items,
+    decisions
 );

@@ -3,4 +3,5 @@
 pub mod kernel;
 pub mod merge_patch;
 pub mod signing;
+pub mod tags;
 pub mod tokens;

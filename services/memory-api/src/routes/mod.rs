@@ -1,5 +1,6 @@
 //! The `/api/v1` routes of memory-api, one module per resource.
 
+pub mod decisions;
 pub mod feed;
 pub mod identity;
 pub mod product_state;
@@ -9,6 +10,7 @@ use actix_web::web;
 
 /// Registers every gated route (mounted under `/api/v1`).
 pub fn configure(cfg: &mut web::ServiceConfig) {
+    decisions::configure(cfg);
     feed::configure(cfg);
     identity::configure(cfg);
     product_state::configure(cfg);

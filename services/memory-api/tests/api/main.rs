@@ -3,6 +3,7 @@
 mod auth;
 mod common;
 mod contract;
+mod decisions;
 mod errors;
 mod identity;
 mod migrations;

@@ -1,0 +1,281 @@
+//! Decisions: `POST /memory/decisions`, `DELETE /memory/decisions/{id}`,
+//! `GET /memory/decisions/search`.
+
+use std::time::Instant;
+
+use actix_web::{HttpResponse, web};
+use auth::{Caller, WriteAccess};
+use chrono::{DateTime, Utc};
+use http_kit::ApiError;
+use http_kit::openapi::MemoryError;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+use crate::AppState;
+use crate::db::decisions::{self, NewDecision};
+use crate::db::products::Owner;
+use crate::domain::tags;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/memory/decisions").route(web::post().to(create)))
+        .service(web::resource("/memory/decisions/search").route(web::get().to(search)))
+        .service(web::resource("/memory/decisions/{id}").route(web::delete().to(delete)));
+}
+
+const DECISION_MAX: usize = 2000;
+const REASONING_MAX: usize = 5000;
+const PRODUCT_NAME_MAX: usize = 100;
+const SEARCH_LIMIT_MAX: u32 = 50;
+const QUERY_MAX: usize = 1000;
+
+fn owner(caller: &Caller) -> Owner<'static> {
+    Owner {
+        user_id: caller.owner_id,
+        environment: caller.environment.as_str(),
+    }
+}
+
+/// A recorded decision.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Decision {
+    pub id: Uuid,
+    pub decision: String,
+    pub reasoning: Option<String>,
+    pub tags: Vec<String>,
+    pub product_name: Option<String>,
+    pub affects_products: Vec<String>,
+    pub decided_at: DateTime<Utc>,
+}
+
+impl From<decisions::Decision> for Decision {
+    fn from(d: decisions::Decision) -> Self {
+        Self {
+            id: d.id,
+            decision: d.decision,
+            reasoning: d.reasoning,
+            tags: d.tags,
+            product_name: Some(d.product_name),
+            affects_products: d.affects_products,
+            decided_at: d.decided_at,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct CreateDecision {
+    /// At most 2,000 characters.
+    pub decision: String,
+    /// An owned product, at most 100 characters.
+    pub product_name: String,
+    /// At most 5,000 characters.
+    pub reasoning: Option<String>,
+    /// Owned products this decision also affects.
+    #[serde(default)]
+    pub affects_products: Vec<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DecisionCreated {
+    pub success: bool,
+    pub id: Uuid,
+    pub decision: String,
+    pub tags: Vec<String>,
+    pub affects_products: Vec<String>,
+    pub decided_at: DateTime<Utc>,
+    /// Whether the embedding was stored in this request (semantic search finds it only then;
+    /// a background pass embeds the others).
+    pub embedded: bool,
+}
+
+fn check_length(field: &str, value: &str, max: usize) -> Result<(), ApiError> {
+    if value.trim().is_empty() || value.chars().count() > max {
+        return Err(ApiError::invalid_field(
+            field,
+            &format!("must be 1 to {max} characters"),
+        ));
+    }
+    Ok(())
+}
+
+/// Record a decision.
+#[utoipa::path(
+    post,
+    path = "/api/v1/memory/decisions",
+    operation_id = "createDecision",
+    tag = "decisions",
+    request_body = CreateDecision,
+    responses(
+        (status = 201, description = "Recorded; tags derived by the service", body = DecisionCreated),
+        (status = 400, description = "A field is missing or over its limit", body = MemoryError),
+        (status = 403, description = "The credential lacks the write scope", body = MemoryError),
+        (status = 404, description = "product_name or an affects_products entry is not an owned product", body = MemoryError),
+    )
+)]
+pub async fn create(
+    WriteAccess(caller): WriteAccess,
+    state: web::Data<AppState>,
+    body: web::Json<CreateDecision>,
+) -> Result<HttpResponse, ApiError> {
+    check_length("decision", &body.decision, DECISION_MAX)?;
+    check_length("product_name", &body.product_name, PRODUCT_NAME_MAX)?;
+    if let Some(reasoning) = &body.reasoning
+        && reasoning.chars().count() > REASONING_MAX
+    {
+        return Err(ApiError::invalid_field(
+            "reasoning",
+            "must be at most 5000 characters",
+        ));
+    }
+    for name in &body.affects_products {
+        check_length("affects_products", name, PRODUCT_NAME_MAX)?;
+    }
+    let owner = owner(&caller);
+    let mut named: Vec<&str> = vec![body.product_name.as_str()];
+    named.extend(body.affects_products.iter().map(String::as_str));
+    let mut conn = store::conn(&state.pool).await?;
+    let unknown = decisions::unknown_products(&mut conn, owner, &named).await?;
+    if let Some(name) = unknown.first() {
+        return Err(ApiError::not_found(format!("no product named {name:?}")));
+    }
+    let mut affects: Vec<String> = Vec::new();
+    for name in &body.affects_products {
+        if !affects.contains(name) {
+            affects.push(name.clone());
+        }
+    }
+    let derived = tags::derive(&body.decision, body.reasoning.as_deref(), &named);
+    let recorded = decisions::insert(
+        &mut conn,
+        owner,
+        NewDecision {
+            decision: &body.decision,
+            reasoning: body.reasoning.as_deref(),
+            product_name: &body.product_name,
+            affects_products: &affects,
+            tags: derived,
+        },
+    )
+    .await?;
+    Ok(HttpResponse::Created().json(DecisionCreated {
+        success: true,
+        id: recorded.id,
+        decision: recorded.decision,
+        tags: recorded.tags,
+        affects_products: recorded.affects_products,
+        decided_at: recorded.decided_at,
+        embedded: false,
+    }))
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DecisionDeleted {
+    pub success: bool,
+    pub id: Uuid,
+}
+
+/// Delete an owned decision.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/memory/decisions/{id}",
+    operation_id = "deleteDecision",
+    tag = "decisions",
+    params(("id" = Uuid, Path, description = "Decision id")),
+    responses(
+        (status = 200, description = "Deleted", body = DecisionDeleted),
+        (status = 400, description = "The id is not a UUID", body = MemoryError),
+        (status = 403, description = "The credential lacks the write scope", body = MemoryError),
+        (status = 404, description = "No such decision of the caller", body = MemoryError),
+    )
+)]
+pub async fn delete(
+    WriteAccess(caller): WriteAccess,
+    state: web::Data<AppState>,
+    id: web::Path<Uuid>,
+) -> Result<web::Json<DecisionDeleted>, ApiError> {
+    let id = id.into_inner();
+    let mut conn = store::conn(&state.pool).await?;
+    if !decisions::delete(&mut conn, owner(&caller), id).await? {
+        return Err(ApiError::not_found("no such decision"));
+    }
+    Ok(web::Json(DecisionDeleted { success: true, id }))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SearchParams {
+    /// What to look for (required).
+    pub q: Option<String>,
+    /// 1..=50 (default 10).
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 50)]
+    pub limit: Option<String>,
+    /// Only decisions on, or affecting, this product.
+    pub product: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DecisionSearch {
+    pub decisions: Vec<Decision>,
+    pub count: usize,
+    /// `semantic` when an embedding provider answered, else `keyword`.
+    pub search_mode: String,
+    pub query: String,
+    pub latency_ms: u64,
+}
+
+/// Search the caller's decisions (the best `limit` matches; no threshold).
+#[utoipa::path(
+    get,
+    path = "/api/v1/memory/decisions/search",
+    operation_id = "searchDecisions",
+    tag = "decisions",
+    params(SearchParams),
+    responses(
+        (status = 200, description = "Best matches first", body = DecisionSearch),
+        (status = 400, description = "q missing or too long, or limit outside 1..=50", body = MemoryError),
+    )
+)]
+pub async fn search(
+    caller: Caller,
+    state: web::Data<AppState>,
+    params: web::Query<SearchParams>,
+) -> Result<web::Json<DecisionSearch>, ApiError> {
+    let started = Instant::now();
+    let query = params
+        .q
+        .as_deref()
+        .map(str::trim)
+        .filter(|q| !q.is_empty())
+        .ok_or_else(|| ApiError::invalid_field("q", "is required"))?;
+    if query.chars().count() > QUERY_MAX {
+        return Err(ApiError::invalid_field(
+            "q",
+            "must be at most 1000 characters",
+        ));
+    }
+    let limit = match params.limit.as_deref() {
+        None => 10,
+        Some(raw) => raw
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (1..=SEARCH_LIMIT_MAX).contains(n))
+            .ok_or_else(|| ApiError::invalid_field("limit", "must be an integer from 1 to 50"))?,
+    };
+    let mut conn = store::conn(&state.pool).await?;
+    let found = decisions::search_keyword(
+        &mut conn,
+        owner(&caller),
+        query,
+        params.product.as_deref(),
+        i64::from(limit),
+    )
+    .await?;
+    let decisions: Vec<Decision> = found.into_iter().map(Decision::from).collect();
+    Ok(web::Json(DecisionSearch {
+        count: decisions.len(),
+        decisions,
+        search_mode: "keyword".to_owned(),
+        query: query.to_owned(),
+        latency_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    }))
+}

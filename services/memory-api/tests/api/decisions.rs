@@ -1,0 +1,246 @@
+use auth::{CredentialKind, Scope};
+use rate_limit::policy::Tier;
+use reqwest::Response;
+use serde_json::{Value, json};
+
+use crate::common::*;
+
+async fn post(h: &Harness, key: &str, path: &str, body: Value) -> Response {
+    h.post(path)
+        .bearer_auth(key)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn product(h: &Harness, key: &str, name: &str) {
+    assert_eq!(
+        post(h, key, "/api/v1/products", json!({"name": name}))
+            .await
+            .status(),
+        201
+    );
+}
+
+async fn decide(h: &Harness, key: &str, body: Value) -> Response {
+    post(h, key, "/api/v1/memory/decisions", body).await
+}
+
+async fn search(h: &Harness, key: &str, query: &str) -> Response {
+    h.get(&format!("/api/v1/memory/decisions/search?{query}"))
+        .bearer_auth(key)
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn decisions_are_recorded_tagged_searched_and_deleted() {
+    let h = Harness::new().await;
+    let (_, key) = h.writer(Tier::Free).await;
+    product(&h, &key, "billing").await;
+    product(&h, &key, "ledger").await;
+
+    let res = decide(
+        &h,
+        &key,
+        json!({
+            "decision": "We chose PostgreSQL over MongoDB for the billing ledger #infra",
+            "product_name": "billing",
+            "reasoning": "Transactions matter more than schema freedom.",
+            "affects_products": ["ledger", "ledger"],
+        }),
+    )
+    .await;
+    assert_eq!(res.status(), 201);
+    assert_rate_limit_headers(&res);
+    let created = json(res).await;
+    assert_eq!(created["success"], true);
+    assert_eq!(created["embedded"], false);
+    assert_eq!(created["affects_products"], json!(["ledger"]));
+    let tags: Vec<&str> = created["tags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert_eq!(&tags[..3], ["infra", "billing", "ledger"]);
+    assert!(tags.contains(&"postgresql"));
+    let id = created["id"].as_str().unwrap().to_owned();
+    let other = json(
+        decide(
+            &h,
+            &key,
+            json!({"decision": "Ship the ledger export weekly", "product_name": "ledger"}),
+        )
+        .await,
+    )
+    .await;
+
+    let found = json(search(&h, &key, "q=postgresql").await).await;
+    assert_eq!(found["search_mode"], "keyword");
+    assert_eq!(found["query"], "postgresql");
+    assert_eq!(found["count"], 1);
+    assert!(found["latency_ms"].is_u64());
+    let hit = &found["decisions"][0];
+    assert_eq!(hit["id"], id.as_str());
+    assert_eq!(hit["product_name"], "billing");
+    assert_eq!(
+        hit["reasoning"],
+        "Transactions matter more than schema freedom."
+    );
+
+    // Both mention the ledger; the product filter includes what a decision affects.
+    let both = json(search(&h, &key, "q=ledger").await).await;
+    assert_eq!(both["count"], 2);
+    let on_ledger = json(search(&h, &key, "q=ledger&product=ledger").await).await;
+    assert_eq!(on_ledger["count"], 2);
+    let on_billing = json(search(&h, &key, "q=ledger&product=billing").await).await;
+    assert_eq!(on_billing["count"], 1);
+    let limited = json(search(&h, &key, "q=ledger&limit=1").await).await;
+    assert_eq!(limited["count"], 1);
+
+    // The feed has both decisions.
+    let feed = json(
+        h.get("/api/v1/intelligence/feed")
+            .bearer_auth(&key)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(feed["data"].as_array().unwrap().len(), 2);
+    assert_eq!(feed["data"][0]["type"], "decision");
+
+    let res = h
+        .http
+        .delete(h.server.url(&format!("/api/v1/memory/decisions/{id}")))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(json(res).await, json!({"success": true, "id": id}));
+    let res = h
+        .http
+        .delete(h.server.url(&format!("/api/v1/memory/decisions/{id}")))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    expect_error(res, 404, "NOT_FOUND").await;
+    assert_eq!(
+        json(search(&h, &key, "q=postgresql").await).await["count"],
+        0
+    );
+    assert!(other["id"].is_string());
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn decision_limits_and_ownership() {
+    let h = Harness::new().await;
+    let (user, key) = h.writer(Tier::Free).await;
+    product(&h, &key, "p").await;
+    for (body, field) in [
+        (json!({"decision": "", "product_name": "p"}), "decision"),
+        (
+            json!({"decision": "d".repeat(2001), "product_name": "p"}),
+            "decision",
+        ),
+        (
+            json!({"decision": "ok", "product_name": "n".repeat(101)}),
+            "product_name",
+        ),
+        (
+            json!({"decision": "ok", "product_name": "p", "reasoning": "r".repeat(5001)}),
+            "reasoning",
+        ),
+        (json!({"product_name": "p"}), "decision"),
+        (json!({"decision": "ok"}), "product_name"),
+    ] {
+        let message = expect_error(decide(&h, &key, body).await, 400, "VALIDATION_ERROR").await;
+        assert!(message.contains(field), "{field}: {message}");
+    }
+    let at_limits = decide(
+        &h,
+        &key,
+        json!({"decision": "d".repeat(2000), "product_name": "p", "reasoning": "r".repeat(5000)}),
+    )
+    .await;
+    assert_eq!(at_limits.status(), 201);
+    let res = decide(&h, &key, json!({"decision": "ok", "product_name": "nope"})).await;
+    assert!(expect_error(res, 404, "NOT_FOUND").await.contains("nope"));
+    let res = decide(
+        &h,
+        &key,
+        json!({"decision": "ok", "product_name": "p", "affects_products": ["ghost"]}),
+    )
+    .await;
+    assert!(expect_error(res, 404, "NOT_FOUND").await.contains("ghost"));
+
+    for query in ["", "q=", "q=x&limit=0", "q=x&limit=51", "q=x&limit=abc"] {
+        expect_error(search(&h, &key, query).await, 400, "VALIDATION_ERROR").await;
+    }
+    assert_eq!(
+        json(search(&h, &key, "q=x&limit=50").await).await["count"],
+        0
+    );
+    let res = h
+        .http
+        .delete(h.server.url("/api/v1/memory/decisions/not-a-uuid"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    expect_error(res, 400, "VALIDATION_ERROR").await;
+
+    // Another owner, the test environment and a read-only key.
+    let id = json(
+        decide(
+            &h,
+            &key,
+            json!({"decision": "secret plan", "product_name": "p"}),
+        )
+        .await,
+    )
+    .await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (_, stranger) = h.writer(Tier::Free).await;
+    let (_, test_env) = h
+        .key(
+            user,
+            CredentialKind::MemoryTest,
+            &[Scope::Read, Scope::Write],
+        )
+        .await;
+    let (_, reader) = h
+        .key(user, CredentialKind::MemoryLive, &[Scope::Read])
+        .await;
+    for other in [&stranger, &test_env] {
+        assert_eq!(json(search(&h, other, "q=secret").await).await["count"], 0);
+        let res = h
+            .http
+            .delete(h.server.url(&format!("/api/v1/memory/decisions/{id}")))
+            .bearer_auth(other)
+            .send()
+            .await
+            .unwrap();
+        expect_error(res, 404, "NOT_FOUND").await;
+        let res = decide(&h, other, json!({"decision": "x", "product_name": "p"})).await;
+        expect_error(res, 404, "NOT_FOUND").await;
+    }
+    expect_error(
+        decide(&h, &reader, json!({"decision": "x", "product_name": "p"})).await,
+        403,
+        "FORBIDDEN",
+    )
+    .await;
+    assert_eq!(
+        json(search(&h, &reader, "q=secret").await).await["count"],
+        1
+    );
+    h.stop().await;
+}

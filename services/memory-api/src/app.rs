@@ -5,6 +5,7 @@ use std::sync::Arc;
 use actix_web::dev::ServiceRequest;
 use auth::middleware::RateLimitPolicy;
 use auth::{Caller, CredentialKind, Grade};
+use embed::Embedder;
 use http_kit::Flavor;
 use queue::Broker;
 use rate_limit::Quota;
@@ -25,6 +26,8 @@ pub struct AppState {
     pub broker: Broker,
     /// Seals and opens third-party secrets (product signing secrets, BYOK keys).
     pub kek: Arc<Kek>,
+    /// Turns text into vectors for semantic search (`NoEmbedder` when none is configured).
+    pub embedder: Arc<dyn Embedder>,
 }
 
 /// Per credential: a minute and a day window by tier.
@@ -52,6 +55,11 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
             "MEMORY_SECRETS__KEK must be 32 random bytes in base64 (e.g. `openssl rand -base64 32`)"
         )
     })?);
+    let config = settings.embeddings.clone();
+    // Loading a local model reads ~90 MB: not on the async runtime.
+    let embedder = tokio::task::spawn_blocking(move || embed::build(&config))
+        .await?
+        .map_err(|e| anyhow::anyhow!("embeddings: {e}"))?;
     service_kit::server::launch(
         &settings.common,
         ApiSpec {
@@ -66,6 +74,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 pool: worker.pool,
                 broker: worker.broker,
                 kek: Arc::clone(&kek),
+                embedder: Arc::clone(&embedder),
             }),
             public: openapi::configure,
             api: routes::configure,

@@ -15,6 +15,9 @@ url = "postgres://postgres@127.0.0.1:5432/memory"
 
 [secrets]
 kek = ""
+
+[embeddings]
+provider = "none"
 "#;
 
 #[derive(Debug, Clone, Deserialize)]
@@ -22,6 +25,9 @@ pub struct Settings {
     #[serde(flatten)]
     pub common: CommonSettings,
     pub secrets: SecretsSettings,
+    /// `MEMORY_EMBEDDINGS__PROVIDER` = `local` (with `__MODEL_DIR`), `openai` (with
+    /// `__BASE_URL`, `__MODEL`, `__API_KEY`) or `none` (keyword search only).
+    pub embeddings: embed::EmbedConfig,
 }
 
 /// The key that seals third-party secrets at rest (`MEMORY_SECRETS__KEK`): 32 random bytes,

@@ -126,3 +126,43 @@ pub async fn search_keyword(
     .load(conn)
     .await
 }
+
+/// Stores a decision's embedding (`vector` is a pgvector literal).
+pub async fn set_embedding(
+    conn: &mut AsyncPgConnection,
+    id: Uuid,
+    vector: &str,
+) -> QueryResult<()> {
+    diesel::sql_query("UPDATE decisions SET embedding = $2::vector WHERE id = $1")
+        .bind::<SqlUuid, _>(id)
+        .bind::<Text, _>(vector)
+        .execute(conn)
+        .await
+        .map(drop)
+}
+
+/// Semantic mode: nearest by cosine distance to `vector` (a pgvector literal), among the
+/// owner's embedded decisions.
+pub async fn search_semantic(
+    conn: &mut AsyncPgConnection,
+    owner: Owner<'_>,
+    vector: &str,
+    product: Option<&str>,
+    limit: i64,
+) -> QueryResult<Vec<Decision>> {
+    diesel::sql_query(
+        "SELECT id, decision, reasoning, tags, product_name, affects_products, decided_at \
+         FROM decisions \
+         WHERE user_id = $1 AND environment = $2 AND embedding IS NOT NULL \
+           AND ($4::text IS NULL OR product_name = $4 OR $4 = ANY (affects_products)) \
+         ORDER BY embedding <=> $3::vector \
+         LIMIT $5",
+    )
+    .bind::<SqlUuid, _>(owner.user_id)
+    .bind::<Text, _>(owner.environment)
+    .bind::<Text, _>(vector)
+    .bind::<Nullable<Text>, _>(product)
+    .bind::<BigInt, _>(limit)
+    .load(conn)
+    .await
+}

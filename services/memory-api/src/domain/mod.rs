@@ -2,6 +2,7 @@
 
 pub mod kernel;
 pub mod merge_patch;
+pub mod search;
 pub mod signing;
 pub mod tags;
 pub mod tokens;

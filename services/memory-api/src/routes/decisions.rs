@@ -15,7 +15,8 @@ use uuid::Uuid;
 use crate::AppState;
 use crate::db::decisions::{self, NewDecision};
 use crate::db::products::Owner;
-use crate::domain::tags;
+use crate::domain::{search, tags};
+use embed::EmbedError;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/memory/decisions").route(web::post().to(create)))
@@ -157,6 +158,7 @@ pub async fn create(
         },
     )
     .await?;
+    let embedded = embed_decision(&state, &mut conn, &recorded).await;
     Ok(HttpResponse::Created().json(DecisionCreated {
         success: true,
         id: recorded.id,
@@ -164,8 +166,36 @@ pub async fn create(
         tags: recorded.tags,
         affects_products: recorded.affects_products,
         decided_at: recorded.decided_at,
-        embedded: false,
+        embedded,
     }))
+}
+
+/// Embeds and stores a decision's text; `false` when no provider answered (the decision is
+/// stored all the same, and found by keyword search).
+async fn embed_decision(
+    state: &AppState,
+    conn: &mut store::Conn,
+    decision: &decisions::Decision,
+) -> bool {
+    let text = match &decision.reasoning {
+        Some(reasoning) => format!("{}\n{reasoning}", decision.decision),
+        None => decision.decision.clone(),
+    };
+    let vector = match state.embedder.embed(std::slice::from_ref(&text)).await {
+        Ok(mut vectors) if vectors.len() == 1 => vectors.remove(0),
+        Ok(_) | Err(EmbedError::Disabled) => return false,
+        Err(err) => {
+            tracing::warn!(error = %err, "decision not embedded");
+            return false;
+        }
+    };
+    match decisions::set_embedding(conn, decision.id, &search::vector_literal(&vector)).await {
+        Ok(()) => true,
+        Err(err) => {
+            tracing::warn!(error = %err, "embedding not stored");
+            false
+        }
+    }
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -261,21 +291,58 @@ pub async fn search(
             .filter(|n| (1..=SEARCH_LIMIT_MAX).contains(n))
             .ok_or_else(|| ApiError::invalid_field("limit", "must be an integer from 1 to 50"))?,
     };
+    let query_vector = match state.embedder.embed(&[query.to_owned()]).await {
+        Ok(mut vectors) if vectors.len() == 1 => Some(vectors.remove(0)),
+        Ok(_) | Err(EmbedError::Disabled) => None,
+        Err(err) => {
+            tracing::warn!(error = %err, "query not embedded; keyword search");
+            None
+        }
+    };
+    let owner = owner(&caller);
+    let product = params.product.as_deref();
     let mut conn = store::conn(&state.pool).await?;
-    let found = decisions::search_keyword(
-        &mut conn,
-        owner(&caller),
-        query,
-        params.product.as_deref(),
-        i64::from(limit),
-    )
-    .await?;
-    let decisions: Vec<Decision> = found.into_iter().map(Decision::from).collect();
+    // Each ranking brings more candidates than asked, so fusion can reorder them.
+    let candidates = i64::from(limit.max(10) * 2);
+    let keyword = decisions::search_keyword(&mut conn, owner, query, product, candidates).await?;
+    let (found, mode) = match query_vector {
+        Some(vector) => {
+            let literal = search::vector_literal(&vector);
+            let semantic =
+                decisions::search_semantic(&mut conn, owner, &literal, product, candidates).await?;
+            (fuse_decisions(semantic, keyword), "semantic")
+        }
+        None => (keyword, "keyword"),
+    };
+    let decisions: Vec<Decision> = found
+        .into_iter()
+        .take(limit as usize)
+        .map(Decision::from)
+        .collect();
     Ok(web::Json(DecisionSearch {
         count: decisions.len(),
         decisions,
-        search_mode: "keyword".to_owned(),
+        search_mode: mode.to_owned(),
         query: query.to_owned(),
         latency_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
     }))
+}
+
+fn fuse_decisions(
+    semantic: Vec<decisions::Decision>,
+    keyword: Vec<decisions::Decision>,
+) -> Vec<decisions::Decision> {
+    let order = search::fuse(&[
+        semantic.iter().map(|d| d.id).collect(),
+        keyword.iter().map(|d| d.id).collect(),
+    ]);
+    let mut by_id: std::collections::HashMap<Uuid, decisions::Decision> = semantic
+        .into_iter()
+        .chain(keyword)
+        .map(|d| (d.id, d))
+        .collect();
+    order
+        .into_iter()
+        .filter_map(|id| by_id.remove(&id))
+        .collect()
 }

@@ -186,3 +186,36 @@ pub async fn away_from_minute_boundary(margin: u64) {
         tokio::time::sleep(std::time::Duration::from_millis(250)).await;
     }
 }
+
+/// The local embedding model's directory: `EMBED_MODEL_DIR`, else what the project's own
+/// `scripts/models.sh` fetches (idempotent; it prints the directory last).
+pub fn model_dir() -> std::path::PathBuf {
+    if let Ok(dir) = std::env::var("EMBED_MODEL_DIR") {
+        return dir.into();
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/models.sh");
+    let out = std::process::Command::new("bash")
+        .arg(script)
+        .output()
+        .expect("scripts/models.sh runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    stdout
+        .lines()
+        .last()
+        .expect("a model directory")
+        .trim()
+        .into()
+}
+
+/// Settings with the local all-MiniLM-L6-v2 embedder.
+pub fn semantic_settings(db_url: &str) -> Settings {
+    let mut settings = settings(db_url);
+    settings.embeddings.provider = embed::Provider::Local;
+    settings.embeddings.model_dir = Some(model_dir());
+    settings
+}

@@ -244,3 +244,73 @@ async fn decision_limits_and_ownership() {
     );
     h.stop().await;
 }
+
+#[tokio::test]
+async fn semantic_search_finds_a_paraphrase_with_the_local_model() {
+    let h = Harness::with(semantic_settings).await;
+    let (_, key) = h.writer(Tier::Pro).await;
+    for name in ["billing", "web", "ops", "team"] {
+        product(&h, &key, name).await;
+    }
+    let mut target = String::new();
+    for (decision, product_name) in [
+        ("Use Tailwind for the marketing site styling", "web"),
+        (
+            "We chose PostgreSQL over MongoDB for the billing ledger",
+            "billing",
+        ),
+        (
+            "Deploys on Fridays are banned after the March outage",
+            "ops",
+        ),
+        ("Hire two support engineers in the third quarter", "team"),
+        ("Adopt Rust for the API servers", "ops"),
+    ] {
+        let res = decide(
+            &h,
+            &key,
+            json!({"decision": decision, "product_name": product_name}),
+        )
+        .await;
+        assert_eq!(res.status(), 201);
+        let body = json(res).await;
+        assert_eq!(body["embedded"], true, "stored with its embedding");
+        if product_name == "billing" {
+            target = body["id"].as_str().unwrap().to_owned();
+        }
+    }
+    let found = json(
+        search(
+            &h,
+            &key,
+            "q=which%20database%20did%20we%20pick%20for%20payments%3F",
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(found["search_mode"], "semantic");
+    assert_eq!(found["decisions"][0]["id"], target.as_str(), "{found}");
+    // An exact identifier still comes first through the keyword ranking.
+    let exact = json(search(&h, &key, "q=Tailwind").await).await;
+    assert_eq!(
+        exact["decisions"][0]["decision"],
+        "Use Tailwind for the marketing site styling"
+    );
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn without_a_provider_the_same_route_answers_in_keyword_mode() {
+    let h = Harness::new().await;
+    let (_, key) = h.writer(Tier::Pro).await;
+    product(&h, &key, "billing").await;
+    let created = json(
+        decide(&h, &key, json!({"decision": "We chose PostgreSQL over MongoDB for the billing ledger", "product_name": "billing"})).await,
+    )
+    .await;
+    assert_eq!(created["embedded"], false);
+    let found = json(search(&h, &key, "q=PostgreSQL%20ledger").await).await;
+    assert_eq!(found["search_mode"], "keyword");
+    assert_eq!(found["count"], 1);
+    h.stop().await;
+}

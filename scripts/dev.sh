@@ -22,6 +22,12 @@ if [[ -z ${MEMORY_SECRETS__KEK:-} ]]; then
     export MEMORY_SECRETS__KEK
 fi
 export MAIL_TELEMETRY__LOG_FORMAT="${MAIL_TELEMETRY__LOG_FORMAT:-pretty}"
+# Semantic search with the local model, whose weights the project fetches itself.
+if [[ -z ${MEMORY_EMBEDDINGS__PROVIDER:-} ]]; then
+    export MEMORY_EMBEDDINGS__PROVIDER=local
+    MEMORY_EMBEDDINGS__MODEL_DIR="$("$ROOT/scripts/models.sh" | tail -n 1)"
+    export MEMORY_EMBEDDINGS__MODEL_DIR
+fi
 
 "$BIN/memory-api" migrate
 "$BIN/mail-api" migrate

@@ -73,14 +73,8 @@ async fn missing_malformed_unknown_revoked_and_expired_credentials_are_401() {
             .unwrap(),
         "revoking twice reports nothing revoked"
     );
-    // Refused once the replica's cache has heard of the revocation (see the replica tests).
-    let (res, _) = until_refused(
-        &h.http,
-        &h.server.url("/api/v1/sites"),
-        &revoked,
-        std::time::Duration::from_secs(5),
-    )
-    .await;
+    // Refused on the very next request, although the key was cached.
+    let res = h.list_sites(&revoked, "").await;
     assert_eq!(res.headers()["www-authenticate"], "Bearer");
     assert!(
         expect_error(res, 401, "UNAUTHORIZED")
@@ -253,60 +247,6 @@ async fn two_warm_replicas(
         }
     }
     (a, b, key_id, key_text)
-}
-
-#[tokio::test]
-async fn a_key_revoked_through_one_replica_is_refused_by_the_other_within_moments() {
-    let db = database().await;
-    let http = reqwest::Client::new();
-    let (a, b, key_id, key_text) = two_warm_replicas(&db, &http).await;
-    assert!(
-        store::revoke_api_key(&mut connect(&db.url).await, key_id)
-            .await
-            .unwrap()
-    );
-    let (res, late) = until_refused(
-        &http,
-        &b.url("/api/v1/sites"),
-        &key_text,
-        std::time::Duration::from_secs(5),
-    )
-    .await;
-    assert!(
-        expect_error(res, 401, "UNAUTHORIZED")
-            .await
-            .message
-            .contains("revoked")
-    );
-    assert!(late <= 3, "{late} requests accepted after the revocation");
-    let (res, _) = until_refused(
-        &http,
-        &a.url("/api/v1/sites"),
-        &key_text,
-        std::time::Duration::from_secs(5),
-    )
-    .await;
-    assert!(
-        expect_error(res, 401, "UNAUTHORIZED")
-            .await
-            .message
-            .contains("revoked")
-    );
-    let res = http
-        .post(a.url("/api/v1/sites"))
-        .bearer_auth(&key_text)
-        .json(&json!({"name": "n", "slug": "s", "from_name": "f"}))
-        .send()
-        .await
-        .unwrap();
-    assert!(
-        expect_error(res, 401, "UNAUTHORIZED")
-            .await
-            .message
-            .contains("revoked")
-    );
-    a.stop().await;
-    b.stop().await;
 }
 
 /// Revocation is immediate across replicas: the very next request to the other replica is

@@ -239,32 +239,3 @@ pub fn unix_now() -> u64 {
         .unwrap()
         .as_secs()
 }
-
-/// Sends `GET url` with `key` until it is refused, for at most `within`; returns the refusal
-/// and how many requests were still accepted before it.
-pub async fn until_refused(
-    http: &reqwest::Client,
-    url: &str,
-    key: &str,
-    within: std::time::Duration,
-) -> (Response, usize) {
-    let deadline = std::time::Instant::now() + within;
-    let mut accepted = 0;
-    loop {
-        let res = http
-            .get(url)
-            .bearer_auth(key)
-            .send()
-            .await
-            .expect("request");
-        if res.status() != 200 {
-            return (res, accepted);
-        }
-        accepted += 1;
-        assert!(
-            std::time::Instant::now() < deadline,
-            "still accepted after {within:?} ({accepted} requests)"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-}

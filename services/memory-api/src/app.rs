@@ -60,7 +60,8 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     let embedder = tokio::task::spawn_blocking(move || embed::build(&config))
         .await?
         .map_err(|e| anyhow::anyhow!("embeddings: {e}"))?;
-    service_kit::server::launch(
+    let state_embedder = Arc::clone(&embedder);
+    let launched = service_kit::server::launch(
         &settings.common,
         ApiSpec {
             service: SERVICE,
@@ -74,11 +75,15 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 pool: worker.pool,
                 broker: worker.broker,
                 kek: Arc::clone(&kek),
-                embedder: Arc::clone(&embedder),
+                embedder: Arc::clone(&state_embedder),
             }),
             public: openapi::configure,
             api: routes::configure,
         },
     )
-    .await
+    .await?;
+    if settings.embeddings.provider != embed::Provider::None {
+        crate::jobs::spawn_embedding_pass(launched.infra.pool.clone(), embedder);
+    }
+    Ok(launched)
 }

@@ -166,3 +166,66 @@ pub async fn search_semantic(
     .load(conn)
     .await
 }
+
+#[derive(QueryableByName)]
+struct Unembedded {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    decision: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    reasoning: Option<String>,
+}
+
+/// The text a decision is embedded from.
+pub fn embedding_text(decision: &str, reasoning: Option<&str>) -> String {
+    match reasoning {
+        Some(reasoning) => format!("{decision}\n{reasoning}"),
+        None => decision.to_owned(),
+    }
+}
+
+/// Embeds up to `batch` decisions stored without an embedding, of any owner; returns how many.
+/// Replicas running this at once take disjoint rows (`FOR UPDATE SKIP LOCKED`); a failure to
+/// embed leaves the rows for a later pass.
+pub async fn embed_pending<F, Fut, E>(
+    conn: &mut AsyncPgConnection,
+    batch: i64,
+    embed: F,
+) -> Result<usize, EmbedPassError<E>>
+where
+    F: FnOnce(Vec<String>) -> Fut + Send,
+    Fut: std::future::Future<Output = Result<Vec<String>, E>> + Send,
+    E: Send,
+{
+    conn.transaction(async |conn| {
+        let rows: Vec<Unembedded> = diesel::sql_query(
+            "SELECT id, decision, reasoning FROM decisions WHERE embedding IS NULL \
+             ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED",
+        )
+        .bind::<BigInt, _>(batch)
+        .load(conn)
+        .await?;
+        if rows.is_empty() {
+            return Ok(0);
+        }
+        let texts = rows
+            .iter()
+            .map(|r| embedding_text(&r.decision, r.reasoning.as_deref()))
+            .collect();
+        let vectors = embed(texts).await.map_err(EmbedPassError::Embed)?;
+        for (row, vector) in rows.iter().zip(&vectors) {
+            set_embedding(conn, row.id, vector).await?;
+        }
+        Ok(rows.len().min(vectors.len()))
+    })
+    .await
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedPassError<E> {
+    #[error("embedding failed")]
+    Embed(E),
+    #[error("{0}")]
+    Database(#[from] diesel::result::Error),
+}

@@ -177,10 +177,7 @@ async fn embed_decision(
     conn: &mut store::Conn,
     decision: &decisions::Decision,
 ) -> bool {
-    let text = match &decision.reasoning {
-        Some(reasoning) => format!("{}\n{reasoning}", decision.decision),
-        None => decision.decision.clone(),
-    };
+    let text = decisions::embedding_text(&decision.decision, decision.reasoning.as_deref());
     let vector = match state.embedder.embed(std::slice::from_ref(&text)).await {
         Ok(mut vectors) if vectors.len() == 1 => vectors.remove(0),
         Ok(_) | Err(EmbedError::Disabled) => return false,

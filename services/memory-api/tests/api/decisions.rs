@@ -314,3 +314,61 @@ async fn without_a_provider_the_same_route_answers_in_keyword_mode() {
     assert_eq!(found["count"], 1);
     h.stop().await;
 }
+
+#[tokio::test]
+async fn decisions_stored_without_embedding_are_embedded_by_the_background_pass() {
+    // Written while no provider was configured: embedded false.
+    let h = Harness::new().await;
+    let (_, key) = h.writer(Tier::Pro).await;
+    product(&h, &key, "billing").await;
+    product(&h, &key, "web").await;
+    for (decision, product_name) in [
+        (
+            "We chose PostgreSQL over MongoDB for the billing ledger",
+            "billing",
+        ),
+        ("Use Tailwind for the marketing site styling", "web"),
+    ] {
+        let res = decide(
+            &h,
+            &key,
+            json!({"decision": decision, "product_name": product_name}),
+        )
+        .await;
+        assert_eq!(json(res).await["embedded"], false);
+    }
+    // A replica with the local model embeds them in the background; then semantic search
+    // finds the paraphrase, which shares no word with the decision.
+    let semantic = serve(&semantic_settings(&h.db.url)).await;
+    let http = reqwest::Client::new();
+    let url = semantic.url(
+        "/api/v1/memory/decisions/search?q=which%20database%20did%20we%20pick%20for%20payments%3F",
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let found: Value = http
+            .get(&url)
+            .bearer_auth(&key)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(found["search_mode"], "semantic");
+        if found["count"].as_u64() == Some(2) {
+            assert_eq!(
+                found["decisions"][0]["decision"],
+                "We chose PostgreSQL over MongoDB for the billing ledger"
+            );
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not embedded in time: {found}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    semantic.stop().await;
+    h.stop().await;
+}

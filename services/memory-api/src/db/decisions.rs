@@ -27,6 +27,8 @@ pub struct NewDecision<'a> {
     pub product_name: &'a str,
     pub affects_products: &'a [String],
     pub tags: Vec<String>,
+    /// A pgvector literal, when the embedding could be made.
+    pub embedding: Option<&'a str>,
 }
 
 /// The names among `names` that are not products of the owner.
@@ -70,6 +72,9 @@ pub async fn insert(
             .returning(Decision::as_returning())
             .get_result(conn)
             .await?;
+        if let Some(vector) = new.embedding {
+            set_embedding(conn, decision.id, vector).await?;
+        }
         let summary: String = new.decision.chars().take(280).collect();
         diesel::insert_into(feed_items::table)
             .values((

@@ -131,6 +131,14 @@ pub async fn create(
     for name in &body.affects_products {
         check_length("affects_products", name, PRODUCT_NAME_MAX)?;
     }
+    // Embedded before a database connection is taken: a remote provider may be slow, and a
+    // pooled connection must not wait on it.
+    let embedding = embed_text(
+        &state,
+        &decisions::embedding_text(&body.decision, body.reasoning.as_deref()),
+    )
+    .await
+    .map(|v| search::vector_literal(&v));
     let owner = owner(&caller);
     let mut named: Vec<&str> = vec![body.product_name.as_str()];
     named.extend(body.affects_products.iter().map(String::as_str));
@@ -155,10 +163,10 @@ pub async fn create(
             product_name: &body.product_name,
             affects_products: &affects,
             tags: derived,
+            embedding: embedding.as_deref(),
         },
     )
     .await?;
-    let embedded = embed_decision(&state, &mut conn, &recorded).await;
     Ok(HttpResponse::Created().json(DecisionCreated {
         success: true,
         id: recorded.id,
@@ -166,31 +174,19 @@ pub async fn create(
         tags: recorded.tags,
         affects_products: recorded.affects_products,
         decided_at: recorded.decided_at,
-        embedded,
+        embedded: embedding.is_some(),
     }))
 }
 
-/// Embeds and stores a decision's text; `false` when no provider answered (the decision is
-/// stored all the same, and found by keyword search).
-async fn embed_decision(
-    state: &AppState,
-    conn: &mut store::Conn,
-    decision: &decisions::Decision,
-) -> bool {
-    let text = decisions::embedding_text(&decision.decision, decision.reasoning.as_deref());
-    let vector = match state.embedder.embed(std::slice::from_ref(&text)).await {
-        Ok(mut vectors) if vectors.len() == 1 => vectors.remove(0),
-        Ok(_) | Err(EmbedError::Disabled) => return false,
+/// The embedding of `text`, or `None` when no provider answered (the decision is stored all
+/// the same: keyword search finds it now, and the background pass embeds it later).
+async fn embed_text(state: &AppState, text: &str) -> Option<Vec<f32>> {
+    match state.embedder.embed(&[text.to_owned()]).await {
+        Ok(mut vectors) if vectors.len() == 1 => Some(vectors.remove(0)),
+        Ok(_) | Err(EmbedError::Disabled) => None,
         Err(err) => {
-            tracing::warn!(error = %err, "decision not embedded");
-            return false;
-        }
-    };
-    match decisions::set_embedding(conn, decision.id, &search::vector_literal(&vector)).await {
-        Ok(()) => true,
-        Err(err) => {
-            tracing::warn!(error = %err, "embedding not stored");
-            false
+            tracing::warn!(error = %err, "not embedded now; the background pass will");
+            None
         }
     }
 }
@@ -288,14 +284,7 @@ pub async fn search(
             .filter(|n| (1..=SEARCH_LIMIT_MAX).contains(n))
             .ok_or_else(|| ApiError::invalid_field("limit", "must be an integer from 1 to 50"))?,
     };
-    let query_vector = match state.embedder.embed(&[query.to_owned()]).await {
-        Ok(mut vectors) if vectors.len() == 1 => Some(vectors.remove(0)),
-        Ok(_) | Err(EmbedError::Disabled) => None,
-        Err(err) => {
-            tracing::warn!(error = %err, "query not embedded; keyword search");
-            None
-        }
-    };
+    let query_vector = embed_text(&state, query).await;
     let owner = owner(&caller);
     let product = params.product.as_deref();
     let mut conn = store::conn(&state.pool).await?;

@@ -13,6 +13,9 @@ use crate::config::{
     BrokerSettings, DatabaseSettings, RateLimitBackend, RateLimitSettings, TelemetrySettings,
 };
 
+/// Connections of the process-wide pool (readiness checks, background passes).
+const PROCESS_POOL_SIZE: usize = 2;
+
 /// The pool, the broker and the limiter of one binary.
 #[derive(Clone)]
 pub struct Infra {
@@ -30,7 +33,12 @@ impl Infra {
         broker: &BrokerSettings,
         rate_limit: &RateLimitSettings,
     ) -> anyhow::Result<Self> {
-        let pool = pool(database)?;
+        // The HTTP workers have pools of their own (which share DATABASE__POOL_SIZE); this one
+        // only serves `/readyz` and background passes, so it stays small.
+        let pool = pool(&DatabaseSettings {
+            pool_size: PROCESS_POOL_SIZE,
+            ..database.clone()
+        })?;
         let broker = self::broker(service, broker);
         let limiter = limiter(rate_limit).await?;
         Ok(Self {

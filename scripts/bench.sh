@@ -13,6 +13,11 @@
 #   f  pgbench on bench_mail running the SQL of route d
 #   g  memory-api GET /api/v1/memory/identity          (auth + rate limit + one row)
 #   h  pgbench on bench_memory running the SQL of route g
+#   i  memory-api GET /memory/decisions/search, keyword mode, 100,000 decisions
+#   j  the same in semantic mode (local model, query embedded per request), 10,000
+#      decisions, on a second memory-api (127.0.0.1:18082, database bench_memory_semantic)
+#   k  GET /memory/search on that second memory-api
+#   l  POST /memory/decisions on it (throughput with the local embedding in the request)
 # and prints req/s and p50/p95/p99 latency for each, plus the ratios c/e, d/f and g/h,
 # also written to ${BENCH_OUT:-target/bench}/results.json. Any non-2xx response
 # (or socket error, or failed transaction) fails the run. All traffic goes to
@@ -29,6 +34,9 @@ usage: scripts/bench.sh [-h]
     BENCH_DURATION=10      seconds per scenario
     BENCH_CONNECTIONS=32   concurrent connections (wrk and pgbench; 2 threads each)
     BENCH_WARMUP=2         seconds of unmeasured load before each scenario (0: none)
+    BENCH_SEARCH_CONNECTIONS=2      connections of the search scenarios i, j, k
+    BENCH_KEYWORD_DECISIONS=100000  decisions of the keyword scenario i
+    BENCH_SEMANTIC_DECISIONS=10000  decisions of the semantic scenarios j, k
     BENCH_OUT=target/bench results.json, raw outputs and service logs (relative: to the repo root)
     BENCH_RATE_LIMIT_BACKEND=inprocess|redis   sets *_RATE_LIMIT__BACKEND (unset: service default)
     RUST_LOG=warn          log filter for the services during the run
@@ -267,19 +275,26 @@ rows="$(head -n 1 "$WORK/identity.sql" | psql_pg -d bench_memory 2>&1)" ||
 
 # ----------------------------------------------------------------------- scenarios
 # run_wrk ID NAME URL [KEY]
+# With WRK_PATHS_FILE or WRK_BODIES_FILE set, requests vary (see wrk-report.lua);
+# with CONNECTIONS set, that many connections instead of BENCH_CONNECTIONS.
 run_wrk() {
     local id=$1 name=$2 url=$3 key=${4:-} out="$OUT/raw/$1-wrk.txt"
-    local args=(-t "$BENCH_THREADS" -c "$BENCH_CONNECTIONS" --timeout 10s)
-    log "bench: $id  $name  (wrk, ${BENCH_DURATION}s, $BENCH_CONNECTIONS connections)"
+    local conns=${CONNECTIONS:-$BENCH_CONNECTIONS}
+    local args=(-t "$BENCH_THREADS" -c "$conns" --timeout 10s)
+    log "bench: $id  $name  (wrk, ${BENCH_DURATION}s, $conns connections)"
     # One request first, for a clear message when the route does not answer 2xx.
-    local code auth=()
+    local code auth=() first=(--max-time 30)
     [[ -z $key ]] || auth=(-H "Authorization: Bearer $key")
-    code="$(curl -sS -o "$WORK/resp" -w '%{http_code}' --max-time 10 "${auth[@]}" "$url")" ||
-        die "GET $url failed"
-    [[ $code == 2?? ]] || die "GET $url answered $code: $(head -c 500 "$WORK/resp")"
+    if [[ -n ${WRK_BODIES_FILE:-} ]]; then
+        auth+=(-H 'Content-Type: application/json')
+        first+=(-X POST --data "$(head -n 1 "$WRK_BODIES_FILE")")
+    fi
+    code="$(curl -sS -o "$WORK/resp" -w '%{http_code}' "${first[@]}" "${auth[@]}" "$url")" ||
+        die "request to $url failed"
+    [[ $code == 2?? ]] || die "$url answered $code: $(head -c 500 "$WORK/resp")"
     args+=("${auth[@]}")
     if ((BENCH_WARMUP > 0)); then
-        wrk "${args[@]}" -d "${BENCH_WARMUP}s" "$url" >/dev/null
+        wrk "${args[@]}" -d "${BENCH_WARMUP}s" -s "$LUA" "$url" >/dev/null
     fi
     wrk "${args[@]}" -d "${BENCH_DURATION}s" --latency -s "$LUA" "$url" >"$out" 2>&1 ||
         { cat "$out" >&2; die "wrk failed in scenario $id"; }
@@ -312,6 +327,67 @@ run_pgbench e "pgbench bench_memory: SQL of c" bench_memory "$WORK/memory.sql"
 run_pgbench f "pgbench bench_mail: SQL of d" bench_mail "$WORK/mail.sql"
 run_wrk g "memory-api GET /api/v1/memory/identity" "$MEMORY_URL/api/v1/memory/identity" "$MEMORY_KEY"
 run_pgbench h "pgbench bench_memory: SQL of g" bench_memory "$WORK/identity.sql"
+# ------------------------------------------------------------- decisions and search
+# Latency of the search routes is measured with as many clients as the machine has
+# cores (BENCH_SEARCH_CONNECTIONS): with 32 the figure is mostly time spent queueing.
+SEED="$ROOT/scripts/bench/seed.py"
+SEARCH_CONNS="${BENCH_SEARCH_CONNECTIONS:-2}"
+copy_decisions() { # DB N USER
+    python3 "$SEED" decisions "$2" "$3" bench-product | psql_pg -d "$1" -c \
+        "\\copy decisions (id, user_id, environment, decision, reasoning, product_name, tags, decided_at) FROM STDIN WITH (FORMAT csv)"
+    psql_pg -d "$1" -c "ANALYZE decisions"
+}
+copy_decisions bench_memory "${BENCH_KEYWORD_DECISIONS:-100000}" "$USER_ID"
+log "bench: ${BENCH_KEYWORD_DECISIONS:-100000} decisions for the keyword scenario"
+python3 "$SEED" keyword-paths >"$WORK/keyword.paths"
+WRK_PATHS_FILE="$WORK/keyword.paths" CONNECTIONS="$SEARCH_CONNS" run_wrk i \
+    "memory-api GET /memory/decisions/search, keyword, ${BENCH_KEYWORD_DECISIONS:-100000} decisions" \
+    "$MEMORY_URL$(head -n 1 "$WORK/keyword.paths")" "$MEMORY_KEY"
+
+# A second memory-api with the local model, on a database of its own: its
+# background pass embeds the seeded decisions before the scenarios start.
+SEMANTIC_ADDR=127.0.0.1:18082
+SEMANTIC_URL="http://$SEMANTIC_ADDR"
+SEMANTIC_DB_URL="$PG_BASE/bench_memory_semantic"
+psql_pg -d postgres -c "DROP DATABASE IF EXISTS bench_memory_semantic WITH (FORCE)" \
+    -c "CREATE DATABASE bench_memory_semantic OWNER postgres" || die "could not recreate bench_memory_semantic"
+MEMORY_DATABASE__URL="$SEMANTIC_DB_URL" "$BIN/memory-api" migrate >"$OUT/logs/memory-semantic-migrate.log" 2>&1 ||
+    die "memory-api migrate (semantic) failed"
+SEM_USER="$(admin sem-create-user --memory-db "$SEMANTIC_DB_URL" memory create-user \
+    --email bench@example.com --tier team | json_get user_id)"
+SEM_KEY="$(admin sem-create-key --memory-db "$SEMANTIC_DB_URL" memory create-key \
+    --user "$SEM_USER" --env live --scopes read,write --name bench | json_get key)"
+MODEL_DIR="$(bash "$ROOT/scripts/models.sh" | tail -n 1)"
+! tcp_open "${SEMANTIC_ADDR%:*}" "${SEMANTIC_ADDR##*:}" || die "$SEMANTIC_ADDR is already in use"
+env "${svc_env[@]}" MEMORY_DATABASE__URL="$SEMANTIC_DB_URL" MEMORY_HTTP__BIND="$SEMANTIC_ADDR" \
+    MEMORY_EMBEDDINGS__PROVIDER=local MEMORY_EMBEDDINGS__MODEL_DIR="$MODEL_DIR" \
+    "$BIN/memory-api" serve >"$OUT/logs/memory-api-semantic.log" 2>&1 </dev/null &
+PIDS+=($!)
+wait_healthy memory-api-semantic "$!" "$SEMANTIC_URL"
+post_created "$SEMANTIC_URL/api/v1/products" "$SEM_KEY" '{"name":"bench-product"}' >/dev/null
+SEMANTIC_N="${BENCH_SEMANTIC_DECISIONS:-10000}"
+copy_decisions bench_memory_semantic "$SEMANTIC_N" "$SEM_USER"
+embed_start=$SECONDS
+while :; do
+    left="$(psql_pg -d bench_memory_semantic -c "SELECT count(*) FROM decisions WHERE embedding IS NULL")"
+    ((left == 0)) && break
+    ((SECONDS - embed_start < 1200)) || die "the background pass left $left decisions unembedded after 20 minutes"
+    sleep 2
+done
+log "bench: $SEMANTIC_N decisions embedded by the background pass in $((SECONDS - embed_start)) s"
+psql_pg -d bench_memory_semantic -c "ANALYZE decisions"
+python3 "$SEED" semantic-paths >"$WORK/semantic.paths"
+WRK_PATHS_FILE="$WORK/semantic.paths" CONNECTIONS="$SEARCH_CONNS" run_wrk j \
+    "memory-api GET /memory/decisions/search, semantic (query embedded per request), $SEMANTIC_N decisions" \
+    "$SEMANTIC_URL$(head -n 1 "$WORK/semantic.paths")" "$SEM_KEY"
+python3 "$SEED" memory-search-paths >"$WORK/memory-search.paths"
+WRK_PATHS_FILE="$WORK/memory-search.paths" CONNECTIONS="$SEARCH_CONNS" run_wrk k \
+    "memory-api GET /memory/search, semantic, $SEMANTIC_N decisions (exact scan, exact total)" \
+    "$SEMANTIC_URL$(head -n 1 "$WORK/memory-search.paths")" "$SEM_KEY"
+python3 "$SEED" post-bodies 5000 bench-product >"$WORK/post.bodies"
+WRK_BODIES_FILE="$WORK/post.bodies" run_wrk l \
+    "memory-api POST /memory/decisions, local embedding in the request" \
+    "$SEMANTIC_URL/api/v1/memory/decisions" "$SEM_KEY"
 cp "$WORK/identity.sql" "$OUT/raw/h.sql"
 cp "$WORK/memory.sql" "$OUT/raw/e.sql"
 cp "$WORK/mail.sql" "$OUT/raw/f.sql"

@@ -26,6 +26,8 @@ import subprocess
 import sys
 
 RATIOS = [("c", "e"), ("d", "f"), ("g", "h")]
+# Latency targets of the issues (reported, not enforced): scenario, percentile, ms.
+TARGETS = [("i", "p95_ms", 15.0), ("j", "p95_ms", 30.0)]
 
 
 def percentile(sorted_values, p):
@@ -181,6 +183,15 @@ def main():
             f"throughput {r['throughput']:.3f}x, p50 latency {p50}, p99 latency {p99}"
         )
 
+    targets = {}
+    for sid, key, limit in TARGETS:
+        s = by_id.get(sid)
+        if s and key in s:
+            targets[sid] = {"metric": key, "target_ms": limit, "measured_ms": s[key],
+                            "met": s[key] <= limit}
+            verdict = "met" if s[key] <= limit else "MISSED"
+            print(f"{sid} target {key.replace('_ms', '')} <= {limit:g} ms: {s[key]:.3f} ms ({verdict})")
+
     result = {
         "generated_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "git_commit": git_commit(),
@@ -194,6 +205,7 @@ def main():
         },
         "scenarios": [rounded(s) for s in scenarios],
         "ratios": {k: rounded(r) for k, r in ratios.items()},
+        "targets": targets,
         "ok": ok,
     }
     os.makedirs(os.path.dirname(os.path.abspath(out_json)), exist_ok=True)

@@ -4,14 +4,52 @@
 --              status=N p50_us=N p95_us=N p99_us=N mean_us=N max_us=N
 -- (wrk's own `status` error count covers only codes above 399; non2xx covers all.)
 
+--
+-- Optional, for routes whose request must vary (so no cache or single row makes
+-- them look faster than they are):
+--   WRK_PATHS_FILE  one request path per line, sent in turn (each thread starts
+--                   at a different line)
+--   WRK_BODIES_FILE one JSON body per line, POSTed in turn to the URL's path
+-- Without them wrk sends its one fixed request.
+
 local threads = {}
+local counter = 0
+
+local function lines_of(path)
+   local list = {}
+   for line in io.lines(path) do
+      if line ~= "" then
+         table.insert(list, line)
+      end
+   end
+   assert(#list > 0, path .. " has no lines")
+   return list
+end
+
+local paths_file = os.getenv("WRK_PATHS_FILE")
+local bodies_file = os.getenv("WRK_BODIES_FILE")
+if paths_file and paths_file ~= "" then
+   local paths = lines_of(paths_file)
+   function request()
+      counter = counter + 1
+      return wrk.format(nil, paths[(counter + offset) % #paths + 1])
+   end
+elseif bodies_file and bodies_file ~= "" then
+   local bodies = lines_of(bodies_file)
+   function request()
+      counter = counter + 1
+      return wrk.format("POST", nil, nil, bodies[(counter + offset) % #bodies + 1])
+   end
+end
 
 function setup(thread)
+   thread:set("offset", #threads * 7919)
    table.insert(threads, thread)
 end
 
 function init(args)
    non2xx = 0
+   offset = offset or 0
 end
 
 function response(status, headers, body)

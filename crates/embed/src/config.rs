@@ -3,6 +3,8 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
+use crate::{Calibration, EmbedError};
+
 /// Which embedder [`crate::build`] makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -51,6 +53,20 @@ pub struct EmbedConfig {
     pub batch_size: Option<usize>,
     /// openai: the whole-request timeout in seconds (default 30).
     pub timeout_secs: Option<u64>,
+    /// The anchors of the calibrated similarity, as `examples/calibrate.rs` measures them.
+    /// Default: the measured anchors of all-MiniLM-L6-v2 for `local`, the identity otherwise.
+    pub calibration: Option<Calibration>,
+}
+
+impl EmbedConfig {
+    /// The calibration in force: the configured anchors (checked), else the provider's default.
+    pub fn calibration(&self) -> Result<Calibration, EmbedError> {
+        match self.calibration {
+            Some(c) => Calibration::new(c.unrelated, c.paraphrase),
+            None if self.provider == Provider::Local => Ok(Calibration::LOCAL_MINILM),
+            None => Ok(Calibration::IDENTITY),
+        }
+    }
 }
 
 impl fmt::Debug for EmbedConfig {
@@ -64,6 +80,7 @@ impl fmt::Debug for EmbedConfig {
             .field("dimensions", &self.dimensions)
             .field("batch_size", &self.batch_size)
             .field("timeout_secs", &self.timeout_secs)
+            .field("calibration", &self.calibration)
             .finish()
     }
 }
@@ -88,6 +105,22 @@ mod tests {
         let c: EmbedConfig = serde_json::from_str("{}").unwrap();
         assert_eq!(c.provider, Provider::None);
         assert!(serde_json::from_str::<EmbedConfig>(r#"{"provider":"bogus"}"#).is_err());
+    }
+
+    #[test]
+    fn calibration_defaults_by_provider_and_checks_overrides() {
+        let local: EmbedConfig = serde_json::from_str(r#"{"provider":"local"}"#).unwrap();
+        assert_eq!(local.calibration().unwrap(), Calibration::LOCAL_MINILM);
+        let none: EmbedConfig = serde_json::from_str("{}").unwrap();
+        assert_eq!(none.calibration().unwrap(), Calibration::IDENTITY);
+        let set: EmbedConfig = serde_json::from_str(
+            r#"{"provider":"openai","calibration":{"unrelated":0.1,"paraphrase":0.4}}"#,
+        )
+        .unwrap();
+        assert_eq!(set.calibration().unwrap().paraphrase, 0.4);
+        let bad: EmbedConfig =
+            serde_json::from_str(r#"{"calibration":{"unrelated":0.5,"paraphrase":0.4}}"#).unwrap();
+        assert!(bad.calibration().is_err());
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //!
 //! Every embedder returns L2-normalised vectors, so [`cosine`] equals the dot product.
 
+pub mod calibration;
 mod config;
 mod local;
 mod none;
@@ -18,6 +19,7 @@ use std::sync::Arc;
 
 pub use futures_util::future::BoxFuture;
 
+pub use calibration::Calibration;
 pub use config::{EmbedConfig, Provider};
 pub use local::{DEFAULT_BATCH_SIZE, LocalMiniLm, MINILM_DIMENSIONS};
 pub use none::NoEmbedder;

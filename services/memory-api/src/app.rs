@@ -5,7 +5,7 @@ use std::sync::Arc;
 use actix_web::dev::ServiceRequest;
 use auth::middleware::RateLimitPolicy;
 use auth::{Caller, CredentialKind, Grade};
-use embed::Embedder;
+use embed::{Calibration, Embedder};
 use http_kit::Flavor;
 use queue::Broker;
 use rate_limit::Quota;
@@ -28,6 +28,8 @@ pub struct AppState {
     pub kek: Arc<Kek>,
     /// Turns text into vectors for semantic search (`NoEmbedder` when none is configured).
     pub embedder: Arc<dyn Embedder>,
+    /// Maps the embedder's raw cosine onto the calibrated similarity results report.
+    pub calibration: Calibration,
 }
 
 /// Per credential: a minute and a day window by tier.
@@ -55,6 +57,10 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
             "MEMORY_SECRETS__KEK must be 32 random bytes in base64 (e.g. `openssl rand -base64 32`)"
         )
     })?);
+    let calibration = settings
+        .embeddings
+        .calibration()
+        .map_err(|e| anyhow::anyhow!("embeddings: {e}"))?;
     let config = settings.embeddings.clone();
     // Loading a local model reads ~90 MB: not on the async runtime.
     let embedder = tokio::task::spawn_blocking(move || embed::build(&config))
@@ -76,6 +82,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 broker: worker.broker,
                 kek: Arc::clone(&kek),
                 embedder: Arc::clone(&state_embedder),
+                calibration,
             }),
             public: openapi::configure,
             api: routes::configure,

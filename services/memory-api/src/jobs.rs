@@ -7,42 +7,69 @@ use embed::{EmbedError, Embedder};
 use store::Pool;
 
 use crate::db::decisions::{self, EmbedPassError};
+use crate::db::product_states;
 use crate::domain::search::vector_literal;
 
 const BATCH: i64 = 32;
 const IDLE: Duration = Duration::from_secs(10);
 
-/// Embeds decisions that were stored without an embedding (the provider was down, or came
-/// later), a batch at a time, for as long as the process runs. Any number of replicas may run
-/// it: they take disjoint rows.
+/// Embeds decisions and current product states that were stored without an embedding (the
+/// provider was down, or came later), a batch at a time, for as long as the process runs. Any
+/// number of replicas may run it: they take disjoint rows.
 pub fn spawn_embedding_pass(pool: Pool, embedder: Arc<dyn Embedder>) {
     tokio::spawn(async move {
         loop {
-            let pass = async {
-                let mut conn = store::conn(&pool).await.map_err(|e| e.to_string())?;
-                decisions::embed_pending(&mut conn, BATCH, |texts| {
-                    let embedder = Arc::clone(&embedder);
-                    async move {
-                        let vectors = embedder.embed(&texts).await?;
-                        Ok::<_, EmbedError>(vectors.iter().map(|v| vector_literal(v)).collect())
+            let mut full_batch = false;
+            for kind in [Kind::Decisions, Kind::ProductStates] {
+                match pass(&pool, &embedder, kind).await {
+                    Ok(done) => {
+                        full_batch |= done as i64 == BATCH;
+                        if done > 0 {
+                            tracing::info!(done, kind = kind.name(), "embedded in the background");
+                        }
                     }
-                })
-                .await
-                .map_err(|e| match e {
-                    EmbedPassError::Embed(e) => e.to_string(),
-                    EmbedPassError::Database(e) => e.to_string(),
-                })
-            };
-            match pass.await {
-                Ok(done) if done as i64 == BATCH => continue,
-                Ok(done) => {
-                    if done > 0 {
-                        tracing::info!(done, "decisions embedded in the background");
+                    Err(err) => {
+                        tracing::warn!(error = %err, kind = kind.name(), "background embedding pass failed");
                     }
                 }
-                Err(err) => tracing::warn!(error = %err, "background embedding pass failed"),
             }
-            tokio::time::sleep(IDLE).await;
+            if !full_batch {
+                tokio::time::sleep(IDLE).await;
+            }
         }
     });
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Decisions,
+    ProductStates,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Decisions => "decisions",
+            Kind::ProductStates => "product_states",
+        }
+    }
+}
+
+async fn pass(pool: &Pool, embedder: &Arc<dyn Embedder>, kind: Kind) -> Result<usize, String> {
+    let mut conn = store::conn(pool).await.map_err(|e| e.to_string())?;
+    let embed = |texts: Vec<String>| {
+        let embedder = Arc::clone(embedder);
+        async move {
+            let vectors = embedder.embed(&texts).await?;
+            Ok::<_, EmbedError>(vectors.iter().map(|v| vector_literal(v)).collect())
+        }
+    };
+    let done = match kind {
+        Kind::Decisions => decisions::embed_pending(&mut conn, BATCH, embed).await,
+        Kind::ProductStates => product_states::embed_pending(&mut conn, BATCH, embed).await,
+    };
+    done.map_err(|e| match e {
+        EmbedPassError::Embed(e) => e.to_string(),
+        EmbedPassError::Database(e) => e.to_string(),
+    })
 }

@@ -30,6 +30,7 @@ const FINISH: Finish = Finish {
             `/metrics` need no credential."
     ),
     paths(
+        routes::confidence::list,
         routes::decisions::create,
         routes::decisions::delete,
         routes::decisions::search,
@@ -42,6 +43,7 @@ const FINISH: Finish = Finish {
         routes::products::create,
         routes::products::get,
         routes::products::rotate_secret,
+        routes::search::search,
         openapi_json,
         openapi_yaml,
         openapi_yaml_root,

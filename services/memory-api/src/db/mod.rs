@@ -1,5 +1,6 @@
 //! The memory database: schema and queries, one module per table group.
 
+pub mod confidence;
 pub mod credentials;
 pub mod decisions;
 pub mod feed;
@@ -7,6 +8,7 @@ pub mod kernels;
 pub mod product_states;
 pub mod products;
 pub mod schema;
+pub mod search;
 pub mod users;
 
 use auth::Environment;

@@ -75,14 +75,15 @@ pub enum ChangeError<E> {
 
 /// Applies `change` to the current state (empty before the first) under the product's row
 /// lock. A change that alters nothing writes nothing and answers the current version, so a
-/// retried request does not add a version or a feed item.
+/// retried request does not add a version or a feed item. The flag says whether a version was
+/// added.
 pub async fn change<E: Send + 'static>(
     conn: &mut AsyncPgConnection,
     owner: Owner<'_>,
     product_name: &str,
     change: impl Fn(&Map<String, Value>) -> Result<Map<String, Value>, E> + Send + Sync,
     summarize: impl Fn(&Map<String, Value>, &Map<String, Value>) -> String + Send + Sync,
-) -> Result<StateVersion, ChangeError<E>> {
+) -> Result<(StateVersion, bool), ChangeError<E>> {
     conn.transaction::<_, ChangeError<E>, _>(async |conn| {
         let product_id = product_id(conn, owner, product_name, true)
             .await?
@@ -95,7 +96,7 @@ pub async fn change<E: Send + 'static>(
         let after = change(&before).map_err(ChangeError::Rejected)?;
         let current_version = current.as_ref().map_or(0, |c| c.version);
         if let Some(current) = current.filter(|_| after == before) {
-            return Ok(current);
+            return Ok((current, false));
         }
         let version = diesel::insert_into(product_states::table)
             .values((
@@ -119,7 +120,77 @@ pub async fn change<E: Send + 'static>(
             ))
             .execute(conn)
             .await?;
-        Ok(version)
+        Ok((version, true))
+    })
+    .await
+}
+
+/// Stores the embedding of a state version (`vector` is a pgvector literal) unless it has one.
+pub async fn set_embedding(
+    conn: &mut AsyncPgConnection,
+    id: Uuid,
+    vector: &str,
+) -> QueryResult<()> {
+    diesel::sql_query(
+        "UPDATE product_states SET embedding = $2::vector WHERE id = $1 AND embedding IS NULL",
+    )
+    .bind::<diesel::sql_types::Uuid, _>(id)
+    .bind::<diesel::sql_types::Text, _>(vector)
+    .execute(conn)
+    .await
+    .map(drop)
+}
+
+#[derive(QueryableByName)]
+struct Unembedded {
+    #[diesel(sql_type = diesel::sql_types::Uuid)]
+    id: Uuid,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    product_name: String,
+    #[diesel(sql_type = diesel::sql_types::Jsonb)]
+    state: Value,
+}
+
+/// Embeds up to `batch` current state versions stored without an embedding, of any owner;
+/// returns how many. Like [`super::decisions::embed_pending`], replicas take disjoint rows.
+pub async fn embed_pending<F, Fut, E>(
+    conn: &mut AsyncPgConnection,
+    batch: i64,
+    embed: F,
+) -> Result<usize, super::decisions::EmbedPassError<E>>
+where
+    F: FnOnce(Vec<String>) -> Fut + Send,
+    Fut: std::future::Future<Output = Result<Vec<String>, E>> + Send,
+    E: Send,
+{
+    conn.transaction(async |conn| {
+        let rows: Vec<Unembedded> = diesel::sql_query(
+            "SELECT s.id, p.name AS product_name, s.state \
+             FROM product_states s JOIN products p ON p.id = s.product_id \
+             WHERE s.embedding IS NULL \
+               AND s.version = (SELECT max(version) FROM product_states WHERE product_id = s.product_id) \
+             ORDER BY s.id LIMIT $1 FOR UPDATE OF s SKIP LOCKED",
+        )
+        .bind::<diesel::sql_types::BigInt, _>(batch)
+        .load(conn)
+        .await?;
+        if rows.is_empty() {
+            return Ok(0);
+        }
+        let texts = rows
+            .iter()
+            .map(|r| match &r.state {
+                Value::Object(members) => crate::domain::state_text::render(&r.product_name, members),
+                _ => r.product_name.clone(),
+            })
+            .collect();
+        let vectors = embed(texts)
+            .await
+            .map_err(super::decisions::EmbedPassError::Embed)?;
+        for (row, vector) in rows.iter().zip(&vectors) {
+            set_embedding(conn, row.id, vector).await?;
+        }
+        Ok(rows.len().min(vectors.len()))
     })
     .await
 }

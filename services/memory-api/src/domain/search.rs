@@ -16,6 +16,14 @@ pub fn vector_literal(vector: &[f32]) -> String {
 /// Merges rankings (best first) into one: each item scores Σ 1/(60 + rank) over the rankings
 /// it appears in; ties keep the order of first appearance.
 pub fn fuse<T: Clone + Eq + Hash>(rankings: &[Vec<T>]) -> Vec<T> {
+    fuse_scored(rankings)
+        .into_iter()
+        .map(|(item, _)| item)
+        .collect()
+}
+
+/// [`fuse`], with each item's fused score.
+pub fn fuse_scored<T: Clone + Eq + Hash>(rankings: &[Vec<T>]) -> Vec<(T, f64)> {
     let mut scores: HashMap<T, (f64, usize)> = HashMap::new();
     let mut seen = 0;
     for ranking in rankings {
@@ -29,7 +37,10 @@ pub fn fuse<T: Clone + Eq + Hash>(rankings: &[Vec<T>]) -> Vec<T> {
     }
     let mut fused: Vec<(T, (f64, usize))> = scores.into_iter().collect();
     fused.sort_by(|a, b| b.1.0.total_cmp(&a.1.0).then(a.1.1.cmp(&b.1.1)));
-    fused.into_iter().map(|(item, _)| item).collect()
+    fused
+        .into_iter()
+        .map(|(item, (score, _))| (item, score))
+        .collect()
 }
 
 #[cfg(test)]

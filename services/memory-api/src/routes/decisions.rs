@@ -28,7 +28,7 @@ const DECISION_MAX: usize = 2000;
 const REASONING_MAX: usize = 5000;
 const PRODUCT_NAME_MAX: usize = 100;
 const SEARCH_LIMIT_MAX: u32 = 50;
-const QUERY_MAX: usize = 1000;
+pub(crate) const QUERY_MAX: usize = 1000;
 
 fn owner(caller: &Caller) -> Owner<'static> {
     Owner {
@@ -180,7 +180,7 @@ pub async fn create(
 
 /// The embedding of `text`, or `None` when no provider answered (the decision is stored all
 /// the same: keyword search finds it now, and the background pass embeds it later).
-async fn embed_text(state: &AppState, text: &str) -> Option<Vec<f32>> {
+pub(crate) async fn embed_text(state: &AppState, text: &str) -> Option<Vec<f32>> {
     match state.embedder.embed(&[text.to_owned()]).await {
         Ok(mut vectors) if vectors.len() == 1 => Some(vectors.remove(0)),
         Ok(_) | Err(EmbedError::Disabled) => None,

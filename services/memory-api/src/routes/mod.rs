@@ -1,18 +1,22 @@
 //! The `/api/v1` routes of memory-api, one module per resource.
 
+pub mod confidence;
 pub mod decisions;
 pub mod feed;
 pub mod identity;
 pub mod product_state;
 pub mod products;
+pub mod search;
 
 use actix_web::web;
 
 /// Registers every gated route (mounted under `/api/v1`).
 pub fn configure(cfg: &mut web::ServiceConfig) {
+    confidence::configure(cfg);
     decisions::configure(cfg);
     feed::configure(cfg);
     identity::configure(cfg);
     product_state::configure(cfg);
     products::configure(cfg);
+    search::configure(cfg);
 }

@@ -16,7 +16,9 @@ use uuid::Uuid;
 use crate::AppState;
 use crate::db::product_states::{self, ChangeError};
 use crate::db::products::Owner;
-use crate::domain::merge_patch;
+use crate::domain::search::vector_literal;
+use crate::domain::{merge_patch, state_text};
+use crate::routes::decisions::embed_text;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -122,7 +124,7 @@ pub async fn post(
         return Err(ApiError::invalid_field("status", "must be a string"));
     }
     let mut conn = store::conn(&state.pool).await?;
-    let version = product_states::change(
+    let (version, created) = product_states::change(
         &mut conn,
         owner(&caller),
         &name,
@@ -142,6 +144,10 @@ pub async fn post(
         ChangeError::Rejected(err) => err,
         ChangeError::Database(err) => ApiError::internal(err),
     })?;
+    drop(conn);
+    if created {
+        embed_version(&state, &name, &version).await?;
+    }
     Ok(web::Json(StateUpdated {
         success: true,
         product_name: name.into_inner(),
@@ -149,6 +155,25 @@ pub async fn post(
         version: version.version,
         updated_at: version.created_at,
     }))
+}
+
+/// Embeds a new state version for semantic search, outside the write's transaction and without
+/// holding a pooled connection while the provider works. When the provider fails the version
+/// stays unembedded and the background pass embeds it later.
+async fn embed_version(
+    state: &AppState,
+    product_name: &str,
+    version: &product_states::StateVersion,
+) -> Result<(), ApiError> {
+    let Value::Object(members) = &version.state else {
+        return Ok(());
+    };
+    let text = state_text::render(product_name, members);
+    if let Some(vector) = embed_text(state, &text).await {
+        let mut conn = store::conn(&state.pool).await?;
+        product_states::set_embedding(&mut conn, version.id, &vector_literal(&vector)).await?;
+    }
+    Ok(())
 }
 
 /// One line for the feed: the new status if it changed, and which keys changed.

@@ -2,6 +2,7 @@
 
 mod auth;
 mod common;
+mod confidence;
 mod contract;
 mod decisions;
 mod errors;
@@ -10,3 +11,4 @@ mod migrations;
 mod product_state;
 mod products;
 mod rate_limits;
+mod search;

@@ -1,0 +1,196 @@
+//! `GET /memory/search`: decisions and current product states of one owner that match a query,
+//! best first, with how many matched in all.
+//!
+//! A decision or state matches when its raw cosine to the query reaches the threshold
+//! (semantic mode only), or when it matches the query's words (full-text search). Matches are
+//! ordered by reciprocal rank fusion of the two rankings, as `/memory/decisions/search` is.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel::sql_types::{
+    BigInt, Bool, Double, Float8, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
+};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::decisions::Decision;
+use super::products::Owner;
+use crate::domain::search;
+
+/// What the query is matched with.
+#[derive(Debug, Clone, Copy)]
+pub struct Query<'a> {
+    /// The words, for full-text search (`websearch_to_tsquery`).
+    pub text: &'a str,
+    /// The query's embedding as a pgvector literal (semantic mode), and the lowest raw cosine
+    /// that counts as a match.
+    pub semantic: Option<(&'a str, f64)>,
+}
+
+#[derive(Debug, QueryableByName)]
+pub struct FoundDecision {
+    #[diesel(embed)]
+    pub decision: Decision,
+    /// Raw cosine to the query (semantic mode, embedded decisions).
+    #[diesel(sql_type = Nullable<Double>)]
+    pub cosine: Option<f64>,
+    /// The fused score (higher is better).
+    #[diesel(sql_type = Double)]
+    pub score: f64,
+    /// How many decisions matched before the limit.
+    #[diesel(sql_type = BigInt)]
+    pub total: i64,
+}
+
+/// The best `limit` matching decisions.
+pub async fn decisions(
+    conn: &mut AsyncPgConnection,
+    owner: Owner<'_>,
+    query: Query<'_>,
+    limit: i64,
+) -> QueryResult<Vec<FoundDecision>> {
+    let Some((vector, threshold)) = query.semantic else {
+        return diesel::sql_query(
+            "SELECT d.id, d.decision, d.reasoning, d.tags, d.product_name, d.affects_products, \
+                    d.decided_at, NULL::float8 AS cosine, \
+                    (1.0 / (60 + row_number() OVER ( \
+                        ORDER BY ts_rank_cd(d.search, q) DESC, d.id DESC)))::float8 AS score, \
+                    count(*) OVER () AS total \
+             FROM decisions d, websearch_to_tsquery('english', $3) AS q \
+             WHERE d.user_id = $1 AND d.environment = $2 AND d.search @@ q \
+             ORDER BY score DESC, d.id DESC \
+             LIMIT $4",
+        )
+        .bind::<SqlUuid, _>(owner.user_id)
+        .bind::<Text, _>(owner.environment)
+        .bind::<Text, _>(query.text)
+        .bind::<BigInt, _>(limit)
+        .load(conn)
+        .await;
+    };
+    // Every decision of the owner is scored (an exact scan, so `total` is exact and another
+    // owner's rows never crowd the owner's out of an approximate index scan).
+    diesel::sql_query(
+        "WITH scored AS ( \
+             SELECT d.id, d.decision, d.reasoning, d.tags, d.product_name, d.affects_products, \
+                    d.decided_at, 1 - (d.embedding <=> $4::vector) AS cosine, \
+                    CASE WHEN d.search @@ q THEN ts_rank_cd(d.search, q) END AS keyword_rank \
+             FROM decisions d, websearch_to_tsquery('english', $3) AS q \
+             WHERE d.user_id = $1 AND d.environment = $2 \
+         ), matched AS ( \
+             SELECT *, count(*) OVER () AS total, \
+                    row_number() OVER (ORDER BY cosine DESC NULLS LAST, id DESC) AS semantic_pos, \
+                    row_number() OVER (ORDER BY keyword_rank DESC NULLS LAST, id DESC) AS keyword_pos \
+             FROM scored \
+             WHERE cosine >= $5 OR keyword_rank IS NOT NULL \
+         ) \
+         SELECT id, decision, reasoning, tags, product_name, affects_products, decided_at, cosine, \
+                total, \
+                (CASE WHEN cosine >= $5 THEN 1.0 / (60 + semantic_pos) ELSE 0 END \
+                 + CASE WHEN keyword_rank IS NOT NULL THEN 1.0 / (60 + keyword_pos) ELSE 0 END \
+                )::float8 AS score \
+         FROM matched \
+         ORDER BY score DESC, id DESC \
+         LIMIT $6",
+    )
+    .bind::<SqlUuid, _>(owner.user_id)
+    .bind::<Text, _>(owner.environment)
+    .bind::<Text, _>(query.text)
+    .bind::<Text, _>(vector)
+    .bind::<Float8, _>(threshold)
+    .bind::<BigInt, _>(limit)
+    .load(conn)
+    .await
+}
+
+#[derive(Debug, Clone, QueryableByName)]
+pub struct StateCandidate {
+    #[diesel(sql_type = Text)]
+    pub product_name: String,
+    #[diesel(sql_type = SqlUuid)]
+    pub id: Uuid,
+    #[diesel(sql_type = Integer)]
+    pub version: i32,
+    #[diesel(sql_type = Jsonb)]
+    pub state: Value,
+    #[diesel(sql_type = Timestamptz)]
+    pub created_at: DateTime<Utc>,
+    #[diesel(sql_type = Nullable<Double>)]
+    pub cosine: Option<f64>,
+    #[diesel(sql_type = Bool)]
+    pub keyword_hit: bool,
+    #[diesel(sql_type = Float8)]
+    pub keyword_rank: f64,
+}
+
+#[derive(Debug, Clone)]
+pub struct FoundState {
+    pub state: StateCandidate,
+    pub score: f64,
+}
+
+/// The matching current states of the owner's products, best first, all of them (an owner has
+/// few products; the caller applies the limit).
+pub async fn product_states(
+    conn: &mut AsyncPgConnection,
+    owner: Owner<'_>,
+    query: Query<'_>,
+) -> QueryResult<Vec<FoundState>> {
+    let candidates: Vec<StateCandidate> = diesel::sql_query(
+        "SELECT p.name AS product_name, s.id, s.version, s.state, s.created_at, \
+                1 - (s.embedding <=> $4::vector) AS cosine, \
+                doc @@ q AS keyword_hit, ts_rank_cd(doc, q)::float8 AS keyword_rank \
+         FROM products p \
+         CROSS JOIN websearch_to_tsquery('english', $3) AS q \
+         JOIN LATERAL ( \
+             SELECT id, version, state, created_at, embedding FROM product_states \
+             WHERE product_id = p.id ORDER BY version DESC LIMIT 1 \
+         ) s ON true \
+         CROSS JOIN LATERAL ( \
+             SELECT jsonb_to_tsvector('english', s.state, '[\"string\"]') \
+                    || to_tsvector('simple', p.name) AS doc \
+         ) d \
+         WHERE p.user_id = $1 AND p.environment = $2",
+    )
+    .bind::<SqlUuid, _>(owner.user_id)
+    .bind::<Text, _>(owner.environment)
+    .bind::<Text, _>(query.text)
+    .bind::<Nullable<Text>, _>(query.semantic.map(|(vector, _)| vector))
+    .load(conn)
+    .await?;
+    Ok(rank_states(candidates, query.semantic.map(|(_, t)| t)))
+}
+
+/// Keeps the matches and orders them by fused rank.
+fn rank_states(candidates: Vec<StateCandidate>, threshold: Option<f64>) -> Vec<FoundState> {
+    let semantic_match =
+        |c: &StateCandidate| threshold.is_some_and(|t| c.cosine.is_some_and(|cosine| cosine >= t));
+    let mut semantic: Vec<&StateCandidate> =
+        candidates.iter().filter(|c| semantic_match(c)).collect();
+    semantic.sort_by(|a, b| {
+        b.cosine
+            .unwrap_or(0.0)
+            .total_cmp(&a.cosine.unwrap_or(0.0))
+            .then(b.id.cmp(&a.id))
+    });
+    let mut keyword: Vec<&StateCandidate> = candidates.iter().filter(|c| c.keyword_hit).collect();
+    keyword.sort_by(|a, b| {
+        b.keyword_rank
+            .total_cmp(&a.keyword_rank)
+            .then(b.id.cmp(&a.id))
+    });
+    let scored = search::fuse_scored(&[
+        semantic.iter().map(|c| c.id).collect(),
+        keyword.iter().map(|c| c.id).collect(),
+    ]);
+    scored
+        .into_iter()
+        .filter_map(|(id, score)| {
+            candidates.iter().find(|c| c.id == id).map(|c| FoundState {
+                state: c.clone(),
+                score,
+            })
+        })
+        .collect()
+}

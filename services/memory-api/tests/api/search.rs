@@ -1,0 +1,288 @@
+//! `GET /memory/search` over decisions and product states.
+
+use auth::{CredentialKind, Scope};
+use rate_limit::policy::Tier;
+use reqwest::Response;
+use serde_json::{Value, json};
+
+use crate::common::*;
+
+async fn post(h: &Harness, key: &str, path: &str, body: Value) -> Value {
+    let res = h
+        .post(path)
+        .bearer_auth(key)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert!(res.status().is_success(), "{path}: {}", res.status());
+    json(res).await
+}
+
+async fn product(h: &Harness, key: &str, name: &str) {
+    post(h, key, "/api/v1/products", json!({"name": name})).await;
+}
+
+async fn decide(h: &Harness, key: &str, product_name: &str, decision: &str) -> String {
+    let body = post(
+        h,
+        key,
+        "/api/v1/memory/decisions",
+        json!({"decision": decision, "product_name": product_name}),
+    )
+    .await;
+    body["id"].as_str().unwrap().to_owned()
+}
+
+async fn set_state(h: &Harness, key: &str, product_name: &str, state: Value) {
+    post(
+        h,
+        key,
+        &format!("/api/v1/memory/product/{product_name}/state"),
+        state,
+    )
+    .await;
+}
+
+async fn search(h: &Harness, key: &str, query: &str) -> Response {
+    h.get(&format!("/api/v1/memory/search?{query}"))
+        .bearer_auth(key)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn found(h: &Harness, key: &str, query: &str) -> Value {
+    let res = search(h, key, query).await;
+    assert_eq!(res.status(), 200, "{query}");
+    assert_rate_limit_headers(&res);
+    json(res).await
+}
+
+fn decision_texts(body: &Value) -> Vec<&str> {
+    body["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["decision"].as_str().unwrap())
+        .collect()
+}
+
+fn state_products(body: &Value) -> Vec<&str> {
+    body["product_states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["product_name"].as_str().unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn parameters_are_checked() {
+    let h = Harness::new().await;
+    let (_, key) = h.writer(Tier::Free).await;
+    let too_long = "a".repeat(1001);
+    for (query, field) in [
+        ("", "q"),
+        ("q=%20%20", "q"),
+        (&*format!("q={too_long}"), "q"),
+        ("q=x&limit=0", "limit"),
+        ("q=x&limit=21", "limit"),
+        ("q=x&limit=ten", "limit"),
+        ("q=x&min_similarity=-0.1", "min_similarity"),
+        ("q=x&min_similarity=1.01", "min_similarity"),
+        ("q=x&min_similarity=high", "min_similarity"),
+        ("q=x&include=decisions,memories", "include"),
+        ("q=x&include=", "include"),
+    ] {
+        let message = expect_error(search(&h, &key, query).await, 400, "VALIDATION_ERROR").await;
+        assert!(message.contains(field), "{query}: {message}");
+    }
+    for query in [
+        "q=x&limit=1",
+        "q=x&limit=20",
+        "q=x&min_similarity=0",
+        "q=x&min_similarity=1",
+        "q=x&include=product_states",
+        "q=x&include=decisions,%20product_states",
+        &format!("q={}", "a".repeat(1000)),
+    ] {
+        let body = found(&h, &key, query).await;
+        assert_eq!(body["count"], 0, "{query}");
+        assert_eq!(body["total"], 0, "{query}");
+    }
+    let res = h.get("/api/v1/memory/search?q=x").send().await.unwrap();
+    expect_error(res, 401, "UNAUTHORIZED").await;
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn keyword_mode_finds_decisions_and_states_and_counts_them() {
+    let h = Harness::new().await;
+    let (_, key) = h.writer(Tier::Pro).await;
+    for name in ["billing", "web"] {
+        product(&h, &key, name).await;
+    }
+    decide(&h, &key, "billing", "Move the ledger to PostgreSQL").await;
+    decide(&h, &key, "billing", "Reconcile the ledger nightly").await;
+    decide(&h, &key, "billing", "The ledger keeps amounts in cents").await;
+    decide(&h, &key, "web", "Use Tailwind for styling").await;
+    set_state(
+        &h,
+        &key,
+        "billing",
+        json!({"status": "beta", "what_is_blocked": ["ledger export to the accountants"]}),
+    )
+    .await;
+    set_state(&h, &key, "web", json!({"status": "live"})).await;
+
+    let body = found(&h, &key, "q=ledger").await;
+    assert_eq!(body["search_mode"], "keyword");
+    assert_eq!(body["query"], "ledger");
+    assert!(body["latency_ms"].is_u64());
+    assert_eq!(body["count"], 4);
+    assert_eq!(body["total"], 4);
+    assert_eq!(decision_texts(&body).len(), 3);
+    assert_eq!(state_products(&body), ["billing"]);
+    let state = &body["product_states"][0];
+    assert_eq!(state["status"], "beta");
+    assert_eq!(state["version"], 1);
+    assert_eq!(
+        state["state"]["what_is_blocked"][0],
+        "ledger export to the accountants"
+    );
+    assert!(
+        state["similarity"].is_null(),
+        "no similarity in keyword mode"
+    );
+    assert!(body["decisions"][0]["similarity"].is_null());
+    assert!(body["decisions"][0]["tags"].is_array());
+
+    // limit caps decisions and states together; total still counts every match.
+    let body = found(&h, &key, "q=ledger&limit=2").await;
+    assert_eq!(body["count"], 2);
+    assert_eq!(body["total"], 4);
+
+    let body = found(&h, &key, "q=ledger&include=decisions").await;
+    assert_eq!(
+        (body["count"].as_u64(), body["total"].as_u64()),
+        (Some(3), Some(3))
+    );
+    assert_eq!(body["product_states"], json!([]));
+    let body = found(&h, &key, "q=ledger&include=product_states").await;
+    assert_eq!(body["decisions"], json!([]));
+    assert_eq!(state_products(&body), ["billing"]);
+
+    // A product's name finds its state; a state change is searched in its newest version.
+    assert_eq!(state_products(&found(&h, &key, "q=web").await), ["web"]);
+    set_state(&h, &key, "web", json!({"status": "sunset"})).await;
+    let body = found(&h, &key, "q=sunset").await;
+    assert_eq!(state_products(&body), ["web"]);
+    assert_eq!(body["product_states"][0]["version"], 2);
+    assert_eq!(found(&h, &key, "q=live%20-sunset").await["count"], 0);
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn search_is_isolated_by_owner_and_environment() {
+    let h = Harness::new().await;
+    let (owner, key) = h.writer(Tier::Pro).await;
+    let (_, stranger) = h.writer(Tier::Pro).await;
+    let (_, test_key) = h
+        .key(
+            owner,
+            CredentialKind::MemoryTest,
+            &[Scope::Read, Scope::Write],
+        )
+        .await;
+    product(&h, &key, "billing").await;
+    decide(&h, &key, "billing", "Keep the ledger in PostgreSQL").await;
+    set_state(&h, &key, "billing", json!({"status": "ledger migration"})).await;
+    assert_eq!(found(&h, &key, "q=ledger").await["total"], 2);
+    for other in [&stranger, &test_key] {
+        let body = found(&h, other, "q=ledger").await;
+        assert_eq!(body["total"], 0, "{body}");
+        assert_eq!(body["count"], 0);
+    }
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn semantic_mode_finds_paraphrases_above_the_calibrated_threshold() {
+    let h = Harness::with(semantic_settings).await;
+    let (_, key) = h.writer(Tier::Pro).await;
+    for name in ["billing", "web", "ops", "team", "mobile"] {
+        product(&h, &key, name).await;
+    }
+    let target = decide(
+        &h,
+        &key,
+        "billing",
+        "We chose PostgreSQL over MongoDB for the billing ledger",
+    )
+    .await;
+    decide(
+        &h,
+        &key,
+        "web",
+        "Use Tailwind for the marketing site styling",
+    )
+    .await;
+    decide(
+        &h,
+        &key,
+        "ops",
+        "Deploys on Fridays are banned after the March outage",
+    )
+    .await;
+    decide(
+        &h,
+        &key,
+        "team",
+        "Hire two support engineers in the third quarter",
+    )
+    .await;
+    set_state(
+        &h,
+        &key,
+        "mobile",
+        json!({"status": "blocked", "what_is_blocked": ["Apple rejected the iPhone build in App Store review"]}),
+    )
+    .await;
+
+    let body = found(
+        &h,
+        &key,
+        "q=which%20database%20did%20we%20pick%20for%20payments%3F",
+    )
+    .await;
+    assert_eq!(body["search_mode"], "semantic");
+    assert_eq!(body["decisions"][0]["id"], target.as_str(), "{body}");
+    let similarity = body["decisions"][0]["similarity"].as_f64().unwrap();
+    assert!((0.5..=1.0).contains(&similarity), "{similarity}");
+    // Unrelated memories stay under the default threshold of 0.5.
+    for d in body["decisions"].as_array().unwrap() {
+        assert!(d["similarity"].as_f64().unwrap() >= 0.5, "{body}");
+    }
+    assert!(!decision_texts(&body).contains(&"Hire two support engineers in the third quarter"));
+    assert_eq!(
+        body["total"].as_u64().unwrap() as usize,
+        body["count"].as_u64().unwrap() as usize
+    );
+
+    // A state is found by what it says, in other words.
+    let body = found(&h, &key, "q=why%20can%27t%20our%20phone%20app%20ship%3F").await;
+    assert_eq!(state_products(&body).first(), Some(&"mobile"), "{body}");
+    assert!(body["product_states"][0]["similarity"].as_f64().unwrap() >= 0.5);
+
+    // min_similarity 0 lets everything through; 1 keeps only what matches the words.
+    let everything = found(&h, &key, "q=support%20staffing&min_similarity=0").await;
+    assert_eq!(everything["total"], 5, "{everything}");
+    let strict = found(&h, &key, "q=support%20engineers&min_similarity=1").await;
+    assert_eq!(
+        decision_texts(&strict),
+        ["Hire two support engineers in the third quarter"]
+    );
+    assert_eq!(strict["total"], 1);
+    h.stop().await;
+}

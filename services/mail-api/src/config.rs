@@ -6,6 +6,8 @@ use std::path::Path;
 use serde::Deserialize;
 use service_kit::CommonSettings;
 
+use crate::domain::plans::SendQuotas;
+
 const DEFAULTS: &str = r#"
 [http]
 bind = "127.0.0.1:8081"
@@ -15,6 +17,12 @@ url = "postgres://postgres@127.0.0.1:5432/mail"
 
 [sending]
 shared_domain = "mail.localhost"
+
+[plans]
+monthly_sends_byod = 50000
+monthly_sends_managed = 250000
+monthly_sends_agency_plus = 1000000
+monthly_sends_enterprise = 0
 "#;
 
 #[derive(Debug, Clone, Deserialize)]
@@ -22,6 +30,8 @@ pub struct Settings {
     #[serde(flatten)]
     pub common: CommonSettings,
     pub sending: SendingSettings,
+    /// Monthly send quotas of the plans other than Free (0: unlimited).
+    pub plans: SendQuotas,
 }
 
 #[derive(Debug, Clone, Deserialize)]

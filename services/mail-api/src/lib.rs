@@ -3,6 +3,8 @@
 pub mod app;
 pub mod config;
 pub mod db;
+pub mod domain;
+pub mod flows;
 pub mod openapi;
 pub mod routes;
 

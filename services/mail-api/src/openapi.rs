@@ -26,11 +26,30 @@ const FINISH: Finish = Finish {
             `{\"error\",\"code\",\"details\"}`. Rate limits are per project and route class \
             (send, read, write) over a sliding 5 minutes. Bodies over 1 MiB answer 400 \
             `PAYLOAD_TOO_LARGE`; a wrong method answers 405 `METHOD_NOT_ALLOWED` with `Allow`. \
-            This document, `/healthz`, `/readyz` and `/metrics` need no credential."
+            This document, `/healthz`, `/readyz` and `/metrics` need no credential.\n\n\
+            Plans limit contacts per project (Free 1,000; BYOD 25,000; Managed 100,000; Agency \
+            Plus 500,000; Enterprise unlimited): a write that would create a contact past the \
+            limit answers 422 `PLAN_LIMIT`. Emails are stored trimmed and lowercased. Another \
+            project's site or resource answers 404. Create routes take an `Idempotency-Key` \
+            header: the same key and body within 24 hours replays the first answer \
+            (`Idempotent-Replayed: true`); the same key with another body answers 409 \
+            `IDEMPOTENCY_KEY_REUSED`."
     ),
     paths(
         routes::sites::list,
         routes::sites::create,
+        routes::identify::identify,
+        routes::events::track,
+        routes::conversions::convert,
+        routes::contacts::list,
+        routes::contacts::create,
+        routes::campaigns::list,
+        routes::campaigns::create,
+        routes::templates::list,
+        routes::templates::create,
+        routes::suppressions::list,
+        routes::suppressions::add,
+        routes::suppressions::remove,
         openapi_json,
         http_kit::health::healthz,
         http_kit::health::readyz,
@@ -39,6 +58,12 @@ const FINISH: Finish = Finish {
     modifiers(&FINISH),
     tags(
         (name = "sites", description = "Sender identities"),
+        (name = "contacts", description = "Contacts, identified by email within a project"),
+        (name = "events", description = "Named events and the triggered enrollments they cause"),
+        (name = "conversions", description = "Conversions and their attribution to email"),
+        (name = "campaigns", description = "Campaign shells (drip and triggered)"),
+        (name = "templates", description = "Email templates"),
+        (name = "suppressions", description = "Addresses never sent to"),
         (name = "contract", description = "This document"),
         (name = "operations", description = "Health and metrics"),
     )

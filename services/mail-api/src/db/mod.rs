@@ -1,6 +1,14 @@
 //! The mail database: schema and queries, one module per table group.
 
+pub mod campaigns;
+pub mod contacts;
+pub mod conversions;
 pub mod credentials;
+pub mod events;
+pub mod idempotency;
 pub mod schema;
 pub mod sites;
+pub mod suppressions;
+pub mod templates;
 pub mod tenants;
+pub mod usage;

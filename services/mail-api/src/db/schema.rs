@@ -45,7 +45,163 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    project_usage (project_id) {
+        project_id -> Uuid,
+        contacts -> BigInt,
+    }
+}
+
+diesel::table! {
+    contacts (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        email -> Text,
+        first_name -> Nullable<Text>,
+        last_name -> Nullable<Text>,
+        properties -> Jsonb,
+        tags -> Array<Text>,
+        attribution -> Jsonb,
+        source -> Text,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    contact_sites (contact_id, site_id) {
+        contact_id -> Uuid,
+        site_id -> Uuid,
+        status -> Text,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    campaigns (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        site_id -> Uuid,
+        name -> Text,
+        #[sql_name = "type"]
+        kind -> Text,
+        status -> Text,
+        trigger_event_name -> Nullable<Text>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    events (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        contact_id -> Uuid,
+        name -> Text,
+        data -> Jsonb,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    enrollments (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        campaign_id -> Uuid,
+        contact_id -> Uuid,
+        status -> Text,
+        source -> Text,
+        event_id -> Nullable<Uuid>,
+        enrolled_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    email_log (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        site_id -> Uuid,
+        contact_id -> Nullable<Uuid>,
+        campaign_id -> Nullable<Uuid>,
+        to_email -> Text,
+        subject -> Text,
+        status -> Text,
+        provider_message_id -> Nullable<Text>,
+        open_count -> Integer,
+        clicked_urls -> Array<Text>,
+        created_at -> Timestamptz,
+        sent_at -> Nullable<Timestamptz>,
+        last_opened_at -> Nullable<Timestamptz>,
+        last_clicked_at -> Nullable<Timestamptz>,
+    }
+}
+
+// `conversions.revenue` is `numeric`; it is read and written through SQL casts to float8 (see
+// db/conversions.rs), so it is not declared here.
+
+diesel::table! {
+    templates (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        name -> Text,
+        brief -> Text,
+        subject_hint -> Nullable<Text>,
+        category -> Text,
+        tags -> Array<Text>,
+        html -> Nullable<Text>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    suppressions (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        email -> Text,
+        reason -> Text,
+        note -> Nullable<Text>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    idempotency_keys (project_id, route, key) {
+        project_id -> Uuid,
+        route -> Text,
+        key -> Text,
+        request_hash -> Bytea,
+        response_status -> Nullable<SmallInt>,
+        response_body -> Nullable<Jsonb>,
+        created_at -> Timestamptz,
+    }
+}
+
 diesel::joinable!(projects -> accounts (account_id));
 diesel::joinable!(api_keys -> projects (project_id));
 diesel::joinable!(sites -> projects (project_id));
-diesel::allow_tables_to_appear_in_same_query!(accounts, projects, api_keys, sites);
+diesel::joinable!(contacts -> projects (project_id));
+diesel::joinable!(contact_sites -> contacts (contact_id));
+diesel::joinable!(contact_sites -> sites (site_id));
+diesel::joinable!(campaigns -> sites (site_id));
+diesel::joinable!(enrollments -> campaigns (campaign_id));
+diesel::joinable!(enrollments -> contacts (contact_id));
+diesel::joinable!(events -> contacts (contact_id));
+diesel::allow_tables_to_appear_in_same_query!(
+    accounts,
+    projects,
+    api_keys,
+    sites,
+    project_usage,
+    contacts,
+    contact_sites,
+    campaigns,
+    events,
+    enrollments,
+    email_log,
+    templates,
+    suppressions,
+    idempotency_keys,
+);

@@ -57,3 +57,14 @@ pub async fn insert(conn: &mut AsyncPgConnection, new: NewSite<'_>) -> QueryResu
         .await
         .optional()
 }
+
+/// Whether the project has this site.
+pub async fn exists(conn: &mut AsyncPgConnection, project_id: Uuid, id: Uuid) -> QueryResult<bool> {
+    diesel::select(diesel::dsl::exists(
+        sites::table
+            .filter(sites::project_id.eq(project_id))
+            .filter(sites::id.eq(id)),
+    ))
+    .get_result(conn)
+    .await
+}

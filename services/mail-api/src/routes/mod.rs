@@ -1,10 +1,26 @@
 //! The `/api/v1` routes of mail-api, one module per resource.
 
+pub mod body;
+pub mod campaigns;
+pub mod contacts;
+pub mod conversions;
+pub mod events;
+pub mod idempotency;
+pub mod identify;
 pub mod sites;
+pub mod suppressions;
+pub mod templates;
 
 use actix_web::web;
 
 /// Registers every gated route (mounted under `/api/v1`).
 pub fn configure(cfg: &mut web::ServiceConfig) {
     sites::configure(cfg);
+    identify::configure(cfg);
+    events::configure(cfg);
+    conversions::configure(cfg);
+    contacts::configure(cfg);
+    campaigns::configure(cfg);
+    templates::configure(cfg);
+    suppressions::configure(cfg);
 }

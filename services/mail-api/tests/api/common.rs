@@ -163,6 +163,96 @@ impl Harness {
             .expect("request")
     }
 
+    /// `POST path` with `key` and a JSON body.
+    pub async fn post_json(&self, key: &str, path: &str, body: &Value) -> Response {
+        self.post(path)
+            .bearer_auth(key)
+            .json(body)
+            .send()
+            .await
+            .expect("request")
+    }
+
+    /// `GET path` with `key`.
+    pub async fn get_with(&self, key: &str, path: &str) -> Response {
+        self.get(path)
+            .bearer_auth(key)
+            .send()
+            .await
+            .expect("request")
+    }
+
+    /// A new site's id.
+    pub async fn site(&self, key: &str, slug: &str) -> String {
+        let res = self.create_site(key, slug).await;
+        assert_eq!(res.status(), 201);
+        json(res).await["id"].as_str().unwrap().to_owned()
+    }
+
+    /// A campaign created over HTTP (a draft), made `active` in the database when asked (the
+    /// activation route comes later). Returns its id.
+    pub async fn campaign(
+        &self,
+        tenant: &Tenant,
+        site: &str,
+        name: &str,
+        trigger: Option<&str>,
+        active: bool,
+    ) -> Uuid {
+        let mut body = serde_json::json!({"name": name, "site_id": site});
+        if let Some(event) = trigger {
+            body["type"] = "triggered".into();
+            body["trigger_event_name"] = event.into();
+        }
+        let res = self
+            .post_json(&tenant.write, "/api/v1/campaigns", &body)
+            .await;
+        assert_eq!(res.status(), 201);
+        let campaign = json(res).await;
+        assert_eq!(campaign["status"], "draft");
+        let id: Uuid = campaign["id"].as_str().unwrap().parse().unwrap();
+        if active {
+            self.set_campaign_status(tenant.project, id, "active").await;
+        }
+        id
+    }
+
+    pub async fn set_campaign_status(&self, project: Uuid, id: Uuid, status: &str) {
+        let changed =
+            mail_api::db::campaigns::set_status(&mut self.conn().await, project, id, status)
+                .await
+                .unwrap();
+        assert!(changed);
+    }
+
+    /// Runs `sql` (a query of one column) on the test database and returns that column of
+    /// every row, as text.
+    pub async fn query(&self, sql: &str) -> Vec<String> {
+        use diesel::sql_types::Text;
+        use diesel_async::RunQueryDsl as _;
+        #[derive(diesel::QueryableByName)]
+        struct Row {
+            #[diesel(sql_type = Text)]
+            v: String,
+        }
+        let rows: Vec<Row> = diesel::sql_query(format!(
+            "SELECT coalesce(v::text, 'NULL') AS v FROM ({sql}) AS q(v)"
+        ))
+        .load(&mut self.conn().await)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        rows.into_iter().map(|r| r.v).collect()
+    }
+
+    /// Runs a statement on the test database.
+    pub async fn exec(&self, sql: &str) {
+        use diesel_async::RunQueryDsl as _;
+        diesel::sql_query(sql)
+            .execute(&mut self.conn().await)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+
     pub async fn stop(self) {
         self.server.stop().await;
     }

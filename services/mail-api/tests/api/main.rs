@@ -3,7 +3,11 @@
 mod auth;
 mod common;
 mod contract;
+mod conversions;
 mod errors;
+mod events;
+mod identify;
 mod migrations;
+mod plan_limits;
 mod rate_limits;
 mod sites;

@@ -1,0 +1,13 @@
+DROP TABLE idempotency_keys;
+DROP TABLE suppressions;
+DROP TABLE templates;
+DROP TABLE conversions;
+DROP TABLE email_log;
+DROP TABLE enrollments;
+DROP TABLE events;
+DROP TABLE campaigns;
+DROP TABLE contact_sites;
+DROP TABLE contacts;
+DROP TABLE project_usage;
+DROP FUNCTION jsonb_deep_merge(jsonb, jsonb);
+DROP EXTENSION IF EXISTS pg_trgm;

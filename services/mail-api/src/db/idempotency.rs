@@ -1,0 +1,83 @@
+//! Idempotency records: the first answer to a keyed request, kept at least 24 hours.
+
+use diesel::prelude::*;
+use diesel::sql_types::{Bytea, Text, Uuid as SqlUuid};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::schema::idempotency_keys;
+
+/// Where a key is used: the project, the route and the key itself.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyRef<'a> {
+    pub project_id: Uuid,
+    pub route: &'a str,
+    pub key: &'a str,
+}
+
+/// What an earlier request with the same key left.
+#[derive(Debug)]
+pub struct Recorded {
+    pub request_hash: Vec<u8>,
+    pub status: Option<i16>,
+    pub body: Option<Value>,
+}
+
+/// Claims the key for this request: `None` when claimed (new, or its record was older than 24
+/// hours), else the earlier record. A concurrent claim of the same key waits until the
+/// claiming transaction ends and then sees its record.
+pub async fn claim(
+    conn: &mut AsyncPgConnection,
+    key: KeyRef<'_>,
+    request_hash: &[u8],
+) -> QueryResult<Option<Recorded>> {
+    let claimed = diesel::sql_query(
+        "INSERT INTO idempotency_keys (project_id, route, key, request_hash) \
+         VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (project_id, route, key) DO UPDATE \
+           SET request_hash = EXCLUDED.request_hash, response_status = NULL, \
+               response_body = NULL, created_at = now() \
+           WHERE idempotency_keys.created_at < now() - interval '24 hours'",
+    )
+    .bind::<SqlUuid, _>(key.project_id)
+    .bind::<Text, _>(key.route)
+    .bind::<Text, _>(key.key)
+    .bind::<Bytea, _>(request_hash)
+    .execute(conn)
+    .await?;
+    if claimed == 1 {
+        return Ok(None);
+    }
+    let (request_hash, status, body) = idempotency_keys::table
+        .find((key.project_id, key.route, key.key))
+        .select((
+            idempotency_keys::request_hash,
+            idempotency_keys::response_status,
+            idempotency_keys::response_body,
+        ))
+        .first(conn)
+        .await?;
+    Ok(Some(Recorded {
+        request_hash,
+        status,
+        body,
+    }))
+}
+
+/// Stores the answer of a claimed key (in the claiming transaction).
+pub async fn record(
+    conn: &mut AsyncPgConnection,
+    key: KeyRef<'_>,
+    status: i16,
+    body: &Value,
+) -> QueryResult<()> {
+    diesel::update(idempotency_keys::table.find((key.project_id, key.route, key.key)))
+        .set((
+            idempotency_keys::response_status.eq(Some(status)),
+            idempotency_keys::response_body.eq(Some(body)),
+        ))
+        .execute(conn)
+        .await?;
+    Ok(())
+}

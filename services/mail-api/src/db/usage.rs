@@ -1,0 +1,25 @@
+//! Per-project counters that plan limits are checked against.
+
+use diesel::sql_types::{BigInt, Uuid as SqlUuid};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use uuid::Uuid;
+
+/// Counts one more contact unless the project already holds `limit` (`None`: unlimited).
+/// Returns `false` at the limit. The row stays locked until the caller's transaction ends,
+/// which makes the limit exact when contacts are created concurrently.
+pub async fn add_contact(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    limit: Option<i64>,
+) -> diesel::QueryResult<bool> {
+    let changed = diesel::sql_query(
+        "INSERT INTO project_usage (project_id, contacts) SELECT $1, 1 WHERE $2 >= 1 \
+         ON CONFLICT (project_id) DO UPDATE SET contacts = project_usage.contacts + 1 \
+         WHERE project_usage.contacts < $2",
+    )
+    .bind::<SqlUuid, _>(project_id)
+    .bind::<BigInt, _>(limit.unwrap_or(i64::MAX))
+    .execute(conn)
+    .await?;
+    Ok(changed == 1)
+}

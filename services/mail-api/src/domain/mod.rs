@@ -1,0 +1,4 @@
+//! Rules of the mail domain that need no HTTP and no database.
+
+pub mod email;
+pub mod plans;

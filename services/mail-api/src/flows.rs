@@ -1,0 +1,105 @@
+//! Writes shared by several routes, each run inside the calling route's transaction.
+
+use auth::{Caller, Grade};
+use diesel_async::AsyncPgConnection;
+use http_kit::ApiError;
+use rate_limit::policy::Plan;
+use uuid::Uuid;
+
+use crate::db::campaigns::{self, EnrollSource};
+use crate::db::contacts::{self, Contact, ContactData};
+use crate::db::{sites, usage};
+use crate::domain::plans;
+
+/// The plan of a mail caller (mail keys always carry one).
+pub fn plan_of(caller: &Caller) -> Plan {
+    match caller.grade {
+        Grade::Plan(plan) => plan,
+        Grade::Tier(_) => Plan::Free,
+    }
+}
+
+/// 422 `PLAN_LIMIT`: the project holds as many contacts as its plan allows.
+pub fn contact_limit_reached(plan: Plan, limit: i64) -> ApiError {
+    ApiError::unprocessable(format!(
+        "contact limit reached: the {plan} plan allows {limit} contacts"
+    ))
+    .with_code("PLAN_LIMIT")
+    .with_details(serde_json::json!({"limit": "contacts", "plan": plan.as_str(), "max": limit}))
+}
+
+/// Creates the contact, counted against the plan's contact limit (422 at the limit); `None`
+/// when the project already has this email (the existing row is left alone).
+pub async fn create_contact(
+    conn: &mut AsyncPgConnection,
+    caller: &Caller,
+    email: &str,
+    source: &str,
+    data: &ContactData<'_>,
+) -> Result<Option<Contact>, ApiError> {
+    let Some(contact) = contacts::insert(conn, caller.owner_id, email, source, data).await? else {
+        return Ok(None);
+    };
+    let plan = plan_of(caller);
+    let limit = plans::contact_limit(plan);
+    if !usage::add_contact(conn, caller.owner_id, limit).await? {
+        // The transaction rolls back, taking the inserted row with it.
+        return Err(contact_limit_reached(plan, limit.unwrap_or(i64::MAX)));
+    }
+    Ok(Some(contact))
+}
+
+/// The contact with this email, created with nothing but the email when missing
+/// (`contact_created` of `/events`).
+pub async fn find_or_create_minimal(
+    conn: &mut AsyncPgConnection,
+    caller: &Caller,
+    email: &str,
+) -> Result<(Contact, bool), ApiError> {
+    if let Some(contact) =
+        create_contact(conn, caller, email, "api", &ContactData::default()).await?
+    {
+        return Ok((contact, true));
+    }
+    let contact = contacts::find_by_email(conn, caller.owner_id, email)
+        .await?
+        .ok_or_else(|| ApiError::internal("a contact vanished between insert and read"))?;
+    Ok((contact, false))
+}
+
+/// 404 unless the site belongs to the caller's project.
+pub async fn require_site(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    site_id: Uuid,
+) -> Result<(), ApiError> {
+    if sites::exists(conn, project_id, site_id).await? {
+        Ok(())
+    } else {
+        Err(ApiError::not_found(format!("site {site_id} not found")).with_code("SITE_NOT_FOUND"))
+    }
+}
+
+/// Subscribes the contact to the site and, when the contact was just created, enrolls it in
+/// the site's signup campaigns (ruled: its active drip campaigns). Returns the campaigns
+/// enrolled in.
+pub async fn join_site(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    contact_id: Uuid,
+    site_id: Uuid,
+    created: bool,
+) -> Result<Vec<Uuid>, ApiError> {
+    contacts::subscribe(conn, contact_id, site_id).await?;
+    let mut enrolled = Vec::new();
+    if created {
+        for campaign in campaigns::signup_campaigns(conn, project_id, site_id).await? {
+            if campaigns::enroll(conn, project_id, campaign, contact_id, EnrollSource::Signup)
+                .await?
+            {
+                enrolled.push(campaign);
+            }
+        }
+    }
+    Ok(enrolled)
+}

@@ -1,0 +1,270 @@
+//! Campaigns: `GET /api/v1/campaigns` and `POST /api/v1/campaigns` (draft shells; steps,
+//! activation and sending come with later routes).
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, web};
+use auth::{Caller, WriteAccess};
+use chrono::{DateTime, Utc};
+use diesel_async::AsyncConnection as _;
+use http_kit::openapi::MailError;
+use http_kit::{ApiError, Page, PageParams};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+use super::body::Fields;
+use super::events::EVENT_MAX;
+use super::idempotency::{IdempotencyKey, Idempotent};
+use crate::AppState;
+use crate::db::campaigns::{self, Filter, NewCampaign};
+use crate::flows;
+
+const ROUTE: &str = "POST /api/v1/campaigns";
+const NAME_MAX: usize = 200;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/campaigns")
+            .route(web::get().to(list))
+            .route(web::post().to(create)),
+    );
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CampaignType {
+    /// A sequence; a site's active drip campaigns are its signup campaigns.
+    Drip,
+    /// Started by a named event (`trigger_event_name`) fired at `/events`.
+    Triggered,
+}
+
+impl CampaignType {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Drip => "drip",
+            Self::Triggered => "triggered",
+        }
+    }
+}
+
+/// `draft` at creation; `active` campaigns enroll contacts; then `paused`, `completed` or
+/// `archived`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CampaignStatus {
+    Draft,
+    Active,
+    Paused,
+    Completed,
+    Archived,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Campaign {
+    pub id: Uuid,
+    pub name: String,
+    pub site_id: Uuid,
+    #[serde(rename = "type")]
+    pub kind: CampaignType,
+    pub status: CampaignStatus,
+    /// The event that enrolls contacts in a triggered campaign; null for drip campaigns.
+    pub trigger_event_name: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl TryFrom<campaigns::Campaign> for Campaign {
+    type Error = ApiError;
+
+    fn try_from(row: campaigns::Campaign) -> Result<Self, ApiError> {
+        Ok(Self {
+            kind: parse_name(&row.kind)?,
+            status: parse_name(&row.status)?,
+            id: row.id,
+            name: row.name,
+            site_id: row.site_id,
+            trigger_event_name: row.trigger_event_name,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        })
+    }
+}
+
+/// A stored type or status as its enum.
+fn parse_name<T: serde::de::DeserializeOwned>(name: &str) -> Result<T, ApiError> {
+    Ok(serde_json::from_value(Value::String(name.to_owned()))?)
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct CampaignFilter {
+    /// Only this site's campaigns (404 when it is not a site of the project).
+    #[param(value_type = Option<Uuid>)]
+    pub site_id: Option<String>,
+    /// Only campaigns in this status.
+    #[param(value_type = Option<CampaignStatus>)]
+    pub status: Option<String>,
+}
+
+/// List the project's campaigns, oldest first.
+#[utoipa::path(
+    get,
+    path = "/api/v1/campaigns",
+    operation_id = "listCampaigns",
+    tag = "campaigns",
+    params(CampaignFilter, PageParams),
+    responses(
+        (status = 200, description = "A page of campaigns", body = Page<Campaign>),
+        (status = 400, description = "Invalid limit, cursor, site_id or status", body = MailError),
+        (status = 404, description = "`site_id` is not a site of this project (`SITE_NOT_FOUND`)", body = MailError),
+    )
+)]
+pub async fn list(
+    caller: Caller,
+    state: web::Data<AppState>,
+    page: web::Query<PageParams>,
+    filter: web::Query<CampaignFilter>,
+) -> Result<web::Json<Page<Campaign>>, ApiError> {
+    let limit = page.limit()?;
+    let after = page.cursor()?.map(|c| c.0);
+    let site_id = filter
+        .site_id
+        .as_deref()
+        .map(|s| {
+            Uuid::parse_str(s).map_err(|_| ApiError::invalid_field("site_id", "must be a UUID"))
+        })
+        .transpose()?;
+    let status = filter.status.as_deref();
+    if let Some(status) = status
+        && !campaigns::STATUSES.contains(&status)
+    {
+        return Err(ApiError::invalid_field(
+            "status",
+            "must be one of draft, active, paused, completed, archived",
+        ));
+    }
+    let mut conn = store::conn(&state.pool).await?;
+    if let Some(site_id) = site_id {
+        flows::require_site(&mut conn, caller.owner_id, site_id).await?;
+    }
+    let filter = Filter { site_id, status };
+    let rows = campaigns::list(
+        &mut conn,
+        caller.owner_id,
+        &filter,
+        after,
+        i64::from(limit) + 1,
+    )
+    .await?;
+    let rows = rows
+        .into_iter()
+        .map(Campaign::try_from)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(web::Json(Page::from_rows(rows, limit, |c| c.id)))
+}
+
+/// Unknown fields are ignored.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CreateCampaign {
+    /// Required, 1..=200 characters.
+    pub name: String,
+    /// Required: a site of the project (404 otherwise).
+    pub site_id: Uuid,
+    /// Default `drip`.
+    #[serde(rename = "type")]
+    pub kind: CampaignType,
+    /// Required for `triggered` (1..=200 characters, matched exactly by `/events`); must be
+    /// absent for `drip`.
+    pub trigger_event_name: Option<String>,
+}
+
+impl CreateCampaign {
+    fn read(body: Value) -> Result<Self, ApiError> {
+        let f = Fields::new(body)?;
+        let name = f.text("name", NAME_MAX)?;
+        let site_id = f
+            .uuid("site_id")?
+            .ok_or_else(|| ApiError::invalid_field("site_id", "is required"))?;
+        let kind = match f.string("type")?.as_deref() {
+            None | Some("drip") => CampaignType::Drip,
+            Some("triggered") => CampaignType::Triggered,
+            Some(_) => return Err(ApiError::invalid_field("type", "must be drip or triggered")),
+        };
+        let trigger_event_name = match kind {
+            CampaignType::Triggered => Some(f.text("trigger_event_name", EVENT_MAX)?),
+            CampaignType::Drip if f.string("trigger_event_name")?.is_some() => {
+                return Err(ApiError::invalid_field(
+                    "trigger_event_name",
+                    "is only for triggered campaigns",
+                ));
+            }
+            CampaignType::Drip => None,
+        };
+        Ok(Self {
+            name,
+            site_id,
+            kind,
+            trigger_event_name,
+        })
+    }
+}
+
+/// Create a campaign as a draft shell.
+///
+/// With an `Idempotency-Key` header, a retry with the same key and body answers the first
+/// answer again (header `Idempotent-Replayed: true`); the same key with another body answers
+/// 409 `IDEMPOTENCY_KEY_REUSED`. Keys are kept 24 hours.
+#[utoipa::path(
+    post,
+    path = "/api/v1/campaigns",
+    operation_id = "createCampaign",
+    tag = "campaigns",
+    request_body = CreateCampaign,
+    params(("Idempotency-Key" = Option<String>, Header, description = "1..=255 visible ASCII characters")),
+    responses(
+        (status = 201, description = "Created (or replayed), status `draft`", body = Campaign,
+            headers(("Idempotent-Replayed" = String, description = "`true` on a replayed answer"))),
+        (status = 400, description = "Missing or invalid field (named in the message and in `details.field`), bad Idempotency-Key, or body too large", body = MailError),
+        (status = 403, description = "The key lacks the write scope", body = MailError),
+        (status = 404, description = "`site_id` is not a site of this project (`SITE_NOT_FOUND`)", body = MailError),
+        (status = 409, description = "The Idempotency-Key was used with another body (`IDEMPOTENCY_KEY_REUSED`)", body = MailError),
+    )
+)]
+pub async fn create(
+    WriteAccess(caller): WriteAccess,
+    state: web::Data<AppState>,
+    key: IdempotencyKey,
+    body: web::Json<Value>,
+) -> Result<HttpResponse, ApiError> {
+    let req = CreateCampaign::read(body.into_inner())?;
+    let project_id = caller.owner_id;
+    let idempotent = Idempotent::new(project_id, ROUTE, &key, &req)?;
+    let mut conn = store::conn(&state.pool).await?;
+    let answer = conn
+        .transaction::<_, ApiError, _>(async |conn| {
+            if let Some(replay) = idempotent.replay(conn).await? {
+                return Ok(replay);
+            }
+            flows::require_site(conn, project_id, req.site_id).await?;
+            let row = campaigns::insert(
+                conn,
+                NewCampaign {
+                    id: Uuid::now_v7(),
+                    project_id,
+                    site_id: req.site_id,
+                    name: &req.name,
+                    kind: req.kind.as_str(),
+                    trigger_event_name: req.trigger_event_name.as_deref(),
+                },
+            )
+            .await?;
+            let campaign = Campaign::try_from(row)?;
+            idempotent
+                .answer(conn, StatusCode::CREATED, &campaign)
+                .await
+        })
+        .await?;
+    Ok(answer.into_response())
+}

@@ -1,0 +1,295 @@
+//! Contacts: `GET /api/v1/contacts` (filtered, paginated) and `POST /api/v1/contacts`.
+
+use std::collections::HashMap;
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, web};
+use auth::{Caller, WriteAccess};
+use chrono::{DateTime, Utc};
+use diesel_async::AsyncConnection as _;
+use http_kit::openapi::MailError;
+use http_kit::{ApiError, Page, PageParams};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+use super::body::{Fields, check_text};
+use super::idempotency::{IdempotencyKey, Idempotent};
+use super::identify::NAME_MAX;
+use crate::AppState;
+use crate::db::contacts::{self, ContactData, Filter};
+use crate::flows;
+
+const ROUTE: &str = "POST /api/v1/contacts";
+const SEARCH_MAX: usize = 200;
+const ATTRIBUTION_MAX: usize = 500;
+/// The attribution fields a contact keeps (from its first creation).
+pub const ATTRIBUTION_FIELDS: [&str; 6] = [
+    "utm_source",
+    "utm_medium",
+    "utm_campaign",
+    "utm_term",
+    "utm_content",
+    "referrer",
+];
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/contacts")
+            .route(web::get().to(list))
+            .route(web::post().to(create)),
+    );
+}
+
+/// Where a contact came from.
+#[derive(Debug, Default, Serialize, Deserialize, ToSchema)]
+pub struct Attribution {
+    pub utm_source: Option<String>,
+    pub utm_medium: Option<String>,
+    pub utm_campaign: Option<String>,
+    pub utm_term: Option<String>,
+    pub utm_content: Option<String>,
+    pub referrer: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Contact {
+    pub contact_id: Uuid,
+    pub email: String,
+    pub first_name: Option<String>,
+    pub last_name: Option<String>,
+    #[schema(value_type = Object)]
+    pub properties: Value,
+    pub tags: Vec<String>,
+    /// The sites the contact is subscribed to, oldest subscription first.
+    pub site_ids: Vec<Uuid>,
+    #[serde(flatten)]
+    pub attribution: Attribution,
+    /// How the contact was created: `identify`, `api` (by `/events`) or `contacts`.
+    pub source: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Contact {
+    fn new(row: contacts::Contact, site_ids: Vec<Uuid>) -> Self {
+        let attribution = serde_json::from_value(row.attribution).unwrap_or_default();
+        Self {
+            contact_id: row.id,
+            email: row.email,
+            first_name: row.first_name,
+            last_name: row.last_name,
+            properties: row.properties,
+            tags: row.tags,
+            site_ids,
+            attribution,
+            source: row.source,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ContactFilter {
+    /// Only contacts subscribed to this site (404 when it is not a site of the project).
+    #[param(value_type = Option<Uuid>)]
+    pub site_id: Option<String>,
+    /// Only contacts carrying this tag (exact match).
+    pub tag: Option<String>,
+    /// Case-insensitive substring of the email, first or last name (at most 200 characters).
+    pub search: Option<String>,
+}
+
+/// List the project's contacts, oldest first.
+#[utoipa::path(
+    get,
+    path = "/api/v1/contacts",
+    operation_id = "listContacts",
+    tag = "contacts",
+    params(PageParams, ContactFilter),
+    responses(
+        (status = 200, description = "A page of contacts", body = Page<Contact>),
+        (status = 400, description = "Invalid limit, cursor, site_id or search", body = MailError),
+        (status = 404, description = "`site_id` is not a site of this project (`SITE_NOT_FOUND`)", body = MailError),
+    )
+)]
+pub async fn list(
+    caller: Caller,
+    state: web::Data<AppState>,
+    page: web::Query<PageParams>,
+    filter: web::Query<ContactFilter>,
+) -> Result<web::Json<Page<Contact>>, ApiError> {
+    let limit = page.limit()?;
+    let after = page.cursor()?.map(|c| c.0);
+    let site_id = filter
+        .site_id
+        .as_deref()
+        .map(|s| {
+            Uuid::parse_str(s).map_err(|_| ApiError::invalid_field("site_id", "must be a UUID"))
+        })
+        .transpose()?;
+    let search = match filter.search.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(s) => Some(check_text("search", s, SEARCH_MAX)?),
+    };
+    let tag = filter
+        .tag
+        .as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty());
+    let mut conn = store::conn(&state.pool).await?;
+    if let Some(site_id) = site_id {
+        flows::require_site(&mut conn, caller.owner_id, site_id).await?;
+    }
+    let filter = Filter {
+        site_id,
+        tag,
+        search,
+    };
+    let rows = contacts::list(
+        &mut conn,
+        caller.owner_id,
+        &filter,
+        after,
+        i64::from(limit) + 1,
+    )
+    .await?;
+    let ids: Vec<Uuid> = rows.iter().map(|c| c.id).collect();
+    let mut sites: HashMap<Uuid, Vec<Uuid>> = HashMap::new();
+    for (contact, site) in contacts::sites_of(&mut conn, &ids).await? {
+        sites.entry(contact).or_default().push(site);
+    }
+    let rows = rows
+        .into_iter()
+        .map(|c| {
+            let site_ids = sites.remove(&c.id).unwrap_or_default();
+            Contact::new(c, site_ids)
+        })
+        .collect();
+    Ok(web::Json(Page::from_rows(rows, limit, |c| c.contact_id)))
+}
+
+/// Unknown fields are ignored.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CreateContact {
+    /// Required; stored trimmed and lowercased.
+    pub email: String,
+    /// At most 200 characters, trimmed.
+    pub first_name: Option<String>,
+    pub last_name: Option<String>,
+    /// A site of the project (404 otherwise): the contact is subscribed to it and enrolled in
+    /// its signup campaigns (its active drip campaigns).
+    pub site_id: Option<Uuid>,
+    /// Each 1..=100 characters, at most 100; duplicates dropped.
+    pub tags: Vec<String>,
+    #[schema(value_type = Option<Object>)]
+    pub properties: Option<Value>,
+    /// Attribution fields, each at most 500 characters.
+    #[serde(flatten)]
+    pub attribution: Attribution,
+}
+
+impl CreateContact {
+    fn read(body: Value) -> Result<Self, ApiError> {
+        let f = Fields::new(body)?;
+        let mut attribution = Map::new();
+        for field in ATTRIBUTION_FIELDS {
+            if let Some(value) = f.optional_text(field, ATTRIBUTION_MAX)? {
+                attribution.insert(field.to_owned(), Value::String(value));
+            }
+        }
+        Ok(Self {
+            email: f.email("email")?,
+            first_name: f.optional_text("first_name", NAME_MAX)?,
+            last_name: f.optional_text("last_name", NAME_MAX)?,
+            site_id: f.uuid("site_id")?,
+            tags: f.tags("tags")?,
+            properties: f.object("properties")?,
+            attribution: serde_json::from_value(Value::Object(attribution))?,
+        })
+    }
+}
+
+/// Create a contact.
+///
+/// Unlike `/identify`, an existing email is a conflict. With an `Idempotency-Key` header, a
+/// retry with the same key and body answers the first answer again (header
+/// `Idempotent-Replayed: true`); the same key with another body answers 409
+/// `IDEMPOTENCY_KEY_REUSED`. Keys are kept 24 hours.
+#[utoipa::path(
+    post,
+    path = "/api/v1/contacts",
+    operation_id = "createContact",
+    tag = "contacts",
+    request_body = CreateContact,
+    params(("Idempotency-Key" = Option<String>, Header, description = "1..=255 visible ASCII characters")),
+    responses(
+        (status = 201, description = "Created (or replayed)", body = Contact,
+            headers(("Idempotent-Replayed" = String, description = "`true` on a replayed answer"))),
+        (status = 400, description = "Missing or invalid field (named in the message and in `details.field`), invalid email, bad Idempotency-Key, or body too large", body = MailError),
+        (status = 403, description = "The key lacks the write scope", body = MailError),
+        (status = 404, description = "`site_id` is not a site of this project (`SITE_NOT_FOUND`)", body = MailError),
+        (status = 409, description = "The project has a contact with this email (`CONTACT_EXISTS`, its id in `details.contact_id`), or the Idempotency-Key was used with another body (`IDEMPOTENCY_KEY_REUSED`)", body = MailError),
+        (status = 422, description = "The plan's contact limit is reached (`PLAN_LIMIT`)", body = MailError),
+    )
+)]
+pub async fn create(
+    WriteAccess(caller): WriteAccess,
+    state: web::Data<AppState>,
+    key: IdempotencyKey,
+    body: web::Json<Value>,
+) -> Result<HttpResponse, ApiError> {
+    let req = CreateContact::read(body.into_inner())?;
+    let project_id = caller.owner_id;
+    let idempotent = Idempotent::new(project_id, ROUTE, &key, &req)?;
+    let mut conn = store::conn(&state.pool).await?;
+    let answer = conn
+        .transaction::<_, ApiError, _>(async |conn| {
+            if let Some(replay) = idempotent.replay(conn).await? {
+                return Ok(replay);
+            }
+            if let Some(site_id) = req.site_id {
+                flows::require_site(conn, project_id, site_id).await?;
+            }
+            let attribution = serde_json::to_value(&req.attribution)?;
+            let attribution = strip_nulls(attribution);
+            let data = ContactData {
+                first_name: req.first_name.as_deref(),
+                last_name: req.last_name.as_deref(),
+                properties: req.properties.as_ref(),
+                tags: &req.tags,
+                attribution: Some(&attribution),
+            };
+            let Some(row) =
+                flows::create_contact(conn, &caller, &req.email, "contacts", &data).await?
+            else {
+                let existing = contacts::find_by_email(conn, project_id, &req.email).await?;
+                return Err(ApiError::conflict("a contact with this email exists")
+                    .with_code("CONTACT_EXISTS")
+                    .with_details(serde_json::json!({
+                        "contact_id": existing.map(|c| c.id),
+                    })));
+            };
+            let mut site_ids = Vec::new();
+            if let Some(site_id) = req.site_id {
+                flows::join_site(conn, project_id, row.id, site_id, true).await?;
+                site_ids.push(site_id);
+            }
+            let contact = Contact::new(row, site_ids);
+            idempotent.answer(conn, StatusCode::CREATED, &contact).await
+        })
+        .await?;
+    Ok(answer.into_response())
+}
+
+fn strip_nulls(value: Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            Value::Object(map.into_iter().filter(|(_, v)| !v.is_null()).collect())
+        }
+        other => other,
+    }
+}

@@ -1,0 +1,195 @@
+//! `POST /api/v1/conversion`: record a conversion and attribute it to email.
+
+use actix_web::web;
+use auth::WriteAccess;
+use chrono::{DateTime, Utc};
+use diesel_async::AsyncConnection as _;
+use http_kit::ApiError;
+use http_kit::openapi::MailError;
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use super::body::Fields;
+use crate::AppState;
+use crate::db::contacts;
+use crate::db::conversions::{self, NewConversion};
+
+const EVENT_MAX: usize = 200;
+const ORDER_ID_MAX: usize = 200;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/conversion").route(web::post().to(convert)));
+}
+
+/// Unknown fields are ignored.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ConversionRequest {
+    /// Required: a contact of the project (404 `CONTACT_NOT_FOUND` otherwise; conversions do
+    /// not create contacts).
+    pub email: String,
+    /// Default `purchase`; 1..=200 characters.
+    pub event: String,
+    /// Default 0; a finite number ≥ 0.
+    pub revenue: f64,
+    /// ISO 4217 code, three letters (uppercased); default `USD`.
+    pub currency: String,
+    /// Deduplication key, 1..=200 characters: a second conversion with the same `order_id`
+    /// in the project answers 409 `DUPLICATE_ORDER_ID`.
+    pub order_id: Option<String>,
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<Value>,
+}
+
+impl ConversionRequest {
+    fn read(body: Value) -> Result<Self, ApiError> {
+        let f = Fields::new(body)?;
+        let revenue = f.number("revenue")?.unwrap_or(0.0);
+        if revenue < 0.0 {
+            return Err(ApiError::invalid_field("revenue", "must not be negative"));
+        }
+        let currency = match f.string("currency")? {
+            None => "USD".to_owned(),
+            Some(c) if c.len() == 3 && c.bytes().all(|b| b.is_ascii_alphabetic()) => {
+                c.to_ascii_uppercase()
+            }
+            Some(_) => {
+                return Err(ApiError::invalid_field(
+                    "currency",
+                    "must be a three-letter ISO 4217 code",
+                ));
+            }
+        };
+        Ok(Self {
+            email: f.email("email")?,
+            event: f
+                .optional_text("event", EVENT_MAX)?
+                .unwrap_or_else(|| "purchase".to_owned()),
+            revenue,
+            currency,
+            order_id: match f.string("order_id")? {
+                None => None,
+                Some(id) => {
+                    Some(super::body::check_text("order_id", &id, ORDER_ID_MAX)?.to_owned())
+                }
+            },
+            metadata: f.object("metadata")?,
+        })
+    }
+}
+
+/// Which rule of the cascade attributed the conversion.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Attribution {
+    /// The contact's most recent click within 72 hours.
+    Click,
+    /// No click: the most recent open within 72 hours.
+    Open,
+    /// Neither: the most recent email sent to the contact within 7 days.
+    Send,
+    /// None of them: `email_log_id` and `campaign_id` are null.
+    Unattributed,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Conversion {
+    pub id: Uuid,
+    pub contact_id: Uuid,
+    /// The attributed email, null when unattributed.
+    pub email_log_id: Option<Uuid>,
+    /// The attributed email's campaign, null when unattributed or when that email was
+    /// transactional.
+    pub campaign_id: Option<Uuid>,
+    pub event: String,
+    pub revenue: f64,
+    pub currency: String,
+    pub order_id: Option<String>,
+    pub attribution: Attribution,
+    /// When the conversion was recorded; the attribution windows end here.
+    pub attributed_at: DateTime<Utc>,
+}
+
+impl From<conversions::Conversion> for Conversion {
+    fn from(c: conversions::Conversion) -> Self {
+        let attribution = match c.attribution.as_str() {
+            "click" => Attribution::Click,
+            "open" => Attribution::Open,
+            "send" => Attribution::Send,
+            _ => Attribution::Unattributed,
+        };
+        Self {
+            id: c.id,
+            contact_id: c.contact_id,
+            email_log_id: c.email_log_id,
+            campaign_id: c.campaign_id,
+            event: c.event,
+            revenue: c.revenue,
+            currency: c.currency,
+            order_id: c.order_id,
+            attribution,
+            attributed_at: c.attributed_at,
+        }
+    }
+}
+
+/// Record a conversion.
+///
+/// Attribution cascade: the contact's last click within 72 hours, else last open within 72
+/// hours, else last email sent within 7 days, else unattributed.
+#[utoipa::path(
+    post,
+    path = "/api/v1/conversion",
+    operation_id = "recordConversion",
+    tag = "conversions",
+    request_body = ConversionRequest,
+    responses(
+        (status = 200, description = "The conversion, with its attribution", body = Conversion),
+        (status = 400, description = "Missing or invalid field (named in the message and in `details.field`), invalid email, or body too large", body = MailError),
+        (status = 403, description = "The key lacks the write scope", body = MailError),
+        (status = 404, description = "The project has no contact with this email (`CONTACT_NOT_FOUND`)", body = MailError),
+        (status = 409, description = "A conversion with this `order_id` exists (`DUPLICATE_ORDER_ID`)", body = MailError),
+    )
+)]
+pub async fn convert(
+    WriteAccess(caller): WriteAccess,
+    state: web::Data<AppState>,
+    body: web::Json<Value>,
+) -> Result<web::Json<Conversion>, ApiError> {
+    let req = ConversionRequest::read(body.into_inner())?;
+    let project_id = caller.owner_id;
+    let empty = Value::Object(Default::default());
+    let mut conn = store::conn(&state.pool).await?;
+    let conversion = conn
+        .transaction::<_, ApiError, _>(async |conn| {
+            let contact = contacts::find_by_email(conn, project_id, &req.email)
+                .await?
+                .ok_or_else(|| {
+                    ApiError::not_found("no contact with this email in the project")
+                        .with_code("CONTACT_NOT_FOUND")
+                })?;
+            let at = Utc::now();
+            let (rule, touch) = conversions::attribute(conn, project_id, contact.id, at).await?;
+            let new = NewConversion {
+                project_id,
+                contact_id: contact.id,
+                email_log_id: touch.map(|(id, _)| id),
+                campaign_id: touch.and_then(|(_, campaign)| campaign),
+                event: &req.event,
+                revenue: req.revenue,
+                currency: &req.currency,
+                order_id: req.order_id.as_deref(),
+                metadata: req.metadata.as_ref().unwrap_or(&empty),
+                rule,
+                at,
+            };
+            conversions::insert(conn, new).await?.ok_or_else(|| {
+                ApiError::conflict("a conversion with this order_id was already recorded")
+                    .with_code("DUPLICATE_ORDER_ID")
+                    .with_details(serde_json::json!({"field": "order_id"}))
+            })
+        })
+        .await?;
+    Ok(web::Json(conversion.into()))
+}

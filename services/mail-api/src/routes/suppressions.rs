@@ -1,0 +1,169 @@
+//! Suppressions: `GET`/`POST /api/v1/suppressions`, `DELETE /api/v1/suppressions/{email}`.
+//! A suppressed address is never sent to; bounces and complaints add themselves later.
+
+use actix_web::{HttpResponse, web};
+use auth::{Caller, WriteAccess};
+use chrono::{DateTime, Utc};
+use http_kit::openapi::MailError;
+use http_kit::{ApiError, Page, PageParams};
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use super::body::Fields;
+use crate::AppState;
+use crate::db::suppressions;
+use crate::domain::email;
+
+const NOTE_MAX: usize = 1_000;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/suppressions")
+            .route(web::get().to(list))
+            .route(web::post().to(add)),
+    )
+    .service(web::resource("/suppressions/{email}").route(web::delete().to(remove)));
+}
+
+/// Why an address is suppressed.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SuppressionReason {
+    Manual,
+    Bounced,
+    Complained,
+    Unsubscribed,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Suppression {
+    pub id: Uuid,
+    pub email: String,
+    pub reason: SuppressionReason,
+    pub note: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+impl From<suppressions::Suppression> for Suppression {
+    fn from(s: suppressions::Suppression) -> Self {
+        let reason = match s.reason.as_str() {
+            "bounced" => SuppressionReason::Bounced,
+            "complained" => SuppressionReason::Complained,
+            "unsubscribed" => SuppressionReason::Unsubscribed,
+            _ => SuppressionReason::Manual,
+        };
+        Self {
+            id: s.id,
+            email: s.email,
+            reason,
+            note: s.note,
+            created_at: s.created_at,
+        }
+    }
+}
+
+/// List the project's suppressed addresses, oldest first.
+#[utoipa::path(
+    get,
+    path = "/api/v1/suppressions",
+    operation_id = "listSuppressions",
+    tag = "suppressions",
+    params(PageParams),
+    responses(
+        (status = 200, description = "A page of suppressions", body = Page<Suppression>),
+        (status = 400, description = "Invalid limit or cursor", body = MailError),
+    )
+)]
+pub async fn list(
+    caller: Caller,
+    state: web::Data<AppState>,
+    page: web::Query<PageParams>,
+) -> Result<web::Json<Page<Suppression>>, ApiError> {
+    let limit = page.limit()?;
+    let after = page.cursor()?.map(|c| c.0);
+    let mut conn = store::conn(&state.pool).await?;
+    let rows = suppressions::list(&mut conn, caller.owner_id, after, i64::from(limit) + 1).await?;
+    let rows: Vec<Suppression> = rows.into_iter().map(Suppression::from).collect();
+    Ok(web::Json(Page::from_rows(rows, limit, |s| s.id)))
+}
+
+/// Unknown fields are ignored.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AddSuppression {
+    /// Required; stored trimmed and lowercased.
+    pub email: String,
+    /// Optional free text, at most 1,000 characters.
+    pub note: Option<String>,
+}
+
+/// Suppress an address (reason `manual`).
+#[utoipa::path(
+    post,
+    path = "/api/v1/suppressions",
+    operation_id = "addSuppression",
+    tag = "suppressions",
+    request_body = AddSuppression,
+    responses(
+        (status = 201, description = "The address is now suppressed", body = Suppression),
+        (status = 200, description = "The address was already suppressed; the existing record, unchanged", body = Suppression),
+        (status = 400, description = "Missing or invalid field, invalid email, or body too large", body = MailError),
+        (status = 403, description = "The key lacks the write scope", body = MailError),
+    )
+)]
+pub async fn add(
+    WriteAccess(caller): WriteAccess,
+    state: web::Data<AppState>,
+    body: web::Json<Value>,
+) -> Result<HttpResponse, ApiError> {
+    let f = Fields::new(body.into_inner())?;
+    let req = AddSuppression {
+        email: f.email("email")?,
+        note: f.optional_text("note", NOTE_MAX)?,
+    };
+    let mut conn = store::conn(&state.pool).await?;
+    let (row, created) = suppressions::add(
+        &mut conn,
+        caller.owner_id,
+        &req.email,
+        "manual",
+        req.note.as_deref(),
+    )
+    .await?;
+    let body = Suppression::from(row);
+    Ok(if created {
+        HttpResponse::Created().json(body)
+    } else {
+        HttpResponse::Ok().json(body)
+    })
+}
+
+/// Lift a suppression, whatever its reason.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/suppressions/{email}",
+    operation_id = "removeSuppression",
+    tag = "suppressions",
+    params(("email" = String, Path, description = "The suppressed address (URL-encoded; case-insensitive)")),
+    responses(
+        (status = 204, description = "Removed"),
+        (status = 400, description = "Not a valid email address", body = MailError),
+        (status = 403, description = "The key lacks the write scope", body = MailError),
+        (status = 404, description = "The project has not suppressed this address", body = MailError),
+    )
+)]
+pub async fn remove(
+    WriteAccess(caller): WriteAccess,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let address = email::normalize(&path)
+        .ok_or_else(|| ApiError::invalid_field("email", "is not a valid email address"))?;
+    let mut conn = store::conn(&state.pool).await?;
+    if suppressions::remove(&mut conn, caller.owner_id, &address).await? {
+        Ok(HttpResponse::NoContent().finish())
+    } else {
+        Err(ApiError::not_found("this address is not suppressed"))
+    }
+}

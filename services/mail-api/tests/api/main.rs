@@ -1,7 +1,9 @@
 //! mail-api over HTTP against the real PostgreSQL (and Redis where said).
 
 mod auth;
+mod campaigns;
 mod common;
+mod contacts;
 mod contract;
 mod conversions;
 mod errors;
@@ -11,3 +13,5 @@ mod migrations;
 mod plan_limits;
 mod rate_limits;
 mod sites;
+mod suppressions;
+mod templates;

@@ -73,7 +73,7 @@ pub async fn insert(
             .get_result(conn)
             .await?;
         if let Some(vector) = new.embedding {
-            set_embedding(conn, decision.id, vector).await?;
+            set_embedding(conn, owner, decision.id, vector).await?;
         }
         let summary: String = new.decision.chars().take(280).collect();
         diesel::insert_into(feed_items::table)
@@ -132,22 +132,31 @@ pub async fn search_keyword(
     .await
 }
 
-/// Stores a decision's embedding (`vector` is a pgvector literal).
+/// Stores a decision's embedding (`vector` is a pgvector literal). Ids are unique per owner
+/// only (an imported MIF keeps its ids), so the owner is part of the key.
 pub async fn set_embedding(
     conn: &mut AsyncPgConnection,
+    owner: Owner<'_>,
     id: Uuid,
     vector: &str,
 ) -> QueryResult<()> {
-    diesel::sql_query("UPDATE decisions SET embedding = $2::vector WHERE id = $1")
-        .bind::<SqlUuid, _>(id)
-        .bind::<Text, _>(vector)
+    diesel::sql_query(
+        "UPDATE decisions SET embedding = $4::vector \
+         WHERE user_id = $1 AND environment = $2 AND id = $3",
+    )
+    .bind::<SqlUuid, _>(owner.user_id)
+    .bind::<Text, _>(owner.environment)
+    .bind::<SqlUuid, _>(id)
+    .bind::<Text, _>(vector)
         .execute(conn)
         .await
         .map(drop)
 }
 
 /// Semantic mode: nearest by cosine distance to `vector` (a pgvector literal), among the
-/// owner's embedded decisions.
+/// owner's embedded decisions. When the planner picks the HNSW index (an owner with many
+/// decisions), its scan goes on past the first candidates until `limit` of the owner's rows are
+/// found (pgvector's iterative scan), so other owners' rows never crowd them out.
 pub async fn search_semantic(
     conn: &mut AsyncPgConnection,
     owner: Owner<'_>,
@@ -155,25 +164,35 @@ pub async fn search_semantic(
     product: Option<&str>,
     limit: i64,
 ) -> QueryResult<Vec<Decision>> {
-    diesel::sql_query(
-        "SELECT id, decision, reasoning, tags, product_name, affects_products, decided_at \
-         FROM decisions \
-         WHERE user_id = $1 AND environment = $2 AND embedding IS NOT NULL \
-           AND ($4::text IS NULL OR product_name = $4 OR $4 = ANY (affects_products)) \
-         ORDER BY embedding <=> $3::vector \
-         LIMIT $5",
-    )
-    .bind::<SqlUuid, _>(owner.user_id)
-    .bind::<Text, _>(owner.environment)
-    .bind::<Text, _>(vector)
-    .bind::<Nullable<Text>, _>(product)
-    .bind::<BigInt, _>(limit)
-    .load(conn)
+    conn.transaction(async |conn| {
+        diesel::sql_query("SET LOCAL hnsw.iterative_scan = strict_order")
+            .execute(conn)
+            .await?;
+        diesel::sql_query(
+            "SELECT id, decision, reasoning, tags, product_name, affects_products, decided_at \
+             FROM decisions \
+             WHERE user_id = $1 AND environment = $2 AND embedding IS NOT NULL \
+               AND ($4::text IS NULL OR product_name = $4 OR $4 = ANY (affects_products)) \
+             ORDER BY embedding <=> $3::vector \
+             LIMIT $5",
+        )
+        .bind::<SqlUuid, _>(owner.user_id)
+        .bind::<Text, _>(owner.environment)
+        .bind::<Text, _>(vector)
+        .bind::<Nullable<Text>, _>(product)
+        .bind::<BigInt, _>(limit)
+        .load(conn)
+        .await
+    })
     .await
 }
 
 #[derive(QueryableByName)]
 struct Unembedded {
+    #[diesel(sql_type = SqlUuid)]
+    user_id: Uuid,
+    #[diesel(sql_type = Text)]
+    environment: String,
     #[diesel(sql_type = SqlUuid)]
     id: Uuid,
     #[diesel(sql_type = Text)]
@@ -205,7 +224,8 @@ where
 {
     conn.transaction(async |conn| {
         let rows: Vec<Unembedded> = diesel::sql_query(
-            "SELECT id, decision, reasoning FROM decisions WHERE embedding IS NULL \
+            "SELECT user_id, environment, id, decision, reasoning FROM decisions \
+             WHERE embedding IS NULL \
              ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED",
         )
         .bind::<BigInt, _>(batch)
@@ -220,7 +240,11 @@ where
             .collect();
         let vectors = embed(texts).await.map_err(EmbedPassError::Embed)?;
         for (row, vector) in rows.iter().zip(&vectors) {
-            set_embedding(conn, row.id, vector).await?;
+            let owner = Owner {
+                user_id: row.user_id,
+                environment: &row.environment,
+            };
+            set_embedding(conn, owner, row.id, vector).await?;
         }
         Ok(rows.len().min(vectors.len()))
     })

@@ -174,6 +174,7 @@ pub struct CreateCampaign {
     pub site_id: Uuid,
     /// Default `drip`.
     #[serde(rename = "type")]
+    #[schema(required = false)]
     pub kind: CampaignType,
     /// Required for `triggered` (1..=200 characters, matched exactly by `/events`); must be
     /// absent for `drip`.

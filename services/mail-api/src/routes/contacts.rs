@@ -184,7 +184,9 @@ pub struct CreateContact {
     /// its signup campaigns (its active drip campaigns).
     pub site_id: Option<Uuid>,
     /// Each 1..=100 characters, at most 100; duplicates dropped.
+    #[schema(required = false)]
     pub tags: Vec<String>,
+    /// Free-form object, stored as given.
     #[schema(value_type = Option<Object>)]
     pub properties: Option<Value>,
     /// Attribution fields, each at most 500 characters.

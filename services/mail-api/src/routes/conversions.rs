@@ -30,10 +30,13 @@ pub struct ConversionRequest {
     /// not create contacts).
     pub email: String,
     /// Default `purchase`; 1..=200 characters.
+    #[schema(required = false, default = "purchase")]
     pub event: String,
     /// Default 0; a finite number ≥ 0.
+    #[schema(required = false, default = 0.0, minimum = 0.0)]
     pub revenue: f64,
     /// ISO 4217 code, three letters (uppercased); default `USD`.
+    #[schema(required = false, default = "USD")]
     pub currency: String,
     /// Deduplication key, 1..=200 characters: a second conversion with the same `order_id`
     /// in the project answers 409 `DUPLICATE_ORDER_ID`.

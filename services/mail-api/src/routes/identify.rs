@@ -37,6 +37,7 @@ pub struct IdentifyRequest {
     pub properties: Option<Value>,
     /// Appended to the stored tags in order; tags already present are not repeated. Each tag
     /// 1..=100 characters, at most 100 per request.
+    #[schema(required = false)]
     pub tags: Vec<String>,
     /// A site of the project (404 otherwise). The contact is subscribed to it (an existing
     /// subscription keeps its status); a contact created by this call is enrolled in the

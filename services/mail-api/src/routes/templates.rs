@@ -123,8 +123,10 @@ pub struct CreateTemplate {
     /// At most 998 characters (the subject limit).
     pub subject_hint: Option<String>,
     /// 1..=100 characters; default `general`.
+    #[schema(required = false, default = "general")]
     pub category: String,
     /// Each 1..=100 characters, at most 100; duplicates dropped.
+    #[schema(required = false)]
     pub tags: Vec<String>,
     /// The template's HTML, if already written.
     pub html: Option<String>,

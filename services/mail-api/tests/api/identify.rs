@@ -193,6 +193,14 @@ async fn identify_refuses_bad_input_naming_the_field() {
         .await
         .unwrap();
     expect_error(res, 400, "VALIDATION_ERROR").await;
+    let too_big = json!({"email": "a@b.io", "properties": {"blob": "x".repeat(1024 * 1024)}});
+    let err = expect_error(
+        identify(&h, &t.write, too_big).await,
+        400,
+        "PAYLOAD_TOO_LARGE",
+    )
+    .await;
+    assert!(err.message.contains("exceeds"), "{err:?}");
     // Scope, credential and another project's site.
     let res = identify(&h, &t.read, json!({"email": "a@b.io"})).await;
     assert_rate_limit_headers(&res);

@@ -273,3 +273,38 @@ async fn the_limit_holds_across_two_replicas_sharing_redis() {
     a.stop().await;
     b.stop().await;
 }
+
+#[tokio::test]
+async fn identify_events_and_conversions_share_the_write_budget() {
+    let h = Harness::with(|url| tiny(settings(url))).await;
+    let tenant = h.tenant(Plan::Free).await;
+    let writes = [
+        ("/api/v1/identify", json!({"email": "a@x.io"})),
+        ("/api/v1/events", json!({"email": "a@x.io", "event": "e"})),
+        ("/api/v1/conversion", json!({"email": "a@x.io"})),
+    ];
+    for (i, (path, body)) in writes.iter().enumerate() {
+        let res = h.post_json(&tenant.write, path, body).await;
+        assert!(res.status().is_success(), "{path}: {}", res.status());
+        assert_counted(&res, WRITES, WRITES - 1 - i as u64);
+    }
+    for (path, body) in &writes {
+        assert_limited(h.post_json(&tenant.write, path, body).await, WRITES).await;
+    }
+    let refused = h
+        .post_json(
+            &tenant.write,
+            "/api/v1/events",
+            &json!({"email": "b@x.io", "event": "e"}),
+        )
+        .await;
+    assert_limited(refused, WRITES).await;
+    assert_eq!(h.query("SELECT count(*) FROM events").await, ["1"]);
+    assert_eq!(h.query("SELECT count(*) FROM conversions").await, ["1"]);
+    assert_eq!(h.query("SELECT email FROM contacts").await, ["a@x.io"]);
+    // Listing contacts is a read.
+    let res = h.get_with(&tenant.read, "/api/v1/contacts").await;
+    assert_eq!(res.status(), 200);
+    assert_counted(&res, READS, READS - 1);
+    h.stop().await;
+}

@@ -1,0 +1,247 @@
+//! One outgoing email, checked before anything is built from it.
+
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// Headers a caller may not set: the service writes them, or they would change routing.
+const RESERVED_HEADERS: [&str; 12] = [
+    "from",
+    "to",
+    "cc",
+    "bcc",
+    "subject",
+    "reply-to",
+    "message-id",
+    "date",
+    "mime-version",
+    "content-type",
+    "content-transfer-encoding",
+    "sender",
+];
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EmailError {
+    #[error("{field}: {message}")]
+    Invalid {
+        field: &'static str,
+        message: String,
+    },
+}
+
+fn invalid(field: &'static str, message: impl Into<String>) -> EmailError {
+    EmailError::Invalid {
+        field,
+        message: message.into(),
+    }
+}
+
+/// What one send is made of, after tracking has been injected into `html`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct OutgoingEmail {
+    /// The email log id: the provider's idempotency key, and the Message-ID's local part.
+    pub id: Uuid,
+    pub from_name: String,
+    pub from_address: String,
+    pub to: String,
+    pub reply_to: Option<String>,
+    pub subject: String,
+    pub html: String,
+    pub text: Option<String>,
+    /// Custom headers, in order.
+    pub headers: Vec<(String, String)>,
+    pub tags: Vec<String>,
+}
+
+impl OutgoingEmail {
+    /// `<id@domain of the from address>`.
+    pub fn message_id(&self) -> String {
+        let domain = self
+            .from_address
+            .rsplit_once('@')
+            .map_or("localhost", |(_, d)| d);
+        format!("<{}@{domain}>", self.id)
+    }
+
+    /// Checks what the providers rely on: addresses that parse, a subject of at most 998
+    /// characters on one line, header names of visible ASCII that the service does not own,
+    /// and no line breaks in header values (no header injection).
+    pub fn validate(&self) -> Result<(), EmailError> {
+        check_address("to", &self.to)?;
+        check_address("from", &self.from_address)?;
+        if let Some(reply_to) = &self.reply_to {
+            check_address("reply_to", reply_to)?;
+        }
+        if self.subject.trim().is_empty() {
+            return Err(invalid("subject", "is required"));
+        }
+        if self.subject.chars().count() > 998 {
+            return Err(invalid("subject", "must be at most 998 characters"));
+        }
+        if has_line_break(&self.subject) || has_line_break(&self.from_name) {
+            return Err(invalid("subject", "must be one line"));
+        }
+        for (name, value) in &self.headers {
+            check_header(name, value)?;
+        }
+        Ok(())
+    }
+}
+
+fn has_line_break(s: &str) -> bool {
+    s.contains(['\r', '\n'])
+}
+
+/// A pragmatic address check: `local@domain`, one `@`, no spaces or control characters, a
+/// dotted domain of letters, digits and hyphens, and RFC 5321's length limits.
+pub fn is_valid_address(address: &str) -> bool {
+    let Some((local, domain)) = address.rsplit_once('@') else {
+        return false;
+    };
+    if local.is_empty() || local.len() > 64 || domain.len() > 253 || address.len() > 254 {
+        return false;
+    }
+    if local
+        .chars()
+        .any(|c| c.is_whitespace() || c.is_control() || "<>()[],;:\\\"@".contains(c))
+        || local.starts_with('.')
+        || local.ends_with('.')
+        || local.contains("..")
+    {
+        return false;
+    }
+    let labels: Vec<&str> = domain.split('.').collect();
+    labels.len() >= 2
+        && labels.iter().all(|l| {
+            !l.is_empty()
+                && l.len() <= 63
+                && !l.starts_with('-')
+                && !l.ends_with('-')
+                && l.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || !c.is_ascii())
+        })
+}
+
+fn check_address(field: &'static str, address: &str) -> Result<(), EmailError> {
+    if is_valid_address(address) {
+        Ok(())
+    } else {
+        Err(invalid(field, "is not a valid email address"))
+    }
+}
+
+fn check_header(name: &str, value: &str) -> Result<(), EmailError> {
+    let visible = !name.is_empty() && name.bytes().all(|b| (33..=126).contains(&b) && b != b':');
+    if !visible {
+        return Err(invalid(
+            "headers",
+            format!("{name:?} is not a valid header name"),
+        ));
+    }
+    if RESERVED_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
+        return Err(invalid("headers", format!("{name} is set by the service")));
+    }
+    if has_line_break(value) || value.len() > 2000 {
+        return Err(invalid(
+            "headers",
+            format!("the value of {name} must be one line of at most 2000 bytes"),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+pub(crate) fn sample() -> OutgoingEmail {
+    OutgoingEmail {
+        id: Uuid::parse_str("0193a5f0-0000-7000-8000-000000000001").unwrap(),
+        from_name: "Acme".into(),
+        from_address: "news@mail.acme.test".into(),
+        to: "ada@example.com".into(),
+        reply_to: Some("help@acme.test".into()),
+        subject: "Welcome, Ada".into(),
+        html: "<p>Hello <a href=\"https://acme.test/start\">start</a></p>".into(),
+        text: Some("Hello, start at https://acme.test/start".into()),
+        headers: vec![("X-Campaign".into(), "welcome".into())],
+        tags: vec!["welcome".into()],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses() {
+        for ok in [
+            "a@b.co",
+            "first.last+tag@sub.example.com",
+            "x@xn--bcher-kva.example",
+        ] {
+            assert!(is_valid_address(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "a",
+            "a@",
+            "@b.co",
+            "a@b",
+            "a b@c.co",
+            "a@b..co",
+            "a@-b.co",
+            ".a@b.co",
+            "a\r\n@b.co",
+            "a@b.co\r\nBcc: x@y.z",
+            "<a@b.co>",
+        ] {
+            assert!(!is_valid_address(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn validation_names_the_field() {
+        assert_eq!(sample().validate(), Ok(()));
+        let mut e = sample();
+        e.subject = "x".repeat(999);
+        assert!(matches!(
+            e.validate(),
+            Err(EmailError::Invalid {
+                field: "subject",
+                ..
+            })
+        ));
+        let mut e = sample();
+        e.subject = "Hi\r\nBcc: victim@example.com".into();
+        assert!(e.validate().is_err());
+        let mut e = sample();
+        e.headers = vec![("Bcc".into(), "x@y.zz".into())];
+        assert!(matches!(
+            e.validate(),
+            Err(EmailError::Invalid {
+                field: "headers",
+                ..
+            })
+        ));
+        let mut e = sample();
+        e.headers = vec![("X-Ok".into(), "a\nb".into())];
+        assert!(e.validate().is_err());
+        let mut e = sample();
+        e.headers = vec![("Bad Name".into(), "v".into())];
+        assert!(e.validate().is_err());
+        let mut e = sample();
+        e.reply_to = Some("nope".into());
+        assert!(matches!(
+            e.validate(),
+            Err(EmailError::Invalid {
+                field: "reply_to",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn message_id_uses_the_sending_domain() {
+        assert_eq!(
+            sample().message_id(),
+            "<0193a5f0-0000-7000-8000-000000000001@mail.acme.test>"
+        );
+    }
+}

@@ -1,0 +1,16 @@
+//! Outgoing email, from a validated request to a provider's acceptance:
+//!
+//! - [`OutgoingEmail`]: what one send is made of;
+//! - [`mime`]: the RFC 5322 message (text and HTML alternatives, custom headers, Message-ID);
+//! - [`tracking`]: signed open, click and unsubscribe links, and their injection into HTML;
+//! - [`providers`]: SMTP (pooled, STARTTLS), Resend's `POST /emails`, and `.eml` files for
+//!   development, behind one trait whose errors say whether a retry can help.
+
+pub mod mime;
+pub mod providers;
+pub mod tracking;
+
+mod email;
+
+pub use email::{EmailError, OutgoingEmail};
+pub use providers::{Accepted, Provider, ProviderConfig, SendError};

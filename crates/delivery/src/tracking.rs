@@ -1,0 +1,313 @@
+//! Open, click and unsubscribe links as signed tokens, and their injection into HTML.
+//!
+//! A token is `<base64url payload>.<base64url HMAC-SHA256 of the payload>`; the payload holds a
+//! version, the kind of link, the email log id and (for a click) the destination URL. The
+//! destination travels inside the signed token, so a redirect needs no lookup and an altered or
+//! unsigned link is refused before anything else happens: no open redirect.
+
+use std::cell::Cell;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use lol_html::html_content::ContentType;
+use lol_html::{RewriteStrSettings, element, end, rewrite_str};
+use ring::hmac;
+use uuid::Uuid;
+
+const VERSION: u8 = 1;
+/// The longest destination wrapped; longer links are left as they are.
+const URL_MAX: usize = 4096;
+
+/// What a tracking link stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Link {
+    Open { email_id: Uuid },
+    Click { email_id: Uuid, url: String },
+    Unsubscribe { email_id: Uuid },
+}
+
+impl Link {
+    fn kind(&self) -> u8 {
+        match self {
+            Link::Open { .. } => b'o',
+            Link::Click { .. } => b'c',
+            Link::Unsubscribe { .. } => b'u',
+        }
+    }
+
+    pub fn email_id(&self) -> Uuid {
+        match self {
+            Link::Open { email_id }
+            | Link::Click { email_id, .. }
+            | Link::Unsubscribe { email_id } => *email_id,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("the HTML could not be rewritten: {0}")]
+pub struct TrackingError(String);
+
+/// Signs and checks tracking links under one key, served under `base_url` (`/t/o/…` the
+/// pixel, `/t/c/…` a click, `/t/u/…` unsubscribe).
+#[derive(Clone)]
+pub struct Tracker {
+    base_url: String,
+    key: hmac::Key,
+}
+
+impl std::fmt::Debug for Tracker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tracker")
+            .field("base_url", &self.base_url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Tracker {
+    pub fn new(base_url: &str, secret: &[u8]) -> Self {
+        Self {
+            base_url: base_url.trim_end_matches('/').to_owned(),
+            key: hmac::Key::new(hmac::HMAC_SHA256, secret),
+        }
+    }
+
+    pub fn token(&self, link: &Link) -> String {
+        let mut payload = vec![VERSION, link.kind()];
+        payload.extend_from_slice(link.email_id().as_bytes());
+        if let Link::Click { url, .. } = link {
+            payload.extend_from_slice(url.as_bytes());
+        }
+        let tag = hmac::sign(&self.key, &payload);
+        format!(
+            "{}.{}",
+            URL_SAFE_NO_PAD.encode(&payload),
+            URL_SAFE_NO_PAD.encode(tag.as_ref())
+        )
+    }
+
+    /// The link a token stands for, when its signature is ours (checked in constant time).
+    pub fn verify(&self, token: &str) -> Option<Link> {
+        let (payload, tag) = token.split_once('.')?;
+        let payload = URL_SAFE_NO_PAD.decode(payload).ok()?;
+        let tag = URL_SAFE_NO_PAD.decode(tag).ok()?;
+        hmac::verify(&self.key, &payload, &tag).ok()?;
+        let (&version, rest) = payload.split_first()?;
+        let (&kind, rest) = rest.split_first()?;
+        if version != VERSION || rest.len() < 16 {
+            return None;
+        }
+        let (id, url) = rest.split_at(16);
+        let email_id = Uuid::from_slice(id).ok()?;
+        match kind {
+            b'o' if url.is_empty() => Some(Link::Open { email_id }),
+            b'u' if url.is_empty() => Some(Link::Unsubscribe { email_id }),
+            b'c' => Some(Link::Click {
+                email_id,
+                url: String::from_utf8(url.to_vec()).ok()?,
+            }),
+            _ => None,
+        }
+    }
+
+    pub fn open_url(&self, email_id: Uuid) -> String {
+        format!(
+            "{}/t/o/{}",
+            self.base_url,
+            self.token(&Link::Open { email_id })
+        )
+    }
+
+    pub fn click_url(&self, email_id: Uuid, url: &str) -> String {
+        let link = Link::Click {
+            email_id,
+            url: url.to_owned(),
+        };
+        format!("{}/t/c/{}", self.base_url, self.token(&link))
+    }
+
+    pub fn unsubscribe_url(&self, email_id: Uuid) -> String {
+        format!(
+            "{}/t/u/{}",
+            self.base_url,
+            self.token(&Link::Unsubscribe { email_id })
+        )
+    }
+
+    /// Wraps every `http(s)` link of `html` in a click link and appends the open pixel to the
+    /// body (or to the end, for a fragment without one). Other links (`mailto:`, anchors, our
+    /// own links) are left as they are.
+    pub fn inject(&self, html: &str, email_id: Uuid) -> Result<String, TrackingError> {
+        let pixel = format!(
+            r#"<img src="{}" width="1" height="1" alt="" style="display:none;border:0">"#,
+            self.open_url(email_id)
+        );
+        let body_seen = Cell::new(false);
+        let rewritten = rewrite_str(
+            html,
+            RewriteStrSettings {
+                element_content_handlers: vec![
+                    element!("a[href]", |el| {
+                        if let Some(href) = el.get_attribute("href") {
+                            let target = decode_entities(href.trim());
+                            if self.should_wrap(&target) {
+                                el.set_attribute("href", &self.click_url(email_id, &target))?;
+                            }
+                        }
+                        Ok(())
+                    }),
+                    element!("body", |el| {
+                        body_seen.set(true);
+                        if let Some(handlers) = el.end_tag_handlers() {
+                            let pixel = pixel.clone();
+                            let before_end: lol_html::EndTagHandler<'static> =
+                                Box::new(move |end| {
+                                    end.before(&pixel, ContentType::Html);
+                                    Ok(())
+                                });
+                            handlers.push(before_end);
+                        }
+                        Ok(())
+                    }),
+                ],
+                document_content_handlers: vec![end!(|end| {
+                    if !body_seen.get() {
+                        end.append(&pixel, ContentType::Html);
+                    }
+                    Ok(())
+                })],
+                ..RewriteStrSettings::new()
+            },
+        )
+        .map_err(|e| TrackingError(e.to_string()))?;
+        Ok(rewritten)
+    }
+
+    fn should_wrap(&self, url: &str) -> bool {
+        let lower = url.to_ascii_lowercase();
+        (lower.starts_with("http://") || lower.starts_with("https://"))
+            && !url.starts_with(&self.base_url)
+            && url.len() <= URL_MAX
+            && !url.contains(char::is_whitespace)
+    }
+}
+
+/// The few character references that appear in URLs (`&amp;` above all).
+fn decode_entities(value: &str) -> String {
+    if !value.contains('&') {
+        return value.to_owned();
+    }
+    value
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&#x27;", "'")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tracker() -> Tracker {
+        Tracker::new(
+            "https://t.example.com/",
+            b"0123456789abcdef0123456789abcdef",
+        )
+    }
+
+    const ID: Uuid = Uuid::from_u128(0x0193a5f0_0000_7000_8000_000000000042);
+
+    #[test]
+    fn tokens_round_trip() {
+        let t = tracker();
+        for link in [
+            Link::Open { email_id: ID },
+            Link::Unsubscribe { email_id: ID },
+            Link::Click {
+                email_id: ID,
+                url: "https://acme.test/a?b=1&c=ü".into(),
+            },
+        ] {
+            assert_eq!(t.verify(&t.token(&link)), Some(link));
+        }
+        assert!(t.open_url(ID).starts_with("https://t.example.com/t/o/"));
+    }
+
+    #[test]
+    fn altered_or_foreign_tokens_are_refused() {
+        let t = tracker();
+        let token = t.token(&Link::Click {
+            email_id: ID,
+            url: "https://acme.test/".into(),
+        });
+        let (payload, tag) = token.split_once('.').unwrap();
+        // Another destination under the same tag.
+        let evil = URL_SAFE_NO_PAD.encode(
+            [
+                &URL_SAFE_NO_PAD.decode(payload).unwrap()[..18],
+                b"https://evil.test/",
+            ]
+            .concat(),
+        );
+        assert_eq!(t.verify(&format!("{evil}.{tag}")), None);
+        assert_eq!(t.verify(payload), None);
+        assert_eq!(t.verify(&format!("{payload}.")), None);
+        assert_eq!(t.verify("garbage"), None);
+        assert_eq!(t.verify(""), None);
+        let other = Tracker::new(
+            "https://t.example.com",
+            b"another key, same length.........",
+        );
+        assert_eq!(other.verify(&token), None);
+    }
+
+    #[test]
+    fn links_are_wrapped_and_the_pixel_added() {
+        let t = tracker();
+        let html = r##"<html><body><p><a href="https://acme.test/x?a=1&amp;b=2">x</a>
+            <a href='http://acme.test/y'>y</a> <a href="mailto:a@b.co">m</a>
+            <a href="#top">top</a></p></body></html>"##;
+        let out = t.inject(html, ID).unwrap();
+        let hrefs: Vec<&str> = out
+            .split("href=\"")
+            .skip(1)
+            .map(|s| &s[..s.find('"').unwrap()])
+            .collect();
+        assert_eq!(hrefs.len(), 4, "{out}");
+        let first = hrefs[0]
+            .strip_prefix("https://t.example.com/t/c/")
+            .expect("wrapped");
+        assert_eq!(
+            t.verify(first),
+            Some(Link::Click {
+                email_id: ID,
+                url: "https://acme.test/x?a=1&b=2".into()
+            })
+        );
+        assert!(out.contains("href=\"mailto:a@b.co\""));
+        assert!(out.contains("href=\"#top\""));
+        let second = hrefs[1]
+            .strip_prefix("https://t.example.com/t/c/")
+            .expect("single-quoted too");
+        assert_eq!(
+            t.verify(second),
+            Some(Link::Click {
+                email_id: ID,
+                url: "http://acme.test/y".into()
+            })
+        );
+        let pixel_at = out.find("/t/o/").unwrap();
+        assert!(pixel_at < out.find("</body>").unwrap());
+    }
+
+    #[test]
+    fn a_fragment_gets_the_pixel_at_the_end() {
+        let out = tracker().inject("<p>Hi</p>", ID).unwrap();
+        assert!(
+            out.starts_with("<p>Hi</p><img src=\"https://t.example.com/t/o/"),
+            "{out}"
+        );
+    }
+}

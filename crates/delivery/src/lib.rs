@@ -8,6 +8,8 @@
 
 pub mod mime;
 pub mod providers;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod tracking;
 
 mod email;

@@ -1,0 +1,292 @@
+//! Real servers standing in for the third parties we cannot run here, for tests and
+//! benchmarks: an SMTP sink and a stub of Resend's `POST /emails` that honours
+//! `Idempotency-Key` as Resend documents (same key and body: the first answer again, nothing
+//! sent; same key, other body: 409 `invalid_idempotent_request`).
+
+use std::collections::HashMap;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpListener;
+
+/// One message the sink accepted.
+#[derive(Debug, Clone)]
+pub struct ReceivedMail {
+    pub from: String,
+    pub to: Vec<String>,
+    /// The message as sent after `DATA`, dot-unstuffed, without the final `.` line.
+    pub data: String,
+}
+
+/// An SMTP server on 127.0.0.1 that accepts everything (plain text, no authentication).
+pub struct SmtpSink {
+    pub port: u16,
+    received: Arc<Mutex<Vec<ReceivedMail>>>,
+}
+
+impl SmtpSink {
+    pub async fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind the SMTP sink");
+        let port = listener.local_addr().expect("local address").port();
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let store = Arc::clone(&received);
+        tokio::spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                tokio::spawn(smtp_session(socket, Arc::clone(&store)));
+            }
+        });
+        Self { port, received }
+    }
+
+    pub fn received(&self) -> Vec<ReceivedMail> {
+        self.received.lock().expect("sink lock").clone()
+    }
+}
+
+async fn smtp_session(socket: tokio::net::TcpStream, store: Arc<Mutex<Vec<ReceivedMail>>>) {
+    let (read, mut write) = socket.into_split();
+    let mut lines = BufReader::new(read);
+    let mut from = String::new();
+    let mut to = Vec::new();
+    if write.write_all(b"220 sink ESMTP ready\r\n").await.is_err() {
+        return;
+    }
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if lines.read_line(&mut line).await.unwrap_or(0) == 0 {
+            return;
+        }
+        let command = line.trim_end().to_owned();
+        let verb = command
+            .split([' ', ':'])
+            .next()
+            .unwrap_or("")
+            .to_ascii_uppercase();
+        let reply: &[u8] = match verb.as_str() {
+            "EHLO" => b"250-sink\r\n250-8BITMIME\r\n250 SMTPUTF8\r\n",
+            "HELO" | "NOOP" => b"250 OK\r\n",
+            "RSET" => {
+                from.clear();
+                to.clear();
+                b"250 OK\r\n"
+            }
+            "MAIL" => {
+                from = address_of(&command);
+                b"250 OK\r\n"
+            }
+            "RCPT" => {
+                to.push(address_of(&command));
+                b"250 OK\r\n"
+            }
+            "DATA" => {
+                if write.write_all(b"354 go ahead\r\n").await.is_err() {
+                    return;
+                }
+                let mut data = String::new();
+                loop {
+                    line.clear();
+                    if lines.read_line(&mut line).await.unwrap_or(0) == 0 {
+                        return;
+                    }
+                    if line == ".\r\n" || line == ".\n" {
+                        break;
+                    }
+                    data.push_str(line.strip_prefix('.').unwrap_or(&line));
+                }
+                store.lock().expect("sink lock").push(ReceivedMail {
+                    from: std::mem::take(&mut from),
+                    to: std::mem::take(&mut to),
+                    data,
+                });
+                b"250 OK queued\r\n"
+            }
+            "QUIT" => {
+                let _ = write.write_all(b"221 bye\r\n").await;
+                return;
+            }
+            _ => b"502 command not implemented\r\n",
+        };
+        if write.write_all(reply).await.is_err() {
+            return;
+        }
+    }
+}
+
+fn address_of(command: &str) -> String {
+    command
+        .split_once('<')
+        .and_then(|(_, rest)| rest.split_once('>'))
+        .map(|(address, _)| address.to_owned())
+        .unwrap_or_default()
+}
+
+#[derive(Default)]
+struct ResendState {
+    /// Idempotency key → (body, the id answered).
+    by_key: HashMap<String, (Value, String)>,
+    /// Every email accepted, in order (a replay adds nothing).
+    accepted: Vec<Value>,
+    /// Requests seen, replays and refusals included.
+    requests: u64,
+    /// Statuses to answer instead of accepting, one per request, first in first out.
+    failures: VecDeque<(u16, &'static str)>,
+    /// The bearer key a request must carry (any when `None`).
+    api_key: Option<String>,
+}
+
+/// Resend's `POST /emails` on 127.0.0.1, with keep-alive connections.
+#[derive(Clone)]
+pub struct ResendStub {
+    /// The base URL to configure (`http://127.0.0.1:<port>`).
+    pub base_url: String,
+    state: Arc<Mutex<ResendState>>,
+}
+
+impl ResendStub {
+    pub async fn start(api_key: Option<&str>) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind the Resend stub");
+        let addr = listener.local_addr().expect("local address");
+        let state = Arc::new(Mutex::new(ResendState {
+            api_key: api_key.map(str::to_owned),
+            ..ResendState::default()
+        }));
+        let shared = Arc::clone(&state);
+        tokio::spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                tokio::spawn(http_connection(socket, Arc::clone(&shared)));
+            }
+        });
+        Self {
+            base_url: format!("http://{addr}"),
+            state,
+        }
+    }
+
+    /// Every email accepted once (replays excluded), as the JSON bodies received.
+    pub fn accepted(&self) -> Vec<Value> {
+        self.state.lock().expect("stub lock").accepted.clone()
+    }
+
+    pub fn requests(&self) -> u64 {
+        self.state.lock().expect("stub lock").requests
+    }
+
+    /// The next request answers `status` with Resend's error `name` instead.
+    pub fn fail_next(&self, status: u16, name: &'static str) {
+        self.state
+            .lock()
+            .expect("stub lock")
+            .failures
+            .push_back((status, name));
+    }
+}
+
+async fn http_connection(socket: tokio::net::TcpStream, state: Arc<Mutex<ResendState>>) {
+    let (read, mut write) = socket.into_split();
+    let mut reader = BufReader::new(read);
+    loop {
+        let mut request_line = String::new();
+        if reader.read_line(&mut request_line).await.unwrap_or(0) == 0 {
+            return;
+        }
+        let mut headers = HashMap::new();
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).await.unwrap_or(0) == 0 {
+                return;
+            }
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = line.split_once(':') {
+                headers.insert(name.trim().to_ascii_lowercase(), value.trim().to_owned());
+            }
+        }
+        let length: usize = headers
+            .get("content-length")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let mut body = vec![0u8; length];
+        if reader.read_exact(&mut body).await.is_err() {
+            return;
+        }
+        let (status, answer) = answer(&state, &request_line, &headers, &body);
+        let text = answer.to_string();
+        let response = format!(
+            "HTTP/1.1 {status} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{text}",
+            if status < 300 { "OK" } else { "Error" },
+            text.len()
+        );
+        if write.write_all(response.as_bytes()).await.is_err() {
+            return;
+        }
+    }
+}
+
+fn error(status: u16, name: &str, message: &str) -> (u16, Value) {
+    (
+        status,
+        json!({"statusCode": status, "name": name, "message": message}),
+    )
+}
+
+fn answer(
+    state: &Mutex<ResendState>,
+    request_line: &str,
+    headers: &HashMap<String, String>,
+    body: &[u8],
+) -> (u16, Value) {
+    let mut state = state.lock().expect("stub lock");
+    state.requests += 1;
+    let mut parts = request_line.split_whitespace();
+    if (parts.next(), parts.next()) != (Some("POST"), Some("/emails")) {
+        return error(404, "not_found", "only POST /emails");
+    }
+    if let Some(key) = &state.api_key
+        && headers.get("authorization") != Some(&format!("Bearer {key}"))
+    {
+        return error(401, "missing_api_key", "bad or missing API key");
+    }
+    if let Some((status, name)) = state.failures.pop_front() {
+        return error(status, name, "injected by the test");
+    }
+    let Ok(email) = serde_json::from_slice::<Value>(body) else {
+        return error(422, "validation_error", "the body is not JSON");
+    };
+    for field in ["from", "to", "subject"] {
+        if email.get(field).is_none() {
+            return error(
+                422,
+                "missing_required_field",
+                &format!("{field} is required"),
+            );
+        }
+    }
+    let key = headers.get("idempotency-key").cloned();
+    if let Some(key) = &key
+        && let Some((first_body, id)) = state.by_key.get(key)
+    {
+        if *first_body == email {
+            return (200, json!({"id": id}));
+        }
+        return error(
+            409,
+            "invalid_idempotent_request",
+            "same key, different request",
+        );
+    }
+    let id = uuid::Uuid::new_v4().to_string();
+    if let Some(key) = key {
+        state.by_key.insert(key, (email.clone(), id.clone()));
+    }
+    state.accepted.push(email);
+    (200, json!({"id": id}))
+}

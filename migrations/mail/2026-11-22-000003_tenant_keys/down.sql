@@ -1,0 +1,17 @@
+ALTER TABLE conversions DROP CONSTRAINT conversions_same_project_campaign;
+ALTER TABLE conversions DROP CONSTRAINT conversions_same_project_email;
+ALTER TABLE conversions DROP CONSTRAINT conversions_same_project_contact;
+ALTER TABLE email_log DROP CONSTRAINT email_log_same_project_campaign;
+ALTER TABLE email_log DROP CONSTRAINT email_log_same_project_contact;
+ALTER TABLE email_log DROP CONSTRAINT email_log_same_project_site;
+ALTER TABLE enrollments DROP CONSTRAINT enrollments_same_project_contact;
+ALTER TABLE enrollments DROP CONSTRAINT enrollments_same_project_campaign;
+ALTER TABLE events DROP CONSTRAINT events_same_project_contact;
+ALTER TABLE campaigns DROP CONSTRAINT campaigns_same_project_site;
+ALTER TABLE email_log DROP CONSTRAINT email_log_project_id_id_key;
+ALTER TABLE campaigns DROP CONSTRAINT campaigns_project_id_id_key;
+ALTER TABLE contacts DROP CONSTRAINT contacts_project_id_id_key;
+ALTER TABLE sites DROP CONSTRAINT sites_project_id_id_key;
+CREATE INDEX sites_project_id_idx ON sites (project_id, id);
+CREATE INDEX contacts_project_id_idx ON contacts (project_id, id);
+CREATE INDEX campaigns_project_idx ON campaigns (project_id, id);

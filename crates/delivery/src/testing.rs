@@ -1,7 +1,9 @@
 //! Real servers standing in for the third parties we cannot run here, for tests and
 //! benchmarks: an SMTP sink and a stub of Resend's `POST /emails` that honours
 //! `Idempotency-Key` as Resend documents (same key and body: the first answer again, nothing
-//! sent; same key, other body: 409 `invalid_idempotent_request`).
+//! sent; same key, other body: 409 `invalid_idempotent_request`). `GET /stats` on the stub
+//! answers `{"accepted": n, "requests": m}` for scripts that run it as a process
+//! (`provider-stub`).
 
 use std::collections::HashMap;
 use std::collections::VecDeque;
@@ -28,7 +30,12 @@ pub struct SmtpSink {
 
 impl SmtpSink {
     pub async fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0")
+        Self::start_on(0).await
+    }
+
+    /// On a given port (0: any free one).
+    pub async fn start_on(port: u16) -> Self {
+        let listener = TcpListener::bind(("127.0.0.1", port))
             .await
             .expect("bind the SMTP sink");
         let port = listener.local_addr().expect("local address").port();
@@ -149,7 +156,12 @@ pub struct ResendStub {
 
 impl ResendStub {
     pub async fn start(api_key: Option<&str>) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0")
+        Self::start_on(0, api_key).await
+    }
+
+    /// On a given port (0: any free one).
+    pub async fn start_on(port: u16, api_key: Option<&str>) -> Self {
+        let listener = TcpListener::bind(("127.0.0.1", port))
             .await
             .expect("bind the Resend stub");
         let addr = listener.local_addr().expect("local address");
@@ -247,8 +259,14 @@ fn answer(
     let mut state = state.lock().expect("stub lock");
     state.requests += 1;
     let mut parts = request_line.split_whitespace();
-    if (parts.next(), parts.next()) != (Some("POST"), Some("/emails")) {
-        return error(404, "not_found", "only POST /emails");
+    match (parts.next(), parts.next()) {
+        (Some("POST"), Some("/emails")) => {}
+        (Some("GET"), Some("/stats")) => {
+            state.requests -= 1;
+            let unique = state.accepted.len();
+            return (200, json!({"accepted": unique, "requests": state.requests}));
+        }
+        _ => return error(404, "not_found", "only POST /emails (and GET /stats)"),
     }
     if let Some(key) = &state.api_key
         && headers.get("authorization") != Some(&format!("Bearer {key}"))

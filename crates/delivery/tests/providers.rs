@@ -79,6 +79,13 @@ async fn resend_gets_its_wire_format_and_replays_are_not_sent_twice() {
     let accepted = stub.accepted();
     assert_eq!(accepted.len(), 1, "sent once");
     assert_eq!(stub.requests(), 2);
+    let stats: serde_json::Value = reqwest::get(format!("{}/stats", stub.base_url))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(stats, serde_json::json!({"accepted": 1, "requests": 2}));
     let body = &accepted[0];
     assert_eq!(body["from"], "Acme <news@mail.acme.test>");
     assert_eq!(body["to"][0], "ada@example.com");

@@ -7,20 +7,20 @@ use embed::{EmbedError, Embedder};
 use store::Pool;
 
 use crate::db::decisions::{self, EmbedPassError};
-use crate::db::product_states;
+use crate::db::{free_form, product_states};
 use crate::domain::search::vector_literal;
 
 const BATCH: i64 = 32;
 const IDLE: Duration = Duration::from_secs(10);
 
-/// Embeds decisions and current product states that were stored without an embedding (the
+/// Embeds decisions, current product states and free-form entries that were stored without an embedding (the
 /// provider was down, or came later), a batch at a time, for as long as the process runs. Any
 /// number of replicas may run it: they take disjoint rows.
 pub fn spawn_embedding_pass(pool: Pool, embedder: Arc<dyn Embedder>) {
     tokio::spawn(async move {
         loop {
             let mut full_batch = false;
-            for kind in [Kind::Decisions, Kind::ProductStates] {
+            for kind in [Kind::Decisions, Kind::ProductStates, Kind::FreeForm] {
                 match pass(&pool, &embedder, kind).await {
                     Ok(done) => {
                         full_batch |= done as i64 == BATCH;
@@ -44,6 +44,7 @@ pub fn spawn_embedding_pass(pool: Pool, embedder: Arc<dyn Embedder>) {
 enum Kind {
     Decisions,
     ProductStates,
+    FreeForm,
 }
 
 impl Kind {
@@ -51,6 +52,7 @@ impl Kind {
         match self {
             Kind::Decisions => "decisions",
             Kind::ProductStates => "product_states",
+            Kind::FreeForm => "free_form_entries",
         }
     }
 }
@@ -67,6 +69,7 @@ async fn pass(pool: &Pool, embedder: &Arc<dyn Embedder>, kind: Kind) -> Result<u
     let done = match kind {
         Kind::Decisions => decisions::embed_pending(&mut conn, BATCH, embed).await,
         Kind::ProductStates => product_states::embed_pending(&mut conn, BATCH, embed).await,
+        Kind::FreeForm => free_form::embed_pending(&mut conn, BATCH, embed).await,
     };
     done.map_err(|e| match e {
         EmbedPassError::Embed(e) => e.to_string(),

@@ -148,9 +148,9 @@ pub async fn set_embedding(
     .bind::<Text, _>(owner.environment)
     .bind::<SqlUuid, _>(id)
     .bind::<Text, _>(vector)
-        .execute(conn)
-        .await
-        .map(drop)
+    .execute(conn)
+    .await
+    .map(drop)
 }
 
 /// Semantic mode: nearest by cosine distance to `vector` (a pgvector literal), among the

@@ -1,10 +1,14 @@
 //! The memory database: schema and queries, one module per table group.
 
 pub mod confidence;
+pub mod consolidation;
 pub mod credentials;
 pub mod decisions;
 pub mod feed;
+pub mod free_form;
 pub mod kernels;
+pub mod mif;
+pub mod mif_import;
 pub mod product_states;
 pub mod products;
 pub mod schema;

@@ -108,3 +108,62 @@ diesel::allow_tables_to_appear_in_same_query!(
     feed_items,
     decisions
 );
+
+// free_form_entries also has `embedding vector(384)` and the generated `search tsvector`.
+diesel::table! {
+    free_form_entries (user_id, environment, id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        environment -> Text,
+        content -> Text,
+        tags -> Array<Text>,
+        source -> Nullable<Text>,
+        metadata -> Jsonb,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    mif_imports (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        environment -> Text,
+        merge_strategy -> Text,
+        document -> Jsonb,
+        workspace_id -> Nullable<Uuid>,
+        status -> Text,
+        created_at -> Timestamptz,
+        applied_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    consolidation_runs (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        environment -> Text,
+        workspace_id -> Nullable<Uuid>,
+        status -> Text,
+        compute_budget_tokens -> Integer,
+        tokens_read -> Integer,
+        items_read -> Integer,
+        corpus_deduplicated -> Integer,
+        stale_decisions_flagged -> Integer,
+        redundancy_score -> Double,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    consolidation_candidates (run_id, position) {
+        run_id -> Uuid,
+        position -> Integer,
+        kind -> Text,
+        rule -> Text,
+        item_type -> Text,
+        item_id -> Uuid,
+        other_type -> Nullable<Text>,
+        other_id -> Nullable<Uuid>,
+        similarity -> Nullable<Double>,
+    }
+}

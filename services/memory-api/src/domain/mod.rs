@@ -1,10 +1,15 @@
 //! Rules of the memory service, without HTTP or SQL.
 
+pub mod canonical;
 pub mod confidence;
+pub mod consolidation;
 pub mod kernel;
 pub mod merge_patch;
+pub mod mif;
+pub mod notes;
 pub mod search;
 pub mod signing;
 pub mod state_text;
 pub mod tags;
+pub mod text;
 pub mod tokens;

@@ -7,6 +7,7 @@ mod contract;
 mod decisions;
 mod errors;
 mod identity;
+mod mif;
 mod migrations;
 mod product_state;
 mod products;

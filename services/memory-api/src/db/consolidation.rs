@@ -1,0 +1,211 @@
+//! Consolidation runs: what a run reads (newest first), embedding pairs among what it read,
+//! and the recorded runs with their candidates.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel::sql_types::{Array, BigInt, Double, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use uuid::Uuid;
+
+use super::products::Owner;
+use super::schema::{consolidation_candidates as c, consolidation_runs as r};
+
+/// A decision or free-form entry, as a run reads it.
+#[derive(Debug, Clone, QueryableByName)]
+pub struct Memory {
+    /// `decision` or `corpus`.
+    #[diesel(sql_type = Text)]
+    pub kind: String,
+    #[diesel(sql_type = SqlUuid)]
+    pub id: Uuid,
+    /// What counts against the budget: the decision and its reasoning, or the content.
+    #[diesel(sql_type = Text)]
+    pub body: String,
+    /// What is compared for "the same text": the decision, or the content.
+    #[diesel(sql_type = Text)]
+    pub text: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub product_name: Option<String>,
+    #[diesel(sql_type = Timestamptz)]
+    pub at: DateTime<Utc>,
+}
+
+/// Page `offset / limit` of the owner's decisions and entries, newest first.
+pub async fn newest(
+    conn: &mut AsyncPgConnection,
+    owner: Owner<'_>,
+    offset: i64,
+    limit: i64,
+) -> QueryResult<Vec<Memory>> {
+    diesel::sql_query(
+        "SELECT kind, id, body, text, product_name, at FROM ( \
+             SELECT 'decision' AS kind, id, \
+                    decision || coalesce(E'\\n' || reasoning, '') AS body, decision AS text, \
+                    product_name, decided_at AS at \
+             FROM decisions WHERE user_id = $1 AND environment = $2 \
+             UNION ALL \
+             SELECT 'corpus', id, content, content, NULL, created_at \
+             FROM free_form_entries WHERE user_id = $1 AND environment = $2 \
+         ) m ORDER BY at DESC, id DESC OFFSET $3 LIMIT $4",
+    )
+    .bind::<SqlUuid, _>(owner.user_id)
+    .bind::<Text, _>(owner.environment)
+    .bind::<BigInt, _>(offset)
+    .bind::<BigInt, _>(limit)
+    .load(conn)
+    .await
+}
+
+#[derive(Debug, Clone, QueryableByName)]
+pub struct SimilarPair {
+    #[diesel(sql_type = Text)]
+    pub a_kind: String,
+    #[diesel(sql_type = SqlUuid)]
+    pub a_id: Uuid,
+    #[diesel(sql_type = Text)]
+    pub b_kind: String,
+    #[diesel(sql_type = SqlUuid)]
+    pub b_id: Uuid,
+    #[diesel(sql_type = Double)]
+    pub similarity: f64,
+}
+
+/// Pairs among the given items (kinds and ids side by side) whose embeddings have a raw cosine
+/// of at least `threshold`. Items not embedded yet take no part.
+pub async fn similar_pairs(
+    conn: &mut AsyncPgConnection,
+    owner: Owner<'_>,
+    kinds: &[String],
+    ids: &[Uuid],
+    threshold: f64,
+) -> QueryResult<Vec<SimilarPair>> {
+    diesel::sql_query(
+        "WITH wanted AS (SELECT * FROM unnest($3::text[], $4::uuid[]) AS w(kind, id)), \
+         items AS ( \
+             SELECT 'decision' AS kind, d.id, d.embedding FROM decisions d \
+             JOIN wanted w ON w.kind = 'decision' AND w.id = d.id \
+             WHERE d.user_id = $1 AND d.environment = $2 AND d.embedding IS NOT NULL \
+             UNION ALL \
+             SELECT 'corpus', f.id, f.embedding FROM free_form_entries f \
+             JOIN wanted w ON w.kind = 'corpus' AND w.id = f.id \
+             WHERE f.user_id = $1 AND f.environment = $2 AND f.embedding IS NOT NULL \
+         ) \
+         SELECT a.kind AS a_kind, a.id AS a_id, b.kind AS b_kind, b.id AS b_id, \
+                (1 - (a.embedding <=> b.embedding))::float8 AS similarity \
+         FROM items a JOIN items b ON (a.kind, a.id) < (b.kind, b.id) \
+         WHERE 1 - (a.embedding <=> b.embedding) >= $5",
+    )
+    .bind::<SqlUuid, _>(owner.user_id)
+    .bind::<Text, _>(owner.environment)
+    .bind::<Array<Text>, _>(kinds)
+    .bind::<Array<SqlUuid>, _>(ids)
+    .bind::<Double, _>(threshold)
+    .load(conn)
+    .await
+}
+
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = r)]
+pub struct Run {
+    pub id: Uuid,
+    pub workspace_id: Option<Uuid>,
+    pub status: String,
+    pub compute_budget_tokens: i32,
+    pub tokens_read: i32,
+    pub items_read: i32,
+    pub corpus_deduplicated: i32,
+    pub stale_decisions_flagged: i32,
+    pub redundancy_score: f64,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = c)]
+pub struct Candidate {
+    pub kind: String,
+    pub rule: String,
+    pub item_type: String,
+    pub item_id: Uuid,
+    pub other_type: Option<String>,
+    pub other_id: Option<Uuid>,
+    pub similarity: Option<f64>,
+}
+
+/// Records a run and its candidates in one transaction.
+pub async fn record(
+    conn: &mut AsyncPgConnection,
+    owner: Owner<'_>,
+    run: &Run,
+    candidates: &[Candidate],
+) -> QueryResult<()> {
+    conn.transaction(async |conn| {
+        diesel::insert_into(r::table)
+            .values((
+                r::id.eq(run.id),
+                r::user_id.eq(owner.user_id),
+                r::environment.eq(owner.environment),
+                r::workspace_id.eq(run.workspace_id),
+                r::status.eq(&run.status),
+                r::compute_budget_tokens.eq(run.compute_budget_tokens),
+                r::tokens_read.eq(run.tokens_read),
+                r::items_read.eq(run.items_read),
+                r::corpus_deduplicated.eq(run.corpus_deduplicated),
+                r::stale_decisions_flagged.eq(run.stale_decisions_flagged),
+                r::redundancy_score.eq(run.redundancy_score),
+                r::created_at.eq(run.created_at),
+            ))
+            .execute(conn)
+            .await?;
+        for (chunk_no, chunk) in candidates.chunks(1000).enumerate() {
+            let rows: Vec<_> = chunk
+                .iter()
+                .enumerate()
+                .map(|(i, cand)| {
+                    (
+                        c::run_id.eq(run.id),
+                        c::position.eq(i32::try_from(chunk_no * 1000 + i).unwrap_or(i32::MAX)),
+                        c::kind.eq(&cand.kind),
+                        c::rule.eq(&cand.rule),
+                        c::item_type.eq(&cand.item_type),
+                        c::item_id.eq(cand.item_id),
+                        c::other_type.eq(cand.other_type.as_deref()),
+                        c::other_id.eq(cand.other_id),
+                        c::similarity.eq(cand.similarity),
+                    )
+                })
+                .collect();
+            diesel::insert_into(c::table)
+                .values(rows)
+                .execute(conn)
+                .await?;
+        }
+        Ok(())
+    })
+    .await
+}
+
+/// The owner's run `id` and its candidates in the order they were found.
+pub async fn find(
+    conn: &mut AsyncPgConnection,
+    owner: Owner<'_>,
+    id: Uuid,
+) -> QueryResult<Option<(Run, Vec<Candidate>)>> {
+    let Some(run) = r::table
+        .filter(r::id.eq(id))
+        .filter(r::user_id.eq(owner.user_id))
+        .filter(r::environment.eq(owner.environment))
+        .select(Run::as_select())
+        .first(conn)
+        .await
+        .optional()?
+    else {
+        return Ok(None);
+    };
+    let candidates = c::table
+        .filter(c::run_id.eq(id))
+        .order(c::position)
+        .select(Candidate::as_select())
+        .load(conn)
+        .await?;
+    Ok(Some((run, candidates)))
+}

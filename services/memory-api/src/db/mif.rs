@@ -1,0 +1,126 @@
+//! MIF export reads (pages in id order) and staged imports.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::decisions::Decision;
+use super::products::Owner;
+use super::schema::{decisions, mif_imports as m, products};
+
+/// Up to `limit` decisions after `after`, in id (creation) order.
+pub async fn decisions_page(
+    conn: &mut AsyncPgConnection,
+    owner: Owner<'_>,
+    after: Option<Uuid>,
+    limit: i64,
+) -> QueryResult<Vec<Decision>> {
+    let mut query = decisions::table
+        .filter(decisions::user_id.eq(owner.user_id))
+        .filter(decisions::environment.eq(owner.environment))
+        .order(decisions::id)
+        .limit(limit)
+        .select(Decision::as_select())
+        .into_boxed();
+    if let Some(after) = after {
+        query = query.filter(decisions::id.gt(after));
+    }
+    query.load(conn).await
+}
+
+/// Ids and decision texts after `after` in id order (the merge import's clash check).
+pub async fn decision_texts_page(
+    conn: &mut AsyncPgConnection,
+    owner: Owner<'_>,
+    after: Option<Uuid>,
+    limit: i64,
+) -> QueryResult<Vec<(Uuid, String)>> {
+    let mut query = decisions::table
+        .filter(decisions::user_id.eq(owner.user_id))
+        .filter(decisions::environment.eq(owner.environment))
+        .order(decisions::id)
+        .limit(limit)
+        .select((decisions::id, decisions::decision))
+        .into_boxed();
+    if let Some(after) = after {
+        query = query.filter(decisions::id.gt(after));
+    }
+    query.load(conn).await
+}
+
+/// Every product of the owner as (name, description, status), by name.
+pub async fn product_records(
+    conn: &mut AsyncPgConnection,
+    owner: Owner<'_>,
+) -> QueryResult<Vec<(String, Option<String>, String)>> {
+    products::table
+        .filter(products::user_id.eq(owner.user_id))
+        .filter(products::environment.eq(owner.environment))
+        .order(products::name)
+        .select((products::name, products::description, products::status))
+        .load(conn)
+        .await
+}
+
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = m)]
+pub struct StagedImport {
+    pub id: Uuid,
+    pub merge_strategy: String,
+    pub document: Value,
+    pub workspace_id: Option<Uuid>,
+    pub status: String,
+    pub created_at: DateTime<Utc>,
+    pub applied_at: Option<DateTime<Utc>>,
+}
+
+pub async fn insert_staged(
+    conn: &mut AsyncPgConnection,
+    owner: Owner<'_>,
+    strategy: &str,
+    document: &Value,
+    workspace_id: Option<Uuid>,
+) -> QueryResult<Uuid> {
+    let id = Uuid::now_v7();
+    diesel::insert_into(m::table)
+        .values((
+            m::id.eq(id),
+            m::user_id.eq(owner.user_id),
+            m::environment.eq(owner.environment),
+            m::merge_strategy.eq(strategy),
+            m::document.eq(document),
+            m::workspace_id.eq(workspace_id),
+            m::status.eq("staged"),
+        ))
+        .execute(conn)
+        .await?;
+    Ok(id)
+}
+
+/// The owner's import `id`, locked until the transaction ends (two applies at once: the second
+/// waits, then sees `applied`).
+pub async fn lock(
+    conn: &mut AsyncPgConnection,
+    owner: Owner<'_>,
+    id: Uuid,
+) -> QueryResult<Option<StagedImport>> {
+    m::table
+        .filter(m::id.eq(id))
+        .filter(m::user_id.eq(owner.user_id))
+        .filter(m::environment.eq(owner.environment))
+        .select(StagedImport::as_select())
+        .for_update()
+        .first(conn)
+        .await
+        .optional()
+}
+
+pub async fn mark_applied(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<()> {
+    diesel::update(m::table.find(id))
+        .set((m::status.eq("applied"), m::applied_at.eq(diesel::dsl::now)))
+        .execute(conn)
+        .await
+        .map(drop)
+}

@@ -1,0 +1,339 @@
+//! Consolidation: `POST /memory/consolidate` records duplicate and stale-memory candidates
+//! within a token budget; `GET /memory/consolidate/{runId}` lists them with their evidence.
+//! A run never deletes or changes a memory, and never touches what `/memory/identity` injects.
+
+use std::collections::HashSet;
+
+use actix_web::web;
+use auth::{Caller, WriteAccess};
+use chrono::{DateTime, Utc};
+use http_kit::ApiError;
+use http_kit::openapi::MemoryError;
+use rate_limit::policy::Tier;
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::AppState;
+use crate::db::consolidation::{self as db, Memory};
+use crate::db::products::Owner;
+use crate::domain::consolidation::{self, ItemKind, Pair, ReadItem, SUPERSEDED_SIMILARITY};
+use crate::domain::{text, tokens};
+use crate::routes::mif_export::parse_workspace;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/memory/consolidate").route(web::post().to(consolidate)))
+        .service(web::resource("/memory/consolidate/{run_id}").route(web::get().to(get_run)));
+}
+
+const BUDGET_DEFAULT: u64 = 2000;
+const BUDGET_MAX: u64 = 5000;
+const PAGE: i64 = 100;
+
+fn owner(caller: &Caller) -> Owner<'static> {
+    Owner {
+        user_id: caller.owner_id,
+        environment: caller.environment.as_str(),
+    }
+}
+
+/// The optional body of `POST /memory/consolidate`.
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)]
+pub struct ConsolidateRequest {
+    /// Recorded with the run; memory is not divided by workspace yet.
+    pub workspace_id: Option<Uuid>,
+    /// 1..=5000 (default 2000): o200k_base tokens of memories to read, newest first.
+    #[schema(minimum = 1, maximum = 5000)]
+    pub compute_budget_tokens: Option<u32>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ConsolidateResult {
+    /// `completed` (every memory was read) or `budget_exhausted`.
+    pub status: String,
+    #[serde(rename = "runId")]
+    pub run_id: Uuid,
+    /// Duplicate candidates recorded (decisions and free-form entries).
+    #[serde(rename = "corpusDeduplicated")]
+    pub corpus_deduplicated: i32,
+    /// Decisions recorded as stale candidates.
+    #[serde(rename = "staleDecisionsFlagged")]
+    pub stale_decisions_flagged: i32,
+    /// Duplicate candidates / memories read (0 when nothing was read).
+    #[serde(rename = "redundancyScore")]
+    pub redundancy_score: f64,
+}
+
+fn budget(body: &[u8]) -> Result<(u64, Option<Uuid>), ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok((BUDGET_DEFAULT, None));
+    }
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("malformed JSON body: {e}")))?;
+    let Value::Object(body) = value else {
+        return Err(ApiError::bad_request("the body must be a JSON object"));
+    };
+    let budget = match body.get("compute_budget_tokens") {
+        None | Some(Value::Null) => BUDGET_DEFAULT,
+        Some(v) => v
+            .as_u64()
+            .filter(|n| (1..=BUDGET_MAX).contains(n))
+            .ok_or_else(|| {
+                ApiError::invalid_field(
+                    "compute_budget_tokens",
+                    "must be an integer from 1 to 5000",
+                )
+            })?,
+    };
+    let workspace = match body.get("workspace_id") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => parse_workspace(Some(s))?,
+        Some(_) => return Err(ApiError::invalid_field("workspace_id", "must be a UUID")),
+    };
+    Ok((budget, workspace))
+}
+
+fn kind_of(m: &Memory) -> ItemKind {
+    ItemKind::parse(&m.kind).unwrap_or(ItemKind::Corpus)
+}
+
+/// Record duplicate and stale-memory candidates (tier pro or above).
+#[utoipa::path(
+    post,
+    path = "/api/v1/memory/consolidate",
+    operation_id = "consolidateMemory",
+    tag = "memory",
+    request_body(content = ConsolidateRequest, description = "Optional"),
+    responses(
+        (status = 200, description = "The run: memories (decisions with their reasoning, and \
+            free-form entries) are read newest first while their o200k_base tokens fit the \
+            budget; reading stops at the first that does not (`budget_exhausted`). Among what \
+            was read, the older of two items with the same normalized text or a raw embedding \
+            cosine ≥ 0.92 is a duplicate candidate; a decision is stale when a newer decision \
+            on the same product has a cosine ≥ 0.85 with it, or when it is older than 180 days \
+            and never referenced by a signal. Candidates are recorded only.", body = ConsolidateResult),
+        (status = 400, description = "compute_budget_tokens outside 1..=5000, workspace_id not a UUID, or a malformed body", body = MemoryError),
+        (status = 403, description = "The credential lacks the write scope (`FORBIDDEN`), or the account is below the pro tier (`TIER_REQUIRED`)", body = MemoryError),
+    )
+)]
+pub async fn consolidate(
+    WriteAccess(caller): WriteAccess,
+    state: web::Data<AppState>,
+    body: web::Bytes,
+) -> Result<web::Json<ConsolidateResult>, ApiError> {
+    caller.require_tier(Tier::Pro)?;
+    let (budget, workspace_id) = budget(&body)?;
+    let budget = usize::try_from(budget).unwrap_or(usize::MAX);
+    let owner = owner(&caller);
+    let mut conn = store::conn(&state.pool).await?;
+
+    let mut read: Vec<Memory> = Vec::new();
+    let mut used = 0;
+    let mut exhausted = false;
+    let mut offset = 0;
+    loop {
+        let page = db::newest(&mut conn, owner, offset, PAGE).await?;
+        let sizes: Vec<usize> = page.iter().map(|m| tokens::count(&m.body)).collect();
+        let (fits, spent) = consolidation::within_budget(&sizes, budget - used);
+        used += spent;
+        let full_page = page.len() as i64 == PAGE;
+        if fits < page.len() {
+            exhausted = true;
+        }
+        read.extend(page.into_iter().take(fits));
+        if exhausted || !full_page {
+            break;
+        }
+        offset += PAGE;
+    }
+
+    let kinds: Vec<String> = read.iter().map(|m| m.kind.clone()).collect();
+    let ids: Vec<Uuid> = read.iter().map(|m| m.id).collect();
+    let pairs: Vec<Pair> = if read.len() > 1 {
+        db::similar_pairs(&mut conn, owner, &kinds, &ids, SUPERSEDED_SIMILARITY)
+            .await?
+            .into_iter()
+            .filter_map(|p| {
+                Some(Pair {
+                    a: (ItemKind::parse(&p.a_kind)?, p.a_id),
+                    b: (ItemKind::parse(&p.b_kind)?, p.b_id),
+                    similarity: p.similarity,
+                })
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let items: Vec<ReadItem> = read
+        .iter()
+        .map(|m| ReadItem {
+            item: (kind_of(m), m.id),
+            normalized: text::normalize(&m.text),
+            product: m.product_name.clone(),
+            at: m.at,
+            // No signal references a decision yet (signals are not recorded by this service
+            // so far), so every decision counts as never referenced.
+            referenced: false,
+        })
+        .collect();
+    let now = Utc::now();
+    let found = consolidation::candidates(&items, &pairs, now);
+    let duplicates: HashSet<_> = found
+        .iter()
+        .filter(|c| c.rule.kind() == "duplicate")
+        .map(|c| c.item)
+        .collect();
+    let stale: HashSet<_> = found
+        .iter()
+        .filter(|c| c.rule.kind() == "stale")
+        .map(|c| c.item)
+        .collect();
+    let count = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
+    let redundancy = if read.is_empty() {
+        0.0
+    } else {
+        duplicates.len() as f64 / read.len() as f64
+    };
+    let run = db::Run {
+        id: Uuid::now_v7(),
+        workspace_id,
+        status: if exhausted {
+            "budget_exhausted"
+        } else {
+            "completed"
+        }
+        .to_owned(),
+        compute_budget_tokens: count(budget),
+        tokens_read: count(used),
+        items_read: count(read.len()),
+        corpus_deduplicated: count(duplicates.len()),
+        stale_decisions_flagged: count(stale.len()),
+        redundancy_score: redundancy,
+        created_at: now,
+    };
+    let candidates: Vec<db::Candidate> = found
+        .iter()
+        .map(|c| db::Candidate {
+            kind: c.rule.kind().to_owned(),
+            rule: c.rule.as_str().to_owned(),
+            item_type: c.item.0.as_str().to_owned(),
+            item_id: c.item.1,
+            other_type: c.other.map(|o| o.0.as_str().to_owned()),
+            other_id: c.other.map(|o| o.1),
+            similarity: c.similarity,
+        })
+        .collect();
+    db::record(&mut conn, owner, &run, &candidates).await?;
+    Ok(web::Json(ConsolidateResult {
+        status: run.status,
+        run_id: run.id,
+        corpus_deduplicated: run.corpus_deduplicated,
+        stale_decisions_flagged: run.stale_decisions_flagged,
+        redundancy_score: run.redundancy_score,
+    }))
+}
+
+/// A memory named by a candidate.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MemoryRef {
+    /// `decision` or `corpus` (a free-form entry).
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub id: Uuid,
+}
+
+/// One recorded candidate and its evidence.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CandidateBody {
+    /// `duplicate` or `stale`.
+    pub kind: String,
+    /// `same_normalized_text`, `embedding_similarity` (duplicates); `superseded`,
+    /// `old_unreferenced` (stale decisions).
+    pub rule: String,
+    /// The candidate (the older memory).
+    pub item: MemoryRef,
+    /// The newer memory it duplicates or that supersedes it; null for `old_unreferenced`.
+    pub other: Option<MemoryRef>,
+    /// The raw embedding cosine of the pair; null for rules that compare no embeddings.
+    pub similarity: Option<f64>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ConsolidationRun {
+    #[serde(rename = "runId")]
+    pub run_id: Uuid,
+    pub status: String,
+    #[serde(rename = "createdAt")]
+    pub created_at: DateTime<Utc>,
+    #[serde(rename = "workspaceId")]
+    pub workspace_id: Option<Uuid>,
+    #[serde(rename = "computeBudgetTokens")]
+    pub compute_budget_tokens: i32,
+    #[serde(rename = "tokensRead")]
+    pub tokens_read: i32,
+    #[serde(rename = "itemsRead")]
+    pub items_read: i32,
+    #[serde(rename = "corpusDeduplicated")]
+    pub corpus_deduplicated: i32,
+    #[serde(rename = "staleDecisionsFlagged")]
+    pub stale_decisions_flagged: i32,
+    #[serde(rename = "redundancyScore")]
+    pub redundancy_score: f64,
+    pub candidates: Vec<CandidateBody>,
+}
+
+/// A consolidation run of the caller and its candidates (tier pro or above).
+#[utoipa::path(
+    get,
+    path = "/api/v1/memory/consolidate/{runId}",
+    operation_id = "getConsolidationRun",
+    tag = "memory",
+    params(("runId" = Uuid, Path, description = "The run's id")),
+    responses(
+        (status = 200, description = "The run with its candidates, in the order found", body = ConsolidationRun),
+        (status = 400, description = "runId is not a UUID", body = MemoryError),
+        (status = 403, description = "The account is below the pro tier (`TIER_REQUIRED`)", body = MemoryError),
+        (status = 404, description = "No such run of the caller", body = MemoryError),
+    )
+)]
+pub async fn get_run(
+    caller: Caller,
+    state: web::Data<AppState>,
+    run_id: web::Path<Uuid>,
+) -> Result<web::Json<ConsolidationRun>, ApiError> {
+    caller.require_tier(Tier::Pro)?;
+    let mut conn = store::conn(&state.pool).await?;
+    let (run, candidates) = db::find(&mut conn, owner(&caller), run_id.into_inner())
+        .await?
+        .ok_or_else(|| ApiError::not_found("no such consolidation run"))?;
+    Ok(web::Json(ConsolidationRun {
+        run_id: run.id,
+        status: run.status,
+        created_at: run.created_at,
+        workspace_id: run.workspace_id,
+        compute_budget_tokens: run.compute_budget_tokens,
+        tokens_read: run.tokens_read,
+        items_read: run.items_read,
+        corpus_deduplicated: run.corpus_deduplicated,
+        stale_decisions_flagged: run.stale_decisions_flagged,
+        redundancy_score: run.redundancy_score,
+        candidates: candidates
+            .into_iter()
+            .map(|c| CandidateBody {
+                kind: c.kind,
+                rule: c.rule,
+                item: MemoryRef {
+                    kind: c.item_type,
+                    id: c.item_id,
+                },
+                other: c
+                    .other_type
+                    .zip(c.other_id)
+                    .map(|(kind, id)| MemoryRef { kind, id }),
+                similarity: c.similarity,
+            })
+            .collect(),
+    }))
+}

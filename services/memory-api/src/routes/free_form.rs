@@ -1,0 +1,304 @@
+//! Free-form memory (the `user_corpus` of MIF): `GET /memory/free-form` (list, or search with
+//! `q`), `POST /memory/free-form`, `DELETE /memory/free-form/{id}`.
+
+use std::time::Instant;
+
+use actix_web::{HttpResponse, web};
+use auth::{Caller, WriteAccess};
+use chrono::{DateTime, Utc};
+use http_kit::openapi::MemoryError;
+use http_kit::{ApiError, Cursor};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+use crate::AppState;
+use crate::db::free_form::{self, Entry, NewEntry};
+use crate::db::products::Owner;
+use crate::domain::{mif, search};
+use crate::routes::decisions::{QUERY_MAX, embed_text};
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/memory/free-form")
+            .route(web::get().to(list))
+            .route(web::post().to(create)),
+    )
+    .service(web::resource("/memory/free-form/{id}").route(web::delete().to(delete)));
+}
+
+const LIST_DEFAULT: u32 = 50;
+const LIST_MAX: u32 = 100;
+const SEARCH_DEFAULT: u32 = 10;
+const SEARCH_MAX: u32 = 50;
+
+fn owner(caller: &Caller) -> Owner<'static> {
+    Owner {
+        user_id: caller.owner_id,
+        environment: caller.environment.as_str(),
+    }
+}
+
+/// A free-form memory entry.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FreeFormEntry {
+    pub id: Uuid,
+    pub content: String,
+    pub tags: Vec<String>,
+    pub source: Option<String>,
+    #[schema(value_type = Object)]
+    pub metadata: Value,
+    pub created_at: DateTime<Utc>,
+}
+
+impl From<Entry> for FreeFormEntry {
+    fn from(e: Entry) -> Self {
+        Self {
+            id: e.id,
+            content: e.content,
+            tags: e.tags,
+            source: e.source,
+            metadata: e.metadata,
+            created_at: e.created_at,
+        }
+    }
+}
+
+/// The body of `POST /memory/free-form`. Unknown fields are ignored (`id` and `created_at`
+/// are the service's).
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct CreateFreeForm {
+    /// 1..=10,000 characters.
+    pub content: String,
+    /// At most 20 tags of 1..=50 characters (repeats dropped).
+    pub tags: Option<Vec<String>>,
+    /// Where it came from, at most 200 characters.
+    pub source: Option<String>,
+    /// Free-form object, at most 16 KiB as JSON.
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<Value>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FreeFormCreated {
+    pub success: bool,
+    #[serde(flatten)]
+    pub entry: FreeFormEntry,
+    /// Whether the embedding was stored in this request (a background pass embeds the others).
+    pub embedded: bool,
+}
+
+/// Record a free-form memory entry.
+#[utoipa::path(
+    post,
+    path = "/api/v1/memory/free-form",
+    operation_id = "createFreeForm",
+    tag = "memory",
+    request_body = CreateFreeForm,
+    responses(
+        (status = 201, description = "Recorded", body = FreeFormCreated),
+        (status = 400, description = "A field is missing or over its limit (the message names it)", body = MemoryError),
+        (status = 403, description = "The credential lacks the write scope", body = MemoryError),
+    )
+)]
+pub async fn create(
+    WriteAccess(caller): WriteAccess,
+    state: web::Data<AppState>,
+    body: web::Json<Value>,
+) -> Result<HttpResponse, ApiError> {
+    let Value::Object(mut members) = body.into_inner() else {
+        return Err(ApiError::bad_request("the body must be a JSON object"));
+    };
+    members.remove("id");
+    members.remove("created_at");
+    let entry = mif::corpus_entry(&Value::Object(members), "")
+        .map_err(|e| ApiError::invalid_field(&e.path, &e.problem))?;
+    // Embedded before a connection is taken (a remote provider may be slow).
+    let embedding = embed_text(&state, &entry.content)
+        .await
+        .map(|v| search::vector_literal(&v));
+    let mut conn = store::conn(&state.pool).await?;
+    let stored = free_form::insert(
+        &mut conn,
+        owner(&caller),
+        NewEntry {
+            id: Uuid::now_v7(),
+            content: &entry.content,
+            tags: &entry.tags,
+            source: entry.source.as_deref(),
+            metadata: Value::Object(entry.metadata.clone()),
+            created_at: Utc::now(),
+        },
+        embedding.as_deref(),
+    )
+    .await?;
+    Ok(HttpResponse::Created().json(FreeFormCreated {
+        success: true,
+        entry: stored.into(),
+        embedded: embedding.is_some(),
+    }))
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FreeFormDeleted {
+    pub success: bool,
+    pub id: Uuid,
+}
+
+/// Delete an owned free-form entry.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/memory/free-form/{id}",
+    operation_id = "deleteFreeForm",
+    tag = "memory",
+    params(("id" = Uuid, Path, description = "Entry id")),
+    responses(
+        (status = 200, description = "Deleted", body = FreeFormDeleted),
+        (status = 400, description = "The id is not a UUID", body = MemoryError),
+        (status = 403, description = "The credential lacks the write scope", body = MemoryError),
+        (status = 404, description = "No such entry of the caller", body = MemoryError),
+    )
+)]
+pub async fn delete(
+    WriteAccess(caller): WriteAccess,
+    state: web::Data<AppState>,
+    id: web::Path<Uuid>,
+) -> Result<web::Json<FreeFormDeleted>, ApiError> {
+    let id = id.into_inner();
+    let mut conn = store::conn(&state.pool).await?;
+    if !free_form::delete(&mut conn, owner(&caller), id).await? {
+        return Err(ApiError::not_found("no such free-form entry"));
+    }
+    Ok(web::Json(FreeFormDeleted { success: true, id }))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct FreeFormParams {
+    /// Search for this (at most 1,000 characters); without it, entries are listed oldest
+    /// first.
+    pub q: Option<String>,
+    /// Listing: 1..=100 (default 50). Searching: 1..=50 (default 10).
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 100)]
+    pub limit: Option<String>,
+    /// Listing only: the `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+/// A page of entries, or search results.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FreeFormList {
+    pub data: Vec<FreeFormEntry>,
+    /// Listing: pass as `cursor` for the next page; null on the last page and when searching.
+    pub next_cursor: Option<String>,
+    /// Searching: `semantic` when an embedding provider answered, else `keyword`; null when
+    /// listing.
+    pub search_mode: Option<String>,
+    /// Searching: the query; null when listing.
+    pub query: Option<String>,
+    /// Searching: the server's own measure; null when listing.
+    pub latency_ms: Option<u64>,
+}
+
+fn limit(raw: Option<&str>, default: u32, max: u32) -> Result<u32, ApiError> {
+    match raw {
+        None => Ok(default),
+        Some(raw) => raw
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (1..=max).contains(n))
+            .ok_or_else(|| {
+                ApiError::invalid_field("limit", &format!("must be an integer from 1 to {max}"))
+            }),
+    }
+}
+
+/// List the caller's free-form entries, or search them with `q` (semantic when an embedding
+/// provider answers, fused with the keyword ranking like decision search; else keyword).
+#[utoipa::path(
+    get,
+    path = "/api/v1/memory/free-form",
+    operation_id = "listFreeForm",
+    tag = "memory",
+    params(FreeFormParams),
+    responses(
+        (status = 200, description = "Entries (oldest first) or matches (best first)", body = FreeFormList),
+        (status = 400, description = "q too long, limit out of range, or a cursor this API did not issue", body = MemoryError),
+    )
+)]
+pub async fn list(
+    caller: Caller,
+    state: web::Data<AppState>,
+    params: web::Query<FreeFormParams>,
+) -> Result<web::Json<FreeFormList>, ApiError> {
+    let started = Instant::now();
+    let owner = owner(&caller);
+    let query = params.q.as_deref().map(str::trim).filter(|q| !q.is_empty());
+    let Some(query) = query else {
+        let limit = limit(params.limit.as_deref(), LIST_DEFAULT, LIST_MAX)?;
+        let after = params
+            .cursor
+            .as_deref()
+            .map(Cursor::decode)
+            .transpose()?
+            .map(|c| c.0);
+        let mut conn = store::conn(&state.pool).await?;
+        let rows = free_form::page(&mut conn, owner, after, i64::from(limit) + 1).await?;
+        let page = http_kit::Page::from_rows(rows, limit, |e| e.id);
+        return Ok(web::Json(FreeFormList {
+            data: page.data.into_iter().map(FreeFormEntry::from).collect(),
+            next_cursor: page.next_cursor,
+            search_mode: None,
+            query: None,
+            latency_ms: None,
+        }));
+    };
+    if query.chars().count() > QUERY_MAX {
+        return Err(ApiError::invalid_field(
+            "q",
+            "must be at most 1000 characters",
+        ));
+    }
+    let limit = limit(params.limit.as_deref(), SEARCH_DEFAULT, SEARCH_MAX)?;
+    let query_vector = embed_text(&state, query).await;
+    let mut conn = store::conn(&state.pool).await?;
+    let candidates = i64::from(limit.max(10) * 2);
+    let keyword = free_form::search_keyword(&mut conn, owner, query, candidates).await?;
+    let (found, mode) = match query_vector {
+        Some(vector) => {
+            let literal = search::vector_literal(&vector);
+            let semantic =
+                free_form::search_semantic(&mut conn, owner, &literal, candidates).await?;
+            (fuse(semantic, keyword), "semantic")
+        }
+        None => (keyword, "keyword"),
+    };
+    Ok(web::Json(FreeFormList {
+        data: found
+            .into_iter()
+            .take(limit as usize)
+            .map(FreeFormEntry::from)
+            .collect(),
+        next_cursor: None,
+        search_mode: Some(mode.to_owned()),
+        query: Some(query.to_owned()),
+        latency_ms: Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)),
+    }))
+}
+
+fn fuse(semantic: Vec<Entry>, keyword: Vec<Entry>) -> Vec<Entry> {
+    let order = search::fuse(&[
+        semantic.iter().map(|e| e.id).collect(),
+        keyword.iter().map(|e| e.id).collect(),
+    ]);
+    let mut by_id: std::collections::HashMap<Uuid, Entry> = semantic
+        .into_iter()
+        .chain(keyword)
+        .map(|e| (e.id, e))
+        .collect();
+    order
+        .into_iter()
+        .filter_map(|id| by_id.remove(&id))
+        .collect()
+}

@@ -1,0 +1,348 @@
+//! `GET /memory/export-mif`: the caller's memory as a MIF 0.1 document, streamed.
+//!
+//! The body is written in canonical form (members sorted by key, no whitespace) with
+//! `provenance` last, so the checksum is computed while streaming: `content_sha256` is the
+//! SHA-256 of the document without `provenance`, canonical. Decisions and corpus entries are
+//! read from the database in pages (a pooled connection per page, none held between pages),
+//! so memory stays bounded whatever the account's size. The export is not a snapshot: an item
+//! written during a long export appears if its page is read after the write.
+
+use actix_web::http::header;
+use actix_web::web::Bytes;
+use actix_web::{HttpResponse, web};
+use auth::Caller;
+use chrono::Utc;
+use futures_util::stream;
+use http_kit::ApiError;
+use http_kit::openapi::MemoryError;
+use ring::digest::{Context, SHA256};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use store::Pool;
+use utoipa::IntoParams;
+use uuid::Uuid;
+
+use crate::AppState;
+use crate::app::SERVICE;
+use crate::db::products::Owner;
+use crate::db::{free_form, kernels, mif as db};
+use crate::domain::{canonical, mif};
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/memory/export-mif").route(web::get().to(export)));
+}
+
+const PAGE: i64 = 500;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    IdentityOnly,
+    IdentityCorpus,
+    Full,
+}
+
+impl Scope {
+    fn parse(s: &str) -> Option<Self> {
+        match s {
+            "identity_only" => Some(Self::IdentityOnly),
+            "identity_corpus" => Some(Self::IdentityCorpus),
+            "full" => Some(Self::Full),
+            _ => None,
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::IdentityOnly => "identity_only",
+            Self::IdentityCorpus => "identity_corpus",
+            Self::Full => "full",
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ExportParams {
+    /// `identity_only` (the kernel), `identity_corpus` (and free-form memory) or `full` (and
+    /// decisions, with the products they name under `metadata.products`). Default `full`.
+    pub scope: Option<String>,
+    /// Recorded in `provenance`. Memory is not divided by workspace yet, so the export holds
+    /// the caller's whole memory of this environment.
+    #[param(value_type = Option<Uuid>)]
+    pub workspace_id: Option<String>,
+    /// `true`: sent as an attachment (`Content-Disposition` with a file name). Default `false`.
+    #[param(value_type = Option<bool>)]
+    pub download: Option<String>,
+}
+
+pub(crate) fn parse_workspace(raw: Option<&str>) -> Result<Option<Uuid>, ApiError> {
+    raw.map(|s| {
+        Uuid::parse_str(s.trim())
+            .map_err(|_| ApiError::invalid_field("workspace_id", "must be a UUID"))
+    })
+    .transpose()
+}
+
+/// Export the caller's memory as a MIF 0.1 document.
+#[utoipa::path(
+    get,
+    path = "/api/v1/memory/export-mif",
+    operation_id = "exportMif",
+    tag = "mif",
+    params(ExportParams),
+    responses(
+        (status = 200, description = "A MIF 0.1 document (JSON Schema: `proto-docs/mif-0.1.schema.json`), \
+            streamed in canonical form with `provenance` last. `provenance` holds `exported_at`, \
+            `service`, `service_version`, `scope`, `workspace_id` and `content_sha256`: the \
+            SHA-256 (hex) of the document without `provenance`, serialized with object members \
+            sorted by key and no whitespace. Items are in id (creation) order.",
+            content_type = "application/json", body = Object,
+            headers(("Content-Disposition" = String, description = "With `download=true`: `attachment; filename=\"memory-<scope>-<time>.mif.json\"`"))),
+        (status = 400, description = "scope, workspace_id or download is invalid", body = MemoryError),
+    )
+)]
+pub async fn export(
+    caller: Caller,
+    state: web::Data<AppState>,
+    params: web::Query<ExportParams>,
+) -> Result<HttpResponse, ApiError> {
+    let scope = match params.scope.as_deref() {
+        None => Scope::Full,
+        Some(raw) => Scope::parse(raw).ok_or_else(|| {
+            ApiError::invalid_field("scope", "must be identity_only, identity_corpus or full")
+        })?,
+    };
+    let workspace_id = parse_workspace(params.workspace_id.as_deref())?;
+    let download = match params.download.as_deref() {
+        None | Some("false") => false,
+        Some("true") => true,
+        Some(_) => return Err(ApiError::invalid_field("download", "must be true or false")),
+    };
+    let owner = Owner {
+        user_id: caller.owner_id,
+        environment: caller.environment.as_str(),
+    };
+    let exported_at = Utc::now();
+    // The small parts are read before the answer starts, so a database failure is still a 500.
+    let mut conn = store::conn(&state.pool).await?;
+    let kernel = kernels::find(&mut conn, owner)
+        .await?
+        .map_or_else(|| json!({}), |k| k.kernel);
+    let metadata = if scope == Scope::Full {
+        let products: Vec<Value> = db::product_records(&mut conn, owner)
+            .await?
+            .into_iter()
+            .map(|(name, description, status)| {
+                json!({"name": name, "description": description, "status": status})
+            })
+            .collect();
+        Some(json!({ "products": products }))
+    } else {
+        None
+    };
+    drop(conn);
+    let provenance = json!({
+        "exported_at": mif::timestamp_json(exported_at),
+        "service": SERVICE,
+        "service_version": env!("CARGO_PKG_VERSION"),
+        "scope": scope.as_str(),
+        "workspace_id": workspace_id,
+    });
+    let writer = Writer {
+        pool: state.pool.clone(),
+        user_id: owner.user_id,
+        environment: owner.environment,
+        scope,
+        kernel,
+        metadata,
+        provenance,
+        hasher: Context::new(&SHA256),
+        phase: Phase::Open,
+        after: None,
+        wrote_member: false,
+    };
+    let body = stream::unfold(writer, |mut writer| async move {
+        match writer.next().await {
+            Ok(Some(bytes)) => Some((Ok::<_, actix_web::Error>(bytes), writer)),
+            Ok(None) => None,
+            Err(err) => {
+                tracing::error!(error = %err, "MIF export failed while streaming");
+                writer.phase = Phase::Done;
+                Some((
+                    Err(actix_web::error::ErrorInternalServerError("export failed")),
+                    writer,
+                ))
+            }
+        }
+    });
+    let mut response = HttpResponse::Ok();
+    response.content_type("application/json");
+    if download {
+        let name = format!(
+            "memory-{}-{}.mif.json",
+            scope.as_str(),
+            exported_at.format("%Y%m%dT%H%M%SZ")
+        );
+        response.insert_header((
+            header::CONTENT_DISPOSITION,
+            format!("attachment; filename=\"{name}\""),
+        ));
+    }
+    Ok(response.streaming(body))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Open,
+    Decisions,
+    Middle,
+    Corpus,
+    Close,
+    Done,
+}
+
+/// Writes the document chunk by chunk, hashing every canonical byte.
+struct Writer {
+    pool: Pool,
+    user_id: Uuid,
+    environment: &'static str,
+    scope: Scope,
+    kernel: Value,
+    metadata: Option<Value>,
+    provenance: Value,
+    hasher: Context,
+    phase: Phase,
+    /// The last id written in the current list.
+    after: Option<Uuid>,
+    wrote_member: bool,
+}
+
+impl Writer {
+    fn owner(&self) -> Owner<'static> {
+        Owner {
+            user_id: self.user_id,
+            environment: self.environment,
+        }
+    }
+
+    fn member(&mut self, out: &mut Vec<u8>, key: &str) {
+        if self.wrote_member {
+            out.push(b',');
+        }
+        self.wrote_member = true;
+        out.extend_from_slice(format!("\"{key}\":").as_bytes());
+    }
+
+    /// The next chunk; `None` at the end.
+    async fn next(&mut self) -> Result<Option<Bytes>, String> {
+        let mut out = Vec::new();
+        match self.phase {
+            Phase::Open => {
+                out.push(b'{');
+                if self.scope == Scope::Full {
+                    self.member(&mut out, "decisions");
+                    out.push(b'[');
+                    self.phase = Phase::Decisions;
+                } else {
+                    self.phase = Phase::Middle;
+                }
+            }
+            Phase::Decisions => {
+                let mut conn = store::conn(&self.pool).await.map_err(|e| e.to_string())?;
+                let page = db::decisions_page(&mut conn, self.owner(), self.after, PAGE)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                for d in &page {
+                    if self.after.is_some() {
+                        out.push(b',');
+                    }
+                    let item = mif::decision_json(
+                        d.id,
+                        &d.decision,
+                        d.reasoning.as_deref(),
+                        &d.tags,
+                        &d.product_name,
+                        &d.affects_products,
+                        d.decided_at,
+                    );
+                    canonical::write(&item, &mut out);
+                    self.after = Some(d.id);
+                }
+                if (page.len() as i64) < PAGE {
+                    out.push(b']');
+                    self.after = None;
+                    self.phase = Phase::Middle;
+                }
+            }
+            Phase::Middle => {
+                self.member(&mut out, "identity_kernel");
+                canonical::write(&self.kernel, &mut out);
+                if let Some(metadata) = self.metadata.take() {
+                    self.member(&mut out, "metadata");
+                    canonical::write(&metadata, &mut out);
+                }
+                self.member(&mut out, "mif_version");
+                canonical::write(&Value::String(mif::VERSION.to_owned()), &mut out);
+                if self.scope == Scope::IdentityOnly {
+                    self.phase = Phase::Close;
+                } else {
+                    self.member(&mut out, "user_corpus");
+                    out.push(b'[');
+                    self.phase = Phase::Corpus;
+                }
+            }
+            Phase::Corpus => {
+                let mut conn = store::conn(&self.pool).await.map_err(|e| e.to_string())?;
+                let page = free_form::page(&mut conn, self.owner(), self.after, PAGE)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                for e in &page {
+                    if self.after.is_some() {
+                        out.push(b',');
+                    }
+                    let item = mif::corpus_json(
+                        e.id,
+                        &e.content,
+                        &e.tags,
+                        e.source.as_deref(),
+                        &e.metadata,
+                        e.created_at,
+                    );
+                    canonical::write(&item, &mut out);
+                    self.after = Some(e.id);
+                }
+                if (page.len() as i64) < PAGE {
+                    out.push(b']');
+                    self.phase = Phase::Close;
+                }
+            }
+            Phase::Close => {
+                // The canonical content ends where provenance begins.
+                self.hasher.update(b"}");
+                let digest = std::mem::replace(&mut self.hasher, Context::new(&SHA256)).finish();
+                let mut provenance = std::mem::take(&mut self.provenance);
+                provenance["content_sha256"] = Value::String(hex::encode(digest.as_ref()));
+                out.extend_from_slice(b",\"provenance\":");
+                canonical::write(&provenance, &mut out);
+                out.push(b'}');
+                self.phase = Phase::Done;
+                return Ok(Some(Bytes::from(out)));
+            }
+            Phase::Done => return Ok(None),
+        }
+        self.hasher.update(&out);
+        Ok(Some(Bytes::from(out)))
+    }
+}
+
+/// The checksum of a MIF document as `provenance.content_sha256` states it: the SHA-256 of
+/// the document without `provenance`, canonical.
+pub fn content_sha256(document: &Value) -> String {
+    let mut content = document.clone();
+    if let Some(members) = content.as_object_mut() {
+        members.remove("provenance");
+    }
+    let mut bytes = Vec::new();
+    canonical::write(&content, &mut bytes);
+    hex::encode(ring::digest::digest(&SHA256, &bytes).as_ref())
+}

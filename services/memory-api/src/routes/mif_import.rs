@@ -1,0 +1,287 @@
+//! `POST /memory/import-mif` (apply now, or stage) and `POST /memory/imports/{id}/apply`.
+
+use actix_web::web;
+use auth::{Caller, WriteAccess};
+use diesel_async::AsyncConnection as _;
+use http_kit::ApiError;
+use http_kit::openapi::MemoryError;
+use serde::Serialize;
+use serde_json::{Value, json};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::AppState;
+use crate::db::mif as db;
+use crate::db::mif_import::{self, ImportError, Outcome, Strategy};
+use crate::db::products::Owner;
+use crate::domain::{mif, notes};
+use crate::routes::mif_export::parse_workspace;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/memory/import-mif")
+            // A MIF document is an upload: the upload limit (10 MiB), not the 1 MiB of bodies.
+            .app_data(http_kit::json_config(http_kit::MAX_UPLOAD_BODY))
+            .route(web::post().to(import)),
+    )
+    .service(web::resource("/memory/imports/{id}/apply").route(web::post().to(apply)));
+}
+
+/// At most this many characters of `raw_content`.
+const RAW_CONTENT_MAX: usize = 100_000;
+
+fn owner(caller: &Caller) -> Owner<'static> {
+    Owner {
+        user_id: caller.owner_id,
+        environment: caller.environment.as_str(),
+    }
+}
+
+/// The body of `POST /memory/import-mif` (exactly one of `mif` and `raw_content`).
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)]
+pub struct ImportRequest {
+    /// A MIF 0.1 document (`proto-docs/mif-0.1.schema.json`).
+    #[schema(value_type = Option<Object>)]
+    pub mif: Option<Value>,
+    /// Plain text or Markdown notes (at most 100,000 characters), normalized into an
+    /// identity-only import: headings open sections (text before any heading is `notes`); a
+    /// section's items are its list entries, else its paragraphs; its key is the heading in
+    /// snake_case; `identity` and `model_preferences` become objects of their `key: value`
+    /// items (other items under `notes`), every other section an array of strings.
+    pub raw_content: Option<String>,
+    /// `merge` (default): kernel merge patch; entries and decisions added unless the same id
+    /// or the same normalized text exists (each clash a line in `conflicts`). `replace`:
+    /// kernel, corpus and decisions replaced (ids and times kept). `append`: everything added
+    /// as new items; kernel keys only where absent (each kept key a line in `conflicts`).
+    pub merge_strategy: Option<String>,
+    /// Default false: the import is staged (nothing changes until
+    /// `POST /memory/imports/{id}/apply`).
+    pub apply_immediately: Option<bool>,
+    /// Recorded with a staged import; memory is not divided by workspace yet.
+    pub workspace_id: Option<Uuid>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ImportResult {
+    /// `applied` or `staged`.
+    pub status: String,
+    /// The staged import's id (apply it at `/memory/imports/{id}/apply`); null when applied
+    /// immediately.
+    pub id: Option<Uuid>,
+    /// Staged: what applying now would import.
+    pub corpus_imported: usize,
+    pub decisions_imported: usize,
+    /// One line per clash: the JSON path of the item or kernel key, and what was kept.
+    pub conflicts: Vec<String>,
+    /// Products named by the document that the account lacked, created by the import (their
+    /// signing secrets are not shown: rotate one before signing project signals).
+    pub products_created: Vec<String>,
+}
+
+impl ImportResult {
+    fn new(status: &str, id: Option<Uuid>, out: Outcome) -> Self {
+        Self {
+            status: status.to_owned(),
+            id,
+            corpus_imported: out.corpus_imported,
+            decisions_imported: out.decisions_imported,
+            conflicts: out.conflicts,
+            products_created: out.products_created,
+        }
+    }
+}
+
+fn import_error(err: ImportError) -> ApiError {
+    match err {
+        ImportError::Invalid(e) => ApiError::invalid_field(&e.path, &e.problem),
+        ImportError::Database(e) => ApiError::internal(e),
+        ImportError::DryRun(_) => ApiError::internal("a dry run escaped"),
+    }
+}
+
+/// The document to import and the JSON path it is found at.
+fn document(body: &serde_json::Map<String, Value>) -> Result<(Value, &'static str), ApiError> {
+    let given = |key: &str| body.get(key).filter(|v| !v.is_null());
+    match (given("mif"), given("raw_content")) {
+        (Some(doc), None) => Ok((doc.clone(), "mif")),
+        (None, Some(Value::String(text))) => {
+            if text.chars().count() > RAW_CONTENT_MAX {
+                return Err(ApiError::invalid_field(
+                    "raw_content",
+                    "must be at most 100000 characters",
+                ));
+            }
+            let kernel = notes::to_kernel(text);
+            if kernel.is_empty() {
+                return Err(ApiError::invalid_field("raw_content", "has no content"));
+            }
+            let doc = json!({
+                "mif_version": mif::VERSION,
+                "provenance": {"source": "raw_content"},
+                "identity_kernel": kernel,
+            });
+            Ok((doc, "raw_content"))
+        }
+        (None, Some(_)) => Err(ApiError::invalid_field("raw_content", "must be a string")),
+        _ => Err(ApiError::invalid_field(
+            "mif",
+            "give exactly one of mif and raw_content",
+        )),
+    }
+}
+
+/// Import a MIF document (or raw notes), now or staged.
+#[utoipa::path(
+    post,
+    path = "/api/v1/memory/import-mif",
+    operation_id = "importMif",
+    tag = "mif",
+    request_body = ImportRequest,
+    responses(
+        (status = 200, description = "Applied (all or nothing, in one transaction), or staged", body = ImportResult),
+        (status = 400, description = "Neither or both of mif and raw_content; an invalid document (the message names the JSON path, e.g. `mif.decisions[3].decision`); a kernel whose injection block would exceed 4,000 tokens; or a body over 10 MiB", body = MemoryError),
+        (status = 403, description = "The credential lacks the write scope", body = MemoryError),
+    )
+)]
+pub async fn import(
+    WriteAccess(caller): WriteAccess,
+    state: web::Data<AppState>,
+    body: web::Json<Value>,
+) -> Result<web::Json<ImportResult>, ApiError> {
+    let Value::Object(body) = body.into_inner() else {
+        return Err(ApiError::bad_request("the body must be a JSON object"));
+    };
+    let (doc_value, root) = document(&body)?;
+    let strategy = match body.get("merge_strategy") {
+        None | Some(Value::Null) => Strategy::Merge,
+        Some(Value::String(s)) => Strategy::parse(s).ok_or_else(|| {
+            ApiError::invalid_field("merge_strategy", "must be merge, replace or append")
+        })?,
+        Some(_) => {
+            return Err(ApiError::invalid_field(
+                "merge_strategy",
+                "must be merge, replace or append",
+            ));
+        }
+    };
+    let apply_now = match body.get("apply_immediately") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => {
+            return Err(ApiError::invalid_field(
+                "apply_immediately",
+                "must be a boolean",
+            ));
+        }
+    };
+    let workspace_id = match body.get("workspace_id") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => parse_workspace(Some(s))?,
+        Some(_) => return Err(ApiError::invalid_field("workspace_id", "must be a UUID")),
+    };
+    let doc =
+        mif::parse(&doc_value, root).map_err(|e| ApiError::invalid_field(&e.path, &e.problem))?;
+    let owner = owner(&caller);
+    let kek = &state.kek;
+    let mut conn = store::conn(&state.pool).await?;
+    if apply_now {
+        let out = conn
+            .transaction(async |conn| {
+                mif_import::apply(conn, owner, &doc, strategy, kek, root).await
+            })
+            .await
+            .map_err(import_error)?;
+        return Ok(web::Json(ImportResult::new("applied", None, out)));
+    }
+    // Staged: a dry run (rolled back) says what applying now would do, and catches what only
+    // the account can tell (the merged kernel's budget) before anything is kept.
+    let preview = conn
+        .transaction::<(), _, _>(async |conn| {
+            let out = mif_import::apply(conn, owner, &doc, strategy, kek, root).await?;
+            Err(ImportError::DryRun(out))
+        })
+        .await;
+    let out = match preview {
+        Err(ImportError::DryRun(out)) => out,
+        Err(err) => return Err(import_error(err)),
+        Ok(()) => unreachable!("a dry run always rolls back"),
+    };
+    let id = db::insert_staged(
+        &mut conn,
+        owner,
+        strategy.as_str(),
+        &doc_value,
+        workspace_id,
+    )
+    .await?;
+    Ok(web::Json(ImportResult::new("staged", Some(id), out)))
+}
+
+#[derive(Debug, thiserror::Error)]
+enum ApplyError {
+    #[error("not found")]
+    NotFound,
+    #[error("already applied")]
+    Applied,
+    #[error("{0}")]
+    Import(#[from] ImportError),
+}
+
+impl From<diesel::result::Error> for ApplyError {
+    fn from(e: diesel::result::Error) -> Self {
+        Self::Import(ImportError::Database(e))
+    }
+}
+
+/// Apply a staged import (once).
+#[utoipa::path(
+    post,
+    path = "/api/v1/memory/imports/{id}/apply",
+    operation_id = "applyMifImport",
+    tag = "mif",
+    params(("id" = Uuid, Path, description = "The staged import's id")),
+    responses(
+        (status = 200, description = "Applied (all or nothing)", body = ImportResult),
+        (status = 400, description = "The id is not a UUID, or the account changed so that the import no longer fits (e.g. the merged kernel's budget)", body = MemoryError),
+        (status = 403, description = "The credential lacks the write scope", body = MemoryError),
+        (status = 404, description = "No such import of the caller", body = MemoryError),
+        (status = 409, description = "The import was already applied", body = MemoryError),
+    )
+)]
+pub async fn apply(
+    WriteAccess(caller): WriteAccess,
+    state: web::Data<AppState>,
+    id: web::Path<Uuid>,
+) -> Result<web::Json<ImportResult>, ApiError> {
+    let id = id.into_inner();
+    let owner = owner(&caller);
+    let kek = &state.kek;
+    let mut conn = store::conn(&state.pool).await?;
+    let out = conn
+        .transaction(async |conn| {
+            let staged = db::lock(conn, owner, id)
+                .await?
+                .ok_or(ApplyError::NotFound)?;
+            if staged.status != "staged" {
+                return Err(ApplyError::Applied);
+            }
+            let root = if staged.document["provenance"]["source"] == "raw_content" {
+                "raw_content"
+            } else {
+                "mif"
+            };
+            let doc = mif::parse(&staged.document, root).map_err(ImportError::Invalid)?;
+            let strategy = Strategy::parse(&staged.merge_strategy).unwrap_or(Strategy::Merge);
+            let out = mif_import::apply(conn, owner, &doc, strategy, kek, root).await?;
+            db::mark_applied(conn, id).await?;
+            Ok(out)
+        })
+        .await
+        .map_err(|e| match e {
+            ApplyError::NotFound => ApiError::not_found("no such import"),
+            ApplyError::Applied => ApiError::conflict("this import was already applied"),
+            ApplyError::Import(e) => import_error(e),
+        })?;
+    Ok(web::Json(ImportResult::new("applied", Some(id), out)))
+}

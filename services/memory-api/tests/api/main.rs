@@ -3,9 +3,11 @@
 mod auth;
 mod common;
 mod confidence;
+mod consolidate;
 mod contract;
 mod decisions;
 mod errors;
+mod free_form;
 mod identity;
 mod mif;
 mod migrations;

@@ -1,0 +1,246 @@
+//! Free-form memory: record, list, search, delete; limits; ownership and environments.
+
+use auth::{CredentialKind, Scope};
+use rate_limit::policy::Tier;
+use reqwest::Response;
+use serde_json::{Value, json};
+
+use crate::common::*;
+
+async fn create(h: &Harness, key: &str, body: Value) -> Response {
+    h.post("/api/v1/memory/free-form")
+        .bearer_auth(key)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn list(h: &Harness, key: &str, query: &str) -> Response {
+    h.get(&format!("/api/v1/memory/free-form?{query}"))
+        .bearer_auth(key)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn delete(h: &Harness, key: &str, id: &str) -> Response {
+    h.http
+        .delete(h.server.url(&format!("/api/v1/memory/free-form/{id}")))
+        .bearer_auth(key)
+        .send()
+        .await
+        .unwrap()
+}
+
+fn contents(body: &Value) -> Vec<&str> {
+    body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["content"].as_str().unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn entries_are_recorded_listed_searched_and_deleted() {
+    let h = Harness::new().await;
+    let (_, key) = h.writer(Tier::Free).await;
+    let res = create(
+        &h,
+        &key,
+        json!({
+            "content": "Prefers green tea over coffee in the morning",
+            "tags": ["drinks", "morning", "drinks"],
+            "source": "chat",
+            "metadata": {"confidence": 0.9},
+            "id": "ignored", "created_at": "ignored", "unknown": 1,
+        }),
+    )
+    .await;
+    assert_eq!(res.status(), 201);
+    assert_rate_limit_headers(&res);
+    let created = json(res).await;
+    assert_eq!(created["success"], true);
+    assert_eq!(created["embedded"], false);
+    assert_eq!(created["tags"], json!(["drinks", "morning"]));
+    assert_eq!(created["source"], "chat");
+    assert_eq!(created["metadata"], json!({"confidence": 0.9}));
+    assert!(created["created_at"].as_str().unwrap().ends_with('Z'));
+    let id = created["id"].as_str().unwrap().to_owned();
+    for i in 0..3 {
+        let res = create(
+            &h,
+            &key,
+            json!({"content": format!("Walks {i} km on Sundays")}),
+        )
+        .await;
+        assert_eq!(res.status(), 201);
+    }
+
+    let all = json(list(&h, &key, "").await).await;
+    assert_eq!(
+        contents(&all),
+        [
+            "Prefers green tea over coffee in the morning",
+            "Walks 0 km on Sundays",
+            "Walks 1 km on Sundays",
+            "Walks 2 km on Sundays"
+        ]
+    );
+    assert_eq!(all["next_cursor"], Value::Null);
+    assert_eq!(all["search_mode"], Value::Null);
+    assert_eq!(all["data"][0]["id"], id.as_str());
+    assert_eq!(all["data"][1]["tags"], json!([]));
+    assert_eq!(all["data"][1]["source"], Value::Null);
+    assert_eq!(all["data"][1]["metadata"], json!({}));
+
+    let first = json(list(&h, &key, "limit=3").await).await;
+    assert_eq!(first["data"].as_array().unwrap().len(), 3);
+    let cursor = first["next_cursor"].as_str().unwrap().to_owned();
+    let second = json(list(&h, &key, &format!("limit=3&cursor={cursor}")).await).await;
+    assert_eq!(contents(&second), ["Walks 2 km on Sundays"]);
+    assert_eq!(second["next_cursor"], Value::Null);
+
+    let found = json(list(&h, &key, "q=coffee").await).await;
+    assert_eq!(found["search_mode"], "keyword");
+    assert_eq!(found["query"], "coffee");
+    assert!(found["latency_ms"].is_u64());
+    assert_eq!(
+        contents(&found),
+        ["Prefers green tea over coffee in the morning"]
+    );
+    let walks = json(list(&h, &key, "q=sundays&limit=2").await).await;
+    assert_eq!(walks["data"].as_array().unwrap().len(), 2);
+
+    let res = delete(&h, &key, &id).await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(json(res).await, json!({"success": true, "id": id}));
+    expect_error(delete(&h, &key, &id).await, 404, "NOT_FOUND").await;
+    assert_eq!(
+        json(list(&h, &key, "q=coffee").await).await["data"],
+        json!([])
+    );
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn limits_answer_400_naming_the_field() {
+    let h = Harness::new().await;
+    let (_, key) = h.writer(Tier::Free).await;
+    let many: Vec<String> = (0..21).map(|i| format!("t{i}")).collect();
+    for (body, field) in [
+        (json!({}), "content"),
+        (json!({"content": "  "}), "content"),
+        (json!({"content": 5}), "content"),
+        (json!({"content": "x".repeat(10_001)}), "content"),
+        (json!({"content": "x", "tags": many}), "tags"),
+        (json!({"content": "x", "tags": ["t".repeat(51)]}), "tags[0]"),
+        (json!({"content": "x", "tags": "one"}), "tags"),
+        (json!({"content": "x", "source": "s".repeat(201)}), "source"),
+        (json!({"content": "x", "metadata": [1]}), "metadata"),
+        (
+            json!({"content": "x", "metadata": {"k": "v".repeat(17_000)}}),
+            "metadata",
+        ),
+        (json!([1]), "body"),
+    ] {
+        let message = expect_error(
+            create(&h, &key, body.clone()).await,
+            400,
+            "VALIDATION_ERROR",
+        )
+        .await;
+        assert!(message.contains(field), "{body}: {message}");
+    }
+    let at_limits = create(
+        &h,
+        &key,
+        json!({"content": "x".repeat(10_000), "tags": (0..20).map(|i| format!("{i}{}", "t".repeat(48))).collect::<Vec<_>>(), "source": "s".repeat(200)}),
+    )
+    .await;
+    assert_eq!(at_limits.status(), 201);
+    for query in [
+        "limit=0",
+        "limit=101",
+        "limit=x",
+        "q=x&limit=51",
+        "cursor=nope",
+    ] {
+        let res = list(&h, &key, query).await;
+        expect_error(res, 400, "VALIDATION_ERROR").await;
+    }
+    let long = "q".repeat(1001);
+    expect_error(
+        list(&h, &key, &format!("q={long}")).await,
+        400,
+        "VALIDATION_ERROR",
+    )
+    .await;
+    expect_error(
+        delete(&h, &key, "not-a-uuid").await,
+        400,
+        "VALIDATION_ERROR",
+    )
+    .await;
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn entries_belong_to_one_owner_and_one_environment() {
+    let h = Harness::new().await;
+    let (user, live) = h.writer(Tier::Free).await;
+    let id = json(create(&h, &live, json!({"content": "Live only note"})).await).await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (_, test) = h
+        .key(
+            user,
+            CredentialKind::MemoryTest,
+            &[Scope::Read, Scope::Write],
+        )
+        .await;
+    let (_, other) = h.writer(Tier::Free).await;
+    for key in [&test, &other] {
+        assert_eq!(json(list(&h, key, "").await).await["data"], json!([]));
+        assert_eq!(json(list(&h, key, "q=note").await).await["data"], json!([]));
+        expect_error(delete(&h, key, &id).await, 404, "NOT_FOUND").await;
+    }
+    let (_, reader) = h
+        .key(user, CredentialKind::MemoryLive, &[Scope::Read])
+        .await;
+    expect_error(
+        create(&h, &reader, json!({"content": "x"})).await,
+        403,
+        "FORBIDDEN",
+    )
+    .await;
+    expect_error(delete(&h, &reader, &id).await, 403, "FORBIDDEN").await;
+    assert_eq!(
+        contents(&json(list(&h, &reader, "").await).await),
+        ["Live only note"]
+    );
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn semantic_search_finds_paraphrases_and_entries_are_embedded_on_write() {
+    let h = Harness::with(semantic_settings).await;
+    let (_, key) = h.writer(Tier::Pro).await;
+    for content in [
+        "Prefers green tea over coffee in the morning",
+        "Deploys happen only on weekdays",
+        "Their daughter is called Mia",
+    ] {
+        let created = json(create(&h, &key, json!({"content": content})).await).await;
+        assert_eq!(created["embedded"], true);
+    }
+    let found = json(list(&h, &key, "q=what%20hot%20drink%20do%20they%20like&limit=1").await).await;
+    assert_eq!(found["search_mode"], "semantic");
+    assert_eq!(
+        contents(&found),
+        ["Prefers green tea over coffee in the morning"]
+    );
+    h.stop().await;
+}

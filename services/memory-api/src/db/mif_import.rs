@@ -17,6 +17,7 @@ use std::collections::{HashMap, HashSet};
 
 use chrono::Utc;
 use diesel::prelude::*;
+use diesel::sql_types::Text;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use ring::digest::{SHA256, digest};
 use secrets::Kek;
@@ -96,6 +97,15 @@ pub async fn apply(
     kek: &Kek,
     root: &str,
 ) -> Result<Outcome, ImportError> {
+    // One import at a time per owner: two concurrent `replace`s would otherwise both delete,
+    // then both insert the same ids.
+    diesel::sql_query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
+        .bind::<Text, _>(format!(
+            "mif-import:{}:{}",
+            owner.user_id, owner.environment
+        ))
+        .execute(conn)
+        .await?;
     let mut out = Outcome::default();
     let corpus = corpus_plan(conn, owner, doc, strategy, root, &mut out).await?;
     let decisions = decisions_plan(conn, owner, doc, strategy, root, &mut out).await?;

@@ -19,7 +19,7 @@ use ring::digest::{Context, SHA256};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use store::Pool;
-use utoipa::IntoParams;
+use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use crate::AppState;
@@ -27,6 +27,8 @@ use crate::app::SERVICE;
 use crate::db::products::Owner;
 use crate::db::{free_form, kernels, mif as db};
 use crate::domain::{canonical, mif};
+use crate::routes::decisions::Decision;
+use crate::routes::free_form::FreeFormEntry;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/memory/export-mif").route(web::get().to(export)));
@@ -75,6 +77,46 @@ pub struct ExportParams {
     pub download: Option<String>,
 }
 
+/// A MIF 0.1 document (the JSON Schema is `proto-docs/mif-0.1.schema.json`). Unknown members
+/// are ignored on import.
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)]
+pub struct MifDocument {
+    /// Always `0.1`.
+    #[schema(example = "0.1")]
+    pub mif_version: String,
+    pub provenance: MifProvenance,
+    /// The identity kernel (free-form; documented keys identity, products, constraints,
+    /// model_preferences).
+    #[schema(value_type = Object)]
+    pub identity_kernel: Value,
+    /// Free-form memory entries (scopes `identity_corpus` and `full`). On import `id` and
+    /// `created_at` may be absent.
+    pub user_corpus: Option<Vec<FreeFormEntry>>,
+    /// Decisions (scope `full`). On import `id`, `tags`, `decided_at` may be absent;
+    /// `product_name` is required.
+    pub decisions: Option<Vec<Decision>>,
+    /// Free-form; `full` exports list `products` (name, description, status).
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<Value>,
+}
+
+/// Where a document comes from (free-form on import; exports write these members).
+#[derive(Debug, ToSchema)]
+#[allow(dead_code)]
+pub struct MifProvenance {
+    pub exported_at: Option<chrono::DateTime<Utc>>,
+    /// `memory-api`.
+    pub service: Option<String>,
+    pub service_version: Option<String>,
+    /// `identity_only`, `identity_corpus` or `full`.
+    pub scope: Option<String>,
+    pub workspace_id: Option<Uuid>,
+    /// SHA-256 (hex) of the document without `provenance`, object members sorted by key, no
+    /// whitespace.
+    pub content_sha256: Option<String>,
+}
+
 pub(crate) fn parse_workspace(raw: Option<&str>) -> Result<Option<Uuid>, ApiError> {
     raw.map(|s| {
         Uuid::parse_str(s.trim())
@@ -96,7 +138,7 @@ pub(crate) fn parse_workspace(raw: Option<&str>) -> Result<Option<Uuid>, ApiErro
             `service`, `service_version`, `scope`, `workspace_id` and `content_sha256`: the \
             SHA-256 (hex) of the document without `provenance`, serialized with object members \
             sorted by key and no whitespace. Items are in id (creation) order.",
-            content_type = "application/json", body = Object,
+            content_type = "application/json", body = MifDocument,
             headers(("Content-Disposition" = String, description = "With `download=true`: `attachment; filename=\"memory-<scope>-<time>.mif.json\"`"))),
         (status = 400, description = "scope, workspace_id or download is invalid", body = MemoryError),
     )

@@ -15,7 +15,7 @@ use crate::db::mif as db;
 use crate::db::mif_import::{self, ImportError, Outcome, Strategy};
 use crate::db::products::Owner;
 use crate::domain::{mif, notes};
-use crate::routes::mif_export::parse_workspace;
+use crate::routes::mif_export::{MifDocument, parse_workspace};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -42,7 +42,7 @@ fn owner(caller: &Caller) -> Owner<'static> {
 #[allow(dead_code)]
 pub struct ImportRequest {
     /// A MIF 0.1 document (`proto-docs/mif-0.1.schema.json`).
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<MifDocument>)]
     pub mif: Option<Value>,
     /// Plain text or Markdown notes (at most 100,000 characters), normalized into an
     /// identity-only import: headings open sections (text before any heading is `notes`); a

@@ -244,3 +244,78 @@ async fn semantic_search_finds_paraphrases_and_entries_are_embedded_on_write() {
     );
     h.stop().await;
 }
+
+/// Polls `url` with `key` until `done` holds for the answer (30 s at most).
+async fn poll(url: &str, key: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let http = reqwest::Client::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let found: Value = http
+            .get(url)
+            .bearer_auth(key)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if done(&found) {
+            return found;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not embedded in time: {found}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test]
+async fn entries_and_imported_decisions_are_embedded_by_the_background_pass() {
+    // Written while no provider was configured.
+    let h = Harness::new().await;
+    let (_, key) = h.writer(Tier::Pro).await;
+    for content in [
+        "Prefers green tea over coffee",
+        "Deploys happen only on weekdays",
+    ] {
+        let created = json(create(&h, &key, json!({"content": content})).await).await;
+        assert_eq!(created["embedded"], false);
+    }
+    // The same decision ids imported into two accounts: each owner's row gets its embedding.
+    let (_, other) = h.writer(Tier::Pro).await;
+    let mif = json!({
+        "mif_version": "0.1", "provenance": {}, "identity_kernel": {},
+        "decisions": [
+            {"id": uuid::Uuid::now_v7(), "decision": "We chose PostgreSQL over MongoDB for the billing ledger", "product_name": "billing"},
+            {"id": uuid::Uuid::now_v7(), "decision": "Use Tailwind for the marketing site styling", "product_name": "web"},
+        ],
+    });
+    for k in [&key, &other] {
+        let res = h
+            .post("/api/v1/memory/import-mif")
+            .bearer_auth(k)
+            .json(&json!({"mif": mif, "apply_immediately": true}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200);
+    }
+    let semantic = serve(&semantic_settings(&h.db.url)).await;
+    let url = semantic.url("/api/v1/memory/free-form?q=what%20hot%20drink%20do%20they%20like");
+    let found = poll(&url, &key, |f| f["data"].as_array().unwrap().len() == 2).await;
+    assert_eq!(found["search_mode"], "semantic");
+    assert_eq!(found["data"][0]["content"], "Prefers green tea over coffee");
+    let url = semantic.url(
+        "/api/v1/memory/decisions/search?q=which%20database%20did%20we%20pick%20for%20payments%3F",
+    );
+    for k in [&key, &other] {
+        let found = poll(&url, k, |f| f["count"] == 2).await;
+        assert_eq!(
+            found["decisions"][0]["decision"],
+            "We chose PostgreSQL over MongoDB for the billing ledger"
+        );
+    }
+    semantic.stop().await;
+    h.stop().await;
+}

@@ -30,11 +30,12 @@ pub struct Memory {
     pub at: DateTime<Utc>,
 }
 
-/// Page `offset / limit` of the owner's decisions and entries, newest first.
+/// Up to `limit` of the owner's decisions and entries, newest first, after `after` (the
+/// time and id of the last one read).
 pub async fn newest(
     conn: &mut AsyncPgConnection,
     owner: Owner<'_>,
-    offset: i64,
+    after: Option<(DateTime<Utc>, Uuid)>,
     limit: i64,
 ) -> QueryResult<Vec<Memory>> {
     diesel::sql_query(
@@ -46,11 +47,14 @@ pub async fn newest(
              UNION ALL \
              SELECT 'corpus', id, content, content, NULL, created_at \
              FROM free_form_entries WHERE user_id = $1 AND environment = $2 \
-         ) m ORDER BY at DESC, id DESC OFFSET $3 LIMIT $4",
+         ) m \
+         WHERE $3::timestamptz IS NULL OR (at, id) < ($3, $4) \
+         ORDER BY at DESC, id DESC LIMIT $5",
     )
     .bind::<SqlUuid, _>(owner.user_id)
     .bind::<Text, _>(owner.environment)
-    .bind::<BigInt, _>(offset)
+    .bind::<Nullable<Timestamptz>, _>(after.map(|a| a.0))
+    .bind::<Nullable<SqlUuid>, _>(after.map(|a| a.1))
     .bind::<BigInt, _>(limit)
     .load(conn)
     .await

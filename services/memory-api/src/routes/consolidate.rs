@@ -132,9 +132,9 @@ pub async fn consolidate(
     let mut read: Vec<Memory> = Vec::new();
     let mut used = 0;
     let mut exhausted = false;
-    let mut offset = 0;
+    let mut after = None;
     loop {
-        let page = db::newest(&mut conn, owner, offset, PAGE).await?;
+        let page = db::newest(&mut conn, owner, after, PAGE).await?;
         let sizes: Vec<usize> = page.iter().map(|m| tokens::count(&m.body)).collect();
         let (fits, spent) = consolidation::within_budget(&sizes, budget - used);
         used += spent;
@@ -142,11 +142,11 @@ pub async fn consolidate(
         if fits < page.len() {
             exhausted = true;
         }
+        after = page.last().map(|m| (m.at, m.id));
         read.extend(page.into_iter().take(fits));
         if exhausted || !full_page {
             break;
         }
-        offset += PAGE;
     }
 
     let kinds: Vec<String> = read.iter().map(|m| m.kind.clone()).collect();

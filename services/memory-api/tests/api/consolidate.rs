@@ -317,3 +317,60 @@ async fn embedding_duplicates_and_superseded_decisions_are_found() {
     assert_eq!(body["redundancyScore"].as_f64().unwrap(), dups as f64 / 5.0);
     h.stop().await;
 }
+
+#[tokio::test]
+async fn a_run_reads_across_pages_newest_first() {
+    let h = Harness::new().await;
+    let (_, key) = h.writer(Tier::Pro).await;
+    // 250 entries, one minute apart; the oldest repeats the newest's text.
+    let corpus: Vec<Value> = (0..250)
+        .map(|i| {
+            let text = if i == 0 {
+                "Entry number 249 about planning".to_owned()
+            } else {
+                format!("Entry number {i} about planning")
+            };
+            let at = (Utc::now() - Duration::minutes(300 - i))
+                .to_rfc3339_opts(SecondsFormat::Micros, true);
+            json!({"content": text, "created_at": at})
+        })
+        .collect();
+    let mif = json!({"mif_version": "0.1", "provenance": {}, "identity_kernel": {}, "user_corpus": corpus});
+    let res = import(
+        &h,
+        &key,
+        json!({"mif": mif, "merge_strategy": "append", "apply_immediately": true}),
+    )
+    .await;
+    assert_eq!(json(res).await["corpus_imported"], 250);
+    let doc = export(&h, &key, "").await;
+    let oldest = doc["user_corpus"][0]["id"].as_str().unwrap().to_owned();
+    let newest = doc["user_corpus"][249]["id"].as_str().unwrap().to_owned();
+    let total: usize = (0..250)
+        .map(|i| {
+            let n = if i == 0 { 249 } else { i };
+            tokens::count(&format!("Entry number {n} about planning"))
+        })
+        .sum();
+
+    let body =
+        json(consolidate(&h, &key, Some(json!({"compute_budget_tokens": 5000}))).await).await;
+    assert_eq!(body["status"], "completed");
+    assert_eq!(body["corpusDeduplicated"], 1);
+    assert_eq!(body["redundancyScore"], 1.0 / 250.0);
+    let report = json(run(&h, &key, body["runId"].as_str().unwrap()).await).await;
+    assert_eq!(report["itemsRead"], 250);
+    assert_eq!(report["tokensRead"], total);
+    assert_eq!(report["candidates"][0]["item"]["id"], oldest.as_str());
+    assert_eq!(report["candidates"][0]["other"]["id"], newest.as_str());
+
+    // One token short: the oldest (and the duplicate with it) is not read.
+    let short = total - tokens::count("Entry number 249 about planning");
+    let body =
+        json(consolidate(&h, &key, Some(json!({"compute_budget_tokens": short}))).await).await;
+    assert_eq!(body["status"], "budget_exhausted");
+    assert_eq!(body["corpusDeduplicated"], 0);
+    let report = json(run(&h, &key, body["runId"].as_str().unwrap()).await).await;
+    assert_eq!(report["itemsRead"], 249);
+    h.stop().await;
+}

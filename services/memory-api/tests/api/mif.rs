@@ -56,6 +56,8 @@ pub async fn export(h: &Harness, key: &str, query: &str) -> Value {
     assert_eq!(res.status(), 200);
     assert_rate_limit_headers(&res);
     assert_eq!(res.headers()["content-type"], "application/json");
+    // Streamed (chunked), not assembled into one body first.
+    assert!(res.headers().get("content-length").is_none());
     let doc = json(res).await;
     assert_valid_mif(&doc);
     assert_eq!(doc["provenance"]["content_sha256"], checksum(&doc), "{doc}");

@@ -85,7 +85,7 @@ diesel::table! {
 // decisions also has `embedding vector(384)` and the generated `search tsvector`, which the
 // keyword and semantic searches read with SQL of their own.
 diesel::table! {
-    decisions (id) {
+    decisions (user_id, environment, id) {
         id -> Uuid,
         user_id -> Uuid,
         environment -> Text,

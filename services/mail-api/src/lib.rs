@@ -4,6 +4,7 @@ pub mod app;
 pub mod config;
 pub mod db;
 pub mod domain;
+pub mod export;
 pub mod flows;
 pub mod openapi;
 pub mod routes;

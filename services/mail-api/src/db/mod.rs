@@ -1,10 +1,12 @@
 //! The mail database: schema and queries, one module per table group.
 
+pub mod analytics;
 pub mod campaigns;
 pub mod contacts;
 pub mod conversions;
 pub mod credentials;
 pub mod events;
+pub mod export;
 pub mod idempotency;
 pub mod schema;
 pub mod sites;

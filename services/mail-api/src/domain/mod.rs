@@ -1,4 +1,5 @@
 //! Rules of the mail domain that need no HTTP and no database.
 
 pub mod email;
+pub mod health;
 pub mod plans;

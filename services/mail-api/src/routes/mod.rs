@@ -1,10 +1,12 @@
 //! The `/api/v1` routes of mail-api, one module per resource.
 
+pub mod analytics;
 pub mod body;
 pub mod campaigns;
 pub mod contacts;
 pub mod conversions;
 pub mod events;
+pub mod export;
 pub mod idempotency;
 pub mod identify;
 pub mod sites;
@@ -23,4 +25,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     campaigns::configure(cfg);
     templates::configure(cfg);
     suppressions::configure(cfg);
+    analytics::configure(cfg);
+    export::configure(cfg);
 }

@@ -1,5 +1,6 @@
 //! mail-api over HTTP against the real PostgreSQL (and Redis where said).
 
+mod analytics;
 mod auth;
 mod campaigns;
 mod common;
@@ -8,6 +9,7 @@ mod contract;
 mod conversions;
 mod errors;
 mod events;
+mod export;
 mod identify;
 mod migrations;
 mod plan_limits;

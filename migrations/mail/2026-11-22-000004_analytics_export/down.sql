@@ -1,0 +1,13 @@
+DROP FUNCTION export_ts(timestamptz);
+DROP INDEX conversions_project_id_idx;
+DROP INDEX events_project_id_idx;
+CREATE INDEX contact_sites_site_idx ON contact_sites (site_id, contact_id);
+DROP INDEX contact_sites_site_status_idx;
+CREATE INDEX conversions_campaign_idx ON conversions (campaign_id) WHERE campaign_id IS NOT NULL;
+DROP INDEX conversions_campaign_window_idx;
+CREATE INDEX conversions_project_time_idx ON conversions (project_id, attributed_at);
+DROP INDEX conversions_project_window_idx;
+CREATE INDEX email_log_campaign_idx ON email_log (campaign_id) WHERE campaign_id IS NOT NULL;
+DROP INDEX email_log_campaign_window_idx;
+CREATE INDEX email_log_site_time_idx ON email_log (site_id, created_at);
+DROP INDEX email_log_site_window_idx;

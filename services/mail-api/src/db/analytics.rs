@@ -1,0 +1,306 @@
+//! Analytics aggregates over the email log, site subscriptions and conversions. Every query is
+//! bounded by the project and a time window and reads a covering index of migration 000004
+//! (index-only scans), so its cost grows with the rows in the window, not with the tenant.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Double, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use serde_json::Value;
+use uuid::Uuid;
+
+/// The delivery counts of a set of email log rows. A row's `status` is its latest state, so
+/// each count says how many emails reached at least that state.
+const DELIVERY_COUNTS: &str = "\
+    count(*) FILTER (WHERE status IN ('sent', 'delivered', 'opened', 'clicked', 'bounced', \
+                                      'complained')) AS sent, \
+    count(*) FILTER (WHERE status IN ('delivered', 'opened', 'clicked', 'complained')) AS delivered, \
+    count(*) FILTER (WHERE status IN ('opened', 'clicked') \
+                        OR (open_count > 0 AND status NOT IN ('bounced', 'failed', 'suppressed'))) \
+        AS opened, \
+    count(*) FILTER (WHERE status = 'clicked' \
+                        OR (last_clicked_at IS NOT NULL \
+                            AND status NOT IN ('bounced', 'failed', 'suppressed'))) AS clicked, \
+    count(*) FILTER (WHERE status = 'bounced') AS bounced, \
+    count(*) FILTER (WHERE status = 'complained') AS complained";
+
+#[derive(Debug, Clone, Copy, Default, QueryableByName)]
+pub struct Delivery {
+    #[diesel(sql_type = BigInt)]
+    pub sent: i64,
+    #[diesel(sql_type = BigInt)]
+    pub delivered: i64,
+    #[diesel(sql_type = BigInt)]
+    pub opened: i64,
+    #[diesel(sql_type = BigInt)]
+    pub clicked: i64,
+    #[diesel(sql_type = BigInt)]
+    pub bounced: i64,
+    #[diesel(sql_type = BigInt)]
+    pub complained: i64,
+}
+
+/// The delivery counts of the site's emails created in `[from, to)`.
+pub async fn site_delivery(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    site_id: Uuid,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> QueryResult<Delivery> {
+    diesel::sql_query(format!(
+        "SELECT {DELIVERY_COUNTS} FROM email_log \
+         WHERE site_id = $1 AND project_id = $2 AND created_at >= $3 AND created_at < $4"
+    ))
+    .bind::<SqlUuid, _>(site_id)
+    .bind::<SqlUuid, _>(project_id)
+    .bind::<Timestamptz, _>(from)
+    .bind::<Timestamptz, _>(to)
+    .get_result(conn)
+    .await
+}
+
+#[derive(Debug, Clone, Copy, QueryableByName)]
+pub struct Growth {
+    #[diesel(sql_type = BigInt)]
+    pub subscribed: i64,
+    #[diesel(sql_type = BigInt)]
+    pub new_subscribers: i64,
+    #[diesel(sql_type = BigInt)]
+    pub unsubscribed: i64,
+}
+
+/// The site's subscribers now, and those who joined or left in `[from, to)`. The caller has
+/// checked that the site is the project's.
+pub async fn site_growth(
+    conn: &mut AsyncPgConnection,
+    site_id: Uuid,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> QueryResult<Growth> {
+    diesel::sql_query(
+        "SELECT count(*) FILTER (WHERE status = 'subscribed') AS subscribed, \
+                count(*) FILTER (WHERE created_at >= $2 AND created_at < $3) AS new_subscribers, \
+                count(*) FILTER (WHERE status = 'unsubscribed' \
+                                   AND updated_at >= $2 AND updated_at < $3) AS unsubscribed \
+         FROM contact_sites WHERE site_id = $1",
+    )
+    .bind::<SqlUuid, _>(site_id)
+    .bind::<Timestamptz, _>(from)
+    .bind::<Timestamptz, _>(to)
+    .get_result(conn)
+    .await
+}
+
+#[derive(QueryableByName)]
+struct Count {
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+/// Suppressions the project recorded in `[from, to)` (bounces, complaints, unsubscribes and
+/// manual ones).
+pub async fn suppressions_added(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> QueryResult<i64> {
+    let row: Count = diesel::sql_query(
+        "SELECT count(*) AS n FROM suppressions \
+         WHERE project_id = $1 AND created_at >= $2 AND created_at < $3",
+    )
+    .bind::<SqlUuid, _>(project_id)
+    .bind::<Timestamptz, _>(from)
+    .bind::<Timestamptz, _>(to)
+    .get_result(conn)
+    .await?;
+    Ok(row.n)
+}
+
+/// Which campaigns [`campaigns`] reads.
+pub struct CampaignFilter<'a> {
+    pub site_id: Option<Uuid>,
+    pub status: Option<&'a str>,
+    pub after: Option<Uuid>,
+    pub limit: i64,
+}
+
+#[derive(Debug, QueryableByName)]
+pub struct CampaignRow {
+    #[diesel(sql_type = SqlUuid)]
+    pub id: Uuid,
+    #[diesel(sql_type = Text)]
+    pub name: String,
+    #[diesel(sql_type = SqlUuid)]
+    pub site_id: Uuid,
+    #[diesel(sql_type = Text)]
+    pub kind: String,
+    #[diesel(sql_type = Text)]
+    pub status: String,
+    #[diesel(sql_type = BigInt)]
+    pub enrolled: i64,
+    #[diesel(embed)]
+    pub delivery: Delivery,
+    #[diesel(sql_type = BigInt)]
+    pub conversions: i64,
+    /// Currency code → revenue.
+    #[diesel(sql_type = Jsonb)]
+    pub revenue: Value,
+}
+
+/// Up to `limit` campaigns of the project in id order, each with its current enrollments, the
+/// delivery counts of its emails created in `[from, to)` and the conversions attributed to it
+/// in that window.
+pub async fn campaigns(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    filter: &CampaignFilter<'_>,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> QueryResult<Vec<CampaignRow>> {
+    diesel::sql_query(format!(
+        "SELECT c.id, c.name, c.site_id, c.type AS kind, c.status, \
+                (SELECT count(*) FROM enrollments e \
+                  WHERE e.campaign_id = c.id AND e.status <> 'exited') AS enrolled, \
+                d.*, v.conversions, v.revenue \
+         FROM campaigns c \
+         CROSS JOIN LATERAL ( \
+             SELECT {DELIVERY_COUNTS} FROM email_log \
+              WHERE campaign_id = c.id AND project_id = $1 \
+                AND created_at >= $2 AND created_at < $3) d \
+         CROSS JOIN LATERAL ( \
+             SELECT coalesce(sum(n), 0)::int8 AS conversions, \
+                    coalesce(jsonb_object_agg(currency, amount), '{{}}') AS revenue \
+             FROM (SELECT currency, count(*) AS n, sum(revenue)::float8 AS amount \
+                     FROM conversions \
+                    WHERE campaign_id = c.id AND project_id = $1 \
+                      AND attributed_at >= $2 AND attributed_at < $3 \
+                    GROUP BY currency) per_currency) v \
+         WHERE c.project_id = $1 \
+           AND ($4::uuid IS NULL OR c.site_id = $4) \
+           AND ($5::text IS NULL OR c.status = $5) \
+           AND ($6::uuid IS NULL OR c.id > $6) \
+         ORDER BY c.id LIMIT $7"
+    ))
+    .bind::<SqlUuid, _>(project_id)
+    .bind::<Timestamptz, _>(from)
+    .bind::<Timestamptz, _>(to)
+    .bind::<Nullable<SqlUuid>, _>(filter.site_id)
+    .bind::<Nullable<Text>, _>(filter.status)
+    .bind::<Nullable<SqlUuid>, _>(filter.after)
+    .bind::<BigInt, _>(filter.limit)
+    .load(conn)
+    .await
+}
+
+/// Which conversions [`conversion_totals`] and [`top_campaigns`] read.
+#[derive(Debug, Clone, Copy)]
+pub struct ConversionScope {
+    pub project_id: Uuid,
+    /// Only conversions attributed to an email of this site.
+    pub site_id: Option<Uuid>,
+    /// Only conversions attributed to this campaign.
+    pub campaign_id: Option<Uuid>,
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+}
+
+const CONVERSION_SCOPE: &str = "\
+    v.project_id = $1 AND v.attributed_at >= $2 AND v.attributed_at < $3 \
+    AND ($4::uuid IS NULL OR EXISTS ( \
+        SELECT 1 FROM email_log l \
+         WHERE l.project_id = v.project_id AND l.id = v.email_log_id AND l.site_id = $4)) \
+    AND ($5::uuid IS NULL OR v.campaign_id = $5)";
+
+#[derive(Debug, QueryableByName)]
+pub struct ConversionGroup {
+    /// `click`, `open`, `send` or `unattributed`.
+    #[diesel(sql_type = Text)]
+    pub attribution: String,
+    #[diesel(sql_type = Text)]
+    pub currency: String,
+    #[diesel(sql_type = BigInt)]
+    pub conversions: i64,
+    #[diesel(sql_type = Double)]
+    pub revenue: f64,
+}
+
+/// Conversions in scope, counted and summed per attribution rule and currency.
+pub async fn conversion_totals(
+    conn: &mut AsyncPgConnection,
+    scope: ConversionScope,
+) -> QueryResult<Vec<ConversionGroup>> {
+    diesel::sql_query(format!(
+        "SELECT v.attribution, v.currency, count(*) AS conversions, \
+                sum(v.revenue)::float8 AS revenue \
+         FROM conversions v WHERE {CONVERSION_SCOPE} \
+         GROUP BY v.attribution, v.currency ORDER BY v.attribution, v.currency"
+    ))
+    .bind::<SqlUuid, _>(scope.project_id)
+    .bind::<Timestamptz, _>(scope.from)
+    .bind::<Timestamptz, _>(scope.to)
+    .bind::<Nullable<SqlUuid>, _>(scope.site_id)
+    .bind::<Nullable<SqlUuid>, _>(scope.campaign_id)
+    .load(conn)
+    .await
+}
+
+#[derive(Debug, QueryableByName)]
+pub struct CampaignConversions {
+    #[diesel(sql_type = SqlUuid)]
+    pub campaign_id: Uuid,
+    /// Null when the campaign was deleted since.
+    #[diesel(sql_type = Nullable<Text>)]
+    pub name: Option<String>,
+    #[diesel(sql_type = BigInt)]
+    pub conversions: i64,
+    /// Currency code → revenue.
+    #[diesel(sql_type = Jsonb)]
+    pub revenue: Value,
+}
+
+/// The `limit` campaigns with the most conversions in scope (ties: campaign id).
+pub async fn top_campaigns(
+    conn: &mut AsyncPgConnection,
+    scope: ConversionScope,
+    limit: i64,
+) -> QueryResult<Vec<CampaignConversions>> {
+    diesel::sql_query(format!(
+        "SELECT t.campaign_id, c.name, t.conversions, t.revenue FROM ( \
+             SELECT campaign_id, sum(n)::int8 AS conversions, \
+                    jsonb_object_agg(currency, amount) AS revenue \
+             FROM (SELECT v.campaign_id, v.currency, count(*) AS n, \
+                          sum(v.revenue)::float8 AS amount \
+                     FROM conversions v \
+                    WHERE {CONVERSION_SCOPE} AND v.campaign_id IS NOT NULL \
+                    GROUP BY v.campaign_id, v.currency) per_currency \
+             GROUP BY campaign_id \
+             ORDER BY conversions DESC, campaign_id LIMIT $6) t \
+         LEFT JOIN campaigns c ON c.project_id = $1 AND c.id = t.campaign_id \
+         ORDER BY t.conversions DESC, t.campaign_id"
+    ))
+    .bind::<SqlUuid, _>(scope.project_id)
+    .bind::<Timestamptz, _>(scope.from)
+    .bind::<Timestamptz, _>(scope.to)
+    .bind::<Nullable<SqlUuid>, _>(scope.site_id)
+    .bind::<Nullable<SqlUuid>, _>(scope.campaign_id)
+    .bind::<BigInt, _>(limit)
+    .load(conn)
+    .await
+}
+
+/// Whether the project has this campaign.
+pub async fn campaign_exists(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    id: Uuid,
+) -> QueryResult<bool> {
+    let row: Count =
+        diesel::sql_query("SELECT count(*) AS n FROM campaigns WHERE project_id = $1 AND id = $2")
+            .bind::<SqlUuid, _>(project_id)
+            .bind::<SqlUuid, _>(id)
+            .get_result(conn)
+            .await?;
+    Ok(row.n > 0)
+}

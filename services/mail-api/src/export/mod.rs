@@ -1,0 +1,55 @@
+//! The tenant export as a stream: `json` (one JSON document) or `csv` (a ZIP of one CSV file per
+//! table). A producer reads the tables a page at a time on a connection of its own, inside one
+//! read-only snapshot, and hands the encoded bytes to the response through a bounded channel:
+//! memory stays a few pages and chunks whatever the tenant's size, and a client that reads
+//! slowly slows the producer down (or stops it by going away).
+
+pub mod json;
+pub mod zip;
+
+use std::io;
+
+use actix_web::web::Bytes;
+use futures_util::Stream;
+use tokio::sync::mpsc;
+
+use crate::db::export::Scope;
+
+/// Rows read per query.
+pub const PAGE_ROWS: i64 = 1_000;
+/// Encoded chunks waiting for the client, at most.
+const CHUNKS_IN_FLIGHT: usize = 4;
+/// Bytes gathered before a chunk is handed to the response.
+const CHUNK_BYTES: usize = 64 * 1024;
+
+pub type Chunk = Result<Bytes, io::Error>;
+
+/// The export's connection: taken out of the pool for good (the snapshot transaction must
+/// never go back to it, even when the client disconnects mid-stream); it closes when dropped.
+pub type ExportConn = diesel_async::AsyncPgConnection;
+
+/// What the export's header says.
+#[derive(Debug, Clone)]
+pub struct Meta {
+    pub scope: Scope,
+    /// RFC 3339 UTC time of the request.
+    pub exported_at: String,
+}
+
+fn channel() -> (mpsc::Sender<Chunk>, mpsc::Receiver<Chunk>) {
+    mpsc::channel(CHUNKS_IN_FLIGHT)
+}
+
+/// The response body: the chunks as they come.
+pub fn body(rx: mpsc::Receiver<Chunk>) -> impl Stream<Item = Chunk> + 'static {
+    futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|chunk| (chunk, rx))
+    })
+}
+
+/// An error that ends the stream (the client sees a truncated body). Logged without the
+/// tenant's data.
+fn failed(what: &str, err: impl std::fmt::Display) -> io::Error {
+    tracing::error!(error = %err, "export failed while {what}");
+    io::Error::other(format!("export failed while {what}"))
+}

@@ -1,0 +1,116 @@
+//! `GET /api/v1/export`: the tenant export (admin scope), streamed as one JSON document or as a
+//! ZIP of CSV files.
+
+use actix_web::http::header::{self, ContentDisposition, DispositionParam, DispositionType};
+use actix_web::{HttpResponse, web};
+use auth::AdminAccess;
+use chrono::{SecondsFormat, Utc};
+use http_kit::ApiError;
+use http_kit::openapi::MailError;
+use serde::Deserialize;
+use utoipa::IntoParams;
+use uuid::Uuid;
+
+use crate::AppState;
+use crate::db::export::Scope;
+use crate::export::{self, Meta};
+use crate::flows;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/export").route(web::get().to(export)));
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ExportParams {
+    /// Only this site: its subscribed contacts with their events and conversions, and its
+    /// email log (404 `SITE_NOT_FOUND` when it is not a site of the project).
+    #[param(value_type = Option<Uuid>)]
+    pub site_id: Option<String>,
+    /// `json` (default) or `csv`.
+    #[param(value_type = Option<String>, pattern = "^(json|csv)$")]
+    pub format: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Json,
+    Csv,
+}
+
+/// Export the project's data.
+///
+/// `format=json` streams one JSON document: `{"project_id", "site_id", "exported_at",
+/// "contacts": [...], "email_log": [...], "events": [...], "conversions": [...]}`. `format=csv`
+/// streams a ZIP of `contacts.csv`, `email_log.csv`, `events.csv` and `conversions.csv` (a
+/// header row each; objects and arrays as JSON text). Rows come in id order (creation order)
+/// from one consistent snapshot; timestamps are RFC 3339 UTC. The body is written as it is
+/// read, a page at a time, so any size of project streams in bounded memory; a failure after
+/// the first byte ends the body early (an incomplete document or archive).
+#[utoipa::path(
+    get,
+    path = "/api/v1/export",
+    operation_id = "exportData",
+    tag = "export",
+    params(ExportParams),
+    responses(
+        (status = 200, description = "The export, as an attachment (`Content-Disposition: attachment; filename=...`)",
+            headers(("Content-Disposition" = String, description = "`attachment; filename=\"mail-export-<project>-<YYYYMMDD>.json\"` (or `.zip`)")),
+            content(
+                (Object = "application/json"),
+                (String = "application/zip"),
+            )),
+        (status = 400, description = "Invalid format or site_id", body = MailError),
+        (status = 403, description = "The key lacks the admin scope", body = MailError),
+        (status = 404, description = "`site_id` is not a site of this project (`SITE_NOT_FOUND`)", body = MailError),
+    )
+)]
+pub async fn export(
+    AdminAccess(caller): AdminAccess,
+    state: web::Data<AppState>,
+    params: web::Query<ExportParams>,
+) -> Result<HttpResponse, ApiError> {
+    let format = match params.format.as_deref() {
+        None | Some("json") => Format::Json,
+        Some("csv") => Format::Csv,
+        Some(_) => return Err(ApiError::invalid_field("format", "must be json or csv")),
+    };
+    let site_id = params
+        .site_id
+        .as_deref()
+        .map(|s| {
+            Uuid::parse_str(s).map_err(|_| ApiError::invalid_field("site_id", "must be a UUID"))
+        })
+        .transpose()?;
+    let project_id = caller.owner_id;
+    let mut conn = store::conn(&state.pool).await?;
+    if let Some(site_id) = site_id {
+        flows::require_site(&mut conn, project_id, site_id).await?;
+    }
+    // Out of the pool for good: the stream's snapshot transaction must never return to it.
+    let conn = store::Conn::take(conn);
+    let now = Utc::now();
+    let meta = Meta {
+        scope: Scope {
+            project_id,
+            site_id,
+        },
+        exported_at: now.to_rfc3339_opts(SecondsFormat::Micros, true),
+    };
+    let (rx, content_type, extension) = match format {
+        Format::Json => (export::json::spawn(conn, meta), "application/json", "json"),
+        Format::Csv => (export::zip::spawn(conn, meta), "application/zip", "zip"),
+    };
+    let filename = format!(
+        "mail-export-{project_id}-{}.{extension}",
+        now.format("%Y%m%d")
+    );
+    Ok(HttpResponse::Ok()
+        .content_type(content_type)
+        .insert_header(ContentDisposition {
+            disposition: DispositionType::Attachment,
+            parameters: vec![DispositionParam::Filename(filename)],
+        })
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .streaming(export::body(rx)))
+}

@@ -5,7 +5,9 @@
 //!   decisions are added unless the same id or the same normalized text is already there (in
 //!   the account, or earlier in the document); each clash is a line in `conflicts`.
 //! - `replace`: the kernel, the corpus and the decisions become the document's (ids and times
-//!   kept, so an export imported into an empty account exports the same again).
+//!   kept, so an export imported into an empty account exports the same again). A list the
+//!   document does not carry (`user_corpus` or `decisions` absent or null) is left alone, so an
+//!   `identity_corpus` export replaces no decisions; an empty list empties it.
 //! - `append`: every entry and decision is added as a new item (new id, time kept); kernel
 //!   keys are added only where absent (each kept key is a line in `conflicts`).
 //!
@@ -110,8 +112,10 @@ pub async fn apply(
     let corpus = corpus_plan(conn, owner, doc, strategy, root, &mut out).await?;
     let decisions = decisions_plan(conn, owner, doc, strategy, root, &mut out).await?;
     products_step(conn, owner, doc, &decisions, kek, &mut out).await?;
-    if strategy == Strategy::Replace {
+    if strategy == Strategy::Replace && doc.has_corpus {
         free_form::delete_all(conn, owner).await?;
+    }
+    if strategy == Strategy::Replace && doc.has_decisions {
         diesel::delete(
             decisions::table
                 .filter(decisions::user_id.eq(owner.user_id))
@@ -316,7 +320,7 @@ async fn corpus_plan<'d>(
 }
 
 /// A decision ready to insert.
-pub struct NewDecision<'d> {
+struct NewDecision<'d> {
     id: Uuid,
     source: &'d mif::Decision,
     tags: Vec<String>,

@@ -65,6 +65,10 @@ pub struct Document {
     pub user_corpus: Vec<CorpusEntry>,
     pub decisions: Vec<Decision>,
     pub products: Vec<Product>,
+    /// Whether `user_corpus` / `decisions` were given (a `replace` replaces only what the
+    /// document carries: an `identity_corpus` export leaves decisions alone).
+    pub has_corpus: bool,
+    pub has_decisions: bool,
 }
 
 /// What is wrong with a document, and where.
@@ -139,11 +143,14 @@ pub fn parse(value: &Value, root: &str) -> Result<Document, Invalid> {
         Some(Value::Object(meta)) => products(meta, &format!("{root}.metadata"))?,
         Some(_) => return invalid(format!("{root}.metadata"), "must be an object"),
     };
+    let given = |key: &str| doc.get(key).is_some_and(|v| !v.is_null());
     Ok(Document {
         identity_kernel,
         user_corpus,
         decisions,
         products,
+        has_corpus: given("user_corpus"),
+        has_decisions: given("decisions"),
     })
 }
 

@@ -52,7 +52,8 @@ pub struct ImportRequest {
     pub raw_content: Option<String>,
     /// `merge` (default): kernel merge patch; entries and decisions added unless the same id
     /// or the same normalized text exists (each clash a line in `conflicts`). `replace`:
-    /// kernel, corpus and decisions replaced (ids and times kept). `append`: everything added
+    /// kernel, corpus and decisions replaced (ids and times kept; a list absent from the
+    /// document is left alone, an empty one empties it). `append`: everything added
     /// as new items; kernel keys only where absent (each kept key a line in `conflicts`).
     pub merge_strategy: Option<String>,
     /// Default false: the import is staged (nothing changes until

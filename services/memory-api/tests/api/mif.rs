@@ -496,6 +496,30 @@ async fn replace_swaps_kernel_corpus_and_decisions_and_keeps_products() {
     assert_eq!(after["decisions"][0]["decided_at"], "2024-06-01T00:00:00Z");
     assert_eq!(after["decisions"][0]["tags"], json!(["kept"]));
     assert_eq!(product_names(&h, &key).await, ["core"]);
+
+    // An identity_corpus export carries no decisions: replacing with it leaves them alone.
+    let partial = export(&h, &key, "scope=identity_corpus").await;
+    let mut changed = partial.clone();
+    changed["user_corpus"] = json!([]);
+    let body = imported(
+        &h,
+        &key,
+        json!({"mif": changed, "merge_strategy": "replace", "apply_immediately": true}),
+    )
+    .await;
+    assert_eq!(body["corpus_imported"], 0);
+    let now = export(&h, &key, "").await;
+    assert_eq!(now["user_corpus"], json!([]));
+    assert_eq!(now["decisions"], after["decisions"]);
+    // An empty list empties.
+    let emptied = mif(json!({"identity_kernel": {"identity": {"name": "Grace"}}, "decisions": []}));
+    imported(
+        &h,
+        &key,
+        json!({"mif": emptied, "merge_strategy": "replace", "apply_immediately": true}),
+    )
+    .await;
+    assert_eq!(export(&h, &key, "").await["decisions"], json!([]));
     h.stop().await;
 }
 

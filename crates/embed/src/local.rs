@@ -9,7 +9,7 @@ use tokenizers::{
     PaddingDirection, PaddingParams, PaddingStrategy, Tokenizer, TruncationDirection,
     TruncationParams, TruncationStrategy,
 };
-use tokio::sync::Semaphore;
+use tokio::sync::oneshot;
 
 use crate::{BoxFuture, EmbedConfig, EmbedError, Embedder};
 
@@ -23,13 +23,51 @@ const DEFAULT_MAX_SEQ_LEN: usize = 256;
 
 /// A BERT sentence-embedding model (all-MiniLM-L6-v2 class) run on the CPU: tokenise with
 /// truncation and per-batch padding, run the encoder, mean-pool over the attention mask,
-/// L2-normalise. Inference runs on tokio's blocking pool, one call at a time (it already uses
-/// every core).
+/// L2-normalise. Inference runs on a thread of its own, one forward pass at a time (a pass
+/// already uses every core); requests that arrive while it works are coalesced into the next
+/// pass, so concurrent callers share batches instead of queueing one by one.
 pub struct LocalMiniLm {
     inner: Arc<Inner>,
-    /// One inference at a time: a forward pass already uses every core.
-    gate: Arc<Semaphore>,
+    jobs: std::sync::mpsc::Sender<Job>,
     name: String,
+}
+
+/// Texts to embed and where their vectors go.
+struct Job {
+    texts: Vec<String>,
+    reply: oneshot::Sender<Result<Vec<Vec<f32>>, EmbedError>>,
+}
+
+/// The inference thread: takes a job, adds every job already waiting (up to a batch of
+/// texts), runs them together and hands each caller its share. Ends when the model is dropped.
+fn run_inference(inner: Arc<Inner>, jobs: std::sync::mpsc::Receiver<Job>) {
+    while let Ok(first) = jobs.recv() {
+        let mut taken = first.texts.len();
+        let mut batch = vec![first];
+        while taken < inner.batch_size {
+            match jobs.try_recv() {
+                Ok(job) => {
+                    taken += job.texts.len();
+                    batch.push(job);
+                }
+                Err(_) => break,
+            }
+        }
+        let texts: Vec<String> = batch.iter().flat_map(|j| j.texts.iter().cloned()).collect();
+        match inner.embed(&texts) {
+            Ok(mut vectors) => {
+                for job in batch.into_iter().rev() {
+                    let share = vectors.split_off(vectors.len() - job.texts.len());
+                    let _ = job.reply.send(Ok(share));
+                }
+            }
+            Err(err) => {
+                for job in batch {
+                    let _ = job.reply.send(Err(EmbedError::Inference(err.to_string())));
+                }
+            }
+        }
+    }
 }
 
 struct Inner {
@@ -107,21 +145,28 @@ impl LocalMiniLm {
             max_seq_len,
             "local embedding model loaded"
         );
+        let inner = Arc::new(Inner {
+            model,
+            tokenizer,
+            device,
+            dimensions: bert_config.hidden_size,
+            batch_size: batch_size.max(1),
+        });
+        let (jobs, queue) = std::sync::mpsc::channel();
+        let worker = Arc::clone(&inner);
+        std::thread::Builder::new()
+            .name("embed-inference".into())
+            .spawn(move || run_inference(worker, queue))
+            .map_err(|e| EmbedError::Load(format!("inference thread: {e}")))?;
         Ok(Self {
-            inner: Arc::new(Inner {
-                model,
-                tokenizer,
-                device,
-                dimensions: bert_config.hidden_size,
-                batch_size: batch_size.max(1),
-            }),
-            gate: Arc::new(Semaphore::new(1)),
+            inner,
+            jobs,
             name: format!("local/{model_name}"),
         })
     }
 
-    /// Embeds on the calling thread (blocking). [`Embedder::embed`] runs this on the blocking
-    /// pool.
+    /// Embeds on the calling thread (blocking). [`Embedder::embed`] runs on the inference
+    /// thread instead.
     pub fn embed_blocking(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
         self.inner.embed(texts)
     }
@@ -235,20 +280,16 @@ impl Embedder for LocalMiniLm {
             if texts.is_empty() {
                 return Ok(Vec::new());
             }
-            let permit = self
-                .gate
-                .clone()
-                .acquire_owned()
+            let (reply, answer) = oneshot::channel();
+            self.jobs
+                .send(Job {
+                    texts: texts.to_vec(),
+                    reply,
+                })
+                .map_err(|_| EmbedError::Inference("the inference thread has stopped".into()))?;
+            answer
                 .await
-                .map_err(|e| EmbedError::Inference(e.to_string()))?;
-            let inner = Arc::clone(&self.inner);
-            let texts = texts.to_vec();
-            tokio::task::spawn_blocking(move || {
-                let _permit = permit;
-                inner.embed(&texts)
-            })
-            .await
-            .map_err(|e| EmbedError::Inference(format!("inference task: {e}")))?
+                .map_err(|_| EmbedError::Inference("the inference thread has stopped".into()))?
         }
         .boxed()
     }

@@ -182,3 +182,32 @@ fn local_without_model_dir_is_a_config_error() {
         Err(embed::EmbedError::Load(_))
     ));
 }
+
+#[tokio::test]
+async fn concurrent_callers_share_batches_and_each_gets_its_own_vectors() {
+    let Some(m) = model() else { return };
+    let texts: Vec<String> = (0..12)
+        .map(|i| {
+            format!(
+                "decision number {i}: keep the {} service",
+                ["billing", "search", "mail"][i % 3]
+            )
+        })
+        .collect();
+    let calls = texts.iter().map(|t| {
+        let m = Arc::clone(&m);
+        let t = t.clone();
+        tokio::spawn(async move { m.embed(&[t.clone(), format!("{t} again")]).await.unwrap() })
+    });
+    let results = futures_util::future::join_all(calls).await;
+    for (text, result) in texts.iter().zip(results) {
+        let got = result.unwrap();
+        let alone = m
+            .embed_blocking(&[text.clone(), format!("{text} again")])
+            .unwrap();
+        assert_eq!(got.len(), 2);
+        for (a, b) in got.iter().zip(&alone) {
+            assert!(cosine(a, b) > 0.9999, "{text}: {}", cosine(a, b));
+        }
+    }
+}

@@ -70,29 +70,33 @@ pub async fn decisions(
         .await;
     };
     // Every decision of the owner is scored (an exact scan, so `total` is exact and another
-    // owner's rows never crowd the owner's out of an approximate index scan).
+    // owner's rows never crowd the owner's out of an approximate index scan); only ids and
+    // scores are ranked, and the rows themselves are read for the best `limit` alone.
     diesel::sql_query(
         "WITH scored AS ( \
-             SELECT d.id, d.decision, d.reasoning, d.tags, d.product_name, d.affects_products, \
-                    d.decided_at, 1 - (d.embedding <=> $4::vector) AS cosine, \
+             SELECT d.id, 1 - (d.embedding <=> $4::vector) AS cosine, \
                     CASE WHEN d.search @@ q THEN ts_rank_cd(d.search, q) END AS keyword_rank \
              FROM decisions d, websearch_to_tsquery('english', $3) AS q \
              WHERE d.user_id = $1 AND d.environment = $2 \
          ), matched AS ( \
-             SELECT *, count(*) OVER () AS total, \
+             SELECT id, cosine, keyword_rank, count(*) OVER () AS total, \
                     row_number() OVER (ORDER BY cosine DESC NULLS LAST, id DESC) AS semantic_pos, \
                     row_number() OVER (ORDER BY keyword_rank DESC NULLS LAST, id DESC) AS keyword_pos \
              FROM scored \
              WHERE cosine >= $5 OR keyword_rank IS NOT NULL \
+         ), best AS ( \
+             SELECT id, cosine, total, \
+                    (CASE WHEN cosine >= $5 THEN 1.0 / (60 + semantic_pos) ELSE 0 END \
+                     + CASE WHEN keyword_rank IS NOT NULL THEN 1.0 / (60 + keyword_pos) ELSE 0 END \
+                    )::float8 AS score \
+             FROM matched \
+             ORDER BY score DESC, id DESC \
+             LIMIT $6 \
          ) \
-         SELECT id, decision, reasoning, tags, product_name, affects_products, decided_at, cosine, \
-                total, \
-                (CASE WHEN cosine >= $5 THEN 1.0 / (60 + semantic_pos) ELSE 0 END \
-                 + CASE WHEN keyword_rank IS NOT NULL THEN 1.0 / (60 + keyword_pos) ELSE 0 END \
-                )::float8 AS score \
-         FROM matched \
-         ORDER BY score DESC, id DESC \
-         LIMIT $6",
+         SELECT d.id, d.decision, d.reasoning, d.tags, d.product_name, d.affects_products, \
+                d.decided_at, best.cosine, best.total, best.score \
+         FROM best JOIN decisions d ON d.id = best.id \
+         ORDER BY best.score DESC, d.id DESC",
     )
     .bind::<SqlUuid, _>(owner.user_id)
     .bind::<Text, _>(owner.environment)

@@ -117,9 +117,14 @@ pub async fn lock(
         .optional()
 }
 
+/// Marks an import applied; its document (up to 10 MiB) is not kept once applied.
 pub async fn mark_applied(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<()> {
     diesel::update(m::table.find(id))
-        .set((m::status.eq("applied"), m::applied_at.eq(diesel::dsl::now)))
+        .set((
+            m::status.eq("applied"),
+            m::applied_at.eq(diesel::dsl::now),
+            m::document.eq(serde_json::json!({})),
+        ))
         .execute(conn)
         .await
         .map(drop)

@@ -206,7 +206,7 @@ pub async fn import(
     let out = match preview {
         Err(ImportError::DryRun(out)) => out,
         Err(err) => return Err(import_error(err)),
-        Ok(()) => unreachable!("a dry run always rolls back"),
+        Ok(()) => return Err(ApiError::internal("a dry run did not roll back")),
     };
     let id = db::insert_staged(
         &mut conn,

@@ -678,6 +678,19 @@ async fn a_staged_import_changes_nothing_until_applied_once() {
     assert_eq!(after["user_corpus"].as_array().unwrap().len(), 2);
     assert_eq!(after["decisions"].as_array().unwrap().len(), 2);
 
+    // The applied document is not kept.
+    #[derive(diesel::QueryableByName)]
+    struct Kept {
+        #[diesel(sql_type = diesel::sql_types::Jsonb)]
+        document: Value,
+    }
+    let kept: Kept = diesel::sql_query("SELECT document FROM mif_imports WHERE id = $1")
+        .bind::<diesel::sql_types::Uuid, _>(Uuid::parse_str(&id).unwrap())
+        .get_result(&mut h.conn().await)
+        .await
+        .unwrap();
+    assert_eq!(kept.document, json!({}));
+
     let res = h.post(&apply_path).bearer_auth(&key).send().await.unwrap();
     expect_error(res, 409, "VALIDATION_ERROR").await;
     assert_eq!(

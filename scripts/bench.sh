@@ -18,7 +18,13 @@
 #      decisions, on a second memory-api (127.0.0.1:18082, database bench_memory_semantic)
 #   k  GET /memory/search on that second memory-api
 #   l  POST /memory/decisions on it (throughput with the local embedding in the request)
-# and prints req/s and p50/p95/p99 latency for each, plus the ratios c/e, d/f and g/h,
+#   m  mail-api POST /api/v1/identify, varying emails (about half inserts, half updates)
+#   n  pgbench on bench_mail running the upsert transaction of route m
+#   o  mail-api POST /api/v1/events, varying emails and events (one triggered campaign)
+#   p  mail-api GET /api/v1/export?format=json of a project of BENCH_EXPORT_CONTACTS
+#      (1,000,000) contacts, streamed with curl to /dev/null: time and the process's peak RSS
+#   q  the same with format=csv (a ZIP of CSV files)
+# and prints req/s and p50/p95/p99 latency for each, plus the ratios c/e, d/f, g/h and m/n,
 # also written to ${BENCH_OUT:-target/bench}/results.json. Any non-2xx response
 # (or socket error, or failed transaction) fails the run. All traffic goes to
 # 127.0.0.1 only; every load run is bounded by BENCH_DURATION. The services are
@@ -37,6 +43,8 @@ usage: scripts/bench.sh [-h]
     BENCH_SEARCH_CONNECTIONS=2      connections of the search scenarios i, j, k
     BENCH_KEYWORD_DECISIONS=100000  decisions of the keyword scenario i
     BENCH_SEMANTIC_DECISIONS=10000  decisions of the semantic scenarios j, k
+    BENCH_EXPORT_CONTACTS=1000000   contacts of the export scenarios p, q
+    BENCH_ONLY=mail        only the mail scenarios (b, d, f, m-q): memory-api is not started
     BENCH_OUT=target/bench results.json, raw outputs and service logs (relative: to the repo root)
     BENCH_RATE_LIMIT_BACKEND=inprocess|redis   sets *_RATE_LIMIT__BACKEND (unset: service default)
     RUST_LOG=warn          log filter for the services during the run
@@ -63,6 +71,8 @@ export BENCH_CONNECTIONS="${BENCH_CONNECTIONS:-32}"
 export BENCH_WARMUP="${BENCH_WARMUP:-2}"
 export BENCH_THREADS=2
 export BENCH_RATE_LIMIT_BACKEND="${BENCH_RATE_LIMIT_BACKEND:-}"
+BENCH_ONLY="${BENCH_ONLY:-}"
+EXPORT_CONTACTS="${BENCH_EXPORT_CONTACTS:-1000000}"
 OUT="${BENCH_OUT:-target/bench}"
 BIN="${CARGO_TARGET_DIR:-target}/release"
 
@@ -71,8 +81,14 @@ BIN="${CARGO_TARGET_DIR:-target}/release"
 ((BENCH_CONNECTIONS >= BENCH_THREADS)) || die "BENCH_CONNECTIONS must be at least $BENCH_THREADS"
 [[ $BENCH_WARMUP =~ ^[0-9]+$ ]] || die "BENCH_WARMUP must be a number of seconds"
 case "$BENCH_RATE_LIMIT_BACKEND" in "" | inprocess | redis) ;; *) die "BENCH_RATE_LIMIT_BACKEND must be inprocess or redis" ;; esac
+case "$BENCH_ONLY" in "" | mail) ;; *) die "BENCH_ONLY must be mail (or unset)" ;; esac
+[[ $EXPORT_CONTACTS =~ ^[1-9][0-9]*$ ]] || die "BENCH_EXPORT_CONTACTS must be a positive integer"
+# memory: whether the memory scenarios run (not with BENCH_ONLY=mail).
+memory() { [[ $BENCH_ONLY != mail ]]; }
+BINARIES=(mail-api admin)
+! memory || BINARIES+=(memory-api)
 
-for b in memory-api mail-api admin; do
+for b in "${BINARIES[@]}"; do
     [[ -x $BIN/$b ]] || die "no $BIN/$b: run 'cargo build --release --workspace' first"
 done
 
@@ -155,31 +171,39 @@ admin() {
 }
 
 # ------------------------------------------------------------ databases, migrations
-for db in bench_memory bench_mail; do
+DATABASES=(bench_mail)
+! memory || DATABASES+=(bench_memory)
+for db in "${DATABASES[@]}"; do
     psql_pg -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db OWNER postgres" ||
         die "could not recreate database $db"
 done
-MEMORY_DATABASE__URL="$MEMORY_DB_URL" "$BIN/memory-api" migrate >"$OUT/logs/memory-migrate.log" 2>&1 ||
-    { tail -n 30 "$OUT/logs/memory-migrate.log" >&2; die "memory-api migrate failed"; }
+if memory; then
+    MEMORY_DATABASE__URL="$MEMORY_DB_URL" "$BIN/memory-api" migrate >"$OUT/logs/memory-migrate.log" 2>&1 ||
+        { tail -n 30 "$OUT/logs/memory-migrate.log" >&2; die "memory-api migrate failed"; }
+fi
 MAIL_DATABASE__URL="$MAIL_DB_URL" "$BIN/mail-api" migrate >"$OUT/logs/mail-migrate.log" 2>&1 ||
     { tail -n 30 "$OUT/logs/mail-migrate.log" >&2; die "mail-api migrate failed"; }
-log "bench: databases bench_memory and bench_mail recreated and migrated"
+log "bench: databases ${DATABASES[*]} recreated and migrated"
 
 # ------------------------------------------------------------------------ tenants
-USER_ID="$(admin create-user --memory-db "$MEMORY_DB_URL" memory create-user \
-    --email bench@example.com --tier team | json_get user_id)"
-MEMORY_KEY="$(admin memory-create-key --memory-db "$MEMORY_DB_URL" memory create-key \
-    --user "$USER_ID" --env live --scopes read,write --name bench | json_get key)"
+if memory; then
+    USER_ID="$(admin create-user --memory-db "$MEMORY_DB_URL" memory create-user \
+        --email bench@example.com --tier team | json_get user_id)"
+    MEMORY_KEY="$(admin memory-create-key --memory-db "$MEMORY_DB_URL" memory create-key \
+        --user "$USER_ID" --env live --scopes read,write --name bench | json_get key)"
+fi
 ACCOUNT_ID="$(admin create-account --mail-db "$MAIL_DB_URL" mail create-account --name bench |
     json_get account_id)"
 PROJECT_ID="$(admin create-project --mail-db "$MAIL_DB_URL" mail create-project \
     --account "$ACCOUNT_ID" --name bench --plan enterprise | json_get project_id)"
 MAIL_KEY="$(admin mail-create-key --mail-db "$MAIL_DB_URL" mail create-key \
     --project "$PROJECT_ID" --scope admin --name bench | json_get key)"
-log "bench: memory user $USER_ID (team), mail project $PROJECT_ID (enterprise), one API key each"
+log "bench: memory user ${USER_ID:-(skipped)} (team), mail project $PROJECT_ID (enterprise), one API key each"
 
 # ----------------------------------------------------------------------- services
-for addr in "$MEMORY_ADDR" "$MAIL_ADDR"; do
+ADDRS=("$MAIL_ADDR")
+! memory || ADDRS+=("$MEMORY_ADDR")
+for addr in "${ADDRS[@]}"; do
     ! tcp_open "${addr%:*}" "${addr##*:}" ||
         die "$addr is already in use (a bench still running?)"
 done
@@ -194,10 +218,12 @@ if [[ -n $BENCH_RATE_LIMIT_BACKEND ]]; then
         MAIL_RATE_LIMIT__BACKEND="$BENCH_RATE_LIMIT_BACKEND")
 fi
 
-env "${svc_env[@]}" MEMORY_DATABASE__URL="$MEMORY_DB_URL" MEMORY_HTTP__BIND="$MEMORY_ADDR" \
-    "$BIN/memory-api" serve >"$OUT/logs/memory-api.log" 2>&1 </dev/null &
-PIDS+=($!)
-MEMORY_PID=$!
+if memory; then
+    env "${svc_env[@]}" MEMORY_DATABASE__URL="$MEMORY_DB_URL" MEMORY_HTTP__BIND="$MEMORY_ADDR" \
+        "$BIN/memory-api" serve >"$OUT/logs/memory-api.log" 2>&1 </dev/null &
+    PIDS+=($!)
+    MEMORY_PID=$!
+fi
 env "${svc_env[@]}" MAIL_DATABASE__URL="$MAIL_DB_URL" MAIL_HTTP__BIND="$MAIL_ADDR" \
     "$BIN/mail-api" serve >"$OUT/logs/mail-api.log" 2>&1 </dev/null &
 PIDS+=($!)
@@ -217,9 +243,9 @@ wait_healthy() {
     tail -n 30 "$OUT/logs/$name.log" >&2
     die "$name did not answer $url/healthz within 60 s"
 }
-wait_healthy memory-api "$MEMORY_PID" "$MEMORY_URL"
+! memory || wait_healthy memory-api "$MEMORY_PID" "$MEMORY_URL"
 wait_healthy mail-api "$MAIL_PID" "$MAIL_URL"
-log "bench: memory-api on $MEMORY_ADDR, mail-api on $MAIL_ADDR (rate limit scale 1e6, backend ${BENCH_RATE_LIMIT_BACKEND:-service default})"
+log "bench: memory-api on ${MEMORY_PID:+$MEMORY_ADDR}${MEMORY_PID:-(not started)}, mail-api on $MAIL_ADDR (rate limit scale 1e6, backend ${BENCH_RATE_LIMIT_BACKEND:-service default})"
 
 # ---------------------------------------------------------------------------- seed
 # post_created URL KEY BODY: POST the JSON body, require 201, print the `id`.
@@ -231,51 +257,57 @@ post_created() {
     [[ $code == 201 ]] || die "POST $url answered $code, not 201: $(head -c 500 "$WORK/resp")"
     json_get id <"$WORK/resp"
 }
-PRODUCT_ID="$(post_created "$MEMORY_URL/api/v1/products" "$MEMORY_KEY" \
-    '{"name":"bench-product","description":"bench","status":"active"}')"
 SITE_ID="$(post_created "$MAIL_URL/api/v1/sites" "$MAIL_KEY" \
     '{"name":"Bench","slug":"bench","from_name":"Bench"}')"
-code="$(curl -sS -o "$WORK/resp" -w '%{http_code}' --max-time 10 -X PUT \
-    -H "Authorization: Bearer $MEMORY_KEY" -H 'Content-Type: application/json' \
-    --data '{"identity":{"name":"Bench","role":"benchmark"},"products":["bench-product"],"constraints":["Be quick"],"model_preferences":{"default":"small"}}' \
-    "$MEMORY_URL/api/v1/memory/identity")" || die "PUT identity failed"
-[[ $code == 200 ]] || die "PUT identity answered $code: $(head -c 500 "$WORK/resp")"
-log "bench: seeded product $PRODUCT_ID, site $SITE_ID and an identity kernel"
+if memory; then
+    PRODUCT_ID="$(post_created "$MEMORY_URL/api/v1/products" "$MEMORY_KEY" \
+        '{"name":"bench-product","description":"bench","status":"active"}')"
+    code="$(curl -sS -o "$WORK/resp" -w '%{http_code}' --max-time 10 -X PUT \
+        -H "Authorization: Bearer $MEMORY_KEY" -H 'Content-Type: application/json' \
+        --data '{"identity":{"name":"Bench","role":"benchmark"},"products":["bench-product"],"constraints":["Be quick"],"model_preferences":{"default":"small"}}' \
+        "$MEMORY_URL/api/v1/memory/identity")" || die "PUT identity failed"
+    [[ $code == 200 ]] || die "PUT identity answered $code: $(head -c 500 "$WORK/resp")"
+    log "bench: seeded product $PRODUCT_ID, site $SITE_ID and an identity kernel"
+fi
 
 # The routes' SQL, for pgbench (literal uuids: pgbench's \set has no uuid type).
 # The trailing \set is no work; it makes pgbench read the clock again at the end
 # of each transaction. Without it pgbench reuses the timestamp taken before it
 # sent the query whenever the answer is already there when it looks, and logs
 # a latency of 0 for about half of all transactions at these speeds.
-PRODUCT_USER="$(psql_pg -d bench_memory -c 'SELECT user_id FROM products LIMIT 1')"
-[[ -n $PRODUCT_USER ]] || die "bench_memory.products has no row after seeding"
-cat >"$WORK/memory.sql" <<EOF
+if memory; then
+    PRODUCT_USER="$(psql_pg -d bench_memory -c 'SELECT user_id FROM products LIMIT 1')"
+    [[ -n $PRODUCT_USER ]] || die "bench_memory.products has no row after seeding"
+    cat >"$WORK/memory.sql" <<EOF
 SELECT id, name, description, status, created_at, updated_at FROM products WHERE user_id = '$PRODUCT_USER' AND environment = 'live' AND name = 'bench-product';
 \\set bench_clock 0
 EOF
-cat >"$WORK/identity.sql" <<EOF
+    cat >"$WORK/identity.sql" <<EOF
 SELECT kernel, injection_block, token_count, version, updated_at FROM identity_kernels WHERE user_id = '$PRODUCT_USER' AND environment = 'live';
 \\set bench_clock 0
 EOF
+fi
 cat >"$WORK/mail.sql" <<EOF
 SELECT id, name, slug, from_name, created_at FROM sites WHERE project_id = '$PROJECT_ID' ORDER BY id LIMIT 2;
 \\set bench_clock 0
 EOF
 # Both must run and find the seeded row, or the comparison means nothing.
-rows="$(head -n 1 "$WORK/memory.sql" | psql_pg -d bench_memory 2>&1)" ||
-    die "the product route's SQL no longer matches the schema; update scripts/bench.sh: $rows"
-[[ -n $rows ]] || die "the product route's SQL finds no row in bench_memory (user_id $PRODUCT_USER)"
 rows="$(head -n 1 "$WORK/mail.sql" | psql_pg -d bench_mail 2>&1)" ||
     die "the sites route's SQL no longer matches the schema; update scripts/bench.sh: $rows"
 [[ -n $rows ]] || die "the sites route's SQL finds no row in bench_mail (project_id $PROJECT_ID)"
-
-rows="$(head -n 1 "$WORK/identity.sql" | psql_pg -d bench_memory 2>&1)" ||
-    die "the identity route's SQL no longer matches the schema; update scripts/bench.sh: $rows"
-[[ -n $rows ]] || die "the identity route's SQL finds no row in bench_memory"
+if memory; then
+    rows="$(head -n 1 "$WORK/memory.sql" | psql_pg -d bench_memory 2>&1)" ||
+        die "the product route's SQL no longer matches the schema; update scripts/bench.sh: $rows"
+    [[ -n $rows ]] || die "the product route's SQL finds no row in bench_memory (user_id $PRODUCT_USER)"
+    rows="$(head -n 1 "$WORK/identity.sql" | psql_pg -d bench_memory 2>&1)" ||
+        die "the identity route's SQL no longer matches the schema; update scripts/bench.sh: $rows"
+    [[ -n $rows ]] || die "the identity route's SQL finds no row in bench_memory"
+fi
 
 # ----------------------------------------------------------------------- scenarios
 # run_wrk ID NAME URL [KEY]
-# With WRK_PATHS_FILE or WRK_BODIES_FILE set, requests vary (see wrk-report.lua);
+# With WRK_PATHS_FILE or WRK_BODIES_FILE set, requests vary (see wrk-report.lua), and
+# with WRK_MEASURE_OFFSET the measured run starts that many lines past the warm-up's;
 # with CONNECTIONS set, that many connections instead of BENCH_CONNECTIONS.
 run_wrk() {
     local id=$1 name=$2 url=$3 key=${4:-} out="$OUT/raw/$1-wrk.txt"
@@ -296,7 +328,8 @@ run_wrk() {
     if ((BENCH_WARMUP > 0)); then
         wrk "${args[@]}" -d "${BENCH_WARMUP}s" -s "$LUA" "$url" >/dev/null
     fi
-    wrk "${args[@]}" -d "${BENCH_DURATION}s" --latency -s "$LUA" "$url" >"$out" 2>&1 ||
+    WRK_OFFSET="${WRK_MEASURE_OFFSET:-0}" \
+        wrk "${args[@]}" -d "${BENCH_DURATION}s" --latency -s "$LUA" "$url" >"$out" 2>&1 ||
         { cat "$out" >&2; die "wrk failed in scenario $id"; }
     grep '^WRK_RESULT' "$out" | sed 's/^/    /' || true
     printf '%s\twrk\t%s\t%s\n' "$id" "$name" "$out" >>"$SCENARIOS"
@@ -307,90 +340,198 @@ run_pgbench() {
     local id=$1 name=$2 db=$3 sql=$4 out="$OUT/raw/$1-pgbench.txt"
     local args=(-n -M prepared -c "$BENCH_CONNECTIONS" -j "$BENCH_THREADS" -f "$sql"
         -h 127.0.0.1 -p 5432 -U postgres)
+    # PGBENCH_VARS: "-D NAME=VALUE ..." variables the script starts with.
+    local vars=()
+    [[ -z ${PGBENCH_VARS:-} ]] || read -ra vars <<<"$PGBENCH_VARS"
+    args+=("${vars[@]}")
     log "bench: $id  $name  (pgbench, ${BENCH_DURATION}s, $BENCH_CONNECTIONS connections)"
+    # `run` tells a script's warm-up from its measured run (the upsert script names its
+    # new contacts after it, so the measured run inserts as many as the warm-up did).
     if ((BENCH_WARMUP > 0)); then
-        PGPASSFILE=/dev/null/none pgbench "${args[@]}" -T "$BENCH_WARMUP" "$db" >/dev/null 2>&1 ||
+        PGPASSFILE=/dev/null/none pgbench "${args[@]}" -D run=warmup -T "$BENCH_WARMUP" "$db" >/dev/null 2>&1 ||
             die "pgbench warm-up failed in scenario $id"
     fi
-    PGPASSFILE=/dev/null/none pgbench "${args[@]}" -T "$BENCH_DURATION" \
+    PGPASSFILE=/dev/null/none pgbench "${args[@]}" -D run=measure -T "$BENCH_DURATION" \
         --log --log-prefix="$WORK/pgbench-$id" "$db" >"$out" 2>&1 ||
         { tail -n 30 "$out" >&2; die "pgbench failed in scenario $id"; }
     grep -E '^(tps|number of failed)' "$out" | sed 's/^/    /' || true
     printf '%s\tpgbench\t%s\t%s\t%s\n' "$id" "$name" "$out" "$WORK/pgbench-$id" >>"$SCENARIOS"
 }
 
-run_wrk a "memory-api GET /healthz" "$MEMORY_URL/healthz"
+! memory || run_wrk a "memory-api GET /healthz" "$MEMORY_URL/healthz"
 run_wrk b "mail-api GET /healthz" "$MAIL_URL/healthz"
-run_wrk c "memory-api GET /api/v1/products/bench-product" "$MEMORY_URL/api/v1/products/bench-product" "$MEMORY_KEY"
+! memory || run_wrk c "memory-api GET /api/v1/products/bench-product" "$MEMORY_URL/api/v1/products/bench-product" "$MEMORY_KEY"
 run_wrk d "mail-api GET /api/v1/sites?limit=1" "$MAIL_URL/api/v1/sites?limit=1" "$MAIL_KEY"
-run_pgbench e "pgbench bench_memory: SQL of c" bench_memory "$WORK/memory.sql"
+! memory || run_pgbench e "pgbench bench_memory: SQL of c" bench_memory "$WORK/memory.sql"
 run_pgbench f "pgbench bench_mail: SQL of d" bench_mail "$WORK/mail.sql"
-run_wrk g "memory-api GET /api/v1/memory/identity" "$MEMORY_URL/api/v1/memory/identity" "$MEMORY_KEY"
-run_pgbench h "pgbench bench_memory: SQL of g" bench_memory "$WORK/identity.sql"
-# ------------------------------------------------------------- decisions and search
-# Latency of the search routes is measured with as many clients as the machine has
-# cores (BENCH_SEARCH_CONNECTIONS): with 32 the figure is mostly time spent queueing.
-SEED="$ROOT/scripts/bench/seed.py"
-SEARCH_CONNS="${BENCH_SEARCH_CONNECTIONS:-2}"
-copy_decisions() { # DB N USER
-    python3 "$SEED" decisions "$2" "$3" bench-product | psql_pg -d "$1" -c \
-        "\\copy decisions (id, user_id, environment, decision, reasoning, product_name, tags, decided_at) FROM STDIN WITH (FORMAT csv)"
-    psql_pg -d "$1" -c "ANALYZE decisions"
-}
-copy_decisions bench_memory "${BENCH_KEYWORD_DECISIONS:-100000}" "$USER_ID"
-log "bench: ${BENCH_KEYWORD_DECISIONS:-100000} decisions for the keyword scenario"
-python3 "$SEED" keyword-paths >"$WORK/keyword.paths"
-WRK_PATHS_FILE="$WORK/keyword.paths" CONNECTIONS="$SEARCH_CONNS" run_wrk i \
-    "memory-api GET /memory/decisions/search, keyword, ${BENCH_KEYWORD_DECISIONS:-100000} decisions" \
-    "$MEMORY_URL$(head -n 1 "$WORK/keyword.paths")" "$MEMORY_KEY"
+! memory || run_wrk g "memory-api GET /api/v1/memory/identity" "$MEMORY_URL/api/v1/memory/identity" "$MEMORY_KEY"
+! memory || run_pgbench h "pgbench bench_memory: SQL of g" bench_memory "$WORK/identity.sql"
 
-# A second memory-api with the local model, on a database of its own: its
-# background pass embeds the seeded decisions before the scenarios start.
-SEMANTIC_ADDR=127.0.0.1:18082
-SEMANTIC_URL="http://$SEMANTIC_ADDR"
-SEMANTIC_DB_URL="$PG_BASE/bench_memory_semantic"
-psql_pg -d postgres -c "DROP DATABASE IF EXISTS bench_memory_semantic WITH (FORCE)" \
-    -c "CREATE DATABASE bench_memory_semantic OWNER postgres" || die "could not recreate bench_memory_semantic"
-MEMORY_DATABASE__URL="$SEMANTIC_DB_URL" "$BIN/memory-api" migrate >"$OUT/logs/memory-semantic-migrate.log" 2>&1 ||
-    die "memory-api migrate (semantic) failed"
-SEM_USER="$(admin sem-create-user --memory-db "$SEMANTIC_DB_URL" memory create-user \
-    --email bench@example.com --tier team | json_get user_id)"
-SEM_KEY="$(admin sem-create-key --memory-db "$SEMANTIC_DB_URL" memory create-key \
-    --user "$SEM_USER" --env live --scopes read,write --name bench | json_get key)"
-MODEL_DIR="$(bash "$ROOT/scripts/models.sh" | tail -n 1)"
-! tcp_open "${SEMANTIC_ADDR%:*}" "${SEMANTIC_ADDR##*:}" || die "$SEMANTIC_ADDR is already in use"
-env "${svc_env[@]}" MEMORY_DATABASE__URL="$SEMANTIC_DB_URL" MEMORY_HTTP__BIND="$SEMANTIC_ADDR" \
-    MEMORY_EMBEDDINGS__PROVIDER=local MEMORY_EMBEDDINGS__MODEL_DIR="$MODEL_DIR" \
-    "$BIN/memory-api" serve >"$OUT/logs/memory-api-semantic.log" 2>&1 </dev/null &
-PIDS+=($!)
-wait_healthy memory-api-semantic "$!" "$SEMANTIC_URL"
-post_created "$SEMANTIC_URL/api/v1/products" "$SEM_KEY" '{"name":"bench-product"}' >/dev/null
-SEMANTIC_N="${BENCH_SEMANTIC_DECISIONS:-10000}"
-copy_decisions bench_memory_semantic "$SEMANTIC_N" "$SEM_USER"
-embed_start=$SECONDS
-while :; do
-    left="$(psql_pg -d bench_memory_semantic -c "SELECT count(*) FROM decisions WHERE embedding IS NULL")"
-    ((left == 0)) && break
-    ((SECONDS - embed_start < 1200)) || die "the background pass left $left decisions unembedded after 20 minutes"
-    sleep 2
-done
-log "bench: $SEMANTIC_N decisions embedded by the background pass in $((SECONDS - embed_start)) s"
-psql_pg -d bench_memory_semantic -c "ANALYZE decisions"
-python3 "$SEED" semantic-paths >"$WORK/semantic.paths"
-WRK_PATHS_FILE="$WORK/semantic.paths" CONNECTIONS="$SEARCH_CONNS" run_wrk j \
-    "memory-api GET /memory/decisions/search, semantic (query embedded per request), $SEMANTIC_N decisions" \
-    "$SEMANTIC_URL$(head -n 1 "$WORK/semantic.paths")" "$SEM_KEY"
-python3 "$SEED" memory-search-paths >"$WORK/memory-search.paths"
-WRK_PATHS_FILE="$WORK/memory-search.paths" CONNECTIONS="$SEARCH_CONNS" run_wrk k \
-    "memory-api GET /memory/search, semantic, $SEMANTIC_N decisions (exact scan, exact total)" \
-    "$SEMANTIC_URL$(head -n 1 "$WORK/memory-search.paths")" "$SEM_KEY"
-python3 "$SEED" post-bodies 5000 bench-product >"$WORK/post.bodies"
-WRK_BODIES_FILE="$WORK/post.bodies" run_wrk l \
-    "memory-api POST /memory/decisions, local embedding in the request" \
-    "$SEMANTIC_URL/api/v1/memory/decisions" "$SEM_KEY"
-cp "$WORK/identity.sql" "$OUT/raw/h.sql"
-cp "$WORK/memory.sql" "$OUT/raw/e.sql"
+# --------------------------------------------------------------- mail writes (m, n, o)
+MAIL_BODIES="$ROOT/scripts/bench/mail-bodies.py"
+python3 "$MAIL_BODIES" identify 400000 >"$WORK/identify.bodies"
+WRK_BODIES_FILE="$WORK/identify.bodies" WRK_MEASURE_OFFSET=200000 run_wrk m \
+    "mail-api POST /api/v1/identify (about half inserts, half updates)" \
+    "$MAIL_URL/api/v1/identify" "$MAIL_KEY"
+# The transaction of route m as the route runs it (db/contacts.rs insert and merge,
+# db/usage.rs add_contact), with the same mix: half the transactions name a new contact
+# (seq grows per client), half one of the 50 this client named last. Ids are time-ordered,
+# as the API's UUID v7 are.
+PG_EMAIL="'pg-' || :run || '-' || :client_id || '-' || :idx || '@bench.example'"
+cat >"$WORK/identify.sql" <<EOF
+\\set coin random(0, 1)
+\\if :coin = 1
+\\set seq :seq + 1
+\\set idx :seq
+\\else
+\\set idx greatest(:seq - random(0, 49), 1)
+\\endif
+BEGIN;
+WITH ins AS (INSERT INTO contacts (id, project_id, email, first_name, last_name, properties, tags, attribution, source) VALUES ((lpad(to_hex((extract(epoch FROM clock_timestamp()) * 1000)::bigint), 12, '0') || '7' || substr(md5(random()::text), 1, 19))::uuid, '$PROJECT_ID', $PG_EMAIL, 'Ada', NULL, '{"plan": "pro", "visits": 3}', ARRAY['bench', 'pgbench'], '{}', 'identify') ON CONFLICT (project_id, email) DO NOTHING RETURNING id, email, first_name, last_name, properties, tags, attribution, source, created_at, updated_at) SELECT count(*) AS created FROM ins \\gset
+\\if :created
+INSERT INTO project_usage (project_id, contacts) SELECT '$PROJECT_ID', 1 WHERE 9223372036854775807 >= 1 ON CONFLICT (project_id) DO UPDATE SET contacts = project_usage.contacts + 1 WHERE project_usage.contacts < 9223372036854775807;
+\\else
+UPDATE contacts SET first_name = coalesce('Ada', first_name), last_name = coalesce(NULL, last_name), properties = jsonb_deep_merge(properties, '{"plan": "pro", "visits": 3}'), tags = tags || ARRAY(SELECT t FROM unnest(ARRAY['bench', 'pgbench']::text[]) WITH ORDINALITY AS u(t, i) WHERE t <> ALL (tags) ORDER BY i), updated_at = now() WHERE project_id = '$PROJECT_ID' AND email = $PG_EMAIL RETURNING id, email, first_name, last_name, properties, tags, attribution, source, created_at, updated_at;
+\\endif
+COMMIT;
+\\set bench_clock 0
+EOF
+PGBENCH_VARS="-D seq=0" run_pgbench n "pgbench bench_mail: the upsert transaction of m" bench_mail "$WORK/identify.sql"
+
+# One active triggered campaign: a fifth of the events ("signup") enroll their contact.
+CAMPAIGN_ID="$(post_created "$MAIL_URL/api/v1/campaigns" "$MAIL_KEY" \
+    "{\"name\":\"bench-signup\",\"site_id\":\"$SITE_ID\",\"type\":\"triggered\",\"trigger_event_name\":\"signup\"}")"
+psql_pg -d bench_mail -c "UPDATE campaigns SET status = 'active' WHERE id = '$CAMPAIGN_ID'" >/dev/null
+python3 "$MAIL_BODIES" events 400000 >"$WORK/events.bodies"
+WRK_BODIES_FILE="$WORK/events.bodies" WRK_MEASURE_OFFSET=200000 run_wrk o \
+    "mail-api POST /api/v1/events (new and known contacts, one triggered campaign)" \
+    "$MAIL_URL/api/v1/events" "$MAIL_KEY"
+
+# ------------------------------------------------------------------ mail export (p, q)
+# A project of its own with EXPORT_CONTACTS contacts (time-ordered ids, each subscribed to
+# the project's site), streamed by curl to /dev/null.
+EXPORT_PROJECT="$(admin create-export-project --mail-db "$MAIL_DB_URL" mail create-project \
+    --account "$ACCOUNT_ID" --name export --plan enterprise | json_get project_id)"
+EXPORT_KEY="$(admin export-create-key --mail-db "$MAIL_DB_URL" mail create-key \
+    --project "$EXPORT_PROJECT" --scope admin --name export | json_get key)"
+EXPORT_SITE="$(post_created "$MAIL_URL/api/v1/sites" "$EXPORT_KEY" \
+    '{"name":"Export","slug":"export","from_name":"Export"}')"
+seed_start=$SECONDS
+psql_pg -d bench_mail >/dev/null <<EOF
+INSERT INTO contacts (id, project_id, email, first_name, last_name, properties, tags, source, created_at, updated_at)
+SELECT (lpad(to_hex(1700000000000 + i), 12, '0') || '7' || lpad(to_hex(i), 19, '0'))::uuid,
+       '$EXPORT_PROJECT', 'user' || i || '@export.example', 'First' || i, 'Last',
+       jsonb_build_object('plan', 'pro', 'n', i), ARRAY['tag' || (i % 10)], 'identify', now(), now()
+FROM generate_series(1, $EXPORT_CONTACTS) AS i;
+INSERT INTO contact_sites (contact_id, site_id)
+SELECT id, '$EXPORT_SITE' FROM contacts WHERE project_id = '$EXPORT_PROJECT';
+ANALYZE contacts;
+ANALYZE contact_sites;
+EOF
+log "bench: $EXPORT_CONTACTS contacts seeded for the export in $((SECONDS - seed_start)) s"
+
+# run_export ID NAME URL KEY: one GET streamed to /dev/null; the time, the bytes, and the
+# mail-api process's peak resident set (VmHWM, reset before the request through
+# /proc/PID/clear_refs where the kernel allows it; otherwise the peak since start).
+run_export() {
+    local id=$1 name=$2 url=$3 key=$4 out="$OUT/raw/$1-export.txt" reset=0 rc=0 res
+    log "bench: $id  $name  (curl to /dev/null)"
+    if echo 5 >"/proc/$MAIL_PID/clear_refs" 2>/dev/null; then reset=1; fi
+    local before
+    before="$(awk '/^VmRSS:/ {print $2}' "/proc/$MAIL_PID/status")"
+    res="$(curl -sS -o /dev/null -w '%{http_code} %{size_download} %{time_total} %{time_starttransfer}' \
+        --max-time 1800 -H "Authorization: Bearer $key" "$url")" || rc=$?
+    local code bytes total first
+    read -r code bytes total first <<<"$res"
+    {
+        echo "code=$code"
+        echo "curl_exit=$rc"
+        echo "bytes=$bytes"
+        echo "seconds=$total"
+        echo "first_byte_seconds=$first"
+        echo "rows=$EXPORT_CONTACTS"
+        echo "rss_before_kb=$before"
+        echo "peak_rss_kb=$(awk '/^VmHWM:/ {print $2}' "/proc/$MAIL_PID/status")"
+        echo "peak_reset=$reset"
+    } >"$out"
+    sed 's/^/    /' "$out" | tr '\n' ' '
+    echo
+    ((rc == 0)) && [[ $code == 200 ]] || die "export scenario $id failed: HTTP $code, curl exit $rc"
+    printf '%s\texport\t%s\t%s\n' "$id" "$name" "$out" >>"$SCENARIOS"
+}
+run_export p "mail-api GET /api/v1/export?format=json, $EXPORT_CONTACTS contacts" \
+    "$MAIL_URL/api/v1/export?format=json" "$EXPORT_KEY"
+run_export q "mail-api GET /api/v1/export?format=csv (ZIP), $EXPORT_CONTACTS contacts" \
+    "$MAIL_URL/api/v1/export?format=csv" "$EXPORT_KEY"
+
+if memory; then
+    # ------------------------------------------------------------- decisions and search
+    # Latency of the search routes is measured with as many clients as the machine has
+    # cores (BENCH_SEARCH_CONNECTIONS): with 32 the figure is mostly time spent queueing.
+    SEED="$ROOT/scripts/bench/seed.py"
+    SEARCH_CONNS="${BENCH_SEARCH_CONNECTIONS:-2}"
+    copy_decisions() { # DB N USER
+        python3 "$SEED" decisions "$2" "$3" bench-product | psql_pg -d "$1" -c \
+            "\\copy decisions (id, user_id, environment, decision, reasoning, product_name, tags, decided_at) FROM STDIN WITH (FORMAT csv)"
+        psql_pg -d "$1" -c "ANALYZE decisions"
+    }
+    copy_decisions bench_memory "${BENCH_KEYWORD_DECISIONS:-100000}" "$USER_ID"
+    log "bench: ${BENCH_KEYWORD_DECISIONS:-100000} decisions for the keyword scenario"
+    python3 "$SEED" keyword-paths >"$WORK/keyword.paths"
+    WRK_PATHS_FILE="$WORK/keyword.paths" CONNECTIONS="$SEARCH_CONNS" run_wrk i \
+        "memory-api GET /memory/decisions/search, keyword, ${BENCH_KEYWORD_DECISIONS:-100000} decisions" \
+        "$MEMORY_URL$(head -n 1 "$WORK/keyword.paths")" "$MEMORY_KEY"
+
+    # A second memory-api with the local model, on a database of its own: its
+    # background pass embeds the seeded decisions before the scenarios start.
+    SEMANTIC_ADDR=127.0.0.1:18082
+    SEMANTIC_URL="http://$SEMANTIC_ADDR"
+    SEMANTIC_DB_URL="$PG_BASE/bench_memory_semantic"
+    psql_pg -d postgres -c "DROP DATABASE IF EXISTS bench_memory_semantic WITH (FORCE)" \
+        -c "CREATE DATABASE bench_memory_semantic OWNER postgres" || die "could not recreate bench_memory_semantic"
+    MEMORY_DATABASE__URL="$SEMANTIC_DB_URL" "$BIN/memory-api" migrate >"$OUT/logs/memory-semantic-migrate.log" 2>&1 ||
+        die "memory-api migrate (semantic) failed"
+    SEM_USER="$(admin sem-create-user --memory-db "$SEMANTIC_DB_URL" memory create-user \
+        --email bench@example.com --tier team | json_get user_id)"
+    SEM_KEY="$(admin sem-create-key --memory-db "$SEMANTIC_DB_URL" memory create-key \
+        --user "$SEM_USER" --env live --scopes read,write --name bench | json_get key)"
+    MODEL_DIR="$(bash "$ROOT/scripts/models.sh" | tail -n 1)"
+    ! tcp_open "${SEMANTIC_ADDR%:*}" "${SEMANTIC_ADDR##*:}" || die "$SEMANTIC_ADDR is already in use"
+    env "${svc_env[@]}" MEMORY_DATABASE__URL="$SEMANTIC_DB_URL" MEMORY_HTTP__BIND="$SEMANTIC_ADDR" \
+        MEMORY_EMBEDDINGS__PROVIDER=local MEMORY_EMBEDDINGS__MODEL_DIR="$MODEL_DIR" \
+        "$BIN/memory-api" serve >"$OUT/logs/memory-api-semantic.log" 2>&1 </dev/null &
+    PIDS+=($!)
+    wait_healthy memory-api-semantic "$!" "$SEMANTIC_URL"
+    post_created "$SEMANTIC_URL/api/v1/products" "$SEM_KEY" '{"name":"bench-product"}' >/dev/null
+    SEMANTIC_N="${BENCH_SEMANTIC_DECISIONS:-10000}"
+    copy_decisions bench_memory_semantic "$SEMANTIC_N" "$SEM_USER"
+    embed_start=$SECONDS
+    while :; do
+        left="$(psql_pg -d bench_memory_semantic -c "SELECT count(*) FROM decisions WHERE embedding IS NULL")"
+        ((left == 0)) && break
+        ((SECONDS - embed_start < 1200)) || die "the background pass left $left decisions unembedded after 20 minutes"
+        sleep 2
+    done
+    log "bench: $SEMANTIC_N decisions embedded by the background pass in $((SECONDS - embed_start)) s"
+    psql_pg -d bench_memory_semantic -c "ANALYZE decisions"
+    python3 "$SEED" semantic-paths >"$WORK/semantic.paths"
+    WRK_PATHS_FILE="$WORK/semantic.paths" CONNECTIONS="$SEARCH_CONNS" run_wrk j \
+        "memory-api GET /memory/decisions/search, semantic (query embedded per request), $SEMANTIC_N decisions" \
+        "$SEMANTIC_URL$(head -n 1 "$WORK/semantic.paths")" "$SEM_KEY"
+    python3 "$SEED" memory-search-paths >"$WORK/memory-search.paths"
+    WRK_PATHS_FILE="$WORK/memory-search.paths" CONNECTIONS="$SEARCH_CONNS" run_wrk k \
+        "memory-api GET /memory/search, semantic, $SEMANTIC_N decisions (exact scan, exact total)" \
+        "$SEMANTIC_URL$(head -n 1 "$WORK/memory-search.paths")" "$SEM_KEY"
+    python3 "$SEED" post-bodies 5000 bench-product >"$WORK/post.bodies"
+    WRK_BODIES_FILE="$WORK/post.bodies" run_wrk l \
+        "memory-api POST /memory/decisions, local embedding in the request" \
+        "$SEMANTIC_URL/api/v1/memory/decisions" "$SEM_KEY"
+    cp "$WORK/identity.sql" "$OUT/raw/h.sql"
+    cp "$WORK/memory.sql" "$OUT/raw/e.sql"
+fi
+
 cp "$WORK/mail.sql" "$OUT/raw/f.sql"
+cp "$WORK/identify.sql" "$OUT/raw/n.sql"
 
 # -------------------------------------------------------------------------- report
 python3 "$ROOT/scripts/bench/report.py" "$SCENARIOS" "$OUT/results.json"

@@ -8,6 +8,9 @@ SCENARIOS_TSV has one line per scenario, tab-separated:
 kind `wrk`: output_file is wrk's output with the WRK_RESULT line of wrk-report.lua.
 kind `pgbench`: output_file is pgbench's output; log_prefix the --log-prefix its
 per-transaction logs were written with (latency percentiles come from them).
+kind `export`: output_file holds key=value lines written by bench.sh's run_export
+(code, curl_exit, bytes, seconds, first_byte_seconds, rows, rss_before_kb, peak_rss_kb,
+peak_reset): one streamed download, its time and the API process's peak resident set.
 
 Settings recorded in the JSON come from the environment: BENCH_DURATION,
 BENCH_CONNECTIONS, BENCH_THREADS, BENCH_WARMUP, BENCH_RATE_LIMIT_BACKEND.
@@ -25,9 +28,13 @@ import re
 import subprocess
 import sys
 
-RATIOS = [("c", "e"), ("d", "f"), ("g", "h")]
+RATIOS = [("c", "e"), ("d", "f"), ("g", "h"), ("m", "n")]
 # Latency targets of the issues (reported, not enforced): scenario, percentile, ms.
 TARGETS = [("i", "p95_ms", 15.0), ("j", "p95_ms", 30.0)]
+# Throughput targets of route-vs-pgbench ratios (reported, not enforced).
+RATIO_TARGETS = {"m/n": 0.75}
+# Peak resident set of the API process during an export (reported, not enforced), MB.
+EXPORT_PEAK_RSS_TARGET_MB = 200.0
 
 
 def percentile(sorted_values, p):
@@ -96,6 +103,31 @@ def parse_pgbench(path, log_prefix):
     }
 
 
+def parse_export(path):
+    v = {}
+    for line in open(path, encoding="utf-8", errors="replace"):
+        if "=" in line:
+            k, x = line.strip().split("=", 1)
+            v[k] = x
+    seconds = float(v["seconds"])
+    size = int(v["bytes"])
+    rows = int(v["rows"])
+    return {
+        "seconds": seconds,
+        "first_byte_s": float(v["first_byte_seconds"]),
+        "bytes": size,
+        "mb_per_s": size / 1e6 / seconds if seconds > 0 else 0.0,
+        "rows": rows,
+        "rows_per_s": rows / seconds if seconds > 0 else 0.0,
+        "rss_before_mb": int(v["rss_before_kb"]) / 1024,
+        "peak_rss_mb": int(v["peak_rss_kb"]) / 1024,
+        # 1: the peak was reset just before the request; 0: peak since the process started.
+        "peak_since_request": v.get("peak_reset") == "1",
+        "http_status": int(v["code"]),
+        "curl_exit": int(v["curl_exit"]),
+    }
+
+
 def git_commit():
     try:
         return subprocess.run(
@@ -129,9 +161,14 @@ def main():
                 s.update(parse_wrk(output))
             elif kind == "pgbench":
                 s.update(parse_pgbench(output, cols[4]))
+            elif kind == "export":
+                s.update(parse_export(output))
             else:
                 raise ValueError(f"unknown kind {kind!r}")
-            s["ok"] = s["non2xx"] == 0 and not any(s["errors"].values())
+            if kind == "export":
+                s["ok"] = s["http_status"] == 200 and s["curl_exit"] == 0
+            else:
+                s["ok"] = s["non2xx"] == 0 and not any(s["errors"].values())
         except (OSError, ValueError, KeyError) as e:
             s.update({"ok": False, "error": str(e)})
         scenarios.append(s)
@@ -165,6 +202,8 @@ def main():
     print(f"{'scenario':<{w}} {'req/s':>10} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'non-2xx':>8}")
     for s in scenarios:
         label = f"{s['id']}  {s['name']}"
+        if s["kind"] == "export" and "seconds" in s:
+            continue
         if "rps" not in s:
             print(f"{label:<{w}} {'FAILED: ' + s.get('error', '?')}")
             continue
@@ -174,6 +213,16 @@ def main():
             f"{label:<{w}} {s['rps']:>10.1f} {s['p50_ms']:>8.3f} {s['p95_ms']:>8.3f} "
             f"{s['p99_ms']:>8.3f} {s['non2xx']:>8d}{extra}"
         )
+    exports = [s for s in scenarios if s["kind"] == "export" and "seconds" in s]
+    if exports:
+        print()
+        print(f"{'export':<{w}} {'seconds':>10} {'MB':>8} {'rows/s':>10} {'peak RSS MB':>12}")
+        for s in exports:
+            label = f"{s['id']}  {s['name']}"
+            print(
+                f"{label:<{w}} {s['seconds']:>10.2f} {s['bytes'] / 1e6:>8.1f} "
+                f"{s['rows_per_s']:>10.0f} {s['peak_rss_mb']:>12.1f}"
+            )
     print()
     for k, r in ratios.items():
         p50 = f"{r['p50_latency']:.2f}x" if r["p50_latency"] is not None else "n/a"
@@ -184,6 +233,19 @@ def main():
         )
 
     targets = {}
+    for k, minimum in RATIO_TARGETS.items():
+        r = ratios.get(k)
+        if r:
+            targets[k] = {"metric": "throughput ratio", "target_min": minimum,
+                          "measured": r["throughput"], "met": r["throughput"] >= minimum}
+            verdict = "met" if r["throughput"] >= minimum else "MISSED"
+            print(f"{k} target throughput ratio >= {minimum:g}: {r['throughput']:.3f} ({verdict})")
+    for s in exports:
+        peak = s["peak_rss_mb"]
+        targets[s["id"]] = {"metric": "peak_rss_mb", "target_max_mb": EXPORT_PEAK_RSS_TARGET_MB,
+                            "measured_mb": peak, "met": peak < EXPORT_PEAK_RSS_TARGET_MB}
+        verdict = "met" if peak < EXPORT_PEAK_RSS_TARGET_MB else "MISSED"
+        print(f"{s['id']} target peak RSS < {EXPORT_PEAK_RSS_TARGET_MB:g} MB: {peak:.1f} MB ({verdict})")
     for sid, key, limit in TARGETS:
         s = by_id.get(sid)
         if s and key in s:

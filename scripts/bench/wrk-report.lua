@@ -10,6 +10,8 @@
 --   WRK_PATHS_FILE  one request path per line, sent in turn (each thread starts
 --                   at a different line)
 --   WRK_BODIES_FILE one JSON body per line, POSTed in turn to the URL's path
+--   WRK_OFFSET      lines to skip at the start (bench.sh: the measured run starts past
+--                   the lines of its warm-up, with WRK_MEASURE_OFFSET)
 -- Without them wrk sends its one fixed request.
 
 local threads = {}
@@ -42,8 +44,11 @@ elseif bodies_file and bodies_file ~= "" then
    end
 end
 
+-- WRK_OFFSET (optional): lines to skip first, e.g. past those a warm-up run sent.
+local base_offset = tonumber(os.getenv("WRK_OFFSET") or "") or 0
+
 function setup(thread)
-   thread:set("offset", #threads * 7919)
+   thread:set("offset", base_offset + #threads * 7919)
    table.insert(threads, thread)
 end
 

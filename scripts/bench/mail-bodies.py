@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Request bodies for the mail write scenarios of scripts/bench.sh (one JSON body a line).
+
+usage:
+  mail-bodies.py identify N   bodies for POST /api/v1/identify
+  mail-bodies.py events N     bodies for POST /api/v1/events
+
+Emails vary so that the routes insert and update as they would in use: even lines name a new
+contact, odd lines one of the contacts named just before (about half inserts, half updates on a
+pass through the file; bench.sh measures from the middle of the file, past the lines its
+warm-up sent). Deterministic (fixed seed).
+"""
+
+import json
+import random
+import sys
+
+EVENTS = ["page_view", "page_view", "login", "signup", "purchase"]
+
+
+def emails(n, prefix, rng):
+    for i in range(n):
+        # Odd lines: one of the 50 even (new) emails just before them, which the same wrk
+        # thread sent a moment ago (each thread reads consecutive lines).
+        k = i if i % 2 == 0 else max(0, i - 1 - 2 * rng.randrange(0, 50))
+        yield f"{prefix}-{k}@bench.example"
+
+
+def identify(n, rng):
+    for email in emails(n, "bench", rng):
+        # The same shape as the pgbench script's upsert (names, properties, tags).
+        yield {
+            "email": email,
+            "first_name": "Ada",
+            "properties": {"plan": "pro", "visits": 3},
+            "tags": ["bench", "wrk"],
+        }
+
+
+def events(n, rng):
+    for i, email in enumerate(emails(n, "evt", rng)):
+        yield {
+            "email": email,
+            "event": EVENTS[i % len(EVENTS)],
+            "data": {"path": f"/p/{i % 997}"},
+        }
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[1] not in ("identify", "events"):
+        sys.exit(__doc__.strip().splitlines()[2])
+    rng = random.Random(42)
+    gen = identify if sys.argv[1] == "identify" else events
+    out = sys.stdout
+    for body in gen(int(sys.argv[2]), rng):
+        out.write(json.dumps(body, separators=(",", ":")))
+        out.write("\n")
+
+
+if __name__ == "__main__":
+    main()

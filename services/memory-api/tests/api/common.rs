@@ -67,7 +67,12 @@ impl Harness {
         Self {
             db,
             server,
-            http: reqwest::Client::new(),
+            // Idle connections are dropped before the server's 5 s keep-alive closes them, so a
+            // test that pauses (e.g. to load a tokenizer) never sends on a closing connection.
+            http: reqwest::Client::builder()
+                .pool_idle_timeout(std::time::Duration::from_secs(2))
+                .build()
+                .expect("HTTP client"),
             settings,
         }
     }

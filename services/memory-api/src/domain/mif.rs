@@ -26,6 +26,10 @@ pub const REASONING_MAX: usize = 5000;
 pub const PRODUCT_NAME_MAX: usize = 100;
 pub const PRODUCT_DESCRIPTION_MAX: usize = 2000;
 pub const PRODUCT_STATUS_MAX: usize = 50;
+/// A decision's `tags` and `affects_products`: the service sets no count limit on either (tags
+/// are derived from hashtags, a product may affect any number of products), so import accepts
+/// what an export can hold; the 10 MiB body bounds the rest.
+pub const LIST_MAX: usize = 10_000;
 
 /// A free-form memory entry.
 #[derive(Debug, Clone, PartialEq)]
@@ -316,8 +320,8 @@ fn decision(value: &Value, path: &str) -> Result<Decision, Invalid> {
         .unwrap_or_default()
         .trim()
         .to_owned();
-    let tags = strings(item, "tags", path, 100, 200)?;
-    let affects = strings(item, "affects_products", path, 100, PRODUCT_NAME_MAX)?
+    let tags = strings(item, "tags", path, LIST_MAX, DECISION_MAX)?;
+    let affects = strings(item, "affects_products", path, LIST_MAX, PRODUCT_NAME_MAX)?
         .unwrap_or_default()
         .into_iter()
         .map(|s| s.trim().to_owned())

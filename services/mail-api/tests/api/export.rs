@@ -102,6 +102,9 @@ async fn the_json_export_is_one_document_of_the_projects_rows_only() {
     assert_eq!(res.status(), 200);
     assert_rate_limit_headers(&res);
     assert_eq!(res.headers()["content-type"], "application/json");
+    // Streamed (chunked), not built in memory first: no length is known up front.
+    assert!(res.headers().get("content-length").is_none());
+    assert_eq!(res.headers()["transfer-encoding"], "chunked");
     let name = attachment_name(&res);
     assert!(
         name.starts_with(&format!("mail-export-{}-", t.project)) && name.ends_with(".json"),

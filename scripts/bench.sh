@@ -245,7 +245,9 @@ wait_healthy() {
 }
 ! memory || wait_healthy memory-api "$MEMORY_PID" "$MEMORY_URL"
 wait_healthy mail-api "$MAIL_PID" "$MAIL_URL"
-log "bench: memory-api on ${MEMORY_PID:+$MEMORY_ADDR}${MEMORY_PID:-(not started)}, mail-api on $MAIL_ADDR (rate limit scale 1e6, backend ${BENCH_RATE_LIMIT_BACKEND:-service default})"
+memory_where="(not started)"
+! memory || memory_where="$MEMORY_ADDR"
+log "bench: memory-api on $memory_where, mail-api on $MAIL_ADDR (rate limit scale 1e6, backend ${BENCH_RATE_LIMIT_BACKEND:-service default})"
 
 # ---------------------------------------------------------------------------- seed
 # post_created URL KEY BODY: POST the JSON body, require 201, print the `id`.

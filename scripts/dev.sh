@@ -22,6 +22,18 @@ if [[ -z ${MEMORY_SECRETS__KEK:-} ]]; then
     export MEMORY_SECRETS__KEK
 fi
 export MAIL_TELEMETRY__LOG_FORMAT="${MAIL_TELEMETRY__LOG_FORMAT:-pretty}"
+# mail-api and send-worker: the same key (provider credentials, webhook secrets), the link
+# signing secret, and the file provider: sent mail lands as .eml files in .dev/mail-outbox.
+[[ -s "$DEV/kek" ]] || (umask 077 && head -c 32 /dev/urandom | base64 >"$DEV/kek")
+export MAIL_SECRETS__KEK="${MAIL_SECRETS__KEK:-$(cat "$DEV/kek")}"
+if [[ -z ${MAIL_TRACKING__SECRET:-} ]]; then
+    [[ -s "$DEV/tracking" ]] || (umask 077 && head -c 32 /dev/urandom | base64 >"$DEV/tracking")
+    MAIL_TRACKING__SECRET="$(cat "$DEV/tracking")"
+    export MAIL_TRACKING__SECRET
+fi
+export MAIL_TRACKING__BASE_URL="${MAIL_TRACKING__BASE_URL:-http://127.0.0.1:8081}"
+export MAIL_DELIVERY__DEFAULT_PROVIDER__KIND="${MAIL_DELIVERY__DEFAULT_PROVIDER__KIND:-file}"
+export MAIL_DELIVERY__DEFAULT_PROVIDER__DIRECTORY="${MAIL_DELIVERY__DEFAULT_PROVIDER__DIRECTORY:-$DEV/mail-outbox}"
 # Semantic search with the local model, whose weights the project fetches itself.
 if [[ -z ${MEMORY_EMBEDDINGS__PROVIDER:-} ]]; then
     export MEMORY_EMBEDDINGS__PROVIDER=local

@@ -54,4 +54,6 @@ pub use publisher::Publisher;
 pub use rpc::RpcError;
 pub use shutdown::ShutdownToken;
 pub use task::{DecodeError, KINDS, TASK_VERSION, Task};
-pub use topology::{RENDER_JOB, RetryPolicy, SEND_EMAIL, WEBHOOK_DELIVER, WorkQueue};
+pub use topology::{
+    RENDER_JOB, RetryPolicy, SEND_EMAIL, WEBHOOK_DELIVER, WEBHOOK_INBOUND, WorkQueue,
+};

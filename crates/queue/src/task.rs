@@ -23,10 +23,13 @@ pub enum Task {
     },
     /// Run a render job for a user.
     Render { job_id: Uuid, user_id: Uuid },
+    /// Apply a provider webhook the mail service received (its `webhook_receipts` row) whose
+    /// first, inline application failed.
+    ProviderEvent { receipt_id: Uuid },
 }
 
 /// The `type` of every variant, in declaration order (kept in sync by a unit test).
-pub const KINDS: &[&str] = &["echo", "send_email", "render"];
+pub const KINDS: &[&str] = &["echo", "send_email", "render", "provider_event"];
 
 /// Why a payload is not a task this build can run.
 #[derive(Debug, thiserror::Error)]
@@ -71,6 +74,7 @@ impl Task {
             Self::Echo { .. } => "echo",
             Self::SendEmail { .. } => "send_email",
             Self::Render { .. } => "render",
+            Self::ProviderEvent { .. } => "provider_event",
         }
     }
 
@@ -126,6 +130,9 @@ mod tests {
             Task::Render {
                 job_id: Uuid::now_v7(),
                 user_id: Uuid::now_v7(),
+            },
+            Task::ProviderEvent {
+                receipt_id: Uuid::now_v7(),
             },
         ]
     }

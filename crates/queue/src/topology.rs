@@ -29,6 +29,8 @@ pub const SEND_EMAIL: &str = "send.email";
 pub const RENDER_JOB: &str = "render.job";
 /// Queue of outbound webhook deliveries.
 pub const WEBHOOK_DELIVER: &str = "webhook.deliver";
+/// Provider webhooks the mail service failed to apply inline (send-worker retries them).
+pub const WEBHOOK_INBOUND: &str = "webhook.inbound";
 
 /// How long a failed message waits before each new attempt. A message is tried
 /// `delays.len() + 1` times before it is dead-lettered.

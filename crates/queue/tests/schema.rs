@@ -30,6 +30,9 @@ fn samples() -> Vec<Task> {
             job_id: Uuid::now_v7(),
             user_id: Uuid::now_v7(),
         },
+        Task::ProviderEvent {
+            receipt_id: Uuid::now_v7(),
+        },
     ]
 }
 

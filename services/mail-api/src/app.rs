@@ -14,6 +14,7 @@ use service_kit::server::{ApiSpec, Launched};
 use store::Pool;
 
 use crate::db::credentials::PgCredentials;
+use crate::sending::{Dispatcher, SendContext};
 use crate::{Settings, openapi, routes};
 
 pub const SERVICE: &str = "mail-api";
@@ -24,6 +25,12 @@ pub struct AppState {
     pub pool: Pool,
     pub broker: Broker,
     pub shared_domain: Arc<str>,
+    /// Seals and opens provider credentials and per-project webhook secrets.
+    pub kek: Arc<secrets::Kek>,
+    /// Signs and checks open, click and unsubscribe links.
+    pub tracker: Arc<delivery::tracking::Tracker>,
+    pub send: Arc<SendContext>,
+    pub webhooks: Arc<routes::webhooks::Receiver>,
 }
 
 /// Per project and route class: one sliding five-minute window by plan.
@@ -54,9 +61,30 @@ impl RateLimitPolicy for MailPolicy {
     }
 }
 
+/// Routes without credential: the contract document, tracking links and provider webhooks.
+fn public(cfg: &mut actix_web::web::ServiceConfig) {
+    openapi::configure(cfg);
+    routes::tracking::configure(cfg);
+    routes::webhooks::configure(cfg);
+}
+
 pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     let shared_domain: Arc<str> = Arc::from(settings.sending.shared_domain.as_str());
-    service_kit::server::launch(
+    let kek = Arc::new(secrets::Kek::from_base64(&settings.secrets.kek).map_err(|_| {
+        anyhow::anyhow!(
+            "MAIL_SECRETS__KEK must be 32 random bytes in base64 (e.g. `openssl rand -base64 32`)"
+        )
+    })?);
+    let tracker = Arc::new(settings.tracking.tracker()?);
+    let receiver = Arc::new(routes::webhooks::Receiver::new(
+        &settings.webhooks,
+        &settings.common.broker.queue_prefix,
+    )?);
+    let quotas = settings.plans.clone();
+    let prefix = settings.common.broker.queue_prefix.clone();
+    let reply_wait = std::time::Duration::from_millis(settings.sending.reply_wait_ms);
+    let state_kek = Arc::clone(&kek);
+    let launched = service_kit::server::launch(
         &settings.common,
         ApiSpec {
             service: SERVICE,
@@ -67,13 +95,30 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 scale: settings.common.rate_limit.scale,
             }),
             state: Arc::new(move |worker| AppState {
+                shared_domain: Arc::clone(&shared_domain),
+                kek: Arc::clone(&state_kek),
+                tracker: Arc::clone(&tracker),
+                send: Arc::new(SendContext {
+                    dispatcher: Dispatcher::new(&worker.broker, &prefix, reply_wait),
+                    quotas: quotas.clone(),
+                }),
+                webhooks: Arc::clone(&receiver),
                 pool: worker.pool,
                 broker: worker.broker,
-                shared_domain: Arc::clone(&shared_domain),
             }),
-            public: openapi::configure,
+            public,
             api: routes::configure,
         },
     )
-    .await
+    .await?;
+    crate::sending::spawn_outbox_relay(
+        launched.infra.pool.clone(),
+        Dispatcher::new(
+            &launched.infra.broker,
+            &settings.common.broker.queue_prefix,
+            reply_wait,
+        ),
+        std::time::Duration::from_secs(settings.sending.outbox_relay_secs),
+    );
+    Ok(launched)
 }

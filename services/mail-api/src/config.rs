@@ -17,6 +17,18 @@ url = "postgres://postgres@127.0.0.1:5432/mail"
 
 [sending]
 shared_domain = "mail.localhost"
+reply_wait_ms = 5000
+outbox_relay_secs = 5
+
+[secrets]
+kek = ""
+
+[tracking]
+base_url = "http://127.0.0.1:8081"
+secret = ""
+
+[webhooks]
+secret = ""
 
 [plans]
 monthly_sends_byod = 50000
@@ -32,12 +44,82 @@ pub struct Settings {
     pub sending: SendingSettings,
     /// Monthly send quotas of the plans other than Free (0: unlimited).
     pub plans: SendQuotas,
+    pub secrets: SecretsSettings,
+    pub tracking: TrackingSettings,
+    pub webhooks: WebhookSettings,
+}
+
+/// The key that seals provider credentials and per-project webhook secrets at rest
+/// (`MAIL_SECRETS__KEK`): 32 random bytes, base64. Required: the service does not start
+/// without it.
+#[derive(Clone, Deserialize)]
+pub struct SecretsSettings {
+    pub kek: String,
+}
+
+impl std::fmt::Debug for SecretsSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SecretsSettings { kek: .. }")
+    }
+}
+
+/// Open, click and unsubscribe links (`MAIL_TRACKING__BASE_URL`, `MAIL_TRACKING__SECRET`):
+/// the public address of mail-api and the HMAC key the links are signed with (at least 32
+/// bytes; mail-api and send-worker share it).
+#[derive(Clone, Deserialize)]
+pub struct TrackingSettings {
+    pub base_url: String,
+    pub secret: String,
+}
+
+impl std::fmt::Debug for TrackingSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TrackingSettings")
+            .field("base_url", &self.base_url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TrackingSettings {
+    pub fn tracker(&self) -> anyhow::Result<delivery::tracking::Tracker> {
+        if self.secret.len() < 32 {
+            anyhow::bail!(
+                "MAIL_TRACKING__SECRET must be at least 32 characters (e.g. `openssl rand -base64 32`)"
+            );
+        }
+        Ok(delivery::tracking::Tracker::new(
+            &self.base_url,
+            self.secret.as_bytes(),
+        ))
+    }
+}
+
+/// The provider webhook receiver: the deployment's Standard Webhooks secret
+/// (`MAIL_WEBHOOKS__SECRET`, `whsec_…`; empty: only per-project secrets are accepted) and, for
+/// tests only, a fixed clock (`MAIL_WEBHOOKS__FIXED_NOW`, Unix seconds).
+#[derive(Clone, Deserialize)]
+pub struct WebhookSettings {
+    pub secret: String,
+    #[serde(default)]
+    pub fixed_now: Option<i64>,
+}
+
+impl std::fmt::Debug for WebhookSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebhookSettings")
+            .field("fixed_now", &self.fixed_now)
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct SendingSettings {
     /// Sites send as `<slug>@<shared_domain>` until they register a domain of their own.
     pub shared_domain: String,
+    /// How long `POST /send` waits for the worker's provider answer before answering 202.
+    pub reply_wait_ms: u64,
+    /// How often the outbox relay looks for jobs whose publish was lost.
+    pub outbox_relay_secs: u64,
 }
 
 impl Settings {

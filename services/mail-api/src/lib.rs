@@ -8,6 +8,8 @@ pub mod export;
 pub mod flows;
 pub mod openapi;
 pub mod routes;
+pub mod sending;
+pub mod worker;
 
 pub use app::{AppState, launch};
 pub use config::Settings;

@@ -1,40 +1,132 @@
-//! send-worker: consumes the `send.email` queue fed by mail-api.
+//! send-worker: sends the mail queued by mail-api (`send.email`) and retries the provider
+//! webhooks mail-api could not apply at once (`webhook.inbound`).
 //!
-//! It shares mail-api's `MAIL_…` settings (database, broker, telemetry) and adds
-//! `MAIL_WORKER__BIND` (health and metrics) and `MAIL_WORKER__PREFETCH`.
+//! It shares mail-api's `MAIL_…` settings (database, broker, telemetry, `SECRETS__KEK`,
+//! `TRACKING__BASE_URL`/`__SECRET`, `SENDING__SHARED_DOMAIN`) and adds `MAIL_WORKER__BIND`
+//! (health and metrics), `MAIL_WORKER__PREFETCH`, and the default provider of projects that
+//! configured none: `MAIL_DELIVERY__DEFAULT_PROVIDER__KIND` = `file` (with `__DIRECTORY`, the
+//! default for `make dev`), `smtp` (with `__HOST`, `__PORT`, `__USERNAME`, `__PASSWORD`,
+//! `__SECURITY`) or `resend` (with `__API_KEY`); `MAIL_DELIVERY__RESEND_BASE_URL`.
+
+use std::sync::Arc;
 
 use http_kit::Flavor;
-use queue::{DeliveryInfo, HandlerError, HandlerResult, Task};
-use service_kit::worker::WorkerBinary;
+use mail_api::config::{SecretsSettings, SendingSettings, TrackingSettings};
+use mail_api::worker::{DeliverySettings, SendWorker};
+use queue::ShutdownToken;
+use serde::Deserialize;
+use service_kit::config::{BrokerSettings, DatabaseSettings, TelemetrySettings};
+use service_kit::infra;
+use service_kit::worker::{WorkerSettings, WorkerSpec};
 
 const SERVICE: &str = "send-worker";
 
-#[actix_web::main]
-async fn main() -> anyhow::Result<()> {
-    let binary = WorkerBinary {
-        service: SERVICE,
-        about: "Sends the mail queued by mail-api",
-        env_prefix: "MAIL",
-        default_database: "postgres://postgres@127.0.0.1:5432/mail",
-        default_bind: "127.0.0.1:9091",
-        flavor: Flavor::Mail,
-        queue: queue::SEND_EMAIL,
-    };
-    service_kit::worker::main(binary, handle).await
+const DEFAULTS: &str = r#"
+[database]
+url = "postgres://postgres@127.0.0.1:5432/mail"
+
+[worker]
+bind = "127.0.0.1:9091"
+
+[sending]
+shared_domain = "mail.localhost"
+reply_wait_ms = 5000
+outbox_relay_secs = 5
+
+[secrets]
+kek = ""
+
+[tracking]
+base_url = "http://127.0.0.1:8081"
+secret = ""
+
+[delivery]
+resend_base_url = "https://api.resend.com"
+
+[delivery.default_provider]
+kind = "file"
+directory = "var/mail-outbox"
+"#;
+
+#[derive(Debug, Deserialize)]
+struct Settings {
+    database: DatabaseSettings,
+    broker: BrokerSettings,
+    telemetry: TelemetrySettings,
+    worker: WorkerSettings,
+    sending: SendingSettings,
+    secrets: SecretsSettings,
+    tracking: TrackingSettings,
+    delivery: DeliverySettings,
 }
 
-async fn handle(task: Task, delivery: DeliveryInfo) -> HandlerResult {
-    match task {
-        // Round-trip probe: proves the API → broker → worker → reply path.
-        Task::Echo { message } => Ok(Some(serde_json::json!({
-            "echo": message,
-            "worker": SERVICE,
-            "attempt": delivery.attempt,
-        }))),
-        // Dead-lettered, not dropped: replayable once this worker handles the kind.
-        other => Err(HandlerError::permanent(format!(
-            "{SERVICE} does not handle {} tasks",
-            other.kind()
-        ))),
-    }
+#[actix_web::main]
+async fn main() -> anyhow::Result<()> {
+    let defaults = format!("{DEFAULTS}{}", service_kit::config::COMMON_DEFAULTS);
+    let config_file =
+        service_kit::cli::worker_config(SERVICE, "Sends the mail queued by mail-api", "MAIL");
+    let settings: Settings = settings::load("MAIL", &defaults, config_file.as_deref())?;
+    let _telemetry = infra::init_telemetry(SERVICE, &settings.telemetry)?;
+    let kek = secrets::Kek::from_base64(&settings.secrets.kek).map_err(|_| {
+        anyhow::anyhow!(
+            "MAIL_SECRETS__KEK must be 32 random bytes in base64 (e.g. `openssl rand -base64 32`)"
+        )
+    })?;
+    let tracker = settings.tracking.tracker()?;
+    let pool = infra::pool(&settings.database)?;
+    let worker = Arc::new(SendWorker::new(
+        pool.clone(),
+        Arc::new(kek),
+        tracker,
+        settings.sending.shared_domain.clone(),
+        settings.delivery.clone(),
+    ));
+
+    // Provider webhooks that mail-api could not apply: a second consumer, same process.
+    let inbound_broker = infra::broker(SERVICE, &settings.broker);
+    let inbound = mail_api::routes::webhooks::inbound_queue(&settings.broker.queue_prefix);
+    let inbound_stop = ShutdownToken::new();
+    let inbound_task = {
+        let stop = inbound_stop.clone();
+        let pool = pool.clone();
+        let broker = inbound_broker.clone();
+        tokio::spawn(async move {
+            if let Err(err) = broker.declare(&inbound).await {
+                tracing::warn!(error = %err, "webhook.inbound not declared yet; the consumer retries");
+            }
+            let handler = move |task, _info| {
+                let pool = pool.clone();
+                async move { mail_api::worker::handle_provider_event(&pool, task).await }
+            };
+            if let Err(err) = broker
+                .consumer(inbound)
+                .with_prefetch(4)
+                .run(handler, stop)
+                .await
+            {
+                tracing::error!(error = %err, "webhook.inbound consumer stopped");
+            }
+        })
+    };
+
+    let handler = move |task, info| {
+        let worker = Arc::clone(&worker);
+        async move { worker.handle(task, info).await }
+    };
+    let result = service_kit::worker::run(
+        WorkerSpec {
+            service: SERVICE,
+            flavor: Flavor::Mail,
+            queue: queue::SEND_EMAIL,
+            database: &settings.database,
+            broker: &settings.broker,
+            worker: &settings.worker,
+        },
+        handler,
+    )
+    .await;
+    inbound_stop.cancel();
+    let _ = inbound_task.await;
+    inbound_broker.close().await;
+    result
 }

@@ -58,7 +58,16 @@ impl Proc {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .env("MEMORY_TELEMETRY__LOG_FILTER", "warn")
-            .env("MAIL_TELEMETRY__LOG_FILTER", "warn");
+            .env("MAIL_TELEMETRY__LOG_FILTER", "warn")
+            // mail-api and send-worker refuse to start without these.
+            .env(
+                "MAIL_SECRETS__KEK",
+                "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
+            )
+            .env(
+                "MAIL_TRACKING__SECRET",
+                "e2e-tracking-secret-0123456789abcdef",
+            );
         for (k, v) in env {
             cmd.env(k, v);
         }

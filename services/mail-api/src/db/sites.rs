@@ -68,3 +68,18 @@ pub async fn exists(conn: &mut AsyncPgConnection, project_id: Uuid, id: Uuid) ->
     .get_result(conn)
     .await
 }
+
+/// The project's site with this id.
+pub async fn get(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    id: Uuid,
+) -> QueryResult<Option<Site>> {
+    sites::table
+        .filter(sites::project_id.eq(project_id))
+        .filter(sites::id.eq(id))
+        .select(Site::as_select())
+        .first(conn)
+        .await
+        .optional()
+}

@@ -5,13 +5,18 @@ pub mod body;
 pub mod campaigns;
 pub mod contacts;
 pub mod conversions;
+pub mod delivery_settings;
+pub mod emails;
 pub mod events;
 pub mod export;
 pub mod idempotency;
 pub mod identify;
+pub mod send;
 pub mod sites;
 pub mod suppressions;
 pub mod templates;
+pub mod tracking;
+pub mod webhooks;
 
 use actix_web::web;
 
@@ -25,6 +30,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     campaigns::configure(cfg);
     templates::configure(cfg);
     suppressions::configure(cfg);
+    send::configure(cfg);
+    emails::configure(cfg);
+    delivery_settings::configure(cfg);
     analytics::configure(cfg);
     export::configure(cfg);
 }

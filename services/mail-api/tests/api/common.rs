@@ -45,8 +45,15 @@ pub fn settings(db_url: &str) -> Settings {
     settings.common.http.shutdown_timeout_secs = 5;
     settings.common.rate_limit.backend = RateLimitBackend::Inprocess;
     settings.sending.shared_domain = SHARED_DOMAIN.to_owned();
+    settings.secrets.kek = secrets::Kek::generate_base64();
+    settings.tracking.secret = TRACKING_SECRET.to_owned();
+    // Queues of its own per server, so tests (and a local worker) never share a send queue.
+    settings.common.broker.queue_prefix = format!("t{}.", Uuid::new_v4().simple());
     settings
 }
+
+/// The tracking-link key of the test servers.
+pub const TRACKING_SECRET: &str = "tracking-secret-for-tests-0123456789abcdef";
 
 /// Settings with the Redis limiter under a key prefix of their own.
 pub fn redis_settings(db_url: &str, prefix: &str) -> Settings {

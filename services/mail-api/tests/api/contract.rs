@@ -58,6 +58,7 @@ async fn every_documented_api_route_exists_and_is_gated() {
     assert!(doc["components"]["schemas"]["MailError"].is_object());
     let mut gated_ops = 0;
     let mut public_ops = 0;
+    let mut signed_ops = 0;
     for (path, item) in doc["paths"].as_object().unwrap() {
         for (method, op) in item.as_object().unwrap() {
             let method: reqwest::Method = method.to_uppercase().parse().unwrap();
@@ -66,7 +67,7 @@ async fn every_documented_api_route_exists_and_is_gated() {
             let status = res.status().as_u16();
             let responses = &op["responses"];
             assert!(
-                ["200", "201", "204"]
+                ["200", "201", "204", "302"]
                     .iter()
                     .any(|code| responses.get(*code).is_some()),
                 "{method} {path}"
@@ -108,13 +109,22 @@ async fn every_documented_api_route_exists_and_is_gated() {
                     "{method} {path} answered an undocumented {status}"
                 );
                 gated_ops += 1;
+            } else if path.starts_with("/t/") || path.starts_with("/api/webhooks/") {
+                // Signed links and signed provider events: without a valid token or
+                // signature, a documented refusal (never a redirect).
+                assert!(
+                    [401, 404].contains(&status) && responses.get(status.to_string()).is_some(),
+                    "{method} {path}: {status}"
+                );
+                signed_ops += 1;
             } else {
                 assert!(status == 200 || status == 503, "{method} {path}: {status}");
                 public_ops += 1;
             }
         }
     }
-    assert_eq!(gated_ops, 18);
+    assert_eq!(gated_ops, 24);
     assert_eq!(public_ops, 4);
+    assert_eq!(signed_ops, 6);
     h.stop().await;
 }

@@ -14,6 +14,7 @@ mod identify;
 mod migrations;
 mod plan_limits;
 mod rate_limits;
+mod send;
 mod sites;
 mod suppressions;
 mod templates;

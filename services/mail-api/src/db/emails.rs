@@ -1,0 +1,578 @@
+//! The email log as transactional send uses it: rows written by `POST /send`, moved along by
+//! the send worker, tracking and provider webhooks, with their history in `email_events`.
+//! Every query names the project: another project's email is never found.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel::sql_types::{
+    Array, BigInt, Bool, Bytea, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
+};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::schema::{email_events, email_log, email_send};
+
+/// Statuses from which nothing is sent any more (the provider took it, or it never will).
+pub const FINAL_FOR_SENDING: &[&str] = &[
+    "sent",
+    "delivered",
+    "opened",
+    "clicked",
+    "bounced",
+    "complained",
+    "failed",
+    "suppressed",
+];
+
+/// Statuses reached once the provider accepted the message.
+pub const ACCEPTED_BY_PROVIDER: &[&str] = &[
+    "sent",
+    "delivered",
+    "opened",
+    "clicked",
+    "bounced",
+    "complained",
+];
+
+/// The columns [`Email`] is read from, in any query over `email_log`.
+pub const COLUMNS: &str = "id, project_id, site_id, contact_id, campaign_id, to_email, subject, \
+    status, provider_message_id, open_count, clicked_urls, created_at, sent_at, last_opened_at, \
+    last_clicked_at, html, text_body, reply_to, headers, tags, tracking, idempotency_key, \
+    request_hash, attempts, last_error, provider, updated_at";
+
+#[derive(Debug, Clone, QueryableByName)]
+pub struct Email {
+    #[diesel(sql_type = SqlUuid)]
+    pub id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    pub project_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    pub site_id: Uuid,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    pub contact_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    pub campaign_id: Option<Uuid>,
+    #[diesel(sql_type = Text)]
+    pub to_email: String,
+    #[diesel(sql_type = Text)]
+    pub subject: String,
+    #[diesel(sql_type = Text)]
+    pub status: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub provider_message_id: Option<String>,
+    #[diesel(sql_type = Integer)]
+    pub open_count: i32,
+    #[diesel(sql_type = Array<Text>)]
+    pub clicked_urls: Vec<String>,
+    #[diesel(sql_type = Timestamptz)]
+    pub created_at: DateTime<Utc>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    pub sent_at: Option<DateTime<Utc>>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    pub last_opened_at: Option<DateTime<Utc>>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    pub last_clicked_at: Option<DateTime<Utc>>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub html: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub text_body: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub reply_to: Option<String>,
+    #[diesel(sql_type = Jsonb)]
+    pub headers: Value,
+    #[diesel(sql_type = Array<Text>)]
+    pub tags: Vec<String>,
+    #[diesel(sql_type = Bool)]
+    pub tracking: bool,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub idempotency_key: Option<String>,
+    #[diesel(sql_type = Nullable<Bytea>)]
+    pub request_hash: Option<Vec<u8>>,
+    #[diesel(sql_type = Integer)]
+    pub attempts: i32,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub last_error: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub provider: Option<String>,
+    #[diesel(sql_type = Timestamptz)]
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Email {
+    /// Custom headers as stored (`[[name, value], …]`).
+    pub fn header_pairs(&self) -> Vec<(String, String)> {
+        serde_json::from_value(self.headers.clone()).unwrap_or_default()
+    }
+}
+
+pub struct NewEmail<'a> {
+    pub id: Uuid,
+    pub project_id: Uuid,
+    pub site_id: Uuid,
+    pub contact_id: Option<Uuid>,
+    pub to_email: &'a str,
+    pub subject: &'a str,
+    pub html: Option<&'a str>,
+    pub text_body: Option<&'a str>,
+    pub reply_to: Option<&'a str>,
+    pub headers: Value,
+    pub tags: &'a [String],
+    pub tracking: bool,
+    pub idempotency_key: Option<&'a str>,
+    pub request_hash: Option<&'a [u8]>,
+}
+
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = email_events)]
+pub struct EmailEvent {
+    pub id: Uuid,
+    pub kind: String,
+    pub source: String,
+    pub data: Value,
+    pub created_at: DateTime<Utc>,
+}
+
+/// Inserts the row (in the caller's transaction) and returns it.
+pub async fn insert(conn: &mut AsyncPgConnection, new: NewEmail<'_>) -> QueryResult<Email> {
+    diesel::insert_into(email_log::table)
+        .values((
+            email_log::id.eq(new.id),
+            email_log::project_id.eq(new.project_id),
+            email_log::site_id.eq(new.site_id),
+            email_log::contact_id.eq(new.contact_id),
+            email_log::to_email.eq(new.to_email),
+            email_log::subject.eq(new.subject),
+        ))
+        .execute(conn)
+        .await?;
+    diesel::update(email_send::table.find(new.id))
+        .set((
+            email_send::html.eq(new.html),
+            email_send::text_body.eq(new.text_body),
+            email_send::reply_to.eq(new.reply_to),
+            email_send::headers.eq(new.headers),
+            email_send::tags.eq(new.tags),
+            email_send::tracking.eq(new.tracking),
+            email_send::idempotency_key.eq(new.idempotency_key),
+            email_send::request_hash.eq(new.request_hash),
+        ))
+        .execute(conn)
+        .await?;
+    get(conn, new.project_id, new.id)
+        .await?
+        .ok_or(diesel::result::Error::NotFound)
+}
+
+/// Serializes the requests of one project that carry the same idempotency key until the
+/// calling transaction ends.
+pub async fn lock_key(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    key: &str,
+) -> QueryResult<()> {
+    diesel::sql_query("SELECT pg_advisory_xact_lock(hashtextextended($1 || '/send/' || $2, 0))")
+        .bind::<Text, _>(project_id.to_string())
+        .bind::<Text, _>(key)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+pub async fn find_by_key(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    key: &str,
+) -> QueryResult<Option<Email>> {
+    diesel::sql_query(format!(
+        "SELECT {COLUMNS} FROM email_log WHERE project_id = $1 AND idempotency_key = $2"
+    ))
+    .bind::<SqlUuid, _>(project_id)
+    .bind::<Text, _>(key)
+    .get_result(conn)
+    .await
+    .optional()
+}
+
+pub async fn get(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    id: Uuid,
+) -> QueryResult<Option<Email>> {
+    diesel::sql_query(format!(
+        "SELECT {COLUMNS} FROM email_log WHERE project_id = $1 AND id = $2"
+    ))
+    .bind::<SqlUuid, _>(project_id)
+    .bind::<SqlUuid, _>(id)
+    .get_result(conn)
+    .await
+    .optional()
+}
+
+/// Counts one more send this calendar month (UTC) unless the project already sent `limit`
+/// (`None`: unlimited). `false` at the quota. The counter row stays locked until the caller's
+/// transaction ends, which keeps the quota exact under concurrency.
+pub async fn count_monthly_send(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    limit: Option<i64>,
+) -> QueryResult<bool> {
+    let changed = diesel::sql_query(
+        "INSERT INTO project_monthly_sends (project_id, month, sends) \
+         SELECT $1, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 1 WHERE $2 >= 1 \
+         ON CONFLICT (project_id, month) DO UPDATE \
+           SET sends = project_monthly_sends.sends + 1 \
+           WHERE project_monthly_sends.sends < $2",
+    )
+    .bind::<SqlUuid, _>(project_id)
+    .bind::<BigInt, _>(limit.unwrap_or(i64::MAX))
+    .execute(conn)
+    .await?;
+    Ok(changed == 1)
+}
+
+#[derive(QueryableByName)]
+struct Flag {
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    flag: bool,
+}
+
+/// Whether mail to `email` from `site_id` must be skipped: the address is on the project's
+/// suppression list (bounced, complained, unsubscribed or manual), or its contact unsubscribed
+/// from the site.
+pub async fn is_suppressed(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    site_id: Uuid,
+    email: &str,
+) -> QueryResult<bool> {
+    let row: Flag = diesel::sql_query(
+        "SELECT EXISTS (SELECT 1 FROM suppressions WHERE project_id = $1 AND email = $3) \
+             OR EXISTS (SELECT 1 FROM contact_sites cs JOIN contacts c ON c.id = cs.contact_id \
+                        WHERE c.project_id = $1 AND c.email = $3 AND cs.site_id = $2 \
+                          AND cs.status = 'unsubscribed') AS flag",
+    )
+    .bind::<SqlUuid, _>(project_id)
+    .bind::<SqlUuid, _>(site_id)
+    .bind::<Text, _>(email)
+    .get_result(conn)
+    .await?;
+    Ok(row.flag)
+}
+
+/// The project's contact with this address, if any.
+pub async fn contact_id(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    email: &str,
+) -> QueryResult<Option<Uuid>> {
+    use super::schema::contacts;
+    contacts::table
+        .filter(contacts::project_id.eq(project_id))
+        .filter(contacts::email.eq(email))
+        .select(contacts::id)
+        .first(conn)
+        .await
+        .optional()
+}
+
+pub async fn add_event(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    email_log_id: Uuid,
+    kind: &str,
+    source: &str,
+    data: Value,
+) -> QueryResult<()> {
+    diesel::insert_into(email_events::table)
+        .values((
+            email_events::id.eq(Uuid::now_v7()),
+            email_events::project_id.eq(project_id),
+            email_events::email_log_id.eq(email_log_id),
+            email_events::kind.eq(kind),
+            email_events::source.eq(source),
+            email_events::data.eq(data),
+        ))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+pub async fn events(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    email_log_id: Uuid,
+) -> QueryResult<Vec<EmailEvent>> {
+    email_events::table
+        .filter(email_events::project_id.eq(project_id))
+        .filter(email_events::email_log_id.eq(email_log_id))
+        .order(email_events::id)
+        .select(EmailEvent::as_select())
+        .load(conn)
+        .await
+}
+
+/// Counts a send attempt (before the provider is called, outside any transaction).
+pub async fn count_attempt(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    id: Uuid,
+) -> QueryResult<()> {
+    diesel::update(
+        email_send::table
+            .filter(email_send::project_id.eq(project_id))
+            .filter(email_send::id.eq(id)),
+    )
+    .set((
+        email_send::attempts.eq(email_send::attempts + 1),
+        email_send::updated_at.eq(diesel::dsl::now),
+    ))
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Moves a not yet sent email to `status` (`sent`, `failed` or `suppressed`) and records the
+/// event, in one transaction. `None` when the email had already left that stage (another
+/// delivery of the same job got there first): nothing is changed.
+pub async fn finish(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    id: Uuid,
+    outcome: Outcome<'_>,
+) -> QueryResult<Option<Email>> {
+    use diesel_async::AsyncConnection as _;
+    conn.transaction::<_, diesel::result::Error, _>(async |conn| {
+        let (status, provider, message_id, error, data) = match outcome {
+            Outcome::Sent {
+                provider,
+                provider_message_id,
+            } => (
+                "sent",
+                Some(provider),
+                Some(provider_message_id),
+                None,
+                serde_json::json!({"provider": provider, "provider_message_id": provider_message_id}),
+            ),
+            Outcome::Failed { provider, reason } => (
+                "failed",
+                Some(provider),
+                None,
+                Some(reason),
+                serde_json::json!({"provider": provider, "reason": reason}),
+            ),
+            Outcome::Suppressed => ("suppressed", None, None, None, serde_json::json!({})),
+        };
+        let row: Option<Email> = diesel::sql_query(format!(
+            "UPDATE email_log SET status = $3, provider = coalesce($4, provider), \
+               provider_message_id = $5, last_error = $6, updated_at = now(), \
+               sent_at = CASE WHEN $3 = 'sent' THEN now() ELSE sent_at END \
+             WHERE project_id = $1 AND id = $2 AND status IN ('accepted', 'queued') \
+             RETURNING {COLUMNS}"
+        ))
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<SqlUuid, _>(id)
+        .bind::<Text, _>(status)
+        .bind::<Nullable<Text>, _>(provider)
+        .bind::<Nullable<Text>, _>(message_id)
+        .bind::<Nullable<Text>, _>(error)
+        .get_result(conn)
+        .await
+        .optional()?;
+        if let Some(row) = &row {
+            add_event(conn, project_id, row.id, &row.status, "worker", data).await?;
+        }
+        Ok(row)
+    })
+    .await
+}
+
+/// How a send ended.
+#[derive(Debug, Clone, Copy)]
+pub enum Outcome<'a> {
+    Sent {
+        provider: &'a str,
+        provider_message_id: &'a str,
+    },
+    Failed {
+        provider: &'a str,
+        reason: &'a str,
+    },
+    Suppressed,
+}
+
+/// Keeps the last temporary error of an email still being retried.
+pub async fn note_error(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    id: Uuid,
+    error: &str,
+) -> QueryResult<()> {
+    diesel::update(
+        email_send::table
+            .filter(email_send::project_id.eq(project_id))
+            .filter(email_send::id.eq(id)),
+    )
+    .set((
+        email_send::last_error.eq(error),
+        email_send::updated_at.eq(diesel::dsl::now),
+    ))
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Filters of the email list.
+#[derive(Debug, Default)]
+pub struct ListFilter<'a> {
+    pub status: Option<&'a str>,
+    pub to: Option<&'a str>,
+    pub site_id: Option<Uuid>,
+}
+
+pub async fn list(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    filter: &ListFilter<'_>,
+    before: Option<Uuid>,
+    limit: i64,
+) -> QueryResult<Vec<Email>> {
+    diesel::sql_query(format!(
+        "SELECT {COLUMNS} FROM email_log WHERE project_id = $1 \
+           AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR to_email = $3) \
+           AND ($4::uuid IS NULL OR site_id = $4) AND ($5::uuid IS NULL OR id < $5) \
+         ORDER BY id DESC LIMIT $6"
+    ))
+    .bind::<SqlUuid, _>(project_id)
+    .bind::<Nullable<Text>, _>(filter.status)
+    .bind::<Nullable<Text>, _>(filter.to)
+    .bind::<Nullable<SqlUuid>, _>(filter.site_id)
+    .bind::<Nullable<SqlUuid>, _>(before)
+    .bind::<BigInt, _>(limit)
+    .load(conn)
+    .await
+}
+
+/// An open (pixel or provider event): counted once the provider took the message; the status
+/// becomes `opened` from `sent` or `delivered`. `false` when the email does not exist or was
+/// never sent.
+pub async fn record_open(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    id: Uuid,
+) -> QueryResult<bool> {
+    let changed = diesel::sql_query(
+        "UPDATE email_log SET open_count = open_count + 1, last_opened_at = now(), \
+           status = CASE WHEN status IN ('sent', 'delivered') THEN 'opened' ELSE status END, \
+           updated_at = now() \
+         WHERE project_id = $1 AND id = $2 \
+           AND status IN ('sent', 'delivered', 'opened', 'clicked')",
+    )
+    .bind::<SqlUuid, _>(project_id)
+    .bind::<SqlUuid, _>(id)
+    .execute(conn)
+    .await?;
+    Ok(changed == 1)
+}
+
+/// A click: the URL joins `clicked_urls` (once); the status becomes `clicked` from `sent`,
+/// `delivered` or `opened`.
+pub async fn record_click(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    id: Uuid,
+    url: &str,
+) -> QueryResult<bool> {
+    let changed = diesel::sql_query(
+        "UPDATE email_log SET last_clicked_at = now(), \
+           clicked_urls = CASE WHEN $3 = ANY (clicked_urls) THEN clicked_urls \
+                               ELSE array_append(clicked_urls, $3) END, \
+           status = CASE WHEN status IN ('sent', 'delivered', 'opened') THEN 'clicked' \
+                         ELSE status END, \
+           updated_at = now() \
+         WHERE project_id = $1 AND id = $2 \
+           AND status IN ('sent', 'delivered', 'opened', 'clicked')",
+    )
+    .bind::<SqlUuid, _>(project_id)
+    .bind::<SqlUuid, _>(id)
+    .bind::<Text, _>(url)
+    .execute(conn)
+    .await?;
+    Ok(changed == 1)
+}
+
+/// `sent` → `delivered`; other statuses stay.
+pub async fn record_delivered(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    id: Uuid,
+) -> QueryResult<bool> {
+    let changed = diesel::sql_query(
+        "UPDATE email_log SET status = 'delivered', updated_at = now() \
+         WHERE project_id = $1 AND id = $2 AND status = 'sent'",
+    )
+    .bind::<SqlUuid, _>(project_id)
+    .bind::<SqlUuid, _>(id)
+    .execute(conn)
+    .await?;
+    Ok(changed == 1)
+}
+
+/// Any status → `bounced` or `complained`.
+pub async fn record_terminal(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    id: Uuid,
+    status: &str,
+) -> QueryResult<bool> {
+    let changed = diesel::sql_query(
+        "UPDATE email_log SET status = $3, updated_at = now() WHERE project_id = $1 AND id = $2",
+    )
+    .bind::<SqlUuid, _>(project_id)
+    .bind::<SqlUuid, _>(id)
+    .bind::<Text, _>(status)
+    .execute(conn)
+    .await?;
+    Ok(changed == 1)
+}
+
+/// The email a provider knows by this id (any project: provider ids are unique).
+pub async fn find_by_provider_id(
+    conn: &mut AsyncPgConnection,
+    provider_message_id: &str,
+) -> QueryResult<Option<Email>> {
+    diesel::sql_query(format!(
+        "SELECT {COLUMNS} FROM email_log WHERE provider_message_id = $1"
+    ))
+    .bind::<Text, _>(provider_message_id)
+    .get_result(conn)
+    .await
+    .optional()
+}
+
+/// Marks every site subscription of the project's contact with this address unsubscribed.
+pub async fn unsubscribe_contact(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    email: &str,
+) -> QueryResult<usize> {
+    diesel::sql_query(
+        "UPDATE contact_sites SET status = 'unsubscribed', updated_at = now() \
+         WHERE status <> 'unsubscribed' AND contact_id IN \
+           (SELECT id FROM contacts WHERE project_id = $1 AND email = $2)",
+    )
+    .bind::<SqlUuid, _>(project_id)
+    .bind::<Text, _>(email)
+    .execute(conn)
+    .await
+}
+
+/// An email by id alone, for callers whose proof is a signature we made over that id
+/// (tracking links).
+pub async fn get_any(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<Option<Email>> {
+    diesel::sql_query(format!("SELECT {COLUMNS} FROM email_log WHERE id = $1"))
+        .bind::<SqlUuid, _>(id)
+        .get_result(conn)
+        .await
+        .optional()
+}

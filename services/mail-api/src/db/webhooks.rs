@@ -1,0 +1,191 @@
+//! Provider webhook receipts and their effect on the email log (the document's "States and
+//! transitions"): delivered, opened, clicked, bounced (→ suppression), complained
+//! (→ suppression, contact unsubscribed). Applied inline by the receiver; retried by the send
+//! worker from the `webhook.inbound` queue when that failed.
+
+use diesel::prelude::*;
+use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl};
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::schema::webhook_receipts;
+use super::{emails, suppressions};
+
+/// Records a receipt; `Err(status)` with the earlier receipt's status when this
+/// (provider, webhook-id) was received before.
+pub async fn insert(
+    conn: &mut AsyncPgConnection,
+    provider: &str,
+    webhook_id: &str,
+    project_id: Option<Uuid>,
+    payload: &Value,
+) -> QueryResult<Result<Uuid, (Uuid, String)>> {
+    let id = Uuid::now_v7();
+    let event_type = payload.get("type").and_then(Value::as_str);
+    let inserted = diesel::insert_into(webhook_receipts::table)
+        .values((
+            webhook_receipts::id.eq(id),
+            webhook_receipts::provider.eq(provider),
+            webhook_receipts::webhook_id.eq(webhook_id),
+            webhook_receipts::project_id.eq(project_id),
+            webhook_receipts::event_type.eq(event_type),
+            webhook_receipts::payload.eq(payload),
+        ))
+        .on_conflict((webhook_receipts::provider, webhook_receipts::webhook_id))
+        .do_nothing()
+        .execute(conn)
+        .await?;
+    if inserted == 1 {
+        return Ok(Ok(id));
+    }
+    let earlier: (Uuid, String) = webhook_receipts::table
+        .filter(webhook_receipts::provider.eq(provider))
+        .filter(webhook_receipts::webhook_id.eq(webhook_id))
+        .select((webhook_receipts::id, webhook_receipts::status))
+        .first(conn)
+        .await?;
+    Ok(Err(earlier))
+}
+
+/// What applying a receipt did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Applied {
+    /// The event changed (or confirmed) the email's state.
+    Applied { email_log_id: Uuid, kind: String },
+    /// Not an event we act on, or a message we do not know: recorded as ignored.
+    Ignored(String),
+    /// Done before.
+    AlreadyDone,
+}
+
+/// Applies one receipt in one transaction (locking it, so two appliers cannot both act).
+pub async fn apply(conn: &mut AsyncPgConnection, receipt_id: Uuid) -> QueryResult<Applied> {
+    conn.transaction::<_, diesel::result::Error, _>(async |conn| {
+        let Some((status, provider, project_id, payload)) = webhook_receipts::table
+            .find(receipt_id)
+            .for_update()
+            .select((
+                webhook_receipts::status,
+                webhook_receipts::provider,
+                webhook_receipts::project_id,
+                webhook_receipts::payload,
+            ))
+            .first::<(String, String, Option<Uuid>, Value)>(conn)
+            .await
+            .optional()?
+        else {
+            return Ok(Applied::Ignored("no such receipt".into()));
+        };
+        if status == "applied" || status == "ignored" {
+            return Ok(Applied::AlreadyDone);
+        }
+        let outcome = apply_payload(conn, &provider, project_id, &payload).await?;
+        let (status, email_log_id, note) = match &outcome {
+            Applied::Applied { email_log_id, .. } => ("applied", Some(*email_log_id), None),
+            Applied::Ignored(why) => ("ignored", None, Some(why.clone())),
+            Applied::AlreadyDone => ("applied", None, None),
+        };
+        diesel::update(webhook_receipts::table.find(receipt_id))
+            .set((
+                webhook_receipts::status.eq(status),
+                webhook_receipts::email_log_id.eq(email_log_id),
+                webhook_receipts::last_error.eq(note),
+                webhook_receipts::attempts.eq(webhook_receipts::attempts + 1),
+                webhook_receipts::processed_at.eq(diesel::dsl::now),
+            ))
+            .execute(conn)
+            .await?;
+        Ok(outcome)
+    })
+    .await
+}
+
+/// Notes a failed attempt (outside the failed transaction).
+pub async fn note_failure(
+    conn: &mut AsyncPgConnection,
+    receipt_id: Uuid,
+    error: &str,
+) -> QueryResult<()> {
+    diesel::update(webhook_receipts::table.find(receipt_id))
+        .set((
+            webhook_receipts::status.eq("failed"),
+            webhook_receipts::last_error.eq(error),
+            webhook_receipts::attempts.eq(webhook_receipts::attempts + 1),
+        ))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+async fn apply_payload(
+    conn: &mut AsyncPgConnection,
+    provider: &str,
+    project_id: Option<Uuid>,
+    payload: &Value,
+) -> QueryResult<Applied> {
+    if provider != "resend" {
+        return Ok(Applied::Ignored(format!("provider {provider}")));
+    }
+    let Some(kind) = payload.get("type").and_then(Value::as_str) else {
+        return Ok(Applied::Ignored("no event type".into()));
+    };
+    let effect = match kind {
+        "email.delivered" => "delivered",
+        "email.opened" => "opened",
+        "email.clicked" => "clicked",
+        "email.bounced" => "bounced",
+        "email.complained" => "complained",
+        other => return Ok(Applied::Ignored(format!("event type {other}"))),
+    };
+    let data = payload.get("data").cloned().unwrap_or(Value::Null);
+    let Some(message_id) = data.get("email_id").and_then(Value::as_str) else {
+        return Ok(Applied::Ignored("no data.email_id".into()));
+    };
+    let Some(email) = emails::find_by_provider_id(conn, message_id).await? else {
+        return Ok(Applied::Ignored(format!("unknown message {message_id}")));
+    };
+    if project_id.is_some_and(|p| p != email.project_id) {
+        // Routed to another project: as unknown as a message that does not exist.
+        return Ok(Applied::Ignored(format!("unknown message {message_id}")));
+    }
+    let (project, id) = (email.project_id, email.id);
+    let changed = match effect {
+        "delivered" => emails::record_delivered(conn, project, id).await?,
+        "opened" => emails::record_open(conn, project, id).await?,
+        "clicked" => {
+            let link = data
+                .pointer("/click/link")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            emails::record_click(conn, project, id, link).await?
+        }
+        "bounced" | "complained" => {
+            emails::record_terminal(conn, project, id, effect).await?;
+            suppressions::add(
+                conn,
+                project,
+                &email.to_email,
+                effect,
+                Some(&format!("provider event {kind}")),
+            )
+            .await?;
+            if effect == "complained" {
+                emails::unsubscribe_contact(conn, project, &email.to_email).await?;
+            }
+            true
+        }
+        _ => false,
+    };
+    let mut event = serde_json::json!({"type": kind, "changed": changed});
+    if let Some(link) = data.pointer("/click/link") {
+        event["url"] = link.clone();
+    }
+    if let Some(bounce) = data.get("bounce") {
+        event["bounce"] = bounce.clone();
+    }
+    emails::add_event(conn, project, id, effect, "webhook", event).await?;
+    Ok(Applied::Applied {
+        email_log_id: id,
+        kind: effect.to_owned(),
+    })
+}

@@ -1,0 +1,136 @@
+//! A project's delivery settings (admin scope): `PUT /api/v1/delivery/provider` chooses the
+//! provider (SMTP or Resend) and its credentials, `DELETE` returns to the deployment's
+//! default; `POST /api/v1/delivery/webhook-secret` makes a new Standard Webhooks secret for
+//! `POST /api/webhooks/{provider}/{projectId}`, shown once. Both are stored sealed
+//! (AES-256-GCM under the key-encryption key); no answer ever contains a stored credential.
+
+use actix_web::{HttpResponse, web};
+use auth::AdminAccess;
+use delivery::ProviderConfig;
+use http_kit::ApiError;
+use http_kit::openapi::MailError;
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use crate::AppState;
+use crate::db::delivery as settings_db;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/delivery/provider")
+            .route(web::put().to(set_provider))
+            .route(web::delete().to(clear_provider)),
+    )
+    .service(
+        web::resource("/delivery/webhook-secret").route(web::post().to(rotate_webhook_secret)),
+    );
+}
+
+/// `{"kind": "smtp", "host", "port"?, "username"?, "password"?, "security"?: "starttls"|"tls"|"none"}`
+/// or `{"kind": "resend", "api_key"}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ProviderRequest {
+    /// `smtp` or `resend`.
+    pub kind: String,
+    pub host: Option<String>,
+    pub port: Option<u16>,
+    pub username: Option<String>,
+    pub password: Option<String>,
+    pub security: Option<String>,
+    pub api_key: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ProviderAnswer {
+    /// `smtp`, `resend`, or `default` (the deployment's).
+    pub kind: String,
+}
+
+/// Choose the project's provider.
+#[utoipa::path(put, path = "/api/v1/delivery/provider", operation_id = "setProvider",
+    tag = "delivery", request_body = ProviderRequest,
+    responses(
+        (status = 200, description = "Stored (sealed); credentials are never returned", body = ProviderAnswer),
+        (status = 400, description = "Not a provider configuration (the `file` kind is the deployment's only)", body = MailError),
+        (status = 403, description = "The key lacks the admin scope", body = MailError),
+    ))]
+pub async fn set_provider(
+    AdminAccess(caller): AdminAccess,
+    state: web::Data<AppState>,
+    body: web::Json<Value>,
+) -> Result<web::Json<ProviderAnswer>, ApiError> {
+    let config: ProviderConfig = serde_json::from_value(body.into_inner()).map_err(|_| {
+        ApiError::invalid_field(
+            "kind",
+            "must be smtp (with host) or resend (with api_key), with their fields",
+        )
+    })?;
+    let kind = match &config {
+        ProviderConfig::Smtp { host, .. } if !host.trim().is_empty() => "smtp",
+        ProviderConfig::Resend { api_key } if !api_key.trim().is_empty() => "resend",
+        ProviderConfig::File { .. } => {
+            return Err(ApiError::invalid_field(
+                "kind",
+                "file is for the deployment's default provider only",
+            ));
+        }
+        _ => {
+            return Err(ApiError::invalid_field(
+                "kind",
+                "is missing its credentials",
+            ));
+        }
+    };
+    let sealed = settings_db::seal_provider(&state.kek, caller.owner_id, &config);
+    let mut conn = store::conn(&state.pool).await?;
+    settings_db::set_provider(&mut conn, caller.owner_id, Some(&sealed)).await?;
+    Ok(web::Json(ProviderAnswer {
+        kind: kind.to_owned(),
+    }))
+}
+
+/// Send through the deployment's default provider again.
+#[utoipa::path(delete, path = "/api/v1/delivery/provider", operation_id = "clearProvider",
+    tag = "delivery",
+    responses(
+        (status = 204, description = "The project's provider configuration is deleted"),
+        (status = 403, description = "The key lacks the admin scope", body = MailError),
+    ))]
+pub async fn clear_provider(
+    AdminAccess(caller): AdminAccess,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let mut conn = store::conn(&state.pool).await?;
+    settings_db::set_provider(&mut conn, caller.owner_id, None).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WebhookSecretAnswer {
+    /// `whsec_…`: configure it at the provider; it is not shown again.
+    pub secret: String,
+    /// Where the provider posts events for this project.
+    pub path: String,
+}
+
+/// Make (or replace) the project's webhook signing secret.
+#[utoipa::path(post, path = "/api/v1/delivery/webhook-secret", operation_id = "rotateWebhookSecret",
+    tag = "delivery",
+    responses(
+        (status = 201, description = "The new secret, shown once", body = WebhookSecretAnswer),
+        (status = 403, description = "The key lacks the admin scope", body = MailError),
+    ))]
+pub async fn rotate_webhook_secret(
+    AdminAccess(caller): AdminAccess,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let secret = webhook_signature::Secret::generate();
+    let sealed = settings_db::seal_webhook_secret(&state.kek, caller.owner_id, &secret);
+    let mut conn = store::conn(&state.pool).await?;
+    settings_db::set_webhook_secret(&mut conn, caller.owner_id, &sealed).await?;
+    Ok(HttpResponse::Created().json(WebhookSecretAnswer {
+        secret,
+        path: format!("/api/webhooks/resend/{}", caller.owner_id),
+    }))
+}

@@ -1,0 +1,208 @@
+//! The email log: `GET /api/v1/emails/{id}` (with its event history) and `GET /api/v1/emails`
+//! (newest first, filtered by status, recipient or site).
+
+use actix_web::web;
+use auth::Caller;
+use chrono::{DateTime, Utc};
+use http_kit::openapi::MailError;
+use http_kit::{ApiError, Page, PageParams};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+use crate::AppState;
+use crate::db::emails::{self, Email, EmailEvent, ListFilter};
+
+pub const STATUSES: &[&str] = &[
+    "accepted",
+    "queued",
+    "sent",
+    "delivered",
+    "opened",
+    "clicked",
+    "bounced",
+    "complained",
+    "failed",
+    "suppressed",
+];
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/emails").route(web::get().to(list)))
+        .service(web::resource("/emails/{id}").route(web::get().to(get)));
+}
+
+/// One email of the log.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EmailRecord {
+    pub id: Uuid,
+    pub site_id: Uuid,
+    pub contact_id: Option<Uuid>,
+    pub campaign_id: Option<Uuid>,
+    pub to: String,
+    pub subject: String,
+    /// accepted, queued, sent, delivered, opened, clicked, bounced, complained, failed or
+    /// suppressed.
+    pub status: String,
+    pub provider: Option<String>,
+    pub provider_message_id: Option<String>,
+    pub open_count: i32,
+    pub clicked_urls: Vec<String>,
+    pub tags: Vec<String>,
+    pub tracking: bool,
+    /// Provider calls made so far.
+    pub attempts: i32,
+    /// The last provider error (a temporary one while retried, the reason once failed).
+    pub last_error: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub sent_at: Option<DateTime<Utc>>,
+    pub last_opened_at: Option<DateTime<Utc>>,
+    pub last_clicked_at: Option<DateTime<Utc>>,
+}
+
+impl From<Email> for EmailRecord {
+    fn from(e: Email) -> Self {
+        Self {
+            id: e.id,
+            site_id: e.site_id,
+            contact_id: e.contact_id,
+            campaign_id: e.campaign_id,
+            to: e.to_email,
+            subject: e.subject,
+            status: e.status,
+            provider: e.provider,
+            provider_message_id: e.provider_message_id,
+            open_count: e.open_count,
+            clicked_urls: e.clicked_urls,
+            tags: e.tags,
+            tracking: e.tracking,
+            attempts: e.attempts,
+            last_error: e.last_error,
+            created_at: e.created_at,
+            sent_at: e.sent_at,
+            last_opened_at: e.last_opened_at,
+            last_clicked_at: e.last_clicked_at,
+        }
+    }
+}
+
+/// Something that happened to an email.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EmailEventRecord {
+    /// accepted, sent, failed, suppressed, delivered, opened, clicked, bounced, complained or
+    /// unsubscribed.
+    pub kind: String,
+    /// api, worker, tracking or webhook.
+    pub source: String,
+    #[schema(value_type = Object)]
+    pub data: Value,
+    pub created_at: DateTime<Utc>,
+}
+
+impl From<EmailEvent> for EmailEventRecord {
+    fn from(e: EmailEvent) -> Self {
+        Self {
+            kind: e.kind,
+            source: e.source,
+            data: e.data,
+            created_at: e.created_at,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EmailDetail {
+    #[serde(flatten)]
+    pub email: EmailRecord,
+    /// Oldest first.
+    pub events: Vec<EmailEventRecord>,
+}
+
+/// An email of the project with its history.
+#[utoipa::path(get, path = "/api/v1/emails/{id}", operation_id = "getEmail", tag = "emails",
+    params(("id" = Uuid, Path, description = "The email log id")),
+    responses(
+        (status = 200, description = "The email and its events", body = EmailDetail),
+        (status = 400, description = "The id is not a UUID", body = MailError),
+        (status = 404, description = "No such email in the project", body = MailError),
+    ))]
+pub async fn get(
+    caller: Caller,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<web::Json<EmailDetail>, ApiError> {
+    let not_found = || ApiError::not_found("email not found").with_code("EMAIL_NOT_FOUND");
+    let id = Uuid::parse_str(&path).map_err(|_| ApiError::invalid_field("id", "must be a UUID"))?;
+    let mut conn = store::conn(&state.pool).await?;
+    let email = emails::get(&mut conn, caller.owner_id, id)
+        .await?
+        .ok_or_else(not_found)?;
+    let events = emails::events(&mut conn, caller.owner_id, id).await?;
+    Ok(web::Json(EmailDetail {
+        email: email.into(),
+        events: events.into_iter().map(Into::into).collect(),
+    }))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct EmailListParams {
+    /// 1..=100, default 50.
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 100)]
+    pub limit: Option<String>,
+    /// `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+    /// One of the statuses.
+    pub status: Option<String>,
+    /// Recipient address (case-insensitive).
+    pub to: Option<String>,
+    pub site_id: Option<Uuid>,
+}
+
+/// The project's emails, newest first.
+#[utoipa::path(get, path = "/api/v1/emails", operation_id = "listEmails", tag = "emails",
+    params(EmailListParams),
+    responses(
+        (status = 200, description = "A page of emails", body = Page<EmailRecord>),
+        (status = 400, description = "Invalid limit, cursor, status or address", body = MailError),
+    ))]
+pub async fn list(
+    caller: Caller,
+    state: web::Data<AppState>,
+    query: web::Query<EmailListParams>,
+) -> Result<web::Json<Page<EmailRecord>>, ApiError> {
+    let page = PageParams {
+        limit: query.limit.clone(),
+        cursor: query.cursor.clone(),
+    };
+    let limit = page.limit()?;
+    let before = page.cursor()?.map(|c| c.0);
+    if let Some(status) = query.status.as_deref()
+        && !STATUSES.contains(&status)
+    {
+        return Err(ApiError::invalid_field("status", "is not an email status"));
+    }
+    let to = match query.to.as_deref() {
+        None => None,
+        Some(raw) => Some(
+            crate::domain::email::normalize(raw)
+                .ok_or_else(|| ApiError::invalid_field("to", "is not a valid email address"))?,
+        ),
+    };
+    let filter = ListFilter {
+        status: query.status.as_deref(),
+        to: to.as_deref(),
+        site_id: query.site_id,
+    };
+    let mut conn = store::conn(&state.pool).await?;
+    let rows = emails::list(
+        &mut conn,
+        caller.owner_id,
+        &filter,
+        before,
+        i64::from(limit) + 1,
+    )
+    .await?;
+    let rows: Vec<EmailRecord> = rows.into_iter().map(EmailRecord::from).collect();
+    Ok(web::Json(Page::from_rows(rows, limit, |e| e.id)))
+}

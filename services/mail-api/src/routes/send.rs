@@ -1,0 +1,379 @@
+//! `POST /api/v1/send`: one transactional email, sent now.
+//!
+//! Validation, then in one transaction: the idempotency key, the site (404), the suppression
+//! list (422 `SUPPRESSED_CONTACT`), the plan's monthly quota (422 `PLAN_LIMIT`), the email log
+//! row and its outbox job. After the commit the job is published to the send worker and the
+//! route waits a bounded time for the provider's answer: 200 `sent`, else 202 `queued` (the
+//! email is still sent, exactly once).
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, web};
+use auth::WriteAccess;
+use diesel_async::AsyncConnection as _;
+use http_kit::ApiError;
+use http_kit::openapi::MailError;
+use queue::Task;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use super::body::{Fields, check_text};
+use super::idempotency::REPLAYED_HEADER;
+use crate::db::emails::{self, NewEmail};
+use crate::db::outbox;
+use crate::sending::{Dispatched, SendResult};
+use crate::{AppState, flows, worker};
+
+pub const SUBJECT_MAX: usize = 998;
+const HTML_MAX: usize = 512 * 1024;
+const HEADERS_MAX: usize = 50;
+const KEY_MAX: usize = 255;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/send").route(web::post().to(send)));
+}
+
+/// Unknown fields are ignored.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SendRequest {
+    /// Recipient; stored trimmed and lowercased.
+    pub to: String,
+    /// A site of the project (404 `SITE_NOT_FOUND` otherwise): the sender is
+    /// `<slug>@<shared sending domain>` with the site's `from_name`.
+    pub site_id: Uuid,
+    /// 1..=998 characters, one line.
+    pub subject: String,
+    pub html: String,
+    pub text: Option<String>,
+    pub reply_to: Option<String>,
+    /// Custom headers (at most 50); the service's own (From, To, Subject, Message-ID, …)
+    /// cannot be set.
+    #[schema(value_type = Option<Object>)]
+    pub headers: Option<Map<String, Value>>,
+    #[schema(required = false)]
+    pub tags: Vec<String>,
+    /// The same key with the same request answers the first result again
+    /// (`Idempotent-Replayed: true`) and sends nothing; with another request, 409
+    /// `IDEMPOTENCY_KEY_REUSED`. 1..=255 characters.
+    #[serde(skip_serializing)]
+    pub idempotency_key: Option<String>,
+    /// Default true: open pixel and click-tracking links.
+    #[schema(required = false, default = true)]
+    pub tracking: bool,
+}
+
+impl SendRequest {
+    fn read(body: Value, shared_domain: &str) -> Result<Self, ApiError> {
+        let raw = body.clone();
+        let f = Fields::new(body)?;
+        let site_id = f
+            .uuid("site_id")?
+            .ok_or_else(|| ApiError::invalid_field("site_id", "is required"))?;
+        let to = f.email("to")?;
+        let subject = f.required_string("subject")?;
+        if subject.trim().is_empty() {
+            return Err(ApiError::invalid_field("subject", "is required"));
+        }
+        if subject.chars().count() > SUBJECT_MAX {
+            return Err(ApiError::invalid_field(
+                "subject",
+                "must be at most 998 characters",
+            ));
+        }
+        let html = f.required_string("html")?;
+        if html.trim().is_empty() {
+            return Err(ApiError::invalid_field("html", "is required"));
+        }
+        if html.len() > HTML_MAX {
+            return Err(ApiError::invalid_field("html", "must be at most 512 KiB"));
+        }
+        let text = f.string("text")?.filter(|t| !t.is_empty());
+        if text.as_ref().is_some_and(|t| t.len() > HTML_MAX) {
+            return Err(ApiError::invalid_field("text", "must be at most 512 KiB"));
+        }
+        let reply_to = match f.string("reply_to")? {
+            None => None,
+            Some(r) => Some(crate::domain::email::normalize(&r).ok_or_else(|| {
+                ApiError::invalid_field("reply_to", "is not a valid email address")
+            })?),
+        };
+        let headers = match raw.get("headers") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(map)) => {
+                if map.len() > HEADERS_MAX {
+                    return Err(ApiError::invalid_field(
+                        "headers",
+                        "has more than 50 headers",
+                    ));
+                }
+                if map.values().any(|v| !v.is_string()) {
+                    return Err(ApiError::invalid_field(
+                        "headers",
+                        "must be an object of strings",
+                    ));
+                }
+                Some(map.clone())
+            }
+            Some(_) => {
+                return Err(ApiError::invalid_field(
+                    "headers",
+                    "must be an object of strings",
+                ));
+            }
+        };
+        let tracking = match raw.get("tracking") {
+            None | Some(Value::Null) => true,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => return Err(ApiError::invalid_field("tracking", "must be a boolean")),
+        };
+        let idempotency_key = match f.string("idempotency_key")? {
+            None => None,
+            Some(k) => Some(
+                check_text("idempotency_key", &k, KEY_MAX)
+                    .map_err(|_| {
+                        ApiError::invalid_field("idempotency_key", "must be 1 to 255 characters")
+                    })?
+                    .to_owned(),
+            ),
+        };
+        let req = Self {
+            to,
+            site_id,
+            subject,
+            html,
+            text,
+            reply_to,
+            headers,
+            tags: f.tags("tags")?,
+            idempotency_key,
+            tracking,
+        };
+        // What the providers will check, checked now (header names and values, one-line
+        // subject, addresses), so that a bad request is a 400 and not a failed send.
+        let probe = delivery::OutgoingEmail {
+            id: Uuid::nil(),
+            from_name: String::new(),
+            from_address: format!("probe@{shared_domain}"),
+            to: req.to.clone(),
+            reply_to: req.reply_to.clone(),
+            subject: req.subject.clone(),
+            html: String::new(),
+            text: None,
+            headers: req.header_pairs(),
+            tags: Vec::new(),
+        };
+        probe.validate().map_err(|err| match err {
+            delivery::EmailError::Invalid { field, message } => {
+                ApiError::invalid_field(field, &message)
+            }
+        })?;
+        Ok(req)
+    }
+
+    fn header_pairs(&self) -> Vec<(String, String)> {
+        self.headers
+            .iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
+            .collect()
+    }
+}
+
+/// The answer of `POST /send`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SendResponse {
+    /// The email log id.
+    pub id: Uuid,
+    /// The provider's id of the message; null while queued.
+    pub provider_message_id: Option<String>,
+    pub to: String,
+    /// `sent` (200) or `queued` (202).
+    #[schema(example = "sent")]
+    pub status: String,
+}
+
+enum Accepted {
+    New,
+    Replay(Box<emails::Email>),
+}
+
+/// Send one transactional email.
+#[utoipa::path(
+    post,
+    path = "/api/v1/send",
+    operation_id = "send",
+    tag = "send",
+    request_body = SendRequest,
+    responses(
+        (status = 200, description = "The provider accepted the message (`status: sent`); also the replay of an earlier request with the same `idempotency_key` (`Idempotent-Replayed: true`)", body = SendResponse),
+        (status = 202, description = "Accepted and queued: the worker did not answer within the wait; the email is still sent exactly once (`status: queued`)", body = SendResponse),
+        (status = 400, description = "Missing or invalid field (address syntax, subject over 998 characters, reserved header), or body too large", body = MailError),
+        (status = 403, description = "The key lacks the write scope", body = MailError),
+        (status = 404, description = "`site_id` is not a site of the project (`SITE_NOT_FOUND`)", body = MailError),
+        (status = 409, description = "`idempotency_key` already used with a different request (`IDEMPOTENCY_KEY_REUSED`)", body = MailError),
+        (status = 422, description = "The recipient is suppressed (`SUPPRESSED_CONTACT`), the plan's monthly send quota is used up (`PLAN_LIMIT`), or the provider refused the message for good (`PROVIDER_REJECTED`)", body = MailError),
+    )
+)]
+pub async fn send(
+    WriteAccess(caller): WriteAccess,
+    state: web::Data<AppState>,
+    body: web::Json<Value>,
+) -> Result<HttpResponse, ApiError> {
+    let req = SendRequest::read(body.into_inner(), &state.shared_domain)?;
+    let project_id = caller.owner_id;
+    let plan = flows::plan_of(&caller);
+    let quota = state
+        .send
+        .quotas
+        .monthly_sends(plan)
+        .map(|q| i64::try_from(q).unwrap_or(i64::MAX));
+    let request_hash = store::sha256(&serde_json::to_vec(&req)?);
+    let id = Uuid::now_v7();
+    let task = Task::SendEmail {
+        email_log_id: id,
+        project_id,
+    };
+    let queue_name = state.send.dispatcher.queue_name();
+    let mut conn = store::conn(&state.pool).await?;
+    let accepted = conn
+        .transaction::<_, ApiError, _>(async |conn| {
+            if let Some(key) = req.idempotency_key.as_deref() {
+                emails::lock_key(conn, project_id, key).await?;
+                if let Some(row) = emails::find_by_key(conn, project_id, key).await? {
+                    if row.request_hash.as_deref() != Some(&request_hash[..]) {
+                        return Err(ApiError::conflict(
+                            "this idempotency_key was already used with a different request",
+                        )
+                        .with_code("IDEMPOTENCY_KEY_REUSED"));
+                    }
+                    return Ok(Accepted::Replay(Box::new(row)));
+                }
+            }
+            flows::require_site(conn, project_id, req.site_id).await?;
+            if emails::is_suppressed(conn, project_id, req.site_id, &req.to).await? {
+                return Err(suppressed(&req.to, None));
+            }
+            if !emails::count_monthly_send(conn, project_id, quota).await? {
+                return Err(ApiError::unprocessable(format!(
+                    "monthly send quota reached: the {plan} plan allows {} emails a month",
+                    quota.unwrap_or(i64::MAX)
+                ))
+                .with_code("PLAN_LIMIT")
+                .with_details(serde_json::json!({
+                    "limit": "monthly_sends",
+                    "plan": plan.as_str(),
+                    "max": quota,
+                })));
+            }
+            let contact_id = emails::contact_id(conn, project_id, &req.to).await?;
+            let headers = serde_json::to_value(req.header_pairs())?;
+            let row = emails::insert(
+                conn,
+                NewEmail {
+                    id,
+                    project_id,
+                    site_id: req.site_id,
+                    contact_id,
+                    to_email: &req.to,
+                    subject: &req.subject,
+                    html: Some(&req.html),
+                    text_body: req.text.as_deref(),
+                    reply_to: req.reply_to.as_deref(),
+                    headers,
+                    tags: &req.tags,
+                    tracking: req.tracking,
+                    idempotency_key: req.idempotency_key.as_deref(),
+                    request_hash: req.idempotency_key.as_ref().map(|_| &request_hash[..]),
+                },
+            )
+            .await?;
+            emails::add_event(conn, project_id, row.id, "accepted", "api", Value::Null).await?;
+            outbox::insert(conn, id, project_id, &queue_name, &task.to_value()).await?;
+            Ok(Accepted::New)
+        })
+        .await?;
+    if let Accepted::Replay(row) = accepted {
+        return respond(worker::result_of(&row), true);
+    }
+    // The connection is not needed while waiting for the worker.
+    drop(conn);
+    let result = match state.send.dispatcher.call(&task).await {
+        Dispatched::Answered(result) => {
+            forget_job(&state, id).await;
+            result
+        }
+        Dispatched::Queued => {
+            forget_job(&state, id).await;
+            queued(id, &req.to)
+        }
+        // The outbox row stays: the relay publishes it.
+        Dispatched::NotPublished => queued(id, &req.to),
+    };
+    respond(result, false)
+}
+
+/// The job was published: the outbox row is no longer needed (if this fails, the relay
+/// publishes a duplicate, which the worker recognises).
+async fn forget_job(state: &AppState, id: Uuid) {
+    let deleted = async {
+        let mut conn = store::conn(&state.pool).await?;
+        outbox::delete(&mut conn, id).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    if let Err(err) = deleted {
+        tracing::warn!(%id, error = %err, "outbox row not deleted; the relay will republish");
+    }
+}
+
+fn queued(id: Uuid, to: &str) -> SendResult {
+    SendResult {
+        id,
+        to: to.to_owned(),
+        status: "queued".to_owned(),
+        provider_message_id: None,
+        error: None,
+    }
+}
+
+fn suppressed(to: &str, id: Option<Uuid>) -> ApiError {
+    let mut details = serde_json::json!({"to": to});
+    if let Some(id) = id {
+        details["id"] = id.to_string().into();
+    }
+    ApiError::unprocessable(format!("{to} is suppressed: nothing is sent to it"))
+        .with_code("SUPPRESSED_CONTACT")
+        .with_details(details)
+}
+
+fn respond(result: SendResult, replayed: bool) -> Result<HttpResponse, ApiError> {
+    let status = match result.status.as_str() {
+        "sent" => StatusCode::OK,
+        "suppressed" => return Err(suppressed(&result.to, Some(result.id))),
+        "failed" => {
+            return Err(ApiError::unprocessable(format!(
+                "the provider refused the message: {}",
+                result.error.as_deref().unwrap_or("no reason given")
+            ))
+            .with_code("PROVIDER_REJECTED")
+            .with_details(serde_json::json!({"id": result.id})));
+        }
+        _ => StatusCode::ACCEPTED,
+    };
+    let body = SendResponse {
+        id: result.id,
+        provider_message_id: result.provider_message_id,
+        to: result.to,
+        status: if status == StatusCode::OK {
+            "sent".to_owned()
+        } else {
+            "queued".to_owned()
+        },
+    };
+    let mut response = HttpResponse::build(status);
+    if replayed {
+        response.insert_header((REPLAYED_HEADER, "true"));
+    }
+    Ok(response.json(body))
+}

@@ -1,0 +1,214 @@
+//! Tracking links, public (no API key): the signature of the token is the credential.
+//!
+//! - `GET /t/o/{token}`: the open pixel (a 1×1 GIF, never cached); counts an open.
+//! - `GET /t/c/{token}`: 302 to the destination signed into the token; counts a click. An
+//!   altered or unsigned token answers 404 and never redirects (no open redirect).
+//! - `GET /t/u/{token}`: a page confirming the unsubscribe with a button (a link scanner's
+//!   GET changes nothing); `POST /t/u/{token}`: the unsubscribe itself, also RFC 8058's
+//!   one-click `List-Unsubscribe=One-Click`.
+
+use actix_web::http::header;
+use actix_web::{HttpResponse, web};
+use delivery::tracking::Link;
+use diesel_async::AsyncConnection as _;
+use http_kit::ApiError;
+use http_kit::openapi::MailError;
+use uuid::Uuid;
+
+use crate::AppState;
+use crate::db::{emails, suppressions};
+
+/// The smallest transparent GIF.
+const PIXEL: &[u8] = &[
+    0x47, 0x49, 0x46, 0x38, 0x39, 0x61, 0x01, 0x00, 0x01, 0x00, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0xff, 0xff, 0xff, 0x21, 0xf9, 0x04, 0x01, 0x00, 0x00, 0x00, 0x00, 0x2c, 0x00, 0x00, 0x00, 0x00,
+    0x01, 0x00, 0x01, 0x00, 0x00, 0x02, 0x02, 0x44, 0x01, 0x00, 0x3b,
+];
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/t/o/{token}").route(web::get().to(open)))
+        .service(web::resource("/t/c/{token}").route(web::get().to(click)))
+        .service(
+            web::resource("/t/u/{token}")
+                .route(web::get().to(unsubscribe_page))
+                .route(web::post().to(unsubscribe)),
+        );
+}
+
+fn not_found() -> ApiError {
+    ApiError::not_found("no such link")
+}
+
+/// The email a token stands for (the signature proves we issued it), with its project.
+async fn email_of(
+    conn: &mut diesel_async::AsyncPgConnection,
+    id: Uuid,
+) -> Result<Option<emails::Email>, ApiError> {
+    Ok(emails::get_any(conn, id).await?)
+}
+
+/// The open pixel.
+#[utoipa::path(get, path = "/t/o/{token}", operation_id = "trackOpen", tag = "tracking",
+    params(("token" = String, Path, description = "Signed open token")),
+    responses(
+        (status = 200, description = "A 1×1 transparent GIF (`Cache-Control: no-store`)", content_type = "image/gif"),
+        (status = 404, description = "Unsigned or altered token", body = MailError),
+    ))]
+pub async fn open(
+    state: web::Data<AppState>,
+    token: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let Some(Link::Open { email_id }) = state.tracker.verify(&token) else {
+        return Err(not_found());
+    };
+    let mut conn = store::conn(&state.pool).await?;
+    if let Some(email) = email_of(&mut conn, email_id).await? {
+        conn.transaction::<_, ApiError, _>(async |conn| {
+            if emails::record_open(conn, email.project_id, email.id).await? {
+                emails::add_event(
+                    conn,
+                    email.project_id,
+                    email.id,
+                    "opened",
+                    "tracking",
+                    serde_json::Value::Null,
+                )
+                .await?;
+            }
+            Ok(())
+        })
+        .await?;
+    }
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-store, no-cache, must-revalidate"))
+        .insert_header((header::PRAGMA, "no-cache"))
+        .content_type("image/gif")
+        .body(PIXEL))
+}
+
+/// A tracked link.
+#[utoipa::path(get, path = "/t/c/{token}", operation_id = "trackClick", tag = "tracking",
+    params(("token" = String, Path, description = "Signed click token (holds the destination)")),
+    responses(
+        (status = 302, description = "Redirect to the signed destination (`Location`)"),
+        (status = 404, description = "Unsigned or altered token: no redirect", body = MailError),
+    ))]
+pub async fn click(
+    state: web::Data<AppState>,
+    token: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let Some(Link::Click { email_id, url }) = state.tracker.verify(&token) else {
+        return Err(not_found());
+    };
+    if !(url.starts_with("https://") || url.starts_with("http://")) {
+        return Err(not_found());
+    }
+    let mut conn = store::conn(&state.pool).await?;
+    if let Some(email) = email_of(&mut conn, email_id).await? {
+        conn.transaction::<_, ApiError, _>(async |conn| {
+            if emails::record_click(conn, email.project_id, email.id, &url).await? {
+                emails::add_event(
+                    conn,
+                    email.project_id,
+                    email.id,
+                    "clicked",
+                    "tracking",
+                    serde_json::json!({"url": url}),
+                )
+                .await?;
+            }
+            Ok(())
+        })
+        .await?;
+    }
+    Ok(HttpResponse::Found()
+        .insert_header((header::LOCATION, url))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .finish())
+}
+
+fn page(title: &str, body: &str) -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .content_type("text/html; charset=utf-8")
+        .body(format!(
+            "<!doctype html><html><head><meta charset=\"utf-8\"><title>{title}</title></head>\
+             <body><h1>{title}</h1>{body}</body></html>"
+        ))
+}
+
+/// The unsubscribe page (changes nothing by itself).
+#[utoipa::path(get, path = "/t/u/{token}", operation_id = "unsubscribePage", tag = "tracking",
+    params(("token" = String, Path, description = "Signed unsubscribe token")),
+    responses(
+        (status = 200, description = "An HTML page with a button that unsubscribes", content_type = "text/html"),
+        (status = 404, description = "Unsigned or altered token", body = MailError),
+    ))]
+pub async fn unsubscribe_page(
+    state: web::Data<AppState>,
+    token: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let Some(Link::Unsubscribe { .. }) = state.tracker.verify(&token) else {
+        return Err(not_found());
+    };
+    // The token is URL-safe base64 and a dot: nothing to escape.
+    Ok(page(
+        "Unsubscribe",
+        &format!(
+            "<form method=\"post\" action=\"/t/u/{}\">\
+             <input type=\"hidden\" name=\"List-Unsubscribe\" value=\"One-Click\">\
+             <button type=\"submit\">Unsubscribe</button></form>",
+            token.as_str()
+        ),
+    ))
+}
+
+/// Unsubscribe (the page's button, or RFC 8058 one-click from the mail client).
+#[utoipa::path(post, path = "/t/u/{token}", operation_id = "unsubscribe", tag = "tracking",
+    params(("token" = String, Path, description = "Signed unsubscribe token")),
+    request_body(content = String, content_type = "application/x-www-form-urlencoded",
+        description = "`List-Unsubscribe=One-Click` (RFC 8058); the body is not required"),
+    responses(
+        (status = 200, description = "Unsubscribed: the address is suppressed for the project and its contact unsubscribed", content_type = "text/html"),
+        (status = 404, description = "Unsigned or altered token", body = MailError),
+    ))]
+pub async fn unsubscribe(
+    state: web::Data<AppState>,
+    token: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let Some(Link::Unsubscribe { email_id }) = state.tracker.verify(&token) else {
+        return Err(not_found());
+    };
+    let mut conn = store::conn(&state.pool).await?;
+    let Some(email) = email_of(&mut conn, email_id).await? else {
+        return Err(not_found());
+    };
+    conn.transaction::<_, ApiError, _>(async |conn| {
+        let (_, added) = suppressions::add(
+            conn,
+            email.project_id,
+            &email.to_email,
+            "unsubscribed",
+            Some("one-click unsubscribe"),
+        )
+        .await?;
+        emails::unsubscribe_contact(conn, email.project_id, &email.to_email).await?;
+        if added {
+            emails::add_event(
+                conn,
+                email.project_id,
+                email.id,
+                "unsubscribed",
+                "tracking",
+                serde_json::Value::Null,
+            )
+            .await?;
+        }
+        Ok(())
+    })
+    .await?;
+    Ok(page(
+        "Unsubscribed",
+        "<p>You will not receive these emails any more.</p>",
+    ))
+}

@@ -1,0 +1,216 @@
+//! The provider webhook receiver (public: the signature is the credential).
+//!
+//! `POST /api/webhooks/{provider}` verifies with the deployment's secret
+//! (`MAIL_WEBHOOKS__SECRET`); `POST /api/webhooks/{provider}/{projectId}` with the project's
+//! own secret when it has one (stored sealed), else the deployment's. Standard Webhooks:
+//! `webhook-id`, `webhook-timestamp`, `webhook-signature` (or their `svix-` twins), 5 minutes
+//! of tolerance; a bad or stale signature answers 401. Receipts are deduplicated by
+//! (provider, `webhook-id`). The event is applied at once; when that fails it goes to the
+//! `webhook.inbound` queue (retried with backoff, five attempts, then its dead-letter queue).
+
+use std::time::Duration;
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use http_kit::ApiError;
+use http_kit::openapi::MailError;
+use queue::{RetryPolicy, Task, WorkQueue};
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+use uuid::Uuid;
+use webhook_signature::{Headers, Secret};
+
+use crate::AppState;
+use crate::config::WebhookSettings;
+use crate::db::delivery as settings_db;
+use crate::db::webhooks::{self, Applied};
+
+/// Providers whose events the receiver understands.
+pub const PROVIDERS: &[&str] = &["resend"];
+
+/// The retry queue of provider events: five attempts in all.
+pub fn inbound_queue(prefix: &str) -> WorkQueue {
+    WorkQueue::new(queue::WEBHOOK_INBOUND)
+        .with_prefix(prefix)
+        .with_retry_policy(RetryPolicy::new(
+            [2, 10, 60, 300]
+                .into_iter()
+                .map(Duration::from_secs)
+                .collect(),
+        ))
+}
+
+/// The receiver's configuration: the deployment's secret and its clock.
+pub struct Receiver {
+    secret: Option<Secret>,
+    fixed_now: Option<i64>,
+    queue: WorkQueue,
+}
+
+impl Receiver {
+    pub fn new(settings: &WebhookSettings, queue_prefix: &str) -> anyhow::Result<Self> {
+        let secret = match settings.secret.trim() {
+            "" => None,
+            text => Some(Secret::parse(text).map_err(|_| {
+                anyhow::anyhow!(
+                    "MAIL_WEBHOOKS__SECRET must be a Standard Webhooks secret (whsec_<base64>)"
+                )
+            })?),
+        };
+        Ok(Self {
+            secret,
+            fixed_now: settings.fixed_now,
+            queue: inbound_queue(queue_prefix),
+        })
+    }
+
+    /// Unix seconds: the real clock, or the fixed one of a test.
+    pub fn now(&self) -> i64 {
+        self.fixed_now
+            .unwrap_or_else(|| chrono::Utc::now().timestamp())
+    }
+}
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/api/webhooks/{provider}").route(web::post().to(receive)))
+        .service(
+            web::resource("/api/webhooks/{provider}/{project_id}")
+                .route(web::post().to(receive_for_project)),
+        );
+}
+
+/// What the receiver did with a delivery.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WebhookAnswer {
+    /// `applied`, `ignored` (not an event acted on, or an unknown message), `duplicate`
+    /// (this `webhook-id` was received before) or `queued` (applying failed; retried).
+    pub status: String,
+}
+
+/// Receive a provider event (deployment secret).
+#[utoipa::path(post, path = "/api/webhooks/{provider}", operation_id = "receiveProviderWebhook",
+    tag = "webhooks",
+    params(("provider" = String, Path, description = "`resend`")),
+    request_body(content = Object, description = "The provider's event, e.g. Resend's `{type: \"email.bounced\", data: {email_id, …}}`"),
+    responses(
+        (status = 200, description = "Received (applied, ignored, duplicate or queued)", body = WebhookAnswer),
+        (status = 400, description = "The body is not JSON", body = MailError),
+        (status = 401, description = "Missing, bad or stale signature (`INVALID_SIGNATURE`)", body = MailError),
+        (status = 404, description = "Unknown provider", body = MailError),
+    ))]
+pub async fn receive(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    provider: web::Path<String>,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    handle(&state, &req, &provider, None, &body).await
+}
+
+/// Receive a provider event for one project (its own secret when it has one).
+#[utoipa::path(post, path = "/api/webhooks/{provider}/{project_id}",
+    operation_id = "receiveProjectProviderWebhook", tag = "webhooks",
+    params(
+        ("provider" = String, Path, description = "`resend`"),
+        ("project_id" = Uuid, Path, description = "The project the events belong to"),
+    ),
+    request_body(content = Object, description = "The provider's event"),
+    responses(
+        (status = 200, description = "Received (applied, ignored, duplicate or queued)", body = WebhookAnswer),
+        (status = 400, description = "The body is not JSON", body = MailError),
+        (status = 401, description = "Missing, bad or stale signature (`INVALID_SIGNATURE`)", body = MailError),
+        (status = 404, description = "Unknown provider, or a project id that is not a UUID", body = MailError),
+    ))]
+pub async fn receive_for_project(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let (provider, project) = path.into_inner();
+    // A project id that is not a UUID names no project.
+    let project = Uuid::parse_str(&project).map_err(|_| ApiError::not_found("no such project"))?;
+    handle(&state, &req, &provider, Some(project), &body).await
+}
+
+fn unauthorized(why: &str) -> ApiError {
+    ApiError::unauthorized(format!("webhook signature rejected: {why}"))
+        .with_code("INVALID_SIGNATURE")
+}
+
+async fn handle(
+    state: &AppState,
+    req: &HttpRequest,
+    provider: &str,
+    project_id: Option<Uuid>,
+    body: &[u8],
+) -> Result<HttpResponse, ApiError> {
+    if !PROVIDERS.contains(&provider) {
+        return Err(ApiError::not_found(format!(
+            "no webhook receiver for {provider}"
+        )));
+    }
+    let receiver = &state.webhooks;
+    let mut conn = store::conn(&state.pool).await?;
+    let project_secret = match project_id {
+        Some(project) => match settings_db::get(&mut conn, project).await?.1 {
+            Some(sealed) => {
+                let text = settings_db::open_webhook_secret(&state.kek, project, &sealed)
+                    .map_err(ApiError::internal)?;
+                Some(Secret::parse(&text).map_err(|_| ApiError::internal("a bad stored secret"))?)
+            }
+            None => None,
+        },
+        None => None,
+    };
+    let Some(secret) = project_secret.as_ref().or(receiver.secret.as_ref()) else {
+        return Err(unauthorized("no secret is configured for this receiver"));
+    };
+    let get = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
+    let headers = Headers::read(get).map_err(|e| unauthorized(&e.to_string()))?;
+    secret
+        .verify(&headers, body, receiver.now())
+        .map_err(|e| unauthorized(&e.to_string()))?;
+    let payload: Value =
+        serde_json::from_slice(body).map_err(|_| ApiError::bad_request("the body is not JSON"))?;
+    let receipt =
+        match webhooks::insert(&mut conn, provider, headers.id, project_id, &payload).await? {
+            Ok(id) => id,
+            // Received before: answered as a duplicate unless its application is still owed.
+            Err((id, status)) if status == "received" || status == "failed" => id,
+            Err(_) => return Ok(answer("duplicate")),
+        };
+    match webhooks::apply(&mut conn, receipt).await {
+        Ok(Applied::Applied { .. }) => Ok(answer("applied")),
+        Ok(Applied::Ignored(why)) => {
+            tracing::info!(provider, webhook_id = headers.id, %why, "provider webhook ignored");
+            Ok(answer("ignored"))
+        }
+        Ok(Applied::AlreadyDone) => Ok(answer("duplicate")),
+        Err(err) => {
+            tracing::warn!(provider, %receipt, error = %err, "provider webhook not applied; queued");
+            let _ = webhooks::note_failure(&mut conn, receipt, &err.to_string()).await;
+            let queue = receiver.queue.clone();
+            state
+                .broker
+                .declare(&queue)
+                .await
+                .map_err(ApiError::internal)?;
+            state
+                .broker
+                .publisher(queue)
+                .publish(&Task::ProviderEvent {
+                    receipt_id: receipt,
+                })
+                .await
+                .map_err(ApiError::internal)?;
+            Ok(answer("queued"))
+        }
+    }
+}
+
+fn answer(status: &str) -> HttpResponse {
+    HttpResponse::Ok().json(WebhookAnswer {
+        status: status.to_owned(),
+    })
+}

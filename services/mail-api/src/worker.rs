@@ -1,0 +1,313 @@
+//! The send worker's work (run by the `send-worker` binary, and in-process by the tests):
+//! one `send_email` job sends one email-log row through the project's provider, exactly once
+//! as far as the provider allows.
+//!
+//! - The row is read first: a row already past sending (a redelivery, a relay duplicate)
+//!   sends nothing and answers the stored result.
+//! - Suppression is checked again (the list may have changed since the API accepted it).
+//! - No transaction is open while the provider is called: the attempt is counted, the
+//!   connection goes back to the pool, the provider answers, then one short transaction
+//!   records the outcome (only if the row is still unsent).
+//! - The email id is the provider's idempotency key (Resend's `Idempotency-Key`), so a crash
+//!   between the provider's acceptance and the database write is harmless there: the
+//!   redelivered job gets the first answer back instead of a second email.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use delivery::tracking::Tracker;
+use delivery::{OutgoingEmail, Provider, ProviderConfig, SendError};
+use queue::{DeliveryInfo, HandlerError, HandlerResult};
+use secrets::Kek;
+use serde::Deserialize;
+use store::Pool;
+use uuid::Uuid;
+
+use crate::db::emails::{self, Email, Outcome};
+use crate::db::{delivery as settings_db, sites};
+use crate::sending::SendResult;
+
+/// The worker's own settings (`MAIL_DELIVERY__…`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct DeliverySettings {
+    /// Used by projects without a provider of their own (`make dev`: the file provider).
+    pub default_provider: ProviderConfig,
+    /// Resend's API address (the deployment's, never the project's).
+    pub resend_base_url: String,
+}
+
+/// A project's provider and the sealed configuration it was built from.
+type Built = (Vec<u8>, Arc<dyn Provider>);
+
+pub struct SendWorker {
+    pool: Pool,
+    kek: Arc<Kek>,
+    tracker: Tracker,
+    shared_domain: String,
+    settings: DeliverySettings,
+    /// Providers by project.
+    providers: Mutex<HashMap<Uuid, Built>>,
+    default_provider: Mutex<Option<Arc<dyn Provider>>>,
+}
+
+impl SendWorker {
+    pub fn new(
+        pool: Pool,
+        kek: Arc<Kek>,
+        tracker: Tracker,
+        shared_domain: String,
+        settings: DeliverySettings,
+    ) -> Self {
+        Self {
+            pool,
+            kek,
+            tracker,
+            shared_domain,
+            settings,
+            providers: Mutex::new(HashMap::new()),
+            default_provider: Mutex::new(None),
+        }
+    }
+
+    pub async fn handle(&self, task: queue::Task, info: DeliveryInfo) -> HandlerResult {
+        match task {
+            queue::Task::Echo { message } => Ok(Some(serde_json::json!({
+                "echo": message,
+                "worker": "send-worker",
+                "attempt": info.attempt,
+            }))),
+            queue::Task::SendEmail {
+                email_log_id,
+                project_id,
+            } => self
+                .send(project_id, email_log_id, &info)
+                .await
+                .map(|r| Some(serde_json::to_value(r).unwrap_or_default())),
+            other => Err(HandlerError::permanent(format!(
+                "send-worker does not handle {} tasks",
+                other.kind()
+            ))),
+        }
+    }
+
+    async fn send(
+        &self,
+        project_id: Uuid,
+        id: Uuid,
+        info: &DeliveryInfo,
+    ) -> Result<SendResult, HandlerError> {
+        let mut conn = store::conn(&self.pool).await.map_err(HandlerError::retry)?;
+        let Some(row) = emails::get(&mut conn, project_id, id)
+            .await
+            .map_err(HandlerError::retry)?
+        else {
+            return Err(HandlerError::permanent(format!("no email {id}")));
+        };
+        if emails::FINAL_FOR_SENDING.contains(&row.status.as_str()) {
+            return Ok(result_of(&row));
+        }
+        if emails::is_suppressed(&mut conn, project_id, row.site_id, &row.to_email)
+            .await
+            .map_err(HandlerError::retry)?
+        {
+            return self.finish(&mut conn, &row, Outcome::Suppressed).await;
+        }
+        let site = sites::get(&mut conn, project_id, row.site_id)
+            .await
+            .map_err(HandlerError::retry)?
+            .ok_or_else(|| HandlerError::permanent("the email's site is gone"))?;
+        let (sealed, _) = settings_db::get(&mut conn, project_id)
+            .await
+            .map_err(HandlerError::retry)?;
+        let email = match self.build(&row, &site.slug, &site.from_name) {
+            Ok(email) => email,
+            Err(reason) => {
+                let outcome = Outcome::Failed {
+                    provider: "none",
+                    reason: &reason,
+                };
+                return self.finish(&mut conn, &row, outcome).await;
+            }
+        };
+        let provider = match self.provider(project_id, sealed) {
+            Ok(provider) => provider,
+            Err(reason) => {
+                let outcome = Outcome::Failed {
+                    provider: "none",
+                    reason: &reason,
+                };
+                return self.finish(&mut conn, &row, outcome).await;
+            }
+        };
+        emails::count_attempt(&mut conn, project_id, id)
+            .await
+            .map_err(HandlerError::retry)?;
+        // Nothing of the database is held while the provider works.
+        drop(conn);
+        let answer = provider.send(&email).await;
+        let mut conn = store::conn(&self.pool).await.map_err(HandlerError::retry)?;
+        match answer {
+            Ok(accepted) => {
+                let outcome = Outcome::Sent {
+                    provider: provider.name(),
+                    provider_message_id: &accepted.provider_message_id,
+                };
+                self.finish(&mut conn, &row, outcome).await
+            }
+            Err(SendError::Permanent(reason)) => {
+                let outcome = Outcome::Failed {
+                    provider: provider.name(),
+                    reason: &reason,
+                };
+                self.finish(&mut conn, &row, outcome).await
+            }
+            Err(SendError::Temporary(reason)) => {
+                if info.is_last_attempt() {
+                    let reason = format!("gave up after {} attempts: {reason}", info.attempt);
+                    let outcome = Outcome::Failed {
+                        provider: provider.name(),
+                        reason: &reason,
+                    };
+                    return self.finish(&mut conn, &row, outcome).await;
+                }
+                emails::note_error(&mut conn, project_id, id, &reason)
+                    .await
+                    .map_err(HandlerError::retry)?;
+                Err(HandlerError::retry(reason))
+            }
+        }
+    }
+
+    /// Records the outcome unless another delivery of the job recorded one first; answers
+    /// what the row says in the end.
+    async fn finish(
+        &self,
+        conn: &mut diesel_async::AsyncPgConnection,
+        row: &Email,
+        outcome: Outcome<'_>,
+    ) -> Result<SendResult, HandlerError> {
+        if let Some(updated) = emails::finish(conn, row.project_id, row.id, outcome)
+            .await
+            .map_err(HandlerError::retry)?
+        {
+            return Ok(result_of(&updated));
+        }
+        let current = emails::get(conn, row.project_id, row.id)
+            .await
+            .map_err(HandlerError::retry)?
+            .ok_or_else(|| HandlerError::permanent("the email vanished"))?;
+        Ok(result_of(&current))
+    }
+
+    /// The message as the provider gets it: from `<slug>@<shared domain>` with the site's
+    /// name, tracking injected unless the request turned it off, and the one-click
+    /// unsubscribe headers on campaign mail (RFC 8058).
+    fn build(&self, row: &Email, slug: &str, from_name: &str) -> Result<OutgoingEmail, String> {
+        let html = row.html.clone().unwrap_or_default();
+        let html = if row.tracking {
+            self.tracker
+                .inject(&html, row.id)
+                .map_err(|e| e.to_string())?
+        } else {
+            html
+        };
+        let mut headers = row.header_pairs();
+        if row.campaign_id.is_some() {
+            headers.push((
+                "List-Unsubscribe".to_owned(),
+                format!("<{}>", self.tracker.unsubscribe_url(row.id)),
+            ));
+            headers.push((
+                "List-Unsubscribe-Post".to_owned(),
+                "List-Unsubscribe=One-Click".to_owned(),
+            ));
+        }
+        let email = OutgoingEmail {
+            id: row.id,
+            from_name: from_name.to_owned(),
+            from_address: format!("{slug}@{}", self.shared_domain),
+            to: row.to_email.clone(),
+            reply_to: row.reply_to.clone(),
+            subject: row.subject.clone(),
+            html,
+            text: row.text_body.clone(),
+            headers,
+            tags: row.tags.clone(),
+        };
+        email.validate().map_err(|e| e.to_string())?;
+        Ok(email)
+    }
+
+    fn provider(
+        &self,
+        project_id: Uuid,
+        sealed: Option<Vec<u8>>,
+    ) -> Result<Arc<dyn Provider>, String> {
+        let Some(sealed) = sealed else {
+            let mut default = self
+                .default_provider
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if let Some(provider) = default.as_ref() {
+                return Ok(Arc::clone(provider));
+            }
+            let provider = self
+                .settings
+                .default_provider
+                .build(&self.settings.resend_base_url)
+                .map_err(|e| format!("the default provider: {e}"))?;
+            *default = Some(Arc::clone(&provider));
+            return Ok(provider);
+        };
+        let mut cache = self.providers.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((bytes, provider)) = cache.get(&project_id)
+            && *bytes == sealed
+        {
+            return Ok(Arc::clone(provider));
+        }
+        let config = settings_db::open_provider(&self.kek, project_id, &sealed)
+            .map_err(|e| e.to_string())?;
+        let provider = config
+            .build(&self.settings.resend_base_url)
+            .map_err(|e| format!("the project's provider: {e}"))?;
+        cache.insert(project_id, (sealed, Arc::clone(&provider)));
+        Ok(provider)
+    }
+}
+
+/// The answer a row stands for: `sent` once the provider took it (later events do not change
+/// what the send answered), else its own status.
+pub fn result_of(row: &Email) -> SendResult {
+    let status = if emails::ACCEPTED_BY_PROVIDER.contains(&row.status.as_str()) {
+        "sent"
+    } else {
+        row.status.as_str()
+    };
+    SendResult {
+        id: row.id,
+        to: row.to_email.clone(),
+        status: status.to_owned(),
+        provider_message_id: row.provider_message_id.clone(),
+        error: row.last_error.clone().filter(|_| status == "failed"),
+    }
+}
+
+/// A `provider_event` job: applies a provider webhook whose inline application failed. A
+/// failure is retried by the queue (five attempts), then dead-lettered.
+pub async fn handle_provider_event(pool: &Pool, task: queue::Task) -> HandlerResult {
+    let queue::Task::ProviderEvent { receipt_id } = task else {
+        return Err(HandlerError::permanent(format!(
+            "the webhook.inbound queue does not take {} tasks",
+            task.kind()
+        )));
+    };
+    let mut conn = store::conn(pool).await.map_err(HandlerError::retry)?;
+    match crate::db::webhooks::apply(&mut conn, receipt_id).await {
+        Ok(applied) => Ok(Some(serde_json::json!({"result": format!("{applied:?}")}))),
+        Err(err) => {
+            let _ =
+                crate::db::webhooks::note_failure(&mut conn, receipt_id, &err.to_string()).await;
+            Err(HandlerError::retry(err))
+        }
+    }
+}

@@ -1,0 +1,1141 @@
+//! Transactional send end to end inside one process: the real server, the real send worker
+//! consuming the real RabbitMQ queue, and real provider stand-ins (an SMTP sink, the Resend
+//! stub). Also the tracking links, provider webhooks and the email log routes.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use delivery::testing::{ResendStub, SmtpSink};
+use delivery::tracking::{Link, Tracker};
+use delivery::{ProviderConfig, providers::SmtpSecurity};
+use mail_api::sending::send_queue;
+use mail_api::worker::{DeliverySettings, SendWorker};
+use queue::{Broker, BrokerConfig, DeliveryInfo, ShutdownToken, Task};
+use rate_limit::policy::Plan;
+use serde_json::{Value, json};
+use uuid::Uuid;
+use webhook_signature::Secret;
+
+use crate::common::*;
+
+/// The deployment's webhook secret of these servers.
+const WEBHOOK_SECRET: &str = "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD";
+
+/// A server, its broker, an SMTP sink as the default provider and (when started) a worker.
+struct Send {
+    h: Harness,
+    broker: Broker,
+    sink: SmtpSink,
+    worker: Option<ShutdownToken>,
+    tracker: Tracker,
+    resend: ResendStub,
+}
+
+impl Send {
+    async fn new() -> Self {
+        Self::with(|_| {}).await
+    }
+
+    async fn with(adjust: impl FnOnce(&mut mail_api::Settings)) -> Self {
+        let h = Harness::with(|url| {
+            let mut s = settings(url);
+            s.sending.reply_wait_ms = 5_000;
+            s.webhooks.secret = WEBHOOK_SECRET.to_owned();
+            adjust(&mut s);
+            s
+        })
+        .await;
+        let broker = Broker::connect(BrokerConfig::new(&h.settings.common.broker.url))
+            .await
+            .expect("broker");
+        let tracker = h.settings.tracking.tracker().unwrap();
+        let mut send = Self {
+            h,
+            broker,
+            sink: SmtpSink::start().await,
+            worker: None,
+            tracker,
+            resend: ResendStub::start(Some("re_test_key")).await,
+        };
+        send.start_worker();
+        send
+    }
+
+    fn prefix(&self) -> &str {
+        &self.h.settings.common.broker.queue_prefix
+    }
+
+    fn send_worker(&self) -> SendWorker {
+        let pool = store::pool(&self.h.db.url, &store::PoolOptions::default()).unwrap();
+        SendWorker::new(
+            pool,
+            Arc::new(secrets::Kek::from_base64(&self.h.settings.secrets.kek).unwrap()),
+            self.tracker.clone(),
+            SHARED_DOMAIN.to_owned(),
+            DeliverySettings {
+                default_provider: ProviderConfig::Smtp {
+                    host: "127.0.0.1".into(),
+                    port: self.sink.port,
+                    username: None,
+                    password: None,
+                    security: SmtpSecurity::None,
+                },
+                resend_base_url: self.resend.base_url.clone(),
+            },
+        )
+    }
+
+    fn start_worker(&mut self) {
+        let worker = Arc::new(self.send_worker());
+        let token = ShutdownToken::new();
+        let consumer = self
+            .broker
+            .consumer(send_queue(self.prefix()))
+            .with_prefetch(4);
+        let stop = token.clone();
+        tokio::spawn(async move {
+            let handler = move |task, info| {
+                let worker = Arc::clone(&worker);
+                async move { worker.handle(task, info).await }
+            };
+            consumer.run(handler, stop).await.expect("consumer");
+        });
+        self.worker = Some(token);
+    }
+
+    fn stop_worker(&mut self) {
+        if let Some(token) = self.worker.take() {
+            token.cancel();
+        }
+    }
+
+    async fn send(&self, key: &str, body: &Value) -> reqwest::Response {
+        self.h.post_json(key, "/api/v1/send", body).await
+    }
+
+    async fn email(&self, key: &str, id: &str) -> Value {
+        let res = self.h.get_with(key, &format!("/api/v1/emails/{id}")).await;
+        assert_eq!(res.status(), 200);
+        json(res).await
+    }
+
+    /// Polls the email until `done` holds (at most ~10 s).
+    async fn wait_email(&self, key: &str, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+        for _ in 0..100 {
+            let email = self.email(key, id).await;
+            if done(&email) {
+                return email;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("email {id} never reached the expected state");
+    }
+
+    async fn finish(mut self) {
+        self.stop_worker();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        for queue in [
+            send_queue(self.prefix()),
+            mail_api::routes::webhooks::inbound_queue(self.prefix()),
+        ] {
+            let _ = self.broker.delete(&queue).await;
+        }
+        self.broker.close().await;
+        self.h.stop().await;
+    }
+}
+
+fn message(site: &str, to: &str) -> Value {
+    json!({
+        "to": to,
+        "site_id": site,
+        "subject": "Welcome aboard",
+        "html": "<html><body><p>Hi! <a href=\"https://example.com/start?x=1\">Start</a> \
+                 <a href=\"mailto:help@example.com\">help</a></p></body></html>",
+        "text": "Hi! Start at https://example.com/start?x=1",
+        "reply_to": "Help@Example.com",
+        "headers": {"X-Order": "1234"},
+        "tags": ["welcome"],
+    })
+}
+
+fn signed(secret: &str, id: &str, timestamp: i64, body: &str) -> Vec<(&'static str, String)> {
+    let secret = Secret::parse(secret).unwrap();
+    vec![
+        ("webhook-id", id.to_owned()),
+        ("webhook-timestamp", timestamp.to_string()),
+        (
+            "webhook-signature",
+            secret.sign(id, timestamp, body.as_bytes()),
+        ),
+    ]
+}
+
+async fn post_webhook(
+    h: &Harness,
+    path: &str,
+    headers: &[(&'static str, String)],
+    body: &str,
+) -> reqwest::Response {
+    let mut req = h
+        .post(path)
+        .header("content-type", "application/json")
+        .body(body.to_owned());
+    for (name, value) in headers {
+        req = req.header(*name, value);
+    }
+    req.send().await.expect("request")
+}
+
+fn now() -> i64 {
+    i64::try_from(unix_now()).unwrap()
+}
+
+#[tokio::test]
+async fn a_send_reaches_the_provider_with_tracking_and_answers_sent() {
+    let s = Send::new().await;
+    let t = s.h.tenant(Plan::Free).await;
+    let site = s.h.site(&t.write, "news").await;
+
+    let res = s.send(&t.write, &message(&site, " Ada@Example.com ")).await;
+    assert_eq!(res.status(), 200);
+    let body = json(res).await;
+    assert_eq!(body["status"], "sent");
+    assert_eq!(body["to"], "ada@example.com");
+    let id = body["id"].as_str().unwrap().to_owned();
+    let provider_id = body["provider_message_id"].as_str().unwrap();
+    assert_eq!(provider_id, format!("<{id}@{SHARED_DOMAIN}>"));
+
+    let mail = s.sink.received();
+    assert_eq!(mail.len(), 1);
+    let data = &mail[0].data;
+    assert_eq!(mail[0].to, ["ada@example.com"]);
+    assert_eq!(mail[0].from, format!("news@{SHARED_DOMAIN}"));
+    assert!(
+        data.contains(&format!("From: \"Sender news\" <news@{SHARED_DOMAIN}>"))
+            || data.contains(&format!("From: Sender news <news@{SHARED_DOMAIN}>")),
+        "{data}"
+    );
+    assert!(data.contains("Reply-To: help@example.com"), "{data}");
+    assert!(data.contains("X-Order: 1234"), "{data}");
+    assert!(data.contains("Subject: Welcome aboard"), "{data}");
+    assert!(
+        data.contains("text/plain") && data.contains("text/html"),
+        "{data}"
+    );
+    assert!(
+        !data.contains("List-Unsubscribe"),
+        "transactional mail: {data}"
+    );
+    let unfolded = data.replace("=\r\n", "").replace("=3D", "=");
+    assert!(unfolded.contains("/t/o/"), "open pixel: {data}");
+    assert!(unfolded.contains("/t/c/"), "wrapped link: {data}");
+    assert!(unfolded.contains("mailto:help@example.com"), "{data}");
+    assert!(
+        !unfolded.contains("href=\"https://example.com/start"),
+        "{data}"
+    );
+
+    let email = s.email(&t.read, &id).await;
+    assert_eq!(email["status"], "sent");
+    assert_eq!(email["provider"], "smtp");
+    assert_eq!(email["attempts"], 1);
+    assert_eq!(email["tags"], json!(["welcome"]));
+    let kinds: Vec<&str> = email["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["accepted", "sent"]);
+
+    // Another project never sees it.
+    let other = s.h.tenant(Plan::Free).await;
+    let res =
+        s.h.get_with(&other.read, &format!("/api/v1/emails/{id}"))
+            .await;
+    expect_error(res, 404, "EMAIL_NOT_FOUND").await;
+    let res = s.h.get_with(&other.read, "/api/v1/emails").await;
+    assert_eq!(json(res).await["data"], json!([]));
+    s.finish().await;
+}
+
+#[tokio::test]
+async fn tracking_off_sends_the_html_as_given() {
+    let s = Send::new().await;
+    let t = s.h.tenant(Plan::Free).await;
+    let site = s.h.site(&t.write, "plain").await;
+    let mut body = message(&site, "bob@example.com");
+    body["tracking"] = false.into();
+    assert_eq!(s.send(&t.write, &body).await.status(), 200);
+    let data = s.sink.received()[0]
+        .data
+        .replace("=\r\n", "")
+        .replace("=3D", "=");
+    assert!(!data.contains("/t/o/") && !data.contains("/t/c/"), "{data}");
+    assert!(data.contains("https://example.com/start"), "{data}");
+    s.finish().await;
+}
+
+#[tokio::test]
+async fn invalid_requests_are_refused_before_anything_is_written() {
+    let s = Send::new().await;
+    // Enterprise: more sends in five minutes than Free's ten.
+    let t = s.h.tenant(Plan::Enterprise).await;
+    let site = s.h.site(&t.write, "v").await;
+    let cases = [
+        (
+            json!({"site_id": site, "subject": "s", "html": "<p>x</p>"}),
+            "to",
+        ),
+        (
+            json!({"to": "not an address", "site_id": site, "subject": "s", "html": "x"}),
+            "to",
+        ),
+        (
+            json!({"to": "a@b.co", "subject": "s", "html": "x"}),
+            "site_id",
+        ),
+        (
+            json!({"to": "a@b.co", "site_id": site, "subject": "x".repeat(999), "html": "x"}),
+            "subject",
+        ),
+        (
+            json!({"to": "a@b.co", "site_id": site, "html": "x"}),
+            "subject",
+        ),
+        (
+            json!({"to": "a@b.co", "site_id": site, "subject": "s"}),
+            "html",
+        ),
+        (
+            json!({"to": "a@b.co", "site_id": site, "subject": "s", "html": "x", "reply_to": "nope"}),
+            "reply_to",
+        ),
+        (
+            json!({"to": "a@b.co", "site_id": site, "subject": "s", "html": "x", "headers": {"Bcc": "x@y.co"}}),
+            "headers",
+        ),
+        (
+            json!({"to": "a@b.co", "site_id": site, "subject": "s", "html": "x", "headers": {"X-A": "a\r\nBcc: x@y.co"}}),
+            "headers",
+        ),
+        (
+            json!({"to": "a@b.co", "site_id": site, "subject": "s", "html": "x", "tracking": "yes"}),
+            "tracking",
+        ),
+    ];
+    for (body, field) in cases {
+        let res = s.send(&t.write, &body).await;
+        let err = expect_error(res, 400, "VALIDATION_ERROR").await;
+        assert!(err.message.contains(field), "{field}: {}", err.message);
+    }
+    // 998 characters is allowed.
+    let mut ok = message(&site, "a@b.co");
+    ok["subject"] = "x".repeat(998).into();
+    assert_eq!(s.send(&t.write, &ok).await.status(), 200);
+
+    // Another project's site, and an unknown one: 404.
+    let other = s.h.tenant(Plan::Free).await;
+    let their_site = s.h.site(&other.write, "theirs").await;
+    let res = s.send(&t.write, &message(&their_site, "a@b.co")).await;
+    expect_error(res, 404, "SITE_NOT_FOUND").await;
+    let res = s
+        .send(&t.write, &message(&Uuid::now_v7().to_string(), "a@b.co"))
+        .await;
+    expect_error(res, 404, "SITE_NOT_FOUND").await;
+    // Read keys cannot send.
+    let res = s.send(&t.read, &message(&site, "a@b.co")).await;
+    expect_error(res, 403, "FORBIDDEN").await;
+    assert_eq!(s.sink.received().len(), 1);
+    assert_eq!(
+        s.h.query(&format!(
+            "SELECT count(*) FROM email_log WHERE project_id = '{}'",
+            t.project
+        ))
+        .await,
+        ["1"]
+    );
+    s.finish().await;
+}
+
+#[tokio::test]
+async fn suppressed_addresses_and_the_monthly_quota_answer_422() {
+    let s = Send::new().await;
+    let t = s.h.tenant(Plan::Free).await;
+    let site = s.h.site(&t.write, "q").await;
+    let res =
+        s.h.post_json(
+            &t.write,
+            "/api/v1/suppressions",
+            &json!({"email": "gone@example.com"}),
+        )
+        .await;
+    assert_eq!(res.status(), 201);
+    let res = s.send(&t.write, &message(&site, "GONE@example.com")).await;
+    let err = expect_error(res, 422, "SUPPRESSED_CONTACT").await;
+    assert_eq!(err.details["to"], "gone@example.com");
+
+    // Free sends 3,000 a month: the 3,000th passes, the next does not.
+    s.h.exec(&format!(
+        "INSERT INTO project_monthly_sends (project_id, month, sends) \
+         VALUES ('{}', date_trunc('month', now() AT TIME ZONE 'UTC')::date, 2999)",
+        t.project
+    ))
+    .await;
+    assert_eq!(
+        s.send(&t.write, &message(&site, "a@example.com"))
+            .await
+            .status(),
+        200
+    );
+    let res = s.send(&t.write, &message(&site, "b@example.com")).await;
+    let err = expect_error(res, 422, "PLAN_LIMIT").await;
+    assert_eq!(err.details["limit"], "monthly_sends");
+    assert_eq!(err.details["max"], 3000);
+    assert_eq!(s.sink.received().len(), 1);
+    s.finish().await;
+}
+
+#[tokio::test]
+async fn an_idempotency_key_replays_the_first_answer_and_refuses_another_request() {
+    let s = Send::new().await;
+    let t = s.h.tenant(Plan::Free).await;
+    let site = s.h.site(&t.write, "idem").await;
+    let mut body = message(&site, "ada@example.com");
+    body["idempotency_key"] = "order-42".into();
+    let first = s.send(&t.write, &body).await;
+    assert_eq!(first.status(), 200);
+    assert!(first.headers().get("idempotent-replayed").is_none());
+    let first = json(first).await;
+    let again = s.send(&t.write, &body).await;
+    assert_eq!(again.status(), 200);
+    assert_eq!(again.headers()["idempotent-replayed"], "true");
+    assert_eq!(json(again).await, first);
+    assert_eq!(s.sink.received().len(), 1);
+
+    body["subject"] = "Another subject".into();
+    let res = s.send(&t.write, &body).await;
+    expect_error(res, 409, "IDEMPOTENCY_KEY_REUSED").await;
+    // Keys are per project.
+    let other = s.h.tenant(Plan::Free).await;
+    let their_site = s.h.site(&other.write, "o").await;
+    let mut theirs = message(&their_site, "ada@example.com");
+    theirs["idempotency_key"] = "order-42".into();
+    assert_eq!(s.send(&other.write, &theirs).await.status(), 200);
+    assert_eq!(s.sink.received().len(), 2);
+    s.finish().await;
+}
+
+#[tokio::test]
+async fn without_a_worker_the_answer_is_queued_and_the_email_is_sent_later_once() {
+    let mut s = Send::with(|s| s.sending.reply_wait_ms = 300).await;
+    s.stop_worker();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let t = s.h.tenant(Plan::Free).await;
+    let site = s.h.site(&t.write, "late").await;
+    let res = s.send(&t.write, &message(&site, "late@example.com")).await;
+    assert_eq!(res.status(), 202);
+    let body = json(res).await;
+    assert_eq!(body["status"], "queued");
+    assert_eq!(body["provider_message_id"], Value::Null);
+    let id = body["id"].as_str().unwrap().to_owned();
+    // Published: the outbox row is gone.
+    assert_eq!(s.h.query("SELECT count(*) FROM outbox").await, ["0"]);
+    assert_eq!(s.email(&t.read, &id).await["status"], "accepted");
+
+    s.start_worker();
+    let email = s.wait_email(&t.read, &id, |e| e["status"] == "sent").await;
+    assert!(email["provider_message_id"].is_string());
+    assert_eq!(s.sink.received().len(), 1);
+    s.finish().await;
+}
+
+#[tokio::test]
+async fn the_outbox_relay_publishes_a_job_whose_publish_was_lost() {
+    let mut s = Send::with(|s| s.sending.reply_wait_ms = 300).await;
+    s.stop_worker();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let t = s.h.tenant(Plan::Free).await;
+    let site = s.h.site(&t.write, "relay").await;
+    let res = s.send(&t.write, &message(&site, "lost@example.com")).await;
+    assert_eq!(res.status(), 202);
+    let id: Uuid = json(res).await["id"].as_str().unwrap().parse().unwrap();
+    // The message is lost (purged), and the outbox row is back as if the request had
+    // crashed before publishing.
+    let queue = send_queue(s.prefix());
+    s.broker.delete(&queue).await.unwrap();
+    let task = Task::SendEmail {
+        email_log_id: id,
+        project_id: t.project,
+    };
+    s.h.exec(&format!(
+        "INSERT INTO outbox (id, project_id, queue, task, available_at) \
+         VALUES ('{id}', '{}', '{}', '{}', now() - interval '1 second')",
+        t.project,
+        queue.queue(),
+        task.to_value()
+    ))
+    .await;
+    let pool = store::pool(&s.h.db.url, &store::PoolOptions::default()).unwrap();
+    let dispatcher =
+        mail_api::sending::Dispatcher::new(&s.broker, s.prefix(), Duration::from_secs(1));
+    assert_eq!(
+        mail_api::sending::relay_once(&pool, &dispatcher)
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(s.h.query("SELECT count(*) FROM outbox").await, ["0"]);
+    assert_eq!(
+        mail_api::sending::relay_once(&pool, &dispatcher)
+            .await
+            .unwrap(),
+        0
+    );
+    s.start_worker();
+    s.wait_email(&t.read, &id.to_string(), |e| e["status"] == "sent")
+        .await;
+    assert_eq!(s.sink.received().len(), 1);
+    s.finish().await;
+}
+
+#[tokio::test]
+async fn a_redelivered_job_sends_nothing_and_answers_the_stored_result() {
+    let s = Send::new().await;
+    let t = s.h.tenant(Plan::Free).await;
+    let site = s.h.site(&t.write, "dup").await;
+    let body = json(s.send(&t.write, &message(&site, "once@example.com")).await).await;
+    let id: Uuid = body["id"].as_str().unwrap().parse().unwrap();
+    let worker = s.send_worker();
+    let info = DeliveryInfo {
+        message_id: "again".into(),
+        attempt: 1,
+        max_attempts: 6,
+        redelivered: true,
+    };
+    let task = Task::SendEmail {
+        email_log_id: id,
+        project_id: t.project,
+    };
+    let reply = worker.handle(task, info.clone()).await.unwrap().unwrap();
+    assert_eq!(reply["status"], "sent");
+    assert_eq!(reply["provider_message_id"], body["provider_message_id"]);
+    assert_eq!(s.sink.received().len(), 1);
+    // Another project's id for the same email: not found, nothing sent.
+    let other = Task::SendEmail {
+        email_log_id: id,
+        project_id: Uuid::now_v7(),
+    };
+    assert!(worker.handle(other, info).await.is_err());
+    assert_eq!(s.sink.received().len(), 1);
+    s.finish().await;
+}
+
+#[tokio::test]
+async fn a_project_provider_is_stored_sealed_and_used_resend_with_its_idempotency_key() {
+    let s = Send::new().await;
+    let t = s.h.tenant(Plan::Free).await;
+    let site = s.h.site(&t.write, "rs").await;
+    let provider = json!({"kind": "resend", "api_key": "re_test_key"});
+    let res =
+        s.h.http
+            .put(s.h.server.url("/api/v1/delivery/provider"))
+            .bearer_auth(&t.write)
+            .json(&provider)
+            .send()
+            .await
+            .unwrap();
+    expect_error(res, 403, "FORBIDDEN").await;
+    let res =
+        s.h.http
+            .put(s.h.server.url("/api/v1/delivery/provider"))
+            .bearer_auth(&t.admin)
+            .json(&json!({"kind": "file", "directory": "/tmp"}))
+            .send()
+            .await
+            .unwrap();
+    expect_error(res, 400, "VALIDATION_ERROR").await;
+    let res =
+        s.h.http
+            .put(s.h.server.url("/api/v1/delivery/provider"))
+            .bearer_auth(&t.admin)
+            .json(&provider)
+            .send()
+            .await
+            .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(json(res).await, json!({"kind": "resend"}));
+    // At rest: sealed, the key nowhere in the row.
+    let stored = s.h.query(&format!("SELECT encode(provider_config, 'escape') FROM project_delivery WHERE project_id = '{}'", t.project)).await;
+    assert!(
+        !stored[0].contains("re_test_key") && !stored[0].contains("resend"),
+        "{stored:?}"
+    );
+
+    let res = s.send(&t.write, &message(&site, "ada@example.com")).await;
+    assert_eq!(res.status(), 200);
+    let body = json(res).await;
+    let accepted = s.resend.accepted();
+    assert_eq!(accepted.len(), 1);
+    assert_eq!(accepted[0]["to"], json!(["ada@example.com"]));
+    assert_eq!(
+        accepted[0]["from"],
+        format!("Sender rs <rs@{SHARED_DOMAIN}>")
+    );
+    assert!(body["provider_message_id"].is_string());
+    assert!(s.sink.received().is_empty());
+    assert_eq!(
+        s.email(&t.read, body["id"].as_str().unwrap()).await["provider"],
+        "resend"
+    );
+
+    // A crash after Resend accepted but before the row said so: the redelivered job reaches
+    // Resend again with the same Idempotency-Key, and nothing is sent twice.
+    let id: Uuid = body["id"].as_str().unwrap().parse().unwrap();
+    s.h.exec(&format!(
+        "UPDATE email_log SET status = 'accepted', provider_message_id = NULL WHERE id = '{id}'"
+    ))
+    .await;
+    let reply = s
+        .send_worker()
+        .handle(
+            Task::SendEmail {
+                email_log_id: id,
+                project_id: t.project,
+            },
+            DeliveryInfo {
+                message_id: "m".into(),
+                attempt: 1,
+                max_attempts: 6,
+                redelivered: true,
+            },
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(reply["status"], "sent");
+    assert_eq!(reply["provider_message_id"], body["provider_message_id"]);
+    assert_eq!(s.resend.accepted().len(), 1);
+    assert_eq!(s.resend.requests(), 2);
+
+    // Back to the default provider.
+    let res =
+        s.h.http
+            .delete(s.h.server.url("/api/v1/delivery/provider"))
+            .bearer_auth(&t.admin)
+            .send()
+            .await
+            .unwrap();
+    assert_eq!(res.status(), 204);
+    assert_eq!(
+        s.send(&t.write, &message(&site, "bob@example.com"))
+            .await
+            .status(),
+        200
+    );
+    assert_eq!(s.sink.received().len(), 1);
+    s.finish().await;
+}
+
+#[tokio::test]
+async fn provider_errors_retry_when_temporary_and_fail_when_permanent() {
+    let s = Send::with(|s| s.sending.reply_wait_ms = 1_500).await;
+    let t = s.h.tenant(Plan::Free).await;
+    let site = s.h.site(&t.write, "err").await;
+    let provider = json!({"kind": "resend", "api_key": "re_test_key"});
+    let res =
+        s.h.http
+            .put(s.h.server.url("/api/v1/delivery/provider"))
+            .bearer_auth(&t.admin)
+            .json(&provider)
+            .send()
+            .await
+            .unwrap();
+    assert_eq!(res.status(), 200);
+
+    // Permanent: 422 PROVIDER_REJECTED, the row failed with the reason.
+    s.resend.fail_next(422, "validation_error");
+    let res = s.send(&t.write, &message(&site, "ada@example.com")).await;
+    let err = expect_error(res, 422, "PROVIDER_REJECTED").await;
+    let id = err.details["id"].as_str().unwrap().to_owned();
+    let email = s.email(&t.read, &id).await;
+    assert_eq!(email["status"], "failed");
+    assert!(
+        email["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("validation_error")
+            || email["last_error"].is_string()
+    );
+
+    // Temporary: the first attempt fails, the retry (1 s later) sends.
+    s.resend.fail_next(503, "internal_server_error");
+    let res = s.send(&t.write, &message(&site, "bob@example.com")).await;
+    // 200 when the retry's answer comes within the wait, else 202.
+    assert!(
+        [200, 202].contains(&res.status().as_u16()),
+        "{}",
+        res.status()
+    );
+    let id = json(res).await["id"].as_str().unwrap().to_owned();
+    let email = s.wait_email(&t.read, &id, |e| e["status"] == "sent").await;
+    assert_eq!(email["attempts"], 2);
+    s.finish().await;
+}
+
+#[tokio::test]
+async fn tracking_links_count_opens_and_clicks_and_never_redirect_when_altered() {
+    let s = Send::new().await;
+    let t = s.h.tenant(Plan::Free).await;
+    let site = s.h.site(&t.write, "trk").await;
+    let body = json(s.send(&t.write, &message(&site, "ada@example.com")).await).await;
+    let id: Uuid = body["id"].as_str().unwrap().parse().unwrap();
+    let no_redirect = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+
+    let open = s.tracker.token(&Link::Open { email_id: id });
+    let res = no_redirect
+        .get(s.h.server.url(&format!("/t/o/{open}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["content-type"], "image/gif");
+    assert!(
+        res.headers()["cache-control"]
+            .to_str()
+            .unwrap()
+            .contains("no-store")
+    );
+    assert!(res.bytes().await.unwrap().starts_with(b"GIF89a"));
+    let email = s.email(&t.read, &id.to_string()).await;
+    assert_eq!(
+        (email["status"].as_str(), email["open_count"].as_i64()),
+        (Some("opened"), Some(1))
+    );
+
+    let url = "https://example.com/start?x=1";
+    let click = s.tracker.token(&Link::Click {
+        email_id: id,
+        url: url.into(),
+    });
+    let res = no_redirect
+        .get(s.h.server.url(&format!("/t/c/{click}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 302);
+    assert_eq!(res.headers()["location"], url);
+    let email = s.email(&t.read, &id.to_string()).await;
+    assert_eq!(email["status"], "clicked");
+    assert_eq!(email["clicked_urls"], json!([url]));
+    // A second open keeps `clicked` and counts.
+    no_redirect
+        .get(s.h.server.url(&format!("/t/o/{open}")))
+        .send()
+        .await
+        .unwrap();
+    let email = s.email(&t.read, &id.to_string()).await;
+    assert_eq!(
+        (email["status"].as_str(), email["open_count"].as_i64()),
+        (Some("clicked"), Some(2))
+    );
+
+    // Altered destination, another key's signature, garbage: 404, no Location.
+    let (payload, tag) = click.split_once('.').unwrap();
+    let mut bytes = base64_decode(payload);
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    let forged = format!("{}.{tag}", base64_encode(&bytes));
+    let foreign =
+        Tracker::new("http://x", b"another key of thirty-two bytes!!").token(&Link::Click {
+            email_id: id,
+            url: "https://evil.example".into(),
+        });
+    for token in [forged, foreign, "nonsense".to_owned(), open.clone()] {
+        let res = no_redirect
+            .get(s.h.server.url(&format!("/t/c/{token}")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 404, "{token}");
+        assert!(res.headers().get("location").is_none());
+    }
+    let res = no_redirect
+        .get(s.h.server.url(&format!("/t/o/{click}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 404);
+
+    // Unsubscribe: GET shows a page and changes nothing; POST (one-click) suppresses.
+    let unsub = s.tracker.token(&Link::Unsubscribe { email_id: id });
+    let res = no_redirect
+        .get(s.h.server.url(&format!("/t/u/{unsub}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert!(res.text().await.unwrap().contains("method=\"post\""));
+    assert_eq!(s.h.query("SELECT count(*) FROM suppressions").await, ["0"]);
+    let res = no_redirect
+        .post(s.h.server.url(&format!("/t/u/{unsub}")))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("List-Unsubscribe=One-Click")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(
+        s.h.query("SELECT reason FROM suppressions").await,
+        ["unsubscribed"]
+    );
+    let res = s.send(&t.write, &message(&site, "ada@example.com")).await;
+    expect_error(res, 422, "SUPPRESSED_CONTACT").await;
+    s.finish().await;
+}
+
+fn base64_decode(s: &str) -> Vec<u8> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(s)
+        .unwrap()
+}
+
+fn base64_encode(b: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b)
+}
+
+#[tokio::test]
+async fn provider_webhooks_are_verified_deduplicated_and_applied() {
+    let s = Send::new().await;
+    let t = s.h.tenant(Plan::Free).await;
+    let site = s.h.site(&t.write, "wh").await;
+    let provider = json!({"kind": "resend", "api_key": "re_test_key"});
+    s.h.http
+        .put(s.h.server.url("/api/v1/delivery/provider"))
+        .bearer_auth(&t.admin)
+        .json(&provider)
+        .send()
+        .await
+        .unwrap();
+    let res =
+        s.h.post_json(
+            &t.write,
+            "/api/v1/identify",
+            &json!({"email": "ada@example.com", "site_id": site}),
+        )
+        .await;
+    assert_eq!(res.status(), 201);
+    let body = json(s.send(&t.write, &message(&site, "ada@example.com")).await).await;
+    let id = body["id"].as_str().unwrap().to_owned();
+    let message_id = body["provider_message_id"].as_str().unwrap().to_owned();
+    let path = "/api/webhooks/resend";
+    let event = |kind: &str, extra: Value| {
+        let mut data = json!({"email_id": message_id, "to": ["ada@example.com"]});
+        if let (Some(d), Some(e)) = (data.as_object_mut(), extra.as_object()) {
+            d.extend(e.clone());
+        }
+        json!({"type": kind, "created_at": "2026-11-22T08:00:00Z", "data": data}).to_string()
+    };
+
+    let delivered = event("email.delivered", json!({}));
+    let res = post_webhook(
+        &s.h,
+        path,
+        &signed(WEBHOOK_SECRET, "msg_1", now(), &delivered),
+        &delivered,
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(json(res).await["status"], "applied");
+    assert_eq!(s.email(&t.read, &id).await["status"], "delivered");
+    // The same webhook-id again: a duplicate, nothing applied twice.
+    let res = post_webhook(
+        &s.h,
+        path,
+        &signed(WEBHOOK_SECRET, "msg_1", now(), &delivered),
+        &delivered,
+    )
+    .await;
+    assert_eq!(json(res).await["status"], "duplicate");
+
+    let opened = event("email.opened", json!({}));
+    post_webhook(
+        &s.h,
+        path,
+        &signed(WEBHOOK_SECRET, "msg_2", now(), &opened),
+        &opened,
+    )
+    .await;
+    let clicked = event(
+        "email.clicked",
+        json!({"click": {"link": "https://example.com/a"}}),
+    );
+    post_webhook(
+        &s.h,
+        path,
+        &signed(WEBHOOK_SECRET, "msg_3", now(), &clicked),
+        &clicked,
+    )
+    .await;
+    let email = s.email(&t.read, &id).await;
+    assert_eq!(email["status"], "clicked");
+    assert_eq!(email["open_count"], 1);
+    assert_eq!(email["clicked_urls"], json!(["https://example.com/a"]));
+
+    // Bad signature, stale timestamp, missing headers: 401, nothing recorded.
+    let complained = event("email.complained", json!({}));
+    let mut forged = signed(WEBHOOK_SECRET, "msg_4", now(), &complained);
+    forged[2].1 = signed(
+        "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+        "msg_4",
+        now(),
+        &complained,
+    )[2]
+    .1
+    .clone();
+    let res = post_webhook(&s.h, path, &forged, &complained).await;
+    expect_error(res, 401, "INVALID_SIGNATURE").await;
+    let res = post_webhook(
+        &s.h,
+        path,
+        &signed(WEBHOOK_SECRET, "msg_4", now() - 301, &complained),
+        &complained,
+    )
+    .await;
+    expect_error(res, 401, "INVALID_SIGNATURE").await;
+    let res = post_webhook(&s.h, path, &[], &complained).await;
+    expect_error(res, 401, "INVALID_SIGNATURE").await;
+    let altered = complained.replace("ada@", "eve@");
+    let res = post_webhook(
+        &s.h,
+        path,
+        &signed(WEBHOOK_SECRET, "msg_4", now(), &complained),
+        &altered,
+    )
+    .await;
+    expect_error(res, 401, "INVALID_SIGNATURE").await;
+    assert_eq!(
+        s.h.query("SELECT count(*) FROM webhook_receipts").await,
+        ["3"]
+    );
+
+    // svix-* headers are accepted too. A complaint: complained, suppressed, unsubscribed.
+    let svix: Vec<(&'static str, String)> = signed(WEBHOOK_SECRET, "msg_4", now(), &complained)
+        .into_iter()
+        .map(|(n, v)| {
+            (
+                match n {
+                    "webhook-id" => "svix-id",
+                    "webhook-timestamp" => "svix-timestamp",
+                    _ => "svix-signature",
+                },
+                v,
+            )
+        })
+        .collect();
+    let res = post_webhook(&s.h, path, &svix, &complained).await;
+    assert_eq!(json(res).await["status"], "applied");
+    assert_eq!(s.email(&t.read, &id).await["status"], "complained");
+    assert_eq!(
+        s.h.query("SELECT reason FROM suppressions").await,
+        ["complained"]
+    );
+    assert_eq!(
+        s.h.query("SELECT status FROM contact_sites").await,
+        ["unsubscribed"]
+    );
+    let res = s.send(&t.write, &message(&site, "ada@example.com")).await;
+    expect_error(res, 422, "SUPPRESSED_CONTACT").await;
+
+    // An unknown message: 200, recorded as ignored.
+    let unknown = json!({"type": "email.bounced", "data": {"email_id": "nope"}}).to_string();
+    let res = post_webhook(
+        &s.h,
+        path,
+        &signed(WEBHOOK_SECRET, "msg_5", now(), &unknown),
+        &unknown,
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(json(res).await["status"], "ignored");
+    assert_eq!(
+        s.h.query("SELECT status FROM webhook_receipts WHERE webhook_id = 'msg_5'")
+            .await,
+        ["ignored"]
+    );
+    // An unknown provider: 404.
+    let res = post_webhook(
+        &s.h,
+        "/api/webhooks/mailgun",
+        &signed(WEBHOOK_SECRET, "msg_6", now(), &unknown),
+        &unknown,
+    )
+    .await;
+    assert_eq!(res.status(), 404);
+
+    let events: Vec<String> = s.email(&t.read, &id).await["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        events,
+        [
+            "accepted",
+            "sent",
+            "delivered",
+            "opened",
+            "clicked",
+            "complained"
+        ]
+    );
+    s.finish().await;
+}
+
+#[tokio::test]
+async fn a_bounce_for_a_project_route_uses_the_projects_own_secret() {
+    let s = Send::new().await;
+    let t = s.h.tenant(Plan::Free).await;
+    let site = s.h.site(&t.write, "pw").await;
+    let provider = json!({"kind": "resend", "api_key": "re_test_key"});
+    s.h.http
+        .put(s.h.server.url("/api/v1/delivery/provider"))
+        .bearer_auth(&t.admin)
+        .json(&provider)
+        .send()
+        .await
+        .unwrap();
+    let res =
+        s.h.post("/api/v1/delivery/webhook-secret")
+            .bearer_auth(&t.admin)
+            .send()
+            .await
+            .unwrap();
+    assert_eq!(res.status(), 201);
+    let answer = json(res).await;
+    let secret = answer["secret"].as_str().unwrap().to_owned();
+    assert!(secret.starts_with("whsec_"));
+    let path = answer["path"].as_str().unwrap().to_owned();
+    assert_eq!(path, format!("/api/webhooks/resend/{}", t.project));
+    let stored =
+        s.h.query("SELECT encode(webhook_secret, 'base64') FROM project_delivery")
+            .await;
+    assert!(!stored[0].contains(secret.trim_start_matches("whsec_")));
+
+    let body = json(s.send(&t.write, &message(&site, "ada@example.com")).await).await;
+    let bounce = json!({"type": "email.bounced", "data": {"email_id": body["provider_message_id"], "bounce": {"type": "Permanent"}}}).to_string();
+    // The deployment's secret does not open a project that has its own.
+    let res = post_webhook(
+        &s.h,
+        &path,
+        &signed(WEBHOOK_SECRET, "b1", now(), &bounce),
+        &bounce,
+    )
+    .await;
+    expect_error(res, 401, "INVALID_SIGNATURE").await;
+    // Another project's route does not reach this project's email.
+    let other = s.h.tenant(Plan::Free).await;
+    let res = post_webhook(
+        &s.h,
+        &format!("/api/webhooks/resend/{}", other.project),
+        &signed(WEBHOOK_SECRET, "b0", now(), &bounce),
+        &bounce,
+    )
+    .await;
+    assert_eq!(json(res).await["status"], "ignored");
+    let res = post_webhook(&s.h, &path, &signed(&secret, "b1", now(), &bounce), &bounce).await;
+    assert_eq!(json(res).await["status"], "applied");
+    assert_eq!(
+        s.email(&t.read, body["id"].as_str().unwrap()).await["status"],
+        "bounced"
+    );
+    assert_eq!(
+        s.h.query("SELECT reason FROM suppressions").await,
+        ["bounced"]
+    );
+    let res = s.send(&t.write, &message(&site, "ada@example.com")).await;
+    expect_error(res, 422, "SUPPRESSED_CONTACT").await;
+    s.finish().await;
+}
+
+#[tokio::test]
+async fn the_standard_webhooks_vector_verifies_with_the_clock_at_its_time() {
+    let s = Send::with(|s| s.webhooks.fixed_now = Some(1_649_367_553)).await;
+    let body = r#"{"email":"test@example.com","username":"test_user"}"#;
+    let headers = vec![
+        ("webhook-id", "msg_27UH4WbU6Z5A5EzD8u03UvzRbpk".to_owned()),
+        ("webhook-timestamp", "1649367553".to_owned()),
+        (
+            "webhook-signature",
+            "v1,tZ1I4/hDygAJgO5TYxiSd6Sd0kDW6hPenDe+bTa3Kkw=".to_owned(),
+        ),
+    ];
+    let res = post_webhook(&s.h, "/api/webhooks/resend", &headers, body).await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(json(res).await["status"], "ignored");
+    let altered = body.replace("test_user", "test_usr");
+    let res = post_webhook(&s.h, "/api/webhooks/resend", &headers, &altered).await;
+    expect_error(res, 401, "INVALID_SIGNATURE").await;
+    s.finish().await;
+}
+
+#[tokio::test]
+async fn the_email_list_filters_and_pages_newest_first() {
+    let s = Send::new().await;
+    let t = s.h.tenant(Plan::Free).await;
+    let site = s.h.site(&t.write, "list").await;
+    let mut ids = Vec::new();
+    for to in ["a@example.com", "b@example.com", "c@example.com"] {
+        ids.push(
+            json(s.send(&t.write, &message(&site, to)).await).await["id"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
+    }
+    s.h.exec(&format!(
+        "UPDATE email_log SET status = 'failed' WHERE id = '{}'",
+        ids[1]
+    ))
+    .await;
+    let page = json(s.h.get_with(&t.read, "/api/v1/emails?limit=2").await).await;
+    let got: Vec<&str> = page["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(got, [ids[2].as_str(), ids[1].as_str()]);
+    let cursor = page["next_cursor"].as_str().unwrap();
+    let page = json(
+        s.h.get_with(&t.read, &format!("/api/v1/emails?limit=2&cursor={cursor}"))
+            .await,
+    )
+    .await;
+    assert_eq!(page["data"][0]["id"], ids[0].as_str());
+    assert_eq!(page["next_cursor"], Value::Null);
+    let page = json(s.h.get_with(&t.read, "/api/v1/emails?status=failed").await).await;
+    assert_eq!(page["data"].as_array().unwrap().len(), 1);
+    let page = json(
+        s.h.get_with(&t.read, "/api/v1/emails?to=C@Example.com")
+            .await,
+    )
+    .await;
+    assert_eq!(page["data"][0]["id"], ids[2].as_str());
+    let res = s.h.get_with(&t.read, "/api/v1/emails?status=lost").await;
+    expect_error(res, 400, "VALIDATION_ERROR").await;
+    let res = s.h.get_with(&t.read, "/api/v1/emails/not-a-uuid").await;
+    expect_error(res, 400, "VALIDATION_ERROR").await;
+    let res =
+        s.h.get_with(&t.read, &format!("/api/v1/emails/{}", Uuid::now_v7()))
+            .await;
+    expect_error(res, 404, "EMAIL_NOT_FOUND").await;
+    s.finish().await;
+}

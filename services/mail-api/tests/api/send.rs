@@ -1139,3 +1139,118 @@ async fn the_email_list_filters_and_pages_newest_first() {
     expect_error(res, 404, "EMAIL_NOT_FOUND").await;
     s.finish().await;
 }
+
+#[tokio::test]
+async fn campaign_mail_carries_one_click_unsubscribe_headers_that_work() {
+    let mut s = Send::with(|s| s.sending.reply_wait_ms = 300).await;
+    s.stop_worker();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let t = s.h.tenant(Plan::Free).await;
+    let site = s.h.site(&t.write, "camp").await;
+    let campaign = s.h.campaign(&t, &site, "Welcome series", None, true).await;
+    let res = s.send(&t.write, &message(&site, "ada@example.com")).await;
+    assert_eq!(res.status(), 202);
+    let id = json(res).await["id"].as_str().unwrap().to_owned();
+    // The campaign runner's rows carry their campaign; this one is made so by hand.
+    s.h.exec(&format!(
+        "UPDATE email_log SET campaign_id = '{campaign}' WHERE id = '{id}'"
+    ))
+    .await;
+    s.start_worker();
+    s.wait_email(&t.read, &id, |e| e["status"] == "sent").await;
+    let data = s.sink.received()[0].data.clone();
+    let unfolded = data.replace("\r\n ", " ");
+    assert!(
+        unfolded.contains("List-Unsubscribe-Post: List-Unsubscribe=One-Click"),
+        "{data}"
+    );
+    let start = unfolded
+        .find("List-Unsubscribe: <")
+        .expect("List-Unsubscribe")
+        + 19;
+    let url: String = unfolded[start..]
+        .chars()
+        .take_while(|c| *c != '>')
+        .collect();
+    let path = &url[url.find("/t/u/").unwrap()..];
+    let res =
+        s.h.post(path)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body("List-Unsubscribe=One-Click")
+            .send()
+            .await
+            .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(
+        s.h.query("SELECT reason FROM suppressions").await,
+        ["unsubscribed"]
+    );
+    let events = s.email(&t.read, &id).await["events"].clone();
+    assert_eq!(events[2]["kind"], "unsubscribed");
+    s.finish().await;
+}
+
+#[tokio::test]
+async fn a_webhook_whose_application_failed_is_applied_by_the_worker_from_its_queue() {
+    let s = Send::new().await;
+    let t = s.h.tenant(Plan::Free).await;
+    let site = s.h.site(&t.write, "retry").await;
+    let provider = json!({"kind": "resend", "api_key": "re_test_key"});
+    let res =
+        s.h.http
+            .put(s.h.server.url("/api/v1/delivery/provider"))
+            .bearer_auth(&t.admin)
+            .json(&provider)
+            .send()
+            .await
+            .unwrap();
+    assert_eq!(res.status(), 200);
+    let body = json(s.send(&t.write, &message(&site, "ada@example.com")).await).await;
+    let message_id = body["provider_message_id"].as_str().unwrap();
+    // A receipt whose inline application failed, as the receiver leaves it.
+    let receipt = Uuid::now_v7();
+    let payload = json!({"type": "email.bounced", "data": {"email_id": message_id}});
+    s.h.exec(&format!(
+        "INSERT INTO webhook_receipts (id, provider, webhook_id, event_type, payload, status, \
+         attempts, last_error) VALUES ('{receipt}', 'resend', 'msg_r', 'email.bounced', '{payload}', \
+         'failed', 1, 'connection reset')"
+    ))
+    .await;
+    let queue = mail_api::routes::webhooks::inbound_queue(s.prefix());
+    s.broker.declare(&queue).await.unwrap();
+    s.broker
+        .publisher(queue.clone())
+        .publish(&Task::ProviderEvent {
+            receipt_id: receipt,
+        })
+        .await
+        .unwrap();
+    let pool = store::pool(&s.h.db.url, &store::PoolOptions::default()).unwrap();
+    let stop = ShutdownToken::new();
+    let consumer = s.broker.consumer(queue).with_prefetch(1);
+    let token = stop.clone();
+    let task = tokio::spawn(async move {
+        let handler = move |task, _info| {
+            let pool = pool.clone();
+            async move { mail_api::worker::handle_provider_event(&pool, task).await }
+        };
+        consumer.run(handler, token).await
+    });
+    let id = body["id"].as_str().unwrap().to_owned();
+    s.wait_email(&t.read, &id, |e| e["status"] == "bounced")
+        .await;
+    assert_eq!(
+        s.h.query(&format!(
+            "SELECT status || ' ' || attempts FROM webhook_receipts WHERE id = '{receipt}'"
+        ))
+        .await,
+        ["applied 2"]
+    );
+    assert_eq!(
+        s.h.query("SELECT reason FROM suppressions").await,
+        ["bounced"]
+    );
+    stop.cancel();
+    task.await.unwrap().unwrap();
+    s.finish().await;
+}

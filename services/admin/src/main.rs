@@ -138,6 +138,31 @@ enum MailCommand {
         #[arg(long)]
         key: Uuid,
     },
+    /// List (or, with --replay, move back to their queue) the messages that failed for good:
+    /// send jobs (`send`) or provider webhooks (`webhook-inbound`).
+    DeadLetters {
+        #[arg(long, value_enum)]
+        queue: MailQueue,
+        #[arg(long, default_value_t = 50)]
+        max: usize,
+        /// Republish them to the work queue (attempts start again at 1).
+        #[arg(long)]
+        replay: bool,
+        #[arg(
+            long,
+            env = "MAIL_BROKER__URL",
+            default_value = "amqp://guest:guest@127.0.0.1:5672/%2f"
+        )]
+        broker: String,
+        #[arg(long, env = "MAIL_BROKER__QUEUE_PREFIX", default_value = "")]
+        prefix: String,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum MailQueue {
+    Send,
+    WebhookInbound,
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -244,6 +269,16 @@ async fn memory(url: &str, cmd: MemoryCommand) -> anyhow::Result<Value> {
 
 async fn mail(url: &str, cmd: MailCommand) -> anyhow::Result<Value> {
     use mail_api::db::{credentials, tenants};
+    if let MailCommand::DeadLetters {
+        queue,
+        max,
+        replay,
+        broker,
+        prefix,
+    } = cmd
+    {
+        return dead_letters(queue, max, replay, &broker, &prefix).await;
+    }
     let conn = &mut connect(url).await?;
     Ok(match cmd {
         MailCommand::CreateAccount { name } => {
@@ -312,5 +347,44 @@ async fn mail(url: &str, cmd: MailCommand) -> anyhow::Result<Value> {
             );
             json!({ "key_id": key, "revoked": true })
         }
+        MailCommand::DeadLetters { .. } => anyhow::bail!("dead letters need no database"),
     })
+}
+
+/// The dead-letter queue of a mail work queue: listed (left in place) or replayed.
+async fn dead_letters(
+    queue: MailQueue,
+    max: usize,
+    replay: bool,
+    url: &str,
+    prefix: &str,
+) -> anyhow::Result<Value> {
+    let queue = match queue {
+        MailQueue::Send => mail_api::sending::send_queue(prefix),
+        MailQueue::WebhookInbound => mail_api::routes::webhooks::inbound_queue(prefix),
+    };
+    let broker = queue::Broker::connect(queue::BrokerConfig::new(url))
+        .await
+        .with_context(|| "cannot connect to the broker")?;
+    let out = if replay {
+        let moved = broker.replay_dead_letters(&queue, max).await?;
+        json!({ "queue": queue.dead_letter_queue(), "replayed": moved })
+    } else {
+        let letters: Vec<Value> = broker
+            .list_dead_letters(&queue, max)
+            .await?
+            .into_iter()
+            .map(|l| {
+                json!({
+                    "message_id": l.message_id,
+                    "task": l.task,
+                    "last_error": l.last_error,
+                    "attempts": l.attempts,
+                })
+            })
+            .collect();
+        json!({ "queue": queue.dead_letter_queue(), "messages": letters })
+    };
+    broker.close().await;
+    Ok(out)
 }

@@ -18,6 +18,7 @@ const WEBHOOK_SECRET: &str = "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD";
 /// The receiver's clock is fixed at the specification's example time.
 const SPEC_TIME: i64 = 1_649_367_553;
 const DOMAIN: &str = "send.e2e.example";
+const AMQP: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
 
 fn bin_dir() -> PathBuf {
     if let Ok(dir) = std::env::var("E2E_BIN_DIR") {
@@ -431,6 +432,74 @@ async fn send_through_smtp_and_resend_then_a_bounce_suppresses() {
         .webhook(&headers, &body.replace("test_user", "test_user2"))
         .await;
     assert_eq!(res.status(), 401);
+
+    // A job for an email that does not exist fails for good: dead-lettered, and the admin
+    // CLI lists it (left in place) and replays it.
+    let prefix = &stack.env[1].1;
+    let broker = queue::Broker::connect(queue::BrokerConfig::new(AMQP))
+        .await
+        .unwrap();
+    let jobs = queue::WorkQueue::new(queue::SEND_EMAIL).with_prefix(prefix.as_str());
+    let bogus = uuid::Uuid::now_v7();
+    broker
+        .publisher(jobs.clone())
+        .publish(&queue::Task::SendEmail {
+            email_log_id: bogus,
+            project_id: uuid::Uuid::now_v7(),
+        })
+        .await
+        .unwrap();
+    let admin_env = [
+        ("MAIL_BROKER__URL", AMQP.to_owned()),
+        ("MAIL_BROKER__QUEUE_PREFIX", prefix.clone()),
+    ];
+    let mut listed = Value::Null;
+    for _ in 0..100 {
+        listed = run(
+            "admin",
+            &["mail", "dead-letters", "--queue", "send"],
+            &admin_env,
+        );
+        if !listed["messages"].as_array().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let messages = listed["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 1, "{listed}");
+    assert_eq!(
+        messages[0]["task"]["data"]["email_log_id"],
+        bogus.to_string()
+    );
+    assert!(
+        messages[0]["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("no email")
+    );
+    let again = run(
+        "admin",
+        &["mail", "dead-letters", "--queue", "send"],
+        &admin_env,
+    );
+    assert_eq!(
+        again["messages"].as_array().unwrap().len(),
+        1,
+        "listing leaves them"
+    );
+    let replayed = run(
+        "admin",
+        &["mail", "dead-letters", "--queue", "send", "--replay"],
+        &admin_env,
+    );
+    assert_eq!(replayed["replayed"], 1);
+    for queue in [
+        jobs,
+        queue::WorkQueue::new(queue::WEBHOOK_INBOUND).with_prefix(prefix.as_str()),
+    ] {
+        let _ = broker.delete(&queue).await;
+    }
+    broker.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

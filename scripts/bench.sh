@@ -18,6 +18,9 @@
 #      decisions, on a second memory-api (127.0.0.1:18082, database bench_memory_semantic)
 #   k  GET /memory/search on that second memory-api
 #   l  POST /memory/decisions on it (throughput with the local embedding in the request)
+#   r  memory-api GET /memory/export-mif (full) of 10,000 decisions and 10,000 corpus entries:
+#      time and the process's peak RSS
+#   s  POST /memory/import-mif (replace) of that document into an empty user: the same
 #   m  mail-api POST /api/v1/identify, varying emails (about half inserts, half updates)
 #   n  pgbench on bench_mail running the upsert transaction of route m
 #   o  mail-api POST /api/v1/events, varying emails and events (one triggered campaign)
@@ -43,6 +46,7 @@ usage: scripts/bench.sh [-h]
     BENCH_SEARCH_CONNECTIONS=2      connections of the search scenarios i, j, k
     BENCH_KEYWORD_DECISIONS=100000  decisions of the keyword scenario i
     BENCH_SEMANTIC_DECISIONS=10000  decisions of the semantic scenarios j, k
+    BENCH_MIF_ITEMS=10000           decisions and corpus entries of the MIF scenarios r, s
     BENCH_EXPORT_CONTACTS=1000000   contacts of the export scenarios p, q
     BENCH_ONLY=mail        only the mail scenarios (b, d, f, m-q): memory-api is not started
     BENCH_OUT=target/bench results.json, raw outputs and service logs (relative: to the repo root)
@@ -432,17 +436,21 @@ ANALYZE contact_sites;
 EOF
 log "bench: $EXPORT_CONTACTS contacts seeded for the export in $((SECONDS - seed_start)) s"
 
-# run_export ID NAME URL KEY: one GET streamed to /dev/null; the time, the bytes, and the
-# mail-api process's peak resident set (VmHWM, reset before the request through
-# /proc/PID/clear_refs where the kernel allows it; otherwise the peak since start).
+# run_export ID NAME URL KEY [PID [ROWS [BODY_FILE]]]: one request streamed to /dev/null (a
+# GET, or a POST of BODY_FILE); the time, the bytes, and the API process's (PID, default
+# mail-api) peak resident set (VmHWM, reset before the request through /proc/PID/clear_refs
+# where the kernel allows it; otherwise the peak since start). With SAVE_TO set, the
+# response is kept in that file instead.
 run_export() {
-    local id=$1 name=$2 url=$3 key=$4 out="$OUT/raw/$1-export.txt" reset=0 rc=0 res
+    local id=$1 name=$2 url=$3 key=$4 pid=${5:-$MAIL_PID} rows=${6:-$EXPORT_CONTACTS} body=${7:-}
+    local out="$OUT/raw/$1-export.txt" reset=0 rc=0 res method=() sink=${SAVE_TO:-/dev/null}
     log "bench: $id  $name  (curl to /dev/null)"
-    if echo 5 >"/proc/$MAIL_PID/clear_refs" 2>/dev/null; then reset=1; fi
+    [[ -z $body ]] || method=(-X POST -H 'Content-Type: application/json' --data-binary "@$body")
+    if echo 5 >"/proc/$pid/clear_refs" 2>/dev/null; then reset=1; fi
     local before
-    before="$(awk '/^VmRSS:/ {print $2}' "/proc/$MAIL_PID/status")"
-    res="$(curl -sS -o /dev/null -w '%{http_code} %{size_download} %{time_total} %{time_starttransfer}' \
-        --max-time 1800 -H "Authorization: Bearer $key" "$url")" || rc=$?
+    before="$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status")"
+    res="$(curl -sS -o "$sink" -w '%{http_code} %{size_download} %{time_total} %{time_starttransfer}' \
+        --max-time 1800 -H "Authorization: Bearer $key" "${method[@]}" "$url")" || rc=$?
     local code bytes total first
     read -r code bytes total first <<<"$res"
     {
@@ -451,14 +459,15 @@ run_export() {
         echo "bytes=$bytes"
         echo "seconds=$total"
         echo "first_byte_seconds=$first"
-        echo "rows=$EXPORT_CONTACTS"
+        echo "rows=$rows"
         echo "rss_before_kb=$before"
-        echo "peak_rss_kb=$(awk '/^VmHWM:/ {print $2}' "/proc/$MAIL_PID/status")"
+        echo "peak_rss_kb=$(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status")"
         echo "peak_reset=$reset"
     } >"$out"
     sed 's/^/    /' "$out" | tr '\n' ' '
     echo
-    ((rc == 0)) && [[ $code == 200 ]] || die "export scenario $id failed: HTTP $code, curl exit $rc"
+    ((rc == 0)) && [[ $code == 200 ]] ||
+        die "scenario $id failed: HTTP $code, curl exit $rc"
     printf '%s\texport\t%s\t%s\n' "$id" "$name" "$out" >>"$SCENARIOS"
 }
 run_export p "mail-api GET /api/v1/export?format=json, $EXPORT_CONTACTS contacts" \
@@ -483,6 +492,34 @@ if memory; then
     WRK_PATHS_FILE="$WORK/keyword.paths" CONNECTIONS="$SEARCH_CONNS" run_wrk i \
         "memory-api GET /memory/decisions/search, keyword, ${BENCH_KEYWORD_DECISIONS:-100000} decisions" \
         "$MEMORY_URL$(head -n 1 "$WORK/keyword.paths")" "$MEMORY_KEY"
+
+    # MIF round trip (r, s): a user holding BENCH_MIF_ITEMS decisions and as many corpus
+    # entries is exported (full), and the document imported with replace into an empty user.
+    MIF_N="${BENCH_MIF_ITEMS:-10000}"
+    mif_user() { # LOGNAME: a new user and its key, "USER KEY"
+        local user key
+        user="$(admin "$1-user" --memory-db "$MEMORY_DB_URL" memory create-user \
+            --email "$1@example.com" --tier team | json_get user_id)"
+        key="$(admin "$1-key" --memory-db "$MEMORY_DB_URL" memory create-key \
+            --user "$user" --env live --scopes read,write --name bench | json_get key)"
+        echo "$user $key"
+    }
+    read -r MIF_USER MIF_KEY <<<"$(mif_user mif-source)"
+    read -r _ MIF_TARGET_KEY <<<"$(mif_user mif-target)"
+    post_created "$MEMORY_URL/api/v1/products" "$MIF_KEY" '{"name":"bench-product"}' >/dev/null
+    copy_decisions bench_memory "$MIF_N" "$MIF_USER"
+    python3 "$SEED" corpus "$MIF_N" "$MIF_USER" | psql_pg -d bench_memory -c \
+        "\\copy free_form_entries (id, user_id, environment, content, tags, source, created_at) FROM STDIN WITH (FORMAT csv)"
+    SAVE_TO="$WORK/export.mif.json" run_export r \
+        "memory-api GET /memory/export-mif?scope=full, $MIF_N decisions + $MIF_N corpus entries" \
+        "$MEMORY_URL/api/v1/memory/export-mif?scope=full" "$MIF_KEY" "$MEMORY_PID" "$((2 * MIF_N))"
+    python3 -c 'import json, sys
+doc = json.load(open(sys.argv[1]))
+json.dump({"mif": doc, "merge_strategy": "replace", "apply_immediately": True}, open(sys.argv[2], "w"))' \
+        "$WORK/export.mif.json" "$WORK/import.json"
+    run_export s "memory-api POST /memory/import-mif (replace, applied), the same document" \
+        "$MEMORY_URL/api/v1/memory/import-mif" "$MIF_TARGET_KEY" "$MEMORY_PID" "$((2 * MIF_N))" \
+        "$WORK/import.json"
 
     # A second memory-api with the local model, on a database of its own: its
     # background pass embeds the seeded decisions before the scenarios start.

@@ -5,6 +5,8 @@ usage:
   seed.py decisions N USER_ID PRODUCT   CSV rows for COPY decisions (id, user_id,
                                         environment, decision, reasoning, product_name,
                                         tags, decided_at); deterministic
+  seed.py corpus N USER_ID              CSV rows for COPY free_form_entries (id, user_id,
+                                        environment, content, tags, source, created_at)
   seed.py keyword-paths                 request paths for keyword search
   seed.py semantic-paths                request paths for semantic search (questions
                                         sharing few words with the decisions)
@@ -80,6 +82,17 @@ def cmd_decisions(n, user_id, product):
                       product, "{" + ",".join(tags) + "}", decided.isoformat()])
 
 
+def cmd_corpus(n, user_id):
+    out = csv.writer(sys.stdout)
+    start = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+    for i in range(n):
+        text, reasoning, tags = decision(i * 7 + 3)
+        note = f"Note {i}: {reasoning} Follow up on {text.lower()} next quarter."
+        created = start + datetime.timedelta(minutes=i)
+        out.writerow([str(uuid.UUID(int=(1 << 64) + i + 1, version=4)), user_id, "live", note,
+                      "{" + ",".join(tags) + "}", "bench", created.isoformat()])
+
+
 def path(route, **params):
     return f"{route}?{urllib.parse.urlencode(params)}"
 
@@ -119,6 +132,8 @@ def main(argv):
     cmd, args = argv[1], argv[2:]
     if cmd == "decisions" and len(args) == 3:
         cmd_decisions(int(args[0]), args[1], args[2])
+    elif cmd == "corpus" and len(args) == 2:
+        cmd_corpus(int(args[0]), args[1])
     elif cmd == "keyword-paths" and not args:
         cmd_keyword_paths()
     elif cmd == "semantic-paths" and not args:

@@ -11,6 +11,14 @@ use uuid::Uuid;
 use super::schema::webhook_receipts;
 use super::{emails, suppressions};
 
+/// Whether the project exists (a project route names one).
+pub async fn project_exists(conn: &mut AsyncPgConnection, project_id: Uuid) -> QueryResult<bool> {
+    use super::schema::projects;
+    diesel::select(diesel::dsl::exists(projects::table.find(project_id)))
+        .get_result(conn)
+        .await
+}
+
 /// Records a receipt; `Err(status)` with the earlier receipt's status when this
 /// (provider, webhook-id) was received before.
 pub async fn insert(

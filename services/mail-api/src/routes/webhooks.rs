@@ -119,7 +119,7 @@ pub async fn receive(
         (status = 200, description = "Received (applied, ignored, duplicate or queued)", body = WebhookAnswer),
         (status = 400, description = "The body is not JSON", body = MailError),
         (status = 401, description = "Missing, bad or stale signature (`INVALID_SIGNATURE`)", body = MailError),
-        (status = 404, description = "Unknown provider, or a project id that is not a UUID", body = MailError),
+        (status = 404, description = "Unknown provider, or no such project (checked after the signature)", body = MailError),
     ))]
 pub async fn receive_for_project(
     state: web::Data<AppState>,
@@ -173,6 +173,11 @@ async fn handle(
         .map_err(|e| unauthorized(&e.to_string()))?;
     let payload: Value =
         serde_json::from_slice(body).map_err(|_| ApiError::bad_request("the body is not JSON"))?;
+    if let Some(project) = project_id
+        && !webhooks::project_exists(&mut conn, project).await?
+    {
+        return Err(ApiError::not_found("no such project"));
+    }
     let receipt =
         match webhooks::insert(&mut conn, provider, headers.id, project_id, &payload).await? {
             Ok(id) => id,

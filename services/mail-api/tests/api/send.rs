@@ -1050,6 +1050,20 @@ async fn a_bounce_for_a_project_route_uses_the_projects_own_secret() {
     )
     .await;
     assert_eq!(json(res).await["status"], "ignored");
+    // A project that does not exist (with a valid deployment signature): 404, nothing stored.
+    let res = post_webhook(
+        &s.h,
+        &format!("/api/webhooks/resend/{}", Uuid::now_v7()),
+        &signed(WEBHOOK_SECRET, "b9", now(), &bounce),
+        &bounce,
+    )
+    .await;
+    assert_eq!(res.status(), 404);
+    assert_eq!(
+        s.h.query("SELECT count(*) FROM webhook_receipts WHERE webhook_id = 'b9'")
+            .await,
+        ["0"]
+    );
     let res = post_webhook(&s.h, &path, &signed(&secret, "b1", now(), &bounce), &bounce).await;
     assert_eq!(json(res).await["status"], "applied");
     assert_eq!(

@@ -312,6 +312,23 @@ pub async fn events(
         .await
 }
 
+/// `accepted` → `queued` (the API answered 202; the job waits for a worker).
+pub async fn mark_queued(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    id: Uuid,
+) -> QueryResult<()> {
+    diesel::sql_query(
+        "UPDATE email_log SET status = 'queued', updated_at = now() \
+         WHERE project_id = $1 AND id = $2 AND status = 'accepted'",
+    )
+    .bind::<SqlUuid, _>(project_id)
+    .bind::<SqlUuid, _>(id)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
 /// Counts a send attempt (before the provider is called, outside any transaction).
 pub async fn count_attempt(
     conn: &mut AsyncPgConnection,

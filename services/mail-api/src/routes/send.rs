@@ -305,12 +305,29 @@ pub async fn send(
         }
         Dispatched::Queued => {
             forget_job(&state, id).await;
+            mark_queued(&state, project_id, id).await;
             queued(id, &req.to)
         }
         // The outbox row stays: the relay publishes it.
-        Dispatched::NotPublished => queued(id, &req.to),
+        Dispatched::NotPublished => {
+            mark_queued(&state, project_id, id).await;
+            queued(id, &req.to)
+        }
     };
     respond(result, false)
+}
+
+/// The answer says `queued`: so does the log, unless the worker got further meanwhile.
+async fn mark_queued(state: &AppState, project_id: Uuid, id: Uuid) {
+    let marked = async {
+        let mut conn = store::conn(&state.pool).await?;
+        emails::mark_queued(&mut conn, project_id, id).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    if let Err(err) = marked {
+        tracing::warn!(%id, error = %err, "email not marked queued");
+    }
 }
 
 /// The job was published: the outbox row is no longer needed (if this fails, the relay

@@ -442,7 +442,7 @@ async fn without_a_worker_the_answer_is_queued_and_the_email_is_sent_later_once(
     let id = body["id"].as_str().unwrap().to_owned();
     // Published: the outbox row is gone.
     assert_eq!(s.h.query("SELECT count(*) FROM outbox").await, ["0"]);
-    assert_eq!(s.email(&t.read, &id).await["status"], "accepted");
+    assert_eq!(s.email(&t.read, &id).await["status"], "queued");
 
     s.start_worker();
     let email = s.wait_email(&t.read, &id, |e| e["status"] == "sent").await;

@@ -551,9 +551,14 @@ async fn a_killed_worker_mid_burst_still_sends_every_email_exactly_once() {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         worker.kill9();
+        stack.resend.accepted().len()
     };
-    let (ids, ()) = tokio::join!(burst, killer);
+    let (ids, accepted_at_kill) = tokio::join!(burst, killer);
     assert_eq!(ids.len(), BURST);
+    assert!(
+        accepted_at_kill < BURST,
+        "the worker was killed in the middle of the burst ({accepted_at_kill} accepted)"
+    );
 
     let _worker = stack.worker().await;
     for _ in 0..300 {

@@ -484,7 +484,7 @@ if memory; then
     copy_decisions() { # DB N USER
         python3 "$SEED" decisions "$2" "$3" bench-product | psql_pg -d "$1" -c \
             "\\copy decisions (id, user_id, environment, decision, reasoning, product_name, tags, decided_at) FROM STDIN WITH (FORMAT csv)"
-        psql_pg -d "$1" -c "ANALYZE decisions"
+        psql_pg -d "$1" -c "VACUUM ANALYZE decisions"
     }
     copy_decisions bench_memory "${BENCH_KEYWORD_DECISIONS:-100000}" "$USER_ID"
     log "bench: ${BENCH_KEYWORD_DECISIONS:-100000} decisions for the keyword scenario"

@@ -216,7 +216,10 @@ done
 # multiplied by 1e6, so the limiter runs and never refuses.
 export RUST_LOG="${RUST_LOG:-warn}"
 svc_env=(MEMORY_RATE_LIMIT__SCALE=1000000 MAIL_RATE_LIMIT__SCALE=1000000
-    MEMORY_SECRETS__KEK="$(head -c 32 /dev/urandom | base64)")
+    MEMORY_SECRETS__KEK="$(head -c 32 /dev/urandom | base64)"
+    MAIL_SECRETS__KEK="$(head -c 32 /dev/urandom | base64)"
+    MAIL_TRACKING__SECRET="$(head -c 32 /dev/urandom | base64)"
+    MAIL_TRACKING__BASE_URL="http://$MAIL_ADDR")
 if [[ -n $BENCH_RATE_LIMIT_BACKEND ]]; then
     svc_env+=(MEMORY_RATE_LIMIT__BACKEND="$BENCH_RATE_LIMIT_BACKEND"
         MAIL_RATE_LIMIT__BACKEND="$BENCH_RATE_LIMIT_BACKEND")

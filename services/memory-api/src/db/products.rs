@@ -14,6 +14,16 @@ pub struct Owner<'a> {
     pub environment: &'a str,
 }
 
+impl Owner<'static> {
+    /// The owner and environment a credential acts for.
+    pub fn of(caller: &auth::Caller) -> Self {
+        Self {
+            user_id: caller.owner_id,
+            environment: caller.environment.as_str(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Queryable, Selectable)]
 #[diesel(table_name = products)]
 pub struct Product {

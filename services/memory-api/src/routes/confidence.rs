@@ -58,10 +58,7 @@ pub async fn list(
 ) -> Result<web::Json<Page<MemoryConfidenceItem>>, ApiError> {
     let limit = page.limit()?;
     let before = page.cursor()?.map(|c| c.0);
-    let owner = Owner {
-        user_id: caller.owner_id,
-        environment: caller.environment.as_str(),
-    };
+    let owner = Owner::of(&caller);
     let mut conn = store::conn(&state.pool).await?;
     let rows = confidence::page(&mut conn, owner, before, i64::from(limit) + 1).await?;
     drop(conn);

@@ -31,13 +31,6 @@ const BUDGET_DEFAULT: u64 = 2000;
 const BUDGET_MAX: u64 = 5000;
 const PAGE: i64 = 100;
 
-fn owner(caller: &Caller) -> Owner<'static> {
-    Owner {
-        user_id: caller.owner_id,
-        environment: caller.environment.as_str(),
-    }
-}
-
 /// The optional body of `POST /memory/consolidate`.
 #[derive(Debug, ToSchema)]
 #[allow(dead_code)]
@@ -126,7 +119,7 @@ pub async fn consolidate(
     caller.require_tier(Tier::Pro)?;
     let (budget, workspace_id) = budget(&body)?;
     let budget = usize::try_from(budget).unwrap_or(usize::MAX);
-    let owner = owner(&caller);
+    let owner = Owner::of(&caller);
     let mut conn = store::conn(&state.pool).await?;
 
     let mut read: Vec<Memory> = Vec::new();
@@ -305,7 +298,7 @@ pub async fn get_run(
 ) -> Result<web::Json<ConsolidationRun>, ApiError> {
     caller.require_tier(Tier::Pro)?;
     let mut conn = store::conn(&state.pool).await?;
-    let (run, candidates) = db::find(&mut conn, owner(&caller), run_id.into_inner())
+    let (run, candidates) = db::find(&mut conn, Owner::of(&caller), run_id.into_inner())
         .await?
         .ok_or_else(|| ApiError::not_found("no such consolidation run"))?;
     Ok(web::Json(ConsolidationRun {

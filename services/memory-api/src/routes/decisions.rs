@@ -30,13 +30,6 @@ const PRODUCT_NAME_MAX: usize = 100;
 const SEARCH_LIMIT_MAX: u32 = 50;
 pub(crate) const QUERY_MAX: usize = 1000;
 
-fn owner(caller: &Caller) -> Owner<'static> {
-    Owner {
-        user_id: caller.owner_id,
-        environment: caller.environment.as_str(),
-    }
-}
-
 /// A recorded decision.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Decision {
@@ -139,7 +132,7 @@ pub async fn create(
     )
     .await
     .map(|v| search::vector_literal(&v));
-    let owner = owner(&caller);
+    let owner = Owner::of(&caller);
     let mut named: Vec<&str> = vec![body.product_name.as_str()];
     named.extend(body.affects_products.iter().map(String::as_str));
     let mut conn = store::conn(&state.pool).await?;
@@ -218,7 +211,7 @@ pub async fn delete(
 ) -> Result<web::Json<DecisionDeleted>, ApiError> {
     let id = id.into_inner();
     let mut conn = store::conn(&state.pool).await?;
-    if !decisions::delete(&mut conn, owner(&caller), id).await? {
+    if !decisions::delete(&mut conn, Owner::of(&caller), id).await? {
         return Err(ApiError::not_found("no such decision"));
     }
     Ok(web::Json(DecisionDeleted { success: true, id }))
@@ -285,7 +278,7 @@ pub async fn search(
             .ok_or_else(|| ApiError::invalid_field("limit", "must be an integer from 1 to 50"))?,
     };
     let query_vector = embed_text(&state, query).await;
-    let owner = owner(&caller);
+    let owner = Owner::of(&caller);
     let product = params.product.as_deref();
     let mut conn = store::conn(&state.pool).await?;
     // Each ranking brings more candidates than asked, so fusion can reorder them.

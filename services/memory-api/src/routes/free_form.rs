@@ -33,13 +33,6 @@ const LIST_MAX: u32 = 100;
 const SEARCH_DEFAULT: u32 = 10;
 const SEARCH_MAX: u32 = 50;
 
-fn owner(caller: &Caller) -> Owner<'static> {
-    Owner {
-        user_id: caller.owner_id,
-        environment: caller.environment.as_str(),
-    }
-}
-
 /// A free-form memory entry.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct FreeFormEntry {
@@ -121,7 +114,7 @@ pub async fn create(
     let mut conn = store::conn(&state.pool).await?;
     let stored = free_form::insert(
         &mut conn,
-        owner(&caller),
+        Owner::of(&caller),
         NewEntry {
             id: Uuid::now_v7(),
             content: &entry.content,
@@ -167,7 +160,7 @@ pub async fn delete(
 ) -> Result<web::Json<FreeFormDeleted>, ApiError> {
     let id = id.into_inner();
     let mut conn = store::conn(&state.pool).await?;
-    if !free_form::delete(&mut conn, owner(&caller), id).await? {
+    if !free_form::delete(&mut conn, Owner::of(&caller), id).await? {
         return Err(ApiError::not_found("no such free-form entry"));
     }
     Ok(web::Json(FreeFormDeleted { success: true, id }))
@@ -233,7 +226,7 @@ pub async fn list(
     params: web::Query<FreeFormParams>,
 ) -> Result<web::Json<FreeFormList>, ApiError> {
     let started = Instant::now();
-    let owner = owner(&caller);
+    let owner = Owner::of(&caller);
     let query = params.q.as_deref().map(str::trim).filter(|q| !q.is_empty());
     let Some(query) = query else {
         let limit = limit(params.limit.as_deref(), LIST_DEFAULT, LIST_MAX)?;

@@ -25,13 +25,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     );
 }
 
-fn owner(caller: &Caller) -> Owner<'static> {
-    Owner {
-        user_id: caller.owner_id,
-        environment: caller.environment.as_str(),
-    }
-}
-
 /// The kernel and what is injected from it.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct IdentityKernel {
@@ -75,7 +68,7 @@ fn etag(version: i32) -> (header::HeaderName, String) {
 )]
 pub async fn get(caller: Caller, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     let mut conn = store::conn(&state.pool).await?;
-    let stored = kernels::find(&mut conn, owner(&caller))
+    let stored = kernels::find(&mut conn, Owner::of(&caller))
         .await?
         .ok_or_else(|| ApiError::not_found("no identity kernel yet: PUT one first"))?;
     let members = stored.kernel.as_object().cloned().unwrap_or_default();
@@ -156,7 +149,7 @@ pub async fn put(
         ));
     }
     let mut conn = store::conn(&state.pool).await?;
-    let stored = kernels::update(&mut conn, owner(&caller), expected, |members| {
+    let stored = kernels::update(&mut conn, Owner::of(&caller), expected, |members| {
         let mut merged = Value::Object(members);
         merge_patch::apply(&mut merged, &patch);
         let Value::Object(merged) = merged else {

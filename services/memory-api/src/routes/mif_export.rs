@@ -160,10 +160,7 @@ pub async fn export(
         Some("true") => true,
         Some(_) => return Err(ApiError::invalid_field("download", "must be true or false")),
     };
-    let owner = Owner {
-        user_id: caller.owner_id,
-        environment: caller.environment.as_str(),
-    };
+    let owner = Owner::of(&caller);
     let exported_at = Utc::now();
     // The small parts are read before the answer starts, so a database failure is still a 500.
     let mut conn = store::conn(&state.pool).await?;

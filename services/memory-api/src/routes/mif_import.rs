@@ -1,7 +1,7 @@
 //! `POST /memory/import-mif` (apply now, or stage) and `POST /memory/imports/{id}/apply`.
 
 use actix_web::web;
-use auth::{Caller, WriteAccess};
+use auth::WriteAccess;
 use diesel_async::AsyncConnection as _;
 use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
@@ -29,13 +29,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 
 /// At most this many characters of `raw_content`.
 const RAW_CONTENT_MAX: usize = 100_000;
-
-fn owner(caller: &Caller) -> Owner<'static> {
-    Owner {
-        user_id: caller.owner_id,
-        environment: caller.environment.as_str(),
-    }
-}
 
 /// The body of `POST /memory/import-mif` (exactly one of `mif` and `raw_content`).
 #[derive(Debug, ToSchema)]
@@ -183,7 +176,7 @@ pub async fn import(
     };
     let doc =
         mif::parse(&doc_value, root).map_err(|e| ApiError::invalid_field(&e.path, &e.problem))?;
-    let owner = owner(&caller);
+    let owner = Owner::of(&caller);
     let kek = &state.kek;
     let mut conn = store::conn(&state.pool).await?;
     if apply_now {
@@ -256,7 +249,7 @@ pub async fn apply(
     id: web::Path<Uuid>,
 ) -> Result<web::Json<ImportResult>, ApiError> {
     let id = id.into_inner();
-    let owner = owner(&caller);
+    let owner = Owner::of(&caller);
     let kek = &state.kek;
     let mut conn = store::conn(&state.pool).await?;
     let out = conn

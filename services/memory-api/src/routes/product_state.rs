@@ -28,13 +28,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     );
 }
 
-fn owner(caller: &Caller) -> Owner<'static> {
-    Owner {
-        user_id: caller.owner_id,
-        environment: caller.environment.as_str(),
-    }
-}
-
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ProductState {
     pub product_name: String,
@@ -73,7 +66,7 @@ pub async fn get(
     name: web::Path<String>,
 ) -> Result<web::Json<ProductState>, ApiError> {
     let mut conn = store::conn(&state.pool).await?;
-    let current = product_states::current(&mut conn, owner(&caller), &name)
+    let current = product_states::current(&mut conn, Owner::of(&caller), &name)
         .await?
         .ok_or_else(|| ApiError::not_found("no such product"))?;
     let state = current.map(|v| v.state);
@@ -126,7 +119,7 @@ pub async fn post(
     let mut conn = store::conn(&state.pool).await?;
     let (version, created) = product_states::change(
         &mut conn,
-        owner(&caller),
+        Owner::of(&caller),
         &name,
         |before| {
             let mut merged = Value::Object(before.clone());

@@ -110,13 +110,6 @@ impl CreateProduct {
     }
 }
 
-fn owner(caller: &Caller) -> Owner<'static> {
-    Owner {
-        user_id: caller.owner_id,
-        environment: caller.environment.as_str(),
-    }
-}
-
 /// List the caller's products.
 #[utoipa::path(
     get,
@@ -137,7 +130,7 @@ pub async fn list(
     let limit = page.limit()?;
     let after = page.cursor()?.map(|c| c.0);
     let mut conn = store::conn(&state.pool).await?;
-    let rows = products::list(&mut conn, owner(&caller), after, i64::from(limit) + 1).await?;
+    let rows = products::list(&mut conn, Owner::of(&caller), after, i64::from(limit) + 1).await?;
     let rows: Vec<Product> = rows.into_iter().map(Product::from).collect();
     Ok(web::Json(Page::from_rows(rows, limit, |p| p.id)))
 }
@@ -163,7 +156,7 @@ pub async fn create(
 ) -> Result<HttpResponse, ApiError> {
     body.validate()?;
     let mut conn = store::conn(&state.pool).await?;
-    let owner = owner(&caller);
+    let owner = Owner::of(&caller);
     let id = Uuid::now_v7();
     let secret = signing::new_secret();
     let sealed = signing::seal(&state.kek, id, &secret);
@@ -205,7 +198,7 @@ pub async fn get(
     name: web::Path<String>,
 ) -> Result<web::Json<Product>, ApiError> {
     let mut conn = store::conn(&state.pool).await?;
-    products::find_by_name(&mut conn, owner(&caller), &name)
+    products::find_by_name(&mut conn, Owner::of(&caller), &name)
         .await?
         .map(|p| web::Json(p.into()))
         .ok_or_else(|| ApiError::not_found("no such product"))
@@ -231,7 +224,7 @@ pub async fn rotate_secret(
 ) -> Result<web::Json<RotatedSecret>, ApiError> {
     let secret = signing::new_secret();
     let mut conn = store::conn(&state.pool).await?;
-    let rotated_at = products::rotate_signing_secret(&mut conn, owner(&caller), &name, |id| {
+    let rotated_at = products::rotate_signing_secret(&mut conn, Owner::of(&caller), &name, |id| {
         signing::seal(&state.kek, id, &secret)
     })
     .await?

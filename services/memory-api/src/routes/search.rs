@@ -179,10 +179,7 @@ pub async fn search(
         text,
         semantic: vector.as_deref().map(|v| (v, threshold)),
     };
-    let owner = Owner {
-        user_id: caller.owner_id,
-        environment: caller.environment.as_str(),
-    };
+    let owner = Owner::of(&caller);
     let mut conn = store::conn(&state.pool).await?;
     let (decisions, decisions_total) = if include.decisions {
         let found = db::decisions(&mut conn, owner, query, i64::from(limit)).await?;

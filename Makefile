@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 
-.PHONY: dev test check fmt lint openapi migrate bench infra tools
+.PHONY: dev test check fmt lint openapi migrate bench crash-test infra tools
 
 ## Install what is missing, start the servers, migrate, bootstrap a development user and
 ## project, print their keys, and run all four binaries (Ctrl-C stops them).
@@ -38,7 +38,16 @@ migrate: infra
 ## Throughput and latency per scenario against the release binaries, with pgbench alongside.
 bench: infra tools
 	$(CARGO) build --release --workspace --bins
+	$(CARGO) build --release -p delivery --features testing --bin provider-stub
 	scripts/bench.sh
+
+## Kill -9 the send worker in the middle of a burst of $(E2E_BURST) sends, through the Resend
+## stub and then an SMTP server, with the release binaries; prints the counts.
+E2E_BURST ?= 10000
+crash-test: infra tools
+	$(CARGO) build --release --workspace --bins
+	E2E_BIN_DIR=$${CARGO_TARGET_DIR:-$(CURDIR)/target}/release E2E_BURST=$(E2E_BURST) \
+		$(CARGO) test --release -p e2e --test send a_killed_worker -- --nocapture
 
 infra:
 	scripts/infra.sh

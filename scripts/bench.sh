@@ -27,6 +27,10 @@
 #   p  mail-api GET /api/v1/export?format=json of a project of BENCH_EXPORT_CONTACTS
 #      (1,000,000) contacts, streamed with curl to /dev/null: time and the process's peak RSS
 #   q  the same with format=csv (a ZIP of CSV files)
+#   t  mail-api POST /api/v1/send through a send-worker into the Resend stub (provider-stub):
+#      the route answers once the provider has (status sent), so its latency is the pipeline's
+#   u  the pipeline's throughput during t: emails accepted by the API, divided by the time
+#      from t's start until the provider's acceptance of the last one was recorded
 # and prints req/s and p50/p95/p99 latency for each, plus the ratios c/e, d/f, g/h and m/n,
 # also written to ${BENCH_OUT:-target/bench}/results.json. Any non-2xx response
 # (or socket error, or failed transaction) fails the run. All traffic goes to
@@ -48,7 +52,9 @@ usage: scripts/bench.sh [-h]
     BENCH_SEMANTIC_DECISIONS=10000  decisions of the semantic scenarios j, k
     BENCH_MIF_ITEMS=10000           decisions and corpus entries of the MIF scenarios r, s
     BENCH_EXPORT_CONTACTS=1000000   contacts of the export scenarios p, q
-    BENCH_ONLY=mail        only the mail scenarios (b, d, f, m-q): memory-api is not started
+    BENCH_SEND_CONNECTIONS=64       connections of the send scenario t
+    BENCH_ONLY=mail        only the mail scenarios (b, d, f, m-q, t, u): memory-api is not started
+    BENCH_ONLY=send        only the send pipeline (t, u)
     BENCH_OUT=target/bench results.json, raw outputs and service logs (relative: to the repo root)
     BENCH_RATE_LIMIT_BACKEND=inprocess|redis   sets *_RATE_LIMIT__BACKEND (unset: service default)
     RUST_LOG=warn          log filter for the services during the run
@@ -85,15 +91,17 @@ BIN="${CARGO_TARGET_DIR:-target}/release"
 ((BENCH_CONNECTIONS >= BENCH_THREADS)) || die "BENCH_CONNECTIONS must be at least $BENCH_THREADS"
 [[ $BENCH_WARMUP =~ ^[0-9]+$ ]] || die "BENCH_WARMUP must be a number of seconds"
 case "$BENCH_RATE_LIMIT_BACKEND" in "" | inprocess | redis) ;; *) die "BENCH_RATE_LIMIT_BACKEND must be inprocess or redis" ;; esac
-case "$BENCH_ONLY" in "" | mail) ;; *) die "BENCH_ONLY must be mail (or unset)" ;; esac
+case "$BENCH_ONLY" in "" | mail | send) ;; *) die "BENCH_ONLY must be mail or send (or unset)" ;; esac
 [[ $EXPORT_CONTACTS =~ ^[1-9][0-9]*$ ]] || die "BENCH_EXPORT_CONTACTS must be a positive integer"
-# memory: whether the memory scenarios run (not with BENCH_ONLY=mail).
-memory() { [[ $BENCH_ONLY != mail ]]; }
-BINARIES=(mail-api admin)
+# memory: whether the memory scenarios run (not with BENCH_ONLY=mail or send);
+# mail_scenarios: whether the mail scenarios other than the send pipeline run.
+memory() { [[ -z $BENCH_ONLY ]]; }
+mail_scenarios() { [[ $BENCH_ONLY != send ]]; }
+BINARIES=(mail-api admin send-worker provider-stub)
 ! memory || BINARIES+=(memory-api)
 
 for b in "${BINARIES[@]}"; do
-    [[ -x $BIN/$b ]] || die "no $BIN/$b: run 'cargo build --release --workspace' first"
+    [[ -x $BIN/$b ]] || die "no $BIN/$b: run 'make bench' (it builds the release binaries)"
 done
 
 MEMORY_ADDR=127.0.0.1:18080
@@ -367,6 +375,7 @@ run_pgbench() {
     printf '%s\tpgbench\t%s\t%s\t%s\n' "$id" "$name" "$out" "$WORK/pgbench-$id" >>"$SCENARIOS"
 }
 
+if mail_scenarios; then
 ! memory || run_wrk a "memory-api GET /healthz" "$MEMORY_URL/healthz"
 run_wrk b "mail-api GET /healthz" "$MAIL_URL/healthz"
 ! memory || run_wrk c "memory-api GET /api/v1/products/bench-product" "$MEMORY_URL/api/v1/products/bench-product" "$MEMORY_KEY"
@@ -375,9 +384,11 @@ run_wrk d "mail-api GET /api/v1/sites?limit=1" "$MAIL_URL/api/v1/sites?limit=1" 
 run_pgbench f "pgbench bench_mail: SQL of d" bench_mail "$WORK/mail.sql"
 ! memory || run_wrk g "memory-api GET /api/v1/memory/identity" "$MEMORY_URL/api/v1/memory/identity" "$MEMORY_KEY"
 ! memory || run_pgbench h "pgbench bench_memory: SQL of g" bench_memory "$WORK/identity.sql"
+fi
 
 # --------------------------------------------------------------- mail writes (m, n, o)
 MAIL_BODIES="$ROOT/scripts/bench/mail-bodies.py"
+if mail_scenarios; then
 python3 "$MAIL_BODIES" identify 400000 >"$WORK/identify.bodies"
 WRK_BODIES_FILE="$WORK/identify.bodies" WRK_MEASURE_OFFSET=200000 run_wrk m \
     "mail-api POST /api/v1/identify (about half inserts, half updates)" \
@@ -415,29 +426,79 @@ python3 "$MAIL_BODIES" events 400000 >"$WORK/events.bodies"
 WRK_BODIES_FILE="$WORK/events.bodies" WRK_MEASURE_OFFSET=200000 run_wrk o \
     "mail-api POST /api/v1/events (new and known contacts, one triggered campaign)" \
     "$MAIL_URL/api/v1/events" "$MAIL_KEY"
+fi
 
-# ------------------------------------------------------------------ mail export (p, q)
-# A project of its own with EXPORT_CONTACTS contacts (time-ordered ids, each subscribed to
-# the project's site), streamed by curl to /dev/null.
-EXPORT_PROJECT="$(admin create-export-project --mail-db "$MAIL_DB_URL" mail create-project \
-    --account "$ACCOUNT_ID" --name export --plan enterprise | json_get project_id)"
-EXPORT_KEY="$(admin export-create-key --mail-db "$MAIL_DB_URL" mail create-key \
-    --project "$EXPORT_PROJECT" --scope admin --name export | json_get key)"
-EXPORT_SITE="$(post_created "$MAIL_URL/api/v1/sites" "$EXPORT_KEY" \
-    '{"name":"Export","slug":"export","from_name":"Export"}')"
-seed_start=$SECONDS
-psql_pg -d bench_mail >/dev/null <<EOF
-INSERT INTO contacts (id, project_id, email, first_name, last_name, properties, tags, source, created_at, updated_at)
-SELECT (lpad(to_hex(1700000000000 + i), 12, '0') || '7' || lpad(to_hex(i), 19, '0'))::uuid,
-       '$EXPORT_PROJECT', 'user' || i || '@export.example', 'First' || i, 'Last',
-       jsonb_build_object('plan', 'pro', 'n', i), ARRAY['tag' || (i % 10)], 'identify', now(), now()
-FROM generate_series(1, $EXPORT_CONTACTS) AS i;
-INSERT INTO contact_sites (contact_id, site_id)
-SELECT id, '$EXPORT_SITE' FROM contacts WHERE project_id = '$EXPORT_PROJECT';
-ANALYZE contacts;
-ANALYZE contact_sites;
-EOF
-log "bench: $EXPORT_CONTACTS contacts seeded for the export in $((SECONDS - seed_start)) s"
+# ------------------------------------------------------------- send pipeline (t, u)
+# POST /api/v1/send into the Resend stub (provider-stub, a process of its own) through a
+# send-worker: t is the route as clients see it (it answers once the provider has, or 202
+# after SENDING__REPLY_WAIT_MS), u the pipeline: the emails accepted by the API during t,
+# divided by the time from t's start until the provider's acceptance of the last of them was
+# recorded.
+STUB_ADDR=127.0.0.1:18090
+WORKER_ADDR=127.0.0.1:18083
+SEND_CONNS="${BENCH_SEND_CONNECTIONS:-64}"
+for addr in "$STUB_ADDR" "$WORKER_ADDR"; do
+    ! tcp_open "${addr%:*}" "${addr##*:}" || die "$addr is already in use (a bench still running?)"
+done
+"$BIN/provider-stub" --resend-port "${STUB_ADDR##*:}" --api-key re_bench \
+    >"$OUT/logs/provider-stub.log" 2>&1 </dev/null &
+PIDS+=($!)
+env "${svc_env[@]}" MAIL_DATABASE__URL="$MAIL_DB_URL" MAIL_WORKER__BIND="$WORKER_ADDR" \
+    MAIL_DELIVERY__RESEND_BASE_URL="http://$STUB_ADDR" \
+    "$BIN/send-worker" >"$OUT/logs/send-worker.log" 2>&1 </dev/null &
+PIDS+=($!)
+wait_healthy send-worker "$!" "http://$WORKER_ADDR"
+code="$(curl -sS -o "$WORK/resp" -w '%{http_code}' --max-time 10 -X PUT \
+    -H "Authorization: Bearer $MAIL_KEY" -H 'Content-Type: application/json' \
+    --data '{"kind":"resend","api_key":"re_bench"}' "$MAIL_URL/api/v1/delivery/provider")" ||
+    die "PUT /delivery/provider failed"
+[[ $code == 200 ]] || die "PUT /delivery/provider answered $code: $(head -c 500 "$WORK/resp")"
+python3 "$MAIL_BODIES" send 100000 "$SITE_ID" >"$WORK/send.bodies"
+
+# unsent: emails of the bench project the provider has not taken yet.
+unsent() {
+    psql_pg -d bench_mail -c "SELECT count(*) FROM email_log WHERE project_id = '$PROJECT_ID' AND status IN ('accepted', 'queued')"
+}
+# drain: wait until every accepted email has reached the provider (120 s at most).
+drain() {
+    local start=$SECONDS left
+    while left="$(unsent)" && ((left > 0)); do
+        ((SECONDS - start < 120)) || die "$left emails still unsent 120 s after scenario t"
+        sleep 0.2
+    done
+}
+stub_accepted() { curl -fsS --max-time 5 "http://$STUB_ADDR/stats" | json_get accepted; }
+
+# The warm-up sends too: the measured run starts from a drained queue, past the warm-up's
+# bodies (no address is sent to twice).
+if ((BENCH_WARMUP > 0)); then
+    WRK_BODIES_FILE="$WORK/send.bodies" WRK_OFFSET=0 wrk -t "$BENCH_THREADS" -c "$SEND_CONNS" \
+        --timeout 10s -H "Authorization: Bearer $MAIL_KEY" -H 'Content-Type: application/json' \
+        -d "${BENCH_WARMUP}s" -s "$LUA" "$MAIL_URL/api/v1/send" >/dev/null
+    drain
+fi
+before="$(stub_accepted)"
+t0="$(psql_pg -d bench_mail -c "SELECT clock_timestamp()")"
+WRK_BODIES_FILE="$WORK/send.bodies" WRK_MEASURE_OFFSET=50000 BENCH_WARMUP=0 \
+    CONNECTIONS="$SEND_CONNS" run_wrk t \
+    "mail-api POST /api/v1/send (answered after the provider, Resend stub)" \
+    "$MAIL_URL/api/v1/send" "$MAIL_KEY"
+drain
+after="$(stub_accepted)"
+read -r emails sent seconds < <(psql_pg -d bench_mail -F ' ' -c "
+    SELECT count(*), count(*) FILTER (WHERE status = 'sent'),
+           coalesce(extract(epoch FROM max(sent_at) - '$t0'::timestamptz), 0)
+    FROM email_log WHERE project_id = '$PROJECT_ID' AND created_at >= '$t0'::timestamptz")
+{
+    echo "emails=$emails"
+    echo "sent=$sent"
+    echo "seconds=$seconds"
+    echo "provider_accepted=$((after - before))"
+} >"$OUT/raw/u-pipeline.txt"
+sed 's/^/    /' "$OUT/raw/u-pipeline.txt" | tr '\n' ' '
+echo
+printf '%s\tpipeline\t%s\t%s\n' u "send pipeline: API accept to the provider's acceptance recorded" \
+    "$OUT/raw/u-pipeline.txt" >>"$SCENARIOS"
 
 # run_export ID NAME URL KEY [PID [ROWS [BODY_FILE]]]: one request streamed to /dev/null (a
 # GET, or a POST of BODY_FILE); the time, the bytes, and the API process's (PID, default
@@ -473,10 +534,35 @@ run_export() {
         die "scenario $id failed: HTTP $code, curl exit $rc"
     printf '%s\texport\t%s\t%s\n' "$id" "$name" "$out" >>"$SCENARIOS"
 }
+
+if mail_scenarios; then
+# ------------------------------------------------------------------ mail export (p, q)
+# A project of its own with EXPORT_CONTACTS contacts (time-ordered ids, each subscribed to
+# the project's site), streamed by curl to /dev/null.
+EXPORT_PROJECT="$(admin create-export-project --mail-db "$MAIL_DB_URL" mail create-project \
+    --account "$ACCOUNT_ID" --name export --plan enterprise | json_get project_id)"
+EXPORT_KEY="$(admin export-create-key --mail-db "$MAIL_DB_URL" mail create-key \
+    --project "$EXPORT_PROJECT" --scope admin --name export | json_get key)"
+EXPORT_SITE="$(post_created "$MAIL_URL/api/v1/sites" "$EXPORT_KEY" \
+    '{"name":"Export","slug":"export","from_name":"Export"}')"
+seed_start=$SECONDS
+psql_pg -d bench_mail >/dev/null <<EOF
+INSERT INTO contacts (id, project_id, email, first_name, last_name, properties, tags, source, created_at, updated_at)
+SELECT (lpad(to_hex(1700000000000 + i), 12, '0') || '7' || lpad(to_hex(i), 19, '0'))::uuid,
+       '$EXPORT_PROJECT', 'user' || i || '@export.example', 'First' || i, 'Last',
+       jsonb_build_object('plan', 'pro', 'n', i), ARRAY['tag' || (i % 10)], 'identify', now(), now()
+FROM generate_series(1, $EXPORT_CONTACTS) AS i;
+INSERT INTO contact_sites (contact_id, site_id)
+SELECT id, '$EXPORT_SITE' FROM contacts WHERE project_id = '$EXPORT_PROJECT';
+ANALYZE contacts;
+ANALYZE contact_sites;
+EOF
+log "bench: $EXPORT_CONTACTS contacts seeded for the export in $((SECONDS - seed_start)) s"
 run_export p "mail-api GET /api/v1/export?format=json, $EXPORT_CONTACTS contacts" \
     "$MAIL_URL/api/v1/export?format=json" "$EXPORT_KEY"
 run_export q "mail-api GET /api/v1/export?format=csv (ZIP), $EXPORT_CONTACTS contacts" \
     "$MAIL_URL/api/v1/export?format=csv" "$EXPORT_KEY"
+fi
 
 if memory; then
     # ------------------------------------------------------------- decisions and search
@@ -572,8 +658,10 @@ json.dump({"mif": doc, "merge_strategy": "replace", "apply_immediately": True}, 
     cp "$WORK/memory.sql" "$OUT/raw/e.sql"
 fi
 
-cp "$WORK/mail.sql" "$OUT/raw/f.sql"
-cp "$WORK/identify.sql" "$OUT/raw/n.sql"
+if mail_scenarios; then
+    cp "$WORK/mail.sql" "$OUT/raw/f.sql"
+    cp "$WORK/identify.sql" "$OUT/raw/n.sql"
+fi
 
 # -------------------------------------------------------------------------- report
 python3 "$ROOT/scripts/bench/report.py" "$SCENARIOS" "$OUT/results.json"

@@ -4,6 +4,8 @@
 usage:
   mail-bodies.py identify N   bodies for POST /api/v1/identify
   mail-bodies.py events N     bodies for POST /api/v1/events
+  mail-bodies.py send N SITE  bodies for POST /api/v1/send (a new recipient a line; HTML
+                              with two links and text, tracking on)
 
 Emails vary so that the routes insert and update as they would in use: even lines name a new
 contact, odd lines one of the contacts named just before (about half inserts, half updates on a
@@ -46,13 +48,30 @@ def events(n, rng):
         }
 
 
+def send(n, site_id):
+    for i in range(n):
+        yield {
+            "to": f"send-{i}@bench.example",
+            "site_id": site_id,
+            "subject": f"Your receipt #{i}",
+            "html": f'<p>Thanks for order {i}!</p><p><a href="https://shop.example/orders/{i}">'
+            'Your order</a> · <a href="https://shop.example/help">Help</a></p>',
+            "text": f"Thanks for order {i}! https://shop.example/orders/{i}",
+            "tags": ["receipt"],
+        }
+
+
 def main():
-    if len(sys.argv) != 3 or sys.argv[1] not in ("identify", "events"):
+    kind = sys.argv[1] if len(sys.argv) > 1 else None
+    if kind in ("identify", "events") and len(sys.argv) == 3:
+        rng = random.Random(42)
+        bodies = (identify if kind == "identify" else events)(int(sys.argv[2]), rng)
+    elif kind == "send" and len(sys.argv) == 4:
+        bodies = send(int(sys.argv[2]), sys.argv[3])
+    else:
         sys.exit(__doc__.strip().splitlines()[2])
-    rng = random.Random(42)
-    gen = identify if sys.argv[1] == "identify" else events
     out = sys.stdout
-    for body in gen(int(sys.argv[2]), rng):
+    for body in bodies:
         out.write(json.dumps(body, separators=(",", ":")))
         out.write("\n")
 

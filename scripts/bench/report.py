@@ -11,6 +11,9 @@ per-transaction logs were written with (latency percentiles come from them).
 kind `export`: output_file holds key=value lines written by bench.sh's run_export
 (code, curl_exit, bytes, seconds, first_byte_seconds, rows, rss_before_kb, peak_rss_kb,
 peak_reset): one streamed download, its time and the API process's peak resident set.
+kind `pipeline`: output_file holds key=value lines (emails, sent, seconds,
+provider_accepted): emails accepted by the API during a run, how many of them the provider
+took, the seconds from the run's start until the last acceptance was recorded.
 
 Settings recorded in the JSON come from the environment: BENCH_DURATION,
 BENCH_CONNECTIONS, BENCH_THREADS, BENCH_WARMUP, BENCH_RATE_LIMIT_BACKEND.
@@ -35,6 +38,8 @@ TARGETS = [("i", "p95_ms", 15.0), ("j", "p95_ms", 30.0)]
 RATIO_TARGETS = {"m/n": 0.75}
 # Peak resident set of the API process during an export (reported, not enforced), MB.
 EXPORT_PEAK_RSS_TARGET_MB = 200.0
+# Send pipeline throughput (reported, not enforced), emails per second.
+PIPELINE_TARGET_PER_S = 1000.0
 
 
 def percentile(sorted_values, p):
@@ -128,6 +133,22 @@ def parse_export(path):
     }
 
 
+def parse_pipeline(path):
+    v = {}
+    for line in open(path, encoding="utf-8"):
+        if "=" in line:
+            k, x = line.strip().split("=", 1)
+            v[k] = x
+    emails, sent, seconds = int(v["emails"]), int(v["sent"]), float(v["seconds"])
+    return {
+        "emails": emails,
+        "sent": sent,
+        "seconds": seconds,
+        "emails_per_s": sent / seconds if seconds > 0 else 0.0,
+        "provider_accepted": int(v["provider_accepted"]),
+    }
+
+
 def git_commit():
     try:
         return subprocess.run(
@@ -163,10 +184,15 @@ def main():
                 s.update(parse_pgbench(output, cols[4]))
             elif kind == "export":
                 s.update(parse_export(output))
+            elif kind == "pipeline":
+                s.update(parse_pipeline(output))
             else:
                 raise ValueError(f"unknown kind {kind!r}")
             if kind == "export":
                 s["ok"] = s["http_status"] == 200 and s["curl_exit"] == 0
+            elif kind == "pipeline":
+                # Every accepted email reached the provider, once.
+                s["ok"] = s["emails"] > 0 and s["sent"] == s["emails"] == s["provider_accepted"]
             else:
                 s["ok"] = s["non2xx"] == 0 and not any(s["errors"].values())
         except (OSError, ValueError, KeyError) as e:
@@ -202,7 +228,7 @@ def main():
     print(f"{'scenario':<{w}} {'req/s':>10} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'non-2xx':>8}")
     for s in scenarios:
         label = f"{s['id']}  {s['name']}"
-        if s["kind"] == "export" and "seconds" in s:
+        if s["kind"] in ("export", "pipeline") and "seconds" in s:
             continue
         if "rps" not in s:
             print(f"{label:<{w}} {'FAILED: ' + s.get('error', '?')}")
@@ -222,6 +248,16 @@ def main():
             print(
                 f"{label:<{w}} {s['seconds']:>10.2f} {s['bytes'] / 1e6:>8.1f} "
                 f"{s['rows_per_s']:>10.0f} {s['peak_rss_mb']:>12.1f}"
+            )
+    pipelines = [s for s in scenarios if s["kind"] == "pipeline" and "seconds" in s]
+    if pipelines:
+        print()
+        print(f"{'pipeline':<{w}} {'emails':>10} {'seconds':>8} {'emails/s':>10} {'provider':>10}")
+        for s in pipelines:
+            label = f"{s['id']}  {s['name']}"
+            print(
+                f"{label:<{w}} {s['emails']:>10d} {s['seconds']:>8.2f} "
+                f"{s['emails_per_s']:>10.0f} {s['provider_accepted']:>10d}"
             )
     print()
     for k, r in ratios.items():
@@ -246,6 +282,12 @@ def main():
                             "measured_mb": peak, "met": peak < EXPORT_PEAK_RSS_TARGET_MB}
         verdict = "met" if peak < EXPORT_PEAK_RSS_TARGET_MB else "MISSED"
         print(f"{s['id']} target peak RSS < {EXPORT_PEAK_RSS_TARGET_MB:g} MB: {peak:.1f} MB ({verdict})")
+    for s in pipelines:
+        rate = s["emails_per_s"]
+        targets[s["id"]] = {"metric": "emails_per_s", "target_min": PIPELINE_TARGET_PER_S,
+                            "measured": rate, "met": rate >= PIPELINE_TARGET_PER_S}
+        verdict = "met" if rate >= PIPELINE_TARGET_PER_S else "MISSED"
+        print(f"{s['id']} target >= {PIPELINE_TARGET_PER_S:g} emails/s: {rate:.0f} ({verdict})")
     for sid, key, limit in TARGETS:
         s = by_id.get(sid)
         if s and key in s:

@@ -4,10 +4,12 @@
 //! - [`mime`]: the RFC 5322 message (text and HTML alternatives, custom headers, Message-ID);
 //! - [`tracking`]: signed open, click and unsubscribe links, and their injection into HTML;
 //! - [`providers`]: SMTP (pooled, STARTTLS), Resend's `POST /emails`, and `.eml` files for
-//!   development, behind one trait whose errors say whether a retry can help.
+//!   development, behind one trait whose errors say whether a retry can help;
+//! - [`public_host`]: the check that keeps a project's SMTP host off internal addresses.
 
 pub mod mime;
 pub mod providers;
+pub mod public_host;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod tracking;

@@ -52,6 +52,10 @@ impl SmtpSink {
     pub fn received(&self) -> Vec<ReceivedMail> {
         self.received.lock().expect("sink lock").clone()
     }
+
+    pub fn received_count(&self) -> usize {
+        self.received.lock().expect("sink lock").len()
+    }
 }
 
 async fn smtp_session(socket: tokio::net::TcpStream, store: Arc<Mutex<Vec<ReceivedMail>>>) {
@@ -184,6 +188,11 @@ impl ResendStub {
     /// Every email accepted once (replays excluded), as the JSON bodies received.
     pub fn accepted(&self) -> Vec<Value> {
         self.state.lock().expect("stub lock").accepted.clone()
+    }
+
+    /// How many emails were accepted (replays excluded).
+    pub fn accepted_count(&self) -> usize {
+        self.state.lock().expect("stub lock").accepted.len()
     }
 
     pub fn requests(&self) -> u64 {

@@ -1,7 +1,7 @@
 //! Each provider against a real server: the SMTP sink and the Resend stub of
 //! `delivery::testing`, and a directory.
 
-use delivery::providers::{FileProvider, ResendProvider, SmtpProvider, SmtpSecurity};
+use delivery::providers::{FileProvider, HostPolicy, ResendProvider, SmtpProvider, SmtpSecurity};
 use delivery::testing::{ResendStub, SmtpSink};
 use delivery::tracking::Tracker;
 use delivery::{OutgoingEmail, Provider, SendError};
@@ -32,7 +32,14 @@ fn email() -> OutgoingEmail {
 #[tokio::test]
 async fn smtp_delivers_both_parts_and_the_headers() {
     let sink = SmtpSink::start().await;
-    let smtp = SmtpProvider::new("127.0.0.1", sink.port, None, SmtpSecurity::None).unwrap();
+    let smtp = SmtpProvider::new(
+        "127.0.0.1",
+        sink.port,
+        None,
+        SmtpSecurity::None,
+        HostPolicy::Any,
+    )
+    .unwrap();
     let email = email();
     let accepted = smtp.send(&email).await.unwrap();
     assert_eq!(accepted.provider_message_id, email.message_id());
@@ -61,11 +68,36 @@ async fn smtp_connection_failures_are_temporary() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = closed.local_addr().unwrap().port();
     drop(closed);
-    let smtp = SmtpProvider::new("127.0.0.1", port, None, SmtpSecurity::None).unwrap();
+    let smtp =
+        SmtpProvider::new("127.0.0.1", port, None, SmtpSecurity::None, HostPolicy::Any).unwrap();
     assert!(matches!(
         smtp.send(&email()).await,
         Err(SendError::Temporary(_))
     ));
+}
+
+#[tokio::test]
+async fn a_project_smtp_host_on_an_internal_address_is_refused_and_nothing_connects() {
+    let sink = SmtpSink::start().await;
+    // An address literal is refused when the provider is made.
+    assert!(matches!(
+        SmtpProvider::new("127.0.0.1", sink.port, None, SmtpSecurity::None, HostPolicy::PublicOnly),
+        Err(SendError::Permanent(reason)) if reason.contains("not a public address")
+    ));
+    // A name is resolved at send time: `localhost` is loopback, refused for good.
+    let smtp = SmtpProvider::new(
+        "localhost",
+        sink.port,
+        None,
+        SmtpSecurity::None,
+        HostPolicy::PublicOnly,
+    )
+    .unwrap();
+    assert!(matches!(
+        smtp.send(&email()).await,
+        Err(SendError::Permanent(reason)) if reason.contains("not a public address")
+    ));
+    assert!(sink.received().is_empty(), "the sink was reached");
 }
 
 #[tokio::test]

@@ -4,20 +4,24 @@
 
 pub mod listen;
 pub mod migrate;
+mod prepared;
 #[cfg(feature = "testing")]
 pub mod testing;
 
 use std::time::Duration;
 
-use diesel_async::pooled_connection::AsyncDieselConnectionManager;
-use diesel_async::pooled_connection::deadpool::{self, Object};
+use diesel_async::pooled_connection::deadpool;
+use diesel_async::pooled_connection::{
+    AsyncDieselConnectionManager, ManagerConfig, PoolError, RecyclingMethod,
+};
 use diesel_async::{AsyncPgConnection, RunQueryDsl as _};
 
 pub use diesel_migrations::{EmbeddedMigrations, embed_migrations};
 pub use migrate::{revert_all_migrations, run_migrations};
+pub use prepared::Prepared;
 
-pub type Pool = deadpool::Pool<AsyncPgConnection>;
-pub type Conn = Object<AsyncPgConnection>;
+pub type Pool = ::deadpool::managed::Pool<Manager>;
+pub type Conn = ::deadpool::managed::Object<Manager>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -55,9 +59,49 @@ impl Default for PoolOptions {
     }
 }
 
+/// A connection idle for longer than this is checked with a query before it is handed out
+/// (the server or a proxy may have closed it); one used more recently is not, which spares
+/// a round trip on nearly every checkout under load. Either way a connection that failed, or
+/// was returned inside a transaction, is dropped.
+const VERIFY_AFTER_IDLE: Duration = Duration::from_secs(10);
+
+/// diesel-async's connection manager, with the check of [`VERIFY_AFTER_IDLE`].
+pub struct Manager {
+    inner: AsyncDieselConnectionManager<AsyncPgConnection>,
+}
+
+impl ::deadpool::managed::Manager for Manager {
+    type Type = AsyncPgConnection;
+    type Error = PoolError;
+
+    async fn create(&self) -> Result<AsyncPgConnection, PoolError> {
+        self.inner.create().await
+    }
+
+    async fn recycle(
+        &self,
+        conn: &mut AsyncPgConnection,
+        metrics: &::deadpool::managed::Metrics,
+    ) -> ::deadpool::managed::RecycleResult<PoolError> {
+        // Broken or inside a transaction: refused (the inner manager's fast check).
+        self.inner.recycle(conn, metrics).await?;
+        if metrics.last_used() > VERIFY_AFTER_IDLE {
+            diesel::sql_query("SELECT 1")
+                .execute(conn)
+                .await
+                .map_err(PoolError::QueryError)?;
+        }
+        Ok(())
+    }
+}
+
 pub fn pool(url: &str, options: &PoolOptions) -> Result<Pool, StoreError> {
-    let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new(url);
-    deadpool::Pool::builder(manager)
+    let mut config = ManagerConfig::default();
+    config.recycling_method = RecyclingMethod::Fast;
+    let manager = Manager {
+        inner: AsyncDieselConnectionManager::new_with_config(url, config),
+    };
+    Pool::builder(manager)
         .max_size(options.max_size)
         .wait_timeout(Some(options.wait))
         .create_timeout(Some(options.connect))

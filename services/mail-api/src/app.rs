@@ -30,6 +30,8 @@ pub struct AppState {
     /// Signs and checks open, click and unsubscribe links.
     pub tracker: Arc<delivery::tracking::Tracker>,
     pub send: Arc<SendContext>,
+    /// Which addresses a project's SMTP host may have (`PUT /delivery/provider`).
+    pub smtp_hosts: delivery::providers::HostPolicy,
     pub webhooks: Arc<routes::webhooks::Receiver>,
 }
 
@@ -76,6 +78,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
         )
     })?);
     let tracker = Arc::new(settings.tracking.tracker()?);
+    let smtp_hosts = settings.delivery.project_smtp_hosts();
     let receiver = Arc::new(routes::webhooks::Receiver::new(
         &settings.webhooks,
         &settings.common.broker.queue_prefix,
@@ -98,6 +101,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 shared_domain: Arc::clone(&shared_domain),
                 kek: Arc::clone(&state_kek),
                 tracker: Arc::clone(&tracker),
+                smtp_hosts,
                 send: Arc::new(SendContext {
                     dispatcher: Dispatcher::new(&worker.broker, &prefix, reply_wait),
                     quotas: quotas.clone(),

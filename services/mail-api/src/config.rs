@@ -47,6 +47,31 @@ pub struct Settings {
     pub secrets: SecretsSettings,
     pub tracking: TrackingSettings,
     pub webhooks: WebhookSettings,
+    #[serde(default)]
+    pub delivery: ProjectDeliverySettings,
+}
+
+/// What mail-api checks of a project's provider (`MAIL_DELIVERY__…`, shared with send-worker).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ProjectDeliverySettings {
+    /// Lets projects name SMTP hosts on internal addresses: off by default.
+    #[serde(default)]
+    pub allow_private_smtp_hosts: bool,
+}
+
+impl ProjectDeliverySettings {
+    pub fn project_smtp_hosts(&self) -> delivery::providers::HostPolicy {
+        project_smtp_hosts(self.allow_private_smtp_hosts)
+    }
+}
+
+/// Which addresses a project's SMTP host may have.
+pub fn project_smtp_hosts(allow_private: bool) -> delivery::providers::HostPolicy {
+    if allow_private {
+        delivery::providers::HostPolicy::Any
+    } else {
+        delivery::providers::HostPolicy::PublicOnly
+    }
 }
 
 /// The key that seals provider credentials and per-project webhook secrets at rest

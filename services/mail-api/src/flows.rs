@@ -76,8 +76,12 @@ pub async fn require_site(
     if sites::exists(conn, project_id, site_id).await? {
         Ok(())
     } else {
-        Err(ApiError::not_found(format!("site {site_id} not found")).with_code("SITE_NOT_FOUND"))
+        Err(site_not_found(site_id))
     }
+}
+
+pub fn site_not_found(site_id: Uuid) -> ApiError {
+    ApiError::not_found(format!("site {site_id} not found")).with_code("SITE_NOT_FOUND")
 }
 
 /// Subscribes the contact to the site and, when the contact was just created, enrolls it in

@@ -5,9 +5,8 @@
 //! - The row is read first: a row already past sending (a redelivery, a relay duplicate)
 //!   sends nothing and answers the stored result.
 //! - Suppression is checked again (the list may have changed since the API accepted it).
-//! - No transaction is open while the provider is called: the attempt is counted, the
-//!   connection goes back to the pool, the provider answers, then one short transaction
-//!   records the outcome (only if the row is still unsent).
+//! - No connection is held while the provider is called: the provider answers, then one
+//!   statement records the outcome and counts the attempt (only if the row is still unsent).
 //! - The email id is the provider's idempotency key (Resend's `Idempotency-Key`), so a crash
 //!   between the provider's acceptance and the database write is harmless there: the
 //!   redelivered job gets the first answer back instead of a second email.
@@ -23,8 +22,8 @@ use serde::Deserialize;
 use store::Pool;
 use uuid::Uuid;
 
+use crate::db::delivery as settings_db;
 use crate::db::emails::{self, Email, Outcome};
-use crate::db::{delivery as settings_db, sites};
 use crate::sending::SendResult;
 
 /// The worker's own settings (`MAIL_DELIVERY__…`).
@@ -34,6 +33,10 @@ pub struct DeliverySettings {
     pub default_provider: ProviderConfig,
     /// Resend's API address (the deployment's, never the project's).
     pub resend_base_url: String,
+    /// Lets projects name SMTP hosts on internal addresses (loopback, private ranges): off by
+    /// default, so that a project cannot reach the deployment's own network.
+    #[serde(default)]
+    pub allow_private_smtp_hosts: bool,
 }
 
 /// A project's provider and the sealed configuration it was built from.
@@ -97,29 +100,23 @@ impl SendWorker {
         info: &DeliveryInfo,
     ) -> Result<SendResult, HandlerError> {
         let mut conn = store::conn(&self.pool).await.map_err(HandlerError::retry)?;
-        let Some(row) = emails::get(&mut conn, project_id, id)
+        let Some(job) = emails::for_sending(&mut conn, project_id, id)
             .await
             .map_err(HandlerError::retry)?
         else {
             return Err(HandlerError::permanent(format!("no email {id}")));
         };
+        let row = job.email;
         if emails::FINAL_FOR_SENDING.contains(&row.status.as_str()) {
             return Ok(result_of(&row));
         }
-        if emails::is_suppressed(&mut conn, project_id, row.site_id, &row.to_email)
-            .await
-            .map_err(HandlerError::retry)?
-        {
+        if job.suppressed {
             return self.finish(&mut conn, &row, Outcome::Suppressed).await;
         }
-        let site = sites::get(&mut conn, project_id, row.site_id)
-            .await
-            .map_err(HandlerError::retry)?
-            .ok_or_else(|| HandlerError::permanent("the email's site is gone"))?;
-        let (sealed, _) = settings_db::get(&mut conn, project_id)
-            .await
-            .map_err(HandlerError::retry)?;
-        let email = match self.build(&row, &site.slug, &site.from_name) {
+        let (Some(slug), Some(from_name)) = (job.site_slug, job.site_from_name) else {
+            return Err(HandlerError::permanent("the email's site is gone"));
+        };
+        let email = match self.build(&row, &slug, &from_name) {
             Ok(email) => email,
             Err(reason) => {
                 let outcome = Outcome::Failed {
@@ -129,7 +126,7 @@ impl SendWorker {
                 return self.finish(&mut conn, &row, outcome).await;
             }
         };
-        let provider = match self.provider(project_id, sealed) {
+        let provider = match self.provider(project_id, job.provider_config) {
             Ok(provider) => provider,
             Err(reason) => {
                 let outcome = Outcome::Failed {
@@ -139,9 +136,6 @@ impl SendWorker {
                 return self.finish(&mut conn, &row, outcome).await;
             }
         };
-        emails::count_attempt(&mut conn, project_id, id)
-            .await
-            .map_err(HandlerError::retry)?;
         // Nothing of the database is held while the provider works.
         drop(conn);
         let answer = provider.send(&email).await;
@@ -254,7 +248,10 @@ impl SendWorker {
             let provider = self
                 .settings
                 .default_provider
-                .build(&self.settings.resend_base_url)
+                .build(
+                    &self.settings.resend_base_url,
+                    delivery::providers::HostPolicy::Any,
+                )
                 .map_err(|e| format!("the default provider: {e}"))?;
             *default = Some(Arc::clone(&provider));
             return Ok(provider);
@@ -268,7 +265,10 @@ impl SendWorker {
         let config = settings_db::open_provider(&self.kek, project_id, &sealed)
             .map_err(|e| e.to_string())?;
         let provider = config
-            .build(&self.settings.resend_base_url)
+            .build(
+                &self.settings.resend_base_url,
+                crate::config::project_smtp_hosts(self.settings.allow_private_smtp_hosts),
+            )
             .map_err(|e| format!("the project's provider: {e}"))?;
         cache.insert(project_id, (sealed, Arc::clone(&provider)));
         Ok(provider)

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 pub use file::FileProvider;
 pub use resend::{DEFAULT_BASE_URL as RESEND_BASE_URL, ResendProvider};
-pub use smtp::SmtpProvider;
+pub use smtp::{HostPolicy, SmtpProvider};
 
 use crate::OutgoingEmail;
 
@@ -111,8 +111,13 @@ impl std::fmt::Debug for ProviderConfig {
 
 impl ProviderConfig {
     /// Builds the provider (an SMTP pool, an HTTP client, a directory); `resend_base_url` is
-    /// the deployment's Resend endpoint (`https://api.resend.com` in production).
-    pub fn build(&self, resend_base_url: &str) -> Result<Arc<dyn Provider>, SendError> {
+    /// the deployment's Resend endpoint (`https://api.resend.com` in production), and
+    /// `smtp_hosts` which addresses an SMTP host may have (public only for a project's).
+    pub fn build(
+        &self,
+        resend_base_url: &str,
+        smtp_hosts: HostPolicy,
+    ) -> Result<Arc<dyn Provider>, SendError> {
         Ok(match self {
             Self::Smtp {
                 host,
@@ -125,6 +130,7 @@ impl ProviderConfig {
                 *port,
                 username.as_deref().zip(password.as_deref()),
                 *security,
+                smtp_hosts,
             )?),
             Self::Resend { api_key } => Arc::new(ResendProvider::new(api_key, resend_base_url)?),
             Self::File { directory } => Arc::new(FileProvider::new(directory)),
@@ -156,6 +162,9 @@ mod tests {
         assert!(!format!("{c:?}").contains("re_secret"));
         let c: ProviderConfig =
             serde_json::from_str(r#"{"kind":"file","directory":"/tmp/x"}"#).unwrap();
-        assert_eq!(c.build(RESEND_BASE_URL).unwrap().name(), "file");
+        assert_eq!(
+            c.build(RESEND_BASE_URL, HostPolicy::Any).unwrap().name(),
+            "file"
+        );
     }
 }

@@ -9,9 +9,10 @@ use diesel::sql_types::{
 };
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
+use store::Prepared;
 use uuid::Uuid;
 
-use super::schema::{email_events, email_log, email_send};
+use super::schema::{email_events, email_send};
 
 /// Statuses from which nothing is sent any more (the provider took it, or it never will).
 pub const FINAL_FOR_SENDING: &[&str] = &[
@@ -133,35 +134,50 @@ pub struct EmailEvent {
     pub created_at: DateTime<Utc>,
 }
 
-/// Inserts the row (in the caller's transaction) and returns it.
-pub async fn insert(conn: &mut AsyncPgConnection, new: NewEmail<'_>) -> QueryResult<Email> {
-    diesel::insert_into(email_log::table)
-        .values((
-            email_log::id.eq(new.id),
-            email_log::project_id.eq(new.project_id),
-            email_log::site_id.eq(new.site_id),
-            email_log::contact_id.eq(new.contact_id),
-            email_log::to_email.eq(new.to_email),
-            email_log::subject.eq(new.subject),
-        ))
-        .execute(conn)
-        .await?;
-    diesel::update(email_send::table.find(new.id))
-        .set((
-            email_send::html.eq(new.html),
-            email_send::text_body.eq(new.text_body),
-            email_send::reply_to.eq(new.reply_to),
-            email_send::headers.eq(new.headers),
-            email_send::tags.eq(new.tags),
-            email_send::tracking.eq(new.tracking),
-            email_send::idempotency_key.eq(new.idempotency_key),
-            email_send::request_hash.eq(new.request_hash),
-        ))
-        .execute(conn)
-        .await?;
-    get(conn, new.project_id, new.id)
-        .await?
-        .ok_or(diesel::result::Error::NotFound)
+/// Writes the row, its `accepted` event and the outbox job that sends it (`queue`, `task`;
+/// see [`super::outbox`]), in one statement: atomic on its own, or part of the caller's
+/// transaction.
+pub async fn insert(
+    conn: &mut AsyncPgConnection,
+    new: NewEmail<'_>,
+    queue: &str,
+    task: &Value,
+) -> QueryResult<()> {
+    Prepared(
+        diesel::sql_query(
+            "WITH row AS ( \
+           INSERT INTO email_log (id, project_id, site_id, contact_id, to_email, subject, html, \
+             text_body, reply_to, headers, tags, tracking, idempotency_key, request_hash) \
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
+           RETURNING id, project_id), \
+         event AS ( \
+           INSERT INTO email_events (id, project_id, email_log_id, kind, source, data) \
+           SELECT $15, project_id, id, 'accepted', 'api', 'null'::jsonb FROM row) \
+         INSERT INTO outbox (id, project_id, queue, task, available_at) \
+         SELECT id, project_id, $16, $17, now() + make_interval(secs => $18) FROM row",
+        )
+        .bind::<SqlUuid, _>(new.id)
+        .bind::<SqlUuid, _>(new.project_id)
+        .bind::<SqlUuid, _>(new.site_id)
+        .bind::<Nullable<SqlUuid>, _>(new.contact_id)
+        .bind::<Text, _>(new.to_email)
+        .bind::<Text, _>(new.subject)
+        .bind::<Nullable<Text>, _>(new.html)
+        .bind::<Nullable<Text>, _>(new.text_body)
+        .bind::<Nullable<Text>, _>(new.reply_to)
+        .bind::<Jsonb, _>(new.headers)
+        .bind::<Array<Text>, _>(new.tags)
+        .bind::<Bool, _>(new.tracking)
+        .bind::<Nullable<Text>, _>(new.idempotency_key)
+        .bind::<Nullable<Bytea>, _>(new.request_hash)
+        .bind::<SqlUuid, _>(Uuid::now_v7())
+        .bind::<Text, _>(queue)
+        .bind::<Jsonb, _>(task)
+        .bind::<diesel::sql_types::Double, _>(super::outbox::GRACE_SECS as f64),
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
 }
 
 /// Serializes the requests of one project that carry the same idempotency key until the
@@ -171,11 +187,15 @@ pub async fn lock_key(
     project_id: Uuid,
     key: &str,
 ) -> QueryResult<()> {
-    diesel::sql_query("SELECT pg_advisory_xact_lock(hashtextextended($1 || '/send/' || $2, 0))")
+    Prepared(
+        diesel::sql_query(
+            "SELECT pg_advisory_xact_lock(hashtextextended($1 || '/send/' || $2, 0))",
+        )
         .bind::<Text, _>(project_id.to_string())
-        .bind::<Text, _>(key)
-        .execute(conn)
-        .await?;
+        .bind::<Text, _>(key),
+    )
+    .execute(conn)
+    .await?;
     Ok(())
 }
 
@@ -184,11 +204,13 @@ pub async fn find_by_key(
     project_id: Uuid,
     key: &str,
 ) -> QueryResult<Option<Email>> {
-    diesel::sql_query(format!(
-        "SELECT {COLUMNS} FROM email_log WHERE project_id = $1 AND idempotency_key = $2"
-    ))
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<Text, _>(key)
+    Prepared(
+        diesel::sql_query(format!(
+            "SELECT {COLUMNS} FROM email_log WHERE project_id = $1 AND idempotency_key = $2"
+        ))
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<Text, _>(key),
+    )
     .get_result(conn)
     .await
     .optional()
@@ -199,36 +221,71 @@ pub async fn get(
     project_id: Uuid,
     id: Uuid,
 ) -> QueryResult<Option<Email>> {
-    diesel::sql_query(format!(
-        "SELECT {COLUMNS} FROM email_log WHERE project_id = $1 AND id = $2"
-    ))
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<SqlUuid, _>(id)
+    Prepared(
+        diesel::sql_query(format!(
+            "SELECT {COLUMNS} FROM email_log WHERE project_id = $1 AND id = $2"
+        ))
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<SqlUuid, _>(id),
+    )
     .get_result(conn)
     .await
     .optional()
 }
 
+/// One send counted against a project's monthly quota, to give back if the email is not
+/// written after all.
+#[derive(Debug, Clone, Copy, QueryableByName)]
+pub struct Reserved {
+    #[diesel(sql_type = diesel::sql_types::Date)]
+    month: chrono::NaiveDate,
+}
+
 /// Counts one more send this calendar month (UTC) unless the project already sent `limit`
-/// (`None`: unlimited). `false` at the quota. The counter row stays locked until the caller's
-/// transaction ends, which keeps the quota exact under concurrency.
-pub async fn count_monthly_send(
+/// (`None`: unlimited); `None` at the quota. One statement on its own, outside the request's
+/// transaction: the counter row is locked only while it runs. Its commit does not wait for
+/// the disk (the counter is one hot row per project; waiting would serialise every send of
+/// the project behind one flush): the transaction that then writes the email does wait, and
+/// the log is flushed in order, so a written email is never missing from the count.
+pub async fn reserve_monthly_send(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
     limit: Option<i64>,
-) -> QueryResult<bool> {
-    let changed = diesel::sql_query(
-        "INSERT INTO project_monthly_sends (project_id, month, sends) \
-         SELECT $1, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 1 WHERE $2 >= 1 \
+) -> QueryResult<Option<Reserved>> {
+    Prepared(
+        diesel::sql_query(
+            "WITH async AS (SELECT set_config('synchronous_commit', 'off', true)) \
+         INSERT INTO project_monthly_sends (project_id, month, sends) \
+         SELECT $1, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 1 \
+         FROM async WHERE $2 >= 1 \
          ON CONFLICT (project_id, month) DO UPDATE \
            SET sends = project_monthly_sends.sends + 1 \
-           WHERE project_monthly_sends.sends < $2",
+           WHERE project_monthly_sends.sends < $2 \
+         RETURNING month",
+        )
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<BigInt, _>(limit.unwrap_or(i64::MAX)),
+    )
+    .get_result(conn)
+    .await
+    .optional()
+}
+
+/// Gives a reserved send back (the email was refused or not written).
+pub async fn release_monthly_send(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    reserved: Reserved,
+) -> QueryResult<()> {
+    diesel::sql_query(
+        "UPDATE project_monthly_sends SET sends = sends - 1 \
+         WHERE project_id = $1 AND month = $2 AND sends > 0",
     )
     .bind::<SqlUuid, _>(project_id)
-    .bind::<BigInt, _>(limit.unwrap_or(i64::MAX))
+    .bind::<diesel::sql_types::Date, _>(reserved.month)
     .execute(conn)
     .await?;
-    Ok(changed == 1)
+    Ok(())
 }
 
 #[derive(QueryableByName)]
@@ -237,27 +294,111 @@ struct Flag {
     flag: bool,
 }
 
-/// Whether mail to `email` from `site_id` must be skipped: the address is on the project's
-/// suppression list (bounced, complained, unsubscribed or manual), or its contact unsubscribed
-/// from the site.
+/// Whether mail to the address from the site must be skipped: the address is on the
+/// project's suppression list (bounced, complained, unsubscribed or manual), or its contact
+/// unsubscribed from the site. The arguments are SQL expressions.
+fn suppressed_sql(project: &str, site: &str, email: &str) -> String {
+    format!(
+        "(EXISTS (SELECT 1 FROM suppressions WHERE project_id = {project} AND email = {email}) \
+          OR EXISTS (SELECT 1 FROM contact_sites cs JOIN contacts c ON c.id = cs.contact_id \
+                     WHERE c.project_id = {project} AND c.email = {email} \
+                       AND cs.site_id = {site} AND cs.status = 'unsubscribed'))"
+    )
+}
+
+/// Whether mail to `email` from `site_id` must be skipped (see [`suppressed_sql`]).
 pub async fn is_suppressed(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
     site_id: Uuid,
     email: &str,
 ) -> QueryResult<bool> {
-    let row: Flag = diesel::sql_query(
-        "SELECT EXISTS (SELECT 1 FROM suppressions WHERE project_id = $1 AND email = $3) \
-             OR EXISTS (SELECT 1 FROM contact_sites cs JOIN contacts c ON c.id = cs.contact_id \
-                        WHERE c.project_id = $1 AND c.email = $3 AND cs.site_id = $2 \
-                          AND cs.status = 'unsubscribed') AS flag",
+    let row: Flag = Prepared(
+        diesel::sql_query(format!(
+            "SELECT {} AS flag",
+            suppressed_sql("$1", "$2", "$3")
+        ))
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<SqlUuid, _>(site_id)
+        .bind::<Text, _>(email),
     )
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<SqlUuid, _>(site_id)
-    .bind::<Text, _>(email)
     .get_result(conn)
     .await?;
     Ok(row.flag)
+}
+
+/// What `POST /send` checks before it writes, read in one query.
+#[derive(Debug, QueryableByName)]
+pub struct SendChecks {
+    /// The site is the project's.
+    #[diesel(sql_type = Bool)]
+    pub site_exists: bool,
+    #[diesel(sql_type = Bool)]
+    pub suppressed: bool,
+    /// The project's contact with the address, if any.
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    pub contact_id: Option<Uuid>,
+}
+
+pub async fn send_checks(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    site_id: Uuid,
+    email: &str,
+) -> QueryResult<SendChecks> {
+    Prepared(
+        diesel::sql_query(format!(
+            "SELECT EXISTS (SELECT 1 FROM sites WHERE project_id = $1 AND id = $2) AS site_exists, \
+                {} AS suppressed, \
+                (SELECT id FROM contacts WHERE project_id = $1 AND email = $3) AS contact_id",
+            suppressed_sql("$1", "$2", "$3")
+        ))
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<SqlUuid, _>(site_id)
+        .bind::<Text, _>(email),
+    )
+    .get_result(conn)
+    .await
+}
+
+/// An email as the send worker needs it, with its site and its project's provider.
+#[derive(Debug, QueryableByName)]
+pub struct ForSending {
+    #[diesel(embed)]
+    pub email: Email,
+    #[diesel(sql_type = Bool)]
+    pub suppressed: bool,
+    /// `None` when the site is gone.
+    #[diesel(sql_type = Nullable<Text>)]
+    pub site_slug: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub site_from_name: Option<String>,
+    /// The project's sealed provider configuration (`None`: the deployment's default).
+    #[diesel(sql_type = Nullable<Bytea>)]
+    pub provider_config: Option<Vec<u8>>,
+}
+
+/// Reads what sending `id` needs, in one query.
+pub async fn for_sending(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    id: Uuid,
+) -> QueryResult<Option<ForSending>> {
+    Prepared(
+        diesel::sql_query(format!(
+            "SELECT e.*, {} AS suppressed, s.slug AS site_slug, s.from_name AS site_from_name, \
+                d.provider_config \
+         FROM (SELECT {COLUMNS} FROM email_log WHERE project_id = $1 AND id = $2) AS e \
+         LEFT JOIN sites s ON s.project_id = e.project_id AND s.id = e.site_id \
+         LEFT JOIN project_delivery d ON d.project_id = e.project_id",
+            suppressed_sql("e.project_id", "e.site_id", "e.to_email")
+        ))
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<SqlUuid, _>(id),
+    )
+    .get_result(conn)
+    .await
+    .optional()
 }
 
 /// The project's contact with this address, if any.
@@ -319,8 +460,9 @@ pub async fn mark_queued(
     id: Uuid,
 ) -> QueryResult<()> {
     diesel::sql_query(
-        "UPDATE email_log SET status = 'queued', updated_at = now() \
-         WHERE project_id = $1 AND id = $2 AND status = 'accepted'",
+        "WITH async AS (SELECT set_config('synchronous_commit', 'off', true)) \
+         UPDATE email_log SET status = 'queued', updated_at = now() \
+         FROM async WHERE project_id = $1 AND id = $2 AND status = 'accepted'",
     )
     .bind::<SqlUuid, _>(project_id)
     .bind::<SqlUuid, _>(id)
@@ -329,28 +471,8 @@ pub async fn mark_queued(
     Ok(())
 }
 
-/// Counts a send attempt (before the provider is called, outside any transaction).
-pub async fn count_attempt(
-    conn: &mut AsyncPgConnection,
-    project_id: Uuid,
-    id: Uuid,
-) -> QueryResult<()> {
-    diesel::update(
-        email_send::table
-            .filter(email_send::project_id.eq(project_id))
-            .filter(email_send::id.eq(id)),
-    )
-    .set((
-        email_send::attempts.eq(email_send::attempts + 1),
-        email_send::updated_at.eq(diesel::dsl::now),
-    ))
-    .execute(conn)
-    .await?;
-    Ok(())
-}
-
-/// Moves a not yet sent email to `status` (`sent`, `failed` or `suppressed`) and records the
-/// event, in one transaction. `None` when the email had already left that stage (another
+/// Moves a not yet sent email to `status` (`sent`, `failed` or `suppressed`), counts the
+/// attempt when the provider was called, and records the event, in one statement. `None` when the email had already left that stage (another
 /// delivery of the same job got there first): nothing is changed.
 pub async fn finish(
     conn: &mut AsyncPgConnection,
@@ -358,34 +480,39 @@ pub async fn finish(
     id: Uuid,
     outcome: Outcome<'_>,
 ) -> QueryResult<Option<Email>> {
-    use diesel_async::AsyncConnection as _;
-    conn.transaction::<_, diesel::result::Error, _>(async |conn| {
-        let (status, provider, message_id, error, data) = match outcome {
-            Outcome::Sent {
-                provider,
-                provider_message_id,
-            } => (
-                "sent",
-                Some(provider),
-                Some(provider_message_id),
-                None,
-                serde_json::json!({"provider": provider, "provider_message_id": provider_message_id}),
-            ),
-            Outcome::Failed { provider, reason } => (
-                "failed",
-                Some(provider),
-                None,
-                Some(reason),
-                serde_json::json!({"provider": provider, "reason": reason}),
-            ),
-            Outcome::Suppressed => ("suppressed", None, None, None, serde_json::json!({})),
-        };
-        let row: Option<Email> = diesel::sql_query(format!(
-            "UPDATE email_log SET status = $3, provider = coalesce($4, provider), \
-               provider_message_id = $5, last_error = $6, updated_at = now(), \
-               sent_at = CASE WHEN $3 = 'sent' THEN now() ELSE sent_at END \
-             WHERE project_id = $1 AND id = $2 AND status IN ('accepted', 'queued') \
-             RETURNING {COLUMNS}"
+    let (status, provider, message_id, error, data) = match outcome {
+        Outcome::Sent {
+            provider,
+            provider_message_id,
+        } => (
+            "sent",
+            Some(provider),
+            Some(provider_message_id),
+            None,
+            serde_json::json!({"provider": provider, "provider_message_id": provider_message_id}),
+        ),
+        Outcome::Failed { provider, reason } => (
+            "failed",
+            Some(provider),
+            None,
+            Some(reason),
+            serde_json::json!({"provider": provider, "reason": reason}),
+        ),
+        Outcome::Suppressed => ("suppressed", None, None, None, serde_json::json!({})),
+    };
+    Prepared(
+        diesel::sql_query(format!(
+            "WITH done AS ( \
+           UPDATE email_log SET status = $3, provider = coalesce($4, provider), \
+             provider_message_id = $5, last_error = $6, updated_at = now(), \
+             attempts = attempts + $9, \
+             sent_at = CASE WHEN $3 = 'sent' THEN now() ELSE sent_at END \
+           WHERE project_id = $1 AND id = $2 AND status IN ('accepted', 'queued') \
+           RETURNING {COLUMNS}), \
+         event AS ( \
+           INSERT INTO email_events (id, project_id, email_log_id, kind, source, data) \
+           SELECT $7, project_id, id, status, 'worker', $8 FROM done) \
+         SELECT * FROM done"
         ))
         .bind::<SqlUuid, _>(project_id)
         .bind::<SqlUuid, _>(id)
@@ -393,15 +520,13 @@ pub async fn finish(
         .bind::<Nullable<Text>, _>(provider)
         .bind::<Nullable<Text>, _>(message_id)
         .bind::<Nullable<Text>, _>(error)
-        .get_result(conn)
-        .await
-        .optional()?;
-        if let Some(row) = &row {
-            add_event(conn, project_id, row.id, &row.status, "worker", data).await?;
-        }
-        Ok(row)
-    })
+        .bind::<SqlUuid, _>(Uuid::now_v7())
+        .bind::<Jsonb, _>(data)
+        .bind::<Integer, _>(i32::from(outcome.called_provider())),
+    )
+    .get_result(conn)
     .await
+    .optional()
 }
 
 /// How a send ended.
@@ -418,7 +543,18 @@ pub enum Outcome<'a> {
     Suppressed,
 }
 
-/// Keeps the last temporary error of an email still being retried.
+impl Outcome<'_> {
+    /// Whether the provider was asked (an attempt to count).
+    fn called_provider(&self) -> bool {
+        match self {
+            Self::Sent { .. } => true,
+            Self::Failed { provider, .. } => *provider != "none",
+            Self::Suppressed => false,
+        }
+    }
+}
+
+/// Counts a failed attempt and keeps its error, for an email still being retried.
 pub async fn note_error(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
@@ -431,6 +567,7 @@ pub async fn note_error(
             .filter(email_send::id.eq(id)),
     )
     .set((
+        email_send::attempts.eq(email_send::attempts + 1),
         email_send::last_error.eq(error),
         email_send::updated_at.eq(diesel::dsl::now),
     ))

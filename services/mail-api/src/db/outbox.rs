@@ -10,7 +10,8 @@ use uuid::Uuid;
 
 use super::schema::outbox;
 
-/// How long the request that wrote a job has to publish it before the relay may.
+/// How long the request that wrote a job has to publish it before the relay may (jobs are
+/// written with their email, by [`super::emails::insert`]).
 pub const GRACE_SECS: i64 = 30;
 
 #[derive(Debug, Clone, Queryable, Selectable)]
@@ -22,30 +23,18 @@ pub struct Job {
     pub attempts: i32,
 }
 
-/// Records a job (in the caller's transaction), due for the relay after [`GRACE_SECS`].
-pub async fn insert(
-    conn: &mut AsyncPgConnection,
-    id: Uuid,
-    project_id: Uuid,
-    queue: &str,
-    task: &Value,
-) -> QueryResult<()> {
-    diesel::insert_into(outbox::table)
-        .values((
-            outbox::id.eq(id),
-            outbox::project_id.eq(project_id),
-            outbox::queue.eq(queue),
-            outbox::task.eq(task),
-            outbox::available_at.eq(Utc::now() + TimeDelta::seconds(GRACE_SECS)),
-        ))
-        .execute(conn)
-        .await?;
-    Ok(())
-}
-
-/// The job was published: forget it.
+/// Its commit does not wait for the disk: should a crash undo the delete, the relay publishes
+/// the job again and the worker, finding the email already handled, sends nothing.
 pub async fn delete(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<()> {
-    diesel::delete(outbox::table.find(id)).execute(conn).await?;
+    store::Prepared(
+        diesel::sql_query(
+            "WITH async AS (SELECT set_config('synchronous_commit', 'off', true)) \
+             DELETE FROM outbox USING async WHERE id = $1",
+        )
+        .bind::<diesel::sql_types::Uuid, _>(id),
+    )
+    .execute(conn)
+    .await?;
     Ok(())
 }
 

@@ -7,6 +7,8 @@
 use actix_web::{HttpResponse, web};
 use auth::AdminAccess;
 use delivery::ProviderConfig;
+use delivery::providers::HostPolicy;
+use delivery::public_host;
 use http_kit::ApiError;
 use http_kit::openapi::MailError;
 use serde::Serialize;
@@ -52,7 +54,7 @@ pub struct ProviderAnswer {
     tag = "delivery", request_body = ProviderRequest,
     responses(
         (status = 200, description = "Stored (sealed); credentials are never returned", body = ProviderAnswer),
-        (status = 400, description = "Not a provider configuration (the `file` kind is the deployment's only)", body = MailError),
+        (status = 400, description = "Not a provider configuration (the `file` kind is the deployment's only), or an SMTP `host` that is or resolves to an internal address: loopback, private, link-local (cloud metadata), carrier-grade NAT, reserved", body = MailError),
         (status = 403, description = "The key lacks the admin scope", body = MailError),
     ))]
 pub async fn set_provider(
@@ -82,12 +84,31 @@ pub async fn set_provider(
             ));
         }
     };
+    if let ProviderConfig::Smtp { host, port, .. } = &config {
+        check_smtp_host(host, *port, state.smtp_hosts).await?;
+    }
     let sealed = settings_db::seal_provider(&state.kek, caller.owner_id, &config);
     let mut conn = store::conn(&state.pool).await?;
     settings_db::set_provider(&mut conn, caller.owner_id, Some(&sealed)).await?;
     Ok(web::Json(ProviderAnswer {
         kind: kind.to_owned(),
     }))
+}
+
+/// A project's SMTP host must not be, or resolve to, an internal address. A name that does
+/// not resolve now is accepted (DNS may be private to the deployment, or not yet published):
+/// the worker resolves and checks it again before every connection.
+async fn check_smtp_host(host: &str, port: u16, policy: HostPolicy) -> Result<(), ApiError> {
+    if policy == HostPolicy::Any {
+        return Ok(());
+    }
+    match public_host::resolve_public(host.trim(), port).await {
+        Err(err @ public_host::HostError::NotPublic { .. }) => Err(ApiError::invalid_field(
+            "host",
+            &format!("must be a public SMTP server: {err}"),
+        )),
+        Ok(_) | Err(public_host::HostError::Unresolved { .. }) => Ok(()),
+    }
 }
 
 /// Send through the deployment's default provider again.

@@ -193,11 +193,6 @@ pub struct SendResponse {
     pub status: String,
 }
 
-enum Accepted {
-    New,
-    Replay(Box<emails::Email>),
-}
-
 /// Send one transactional email.
 #[utoipa::path(
     post,
@@ -236,65 +231,77 @@ pub async fn send(
     };
     let queue_name = state.send.dispatcher.queue_name();
     let mut conn = store::conn(&state.pool).await?;
-    let accepted = conn
-        .transaction::<_, ApiError, _>(async |conn| {
-            if let Some(key) = req.idempotency_key.as_deref() {
+    // A replay answers before anything is checked or counted.
+    if let Some(key) = req.idempotency_key.as_deref()
+        && let Some(row) = emails::find_by_key(&mut conn, project_id, key).await?
+    {
+        return replay(&row, &request_hash);
+    }
+    let checks = emails::send_checks(&mut conn, project_id, req.site_id, &req.to).await?;
+    if !checks.site_exists {
+        return Err(flows::site_not_found(req.site_id));
+    }
+    if checks.suppressed {
+        return Err(suppressed(&req.to, None));
+    }
+    let Some(reserved) = emails::reserve_monthly_send(&mut conn, project_id, quota).await? else {
+        return Err(ApiError::unprocessable(format!(
+            "monthly send quota reached: the {plan} plan allows {} emails a month",
+            quota.unwrap_or(i64::MAX)
+        ))
+        .with_code("PLAN_LIMIT")
+        .with_details(serde_json::json!({
+            "limit": "monthly_sends",
+            "plan": plan.as_str(),
+            "max": quota,
+        })));
+    };
+    let new = NewEmail {
+        id,
+        project_id,
+        site_id: req.site_id,
+        contact_id: checks.contact_id,
+        to_email: &req.to,
+        subject: &req.subject,
+        html: Some(&req.html),
+        text_body: req.text.as_deref(),
+        reply_to: req.reply_to.as_deref(),
+        headers: serde_json::to_value(req.header_pairs())?,
+        tags: &req.tags,
+        tracking: req.tracking,
+        idempotency_key: req.idempotency_key.as_deref(),
+        request_hash: req.idempotency_key.as_ref().map(|_| &request_hash[..]),
+    };
+    let job = task.to_value();
+    let written = match req.idempotency_key.as_deref() {
+        // One statement: the email, its event and its outbox job, atomically.
+        None => emails::insert(&mut conn, new, &queue_name, &job)
+            .await
+            .map(|()| None)
+            .map_err(ApiError::from),
+        Some(key) => {
+            conn.transaction::<_, ApiError, _>(async |conn| {
+                // Another request with this key may have got here first.
                 emails::lock_key(conn, project_id, key).await?;
                 if let Some(row) = emails::find_by_key(conn, project_id, key).await? {
-                    if row.request_hash.as_deref() != Some(&request_hash[..]) {
-                        return Err(ApiError::conflict(
-                            "this idempotency_key was already used with a different request",
-                        )
-                        .with_code("IDEMPOTENCY_KEY_REUSED"));
-                    }
-                    return Ok(Accepted::Replay(Box::new(row)));
+                    return Ok(Some(row));
                 }
-            }
-            flows::require_site(conn, project_id, req.site_id).await?;
-            if emails::is_suppressed(conn, project_id, req.site_id, &req.to).await? {
-                return Err(suppressed(&req.to, None));
-            }
-            if !emails::count_monthly_send(conn, project_id, quota).await? {
-                return Err(ApiError::unprocessable(format!(
-                    "monthly send quota reached: the {plan} plan allows {} emails a month",
-                    quota.unwrap_or(i64::MAX)
-                ))
-                .with_code("PLAN_LIMIT")
-                .with_details(serde_json::json!({
-                    "limit": "monthly_sends",
-                    "plan": plan.as_str(),
-                    "max": quota,
-                })));
-            }
-            let contact_id = emails::contact_id(conn, project_id, &req.to).await?;
-            let headers = serde_json::to_value(req.header_pairs())?;
-            let row = emails::insert(
-                conn,
-                NewEmail {
-                    id,
-                    project_id,
-                    site_id: req.site_id,
-                    contact_id,
-                    to_email: &req.to,
-                    subject: &req.subject,
-                    html: Some(&req.html),
-                    text_body: req.text.as_deref(),
-                    reply_to: req.reply_to.as_deref(),
-                    headers,
-                    tags: &req.tags,
-                    tracking: req.tracking,
-                    idempotency_key: req.idempotency_key.as_deref(),
-                    request_hash: req.idempotency_key.as_ref().map(|_| &request_hash[..]),
-                },
-            )
-            .await?;
-            emails::add_event(conn, project_id, row.id, "accepted", "api", Value::Null).await?;
-            outbox::insert(conn, id, project_id, &queue_name, &task.to_value()).await?;
-            Ok(Accepted::New)
-        })
-        .await?;
-    if let Accepted::Replay(row) = accepted {
-        return respond(worker::result_of(&row), true);
+                emails::insert(conn, new, &queue_name, &job).await?;
+                Ok(None)
+            })
+            .await
+        }
+    };
+    match written {
+        Ok(None) => {}
+        Ok(Some(first)) => {
+            release(&mut conn, project_id, reserved).await;
+            return replay(&first, &request_hash);
+        }
+        Err(err) => {
+            release(&mut conn, project_id, reserved).await;
+            return Err(err);
+        }
     }
     // The connection is not needed while waiting for the worker.
     drop(conn);
@@ -315,6 +322,29 @@ pub async fn send(
         }
     };
     respond(result, false)
+}
+
+/// The earlier answer to the same `idempotency_key`, or 409 when the request differs.
+fn replay(first: &emails::Email, request_hash: &[u8]) -> Result<HttpResponse, ApiError> {
+    if first.request_hash.as_deref() != Some(request_hash) {
+        return Err(ApiError::conflict(
+            "this idempotency_key was already used with a different request",
+        )
+        .with_code("IDEMPOTENCY_KEY_REUSED"));
+    }
+    respond(worker::result_of(first), true)
+}
+
+/// Gives back the send a request reserved but did not use (should that fail, the month's
+/// count stays one too high: the error is on the safe side of the quota).
+async fn release(
+    conn: &mut diesel_async::AsyncPgConnection,
+    project_id: Uuid,
+    reserved: emails::Reserved,
+) {
+    if let Err(err) = emails::release_monthly_send(conn, project_id, reserved).await {
+        tracing::warn!(%project_id, error = %err, "a reserved send was not given back");
+    }
 }
 
 /// The answer says `queued`: so does the log, unless the worker got further meanwhile.

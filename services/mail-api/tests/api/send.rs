@@ -81,6 +81,7 @@ impl Send {
                     security: SmtpSecurity::None,
                 },
                 resend_base_url: self.resend.base_url.clone(),
+                allow_private_smtp_hosts: false,
             },
         )
     }
@@ -635,6 +636,44 @@ async fn a_project_provider_is_stored_sealed_and_used_resend_with_its_idempotenc
         200
     );
     assert_eq!(s.sink.received().len(), 1);
+    s.finish().await;
+}
+
+#[tokio::test]
+async fn a_project_smtp_host_on_an_internal_address_is_refused() {
+    let s = Send::new().await;
+    let t = s.h.tenant(Plan::Free).await;
+    let put = |host: &str| {
+        s.h.http
+            .put(s.h.server.url("/api/v1/delivery/provider"))
+            .bearer_auth(&t.admin)
+            .json(&json!({"kind": "smtp", "host": host, "port": 25, "security": "none"}))
+            .send()
+    };
+    for internal in [
+        "127.0.0.1",
+        "localhost",
+        "10.0.0.8",
+        "169.254.169.254",
+        "[::1]",
+        "::ffff:192.168.0.1",
+    ] {
+        let err = expect_error(put(internal).await.unwrap(), 400, "VALIDATION_ERROR").await;
+        assert_eq!(err.details["field"], "host", "{internal}: {err:?}");
+        assert!(
+            err.message.contains("not a public address"),
+            "{internal}: {err:?}"
+        );
+    }
+    let stored = format!(
+        "SELECT count(*) FROM project_delivery WHERE project_id = '{}' AND provider_config IS NOT NULL",
+        t.project
+    );
+    assert_eq!(s.h.query(&stored).await, ["0"], "nothing stored");
+    // A public address literal is stored.
+    let res = put("192.0.32.10").await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(json(res).await, json!({"kind": "smtp"}));
     s.finish().await;
 }
 

@@ -293,16 +293,18 @@ async fn send_through_smtp_and_resend_then_a_bounce_suppresses() {
             &json!({"name": "Shop", "slug": "shop", "from_name": "The Shop"}),
         )
         .await;
-    assert_eq!(res.status(), 201);
+    let status = res.status();
     let site: Value = res.json().await.unwrap();
+    assert_eq!(status, 201, "{site}");
     let site = site["id"].as_str().unwrap().to_owned();
 
     // Through the deployment's default provider, an SMTP server.
     let res = stack
         .post("/api/v1/send", &email(&site, "ada@example.com"))
         .await;
-    assert_eq!(res.status(), 200);
+    let status = res.status();
     let sent: Value = res.json().await.unwrap();
+    assert_eq!(status, 200, "{sent}");
     assert_eq!(sent["status"], "sent");
     let received = stack.sink.received();
     assert_eq!(received.len(), 1);

@@ -288,12 +288,6 @@ pub async fn release_monthly_send(
     Ok(())
 }
 
-#[derive(QueryableByName)]
-struct Flag {
-    #[diesel(sql_type = diesel::sql_types::Bool)]
-    flag: bool,
-}
-
 /// Whether mail to the address from the site must be skipped: the address is on the
 /// project's suppression list (bounced, complained, unsubscribed or manual), or its contact
 /// unsubscribed from the site. The arguments are SQL expressions.
@@ -304,27 +298,6 @@ fn suppressed_sql(project: &str, site: &str, email: &str) -> String {
                      WHERE c.project_id = {project} AND c.email = {email} \
                        AND cs.site_id = {site} AND cs.status = 'unsubscribed'))"
     )
-}
-
-/// Whether mail to `email` from `site_id` must be skipped (see [`suppressed_sql`]).
-pub async fn is_suppressed(
-    conn: &mut AsyncPgConnection,
-    project_id: Uuid,
-    site_id: Uuid,
-    email: &str,
-) -> QueryResult<bool> {
-    let row: Flag = Prepared(
-        diesel::sql_query(format!(
-            "SELECT {} AS flag",
-            suppressed_sql("$1", "$2", "$3")
-        ))
-        .bind::<SqlUuid, _>(project_id)
-        .bind::<SqlUuid, _>(site_id)
-        .bind::<Text, _>(email),
-    )
-    .get_result(conn)
-    .await?;
-    Ok(row.flag)
 }
 
 /// What `POST /send` checks before it writes, read in one query.
@@ -399,22 +372,6 @@ pub async fn for_sending(
     .get_result(conn)
     .await
     .optional()
-}
-
-/// The project's contact with this address, if any.
-pub async fn contact_id(
-    conn: &mut AsyncPgConnection,
-    project_id: Uuid,
-    email: &str,
-) -> QueryResult<Option<Uuid>> {
-    use super::schema::contacts;
-    contacts::table
-        .filter(contacts::project_id.eq(project_id))
-        .filter(contacts::email.eq(email))
-        .select(contacts::id)
-        .first(conn)
-        .await
-        .optional()
 }
 
 pub async fn add_event(

@@ -1,10 +1,12 @@
 //! `POST /api/v1/send`: one transactional email, sent now.
 //!
-//! Validation, then in one transaction: the idempotency key, the site (404), the suppression
-//! list (422 `SUPPRESSED_CONTACT`), the plan's monthly quota (422 `PLAN_LIMIT`), the email log
-//! row and its outbox job. After the commit the job is published to the send worker and the
-//! route waits a bounded time for the provider's answer: 200 `sent`, else 202 `queued` (the
-//! email is still sent, exactly once).
+//! Validation; an idempotency key already used answers at once; the site (404) and the
+//! suppression list (422 `SUPPRESSED_CONTACT`) in one read; the plan's monthly quota (422
+//! `PLAN_LIMIT`), counted by a statement of its own so that the project's counter row is not
+//! locked for the rest of the request; then the email log row, its event and its outbox job in
+//! one statement (with a key, in a transaction serialised on it). After the commit the job is
+//! published to the send worker and the route waits a bounded time for the provider's answer:
+//! 200 `sent`, else 202 `queued` (the email is still sent, exactly once).
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, web};
@@ -244,6 +246,7 @@ pub async fn send(
     if checks.suppressed {
         return Err(suppressed(&req.to, None));
     }
+    let headers = serde_json::to_value(req.header_pairs())?;
     let Some(reserved) = emails::reserve_monthly_send(&mut conn, project_id, quota).await? else {
         return Err(ApiError::unprocessable(format!(
             "monthly send quota reached: the {plan} plan allows {} emails a month",
@@ -266,7 +269,7 @@ pub async fn send(
         html: Some(&req.html),
         text_body: req.text.as_deref(),
         reply_to: req.reply_to.as_deref(),
-        headers: serde_json::to_value(req.header_pairs())?,
+        headers,
         tags: &req.tags,
         tracking: req.tracking,
         idempotency_key: req.idempotency_key.as_deref(),

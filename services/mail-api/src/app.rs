@@ -78,7 +78,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
         )
     })?);
     let tracker = Arc::new(settings.tracking.tracker()?);
-    let smtp_hosts = settings.delivery.project_smtp_hosts();
+    let smtp_hosts = crate::config::project_smtp_hosts(settings.delivery.allow_private_smtp_hosts);
     let receiver = Arc::new(routes::webhooks::Receiver::new(
         &settings.webhooks,
         &settings.common.broker.queue_prefix,

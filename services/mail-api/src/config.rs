@@ -59,12 +59,6 @@ pub struct ProjectDeliverySettings {
     pub allow_private_smtp_hosts: bool,
 }
 
-impl ProjectDeliverySettings {
-    pub fn project_smtp_hosts(&self) -> delivery::providers::HostPolicy {
-        project_smtp_hosts(self.allow_private_smtp_hosts)
-    }
-}
-
 /// Which addresses a project's SMTP host may have.
 pub fn project_smtp_hosts(allow_private: bool) -> delivery::providers::HostPolicy {
     if allow_private {

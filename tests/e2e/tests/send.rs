@@ -1,15 +1,16 @@
 //! Transactional send across the real binaries: mail-api and send-worker as processes, the
 //! real PostgreSQL and RabbitMQ, an SMTP sink and the Resend stub as the providers.
 
-use std::net::TcpListener;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+mod common;
+
 use std::time::Duration;
 
 use delivery::testing::{ResendStub, SmtpSink};
 use serde_json::{Value, json};
 use store::testing::TestDatabase;
 use webhook_signature::Secret;
+
+use common::{AMQP, Proc, free_port, run, wait_ready};
 
 const KEK: &str = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=";
 const TRACKING_SECRET: &str = "e2e-tracking-secret-0123456789abcdef";
@@ -18,101 +19,6 @@ const WEBHOOK_SECRET: &str = "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD";
 /// The receiver's clock is fixed at the specification's example time.
 const SPEC_TIME: i64 = 1_649_367_553;
 const DOMAIN: &str = "send.e2e.example";
-const AMQP: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
-
-fn bin_dir() -> PathBuf {
-    if let Ok(dir) = std::env::var("E2E_BIN_DIR") {
-        return dir.into();
-    }
-    let target = std::env::var("CARGO_TARGET_DIR").map_or_else(
-        |_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"),
-        PathBuf::from,
-    );
-    target.join("debug")
-}
-
-fn binary(name: &str) -> PathBuf {
-    let path = bin_dir().join(name);
-    assert!(
-        path.exists(),
-        "{} is missing: build the binaries first (cargo build --bins)",
-        path.display()
-    );
-    path
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// A child process killed when dropped.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-impl Proc {
-    fn start(name: &str, args: &[&str], env: &[(&str, String)]) -> Self {
-        let mut cmd = Command::new(binary(name));
-        cmd.args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .env("MAIL_TELEMETRY__LOG_FILTER", "warn");
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        Self(cmd.spawn().expect("spawn"))
-    }
-
-    /// SIGKILL: no chance to finish anything.
-    fn kill9(mut self) {
-        let pid = self.0.id().to_string();
-        assert!(
-            Command::new("kill")
-                .args(["-KILL", &pid])
-                .status()
-                .unwrap()
-                .success()
-        );
-        let _ = self.0.wait();
-    }
-}
-
-fn run(name: &str, args: &[&str], env: &[(&str, String)]) -> Value {
-    let mut cmd = Command::new(binary(name));
-    cmd.args(args);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().expect("run");
-    assert!(
-        out.status.success(),
-        "{name} {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
-}
-
-async fn wait_ready(base: &str) {
-    let http = reqwest::Client::new();
-    for _ in 0..200 {
-        if let Ok(res) = http.get(format!("{base}/readyz")).send().await
-            && res.status() == 200
-        {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("{base} never became ready");
-}
 
 /// A migrated database with a project and an admin key, the providers, and the settings both
 /// binaries share.

@@ -91,8 +91,8 @@ impl Broker {
         Ok(letters)
     }
 
-    /// Moves up to `max` messages from `queue`'s dead-letter queue back to its main queue
-    /// with the attempt counter reset to 1, and returns how many moved.
+    /// Moves up to `max` of the messages in `queue`'s dead-letter queue when the call starts
+    /// back to its main queue with the attempt counter reset to 1, and returns how many moved.
     ///
     /// Each message is republished with confirm before it is acknowledged in the dead-letter
     /// queue: a failure in between leaves it in the dead-letter queue (and possibly a copy in
@@ -112,7 +112,10 @@ impl Broker {
         .await?;
         let dlq = queue.dead_letter_queue();
         let mut moved = 0;
-        while moved < max {
+        // Only the messages there when the replay started: one that fails again while the
+        // replay runs comes back to the dead-letter queue and must not be replayed twice.
+        let mut limit = max;
+        while moved < limit {
             let fetched = bounded(
                 deadline,
                 "basic.get",
@@ -120,6 +123,10 @@ impl Broker {
             )
             .await?;
             let Some(message) = fetched else { break };
+            if moved == 0 {
+                let present = usize::try_from(message.message_count).unwrap_or(usize::MAX);
+                limit = limit.min(present.saturating_add(1));
+            }
             let delivery = message.delivery;
             let properties = forwarded_properties(&delivery.properties, 1, None, false);
             let republished = tokio::time::timeout_at(

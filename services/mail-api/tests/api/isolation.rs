@@ -381,10 +381,10 @@ fn body_for(op: &Operation) -> Option<Value> {
 }
 
 fn probes(op: &Operation, victim: &Owner, p: &Planted) -> Vec<Probe> {
-    for param in op
+    if let Some(param) = op
         .params
         .iter()
-        .filter(|p| p.required && p.location == "header")
+        .find(|p| p.required && p.location == "header")
     {
         panic!(
             "{} {}: no value for header `{}`",

@@ -442,6 +442,16 @@ fn body_for(op: &Operation, caller: &Owner) -> Option<Value> {
 }
 
 fn probes(op: &Operation, caller: &Owner, victim: &Owner, p: &Planted) -> Vec<Probe> {
+    if let Some(param) = op
+        .params
+        .iter()
+        .find(|p| p.required && p.location == "header")
+    {
+        panic!(
+            "{} {}: no value for header `{}`",
+            op.method, op.path, param.name
+        );
+    }
     let mut foreign = op.path.clone();
     let mut shared = Some(op.path.clone());
     let mut foreign_row = None;
@@ -451,49 +461,41 @@ fn probes(op: &Operation, caller: &Owner, victim: &Owner, p: &Planted) -> Vec<Pr
         let placeholder = format!("{{{}}}", param.name);
         foreign = foreign.replace(&placeholder, &own);
         foreign_row = Some(row_of(&op.path, own));
-        shared = match (shared, &planted) {
-            (Some(path), Some(value)) => Some(path.replace(&placeholder, value)),
-            _ => None,
-        };
+        shared = shared
+            .zip(planted.clone())
+            .map(|(path, v)| path.replace(&placeholder, &v));
         shared_row = planted.map(|value| row_of(&op.path, value));
     }
-    let body = body_for(op, caller);
-    let mut probes = vec![Probe {
-        path: foreign.clone(),
-        query: vec![],
-        body: body.clone(),
-        foreign_path_id: foreign_row,
-        shared_path_id: None,
-    }];
-    if let (Some(path), Some(row)) = (shared.filter(|s| *s != op.path), shared_row) {
-        probes.push(Probe {
-            path,
-            query: vec![],
-            body: body.clone(),
-            foreign_path_id: None,
-            shared_path_id: Some(row),
-        });
-    }
-    for param in op.params.iter().filter(|p| p.location == "query") {
-        for value in query_values(param, victim).unwrap_or_default() {
-            probes.push(Probe {
-                path: foreign.clone(),
-                query: vec![(param.name.clone(), value)],
-                body: body.clone(),
-                foreign_path_id: None,
-                shared_path_id: None,
-            });
-        }
-    }
-    for param in op
+    // Required query parameters are in every call, with the victim's first value.
+    let query_params: Vec<(&Param, Vec<String>)> = op
         .params
         .iter()
-        .filter(|p| p.required && p.location == "header")
-    {
-        panic!(
-            "{} {}: no value for header `{}`",
-            op.method, op.path, param.name
-        );
+        .filter(|p| p.location == "query")
+        .filter_map(|param| query_values(param, victim).map(|values| (param, values)))
+        .collect();
+    let base: Vec<(String, String)> = query_params
+        .iter()
+        .filter(|(param, _)| param.required)
+        .map(|(param, values)| (param.name.clone(), values[0].clone()))
+        .collect();
+    let body = body_for(op, caller);
+    let probe = |path: &str, query: Vec<(String, String)>, foreign_row, shared_row| Probe {
+        path: path.to_owned(),
+        query,
+        body: body.clone(),
+        foreign_path_id: foreign_row,
+        shared_path_id: shared_row,
+    };
+    let mut probes = vec![probe(&foreign, base.clone(), foreign_row, None)];
+    if let (Some(path), Some(row)) = (shared.filter(|s| *s != op.path), shared_row) {
+        probes.push(probe(&path, base.clone(), None, Some(row)));
+    }
+    for (param, values) in query_params.iter().filter(|(p, _)| !p.required) {
+        for value in values {
+            let mut query = base.clone();
+            query.push((param.name.clone(), value.clone()));
+            probes.push(probe(&foreign, query, None, None));
+        }
     }
     probes
 }

@@ -11,6 +11,7 @@ mod errors;
 mod events;
 mod export;
 mod identify;
+mod isolation;
 mod migrations;
 mod plan_limits;
 mod rate_limits;

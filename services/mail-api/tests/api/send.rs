@@ -22,8 +22,8 @@ use crate::common::*;
 const WEBHOOK_SECRET: &str = "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD";
 
 /// A server, its broker, an SMTP sink as the default provider and (when started) a worker.
-struct Send {
-    h: Harness,
+pub(crate) struct Send {
+    pub(crate) h: Harness,
     broker: Broker,
     sink: SmtpSink,
     worker: Option<ShutdownToken>,
@@ -32,7 +32,7 @@ struct Send {
 }
 
 impl Send {
-    async fn new() -> Self {
+    pub(crate) async fn new() -> Self {
         Self::with(|_| {}).await
     }
 
@@ -132,7 +132,7 @@ impl Send {
         panic!("email {id} never reached the expected state");
     }
 
-    async fn finish(mut self) {
+    pub(crate) async fn finish(mut self) {
         self.stop_worker();
         tokio::time::sleep(Duration::from_millis(100)).await;
         for queue in [

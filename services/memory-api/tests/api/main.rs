@@ -9,6 +9,7 @@ mod decisions;
 mod errors;
 mod free_form;
 mod identity;
+mod isolation;
 mod mif;
 mod migrations;
 mod product_state;

@@ -1,0 +1,568 @@
+//! Cross-tenant isolation, driven by the committed OpenAPI document.
+//!
+//! Three projects (A and B in one account, C in another) each seed one of every resource, with
+//! a marker of their own in every text field, and plant the same client-chosen names (a site
+//! slug, contact and suppression emails, an order id, an event name). Then every GET, PUT,
+//! PATCH and DELETE operation of `proto-docs/mail-api.openapi.json` is called by each project
+//! with every other project's ids: the answer is 404, or names none of the other project's
+//! markers nor ids that are not also the caller's. A parameter this file cannot fill fails the
+//! suite, so a new route is covered (or mapped) the day it lands.
+
+use std::collections::BTreeSet;
+
+use auth::Scope;
+use mail_api::db::tenants;
+use rate_limit::policy::Plan;
+use reqwest::Method;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use crate::common::*;
+use crate::send::Send;
+
+/// Routes served without an API key, so there is no caller's project to isolate: the OpenAPI
+/// document (a reference), the probes (`/healthz`, `/readyz`, `/metrics`, no tenant data), the
+/// tracking links (the signed token is the authority, and names its email) and the provider
+/// webhooks (authenticated by the provider's signature). The suite checks that the document
+/// declares them without a credential, so this list cannot hide a tenant route.
+const PUBLIC: &[&str] = &[
+    "/api/v1/openapi.json",
+    "/healthz",
+    "/readyz",
+    "/metrics",
+    "/t/o/{token}",
+    "/t/c/{token}",
+    "/t/u/{token}",
+    "/api/webhooks/{provider}",
+    "/api/webhooks/{provider}/{project_id}",
+];
+
+/// A word in every project's planted texts, for search parameters.
+const SHARED_WORD: &str = "isolation";
+
+#[tokio::test]
+async fn projects_see_nothing_of_each_other() {
+    let s = Send::new().await;
+    let h = &s.h;
+    let planted = Planted::new();
+    let mut conn = h.conn().await;
+    let first = tenants::create_account(&mut conn, "first").await.unwrap();
+    let second = tenants::create_account(&mut conn, "second").await.unwrap();
+    let mut owners = Vec::new();
+    for (label, account) in [("a", first.id), ("b", first.id), ("c", second.id)] {
+        let project = tenants::create_project(&mut conn, account, label, Plan::Managed)
+            .await
+            .unwrap()
+            .id;
+        let (_, key) = key(&mut conn, project, Scope::Admin).await;
+        owners.push(seed(h, label, project, key, &planted).await);
+    }
+    let operations = operations();
+    let mut violations = Vec::new();
+    let mut calls = 0;
+    for phase in [Phase::Read, Phase::Write, Phase::Delete] {
+        for caller in &owners {
+            for victim in owners.iter().filter(|o| o.label != caller.label) {
+                for op in operations.iter().filter(|op| op.phase() == phase) {
+                    for probe in probes(op, victim, &planted) {
+                        check(h, op, &probe, caller, victim, &mut violations).await;
+                        calls += 1;
+                    }
+                }
+            }
+        }
+    }
+    // Six directions, each calling every operation at least once.
+    assert!(calls >= 6 * operations.len(), "{calls} calls");
+    for owner in &owners {
+        violations.extend(still_intact(h, owner).await);
+    }
+    assert!(
+        violations.is_empty(),
+        "{} isolation violation(s):\n{}",
+        violations.len(),
+        violations.join("\n")
+    );
+    s.finish().await;
+}
+
+/// Values planted identically under every project.
+struct Planted {
+    slug: String,
+    contact: String,
+    suppression: String,
+    order: String,
+    event: String,
+}
+
+impl Planted {
+    fn new() -> Self {
+        let n = Uuid::new_v4().simple().to_string();
+        Self {
+            slug: format!("shared{}", &n[..8]),
+            contact: format!("shared-{n}@example.com"),
+            suppression: format!("shared-suppressed-{n}@example.com"),
+            order: format!("order-{n}"),
+            event: format!("signup-{n}"),
+        }
+    }
+}
+
+/// One project and what it seeded.
+struct Owner {
+    label: &'static str,
+    project: Uuid,
+    key: String,
+    marker: String,
+    /// Every id the project's seeding answers named, and the project's id.
+    ids: BTreeSet<String>,
+    site: String,
+    campaign: String,
+    email: String,
+    /// A contact email of its own (it carries the marker).
+    contact: String,
+    /// A suppressed address of its own (it carries the marker).
+    suppression: String,
+}
+
+async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &Planted) -> Owner {
+    let marker = format!("secret-{label}-{}", Uuid::new_v4().simple());
+    let mut ids = BTreeSet::from([project.to_string()]);
+    let mut call = async |method: Method, path: &str, body: Option<Value>| -> Value {
+        let (status, answer) = send(h, &key, method, path, body).await;
+        assert!(
+            (200..300).contains(&status),
+            "{label} {path}: {status} {answer}"
+        );
+        collect_ids(&answer, &mut ids);
+        answer
+    };
+    let provider = json!({"kind": "resend", "api_key": "re_test_key"});
+    call(Method::PUT, "/api/v1/delivery/provider", Some(provider)).await;
+    call(Method::POST, "/api/v1/delivery/webhook-secret", None).await;
+    let site = json!({"name": format!("{SHARED_WORD} site {marker}"), "slug": p.slug, "from_name": marker});
+    let site = id_of(&call(Method::POST, "/api/v1/sites", Some(site)).await, "id");
+
+    let contact = format!("{marker}@example.com");
+    let planted_contact = json!({"email": p.contact, "first_name": format!("{SHARED_WORD} {marker}"),
+        "last_name": marker, "site_id": site, "tags": [marker], "properties": {"note": marker},
+        "utm_source": marker, "referrer": format!("https://example.com/{marker}")});
+    call(Method::POST, "/api/v1/contacts", Some(planted_contact)).await;
+    let identified = json!({"email": contact, "first_name": format!("{SHARED_WORD} {marker}"),
+        "properties": {"note": marker}, "tags": [marker], "site_id": site});
+    call(Method::POST, "/api/v1/identify", Some(identified)).await;
+
+    let campaign = json!({"name": format!("{SHARED_WORD} campaign {marker}"), "site_id": site,
+        "type": "triggered", "trigger_event_name": p.event});
+    let campaign = id_of(
+        &call(Method::POST, "/api/v1/campaigns", Some(campaign)).await,
+        "id",
+    );
+    h.set_campaign_status(project, campaign.parse().unwrap(), "active")
+        .await;
+    let event = json!({"email": p.contact, "event": p.event, "data": {"note": marker}});
+    call(Method::POST, "/api/v1/events", Some(event)).await;
+    let template = json!({"name": format!("{SHARED_WORD} template {marker}"), "brief": marker,
+        "subject_hint": marker, "tags": [marker]});
+    call(Method::POST, "/api/v1/templates", Some(template)).await;
+
+    let suppression = format!("suppressed-{marker}@example.com");
+    for email in [&p.suppression, &suppression] {
+        let body = json!({"email": email, "note": marker});
+        call(Method::POST, "/api/v1/suppressions", Some(body)).await;
+    }
+    let message = json!({"to": p.contact, "site_id": site, "subject": format!("{SHARED_WORD} {marker}"),
+        "html": format!("<p>{marker} <a href=\"https://example.com/{marker}\">go</a></p>"),
+        "text": marker, "tags": [marker], "headers": {"X-Marker": marker}});
+    let sent = call(Method::POST, "/api/v1/send", Some(message)).await;
+    assert_eq!(sent["status"], "sent", "{label}: {sent}");
+    let email = id_of(&sent, "id");
+    let conversion = json!({"email": p.contact, "event": "purchase", "revenue": 12.5,
+        "currency": "EUR", "order_id": p.order, "metadata": {"note": marker}});
+    call(Method::POST, "/api/v1/conversion", Some(conversion)).await;
+    Owner {
+        label,
+        project,
+        key,
+        marker,
+        ids,
+        site,
+        campaign,
+        email,
+        contact,
+        suppression,
+    }
+}
+
+fn id_of(answer: &Value, field: &str) -> String {
+    answer[field]
+        .as_str()
+        .unwrap_or_else(|| panic!("no {field}: {answer}"))
+        .to_owned()
+}
+
+/// Every string under an `id`-like member, anywhere in `value`.
+fn collect_ids(value: &Value, ids: &mut BTreeSet<String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                let id_like = k == "id" || k.ends_with("_id") || k.ends_with("_ids");
+                match v {
+                    Value::String(s) if id_like => {
+                        ids.insert(s.clone());
+                    }
+                    Value::Array(items) if id_like => {
+                        ids.extend(items.iter().filter_map(|i| i.as_str().map(str::to_owned)));
+                    }
+                    _ => {}
+                }
+                collect_ids(v, ids);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_ids(v, ids)),
+        _ => {}
+    }
+}
+
+async fn send(
+    h: &Harness,
+    key: &str,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let mut request = h.http.request(method, h.server.url(path)).bearer_auth(key);
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let response = request.send().await.expect("request");
+    let status = response.status().as_u16();
+    let text = response.text().await.expect("body");
+    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    (status, body)
+}
+
+/// An operation of the document that the suite calls.
+struct Operation {
+    method: Method,
+    path: String,
+    params: Vec<Param>,
+    has_body: bool,
+}
+
+struct Param {
+    name: String,
+    location: String,
+    required: bool,
+}
+
+#[derive(PartialEq, Clone, Copy)]
+enum Phase {
+    Read,
+    Write,
+    Delete,
+}
+
+impl Operation {
+    /// Reads run before writes and deletes, so that no project's data has been changed by the
+    /// suite itself while others look for it.
+    fn phase(&self) -> Phase {
+        match self.method {
+            Method::GET => Phase::Read,
+            Method::DELETE => Phase::Delete,
+            _ => Phase::Write,
+        }
+    }
+}
+
+/// GET, PUT, PATCH and DELETE operations, and POST operations on a path id, of the committed
+/// document; the public ones are checked to be declared without a credential and left out.
+fn operations() -> Vec<Operation> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../proto-docs/mail-api.openapi.json");
+    let document: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut operations = Vec::new();
+    for (path, item) in document["paths"].as_object().expect("paths") {
+        for (method, op) in item.as_object().unwrap() {
+            let method: Method = method.to_uppercase().parse().expect("a method");
+            let probed = [Method::GET, Method::PUT, Method::PATCH, Method::DELETE]
+                .contains(&method)
+                || (method == Method::POST && path.contains('{'));
+            if !probed {
+                continue;
+            }
+            let needs_credential = op["security"]
+                .as_array()
+                .is_some_and(|s| s.iter().any(|r| r.get("bearer").is_some()));
+            if PUBLIC.contains(&path.as_str()) {
+                assert!(
+                    !needs_credential,
+                    "{method} {path} needs a credential: isolate it"
+                );
+                continue;
+            }
+            assert!(
+                needs_credential,
+                "{method} {path} has no credential and is not in PUBLIC"
+            );
+            let params = op["parameters"]
+                .as_array()
+                .map(|ps| {
+                    ps.iter()
+                        .map(|p| Param {
+                            name: p["name"].as_str().unwrap().to_owned(),
+                            location: p["in"].as_str().unwrap().to_owned(),
+                            required: p["required"].as_bool().unwrap_or(false),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            operations.push(Operation {
+                method,
+                path: path.clone(),
+                params,
+                has_body: op.get("requestBody").is_some(),
+            });
+        }
+    }
+    assert!(operations.len() >= 10, "the document's routes were read");
+    operations
+}
+
+/// One call of an operation.
+struct Probe {
+    path: String,
+    query: Vec<(String, String)>,
+    body: Option<Value>,
+    /// The path names the victim's own resource (not a value planted under every project).
+    foreign_path_id: bool,
+}
+
+/// The victim's value for a path parameter, and the value planted under every project if any.
+/// Panics for a parameter it does not know: map a new route here.
+fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, Option<String>) {
+    match (path, name) {
+        ("/api/v1/emails/{id}", "id") => (victim.email.clone(), None),
+        ("/api/v1/suppressions/{email}", "email") => {
+            (victim.suppression.clone(), Some(p.suppression.clone()))
+        }
+        _ => panic!("{path}: no value for path parameter `{name}`; map it in the isolation suite"),
+    }
+}
+
+/// Values to try for a query parameter, `None` for parameters that select nothing of a
+/// project's (paging, statuses, windows). Panics for an unknown required one.
+fn query_values(param: &Param, victim: &Owner, p: &Planted) -> Option<Vec<String>> {
+    Some(match param.name.as_str() {
+        "search" => vec![victim.marker.clone(), SHARED_WORD.to_owned()],
+        "site_id" => vec![victim.site.clone()],
+        "campaign_id" => vec![victim.campaign.clone()],
+        "to" => vec![victim.contact.clone(), p.contact.clone()],
+        "tag" => vec![victim.marker.clone()],
+        // The ZIP of `csv` is compressed: only JSON can be searched for markers.
+        "format" => vec!["json".to_owned()],
+        _ if param.required => panic!("no value for required query parameter `{}`", param.name),
+        _ => return None,
+    })
+}
+
+/// A minimal valid body for operations that take one.
+fn body_for(op: &Operation) -> Option<Value> {
+    if !op.has_body {
+        return None;
+    }
+    Some(match (op.method.as_str(), op.path.as_str()) {
+        ("PUT", "/api/v1/delivery/provider") => json!({"kind": "resend", "api_key": "re_test_key"}),
+        _ => panic!(
+            "{} {}: no body; add one to the isolation suite",
+            op.method, op.path
+        ),
+    })
+}
+
+fn probes(op: &Operation, victim: &Owner, p: &Planted) -> Vec<Probe> {
+    if let Some(param) = op
+        .params
+        .iter()
+        .find(|p| p.required && p.location == "header")
+    {
+        panic!(
+            "{} {}: no value for header `{}`",
+            op.method, op.path, param.name
+        );
+    }
+    let mut foreign = op.path.clone();
+    let mut shared = Some(op.path.clone());
+    let mut has_path_id = false;
+    for param in op.params.iter().filter(|p| p.location == "path") {
+        let (own, planted) = path_value(&op.path, &param.name, victim, p);
+        let placeholder = format!("{{{}}}", param.name);
+        foreign = foreign.replace(&placeholder, &own);
+        shared = shared
+            .zip(planted)
+            .map(|(path, v)| path.replace(&placeholder, &v));
+        has_path_id = true;
+    }
+    // Required query parameters are in every call, with the victim's first value.
+    let query_params: Vec<(&Param, Vec<String>)> = op
+        .params
+        .iter()
+        .filter(|p| p.location == "query")
+        .filter_map(|param| query_values(param, victim, p).map(|values| (param, values)))
+        .collect();
+    let base: Vec<(String, String)> = query_params
+        .iter()
+        .filter(|(param, _)| param.required || param.name == "format")
+        .map(|(param, values)| (param.name.clone(), values[0].clone()))
+        .collect();
+    let body = body_for(op);
+    let probe = |path: &str, query: Vec<(String, String)>, foreign_path_id| Probe {
+        path: path.to_owned(),
+        query,
+        body: body.clone(),
+        foreign_path_id,
+    };
+    let mut probes = vec![probe(&foreign, base.clone(), has_path_id)];
+    if let Some(path) = shared.filter(|_| has_path_id) {
+        probes.push(probe(&path, base.clone(), false));
+    }
+    for (param, values) in query_params.iter().filter(|(p, _)| !p.required) {
+        for value in values {
+            let mut query = base.clone();
+            query.retain(|(k, _)| *k != param.name);
+            query.push((param.name.clone(), value.clone()));
+            probes.push(probe(&foreign, query, false));
+        }
+    }
+    probes
+}
+
+async fn check(
+    h: &Harness,
+    op: &Operation,
+    probe: &Probe,
+    caller: &Owner,
+    victim: &Owner,
+    violations: &mut Vec<String>,
+) {
+    let url = probe_url(probe);
+    let before = victim_rows(h, op, victim).await;
+    let (status, body) = send(h, &caller.key, op.method.clone(), &url, probe.body.clone()).await;
+    let what = format!(
+        "{} {} as {} with {}'s ids",
+        op.method, url, caller.label, victim.label
+    );
+    let text = body.to_string();
+    if status == 404 {
+        if !body["code"]
+            .as_str()
+            .is_some_and(|c| c.ends_with("NOT_FOUND"))
+        {
+            violations.push(format!("{what}: 404 outside the envelope: {text}"));
+        }
+    } else if status >= 500 {
+        violations.push(format!("{what}: {status} {}", excerpt(&text)));
+    } else {
+        let leaked: Vec<&str> = std::iter::once(victim.marker.as_str())
+            .chain(victim.ids.difference(&caller.ids).map(String::as_str))
+            .filter(|s| text.contains(s))
+            .collect();
+        if !leaked.is_empty() {
+            violations.push(format!(
+                "{what}: {status} shows {leaked:?}: {}",
+                excerpt(&text)
+            ));
+        }
+        if op.method == Method::DELETE && probe.foreign_path_id {
+            violations.push(format!(
+                "{what}: {status} (404 expected): {}",
+                excerpt(&text)
+            ));
+        }
+    }
+    if let Some(before) = before {
+        let after = victim_rows(h, op, victim).await.unwrap();
+        if !before.is_subset(&after) {
+            let gone: Vec<_> = before.difference(&after).collect();
+            violations.push(format!("{what}: {}'s {gone:?} are gone", victim.label));
+        }
+    }
+}
+
+/// What a DELETE could remove from the victim, read as the victim (or, where no route shows
+/// it, from the database); `None` for other methods. Panics for an unknown DELETE route.
+async fn victim_rows(h: &Harness, op: &Operation, victim: &Owner) -> Option<BTreeSet<String>> {
+    if op.method != Method::DELETE {
+        return None;
+    }
+    Some(match op.path.as_str() {
+        "/api/v1/suppressions/{email}" => {
+            let (status, body) = send(
+                h,
+                &victim.key,
+                Method::GET,
+                "/api/v1/suppressions?limit=100",
+                None,
+            )
+            .await;
+            assert_eq!(status, 200, "{body}");
+            body["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["email"].as_str().unwrap().to_owned())
+                .collect()
+        }
+        "/api/v1/delivery/provider" => h
+            .query(&format!(
+                "SELECT 'provider' FROM project_delivery \
+                 WHERE project_id = '{}' AND provider_config IS NOT NULL",
+                victim.project
+            ))
+            .await
+            .into_iter()
+            .collect(),
+        path => panic!("DELETE {path}: say how the victim's rows are read in the isolation suite"),
+    })
+}
+
+fn excerpt(text: &str) -> &str {
+    match text.char_indices().nth(600) {
+        Some((end, _)) => &text[..end],
+        None => text,
+    }
+}
+
+fn probe_url(probe: &Probe) -> String {
+    if probe.query.is_empty() {
+        return probe.path.clone();
+    }
+    let query: Vec<String> = probe
+        .query
+        .iter()
+        .map(|(k, v)| format!("{k}={}", v.replace('@', "%40").replace(' ', "%20")))
+        .collect();
+    format!("{}?{}", probe.path, query.join("&"))
+}
+
+/// After every probe: the project's own rows are still there and its own.
+async fn still_intact(h: &Harness, owner: &Owner) -> Vec<String> {
+    let mut violations = Vec::new();
+    let checks = [
+        format!("/api/v1/emails/{}", owner.email),
+        format!("/api/v1/contacts?search={}", owner.marker),
+        format!("/api/v1/analytics/overview?site_id={}", owner.site),
+        format!("/api/v1/export?format=json&site_id={}", owner.site),
+    ];
+    for path in checks {
+        let (status, body) = send(h, &owner.key, Method::GET, &path, None).await;
+        if status != 200 {
+            violations.push(format!("{}: {path}: {status} {body}", owner.label));
+        }
+    }
+    let (_, suppressions) = send(h, &owner.key, Method::GET, "/api/v1/suppressions", None).await;
+    if !suppressions.to_string().contains(&owner.suppression) {
+        violations.push(format!("{}: {} is gone", owner.label, owner.suppression));
+    }
+    violations
+}

@@ -1,0 +1,628 @@
+//! Cross-tenant isolation, driven by the committed OpenAPI document.
+//!
+//! Three owners (user A's live environment, user A's test environment, user B's live
+//! environment) each seed one of every resource, with a marker of their own in every text
+//! field, and plant the same client-chosen ids and names (MIF decision and corpus ids, a product
+//! name). Then every GET, PUT, PATCH and DELETE operation of
+//! `proto-docs/memory-api.openapi.json`, and every POST acting on a path id, is called by each
+//! owner with every other owner's ids: the answer is 404, or names none of the other owner's
+//! markers nor ids that are not also the caller's. A parameter this file cannot fill fails the
+//! suite, so a new route is covered (or mapped) the day it lands.
+
+use std::collections::BTreeSet;
+
+use auth::{CredentialKind, Scope};
+use rate_limit::policy::Tier;
+use reqwest::Method;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use crate::common::*;
+
+/// Routes served without a credential, so there is no owner to isolate: the OpenAPI documents
+/// (a reference) and the probes (`/healthz`, `/readyz`, `/metrics`, no tenant data). The suite
+/// checks that the document declares them without a credential, so this list cannot hide a
+/// tenant route.
+const PUBLIC: &[&str] = &[
+    "/api/v1/openapi.json",
+    "/api/v1/openapi.yaml",
+    "/openapi.yaml",
+    "/healthz",
+    "/readyz",
+    "/metrics",
+];
+
+/// Words every owner's planted decisions share, so a search matches the caller's own planted
+/// rows (whose ids another owner also holds).
+const SHARED_WORDS: &str = "shared planted decision";
+
+#[tokio::test]
+async fn owners_and_environments_see_nothing_of_each_other_in_keyword_mode() {
+    run(Harness::new().await).await;
+}
+
+/// Semantic search ranks ids before reading rows, where a join on an id another owner reuses
+/// can pick up that owner's row.
+#[tokio::test]
+async fn owners_and_environments_see_nothing_of_each_other_in_semantic_mode() {
+    run(Harness::with(semantic_settings).await).await;
+}
+
+async fn run(h: Harness) {
+    let planted = Planted {
+        product: format!("shared-{}", Uuid::new_v4().simple()),
+        decisions: [Uuid::now_v7(), Uuid::now_v7()],
+        entry: Uuid::now_v7(),
+    };
+    let user_a = h.user(Tier::Pro).await;
+    let user_b = h.user(Tier::Pro).await;
+    let all = [Scope::Read, Scope::Write, Scope::Propose];
+    let (_, a_live) = h.key(user_a, CredentialKind::MemoryLive, &all).await;
+    let (_, a_test) = h.key(user_a, CredentialKind::MemoryTest, &all).await;
+    let (_, b_live) = h.key(user_b, CredentialKind::MemoryLive, &all).await;
+    let owners = [
+        seed(&h, "a-live", user_a, a_live, &planted).await,
+        seed(&h, "a-test", user_a, a_test, &planted).await,
+        seed(&h, "b-live", user_b, b_live, &planted).await,
+    ];
+    let operations = operations();
+    let mut violations = Vec::new();
+    let mut calls = 0;
+    for phase in [Phase::Read, Phase::Write, Phase::Delete] {
+        for caller in &owners {
+            for victim in owners.iter().filter(|o| o.label != caller.label) {
+                for op in operations.iter().filter(|op| op.phase() == phase) {
+                    for probe in probes(op, caller, victim, &planted) {
+                        check(&h, op, &probe, caller, victim, &mut violations).await;
+                        calls += 1;
+                    }
+                }
+            }
+        }
+    }
+    // Six directions, each calling every operation at least once.
+    assert!(calls >= 6 * operations.len(), "{calls} calls");
+    for owner in &owners {
+        violations.extend(still_intact(&h, owner, &planted).await);
+    }
+    assert!(
+        violations.is_empty(),
+        "{} isolation violation(s):\n{}",
+        violations.len(),
+        violations.join("\n")
+    );
+    h.stop().await;
+}
+
+/// Values planted identically under every owner.
+struct Planted {
+    product: String,
+    decisions: [Uuid; 2],
+    entry: Uuid,
+}
+
+/// One owner (a user in one environment) and what it seeded.
+struct Owner {
+    label: &'static str,
+    key: String,
+    marker: String,
+    /// Every id the owner's seeding answers named, and its user id.
+    ids: BTreeSet<String>,
+    /// A product name of its own (it carries the marker).
+    product: String,
+    decision: String,
+    entry: String,
+    run: String,
+    /// An import staged and never applied by its owner.
+    staged_import: String,
+}
+
+async fn seed(h: &Harness, label: &'static str, user: Uuid, key: String, p: &Planted) -> Owner {
+    let marker = format!("secret-{label}-{}", Uuid::new_v4().simple());
+    let mut ids = BTreeSet::from([user.to_string()]);
+    let mut call = async |method: Method, path: &str, body: Value| -> Value {
+        let (status, answer) = send(h, &key, method, path, Some(body)).await;
+        assert!(
+            (200..300).contains(&status),
+            "{label} {path}: {status} {answer}"
+        );
+        collect_ids(&answer, &mut ids);
+        answer
+    };
+    let product = format!("own-{marker}");
+    for name in [&p.product, &product] {
+        let body =
+            json!({"name": name, "description": format!("{marker} product"), "status": "beta"});
+        call(Method::POST, "/api/v1/products", body).await;
+        let state = json!({"status": marker, "what_works": [marker], "open_questions": [marker]});
+        call(
+            Method::POST,
+            &format!("/api/v1/memory/product/{name}/state"),
+            state,
+        )
+        .await;
+    }
+    let kernel = json!({"identity": {"name": marker}, "constraints": [format!("{marker} rule")]});
+    call(Method::PUT, "/api/v1/memory/identity", kernel).await;
+
+    // The planted ids, through an import applied at once.
+    let planted_decision = |id: Uuid, n: &str| {
+        json!({"id": id, "decision": format!("{SHARED_WORDS} {n} {marker}"),
+               "reasoning": format!("{marker} reasoning"), "product_name": p.product})
+    };
+    let document = mif(json!({
+        "decisions": [planted_decision(p.decisions[0], "one"), planted_decision(p.decisions[1], "two")],
+        "user_corpus": [{"id": p.entry, "content": format!("shared planted entry {marker}"),
+                         "tags": ["planted"], "source": marker}],
+    }));
+    let body = json!({"mif": document, "merge_strategy": "merge", "apply_immediately": true});
+    let imported = call(Method::POST, "/api/v1/memory/import-mif", body).await;
+    assert_eq!(imported["decisions_imported"], 2, "{label}: {imported}");
+
+    // An import staged then applied, and one left staged.
+    let staged = |n: &str| {
+        let entry = json!({"content": format!("{n} staged entry {marker}")});
+        json!({"mif": mif(json!({"user_corpus": [entry]})), "merge_strategy": "merge"})
+    };
+    let applied = call(Method::POST, "/api/v1/memory/import-mif", staged("first")).await;
+    let applied = applied["id"]
+        .as_str()
+        .expect("a staged import id")
+        .to_owned();
+    call(
+        Method::POST,
+        &format!("/api/v1/memory/imports/{applied}/apply"),
+        json!({}),
+    )
+    .await;
+    let pending = call(Method::POST, "/api/v1/memory/import-mif", staged("second")).await;
+    let staged_import = pending["id"]
+        .as_str()
+        .expect("a staged import id")
+        .to_owned();
+
+    // Twice each, so consolidation records duplicate candidates.
+    let mut decision = String::new();
+    let mut entry = String::new();
+    for _ in 0..2 {
+        let body = json!({"decision": format!("Duplicate decision {marker}"), "product_name": product,
+                          "reasoning": marker, "affects_products": [p.product]});
+        decision = id_of(
+            &call(Method::POST, "/api/v1/memory/decisions", body).await,
+            "id",
+        );
+        let body = json!({"content": format!("duplicate note {marker}"), "tags": ["isolation"],
+                          "source": marker, "metadata": {"marker": marker}});
+        entry = id_of(
+            &call(Method::POST, "/api/v1/memory/free-form", body).await,
+            "id",
+        );
+    }
+    let consolidated = call(Method::POST, "/api/v1/memory/consolidate", json!({})).await;
+    let run = id_of(&consolidated, "runId");
+
+    let export = full_export(h, &key).await;
+    for id in [p.decisions[0], p.decisions[1], p.entry] {
+        assert!(
+            export.contains(&id.to_string()),
+            "{label}: planted {id} kept"
+        );
+    }
+    Owner {
+        label,
+        key,
+        marker,
+        ids,
+        product,
+        decision,
+        entry,
+        run,
+        staged_import,
+    }
+}
+
+fn mif(extra: Value) -> Value {
+    let mut document = json!({"mif_version": "0.1", "provenance": {}, "identity_kernel": {}});
+    for (k, v) in extra.as_object().unwrap() {
+        document[k] = v.clone();
+    }
+    document
+}
+
+fn id_of(answer: &Value, field: &str) -> String {
+    answer[field]
+        .as_str()
+        .unwrap_or_else(|| panic!("no {field}: {answer}"))
+        .to_owned()
+}
+
+/// Every string under an `id`-like member, anywhere in `value`.
+fn collect_ids(value: &Value, ids: &mut BTreeSet<String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                if let (true, Some(s)) = (
+                    k == "id" || k.ends_with("Id") || k.ends_with("_id"),
+                    v.as_str(),
+                ) {
+                    ids.insert(s.to_owned());
+                }
+                collect_ids(v, ids);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_ids(v, ids)),
+        _ => {}
+    }
+}
+
+async fn send(
+    h: &Harness,
+    key: &str,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let mut request = h.http.request(method, h.server.url(path)).bearer_auth(key);
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let response = request.send().await.expect("request");
+    let status = response.status().as_u16();
+    let text = response.text().await.expect("body");
+    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    (status, body)
+}
+
+async fn full_export(h: &Harness, key: &str) -> String {
+    let (status, body) = send(
+        h,
+        key,
+        Method::GET,
+        "/api/v1/memory/export-mif?scope=full",
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    body.to_string()
+}
+
+/// An operation of the document that the suite calls.
+struct Operation {
+    method: Method,
+    path: String,
+    params: Vec<Param>,
+    has_body: bool,
+}
+
+struct Param {
+    name: String,
+    location: String,
+    required: bool,
+}
+
+#[derive(PartialEq, Clone, Copy)]
+enum Phase {
+    Read,
+    Write,
+    Delete,
+}
+
+impl Operation {
+    /// Reads run before writes and deletes, so that no owner's data has been changed by the
+    /// suite itself while others look for it.
+    fn phase(&self) -> Phase {
+        match self.method {
+            Method::GET => Phase::Read,
+            Method::DELETE => Phase::Delete,
+            _ => Phase::Write,
+        }
+    }
+}
+
+/// GET, PUT, PATCH and DELETE operations, and POST operations on a path id, of the committed
+/// document; the public ones are checked to be declared without a credential and left out.
+fn operations() -> Vec<Operation> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../proto-docs/memory-api.openapi.json");
+    let document: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut operations = Vec::new();
+    for (path, item) in document["paths"].as_object().expect("paths") {
+        for (method, op) in item.as_object().unwrap() {
+            let method: Method = method.to_uppercase().parse().expect("a method");
+            let has_path_param = path.contains('{');
+            let probed = [Method::GET, Method::PUT, Method::PATCH, Method::DELETE]
+                .contains(&method)
+                || (method == Method::POST && has_path_param);
+            if !probed {
+                continue;
+            }
+            let needs_credential = op["security"]
+                .as_array()
+                .is_some_and(|s| s.iter().any(|r| r.get("bearer").is_some()));
+            if PUBLIC.contains(&path.as_str()) {
+                assert!(
+                    !needs_credential,
+                    "{method} {path} needs a credential: isolate it"
+                );
+                continue;
+            }
+            assert!(
+                needs_credential,
+                "{method} {path} has no credential and is not in PUBLIC"
+            );
+            let params = op["parameters"]
+                .as_array()
+                .map(|ps| {
+                    ps.iter()
+                        .map(|p| Param {
+                            name: p["name"].as_str().unwrap().to_owned(),
+                            location: p["in"].as_str().unwrap().to_owned(),
+                            required: p["required"].as_bool().unwrap_or(false),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            operations.push(Operation {
+                method,
+                path: path.clone(),
+                params,
+                has_body: op.get("requestBody").is_some(),
+            });
+        }
+    }
+    assert!(operations.len() >= 10, "the document's routes were read");
+    operations
+}
+
+/// One call of an operation.
+struct Probe {
+    path: String,
+    /// The query string's values, to tell an echo of the query from a leak.
+    query: Vec<(String, String)>,
+    body: Option<Value>,
+    /// The path names the victim's own resource (not a value planted under every owner).
+    foreign_path_id: Option<ForeignRow>,
+    /// The path names a planted value, so it is the caller's own resource too.
+    shared_path_id: Option<ForeignRow>,
+}
+
+/// A row of the victim that a probe must leave alone.
+#[derive(Clone)]
+enum ForeignRow {
+    /// A decision or free-form entry, visible in the victim's full export.
+    Exported(String),
+    /// Rows with nothing of their own to look at afterwards (checked at the end).
+    Other,
+}
+
+/// The victim's value for a path parameter, and the value planted under every owner if any.
+/// Panics for a parameter it does not know: map a new route here.
+fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, Option<String>) {
+    let collection = path
+        .split('/')
+        .take_while(|segment| *segment != format!("{{{name}}}"))
+        .last()
+        .unwrap_or_default();
+    match (name, collection) {
+        ("name", _) => (victim.product.clone(), Some(p.product.clone())),
+        ("runId", "consolidate") => (victim.run.clone(), None),
+        ("id", "decisions") => (victim.decision.clone(), Some(p.decisions[1].to_string())),
+        ("id", "free-form") => (victim.entry.clone(), Some(p.entry.to_string())),
+        ("id", "imports") => (victim.staged_import.clone(), None),
+        _ => panic!("{path}: no value for path parameter `{name}`; map it in the isolation suite"),
+    }
+}
+
+/// Values to try for a query parameter (each in a call of its own), `None` for parameters that
+/// select nothing of an owner's (paging, limits, formats). Panics for an unknown required one.
+fn query_values(param: &Param, victim: &Owner) -> Option<Vec<String>> {
+    match param.name.as_str() {
+        "q" => Some(vec![victim.marker.clone(), SHARED_WORDS.to_owned()]),
+        "product" => Some(vec![victim.product.clone()]),
+        "scope" => Some(vec!["full".to_owned()]),
+        "workspace_id" => None,
+        _ if param.required => panic!("no value for required query parameter `{}`", param.name),
+        _ => None,
+    }
+}
+
+/// A minimal valid body for operations that take one, carrying the caller's own marker.
+fn body_for(op: &Operation, caller: &Owner) -> Option<Value> {
+    if !op.has_body {
+        return None;
+    }
+    Some(match (op.method.as_str(), op.path.as_str()) {
+        ("PUT", "/api/v1/memory/identity") => json!({"identity": {"name": caller.marker}}),
+        ("POST", "/api/v1/memory/product/{name}/state") => json!({"status": caller.marker}),
+        _ => panic!(
+            "{} {}: no body; add one to the isolation suite",
+            op.method, op.path
+        ),
+    })
+}
+
+fn probes(op: &Operation, caller: &Owner, victim: &Owner, p: &Planted) -> Vec<Probe> {
+    if let Some(param) = op
+        .params
+        .iter()
+        .find(|p| p.required && p.location == "header")
+    {
+        panic!(
+            "{} {}: no value for header `{}`",
+            op.method, op.path, param.name
+        );
+    }
+    let mut foreign = op.path.clone();
+    let mut shared = Some(op.path.clone());
+    let mut foreign_row = None;
+    let mut shared_row = None;
+    for param in op.params.iter().filter(|p| p.location == "path") {
+        let (own, planted) = path_value(&op.path, &param.name, victim, p);
+        let placeholder = format!("{{{}}}", param.name);
+        foreign = foreign.replace(&placeholder, &own);
+        foreign_row = Some(row_of(&op.path, own));
+        shared = shared
+            .zip(planted.clone())
+            .map(|(path, v)| path.replace(&placeholder, &v));
+        shared_row = planted.map(|value| row_of(&op.path, value));
+    }
+    // Required query parameters are in every call, with the victim's first value.
+    let query_params: Vec<(&Param, Vec<String>)> = op
+        .params
+        .iter()
+        .filter(|p| p.location == "query")
+        .filter_map(|param| query_values(param, victim).map(|values| (param, values)))
+        .collect();
+    let base: Vec<(String, String)> = query_params
+        .iter()
+        .filter(|(param, _)| param.required)
+        .map(|(param, values)| (param.name.clone(), values[0].clone()))
+        .collect();
+    let body = body_for(op, caller);
+    let probe = |path: &str, query: Vec<(String, String)>, foreign_row, shared_row| Probe {
+        path: path.to_owned(),
+        query,
+        body: body.clone(),
+        foreign_path_id: foreign_row,
+        shared_path_id: shared_row,
+    };
+    let mut probes = vec![probe(&foreign, base.clone(), foreign_row, None)];
+    if let (Some(path), Some(row)) = (shared.filter(|s| *s != op.path), shared_row) {
+        probes.push(probe(&path, base.clone(), None, Some(row)));
+    }
+    for (param, values) in query_params.iter().filter(|(p, _)| !p.required) {
+        for value in values {
+            let mut query = base.clone();
+            query.push((param.name.clone(), value.clone()));
+            probes.push(probe(&foreign, query, None, None));
+        }
+    }
+    probes
+}
+
+fn row_of(path: &str, id: String) -> ForeignRow {
+    if path.starts_with("/api/v1/memory/decisions/")
+        || path.starts_with("/api/v1/memory/free-form/")
+    {
+        ForeignRow::Exported(id)
+    } else {
+        ForeignRow::Other
+    }
+}
+
+async fn check(
+    h: &Harness,
+    op: &Operation,
+    probe: &Probe,
+    caller: &Owner,
+    victim: &Owner,
+    violations: &mut Vec<String>,
+) {
+    let url = probe_url(probe);
+    let seen_before = match (&probe.foreign_path_id, &probe.shared_path_id) {
+        (Some(ForeignRow::Exported(id)), _) | (_, Some(ForeignRow::Exported(id))) => Some((
+            id.clone(),
+            full_export(h, &victim.key).await.contains(id.as_str()),
+        )),
+        _ => None,
+    };
+    let (status, body) = send(h, &caller.key, op.method.clone(), &url, probe.body.clone()).await;
+    let what = format!(
+        "{} {} as {} with {}'s ids",
+        op.method, url, caller.label, victim.label
+    );
+    if status == 404 {
+        if body["error"]["code"] != "NOT_FOUND" {
+            violations.push(format!("{what}: 404 outside the envelope: {body}"));
+        }
+    } else if status >= 500 {
+        violations.push(format!("{what}: {status} {body}"));
+    } else {
+        let mut body = body;
+        drop_query_echo(&mut body, &probe.query);
+        let text = body.to_string();
+        let leaked: Vec<&str> = std::iter::once(victim.marker.as_str())
+            .chain(victim.ids.difference(&caller.ids).map(String::as_str))
+            .filter(|s| text.contains(s))
+            .collect();
+        if !leaked.is_empty() {
+            violations.push(format!(
+                "{what}: {status} shows {leaked:?}: {}",
+                excerpt(&text)
+            ));
+        }
+        let mutating = op.method != Method::GET;
+        if mutating && probe.foreign_path_id.is_some() {
+            violations.push(format!(
+                "{what}: {status} (404 expected): {}",
+                excerpt(&text)
+            ));
+        }
+    }
+    if let Some((id, true)) = seen_before
+        && !full_export(h, &victim.key).await.contains(id.as_str())
+    {
+        violations.push(format!("{what}: {}'s row {id} is gone", victim.label));
+    }
+}
+
+fn excerpt(text: &str) -> &str {
+    match text.char_indices().nth(600) {
+        Some((end, _)) => &text[..end],
+        None => text,
+    }
+}
+
+fn probe_url(probe: &Probe) -> String {
+    if probe.query.is_empty() {
+        return probe.path.clone();
+    }
+    let query: Vec<String> = probe
+        .query
+        .iter()
+        .map(|(k, v)| format!("{k}={}", v.replace(' ', "%20")))
+        .collect();
+    format!("{}?{}", probe.path, query.join("&"))
+}
+
+/// Search answers echo the query (`query`): that is the caller's own words, not a leak.
+fn drop_query_echo(body: &mut Value, query: &[(String, String)]) {
+    if let Some(map) = body.as_object_mut() {
+        map.retain(|_, v| !query.iter().any(|(_, q)| v.as_str() == Some(q.as_str())));
+    }
+}
+
+/// After every probe: the owner's marker and planted rows are all still there, and its staged
+/// import was applied by nobody else.
+async fn still_intact(h: &Harness, owner: &Owner, p: &Planted) -> Vec<String> {
+    let mut violations = Vec::new();
+    let export = full_export(h, &owner.key).await;
+    // The other planted ids were the targets of each owner's own deletes.
+    let id = p.decisions[0];
+    if !export.contains(&id.to_string()) {
+        violations.push(format!("{}: planted {id} is gone", owner.label));
+    }
+    for id in [&owner.decision, &owner.entry] {
+        if !export.contains(id.as_str()) {
+            violations.push(format!("{}: {id} is gone", owner.label));
+        }
+    }
+    let path = format!("/api/v1/memory/imports/{}/apply", owner.staged_import);
+    let (status, body) = send(h, &owner.key, Method::POST, &path, None).await;
+    if status != 200 {
+        violations.push(format!(
+            "{}: its staged import: {status} {body}",
+            owner.label
+        ));
+    }
+    for path in [
+        format!("/api/v1/products/{}", owner.product),
+        format!("/api/v1/memory/consolidate/{}", owner.run),
+    ] {
+        let (status, body) = send(h, &owner.key, Method::GET, &path, None).await;
+        if status != 200 {
+            violations.push(format!("{}: {path}: {status} {body}", owner.label));
+        }
+    }
+    violations
+}

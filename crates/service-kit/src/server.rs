@@ -60,6 +60,7 @@ pub fn api_app(
         .configure(public)
         .service(
             web::scope("/api/v1")
+                .wrap(from_fn(http_kit::reject_nul_in_uri))
                 .wrap(from_fn(move |req, next| {
                     auth::middleware::gate(Arc::clone(&gate), req, next)
                 }))

@@ -12,6 +12,7 @@ mod events;
 mod export;
 mod identify;
 mod migrations;
+mod nul;
 mod plan_limits;
 mod rate_limits;
 mod send;

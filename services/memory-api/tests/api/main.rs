@@ -11,6 +11,7 @@ mod free_form;
 mod identity;
 mod mif;
 mod migrations;
+mod nul;
 mod product_state;
 mod products;
 mod rate_limits;

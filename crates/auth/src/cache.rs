@@ -354,11 +354,17 @@ mod tests {
         let (auth, store, _) = setup();
         let cache = &auth.cache;
         cache.put(store.hash, stored(&store), cache.generation());
-        assert!(!matches!(cache.get(&store.hash), Some(Cached::Found(_))), "not synced: nothing kept");
+        assert!(
+            !matches!(cache.get(&store.hash), Some(Cached::Found(_))),
+            "not synced: nothing kept"
+        );
 
         cache.on_event(ListenEvent::Connected);
         cache.put(store.hash, stored(&store), cache.generation());
-        assert!(matches!(cache.get(&store.hash), Some(Cached::Found(_))), "synced: kept");
+        assert!(
+            matches!(cache.get(&store.hash), Some(Cached::Found(_))),
+            "synced: kept"
+        );
 
         cache.on_event(ListenEvent::Disconnected);
         assert!(
@@ -420,7 +426,10 @@ mod tests {
         let before = cache.generation();
         cache.on_event(ListenEvent::Notification(hex::encode(store.hash)));
         cache.put_miss(store.hash, before);
-        assert!(cache.get(&store.hash).is_none(), "a miss older than an event");
+        assert!(
+            cache.get(&store.hash).is_none(),
+            "a miss older than an event"
+        );
 
         cache.put_miss(store.hash, cache.generation());
         cache.on_event(ListenEvent::Disconnected);

@@ -47,7 +47,12 @@ impl Readiness {
         let ready = results.iter().all(|(_, ok)| *ok);
         let checks = results
             .into_iter()
-            .map(|(name, ok)| (name.to_owned(), Value::from(if ok { "ok" } else { "failed" })))
+            .map(|(name, ok)| {
+                (
+                    name.to_owned(),
+                    Value::from(if ok { "ok" } else { "failed" }),
+                )
+            })
             .collect();
         (ready, checks)
     }

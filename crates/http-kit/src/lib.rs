@@ -11,7 +11,9 @@ pub mod pagination;
 
 pub use envelope::{Flavor, envelope_middleware};
 pub use error::{ApiError, ErrorKind, RateLimitInfo};
-pub use extract::{Json, json_config, path_config, payload_config, query_config, reject_nul_in_uri};
+pub use extract::{
+    Json, json_config, path_config, payload_config, query_config, reject_nul_in_uri,
+};
 pub use pagination::{Cursor, Page, PageParams};
 
 /// Request bodies above this size answer 400 (ruled: neither document lists 413).

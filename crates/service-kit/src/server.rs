@@ -165,8 +165,8 @@ where
     } = spec;
     let server = HttpServer::new(move || {
         let pool = crate::infra::pool(&worker_database).expect("pool settings were checked");
-        let authenticator = Authenticator::new(credentials(pool.clone()), accepted)
-            .count_lookups(lookups.clone());
+        let authenticator =
+            Authenticator::new(credentials(pool.clone()), accepted).count_lookups(lookups.clone());
         authenticator.listen(
             worker_database.url.clone(),
             shutdown_rx.clone(),

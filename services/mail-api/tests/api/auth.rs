@@ -293,7 +293,14 @@ async fn a_key_revoked_through_one_replica_is_refused_by_the_other_on_the_next_r
 
 /// `auth_credential_lookups_total` on the server's `/metrics`.
 async fn credential_lookups(h: &Harness) -> u64 {
-    let text = h.get("/metrics").send().await.unwrap().text().await.unwrap();
+    let text = h
+        .get("/metrics")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     text.lines()
         .find(|line| line.starts_with("auth_credential_lookups_total"))
         .and_then(|line| line.rsplit(' ').next())
@@ -337,7 +344,11 @@ async fn an_unknown_key_is_looked_up_once_yet_usable_as_soon_as_it_is_inserted()
         let res = h.get_with(&key, "/api/v1/sites").await;
         expect_error(res, 401, "UNAUTHORIZED").await;
     }
-    assert_eq!(credential_lookups(&h).await - before, 1, "one lookup for ten");
+    assert_eq!(
+        credential_lookups(&h).await - before,
+        1,
+        "one lookup for ten"
+    );
 
     // Created again: the very next request is served.
     h.exec("INSERT INTO api_keys SELECT * FROM set_aside").await;

@@ -1142,7 +1142,10 @@ async fn extreme_webhook_timestamps_answer_401_not_a_crash() {
         let err = expect_error(res, 401, "INVALID_SIGNATURE").await;
         assert!(err.message.contains("timestamp"), "{headers:?}: {err:?}");
     }
-    assert_eq!(h.query("SELECT count(*) FROM webhook_receipts").await, ["0"]);
+    assert_eq!(
+        h.query("SELECT count(*) FROM webhook_receipts").await,
+        ["0"]
+    );
     h.stop().await;
 }
 

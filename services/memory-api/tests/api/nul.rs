@@ -28,7 +28,14 @@ async fn expect_nul_refused(res: Response, field: &str) {
 
 async fn writer_with_product(h: &Harness) -> String {
     let (_, key) = h.writer(Tier::Pro).await;
-    let res = send(h, &key, Method::POST, "/api/v1/products", &json!({"name": "atlas"})).await;
+    let res = send(
+        h,
+        &key,
+        Method::POST,
+        "/api/v1/products",
+        &json!({"name": "atlas"}),
+    )
+    .await;
     assert_eq!(res.status(), 201);
     key
 }
@@ -40,7 +47,14 @@ async fn nul_in_identity_kernel_is_400_naming_the_field() {
     let body = json!({"identity": {"name": "Ada", "nickname": "A\u{0}da"}});
     let res = send(&h, &key, Method::PUT, "/api/v1/memory/identity", &body).await;
     expect_nul_refused(res, "identity.nickname").await;
-    let res = send(&h, &key, Method::PUT, "/api/v1/memory/identity", &json!({"k\u{0}": 1})).await;
+    let res = send(
+        &h,
+        &key,
+        Method::PUT,
+        "/api/v1/memory/identity",
+        &json!({"k\u{0}": 1}),
+    )
+    .await;
     expect_nul_refused(res, "k\\u0000").await;
     h.stop().await;
 }
@@ -50,7 +64,14 @@ async fn nul_in_product_state_is_400_naming_the_field() {
     let h = Harness::new().await;
     let key = writer_with_product(&h).await;
     let body = json!({"status": "building", "what_works": ["auth", "bil\u{0}ling"]});
-    let res = send(&h, &key, Method::POST, "/api/v1/memory/product/atlas/state", &body).await;
+    let res = send(
+        &h,
+        &key,
+        Method::POST,
+        "/api/v1/memory/product/atlas/state",
+        &body,
+    )
+    .await;
     expect_nul_refused(res, "what_works[1]").await;
     h.stop().await;
 }

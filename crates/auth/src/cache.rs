@@ -28,6 +28,21 @@ pub const CHANNEL: &str = "credential_changed";
 const MAX_ENTRIES: usize = 100_000;
 /// Backstop against anything a notification would not cover.
 const MAX_AGE: Duration = Duration::from_secs(300);
+/// How long a well-formed key that matched no row is answered 401 without asking again. Any
+/// notification (a key inserted included) forgets every such miss at once.
+const MISS_TTL: Duration = Duration::from_secs(30);
+/// Bounds the misses remembered; they are all forgotten when full.
+const MAX_MISSES: usize = 10_000;
+
+/// `auth_credential_lookups_total`: the lookups that reached the store (cache misses), to be
+/// registered once per process and shared by every worker's [`Authenticator`].
+pub fn lookup_counter() -> prometheus::IntCounter {
+    prometheus::IntCounter::new(
+        "auth_credential_lookups_total",
+        "Credential lookups that reached the database (not answered by the cache)",
+    )
+    .expect("static metric definition")
+}
 
 /// A credential row as the service's store returns it.
 #[derive(Debug, Clone)]
@@ -52,9 +67,23 @@ struct Entry {
     fetched: Instant,
 }
 
+/// What the cache knows about a hash.
+enum Cached {
+    Found(StoredCredential),
+    /// Looked up recently and matched no row.
+    Unknown,
+}
+
+#[derive(Default)]
+struct Entries {
+    found: HashMap<[u8; 32], Entry>,
+    /// When each hash was last looked up in vain.
+    misses: HashMap<[u8; 32], Instant>,
+}
+
 #[derive(Default)]
 struct Cache {
-    entries: Mutex<HashMap<[u8; 32], Entry>>,
+    entries: Mutex<Entries>,
     /// True only while notifications are being received.
     synced: AtomicBool,
     /// Bumped by every event; an entry fetched under an older generation may be stale.
@@ -66,15 +95,21 @@ impl Cache {
         self.synced.load(Ordering::Acquire)
     }
 
-    fn get(&self, hash: &[u8; 32]) -> Option<StoredCredential> {
+    fn get(&self, hash: &[u8; 32]) -> Option<Cached> {
         if !self.is_synced() {
             return None;
         }
         let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(entry) = entries.found.get(hash)
+            && entry.fetched.elapsed() < MAX_AGE
+        {
+            return Some(Cached::Found(entry.stored.clone()));
+        }
         entries
+            .misses
             .get(hash)
-            .filter(|e| e.fetched.elapsed() < MAX_AGE)
-            .map(|e| e.stored.clone())
+            .filter(|at| at.elapsed() < MISS_TTL)
+            .map(|_| Cached::Unknown)
     }
 
     fn generation(&self) -> u64 {
@@ -87,33 +122,48 @@ impl Cache {
         if !self.synced.load(Ordering::Acquire) || self.generation() != generation {
             return;
         }
-        if entries.len() >= MAX_ENTRIES {
-            entries.clear();
+        if entries.found.len() >= MAX_ENTRIES {
+            entries.found.clear();
         }
         let fetched = Instant::now();
-        entries.insert(hash, Entry { stored, fetched });
+        entries.found.insert(hash, Entry { stored, fetched });
+    }
+
+    /// Remembers that `hash` matched no row, unless an event arrived since `generation` was
+    /// read (the key may have been inserted meanwhile).
+    fn put_miss(&self, hash: [u8; 32], generation: u64) {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        if !self.synced.load(Ordering::Acquire) || self.generation() != generation {
+            return;
+        }
+        if entries.misses.len() >= MAX_MISSES {
+            entries.misses.clear();
+        }
+        entries.misses.insert(hash, Instant::now());
     }
 
     fn on_event(&self, event: ListenEvent) {
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         self.generation.fetch_add(1, Ordering::AcqRel);
+        // Whatever happened, a key may now exist that did not: forget every miss.
+        entries.misses.clear();
         match event {
             ListenEvent::Connected => {
-                entries.clear();
+                entries.found.clear();
                 self.synced.store(true, Ordering::Release);
             }
             ListenEvent::Disconnected => {
                 self.synced.store(false, Ordering::Release);
-                entries.clear();
+                entries.found.clear();
             }
             ListenEvent::Notification(payload) => {
                 let mut hash = [0u8; 32];
                 match hex::decode_to_slice(payload.as_bytes(), &mut hash) {
                     Ok(()) => {
-                        entries.remove(&hash);
+                        entries.found.remove(&hash);
                     }
                     // '*' (a tier or plan change) or anything unexpected: drop everything.
-                    Err(_) => entries.clear(),
+                    Err(_) => entries.found.clear(),
                 }
             }
         }
@@ -126,6 +176,7 @@ pub struct Authenticator<S> {
     accepted: &'static [CredentialKind],
     cache: Arc<Cache>,
     listener: OnceLock<Listener>,
+    lookups: Option<prometheus::IntCounter>,
 }
 
 impl<S: CredentialStore> Authenticator<S> {
@@ -136,7 +187,14 @@ impl<S: CredentialStore> Authenticator<S> {
             accepted,
             cache: Arc::default(),
             listener: OnceLock::new(),
+            lookups: None,
         }
+    }
+
+    /// Counts every lookup that reaches the store in `counter`.
+    pub fn count_lookups(mut self, counter: prometheus::IntCounter) -> Self {
+        self.lookups = Some(counter);
+        self
     }
 
     /// Starts the LISTEN connection that keeps the cache trustworthy. An HTTP worker's
@@ -156,8 +214,8 @@ impl<S: CredentialStore> Authenticator<S> {
         }
     }
 
-    /// The cached credential, when the cache can be trusted for this request.
-    async fn cached(&self, hash: &[u8; 32]) -> Option<StoredCredential> {
+    /// What the cache knows, when the cache can be trusted for this request.
+    async fn cached(&self, hash: &[u8; 32]) -> Option<Cached> {
         let listener = self.listener.get()?;
         if !self.cache.is_synced() || !listener.sync().await {
             return None;
@@ -169,16 +227,23 @@ impl<S: CredentialStore> Authenticator<S> {
         let token = credential::bearer_token(authorization)?;
         let parsed = credential::parse(token, self.accepted)?;
         let stored = match self.cached(&parsed.hash).await {
-            Some(stored) => stored,
+            Some(Cached::Found(stored)) => stored,
+            Some(Cached::Unknown) => return Err(AuthError::Unknown),
             None => {
                 // Read before the query: a notification that lands during it wins.
                 let generation = self.cache.generation();
-                let stored = self
+                if let Some(lookups) = &self.lookups {
+                    lookups.inc();
+                }
+                let found = self
                     .store
                     .find(parsed.kind, parsed.hash)
                     .await
-                    .map_err(AuthError::Store)?
-                    .ok_or(AuthError::Unknown)?;
+                    .map_err(AuthError::Store)?;
+                let Some(stored) = found else {
+                    self.cache.put_miss(parsed.hash, generation);
+                    return Err(AuthError::Unknown);
+                };
                 self.cache.put(parsed.hash, stored.clone(), generation);
                 stored
             }
@@ -289,15 +354,21 @@ mod tests {
         let (auth, store, _) = setup();
         let cache = &auth.cache;
         cache.put(store.hash, stored(&store), cache.generation());
-        assert!(cache.get(&store.hash).is_none(), "not synced: nothing kept");
+        assert!(
+            !matches!(cache.get(&store.hash), Some(Cached::Found(_))),
+            "not synced: nothing kept"
+        );
 
         cache.on_event(ListenEvent::Connected);
         cache.put(store.hash, stored(&store), cache.generation());
-        assert!(cache.get(&store.hash).is_some(), "synced: kept");
+        assert!(
+            matches!(cache.get(&store.hash), Some(Cached::Found(_))),
+            "synced: kept"
+        );
 
         cache.on_event(ListenEvent::Disconnected);
         assert!(
-            cache.get(&store.hash).is_none(),
+            !matches!(cache.get(&store.hash), Some(Cached::Found(_))),
             "disconnected: dropped and bypassed"
         );
     }
@@ -311,10 +382,10 @@ mod tests {
         cache.put(store.hash, stored(&store), cache.generation());
         cache.put(other, stored(&store), cache.generation());
         cache.on_event(ListenEvent::Notification(hex::encode(store.hash)));
-        assert!(cache.get(&store.hash).is_none());
-        assert!(cache.get(&other).is_some());
+        assert!(!matches!(cache.get(&store.hash), Some(Cached::Found(_))));
+        assert!(matches!(cache.get(&other), Some(Cached::Found(_))));
         cache.on_event(ListenEvent::Notification("*".into()));
-        assert!(cache.get(&other).is_none());
+        assert!(!matches!(cache.get(&other), Some(Cached::Found(_))));
     }
 
     #[tokio::test]
@@ -340,6 +411,29 @@ mod tests {
             .on_event(ListenEvent::Notification(hex::encode(store.hash)));
         auth.cache.put(store.hash, stored(&store), before);
         assert!(auth.cache.get(&store.hash).is_none());
+    }
+
+    #[test]
+    fn a_miss_is_remembered_until_any_notification() {
+        let (auth, store, _) = setup();
+        let cache = &auth.cache;
+        cache.on_event(ListenEvent::Connected);
+        cache.put_miss(store.hash, cache.generation());
+        assert!(matches!(cache.get(&store.hash), Some(Cached::Unknown)));
+        cache.on_event(ListenEvent::Notification(hex::encode([9u8; 32])));
+        assert!(cache.get(&store.hash).is_none(), "forgotten on any event");
+
+        let before = cache.generation();
+        cache.on_event(ListenEvent::Notification(hex::encode(store.hash)));
+        cache.put_miss(store.hash, before);
+        assert!(
+            cache.get(&store.hash).is_none(),
+            "a miss older than an event"
+        );
+
+        cache.put_miss(store.hash, cache.generation());
+        cache.on_event(ListenEvent::Disconnected);
+        assert!(cache.get(&store.hash).is_none());
     }
 
     #[tokio::test]

@@ -11,7 +11,7 @@ pub mod credential;
 pub mod extract;
 pub mod middleware;
 
-pub use cache::{Authenticate, Authenticator, CredentialStore, StoredCredential};
+pub use cache::{Authenticate, Authenticator, CredentialStore, StoredCredential, lookup_counter};
 pub use caller::{Caller, Environment, Grade, Origin, Scope, Scopes};
 pub use credential::{CredentialKind, NewCredential, ParsedCredential};
 pub use extract::{AdminAccess, WriteAccess};

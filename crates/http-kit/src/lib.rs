@@ -5,12 +5,15 @@ pub mod envelope;
 pub mod error;
 pub mod extract;
 pub mod health;
+pub mod nul;
 pub mod openapi;
 pub mod pagination;
 
 pub use envelope::{Flavor, envelope_middleware};
 pub use error::{ApiError, ErrorKind, RateLimitInfo};
-pub use extract::{json_config, path_config, payload_config, query_config};
+pub use extract::{
+    Json, json_config, path_config, payload_config, query_config, reject_nul_in_uri,
+};
 pub use pagination::{Cursor, Page, PageParams};
 
 /// Request bodies above this size answer 400 (ruled: neither document lists 413).

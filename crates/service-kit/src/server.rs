@@ -60,6 +60,7 @@ pub fn api_app(
         .configure(public)
         .service(
             web::scope("/api/v1")
+                .wrap(from_fn(http_kit::reject_nul_in_uri))
                 .wrap(from_fn(move |req, next| {
                     auth::middleware::gate(Arc::clone(&gate), req, next)
                 }))
@@ -148,6 +149,8 @@ where
     crate::infra::pool(&worker_database)?;
     let (shutdown, shutdown_rx) = watch::channel(false);
     let metrics = Metrics::new(spec.service);
+    let lookups = auth::lookup_counter();
+    metrics.register(Box::new(lookups.clone()));
     let readiness = infra.readiness();
     let (limiter, broker) = (infra.limiter.clone(), infra.broker.clone());
     let ApiSpec {
@@ -162,7 +165,8 @@ where
     } = spec;
     let server = HttpServer::new(move || {
         let pool = crate::infra::pool(&worker_database).expect("pool settings were checked");
-        let authenticator = Authenticator::new(credentials(pool.clone()), accepted);
+        let authenticator =
+            Authenticator::new(credentials(pool.clone()), accepted).count_lookups(lookups.clone());
         authenticator.listen(
             worker_database.url.clone(),
             shutdown_rx.clone(),

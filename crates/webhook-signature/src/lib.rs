@@ -91,7 +91,7 @@ impl Secret {
             .trim()
             .parse()
             .map_err(|_| SignatureError::BadTimestamp)?;
-        if (now - timestamp).abs() > TOLERANCE_SECS {
+        if !within_tolerance(now, timestamp) {
             return Err(SignatureError::Stale);
         }
         let content = signed_content(headers.id, timestamp, body);
@@ -136,6 +136,14 @@ impl<'a> Headers<'a> {
             signature: pick("signature")?,
         })
     }
+}
+
+/// Whether `timestamp` is within [`TOLERANCE_SECS`] of `now`; a distance that does not fit in
+/// an `i64` (a timestamp near `i64::MIN` or `i64::MAX`) is simply too far.
+fn within_tolerance(now: i64, timestamp: i64) -> bool {
+    now.checked_sub(timestamp)
+        .and_then(i64::checked_abs)
+        .is_some_and(|distance| distance <= TOLERANCE_SECS)
 }
 
 fn signed_content(id: &str, timestamp: i64, body: &[u8]) -> Vec<u8> {
@@ -221,6 +229,40 @@ mod tests {
             secret.verify(&headers("soon", SIGNATURE), BODY, TIMESTAMP),
             Err(SignatureError::BadTimestamp)
         );
+    }
+
+    #[test]
+    fn extreme_timestamps_are_refused_without_overflow() {
+        let secret = Secret::parse(SECRET).unwrap();
+        let huge = "9".repeat(40);
+        let extremes = [i64::MAX, i64::MIN, i64::MIN + 1, -1, 0, TIMESTAMP];
+        for ts in extremes {
+            for now in extremes {
+                let verdict = secret.verify(&headers(&ts.to_string(), SIGNATURE), BODY, now);
+                assert!(verdict.is_err() || (ts, now) == (TIMESTAMP, TIMESTAMP));
+            }
+        }
+        for (ts, now) in [
+            (i64::MIN, TIMESTAMP),
+            (i64::MAX, TIMESTAMP),
+            (i64::MIN, i64::MAX),
+            (i64::MAX, i64::MIN),
+            (i64::MIN + 1, 1),
+            (-1, TIMESTAMP),
+        ] {
+            assert_eq!(
+                secret.verify(&headers(&ts.to_string(), SIGNATURE), BODY, now),
+                Err(SignatureError::Stale),
+                "timestamp {ts}, now {now}"
+            );
+        }
+        for ts in [huge.as_str(), "-99999999999999999999999", "1e9", ""] {
+            assert_eq!(
+                secret.verify(&headers(ts, SIGNATURE), BODY, TIMESTAMP),
+                Err(SignatureError::BadTimestamp),
+                "timestamp {ts}"
+            );
+        }
     }
 
     #[test]

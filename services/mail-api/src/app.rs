@@ -14,6 +14,7 @@ use service_kit::server::{ApiSpec, Launched};
 use store::Pool;
 
 use crate::db::credentials::PgCredentials;
+use crate::export::limits::ExportLimits;
 use crate::sending::{Dispatcher, SendContext};
 use crate::{Settings, openapi, routes};
 
@@ -33,6 +34,8 @@ pub struct AppState {
     /// Which addresses a project's SMTP host may have (`PUT /delivery/provider`).
     pub smtp_hosts: delivery::providers::HostPolicy,
     pub webhooks: Arc<routes::webhooks::Receiver>,
+    /// Shared by every worker of the process.
+    pub exports: Arc<ExportLimits>,
 }
 
 /// Per project and route class: one sliding five-minute window by plan.
@@ -87,6 +90,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     let prefix = settings.common.broker.queue_prefix.clone();
     let reply_wait = std::time::Duration::from_millis(settings.sending.reply_wait_ms);
     let state_kek = Arc::clone(&kek);
+    let exports = ExportLimits::new(&settings.export);
     let launched = service_kit::server::launch(
         &settings.common,
         ApiSpec {
@@ -107,6 +111,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                     quotas: quotas.clone(),
                 }),
                 webhooks: Arc::clone(&receiver),
+                exports: Arc::clone(&exports),
                 pool: worker.pool,
                 broker: worker.broker,
             }),

@@ -30,6 +30,11 @@ secret = ""
 [webhooks]
 secret = ""
 
+[export]
+max_per_project = 2
+max_per_process = 8
+send_timeout_secs = 30
+
 [plans]
 monthly_sends_byod = 50000
 monthly_sends_managed = 250000
@@ -49,6 +54,19 @@ pub struct Settings {
     pub webhooks: WebhookSettings,
     #[serde(default)]
     pub delivery: ProjectDeliverySettings,
+    pub export: ExportSettings,
+}
+
+/// Bounds on `GET /export` streams (`MAIL_EXPORT__…`): each holds a database connection and a
+/// snapshot transaction while it runs.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ExportSettings {
+    /// Exports of one project streaming at once; more answer 429 `EXPORT_BUSY`.
+    pub max_per_project: usize,
+    /// Exports of all projects streaming at once in this process; more answer 429.
+    pub max_per_process: usize,
+    /// A stream whose client takes no data for this long ends, freeing its connection.
+    pub send_timeout_secs: u64,
 }
 
 /// What mail-api checks of a project's provider (`MAIL_DELIVERY__…`, shared with send-worker).

@@ -26,7 +26,9 @@ const FINISH: Finish = Finish {
             `{\"error\",\"code\",\"details\"}`. Rate limits are per project and route class \
             (send, read, write) over a sliding 5 minutes. Bodies over 1 MiB answer 400 \
             `PAYLOAD_TOO_LARGE`; a wrong method answers 405 `METHOD_NOT_ALLOWED` with `Allow`. \
-            This document, `/healthz`, `/readyz` and `/metrics` need no credential.\n\n\
+            A NUL character (`\\u0000`) in any JSON string, key or value, or a `%00` in a query \
+            parameter or path segment answers 400 `VALIDATION_ERROR` with `details.field` \
+            naming it (`properties.nickname`, `data.items[2].name`). This document, `/healthz`, `/readyz` and `/metrics` need no credential.\n\n\
             Plans limit contacts per project (Free 1,000; BYOD 25,000; Managed 100,000; Agency \
             Plus 500,000; Enterprise unlimited): a write that would create a contact past the \
             limit answers 422 `PLAN_LIMIT`. Emails are stored trimmed and lowercased. Another \

@@ -26,7 +26,10 @@ const FINISH: Finish = Finish {
             environment) or an OAuth access token (`memo_…`). Errors use the envelope \
             `{\"error\":{\"code\",\"message\"}}`; 429 answers use their own body. Bodies over \
             1 MiB answer 400 `VALIDATION_ERROR`; a wrong method answers 405 \
-            `VALIDATION_ERROR` with `Allow`. The contract documents, `/healthz`, `/readyz` and \
+            `VALIDATION_ERROR` with `Allow`. A NUL character (`\\u0000`) in any JSON string, \
+            key or value, or a `%00` in a query parameter or path segment answers 400 \
+            `VALIDATION_ERROR` whose message starts with its path (`identity.nickname`, \
+            `metadata.places[0].name`). The contract documents, `/healthz`, `/readyz` and \
             `/metrics` need no credential."
     ),
     paths(

@@ -213,10 +213,18 @@ where
 }
 
 /// Starts the read-only transaction the whole export reads in: one snapshot, so the tables
-/// agree with each other however long the download takes.
-pub async fn begin_snapshot(conn: &mut AsyncPgConnection) -> QueryResult<()> {
-    conn.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        .await
+/// agree with each other however long the download takes. The server ends the session should
+/// the transaction stay idle longer than `idle_timeout` (a stream stuck without closing it).
+pub async fn begin_snapshot(
+    conn: &mut AsyncPgConnection,
+    idle_timeout: std::time::Duration,
+) -> QueryResult<()> {
+    conn.batch_execute(&format!(
+        "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; \
+         SET LOCAL idle_in_transaction_session_timeout = {}",
+        idle_timeout.as_millis()
+    ))
+    .await
 }
 
 pub async fn end_snapshot(conn: &mut AsyncPgConnection) -> QueryResult<()> {

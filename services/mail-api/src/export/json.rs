@@ -7,28 +7,43 @@ use actix_web::web::{Bytes, BytesMut};
 use tokio::sync::mpsc;
 use uuid::Uuid;
 
-use super::{CHUNK_BYTES, Chunk, ExportConn, Meta, PAGE_ROWS, channel, failed};
+use super::limits::ExportPermit;
+use super::{CHUNK_BYTES, Chunk, ExportConn, Meta, PAGE_ROWS, channel, failed, send_within};
 use crate::db::export::{self, JsonRow, TABLES};
 
-/// Starts the producer on the current (actix) runtime; the receiver is the body.
-pub fn spawn(conn: ExportConn, meta: Meta) -> mpsc::Receiver<Chunk> {
+/// Starts the producer on the current (actix) runtime; the receiver is the body. The
+/// connection and the permit are released when the producer ends.
+pub fn spawn(conn: ExportConn, meta: Meta, permit: ExportPermit) -> mpsc::Receiver<Chunk> {
     let (tx, rx) = channel();
     actix_web::rt::spawn(async move {
-        if let Err(err) = produce(conn, &meta, &tx).await {
+        let out = Out {
+            tx: &tx,
+            timeout: permit.send_timeout(),
+        };
+        if let Err(err) = produce(conn, &meta, &permit, out).await {
             // The client may be gone already; then nobody is left to tell.
-            let _ = tx.send(Err(err)).await;
+            send_within(&tx, Err(err), permit.send_timeout()).await;
         }
     });
     rx
 }
 
-/// `Err` when the database failed; `Ok` also when the client went away (nothing to do then).
+/// Where the chunks go, and how long each may wait for the client.
+#[derive(Clone, Copy)]
+struct Out<'a> {
+    tx: &'a mpsc::Sender<Chunk>,
+    timeout: std::time::Duration,
+}
+
+/// `Err` when the database failed; `Ok` also when the client went away or stalled (nothing
+/// to do then).
 async fn produce(
     mut conn: ExportConn,
     meta: &Meta,
-    tx: &mpsc::Sender<Chunk>,
+    permit: &ExportPermit,
+    out: Out<'_>,
 ) -> Result<(), std::io::Error> {
-    export::begin_snapshot(&mut conn)
+    export::begin_snapshot(&mut conn, permit.idle_in_transaction_timeout())
         .await
         .map_err(|e| failed("starting the snapshot", e))?;
     // The header members in their documented order; the tables follow as members too.
@@ -57,7 +72,7 @@ async fn produce(
                 first = false;
                 buf.extend_from_slice(row.doc.as_bytes());
                 after = row.id;
-                if buf.len() >= CHUNK_BYTES && !send(tx, &mut buf).await {
+                if buf.len() >= CHUNK_BYTES && !send(out, &mut buf).await {
                     return Ok(());
                 }
             }
@@ -71,12 +86,12 @@ async fn produce(
     export::end_snapshot(&mut conn)
         .await
         .map_err(|e| failed("ending the snapshot", e))?;
-    send(tx, &mut buf).await;
+    send(out, &mut buf).await;
     Ok(())
 }
 
-/// Hands the buffered bytes to the response; `false` when the client went away.
-async fn send(tx: &mpsc::Sender<Chunk>, buf: &mut BytesMut) -> bool {
+/// Hands the buffered bytes to the response; `false` when the client went away or stalled.
+async fn send(out: Out<'_>, buf: &mut BytesMut) -> bool {
     let chunk: Bytes = buf.split().freeze();
-    tx.send(Ok(chunk)).await.is_ok()
+    send_within(out.tx, Ok(chunk), out.timeout).await
 }

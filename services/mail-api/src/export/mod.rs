@@ -5,9 +5,11 @@
 //! slowly slows the producer down (or stops it by going away).
 
 pub mod json;
+pub mod limits;
 pub mod zip;
 
 use std::io;
+use std::time::Duration;
 
 use actix_web::web::Bytes;
 use futures_util::Stream;
@@ -45,6 +47,21 @@ pub fn body(rx: mpsc::Receiver<Chunk>) -> impl Stream<Item = Chunk> + 'static {
     futures_util::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|chunk| (chunk, rx))
     })
+}
+
+/// Hands one chunk to the response. `false` when the stream must end: the client went away,
+/// or did not take a chunk within `timeout` (its connection and snapshot are then released).
+async fn send_within(tx: &mpsc::Sender<Chunk>, chunk: Chunk, timeout: Duration) -> bool {
+    match tokio::time::timeout(timeout, tx.send(chunk)).await {
+        Ok(sent) => sent.is_ok(),
+        Err(_) => {
+            tracing::warn!(
+                timeout_secs = timeout.as_secs(),
+                "export ended: the client took no data in time"
+            );
+            false
+        }
+    }
 }
 
 /// An error that ends the stream (the client sees a truncated body). Logged without the

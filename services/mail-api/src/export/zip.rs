@@ -13,7 +13,8 @@ use uuid::Uuid;
 use zip::CompressionMethod;
 use zip::write::{SimpleFileOptions, ZipWriter};
 
-use super::{CHUNK_BYTES, Chunk, ExportConn, Meta, PAGE_ROWS, channel, failed};
+use super::limits::ExportPermit;
+use super::{CHUNK_BYTES, Chunk, ExportConn, Meta, PAGE_ROWS, channel, failed, send_within};
 use crate::db::export::{self, CsvRow, TABLES};
 
 /// What the reader hands the writer.
@@ -29,24 +30,30 @@ enum Part {
 }
 
 /// Starts the reader on the current (actix) runtime and the writer on a blocking thread; the
-/// receiver is the body.
-pub fn spawn(conn: ExportConn, meta: Meta) -> mpsc::Receiver<Chunk> {
+/// receiver is the body. The reader holds the connection and the permit: when the writer
+/// ends (done, client gone, or client stalled past the send timeout) the reader ends too.
+pub fn spawn(conn: ExportConn, meta: Meta, permit: ExportPermit) -> mpsc::Receiver<Chunk> {
     let (tx, rx) = channel();
     let (parts_tx, parts_rx) = mpsc::channel::<Part>(2);
+    let send_timeout = permit.send_timeout();
     actix_web::rt::spawn(async move {
-        if let Err(err) = read(conn, &meta, &parts_tx).await {
+        if let Err(err) = read(conn, &meta, &permit, &parts_tx).await {
             let _ = parts_tx.send(Part::Failed(err)).await;
         }
     });
+    let runtime = tokio::runtime::Handle::current();
     tokio::task::spawn_blocking(move || {
         let out = ChannelWriter {
             tx: tx.clone(),
             buf: Vec::with_capacity(CHUNK_BYTES),
+            runtime: runtime.clone(),
+            send_timeout,
         };
         if let Err(err) = write(parts_rx, out) {
-            // BrokenPipe: the client went away; otherwise tell it the body is broken.
+            // BrokenPipe: the client went away or stalled; otherwise tell it the body is
+            // broken.
             if err.kind() != io::ErrorKind::BrokenPipe {
-                let _ = tx.blocking_send(Err(err));
+                runtime.block_on(send_within(&tx, Err(err), send_timeout));
             }
         }
     });
@@ -56,9 +63,10 @@ pub fn spawn(conn: ExportConn, meta: Meta) -> mpsc::Receiver<Chunk> {
 async fn read(
     mut conn: ExportConn,
     meta: &Meta,
+    permit: &ExportPermit,
     parts: &mpsc::Sender<Part>,
 ) -> Result<(), io::Error> {
-    export::begin_snapshot(&mut conn)
+    export::begin_snapshot(&mut conn, permit.idle_in_transaction_timeout())
         .await
         .map_err(|e| failed("starting the snapshot", e))?;
     for table in &TABLES {
@@ -128,10 +136,13 @@ fn csv_bytes(rows: &[Vec<Option<String>>]) -> io::Result<Vec<u8>> {
 }
 
 /// `Write` into the response: gathers `CHUNK_BYTES` and hands them over, waiting while the
-/// client is behind. BrokenPipe once the client is gone.
+/// client is behind (at most the send timeout). BrokenPipe once the client is gone or stalled.
 struct ChannelWriter {
     tx: mpsc::Sender<Chunk>,
     buf: Vec<u8>,
+    /// The actix worker's runtime, which drives the timer of the bounded wait.
+    runtime: tokio::runtime::Handle,
+    send_timeout: std::time::Duration,
 }
 
 impl ChannelWriter {
@@ -143,9 +154,14 @@ impl ChannelWriter {
             &mut self.buf,
             Vec::with_capacity(CHUNK_BYTES),
         ));
-        self.tx
-            .blocking_send(Ok(chunk))
-            .map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))
+        let sent = self
+            .runtime
+            .block_on(send_within(&self.tx, Ok(chunk), self.send_timeout));
+        if sent {
+            Ok(())
+        } else {
+            Err(io::Error::from(io::ErrorKind::BrokenPipe))
+        }
     }
 }
 

@@ -242,7 +242,7 @@ pub async fn create(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
     key: IdempotencyKey,
-    body: web::Json<Value>,
+    body: http_kit::Json<Value>,
 ) -> Result<HttpResponse, ApiError> {
     let req = CreateContact::read(body.into_inner())?;
     let project_id = caller.owner_id;

@@ -158,7 +158,7 @@ impl From<conversions::Conversion> for Conversion {
 pub async fn convert(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
-    body: web::Json<Value>,
+    body: http_kit::Json<Value>,
 ) -> Result<web::Json<Conversion>, ApiError> {
     let req = ConversionRequest::read(body.into_inner())?;
     let project_id = caller.owner_id;

@@ -60,7 +60,7 @@ pub struct ProviderAnswer {
 pub async fn set_provider(
     AdminAccess(caller): AdminAccess,
     state: web::Data<AppState>,
-    body: web::Json<Value>,
+    body: http_kit::Json<Value>,
 ) -> Result<web::Json<ProviderAnswer>, ApiError> {
     let config: ProviderConfig = serde_json::from_value(body.into_inner()).map_err(|_| {
         ApiError::invalid_field(

@@ -79,7 +79,7 @@ pub struct EventTracked {
 pub async fn track(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
-    body: web::Json<Value>,
+    body: http_kit::Json<Value>,
 ) -> Result<web::Json<EventTracked>, ApiError> {
     let req = EventRequest::read(body.into_inner())?;
     let project_id = caller.owner_id;

@@ -5,14 +5,15 @@ use actix_web::http::header::{self, ContentDisposition, DispositionParam, Dispos
 use actix_web::{HttpResponse, web};
 use auth::AdminAccess;
 use chrono::{SecondsFormat, Utc};
-use http_kit::ApiError;
 use http_kit::openapi::MailError;
+use http_kit::{ApiError, RateLimitInfo};
 use serde::Deserialize;
 use utoipa::IntoParams;
 use uuid::Uuid;
 
 use crate::AppState;
 use crate::db::export::Scope;
+use crate::export::limits::Busy;
 use crate::export::{self, Meta};
 use crate::flows;
 
@@ -47,6 +48,12 @@ enum Format {
 /// from one consistent snapshot; timestamps are RFC 3339 UTC. The body is written as it is
 /// read, a page at a time, so any size of project streams in bounded memory; a failure after
 /// the first byte ends the body early (an incomplete document or archive).
+///
+/// Each export holds a database connection and a snapshot while it streams, so they are
+/// bounded: a project may run `EXPORT__MAX_PER_PROJECT` (default 2) at once and the server
+/// process `EXPORT__MAX_PER_PROCESS` (default 8); more answer 429 `EXPORT_BUSY` with
+/// `Retry-After`. A client that takes no data for `EXPORT__SEND_TIMEOUT_SECS` (default 30)
+/// has its stream ended (the body is then incomplete) and its slot freed.
 #[utoipa::path(
     get,
     path = "/api/v1/export",
@@ -63,6 +70,12 @@ enum Format {
         (status = 400, description = "Invalid format or site_id", body = MailError),
         (status = 403, description = "The key lacks the admin scope", body = MailError),
         (status = 404, description = "`site_id` is not a site of this project (`SITE_NOT_FOUND`)", body = MailError),
+        (status = 429, description = "Rate limit exceeded (`RATE_LIMITED`), or too many exports \
+            streaming at once (`EXPORT_BUSY`): at most \
+            `EXPORT__MAX_PER_PROJECT` (default 2) per project and `EXPORT__MAX_PER_PROCESS` \
+            (default 8) per server process; retry after `Retry-After` seconds",
+            headers(("Retry-After" = u64, description = "Seconds to wait before retrying")),
+            body = MailError),
     )
 )]
 pub async fn export(
@@ -83,6 +96,10 @@ pub async fn export(
         })
         .transpose()?;
     let project_id = caller.owner_id;
+    let permit = state
+        .exports
+        .try_start(project_id)
+        .map_err(|why| busy(why, state.exports.send_timeout().as_secs()))?;
     let mut conn = store::conn(&state.pool).await?;
     if let Some(site_id) = site_id {
         flows::require_site(&mut conn, project_id, site_id).await?;
@@ -98,8 +115,16 @@ pub async fn export(
         exported_at: now.to_rfc3339_opts(SecondsFormat::Micros, true),
     };
     let (rx, content_type, extension) = match format {
-        Format::Json => (export::json::spawn(conn, meta), "application/json", "json"),
-        Format::Csv => (export::zip::spawn(conn, meta), "application/zip", "zip"),
+        Format::Json => (
+            export::json::spawn(conn, meta, permit),
+            "application/json",
+            "json",
+        ),
+        Format::Csv => (
+            export::zip::spawn(conn, meta, permit),
+            "application/zip",
+            "zip",
+        ),
     };
     let filename = format!(
         "mail-export-{project_id}-{}.{extension}",
@@ -113,4 +138,22 @@ pub async fn export(
         })
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .streaming(export::body(rx)))
+}
+
+/// 429 `EXPORT_BUSY`: a slot frees when a running export ends, a stalled one within the send
+/// timeout, so that is the wait suggested.
+fn busy(why: Busy, retry_after: u64) -> ApiError {
+    let now = Utc::now().timestamp().try_into().unwrap_or(0);
+    let mut err = ApiError::rate_limited(RateLimitInfo {
+        limit: None,
+        reset_at: now + retry_after,
+        retry_after,
+    })
+    .with_code("EXPORT_BUSY");
+    err.message = match why {
+        Busy::Project => "too many exports of this project are running; retry later",
+        Busy::Process => "too many exports are running on this server; retry later",
+    }
+    .into();
+    err
 }

@@ -95,7 +95,7 @@ pub struct Identified {
 pub async fn identify(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
-    body: web::Json<Value>,
+    body: http_kit::Json<Value>,
 ) -> Result<HttpResponse, ApiError> {
     let req = IdentifyRequest::read(body.into_inner())?;
     let project_id = caller.owner_id;

@@ -215,7 +215,7 @@ pub struct SendResponse {
 pub async fn send(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
-    body: web::Json<Value>,
+    body: http_kit::Json<Value>,
 ) -> Result<HttpResponse, ApiError> {
     let req = SendRequest::read(body.into_inner(), &state.shared_domain)?;
     let project_id = caller.owner_id;

@@ -139,7 +139,7 @@ pub async fn list(
 pub async fn create(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
-    body: web::Json<CreateSite>,
+    body: http_kit::Json<CreateSite>,
 ) -> Result<HttpResponse, ApiError> {
     body.validate()?;
     let mut conn = store::conn(&state.pool).await?;

@@ -115,7 +115,7 @@ pub struct AddSuppression {
 pub async fn add(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
-    body: web::Json<Value>,
+    body: http_kit::Json<Value>,
 ) -> Result<HttpResponse, ApiError> {
     let f = Fields::new(body.into_inner())?;
     let req = AddSuppression {

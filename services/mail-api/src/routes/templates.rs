@@ -172,7 +172,7 @@ pub async fn create(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
     key: IdempotencyKey,
-    body: web::Json<Value>,
+    body: http_kit::Json<Value>,
 ) -> Result<HttpResponse, ApiError> {
     let req = CreateTemplate::read(body.into_inner())?;
     let project_id = caller.owner_id;

@@ -94,7 +94,7 @@ pub struct WebhookAnswer {
     request_body(content = Object, description = "The provider's event, e.g. Resend's `{type: \"email.bounced\", data: {email_id, …}}`"),
     responses(
         (status = 200, description = "Received (applied, ignored, duplicate or queued)", body = WebhookAnswer),
-        (status = 400, description = "The body is not JSON", body = MailError),
+        (status = 400, description = "The body is not JSON, or a string in it holds U+0000 (`VALIDATION_ERROR`, `details.field`)", body = MailError),
         (status = 401, description = "Missing, bad or stale signature (`INVALID_SIGNATURE`)", body = MailError),
         (status = 404, description = "Unknown provider", body = MailError),
     ))]
@@ -117,7 +117,7 @@ pub async fn receive(
     request_body(content = Object, description = "The provider's event"),
     responses(
         (status = 200, description = "Received (applied, ignored, duplicate or queued)", body = WebhookAnswer),
-        (status = 400, description = "The body is not JSON", body = MailError),
+        (status = 400, description = "The body is not JSON, or a string in it holds U+0000 (`VALIDATION_ERROR`, `details.field`)", body = MailError),
         (status = 401, description = "Missing, bad or stale signature (`INVALID_SIGNATURE`)", body = MailError),
         (status = 404, description = "Unknown provider, or no such project (checked after the signature)", body = MailError),
     ))]
@@ -173,6 +173,7 @@ async fn handle(
         .map_err(|e| unauthorized(&e.to_string()))?;
     let payload: Value =
         serde_json::from_slice(body).map_err(|_| ApiError::bad_request("the body is not JSON"))?;
+    http_kit::nul::check_json(&payload)?;
     if let Some(project) = project_id
         && !webhooks::project_exists(&mut conn, project).await?
     {

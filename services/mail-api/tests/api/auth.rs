@@ -290,3 +290,68 @@ async fn a_key_revoked_through_one_replica_is_refused_by_the_other_on_the_next_r
     a.stop().await;
     b.stop().await;
 }
+
+/// `auth_credential_lookups_total` on the server's `/metrics`.
+async fn credential_lookups(h: &Harness) -> u64 {
+    let text = h
+        .get("/metrics")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find(|line| line.starts_with("auth_credential_lookups_total"))
+        .and_then(|line| line.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no lookup counter: {text}"))
+}
+
+async fn status_with(h: &Harness, key: &str) -> u16 {
+    h.get_with(key, "/api/v1/sites").await.status().as_u16()
+}
+
+#[tokio::test]
+async fn an_unknown_key_is_looked_up_once_yet_usable_as_soon_as_it_is_inserted() {
+    let h = Harness::new().await;
+    let project = h.project(Plan::Free).await;
+    // The cache is used once the worker's LISTEN connection is up.
+    let warmup = auth::credential::generate(CredentialKind::Mail).plaintext;
+    let mut cached = false;
+    for _ in 0..100 {
+        let before = credential_lookups(&h).await;
+        assert_eq!(status_with(&h, &warmup).await, 401);
+        if credential_lookups(&h).await == before {
+            cached = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(cached, "the unknown warm-up key was never remembered");
+
+    // A real key, set aside and deleted: well-formed and unknown.
+    let (key_id, key) = h.key(project, Scope::Read).await;
+    assert_eq!(status_with(&h, &key).await, 200);
+    h.exec(&format!(
+        "CREATE TABLE set_aside AS SELECT * FROM api_keys WHERE id = '{key_id}'"
+    ))
+    .await;
+    h.exec(&format!("DELETE FROM api_keys WHERE id = '{key_id}'"))
+        .await;
+    let before = credential_lookups(&h).await;
+    for _ in 0..10 {
+        let res = h.get_with(&key, "/api/v1/sites").await;
+        expect_error(res, 401, "UNAUTHORIZED").await;
+    }
+    assert_eq!(
+        credential_lookups(&h).await - before,
+        1,
+        "one lookup for ten"
+    );
+
+    // Created again: the very next request is served.
+    h.exec("INSERT INTO api_keys SELECT * FROM set_aside").await;
+    assert_eq!(status_with(&h, &key).await, 200);
+    h.stop().await;
+}

@@ -413,3 +413,119 @@ async fn the_export_needs_the_admin_scope_and_valid_parameters() {
     assert!(files.values().all(|rows| rows.len() == 1));
     h.stop().await;
 }
+
+/// Seconds a stalled export waits for its client in [`stalled_exports_are_bounded_and_released`].
+const SEND_TIMEOUT_SECS: u64 = 6;
+
+/// `rows` contacts of about 2 KB each, hard to compress: far more than the socket buffers hold.
+async fn seed_bulky(h: &Harness, project: Uuid, rows: u32) {
+    h.exec(&format!(
+        "INSERT INTO contacts (id, project_id, email, source, properties) \
+         SELECT gen_random_uuid(), '{project}', 'c' || i || '@{project}.io', 'contacts', \
+                jsonb_build_object('bio', (SELECT string_agg(md5(i::text || '.' || j), '') \
+                                          FROM generate_series(1, 64) AS j)) \
+         FROM generate_series(1, {rows}) AS i"
+    ))
+    .await;
+}
+
+/// A client that sends the export request and never reads a byte of the answer.
+async fn stalled_export(h: &Harness, key: &str, format: &str) -> tokio::net::TcpStream {
+    use tokio::io::AsyncWriteExt as _;
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let host = h.server.base.strip_prefix("http://").unwrap();
+    let mut stream = socket.connect(host.parse().unwrap()).await.unwrap();
+    let request = format!(
+        "GET /api/v1/export?format={format} HTTP/1.1\r\nHost: {host}\r\n\
+         Authorization: Bearer {key}\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    stream
+}
+
+/// Sessions on the test database, other than the asking one, that are inside a transaction
+/// or last ran an export page query.
+async fn export_sessions(h: &Harness) -> (u64, u64) {
+    let rows = h
+        .query(
+            "SELECT count(*) FILTER (WHERE xact_start IS NOT NULL) || ',' || \
+                    count(*) FILTER (WHERE query LIKE '%AS doc%' OR query LIKE '%AS cells%') \
+             FROM pg_stat_activity \
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+        )
+        .await;
+    let (open, page_queries) = rows[0].split_once(',').unwrap();
+    (open.parse().unwrap(), page_queries.parse().unwrap())
+}
+
+async fn wait_for_open_transactions(h: &Harness, expected: u64, within_secs: u64) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(within_secs);
+    loop {
+        let (open, _) = export_sessions(h).await;
+        if open == expected {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{open} sessions in a transaction, expected {expected}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+async fn expect_export_busy(res: reqwest::Response) {
+    assert_eq!(
+        res.headers()["retry-after"],
+        SEND_TIMEOUT_SECS.to_string().as_str()
+    );
+    assert_rate_limit_headers(&res);
+    let err = expect_error(res, 429, "EXPORT_BUSY").await;
+    assert!(err.message.contains("exports"), "{err:?}");
+}
+
+#[tokio::test]
+async fn stalled_exports_are_bounded_and_released() {
+    let h = Harness::with(|url| {
+        let mut s = settings(url);
+        s.export.max_per_project = 2;
+        s.export.max_per_process = 3;
+        s.export.send_timeout_secs = SEND_TIMEOUT_SECS;
+        s
+    })
+    .await;
+    let a = h.tenant(Plan::Enterprise).await;
+    let b = h.tenant(Plan::Enterprise).await;
+    let c = h.tenant(Plan::Enterprise).await;
+    let d = h.tenant(Plan::Enterprise).await;
+    seed_bulky(&h, a.project, 8_000).await;
+    seed_bulky(&h, c.project, 8_000).await;
+
+    // Two clients of A that never read: A's bound is reached.
+    let mut stalled = vec![
+        stalled_export(&h, &a.admin, "json").await,
+        stalled_export(&h, &a.admin, "csv").await,
+    ];
+    wait_for_open_transactions(&h, 2, 5).await;
+    expect_export_busy(export(&h, &a.admin, "?format=json").await).await;
+    // Another project exports at once (within the process's bound), and A's other routes
+    // answer.
+    let res = export(&h, &b.admin, "?format=json").await;
+    let doc: Value = res.json().await.unwrap();
+    assert_eq!(doc["project_id"], b.project.to_string());
+    assert_eq!(h.get_with(&a.read, "/api/v1/sites").await.status(), 200);
+
+    // A third stalled export (C's) reaches the process's bound: D is refused too.
+    stalled.push(stalled_export(&h, &c.admin, "json").await);
+    wait_for_open_transactions(&h, 3, 5).await;
+    expect_export_busy(export(&h, &d.admin, "?format=csv").await).await;
+
+    // The stalled streams end after the send timeout: connections and snapshots released.
+    wait_for_open_transactions(&h, 0, SEND_TIMEOUT_SECS + 10).await;
+    assert_eq!(export_sessions(&h).await, (0, 0));
+    let res = export(&h, &a.admin, "?format=json").await;
+    let doc: Value = res.json().await.unwrap();
+    assert_eq!(doc["contacts"].as_array().unwrap().len(), 8_000);
+    drop(stalled);
+    h.stop().await;
+}

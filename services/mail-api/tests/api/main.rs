@@ -13,6 +13,7 @@ mod export;
 mod identify;
 mod isolation;
 mod migrations;
+mod nul;
 mod plan_limits;
 mod rate_limits;
 mod send;

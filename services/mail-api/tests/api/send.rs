@@ -1119,6 +1119,37 @@ async fn a_bounce_for_a_project_route_uses_the_projects_own_secret() {
 }
 
 #[tokio::test]
+async fn extreme_webhook_timestamps_answer_401_not_a_crash() {
+    let h = Harness::with(|url| {
+        let mut s = settings(url);
+        s.webhooks.secret = WEBHOOK_SECRET.to_owned();
+        s
+    })
+    .await;
+    let body = json!({"type": "email.delivered", "data": {"email_id": "x"}}).to_string();
+    let correctly_signed = [i64::MAX, i64::MIN, i64::MIN + 1, -1]
+        .into_iter()
+        .map(|ts| signed(WEBHOOK_SECRET, "msg_extreme", ts, &body));
+    let unparsable = ["9".repeat(40), format!("-{}", "9".repeat(40))]
+        .into_iter()
+        .map(|ts| {
+            let mut headers = signed(WEBHOOK_SECRET, "msg_extreme", now(), &body);
+            headers[1].1 = ts;
+            headers
+        });
+    for headers in correctly_signed.chain(unparsable) {
+        let res = post_webhook(&h, "/api/webhooks/resend", &headers, &body).await;
+        let err = expect_error(res, 401, "INVALID_SIGNATURE").await;
+        assert!(err.message.contains("timestamp"), "{headers:?}: {err:?}");
+    }
+    assert_eq!(
+        h.query("SELECT count(*) FROM webhook_receipts").await,
+        ["0"]
+    );
+    h.stop().await;
+}
+
+#[tokio::test]
 async fn the_standard_webhooks_vector_verifies_with_the_clock_at_its_time() {
     let s = Send::with(|s| s.webhooks.fixed_now = Some(1_649_367_553)).await;
     let body = r#"{"email":"test@example.com","username":"test_user"}"#;

@@ -109,7 +109,7 @@ fn check_length(field: &str, value: &str, max: usize) -> Result<(), ApiError> {
 pub async fn create(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
-    body: web::Json<CreateDecision>,
+    body: http_kit::Json<CreateDecision>,
 ) -> Result<HttpResponse, ApiError> {
     check_length("decision", &body.decision, DECISION_MAX)?;
     check_length("product_name", &body.product_name, PRODUCT_NAME_MAX)?;

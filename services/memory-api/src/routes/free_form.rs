@@ -98,7 +98,7 @@ pub struct FreeFormCreated {
 pub async fn create(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
-    body: web::Json<Value>,
+    body: http_kit::Json<Value>,
 ) -> Result<HttpResponse, ApiError> {
     let Value::Object(mut members) = body.into_inner() else {
         return Err(ApiError::bad_request("the body must be a JSON object"));

@@ -139,7 +139,7 @@ pub async fn put(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
     req: HttpRequest,
-    body: web::Json<Value>,
+    body: http_kit::Json<Value>,
 ) -> Result<HttpResponse, ApiError> {
     let expected = if_match(req.headers())?;
     let patch = body.into_inner();

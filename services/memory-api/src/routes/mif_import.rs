@@ -141,7 +141,7 @@ fn document(body: &serde_json::Map<String, Value>) -> Result<(Value, &'static st
 pub async fn import(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
-    body: web::Json<Value>,
+    body: http_kit::Json<Value>,
 ) -> Result<web::Json<ImportResult>, ApiError> {
     let Value::Object(body) = body.into_inner() else {
         return Err(ApiError::bad_request("the body must be a JSON object"));

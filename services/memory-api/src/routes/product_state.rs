@@ -102,7 +102,7 @@ pub async fn post(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
     name: web::Path<String>,
-    body: web::Json<Value>,
+    body: http_kit::Json<Value>,
 ) -> Result<web::Json<StateUpdated>, ApiError> {
     let patch = body.into_inner();
     if !patch.is_object() {

@@ -152,7 +152,7 @@ pub async fn list(
 pub async fn create(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
-    body: web::Json<CreateProduct>,
+    body: http_kit::Json<CreateProduct>,
 ) -> Result<HttpResponse, ApiError> {
     body.validate()?;
     let mut conn = store::conn(&state.pool).await?;

@@ -12,6 +12,7 @@ mod identity;
 mod isolation;
 mod mif;
 mod migrations;
+mod nul;
 mod product_state;
 mod products;
 mod rate_limits;

@@ -1,0 +1,2 @@
+DROP TRIGGER api_keys_inserted ON api_keys;
+DROP FUNCTION notify_credential_insert();

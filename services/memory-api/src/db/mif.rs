@@ -117,15 +117,24 @@ pub async fn lock(
         .optional()
 }
 
-/// Marks an import applied; its document (up to 10 MiB) is not kept once applied.
-pub async fn mark_applied(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<()> {
-    diesel::update(m::table.find(id))
-        .set((
-            m::status.eq("applied"),
-            m::applied_at.eq(diesel::dsl::now),
-            m::document.eq(serde_json::json!({})),
-        ))
-        .execute(conn)
-        .await
-        .map(drop)
+/// Marks the owner's import applied; its document (up to 10 MiB) is not kept once applied.
+pub async fn mark_applied(
+    conn: &mut AsyncPgConnection,
+    owner: Owner<'_>,
+    id: Uuid,
+) -> QueryResult<()> {
+    diesel::update(
+        m::table
+            .filter(m::id.eq(id))
+            .filter(m::user_id.eq(owner.user_id))
+            .filter(m::environment.eq(owner.environment)),
+    )
+    .set((
+        m::status.eq("applied"),
+        m::applied_at.eq(diesel::dsl::now),
+        m::document.eq(serde_json::json!({})),
+    ))
+    .execute(conn)
+    .await
+    .map(drop)
 }

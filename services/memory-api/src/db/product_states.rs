@@ -125,15 +125,22 @@ pub async fn change<E: Send + 'static>(
     .await
 }
 
-/// Stores the embedding of a state version (`vector` is a pgvector literal) unless it has one.
+/// Stores the embedding of a state version of the owner's (`vector` is a pgvector literal)
+/// unless it has one.
 pub async fn set_embedding(
     conn: &mut AsyncPgConnection,
+    owner: Owner<'_>,
     id: Uuid,
     vector: &str,
 ) -> QueryResult<()> {
     diesel::sql_query(
-        "UPDATE product_states SET embedding = $2::vector WHERE id = $1 AND embedding IS NULL",
+        "UPDATE product_states s SET embedding = $4::vector \
+         FROM products p \
+         WHERE p.user_id = $1 AND p.environment = $2 AND s.product_id = p.id \
+           AND s.id = $3 AND s.embedding IS NULL",
     )
+    .bind::<diesel::sql_types::Uuid, _>(owner.user_id)
+    .bind::<diesel::sql_types::Text, _>(owner.environment)
     .bind::<diesel::sql_types::Uuid, _>(id)
     .bind::<diesel::sql_types::Text, _>(vector)
     .execute(conn)
@@ -143,6 +150,10 @@ pub async fn set_embedding(
 
 #[derive(QueryableByName)]
 struct Unembedded {
+    #[diesel(sql_type = diesel::sql_types::Uuid)]
+    user_id: Uuid,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    environment: String,
     #[diesel(sql_type = diesel::sql_types::Uuid)]
     id: Uuid,
     #[diesel(sql_type = diesel::sql_types::Text)]
@@ -165,7 +176,7 @@ where
 {
     conn.transaction(async |conn| {
         let rows: Vec<Unembedded> = diesel::sql_query(
-            "SELECT s.id, p.name AS product_name, s.state \
+            "SELECT p.user_id, p.environment, s.id, p.name AS product_name, s.state \
              FROM product_states s JOIN products p ON p.id = s.product_id \
              WHERE s.embedding IS NULL \
                AND s.version = (SELECT max(version) FROM product_states WHERE product_id = s.product_id) \
@@ -188,7 +199,11 @@ where
             .await
             .map_err(super::decisions::EmbedPassError::Embed)?;
         for (row, vector) in rows.iter().zip(&vectors) {
-            set_embedding(conn, row.id, vector).await?;
+            let owner = Owner {
+                user_id: row.user_id,
+                environment: &row.environment,
+            };
+            set_embedding(conn, owner, row.id, vector).await?;
         }
         Ok(rows.len().min(vectors.len()))
     })

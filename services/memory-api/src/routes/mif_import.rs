@@ -268,7 +268,7 @@ pub async fn apply(
             let doc = mif::parse(&staged.document, root).map_err(ImportError::Invalid)?;
             let strategy = Strategy::parse(&staged.merge_strategy).unwrap_or(Strategy::Merge);
             let out = mif_import::apply(conn, owner, &doc, strategy, kek, root).await?;
-            db::mark_applied(conn, id).await?;
+            db::mark_applied(conn, owner, id).await?;
             Ok(out)
         })
         .await

@@ -139,7 +139,7 @@ pub async fn post(
     })?;
     drop(conn);
     if created {
-        embed_version(&state, &name, &version).await?;
+        embed_version(&state, Owner::of(&caller), &name, &version).await?;
     }
     Ok(web::Json(StateUpdated {
         success: true,
@@ -155,6 +155,7 @@ pub async fn post(
 /// stays unembedded and the background pass embeds it later.
 async fn embed_version(
     state: &AppState,
+    owner: Owner<'_>,
     product_name: &str,
     version: &product_states::StateVersion,
 ) -> Result<(), ApiError> {
@@ -164,7 +165,8 @@ async fn embed_version(
     let text = state_text::render(product_name, members);
     if let Some(vector) = embed_text(state, &text).await {
         let mut conn = store::conn(&state.pool).await?;
-        product_states::set_embedding(&mut conn, version.id, &vector_literal(&vector)).await?;
+        product_states::set_embedding(&mut conn, owner, version.id, &vector_literal(&vector))
+            .await?;
     }
     Ok(())
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use actix_web::web;
-use auth::{Caller, WriteAccess};
+use auth::{ReadAccess, WriteAccess};
 use chrono::{DateTime, Utc};
 use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
@@ -58,10 +58,11 @@ pub struct StateUpdated {
     responses(
         (status = 200, description = "The state (status and state null before the first write)", body = ProductState),
         (status = 404, description = "No such product of the caller", body = MemoryError),
+        (status = 403, description = "The credential lacks the read scope", body = MemoryError),
     )
 )]
 pub async fn get(
-    caller: Caller,
+    ReadAccess(caller): ReadAccess,
     state: web::Data<AppState>,
     name: web::Path<String>,
 ) -> Result<web::Json<ProductState>, ApiError> {

@@ -10,6 +10,7 @@ mod errors;
 mod free_form;
 mod identity;
 mod mif;
+mod mif_staging;
 mod migrations;
 mod product_state;
 mod products;

@@ -6,7 +6,7 @@ use std::time::Duration;
 use embed::{EmbedError, Embedder};
 use store::Pool;
 
-use crate::db::decisions::{self, EmbedPassError};
+use crate::db::decisions;
 use crate::db::{free_form, mif, product_states};
 use crate::domain::search::vector_literal;
 
@@ -98,8 +98,5 @@ async fn pass(pool: &Pool, embedder: &Arc<dyn Embedder>, kind: Kind) -> Result<u
         Kind::ProductStates => product_states::embed_pending(&mut conn, BATCH, embed).await,
         Kind::FreeForm => free_form::embed_pending(&mut conn, BATCH, embed).await,
     };
-    done.map_err(|e| match e {
-        EmbedPassError::Embed(e) => e.to_string(),
-        EmbedPassError::Database(e) => e.to_string(),
-    })
+    done.map_err(|e| e.to_string())
 }

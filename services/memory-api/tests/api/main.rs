@@ -6,6 +6,7 @@ mod confidence;
 mod consolidate;
 mod contract;
 mod decisions;
+mod embedding_pass;
 mod errors;
 mod free_form;
 mod identity;

@@ -96,7 +96,7 @@ where
         let failure = match embed(texts).await {
             Ok(vectors) if vectors.len() == rows.len() => {
                 for (row, vector) in rows.iter().zip(&vectors) {
-                    update::<T>(conn, T::STORE, row, vector).await?;
+                    update(conn, T::STORE, row, vector).await?;
                 }
                 return Ok(rows.len());
             }
@@ -111,7 +111,7 @@ where
         for row in &rows {
             match embed(vec![row.text.clone()]).await {
                 Ok(vectors) if vectors.len() == 1 => {
-                    update::<T>(conn, T::STORE, row, &vectors[0]).await?;
+                    update(conn, T::STORE, row, &vectors[0]).await?;
                     embedded += 1;
                 }
                 Ok(vectors) => {
@@ -133,10 +133,10 @@ async fn record_failure<T: EmbedTarget>(
 ) -> QueryResult<()> {
     let error: String = error.chars().take(ERROR_MAX_CHARS).collect();
     tracing::warn!(id = %row.id, error, "embedding failed; the row is retried later");
-    update::<T>(conn, T::RECORD_FAILURE, row, &error).await
+    update(conn, T::RECORD_FAILURE, row, &error).await
 }
 
-async fn update<T: EmbedTarget>(
+async fn update(
     conn: &mut AsyncPgConnection,
     sql: &'static str,
     row: &Pending,

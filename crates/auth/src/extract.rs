@@ -1,5 +1,6 @@
-//! Extractors: `Caller` (any authenticated request), `WriteAccess` and `AdminAccess` (403
-//! otherwise). They read what the gate middleware established; they never parse headers.
+//! Extractors: `Caller` (any authenticated request), `ReadAccess`, `WriteAccess` and
+//! `AdminAccess` (403 otherwise). They read what the gate middleware established; they never
+//! parse headers.
 
 use std::future::{Ready, ready};
 
@@ -22,6 +23,20 @@ fn caller_of(req: &HttpRequest) -> Result<Caller, ApiError> {
         .get::<Caller>()
         .cloned()
         .ok_or_else(|| ApiError::unauthorized("missing credential"))
+}
+
+/// A caller holding the `read` scope (memory's read routes: a key without it answers 403 on
+/// every GET).
+#[derive(Debug, Clone)]
+pub struct ReadAccess(pub Caller);
+
+impl FromRequest for ReadAccess {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(caller_of(req).and_then(|c| c.require_scope(Scope::Read).map(|()| Self(c))))
+    }
 }
 
 /// A caller holding the `write` scope.

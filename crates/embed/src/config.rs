@@ -51,6 +51,9 @@ pub struct EmbedConfig {
     pub dimensions: Option<usize>,
     /// Texts per forward pass (local, default 32) or per request (openai, default 128).
     pub batch_size: Option<usize>,
+    /// openai: the model's input limit in tokens (default 8191, OpenAI's); longer inputs are
+    /// cut before they are sent.
+    pub max_input_tokens: Option<usize>,
     /// openai: the whole-request timeout in seconds (default 30).
     pub timeout_secs: Option<u64>,
     /// The anchors of the calibrated similarity, as `examples/calibrate.rs` measures them.
@@ -79,6 +82,7 @@ impl fmt::Debug for EmbedConfig {
             .field("model", &self.model)
             .field("dimensions", &self.dimensions)
             .field("batch_size", &self.batch_size)
+            .field("max_input_tokens", &self.max_input_tokens)
             .field("timeout_secs", &self.timeout_secs)
             .field("calibration", &self.calibration)
             .finish()

@@ -91,6 +91,18 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     (dot / (na.sqrt() * nb.sqrt())) as f32
 }
 
+/// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
+pub(crate) fn truncate_bytes(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut cut = max;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    &text[..cut]
+}
+
 /// Scales `v` to unit length in place (leaves an all-zero vector alone).
 pub(crate) fn normalize(v: &mut [f32]) {
     let norm = v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
@@ -114,6 +126,14 @@ mod tests {
         assert_eq!(cosine(&[0.0, 0.0], &[1.0, 0.0]), 0.0);
         assert_eq!(cosine(&[1.0], &[1.0, 0.0]), 0.0);
         assert_eq!(cosine(&[], &[]), 0.0);
+    }
+
+    #[test]
+    fn truncation_keeps_whole_characters() {
+        assert_eq!(truncate_bytes("abc", 5), "abc");
+        assert_eq!(truncate_bytes("abcdef", 3), "abc");
+        assert_eq!(truncate_bytes("aé", 2), "a");
+        assert_eq!(truncate_bytes("ééé", 4), "éé");
     }
 
     #[test]

@@ -20,6 +20,8 @@ pub const DEFAULT_BATCH_SIZE: usize = 32;
 /// all-MiniLM-L6-v2's `max_seq_length` (longer texts are truncated), used when the model
 /// directory has no `sentence_bert_config.json`.
 const DEFAULT_MAX_SEQ_LEN: usize = 256;
+/// Bytes kept per token of the window (see `Inner::max_text_bytes`).
+const BYTES_PER_TOKEN_BOUND: usize = 32;
 
 /// A BERT sentence-embedding model (all-MiniLM-L6-v2 class) run on the CPU: tokenise with
 /// truncation and per-batch padding, run the encoder, mean-pool over the attention mask,
@@ -76,6 +78,11 @@ struct Inner {
     device: Device,
     dimensions: usize,
     batch_size: usize,
+    /// Texts are cut to this many bytes before tokenizing, so that a huge text is never
+    /// tokenized whole; the tokenizer then truncates to the window exactly. Ordinary text fills
+    /// the window long before the cut (about 4 bytes per token); only runs of unknown words
+    /// lose a part the window could have held.
+    max_text_bytes: usize,
 }
 
 impl LocalMiniLm {
@@ -151,6 +158,7 @@ impl LocalMiniLm {
             device,
             dimensions: bert_config.hidden_size,
             batch_size: batch_size.max(1),
+            max_text_bytes: max_seq_len * BYTES_PER_TOKEN_BOUND,
         });
         let (jobs, queue) = std::sync::mpsc::channel();
         let worker = Arc::clone(&inner);
@@ -196,7 +204,10 @@ impl Inner {
         order.sort_by_key(|&i| texts[i].len());
         let mut out = vec![Vec::new(); texts.len()];
         for chunk in order.chunks(self.batch_size) {
-            let batch: Vec<&str> = chunk.iter().map(|&i| texts[i].as_str()).collect();
+            let batch: Vec<&str> = chunk
+                .iter()
+                .map(|&i| crate::truncate_bytes(&texts[i], self.max_text_bytes))
+                .collect();
             let vectors = self.embed_batch(&batch)?;
             for (&i, v) in chunk.iter().zip(vectors) {
                 out[i] = v;

@@ -9,6 +9,8 @@ use crate::{BoxFuture, EmbedConfig, EmbedError, Embedder};
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 const DEFAULT_BATCH_SIZE: usize = 128;
+/// OpenAI's per-input limit for its embedding models (`text-embedding-3-*`, `ada-002`).
+pub const DEFAULT_MAX_INPUT_TOKENS: usize = 8191;
 /// How much of an error body is kept in [`EmbedError::Status`].
 const MAX_ERROR_BODY: usize = 512;
 
@@ -30,12 +32,15 @@ pub struct OpenAiCompatible {
     /// The size known so far: configured, from a known model name, or from the first answer.
     dimensions: Arc<AtomicUsize>,
     batch_size: usize,
+    /// Each input is cut to at most this many bytes. A byte-level BPE token holds at least one
+    /// byte, so the endpoint never sees more tokens than this, whatever its tokenizer.
+    max_input_bytes: usize,
 }
 
 #[derive(Serialize)]
 struct Request<'a> {
     model: &'a str,
-    input: &'a [String],
+    input: Vec<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     dimensions: Option<usize>,
 }
@@ -89,6 +94,7 @@ impl OpenAiCompatible {
             requested_dimensions: None,
             dimensions: Arc::new(AtomicUsize::new(known_dimensions(model))),
             batch_size: DEFAULT_BATCH_SIZE,
+            max_input_bytes: DEFAULT_MAX_INPUT_TOKENS,
         })
     }
 
@@ -111,6 +117,9 @@ impl OpenAiCompatible {
         if let Some(b) = config.batch_size {
             this.batch_size = b.max(1);
         }
+        if let Some(limit) = config.max_input_tokens {
+            this = this.with_max_input_tokens(limit);
+        }
         Ok(this)
     }
 
@@ -119,6 +128,13 @@ impl OpenAiCompatible {
     pub fn with_dimensions(mut self, dimensions: usize) -> Self {
         self.requested_dimensions = Some(dimensions);
         self.dimensions = Arc::new(AtomicUsize::new(dimensions));
+        self
+    }
+
+    /// Cuts every input to at most `tokens` tokens of the endpoint's model (by bytes, see
+    /// `max_input_bytes`) before sending it.
+    pub fn with_max_input_tokens(mut self, tokens: usize) -> Self {
+        self.max_input_bytes = tokens.max(1);
         self
     }
 
@@ -134,13 +150,17 @@ impl OpenAiCompatible {
             requested_dimensions: self.requested_dimensions,
             dimensions: Arc::clone(&self.dimensions),
             batch_size: self.batch_size,
+            max_input_bytes: self.max_input_bytes,
         }
     }
 
     async fn embed_chunk(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let body = Request {
             model: &self.model,
-            input: texts,
+            input: texts
+                .iter()
+                .map(|t| crate::truncate_bytes(t, self.max_input_bytes))
+                .collect(),
             dimensions: self.requested_dimensions,
         };
         let mut request = self.client.post(&self.url).json(&body);

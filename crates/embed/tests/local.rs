@@ -211,3 +211,32 @@ async fn concurrent_callers_share_batches_and_each_gets_its_own_vectors() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_text_of_50000_words_embeds_from_its_beginning() {
+    let Some(m) = model() else { return };
+    let words = [
+        "ledger",
+        "invoice",
+        "postgres",
+        "migration",
+        "quarterly",
+        "décision",
+    ];
+    let long: String = (0..50_000)
+        .map(|i| words[i % words.len()])
+        .collect::<Vec<_>>()
+        .join(" ");
+    let started = Instant::now();
+    let vectors = m
+        .embed(std::slice::from_ref(&long))
+        .await
+        .expect("a long text embeds");
+    assert_eq!(vectors[0].len(), 384);
+    assert!((norm(&vectors[0]) - 1.0).abs() < 1e-4);
+    // Only the model's window counts: the same as the text's first few thousand characters.
+    let head: String = long.chars().take(4_000).collect();
+    let short = embed_one(&m, &head).await;
+    assert!(cosine(&vectors[0], &short) > 0.999);
+    assert!(started.elapsed().as_secs() < 30, "{:?}", started.elapsed());
+}

@@ -318,3 +318,42 @@ fn openai_config_needs_base_url_and_model() {
     };
     assert!(matches!(embed::build(&config), Err(EmbedError::Config(_))));
 }
+
+#[tokio::test]
+async fn inputs_are_cut_to_the_models_input_limit() {
+    let (base_url, seen) = serve(Arc::new(reversed_vectors)).await;
+    let config = EmbedConfig {
+        provider: Provider::OpenAi,
+        base_url: Some(base_url),
+        model: Some("m".into()),
+        max_input_tokens: Some(100),
+        ..Default::default()
+    };
+    let embedder = embed::build(&config).unwrap();
+    let long = "é".repeat(60) + &"word ".repeat(50_000);
+    embedder
+        .embed(&[long.clone(), "short".to_owned()])
+        .await
+        .unwrap();
+    let seen = seen.lock().unwrap().clone();
+    let sent = seen[0].body["input"][0].as_str().unwrap();
+    assert!(sent.len() <= 100, "{} bytes sent", sent.len());
+    assert!(long.starts_with(sent) && sent.len() >= 99);
+    assert_eq!(seen[0].body["input"][1], "short");
+
+    // Unconfigured: OpenAI's own limit of 8191 tokens, which no more bytes can exceed.
+    let (base_url, seen) = serve(Arc::new(reversed_vectors)).await;
+    let embedder = embed::build(&EmbedConfig {
+        provider: Provider::OpenAi,
+        base_url: Some(base_url),
+        model: Some("m".into()),
+        ..Default::default()
+    })
+    .unwrap();
+    embedder.embed(&[long]).await.unwrap();
+    let sent = seen.lock().unwrap()[0].body["input"][0]
+        .as_str()
+        .unwrap()
+        .len();
+    assert!((8000..=8191).contains(&sent), "{sent} bytes sent");
+}

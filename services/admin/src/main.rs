@@ -3,7 +3,7 @@
 //! creation, and never stored.
 
 use anyhow::Context as _;
-use auth::{CredentialKind, Origin, Scope};
+use auth::{CredentialKind, Environment, Origin, Scope};
 use chrono::{Duration, Utc};
 use clap::{Parser, Subcommand, ValueEnum};
 use diesel_async::{AsyncConnection as _, AsyncPgConnection};
@@ -62,7 +62,8 @@ enum MemoryCommand {
         #[arg(long)]
         tier: Tier,
     },
-    /// Create an API key (mem_live_/mem_test_) or an OAuth access token (memo_).
+    /// Create an API key (mem_live_/mem_test_) or an OAuth access token (memo_); either acts on
+    /// the environment given by --env.
     CreateKey {
         #[arg(long)]
         user: Uuid,
@@ -218,17 +219,23 @@ async fn memory(url: &str, cmd: MemoryCommand) -> anyhow::Result<Value> {
                 .iter()
                 .map(|s| parse_scope(s))
                 .collect::<anyhow::Result<Vec<_>>>()?;
-            let (kind, origin) = match (connector, env) {
-                (true, _) => (CredentialKind::MemoryOAuth, Origin::Connector),
-                (false, Env::Live) => (CredentialKind::MemoryLive, Origin::FirstParty),
-                (false, Env::Test) => (CredentialKind::MemoryTest, Origin::FirstParty),
+            let environment = match env {
+                Env::Live => Environment::Live,
+                Env::Test => Environment::Test,
             };
-            let (key, credential) = credentials::create_key(
+            // A connector token acts on the environment asked for, as an API key does.
+            let (kind, origin) = match (connector, environment) {
+                (true, _) => (CredentialKind::MemoryOAuth, Origin::Connector),
+                (false, Environment::Live) => (CredentialKind::MemoryLive, Origin::FirstParty),
+                (false, Environment::Test) => (CredentialKind::MemoryTest, Origin::FirstParty),
+            };
+            let (key, credential) = credentials::create_key_in(
                 conn,
                 user,
                 &name,
                 kind,
                 origin,
+                environment,
                 &scopes,
                 expiry(expires_in_days),
             )

@@ -89,6 +89,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
         },
     )
     .await?;
+    crate::jobs::spawn_purge_pass(launched.infra.pool.clone());
     if settings.embeddings.provider != embed::Provider::None {
         crate::jobs::spawn_embedding_pass(launched.infra.pool.clone(), embedder);
     }

@@ -6,8 +6,8 @@ use std::time::Duration;
 use embed::{EmbedError, Embedder};
 use store::Pool;
 
-use crate::db::decisions::{self, EmbedPassError};
-use crate::db::{free_form, product_states};
+use crate::db::decisions;
+use crate::db::{free_form, mif, product_states};
 use crate::domain::search::vector_literal;
 
 const BATCH: i64 = 32;
@@ -38,6 +38,33 @@ pub fn spawn_embedding_pass(pool: Pool, embedder: Arc<dyn Embedder>) {
             }
         }
     });
+}
+
+/// How often expired staged imports are purged.
+const PURGE_EVERY: Duration = Duration::from_secs(600);
+
+/// Deletes staged MIF imports that expired unapplied (each can hold a 10 MiB document), every
+/// [`PURGE_EVERY`], for as long as the process runs. Replicas running it at once delete the
+/// same rows harmlessly.
+pub fn spawn_purge_pass(pool: Pool) {
+    tokio::spawn(async move {
+        loop {
+            match purge_once(&pool).await {
+                Ok(0) => {}
+                Ok(purged) => tracing::info!(purged, "expired staged imports purged"),
+                Err(err) => tracing::warn!(error = %err, "purging expired staged imports failed"),
+            }
+            tokio::time::sleep(PURGE_EVERY).await;
+        }
+    });
+}
+
+/// One purge: returns how many expired staged imports were deleted.
+pub async fn purge_once(pool: &Pool) -> Result<usize, String> {
+    let mut conn = store::conn(pool).await.map_err(|e| e.to_string())?;
+    mif::purge_expired_staged(&mut conn)
+        .await
+        .map_err(|e| e.to_string())
 }
 
 #[derive(Clone, Copy)]
@@ -71,8 +98,5 @@ async fn pass(pool: &Pool, embedder: &Arc<dyn Embedder>, kind: Kind) -> Result<u
         Kind::ProductStates => product_states::embed_pending(&mut conn, BATCH, embed).await,
         Kind::FreeForm => free_form::embed_pending(&mut conn, BATCH, embed).await,
     };
-    done.map_err(|e| match e {
-        EmbedPassError::Embed(e) => e.to_string(),
-        EmbedPassError::Database(e) => e.to_string(),
-    })
+    done.map_err(|e| e.to_string())
 }

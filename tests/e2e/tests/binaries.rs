@@ -283,3 +283,119 @@ async fn an_in_flight_request_finishes_after_sigterm() {
         "mail-api exits cleanly after draining: {status}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_connector_token_created_for_the_test_environment_acts_on_it() {
+    let db = TestDatabase::empty("memory").await.unwrap();
+    let db_env = ("MEMORY_DATABASE__URL", db.url.clone());
+    run("memory-api", &["migrate"], std::slice::from_ref(&db_env));
+    let admin = |args: &[&str]| {
+        let mut all = vec!["memory"];
+        all.extend_from_slice(args);
+        run("admin", &all, std::slice::from_ref(&db_env))
+    };
+    let user = admin(&[
+        "create-user",
+        "--email",
+        "connector@example.com",
+        "--tier",
+        "pro",
+    ]);
+    let user_id = user["user_id"].as_str().unwrap().to_owned();
+    let key = |env: &str, connector: bool| {
+        let scopes = if connector {
+            "read,propose"
+        } else {
+            "read,write"
+        };
+        let mut args = vec![
+            "create-key",
+            "--user",
+            &user_id,
+            "--env",
+            env,
+            "--scopes",
+            scopes,
+        ];
+        if connector {
+            args.push("--connector");
+        }
+        admin(&args)
+    };
+    let test_connector = key("test", true);
+    assert_eq!(test_connector["environment"], "test", "{test_connector}");
+    assert_eq!(test_connector["origin"], "connector");
+    let test_token = test_connector["key"].as_str().unwrap().to_owned();
+    assert!(test_token.starts_with("memo_"));
+    let live_connector = key("live", true);
+    assert_eq!(live_connector["environment"], "live");
+    let live_token = live_connector["key"].as_str().unwrap().to_owned();
+    let test_key = key("test", false)["key"].as_str().unwrap().to_owned();
+    let live_key = key("live", false)["key"].as_str().unwrap().to_owned();
+    let listed = admin(&["list-keys", "--user", &user_id]);
+    let test_connectors = listed["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| k["kind"] == "oauth" && k["environment"] == "test")
+        .count();
+    assert_eq!(test_connectors, 1, "{listed}");
+
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let _api = Proc::start(
+        "memory-api",
+        &["serve"],
+        &[
+            db_env.clone(),
+            ("MEMORY_HTTP__BIND", format!("127.0.0.1:{port}")),
+            (
+                "MEMORY_SECRETS__KEK",
+                "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=".to_owned(),
+            ),
+        ],
+    );
+    wait_ready(&base).await;
+    let http = reqwest::Client::new();
+    for (writer, name) in [(&test_key, "in-test"), (&live_key, "in-live")] {
+        let res = http
+            .post(format!("{base}/api/v1/products"))
+            .bearer_auth(writer)
+            .json(&serde_json::json!({ "name": name }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 201);
+    }
+    let names = |token: String| {
+        let http = http.clone();
+        let base = base.clone();
+        async move {
+            let res = http
+                .get(format!("{base}/api/v1/products"))
+                .bearer_auth(token)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(res.status(), 200);
+            let body: Value = res.json().await.unwrap();
+            body["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p["name"].as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(names(test_token.clone()).await, ["in-test"]);
+    assert_eq!(names(live_token).await, ["in-live"]);
+    // Still a connector: read and propose only.
+    let res = http
+        .post(format!("{base}/api/v1/products"))
+        .bearer_auth(&test_token)
+        .json(&serde_json::json!({ "name": "nope" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 403);
+}

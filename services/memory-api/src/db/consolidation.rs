@@ -206,7 +206,10 @@ pub async fn find(
         return Ok(None);
     };
     let candidates = c::table
+        .inner_join(r::table)
         .filter(c::run_id.eq(id))
+        .filter(r::user_id.eq(owner.user_id))
+        .filter(r::environment.eq(owner.environment))
         .order(c::position)
         .select(Candidate::as_select())
         .load(conn)

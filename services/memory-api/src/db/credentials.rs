@@ -47,13 +47,23 @@ struct NewApiKey<'a> {
     expires_at: Option<DateTime<Utc>>,
 }
 
-/// How a credential kind is stored: (kind column, environment column).
-fn columns(kind: CredentialKind) -> Option<(&'static str, Environment)> {
+/// How a credential kind is stored: (kind column, the environment it is bound to). API keys
+/// name their environment in their prefix; an OAuth token's environment is the one stored with
+/// it (`None` here).
+fn columns(kind: CredentialKind) -> Option<(&'static str, Option<Environment>)> {
     match kind {
-        CredentialKind::MemoryLive => Some(("api_key", Environment::Live)),
-        CredentialKind::MemoryTest => Some(("api_key", Environment::Test)),
-        CredentialKind::MemoryOAuth => Some(("oauth", Environment::Live)),
+        CredentialKind::MemoryLive => Some(("api_key", Some(Environment::Live))),
+        CredentialKind::MemoryTest => Some(("api_key", Some(Environment::Test))),
+        CredentialKind::MemoryOAuth => Some(("oauth", None)),
         CredentialKind::Mail => None,
+    }
+}
+
+fn parse_environment(s: &str) -> Option<Environment> {
+    match s {
+        "live" => Some(Environment::Live),
+        "test" => Some(Environment::Test),
+        _ => None,
     }
 }
 
@@ -82,16 +92,20 @@ impl CredentialStore for PgCredentials {
         kind: CredentialKind,
         hash: [u8; 32],
     ) -> Result<Option<StoredCredential>, String> {
-        let Some((kind_column, environment)) = columns(kind) else {
+        let Some((kind_column, bound)) = columns(kind) else {
             return Ok(None);
         };
         let mut conn = self.pool.get().await.map_err(|e| e.to_string())?;
-        let row: Option<(ApiKey, String)> = api_keys::table
+        let mut query = api_keys::table
             .inner_join(users::table)
             .filter(api_keys::key_hash.eq(&hash[..]))
             .filter(api_keys::kind.eq(kind_column))
-            .filter(api_keys::environment.eq(environment.as_str()))
             .select((ApiKey::as_select(), users::tier))
+            .into_boxed();
+        if let Some(bound) = bound {
+            query = query.filter(api_keys::environment.eq(bound.as_str()));
+        }
+        let row: Option<(ApiKey, String)> = query
             .first(&mut conn)
             .await
             .optional()
@@ -99,6 +113,8 @@ impl CredentialStore for PgCredentials {
         let Some((key, tier)) = row else {
             return Ok(None);
         };
+        let environment = parse_environment(&key.environment)
+            .ok_or_else(|| format!("credential {} has no known environment", key.id))?;
         let tier: Tier = tier.parse().map_err(|e| format!("{e}"))?;
         Ok(Some(StoredCredential {
             caller: Caller {
@@ -126,11 +142,19 @@ impl CredentialStore for PgCredentials {
 pub enum KeyError {
     #[error("connector credentials may hold only the read and propose scopes")]
     ConnectorScope,
+    #[error("a {kind} key acts on the {bound} environment, not on {asked}")]
+    EnvironmentMismatch {
+        kind: &'static str,
+        bound: &'static str,
+        asked: &'static str,
+    },
     #[error("{0}")]
     Database(#[from] diesel::result::Error),
 }
 
 /// Creates a credential for `user_id`; the plaintext in the answer is shown once, never stored.
+/// API keys act on the environment their prefix names; an OAuth token acts on the live
+/// environment (see [`create_key_in`] for a test-environment token).
 pub async fn create_key(
     conn: &mut AsyncPgConnection,
     user_id: Uuid,
@@ -140,7 +164,44 @@ pub async fn create_key(
     scopes: &[Scope],
     expires_at: Option<DateTime<Utc>>,
 ) -> Result<(ApiKey, NewCredential), KeyError> {
-    let (kind_column, environment) = columns(kind).ok_or(diesel::result::Error::NotFound)?;
+    let environment = match columns(kind) {
+        Some((_, Some(bound))) => bound,
+        _ => Environment::Live,
+    };
+    create_key_in(
+        conn,
+        user_id,
+        name,
+        kind,
+        origin,
+        environment,
+        scopes,
+        expires_at,
+    )
+    .await
+}
+
+/// [`create_key`] acting on `environment`: any environment for an OAuth token, the one its
+/// prefix names for an API key ([`KeyError::EnvironmentMismatch`] otherwise).
+#[allow(clippy::too_many_arguments)]
+pub async fn create_key_in(
+    conn: &mut AsyncPgConnection,
+    user_id: Uuid,
+    name: &str,
+    kind: CredentialKind,
+    origin: Origin,
+    environment: Environment,
+    scopes: &[Scope],
+    expires_at: Option<DateTime<Utc>>,
+) -> Result<(ApiKey, NewCredential), KeyError> {
+    let (kind_column, bound) = columns(kind).ok_or(diesel::result::Error::NotFound)?;
+    if let Some(bound) = bound.filter(|b| *b != environment) {
+        return Err(KeyError::EnvironmentMismatch {
+            kind: kind.prefix(),
+            bound: bound.as_str(),
+            asked: environment.as_str(),
+        });
+    }
     if origin == Origin::Connector
         && scopes
             .iter()

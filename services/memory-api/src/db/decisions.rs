@@ -6,6 +6,7 @@ use diesel::sql_types::{BigInt, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
+use super::embed_pass::{self, EmbedTarget, Pending, due, failure_set, success_set};
 use super::products::Owner;
 use super::schema::{decisions, feed_items, products};
 
@@ -140,17 +141,14 @@ pub async fn set_embedding(
     id: Uuid,
     vector: &str,
 ) -> QueryResult<()> {
-    diesel::sql_query(
-        "UPDATE decisions SET embedding = $4::vector \
-         WHERE user_id = $1 AND environment = $2 AND id = $3",
-    )
-    .bind::<SqlUuid, _>(owner.user_id)
-    .bind::<Text, _>(owner.environment)
-    .bind::<SqlUuid, _>(id)
-    .bind::<Text, _>(vector)
-    .execute(conn)
-    .await
-    .map(drop)
+    diesel::sql_query(<Decisions as EmbedTarget>::STORE)
+        .bind::<SqlUuid, _>(owner.user_id)
+        .bind::<Text, _>(owner.environment)
+        .bind::<SqlUuid, _>(id)
+        .bind::<Text, _>(vector)
+        .execute(conn)
+        .await
+        .map(drop)
 }
 
 /// Semantic mode: nearest by cosine distance to `vector` (a pgvector literal), among the
@@ -187,20 +185,6 @@ pub async fn search_semantic(
     .await
 }
 
-#[derive(QueryableByName)]
-struct Unembedded {
-    #[diesel(sql_type = SqlUuid)]
-    user_id: Uuid,
-    #[diesel(sql_type = Text)]
-    environment: String,
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Text)]
-    decision: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    reasoning: Option<String>,
-}
-
 /// The text a decision is embedded from.
 pub fn embedding_text(decision: &str, reasoning: Option<&str>) -> String {
     match reasoning {
@@ -209,52 +193,48 @@ pub fn embedding_text(decision: &str, reasoning: Option<&str>) -> String {
     }
 }
 
-/// Embeds up to `batch` decisions stored without an embedding, of any owner; returns how many.
-/// Replicas running this at once take disjoint rows (`FOR UPDATE SKIP LOCKED`); a failure to
-/// embed leaves the rows for a later pass.
+/// Decisions, as the background embedding pass sees them.
+pub struct Decisions;
+
+impl EmbedTarget for Decisions {
+    const STORE: &'static str = concat!(
+        "UPDATE decisions SET ",
+        success_set!(),
+        " WHERE user_id = $1 AND environment = $2 AND id = $3"
+    );
+    const RECORD_FAILURE: &'static str = concat!(
+        "UPDATE decisions SET ",
+        failure_set!(),
+        " WHERE user_id = $1 AND environment = $2 AND id = $3"
+    );
+
+    async fn pending(conn: &mut AsyncPgConnection, batch: i64) -> QueryResult<Vec<Pending>> {
+        embed_pass::load_pending(
+            conn,
+            concat!(
+                "SELECT user_id, environment, id, \
+                        decision || coalesce(E'\\n' || reasoning, '') AS text \
+                 FROM decisions WHERE ",
+                due!(),
+                " ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED"
+            ),
+            batch,
+        )
+        .await
+    }
+}
+
+/// Embeds up to `batch` decisions stored without an embedding, of any owner; returns how many
+/// (see [`embed_pass::run`]).
 pub async fn embed_pending<F, Fut, E>(
     conn: &mut AsyncPgConnection,
     batch: i64,
     embed: F,
-) -> Result<usize, EmbedPassError<E>>
+) -> QueryResult<usize>
 where
-    F: FnOnce(Vec<String>) -> Fut + Send,
+    F: Fn(Vec<String>) -> Fut + Send + Sync,
     Fut: std::future::Future<Output = Result<Vec<String>, E>> + Send,
-    E: Send,
+    E: std::fmt::Display + Send,
 {
-    conn.transaction(async |conn| {
-        let rows: Vec<Unembedded> = diesel::sql_query(
-            "SELECT user_id, environment, id, decision, reasoning FROM decisions \
-             WHERE embedding IS NULL \
-             ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED",
-        )
-        .bind::<BigInt, _>(batch)
-        .load(conn)
-        .await?;
-        if rows.is_empty() {
-            return Ok(0);
-        }
-        let texts = rows
-            .iter()
-            .map(|r| embedding_text(&r.decision, r.reasoning.as_deref()))
-            .collect();
-        let vectors = embed(texts).await.map_err(EmbedPassError::Embed)?;
-        for (row, vector) in rows.iter().zip(&vectors) {
-            let owner = Owner {
-                user_id: row.user_id,
-                environment: &row.environment,
-            };
-            set_embedding(conn, owner, row.id, vector).await?;
-        }
-        Ok(rows.len().min(vectors.len()))
-    })
-    .await
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum EmbedPassError<E> {
-    #[error("embedding failed")]
-    Embed(E),
-    #[error("{0}")]
-    Database(#[from] diesel::result::Error),
+    embed_pass::run::<Decisions, _, _, _>(conn, batch, embed).await
 }

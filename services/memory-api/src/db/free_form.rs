@@ -7,7 +7,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::decisions::EmbedPassError;
+use super::embed_pass::{self, EmbedTarget, Pending, due, failure_set, success_set};
 use super::products::Owner;
 use super::schema::free_form_entries as f;
 
@@ -89,17 +89,14 @@ pub async fn set_embedding(
     id: Uuid,
     vector: &str,
 ) -> QueryResult<()> {
-    diesel::sql_query(
-        "UPDATE free_form_entries SET embedding = $4::vector \
-         WHERE user_id = $1 AND environment = $2 AND id = $3",
-    )
-    .bind::<SqlUuid, _>(owner.user_id)
-    .bind::<Text, _>(owner.environment)
-    .bind::<SqlUuid, _>(id)
-    .bind::<Text, _>(vector)
-    .execute(conn)
-    .await
-    .map(drop)
+    diesel::sql_query(<Entries as EmbedTarget>::STORE)
+        .bind::<SqlUuid, _>(owner.user_id)
+        .bind::<Text, _>(owner.environment)
+        .bind::<SqlUuid, _>(id)
+        .bind::<Text, _>(vector)
+        .execute(conn)
+        .await
+        .map(drop)
 }
 
 /// Deletes an owned entry; `false` when the owner has no such entry.
@@ -210,51 +207,46 @@ pub async fn search_semantic(
     .await
 }
 
-#[derive(QueryableByName)]
-struct Unembedded {
-    #[diesel(sql_type = SqlUuid)]
-    user_id: Uuid,
-    #[diesel(sql_type = Text)]
-    environment: String,
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Text)]
-    content: String,
+/// Free-form entries, as the background embedding pass sees them.
+pub struct Entries;
+
+impl EmbedTarget for Entries {
+    const STORE: &'static str = concat!(
+        "UPDATE free_form_entries SET ",
+        success_set!(),
+        " WHERE user_id = $1 AND environment = $2 AND id = $3"
+    );
+    const RECORD_FAILURE: &'static str = concat!(
+        "UPDATE free_form_entries SET ",
+        failure_set!(),
+        " WHERE user_id = $1 AND environment = $2 AND id = $3"
+    );
+
+    async fn pending(conn: &mut AsyncPgConnection, batch: i64) -> QueryResult<Vec<Pending>> {
+        embed_pass::load_pending(
+            conn,
+            concat!(
+                "SELECT user_id, environment, id, content AS text FROM free_form_entries WHERE ",
+                due!(),
+                " ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED"
+            ),
+            batch,
+        )
+        .await
+    }
 }
 
-/// Embeds up to `batch` entries stored without an embedding, of any owner; returns how many.
-/// Like [`super::decisions::embed_pending`], replicas take disjoint rows.
+/// Embeds up to `batch` entries stored without an embedding, of any owner; returns how many
+/// (see [`embed_pass::run`]).
 pub async fn embed_pending<F, Fut, E>(
     conn: &mut AsyncPgConnection,
     batch: i64,
     embed: F,
-) -> Result<usize, EmbedPassError<E>>
+) -> QueryResult<usize>
 where
-    F: FnOnce(Vec<String>) -> Fut + Send,
+    F: Fn(Vec<String>) -> Fut + Send + Sync,
     Fut: std::future::Future<Output = Result<Vec<String>, E>> + Send,
-    E: Send,
+    E: std::fmt::Display + Send,
 {
-    conn.transaction(async |conn| {
-        let rows: Vec<Unembedded> = diesel::sql_query(
-            "SELECT user_id, environment, id, content FROM free_form_entries \
-             WHERE embedding IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED",
-        )
-        .bind::<BigInt, _>(batch)
-        .load(conn)
-        .await?;
-        if rows.is_empty() {
-            return Ok(0);
-        }
-        let texts = rows.iter().map(|r| r.content.clone()).collect();
-        let vectors = embed(texts).await.map_err(EmbedPassError::Embed)?;
-        for (row, vector) in rows.iter().zip(&vectors) {
-            let owner = Owner {
-                user_id: row.user_id,
-                environment: &row.environment,
-            };
-            set_embedding(conn, owner, row.id, vector).await?;
-        }
-        Ok(rows.len().min(vectors.len()))
-    })
-    .await
+    embed_pass::run::<Entries, _, _, _>(conn, batch, embed).await
 }

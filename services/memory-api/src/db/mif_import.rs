@@ -75,9 +75,6 @@ pub enum ImportError {
     Invalid(Invalid),
     #[error("{0}")]
     Database(#[from] diesel::result::Error),
-    /// Not a failure: a staged import's preview, rolled back on purpose.
-    #[error("dry run")]
-    DryRun(Outcome),
 }
 
 const PAGE: i64 = 1000;
@@ -111,7 +108,9 @@ pub async fn apply(
     let mut out = Outcome::default();
     let corpus = corpus_plan(conn, owner, doc, strategy, root, &mut out).await?;
     let decisions = decisions_plan(conn, owner, doc, strategy, root, &mut out).await?;
-    products_step(conn, owner, doc, &decisions, kek, &mut out).await?;
+    let products = missing_products(conn, owner, doc, &decisions).await?;
+    insert_products(conn, owner, &products, kek).await?;
+    out.products_created = products.iter().map(|p| p.0.to_owned()).collect();
     if strategy == Strategy::Replace && doc.has_corpus {
         free_form::delete_all(conn, owner).await?;
     }
@@ -130,18 +129,43 @@ pub async fn apply(
     out.decisions_imported = decisions.len();
     // Last: the merged kernel's budget is the likeliest late refusal, and everything above
     // is rolled back with it.
-    kernel_step(conn, owner, doc, strategy, root, &mut out).await?;
+    if let Some(kernel) = kernel_plan(conn, owner, doc, strategy, root, &mut out).await? {
+        write_kernel(conn, owner, kernel).await?;
+    }
     Ok(out)
 }
 
-async fn kernel_step(
+/// What [`apply`] would do now, found by reading alone: nothing is written and no row is
+/// locked, so a staging never waits for, nor holds up, the owner's other writes. Call inside a
+/// read-only transaction for one consistent snapshot.
+pub async fn preview(
+    conn: &mut AsyncPgConnection,
+    owner: Owner<'_>,
+    doc: &Document,
+    strategy: Strategy,
+    root: &str,
+) -> Result<Outcome, ImportError> {
+    let mut out = Outcome::default();
+    let corpus = corpus_plan(conn, owner, doc, strategy, root, &mut out).await?;
+    let decisions = decisions_plan(conn, owner, doc, strategy, root, &mut out).await?;
+    let products = missing_products(conn, owner, doc, &decisions).await?;
+    out.products_created = products.iter().map(|p| p.0.to_owned()).collect();
+    out.corpus_imported = corpus.len();
+    out.decisions_imported = decisions.len();
+    kernel_plan(conn, owner, doc, strategy, root, &mut out).await?;
+    Ok(out)
+}
+
+/// The kernel the import would leave, checked against the documented types and the token
+/// budget; `None` when it would not change.
+async fn kernel_plan(
     conn: &mut AsyncPgConnection,
     owner: Owner<'_>,
     doc: &Document,
     strategy: Strategy,
     root: &str,
     out: &mut Outcome,
-) -> Result<(), ImportError> {
+) -> Result<Option<NewKernel>, ImportError> {
     let path = format!("{root}.identity_kernel");
     let current = kernels::find(conn, owner).await?;
     let members: Map<String, Value> = current
@@ -180,7 +204,7 @@ async fn kernel_step(
         None => new.is_empty(),
     };
     if unchanged {
-        return Ok(());
+        return Ok(None);
     }
     mif::check_kernel(&new, &path).map_err(ImportError::Invalid)?;
     let rendered = kernel::render(&new);
@@ -193,12 +217,23 @@ async fn kernel_step(
             ),
         }));
     }
-    let token_count = i32::try_from(rendered.token_count).unwrap_or(i32::MAX);
+    Ok(Some(NewKernel {
+        kernel: new,
+        injection_block: rendered.block,
+        token_count: i32::try_from(rendered.token_count).unwrap_or(i32::MAX),
+    }))
+}
+
+async fn write_kernel(
+    conn: &mut AsyncPgConnection,
+    owner: Owner<'_>,
+    new: NewKernel,
+) -> Result<(), ImportError> {
     kernels::update::<()>(conn, owner, None, |_| {
         Ok(NewKernel {
-            kernel: new.clone(),
-            injection_block: rendered.block.clone(),
-            token_count,
+            kernel: new.kernel.clone(),
+            injection_block: new.injection_block.clone(),
+            token_count: new.token_count,
         })
     })
     .await
@@ -375,14 +410,14 @@ async fn decisions_plan<'d>(
     })
 }
 
-async fn products_step(
+/// Products named by the document (its records first, then the decisions' names) that the
+/// owner lacks, each once, with its record when the document has one.
+async fn missing_products<'d>(
     conn: &mut AsyncPgConnection,
     owner: Owner<'_>,
-    doc: &Document,
-    decisions: &[NewDecision<'_>],
-    kek: &Kek,
-    out: &mut Outcome,
-) -> Result<(), ImportError> {
+    doc: &'d Document,
+    decisions: &[NewDecision<'d>],
+) -> Result<Vec<(&'d str, Option<&'d mif::Product>)>, ImportError> {
     let existing: HashSet<String> = product_records(conn, owner)
         .await?
         .into_iter()
@@ -401,7 +436,16 @@ async fn products_step(
             wanted.push((name, record));
         }
     }
-    for (name, record) in wanted {
+    Ok(wanted)
+}
+
+async fn insert_products(
+    conn: &mut AsyncPgConnection,
+    owner: Owner<'_>,
+    wanted: &[(&str, Option<&mif::Product>)],
+    kek: &Kek,
+) -> Result<(), ImportError> {
+    for &(name, record) in wanted {
         let id = Uuid::now_v7();
         // The secret is never shown: rotate it before signing project signals.
         let sealed = signing::seal(kek, id, &signing::new_secret());
@@ -418,7 +462,6 @@ async fn products_step(
             },
         )
         .await?;
-        out.products_created.push(name.to_owned());
     }
     Ok(())
 }

@@ -4,6 +4,7 @@ pub mod confidence;
 pub mod consolidation;
 pub mod credentials;
 pub mod decisions;
+pub mod embed_pass;
 pub mod feed;
 pub mod free_form;
 pub mod kernels;

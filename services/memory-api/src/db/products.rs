@@ -109,13 +109,18 @@ pub async fn rotate_signing_secret(
     let Some(id) = find_by_name(conn, owner, name).await?.map(|p| p.id) else {
         return Ok(None);
     };
-    diesel::update(products::table.find(id))
-        .set((
-            products::signing_secret.eq(seal(id)),
-            products::signing_secret_rotated_at.eq(diesel::dsl::now),
-        ))
-        .returning(products::signing_secret_rotated_at.assume_not_null())
-        .get_result(conn)
-        .await
-        .optional()
+    diesel::update(
+        products::table
+            .filter(products::id.eq(id))
+            .filter(products::user_id.eq(owner.user_id))
+            .filter(products::environment.eq(owner.environment)),
+    )
+    .set((
+        products::signing_secret.eq(seal(id)),
+        products::signing_secret_rotated_at.eq(diesel::dsl::now),
+    ))
+    .returning(products::signing_secret_rotated_at.assume_not_null())
+    .get_result(conn)
+    .await
+    .optional()
 }

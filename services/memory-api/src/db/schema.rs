@@ -167,3 +167,6 @@ diesel::table! {
         similarity -> Nullable<Double>,
     }
 }
+
+diesel::joinable!(consolidation_candidates -> consolidation_runs (run_id));
+diesel::allow_tables_to_appear_in_same_query!(consolidation_runs, consolidation_candidates);

@@ -71,7 +71,9 @@ pub async fn decisions(
     };
     // Every decision of the owner is scored (an exact scan, so `total` is exact and another
     // owner's rows never crowd the owner's out of an approximate index scan); only ids and
-    // scores are ranked, and the rows themselves are read for the best `limit` alone.
+    // scores are ranked, and the rows themselves are read for the best `limit` alone. Ids are
+    // unique per owner only (an import keeps the ids it is given), so reading the rows back
+    // names the owner too.
     diesel::sql_query(
         "WITH scored AS ( \
              SELECT d.id, 1 - (d.embedding <=> $4::vector) AS cosine, \
@@ -95,7 +97,8 @@ pub async fn decisions(
          ) \
          SELECT d.id, d.decision, d.reasoning, d.tags, d.product_name, d.affects_products, \
                 d.decided_at, best.cosine, best.total, best.score \
-         FROM best JOIN decisions d ON d.id = best.id \
+         FROM best JOIN decisions d \
+              ON d.user_id = $1 AND d.environment = $2 AND d.id = best.id \
          ORDER BY best.score DESC, d.id DESC",
     )
     .bind::<SqlUuid, _>(owner.user_id)

@@ -1,7 +1,7 @@
 //! `GET /memory/confidence`: how far each stored memory can be trusted.
 
 use actix_web::web;
-use auth::Caller;
+use auth::ReadAccess;
 use chrono::Utc;
 use http_kit::openapi::MemoryError;
 use http_kit::{ApiError, Page, PageParams};
@@ -49,10 +49,11 @@ pub struct MemoryConfidenceItem {
     responses(
         (status = 200, description = "A page of memories, newest first", body = Page<MemoryConfidenceItem>),
         (status = 400, description = "Invalid limit or cursor", body = MemoryError),
+        (status = 403, description = "The credential lacks the read scope", body = MemoryError),
     )
 )]
 pub async fn list(
-    caller: Caller,
+    ReadAccess(caller): ReadAccess,
     state: web::Data<AppState>,
     page: web::Query<PageParams>,
 ) -> Result<web::Json<Page<MemoryConfidenceItem>>, ApiError> {

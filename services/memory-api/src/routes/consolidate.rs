@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 
 use actix_web::web;
-use auth::{Caller, WriteAccess};
+use auth::{ReadAccess, WriteAccess};
 use chrono::{DateTime, Utc};
 use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
@@ -287,12 +287,12 @@ pub struct ConsolidationRun {
     responses(
         (status = 200, description = "The run with its candidates, in the order found", body = ConsolidationRun),
         (status = 400, description = "runId is not a UUID", body = MemoryError),
-        (status = 403, description = "The account is below the pro tier (`TIER_REQUIRED`)", body = MemoryError),
+        (status = 403, description = "The credential lacks the read scope (`FORBIDDEN`), or the account is below the pro tier (`TIER_REQUIRED`)", body = MemoryError),
         (status = 404, description = "No such run of the caller", body = MemoryError),
     )
 )]
 pub async fn get_run(
-    caller: Caller,
+    ReadAccess(caller): ReadAccess,
     state: web::Data<AppState>,
     run_id: web::Path<Uuid>,
 ) -> Result<web::Json<ConsolidationRun>, ApiError> {

@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use actix_web::{HttpResponse, web};
-use auth::{Caller, WriteAccess};
+use auth::{ReadAccess, WriteAccess};
 use chrono::{DateTime, Utc};
 use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
@@ -249,10 +249,11 @@ pub struct DecisionSearch {
     responses(
         (status = 200, description = "Best matches first", body = DecisionSearch),
         (status = 400, description = "q missing or too long, or limit outside 1..=50", body = MemoryError),
+        (status = 403, description = "The credential lacks the read scope", body = MemoryError),
     )
 )]
 pub async fn search(
-    caller: Caller,
+    ReadAccess(caller): ReadAccess,
     state: web::Data<AppState>,
     params: web::Query<SearchParams>,
 ) -> Result<web::Json<DecisionSearch>, ApiError> {

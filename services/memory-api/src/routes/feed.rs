@@ -1,7 +1,7 @@
 //! `GET /intelligence/feed`: the caller's decisions, state changes and anomalies, newest first.
 
 use actix_web::web;
-use auth::Caller;
+use auth::ReadAccess;
 use chrono::{DateTime, Utc};
 use http_kit::openapi::MemoryError;
 use http_kit::{ApiError, Page, PageParams};
@@ -39,10 +39,11 @@ pub struct FeedItem {
     responses(
         (status = 200, description = "A page of feed items, newest first", body = Page<FeedItem>),
         (status = 400, description = "Invalid limit or cursor", body = MemoryError),
+        (status = 403, description = "The credential lacks the read scope", body = MemoryError),
     )
 )]
 pub async fn list(
-    caller: Caller,
+    ReadAccess(caller): ReadAccess,
     state: web::Data<AppState>,
     page: web::Query<PageParams>,
 ) -> Result<web::Json<Page<FeedItem>>, ApiError> {

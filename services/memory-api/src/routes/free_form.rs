@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use actix_web::{HttpResponse, web};
-use auth::{Caller, WriteAccess};
+use auth::{ReadAccess, WriteAccess};
 use chrono::{DateTime, Utc};
 use http_kit::openapi::MemoryError;
 use http_kit::{ApiError, Cursor};
@@ -218,10 +218,11 @@ fn limit(raw: Option<&str>, default: u32, max: u32) -> Result<u32, ApiError> {
     responses(
         (status = 200, description = "Entries (oldest first) or matches (best first)", body = FreeFormList),
         (status = 400, description = "q too long, limit out of range, or a cursor this API did not issue", body = MemoryError),
+        (status = 403, description = "The credential lacks the read scope", body = MemoryError),
     )
 )]
 pub async fn list(
-    caller: Caller,
+    ReadAccess(caller): ReadAccess,
     state: web::Data<AppState>,
     params: web::Query<FreeFormParams>,
 ) -> Result<web::Json<FreeFormList>, ApiError> {

@@ -3,7 +3,7 @@
 
 use actix_web::http::header::{self, HeaderMap};
 use actix_web::{HttpRequest, HttpResponse, web};
-use auth::{Caller, WriteAccess};
+use auth::{ReadAccess, WriteAccess};
 use chrono::{DateTime, Utc};
 use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
@@ -64,9 +64,13 @@ fn etag(version: i32) -> (header::HeaderName, String) {
         (status = 200, description = "The kernel", body = IdentityKernel,
             headers(("ETag" = String, description = "The version, quoted"))),
         (status = 404, description = "No kernel was written yet", body = MemoryError),
+        (status = 403, description = "The credential lacks the read scope", body = MemoryError),
     )
 )]
-pub async fn get(caller: Caller, state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+pub async fn get(
+    ReadAccess(caller): ReadAccess,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
     let mut conn = store::conn(&state.pool).await?;
     let stored = kernels::find(&mut conn, Owner::of(&caller))
         .await?

@@ -10,7 +10,7 @@
 use actix_web::http::header;
 use actix_web::web::Bytes;
 use actix_web::{HttpResponse, web};
-use auth::Caller;
+use auth::ReadAccess;
 use chrono::Utc;
 use futures_util::stream;
 use http_kit::ApiError;
@@ -141,10 +141,11 @@ pub(crate) fn parse_workspace(raw: Option<&str>) -> Result<Option<Uuid>, ApiErro
             content_type = "application/json", body = MifDocument,
             headers(("Content-Disposition" = String, description = "With `download=true`: `attachment; filename=\"memory-<scope>-<time>.mif.json\"`"))),
         (status = 400, description = "scope, workspace_id or download is invalid", body = MemoryError),
+        (status = 403, description = "The credential lacks the read scope", body = MemoryError),
     )
 )]
 pub async fn export(
-    caller: Caller,
+    ReadAccess(caller): ReadAccess,
     state: web::Data<AppState>,
     params: web::Query<ExportParams>,
 ) -> Result<HttpResponse, ApiError> {

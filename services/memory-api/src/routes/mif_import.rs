@@ -50,7 +50,8 @@ pub struct ImportRequest {
     /// as new items; kernel keys only where absent (each kept key a line in `conflicts`).
     pub merge_strategy: Option<String>,
     /// Default false: the import is staged (nothing changes until
-    /// `POST /memory/imports/{id}/apply`).
+    /// `POST /memory/imports/{id}/apply`). A staged import can be applied for 24 hours, then
+    /// it expires; an owner has at most 10 staged imports waiting at once.
     pub apply_immediately: Option<bool>,
     /// Recorded with a staged import; memory is not divided by workspace yet.
     pub workspace_id: Option<Uuid>,
@@ -90,7 +91,6 @@ fn import_error(err: ImportError) -> ApiError {
     match err {
         ImportError::Invalid(e) => ApiError::invalid_field(&e.path, &e.problem),
         ImportError::Database(e) => ApiError::internal(e),
-        ImportError::DryRun(_) => ApiError::internal("a dry run escaped"),
     }
 }
 
@@ -133,9 +133,10 @@ fn document(body: &serde_json::Map<String, Value>) -> Result<(Value, &'static st
     tag = "mif",
     request_body = ImportRequest,
     responses(
-        (status = 200, description = "Applied (all or nothing, in one transaction), or staged", body = ImportResult),
+        (status = 200, description = "Applied (all or nothing, in one transaction), or staged: the document is checked and what applying it now would do is answered, without writing anything; it can be applied for 24 hours, then it expires", body = ImportResult),
         (status = 400, description = "Neither or both of mif and raw_content; an invalid document (the message names the JSON path, e.g. `mif.decisions[3].decision`); a kernel whose injection block would exceed 4,000 tokens; or a body over 10 MiB", body = MemoryError),
         (status = 403, description = "The credential lacks the write scope", body = MemoryError),
+        (status = 409, description = "Staging only: the owner already has 10 staged imports waiting (unapplied and under 24 hours old), the most allowed (`VALIDATION_ERROR`)", body = MemoryError),
     )
 )]
 pub async fn import(
@@ -188,19 +189,16 @@ pub async fn import(
             .map_err(import_error)?;
         return Ok(web::Json(ImportResult::new("applied", None, out)));
     }
-    // Staged: a dry run (rolled back) says what applying now would do, and catches what only
-    // the account can tell (the merged kernel's budget) before anything is kept.
-    let preview = conn
-        .transaction::<(), _, _>(async |conn| {
-            let out = mif_import::apply(conn, owner, &doc, strategy, kek, root).await?;
-            Err(ImportError::DryRun(out))
-        })
-        .await;
-    let out = match preview {
-        Err(ImportError::DryRun(out)) => out,
-        Err(err) => return Err(import_error(err)),
-        Ok(()) => return Err(ApiError::internal("a dry run did not roll back")),
-    };
+    // Staged: what applying now would do, read in one snapshot without writing or locking
+    // anything (it also catches what only the account can tell, such as the merged kernel's
+    // budget, before anything is kept).
+    let out = conn
+        .build_transaction()
+        .read_only()
+        .repeatable_read()
+        .run(async |conn| mif_import::preview(conn, owner, &doc, strategy, root).await)
+        .await
+        .map_err(import_error)?;
     let id = db::insert_staged(
         &mut conn,
         owner,
@@ -208,7 +206,16 @@ pub async fn import(
         &doc_value,
         workspace_id,
     )
-    .await?;
+    .await
+    .map_err(|e| match e {
+        db::StageError::TooManyPending => ApiError::conflict(format!(
+            "at most {} staged imports may wait at once: apply one, or wait until one expires \
+             ({} hours after it was staged)",
+            db::PENDING_STAGED_MAX,
+            db::STAGED_IMPORT_HOURS
+        )),
+        db::StageError::Database(e) => ApiError::internal(e),
+    })?;
     Ok(web::Json(ImportResult::new("staged", Some(id), out)))
 }
 
@@ -228,7 +235,7 @@ impl From<diesel::result::Error> for ApplyError {
     }
 }
 
-/// Apply a staged import (once).
+/// Apply a staged import (once, within 24 hours of staging).
 #[utoipa::path(
     post,
     path = "/api/v1/memory/imports/{id}/apply",
@@ -239,7 +246,7 @@ impl From<diesel::result::Error> for ApplyError {
         (status = 200, description = "Applied (all or nothing)", body = ImportResult),
         (status = 400, description = "The id is not a UUID, or the account changed so that the import no longer fits (e.g. the merged kernel's budget)", body = MemoryError),
         (status = 403, description = "The credential lacks the write scope", body = MemoryError),
-        (status = 404, description = "No such import of the caller", body = MemoryError),
+        (status = 404, description = "No such import of the caller, or it was staged more than 24 hours ago (staged imports expire)", body = MemoryError),
         (status = 409, description = "The import was already applied", body = MemoryError),
     )
 )]
@@ -268,7 +275,7 @@ pub async fn apply(
             let doc = mif::parse(&staged.document, root).map_err(ImportError::Invalid)?;
             let strategy = Strategy::parse(&staged.merge_strategy).unwrap_or(Strategy::Merge);
             let out = mif_import::apply(conn, owner, &doc, strategy, kek, root).await?;
-            db::mark_applied(conn, id).await?;
+            db::mark_applied(conn, owner, id).await?;
             Ok(out)
         })
         .await

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use actix_web::web;
-use auth::{Caller, WriteAccess};
+use auth::{ReadAccess, WriteAccess};
 use chrono::{DateTime, Utc};
 use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
@@ -58,10 +58,11 @@ pub struct StateUpdated {
     responses(
         (status = 200, description = "The state (status and state null before the first write)", body = ProductState),
         (status = 404, description = "No such product of the caller", body = MemoryError),
+        (status = 403, description = "The credential lacks the read scope", body = MemoryError),
     )
 )]
 pub async fn get(
-    caller: Caller,
+    ReadAccess(caller): ReadAccess,
     state: web::Data<AppState>,
     name: web::Path<String>,
 ) -> Result<web::Json<ProductState>, ApiError> {
@@ -139,7 +140,7 @@ pub async fn post(
     })?;
     drop(conn);
     if created {
-        embed_version(&state, &name, &version).await?;
+        embed_version(&state, Owner::of(&caller), &name, &version).await?;
     }
     Ok(web::Json(StateUpdated {
         success: true,
@@ -155,6 +156,7 @@ pub async fn post(
 /// stays unembedded and the background pass embeds it later.
 async fn embed_version(
     state: &AppState,
+    owner: Owner<'_>,
     product_name: &str,
     version: &product_states::StateVersion,
 ) -> Result<(), ApiError> {
@@ -164,7 +166,8 @@ async fn embed_version(
     let text = state_text::render(product_name, members);
     if let Some(vector) = embed_text(state, &text).await {
         let mut conn = store::conn(&state.pool).await?;
-        product_states::set_embedding(&mut conn, version.id, &vector_literal(&vector)).await?;
+        product_states::set_embedding(&mut conn, owner, version.id, &vector_literal(&vector))
+            .await?;
     }
     Ok(())
 }

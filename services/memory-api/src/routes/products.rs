@@ -1,7 +1,7 @@
 //! Products: `GET /products`, `POST /products`, `GET /products/{name}`.
 
 use actix_web::{HttpResponse, web};
-use auth::{Caller, WriteAccess};
+use auth::{ReadAccess, WriteAccess};
 use chrono::{DateTime, Utc};
 use http_kit::{ApiError, Page, PageParams};
 use serde::{Deserialize, Serialize};
@@ -120,10 +120,11 @@ impl CreateProduct {
     responses(
         (status = 200, description = "A page of products", body = Page<Product>),
         (status = 400, description = "Invalid limit or cursor", body = http_kit::openapi::MemoryError),
+        (status = 403, description = "The credential lacks the read scope", body = http_kit::openapi::MemoryError),
     )
 )]
 pub async fn list(
-    caller: Caller,
+    ReadAccess(caller): ReadAccess,
     state: web::Data<AppState>,
     page: web::Query<PageParams>,
 ) -> Result<web::Json<Page<Product>>, ApiError> {
@@ -190,10 +191,11 @@ pub async fn create(
     responses(
         (status = 200, description = "The product", body = Product),
         (status = 404, description = "No such product of the caller", body = http_kit::openapi::MemoryError),
+        (status = 403, description = "The credential lacks the read scope", body = http_kit::openapi::MemoryError),
     )
 )]
 pub async fn get(
-    caller: Caller,
+    ReadAccess(caller): ReadAccess,
     state: web::Data<AppState>,
     name: web::Path<String>,
 ) -> Result<web::Json<Product>, ApiError> {

@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use actix_web::web;
-use auth::Caller;
+use auth::ReadAccess;
 use chrono::{DateTime, Utc};
 use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
@@ -149,10 +149,11 @@ fn parse_min_similarity(raw: Option<&str>) -> Result<f32, ApiError> {
     responses(
         (status = 200, description = "Best matches first (decisions and states each in rank order)", body = MemorySearch),
         (status = 400, description = "q missing or too long, limit outside 1..=20, min_similarity outside 0..1, or an unknown include", body = MemoryError),
+        (status = 403, description = "The credential lacks the read scope", body = MemoryError),
     )
 )]
 pub async fn search(
-    caller: Caller,
+    ReadAccess(caller): ReadAccess,
     state: web::Data<AppState>,
     params: web::Query<MemorySearchParams>,
 ) -> Result<web::Json<MemorySearch>, ApiError> {

@@ -288,3 +288,118 @@ async fn an_unknown_key_is_looked_up_once_yet_usable_as_soon_as_it_is_inserted()
     assert_eq!(status_with(&h, &key).await, 200);
     h.stop().await;
 }
+
+/// Every credentialed GET of the committed OpenAPI document, made concrete: path parameters
+/// filled from `values`, and `q` given where the route takes one.
+fn documented_reads(values: &[(&str, &str)]) -> Vec<String> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../proto-docs/memory-api.openapi.json");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut reads = Vec::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        let Some(op) = item.get("get") else { continue };
+        if op["security"][0].get("bearer").is_none() {
+            continue;
+        }
+        assert!(
+            op["responses"].get("403").is_some(),
+            "GET {path} does not document 403"
+        );
+        let mut concrete = path.clone();
+        let mut query = Vec::new();
+        for param in op["parameters"].as_array().into_iter().flatten() {
+            let name = param["name"].as_str().unwrap();
+            match param["in"].as_str().unwrap() {
+                "path" => {
+                    let value = values
+                        .iter()
+                        .find(|(n, _)| *n == name)
+                        .unwrap_or_else(|| panic!("no value for {{{name}}} of GET {path}"))
+                        .1;
+                    concrete = concrete.replace(&format!("{{{name}}}"), value);
+                }
+                "query" if name == "q" => query.push("q=launch"),
+                _ => {}
+            }
+        }
+        if !query.is_empty() {
+            concrete = format!("{concrete}?{}", query.join("&"));
+        }
+        reads.push(concrete);
+    }
+    reads
+}
+
+#[tokio::test]
+async fn every_read_route_needs_the_read_scope() {
+    let h = Harness::new().await;
+    let (user, full) = h.writer(Tier::Pro).await;
+    let (_, writer) = h
+        .key(user, CredentialKind::MemoryLive, &[Scope::Write])
+        .await;
+    let (_, reader) = h
+        .key(user, CredentialKind::MemoryLive, &[Scope::Read])
+        .await;
+    let send = |method: reqwest::Method, path: &str, key: &str, body: serde_json::Value| {
+        h.http
+            .request(method, h.server.url(path))
+            .bearer_auth(key)
+            .json(&body)
+            .send()
+    };
+    // Something to read on every route.
+    use reqwest::Method;
+    use serde_json::json;
+    for (method, path, body) in [
+        (Method::POST, "/api/v1/products", json!({"name": "alpha"})),
+        (
+            Method::PUT,
+            "/api/v1/memory/identity",
+            json!({"constraints": ["Ship the launch"]}),
+        ),
+        (
+            Method::POST,
+            "/api/v1/memory/product/alpha/state",
+            json!({"status": "launch"}),
+        ),
+        (
+            Method::POST,
+            "/api/v1/memory/decisions",
+            json!({"decision": "Plan the launch", "product_name": "alpha"}),
+        ),
+        (
+            Method::POST,
+            "/api/v1/memory/free-form",
+            json!({"content": "launch notes"}),
+        ),
+    ] {
+        let res = send(method, path, &full, body).await.unwrap();
+        assert!(res.status().is_success(), "{path}: {}", res.status());
+    }
+    let run = json(
+        send(
+            Method::POST,
+            "/api/v1/memory/consolidate",
+            &full,
+            json!({"compute_budget_tokens": 1000}),
+        )
+        .await
+        .unwrap(),
+    )
+    .await;
+    let run_id = run["runId"].as_str().expect("a run id").to_owned();
+
+    let reads = documented_reads(&[("name", "alpha"), ("runId", &run_id)]);
+    assert!(reads.len() >= 11, "{reads:?}");
+    for path in &reads {
+        let res = h.get(path).bearer_auth(&writer).send().await.unwrap();
+        assert_rate_limit_headers(&res);
+        let message = expect_error(res, 403, "FORBIDDEN").await;
+        assert!(message.contains("read"), "GET {path}: {message}");
+
+        let res = h.get(path).bearer_auth(&reader).send().await.unwrap();
+        assert_eq!(res.status(), 200, "GET {path} with a read key");
+    }
+    h.stop().await;
+}

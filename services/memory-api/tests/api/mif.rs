@@ -364,7 +364,7 @@ async fn exports_are_per_owner_and_per_environment() {
 }
 
 /// An account with a kernel, one product, a corpus entry and a decision; returns their ids.
-async fn small_account(h: &Harness) -> (String, Uuid, Uuid) {
+pub async fn small_account(h: &Harness) -> (String, Uuid, Uuid) {
     let (_, key) = h.writer(Tier::Free).await;
     put_kernel(
         h,

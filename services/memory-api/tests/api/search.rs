@@ -286,3 +286,105 @@ async fn semantic_mode_finds_paraphrases_above_the_calibrated_threshold() {
     assert_eq!(strict["total"], 1);
     h.stop().await;
 }
+
+/// Imports (merge, applied now) one decision under `id` with `text`.
+async fn import_decision(h: &Harness, key: &str, id: &str, product_name: &str, text: &str) {
+    let body = post(
+        h,
+        key,
+        "/api/v1/memory/import-mif",
+        json!({
+            "mif": {
+                "mif_version": "0.1",
+                "provenance": {},
+                "identity_kernel": {},
+                "decisions": [{"id": id, "decision": text, "product_name": product_name}],
+            },
+            "merge_strategy": "merge",
+            "apply_immediately": true,
+        }),
+    )
+    .await;
+    assert_eq!(body["decisions_imported"], 1, "{body}");
+}
+
+/// Two owners (two users, or one user's live and test environments) holding a decision under
+/// the same id each find their own text, never the other's.
+async fn assert_same_id_stays_with_its_owner(h: &Harness, a: &str, b: &str, query: &str) {
+    product(h, a, "billing").await;
+    let id = decide(h, a, "billing", "Keep the invoice ledger in PostgreSQL").await;
+    import_decision(
+        h,
+        b,
+        &id,
+        "billing",
+        "Keep the invoice ledger in a spreadsheet",
+    )
+    .await;
+    for (key, own, other) in [
+        (
+            a,
+            "Keep the invoice ledger in PostgreSQL",
+            "Keep the invoice ledger in a spreadsheet",
+        ),
+        (
+            b,
+            "Keep the invoice ledger in a spreadsheet",
+            "Keep the invoice ledger in PostgreSQL",
+        ),
+    ] {
+        let body = found(h, key, query).await;
+        let texts = decision_texts(&body);
+        assert_eq!(texts, [own], "{body}");
+        assert!(!texts.contains(&other), "{body}");
+        assert_eq!(body["decisions"][0]["id"], id.as_str());
+    }
+}
+
+#[tokio::test]
+async fn semantic_search_never_answers_another_users_decision_with_the_same_id() {
+    let h = Harness::with(semantic_settings).await;
+    let (_, a) = h.writer(Tier::Pro).await;
+    let (_, b) = h.writer(Tier::Pro).await;
+    let query = "q=invoice%20ledger&min_similarity=0";
+    assert_same_id_stays_with_its_owner(&h, &a, &b, query).await;
+    assert_eq!(found(&h, &a, query).await["search_mode"], "semantic");
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn semantic_search_never_answers_the_other_environments_decision_with_the_same_id() {
+    let h = Harness::with(semantic_settings).await;
+    let (user, live) = h.writer(Tier::Pro).await;
+    let (_, test) = h
+        .key(
+            user,
+            CredentialKind::MemoryTest,
+            &[Scope::Read, Scope::Write],
+        )
+        .await;
+    let query = "q=invoice%20ledger&min_similarity=0";
+    assert_same_id_stays_with_its_owner(&h, &live, &test, query).await;
+    assert_eq!(found(&h, &test, query).await["search_mode"], "semantic");
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn keyword_search_never_answers_another_owners_decision_with_the_same_id() {
+    let h = Harness::new().await;
+    let (user, a) = h.writer(Tier::Pro).await;
+    let (_, b) = h.writer(Tier::Pro).await;
+    let query = "q=invoice%20ledger";
+    assert_same_id_stays_with_its_owner(&h, &a, &b, query).await;
+    assert_eq!(found(&h, &a, query).await["search_mode"], "keyword");
+    let (_, test) = h
+        .key(
+            user,
+            CredentialKind::MemoryTest,
+            &[Scope::Read, Scope::Write],
+        )
+        .await;
+    let body = found(&h, &test, query).await;
+    assert_eq!(body["total"], 0, "{body}");
+    h.stop().await;
+}

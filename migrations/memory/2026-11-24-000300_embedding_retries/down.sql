@@ -1,0 +1,12 @@
+ALTER TABLE product_states
+    DROP COLUMN embed_retry_at,
+    DROP COLUMN embed_attempts,
+    DROP COLUMN embed_error;
+ALTER TABLE free_form_entries
+    DROP COLUMN embed_retry_at,
+    DROP COLUMN embed_attempts,
+    DROP COLUMN embed_error;
+ALTER TABLE decisions
+    DROP COLUMN embed_retry_at,
+    DROP COLUMN embed_attempts,
+    DROP COLUMN embed_error;

@@ -1,0 +1,228 @@
+//! The background embedding pass against an OpenAI-compatible endpoint that refuses one input:
+//! the other rows are embedded, the refused one is set aside with its error and a retry time.
+
+use std::time::{Duration, Instant};
+
+use diesel::sql_types::{Bool, Integer, Nullable, Text};
+use diesel_async::RunQueryDsl;
+use rate_limit::policy::Tier;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+use crate::common::*;
+use crate::mif::import;
+
+/// Inputs containing this word are refused with a 400, as a real endpoint refuses an input it
+/// cannot take.
+const POISON: &str = "poison";
+
+/// A vector per text: one dimension per word (by a hash), so texts sharing words are close.
+fn vector(text: &str) -> Vec<f32> {
+    let mut v = vec![0f32; 384];
+    for word in text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        let h = word
+            .to_lowercase()
+            .bytes()
+            .fold(7u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
+        v[h as usize % 384] += 1.0;
+    }
+    v[383] += 0.01;
+    v
+}
+
+fn answer(body: &Value) -> (u16, String) {
+    let inputs: Vec<&str> = body["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    if inputs.iter().any(|t| t.contains(POISON)) {
+        let error = json!({"error": {"message": "this input cannot be embedded", "type": "invalid_request_error"}});
+        return (400, error.to_string());
+    }
+    let data: Vec<Value> = inputs
+        .iter()
+        .enumerate()
+        .map(|(index, text)| json!({"object": "embedding", "index": index, "embedding": vector(text)}))
+        .collect();
+    (200, json!({"object": "list", "data": data}).to_string())
+}
+
+async fn handle(mut socket: TcpStream) {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 16384];
+    let head_end = loop {
+        let Ok(n) = socket.read(&mut chunk).await else {
+            return;
+        };
+        if n == 0 {
+            return;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).to_lowercase();
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .map_or(0, |v| v.trim().parse().unwrap());
+    while buf.len() < head_end + length {
+        let Ok(n) = socket.read(&mut chunk).await else {
+            return;
+        };
+        if n == 0 {
+            return;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    let body: Value = serde_json::from_slice(&buf[head_end..head_end + length]).unwrap();
+    let (status, body) = answer(&body);
+    let response = format!(
+        "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = socket.write_all(response.as_bytes()).await;
+    let _ = socket.shutdown().await;
+}
+
+/// The stub endpoint's base URL.
+async fn stub_endpoint() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((socket, _)) = listener.accept().await {
+            tokio::spawn(handle(socket));
+        }
+    });
+    format!("http://{addr}/v1")
+}
+
+#[derive(diesel::QueryableByName, Debug)]
+struct Row {
+    #[diesel(sql_type = Text)]
+    text: String,
+    #[diesel(sql_type = Bool)]
+    embedded: bool,
+    #[diesel(sql_type = Nullable<Text>)]
+    embed_error: Option<String>,
+    #[diesel(sql_type = Integer)]
+    embed_attempts: i32,
+    #[diesel(sql_type = Bool)]
+    retry_later: bool,
+}
+
+async fn rows(h: &Harness) -> Vec<Row> {
+    diesel::sql_query(
+        "SELECT decision AS text, embedding IS NOT NULL AS embedded, embed_error, embed_attempts, \
+                coalesce(embed_retry_at > now(), false) AS retry_later FROM decisions \
+         UNION ALL \
+         SELECT content, embedding IS NOT NULL, embed_error, embed_attempts, \
+                coalesce(embed_retry_at > now(), false) FROM free_form_entries \
+         ORDER BY 1",
+    )
+    .load(&mut h.conn().await)
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn one_refused_input_does_not_hold_up_the_others() {
+    let base_url = stub_endpoint().await;
+    let h = Harness::with(|url| {
+        let mut settings = settings(url);
+        settings.embeddings.provider = embed::Provider::OpenAi;
+        settings.embeddings.base_url = Some(base_url);
+        settings.embeddings.model = Some("stub-embedding".into());
+        settings
+    })
+    .await;
+    let (_, key) = h.writer(Tier::Pro).await;
+    // Imported items are embedded by the background pass only, in one batch.
+    let decisions: Vec<Value> = [
+        "Adopt the alpha ledger",
+        "Ship the beta importer",
+        "This poison decision cannot be embedded",
+        "Retire the gamma queue",
+    ]
+    .iter()
+    .map(|d| json!({"decision": d, "product_name": "core"}))
+    .collect();
+    let res = import(
+        &h,
+        &key,
+        json!({
+            "mif": {
+                "mif_version": "0.1",
+                "provenance": {},
+                "identity_kernel": {},
+                "decisions": decisions,
+                "user_corpus": [{"content": "delta notes"}, {"content": "more poison notes"}],
+            },
+            "apply_immediately": true,
+        }),
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+
+    let deadline = Instant::now() + Duration::from_secs(40);
+    let rows = loop {
+        let rows = rows(&h).await;
+        if rows.iter().all(|r| r.embedded || r.embed_error.is_some()) {
+            break rows;
+        }
+        assert!(Instant::now() < deadline, "the pass stalled: {rows:#?}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    for row in &rows {
+        if row.text.contains(POISON) {
+            assert!(!row.embedded, "{row:?}");
+            let error = row.embed_error.as_deref().unwrap();
+            assert!(
+                error.contains("400") && error.contains("cannot be embedded"),
+                "{error}"
+            );
+            assert_eq!(row.embed_attempts, 1, "{row:?}");
+            assert!(row.retry_later, "{row:?}");
+        } else {
+            assert!(row.embedded, "{row:?}");
+            assert_eq!(row.embed_error, None);
+        }
+    }
+
+    // The refused row waits for its retry time: a pass now finds nothing to embed.
+    let asked = std::sync::atomic::AtomicUsize::new(0);
+    let done = memory_api::db::decisions::embed_pending(&mut h.conn().await, 32, |texts| {
+        asked.fetch_add(texts.len(), std::sync::atomic::Ordering::Relaxed);
+        async { Err::<Vec<String>, _>("not called") }
+    })
+    .await
+    .unwrap();
+    assert_eq!((done, asked.into_inner()), (0, 0));
+
+    // What was embedded is found semantically.
+    let res = h
+        .get("/api/v1/memory/search?q=gamma%20queue")
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let body = json(res).await;
+    assert_eq!(body["search_mode"], "semantic", "{body}");
+    assert_eq!(
+        body["decisions"][0]["decision"], "Retire the gamma queue",
+        "{body}"
+    );
+    assert!(
+        body["decisions"][0]["similarity"].as_f64().unwrap() > 0.5,
+        "{body}"
+    );
+    h.stop().await;
+}

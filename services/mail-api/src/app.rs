@@ -120,6 +120,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
         },
     )
     .await?;
+    crate::housekeeping::spawn_idempotency_purge(launched.infra.pool.clone());
     crate::sending::spawn_outbox_relay(
         launched.infra.pool.clone(),
         Dispatcher::new(

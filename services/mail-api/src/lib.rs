@@ -6,6 +6,7 @@ pub mod db;
 pub mod domain;
 pub mod export;
 pub mod flows;
+pub mod housekeeping;
 pub mod openapi;
 pub mod routes;
 pub mod sending;

@@ -81,3 +81,26 @@ pub async fn record(
         .await?;
     Ok(())
 }
+
+/// Most records one purge statement deletes, so a large backlog never holds a long lock.
+const PURGE_BATCH: i64 = 10_000;
+
+/// Deletes the records older than 24 hours (a claim already treats them as free); returns how
+/// many.
+pub async fn purge_expired(conn: &mut AsyncPgConnection) -> QueryResult<usize> {
+    let mut purged = 0;
+    loop {
+        let deleted = diesel::sql_query(
+            "DELETE FROM idempotency_keys WHERE ctid IN ( \
+                 SELECT ctid FROM idempotency_keys \
+                 WHERE created_at < now() - interval '24 hours' LIMIT $1)",
+        )
+        .bind::<diesel::sql_types::BigInt, _>(PURGE_BATCH)
+        .execute(conn)
+        .await?;
+        purged += deleted;
+        if (deleted as i64) < PURGE_BATCH {
+            return Ok(purged);
+        }
+    }
+}

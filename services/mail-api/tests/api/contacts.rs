@@ -237,6 +237,30 @@ async fn an_idempotency_key_replays_the_first_answer() {
 }
 
 #[tokio::test]
+async fn idempotency_records_older_than_24_hours_are_purged_and_newer_ones_kept() {
+    let h = Harness::new().await;
+    let t = h.tenant(Plan::Enterprise).await;
+    for (key, email) in [("old", "old@x.io"), ("new", "new@x.io")] {
+        let res = create(&h, &t.write, Some(key), &json!({ "email": email })).await;
+        assert_eq!(res.status(), 201);
+    }
+    h.exec(
+        "UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = 'old'",
+    )
+    .await;
+    let purged = mail_api::db::idempotency::purge_expired(&mut h.conn().await)
+        .await
+        .unwrap();
+    assert_eq!(purged, 1);
+    assert_eq!(h.query("SELECT key FROM idempotency_keys").await, ["new"]);
+    // The kept record still replays.
+    let res = create(&h, &t.write, Some("new"), &json!({"email": "new@x.io"})).await;
+    assert_eq!(res.status(), 201);
+    assert_eq!(res.headers()["idempotent-replayed"], "true");
+    h.stop().await;
+}
+
+#[tokio::test]
 async fn contacts_are_listed_by_page_and_filtered() {
     let h = Harness::new().await;
     let t = h.tenant(Plan::Enterprise).await;

@@ -837,6 +837,73 @@ async fn tracking_links_count_opens_and_clicks_and_never_redirect_when_altered()
     s.finish().await;
 }
 
+/// The token of every wrapped click link in a message as the SMTP sink received it.
+fn click_tokens(data: &str) -> Vec<String> {
+    let unfolded = data.replace("=\r\n", "").replace("=3D", "=");
+    unfolded
+        .split("/t/c/")
+        .skip(1)
+        .map(|rest| {
+            rest.chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || "-_.".contains(*c))
+                .collect()
+        })
+        .collect()
+}
+
+/// URL schemes are case-insensitive: a link written `HTTPS://…` is wrapped like any other, so
+/// its click must redirect too (it answered 404).
+#[tokio::test]
+async fn a_link_with_an_upper_case_scheme_is_wrapped_and_redirects() {
+    let s = Send::new().await;
+    let t = s.h.tenant(Plan::Free).await;
+    let site = s.h.site(&t.write, "caps").await;
+    let mut body = message(&site, "ada@example.com");
+    body["html"] = json!("<p><a href=\"HTTPS://Example.com/x\">x</a></p>");
+    let res = s.send(&t.write, &body).await;
+    assert_eq!(res.status(), 200);
+    let id: Uuid = json(res).await["id"].as_str().unwrap().parse().unwrap();
+    let mail = s.sink.received();
+    assert_eq!(mail.len(), 1);
+    let tokens = click_tokens(&mail[0].data);
+    assert_eq!(tokens.len(), 1, "{}", mail[0].data);
+
+    let no_redirect = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let res = no_redirect
+        .get(s.h.server.url(&format!("/t/c/{}", tokens[0])))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 302);
+    assert_eq!(res.headers()["location"], "HTTPS://Example.com/x");
+    let email = s.email(&t.read, &id.to_string()).await;
+    assert_eq!(email["status"], "clicked");
+    assert_eq!(email["clicked_urls"], json!(["HTTPS://Example.com/x"]));
+
+    // Even signed by us, a destination that is not http(s) never redirects.
+    for url in [
+        "javascript:alert(1)",
+        "HTTPSX://evil.example",
+        "//evil.example",
+    ] {
+        let token = s.tracker.token(&Link::Click {
+            email_id: id,
+            url: url.into(),
+        });
+        let res = no_redirect
+            .get(s.h.server.url(&format!("/t/c/{token}")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 404, "{url}");
+        assert!(res.headers().get("location").is_none(), "{url}");
+    }
+    s.finish().await;
+}
+
 fn base64_decode(s: &str) -> Vec<u8> {
     use base64::Engine as _;
     base64::engine::general_purpose::URL_SAFE_NO_PAD

@@ -207,6 +207,7 @@ diesel::table! {
         last_error -> Nullable<Text>,
         received_at -> Timestamptz,
         processed_at -> Nullable<Timestamptz>,
+        signer_project_id -> Nullable<Uuid>,
     }
 }
 

@@ -1105,6 +1105,89 @@ async fn provider_webhooks_are_verified_deduplicated_and_applied() {
     s.finish().await;
 }
 
+/// A project signing an event with its own secret under a `webhook-id` must not pre-empt the
+/// deployment-signed event with that id (receipts were unique on (provider, webhook-id)).
+#[tokio::test]
+async fn a_projects_own_webhook_id_does_not_pre_empt_the_deployments_event() {
+    let s = Send::new().await;
+    let victim = s.h.tenant(Plan::Free).await;
+    let site = s.h.site(&victim.write, "victim").await;
+    let res =
+        s.h.http
+            .put(s.h.server.url("/api/v1/delivery/provider"))
+            .bearer_auth(&victim.admin)
+            .json(&json!({"kind": "resend", "api_key": "re_test_key"}))
+            .send()
+            .await
+            .unwrap();
+    assert!(res.status().is_success(), "{}", res.status());
+    let body = json(
+        s.send(&victim.write, &message(&site, "ada@example.com"))
+            .await,
+    )
+    .await;
+    let email_id = body["id"].as_str().unwrap().to_owned();
+    let bounce = json!({"type": "email.bounced",
+        "data": {"email_id": body["provider_message_id"], "bounce": {"type": "Permanent"}}})
+    .to_string();
+
+    // The attacker's project signs the same event with its own secret and the id first.
+    let attacker = s.h.tenant(Plan::Free).await;
+    let res =
+        s.h.post("/api/v1/delivery/webhook-secret")
+            .bearer_auth(&attacker.admin)
+            .send()
+            .await
+            .unwrap();
+    assert_eq!(res.status(), 201);
+    let own = json(res).await;
+    let own_secret = own["secret"].as_str().unwrap().to_owned();
+    let own_path = own["path"].as_str().unwrap().to_owned();
+    let res = post_webhook(
+        &s.h,
+        &own_path,
+        &signed(&own_secret, "evt_x", now(), &bounce),
+        &bounce,
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(json(res).await["status"], "ignored");
+    assert_eq!(s.email(&victim.read, &email_id).await["status"], "sent");
+
+    // The deployment-signed event with that id is still applied.
+    let res = post_webhook(
+        &s.h,
+        "/api/webhooks/resend",
+        &signed(WEBHOOK_SECRET, "evt_x", now(), &bounce),
+        &bounce,
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(json(res).await["status"], "applied");
+    assert_eq!(s.email(&victim.read, &email_id).await["status"], "bounced");
+
+    // Each signer's repeat is still a duplicate.
+    for (path, secret) in [
+        (own_path.as_str(), own_secret.as_str()),
+        ("/api/webhooks/resend", WEBHOOK_SECRET),
+    ] {
+        let res = post_webhook(
+            &s.h,
+            path,
+            &signed(secret, "evt_x", now(), &bounce),
+            &bounce,
+        )
+        .await;
+        assert_eq!(json(res).await["status"], "duplicate", "{path}");
+    }
+    assert_eq!(
+        s.h.query("SELECT count(*) FROM webhook_receipts WHERE webhook_id = 'evt_x'")
+            .await,
+        ["2"]
+    );
+    s.finish().await;
+}
+
 #[tokio::test]
 async fn a_bounce_for_a_project_route_uses_the_projects_own_secret() {
     let s = Send::new().await;
@@ -1185,6 +1268,8 @@ async fn a_bounce_for_a_project_route_uses_the_projects_own_secret() {
     s.finish().await;
 }
 
+// The fixed clock exists only in debug builds.
+#[cfg(debug_assertions)]
 #[tokio::test]
 async fn the_standard_webhooks_vector_verifies_with_the_clock_at_its_time() {
     let s = Send::with(|s| s.webhooks.fixed_now = Some(1_649_367_553)).await;

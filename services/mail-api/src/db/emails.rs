@@ -410,6 +410,73 @@ pub async fn events(
         .await
 }
 
+/// How long a worker's claim on an email holds. Longer than any provider call (the SMTP and
+/// Resend clients give up after 30 s, plus 5 s to connect), short enough that the emails of a
+/// worker killed mid-send go out again within a minute.
+pub const CLAIM_SECS: i32 = 45;
+
+/// Claims a not yet sent email for one delivery of its job, in one statement: `false` when it
+/// is past sending or another delivery holds a claim that has not expired.
+pub async fn claim(conn: &mut AsyncPgConnection, project_id: Uuid, id: Uuid) -> QueryResult<bool> {
+    let claimed = Prepared(
+        diesel::sql_query(
+            "UPDATE email_log SET claimed_at = now() \
+             WHERE project_id = $1 AND id = $2 AND status IN ('accepted', 'queued') \
+               AND (claimed_at IS NULL OR claimed_at < now() - make_interval(secs => $3))",
+        )
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<SqlUuid, _>(id)
+        .bind::<Integer, _>(CLAIM_SECS),
+    )
+    .execute(conn)
+    .await?;
+    Ok(claimed == 1)
+}
+
+/// An email whose claim expired unsent (its worker died): its job is published again.
+#[derive(Debug, QueryableByName)]
+pub struct ExpiredClaim {
+    #[diesel(sql_type = SqlUuid)]
+    pub project_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    pub id: Uuid,
+}
+
+/// Up to `limit` expired claims, locked for the caller's transaction (rows another relay holds
+/// are skipped).
+pub async fn expired_claims(
+    conn: &mut AsyncPgConnection,
+    limit: i64,
+) -> QueryResult<Vec<ExpiredClaim>> {
+    diesel::sql_query(
+        "SELECT project_id, id FROM email_log \
+         WHERE claimed_at IS NOT NULL AND status IN ('accepted', 'queued') \
+           AND claimed_at < now() - make_interval(secs => $1) \
+         ORDER BY claimed_at LIMIT $2 FOR UPDATE SKIP LOCKED",
+    )
+    .bind::<Integer, _>(CLAIM_SECS)
+    .bind::<BigInt, _>(limit)
+    .load(conn)
+    .await
+}
+
+/// Lets the next delivery of the email's job claim it at once.
+pub async fn release_claim(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    id: Uuid,
+) -> QueryResult<()> {
+    diesel::update(
+        email_send::table
+            .filter(email_send::project_id.eq(project_id))
+            .filter(email_send::id.eq(id)),
+    )
+    .set(email_send::claimed_at.eq(None::<DateTime<Utc>>))
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
 /// `accepted` → `queued` (the API answered 202; the job waits for a worker).
 pub async fn mark_queued(
     conn: &mut AsyncPgConnection,
@@ -461,7 +528,7 @@ pub async fn finish(
         diesel::sql_query(format!(
             "WITH done AS ( \
            UPDATE email_log SET status = $3, provider = coalesce($4, provider), \
-             provider_message_id = $5, last_error = $6, updated_at = now(), \
+             provider_message_id = $5, last_error = $6, updated_at = now(), claimed_at = NULL, \
              attempts = attempts + $9, \
              sent_at = CASE WHEN $3 = 'sent' THEN now() ELSE sent_at END \
            WHERE project_id = $1 AND id = $2 AND status IN ('accepted', 'queued') \
@@ -511,7 +578,8 @@ impl Outcome<'_> {
     }
 }
 
-/// Counts a failed attempt and keeps its error, for an email still being retried.
+/// Counts a failed attempt and keeps its error, for an email still being retried; releases the
+/// claim, so that the retry can take it.
 pub async fn note_error(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
@@ -527,6 +595,7 @@ pub async fn note_error(
         email_send::attempts.eq(email_send::attempts + 1),
         email_send::last_error.eq(error),
         email_send::updated_at.eq(diesel::dsl::now),
+        email_send::claimed_at.eq(None::<DateTime<Utc>>),
     ))
     .execute(conn)
     .await?;

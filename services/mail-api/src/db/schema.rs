@@ -157,6 +157,7 @@ diesel::table! {
         last_error -> Nullable<Text>,
         provider -> Nullable<Text>,
         updated_at -> Timestamptz,
+        claimed_at -> Nullable<Timestamptz>,
     }
 }
 

@@ -66,6 +66,11 @@ impl Send {
     }
 
     fn send_worker(&self) -> SendWorker {
+        self.send_worker_to(self.sink.port)
+    }
+
+    /// A worker whose default provider is the SMTP server on `smtp_port`.
+    fn send_worker_to(&self, smtp_port: u16) -> SendWorker {
         let pool = store::pool(&self.h.db.url, &store::PoolOptions::default()).unwrap();
         SendWorker::new(
             pool,
@@ -75,7 +80,7 @@ impl Send {
             DeliverySettings {
                 default_provider: ProviderConfig::Smtp {
                     host: "127.0.0.1".into(),
-                    port: self.sink.port,
+                    port: smtp_port,
                     username: None,
                     password: None,
                     security: SmtpSecurity::None,
@@ -87,7 +92,11 @@ impl Send {
     }
 
     fn start_worker(&mut self) {
-        let worker = Arc::new(self.send_worker());
+        self.start_worker_with(self.send_worker());
+    }
+
+    fn start_worker_with(&mut self, worker: SendWorker) {
+        let worker = Arc::new(worker);
         let token = ShutdownToken::new();
         let consumer = self
             .broker
@@ -498,6 +507,88 @@ async fn the_outbox_relay_publishes_a_job_whose_publish_was_lost() {
     s.wait_email(&t.read, &id.to_string(), |e| e["status"] == "sent")
         .await;
     assert_eq!(s.sink.received().len(), 1);
+    s.finish().await;
+}
+
+/// Two deliveries of one job at once (a relay duplicate, a redelivery) to a slow SMTP server:
+/// the first claims the email before calling the provider, the second finds the claim and
+/// sends nothing. Both used to read the row as unsent and both sent.
+#[tokio::test]
+async fn duplicate_jobs_handled_at_once_send_one_message() {
+    let mut s = Send::with(|s| s.sending.reply_wait_ms = 200).await;
+    s.stop_worker();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let t = s.h.tenant(Plan::Free).await;
+    let site = s.h.site(&t.write, "twice").await;
+    let res = s.send(&t.write, &message(&site, "ada@example.com")).await;
+    assert_eq!(res.status(), 202);
+    let id: Uuid = json(res).await["id"].as_str().unwrap().parse().unwrap();
+    let task = Task::SendEmail {
+        email_log_id: id,
+        project_id: t.project,
+    };
+    let publisher = s.broker.publisher(send_queue(s.prefix()));
+    for _ in 0..2 {
+        publisher.publish(&task).await.expect("publish");
+    }
+
+    let slow = SmtpSink::start_slow(Duration::from_millis(1_500)).await;
+    let worker = s.send_worker_to(slow.port);
+    s.start_worker_with(worker);
+    let email = s
+        .wait_email(&t.read, &id.to_string(), |e| e["status"] == "sent")
+        .await;
+    // Give the other deliveries every chance to send a copy.
+    tokio::time::sleep(Duration::from_millis(3_000)).await;
+    assert_eq!(slow.received_count(), 1);
+    assert_eq!(email["attempts"], 1);
+    let kinds: Vec<&str> = email["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["accepted", "sent"]);
+    assert_eq!(
+        s.h.query(&format!(
+            "SELECT count(*) FROM email_log WHERE id = '{id}' AND claimed_at IS NULL"
+        ))
+        .await,
+        ["1"]
+    );
+    s.finish().await;
+}
+
+/// A worker killed after claiming an email: the job's next delivery finds the claim and sends
+/// nothing, and once the claim expires the relay publishes the job again and it is sent.
+#[tokio::test]
+async fn an_email_claimed_by_a_dead_worker_is_sent_once_the_claim_expires() {
+    let mut s = Send::with(|s| {
+        s.sending.reply_wait_ms = 200;
+        s.sending.outbox_relay_secs = 1;
+    })
+    .await;
+    s.stop_worker();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let t = s.h.tenant(Plan::Free).await;
+    let site = s.h.site(&t.write, "dead").await;
+    let res = s.send(&t.write, &message(&site, "ada@example.com")).await;
+    assert_eq!(res.status(), 202);
+    let id = json(res).await["id"].as_str().unwrap().to_owned();
+    // Claimed 41 s ago by a worker that died: the claim holds for 4 s more.
+    let expires_in = 4;
+    s.h.exec(&format!(
+        "UPDATE email_log SET claimed_at = now() - make_interval(secs => {}) WHERE id = '{id}'",
+        mail_api::db::emails::CLAIM_SECS - expires_in
+    ))
+    .await;
+    s.start_worker();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(s.sink.received_count(), 0, "sent while the claim held");
+    assert_eq!(s.email(&t.read, &id).await["status"], "queued");
+    s.wait_email(&t.read, &id, |e| e["status"] == "sent").await;
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    assert_eq!(s.sink.received_count(), 1);
     s.finish().await;
 }
 

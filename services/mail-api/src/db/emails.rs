@@ -374,6 +374,14 @@ pub async fn for_sending(
     .optional()
 }
 
+/// Events of one kind stored per email: opens and clicks can come by the thousand, and the
+/// email's counters (`open_count`, `clicked_urls`, `last_opened_at`, `last_clicked_at`) stay
+/// exact without them, so only the first ones of each kind are kept.
+pub const EVENTS_PER_KIND: i64 = 50;
+
+/// Records an event unless the email already has [`EVENTS_PER_KIND`] of that kind. The email's
+/// row is locked first (it usually is already, by the change the event records), so that
+/// concurrent events of one email count one after the other and the bound is exact.
 pub async fn add_event(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
@@ -382,32 +390,48 @@ pub async fn add_event(
     source: &str,
     data: Value,
 ) -> QueryResult<()> {
-    diesel::insert_into(email_events::table)
-        .values((
-            email_events::id.eq(Uuid::now_v7()),
-            email_events::project_id.eq(project_id),
-            email_events::email_log_id.eq(email_log_id),
-            email_events::kind.eq(kind),
-            email_events::source.eq(source),
-            email_events::data.eq(data),
-        ))
+    diesel::sql_query("SELECT 1 FROM email_log WHERE project_id = $1 AND id = $2 FOR UPDATE")
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<SqlUuid, _>(email_log_id)
         .execute(conn)
         .await?;
+    diesel::sql_query(
+        "INSERT INTO email_events (id, project_id, email_log_id, kind, source, data) \
+         SELECT $3, $1, $2, $4, $5, $6 \
+         WHERE (SELECT count(*) FROM email_events \
+                WHERE project_id = $1 AND email_log_id = $2 AND kind = $4) < $7",
+    )
+    .bind::<SqlUuid, _>(project_id)
+    .bind::<SqlUuid, _>(email_log_id)
+    .bind::<SqlUuid, _>(Uuid::now_v7())
+    .bind::<Text, _>(kind)
+    .bind::<Text, _>(source)
+    .bind::<Jsonb, _>(data)
+    .bind::<BigInt, _>(EVENTS_PER_KIND)
+    .execute(conn)
+    .await?;
     Ok(())
 }
 
+/// Up to `limit` events of the email after `after`, oldest first.
 pub async fn events(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
     email_log_id: Uuid,
+    after: Option<Uuid>,
+    limit: i64,
 ) -> QueryResult<Vec<EmailEvent>> {
-    email_events::table
+    let mut query = email_events::table
         .filter(email_events::project_id.eq(project_id))
         .filter(email_events::email_log_id.eq(email_log_id))
         .order(email_events::id)
+        .limit(limit)
         .select(EmailEvent::as_select())
-        .load(conn)
-        .await
+        .into_boxed();
+    if let Some(after) = after {
+        query = query.filter(email_events::id.gt(after));
+    }
+    query.load(conn).await
 }
 
 /// How long a worker's claim on an email holds. Longer than any provider call (the SMTP and

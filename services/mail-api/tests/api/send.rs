@@ -995,6 +995,80 @@ async fn a_link_with_an_upper_case_scheme_is_wrapped_and_redirects() {
     s.finish().await;
 }
 
+/// 5,000 opens of one email through the signed pixel: `open_count` counts them all, while the
+/// stored events stay bounded (the first 50 opens) and the detail answer holds one page of
+/// them; the rest of the history pages through `/emails/{id}/events`.
+#[tokio::test]
+async fn thousands_of_opens_keep_the_count_exact_and_the_stored_events_bounded() {
+    use futures_util::StreamExt as _;
+
+    let s = Send::new().await;
+    let t = s.h.tenant(Plan::Free).await;
+    let site = s.h.site(&t.write, "opens").await;
+    let body = json(s.send(&t.write, &message(&site, "ada@example.com")).await).await;
+    assert_eq!(body["status"], "sent");
+    let id: Uuid = body["id"].as_str().unwrap().parse().unwrap();
+    let pixel = s.h.server.url(&format!(
+        "/t/o/{}",
+        s.tracker.token(&Link::Open { email_id: id })
+    ));
+    let opens = 5_000;
+    let statuses: Vec<u16> = futures_util::stream::iter(0..opens)
+        .map(|_| async {
+            let res = s.h.http.get(&pixel).send().await.unwrap();
+            res.status().as_u16()
+        })
+        .buffer_unordered(32)
+        .collect()
+        .await;
+    assert!(statuses.iter().all(|s| *s == 200));
+
+    let stored =
+        s.h.query(&format!(
+            "SELECT count(*) FROM email_events WHERE email_log_id = '{id}' AND kind = 'opened'"
+        ))
+        .await;
+    assert_eq!(stored, ["50"]);
+
+    let res = s.h.get_with(&t.read, &format!("/api/v1/emails/{id}")).await;
+    assert_eq!(res.status(), 200);
+    let bytes = res.bytes().await.unwrap();
+    assert!(bytes.len() < 16 * 1024, "{} bytes", bytes.len());
+    let email: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(email["open_count"], opens);
+    assert_eq!(email["status"], "opened");
+    let first = email["events"].as_array().unwrap();
+    assert_eq!(first.len(), 50);
+    let cursor = email["events_next_cursor"].as_str().expect("more events");
+
+    // The rest of the history: accepted, sent and 50 opens in all.
+    let res =
+        s.h.get_with(
+            &t.read,
+            &format!("/api/v1/emails/{id}/events?limit=100&cursor={cursor}"),
+        )
+        .await;
+    assert_eq!(res.status(), 200);
+    let rest = json(res).await;
+    assert!(rest["next_cursor"].is_null());
+    let mut kinds: Vec<String> = first
+        .iter()
+        .chain(rest["data"].as_array().unwrap())
+        .map(|e| e["kind"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(kinds.len(), 52);
+    kinds.dedup();
+    assert_eq!(kinds, ["accepted", "sent", "opened"]);
+
+    // Another project sees neither the email nor its events.
+    let other = s.h.tenant(Plan::Free).await;
+    let res =
+        s.h.get_with(&other.read, &format!("/api/v1/emails/{id}/events"))
+            .await;
+    expect_error(res, 404, "EMAIL_NOT_FOUND").await;
+    s.finish().await;
+}
+
 fn base64_decode(s: &str) -> Vec<u8> {
     use base64::Engine as _;
     base64::engine::general_purpose::URL_SAFE_NO_PAD

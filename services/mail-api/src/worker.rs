@@ -6,9 +6,10 @@
 //!   sends nothing and answers the stored result.
 //! - Suppression is checked again (the list may have changed since the API accepted it).
 //! - The email is claimed (one conditional update) before the provider is called: another
-//!   delivery of the same job that finds the claim held sends nothing and is acknowledged. A
-//!   claim expires after [`emails::CLAIM_SECS`]; the outbox relay then publishes the job again,
-//!   so a worker killed after claiming loses nothing.
+//!   delivery of the same job that finds the claim held sends nothing and is acknowledged. The
+//!   broker's redelivery of the claiming message itself (its worker died) takes the claim over
+//!   at once; otherwise a claim expires after [`emails::CLAIM_SECS`] and the outbox relay
+//!   publishes the job again, so a worker killed after claiming loses nothing.
 //! - No connection is held while the provider is called: the provider answers, then one
 //!   statement records the outcome and counts the attempt (only if the row is still unsent).
 //! - The email id is the provider's idempotency key (Resend's `Idempotency-Key`), so a crash
@@ -140,7 +141,7 @@ impl SendWorker {
                 return self.finish(&mut conn, &row, outcome).await;
             }
         };
-        if !emails::claim(&mut conn, project_id, id)
+        if !emails::claim(&mut conn, project_id, id, info.redelivered)
             .await
             .map_err(HandlerError::retry)?
         {

@@ -440,17 +440,26 @@ pub async fn events(
 pub const CLAIM_SECS: i32 = 45;
 
 /// Claims a not yet sent email for one delivery of its job, in one statement: `false` when it
-/// is past sending or another delivery holds a claim that has not expired.
-pub async fn claim(conn: &mut AsyncPgConnection, project_id: Uuid, id: Uuid) -> QueryResult<bool> {
+/// is past sending or another delivery holds a claim that has not expired. `take_over` claims
+/// it whatever the claim: the broker redelivered this very message, so the delivery that
+/// claimed it died unacknowledged.
+pub async fn claim(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    id: Uuid,
+    take_over: bool,
+) -> QueryResult<bool> {
     let claimed = Prepared(
         diesel::sql_query(
             "UPDATE email_log SET claimed_at = now() \
              WHERE project_id = $1 AND id = $2 AND status IN ('accepted', 'queued') \
-               AND (claimed_at IS NULL OR claimed_at < now() - make_interval(secs => $3))",
+               AND (claimed_at IS NULL OR claimed_at < now() - make_interval(secs => $3) \
+                    OR $4)",
         )
         .bind::<SqlUuid, _>(project_id)
         .bind::<SqlUuid, _>(id)
-        .bind::<Integer, _>(CLAIM_SECS),
+        .bind::<Integer, _>(CLAIM_SECS)
+        .bind::<Bool, _>(take_over),
     )
     .execute(conn)
     .await?;

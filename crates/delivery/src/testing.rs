@@ -23,6 +23,8 @@ pub struct ReceivedMail {
 }
 
 /// An SMTP server on 127.0.0.1 that accepts everything (plain text, no authentication).
+/// `start_slow` makes it wait before answering the end of each message's data, like a busy
+/// server.
 pub struct SmtpSink {
     pub port: u16,
     received: Arc<Mutex<Vec<ReceivedMail>>>,
@@ -33,8 +35,17 @@ impl SmtpSink {
         Self::start_on(0).await
     }
 
+    /// Waits `delay` before accepting each message.
+    pub async fn start_slow(delay: std::time::Duration) -> Self {
+        Self::listen(0, delay).await
+    }
+
     /// On a given port (0: any free one).
     pub async fn start_on(port: u16) -> Self {
+        Self::listen(port, std::time::Duration::ZERO).await
+    }
+
+    async fn listen(port: u16, delay: std::time::Duration) -> Self {
         let listener = TcpListener::bind(("127.0.0.1", port))
             .await
             .expect("bind the SMTP sink");
@@ -43,7 +54,7 @@ impl SmtpSink {
         let store = Arc::clone(&received);
         tokio::spawn(async move {
             while let Ok((socket, _)) = listener.accept().await {
-                tokio::spawn(smtp_session(socket, Arc::clone(&store)));
+                tokio::spawn(smtp_session(socket, Arc::clone(&store), delay));
             }
         });
         Self { port, received }
@@ -58,7 +69,11 @@ impl SmtpSink {
     }
 }
 
-async fn smtp_session(socket: tokio::net::TcpStream, store: Arc<Mutex<Vec<ReceivedMail>>>) {
+async fn smtp_session(
+    socket: tokio::net::TcpStream,
+    store: Arc<Mutex<Vec<ReceivedMail>>>,
+    delay: std::time::Duration,
+) {
     let (read, mut write) = socket.into_split();
     let mut lines = BufReader::new(read);
     let mut from = String::new();
@@ -109,6 +124,7 @@ async fn smtp_session(socket: tokio::net::TcpStream, store: Arc<Mutex<Vec<Receiv
                     }
                     data.push_str(line.strip_prefix('.').unwrap_or(&line));
                 }
+                tokio::time::sleep(delay).await;
                 store.lock().expect("sink lock").push(ReceivedMail {
                     from: std::mem::take(&mut from),
                     to: std::mem::take(&mut to),

@@ -184,12 +184,20 @@ impl Tracker {
     }
 
     fn should_wrap(&self, url: &str) -> bool {
-        let lower = url.to_ascii_lowercase();
-        (lower.starts_with("http://") || lower.starts_with("https://"))
+        is_web_url(url)
             && !url.starts_with(&self.base_url)
             && url.len() <= URL_MAX
             && !url.contains(char::is_whitespace)
     }
+}
+
+/// Whether `url` is an `http` or `https` URL, the only destinations wrapped and redirected to.
+/// Schemes are case-insensitive (RFC 3986, 3.1): `HTTPS://…` is one too.
+pub fn is_web_url(url: &str) -> bool {
+    let scheme_end = url.find(':').unwrap_or(0);
+    let (scheme, rest) = url.split_at(scheme_end);
+    (scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https"))
+        && rest.starts_with("://")
 }
 
 /// The few character references that appear in URLs (`&amp;` above all).
@@ -309,5 +317,27 @@ mod tests {
             out.starts_with("<p>Hi</p><img src=\"https://t.example.com/t/o/"),
             "{out}"
         );
+    }
+
+    #[test]
+    fn web_urls_are_recognised_whatever_the_case_of_their_scheme() {
+        for url in [
+            "https://a.test/",
+            "HTTPS://A.test/x",
+            "Http://a.test",
+            "http://a",
+        ] {
+            assert!(is_web_url(url), "{url}");
+        }
+        for url in [
+            "javascript:alert(1)",
+            "mailto:a@b.co",
+            "https:/a",
+            "httpsx://a",
+            "//a.test",
+            "",
+        ] {
+            assert!(!is_web_url(url), "{url}");
+        }
     }
 }

@@ -17,7 +17,7 @@ use diesel_async::pooled_connection::{
 use diesel_async::{AsyncPgConnection, RunQueryDsl as _};
 
 pub use diesel_migrations::{EmbeddedMigrations, embed_migrations};
-pub use migrate::{revert_all_migrations, run_migrations};
+pub use migrate::{revert_all_migrations, run_migrations, run_migrations_before};
 pub use prepared::Prepared;
 
 pub type Pool = ::deadpool::managed::Pool<Manager>;

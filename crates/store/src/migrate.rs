@@ -29,6 +29,33 @@ pub async fn run_migrations(
     .await
 }
 
+/// Applies, in order, the pending migrations whose directory name sorts before `name` (tests
+/// of a data migration build the state it starts from).
+pub async fn run_migrations_before(
+    url: &str,
+    migrations: EmbeddedMigrations,
+    name: &str,
+) -> Result<usize, StoreError> {
+    let name = name.to_owned();
+    with_sync_connection(url, move |conn| {
+        let mut pending = conn
+            .pending_migrations(migrations)
+            .map_err(|e| StoreError::Migration(e.to_string()))?;
+        pending.sort_by_key(|m| m.name().to_string());
+        let mut applied = 0;
+        for migration in pending {
+            if migration.name().to_string() >= name {
+                break;
+            }
+            conn.run_migration(&*migration)
+                .map_err(|e| StoreError::Migration(e.to_string()))?;
+            applied += 1;
+        }
+        Ok(applied)
+    })
+    .await
+}
+
 /// Reverts every applied migration (tests check that each `down.sql` undoes its `up.sql`).
 pub async fn revert_all_migrations(
     url: &str,

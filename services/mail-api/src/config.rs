@@ -133,19 +133,22 @@ impl TrackingSettings {
 
 /// The provider webhook receiver: the deployment's Standard Webhooks secret
 /// (`MAIL_WEBHOOKS__SECRET`, `whsec_…`; empty: only per-project secrets are accepted) and, for
-/// tests only, a fixed clock (`MAIL_WEBHOOKS__FIXED_NOW`, Unix seconds).
+/// tests only, a fixed clock (`MAIL_WEBHOOKS__FIXED_NOW`, Unix seconds). The fixed clock exists
+/// only in debug builds: a release build has no way to accept stale signatures.
 #[derive(Clone, Deserialize)]
 pub struct WebhookSettings {
     pub secret: String,
+    #[cfg(debug_assertions)]
     #[serde(default)]
     pub fixed_now: Option<i64>,
 }
 
 impl std::fmt::Debug for WebhookSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WebhookSettings")
-            .field("fixed_now", &self.fixed_now)
-            .finish_non_exhaustive()
+        let mut debug = f.debug_struct("WebhookSettings");
+        #[cfg(debug_assertions)]
+        debug.field("fixed_now", &self.fixed_now);
+        debug.finish_non_exhaustive()
     }
 }
 

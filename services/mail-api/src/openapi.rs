@@ -55,6 +55,7 @@ const FINISH: Finish = Finish {
         routes::send::send,
         routes::emails::list,
         routes::emails::get,
+        routes::emails::events,
         routes::delivery_settings::set_provider,
         routes::delivery_settings::clear_provider,
         routes::delivery_settings::rotate_webhook_secret,

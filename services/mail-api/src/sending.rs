@@ -12,7 +12,7 @@ use store::Pool;
 use tokio::sync::OnceCell;
 use uuid::Uuid;
 
-use crate::db::outbox;
+use crate::db::{emails, outbox};
 
 /// What the send worker answers for one email (also its RPC reply).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -115,6 +115,11 @@ pub fn spawn_outbox_relay(pool: Pool, dispatcher: Dispatcher, period: Duration) 
                 Ok(n) => tracing::info!(published = n, "outbox relay republished jobs"),
                 Err(err) => tracing::warn!(error = %err, "outbox relay pass failed"),
             }
+            match republish_expired_claims(&pool, &dispatcher).await {
+                Ok(0) => {}
+                Ok(n) => tracing::warn!(published = n, "send claims expired; jobs republished"),
+                Err(err) => tracing::warn!(error = %err, "expired claims pass failed"),
+            }
         }
     });
 }
@@ -149,6 +154,36 @@ pub async fn relay_once(pool: &Pool, dispatcher: &Dispatcher) -> anyhow::Result<
                         outbox::postpone(conn, job.id, job.attempts + 1).await?;
                     }
                 }
+            }
+            Ok(published)
+        })
+        .await?;
+    Ok(published)
+}
+
+/// Publishes again the job of every email whose send claim expired unsent (its worker died
+/// after claiming it), releasing the claim once the broker confirmed, so the new delivery
+/// takes it; a publish that fails leaves the claim for the next pass.
+pub async fn republish_expired_claims(
+    pool: &Pool,
+    dispatcher: &Dispatcher,
+) -> anyhow::Result<usize> {
+    let mut conn = store::conn(pool).await?;
+    let dispatcher = dispatcher.clone();
+    let published = conn
+        .transaction::<_, anyhow::Error, _>(async move |conn| {
+            let mut published = 0;
+            for email in emails::expired_claims(conn, 50).await? {
+                let task = Task::SendEmail {
+                    email_log_id: email.id,
+                    project_id: email.project_id,
+                };
+                if let Err(err) = dispatcher.publish(&task, Uuid::now_v7()).await {
+                    tracing::warn!(id = %email.id, error = %err, "send job not republished");
+                    break;
+                }
+                emails::release_claim(conn, email.project_id, email.id).await?;
+                published += 1;
             }
             Ok(published)
         })

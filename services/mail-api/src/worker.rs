@@ -5,6 +5,11 @@
 //! - The row is read first: a row already past sending (a redelivery, a relay duplicate)
 //!   sends nothing and answers the stored result.
 //! - Suppression is checked again (the list may have changed since the API accepted it).
+//! - The email is claimed (one conditional update) before the provider is called: another
+//!   delivery of the same job that finds the claim held sends nothing and is acknowledged. The
+//!   broker's redelivery of the claiming message itself (its worker died) takes the claim over
+//!   at once; otherwise a claim expires after [`emails::CLAIM_SECS`] and the outbox relay
+//!   publishes the job again, so a worker killed after claiming loses nothing.
 //! - No connection is held while the provider is called: the provider answers, then one
 //!   statement records the outcome and counts the attempt (only if the row is still unsent).
 //! - The email id is the provider's idempotency key (Resend's `Idempotency-Key`), so a crash
@@ -136,6 +141,17 @@ impl SendWorker {
                 return self.finish(&mut conn, &row, outcome).await;
             }
         };
+        if !emails::claim(&mut conn, project_id, id, info.redelivered)
+            .await
+            .map_err(HandlerError::retry)?
+        {
+            // Another delivery is sending it (or has just finished): nothing to do here.
+            let current = emails::get(&mut conn, project_id, id)
+                .await
+                .map_err(HandlerError::retry)?
+                .ok_or_else(|| HandlerError::permanent("the email vanished"))?;
+            return Ok(result_of(&current));
+        }
         // Nothing of the database is held while the provider works.
         drop(conn);
         let answer = provider.send(&email).await;

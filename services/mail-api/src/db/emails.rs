@@ -374,6 +374,14 @@ pub async fn for_sending(
     .optional()
 }
 
+/// Events of one kind stored per email: opens and clicks can come by the thousand, and the
+/// email's counters (`open_count`, `clicked_urls`, `last_opened_at`, `last_clicked_at`) stay
+/// exact without them, so only the first ones of each kind are kept.
+pub const EVENTS_PER_KIND: i64 = 50;
+
+/// Records an event unless the email already has [`EVENTS_PER_KIND`] of that kind. The email's
+/// row is locked first (it usually is already, by the change the event records), so that
+/// concurrent events of one email count one after the other and the bound is exact.
 pub async fn add_event(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
@@ -382,32 +390,124 @@ pub async fn add_event(
     source: &str,
     data: Value,
 ) -> QueryResult<()> {
-    diesel::insert_into(email_events::table)
-        .values((
-            email_events::id.eq(Uuid::now_v7()),
-            email_events::project_id.eq(project_id),
-            email_events::email_log_id.eq(email_log_id),
-            email_events::kind.eq(kind),
-            email_events::source.eq(source),
-            email_events::data.eq(data),
-        ))
+    diesel::sql_query("SELECT 1 FROM email_log WHERE project_id = $1 AND id = $2 FOR UPDATE")
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<SqlUuid, _>(email_log_id)
         .execute(conn)
         .await?;
+    diesel::sql_query(
+        "INSERT INTO email_events (id, project_id, email_log_id, kind, source, data) \
+         SELECT $3, $1, $2, $4, $5, $6 \
+         WHERE (SELECT count(*) FROM email_events \
+                WHERE project_id = $1 AND email_log_id = $2 AND kind = $4) < $7",
+    )
+    .bind::<SqlUuid, _>(project_id)
+    .bind::<SqlUuid, _>(email_log_id)
+    .bind::<SqlUuid, _>(Uuid::now_v7())
+    .bind::<Text, _>(kind)
+    .bind::<Text, _>(source)
+    .bind::<Jsonb, _>(data)
+    .bind::<BigInt, _>(EVENTS_PER_KIND)
+    .execute(conn)
+    .await?;
     Ok(())
 }
 
+/// Up to `limit` events of the email after `after`, oldest first.
 pub async fn events(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
     email_log_id: Uuid,
+    after: Option<Uuid>,
+    limit: i64,
 ) -> QueryResult<Vec<EmailEvent>> {
-    email_events::table
+    let mut query = email_events::table
         .filter(email_events::project_id.eq(project_id))
         .filter(email_events::email_log_id.eq(email_log_id))
         .order(email_events::id)
+        .limit(limit)
         .select(EmailEvent::as_select())
-        .load(conn)
-        .await
+        .into_boxed();
+    if let Some(after) = after {
+        query = query.filter(email_events::id.gt(after));
+    }
+    query.load(conn).await
+}
+
+/// How long a worker's claim on an email holds. Longer than any provider call (the SMTP and
+/// Resend clients give up after 30 s, plus 5 s to connect), short enough that the emails of a
+/// worker killed mid-send go out again within a minute.
+pub const CLAIM_SECS: i32 = 45;
+
+/// Claims a not yet sent email for one delivery of its job, in one statement: `false` when it
+/// is past sending or another delivery holds a claim that has not expired. `take_over` claims
+/// it whatever the claim: the broker redelivered this very message, so the delivery that
+/// claimed it died unacknowledged.
+pub async fn claim(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    id: Uuid,
+    take_over: bool,
+) -> QueryResult<bool> {
+    let claimed = Prepared(
+        diesel::sql_query(
+            "UPDATE email_log SET claimed_at = now() \
+             WHERE project_id = $1 AND id = $2 AND status IN ('accepted', 'queued') \
+               AND (claimed_at IS NULL OR claimed_at < now() - make_interval(secs => $3) \
+                    OR $4)",
+        )
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<SqlUuid, _>(id)
+        .bind::<Integer, _>(CLAIM_SECS)
+        .bind::<Bool, _>(take_over),
+    )
+    .execute(conn)
+    .await?;
+    Ok(claimed == 1)
+}
+
+/// An email whose claim expired unsent (its worker died): its job is published again.
+#[derive(Debug, QueryableByName)]
+pub struct ExpiredClaim {
+    #[diesel(sql_type = SqlUuid)]
+    pub project_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    pub id: Uuid,
+}
+
+/// Up to `limit` expired claims, locked for the caller's transaction (rows another relay holds
+/// are skipped).
+pub async fn expired_claims(
+    conn: &mut AsyncPgConnection,
+    limit: i64,
+) -> QueryResult<Vec<ExpiredClaim>> {
+    diesel::sql_query(
+        "SELECT project_id, id FROM email_log \
+         WHERE claimed_at IS NOT NULL AND status IN ('accepted', 'queued') \
+           AND claimed_at < now() - make_interval(secs => $1) \
+         ORDER BY claimed_at LIMIT $2 FOR UPDATE SKIP LOCKED",
+    )
+    .bind::<Integer, _>(CLAIM_SECS)
+    .bind::<BigInt, _>(limit)
+    .load(conn)
+    .await
+}
+
+/// Lets the next delivery of the email's job claim it at once.
+pub async fn release_claim(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    id: Uuid,
+) -> QueryResult<()> {
+    diesel::update(
+        email_send::table
+            .filter(email_send::project_id.eq(project_id))
+            .filter(email_send::id.eq(id)),
+    )
+    .set(email_send::claimed_at.eq(None::<DateTime<Utc>>))
+    .execute(conn)
+    .await?;
+    Ok(())
 }
 
 /// `accepted` → `queued` (the API answered 202; the job waits for a worker).
@@ -461,7 +561,7 @@ pub async fn finish(
         diesel::sql_query(format!(
             "WITH done AS ( \
            UPDATE email_log SET status = $3, provider = coalesce($4, provider), \
-             provider_message_id = $5, last_error = $6, updated_at = now(), \
+             provider_message_id = $5, last_error = $6, updated_at = now(), claimed_at = NULL, \
              attempts = attempts + $9, \
              sent_at = CASE WHEN $3 = 'sent' THEN now() ELSE sent_at END \
            WHERE project_id = $1 AND id = $2 AND status IN ('accepted', 'queued') \
@@ -511,7 +611,8 @@ impl Outcome<'_> {
     }
 }
 
-/// Counts a failed attempt and keeps its error, for an email still being retried.
+/// Counts a failed attempt and keeps its error, for an email still being retried; releases the
+/// claim, so that the retry can take it.
 pub async fn note_error(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
@@ -527,6 +628,7 @@ pub async fn note_error(
         email_send::attempts.eq(email_send::attempts + 1),
         email_send::last_error.eq(error),
         email_send::updated_at.eq(diesel::dsl::now),
+        email_send::claimed_at.eq(None::<DateTime<Utc>>),
     ))
     .execute(conn)
     .await?;

@@ -157,6 +157,7 @@ diesel::table! {
         last_error -> Nullable<Text>,
         provider -> Nullable<Text>,
         updated_at -> Timestamptz,
+        claimed_at -> Nullable<Timestamptz>,
     }
 }
 
@@ -207,6 +208,7 @@ diesel::table! {
         last_error -> Nullable<Text>,
         received_at -> Timestamptz,
         processed_at -> Nullable<Timestamptz>,
+        signer_project_id -> Nullable<Uuid>,
     }
 }
 

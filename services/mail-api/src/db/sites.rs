@@ -46,11 +46,12 @@ pub async fn list(
     query.load(conn).await
 }
 
-/// Inserts a site; `None` when the project already has that slug.
+/// Inserts a site; `None` when a site of any project already has that slug (the unique index
+/// settles concurrent inserts too).
 pub async fn insert(conn: &mut AsyncPgConnection, new: NewSite<'_>) -> QueryResult<Option<Site>> {
     diesel::insert_into(sites::table)
         .values(&new)
-        .on_conflict((sites::project_id, sites::slug))
+        .on_conflict(sites::slug)
         .do_nothing()
         .returning(Site::as_returning())
         .get_result(conn)

@@ -19,15 +19,35 @@ pub async fn project_exists(conn: &mut AsyncPgConnection, project_id: Uuid) -> Q
         .await
 }
 
-/// Records a receipt; `Err(status)` with the earlier receipt's status when this
-/// (provider, webhook-id) was received before.
+/// Which secret verified a delivery: receipts are deduplicated per signer, so an id one
+/// signer used never pre-empts another signer's event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signer {
+    Deployment,
+    /// The project whose own secret verified it.
+    Project(Uuid),
+}
+
+impl Signer {
+    fn project_id(self) -> Option<Uuid> {
+        match self {
+            Signer::Deployment => None,
+            Signer::Project(id) => Some(id),
+        }
+    }
+}
+
+/// Records a receipt; `Err((id, status))` of the earlier receipt when this signer sent this
+/// (provider, webhook-id) before.
 pub async fn insert(
     conn: &mut AsyncPgConnection,
     provider: &str,
     webhook_id: &str,
+    signer: Signer,
     project_id: Option<Uuid>,
     payload: &Value,
 ) -> QueryResult<Result<Uuid, (Uuid, String)>> {
+    let signer = signer.project_id();
     let id = Uuid::now_v7();
     let event_type = payload.get("type").and_then(Value::as_str);
     let inserted = diesel::insert_into(webhook_receipts::table)
@@ -38,8 +58,13 @@ pub async fn insert(
             webhook_receipts::project_id.eq(project_id),
             webhook_receipts::event_type.eq(event_type),
             webhook_receipts::payload.eq(payload),
+            webhook_receipts::signer_project_id.eq(signer),
         ))
-        .on_conflict((webhook_receipts::provider, webhook_receipts::webhook_id))
+        .on_conflict((
+            webhook_receipts::provider,
+            webhook_receipts::webhook_id,
+            webhook_receipts::signer_project_id,
+        ))
         .do_nothing()
         .execute(conn)
         .await?;
@@ -49,6 +74,7 @@ pub async fn insert(
     let earlier: (Uuid, String) = webhook_receipts::table
         .filter(webhook_receipts::provider.eq(provider))
         .filter(webhook_receipts::webhook_id.eq(webhook_id))
+        .filter(webhook_receipts::signer_project_id.is_not_distinct_from(signer))
         .select((webhook_receipts::id, webhook_receipts::status))
         .first(conn)
         .await?;

@@ -3,3 +3,4 @@
 pub mod email;
 pub mod health;
 pub mod plans;
+pub mod sender;

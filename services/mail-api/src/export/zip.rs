@@ -118,12 +118,27 @@ fn write(mut parts: mpsc::Receiver<Part>, out: ChannelWriter) -> io::Result<()> 
                 let header = header.into_iter().map(|h| Some(h.to_owned())).collect();
                 zip.write_all(&csv_bytes(&[header])?)?;
             }
-            Part::Rows(rows) => zip.write_all(&csv_bytes(&rows)?)?,
+            Part::Rows(mut rows) => {
+                rows.iter_mut()
+                    .flatten()
+                    .flatten()
+                    .for_each(neutralise_formula);
+                zip.write_all(&csv_bytes(&rows)?)?;
+            }
             Part::Failed(err) => return Err(err),
         }
     }
     let mut out = zip.finish().map_err(io::Error::other)?.into_inner();
     out.flush()
+}
+
+/// A spreadsheet opening the file would evaluate a cell that starts with `=`, `+`, `-`, `@`, a
+/// tab or a carriage return as a formula (`=HYPERLINK(…)` sends data away): such a cell gets a
+/// leading `'`, which spreadsheets show as text (OWASP, CSV injection).
+fn neutralise_formula(cell: &mut String) {
+    if cell.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        cell.insert(0, '\'');
+    }
 }
 
 /// CSV records (RFC 4180 quoting; an absent cell is empty).
@@ -193,5 +208,23 @@ mod tests {
         ]];
         let text = String::from_utf8(csv_bytes(&rows).unwrap()).unwrap();
         assert_eq!(text, "plain,,\"a,b\",\"say \"\"hi\"\"\nthere\"\n");
+    }
+
+    #[test]
+    fn cells_a_spreadsheet_would_evaluate_get_a_leading_quote() {
+        for (cell, want) in [
+            ("=1+1", "'=1+1"),
+            ("+1", "'+1"),
+            ("-1", "'-1"),
+            ("@SUM(A1)", "'@SUM(A1)"),
+            ("\tx", "'\tx"),
+            ("\rx", "'\rx"),
+            ("a=1", "a=1"),
+            ("", ""),
+        ] {
+            let mut cell = cell.to_owned();
+            neutralise_formula(&mut cell);
+            assert_eq!(cell, want);
+        }
     }
 }

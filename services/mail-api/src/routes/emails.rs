@@ -1,5 +1,6 @@
-//! The email log: `GET /api/v1/emails/{id}` (with its event history) and `GET /api/v1/emails`
-//! (newest first, filtered by status, recipient or site).
+//! The email log: `GET /api/v1/emails/{id}` (with the first page of its event history),
+//! `GET /api/v1/emails/{id}/events` (the history, paged) and `GET /api/v1/emails` (newest
+//! first, filtered by status, recipient or site).
 
 use actix_web::web;
 use auth::Caller;
@@ -29,7 +30,8 @@ pub const STATUSES: &[&str] = &[
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/emails").route(web::get().to(list)))
-        .service(web::resource("/emails/{id}").route(web::get().to(get)));
+        .service(web::resource("/emails/{id}").route(web::get().to(get)))
+        .service(web::resource("/emails/{id}/events").route(web::get().to(events)));
 }
 
 /// One email of the log.
@@ -86,9 +88,12 @@ impl From<Email> for EmailRecord {
     }
 }
 
-/// Something that happened to an email.
+/// Something that happened to an email. At most 50 events of each kind are stored per email
+/// (the first ones): the email's `open_count`, `clicked_urls`, `last_opened_at` and
+/// `last_clicked_at` count every open and click.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct EmailEventRecord {
+    pub id: Uuid,
     /// accepted, sent, failed, suppressed, delivered, opened, clicked, bounced, complained or
     /// unsubscribed.
     pub kind: String,
@@ -102,6 +107,7 @@ pub struct EmailEventRecord {
 impl From<EmailEvent> for EmailEventRecord {
     fn from(e: EmailEvent) -> Self {
         Self {
+            id: e.id,
             kind: e.kind,
             source: e.source,
             data: e.data,
@@ -114,15 +120,29 @@ impl From<EmailEvent> for EmailEventRecord {
 pub struct EmailDetail {
     #[serde(flatten)]
     pub email: EmailRecord,
-    /// Oldest first.
+    /// The first page of its events, oldest first (at most 50).
     pub events: Vec<EmailEventRecord>,
+    /// Pass as `cursor` to `GET /api/v1/emails/{id}/events` for the rest; null when `events`
+    /// holds them all.
+    pub events_next_cursor: Option<String>,
 }
 
-/// An email of the project with its history.
+/// Events in the detail answer (the default page size of the events route).
+const DETAIL_EVENTS: u32 = 50;
+
+fn email_not_found() -> ApiError {
+    ApiError::not_found("email not found").with_code("EMAIL_NOT_FOUND")
+}
+
+fn email_id(raw: &str) -> Result<Uuid, ApiError> {
+    Uuid::parse_str(raw).map_err(|_| ApiError::invalid_field("id", "must be a UUID"))
+}
+
+/// An email of the project with the first page of its history.
 #[utoipa::path(get, path = "/api/v1/emails/{id}", operation_id = "getEmail", tag = "emails",
     params(("id" = Uuid, Path, description = "The email log id")),
     responses(
-        (status = 200, description = "The email and its events", body = EmailDetail),
+        (status = 200, description = "The email and its first 50 events (`events_next_cursor` continues at `/emails/{id}/events`)", body = EmailDetail),
         (status = 400, description = "The id is not a UUID", body = MailError),
         (status = 404, description = "No such email in the project", body = MailError),
     ))]
@@ -131,17 +151,54 @@ pub async fn get(
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> Result<web::Json<EmailDetail>, ApiError> {
-    let not_found = || ApiError::not_found("email not found").with_code("EMAIL_NOT_FOUND");
-    let id = Uuid::parse_str(&path).map_err(|_| ApiError::invalid_field("id", "must be a UUID"))?;
+    let id = email_id(&path)?;
     let mut conn = store::conn(&state.pool).await?;
     let email = emails::get(&mut conn, caller.owner_id, id)
         .await?
-        .ok_or_else(not_found)?;
-    let events = emails::events(&mut conn, caller.owner_id, id).await?;
+        .ok_or_else(email_not_found)?;
+    let rows = emails::events(
+        &mut conn,
+        caller.owner_id,
+        id,
+        None,
+        i64::from(DETAIL_EVENTS) + 1,
+    )
+    .await?;
+    let rows: Vec<EmailEventRecord> = rows.into_iter().map(Into::into).collect();
+    let page = Page::from_rows(rows, DETAIL_EVENTS, |e| e.id);
     Ok(web::Json(EmailDetail {
         email: email.into(),
-        events: events.into_iter().map(Into::into).collect(),
+        events: page.data,
+        events_next_cursor: page.next_cursor,
     }))
+}
+
+/// The email's events, oldest first, a page at a time. At most 50 events of each kind are
+/// stored per email (the first ones); the email's counters count every open and click.
+#[utoipa::path(get, path = "/api/v1/emails/{id}/events", operation_id = "listEmailEvents",
+    tag = "emails",
+    params(("id" = Uuid, Path, description = "The email log id"), PageParams),
+    responses(
+        (status = 200, description = "A page of the email's events", body = Page<EmailEventRecord>),
+        (status = 400, description = "The id is not a UUID, or an invalid limit or cursor", body = MailError),
+        (status = 404, description = "No such email in the project (`EMAIL_NOT_FOUND`)", body = MailError),
+    ))]
+pub async fn events(
+    caller: Caller,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    page: web::Query<PageParams>,
+) -> Result<web::Json<Page<EmailEventRecord>>, ApiError> {
+    let id = email_id(&path)?;
+    let limit = page.limit()?;
+    let after = page.cursor()?.map(|c| c.0);
+    let mut conn = store::conn(&state.pool).await?;
+    if emails::get(&mut conn, caller.owner_id, id).await?.is_none() {
+        return Err(email_not_found());
+    }
+    let rows = emails::events(&mut conn, caller.owner_id, id, after, i64::from(limit) + 1).await?;
+    let rows: Vec<EmailEventRecord> = rows.into_iter().map(Into::into).collect();
+    Ok(web::Json(Page::from_rows(rows, limit, |e| e.id)))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

@@ -44,7 +44,10 @@ enum Format {
 /// `format=json` streams one JSON document: `{"project_id", "site_id", "exported_at",
 /// "contacts": [...], "email_log": [...], "events": [...], "conversions": [...]}`. `format=csv`
 /// streams a ZIP of `contacts.csv`, `email_log.csv`, `events.csv` and `conversions.csv` (a
-/// header row each; objects and arrays as JSON text). Rows come in id order (creation order)
+/// header row each; objects and arrays as JSON text). A CSV cell that starts with `=`, `+`, `-`,
+/// `@`, a tab or a carriage return is written with a leading `'`, so that a spreadsheet shows it
+/// as text instead of evaluating it as a formula (CSV injection; the JSON document carries the
+/// values unchanged). Rows come in id order (creation order)
 /// from one consistent snapshot; timestamps are RFC 3339 UTC. The body is written as it is
 /// read, a page at a time, so any size of project streams in bounded memory; a failure after
 /// the first byte ends the body early (an incomplete document or archive).

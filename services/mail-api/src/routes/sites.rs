@@ -11,6 +11,7 @@ use uuid::Uuid;
 
 use crate::AppState;
 use crate::db::sites::{self, NewSite};
+use crate::domain::sender::{SlugProblem, check_slug};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -21,7 +22,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 }
 
 const NAME_MAX: usize = 200;
-const SLUG_MAX: usize = 63;
 
 /// A sender identity.
 #[derive(Debug, Serialize, ToSchema)]
@@ -52,7 +52,11 @@ impl Site {
 pub struct CreateSite {
     /// 1..=200 characters.
     pub name: String,
-    /// Lowercase letters, digits and hyphens, 1..=63 characters, unique in the project.
+    /// Lowercase letters, digits and inner hyphens, 1..=63 characters. The site sends as
+    /// `<slug>@<shared sending domain>`, so a slug belongs to one site in the whole deployment
+    /// (another project's site included: 409 `SLUG_TAKEN`). Reserved, 400: `postmaster`,
+    /// `abuse`, `hostmaster`, `webmaster`, `admin`, `root`, `security`, `noreply`, `no-reply`,
+    /// `mailer-daemon`, `billing`, `support`.
     pub slug: String,
     /// The display name mail is sent under, 1..=200 characters.
     pub from_name: String,
@@ -76,19 +80,20 @@ impl CreateSite {
                 "must be 1 to 200 characters",
             ));
         }
-        let slug_ok = !self.slug.is_empty()
-            && self.slug.len() <= SLUG_MAX
-            && !self.slug.starts_with('-')
-            && !self.slug.ends_with('-')
-            && self
-                .slug
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
-        if !slug_ok {
-            return Err(ApiError::invalid_field(
-                "slug",
-                "must be 1 to 63 lowercase letters, digits or inner hyphens",
-            ));
+        match check_slug(&self.slug) {
+            Ok(()) => {}
+            Err(SlugProblem::Malformed) => {
+                return Err(ApiError::invalid_field(
+                    "slug",
+                    "must be 1 to 63 lowercase letters, digits or inner hyphens",
+                ));
+            }
+            Err(SlugProblem::Reserved) => {
+                return Err(ApiError::invalid_field(
+                    "slug",
+                    "is a reserved mailbox name (postmaster, abuse, noreply and the like)",
+                ));
+            }
         }
         Ok(())
     }
@@ -131,9 +136,9 @@ pub async fn list(
     request_body = CreateSite,
     responses(
         (status = 201, description = "Created", body = Site),
-        (status = 400, description = "Missing or invalid fields, or body too large", body = MailError),
+        (status = 400, description = "Missing or invalid fields (`details.field` names it), a reserved slug (`postmaster`, `abuse`, `hostmaster`, `webmaster`, `admin`, `root`, `security`, `noreply`, `no-reply`, `mailer-daemon`, `billing`, `support`), or body too large", body = MailError),
         (status = 403, description = "The key lacks the write scope", body = MailError),
-        (status = 409, description = "The project already has a site with this slug", body = MailError),
+        (status = 409, description = "`SLUG_TAKEN`: a site of any project already sends as this slug (a slug on the shared sending domain belongs to one site in the whole deployment)", body = MailError),
     )
 )]
 pub async fn create(
@@ -155,8 +160,7 @@ pub async fn create(
     )
     .await?
     .ok_or_else(|| {
-        ApiError::conflict(format!("a site with slug {:?} already exists", body.slug))
-            .with_code("SLUG_TAKEN")
+        ApiError::conflict(format!("the slug {:?} is taken", body.slug)).with_code("SLUG_TAKEN")
     })?;
     Ok(HttpResponse::Created().json(Site::new(created, &state.shared_domain)))
 }

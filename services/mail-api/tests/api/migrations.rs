@@ -49,3 +49,138 @@ async fn rows_cannot_reference_another_projects_rows() {
     }
     h.stop().await;
 }
+
+/// Slugs becoming deployment-wide: on a database where several projects hold one slug and
+/// sites hold reserved ones, the oldest holder keeps each slug, every other site is renamed
+/// to `<slug>-<last 12 hex digits of its id>`, and the unique index then holds.
+#[tokio::test]
+async fn deployment_wide_slugs_migration_renames_duplicates_and_reserved_slugs() {
+    use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl as _};
+
+    const MIGRATION: &str = "2026-11-24-000001";
+    let db = store::testing::TestDatabase::empty("mail")
+        .await
+        .expect("empty database");
+    store::run_migrations_before(&db.url, mail_api::MIGRATIONS, MIGRATION)
+        .await
+        .expect("migrations before");
+    let mut conn = AsyncPgConnection::establish(&db.url).await.unwrap();
+    let sql = |s: &str| diesel::sql_query(s.to_owned());
+    sql("INSERT INTO accounts (id, name) VALUES ('00000000-0000-7000-8000-000000000001', 'a')")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let projects = ["p1", "p2", "p3"];
+    for (i, p) in projects.iter().enumerate() {
+        sql(&format!(
+            "INSERT INTO projects (id, account_id, name, plan) VALUES \
+             ('00000000-0000-7000-8000-00000000010{i}', '00000000-0000-7000-8000-000000000001', \
+              '{p}', 'free')"
+        ))
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    }
+    // (site id, project, slug, created_at): `acme` three times (the oldest is not the
+    // smallest id), `solo` once, `postmaster` and `no-reply` reserved.
+    let sites = [
+        (
+            "00000000-0000-7000-8000-aaaaaaaaaaa1",
+            0,
+            "acme",
+            "2026-01-03",
+        ),
+        (
+            "00000000-0000-7000-8000-aaaaaaaaaaa2",
+            1,
+            "acme",
+            "2026-01-01",
+        ),
+        (
+            "00000000-0000-7000-8000-aaaaaaaaaaa3",
+            2,
+            "acme",
+            "2026-01-02",
+        ),
+        (
+            "00000000-0000-7000-8000-bbbbbbbbbbb1",
+            0,
+            "solo",
+            "2026-01-01",
+        ),
+        (
+            "00000000-0000-7000-8000-ccccccccccc1",
+            1,
+            "postmaster",
+            "2026-01-01",
+        ),
+        (
+            "00000000-0000-7000-8000-ccccccccccc2",
+            2,
+            "no-reply",
+            "2026-01-01",
+        ),
+    ];
+    for (id, project, slug, at) in sites {
+        sql(&format!(
+            "INSERT INTO sites (id, project_id, name, slug, from_name, created_at) VALUES \
+             ('{id}', '00000000-0000-7000-8000-00000000010{project}', 'n', '{slug}', 'f', '{at}')"
+        ))
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    }
+
+    let applied = store::run_migrations(&db.url, mail_api::MIGRATIONS)
+        .await
+        .expect("the migration");
+    assert!(
+        applied
+            .iter()
+            .any(|v| v.replace('-', "") == MIGRATION.replace('-', "")),
+        "{applied:?}"
+    );
+
+    #[derive(diesel::QueryableByName)]
+    struct Row {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        id: String,
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        slug: String,
+    }
+    let rows: Vec<Row> = sql("SELECT id::text, slug FROM sites ORDER BY id")
+        .load(&mut conn)
+        .await
+        .unwrap();
+    let got: Vec<(String, String)> = rows.into_iter().map(|r| (r.id, r.slug)).collect();
+    let want = [
+        ("00000000-0000-7000-8000-aaaaaaaaaaa1", "acme-aaaaaaaaaaa1"),
+        ("00000000-0000-7000-8000-aaaaaaaaaaa2", "acme"),
+        ("00000000-0000-7000-8000-aaaaaaaaaaa3", "acme-aaaaaaaaaaa3"),
+        ("00000000-0000-7000-8000-bbbbbbbbbbb1", "solo"),
+        (
+            "00000000-0000-7000-8000-ccccccccccc1",
+            "postmaster-ccccccccccc1",
+        ),
+        (
+            "00000000-0000-7000-8000-ccccccccccc2",
+            "no-reply-ccccccccccc2",
+        ),
+    ];
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(id, slug)| ((*id).to_owned(), (*slug).to_owned()))
+        .collect();
+    assert_eq!(got, want);
+
+    // The index now refuses a second holder in any project.
+    let err = sql(
+        "INSERT INTO sites (id, project_id, name, slug, from_name) VALUES \
+         ('00000000-0000-7000-8000-ddddddddddd1', '00000000-0000-7000-8000-000000000100', \
+          'n', 'solo', 'f')",
+    )
+    .execute(&mut conn)
+    .await
+    .expect_err("a duplicate slug");
+    assert!(err.to_string().contains("sites_slug_key"), "{err}");
+}

@@ -150,11 +150,13 @@ async fn reads_keep_their_budget_when_writes_are_exhausted() {
 #[tokio::test]
 async fn each_plan_has_its_quotas_and_a_plan_change_applies() {
     let h = Harness::new().await;
-    for plan in Plan::ALL.iter().copied() {
+    for (i, plan) in Plan::ALL.iter().copied().enumerate() {
         let tenant = h.tenant(plan).await;
+        // A slug belongs to one site in the whole deployment: one per project.
+        let slug = format!("s{i}");
         for (class, res) in [
             (RouteClass::Read, h.list_sites(&tenant.read, "").await),
-            (RouteClass::Write, h.create_site(&tenant.write, "s").await),
+            (RouteClass::Write, h.create_site(&tenant.write, &slug).await),
         ] {
             let limit = mail_quota(plan, class).limit.unwrap();
             assert!(

@@ -66,6 +66,11 @@ impl Send {
     }
 
     fn send_worker(&self) -> SendWorker {
+        self.send_worker_to(self.sink.port)
+    }
+
+    /// A worker whose default provider is the SMTP server on `smtp_port`.
+    fn send_worker_to(&self, smtp_port: u16) -> SendWorker {
         let pool = store::pool(&self.h.db.url, &store::PoolOptions::default()).unwrap();
         SendWorker::new(
             pool,
@@ -75,7 +80,7 @@ impl Send {
             DeliverySettings {
                 default_provider: ProviderConfig::Smtp {
                     host: "127.0.0.1".into(),
-                    port: self.sink.port,
+                    port: smtp_port,
                     username: None,
                     password: None,
                     security: SmtpSecurity::None,
@@ -87,7 +92,11 @@ impl Send {
     }
 
     fn start_worker(&mut self) {
-        let worker = Arc::new(self.send_worker());
+        self.start_worker_with(self.send_worker());
+    }
+
+    fn start_worker_with(&mut self, worker: SendWorker) {
+        let worker = Arc::new(worker);
         let token = ShutdownToken::new();
         let consumer = self
             .broker
@@ -501,6 +510,88 @@ async fn the_outbox_relay_publishes_a_job_whose_publish_was_lost() {
     s.finish().await;
 }
 
+/// Two deliveries of one job at once (a relay duplicate, a redelivery) to a slow SMTP server:
+/// the first claims the email before calling the provider, the second finds the claim and
+/// sends nothing. Both used to read the row as unsent and both sent.
+#[tokio::test]
+async fn duplicate_jobs_handled_at_once_send_one_message() {
+    let mut s = Send::with(|s| s.sending.reply_wait_ms = 200).await;
+    s.stop_worker();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let t = s.h.tenant(Plan::Free).await;
+    let site = s.h.site(&t.write, "twice").await;
+    let res = s.send(&t.write, &message(&site, "ada@example.com")).await;
+    assert_eq!(res.status(), 202);
+    let id: Uuid = json(res).await["id"].as_str().unwrap().parse().unwrap();
+    let task = Task::SendEmail {
+        email_log_id: id,
+        project_id: t.project,
+    };
+    let publisher = s.broker.publisher(send_queue(s.prefix()));
+    for _ in 0..2 {
+        publisher.publish(&task).await.expect("publish");
+    }
+
+    let slow = SmtpSink::start_slow(Duration::from_millis(1_500)).await;
+    let worker = s.send_worker_to(slow.port);
+    s.start_worker_with(worker);
+    let email = s
+        .wait_email(&t.read, &id.to_string(), |e| e["status"] == "sent")
+        .await;
+    // Give the other deliveries every chance to send a copy.
+    tokio::time::sleep(Duration::from_millis(3_000)).await;
+    assert_eq!(slow.received_count(), 1);
+    assert_eq!(email["attempts"], 1);
+    let kinds: Vec<&str> = email["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["accepted", "sent"]);
+    assert_eq!(
+        s.h.query(&format!(
+            "SELECT count(*) FROM email_log WHERE id = '{id}' AND claimed_at IS NULL"
+        ))
+        .await,
+        ["1"]
+    );
+    s.finish().await;
+}
+
+/// A worker killed after claiming an email: the job's next delivery finds the claim and sends
+/// nothing, and once the claim expires the relay publishes the job again and it is sent.
+#[tokio::test]
+async fn an_email_claimed_by_a_dead_worker_is_sent_once_the_claim_expires() {
+    let mut s = Send::with(|s| {
+        s.sending.reply_wait_ms = 200;
+        s.sending.outbox_relay_secs = 1;
+    })
+    .await;
+    s.stop_worker();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let t = s.h.tenant(Plan::Free).await;
+    let site = s.h.site(&t.write, "dead").await;
+    let res = s.send(&t.write, &message(&site, "ada@example.com")).await;
+    assert_eq!(res.status(), 202);
+    let id = json(res).await["id"].as_str().unwrap().to_owned();
+    // Claimed 41 s ago by a worker that died: the claim holds for 4 s more.
+    let expires_in = 4;
+    s.h.exec(&format!(
+        "UPDATE email_log SET claimed_at = now() - make_interval(secs => {}) WHERE id = '{id}'",
+        mail_api::db::emails::CLAIM_SECS - expires_in
+    ))
+    .await;
+    s.start_worker();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(s.sink.received_count(), 0, "sent while the claim held");
+    assert_eq!(s.email(&t.read, &id).await["status"], "queued");
+    s.wait_email(&t.read, &id, |e| e["status"] == "sent").await;
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    assert_eq!(s.sink.received_count(), 1);
+    s.finish().await;
+}
+
 #[tokio::test]
 async fn a_redelivered_job_sends_nothing_and_answers_the_stored_result() {
     let s = Send::new().await;
@@ -837,6 +928,147 @@ async fn tracking_links_count_opens_and_clicks_and_never_redirect_when_altered()
     s.finish().await;
 }
 
+/// The token of every wrapped click link in a message as the SMTP sink received it.
+fn click_tokens(data: &str) -> Vec<String> {
+    let unfolded = data.replace("=\r\n", "").replace("=3D", "=");
+    unfolded
+        .split("/t/c/")
+        .skip(1)
+        .map(|rest| {
+            rest.chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || "-_.".contains(*c))
+                .collect()
+        })
+        .collect()
+}
+
+/// URL schemes are case-insensitive: a link written `HTTPS://…` is wrapped like any other, so
+/// its click must redirect too (it answered 404).
+#[tokio::test]
+async fn a_link_with_an_upper_case_scheme_is_wrapped_and_redirects() {
+    let s = Send::new().await;
+    let t = s.h.tenant(Plan::Free).await;
+    let site = s.h.site(&t.write, "caps").await;
+    let mut body = message(&site, "ada@example.com");
+    body["html"] = json!("<p><a href=\"HTTPS://Example.com/x\">x</a></p>");
+    let res = s.send(&t.write, &body).await;
+    assert_eq!(res.status(), 200);
+    let id: Uuid = json(res).await["id"].as_str().unwrap().parse().unwrap();
+    let mail = s.sink.received();
+    assert_eq!(mail.len(), 1);
+    let tokens = click_tokens(&mail[0].data);
+    assert_eq!(tokens.len(), 1, "{}", mail[0].data);
+
+    let no_redirect = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let res = no_redirect
+        .get(s.h.server.url(&format!("/t/c/{}", tokens[0])))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 302);
+    assert_eq!(res.headers()["location"], "HTTPS://Example.com/x");
+    let email = s.email(&t.read, &id.to_string()).await;
+    assert_eq!(email["status"], "clicked");
+    assert_eq!(email["clicked_urls"], json!(["HTTPS://Example.com/x"]));
+
+    // Even signed by us, a destination that is not http(s) never redirects.
+    for url in [
+        "javascript:alert(1)",
+        "HTTPSX://evil.example",
+        "//evil.example",
+    ] {
+        let token = s.tracker.token(&Link::Click {
+            email_id: id,
+            url: url.into(),
+        });
+        let res = no_redirect
+            .get(s.h.server.url(&format!("/t/c/{token}")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 404, "{url}");
+        assert!(res.headers().get("location").is_none(), "{url}");
+    }
+    s.finish().await;
+}
+
+/// 5,000 opens of one email through the signed pixel: `open_count` counts them all, while the
+/// stored events stay bounded (the first 50 opens) and the detail answer holds one page of
+/// them; the rest of the history pages through `/emails/{id}/events`.
+#[tokio::test]
+async fn thousands_of_opens_keep_the_count_exact_and_the_stored_events_bounded() {
+    use futures_util::StreamExt as _;
+
+    let s = Send::new().await;
+    let t = s.h.tenant(Plan::Free).await;
+    let site = s.h.site(&t.write, "opens").await;
+    let body = json(s.send(&t.write, &message(&site, "ada@example.com")).await).await;
+    assert_eq!(body["status"], "sent");
+    let id: Uuid = body["id"].as_str().unwrap().parse().unwrap();
+    let pixel = s.h.server.url(&format!(
+        "/t/o/{}",
+        s.tracker.token(&Link::Open { email_id: id })
+    ));
+    let opens = 5_000;
+    let statuses: Vec<u16> = futures_util::stream::iter(0..opens)
+        .map(|_| async {
+            let res = s.h.http.get(&pixel).send().await.unwrap();
+            res.status().as_u16()
+        })
+        .buffer_unordered(32)
+        .collect()
+        .await;
+    assert!(statuses.iter().all(|s| *s == 200));
+
+    let stored =
+        s.h.query(&format!(
+            "SELECT count(*) FROM email_events WHERE email_log_id = '{id}' AND kind = 'opened'"
+        ))
+        .await;
+    assert_eq!(stored, ["50"]);
+
+    let res = s.h.get_with(&t.read, &format!("/api/v1/emails/{id}")).await;
+    assert_eq!(res.status(), 200);
+    let bytes = res.bytes().await.unwrap();
+    assert!(bytes.len() < 16 * 1024, "{} bytes", bytes.len());
+    let email: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(email["open_count"], opens);
+    assert_eq!(email["status"], "opened");
+    let first = email["events"].as_array().unwrap();
+    assert_eq!(first.len(), 50);
+    let cursor = email["events_next_cursor"].as_str().expect("more events");
+
+    // The rest of the history: accepted, sent and 50 opens in all.
+    let res =
+        s.h.get_with(
+            &t.read,
+            &format!("/api/v1/emails/{id}/events?limit=100&cursor={cursor}"),
+        )
+        .await;
+    assert_eq!(res.status(), 200);
+    let rest = json(res).await;
+    assert!(rest["next_cursor"].is_null());
+    let mut kinds: Vec<String> = first
+        .iter()
+        .chain(rest["data"].as_array().unwrap())
+        .map(|e| e["kind"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(kinds.len(), 52);
+    kinds.dedup();
+    assert_eq!(kinds, ["accepted", "sent", "opened"]);
+
+    // Another project sees neither the email nor its events.
+    let other = s.h.tenant(Plan::Free).await;
+    let res =
+        s.h.get_with(&other.read, &format!("/api/v1/emails/{id}/events"))
+            .await;
+    expect_error(res, 404, "EMAIL_NOT_FOUND").await;
+    s.finish().await;
+}
+
 fn base64_decode(s: &str) -> Vec<u8> {
     use base64::Engine as _;
     base64::engine::general_purpose::URL_SAFE_NO_PAD
@@ -1038,6 +1270,89 @@ async fn provider_webhooks_are_verified_deduplicated_and_applied() {
     s.finish().await;
 }
 
+/// A project signing an event with its own secret under a `webhook-id` must not pre-empt the
+/// deployment-signed event with that id (receipts were unique on (provider, webhook-id)).
+#[tokio::test]
+async fn a_projects_own_webhook_id_does_not_pre_empt_the_deployments_event() {
+    let s = Send::new().await;
+    let victim = s.h.tenant(Plan::Free).await;
+    let site = s.h.site(&victim.write, "victim").await;
+    let res =
+        s.h.http
+            .put(s.h.server.url("/api/v1/delivery/provider"))
+            .bearer_auth(&victim.admin)
+            .json(&json!({"kind": "resend", "api_key": "re_test_key"}))
+            .send()
+            .await
+            .unwrap();
+    assert!(res.status().is_success(), "{}", res.status());
+    let body = json(
+        s.send(&victim.write, &message(&site, "ada@example.com"))
+            .await,
+    )
+    .await;
+    let email_id = body["id"].as_str().unwrap().to_owned();
+    let bounce = json!({"type": "email.bounced",
+        "data": {"email_id": body["provider_message_id"], "bounce": {"type": "Permanent"}}})
+    .to_string();
+
+    // The attacker's project signs the same event with its own secret and the id first.
+    let attacker = s.h.tenant(Plan::Free).await;
+    let res =
+        s.h.post("/api/v1/delivery/webhook-secret")
+            .bearer_auth(&attacker.admin)
+            .send()
+            .await
+            .unwrap();
+    assert_eq!(res.status(), 201);
+    let own = json(res).await;
+    let own_secret = own["secret"].as_str().unwrap().to_owned();
+    let own_path = own["path"].as_str().unwrap().to_owned();
+    let res = post_webhook(
+        &s.h,
+        &own_path,
+        &signed(&own_secret, "evt_x", now(), &bounce),
+        &bounce,
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(json(res).await["status"], "ignored");
+    assert_eq!(s.email(&victim.read, &email_id).await["status"], "sent");
+
+    // The deployment-signed event with that id is still applied.
+    let res = post_webhook(
+        &s.h,
+        "/api/webhooks/resend",
+        &signed(WEBHOOK_SECRET, "evt_x", now(), &bounce),
+        &bounce,
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(json(res).await["status"], "applied");
+    assert_eq!(s.email(&victim.read, &email_id).await["status"], "bounced");
+
+    // Each signer's repeat is still a duplicate.
+    for (path, secret) in [
+        (own_path.as_str(), own_secret.as_str()),
+        ("/api/webhooks/resend", WEBHOOK_SECRET),
+    ] {
+        let res = post_webhook(
+            &s.h,
+            path,
+            &signed(secret, "evt_x", now(), &bounce),
+            &bounce,
+        )
+        .await;
+        assert_eq!(json(res).await["status"], "duplicate", "{path}");
+    }
+    assert_eq!(
+        s.h.query("SELECT count(*) FROM webhook_receipts WHERE webhook_id = 'evt_x'")
+            .await,
+        ["2"]
+    );
+    s.finish().await;
+}
+
 #[tokio::test]
 async fn a_bounce_for_a_project_route_uses_the_projects_own_secret() {
     let s = Send::new().await;
@@ -1118,6 +1433,8 @@ async fn a_bounce_for_a_project_route_uses_the_projects_own_secret() {
     s.finish().await;
 }
 
+// The fixed clock exists only in debug builds.
+#[cfg(debug_assertions)]
 #[tokio::test]
 async fn extreme_webhook_timestamps_answer_401_not_a_crash() {
     let h = Harness::with(|url| {

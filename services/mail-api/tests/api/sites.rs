@@ -206,7 +206,7 @@ async fn projects_never_see_each_others_sites() {
     for slug in ["secret", "other"] {
         assert_eq!(h.create_site(&owner.write, slug).await.status(), 201);
     }
-    assert_eq!(h.create_site(&sibling.0, "secret").await.status(), 201);
+    assert_eq!(h.create_site(&sibling.0, "sibling").await.status(), 201);
 
     for other in [&stranger.read, &stranger.admin, &sibling.1] {
         let res = h.list_sites(other, "").await;
@@ -220,35 +220,102 @@ async fn projects_never_see_each_others_sites() {
         .list_sites(&stranger.read, &format!("?cursor={cursor}"))
         .await;
     assert_eq!(json(res).await["data"], json!([]));
-
-    // The same slug is free in another project.
-    for other in [&stranger.write, &sibling.1] {
-        let res = h.create_site(other, "secret").await;
-        assert_eq!(res.status(), 201);
-        assert_eq!(
-            json(res).await["from_email"],
-            format!("secret@{SHARED_DOMAIN}")
-        );
-    }
     assert_eq!(
         slugs(&json(h.list_sites(&owner.read, "").await).await),
         ["secret", "other"]
     );
     assert_eq!(
-        slugs(&json(h.list_sites(&stranger.read, "").await).await),
-        ["secret"]
+        slugs(&json(h.list_sites(&sibling.0, "").await).await),
+        ["sibling"]
+    );
+    h.stop().await;
+}
+
+/// A slug is the local part of a sender address on the shared domain: a second project that
+/// registers it would send as the first one's address, passing SPF, DKIM and DMARC.
+#[tokio::test]
+async fn a_slug_belongs_to_one_site_in_the_whole_deployment() {
+    let h = Harness::new().await;
+    let owner = h.tenant(Plan::Byod).await;
+    let other = h.tenant(Plan::Enterprise).await;
+    let res = h.create_site(&owner.write, "acme").await;
+    assert_eq!(res.status(), 201);
+    assert_eq!(
+        json(res).await["from_email"],
+        format!("acme@{SHARED_DOMAIN}")
+    );
+
+    let res = h.create_site(&other.admin, "acme").await;
+    assert_rate_limit_headers(&res);
+    let err = expect_error(res, 409, "SLUG_TAKEN").await;
+    assert!(err.message.contains("acme"), "{err:?}");
+    assert_eq!(
+        json(h.list_sites(&other.read, "").await).await["data"],
+        json!([])
     );
     assert_eq!(
-        slugs(&json(h.list_sites(&sibling.0, "").await).await),
-        ["secret"]
+        h.query("SELECT count(*)::text FROM sites WHERE slug = 'acme'")
+            .await,
+        ["1"]
     );
-    // And still taken in the owner's.
-    expect_error(
-        h.create_site(&owner.admin, "secret").await,
-        409,
-        "SLUG_TAKEN",
+
+    // Projects racing for one slug: one site, the others 409 (never a 500).
+    let mut racers = Vec::new();
+    for _ in 0..8 {
+        racers.push(h.tenant(Plan::Enterprise).await);
+    }
+    let statuses = futures_util::future::join_all(
+        racers
+            .iter()
+            .map(|t| async { h.create_site(&t.write, "contested").await.status().as_u16() }),
     )
     .await;
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 201).count(),
+        1,
+        "{statuses:?}"
+    );
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 409).count(),
+        7,
+        "{statuses:?}"
+    );
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn reserved_mailbox_names_are_refused_as_slugs() {
+    let h = Harness::new().await;
+    let tenant = h.tenant(Plan::Enterprise).await;
+    for slug in [
+        "postmaster",
+        "abuse",
+        "hostmaster",
+        "webmaster",
+        "admin",
+        "root",
+        "security",
+        "noreply",
+        "no-reply",
+        "mailer-daemon",
+        "billing",
+        "support",
+    ] {
+        let res = h.create_site(&tenant.write, slug).await;
+        assert_rate_limit_headers(&res);
+        let err = expect_error(res, 400, "VALIDATION_ERROR").await;
+        assert_eq!(err.details, json!({"field": "slug"}), "{slug}");
+        assert!(err.message.contains("slug"), "{slug}: {err:?}");
+    }
+    // Names that merely contain one are ordinary slugs.
+    assert_eq!(
+        h.create_site(&tenant.write, "support-desk").await.status(),
+        201
+    );
+    assert_eq!(
+        slugs(&json(h.list_sites(&tenant.read, "").await).await),
+        ["support-desk"]
+    );
     h.stop().await;
 }
 

@@ -1,8 +1,9 @@
 //! Cross-tenant isolation, driven by the committed OpenAPI document.
 //!
 //! Three projects (A and B in one account, C in another) each seed one of every resource, with
-//! a marker of their own in every text field, and plant the same client-chosen names (a site
-//! slug, contact and suppression emails, an order id, an event name). Then every GET, PUT,
+//! a marker of their own in every text field, and plant the same client-chosen names (contact
+//! and suppression emails, an order id, an event name; a site slug is deployment-wide, so each
+//! project's starts alike and ends with its label). Then every GET, PUT,
 //! PATCH and DELETE operation of `proto-docs/mail-api.openapi.json` is called by each project
 //! with every other project's ids: the answer is 404, or names none of the other project's
 //! markers nor ids that are not also the caller's. A parameter this file cannot fill fails the
@@ -140,7 +141,9 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
     let provider = json!({"kind": "resend", "api_key": "re_test_key"});
     call(Method::PUT, "/api/v1/delivery/provider", Some(provider)).await;
     call(Method::POST, "/api/v1/delivery/webhook-secret", None).await;
-    let site = json!({"name": format!("{SHARED_WORD} site {marker}"), "slug": p.slug, "from_name": marker});
+    let slug = format!("{}{}", p.slug, label.to_lowercase());
+    let site =
+        json!({"name": format!("{SHARED_WORD} site {marker}"), "slug": slug, "from_name": marker});
     let site = id_of(&call(Method::POST, "/api/v1/sites", Some(site)).await, "id");
 
     let contact = format!("{marker}@example.com");
@@ -342,7 +345,9 @@ struct Probe {
 /// Panics for a parameter it does not know: map a new route here.
 fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, Option<String>) {
     match (path, name) {
-        ("/api/v1/emails/{id}", "id") => (victim.email.clone(), None),
+        ("/api/v1/emails/{id}" | "/api/v1/emails/{id}/events", "id") => {
+            (victim.email.clone(), None)
+        }
         ("/api/v1/suppressions/{email}", "email") => {
             (victim.suppression.clone(), Some(p.suppression.clone()))
         }

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use diesel::sql_types::{Bool, Integer, Nullable, Text};
 use diesel_async::RunQueryDsl;
+use memory_api::db::embeddings::{self, DECISIONS};
 use rate_limit::policy::Tier;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -198,7 +199,7 @@ async fn one_refused_input_does_not_hold_up_the_others() {
 
     // The refused row waits for its retry time: a pass now finds nothing to embed.
     let asked = std::sync::atomic::AtomicUsize::new(0);
-    let done = memory_api::db::decisions::embed_pending(&mut h.conn().await, 32, |texts| {
+    let done = embeddings::embed_pending(&mut h.conn().await, &DECISIONS, 32, |texts| {
         asked.fetch_add(texts.len(), std::sync::atomic::Ordering::Relaxed);
         async { Err::<Vec<String>, _>("not called") }
     })

@@ -18,25 +18,39 @@ use super::update_one;
 use crate::db::owner::Owner;
 use crate::domain::state_text;
 
-/// A row waiting for its embedding, with the text it is embedded from.
+/// Which row of which owner.
 #[derive(QueryableByName)]
-struct Pending {
+struct RowKey {
     #[diesel(sql_type = SqlUuid)]
     user_id: Uuid,
     #[diesel(sql_type = Text)]
     environment: String,
     #[diesel(sql_type = SqlUuid)]
     id: Uuid,
+}
+
+/// A row waiting for its embedding, with the text it is embedded from.
+#[derive(QueryableByName)]
+struct Pending {
+    #[diesel(embed)]
+    key: RowKey,
     #[diesel(sql_type = Text)]
     text: String,
 }
 
 impl Pending {
-    fn owner(&self) -> Owner<'_> {
-        Owner {
-            user_id: self.user_id,
-            environment: &self.environment,
-        }
+    /// Runs `sql`, an UPDATE of this row, with `value` as `$4`.
+    async fn update(
+        &self,
+        conn: &mut AsyncPgConnection,
+        sql: &str,
+        value: &str,
+    ) -> QueryResult<()> {
+        let owner = Owner {
+            user_id: self.key.user_id,
+            environment: &self.key.environment,
+        };
+        update_one(conn, sql, owner, self.key.id, value).await
     }
 }
 
@@ -67,7 +81,7 @@ where
         let failure = match embed(texts).await {
             Ok(vectors) if vectors.len() == rows.len() => {
                 for (row, vector) in rows.iter().zip(&vectors) {
-                    update_one(conn, &store, row.owner(), row.id, vector).await?;
+                    row.update(conn, &store, vector).await?;
                 }
                 return Ok(rows.len());
             }
@@ -82,7 +96,7 @@ where
         for row in &rows {
             match embed(vec![row.text.clone()]).await {
                 Ok(vectors) if vectors.len() == 1 => {
-                    update_one(conn, &store, row.owner(), row.id, &vectors[0]).await?;
+                    row.update(conn, &store, &vectors[0]).await?;
                     embedded += 1;
                 }
                 Ok(vectors) => {
@@ -105,8 +119,8 @@ async fn record_failure(
     error: &str,
 ) -> QueryResult<()> {
     let error: String = error.chars().take(ERROR_MAX_CHARS).collect();
-    tracing::warn!(id = %row.id, error, "embedding failed; the row is retried later");
-    update_one(conn, sql, row.owner(), row.id, &error).await
+    tracing::warn!(id = %row.key.id, error, "embedding failed; the row is retried later");
+    row.update(conn, sql, &error).await
 }
 
 /// Up to `batch` rows of `table` to embed now, oldest first, locked for this transaction
@@ -147,12 +161,8 @@ async fn pending(
 
 #[derive(QueryableByName)]
 struct StateRow {
-    #[diesel(sql_type = SqlUuid)]
-    user_id: Uuid,
-    #[diesel(sql_type = Text)]
-    environment: String,
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
+    #[diesel(embed)]
+    key: RowKey,
     #[diesel(sql_type = Text)]
     product_name: String,
     #[diesel(sql_type = Jsonb)]
@@ -166,9 +176,7 @@ impl StateRow {
             _ => self.product_name.clone(),
         };
         Pending {
-            user_id: self.user_id,
-            environment: self.environment,
-            id: self.id,
+            key: self.key,
             text,
         }
     }

@@ -6,8 +6,8 @@ use std::time::Duration;
 use embed::{EmbedError, Embedder};
 use store::Pool;
 
-use crate::db::decisions;
-use crate::db::{free_form, mif, product_states};
+use crate::db::embeddings::{self, DECISIONS, FREE_FORM, PRODUCT_STATES, Table};
+use crate::db::mif;
 use crate::domain::search::vector_literal;
 
 const BATCH: i64 = 32;
@@ -20,16 +20,16 @@ pub fn spawn_embedding_pass(pool: Pool, embedder: Arc<dyn Embedder>) {
     tokio::spawn(async move {
         loop {
             let mut full_batch = false;
-            for kind in [Kind::Decisions, Kind::ProductStates, Kind::FreeForm] {
-                match pass(&pool, &embedder, kind).await {
+            for table in [&DECISIONS, &PRODUCT_STATES, &FREE_FORM] {
+                match pass(&pool, &embedder, table).await {
                     Ok(done) => {
                         full_batch |= done as i64 == BATCH;
                         if done > 0 {
-                            tracing::info!(done, kind = kind.name(), "embedded in the background");
+                            tracing::info!(done, kind = table.name, "embedded in the background");
                         }
                     }
                     Err(err) => {
-                        tracing::warn!(error = %err, kind = kind.name(), "background embedding pass failed");
+                        tracing::warn!(error = %err, kind = table.name, "background embedding pass failed");
                     }
                 }
             }
@@ -67,24 +67,7 @@ pub async fn purge_once(pool: &Pool) -> Result<usize, String> {
         .map_err(|e| e.to_string())
 }
 
-#[derive(Clone, Copy)]
-enum Kind {
-    Decisions,
-    ProductStates,
-    FreeForm,
-}
-
-impl Kind {
-    fn name(self) -> &'static str {
-        match self {
-            Kind::Decisions => "decisions",
-            Kind::ProductStates => "product_states",
-            Kind::FreeForm => "free_form_entries",
-        }
-    }
-}
-
-async fn pass(pool: &Pool, embedder: &Arc<dyn Embedder>, kind: Kind) -> Result<usize, String> {
+async fn pass(pool: &Pool, embedder: &Arc<dyn Embedder>, table: &Table) -> Result<usize, String> {
     let mut conn = store::conn(pool).await.map_err(|e| e.to_string())?;
     let embed = |texts: Vec<String>| {
         let embedder = Arc::clone(embedder);
@@ -93,10 +76,7 @@ async fn pass(pool: &Pool, embedder: &Arc<dyn Embedder>, kind: Kind) -> Result<u
             Ok::<_, EmbedError>(vectors.iter().map(|v| vector_literal(v)).collect())
         }
     };
-    let done = match kind {
-        Kind::Decisions => decisions::embed_pending(&mut conn, BATCH, embed).await,
-        Kind::ProductStates => product_states::embed_pending(&mut conn, BATCH, embed).await,
-        Kind::FreeForm => free_form::embed_pending(&mut conn, BATCH, embed).await,
-    };
-    done.map_err(|e| e.to_string())
+    embeddings::embed_pending(&mut conn, table, BATCH, embed)
+        .await
+        .map_err(|e| e.to_string())
 }

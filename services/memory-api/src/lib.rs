@@ -4,6 +4,7 @@ pub mod app;
 pub mod config;
 pub mod db;
 pub mod domain;
+pub mod embeddings;
 pub mod jobs;
 pub mod openapi;
 pub mod routes;

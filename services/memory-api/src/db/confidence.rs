@@ -8,7 +8,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::products::Owner;
+use super::owner::Owner;
 
 #[derive(Debug, QueryableByName)]
 pub struct Memory {

@@ -7,7 +7,7 @@ use diesel::sql_types::{Array, BigInt, Double, Nullable, Text, Timestamptz, Uuid
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
-use super::products::Owner;
+use super::owner::Owner;
 use super::schema::{consolidation_candidates as c, consolidation_runs as r};
 
 /// A decision or free-form entry, as a run reads it.

@@ -5,7 +5,7 @@ use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
-use super::products::Owner;
+use super::owner::Owner;
 use super::schema::feed_items;
 
 #[derive(Debug, Clone, Queryable, Selectable)]

@@ -6,7 +6,7 @@ use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use serde_json::{Map, Value};
 
-use super::products::Owner;
+use super::owner::Owner;
 use super::schema::identity_kernels as k;
 
 #[derive(Debug, Clone, Queryable, Selectable)]

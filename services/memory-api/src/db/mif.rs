@@ -8,7 +8,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::decisions::Decision;
-use super::products::Owner;
+use super::owner::Owner;
 use super::schema::{decisions, mif_imports as m, products};
 
 /// Up to `limit` decisions after `after`, in id (creation) order.

@@ -7,8 +7,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
-use super::embed_pass::{self, EmbedTarget, Pending, due, failure_set, success_set};
-use super::products::Owner;
+use super::owner::Owner;
 use super::schema::{feed_items, product_states, products};
 
 #[derive(Debug, Clone, Queryable, Selectable)]
@@ -124,96 +123,4 @@ pub async fn change<E: Send + 'static>(
         Ok((version, true))
     })
     .await
-}
-
-/// Stores the embedding of a state version of the owner's (`vector` is a pgvector literal).
-pub async fn set_embedding(
-    conn: &mut AsyncPgConnection,
-    owner: Owner<'_>,
-    id: Uuid,
-    vector: &str,
-) -> QueryResult<()> {
-    diesel::sql_query(<States as EmbedTarget>::STORE)
-        .bind::<diesel::sql_types::Uuid, _>(owner.user_id)
-        .bind::<diesel::sql_types::Text, _>(owner.environment)
-        .bind::<diesel::sql_types::Uuid, _>(id)
-        .bind::<diesel::sql_types::Text, _>(vector)
-        .execute(conn)
-        .await
-        .map(drop)
-}
-
-/// Current product states, as the background embedding pass sees them (a state version has
-/// no owner of its own: its product's is named).
-pub struct States;
-
-impl EmbedTarget for States {
-    const STORE: &'static str = concat!(
-        "UPDATE product_states s SET ",
-        success_set!(),
-        " FROM products p \
-         WHERE p.user_id = $1 AND p.environment = $2 AND s.product_id = p.id AND s.id = $3"
-    );
-    const RECORD_FAILURE: &'static str = concat!(
-        "UPDATE product_states s SET ",
-        failure_set!(),
-        " FROM products p \
-         WHERE p.user_id = $1 AND p.environment = $2 AND s.product_id = p.id AND s.id = $3"
-    );
-
-    async fn pending(conn: &mut AsyncPgConnection, batch: i64) -> QueryResult<Vec<Pending>> {
-        #[derive(QueryableByName)]
-        struct Row {
-            #[diesel(sql_type = diesel::sql_types::Uuid)]
-            user_id: Uuid,
-            #[diesel(sql_type = diesel::sql_types::Text)]
-            environment: String,
-            #[diesel(sql_type = diesel::sql_types::Uuid)]
-            id: Uuid,
-            #[diesel(sql_type = diesel::sql_types::Text)]
-            product_name: String,
-            #[diesel(sql_type = diesel::sql_types::Jsonb)]
-            state: Value,
-        }
-        let rows: Vec<Row> = diesel::sql_query(concat!(
-            "SELECT p.user_id, p.environment, s.id, p.name AS product_name, s.state \
-             FROM product_states s JOIN products p ON p.id = s.product_id \
-             WHERE s.",
-            due!(),
-            " AND s.version = (SELECT max(version) FROM product_states WHERE product_id = s.product_id) \
-             ORDER BY s.id LIMIT $1 FOR UPDATE OF s SKIP LOCKED"
-        ))
-        .bind::<diesel::sql_types::BigInt, _>(batch)
-        .load(conn)
-        .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| Pending {
-                text: match &r.state {
-                    Value::Object(members) => {
-                        crate::domain::state_text::render(&r.product_name, members)
-                    }
-                    _ => r.product_name.clone(),
-                },
-                user_id: r.user_id,
-                environment: r.environment,
-                id: r.id,
-            })
-            .collect())
-    }
-}
-
-/// Embeds up to `batch` current state versions stored without an embedding, of any owner;
-/// returns how many (see [`embed_pass::run`]).
-pub async fn embed_pending<F, Fut, E>(
-    conn: &mut AsyncPgConnection,
-    batch: i64,
-    embed: F,
-) -> QueryResult<usize>
-where
-    F: Fn(Vec<String>) -> Fut + Send + Sync,
-    Fut: std::future::Future<Output = Result<Vec<String>, E>> + Send,
-    E: std::fmt::Display + Send,
-{
-    embed_pass::run::<States, _, _, _>(conn, batch, embed).await
 }

@@ -5,24 +5,8 @@ use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
+use super::owner::Owner;
 use super::schema::products;
-
-/// Whose products a query sees: one user, one environment.
-#[derive(Debug, Clone, Copy)]
-pub struct Owner<'a> {
-    pub user_id: Uuid,
-    pub environment: &'a str,
-}
-
-impl Owner<'static> {
-    /// The owner and environment a credential acts for.
-    pub fn of(caller: &auth::Caller) -> Self {
-        Self {
-            user_id: caller.owner_id,
-            environment: caller.environment.as_str(),
-        }
-    }
-}
 
 #[derive(Debug, Clone, Queryable, Selectable)]
 #[diesel(table_name = products)]

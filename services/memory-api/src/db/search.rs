@@ -15,7 +15,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::decisions::Decision;
-use super::products::Owner;
+use super::owner::Owner;
 use crate::domain::search;
 
 /// What the query is matched with.

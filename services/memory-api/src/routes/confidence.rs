@@ -11,7 +11,7 @@ use utoipa::ToSchema;
 
 use crate::AppState;
 use crate::db::confidence;
-use crate::db::products::Owner;
+use crate::db::owner::Owner;
 use crate::domain::{confidence as score, state_text};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {

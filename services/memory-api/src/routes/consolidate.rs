@@ -17,10 +17,10 @@ use uuid::Uuid;
 
 use crate::AppState;
 use crate::db::consolidation::{self as db, Memory};
-use crate::db::products::Owner;
+use crate::db::owner::Owner;
 use crate::domain::consolidation::{self, ItemKind, Pair, ReadItem, SUPERSEDED_SIMILARITY};
 use crate::domain::{text, tokens};
-use crate::routes::mif_export::parse_workspace;
+use crate::routes::params::parse_workspace;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/memory/consolidate").route(web::post().to(consolidate)))

@@ -14,9 +14,10 @@ use uuid::Uuid;
 
 use crate::AppState;
 use crate::db::decisions::{self, NewDecision};
-use crate::db::products::Owner;
+use crate::db::embeddings;
+use crate::db::owner::Owner;
 use crate::domain::{search, tags};
-use embed::EmbedError;
+use crate::embeddings::embed_text;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/memory/decisions").route(web::post().to(create)))
@@ -171,19 +172,6 @@ pub async fn create(
     }))
 }
 
-/// The embedding of `text`, or `None` when no provider answered (the decision is stored all
-/// the same: keyword search finds it now, and the background pass embeds it later).
-pub(crate) async fn embed_text(state: &AppState, text: &str) -> Option<Vec<f32>> {
-    match state.embedder.embed(&[text.to_owned()]).await {
-        Ok(mut vectors) if vectors.len() == 1 => Some(vectors.remove(0)),
-        Ok(_) | Err(EmbedError::Disabled) => None,
-        Err(err) => {
-            tracing::warn!(error = %err, "not embedded now; the background pass will");
-            None
-        }
-    }
-}
-
 #[derive(Debug, Serialize, ToSchema)]
 pub struct DecisionDeleted {
     pub success: bool,
@@ -284,12 +272,13 @@ pub async fn search(
     let mut conn = store::conn(&state.pool).await?;
     // Each ranking brings more candidates than asked, so fusion can reorder them.
     let candidates = i64::from(limit.max(10) * 2);
-    let keyword = decisions::search_keyword(&mut conn, owner, query, product, candidates).await?;
+    let keyword = embeddings::search_keyword(&mut conn, owner, query, product, candidates).await?;
     let (found, mode) = match query_vector {
         Some(vector) => {
             let literal = search::vector_literal(&vector);
             let semantic =
-                decisions::search_semantic(&mut conn, owner, &literal, product, candidates).await?;
+                embeddings::search_semantic(&mut conn, owner, &literal, product, candidates)
+                    .await?;
             (fuse_decisions(semantic, keyword), "semantic")
         }
         None => (keyword, "keyword"),

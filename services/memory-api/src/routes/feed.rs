@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 
 use crate::AppState;
 use crate::db::feed;
-use crate::db::products::Owner;
+use crate::db::owner::Owner;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/intelligence/feed").route(web::get().to(list)));

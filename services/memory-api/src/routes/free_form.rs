@@ -14,10 +14,12 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use crate::AppState;
+use crate::db::embeddings;
 use crate::db::free_form::{self, Entry, NewEntry};
-use crate::db::products::Owner;
+use crate::db::owner::Owner;
 use crate::domain::{mif, search};
-use crate::routes::decisions::{QUERY_MAX, embed_text};
+use crate::embeddings::embed_text;
+use crate::routes::decisions::QUERY_MAX;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -258,12 +260,12 @@ pub async fn list(
     let query_vector = embed_text(&state, query).await;
     let mut conn = store::conn(&state.pool).await?;
     let candidates = i64::from(limit.max(10) * 2);
-    let keyword = free_form::search_keyword(&mut conn, owner, query, candidates).await?;
+    let keyword = embeddings::search_keyword(&mut conn, owner, query, None, candidates).await?;
     let (found, mode) = match query_vector {
         Some(vector) => {
             let literal = search::vector_literal(&vector);
             let semantic =
-                free_form::search_semantic(&mut conn, owner, &literal, candidates).await?;
+                embeddings::search_semantic(&mut conn, owner, &literal, None, candidates).await?;
             (fuse(semantic, keyword), "semantic")
         }
         None => (keyword, "keyword"),

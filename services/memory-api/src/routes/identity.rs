@@ -13,7 +13,7 @@ use utoipa::ToSchema;
 
 use crate::AppState;
 use crate::db::kernels::{self, NewKernel, UpdateError};
-use crate::db::products::Owner;
+use crate::db::owner::Owner;
 use crate::domain::kernel::{self, Confidence, TOKEN_BUDGET};
 use crate::domain::merge_patch;
 

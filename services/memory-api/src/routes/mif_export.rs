@@ -24,11 +24,12 @@ use uuid::Uuid;
 
 use crate::AppState;
 use crate::app::SERVICE;
-use crate::db::products::Owner;
+use crate::db::owner::Owner;
 use crate::db::{free_form, kernels, mif as db};
 use crate::domain::{canonical, mif};
 use crate::routes::decisions::Decision;
 use crate::routes::free_form::FreeFormEntry;
+use crate::routes::params::parse_workspace;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/memory/export-mif").route(web::get().to(export)));
@@ -115,14 +116,6 @@ pub struct MifProvenance {
     /// SHA-256 (hex) of the document without `provenance`, object members sorted by key, no
     /// whitespace.
     pub content_sha256: Option<String>,
-}
-
-pub(crate) fn parse_workspace(raw: Option<&str>) -> Result<Option<Uuid>, ApiError> {
-    raw.map(|s| {
-        Uuid::parse_str(s.trim())
-            .map_err(|_| ApiError::invalid_field("workspace_id", "must be a UUID"))
-    })
-    .transpose()
 }
 
 /// Export the caller's memory as a MIF 0.1 document.

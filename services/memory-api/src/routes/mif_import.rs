@@ -13,9 +13,10 @@ use uuid::Uuid;
 use crate::AppState;
 use crate::db::mif as db;
 use crate::db::mif_import::{self, ImportError, Outcome, Strategy};
-use crate::db::products::Owner;
+use crate::db::owner::Owner;
 use crate::domain::{mif, notes};
-use crate::routes::mif_export::{MifDocument, parse_workspace};
+use crate::routes::mif_export::MifDocument;
+use crate::routes::params::parse_workspace;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(

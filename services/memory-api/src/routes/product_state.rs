@@ -14,11 +14,12 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::AppState;
+use crate::db::embeddings::{self, PRODUCT_STATES};
+use crate::db::owner::Owner;
 use crate::db::product_states::{self, ChangeError};
-use crate::db::products::Owner;
 use crate::domain::search::vector_literal;
 use crate::domain::{merge_patch, state_text};
-use crate::routes::decisions::embed_text;
+use crate::embeddings::embed_text;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -166,8 +167,8 @@ async fn embed_version(
     let text = state_text::render(product_name, members);
     if let Some(vector) = embed_text(state, &text).await {
         let mut conn = store::conn(&state.pool).await?;
-        product_states::set_embedding(&mut conn, owner, version.id, &vector_literal(&vector))
-            .await?;
+        let literal = vector_literal(&vector);
+        embeddings::set_embedding(&mut conn, &PRODUCT_STATES, owner, version.id, &literal).await?;
     }
     Ok(())
 }

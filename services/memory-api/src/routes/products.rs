@@ -9,7 +9,8 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::AppState;
-use crate::db::products::{self, NewProduct, Owner};
+use crate::db::owner::Owner;
+use crate::db::products::{self, NewProduct};
 use crate::domain::signing;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {

@@ -13,10 +13,11 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use crate::AppState;
-use crate::db::products::Owner;
+use crate::db::owner::Owner;
 use crate::db::search::{self as db, FoundDecision, FoundState, Query};
 use crate::domain::search::vector_literal;
-use crate::routes::decisions::{Decision, QUERY_MAX, embed_text};
+use crate::embeddings::embed_text;
+use crate::routes::decisions::{Decision, QUERY_MAX};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/memory/search").route(web::get().to(search)));

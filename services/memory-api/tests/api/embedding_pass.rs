@@ -5,6 +5,8 @@ use std::time::{Duration, Instant};
 
 use diesel::sql_types::{Bool, Integer, Nullable, Text};
 use diesel_async::RunQueryDsl;
+use memory_api::Settings;
+use memory_api::db::embeddings::{self, DECISIONS, PRODUCT_STATES};
 use rate_limit::policy::Tier;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -104,6 +106,15 @@ async fn stub_endpoint() -> String {
     format!("http://{addr}/v1")
 }
 
+/// Settings of a server embedding with the stub endpoint at `base_url`.
+fn stub_settings(db_url: &str, base_url: String) -> Settings {
+    let mut settings = settings(db_url);
+    settings.embeddings.provider = embed::Provider::OpenAi;
+    settings.embeddings.base_url = Some(base_url);
+    settings.embeddings.model = Some("stub-embedding".into());
+    settings
+}
+
 #[derive(diesel::QueryableByName, Debug)]
 struct Row {
     #[diesel(sql_type = Text)]
@@ -135,14 +146,7 @@ async fn rows(h: &Harness) -> Vec<Row> {
 #[tokio::test]
 async fn one_refused_input_does_not_hold_up_the_others() {
     let base_url = stub_endpoint().await;
-    let h = Harness::with(|url| {
-        let mut settings = settings(url);
-        settings.embeddings.provider = embed::Provider::OpenAi;
-        settings.embeddings.base_url = Some(base_url);
-        settings.embeddings.model = Some("stub-embedding".into());
-        settings
-    })
-    .await;
+    let h = Harness::with(|url| stub_settings(url, base_url)).await;
     let (_, key) = h.writer(Tier::Pro).await;
     // Imported items are embedded by the background pass only, in one batch.
     let decisions: Vec<Value> = [
@@ -198,7 +202,7 @@ async fn one_refused_input_does_not_hold_up_the_others() {
 
     // The refused row waits for its retry time: a pass now finds nothing to embed.
     let asked = std::sync::atomic::AtomicUsize::new(0);
-    let done = memory_api::db::decisions::embed_pending(&mut h.conn().await, 32, |texts| {
+    let done = embeddings::embed_pending(&mut h.conn().await, &DECISIONS, 32, |texts| {
         asked.fetch_add(texts.len(), std::sync::atomic::Ordering::Relaxed);
         async { Err::<Vec<String>, _>("not called") }
     })
@@ -224,5 +228,135 @@ async fn one_refused_input_does_not_hold_up_the_others() {
         body["decisions"][0]["similarity"].as_f64().unwrap() > 0.5,
         "{body}"
     );
+    h.stop().await;
+}
+
+#[derive(diesel::QueryableByName, Debug)]
+struct StateRow {
+    #[diesel(sql_type = Text)]
+    product: String,
+    #[diesel(sql_type = Integer)]
+    version: i32,
+    #[diesel(sql_type = Bool)]
+    embedded: bool,
+    #[diesel(sql_type = Nullable<Text>)]
+    embed_error: Option<String>,
+    #[diesel(sql_type = Integer)]
+    embed_attempts: i32,
+    #[diesel(sql_type = Bool)]
+    retry_later: bool,
+}
+
+async fn state_rows(h: &Harness) -> Vec<StateRow> {
+    diesel::sql_query(
+        "SELECT p.name AS product, s.version, s.embedding IS NOT NULL AS embedded, \
+                s.embed_error, s.embed_attempts, \
+                coalesce(s.embed_retry_at > now(), false) AS retry_later \
+         FROM product_states s JOIN products p ON p.id = s.product_id \
+         ORDER BY p.name, s.version",
+    )
+    .load(&mut h.conn().await)
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn current_product_states_are_embedded_by_the_pass_and_a_refused_one_is_set_aside() {
+    // Written while no provider was configured: nothing is embedded.
+    let h = Harness::new().await;
+    let (_, key) = h.writer(Tier::Pro).await;
+    let states = [
+        ("atlas", json!({"status": "building the ledger"})),
+        ("atlas", json!({"status": "shipping the ledger"})),
+        (
+            "borealis",
+            json!({"status": "this poison state cannot be embedded"}),
+        ),
+    ];
+    for (product, state) in states {
+        let path = format!("/api/v1/memory/product/{product}/state");
+        if h.get(&path)
+            .bearer_auth(&key)
+            .send()
+            .await
+            .unwrap()
+            .status()
+            == 404
+        {
+            let res = h
+                .post("/api/v1/products")
+                .bearer_auth(&key)
+                .json(&json!({"name": product}))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(res.status(), 201);
+        }
+        let res = h
+            .post(&path)
+            .bearer_auth(&key)
+            .json(&state)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200);
+    }
+
+    // A replica whose provider refuses the poison embeds the current versions in the background.
+    let replica = serve(&stub_settings(&h.db.url, stub_endpoint().await)).await;
+    let deadline = Instant::now() + Duration::from_secs(40);
+    let rows = loop {
+        let rows = state_rows(&h).await;
+        let current = rows
+            .iter()
+            .filter(|r| r.product == "borealis" || r.version == 2);
+        if current
+            .clone()
+            .all(|r| r.embedded || r.embed_error.is_some())
+        {
+            break rows;
+        }
+        assert!(Instant::now() < deadline, "the pass stalled: {rows:#?}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    let summary: Vec<_> = rows
+        .iter()
+        .map(|r| {
+            (
+                r.product.as_str(),
+                r.version,
+                r.embedded,
+                r.embed_attempts,
+                r.retry_later,
+            )
+        })
+        .collect();
+    // The superseded version is not embedded; the refused one waits for its retry time.
+    assert_eq!(
+        summary,
+        [
+            ("atlas", 1, false, 0, false),
+            ("atlas", 2, true, 0, false),
+            ("borealis", 1, false, 1, true),
+        ],
+        "{rows:#?}"
+    );
+    assert_eq!(rows[1].embed_error, None);
+    let error = rows[2].embed_error.as_deref().unwrap();
+    assert!(
+        error.contains("400") && error.contains("cannot be embedded"),
+        "{error}"
+    );
+
+    // The refused state is not taken again before its retry time.
+    let asked = std::sync::atomic::AtomicUsize::new(0);
+    let done = embeddings::embed_pending(&mut h.conn().await, &PRODUCT_STATES, 32, |texts| {
+        asked.fetch_add(texts.len(), std::sync::atomic::Ordering::Relaxed);
+        async { Err::<Vec<String>, _>("not called") }
+    })
+    .await
+    .unwrap();
+    assert_eq!((done, asked.into_inner()), (0, 0));
+    replica.stop().await;
     h.stop().await;
 }

@@ -6,7 +6,7 @@ use auth::{CredentialKind, Scope};
 use diesel_async::RunQueryDsl;
 use memory_api::db::decisions::{self, NewDecision};
 use memory_api::db::free_form::{self, NewEntry};
-use memory_api::db::products::Owner;
+use memory_api::db::owner::Owner;
 use rate_limit::policy::Tier;
 use reqwest::Response;
 use serde_json::{Value, json};

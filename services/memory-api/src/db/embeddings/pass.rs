@@ -1,0 +1,183 @@
+//! The background embedding pass over one table: take a batch of rows still without an
+//! embedding (disjoint across replicas), embed them, store the vectors. When the batch fails,
+//! its rows are embedded one by one, so that one input the provider refuses holds up no other
+//! row: that row alone records the error and is set aside with an exponential backoff.
+
+use std::fmt::Display;
+use std::future::Future;
+
+use diesel::QueryResult;
+use diesel::QueryableByName;
+use diesel::sql_types::{BigInt, Jsonb, Text, Uuid as SqlUuid};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::table::{DUE, FAILURE_SET, SUCCESS_SET, Shape, Table};
+use super::update_one;
+use crate::db::owner::Owner;
+use crate::domain::state_text;
+
+/// Which row of which owner.
+#[derive(QueryableByName)]
+struct RowKey {
+    #[diesel(sql_type = SqlUuid)]
+    user_id: Uuid,
+    #[diesel(sql_type = Text)]
+    environment: String,
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+}
+
+/// A row waiting for its embedding, with the text it is embedded from.
+#[derive(QueryableByName)]
+struct Pending {
+    #[diesel(embed)]
+    key: RowKey,
+    #[diesel(sql_type = Text)]
+    text: String,
+}
+
+impl Pending {
+    /// Runs `sql`, an UPDATE of this row, with `value` as `$4`.
+    async fn update(
+        &self,
+        conn: &mut AsyncPgConnection,
+        sql: &str,
+        value: &str,
+    ) -> QueryResult<()> {
+        let owner = Owner {
+            user_id: self.key.user_id,
+            environment: &self.key.environment,
+        };
+        update_one(conn, sql, owner, self.key.id, value).await
+    }
+}
+
+/// At most this many characters of a provider's error are kept.
+const ERROR_MAX_CHARS: usize = 1000;
+
+/// Embeds up to `batch` rows of `table` stored without an embedding (of any owner) whose retry
+/// time has come; returns how many were embedded. `embed` turns texts into pgvector literals.
+pub async fn embed_pending<F, Fut, E>(
+    conn: &mut AsyncPgConnection,
+    table: &Table,
+    batch: i64,
+    embed: F,
+) -> QueryResult<usize>
+where
+    F: Fn(Vec<String>) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<Vec<String>, E>> + Send,
+    E: Display + Send,
+{
+    let store = table.update_one(SUCCESS_SET);
+    let failed = table.update_one(FAILURE_SET);
+    conn.transaction(async |conn| {
+        let rows = pending(conn, table, batch).await?;
+        if rows.is_empty() {
+            return Ok(0);
+        }
+        let texts = rows.iter().map(|r| r.text.clone()).collect();
+        let failure = match embed(texts).await {
+            Ok(vectors) if vectors.len() == rows.len() => {
+                for (row, vector) in rows.iter().zip(&vectors) {
+                    row.update(conn, &store, vector).await?;
+                }
+                return Ok(rows.len());
+            }
+            Ok(vectors) => format!("{} vectors for {} texts", vectors.len(), rows.len()),
+            Err(err) => err.to_string(),
+        };
+        if let [row] = rows.as_slice() {
+            record_failure(conn, &failed, row, &failure).await?;
+            return Ok(0);
+        }
+        let mut embedded = 0;
+        for row in &rows {
+            match embed(vec![row.text.clone()]).await {
+                Ok(vectors) if vectors.len() == 1 => {
+                    row.update(conn, &store, &vectors[0]).await?;
+                    embedded += 1;
+                }
+                Ok(vectors) => {
+                    let error = format!("{} vectors for 1 text", vectors.len());
+                    record_failure(conn, &failed, row, &error).await?;
+                }
+                Err(err) => record_failure(conn, &failed, row, &err.to_string()).await?,
+            }
+        }
+        Ok(embedded)
+    })
+    .await
+}
+
+/// Records `error` against `row` with `sql` (the table's failure UPDATE).
+async fn record_failure(
+    conn: &mut AsyncPgConnection,
+    sql: &str,
+    row: &Pending,
+    error: &str,
+) -> QueryResult<()> {
+    let error: String = error.chars().take(ERROR_MAX_CHARS).collect();
+    tracing::warn!(id = %row.key.id, error, "embedding failed; the row is retried later");
+    row.update(conn, sql, &error).await
+}
+
+/// Up to `batch` rows of `table` to embed now, oldest first, locked for this transaction
+/// (`FOR UPDATE SKIP LOCKED`, so replicas take disjoint rows).
+async fn pending(
+    conn: &mut AsyncPgConnection,
+    table: &Table,
+    batch: i64,
+) -> QueryResult<Vec<Pending>> {
+    let name = table.name;
+    match table.shape {
+        Shape::Owned { text } => {
+            let sql = format!(
+                "SELECT user_id, environment, id, {text} AS text FROM {name} WHERE {DUE} \
+                 ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED"
+            );
+            diesel::sql_query(sql)
+                .bind::<BigInt, _>(batch)
+                .load(conn)
+                .await
+        }
+        Shape::ProductState => {
+            let sql = format!(
+                "SELECT p.user_id, p.environment, s.id, p.name AS product_name, s.state \
+                 FROM {name} s JOIN products p ON p.id = s.product_id \
+                 WHERE s.{DUE} \
+                   AND s.version = (SELECT max(version) FROM {name} WHERE product_id = s.product_id) \
+                 ORDER BY s.id LIMIT $1 FOR UPDATE OF s SKIP LOCKED"
+            );
+            let rows: Vec<StateRow> = diesel::sql_query(sql)
+                .bind::<BigInt, _>(batch)
+                .load(conn)
+                .await?;
+            Ok(rows.into_iter().map(StateRow::into_pending).collect())
+        }
+    }
+}
+
+#[derive(QueryableByName)]
+struct StateRow {
+    #[diesel(embed)]
+    key: RowKey,
+    #[diesel(sql_type = Text)]
+    product_name: String,
+    #[diesel(sql_type = Jsonb)]
+    state: Value,
+}
+
+impl StateRow {
+    fn into_pending(self) -> Pending {
+        let text = match &self.state {
+            Value::Object(members) => state_text::render(&self.product_name, members),
+            _ => self.product_name.clone(),
+        };
+        Pending {
+            key: self.key,
+            text,
+        }
+    }
+}

@@ -1,0 +1,99 @@
+//! The tables whose rows carry an embedding, and the SQL the embedding queries share.
+
+use diesel::QueryableByName;
+use diesel::pg::Pg;
+
+use crate::db::decisions::Decision;
+use crate::db::free_form::Entry;
+
+/// A table whose rows carry an `embedding` and its retry columns (`embed_error`,
+/// `embed_attempts`, `embed_retry_at`).
+#[derive(Debug)]
+pub struct Table {
+    pub name: &'static str,
+    pub shape: Shape,
+}
+
+/// Where a row's owner is and what a row is embedded from.
+#[derive(Debug)]
+pub enum Shape {
+    /// The row has `user_id` and `environment`; `text` is the SQL expression (over its columns)
+    /// it is embedded from.
+    Owned { text: &'static str },
+    /// A product state version: its owner is its product's, only a product's current version
+    /// is embedded, and its text is rendered by [`crate::domain::state_text::render`].
+    ProductState,
+}
+
+pub const DECISIONS: Table = Table {
+    name: "decisions",
+    // As `db::decisions::embedding_text` writes it.
+    shape: Shape::Owned {
+        text: "decision || coalesce(E'\\n' || reasoning, '')",
+    },
+};
+
+pub const FREE_FORM: Table = Table {
+    name: "free_form_entries",
+    shape: Shape::Owned { text: "content" },
+};
+
+pub const PRODUCT_STATES: Table = Table {
+    name: "product_states",
+    shape: Shape::ProductState,
+};
+
+/// The SET list of a stored embedding (`$4`, a pgvector literal): no failure left recorded.
+pub(super) const SUCCESS_SET: &str =
+    "embedding = $4::vector, embed_error = NULL, embed_retry_at = NULL";
+
+/// The SET list of a failure (`$4`, the error): one more attempt, and the next try after
+/// 1 minute × 2^(attempts before this one), at most a day later.
+pub(super) const FAILURE_SET: &str = "embed_error = $4, embed_attempts = embed_attempts + 1, \
+     embed_retry_at = now() + least(interval '1 day', \
+         interval '1 minute' * power(2, least(embed_attempts, 20)))";
+
+/// The condition a row waiting for its embedding meets: none yet, and no retry time to come.
+pub(super) const DUE: &str =
+    "embedding IS NULL AND (embed_retry_at IS NULL OR embed_retry_at <= now())";
+
+impl Table {
+    /// An UPDATE of one row of one owner (`$1` user, `$2` environment, `$3` id) with `set`.
+    /// Ids are unique per owner only (an imported MIF keeps its ids), so the owner is part of
+    /// the key.
+    pub(super) fn update_one(&self, set: &str) -> String {
+        let name = self.name;
+        match self.shape {
+            Shape::Owned { .. } => format!(
+                "UPDATE {name} SET {set} WHERE user_id = $1 AND environment = $2 AND id = $3"
+            ),
+            Shape::ProductState => format!(
+                "UPDATE {name} s SET {set} FROM products p \
+                 WHERE p.user_id = $1 AND p.environment = $2 AND s.product_id = p.id AND s.id = $3"
+            ),
+        }
+    }
+}
+
+/// Rows searched by keyword and by embedding, read as `Self`. Their table is
+/// [`Shape::Owned`] and has a `search` tsvector.
+pub trait Searchable: QueryableByName<Pg> + Send + 'static {
+    const TABLE: &'static Table;
+    /// The columns `Self` is read from.
+    const COLUMNS: &'static str;
+    /// When a row is on the product `$4` (rows of a table without products are on none).
+    const ON_PRODUCT: &'static str;
+}
+
+impl Searchable for Decision {
+    const TABLE: &'static Table = &DECISIONS;
+    const COLUMNS: &'static str =
+        "id, decision, reasoning, tags, product_name, affects_products, decided_at";
+    const ON_PRODUCT: &'static str = "product_name = $4 OR $4 = ANY (affects_products)";
+}
+
+impl Searchable for Entry {
+    const TABLE: &'static Table = &FREE_FORM;
+    const COLUMNS: &'static str = "id, content, tags, source, metadata, created_at";
+    const ON_PRODUCT: &'static str = "false";
+}

@@ -438,6 +438,33 @@ async fn an_idempotency_key_replays_the_first_answer_and_refuses_another_request
 }
 
 #[tokio::test]
+async fn a_queued_answer_replays_as_queued_after_the_worker_sent_the_email() {
+    let mut s = Send::with(|s| s.sending.reply_wait_ms = 300).await;
+    s.stop_worker();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let t = s.h.tenant(Plan::Free).await;
+    let site = s.h.site(&t.write, "replay-queued").await;
+    let mut body = message(&site, "later@example.com");
+    body["idempotency_key"] = "order-43".into();
+    let first = s.send(&t.write, &body).await;
+    assert_eq!(first.status(), 202);
+    assert!(first.headers().get("idempotent-replayed").is_none());
+    let first = json(first).await;
+    assert_eq!(first["status"], "queued");
+    let id = first["id"].as_str().unwrap().to_owned();
+
+    s.start_worker();
+    s.wait_email(&t.read, &id, |e| e["status"] == "sent").await;
+    // The replay answers what the first request was answered, not the email's later state.
+    let again = s.send(&t.write, &body).await;
+    assert_eq!(again.status(), 202);
+    assert_eq!(again.headers()["idempotent-replayed"], "true");
+    assert_eq!(json(again).await, first);
+    assert_eq!(s.sink.received().len(), 1);
+    s.finish().await;
+}
+
+#[tokio::test]
 async fn without_a_worker_the_answer_is_queued_and_the_email_is_sent_later_once() {
     let mut s = Send::with(|s| s.sending.reply_wait_ms = 300).await;
     s.stop_worker();

@@ -146,7 +146,7 @@ impl Send {
         tokio::time::sleep(Duration::from_millis(100)).await;
         for queue in [
             send_queue(self.prefix()),
-            mail_api::routes::webhooks::inbound_queue(self.prefix()),
+            mail_api::sending::inbound_queue(self.prefix()),
         ] {
             let _ = self.broker.delete(&queue).await;
         }
@@ -1644,7 +1644,7 @@ async fn a_webhook_whose_application_failed_is_applied_by_the_worker_from_its_qu
          'failed', 1, 'connection reset')"
     ))
     .await;
-    let queue = mail_api::routes::webhooks::inbound_queue(s.prefix());
+    let queue = mail_api::sending::inbound_queue(s.prefix());
     s.broker.declare(&queue).await.unwrap();
     s.broker
         .publisher(queue.clone())

@@ -456,15 +456,13 @@ pub async fn claim(
     take_over: bool,
 ) -> QueryResult<bool> {
     let claimed = Prepared(
-        diesel::sql_query(
-            concat!(
-                "UPDATE email_log SET claimed_at = now() \
-                 WHERE project_id = $1 AND id = $2 AND status IN ",
-                claimable!(),
-                " AND (claimed_at IS NULL OR claimed_at < now() - make_interval(secs => $3) \
-                      OR $4)"
-            ),
-        )
+        diesel::sql_query(concat!(
+            "UPDATE email_log SET claimed_at = now() \
+             WHERE project_id = $1 AND id = $2 AND status IN ",
+            claimable!(),
+            " AND (claimed_at IS NULL OR claimed_at < now() - make_interval(secs => $3) \
+                  OR $4)"
+        ))
         .bind::<SqlUuid, _>(project_id)
         .bind::<SqlUuid, _>(id)
         .bind::<Integer, _>(CLAIM_SECS)
@@ -820,7 +818,13 @@ mod tests {
 
     #[test]
     fn the_sql_status_lists_are_the_enums() {
-        assert_eq!(claimable!(), EmailStatus::sql_list(EmailStatus::is_claimable));
-        assert_eq!(engaged!(), EmailStatus::sql_list(EmailStatus::counts_engagement));
+        assert_eq!(
+            claimable!(),
+            EmailStatus::sql_list(EmailStatus::is_claimable)
+        );
+        assert_eq!(
+            engaged!(),
+            EmailStatus::sql_list(EmailStatus::counts_engagement)
+        );
     }
 }

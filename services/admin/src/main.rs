@@ -368,7 +368,7 @@ async fn dead_letters(
 ) -> anyhow::Result<Value> {
     let queue = match queue {
         MailQueue::Send => mail_api::sending::send_queue(prefix),
-        MailQueue::WebhookInbound => mail_api::routes::webhooks::inbound_queue(prefix),
+        MailQueue::WebhookInbound => mail_api::sending::inbound_queue(prefix),
     };
     let broker = queue::Broker::connect(queue::BrokerConfig::new(url))
         .await

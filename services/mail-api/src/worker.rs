@@ -112,8 +112,8 @@ impl SendWorker {
             return Err(HandlerError::permanent(format!("no email {id}")));
         };
         let row = job.email;
-        if emails::FINAL_FOR_SENDING.contains(&row.status.as_str()) {
-            return Ok(result_of(&row));
+        if row.status.is_final_for_sending() {
+            return Ok(SendResult::of(&row));
         }
         if job.suppressed {
             return self.finish(&mut conn, &row, Outcome::Suppressed).await;
@@ -150,7 +150,7 @@ impl SendWorker {
                 .await
                 .map_err(HandlerError::retry)?
                 .ok_or_else(|| HandlerError::permanent("the email vanished"))?;
-            return Ok(result_of(&current));
+            return Ok(SendResult::of(&current));
         }
         // Nothing of the database is held while the provider works.
         drop(conn);
@@ -200,13 +200,13 @@ impl SendWorker {
             .await
             .map_err(HandlerError::retry)?
         {
-            return Ok(result_of(&updated));
+            return Ok(SendResult::of(&updated));
         }
         let current = emails::get(conn, row.project_id, row.id)
             .await
             .map_err(HandlerError::retry)?
             .ok_or_else(|| HandlerError::permanent("the email vanished"))?;
-        Ok(result_of(&current))
+        Ok(SendResult::of(&current))
     }
 
     /// The message as the provider gets it: from `<slug>@<shared domain>` with the site's
@@ -288,23 +288,6 @@ impl SendWorker {
             .map_err(|e| format!("the project's provider: {e}"))?;
         cache.insert(project_id, (sealed, Arc::clone(&provider)));
         Ok(provider)
-    }
-}
-
-/// The answer a row stands for: `sent` once the provider took it (later events do not change
-/// what the send answered), else its own status.
-pub fn result_of(row: &Email) -> SendResult {
-    let status = if emails::ACCEPTED_BY_PROVIDER.contains(&row.status.as_str()) {
-        "sent"
-    } else {
-        row.status.as_str()
-    };
-    SendResult {
-        id: row.id,
-        to: row.to_email.clone(),
-        status: status.to_owned(),
-        provider_message_id: row.provider_message_id.clone(),
-        error: row.last_error.clone().filter(|_| status == "failed"),
     }
 }
 

@@ -84,7 +84,7 @@ async fn main() -> anyhow::Result<()> {
 
     // Provider webhooks that mail-api could not apply: a second consumer, same process.
     let inbound_broker = infra::broker(SERVICE, &settings.broker);
-    let inbound = mail_api::routes::webhooks::inbound_queue(&settings.broker.queue_prefix);
+    let inbound = mail_api::sending::inbound_queue(&settings.broker.queue_prefix);
     let inbound_stop = ShutdownToken::new();
     let inbound_task = {
         let stop = inbound_stop.clone();

@@ -3,6 +3,8 @@
 //! Every query names the project: another project's email is never found.
 
 use chrono::{DateTime, Utc};
+use diesel::deserialize::{self, FromSql};
+use diesel::pg::{Pg, PgValue};
 use diesel::prelude::*;
 use diesel::sql_types::{
     Array, BigInt, Bool, Bytea, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
@@ -13,34 +15,35 @@ use store::Prepared;
 use uuid::Uuid;
 
 use super::schema::{email_events, email_send};
+use crate::domain::email_status::EmailStatus;
 
-/// Statuses from which nothing is sent any more (the provider took it, or it never will).
-pub const FINAL_FOR_SENDING: &[&str] = &[
-    "sent",
-    "delivered",
-    "opened",
-    "clicked",
-    "bounced",
-    "complained",
-    "failed",
-    "suppressed",
-];
+/// [`EmailStatus::is_claimable`] as an SQL literal (a literal, so that the statements stay
+/// static and the partial index on claims applies).
+macro_rules! claimable {
+    () => {
+        "('accepted', 'queued')"
+    };
+}
 
-/// Statuses reached once the provider accepted the message.
-pub const ACCEPTED_BY_PROVIDER: &[&str] = &[
-    "sent",
-    "delivered",
-    "opened",
-    "clicked",
-    "bounced",
-    "complained",
-];
+/// [`EmailStatus::counts_engagement`] as an SQL literal.
+macro_rules! engaged {
+    () => {
+        "('sent', 'delivered', 'opened', 'clicked')"
+    };
+}
 
 /// The columns [`Email`] is read from, in any query over `email_log`.
 pub const COLUMNS: &str = "id, project_id, site_id, contact_id, campaign_id, to_email, subject, \
     status, provider_message_id, open_count, clicked_urls, created_at, sent_at, last_opened_at, \
     last_clicked_at, html, text_body, reply_to, headers, tags, tracking, idempotency_key, \
-    request_hash, attempts, last_error, provider, updated_at";
+    request_hash, attempts, last_error, provider, updated_at, answered_queued";
+
+impl FromSql<Text, Pg> for EmailStatus {
+    fn from_sql(bytes: PgValue<'_>) -> deserialize::Result<Self> {
+        let name = <String as FromSql<Text, Pg>>::from_sql(bytes)?;
+        Ok(name.parse()?)
+    }
+}
 
 #[derive(Debug, Clone, QueryableByName)]
 pub struct Email {
@@ -59,7 +62,7 @@ pub struct Email {
     #[diesel(sql_type = Text)]
     pub subject: String,
     #[diesel(sql_type = Text)]
-    pub status: String,
+    pub status: EmailStatus,
     #[diesel(sql_type = Nullable<Text>)]
     pub provider_message_id: Option<String>,
     #[diesel(sql_type = Integer)]
@@ -98,6 +101,9 @@ pub struct Email {
     pub provider: Option<String>,
     #[diesel(sql_type = Timestamptz)]
     pub updated_at: DateTime<Utc>,
+    /// `POST /send` answered 202 `queued`: a replay of its key answers that again.
+    #[diesel(sql_type = Bool)]
+    pub answered_queued: bool,
 }
 
 impl Email {
@@ -450,12 +456,13 @@ pub async fn claim(
     take_over: bool,
 ) -> QueryResult<bool> {
     let claimed = Prepared(
-        diesel::sql_query(
+        diesel::sql_query(concat!(
             "UPDATE email_log SET claimed_at = now() \
-             WHERE project_id = $1 AND id = $2 AND status IN ('accepted', 'queued') \
-               AND (claimed_at IS NULL OR claimed_at < now() - make_interval(secs => $3) \
-                    OR $4)",
-        )
+             WHERE project_id = $1 AND id = $2 AND status IN ",
+            claimable!(),
+            " AND (claimed_at IS NULL OR claimed_at < now() - make_interval(secs => $3) \
+                  OR $4)"
+        ))
         .bind::<SqlUuid, _>(project_id)
         .bind::<SqlUuid, _>(id)
         .bind::<Integer, _>(CLAIM_SECS)
@@ -481,12 +488,13 @@ pub async fn expired_claims(
     conn: &mut AsyncPgConnection,
     limit: i64,
 ) -> QueryResult<Vec<ExpiredClaim>> {
-    diesel::sql_query(
+    diesel::sql_query(concat!(
         "SELECT project_id, id FROM email_log \
-         WHERE claimed_at IS NOT NULL AND status IN ('accepted', 'queued') \
-           AND claimed_at < now() - make_interval(secs => $1) \
-         ORDER BY claimed_at LIMIT $2 FOR UPDATE SKIP LOCKED",
-    )
+         WHERE claimed_at IS NOT NULL AND status IN ",
+        claimable!(),
+        " AND claimed_at < now() - make_interval(secs => $1) \
+         ORDER BY claimed_at LIMIT $2 FOR UPDATE SKIP LOCKED"
+    ))
     .bind::<Integer, _>(CLAIM_SECS)
     .bind::<BigInt, _>(limit)
     .load(conn)
@@ -510,19 +518,25 @@ pub async fn release_claim(
     Ok(())
 }
 
-/// `accepted` → `queued` (the API answered 202; the job waits for a worker).
-pub async fn mark_queued(
+/// The API answered 202 `queued`: remembered for a replay of the request's key, and
+/// `accepted` → `queued` unless the worker got further meanwhile. `durable`: the commit waits
+/// for the disk (an email with a key, whose replay must not lose this); otherwise it does not.
+pub async fn mark_answered_queued(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
     id: Uuid,
+    durable: bool,
 ) -> QueryResult<()> {
     diesel::sql_query(
-        "WITH async AS (SELECT set_config('synchronous_commit', 'off', true)) \
-         UPDATE email_log SET status = 'queued', updated_at = now() \
-         FROM async WHERE project_id = $1 AND id = $2 AND status = 'accepted'",
+        "WITH commit_mode AS \
+           (SELECT set_config('synchronous_commit', CASE WHEN $3 THEN 'on' ELSE 'off' END, true)) \
+         UPDATE email_log SET answered_queued = true, updated_at = now(), \
+           status = CASE WHEN status = 'accepted' THEN 'queued' ELSE status END \
+         FROM commit_mode WHERE project_id = $1 AND id = $2",
     )
     .bind::<SqlUuid, _>(project_id)
     .bind::<SqlUuid, _>(id)
+    .bind::<Bool, _>(durable)
     .execute(conn)
     .await?;
     Ok(())
@@ -537,25 +551,23 @@ pub async fn finish(
     id: Uuid,
     outcome: Outcome<'_>,
 ) -> QueryResult<Option<Email>> {
-    let (status, provider, message_id, error, data) = match outcome {
+    let (provider, message_id, error, data) = match outcome {
         Outcome::Sent {
             provider,
             provider_message_id,
         } => (
-            "sent",
             Some(provider),
             Some(provider_message_id),
             None,
             serde_json::json!({"provider": provider, "provider_message_id": provider_message_id}),
         ),
         Outcome::Failed { provider, reason } => (
-            "failed",
             Some(provider),
             None,
             Some(reason),
             serde_json::json!({"provider": provider, "reason": reason}),
         ),
-        Outcome::Suppressed => ("suppressed", None, None, None, serde_json::json!({})),
+        Outcome::Suppressed => (None, None, None, serde_json::json!({})),
     };
     Prepared(
         diesel::sql_query(format!(
@@ -564,16 +576,17 @@ pub async fn finish(
              provider_message_id = $5, last_error = $6, updated_at = now(), claimed_at = NULL, \
              attempts = attempts + $9, \
              sent_at = CASE WHEN $3 = 'sent' THEN now() ELSE sent_at END \
-           WHERE project_id = $1 AND id = $2 AND status IN ('accepted', 'queued') \
+           WHERE project_id = $1 AND id = $2 AND status IN {claimable} \
            RETURNING {COLUMNS}), \
          event AS ( \
            INSERT INTO email_events (id, project_id, email_log_id, kind, source, data) \
            SELECT $7, project_id, id, status, 'worker', $8 FROM done) \
-         SELECT * FROM done"
+         SELECT * FROM done",
+            claimable = claimable!()
         ))
         .bind::<SqlUuid, _>(project_id)
         .bind::<SqlUuid, _>(id)
-        .bind::<Text, _>(status)
+        .bind::<Text, _>(outcome.status().as_str())
         .bind::<Nullable<Text>, _>(provider)
         .bind::<Nullable<Text>, _>(message_id)
         .bind::<Nullable<Text>, _>(error)
@@ -601,6 +614,15 @@ pub enum Outcome<'a> {
 }
 
 impl Outcome<'_> {
+    /// The status it records.
+    pub fn status(&self) -> EmailStatus {
+        match self {
+            Self::Sent { .. } => EmailStatus::Sent,
+            Self::Failed { .. } => EmailStatus::Failed,
+            Self::Suppressed => EmailStatus::Suppressed,
+        }
+    }
+
     /// Whether the provider was asked (an attempt to count).
     fn called_provider(&self) -> bool {
         match self {
@@ -638,7 +660,7 @@ pub async fn note_error(
 /// Filters of the email list.
 #[derive(Debug, Default)]
 pub struct ListFilter<'a> {
-    pub status: Option<&'a str>,
+    pub status: Option<EmailStatus>,
     pub to: Option<&'a str>,
     pub site_id: Option<Uuid>,
 }
@@ -657,7 +679,7 @@ pub async fn list(
          ORDER BY id DESC LIMIT $6"
     ))
     .bind::<SqlUuid, _>(project_id)
-    .bind::<Nullable<Text>, _>(filter.status)
+    .bind::<Nullable<Text>, _>(filter.status.map(EmailStatus::as_str))
     .bind::<Nullable<Text>, _>(filter.to)
     .bind::<Nullable<SqlUuid>, _>(filter.site_id)
     .bind::<Nullable<SqlUuid>, _>(before)
@@ -674,13 +696,13 @@ pub async fn record_open(
     project_id: Uuid,
     id: Uuid,
 ) -> QueryResult<bool> {
-    let changed = diesel::sql_query(
+    let changed = diesel::sql_query(concat!(
         "UPDATE email_log SET open_count = open_count + 1, last_opened_at = now(), \
            status = CASE WHEN status IN ('sent', 'delivered') THEN 'opened' ELSE status END, \
            updated_at = now() \
-         WHERE project_id = $1 AND id = $2 \
-           AND status IN ('sent', 'delivered', 'opened', 'clicked')",
-    )
+         WHERE project_id = $1 AND id = $2 AND status IN ",
+        engaged!()
+    ))
     .bind::<SqlUuid, _>(project_id)
     .bind::<SqlUuid, _>(id)
     .execute(conn)
@@ -696,16 +718,16 @@ pub async fn record_click(
     id: Uuid,
     url: &str,
 ) -> QueryResult<bool> {
-    let changed = diesel::sql_query(
+    let changed = diesel::sql_query(concat!(
         "UPDATE email_log SET last_clicked_at = now(), \
            clicked_urls = CASE WHEN $3 = ANY (clicked_urls) THEN clicked_urls \
                                ELSE array_append(clicked_urls, $3) END, \
            status = CASE WHEN status IN ('sent', 'delivered', 'opened') THEN 'clicked' \
                          ELSE status END, \
            updated_at = now() \
-         WHERE project_id = $1 AND id = $2 \
-           AND status IN ('sent', 'delivered', 'opened', 'clicked')",
-    )
+         WHERE project_id = $1 AND id = $2 AND status IN ",
+        engaged!()
+    ))
     .bind::<SqlUuid, _>(project_id)
     .bind::<SqlUuid, _>(id)
     .bind::<Text, _>(url)
@@ -731,19 +753,19 @@ pub async fn record_delivered(
     Ok(changed == 1)
 }
 
-/// Any status → `bounced` or `complained`.
+/// Any status → `status` (`bounced` or `complained`).
 pub async fn record_terminal(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
     id: Uuid,
-    status: &str,
+    status: EmailStatus,
 ) -> QueryResult<bool> {
     let changed = diesel::sql_query(
         "UPDATE email_log SET status = $3, updated_at = now() WHERE project_id = $1 AND id = $2",
     )
     .bind::<SqlUuid, _>(project_id)
     .bind::<SqlUuid, _>(id)
-    .bind::<Text, _>(status)
+    .bind::<Text, _>(status.as_str())
     .execute(conn)
     .await?;
     Ok(changed == 1)
@@ -788,4 +810,21 @@ pub async fn get_any(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<Opti
         .get_result(conn)
         .await
         .optional()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::domain::email_status::EmailStatus;
+
+    #[test]
+    fn the_sql_status_lists_are_the_enums() {
+        assert_eq!(
+            claimable!(),
+            EmailStatus::sql_list(EmailStatus::is_claimable)
+        );
+        assert_eq!(
+            engaged!(),
+            EmailStatus::sql_list(EmailStatus::counts_engagement)
+        );
+    }
 }

@@ -138,7 +138,7 @@ diesel::table! {
     }
 }
 
-// The columns of `email_log` that transactional send added (migration 000005), as a second
+// The columns of `email_log` that transactional send added (migration 000005 and later), as a second
 // view of the same table: diesel's tables hold at most 16 columns without a costly feature.
 diesel::table! {
     #[sql_name = "email_log"]
@@ -158,6 +158,7 @@ diesel::table! {
         provider -> Nullable<Text>,
         updated_at -> Timestamptz,
         claimed_at -> Nullable<Timestamptz>,
+        answered_queued -> Bool,
     }
 }
 

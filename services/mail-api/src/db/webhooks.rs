@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 use super::schema::webhook_receipts;
 use super::{emails, suppressions};
+use crate::domain::email_status::EmailStatus;
 
 /// Whether the project exists (a project route names one).
 pub async fn project_exists(conn: &mut AsyncPgConnection, project_id: Uuid) -> QueryResult<bool> {
@@ -164,11 +165,11 @@ async fn apply_payload(
         return Ok(Applied::Ignored("no event type".into()));
     };
     let effect = match kind {
-        "email.delivered" => "delivered",
-        "email.opened" => "opened",
-        "email.clicked" => "clicked",
-        "email.bounced" => "bounced",
-        "email.complained" => "complained",
+        "email.delivered" => EmailStatus::Delivered,
+        "email.opened" => EmailStatus::Opened,
+        "email.clicked" => EmailStatus::Clicked,
+        "email.bounced" => EmailStatus::Bounced,
+        "email.complained" => EmailStatus::Complained,
         other => return Ok(Applied::Ignored(format!("event type {other}"))),
     };
     let data = payload.get("data").cloned().unwrap_or(Value::Null);
@@ -184,26 +185,26 @@ async fn apply_payload(
     }
     let (project, id) = (email.project_id, email.id);
     let changed = match effect {
-        "delivered" => emails::record_delivered(conn, project, id).await?,
-        "opened" => emails::record_open(conn, project, id).await?,
-        "clicked" => {
+        EmailStatus::Delivered => emails::record_delivered(conn, project, id).await?,
+        EmailStatus::Opened => emails::record_open(conn, project, id).await?,
+        EmailStatus::Clicked => {
             let link = data
                 .pointer("/click/link")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
             emails::record_click(conn, project, id, link).await?
         }
-        "bounced" | "complained" => {
+        EmailStatus::Bounced | EmailStatus::Complained => {
             emails::record_terminal(conn, project, id, effect).await?;
             suppressions::add(
                 conn,
                 project,
                 &email.to_email,
-                effect,
+                effect.as_str(),
                 Some(&format!("provider event {kind}")),
             )
             .await?;
-            if effect == "complained" {
+            if effect == EmailStatus::Complained {
                 emails::unsubscribe_contact(conn, project, &email.to_email).await?;
             }
             true
@@ -217,9 +218,9 @@ async fn apply_payload(
     if let Some(bounce) = data.get("bounce") {
         event["bounce"] = bounce.clone();
     }
-    emails::add_event(conn, project, id, effect, "webhook", event).await?;
+    emails::add_event(conn, project, id, effect.as_str(), "webhook", event).await?;
     Ok(Applied::Applied {
         email_log_id: id,
-        kind: effect.to_owned(),
+        kind: effect.as_str().to_owned(),
     })
 }

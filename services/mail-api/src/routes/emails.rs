@@ -14,19 +14,7 @@ use uuid::Uuid;
 
 use crate::AppState;
 use crate::db::emails::{self, Email, EmailEvent, ListFilter};
-
-pub const STATUSES: &[&str] = &[
-    "accepted",
-    "queued",
-    "sent",
-    "delivered",
-    "opened",
-    "clicked",
-    "bounced",
-    "complained",
-    "failed",
-    "suppressed",
-];
+use crate::domain::email_status::EmailStatus;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/emails").route(web::get().to(list)))
@@ -43,9 +31,7 @@ pub struct EmailRecord {
     pub campaign_id: Option<Uuid>,
     pub to: String,
     pub subject: String,
-    /// accepted, queued, sent, delivered, opened, clicked, bounced, complained, failed or
-    /// suppressed.
-    pub status: String,
+    pub status: EmailStatus,
     pub provider: Option<String>,
     pub provider_message_id: Option<String>,
     pub open_count: i32,
@@ -234,11 +220,13 @@ pub async fn list(
     };
     let limit = page.limit()?;
     let before = page.cursor()?.map(|c| c.0);
-    if let Some(status) = query.status.as_deref()
-        && !STATUSES.contains(&status)
-    {
-        return Err(ApiError::invalid_field("status", "is not an email status"));
-    }
+    let status = match query.status.as_deref() {
+        None => None,
+        Some(raw) => Some(
+            raw.parse::<EmailStatus>()
+                .map_err(|_| ApiError::invalid_field("status", "is not an email status"))?,
+        ),
+    };
     let to = match query.to.as_deref() {
         None => None,
         Some(raw) => Some(
@@ -247,7 +235,7 @@ pub async fn list(
         ),
     };
     let filter = ListFilter {
-        status: query.status.as_deref(),
+        status,
         to: to.as_deref(),
         site_id: query.site_id,
     };

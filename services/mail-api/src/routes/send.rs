@@ -1,20 +1,14 @@
 //! `POST /api/v1/send`: one transactional email, sent now.
 //!
-//! Validation; an idempotency key already used answers at once; the site (404) and the
-//! suppression list (422 `SUPPRESSED_CONTACT`) in one read; the plan's monthly quota (422
-//! `PLAN_LIMIT`), counted by a statement of its own so that the project's counter row is not
-//! locked for the rest of the request; then the email log row, its event and its outbox job in
-//! one statement (with a key, in a transaction serialised on it). After the commit the job is
-//! published to the send worker and the route waits a bounded time for the provider's answer:
-//! 200 `sent`, else 202 `queued` (the email is still sent, exactly once).
+//! The route reads and validates the request, [`sending::accept`] does the rest (replay,
+//! checks, quota, write, hand-over to the worker), and the answer is 200 `sent`, else 202
+//! `queued` (the email is still sent, exactly once).
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, web};
 use auth::WriteAccess;
-use diesel_async::AsyncConnection as _;
 use http_kit::ApiError;
 use http_kit::openapi::MailError;
-use queue::Task;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
@@ -22,10 +16,8 @@ use uuid::Uuid;
 
 use super::body::{Fields, check_text};
 use super::idempotency::REPLAYED_HEADER;
-use crate::db::emails::{self, NewEmail};
-use crate::db::outbox;
-use crate::sending::{Dispatched, SendResult};
-use crate::{AppState, flows, worker};
+use crate::sending::{self, Accepted, SendResponse, Sender, Submission};
+use crate::{AppState, flows};
 
 pub const SUBJECT_MAX: usize = 998;
 const HTML_MAX: usize = 512 * 1024;
@@ -182,19 +174,6 @@ impl SendRequest {
     }
 }
 
-/// The answer of `POST /send`.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct SendResponse {
-    /// The email log id.
-    pub id: Uuid,
-    /// The provider's id of the message; null while queued.
-    pub provider_message_id: Option<String>,
-    pub to: String,
-    /// `sent` (200) or `queued` (202).
-    #[schema(example = "sent")]
-    pub status: String,
-}
-
 /// Send one transactional email.
 #[utoipa::path(
     post,
@@ -203,8 +182,8 @@ pub struct SendResponse {
     tag = "send",
     request_body = SendRequest,
     responses(
-        (status = 200, description = "The provider accepted the message (`status: sent`); also the replay of an earlier request with the same `idempotency_key` (`Idempotent-Replayed: true`)", body = SendResponse),
-        (status = 202, description = "Accepted and queued: the worker did not answer within the wait; the email is still sent exactly once (`status: queued`)", body = SendResponse),
+        (status = 200, description = "The provider accepted the message (`status: sent`); also the replay of an earlier request with the same `idempotency_key` that was answered 200 (`Idempotent-Replayed: true`)", body = SendResponse),
+        (status = 202, description = "Accepted and queued: the worker did not answer within the wait; the email is still sent exactly once (`status: queued`); also the replay of an earlier request with the same `idempotency_key` that was answered 202, whatever the email became since (`Idempotent-Replayed: true`)", body = SendResponse),
         (status = 400, description = "Missing or invalid field (address syntax, subject over 998 characters, reserved header), or body too large", body = MailError),
         (status = 403, description = "The key lacks the write scope", body = MailError),
         (status = 404, description = "`site_id` is not a site of the project (`SITE_NOT_FOUND`)", body = MailError),
@@ -218,212 +197,42 @@ pub async fn send(
     body: http_kit::Json<Value>,
 ) -> Result<HttpResponse, ApiError> {
     let req = SendRequest::read(body.into_inner(), &state.shared_domain)?;
-    let project_id = caller.owner_id;
-    let plan = flows::plan_of(&caller);
-    let quota = state
-        .send
-        .quotas
-        .monthly_sends(plan)
-        .map(|q| i64::try_from(q).unwrap_or(i64::MAX));
-    let request_hash = store::sha256(&serde_json::to_vec(&req)?);
-    let id = Uuid::now_v7();
-    let task = Task::SendEmail {
-        email_log_id: id,
-        project_id,
+    let sender = Sender {
+        project_id: caller.owner_id,
+        plan: flows::plan_of(&caller),
     };
-    let queue_name = state.send.dispatcher.queue_name();
-    let mut conn = store::conn(&state.pool).await?;
-    // A replay answers before anything is checked or counted.
-    if let Some(key) = req.idempotency_key.as_deref()
-        && let Some(row) = emails::find_by_key(&mut conn, project_id, key).await?
-    {
-        return replay(&row, &request_hash);
-    }
-    let checks = emails::send_checks(&mut conn, project_id, req.site_id, &req.to).await?;
-    if !checks.site_exists {
-        return Err(flows::site_not_found(req.site_id));
-    }
-    if checks.suppressed {
-        return Err(suppressed(&req.to, None));
-    }
-    let headers = serde_json::to_value(req.header_pairs())?;
-    let Some(reserved) = emails::reserve_monthly_send(&mut conn, project_id, quota).await? else {
-        return Err(ApiError::unprocessable(format!(
-            "monthly send quota reached: the {plan} plan allows {} emails a month",
-            quota.unwrap_or(i64::MAX)
-        ))
-        .with_code("PLAN_LIMIT")
-        .with_details(serde_json::json!({
-            "limit": "monthly_sends",
-            "plan": plan.as_str(),
-            "max": quota,
-        })));
-    };
-    let new = NewEmail {
-        id,
-        project_id,
-        site_id: req.site_id,
-        contact_id: checks.contact_id,
-        to_email: &req.to,
-        subject: &req.subject,
-        html: Some(&req.html),
-        text_body: req.text.as_deref(),
-        reply_to: req.reply_to.as_deref(),
-        headers,
-        tags: &req.tags,
-        tracking: req.tracking,
-        idempotency_key: req.idempotency_key.as_deref(),
-        request_hash: req.idempotency_key.as_ref().map(|_| &request_hash[..]),
-    };
-    let job = task.to_value();
-    let written = match req.idempotency_key.as_deref() {
-        // One statement: the email, its event and its outbox job, atomically.
-        None => emails::insert(&mut conn, new, &queue_name, &job)
-            .await
-            .map(|()| None)
-            .map_err(ApiError::from),
-        Some(key) => {
-            conn.transaction::<_, ApiError, _>(async |conn| {
-                // Another request with this key may have got here first.
-                emails::lock_key(conn, project_id, key).await?;
-                if let Some(row) = emails::find_by_key(conn, project_id, key).await? {
-                    return Ok(Some(row));
-                }
-                emails::insert(conn, new, &queue_name, &job).await?;
-                Ok(None)
-            })
-            .await
-        }
-    };
-    match written {
-        Ok(None) => {}
-        Ok(Some(first)) => {
-            release(&mut conn, project_id, reserved).await;
-            return replay(&first, &request_hash);
-        }
-        Err(err) => {
-            release(&mut conn, project_id, reserved).await;
-            return Err(err);
-        }
-    }
-    // The connection is not needed while waiting for the worker.
-    drop(conn);
-    let result = match state.send.dispatcher.call(&task).await {
-        Dispatched::Answered(result) => {
-            forget_job(&state, id).await;
-            result
-        }
-        Dispatched::Queued => {
-            forget_job(&state, id).await;
-            mark_queued(&state, project_id, id).await;
-            queued(id, &req.to)
-        }
-        // The outbox row stays: the relay publishes it.
-        Dispatched::NotPublished => {
-            mark_queued(&state, project_id, id).await;
-            queued(id, &req.to)
-        }
-    };
-    respond(result, false)
+    let accepted = sending::accept(&state.pool, &state.send, sender, &req.submission()?).await?;
+    Ok(respond(accepted))
 }
 
-/// The earlier answer to the same `idempotency_key`, or 409 when the request differs.
-fn replay(first: &emails::Email, request_hash: &[u8]) -> Result<HttpResponse, ApiError> {
-    if first.request_hash.as_deref() != Some(request_hash) {
-        return Err(ApiError::conflict(
-            "this idempotency_key was already used with a different request",
-        )
-        .with_code("IDEMPOTENCY_KEY_REUSED"));
-    }
-    respond(worker::result_of(first), true)
-}
-
-/// Gives back the send a request reserved but did not use (should that fail, the month's
-/// count stays one too high: the error is on the safe side of the quota).
-async fn release(
-    conn: &mut diesel_async::AsyncPgConnection,
-    project_id: Uuid,
-    reserved: emails::Reserved,
-) {
-    if let Err(err) = emails::release_monthly_send(conn, project_id, reserved).await {
-        tracing::warn!(%project_id, error = %err, "a reserved send was not given back");
+impl SendRequest {
+    /// The request as [`sending::accept`] takes it.
+    fn submission(&self) -> Result<Submission<'_>, ApiError> {
+        Ok(Submission {
+            site_id: self.site_id,
+            to: &self.to,
+            subject: &self.subject,
+            html: &self.html,
+            text: self.text.as_deref(),
+            reply_to: self.reply_to.as_deref(),
+            headers: self.header_pairs(),
+            tags: &self.tags,
+            tracking: self.tracking,
+            idempotency_key: self.idempotency_key.as_deref(),
+            request_hash: store::sha256(&serde_json::to_vec(self)?),
+        })
     }
 }
 
-/// The answer says `queued`: so does the log, unless the worker got further meanwhile.
-async fn mark_queued(state: &AppState, project_id: Uuid, id: Uuid) {
-    let marked = async {
-        let mut conn = store::conn(&state.pool).await?;
-        emails::mark_queued(&mut conn, project_id, id).await?;
-        Ok::<_, ApiError>(())
-    }
-    .await;
-    if let Err(err) = marked {
-        tracing::warn!(%id, error = %err, "email not marked queued");
-    }
-}
-
-/// The job was published: the outbox row is no longer needed (if this fails, the relay
-/// publishes a duplicate, which the worker recognises).
-async fn forget_job(state: &AppState, id: Uuid) {
-    let deleted = async {
-        let mut conn = store::conn(&state.pool).await?;
-        outbox::delete(&mut conn, id).await?;
-        Ok::<_, ApiError>(())
-    }
-    .await;
-    if let Err(err) = deleted {
-        tracing::warn!(%id, error = %err, "outbox row not deleted; the relay will republish");
-    }
-}
-
-fn queued(id: Uuid, to: &str) -> SendResult {
-    SendResult {
-        id,
-        to: to.to_owned(),
-        status: "queued".to_owned(),
-        provider_message_id: None,
-        error: None,
-    }
-}
-
-fn suppressed(to: &str, id: Option<Uuid>) -> ApiError {
-    let mut details = serde_json::json!({"to": to});
-    if let Some(id) = id {
-        details["id"] = id.to_string().into();
-    }
-    ApiError::unprocessable(format!("{to} is suppressed: nothing is sent to it"))
-        .with_code("SUPPRESSED_CONTACT")
-        .with_details(details)
-}
-
-fn respond(result: SendResult, replayed: bool) -> Result<HttpResponse, ApiError> {
-    let status = match result.status.as_str() {
-        "sent" => StatusCode::OK,
-        "suppressed" => return Err(suppressed(&result.to, Some(result.id))),
-        "failed" => {
-            return Err(ApiError::unprocessable(format!(
-                "the provider refused the message: {}",
-                result.error.as_deref().unwrap_or("no reason given")
-            ))
-            .with_code("PROVIDER_REJECTED")
-            .with_details(serde_json::json!({"id": result.id})));
-        }
-        _ => StatusCode::ACCEPTED,
-    };
-    let body = SendResponse {
-        id: result.id,
-        provider_message_id: result.provider_message_id,
-        to: result.to,
-        status: if status == StatusCode::OK {
-            "sent".to_owned()
-        } else {
-            "queued".to_owned()
-        },
+fn respond(accepted: Accepted) -> HttpResponse {
+    let status = if accepted.answer.is_sent() {
+        StatusCode::OK
+    } else {
+        StatusCode::ACCEPTED
     };
     let mut response = HttpResponse::build(status);
-    if replayed {
+    if accepted.replayed {
         response.insert_header((REPLAYED_HEADER, "true"));
     }
-    Ok(response.json(body))
+    response.json(accepted.answer)
 }

@@ -8,12 +8,10 @@
 //! (provider, `webhook-id`, the secret that verified it). The event is applied at once; when that fails it goes to the
 //! `webhook.inbound` queue (retried with backoff, five attempts, then its dead-letter queue).
 
-use std::time::Duration;
-
 use actix_web::{HttpRequest, HttpResponse, web};
 use http_kit::ApiError;
 use http_kit::openapi::MailError;
-use queue::{RetryPolicy, Task, WorkQueue};
+use queue::{Task, WorkQueue};
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -24,21 +22,10 @@ use crate::AppState;
 use crate::config::WebhookSettings;
 use crate::db::delivery as settings_db;
 use crate::db::webhooks::{self, Applied, Signer};
+use crate::sending::inbound_queue;
 
 /// Providers whose events the receiver understands.
 pub const PROVIDERS: &[&str] = &["resend"];
-
-/// The retry queue of provider events: five attempts in all.
-pub fn inbound_queue(prefix: &str) -> WorkQueue {
-    WorkQueue::new(queue::WEBHOOK_INBOUND)
-        .with_prefix(prefix)
-        .with_retry_policy(RetryPolicy::new(
-            [2, 10, 60, 300]
-                .into_iter()
-                .map(Duration::from_secs)
-                .collect(),
-        ))
-}
 
 /// The receiver's configuration: the deployment's secret and its clock.
 pub struct Receiver {

@@ -146,7 +146,7 @@ impl Send {
         tokio::time::sleep(Duration::from_millis(100)).await;
         for queue in [
             send_queue(self.prefix()),
-            mail_api::routes::webhooks::inbound_queue(self.prefix()),
+            mail_api::sending::inbound_queue(self.prefix()),
         ] {
             let _ = self.broker.delete(&queue).await;
         }
@@ -434,6 +434,33 @@ async fn an_idempotency_key_replays_the_first_answer_and_refuses_another_request
     theirs["idempotency_key"] = "order-42".into();
     assert_eq!(s.send(&other.write, &theirs).await.status(), 200);
     assert_eq!(s.sink.received().len(), 2);
+    s.finish().await;
+}
+
+#[tokio::test]
+async fn a_queued_answer_replays_as_queued_after_the_worker_sent_the_email() {
+    let mut s = Send::with(|s| s.sending.reply_wait_ms = 300).await;
+    s.stop_worker();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let t = s.h.tenant(Plan::Free).await;
+    let site = s.h.site(&t.write, "replay-queued").await;
+    let mut body = message(&site, "later@example.com");
+    body["idempotency_key"] = "order-43".into();
+    let first = s.send(&t.write, &body).await;
+    assert_eq!(first.status(), 202);
+    assert!(first.headers().get("idempotent-replayed").is_none());
+    let first = json(first).await;
+    assert_eq!(first["status"], "queued");
+    let id = first["id"].as_str().unwrap().to_owned();
+
+    s.start_worker();
+    s.wait_email(&t.read, &id, |e| e["status"] == "sent").await;
+    // The replay answers what the first request was answered, not the email's later state.
+    let again = s.send(&t.write, &body).await;
+    assert_eq!(again.status(), 202);
+    assert_eq!(again.headers()["idempotent-replayed"], "true");
+    assert_eq!(json(again).await, first);
+    assert_eq!(s.sink.received().len(), 1);
     s.finish().await;
 }
 
@@ -1617,7 +1644,7 @@ async fn a_webhook_whose_application_failed_is_applied_by_the_worker_from_its_qu
          'failed', 1, 'connection reset')"
     ))
     .await;
-    let queue = mail_api::routes::webhooks::inbound_queue(s.prefix());
+    let queue = mail_api::sending::inbound_queue(s.prefix());
     s.broker.declare(&queue).await.unwrap();
     s.broker
         .publisher(queue.clone())

@@ -1,106 +1,15 @@
-//! Handing send jobs to the send worker: publish right after the commit (the outbox row
-//! written in the same transaction covers a lost publish), wait a bounded time for the
-//! worker's answer over direct reply-to, and the relay that republishes what was left behind.
+//! The outbox relay: republishes the send jobs whose publish was lost (crash, broker down) and
+//! the jobs of emails whose worker died after claiming them.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use diesel_async::AsyncConnection as _;
-use queue::{Broker, Publisher, RpcError, Task, WorkQueue};
-use serde::{Deserialize, Serialize};
+use queue::Task;
 use store::Pool;
-use tokio::sync::OnceCell;
 use uuid::Uuid;
 
+use super::Dispatcher;
 use crate::db::{emails, outbox};
-
-/// What the send worker answers for one email (also its RPC reply).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SendResult {
-    pub id: Uuid,
-    pub to: String,
-    /// `sent`, `failed` or `suppressed`.
-    pub status: String,
-    pub provider_message_id: Option<String>,
-    pub error: Option<String>,
-}
-
-/// The send queue as both sides declare it.
-pub fn send_queue(prefix: &str) -> WorkQueue {
-    WorkQueue::new(queue::SEND_EMAIL).with_prefix(prefix)
-}
-
-/// Publishes send jobs for mail-api.
-#[derive(Clone)]
-pub struct Dispatcher {
-    publisher: Publisher,
-    declared: Arc<OnceCell<()>>,
-    broker: Broker,
-    /// How long `POST /send` waits for the worker.
-    pub reply_wait: Duration,
-}
-
-/// What came of handing a job over.
-pub enum Dispatched {
-    /// The worker answered in time.
-    Answered(SendResult),
-    /// Published; no answer in time (or an answer that is not a result).
-    Queued,
-    /// Not published: the outbox relay will.
-    NotPublished,
-}
-
-impl Dispatcher {
-    pub fn new(broker: &Broker, prefix: &str, reply_wait: Duration) -> Self {
-        Self {
-            publisher: broker.publisher(send_queue(prefix)),
-            declared: Arc::new(OnceCell::new()),
-            broker: broker.clone(),
-            reply_wait,
-        }
-    }
-
-    pub fn queue_name(&self) -> String {
-        self.publisher.queue().queue()
-    }
-
-    async fn declare(&self) -> Result<(), queue::QueueError> {
-        self.declared
-            .get_or_try_init(|| async {
-                self.broker.declare(self.publisher.queue()).await?;
-                Ok::<_, queue::QueueError>(())
-            })
-            .await?;
-        Ok(())
-    }
-
-    /// Publishes the job and waits up to `reply_wait` for the worker's result.
-    pub async fn call(&self, task: &Task) -> Dispatched {
-        if let Err(err) = self.declare().await {
-            tracing::warn!(error = %err, "send queue not declared; the outbox relay will publish");
-            return Dispatched::NotPublished;
-        }
-        match self.publisher.rpc_call(task, self.reply_wait).await {
-            Ok(value) => match serde_json::from_value(value) {
-                Ok(result) => Dispatched::Answered(result),
-                Err(_) => Dispatched::Queued,
-            },
-            Err(RpcError::Timeout | RpcError::Failed(_) | RpcError::InvalidReply(_)) => {
-                Dispatched::Queued
-            }
-            Err(RpcError::Publish(err)) => {
-                tracing::warn!(error = %err, "send job not published; the outbox relay will");
-                Dispatched::NotPublished
-            }
-        }
-    }
-
-    /// Publishes without waiting (the relay), under the outbox row's id.
-    pub async fn publish(&self, task: &Task, id: Uuid) -> Result<(), queue::QueueError> {
-        self.declare().await?;
-        self.publisher.publish_with_id(task, id).await
-    }
-}
 
 /// Every `period`, publishes the outbox jobs whose request did not (crash, broker down), and
 /// deletes them once confirmed. Safe with many replicas (`FOR UPDATE SKIP LOCKED`).
@@ -189,10 +98,4 @@ pub async fn republish_expired_claims(
         })
         .await?;
     Ok(published)
-}
-
-/// What `POST /send` needs besides the pool.
-pub struct SendContext {
-    pub dispatcher: Dispatcher,
-    pub quotas: crate::domain::plans::SendQuotas,
 }

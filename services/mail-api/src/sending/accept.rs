@@ -1,0 +1,277 @@
+//! One transactional email, from a request already read to its answer: an idempotency key
+//! already used answers at once; the site (404) and the suppression list (422
+//! `SUPPRESSED_CONTACT`) in one read; the plan's monthly quota (422 `PLAN_LIMIT`), counted by
+//! a statement of its own so that the project's counter row is not locked for the rest of the
+//! request; then the email log row, its event and its outbox job in one statement (with a
+//! key, in a transaction serialised on it). After the commit the job is published to the
+//! send worker and the answer waits a bounded time for the provider's: `sent`, else `queued`
+//! (the email is still sent, exactly once).
+
+use diesel_async::{AsyncConnection as _, AsyncPgConnection};
+use http_kit::ApiError;
+use queue::Task;
+use rate_limit::policy::Plan;
+use store::Pool;
+use uuid::Uuid;
+
+use super::answer::suppressed;
+use super::{Dispatched, SendContext, SendResponse};
+use crate::db::emails::{self, Email, NewEmail, Reserved};
+use crate::db::outbox;
+use crate::flows;
+
+/// The project sending, and its plan (for the monthly quota).
+#[derive(Debug, Clone, Copy)]
+pub struct Sender {
+    pub project_id: Uuid,
+    pub plan: Plan,
+}
+
+/// A send request as read and checked by the route.
+#[derive(Debug)]
+pub struct Submission<'a> {
+    pub site_id: Uuid,
+    /// Normalised recipient.
+    pub to: &'a str,
+    pub subject: &'a str,
+    pub html: &'a str,
+    pub text: Option<&'a str>,
+    pub reply_to: Option<&'a str>,
+    /// Custom headers, as `[name, value]` pairs.
+    pub headers: Vec<(String, String)>,
+    pub tags: &'a [String],
+    pub tracking: bool,
+    pub idempotency_key: Option<&'a str>,
+    /// SHA-256 of the request without its key: a retry of the same request hashes the same.
+    pub request_hash: [u8; 32],
+}
+
+/// What [`accept`] answers: the email was sent or queued, for the first time or again.
+#[derive(Debug)]
+pub struct Accepted {
+    pub answer: SendResponse,
+    /// The answer of an earlier request with the same idempotency key.
+    pub replayed: bool,
+}
+
+/// Takes one email from the checks to its answer (see the module documentation).
+pub async fn accept(
+    pool: &Pool,
+    ctx: &SendContext,
+    sender: Sender,
+    email: &Submission<'_>,
+) -> Result<Accepted, ApiError> {
+    let project_id = sender.project_id;
+    let mut conn = store::conn(pool).await?;
+    // A replay answers before anything is checked or counted.
+    if let Some(key) = email.idempotency_key
+        && let Some(first) = emails::find_by_key(&mut conn, project_id, key).await?
+    {
+        return replay(&first, &email.request_hash);
+    }
+    let contact_id = check(&mut conn, project_id, email).await?;
+    let reserved = reserve(&mut conn, ctx, sender).await?;
+    let id = Uuid::now_v7();
+    match write(&mut conn, ctx, project_id, id, contact_id, email).await {
+        Ok(None) => {}
+        Ok(Some(first)) => {
+            release(&mut conn, project_id, reserved).await;
+            return replay(&first, &email.request_hash);
+        }
+        Err(err) => {
+            release(&mut conn, project_id, reserved).await;
+            return Err(err);
+        }
+    }
+    // The connection is not needed while waiting for the worker.
+    drop(conn);
+    let answer = dispatch(pool, ctx, project_id, id, email).await?;
+    Ok(Accepted {
+        answer,
+        replayed: false,
+    })
+}
+
+/// The earlier answer to the same idempotency key, or 409 when the request differs.
+fn replay(first: &Email, request_hash: &[u8]) -> Result<Accepted, ApiError> {
+    if first.request_hash.as_deref() != Some(request_hash) {
+        return Err(ApiError::conflict(
+            "this idempotency_key was already used with a different request",
+        )
+        .with_code("IDEMPOTENCY_KEY_REUSED"));
+    }
+    Ok(Accepted {
+        answer: SendResponse::first_for(first)?,
+        replayed: true,
+    })
+}
+
+/// The site is the project's and the recipient is not suppressed; returns the recipient's
+/// contact, if the project has one.
+async fn check(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    email: &Submission<'_>,
+) -> Result<Option<Uuid>, ApiError> {
+    let checks = emails::send_checks(conn, project_id, email.site_id, email.to).await?;
+    if !checks.site_exists {
+        return Err(flows::site_not_found(email.site_id));
+    }
+    if checks.suppressed {
+        return Err(suppressed(email.to, None));
+    }
+    Ok(checks.contact_id)
+}
+
+/// Counts the send against the plan's monthly quota (422 `PLAN_LIMIT` when it is used up).
+async fn reserve(
+    conn: &mut AsyncPgConnection,
+    ctx: &SendContext,
+    sender: Sender,
+) -> Result<Reserved, ApiError> {
+    let quota = ctx
+        .quotas
+        .monthly_sends(sender.plan)
+        .map(|q| i64::try_from(q).unwrap_or(i64::MAX));
+    emails::reserve_monthly_send(conn, sender.project_id, quota)
+        .await?
+        .ok_or_else(|| {
+            ApiError::unprocessable(format!(
+                "monthly send quota reached: the {} plan allows {} emails a month",
+                sender.plan,
+                quota.unwrap_or(i64::MAX)
+            ))
+            .with_code("PLAN_LIMIT")
+            .with_details(serde_json::json!({
+                "limit": "monthly_sends",
+                "plan": sender.plan.as_str(),
+                "max": quota,
+            }))
+        })
+}
+
+/// Gives back the send a request reserved but did not use (should that fail, the month's
+/// count stays one too high: the error is on the safe side of the quota).
+async fn release(conn: &mut AsyncPgConnection, project_id: Uuid, reserved: Reserved) {
+    if let Err(err) = emails::release_monthly_send(conn, project_id, reserved).await {
+        tracing::warn!(%project_id, error = %err, "a reserved send was not given back");
+    }
+}
+
+/// Writes the email, its event and its outbox job; `Some(first)` when another request with
+/// the same key wrote its email first (nothing is written).
+async fn write(
+    conn: &mut AsyncPgConnection,
+    ctx: &SendContext,
+    project_id: Uuid,
+    id: Uuid,
+    contact_id: Option<Uuid>,
+    email: &Submission<'_>,
+) -> Result<Option<Email>, ApiError> {
+    let queue_name = ctx.dispatcher.queue_name();
+    let job = Task::SendEmail {
+        email_log_id: id,
+        project_id,
+    }
+    .to_value();
+    let new = NewEmail {
+        id,
+        project_id,
+        site_id: email.site_id,
+        contact_id,
+        to_email: email.to,
+        subject: email.subject,
+        html: Some(email.html),
+        text_body: email.text,
+        reply_to: email.reply_to,
+        headers: serde_json::to_value(&email.headers)?,
+        tags: email.tags,
+        tracking: email.tracking,
+        idempotency_key: email.idempotency_key,
+        request_hash: email.idempotency_key.map(|_| &email.request_hash[..]),
+    };
+    let Some(key) = email.idempotency_key else {
+        // One statement: the email, its event and its outbox job, atomically.
+        emails::insert(conn, new, &queue_name, &job).await?;
+        return Ok(None);
+    };
+    conn.transaction::<_, ApiError, _>(async |conn| {
+        // Another request with this key may have got here first.
+        emails::lock_key(conn, project_id, key).await?;
+        if let Some(first) = emails::find_by_key(conn, project_id, key).await? {
+            return Ok(Some(first));
+        }
+        emails::insert(conn, new, &queue_name, &job).await?;
+        Ok(None)
+    })
+    .await
+}
+
+/// Hands the job to the worker and makes the answer of what came of it.
+async fn dispatch(
+    pool: &Pool,
+    ctx: &SendContext,
+    project_id: Uuid,
+    id: Uuid,
+    email: &Submission<'_>,
+) -> Result<SendResponse, ApiError> {
+    let task = Task::SendEmail {
+        email_log_id: id,
+        project_id,
+    };
+    let answer = match ctx.dispatcher.call(&task).await {
+        Dispatched::Answered(result) => {
+            forget_job(pool, id).await;
+            result.into_answer()?
+        }
+        Dispatched::Queued => {
+            forget_job(pool, id).await;
+            SendResponse::queued(id, email.to)
+        }
+        // The outbox row stays: the relay publishes it.
+        Dispatched::NotPublished => SendResponse::queued(id, email.to),
+    };
+    if !answer.is_sent() {
+        remember_queued(pool, project_id, id, email.idempotency_key.is_some()).await?;
+    }
+    Ok(answer)
+}
+
+/// The answer says `queued`: so does the log (unless the worker got further meanwhile), and a
+/// replay of the key will say it again. With a key, an answer that could not be remembered is
+/// not given (the client retries and gets the email's state); without one, it is.
+async fn remember_queued(
+    pool: &Pool,
+    project_id: Uuid,
+    id: Uuid,
+    keyed: bool,
+) -> Result<(), ApiError> {
+    let marked = async {
+        let mut conn = store::conn(pool).await?;
+        emails::mark_answered_queued(&mut conn, project_id, id, keyed).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match marked {
+        Err(err) if keyed => Err(err),
+        Err(err) => {
+            tracing::warn!(%id, error = %err, "email not marked queued");
+            Ok(())
+        }
+        Ok(()) => Ok(()),
+    }
+}
+
+/// The job was published: the outbox row is no longer needed (if this fails, the relay
+/// publishes a duplicate, which the worker recognises).
+async fn forget_job(pool: &Pool, id: Uuid) {
+    let deleted = async {
+        let mut conn = store::conn(pool).await?;
+        outbox::delete(&mut conn, id).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    if let Err(err) = deleted {
+        tracing::warn!(%id, error = %err, "outbox row not deleted; the relay will republish");
+    }
+}

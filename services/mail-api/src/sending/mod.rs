@@ -1,0 +1,22 @@
+//! Transactional send, after the request is read: [`accept`] takes one email through replay,
+//! checks, the monthly quota, the write and the hand-over to the send worker; the
+//! [`Dispatcher`] publishes its job and waits for the worker's answer; the [`relay`] publishes
+//! what was left behind. Routes call it; it calls `db`; nothing here knows HTTP routes.
+
+mod accept;
+mod answer;
+mod dispatch;
+mod queues;
+pub mod relay;
+
+pub use accept::{Accepted, Sender, Submission, accept};
+pub use answer::{SendResponse, SendResult, suppressed};
+pub use dispatch::{Dispatched, Dispatcher};
+pub use queues::{inbound_queue, send_queue};
+pub use relay::{relay_once, republish_expired_claims, spawn_outbox_relay};
+
+/// What `POST /send` needs besides the pool.
+pub struct SendContext {
+    pub dispatcher: Dispatcher,
+    pub quotas: crate::domain::plans::SendQuotas,
+}

@@ -7,7 +7,9 @@
 #                       memory-api, mail-api and a send-worker (file provider) on free
 #                       ports, with a queue prefix of their own and every quota multiplied
 #                       by a million. Sets MEMORY_URL, MAIL_URL, MEMORY_KEY, MAIL_KEY,
-#                       MAIL_PROJECT_ID and STACK_DIR (logs, the outbox).
+#                       MAIL_PROJECT_ID, WEBHOOK_SECRET (the deployment's provider webhook
+#                       secret), TRACKING_SECRET (signs tracking links) and STACK_DIR (logs,
+#                       the outbox).
 #   stack_seed          one of each resource through the APIs (a product with its state, an
 #                       identity kernel, a decision, a free-form entry; a site, a contact, a
 #                       campaign, a template, a suppression, a sent email, a conversion), so
@@ -101,14 +103,16 @@ stack_start() {
     MEMORY_URL="http://127.0.0.1:$memory_port"
     MAIL_URL="http://127.0.0.1:$mail_port"
     kek="$(head -c 32 /dev/urandom | base64)"
+    WEBHOOK_SECRET="whsec_$(head -c 24 /dev/urandom | base64)"
+    TRACKING_SECRET="$(head -c 32 /dev/urandom | base64)"
     # Queues of their own: the shared broker's other consumers must not take these jobs.
     prefix="$name-$$-"
     local common=(RUST_LOG="${RUST_LOG:-warn}" MEMORY_TELEMETRY__LOG_FORMAT=pretty
         MAIL_TELEMETRY__LOG_FORMAT=pretty MEMORY_RATE_LIMIT__SCALE=1000000
         MAIL_RATE_LIMIT__SCALE=1000000 MEMORY_HTTP__WORKERS=2 MAIL_HTTP__WORKERS=2
         MEMORY_BROKER__QUEUE_PREFIX="$prefix" MAIL_BROKER__QUEUE_PREFIX="$prefix"
-        MEMORY_SECRETS__KEK="$kek" MAIL_SECRETS__KEK="$kek"
-        MAIL_TRACKING__SECRET="$(head -c 32 /dev/urandom | base64)" MAIL_TRACKING__BASE_URL="$MAIL_URL"
+        MEMORY_SECRETS__KEK="$kek" MAIL_SECRETS__KEK="$kek" MAIL_WEBHOOKS__SECRET="$WEBHOOK_SECRET"
+        MAIL_TRACKING__SECRET="$TRACKING_SECRET" MAIL_TRACKING__BASE_URL="$MAIL_URL"
         MEMORY_DATABASE__URL="$STACK_PG/$memory_db" MAIL_DATABASE__URL="$STACK_PG/$mail_db")
     env "${common[@]}" MEMORY_HTTP__BIND="127.0.0.1:$memory_port" \
         "$STACK_BIN/memory-api" serve >"$STACK_DIR/memory-api.log" 2>&1 </dev/null &
@@ -124,7 +128,7 @@ stack_start() {
         "$STACK_BIN/send-worker" >"$STACK_DIR/send-worker.log" 2>&1 </dev/null &
     STACK_PIDS+=($!)
     stack_wait_ready send-worker $! "http://127.0.0.1:$worker_port"
-    export MEMORY_URL MAIL_URL MEMORY_KEY MAIL_KEY MAIL_PROJECT_ID STACK_DIR
+    export MEMORY_URL MAIL_URL MEMORY_KEY MAIL_KEY MAIL_PROJECT_ID STACK_DIR WEBHOOK_SECRET TRACKING_SECRET
     log "$name: memory-api $MEMORY_URL, mail-api $MAIL_URL, send-worker; logs in $STACK_DIR"
 }
 

@@ -15,6 +15,7 @@ dev: infra tools
 test: infra tools
 	$(CARGO) build --workspace --bins
 	CARGO=$(CARGO) scripts/run-tests.sh
+	scripts/client-test.sh
 	scripts/check-openapi.sh proto-docs/memory-api.openapi.json proto-docs/mail-api.openapi.json
 
 ## Formatting and lints, as CI checks them.

@@ -71,7 +71,10 @@ class Service:
         module = self.module(operation_id)
         hints = typing.get_type_hints(module.sync_detailed)
         converted = {k: convert(v, hints.get(k)) for k, v in arguments.items()}
-        response = module.sync_detailed(client=client or self.client, **converted)
+        try:
+            response = module.sync_detailed(client=client or self.client, **converted)
+        except Exception as e:  # the generated client could not send or parse: that is the finding
+            raise Failure(f"{where}: the generated client failed: {type(e).__name__}: {e}") from e
         self.called.add(operation_id)
         status = int(response.status_code)
         body = response.content

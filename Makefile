@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 
-.PHONY: dev test check fmt lint openapi migrate bench crash-test infra tools
+.PHONY: dev test check fmt lint openapi migrate bench crash-test fuzz infra tools
 
 ## Install what is missing, start the servers, migrate, bootstrap a development user and
 ## project, print their keys, and run all four binaries (Ctrl-C stops them).
@@ -15,6 +15,7 @@ dev: infra tools
 test: infra tools
 	$(CARGO) build --workspace --bins
 	CARGO=$(CARGO) scripts/run-tests.sh
+	scripts/client-test.sh
 	scripts/check-openapi.sh proto-docs/memory-api.openapi.json proto-docs/mail-api.openapi.json
 
 ## Formatting and lints, as CI checks them.
@@ -48,6 +49,15 @@ crash-test: infra tools
 	$(CARGO) build --release --workspace --bins
 	E2E_BIN_DIR=$${CARGO_TARGET_DIR:-$(CURDIR)/target}/release E2E_BURST=$(E2E_BURST) \
 		$(CARGO) test --release -p e2e --test send a_killed_worker -- --nocapture
+
+## Schemathesis against both APIs (debug binaries, fresh databases, seeded data, every check,
+## the stateful phase, warnings as failures, a fixed seed); prints a summary per service.
+## Not yet in `test` (the route validation it reports is being fixed); once it passes, `test`
+## runs it with a small example count: FUZZ_EXAMPLES=5 scripts/fuzz.sh
+FUZZ_EXAMPLES ?= 40
+fuzz: infra tools
+	$(CARGO) build --bins
+	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) scripts/fuzz.sh
 
 infra:
 	scripts/infra.sh

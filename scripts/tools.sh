@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Install the tools the scripts use, idempotently: the HTTP load generator wrk
-# and curl from Debian's packages, and a Python venv with openapi-spec-validator
-# (pinned in scripts/requirements-tools.txt) at ${CACHE_DIR:-$HOME/.cache/memmail}/venv.
+# and curl from Debian's packages, a Python venv with openapi-spec-validator
+# (pinned in scripts/requirements-tools.txt) at ${CACHE_DIR:-$HOME/.cache/memmail}/venv, and
+# one with schemathesis and openapi-python-client (scripts/requirements-api-tests.txt) at
+# ${CACHE_DIR:-$HOME/.cache/memmail}/venv-api-tests.
 # A second run only checks (well under a second).
 set -euo pipefail
 
 usage() {
     cat <<'EOF'
 usage: scripts/tools.sh [-h]
-  Install wrk and curl (Debian) and the Python venv ${CACHE_DIR:-$HOME/.cache/memmail}/venv
-  with the packages pinned in scripts/requirements-tools.txt.
+  Install wrk and curl (Debian) and the Python venvs ${CACHE_DIR:-$HOME/.cache/memmail}/venv
+  and .../venv-api-tests with the packages pinned in scripts/requirements-tools.txt and
+  scripts/requirements-api-tests.txt.
 EOF
 }
 case "${1:-}" in
@@ -34,9 +37,6 @@ flock -w 900 9 || die "another scripts/tools.sh has held its lock for 15 minutes
 ensure_debs wrk curl
 log "wrk: $(dpkg-query -W -f='${Version}' wrk)"
 
-VENV="$CACHE_DIR/venv"
-REQS="$ROOT/scripts/requirements-tools.txt"
-
 # Debian's python3 (stable whatever other Pythons come and go on PATH).
 PY=/usr/bin/python3
 if [[ -x $PY ]]; then
@@ -45,19 +45,34 @@ else
     PY="$(command -v python3)" || die "no python3"
 fi
 
-# The venv is current when it was made from the same requirements by the same
-# Python, and that Python still runs.
-want="$(sha256sum "$REQS" | cut -d' ' -f1) $("$PY" -c 'import sys; print(sys.version.split()[0])') $PY"
-stamp="$VENV/.memmail-stamp"
-if [[ -f $stamp && "$(cat "$stamp")" == "$want" ]] && "$VENV/bin/python" -c '' 2>/dev/null; then
-    state=ready
-else
-    log "venv: creating $VENV"
-    rm -rf "$VENV"
-    "$PY" -m venv "$VENV"
-    "$VENV/bin/pip" install -q --disable-pip-version-check --no-input -r "$REQS" ||
-        die "pip install -r scripts/requirements-tools.txt failed"
+# ensure_venv DIR REQUIREMENTS: make DIR a venv holding exactly the pinned REQUIREMENTS.
+# It is current when it was made from the same requirements by the same Python, and that
+# Python still runs; otherwise it is made again. Prints `ready` or `created`.
+ensure_venv() {
+    local venv=$1 reqs=$2 want stamp
+    want="$(sha256sum "$reqs" | cut -d' ' -f1) $("$PY" -c 'import sys; print(sys.version.split()[0])') $PY"
+    stamp="$venv/.memmail-stamp"
+    if [[ -f $stamp && "$(cat "$stamp")" == "$want" ]] && "$venv/bin/python" -c '' 2>/dev/null; then
+        echo ready
+        return
+    fi
+    log "venv: creating $venv" >&2
+    rm -rf "$venv"
+    "$PY" -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check --no-input -r "$reqs" >&2 ||
+        die "pip install -r ${reqs#"$ROOT/"} failed"
     printf '%s\n' "$want" >"$stamp"
-    state=created
-fi
-log "venv: $state (openapi-spec-validator $("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("openapi-spec-validator"))')) at $VENV"
+    echo created
+}
+
+version_of() { "$1/bin/python" -c 'import importlib.metadata as m, sys; print(m.version(sys.argv[1]))' "$2"; }
+
+VENV="$CACHE_DIR/venv"
+state="$(ensure_venv "$VENV" "$ROOT/scripts/requirements-tools.txt")"
+log "venv: $state (openapi-spec-validator $(version_of "$VENV" openapi-spec-validator)) at $VENV"
+
+# The API tests' tools (schemathesis for `make fuzz`, openapi-python-client for the
+# generated-client test) in a venv of their own: their dependencies pin other versions.
+API_VENV="$CACHE_DIR/venv-api-tests"
+state="$(ensure_venv "$API_VENV" "$ROOT/scripts/requirements-api-tests.txt")"
+log "venv: $state (schemathesis $(version_of "$API_VENV" schemathesis), openapi-python-client $(version_of "$API_VENV" openapi-python-client)) at $API_VENV"

@@ -13,6 +13,8 @@ use utoipa::openapi::{Content, OpenApi, Ref, RefOr, Response, Schema};
 
 use crate::Flavor;
 
+pub mod component_names;
+
 /// Error codes of the memory service (a closed list).
 #[derive(Serialize, ToSchema)]
 #[allow(non_camel_case_types, clippy::upper_case_acronyms)]

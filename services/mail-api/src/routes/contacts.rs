@@ -44,7 +44,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 
 /// Where a contact came from.
 #[derive(Debug, Default, Serialize, Deserialize, ToSchema)]
-pub struct Attribution {
+pub struct ContactAttribution {
     pub utm_source: Option<String>,
     pub utm_medium: Option<String>,
     pub utm_campaign: Option<String>,
@@ -65,7 +65,7 @@ pub struct Contact {
     /// The sites the contact is subscribed to, oldest subscription first.
     pub site_ids: Vec<Uuid>,
     #[serde(flatten)]
-    pub attribution: Attribution,
+    pub attribution: ContactAttribution,
     /// How the contact was created: `identify`, `api` (by `/events`) or `contacts`.
     pub source: String,
     pub created_at: DateTime<Utc>,
@@ -191,7 +191,7 @@ pub struct CreateContact {
     pub properties: Option<Value>,
     /// Attribution fields, each at most 500 characters.
     #[serde(flatten)]
-    pub attribution: Attribution,
+    pub attribution: ContactAttribution,
 }
 
 impl CreateContact {

@@ -85,7 +85,7 @@ impl ConversionRequest {
 /// Which rule of the cascade attributed the conversion.
 #[derive(Debug, Clone, Copy, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum Attribution {
+pub enum AttributionRule {
     /// The contact's most recent click within 72 hours.
     Click,
     /// No click: the most recent open within 72 hours.
@@ -109,7 +109,7 @@ pub struct Conversion {
     pub revenue: f64,
     pub currency: String,
     pub order_id: Option<String>,
-    pub attribution: Attribution,
+    pub attribution: AttributionRule,
     /// When the conversion was recorded; the attribution windows end here.
     pub attributed_at: DateTime<Utc>,
 }
@@ -117,10 +117,10 @@ pub struct Conversion {
 impl From<conversions::Conversion> for Conversion {
     fn from(c: conversions::Conversion) -> Self {
         let attribution = match c.attribution.as_str() {
-            "click" => Attribution::Click,
-            "open" => Attribution::Open,
-            "send" => Attribution::Send,
-            _ => Attribution::Unattributed,
+            "click" => AttributionRule::Click,
+            "open" => AttributionRule::Open,
+            "send" => AttributionRule::Send,
+            _ => AttributionRule::Unattributed,
         };
         Self {
             id: c.id,

@@ -85,7 +85,8 @@ pub struct EmailEventRecord {
     pub kind: String,
     /// api, worker, tracking or webhook.
     pub source: String,
-    #[schema(value_type = Object)]
+    /// The event's details (a provider's payload, a clicked URL); null when it has none.
+    #[schema(value_type = Option<Object>)]
     pub data: Value,
     pub created_at: DateTime<Utc>,
 }

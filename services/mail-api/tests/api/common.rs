@@ -11,7 +11,7 @@ use mail_api::db::{credentials, tenants};
 use mail_api::{MIGRATIONS, MIGRATIONS_DIR, Settings};
 use rate_limit::policy::Plan;
 use reqwest::{RequestBuilder, Response};
-use serde_json::Value;
+use serde_json::{Value, json};
 use service_kit::RateLimitBackend;
 use service_kit::testing::TestServer;
 use store::testing::TestDatabase;
@@ -335,4 +335,77 @@ pub fn unix_now() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs()
+}
+
+/// The committed OpenAPI document of mail-api.
+pub fn committed_document() -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../proto-docs/mail-api.openapi.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Where `answer` holds a null that the document's component `schema` does not allow (a
+/// generated client refuses such an answer): the dotted paths, empty when none.
+pub fn undeclared_nulls(doc: &Value, schema: &str, answer: &Value) -> Vec<String> {
+    let mut found = Vec::new();
+    walk_nulls(
+        doc,
+        &json!({ "$ref": format!("#/components/schemas/{schema}") }),
+        answer,
+        schema,
+        &mut found,
+    );
+    found
+}
+
+fn walk_nulls(doc: &Value, schema: &Value, value: &Value, at: &str, found: &mut Vec<String>) {
+    if let Some(reference) = schema["$ref"].as_str() {
+        let name = reference.trim_start_matches("#/components/schemas/");
+        return walk_nulls(doc, &doc["components"]["schemas"][name], value, at, found);
+    }
+    for combined in ["allOf", "oneOf", "anyOf"] {
+        if let Some(parts) = schema[combined].as_array() {
+            if value.is_null() && combined != "allOf" {
+                if !parts.iter().any(|p| allows_null(doc, p)) {
+                    found.push(at.to_owned());
+                }
+                return;
+            }
+            for part in parts {
+                walk_nulls(doc, part, value, at, found);
+            }
+            return;
+        }
+    }
+    match value {
+        Value::Null if !allows_null(doc, schema) => found.push(at.to_owned()),
+        Value::Object(members) => {
+            for (name, member) in members {
+                if let Some(property) = schema["properties"].get(name) {
+                    walk_nulls(doc, property, member, &format!("{at}.{name}"), found);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                walk_nulls(doc, &schema["items"], item, &format!("{at}[{i}]"), found);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn allows_null(doc: &Value, schema: &Value) -> bool {
+    if let Some(reference) = schema["$ref"].as_str() {
+        let name = reference.trim_start_matches("#/components/schemas/");
+        return allows_null(doc, &doc["components"]["schemas"][name]);
+    }
+    match &schema["type"] {
+        Value::String(t) => t == "null",
+        Value::Array(types) => types.iter().any(|t| t == "null"),
+        // No type at all: any value, null included.
+        Value::Null => !["allOf", "oneOf", "anyOf", "properties", "enum"]
+            .iter()
+            .any(|k| schema.get(*k).is_some()),
+        _ => false,
+    }
 }

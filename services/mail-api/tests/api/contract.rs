@@ -128,3 +128,49 @@ async fn every_documented_api_route_exists_and_is_gated() {
     assert_eq!(signed_ops, 6);
     h.stop().await;
 }
+
+/// utoipa keys components by a type's bare name and keeps the last type registered: two Rust
+/// types of one name would make every `$ref` to the other describe the wrong shape.
+#[test]
+fn every_component_name_is_published_by_one_rust_type() {
+    use http_kit::openapi::component_names::{Handler, check};
+    let handlers = [
+        Handler::of::<mail_api::routes::sites::__path_list>(),
+        Handler::of::<mail_api::routes::sites::__path_create>(),
+        Handler::of::<mail_api::routes::identify::__path_identify>(),
+        Handler::of::<mail_api::routes::events::__path_track>(),
+        Handler::of::<mail_api::routes::conversions::__path_convert>(),
+        Handler::of::<mail_api::routes::contacts::__path_list>(),
+        Handler::of::<mail_api::routes::contacts::__path_create>(),
+        Handler::of::<mail_api::routes::campaigns::__path_list>(),
+        Handler::of::<mail_api::routes::campaigns::__path_create>(),
+        Handler::of::<mail_api::routes::templates::__path_list>(),
+        Handler::of::<mail_api::routes::templates::__path_create>(),
+        Handler::of::<mail_api::routes::suppressions::__path_list>(),
+        Handler::of::<mail_api::routes::suppressions::__path_add>(),
+        Handler::of::<mail_api::routes::suppressions::__path_remove>(),
+        Handler::of::<mail_api::routes::send::__path_send>(),
+        Handler::of::<mail_api::routes::emails::__path_list>(),
+        Handler::of::<mail_api::routes::emails::__path_get>(),
+        Handler::of::<mail_api::routes::emails::__path_events>(),
+        Handler::of::<mail_api::routes::delivery_settings::__path_set_provider>(),
+        Handler::of::<mail_api::routes::delivery_settings::__path_clear_provider>(),
+        Handler::of::<mail_api::routes::delivery_settings::__path_rotate_webhook_secret>(),
+        Handler::of::<mail_api::routes::tracking::__path_open>(),
+        Handler::of::<mail_api::routes::tracking::__path_click>(),
+        Handler::of::<mail_api::routes::tracking::__path_unsubscribe_page>(),
+        Handler::of::<mail_api::routes::tracking::__path_unsubscribe>(),
+        Handler::of::<mail_api::routes::webhooks::__path_receive>(),
+        Handler::of::<mail_api::routes::webhooks::__path_receive_for_project>(),
+        Handler::of::<mail_api::routes::analytics::__path_overview>(),
+        Handler::of::<mail_api::routes::analytics::__path_campaigns>(),
+        Handler::of::<mail_api::routes::analytics::__path_conversion>(),
+        Handler::of::<mail_api::routes::export::__path_export>(),
+        Handler::of::<mail_api::openapi::__path_openapi_json>(),
+        Handler::of::<http_kit::health::__path_healthz>(),
+        Handler::of::<http_kit::health::__path_readyz>(),
+        Handler::of::<telemetry::metrics::__path_serve>(),
+    ];
+    let problems = check(&mail_api::openapi::document(), &handlers);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

@@ -1682,3 +1682,41 @@ async fn a_webhook_whose_application_failed_is_applied_by_the_worker_from_its_qu
     task.await.unwrap().unwrap();
     s.finish().await;
 }
+
+/// An open records an event without data: the email's detail answers it with `data: null`,
+/// which the document must allow, or a generated client refuses the whole answer.
+#[tokio::test]
+async fn an_email_detail_with_an_event_without_data_matches_the_document() {
+    let s = Send::new().await;
+    let t = s.h.tenant(Plan::Free).await;
+    let site = s.h.site(&t.write, "nulls").await;
+    let body = json(s.send(&t.write, &message(&site, "ada@example.com")).await).await;
+    let id: Uuid = body["id"].as_str().unwrap().parse().unwrap();
+    let open = s.tracker.token(&Link::Open { email_id: id });
+    let res = s.h.get(&format!("/t/o/{open}")).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+
+    let email = s.email(&t.read, &id.to_string()).await;
+    let events = email["events"].as_array().unwrap();
+    assert!(
+        events
+            .iter()
+            .any(|e| e["kind"] == "opened" && e["data"].is_null()),
+        "{email}"
+    );
+    let doc = committed_document();
+    assert_eq!(
+        undeclared_nulls(&doc, "EmailDetail", &email),
+        Vec::<String>::new()
+    );
+    let res =
+        s.h.get_with(&t.read, &format!("/api/v1/emails/{id}/events"))
+            .await;
+    assert_eq!(res.status(), 200);
+    let page = json(res).await;
+    assert_eq!(
+        undeclared_nulls(&doc, "Page_EmailEventRecord", &page),
+        Vec::<String>::new()
+    );
+    s.finish().await;
+}

@@ -71,3 +71,42 @@ async fn every_documented_api_route_exists_and_is_gated() {
     assert!(checked >= 9);
     h.stop().await;
 }
+
+/// utoipa keys components by a type's bare name and keeps the last type registered: two Rust
+/// types of one name would make every `$ref` to the other describe the wrong shape.
+#[test]
+fn every_component_name_is_published_by_one_rust_type() {
+    use http_kit::openapi::component_names::{Handler, check};
+    let handlers = [
+        Handler::of::<memory_api::routes::confidence::__path_list>(),
+        Handler::of::<memory_api::routes::consolidate::__path_consolidate>(),
+        Handler::of::<memory_api::routes::consolidate::__path_get_run>(),
+        Handler::of::<memory_api::routes::decisions::__path_create>(),
+        Handler::of::<memory_api::routes::decisions::__path_delete>(),
+        Handler::of::<memory_api::routes::decisions::__path_search>(),
+        Handler::of::<memory_api::routes::feed::__path_list>(),
+        Handler::of::<memory_api::routes::free_form::__path_list>(),
+        Handler::of::<memory_api::routes::free_form::__path_create>(),
+        Handler::of::<memory_api::routes::free_form::__path_delete>(),
+        Handler::of::<memory_api::routes::identity::__path_get>(),
+        Handler::of::<memory_api::routes::identity::__path_put>(),
+        Handler::of::<memory_api::routes::mif_export::__path_export>(),
+        Handler::of::<memory_api::routes::mif_import::__path_import>(),
+        Handler::of::<memory_api::routes::mif_import::__path_apply>(),
+        Handler::of::<memory_api::routes::product_state::__path_get>(),
+        Handler::of::<memory_api::routes::product_state::__path_post>(),
+        Handler::of::<memory_api::routes::products::__path_list>(),
+        Handler::of::<memory_api::routes::products::__path_create>(),
+        Handler::of::<memory_api::routes::products::__path_get>(),
+        Handler::of::<memory_api::routes::products::__path_rotate_secret>(),
+        Handler::of::<memory_api::routes::search::__path_search>(),
+        Handler::of::<memory_api::openapi::__path_openapi_json>(),
+        Handler::of::<memory_api::openapi::__path_openapi_yaml>(),
+        Handler::of::<memory_api::openapi::__path_openapi_yaml_root>(),
+        Handler::of::<http_kit::health::__path_healthz>(),
+        Handler::of::<http_kit::health::__path_readyz>(),
+        Handler::of::<telemetry::metrics::__path_serve>(),
+    ];
+    let problems = check(&memory_api::openapi::document(), &handlers);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

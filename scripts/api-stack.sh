@@ -1,0 +1,197 @@
+# shellcheck shell=bash
+# Both APIs on scratch databases, for the tests that drive them from outside (`make fuzz`,
+# the generated-client test). Source it after lib.sh; do not run it.
+#
+#   stack_start NAME    make the databases NAME_memory_PID and NAME_mail_PID, migrate them, create a team user with a
+#                       read+write key and an enterprise project with an admin key, and start
+#                       memory-api, mail-api and a send-worker (file provider) on free
+#                       ports, with a queue prefix of their own and every quota multiplied
+#                       by a million. Sets MEMORY_URL, MAIL_URL, MEMORY_KEY, MAIL_KEY,
+#                       MAIL_PROJECT_ID, WEBHOOK_SECRET (the deployment's provider webhook
+#                       secret), TRACKING_SECRET (signs tracking links) and STACK_DIR (logs,
+#                       the outbox).
+#   stack_seed          one of each resource through the APIs (a product with its state, an
+#                       identity kernel, a decision, a free-form entry; a site, a contact, a
+#                       campaign, a template, a suppression, a sent email, a conversion), so
+#                       that list and read routes answer with data. Sets SEED_* ids.
+#   stack_stop [RC]     stop the processes and drop the databases (an EXIT trap calls it);
+#                       STACK_DIR is removed too when RC is 0.
+#
+# The debug binaries of the target directory are used (BIN overrides).
+
+STACK_BIN="${BIN:-${CARGO_TARGET_DIR:-$ROOT/target}/debug}"
+STACK_PG=postgres://postgres@127.0.0.1:5432
+STACK_PIDS=()
+STACK_DBS=()
+
+stack_psql() {
+    env -u PGPASSWORD PGPASSFILE=/dev/null/none PGOPTIONS='-c client_min_messages=warning' \
+        psql -X -w -q -At -v ON_ERROR_STOP=1 -h 127.0.0.1 -p 5432 -U postgres -d postgres "$@"
+}
+
+# A TCP port nobody listens on right now.
+stack_free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# stack_json KEY: the value of KEY in the JSON object on stdin.
+stack_json() {
+    python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"
+}
+
+# stack_call METHOD URL KEY [BODY]: the answer's body; dies on a status other than 2xx.
+stack_call() {
+    local method=$1 url=$2 key=$3 body=${4:-} out status
+    out="$(mktemp)"
+    status="$(curl -sS -o "$out" -w '%{http_code}' -X "$method" -H "Authorization: Bearer $key" \
+        ${body:+-H 'Content-Type: application/json' --data-binary "$body"} "$url")"
+    if [[ $status != 2* ]]; then
+        cat "$out" >&2
+        rm -f "$out"
+        die "$method $url answered $status"
+    fi
+    cat "$out"
+    rm -f "$out"
+}
+
+stack_wait_ready() {
+    local name=$1 pid=$2 url=$3
+    for _ in $(seq 1 300); do
+        curl -sf -o /dev/null "$url/readyz" && return 0
+        kill -0 "$pid" 2>/dev/null || {
+            tail -n 30 "$STACK_DIR/$name.log" >&2
+            die "$name exited"
+        }
+        sleep 0.1
+    done
+    tail -n 30 "$STACK_DIR/$name.log" >&2
+    die "$name not ready after 30 s"
+}
+
+stack_start() {
+    local name=$1 b db memory_db mail_db user account memory_port mail_port worker_port kek prefix
+    for b in memory-api mail-api send-worker admin; do
+        [[ -x $STACK_BIN/$b ]] || die "no $STACK_BIN/$b: run cargo build --bins"
+    done
+    STACK_DIR="$(mktemp -d "${TMPDIR:-/tmp}/memmail-$name.XXXXXX")"
+    memory_db="${name}_memory_$$"
+    mail_db="${name}_mail_$$"
+    for db in "$memory_db" "$mail_db"; do
+        stack_psql -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db" ||
+            die "could not create database $db"
+        STACK_DBS+=("$db")
+    done
+    MEMORY_DATABASE__URL="$STACK_PG/$memory_db" "$STACK_BIN/memory-api" migrate >"$STACK_DIR/migrate.log" 2>&1 ||
+        die "memory-api migrate failed (see $STACK_DIR/migrate.log)"
+    MAIL_DATABASE__URL="$STACK_PG/$mail_db" "$STACK_BIN/mail-api" migrate >>"$STACK_DIR/migrate.log" 2>&1 ||
+        die "mail-api migrate failed (see $STACK_DIR/migrate.log)"
+
+    user="$("$STACK_BIN/admin" --memory-db "$STACK_PG/$memory_db" memory create-user \
+        --email "$name@example.com" --tier team | stack_json user_id)"
+    MEMORY_KEY="$("$STACK_BIN/admin" --memory-db "$STACK_PG/$memory_db" memory create-key \
+        --user "$user" --env live --scopes read,write --name "$name" | stack_json key)"
+    account="$("$STACK_BIN/admin" --mail-db "$STACK_PG/$mail_db" mail create-account --name "$name" |
+        stack_json account_id)"
+    MAIL_PROJECT_ID="$("$STACK_BIN/admin" --mail-db "$STACK_PG/$mail_db" mail create-project \
+        --account "$account" --name "$name" --plan enterprise | stack_json project_id)"
+    MAIL_KEY="$("$STACK_BIN/admin" --mail-db "$STACK_PG/$mail_db" mail create-key \
+        --project "$MAIL_PROJECT_ID" --scope admin --name "$name" | stack_json key)"
+
+    memory_port="$(stack_free_port)"
+    mail_port="$(stack_free_port)"
+    worker_port="$(stack_free_port)"
+    MEMORY_URL="http://127.0.0.1:$memory_port"
+    MAIL_URL="http://127.0.0.1:$mail_port"
+    kek="$(head -c 32 /dev/urandom | base64)"
+    WEBHOOK_SECRET="whsec_$(head -c 24 /dev/urandom | base64)"
+    TRACKING_SECRET="$(head -c 32 /dev/urandom | base64)"
+    # Queues of their own: the shared broker's other consumers must not take these jobs.
+    prefix="$name-$$-"
+    local common=(RUST_LOG="${RUST_LOG:-warn}" MEMORY_TELEMETRY__LOG_FORMAT=pretty
+        MAIL_TELEMETRY__LOG_FORMAT=pretty MEMORY_RATE_LIMIT__SCALE=1000000
+        MAIL_RATE_LIMIT__SCALE=1000000 MEMORY_HTTP__WORKERS=2 MAIL_HTTP__WORKERS=2
+        MEMORY_BROKER__QUEUE_PREFIX="$prefix" MAIL_BROKER__QUEUE_PREFIX="$prefix"
+        MEMORY_SECRETS__KEK="$kek" MAIL_SECRETS__KEK="$kek" MAIL_WEBHOOKS__SECRET="$WEBHOOK_SECRET"
+        MAIL_TRACKING__SECRET="$TRACKING_SECRET" MAIL_TRACKING__BASE_URL="$MAIL_URL"
+        MEMORY_DATABASE__URL="$STACK_PG/$memory_db" MAIL_DATABASE__URL="$STACK_PG/$mail_db")
+    env "${common[@]}" MEMORY_HTTP__BIND="127.0.0.1:$memory_port" \
+        "$STACK_BIN/memory-api" serve >"$STACK_DIR/memory-api.log" 2>&1 </dev/null &
+    STACK_PIDS+=($!)
+    stack_wait_ready memory-api $! "$MEMORY_URL"
+    env "${common[@]}" MAIL_HTTP__BIND="127.0.0.1:$mail_port" \
+        "$STACK_BIN/mail-api" serve >"$STACK_DIR/mail-api.log" 2>&1 </dev/null &
+    STACK_PIDS+=($!)
+    stack_wait_ready mail-api $! "$MAIL_URL"
+    env "${common[@]}" MAIL_WORKER__BIND="127.0.0.1:$worker_port" \
+        MAIL_DELIVERY__DEFAULT_PROVIDER__KIND=file \
+        MAIL_DELIVERY__DEFAULT_PROVIDER__DIRECTORY="$STACK_DIR/outbox" \
+        "$STACK_BIN/send-worker" >"$STACK_DIR/send-worker.log" 2>&1 </dev/null &
+    STACK_PIDS+=($!)
+    stack_wait_ready send-worker $! "http://127.0.0.1:$worker_port"
+    export MEMORY_URL MAIL_URL MEMORY_KEY MAIL_KEY MAIL_PROJECT_ID STACK_DIR WEBHOOK_SECRET TRACKING_SECRET
+    log "$name: memory-api $MEMORY_URL, mail-api $MAIL_URL, send-worker; logs in $STACK_DIR"
+}
+
+stack_seed() {
+    local m=$MEMORY_URL/api/v1 k=$MEMORY_KEY e
+    SEED_PRODUCT=seeded-product
+    stack_call POST "$m/products" "$k" \
+        '{"name":"seeded-product","description":"Seeded before the run","status":"active"}' >/dev/null
+    stack_call POST "$m/memory/product/$SEED_PRODUCT/state" "$k" \
+        '{"status":"beta","summary":"seeded"}' >/dev/null
+    stack_call PUT "$m/memory/identity" "$k" \
+        '{"identity":{"name":"Seed"},"products":["seeded-product"],"constraints":["be brief"]}' >/dev/null
+    SEED_DECISION="$(stack_call POST "$m/memory/decisions" "$k" \
+        '{"decision":"Use PostgreSQL","product_name":"seeded-product","reasoning":"It is there"}' |
+        stack_json id)"
+    SEED_FREE_FORM="$(stack_call POST "$m/memory/free-form" "$k" \
+        '{"content":"The user prefers short answers","tags":["style"]}' | stack_json id)"
+
+    local a=$MAIL_URL/api/v1
+    k=$MAIL_KEY
+    SEED_SITE="$(stack_call POST "$a/sites" "$k" \
+        '{"name":"Seed","slug":"seed","from_name":"Seed"}' | stack_json id)"
+    SEED_CONTACT="$(stack_call POST "$a/identify" "$k" \
+        "{\"email\":\"ada@example.com\",\"first_name\":\"Ada\",\"site_id\":\"$SEED_SITE\"}" |
+        stack_json contact_id)"
+    SEED_CAMPAIGN="$(stack_call POST "$a/campaigns" "$k" \
+        "{\"name\":\"Welcome\",\"site_id\":\"$SEED_SITE\"}" | stack_json id)"
+    stack_call POST "$a/templates" "$k" '{"name":"Welcome","brief":"Say hello"}' >/dev/null
+    stack_call POST "$a/suppressions" "$k" '{"email":"gone@example.com","note":"seeded"}' >/dev/null
+    SEED_EMAIL="$(stack_call POST "$a/send" "$k" \
+        "{\"to\":\"ada@example.com\",\"site_id\":\"$SEED_SITE\",\"subject\":\"Hello\",\"html\":\"<p>Hi <a href=\\\"https://example.com\\\">there</a></p>\"}" |
+        stack_json id)"
+    for _ in $(seq 1 100); do
+        e="$(stack_call GET "$a/emails/$SEED_EMAIL" "$k" | stack_json status)"
+        [[ $e == queued ]] || break
+        sleep 0.1
+    done
+    [[ $e == sent ]] || die "the seeded email is $e, not sent (see $STACK_DIR/send-worker.log)"
+    stack_call POST "$a/conversion" "$k" \
+        '{"email":"ada@example.com","revenue":12.5,"currency":"EUR","order_id":"seed-1"}' >/dev/null
+    export SEED_PRODUCT SEED_DECISION SEED_FREE_FORM SEED_SITE SEED_CONTACT SEED_CAMPAIGN SEED_EMAIL
+    log "seeded: product $SEED_PRODUCT, decision $SEED_DECISION, site $SEED_SITE, contact $SEED_CONTACT, email $SEED_EMAIL (sent)"
+}
+
+stack_stop() {
+    local rc=${1:-1} pid db
+    for pid in "${STACK_PIDS[@]}"; do
+        kill -TERM "$pid" 2>/dev/null || true
+    done
+    for pid in "${STACK_PIDS[@]}"; do
+        for _ in $(seq 1 100); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -KILL "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    STACK_PIDS=()
+    for db in "${STACK_DBS[@]}"; do
+        stack_psql -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" || warn "could not drop $db"
+    done
+    STACK_DBS=()
+    if [[ -n ${STACK_DIR:-} ]]; then
+        if ((rc == 0)); then rm -rf "$STACK_DIR"; else log "logs kept in $STACK_DIR"; fi
+    fi
+}

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# `make fuzz`: schemathesis against both APIs, started here on fresh databases with seeded
+# data (see api-stack.sh), every check on, the stateful phase on, warnings counted as
+# failures, a fixed seed. Prints a summary per service; exits 1 when either has a failure.
+# Run after `cargo build --bins` (the debug binaries of the target directory are used).
+set -euo pipefail
+
+usage() {
+    cat <<'EOF'
+usage: scripts/fuzz.sh [-h]
+  Fuzz memory-api and mail-api with schemathesis (scripts/tools.sh installs it). Environment:
+    FUZZ_EXAMPLES=40   examples per operation and phase
+    FUZZ_SEED=1        schemathesis' random seed (the same seed generates the same requests)
+    FUZZ_ONLY=memory|mail   fuzz one service only
+    FUZZ_OUT=target/fuzz    reports: junit XML and the full output per service
+EOF
+}
+case "${1:-}" in
+-h | --help)
+    usage
+    exit 0
+    ;;
+"") ;;
+*)
+    usage >&2
+    exit 2
+    ;;
+esac
+
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=scripts/api-stack.sh
+. "$ROOT/scripts/api-stack.sh"
+cd "$ROOT"
+
+FUZZ_EXAMPLES="${FUZZ_EXAMPLES:-40}"
+FUZZ_SEED="${FUZZ_SEED:-1}"
+FUZZ_ONLY="${FUZZ_ONLY:-}"
+OUT="${FUZZ_OUT:-target/fuzz}"
+[[ $FUZZ_EXAMPLES =~ ^[1-9][0-9]*$ ]] || die "FUZZ_EXAMPLES must be a positive integer"
+[[ $FUZZ_SEED =~ ^[0-9]+$ ]] || die "FUZZ_SEED must be a non-negative integer"
+case "$FUZZ_ONLY" in "" | memory | mail) ;; *) die "FUZZ_ONLY must be memory or mail (or unset)" ;; esac
+
+ST="$CACHE_DIR/venv-api-tests/bin/st"
+[[ -x $ST ]] || bash "$ROOT/scripts/tools.sh" >&2
+mkdir -p "$OUT"
+OUT="$(cd "$OUT" && pwd)"
+
+trap 'stack_stop $?' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+stack_start fuzz
+stack_seed
+
+# The read routes that take an id get the seeded one, so that their 200 answers are checked
+# against the document too (with random ids they would only ever answer 404).
+cat >"$STACK_DIR/memory.toml" <<EOF
+[warnings]
+fail-on = true
+
+[[operations]]
+include-path = "/api/v1/products/{name}"
+parameters = { "path.name" = "$SEED_PRODUCT" }
+
+[[operations]]
+include-path = "/api/v1/memory/product/{name}/state"
+include-method = "GET"
+parameters = { "path.name" = "$SEED_PRODUCT" }
+EOF
+cat >"$STACK_DIR/mail.toml" <<EOF
+[warnings]
+fail-on = true
+
+[[operations]]
+include-path = "/api/v1/emails/{id}"
+parameters = { "path.id" = "$SEED_EMAIL" }
+
+[[operations]]
+include-path = "/api/v1/emails/{id}/events"
+parameters = { "path.id" = "$SEED_EMAIL" }
+EOF
+
+# fuzz SERVICE URL KEY: run schemathesis, keep its output, print the summary; 1 on failures.
+fuzz() {
+    local service=$1 url=$2 key=$3 rc=0
+    log ""
+    log "== $service: schemathesis, $FUZZ_EXAMPLES examples per operation, seed $FUZZ_SEED"
+    "$ST" --config-file "$STACK_DIR/$service.toml" run "$url/api/v1/openapi.json" \
+        --url "$url" \
+        --header "Authorization: Bearer $key" \
+        --checks all \
+        --phases examples,coverage,fuzzing,stateful \
+        --max-examples "$FUZZ_EXAMPLES" \
+        --seed "$FUZZ_SEED" \
+        --workers 2 \
+        --request-timeout 30 \
+        --report junit --report-junit-path "$OUT/$service.junit.xml" \
+        >"$OUT/$service.txt" 2>&1 || rc=$?
+    python3 "$ROOT/tests/fuzz/summary.py" "$service" "$OUT/$service.junit.xml" "$OUT/$service.txt" "$rc"
+}
+
+failed=()
+if [[ $FUZZ_ONLY != mail ]]; then
+    fuzz memory "$MEMORY_URL" "$MEMORY_KEY" || failed+=(memory-api)
+fi
+if [[ $FUZZ_ONLY != memory ]]; then
+    fuzz mail "$MAIL_URL" "$MAIL_KEY" || failed+=(mail-api)
+fi
+log ""
+if ((${#failed[@]} > 0)); then
+    log "fuzz: FAILED: ${failed[*]} (full output in $OUT/<service>.txt)"
+    exit 1
+fi
+log "fuzz: 0 failures"

@@ -1,0 +1,230 @@
+"""Every route of both documents through the Python clients generated from them.
+
+usage: scenario.py   (environment: MEMORY_URL, MEMORY_KEY, MAIL_URL, MAIL_KEY, MAIL_PROJECT_ID,
+                      STACK_DIR (the send worker's outbox), WEBHOOK_SECRET; the generated
+                      packages memory_client and mail_client on PYTHONPATH)
+
+Each operation of a document needs a step here that calls it with valid data: an operation
+without one fails the run, so a new route fails this test until it is covered.
+"""
+
+from __future__ import annotations
+
+import base64
+import email
+import hashlib
+import hmac
+import json
+import os
+import pathlib
+import re
+import sys
+import time
+import uuid
+
+import httpx
+
+from strict import Failure, Service
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def service(name: str, package: str, url: str, key: str) -> Service:
+    client_module = __import__(f"{package}.client", fromlist=["AuthenticatedClient"])
+    client = client_module.AuthenticatedClient(
+        base_url=url, token=key, raise_on_unexpected_status=False, timeout=httpx.Timeout(60.0)
+    )
+    document = json.loads((ROOT / f"proto-docs/{name}.openapi.json").read_text())
+    return Service(name, package, document, client)
+
+
+def memory(s: Service) -> None:
+    s.call("healthz", 200)
+    s.call("readyz", 200)
+    s.call("serve", 200)
+    s.call("openapi_json", 200)
+    s.call("openapi_yaml", 200)
+    s.call("openapi_yaml_root", 200)
+
+    s.call("createProduct", 201, body={"name": "atlas", "description": "The atlas", "status": "active"})
+    s.call("listProducts", 200, limit=10)
+    s.call("getProduct", 200, name="atlas")
+    s.call("rotateProductSigningSecret", 200, name="atlas")
+    s.call("updateProductState", 200, name="atlas", body={"status": "beta", "summary": "first"})
+    s.call("getProductState", 200, name="atlas")
+
+    s.call("putIdentity", 200, body={"identity": {"name": "Ada"}, "products": ["atlas"], "constraints": ["short"]})
+    s.call("getIdentity", 200)
+
+    decision = s.call(
+        "createDecision",
+        201,
+        body={"decision": "Use PostgreSQL", "product_name": "atlas", "reasoning": "It is there"},
+    )
+    s.call("createDecision", 201, body={"decision": "Use PostgreSQL everywhere", "product_name": "atlas"})
+    s.call("searchDecisions", 200, q="PostgreSQL", limit=5)
+    entry = s.call("createFreeForm", 201, body={"content": "Prefers short answers", "tags": ["style"]})
+    s.call("listFreeForm", 200, limit=10)
+    s.call("searchMemory", 200, q="PostgreSQL")
+    s.call("listFeed", 200, limit=10)
+    s.call("listMemoryConfidence", 200, limit=10)
+
+    run = s.call("consolidateMemory", 200, body={"compute_budget_tokens": 1000})
+    s.call("getConsolidationRun", 200, run_id=run["runId"])
+
+    exported = s.call("exportMif", 200, scope="full")
+    staged = s.call("importMif", 200, body={"mif": exported, "merge_strategy": "merge"})
+    if staged.get("id") is None:
+        raise Failure(f"memory-api importMif: a staged import has no id: {staged}")
+    s.call("applyMifImport", 200, id=staged["id"])
+
+    s.call("deleteDecision", 200, id=decision["id"])
+    s.call("deleteFreeForm", 200, id=entry["id"])
+
+
+def outbox_links(email_id: str) -> dict[str, str]:
+    """The open and click tokens of the email the send worker wrote to its outbox, and an
+    unsubscribe token for it (a transactional email carries no unsubscribe link, so it is
+    signed here as the service signs it)."""
+    path = pathlib.Path(os.environ["STACK_DIR"]) / "outbox" / f"{email_id}.eml"
+    for _ in range(100):
+        if path.exists():
+            break
+        time.sleep(0.1)
+    message = email.message_from_bytes(path.read_bytes())
+    text = ""
+    for part in message.walk():
+        if not part.is_multipart():
+            text += part.get_payload(decode=True).decode("utf-8", "replace")
+    tokens = {}
+    for kind in "oc":
+        found = re.search(rf"/t/{kind}/([A-Za-z0-9_.-]+)", text)
+        if found is None:
+            raise Failure(f"no /t/{kind}/ link in the sent email {path}")
+        tokens[kind] = found.group(1)
+    payload = bytes([1]) + b"u" + uuid.UUID(email_id).bytes
+    tag = hmac.new(os.environ["TRACKING_SECRET"].encode(), payload, hashlib.sha256).digest()
+    tokens["u"] = f"{b64url(payload)}.{b64url(tag)}"
+    return tokens
+
+
+def b64url(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def signed(client, secret: str, body: dict):
+    """`client` with Standard Webhooks headers for `body` as the generated client sends it."""
+    raw = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    key = base64.b64decode(secret.removeprefix("whsec_"))
+    message_id = f"msg_{uuid.uuid4().hex}"
+    timestamp = str(int(time.time()))
+    tag = hmac.new(key, f"{message_id}.{timestamp}.".encode() + raw, hashlib.sha256).digest()
+    return client.with_headers(
+        {
+            "webhook-id": message_id,
+            "webhook-timestamp": timestamp,
+            "webhook-signature": "v1," + base64.b64encode(tag).decode(),
+        }
+    )
+
+
+def mail(s: Service) -> None:
+    s.call("healthz", 200)
+    s.call("readyz", 200)
+    s.call("serve", 200)
+    s.call("openapi_json", 200)
+
+    site = s.call("createSite", 201, body={"name": "Shop", "slug": "shop", "from_name": "Shop"})["id"]
+    s.call("listSites", 200, limit=10)
+    s.call(
+        "identify",
+        201,
+        body={"email": "ada@example.com", "first_name": "Ada", "site_id": site, "tags": ["vip"]},
+    )
+    s.call("createContact", 201, idempotency_key="contact-1", body={"email": "bob@example.com", "utm_source": "news"})
+    s.call("listContacts", 200, limit=10)
+    campaign = s.call(
+        "createCampaign",
+        201,
+        idempotency_key="campaign-1",
+        body={"name": "Welcome", "site_id": site, "type": "triggered", "trigger_event_name": "signup"},
+    )["id"]
+    s.call("listCampaigns", 200, site_id=site)
+    s.call("trackEvent", 200, body={"email": "ada@example.com", "event": "signup", "data": {"plan": "pro"}})
+    s.call("createTemplate", 201, idempotency_key="template-1", body={"name": "Welcome", "brief": "Say hello"})
+    s.call("listTemplates", 200)
+    s.call("addSuppression", 201, body={"email": "gone@example.com", "note": "asked"})
+    s.call("listSuppressions", 200)
+    s.call("removeSuppression", 204, email="gone@example.com")
+
+    sent = s.call(
+        "send",
+        200,
+        body={
+            "to": "ada@example.com",
+            "site_id": site,
+            "subject": "Hello",
+            "html": '<p>Hi <a href="https://example.com/start">start</a></p>',
+            "text": "Hi",
+        },
+    )
+    email_id = sent["id"]
+    tokens = outbox_links(email_id)
+    s.call("trackOpen", 200, token=tokens["o"])
+    s.call("trackClick", 302, token=tokens["c"])
+    s.call("recordConversion", 200, body={"email": "ada@example.com", "revenue": 12.5, "currency": "EUR", "order_id": "o-1"})
+    s.call("listEmails", 200, limit=10)
+    s.call("getEmail", 200, id=email_id)
+    s.call("listEmailEvents", 200, id=email_id)
+
+    s.call("analyticsOverview", 200, site_id=site)
+    s.call("analyticsCampaigns", 200)
+    s.call("analyticsConversion", 200, campaign_id=campaign)
+    s.call("exportData", 200, format_="json")
+
+    s.call("setProvider", 200, body={"kind": "resend", "api_key": "re_123456789"})
+    s.call("clearProvider", 204)
+    secret = s.call("rotateWebhookSecret", 201)["secret"]
+    event = {"type": "email.delivered", "data": {"email_id": "unknown-message"}}
+    s.call(
+        "receiveProjectProviderWebhook",
+        200,
+        client=signed(s.client, secret, event),
+        provider="resend",
+        project_id=os.environ["MAIL_PROJECT_ID"],
+        body=event,
+    )
+    s.call(
+        "receiveProviderWebhook",
+        200,
+        client=signed(s.client, os.environ["WEBHOOK_SECRET"], event),
+        provider="resend",
+        body=event,
+    )
+    s.call("unsubscribePage", 200, token=tokens["u"])
+    s.call("unsubscribe", 200, token=tokens["u"], body={"List-Unsubscribe": "One-Click"})
+
+
+def main() -> int:
+    services = [
+        (service("memory-api", "memory_client", os.environ["MEMORY_URL"], os.environ["MEMORY_KEY"]), memory),
+        (service("mail-api", "mail_client", os.environ["MAIL_URL"], os.environ["MAIL_KEY"]), mail),
+    ]
+    failed = 0
+    for s, scenario in services:
+        try:
+            scenario(s)
+        except Failure as e:
+            print(f"FAIL {e}")
+            failed += 1
+        missing = sorted(set(s.operations()) - s.called)
+        for operation_id in missing:
+            method, path, _ = s.operations()[operation_id]
+            print(f"FAIL {s.name}: no scenario step calls {operation_id} ({method.upper()} {path})")
+        failed += len(missing)
+        print(f"{s.name}: {len(s.called)} of {len(s.operations())} operations called and parsed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

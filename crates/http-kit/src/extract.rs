@@ -46,19 +46,28 @@ impl<T: DeserializeOwned + ToSchema + Validate + 'static> FromRequest for Json<T
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         let body = web::Json::<Value>::from_request(req, payload);
         Box::pin(async move {
-            let mut value = body.await?.into_inner();
-            nul::check_json(&value)?;
-            rules::of_body::<T>().check(&mut value)?;
-            let mut typed: T = deserialize(value, "body")?;
-            typed.validate()?;
-            Ok(Json(typed))
+            let value = body.await?.into_inner();
+            Ok(Json(read_body(value)?))
         })
     }
 }
 
+/// What [`Json`] does with the parsed body, for a route that reads its body itself (one
+/// whose body is optional).
+pub fn read_body<T: DeserializeOwned + ToSchema + Validate + 'static>(
+    mut value: Value,
+) -> Result<T, ApiError> {
+    nul::check_json(&value)?;
+    rules::of_body::<T>().check(&mut value)?;
+    let mut typed: T = deserialize(value, "body")?;
+    typed.validate()?;
+    Ok(typed)
+}
+
 /// A query string read into `T` the way [`Json`] reads a body, against the rules of `T`'s
-/// parameters. A parameter given empty (`cursor=`) is absent; numbers and booleans are
-/// parsed as the parameter's schema types them.
+/// parameters. A text parameter given empty (`cursor=`) is absent; numbers and booleans are
+/// parsed as the parameter's schema types them (an empty `limit=` is not a number). The
+/// first of repeated parameters counts.
 #[derive(Debug)]
 pub struct Query<T>(pub T);
 
@@ -93,11 +102,12 @@ fn read_query<T: DeserializeOwned + IntoParams + Validate + 'static>(
     let rules = rules::of_query::<T>();
     let mut members = Map::new();
     for (name, raw) in pairs.into_inner() {
-        if raw.is_empty() || members.contains_key(&name) {
+        let schema_type = rules.property_type(&name);
+        let textual = !matches!(schema_type, Some("integer" | "number" | "boolean"));
+        if (raw.is_empty() && textual) || members.contains_key(&name) {
             continue;
         }
-        let value = typed_param(rules.property_type(&name), raw);
-        members.insert(name, value);
+        members.insert(name, typed_param(schema_type, raw));
     }
     let mut value = Value::Object(members);
     rules.check(&mut value)?;

@@ -3,7 +3,7 @@
 //!
 //! The subset of JSON Schema checked: `type` (with `null`), `enum`, `minLength`, `maxLength`,
 //! `pattern`, `format` (see [`super::formats`]), `minimum`, `maximum`, `minItems`,
-//! `maxItems`, `items`, `properties`, `required`, `additionalProperties`, `oneOf`, `anyOf`,
+//! `maxItems`, `items`, `maxProperties`, `properties`, `required`, `additionalProperties`, `oneOf`, `anyOf`,
 //! `allOf` and local `$ref`s. A `null` member of an object with declared properties is
 //! removed first: null means absent.
 
@@ -273,6 +273,11 @@ impl Rules {
             members.retain(|_, v| !v.is_null());
         }
         let properties = properties.unwrap_or(&empty);
+        if let Some(max) = schema.get("maxProperties").and_then(Value::as_u64)
+            && members.len() as u64 > max
+        {
+            return Err(format!("must have at most {max} members"));
+        }
         for name in schema
             .get("required")
             .and_then(Value::as_array)

@@ -59,9 +59,9 @@ pub fn check_text(field: &str, value: &str, max: usize) -> Result<(), ApiError> 
     Ok(())
 }
 
-/// The schema of a list of at most `max_items` non-blank strings of at most `max_len`
+/// The schema of a list of (at most `max_items`) non-blank strings of at most `max_len`
 /// characters (for `#[schema(schema_with = …)]`; the rules are read back from it).
-pub fn text_list(max_items: usize, max_len: usize) -> Array {
+pub fn text_list(max_items: Option<usize>, max_len: usize) -> Array {
     ArrayBuilder::new()
         .items(
             ObjectBuilder::new()
@@ -70,7 +70,7 @@ pub fn text_list(max_items: usize, max_len: usize) -> Array {
                 .max_length(Some(max_len))
                 .pattern(Some(NOT_BLANK)),
         )
-        .max_items(Some(max_items))
+        .max_items(max_items)
         .build()
 }
 

@@ -65,9 +65,8 @@ pub fn read_body<T: DeserializeOwned + ToSchema + Validate + 'static>(
 }
 
 /// A query string read into `T` the way [`Json`] reads a body, against the rules of `T`'s
-/// parameters. A text parameter given empty (`cursor=`) is absent; numbers and booleans are
-/// parsed as the parameter's schema types them (an empty `limit=` is not a number). The
-/// first of repeated parameters counts.
+/// parameters. Numbers and booleans are parsed as the parameter's schema types them (an empty
+/// `limit=` is not a number); the first of repeated parameters counts.
 #[derive(Debug)]
 pub struct Query<T>(pub T);
 
@@ -102,12 +101,10 @@ fn read_query<T: DeserializeOwned + IntoParams + Validate + 'static>(
     let rules = rules::of_query::<T>();
     let mut members = Map::new();
     for (name, raw) in pairs.into_inner() {
-        let schema_type = rules.property_type(&name);
-        let textual = !matches!(schema_type, Some("integer" | "number" | "boolean"));
-        if (raw.is_empty() && textual) || members.contains_key(&name) {
-            continue;
+        if !members.contains_key(&name) {
+            let value = typed_param(rules.property_type(&name), raw);
+            members.insert(name, value);
         }
-        members.insert(name, typed_param(schema_type, raw));
     }
     let mut value = Value::Object(members);
     rules.check(&mut value)?;

@@ -22,7 +22,12 @@ pub struct PageParams {
     pub cursor: Option<String>,
 }
 
-impl crate::request::Validate for PageParams {}
+impl crate::request::Validate for PageParams {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        crate::request::trim_optional(&mut self.cursor);
+        Ok(())
+    }
+}
 
 impl PageParams {
     pub fn limit(&self) -> u32 {

@@ -8,10 +8,10 @@ use actix_web::{HttpResponse, web};
 use auth::AdminAccess;
 use delivery::ProviderConfig;
 use delivery::providers::HostPolicy;
-use delivery::public_host;
-use http_kit::{ApiError, Validate};
-use http_kit::openapi::MailError;
 use delivery::providers::SmtpSecurity;
+use delivery::public_host;
+use http_kit::openapi::MailError;
+use http_kit::{ApiError, Validate};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 

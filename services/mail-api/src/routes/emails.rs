@@ -227,6 +227,7 @@ fn status_schema() -> utoipa::openapi::schema::Object {
 
 impl Validate for EmailListParams {
     fn validate(&mut self) -> Result<(), ApiError> {
+        http_kit::request::trim_optional(&mut self.cursor);
         if let Some(to) = &mut self.to {
             super::body::normalize_email("to", to)?;
         }

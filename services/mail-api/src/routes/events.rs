@@ -4,8 +4,8 @@
 use actix_web::web;
 use auth::WriteAccess;
 use diesel_async::AsyncConnection as _;
-use http_kit::{ApiError, Validate};
 use http_kit::openapi::MailError;
+use http_kit::{ApiError, Validate};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;

@@ -3,9 +3,9 @@
 use actix_web::{HttpResponse, web};
 use auth::WriteAccess;
 use diesel_async::AsyncConnection as _;
+use http_kit::openapi::MailError;
 use http_kit::request::{trim_and_dedupe, trim_optional};
 use http_kit::{ApiError, Validate};
-use http_kit::openapi::MailError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;

@@ -12,9 +12,9 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, web};
 use auth::WriteAccess;
 use diesel_async::AsyncConnection as _;
+use http_kit::openapi::MailError;
 use http_kit::request::{trim, trim_and_dedupe};
 use http_kit::{ApiError, Validate};
-use http_kit::openapi::MailError;
 use queue::Task;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -27,7 +27,6 @@ use crate::db::emails::{self, NewEmail};
 use crate::db::outbox;
 use crate::sending::{Dispatched, SendResult};
 use crate::{AppState, flows, worker};
-
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/send").route(web::post().to(send)));

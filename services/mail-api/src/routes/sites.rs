@@ -56,7 +56,11 @@ pub struct CreateSite {
     /// (another project's site included: 409 `SLUG_TAKEN`). Reserved, 400: `postmaster`,
     /// `abuse`, `hostmaster`, `webmaster`, `admin`, `root`, `security`, `noreply`, `no-reply`,
     /// `mailer-daemon`, `billing`, `support`.
-    #[schema(min_length = 1, max_length = 63, pattern = "^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 63,
+        pattern = "^[a-z0-9]([a-z0-9-]*[a-z0-9])?$"
+    )]
     pub slug: String,
     /// The display name mail is sent under, 1..=200 characters, not blank (stored trimmed).
     #[schema(min_length = 1, max_length = 200, pattern = "\\S")]

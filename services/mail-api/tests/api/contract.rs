@@ -128,3 +128,32 @@ async fn every_documented_api_route_exists_and_is_gated() {
     assert_eq!(signed_ops, 6);
     h.stop().await;
 }
+
+/// Every string a request may carry has a documented bound (the rules the server enforces
+/// are read back from the same schemas), except these: opaque cursors, exact-match filters,
+/// and values bounded only by the body limit.
+#[test]
+fn every_request_string_states_its_bound() {
+    let doc: Value = serde_json::from_str(&mail_api::openapi::json()).unwrap();
+    let unbounded = http_kit::request::rules::unbounded_request_strings(&doc);
+    assert_eq!(
+        unbounded,
+        [
+            "analyticsCampaigns.cursor",
+            "createTemplate.html",
+            "listCampaigns.cursor",
+            "listContacts.cursor",
+            "listContacts.tag",
+            "listEmailEvents.cursor",
+            "listEmails.cursor",
+            "listSites.cursor",
+            "listSuppressions.cursor",
+            "listTemplates.category",
+            "listTemplates.cursor",
+            "setProvider.api_key",
+            "setProvider.host",
+            "setProvider.password",
+            "setProvider.username",
+        ]
+    );
+}

@@ -183,6 +183,7 @@ pub struct FreeFormParams {
 impl Validate for FreeFormParams {
     fn validate(&mut self) -> Result<(), ApiError> {
         http_kit::request::trim_optional(&mut self.q);
+        http_kit::request::trim_optional(&mut self.cursor);
         if self.q.is_some() && self.limit.is_some_and(|n| n > SEARCH_MAX) {
             return Err(ApiError::invalid_field(
                 "limit",

@@ -507,3 +507,38 @@ impl Rules {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unbounded_strings_are_listed_by_operation_and_field() {
+        let document = json!({
+            "paths": {"/x": {"post": {
+                "operationId": "make",
+                "parameters": [
+                    {"name": "q", "in": "query", "schema": {"type": "string"}},
+                    {"name": "id", "in": "query", "schema": {"type": "string", "format": "uuid"}},
+                    {"name": "h", "in": "header", "schema": {"type": "string"}}
+                ],
+                "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Make"}}}}
+            }}},
+            "components": {"schemas": {
+                "Make": {"type": "object", "properties": {
+                    "name": {"type": "string", "maxLength": 5},
+                    "note": {"type": ["string", "null"]},
+                    "slug": {"type": "string", "pattern": "^[a-z]+$"},
+                    "kind": {"type": "string", "enum": ["a"]},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                    "inner": {"oneOf": [{"type": "null"}, {"$ref": "#/components/schemas/Inner"}]}
+                }},
+                "Inner": {"type": "object", "properties": {"text": {"type": "string"}}}
+            }}
+        });
+        assert_eq!(
+            unbounded_request_strings(&document),
+            ["make.inner.text", "make.note", "make.q", "make.tags[]"]
+        );
+    }
+}

@@ -47,18 +47,6 @@ pub fn trim_and_dedupe(values: &mut Vec<String>) {
     *values = seen;
 }
 
-/// A text read from somewhere no schema covers (a path segment, a derived value): not blank,
-/// at most `max` characters.
-pub fn check_text(field: &str, value: &str, max: usize) -> Result<(), ApiError> {
-    if value.trim().is_empty() || value.chars().count() > max {
-        return Err(ApiError::invalid_field(
-            field,
-            &format!("must be 1 to {max} characters"),
-        ));
-    }
-    Ok(())
-}
-
 /// The schema of a list of (at most `max_items`) non-blank strings of at most `max_len`
 /// characters (for `#[schema(schema_with = …)]`; the rules are read back from it).
 pub fn text_list(max_items: Option<usize>, max_len: usize) -> Array {
@@ -95,13 +83,5 @@ mod tests {
         ];
         trim_and_dedupe(&mut tags);
         assert_eq!(tags, ["b", "a", "c"]);
-    }
-
-    #[test]
-    fn check_text_names_the_field() {
-        assert!(check_text("name", "x", 3).is_ok());
-        let err = check_text("name", "  ", 3).unwrap_err();
-        assert_eq!(err.details().unwrap()["field"], "name");
-        assert!(check_text("name", "abcd", 3).is_err());
     }
 }

@@ -8,15 +8,20 @@ use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
 use actix_web::error::{JsonPayloadError, PathError, PayloadError, QueryPayloadError};
 use actix_web::middleware::Next;
 use actix_web::{FromRequest, HttpRequest, web};
-use futures_util::future::LocalBoxFuture;
+use futures_util::future::{LocalBoxFuture, Ready, ready};
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Map, Value};
+use utoipa::{IntoParams, ToSchema};
 
 use crate::error::ApiError;
 use crate::nul;
+use crate::request::{Validate, rules};
 
-/// A JSON request body, read like `web::Json` (same [`json_config`] limits and errors), and
-/// refused with a 400 naming the field when any string in it, key or value, holds U+0000.
+/// A JSON request body, read like `web::Json` (same [`json_config`] limits and errors), then:
+/// refused when any string in it, key or value, holds U+0000; checked against the rules its
+/// schema states ([`rules`]); deserialized naming the failing field's path; and
+/// [`Validate`]d. Every refusal is a 400 naming the field. A free-form body is a
+/// `Json<serde_json::Value>`.
 #[derive(Debug)]
 pub struct Json<T>(pub T);
 
@@ -34,7 +39,7 @@ impl<T> Deref for Json<T> {
     }
 }
 
-impl<T: DeserializeOwned + 'static> FromRequest for Json<T> {
+impl<T: DeserializeOwned + ToSchema + Validate + 'static> FromRequest for Json<T> {
     type Error = actix_web::Error;
     type Future = LocalBoxFuture<'static, Result<Self, Self::Error>>;
 
@@ -42,12 +47,96 @@ impl<T: DeserializeOwned + 'static> FromRequest for Json<T> {
         let body = web::Json::<Value>::from_request(req, payload);
         Box::pin(async move {
             let value = body.await?.into_inner();
-            nul::check_json(&value)?;
-            serde_json::from_value(value)
-                .map(Json)
-                .map_err(|e| ApiError::bad_request(format!("invalid request body: {e}")).into())
+            Ok(Json(read_body(value)?))
         })
     }
+}
+
+/// What [`Json`] does with the parsed body, for a route that reads its body itself (one
+/// whose body is optional).
+pub fn read_body<T: DeserializeOwned + ToSchema + Validate + 'static>(
+    mut value: Value,
+) -> Result<T, ApiError> {
+    nul::check_json(&value)?;
+    rules::of_body::<T>().check(&mut value)?;
+    let mut typed: T = deserialize(value, "body")?;
+    typed.validate()?;
+    Ok(typed)
+}
+
+/// A query string read into `T` the way [`Json`] reads a body, against the rules of `T`'s
+/// parameters. Numbers and booleans are parsed as the parameter's schema types them (an empty
+/// `limit=` is not a number); the first of repeated parameters counts.
+#[derive(Debug)]
+pub struct Query<T>(pub T);
+
+impl<T> Query<T> {
+    pub fn into_inner(self) -> T {
+        self.0
+    }
+}
+
+impl<T> Deref for Query<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: DeserializeOwned + IntoParams + Validate + 'static> FromRequest for Query<T> {
+    type Error = actix_web::Error;
+    type Future = Ready<Result<Self, Self::Error>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(read_query(req.query_string()).map_err(Into::into))
+    }
+}
+
+fn read_query<T: DeserializeOwned + IntoParams + Validate + 'static>(
+    query: &str,
+) -> Result<Query<T>, ApiError> {
+    let pairs = web::Query::<Vec<(String, String)>>::from_query(query)
+        .map_err(|_| ApiError::invalid_field("query", "is not a valid query string"))?;
+    let rules = rules::of_query::<T>();
+    let mut members = Map::new();
+    for (name, raw) in pairs.into_inner() {
+        if !members.contains_key(&name) {
+            let value = typed_param(rules.property_type(&name), raw);
+            members.insert(name, value);
+        }
+    }
+    let mut value = Value::Object(members);
+    rules.check(&mut value)?;
+    let mut typed: T = deserialize(value, "query")?;
+    typed.validate()?;
+    Ok(Query(typed))
+}
+
+/// The parameter as its schema types it; left a string when it does not parse, for the
+/// rules to refuse with the expected range.
+fn typed_param(schema_type: Option<&str>, raw: String) -> Value {
+    let parsed = match schema_type {
+        Some("integer") => raw.parse::<i64>().ok().map(Value::from),
+        Some("number") => raw
+            .parse::<f64>()
+            .ok()
+            .and_then(serde_json::Number::from_f64)
+            .map(Value::Number),
+        Some("boolean") => raw.parse::<bool>().ok().map(Value::Bool),
+        _ => None,
+    };
+    parsed.unwrap_or(Value::String(raw))
+}
+
+/// Deserializes `value`, naming the path of the field serde refused (`root` when it is the
+/// whole value).
+fn deserialize<T: DeserializeOwned>(value: Value, root: &str) -> Result<T, ApiError> {
+    serde_path_to_error::deserialize(value).map_err(|err| {
+        let path = err.path().to_string();
+        let field = if path == "." { root } else { path.as_str() };
+        ApiError::invalid_field(field, &err.into_inner().to_string())
+    })
 }
 
 /// Refuses a request whose path or query string carries an encoded U+0000 (`%00`), before
@@ -76,15 +165,15 @@ fn json_error(err: JsonPayloadError, limit: usize) -> ApiError {
         | JsonPayloadError::Overflow { .. }
         | JsonPayloadError::Payload(PayloadError::Overflow) => ApiError::payload_too_large(limit),
         JsonPayloadError::ContentType => {
-            ApiError::bad_request("Content-Type must be application/json")
+            ApiError::invalid_field("body", "is required, with Content-Type application/json")
         }
         JsonPayloadError::Deserialize(e) if e.is_data() => {
-            ApiError::bad_request(format!("invalid request body: {e}"))
+            ApiError::invalid_field("body", &format!("is invalid: {e}"))
         }
         JsonPayloadError::Deserialize(e) => {
-            ApiError::bad_request(format!("malformed JSON body: {e}"))
+            ApiError::invalid_field("body", &format!("is malformed JSON: {e}"))
         }
-        other => ApiError::bad_request(format!("unreadable request body: {other}")),
+        other => ApiError::invalid_field("body", &format!("is unreadable: {other}")),
     }
 }
 
@@ -96,9 +185,9 @@ pub fn payload_config(limit: usize) -> web::PayloadConfig {
 pub fn query_config() -> web::QueryConfig {
     web::QueryConfig::default().error_handler(|err, _req| {
         let QueryPayloadError::Deserialize(e) = err else {
-            return ApiError::bad_request("invalid query string").into();
+            return ApiError::invalid_field("query", "is not a valid query string").into();
         };
-        ApiError::bad_request(format!("invalid query string: {e}")).into()
+        ApiError::invalid_field("query", &format!("is invalid: {e}")).into()
     })
 }
 

@@ -8,13 +8,16 @@ pub mod health;
 pub mod nul;
 pub mod openapi;
 pub mod pagination;
+pub mod request;
 
 pub use envelope::{Flavor, envelope_middleware};
 pub use error::{ApiError, ErrorKind, RateLimitInfo};
 pub use extract::{
-    Json, json_config, path_config, payload_config, query_config, reject_nul_in_uri,
+    Json, Query, json_config, path_config, payload_config, query_config, read_body,
+    reject_nul_in_uri,
 };
 pub use pagination::{Cursor, Page, PageParams};
+pub use request::Validate;
 
 /// Request bodies above this size answer 400 (ruled: neither document lists 413).
 pub const MAX_JSON_BODY: usize = 1024 * 1024;

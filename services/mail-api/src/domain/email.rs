@@ -1,44 +1,11 @@
 //! Email addresses as the service stores them: trimmed and lowercased, checked for a shape
 //! that can be delivered to (a local part and a dotted domain; no display names, no quoting).
 
-const MAX_LEN: usize = 254;
-const LOCAL_MAX: usize = 64;
-const LABEL_MAX: usize = 63;
-
-/// The stored form of `raw`, or `None` when it is not a deliverable address.
+/// The stored form of `raw`, or `None` when it is not a deliverable address (the documents'
+/// `format: email`).
 pub fn normalize(raw: &str) -> Option<String> {
     let email = raw.trim().to_lowercase();
-    if email.is_empty() || email.len() > MAX_LEN {
-        return None;
-    }
-    let (local, domain) = email.split_once('@')?;
-    (local_ok(local) && domain_ok(domain)).then_some(email)
-}
-
-fn local_ok(local: &str) -> bool {
-    !local.is_empty()
-        && local.len() <= LOCAL_MAX
-        && !local.starts_with('.')
-        && !local.ends_with('.')
-        && !local.contains("..")
-        && local
-            .chars()
-            .all(|c| c.is_alphanumeric() || "!#$%&'*+/=?^_`{|}~.-".contains(c))
-}
-
-fn domain_ok(domain: &str) -> bool {
-    let labels: Vec<&str> = domain.split('.').collect();
-    labels.len() >= 2
-        && labels.iter().all(|label| {
-            !label.is_empty()
-                && label.len() <= LABEL_MAX
-                && !label.starts_with('-')
-                && !label.ends_with('-')
-                && label.chars().all(|c| c.is_alphanumeric() || c == '-')
-        })
-        && labels
-            .last()
-            .is_some_and(|tld| !tld.chars().all(|c| c.is_ascii_digit()))
+    http_kit::request::formats::is_email(&email).then_some(email)
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use actix_web::web;
 use auth::Caller;
 use chrono::{DateTime, Duration, Utc};
 use http_kit::openapi::MailError;
-use http_kit::{ApiError, Page, PageParams};
+use http_kit::{ApiError, Page, PageParams, Query, Validate};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
@@ -17,12 +17,10 @@ use uuid::Uuid;
 use super::campaigns::{CampaignStatus, CampaignType};
 use crate::AppState;
 use crate::db::analytics::{self as db, CampaignFilter, ConversionScope};
-use crate::db::campaigns::STATUSES;
 use crate::domain::health::{self, SenderStatus};
 use crate::flows;
 
 pub const DAYS_DEFAULT: u32 = 30;
-pub const DAYS_MAX: u32 = 365;
 /// How many campaigns `/analytics/conversion` ranks.
 const TOP_CAMPAIGNS: i64 = 10;
 
@@ -44,31 +42,16 @@ pub struct Window {
 }
 
 impl Window {
-    fn of(days: Option<&str>) -> Result<Self, ApiError> {
-        let days = match days {
-            None => DAYS_DEFAULT,
-            Some(raw) => match raw.parse::<u32>() {
-                Ok(n @ 1..=DAYS_MAX) => n,
-                _ => {
-                    return Err(ApiError::invalid_field(
-                        "days",
-                        "must be an integer between 1 and 365",
-                    ));
-                }
-            },
-        };
+    /// `days` was checked against its parameter's documented range (1..=365).
+    fn of(days: Option<u32>) -> Self {
+        let days = days.unwrap_or(DAYS_DEFAULT);
         let to = Utc::now();
-        Ok(Self {
+        Self {
             days,
             from: to - Duration::days(i64::from(days)),
             to,
-        })
+        }
     }
-}
-
-fn parse_uuid(name: &str, raw: Option<&str>) -> Result<Option<Uuid>, ApiError> {
-    raw.map(|s| Uuid::parse_str(s).map_err(|_| ApiError::invalid_field(name, "must be a UUID")))
-        .transpose()
 }
 
 /// `part / whole`, 0 when `whole` is 0.
@@ -161,12 +144,13 @@ pub struct Overview {
 #[into_params(parameter_in = Query)]
 pub struct OverviewParams {
     /// Required: a site of the project (404 `SITE_NOT_FOUND` otherwise).
-    #[param(value_type = Uuid)]
-    pub site_id: Option<String>,
+    pub site_id: Uuid,
     /// The window in days up to now, 1..=365 (default 30).
-    #[param(value_type = Option<u32>, minimum = 1, maximum = 365)]
-    pub days: Option<String>,
+    #[param(minimum = 1, maximum = 365)]
+    pub days: Option<u32>,
 }
+
+impl Validate for OverviewParams {}
 
 /// A site's delivery, growth and sender health over the last `days` days.
 #[utoipa::path(
@@ -184,11 +168,10 @@ pub struct OverviewParams {
 pub async fn overview(
     caller: Caller,
     state: web::Data<AppState>,
-    params: web::Query<OverviewParams>,
+    params: Query<OverviewParams>,
 ) -> Result<web::Json<Overview>, ApiError> {
-    let site_id = parse_uuid("site_id", params.site_id.as_deref())?
-        .ok_or_else(|| ApiError::invalid_field("site_id", "is required"))?;
-    let window = Window::of(params.days.as_deref())?;
+    let site_id = params.site_id;
+    let window = Window::of(params.days);
     let project_id = caller.owner_id;
     let mut conn = store::conn(&state.pool).await?;
     flows::require_site(&mut conn, project_id, site_id).await?;
@@ -247,15 +230,16 @@ pub struct CampaignPerformance {
 #[into_params(parameter_in = Query)]
 pub struct CampaignParams {
     /// Only this site's campaigns (404 `SITE_NOT_FOUND` when it is not a site of the project).
-    #[param(value_type = Option<Uuid>)]
-    pub site_id: Option<String>,
+    pub site_id: Option<Uuid>,
     /// Only campaigns in this status.
-    #[param(value_type = Option<CampaignStatus>)]
-    pub status: Option<String>,
+    #[param(inline)]
+    pub status: Option<CampaignStatus>,
     /// The window in days up to now, 1..=365 (default 30).
-    #[param(value_type = Option<u32>, minimum = 1, maximum = 365)]
-    pub days: Option<String>,
+    #[param(minimum = 1, maximum = 365)]
+    pub days: Option<u32>,
 }
+
+impl Validate for CampaignParams {}
 
 /// Campaign-level performance over the last `days` days, one campaign per item, oldest
 /// campaign first.
@@ -274,22 +258,14 @@ pub struct CampaignParams {
 pub async fn campaigns(
     caller: Caller,
     state: web::Data<AppState>,
-    page: web::Query<PageParams>,
-    params: web::Query<CampaignParams>,
+    page: Query<PageParams>,
+    params: Query<CampaignParams>,
 ) -> Result<web::Json<Page<CampaignPerformance>>, ApiError> {
-    let limit = page.limit()?;
+    let limit = page.limit();
     let after = page.cursor()?.map(|c| c.0);
-    let site_id = parse_uuid("site_id", params.site_id.as_deref())?;
-    let status = params.status.as_deref();
-    if let Some(status) = status
-        && !STATUSES.contains(&status)
-    {
-        return Err(ApiError::invalid_field(
-            "status",
-            "must be one of draft, active, paused, completed, archived",
-        ));
-    }
-    let window = Window::of(params.days.as_deref())?;
+    let site_id = params.site_id;
+    let status = params.status.map(CampaignStatus::as_str);
+    let window = Window::of(params.days);
     let project_id = caller.owner_id;
     let mut conn = store::conn(&state.pool).await?;
     if let Some(site_id) = site_id {
@@ -381,16 +357,16 @@ pub struct ConversionAnalytics {
 pub struct ConversionParams {
     /// Only conversions attributed to an email of this site (404 `SITE_NOT_FOUND` when it is
     /// not a site of the project); unattributed conversions belong to no site.
-    #[param(value_type = Option<Uuid>)]
-    pub site_id: Option<String>,
+    pub site_id: Option<Uuid>,
     /// Only conversions attributed to this campaign (404 `CAMPAIGN_NOT_FOUND` when it is not a
     /// campaign of the project).
-    #[param(value_type = Option<Uuid>)]
-    pub campaign_id: Option<String>,
+    pub campaign_id: Option<Uuid>,
     /// The window in days up to now, 1..=365 (default 30).
-    #[param(value_type = Option<u32>, minimum = 1, maximum = 365)]
-    pub days: Option<String>,
+    #[param(minimum = 1, maximum = 365)]
+    pub days: Option<u32>,
 }
+
+impl Validate for ConversionParams {}
 
 /// Attributed conversions and revenue over the last `days` days.
 #[utoipa::path(
@@ -408,11 +384,11 @@ pub struct ConversionParams {
 pub async fn conversion(
     caller: Caller,
     state: web::Data<AppState>,
-    params: web::Query<ConversionParams>,
+    params: Query<ConversionParams>,
 ) -> Result<web::Json<ConversionAnalytics>, ApiError> {
-    let site_id = parse_uuid("site_id", params.site_id.as_deref())?;
-    let campaign_id = parse_uuid("campaign_id", params.campaign_id.as_deref())?;
-    let window = Window::of(params.days.as_deref())?;
+    let site_id = params.site_id;
+    let campaign_id = params.campaign_id;
+    let window = Window::of(params.days);
     let project_id = caller.owner_id;
     let mut conn = store::conn(&state.pool).await?;
     if let Some(site_id) = site_id {

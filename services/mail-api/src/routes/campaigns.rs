@@ -7,21 +7,18 @@ use auth::{Caller, WriteAccess};
 use chrono::{DateTime, Utc};
 use diesel_async::AsyncConnection as _;
 use http_kit::openapi::MailError;
-use http_kit::{ApiError, Page, PageParams};
+use http_kit::{ApiError, Page, PageParams, Query, Validate};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use super::body::Fields;
-use super::events::EVENT_MAX;
 use super::idempotency::{IdempotencyKey, Idempotent};
 use crate::AppState;
 use crate::db::campaigns::{self, Filter, NewCampaign};
 use crate::flows;
 
 const ROUTE: &str = "POST /api/v1/campaigns";
-const NAME_MAX: usize = 200;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -31,10 +28,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     );
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CampaignType {
     /// A sequence; a site's active drip campaigns are its signup campaigns.
+    #[default]
     Drip,
     /// Started by a named event (`trigger_event_name`) fired at `/events`.
     Triggered,
@@ -101,11 +99,24 @@ fn parse_name<T: serde::de::DeserializeOwned>(name: &str) -> Result<T, ApiError>
 #[into_params(parameter_in = Query)]
 pub struct CampaignFilter {
     /// Only this site's campaigns (404 when it is not a site of the project).
-    #[param(value_type = Option<Uuid>)]
-    pub site_id: Option<String>,
+    pub site_id: Option<Uuid>,
     /// Only campaigns in this status.
-    #[param(value_type = Option<CampaignStatus>)]
-    pub status: Option<String>,
+    #[param(inline)]
+    pub status: Option<CampaignStatus>,
+}
+
+impl Validate for CampaignFilter {}
+
+impl CampaignStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Draft => "draft",
+            Self::Active => "active",
+            Self::Paused => "paused",
+            Self::Completed => "completed",
+            Self::Archived => "archived",
+        }
+    }
 }
 
 /// List the project's campaigns, oldest first.
@@ -124,27 +135,13 @@ pub struct CampaignFilter {
 pub async fn list(
     caller: Caller,
     state: web::Data<AppState>,
-    page: web::Query<PageParams>,
-    filter: web::Query<CampaignFilter>,
+    page: Query<PageParams>,
+    filter: Query<CampaignFilter>,
 ) -> Result<web::Json<Page<Campaign>>, ApiError> {
-    let limit = page.limit()?;
+    let limit = page.limit();
     let after = page.cursor()?.map(|c| c.0);
-    let site_id = filter
-        .site_id
-        .as_deref()
-        .map(|s| {
-            Uuid::parse_str(s).map_err(|_| ApiError::invalid_field("site_id", "must be a UUID"))
-        })
-        .transpose()?;
-    let status = filter.status.as_deref();
-    if let Some(status) = status
-        && !campaigns::STATUSES.contains(&status)
-    {
-        return Err(ApiError::invalid_field(
-            "status",
-            "must be one of draft, active, paused, completed, archived",
-        ));
-    }
+    let site_id = filter.site_id;
+    let status = filter.status.map(CampaignStatus::as_str);
     let mut conn = store::conn(&state.pool).await?;
     if let Some(site_id) = site_id {
         flows::require_site(&mut conn, caller.owner_id, site_id).await?;
@@ -166,49 +163,40 @@ pub async fn list(
 }
 
 /// Unknown fields are ignored.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct CreateCampaign {
-    /// Required, 1..=200 characters.
+    /// Required, 1..=200 characters, not blank (stored trimmed).
+    #[schema(min_length = 1, max_length = 200, pattern = "\\S")]
     pub name: String,
     /// Required: a site of the project (404 otherwise).
     pub site_id: Uuid,
     /// Default `drip`.
-    #[serde(rename = "type")]
+    #[serde(rename = "type", default)]
     #[schema(required = false)]
     pub kind: CampaignType,
-    /// Required for `triggered` (1..=200 characters, matched exactly by `/events`); must be
-    /// absent for `drip`.
+    /// Required for `triggered` (1..=200 characters, not blank, stored trimmed, matched
+    /// exactly by `/events`); must be absent for `drip`.
+    #[schema(min_length = 1, max_length = 200, pattern = "\\S")]
     pub trigger_event_name: Option<String>,
 }
 
-impl CreateCampaign {
-    fn read(body: Value) -> Result<Self, ApiError> {
-        let f = Fields::new(body)?;
-        let name = f.text("name", NAME_MAX)?;
-        let site_id = f
-            .uuid("site_id")?
-            .ok_or_else(|| ApiError::invalid_field("site_id", "is required"))?;
-        let kind = match f.string("type")?.as_deref() {
-            None | Some("drip") => CampaignType::Drip,
-            Some("triggered") => CampaignType::Triggered,
-            Some(_) => return Err(ApiError::invalid_field("type", "must be drip or triggered")),
-        };
-        let trigger_event_name = match kind {
-            CampaignType::Triggered => Some(f.text("trigger_event_name", EVENT_MAX)?),
-            CampaignType::Drip if f.string("trigger_event_name")?.is_some() => {
-                return Err(ApiError::invalid_field(
-                    "trigger_event_name",
-                    "is only for triggered campaigns",
-                ));
-            }
-            CampaignType::Drip => None,
-        };
-        Ok(Self {
-            name,
-            site_id,
-            kind,
-            trigger_event_name,
-        })
+impl Validate for CreateCampaign {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        http_kit::request::trim(&mut self.name);
+        if let Some(event) = &mut self.trigger_event_name {
+            http_kit::request::trim(event);
+        }
+        match (self.kind, &self.trigger_event_name) {
+            (CampaignType::Triggered, None) => Err(ApiError::invalid_field(
+                "trigger_event_name",
+                "is required for triggered campaigns",
+            )),
+            (CampaignType::Drip, Some(_)) => Err(ApiError::invalid_field(
+                "trigger_event_name",
+                "is only for triggered campaigns",
+            )),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -237,9 +225,9 @@ pub async fn create(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
     key: IdempotencyKey,
-    body: http_kit::Json<Value>,
+    body: http_kit::Json<CreateCampaign>,
 ) -> Result<HttpResponse, ApiError> {
-    let req = CreateCampaign::read(body.into_inner())?;
+    let req = body.into_inner();
     let project_id = caller.owner_id;
     let idempotent = Idempotent::new(project_id, ROUTE, &key, &req)?;
     let mut conn = store::conn(&state.pool).await?;

@@ -8,31 +8,20 @@ use auth::{Caller, WriteAccess};
 use chrono::{DateTime, Utc};
 use diesel_async::AsyncConnection as _;
 use http_kit::openapi::MailError;
-use http_kit::{ApiError, Page, PageParams};
+use http_kit::request::{trim_and_dedupe, trim_optional};
+use http_kit::{ApiError, Page, PageParams, Query, Validate};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use super::body::{Fields, check_text};
+use super::body::{normalize_email, tags_schema};
 use super::idempotency::{IdempotencyKey, Idempotent};
-use super::identify::NAME_MAX;
 use crate::AppState;
 use crate::db::contacts::{self, ContactData, Filter};
 use crate::flows;
 
 const ROUTE: &str = "POST /api/v1/contacts";
-const SEARCH_MAX: usize = 200;
-const ATTRIBUTION_MAX: usize = 500;
-/// The attribution fields a contact keeps (from its first creation).
-pub const ATTRIBUTION_FIELDS: [&str; 6] = [
-    "utm_source",
-    "utm_medium",
-    "utm_campaign",
-    "utm_term",
-    "utm_content",
-    "referrer",
-];
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -42,15 +31,36 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     );
 }
 
-/// Where a contact came from.
+/// Where a contact came from; each field at most 500 characters, trimmed (blank is absent).
 #[derive(Debug, Default, Serialize, Deserialize, ToSchema)]
 pub struct ContactAttribution {
+    #[schema(max_length = 500)]
     pub utm_source: Option<String>,
+    #[schema(max_length = 500)]
     pub utm_medium: Option<String>,
+    #[schema(max_length = 500)]
     pub utm_campaign: Option<String>,
+    #[schema(max_length = 500)]
     pub utm_term: Option<String>,
+    #[schema(max_length = 500)]
     pub utm_content: Option<String>,
+    #[schema(max_length = 500)]
     pub referrer: Option<String>,
+}
+
+impl ContactAttribution {
+    fn trim(&mut self) {
+        for field in [
+            &mut self.utm_source,
+            &mut self.utm_medium,
+            &mut self.utm_campaign,
+            &mut self.utm_term,
+            &mut self.utm_content,
+            &mut self.referrer,
+        ] {
+            trim_optional(field);
+        }
+    }
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -95,12 +105,21 @@ impl Contact {
 #[into_params(parameter_in = Query)]
 pub struct ContactFilter {
     /// Only contacts subscribed to this site (404 when it is not a site of the project).
-    #[param(value_type = Option<Uuid>)]
-    pub site_id: Option<String>,
-    /// Only contacts carrying this tag (exact match).
+    pub site_id: Option<Uuid>,
+    /// Only contacts carrying this tag (exact match, trimmed; blank is no filter).
     pub tag: Option<String>,
-    /// Case-insensitive substring of the email, first or last name (at most 200 characters).
+    /// Case-insensitive substring of the email, first or last name (at most 200 characters,
+    /// trimmed; blank is no filter).
+    #[param(max_length = 200)]
     pub search: Option<String>,
+}
+
+impl Validate for ContactFilter {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        trim_optional(&mut self.tag);
+        trim_optional(&mut self.search);
+        Ok(())
+    }
 }
 
 /// List the project's contacts, oldest first.
@@ -119,27 +138,14 @@ pub struct ContactFilter {
 pub async fn list(
     caller: Caller,
     state: web::Data<AppState>,
-    page: web::Query<PageParams>,
-    filter: web::Query<ContactFilter>,
+    page: Query<PageParams>,
+    filter: Query<ContactFilter>,
 ) -> Result<web::Json<Page<Contact>>, ApiError> {
-    let limit = page.limit()?;
+    let limit = page.limit();
     let after = page.cursor()?.map(|c| c.0);
-    let site_id = filter
-        .site_id
-        .as_deref()
-        .map(|s| {
-            Uuid::parse_str(s).map_err(|_| ApiError::invalid_field("site_id", "must be a UUID"))
-        })
-        .transpose()?;
-    let search = match filter.search.as_deref().map(str::trim) {
-        None | Some("") => None,
-        Some(s) => Some(check_text("search", s, SEARCH_MAX)?),
-    };
-    let tag = filter
-        .tag
-        .as_deref()
-        .map(str::trim)
-        .filter(|t| !t.is_empty());
+    let site_id = filter.site_id;
+    let search = filter.search.as_deref();
+    let tag = filter.tag.as_deref();
     let mut conn = store::conn(&state.pool).await?;
     if let Some(site_id) = site_id {
         flows::require_site(&mut conn, caller.owner_id, site_id).await?;
@@ -173,18 +179,23 @@ pub async fn list(
 }
 
 /// Unknown fields are ignored.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct CreateContact {
     /// Required; stored trimmed and lowercased.
+    #[schema(format = Email)]
     pub email: String,
-    /// At most 200 characters, trimmed.
+    /// At most 200 characters, trimmed (blank is absent).
+    #[schema(max_length = 200)]
     pub first_name: Option<String>,
+    /// As `first_name`.
+    #[schema(max_length = 200)]
     pub last_name: Option<String>,
     /// A site of the project (404 otherwise): the contact is subscribed to it and enrolled in
     /// its signup campaigns (its active drip campaigns).
     pub site_id: Option<Uuid>,
     /// Each 1..=100 characters, at most 100; duplicates dropped.
-    #[schema(required = false)]
+    #[serde(default)]
+    #[schema(required = false, schema_with = tags_schema)]
     pub tags: Vec<String>,
     /// Free-form object, stored as given.
     #[schema(value_type = Option<Object>)]
@@ -194,24 +205,14 @@ pub struct CreateContact {
     pub attribution: ContactAttribution,
 }
 
-impl CreateContact {
-    fn read(body: Value) -> Result<Self, ApiError> {
-        let f = Fields::new(body)?;
-        let mut attribution = Map::new();
-        for field in ATTRIBUTION_FIELDS {
-            if let Some(value) = f.optional_text(field, ATTRIBUTION_MAX)? {
-                attribution.insert(field.to_owned(), Value::String(value));
-            }
-        }
-        Ok(Self {
-            email: f.email("email")?,
-            first_name: f.optional_text("first_name", NAME_MAX)?,
-            last_name: f.optional_text("last_name", NAME_MAX)?,
-            site_id: f.uuid("site_id")?,
-            tags: f.tags("tags")?,
-            properties: f.object("properties")?,
-            attribution: serde_json::from_value(Value::Object(attribution))?,
-        })
+impl Validate for CreateContact {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        normalize_email("email", &mut self.email)?;
+        trim_optional(&mut self.first_name);
+        trim_optional(&mut self.last_name);
+        trim_and_dedupe(&mut self.tags);
+        self.attribution.trim();
+        Ok(())
     }
 }
 
@@ -242,9 +243,9 @@ pub async fn create(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
     key: IdempotencyKey,
-    body: http_kit::Json<Value>,
+    body: http_kit::Json<CreateContact>,
 ) -> Result<HttpResponse, ApiError> {
-    let req = CreateContact::read(body.into_inner())?;
+    let req = body.into_inner();
     let project_id = caller.owner_id;
     let idempotent = Idempotent::new(project_id, ROUTE, &key, &req)?;
     let mut conn = store::conn(&state.pool).await?;

@@ -4,81 +4,66 @@ use actix_web::web;
 use auth::WriteAccess;
 use chrono::{DateTime, Utc};
 use diesel_async::AsyncConnection as _;
-use http_kit::ApiError;
 use http_kit::openapi::MailError;
-use serde::Serialize;
+use http_kit::request::trim_optional;
+use http_kit::{ApiError, Validate};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::body::Fields;
+use super::body::normalize_email;
 use crate::AppState;
 use crate::db::contacts;
 use crate::db::conversions::{self, NewConversion};
 
-const EVENT_MAX: usize = 200;
-const ORDER_ID_MAX: usize = 200;
+const DEFAULT_EVENT: &str = "purchase";
+const DEFAULT_CURRENCY: &str = "USD";
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/conversion").route(web::post().to(convert)));
 }
 
 /// Unknown fields are ignored.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Deserialize, ToSchema)]
 pub struct ConversionRequest {
     /// Required: a contact of the project (404 `CONTACT_NOT_FOUND` otherwise; conversions do
     /// not create contacts).
+    #[schema(format = Email)]
     pub email: String,
-    /// Default `purchase`; 1..=200 characters.
-    #[schema(required = false, default = "purchase")]
+    /// Default `purchase` (also when blank); at most 200 characters, trimmed.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, default = "purchase", max_length = 200)]
     pub event: String,
-    /// Default 0; a finite number ≥ 0.
-    #[schema(required = false, default = 0.0, minimum = 0.0)]
+    /// Default 0; a number ≥ 0.
+    #[serde(default)]
+    #[schema(value_type = Option<f64>, default = 0.0, minimum = 0.0)]
     pub revenue: f64,
     /// ISO 4217 code, three letters (uppercased); default `USD`.
-    #[schema(required = false, default = "USD")]
+    #[serde(default)]
+    #[schema(value_type = Option<String>, default = "USD", pattern = "^[A-Za-z]{3}$")]
     pub currency: String,
-    /// Deduplication key, 1..=200 characters: a second conversion with the same `order_id`
-    /// in the project answers 409 `DUPLICATE_ORDER_ID`.
+    /// Deduplication key, 1..=200 characters, not blank (trimmed): a second conversion with
+    /// the same `order_id` in the project answers 409 `DUPLICATE_ORDER_ID`.
+    #[schema(min_length = 1, max_length = 200, pattern = "\\S")]
     pub order_id: Option<String>,
     #[schema(value_type = Option<Object>)]
     pub metadata: Option<Value>,
 }
 
-impl ConversionRequest {
-    fn read(body: Value) -> Result<Self, ApiError> {
-        let f = Fields::new(body)?;
-        let revenue = f.number("revenue")?.unwrap_or(0.0);
-        if revenue < 0.0 {
-            return Err(ApiError::invalid_field("revenue", "must not be negative"));
+impl Validate for ConversionRequest {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        normalize_email("email", &mut self.email)?;
+        http_kit::request::trim(&mut self.event);
+        if self.event.is_empty() {
+            DEFAULT_EVENT.clone_into(&mut self.event);
         }
-        let currency = match f.string("currency")? {
-            None => "USD".to_owned(),
-            Some(c) if c.len() == 3 && c.bytes().all(|b| b.is_ascii_alphabetic()) => {
-                c.to_ascii_uppercase()
-            }
-            Some(_) => {
-                return Err(ApiError::invalid_field(
-                    "currency",
-                    "must be a three-letter ISO 4217 code",
-                ));
-            }
-        };
-        Ok(Self {
-            email: f.email("email")?,
-            event: f
-                .optional_text("event", EVENT_MAX)?
-                .unwrap_or_else(|| "purchase".to_owned()),
-            revenue,
-            currency,
-            order_id: match f.string("order_id")? {
-                None => None,
-                Some(id) => {
-                    Some(super::body::check_text("order_id", &id, ORDER_ID_MAX)?.to_owned())
-                }
-            },
-            metadata: f.object("metadata")?,
-        })
+        if self.currency.is_empty() {
+            DEFAULT_CURRENCY.clone_into(&mut self.currency);
+        }
+        self.currency.make_ascii_uppercase();
+        trim_optional(&mut self.order_id);
+        Ok(())
     }
 }
 
@@ -158,9 +143,9 @@ impl From<conversions::Conversion> for Conversion {
 pub async fn convert(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
-    body: http_kit::Json<Value>,
+    body: http_kit::Json<ConversionRequest>,
 ) -> Result<web::Json<Conversion>, ApiError> {
-    let req = ConversionRequest::read(body.into_inner())?;
+    let req = body.into_inner();
     let project_id = caller.owner_id;
     let empty = Value::Object(Default::default());
     let mut conn = store::conn(&state.pool).await?;

@@ -8,11 +8,11 @@ use actix_web::{HttpResponse, web};
 use auth::AdminAccess;
 use delivery::ProviderConfig;
 use delivery::providers::HostPolicy;
+use delivery::providers::SmtpSecurity;
 use delivery::public_host;
-use http_kit::ApiError;
 use http_kit::openapi::MailError;
-use serde::Serialize;
-use serde_json::Value;
+use http_kit::{ApiError, Validate};
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::AppState;
@@ -31,16 +31,89 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 
 /// `{"kind": "smtp", "host", "port"?, "username"?, "password"?, "security"?: "starttls"|"tls"|"none"}`
 /// or `{"kind": "resend", "api_key"}`.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Deserialize, ToSchema)]
 pub struct ProviderRequest {
-    /// `smtp` or `resend`.
-    pub kind: String,
+    pub kind: ProviderKind,
+    /// `smtp`: required, not blank.
+    #[schema(min_length = 1, pattern = "\\S")]
     pub host: Option<String>,
+    /// `smtp`: default 587.
+    #[schema(minimum = 1, maximum = 65535)]
     pub port: Option<u16>,
     pub username: Option<String>,
     pub password: Option<String>,
-    pub security: Option<String>,
+    /// `smtp`: default `starttls`.
+    #[schema(inline)]
+    pub security: Option<SmtpSecurityName>,
+    /// `resend`: required, not blank.
+    #[schema(min_length = 1, pattern = "\\S")]
     pub api_key: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    Smtp,
+    Resend,
+}
+
+/// How the worker talks to a project's SMTP server.
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SmtpSecurityName {
+    Starttls,
+    Tls,
+    None,
+}
+
+impl From<SmtpSecurityName> for SmtpSecurity {
+    fn from(name: SmtpSecurityName) -> Self {
+        match name {
+            SmtpSecurityName::Starttls => Self::Starttls,
+            SmtpSecurityName::Tls => Self::Tls,
+            SmtpSecurityName::None => Self::None,
+        }
+    }
+}
+
+impl Validate for ProviderRequest {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        let (field, given) = match self.kind {
+            ProviderKind::Smtp => ("host", &self.host),
+            ProviderKind::Resend => ("api_key", &self.api_key),
+        };
+        if given.is_none() {
+            return Err(ApiError::invalid_field(
+                field,
+                &format!("is required for kind {}", self.kind_name()),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl ProviderRequest {
+    fn kind_name(&self) -> &'static str {
+        match self.kind {
+            ProviderKind::Smtp => "smtp",
+            ProviderKind::Resend => "resend",
+        }
+    }
+
+    fn into_config(self) -> ProviderConfig {
+        match self.kind {
+            ProviderKind::Smtp => ProviderConfig::Smtp {
+                host: self.host.unwrap_or_default(),
+                port: self.port.unwrap_or(587),
+                username: self.username,
+                password: self.password,
+                security: self.security.map(SmtpSecurity::from).unwrap_or_default(),
+            },
+            ProviderKind::Resend => ProviderConfig::Resend {
+                api_key: self.api_key.unwrap_or_default(),
+            },
+        }
+    }
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -60,30 +133,11 @@ pub struct ProviderAnswer {
 pub async fn set_provider(
     AdminAccess(caller): AdminAccess,
     state: web::Data<AppState>,
-    body: http_kit::Json<Value>,
+    body: http_kit::Json<ProviderRequest>,
 ) -> Result<web::Json<ProviderAnswer>, ApiError> {
-    let config: ProviderConfig = serde_json::from_value(body.into_inner()).map_err(|_| {
-        ApiError::invalid_field(
-            "kind",
-            "must be smtp (with host) or resend (with api_key), with their fields",
-        )
-    })?;
-    let kind = match &config {
-        ProviderConfig::Smtp { host, .. } if !host.trim().is_empty() => "smtp",
-        ProviderConfig::Resend { api_key } if !api_key.trim().is_empty() => "resend",
-        ProviderConfig::File { .. } => {
-            return Err(ApiError::invalid_field(
-                "kind",
-                "file is for the deployment's default provider only",
-            ));
-        }
-        _ => {
-            return Err(ApiError::invalid_field(
-                "kind",
-                "is missing its credentials",
-            ));
-        }
-    };
+    let request = body.into_inner();
+    let kind = request.kind_name();
+    let config = request.into_config();
     if let ProviderConfig::Smtp { host, port, .. } = &config {
         check_smtp_host(host, *port, state.smtp_hosts).await?;
     }

@@ -6,7 +6,7 @@ use actix_web::web;
 use auth::Caller;
 use chrono::{DateTime, Utc};
 use http_kit::openapi::MailError;
-use http_kit::{ApiError, Page, PageParams};
+use http_kit::{ApiError, Page, PageParams, Query, Validate};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
@@ -174,10 +174,10 @@ pub async fn events(
     caller: Caller,
     state: web::Data<AppState>,
     path: web::Path<String>,
-    page: web::Query<PageParams>,
+    page: Query<PageParams>,
 ) -> Result<web::Json<Page<EmailEventRecord>>, ApiError> {
     let id = email_id(&path)?;
-    let limit = page.limit()?;
+    let limit = page.limit();
     let after = page.cursor()?.map(|c| c.0);
     let mut conn = store::conn(&state.pool).await?;
     if emails::get(&mut conn, caller.owner_id, id).await?.is_none() {
@@ -192,15 +192,34 @@ pub async fn events(
 #[into_params(parameter_in = Query)]
 pub struct EmailListParams {
     /// 1..=100, default 50.
-    #[param(value_type = Option<u32>, minimum = 1, maximum = 100)]
-    pub limit: Option<String>,
-    /// `next_cursor` of the previous page.
+    #[param(minimum = 1, maximum = 100)]
+    pub limit: Option<u32>,
+    /// `next_cursor` of the previous page; an empty `cursor=` is the first page.
     pub cursor: Option<String>,
     /// One of the statuses.
+    #[param(schema_with = status_schema)]
     pub status: Option<String>,
     /// Recipient address (case-insensitive).
+    #[param(format = Email)]
     pub to: Option<String>,
     pub site_id: Option<Uuid>,
+}
+
+fn status_schema() -> utoipa::openapi::schema::Object {
+    utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .enum_values(Some(EmailStatus::ALL.iter().map(|s| s.as_str())))
+        .build()
+}
+
+impl Validate for EmailListParams {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        http_kit::request::trim_optional(&mut self.cursor);
+        if let Some(to) = &mut self.to {
+            super::body::normalize_email("to", to)?;
+        }
+        Ok(())
+    }
 }
 
 /// The project's emails, newest first.
@@ -213,31 +232,24 @@ pub struct EmailListParams {
 pub async fn list(
     caller: Caller,
     state: web::Data<AppState>,
-    query: web::Query<EmailListParams>,
+    query: Query<EmailListParams>,
 ) -> Result<web::Json<Page<EmailRecord>>, ApiError> {
     let page = PageParams {
-        limit: query.limit.clone(),
+        limit: query.limit,
         cursor: query.cursor.clone(),
     };
-    let limit = page.limit()?;
+    let limit = page.limit();
     let before = page.cursor()?.map(|c| c.0);
-    let status = match query.status.as_deref() {
-        None => None,
-        Some(raw) => Some(
-            raw.parse::<EmailStatus>()
-                .map_err(|_| ApiError::invalid_field("status", "is not an email status"))?,
-        ),
-    };
-    let to = match query.to.as_deref() {
-        None => None,
-        Some(raw) => Some(
-            crate::domain::email::normalize(raw)
-                .ok_or_else(|| ApiError::invalid_field("to", "is not a valid email address"))?,
-        ),
-    };
+    // The extractor checked it against the documented enum.
+    let status = query
+        .status
+        .as_deref()
+        .map(str::parse::<EmailStatus>)
+        .transpose()
+        .map_err(|_| ApiError::invalid_field("status", "is not an email status"))?;
     let filter = ListFilter {
         status,
-        to: to.as_deref(),
+        to: query.to.as_deref(),
         site_id: query.site_id,
     };
     let mut conn = store::conn(&state.pool).await?;

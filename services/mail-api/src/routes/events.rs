@@ -4,47 +4,44 @@
 use actix_web::web;
 use auth::WriteAccess;
 use diesel_async::AsyncConnection as _;
-use http_kit::ApiError;
 use http_kit::openapi::MailError;
-use serde::Serialize;
+use http_kit::{ApiError, Validate};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::body::Fields;
+use super::body::normalize_email;
 use crate::AppState;
 use crate::db::campaigns::{self, EnrollSource};
 use crate::db::events;
 use crate::flows;
-
-pub const EVENT_MAX: usize = 200;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/events").route(web::post().to(track)));
 }
 
 /// Unknown fields are ignored.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Deserialize, ToSchema)]
 pub struct EventRequest {
     /// Required. A contact is created (email only, source `api`) when the project has none
     /// with this address.
+    #[schema(format = Email)]
     pub email: String,
-    /// Required, 1..=200 characters (trimmed); matched exactly against the
+    /// Required, 1..=200 characters, not blank (stored trimmed); matched exactly against the
     /// `trigger_event_name` of the project's active triggered campaigns.
+    #[schema(min_length = 1, max_length = 200, pattern = "\\S")]
     pub event: String,
     /// Stored with the event.
     #[schema(value_type = Option<Object>)]
     pub data: Option<Value>,
 }
 
-impl EventRequest {
-    fn read(body: Value) -> Result<Self, ApiError> {
-        let f = Fields::new(body)?;
-        Ok(Self {
-            email: f.email("email")?,
-            event: f.text("event", EVENT_MAX)?,
-            data: f.object("data")?,
-        })
+impl Validate for EventRequest {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        normalize_email("email", &mut self.email)?;
+        http_kit::request::trim(&mut self.event);
+        Ok(())
     }
 }
 
@@ -79,9 +76,9 @@ pub struct EventTracked {
 pub async fn track(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
-    body: http_kit::Json<Value>,
+    body: http_kit::Json<EventRequest>,
 ) -> Result<web::Json<EventTracked>, ApiError> {
-    let req = EventRequest::read(body.into_inner())?;
+    let req = body.into_inner();
     let project_id = caller.owner_id;
     let empty = Value::Object(Default::default());
     let mut conn = store::conn(&state.pool).await?;

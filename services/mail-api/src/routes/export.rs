@@ -26,15 +26,17 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 pub struct ExportParams {
     /// Only this site: its subscribed contacts with their events and conversions, and its
     /// email log (404 `SITE_NOT_FOUND` when it is not a site of the project).
-    #[param(value_type = Option<Uuid>)]
-    pub site_id: Option<String>,
+    pub site_id: Option<Uuid>,
     /// `json` (default) or `csv`.
-    #[param(value_type = Option<String>, pattern = "^(json|csv)$")]
-    pub format: Option<String>,
+    #[param(inline)]
+    pub format: Option<Format>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Format {
+impl http_kit::Validate for ExportParams {}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
     Json,
     Csv,
 }
@@ -84,20 +86,10 @@ enum Format {
 pub async fn export(
     AdminAccess(caller): AdminAccess,
     state: web::Data<AppState>,
-    params: web::Query<ExportParams>,
+    params: http_kit::Query<ExportParams>,
 ) -> Result<HttpResponse, ApiError> {
-    let format = match params.format.as_deref() {
-        None | Some("json") => Format::Json,
-        Some("csv") => Format::Csv,
-        Some(_) => return Err(ApiError::invalid_field("format", "must be json or csv")),
-    };
-    let site_id = params
-        .site_id
-        .as_deref()
-        .map(|s| {
-            Uuid::parse_str(s).map_err(|_| ApiError::invalid_field("site_id", "must be a UUID"))
-        })
-        .transpose()?;
+    let format = params.format.unwrap_or(Format::Json);
+    let site_id = params.site_id;
     let project_id = caller.owner_id;
     let permit = state
         .exports

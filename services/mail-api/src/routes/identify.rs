@@ -3,33 +3,35 @@
 use actix_web::{HttpResponse, web};
 use auth::WriteAccess;
 use diesel_async::AsyncConnection as _;
-use http_kit::ApiError;
 use http_kit::openapi::MailError;
-use serde::Serialize;
+use http_kit::request::{trim_and_dedupe, trim_optional};
+use http_kit::{ApiError, Validate};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::body::Fields;
+use super::body::{normalize_email, tags_schema};
 use crate::AppState;
 use crate::db::contacts::{self, ContactData};
 use crate::flows;
-
-pub const NAME_MAX: usize = 200;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/identify").route(web::post().to(identify)));
 }
 
 /// Unknown fields are ignored.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Deserialize, ToSchema)]
 pub struct IdentifyRequest {
     /// Required. Stored trimmed and lowercased; it identifies the contact in the project.
+    #[schema(format = Email)]
     pub email: String,
     /// Replaces the stored value only when a non-empty string is given (at most 200
     /// characters, trimmed).
+    #[schema(max_length = 200)]
     pub first_name: Option<String>,
     /// As `first_name`.
+    #[schema(max_length = 200)]
     pub last_name: Option<String>,
     /// Deep-merged into the stored properties: new keys are added, keys given again are
     /// replaced (objects merge key by key), keys not given are kept.
@@ -37,7 +39,8 @@ pub struct IdentifyRequest {
     pub properties: Option<Value>,
     /// Appended to the stored tags in order; tags already present are not repeated. Each tag
     /// 1..=100 characters, at most 100 per request.
-    #[schema(required = false)]
+    #[serde(default)]
+    #[schema(required = false, schema_with = tags_schema)]
     pub tags: Vec<String>,
     /// A site of the project (404 otherwise). The contact is subscribed to it (an existing
     /// subscription keeps its status); a contact created by this call is enrolled in the
@@ -45,19 +48,17 @@ pub struct IdentifyRequest {
     pub site_id: Option<Uuid>,
 }
 
-impl IdentifyRequest {
-    fn read(body: Value) -> Result<Self, ApiError> {
-        let f = Fields::new(body)?;
-        Ok(Self {
-            email: f.email("email")?,
-            first_name: f.optional_text("first_name", NAME_MAX)?,
-            last_name: f.optional_text("last_name", NAME_MAX)?,
-            properties: f.object("properties")?,
-            tags: f.tags("tags")?,
-            site_id: f.uuid("site_id")?,
-        })
+impl Validate for IdentifyRequest {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        normalize_email("email", &mut self.email)?;
+        trim_optional(&mut self.first_name);
+        trim_optional(&mut self.last_name);
+        trim_and_dedupe(&mut self.tags);
+        Ok(())
     }
+}
 
+impl IdentifyRequest {
     fn data(&self) -> ContactData<'_> {
         ContactData {
             first_name: self.first_name.as_deref(),
@@ -95,9 +96,9 @@ pub struct Identified {
 pub async fn identify(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
-    body: http_kit::Json<Value>,
+    body: http_kit::Json<IdentifyRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let req = IdentifyRequest::read(body.into_inner())?;
+    let req = body.into_inner();
     let project_id = caller.owner_id;
     let mut conn = store::conn(&state.pool).await?;
     let answer = conn

@@ -7,162 +7,114 @@
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, web};
 use auth::WriteAccess;
-use http_kit::ApiError;
 use http_kit::openapi::MailError;
-use serde::Serialize;
+use http_kit::request::{trim, trim_and_dedupe};
+use http_kit::{ApiError, Validate};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::body::{Fields, check_text};
+use super::body::{normalize_email, tags_schema};
 use super::idempotency::REPLAYED_HEADER;
 use crate::sending::{self, Accepted, SendResponse, Sender, Submission};
 use crate::{AppState, flows};
-
-pub const SUBJECT_MAX: usize = 998;
-const HTML_MAX: usize = 512 * 1024;
-const HEADERS_MAX: usize = 50;
-const KEY_MAX: usize = 255;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/send").route(web::post().to(send)));
 }
 
 /// Unknown fields are ignored.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct SendRequest {
     /// Recipient; stored trimmed and lowercased.
+    #[schema(format = Email)]
     pub to: String,
     /// A site of the project (404 `SITE_NOT_FOUND` otherwise): the sender is
     /// `<slug>@<shared sending domain>` with the site's `from_name`.
     pub site_id: Uuid,
-    /// 1..=998 characters, one line.
+    /// 1..=998 characters, not blank, one line.
+    #[schema(min_length = 1, max_length = 998, pattern = "\\S")]
     pub subject: String,
+    /// Not blank, at most 524,288 characters.
+    #[schema(min_length = 1, max_length = 524288, pattern = "\\S")]
     pub html: String,
+    /// At most 524,288 characters; empty is absent.
+    #[schema(max_length = 524288)]
     pub text: Option<String>,
+    #[schema(format = Email)]
     pub reply_to: Option<String>,
-    /// Custom headers (at most 50); the service's own (From, To, Subject, Message-ID, …)
-    /// cannot be set.
-    #[schema(value_type = Option<Object>)]
+    /// Custom headers, name to value (at most 50); the service's own (From, To, Subject,
+    /// Message-ID, …) cannot be set.
+    #[schema(schema_with = headers_schema)]
     pub headers: Option<Map<String, Value>>,
-    #[schema(required = false)]
+    #[serde(default)]
+    #[schema(required = false, schema_with = tags_schema)]
     pub tags: Vec<String>,
     /// The same key with the same request answers the first result again
     /// (`Idempotent-Replayed: true`) and sends nothing; with another request, 409
-    /// `IDEMPOTENCY_KEY_REUSED`. 1..=255 characters.
+    /// `IDEMPOTENCY_KEY_REUSED`. 1..=255 characters, not blank (trimmed).
     #[serde(skip_serializing)]
+    #[schema(min_length = 1, max_length = 255, pattern = "\\S")]
     pub idempotency_key: Option<String>,
     /// Default true: open pixel and click-tracking links.
+    #[serde(default = "tracking_default")]
     #[schema(required = false, default = true)]
     pub tracking: bool,
 }
 
+/// An object of at most 50 string members.
+fn headers_schema() -> utoipa::openapi::schema::Object {
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .additional_properties(Some(ObjectBuilder::new().schema_type(Type::String)))
+        .max_properties(Some(50))
+        .build()
+}
+
+fn tracking_default() -> bool {
+    true
+}
+
+impl Validate for SendRequest {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        normalize_email("to", &mut self.to)?;
+        if let Some(reply_to) = &mut self.reply_to {
+            normalize_email("reply_to", reply_to)?;
+        }
+        if self.text.as_deref().is_some_and(str::is_empty) {
+            self.text = None;
+        }
+        if let Some(key) = &mut self.idempotency_key {
+            trim(key);
+        }
+        trim_and_dedupe(&mut self.tags);
+        Ok(())
+    }
+}
+
 impl SendRequest {
-    fn read(body: Value, shared_domain: &str) -> Result<Self, ApiError> {
-        let raw = body.clone();
-        let f = Fields::new(body)?;
-        let site_id = f
-            .uuid("site_id")?
-            .ok_or_else(|| ApiError::invalid_field("site_id", "is required"))?;
-        let to = f.email("to")?;
-        let subject = f.required_string("subject")?;
-        if subject.trim().is_empty() {
-            return Err(ApiError::invalid_field("subject", "is required"));
-        }
-        if subject.chars().count() > SUBJECT_MAX {
-            return Err(ApiError::invalid_field(
-                "subject",
-                "must be at most 998 characters",
-            ));
-        }
-        let html = f.required_string("html")?;
-        if html.trim().is_empty() {
-            return Err(ApiError::invalid_field("html", "is required"));
-        }
-        if html.len() > HTML_MAX {
-            return Err(ApiError::invalid_field("html", "must be at most 512 KiB"));
-        }
-        let text = f.string("text")?.filter(|t| !t.is_empty());
-        if text.as_ref().is_some_and(|t| t.len() > HTML_MAX) {
-            return Err(ApiError::invalid_field("text", "must be at most 512 KiB"));
-        }
-        let reply_to = match f.string("reply_to")? {
-            None => None,
-            Some(r) => Some(crate::domain::email::normalize(&r).ok_or_else(|| {
-                ApiError::invalid_field("reply_to", "is not a valid email address")
-            })?),
-        };
-        let headers = match raw.get("headers") {
-            None | Some(Value::Null) => None,
-            Some(Value::Object(map)) => {
-                if map.len() > HEADERS_MAX {
-                    return Err(ApiError::invalid_field(
-                        "headers",
-                        "has more than 50 headers",
-                    ));
-                }
-                if map.values().any(|v| !v.is_string()) {
-                    return Err(ApiError::invalid_field(
-                        "headers",
-                        "must be an object of strings",
-                    ));
-                }
-                Some(map.clone())
-            }
-            Some(_) => {
-                return Err(ApiError::invalid_field(
-                    "headers",
-                    "must be an object of strings",
-                ));
-            }
-        };
-        let tracking = match raw.get("tracking") {
-            None | Some(Value::Null) => true,
-            Some(Value::Bool(b)) => *b,
-            Some(_) => return Err(ApiError::invalid_field("tracking", "must be a boolean")),
-        };
-        let idempotency_key = match f.string("idempotency_key")? {
-            None => None,
-            Some(k) => Some(
-                check_text("idempotency_key", &k, KEY_MAX)
-                    .map_err(|_| {
-                        ApiError::invalid_field("idempotency_key", "must be 1 to 255 characters")
-                    })?
-                    .to_owned(),
-            ),
-        };
-        let req = Self {
-            to,
-            site_id,
-            subject,
-            html,
-            text,
-            reply_to,
-            headers,
-            tags: f.tags("tags")?,
-            idempotency_key,
-            tracking,
-        };
-        // What the providers will check, checked now (header names and values, one-line
-        // subject, addresses), so that a bad request is a 400 and not a failed send.
+    /// What the providers will check, checked now (header names and values, one-line
+    /// subject, addresses), so that a bad request is a 400 and not a failed send.
+    fn check_deliverable(&self, shared_domain: &str) -> Result<(), ApiError> {
         let probe = delivery::OutgoingEmail {
             id: Uuid::nil(),
             from_name: String::new(),
             from_address: format!("probe@{shared_domain}"),
-            to: req.to.clone(),
-            reply_to: req.reply_to.clone(),
-            subject: req.subject.clone(),
+            to: self.to.clone(),
+            reply_to: self.reply_to.clone(),
+            subject: self.subject.clone(),
             html: String::new(),
             text: None,
-            headers: req.header_pairs(),
+            headers: self.header_pairs(),
             tags: Vec::new(),
         };
         probe.validate().map_err(|err| match err {
             delivery::EmailError::Invalid { field, message } => {
                 ApiError::invalid_field(field, &message)
             }
-        })?;
-        Ok(req)
+        })
     }
 
     fn header_pairs(&self) -> Vec<(String, String)> {
@@ -194,9 +146,10 @@ impl SendRequest {
 pub async fn send(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
-    body: http_kit::Json<Value>,
+    body: http_kit::Json<SendRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let req = SendRequest::read(body.into_inner(), &state.shared_domain)?;
+    let req = body.into_inner();
+    req.check_deliverable(&state.shared_domain)?;
     let sender = Sender {
         project_id: caller.owner_id,
         plan: flows::plan_of(&caller),

@@ -4,7 +4,7 @@ use actix_web::{HttpResponse, web};
 use auth::{Caller, WriteAccess};
 use chrono::{DateTime, Utc};
 use http_kit::openapi::MailError;
-use http_kit::{ApiError, Page, PageParams};
+use http_kit::{ApiError, Page, PageParams, Query, Validate};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -20,8 +20,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route(web::post().to(create)),
     );
 }
-
-const NAME_MAX: usize = 200;
 
 /// A sender identity.
 #[derive(Debug, Serialize, ToSchema)]
@@ -50,52 +48,40 @@ impl Site {
 
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct CreateSite {
-    /// 1..=200 characters.
+    /// 1..=200 characters, not blank (stored trimmed).
+    #[schema(min_length = 1, max_length = 200, pattern = "\\S")]
     pub name: String,
     /// Lowercase letters, digits and inner hyphens, 1..=63 characters. The site sends as
     /// `<slug>@<shared sending domain>`, so a slug belongs to one site in the whole deployment
     /// (another project's site included: 409 `SLUG_TAKEN`). Reserved, 400: `postmaster`,
     /// `abuse`, `hostmaster`, `webmaster`, `admin`, `root`, `security`, `noreply`, `no-reply`,
     /// `mailer-daemon`, `billing`, `support`.
+    #[schema(
+        min_length = 1,
+        max_length = 63,
+        pattern = "^[a-z0-9]([a-z0-9-]*[a-z0-9])?$"
+    )]
     pub slug: String,
-    /// The display name mail is sent under, 1..=200 characters.
+    /// The display name mail is sent under, 1..=200 characters, not blank (stored trimmed).
+    #[schema(min_length = 1, max_length = 200, pattern = "\\S")]
     pub from_name: String,
 }
 
-impl CreateSite {
-    fn validate(&self) -> Result<(), ApiError> {
-        let text_ok = |s: &str| {
-            let s = s.trim();
-            !s.is_empty() && s.chars().count() <= NAME_MAX
-        };
-        if !text_ok(&self.name) {
-            return Err(ApiError::invalid_field(
-                "name",
-                "must be 1 to 200 characters",
-            ));
-        }
-        if !text_ok(&self.from_name) {
-            return Err(ApiError::invalid_field(
-                "from_name",
-                "must be 1 to 200 characters",
-            ));
-        }
+impl Validate for CreateSite {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        http_kit::request::trim(&mut self.name);
+        http_kit::request::trim(&mut self.from_name);
         match check_slug(&self.slug) {
-            Ok(()) => {}
-            Err(SlugProblem::Malformed) => {
-                return Err(ApiError::invalid_field(
-                    "slug",
-                    "must be 1 to 63 lowercase letters, digits or inner hyphens",
-                ));
-            }
-            Err(SlugProblem::Reserved) => {
-                return Err(ApiError::invalid_field(
-                    "slug",
-                    "is a reserved mailbox name (postmaster, abuse, noreply and the like)",
-                ));
-            }
+            Ok(()) => Ok(()),
+            Err(SlugProblem::Malformed) => Err(ApiError::invalid_field(
+                "slug",
+                "must be 1 to 63 lowercase letters, digits or inner hyphens",
+            )),
+            Err(SlugProblem::Reserved) => Err(ApiError::invalid_field(
+                "slug",
+                "is a reserved mailbox name (postmaster, abuse, noreply and the like)",
+            )),
         }
-        Ok(())
     }
 }
 
@@ -114,9 +100,9 @@ impl CreateSite {
 pub async fn list(
     caller: Caller,
     state: web::Data<AppState>,
-    page: web::Query<PageParams>,
+    page: Query<PageParams>,
 ) -> Result<web::Json<Page<Site>>, ApiError> {
-    let limit = page.limit()?;
+    let limit = page.limit();
     let after = page.cursor()?.map(|c| c.0);
     let mut conn = store::conn(&state.pool).await?;
     let rows = sites::list(&mut conn, caller.owner_id, after, i64::from(limit) + 1).await?;
@@ -146,7 +132,6 @@ pub async fn create(
     state: web::Data<AppState>,
     body: http_kit::Json<CreateSite>,
 ) -> Result<HttpResponse, ApiError> {
-    body.validate()?;
     let mut conn = store::conn(&state.pool).await?;
     let created = sites::insert(
         &mut conn,

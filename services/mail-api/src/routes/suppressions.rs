@@ -5,18 +5,16 @@ use actix_web::{HttpResponse, web};
 use auth::{Caller, WriteAccess};
 use chrono::{DateTime, Utc};
 use http_kit::openapi::MailError;
-use http_kit::{ApiError, Page, PageParams};
-use serde::Serialize;
-use serde_json::Value;
+use http_kit::request::trim_optional;
+use http_kit::{ApiError, Page, PageParams, Query, Validate};
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::body::Fields;
+use super::body::normalize_email;
 use crate::AppState;
 use crate::db::suppressions;
 use crate::domain::email;
-
-const NOTE_MAX: usize = 1_000;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -79,9 +77,9 @@ impl From<suppressions::Suppression> for Suppression {
 pub async fn list(
     caller: Caller,
     state: web::Data<AppState>,
-    page: web::Query<PageParams>,
+    page: Query<PageParams>,
 ) -> Result<web::Json<Page<Suppression>>, ApiError> {
-    let limit = page.limit()?;
+    let limit = page.limit();
     let after = page.cursor()?.map(|c| c.0);
     let mut conn = store::conn(&state.pool).await?;
     let rows = suppressions::list(&mut conn, caller.owner_id, after, i64::from(limit) + 1).await?;
@@ -90,12 +88,22 @@ pub async fn list(
 }
 
 /// Unknown fields are ignored.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Deserialize, ToSchema)]
 pub struct AddSuppression {
     /// Required; stored trimmed and lowercased.
+    #[schema(format = Email)]
     pub email: String,
-    /// Optional free text, at most 1,000 characters.
+    /// Optional free text, at most 1,000 characters (trimmed; blank is absent).
+    #[schema(max_length = 1000)]
     pub note: Option<String>,
+}
+
+impl Validate for AddSuppression {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        normalize_email("email", &mut self.email)?;
+        trim_optional(&mut self.note);
+        Ok(())
+    }
 }
 
 /// Suppress an address (reason `manual`).
@@ -115,13 +123,9 @@ pub struct AddSuppression {
 pub async fn add(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
-    body: http_kit::Json<Value>,
+    body: http_kit::Json<AddSuppression>,
 ) -> Result<HttpResponse, ApiError> {
-    let f = Fields::new(body.into_inner())?;
-    let req = AddSuppression {
-        email: f.email("email")?,
-        note: f.optional_text("note", NOTE_MAX)?,
-    };
+    let req = body.into_inner();
     let mut conn = store::conn(&state.pool).await?;
     let (row, created) = suppressions::add(
         &mut conn,

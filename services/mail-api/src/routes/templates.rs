@@ -6,23 +6,18 @@ use auth::{Caller, WriteAccess};
 use chrono::{DateTime, Utc};
 use diesel_async::AsyncConnection as _;
 use http_kit::openapi::MailError;
-use http_kit::{ApiError, Page, PageParams};
+use http_kit::request::{trim, trim_and_dedupe, trim_optional};
+use http_kit::{ApiError, Page, PageParams, Query, Validate};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use super::body::{Fields, check_text};
+use super::body::tags_schema;
 use super::idempotency::{IdempotencyKey, Idempotent};
 use crate::AppState;
 use crate::db::templates::{self, Filter, NewTemplate};
 
 const ROUTE: &str = "POST /api/v1/templates";
-const NAME_MAX: usize = 200;
-const BRIEF_MAX: usize = 10_000;
-const SUBJECT_MAX: usize = 998;
-const CATEGORY_MAX: usize = 100;
-const SEARCH_MAX: usize = 200;
 const DEFAULT_CATEGORY: &str = "general";
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -65,10 +60,20 @@ impl From<templates::Template> for Template {
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct TemplateFilter {
-    /// Only templates of this category (exact match).
+    /// Only templates of this category (exact match, trimmed; blank is no filter).
     pub category: Option<String>,
-    /// Case-insensitive substring of the name or the brief (at most 200 characters).
+    /// Case-insensitive substring of the name or the brief (at most 200 characters, trimmed;
+    /// blank is no filter).
+    #[param(max_length = 200)]
     pub search: Option<String>,
+}
+
+impl Validate for TemplateFilter {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        trim_optional(&mut self.category);
+        trim_optional(&mut self.search);
+        Ok(())
+    }
 }
 
 /// List the project's templates, oldest first.
@@ -86,20 +91,13 @@ pub struct TemplateFilter {
 pub async fn list(
     caller: Caller,
     state: web::Data<AppState>,
-    page: web::Query<PageParams>,
-    filter: web::Query<TemplateFilter>,
+    page: Query<PageParams>,
+    filter: Query<TemplateFilter>,
 ) -> Result<web::Json<Page<Template>>, ApiError> {
-    let limit = page.limit()?;
+    let limit = page.limit();
     let after = page.cursor()?.map(|c| c.0);
-    let search = match filter.search.as_deref().map(str::trim) {
-        None | Some("") => None,
-        Some(s) => Some(check_text("search", s, SEARCH_MAX)?),
-    };
-    let category = filter
-        .category
-        .as_deref()
-        .map(str::trim)
-        .filter(|c| !c.is_empty());
+    let search = filter.search.as_deref();
+    let category = filter.category.as_deref();
     let mut conn = store::conn(&state.pool).await?;
     let rows = templates::list(
         &mut conn,
@@ -114,37 +112,43 @@ pub async fn list(
 }
 
 /// Unknown fields are ignored.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct CreateTemplate {
-    /// Required, 1..=200 characters.
+    /// Required, 1..=200 characters, not blank (stored trimmed).
+    #[schema(min_length = 1, max_length = 200, pattern = "\\S")]
     pub name: String,
-    /// Required, 1..=10,000 characters: what the email is for.
+    /// Required, 1..=10,000 characters, not blank (stored trimmed): what the email is for.
+    #[schema(min_length = 1, max_length = 10000, pattern = "\\S")]
     pub brief: String,
-    /// At most 998 characters (the subject limit).
+    /// At most 998 characters (the subject limit), trimmed; blank is absent.
+    #[schema(max_length = 998)]
     pub subject_hint: Option<String>,
-    /// 1..=100 characters; default `general`.
-    #[schema(required = false, default = "general")]
+    /// At most 100 characters, trimmed; default (also when blank) `general`.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, default = "general", max_length = 100)]
     pub category: String,
     /// Each 1..=100 characters, at most 100; duplicates dropped.
-    #[schema(required = false)]
+    #[serde(default)]
+    #[schema(required = false, schema_with = tags_schema)]
     pub tags: Vec<String>,
-    /// The template's HTML, if already written.
+    /// The template's HTML, if already written (blank is absent).
     pub html: Option<String>,
 }
 
-impl CreateTemplate {
-    fn read(body: Value) -> Result<Self, ApiError> {
-        let f = Fields::new(body)?;
-        Ok(Self {
-            name: f.text("name", NAME_MAX)?,
-            brief: f.text("brief", BRIEF_MAX)?,
-            subject_hint: f.optional_text("subject_hint", SUBJECT_MAX)?,
-            category: f
-                .optional_text("category", CATEGORY_MAX)?
-                .unwrap_or_else(|| DEFAULT_CATEGORY.to_owned()),
-            tags: f.tags("tags")?,
-            html: f.string("html")?.filter(|h| !h.trim().is_empty()),
-        })
+impl Validate for CreateTemplate {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        trim(&mut self.name);
+        trim(&mut self.brief);
+        trim_optional(&mut self.subject_hint);
+        trim(&mut self.category);
+        if self.category.is_empty() {
+            DEFAULT_CATEGORY.clone_into(&mut self.category);
+        }
+        trim_and_dedupe(&mut self.tags);
+        if self.html.as_deref().is_some_and(|h| h.trim().is_empty()) {
+            self.html = None;
+        }
+        Ok(())
     }
 }
 
@@ -172,9 +176,9 @@ pub async fn create(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
     key: IdempotencyKey,
-    body: http_kit::Json<Value>,
+    body: http_kit::Json<CreateTemplate>,
 ) -> Result<HttpResponse, ApiError> {
-    let req = CreateTemplate::read(body.into_inner())?;
+    let req = body.into_inner();
     let project_id = caller.owner_id;
     let idempotent = Idempotent::new(project_id, ROUTE, &key, &req)?;
     let mut conn = store::conn(&state.pool).await?;

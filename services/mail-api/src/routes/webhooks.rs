@@ -168,7 +168,7 @@ async fn handle(
         .verify(&headers, body, receiver.now())
         .map_err(|e| unauthorized(&e.to_string()))?;
     let payload: Value =
-        serde_json::from_slice(body).map_err(|_| ApiError::bad_request("the body is not JSON"))?;
+        serde_json::from_slice(body).map_err(|_| ApiError::invalid_field("body", "is not JSON"))?;
     http_kit::nul::check_json(&payload)?;
     if let Some(project) = project_id
         && !webhooks::project_exists(&mut conn, project).await?

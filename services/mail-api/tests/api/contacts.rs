@@ -114,7 +114,7 @@ async fn contacts_are_created_with_attribution_and_a_site() {
             json!({"email": "a@b.io", "utm_medium": "m".repeat(501)}),
             "utm_medium",
         ),
-        (json!({"email": "a@b.io", "tags": [null]}), "tags"),
+        (json!({"email": "a@b.io", "tags": [null]}), "tags[0]"),
         (json!({"email": "a@b.io", "site_id": 7}), "site_id"),
     ] {
         let err = expect_error(

@@ -170,8 +170,8 @@ async fn identify_refuses_bad_input_naming_the_field() {
         (json!({"email": "a@b.io", "properties": [1]}), "properties"),
         (json!({"email": "a@b.io", "properties": "x"}), "properties"),
         (json!({"email": "a@b.io", "tags": "x"}), "tags"),
-        (json!({"email": "a@b.io", "tags": [1]}), "tags"),
-        (json!({"email": "a@b.io", "tags": [""]}), "tags"),
+        (json!({"email": "a@b.io", "tags": [1]}), "tags[0]"),
+        (json!({"email": "a@b.io", "tags": [""]}), "tags[0]"),
         (json!({"email": "a@b.io", "site_id": "nope"}), "site_id"),
     ];
     for (body, field) in cases {

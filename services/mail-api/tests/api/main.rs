@@ -16,6 +16,7 @@ mod migrations;
 mod nul;
 mod plan_limits;
 mod rate_limits;
+mod reading;
 mod send;
 mod sites;
 mod suppressions;

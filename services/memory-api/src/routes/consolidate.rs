@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
 use rate_limit::policy::Tier;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -20,7 +20,6 @@ use crate::db::consolidation::{self as db, Memory};
 use crate::db::owner::Owner;
 use crate::domain::consolidation::{self, ItemKind, Pair, ReadItem, SUPERSEDED_SIMILARITY};
 use crate::domain::{text, tokens};
-use crate::routes::params::parse_workspace;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/memory/consolidate").route(web::post().to(consolidate)))
@@ -28,12 +27,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 }
 
 const BUDGET_DEFAULT: u64 = 2000;
-const BUDGET_MAX: u64 = 5000;
 const PAGE: i64 = 100;
 
-/// The optional body of `POST /memory/consolidate`.
-#[derive(Debug, ToSchema)]
-#[allow(dead_code)]
+/// The optional body of `POST /memory/consolidate` (no body, a blank one or `null` is `{}`).
+#[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct ConsolidateRequest {
     /// Recorded with the run; memory is not divided by workspace yet.
     pub workspace_id: Option<Uuid>,
@@ -42,6 +39,7 @@ pub struct ConsolidateRequest {
     pub compute_budget_tokens: Option<u32>,
 }
 
+impl http_kit::Validate for ConsolidateRequest {}
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ConsolidateResult {
     /// `completed` (every memory was read) or `budget_exhausted`.
@@ -60,32 +58,21 @@ pub struct ConsolidateResult {
 }
 
 fn budget(body: &[u8]) -> Result<(u64, Option<Uuid>), ApiError> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok((BUDGET_DEFAULT, None));
-    }
-    let value: Value = serde_json::from_slice(body)
-        .map_err(|e| ApiError::bad_request(format!("malformed JSON body: {e}")))?;
-    let Value::Object(body) = value else {
-        return Err(ApiError::bad_request("the body must be a JSON object"));
+    let request = if body.iter().all(u8::is_ascii_whitespace) {
+        ConsolidateRequest::default()
+    } else {
+        let value: Value = serde_json::from_slice(body)
+            .map_err(|e| ApiError::invalid_field("body", &format!("is malformed JSON: {e}")))?;
+        if value.is_null() {
+            ConsolidateRequest::default()
+        } else {
+            http_kit::read_body(value)?
+        }
     };
-    let budget = match body.get("compute_budget_tokens") {
-        None | Some(Value::Null) => BUDGET_DEFAULT,
-        Some(v) => v
-            .as_u64()
-            .filter(|n| (1..=BUDGET_MAX).contains(n))
-            .ok_or_else(|| {
-                ApiError::invalid_field(
-                    "compute_budget_tokens",
-                    "must be an integer from 1 to 5000",
-                )
-            })?,
-    };
-    let workspace = match body.get("workspace_id") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => parse_workspace(Some(s))?,
-        Some(_) => return Err(ApiError::invalid_field("workspace_id", "must be a UUID")),
-    };
-    Ok((budget, workspace))
+    let budget = request
+        .compute_budget_tokens
+        .map_or(BUDGET_DEFAULT, u64::from);
+    Ok((budget, request.workspace_id))
 }
 
 fn kind_of(m: &Memory) -> ItemKind {
@@ -98,7 +85,7 @@ fn kind_of(m: &Memory) -> ItemKind {
     path = "/api/v1/memory/consolidate",
     operation_id = "consolidateMemory",
     tag = "memory",
-    request_body(content = ConsolidateRequest, description = "Optional"),
+    request_body(content = Option<ConsolidateRequest>, description = "Optional"),
     responses(
         (status = 200, description = "The run: memories (decisions with their reasoning, and \
             free-form entries) are read newest first while their o200k_base tokens fit the \

@@ -6,8 +6,8 @@ use std::time::Instant;
 use actix_web::{HttpResponse, web};
 use auth::{ReadAccess, WriteAccess};
 use chrono::{DateTime, Utc};
-use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
+use http_kit::{ApiError, Query, Validate};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
@@ -25,11 +25,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(web::resource("/memory/decisions/{id}").route(web::delete().to(delete)));
 }
 
-const DECISION_MAX: usize = 2000;
-const REASONING_MAX: usize = 5000;
-const PRODUCT_NAME_MAX: usize = 100;
-const SEARCH_LIMIT_MAX: u32 = 50;
-pub(crate) const QUERY_MAX: usize = 1000;
+const SEARCH_LIMIT_DEFAULT: u32 = 10;
 
 /// A recorded decision.
 #[derive(Debug, Serialize, ToSchema)]
@@ -59,16 +55,26 @@ impl From<decisions::Decision> for Decision {
 
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct CreateDecision {
-    /// At most 2,000 characters.
+    /// 1..=2,000 characters, not blank.
+    #[schema(min_length = 1, max_length = 2000, pattern = "\\S")]
     pub decision: String,
-    /// An owned product, at most 100 characters.
+    /// An owned product, 1..=100 characters, not blank.
+    #[schema(min_length = 1, max_length = 100, pattern = "\\S")]
     pub product_name: String,
     /// At most 5,000 characters.
+    #[schema(max_length = 5000)]
     pub reasoning: Option<String>,
-    /// Owned products this decision also affects.
+    /// Owned products this decision also affects (each 1..=100 characters, not blank).
     #[serde(default)]
+    #[schema(required = false, schema_with = product_names_schema)]
     pub affects_products: Vec<String>,
 }
+
+fn product_names_schema() -> utoipa::openapi::schema::Array {
+    http_kit::request::text_list(None, 100)
+}
+
+impl Validate for CreateDecision {}
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct DecisionCreated {
@@ -81,16 +87,6 @@ pub struct DecisionCreated {
     /// Whether the embedding was stored in this request (semantic search finds it only then;
     /// a background pass embeds the others).
     pub embedded: bool,
-}
-
-fn check_length(field: &str, value: &str, max: usize) -> Result<(), ApiError> {
-    if value.trim().is_empty() || value.chars().count() > max {
-        return Err(ApiError::invalid_field(
-            field,
-            &format!("must be 1 to {max} characters"),
-        ));
-    }
-    Ok(())
 }
 
 /// Record a decision.
@@ -112,19 +108,6 @@ pub async fn create(
     state: web::Data<AppState>,
     body: http_kit::Json<CreateDecision>,
 ) -> Result<HttpResponse, ApiError> {
-    check_length("decision", &body.decision, DECISION_MAX)?;
-    check_length("product_name", &body.product_name, PRODUCT_NAME_MAX)?;
-    if let Some(reasoning) = &body.reasoning
-        && reasoning.chars().count() > REASONING_MAX
-    {
-        return Err(ApiError::invalid_field(
-            "reasoning",
-            "must be at most 5000 characters",
-        ));
-    }
-    for name in &body.affects_products {
-        check_length("affects_products", name, PRODUCT_NAME_MAX)?;
-    }
     // Embedded before a database connection is taken: a remote provider may be slow, and a
     // pooled connection must not wait on it.
     let embedding = embed_text(
@@ -208,13 +191,21 @@ pub async fn delete(
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct SearchParams {
-    /// What to look for (required).
-    pub q: Option<String>,
+    /// What to look for: 1..=1,000 characters, not blank (trimmed).
+    #[param(min_length = 1, max_length = 1000, pattern = "\\S")]
+    pub q: String,
     /// 1..=50 (default 10).
-    #[param(value_type = Option<u32>, minimum = 1, maximum = 50)]
-    pub limit: Option<String>,
+    #[param(minimum = 1, maximum = 50)]
+    pub limit: Option<u32>,
     /// Only decisions on, or affecting, this product.
     pub product: Option<String>,
+}
+
+impl Validate for SearchParams {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        http_kit::request::trim(&mut self.q);
+        Ok(())
+    }
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -243,29 +234,11 @@ pub struct DecisionSearch {
 pub async fn search(
     ReadAccess(caller): ReadAccess,
     state: web::Data<AppState>,
-    params: web::Query<SearchParams>,
+    params: Query<SearchParams>,
 ) -> Result<web::Json<DecisionSearch>, ApiError> {
     let started = Instant::now();
-    let query = params
-        .q
-        .as_deref()
-        .map(str::trim)
-        .filter(|q| !q.is_empty())
-        .ok_or_else(|| ApiError::invalid_field("q", "is required"))?;
-    if query.chars().count() > QUERY_MAX {
-        return Err(ApiError::invalid_field(
-            "q",
-            "must be at most 1000 characters",
-        ));
-    }
-    let limit = match params.limit.as_deref() {
-        None => 10,
-        Some(raw) => raw
-            .parse::<u32>()
-            .ok()
-            .filter(|n| (1..=SEARCH_LIMIT_MAX).contains(n))
-            .ok_or_else(|| ApiError::invalid_field("limit", "must be an integer from 1 to 50"))?,
-    };
+    let query = params.q.as_str();
+    let limit = params.limit.unwrap_or(SEARCH_LIMIT_DEFAULT);
     let query_vector = embed_text(&state, query).await;
     let owner = Owner::of(&caller);
     let product = params.product.as_deref();

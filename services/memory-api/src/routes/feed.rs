@@ -45,9 +45,9 @@ pub struct FeedItem {
 pub async fn list(
     ReadAccess(caller): ReadAccess,
     state: web::Data<AppState>,
-    page: web::Query<PageParams>,
+    page: http_kit::Query<PageParams>,
 ) -> Result<web::Json<Page<FeedItem>>, ApiError> {
-    let limit = page.limit()?;
+    let limit = page.limit();
     let before = page.cursor()?.map(|c| c.0);
     let owner = Owner::of(&caller);
     let mut conn = store::conn(&state.pool).await?;

@@ -7,7 +7,7 @@ use actix_web::{HttpResponse, web};
 use auth::{ReadAccess, WriteAccess};
 use chrono::{DateTime, Utc};
 use http_kit::openapi::MemoryError;
-use http_kit::{ApiError, Cursor};
+use http_kit::{ApiError, Cursor, Query, Validate};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
@@ -19,7 +19,6 @@ use crate::db::free_form::{self, Entry, NewEntry};
 use crate::db::owner::Owner;
 use crate::domain::{mif, search};
 use crate::embeddings::embed_text;
-use crate::routes::decisions::QUERY_MAX;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -31,7 +30,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 }
 
 const LIST_DEFAULT: u32 = 50;
-const LIST_MAX: u32 = 100;
 const SEARCH_DEFAULT: u32 = 10;
 const SEARCH_MAX: u32 = 50;
 
@@ -62,13 +60,16 @@ impl From<Entry> for FreeFormEntry {
 
 /// The body of `POST /memory/free-form`. Unknown fields are ignored (`id` and `created_at`
 /// are the service's).
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct CreateFreeForm {
-    /// 1..=10,000 characters.
+    /// 1..=10,000 characters, not blank.
+    #[schema(min_length = 1, max_length = 10000, pattern = "\\S")]
     pub content: String,
-    /// At most 20 tags of 1..=50 characters (repeats dropped).
+    /// At most 20 tags of 1..=50 characters, not blank (repeats dropped).
+    #[schema(schema_with = tags_schema)]
     pub tags: Option<Vec<String>>,
     /// Where it came from, at most 200 characters.
+    #[schema(max_length = 200)]
     pub source: Option<String>,
     /// Free-form object, at most 16 KiB as JSON.
     #[schema(value_type = Option<Object>)]
@@ -100,14 +101,11 @@ pub struct FreeFormCreated {
 pub async fn create(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
-    body: http_kit::Json<Value>,
+    body: http_kit::Json<CreateFreeForm>,
 ) -> Result<HttpResponse, ApiError> {
-    let Value::Object(mut members) = body.into_inner() else {
-        return Err(ApiError::bad_request("the body must be a JSON object"));
-    };
-    members.remove("id");
-    members.remove("created_at");
-    let entry = mif::corpus_entry(&Value::Object(members), "")
+    // The MIF corpus reading adds what a schema cannot say (the metadata's size in bytes)
+    // and drops repeated tags, as an import does.
+    let entry = mif::corpus_entry(&serde_json::to_value(body.into_inner())?, "")
         .map_err(|e| ApiError::invalid_field(&e.path, &e.problem))?;
     // Embedded before a connection is taken (a remote provider may be slow).
     let embedding = embed_text(&state, &entry.content)
@@ -171,15 +169,37 @@ pub async fn delete(
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct FreeFormParams {
-    /// Search for this (at most 1,000 characters); without it, entries are listed oldest
-    /// first.
+    /// Search for this (at most 1,000 characters, trimmed); without it (or blank), entries
+    /// are listed oldest first.
+    #[param(max_length = 1000)]
     pub q: Option<String>,
     /// Listing: 1..=100 (default 50). Searching: 1..=50 (default 10).
-    #[param(value_type = Option<u32>, minimum = 1, maximum = 100)]
-    pub limit: Option<String>,
-    /// Listing only: the `next_cursor` of the previous page.
+    #[param(minimum = 1, maximum = 100)]
+    pub limit: Option<u32>,
+    /// Listing only: the `next_cursor` of the previous page; an empty `cursor=` is the first
+    /// page.
     pub cursor: Option<String>,
 }
+
+impl Validate for FreeFormParams {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        http_kit::request::trim_optional(&mut self.q);
+        http_kit::request::trim_optional(&mut self.cursor);
+        if self.q.is_some() && self.limit.is_some_and(|n| n > SEARCH_MAX) {
+            return Err(ApiError::invalid_field(
+                "limit",
+                "must be an integer between 1 and 50 when searching",
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn tags_schema() -> utoipa::openapi::schema::Array {
+    http_kit::request::text_list(Some(mif::TAGS_MAX), mif::TAG_MAX)
+}
+
+impl Validate for CreateFreeForm {}
 
 /// A page of entries, or search results.
 #[derive(Debug, Serialize, ToSchema)]
@@ -194,19 +214,6 @@ pub struct FreeFormList {
     pub query: Option<String>,
     /// Searching: the server's own measure; null when listing.
     pub latency_ms: Option<u64>,
-}
-
-fn limit(raw: Option<&str>, default: u32, max: u32) -> Result<u32, ApiError> {
-    match raw {
-        None => Ok(default),
-        Some(raw) => raw
-            .parse::<u32>()
-            .ok()
-            .filter(|n| (1..=max).contains(n))
-            .ok_or_else(|| {
-                ApiError::invalid_field("limit", &format!("must be an integer from 1 to {max}"))
-            }),
-    }
 }
 
 /// List the caller's free-form entries, or search them with `q` (semantic when an embedding
@@ -226,13 +233,12 @@ fn limit(raw: Option<&str>, default: u32, max: u32) -> Result<u32, ApiError> {
 pub async fn list(
     ReadAccess(caller): ReadAccess,
     state: web::Data<AppState>,
-    params: web::Query<FreeFormParams>,
+    params: Query<FreeFormParams>,
 ) -> Result<web::Json<FreeFormList>, ApiError> {
     let started = Instant::now();
     let owner = Owner::of(&caller);
-    let query = params.q.as_deref().map(str::trim).filter(|q| !q.is_empty());
-    let Some(query) = query else {
-        let limit = limit(params.limit.as_deref(), LIST_DEFAULT, LIST_MAX)?;
+    let Some(query) = params.q.as_deref() else {
+        let limit = params.limit.unwrap_or(LIST_DEFAULT);
         let after = params
             .cursor
             .as_deref()
@@ -250,13 +256,7 @@ pub async fn list(
             latency_ms: None,
         }));
     };
-    if query.chars().count() > QUERY_MAX {
-        return Err(ApiError::invalid_field(
-            "q",
-            "must be at most 1000 characters",
-        ));
-    }
-    let limit = limit(params.limit.as_deref(), SEARCH_DEFAULT, SEARCH_MAX)?;
+    let limit = params.limit.unwrap_or(SEARCH_DEFAULT);
     let query_vector = embed_text(&state, query).await;
     let mut conn = store::conn(&state.pool).await?;
     let candidates = i64::from(limit.max(10) * 2);

@@ -148,8 +148,9 @@ pub async fn put(
     let expected = if_match(req.headers())?;
     let patch = body.into_inner();
     if !patch.is_object() {
-        return Err(ApiError::bad_request(
-            "the body must be a JSON object (a merge patch)",
+        return Err(ApiError::invalid_field(
+            "body",
+            "must be a JSON object (a merge patch)",
         ));
     }
     let mut conn = store::conn(&state.pool).await?;

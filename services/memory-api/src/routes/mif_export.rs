@@ -29,7 +29,6 @@ use crate::db::{free_form, kernels, mif as db};
 use crate::domain::{canonical, mif};
 use crate::routes::decisions::Decision;
 use crate::routes::free_form::FreeFormEntry;
-use crate::routes::params::parse_workspace;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/memory/export-mif").route(web::get().to(export)));
@@ -37,7 +36,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 
 const PAGE: i64 = 500;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
 pub enum Scope {
     IdentityOnly,
     IdentityCorpus,
@@ -45,15 +45,6 @@ pub enum Scope {
 }
 
 impl Scope {
-    fn parse(s: &str) -> Option<Self> {
-        match s {
-            "identity_only" => Some(Self::IdentityOnly),
-            "identity_corpus" => Some(Self::IdentityCorpus),
-            "full" => Some(Self::Full),
-            _ => None,
-        }
-    }
-
     fn as_str(self) -> &'static str {
         match self {
             Self::IdentityOnly => "identity_only",
@@ -68,15 +59,16 @@ impl Scope {
 pub struct ExportParams {
     /// `identity_only` (the kernel), `identity_corpus` (and free-form memory) or `full` (and
     /// decisions, with the products they name under `metadata.products`). Default `full`.
-    pub scope: Option<String>,
+    #[param(inline)]
+    pub scope: Option<Scope>,
     /// Recorded in `provenance`. Memory is not divided by workspace yet, so the export holds
     /// the caller's whole memory of this environment.
-    #[param(value_type = Option<Uuid>)]
-    pub workspace_id: Option<String>,
+    pub workspace_id: Option<Uuid>,
     /// `true`: sent as an attachment (`Content-Disposition` with a file name). Default `false`.
-    #[param(value_type = Option<bool>)]
-    pub download: Option<String>,
+    pub download: Option<bool>,
 }
+
+impl http_kit::Validate for ExportParams {}
 
 /// A MIF 0.1 document (the JSON Schema is `proto-docs/mif-0.1.schema.json`). Unknown members
 /// are ignored on import.
@@ -140,20 +132,11 @@ pub struct MifProvenance {
 pub async fn export(
     ReadAccess(caller): ReadAccess,
     state: web::Data<AppState>,
-    params: web::Query<ExportParams>,
+    params: http_kit::Query<ExportParams>,
 ) -> Result<HttpResponse, ApiError> {
-    let scope = match params.scope.as_deref() {
-        None => Scope::Full,
-        Some(raw) => Scope::parse(raw).ok_or_else(|| {
-            ApiError::invalid_field("scope", "must be identity_only, identity_corpus or full")
-        })?,
-    };
-    let workspace_id = parse_workspace(params.workspace_id.as_deref())?;
-    let download = match params.download.as_deref() {
-        None | Some("false") => false,
-        Some("true") => true,
-        Some(_) => return Err(ApiError::invalid_field("download", "must be true or false")),
-    };
+    let scope = params.scope.unwrap_or(Scope::Full);
+    let workspace_id = params.workspace_id;
+    let download = params.download.unwrap_or(false);
     let owner = Owner::of(&caller);
     let exported_at = Utc::now();
     // The small parts are read before the answer starts, so a database failure is still a 500.

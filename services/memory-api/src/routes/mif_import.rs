@@ -146,7 +146,7 @@ pub async fn import(
     body: http_kit::Json<Value>,
 ) -> Result<web::Json<ImportResult>, ApiError> {
     let Value::Object(body) = body.into_inner() else {
-        return Err(ApiError::bad_request("the body must be a JSON object"));
+        return Err(ApiError::invalid_field("body", "must be a JSON object"));
     };
     let (doc_value, root) = document(&body)?;
     let strategy = match body.get("merge_strategy") {

@@ -108,8 +108,9 @@ pub async fn post(
 ) -> Result<web::Json<StateUpdated>, ApiError> {
     let patch = body.into_inner();
     if !patch.is_object() {
-        return Err(ApiError::bad_request(
-            "the body must be a JSON object (a merge patch)",
+        return Err(ApiError::invalid_field(
+            "body",
+            "must be a JSON object (a merge patch)",
         ));
     }
     if patch

@@ -23,10 +23,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     .service(web::resource("/products/{name}/signing-secret").route(web::post().to(rotate_secret)));
 }
 
-const NAME_MAX: usize = 100;
-const DESCRIPTION_MAX: usize = 2000;
-const STATUS_MAX: usize = 50;
-
 /// A named product of the caller.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Product {
@@ -72,40 +68,22 @@ pub struct RotatedSecret {
 /// Unknown fields are ignored (ruled: only bodies documented with "no extra keys" reject them).
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct CreateProduct {
-    /// 1..=100 characters, unique per user and environment.
+    /// 1..=100 characters, not blank (stored trimmed), unique per user and environment.
+    #[schema(min_length = 1, max_length = 100, pattern = "\\S")]
     pub name: String,
     /// At most 2000 characters.
+    #[schema(max_length = 2000)]
     pub description: Option<String>,
-    /// Free text, 1..=50 characters (default `active`).
+    /// Free text, 1..=50 characters, not blank (stored trimmed; default `active`).
+    #[schema(min_length = 1, max_length = 50, pattern = "\\S")]
     pub status: Option<String>,
 }
 
-impl CreateProduct {
-    fn validate(&self) -> Result<(), ApiError> {
-        let name = self.name.trim();
-        if name.is_empty() || name.chars().count() > NAME_MAX {
-            return Err(ApiError::invalid_field(
-                "name",
-                "must be 1 to 100 characters",
-            ));
-        }
-        if self
-            .description
-            .as_ref()
-            .is_some_and(|d| d.chars().count() > DESCRIPTION_MAX)
-        {
-            return Err(ApiError::invalid_field(
-                "description",
-                "must be at most 2000 characters",
-            ));
-        }
-        if let Some(status) = &self.status
-            && (status.trim().is_empty() || status.trim().chars().count() > STATUS_MAX)
-        {
-            return Err(ApiError::invalid_field(
-                "status",
-                "must be 1 to 50 characters",
-            ));
+impl http_kit::Validate for CreateProduct {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        http_kit::request::trim(&mut self.name);
+        if let Some(status) = &mut self.status {
+            http_kit::request::trim(status);
         }
         Ok(())
     }
@@ -127,9 +105,9 @@ impl CreateProduct {
 pub async fn list(
     ReadAccess(caller): ReadAccess,
     state: web::Data<AppState>,
-    page: web::Query<PageParams>,
+    page: http_kit::Query<PageParams>,
 ) -> Result<web::Json<Page<Product>>, ApiError> {
-    let limit = page.limit()?;
+    let limit = page.limit();
     let after = page.cursor()?.map(|c| c.0);
     let mut conn = store::conn(&state.pool).await?;
     let rows = products::list(&mut conn, Owner::of(&caller), after, i64::from(limit) + 1).await?;
@@ -156,7 +134,6 @@ pub async fn create(
     state: web::Data<AppState>,
     body: http_kit::Json<CreateProduct>,
 ) -> Result<HttpResponse, ApiError> {
-    body.validate()?;
     let mut conn = store::conn(&state.pool).await?;
     let owner = Owner::of(&caller);
     let id = Uuid::now_v7();

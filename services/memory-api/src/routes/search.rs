@@ -5,8 +5,8 @@ use std::time::Instant;
 use actix_web::web;
 use auth::ReadAccess;
 use chrono::{DateTime, Utc};
-use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
+use http_kit::{ApiError, Validate};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
@@ -17,31 +17,39 @@ use crate::db::owner::Owner;
 use crate::db::search::{self as db, FoundDecision, FoundState, Query};
 use crate::domain::search::vector_literal;
 use crate::embeddings::embed_text;
-use crate::routes::decisions::{Decision, QUERY_MAX};
+use crate::routes::decisions::Decision;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/memory/search").route(web::get().to(search)));
 }
 
 const LIMIT_DEFAULT: u32 = 10;
-const LIMIT_MAX: u32 = 20;
 const MIN_SIMILARITY_DEFAULT: f32 = 0.5;
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct MemorySearchParams {
-    /// What to look for (required, at most 1,000 characters).
-    pub q: Option<String>,
+    /// What to look for: 1..=1,000 characters, not blank (trimmed).
+    #[param(min_length = 1, max_length = 1000, pattern = "\\S")]
+    pub q: String,
     /// 1..=20 (default 10): at most this many results, decisions and states together.
-    #[param(value_type = Option<u32>, minimum = 1, maximum = 20)]
-    pub limit: Option<String>,
+    #[param(minimum = 1, maximum = 20)]
+    pub limit: Option<u32>,
     /// 0..=1 (default 0.5). In semantic mode, the calibrated similarity a result needs unless
     /// it also matches the query's words (exact names and identifiers are always found).
     /// Ignored in keyword mode.
-    #[param(value_type = Option<f64>, minimum = 0, maximum = 1)]
-    pub min_similarity: Option<String>,
+    #[param(minimum = 0, maximum = 1)]
+    pub min_similarity: Option<f32>,
     /// Comma-separated: `decisions`, `product_states` (default both).
+    #[param(pattern = "^ *(decisions|product_states) *(, *(decisions|product_states) *)*$")]
     pub include: Option<String>,
+}
+
+impl Validate for MemorySearchParams {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        http_kit::request::trim(&mut self.q);
+        Ok(())
+    }
 }
 
 /// A decision found by `/memory/search`.
@@ -116,30 +124,6 @@ fn parse_include(raw: Option<&str>) -> Result<Include, ApiError> {
     Ok(include)
 }
 
-fn parse_limit(raw: Option<&str>) -> Result<u32, ApiError> {
-    match raw {
-        None => Ok(LIMIT_DEFAULT),
-        Some(raw) => raw
-            .parse::<u32>()
-            .ok()
-            .filter(|n| (1..=LIMIT_MAX).contains(n))
-            .ok_or_else(|| ApiError::invalid_field("limit", "must be an integer from 1 to 20")),
-    }
-}
-
-fn parse_min_similarity(raw: Option<&str>) -> Result<f32, ApiError> {
-    match raw {
-        None => Ok(MIN_SIMILARITY_DEFAULT),
-        Some(raw) => raw
-            .parse::<f32>()
-            .ok()
-            .filter(|s| (0.0..=1.0).contains(s))
-            .ok_or_else(|| {
-                ApiError::invalid_field("min_similarity", "must be a number from 0 to 1")
-            }),
-    }
-}
-
 /// Search the caller's decisions and product states.
 #[utoipa::path(
     get,
@@ -156,23 +140,12 @@ fn parse_min_similarity(raw: Option<&str>) -> Result<f32, ApiError> {
 pub async fn search(
     ReadAccess(caller): ReadAccess,
     state: web::Data<AppState>,
-    params: web::Query<MemorySearchParams>,
+    params: http_kit::Query<MemorySearchParams>,
 ) -> Result<web::Json<MemorySearch>, ApiError> {
     let started = Instant::now();
-    let text = params
-        .q
-        .as_deref()
-        .map(str::trim)
-        .filter(|q| !q.is_empty())
-        .ok_or_else(|| ApiError::invalid_field("q", "is required"))?;
-    if text.chars().count() > QUERY_MAX {
-        return Err(ApiError::invalid_field(
-            "q",
-            "must be at most 1000 characters",
-        ));
-    }
-    let limit = parse_limit(params.limit.as_deref())?;
-    let min_similarity = parse_min_similarity(params.min_similarity.as_deref())?;
+    let text = params.q.as_str();
+    let limit = params.limit.unwrap_or(LIMIT_DEFAULT);
+    let min_similarity = params.min_similarity.unwrap_or(MIN_SIMILARITY_DEFAULT);
     let include = parse_include(params.include.as_deref())?;
 
     let vector = embed_text(&state, text).await.map(|v| vector_literal(&v));

@@ -110,3 +110,37 @@ fn every_component_name_is_published_by_one_rust_type() {
     let problems = check(&memory_api::openapi::document(), &handlers);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// Every string a request may carry has a documented bound (the rules the server enforces
+/// are read back from the same schemas), except these: opaque cursors, an exact-match
+/// filter, and the MIF import, a free-form document checked by its own reader.
+#[test]
+fn every_request_string_states_its_bound() {
+    let doc: serde_json::Value = serde_json::from_str(&memory_api::openapi::json()).unwrap();
+    let unbounded = http_kit::request::rules::unbounded_request_strings(&doc);
+    assert_eq!(
+        unbounded,
+        [
+            "importMif.merge_strategy",
+            "importMif.mif.decisions[].affects_products[]",
+            "importMif.mif.decisions[].decision",
+            "importMif.mif.decisions[].product_name",
+            "importMif.mif.decisions[].reasoning",
+            "importMif.mif.decisions[].tags[]",
+            "importMif.mif.mif_version",
+            "importMif.mif.provenance.content_sha256",
+            "importMif.mif.provenance.scope",
+            "importMif.mif.provenance.service",
+            "importMif.mif.provenance.service_version",
+            "importMif.mif.user_corpus[].content",
+            "importMif.mif.user_corpus[].source",
+            "importMif.mif.user_corpus[].tags[]",
+            "importMif.raw_content",
+            "listFeed.cursor",
+            "listFreeForm.cursor",
+            "listMemoryConfidence.cursor",
+            "listProducts.cursor",
+            "searchDecisions.product",
+        ]
+    );
+}

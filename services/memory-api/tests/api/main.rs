@@ -18,4 +18,5 @@ mod nul;
 mod product_state;
 mod products;
 mod rate_limits;
+mod reading;
 mod search;

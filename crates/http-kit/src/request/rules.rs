@@ -1,0 +1,544 @@
+//! The rules a request must follow, read back from the OpenAPI schema utoipa generates for its
+//! type: what the document states is exactly what is enforced, so the two cannot drift.
+//!
+//! The subset of JSON Schema checked: `type` (with `null`), `enum`, `minLength`, `maxLength`,
+//! `pattern`, `format` (see [`super::formats`]), `minimum`, `maximum`, `minItems`,
+//! `maxItems`, `items`, `maxProperties`, `properties`, `required`, `additionalProperties`, `oneOf`, `anyOf`,
+//! `allOf` and local `$ref`s. A `null` member of an object with declared properties is
+//! removed first: null means absent.
+
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock, RwLock};
+
+use regex::Regex;
+use serde_json::{Map, Value, json};
+use utoipa::openapi::path::ParameterIn;
+use utoipa::{IntoParams, ToSchema};
+
+use super::formats;
+use crate::error::ApiError;
+
+/// The pattern of a string that must not be blank (whitespace only).
+pub const NOT_BLANK: &str = r"\S";
+
+/// A request type's schema with the schemas it refers to and its compiled patterns.
+#[derive(Debug)]
+pub struct Rules {
+    root: Value,
+    components: Map<String, Value>,
+    patterns: HashMap<String, Regex>,
+}
+
+type Cache = RwLock<HashMap<TypeId, Arc<Rules>>>;
+
+fn cached(id: TypeId, build: impl FnOnce() -> Rules) -> Arc<Rules> {
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let cache = CACHE.get_or_init(Cache::default);
+    if let Some(rules) = cache.read().unwrap_or_else(|e| e.into_inner()).get(&id) {
+        return rules.clone();
+    }
+    let rules = Arc::new(build());
+    cache
+        .write()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(id, rules.clone());
+    rules
+}
+
+/// The rules of a JSON body of type `T`.
+pub fn of_body<T: ToSchema + 'static>() -> Arc<Rules> {
+    cached(TypeId::of::<T>(), || {
+        let mut nested = Vec::new();
+        T::schemas(&mut nested);
+        let mut components = Map::new();
+        for (name, schema) in nested {
+            components.insert(name, to_value(&schema));
+        }
+        let root = to_value(&T::schema());
+        components.insert(T::name().into_owned(), root.clone());
+        Rules::new(root, components)
+    })
+}
+
+/// The rules of a query string read into `T`, as an object of its parameters.
+pub fn of_query<T: IntoParams + 'static>() -> Arc<Rules> {
+    cached(TypeId::of::<T>(), || {
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for param in T::into_params(|| Some(ParameterIn::Query)) {
+            let param = to_value(&param);
+            let Some(name) = param["name"].as_str().map(str::to_owned) else {
+                continue;
+            };
+            if param["required"] == Value::Bool(true) {
+                required.push(Value::String(name.clone()));
+            }
+            properties.insert(name, param.get("schema").cloned().unwrap_or(json!({})));
+        }
+        let root = json!({ "type": "object", "properties": properties, "required": required });
+        Rules::new(root, Map::new())
+    })
+}
+
+fn to_value(schema: &impl serde::Serialize) -> Value {
+    serde_json::to_value(schema).unwrap_or(Value::Null)
+}
+
+impl Rules {
+    fn new(root: Value, components: Map<String, Value>) -> Self {
+        let mut patterns = HashMap::new();
+        collect_patterns(&root, &mut patterns);
+        for schema in components.values() {
+            collect_patterns(schema, &mut patterns);
+        }
+        Self {
+            root,
+            components,
+            patterns,
+        }
+    }
+
+    /// Checks `value`, removing the `null` members of typed objects; the 400 names the field.
+    pub fn check(&self, value: &mut Value) -> Result<(), ApiError> {
+        let mut path = String::new();
+        self.check_at(&self.root, value, &mut path)
+            .map_err(|problem| field_error(&path, &problem))
+    }
+
+    /// The declared type of the query parameter (or top-level property) `name`.
+    pub fn property_type(&self, name: &str) -> Option<&str> {
+        let schema = self.resolve(self.root.get("properties")?.get(name)?);
+        primary_type(self.non_null_variant(schema))
+    }
+
+    fn resolve<'a>(&'a self, schema: &'a Value) -> &'a Value {
+        match schema.get("$ref").and_then(Value::as_str) {
+            Some(reference) => reference
+                .rsplit('/')
+                .next()
+                .and_then(|name| self.components.get(name))
+                .unwrap_or(&Value::Bool(true)),
+            None => schema,
+        }
+    }
+
+    /// For `oneOf: [{type: null}, X]` (utoipa's optional reference), `X`.
+    fn non_null_variant<'a>(&'a self, schema: &'a Value) -> &'a Value {
+        let Some(variants) = schema.get("oneOf").and_then(Value::as_array) else {
+            return schema;
+        };
+        variants
+            .iter()
+            .map(|v| self.resolve(v))
+            .find(|v| v.get("type") != Some(&json!("null")))
+            .unwrap_or(schema)
+    }
+
+    /// Checks one value; on failure `path` is left at the offending field.
+    fn check_at(&self, schema: &Value, value: &mut Value, path: &mut String) -> Result<(), String> {
+        let schema = self.resolve(schema);
+        if !schema.is_object() {
+            return Ok(());
+        }
+        if let Some(all) = schema.get("allOf").and_then(Value::as_array) {
+            for part in all {
+                self.check_at(part, value, path)?;
+            }
+        }
+        for key in ["oneOf", "anyOf"] {
+            if let Some(variants) = schema.get(key).and_then(Value::as_array) {
+                self.check_variants(variants, value, path)?;
+            }
+        }
+        if let Some(types) = schema.get("type") {
+            check_type(types, schema, value)?;
+        }
+        if value.is_null() {
+            return Ok(());
+        }
+        if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
+            && !allowed.contains(value)
+        {
+            let names: Vec<String> = allowed.iter().map(display).collect();
+            return Err(format!("must be one of: {}", names.join(", ")));
+        }
+        match value {
+            Value::String(s) => self.check_string(schema, s),
+            Value::Number(_) => check_range(schema, value),
+            Value::Array(items) => self.check_array(schema, items, path),
+            Value::Object(members) => self.check_object(schema, members, path),
+            Value::Bool(_) | Value::Null => Ok(()),
+        }
+    }
+
+    fn check_variants(
+        &self,
+        variants: &[Value],
+        value: &mut Value,
+        path: &mut String,
+    ) -> Result<(), String> {
+        let len = path.len();
+        let mut first_error = None;
+        for variant in variants {
+            let mut candidate = value.clone();
+            match self.check_at(variant, &mut candidate, path) {
+                Ok(()) => {
+                    *value = candidate;
+                    return Ok(());
+                }
+                Err(problem) => {
+                    if first_error.is_none()
+                        && self.resolve(variant).get("type") != Some(&json!("null"))
+                    {
+                        first_error = Some((path.clone(), problem));
+                    }
+                    path.truncate(len);
+                }
+            }
+        }
+        let (at, problem) = first_error.unwrap_or_else(|| (path.clone(), "is not allowed".into()));
+        *path = at;
+        Err(problem)
+    }
+
+    fn check_string(&self, schema: &Value, s: &str) -> Result<(), String> {
+        let min = schema.get("minLength").and_then(Value::as_u64);
+        let max = schema.get("maxLength").and_then(Value::as_u64);
+        let len = s.chars().count() as u64;
+        if min.is_some_and(|m| len < m) || max.is_some_and(|m| len > m) {
+            return Err(match (min, max) {
+                (Some(min), Some(max)) => format!("must be {min} to {max} characters"),
+                (Some(min), None) => format!("must be at least {min} characters"),
+                (None, Some(max)) => format!("must be at most {max} characters"),
+                (None, None) => unreachable!("a length limit was exceeded"),
+            });
+        }
+        if let Some(pattern) = schema.get("pattern").and_then(Value::as_str)
+            && let Some(regex) = self.patterns.get(pattern)
+            && !regex.is_match(s)
+        {
+            return Err(if pattern == NOT_BLANK {
+                "must not be blank".to_owned()
+            } else {
+                format!("must match the pattern {pattern}")
+            });
+        }
+        if let Some(format) = schema.get("format").and_then(Value::as_str)
+            && !formats::conforms(format, s)
+        {
+            return Err(formats::problem(format));
+        }
+        Ok(())
+    }
+
+    fn check_array(
+        &self,
+        schema: &Value,
+        items: &mut [Value],
+        path: &mut String,
+    ) -> Result<(), String> {
+        let count = items.len() as u64;
+        if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
+            && count > max
+        {
+            return Err(format!("must have at most {max} items"));
+        }
+        if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
+            && count < min
+        {
+            return Err(format!("must have at least {min} items"));
+        }
+        let Some(item_schema) = schema.get("items") else {
+            return Ok(());
+        };
+        for (i, item) in items.iter_mut().enumerate() {
+            let len = path.len();
+            path.push_str(&format!("[{i}]"));
+            self.check_at(item_schema, item, path)?;
+            path.truncate(len);
+        }
+        Ok(())
+    }
+
+    fn check_object(
+        &self,
+        schema: &Value,
+        members: &mut Map<String, Value>,
+        path: &mut String,
+    ) -> Result<(), String> {
+        let empty = Map::new();
+        let properties = schema.get("properties").and_then(Value::as_object);
+        if properties.is_some() {
+            members.retain(|_, v| !v.is_null());
+        }
+        let properties = properties.unwrap_or(&empty);
+        if let Some(max) = schema.get("maxProperties").and_then(Value::as_u64)
+            && members.len() as u64 > max
+        {
+            return Err(format!("must have at most {max} members"));
+        }
+        for name in schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let Some(name) = name.as_str() else { continue };
+            if !members.contains_key(name) {
+                push_key(path, name);
+                return Err("is required".to_owned());
+            }
+        }
+        let additional = schema.get("additionalProperties");
+        for (name, member) in members.iter_mut() {
+            let len = path.len();
+            push_key(path, name);
+            match (properties.get(name), additional) {
+                (Some(property), _) => self.check_at(property, member, path)?,
+                (None, Some(Value::Bool(false))) => return Err("is not a known field".to_owned()),
+                (None, Some(extra @ Value::Object(_))) => self.check_at(extra, member, path)?,
+                (None, _) => {}
+            }
+            path.truncate(len);
+        }
+        Ok(())
+    }
+}
+
+fn push_key(path: &mut String, key: &str) {
+    if !path.is_empty() {
+        path.push('.');
+    }
+    path.push_str(key);
+}
+
+fn field_error(path: &str, problem: &str) -> ApiError {
+    ApiError::invalid_field(if path.is_empty() { "body" } else { path }, problem)
+}
+
+fn collect_patterns(schema: &Value, into: &mut HashMap<String, Regex>) {
+    match schema {
+        Value::Object(members) => {
+            if let Some(Value::String(pattern)) = members.get("pattern")
+                && let Ok(regex) = Regex::new(pattern)
+            {
+                into.insert(pattern.clone(), regex);
+            }
+            members.values().for_each(|v| collect_patterns(v, into));
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_patterns(v, into)),
+        _ => {}
+    }
+}
+
+fn primary_type(schema: &Value) -> Option<&str> {
+    match schema.get("type")? {
+        Value::String(t) => Some(t),
+        Value::Array(types) => types
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null"),
+        _ => None,
+    }
+}
+
+fn type_matches(name: &str, value: &Value) -> bool {
+    match name {
+        "null" => value.is_null(),
+        "string" => value.is_string(),
+        "boolean" => value.is_boolean(),
+        "object" => value.is_object(),
+        "array" => value.is_array(),
+        "number" => value.is_number(),
+        "integer" => {
+            value.is_i64() || value.is_u64() || value.as_f64().is_some_and(|f| f.fract() == 0.0)
+        }
+        _ => true,
+    }
+}
+
+fn check_type(types: &Value, schema: &Value, value: &Value) -> Result<(), String> {
+    let names: Vec<&str> = match types {
+        Value::String(t) => vec![t.as_str()],
+        Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => return Ok(()),
+    };
+    if names.iter().any(|t| type_matches(t, value)) {
+        return Ok(());
+    }
+    let expected = names
+        .iter()
+        .copied()
+        .find(|t| *t != "null")
+        .unwrap_or("null");
+    Err(match expected {
+        "integer" | "number" => number_problem(expected, schema),
+        "null" => "must be null".to_owned(),
+        "array" => "must be an array".to_owned(),
+        "object" => "must be a JSON object".to_owned(),
+        other => format!("must be a {other}"),
+    })
+}
+
+/// "must be an integer between 1 and 100", with whichever bounds the schema has.
+fn number_problem(kind: &str, schema: &Value) -> String {
+    let noun = if kind == "integer" {
+        "an integer"
+    } else {
+        "a number"
+    };
+    match (schema.get("minimum"), schema.get("maximum")) {
+        (Some(min), Some(max)) => format!("must be {noun} between {min} and {max}"),
+        (Some(min), None) => format!("must be {noun} of at least {min}"),
+        (None, Some(max)) => format!("must be {noun} of at most {max}"),
+        (None, None) => format!("must be {noun}"),
+    }
+}
+
+fn check_range(schema: &Value, value: &Value) -> Result<(), String> {
+    let n = value.as_f64().unwrap_or(f64::NAN);
+    let below = schema
+        .get("minimum")
+        .and_then(Value::as_f64)
+        .is_some_and(|min| n < min);
+    let above = schema
+        .get("maximum")
+        .and_then(Value::as_f64)
+        .is_some_and(|max| n > max);
+    let below_exclusive = schema
+        .get("exclusiveMinimum")
+        .and_then(Value::as_f64)
+        .is_some_and(|min| n <= min);
+    let above_exclusive = schema
+        .get("exclusiveMaximum")
+        .and_then(Value::as_f64)
+        .is_some_and(|max| n >= max);
+    if below || above {
+        let kind = primary_type(schema).unwrap_or("number");
+        return Err(number_problem(kind, schema));
+    }
+    if below_exclusive || above_exclusive || !n.is_finite() {
+        return Err("is out of range".to_owned());
+    }
+    Ok(())
+}
+
+fn display(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Where a document lets a request carry a string of any length: every string property of a
+/// request body (nested ones included) and every string query parameter that states no
+/// `maxLength`, `enum`, bounded `format` or `pattern`, as `operationId.field`. A contract
+/// test pins this list, so a new unbounded string is a decision, not an accident.
+pub fn unbounded_request_strings(document: &Value) -> Vec<String> {
+    let empty = Map::new();
+    let components = document["components"]["schemas"]
+        .as_object()
+        .unwrap_or(&empty);
+    let rules = Rules::new(Value::Null, components.clone());
+    let mut found = Vec::new();
+    for methods in document["paths"].as_object().unwrap_or(&empty).values() {
+        for operation in methods.as_object().unwrap_or(&empty).values() {
+            let Some(id) = operation["operationId"].as_str() else {
+                continue;
+            };
+            for param in operation["parameters"].as_array().into_iter().flatten() {
+                if param["in"] == "query" {
+                    let name = format!("{id}.{}", param["name"].as_str().unwrap_or_default());
+                    rules.collect_unbounded(&param["schema"], &name, &mut found, 0);
+                }
+            }
+            if let Some(schema) =
+                operation["requestBody"]["content"]["application/json"].get("schema")
+            {
+                rules.collect_unbounded(schema, id, &mut found, 0);
+            }
+        }
+    }
+    found.sort();
+    found.dedup();
+    found
+}
+
+impl Rules {
+    fn collect_unbounded(&self, schema: &Value, path: &str, found: &mut Vec<String>, depth: usize) {
+        let schema = self.resolve(schema);
+        if depth > 8 || !schema.is_object() {
+            return;
+        }
+        for key in ["oneOf", "anyOf", "allOf"] {
+            for part in schema
+                .get(key)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                self.collect_unbounded(part, path, found, depth + 1);
+            }
+        }
+        if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+            for (name, property) in properties {
+                self.collect_unbounded(property, &format!("{path}.{name}"), found, depth + 1);
+            }
+        }
+        if let Some(items) = schema.get("items") {
+            self.collect_unbounded(items, &format!("{path}[]"), found, depth + 1);
+        }
+        let bounded_format = matches!(
+            schema.get("format").and_then(Value::as_str),
+            Some("uuid" | "date-time" | "email" | "date")
+        );
+        let anchored = schema
+            .get("pattern")
+            .and_then(Value::as_str)
+            .is_some_and(|p| p.starts_with('^') && p.ends_with('$'));
+        if primary_type(schema) == Some("string")
+            && schema.get("maxLength").is_none()
+            && schema.get("enum").is_none()
+            && !bounded_format
+            && !anchored
+        {
+            found.push(path.to_owned());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unbounded_strings_are_listed_by_operation_and_field() {
+        let document = json!({
+            "paths": {"/x": {"post": {
+                "operationId": "make",
+                "parameters": [
+                    {"name": "q", "in": "query", "schema": {"type": "string"}},
+                    {"name": "id", "in": "query", "schema": {"type": "string", "format": "uuid"}},
+                    {"name": "h", "in": "header", "schema": {"type": "string"}}
+                ],
+                "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Make"}}}}
+            }}},
+            "components": {"schemas": {
+                "Make": {"type": "object", "properties": {
+                    "name": {"type": "string", "maxLength": 5},
+                    "note": {"type": ["string", "null"]},
+                    "slug": {"type": "string", "pattern": "^[a-z]+$"},
+                    "kind": {"type": "string", "enum": ["a"]},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                    "inner": {"oneOf": [{"type": "null"}, {"$ref": "#/components/schemas/Inner"}]}
+                }},
+                "Inner": {"type": "object", "properties": {"text": {"type": "string"}}}
+            }}
+        });
+        assert_eq!(
+            unbounded_request_strings(&document),
+            ["make.inner.text", "make.note", "make.q", "make.tags[]"]
+        );
+    }
+}

@@ -1,0 +1,160 @@
+//! Requests are read one way: the rules the document states are the ones enforced, and every
+//! refusal names its field.
+
+use rate_limit::policy::Plan;
+use serde_json::{Value, json};
+
+use crate::common::*;
+
+fn document() -> Value {
+    serde_json::from_str(&mail_api::openapi::json()).unwrap()
+}
+
+fn query_param<'a>(doc: &'a Value, path: &str, name: &str) -> &'a Value {
+    doc["paths"][path]["get"]["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .unwrap_or_else(|| panic!("{path} has no parameter {name}"))
+}
+
+#[tokio::test]
+async fn an_empty_cursor_is_the_first_page() {
+    let h = Harness::new().await;
+    let tenant = h.tenant(Plan::Enterprise).await;
+    h.site(&tenant.write, "reading").await;
+    let res = h.list_sites(&tenant.read, "?cursor=").await;
+    assert_eq!(res.status(), 200);
+    let page = json(res).await;
+    assert_eq!(page["data"].as_array().unwrap().len(), 1, "{page}");
+    let res = h.get_with(&tenant.read, "/api/v1/emails?cursor=").await;
+    assert_eq!(res.status(), 200);
+    // An empty number is still not a number.
+    let err = expect_error(
+        h.list_sites(&tenant.read, "?limit=").await,
+        400,
+        "VALIDATION_ERROR",
+    )
+    .await;
+    assert_eq!(err.details, json!({"field": "limit"}));
+}
+
+#[tokio::test]
+async fn type_and_limit_errors_name_the_field_path() {
+    let h = Harness::new().await;
+    let tenant = h.tenant(Plan::Enterprise).await;
+    let cases = [
+        (
+            "/api/v1/identify",
+            json!({"email": "a@b.io", "tags": ["x", 5]}),
+            "tags[1]",
+            "tags[1]: must be a string",
+        ),
+        (
+            "/api/v1/identify",
+            json!({"email": "a@b.io", "tags": ["x", "y".repeat(101)]}),
+            "tags[1]",
+            "tags[1]: must be 1 to 100 characters",
+        ),
+        (
+            "/api/v1/templates",
+            json!({"name": "n", "brief": "b", "category": "c".repeat(101)}),
+            "category",
+            "category: must be at most 100 characters",
+        ),
+        (
+            "/api/v1/suppressions",
+            json!({"email": "not-an-address"}),
+            "email",
+            "email: is not a valid email address",
+        ),
+        (
+            "/api/v1/campaigns",
+            json!({"name": "n", "site_id": "0190a0e0-0000-7000-8000-000000000000", "type": "weekly"}),
+            "type",
+            "type: must be one of: drip, triggered",
+        ),
+    ];
+    for (path, body, field, message) in cases {
+        let res = h.post_json(&tenant.write, path, &body).await;
+        let err = expect_error(res, 400, "VALIDATION_ERROR").await;
+        assert_eq!(err.details, json!({"field": field}), "{path} {body}");
+        assert_eq!(err.message, message, "{path} {body}");
+    }
+    for (query, field, message) in [
+        (
+            "/api/v1/emails?status=lost",
+            "status",
+            "status: must be one of: accepted, queued, sent, delivered, opened, clicked, bounced, complained, failed, suppressed",
+        ),
+        (
+            "/api/v1/emails?limit=x",
+            "limit",
+            "limit: must be an integer between 1 and 100",
+        ),
+        (
+            "/api/v1/analytics/campaigns?days=366",
+            "days",
+            "days: must be an integer between 1 and 365",
+        ),
+        (
+            "/api/v1/export?format=xml",
+            "format",
+            "format: must be one of: json, csv",
+        ),
+    ] {
+        let key = if query.contains("export") {
+            &tenant.admin
+        } else {
+            &tenant.read
+        };
+        let err = expect_error(h.get_with(key, query).await, 400, "VALIDATION_ERROR").await;
+        assert_eq!(err.details, json!({"field": field}), "{query}");
+        assert_eq!(err.message, message, "{query}");
+    }
+}
+
+#[test]
+fn the_document_states_the_rules_the_server_enforces() {
+    let doc = document();
+    let schemas = &doc["components"]["schemas"];
+    assert_eq!(
+        schemas["IdentifyRequest"]["properties"]["email"]["format"],
+        "email"
+    );
+    assert_eq!(
+        schemas["IdentifyRequest"]["properties"]["tags"]["maxItems"],
+        100
+    );
+    assert_eq!(
+        schemas["IdentifyRequest"]["properties"]["tags"]["items"]["maxLength"],
+        100
+    );
+    let name = &schemas["CreateSite"]["properties"]["name"];
+    assert_eq!(
+        (name["minLength"].clone(), name["maxLength"].clone()),
+        (json!(1), json!(200))
+    );
+    assert!(schemas["CreateSite"]["properties"]["slug"]["pattern"].is_string());
+    assert_eq!(
+        schemas["ConversionRequest"]["properties"]["revenue"]["minimum"],
+        0.0
+    );
+    assert_eq!(
+        schemas["SendRequest"]["properties"]["headers"]["maxProperties"],
+        50
+    );
+    let status = query_param(&doc, "/api/v1/emails", "status");
+    assert_eq!(status["schema"]["enum"].as_array().unwrap().len(), 10);
+    let cursor = query_param(&doc, "/api/v1/sites", "cursor");
+    assert!(cursor["description"].as_str().unwrap().contains("empty"));
+    let days = query_param(&doc, "/api/v1/analytics/overview", "days");
+    assert_eq!(
+        (
+            days["schema"]["minimum"].clone(),
+            days["schema"]["maximum"].clone()
+        ),
+        (json!(1), json!(365))
+    );
+}

@@ -1,0 +1,155 @@
+//! Requests are read one way: the rules the document states are the ones enforced, and every
+//! refusal names its field in the message.
+
+use rate_limit::policy::Tier;
+use reqwest::Response;
+use serde_json::{Value, json};
+
+use crate::common::*;
+
+async fn post(h: &Harness, key: &str, path: &str, body: Value) -> Response {
+    h.post(path)
+        .bearer_auth(key)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn get(h: &Harness, key: &str, path: &str) -> Response {
+    h.get(path).bearer_auth(key).send().await.unwrap()
+}
+
+#[tokio::test]
+async fn a_type_error_names_the_field() {
+    let h = Harness::new().await;
+    let (_, key) = h.writer(Tier::Pro).await;
+    for (path, body, message) in [
+        (
+            "/api/v1/memory/decisions",
+            json!({"decision": 5, "product_name": "p"}),
+            "decision: must be a string",
+        ),
+        (
+            "/api/v1/memory/free-form",
+            json!({"content": "c", "tags": ["a", 1]}),
+            "tags[1]: must be a string",
+        ),
+        (
+            "/api/v1/products",
+            json!({"name": "p", "status": false}),
+            "status: must be a string",
+        ),
+        (
+            "/api/v1/memory/consolidate",
+            json!({"compute_budget_tokens": "lots"}),
+            "compute_budget_tokens: must be an integer between 1 and 5000",
+        ),
+    ] {
+        let res = post(&h, &key, path, body.clone()).await;
+        let got = expect_error(res, 400, "VALIDATION_ERROR").await;
+        assert_eq!(got, message, "{path} {body}");
+    }
+}
+
+#[tokio::test]
+async fn a_limit_error_names_the_field_and_its_range() {
+    let h = Harness::new().await;
+    let (_, key) = h.writer(Tier::Free).await;
+    let res = post(
+        &h,
+        &key,
+        "/api/v1/memory/decisions",
+        json!({"decision": "d".repeat(2001), "product_name": "p"}),
+    )
+    .await;
+    assert_eq!(
+        expect_error(res, 400, "VALIDATION_ERROR").await,
+        "decision: must be 1 to 2000 characters"
+    );
+    let res = post(
+        &h,
+        &key,
+        "/api/v1/memory/decisions",
+        json!({"decision": "   ", "product_name": "p"}),
+    )
+    .await;
+    assert_eq!(
+        expect_error(res, 400, "VALIDATION_ERROR").await,
+        "decision: must not be blank"
+    );
+    for (path, message) in [
+        (
+            "/api/v1/memory/search?q=x&limit=21",
+            "limit: must be an integer between 1 and 20",
+        ),
+        (
+            "/api/v1/memory/search?q=x&min_similarity=2",
+            "min_similarity: must be a number between 0 and 1",
+        ),
+        (
+            "/api/v1/memory/search?q=x&include=everything",
+            "include: must match the pattern ^ *(decisions|product_states) *(, *(decisions|product_states) *)*$",
+        ),
+        (
+            "/api/v1/memory/search?q=",
+            "q: must be 1 to 1000 characters",
+        ),
+        ("/api/v1/memory/search", "q: is required"),
+        (
+            "/api/v1/memory/export-mif?scope=most",
+            "scope: must be one of: identity_only, identity_corpus, full",
+        ),
+        (
+            "/api/v1/products?limit=0",
+            "limit: must be an integer between 1 and 100",
+        ),
+    ] {
+        let got = expect_error(get(&h, &key, path).await, 400, "VALIDATION_ERROR").await;
+        assert_eq!(got, message, "{path}");
+    }
+}
+
+#[tokio::test]
+async fn an_empty_cursor_is_the_first_page() {
+    let h = Harness::new().await;
+    let (_, key) = h.writer(Tier::Free).await;
+    assert_eq!(
+        post(&h, &key, "/api/v1/products", json!({"name": "p"}))
+            .await
+            .status(),
+        201
+    );
+    let res = get(&h, &key, "/api/v1/products?cursor=").await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(json(res).await["data"].as_array().unwrap().len(), 1);
+    let res = get(&h, &key, "/api/v1/memory/free-form?cursor=&q=").await;
+    assert_eq!(res.status(), 200);
+}
+
+/// The specification makes the body optional, so the document does too (a client may send
+/// none) and the server takes none, a blank one or `null` as the defaults.
+#[tokio::test]
+async fn the_consolidate_body_is_optional_in_the_document_and_the_server() {
+    let doc: Value = serde_json::from_str(&memory_api::openapi::json()).unwrap();
+    let body = &doc["paths"]["/api/v1/memory/consolidate"]["post"]["requestBody"];
+    assert_ne!(body["required"], true, "{body}");
+    let h = Harness::new().await;
+    let (_, key) = h.writer(Tier::Pro).await;
+    let res = h
+        .post("/api/v1/memory/consolidate")
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let res = h
+        .post("/api/v1/memory/consolidate")
+        .bearer_auth(&key)
+        .header("content-type", "application/json")
+        .body("null")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+}

@@ -12,6 +12,19 @@ use crate::error::ApiError;
 pub const DEFAULT_LIMIT: u32 = 50;
 pub const MAX_LIMIT: u32 = 100;
 
+/// What a cursor looks like: a UUID's 16 bytes in unpadded base64url (22 characters, the last
+/// carrying 2 bits and 4 zero bits), or empty for the first page. Every string of this shape is
+/// a cursor the API accepts, so the document and the server agree on which are valid.
+pub const CURSOR_PATTERN: &str = "^([A-Za-z0-9_-]{21}[AQgw])?$";
+
+/// The documented schema of a `cursor` query parameter.
+pub fn cursor_schema() -> utoipa::openapi::schema::Object {
+    utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .pattern(Some(CURSOR_PATTERN))
+        .build()
+}
+
 #[derive(Debug, Default, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct PageParams {
@@ -19,6 +32,7 @@ pub struct PageParams {
     #[param(minimum = 1, maximum = 100)]
     pub limit: Option<u32>,
     /// The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+    #[param(schema_with = cursor_schema)]
     pub cursor: Option<String>,
 }
 
@@ -95,6 +109,28 @@ mod tests {
         assert_eq!(Cursor::decode(&c).unwrap(), Cursor(id));
         assert!(Cursor::decode("not-a-cursor!").is_err());
         assert!(Cursor::decode("AAAA").is_err());
+    }
+
+    #[test]
+    fn the_documented_pattern_admits_exactly_the_cursors_the_api_decodes() {
+        let pattern = regex::Regex::new(CURSOR_PATTERN).unwrap();
+        assert!(pattern.is_match(""));
+        for _ in 0..1000 {
+            assert!(pattern.is_match(&Cursor(Uuid::new_v4()).encode()));
+        }
+        let body = "Zz-_09aAbB".repeat(3)[..21].to_owned();
+        for last in 'A'..='z' {
+            let candidate = format!("{body}{last}");
+            if !last.is_ascii_alphanumeric() {
+                continue;
+            }
+            assert_eq!(
+                pattern.is_match(&candidate),
+                Cursor::decode(&candidate).is_ok(),
+                "{candidate}"
+            );
+        }
+        assert!(!pattern.is_match("not-a-cursor!"));
     }
 
     #[test]

@@ -195,6 +195,7 @@ pub struct EmailListParams {
     #[param(minimum = 1, maximum = 100)]
     pub limit: Option<u32>,
     /// `next_cursor` of the previous page; an empty `cursor=` is the first page.
+    #[param(schema_with = http_kit::pagination::cursor_schema)]
     pub cursor: Option<String>,
     /// One of the statuses.
     #[param(schema_with = status_schema)]

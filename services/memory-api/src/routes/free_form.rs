@@ -178,6 +178,7 @@ pub struct FreeFormParams {
     pub limit: Option<u32>,
     /// Listing only: the `next_cursor` of the previous page; an empty `cursor=` is the first
     /// page.
+    #[param(schema_with = http_kit::pagination::cursor_schema)]
     pub cursor: Option<String>,
 }
 

@@ -35,9 +35,10 @@ pub struct ConversionRequest {
     #[serde(default)]
     #[schema(value_type = Option<String>, default = "purchase", max_length = 200)]
     pub event: String,
-    /// Default 0; a number ≥ 0.
+    /// Default 0; a number from 0 to 1,000,000,000,000 (so that the analytics sums stay within
+    /// a double).
     #[serde(default)]
-    #[schema(value_type = Option<f64>, default = 0.0, minimum = 0.0)]
+    #[schema(value_type = Option<f64>, default = 0.0, minimum = 0.0, maximum = 1_000_000_000_000.0)]
     pub revenue: f64,
     /// ISO 4217 code, three letters (uppercased); default `USD`.
     #[serde(default)]

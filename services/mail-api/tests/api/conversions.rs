@@ -304,6 +304,10 @@ async fn conversions_need_a_known_contact_and_valid_fields() {
         (json!({"email": "bad@"}), "email"),
         (json!({"email": "mine@x.io", "revenue": -1}), "revenue"),
         (json!({"email": "mine@x.io", "revenue": "10"}), "revenue"),
+        (
+            json!({"email": "mine@x.io", "revenue": 1.04e308}),
+            "revenue",
+        ),
         (json!({"email": "mine@x.io", "currency": "US"}), "currency"),
         (json!({"email": "mine@x.io", "currency": "U$D"}), "currency"),
         (json!({"email": "mine@x.io", "event": 1}), "event"),
@@ -326,5 +330,23 @@ async fn conversions_need_a_known_contact_and_valid_fields() {
     )
     .await;
     assert_eq!(h.query("SELECT count(*) FROM conversions").await, ["0"]);
+    h.stop().await;
+}
+
+/// Found by the fuzzer: a revenue near the largest double was accepted, and the conversion
+/// analytics then overflowed summing it (500). Revenues are bounded, so sums of them are too.
+#[tokio::test]
+async fn the_largest_revenues_still_sum_in_the_analytics() {
+    let h = Harness::new().await;
+    let t = h.tenant(Plan::Enterprise).await;
+    identify(&h, &t.write, "rich@x.io").await;
+    for order in ["big-1", "big-2"] {
+        let body = json!({"email": "rich@x.io", "revenue": 1e12, "order_id": order});
+        assert_eq!(convert(&h, &t.write, body).await.status(), 200);
+    }
+    let res = h.get_with(&t.read, "/api/v1/analytics/conversion").await;
+    assert_eq!(res.status(), 200);
+    let body = json(res).await;
+    assert!(body.to_string().contains("2000000000000"), "{body}");
     h.stop().await;
 }

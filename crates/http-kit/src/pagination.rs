@@ -22,6 +22,9 @@ pub fn cursor_schema() -> utoipa::openapi::schema::Object {
     utoipa::openapi::schema::ObjectBuilder::new()
         .schema_type(utoipa::openapi::schema::Type::String)
         .pattern(Some(CURSOR_PATTERN))
+        .description(Some(
+            "The `next_cursor` of the previous page; an empty `cursor=` is the first page.",
+        ))
         .build()
 }
 

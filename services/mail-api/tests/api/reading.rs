@@ -148,7 +148,16 @@ fn the_document_states_the_rules_the_server_enforces() {
     let status = query_param(&doc, "/api/v1/emails", "status");
     assert_eq!(status["schema"]["enum"].as_array().unwrap().len(), 10);
     let cursor = query_param(&doc, "/api/v1/sites", "cursor");
-    assert!(cursor["description"].as_str().unwrap().contains("empty"));
+    assert!(
+        cursor["schema"]["description"]
+            .as_str()
+            .unwrap()
+            .contains("empty")
+    );
+    assert_eq!(
+        cursor["schema"]["pattern"],
+        http_kit::pagination::CURSOR_PATTERN
+    );
     let days = query_param(&doc, "/api/v1/analytics/overview", "days");
     assert_eq!(
         (

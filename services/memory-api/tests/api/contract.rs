@@ -136,10 +136,6 @@ fn every_request_string_states_its_bound() {
             "importMif.mif.user_corpus[].source",
             "importMif.mif.user_corpus[].tags[]",
             "importMif.raw_content",
-            "listFeed.cursor",
-            "listFreeForm.cursor",
-            "listMemoryConfidence.cursor",
-            "listProducts.cursor",
             "searchDecisions.product",
         ]
     );

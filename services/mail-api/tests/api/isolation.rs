@@ -18,6 +18,10 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
+use test_support::document::{self, Operation, Param, Phase, probed};
+use test_support::ids::{collect_ids, id_of};
+use test_support::{excerpt, with_query};
+
 use crate::common::*;
 use crate::send::Send;
 
@@ -197,36 +201,6 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
     }
 }
 
-fn id_of(answer: &Value, field: &str) -> String {
-    answer[field]
-        .as_str()
-        .unwrap_or_else(|| panic!("no {field}: {answer}"))
-        .to_owned()
-}
-
-/// Every string under an `id`-like member, anywhere in `value`.
-fn collect_ids(value: &Value, ids: &mut BTreeSet<String>) {
-    match value {
-        Value::Object(map) => {
-            for (k, v) in map {
-                let id_like = k == "id" || k.ends_with("_id") || k.ends_with("_ids");
-                match v {
-                    Value::String(s) if id_like => {
-                        ids.insert(s.clone());
-                    }
-                    Value::Array(items) if id_like => {
-                        ids.extend(items.iter().filter_map(|i| i.as_str().map(str::to_owned)));
-                    }
-                    _ => {}
-                }
-                collect_ids(v, ids);
-            }
-        }
-        Value::Array(items) => items.iter().for_each(|v| collect_ids(v, ids)),
-        _ => {}
-    }
-}
-
 async fn send(
     h: &Harness,
     key: &str,
@@ -245,91 +219,12 @@ async fn send(
     (status, body)
 }
 
-/// An operation of the document that the suite calls.
-struct Operation {
-    method: Method,
-    path: String,
-    params: Vec<Param>,
-    has_body: bool,
-}
-
-struct Param {
-    name: String,
-    location: String,
-    required: bool,
-}
-
-#[derive(PartialEq, Clone, Copy)]
-enum Phase {
-    Read,
-    Write,
-    Delete,
-}
-
-impl Operation {
-    /// Reads run before writes and deletes, so that no project's data has been changed by the
-    /// suite itself while others look for it.
-    fn phase(&self) -> Phase {
-        match self.method {
-            Method::GET => Phase::Read,
-            Method::DELETE => Phase::Delete,
-            _ => Phase::Write,
-        }
-    }
-}
-
-/// GET, PUT, PATCH and DELETE operations, and POST operations on a path id, of the committed
-/// document; the public ones are checked to be declared without a credential and left out.
+/// The operations the suite calls, from the committed document.
 fn operations() -> Vec<Operation> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../proto-docs/mail-api.openapi.json");
-    let document: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let mut operations = Vec::new();
-    for (path, item) in document["paths"].as_object().expect("paths") {
-        for (method, op) in item.as_object().unwrap() {
-            let method: Method = method.to_uppercase().parse().expect("a method");
-            let probed = [Method::GET, Method::PUT, Method::PATCH, Method::DELETE]
-                .contains(&method)
-                || (method == Method::POST && path.contains('{'));
-            if !probed {
-                continue;
-            }
-            let needs_credential = op["security"]
-                .as_array()
-                .is_some_and(|s| s.iter().any(|r| r.get("bearer").is_some()));
-            if PUBLIC.contains(&path.as_str()) {
-                assert!(
-                    !needs_credential,
-                    "{method} {path} needs a credential: isolate it"
-                );
-                continue;
-            }
-            assert!(
-                needs_credential,
-                "{method} {path} has no credential and is not in PUBLIC"
-            );
-            let params = op["parameters"]
-                .as_array()
-                .map(|ps| {
-                    ps.iter()
-                        .map(|p| Param {
-                            name: p["name"].as_str().unwrap().to_owned(),
-                            location: p["in"].as_str().unwrap().to_owned(),
-                            required: p["required"].as_bool().unwrap_or(false),
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            operations.push(Operation {
-                method,
-                path: path.clone(),
-                params,
-                has_body: op.get("requestBody").is_some(),
-            });
-        }
-    }
-    assert!(operations.len() >= 10, "the document's routes were read");
-    operations
+    probed(
+        &document::load(env!("CARGO_MANIFEST_DIR"), "mail-api.openapi.json"),
+        PUBLIC,
+    )
 }
 
 /// One call of an operation.
@@ -431,8 +326,10 @@ fn probes(op: &Operation, victim: &Owner, p: &Planted) -> Vec<Probe> {
     if let Some(path) = shared.filter(|_| has_path_id) {
         probes.push(probe(&path, base.clone(), false));
     }
-    for (param, values) in query_params.iter().filter(|(p, _)| !p.required) {
-        for value in values {
+    // Every other value of each parameter in a call of its own (a required one's first value
+    // is already in `base`).
+    for (param, values) in &query_params {
+        for value in values.iter().skip(usize::from(param.required)) {
             let mut query = base.clone();
             query.retain(|(k, _)| *k != param.name);
             query.push((param.name.clone(), value.clone()));
@@ -531,23 +428,8 @@ async fn victim_rows(h: &Harness, op: &Operation, victim: &Owner) -> Option<BTre
     })
 }
 
-fn excerpt(text: &str) -> &str {
-    match text.char_indices().nth(600) {
-        Some((end, _)) => &text[..end],
-        None => text,
-    }
-}
-
 fn probe_url(probe: &Probe) -> String {
-    if probe.query.is_empty() {
-        return probe.path.clone();
-    }
-    let query: Vec<String> = probe
-        .query
-        .iter()
-        .map(|(k, v)| format!("{k}={}", v.replace('@', "%40").replace(' ', "%20")))
-        .collect();
-    format!("{}?{}", probe.path, query.join("&"))
+    with_query(&probe.path, &probe.query)
 }
 
 /// After every probe: the project's own rows are still there and its own.

@@ -17,6 +17,10 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
+use test_support::document::{self, Operation, Param, Phase, probed};
+use test_support::ids::{collect_ids, id_of};
+use test_support::{excerpt, with_query};
+
 use crate::common::*;
 
 /// Routes served without a credential, so there is no owner to isolate: the OpenAPI documents
@@ -229,32 +233,6 @@ fn mif(extra: Value) -> Value {
     document
 }
 
-fn id_of(answer: &Value, field: &str) -> String {
-    answer[field]
-        .as_str()
-        .unwrap_or_else(|| panic!("no {field}: {answer}"))
-        .to_owned()
-}
-
-/// Every string under an `id`-like member, anywhere in `value`.
-fn collect_ids(value: &Value, ids: &mut BTreeSet<String>) {
-    match value {
-        Value::Object(map) => {
-            for (k, v) in map {
-                if let (true, Some(s)) = (
-                    k == "id" || k.ends_with("Id") || k.ends_with("_id"),
-                    v.as_str(),
-                ) {
-                    ids.insert(s.to_owned());
-                }
-                collect_ids(v, ids);
-            }
-        }
-        Value::Array(items) => items.iter().for_each(|v| collect_ids(v, ids)),
-        _ => {}
-    }
-}
-
 async fn send(
     h: &Harness,
     key: &str,
@@ -286,92 +264,12 @@ async fn full_export(h: &Harness, key: &str) -> String {
     body.to_string()
 }
 
-/// An operation of the document that the suite calls.
-struct Operation {
-    method: Method,
-    path: String,
-    params: Vec<Param>,
-    has_body: bool,
-}
-
-struct Param {
-    name: String,
-    location: String,
-    required: bool,
-}
-
-#[derive(PartialEq, Clone, Copy)]
-enum Phase {
-    Read,
-    Write,
-    Delete,
-}
-
-impl Operation {
-    /// Reads run before writes and deletes, so that no owner's data has been changed by the
-    /// suite itself while others look for it.
-    fn phase(&self) -> Phase {
-        match self.method {
-            Method::GET => Phase::Read,
-            Method::DELETE => Phase::Delete,
-            _ => Phase::Write,
-        }
-    }
-}
-
-/// GET, PUT, PATCH and DELETE operations, and POST operations on a path id, of the committed
-/// document; the public ones are checked to be declared without a credential and left out.
+/// The operations the suite calls, from the committed document.
 fn operations() -> Vec<Operation> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../proto-docs/memory-api.openapi.json");
-    let document: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let mut operations = Vec::new();
-    for (path, item) in document["paths"].as_object().expect("paths") {
-        for (method, op) in item.as_object().unwrap() {
-            let method: Method = method.to_uppercase().parse().expect("a method");
-            let has_path_param = path.contains('{');
-            let probed = [Method::GET, Method::PUT, Method::PATCH, Method::DELETE]
-                .contains(&method)
-                || (method == Method::POST && has_path_param);
-            if !probed {
-                continue;
-            }
-            let needs_credential = op["security"]
-                .as_array()
-                .is_some_and(|s| s.iter().any(|r| r.get("bearer").is_some()));
-            if PUBLIC.contains(&path.as_str()) {
-                assert!(
-                    !needs_credential,
-                    "{method} {path} needs a credential: isolate it"
-                );
-                continue;
-            }
-            assert!(
-                needs_credential,
-                "{method} {path} has no credential and is not in PUBLIC"
-            );
-            let params = op["parameters"]
-                .as_array()
-                .map(|ps| {
-                    ps.iter()
-                        .map(|p| Param {
-                            name: p["name"].as_str().unwrap().to_owned(),
-                            location: p["in"].as_str().unwrap().to_owned(),
-                            required: p["required"].as_bool().unwrap_or(false),
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            operations.push(Operation {
-                method,
-                path: path.clone(),
-                params,
-                has_body: op.get("requestBody").is_some(),
-            });
-        }
-    }
-    assert!(operations.len() >= 10, "the document's routes were read");
-    operations
+    probed(
+        &document::load(env!("CARGO_MANIFEST_DIR"), "memory-api.openapi.json"),
+        PUBLIC,
+    )
 }
 
 /// One call of an operation.
@@ -490,9 +388,12 @@ fn probes(op: &Operation, caller: &Owner, victim: &Owner, p: &Planted) -> Vec<Pr
     if let (Some(path), Some(row)) = (shared.filter(|s| *s != op.path), shared_row) {
         probes.push(probe(&path, base.clone(), None, Some(row)));
     }
-    for (param, values) in query_params.iter().filter(|(p, _)| !p.required) {
-        for value in values {
+    // Every other value of each parameter in a call of its own (a required one's first value
+    // is already in `base`).
+    for (param, values) in &query_params {
+        for value in values.iter().skip(usize::from(param.required)) {
             let mut query = base.clone();
+            query.retain(|(k, _)| *k != param.name);
             query.push((param.name.clone(), value.clone()));
             probes.push(probe(&foreign, query, None, None));
         }
@@ -566,23 +467,8 @@ async fn check(
     }
 }
 
-fn excerpt(text: &str) -> &str {
-    match text.char_indices().nth(600) {
-        Some((end, _)) => &text[..end],
-        None => text,
-    }
-}
-
 fn probe_url(probe: &Probe) -> String {
-    if probe.query.is_empty() {
-        return probe.path.clone();
-    }
-    let query: Vec<String> = probe
-        .query
-        .iter()
-        .map(|(k, v)| format!("{k}={}", v.replace(' ', "%20")))
-        .collect();
-    format!("{}?{}", probe.path, query.join("&"))
+    with_query(&probe.path, &probe.query)
 }
 
 /// Search answers echo the query (`query`): that is the caller's own words, not a leak.

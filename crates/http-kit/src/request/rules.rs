@@ -19,8 +19,12 @@ use utoipa::{IntoParams, ToSchema};
 use super::formats;
 use crate::error::ApiError;
 
-/// The pattern of a string that must not be blank (whitespace only).
-pub const NOT_BLANK: &str = r"\S";
+/// The pattern of a string that must not be blank: it holds a character that is neither
+/// Unicode white space (what `str::trim` removes) nor a byte-order mark. Spelled out rather
+/// than `\S` because documents are read with ECMA-262's `\s`, which leaves out U+0085 and
+/// takes in U+FEFF: with this class both dialects agree on every character. Route attributes
+/// repeat it literally (utoipa takes only literals there).
+pub const NOT_BLANK: &str = r"[^\s\x85\uFEFF]";
 
 /// A request type's schema with the schemas it refers to and its compiled patterns.
 #[derive(Debug)]
@@ -511,6 +515,15 @@ impl Rules {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn not_blank_means_something_besides_white_space_and_byte_order_marks() {
+        let regex = Regex::new(NOT_BLANK).unwrap();
+        for c in (0..=0x10FFFF).filter_map(char::from_u32) {
+            let blank = c.is_whitespace() || c == '\u{FEFF}';
+            assert_eq!(regex.is_match(&c.to_string()), !blank, "U+{:04X}", c as u32);
+        }
+    }
 
     #[test]
     fn unbounded_strings_are_listed_by_operation_and_field() {

@@ -56,10 +56,10 @@ impl From<decisions::Decision> for Decision {
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct CreateDecision {
     /// 1..=2,000 characters, not blank.
-    #[schema(min_length = 1, max_length = 2000, pattern = "\\S")]
+    #[schema(min_length = 1, max_length = 2000, pattern = r"[^\s\x85\uFEFF]")]
     pub decision: String,
     /// An owned product, 1..=100 characters, not blank.
-    #[schema(min_length = 1, max_length = 100, pattern = "\\S")]
+    #[schema(min_length = 1, max_length = 100, pattern = r"[^\s\x85\uFEFF]")]
     pub product_name: String,
     /// At most 5,000 characters.
     #[schema(max_length = 5000)]
@@ -192,7 +192,7 @@ pub async fn delete(
 #[into_params(parameter_in = Query)]
 pub struct SearchParams {
     /// What to look for: 1..=1,000 characters, not blank (trimmed).
-    #[param(min_length = 1, max_length = 1000, pattern = "\\S")]
+    #[param(min_length = 1, max_length = 1000, pattern = r"[^\s\x85\uFEFF]")]
     pub q: String,
     /// 1..=50 (default 10).
     #[param(minimum = 1, maximum = 50)]

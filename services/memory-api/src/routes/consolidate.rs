@@ -33,7 +33,9 @@ const PAGE: i64 = 100;
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct ConsolidateRequest {
     /// Recorded with the run; memory is not divided by workspace yet.
-    #[schema(pattern = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")]
+    #[schema(
+        pattern = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    )]
     pub workspace_id: Option<Uuid>,
     /// 1..=5000 (default 2000): o200k_base tokens of memories to read, newest first.
     #[schema(minimum = 1, maximum = 5000)]

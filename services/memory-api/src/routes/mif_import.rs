@@ -68,7 +68,9 @@ pub struct ImportRequest {
     /// it expires; an owner has at most 10 staged imports waiting at once.
     pub apply_immediately: Option<bool>,
     /// Recorded with a staged import; memory is not divided by workspace yet.
-    #[schema(pattern = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")]
+    #[schema(
+        pattern = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    )]
     pub workspace_id: Option<Uuid>,
 }
 

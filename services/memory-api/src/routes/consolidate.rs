@@ -273,7 +273,7 @@ pub struct ConsolidationRun {
     path = "/api/v1/memory/consolidate/{runId}",
     operation_id = "getConsolidationRun",
     tag = "memory",
-    params(("runId" = Uuid, Path, description = "The run's id")),
+    params(("runId" = Uuid, Path, pattern = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$", description = "The run's id")),
     responses(
         (status = 200, description = "The run with its candidates, in the order found", body = ConsolidationRun),
         (status = 400, description = "runId is not a UUID", body = MemoryError),

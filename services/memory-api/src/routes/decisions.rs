@@ -167,7 +167,7 @@ pub struct DecisionDeleted {
     path = "/api/v1/memory/decisions/{id}",
     operation_id = "deleteDecision",
     tag = "decisions",
-    params(("id" = Uuid, Path, description = "Decision id")),
+    params(("id" = Uuid, Path, pattern = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$", description = "Decision id")),
     responses(
         (status = 200, description = "Deleted", body = DecisionDeleted),
         (status = 400, description = "The id is not a UUID", body = MemoryError),

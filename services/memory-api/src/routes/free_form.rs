@@ -144,7 +144,7 @@ pub struct FreeFormDeleted {
     path = "/api/v1/memory/free-form/{id}",
     operation_id = "deleteFreeForm",
     tag = "memory",
-    params(("id" = Uuid, Path, description = "Entry id")),
+    params(("id" = Uuid, Path, pattern = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$", description = "Entry id")),
     responses(
         (status = 200, description = "Deleted", body = FreeFormDeleted),
         (status = 400, description = "The id is not a UUID", body = MemoryError),

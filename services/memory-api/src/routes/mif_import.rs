@@ -255,7 +255,7 @@ impl From<diesel::result::Error> for ApplyError {
     path = "/api/v1/memory/imports/{id}/apply",
     operation_id = "applyMifImport",
     tag = "mif",
-    params(("id" = Uuid, Path, description = "The staged import's id")),
+    params(("id" = Uuid, Path, pattern = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$", description = "The staged import's id")),
     responses(
         (status = 200, description = "Applied (all or nothing)", body = ImportResult),
         (status = 400, description = "The id is not a UUID, or the account changed so that the import no longer fits (e.g. the merged kernel's budget)", body = MemoryError),

@@ -157,6 +157,7 @@ impl Rules {
         }
         if let Some(types) = schema.get("type") {
             check_type(types, schema, value)?;
+            integral_as_integer(types, value);
         }
         if value.is_null() {
             return Ok(());
@@ -359,6 +360,29 @@ fn type_matches(name: &str, value: &Value) -> bool {
             value.is_i64() || value.is_u64() || value.as_f64().is_some_and(|f| f.fract() == 0.0)
         }
         _ => true,
+    }
+}
+
+/// JSON Schema counts `96.0` as an integer; serde's integer types do not, so where only an
+/// integer is allowed an integral float is rewritten as one before the value is deserialized.
+fn integral_as_integer(types: &Value, value: &mut Value) {
+    let declares = |name: &str| match types {
+        Value::String(t) => t == name,
+        Value::Array(ts) => ts.iter().any(|t| t == name),
+        _ => false,
+    };
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53: every integer below is exact in f64
+    if let Value::Number(n) = value
+        && n.is_f64()
+        && declares("integer")
+        && !declares("number")
+        && let Some(f) = n.as_f64()
+        && f.fract() == 0.0
+        && f.abs() < EXACT
+    {
+        #[allow(clippy::cast_possible_truncation)]
+        let integer = f as i64;
+        *value = Value::from(integer);
     }
 }
 

@@ -277,3 +277,16 @@ async fn if_match_is_read_in_its_documented_form() {
         );
     }
 }
+
+/// JSON Schema's integers include `96.0`; the server reads it as 96.
+#[tokio::test]
+async fn an_integral_number_with_a_fraction_part_is_an_integer() {
+    let h = Harness::new().await;
+    let (_, key) = h.writer(Tier::Pro).await;
+    let body = json!({"compute_budget_tokens": 96.0});
+    let res = post(&h, &key, "/api/v1/memory/consolidate", body).await;
+    assert_eq!(res.status(), 200);
+    let body = json!({"compute_budget_tokens": 96.5});
+    let res = post(&h, &key, "/api/v1/memory/consolidate", body).await;
+    expect_error(res, 400, "VALIDATION_ERROR").await;
+}

@@ -27,7 +27,7 @@ struct Inner {
 #[derive(Debug, Deserialize, ToSchema)]
 #[allow(dead_code)]
 struct Body {
-    #[schema(min_length = 1, max_length = 5, pattern = "\\S")]
+    #[schema(min_length = 1, max_length = 5, pattern = r"[^\s\x85\uFEFF]")]
     name: String,
     #[schema(format = Email)]
     email: Option<String>,

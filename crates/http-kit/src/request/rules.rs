@@ -19,8 +19,12 @@ use utoipa::{IntoParams, ToSchema};
 use super::formats;
 use crate::error::ApiError;
 
-/// The pattern of a string that must not be blank (whitespace only).
-pub const NOT_BLANK: &str = r"\S";
+/// The pattern of a string that must not be blank: it holds a character that is neither
+/// Unicode white space (what `str::trim` removes) nor a byte-order mark. Spelled out rather
+/// than `\S` because documents are read with ECMA-262's `\s`, which leaves out U+0085 and
+/// takes in U+FEFF: with this class both dialects agree on every character. Route attributes
+/// repeat it literally (utoipa takes only literals there).
+pub const NOT_BLANK: &str = r"[^\s\x85\uFEFF]";
 
 /// A request type's schema with the schemas it refers to and its compiled patterns.
 #[derive(Debug)]
@@ -153,6 +157,7 @@ impl Rules {
         }
         if let Some(types) = schema.get("type") {
             check_type(types, schema, value)?;
+            integral_as_integer(types, value);
         }
         if value.is_null() {
             return Ok(());
@@ -358,6 +363,29 @@ fn type_matches(name: &str, value: &Value) -> bool {
     }
 }
 
+/// JSON Schema counts `96.0` as an integer; serde's integer types do not, so where only an
+/// integer is allowed an integral float is rewritten as one before the value is deserialized.
+fn integral_as_integer(types: &Value, value: &mut Value) {
+    let declares = |name: &str| match types {
+        Value::String(t) => t == name,
+        Value::Array(ts) => ts.iter().any(|t| t == name),
+        _ => false,
+    };
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53: every integer below is exact in f64
+    if let Value::Number(n) = value
+        && n.is_f64()
+        && declares("integer")
+        && !declares("number")
+        && let Some(f) = n.as_f64()
+        && f.fract() == 0.0
+        && f.abs() < EXACT
+    {
+        #[allow(clippy::cast_possible_truncation)]
+        let integer = f as i64;
+        *value = Value::from(integer);
+    }
+}
+
 fn check_type(types: &Value, schema: &Value, value: &Value) -> Result<(), String> {
     let names: Vec<&str> = match types {
         Value::String(t) => vec![t.as_str()],
@@ -511,6 +539,15 @@ impl Rules {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn not_blank_means_something_besides_white_space_and_byte_order_marks() {
+        let regex = Regex::new(NOT_BLANK).unwrap();
+        for c in (0..=0x10FFFF).filter_map(char::from_u32) {
+            let blank = c.is_whitespace() || c == '\u{FEFF}';
+            assert_eq!(regex.is_match(&c.to_string()), !blank, "U+{:04X}", c as u32);
+        }
+    }
 
     #[test]
     fn unbounded_strings_are_listed_by_operation_and_field() {

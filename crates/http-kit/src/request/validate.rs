@@ -2,7 +2,7 @@
 //! another, rules across fields) and the normalizing every service does the same way.
 
 use serde_json::Value;
-use utoipa::openapi::schema::{Array, ArrayBuilder, ObjectBuilder, Type};
+use utoipa::openapi::schema::{Array, ArrayBuilder, ObjectBuilder, SchemaType, Type};
 
 use super::rules::NOT_BLANK;
 use crate::error::ApiError;
@@ -47,10 +47,12 @@ pub fn trim_and_dedupe(values: &mut Vec<String>) {
     *values = seen;
 }
 
-/// The schema of a list of (at most `max_items`) non-blank strings of at most `max_len`
-/// characters (for `#[schema(schema_with = …)]`; the rules are read back from it).
+/// The schema of an optional list of (at most `max_items`) non-blank strings of at most
+/// `max_len` characters (for `#[schema(schema_with = …)]`; the rules are read back from it).
+/// Null is allowed: a null member is read as an absent one.
 pub fn text_list(max_items: Option<usize>, max_len: usize) -> Array {
     ArrayBuilder::new()
+        .schema_type(SchemaType::from_iter([Type::Array, Type::Null]))
         .items(
             ObjectBuilder::new()
                 .schema_type(Type::String)

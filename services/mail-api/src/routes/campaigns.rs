@@ -166,7 +166,7 @@ pub async fn list(
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct CreateCampaign {
     /// Required, 1..=200 characters, not blank (stored trimmed).
-    #[schema(min_length = 1, max_length = 200, pattern = "\\S")]
+    #[schema(min_length = 1, max_length = 200, pattern = r"[^\s\x85\uFEFF]")]
     pub name: String,
     /// Required: a site of the project (404 otherwise).
     pub site_id: Uuid,
@@ -176,7 +176,7 @@ pub struct CreateCampaign {
     pub kind: CampaignType,
     /// Required for `triggered` (1..=200 characters, not blank, stored trimmed, matched
     /// exactly by `/events`); must be absent for `drip`.
-    #[schema(min_length = 1, max_length = 200, pattern = "\\S")]
+    #[schema(min_length = 1, max_length = 200, pattern = r"[^\s\x85\uFEFF]")]
     pub trigger_event_name: Option<String>,
 }
 

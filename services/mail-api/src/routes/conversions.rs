@@ -46,7 +46,7 @@ pub struct ConversionRequest {
     pub currency: String,
     /// Deduplication key, 1..=200 characters, not blank (trimmed): a second conversion with
     /// the same `order_id` in the project answers 409 `DUPLICATE_ORDER_ID`.
-    #[schema(min_length = 1, max_length = 200, pattern = "\\S")]
+    #[schema(min_length = 1, max_length = 200, pattern = r"[^\s\x85\uFEFF]")]
     pub order_id: Option<String>,
     #[schema(value_type = Option<Object>)]
     pub metadata: Option<Value>,

@@ -35,7 +35,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 pub struct ProviderRequest {
     pub kind: ProviderKind,
     /// `smtp`: required, not blank.
-    #[schema(min_length = 1, pattern = "\\S")]
+    #[schema(min_length = 1, pattern = r"[^\s\x85\uFEFF]")]
     pub host: Option<String>,
     /// `smtp`: default 587.
     #[schema(minimum = 1, maximum = 65535)]
@@ -46,7 +46,7 @@ pub struct ProviderRequest {
     #[schema(inline)]
     pub security: Option<SmtpSecurityName>,
     /// `resend`: required, not blank.
-    #[schema(min_length = 1, pattern = "\\S")]
+    #[schema(min_length = 1, pattern = r"[^\s\x85\uFEFF]")]
     pub api_key: Option<String>,
 }
 

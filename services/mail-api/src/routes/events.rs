@@ -30,7 +30,7 @@ pub struct EventRequest {
     pub email: String,
     /// Required, 1..=200 characters, not blank (stored trimmed); matched exactly against the
     /// `trigger_event_name` of the project's active triggered campaigns.
-    #[schema(min_length = 1, max_length = 200, pattern = "\\S")]
+    #[schema(min_length = 1, max_length = 200, pattern = r"[^\s\x85\uFEFF]")]
     pub event: String,
     /// Stored with the event.
     #[schema(value_type = Option<Object>)]

@@ -34,10 +34,10 @@ pub struct SendRequest {
     /// `<slug>@<shared sending domain>` with the site's `from_name`.
     pub site_id: Uuid,
     /// 1..=998 characters, not blank, one line.
-    #[schema(min_length = 1, max_length = 998, pattern = "\\S")]
+    #[schema(min_length = 1, max_length = 998, pattern = r"[^\s\x85\uFEFF]")]
     pub subject: String,
     /// Not blank, at most 524,288 characters.
-    #[schema(min_length = 1, max_length = 524288, pattern = "\\S")]
+    #[schema(min_length = 1, max_length = 524288, pattern = r"[^\s\x85\uFEFF]")]
     pub html: String,
     /// At most 524,288 characters; empty is absent.
     #[schema(max_length = 524288)]
@@ -55,7 +55,7 @@ pub struct SendRequest {
     /// (`Idempotent-Replayed: true`) and sends nothing; with another request, 409
     /// `IDEMPOTENCY_KEY_REUSED`. 1..=255 characters, not blank (trimmed).
     #[serde(skip_serializing)]
-    #[schema(min_length = 1, max_length = 255, pattern = "\\S")]
+    #[schema(min_length = 1, max_length = 255, pattern = r"[^\s\x85\uFEFF]")]
     pub idempotency_key: Option<String>,
     /// Default true: open pixel and click-tracking links.
     #[serde(default = "tracking_default")]

@@ -49,7 +49,7 @@ impl Site {
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct CreateSite {
     /// 1..=200 characters, not blank (stored trimmed).
-    #[schema(min_length = 1, max_length = 200, pattern = "\\S")]
+    #[schema(min_length = 1, max_length = 200, pattern = r"[^\s\x85\uFEFF]")]
     pub name: String,
     /// Lowercase letters, digits and inner hyphens, 1..=63 characters. The site sends as
     /// `<slug>@<shared sending domain>`, so a slug belongs to one site in the whole deployment
@@ -63,7 +63,7 @@ pub struct CreateSite {
     )]
     pub slug: String,
     /// The display name mail is sent under, 1..=200 characters, not blank (stored trimmed).
-    #[schema(min_length = 1, max_length = 200, pattern = "\\S")]
+    #[schema(min_length = 1, max_length = 200, pattern = r"[^\s\x85\uFEFF]")]
     pub from_name: String,
 }
 

@@ -115,10 +115,10 @@ pub async fn list(
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct CreateTemplate {
     /// Required, 1..=200 characters, not blank (stored trimmed).
-    #[schema(min_length = 1, max_length = 200, pattern = "\\S")]
+    #[schema(min_length = 1, max_length = 200, pattern = r"[^\s\x85\uFEFF]")]
     pub name: String,
     /// Required, 1..=10,000 characters, not blank (stored trimmed): what the email is for.
-    #[schema(min_length = 1, max_length = 10000, pattern = "\\S")]
+    #[schema(min_length = 1, max_length = 10000, pattern = r"[^\s\x85\uFEFF]")]
     pub brief: String,
     /// At most 998 characters (the subject limit), trimmed; blank is absent.
     #[schema(max_length = 998)]

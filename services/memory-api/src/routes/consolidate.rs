@@ -33,6 +33,9 @@ const PAGE: i64 = 100;
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct ConsolidateRequest {
     /// Recorded with the run; memory is not divided by workspace yet.
+    #[schema(
+        pattern = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    )]
     pub workspace_id: Option<Uuid>,
     /// 1..=5000 (default 2000): o200k_base tokens of memories to read, newest first.
     #[schema(minimum = 1, maximum = 5000)]
@@ -270,7 +273,7 @@ pub struct ConsolidationRun {
     path = "/api/v1/memory/consolidate/{runId}",
     operation_id = "getConsolidationRun",
     tag = "memory",
-    params(("runId" = Uuid, Path, description = "The run's id")),
+    params(("runId" = Uuid, Path, pattern = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$", description = "The run's id")),
     responses(
         (status = 200, description = "The run with its candidates, in the order found", body = ConsolidationRun),
         (status = 400, description = "runId is not a UUID", body = MemoryError),

@@ -56,10 +56,10 @@ impl From<decisions::Decision> for Decision {
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct CreateDecision {
     /// 1..=2,000 characters, not blank.
-    #[schema(min_length = 1, max_length = 2000, pattern = "\\S")]
+    #[schema(min_length = 1, max_length = 2000, pattern = r"[^\s\x85\uFEFF]")]
     pub decision: String,
     /// An owned product, 1..=100 characters, not blank.
-    #[schema(min_length = 1, max_length = 100, pattern = "\\S")]
+    #[schema(min_length = 1, max_length = 100, pattern = r"[^\s\x85\uFEFF]")]
     pub product_name: String,
     /// At most 5,000 characters.
     #[schema(max_length = 5000)]
@@ -167,7 +167,7 @@ pub struct DecisionDeleted {
     path = "/api/v1/memory/decisions/{id}",
     operation_id = "deleteDecision",
     tag = "decisions",
-    params(("id" = Uuid, Path, description = "Decision id")),
+    params(("id" = Uuid, Path, pattern = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$", description = "Decision id")),
     responses(
         (status = 200, description = "Deleted", body = DecisionDeleted),
         (status = 400, description = "The id is not a UUID", body = MemoryError),
@@ -192,7 +192,7 @@ pub async fn delete(
 #[into_params(parameter_in = Query)]
 pub struct SearchParams {
     /// What to look for: 1..=1,000 characters, not blank (trimmed).
-    #[param(min_length = 1, max_length = 1000, pattern = "\\S")]
+    #[param(min_length = 1, max_length = 1000, pattern = r"[^\s\x85\uFEFF]")]
     pub q: String,
     /// 1..=50 (default 10).
     #[param(minimum = 1, maximum = 50)]

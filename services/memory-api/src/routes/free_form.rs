@@ -31,7 +31,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 
 const LIST_DEFAULT: u32 = 50;
 const SEARCH_DEFAULT: u32 = 10;
-const SEARCH_MAX: u32 = 50;
 
 /// A free-form memory entry.
 #[derive(Debug, Serialize, ToSchema)]
@@ -63,7 +62,7 @@ impl From<Entry> for FreeFormEntry {
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct CreateFreeForm {
     /// 1..=10,000 characters, not blank.
-    #[schema(min_length = 1, max_length = 10000, pattern = "\\S")]
+    #[schema(min_length = 1, max_length = 10000, pattern = r"[^\s\x85\uFEFF]")]
     pub content: String,
     /// At most 20 tags of 1..=50 characters, not blank (repeats dropped).
     #[schema(schema_with = tags_schema)]
@@ -145,7 +144,7 @@ pub struct FreeFormDeleted {
     path = "/api/v1/memory/free-form/{id}",
     operation_id = "deleteFreeForm",
     tag = "memory",
-    params(("id" = Uuid, Path, description = "Entry id")),
+    params(("id" = Uuid, Path, pattern = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$", description = "Entry id")),
     responses(
         (status = 200, description = "Deleted", body = FreeFormDeleted),
         (status = 400, description = "The id is not a UUID", body = MemoryError),
@@ -173,7 +172,7 @@ pub struct FreeFormParams {
     /// are listed oldest first.
     #[param(max_length = 1000)]
     pub q: Option<String>,
-    /// Listing: 1..=100 (default 50). Searching: 1..=50 (default 10).
+    /// 1..=100. Default 50 when listing, 10 when searching.
     #[param(minimum = 1, maximum = 100)]
     pub limit: Option<u32>,
     /// Listing only: the `next_cursor` of the previous page; an empty `cursor=` is the first
@@ -186,12 +185,6 @@ impl Validate for FreeFormParams {
     fn validate(&mut self) -> Result<(), ApiError> {
         http_kit::request::trim_optional(&mut self.q);
         http_kit::request::trim_optional(&mut self.cursor);
-        if self.q.is_some() && self.limit.is_some_and(|n| n > SEARCH_MAX) {
-            return Err(ApiError::invalid_field(
-                "limit",
-                "must be an integer between 1 and 50 when searching",
-            ));
-        }
         Ok(())
     }
 }

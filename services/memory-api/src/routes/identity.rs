@@ -94,23 +94,26 @@ pub async fn get(
         }))
 }
 
-/// `If-Match: <version>` (quoted or not; `*` means any). `None` when absent.
+/// `If-Match` in the form the document's pattern gives: `*` (any version), or a version of
+/// at most 9 digits, quoted or not, weak (`W/`) or not. `None` when absent.
 fn if_match(headers: &HeaderMap) -> Result<Option<i32>, ApiError> {
     let Some(value) = headers.get(header::IF_MATCH) else {
         return Ok(None);
     };
-    let text = value
-        .to_str()
-        .map_err(|_| ApiError::invalid_field("If-Match", "must be a version number"))?
-        .trim();
+    let not_a_version = || ApiError::invalid_field("If-Match", "must be a version number");
+    let text = value.to_str().map_err(|_| not_a_version())?.trim();
     if text == "*" {
         return Ok(None);
     }
-    text.trim_start_matches("W/")
-        .trim_matches('"')
-        .parse::<i32>()
-        .map(Some)
-        .map_err(|_| ApiError::invalid_field("If-Match", "must be a version number"))
+    let tag = text.strip_prefix("W/").unwrap_or(text);
+    let digits = tag
+        .strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+        .unwrap_or(tag);
+    if digits.is_empty() || digits.len() > 9 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(not_a_version());
+    }
+    digits.parse::<i32>().map(Some).map_err(|_| not_a_version())
 }
 
 /// Why a patched kernel is refused (422).
@@ -128,7 +131,9 @@ enum Refusal {
     request_body(content = Object, description = "An RFC 7396 merge patch (null deletes a key). \
         Documented keys: identity (object), products (array), constraints (array of strings), \
         model_preferences (object)."),
-    params(("If-Match" = Option<String>, Header, description = "Update only if the kernel is at this version")),
+    params(("If-Match" = Option<String>, Header, nullable = false,
+        pattern = r#"^(\*|(W/)?("[0-9]{1,9}"|[0-9]{1,9}))$"#,
+        description = "Update only if the kernel is at this version (`*`: any version)")),
     responses(
         (status = 200, description = "Updated", body = IdentityUpdated,
             headers(("ETag" = String, description = "The new version, quoted"))),

@@ -63,6 +63,9 @@ pub struct ExportParams {
     pub scope: Option<Scope>,
     /// Recorded in `provenance`. Memory is not divided by workspace yet, so the export holds
     /// the caller's whole memory of this environment.
+    #[param(
+        pattern = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    )]
     pub workspace_id: Option<Uuid>,
     /// `true`: sent as an attachment (`Content-Disposition` with a file name). Default `false`.
     pub download: Option<bool>,

@@ -31,6 +31,16 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 /// At most this many characters of `raw_content`.
 const RAW_CONTENT_MAX: usize = 100_000;
 
+/// How an import meets what the account already holds.
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "lowercase")]
+#[allow(dead_code)]
+pub enum MergeStrategy {
+    Merge,
+    Replace,
+    Append,
+}
+
 /// The body of `POST /memory/import-mif` (exactly one of `mif` and `raw_content`).
 #[derive(Debug, ToSchema)]
 #[allow(dead_code)]
@@ -42,19 +52,25 @@ pub struct ImportRequest {
     /// identity-only import: headings open sections (text before any heading is `notes`); a
     /// section's items are its list entries, else its paragraphs; its key is the heading in
     /// snake_case; `identity` and `model_preferences` become objects of their `key: value`
-    /// items (other items under `notes`), every other section an array of strings.
+    /// items (other items under `notes`), every other section an array of strings. Text
+    /// with no items gives an empty kernel.
+    #[schema(max_length = 100000)]
     pub raw_content: Option<String>,
     /// `merge` (default): kernel merge patch; entries and decisions added unless the same id
     /// or the same normalized text exists (each clash a line in `conflicts`). `replace`:
     /// kernel, corpus and decisions replaced (ids and times kept; a list absent from the
     /// document is left alone, an empty one empties it). `append`: everything added
     /// as new items; kernel keys only where absent (each kept key a line in `conflicts`).
+    #[schema(value_type = Option<MergeStrategy>)]
     pub merge_strategy: Option<String>,
     /// Default false: the import is staged (nothing changes until
     /// `POST /memory/imports/{id}/apply`). A staged import can be applied for 24 hours, then
     /// it expires; an owner has at most 10 staged imports waiting at once.
     pub apply_immediately: Option<bool>,
     /// Recorded with a staged import; memory is not divided by workspace yet.
+    #[schema(
+        pattern = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    )]
     pub workspace_id: Option<Uuid>,
 }
 
@@ -108,9 +124,6 @@ fn document(body: &serde_json::Map<String, Value>) -> Result<(Value, &'static st
                 ));
             }
             let kernel = notes::to_kernel(text);
-            if kernel.is_empty() {
-                return Err(ApiError::invalid_field("raw_content", "has no content"));
-            }
             let doc = json!({
                 "mif_version": mif::VERSION,
                 "provenance": {"source": "raw_content"},
@@ -242,7 +255,7 @@ impl From<diesel::result::Error> for ApplyError {
     path = "/api/v1/memory/imports/{id}/apply",
     operation_id = "applyMifImport",
     tag = "mif",
-    params(("id" = Uuid, Path, description = "The staged import's id")),
+    params(("id" = Uuid, Path, pattern = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$", description = "The staged import's id")),
     responses(
         (status = 200, description = "Applied (all or nothing)", body = ImportResult),
         (status = 400, description = "The id is not a UUID, or the account changed so that the import no longer fits (e.g. the merged kernel's budget)", body = MemoryError),

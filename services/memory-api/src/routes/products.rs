@@ -69,13 +69,13 @@ pub struct RotatedSecret {
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct CreateProduct {
     /// 1..=100 characters, not blank (stored trimmed), unique per user and environment.
-    #[schema(min_length = 1, max_length = 100, pattern = "\\S")]
+    #[schema(min_length = 1, max_length = 100, pattern = r"[^\s\x85\uFEFF]")]
     pub name: String,
     /// At most 2000 characters.
     #[schema(max_length = 2000)]
     pub description: Option<String>,
     /// Free text, 1..=50 characters, not blank (stored trimmed; default `active`).
-    #[schema(min_length = 1, max_length = 50, pattern = "\\S")]
+    #[schema(min_length = 1, max_length = 50, pattern = r"[^\s\x85\uFEFF]")]
     pub status: Option<String>,
 }
 

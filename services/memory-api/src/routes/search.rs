@@ -30,7 +30,7 @@ const MIN_SIMILARITY_DEFAULT: f32 = 0.5;
 #[into_params(parameter_in = Query)]
 pub struct MemorySearchParams {
     /// What to look for: 1..=1,000 characters, not blank (trimmed).
-    #[param(min_length = 1, max_length = 1000, pattern = "\\S")]
+    #[param(min_length = 1, max_length = 1000, pattern = r"[^\s\x85\uFEFF]")]
     pub q: String,
     /// 1..=20 (default 10): at most this many results, decisions and states together.
     #[param(minimum = 1, maximum = 20)]

@@ -112,8 +112,8 @@ fn every_component_name_is_published_by_one_rust_type() {
 }
 
 /// Every string a request may carry has a documented bound (the rules the server enforces
-/// are read back from the same schemas), except these: opaque cursors, an exact-match
-/// filter, and the MIF import, a free-form document checked by its own reader.
+/// are read back from the same schemas), except these: an exact-match filter, and the MIF
+/// document of an import, checked by its own reader.
 #[test]
 fn every_request_string_states_its_bound() {
     let doc: serde_json::Value = serde_json::from_str(&memory_api::openapi::json()).unwrap();
@@ -121,7 +121,6 @@ fn every_request_string_states_its_bound() {
     assert_eq!(
         unbounded,
         [
-            "importMif.merge_strategy",
             "importMif.mif.decisions[].affects_products[]",
             "importMif.mif.decisions[].decision",
             "importMif.mif.decisions[].product_name",
@@ -135,7 +134,6 @@ fn every_request_string_states_its_bound() {
             "importMif.mif.user_corpus[].content",
             "importMif.mif.user_corpus[].source",
             "importMif.mif.user_corpus[].tags[]",
-            "importMif.raw_content",
             "searchDecisions.product",
         ]
     );

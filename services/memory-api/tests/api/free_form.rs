@@ -164,7 +164,7 @@ async fn limits_answer_400_naming_the_field() {
         "limit=0",
         "limit=101",
         "limit=x",
-        "q=x&limit=51",
+        "q=x&limit=101",
         "cursor=nope",
     ] {
         let res = list(&h, &key, query).await;

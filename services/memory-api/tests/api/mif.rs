@@ -750,7 +750,6 @@ async fn invalid_imports_answer_400_naming_the_path() {
             "workspace_id:",
         ),
         (json!({"raw_content": 5}), "raw_content:"),
-        (json!({"raw_content": "   \n"}), "raw_content:"),
     ];
     for (body, prefix) in cases {
         let message = expect_error(

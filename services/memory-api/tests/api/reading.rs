@@ -153,3 +153,140 @@ async fn the_consolidate_body_is_optional_in_the_document_and_the_server() {
         .unwrap();
     assert_eq!(res.status(), 200);
 }
+
+/// "Not blank" is one character class that ECMA-262 (the documents' regex dialect) and the
+/// server read alike: white space as `str::trim` sees it (U+0085 included) and a lone
+/// byte-order mark are blank.
+#[tokio::test]
+async fn blank_is_the_same_set_of_characters_in_the_document_and_the_server() {
+    let h = Harness::new().await;
+    let (_, key) = h.writer(Tier::Free).await;
+    for (body, message) in [
+        (json!({"content": "\u{FEFF}"}), "content: must not be blank"),
+        (
+            json!({"content": "c", "tags": ["a", "\u{85}"]}),
+            "tags[1]: must not be blank",
+        ),
+    ] {
+        let res = post(&h, &key, "/api/v1/memory/free-form", body.clone()).await;
+        let got = expect_error(res, 400, "VALIDATION_ERROR").await;
+        assert_eq!(got, message, "{body}");
+    }
+    let res = post(
+        &h,
+        &key,
+        "/api/v1/memory/free-form",
+        json!({"content": "\u{1C}x"}),
+    )
+    .await;
+    assert_eq!(res.status(), 201);
+}
+
+/// One documented range for `limit`, listing or searching.
+#[tokio::test]
+async fn a_free_form_search_takes_the_listing_limit_range() {
+    let h = Harness::new().await;
+    let (_, key) = h.writer(Tier::Free).await;
+    let res = get(&h, &key, "/api/v1/memory/free-form?q=x&limit=99").await;
+    assert_eq!(res.status(), 200);
+    let got = expect_error(
+        get(&h, &key, "/api/v1/memory/free-form?q=x&limit=101").await,
+        400,
+        "VALIDATION_ERROR",
+    )
+    .await;
+    assert_eq!(got, "limit: must be an integer between 1 and 100");
+}
+
+/// `workspace_id` is a UUID in its hyphenated form, as the documents' pattern says, in a
+/// body read by its schema, in the import body and in the export query.
+#[tokio::test]
+async fn a_workspace_id_is_a_hyphenated_uuid() {
+    let h = Harness::new().await;
+    let (_, key) = h.writer(Tier::Pro).await;
+    let simple = "0192f0c1e3a47b2c8d9e0f1a2b3c4d5e";
+    let hyphenated = "0192f0c1-e3a4-7b2c-8d9e-0f1a2b3c4d5e";
+    let consolidate = |id: &str| json!({"workspace_id": id});
+    let import = |id: &str| json!({"raw_content": "# Constraints\n- c", "workspace_id": id});
+    let res = post(&h, &key, "/api/v1/memory/consolidate", consolidate(simple)).await;
+    let got = expect_error(res, 400, "VALIDATION_ERROR").await;
+    assert!(got.starts_with("workspace_id: "), "{got}");
+    let res = post(&h, &key, "/api/v1/memory/import-mif", import(simple)).await;
+    assert_eq!(
+        expect_error(res, 400, "VALIDATION_ERROR").await,
+        "workspace_id: must be a UUID"
+    );
+    let res = get(
+        &h,
+        &key,
+        &format!("/api/v1/memory/export-mif?workspace_id={simple}"),
+    )
+    .await;
+    let got = expect_error(res, 400, "VALIDATION_ERROR").await;
+    assert!(got.starts_with("workspace_id: "), "{got}");
+    let res = post(
+        &h,
+        &key,
+        "/api/v1/memory/consolidate",
+        consolidate(hyphenated),
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    let res = post(&h, &key, "/api/v1/memory/import-mif", import(hyphenated)).await;
+    assert_eq!(res.status(), 200);
+}
+
+/// Raw notes a schema cannot judge (blank, or headings without items) are an import of an
+/// empty kernel, not a refusal.
+#[tokio::test]
+async fn raw_notes_without_items_import_nothing() {
+    let h = Harness::new().await;
+    let (_, key) = h.writer(Tier::Free).await;
+    for raw in ["", "# Heading only"] {
+        let body = json!({"raw_content": raw, "apply_immediately": true});
+        let res = post(&h, &key, "/api/v1/memory/import-mif", body).await;
+        assert_eq!(res.status(), 200, "{raw:?}");
+        let got = json(res).await;
+        assert_eq!(got["status"], "applied", "{got}");
+        assert_eq!(got["corpus_imported"], 0, "{got}");
+    }
+}
+
+/// `If-Match` has the documented form: `*`, or a version, quoted or not, weak or not.
+#[tokio::test]
+async fn if_match_is_read_in_its_documented_form() {
+    let h = Harness::new().await;
+    let (_, key) = h.writer(Tier::Free).await;
+    let put = |if_match: &'static str| {
+        h.http
+            .put(h.server.url("/api/v1/memory/identity"))
+            .bearer_auth(&key)
+            .header("If-Match", if_match)
+            .json(&json!({"constraints": ["c"]}))
+            .send()
+    };
+    for accepted in ["*", "1", "\"2\"", "W/\"3\""] {
+        assert_eq!(put(accepted).await.unwrap().status(), 200, "{accepted}");
+    }
+    for refused in ["null", "+4", "\"\"4\"\"", "W/W/4", "4\"", "0000000004"] {
+        let res = put(refused).await.unwrap();
+        assert_eq!(
+            expect_error(res, 400, "VALIDATION_ERROR").await,
+            "If-Match: must be a version number",
+            "{refused}"
+        );
+    }
+}
+
+/// JSON Schema's integers include `96.0`; the server reads it as 96.
+#[tokio::test]
+async fn an_integral_number_with_a_fraction_part_is_an_integer() {
+    let h = Harness::new().await;
+    let (_, key) = h.writer(Tier::Pro).await;
+    let body = json!({"compute_budget_tokens": 96.0});
+    let res = post(&h, &key, "/api/v1/memory/consolidate", body).await;
+    assert_eq!(res.status(), 200);
+    let body = json!({"compute_budget_tokens": 96.5});
+    let res = post(&h, &key, "/api/v1/memory/consolidate", body).await;
+    expect_error(res, 400, "VALIDATION_ERROR").await;
+}

@@ -63,11 +63,17 @@ pub struct SendRequest {
     pub tracking: bool,
 }
 
-/// An object of at most 50 string members.
+/// An object of at most 50 string members, named by visible ASCII characters other than `:`
+/// (what a mail header name may be).
 fn headers_schema() -> utoipa::openapi::schema::Object {
     use utoipa::openapi::schema::{ObjectBuilder, Type};
     ObjectBuilder::new()
         .schema_type(Type::Object)
+        .property_names(Some(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .pattern(Some("^[!-9;-~]+$")),
+        ))
         .additional_properties(Some(ObjectBuilder::new().schema_type(Type::String)))
         .max_properties(Some(50))
         .build()

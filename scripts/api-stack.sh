@@ -13,7 +13,9 @@
 #   stack_seed          one of each resource through the APIs (a product with its state, an
 #                       identity kernel, a decision, a free-form entry; a site, a contact, a
 #                       campaign, a template, a suppression, a sent email, a conversion), so
-#                       that list and read routes answer with data. Sets SEED_* ids.
+#                       that list and read routes answer with data. Sets SEED_* ids and the
+#                       sent email's tracking tokens (SEED_OPEN_TOKEN, SEED_CLICK_TOKEN,
+#                       SEED_UNSUBSCRIBE_TOKEN).
 #   stack_stop [RC]     stop the processes and drop the databases (an EXIT trap calls it);
 #                       STACK_DIR is removed too when RC is 0.
 #
@@ -167,10 +169,44 @@ stack_seed() {
         sleep 0.1
     done
     [[ $e == sent ]] || die "the seeded email is $e, not sent (see $STACK_DIR/send-worker.log)"
+    stack_tracking_tokens "$SEED_EMAIL"
     stack_call POST "$a/conversion" "$k" \
         '{"email":"ada@example.com","revenue":12.5,"currency":"EUR","order_id":"seed-1"}' >/dev/null
-    export SEED_PRODUCT SEED_DECISION SEED_FREE_FORM SEED_SITE SEED_CONTACT SEED_CAMPAIGN SEED_EMAIL
+    export SEED_PRODUCT SEED_DECISION SEED_FREE_FORM SEED_SITE SEED_CONTACT SEED_CAMPAIGN SEED_EMAIL \
+        SEED_OPEN_TOKEN SEED_CLICK_TOKEN SEED_UNSUBSCRIBE_TOKEN
     log "seeded: product $SEED_PRODUCT, decision $SEED_DECISION, site $SEED_SITE, contact $SEED_CONTACT, email $SEED_EMAIL (sent)"
+}
+
+# stack_tracking_tokens EMAIL_ID: the open and click tokens of the links in the email the send
+# worker wrote to the outbox, and an unsubscribe token for it (a transactional email has no
+# unsubscribe link, so it is signed here as mail-api signs it). Sets SEED_OPEN_TOKEN,
+# SEED_CLICK_TOKEN and SEED_UNSUBSCRIBE_TOKEN.
+stack_tracking_tokens() {
+    local tokens
+    tokens="$(python3 - "$STACK_DIR/outbox/$1.eml" "$1" <<'PY'
+import base64, email, hashlib, hmac, os, re, sys, uuid
+
+message = email.message_from_bytes(open(sys.argv[1], "rb").read())
+text = "".join(
+    part.get_payload(decode=True).decode("utf-8", "replace")
+    for part in message.walk()
+    if not part.is_multipart()
+)
+for kind in "oc":
+    found = re.search(rf"/t/{kind}/([A-Za-z0-9_.-]+)", text)
+    if found is None:
+        sys.exit(f"no /t/{kind}/ link in {sys.argv[1]}")
+    print(found.group(1))
+payload = bytes([1]) + b"u" + uuid.UUID(sys.argv[2]).bytes
+tag = hmac.new(os.environ["TRACKING_SECRET"].encode(), payload, hashlib.sha256).digest()
+print(".".join(base64.urlsafe_b64encode(raw).decode().rstrip("=") for raw in (payload, tag)))
+PY
+)" || die "could not read the tracking links of the seeded email"
+    {
+        read -r SEED_OPEN_TOKEN
+        read -r SEED_CLICK_TOKEN
+        read -r SEED_UNSUBSCRIBE_TOKEN
+    } <<<"$tokens"
 }
 
 stack_stop() {

@@ -7,4 +7,4 @@ pub mod rules;
 pub mod validate;
 
 pub use rules::NOT_BLANK;
-pub use validate::{Validate, text_list, trim, trim_and_dedupe, trim_optional};
+pub use validate::{Validate, nullable_format, text_list, trim, trim_and_dedupe, trim_optional};

@@ -26,6 +26,9 @@ use crate::error::ApiError;
 /// repeat it literally (utoipa takes only literals there).
 pub const NOT_BLANK: &str = r"[^\s\x85\uFEFF]";
 
+/// How a value outside an `enum` is refused (the allowed values follow).
+const ENUM_PROBLEM: &str = "must be one of: ";
+
 /// A request type's schema with the schemas it refers to and its compiled patterns.
 #[derive(Debug)]
 pub struct Rules {
@@ -166,7 +169,7 @@ impl Rules {
             && !allowed.contains(value)
         {
             let names: Vec<String> = allowed.iter().map(display).collect();
-            return Err(format!("must be one of: {}", names.join(", ")));
+            return Err(format!("{ENUM_PROBLEM}{}", names.join(", ")));
         }
         match value {
             Value::String(s) => self.check_string(schema, s),
@@ -184,7 +187,10 @@ impl Rules {
         path: &mut String,
     ) -> Result<(), String> {
         let len = path.len();
+        // A variant whose enum refuses a member (e.g. `type: drip` against `triggered`) is
+        // not the one the request meant: another variant's problem says more.
         let mut first_error = None;
+        let mut first_enum_error = None;
         for variant in variants {
             let mut candidate = value.clone();
             match self.check_at(variant, &mut candidate, path) {
@@ -193,16 +199,21 @@ impl Rules {
                     return Ok(());
                 }
                 Err(problem) => {
-                    if first_error.is_none()
-                        && self.resolve(variant).get("type") != Some(&json!("null"))
-                    {
-                        first_error = Some((path.clone(), problem));
+                    if self.resolve(variant).get("type") != Some(&json!("null")) {
+                        let slot = if problem.starts_with(ENUM_PROBLEM) {
+                            &mut first_enum_error
+                        } else {
+                            &mut first_error
+                        };
+                        slot.get_or_insert_with(|| (path.clone(), problem));
                     }
                     path.truncate(len);
                 }
             }
         }
-        let (at, problem) = first_error.unwrap_or_else(|| (path.clone(), "is not allowed".into()));
+        let (at, problem) = first_error
+            .or(first_enum_error)
+            .unwrap_or_else(|| (path.clone(), "is not allowed".into()));
         *path = at;
         Err(problem)
     }
@@ -402,7 +413,8 @@ fn check_type(types: &Value, schema: &Value, value: &Value) -> Result<(), String
         .unwrap_or("null");
     Err(match expected {
         "integer" | "number" => number_problem(expected, schema),
-        "null" => "must be null".to_owned(),
+        // Null is absent, so a member that may only be null may only be left out.
+        "null" => "must be absent".to_owned(),
         "array" => "must be an array".to_owned(),
         "object" => "must be a JSON object".to_owned(),
         other => format!("must be a {other}"),
@@ -577,5 +589,20 @@ mod tests {
             unbounded_request_strings(&document),
             ["make.inner.text", "make.note", "make.q", "make.tags[]"]
         );
+    }
+
+    #[test]
+    fn a_variant_refused_by_an_enum_yields_to_another_variants_problem() {
+        let keyed = json!({"oneOf": [
+            {"type": "object", "properties": {"kind": {"enum": ["a"]}, "extra": {"type": "null"}}},
+            {"type": "object", "required": ["kind", "extra"],
+                "properties": {"kind": {"enum": ["b"]}, "extra": {"type": "string"}}}
+        ]});
+        let rules = Rules::new(keyed, Map::new());
+        let problem = |mut body: Value| rules.check(&mut body).unwrap_err().message;
+        assert_eq!(problem(json!({"kind": "b"})), "extra: is required");
+        assert_eq!(problem(json!({"extra": "x"})), "extra: must be absent");
+        assert!(rules.check(&mut json!({"kind": "b", "extra": "x"})).is_ok());
+        assert!(rules.check(&mut json!({"extra": null})).is_ok());
     }
 }

@@ -2,7 +2,10 @@
 //! another, rules across fields) and the normalizing every service does the same way.
 
 use serde_json::Value;
-use utoipa::openapi::schema::{Array, ArrayBuilder, ObjectBuilder, SchemaType, Type};
+use utoipa::openapi::schema::{
+    Array, ArrayBuilder, KnownFormat, ObjectBuilder, OneOfBuilder, Schema, SchemaFormat,
+    SchemaType, Type,
+};
 
 use super::rules::NOT_BLANK;
 use crate::error::ApiError;
@@ -62,6 +65,23 @@ pub fn text_list(max_items: Option<usize>, max_len: usize) -> Array {
         )
         .max_items(max_items)
         .build()
+}
+
+/// An optional string of a known `format`, described: `oneOf: [null, {string, format}]` (for
+/// `#[schema(schema_with = …)]`). It means what utoipa's `type: [string, null]` means, but a
+/// type list beside a format is read by some request generators as "any string", so the
+/// documents would invite values the format refuses.
+pub fn nullable_format(format: KnownFormat, description: &str) -> Schema {
+    let schema = OneOfBuilder::new()
+        .item(ObjectBuilder::new().schema_type(Type::Null))
+        .item(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .format(Some(SchemaFormat::KnownFormat(format))),
+        )
+        .description(Some(description))
+        .build();
+    Schema::OneOf(schema)
 }
 
 #[cfg(test)]

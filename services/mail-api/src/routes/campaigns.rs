@@ -10,6 +10,8 @@ use http_kit::openapi::MailError;
 use http_kit::{ApiError, Page, PageParams, Query, Validate};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{AllOfBuilder, ObjectBuilder, OneOfBuilder, Schema, Type};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
@@ -162,9 +164,62 @@ pub async fn list(
     Ok(web::Json(Page::from_rows(rows, limit, |c| c.id)))
 }
 
+/// The body of `POST /campaigns`: [`CampaignFields`], whose schema says that
+/// `trigger_event_name` belongs to triggered campaigns only (ruled: drip campaigns are entered
+/// on signup or by enrollment, triggered ones by their event).
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct CreateCampaign(pub CampaignFields);
+
+impl utoipa::PartialSchema for CreateCampaign {
+    fn schema() -> RefOr<Schema> {
+        AllOfBuilder::new()
+            .item(CampaignFields::schema())
+            .item(trigger_rules())
+            .into()
+    }
+}
+
+impl ToSchema for CreateCampaign {
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        CampaignFields::schemas(schemas);
+    }
+}
+
+/// `drip` (the default) takes no `trigger_event_name`; `triggered` requires one.
+fn trigger_rules() -> Schema {
+    let drip = ObjectBuilder::new()
+        .title(Some("drip"))
+        .property("type", enum_of("drip"))
+        .property(
+            "trigger_event_name",
+            ObjectBuilder::new().schema_type(Type::Null),
+        );
+    let triggered = ObjectBuilder::new()
+        .title(Some("triggered"))
+        .property("type", enum_of("triggered"))
+        .property(
+            "trigger_event_name",
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .max_length(Some(TRIGGER_EVENT_MAX)),
+        )
+        .required("type")
+        .required("trigger_event_name");
+    Schema::OneOf(OneOfBuilder::new().item(drip).item(triggered).build())
+}
+
+fn enum_of(value: &str) -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some([value]))
+}
+
+const TRIGGER_EVENT_MAX: usize = 200;
+
 /// Unknown fields are ignored.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct CreateCampaign {
+pub struct CampaignFields {
     /// Required, 1..=200 characters, not blank (stored trimmed).
     #[schema(min_length = 1, max_length = 200, pattern = r"[^\s\x85\uFEFF]")]
     pub name: String,
@@ -180,23 +235,15 @@ pub struct CreateCampaign {
     pub trigger_event_name: Option<String>,
 }
 
+/// The type rules are the schema's ([`trigger_rules`]), checked before this.
 impl Validate for CreateCampaign {
     fn validate(&mut self) -> Result<(), ApiError> {
-        http_kit::request::trim(&mut self.name);
-        if let Some(event) = &mut self.trigger_event_name {
+        let fields = &mut self.0;
+        http_kit::request::trim(&mut fields.name);
+        if let Some(event) = &mut fields.trigger_event_name {
             http_kit::request::trim(event);
         }
-        match (self.kind, &self.trigger_event_name) {
-            (CampaignType::Triggered, None) => Err(ApiError::invalid_field(
-                "trigger_event_name",
-                "is required for triggered campaigns",
-            )),
-            (CampaignType::Drip, Some(_)) => Err(ApiError::invalid_field(
-                "trigger_event_name",
-                "is only for triggered campaigns",
-            )),
-            _ => Ok(()),
-        }
+        Ok(())
     }
 }
 
@@ -211,7 +258,7 @@ impl Validate for CreateCampaign {
     operation_id = "createCampaign",
     tag = "campaigns",
     request_body = CreateCampaign,
-    params(("Idempotency-Key" = Option<String>, Header, description = "1..=255 visible ASCII characters")),
+    params(("Idempotency-Key" = Option<String>, Header, min_length = 1, max_length = 255, pattern = "^[!-~]+$", description = "1..=255 visible ASCII characters")),
     responses(
         (status = 201, description = "Created (or replayed), status `draft`", body = Campaign,
             headers(("Idempotent-Replayed" = String, description = "`true` on a replayed answer"))),
@@ -227,7 +274,7 @@ pub async fn create(
     key: IdempotencyKey,
     body: http_kit::Json<CreateCampaign>,
 ) -> Result<HttpResponse, ApiError> {
-    let req = body.into_inner();
+    let req = body.into_inner().0;
     let project_id = caller.owner_id;
     let idempotent = Idempotent::new(project_id, ROUTE, &key, &req)?;
     let mut conn = store::conn(&state.pool).await?;

@@ -15,7 +15,7 @@ use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use super::body::{normalize_email, tags_schema};
+use super::body::{normalize_email, optional_site_schema, tags_schema};
 use super::idempotency::{IdempotencyKey, Idempotent};
 use crate::AppState;
 use crate::db::contacts::{self, ContactData, Filter};
@@ -190,8 +190,8 @@ pub struct CreateContact {
     /// As `first_name`.
     #[schema(max_length = 200)]
     pub last_name: Option<String>,
-    /// A site of the project (404 otherwise): the contact is subscribed to it and enrolled in
-    /// its signup campaigns (its active drip campaigns).
+    /// A site of the project; see `optional_site_schema`.
+    #[schema(schema_with = optional_site_schema)]
     pub site_id: Option<Uuid>,
     /// Each 1..=100 characters, at most 100; duplicates dropped.
     #[serde(default)]
@@ -228,7 +228,7 @@ impl Validate for CreateContact {
     operation_id = "createContact",
     tag = "contacts",
     request_body = CreateContact,
-    params(("Idempotency-Key" = Option<String>, Header, description = "1..=255 visible ASCII characters")),
+    params(("Idempotency-Key" = Option<String>, Header, min_length = 1, max_length = 255, pattern = "^[!-~]+$", description = "1..=255 visible ASCII characters")),
     responses(
         (status = 201, description = "Created (or replayed)", body = Contact,
             headers(("Idempotent-Replayed" = String, description = "`true` on a replayed answer"))),

@@ -11,7 +11,7 @@ use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::body::{normalize_email, tags_schema};
+use super::body::{normalize_email, optional_site_schema, tags_schema};
 use crate::AppState;
 use crate::db::contacts::{self, ContactData};
 use crate::flows;
@@ -42,9 +42,8 @@ pub struct IdentifyRequest {
     #[serde(default)]
     #[schema(required = false, schema_with = tags_schema)]
     pub tags: Vec<String>,
-    /// A site of the project (404 otherwise). The contact is subscribed to it (an existing
-    /// subscription keeps its status); a contact created by this call is enrolled in the
-    /// site's signup campaigns, that is its active drip campaigns.
+    /// A site of the project; see `optional_site_schema`.
+    #[schema(schema_with = optional_site_schema)]
     pub site_id: Option<Uuid>,
 }
 

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::body::{normalize_email, tags_schema};
+use super::body::{normalize_email, reply_to_schema, tags_schema};
 use super::idempotency::REPLAYED_HEADER;
 use crate::sending::{self, Accepted, SendResponse, Sender, Submission};
 use crate::{AppState, flows};
@@ -42,7 +42,7 @@ pub struct SendRequest {
     /// At most 524,288 characters; empty is absent.
     #[schema(max_length = 524288)]
     pub text: Option<String>,
-    #[schema(format = Email)]
+    #[schema(schema_with = reply_to_schema)]
     pub reply_to: Option<String>,
     /// Custom headers, name to value (at most 50); the service's own (From, To, Subject,
     /// Message-ID, …) cannot be set.
@@ -63,11 +63,17 @@ pub struct SendRequest {
     pub tracking: bool,
 }
 
-/// An object of at most 50 string members.
+/// An object of at most 50 string members, named by visible ASCII characters other than `:`
+/// (what a mail header name may be).
 fn headers_schema() -> utoipa::openapi::schema::Object {
     use utoipa::openapi::schema::{ObjectBuilder, Type};
     ObjectBuilder::new()
         .schema_type(Type::Object)
+        .property_names(Some(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .pattern(Some("^[!-9;-~]+$")),
+        ))
         .additional_properties(Some(ObjectBuilder::new().schema_type(Type::String)))
         .max_properties(Some(50))
         .build()

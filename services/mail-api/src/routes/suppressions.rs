@@ -149,7 +149,7 @@ pub async fn add(
     path = "/api/v1/suppressions/{email}",
     operation_id = "removeSuppression",
     tag = "suppressions",
-    params(("email" = String, Path, description = "The suppressed address (URL-encoded; case-insensitive)")),
+    params(("email" = String, Path, format = Email, description = "The suppressed address (URL-encoded; case-insensitive)")),
     responses(
         (status = 204, description = "Removed"),
         (status = 400, description = "Not a valid email address", body = MailError),

@@ -163,7 +163,7 @@ impl Validate for CreateTemplate {
     operation_id = "createTemplate",
     tag = "templates",
     request_body = CreateTemplate,
-    params(("Idempotency-Key" = Option<String>, Header, description = "1..=255 visible ASCII characters")),
+    params(("Idempotency-Key" = Option<String>, Header, min_length = 1, max_length = 255, pattern = "^[!-~]+$", description = "1..=255 visible ASCII characters")),
     responses(
         (status = 201, description = "Created (or replayed)", body = Template,
             headers(("Idempotent-Replayed" = String, description = "`true` on a replayed answer"))),

@@ -176,8 +176,8 @@ fn every_component_name_is_published_by_one_rust_type() {
 }
 
 /// Every string a request may carry has a documented bound (the rules the server enforces
-/// are read back from the same schemas), except these: opaque cursors, exact-match filters,
-/// and values bounded only by the body limit.
+/// are read back from the same schemas), except these: exact-match filters and values bounded
+/// only by the body limit. Cursors are bounded by their pattern.
 #[test]
 fn every_request_string_states_its_bound() {
     let doc: Value = serde_json::from_str(&mail_api::openapi::json()).unwrap();

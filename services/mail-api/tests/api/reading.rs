@@ -145,6 +145,28 @@ fn the_document_states_the_rules_the_server_enforces() {
         schemas["SendRequest"]["properties"]["headers"]["maxProperties"],
         50
     );
+    // Null is absent: the documents say so wherever the server reads it so.
+    assert_eq!(
+        schemas["IdentifyRequest"]["properties"]["tags"]["type"],
+        json!(["array", "null"])
+    );
+    for (schema, field, format) in [
+        (&schemas["IdentifyRequest"], "site_id", "uuid"),
+        (&schemas["CreateContact"]["allOf"][1], "site_id", "uuid"),
+        (&schemas["SendRequest"], "reply_to", "email"),
+    ] {
+        let variants = &schema["properties"][field]["oneOf"];
+        assert_eq!(variants[0]["type"], "null", "{field}");
+        assert_eq!(variants[1]["format"], format, "{field}");
+    }
+    let removal = &doc["paths"]["/api/v1/suppressions/{email}"]["delete"]["parameters"][0];
+    assert_eq!(removal["schema"]["format"], "email");
+    for path in ["/api/v1/contacts", "/api/v1/campaigns", "/api/v1/templates"] {
+        let key = &doc["paths"][path]["post"]["parameters"][0];
+        assert_eq!(key["name"], "Idempotency-Key", "{path}");
+        assert_eq!(key["schema"]["pattern"], "^[!-~]+$", "{path}");
+        assert_eq!(key["schema"]["maxLength"], 255, "{path}");
+    }
     let status = query_param(&doc, "/api/v1/emails", "status");
     assert_eq!(status["schema"]["enum"].as_array().unwrap().len(), 10);
     let cursor = query_param(&doc, "/api/v1/sites", "cursor");
@@ -166,4 +188,58 @@ fn the_document_states_the_rules_the_server_enforces() {
         ),
         (json!(1), json!(365))
     );
+}
+
+#[tokio::test]
+async fn a_campaigns_type_decides_its_trigger_event_name_as_documented() {
+    let h = Harness::new().await;
+    let tenant = h.tenant(Plan::Enterprise).await;
+    let site = h.site(&tenant.write, "types").await;
+    let variants =
+        document()["components"]["schemas"]["CreateCampaign"]["allOf"][1]["oneOf"].clone();
+    let titles: Vec<&str> = variants
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles, ["drip", "triggered"]);
+    for (body, message) in [
+        (
+            json!({"name": "n", "site_id": site, "type": "triggered"}),
+            "trigger_event_name: is required",
+        ),
+        (
+            json!({"name": "n", "site_id": site, "type": "triggered", "trigger_event_name": null}),
+            "trigger_event_name: is required",
+        ),
+        (
+            json!({"name": "n", "site_id": site, "trigger_event_name": "signup"}),
+            "trigger_event_name: must be absent",
+        ),
+        (
+            json!({"name": "n", "site_id": site, "type": "drip", "trigger_event_name": "signup"}),
+            "trigger_event_name: must be absent",
+        ),
+    ] {
+        let res = h.post_json(&tenant.write, "/api/v1/campaigns", &body).await;
+        let err = expect_error(res, 400, "VALIDATION_ERROR").await;
+        assert_eq!(
+            err.details,
+            json!({"field": "trigger_event_name"}),
+            "{body}"
+        );
+        assert_eq!(err.message, message, "{body}");
+    }
+    for body in [
+        json!({"name": "d", "site_id": site, "type": "drip", "trigger_event_name": null}),
+        json!({"name": "t", "site_id": site, "type": "triggered", "trigger_event_name": " cart "}),
+    ] {
+        let res = h.post_json(&tenant.write, "/api/v1/campaigns", &body).await;
+        assert_eq!(res.status(), 201, "{body}");
+        let campaign = json(res).await;
+        assert_eq!(campaign["type"], body["type"]);
+        let event = body["trigger_event_name"].as_str().map(str::trim);
+        assert_eq!(campaign["trigger_event_name"], json!(event));
+    }
 }

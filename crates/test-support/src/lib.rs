@@ -23,3 +23,23 @@ pub fn with_query(path: &str, query: &[(String, String)]) -> String {
         .collect();
     format!("{path}?{}", pairs.join("&"))
 }
+
+/// Calls `url` with `key` as bearer and `body` as JSON; answers the status and the body (JSON,
+/// or the text as a JSON string).
+pub async fn call(
+    http: &reqwest::Client,
+    url: String,
+    key: &str,
+    method: reqwest::Method,
+    body: Option<serde_json::Value>,
+) -> (u16, serde_json::Value) {
+    let mut request = http.request(method, url).bearer_auth(key);
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let response = request.send().await.expect("request");
+    let status = response.status().as_u16();
+    let text = response.text().await.expect("body");
+    let body = serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text));
+    (status, body)
+}

@@ -240,15 +240,7 @@ async fn send(
     path: &str,
     body: Option<Value>,
 ) -> (u16, Value) {
-    let mut request = h.http.request(method, h.server.url(path)).bearer_auth(key);
-    if let Some(body) = body {
-        request = request.json(&body);
-    }
-    let response = request.send().await.expect("request");
-    let status = response.status().as_u16();
-    let text = response.text().await.expect("body");
-    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
-    (status, body)
+    test_support::call(&h.http, h.server.url(path), key, method, body).await
 }
 
 async fn full_export(h: &Harness, key: &str) -> String {

@@ -43,3 +43,16 @@ pub async fn call(
     let body = serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text));
     (status, body)
 }
+
+/// The value of the first sample of the metric `name` in a Prometheus text exposition
+/// (`/metrics`); panics showing the text when there is none.
+pub fn metric(text: &str, name: &str) -> u64 {
+    text.lines()
+        .find(|line| {
+            line.strip_prefix(name)
+                .is_some_and(|rest| rest.starts_with([' ', '{']))
+        })
+        .and_then(|line| line.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no {name}: {text}"))
+}

@@ -119,6 +119,20 @@ impl Send {
         }
     }
 
+    /// Stops the worker and gives its consumer time to let go of the queue, so that what is
+    /// sent next is answered 202 `queued`.
+    async fn without_worker(&mut self) {
+        self.stop_worker();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    /// Sends `message(site, to)` with no worker running: answered 202; the email's id.
+    async fn queued(&self, key: &str, site: &str, to: &str) -> String {
+        let res = self.send(key, &message(site, to)).await;
+        assert_eq!(res.status(), 202);
+        json(res).await["id"].as_str().unwrap().to_owned()
+    }
+
     async fn send(&self, key: &str, body: &Value) -> reqwest::Response {
         self.h.post_json(key, "/api/v1/send", body).await
     }
@@ -440,8 +454,7 @@ async fn an_idempotency_key_replays_the_first_answer_and_refuses_another_request
 #[tokio::test]
 async fn a_queued_answer_replays_as_queued_after_the_worker_sent_the_email() {
     let mut s = Send::with(|s| s.sending.reply_wait_ms = 300).await;
-    s.stop_worker();
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    s.without_worker().await;
     let t = s.h.tenant(Plan::Free).await;
     let site = s.h.site(&t.write, "replay-queued").await;
     let mut body = message(&site, "later@example.com");
@@ -467,8 +480,7 @@ async fn a_queued_answer_replays_as_queued_after_the_worker_sent_the_email() {
 #[tokio::test]
 async fn without_a_worker_the_answer_is_queued_and_the_email_is_sent_later_once() {
     let mut s = Send::with(|s| s.sending.reply_wait_ms = 300).await;
-    s.stop_worker();
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    s.without_worker().await;
     let t = s.h.tenant(Plan::Free).await;
     let site = s.h.site(&t.write, "late").await;
     let res = s.send(&t.write, &message(&site, "late@example.com")).await;
@@ -491,13 +503,14 @@ async fn without_a_worker_the_answer_is_queued_and_the_email_is_sent_later_once(
 #[tokio::test]
 async fn the_outbox_relay_publishes_a_job_whose_publish_was_lost() {
     let mut s = Send::with(|s| s.sending.reply_wait_ms = 300).await;
-    s.stop_worker();
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    s.without_worker().await;
     let t = s.h.tenant(Plan::Free).await;
     let site = s.h.site(&t.write, "relay").await;
-    let res = s.send(&t.write, &message(&site, "lost@example.com")).await;
-    assert_eq!(res.status(), 202);
-    let id: Uuid = json(res).await["id"].as_str().unwrap().parse().unwrap();
+    let id: Uuid = s
+        .queued(&t.write, &site, "lost@example.com")
+        .await
+        .parse()
+        .unwrap();
     // The message is lost (purged), and the outbox row is back as if the request had
     // crashed before publishing.
     let queue = send_queue(s.prefix());
@@ -543,13 +556,14 @@ async fn the_outbox_relay_publishes_a_job_whose_publish_was_lost() {
 #[tokio::test]
 async fn duplicate_jobs_handled_at_once_send_one_message() {
     let mut s = Send::with(|s| s.sending.reply_wait_ms = 200).await;
-    s.stop_worker();
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    s.without_worker().await;
     let t = s.h.tenant(Plan::Free).await;
     let site = s.h.site(&t.write, "twice").await;
-    let res = s.send(&t.write, &message(&site, "ada@example.com")).await;
-    assert_eq!(res.status(), 202);
-    let id: Uuid = json(res).await["id"].as_str().unwrap().parse().unwrap();
+    let id: Uuid = s
+        .queued(&t.write, &site, "ada@example.com")
+        .await
+        .parse()
+        .unwrap();
     let task = Task::SendEmail {
         email_log_id: id,
         project_id: t.project,
@@ -595,13 +609,10 @@ async fn an_email_claimed_by_a_dead_worker_is_sent_once_the_claim_expires() {
         s.sending.outbox_relay_secs = 1;
     })
     .await;
-    s.stop_worker();
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    s.without_worker().await;
     let t = s.h.tenant(Plan::Free).await;
     let site = s.h.site(&t.write, "dead").await;
-    let res = s.send(&t.write, &message(&site, "ada@example.com")).await;
-    assert_eq!(res.status(), 202);
-    let id = json(res).await["id"].as_str().unwrap().to_owned();
+    let id = s.queued(&t.write, &site, "ada@example.com").await;
     // Claimed 41 s ago by a worker that died: the claim holds for 4 s more.
     let expires_in = 4;
     s.h.exec(&format!(
@@ -1571,14 +1582,11 @@ async fn the_email_list_filters_and_pages_newest_first() {
 #[tokio::test]
 async fn campaign_mail_carries_one_click_unsubscribe_headers_that_work() {
     let mut s = Send::with(|s| s.sending.reply_wait_ms = 300).await;
-    s.stop_worker();
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    s.without_worker().await;
     let t = s.h.tenant(Plan::Free).await;
     let site = s.h.site(&t.write, "camp").await;
     let campaign = s.h.campaign(&t, &site, "Welcome series", None, true).await;
-    let res = s.send(&t.write, &message(&site, "ada@example.com")).await;
-    assert_eq!(res.status(), 202);
-    let id = json(res).await["id"].as_str().unwrap().to_owned();
+    let id = s.queued(&t.write, &site, "ada@example.com").await;
     // The campaign runner's rows carry their campaign; this one is made so by hand.
     s.h.exec(&format!(
         "UPDATE email_log SET campaign_id = '{campaign}' WHERE id = '{id}'"

@@ -223,11 +223,7 @@ async fn credential_lookups(h: &Harness) -> u64 {
         .text()
         .await
         .unwrap();
-    text.lines()
-        .find(|line| line.starts_with("auth_credential_lookups_total"))
-        .and_then(|line| line.rsplit(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no lookup counter: {text}"))
+    test_support::metric(&text, "auth_credential_lookups_total")
 }
 
 async fn status_with(h: &Harness, key: &str) -> u16 {

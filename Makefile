@@ -16,6 +16,7 @@ test: infra tools
 	$(CARGO) build --workspace --bins
 	CARGO=$(CARGO) scripts/run-tests.sh
 	scripts/client-test.sh
+	FUZZ_EXAMPLES=10 scripts/fuzz.sh
 	scripts/check-openapi.sh proto-docs/memory-api.openapi.json proto-docs/mail-api.openapi.json
 
 ## Formatting and lints, as CI checks them.
@@ -27,10 +28,11 @@ fmt:
 lint:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
-## Regenerate the committed OpenAPI documents from the code.
+## Regenerate the committed OpenAPI documents (and the MIF JSON Schema) from the code.
 openapi:
 	$(CARGO) run -q -p memory-api -- openapi > proto-docs/memory-api.openapi.json
 	$(CARGO) run -q -p mail-api -- openapi > proto-docs/mail-api.openapi.json
+	$(CARGO) run -q -p memory-api -- schema mif-0.1.schema.json > proto-docs/mif-0.1.schema.json
 
 migrate: infra
 	$(CARGO) run -q -p memory-api -- migrate
@@ -52,8 +54,7 @@ crash-test: infra tools
 
 ## Schemathesis against both APIs (debug binaries, fresh databases, seeded data, every check,
 ## the stateful phase, warnings as failures, a fixed seed); prints a summary per service.
-## Not yet in `test` (the route validation it reports is being fixed); once it passes, `test`
-## runs it with a small example count: FUZZ_EXAMPLES=5 scripts/fuzz.sh
+## `test` runs it with 10 examples per operation.
 FUZZ_EXAMPLES ?= 40
 fuzz: infra tools
 	$(CARGO) build --bins

@@ -16,7 +16,8 @@
 #                       that list and read routes answer with data. Sets SEED_* ids and the
 #                       sent email's tracking tokens (SEED_OPEN_TOKEN, SEED_CLICK_TOKEN,
 #                       SEED_UNSUBSCRIBE_TOKEN).
-#   stack_stop [RC]     stop the processes and drop the databases (an EXIT trap calls it);
+#   stack_stop [RC]     stop the processes and drop the databases (an EXIT trap calls it;
+#                       STACK_KEEP_DATABASES=1 keeps them, to look into a failure);
 #                       STACK_DIR is removed too when RC is 0.
 #
 # The debug binaries of the target directory are used (BIN overrides).
@@ -224,7 +225,11 @@ stack_stop() {
     done
     STACK_PIDS=()
     for db in "${STACK_DBS[@]}"; do
-        stack_psql -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" || warn "could not drop $db"
+        if [[ -n ${STACK_KEEP_DATABASES:-} ]]; then
+            log "kept database $db"
+        else
+            stack_psql -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" || warn "could not drop $db"
+        fi
     done
     STACK_DBS=()
     if [[ -n ${STACK_DIR:-} ]]; then

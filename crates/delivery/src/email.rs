@@ -4,6 +4,9 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 /// Headers a caller may not set: the service writes them, or they would change routing.
+/// The longest custom header value, in characters (the transports fold long lines).
+pub const HEADER_VALUE_MAX_CHARS: usize = 2000;
+
 const RESERVED_HEADERS: [&str; 12] = [
     "from",
     "to",
@@ -140,10 +143,12 @@ fn check_header(name: &str, value: &str) -> Result<(), EmailError> {
     if RESERVED_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
         return Err(invalid("headers", format!("{name} is set by the service")));
     }
-    if has_line_break(value) || value.len() > 2000 {
+    if has_line_break(value) || value.chars().count() > HEADER_VALUE_MAX_CHARS {
         return Err(invalid(
             "headers",
-            format!("the value of {name} must be one line of at most 2000 bytes"),
+            format!(
+                "the value of {name} must be one line of at most {HEADER_VALUE_MAX_CHARS} characters"
+            ),
         ));
     }
     Ok(())

@@ -16,5 +16,5 @@ pub mod tracking;
 
 mod email;
 
-pub use email::{EmailError, OutgoingEmail};
+pub use email::{EmailError, HEADER_VALUE_MAX_CHARS, OutgoingEmail};
 pub use providers::{Accepted, Provider, ProviderConfig, SendError};

@@ -176,6 +176,19 @@ impl ApiError {
         Self::new(ErrorKind::Internal, "internal server error")
     }
 
+    /// [`ApiError::internal`] for an error value: the log names its whole chain of causes
+    /// (diesel's "Error deserializing field" alone does not say what failed).
+    pub fn internal_error(err: &(dyn std::error::Error + 'static)) -> Self {
+        let mut cause = err.to_string();
+        let mut source = err.source();
+        while let Some(next) = source {
+            cause.push_str(": ");
+            cause.push_str(&next.to_string());
+            source = next.source();
+        }
+        Self::internal(cause)
+    }
+
     pub fn with_code(mut self, code: &'static str) -> Self {
         self.code = Some(code);
         self
@@ -211,7 +224,7 @@ macro_rules! internal_from {
     ($($t:ty),* $(,)?) => {$(
         impl From<$t> for ApiError {
             fn from(err: $t) -> Self {
-                Self::internal(err)
+                Self::internal_error(&err)
             }
         }
     )*};

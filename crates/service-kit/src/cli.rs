@@ -1,4 +1,4 @@
-//! The command lines of the API binaries (`serve | migrate | openapi`) and of the workers.
+//! The command lines of the API binaries (`serve | migrate | openapi | schema`) and of the workers.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -33,6 +33,8 @@ enum ApiCommand {
         #[arg(long)]
         yaml: bool,
     },
+    /// Print another published JSON Schema (by its file name under `proto-docs/`).
+    Schema { name: String },
 }
 
 #[derive(Parser)]
@@ -41,6 +43,10 @@ struct WorkerCli {
     #[arg(long)]
     config: Option<PathBuf>,
 }
+
+/// A JSON Schema a service publishes beside its OpenAPI document: its file name under
+/// `proto-docs/`, and its text.
+pub type PublishedSchema = (&'static str, fn() -> String);
 
 /// What distinguishes one API binary from the other.
 pub struct ApiBinary<S, L> {
@@ -54,6 +60,8 @@ pub struct ApiBinary<S, L> {
     pub launch: fn(S) -> L,
     pub openapi_json: fn() -> String,
     pub openapi_yaml: fn() -> String,
+    /// The other JSON Schemas the service publishes.
+    pub schemas: &'static [PublishedSchema],
 }
 
 fn parse<T: clap::FromArgMatches + clap::CommandFactory>(
@@ -91,6 +99,13 @@ where
                 (binary.openapi_json)()
             };
             std::io::Write::write_all(&mut std::io::stdout(), text.as_bytes())?;
+        }
+        ApiCommand::Schema { name } => {
+            let Some((_, text)) = binary.schemas.iter().find(|(n, _)| *n == name) else {
+                let known: Vec<&str> = binary.schemas.iter().map(|(n, _)| *n).collect();
+                anyhow::bail!("no schema {name}; known: {}", known.join(", "));
+            };
+            std::io::Write::write_all(&mut std::io::stdout(), text().as_bytes())?;
         }
         ApiCommand::Migrate => migrate(&common.database.url, binary.migrations).await?,
         ApiCommand::Serve { migrate: first } => {

@@ -15,6 +15,7 @@ async fn main() -> anyhow::Result<()> {
         launch: |s| async move { app::launch(&s).await },
         openapi_json: openapi::json,
         openapi_yaml: openapi::yaml,
+        schemas: &[],
     })
     .await
 }

@@ -1,5 +1,6 @@
-//! `memory-api serve [--migrate] | migrate | openapi [--yaml]`.
+//! `memory-api serve [--migrate] | migrate | openapi [--yaml] | schema mif-0.1.schema.json`.
 
+use memory_api::routes::mif_schema;
 use memory_api::{MIGRATIONS, Settings, app, openapi};
 use service_kit::cli::{ApiBinary, api_main};
 
@@ -15,6 +16,7 @@ async fn main() -> anyhow::Result<()> {
         launch: |s| async move { app::launch(&s).await },
         openapi_json: openapi::json,
         openapi_yaml: openapi::yaml,
+        schemas: &[("mif-0.1.schema.json", mif_schema::json_schema)],
     })
     .await
 }

@@ -10,7 +10,8 @@ const LABEL_MAX: usize = 63;
 pub fn conforms(format: &str, value: &str) -> bool {
     match format {
         "email" => is_email(value),
-        "uuid" => uuid::Uuid::parse_str(value.trim()).is_ok(),
+        // The hyphenated form only: the one the documents' `uuid` format means.
+        "uuid" => value.len() == 36 && uuid::Uuid::try_parse(value).is_ok(),
         "date-time" => chrono::DateTime::parse_from_rfc3339(value).is_ok(),
         "uri" => is_absolute_uri(value),
         _ => true,
@@ -111,6 +112,8 @@ mod tests {
     fn other_formats() {
         assert!(conforms("uuid", "0190a7c4-0000-7000-8000-000000000000"));
         assert!(!conforms("uuid", "nope"));
+        assert!(!conforms("uuid", "0190a7c4000070008000000000000000"));
+        assert!(!conforms("uuid", " 0190a7c4-0000-7000-8000-000000000000"));
         assert!(conforms("date-time", "2026-01-02T03:04:05Z"));
         assert!(!conforms("date-time", "2026-01-02"));
         assert!(conforms("uri", "https://example.com/a?b=c"));

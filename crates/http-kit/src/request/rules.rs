@@ -5,7 +5,8 @@
 //! `pattern`, `format` (see [`super::formats`]), `minimum`, `maximum`, `minItems`,
 //! `maxItems`, `items`, `maxProperties`, `properties`, `required`, `additionalProperties`, `oneOf`, `anyOf`,
 //! `allOf` and local `$ref`s. A `null` member of an object with declared properties is
-//! removed first: null means absent.
+//! removed first: null means absent (unless the object says `additionalProperties: true`,
+//! as a merge patch does, where null deletes a key).
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -285,7 +286,10 @@ impl Rules {
     ) -> Result<(), String> {
         let empty = Map::new();
         let properties = schema.get("properties").and_then(Value::as_object);
-        if properties.is_some() {
+        let additional = schema.get("additionalProperties");
+        // A free-form object (`additionalProperties: true`, such as a merge patch) keeps its
+        // null members: there a null says something (delete the key).
+        if properties.is_some() && additional != Some(&Value::Bool(true)) {
             members.retain(|_, v| !v.is_null());
         }
         let properties = properties.unwrap_or(&empty);
@@ -306,7 +310,6 @@ impl Rules {
                 return Err("is required".to_owned());
             }
         }
-        let additional = schema.get("additionalProperties");
         for (name, member) in members.iter_mut() {
             let len = path.len();
             push_key(path, name);

@@ -64,7 +64,7 @@ pub struct SendRequest {
 }
 
 /// An object of at most 50 string members, named by visible ASCII characters other than `:`
-/// (what a mail header name may be).
+/// (what a mail header name may be), each value one line of at most 2,000 characters.
 fn headers_schema() -> utoipa::openapi::schema::Object {
     use utoipa::openapi::schema::{ObjectBuilder, Type};
     ObjectBuilder::new()
@@ -74,7 +74,12 @@ fn headers_schema() -> utoipa::openapi::schema::Object {
                 .schema_type(Type::String)
                 .pattern(Some("^[!-9;-~]+$")),
         ))
-        .additional_properties(Some(ObjectBuilder::new().schema_type(Type::String)))
+        .additional_properties(Some(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .max_length(Some(delivery::HEADER_VALUE_MAX_CHARS))
+                .pattern(Some(r"^[^\r\n]*$")),
+        ))
         .max_properties(Some(50))
         .build()
 }

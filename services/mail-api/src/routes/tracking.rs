@@ -163,21 +163,11 @@ pub async fn unsubscribe_page(
     ))
 }
 
-/// The form a mail client posts for RFC 8058 one-click unsubscribe (documentation only: the
-/// route reads no body).
-#[derive(utoipa::ToSchema)]
-#[allow(dead_code)]
-pub struct OneClickUnsubscribe {
-    /// `One-Click`.
-    #[schema(rename = "List-Unsubscribe")]
-    list_unsubscribe: Option<String>,
-}
-
 /// Unsubscribe (the page's button, or RFC 8058 one-click from the mail client).
 #[utoipa::path(post, path = "/t/u/{token}", operation_id = "unsubscribe", tag = "tracking",
     params(("token" = String, Path, description = "Signed unsubscribe token")),
-    request_body(content = Option<OneClickUnsubscribe>, content_type = "application/x-www-form-urlencoded",
-        description = "`List-Unsubscribe=One-Click` (RFC 8058); the body is not required"),
+    request_body(content = Option<serde_json::Value>, content_type = "application/x-www-form-urlencoded",
+        description = "Any form, or none: mail clients post `List-Unsubscribe=One-Click` (RFC 8058) and the page's button posts nothing. The body is not read, so that no client's variant of it keeps an unsubscribe from taking effect."),
     responses(
         (status = 200, description = "Unsubscribed: the address is suppressed for the project and its contact unsubscribed", content_type = "text/html"),
         (status = 404, description = "Unsigned or altered token", body = MailError),

@@ -1,8 +1,10 @@
 //! The Memory Interchange Format (MIF 0.1): the shape of a document, its validation (errors
 //! name the JSON path, e.g. `mif.decisions[3].decision`), and the JSON of exported items.
 //!
-//! The published JSON Schema is `proto-docs/mif-0.1.schema.json`; the rules here are that
-//! schema's, plus what a JSON Schema cannot say (unique ids within a list).
+//! The schema is declared in `routes/mif_schema.rs` (published as
+//! `proto-docs/mif-0.1.schema.json`, and enforced on `POST /memory/import-mif` by the request
+//! extractor); the rules here are that schema's again, for documents read back from staging,
+//! plus what a JSON Schema cannot say (unique ids within a list, the metadata's size).
 
 use std::collections::HashMap;
 

@@ -185,7 +185,7 @@ pub async fn put(
         UpdateError::Rejected(Refusal::OverBudget(tokens)) => ApiError::unprocessable(format!(
             "the injection block would be {tokens} tokens, over the budget of {TOKEN_BUDGET}"
         )),
-        UpdateError::Database(e) => ApiError::internal(e),
+        UpdateError::Database(e) => ApiError::internal_error(&e),
     })?;
     Ok(HttpResponse::Ok()
         .insert_header(etag(stored.version))

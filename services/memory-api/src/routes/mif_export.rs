@@ -27,8 +27,6 @@ use crate::app::SERVICE;
 use crate::db::owner::Owner;
 use crate::db::{free_form, kernels, mif as db};
 use crate::domain::{canonical, mif};
-use crate::routes::decisions::Decision;
-use crate::routes::free_form::FreeFormEntry;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/memory/export-mif").route(web::get().to(export)));
@@ -73,46 +71,6 @@ pub struct ExportParams {
 
 impl http_kit::Validate for ExportParams {}
 
-/// A MIF 0.1 document (the JSON Schema is `proto-docs/mif-0.1.schema.json`). Unknown members
-/// are ignored on import.
-#[derive(Debug, ToSchema)]
-#[allow(dead_code)]
-pub struct MifDocument {
-    /// Always `0.1`.
-    #[schema(example = "0.1")]
-    pub mif_version: String,
-    pub provenance: MifProvenance,
-    /// The identity kernel (free-form; documented keys identity, products, constraints,
-    /// model_preferences).
-    #[schema(value_type = Object)]
-    pub identity_kernel: Value,
-    /// Free-form memory entries (scopes `identity_corpus` and `full`). On import `id` and
-    /// `created_at` may be absent.
-    pub user_corpus: Option<Vec<FreeFormEntry>>,
-    /// Decisions (scope `full`). On import `id`, `tags`, `decided_at` may be absent;
-    /// `product_name` is required.
-    pub decisions: Option<Vec<Decision>>,
-    /// Free-form; `full` exports list `products` (name, description, status).
-    #[schema(value_type = Option<Object>)]
-    pub metadata: Option<Value>,
-}
-
-/// Where a document comes from (free-form on import; exports write these members).
-#[derive(Debug, ToSchema)]
-#[allow(dead_code)]
-pub struct MifProvenance {
-    pub exported_at: Option<chrono::DateTime<Utc>>,
-    /// `memory-api`.
-    pub service: Option<String>,
-    pub service_version: Option<String>,
-    /// `identity_only`, `identity_corpus` or `full`.
-    pub scope: Option<String>,
-    pub workspace_id: Option<Uuid>,
-    /// SHA-256 (hex) of the document without `provenance`, object members sorted by key, no
-    /// whitespace.
-    pub content_sha256: Option<String>,
-}
-
 /// Export the caller's memory as a MIF 0.1 document.
 #[utoipa::path(
     get,
@@ -126,7 +84,7 @@ pub struct MifProvenance {
             `service`, `service_version`, `scope`, `workspace_id` and `content_sha256`: the \
             SHA-256 (hex) of the document without `provenance`, serialized with object members \
             sorted by key and no whitespace. Items are in id (creation) order.",
-            content_type = "application/json", body = MifDocument,
+            content_type = "application/json", body = crate::routes::mif_schema::MifDocument,
             headers(("Content-Disposition" = String, description = "With `download=true`: `attachment; filename=\"memory-<scope>-<time>.mif.json\"`"))),
         (status = 400, description = "scope, workspace_id or download is invalid", body = MemoryError),
         (status = 403, description = "The credential lacks the read scope", body = MemoryError),

@@ -5,7 +5,8 @@ use auth::WriteAccess;
 use diesel_async::AsyncConnection as _;
 use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
-use serde::Serialize;
+use http_kit::request::Validate;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -15,8 +16,7 @@ use crate::db::mif as db;
 use crate::db::mif_import::{self, ImportError, Outcome, Strategy};
 use crate::db::owner::Owner;
 use crate::domain::{mif, notes};
-use crate::routes::mif_export::MifDocument;
-use crate::routes::params::parse_workspace;
+use crate::routes::mif_schema::MifDocument;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -32,19 +32,29 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 const RAW_CONTENT_MAX: usize = 100_000;
 
 /// How an import meets what the account already holds.
-#[derive(Debug, ToSchema)]
-#[schema(rename_all = "lowercase")]
-#[allow(dead_code)]
+#[derive(Debug, Clone, Copy, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum MergeStrategy {
+    #[default]
     Merge,
     Replace,
     Append,
 }
 
-/// The body of `POST /memory/import-mif` (exactly one of `mif` and `raw_content`).
-#[derive(Debug, ToSchema)]
-#[allow(dead_code)]
-pub struct ImportRequest {
+impl From<MergeStrategy> for Strategy {
+    fn from(strategy: MergeStrategy) -> Self {
+        match strategy {
+            MergeStrategy::Merge => Self::Merge,
+            MergeStrategy::Replace => Self::Replace,
+            MergeStrategy::Append => Self::Append,
+        }
+    }
+}
+
+/// The members of `POST /memory/import-mif`'s body ([`ImportRequest`] adds the rule across
+/// them).
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct ImportFields {
     /// A MIF 0.1 document (`proto-docs/mif-0.1.schema.json`).
     #[schema(value_type = Option<MifDocument>)]
     pub mif: Option<Value>,
@@ -61,25 +71,87 @@ pub struct ImportRequest {
     /// kernel, corpus and decisions replaced (ids and times kept; a list absent from the
     /// document is left alone, an empty one empties it). `append`: everything added
     /// as new items; kernel keys only where absent (each kept key a line in `conflicts`).
-    #[schema(value_type = Option<MergeStrategy>)]
-    pub merge_strategy: Option<String>,
+    pub merge_strategy: Option<MergeStrategy>,
     /// Default false: the import is staged (nothing changes until
     /// `POST /memory/imports/{id}/apply`). A staged import can be applied for 24 hours, then
     /// it expires; an owner has at most 10 staged imports waiting at once.
     pub apply_immediately: Option<bool>,
     /// Recorded with a staged import; memory is not divided by workspace yet.
-    #[schema(
-        pattern = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
-    )]
+    #[schema(schema_with = workspace_schema)]
     pub workspace_id: Option<Uuid>,
+}
+
+fn workspace_schema() -> utoipa::openapi::schema::Schema {
+    http_kit::request::nullable_format(
+        utoipa::openapi::KnownFormat::Uuid,
+        "Recorded with a staged import; memory is not divided by workspace yet.",
+    )
+}
+
+/// The body of `POST /memory/import-mif`: its members, and exactly one of `mif` and
+/// `raw_content` (a null member is an absent one), stated as `oneOf` so that the document says
+/// it and the request extractor enforces it.
+#[derive(Debug, Deserialize)]
+#[serde(transparent)]
+pub struct ImportRequest(pub ImportFields);
+
+impl Validate for ImportRequest {}
+
+impl utoipa::PartialSchema for ImportRequest {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{AllOfBuilder, ObjectBuilder, OneOfBuilder, Type};
+        let only = |given: &str, given_schema: ObjectBuilder, absent: &str| {
+            ObjectBuilder::new()
+                .required(given)
+                .property(given, given_schema)
+                .property(absent, ObjectBuilder::new().schema_type(Type::Null))
+        };
+        let exactly_one = OneOfBuilder::new()
+            .item(only(
+                "mif",
+                ObjectBuilder::new().schema_type(Type::Object),
+                "raw_content",
+            ))
+            .item(only(
+                "raw_content",
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .max_length(Some(RAW_CONTENT_MAX)),
+                "mif",
+            ));
+        AllOfBuilder::new()
+            .item(ImportFields::schema())
+            .item(exactly_one)
+            .description(Some(
+                "The body of `POST /memory/import-mif`: exactly one of `mif` and `raw_content` \
+                 (a null member is an absent one).",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for ImportRequest {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "ImportRequest".into()
+    }
+
+    fn schemas(
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        ImportFields::schemas(schemas);
+    }
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ImportResult {
     /// `applied` or `staged`.
     pub status: String,
-    /// The staged import's id (apply it at `/memory/imports/{id}/apply`); null when applied
+    /// The staged import's id (apply it at `/memory/imports/{id}/apply`); absent when applied
     /// immediately.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<Uuid>,
     /// Staged: what applying now would import.
     pub corpus_imported: usize,
@@ -107,35 +179,23 @@ impl ImportResult {
 fn import_error(err: ImportError) -> ApiError {
     match err {
         ImportError::Invalid(e) => ApiError::invalid_field(&e.path, &e.problem),
-        ImportError::Database(e) => ApiError::internal(e),
+        ImportError::Database(e) => ApiError::internal_error(&e),
     }
 }
 
 /// The document to import and the JSON path it is found at.
-fn document(body: &serde_json::Map<String, Value>) -> Result<(Value, &'static str), ApiError> {
-    let given = |key: &str| body.get(key).filter(|v| !v.is_null());
-    match (given("mif"), given("raw_content")) {
-        (Some(doc), None) => Ok((doc.clone(), "mif")),
-        (None, Some(Value::String(text))) => {
-            if text.chars().count() > RAW_CONTENT_MAX {
-                return Err(ApiError::invalid_field(
-                    "raw_content",
-                    "must be at most 100000 characters",
-                ));
-            }
-            let kernel = notes::to_kernel(text);
+fn document(body: &ImportFields) -> (Value, &'static str) {
+    match (&body.mif, &body.raw_content) {
+        (Some(doc), _) => (doc.clone(), "mif"),
+        (None, text) => {
+            let kernel = notes::to_kernel(text.as_deref().unwrap_or_default());
             let doc = json!({
                 "mif_version": mif::VERSION,
                 "provenance": {"source": "raw_content"},
                 "identity_kernel": kernel,
             });
-            Ok((doc, "raw_content"))
+            (doc, "raw_content")
         }
-        (None, Some(_)) => Err(ApiError::invalid_field("raw_content", "must be a string")),
-        _ => Err(ApiError::invalid_field(
-            "mif",
-            "give exactly one of mif and raw_content",
-        )),
     }
 }
 
@@ -156,39 +216,13 @@ fn document(body: &serde_json::Map<String, Value>) -> Result<(Value, &'static st
 pub async fn import(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
-    body: http_kit::Json<Value>,
+    body: http_kit::Json<ImportRequest>,
 ) -> Result<web::Json<ImportResult>, ApiError> {
-    let Value::Object(body) = body.into_inner() else {
-        return Err(ApiError::invalid_field("body", "must be a JSON object"));
-    };
-    let (doc_value, root) = document(&body)?;
-    let strategy = match body.get("merge_strategy") {
-        None | Some(Value::Null) => Strategy::Merge,
-        Some(Value::String(s)) => Strategy::parse(s).ok_or_else(|| {
-            ApiError::invalid_field("merge_strategy", "must be merge, replace or append")
-        })?,
-        Some(_) => {
-            return Err(ApiError::invalid_field(
-                "merge_strategy",
-                "must be merge, replace or append",
-            ));
-        }
-    };
-    let apply_now = match body.get("apply_immediately") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => {
-            return Err(ApiError::invalid_field(
-                "apply_immediately",
-                "must be a boolean",
-            ));
-        }
-    };
-    let workspace_id = match body.get("workspace_id") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => parse_workspace(Some(s))?,
-        Some(_) => return Err(ApiError::invalid_field("workspace_id", "must be a UUID")),
-    };
+    let ImportRequest(body) = body.into_inner();
+    let (doc_value, root) = document(&body);
+    let strategy = Strategy::from(body.merge_strategy.unwrap_or_default());
+    let apply_now = body.apply_immediately.unwrap_or(false);
+    let workspace_id = body.workspace_id;
     let doc =
         mif::parse(&doc_value, root).map_err(|e| ApiError::invalid_field(&e.path, &e.problem))?;
     let owner = Owner::of(&caller);
@@ -228,7 +262,7 @@ pub async fn import(
             db::PENDING_STAGED_MAX,
             db::STAGED_IMPORT_HOURS
         )),
-        db::StageError::Database(e) => ApiError::internal(e),
+        db::StageError::Database(e) => ApiError::internal_error(&e),
     })?;
     Ok(web::Json(ImportResult::new("staged", Some(id), out)))
 }

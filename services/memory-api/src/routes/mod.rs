@@ -8,7 +8,7 @@ pub mod free_form;
 pub mod identity;
 pub mod mif_export;
 pub mod mif_import;
-mod params;
+pub mod mif_schema;
 pub mod product_state;
 pub mod products;
 pub mod search;

@@ -138,7 +138,7 @@ pub async fn post(
     .map_err(|err| match err {
         ChangeError::NotFound => ApiError::not_found("no such product"),
         ChangeError::Rejected(err) => err,
-        ChangeError::Database(err) => ApiError::internal(err),
+        ChangeError::Database(err) => ApiError::internal_error(&err),
     })?;
     drop(conn);
     if created {

@@ -17,6 +17,16 @@ fn the_committed_openapi_document_matches_the_code() {
     );
 }
 
+#[test]
+fn the_committed_mif_schema_matches_the_code() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../proto-docs/mif-0.1.schema.json");
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == memory_api::routes::mif_schema::json_schema(),
+        "proto-docs/mif-0.1.schema.json differs from the code: run `make openapi` and commit"
+    );
+}
+
 #[tokio::test]
 async fn the_document_is_served_as_json_and_yaml_without_credential() {
     let h = Harness::new().await;
@@ -112,8 +122,8 @@ fn every_component_name_is_published_by_one_rust_type() {
 }
 
 /// Every string a request may carry has a documented bound (the rules the server enforces
-/// are read back from the same schemas), except these: an exact-match filter, and the MIF
-/// document of an import, checked by its own reader.
+/// are read back from the same schemas), except these: an exact-match filter, and the
+/// kernel's constraints (bounded by the kernel's token budget, as on `PUT /memory/identity`).
 #[test]
 fn every_request_string_states_its_bound() {
     let doc: serde_json::Value = serde_json::from_str(&memory_api::openapi::json()).unwrap();
@@ -121,19 +131,7 @@ fn every_request_string_states_its_bound() {
     assert_eq!(
         unbounded,
         [
-            "importMif.mif.decisions[].affects_products[]",
-            "importMif.mif.decisions[].decision",
-            "importMif.mif.decisions[].product_name",
-            "importMif.mif.decisions[].reasoning",
-            "importMif.mif.decisions[].tags[]",
-            "importMif.mif.mif_version",
-            "importMif.mif.provenance.content_sha256",
-            "importMif.mif.provenance.scope",
-            "importMif.mif.provenance.service",
-            "importMif.mif.provenance.service_version",
-            "importMif.mif.user_corpus[].content",
-            "importMif.mif.user_corpus[].source",
-            "importMif.mif.user_corpus[].tags[]",
+            "importMif.mif.identity_kernel.constraints[]",
             "searchDecisions.product",
         ]
     );

@@ -226,3 +226,37 @@ async fn concurrent_first_writes_both_land() {
     assert_eq!(body["version"], 2);
     h.stop().await;
 }
+
+/// PostgreSQL's jsonb keeps a number as a decimal, and prints one near f64's limits with
+/// hundreds of digits; the kernel read back must still parse. (The binaries once answered 500
+/// here: serde_json reads such digits exactly only with `float_roundtrip`, which the test
+/// build got from a dev-dependency; the workspace now asks for it.)
+#[tokio::test]
+async fn numbers_at_the_edges_of_f64_survive_the_round_trip() {
+    let h = Harness::new().await;
+    let (_, key) = h.writer(Tier::Free).await;
+    for number in [
+        "-1.7976931348623155e+308",
+        "1.7976931348623157e308",
+        "5e-324",
+        "2.2250738585072014e-308",
+        "-0.0",
+        "1e-100",
+        "-9073244014520",
+        "18446744073709551615",
+        "-9223372036854775808",
+        "123456789012345678901234567890",
+    ] {
+        let body =
+            serde_json::from_str::<Value>(&format!(r#"{{"extra": {{"n": {number}}}}}"#)).unwrap();
+        let res = put(&h, &key, body.clone(), None).await;
+        assert_eq!(res.status(), 200, "{number}: {}", res.text().await.unwrap());
+        let res = get(&h, &key).await;
+        assert_eq!(res.status(), 200, "{number}");
+        let kernel = json(res).await;
+        assert_eq!(
+            kernel["kernel"]["extra"]["n"], body["extra"]["n"],
+            "{number}"
+        );
+    }
+}

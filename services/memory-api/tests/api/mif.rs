@@ -717,9 +717,18 @@ async fn invalid_imports_answer_400_naming_the_path() {
     let many_tags = vec!["a"; 21];
     let cases = [
         (json!({}), "mif:"),
+        // Both: the second must be absent beside the first.
         (
             json!({"mif": mif(json!({})), "raw_content": "notes"}),
-            "mif:",
+            "raw_content: must be absent",
+        ),
+        (
+            json!({"mif": mif(json!({"decisions": [{"decision": " \u{85}", "product_name": "p"}]}))}),
+            "mif.decisions[0].decision: must not be blank",
+        ),
+        (
+            json!({"mif": mif(json!({"provenance": {"exported_at": "yesterday"}}))}),
+            "mif.provenance.exported_at:",
         ),
         (
             json!({"mif": mif(json!({"decisions": decisions}))}),

@@ -1,11 +1,9 @@
 //! Campaigns: `GET /api/v1/campaigns` and `POST /api/v1/campaigns` (draft shells; steps,
 //! activation and sending come with later routes).
 
-use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, web};
 use auth::{Caller, WriteAccess};
 use chrono::{DateTime, Utc};
-use diesel_async::AsyncConnection as _;
 use http_kit::openapi::MailError;
 use http_kit::{ApiError, Page, PageParams, Query, Validate};
 use serde::{Deserialize, Serialize};
@@ -15,7 +13,7 @@ use utoipa::openapi::schema::{AllOfBuilder, ObjectBuilder, OneOfBuilder, Schema,
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use super::idempotency::{IdempotencyKey, Idempotent};
+use super::idempotency::{IdempotencyHeader, IdempotencyKey, Idempotent};
 use crate::AppState;
 use crate::db::campaigns::{self, Filter, NewCampaign};
 use crate::flows;
@@ -248,17 +246,13 @@ impl Validate for CreateCampaign {
 }
 
 /// Create a campaign as a draft shell.
-///
-/// With an `Idempotency-Key` header, a retry with the same key and body answers the first
-/// answer again (header `Idempotent-Replayed: true`); the same key with another body answers
-/// 409 `IDEMPOTENCY_KEY_REUSED`. Keys are kept 24 hours.
 #[utoipa::path(
     post,
     path = "/api/v1/campaigns",
     operation_id = "createCampaign",
     tag = "campaigns",
     request_body = CreateCampaign,
-    params(("Idempotency-Key" = Option<String>, Header, min_length = 1, max_length = 255, pattern = "^[!-~]+$", description = "1..=255 visible ASCII characters")),
+    params(IdempotencyHeader),
     responses(
         (status = 201, description = "Created (or replayed), status `draft`", body = Campaign,
             headers(("Idempotent-Replayed" = String, description = "`true` on a replayed answer"))),
@@ -276,13 +270,8 @@ pub async fn create(
 ) -> Result<HttpResponse, ApiError> {
     let req = body.into_inner().0;
     let project_id = caller.owner_id;
-    let idempotent = Idempotent::new(project_id, ROUTE, &key, &req)?;
-    let mut conn = store::conn(&state.pool).await?;
-    let answer = conn
-        .transaction::<_, ApiError, _>(async |conn| {
-            if let Some(replay) = idempotent.replay(conn).await? {
-                return Ok(replay);
-            }
+    Idempotent::new(project_id, ROUTE, &key, &req)?
+        .create_once(&state.pool, async |conn| {
             flows::require_site(conn, project_id, req.site_id).await?;
             let row = campaigns::insert(
                 conn,
@@ -296,11 +285,7 @@ pub async fn create(
                 },
             )
             .await?;
-            let campaign = Campaign::try_from(row)?;
-            idempotent
-                .answer(conn, StatusCode::CREATED, &campaign)
-                .await
+            Ok(Campaign::try_from(row)?)
         })
-        .await?;
-    Ok(answer.into_response())
+        .await
 }

@@ -2,11 +2,9 @@
 
 use std::collections::HashMap;
 
-use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, web};
 use auth::{Caller, WriteAccess};
 use chrono::{DateTime, Utc};
-use diesel_async::AsyncConnection as _;
 use http_kit::openapi::MailError;
 use http_kit::request::{trim_and_dedupe, trim_optional};
 use http_kit::{ApiError, Page, PageParams, Query, Validate};
@@ -16,7 +14,7 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::body::{normalize_email, optional_site_schema, tags_schema};
-use super::idempotency::{IdempotencyKey, Idempotent};
+use super::idempotency::{IdempotencyHeader, IdempotencyKey, Idempotent};
 use crate::AppState;
 use crate::db::contacts::{self, ContactData, Filter};
 use crate::flows;
@@ -218,17 +216,14 @@ impl Validate for CreateContact {
 
 /// Create a contact.
 ///
-/// Unlike `/identify`, an existing email is a conflict. With an `Idempotency-Key` header, a
-/// retry with the same key and body answers the first answer again (header
-/// `Idempotent-Replayed: true`); the same key with another body answers 409
-/// `IDEMPOTENCY_KEY_REUSED`. Keys are kept 24 hours.
+/// Unlike `/identify`, an existing email is a conflict.
 #[utoipa::path(
     post,
     path = "/api/v1/contacts",
     operation_id = "createContact",
     tag = "contacts",
     request_body = CreateContact,
-    params(("Idempotency-Key" = Option<String>, Header, min_length = 1, max_length = 255, pattern = "^[!-~]+$", description = "1..=255 visible ASCII characters")),
+    params(IdempotencyHeader),
     responses(
         (status = 201, description = "Created (or replayed)", body = Contact,
             headers(("Idempotent-Replayed" = String, description = "`true` on a replayed answer"))),
@@ -247,13 +242,8 @@ pub async fn create(
 ) -> Result<HttpResponse, ApiError> {
     let req = body.into_inner();
     let project_id = caller.owner_id;
-    let idempotent = Idempotent::new(project_id, ROUTE, &key, &req)?;
-    let mut conn = store::conn(&state.pool).await?;
-    let answer = conn
-        .transaction::<_, ApiError, _>(async |conn| {
-            if let Some(replay) = idempotent.replay(conn).await? {
-                return Ok(replay);
-            }
+    Idempotent::new(project_id, ROUTE, &key, &req)?
+        .create_once(&state.pool, async |conn| {
             if let Some(site_id) = req.site_id {
                 flows::require_site(conn, project_id, site_id).await?;
             }
@@ -281,11 +271,9 @@ pub async fn create(
                 flows::join_site(conn, project_id, row.id, site_id, true).await?;
                 site_ids.push(site_id);
             }
-            let contact = Contact::new(row, site_ids);
-            idempotent.answer(conn, StatusCode::CREATED, &contact).await
+            Ok(Contact::new(row, site_ids))
         })
-        .await?;
-    Ok(answer.into_response())
+        .await
 }
 
 fn strip_nulls(value: Value) -> Value {

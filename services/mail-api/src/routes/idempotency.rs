@@ -7,7 +7,7 @@ use std::future::{Ready, ready};
 
 use actix_web::http::StatusCode;
 use actix_web::{FromRequest, HttpRequest, HttpResponse, dev::Payload};
-use diesel_async::AsyncPgConnection;
+use diesel_async::{AnsiTransactionManager, AsyncPgConnection, TransactionManager};
 use http_kit::ApiError;
 use serde::Serialize;
 use serde_json::Value;
@@ -40,6 +40,23 @@ impl FromRequest for IdempotencyKey {
     }
 }
 
+/// The header as the documents state it: `params(IdempotencyHeader)` on every create route.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Header)]
+#[allow(dead_code)]
+pub struct IdempotencyHeader {
+    /// 1..=255 visible ASCII characters. A retry with the same key and body answers the first
+    /// answer again (header `Idempotent-Replayed: true`) and creates nothing; the same key
+    /// with another body answers 409 `IDEMPOTENCY_KEY_REUSED`. Keys are kept 24 hours.
+    #[param(
+        rename = "Idempotency-Key",
+        min_length = 1,
+        max_length = 255,
+        pattern = "^[!-~]+$"
+    )]
+    idempotency_key: Option<String>,
+}
+
 /// A create request that may carry a key.
 pub struct Idempotent<'a> {
     key: Option<KeyRef<'a>>,
@@ -65,6 +82,39 @@ impl Answer {
 }
 
 impl<'a> Idempotent<'a> {
+    /// A create route's whole work, in one transaction: the earlier answer replayed (or 409),
+    /// else `create` makes the resource, answered 201 and recorded for retries.
+    pub async fn create_once<T: Serialize>(
+        &self,
+        pool: &store::Pool,
+        create: impl AsyncFnOnce(&mut AsyncPgConnection) -> Result<T, ApiError>,
+    ) -> Result<HttpResponse, ApiError> {
+        let mut conn = store::conn(pool).await?;
+        let conn: &mut AsyncPgConnection = &mut conn;
+        // By hand rather than `transaction`, whose callback must be `Send` in a way a generic
+        // async closure cannot promise.
+        AnsiTransactionManager::begin_transaction(conn).await?;
+        let outcome = async {
+            if let Some(replay) = self.replay(conn).await? {
+                return Ok(replay);
+            }
+            let created = create(conn).await?;
+            self.answer(conn, StatusCode::CREATED, &created).await
+        }
+        .await;
+        let finished = match &outcome {
+            Ok(_) => AnsiTransactionManager::commit_transaction(conn).await,
+            Err(_) => AnsiTransactionManager::rollback_transaction(conn).await,
+        };
+        if let Err(err) = finished {
+            // A failed commit leaves the transaction to roll back (as `transaction` does).
+            let _ = AnsiTransactionManager::rollback_transaction(conn).await;
+            outcome?;
+            return Err(err.into());
+        }
+        Ok(outcome?.into_response())
+    }
+
     /// `request` is what the route read from the body; its serialization is the fingerprint
     /// compared between retries.
     pub fn new(

@@ -1,10 +1,8 @@
 //! Templates: `GET /api/v1/templates` and `POST /api/v1/templates`.
 
-use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, web};
 use auth::{Caller, WriteAccess};
 use chrono::{DateTime, Utc};
-use diesel_async::AsyncConnection as _;
 use http_kit::openapi::MailError;
 use http_kit::request::{trim, trim_and_dedupe, trim_optional};
 use http_kit::{ApiError, Page, PageParams, Query, Validate};
@@ -13,7 +11,7 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::body::tags_schema;
-use super::idempotency::{IdempotencyKey, Idempotent};
+use super::idempotency::{IdempotencyHeader, IdempotencyKey, Idempotent};
 use crate::AppState;
 use crate::db::templates::{self, Filter, NewTemplate};
 
@@ -153,17 +151,13 @@ impl Validate for CreateTemplate {
 }
 
 /// Create a template.
-///
-/// With an `Idempotency-Key` header, a retry with the same key and body answers the first
-/// answer again (header `Idempotent-Replayed: true`); the same key with another body answers
-/// 409 `IDEMPOTENCY_KEY_REUSED`. Keys are kept 24 hours.
 #[utoipa::path(
     post,
     path = "/api/v1/templates",
     operation_id = "createTemplate",
     tag = "templates",
     request_body = CreateTemplate,
-    params(("Idempotency-Key" = Option<String>, Header, min_length = 1, max_length = 255, pattern = "^[!-~]+$", description = "1..=255 visible ASCII characters")),
+    params(IdempotencyHeader),
     responses(
         (status = 201, description = "Created (or replayed)", body = Template,
             headers(("Idempotent-Replayed" = String, description = "`true` on a replayed answer"))),
@@ -180,13 +174,8 @@ pub async fn create(
 ) -> Result<HttpResponse, ApiError> {
     let req = body.into_inner();
     let project_id = caller.owner_id;
-    let idempotent = Idempotent::new(project_id, ROUTE, &key, &req)?;
-    let mut conn = store::conn(&state.pool).await?;
-    let answer = conn
-        .transaction::<_, ApiError, _>(async |conn| {
-            if let Some(replay) = idempotent.replay(conn).await? {
-                return Ok(replay);
-            }
+    Idempotent::new(project_id, ROUTE, &key, &req)?
+        .create_once(&state.pool, async |conn| {
             let row = templates::insert(
                 conn,
                 NewTemplate {
@@ -201,10 +190,7 @@ pub async fn create(
                 },
             )
             .await?;
-            idempotent
-                .answer(conn, StatusCode::CREATED, &Template::from(row))
-                .await
+            Ok(Template::from(row))
         })
-        .await?;
-    Ok(answer.into_response())
+        .await
 }

@@ -285,7 +285,7 @@ pub async fn create(
                 },
             )
             .await?;
-            Ok(Campaign::try_from(row)?)
+            Campaign::try_from(row)
         })
         .await
 }

@@ -133,6 +133,16 @@ impl Send {
         json(res).await["id"].as_str().unwrap().to_owned()
     }
 
+    /// With no worker running: a free tenant, a site `slug`, and one email to `to` answered
+    /// 202; the tenant and the email's id.
+    async fn queued_alone(&mut self, slug: &str, to: &str) -> (Tenant, Uuid) {
+        self.without_worker().await;
+        let t = self.h.tenant(Plan::Free).await;
+        let site = self.h.site(&t.write, slug).await;
+        let id = self.queued(&t.write, &site, to).await.parse().unwrap();
+        (t, id)
+    }
+
     async fn send(&self, key: &str, body: &Value) -> reqwest::Response {
         self.h.post_json(key, "/api/v1/send", body).await
     }
@@ -503,14 +513,7 @@ async fn without_a_worker_the_answer_is_queued_and_the_email_is_sent_later_once(
 #[tokio::test]
 async fn the_outbox_relay_publishes_a_job_whose_publish_was_lost() {
     let mut s = Send::with(|s| s.sending.reply_wait_ms = 300).await;
-    s.without_worker().await;
-    let t = s.h.tenant(Plan::Free).await;
-    let site = s.h.site(&t.write, "relay").await;
-    let id: Uuid = s
-        .queued(&t.write, &site, "lost@example.com")
-        .await
-        .parse()
-        .unwrap();
+    let (t, id) = s.queued_alone("relay", "lost@example.com").await;
     // The message is lost (purged), and the outbox row is back as if the request had
     // crashed before publishing.
     let queue = send_queue(s.prefix());
@@ -556,14 +559,7 @@ async fn the_outbox_relay_publishes_a_job_whose_publish_was_lost() {
 #[tokio::test]
 async fn duplicate_jobs_handled_at_once_send_one_message() {
     let mut s = Send::with(|s| s.sending.reply_wait_ms = 200).await;
-    s.without_worker().await;
-    let t = s.h.tenant(Plan::Free).await;
-    let site = s.h.site(&t.write, "twice").await;
-    let id: Uuid = s
-        .queued(&t.write, &site, "ada@example.com")
-        .await
-        .parse()
-        .unwrap();
+    let (t, id) = s.queued_alone("twice", "ada@example.com").await;
     let task = Task::SendEmail {
         email_log_id: id,
         project_id: t.project,
@@ -609,10 +605,7 @@ async fn an_email_claimed_by_a_dead_worker_is_sent_once_the_claim_expires() {
         s.sending.outbox_relay_secs = 1;
     })
     .await;
-    s.without_worker().await;
-    let t = s.h.tenant(Plan::Free).await;
-    let site = s.h.site(&t.write, "dead").await;
-    let id = s.queued(&t.write, &site, "ada@example.com").await;
+    let (t, id) = s.queued_alone("dead", "ada@example.com").await;
     // Claimed 41 s ago by a worker that died: the claim holds for 4 s more.
     let expires_in = 4;
     s.h.exec(&format!(
@@ -623,8 +616,9 @@ async fn an_email_claimed_by_a_dead_worker_is_sent_once_the_claim_expires() {
     s.start_worker();
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert_eq!(s.sink.received_count(), 0, "sent while the claim held");
-    assert_eq!(s.email(&t.read, &id).await["status"], "queued");
-    s.wait_email(&t.read, &id, |e| e["status"] == "sent").await;
+    assert_eq!(s.email(&t.read, &id.to_string()).await["status"], "queued");
+    s.wait_email(&t.read, &id.to_string(), |e| e["status"] == "sent")
+        .await;
     tokio::time::sleep(Duration::from_millis(1_500)).await;
     assert_eq!(s.sink.received_count(), 1);
     s.finish().await;

@@ -206,7 +206,8 @@ def mail(s: Service) -> None:
         body=event,
     )
     s.call("unsubscribePage", 200, token=tokens["u"])
-    s.call("unsubscribe", 200, token=tokens["u"], body={"List-Unsubscribe": "One-Click"})
+    # The body is any form, or none (the page's button posts nothing); it is not read.
+    s.call("unsubscribe", 200, token=tokens["u"])
 
 
 def main() -> int:

@@ -228,9 +228,10 @@ async fn concurrent_first_writes_both_land() {
 }
 
 /// PostgreSQL's jsonb keeps a number as a decimal, and prints one near f64's limits with
-/// hundreds of digits; the kernel read back must still parse. (The binaries once answered 500
-/// here: serde_json reads such digits exactly only with `float_roundtrip`, which the test
-/// build got from a dev-dependency; the workspace now asks for it.)
+/// hundreds of digits; the kernel read back must still parse and equal what was written.
+/// (Whether the binaries parse them depends on serde_json's `float_roundtrip`, which a test
+/// build always has through a dev-dependency: this test cannot see that feature go missing;
+/// `make fuzz`, run against the binaries, can.)
 #[tokio::test]
 async fn numbers_at_the_edges_of_f64_survive_the_round_trip() {
     let h = Harness::new().await;

@@ -19,6 +19,7 @@ pub const REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining
 pub const RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
 
 /// Which limiter key and quotas apply to a request (per credential, per project and class…).
+/// No quotas: the gate counts nothing, and the route counts its own work.
 pub trait RateLimitPolicy: Send + Sync {
     fn quotas(&self, caller: &Caller, req: &ServiceRequest) -> (String, Vec<Quota>);
 }
@@ -50,24 +51,13 @@ pub async fn gate(
     };
 
     let (key, quotas) = gate.policy.quotas(&caller, &req);
-    let decision = match gate.limiter.check(&key, &quotas).await {
-        Ok(decision) => Some(decision),
-        Err(err) => {
-            // Fail open: a limiter outage must not take the API down with it.
-            tracing::error!(error = %err, "rate limiter unavailable; request not counted");
-            None
-        }
+    let decision = if quotas.is_empty() {
+        None
+    } else {
+        count(&gate.limiter, &key, &quotas).await
     };
     if let Some(decision) = decision.as_ref().filter(|d| !d.allowed) {
-        let info = RateLimitInfo {
-            limit: match decision.limit {
-                rate_limit::Limit::Count(n) => Some(n),
-                rate_limit::Limit::Unlimited => None,
-            },
-            reset_at: decision.reset_at,
-            retry_after: decision.retry_after.unwrap_or(1).max(1),
-        };
-        let mut res = req.error_response(ApiError::rate_limited(info));
+        let mut res = req.error_response(rate_limited(decision));
         put_headers(res.headers_mut(), decision);
         return Ok(res.map_into_right_body());
     }
@@ -80,7 +70,31 @@ pub async fn gate(
     Ok(res.map_into_left_body())
 }
 
-fn put_headers(headers: &mut HeaderMap, decision: &Decision) {
+/// The limiter's decision, or `None` when the limiter is down: a limiter outage must not take
+/// the API down with it (fail open).
+pub async fn count(limiter: &RateLimiter, key: &str, quotas: &[Quota]) -> Option<Decision> {
+    match limiter.check(key, quotas).await {
+        Ok(decision) => Some(decision),
+        Err(err) => {
+            tracing::error!(error = %err, "rate limiter unavailable; request not counted");
+            None
+        }
+    }
+}
+
+/// The answer to a request over its quota.
+pub fn rate_limited(decision: &Decision) -> ApiError {
+    ApiError::rate_limited(RateLimitInfo {
+        limit: match decision.limit {
+            rate_limit::Limit::Count(n) => Some(n),
+            rate_limit::Limit::Unlimited => None,
+        },
+        reset_at: decision.reset_at,
+        retry_after: decision.retry_after.unwrap_or(1).max(1),
+    })
+}
+
+pub fn put_headers(headers: &mut HeaderMap, decision: &Decision) {
     let pairs = [
         (LIMIT, decision.limit.to_string()),
         (REMAINING, decision.remaining.to_string()),

@@ -52,7 +52,8 @@ impl Flavor {
         }
     }
 
-    fn body(self, err: &ApiError) -> Value {
+    /// The error body this envelope renders for `err`.
+    pub fn body(self, err: &ApiError) -> Value {
         match (self, err.rate_limit()) {
             (Self::Memory, Some(rl)) if err.kind == ErrorKind::RateLimited => json!({
                 "error": "rate_limit_exceeded",

@@ -93,6 +93,18 @@ impl<T: DeserializeOwned + IntoParams + Validate + 'static> FromRequest for Quer
     }
 }
 
+/// Query parameters given as a JSON object (an MCP tool's arguments) read like [`Query`]:
+/// against the rules of `T`'s parameters, naming the failing one.
+pub fn read_params<T: DeserializeOwned + IntoParams + Validate + 'static>(
+    mut value: Value,
+) -> Result<T, ApiError> {
+    nul::check_json(&value)?;
+    rules::of_query::<T>().check(&mut value)?;
+    let mut typed: T = deserialize(value, "arguments")?;
+    typed.validate()?;
+    Ok(typed)
+}
+
 fn read_query<T: DeserializeOwned + IntoParams + Validate + 'static>(
     query: &str,
 ) -> Result<Query<T>, ApiError> {

@@ -28,12 +28,20 @@ pub struct ApiParts {
     pub gate: Arc<Gate>,
 }
 
+/// Routes mounted under a path prefix of their own, behind the gate like `/api/v1` (a closure,
+/// so it may carry settings).
+pub type GatedScope = (
+    &'static str,
+    Arc<dyn Fn(&mut web::ServiceConfig) + Send + Sync>,
+);
+
 /// An application with: `/healthz`, `/readyz`, `/metrics`; `public` routes (no credential);
-/// and `api` routes under `/api/v1`, behind the gate.
+/// `api` routes under `/api/v1` and each of `gated` under its prefix, behind the gate.
 pub fn api_app(
     parts: ApiParts,
     public: impl FnOnce(&mut web::ServiceConfig),
     api: impl FnOnce(&mut web::ServiceConfig),
+    gated: Vec<GatedScope>,
 ) -> App<
     impl ServiceFactory<
         ServiceRequest,
@@ -50,7 +58,7 @@ pub fn api_app(
         gate,
     } = parts;
     let metrics_for_route = metrics.clone();
-    App::new()
+    let mut app = App::new()
         .app_data(http_kit::json_config(http_kit::MAX_JSON_BODY))
         .app_data(http_kit::payload_config(http_kit::MAX_JSON_BODY))
         .app_data(http_kit::query_config())
@@ -58,19 +66,35 @@ pub fn api_app(
         .configure(move |cfg| health::configure(cfg, readiness))
         .configure(move |cfg| telemetry::metrics::configure(cfg, metrics_for_route))
         .configure(public)
-        .service(
-            web::scope("/api/v1")
-                .wrap(from_fn(http_kit::reject_nul_in_uri))
-                .wrap(from_fn(move |req, next| {
-                    auth::middleware::gate(Arc::clone(&gate), req, next)
-                }))
-                .configure(api),
-        )
+        .service(gated_scope("/api/v1", Arc::clone(&gate)).configure(api));
+    for (prefix, configure) in gated {
+        app = app
+            .service(gated_scope(prefix, Arc::clone(&gate)).configure(move |cfg| configure(cfg)));
+    }
+    app.wrap(from_fn(move |req, next| {
+        envelope_middleware(flavor, req, next)
+    }))
+    .wrap(from_fn(move |req, next| {
+        telemetry::http::request_middleware(metrics.clone(), req, next)
+    }))
+}
+
+fn gated_scope(
+    prefix: &'static str,
+    gate: Arc<Gate>,
+) -> actix_web::Scope<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    web::scope(prefix)
+        .wrap(from_fn(http_kit::reject_nul_in_uri))
         .wrap(from_fn(move |req, next| {
-            envelope_middleware(flavor, req, next)
-        }))
-        .wrap(from_fn(move |req, next| {
-            telemetry::http::request_middleware(metrics.clone(), req, next)
+            auth::middleware::gate(Arc::clone(&gate), req, next)
         }))
 }
 
@@ -87,6 +111,8 @@ pub struct ApiSpec<S, St> {
     pub public: fn(&mut web::ServiceConfig),
     /// Routes under `/api/v1`, behind the gate.
     pub api: fn(&mut web::ServiceConfig),
+    /// More routes behind the gate, each under its own prefix.
+    pub gated: Vec<GatedScope>,
 }
 
 /// What one HTTP worker's handlers use. Each worker has its own pool and its own credential
@@ -96,6 +122,8 @@ pub struct ApiSpec<S, St> {
 pub struct WorkerResources {
     pub pool: store::Pool,
     pub broker: Broker,
+    /// The gate's limiter, for routes that count their own work.
+    pub limiter: rate_limit::RateLimiter,
 }
 
 /// A bound, not yet awaited, server and what must be stopped with it.
@@ -161,6 +189,7 @@ where
         state,
         public,
         api,
+        gated,
         ..
     } = spec;
     let server = HttpServer::new(move || {
@@ -185,8 +214,9 @@ where
         let state = state(WorkerResources {
             pool,
             broker: broker.clone(),
+            limiter: limiter.clone(),
         });
-        api_app(parts, public, api).app_data(web::Data::new(state))
+        api_app(parts, public, api, gated.clone()).app_data(web::Data::new(state))
     })
     .workers(workers)
     .shutdown_timeout(common.http.shutdown_timeout_secs)

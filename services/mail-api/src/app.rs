@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use actix_web::dev::ServiceRequest;
 use actix_web::http::Method;
+use actix_web::web::ServiceConfig;
 use auth::middleware::RateLimitPolicy;
 use auth::{Caller, CredentialKind, Grade};
 use http_kit::Flavor;
@@ -36,6 +37,11 @@ pub struct AppState {
     pub webhooks: Arc<routes::webhooks::Receiver>,
     /// Shared by every worker of the process.
     pub exports: Arc<ExportLimits>,
+    /// The gate's limiter: MCP tool calls count themselves, in their tool's route class.
+    pub limiter: rate_limit::RateLimiter,
+    pub rate_limit_scale: f64,
+    /// Prefix of this deployment's queue names.
+    pub queue_prefix: Arc<str>,
 }
 
 /// Per project and route class: one sliding five-minute window by plan.
@@ -54,8 +60,18 @@ pub fn route_class(req: &ServiceRequest) -> RouteClass {
     }
 }
 
+/// MCP tool calls (`/mcp`, `POST /api/mcp/tools/{name}`) are counted by the call itself, in
+/// the class of the route the tool mirrors ([`crate::mcp::call`]).
+fn counts_itself(req: &ServiceRequest) -> bool {
+    req.path().starts_with("/mcp")
+        || (req.method() == Method::POST && req.path().starts_with("/api/mcp/tools/"))
+}
+
 impl RateLimitPolicy for MailPolicy {
     fn quotas(&self, caller: &Caller, req: &ServiceRequest) -> (String, Vec<Quota>) {
+        if counts_itself(req) {
+            return (String::new(), Vec::new());
+        }
         let plan = match caller.grade {
             Grade::Plan(plan) => plan,
             Grade::Tier(_) => Plan::Free,
@@ -69,6 +85,7 @@ impl RateLimitPolicy for MailPolicy {
 /// Routes without credential: the contract document, tracking links and provider webhooks.
 fn public(cfg: &mut actix_web::web::ServiceConfig) {
     openapi::configure(cfg);
+    crate::mcp::llms::configure(cfg);
     routes::tracking::configure(cfg);
     routes::webhooks::configure(cfg);
 }
@@ -91,6 +108,9 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     let reply_wait = std::time::Duration::from_millis(settings.sending.reply_wait_ms);
     let state_kek = Arc::clone(&kek);
     let exports = ExportLimits::new(&settings.export);
+    let rate_limit_scale = settings.common.rate_limit.scale;
+    let queue_prefix: Arc<str> = Arc::from(settings.common.broker.queue_prefix.as_str());
+    let mcp_stream = crate::mcp::stream::configure(&settings.mcp);
     let launched = service_kit::server::launch(
         &settings.common,
         ApiSpec {
@@ -112,11 +132,24 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 }),
                 webhooks: Arc::clone(&receiver),
                 exports: Arc::clone(&exports),
+                limiter: worker.limiter,
+                rate_limit_scale,
+                queue_prefix: Arc::clone(&queue_prefix),
                 pool: worker.pool,
                 broker: worker.broker,
             }),
             public,
             api: routes::configure,
+            gated: vec![
+                (
+                    "/api/mcp",
+                    Arc::new(|cfg: &mut ServiceConfig| crate::mcp::mirror::configure(cfg)),
+                ),
+                (
+                    "/mcp",
+                    Arc::new(move |cfg: &mut ServiceConfig| mcp_stream(cfg)),
+                ),
+            ],
         },
     )
     .await?;

@@ -35,6 +35,10 @@ max_per_project = 2
 max_per_process = 8
 send_timeout_secs = 30
 
+[mcp]
+allowed_hosts = "localhost,127.0.0.1,::1"
+allowed_origins = ""
+
 [plans]
 monthly_sends_byod = 50000
 monthly_sends_managed = 250000
@@ -55,6 +59,30 @@ pub struct Settings {
     #[serde(default)]
     pub delivery: ProjectDeliverySettings,
     pub export: ExportSettings,
+    pub mcp: McpSettings,
+}
+
+/// Remote MCP at `/mcp` (`MAIL_MCP__…`): DNS-rebinding protection.
+#[derive(Debug, Clone, Deserialize)]
+pub struct McpSettings {
+    /// Comma-separated `Host` values (`name` or `name:port`) `/mcp` answers; the deployment's
+    /// public host names go here. Empty: any host (behind a gateway that checks it).
+    #[serde(deserialize_with = "comma_separated")]
+    pub allowed_hosts: Vec<String>,
+    /// Comma-separated browser origins (`https://app.example.com`, `http://localhost:*`) that
+    /// may call `/mcp`; empty: requests without an `Origin` header only are checked by host.
+    #[serde(deserialize_with = "comma_separated")]
+    pub allowed_origins: Vec<String>,
+}
+
+fn comma_separated<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    let raw = String::deserialize(d)?;
+    Ok(raw
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect())
 }
 
 /// Bounds on `GET /export` streams (`MAIL_EXPORT__…`): each holds a database connection and a

@@ -4,12 +4,13 @@ use std::time::Duration;
 
 use store::Pool;
 
-use crate::db::idempotency;
+use crate::db::{confirmations, idempotency};
 
 /// How often expired idempotency records are purged.
 const PURGE_EVERY: Duration = Duration::from_secs(600);
 
-/// Deletes idempotency records older than 24 hours every [`PURGE_EVERY`], for as long as the
+/// Deletes idempotency records older than 24 hours (and MCP confirmation tokens a day past
+/// their expiry) every [`PURGE_EVERY`], for as long as the
 /// process runs. Replicas running it at once delete the same rows harmlessly.
 pub fn spawn_idempotency_purge(pool: Pool) {
     tokio::spawn(async move {
@@ -27,5 +28,6 @@ pub fn spawn_idempotency_purge(pool: Pool) {
 /// One purge: returns how many expired idempotency records were deleted.
 pub async fn purge_once(pool: &Pool) -> anyhow::Result<usize> {
     let mut conn = store::conn(pool).await?;
+    confirmations::purge_expired(&mut conn).await?;
     Ok(idempotency::purge_expired(&mut conn).await?)
 }

@@ -7,6 +7,7 @@ pub mod domain;
 pub mod export;
 pub mod flows;
 pub mod housekeeping;
+pub mod mcp;
 pub mod openapi;
 pub mod routes;
 pub mod sending;

@@ -86,6 +86,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
             }),
             public: openapi::configure,
             api: routes::configure,
+            gated: Vec::new(),
         },
     )
     .await?;

@@ -1,4 +1,4 @@
-//! The string formats the documents name (`email`, `uuid`, `date-time`, `uri`), checked the
+//! The string formats the documents name (`email`, `uuid`, `date-time`, `date`, `uri`), checked the
 //! way the services read them.
 
 const EMAIL_MAX: usize = 254;
@@ -13,6 +13,7 @@ pub fn conforms(format: &str, value: &str) -> bool {
         // The hyphenated form only: the one the documents' `uuid` format means.
         "uuid" => value.len() == 36 && uuid::Uuid::try_parse(value).is_ok(),
         "date-time" => chrono::DateTime::parse_from_rfc3339(value).is_ok(),
+        "date" => chrono::NaiveDate::parse_from_str(value, "%Y-%m-%d").is_ok() && value.len() == 10,
         "uri" => is_absolute_uri(value),
         _ => true,
     }
@@ -24,6 +25,7 @@ pub fn problem(format: &str) -> String {
         "email" => "is not a valid email address".to_owned(),
         "uuid" => "must be a UUID".to_owned(),
         "date-time" => "must be an RFC 3339 date-time".to_owned(),
+        "date" => "must be a date, YYYY-MM-DD".to_owned(),
         "uri" => "must be an absolute URI".to_owned(),
         other => format!("must be a {other}"),
     }

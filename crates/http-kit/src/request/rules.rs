@@ -89,6 +89,40 @@ pub fn of_query<T: IntoParams + 'static>() -> Arc<Rules> {
     })
 }
 
+const COMPONENT_REF: &str = "#/components/schemas/";
+
+fn collect_refs(schema: &Value, names: &mut Vec<String>) {
+    match schema {
+        Value::Object(members) => {
+            if let Some(name) = members
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix(COMPONENT_REF))
+            {
+                names.push(name.to_owned());
+            }
+            members.values().for_each(|v| collect_refs(v, names));
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_refs(v, names)),
+        _ => {}
+    }
+}
+
+fn point_refs_at_defs(schema: &mut Value) {
+    match schema {
+        Value::Object(members) => {
+            if let Some(Value::String(reference)) = members.get_mut("$ref")
+                && let Some(name) = reference.strip_prefix(COMPONENT_REF)
+            {
+                *reference = format!("#/$defs/{name}");
+            }
+            members.values_mut().for_each(point_refs_at_defs);
+        }
+        Value::Array(items) => items.iter_mut().for_each(point_refs_at_defs),
+        _ => {}
+    }
+}
+
 fn to_value(schema: &impl serde::Serialize) -> Value {
     serde_json::to_value(schema).unwrap_or(Value::Null)
 }
@@ -112,6 +146,31 @@ impl Rules {
         let mut path = String::new();
         self.check_at(&self.root, value, &mut path)
             .map_err(|problem| field_error(&path, &problem))
+    }
+
+    /// The rules as one self-contained JSON Schema (2020-12): the schemas it refers to under
+    /// `$defs`. What an MCP client is shown as a tool's input schema is what is enforced.
+    pub fn json_schema(&self) -> Value {
+        let mut schema = self.root.clone();
+        let mut used = Map::new();
+        let mut pending = Vec::new();
+        collect_refs(&schema, &mut pending);
+        while let Some(name) = pending.pop() {
+            if used.contains_key(&name) {
+                continue;
+            }
+            if let Some(component) = self.components.get(&name) {
+                collect_refs(component, &mut pending);
+                used.insert(name, component.clone());
+            }
+        }
+        if let Value::Object(members) = &mut schema
+            && !used.is_empty()
+        {
+            members.insert("$defs".to_owned(), Value::Object(used));
+        }
+        point_refs_at_defs(&mut schema);
+        schema
     }
 
     /// The declared type of the query parameter (or top-level property) `name`.

@@ -2,6 +2,7 @@
 
 pub mod analytics;
 pub mod campaigns;
+pub mod confirmations;
 pub mod contacts;
 pub mod conversions;
 pub mod credentials;

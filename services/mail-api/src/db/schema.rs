@@ -254,6 +254,18 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    mcp_confirmations (token_hash) {
+        token_hash -> Bytea,
+        project_id -> Uuid,
+        key_id -> Uuid,
+        tool -> Text,
+        arguments_hash -> Bytea,
+        expires_at -> Timestamptz,
+        used_at -> Nullable<Timestamptz>,
+    }
+}
+
 diesel::joinable!(projects -> accounts (account_id));
 diesel::joinable!(api_keys -> projects (project_id));
 diesel::joinable!(sites -> projects (project_id));
@@ -283,4 +295,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     email_events,
     outbox,
     webhook_receipts,
+    mcp_confirmations,
 );

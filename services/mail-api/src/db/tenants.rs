@@ -58,3 +58,12 @@ pub async fn set_plan(conn: &mut AsyncPgConnection, id: Uuid, plan: Plan) -> Que
         .execute(conn)
         .await
 }
+
+pub async fn find_project(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<Option<Project>> {
+    projects::table
+        .find(id)
+        .select(Project::as_select())
+        .first(conn)
+        .await
+        .optional()
+}

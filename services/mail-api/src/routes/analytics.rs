@@ -54,6 +54,20 @@ impl Window {
     }
 }
 
+impl Window {
+    /// From the start of `start` (UTC) to the end of `end` (or now, when absent or later).
+    pub fn between(start: chrono::NaiveDate, end: Option<chrono::NaiveDate>) -> Self {
+        let now = Utc::now();
+        let from = start.and_time(chrono::NaiveTime::MIN).and_utc();
+        let to = end
+            .and_then(|day| day.succ_opt())
+            .map(|day| day.and_time(chrono::NaiveTime::MIN).and_utc())
+            .map_or(now, |end| end.min(now));
+        let days = u32::try_from((to - from).num_days().max(0)).unwrap_or(u32::MAX);
+        Self { days, from, to }
+    }
+}
+
 /// `part / whole`, 0 when `whole` is 0.
 fn rate(part: i64, whole: i64) -> f64 {
     if whole == 0 {
@@ -170,9 +184,20 @@ pub async fn overview(
     state: web::Data<AppState>,
     params: Query<OverviewParams>,
 ) -> Result<web::Json<Overview>, ApiError> {
-    let site_id = params.site_id;
     let window = Window::of(params.days);
-    let project_id = caller.owner_id;
+    site_overview(&state, caller.owner_id, params.site_id, window)
+        .await
+        .map(web::Json)
+}
+
+/// A site's delivery, growth and sender health over `window` (`GET /analytics/overview`,
+/// `get_stats`).
+pub async fn site_overview(
+    state: &AppState,
+    project_id: Uuid,
+    site_id: Uuid,
+    window: Window,
+) -> Result<Overview, ApiError> {
     let mut conn = store::conn(&state.pool).await?;
     flows::require_site(&mut conn, project_id, site_id).await?;
     let delivery =
@@ -181,7 +206,7 @@ pub async fn overview(
     let suppressions_added =
         db::suppressions_added(&mut conn, project_id, window.from, window.to).await?;
     let delivery = Delivery::from(delivery);
-    Ok(web::Json(Overview {
+    Ok(Overview {
         site_id,
         window,
         sender_health: SenderHealth {
@@ -197,7 +222,7 @@ pub async fn overview(
             unsubscribed: growth.unsubscribed,
             net_growth: growth.new_subscribers - growth.unsubscribed,
         },
-    }))
+    })
 }
 
 /// Revenue per currency: ISO 4217 code → amount.

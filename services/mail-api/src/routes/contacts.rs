@@ -139,6 +139,18 @@ pub async fn list(
     page: Query<PageParams>,
     filter: Query<ContactFilter>,
 ) -> Result<web::Json<Page<Contact>>, ApiError> {
+    list_contacts(&state, caller.owner_id, &page, &filter)
+        .await
+        .map(web::Json)
+}
+
+/// A page of the project's contacts (`GET /contacts`, `list_subscribers`).
+pub async fn list_contacts(
+    state: &AppState,
+    project_id: Uuid,
+    page: &PageParams,
+    filter: &ContactFilter,
+) -> Result<Page<Contact>, ApiError> {
     let limit = page.limit();
     let after = page.cursor()?.map(|c| c.0);
     let site_id = filter.site_id;
@@ -146,21 +158,14 @@ pub async fn list(
     let tag = filter.tag.as_deref();
     let mut conn = store::conn(&state.pool).await?;
     if let Some(site_id) = site_id {
-        flows::require_site(&mut conn, caller.owner_id, site_id).await?;
+        flows::require_site(&mut conn, project_id, site_id).await?;
     }
     let filter = Filter {
         site_id,
         tag,
         search,
     };
-    let rows = contacts::list(
-        &mut conn,
-        caller.owner_id,
-        &filter,
-        after,
-        i64::from(limit) + 1,
-    )
-    .await?;
+    let rows = contacts::list(&mut conn, project_id, &filter, after, i64::from(limit) + 1).await?;
     let ids: Vec<Uuid> = rows.iter().map(|c| c.id).collect();
     let mut sites: HashMap<Uuid, Vec<Uuid>> = HashMap::new();
     for (contact, site) in contacts::sites_of(&mut conn, &ids).await? {
@@ -173,7 +178,7 @@ pub async fn list(
             Contact::new(c, site_ids)
         })
         .collect();
-    Ok(web::Json(Page::from_rows(rows, limit, |c| c.contact_id)))
+    Ok(Page::from_rows(rows, limit, |c| c.contact_id))
 }
 
 /// Unknown fields are ignored.
@@ -244,36 +249,46 @@ pub async fn create(
     let project_id = caller.owner_id;
     Idempotent::new(project_id, ROUTE, &key, &req)?
         .create_once(&state.pool, async |conn| {
-            if let Some(site_id) = req.site_id {
-                flows::require_site(conn, project_id, site_id).await?;
-            }
-            let attribution = serde_json::to_value(&req.attribution)?;
-            let attribution = strip_nulls(attribution);
-            let data = ContactData {
-                first_name: req.first_name.as_deref(),
-                last_name: req.last_name.as_deref(),
-                properties: req.properties.as_ref(),
-                tags: &req.tags,
-                attribution: Some(&attribution),
-            };
-            let Some(row) =
-                flows::create_contact(conn, &caller, &req.email, "contacts", &data).await?
-            else {
-                let existing = contacts::find_by_email(conn, project_id, &req.email).await?;
-                return Err(ApiError::conflict("a contact with this email exists")
-                    .with_code("CONTACT_EXISTS")
-                    .with_details(serde_json::json!({
-                        "contact_id": existing.map(|c| c.id),
-                    })));
-            };
-            let mut site_ids = Vec::new();
-            if let Some(site_id) = req.site_id {
-                flows::join_site(conn, project_id, row.id, site_id, true).await?;
-                site_ids.push(site_id);
-            }
-            Ok(Contact::new(row, site_ids))
+            insert_contact(conn, &caller, &req).await
         })
         .await
+}
+
+/// Creates a contact (`POST /contacts`, `add_subscriber`): 409 `CONTACT_EXISTS` when the
+/// email is the project's already.
+pub async fn insert_contact(
+    conn: &mut diesel_async::AsyncPgConnection,
+    caller: &Caller,
+    req: &CreateContact,
+) -> Result<Contact, ApiError> {
+    let project_id = caller.owner_id;
+    if let Some(site_id) = req.site_id {
+        flows::require_site(conn, project_id, site_id).await?;
+    }
+    let attribution = serde_json::to_value(&req.attribution)?;
+    let attribution = strip_nulls(attribution);
+    let data = ContactData {
+        first_name: req.first_name.as_deref(),
+        last_name: req.last_name.as_deref(),
+        properties: req.properties.as_ref(),
+        tags: &req.tags,
+        attribution: Some(&attribution),
+    };
+    let Some(row) = flows::create_contact(conn, caller, &req.email, "contacts", &data).await?
+    else {
+        let existing = contacts::find_by_email(conn, project_id, &req.email).await?;
+        return Err(ApiError::conflict("a contact with this email exists")
+            .with_code("CONTACT_EXISTS")
+            .with_details(serde_json::json!({
+                "contact_id": existing.map(|c| c.id),
+            })));
+    };
+    let mut site_ids = Vec::new();
+    if let Some(site_id) = req.site_id {
+        flows::join_site(conn, project_id, row.id, site_id, true).await?;
+        site_ids.push(site_id);
+    }
+    Ok(Contact::new(row, site_ids))
 }
 
 fn strip_nulls(value: Value) -> Value {

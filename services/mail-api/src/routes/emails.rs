@@ -235,6 +235,17 @@ pub async fn list(
     state: web::Data<AppState>,
     query: Query<EmailListParams>,
 ) -> Result<web::Json<Page<EmailRecord>>, ApiError> {
+    list_emails(&state, caller.owner_id, &query)
+        .await
+        .map(web::Json)
+}
+
+/// A page of the project's email log, newest first (`GET /emails`, `list_email_log`).
+pub async fn list_emails(
+    state: &AppState,
+    project_id: Uuid,
+    query: &EmailListParams,
+) -> Result<Page<EmailRecord>, ApiError> {
     let page = PageParams {
         limit: query.limit,
         cursor: query.cursor.clone(),
@@ -254,14 +265,7 @@ pub async fn list(
         site_id: query.site_id,
     };
     let mut conn = store::conn(&state.pool).await?;
-    let rows = emails::list(
-        &mut conn,
-        caller.owner_id,
-        &filter,
-        before,
-        i64::from(limit) + 1,
-    )
-    .await?;
+    let rows = emails::list(&mut conn, project_id, &filter, before, i64::from(limit) + 1).await?;
     let rows: Vec<EmailRecord> = rows.into_iter().map(EmailRecord::from).collect();
-    Ok(web::Json(Page::from_rows(rows, limit, |e| e.id)))
+    Ok(Page::from_rows(rows, limit, |e| e.id))
 }

@@ -1,5 +1,6 @@
 //! The `/api/v1` routes of mail-api, one module per resource.
 
+pub mod account;
 pub mod analytics;
 pub mod body;
 pub mod campaigns;
@@ -35,4 +36,5 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     delivery_settings::configure(cfg);
     analytics::configure(cfg);
     export::configure(cfg);
+    account::configure(cfg);
 }

@@ -6,7 +6,7 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, web};
-use auth::WriteAccess;
+use auth::{Caller, WriteAccess};
 use http_kit::openapi::MailError;
 use http_kit::request::{trim, trim_and_dedupe};
 use http_kit::{ApiError, Validate};
@@ -159,14 +159,21 @@ pub async fn send(
     state: web::Data<AppState>,
     body: http_kit::Json<SendRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let req = body.into_inner();
+    Ok(respond(send_email(&state, &caller, &body).await?))
+}
+
+/// Accepts one transactional email (`POST /send`, `send_transactional`, `send_test_email`).
+pub async fn send_email(
+    state: &AppState,
+    caller: &Caller,
+    req: &SendRequest,
+) -> Result<Accepted, ApiError> {
     req.check_deliverable(&state.shared_domain)?;
     let sender = Sender {
         project_id: caller.owner_id,
-        plan: flows::plan_of(&caller),
+        plan: flows::plan_of(caller),
     };
-    let accepted = sending::accept(&state.pool, &state.send, sender, &req.submission()?).await?;
-    Ok(respond(accepted))
+    sending::accept(&state.pool, &state.send, sender, &req.submission()?).await
 }
 
 impl SendRequest {

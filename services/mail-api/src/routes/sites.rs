@@ -102,15 +102,26 @@ pub async fn list(
     state: web::Data<AppState>,
     page: Query<PageParams>,
 ) -> Result<web::Json<Page<Site>>, ApiError> {
+    list_sites(&state, caller.owner_id, &page)
+        .await
+        .map(web::Json)
+}
+
+/// A page of the project's sites (`GET /sites`, `get_sites`).
+pub async fn list_sites(
+    state: &AppState,
+    project_id: Uuid,
+    page: &PageParams,
+) -> Result<Page<Site>, ApiError> {
     let limit = page.limit();
     let after = page.cursor()?.map(|c| c.0);
     let mut conn = store::conn(&state.pool).await?;
-    let rows = sites::list(&mut conn, caller.owner_id, after, i64::from(limit) + 1).await?;
+    let rows = sites::list(&mut conn, project_id, after, i64::from(limit) + 1).await?;
     let rows: Vec<Site> = rows
         .into_iter()
         .map(|s| Site::new(s, &state.shared_domain))
         .collect();
-    Ok(web::Json(Page::from_rows(rows, limit, |s| s.id)))
+    Ok(Page::from_rows(rows, limit, |s| s.id))
 }
 
 /// Create a site.
@@ -132,12 +143,22 @@ pub async fn create(
     state: web::Data<AppState>,
     body: http_kit::Json<CreateSite>,
 ) -> Result<HttpResponse, ApiError> {
+    let site = create_site(&state, caller.owner_id, &body).await?;
+    Ok(HttpResponse::Created().json(site))
+}
+
+/// Creates a site (`POST /sites`, `create_site`, `create_sender`).
+pub async fn create_site(
+    state: &AppState,
+    project_id: Uuid,
+    body: &CreateSite,
+) -> Result<Site, ApiError> {
     let mut conn = store::conn(&state.pool).await?;
     let created = sites::insert(
         &mut conn,
         NewSite {
             id: Uuid::now_v7(),
-            project_id: caller.owner_id,
+            project_id,
             name: body.name.trim(),
             slug: &body.slug,
             from_name: body.from_name.trim(),
@@ -147,5 +168,5 @@ pub async fn create(
     .ok_or_else(|| {
         ApiError::conflict(format!("the slug {:?} is taken", body.slug)).with_code("SLUG_TAKEN")
     })?;
-    Ok(HttpResponse::Created().json(Site::new(created, &state.shared_domain)))
+    Ok(Site::new(created, &state.shared_domain))
 }

@@ -79,12 +79,23 @@ pub async fn list(
     state: web::Data<AppState>,
     page: Query<PageParams>,
 ) -> Result<web::Json<Page<Suppression>>, ApiError> {
+    list_suppressions(&state, caller.owner_id, &page)
+        .await
+        .map(web::Json)
+}
+
+/// A page of the project's suppressions (`GET /suppressions`, `list_suppressions`).
+pub async fn list_suppressions(
+    state: &AppState,
+    project_id: Uuid,
+    page: &PageParams,
+) -> Result<Page<Suppression>, ApiError> {
     let limit = page.limit();
     let after = page.cursor()?.map(|c| c.0);
     let mut conn = store::conn(&state.pool).await?;
-    let rows = suppressions::list(&mut conn, caller.owner_id, after, i64::from(limit) + 1).await?;
+    let rows = suppressions::list(&mut conn, project_id, after, i64::from(limit) + 1).await?;
     let rows: Vec<Suppression> = rows.into_iter().map(Suppression::from).collect();
-    Ok(web::Json(Page::from_rows(rows, limit, |s| s.id)))
+    Ok(Page::from_rows(rows, limit, |s| s.id))
 }
 
 /// Unknown fields are ignored.
@@ -125,22 +136,31 @@ pub async fn add(
     state: web::Data<AppState>,
     body: http_kit::Json<AddSuppression>,
 ) -> Result<HttpResponse, ApiError> {
-    let req = body.into_inner();
-    let mut conn = store::conn(&state.pool).await?;
-    let (row, created) = suppressions::add(
-        &mut conn,
-        caller.owner_id,
-        &req.email,
-        "manual",
-        req.note.as_deref(),
-    )
-    .await?;
-    let body = Suppression::from(row);
+    let (body, created) = add_suppression(&state, caller.owner_id, &body).await?;
     Ok(if created {
         HttpResponse::Created().json(body)
     } else {
         HttpResponse::Ok().json(body)
     })
+}
+
+/// Suppresses an address (`POST /suppressions`, `add_suppression`); `true` when it was not
+/// suppressed before.
+pub async fn add_suppression(
+    state: &AppState,
+    project_id: Uuid,
+    req: &AddSuppression,
+) -> Result<(Suppression, bool), ApiError> {
+    let mut conn = store::conn(&state.pool).await?;
+    let (row, created) = suppressions::add(
+        &mut conn,
+        project_id,
+        &req.email,
+        "manual",
+        req.note.as_deref(),
+    )
+    .await?;
+    Ok((Suppression::from(row), created))
 }
 
 /// Lift a suppression, whatever its reason.
@@ -162,11 +182,22 @@ pub async fn remove(
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let address = email::normalize(&path)
+    remove_suppression(&state, caller.owner_id, &path).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// Lifts the suppression of `address` (`DELETE /suppressions/{email}`, `remove_suppression`):
+/// 404 when the project has not suppressed it.
+pub async fn remove_suppression(
+    state: &AppState,
+    project_id: Uuid,
+    address: &str,
+) -> Result<(), ApiError> {
+    let address = email::normalize(address)
         .ok_or_else(|| ApiError::invalid_field("email", "is not a valid email address"))?;
     let mut conn = store::conn(&state.pool).await?;
-    if suppressions::remove(&mut conn, caller.owner_id, &address).await? {
-        Ok(HttpResponse::NoContent().finish())
+    if suppressions::remove(&mut conn, project_id, &address).await? {
+        Ok(())
     } else {
         Err(ApiError::not_found("this address is not suppressed"))
     }

@@ -92,6 +92,18 @@ pub async fn list(
     page: Query<PageParams>,
     filter: Query<TemplateFilter>,
 ) -> Result<web::Json<Page<Template>>, ApiError> {
+    list_templates(&state, caller.owner_id, &page, &filter)
+        .await
+        .map(web::Json)
+}
+
+/// A page of the project's templates (`GET /templates`, `list_templates`).
+pub async fn list_templates(
+    state: &AppState,
+    project_id: Uuid,
+    page: &PageParams,
+    filter: &TemplateFilter,
+) -> Result<Page<Template>, ApiError> {
     let limit = page.limit();
     let after = page.cursor()?.map(|c| c.0);
     let search = filter.search.as_deref();
@@ -99,14 +111,14 @@ pub async fn list(
     let mut conn = store::conn(&state.pool).await?;
     let rows = templates::list(
         &mut conn,
-        caller.owner_id,
+        project_id,
         &Filter { category, search },
         after,
         i64::from(limit) + 1,
     )
     .await?;
     let rows: Vec<Template> = rows.into_iter().map(Template::from).collect();
-    Ok(web::Json(Page::from_rows(rows, limit, |t| t.id)))
+    Ok(Page::from_rows(rows, limit, |t| t.id))
 }
 
 /// Unknown fields are ignored.
@@ -176,21 +188,30 @@ pub async fn create(
     let project_id = caller.owner_id;
     Idempotent::new(project_id, ROUTE, &key, &req)?
         .create_once(&state.pool, async |conn| {
-            let row = templates::insert(
-                conn,
-                NewTemplate {
-                    id: Uuid::now_v7(),
-                    project_id,
-                    name: &req.name,
-                    brief: &req.brief,
-                    subject_hint: req.subject_hint.as_deref(),
-                    category: &req.category,
-                    tags: &req.tags,
-                    html: req.html.as_deref(),
-                },
-            )
-            .await?;
-            Ok(Template::from(row))
+            insert_template(conn, project_id, &req).await
         })
         .await
+}
+
+/// Creates a template (`POST /templates`, `create_template`).
+pub async fn insert_template(
+    conn: &mut diesel_async::AsyncPgConnection,
+    project_id: Uuid,
+    req: &CreateTemplate,
+) -> Result<Template, ApiError> {
+    let row = templates::insert(
+        conn,
+        NewTemplate {
+            id: Uuid::now_v7(),
+            project_id,
+            name: &req.name,
+            brief: &req.brief,
+            subject_hint: req.subject_hint.as_deref(),
+            category: &req.category,
+            tags: &req.tags,
+            html: req.html.as_deref(),
+        },
+    )
+    .await?;
+    Ok(Template::from(row))
 }

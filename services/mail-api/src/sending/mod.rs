@@ -6,7 +6,7 @@
 mod accept;
 mod answer;
 mod dispatch;
-mod queues;
+pub mod queues;
 pub mod relay;
 
 pub use accept::{Accepted, Sender, Submission, accept};

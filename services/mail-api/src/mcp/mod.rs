@@ -1,0 +1,11 @@
+//! The MCP tool server: one registry of tools ([`registry`], declared in [`tools`]), called
+//! the same way ([`call`]) over streamable HTTP at `/mcp` ([`stream`]) and the REST mirror at
+//! `/api/mcp` ([`mirror`]); `/llms.txt` and `/llms-full.txt` are written from it ([`llms`]).
+
+pub mod call;
+pub mod catalog;
+pub mod llms;
+pub mod mirror;
+pub mod registry;
+pub mod stream;
+pub mod tools;

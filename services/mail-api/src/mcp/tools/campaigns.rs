@@ -1,0 +1,72 @@
+//! The transactional part of the campaigns group.
+
+use http_kit::{ApiError, Validate};
+use serde::Deserialize;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::mcp::catalog::Group;
+use crate::mcp::registry::{Body, Tool, declare};
+use crate::routes::body::normalize_email;
+use crate::routes::send::{SendRequest, send_email};
+
+/// A test send of a draft to one address.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct TestEmail {
+    /// Where the test goes.
+    #[schema(format = Email)]
+    pub to_email: String,
+    /// The site it is sent from.
+    pub site_id: Uuid,
+    /// Subject (sent with `[Test] ` in front), 1..=990 characters, not blank, one line.
+    #[schema(min_length = 1, max_length = 990, pattern = r"[^\s\x85\uFEFF]")]
+    pub subject: String,
+    /// The HTML body, not blank, at most 524,288 characters.
+    #[schema(min_length = 1, max_length = 524288, pattern = r"[^\s\x85\uFEFF]")]
+    pub html: String,
+    /// At most 524,288 characters.
+    #[schema(max_length = 524288)]
+    pub text: Option<String>,
+}
+
+impl Validate for TestEmail {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        normalize_email("to_email", &mut self.to_email)
+    }
+}
+
+pub fn tools() -> Vec<Tool> {
+    vec![
+        declare(
+            "send_transactional",
+            Group::Campaigns,
+            "Send one transactional email now from a site (to, site_id, subject, html; text, \
+             reply_to, headers, tags, tracking and an idempotency_key optional). Suppressed \
+             recipients and plan quotas are refused.",
+        )
+        .sends(|ctx, Body(email): Body<SendRequest>| async move {
+            Ok(send_email(&ctx.state, &ctx.caller, &email).await?.answer)
+        }),
+        declare(
+            "send_test_email",
+            Group::Campaigns,
+            "Send a test of an email to one address, subject marked [Test], without tracking.",
+        )
+        .sends(|ctx, Body(test): Body<TestEmail>| async move {
+            let mut email = SendRequest {
+                to: test.to_email,
+                site_id: test.site_id,
+                subject: format!("[Test] {}", test.subject),
+                html: test.html,
+                text: test.text,
+                reply_to: None,
+                headers: None,
+                tags: vec!["test".to_owned()],
+                idempotency_key: None,
+                tracking: false,
+            };
+            email.validate()?;
+            Ok(send_email(&ctx.state, &ctx.caller, &email).await?.answer)
+        }),
+    ]
+}

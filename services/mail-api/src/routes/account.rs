@@ -1,0 +1,391 @@
+//! The project a key belongs to, its plan, and its API keys: `GET /api/v1/project`,
+//! `GET /api/v1/plan`, `GET|POST /api/v1/api-keys`, `DELETE /api/v1/api-keys/{id}`. Key
+//! management needs the admin scope: a write key must not mint an admin key.
+
+use actix_web::{HttpResponse, web};
+use auth::{AdminAccess, Caller, Scope};
+use chrono::{DateTime, Utc};
+use diesel::sql_types::{BigInt, Uuid as SqlUuid};
+use diesel_async::RunQueryDsl as _;
+use http_kit::openapi::MailError;
+use http_kit::request::trim;
+use http_kit::{ApiError, Validate};
+use rate_limit::policy::{Plan, RouteClass, mail_quota};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::AppState;
+use crate::db::credentials::{self, ApiKey as ApiKeyRow};
+use crate::db::tenants;
+use crate::domain::plans::contact_limit;
+use crate::flows::plan_of;
+use crate::mcp::catalog::Group;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/project", web::get().to(project))
+        .route("/plan", web::get().to(plan))
+        .service(
+            web::resource("/api-keys")
+                .route(web::get().to(list_keys))
+                .route(web::post().to(create_key)),
+        )
+        .route("/api-keys/{id}", web::delete().to(revoke_key));
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Project {
+    pub id: Uuid,
+    pub name: String,
+    /// `free`, `byod`, `managed`, `agency_plus` or `enterprise`.
+    pub plan: String,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Projects {
+    /// The key's project (a key belongs to one project).
+    pub projects: Vec<Project>,
+}
+
+/// The projects the key reaches (`list_projects`).
+pub async fn list_projects(state: &AppState, project_id: Uuid) -> Result<Projects, ApiError> {
+    let mut conn = store::conn(&state.pool).await?;
+    let row = tenants::find_project(&mut conn, project_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("the key's project is gone"))?;
+    Ok(Projects {
+        projects: vec![Project {
+            id: row.id,
+            name: row.name,
+            plan: row.plan,
+            created_at: row.created_at,
+        }],
+    })
+}
+
+/// The key's project.
+#[utoipa::path(
+    get,
+    path = "/api/v1/project",
+    operation_id = "getProject",
+    tag = "account",
+    responses((status = 200, description = "The key's project", body = Projects)),
+)]
+pub async fn project(
+    caller: Caller,
+    state: web::Data<AppState>,
+) -> Result<web::Json<Projects>, ApiError> {
+    list_projects(&state, caller.owner_id).await.map(web::Json)
+}
+
+/// A limit and how much of it is used; `limit` is null when unlimited.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Allowance {
+    pub used: i64,
+    pub limit: Option<i64>,
+}
+
+/// Requests per five-minute sliding window, by route class.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RateLimits {
+    pub window_seconds: u32,
+    pub send: Option<u64>,
+    pub read: Option<u64>,
+    pub write: Option<u64>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PlanReport {
+    pub plan: String,
+    /// Contacts held, and the plan's limit.
+    pub contacts: Allowance,
+    /// Emails sent this calendar month (UTC), and the plan's monthly quota.
+    pub monthly_sends: Allowance,
+    pub rate_limits: RateLimits,
+}
+
+fn per_window(plan: Plan, class: RouteClass) -> Option<u64> {
+    mail_quota(plan, class).limit
+}
+
+#[derive(diesel::QueryableByName)]
+struct Used {
+    #[diesel(sql_type = BigInt)]
+    contacts: i64,
+    #[diesel(sql_type = BigInt)]
+    sends: i64,
+}
+
+/// The plan's limits and the project's use of them (`get_plan_limits`, `get_plan_usage`).
+pub async fn plan_report(state: &AppState, caller: &Caller) -> Result<PlanReport, ApiError> {
+    let plan = plan_of(caller);
+    let mut conn = store::conn(&state.pool).await?;
+    let used: Used = diesel::sql_query(
+        "SELECT coalesce((SELECT contacts FROM project_usage WHERE project_id = $1), 0) \
+             AS contacts, \
+         coalesce((SELECT sends::bigint FROM project_monthly_sends WHERE project_id = $1 \
+             AND month = date_trunc('month', now() AT TIME ZONE 'UTC')::date), 0) AS sends",
+    )
+    .bind::<SqlUuid, _>(caller.owner_id)
+    .get_result(&mut conn)
+    .await?;
+    Ok(PlanReport {
+        plan: plan.as_str().to_owned(),
+        contacts: Allowance {
+            used: used.contacts,
+            limit: contact_limit(plan),
+        },
+        monthly_sends: Allowance {
+            used: used.sends,
+            limit: state
+                .send
+                .quotas
+                .monthly_sends(plan)
+                .and_then(|n| i64::try_from(n).ok()),
+        },
+        rate_limits: RateLimits {
+            window_seconds: 300,
+            send: per_window(plan, RouteClass::Send),
+            read: per_window(plan, RouteClass::Read),
+            write: per_window(plan, RouteClass::Write),
+        },
+    })
+}
+
+/// The project's plan, its limits and their use.
+#[utoipa::path(
+    get,
+    path = "/api/v1/plan",
+    operation_id = "getPlan",
+    tag = "account",
+    responses((status = 200, description = "Limits and usage", body = PlanReport)),
+)]
+pub async fn plan(
+    caller: Caller,
+    state: web::Data<AppState>,
+) -> Result<web::Json<PlanReport>, ApiError> {
+    plan_report(&state, &caller).await.map(web::Json)
+}
+
+/// An API key, without its secret.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ApiKey {
+    pub id: Uuid,
+    pub name: String,
+    /// `read`, `write` or `admin`.
+    pub scope: String,
+    /// The tool groups the key is limited to; null: every group.
+    pub tool_groups: Option<Vec<String>>,
+    /// The first characters of the key, to recognise it.
+    pub prefix: String,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: Option<DateTime<Utc>>,
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
+impl From<ApiKeyRow> for ApiKey {
+    fn from(row: ApiKeyRow) -> Self {
+        Self {
+            id: row.id,
+            name: row.name,
+            scope: row.scope,
+            tool_groups: row.tool_groups,
+            prefix: row.key_prefix,
+            created_at: row.created_at,
+            expires_at: row.expires_at,
+            revoked_at: row.revoked_at,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ApiKeys {
+    pub keys: Vec<ApiKey>,
+}
+
+/// The project's keys, revoked ones included (`list_api_keys`).
+pub async fn list_api_keys(state: &AppState, project_id: Uuid) -> Result<ApiKeys, ApiError> {
+    let mut conn = store::conn(&state.pool).await?;
+    let rows = credentials::list_keys(&mut conn, project_id).await?;
+    Ok(ApiKeys {
+        keys: rows.into_iter().map(ApiKey::from).collect(),
+    })
+}
+
+/// List the project's API keys (admin scope).
+#[utoipa::path(
+    get,
+    path = "/api/v1/api-keys",
+    operation_id = "listApiKeys",
+    tag = "account",
+    responses(
+        (status = 200, description = "The keys, without secrets", body = ApiKeys),
+        (status = 403, description = "The key lacks the admin scope", body = MailError),
+    ),
+)]
+pub async fn list_keys(
+    AdminAccess(caller): AdminAccess,
+    state: web::Data<AppState>,
+) -> Result<web::Json<ApiKeys>, ApiError> {
+    list_api_keys(&state, caller.owner_id).await.map(web::Json)
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum KeyScope {
+    Read,
+    Write,
+    Admin,
+}
+
+/// Unknown fields are ignored.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct CreateApiKey {
+    /// 1..=100 characters, not blank (stored trimmed).
+    #[schema(min_length = 1, max_length = 100, pattern = r"[^\s\x85\uFEFF]")]
+    pub name: String,
+    /// Default `read`.
+    pub scope: Option<KeyScope>,
+    /// Limit the key to these MCP tool groups (catalog names, e.g. `contacts`); absent: all.
+    #[schema(max_items = 22, min_items = 1)]
+    pub tool_groups: Option<Vec<String>>,
+    /// When the key stops working; absent: never.
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+impl Validate for CreateApiKey {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        trim(&mut self.name);
+        if let Some(groups) = &mut self.tool_groups {
+            for (i, group) in groups.iter().enumerate() {
+                if Group::parse(group).is_none() {
+                    return Err(ApiError::invalid_field(
+                        &format!("tool_groups[{i}]"),
+                        "is not a tool group of the catalog",
+                    ));
+                }
+            }
+            groups.sort();
+            groups.dedup();
+        }
+        if self.expires_at.is_some_and(|at| at <= Utc::now()) {
+            return Err(ApiError::invalid_field(
+                "expires_at",
+                "must be in the future",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A new key: its secret is in this answer only.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CreatedApiKey {
+    #[serde(flatten)]
+    pub key: ApiKey,
+    /// The key itself (`mail_…`), shown once.
+    pub secret: String,
+}
+
+/// Creates a key (`POST /api-keys`, `create_api_key`).
+pub async fn create_api_key(
+    state: &AppState,
+    project_id: Uuid,
+    req: &CreateApiKey,
+) -> Result<CreatedApiKey, ApiError> {
+    let scope = match req.scope.unwrap_or(KeyScope::Read) {
+        KeyScope::Read => Scope::Read,
+        KeyScope::Write => Scope::Write,
+        KeyScope::Admin => Scope::Admin,
+    };
+    let mut conn = store::conn(&state.pool).await?;
+    let (row, credential) = credentials::create_key(
+        &mut conn,
+        project_id,
+        &req.name,
+        scope,
+        req.tool_groups.clone(),
+        req.expires_at,
+    )
+    .await?;
+    Ok(CreatedApiKey {
+        key: ApiKey::from(row),
+        secret: credential.plaintext,
+    })
+}
+
+/// Create an API key (admin scope); the secret is shown once.
+#[utoipa::path(
+    post,
+    path = "/api/v1/api-keys",
+    operation_id = "createApiKey",
+    tag = "account",
+    request_body = CreateApiKey,
+    responses(
+        (status = 201, description = "Created; `secret` is shown this once", body = CreatedApiKey),
+        (status = 400, description = "Missing or invalid field (named in `details.field`)", body = MailError),
+        (status = 403, description = "The key lacks the admin scope", body = MailError),
+    ),
+)]
+pub async fn create_key(
+    AdminAccess(caller): AdminAccess,
+    state: web::Data<AppState>,
+    body: http_kit::Json<CreateApiKey>,
+) -> Result<HttpResponse, ApiError> {
+    let created = create_api_key(&state, caller.owner_id, &body).await?;
+    Ok(HttpResponse::Created().json(created))
+}
+
+/// The project's key `id`: 404 when it is not one (another project's included).
+pub async fn find_api_key(
+    state: &AppState,
+    project_id: Uuid,
+    id: Uuid,
+) -> Result<ApiKey, ApiError> {
+    list_api_keys(state, project_id)
+        .await?
+        .keys
+        .into_iter()
+        .find(|k| k.id == id)
+        .ok_or_else(|| ApiError::not_found("no API key of this project has this id"))
+}
+
+/// Revokes the project's key `id` at once, on every replica (`DELETE /api-keys/{id}`,
+/// `revoke_api_key`): 404 when it is not a key of the project or is revoked already.
+pub async fn revoke_api_key(
+    state: &AppState,
+    project_id: Uuid,
+    id: Uuid,
+) -> Result<ApiKey, ApiError> {
+    let key = find_api_key(state, project_id, id).await?;
+    let mut conn = store::conn(&state.pool).await?;
+    if key.revoked_at.is_some() || !store::revoke_api_key(&mut conn, id).await? {
+        return Err(ApiError::not_found("this API key is revoked already"));
+    }
+    find_api_key(state, project_id, id).await
+}
+
+/// Revoke an API key (admin scope): it stops working at once.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/api-keys/{id}",
+    operation_id = "revokeApiKey",
+    tag = "account",
+    params(("id" = Uuid, Path, description = "The key's id")),
+    responses(
+        (status = 200, description = "Revoked", body = ApiKey),
+        (status = 400, description = "`id` is not a UUID", body = MailError),
+        (status = 403, description = "The key lacks the admin scope", body = MailError),
+        (status = 404, description = "Not a key of this project, or revoked already", body = MailError),
+    ),
+)]
+pub async fn revoke_key(
+    AdminAccess(caller): AdminAccess,
+    state: web::Data<AppState>,
+    id: web::Path<Uuid>,
+) -> Result<web::Json<ApiKey>, ApiError> {
+    revoke_api_key(&state, caller.owner_id, *id)
+        .await
+        .map(web::Json)
+}

@@ -49,7 +49,14 @@ pub struct Body<T>(pub T);
 
 impl<T: DeserializeOwned + ToSchema + Validate + Send + 'static> Arguments for Body<T> {
     fn schema() -> Value {
-        http_kit::request::rules::of_body::<T>().json_schema()
+        let mut schema = http_kit::request::rules::of_body::<T>().json_schema();
+        // An MCP client wants an object at the root; a flattened type is an `allOf` of objects.
+        if let Value::Object(members) = &mut schema {
+            members
+                .entry("type")
+                .or_insert_with(|| Value::String("object".to_owned()));
+        }
+        schema
     }
 
     fn read(value: Value) -> Result<Self, ApiError> {

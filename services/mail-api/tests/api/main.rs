@@ -12,6 +12,7 @@ mod events;
 mod export;
 mod identify;
 mod isolation;
+mod mcp;
 mod migrations;
 mod nul;
 mod plan_limits;

@@ -28,6 +28,13 @@ pub fn tools() -> Vec<Tool> {
             let prefix = &ctx.state.queue_prefix;
             let mut depths = Vec::new();
             for queue in [send_queue(prefix), inbound_queue(prefix)] {
+                // The workers' own declaration (idempotent): a queue no worker has declared
+                // yet is there, empty, rather than an error.
+                ctx.state
+                    .broker
+                    .declare(&queue)
+                    .await
+                    .map_err(|e| ApiError::internal_error(&e).with_code("BROKER_UNAVAILABLE"))?;
                 let count = |name: String| {
                     let broker = ctx.state.broker.clone();
                     async move {

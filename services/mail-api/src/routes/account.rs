@@ -247,9 +247,9 @@ pub struct CreateApiKey {
     pub name: String,
     /// Default `read`.
     pub scope: Option<KeyScope>,
-    /// Limit the key to these MCP tool groups (catalog names, e.g. `contacts`); absent: all.
+    /// Limit the key to these MCP tool groups; absent: all.
     #[schema(max_items = 22, min_items = 1)]
-    pub tool_groups: Option<Vec<String>>,
+    pub tool_groups: Option<Vec<Group>>,
     /// When the key stops working; absent: never.
     pub expires_at: Option<DateTime<Utc>>,
 }
@@ -258,14 +258,6 @@ impl Validate for CreateApiKey {
     fn validate(&mut self) -> Result<(), ApiError> {
         trim(&mut self.name);
         if let Some(groups) = &mut self.tool_groups {
-            for (i, group) in groups.iter().enumerate() {
-                if Group::parse(group).is_none() {
-                    return Err(ApiError::invalid_field(
-                        &format!("tool_groups[{i}]"),
-                        "is not a tool group of the catalog",
-                    ));
-                }
-            }
             groups.sort();
             groups.dedup();
         }
@@ -305,7 +297,9 @@ pub async fn create_api_key(
         project_id,
         &req.name,
         scope,
-        req.tool_groups.clone(),
+        req.tool_groups
+            .as_ref()
+            .map(|groups| groups.iter().map(|g| g.as_str().to_owned()).collect()),
         req.expires_at,
     )
     .await?;

@@ -123,7 +123,7 @@ async fn every_documented_api_route_exists_and_is_gated() {
             }
         }
     }
-    assert_eq!(gated_ops, 25);
+    assert_eq!(gated_ops, 30);
     assert_eq!(public_ops, 4);
     assert_eq!(signed_ops, 6);
     h.stop().await;
@@ -166,6 +166,11 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<mail_api::routes::analytics::__path_campaigns>(),
         Handler::of::<mail_api::routes::analytics::__path_conversion>(),
         Handler::of::<mail_api::routes::export::__path_export>(),
+        Handler::of::<mail_api::routes::account::__path_project>(),
+        Handler::of::<mail_api::routes::account::__path_plan>(),
+        Handler::of::<mail_api::routes::account::__path_list_keys>(),
+        Handler::of::<mail_api::routes::account::__path_create_key>(),
+        Handler::of::<mail_api::routes::account::__path_revoke_key>(),
         Handler::of::<mail_api::openapi::__path_openapi_json>(),
         Handler::of::<http_kit::health::__path_healthz>(),
         Handler::of::<http_kit::health::__path_readyz>(),

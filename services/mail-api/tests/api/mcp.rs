@@ -80,7 +80,10 @@ async fn the_listed_tools_are_the_registry_with_schemas_using_the_catalog_names(
         let schema = &tool["input_schema"];
         assert_eq!(schema["type"], "object", "{name}: {schema}");
         for argument in catalog::required_arguments(entry) {
-            assert!(declares(schema, schema, argument), "{name} takes no {argument}: {schema}");
+            assert!(
+                declares(schema, schema, argument),
+                "{name} takes no {argument}: {schema}"
+            );
         }
         assert_eq!(
             tool["destructive"].as_bool().unwrap(),

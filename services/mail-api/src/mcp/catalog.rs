@@ -387,3 +387,27 @@ pub fn required_arguments(entry: &str) -> Vec<&str> {
         .map(|(_, args)| args.trim_end_matches(')').split(", ").collect())
         .unwrap_or_default()
 }
+
+/// The README's coverage table: per group, the tools `implemented` of those the catalog names.
+pub fn coverage_table(implemented: &[&str]) -> String {
+    let mut out = String::from("| group | implemented | named | tools implemented |\n|---|---|---|---|\n");
+    let (mut done, mut named) = (0, 0);
+    for (group, tools) in CATALOG {
+        let here: Vec<&str> = tools
+            .iter()
+            .filter_map(|entry| entry.split('(').next())
+            .filter(|name| implemented.contains(name))
+            .collect();
+        done += here.len();
+        named += tools.len();
+        out.push_str(&format!(
+            "| {} | {} | {} | {} |\n",
+            group.as_str(),
+            here.len(),
+            tools.len(),
+            here.join(", ")
+        ));
+    }
+    out.push_str(&format!("| **all** | **{done}** | **{named}** | |\n"));
+    out
+}

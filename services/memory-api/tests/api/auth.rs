@@ -2,6 +2,7 @@ use auth::{CredentialKind, Scope};
 use diesel_async::AsyncConnection as _;
 use memory_api::db::credentials;
 use rate_limit::policy::Tier;
+use test_support::credentials::Lookups;
 
 use crate::common::*;
 
@@ -213,75 +214,22 @@ async fn a_key_revoked_through_one_replica_is_refused_by_the_other_on_the_next_r
     b.stop().await;
 }
 
-/// `auth_credential_lookups_total` on the server's `/metrics`.
-async fn credential_lookups(h: &Harness) -> u64 {
-    let text = h
-        .get("/metrics")
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    test_support::metric(&text, "auth_credential_lookups_total")
-}
-
-async fn status_with(h: &Harness, key: &str) -> u16 {
-    let res = h.get("/api/v1/products").bearer_auth(key).send().await;
-    res.unwrap().status().as_u16()
-}
-
-async fn exec(h: &Harness, sql: &str) {
-    use diesel_async::RunQueryDsl as _;
-    diesel::sql_query(sql)
-        .execute(&mut h.conn().await)
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-}
-
 #[tokio::test]
 async fn an_unknown_key_is_looked_up_once_yet_usable_as_soon_as_it_is_inserted() {
     let h = Harness::new().await;
-    // The cache is used once the worker's LISTEN connection is up.
+    let lookups = Lookups::new(h.anonymous(), "/api/v1/products");
     let warmup = auth::credential::generate(CredentialKind::MemoryLive).plaintext;
-    let mut cached = false;
-    for _ in 0..100 {
-        let before = credential_lookups(&h).await;
-        assert_eq!(status_with(&h, &warmup).await, 401);
-        if credential_lookups(&h).await == before {
-            cached = true;
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    assert!(cached, "the unknown warm-up key was never remembered");
+    lookups.wait_until_remembered(&warmup).await;
 
-    // A real key, set aside and deleted: well-formed and unknown.
     let user = h.user(Tier::Free).await;
     let (key_id, key) = h
         .key(user, CredentialKind::MemoryLive, &[Scope::Read])
         .await;
-    assert_eq!(status_with(&h, &key).await, 200);
-    exec(
-        &h,
-        &format!("CREATE TABLE set_aside AS SELECT * FROM api_keys WHERE id = '{key_id}'"),
-    )
-    .await;
-    exec(&h, &format!("DELETE FROM api_keys WHERE id = '{key_id}'")).await;
-    let before = credential_lookups(&h).await;
-    for _ in 0..10 {
-        let res = h.get("/api/v1/products").bearer_auth(&key).send().await;
-        expect_error(res.unwrap(), 401, "UNAUTHORIZED").await;
-    }
-    assert_eq!(
-        credential_lookups(&h).await - before,
-        1,
-        "one lookup for ten"
-    );
-
-    // Created again: the very next request is served.
-    exec(&h, "INSERT INTO api_keys SELECT * FROM set_aside").await;
-    assert_eq!(status_with(&h, &key).await, 200);
+    lookups
+        .assert_a_deleted_key_is_looked_up_once(&h.db.url, key_id, &key, async |res| {
+            expect_error(res, 401, "UNAUTHORIZED").await;
+        })
+        .await;
     h.stop().await;
 }
 

@@ -4,6 +4,7 @@ use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 
 use reqwest::{Method, RequestBuilder, Response};
+use serde::Serialize;
 use serde_json::Value;
 
 /// Requests to one server, each with the bearer key this client carries (if any).
@@ -22,6 +23,11 @@ impl Client {
             base: base.into(),
             key: None,
         }
+    }
+
+    /// A client of `server` with no key.
+    pub fn of(server: &service_kit::testing::TestServer) -> Self {
+        Self::new(reqwest::Client::new(), &server.base)
     }
 
     /// The same server, with `key`.
@@ -60,17 +66,17 @@ impl Client {
     }
 
     /// `POST path` with `body` as JSON.
-    pub fn post(&self, path: &str, body: &Value) -> Call {
+    pub fn post<T: Serialize + ?Sized>(&self, path: &str, body: &T) -> Call {
         self.request(Method::POST, path).json(body)
     }
 
     /// `PUT path` with `body` as JSON.
-    pub fn put(&self, path: &str, body: &Value) -> Call {
+    pub fn put<T: Serialize + ?Sized>(&self, path: &str, body: &T) -> Call {
         self.request(Method::PUT, path).json(body)
     }
 
     /// `PATCH path` with `body` as JSON.
-    pub fn patch(&self, path: &str, body: &Value) -> Call {
+    pub fn patch<T: Serialize + ?Sized>(&self, path: &str, body: &T) -> Call {
         self.request(Method::PATCH, path).json(body)
     }
 }
@@ -80,15 +86,15 @@ impl Client {
 pub struct Call(RequestBuilder);
 
 impl Call {
-    pub fn header(self, name: &str, value: &str) -> Self {
-        Self(self.0.header(name, value))
+    pub fn header(self, name: &str, value: impl AsRef<str>) -> Self {
+        Self(self.0.header(name, value.as_ref()))
     }
 
     pub fn body(self, body: impl Into<reqwest::Body>) -> Self {
         Self(self.0.body(body))
     }
 
-    pub fn json(self, body: &Value) -> Self {
+    pub fn json<T: Serialize + ?Sized>(self, body: &T) -> Self {
         Self(self.0.json(body))
     }
 

@@ -3,7 +3,25 @@
 use std::fmt::Display;
 use std::time::Duration;
 
+use service_kit::testing::TestServer;
+
 use crate::Client;
+
+/// Three requests with `key` to `path` on each of `replicas`, each served: all of them have the
+/// key cached. Answers a client with the key for each replica.
+pub async fn warm<const N: usize>(
+    replicas: [&TestServer; N],
+    path: &str,
+    key: &str,
+) -> [Client; N] {
+    let clients = replicas.map(|server| Client::of(server).with_key(key));
+    for api in &clients {
+        for _ in 0..3 {
+            assert_eq!(api.get(path).await.status(), 200);
+        }
+    }
+    clients
+}
 
 /// Requests to a route that needs a key, and the credential lookups they cost.
 pub struct Lookups {

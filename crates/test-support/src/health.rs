@@ -1,7 +1,11 @@
 //! Readiness checks both services answer the same way.
 
+use std::time::Duration;
+
 use serde_json::Value;
 use service_kit::testing::TestServer;
+
+use crate::Client;
 
 /// A database address nothing listens on.
 pub const UNREACHABLE_DATABASE: &str = "postgres://postgres@127.0.0.1:1/nothing";
@@ -37,4 +41,30 @@ pub async fn assert_readyz_hides_the_client_error(server: TestServer) {
     let check = &body["checks"]["broker"];
     assert!(check == "ok" || check == "failed", "{text}");
     server.stop().await;
+}
+
+/// `/readyz` once the broker connection (made in the background at start) is up.
+pub async fn ready(api: &Client) -> Value {
+    for _ in 0..200 {
+        let res = api.get("/readyz").await;
+        if res.status() == 200 {
+            return res.json().await.expect("JSON body");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("never ready");
+}
+
+/// A well-formed `x-request-id` is echoed; another is replaced by one the server makes (a
+/// UUID).
+pub async fn assert_request_ids_are_echoed_or_made(api: &Client) {
+    let res = api.get("/healthz").header("x-request-id", "abc-123").await;
+    assert_eq!(res.headers()["x-request-id"], "abc-123");
+    let res = api
+        .get("/healthz")
+        .header("x-request-id", "bad id with spaces")
+        .await;
+    let made = res.headers()["x-request-id"].to_str().unwrap();
+    assert_ne!(made, "bad id with spaces");
+    assert!(uuid::Uuid::parse_str(made).is_ok(), "{made}");
 }

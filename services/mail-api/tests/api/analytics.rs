@@ -220,10 +220,9 @@ async fn overview_needs_a_site_of_the_project_and_a_valid_window() {
         .await;
     assert_eq!(res.status(), 200);
     let res = h
+        .anonymous()
         .get(&format!("/api/v1/analytics/overview?site_id={mine}"))
-        .send()
-        .await
-        .unwrap();
+        .await;
     expect_error(res, 401, "UNAUTHORIZED").await;
     h.stop().await;
 }

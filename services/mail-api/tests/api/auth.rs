@@ -2,8 +2,7 @@ use auth::{CredentialKind, Scope};
 use mail_api::db::credentials;
 use rate_limit::policy::Plan;
 use serde_json::json;
-use service_kit::testing::TestServer;
-use test_support::credentials::Lookups;
+use test_support::credentials::{Lookups, warm};
 
 use crate::common::*;
 
@@ -129,11 +128,10 @@ async fn missing_malformed_unknown_revoked_and_expired_credentials_are_401() {
 
     // The scheme is case-insensitive; the other keys were not affected.
     let res = h
+        .anonymous()
         .get("/api/v1/sites")
         .header("Authorization", format!("bearer {}", tenant.read))
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(res.status(), 200);
     assert_rate_limit_headers(&res);
     h.stop().await;
@@ -179,13 +177,11 @@ async fn a_read_key_on_a_write_route_is_403_before_the_body_is_read() {
     let h = Harness::new().await;
     let tenant = h.tenant(Plan::Free).await;
     let res = h
-        .post("/api/v1/sites")
-        .bearer_auth(&tenant.read)
+        .api(&tenant.read)
+        .request(reqwest::Method::POST, "/api/v1/sites")
         .header("content-type", "application/json")
         .body("{not json")
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_rate_limit_headers(&res);
     assert!(!res.headers().contains_key("www-authenticate"));
     let err = expect_error(res, 403, "FORBIDDEN").await;
@@ -224,70 +220,32 @@ async fn every_scope_may_read_and_write_and_admin_keys_may_create() {
     h.stop().await;
 }
 
-/// Two replicas on one database, with the key cached by both; returns them, the key's id and
-/// its text.
-async fn two_warm_replicas(
-    db: &store::testing::TestDatabase,
-    http: &reqwest::Client,
-) -> (TestServer, TestServer, uuid::Uuid, String) {
-    let a = serve(&settings(&db.url)).await;
-    let b = serve(&settings(&db.url)).await;
-    let mut conn = connect(&db.url).await;
-    let project = project(&mut conn, Plan::Enterprise).await;
-    let (key_id, key_text) = key(&mut conn, project, Scope::Write).await;
-    // Both replicas have the key cached.
-    for server in [&a, &b] {
-        for _ in 0..3 {
-            let res = http
-                .get(server.url("/api/v1/sites"))
-                .bearer_auth(&key_text)
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(res.status(), 200);
-        }
-    }
-    (a, b, key_id, key_text)
-}
-
 /// Revocation is immediate across replicas: the very next request to the other replica is
 /// refused (the credential cache trusts an entry only after its listener's barrier).
 #[tokio::test]
 async fn a_key_revoked_through_one_replica_is_refused_by_the_other_on_the_next_request() {
     let db = database().await;
-    let http = reqwest::Client::new();
-    let (a, b, key_id, key_text) = two_warm_replicas(&db, &http).await;
+    let (a, b) = (
+        serve(&settings(&db.url)).await,
+        serve(&settings(&db.url)).await,
+    );
+    let mut conn = connect(&db.url).await;
+    let project = project(&mut conn, Plan::Enterprise).await;
+    let (key_id, key_text) = key(&mut conn, project, Scope::Write).await;
+    let [on_a, on_b] = warm([&a, &b], "/api/v1/sites", &key_text).await;
     // Revoked through replica A's database session; B must refuse at once.
-    assert!(
-        store::revoke_api_key(&mut connect(&db.url).await, key_id)
-            .await
-            .unwrap()
-    );
-    let res = http
-        .get(b.url("/api/v1/sites"))
-        .bearer_auth(&key_text)
-        .send()
-        .await
-        .unwrap();
-    assert!(
-        expect_error(res, 401, "UNAUTHORIZED")
-            .await
-            .message
-            .contains("revoked")
-    );
-    let res = http
-        .post(a.url("/api/v1/sites"))
-        .bearer_auth(&key_text)
-        .json(&json!({"name": "n", "slug": "s", "from_name": "f"}))
-        .send()
-        .await
-        .unwrap();
-    assert!(
-        expect_error(res, 401, "UNAUTHORIZED")
-            .await
-            .message
-            .contains("revoked")
-    );
+    assert!(store::revoke_api_key(&mut conn, key_id).await.unwrap());
+    let res = on_b.get("/api/v1/sites").await;
+    let err = expect_error(res, 401, "UNAUTHORIZED").await;
+    assert!(err.message.contains("revoked"), "{err:?}");
+    let res = on_a
+        .post(
+            "/api/v1/sites",
+            &json!({"name": "n", "slug": "s", "from_name": "f"}),
+        )
+        .await;
+    let err = expect_error(res, 401, "UNAUTHORIZED").await;
+    assert!(err.message.contains("revoked"), "{err:?}");
     a.stop().await;
     b.stop().await;
 }

@@ -90,6 +90,11 @@ pub async fn key(conn: &mut AsyncPgConnection, project: Uuid, scope: Scope) -> (
     (key.id, credential.plaintext)
 }
 
+/// A server whose database is at `url` (one that does not answer, or refuses it).
+pub async fn serve_on_database(url: &str) -> TestServer {
+    serve(&settings(url)).await
+}
+
 impl Harness {
     pub async fn new() -> Self {
         Self::with(settings).await

@@ -1244,11 +1244,9 @@ async fn a_projects_own_webhook_id_does_not_pre_empt_the_deployments_event() {
     // The attacker's project signs the same event with its own secret and the id first.
     let attacker = s.h.tenant(Plan::Free).await;
     let res =
-        s.h.post("/api/v1/delivery/webhook-secret")
-            .bearer_auth(&attacker.admin)
-            .send()
-            .await
-            .unwrap();
+        s.h.api(&attacker.admin)
+            .request(reqwest::Method::POST, "/api/v1/delivery/webhook-secret")
+            .await;
     assert_eq!(res.status(), 201);
     let own = json(res).await;
     let own_secret = own["secret"].as_str().unwrap().to_owned();
@@ -1288,11 +1286,9 @@ async fn a_bounce_for_a_project_route_uses_the_projects_own_secret() {
     let (t, site) = s.tenant_with_site("pw").await;
     s.use_resend(&t).await;
     let res =
-        s.h.post("/api/v1/delivery/webhook-secret")
-            .bearer_auth(&t.admin)
-            .send()
-            .await
-            .unwrap();
+        s.h.api(&t.admin)
+            .request(reqwest::Method::POST, "/api/v1/delivery/webhook-secret")
+            .await;
     assert_eq!(res.status(), 201);
     let answer = json(res).await;
     let secret = answer["secret"].as_str().unwrap().to_owned();
@@ -1559,7 +1555,7 @@ async fn an_email_detail_with_an_event_without_data_matches_the_document() {
     let body = s.sent(&t.write, &site, "ada@example.com").await;
     let id = id_of(&body);
     let open = s.tracker.token(&Link::Open { email_id: id });
-    let res = s.h.get(&format!("/t/o/{open}")).send().await.unwrap();
+    let res = s.h.anonymous().get(&format!("/t/o/{open}")).await;
     assert_eq!(res.status(), 200);
 
     let email = s.email(&t.read, &id.to_string()).await;

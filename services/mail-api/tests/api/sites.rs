@@ -126,25 +126,16 @@ async fn site_fields_are_validated_naming_the_field() {
         (ok("n", &"s".repeat(64), "f"), "slug"),
     ];
     for (body, field) in cases {
-        let res = h
-            .post("/api/v1/sites")
-            .bearer_auth(&tenant.write)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
+        let res = h.api(&tenant.write).post("/api/v1/sites", &body).await;
         assert_rate_limit_headers(&res);
         let err = expect_error(res, 400, "VALIDATION_ERROR").await;
         assert!(err.message.contains(field), "{field}: {err:?} for {body}");
     }
     // Fields the handler checks (rather than the JSON parser) are named in the details too.
     let res = h
-        .post("/api/v1/sites")
-        .bearer_auth(&tenant.write)
-        .json(&ok("n", "Bad", "f"))
-        .send()
-        .await
-        .unwrap();
+        .api(&tenant.write)
+        .post("/api/v1/sites", &ok("n", "Bad", "f"))
+        .await;
     assert_eq!(
         expect_error(res, 400, "VALIDATION_ERROR").await.details,
         json!({"field": "slug"})
@@ -156,23 +147,20 @@ async fn site_fields_are_validated_naming_the_field() {
     // At the limits, and names are trimmed.
     let slug = format!("a-{}", "9".repeat(61));
     let res = h
-        .post("/api/v1/sites")
-        .bearer_auth(&tenant.write)
-        .json(&ok(&"n".repeat(200), &slug, &"é".repeat(200)))
-        .send()
-        .await
-        .unwrap();
+        .api(&tenant.write)
+        .post(
+            "/api/v1/sites",
+            &ok(&"n".repeat(200), &slug, &"é".repeat(200)),
+        )
+        .await;
     assert_eq!(res.status(), 201);
     let site = json(res).await;
     assert_eq!(site["slug"], slug);
     assert_eq!(site["from_email"], format!("{slug}@{SHARED_DOMAIN}"));
     let res = h
-        .post("/api/v1/sites")
-        .bearer_auth(&tenant.write)
-        .json(&ok("  Shop  ", "0", " The Shop "))
-        .send()
-        .await
-        .unwrap();
+        .api(&tenant.write)
+        .post("/api/v1/sites", &ok("  Shop  ", "0", " The Shop "))
+        .await;
     assert_eq!(res.status(), 201);
     let site = json(res).await;
     assert_eq!(site["name"], "Shop");

@@ -1,8 +1,7 @@
 use auth::{CredentialKind, Scope};
-use diesel_async::AsyncConnection as _;
 use memory_api::db::credentials;
 use rate_limit::policy::Tier;
-use test_support::credentials::Lookups;
+use test_support::credentials::{Lookups, warm};
 
 use crate::common::*;
 
@@ -34,24 +33,14 @@ async fn missing_malformed_unknown_revoked_and_expired_credentials_are_401() {
     let (revoked_id, revoked) = h
         .key(user, CredentialKind::MemoryLive, &[Scope::Read])
         .await;
-    let ok = h
-        .get("/api/v1/products")
-        .bearer_auth(&revoked)
-        .send()
-        .await
-        .unwrap();
+    let ok = h.api(&revoked).get("/api/v1/products").await;
     assert_eq!(ok.status(), 200);
     assert!(
         store::revoke_api_key(&mut h.conn().await, revoked_id)
             .await
             .unwrap()
     );
-    let res = h
-        .get("/api/v1/products")
-        .bearer_auth(&revoked)
-        .send()
-        .await
-        .unwrap();
+    let res = h.api(&revoked).get("/api/v1/products").await;
     assert!(
         expect_error(res, 401, "UNAUTHORIZED")
             .await
@@ -69,24 +58,14 @@ async fn missing_malformed_unknown_revoked_and_expired_credentials_are_401() {
     )
     .await
     .unwrap();
-    let res = h
-        .get("/api/v1/products")
-        .bearer_auth(&expired.plaintext)
-        .send()
-        .await
-        .unwrap();
+    let res = h.api(&expired.plaintext).get("/api/v1/products").await;
     assert!(
         expect_error(res, 401, "UNAUTHORIZED")
             .await
             .contains("expired")
     );
 
-    let res = h
-        .get("/api/v1/products")
-        .bearer_auth(&good)
-        .send()
-        .await
-        .unwrap();
+    let res = h.api(&good).get("/api/v1/products").await;
     assert_eq!(res.status(), 200);
     h.stop().await;
 }
@@ -99,13 +78,11 @@ async fn read_scope_on_a_write_route_is_403_before_the_body_is_read() {
         .key(user, CredentialKind::MemoryLive, &[Scope::Read])
         .await;
     let res = h
-        .post("/api/v1/products")
-        .bearer_auth(&reader)
+        .api(&reader)
+        .request(reqwest::Method::POST, "/api/v1/products")
         .header("content-type", "application/json")
         .body("{not json")
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_rate_limit_headers(&res);
     assert!(expect_error(res, 403, "FORBIDDEN").await.contains("write"));
     h.stop().await;
@@ -123,20 +100,12 @@ async fn connector_tokens_authenticate_as_connectors() {
         )
         .await;
     assert!(token.starts_with("memo_"));
-    let res = h
-        .get("/api/v1/products")
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap();
+    let res = h.api(&token).get("/api/v1/products").await;
     assert_eq!(res.status(), 200);
     let res = h
-        .post("/api/v1/products")
-        .bearer_auth(&token)
-        .json(&serde_json::json!({"name": "x"}))
-        .send()
-        .await
-        .unwrap();
+        .api(&token)
+        .post("/api/v1/products", &serde_json::json!({"name": "x"}))
+        .await;
     expect_error(res, 403, "FORBIDDEN").await;
     // Connector credentials cannot be minted with write.
     let refused = credentials::create_key(
@@ -158,10 +127,7 @@ async fn a_key_revoked_through_one_replica_is_refused_by_the_other_on_the_next_r
     let db = database().await;
     let a = serve(&settings(&db.url)).await;
     let b = serve(&settings(&db.url)).await;
-    let http = reqwest::Client::new();
-    let mut conn = diesel_async::AsyncPgConnection::establish(&db.url)
-        .await
-        .unwrap();
+    let mut conn = test_support::sql::connect(&db.url).await;
     let user = memory_api::db::users::create(&mut conn, "r@example.com", Tier::Free)
         .await
         .unwrap()
@@ -177,39 +143,16 @@ async fn a_key_revoked_through_one_replica_is_refused_by_the_other_on_the_next_r
     )
     .await
     .unwrap();
-    let key_text = credential.plaintext;
-    // Both replicas have the key cached.
-    for server in [&a, &b] {
-        for _ in 0..3 {
-            let res = http
-                .get(server.url("/api/v1/products"))
-                .bearer_auth(&key_text)
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(res.status(), 200);
-        }
-    }
+    let [on_a, on_b] = warm([&a, &b], "/api/v1/products", &credential.plaintext).await;
     // Revoked through replica A's database session; B must refuse at once.
     assert!(store::revoke_api_key(&mut conn, key.id).await.unwrap());
-    let res = http
-        .get(b.url("/api/v1/products"))
-        .bearer_auth(&key_text)
-        .send()
-        .await
-        .unwrap();
+    let res = on_b.get("/api/v1/products").await;
     assert!(
         expect_error(res, 401, "UNAUTHORIZED")
             .await
             .contains("revoked")
     );
-    let res = http
-        .get(a.url("/api/v1/products"))
-        .bearer_auth(&key_text)
-        .send()
-        .await
-        .unwrap();
-    expect_error(res, 401, "UNAUTHORIZED").await;
+    expect_error(on_a.get("/api/v1/products").await, 401, "UNAUTHORIZED").await;
     a.stop().await;
     b.stop().await;
 }
@@ -337,12 +280,12 @@ async fn every_read_route_needs_the_read_scope() {
     let reads = documented_reads(&[("name", "alpha"), ("runId", &run_id)]);
     assert!(reads.len() >= 11, "{reads:?}");
     for path in &reads {
-        let res = h.get(path).bearer_auth(&writer).send().await.unwrap();
+        let res = h.api(&writer).get(path).await;
         assert_rate_limit_headers(&res);
         let message = expect_error(res, 403, "FORBIDDEN").await;
         assert!(message.contains("read"), "GET {path}: {message}");
 
-        let res = h.get(path).bearer_auth(&reader).send().await.unwrap();
+        let res = h.api(&reader).get(path).await;
         assert_eq!(res.status(), 200, "GET {path} with a read key");
     }
     h.stop().await;

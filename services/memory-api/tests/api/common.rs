@@ -50,6 +50,11 @@ pub async fn serve(settings: &Settings) -> TestServer {
     TestServer::start(memory_api::launch(settings).await.expect("launch"))
 }
 
+/// A server whose database is at `url` (one that does not answer, or refuses it).
+pub async fn serve_on_database(url: &str) -> TestServer {
+    serve(&settings(url)).await
+}
+
 impl Harness {
     pub async fn new() -> Self {
         Self::with(settings).await

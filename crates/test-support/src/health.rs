@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use service_kit::testing::TestServer;
 
 use crate::Client;
@@ -67,4 +67,49 @@ pub async fn assert_request_ids_are_echoed_or_made(api: &Client) {
     let made = res.headers()["x-request-id"].to_str().unwrap();
     assert_ne!(made, "bad id with spaces");
     assert!(uuid::Uuid::parse_str(made).is_ok(), "{made}");
+}
+
+/// `/healthz` answers `ok` with a request id and no rate limit; `/readyz`, once the broker is
+/// connected, answers ready with every check ok.
+pub async fn assert_live_and_ready(api: &Client) {
+    let res = api.get("/healthz").await;
+    assert_eq!(res.status(), 200);
+    assert!(res.headers().contains_key("x-request-id"));
+    assert!(!res.headers().contains_key("x-ratelimit-limit"));
+    assert_eq!(res.json::<Value>().await.unwrap(), json!({"status": "ok"}));
+    let body = ready(api).await;
+    assert_eq!(body["status"], "ready");
+    assert_eq!(body["checks"]["database"], "ok");
+    assert_eq!(body["checks"]["broker"], "ok");
+}
+
+/// `/metrics` counts the requests of `service`, and of it alone.
+pub async fn assert_metrics_of(api: &Client, service: &str) {
+    let res = api.get("/metrics").await;
+    assert_eq!(res.status(), 200);
+    let text = res.text().await.unwrap();
+    assert!(text.contains("http_requests_total"), "{text}");
+    for other in ["mail-api", "memory-api"] {
+        let label = format!("service=\"{other}\"");
+        assert_eq!(text.contains(&label), other == service, "{label}: {text}");
+    }
+}
+
+/// The readiness tests of a service whose `serve_on_database(url)` serves it on the database at
+/// `url`.
+#[macro_export]
+macro_rules! readiness_tests {
+    ($serve_on_database:path) => {
+        #[tokio::test]
+        async fn readyz_answers_503_when_the_database_is_unreachable() {
+            let server = $serve_on_database($crate::health::UNREACHABLE_DATABASE).await;
+            $crate::health::assert_unready_without_database(server).await;
+        }
+
+        #[tokio::test]
+        async fn readyz_names_the_failing_check_but_not_the_client_error() {
+            let server = $serve_on_database($crate::health::REFUSING_DATABASE).await;
+            $crate::health::assert_readyz_hides_the_client_error(server).await;
+        }
+    };
 }

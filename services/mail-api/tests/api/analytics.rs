@@ -34,6 +34,34 @@ async fn log(
     id
 }
 
+/// Two Enterprise projects: `t` with the sites `shop` and `blog`, `other` with `theirs`; a
+/// client with the read key of each.
+struct Projects {
+    t: Tenant,
+    other: Tenant,
+    read: Client,
+    their_read: Client,
+    shop: String,
+    blog: String,
+    theirs: String,
+}
+
+impl Projects {
+    async fn new(h: &Harness) -> Self {
+        let t = h.tenant(Plan::Enterprise).await;
+        let other = h.tenant(Plan::Enterprise).await;
+        Self {
+            read: h.api(&t.read),
+            their_read: h.api(&other.read),
+            shop: h.site(&t.write, "shop").await,
+            blog: h.site(&t.write, "blog").await,
+            theirs: h.site(&other.write, "theirs").await,
+            t,
+            other,
+        }
+    }
+}
+
 async fn identify(h: &Harness, key: &str, email: &str, site: &str) -> String {
     let res = h
         .post_json(
@@ -49,13 +77,15 @@ async fn identify(h: &Harness, key: &str, email: &str, site: &str) -> String {
 #[tokio::test]
 async fn overview_counts_the_sites_emails_and_subscribers_in_the_window() {
     let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
-    let read = h.api(&t.read);
-    let other = h.tenant(Plan::Enterprise).await;
-    let their_read = h.api(&other.read);
-    let shop = h.site(&t.write, "shop").await;
-    let blog = h.site(&t.write, "blog").await;
-    let theirs = h.site(&other.write, "theirs").await;
+    let Projects {
+        t,
+        other,
+        read,
+        their_read,
+        shop,
+        blog,
+        theirs,
+    } = Projects::new(&h).await;
     let p = t.project;
 
     // In the window: 10 emails of shop in every state.
@@ -239,13 +269,15 @@ fn by_id(page: &Value, id: Uuid) -> &Value {
 #[tokio::test]
 async fn campaign_performance_per_campaign_with_enrollments_and_revenue() {
     let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
-    let read = h.api(&t.read);
-    let other = h.tenant(Plan::Enterprise).await;
-    let their_read = h.api(&other.read);
-    let shop = h.site(&t.write, "shop").await;
-    let blog = h.site(&t.write, "blog").await;
-    let theirs = h.site(&other.write, "theirs").await;
+    let Projects {
+        t,
+        other,
+        read,
+        their_read,
+        shop,
+        blog,
+        theirs,
+    } = Projects::new(&h).await;
     let p = t.project;
     let promo = h.campaign(&t, &shop, "promo", Some("signup"), true).await;
     let news = h.campaign(&t, &blog, "news", None, false).await;
@@ -399,13 +431,15 @@ async fn campaign_performance_per_campaign_with_enrollments_and_revenue() {
 #[tokio::test]
 async fn conversion_analytics_by_rule_currency_and_campaign() {
     let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
-    let read = h.api(&t.read);
-    let other = h.tenant(Plan::Enterprise).await;
-    let their_read = h.api(&other.read);
-    let shop = h.site(&t.write, "shop").await;
-    let blog = h.site(&t.write, "blog").await;
-    let theirs = h.site(&other.write, "theirs").await;
+    let Projects {
+        t,
+        other,
+        read,
+        their_read,
+        shop,
+        blog,
+        theirs,
+    } = Projects::new(&h).await;
     let p = t.project;
     let promo = h.campaign(&t, &shop, "promo", None, false).await;
     let news = h.campaign(&t, &blog, "news", None, false).await;

@@ -6,6 +6,33 @@ use test_support::credentials::{Lookups, warm};
 
 use crate::common::*;
 
+/// A 401 whose message says `why`.
+async fn assert_refused(res: reqwest::Response, why: &str) {
+    let err = expect_error(res, 401, "UNAUTHORIZED").await;
+    assert!(err.message.contains(why), "{why}: {err:?}");
+}
+
+/// A key of `scope` named `name` that expires `after` from now (in the past when negative).
+async fn key_expiring(
+    h: &Harness,
+    project: uuid::Uuid,
+    name: &str,
+    scope: Scope,
+    after: chrono::Duration,
+) -> String {
+    let (_, key) = credentials::create_key(
+        &mut h.conn().await,
+        project,
+        name,
+        scope,
+        None,
+        Some(chrono::Utc::now() + after),
+    )
+    .await
+    .unwrap();
+    key.plaintext
+}
+
 #[tokio::test]
 async fn missing_malformed_unknown_revoked_and_expired_credentials_are_401() {
     let h = Harness::new().await;
@@ -51,12 +78,7 @@ async fn missing_malformed_unknown_revoked_and_expired_credentials_are_401() {
     );
     let res = h.list_sites(&cold, "").await;
     assert_eq!(res.headers()["www-authenticate"], "Bearer");
-    assert!(
-        expect_error(res, 401, "UNAUTHORIZED")
-            .await
-            .message
-            .contains("revoked")
-    );
+    assert_refused(res, "revoked").await;
 
     // A key that worked (and so is cached) until revoked.
     let (revoked_id, revoked) = h.key(tenant.project, Scope::Read).await;
@@ -76,55 +98,36 @@ async fn missing_malformed_unknown_revoked_and_expired_credentials_are_401() {
     // Refused on the very next request, although the key was cached.
     let res = h.list_sites(&revoked, "").await;
     assert_eq!(res.headers()["www-authenticate"], "Bearer");
-    assert!(
-        expect_error(res, 401, "UNAUTHORIZED")
-            .await
-            .message
-            .contains("revoked")
-    );
+    assert_refused(res, "revoked").await;
     let res = h.create_site(&revoked, "after-revocation").await;
-    assert!(
-        expect_error(res, 401, "UNAUTHORIZED")
-            .await
-            .message
-            .contains("revoked")
-    );
+    assert_refused(res, "revoked").await;
 
-    let (_, expired) = credentials::create_key(
-        &mut h.conn().await,
+    let expired = key_expiring(
+        &h,
         tenant.project,
         "expired",
         Scope::Admin,
-        None,
-        Some(chrono::Utc::now() - chrono::Duration::seconds(1)),
+        -chrono::Duration::seconds(1),
     )
-    .await
-    .unwrap();
+    .await;
     for res in [
-        h.list_sites(&expired.plaintext, "").await,
-        h.create_site(&expired.plaintext, "never").await,
+        h.list_sites(&expired, "").await,
+        h.create_site(&expired, "never").await,
     ] {
         assert_eq!(res.headers()["www-authenticate"], "Bearer");
-        assert!(
-            expect_error(res, 401, "UNAUTHORIZED")
-                .await
-                .message
-                .contains("expired")
-        );
+        assert_refused(res, "expired").await;
     }
 
     // A key with an expiry still ahead works.
-    let (_, expiring) = credentials::create_key(
-        &mut h.conn().await,
+    let expiring = key_expiring(
+        &h,
         tenant.project,
         "expiring",
         Scope::Read,
-        None,
-        Some(chrono::Utc::now() + chrono::Duration::hours(1)),
+        chrono::Duration::hours(1),
     )
-    .await
-    .unwrap();
-    assert_eq!(h.list_sites(&expiring.plaintext, "").await.status(), 200);
+    .await;
+    assert_eq!(h.list_sites(&expiring, "").await.status(), 200);
 
     // The scheme is case-insensitive; the other keys were not affected.
     let res = h

@@ -101,31 +101,12 @@ async fn framework_failures_answer_in_the_memory_envelope() {
 #[tokio::test]
 async fn health_readiness_and_metrics_need_no_credential() {
     let h = Harness::new().await;
-    let res = h.anonymous().get("/healthz").await;
-    assert_eq!(res.status(), 200);
-    assert!(res.headers().contains_key("x-request-id"));
-    let body = health::ready(&h.anonymous()).await;
-    assert_eq!(body["checks"]["database"], "ok");
-    assert_eq!(body["checks"]["broker"], "ok");
-    let res = h.anonymous().get("/metrics").await;
-    assert_eq!(res.status(), 200);
-    let text = res.text().await.unwrap();
-    assert!(text.contains("http_requests_total"), "{text}");
-    assert!(text.contains("service=\"memory-api\""), "{text}");
+    health::assert_live_and_ready(&h.anonymous()).await;
+    health::assert_metrics_of(&h.anonymous(), "memory-api").await;
     h.stop().await;
 }
 
-#[tokio::test]
-async fn readyz_answers_503_when_the_database_is_unreachable() {
-    let server = serve_on_database(health::UNREACHABLE_DATABASE).await;
-    health::assert_unready_without_database(server).await;
-}
-
-#[tokio::test]
-async fn readyz_names_the_failing_check_but_not_the_client_error() {
-    let server = serve_on_database(health::REFUSING_DATABASE).await;
-    health::assert_readyz_hides_the_client_error(server).await;
-}
+test_support::readiness_tests!(serve_on_database);
 
 #[tokio::test]
 async fn a_request_id_is_echoed_or_made() {

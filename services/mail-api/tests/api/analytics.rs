@@ -34,32 +34,14 @@ async fn log(
     id
 }
 
-/// Two Enterprise projects: `t` with the sites `shop` and `blog`, `other` with `theirs`; a
-/// client with the read key of each.
-struct Projects {
-    t: Tenant,
-    other: Tenant,
-    read: Client,
-    their_read: Client,
-    shop: String,
-    blog: String,
-    theirs: String,
-}
-
-impl Projects {
-    async fn new(h: &Harness) -> Self {
-        let t = h.tenant(Plan::Enterprise).await;
-        let other = h.tenant(Plan::Enterprise).await;
-        Self {
-            read: h.api(&t.read),
-            their_read: h.api(&other.read),
-            shop: h.site(&t.write, "shop").await,
-            blog: h.site(&t.write, "blog").await,
-            theirs: h.site(&other.write, "theirs").await,
-            t,
-            other,
-        }
-    }
+/// Two Enterprise projects: `t` with the sites `shop` and `blog`, `other` with `theirs`.
+async fn projects(h: &Harness) -> (Tenant, Tenant, [String; 3]) {
+    let t = h.tenant(Plan::Enterprise).await;
+    let other = h.tenant(Plan::Enterprise).await;
+    let shop = h.site(&t.write, "shop").await;
+    let blog = h.site(&t.write, "blog").await;
+    let theirs = h.site(&other.write, "theirs").await;
+    (t, other, [shop, blog, theirs])
 }
 
 async fn identify(h: &Harness, key: &str, email: &str, site: &str) -> String {
@@ -77,15 +59,8 @@ async fn identify(h: &Harness, key: &str, email: &str, site: &str) -> String {
 #[tokio::test]
 async fn overview_counts_the_sites_emails_and_subscribers_in_the_window() {
     let h = Harness::new().await;
-    let Projects {
-        t,
-        other,
-        read,
-        their_read,
-        shop,
-        blog,
-        theirs,
-    } = Projects::new(&h).await;
+    let (t, other, [shop, blog, theirs]) = projects(&h).await;
+    let (read, their_read) = (h.api(&t.read), h.api(&other.read));
     let p = t.project;
 
     // In the window: 10 emails of shop in every state.
@@ -269,15 +244,8 @@ fn by_id(page: &Value, id: Uuid) -> &Value {
 #[tokio::test]
 async fn campaign_performance_per_campaign_with_enrollments_and_revenue() {
     let h = Harness::new().await;
-    let Projects {
-        t,
-        other,
-        read,
-        their_read,
-        shop,
-        blog,
-        theirs,
-    } = Projects::new(&h).await;
+    let (t, other, [shop, blog, theirs]) = projects(&h).await;
+    let (read, their_read) = (h.api(&t.read), h.api(&other.read));
     let p = t.project;
     let promo = h.campaign(&t, &shop, "promo", Some("signup"), true).await;
     let news = h.campaign(&t, &blog, "news", None, false).await;
@@ -431,15 +399,8 @@ async fn campaign_performance_per_campaign_with_enrollments_and_revenue() {
 #[tokio::test]
 async fn conversion_analytics_by_rule_currency_and_campaign() {
     let h = Harness::new().await;
-    let Projects {
-        t,
-        other,
-        read,
-        their_read,
-        shop,
-        blog,
-        theirs,
-    } = Projects::new(&h).await;
+    let (t, other, [shop, blog, theirs]) = projects(&h).await;
+    let (read, their_read) = (h.api(&t.read), h.api(&other.read));
     let p = t.project;
     let promo = h.campaign(&t, &shop, "promo", None, false).await;
     let news = h.campaign(&t, &blog, "news", None, false).await;

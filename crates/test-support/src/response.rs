@@ -7,6 +7,16 @@ pub async fn json(response: Response) -> Value {
     response.json().await.expect("JSON body")
 }
 
+/// The text field `field` of every item of a page's `data`.
+pub fn field_of_each(page: &Value, field: &str) -> Vec<String> {
+    page["data"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a page: {page}"))
+        .iter()
+        .map(|item| item[field].as_str().unwrap().to_owned())
+        .collect()
+}
+
 pub fn assert_rate_limit_headers(response: &Response) {
     for name in [
         "x-ratelimit-limit",

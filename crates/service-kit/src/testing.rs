@@ -2,8 +2,28 @@
 
 use actix_web::dev::ServerHandle;
 
+use crate::config::{CommonSettings, RateLimitBackend};
 use crate::server::{Background, Launched};
 
+/// `common` made fit for a test server: the database at `db_url` with a small pool, one worker
+/// on an ephemeral port of 127.0.0.1, a short graceful stop and the in-process limiter.
+pub fn adapt(common: &mut CommonSettings, db_url: &str) {
+    common.database.url = db_url.to_owned();
+    common.database.pool_size = 4;
+    common.http.bind = "127.0.0.1:0".to_owned();
+    common.http.workers = 1;
+    common.http.shutdown_timeout_secs = 5;
+    common.rate_limit.backend = RateLimitBackend::Inprocess;
+}
+
+/// `common` with the Redis limiter under the key prefix `prefix`.
+pub fn use_redis(common: &mut CommonSettings, prefix: &str) {
+    common.rate_limit.backend = RateLimitBackend::Redis;
+    common.rate_limit.key_prefix = prefix.to_owned();
+}
+
+/// A served API. [`TestServer::stop`] stops it gracefully; dropped without that (a test that
+/// failed), it is stopped at once.
 pub struct TestServer {
     /// `http://127.0.0.1:<port>`
     pub base: String,
@@ -37,6 +57,22 @@ impl TestServer {
         }
         if let Some(background) = self.background.take() {
             background.finish().await;
+        }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        let Some(task) = self.task.take() else {
+            return;
+        };
+        // The stop command is sent when `stop` is called; its future only waits for the end.
+        drop(self.handle.stop(false));
+        task.abort();
+        if let Some(background) = self.background.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(background.finish());
         }
     }
 }

@@ -1,8 +1,15 @@
-//! What the services' HTTP test suites share: the operations of a committed OpenAPI document,
-//! and the ids an answer names.
+//! What the services' HTTP test suites share: a client that carries its key, checks on
+//! answers, the operations of a committed OpenAPI document, and the ids an answer names.
 
+pub mod client;
+pub mod credentials;
 pub mod document;
+pub mod health;
 pub mod ids;
+pub mod response;
+pub mod sql;
+
+pub use client::{Call, Client};
 
 /// The first 600 characters of `text`, for a failure message.
 pub fn excerpt(text: &str) -> &str {

@@ -7,17 +7,14 @@ use uuid::Uuid;
 
 use crate::common::*;
 
-/// Inserts an email log row of `site` created `ago` (an SQL interval) with `status`, `opens`
-/// opens and, when `clicked`, a click.
-#[allow(clippy::too_many_arguments)]
+/// Inserts an email log row of `site` created `ago` (an SQL interval) in the state `(status,
+/// opens, clicked)`: `opens` opens and, when `clicked`, a click.
 async fn log(
     h: &Harness,
     project: Uuid,
     site: &str,
     campaign: Option<Uuid>,
-    status: &str,
-    opens: i32,
-    clicked: bool,
+    (status, opens, clicked): (&str, i32, bool),
     ago: &str,
 ) -> Uuid {
     let id = Uuid::now_v7();
@@ -37,6 +34,16 @@ async fn log(
     id
 }
 
+/// Two Enterprise projects: `t` with the sites `shop` and `blog`, `other` with `theirs`.
+async fn projects(h: &Harness) -> (Tenant, Tenant, [String; 3]) {
+    let t = h.tenant(Plan::Enterprise).await;
+    let other = h.tenant(Plan::Enterprise).await;
+    let shop = h.site(&t.write, "shop").await;
+    let blog = h.site(&t.write, "blog").await;
+    let theirs = h.site(&other.write, "theirs").await;
+    (t, other, [shop, blog, theirs])
+}
+
 async fn identify(h: &Harness, key: &str, email: &str, site: &str) -> String {
     let res = h
         .post_json(
@@ -52,11 +59,8 @@ async fn identify(h: &Harness, key: &str, email: &str, site: &str) -> String {
 #[tokio::test]
 async fn overview_counts_the_sites_emails_and_subscribers_in_the_window() {
     let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
-    let other = h.tenant(Plan::Enterprise).await;
-    let shop = h.site(&t.write, "shop").await;
-    let blog = h.site(&t.write, "blog").await;
-    let theirs = h.site(&other.write, "theirs").await;
+    let (t, other, [shop, blog, theirs]) = projects(&h).await;
+    let (read, their_read) = (h.api(&t.read), h.api(&other.read));
     let p = t.project;
 
     // In the window: 10 emails of shop in every state.
@@ -72,19 +76,17 @@ async fn overview_counts_the_sites_emails_and_subscribers_in_the_window() {
         ("queued", 0, false),
         ("accepted", 0, false),
     ] {
-        log(&h, p, &shop, None, status, opens, clicked, "1 day").await;
+        log(&h, p, &shop, None, (status, opens, clicked), "1 day").await;
     }
     // Outside the window, on another site, and another project's: none counts.
-    log(&h, p, &shop, None, "delivered", 0, false, "40 days").await;
-    log(&h, p, &blog, None, "bounced", 0, false, "1 day").await;
+    log(&h, p, &shop, None, ("delivered", 0, false), "40 days").await;
+    log(&h, p, &blog, None, ("bounced", 0, false), "1 day").await;
     log(
         &h,
         other.project,
         &theirs,
         None,
-        "bounced",
-        0,
-        false,
+        ("bounced", 0, false),
         "1 day",
     )
     .await;
@@ -111,11 +113,10 @@ async fn overview_counts_the_sites_emails_and_subscribers_in_the_window() {
     )
     .await;
 
-    let res = h
-        .get_with(
-            &t.read,
-            &format!("/api/v1/analytics/overview?site_id={shop}&days=30"),
-        )
+    let res = read
+        .get(&format!(
+            "/api/v1/analytics/overview?site_id={shop}&days=30"
+        ))
         .await;
     assert_eq!(res.status(), 200);
     assert_rate_limit_headers(&res);
@@ -164,36 +165,26 @@ async fn overview_counts_the_sites_emails_and_subscribers_in_the_window() {
     );
 
     // The 40-day-old email counts in a 60-day window.
-    let body = json(
-        h.get_with(
-            &t.read,
-            &format!("/api/v1/analytics/overview?site_id={shop}&days=60"),
-        )
-        .await,
-    )
-    .await;
+    let body = read
+        .get(&format!(
+            "/api/v1/analytics/overview?site_id={shop}&days=60"
+        ))
+        .expect(200)
+        .await;
     assert_eq!(body["delivery"]["delivered"], 6);
     // Default window: 30 days. A quiet site is healthy with zero rates.
-    let body = json(
-        h.get_with(
-            &other.read,
-            &format!("/api/v1/analytics/overview?site_id={}", theirs),
-        )
-        .await,
-    )
-    .await;
+    let body = their_read
+        .get(&format!("/api/v1/analytics/overview?site_id={}", theirs))
+        .expect(200)
+        .await;
     assert_eq!(body["days"], 30);
     assert_eq!(body["delivery"]["sent"], 1);
     assert_eq!(body["delivery"]["bounce_rate"], 1.0);
     let quiet = h.site(&other.write, "quiet").await;
-    let body = json(
-        h.get_with(
-            &other.read,
-            &format!("/api/v1/analytics/overview?site_id={quiet}"),
-        )
-        .await,
-    )
-    .await;
+    let body = their_read
+        .get(&format!("/api/v1/analytics/overview?site_id={quiet}"))
+        .expect(200)
+        .await;
     assert_eq!(body["delivery"]["sent"], 0);
     assert_eq!(body["delivery"]["open_rate"], 0.0);
     assert_eq!(body["sender_health"]["status"], "healthy");
@@ -204,46 +195,39 @@ async fn overview_counts_the_sites_emails_and_subscribers_in_the_window() {
 async fn overview_needs_a_site_of_the_project_and_a_valid_window() {
     let h = Harness::new().await;
     let t = h.tenant(Plan::Free).await;
+    let read = h.api(&t.read);
     let other = h.tenant(Plan::Free).await;
     let theirs = h.site(&other.write, "theirs").await;
     let mine = h.site(&t.write, "mine").await;
 
-    let res = h.get_with(&t.read, "/api/v1/analytics/overview").await;
+    let res = read.get("/api/v1/analytics/overview").await;
     let err = expect_error(res, 400, "VALIDATION_ERROR").await;
     assert_eq!(err.details["field"], "site_id");
-    let res = h
-        .get_with(&t.read, "/api/v1/analytics/overview?site_id=nope")
-        .await;
+    let res = read.get("/api/v1/analytics/overview?site_id=nope").await;
     expect_error(res, 400, "VALIDATION_ERROR").await;
-    let res = h
-        .get_with(
-            &t.read,
-            &format!("/api/v1/analytics/overview?site_id={theirs}"),
-        )
+    let res = read
+        .get(&format!("/api/v1/analytics/overview?site_id={theirs}"))
         .await;
     expect_error(res, 404, "SITE_NOT_FOUND").await;
     for days in ["0", "366", "x", "-1"] {
-        let res = h
-            .get_with(
-                &t.read,
-                &format!("/api/v1/analytics/overview?site_id={mine}&days={days}"),
-            )
+        let res = read
+            .get(&format!(
+                "/api/v1/analytics/overview?site_id={mine}&days={days}"
+            ))
             .await;
         let err = expect_error(res, 400, "VALIDATION_ERROR").await;
         assert_eq!(err.details["field"], "days", "days={days}");
     }
-    let res = h
-        .get_with(
-            &t.read,
-            &format!("/api/v1/analytics/overview?site_id={mine}&days=365"),
-        )
+    let res = read
+        .get(&format!(
+            "/api/v1/analytics/overview?site_id={mine}&days=365"
+        ))
         .await;
     assert_eq!(res.status(), 200);
     let res = h
+        .anonymous()
         .get(&format!("/api/v1/analytics/overview?site_id={mine}"))
-        .send()
-        .await
-        .unwrap();
+        .await;
     expect_error(res, 401, "UNAUTHORIZED").await;
     h.stop().await;
 }
@@ -260,11 +244,8 @@ fn by_id(page: &Value, id: Uuid) -> &Value {
 #[tokio::test]
 async fn campaign_performance_per_campaign_with_enrollments_and_revenue() {
     let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
-    let other = h.tenant(Plan::Enterprise).await;
-    let shop = h.site(&t.write, "shop").await;
-    let blog = h.site(&t.write, "blog").await;
-    let theirs = h.site(&other.write, "theirs").await;
+    let (t, other, [shop, blog, theirs]) = projects(&h).await;
+    let (read, their_read) = (h.api(&t.read), h.api(&other.read));
     let p = t.project;
     let promo = h.campaign(&t, &shop, "promo", Some("signup"), true).await;
     let news = h.campaign(&t, &blog, "news", None, false).await;
@@ -297,23 +278,21 @@ async fn campaign_performance_per_campaign_with_enrollments_and_revenue() {
         ))
         .await
         .remove(0);
-    log(&h, p, &shop, Some(promo), "sent", 0, false, "2 days").await;
-    log(&h, p, &shop, Some(promo), "opened", 1, false, "2 days").await;
-    let clicked = log(&h, p, &shop, Some(promo), "clicked", 1, true, "2 days").await;
+    log(&h, p, &shop, Some(promo), ("sent", 0, false), "2 days").await;
+    log(&h, p, &shop, Some(promo), ("opened", 1, false), "2 days").await;
+    let clicked = log(&h, p, &shop, Some(promo), ("clicked", 1, true), "2 days").await;
     h.exec(&format!(
         "UPDATE email_log SET contact_id = '{a}' WHERE id = '{clicked}'"
     ))
     .await;
-    log(&h, p, &shop, Some(promo), "sent", 0, false, "40 days").await;
-    log(&h, p, &blog, Some(news), "bounced", 0, false, "1 day").await;
+    log(&h, p, &shop, Some(promo), ("sent", 0, false), "40 days").await;
+    log(&h, p, &blog, Some(news), ("bounced", 0, false), "1 day").await;
     log(
         &h,
         other.project,
         &theirs,
         Some(their_campaign),
-        "sent",
-        0,
-        false,
+        ("sent", 0, false),
         "1 day",
     )
     .await;
@@ -332,7 +311,7 @@ async fn campaign_performance_per_campaign_with_enrollments_and_revenue() {
         assert_eq!(body["campaign_id"], promo.to_string().as_str());
     }
 
-    let res = h.get_with(&t.read, "/api/v1/analytics/campaigns").await;
+    let res = read.get("/api/v1/analytics/campaigns").await;
     assert_eq!(res.status(), 200);
     let page = json(res).await;
     assert_eq!(page["data"].as_array().unwrap().len(), 2, "{page}");
@@ -361,65 +340,56 @@ async fn campaign_performance_per_campaign_with_enrollments_and_revenue() {
     assert_eq!(row["revenue"], json!({}));
 
     // A longer window takes the old email in.
-    let page = json(
-        h.get_with(&t.read, "/api/v1/analytics/campaigns?days=90")
-            .await,
-    )
-    .await;
+    let page = read
+        .get("/api/v1/analytics/campaigns?days=90")
+        .expect(200)
+        .await;
     assert_eq!(by_id(&page, promo)["delivery"]["sent"], 4);
 
     // Filters and paging.
-    let page = json(
-        h.get_with(
-            &t.read,
-            &format!("/api/v1/analytics/campaigns?site_id={blog}"),
-        )
-        .await,
-    )
-    .await;
+    let page = read
+        .get(&format!("/api/v1/analytics/campaigns?site_id={blog}"))
+        .expect(200)
+        .await;
     assert_eq!(page["data"].as_array().unwrap().len(), 1);
     assert_eq!(page["data"][0]["campaign_id"], news.to_string().as_str());
-    let page = json(
-        h.get_with(&t.read, "/api/v1/analytics/campaigns?status=active")
-            .await,
-    )
-    .await;
+    let page = read
+        .get("/api/v1/analytics/campaigns?status=active")
+        .expect(200)
+        .await;
     assert_eq!(page["data"].as_array().unwrap().len(), 1);
     assert_eq!(page["data"][0]["campaign_id"], promo.to_string().as_str());
-    let first = json(
-        h.get_with(&t.read, "/api/v1/analytics/campaigns?limit=1")
-            .await,
-    )
-    .await;
+    let first = read
+        .get("/api/v1/analytics/campaigns?limit=1")
+        .expect(200)
+        .await;
     assert_eq!(first["data"][0]["campaign_id"], promo.to_string().as_str());
     let cursor = first["next_cursor"].as_str().expect("a next page");
-    let second = json(
-        h.get_with(
-            &t.read,
-            &format!("/api/v1/analytics/campaigns?limit=1&cursor={cursor}"),
-        )
-        .await,
-    )
-    .await;
+    let second = read
+        .get(&format!(
+            "/api/v1/analytics/campaigns?limit=1&cursor={cursor}"
+        ))
+        .expect(200)
+        .await;
     assert_eq!(second["data"][0]["campaign_id"], news.to_string().as_str());
     assert!(second["next_cursor"].is_null());
 
     // The other project sees only its own campaign.
-    let page = json(h.get_with(&other.read, "/api/v1/analytics/campaigns").await).await;
+    let page = their_read
+        .get("/api/v1/analytics/campaigns")
+        .expect(200)
+        .await;
     assert_eq!(page["data"].as_array().unwrap().len(), 1);
     assert_eq!(page["data"][0]["enrolled"], 1);
     assert_eq!(page["data"][0]["delivery"]["sent"], 1);
 
-    let res = h
-        .get_with(
-            &t.read,
-            &format!("/api/v1/analytics/campaigns?site_id={theirs}"),
-        )
+    let res = read
+        .get(&format!("/api/v1/analytics/campaigns?site_id={theirs}"))
         .await;
     expect_error(res, 404, "SITE_NOT_FOUND").await;
     for query in ["status=nope", "days=0", "limit=0", "cursor=%%%"] {
-        let res = h
-            .get_with(&t.read, &format!("/api/v1/analytics/campaigns?{query}"))
+        let res = read
+            .get(&format!("/api/v1/analytics/campaigns?{query}"))
             .await;
         expect_error(res, 400, "VALIDATION_ERROR").await;
     }
@@ -429,11 +399,8 @@ async fn campaign_performance_per_campaign_with_enrollments_and_revenue() {
 #[tokio::test]
 async fn conversion_analytics_by_rule_currency_and_campaign() {
     let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
-    let other = h.tenant(Plan::Enterprise).await;
-    let shop = h.site(&t.write, "shop").await;
-    let blog = h.site(&t.write, "blog").await;
-    let theirs = h.site(&other.write, "theirs").await;
+    let (t, other, [shop, blog, theirs]) = projects(&h).await;
+    let (read, their_read) = (h.api(&t.read), h.api(&other.read));
     let p = t.project;
     let promo = h.campaign(&t, &shop, "promo", None, false).await;
     let news = h.campaign(&t, &blog, "news", None, false).await;
@@ -446,8 +413,8 @@ async fn conversion_analytics_by_rule_currency_and_campaign() {
     let clicker = contact("clicker@x.io", shop.clone()).await;
     let opener = contact("opener@x.io", blog.clone()).await;
     let _nobody = contact("nobody@x.io", shop.clone()).await;
-    let clicked = log(&h, p, &shop, Some(promo), "clicked", 1, true, "1 hour").await;
-    let opened = log(&h, p, &blog, Some(news), "opened", 1, false, "1 hour").await;
+    let clicked = log(&h, p, &shop, Some(promo), ("clicked", 1, true), "1 hour").await;
+    let opened = log(&h, p, &blog, Some(news), ("opened", 1, false), "1 hour").await;
     h.exec(&format!(
         "UPDATE email_log SET contact_id = '{clicker}' WHERE id = '{clicked}'"
     ))
@@ -458,40 +425,21 @@ async fn conversion_analytics_by_rule_currency_and_campaign() {
     ))
     .await;
 
-    let convert = |email: &'static str, revenue: f64, currency: &'static str| {
-        let (h, key) = (&h, t.write.clone());
-        async move {
-            let res = h
-                .post_json(
-                    &key,
-                    "/api/v1/conversion",
-                    &json!({"email": email, "revenue": revenue, "currency": currency}),
-                )
-                .await;
-            assert_eq!(res.status(), 200);
-            json(res).await
-        }
+    let write = h.api(&t.write);
+    let convert = |email: &str, revenue: f64, currency: &str| {
+        let body = json!({"email": email, "revenue": revenue, "currency": currency});
+        write.post("/api/v1/conversion", &body).expect(200)
     };
-    assert_eq!(
-        convert("clicker@x.io", 20.0, "USD").await["attribution"],
-        "click"
-    );
-    assert_eq!(
-        convert("clicker@x.io", 5.0, "USD").await["attribution"],
-        "click"
-    );
-    assert_eq!(
-        convert("clicker@x.io", 7.0, "EUR").await["attribution"],
-        "click"
-    );
-    assert_eq!(
-        convert("opener@x.io", 3.0, "USD").await["attribution"],
-        "open"
-    );
-    assert_eq!(
-        convert("nobody@x.io", 100.0, "USD").await["attribution"],
-        "unattributed"
-    );
+    for (email, revenue, currency, attribution) in [
+        ("clicker@x.io", 20.0, "USD", "click"),
+        ("clicker@x.io", 5.0, "USD", "click"),
+        ("clicker@x.io", 7.0, "EUR", "click"),
+        ("opener@x.io", 3.0, "USD", "open"),
+        ("nobody@x.io", 100.0, "USD", "unattributed"),
+    ] {
+        let answer = convert(email, revenue, currency).await;
+        assert_eq!(answer["attribution"], attribution, "{email} {revenue}");
+    }
     // Another project's conversion never counts; an old one falls outside the window.
     let their_contact = identify(&h, &other.write, "x@x.io", &theirs).await;
     let theirs_log = log(
@@ -499,9 +447,7 @@ async fn conversion_analytics_by_rule_currency_and_campaign() {
         other.project,
         &theirs,
         Some(their_campaign),
-        "clicked",
-        1,
-        true,
+        ("clicked", 1, true),
         "1 hour",
     )
     .await;
@@ -522,7 +468,7 @@ async fn conversion_analytics_by_rule_currency_and_campaign() {
     ))
     .await;
 
-    let res = h.get_with(&t.read, "/api/v1/analytics/conversion").await;
+    let res = read.get("/api/v1/analytics/conversion").await;
     assert_eq!(res.status(), 200);
     let body = json(res).await;
     assert_eq!(body["days"], 30);
@@ -554,64 +500,48 @@ async fn conversion_analytics_by_rule_currency_and_campaign() {
     );
 
     // The 60-day window takes the old conversion in.
-    let body = json(
-        h.get_with(&t.read, "/api/v1/analytics/conversion?days=90")
-            .await,
-    )
-    .await;
+    let body = read
+        .get("/api/v1/analytics/conversion?days=90")
+        .expect(200)
+        .await;
     assert_eq!(body["conversions"], 6);
 
     // By site: only conversions attributed to the site's emails.
-    let body = json(
-        h.get_with(
-            &t.read,
-            &format!("/api/v1/analytics/conversion?site_id={blog}"),
-        )
-        .await,
-    )
-    .await;
+    let body = read
+        .get(&format!("/api/v1/analytics/conversion?site_id={blog}"))
+        .expect(200)
+        .await;
     assert_eq!(body["site_id"], blog.as_str());
     assert_eq!(body["conversions"], 1);
     assert_eq!(body["by_attribution"]["open"]["conversions"], 1);
     // By campaign.
-    let body = json(
-        h.get_with(
-            &t.read,
-            &format!("/api/v1/analytics/conversion?campaign_id={promo}"),
-        )
-        .await,
-    )
-    .await;
+    let body = read
+        .get(&format!("/api/v1/analytics/conversion?campaign_id={promo}"))
+        .expect(200)
+        .await;
     assert_eq!(body["conversions"], 3);
     assert_eq!(body["attribution_rate"], 1.0);
     assert_eq!(body["top_campaigns"].as_array().unwrap().len(), 1);
 
     // The other project: its own conversion only.
-    let body = json(
-        h.get_with(&other.read, "/api/v1/analytics/conversion")
-            .await,
-    )
-    .await;
+    let body = their_read
+        .get("/api/v1/analytics/conversion")
+        .expect(200)
+        .await;
     assert_eq!(body["conversions"], 1);
     assert_eq!(body["revenue"], json!({"USD": 1000.0}));
 
-    let res = h
-        .get_with(
-            &t.read,
-            &format!("/api/v1/analytics/conversion?campaign_id={their_campaign}"),
-        )
+    let res = read
+        .get(&format!(
+            "/api/v1/analytics/conversion?campaign_id={their_campaign}"
+        ))
         .await;
     expect_error(res, 404, "CAMPAIGN_NOT_FOUND").await;
-    let res = h
-        .get_with(
-            &t.read,
-            &format!("/api/v1/analytics/conversion?site_id={theirs}"),
-        )
+    let res = read
+        .get(&format!("/api/v1/analytics/conversion?site_id={theirs}"))
         .await;
     expect_error(res, 404, "SITE_NOT_FOUND").await;
-    let res = h
-        .get_with(&t.read, "/api/v1/analytics/conversion?campaign_id=x")
-        .await;
+    let res = read.get("/api/v1/analytics/conversion?campaign_id=x").await;
     expect_error(res, 400, "VALIDATION_ERROR").await;
     h.stop().await;
 }

@@ -2,9 +2,36 @@ use auth::{CredentialKind, Scope};
 use mail_api::db::credentials;
 use rate_limit::policy::Plan;
 use serde_json::json;
-use service_kit::testing::TestServer;
+use test_support::credentials::{Lookups, warm};
 
 use crate::common::*;
+
+/// A 401 whose message says `why`.
+async fn assert_refused(res: reqwest::Response, why: &str) {
+    let err = expect_error(res, 401, "UNAUTHORIZED").await;
+    assert!(err.message.contains(why), "{why}: {err:?}");
+}
+
+/// A key of `scope` named `name` that expires `after` from now (in the past when negative).
+async fn key_expiring(
+    h: &Harness,
+    project: uuid::Uuid,
+    name: &str,
+    scope: Scope,
+    after: chrono::Duration,
+) -> String {
+    let (_, key) = credentials::create_key(
+        &mut h.conn().await,
+        project,
+        name,
+        scope,
+        None,
+        Some(chrono::Utc::now() + after),
+    )
+    .await
+    .unwrap();
+    key.plaintext
+}
 
 #[tokio::test]
 async fn missing_malformed_unknown_revoked_and_expired_credentials_are_401() {
@@ -51,12 +78,7 @@ async fn missing_malformed_unknown_revoked_and_expired_credentials_are_401() {
     );
     let res = h.list_sites(&cold, "").await;
     assert_eq!(res.headers()["www-authenticate"], "Bearer");
-    assert!(
-        expect_error(res, 401, "UNAUTHORIZED")
-            .await
-            .message
-            .contains("revoked")
-    );
+    assert_refused(res, "revoked").await;
 
     // A key that worked (and so is cached) until revoked.
     let (revoked_id, revoked) = h.key(tenant.project, Scope::Read).await;
@@ -76,63 +98,43 @@ async fn missing_malformed_unknown_revoked_and_expired_credentials_are_401() {
     // Refused on the very next request, although the key was cached.
     let res = h.list_sites(&revoked, "").await;
     assert_eq!(res.headers()["www-authenticate"], "Bearer");
-    assert!(
-        expect_error(res, 401, "UNAUTHORIZED")
-            .await
-            .message
-            .contains("revoked")
-    );
+    assert_refused(res, "revoked").await;
     let res = h.create_site(&revoked, "after-revocation").await;
-    assert!(
-        expect_error(res, 401, "UNAUTHORIZED")
-            .await
-            .message
-            .contains("revoked")
-    );
+    assert_refused(res, "revoked").await;
 
-    let (_, expired) = credentials::create_key(
-        &mut h.conn().await,
+    let expired = key_expiring(
+        &h,
         tenant.project,
         "expired",
         Scope::Admin,
-        None,
-        Some(chrono::Utc::now() - chrono::Duration::seconds(1)),
+        -chrono::Duration::seconds(1),
     )
-    .await
-    .unwrap();
+    .await;
     for res in [
-        h.list_sites(&expired.plaintext, "").await,
-        h.create_site(&expired.plaintext, "never").await,
+        h.list_sites(&expired, "").await,
+        h.create_site(&expired, "never").await,
     ] {
         assert_eq!(res.headers()["www-authenticate"], "Bearer");
-        assert!(
-            expect_error(res, 401, "UNAUTHORIZED")
-                .await
-                .message
-                .contains("expired")
-        );
+        assert_refused(res, "expired").await;
     }
 
     // A key with an expiry still ahead works.
-    let (_, expiring) = credentials::create_key(
-        &mut h.conn().await,
+    let expiring = key_expiring(
+        &h,
         tenant.project,
         "expiring",
         Scope::Read,
-        None,
-        Some(chrono::Utc::now() + chrono::Duration::hours(1)),
+        chrono::Duration::hours(1),
     )
-    .await
-    .unwrap();
-    assert_eq!(h.list_sites(&expiring.plaintext, "").await.status(), 200);
+    .await;
+    assert_eq!(h.list_sites(&expiring, "").await.status(), 200);
 
     // The scheme is case-insensitive; the other keys were not affected.
     let res = h
+        .anonymous()
         .get("/api/v1/sites")
         .header("Authorization", format!("bearer {}", tenant.read))
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(res.status(), 200);
     assert_rate_limit_headers(&res);
     h.stop().await;
@@ -178,13 +180,11 @@ async fn a_read_key_on_a_write_route_is_403_before_the_body_is_read() {
     let h = Harness::new().await;
     let tenant = h.tenant(Plan::Free).await;
     let res = h
-        .post("/api/v1/sites")
-        .bearer_auth(&tenant.read)
+        .api(&tenant.read)
+        .request(reqwest::Method::POST, "/api/v1/sites")
         .header("content-type", "application/json")
         .body("{not json")
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_rate_limit_headers(&res);
     assert!(!res.headers().contains_key("www-authenticate"));
     let err = expect_error(res, 403, "FORBIDDEN").await;
@@ -223,131 +223,49 @@ async fn every_scope_may_read_and_write_and_admin_keys_may_create() {
     h.stop().await;
 }
 
-/// Two replicas on one database, with the key cached by both; returns them, the key's id and
-/// its text.
-async fn two_warm_replicas(
-    db: &store::testing::TestDatabase,
-    http: &reqwest::Client,
-) -> (TestServer, TestServer, uuid::Uuid, String) {
-    let a = serve(&settings(&db.url)).await;
-    let b = serve(&settings(&db.url)).await;
-    let mut conn = connect(&db.url).await;
-    let project = project(&mut conn, Plan::Enterprise).await;
-    let (key_id, key_text) = key(&mut conn, project, Scope::Write).await;
-    // Both replicas have the key cached.
-    for server in [&a, &b] {
-        for _ in 0..3 {
-            let res = http
-                .get(server.url("/api/v1/sites"))
-                .bearer_auth(&key_text)
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(res.status(), 200);
-        }
-    }
-    (a, b, key_id, key_text)
-}
-
 /// Revocation is immediate across replicas: the very next request to the other replica is
 /// refused (the credential cache trusts an entry only after its listener's barrier).
 #[tokio::test]
 async fn a_key_revoked_through_one_replica_is_refused_by_the_other_on_the_next_request() {
     let db = database().await;
-    let http = reqwest::Client::new();
-    let (a, b, key_id, key_text) = two_warm_replicas(&db, &http).await;
+    let (a, b) = (
+        serve(&settings(&db.url)).await,
+        serve(&settings(&db.url)).await,
+    );
+    let mut conn = connect(&db.url).await;
+    let project = project(&mut conn, Plan::Enterprise).await;
+    let (key_id, key_text) = key(&mut conn, project, Scope::Write).await;
+    let [on_a, on_b] = warm([&a, &b], "/api/v1/sites", &key_text).await;
     // Revoked through replica A's database session; B must refuse at once.
-    assert!(
-        store::revoke_api_key(&mut connect(&db.url).await, key_id)
-            .await
-            .unwrap()
-    );
-    let res = http
-        .get(b.url("/api/v1/sites"))
-        .bearer_auth(&key_text)
-        .send()
-        .await
-        .unwrap();
-    assert!(
-        expect_error(res, 401, "UNAUTHORIZED")
-            .await
-            .message
-            .contains("revoked")
-    );
-    let res = http
-        .post(a.url("/api/v1/sites"))
-        .bearer_auth(&key_text)
-        .json(&json!({"name": "n", "slug": "s", "from_name": "f"}))
-        .send()
-        .await
-        .unwrap();
-    assert!(
-        expect_error(res, 401, "UNAUTHORIZED")
-            .await
-            .message
-            .contains("revoked")
-    );
+    assert!(store::revoke_api_key(&mut conn, key_id).await.unwrap());
+    let res = on_b.get("/api/v1/sites").await;
+    let err = expect_error(res, 401, "UNAUTHORIZED").await;
+    assert!(err.message.contains("revoked"), "{err:?}");
+    let res = on_a
+        .post(
+            "/api/v1/sites",
+            &json!({"name": "n", "slug": "s", "from_name": "f"}),
+        )
+        .await;
+    let err = expect_error(res, 401, "UNAUTHORIZED").await;
+    assert!(err.message.contains("revoked"), "{err:?}");
     a.stop().await;
     b.stop().await;
-}
-
-/// `auth_credential_lookups_total` on the server's `/metrics`.
-async fn credential_lookups(h: &Harness) -> u64 {
-    let text = h
-        .get("/metrics")
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    test_support::metric(&text, "auth_credential_lookups_total")
-}
-
-async fn status_with(h: &Harness, key: &str) -> u16 {
-    h.get_with(key, "/api/v1/sites").await.status().as_u16()
 }
 
 #[tokio::test]
 async fn an_unknown_key_is_looked_up_once_yet_usable_as_soon_as_it_is_inserted() {
     let h = Harness::new().await;
     let project = h.project(Plan::Free).await;
-    // The cache is used once the worker's LISTEN connection is up.
+    let lookups = Lookups::new(h.anonymous(), "/api/v1/sites");
     let warmup = auth::credential::generate(CredentialKind::Mail).plaintext;
-    let mut cached = false;
-    for _ in 0..100 {
-        let before = credential_lookups(&h).await;
-        assert_eq!(status_with(&h, &warmup).await, 401);
-        if credential_lookups(&h).await == before {
-            cached = true;
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    assert!(cached, "the unknown warm-up key was never remembered");
+    lookups.wait_until_remembered(&warmup).await;
 
-    // A real key, set aside and deleted: well-formed and unknown.
     let (key_id, key) = h.key(project, Scope::Read).await;
-    assert_eq!(status_with(&h, &key).await, 200);
-    h.exec(&format!(
-        "CREATE TABLE set_aside AS SELECT * FROM api_keys WHERE id = '{key_id}'"
-    ))
-    .await;
-    h.exec(&format!("DELETE FROM api_keys WHERE id = '{key_id}'"))
+    lookups
+        .assert_a_deleted_key_is_looked_up_once(&h.db.url, key_id, &key, async |res| {
+            expect_error(res, 401, "UNAUTHORIZED").await;
+        })
         .await;
-    let before = credential_lookups(&h).await;
-    for _ in 0..10 {
-        let res = h.get_with(&key, "/api/v1/sites").await;
-        expect_error(res, 401, "UNAUTHORIZED").await;
-    }
-    assert_eq!(
-        credential_lookups(&h).await - before,
-        1,
-        "one lookup for ten"
-    );
-
-    // Created again: the very next request is served.
-    h.exec("INSERT INTO api_keys SELECT * FROM set_aside").await;
-    assert_eq!(status_with(&h, &key).await, 200);
     h.stop().await;
 }

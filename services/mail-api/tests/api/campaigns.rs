@@ -4,12 +4,7 @@ use serde_json::{Value, json};
 use crate::common::*;
 
 fn names(page: &Value) -> Vec<String> {
-    page["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["name"].as_str().unwrap().to_owned())
-        .collect()
+    field_of_each(page, "name")
 }
 
 #[tokio::test]
@@ -174,13 +169,13 @@ async fn campaign_creation_is_validated_and_scoped_to_the_project() {
     assert_eq!(again.headers()["idempotent-replayed"], "true");
     assert_eq!(json(again).await, first);
     let res = h
-        .post("/api/v1/campaigns")
-        .bearer_auth(&t.write)
+        .api(&t.write)
+        .post(
+            "/api/v1/campaigns",
+            &json!({"name": "Twice", "site_id": site}),
+        )
         .header("Idempotency-Key", "camp-1")
-        .json(&json!({"name": "Twice", "site_id": site}))
-        .send()
-        .await
-        .unwrap();
+        .await;
     expect_error(res, 409, "IDEMPOTENCY_KEY_REUSED").await;
     assert_eq!(h.query("SELECT name FROM campaigns").await, ["Once"]);
     h.stop().await;

@@ -6,16 +6,18 @@
 use std::path::Path;
 
 use auth::Scope;
-use diesel_async::{AsyncConnection as _, AsyncPgConnection};
+use diesel_async::AsyncPgConnection;
 use mail_api::db::{credentials, tenants};
 use mail_api::{MIGRATIONS, MIGRATIONS_DIR, Settings};
 use rate_limit::policy::Plan;
 use reqwest::{RequestBuilder, Response};
 use serde_json::{Value, json};
-use service_kit::RateLimitBackend;
-use service_kit::testing::TestServer;
+use service_kit::testing::{self, TestServer};
 use store::testing::TestDatabase;
 use uuid::Uuid;
+
+pub use test_support::Client;
+pub use test_support::response::*;
 
 /// The shared sending domain the test servers are configured with.
 pub const SHARED_DOMAIN: &str = "send.mail-test.example";
@@ -38,12 +40,7 @@ pub struct Tenant {
 /// Settings for a server on `db_url`, bound to an ephemeral port.
 pub fn settings(db_url: &str) -> Settings {
     let mut settings = Settings::load(None).expect("default settings load");
-    settings.common.database.url = db_url.to_owned();
-    settings.common.database.pool_size = 4;
-    settings.common.http.bind = "127.0.0.1:0".to_owned();
-    settings.common.http.workers = 1;
-    settings.common.http.shutdown_timeout_secs = 5;
-    settings.common.rate_limit.backend = RateLimitBackend::Inprocess;
+    testing::adapt(&mut settings.common, db_url);
     settings.sending.shared_domain = SHARED_DOMAIN.to_owned();
     settings.secrets.kek = secrets::Kek::generate_base64();
     settings.tracking.secret = TRACKING_SECRET.to_owned();
@@ -58,8 +55,7 @@ pub const TRACKING_SECRET: &str = "tracking-secret-for-tests-0123456789abcdef";
 /// Settings with the Redis limiter under a key prefix of their own.
 pub fn redis_settings(db_url: &str, prefix: &str) -> Settings {
     let mut settings = settings(db_url);
-    settings.common.rate_limit.backend = RateLimitBackend::Redis;
-    settings.common.rate_limit.key_prefix = prefix.to_owned();
+    testing::use_redis(&mut settings.common, prefix);
     settings
 }
 
@@ -73,9 +69,7 @@ pub async fn serve(settings: &Settings) -> TestServer {
     TestServer::start(mail_api::launch(settings).await.expect("launch"))
 }
 
-pub async fn connect(url: &str) -> AsyncPgConnection {
-    AsyncPgConnection::establish(url).await.expect("connect")
-}
+pub use test_support::sql::connect;
 
 /// A project of `plan` in an account of its own.
 pub async fn project(conn: &mut AsyncPgConnection, plan: Plan) -> Uuid {
@@ -94,6 +88,11 @@ pub async fn key(conn: &mut AsyncPgConnection, project: Uuid, scope: Scope) -> (
         .await
         .expect("key");
     (key.id, credential.plaintext)
+}
+
+/// A server whose database is at `url` (one that does not answer, or refuses it).
+pub async fn serve_on_database(url: &str) -> TestServer {
+    serve(&settings(url)).await
 }
 
 impl Harness {
@@ -138,6 +137,16 @@ impl Harness {
             write,
             admin,
         }
+    }
+
+    /// A client of the server that carries `key`.
+    pub fn api(&self, key: &str) -> Client {
+        self.anonymous().with_key(key)
+    }
+
+    /// A client of the server without a key.
+    pub fn anonymous(&self) -> Client {
+        Client::new(self.http.clone(), &self.server.base)
     }
 
     pub fn get(&self, path: &str) -> RequestBuilder {
@@ -235,38 +244,17 @@ impl Harness {
     /// Runs `sql` (a query of one column) on the test database and returns that column of
     /// every row, as text.
     pub async fn query(&self, sql: &str) -> Vec<String> {
-        use diesel::sql_types::Text;
-        use diesel_async::RunQueryDsl as _;
-        #[derive(diesel::QueryableByName)]
-        struct Row {
-            #[diesel(sql_type = Text)]
-            v: String,
-        }
-        let rows: Vec<Row> = diesel::sql_query(format!(
-            "SELECT coalesce(v::text, 'NULL') AS v FROM ({sql}) AS q(v)"
-        ))
-        .load(&mut self.conn().await)
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-        rows.into_iter().map(|r| r.v).collect()
+        test_support::sql::query(&self.db.url, sql).await
     }
 
     /// Runs a statement on the test database.
     pub async fn exec(&self, sql: &str) {
-        use diesel_async::RunQueryDsl as _;
-        diesel::sql_query(sql)
-            .execute(&mut self.conn().await)
-            .await
-            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        test_support::sql::exec(&self.db.url, sql).await;
     }
 
     pub async fn stop(self) {
         self.server.stop().await;
     }
-}
-
-pub async fn json(response: Response) -> Value {
-    response.json().await.expect("JSON body")
 }
 
 /// A mail error envelope, as [`expect_error`] found it.
@@ -305,36 +293,6 @@ pub async fn expect_error(response: Response, status: u16, code: &str) -> MailEr
         message: message.to_owned(),
         details: object.get("details").cloned().unwrap_or(Value::Null),
     }
-}
-
-pub fn assert_rate_limit_headers(response: &Response) {
-    for name in [
-        "x-ratelimit-limit",
-        "x-ratelimit-remaining",
-        "x-ratelimit-reset",
-    ] {
-        assert!(
-            response.headers().contains_key(name),
-            "{name} missing on {}",
-            response.status()
-        );
-    }
-}
-
-/// A numeric response header.
-pub fn header_u64(response: &Response, name: &str) -> u64 {
-    response.headers()[name]
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
-pub fn unix_now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
 }
 
 /// The committed OpenAPI document of mail-api.

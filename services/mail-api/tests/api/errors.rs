@@ -2,6 +2,7 @@ use std::collections::BTreeSet;
 
 use rate_limit::policy::Plan;
 use serde_json::json;
+use test_support::health;
 
 use crate::common::*;
 
@@ -12,36 +13,32 @@ async fn framework_failures_answer_in_the_mail_envelope() {
     let key = &tenant.write;
 
     let malformed = h
-        .post("/api/v1/sites")
-        .bearer_auth(key)
+        .api(key)
+        .request(reqwest::Method::POST, "/api/v1/sites")
         .header("content-type", "application/json")
         .body("{\"name\": ")
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_rate_limit_headers(&malformed);
     let err = expect_error(malformed, 400, "VALIDATION_ERROR").await;
     assert!(err.message.contains("malformed JSON"), "{err:?}");
 
     let wrong_type = h
-        .post("/api/v1/sites")
-        .bearer_auth(key)
+        .api(key)
+        .request(reqwest::Method::POST, "/api/v1/sites")
         .header("content-type", "text/plain")
         .body(r#"{"name":"a","slug":"a","from_name":"a"}"#)
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_rate_limit_headers(&wrong_type);
     let err = expect_error(wrong_type, 400, "VALIDATION_ERROR").await;
     assert!(err.message.contains("Content-Type"), "{err:?}");
 
     let wrong_shape = h
-        .post("/api/v1/sites")
-        .bearer_auth(key)
-        .json(&json!({"name": 1, "slug": "a", "from_name": "a"}))
-        .send()
-        .await
-        .unwrap();
+        .api(key)
+        .post(
+            "/api/v1/sites",
+            &json!({"name": 1, "slug": "a", "from_name": "a"}),
+        )
+        .await;
     let err = expect_error(wrong_shape, 400, "VALIDATION_ERROR").await;
     assert_eq!(err.details, json!({"field": "name"}), "{err:?}");
 
@@ -50,13 +47,11 @@ async fn framework_failures_answer_in_the_mail_envelope() {
         "x".repeat(1024 * 1024)
     );
     let too_big = h
-        .post("/api/v1/sites")
-        .bearer_auth(key)
+        .api(key)
+        .request(reqwest::Method::POST, "/api/v1/sites")
         .header("content-type", "application/json")
         .body(oversized)
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_rate_limit_headers(&too_big);
     let err = expect_error(too_big, 400, "PAYLOAD_TOO_LARGE").await;
     assert!(err.message.contains("exceeds"), "{err:?}");
@@ -64,21 +59,16 @@ async fn framework_failures_answer_in_the_mail_envelope() {
     let list = json(h.list_sites(key, "").await).await;
     assert_eq!(list["data"], json!([]));
 
-    let unknown_route = h
-        .get("/api/v1/no-such-thing")
-        .bearer_auth(key)
-        .send()
-        .await
-        .unwrap();
+    let unknown_route = h.api(key).get("/api/v1/no-such-thing").await;
     assert_rate_limit_headers(&unknown_route);
     expect_error(unknown_route, 404, "NOT_FOUND").await;
     // Under /api/v1, the credential is checked before the route is looked up.
-    let unknown_route = h.get("/api/v1/no-such-thing").send().await.unwrap();
+    let unknown_route = h.anonymous().get("/api/v1/no-such-thing").await;
     assert_eq!(unknown_route.headers()["www-authenticate"], "Bearer");
     expect_error(unknown_route, 401, "UNAUTHORIZED").await;
 
     for path in ["/no-such-thing", "/api/v2/sites", "/sites"] {
-        let outside_api = h.get(path).bearer_auth(key).send().await.unwrap();
+        let outside_api = h.api(key).get(path).await;
         assert!(
             !outside_api.headers().contains_key("x-ratelimit-limit"),
             "{path}"
@@ -155,115 +145,36 @@ async fn bad_paging_parameters_are_400_naming_the_parameter() {
 #[tokio::test]
 async fn health_readiness_and_metrics_need_no_credential() {
     let h = Harness::new().await;
-    let res = h.get("/healthz").send().await.unwrap();
-    assert_eq!(res.status(), 200);
-    assert!(res.headers().contains_key("x-request-id"));
-    assert!(!res.headers().contains_key("x-ratelimit-limit"));
-    assert_eq!(json(res).await, json!({"status": "ok"}));
-    let body = ready(&h).await;
-    assert_eq!(body["status"], "ready");
-    assert_eq!(body["checks"]["database"], "ok");
-    assert_eq!(body["checks"]["broker"], "ok");
+    health::assert_live_and_ready(&h.anonymous()).await;
 
     // One answered API request, so that the request counter has a series of mail-api.
     let tenant = h.tenant(Plan::Free).await;
     assert_eq!(h.list_sites(&tenant.read, "").await.status(), 200);
-    let res = h.get("/metrics").send().await.unwrap();
-    assert_eq!(res.status(), 200);
-    let text = res.text().await.unwrap();
-    assert!(text.contains("http_requests_total"), "{text}");
-    assert!(text.contains("service=\"mail-api\""), "{text}");
-    assert!(!text.contains("service=\"memory-api\""), "{text}");
+    health::assert_metrics_of(&h.anonymous(), "mail-api").await;
     h.stop().await;
 }
 
-#[tokio::test]
-async fn readyz_answers_503_when_the_database_is_unreachable() {
-    let db = database().await;
-    let mut settings = settings(&db.url);
-    settings.common.database.url = "postgres://postgres@127.0.0.1:1/nothing".to_owned();
-    let server = serve(&settings).await;
-    let res = reqwest::get(server.url("/readyz")).await.unwrap();
-    assert_eq!(res.status(), 503);
-    let body: serde_json::Value = res.json().await.unwrap();
-    assert_eq!(body["status"], "unavailable");
-    assert_ne!(body["checks"]["database"], "ok");
-    // Liveness does not depend on the database.
-    let res = reqwest::get(server.url("/healthz")).await.unwrap();
-    assert_eq!(res.status(), 200);
-    server.stop().await;
-}
-
-#[tokio::test]
-async fn readyz_names_the_failing_check_but_not_the_client_error() {
-    let db = database().await;
-    let mut settings = settings(&db.url);
-    // A role that does not exist: the server's refusal names it (and the database).
-    settings.common.database.url =
-        "postgres://readyz_leak_user_7f3a@127.0.0.1:5432/readyz_leak_db_7f3a".to_owned();
-    let server = serve(&settings).await;
-    let res = reqwest::get(server.url("/readyz")).await.unwrap();
-    assert_eq!(res.status(), 503);
-    let text = res.text().await.unwrap();
-    assert!(!text.contains("readyz_leak"), "{text}");
-    assert!(!text.contains("127.0.0.1"), "{text}");
-    let body: serde_json::Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(body["status"], "unavailable");
-    assert_eq!(body["checks"]["database"], "failed", "{text}");
-    let check = &body["checks"]["broker"];
-    assert!(check == "ok" || check == "failed", "{text}");
-    server.stop().await;
-}
+test_support::readiness_tests!(serve_on_database);
 
 #[tokio::test]
 async fn a_request_id_is_echoed_or_made() {
     let h = Harness::new().await;
-    let res = h
-        .get("/healthz")
-        .header("x-request-id", "abc-123")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.headers()["x-request-id"], "abc-123");
-    let res = h
-        .get("/healthz")
-        .header("x-request-id", "bad id with spaces")
-        .send()
-        .await
-        .unwrap();
-    let made = res.headers()["x-request-id"].to_str().unwrap();
-    assert_ne!(made, "bad id with spaces");
-    assert!(uuid::Uuid::parse_str(made).is_ok(), "{made}");
+    health::assert_request_ids_are_echoed_or_made(&h.anonymous()).await;
     // Error answers and authenticated answers carry it too.
     let res = h
+        .anonymous()
         .get("/api/v1/sites")
         .header("x-request-id", "req-401")
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(res.headers()["x-request-id"], "req-401");
     expect_error(res, 401, "UNAUTHORIZED").await;
     let tenant = h.tenant(Plan::Free).await;
     let res = h
+        .api(&tenant.read)
         .get("/api/v1/sites")
-        .bearer_auth(&tenant.read)
         .header("x-request-id", "req-200")
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(res.status(), 200);
     assert_eq!(res.headers()["x-request-id"], "req-200");
     h.stop().await;
-}
-
-/// `/readyz` once the broker connection (made in the background at start) is up.
-async fn ready(h: &Harness) -> serde_json::Value {
-    for _ in 0..200 {
-        let res = h.get("/readyz").send().await.unwrap();
-        if res.status() == 200 {
-            return json(res).await;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    panic!("never ready");
 }

@@ -394,7 +394,7 @@ async fn the_export_needs_the_admin_scope_and_valid_parameters() {
         let res = export(&h, key, "?format=json").await;
         expect_error(res, 403, "FORBIDDEN").await;
     }
-    let res = h.get("/api/v1/export").send().await.unwrap();
+    let res = h.anonymous().get("/api/v1/export").await;
     expect_error(res, 401, "UNAUTHORIZED").await;
     let res = export(&h, &t.admin, "?format=xml").await;
     let err = expect_error(res, 400, "VALIDATION_ERROR").await;

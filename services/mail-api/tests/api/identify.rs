@@ -185,13 +185,11 @@ async fn identify_refuses_bad_input_naming_the_field() {
         assert_eq!(err.details, json!({"field": field}), "{body}");
     }
     let res = h
-        .post("/api/v1/identify")
-        .bearer_auth(&t.write)
+        .api(&t.write)
+        .request(reqwest::Method::POST, "/api/v1/identify")
         .header("content-type", "application/json")
         .body("[1]")
-        .send()
-        .await
-        .unwrap();
+        .await;
     expect_error(res, 400, "VALIDATION_ERROR").await;
     let too_big = json!({"email": "a@b.io", "properties": {"blob": "x".repeat(1024 * 1024)}});
     let err = expect_error(
@@ -206,11 +204,9 @@ async fn identify_refuses_bad_input_naming_the_field() {
     assert_rate_limit_headers(&res);
     expect_error(res, 403, "FORBIDDEN").await;
     let res = h
-        .post("/api/v1/identify")
-        .json(&json!({"email": "a@b.io"}))
-        .send()
-        .await
-        .unwrap();
+        .anonymous()
+        .post("/api/v1/identify", &json!({"email": "a@b.io"}))
+        .await;
     expect_error(res, 401, "UNAUTHORIZED").await;
     let stranger = h.tenant(Plan::Enterprise).await;
     let foreign_site = h.site(&stranger.write, "theirs").await;

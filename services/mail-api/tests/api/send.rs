@@ -16,6 +16,8 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 use webhook_signature::Secret;
 
+use test_support::Call;
+
 use crate::common::*;
 
 /// The deployment's webhook secret of these servers.
@@ -143,6 +145,62 @@ impl Send {
         (t, id)
     }
 
+    /// A free tenant and its site `slug`: the tenant and the site's id.
+    async fn tenant_with_site(&self, slug: &str) -> (Tenant, String) {
+        let t = self.h.tenant(Plan::Free).await;
+        let site = self.h.site(&t.write, slug).await;
+        (t, site)
+    }
+
+    /// Sends `message(site, to)`, answered 200: the answer.
+    async fn sent(&self, key: &str, site: &str, to: &str) -> Value {
+        self.h
+            .api(key)
+            .post("/api/v1/send", &message(site, to))
+            .expect(200)
+            .await
+    }
+
+    /// `PUT` the project's provider with `key`.
+    fn put_provider(&self, key: &str, provider: &Value) -> Call {
+        self.h.api(key).put(PROVIDER, provider)
+    }
+
+    /// Makes the Resend stub the provider of `t`: the answer.
+    async fn use_resend(&self, t: &Tenant) -> Value {
+        self.put_provider(&t.admin, &resend_provider())
+            .expect(200)
+            .await
+    }
+
+    /// Posts `body` to `path` signed now with `secret` as `webhook_id`.
+    async fn webhook(
+        &self,
+        path: &str,
+        secret: &str,
+        webhook_id: &str,
+        body: &str,
+    ) -> reqwest::Response {
+        post_webhook(
+            &self.h,
+            path,
+            &signed(secret, webhook_id, now(), body),
+            body,
+        )
+        .await
+    }
+
+    /// The one-click unsubscribe (RFC 8058) of an unsubscribe link's `path`.
+    async fn unsubscribe_one_click(&self, path: &str) -> reqwest::Response {
+        self.h
+            .anonymous()
+            .not_following_redirects()
+            .request(reqwest::Method::POST, path)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body("List-Unsubscribe=One-Click")
+            .await
+    }
+
     async fn send(&self, key: &str, body: &Value) -> reqwest::Response {
         self.h.post_json(key, "/api/v1/send", body).await
     }
@@ -179,6 +237,13 @@ impl Send {
     }
 }
 
+const PROVIDER: &str = "/api/v1/delivery/provider";
+
+/// The Resend stub's provider settings.
+fn resend_provider() -> Value {
+    json!({"kind": "resend", "api_key": "re_test_key"})
+}
+
 fn message(site: &str, to: &str) -> Value {
     json!({
         "to": to,
@@ -191,6 +256,31 @@ fn message(site: &str, to: &str) -> Value {
         "headers": {"X-Order": "1234"},
         "tags": ["welcome"],
     })
+}
+
+/// The `id` of an answer.
+fn id_of(answer: &Value) -> Uuid {
+    answer["id"].as_str().unwrap().parse().unwrap()
+}
+
+/// The kinds of an email's events, in order.
+fn event_kinds(email: &Value) -> Vec<&str> {
+    email["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect()
+}
+
+/// The first redelivery of the job `message_id`.
+fn redelivery(message_id: &str) -> DeliveryInfo {
+    DeliveryInfo {
+        message_id: message_id.into(),
+        attempt: 1,
+        max_attempts: 6,
+        redelivered: true,
+    }
 }
 
 fn signed(secret: &str, id: &str, timestamp: i64, body: &str) -> Vec<(&'static str, String)> {
@@ -228,8 +318,7 @@ fn now() -> i64 {
 #[tokio::test]
 async fn a_send_reaches_the_provider_with_tracking_and_answers_sent() {
     let s = Send::new().await;
-    let t = s.h.tenant(Plan::Free).await;
-    let site = s.h.site(&t.write, "news").await;
+    let (t, site) = s.tenant_with_site("news").await;
 
     let res = s.send(&t.write, &message(&site, " Ada@Example.com ")).await;
     assert_eq!(res.status(), 200);
@@ -275,13 +364,7 @@ async fn a_send_reaches_the_provider_with_tracking_and_answers_sent() {
     assert_eq!(email["provider"], "smtp");
     assert_eq!(email["attempts"], 1);
     assert_eq!(email["tags"], json!(["welcome"]));
-    let kinds: Vec<&str> = email["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["kind"].as_str().unwrap())
-        .collect();
-    assert_eq!(kinds, ["accepted", "sent"]);
+    assert_eq!(event_kinds(&email), ["accepted", "sent"]);
 
     // Another project never sees it.
     let other = s.h.tenant(Plan::Free).await;
@@ -297,8 +380,7 @@ async fn a_send_reaches_the_provider_with_tracking_and_answers_sent() {
 #[tokio::test]
 async fn tracking_off_sends_the_html_as_given() {
     let s = Send::new().await;
-    let t = s.h.tenant(Plan::Free).await;
-    let site = s.h.site(&t.write, "plain").await;
+    let (t, site) = s.tenant_with_site("plain").await;
     let mut body = message(&site, "bob@example.com");
     body["tracking"] = false.into();
     assert_eq!(s.send(&t.write, &body).await.status(), 200);
@@ -396,8 +478,7 @@ async fn invalid_requests_are_refused_before_anything_is_written() {
 #[tokio::test]
 async fn suppressed_addresses_and_the_monthly_quota_answer_422() {
     let s = Send::new().await;
-    let t = s.h.tenant(Plan::Free).await;
-    let site = s.h.site(&t.write, "q").await;
+    let (t, site) = s.tenant_with_site("q").await;
     let res =
         s.h.post_json(
             &t.write,
@@ -434,8 +515,7 @@ async fn suppressed_addresses_and_the_monthly_quota_answer_422() {
 #[tokio::test]
 async fn an_idempotency_key_replays_the_first_answer_and_refuses_another_request() {
     let s = Send::new().await;
-    let t = s.h.tenant(Plan::Free).await;
-    let site = s.h.site(&t.write, "idem").await;
+    let (t, site) = s.tenant_with_site("idem").await;
     let mut body = message(&site, "ada@example.com");
     body["idempotency_key"] = "order-42".into();
     let first = s.send(&t.write, &body).await;
@@ -465,8 +545,7 @@ async fn an_idempotency_key_replays_the_first_answer_and_refuses_another_request
 async fn a_queued_answer_replays_as_queued_after_the_worker_sent_the_email() {
     let mut s = Send::with(|s| s.sending.reply_wait_ms = 300).await;
     s.without_worker().await;
-    let t = s.h.tenant(Plan::Free).await;
-    let site = s.h.site(&t.write, "replay-queued").await;
+    let (t, site) = s.tenant_with_site("replay-queued").await;
     let mut body = message(&site, "later@example.com");
     body["idempotency_key"] = "order-43".into();
     let first = s.send(&t.write, &body).await;
@@ -491,8 +570,7 @@ async fn a_queued_answer_replays_as_queued_after_the_worker_sent_the_email() {
 async fn without_a_worker_the_answer_is_queued_and_the_email_is_sent_later_once() {
     let mut s = Send::with(|s| s.sending.reply_wait_ms = 300).await;
     s.without_worker().await;
-    let t = s.h.tenant(Plan::Free).await;
-    let site = s.h.site(&t.write, "late").await;
+    let (t, site) = s.tenant_with_site("late").await;
     let res = s.send(&t.write, &message(&site, "late@example.com")).await;
     assert_eq!(res.status(), 202);
     let body = json(res).await;
@@ -579,13 +657,7 @@ async fn duplicate_jobs_handled_at_once_send_one_message() {
     tokio::time::sleep(Duration::from_millis(3_000)).await;
     assert_eq!(slow.received_count(), 1);
     assert_eq!(email["attempts"], 1);
-    let kinds: Vec<&str> = email["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["kind"].as_str().unwrap())
-        .collect();
-    assert_eq!(kinds, ["accepted", "sent"]);
+    assert_eq!(event_kinds(&email), ["accepted", "sent"]);
     assert_eq!(
         s.h.query(&format!(
             "SELECT count(*) FROM email_log WHERE id = '{id}' AND claimed_at IS NULL"
@@ -627,17 +699,11 @@ async fn an_email_claimed_by_a_dead_worker_is_sent_once_the_claim_expires() {
 #[tokio::test]
 async fn a_redelivered_job_sends_nothing_and_answers_the_stored_result() {
     let s = Send::new().await;
-    let t = s.h.tenant(Plan::Free).await;
-    let site = s.h.site(&t.write, "dup").await;
-    let body = json(s.send(&t.write, &message(&site, "once@example.com")).await).await;
-    let id: Uuid = body["id"].as_str().unwrap().parse().unwrap();
+    let (t, site) = s.tenant_with_site("dup").await;
+    let body = s.sent(&t.write, &site, "once@example.com").await;
+    let id = id_of(&body);
     let worker = s.send_worker();
-    let info = DeliveryInfo {
-        message_id: "again".into(),
-        attempt: 1,
-        max_attempts: 6,
-        redelivered: true,
-    };
+    let info = redelivery("again");
     let task = Task::SendEmail {
         email_log_id: id,
         project_id: t.project,
@@ -659,37 +725,14 @@ async fn a_redelivered_job_sends_nothing_and_answers_the_stored_result() {
 #[tokio::test]
 async fn a_project_provider_is_stored_sealed_and_used_resend_with_its_idempotency_key() {
     let s = Send::new().await;
-    let t = s.h.tenant(Plan::Free).await;
-    let site = s.h.site(&t.write, "rs").await;
-    let provider = json!({"kind": "resend", "api_key": "re_test_key"});
-    let res =
-        s.h.http
-            .put(s.h.server.url("/api/v1/delivery/provider"))
-            .bearer_auth(&t.write)
-            .json(&provider)
-            .send()
-            .await
-            .unwrap();
+    let (t, site) = s.tenant_with_site("rs").await;
+    let res = s.put_provider(&t.write, &resend_provider()).await;
     expect_error(res, 403, "FORBIDDEN").await;
-    let res =
-        s.h.http
-            .put(s.h.server.url("/api/v1/delivery/provider"))
-            .bearer_auth(&t.admin)
-            .json(&json!({"kind": "file", "directory": "/tmp"}))
-            .send()
-            .await
-            .unwrap();
+    let res = s
+        .put_provider(&t.admin, &json!({"kind": "file", "directory": "/tmp"}))
+        .await;
     expect_error(res, 400, "VALIDATION_ERROR").await;
-    let res =
-        s.h.http
-            .put(s.h.server.url("/api/v1/delivery/provider"))
-            .bearer_auth(&t.admin)
-            .json(&provider)
-            .send()
-            .await
-            .unwrap();
-    assert_eq!(res.status(), 200);
-    assert_eq!(json(res).await, json!({"kind": "resend"}));
+    assert_eq!(s.use_resend(&t).await, json!({"kind": "resend"}));
     // At rest: sealed, the key nowhere in the row.
     let stored = s.h.query(&format!("SELECT encode(provider_config, 'escape') FROM project_delivery WHERE project_id = '{}'", t.project)).await;
     assert!(
@@ -716,7 +759,7 @@ async fn a_project_provider_is_stored_sealed_and_used_resend_with_its_idempotenc
 
     // A crash after Resend accepted but before the row said so: the redelivered job reaches
     // Resend again with the same Idempotency-Key, and nothing is sent twice.
-    let id: Uuid = body["id"].as_str().unwrap().parse().unwrap();
+    let id = id_of(&body);
     s.h.exec(&format!(
         "UPDATE email_log SET status = 'accepted', provider_message_id = NULL WHERE id = '{id}'"
     ))
@@ -728,12 +771,7 @@ async fn a_project_provider_is_stored_sealed_and_used_resend_with_its_idempotenc
                 email_log_id: id,
                 project_id: t.project,
             },
-            DeliveryInfo {
-                message_id: "m".into(),
-                attempt: 1,
-                max_attempts: 6,
-                redelivered: true,
-            },
+            redelivery("m"),
         )
         .await
         .unwrap()
@@ -744,13 +782,7 @@ async fn a_project_provider_is_stored_sealed_and_used_resend_with_its_idempotenc
     assert_eq!(s.resend.requests(), 2);
 
     // Back to the default provider.
-    let res =
-        s.h.http
-            .delete(s.h.server.url("/api/v1/delivery/provider"))
-            .bearer_auth(&t.admin)
-            .send()
-            .await
-            .unwrap();
+    let res = s.h.api(&t.admin).delete(PROVIDER).await;
     assert_eq!(res.status(), 204);
     assert_eq!(
         s.send(&t.write, &message(&site, "bob@example.com"))
@@ -767,11 +799,10 @@ async fn a_project_smtp_host_on_an_internal_address_is_refused() {
     let s = Send::new().await;
     let t = s.h.tenant(Plan::Free).await;
     let put = |host: &str| {
-        s.h.http
-            .put(s.h.server.url("/api/v1/delivery/provider"))
-            .bearer_auth(&t.admin)
-            .json(&json!({"kind": "smtp", "host": host, "port": 25, "security": "none"}))
-            .send()
+        s.put_provider(
+            &t.admin,
+            &json!({"kind": "smtp", "host": host, "port": 25, "security": "none"}),
+        )
     };
     for internal in [
         "127.0.0.1",
@@ -781,7 +812,7 @@ async fn a_project_smtp_host_on_an_internal_address_is_refused() {
         "[::1]",
         "::ffff:192.168.0.1",
     ] {
-        let err = expect_error(put(internal).await.unwrap(), 400, "VALIDATION_ERROR").await;
+        let err = expect_error(put(internal).await, 400, "VALIDATION_ERROR").await;
         assert_eq!(err.details["field"], "host", "{internal}: {err:?}");
         assert!(
             err.message.contains("not a public address"),
@@ -794,7 +825,7 @@ async fn a_project_smtp_host_on_an_internal_address_is_refused() {
     );
     assert_eq!(s.h.query(&stored).await, ["0"], "nothing stored");
     // A public address literal is stored.
-    let res = put("192.0.32.10").await.unwrap();
+    let res = put("192.0.32.10").await;
     assert_eq!(res.status(), 200);
     assert_eq!(json(res).await, json!({"kind": "smtp"}));
     s.finish().await;
@@ -803,18 +834,8 @@ async fn a_project_smtp_host_on_an_internal_address_is_refused() {
 #[tokio::test]
 async fn provider_errors_retry_when_temporary_and_fail_when_permanent() {
     let s = Send::with(|s| s.sending.reply_wait_ms = 1_500).await;
-    let t = s.h.tenant(Plan::Free).await;
-    let site = s.h.site(&t.write, "err").await;
-    let provider = json!({"kind": "resend", "api_key": "re_test_key"});
-    let res =
-        s.h.http
-            .put(s.h.server.url("/api/v1/delivery/provider"))
-            .bearer_auth(&t.admin)
-            .json(&provider)
-            .send()
-            .await
-            .unwrap();
-    assert_eq!(res.status(), 200);
+    let (t, site) = s.tenant_with_site("err").await;
+    s.use_resend(&t).await;
 
     // Permanent: 422 PROVIDER_REJECTED, the row failed with the reason.
     s.resend.fail_next(422, "validation_error");
@@ -849,21 +870,13 @@ async fn provider_errors_retry_when_temporary_and_fail_when_permanent() {
 #[tokio::test]
 async fn tracking_links_count_opens_and_clicks_and_never_redirect_when_altered() {
     let s = Send::new().await;
-    let t = s.h.tenant(Plan::Free).await;
-    let site = s.h.site(&t.write, "trk").await;
-    let body = json(s.send(&t.write, &message(&site, "ada@example.com")).await).await;
-    let id: Uuid = body["id"].as_str().unwrap().parse().unwrap();
-    let no_redirect = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
+    let (t, site) = s.tenant_with_site("trk").await;
+    let body = s.sent(&t.write, &site, "ada@example.com").await;
+    let id = id_of(&body);
+    let no_redirect = s.h.anonymous().not_following_redirects();
 
     let open = s.tracker.token(&Link::Open { email_id: id });
-    let res = no_redirect
-        .get(s.h.server.url(&format!("/t/o/{open}")))
-        .send()
-        .await
-        .unwrap();
+    let res = no_redirect.get(&format!("/t/o/{open}")).await;
     assert_eq!(res.status(), 200);
     assert_eq!(res.headers()["content-type"], "image/gif");
     assert!(
@@ -884,22 +897,14 @@ async fn tracking_links_count_opens_and_clicks_and_never_redirect_when_altered()
         email_id: id,
         url: url.into(),
     });
-    let res = no_redirect
-        .get(s.h.server.url(&format!("/t/c/{click}")))
-        .send()
-        .await
-        .unwrap();
+    let res = no_redirect.get(&format!("/t/c/{click}")).await;
     assert_eq!(res.status(), 302);
     assert_eq!(res.headers()["location"], url);
     let email = s.email(&t.read, &id.to_string()).await;
     assert_eq!(email["status"], "clicked");
     assert_eq!(email["clicked_urls"], json!([url]));
     // A second open keeps `clicked` and counts.
-    no_redirect
-        .get(s.h.server.url(&format!("/t/o/{open}")))
-        .send()
-        .await
-        .unwrap();
+    no_redirect.get(&format!("/t/o/{open}")).await;
     let email = s.email(&t.read, &id.to_string()).await;
     assert_eq!(
         (email["status"].as_str(), email["open_count"].as_i64()),
@@ -918,38 +923,20 @@ async fn tracking_links_count_opens_and_clicks_and_never_redirect_when_altered()
             url: "https://evil.example".into(),
         });
     for token in [forged, foreign, "nonsense".to_owned(), open.clone()] {
-        let res = no_redirect
-            .get(s.h.server.url(&format!("/t/c/{token}")))
-            .send()
-            .await
-            .unwrap();
+        let res = no_redirect.get(&format!("/t/c/{token}")).await;
         assert_eq!(res.status(), 404, "{token}");
         assert!(res.headers().get("location").is_none());
     }
-    let res = no_redirect
-        .get(s.h.server.url(&format!("/t/o/{click}")))
-        .send()
-        .await
-        .unwrap();
+    let res = no_redirect.get(&format!("/t/o/{click}")).await;
     assert_eq!(res.status(), 404);
 
     // Unsubscribe: GET shows a page and changes nothing; POST (one-click) suppresses.
     let unsub = s.tracker.token(&Link::Unsubscribe { email_id: id });
-    let res = no_redirect
-        .get(s.h.server.url(&format!("/t/u/{unsub}")))
-        .send()
-        .await
-        .unwrap();
+    let res = no_redirect.get(&format!("/t/u/{unsub}")).await;
     assert_eq!(res.status(), 200);
     assert!(res.text().await.unwrap().contains("method=\"post\""));
     assert_eq!(s.h.query("SELECT count(*) FROM suppressions").await, ["0"]);
-    let res = no_redirect
-        .post(s.h.server.url(&format!("/t/u/{unsub}")))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body("List-Unsubscribe=One-Click")
-        .send()
-        .await
-        .unwrap();
+    let res = s.unsubscribe_one_click(&format!("/t/u/{unsub}")).await;
     assert_eq!(res.status(), 200);
     assert_eq!(
         s.h.query("SELECT reason FROM suppressions").await,
@@ -979,8 +966,7 @@ fn click_tokens(data: &str) -> Vec<String> {
 #[tokio::test]
 async fn a_link_with_an_upper_case_scheme_is_wrapped_and_redirects() {
     let s = Send::new().await;
-    let t = s.h.tenant(Plan::Free).await;
-    let site = s.h.site(&t.write, "caps").await;
+    let (t, site) = s.tenant_with_site("caps").await;
     let mut body = message(&site, "ada@example.com");
     body["html"] = json!("<p><a href=\"HTTPS://Example.com/x\">x</a></p>");
     let res = s.send(&t.write, &body).await;
@@ -991,15 +977,8 @@ async fn a_link_with_an_upper_case_scheme_is_wrapped_and_redirects() {
     let tokens = click_tokens(&mail[0].data);
     assert_eq!(tokens.len(), 1, "{}", mail[0].data);
 
-    let no_redirect = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
-    let res = no_redirect
-        .get(s.h.server.url(&format!("/t/c/{}", tokens[0])))
-        .send()
-        .await
-        .unwrap();
+    let no_redirect = s.h.anonymous().not_following_redirects();
+    let res = no_redirect.get(&format!("/t/c/{}", tokens[0])).await;
     assert_eq!(res.status(), 302);
     assert_eq!(res.headers()["location"], "HTTPS://Example.com/x");
     let email = s.email(&t.read, &id.to_string()).await;
@@ -1016,11 +995,7 @@ async fn a_link_with_an_upper_case_scheme_is_wrapped_and_redirects() {
             email_id: id,
             url: url.into(),
         });
-        let res = no_redirect
-            .get(s.h.server.url(&format!("/t/c/{token}")))
-            .send()
-            .await
-            .unwrap();
+        let res = no_redirect.get(&format!("/t/c/{token}")).await;
         assert_eq!(res.status(), 404, "{url}");
         assert!(res.headers().get("location").is_none(), "{url}");
     }
@@ -1035,11 +1010,10 @@ async fn thousands_of_opens_keep_the_count_exact_and_the_stored_events_bounded()
     use futures_util::StreamExt as _;
 
     let s = Send::new().await;
-    let t = s.h.tenant(Plan::Free).await;
-    let site = s.h.site(&t.write, "opens").await;
-    let body = json(s.send(&t.write, &message(&site, "ada@example.com")).await).await;
+    let (t, site) = s.tenant_with_site("opens").await;
+    let body = s.sent(&t.write, &site, "ada@example.com").await;
     assert_eq!(body["status"], "sent");
-    let id: Uuid = body["id"].as_str().unwrap().parse().unwrap();
+    let id = id_of(&body);
     let pixel = s.h.server.url(&format!(
         "/t/o/{}",
         s.tracker.token(&Link::Open { email_id: id })
@@ -1116,16 +1090,8 @@ fn base64_encode(b: &[u8]) -> String {
 #[tokio::test]
 async fn provider_webhooks_are_verified_deduplicated_and_applied() {
     let s = Send::new().await;
-    let t = s.h.tenant(Plan::Free).await;
-    let site = s.h.site(&t.write, "wh").await;
-    let provider = json!({"kind": "resend", "api_key": "re_test_key"});
-    s.h.http
-        .put(s.h.server.url("/api/v1/delivery/provider"))
-        .bearer_auth(&t.admin)
-        .json(&provider)
-        .send()
-        .await
-        .unwrap();
+    let (t, site) = s.tenant_with_site("wh").await;
+    s.use_resend(&t).await;
     let res =
         s.h.post_json(
             &t.write,
@@ -1134,7 +1100,7 @@ async fn provider_webhooks_are_verified_deduplicated_and_applied() {
         )
         .await;
     assert_eq!(res.status(), 201);
-    let body = json(s.send(&t.write, &message(&site, "ada@example.com")).await).await;
+    let body = s.sent(&t.write, &site, "ada@example.com").await;
     let id = body["id"].as_str().unwrap().to_owned();
     let message_id = body["provider_message_id"].as_str().unwrap().to_owned();
     let path = "/api/webhooks/resend";
@@ -1147,45 +1113,21 @@ async fn provider_webhooks_are_verified_deduplicated_and_applied() {
     };
 
     let delivered = event("email.delivered", json!({}));
-    let res = post_webhook(
-        &s.h,
-        path,
-        &signed(WEBHOOK_SECRET, "msg_1", now(), &delivered),
-        &delivered,
-    )
-    .await;
+    let res = s.webhook(path, WEBHOOK_SECRET, "msg_1", &delivered).await;
     assert_eq!(res.status(), 200);
     assert_eq!(json(res).await["status"], "applied");
     assert_eq!(s.email(&t.read, &id).await["status"], "delivered");
     // The same webhook-id again: a duplicate, nothing applied twice.
-    let res = post_webhook(
-        &s.h,
-        path,
-        &signed(WEBHOOK_SECRET, "msg_1", now(), &delivered),
-        &delivered,
-    )
-    .await;
+    let res = s.webhook(path, WEBHOOK_SECRET, "msg_1", &delivered).await;
     assert_eq!(json(res).await["status"], "duplicate");
 
     let opened = event("email.opened", json!({}));
-    post_webhook(
-        &s.h,
-        path,
-        &signed(WEBHOOK_SECRET, "msg_2", now(), &opened),
-        &opened,
-    )
-    .await;
+    s.webhook(path, WEBHOOK_SECRET, "msg_2", &opened).await;
     let clicked = event(
         "email.clicked",
         json!({"click": {"link": "https://example.com/a"}}),
     );
-    post_webhook(
-        &s.h,
-        path,
-        &signed(WEBHOOK_SECRET, "msg_3", now(), &clicked),
-        &clicked,
-    )
-    .await;
+    s.webhook(path, WEBHOOK_SECRET, "msg_3", &clicked).await;
     let email = s.email(&t.read, &id).await;
     assert_eq!(email["status"], "clicked");
     assert_eq!(email["open_count"], 1);
@@ -1258,13 +1200,7 @@ async fn provider_webhooks_are_verified_deduplicated_and_applied() {
 
     // An unknown message: 200, recorded as ignored.
     let unknown = json!({"type": "email.bounced", "data": {"email_id": "nope"}}).to_string();
-    let res = post_webhook(
-        &s.h,
-        path,
-        &signed(WEBHOOK_SECRET, "msg_5", now(), &unknown),
-        &unknown,
-    )
-    .await;
+    let res = s.webhook(path, WEBHOOK_SECRET, "msg_5", &unknown).await;
     assert_eq!(res.status(), 200);
     assert_eq!(json(res).await["status"], "ignored");
     assert_eq!(
@@ -1273,23 +1209,13 @@ async fn provider_webhooks_are_verified_deduplicated_and_applied() {
         ["ignored"]
     );
     // An unknown provider: 404.
-    let res = post_webhook(
-        &s.h,
-        "/api/webhooks/mailgun",
-        &signed(WEBHOOK_SECRET, "msg_6", now(), &unknown),
-        &unknown,
-    )
-    .await;
+    let res = s
+        .webhook("/api/webhooks/mailgun", WEBHOOK_SECRET, "msg_6", &unknown)
+        .await;
     assert_eq!(res.status(), 404);
 
-    let events: Vec<String> = s.email(&t.read, &id).await["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["kind"].as_str().unwrap().to_owned())
-        .collect();
     assert_eq!(
-        events,
+        event_kinds(&s.email(&t.read, &id).await),
         [
             "accepted",
             "sent",
@@ -1307,22 +1233,9 @@ async fn provider_webhooks_are_verified_deduplicated_and_applied() {
 #[tokio::test]
 async fn a_projects_own_webhook_id_does_not_pre_empt_the_deployments_event() {
     let s = Send::new().await;
-    let victim = s.h.tenant(Plan::Free).await;
-    let site = s.h.site(&victim.write, "victim").await;
-    let res =
-        s.h.http
-            .put(s.h.server.url("/api/v1/delivery/provider"))
-            .bearer_auth(&victim.admin)
-            .json(&json!({"kind": "resend", "api_key": "re_test_key"}))
-            .send()
-            .await
-            .unwrap();
-    assert!(res.status().is_success(), "{}", res.status());
-    let body = json(
-        s.send(&victim.write, &message(&site, "ada@example.com"))
-            .await,
-    )
-    .await;
+    let (victim, site) = s.tenant_with_site("victim").await;
+    s.use_resend(&victim).await;
+    let body = s.sent(&victim.write, &site, "ada@example.com").await;
     let email_id = body["id"].as_str().unwrap().to_owned();
     let bounce = json!({"type": "email.bounced",
         "data": {"email_id": body["provider_message_id"], "bounce": {"type": "Permanent"}}})
@@ -1331,34 +1244,22 @@ async fn a_projects_own_webhook_id_does_not_pre_empt_the_deployments_event() {
     // The attacker's project signs the same event with its own secret and the id first.
     let attacker = s.h.tenant(Plan::Free).await;
     let res =
-        s.h.post("/api/v1/delivery/webhook-secret")
-            .bearer_auth(&attacker.admin)
-            .send()
-            .await
-            .unwrap();
+        s.h.api(&attacker.admin)
+            .request(reqwest::Method::POST, "/api/v1/delivery/webhook-secret")
+            .await;
     assert_eq!(res.status(), 201);
     let own = json(res).await;
     let own_secret = own["secret"].as_str().unwrap().to_owned();
     let own_path = own["path"].as_str().unwrap().to_owned();
-    let res = post_webhook(
-        &s.h,
-        &own_path,
-        &signed(&own_secret, "evt_x", now(), &bounce),
-        &bounce,
-    )
-    .await;
+    let res = s.webhook(&own_path, &own_secret, "evt_x", &bounce).await;
     assert_eq!(res.status(), 200);
     assert_eq!(json(res).await["status"], "ignored");
     assert_eq!(s.email(&victim.read, &email_id).await["status"], "sent");
 
     // The deployment-signed event with that id is still applied.
-    let res = post_webhook(
-        &s.h,
-        "/api/webhooks/resend",
-        &signed(WEBHOOK_SECRET, "evt_x", now(), &bounce),
-        &bounce,
-    )
-    .await;
+    let res = s
+        .webhook("/api/webhooks/resend", WEBHOOK_SECRET, "evt_x", &bounce)
+        .await;
     assert_eq!(res.status(), 200);
     assert_eq!(json(res).await["status"], "applied");
     assert_eq!(s.email(&victim.read, &email_id).await["status"], "bounced");
@@ -1368,13 +1269,7 @@ async fn a_projects_own_webhook_id_does_not_pre_empt_the_deployments_event() {
         (own_path.as_str(), own_secret.as_str()),
         ("/api/webhooks/resend", WEBHOOK_SECRET),
     ] {
-        let res = post_webhook(
-            &s.h,
-            path,
-            &signed(secret, "evt_x", now(), &bounce),
-            &bounce,
-        )
-        .await;
+        let res = s.webhook(path, secret, "evt_x", &bounce).await;
         assert_eq!(json(res).await["status"], "duplicate", "{path}");
     }
     assert_eq!(
@@ -1388,22 +1283,12 @@ async fn a_projects_own_webhook_id_does_not_pre_empt_the_deployments_event() {
 #[tokio::test]
 async fn a_bounce_for_a_project_route_uses_the_projects_own_secret() {
     let s = Send::new().await;
-    let t = s.h.tenant(Plan::Free).await;
-    let site = s.h.site(&t.write, "pw").await;
-    let provider = json!({"kind": "resend", "api_key": "re_test_key"});
-    s.h.http
-        .put(s.h.server.url("/api/v1/delivery/provider"))
-        .bearer_auth(&t.admin)
-        .json(&provider)
-        .send()
-        .await
-        .unwrap();
+    let (t, site) = s.tenant_with_site("pw").await;
+    s.use_resend(&t).await;
     let res =
-        s.h.post("/api/v1/delivery/webhook-secret")
-            .bearer_auth(&t.admin)
-            .send()
-            .await
-            .unwrap();
+        s.h.api(&t.admin)
+            .request(reqwest::Method::POST, "/api/v1/delivery/webhook-secret")
+            .await;
     assert_eq!(res.status(), 201);
     let answer = json(res).await;
     let secret = answer["secret"].as_str().unwrap().to_owned();
@@ -1415,16 +1300,10 @@ async fn a_bounce_for_a_project_route_uses_the_projects_own_secret() {
             .await;
     assert!(!stored[0].contains(secret.trim_start_matches("whsec_")));
 
-    let body = json(s.send(&t.write, &message(&site, "ada@example.com")).await).await;
+    let body = s.sent(&t.write, &site, "ada@example.com").await;
     let bounce = json!({"type": "email.bounced", "data": {"email_id": body["provider_message_id"], "bounce": {"type": "Permanent"}}}).to_string();
     // The deployment's secret does not open a project that has its own.
-    let res = post_webhook(
-        &s.h,
-        &path,
-        &signed(WEBHOOK_SECRET, "b1", now(), &bounce),
-        &bounce,
-    )
-    .await;
+    let res = s.webhook(&path, WEBHOOK_SECRET, "b1", &bounce).await;
     expect_error(res, 401, "INVALID_SIGNATURE").await;
     // Another project's route does not reach this project's email.
     let other = s.h.tenant(Plan::Free).await;
@@ -1450,7 +1329,7 @@ async fn a_bounce_for_a_project_route_uses_the_projects_own_secret() {
             .await,
         ["0"]
     );
-    let res = post_webhook(&s.h, &path, &signed(&secret, "b1", now(), &bounce), &bounce).await;
+    let res = s.webhook(&path, &secret, "b1", &bounce).await;
     assert_eq!(json(res).await["status"], "applied");
     assert_eq!(
         s.email(&t.read, body["id"].as_str().unwrap()).await["status"],
@@ -1522,8 +1401,7 @@ async fn the_standard_webhooks_vector_verifies_with_the_clock_at_its_time() {
 #[tokio::test]
 async fn the_email_list_filters_and_pages_newest_first() {
     let s = Send::new().await;
-    let t = s.h.tenant(Plan::Free).await;
-    let site = s.h.site(&t.write, "list").await;
+    let (t, site) = s.tenant_with_site("list").await;
     let mut ids = Vec::new();
     for to in ["a@example.com", "b@example.com", "c@example.com"] {
         ids.push(
@@ -1577,8 +1455,7 @@ async fn the_email_list_filters_and_pages_newest_first() {
 async fn campaign_mail_carries_one_click_unsubscribe_headers_that_work() {
     let mut s = Send::with(|s| s.sending.reply_wait_ms = 300).await;
     s.without_worker().await;
-    let t = s.h.tenant(Plan::Free).await;
-    let site = s.h.site(&t.write, "camp").await;
+    let (t, site) = s.tenant_with_site("camp").await;
     let campaign = s.h.campaign(&t, &site, "Welcome series", None, true).await;
     let id = s.queued(&t.write, &site, "ada@example.com").await;
     // The campaign runner's rows carry their campaign; this one is made so by hand.
@@ -1603,13 +1480,7 @@ async fn campaign_mail_carries_one_click_unsubscribe_headers_that_work() {
         .take_while(|c| *c != '>')
         .collect();
     let path = &url[url.find("/t/u/").unwrap()..];
-    let res =
-        s.h.post(path)
-            .header("content-type", "application/x-www-form-urlencoded")
-            .body("List-Unsubscribe=One-Click")
-            .send()
-            .await
-            .unwrap();
+    let res = s.unsubscribe_one_click(path).await;
     assert_eq!(res.status(), 200);
     assert_eq!(
         s.h.query("SELECT reason FROM suppressions").await,
@@ -1623,19 +1494,9 @@ async fn campaign_mail_carries_one_click_unsubscribe_headers_that_work() {
 #[tokio::test]
 async fn a_webhook_whose_application_failed_is_applied_by_the_worker_from_its_queue() {
     let s = Send::new().await;
-    let t = s.h.tenant(Plan::Free).await;
-    let site = s.h.site(&t.write, "retry").await;
-    let provider = json!({"kind": "resend", "api_key": "re_test_key"});
-    let res =
-        s.h.http
-            .put(s.h.server.url("/api/v1/delivery/provider"))
-            .bearer_auth(&t.admin)
-            .json(&provider)
-            .send()
-            .await
-            .unwrap();
-    assert_eq!(res.status(), 200);
-    let body = json(s.send(&t.write, &message(&site, "ada@example.com")).await).await;
+    let (t, site) = s.tenant_with_site("retry").await;
+    s.use_resend(&t).await;
+    let body = s.sent(&t.write, &site, "ada@example.com").await;
     let message_id = body["provider_message_id"].as_str().unwrap();
     // A receipt whose inline application failed, as the receiver leaves it.
     let receipt = Uuid::now_v7();
@@ -1690,12 +1551,11 @@ async fn a_webhook_whose_application_failed_is_applied_by_the_worker_from_its_qu
 #[tokio::test]
 async fn an_email_detail_with_an_event_without_data_matches_the_document() {
     let s = Send::new().await;
-    let t = s.h.tenant(Plan::Free).await;
-    let site = s.h.site(&t.write, "nulls").await;
-    let body = json(s.send(&t.write, &message(&site, "ada@example.com")).await).await;
-    let id: Uuid = body["id"].as_str().unwrap().parse().unwrap();
+    let (t, site) = s.tenant_with_site("nulls").await;
+    let body = s.sent(&t.write, &site, "ada@example.com").await;
+    let id = id_of(&body);
     let open = s.tracker.token(&Link::Open { email_id: id });
-    let res = s.h.get(&format!("/t/o/{open}")).send().await.unwrap();
+    let res = s.h.anonymous().get(&format!("/t/o/{open}")).await;
     assert_eq!(res.status(), 200);
 
     let email = s.email(&t.read, &id.to_string()).await;

@@ -4,12 +4,12 @@ use serde_json::{Value, json};
 use crate::common::*;
 
 fn slugs(page: &Value) -> Vec<String> {
-    page["data"]
-        .as_array()
-        .expect("data")
-        .iter()
-        .map(|s| s["slug"].as_str().unwrap().to_owned())
-        .collect()
+    field_of_each(page, "slug")
+}
+
+/// The slugs of the sites `key` lists.
+async fn listed_slugs(h: &Harness, key: &str) -> Vec<String> {
+    slugs(&json(h.list_sites(key, "").await).await)
 }
 
 #[tokio::test]
@@ -126,25 +126,16 @@ async fn site_fields_are_validated_naming_the_field() {
         (ok("n", &"s".repeat(64), "f"), "slug"),
     ];
     for (body, field) in cases {
-        let res = h
-            .post("/api/v1/sites")
-            .bearer_auth(&tenant.write)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
+        let res = h.api(&tenant.write).post("/api/v1/sites", &body).await;
         assert_rate_limit_headers(&res);
         let err = expect_error(res, 400, "VALIDATION_ERROR").await;
         assert!(err.message.contains(field), "{field}: {err:?} for {body}");
     }
     // Fields the handler checks (rather than the JSON parser) are named in the details too.
     let res = h
-        .post("/api/v1/sites")
-        .bearer_auth(&tenant.write)
-        .json(&ok("n", "Bad", "f"))
-        .send()
-        .await
-        .unwrap();
+        .api(&tenant.write)
+        .post("/api/v1/sites", &ok("n", "Bad", "f"))
+        .await;
     assert_eq!(
         expect_error(res, 400, "VALIDATION_ERROR").await.details,
         json!({"field": "slug"})
@@ -156,23 +147,20 @@ async fn site_fields_are_validated_naming_the_field() {
     // At the limits, and names are trimmed.
     let slug = format!("a-{}", "9".repeat(61));
     let res = h
-        .post("/api/v1/sites")
-        .bearer_auth(&tenant.write)
-        .json(&ok(&"n".repeat(200), &slug, &"é".repeat(200)))
-        .send()
-        .await
-        .unwrap();
+        .api(&tenant.write)
+        .post(
+            "/api/v1/sites",
+            &ok(&"n".repeat(200), &slug, &"é".repeat(200)),
+        )
+        .await;
     assert_eq!(res.status(), 201);
     let site = json(res).await;
     assert_eq!(site["slug"], slug);
     assert_eq!(site["from_email"], format!("{slug}@{SHARED_DOMAIN}"));
     let res = h
-        .post("/api/v1/sites")
-        .bearer_auth(&tenant.write)
-        .json(&ok("  Shop  ", "0", " The Shop "))
-        .send()
-        .await
-        .unwrap();
+        .api(&tenant.write)
+        .post("/api/v1/sites", &ok("  Shop  ", "0", " The Shop "))
+        .await;
     assert_eq!(res.status(), 201);
     let site = json(res).await;
     assert_eq!(site["name"], "Shop");
@@ -220,14 +208,8 @@ async fn projects_never_see_each_others_sites() {
         .list_sites(&stranger.read, &format!("?cursor={cursor}"))
         .await;
     assert_eq!(json(res).await["data"], json!([]));
-    assert_eq!(
-        slugs(&json(h.list_sites(&owner.read, "").await).await),
-        ["secret", "other"]
-    );
-    assert_eq!(
-        slugs(&json(h.list_sites(&sibling.0, "").await).await),
-        ["sibling"]
-    );
+    assert_eq!(listed_slugs(&h, &owner.read).await, ["secret", "other"]);
+    assert_eq!(listed_slugs(&h, &sibling.0).await, ["sibling"]);
     h.stop().await;
 }
 
@@ -312,10 +294,7 @@ async fn reserved_mailbox_names_are_refused_as_slugs() {
         h.create_site(&tenant.write, "support-desk").await.status(),
         201
     );
-    assert_eq!(
-        slugs(&json(h.list_sites(&tenant.read, "").await).await),
-        ["support-desk"]
-    );
+    assert_eq!(listed_slugs(&h, &tenant.read).await, ["support-desk"]);
     h.stop().await;
 }
 

@@ -4,12 +4,7 @@ use serde_json::{Value, json};
 use crate::common::*;
 
 fn names(page: &Value) -> Vec<String> {
-    page["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["name"].as_str().unwrap().to_owned())
-        .collect()
+    field_of_each(page, "name")
 }
 
 #[tokio::test]

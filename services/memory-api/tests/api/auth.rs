@@ -1,7 +1,7 @@
 use auth::{CredentialKind, Scope};
-use diesel_async::AsyncConnection as _;
 use memory_api::db::credentials;
 use rate_limit::policy::Tier;
+use test_support::credentials::{Lookups, warm};
 
 use crate::common::*;
 
@@ -33,24 +33,14 @@ async fn missing_malformed_unknown_revoked_and_expired_credentials_are_401() {
     let (revoked_id, revoked) = h
         .key(user, CredentialKind::MemoryLive, &[Scope::Read])
         .await;
-    let ok = h
-        .get("/api/v1/products")
-        .bearer_auth(&revoked)
-        .send()
-        .await
-        .unwrap();
+    let ok = h.api(&revoked).get("/api/v1/products").await;
     assert_eq!(ok.status(), 200);
     assert!(
         store::revoke_api_key(&mut h.conn().await, revoked_id)
             .await
             .unwrap()
     );
-    let res = h
-        .get("/api/v1/products")
-        .bearer_auth(&revoked)
-        .send()
-        .await
-        .unwrap();
+    let res = h.api(&revoked).get("/api/v1/products").await;
     assert!(
         expect_error(res, 401, "UNAUTHORIZED")
             .await
@@ -68,24 +58,14 @@ async fn missing_malformed_unknown_revoked_and_expired_credentials_are_401() {
     )
     .await
     .unwrap();
-    let res = h
-        .get("/api/v1/products")
-        .bearer_auth(&expired.plaintext)
-        .send()
-        .await
-        .unwrap();
+    let res = h.api(&expired.plaintext).get("/api/v1/products").await;
     assert!(
         expect_error(res, 401, "UNAUTHORIZED")
             .await
             .contains("expired")
     );
 
-    let res = h
-        .get("/api/v1/products")
-        .bearer_auth(&good)
-        .send()
-        .await
-        .unwrap();
+    let res = h.api(&good).get("/api/v1/products").await;
     assert_eq!(res.status(), 200);
     h.stop().await;
 }
@@ -98,13 +78,11 @@ async fn read_scope_on_a_write_route_is_403_before_the_body_is_read() {
         .key(user, CredentialKind::MemoryLive, &[Scope::Read])
         .await;
     let res = h
-        .post("/api/v1/products")
-        .bearer_auth(&reader)
+        .api(&reader)
+        .request(reqwest::Method::POST, "/api/v1/products")
         .header("content-type", "application/json")
         .body("{not json")
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_rate_limit_headers(&res);
     assert!(expect_error(res, 403, "FORBIDDEN").await.contains("write"));
     h.stop().await;
@@ -122,20 +100,12 @@ async fn connector_tokens_authenticate_as_connectors() {
         )
         .await;
     assert!(token.starts_with("memo_"));
-    let res = h
-        .get("/api/v1/products")
-        .bearer_auth(&token)
-        .send()
-        .await
-        .unwrap();
+    let res = h.api(&token).get("/api/v1/products").await;
     assert_eq!(res.status(), 200);
     let res = h
-        .post("/api/v1/products")
-        .bearer_auth(&token)
-        .json(&serde_json::json!({"name": "x"}))
-        .send()
-        .await
-        .unwrap();
+        .api(&token)
+        .post("/api/v1/products", &serde_json::json!({"name": "x"}))
+        .await;
     expect_error(res, 403, "FORBIDDEN").await;
     // Connector credentials cannot be minted with write.
     let refused = credentials::create_key(
@@ -157,10 +127,7 @@ async fn a_key_revoked_through_one_replica_is_refused_by_the_other_on_the_next_r
     let db = database().await;
     let a = serve(&settings(&db.url)).await;
     let b = serve(&settings(&db.url)).await;
-    let http = reqwest::Client::new();
-    let mut conn = diesel_async::AsyncPgConnection::establish(&db.url)
-        .await
-        .unwrap();
+    let mut conn = test_support::sql::connect(&db.url).await;
     let user = memory_api::db::users::create(&mut conn, "r@example.com", Tier::Free)
         .await
         .unwrap()
@@ -176,112 +143,36 @@ async fn a_key_revoked_through_one_replica_is_refused_by_the_other_on_the_next_r
     )
     .await
     .unwrap();
-    let key_text = credential.plaintext;
-    // Both replicas have the key cached.
-    for server in [&a, &b] {
-        for _ in 0..3 {
-            let res = http
-                .get(server.url("/api/v1/products"))
-                .bearer_auth(&key_text)
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(res.status(), 200);
-        }
-    }
+    let [on_a, on_b] = warm([&a, &b], "/api/v1/products", &credential.plaintext).await;
     // Revoked through replica A's database session; B must refuse at once.
     assert!(store::revoke_api_key(&mut conn, key.id).await.unwrap());
-    let res = http
-        .get(b.url("/api/v1/products"))
-        .bearer_auth(&key_text)
-        .send()
-        .await
-        .unwrap();
+    let res = on_b.get("/api/v1/products").await;
     assert!(
         expect_error(res, 401, "UNAUTHORIZED")
             .await
             .contains("revoked")
     );
-    let res = http
-        .get(a.url("/api/v1/products"))
-        .bearer_auth(&key_text)
-        .send()
-        .await
-        .unwrap();
-    expect_error(res, 401, "UNAUTHORIZED").await;
+    expect_error(on_a.get("/api/v1/products").await, 401, "UNAUTHORIZED").await;
     a.stop().await;
     b.stop().await;
-}
-
-/// `auth_credential_lookups_total` on the server's `/metrics`.
-async fn credential_lookups(h: &Harness) -> u64 {
-    let text = h
-        .get("/metrics")
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    test_support::metric(&text, "auth_credential_lookups_total")
-}
-
-async fn status_with(h: &Harness, key: &str) -> u16 {
-    let res = h.get("/api/v1/products").bearer_auth(key).send().await;
-    res.unwrap().status().as_u16()
-}
-
-async fn exec(h: &Harness, sql: &str) {
-    use diesel_async::RunQueryDsl as _;
-    diesel::sql_query(sql)
-        .execute(&mut h.conn().await)
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
 }
 
 #[tokio::test]
 async fn an_unknown_key_is_looked_up_once_yet_usable_as_soon_as_it_is_inserted() {
     let h = Harness::new().await;
-    // The cache is used once the worker's LISTEN connection is up.
+    let lookups = Lookups::new(h.anonymous(), "/api/v1/products");
     let warmup = auth::credential::generate(CredentialKind::MemoryLive).plaintext;
-    let mut cached = false;
-    for _ in 0..100 {
-        let before = credential_lookups(&h).await;
-        assert_eq!(status_with(&h, &warmup).await, 401);
-        if credential_lookups(&h).await == before {
-            cached = true;
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    assert!(cached, "the unknown warm-up key was never remembered");
+    lookups.wait_until_remembered(&warmup).await;
 
-    // A real key, set aside and deleted: well-formed and unknown.
     let user = h.user(Tier::Free).await;
     let (key_id, key) = h
         .key(user, CredentialKind::MemoryLive, &[Scope::Read])
         .await;
-    assert_eq!(status_with(&h, &key).await, 200);
-    exec(
-        &h,
-        &format!("CREATE TABLE set_aside AS SELECT * FROM api_keys WHERE id = '{key_id}'"),
-    )
-    .await;
-    exec(&h, &format!("DELETE FROM api_keys WHERE id = '{key_id}'")).await;
-    let before = credential_lookups(&h).await;
-    for _ in 0..10 {
-        let res = h.get("/api/v1/products").bearer_auth(&key).send().await;
-        expect_error(res.unwrap(), 401, "UNAUTHORIZED").await;
-    }
-    assert_eq!(
-        credential_lookups(&h).await - before,
-        1,
-        "one lookup for ten"
-    );
-
-    // Created again: the very next request is served.
-    exec(&h, "INSERT INTO api_keys SELECT * FROM set_aside").await;
-    assert_eq!(status_with(&h, &key).await, 200);
+    lookups
+        .assert_a_deleted_key_is_looked_up_once(&h.db.url, key_id, &key, async |res| {
+            expect_error(res, 401, "UNAUTHORIZED").await;
+        })
+        .await;
     h.stop().await;
 }
 
@@ -389,12 +280,12 @@ async fn every_read_route_needs_the_read_scope() {
     let reads = documented_reads(&[("name", "alpha"), ("runId", &run_id)]);
     assert!(reads.len() >= 11, "{reads:?}");
     for path in &reads {
-        let res = h.get(path).bearer_auth(&writer).send().await.unwrap();
+        let res = h.api(&writer).get(path).await;
         assert_rate_limit_headers(&res);
         let message = expect_error(res, 403, "FORBIDDEN").await;
         assert!(message.contains("read"), "GET {path}: {message}");
 
-        let res = h.get(path).bearer_auth(&reader).send().await.unwrap();
+        let res = h.api(&reader).get(path).await;
         assert_eq!(res.status(), 200, "GET {path} with a read key");
     }
     h.stop().await;

@@ -6,16 +6,17 @@
 use std::path::Path;
 
 use auth::{CredentialKind, Origin, Scope};
-use diesel_async::{AsyncConnection as _, AsyncPgConnection};
+use diesel_async::AsyncPgConnection;
 use memory_api::db::{credentials, users};
 use memory_api::{MIGRATIONS, MIGRATIONS_DIR, Settings};
 use rate_limit::policy::Tier;
 use reqwest::{RequestBuilder, Response};
-use serde_json::Value;
-use service_kit::RateLimitBackend;
-use service_kit::testing::TestServer;
+use service_kit::testing::{self, TestServer};
 use store::testing::TestDatabase;
 use uuid::Uuid;
+
+pub use test_support::Client;
+pub use test_support::response::*;
 
 pub struct Harness {
     pub db: TestDatabase,
@@ -27,12 +28,7 @@ pub struct Harness {
 /// Settings for a server on `db_url`, bound to an ephemeral port.
 pub fn settings(db_url: &str) -> Settings {
     let mut settings = Settings::load(None).expect("default settings load");
-    settings.common.database.url = db_url.to_owned();
-    settings.common.database.pool_size = 4;
-    settings.common.http.bind = "127.0.0.1:0".to_owned();
-    settings.common.http.workers = 1;
-    settings.common.http.shutdown_timeout_secs = 5;
-    settings.common.rate_limit.backend = RateLimitBackend::Inprocess;
+    testing::adapt(&mut settings.common, db_url);
     settings.secrets.kek = secrets::Kek::generate_base64();
     settings
 }
@@ -40,8 +36,7 @@ pub fn settings(db_url: &str) -> Settings {
 /// Settings with the Redis limiter under a key prefix of their own.
 pub fn redis_settings(db_url: &str, prefix: &str) -> Settings {
     let mut settings = settings(db_url);
-    settings.common.rate_limit.backend = RateLimitBackend::Redis;
-    settings.common.rate_limit.key_prefix = prefix.to_owned();
+    testing::use_redis(&mut settings.common, prefix);
     settings
 }
 
@@ -53,6 +48,11 @@ pub async fn database() -> TestDatabase {
 
 pub async fn serve(settings: &Settings) -> TestServer {
     TestServer::start(memory_api::launch(settings).await.expect("launch"))
+}
+
+/// A server whose database is at `url` (one that does not answer, or refuses it).
+pub async fn serve_on_database(url: &str) -> TestServer {
+    serve(&settings(url)).await
 }
 
 impl Harness {
@@ -78,9 +78,7 @@ impl Harness {
     }
 
     pub async fn conn(&self) -> AsyncPgConnection {
-        AsyncPgConnection::establish(&self.db.url)
-            .await
-            .expect("connect")
+        test_support::sql::connect(&self.db.url).await
     }
 
     pub async fn user(&self, tier: Tier) -> Uuid {
@@ -128,6 +126,16 @@ impl Harness {
         (user, key)
     }
 
+    /// A client of the server that carries `key`.
+    pub fn api(&self, key: &str) -> Client {
+        self.anonymous().with_key(key)
+    }
+
+    /// A client of the server without a key.
+    pub fn anonymous(&self) -> Client {
+        Client::new(self.http.clone(), &self.server.base)
+    }
+
     pub fn get(&self, path: &str) -> RequestBuilder {
         self.http.get(self.server.url(path))
     }
@@ -136,13 +144,20 @@ impl Harness {
         self.http.post(self.server.url(path))
     }
 
+    /// Runs `sql` (a query of one column) on the test database and returns that column of
+    /// every row, as text.
+    pub async fn query(&self, sql: &str) -> Vec<String> {
+        test_support::sql::query(&self.db.url, sql).await
+    }
+
+    /// Runs a statement on the test database.
+    pub async fn exec(&self, sql: &str) {
+        test_support::sql::exec(&self.db.url, sql).await;
+    }
+
     pub async fn stop(self) {
         self.server.stop().await;
     }
-}
-
-pub async fn json(response: Response) -> Value {
-    response.json().await.expect("JSON body")
 }
 
 /// Asserts the memory error envelope with `code`, and returns the message.
@@ -161,35 +176,6 @@ pub async fn expect_error(response: Response, status: u16, code: &str) -> String
     assert!(!message.is_empty());
     assert_eq!(body.as_object().unwrap().len(), 1, "only `error`: {body}");
     message
-}
-
-pub fn assert_rate_limit_headers(response: &Response) {
-    for name in [
-        "x-ratelimit-limit",
-        "x-ratelimit-remaining",
-        "x-ratelimit-reset",
-    ] {
-        assert!(
-            response.headers().contains_key(name),
-            "{name} missing on {}",
-            response.status()
-        );
-    }
-}
-
-/// Waits until the current minute has at least `margin` seconds left, so a test counting
-/// against a minute window does not straddle two windows.
-pub async fn away_from_minute_boundary(margin: u64) {
-    loop {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_secs();
-        if 60 - now % 60 > margin {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
-    }
 }
 
 /// The local embedding model's directory: `EMBED_MODEL_DIR`, else what the project's own

@@ -8,24 +8,16 @@ use serde_json::{Value, json};
 use crate::common::*;
 
 async fn post(h: &Harness, key: &str, path: &str, body: Value) -> Value {
-    let res = h
-        .post(path)
-        .bearer_auth(key)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let res = h.api(key).post(path, &body).await;
     assert!(res.status().is_success(), "{path}: {}", res.status());
     json(res).await
 }
 
 async fn page(h: &Harness, key: &str, query: &str) -> Value {
     let res = h
+        .api(key)
         .get(&format!("/api/v1/memory/confidence?{query}"))
-        .bearer_auth(key)
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(res.status(), 200, "{query}");
     assert_rate_limit_headers(&res);
     json(res).await
@@ -153,14 +145,12 @@ async fn bad_paging_is_refused() {
     let (_, key) = h.writer(Tier::Free).await;
     for query in ["limit=0", "limit=101", "limit=x", "cursor=not-a-cursor!"] {
         let res = h
+            .api(&key)
             .get(&format!("/api/v1/memory/confidence?{query}"))
-            .bearer_auth(&key)
-            .send()
-            .await
-            .unwrap();
+            .await;
         expect_error(res, 400, "VALIDATION_ERROR").await;
     }
-    let res = h.get("/api/v1/memory/confidence").send().await.unwrap();
+    let res = h.anonymous().get("/api/v1/memory/confidence").await;
     expect_error(res, 401, "UNAUTHORIZED").await;
     h.stop().await;
 }

@@ -19,11 +19,9 @@ async fn consolidate(h: &Harness, key: &str, body: Option<Value>) -> Response {
 }
 
 async fn run(h: &Harness, key: &str, id: &str) -> Response {
-    h.get(&format!("/api/v1/memory/consolidate/{id}"))
-        .bearer_auth(key)
-        .send()
+    h.api(key)
+        .get(&format!("/api/v1/memory/consolidate/{id}"))
         .await
-        .unwrap()
 }
 
 fn days_ago(days: i64) -> String {
@@ -32,14 +30,7 @@ fn days_ago(days: i64) -> String {
 
 /// What must not change: the memories and what `/memory/identity` injects.
 async fn snapshot(h: &Harness, key: &str) -> (Value, Value) {
-    let identity = json(
-        h.get("/api/v1/memory/identity")
-            .bearer_auth(key)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let identity = json(h.api(key).get("/api/v1/memory/identity").await).await;
     let injected = json!([
         identity["kernel"],
         identity["injection_block"],
@@ -183,13 +174,11 @@ async fn consolidation_needs_pro_write_and_a_valid_body_and_runs_are_private() {
         assert!(message.contains(&field), "{body}: {message}");
     }
     let res = h
-        .post("/api/v1/memory/consolidate")
-        .bearer_auth(&key)
+        .api(&key)
+        .request(reqwest::Method::POST, "/api/v1/memory/consolidate")
         .header("content-type", "application/json")
         .body("{not json")
-        .send()
-        .await
-        .unwrap();
+        .await;
     expect_error(res, 400, "VALIDATION_ERROR").await;
     let workspace = uuid::Uuid::now_v7();
     let body = json(
@@ -233,12 +222,9 @@ async fn embedding_duplicates_and_superseded_decisions_are_found() {
     let h = Harness::with(semantic_settings).await;
     let (_, key) = h.writer(Tier::Pro).await;
     let res = h
-        .post("/api/v1/products")
-        .bearer_auth(&key)
-        .json(&json!({"name": "billing"}))
-        .send()
-        .await
-        .unwrap();
+        .api(&key)
+        .post("/api/v1/products", &json!({"name": "billing"}))
+        .await;
     assert_eq!(res.status(), 201);
     let mut ids = Vec::new();
     for (path, body) in [
@@ -264,12 +250,9 @@ async fn embedding_duplicates_and_superseded_decisions_are_found() {
         ),
     ] {
         let res = h
-            .post(&format!("/api/v1/memory/{path}"))
-            .bearer_auth(&key)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
+            .api(&key)
+            .post(&format!("/api/v1/memory/{path}"), &body)
+            .await;
         assert_eq!(res.status(), 201);
         let created = json(res).await;
         assert_eq!(created["embedded"], true);

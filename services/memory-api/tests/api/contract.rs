@@ -30,11 +30,11 @@ fn the_committed_mif_schema_matches_the_code() {
 #[tokio::test]
 async fn the_document_is_served_as_json_and_yaml_without_credential() {
     let h = Harness::new().await;
-    let res = h.get("/api/v1/openapi.json").send().await.unwrap();
+    let res = h.anonymous().get("/api/v1/openapi.json").await;
     assert_eq!(res.status(), 200);
     assert_eq!(res.text().await.unwrap(), committed());
     for path in ["/api/v1/openapi.yaml", "/openapi.yaml"] {
-        let res = h.get(path).send().await.unwrap();
+        let res = h.anonymous().get(path).await;
         assert_eq!(res.status(), 200);
         assert!(
             res.headers()["content-type"]

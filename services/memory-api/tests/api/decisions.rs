@@ -6,12 +6,7 @@ use serde_json::{Value, json};
 use crate::common::*;
 
 async fn post(h: &Harness, key: &str, path: &str, body: Value) -> Response {
-    h.post(path)
-        .bearer_auth(key)
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
+    h.api(key).post(path, &body).await
 }
 
 async fn product(h: &Harness, key: &str, name: &str) {
@@ -28,11 +23,9 @@ async fn decide(h: &Harness, key: &str, body: Value) -> Response {
 }
 
 async fn search(h: &Harness, key: &str, query: &str) -> Response {
-    h.get(&format!("/api/v1/memory/decisions/search?{query}"))
-        .bearer_auth(key)
-        .send()
+    h.api(key)
+        .get(&format!("/api/v1/memory/decisions/search?{query}"))
         .await
-        .unwrap()
 }
 
 #[tokio::test]
@@ -102,14 +95,7 @@ async fn decisions_are_recorded_tagged_searched_and_deleted() {
     assert_eq!(limited["count"], 1);
 
     // The feed has both decisions.
-    let feed = json(
-        h.get("/api/v1/intelligence/feed")
-            .bearer_auth(&key)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let feed = json(h.api(&key).get("/api/v1/intelligence/feed").await).await;
     assert_eq!(feed["data"].as_array().unwrap().len(), 2);
     assert_eq!(feed["data"][0]["type"], "decision");
 

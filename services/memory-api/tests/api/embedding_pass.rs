@@ -212,11 +212,9 @@ async fn one_refused_input_does_not_hold_up_the_others() {
 
     // What was embedded is found semantically.
     let res = h
+        .api(&key)
         .get("/api/v1/memory/search?q=gamma%20queue")
-        .bearer_auth(&key)
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(res.status(), 200);
     let body = json(res).await;
     assert_eq!(body["search_mode"], "semantic", "{body}");
@@ -275,30 +273,14 @@ async fn current_product_states_are_embedded_by_the_pass_and_a_refused_one_is_se
     ];
     for (product, state) in states {
         let path = format!("/api/v1/memory/product/{product}/state");
-        if h.get(&path)
-            .bearer_auth(&key)
-            .send()
-            .await
-            .unwrap()
-            .status()
-            == 404
-        {
+        if h.api(&key).get(&path).await.status() == 404 {
             let res = h
-                .post("/api/v1/products")
-                .bearer_auth(&key)
-                .json(&json!({"name": product}))
-                .send()
-                .await
-                .unwrap();
+                .api(&key)
+                .post("/api/v1/products", &json!({"name": product}))
+                .await;
             assert_eq!(res.status(), 201);
         }
-        let res = h
-            .post(&path)
-            .bearer_auth(&key)
-            .json(&state)
-            .send()
-            .await
-            .unwrap();
+        let res = h.api(&key).post(&path, &state).await;
         assert_eq!(res.status(), 200);
     }
 

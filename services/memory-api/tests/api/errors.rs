@@ -1,4 +1,5 @@
 use rate_limit::policy::Tier;
+use test_support::health;
 
 use crate::common::*;
 
@@ -8,24 +9,20 @@ async fn framework_failures_answer_in_the_memory_envelope() {
     let (_, key) = h.writer(Tier::Team).await;
 
     let malformed = h
-        .post("/api/v1/products")
-        .bearer_auth(&key)
+        .api(&key)
+        .request(reqwest::Method::POST, "/api/v1/products")
         .header("content-type", "application/json")
         .body("{\"name\": ")
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_rate_limit_headers(&malformed);
     expect_error(malformed, 400, "VALIDATION_ERROR").await;
 
     let wrong_type = h
-        .post("/api/v1/products")
-        .bearer_auth(&key)
+        .api(&key)
+        .request(reqwest::Method::POST, "/api/v1/products")
         .header("content-type", "text/plain")
         .body("{\"name\":\"a\"}")
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert!(
         expect_error(wrong_type, 400, "VALIDATION_ERROR")
             .await
@@ -37,13 +34,11 @@ async fn framework_failures_answer_in_the_memory_envelope() {
         "x".repeat(1024 * 1024)
     );
     let too_big = h
-        .post("/api/v1/products")
-        .bearer_auth(&key)
+        .api(&key)
+        .request(reqwest::Method::POST, "/api/v1/products")
         .header("content-type", "application/json")
         .body(oversized)
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_rate_limit_headers(&too_big);
     assert!(
         expect_error(too_big, 400, "VALIDATION_ERROR")
@@ -52,25 +47,20 @@ async fn framework_failures_answer_in_the_memory_envelope() {
     );
 
     let unknown_field = h
-        .post("/api/v1/products")
-        .bearer_auth(&key)
-        .json(&serde_json::json!({"name": "a", "colour": "red"}))
-        .send()
-        .await
-        .unwrap();
+        .api(&key)
+        .post(
+            "/api/v1/products",
+            &serde_json::json!({"name": "a", "colour": "red"}),
+        )
+        .await;
     // Ruled: unknown fields are ignored where the document does not say "no extra keys".
     assert_eq!(unknown_field.status(), 201);
 
-    let unknown_route = h
-        .get("/api/v1/no-such-thing")
-        .bearer_auth(&key)
-        .send()
-        .await
-        .unwrap();
+    let unknown_route = h.api(&key).get("/api/v1/no-such-thing").await;
     assert_rate_limit_headers(&unknown_route);
     expect_error(unknown_route, 404, "NOT_FOUND").await;
 
-    let outside_api = h.get("/no-such-thing").send().await.unwrap();
+    let outside_api = h.anonymous().get("/no-such-thing").await;
     expect_error(outside_api, 404, "NOT_FOUND").await;
 
     let wrong_method = h
@@ -85,12 +75,7 @@ async fn framework_failures_answer_in_the_memory_envelope() {
     assert!(allow.contains("GET") && allow.contains("POST"), "{allow}");
     expect_error(wrong_method, 405, "VALIDATION_ERROR").await;
 
-    let bad_query = h
-        .get("/api/v1/products?limit=abc")
-        .bearer_auth(&key)
-        .send()
-        .await
-        .unwrap();
+    let bad_query = h.api(&key).get("/api/v1/products?limit=abc").await;
     assert!(
         expect_error(bad_query, 400, "VALIDATION_ERROR")
             .await
@@ -99,19 +84,12 @@ async fn framework_failures_answer_in_the_memory_envelope() {
 
     for limit in ["0", "101"] {
         let res = h
+            .api(&key)
             .get(&format!("/api/v1/products?limit={limit}"))
-            .bearer_auth(&key)
-            .send()
-            .await
-            .unwrap();
+            .await;
         expect_error(res, 400, "VALIDATION_ERROR").await;
     }
-    let bad_cursor = h
-        .get("/api/v1/products?cursor=%21%21")
-        .bearer_auth(&key)
-        .send()
-        .await
-        .unwrap();
+    let bad_cursor = h.api(&key).get("/api/v1/products?cursor=%21%21").await;
     assert!(
         expect_error(bad_cursor, 400, "VALIDATION_ERROR")
             .await
@@ -123,83 +101,16 @@ async fn framework_failures_answer_in_the_memory_envelope() {
 #[tokio::test]
 async fn health_readiness_and_metrics_need_no_credential() {
     let h = Harness::new().await;
-    let res = h.get("/healthz").send().await.unwrap();
-    assert_eq!(res.status(), 200);
-    assert!(res.headers().contains_key("x-request-id"));
-    let body = ready(&h).await;
-    assert_eq!(body["checks"]["database"], "ok");
-    assert_eq!(body["checks"]["broker"], "ok");
-    let res = h.get("/metrics").send().await.unwrap();
-    assert_eq!(res.status(), 200);
-    let text = res.text().await.unwrap();
-    assert!(text.contains("http_requests_total"), "{text}");
-    assert!(text.contains("service=\"memory-api\""), "{text}");
+    health::assert_live_and_ready(&h.anonymous()).await;
+    health::assert_metrics_of(&h.anonymous(), "memory-api").await;
     h.stop().await;
 }
 
-#[tokio::test]
-async fn readyz_answers_503_when_the_database_is_unreachable() {
-    let db = database().await;
-    let mut settings = settings(&db.url);
-    settings.common.database.url = "postgres://postgres@127.0.0.1:1/nothing".to_owned();
-    let server = serve(&settings).await;
-    let res = reqwest::get(server.url("/readyz")).await.unwrap();
-    assert_eq!(res.status(), 503);
-    let body: serde_json::Value = res.json().await.unwrap();
-    assert_eq!(body["status"], "unavailable");
-    assert_ne!(body["checks"]["database"], "ok");
-    server.stop().await;
-}
-
-#[tokio::test]
-async fn readyz_names_the_failing_check_but_not_the_client_error() {
-    let db = database().await;
-    let mut settings = settings(&db.url);
-    // A role that does not exist: the server's refusal names it (and the database).
-    settings.common.database.url =
-        "postgres://readyz_leak_user_7f3a@127.0.0.1:5432/readyz_leak_db_7f3a".to_owned();
-    let server = serve(&settings).await;
-    let res = reqwest::get(server.url("/readyz")).await.unwrap();
-    assert_eq!(res.status(), 503);
-    let text = res.text().await.unwrap();
-    assert!(!text.contains("readyz_leak"), "{text}");
-    assert!(!text.contains("127.0.0.1"), "{text}");
-    let body: serde_json::Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(body["status"], "unavailable");
-    assert_eq!(body["checks"]["database"], "failed", "{text}");
-    let check = &body["checks"]["broker"];
-    assert!(check == "ok" || check == "failed", "{text}");
-    server.stop().await;
-}
+test_support::readiness_tests!(serve_on_database);
 
 #[tokio::test]
 async fn a_request_id_is_echoed_or_made() {
     let h = Harness::new().await;
-    let res = h
-        .get("/healthz")
-        .header("x-request-id", "abc-123")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.headers()["x-request-id"], "abc-123");
-    let res = h
-        .get("/healthz")
-        .header("x-request-id", "bad id with spaces")
-        .send()
-        .await
-        .unwrap();
-    assert_ne!(res.headers()["x-request-id"], "bad id with spaces");
+    health::assert_request_ids_are_echoed_or_made(&h.anonymous()).await;
     h.stop().await;
-}
-
-/// `/readyz` once the broker connection (made in the background at start) is up.
-async fn ready(h: &Harness) -> serde_json::Value {
-    for _ in 0..100 {
-        let res = h.get("/readyz").send().await.unwrap();
-        if res.status() == 200 {
-            return json(res).await;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    panic!("never ready");
 }

@@ -8,20 +8,13 @@ use serde_json::{Value, json};
 use crate::common::*;
 
 async fn create(h: &Harness, key: &str, body: Value) -> Response {
-    h.post("/api/v1/memory/free-form")
-        .bearer_auth(key)
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
+    h.api(key).post("/api/v1/memory/free-form", &body).await
 }
 
 async fn list(h: &Harness, key: &str, query: &str) -> Response {
-    h.get(&format!("/api/v1/memory/free-form?{query}"))
-        .bearer_auth(key)
-        .send()
+    h.api(key)
+        .get(&format!("/api/v1/memory/free-form?{query}"))
         .await
-        .unwrap()
 }
 
 async fn delete(h: &Harness, key: &str, id: &str) -> Response {
@@ -293,12 +286,12 @@ async fn entries_and_imported_decisions_are_embedded_by_the_background_pass() {
     });
     for k in [&key, &other] {
         let res = h
-            .post("/api/v1/memory/import-mif")
-            .bearer_auth(k)
-            .json(&json!({"mif": mif, "apply_immediately": true}))
-            .send()
-            .await
-            .unwrap();
+            .api(k)
+            .post(
+                "/api/v1/memory/import-mif",
+                &json!({"mif": mif, "apply_immediately": true}),
+            )
+            .await;
         assert_eq!(res.status(), 200);
     }
     let semantic = serve(&semantic_settings(&h.db.url)).await;

@@ -18,11 +18,7 @@ async fn put(h: &Harness, key: &str, body: Value, if_match: Option<&str>) -> Res
 }
 
 async fn get(h: &Harness, key: &str) -> Response {
-    h.get("/api/v1/memory/identity")
-        .bearer_auth(key)
-        .send()
-        .await
-        .unwrap()
+    h.api(key).get("/api/v1/memory/identity").await
 }
 
 #[tokio::test]

@@ -43,11 +43,9 @@ pub fn without_provenance(doc: &Value) -> Value {
 }
 
 pub async fn export_raw(h: &Harness, key: &str, query: &str) -> Response {
-    h.get(&format!("/api/v1/memory/export-mif?{query}"))
-        .bearer_auth(key)
-        .send()
+    h.api(key)
+        .get(&format!("/api/v1/memory/export-mif?{query}"))
         .await
-        .unwrap()
 }
 
 /// A valid export whose checksum holds.
@@ -65,12 +63,7 @@ pub async fn export(h: &Harness, key: &str, query: &str) -> Value {
 }
 
 pub async fn import(h: &Harness, key: &str, body: Value) -> Response {
-    h.post("/api/v1/memory/import-mif")
-        .bearer_auth(key)
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
+    h.api(key).post("/api/v1/memory/import-mif", &body).await
 }
 
 async fn imported(h: &Harness, key: &str, body: Value) -> Value {
@@ -92,25 +85,12 @@ async fn put_kernel(h: &Harness, key: &str, kernel: Value) {
 }
 
 async fn product(h: &Harness, key: &str, body: Value) {
-    let res = h
-        .post("/api/v1/products")
-        .bearer_auth(key)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let res = h.api(key).post("/api/v1/products", &body).await;
     assert_eq!(res.status(), 201);
 }
 
 async fn product_names(h: &Harness, key: &str) -> Vec<String> {
-    let body = json(
-        h.get("/api/v1/products?limit=100")
-            .bearer_auth(key)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let body = json(h.api(key).get("/api/v1/products?limit=100").await).await;
     let mut names: Vec<String> = body["data"]
         .as_array()
         .unwrap()
@@ -250,16 +230,7 @@ async fn a_full_export_imported_with_replace_into_an_empty_account_exports_the_s
     // The kernel injects the same block.
     let identity = |key: String| {
         let h = &h;
-        async move {
-            json(
-                h.get("/api/v1/memory/identity")
-                    .bearer_auth(key)
-                    .send()
-                    .await
-                    .unwrap(),
-            )
-            .await
-        }
+        async move { json(h.api(&key).get("/api/v1/memory/identity").await).await }
     };
     let (a, b) = (identity(key_a.clone()).await, identity(key_b.clone()).await);
     assert_eq!(a["injection_block"], b["injection_block"]);
@@ -278,20 +249,17 @@ async fn scopes_download_and_bad_parameters() {
     put_kernel(&h, &key, json!({"identity": {"name": "Ada"}})).await;
     product(&h, &key, json!({"name": "core"})).await;
     let res = h
-        .post("/api/v1/memory/free-form")
-        .bearer_auth(&key)
-        .json(&json!({"content": "Likes tea"}))
-        .send()
-        .await
-        .unwrap();
+        .api(&key)
+        .post("/api/v1/memory/free-form", &json!({"content": "Likes tea"}))
+        .await;
     assert_eq!(res.status(), 201);
     let res = h
-        .post("/api/v1/memory/decisions")
-        .bearer_auth(&key)
-        .json(&json!({"decision": "Use Rust", "product_name": "core"}))
-        .send()
-        .await
-        .unwrap();
+        .api(&key)
+        .post(
+            "/api/v1/memory/decisions",
+            &json!({"decision": "Use Rust", "product_name": "core"}),
+        )
+        .await;
     assert_eq!(res.status(), 201);
 
     let only = export(&h, &key, "scope=identity_only").await;
@@ -374,21 +342,21 @@ pub async fn small_account(h: &Harness) -> (String, Uuid, Uuid) {
     .await;
     product(h, &key, json!({"name": "core"})).await;
     let entry = json(
-        h.post("/api/v1/memory/free-form")
-            .bearer_auth(&key)
-            .json(&json!({"content": "Prefers green tea", "tags": ["drinks"]}))
-            .send()
-            .await
-            .unwrap(),
+        h.api(&key)
+            .post(
+                "/api/v1/memory/free-form",
+                &json!({"content": "Prefers green tea", "tags": ["drinks"]}),
+            )
+            .await,
     )
     .await;
     let decision = json(
-        h.post("/api/v1/memory/decisions")
-            .bearer_auth(&key)
-            .json(&json!({"decision": "Use PostgreSQL for storage", "product_name": "core"}))
-            .send()
-            .await
-            .unwrap(),
+        h.api(&key)
+            .post(
+                "/api/v1/memory/decisions",
+                &json!({"decision": "Use PostgreSQL for storage", "product_name": "core"}),
+            )
+            .await,
     )
     .await;
     let id = |v: &Value| Uuid::parse_str(v["id"].as_str().unwrap()).unwrap();
@@ -567,14 +535,7 @@ async fn a_failing_import_leaves_the_account_exactly_as_it_was() {
     let h = Harness::new().await;
     let (key, _, _) = small_account(&h).await;
     let before = export(&h, &key, "").await;
-    let identity_before = json(
-        h.get("/api/v1/memory/identity")
-            .bearer_auth(&key)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let identity_before = json(h.api(&key).get("/api/v1/memory/identity").await).await;
     // Valid items, but the merged kernel's injection block is over the 4,000-token budget:
     // found only after the corpus and decisions were written, so they must roll back.
     let huge: Vec<String> = (0..900)
@@ -599,14 +560,7 @@ async fn a_failing_import_leaves_the_account_exactly_as_it_was() {
     let after = export(&h, &key, "").await;
     assert_eq!(without_provenance(&before), without_provenance(&after));
     assert_eq!(product_names(&h, &key).await, ["core"]);
-    let identity_after = json(
-        h.get("/api/v1/memory/identity")
-            .bearer_auth(&key)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let identity_after = json(h.api(&key).get("/api/v1/memory/identity").await).await;
     assert_eq!(identity_before["version"], identity_after["version"]);
     h.stop().await;
 }
@@ -644,11 +598,9 @@ async fn a_staged_import_changes_nothing_until_applied_once() {
     let (user_b, other) = h.writer(Tier::Free).await;
     let apply_path = format!("/api/v1/memory/imports/{id}/apply");
     let res = h
-        .post(&apply_path)
-        .bearer_auth(&other)
-        .send()
-        .await
-        .unwrap();
+        .api(&other)
+        .request(reqwest::Method::POST, &apply_path)
+        .await;
     expect_error(res, 404, "NOT_FOUND").await;
     let (_, other_test) = h
         .key(
@@ -658,14 +610,15 @@ async fn a_staged_import_changes_nothing_until_applied_once() {
         )
         .await;
     let res = h
-        .post(&apply_path)
-        .bearer_auth(&other_test)
-        .send()
-        .await
-        .unwrap();
+        .api(&other_test)
+        .request(reqwest::Method::POST, &apply_path)
+        .await;
     expect_error(res, 404, "NOT_FOUND").await;
 
-    let res = h.post(&apply_path).bearer_auth(&key).send().await.unwrap();
+    let res = h
+        .api(&key)
+        .request(reqwest::Method::POST, &apply_path)
+        .await;
     assert_eq!(res.status(), 200);
     let applied = json(res).await;
     assert_eq!(applied["status"], "applied");
@@ -691,18 +644,22 @@ async fn a_staged_import_changes_nothing_until_applied_once() {
         .unwrap();
     assert_eq!(kept.document, json!({}));
 
-    let res = h.post(&apply_path).bearer_auth(&key).send().await.unwrap();
+    let res = h
+        .api(&key)
+        .request(reqwest::Method::POST, &apply_path)
+        .await;
     expect_error(res, 409, "VALIDATION_ERROR").await;
     assert_eq!(
         without_provenance(&after),
         without_provenance(&export(&h, &key, "").await)
     );
     let res = h
-        .post("/api/v1/memory/imports/not-a-uuid/apply")
-        .bearer_auth(&key)
-        .send()
-        .await
-        .unwrap();
+        .api(&key)
+        .request(
+            reqwest::Method::POST,
+            "/api/v1/memory/imports/not-a-uuid/apply",
+        )
+        .await;
     expect_error(res, 400, "VALIDATION_ERROR").await;
     h.stop().await;
 }
@@ -800,14 +757,7 @@ async fn raw_notes_become_an_identity_only_import() {
     assert_eq!(body["status"], "applied");
     assert_eq!(body["corpus_imported"], 0);
     assert_eq!(body["decisions_imported"], 0);
-    let identity = json(
-        h.get("/api/v1/memory/identity")
-            .bearer_auth(&key)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let identity = json(h.api(&key).get("/api/v1/memory/identity").await).await;
     assert_eq!(
         identity["kernel"],
         json!({"notes": ["I build tools."], "identity": {"name": "Ada"}, "constraints": ["No vendor lock-in"]})

@@ -36,11 +36,12 @@ async fn staged_id(h: &Harness, key: &str, n: usize) -> String {
 }
 
 async fn apply(h: &Harness, key: &str, id: &str) -> Response {
-    h.post(&format!("/api/v1/memory/imports/{id}/apply"))
-        .bearer_auth(key)
-        .send()
+    h.api(key)
+        .request(
+            reqwest::Method::POST,
+            &format!("/api/v1/memory/imports/{id}/apply"),
+        )
         .await
-        .unwrap()
 }
 
 /// Moves a staged import's creation `age` into the past.
@@ -156,14 +157,7 @@ async fn staging_writes_nothing_and_waits_for_no_lock() {
         let after = count(&mut conn, &format!("SELECT count(*) AS n FROM {table}")).await;
         assert_eq!(after, *before, "{table}");
     }
-    let kernel = json(
-        h.get("/api/v1/memory/identity")
-            .bearer_auth(&key)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let kernel = json(h.api(&key).get("/api/v1/memory/identity").await).await;
     assert!(kernel.to_string().contains("Ada") && !kernel.to_string().contains("plain 1"));
 
     let res = apply(&h, &key, staged["id"].as_str().unwrap()).await;

@@ -84,11 +84,9 @@ async fn nul_in_free_form_is_400_naming_the_field() {
     let res = send(&h, &key, Method::POST, "/api/v1/memory/free-form", &body).await;
     expect_nul_refused(res, "metadata.places[0].name").await;
     let res = h
+        .api(&key)
         .get("/api/v1/memory/free-form?limit=5&q=walks%00")
-        .bearer_auth(&key)
-        .send()
-        .await
-        .unwrap();
+        .await;
     expect_nul_refused(res, "q").await;
     h.stop().await;
 }
@@ -101,11 +99,9 @@ async fn nul_in_decision_is_400_naming_the_field() {
     let res = send(&h, &key, Method::POST, "/api/v1/memory/decisions", &body).await;
     expect_nul_refused(res, "decision").await;
     let res = h
+        .api(&key)
         .get("/api/v1/memory/decisions/search?q=ship%00")
-        .bearer_auth(&key)
-        .send()
-        .await
-        .unwrap();
+        .await;
     expect_nul_refused(res, "q").await;
     h.stop().await;
 }
@@ -128,12 +124,7 @@ async fn nul_in_mif_import_is_400_naming_the_field() {
 async fn nul_in_a_path_segment_is_400() {
     let h = Harness::new().await;
     let key = writer_with_product(&h).await;
-    let res = h
-        .get("/api/v1/products/at%00las")
-        .bearer_auth(&key)
-        .send()
-        .await
-        .unwrap();
+    let res = h.api(&key).get("/api/v1/products/at%00las").await;
     expect_nul_refused(res, "path").await;
     h.stop().await;
 }

@@ -10,12 +10,7 @@ use crate::common::*;
 const PATH: &str = "/api/v1/memory/product/atlas/state";
 
 async fn post(h: &Harness, key: &str, path: &str, body: Value) -> Response {
-    h.post(path)
-        .bearer_auth(key)
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
+    h.api(key).post(path, &body).await
 }
 
 async fn make_product(h: &Harness, key: &str, name: &str) {
@@ -41,7 +36,7 @@ async fn state_is_merge_patched_versioned_and_fed() {
     let (_, key) = h.writer(Tier::Free).await;
     make_product(&h, &key, "atlas").await;
 
-    let body = json(h.get(PATH).bearer_auth(&key).send().await.unwrap()).await;
+    let body = json(h.api(&key).get(PATH).await).await;
     assert_eq!(
         body,
         json!({"product_name": "atlas", "status": null, "state": null})
@@ -80,7 +75,7 @@ async fn state_is_merge_patched_versioned_and_fed() {
     assert_eq!(again["version"], 2);
     assert_eq!(again["id"], second["id"]);
 
-    let body = json(h.get(PATH).bearer_auth(&key).send().await.unwrap()).await;
+    let body = json(h.api(&key).get(PATH).await).await;
     assert_eq!(body["status"], "shipping");
     assert_eq!(
         body["state"],
@@ -108,14 +103,7 @@ async fn state_is_merge_patched_versioned_and_fed() {
     );
 
     // The feed shows them newest first, a page at a time, to their owner only.
-    let page = json(
-        h.get("/api/v1/intelligence/feed?limit=1")
-            .bearer_auth(&key)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let page = json(h.api(&key).get("/api/v1/intelligence/feed?limit=1").await).await;
     assert_eq!(page["data"].as_array().unwrap().len(), 1);
     let item = &page["data"][0];
     assert_eq!(item["type"], "state_change");
@@ -124,40 +112,29 @@ async fn state_is_merge_patched_versioned_and_fed() {
     assert_eq!(item["summary"], summaries[1]);
     let cursor = page["next_cursor"].as_str().unwrap();
     let rest = json(
-        h.get(&format!(
-            "/api/v1/intelligence/feed?limit=1&cursor={cursor}"
-        ))
-        .bearer_auth(&key)
-        .send()
-        .await
-        .unwrap(),
+        h.api(&key)
+            .get(&format!(
+                "/api/v1/intelligence/feed?limit=1&cursor={cursor}"
+            ))
+            .await,
     )
     .await;
     assert_eq!(rest["data"][0]["summary"], summaries[0]);
     let last = rest["next_cursor"].as_str().map(str::to_owned);
     if let Some(cursor) = last {
         let end = json(
-            h.get(&format!(
-                "/api/v1/intelligence/feed?limit=1&cursor={cursor}"
-            ))
-            .bearer_auth(&key)
-            .send()
-            .await
-            .unwrap(),
+            h.api(&key)
+                .get(&format!(
+                    "/api/v1/intelligence/feed?limit=1&cursor={cursor}"
+                ))
+                .await,
         )
         .await;
         assert_eq!(end["data"].as_array().unwrap().len(), 0);
         assert!(end["next_cursor"].is_null());
     }
     let (_, stranger) = h.writer(Tier::Free).await;
-    let theirs = json(
-        h.get("/api/v1/intelligence/feed")
-            .bearer_auth(&stranger)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let theirs = json(h.api(&stranger).get("/api/v1/intelligence/feed").await).await;
     assert_eq!(theirs["data"], json!([]));
     h.stop().await;
 }
@@ -186,7 +163,7 @@ async fn state_routes_refuse_what_they_should() {
     )
     .await;
     for other in [&stranger, &test_env] {
-        let res = h.get(PATH).bearer_auth(other).send().await.unwrap();
+        let res = h.api(other).get(PATH).await;
         expect_error(res, 404, "NOT_FOUND").await;
         expect_error(
             post(&h, other, PATH, json!({"status": "x"})).await,
@@ -196,12 +173,7 @@ async fn state_routes_refuse_what_they_should() {
         .await;
     }
     let missing = "/api/v1/memory/product/nope/state";
-    expect_error(
-        h.get(missing).bearer_auth(&key).send().await.unwrap(),
-        404,
-        "NOT_FOUND",
-    )
-    .await;
+    expect_error(h.api(&key).get(missing).await, 404, "NOT_FOUND").await;
     let message = expect_error(
         post(&h, &key, PATH, json!({"status": 3})).await,
         400,

@@ -10,34 +10,24 @@ async fn products_are_created_listed_paged_and_fetched() {
     let (_, key) = h.writer(Tier::Free).await;
     for name in ["alpha", "beta", "gamma"] {
         let res = h
-            .post("/api/v1/products")
-            .bearer_auth(&key)
-            .json(&json!({"name": name, "description": format!("{name} product")}))
-            .send()
-            .await
-            .unwrap();
+            .api(&key)
+            .post(
+                "/api/v1/products",
+                &json!({"name": name, "description": format!("{name} product")}),
+            )
+            .await;
         assert_eq!(res.status(), 201);
         let body = json(res).await;
         assert_eq!(body["name"], name);
         assert_eq!(body["status"], "active");
     }
     let duplicate = h
-        .post("/api/v1/products")
-        .bearer_auth(&key)
-        .json(&json!({"name": "alpha"}))
-        .send()
-        .await
-        .unwrap();
+        .api(&key)
+        .post("/api/v1/products", &json!({"name": "alpha"}))
+        .await;
     expect_error(duplicate, 409, "VALIDATION_ERROR").await;
 
-    let page = json(
-        h.get("/api/v1/products?limit=2")
-            .bearer_auth(&key)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let page = json(h.api(&key).get("/api/v1/products?limit=2").await).await;
     let names: Vec<_> = page["data"]
         .as_array()
         .unwrap()
@@ -47,31 +37,17 @@ async fn products_are_created_listed_paged_and_fetched() {
     assert_eq!(names, ["alpha", "beta"]);
     let cursor = page["next_cursor"].as_str().unwrap();
     let rest = json(
-        h.get(&format!("/api/v1/products?limit=2&cursor={cursor}"))
-            .bearer_auth(&key)
-            .send()
-            .await
-            .unwrap(),
+        h.api(&key)
+            .get(&format!("/api/v1/products?limit=2&cursor={cursor}"))
+            .await,
     )
     .await;
     assert_eq!(rest["data"][0]["name"], "gamma");
     assert!(rest["next_cursor"].is_null());
 
-    let one = json(
-        h.get("/api/v1/products/beta")
-            .bearer_auth(&key)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let one = json(h.api(&key).get("/api/v1/products/beta").await).await;
     assert_eq!(one["description"], "beta product");
-    let missing = h
-        .get("/api/v1/products/delta")
-        .bearer_auth(&key)
-        .send()
-        .await
-        .unwrap();
+    let missing = h.api(&key).get("/api/v1/products/delta").await;
     expect_error(missing, 404, "NOT_FOUND").await;
     h.stop().await;
 }
@@ -91,23 +67,14 @@ async fn product_limits_are_enforced_naming_the_field() {
         (json!({"description": "no name"}), "name"),
     ];
     for (body, field) in cases {
-        let res = h
-            .post("/api/v1/products")
-            .bearer_auth(&key)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
+        let res = h.api(&key).post("/api/v1/products", &body).await;
         let message = expect_error(res, 400, "VALIDATION_ERROR").await;
         assert!(message.contains(field), "{field}: {message}");
     }
     let at_limit = h
-        .post("/api/v1/products")
-        .bearer_auth(&key)
-        .json(&json!({"name": "n".repeat(100)}))
-        .send()
-        .await
-        .unwrap();
+        .api(&key)
+        .post("/api/v1/products", &json!({"name": "n".repeat(100)}))
+        .await;
     assert_eq!(at_limit.status(), 201);
     h.stop().await;
 }
@@ -127,41 +94,23 @@ async fn owners_and_environments_never_see_each_others_products() {
     let (_, stranger) = h.writer(Tier::Free).await;
 
     let res = h
-        .post("/api/v1/products")
-        .bearer_auth(&live)
-        .json(&json!({"name": "secret"}))
-        .send()
-        .await
-        .unwrap();
+        .api(&live)
+        .post("/api/v1/products", &json!({"name": "secret"}))
+        .await;
     assert_eq!(res.status(), 201);
 
     for other in [&test, &stranger] {
-        let res = h
-            .get("/api/v1/products/secret")
-            .bearer_auth(other)
-            .send()
-            .await
-            .unwrap();
+        let res = h.api(other).get("/api/v1/products/secret").await;
         expect_error(res, 404, "NOT_FOUND").await;
-        let list = json(
-            h.get("/api/v1/products")
-                .bearer_auth(other)
-                .send()
-                .await
-                .unwrap(),
-        )
-        .await;
+        let list = json(h.api(other).get("/api/v1/products").await).await;
         assert_eq!(list["data"].as_array().unwrap().len(), 0);
     }
     // The same name is free in the test environment and for another user.
     for other in [&test, &stranger] {
         let res = h
-            .post("/api/v1/products")
-            .bearer_auth(other)
-            .json(&json!({"name": "secret"}))
-            .send()
-            .await
-            .unwrap();
+            .api(other)
+            .post("/api/v1/products", &json!({"name": "secret"}))
+            .await;
         assert_eq!(res.status(), 201);
     }
     h.stop().await;
@@ -181,12 +130,9 @@ async fn signing_secrets_are_shown_once_sealed_at_rest_and_rotatable() {
     let h = Harness::new().await;
     let (user, key) = h.writer(Tier::Free).await;
     let created = json(
-        h.post("/api/v1/products")
-            .bearer_auth(&key)
-            .json(&json!({"name": "signed"}))
-            .send()
-            .await
-            .unwrap(),
+        h.api(&key)
+            .post("/api/v1/products", &json!({"name": "signed"}))
+            .await,
     )
     .await;
     let secret = created["signing_secret"].as_str().unwrap().to_owned();
@@ -196,14 +142,7 @@ async fn signing_secrets_are_shown_once_sealed_at_rest_and_rotatable() {
     );
     let id: uuid::Uuid = created["id"].as_str().unwrap().parse().unwrap();
     // Never shown again by reads.
-    let read = json(
-        h.get("/api/v1/products/signed")
-            .bearer_auth(&key)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let read = json(h.api(&key).get("/api/v1/products/signed").await).await;
     assert!(read.get("signing_secret").is_none());
 
     // At rest it is sealed under the key-encryption key, bound to the product.
@@ -224,11 +163,12 @@ async fn signing_secrets_are_shown_once_sealed_at_rest_and_rotatable() {
     );
 
     let rotated = json(
-        h.post("/api/v1/products/signed/signing-secret")
-            .bearer_auth(&key)
-            .send()
-            .await
-            .unwrap(),
+        h.api(&key)
+            .request(
+                reqwest::Method::POST,
+                "/api/v1/products/signed/signing-secret",
+            )
+            .await,
     )
     .await;
     let new_secret = rotated["signing_secret"].as_str().unwrap();
@@ -246,18 +186,20 @@ async fn signing_secrets_are_shown_once_sealed_at_rest_and_rotatable() {
         .await;
     let (_, stranger) = h.writer(Tier::Free).await;
     let res = h
-        .post("/api/v1/products/signed/signing-secret")
-        .bearer_auth(&reader)
-        .send()
-        .await
-        .unwrap();
+        .api(&reader)
+        .request(
+            reqwest::Method::POST,
+            "/api/v1/products/signed/signing-secret",
+        )
+        .await;
     expect_error(res, 403, "FORBIDDEN").await;
     let res = h
-        .post("/api/v1/products/signed/signing-secret")
-        .bearer_auth(&stranger)
-        .send()
-        .await
-        .unwrap();
+        .api(&stranger)
+        .request(
+            reqwest::Method::POST,
+            "/api/v1/products/signed/signing-secret",
+        )
+        .await;
     expect_error(res, 404, "NOT_FOUND").await;
     h.stop().await;
 }

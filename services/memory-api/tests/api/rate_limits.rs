@@ -15,12 +15,7 @@ async fn exceeding_the_minute_window_answers_429_with_the_documented_body() {
     let (_, key) = h.writer(Tier::Free).await;
     away_from_minute_boundary(10).await;
     for remaining in (0..3).rev() {
-        let res = h
-            .get("/api/v1/products")
-            .bearer_auth(&key)
-            .send()
-            .await
-            .unwrap();
+        let res = h.api(&key).get("/api/v1/products").await;
         assert_eq!(res.status(), 200);
         assert_eq!(res.headers()["x-ratelimit-limit"], "3");
         assert_eq!(
@@ -28,12 +23,7 @@ async fn exceeding_the_minute_window_answers_429_with_the_documented_body() {
             remaining.to_string().as_str()
         );
     }
-    let res = h
-        .get("/api/v1/products")
-        .bearer_auth(&key)
-        .send()
-        .await
-        .unwrap();
+    let res = h.api(&key).get("/api/v1/products").await;
     assert_eq!(res.status(), 429);
     assert_rate_limit_headers(&res);
     assert_eq!(res.headers()["x-ratelimit-remaining"], "0");
@@ -66,15 +56,9 @@ async fn the_limit_holds_under_concurrency_on_one_replica() {
     let h = Harness::with(|url| tiny(settings(url))).await;
     let (_, key) = h.writer(Tier::Free).await;
     away_from_minute_boundary(10).await;
-    let statuses = join_all((0..20).map(|_| async {
-        h.get("/api/v1/products")
-            .bearer_auth(&key)
-            .send()
-            .await
-            .unwrap()
-            .status()
-            .as_u16()
-    }))
+    let statuses = join_all(
+        (0..20).map(|_| async { h.api(&key).get("/api/v1/products").await.status().as_u16() }),
+    )
     .await;
     assert_eq!(
         statuses.iter().filter(|s| **s == 200).count(),

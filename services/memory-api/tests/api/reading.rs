@@ -8,16 +8,11 @@ use serde_json::{Value, json};
 use crate::common::*;
 
 async fn post(h: &Harness, key: &str, path: &str, body: Value) -> Response {
-    h.post(path)
-        .bearer_auth(key)
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
+    h.api(key).post(path, &body).await
 }
 
 async fn get(h: &Harness, key: &str, path: &str) -> Response {
-    h.get(path).bearer_auth(key).send().await.unwrap()
+    h.api(key).get(path).await
 }
 
 #[tokio::test]
@@ -137,20 +132,16 @@ async fn the_consolidate_body_is_optional_in_the_document_and_the_server() {
     let h = Harness::new().await;
     let (_, key) = h.writer(Tier::Pro).await;
     let res = h
-        .post("/api/v1/memory/consolidate")
-        .bearer_auth(&key)
-        .send()
-        .await
-        .unwrap();
+        .api(&key)
+        .request(reqwest::Method::POST, "/api/v1/memory/consolidate")
+        .await;
     assert_eq!(res.status(), 200);
     let res = h
-        .post("/api/v1/memory/consolidate")
-        .bearer_auth(&key)
+        .api(&key)
+        .request(reqwest::Method::POST, "/api/v1/memory/consolidate")
         .header("content-type", "application/json")
         .body("null")
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(res.status(), 200);
 }
 

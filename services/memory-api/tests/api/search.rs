@@ -8,13 +8,7 @@ use serde_json::{Value, json};
 use crate::common::*;
 
 async fn post(h: &Harness, key: &str, path: &str, body: Value) -> Value {
-    let res = h
-        .post(path)
-        .bearer_auth(key)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let res = h.api(key).post(path, &body).await;
     assert!(res.status().is_success(), "{path}: {}", res.status());
     json(res).await
 }
@@ -45,11 +39,9 @@ async fn set_state(h: &Harness, key: &str, product_name: &str, state: Value) {
 }
 
 async fn search(h: &Harness, key: &str, query: &str) -> Response {
-    h.get(&format!("/api/v1/memory/search?{query}"))
-        .bearer_auth(key)
-        .send()
+    h.api(key)
+        .get(&format!("/api/v1/memory/search?{query}"))
         .await
-        .unwrap()
 }
 
 async fn found(h: &Harness, key: &str, query: &str) -> Value {
@@ -111,7 +103,7 @@ async fn parameters_are_checked() {
         assert_eq!(body["count"], 0, "{query}");
         assert_eq!(body["total"], 0, "{query}");
     }
-    let res = h.get("/api/v1/memory/search?q=x").send().await.unwrap();
+    let res = h.anonymous().get("/api/v1/memory/search?q=x").await;
     expect_error(res, 401, "UNAUTHORIZED").await;
     h.stop().await;
 }

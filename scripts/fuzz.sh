@@ -177,8 +177,10 @@ fi
 if [[ $FUZZ_ONLY != memory ]]; then
     seeded=(--include-operation-id send --include-operation-id createCampaign)
     fuzz mail-seeded mail-seeded "$MAIL_URL" "$MAIL_KEY" "${seeded[@]}" || failed+=(mail-api)
+    # revokeApiKey is left out: the stateful phase would revoke the fuzzer's own key (its id is
+    # in GET /api-keys) and every later request would be a 401. Its tests cover it.
     fuzz mail mail "$MAIL_URL" "$MAIL_KEY" --exclude-operation-id send \
-        --exclude-operation-id createCampaign || failed+=(mail-api)
+        --exclude-operation-id createCampaign --exclude-operation-id revokeApiKey || failed+=(mail-api)
 fi
 log ""
 if ((${#failed[@]} > 0)); then

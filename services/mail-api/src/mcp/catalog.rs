@@ -390,7 +390,8 @@ pub fn required_arguments(entry: &str) -> Vec<&str> {
 
 /// The README's coverage table: per group, the tools `implemented` of those the catalog names.
 pub fn coverage_table(implemented: &[&str]) -> String {
-    let mut out = String::from("| group | implemented | named | tools implemented |\n|---|---|---|---|\n");
+    let mut out =
+        String::from("| group | implemented | named | tools implemented |\n|---|---|---|---|\n");
     let (mut done, mut named) = (0, 0);
     for (group, tools) in CATALOG {
         let here: Vec<&str> = tools

@@ -23,14 +23,14 @@ use crate::flows::plan_of;
 use crate::mcp::catalog::Group;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/project", web::get().to(project))
-        .route("/plan", web::get().to(plan))
+    cfg.service(web::resource("/project").route(web::get().to(project)))
+        .service(web::resource("/plan").route(web::get().to(plan)))
         .service(
             web::resource("/api-keys")
                 .route(web::get().to(list_keys))
                 .route(web::post().to(create_key)),
         )
-        .route("/api-keys/{id}", web::delete().to(revoke_key));
+        .service(web::resource("/api-keys/{id}").route(web::delete().to(revoke_key)));
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -250,8 +250,16 @@ pub struct CreateApiKey {
     /// Limit the key to these MCP tool groups; absent: all.
     #[schema(max_items = 22, min_items = 1)]
     pub tool_groups: Option<Vec<Group>>,
-    /// When the key stops working; absent: never.
+    #[schema(schema_with = expires_at_schema)]
     pub expires_at: Option<DateTime<Utc>>,
+}
+
+fn expires_at_schema() -> utoipa::openapi::schema::Schema {
+    http_kit::request::nullable_format(
+        utoipa::openapi::KnownFormat::DateTime,
+        "When the key stops working; absent: never (a past time makes a key that is expired \
+         from the start).",
+    )
 }
 
 impl Validate for CreateApiKey {
@@ -260,12 +268,6 @@ impl Validate for CreateApiKey {
         if let Some(groups) = &mut self.tool_groups {
             groups.sort();
             groups.dedup();
-        }
-        if self.expires_at.is_some_and(|at| at <= Utc::now()) {
-            return Err(ApiError::invalid_field(
-                "expires_at",
-                "must be in the future",
-            ));
         }
         Ok(())
     }

@@ -57,9 +57,9 @@ pub struct SendRequest {
     #[serde(skip_serializing)]
     #[schema(min_length = 1, max_length = 255, pattern = r"[^\s\x85\uFEFF]")]
     pub idempotency_key: Option<String>,
-    /// Default true: open pixel and click-tracking links.
+    /// Default true (also when null): open pixel and click-tracking links.
     #[serde(default = "tracking_default")]
-    #[schema(required = false, default = true)]
+    #[schema(required = false, default = true, nullable)]
     pub tracking: bool,
 }
 

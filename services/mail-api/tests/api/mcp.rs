@@ -493,8 +493,8 @@ async fn mcp_routes_need_a_key_and_the_references_are_public() {
 fn the_readme_shows_the_registrys_coverage_of_the_catalog() {
     let implemented: Vec<&str> = registry().all().iter().map(|t| t.name).collect();
     let table = catalog::coverage_table(&implemented);
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
-        .unwrap();
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
     assert!(
         readme.contains(&table),
         "README.md's MCP coverage table is stale; it should read:\n{table}"

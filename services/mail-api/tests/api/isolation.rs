@@ -128,6 +128,8 @@ struct Owner {
     contact: String,
     /// A suppressed address of its own (it carries the marker).
     suppression: String,
+    /// An API key of its own (named by the marker).
+    api_key: String,
 }
 
 async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &Planted) -> Owner {
@@ -187,7 +189,13 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
     let conversion = json!({"email": p.contact, "event": "purchase", "revenue": 12.5,
         "currency": "EUR", "order_id": p.order, "metadata": {"note": marker}});
     call(Method::POST, "/api/v1/conversion", Some(conversion)).await;
+    let api_key = json!({"name": marker, "scope": "read", "tool_groups": ["contacts"]});
+    let api_key = id_of(
+        &call(Method::POST, "/api/v1/api-keys", Some(api_key)).await,
+        "id",
+    );
     Owner {
+        api_key,
         label,
         project,
         key,
@@ -235,6 +243,7 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
         ("/api/v1/emails/{id}" | "/api/v1/emails/{id}/events", "id") => {
             (victim.email.clone(), None)
         }
+        ("/api/v1/api-keys/{id}", "id") => (victim.api_key.clone(), None),
         ("/api/v1/suppressions/{email}", "email") => {
             (victim.suppression.clone(), Some(p.suppression.clone()))
         }
@@ -407,6 +416,14 @@ async fn victim_rows(h: &Harness, op: &Operation, victim: &Owner) -> Option<BTre
                 .map(|s| s["email"].as_str().unwrap().to_owned())
                 .collect()
         }
+        "/api/v1/api-keys/{id}" => h
+            .query(&format!(
+                "SELECT id::text FROM api_keys WHERE project_id = '{}' AND revoked_at IS NULL",
+                victim.project
+            ))
+            .await
+            .into_iter()
+            .collect(),
         "/api/v1/delivery/provider" => h
             .query(&format!(
                 "SELECT 'provider' FROM project_delivery \

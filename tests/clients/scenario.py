@@ -205,6 +205,11 @@ def mail(s: Service) -> None:
         provider="resend",
         body=event,
     )
+    s.call("getProject", 200)
+    s.call("getPlan", 200)
+    key = s.call("createApiKey", 201, body={"name": "agent", "scope": "read", "tool_groups": ["contacts"]})
+    s.call("listApiKeys", 200)
+    s.call("revokeApiKey", 200, id=key["id"])
     s.call("unsubscribePage", 200, token=tokens["u"])
     # The body is any form, or none (the page's button posts nothing); it is not read.
     s.call("unsubscribe", 200, token=tokens["u"])

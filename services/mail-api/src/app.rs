@@ -6,18 +6,18 @@ use actix_web::dev::ServiceRequest;
 use actix_web::http::Method;
 use actix_web::web::ServiceConfig;
 use auth::middleware::RateLimitPolicy;
-use auth::{Caller, CredentialKind, Grade};
+use auth::{Caller, CredentialKind};
 use http_kit::Flavor;
 use queue::Broker;
 use rate_limit::Quota;
-use rate_limit::policy::{Plan, RouteClass, mail_key, mail_quota};
+use rate_limit::policy::{RouteClass, mail_key, mail_quota};
 use service_kit::server::{ApiSpec, Launched};
 use store::Pool;
 
 use crate::db::credentials::PgCredentials;
 use crate::export::limits::ExportLimits;
 use crate::sending::{Dispatcher, SendContext};
-use crate::{Settings, openapi, routes};
+use crate::{Settings, flows, openapi, routes};
 
 pub const SERVICE: &str = "mail-api";
 
@@ -72,12 +72,8 @@ impl RateLimitPolicy for MailPolicy {
         if counts_itself(req) {
             return (String::new(), Vec::new());
         }
-        let plan = match caller.grade {
-            Grade::Plan(plan) => plan,
-            Grade::Tier(_) => Plan::Free,
-        };
         let class = route_class(req);
-        let quota = service_kit::scale_quota(mail_quota(plan, class), self.scale);
+        let quota = service_kit::scale_quota(mail_quota(flows::plan_of(caller), class), self.scale);
         (mail_key(&caller.owner_id.to_string(), class), vec![quota])
     }
 }

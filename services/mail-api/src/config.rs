@@ -70,7 +70,7 @@ pub struct McpSettings {
     #[serde(deserialize_with = "comma_separated")]
     pub allowed_hosts: Vec<String>,
     /// Comma-separated browser origins (`https://app.example.com`, `http://localhost:*`) that
-    /// may call `/mcp`; empty: requests without an `Origin` header only are checked by host.
+    /// may call `/mcp`; empty: `Origin` is not checked (the host check still applies).
     #[serde(deserialize_with = "comma_separated")]
     pub allowed_origins: Vec<String>,
 }

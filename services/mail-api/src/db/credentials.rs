@@ -111,6 +111,21 @@ pub async fn create_key(
     Ok((key, credential))
 }
 
+/// The project's key `id`, revoked or not.
+pub async fn find_key(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    id: Uuid,
+) -> QueryResult<Option<ApiKey>> {
+    api_keys::table
+        .filter(api_keys::project_id.eq(project_id))
+        .filter(api_keys::id.eq(id))
+        .select(ApiKey::as_select())
+        .first(conn)
+        .await
+        .optional()
+}
+
 pub async fn list_keys(conn: &mut AsyncPgConnection, project_id: Uuid) -> QueryResult<Vec<ApiKey>> {
     api_keys::table
         .filter(api_keys::project_id.eq(project_id))

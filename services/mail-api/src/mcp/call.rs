@@ -7,13 +7,14 @@ use auth::middleware::{count, rate_limited};
 use chrono::{DateTime, Duration, Utc};
 use http_kit::ApiError;
 use rate_limit::Decision;
-use rate_limit::policy::{Plan, RouteClass, mail_key, mail_quota};
+use rate_limit::policy::{RouteClass, mail_key, mail_quota};
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
 use super::registry::{Tool, ToolContext, group_allowed, registry};
 use crate::AppState;
 use crate::db::confirmations::{self, NewConfirmation};
+use crate::flows::plan_of;
 
 /// How long a confirmation token stays valid.
 pub const CONFIRMATION_TTL_MINUTES: i64 = 10;
@@ -79,11 +80,8 @@ fn refused(err: ApiError) -> Outcome {
 
 /// Counts one call against the project's budget of `class`.
 pub async fn count_call(state: &AppState, caller: &Caller, class: RouteClass) -> Option<Decision> {
-    let plan = match caller.grade {
-        auth::Grade::Plan(plan) => plan,
-        auth::Grade::Tier(_) => Plan::Free,
-    };
-    let quota = service_kit::scale_quota(mail_quota(plan, class), state.rate_limit_scale);
+    let quota =
+        service_kit::scale_quota(mail_quota(plan_of(caller), class), state.rate_limit_scale);
     count(
         &state.limiter,
         &mail_key(&caller.owner_id.to_string(), class),

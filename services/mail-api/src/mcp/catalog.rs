@@ -87,10 +87,6 @@ impl Group {
             Group::SocialPosts => "social-posts",
         }
     }
-
-    pub fn parse(name: &str) -> Option<Group> {
-        Group::ALL.into_iter().find(|g| g.as_str() == name)
-    }
 }
 
 /// Each group's tools as the document names them: `name(required, arguments)`.

@@ -231,17 +231,6 @@ impl Declared {
         self.build::<A>(Scope::Write, RouteClass::Send, handler_of(handler), None)
     }
 
-    /// A tool that reads across the tenant's data (admin scope, like the export route).
-    pub fn exports<A, R, F, Fut>(self, handler: F) -> Tool
-    where
-        A: Arguments,
-        R: Serialize,
-        F: Fn(ToolContext, A) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<R, ApiError>> + Send + 'static,
-    {
-        self.build::<A>(Scope::Admin, RouteClass::Read, handler_of(handler), None)
-    }
-
     /// A destructive tool (write scope): `preview` says what the confirmed call would act on
     /// (and refuses what it could not act on), `handler` acts.
     pub fn destroys<A, P, R, F, FutP, Fut>(self, preview: P, handler: F) -> Tool

@@ -339,11 +339,10 @@ pub async fn find_api_key(
     project_id: Uuid,
     id: Uuid,
 ) -> Result<ApiKey, ApiError> {
-    list_api_keys(state, project_id)
+    let mut conn = store::conn(&state.pool).await?;
+    credentials::find_key(&mut conn, project_id, id)
         .await?
-        .keys
-        .into_iter()
-        .find(|k| k.id == id)
+        .map(ApiKey::from)
         .ok_or_else(|| ApiError::not_found("no API key of this project has this id"))
 }
 
@@ -354,12 +353,15 @@ pub async fn revoke_api_key(
     project_id: Uuid,
     id: Uuid,
 ) -> Result<ApiKey, ApiError> {
-    let key = find_api_key(state, project_id, id).await?;
     let mut conn = store::conn(&state.pool).await?;
+    let key = credentials::find_key(&mut conn, project_id, id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("no API key of this project has this id"))?;
     if key.revoked_at.is_some() || !store::revoke_api_key(&mut conn, id).await? {
         return Err(ApiError::not_found("this API key is revoked already"));
     }
-    find_api_key(state, project_id, id).await
+    let revoked = credentials::find_key(&mut conn, project_id, id).await?;
+    Ok(ApiKey::from(revoked.unwrap_or(key)))
 }
 
 /// Revoke an API key (admin scope): it stops working at once.

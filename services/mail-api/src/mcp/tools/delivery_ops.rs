@@ -1,4 +1,5 @@
 use http_kit::ApiError;
+use queue::{Broker, QueueError, WorkQueue};
 use serde::Serialize;
 
 use crate::mcp::catalog::Group;
@@ -15,6 +16,24 @@ struct QueueDepth {
     dead_letters: u32,
 }
 
+/// `queue`'s depths. The workers' own declaration first (idempotent): a queue no worker has
+/// declared yet is there, empty, rather than an error.
+async fn depth(broker: &Broker, queue: &WorkQueue) -> Result<QueueDepth, ApiError> {
+    let unavailable = |e: QueueError| ApiError::internal_error(&e).with_code("BROKER_UNAVAILABLE");
+    broker.declare(queue).await.map_err(unavailable)?;
+    Ok(QueueDepth {
+        queue: queue.name().to_owned(),
+        ready: broker
+            .message_count(&queue.queue())
+            .await
+            .map_err(unavailable)?,
+        dead_letters: broker
+            .message_count(&queue.dead_letter_queue())
+            .await
+            .map_err(unavailable)?,
+    })
+}
+
 pub fn tools() -> Vec<Tool> {
     vec![
         declare(
@@ -28,26 +47,7 @@ pub fn tools() -> Vec<Tool> {
             let prefix = &ctx.state.queue_prefix;
             let mut depths = Vec::new();
             for queue in [send_queue(prefix), inbound_queue(prefix)] {
-                // The workers' own declaration (idempotent): a queue no worker has declared
-                // yet is there, empty, rather than an error.
-                ctx.state
-                    .broker
-                    .declare(&queue)
-                    .await
-                    .map_err(|e| ApiError::internal_error(&e).with_code("BROKER_UNAVAILABLE"))?;
-                let count = |name: String| {
-                    let broker = ctx.state.broker.clone();
-                    async move {
-                        broker.message_count(&name).await.map_err(|e| {
-                            ApiError::internal_error(&e).with_code("BROKER_UNAVAILABLE")
-                        })
-                    }
-                };
-                depths.push(QueueDepth {
-                    queue: queue.name().to_owned(),
-                    ready: count(queue.queue()).await?,
-                    dead_letters: count(queue.dead_letter_queue()).await?,
-                });
+                depths.push(depth(&ctx.state.broker, &queue).await?);
             }
             Ok(serde_json::json!({ "queues": depths }))
         }),

@@ -11,14 +11,15 @@ use serde_json::{Value, json};
 
 use crate::common::*;
 
+/// Calling tools through the REST mirror; the other `mcp_*` test files use these too.
 impl Harness {
-    async fn tool(&self, key: &str, name: &str, arguments: Value) -> Response {
+    pub async fn tool(&self, key: &str, name: &str, arguments: Value) -> Response {
         self.post_json(key, &format!("/api/mcp/tools/{name}"), &arguments)
             .await
     }
 
     /// Calls `name` and returns its 200 answer.
-    async fn tool_ok(&self, key: &str, name: &str, arguments: Value) -> Value {
+    pub async fn tool_ok(&self, key: &str, name: &str, arguments: Value) -> Value {
         let res = self.tool(key, name, arguments).await;
         let status = res.status();
         let body = json(res).await;
@@ -27,7 +28,7 @@ impl Harness {
     }
 
     /// A new key of `scope` limited to `groups`, made through the admin route.
-    async fn limited_key(&self, admin: &str, scope: &str, groups: &[&str]) -> String {
+    pub async fn limited_key(&self, admin: &str, scope: &str, groups: &[&str]) -> String {
         let res = self
             .post_json(
                 admin,

@@ -16,6 +16,7 @@ test: infra tools
 	$(CARGO) build --workspace --bins
 	CARGO=$(CARGO) scripts/run-tests.sh
 	scripts/client-test.sh
+	scripts/mcp-test.sh
 	FUZZ_EXAMPLES=10 scripts/fuzz.sh
 	scripts/check-openapi.sh proto-docs/memory-api.openapi.json proto-docs/mail-api.openapi.json
 

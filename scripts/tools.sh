@@ -3,7 +3,8 @@
 # and curl from Debian's packages, a Python venv with openapi-spec-validator
 # (pinned in scripts/requirements-tools.txt) at ${CACHE_DIR:-$HOME/.cache/memmail}/venv, and
 # one with schemathesis and openapi-python-client (scripts/requirements-api-tests.txt) at
-# ${CACHE_DIR:-$HOME/.cache/memmail}/venv-api-tests.
+# ${CACHE_DIR:-$HOME/.cache/memmail}/venv-api-tests, and one with the MCP Python SDK
+# (scripts/requirements-mcp-tests.txt) at .../venv-mcp-tests.
 # A second run only checks (well under a second).
 set -euo pipefail
 
@@ -11,8 +12,9 @@ usage() {
     cat <<'EOF'
 usage: scripts/tools.sh [-h]
   Install wrk and curl (Debian) and the Python venvs ${CACHE_DIR:-$HOME/.cache/memmail}/venv
-  and .../venv-api-tests with the packages pinned in scripts/requirements-tools.txt and
-  scripts/requirements-api-tests.txt.
+  and .../venv-api-tests and .../venv-mcp-tests with the packages pinned in
+  scripts/requirements-tools.txt, scripts/requirements-api-tests.txt and
+  scripts/requirements-mcp-tests.txt.
 EOF
 }
 case "${1:-}" in
@@ -76,3 +78,8 @@ log "venv: $state (openapi-spec-validator $(version_of "$VENV" openapi-spec-vali
 API_VENV="$CACHE_DIR/venv-api-tests"
 state="$(ensure_venv "$API_VENV" "$ROOT/scripts/requirements-api-tests.txt")"
 log "venv: $state (schemathesis $(version_of "$API_VENV" schemathesis), openapi-python-client $(version_of "$API_VENV" openapi-python-client)) at $API_VENV"
+
+# The official MCP Python SDK for the MCP test, in a venv of its own too.
+MCP_VENV="$CACHE_DIR/venv-mcp-tests"
+state="$(ensure_venv "$MCP_VENV" "$ROOT/scripts/requirements-mcp-tests.txt")"
+log "venv: $state (mcp $(version_of "$MCP_VENV" mcp)) at $MCP_VENV"

@@ -1,0 +1,284 @@
+"""The MCP server through the official MCP Python SDK: over streamable HTTP (`/mcp`) and over
+stdio (the `mail-mcp` binary, which calls the REST mirror), the same checks.
+
+usage: sdk_test.py   (environment: MAIL_URL, MAIL_KEY (an admin key of an enterprise project),
+                      MAIL_PROJECT_ID, MAIL_MCP (the mail-mcp binary))
+
+For each transport: initialize; the listed tools are the mirror's listing for that key; one
+tool of every group the server implements is called and its effect read back through REST;
+a key limited to tool groups sees and calls only their tools; a destructive tool without its
+confirmation token changes nothing, and with it acts once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import sys
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx2
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+MAIL_URL = os.environ["MAIL_URL"].rstrip("/")
+ADMIN = os.environ["MAIL_KEY"]
+PROJECT = os.environ["MAIL_PROJECT_ID"]
+MAIL_MCP = os.environ["MAIL_MCP"]
+
+
+class Failure(Exception):
+    pass
+
+
+def check(condition: bool, what: str) -> None:
+    if not condition:
+        raise Failure(what)
+
+
+def rest(method: str, path: str, key: str, body: Any = None) -> tuple[int, Any]:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(f"{MAIL_URL}{path}", data=data, method=method)
+    request.add_header("Authorization", f"Bearer {key}")
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            status, text = response.status, response.read()
+    except urllib.error.HTTPError as refused:
+        status, text = refused.code, refused.read()
+    return status, (json.loads(text) if text.strip() else None)
+
+
+def rest_ok(method: str, path: str, key: str, body: Any = None) -> Any:
+    status, answer = rest(method, path, key, body)
+    check(200 <= status < 300, f"{method} {path} answered {status}: {answer}")
+    return answer
+
+
+def new_key(scope: str, groups: list[str] | None = None) -> tuple[str, str]:
+    body: dict[str, Any] = {"name": f"sdk-{scope}", "scope": scope}
+    if groups is not None:
+        body["tool_groups"] = groups
+    created = rest_ok("POST", "/api/v1/api-keys", ADMIN, body)
+    return created["id"], created["secret"]
+
+
+@contextlib.asynccontextmanager
+async def over_http(key: str) -> AsyncIterator[ClientSession]:
+    headers = {"Authorization": f"Bearer {key}"}
+    async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
+        async with streamable_http_client(f"{MAIL_URL}/mcp", http_client=http) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                yield session
+
+
+@contextlib.asynccontextmanager
+async def over_stdio(key: str) -> AsyncIterator[ClientSession]:
+    server = StdioServerParameters(
+        command=MAIL_MCP,
+        env={"MAIL_API_KEY": key, "MAIL_API_URL": MAIL_URL, "MAIL_PROJECT_ID": PROJECT},
+    )
+    async with stdio_client(server) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
+
+
+TRANSPORTS = {"streamable HTTP": over_http, "stdio": over_stdio}
+
+
+async def call(session: ClientSession, name: str, arguments: dict[str, Any]) -> Any:
+    result = await session.call_tool(name, arguments)
+    check(not result.is_error, f"{name} failed: {result.structured_content or result.content}")
+    return result.structured_content
+
+
+async def refused(session: ClientSession, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    result = await session.call_tool(name, arguments)
+    check(result.is_error, f"{name} was not refused: {result.structured_content}")
+    return result.structured_content
+
+
+def ids(listing: Any, key: str) -> set[str]:
+    return {item["id"] for item in listing[key]}
+
+
+# One tool of each group, called with real arguments; each returns a check of its effect made
+# through REST. A group the server implements without an entry here fails the run.
+async def sites(s: ClientSession, tag: str) -> None:
+    site = await call(s, "create_site", {"name": f"Site {tag}", "slug": f"site-{tag}", "from_name": "SDK"})
+    check(site["id"] in ids(rest_ok("GET", "/api/v1/sites", ADMIN), "data"), "create_site: no such site")
+
+
+async def contacts(s: ClientSession, tag: str) -> None:
+    email = f"sdk-{tag}@example.com"
+    contact = await call(s, "add_subscriber", {"email": email, "site_id": SITE})
+    listed = rest_ok("GET", f"/api/v1/contacts?search=sdk-{tag}", ADMIN)["data"]
+    check([c["contact_id"] for c in listed] == [contact["contact_id"]], f"add_subscriber: {listed}")
+
+
+async def templates(s: ClientSession, tag: str) -> None:
+    template = await call(s, "create_template", {"name": f"Template {tag}", "brief": "Say hello", "html": "<p>Hi {{first_name}}</p>"})
+    check(template["id"] in ids(rest_ok("GET", "/api/v1/templates", ADMIN), "data"), "create_template")
+
+
+async def campaigns(s: ClientSession, tag: str) -> None:
+    sent = await call(s, "send_transactional", {"to": f"to-{tag}@example.com", "site_id": SITE, "subject": tag, "html": "<p>Hi</p>"})
+    email = rest_ok("GET", f"/api/v1/emails/{sent['id']}", ADMIN)
+    check(email["to"] == f"to-{tag}@example.com", f"send_transactional: {email}")
+
+
+async def analytics(s: ClientSession, tag: str) -> None:
+    listed = await call(s, "get_sites", {})
+    check(SITE in ids(listed, "data"), f"get_sites does not list the site: {listed}")
+
+
+async def org(s: ClientSession, tag: str) -> None:
+    limits = await call(s, "get_plan_limits", {})
+    plan = rest_ok("GET", "/api/v1/plan", ADMIN)
+    check(limits["plan"] == plan["plan"] == "enterprise", f"get_plan_limits: {limits}")
+    check(limits["contacts"] == plan["contacts"], f"get_plan_limits: {limits} against {plan}")
+
+
+async def data(s: ClientSession, tag: str) -> None:
+    key_id, _ = new_key("read")
+    listed = await call(s, "list_api_keys", {})
+    check(key_id in ids(listed, "keys"), "list_api_keys does not list a new key")
+
+
+async def delivery_ops(s: ClientSession, tag: str) -> None:
+    status = await call(s, "get_queue_status", {})
+    check(isinstance(status.get("queues"), list) and status["queues"], f"get_queue_status: {status}")
+
+
+ONE_TOOL_PER_GROUP = {
+    "sites": sites,
+    "contacts": contacts,
+    "templates": templates,
+    "campaigns": campaigns,
+    "analytics": analytics,
+    "org": org,
+    "data": data,
+    "delivery-ops": delivery_ops,
+}
+
+SITE = ""
+
+
+async def tools_and_groups(transport: str) -> None:
+    connect = TRANSPORTS[transport]
+    mirror = rest_ok("GET", "/api/mcp/tools", ADMIN)["tools"]
+    groups = {tool["group"] for tool in mirror}
+    missing = groups - set(ONE_TOOL_PER_GROUP)
+    check(not missing, f"no SDK check for the groups {sorted(missing)}")
+    async with connect(ADMIN) as session:
+        listed = (await session.list_tools()).tools
+        check(
+            sorted(t.name for t in listed) == sorted(t["name"] for t in mirror),
+            f"{transport}: tools/list is not the mirror's listing",
+        )
+        for tool in listed:
+            check(tool.input_schema.get("type") == "object", f"{tool.name}: input schema is not an object")
+        destructive = {t.name for t in listed if t.annotations and t.annotations.destructive_hint}
+        check("revoke_api_key" in destructive, f"{transport}: revoke_api_key not marked destructive")
+        tag = f"{transport.split()[0].lower()}-{uuid.uuid4().hex[:8]}"
+        for group in sorted(groups):
+            await ONE_TOOL_PER_GROUP[group](session, tag)
+            print(f"  {transport}: a {group} tool acts")
+
+
+async def group_limited_key(transport: str) -> None:
+    _, key = new_key("write", ["analytics", "org"])
+    mirror = rest_ok("GET", "/api/mcp/tools", ADMIN)["tools"]
+    allowed = {t["name"] for t in mirror if t["group"] in ("analytics", "org")}
+    async with TRANSPORTS[transport](key) as session:
+        listed = {t.name for t in (await session.list_tools()).tools}
+        check(listed == allowed, f"{transport}: a key limited to analytics and org lists {sorted(listed - allowed)}")
+        await call(session, "get_sites", {})
+        refusal = await refused(session, "add_subscriber", {"email": "no@example.com", "site_id": SITE})
+        check(refusal.get("status") == 403 and refusal.get("code") == "TOOL_GROUP_FORBIDDEN", f"{refusal}")
+    check(
+        not rest_ok("GET", "/api/v1/contacts?search=no@example.com", ADMIN)["data"],
+        "a refused tool call added a contact",
+    )
+
+
+async def destructive_tool(transport: str) -> None:
+    victim_id, victim = new_key("read")
+    arguments = {"key_id": victim_id}
+    async with TRANSPORTS[transport](ADMIN) as session:
+        first = await call(session, "revoke_api_key", arguments)
+        check(first.get("confirmation_required") is True, f"first call acted: {first}")
+        token = first["confirmation_token"]
+        check(rest("GET", "/api/v1/sites", victim)[0] == 200, "revoked by the first call")
+        wrong = await refused(session, "revoke_api_key", {"key_id": str(uuid.uuid4()), "confirmation_token": token})
+        check(wrong.get("code") == "INVALID_CONFIRMATION_TOKEN", f"a token for other arguments: {wrong}")
+        check(rest("GET", "/api/v1/sites", victim)[0] == 200, "revoked by a token for other arguments")
+        done = await call(session, "revoke_api_key", arguments | {"confirmation_token": token})
+        check(done.get("revoked_at"), f"second call did not revoke: {done}")
+        check(rest("GET", "/api/v1/sites", victim)[0] == 401, "the key still works")
+        again = await refused(session, "revoke_api_key", arguments | {"confirmation_token": token})
+        check(again.get("code") == "INVALID_CONFIRMATION_TOKEN", f"a token used twice: {again}")
+
+
+async def initialize_reports_the_server(transport: str) -> None:
+    async with TRANSPORTS[transport](ADMIN) as session:
+        info = await session.initialize()  # the handshake's answer (made on connecting)
+        check(info.capabilities.tools is not None, f"{transport}: no tools capability")
+        check(info.server_info.name in ("mail-api", "mail-mcp"), f"{transport}: {info.server_info}")
+
+
+async def stdio_names_the_wrong_project() -> None:
+    """mail-mcp sends MAIL_PROJECT_ID; a key of another project is refused (404), not served."""
+    server = StdioServerParameters(
+        command=MAIL_MCP,
+        env={"MAIL_API_KEY": ADMIN, "MAIL_API_URL": MAIL_URL, "MAIL_PROJECT_ID": str(uuid.uuid4())},
+    )
+    async with stdio_client(server) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            try:
+                await session.list_tools()
+            except Exception as refusal:  # noqa: BLE001 - the SDK raises the JSON-RPC error
+                check("404" in str(refusal), f"not a 404: {refusal!r}")
+            else:
+                raise Failure("tools were listed for a project the key is not of")
+            result = await session.call_tool("get_sites", {})
+            check(result.is_error and result.structured_content["code"] == "PROJECT_NOT_FOUND", f"{result}")
+
+
+async def main() -> int:
+    global SITE
+    SITE = rest_ok("POST", "/api/v1/sites", ADMIN, {"name": "SDK", "slug": "sdk", "from_name": "SDK"})["id"]
+    failures = 0
+    for transport in TRANSPORTS:
+        for check_ in (initialize_reports_the_server, tools_and_groups, group_limited_key, destructive_tool):
+            try:
+                await check_(transport)
+                print(f"ok   {transport}: {check_.__name__}")
+            except Exception as failure:  # noqa: BLE001 - report every check, then fail
+                failures += 1
+                while isinstance(failure, BaseExceptionGroup) and len(failure.exceptions) == 1:
+                    failure = failure.exceptions[0]  # the SDK's task groups wrap what failed
+                print(f"FAIL {transport}: {check_.__name__}: {failure!r}")
+    try:
+        await stdio_names_the_wrong_project()
+        print("ok   stdio: stdio_names_the_wrong_project")
+    except Exception as failure:  # noqa: BLE001
+        failures += 1
+        print(f"FAIL stdio: stdio_names_the_wrong_project: {failure!r}")
+    print(f"MCP SDK test: {failures} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))

@@ -13,6 +13,10 @@ use diesel_migrations::EmbeddedMigrations;
 
 use crate::{StoreError, run_migrations};
 
+mod schema_check;
+
+pub use schema_check::schema_drift;
+
 /// The server tests use, without a database name.
 pub fn server_url() -> String {
     std::env::var("TEST_DATABASE_URL")
@@ -246,4 +250,23 @@ pub async fn assert_migrations_round_trip(service: &str, migrations: fn() -> Emb
         .await
         .expect("third run");
     assert!(rest.is_empty(), "nothing left to apply");
+}
+
+/// Checks a service's `schema.rs` (its text) against a database cloned from its migrated
+/// template: every table and column diesel declares exists there, typed and nullable as declared.
+pub async fn assert_schema_matches_migrations(
+    service: &str,
+    migrations: EmbeddedMigrations,
+    migrations_dir: &Path,
+    schema_rs: &str,
+) {
+    let db = TestDatabase::new(service, migrations, migrations_dir)
+        .await
+        .expect("migrated database");
+    let drift = schema_drift(&db.url, schema_rs).await;
+    assert!(
+        drift.is_empty(),
+        "schema.rs and the migrations disagree:\n{}",
+        drift.join("\n")
+    );
 }

@@ -184,3 +184,16 @@ async fn deployment_wide_slugs_migration_renames_duplicates_and_reserved_slugs()
     .expect_err("a duplicate slug");
     assert!(err.to_string().contains("sites_slug_key"), "{err}");
 }
+
+/// `schema.rs` says what the migrations made: every declared table, column, type and
+/// nullability.
+#[tokio::test]
+async fn schema_rs_matches_the_migrated_database() {
+    store::testing::assert_schema_matches_migrations(
+        "mail",
+        mail_api::MIGRATIONS,
+        std::path::Path::new(mail_api::MIGRATIONS_DIR),
+        include_str!("../../src/db/schema.rs"),
+    )
+    .await;
+}

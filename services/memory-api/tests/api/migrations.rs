@@ -3,3 +3,16 @@
 async fn memory_migrations_run_revert_and_run_again() {
     store::testing::assert_migrations_round_trip("memory", || memory_api::MIGRATIONS).await;
 }
+
+/// `schema.rs` says what the migrations made: every declared table, column, type and
+/// nullability.
+#[tokio::test]
+async fn schema_rs_matches_the_migrated_database() {
+    store::testing::assert_schema_matches_migrations(
+        "memory",
+        memory_api::MIGRATIONS,
+        std::path::Path::new(memory_api::MIGRATIONS_DIR),
+        include_str!("../../src/db/schema.rs"),
+    )
+    .await;
+}

@@ -160,7 +160,20 @@ async def delivery_ops(s: ClientSession, tag: str) -> None:
     check(isinstance(status.get("queues"), list) and status["queues"], f"get_queue_status: {status}")
 
 
+async def gdpr(s: ClientSession, tag: str) -> None:
+    contact = rest_ok("POST", "/api/v1/contacts", ADMIN, {"email": f"erase-{tag}@example.com", "site_id": SITE})
+    arguments = {"contact_id": contact["contact_id"]}
+    first = await call(s, "delete_subscriber_data", arguments)
+    token = first["confirmation_token"]
+    check(rest("GET", f"/api/v1/contacts/{contact['contact_id']}", ADMIN)[0] == 200, "erased without a token")
+    await call(s, "delete_subscriber_data", arguments | {"confirmation_token": token})
+    check(rest("GET", f"/api/v1/contacts/{contact['contact_id']}", ADMIN)[0] == 404, "the contact is still there")
+    log = rest_ok("GET", "/api/v1/gdpr/deletion-log", ADMIN)["data"]
+    check(contact["contact_id"] in {entry["contact_id"] for entry in log}, f"no deletion log entry: {log}")
+
+
 ONE_TOOL_PER_GROUP = {
+    "gdpr": gdpr,
     "sites": sites,
     "contacts": contacts,
     "templates": templates,

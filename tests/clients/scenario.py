@@ -138,12 +138,16 @@ def mail(s: Service) -> None:
 
     site = s.call("createSite", 201, body={"name": "Shop", "slug": "shop", "from_name": "Shop"})["id"]
     s.call("listSites", 200, limit=10)
+    s.call("getSite", 200, id=site)
+    s.call("updateSite", 200, id=site, body={"from_name": "The Shop"})
+    s.call("putBrandVoice", 200, id=site, body={"tone": "warm", "words_to_avoid": ["cheap"]})
+    s.call("getBrandVoice", 200, id=site)
     s.call(
         "identify",
         201,
         body={"email": "ada@example.com", "first_name": "Ada", "site_id": site, "tags": ["vip"]},
     )
-    s.call("createContact", 201, idempotency_key="contact-1", body={"email": "bob@example.com", "utm_source": "news"})
+    bob = s.call("createContact", 201, idempotency_key="contact-1", body={"email": "bob@example.com", "utm_source": "news"})["contact_id"]
     s.call("listContacts", 200, limit=10)
     campaign = s.call(
         "createCampaign",
@@ -153,8 +157,11 @@ def mail(s: Service) -> None:
     )["id"]
     s.call("listCampaigns", 200, site_id=site)
     s.call("trackEvent", 200, body={"email": "ada@example.com", "event": "signup", "data": {"plan": "pro"}})
-    s.call("createTemplate", 201, idempotency_key="template-1", body={"name": "Welcome", "brief": "Say hello"})
+    template = s.call("createTemplate", 201, idempotency_key="template-1", body={"name": "Welcome", "brief": "Say hello"})["id"]
     s.call("listTemplates", 200)
+    s.call("getTemplate", 200, id=template)
+    s.call("updateTemplate", 200, id=template, body={"subject_hint": "Hello", "tags": ["onboarding"]})
+    s.call("deleteTemplate", 204, id=template)
     s.call("addSuppression", 201, body={"email": "gone@example.com", "note": "asked"})
     s.call("listSuppressions", 200)
     s.call("removeSuppression", 204, email="gone@example.com")
@@ -185,6 +192,7 @@ def mail(s: Service) -> None:
     s.call("analyticsCampaigns", 200)
     s.call("analyticsConversion", 200, campaign_id=campaign)
     s.call("exportData", 200, format_="json")
+    s.call("exportFull", 200, site_id=site)
 
     s.call("setProvider", 200, body={"kind": "resend", "api_key": "re_123456789"})
     s.call("clearProvider", 204)
@@ -210,6 +218,12 @@ def mail(s: Service) -> None:
     key = s.call("createApiKey", 201, body={"name": "agent", "scope": "read", "tool_groups": ["contacts"]})
     s.call("listApiKeys", 200)
     s.call("revokeApiKey", 200, id=key["id"])
+    s.call("inviteTeamMember", 201, body={"email": "grace@example.com", "role": "viewer"})
+    s.call("listTeamMembers", 200)
+    s.call("listNotifications", 200, unread=True)
+    s.call("markNotificationsRead", 200, body={})
+    s.call("erasePersonalData", 200, id=bob)
+    s.call("listDeletionLog", 200)
     s.call("unsubscribePage", 200, token=tokens["u"])
     # The body is any form, or none (the page's button posts nothing); it is not read.
     s.call("unsubscribe", 200, token=tokens["u"])

@@ -230,3 +230,128 @@ pub async fn begin_snapshot(
 pub async fn end_snapshot(conn: &mut AsyncPgConnection) -> QueryResult<()> {
     conn.batch_execute("COMMIT").await
 }
+
+/// What the full export (`GET /export/full`, `tenant_export_full`) adds to [`TABLES`]: the
+/// project's configuration and records. With a site, its row (with its brand voice) and its
+/// campaigns; the records that belong to no site (templates, suppressions, team, API keys,
+/// notifications, the erasure log) are the whole project's only.
+pub const ACCOUNT_TABLES: [Table; 8] = [
+    Table {
+        name: "sites",
+        from: "sites",
+        site_filter: "t.id = $3",
+        columns: &[
+            col("id", "t.id"),
+            col("name", "t.name"),
+            col("slug", "t.slug"),
+            col("from_name", "t.from_name"),
+            structured(
+                "brand_voice",
+                "(SELECT json_build_object('tone', b.tone, 'audience', b.audience, \
+                         'guidelines', b.guidelines, 'words_to_avoid', b.words_to_avoid, \
+                         'updated_at', export_ts(b.updated_at)) \
+                  FROM brand_voices b WHERE b.project_id = t.project_id AND b.site_id = t.id)",
+            ),
+            col("created_at", "export_ts(t.created_at)"),
+            col("updated_at", "export_ts(t.updated_at)"),
+        ],
+    },
+    Table {
+        name: "campaigns",
+        from: "campaigns",
+        site_filter: "t.site_id = $3",
+        columns: &[
+            col("id", "t.id"),
+            col("site_id", "t.site_id"),
+            col("name", "t.name"),
+            col("type", "t.type"),
+            col("status", "t.status"),
+            col("trigger_event_name", "t.trigger_event_name"),
+            col("created_at", "export_ts(t.created_at)"),
+            col("updated_at", "export_ts(t.updated_at)"),
+        ],
+    },
+    Table {
+        name: "templates",
+        from: "templates",
+        site_filter: "false",
+        columns: &[
+            col("id", "t.id"),
+            col("name", "t.name"),
+            col("brief", "t.brief"),
+            col("subject_hint", "t.subject_hint"),
+            col("category", "t.category"),
+            structured("tags", "t.tags"),
+            col("html", "t.html"),
+            col("created_at", "export_ts(t.created_at)"),
+            col("updated_at", "export_ts(t.updated_at)"),
+        ],
+    },
+    Table {
+        name: "suppressions",
+        from: "suppressions",
+        site_filter: "false",
+        columns: &[
+            col("id", "t.id"),
+            col("email", "t.email"),
+            col("reason", "t.reason"),
+            col("note", "t.note"),
+            col("created_at", "export_ts(t.created_at)"),
+        ],
+    },
+    Table {
+        name: "team_members",
+        from: "team_members",
+        site_filter: "false",
+        columns: &[
+            col("id", "t.id"),
+            col("email", "t.email"),
+            col("role", "t.role"),
+            col("status", "t.status"),
+            col("invited_at", "export_ts(t.invited_at)"),
+            col("expires_at", "export_ts(t.expires_at)"),
+            col("accepted_at", "export_ts(t.accepted_at)"),
+        ],
+    },
+    Table {
+        name: "api_keys",
+        from: "api_keys",
+        site_filter: "false",
+        columns: &[
+            col("id", "t.id"),
+            col("name", "t.name"),
+            col("scope", "t.scope"),
+            structured("tool_groups", "t.tool_groups"),
+            col("prefix", "t.key_prefix"),
+            col("created_at", "export_ts(t.created_at)"),
+            col("expires_at", "export_ts(t.expires_at)"),
+            col("revoked_at", "export_ts(t.revoked_at)"),
+        ],
+    },
+    Table {
+        name: "notifications",
+        from: "notifications",
+        site_filter: "false",
+        columns: &[
+            col("id", "t.id"),
+            col("kind", "t.kind"),
+            col("title", "t.title"),
+            structured("data", "t.data"),
+            col("created_at", "export_ts(t.created_at)"),
+            col("read_at", "export_ts(t.read_at)"),
+        ],
+    },
+    Table {
+        name: "deletion_log",
+        from: "gdpr_deletion_log",
+        site_filter: "false",
+        columns: &[
+            col("id", "t.id"),
+            col("contact_id", "t.contact_id"),
+            col("email_sha256", "t.email_sha256"),
+            structured("erased", "t.erased"),
+            col("key_id", "t.key_id"),
+            col("created_at", "export_ts(t.created_at)"),
+        ],
+    },
+];

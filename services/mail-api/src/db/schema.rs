@@ -266,6 +266,58 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    brand_voices (site_id) {
+        site_id -> Uuid,
+        project_id -> Uuid,
+        tone -> Nullable<Text>,
+        audience -> Nullable<Text>,
+        guidelines -> Nullable<Text>,
+        words_to_avoid -> Array<Text>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    gdpr_deletion_log (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        contact_id -> Uuid,
+        email_sha256 -> Text,
+        erased -> Jsonb,
+        key_id -> Nullable<Uuid>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    team_members (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        email -> Text,
+        role -> Text,
+        status -> Text,
+        invitation_hash -> Nullable<Bytea>,
+        invited_by_key_id -> Nullable<Uuid>,
+        invited_at -> Timestamptz,
+        expires_at -> Nullable<Timestamptz>,
+        accepted_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    notifications (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        kind -> Text,
+        title -> Text,
+        data -> Jsonb,
+        created_at -> Timestamptz,
+        read_at -> Nullable<Timestamptz>,
+    }
+}
+
 diesel::joinable!(projects -> accounts (account_id));
 diesel::joinable!(api_keys -> projects (project_id));
 diesel::joinable!(sites -> projects (project_id));
@@ -296,4 +348,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     outbox,
     webhook_receipts,
     mcp_confirmations,
+    brand_voices,
+    gdpr_deletion_log,
+    team_members,
+    notifications,
 );

@@ -84,3 +84,49 @@ pub async fn get(
         .await
         .optional()
 }
+
+/// What an update of a site changes (`None`: unchanged).
+#[derive(AsChangeset)]
+#[diesel(table_name = sites)]
+pub struct SiteChanges<'a> {
+    pub name: Option<&'a str>,
+    pub slug: Option<&'a str>,
+    pub from_name: Option<&'a str>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// What [`update`] did.
+pub enum Updated {
+    Site(Site),
+    NotFound,
+    /// Another site of any project sends as the new slug.
+    SlugTaken,
+}
+
+/// Updates the project's site `id`.
+pub async fn update(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    id: Uuid,
+    changes: SiteChanges<'_>,
+) -> QueryResult<Updated> {
+    let result = diesel::update(
+        sites::table
+            .filter(sites::project_id.eq(project_id))
+            .filter(sites::id.eq(id)),
+    )
+    .set(&changes)
+    .returning(Site::as_returning())
+    .get_result(conn)
+    .await
+    .optional();
+    match result {
+        Ok(Some(site)) => Ok(Updated::Site(site)),
+        Ok(None) => Ok(Updated::NotFound),
+        Err(diesel::result::Error::DatabaseError(
+            diesel::result::DatabaseErrorKind::UniqueViolation,
+            _,
+        )) => Ok(Updated::SlugTaken),
+        Err(e) => Err(e),
+    }
+}

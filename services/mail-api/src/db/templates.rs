@@ -79,3 +79,68 @@ pub async fn list(
     }
     query.load(conn).await
 }
+
+/// The project's template `id`.
+pub async fn get(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    id: Uuid,
+) -> QueryResult<Option<Template>> {
+    templates::table
+        .filter(templates::project_id.eq(project_id))
+        .filter(templates::id.eq(id))
+        .select(Template::as_select())
+        .first(conn)
+        .await
+        .optional()
+}
+
+/// What an update of a template changes: `None` unchanged; `Some(None)` (the optional
+/// columns) cleared.
+#[derive(AsChangeset)]
+#[diesel(table_name = templates)]
+pub struct TemplateChanges<'a> {
+    pub name: Option<&'a str>,
+    pub brief: Option<&'a str>,
+    pub subject_hint: Option<Option<&'a str>>,
+    pub category: Option<&'a str>,
+    pub tags: Option<&'a [String]>,
+    pub html: Option<Option<&'a str>>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// Updates the project's template `id`; `None` when it has none of this id.
+pub async fn update(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    id: Uuid,
+    changes: TemplateChanges<'_>,
+) -> QueryResult<Option<Template>> {
+    diesel::update(
+        templates::table
+            .filter(templates::project_id.eq(project_id))
+            .filter(templates::id.eq(id)),
+    )
+    .set(&changes)
+    .returning(Template::as_returning())
+    .get_result(conn)
+    .await
+    .optional()
+}
+
+/// Deletes the project's template `id`; the deleted row, `None` when it has none of this id.
+pub async fn delete(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    id: Uuid,
+) -> QueryResult<Option<Template>> {
+    diesel::delete(
+        templates::table
+            .filter(templates::project_id.eq(project_id))
+            .filter(templates::id.eq(id)),
+    )
+    .returning(Template::as_returning())
+    .get_result(conn)
+    .await
+    .optional()
+}

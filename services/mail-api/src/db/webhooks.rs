@@ -9,7 +9,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::schema::webhook_receipts;
-use super::{emails, suppressions};
+use super::{emails, notifications, suppressions};
 use crate::domain::email_status::EmailStatus;
 
 /// Whether the project exists (a project route names one).
@@ -207,6 +207,25 @@ async fn apply_payload(
             if effect == EmailStatus::Complained {
                 emails::unsubscribe_contact(conn, project, &email.to_email).await?;
             }
+            let (kind, title) = if effect == EmailStatus::Complained {
+                (
+                    notifications::kind::EMAIL_COMPLAINED,
+                    "A recipient marked an email as spam; the address is suppressed",
+                )
+            } else {
+                (
+                    notifications::kind::EMAIL_BOUNCED,
+                    "An email bounced; the address is suppressed",
+                )
+            };
+            notifications::add(
+                conn,
+                project,
+                kind,
+                title,
+                serde_json::json!({"email_log_id": id, "site_id": email.site_id}),
+            )
+            .await?;
             true
         }
         _ => false,

@@ -9,18 +9,33 @@ use uuid::Uuid;
 
 use super::limits::ExportPermit;
 use super::{CHUNK_BYTES, Chunk, ExportConn, Meta, PAGE_ROWS, channel, failed, send_within};
-use crate::db::export::{self, JsonRow, TABLES};
+use crate::db::export::{self, ACCOUNT_TABLES, JsonRow, TABLES, Table};
 
 /// Starts the producer on the current (actix) runtime; the receiver is the body. The
 /// connection and the permit are released when the producer ends.
 pub fn spawn(conn: ExportConn, meta: Meta, permit: ExportPermit) -> mpsc::Receiver<Chunk> {
+    spawn_tables(conn, meta, permit, &[&TABLES])
+}
+
+/// [`spawn`] for the full export: the tenant export's tables and then the project's
+/// configuration and records ([`ACCOUNT_TABLES`]).
+pub fn spawn_full(conn: ExportConn, meta: Meta, permit: ExportPermit) -> mpsc::Receiver<Chunk> {
+    spawn_tables(conn, meta, permit, &[&TABLES, &ACCOUNT_TABLES])
+}
+
+fn spawn_tables(
+    conn: ExportConn,
+    meta: Meta,
+    permit: ExportPermit,
+    tables: &'static [&'static [Table]],
+) -> mpsc::Receiver<Chunk> {
     let (tx, rx) = channel();
     actix_web::rt::spawn(async move {
         let out = Out {
             tx: &tx,
             timeout: permit.send_timeout(),
         };
-        if let Err(err) = produce(conn, &meta, &permit, out).await {
+        if let Err(err) = produce(conn, &meta, &permit, tables, out).await {
             // The client may be gone already; then nobody is left to tell.
             send_within(&tx, Err(err), permit.send_timeout()).await;
         }
@@ -41,6 +56,7 @@ async fn produce(
     mut conn: ExportConn,
     meta: &Meta,
     permit: &ExportPermit,
+    tables: &[&[Table]],
     out: Out<'_>,
 ) -> Result<(), std::io::Error> {
     export::begin_snapshot(&mut conn, permit.idle_in_transaction_timeout())
@@ -55,7 +71,7 @@ async fn produce(
     );
     let mut buf = BytesMut::with_capacity(CHUNK_BYTES * 2);
     buf.extend_from_slice(head.as_bytes());
-    for table in &TABLES {
+    for table in tables.iter().copied().flatten() {
         buf.extend_from_slice(format!(",\"{}\":[", table.name).as_bytes());
         let sql = table.json_sql();
         let mut after = Uuid::nil();

@@ -6,7 +6,7 @@ use actix_web::{HttpResponse, web};
 use auth::{AdminAccess, Caller, Scope};
 use chrono::{DateTime, Utc};
 use diesel::sql_types::{BigInt, Uuid as SqlUuid};
-use diesel_async::RunQueryDsl as _;
+use diesel_async::{AsyncConnection as _, RunQueryDsl as _};
 use http_kit::openapi::MailError;
 use http_kit::request::trim;
 use http_kit::{ApiError, Validate};
@@ -17,6 +17,7 @@ use uuid::Uuid;
 
 use crate::AppState;
 use crate::db::credentials::{self, ApiKey as ApiKeyRow};
+use crate::db::notifications::{self, kind};
 use crate::db::tenants;
 use crate::domain::plans::contact_limit;
 use crate::flows::plan_of;
@@ -294,17 +295,30 @@ pub async fn create_api_key(
         KeyScope::Admin => Scope::Admin,
     };
     let mut conn = store::conn(&state.pool).await?;
-    let (row, credential) = credentials::create_key(
-        &mut conn,
-        project_id,
-        &req.name,
-        scope,
-        req.tool_groups
-            .as_ref()
-            .map(|groups| groups.iter().map(|g| g.as_str().to_owned()).collect()),
-        req.expires_at,
-    )
-    .await?;
+    let (row, credential) = conn
+        .transaction::<_, diesel::result::Error, _>(async |conn| {
+            let (row, credential) = credentials::create_key(
+                conn,
+                project_id,
+                &req.name,
+                scope,
+                req.tool_groups
+                    .as_ref()
+                    .map(|groups| groups.iter().map(|g| g.as_str().to_owned()).collect()),
+                req.expires_at,
+            )
+            .await?;
+            notifications::add(
+                conn,
+                project_id,
+                kind::API_KEY_CREATED,
+                &format!("API key \"{}\" ({}) was created", row.name, row.scope),
+                serde_json::json!({"key_id": row.id, "name": row.name, "scope": row.scope}),
+            )
+            .await?;
+            Ok((row, credential))
+        })
+        .await?;
     Ok(CreatedApiKey {
         key: ApiKey::from(row),
         secret: credential.plaintext,
@@ -357,7 +371,23 @@ pub async fn revoke_api_key(
     let key = credentials::find_key(&mut conn, project_id, id)
         .await?
         .ok_or_else(|| ApiError::not_found("no API key of this project has this id"))?;
-    if key.revoked_at.is_some() || !store::revoke_api_key(&mut conn, id).await? {
+    let revoked = conn
+        .transaction::<_, ApiError, _>(async |conn| {
+            if key.revoked_at.is_some() || !store::revoke_api_key(conn, id).await? {
+                return Ok(false);
+            }
+            notifications::add(
+                conn,
+                project_id,
+                kind::API_KEY_REVOKED,
+                &format!("API key \"{}\" was revoked", key.name),
+                serde_json::json!({"key_id": key.id, "name": key.name, "scope": key.scope}),
+            )
+            .await?;
+            Ok(true)
+        })
+        .await?;
+    if !revoked {
         return Err(ApiError::not_found("this API key is revoked already"));
     }
     let revoked = credentials::find_key(&mut conn, project_id, id).await?;

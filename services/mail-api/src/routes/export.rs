@@ -137,7 +137,7 @@ pub async fn export(
 
 /// 429 `EXPORT_BUSY`: a slot frees when a running export ends, a stalled one within the send
 /// timeout, so that is the wait suggested.
-fn busy(why: Busy, retry_after: u64) -> ApiError {
+pub(crate) fn busy(why: Busy, retry_after: u64) -> ApiError {
     let now = Utc::now().timestamp().try_into().unwrap_or(0);
     let mut err = ApiError::rate_limited(RateLimitInfo {
         limit: None,

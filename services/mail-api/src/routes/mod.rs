@@ -10,11 +10,15 @@ pub mod delivery_settings;
 pub mod emails;
 pub mod events;
 pub mod export;
+pub mod export_full;
+pub mod gdpr;
 pub mod idempotency;
 pub mod identify;
+pub mod notifications;
 pub mod send;
 pub mod sites;
 pub mod suppressions;
+pub mod team;
 pub mod templates;
 pub mod tracking;
 pub mod webhooks;
@@ -36,5 +40,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     delivery_settings::configure(cfg);
     analytics::configure(cfg);
     export::configure(cfg);
+    export_full::configure(cfg);
     account::configure(cfg);
+    gdpr::configure(cfg);
+    team::configure(cfg);
+    notifications::configure(cfg);
 }

@@ -1,4 +1,6 @@
-//! Sites (sender identities): `GET /api/v1/sites`, `POST /api/v1/sites`.
+//! Sites (sender identities): `GET /api/v1/sites`, `POST /api/v1/sites`,
+//! `GET|PATCH /api/v1/sites/{id}` and the site's brand voice, `GET|PUT
+//! /api/v1/sites/{id}/brand-voice`.
 
 use actix_web::{HttpResponse, web};
 use auth::{Caller, WriteAccess};
@@ -10,14 +12,26 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::AppState;
-use crate::db::sites::{self, NewSite};
+use crate::db::brand_voices::{self, NewBrandVoice};
+use crate::db::sites::{self, NewSite, SiteChanges, Updated};
 use crate::domain::sender::{SlugProblem, check_slug};
+use crate::flows::{require_site, site_not_found};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
         web::resource("/sites")
             .route(web::get().to(list))
             .route(web::post().to(create)),
+    )
+    .service(
+        web::resource("/sites/{id}")
+            .route(web::get().to(get))
+            .route(web::patch().to(update)),
+    )
+    .service(
+        web::resource("/sites/{id}/brand-voice")
+            .route(web::get().to(get_voice))
+            .route(web::put().to(put_voice)),
     );
 }
 
@@ -71,17 +85,21 @@ impl Validate for CreateSite {
     fn validate(&mut self) -> Result<(), ApiError> {
         http_kit::request::trim(&mut self.name);
         http_kit::request::trim(&mut self.from_name);
-        match check_slug(&self.slug) {
-            Ok(()) => Ok(()),
-            Err(SlugProblem::Malformed) => Err(ApiError::invalid_field(
-                "slug",
-                "must be 1 to 63 lowercase letters, digits or inner hyphens",
-            )),
-            Err(SlugProblem::Reserved) => Err(ApiError::invalid_field(
-                "slug",
-                "is a reserved mailbox name (postmaster, abuse, noreply and the like)",
-            )),
-        }
+        validate_slug(&self.slug)
+    }
+}
+
+fn validate_slug(slug: &str) -> Result<(), ApiError> {
+    match check_slug(slug) {
+        Ok(()) => Ok(()),
+        Err(SlugProblem::Malformed) => Err(ApiError::invalid_field(
+            "slug",
+            "must be 1 to 63 lowercase letters, digits or inner hyphens",
+        )),
+        Err(SlugProblem::Reserved) => Err(ApiError::invalid_field(
+            "slug",
+            "is a reserved mailbox name (postmaster, abuse, noreply and the like)",
+        )),
     }
 }
 
@@ -169,4 +187,285 @@ pub async fn create_site(
         ApiError::conflict(format!("the slug {:?} is taken", body.slug)).with_code("SLUG_TAKEN")
     })?;
     Ok(Site::new(created, &state.shared_domain))
+}
+
+/// The project's site `id` (`GET /sites/{id}`): 404 `SITE_NOT_FOUND` when it has none of this
+/// id (another project's included).
+pub async fn get_site(state: &AppState, project_id: Uuid, id: Uuid) -> Result<Site, ApiError> {
+    let mut conn = store::conn(&state.pool).await?;
+    sites::get(&mut conn, project_id, id)
+        .await?
+        .map(|site| Site::new(site, &state.shared_domain))
+        .ok_or_else(|| site_not_found(id))
+}
+
+/// One site.
+#[utoipa::path(
+    get,
+    path = "/api/v1/sites/{id}",
+    operation_id = "getSite",
+    tag = "sites",
+    params(("id" = Uuid, Path, description = "The site's id")),
+    responses(
+        (status = 200, description = "The site", body = Site),
+        (status = 400, description = "`id` is not a UUID", body = MailError),
+        (status = 404, description = "Not a site of this project (`SITE_NOT_FOUND`)", body = MailError),
+    )
+)]
+pub async fn get(
+    caller: Caller,
+    state: web::Data<AppState>,
+    id: web::Path<Uuid>,
+) -> Result<web::Json<Site>, ApiError> {
+    get_site(&state, caller.owner_id, *id).await.map(web::Json)
+}
+
+/// What to change; an absent (or null) field is unchanged. Unknown fields are ignored.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct UpdateSite {
+    /// 1..=200 characters, not blank (stored trimmed).
+    #[schema(min_length = 1, max_length = 200, pattern = r"[^\s\x85\uFEFF]")]
+    pub name: Option<String>,
+    /// A new slug, under the rules of `POST /sites` (deployment-wide, 409 `SLUG_TAKEN`;
+    /// reserved names 400). The site sends as `<slug>@<shared sending domain>` from then on.
+    #[schema(
+        min_length = 1,
+        max_length = 63,
+        pattern = "^[a-z0-9]([a-z0-9-]*[a-z0-9])?$"
+    )]
+    pub slug: Option<String>,
+    /// The display name mail is sent under, 1..=200 characters, not blank (stored trimmed).
+    #[schema(min_length = 1, max_length = 200, pattern = r"[^\s\x85\uFEFF]")]
+    pub from_name: Option<String>,
+}
+
+impl Validate for UpdateSite {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        if let Some(name) = &mut self.name {
+            http_kit::request::trim(name);
+        }
+        if let Some(from_name) = &mut self.from_name {
+            http_kit::request::trim(from_name);
+        }
+        self.slug.as_deref().map_or(Ok(()), validate_slug)
+    }
+}
+
+/// Updates the project's site `id` (`PATCH /sites/{id}`, `update_site`).
+pub async fn update_site(
+    state: &AppState,
+    project_id: Uuid,
+    id: Uuid,
+    body: &UpdateSite,
+) -> Result<Site, ApiError> {
+    let mut conn = store::conn(&state.pool).await?;
+    let changes = SiteChanges {
+        name: body.name.as_deref(),
+        slug: body.slug.as_deref(),
+        from_name: body.from_name.as_deref(),
+        updated_at: Utc::now(),
+    };
+    match sites::update(&mut conn, project_id, id, changes).await? {
+        Updated::Site(site) => Ok(Site::new(site, &state.shared_domain)),
+        Updated::NotFound => Err(site_not_found(id)),
+        Updated::SlugTaken => Err(ApiError::conflict(format!(
+            "the slug {:?} is taken",
+            body.slug.as_deref().unwrap_or_default()
+        ))
+        .with_code("SLUG_TAKEN")),
+    }
+}
+
+/// Change a site's name, slug or from name.
+#[utoipa::path(
+    patch,
+    path = "/api/v1/sites/{id}",
+    operation_id = "updateSite",
+    tag = "sites",
+    params(("id" = Uuid, Path, description = "The site's id")),
+    request_body = UpdateSite,
+    responses(
+        (status = 200, description = "The site as updated", body = Site),
+        (status = 400, description = "`id` is not a UUID, an invalid field (`details.field` names it), a reserved slug, or body too large", body = MailError),
+        (status = 403, description = "The key lacks the write scope", body = MailError),
+        (status = 404, description = "Not a site of this project (`SITE_NOT_FOUND`)", body = MailError),
+        (status = 409, description = "`SLUG_TAKEN`: another site of any project sends as this slug", body = MailError),
+    )
+)]
+pub async fn update(
+    WriteAccess(caller): WriteAccess,
+    state: web::Data<AppState>,
+    id: web::Path<Uuid>,
+    body: http_kit::Json<UpdateSite>,
+) -> Result<web::Json<Site>, ApiError> {
+    update_site(&state, caller.owner_id, *id, &body)
+        .await
+        .map(web::Json)
+}
+
+/// Longest avoided word or phrase, and most of them.
+const AVOID_MAX: usize = 100;
+const AVOIDS_MAX: usize = 200;
+
+fn words_to_avoid_schema() -> utoipa::openapi::schema::Array {
+    let mut words = http_kit::request::text_list(Some(AVOIDS_MAX), AVOID_MAX);
+    words.description = Some(
+        "Words or phrases the site's mail never uses: at most 200, each 1..=100 characters, \
+         not blank (stored trimmed, repeats dropped); absent or null: none."
+            .to_owned(),
+    );
+    words
+}
+
+/// How a site's mail should sound: what writers (people and the model-backed tools) follow.
+/// Every field is optional; `PUT` replaces the whole voice. Unknown fields are ignored.
+#[derive(Debug, Deserialize, Serialize, ToSchema)]
+pub struct BrandVoiceInput {
+    /// The tone, e.g. "warm, plain-spoken, never pushy": at most 200 characters (stored
+    /// trimmed; blank is absent).
+    #[schema(max_length = 200)]
+    pub tone: Option<String>,
+    /// Who the mail is written for: at most 1,000 characters (stored trimmed; blank is absent).
+    #[schema(max_length = 1000)]
+    pub audience: Option<String>,
+    /// Free-text style guidelines: at most 10,000 characters (stored trimmed; blank is absent).
+    #[schema(max_length = 10000)]
+    pub guidelines: Option<String>,
+    #[serde(default)]
+    #[schema(required = false, schema_with = words_to_avoid_schema)]
+    pub words_to_avoid: Vec<String>,
+}
+
+impl Validate for BrandVoiceInput {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        http_kit::request::trim_optional(&mut self.tone);
+        http_kit::request::trim_optional(&mut self.audience);
+        http_kit::request::trim_optional(&mut self.guidelines);
+        http_kit::request::trim_and_dedupe(&mut self.words_to_avoid);
+        Ok(())
+    }
+}
+
+/// A site's brand voice.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BrandVoice {
+    pub site_id: Uuid,
+    pub tone: Option<String>,
+    pub audience: Option<String>,
+    pub guidelines: Option<String>,
+    pub words_to_avoid: Vec<String>,
+    /// When the voice was last set; null: never (every field is then empty).
+    pub updated_at: Option<DateTime<Utc>>,
+}
+
+impl From<brand_voices::BrandVoice> for BrandVoice {
+    fn from(v: brand_voices::BrandVoice) -> Self {
+        Self {
+            site_id: v.site_id,
+            tone: v.tone,
+            audience: v.audience,
+            guidelines: v.guidelines,
+            words_to_avoid: v.words_to_avoid,
+            updated_at: Some(v.updated_at),
+        }
+    }
+}
+
+/// The brand voice of the project's site `site_id` (`GET /sites/{id}/brand-voice`,
+/// `get_brand_voice`): an empty one when none was set; 404 `SITE_NOT_FOUND` for a site that
+/// is not the project's.
+pub async fn get_brand_voice(
+    state: &AppState,
+    project_id: Uuid,
+    site_id: Uuid,
+) -> Result<BrandVoice, ApiError> {
+    let mut conn = store::conn(&state.pool).await?;
+    require_site(&mut conn, project_id, site_id).await?;
+    Ok(brand_voices::get(&mut conn, project_id, site_id)
+        .await?
+        .map_or_else(
+            || BrandVoice {
+                site_id,
+                tone: None,
+                audience: None,
+                guidelines: None,
+                words_to_avoid: Vec::new(),
+                updated_at: None,
+            },
+            BrandVoice::from,
+        ))
+}
+
+/// A site's brand voice.
+#[utoipa::path(
+    get,
+    path = "/api/v1/sites/{id}/brand-voice",
+    operation_id = "getBrandVoice",
+    tag = "sites",
+    params(("id" = Uuid, Path, description = "The site's id")),
+    responses(
+        (status = 200, description = "The voice (empty, `updated_at` null, when never set)", body = BrandVoice),
+        (status = 400, description = "`id` is not a UUID", body = MailError),
+        (status = 404, description = "Not a site of this project (`SITE_NOT_FOUND`)", body = MailError),
+    )
+)]
+pub async fn get_voice(
+    caller: Caller,
+    state: web::Data<AppState>,
+    id: web::Path<Uuid>,
+) -> Result<web::Json<BrandVoice>, ApiError> {
+    get_brand_voice(&state, caller.owner_id, *id)
+        .await
+        .map(web::Json)
+}
+
+/// Sets the brand voice of the project's site `site_id`, replacing the one it had
+/// (`PUT /sites/{id}/brand-voice`, `update_brand_voice`).
+pub async fn update_brand_voice(
+    state: &AppState,
+    project_id: Uuid,
+    site_id: Uuid,
+    voice: &BrandVoiceInput,
+) -> Result<BrandVoice, ApiError> {
+    let mut conn = store::conn(&state.pool).await?;
+    require_site(&mut conn, project_id, site_id).await?;
+    let stored = brand_voices::put(
+        &mut conn,
+        NewBrandVoice {
+            site_id,
+            project_id,
+            tone: voice.tone.as_deref(),
+            audience: voice.audience.as_deref(),
+            guidelines: voice.guidelines.as_deref(),
+            words_to_avoid: &voice.words_to_avoid,
+        },
+    )
+    .await?;
+    Ok(BrandVoice::from(stored))
+}
+
+/// Set a site's brand voice (the whole voice: an absent field is cleared).
+#[utoipa::path(
+    put,
+    path = "/api/v1/sites/{id}/brand-voice",
+    operation_id = "putBrandVoice",
+    tag = "sites",
+    params(("id" = Uuid, Path, description = "The site's id")),
+    request_body = BrandVoiceInput,
+    responses(
+        (status = 200, description = "The voice as stored", body = BrandVoice),
+        (status = 400, description = "`id` is not a UUID, a field over its limit (`details.field` names it), or body too large", body = MailError),
+        (status = 403, description = "The key lacks the write scope", body = MailError),
+        (status = 404, description = "Not a site of this project (`SITE_NOT_FOUND`)", body = MailError),
+    )
+)]
+pub async fn put_voice(
+    WriteAccess(caller): WriteAccess,
+    state: web::Data<AppState>,
+    id: web::Path<Uuid>,
+    body: http_kit::Json<BrandVoiceInput>,
+) -> Result<web::Json<BrandVoice>, ApiError> {
+    update_brand_voice(&state, caller.owner_id, *id, &body)
+        .await
+        .map(web::Json)
 }

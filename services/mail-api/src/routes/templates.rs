@@ -1,4 +1,5 @@
-//! Templates: `GET /api/v1/templates` and `POST /api/v1/templates`.
+//! Templates: `GET /api/v1/templates`, `POST /api/v1/templates` and
+//! `GET|PATCH|DELETE /api/v1/templates/{id}`.
 
 use actix_web::{HttpResponse, web};
 use auth::{Caller, WriteAccess};
@@ -13,7 +14,7 @@ use uuid::Uuid;
 use super::body::tags_schema;
 use super::idempotency::{IdempotencyHeader, IdempotencyKey, Idempotent};
 use crate::AppState;
-use crate::db::templates::{self, Filter, NewTemplate};
+use crate::db::templates::{self, Filter, NewTemplate, TemplateChanges};
 
 const ROUTE: &str = "POST /api/v1/templates";
 const DEFAULT_CATEGORY: &str = "general";
@@ -23,6 +24,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         web::resource("/templates")
             .route(web::get().to(list))
             .route(web::post().to(create)),
+    )
+    .service(
+        web::resource("/templates/{id}")
+            .route(web::get().to(get))
+            .route(web::patch().to(update))
+            .route(web::delete().to(delete)),
     );
 }
 
@@ -214,4 +221,184 @@ pub async fn insert_template(
     )
     .await?;
     Ok(Template::from(row))
+}
+
+fn template_not_found(id: Uuid) -> ApiError {
+    ApiError::not_found(format!("template {id} not found")).with_code("TEMPLATE_NOT_FOUND")
+}
+
+/// The project's template `id` (`GET /templates/{id}`, `get_template`): 404
+/// `TEMPLATE_NOT_FOUND` when it has none of this id (another project's included).
+pub async fn get_template(
+    state: &AppState,
+    project_id: Uuid,
+    id: Uuid,
+) -> Result<Template, ApiError> {
+    let mut conn = store::conn(&state.pool).await?;
+    templates::get(&mut conn, project_id, id)
+        .await?
+        .map(Template::from)
+        .ok_or_else(|| template_not_found(id))
+}
+
+/// One template.
+#[utoipa::path(
+    get,
+    path = "/api/v1/templates/{id}",
+    operation_id = "getTemplate",
+    tag = "templates",
+    params(("id" = Uuid, Path, description = "The template's id")),
+    responses(
+        (status = 200, description = "The template", body = Template),
+        (status = 400, description = "`id` is not a UUID", body = MailError),
+        (status = 404, description = "Not a template of this project (`TEMPLATE_NOT_FOUND`)", body = MailError),
+    )
+)]
+pub async fn get(
+    caller: Caller,
+    state: web::Data<AppState>,
+    id: web::Path<Uuid>,
+) -> Result<web::Json<Template>, ApiError> {
+    get_template(&state, caller.owner_id, *id)
+        .await
+        .map(web::Json)
+}
+
+/// What to change; an absent (or null) field is unchanged. Unknown fields are ignored.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct UpdateTemplate {
+    /// 1..=200 characters, not blank (stored trimmed).
+    #[schema(min_length = 1, max_length = 200, pattern = r"[^\s\x85\uFEFF]")]
+    pub name: Option<String>,
+    /// 1..=10,000 characters, not blank (stored trimmed).
+    #[schema(min_length = 1, max_length = 10000, pattern = r"[^\s\x85\uFEFF]")]
+    pub brief: Option<String>,
+    /// At most 998 characters, trimmed; blank clears it.
+    #[schema(max_length = 998)]
+    pub subject_hint: Option<String>,
+    /// At most 100 characters, trimmed; blank sets `general`.
+    #[schema(max_length = 100)]
+    pub category: Option<String>,
+    /// Replaces the tags: each 1..=100 characters, at most 100; duplicates dropped.
+    #[schema(schema_with = tags_schema)]
+    pub tags: Option<Vec<String>>,
+    /// The template's HTML; blank clears it.
+    pub html: Option<String>,
+}
+
+impl Validate for UpdateTemplate {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        for text in [
+            &mut self.name,
+            &mut self.brief,
+            &mut self.subject_hint,
+            &mut self.category,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            trim(text);
+        }
+        if self.category.as_deref() == Some("") {
+            self.category = Some(DEFAULT_CATEGORY.to_owned());
+        }
+        if let Some(tags) = &mut self.tags {
+            trim_and_dedupe(tags);
+        }
+        Ok(())
+    }
+}
+
+/// Blank clears an optional text: `Some(None)`.
+fn clearing(value: Option<&str>) -> Option<Option<&str>> {
+    value.map(|v| Some(v).filter(|v| !v.trim().is_empty()))
+}
+
+/// Updates the project's template `id` (`PATCH /templates/{id}`, `update_template`).
+pub async fn update_template(
+    state: &AppState,
+    project_id: Uuid,
+    id: Uuid,
+    req: &UpdateTemplate,
+) -> Result<Template, ApiError> {
+    let mut conn = store::conn(&state.pool).await?;
+    let changes = TemplateChanges {
+        name: req.name.as_deref(),
+        brief: req.brief.as_deref(),
+        subject_hint: clearing(req.subject_hint.as_deref()),
+        category: req.category.as_deref(),
+        tags: req.tags.as_deref(),
+        html: clearing(req.html.as_deref()),
+        updated_at: Utc::now(),
+    };
+    templates::update(&mut conn, project_id, id, changes)
+        .await?
+        .map(Template::from)
+        .ok_or_else(|| template_not_found(id))
+}
+
+/// Change a template.
+#[utoipa::path(
+    patch,
+    path = "/api/v1/templates/{id}",
+    operation_id = "updateTemplate",
+    tag = "templates",
+    params(("id" = Uuid, Path, description = "The template's id")),
+    request_body = UpdateTemplate,
+    responses(
+        (status = 200, description = "The template as updated", body = Template),
+        (status = 400, description = "`id` is not a UUID, an invalid field (`details.field` names it), or body too large", body = MailError),
+        (status = 403, description = "The key lacks the write scope", body = MailError),
+        (status = 404, description = "Not a template of this project (`TEMPLATE_NOT_FOUND`)", body = MailError),
+    )
+)]
+pub async fn update(
+    WriteAccess(caller): WriteAccess,
+    state: web::Data<AppState>,
+    id: web::Path<Uuid>,
+    body: http_kit::Json<UpdateTemplate>,
+) -> Result<web::Json<Template>, ApiError> {
+    update_template(&state, caller.owner_id, *id, &body)
+        .await
+        .map(web::Json)
+}
+
+/// Deletes the project's template `id` (`DELETE /templates/{id}`, `delete_template`); the
+/// deleted template. Nothing refers to a template yet (emails already sent keep what they
+/// were sent with, in the email log); when campaign steps come to name templates, deleting
+/// one that a step names will answer 409.
+pub async fn delete_template(
+    state: &AppState,
+    project_id: Uuid,
+    id: Uuid,
+) -> Result<Template, ApiError> {
+    let mut conn = store::conn(&state.pool).await?;
+    templates::delete(&mut conn, project_id, id)
+        .await?
+        .map(Template::from)
+        .ok_or_else(|| template_not_found(id))
+}
+
+/// Delete a template. Emails already sent from it are not affected (the email log keeps what
+/// each was sent with).
+#[utoipa::path(
+    delete,
+    path = "/api/v1/templates/{id}",
+    operation_id = "deleteTemplate",
+    tag = "templates",
+    params(("id" = Uuid, Path, description = "The template's id")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 400, description = "`id` is not a UUID", body = MailError),
+        (status = 403, description = "The key lacks the write scope", body = MailError),
+        (status = 404, description = "Not a template of this project, or deleted already (`TEMPLATE_NOT_FOUND`)", body = MailError),
+    )
+)]
+pub async fn delete(
+    WriteAccess(caller): WriteAccess,
+    state: web::Data<AppState>,
+    id: web::Path<Uuid>,
+) -> Result<HttpResponse, ApiError> {
+    delete_template(&state, caller.owner_id, *id).await?;
+    Ok(HttpResponse::NoContent().finish())
 }

@@ -118,7 +118,7 @@ async fn every_documented_api_route_exists_and_is_gated() {
             }
         }
     }
-    assert_eq!(gated_ops, 30);
+    assert_eq!(gated_ops, 44);
     assert_eq!(public_ops, 4);
     assert_eq!(signed_ops, 6);
     h.stop().await;
@@ -132,6 +132,10 @@ fn every_component_name_is_published_by_one_rust_type() {
     let handlers = [
         Handler::of::<mail_api::routes::sites::__path_list>(),
         Handler::of::<mail_api::routes::sites::__path_create>(),
+        Handler::of::<mail_api::routes::sites::__path_get>(),
+        Handler::of::<mail_api::routes::sites::__path_update>(),
+        Handler::of::<mail_api::routes::sites::__path_get_voice>(),
+        Handler::of::<mail_api::routes::sites::__path_put_voice>(),
         Handler::of::<mail_api::routes::identify::__path_identify>(),
         Handler::of::<mail_api::routes::events::__path_track>(),
         Handler::of::<mail_api::routes::conversions::__path_convert>(),
@@ -141,6 +145,9 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<mail_api::routes::campaigns::__path_create>(),
         Handler::of::<mail_api::routes::templates::__path_list>(),
         Handler::of::<mail_api::routes::templates::__path_create>(),
+        Handler::of::<mail_api::routes::templates::__path_get>(),
+        Handler::of::<mail_api::routes::templates::__path_update>(),
+        Handler::of::<mail_api::routes::templates::__path_delete>(),
         Handler::of::<mail_api::routes::suppressions::__path_list>(),
         Handler::of::<mail_api::routes::suppressions::__path_add>(),
         Handler::of::<mail_api::routes::suppressions::__path_remove>(),
@@ -161,11 +168,18 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<mail_api::routes::analytics::__path_campaigns>(),
         Handler::of::<mail_api::routes::analytics::__path_conversion>(),
         Handler::of::<mail_api::routes::export::__path_export>(),
+        Handler::of::<mail_api::routes::export_full::__path_export_full>(),
         Handler::of::<mail_api::routes::account::__path_project>(),
         Handler::of::<mail_api::routes::account::__path_plan>(),
         Handler::of::<mail_api::routes::account::__path_list_keys>(),
         Handler::of::<mail_api::routes::account::__path_create_key>(),
         Handler::of::<mail_api::routes::account::__path_revoke_key>(),
+        Handler::of::<mail_api::routes::team::__path_list>(),
+        Handler::of::<mail_api::routes::team::__path_invite>(),
+        Handler::of::<mail_api::routes::notifications::__path_list>(),
+        Handler::of::<mail_api::routes::notifications::__path_mark_read>(),
+        Handler::of::<mail_api::routes::gdpr::__path_erase>(),
+        Handler::of::<mail_api::routes::gdpr::__path_log>(),
         Handler::of::<mail_api::openapi::__path_openapi_json>(),
         Handler::of::<http_kit::health::__path_healthz>(),
         Handler::of::<http_kit::health::__path_readyz>(),
@@ -192,6 +206,7 @@ fn every_request_string_states_its_bound() {
             "setProvider.host",
             "setProvider.password",
             "setProvider.username",
+            "updateTemplate.html",
         ]
     );
 }

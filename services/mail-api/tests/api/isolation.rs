@@ -130,6 +130,9 @@ struct Owner {
     suppression: String,
     /// An API key of its own (named by the marker).
     api_key: String,
+    template: String,
+    /// The id of its contact of the planted email.
+    contact_id: String,
 }
 
 async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &Planted) -> Owner {
@@ -156,7 +159,10 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
     let planted_contact = json!({"email": p.contact, "first_name": format!("{SHARED_WORD} {marker}"),
         "last_name": marker, "site_id": site, "tags": [marker], "properties": {"note": marker},
         "utm_source": marker, "referrer": format!("https://example.com/{marker}")});
-    call(Method::POST, "/api/v1/contacts", Some(planted_contact)).await;
+    let contact_id = id_of(
+        &call(Method::POST, "/api/v1/contacts", Some(planted_contact)).await,
+        "contact_id",
+    );
     let identified = json!({"email": contact, "first_name": format!("{SHARED_WORD} {marker}"),
         "properties": {"note": marker}, "tags": [marker], "site_id": site});
     call(Method::POST, "/api/v1/identify", Some(identified)).await;
@@ -173,7 +179,20 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
     call(Method::POST, "/api/v1/events", Some(event)).await;
     let template = json!({"name": format!("{SHARED_WORD} template {marker}"), "brief": marker,
         "subject_hint": marker, "tags": [marker]});
-    call(Method::POST, "/api/v1/templates", Some(template)).await;
+    let template = id_of(
+        &call(Method::POST, "/api/v1/templates", Some(template)).await,
+        "id",
+    );
+    let voice = json!({"tone": marker, "audience": marker, "guidelines": marker,
+        "words_to_avoid": [marker]});
+    call(
+        Method::PUT,
+        &format!("/api/v1/sites/{site}/brand-voice"),
+        Some(voice),
+    )
+    .await;
+    let member = json!({"email": format!("team-{marker}@example.com"), "role": "viewer"});
+    call(Method::POST, "/api/v1/team", Some(member)).await;
 
     let suppression = format!("suppressed-{marker}@example.com");
     for email in [&p.suppression, &suppression] {
@@ -196,6 +215,8 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
     );
     Owner {
         api_key,
+        template,
+        contact_id,
         label,
         project,
         key,
@@ -244,6 +265,11 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
             (victim.email.clone(), None)
         }
         ("/api/v1/api-keys/{id}", "id") => (victim.api_key.clone(), None),
+        ("/api/v1/sites/{id}" | "/api/v1/sites/{id}/brand-voice", "id") => {
+            (victim.site.clone(), None)
+        }
+        ("/api/v1/templates/{id}", "id") => (victim.template.clone(), None),
+        ("/api/v1/contacts/{id}/personal-data", "id") => (victim.contact_id.clone(), None),
         ("/api/v1/suppressions/{email}", "email") => {
             (victim.suppression.clone(), Some(p.suppression.clone()))
         }
@@ -274,6 +300,9 @@ fn body_for(op: &Operation) -> Option<Value> {
     }
     Some(match (op.method.as_str(), op.path.as_str()) {
         ("PUT", "/api/v1/delivery/provider") => json!({"kind": "resend", "api_key": "re_test_key"}),
+        ("PATCH", "/api/v1/sites/{id}") => json!({"name": "renamed", "from_name": "renamed"}),
+        ("PUT", "/api/v1/sites/{id}/brand-voice") => json!({"tone": "overwritten"}),
+        ("PATCH", "/api/v1/templates/{id}") => json!({"name": "renamed", "html": "<p>x</p>"}),
         _ => panic!(
             "{} {}: no body; add one to the isolation suite",
             op.method, op.path
@@ -433,6 +462,22 @@ async fn victim_rows(h: &Harness, op: &Operation, victim: &Owner) -> Option<BTre
             .await
             .into_iter()
             .collect(),
+        "/api/v1/templates/{id}" => h
+            .query(&format!(
+                "SELECT id::text FROM templates WHERE project_id = '{}'",
+                victim.project
+            ))
+            .await
+            .into_iter()
+            .collect(),
+        "/api/v1/contacts/{id}/personal-data" => h
+            .query(&format!(
+                "SELECT id::text || email FROM contacts WHERE project_id = '{}'",
+                victim.project
+            ))
+            .await
+            .into_iter()
+            .collect(),
         path => panic!("DELETE {path}: say how the victim's rows are read in the isolation suite"),
     })
 }
@@ -453,6 +498,18 @@ async fn still_intact(h: &Harness, owner: &Owner) -> Vec<String> {
     for path in checks {
         let (status, body) = send(h, &owner.key, Method::GET, &path, None).await;
         if status != 200 {
+            violations.push(format!("{}: {path}: {status} {body}", owner.label));
+        }
+    }
+    // Neither renamed nor overwritten by another project's writes.
+    let own = [
+        format!("/api/v1/sites/{}", owner.site),
+        format!("/api/v1/sites/{}/brand-voice", owner.site),
+        format!("/api/v1/templates/{}", owner.template),
+    ];
+    for path in own {
+        let (status, body) = send(h, &owner.key, Method::GET, &path, None).await;
+        if status != 200 || !body.to_string().contains(&owner.marker) {
             violations.push(format!("{}: {path}: {status} {body}", owner.label));
         }
     }

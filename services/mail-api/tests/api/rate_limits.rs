@@ -93,13 +93,13 @@ async fn exceeding_the_read_window_answers_429_with_the_documented_body() {
     // Sending routes have a third budget (no such route yet: 404, but counted as send).
     let res = h
         .api(&tenant.write)
-        .post("/api/v1/sites/send", &json!({}))
+        .post("/api/v1/no-such-route/send", &json!({}))
         .await;
     assert_counted(&res, SENDS, 0);
     expect_error(res, 404, "NOT_FOUND").await;
     let res = h
         .api(&tenant.write)
-        .request(reqwest::Method::POST, "/api/v1/sites/send")
+        .request(reqwest::Method::POST, "/api/v1/no-such-route/send")
         .await;
     assert_limited(res, SENDS).await;
 

@@ -5,6 +5,7 @@ mod analytics;
 mod campaigns;
 mod contacts;
 mod delivery_ops;
+mod gdpr;
 mod sites;
 mod templates;
 
@@ -17,6 +18,7 @@ pub fn all() -> Vec<Tool> {
         campaigns::tools(),
         contacts::tools(),
         sites::tools(),
+        gdpr::tools(),
         templates::tools(),
         delivery_ops::tools(),
         account::tools(),

@@ -1,8 +1,39 @@
-use http_kit::PageParams;
+use http_kit::{ApiError, PageParams, Validate};
+use serde::Deserialize;
+use serde_json::json;
+use utoipa::ToSchema;
+use uuid::Uuid;
 
 use crate::mcp::catalog::Group;
 use crate::mcp::registry::{Body, Paged, Tool, declare};
-use crate::routes::templates::{CreateTemplate, TemplateFilter, insert_template, list_templates};
+use crate::routes::templates::{
+    CreateTemplate, TemplateFilter, UpdateTemplate, delete_template, get_template, insert_template,
+    list_templates, update_template,
+};
+
+/// One template of the project.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct TemplateArgument {
+    /// The template's id.
+    pub id: Uuid,
+}
+
+impl Validate for TemplateArgument {}
+
+/// A template and what to change of it.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct UpdateTemplateArguments {
+    /// The template's id.
+    pub id: Uuid,
+    #[serde(flatten)]
+    pub changes: UpdateTemplate,
+}
+
+impl Validate for UpdateTemplateArguments {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        self.changes.validate()
+    }
+}
 
 pub fn tools() -> Vec<Tool> {
     vec![
@@ -25,6 +56,41 @@ pub fn tools() -> Vec<Tool> {
             |ctx, Paged(page, filter): Paged<TemplateFilter>| async move {
                 let page: PageParams = page;
                 list_templates(&ctx.state, ctx.project_id(), &page, &filter).await
+            },
+        ),
+        declare(
+            "get_template",
+            Group::Templates,
+            "One template: name, brief, subject hint, category, tags and HTML.",
+        )
+        .reads(|ctx, Body(args): Body<TemplateArgument>| async move {
+            get_template(&ctx.state, ctx.project_id(), args.id).await
+        }),
+        declare(
+            "update_template",
+            Group::Templates,
+            "Change a template's name, brief, subject hint, category, tags or HTML; absent \
+             fields are unchanged, a blank subject hint or HTML clears it.",
+        )
+        .writes(
+            |ctx, Body(args): Body<UpdateTemplateArguments>| async move {
+                update_template(&ctx.state, ctx.project_id(), args.id, &args.changes).await
+            },
+        ),
+        declare(
+            "delete_template",
+            Group::Templates,
+            "Delete a template. Emails already sent from it keep what they were sent with. \
+             Destructive.",
+        )
+        .destroys(
+            |ctx, Body(args): Body<TemplateArgument>| async move {
+                let template = get_template(&ctx.state, ctx.project_id(), args.id).await?;
+                Ok(json!({ "action": "delete this template", "template": template }))
+            },
+            |ctx, Body(args): Body<TemplateArgument>| async move {
+                let template = delete_template(&ctx.state, ctx.project_id(), args.id).await?;
+                Ok(json!({ "deleted": true, "template": template }))
             },
         ),
     ]

@@ -1,0 +1,162 @@
+//! `GET /api/v1/export/full`: everything of the project (or of one site) as one JSON document,
+//! streamed (admin scope); `tenant_export_full` answers the same document.
+
+use actix_web::http::header::{self, ContentDisposition, DispositionParam, DispositionType};
+use actix_web::{HttpResponse, web};
+use auth::AdminAccess;
+use chrono::{SecondsFormat, Utc};
+use http_kit::ApiError;
+use http_kit::openapi::MailError;
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+use super::export::busy;
+use crate::AppState;
+use crate::db::export::Scope;
+use crate::export::{self, Chunk, Meta};
+use crate::flows;
+
+/// The largest full export a tool answers in one piece; a larger one is for the streaming
+/// route.
+pub const TOOL_EXPORT_MAX_BYTES: usize = 16 * 1024 * 1024;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/export/full").route(web::get().to(export_full)));
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct FullExportParams {
+    /// Only this site (404 `SITE_NOT_FOUND` when it is not a site of the project): its row
+    /// with its brand voice, its campaigns, its subscribed contacts with their events and
+    /// conversions, and its email log. The records that belong to no site (templates,
+    /// suppressions, team members, API keys, notifications, the erasure log) are left out.
+    pub site_id: Option<Uuid>,
+}
+
+impl http_kit::Validate for FullExportParams {}
+
+/// The arguments of `tenant_export_full`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct FullExportArguments {
+    /// Only this site, as `site_id` of `GET /export/full` says; absent or null: the whole
+    /// project.
+    #[serde(rename = "siteId")]
+    #[schema(schema_with = site_schema)]
+    pub site_id: Option<Uuid>,
+}
+
+fn site_schema() -> utoipa::openapi::schema::Schema {
+    http_kit::request::nullable_format(
+        utoipa::openapi::KnownFormat::Uuid,
+        "Only this site of the project (404 SITE_NOT_FOUND otherwise); absent or null: the \
+         whole project.",
+    )
+}
+
+impl http_kit::Validate for FullExportArguments {}
+
+/// Starts the full export of the project (or of `site_id`): the stream of its JSON document.
+/// 429 `EXPORT_BUSY` when too many exports run; 404 `SITE_NOT_FOUND` for a site that is not
+/// the project's.
+pub async fn start_full_export(
+    state: &AppState,
+    project_id: Uuid,
+    site_id: Option<Uuid>,
+) -> Result<mpsc::Receiver<Chunk>, ApiError> {
+    let permit = state
+        .exports
+        .try_start(project_id)
+        .map_err(|why| busy(why, state.exports.send_timeout().as_secs()))?;
+    let mut conn = store::conn(&state.pool).await?;
+    if let Some(site_id) = site_id {
+        flows::require_site(&mut conn, project_id, site_id).await?;
+    }
+    // Out of the pool for good: the stream's snapshot transaction must never return to it.
+    let conn = store::Conn::take(conn);
+    let meta = Meta {
+        scope: Scope {
+            project_id,
+            site_id,
+        },
+        exported_at: Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true),
+    };
+    Ok(export::json::spawn_full(conn, meta, permit))
+}
+
+/// The full export as one JSON value (`tenant_export_full`): 422 `EXPORT_TOO_LARGE` past
+/// [`TOOL_EXPORT_MAX_BYTES`] (16 MiB), where `GET /api/v1/export/full` streams it.
+pub async fn full_export_value(
+    state: &AppState,
+    project_id: Uuid,
+    site_id: Option<Uuid>,
+) -> Result<Value, ApiError> {
+    let mut rx = start_full_export(state, project_id, site_id).await?;
+    let mut document = Vec::new();
+    while let Some(chunk) = rx.recv().await {
+        let chunk = chunk.map_err(|e| ApiError::internal_error(&e))?;
+        if document.len() + chunk.len() > TOOL_EXPORT_MAX_BYTES {
+            return Err(ApiError::unprocessable(
+                "the export is larger than 16 MiB: download it from GET /api/v1/export/full, \
+                 which streams any size",
+            )
+            .with_code("EXPORT_TOO_LARGE"));
+        }
+        document.extend_from_slice(&chunk);
+    }
+    serde_json::from_slice(&document).map_err(|e| ApiError::internal_error(&e))
+}
+
+/// Export everything of the project (admin scope) as one JSON document.
+///
+/// The tenant export's members (`project_id`, `site_id`, `exported_at`, `contacts`,
+/// `email_log`, `events`, `conversions`, as `GET /export?format=json` writes them) and then
+/// `sites` (each with its `brand_voice`, null when none was set), `campaigns`, `templates`,
+/// `suppressions`, `team_members` (never an invitation token), `api_keys` (never a secret or
+/// its hash), `notifications` and `deletion_log`. Rows come in id order from one consistent
+/// snapshot, streamed in bounded memory; exports share the limits of `GET /export` (429
+/// `EXPORT_BUSY`).
+#[utoipa::path(
+    get,
+    path = "/api/v1/export/full",
+    operation_id = "exportFull",
+    tag = "export",
+    params(FullExportParams),
+    responses(
+        (status = 200, description = "The export, as an attachment (`Content-Disposition: attachment; filename=...`)",
+            headers(("Content-Disposition" = String, description = "`attachment; filename=\"mail-export-full-<project>-<YYYYMMDD>.json\"`")),
+            content((Object = "application/json"))),
+        (status = 400, description = "Invalid site_id", body = MailError),
+        (status = 403, description = "The key lacks the admin scope", body = MailError),
+        (status = 404, description = "`site_id` is not a site of this project (`SITE_NOT_FOUND`)", body = MailError),
+        (status = 429, description = "Rate limit exceeded (`RATE_LIMITED`), or too many exports \
+            streaming at once (`EXPORT_BUSY`): at most \
+            `EXPORT__MAX_PER_PROJECT` (default 2) per project and `EXPORT__MAX_PER_PROCESS` \
+            (default 8) per server process; retry after `Retry-After` seconds",
+            headers(("Retry-After" = u64, description = "Seconds to wait before retrying")),
+            body = MailError),
+    )
+)]
+pub async fn export_full(
+    AdminAccess(caller): AdminAccess,
+    state: web::Data<AppState>,
+    params: http_kit::Query<FullExportParams>,
+) -> Result<HttpResponse, ApiError> {
+    let project_id = caller.owner_id;
+    let rx = start_full_export(&state, project_id, params.site_id).await?;
+    let filename = format!(
+        "mail-export-full-{project_id}-{}.json",
+        Utc::now().format("%Y%m%d")
+    );
+    Ok(HttpResponse::Ok()
+        .content_type("application/json")
+        .insert_header(ContentDisposition {
+            disposition: DispositionType::Attachment,
+            parameters: vec![DispositionParam::Filename(filename)],
+        })
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .streaming(export::body(rx)))
+}

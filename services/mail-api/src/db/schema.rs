@@ -266,6 +266,27 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    cron_runs (id) {
+        id -> Uuid,
+        job -> Text,
+        started_at -> Timestamptz,
+        finished_at -> Nullable<Timestamptz>,
+        outcome -> Text,
+        error -> Nullable<Text>,
+        total -> BigInt,
+    }
+}
+
+diesel::table! {
+    cron_run_counts (run_id, project_id, what) {
+        run_id -> Uuid,
+        project_id -> Uuid,
+        what -> Text,
+        count -> BigInt,
+    }
+}
+
 diesel::joinable!(projects -> accounts (account_id));
 diesel::joinable!(api_keys -> projects (project_id));
 diesel::joinable!(sites -> projects (project_id));

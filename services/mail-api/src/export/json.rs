@@ -9,7 +9,7 @@ use uuid::Uuid;
 
 use super::limits::ExportPermit;
 use super::{CHUNK_BYTES, Chunk, ExportConn, Meta, PAGE_ROWS, channel, failed, send_within};
-use crate::db::export::{self, JsonRow, TABLES};
+use crate::db::export::{self, JsonRow};
 
 /// Starts the producer on the current (actix) runtime; the receiver is the body. The
 /// connection and the permit are released when the producer ends.
@@ -55,7 +55,7 @@ async fn produce(
     );
     let mut buf = BytesMut::with_capacity(CHUNK_BYTES * 2);
     buf.extend_from_slice(head.as_bytes());
-    for table in &TABLES {
+    for table in meta.tables() {
         buf.extend_from_slice(format!(",\"{}\":[", table.name).as_bytes());
         let sql = table.json_sql();
         let mut after = Uuid::nil();

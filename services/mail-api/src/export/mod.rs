@@ -36,6 +36,17 @@ pub struct Meta {
     pub scope: Scope,
     /// RFC 3339 UTC time of the request.
     pub exported_at: String,
+    /// Only this table (by name), when given.
+    pub only: Option<&'static str>,
+}
+
+impl Meta {
+    /// The tables the export holds, in their documented order.
+    pub fn tables(&self) -> impl Iterator<Item = &'static crate::db::export::Table> + '_ {
+        crate::db::export::TABLES
+            .iter()
+            .filter(|t| self.only.is_none_or(|only| only == t.name))
+    }
 }
 
 fn channel() -> (mpsc::Sender<Chunk>, mpsc::Receiver<Chunk>) {

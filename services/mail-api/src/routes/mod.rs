@@ -12,6 +12,9 @@ pub mod events;
 pub mod export;
 pub mod idempotency;
 pub mod identify;
+pub mod insights;
+pub mod ops;
+pub mod preview;
 pub mod send;
 pub mod sites;
 pub mod suppressions;
@@ -23,6 +26,9 @@ use actix_web::web;
 
 /// Registers every gated route (mounted under `/api/v1`).
 pub fn configure(cfg: &mut web::ServiceConfig) {
+    // First: `/templates/validate` and `/emails/preview` before `/templates/{id}` and
+    // `/emails/{id}` could take them.
+    preview::configure(cfg);
     sites::configure(cfg);
     identify::configure(cfg);
     events::configure(cfg);
@@ -37,4 +43,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     analytics::configure(cfg);
     export::configure(cfg);
     account::configure(cfg);
+    insights::configure(cfg);
+    ops::configure(cfg);
 }

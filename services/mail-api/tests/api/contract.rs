@@ -118,7 +118,7 @@ async fn every_documented_api_route_exists_and_is_gated() {
             }
         }
     }
-    assert_eq!(gated_ops, 30);
+    assert_eq!(gated_ops, 40);
     assert_eq!(public_ops, 4);
     assert_eq!(signed_ops, 6);
     h.stop().await;
@@ -134,6 +134,7 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<mail_api::routes::sites::__path_create>(),
         Handler::of::<mail_api::routes::identify::__path_identify>(),
         Handler::of::<mail_api::routes::events::__path_track>(),
+        Handler::of::<mail_api::routes::events::__path_list>(),
         Handler::of::<mail_api::routes::conversions::__path_convert>(),
         Handler::of::<mail_api::routes::contacts::__path_list>(),
         Handler::of::<mail_api::routes::contacts::__path_create>(),
@@ -161,6 +162,15 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<mail_api::routes::analytics::__path_campaigns>(),
         Handler::of::<mail_api::routes::analytics::__path_conversion>(),
         Handler::of::<mail_api::routes::export::__path_export>(),
+        Handler::of::<mail_api::routes::insights::__path_insights>(),
+        Handler::of::<mail_api::routes::insights::__path_performance>(),
+        Handler::of::<mail_api::routes::insights::__path_portfolio>(),
+        Handler::of::<mail_api::routes::insights::__path_totals>(),
+        Handler::of::<mail_api::routes::insights::__path_engagement>(),
+        Handler::of::<mail_api::routes::preview::__path_validate>(),
+        Handler::of::<mail_api::routes::preview::__path_preview>(),
+        Handler::of::<mail_api::routes::ops::__path_dlq>(),
+        Handler::of::<mail_api::routes::ops::__path_cron_runs>(),
         Handler::of::<mail_api::routes::account::__path_project>(),
         Handler::of::<mail_api::routes::account::__path_plan>(),
         Handler::of::<mail_api::routes::account::__path_list_keys>(),

@@ -130,6 +130,8 @@ struct Owner {
     suppression: String,
     /// An API key of its own (named by the marker).
     api_key: String,
+    /// The id of its identified contact.
+    contact_id: String,
 }
 
 async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &Planted) -> Owner {
@@ -159,7 +161,10 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
     call(Method::POST, "/api/v1/contacts", Some(planted_contact)).await;
     let identified = json!({"email": contact, "first_name": format!("{SHARED_WORD} {marker}"),
         "properties": {"note": marker}, "tags": [marker], "site_id": site});
-    call(Method::POST, "/api/v1/identify", Some(identified)).await;
+    let contact_id = id_of(
+        &call(Method::POST, "/api/v1/identify", Some(identified)).await,
+        "contact_id",
+    );
 
     let campaign = json!({"name": format!("{SHARED_WORD} campaign {marker}"), "site_id": site,
         "type": "triggered", "trigger_event_name": p.event});
@@ -194,7 +199,29 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
         &call(Method::POST, "/api/v1/api-keys", Some(api_key)).await,
         "id",
     );
+    // A send the worker gave up on (`/ops/dlq`) and a periodic job's run that counted
+    // something for the project (`/ops/cron-runs`), both named by the marker.
+    let failed = Uuid::now_v7();
+    ids.insert(failed.to_string());
+    h.exec(&format!(
+        "INSERT INTO email_log (id, project_id, site_id, to_email, subject, status, last_error) \
+         VALUES ('{failed}', '{project}', '{site}', '{contact}', '{SHARED_WORD} {marker}', \
+                 'failed', '{marker}')"
+    ))
+    .await;
+    let run = Uuid::now_v7();
+    h.exec(&format!(
+        "INSERT INTO cron_runs (id, job, started_at, finished_at, outcome, total) \
+         VALUES ('{run}', 'outbox_relay', now(), now(), 'ok', 1)"
+    ))
+    .await;
+    h.exec(&format!(
+        "INSERT INTO cron_run_counts (run_id, project_id, what, count) \
+         VALUES ('{run}', '{project}', '{marker}', 1)"
+    ))
+    .await;
     Owner {
+        contact_id,
         api_key,
         label,
         project,
@@ -244,6 +271,7 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
             (victim.email.clone(), None)
         }
         ("/api/v1/api-keys/{id}", "id") => (victim.api_key.clone(), None),
+        ("/api/v1/sites/{id}/insights", "id") => (victim.site.clone(), None),
         ("/api/v1/suppressions/{email}", "email") => {
             (victim.suppression.clone(), Some(p.suppression.clone()))
         }
@@ -258,6 +286,8 @@ fn query_values(param: &Param, victim: &Owner, p: &Planted) -> Option<Vec<String
         "search" => vec![victim.marker.clone(), SHARED_WORD.to_owned()],
         "site_id" => vec![victim.site.clone()],
         "campaign_id" => vec![victim.campaign.clone()],
+        "contact_id" => vec![victim.contact_id.clone()],
+        "event" => vec![p.event.clone()],
         "to" => vec![victim.contact.clone(), p.contact.clone()],
         "tag" => vec![victim.marker.clone()],
         // The ZIP of `csv` is compressed: only JSON can be searched for markers.

@@ -13,6 +13,7 @@ mod export;
 mod identify;
 mod isolation;
 mod mcp;
+mod mcp_analytics;
 mod migrations;
 mod nul;
 mod plan_limits;

@@ -180,11 +180,23 @@ def mail(s: Service) -> None:
     s.call("listEmails", 200, limit=10)
     s.call("getEmail", 200, id=email_id)
     s.call("listEmailEvents", 200, id=email_id)
+    preview = {"site_id": site, "subject": "Hello", "html": '<p>Hi <a href="https://example.com/">go</a></p>'}
+    s.call("previewEmail", 200, body=preview)
+    s.call("validateTemplate", 200, body={"html": "<p>Hi {{name}}</p>", "kind": "transactional"})
+    s.call("listEvents", 200, limit=10, event="signup")
 
     s.call("analyticsOverview", 200, site_id=site)
     s.call("analyticsCampaigns", 200)
     s.call("analyticsConversion", 200, campaign_id=campaign)
+    s.call("getSiteInsights", 200, id=site, days=30)
+    s.call("analyticsPerformance", 200, days=30)
+    s.call("analyticsPortfolio", 200, rank_by="sent")
+    s.call("analyticsTotals", 200)
+    s.call("analyticsEngagement", 200, site_id=site)
+    s.call("listSendDeadLetters", 200, state="failed")
+    s.call("listCronRuns", 200, job="housekeeping")
     s.call("exportData", 200, format_="json")
+    s.call("exportData", 200, format_="json", resource="contacts")
 
     s.call("setProvider", 200, body={"kind": "resend", "api_key": "re_123456789"})
     s.call("clearProvider", 204)

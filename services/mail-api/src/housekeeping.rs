@@ -78,7 +78,14 @@ where
         };
         let written = async {
             let mut conn = store::conn(pool).await?;
-            cron::record(&mut conn, job.as_str(), started_at, counts, error.as_deref()).await?;
+            cron::record(
+                &mut conn,
+                job.as_str(),
+                started_at,
+                counts,
+                error.as_deref(),
+            )
+            .await?;
             anyhow::Ok(())
         }
         .await;

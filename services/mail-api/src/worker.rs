@@ -224,7 +224,8 @@ impl SendWorker {
             tracking: row.tracking,
             campaign: row.campaign_id.is_some(),
         };
-        compose(&self.tracker, &self.shared_domain, slug, from_name, &draft).map_err(|e| e.to_string())
+        compose(&self.tracker, &self.shared_domain, slug, from_name, &draft)
+            .map_err(|e| e.to_string())
     }
 
     fn provider(

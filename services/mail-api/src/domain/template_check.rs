@@ -181,9 +181,16 @@ fn is_absolute(url: &str) -> bool {
 
 fn mentions_unsubscribe(value: &str) -> bool {
     let lower = value.to_lowercase();
-    ["unsubscribe", "unsub", "opt-out", "opt out", "optout", "preferences"]
-        .iter()
-        .any(|w| lower.contains(w))
+    [
+        "unsubscribe",
+        "unsub",
+        "opt-out",
+        "opt out",
+        "optout",
+        "preferences",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
 }
 
 /// Checks an email's HTML (and its subject and text, when given) as `kind` of mail.
@@ -196,7 +203,13 @@ pub fn check(html: &str, subject: Option<&str>, text_body: Option<&str>, kind: M
         ..Stats::default()
     };
     if html.trim().is_empty() {
-        found.note(true, "EMPTY_HTML", "html", "the HTML is blank: the send routes refuse it", None);
+        found.note(
+            true,
+            "EMPTY_HTML",
+            "html",
+            "the HTML is blank: the send routes refuse it",
+            None,
+        );
     }
     if characters > HTML_MAX_CHARS {
         found.note(
@@ -434,9 +447,17 @@ mod tests {
         assert!(!report.valid);
         assert_eq!(
             codes(&report.errors),
-            ["UNBALANCED_VARIABLE", "VARIABLE_NOT_SUBSTITUTED", "VARIABLE_NOT_SUBSTITUTED"]
+            [
+                "UNBALANCED_VARIABLE",
+                "VARIABLE_NOT_SUBSTITUTED",
+                "VARIABLE_NOT_SUBSTITUTED"
+            ]
         );
-        let html = report.errors.iter().find(|i| i.field == "html" && i.code == "VARIABLE_NOT_SUBSTITUTED").unwrap();
+        let html = report
+            .errors
+            .iter()
+            .find(|i| i.field == "html" && i.code == "VARIABLE_NOT_SUBSTITUTED")
+            .unwrap();
         assert_eq!(html.examples, ["{{ first_name }}"]);
     }
 
@@ -458,7 +479,11 @@ mod tests {
         ] {
             assert!(warnings.contains(&code), "{code}: {report:#?}");
         }
-        let unclosed = report.warnings.iter().find(|i| i.code == "UNCLOSED_ELEMENT").unwrap();
+        let unclosed = report
+            .warnings
+            .iter()
+            .find(|i| i.code == "UNCLOSED_ELEMENT")
+            .unwrap();
         assert_eq!(unclosed.examples, ["<span>"]);
         let with_link = check(
             r#"<p><a href="https://example.com/u">Unsubscribe</a></p>"#,
@@ -472,8 +497,14 @@ mod tests {
     #[test]
     fn size_limits() {
         let big = format!("<p>{}</p>", "a".repeat(CLIPPING_BYTES));
-        assert_eq!(codes(&check(&big, None, None, MailKind::Transactional).warnings), ["GMAIL_CLIPPING"]);
+        assert_eq!(
+            codes(&check(&big, None, None, MailKind::Transactional).warnings),
+            ["GMAIL_CLIPPING"]
+        );
         let huge = "a".repeat(HTML_MAX_CHARS + 1);
-        assert_eq!(codes(&check(&huge, None, None, MailKind::Transactional).errors), ["TOO_LARGE"]);
+        assert_eq!(
+            codes(&check(&huge, None, None, MailKind::Transactional).errors),
+            ["TOO_LARGE"]
+        );
     }
 }

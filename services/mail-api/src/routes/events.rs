@@ -199,8 +199,10 @@ pub async fn list_events(
     if let Some(contact_id) = filter.contact_id
         && !insights::contact_exists(&mut conn, project_id, contact_id).await?
     {
-        return Err(ApiError::not_found(format!("contact {contact_id} not found"))
-            .with_code("CONTACT_NOT_FOUND"));
+        return Err(
+            ApiError::not_found(format!("contact {contact_id} not found"))
+                .with_code("CONTACT_NOT_FOUND"),
+        );
     }
     let rows = insights::events(
         &mut conn,

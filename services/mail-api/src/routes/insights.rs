@@ -213,7 +213,15 @@ async fn best_and_worst(
     let (from, to) = (window.from, window.to);
     let both = (2 * RANKED) as i64;
     let mut best = of(db::ranked_groups(
-        conn, project_id, site_id, from, to, grouping, MIN_SAMPLE, Order::Best, both,
+        conn,
+        project_id,
+        site_id,
+        from,
+        to,
+        grouping,
+        MIN_SAMPLE,
+        Order::Best,
+        both,
     )
     .await?);
     if best.len() < 2 * RANKED {
@@ -225,7 +233,14 @@ async fn best_and_worst(
     }
     best.truncate(RANKED);
     let worst = of(db::ranked_groups(
-        conn, project_id, site_id, from, to, grouping, MIN_SAMPLE, Order::Worst,
+        conn,
+        project_id,
+        site_id,
+        from,
+        to,
+        grouping,
+        MIN_SAMPLE,
+        Order::Worst,
         RANKED as i64,
     )
     .await?);
@@ -902,11 +917,17 @@ pub async fn engagement_insights(
     }
     let (from, to) = (window.from, window.to);
     let recency = db::recency(&mut conn, project_id, site_id, to).await?;
-    let tags = db::top_tags(&mut conn, project_id, site_id, from, to, MIN_SAMPLE, TOP_TAGS).await?;
+    let tags = db::top_tags(
+        &mut conn, project_id, site_id, from, to, MIN_SAMPLE, TOP_TAGS,
+    )
+    .await?;
     let mut by_hour = vec![0i64; 24];
     let mut by_weekday = vec![0i64; 7];
     for slot in db::open_slots(&mut conn, project_id, site_id, from, to).await? {
-        if let Some(h) = usize::try_from(slot.hour).ok().and_then(|h| by_hour.get_mut(h)) {
+        if let Some(h) = usize::try_from(slot.hour)
+            .ok()
+            .and_then(|h| by_hour.get_mut(h))
+        {
             *h += slot.opens;
         }
         if let Some(d) = usize::try_from(slot.weekday - 1)

@@ -50,7 +50,10 @@ fn total(counts: &Counts) -> usize {
 
 /// Adds one to `project`'s count of `what`.
 fn count(counts: &mut Counts, project: Uuid, what: &'static str) {
-    match counts.iter_mut().find(|(p, w, _)| *p == project && *w == what) {
+    match counts
+        .iter_mut()
+        .find(|(p, w, _)| *p == project && *w == what)
+    {
         Some((_, _, n)) => *n += 1,
         None => counts.push((project, what, 1)),
     }

@@ -44,8 +44,16 @@ async fn mail(h: &Harness, project: Uuid, site: &str, m: Mail<'_>) -> Uuid {
     let campaign = quoted(m.campaign.map(|c| c.to_string()));
     let contact = quoted(m.contact.map(str::to_owned));
     let last_error = quoted(m.last_error.map(str::to_owned));
-    let opened_at = if m.opens > 0 { "now() - interval '1 hour'" } else { "NULL" };
-    let clicked_at = if m.clicked { "now() - interval '1 hour'" } else { "NULL" };
+    let opened_at = if m.opens > 0 {
+        "now() - interval '1 hour'"
+    } else {
+        "NULL"
+    };
+    let clicked_at = if m.clicked {
+        "now() - interval '1 hour'"
+    } else {
+        "NULL"
+    };
     let (subject, status, opens, ago) = (m.subject, m.status, m.opens, m.ago);
     h.exec(&format!(
         "INSERT INTO email_log (id, project_id, site_id, campaign_id, contact_id, to_email, \
@@ -102,50 +110,115 @@ async fn site_insights_rank_campaigns_and_subjects_compare_windows_and_warn() {
             (weak, opened(1)),
             (middling, opened(3)),
         ] {
-            let m = Mail { campaign: Some(campaign), status, opens, ..Mail::default() };
+            let m = Mail {
+                campaign: Some(campaign),
+                status,
+                opens,
+                ..Mail::default()
+            };
             mail(&h, p, &site, m).await;
         }
     }
     // Transactional mail: "Receipt" opened, "Reset" bounced a lot.
     for i in 0..5 {
-        let m = Mail { subject: "Receipt", status: "opened", opens: 1, ..Mail::default() };
+        let m = Mail {
+            subject: "Receipt",
+            status: "opened",
+            opens: 1,
+            ..Mail::default()
+        };
         mail(&h, p, &site, m).await;
         let status = if i < 3 { "bounced" } else { "sent" };
-        mail(&h, p, &site, Mail { subject: "Reset", status, ..Mail::default() }).await;
+        mail(
+            &h,
+            p,
+            &site,
+            Mail {
+                subject: "Reset",
+                status,
+                ..Mail::default()
+            },
+        )
+        .await;
     }
     // Too few to rank, and the previous window: everything opened.
-    mail(&h, p, &site, Mail { subject: "Rare", ..Mail::default() }).await;
+    mail(
+        &h,
+        p,
+        &site,
+        Mail {
+            subject: "Rare",
+            ..Mail::default()
+        },
+    )
+    .await;
     for _ in 0..10 {
-        let m = Mail { status: "opened", opens: 1, ago: "40 days", ..Mail::default() };
+        let m = Mail {
+            status: "opened",
+            opens: 1,
+            ago: "40 days",
+            ..Mail::default()
+        };
         mail(&h, p, &site, m).await;
     }
 
     let insights = h
-        .tool_ok(&t.read, "get_site_insights", json!({"site_id": site, "days": 30}))
+        .tool_ok(
+            &t.read,
+            "get_site_insights",
+            json!({"site_id": site, "days": 30}),
+        )
         .await;
-    let route = get(&h, &t.read, &format!("/api/v1/sites/{site}/insights?days=30")).await;
+    let route = get(
+        &h,
+        &t.read,
+        &format!("/api/v1/sites/{site}/insights?days=30"),
+    )
+    .await;
     assert_eq!(timeless(insights.clone()), timeless(route));
 
     assert_eq!(insights["delivery"]["sent"], 29);
-    assert_eq!(insights["trend"]["sent"], json!({"current": 29, "previous": 10, "change": 19}));
+    assert_eq!(
+        insights["trend"]["sent"],
+        json!({"current": 29, "previous": 10, "change": 19})
+    );
     assert_eq!(insights["trend"]["open_rate"]["previous"], 1.0);
-    let best: Vec<&Value> = insights["best_campaigns"].as_array().unwrap().iter().collect();
+    let best: Vec<&Value> = insights["best_campaigns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .collect();
     assert_eq!(best.len(), 2, "{insights}");
     assert_eq!(best[0]["campaign_id"], strong.to_string());
     assert_eq!(best[0]["label"], "Strong");
     assert_eq!(best[0]["delivery"]["opened"], 5);
     assert_eq!(best[1]["campaign_id"], middling.to_string());
-    assert_eq!(insights["worst_campaigns"][0]["campaign_id"], weak.to_string());
+    assert_eq!(
+        insights["worst_campaigns"][0]["campaign_id"],
+        weak.to_string()
+    );
     assert_eq!(insights["worst_campaigns"].as_array().unwrap().len(), 1);
     assert_eq!(insights["best_subjects"][0]["label"], "Receipt");
     assert_eq!(insights["worst_subjects"][0]["label"], "Reset");
     let labels = insights.to_string();
-    assert!(!labels.contains("Rare"), "under the sample size: {insights}");
+    assert!(
+        !labels.contains("Rare"),
+        "under the sample size: {insights}"
+    );
     let warnings = codes(&insights["warnings"]);
-    assert_eq!(warnings, ["BOUNCE_RATE_HIGH", "OPEN_RATE_DROPPED"], "{insights}");
+    assert_eq!(
+        warnings,
+        ["BOUNCE_RATE_HIGH", "OPEN_RATE_DROPPED"],
+        "{insights}"
+    );
     assert_eq!(insights["warnings"][0]["severity"], "critical");
     assert_eq!(insights["sender_health"]["status"], "critical");
-    assert!(insights["summary"][0].as_str().unwrap().contains("bounce rate"));
+    assert!(
+        insights["summary"][0]
+            .as_str()
+            .unwrap()
+            .contains("bounce rate")
+    );
 
     let quiet = h.site(&t.write, "quiet").await;
     let quiet = h
@@ -155,7 +228,11 @@ async fn site_insights_rank_campaigns_and_subjects_compare_windows_and_warn() {
     assert_eq!(quiet["days"], 30);
     assert_eq!(quiet["best_campaigns"], json!([]));
     let bad = h
-        .tool(&t.read, "get_site_insights", json!({"site_id": site, "days": 0}))
+        .tool(
+            &t.read,
+            "get_site_insights",
+            json!({"site_id": site, "days": 0}),
+        )
         .await;
     expect_error(bad, 400, "VALIDATION_ERROR").await;
 }
@@ -166,7 +243,11 @@ async fn the_event_log_lists_events_newest_first_filtered_and_paged() {
     let t = h.tenant(Plan::Enterprise).await;
     let site = h.site(&t.write, "events").await;
     let ada = h
-        .post_json(&t.write, "/api/v1/identify", &json!({"email": "ada@example.com", "site_id": site}))
+        .post_json(
+            &t.write,
+            "/api/v1/identify",
+            &json!({"email": "ada@example.com", "site_id": site}),
+        )
         .await;
     let ada = json(ada).await["contact_id"].as_str().unwrap().to_owned();
     for (email, event) in [
@@ -175,7 +256,12 @@ async fn the_event_log_lists_events_newest_first_filtered_and_paged() {
         ("ada@example.com", "purchase"),
     ] {
         let body = json!({"email": email, "event": event, "data": {"n": event}});
-        assert_eq!(h.post_json(&t.write, "/api/v1/events", &body).await.status(), 200);
+        assert_eq!(
+            h.post_json(&t.write, "/api/v1/events", &body)
+                .await
+                .status(),
+            200
+        );
     }
     let all = h.tool_ok(&t.read, "list_event_log", json!({})).await;
     assert_eq!(all, get(&h, &t.read, "/api/v1/events").await);
@@ -190,7 +276,11 @@ async fn the_event_log_lists_events_newest_first_filtered_and_paged() {
     assert_eq!(all["data"][0]["data"], json!({"n": "purchase"}));
 
     let signups = h
-        .tool_ok(&t.read, "list_event_log", json!({"event": "signup", "limit": 1}))
+        .tool_ok(
+            &t.read,
+            "list_event_log",
+            json!({"event": "signup", "limit": 1}),
+        )
         .await;
     assert_eq!(signups["data"][0]["email"], "bob@example.com");
     let cursor = signups["next_cursor"].as_str().unwrap();
@@ -208,15 +298,26 @@ async fn the_event_log_lists_events_newest_first_filtered_and_paged() {
         .await;
     assert_eq!(of_ada["data"].as_array().unwrap().len(), 2);
     let subscribed = get(&h, &t.read, &format!("/api/v1/events?site_id={site}")).await;
-    assert_eq!(subscribed["data"].as_array().unwrap().len(), 2, "bob is no subscriber");
+    assert_eq!(
+        subscribed["data"].as_array().unwrap().len(),
+        2,
+        "bob is no subscriber"
+    );
     let future = h
-        .tool_ok(&t.read, "list_event_log", json!({"since": "2999-01-01T00:00:00Z"}))
+        .tool_ok(
+            &t.read,
+            "list_event_log",
+            json!({"since": "2999-01-01T00:00:00Z"}),
+        )
         .await;
     assert_eq!(future["data"], json!([]));
     let bad = h
         .tool(&t.read, "list_event_log", json!({"since": "yesterday"}))
         .await;
-    assert_eq!(expect_error(bad, 400, "VALIDATION_ERROR").await.details["field"], "since");
+    assert_eq!(
+        expect_error(bad, 400, "VALIDATION_ERROR").await.details["field"],
+        "since"
+    );
 }
 
 #[tokio::test]
@@ -224,7 +325,10 @@ async fn reports_portfolio_totals_and_engagement_count_the_projects_mail() {
     let h = Harness::new().await;
     let t = h.tenant(Plan::Enterprise).await;
     let other = h.tenant(Plan::Enterprise).await;
-    let (shop, blog) = (h.site(&t.write, "shop").await, h.site(&t.write, "blog").await);
+    let (shop, blog) = (
+        h.site(&t.write, "shop").await,
+        h.site(&t.write, "blog").await,
+    );
     let theirs = h.site(&other.write, "theirs").await;
     let p = t.project;
     let contact = |email: &'static str, site: String, tags: Value| {
@@ -251,13 +355,33 @@ async fn reports_portfolio_totals_and_engagement_count_the_projects_mail() {
         };
         mail(&h, p, &shop, m).await;
     }
-    let opened = mail(&h, p, &shop, Mail { contact: Some(&cold), ..Mail::default() }).await;
+    let opened = mail(
+        &h,
+        p,
+        &shop,
+        Mail {
+            contact: Some(&cold),
+            ..Mail::default()
+        },
+    )
+    .await;
     for _ in 0..3 {
-        mail(&h, p, &blog, Mail { status: "delivered", ..Mail::default() }).await;
+        mail(
+            &h,
+            p,
+            &blog,
+            Mail {
+                status: "delivered",
+                ..Mail::default()
+            },
+        )
+        .await;
     }
     mail(&h, other.project, &theirs, Mail::default()).await;
     let conversion = json!({"email": "vip@example.com", "revenue": 20.0, "currency": "EUR"});
-    let res = h.post_json(&t.write, "/api/v1/conversion", &conversion).await;
+    let res = h
+        .post_json(&t.write, "/api/v1/conversion", &conversion)
+        .await;
     assert_eq!(res.status(), 200, "{}", json(res).await);
     // One recorded open, at a known hour, of the cold contact's email.
     h.exec(&format!(
@@ -268,8 +392,13 @@ async fn reports_portfolio_totals_and_engagement_count_the_projects_mail() {
     ))
     .await;
 
-    let report = h.tool_ok(&t.read, "performance_report", json!({"days": 7})).await;
-    assert_eq!(timeless(report.clone()), timeless(get(&h, &t.read, "/api/v1/analytics/performance?days=7").await));
+    let report = h
+        .tool_ok(&t.read, "performance_report", json!({"days": 7}))
+        .await;
+    assert_eq!(
+        timeless(report.clone()),
+        timeless(get(&h, &t.read, "/api/v1/analytics/performance?days=7").await)
+    );
     assert_eq!(report["totals"]["delivery"]["sent"], 9);
     assert_eq!(report["totals"]["converted"], 1);
     assert_eq!(report["sites"][0]["site_id"], shop.as_str());
@@ -286,7 +415,11 @@ async fn reports_portfolio_totals_and_engagement_count_the_projects_mail() {
     assert_eq!(only_blog["campaigns"], json!([]));
 
     let ranked = h
-        .tool_ok(&t.read, "get_portfolio_analytics", json!({"rank_by": "sent"}))
+        .tool_ok(
+            &t.read,
+            "get_portfolio_analytics",
+            json!({"rank_by": "sent"}),
+        )
         .await;
     assert_eq!(
         timeless(ranked.clone()),
@@ -298,12 +431,19 @@ async fn reports_portfolio_totals_and_engagement_count_the_projects_mail() {
     assert_eq!(ranked["sites"][0]["subscribers"], 2);
     assert_eq!(ranked["sites"][1]["share_of_sent"], 3.0 / 9.0);
     let by_bounces = h
-        .tool_ok(&t.read, "get_portfolio_analytics", json!({"rank_by": "open_rate"}))
+        .tool_ok(
+            &t.read,
+            "get_portfolio_analytics",
+            json!({"rank_by": "open_rate"}),
+        )
         .await;
     assert_eq!(by_bounces["sites"][0]["site_id"], shop.as_str());
 
     let stats = h.tool_ok(&t.read, "get_portfolio_stats", json!({})).await;
-    assert_eq!(timeless(stats.clone()), timeless(get(&h, &t.read, "/api/v1/analytics/totals").await));
+    assert_eq!(
+        timeless(stats.clone()),
+        timeless(get(&h, &t.read, "/api/v1/analytics/totals").await)
+    );
     assert_eq!(stats["sites"], 2);
     assert_eq!(stats["contacts"], 3);
     assert_eq!(stats["subscriptions"], 3);
@@ -327,7 +467,11 @@ async fn reports_portfolio_totals_and_engagement_count_the_projects_mail() {
     );
     assert_eq!(engagement["top_tags"][0]["tag"], "vip");
     assert_eq!(engagement["top_tags"][0]["contacts"], 1);
-    assert_eq!(engagement["top_tags"].as_array().unwrap().len(), 1, "cold: under the sample");
+    assert_eq!(
+        engagement["top_tags"].as_array().unwrap().len(),
+        1,
+        "cold: under the sample"
+    );
     assert_eq!(engagement["opens"], 1);
     assert_eq!(engagement["best_hour"], 9);
     assert_eq!(engagement["opens_by_hour"][9], 1);
@@ -355,7 +499,9 @@ async fn validate_template_reports_what_the_send_path_would_do_with_the_html() {
         "subject": "For {{ first_name }}",
         "kind": "marketing",
     });
-    let report = h.tool_ok(&t.read, "validate_template", template.clone()).await;
+    let report = h
+        .tool_ok(&t.read, "validate_template", template.clone())
+        .await;
     let route = h
         .post_json(&t.read, "/api/v1/templates/validate", &template)
         .await;
@@ -385,7 +531,10 @@ async fn validate_template_reports_what_the_send_path_would_do_with_the_html() {
     assert_eq!(clean["warnings"], json!([]));
     assert_eq!(clean["stats"]["has_unsubscribe_link"], true);
     let missing = h.tool(&t.read, "validate_template", json!({})).await;
-    assert_eq!(expect_error(missing, 400, "VALIDATION_ERROR").await.details["field"], "html");
+    assert_eq!(
+        expect_error(missing, 400, "VALIDATION_ERROR").await.details["field"],
+        "html"
+    );
 }
 
 #[tokio::test]
@@ -416,7 +565,10 @@ async fn preview_email_renders_as_the_worker_would_and_sends_nothing() {
     assert_eq!(preview["to"], "ada@example.com");
     assert_eq!(preview["from_address"], format!("preview@{SHARED_DOMAIN}"));
     assert_eq!(preview["from_name"], "Sender preview");
-    assert_eq!(preview["html"], args["html"], "no tracking: the HTML as written");
+    assert_eq!(
+        preview["html"], args["html"],
+        "no tracking: the HTML as written"
+    );
     assert_eq!(preview["headers"], json!([]));
     assert_eq!(preview["check"]["valid"], true);
 
@@ -465,12 +617,23 @@ async fn preview_email_renders_as_the_worker_would_and_sends_nothing() {
     assert_eq!(from_template["to"], "bob@example.com");
     assert_eq!(from_template["check"]["valid"], false);
     let no_html = h
-        .tool(&t.read, "preview_email", json!({"site_id": site, "subject": "s"}))
+        .tool(
+            &t.read,
+            "preview_email",
+            json!({"site_id": site, "subject": "s"}),
+        )
         .await;
-    assert_eq!(expect_error(no_html, 400, "VALIDATION_ERROR").await.details["field"], "html");
+    assert_eq!(
+        expect_error(no_html, 400, "VALIDATION_ERROR").await.details["field"],
+        "html"
+    );
 
     let emails = get(&h, &t.read, "/api/v1/emails").await;
-    assert_eq!(emails["data"], json!([]), "a preview sends and stores nothing");
+    assert_eq!(
+        emails["data"],
+        json!([]),
+        "a preview sends and stores nothing"
+    );
     assert_eq!(h.query("SELECT count(*)::text FROM outbox").await, ["0"]);
 }
 
@@ -481,7 +644,12 @@ async fn export_data_pages_one_resource_as_the_export_writes_it() {
     let site = h.site(&t.write, "export").await;
     for email in ["a@example.com", "b@example.com", "c@example.com"] {
         let body = json!({"email": email, "site_id": site});
-        assert!(h.post_json(&t.write, "/api/v1/identify", &body).await.status().is_success());
+        assert!(
+            h.post_json(&t.write, "/api/v1/identify", &body)
+                .await
+                .status()
+                .is_success()
+        );
     }
     let export = get(&h, &t.admin, "/api/v1/export?format=json&resource=contacts").await;
     let keys: Vec<&String> = export.as_object().unwrap().keys().collect();
@@ -503,17 +671,27 @@ async fn export_data_pages_one_resource_as_the_export_writes_it() {
     }
     assert_eq!(Value::Array(rows), export["contacts"]);
     let log = h
-        .tool_ok(&t.admin, "export_data", json!({"resource": "email_log", "site_id": site}))
+        .tool_ok(
+            &t.admin,
+            "export_data",
+            json!({"resource": "email_log", "site_id": site}),
+        )
         .await;
     assert_eq!(log["data"], json!([]));
     expect_error(
-        h.tool(&t.write, "export_data", json!({"resource": "contacts"})).await,
+        h.tool(&t.write, "export_data", json!({"resource": "contacts"}))
+            .await,
         403,
         "FORBIDDEN",
     )
     .await;
-    let bad = h.tool(&t.admin, "export_data", json!({"resource": "secrets"})).await;
-    assert_eq!(expect_error(bad, 400, "VALIDATION_ERROR").await.details["field"], "resource");
+    let bad = h
+        .tool(&t.admin, "export_data", json!({"resource": "secrets"}))
+        .await;
+    assert_eq!(
+        expect_error(bad, 400, "VALIDATION_ERROR").await.details["field"],
+        "resource"
+    );
 }
 
 #[tokio::test]
@@ -526,23 +704,44 @@ async fn the_send_dlq_shows_only_the_projects_failed_and_retrying_emails() {
         &h,
         t.project,
         &site,
-        Mail { status: "failed", last_error: Some("mailbox does not exist"), ..Mail::default() },
+        Mail {
+            status: "failed",
+            last_error: Some("mailbox does not exist"),
+            ..Mail::default()
+        },
     )
     .await;
     let retrying = mail(
         &h,
         t.project,
         &site,
-        Mail { status: "queued", last_error: Some("421 try later"), ..Mail::default() },
+        Mail {
+            status: "queued",
+            last_error: Some("421 try later"),
+            ..Mail::default()
+        },
     )
     .await;
-    mail(&h, t.project, &site, Mail { status: "queued", ..Mail::default() }).await;
+    mail(
+        &h,
+        t.project,
+        &site,
+        Mail {
+            status: "queued",
+            ..Mail::default()
+        },
+    )
+    .await;
     mail(&h, t.project, &site, Mail::default()).await;
     let foreign = mail(
         &h,
         other.project,
         &theirs,
-        Mail { status: "failed", last_error: Some("theirs"), ..Mail::default() },
+        Mail {
+            status: "failed",
+            last_error: Some("theirs"),
+            ..Mail::default()
+        },
     )
     .await;
 
@@ -611,9 +810,18 @@ async fn cron_runs_are_recorded_and_a_project_sees_only_its_own_counts() {
 
     let theirs = h.tool_ok(&other.read, "get_cron_runs", json!({})).await;
     let theirs = theirs["data"].as_array().unwrap();
-    assert!(theirs.iter().all(|r| r["job"] == "housekeeping"), "{theirs:?}");
-    assert!(theirs.iter().any(|r| r["id"] == purge["id"]), "the purge run is shown");
-    assert!(theirs.iter().all(|r| r["counts"] == json!({})), "{theirs:?}");
+    assert!(
+        theirs.iter().all(|r| r["job"] == "housekeeping"),
+        "{theirs:?}"
+    );
+    assert!(
+        theirs.iter().any(|r| r["id"] == purge["id"]),
+        "the purge run is shown"
+    );
+    assert!(
+        theirs.iter().all(|r| r["counts"] == json!({})),
+        "{theirs:?}"
+    );
     let only_relay = h
         .tool_ok(&t.read, "get_cron_runs", json!({"job": "outbox_relay"}))
         .await;
@@ -625,7 +833,9 @@ async fn cron_runs_are_recorded_and_a_project_sees_only_its_own_counts() {
     })
     .await
     .unwrap_err();
-    let theirs = h.tool_ok(&other.read, "get_cron_runs", json!({"limit": 1})).await;
+    let theirs = h
+        .tool_ok(&other.read, "get_cron_runs", json!({"limit": 1}))
+        .await;
     assert_eq!(theirs["data"][0]["job"], "expired_send_claims");
     assert_eq!(theirs["data"][0]["outcome"], "failed");
     assert!(!theirs.to_string().contains("secret internals"));
@@ -646,17 +856,45 @@ async fn another_projects_ids_are_404_through_these_tools() {
         .await;
     let their_contact = json(their_contact).await["contact_id"].clone();
     let made = h
-        .post_json(&theirs.write, "/api/v1/templates", &json!({"name": "t", "brief": "b", "html": "<p>x</p>"}))
+        .post_json(
+            &theirs.write,
+            "/api/v1/templates",
+            &json!({"name": "t", "brief": "b", "html": "<p>x</p>"}),
+        )
         .await;
     let their_template = json(made).await["id"].clone();
     let (_, admin) = h.key(mine.project, Scope::Admin).await;
     let calls = [
-        ("get_site_insights", json!({"site_id": their_site}), "SITE_NOT_FOUND"),
-        ("list_event_log", json!({"site_id": their_site}), "SITE_NOT_FOUND"),
-        ("list_event_log", json!({"contact_id": their_contact}), "CONTACT_NOT_FOUND"),
-        ("performance_report", json!({"site_id": their_site}), "SITE_NOT_FOUND"),
-        ("get_engagement_insights", json!({"site_id": their_site}), "SITE_NOT_FOUND"),
-        ("get_send_dlq", json!({"site_id": their_site}), "SITE_NOT_FOUND"),
+        (
+            "get_site_insights",
+            json!({"site_id": their_site}),
+            "SITE_NOT_FOUND",
+        ),
+        (
+            "list_event_log",
+            json!({"site_id": their_site}),
+            "SITE_NOT_FOUND",
+        ),
+        (
+            "list_event_log",
+            json!({"contact_id": their_contact}),
+            "CONTACT_NOT_FOUND",
+        ),
+        (
+            "performance_report",
+            json!({"site_id": their_site}),
+            "SITE_NOT_FOUND",
+        ),
+        (
+            "get_engagement_insights",
+            json!({"site_id": their_site}),
+            "SITE_NOT_FOUND",
+        ),
+        (
+            "get_send_dlq",
+            json!({"site_id": their_site}),
+            "SITE_NOT_FOUND",
+        ),
         (
             "preview_email",
             json!({"site_id": their_site, "subject": "s", "html": "<p>x</p>"}),
@@ -672,7 +910,11 @@ async fn another_projects_ids_are_404_through_these_tools() {
             json!({"site_id": my_site, "subject": "s", "html": "<p>x</p>", "contact_id": their_contact}),
             "CONTACT_NOT_FOUND",
         ),
-        ("export_data", json!({"resource": "contacts", "site_id": their_site}), "SITE_NOT_FOUND"),
+        (
+            "export_data",
+            json!({"resource": "contacts", "site_id": their_site}),
+            "SITE_NOT_FOUND",
+        ),
     ];
     for (tool, args, code) in calls {
         let res = h.tool(&admin, tool, args.clone()).await;

@@ -88,7 +88,13 @@ pub fn tools() -> Vec<Tool> {
              thresholds.",
         )
         .reads(|ctx, Body(args): Body<SiteInsightsArguments>| async move {
-            site_insights(&ctx.state, ctx.project_id(), args.site_id, Window::of(args.days)).await
+            site_insights(
+                &ctx.state,
+                ctx.project_id(),
+                args.site_id,
+                Window::of(args.days),
+            )
+            .await
         }),
         declare(
             "list_event_log",
@@ -108,9 +114,11 @@ pub fn tools() -> Vec<Tool> {
             "Sent, delivered, opened, clicked, bounced, complained and converted with their \
              rates, in total, per site and per campaign, over the last `days` days.",
         )
-        .reads(|ctx, Params(params): Params<PerformanceParams>| async move {
-            performance_report(&ctx.state, ctx.project_id(), &params).await
-        }),
+        .reads(
+            |ctx, Params(params): Params<PerformanceParams>| async move {
+                performance_report(&ctx.state, ctx.project_id(), &params).await
+            },
+        ),
         declare(
             "get_portfolio_stats",
             Group::Analytics,

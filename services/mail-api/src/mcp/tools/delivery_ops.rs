@@ -83,9 +83,11 @@ pub fn tools() -> Vec<Tool> {
             "Recent runs of the periodic jobs (housekeeping purge, outbox relay, expired send \
              claims): start, end, outcome and what each did for this project.",
         )
-        .reads(|ctx, Paged(page, filter): Paged<CronRunFilter>| async move {
-            let page: PageParams = page;
-            list_cron_runs(&ctx.state, ctx.project_id(), &page, &filter).await
-        }),
+        .reads(
+            |ctx, Paged(page, filter): Paged<CronRunFilter>| async move {
+                let page: PageParams = page;
+                list_cron_runs(&ctx.state, ctx.project_id(), &page, &filter).await
+            },
+        ),
     ]
 }

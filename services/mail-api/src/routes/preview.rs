@@ -11,6 +11,7 @@ use http_kit::openapi::MailError;
 use http_kit::{ApiError, Validate};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
+use utoipa::openapi::schema::KnownFormat;
 use uuid::Uuid;
 
 use super::body::{normalize_email, reply_to_schema};
@@ -41,10 +42,10 @@ pub struct ValidateTemplate {
     /// A text part to check too, at most 524,288 characters.
     #[schema(max_length = 524288)]
     pub text: Option<String>,
-    /// `marketing` (default: an unsubscribe link is expected) or `transactional`.
-    #[serde(default)]
-    #[schema(inline, required = false)]
-    pub kind: MailKind,
+    /// `marketing` (default, also when null: an unsubscribe link is expected) or
+    /// `transactional`.
+    #[schema(inline)]
+    pub kind: Option<MailKind>,
 }
 
 impl Validate for ValidateTemplate {}
@@ -76,7 +77,7 @@ pub fn validate_template(req: &ValidateTemplate) -> Report {
         &req.html,
         req.subject.as_deref(),
         req.text.as_deref(),
-        req.kind,
+        req.kind.unwrap_or_default(),
     )
 }
 
@@ -86,8 +87,7 @@ pub struct PreviewRequest {
     /// Required: a site of the project (404 `SITE_NOT_FOUND` otherwise); the sender is
     /// `<slug>@<shared sending domain>` with the site's `from_name`.
     pub site_id: Uuid,
-    /// A template of the project (404 `TEMPLATE_NOT_FOUND` otherwise): its HTML and subject
-    /// hint stand in for absent `html` and `subject`.
+    #[schema(schema_with = template_schema)]
     pub template_id: Option<Uuid>,
     /// 1..=998 characters, not blank, one line; required unless the template has a subject
     /// hint.
@@ -99,11 +99,9 @@ pub struct PreviewRequest {
     /// At most 524,288 characters; empty is absent.
     #[schema(max_length = 524288)]
     pub text: Option<String>,
-    /// The recipient: this contact of the project (404 `CONTACT_NOT_FOUND` otherwise).
+    #[schema(schema_with = contact_schema)]
     pub contact_id: Option<Uuid>,
-    /// The recipient when no `contact_id` is given (not both); default
-    /// `recipient@example.com`.
-    #[schema(format = Email)]
+    #[schema(schema_with = to_schema)]
     pub to: Option<String>,
     #[schema(schema_with = reply_to_schema)]
     pub reply_to: Option<String>,
@@ -111,15 +109,37 @@ pub struct PreviewRequest {
     #[serde(default = "tracking_default")]
     #[schema(required = false, default = true, nullable)]
     pub tracking: bool,
-    /// `marketing` (default: rendered as campaign mail, with the one-click unsubscribe
-    /// headers) or `transactional` (as `POST /send`).
-    #[serde(default)]
-    #[schema(inline, required = false)]
-    pub kind: MailKind,
+    /// `marketing` (default, also when null: rendered as campaign mail, with the one-click
+    /// unsubscribe headers) or `transactional` (as `POST /send`).
+    #[schema(inline)]
+    pub kind: Option<MailKind>,
 }
 
 fn tracking_default() -> bool {
     true
+}
+
+fn template_schema() -> utoipa::openapi::schema::Schema {
+    http_kit::request::nullable_format(
+        KnownFormat::Uuid,
+        "A template of the project (404 `TEMPLATE_NOT_FOUND` otherwise): its HTML and subject \
+         hint stand in for absent `html` and `subject`.",
+    )
+}
+
+fn contact_schema() -> utoipa::openapi::schema::Schema {
+    http_kit::request::nullable_format(
+        KnownFormat::Uuid,
+        "The recipient: this contact of the project (404 `CONTACT_NOT_FOUND` otherwise).",
+    )
+}
+
+fn to_schema() -> utoipa::openapi::schema::Schema {
+    http_kit::request::nullable_format(
+        KnownFormat::Email,
+        "The recipient when no `contact_id` is given (ignored with one), trimmed and \
+         lowercased; default `recipient@example.com`.",
+    )
 }
 
 impl Validate for PreviewRequest {
@@ -132,12 +152,6 @@ impl Validate for PreviewRequest {
         }
         if self.text.as_deref().is_some_and(str::is_empty) {
             self.text = None;
-        }
-        if self.to.is_some() && self.contact_id.is_some() {
-            return Err(ApiError::invalid_field(
-                "to",
-                "give contact_id or to, not both",
-            ));
         }
         Ok(())
     }
@@ -169,6 +183,7 @@ pub struct EmailPreview {
     /// The custom headers (the one-click unsubscribe pair for `marketing`).
     pub headers: Vec<PreviewHeader>,
     pub tracking: bool,
+    #[schema(inline)]
     pub kind: MailKind,
     /// UTF-8 bytes of the rendered HTML.
     pub size_bytes: usize,
@@ -251,7 +266,8 @@ pub async fn preview_email(
                 "is required (the template, if any, has no subject hint)",
             )
         })?;
-    let check = template_check::check(&html, Some(&subject), req.text.as_deref(), req.kind);
+    let kind = req.kind.unwrap_or_default();
+    let check = template_check::check(&html, Some(&subject), req.text.as_deref(), kind);
     let preview_id = Uuid::now_v7();
     let draft = Draft {
         id: preview_id,
@@ -263,7 +279,7 @@ pub async fn preview_email(
         headers: Vec::new(),
         tags: &[],
         tracking: req.tracking,
-        campaign: req.kind == MailKind::Marketing,
+        campaign: kind == MailKind::Marketing,
     };
     let email = compose(
         &state.tracker,
@@ -297,7 +313,7 @@ pub async fn preview_email(
             .map(|(name, value)| PreviewHeader { name, value })
             .collect(),
         tracking: req.tracking,
-        kind: req.kind,
+        kind,
         check,
     })
 }

@@ -209,43 +209,23 @@ impl SendWorker {
         Ok(SendResult::of(&current))
     }
 
-    /// The message as the provider gets it: from `<slug>@<shared domain>` with the site's
-    /// name, tracking injected unless the request turned it off, and the one-click
-    /// unsubscribe headers on campaign mail (RFC 8058).
+    /// The message as the provider gets it ([`compose`]).
     fn build(&self, row: &Email, slug: &str, from_name: &str) -> Result<OutgoingEmail, String> {
         let html = row.html.clone().unwrap_or_default();
-        let html = if row.tracking {
-            self.tracker
-                .inject(&html, row.id)
-                .map_err(|e| e.to_string())?
-        } else {
-            html
-        };
-        let mut headers = row.header_pairs();
-        if row.campaign_id.is_some() {
-            headers.push((
-                "List-Unsubscribe".to_owned(),
-                format!("<{}>", self.tracker.unsubscribe_url(row.id)),
-            ));
-            headers.push((
-                "List-Unsubscribe-Post".to_owned(),
-                "List-Unsubscribe=One-Click".to_owned(),
-            ));
-        }
-        let email = OutgoingEmail {
+        let draft = Draft {
             id: row.id,
-            from_name: from_name.to_owned(),
-            from_address: format!("{slug}@{}", self.shared_domain),
-            to: row.to_email.clone(),
-            reply_to: row.reply_to.clone(),
-            subject: row.subject.clone(),
-            html,
-            text: row.text_body.clone(),
-            headers,
-            tags: row.tags.clone(),
+            to: &row.to_email,
+            reply_to: row.reply_to.as_deref(),
+            subject: &row.subject,
+            html: &html,
+            text: row.text_body.as_deref(),
+            headers: row.header_pairs(),
+            tags: &row.tags,
+            tracking: row.tracking,
+            campaign: row.campaign_id.is_some(),
         };
-        email.validate().map_err(|e| e.to_string())?;
-        Ok(email)
+        compose(&self.tracker, &self.shared_domain, slug, from_name, &draft)
+            .map_err(|e| e.to_string())
     }
 
     fn provider(
@@ -289,6 +269,75 @@ impl SendWorker {
         cache.insert(project_id, (sealed, Arc::clone(&provider)));
         Ok(provider)
     }
+}
+
+/// An email as written, before it is made into the message the provider gets.
+pub struct Draft<'a> {
+    /// The email log id (the tracking links name it).
+    pub id: Uuid,
+    pub to: &'a str,
+    pub reply_to: Option<&'a str>,
+    pub subject: &'a str,
+    pub html: &'a str,
+    pub text: Option<&'a str>,
+    pub headers: Vec<(String, String)>,
+    pub tags: &'a [String],
+    /// Open pixel and click links.
+    pub tracking: bool,
+    /// Campaign mail: the one-click unsubscribe headers.
+    pub campaign: bool,
+}
+
+/// Why a draft cannot be made into a message.
+#[derive(Debug, thiserror::Error)]
+pub enum ComposeError {
+    #[error(transparent)]
+    Tracking(#[from] delivery::tracking::TrackingError),
+    #[error(transparent)]
+    Invalid(#[from] delivery::EmailError),
+}
+
+/// The message as the provider gets it: from `<slug>@<shared domain>` with the site's name,
+/// tracking injected unless the request turned it off, and the one-click unsubscribe headers
+/// on campaign mail (RFC 8058). The send worker sends what this makes; `POST /emails/preview`
+/// shows it.
+pub fn compose(
+    tracker: &Tracker,
+    shared_domain: &str,
+    slug: &str,
+    from_name: &str,
+    draft: &Draft<'_>,
+) -> Result<OutgoingEmail, ComposeError> {
+    let html = if draft.tracking {
+        tracker.inject(draft.html, draft.id)?
+    } else {
+        draft.html.to_owned()
+    };
+    let mut headers = draft.headers.clone();
+    if draft.campaign {
+        headers.push((
+            "List-Unsubscribe".to_owned(),
+            format!("<{}>", tracker.unsubscribe_url(draft.id)),
+        ));
+        headers.push((
+            "List-Unsubscribe-Post".to_owned(),
+            "List-Unsubscribe=One-Click".to_owned(),
+        ));
+    }
+    let email = OutgoingEmail {
+        id: draft.id,
+        from_name: from_name.to_owned(),
+        from_address: format!("{slug}@{shared_domain}"),
+        to: draft.to.to_owned(),
+        reply_to: draft.reply_to.map(str::to_owned),
+        subject: draft.subject.to_owned(),
+        html,
+        text: draft.text.map(str::to_owned),
+        headers,
+        tags: draft.tags.to_vec(),
+    };
+    email.validate()?;
+    Ok(email)
 }
 
 /// A `provider_event` job: applies a provider webhook whose inline application failed. A

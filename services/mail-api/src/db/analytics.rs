@@ -11,7 +11,7 @@ use uuid::Uuid;
 
 /// The delivery counts of a set of email log rows. A row's `status` is its latest state, so
 /// each count says how many emails reached at least that state.
-const DELIVERY_COUNTS: &str = "\
+pub const DELIVERY_COUNTS: &str = "\
     count(*) FILTER (WHERE status IN ('sent', 'delivered', 'opened', 'clicked', 'bounced', \
                                       'complained')) AS sent, \
     count(*) FILTER (WHERE status IN ('delivered', 'opened', 'clicked', 'complained')) AS delivered, \

@@ -54,9 +54,15 @@ pub async fn spend(
 }
 
 /// Deletes tokens that expired more than a day ago.
-pub async fn purge_expired(conn: &mut AsyncPgConnection) -> QueryResult<usize> {
-    diesel::delete(c::table)
+pub async fn purge_expired(conn: &mut AsyncPgConnection) -> QueryResult<Vec<(Uuid, i64)>> {
+    let projects: Vec<Uuid> = diesel::delete(c::table)
         .filter(c::expires_at.lt(Utc::now() - chrono::Duration::days(1)))
-        .execute(conn)
-        .await
+        .returning(c::project_id)
+        .get_results(conn)
+        .await?;
+    let mut per_project: std::collections::BTreeMap<Uuid, i64> = Default::default();
+    for project in projects {
+        *per_project.entry(project).or_default() += 1;
+    }
+    Ok(per_project.into_iter().collect())
 }

@@ -88,19 +88,41 @@ const PURGE_BATCH: i64 = 10_000;
 /// Deletes the records older than 24 hours (a claim already treats them as free); returns how
 /// many.
 pub async fn purge_expired(conn: &mut AsyncPgConnection) -> QueryResult<usize> {
-    let mut purged = 0;
+    let per_project = purge_expired_by_project(conn).await?;
+    Ok(per_project.iter().map(|(_, n)| *n as usize).sum())
+}
+
+#[derive(QueryableByName)]
+struct Purged {
+    #[diesel(sql_type = SqlUuid)]
+    project_id: Uuid,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    n: i64,
+}
+
+/// [`purge_expired`], counted per project (each project once).
+pub async fn purge_expired_by_project(
+    conn: &mut AsyncPgConnection,
+) -> QueryResult<Vec<(Uuid, i64)>> {
+    let mut purged: std::collections::BTreeMap<Uuid, i64> = Default::default();
     loop {
-        let deleted = diesel::sql_query(
-            "DELETE FROM idempotency_keys WHERE ctid IN ( \
-                 SELECT ctid FROM idempotency_keys \
-                 WHERE created_at < now() - interval '24 hours' LIMIT $1)",
+        let rows: Vec<Purged> = diesel::sql_query(
+            "WITH deleted AS ( \
+                 DELETE FROM idempotency_keys WHERE ctid IN ( \
+                     SELECT ctid FROM idempotency_keys \
+                     WHERE created_at < now() - interval '24 hours' LIMIT $1) \
+                 RETURNING project_id) \
+             SELECT project_id, count(*) AS n FROM deleted GROUP BY project_id",
         )
         .bind::<diesel::sql_types::BigInt, _>(PURGE_BATCH)
-        .execute(conn)
+        .load(conn)
         .await?;
-        purged += deleted;
-        if (deleted as i64) < PURGE_BATCH {
-            return Ok(purged);
+        let deleted: i64 = rows.iter().map(|r| r.n).sum();
+        for row in rows {
+            *purged.entry(row.project_id).or_default() += row.n;
+        }
+        if deleted < PURGE_BATCH {
+            return Ok(purged.into_iter().collect());
         }
     }
 }

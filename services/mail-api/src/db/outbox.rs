@@ -18,6 +18,7 @@ pub const GRACE_SECS: i64 = 30;
 #[diesel(table_name = outbox)]
 pub struct Job {
     pub id: Uuid,
+    pub project_id: Uuid,
     pub queue: String,
     pub task: Value,
     pub attempts: i32,

@@ -292,6 +292,18 @@ diesel::table! {
 }
 
 diesel::table! {
+    cron_runs (id) {
+        id -> Uuid,
+        job -> Text,
+        started_at -> Timestamptz,
+        finished_at -> Nullable<Timestamptz>,
+        outcome -> Text,
+        error -> Nullable<Text>,
+        total -> BigInt,
+    }
+}
+
+diesel::table! {
     team_members (id) {
         id -> Uuid,
         project_id -> Uuid,
@@ -315,6 +327,15 @@ diesel::table! {
         data -> Jsonb,
         created_at -> Timestamptz,
         read_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    cron_run_counts (run_id, project_id, what) {
+        run_id -> Uuid,
+        project_id -> Uuid,
+        what -> Text,
+        count -> BigInt,
     }
 }
 

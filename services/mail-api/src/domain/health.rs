@@ -6,10 +6,10 @@
 use serde::Serialize;
 use utoipa::ToSchema;
 
-const BOUNCE_HEALTHY: f64 = 0.02;
-const BOUNCE_WARNING: f64 = 0.05;
-const COMPLAINT_HEALTHY: f64 = 0.001;
-const COMPLAINT_WARNING: f64 = 0.003;
+pub const BOUNCE_HEALTHY: f64 = 0.02;
+pub const BOUNCE_WARNING: f64 = 0.05;
+pub const COMPLAINT_HEALTHY: f64 = 0.001;
+pub const COMPLAINT_WARNING: f64 = 0.003;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]

@@ -5,3 +5,4 @@ pub mod email_status;
 pub mod health;
 pub mod plans;
 pub mod sender;
+pub mod template_check;

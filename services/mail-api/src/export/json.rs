@@ -71,7 +71,7 @@ async fn produce(
     );
     let mut buf = BytesMut::with_capacity(CHUNK_BYTES * 2);
     buf.extend_from_slice(head.as_bytes());
-    for table in tables.iter().copied().flatten() {
+    for table in tables.iter().copied().flatten().filter(|t| meta.holds(t)) {
         buf.extend_from_slice(format!(",\"{}\":[", table.name).as_bytes());
         let sql = table.json_sql();
         let mut after = Uuid::nil();

@@ -36,6 +36,20 @@ pub struct Meta {
     pub scope: Scope,
     /// RFC 3339 UTC time of the request.
     pub exported_at: String,
+    /// Only this table (by name), when given.
+    pub only: Option<&'static str>,
+}
+
+impl Meta {
+    /// Whether the export holds `table` (all tables, or the one asked for).
+    pub fn holds(&self, table: &crate::db::export::Table) -> bool {
+        self.only.is_none_or(|only| only == table.name)
+    }
+
+    /// The tenant export's tables it holds, in their documented order.
+    pub fn tables(&self) -> impl Iterator<Item = &'static crate::db::export::Table> + '_ {
+        crate::db::export::TABLES.iter().filter(|t| self.holds(t))
+    }
 }
 
 fn channel() -> (mpsc::Sender<Chunk>, mpsc::Receiver<Chunk>) {

@@ -15,7 +15,7 @@ use zip::write::{SimpleFileOptions, ZipWriter};
 
 use super::limits::ExportPermit;
 use super::{CHUNK_BYTES, Chunk, ExportConn, Meta, PAGE_ROWS, channel, failed, send_within};
-use crate::db::export::{self, CsvRow, TABLES};
+use crate::db::export::{self, CsvRow};
 
 /// What the reader hands the writer.
 enum Part {
@@ -69,7 +69,7 @@ async fn read(
     export::begin_snapshot(&mut conn, permit.idle_in_transaction_timeout())
         .await
         .map_err(|e| failed("starting the snapshot", e))?;
-    for table in &TABLES {
+    for table in meta.tables() {
         let file = Part::File {
             name: table.name,
             header: table.header(),

@@ -43,7 +43,7 @@ pub struct Window {
 
 impl Window {
     /// `days` was checked against its parameter's documented range (1..=365).
-    fn of(days: Option<u32>) -> Self {
+    pub fn of(days: Option<u32>) -> Self {
         let days = days.unwrap_or(DAYS_DEFAULT);
         let to = Utc::now();
         Self {
@@ -69,7 +69,7 @@ impl Window {
 }
 
 /// `part / whole`, 0 when `whole` is 0.
-fn rate(part: i64, whole: i64) -> f64 {
+pub fn rate(part: i64, whole: i64) -> f64 {
     if whole == 0 {
         0.0
     } else {
@@ -228,7 +228,7 @@ pub async fn site_overview(
 /// Revenue per currency: ISO 4217 code → amount.
 pub type Revenue = BTreeMap<String, f64>;
 
-fn revenue_of(value: Value) -> Result<Revenue, ApiError> {
+pub fn revenue_of(value: Value) -> Result<Revenue, ApiError> {
     Ok(serde_json::from_value(value)?)
 }
 

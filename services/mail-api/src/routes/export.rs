@@ -7,12 +7,13 @@ use auth::AdminAccess;
 use chrono::{SecondsFormat, Utc};
 use http_kit::openapi::MailError;
 use http_kit::{ApiError, RateLimitInfo};
-use serde::Deserialize;
-use utoipa::IntoParams;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use crate::AppState;
-use crate::db::export::Scope;
+use crate::db::export::{self as export_db, JsonRow, Scope, TABLES};
 use crate::export::limits::Busy;
 use crate::export::{self, Meta};
 use crate::flows;
@@ -30,6 +31,32 @@ pub struct ExportParams {
     /// `json` (default) or `csv`.
     #[param(inline)]
     pub format: Option<Format>,
+    /// Only this resource: the JSON document then holds only its member, the ZIP only its
+    /// file. Default: all four.
+    #[param(inline)]
+    pub resource: Option<Resource>,
+}
+
+/// One kind of exported rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Resource {
+    Contacts,
+    EmailLog,
+    Events,
+    Conversions,
+}
+
+impl Resource {
+    /// The exported table's name (the JSON member, the CSV file).
+    pub const fn table(self) -> &'static str {
+        match self {
+            Self::Contacts => "contacts",
+            Self::EmailLog => "email_log",
+            Self::Events => "events",
+            Self::Conversions => "conversions",
+        }
+    }
 }
 
 impl http_kit::Validate for ExportParams {}
@@ -43,7 +70,7 @@ pub enum Format {
 
 /// Export the project's data.
 ///
-/// `format=json` streams one JSON document: `{"project_id", "site_id", "exported_at",
+/// `resource` narrows the export to one kind of rows. `format=json` streams one JSON document: `{"project_id", "site_id", "exported_at",
 /// "contacts": [...], "email_log": [...], "events": [...], "conversions": [...]}`. `format=csv`
 /// streams a ZIP of `contacts.csv`, `email_log.csv`, `events.csv` and `conversions.csv` (a
 /// header row each; objects and arrays as JSON text). A CSV cell that starts with `=`, `+`, `-`,
@@ -72,7 +99,7 @@ pub enum Format {
                 (Object = "application/json"),
                 (String = "application/zip"),
             )),
-        (status = 400, description = "Invalid format or site_id", body = MailError),
+        (status = 400, description = "Invalid format, resource or site_id", body = MailError),
         (status = 403, description = "The key lacks the admin scope", body = MailError),
         (status = 404, description = "`site_id` is not a site of this project (`SITE_NOT_FOUND`)", body = MailError),
         (status = 429, description = "Rate limit exceeded (`RATE_LIMITED`), or too many exports \
@@ -108,6 +135,7 @@ pub async fn export(
             site_id,
         },
         exported_at: now.to_rfc3339_opts(SecondsFormat::Micros, true),
+        only: params.resource.map(Resource::table),
     };
     let (rx, content_type, extension) = match format {
         Format::Json => (
@@ -151,4 +179,76 @@ pub(crate) fn busy(why: Busy, retry_after: u64) -> ApiError {
     }
     .into();
     err
+}
+
+/// Unknown fields are ignored.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ExportFilter {
+    /// Required: the kind of rows.
+    #[param(inline)]
+    pub resource: Resource,
+    /// Only this site's rows, as `GET /export` narrows them (404 `SITE_NOT_FOUND` when it is
+    /// not a site of the project).
+    pub site_id: Option<Uuid>,
+}
+
+impl http_kit::Validate for ExportFilter {}
+
+/// A page of one resource of the export.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ExportPage {
+    pub resource: Resource,
+    pub site_id: Option<Uuid>,
+    /// RFC 3339 UTC time of the read.
+    pub exported_at: String,
+    /// The rows, in id order, exactly as `GET /export?resource=…&format=json` writes them.
+    #[schema(value_type = Vec<Object>)]
+    pub data: Vec<Value>,
+    /// Pass as `cursor` for the next page; null on the last page.
+    pub next_cursor: Option<String>,
+}
+
+/// A page of the rows `GET /export?resource=…` streams (`export_data`): the same columns and
+/// order, a page at a time instead of a download.
+pub async fn export_page(
+    state: &AppState,
+    project_id: Uuid,
+    page: &http_kit::PageParams,
+    filter: &ExportFilter,
+) -> Result<ExportPage, ApiError> {
+    let limit = page.limit();
+    let after = page.cursor()?.map_or(Uuid::nil(), |c| c.0);
+    let table = TABLES
+        .iter()
+        .find(|t| t.name == filter.resource.table())
+        .ok_or_else(|| ApiError::internal("an export resource without its table"))?;
+    let mut conn = store::conn(&state.pool).await?;
+    if let Some(site_id) = filter.site_id {
+        flows::require_site(&mut conn, project_id, site_id).await?;
+    }
+    let scope = Scope {
+        project_id,
+        site_id: filter.site_id,
+    };
+    let rows: Vec<JsonRow> = export_db::page(
+        &mut conn,
+        &table.json_sql(),
+        scope,
+        after,
+        i64::from(limit) + 1,
+    )
+    .await?;
+    let rows = rows
+        .into_iter()
+        .map(|row| Ok((row.id, serde_json::from_str::<Value>(&row.doc)?)))
+        .collect::<Result<Vec<_>, ApiError>>()?;
+    let page = http_kit::Page::from_rows(rows, limit, |(id, _)| *id);
+    Ok(ExportPage {
+        resource: filter.resource,
+        site_id: filter.site_id,
+        exported_at: Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true),
+        data: page.data.into_iter().map(|(_, doc)| doc).collect(),
+        next_cursor: page.next_cursor,
+    })
 }

@@ -83,6 +83,7 @@ pub async fn start_full_export(
             site_id,
         },
         exported_at: Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true),
+        only: None,
     };
     Ok(export::json::spawn_full(conn, meta, permit))
 }

@@ -15,6 +15,9 @@ pub mod gdpr;
 pub mod idempotency;
 pub mod identify;
 pub mod notifications;
+pub mod insights;
+pub mod ops;
+pub mod preview;
 pub mod send;
 pub mod sites;
 pub mod suppressions;
@@ -27,6 +30,9 @@ use actix_web::web;
 
 /// Registers every gated route (mounted under `/api/v1`).
 pub fn configure(cfg: &mut web::ServiceConfig) {
+    // First: `/templates/validate` and `/emails/preview` before `/templates/{id}` and
+    // `/emails/{id}` could take them.
+    preview::configure(cfg);
     sites::configure(cfg);
     identify::configure(cfg);
     events::configure(cfg);
@@ -45,4 +51,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     gdpr::configure(cfg);
     team::configure(cfg);
     notifications::configure(cfg);
+    insights::configure(cfg);
+    ops::configure(cfg);
 }

@@ -9,7 +9,9 @@ use store::Pool;
 use uuid::Uuid;
 
 use super::Dispatcher;
+use crate::db::cron::Counts;
 use crate::db::{emails, outbox};
+use crate::housekeeping::{CronJob, recorded};
 
 /// Every `period`, publishes the outbox jobs whose request did not (crash, broker down), and
 /// deletes them once confirmed. Safe with many replicas (`FOR UPDATE SKIP LOCKED`).
@@ -19,12 +21,18 @@ pub fn spawn_outbox_relay(pool: Pool, dispatcher: Dispatcher, period: Duration) 
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tick.tick().await;
-            match relay_once(&pool, &dispatcher).await {
+            let relayed = recorded(&pool, CronJob::OutboxRelay, relay_pass(&pool, &dispatcher));
+            match relayed.await.map(|counts| total(&counts)) {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(published = n, "outbox relay republished jobs"),
                 Err(err) => tracing::warn!(error = %err, "outbox relay pass failed"),
             }
-            match republish_expired_claims(&pool, &dispatcher).await {
+            let claims = recorded(
+                &pool,
+                CronJob::ExpiredSendClaims,
+                republish_pass(&pool, &dispatcher),
+            );
+            match claims.await.map(|counts| total(&counts)) {
                 Ok(0) => {}
                 Ok(n) => tracing::warn!(published = n, "send claims expired; jobs republished"),
                 Err(err) => tracing::warn!(error = %err, "expired claims pass failed"),
@@ -33,14 +41,37 @@ pub fn spawn_outbox_relay(pool: Pool, dispatcher: Dispatcher, period: Duration) 
     });
 }
 
+fn total(counts: &Counts) -> usize {
+    counts
+        .iter()
+        .map(|(_, _, n)| usize::try_from(*n).unwrap_or(0))
+        .sum()
+}
+
+/// Adds one to `project`'s count of `what`.
+fn count(counts: &mut Counts, project: Uuid, what: &'static str) {
+    match counts
+        .iter_mut()
+        .find(|(p, w, _)| *p == project && *w == what)
+    {
+        Some((_, _, n)) => *n += 1,
+        None => counts.push((project, what, 1)),
+    }
+}
+
 /// One relay pass: returns how many jobs were published.
 pub async fn relay_once(pool: &Pool, dispatcher: &Dispatcher) -> anyhow::Result<usize> {
+    Ok(total(&relay_pass(pool, dispatcher).await?))
+}
+
+/// One relay pass: how many jobs were published, per project.
+pub async fn relay_pass(pool: &Pool, dispatcher: &Dispatcher) -> anyhow::Result<Counts> {
     let mut conn = store::conn(pool).await?;
     let dispatcher = dispatcher.clone();
     let published = conn
         .transaction::<_, anyhow::Error, _>(async move |conn| {
             let jobs = outbox::claim_due(conn, 50).await?;
-            let mut published = 0;
+            let mut published = Counts::new();
             for job in jobs {
                 let task = match serde_json::to_vec(&job.task)
                     .ok()
@@ -56,7 +87,7 @@ pub async fn relay_once(pool: &Pool, dispatcher: &Dispatcher) -> anyhow::Result<
                 match dispatcher.publish(&task, job.id).await {
                     Ok(()) => {
                         outbox::delete(conn, job.id).await?;
-                        published += 1;
+                        count(&mut published, job.project_id, "send_jobs_published");
                     }
                     Err(err) => {
                         tracing::warn!(id = %job.id, error = %err, "outbox publish failed");
@@ -77,11 +108,16 @@ pub async fn republish_expired_claims(
     pool: &Pool,
     dispatcher: &Dispatcher,
 ) -> anyhow::Result<usize> {
+    Ok(total(&republish_pass(pool, dispatcher).await?))
+}
+
+/// [`republish_expired_claims`], counted per project.
+pub async fn republish_pass(pool: &Pool, dispatcher: &Dispatcher) -> anyhow::Result<Counts> {
     let mut conn = store::conn(pool).await?;
     let dispatcher = dispatcher.clone();
     let published = conn
         .transaction::<_, anyhow::Error, _>(async move |conn| {
-            let mut published = 0;
+            let mut published = Counts::new();
             for email in emails::expired_claims(conn, 50).await? {
                 let task = Task::SendEmail {
                     email_log_id: email.id,
@@ -92,7 +128,7 @@ pub async fn republish_expired_claims(
                     break;
                 }
                 emails::release_claim(conn, email.project_id, email.id).await?;
-                published += 1;
+                count(&mut published, email.project_id, "send_claims_republished");
             }
             Ok(published)
         })

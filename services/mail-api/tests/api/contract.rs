@@ -118,7 +118,7 @@ async fn every_documented_api_route_exists_and_is_gated() {
             }
         }
     }
-    assert_eq!(gated_ops, 44);
+    assert_eq!(gated_ops, 54);
     assert_eq!(public_ops, 4);
     assert_eq!(signed_ops, 6);
     h.stop().await;
@@ -138,6 +138,7 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<mail_api::routes::sites::__path_put_voice>(),
         Handler::of::<mail_api::routes::identify::__path_identify>(),
         Handler::of::<mail_api::routes::events::__path_track>(),
+        Handler::of::<mail_api::routes::events::__path_list>(),
         Handler::of::<mail_api::routes::conversions::__path_convert>(),
         Handler::of::<mail_api::routes::contacts::__path_list>(),
         Handler::of::<mail_api::routes::contacts::__path_create>(),
@@ -169,6 +170,15 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<mail_api::routes::analytics::__path_conversion>(),
         Handler::of::<mail_api::routes::export::__path_export>(),
         Handler::of::<mail_api::routes::export_full::__path_export_full>(),
+        Handler::of::<mail_api::routes::insights::__path_insights>(),
+        Handler::of::<mail_api::routes::insights::__path_performance>(),
+        Handler::of::<mail_api::routes::insights::__path_portfolio>(),
+        Handler::of::<mail_api::routes::insights::__path_totals>(),
+        Handler::of::<mail_api::routes::insights::__path_engagement>(),
+        Handler::of::<mail_api::routes::preview::__path_validate>(),
+        Handler::of::<mail_api::routes::preview::__path_preview>(),
+        Handler::of::<mail_api::routes::ops::__path_dlq>(),
+        Handler::of::<mail_api::routes::ops::__path_cron_runs>(),
         Handler::of::<mail_api::routes::account::__path_project>(),
         Handler::of::<mail_api::routes::account::__path_plan>(),
         Handler::of::<mail_api::routes::account::__path_list_keys>(),

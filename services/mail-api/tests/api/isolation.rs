@@ -131,7 +131,7 @@ struct Owner {
     /// An API key of its own (named by the marker).
     api_key: String,
     template: String,
-    /// The id of its contact of the planted email.
+    /// The id of its contact of the planted email (the one with events, emails, conversions).
     contact_id: String,
 }
 
@@ -213,6 +213,27 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
         &call(Method::POST, "/api/v1/api-keys", Some(api_key)).await,
         "id",
     );
+    // A send the worker gave up on (`/ops/dlq`) and a periodic job's run that counted
+    // something for the project (`/ops/cron-runs`), both named by the marker.
+    let failed = Uuid::now_v7();
+    ids.insert(failed.to_string());
+    h.exec(&format!(
+        "INSERT INTO email_log (id, project_id, site_id, to_email, subject, status, last_error) \
+         VALUES ('{failed}', '{project}', '{site}', '{contact}', '{SHARED_WORD} {marker}', \
+                 'failed', '{marker}')"
+    ))
+    .await;
+    let run = Uuid::now_v7();
+    h.exec(&format!(
+        "INSERT INTO cron_runs (id, job, started_at, finished_at, outcome, total) \
+         VALUES ('{run}', 'outbox_relay', now(), now(), 'ok', 1)"
+    ))
+    .await;
+    h.exec(&format!(
+        "INSERT INTO cron_run_counts (run_id, project_id, what, count) \
+         VALUES ('{run}', '{project}', '{marker}', 1)"
+    ))
+    .await;
     Owner {
         api_key,
         template,
@@ -265,7 +286,7 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
             (victim.email.clone(), None)
         }
         ("/api/v1/api-keys/{id}", "id") => (victim.api_key.clone(), None),
-        ("/api/v1/sites/{id}" | "/api/v1/sites/{id}/brand-voice", "id") => {
+        ("/api/v1/sites/{id}" | "/api/v1/sites/{id}/brand-voice" | "/api/v1/sites/{id}/insights", "id") => {
             (victim.site.clone(), None)
         }
         ("/api/v1/templates/{id}", "id") => (victim.template.clone(), None),
@@ -284,6 +305,8 @@ fn query_values(param: &Param, victim: &Owner, p: &Planted) -> Option<Vec<String
         "search" => vec![victim.marker.clone(), SHARED_WORD.to_owned()],
         "site_id" => vec![victim.site.clone()],
         "campaign_id" => vec![victim.campaign.clone()],
+        "contact_id" => vec![victim.contact_id.clone()],
+        "event" => vec![p.event.clone()],
         "to" => vec![victim.contact.clone(), p.contact.clone()],
         "tag" => vec![victim.marker.clone()],
         // The ZIP of `csv` is compressed: only JSON can be searched for markers.

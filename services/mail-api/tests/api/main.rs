@@ -14,6 +14,7 @@ mod identify;
 mod isolation;
 mod mcp;
 mod mcp_account;
+mod mcp_analytics;
 mod migrations;
 mod nul;
 mod plan_limits;

@@ -5,10 +5,28 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::mcp::catalog::Group;
-use crate::mcp::registry::{Body, NoArguments, Params, Tool, declare};
+use crate::mcp::registry::{Body, NoArguments, Paged, Params, Tool, declare};
 use crate::routes::account::list_projects;
 use crate::routes::analytics::{Window, site_overview};
+use crate::routes::events::{EventLogFilter, list_events};
+use crate::routes::insights::{
+    DaysParams, EngagementParams, PerformanceParams, PortfolioParams, engagement_insights,
+    performance_report, portfolio_analytics, portfolio_stats, site_insights,
+};
 use crate::routes::sites::list_sites;
+
+/// A site and the window to look at.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct SiteInsightsArguments {
+    /// A site of the project (404 `SITE_NOT_FOUND` otherwise).
+    pub site_id: Uuid,
+    /// The window in days up to now, 1..=365 (default 30); compared with the window of the
+    /// same length before it.
+    #[schema(minimum = 1, maximum = 365)]
+    pub days: Option<u32>,
+}
+
+impl Validate for SiteInsightsArguments {}
 
 /// A site and the days to report on.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -61,5 +79,75 @@ pub fn tools() -> Vec<Tool> {
             "The projects this key reaches (an API key belongs to one project): id, name, plan.",
         )
         .reads(|ctx, NoArguments| async move { list_projects(&ctx.state, ctx.project_id()).await }),
+        declare(
+            "get_site_insights",
+            Group::Analytics,
+            "A site's insights computed from its mail (no language model): best and worst \
+             campaigns and subjects by open then click rate, the trend against the previous \
+             window, and warnings when bounce or complaint rates cross the providers' \
+             thresholds.",
+        )
+        .reads(|ctx, Body(args): Body<SiteInsightsArguments>| async move {
+            site_insights(
+                &ctx.state,
+                ctx.project_id(),
+                args.site_id,
+                Window::of(args.days),
+            )
+            .await
+        }),
+        declare(
+            "list_event_log",
+            Group::Analytics,
+            "The project's recorded events (POST /events), newest first, filtered by site, \
+             contact, event name and time window, a page at a time.",
+        )
+        .reads(
+            |ctx, Paged(page, filter): Paged<EventLogFilter>| async move {
+                let page: PageParams = page;
+                list_events(&ctx.state, ctx.project_id(), &page, &filter).await
+            },
+        ),
+        declare(
+            "performance_report",
+            Group::Analytics,
+            "Sent, delivered, opened, clicked, bounced, complained and converted with their \
+             rates, in total, per site and per campaign, over the last `days` days.",
+        )
+        .reads(
+            |ctx, Params(params): Params<PerformanceParams>| async move {
+                performance_report(&ctx.state, ctx.project_id(), &params).await
+            },
+        ),
+        declare(
+            "get_portfolio_stats",
+            Group::Analytics,
+            "Totals across all the project's sites: sites, contacts, subscriptions, \
+             suppressions, campaigns, templates, and the window's delivery, conversions and \
+             revenue.",
+        )
+        .reads(|ctx, Params(params): Params<DaysParams>| async move {
+            portfolio_stats(&ctx.state, ctx.project_id(), Window::of(params.days)).await
+        }),
+        declare(
+            "get_portfolio_analytics",
+            Group::Analytics,
+            "The project's sites compared over a window and ranked (by open rate unless \
+             `rank_by` says otherwise): delivery, conversions, growth, share of sends and \
+             sender health per site.",
+        )
+        .reads(|ctx, Params(params): Params<PortfolioParams>| async move {
+            portfolio_analytics(&ctx.state, ctx.project_id(), &params).await
+        }),
+        declare(
+            "get_engagement_insights",
+            Group::Analytics,
+            "How contacts engage: how many last opened or clicked within 7, 30, 90 days or \
+             longer ago (or never), the contact tags that engage most, and the UTC hour and \
+             weekday with the most opens.",
+        )
+        .reads(|ctx, Params(params): Params<EngagementParams>| async move {
+            engagement_insights(&ctx.state, ctx.project_id(), &params).await
+        }),
     ]
 }

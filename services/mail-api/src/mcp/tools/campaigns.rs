@@ -5,9 +5,12 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use rate_limit::policy::RouteClass;
+
 use crate::mcp::catalog::Group;
 use crate::mcp::registry::{Body, Tool, declare};
 use crate::routes::body::normalize_email;
+use crate::routes::preview::{PreviewRequest, ValidateTemplate, preview_email, validate_template};
 use crate::routes::send::{SendRequest, send_email};
 
 /// A test send of a draft to one address.
@@ -68,5 +71,38 @@ pub fn tools() -> Vec<Tool> {
             email.validate()?;
             Ok(send_email(&ctx.state, &ctx.caller, &email).await?.answer)
         }),
+        // Read scope; counted as the POST routes they mirror are (write class).
+        in_class(
+            declare(
+                "validate_template",
+                Group::Campaigns,
+                "Check an email's HTML with an HTML parser: template variables (none are \
+                 substituted: a {{…}} would reach the recipient as typed), a missing \
+                 unsubscribe link in marketing mail, images without alt text, relative or \
+                 unsafe links, unclosed elements, size. Errors and warnings, nothing stored.",
+            )
+            .reads(|_ctx, Body(template): Body<ValidateTemplate>| async move {
+                Ok(validate_template(&template))
+            }),
+            RouteClass::Write,
+        ),
+        in_class(
+            declare(
+                "preview_email",
+                Group::Campaigns,
+                "Render an email (subject and html, or a template) for a contact or a sample \
+                 recipient exactly as the send worker would (sender, tracking, unsubscribe \
+                 headers), with its check report. Nothing is sent or stored.",
+            )
+            .reads(|ctx, Body(request): Body<PreviewRequest>| async move {
+                preview_email(&ctx.state, ctx.project_id(), &request).await
+            }),
+            RouteClass::Write,
+        ),
     ]
+}
+
+fn in_class(mut tool: Tool, class: RouteClass) -> Tool {
+    tool.class = class;
+    tool
 }

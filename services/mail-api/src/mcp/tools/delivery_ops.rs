@@ -1,9 +1,12 @@
-use http_kit::ApiError;
+use auth::Scope;
+use http_kit::{ApiError, PageParams};
 use queue::{Broker, QueueError, WorkQueue};
 use serde::Serialize;
 
 use crate::mcp::catalog::Group;
-use crate::mcp::registry::{NoArguments, Tool, declare};
+use crate::mcp::registry::{NoArguments, Paged, Tool, declare};
+use crate::routes::export::{ExportFilter, export_page};
+use crate::routes::ops::{CronRunFilter, DlqFilter, list_cron_runs, send_dead_letters};
 use crate::sending::queues::{inbound_queue, send_queue};
 
 /// Messages waiting in one queue of the deployment.
@@ -51,5 +54,40 @@ pub fn tools() -> Vec<Tool> {
             }
             Ok(serde_json::json!({ "queues": depths }))
         }),
+        declare(
+            "export_data",
+            Group::DeliveryOps,
+            "Export one resource of the project (contacts, email_log, events or conversions), \
+             optionally one site's, a page at a time: the rows GET /api/v1/export writes, \
+             in id order. Admin scope.",
+        )
+        .reads(|ctx, Paged(page, filter): Paged<ExportFilter>| async move {
+            let page: PageParams = page;
+            export_page(&ctx.state, ctx.project_id(), &page, &filter).await
+        })
+        .needing(Scope::Admin),
+        declare(
+            "get_send_dlq",
+            Group::DeliveryOps,
+            "The project's emails the send worker dead-lettered (failed for good, with the \
+             last error) or is retrying, newest first. Only this project's emails; the \
+             broker's shared dead-letter queue is never read.",
+        )
+        .reads(|ctx, Paged(page, filter): Paged<DlqFilter>| async move {
+            let page: PageParams = page;
+            send_dead_letters(&ctx.state, ctx.project_id(), &page, &filter).await
+        }),
+        declare(
+            "get_cron_runs",
+            Group::DeliveryOps,
+            "Recent runs of the periodic jobs (housekeeping purge, outbox relay, expired send \
+             claims): start, end, outcome and what each did for this project.",
+        )
+        .reads(
+            |ctx, Paged(page, filter): Paged<CronRunFilter>| async move {
+                let page: PageParams = page;
+                list_cron_runs(&ctx.state, ctx.project_id(), &page, &filter).await
+            },
+        ),
     ]
 }

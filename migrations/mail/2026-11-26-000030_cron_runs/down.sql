@@ -1,0 +1,2 @@
+DROP TABLE cron_run_counts;
+DROP TABLE cron_runs;

@@ -3,6 +3,7 @@
 pub mod analytics;
 pub mod campaigns;
 pub mod confirmations;
+pub mod contact_tools;
 pub mod contacts;
 pub mod conversions;
 pub mod credentials;
@@ -10,6 +11,7 @@ pub mod delivery;
 pub mod emails;
 pub mod events;
 pub mod export;
+pub mod hygiene;
 pub mod idempotency;
 pub mod outbox;
 pub mod schema;

@@ -770,7 +770,7 @@ async fn identify_inactive_lists_contacts_without_opens_clicks_or_events_within_
         ninety,
         get_ok(&h, &t.read, "/api/v1/contacts/inactive?days=90").await
     );
-    assert_eq!(ids_of(&ninety), [idle.clone()]);
+    assert_eq!(ids_of(&ninety), [idle.as_str()]);
     assert!(ninety["data"][0]["last_activity_at"].is_string());
     let five = h
         .tool_ok(
@@ -779,7 +779,7 @@ async fn identify_inactive_lists_contacts_without_opens_clicks_or_events_within_
             json!({"days": 5, "site_id": site, "limit": 1}),
         )
         .await;
-    assert_eq!(ids_of(&five), [idle.clone()]);
+    assert_eq!(ids_of(&five), [idle.as_str()]);
     let cursor = five["next_cursor"].as_str().unwrap();
     let rest = h
         .tool_ok(
@@ -788,7 +788,7 @@ async fn identify_inactive_lists_contacts_without_opens_clicks_or_events_within_
             json!({"days": 5, "site_id": site, "cursor": cursor}),
         )
         .await;
-    assert_eq!(ids_of(&rest), [opened.clone()]);
+    assert_eq!(ids_of(&rest), [opened.as_str()]);
     for days in [0, 3651] {
         let res = h
             .tool(&t.read, "identify_inactive", json!({"days": days}))

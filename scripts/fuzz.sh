@@ -85,6 +85,26 @@ parameters = { "path.id" = "$SEED_EMAIL" }
 include-path = "/api/v1/emails/{id}/events"
 parameters = { "path.id" = "$SEED_EMAIL" }
 
+# The seeded contact (by id), so that its routes answer with data.
+[[operations]]
+include-path = "/api/v1/contacts/{id}"
+parameters = { "path.id" = "$SEED_CONTACT" }
+
+[[operations]]
+include-path = "/api/v1/contacts/{id}/export"
+parameters = { "path.id" = "$SEED_CONTACT" }
+
+[[operations]]
+include-path = "/api/v1/contacts/{id}/timeline"
+parameters = { "path.id" = "$SEED_CONTACT" }
+
+# A merge names two or more contacts of the project in its body, which generated ids never
+# are: its documented 404 is all it can answer here (tests/api/mcp_contacts.rs and
+# contact_tools.rs merge real contacts), hence no missing_test_data warning for it.
+[[operations]]
+include-operation-id = "mergeContacts"
+warnings = { fail-on = true, display = ["missing_auth", $ST_WARNINGS_BUT_AUTH] }
+
 # The tracking links of the seeded email, so that they answer as for a real recipient.
 [[operations]]
 include-path = "/t/o/{token}"

@@ -133,22 +133,16 @@ pub async fn duplicates(
 pub struct MergeContacts {
     /// The contact that stays (a contact of the project; 404 `CONTACT_NOT_FOUND` otherwise).
     pub target_id: Uuid,
-    /// 1..=20 contacts of the project merged into the target and deleted (repeats ignored;
-    /// the target may not be among them).
+    /// 1..=20 contacts of the project merged into the target and deleted (repeats and the
+    /// target itself are ignored: merging a contact with itself changes nothing).
     #[schema(min_items = 1, max_items = 20)]
     pub source_ids: Vec<Uuid>,
 }
 
 impl Validate for MergeContacts {
     fn validate(&mut self) -> Result<(), ApiError> {
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = std::collections::HashSet::from([self.target_id]);
         self.source_ids.retain(|id| seen.insert(*id));
-        if self.source_ids.contains(&self.target_id) {
-            return Err(ApiError::invalid_field(
-                "source_ids",
-                "must not contain target_id",
-            ));
-        }
         Ok(())
     }
 }
@@ -292,7 +286,7 @@ pub async fn merge_contacts(
     request_body = MergeContacts,
     responses(
         (status = 200, description = "Merged: the target now, the deleted sources and what moved", body = MergedContacts),
-        (status = 400, description = "Missing or invalid field, more than 20 sources, or the target among them", body = MailError),
+        (status = 400, description = "Missing or invalid field, or more than 20 sources", body = MailError),
         (status = 403, description = "The key lacks the write scope", body = MailError),
         (status = 404, description = "A contact is not the project's (`CONTACT_NOT_FOUND`, `details.missing`); nothing changed", body = MailError),
     )

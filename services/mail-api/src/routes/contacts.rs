@@ -347,6 +347,39 @@ impl ContactKey {
     }
 }
 
+/// The `{id}` of the `/contacts/{id}` routes: a UUID or an email address.
+pub struct ContactPath;
+
+impl IntoParams for ContactPath {
+    fn into_params(
+        _: impl Fn() -> Option<utoipa::openapi::path::ParameterIn>,
+    ) -> Vec<utoipa::openapi::path::Parameter> {
+        use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
+        use utoipa::openapi::schema::{AnyOfBuilder, ObjectBuilder, SchemaFormat, Type};
+        use utoipa::openapi::{KnownFormat, Required};
+        let string = |format| {
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .format(Some(SchemaFormat::KnownFormat(format)))
+        };
+        let schema = AnyOfBuilder::new()
+            .item(string(KnownFormat::Uuid))
+            .item(string(KnownFormat::Email))
+            .build();
+        vec![
+            ParameterBuilder::new()
+                .name("id")
+                .parameter_in(ParameterIn::Path)
+                .required(Required::True)
+                .description(Some(
+                    "The contact's id, or its email address (URL-encoded; case-insensitive)",
+                ))
+                .schema(Some(utoipa::openapi::schema::Schema::AnyOf(schema)))
+                .build(),
+        ]
+    }
+}
+
 pub fn contact_not_found() -> ApiError {
     ApiError::not_found("no contact of this project matches").with_code("CONTACT_NOT_FOUND")
 }
@@ -438,7 +471,7 @@ pub async fn get_contact(
     path = "/api/v1/contacts/{id}",
     operation_id = "getContact",
     tag = "contacts",
-    params(("id" = String, Path, description = "The contact's id, or its email address (URL-encoded; case-insensitive)")),
+    params(ContactPath),
     responses(
         (status = 200, description = "The contact", body = ContactDetail),
         (status = 400, description = "`id` is neither a UUID nor an email address", body = MailError),
@@ -514,7 +547,7 @@ pub async fn update_contact(
     path = "/api/v1/contacts/{id}",
     operation_id = "updateContact",
     tag = "contacts",
-    params(("id" = String, Path, description = "The contact's id, or its email address (URL-encoded; case-insensitive)")),
+    params(ContactPath),
     request_body = UpdateContact,
     responses(
         (status = 200, description = "The updated contact", body = ContactDetail),
@@ -540,8 +573,8 @@ pub async fn update(
 /// Most contacts one tag change names.
 pub const TAGGED_MAX: usize = 500;
 
-/// Unknown fields are ignored. At least one of `set`, `add` and `remove` is given; they apply
-/// in that order.
+/// Unknown fields are ignored. `set`, `add` and `remove` apply in that order; with none of
+/// them the answer is the contacts' tags, unchanged.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct SetContactTags {
     /// 1..=500 contacts of the project (repeats ignored). When any is not one, nothing
@@ -570,12 +603,6 @@ impl Validate for SetContactTags {
         }
         trim_and_dedupe(&mut self.add);
         trim_and_dedupe(&mut self.remove);
-        if self.set.is_none() && self.add.is_empty() && self.remove.is_empty() {
-            return Err(ApiError::invalid_field(
-                "add",
-                "one of set, add or remove is required",
-            ));
-        }
         Ok(())
     }
 }
@@ -653,7 +680,7 @@ pub async fn set_contact_tags(
     request_body = SetContactTags,
     responses(
         (status = 200, description = "The contacts' tags now", body = TaggedContacts),
-        (status = 400, description = "Missing or invalid field (named in `details.field`), more than 500 contacts, or none of set, add and remove", body = MailError),
+        (status = 400, description = "Missing or invalid field (named in `details.field`), or more than 500 contacts", body = MailError),
         (status = 403, description = "The key lacks the write scope", body = MailError),
         (status = 404, description = "A contact is not the project's (`CONTACT_NOT_FOUND`, `details.missing`); nothing changed", body = MailError),
     )
@@ -1093,7 +1120,7 @@ pub async fn export_contact(
     path = "/api/v1/contacts/{id}/export",
     operation_id = "exportContact",
     tag = "contacts",
-    params(("id" = String, Path, description = "The contact's id, or its email address (URL-encoded; case-insensitive)")),
+    params(ContactPath),
     responses(
         (status = 200, description = "The contact, its subscriptions, events, emails and conversions (at most 10,000 of each, newest first)", body = ContactExport),
         (status = 400, description = "`id` is neither a UUID nor an email address", body = MailError),
@@ -1192,7 +1219,7 @@ pub async fn contact_timeline(
     path = "/api/v1/contacts/{id}/timeline",
     operation_id = "getContactTimeline",
     tag = "contacts",
-    params(("id" = String, Path, description = "The contact's id, or its email address (URL-encoded; case-insensitive)"), PageParams),
+    params(ContactPath, PageParams),
     responses(
         (status = 200, description = "A page of the contact's timeline", body = Page<TimelineEntry>),
         (status = 400, description = "`id` is neither a UUID nor an email address, or an invalid limit or cursor", body = MailError),

@@ -98,11 +98,15 @@ parameters = { "path.id" = "$SEED_CONTACT" }
 include-path = "/api/v1/contacts/{id}/timeline"
 parameters = { "path.id" = "$SEED_CONTACT" }
 
-# A merge names two or more contacts of the project in its body, which generated ids never
-# are: its documented 404 is all it can answer here (tests/api/mcp_contacts.rs and
-# contact_tools.rs merge real contacts), hence no missing_test_data warning for it.
+# A merge and a tag change name contacts of the project in a body list, which generated ids
+# never are: their documented 404 is all they can answer here (tests/api/mcp_contacts.rs and
+# contact_tools.rs change real contacts), hence no missing_test_data warning for them.
 [[operations]]
 include-operation-id = "mergeContacts"
+warnings = { fail-on = true, display = ["missing_auth", $ST_WARNINGS_BUT_AUTH] }
+
+[[operations]]
+include-operation-id = "setContactTags"
 warnings = { fail-on = true, display = ["missing_auth", $ST_WARNINGS_BUT_AUTH] }
 
 # The tracking links of the seeded email, so that they answer as for a real recipient.

@@ -149,6 +149,28 @@ def mail(s: Service) -> None:
     )
     bob = s.call("createContact", 201, idempotency_key="contact-1", body={"email": "bob@example.com", "utm_source": "news"})["contact_id"]
     s.call("listContacts", 200, limit=10)
+    ada = s.call("getContact", 200, id="ada@example.com")["contact_id"]
+    s.call(
+        "updateContact",
+        200,
+        id=ada,
+        body={"last_name": "Lovelace", "properties": {"plan": {"tier": "pro"}}, "tags": ["beta"]},
+    )
+    s.call("setContactTags", 200, body={"contact_ids": [ada], "add": ["news"], "remove": ["beta"]})
+    imported = s.call(
+        "importContacts",
+        200,
+        body={"site_id": site, "contacts": [{"email": "ada+list@example.com", "first_name": "Ada"}, {"email": "nope"}]},
+    )
+    s.call("findDuplicateContacts", 200, limit=10)
+    s.call("mergeContacts", 200, body={"target_id": ada, "source_ids": [imported["rows"][0]["contact_id"]]})
+    s.call("getContactSchema", 200, site_id=site)
+    s.call("listInactiveContacts", 200, days=30)
+    s.call("getHygieneConfig", 200)
+    s.call("updateHygieneConfig", 200, body={"inactive_days": 365, "suppress_role_addresses": True})
+    s.call("runListHygiene", 200, body={"site_id": site, "dry_run": True})
+    s.call("listHygieneAudit", 200, site_id=site)
+    s.call("unsubscribeContact", 200, body={"email": "bob@example.com"})
     campaign = s.call(
         "createCampaign",
         201,
@@ -191,6 +213,8 @@ def mail(s: Service) -> None:
     s.call("previewEmail", 200, body=preview)
     s.call("validateTemplate", 200, body={"html": "<p>Hi {{name}}</p>", "kind": "transactional"})
     s.call("listEvents", 200, limit=10, event="signup")
+    s.call("getContactTimeline", 200, id=ada, limit=10)
+    s.call("exportContact", 200, id=ada)
 
     s.call("analyticsOverview", 200, site_id=site)
     s.call("analyticsCampaigns", 200)

@@ -133,7 +133,10 @@ def convert(value, hint):
             if issubclass(candidate, enum.Enum):
                 return candidate(value)
             if candidate is uuid.UUID:
-                return uuid.UUID(value)
+                try:
+                    return uuid.UUID(value)
+                except ValueError:  # a union of a UUID and another string (an address)
+                    continue
     return value
 
 

@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use crate::db::campaigns::{self, EnrollSource};
 use crate::db::contacts::{self, Contact, ContactData};
-use crate::db::{sites, usage};
+use crate::db::{contact_tools, sites, suppressions, usage};
 use crate::domain::plans;
 
 /// The plan of a mail caller (mail keys always carry one).
@@ -106,4 +106,19 @@ pub async fn join_site(
         }
     }
     Ok(enrolled)
+}
+
+/// Unsubscribes an address from everything: the project suppresses it (reason
+/// `unsubscribed`; an existing suppression is kept as it is) and its contact, if any, is
+/// unsubscribed from every site. Returns whether the suppression is new and the sites whose
+/// subscription ended (the one-click link, `unsubscribe_subscriber`).
+pub async fn unsubscribe_everywhere(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    email: &str,
+    note: &str,
+) -> Result<(bool, Vec<Uuid>), ApiError> {
+    let (_, added) = suppressions::add(conn, project_id, email, "unsubscribed", Some(note)).await?;
+    let sites = contact_tools::unsubscribe(conn, project_id, email, None).await?;
+    Ok((added, sites))
 }

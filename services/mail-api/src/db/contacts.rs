@@ -64,6 +64,18 @@ pub async fn insert(
         .optional()
 }
 
+/// What [`merge`] and [`merge_by_id`] set: names replaced when given, properties deep-merged,
+/// new tags appended in order (`$3`..=`$6`).
+const MERGE_SET: &str = "first_name = coalesce($3, first_name), \
+       last_name = coalesce($4, last_name), \
+       properties = jsonb_deep_merge(properties, $5), \
+       tags = tags || ARRAY(SELECT t FROM unnest($6::text[]) WITH ORDINALITY AS u(t, i) \
+                            WHERE t <> ALL (tags) ORDER BY i), \
+       updated_at = now()";
+
+/// The columns [`Contact`] is read from.
+pub const RETURNING: &str = "id, email, first_name, last_name, properties, tags, attribution, source, created_at, updated_at";
+
 /// Merges `data` into the project's contact with this email: names replaced when given,
 /// properties deep-merged, new tags appended in order. `None` when there is no such contact.
 pub async fn merge(
@@ -73,18 +85,9 @@ pub async fn merge(
     data: &ContactData<'_>,
 ) -> QueryResult<Option<Contact>> {
     let empty = Value::Object(Default::default());
-    diesel::sql_query(
-        "UPDATE contacts SET \
-           first_name = coalesce($3, first_name), \
-           last_name = coalesce($4, last_name), \
-           properties = jsonb_deep_merge(properties, $5), \
-           tags = tags || ARRAY(SELECT t FROM unnest($6::text[]) WITH ORDINALITY AS u(t, i) \
-                                WHERE t <> ALL (tags) ORDER BY i), \
-           updated_at = now() \
-         WHERE project_id = $1 AND email = $2 \
-         RETURNING id, email, first_name, last_name, properties, tags, attribution, source, \
-                   created_at, updated_at",
-    )
+    diesel::sql_query(format!(
+        "UPDATE contacts SET {MERGE_SET} WHERE project_id = $1 AND email = $2 RETURNING {RETURNING}"
+    ))
     .bind::<SqlUuid, _>(project_id)
     .bind::<Text, _>(email)
     .bind::<Nullable<Text>, _>(data.first_name)
@@ -94,6 +97,43 @@ pub async fn merge(
     .get_result(conn)
     .await
     .optional()
+}
+
+/// As [`merge`], for the project's contact `id`.
+pub async fn merge_by_id(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    id: Uuid,
+    data: &ContactData<'_>,
+) -> QueryResult<Option<Contact>> {
+    let empty = Value::Object(Default::default());
+    diesel::sql_query(format!(
+        "UPDATE contacts SET {MERGE_SET} WHERE project_id = $1 AND id = $2 RETURNING {RETURNING}"
+    ))
+    .bind::<SqlUuid, _>(project_id)
+    .bind::<SqlUuid, _>(id)
+    .bind::<Nullable<Text>, _>(data.first_name)
+    .bind::<Nullable<Text>, _>(data.last_name)
+    .bind::<Jsonb, _>(data.properties.unwrap_or(&empty))
+    .bind::<Array<Text>, _>(data.tags)
+    .get_result(conn)
+    .await
+    .optional()
+}
+
+/// The project's contact `id`.
+pub async fn get(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    id: Uuid,
+) -> QueryResult<Option<Contact>> {
+    contacts::table
+        .filter(contacts::project_id.eq(project_id))
+        .filter(contacts::id.eq(id))
+        .select(Contact::as_select())
+        .first(conn)
+        .await
+        .optional()
 }
 
 pub async fn find_by_email(

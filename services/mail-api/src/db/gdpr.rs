@@ -243,6 +243,16 @@ pub async fn erase(
             .bind::<Array<SqlUuid>, _>(&emails)
             .execute(conn)
             .await?;
+        // List hygiene's audit keeps what it did, not to whom.
+        diesel::sql_query(format!(
+            "UPDATE hygiene_audit SET email = '{ERASED}', contact_id = NULL \
+             WHERE project_id = $1 AND (contact_id = $2 OR email = $3)"
+        ))
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<SqlUuid, _>(subject.id)
+        .bind::<Text, _>(&subject.email)
+        .execute(conn)
+        .await?;
         let by_contact = |table: &str| {
             diesel::sql_query(format!(
                 "DELETE FROM {table} WHERE project_id = $1 AND contact_id = $2"

@@ -339,6 +339,31 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    hygiene_configs (project_id) {
+        project_id -> Uuid,
+        inactive_days -> Integer,
+        remove_bounced -> Bool,
+        remove_complained -> Bool,
+        suppress_role_addresses -> Bool,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    hygiene_audit (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        run_id -> Uuid,
+        site_id -> Uuid,
+        contact_id -> Nullable<Uuid>,
+        email -> Text,
+        action -> Text,
+        reason -> Text,
+        created_at -> Timestamptz,
+    }
+}
+
 diesel::joinable!(projects -> accounts (account_id));
 diesel::joinable!(api_keys -> projects (project_id));
 diesel::joinable!(sites -> projects (project_id));
@@ -373,4 +398,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     gdpr_deletion_log,
     team_members,
     notifications,
+    hygiene_configs,
+    hygiene_audit,
 );

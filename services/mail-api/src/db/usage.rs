@@ -23,3 +23,19 @@ pub async fn add_contact(
     .await?;
     Ok(changed == 1)
 }
+
+/// Counts `n` contacts fewer (deleted ones).
+pub async fn remove_contacts(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    n: i64,
+) -> diesel::QueryResult<()> {
+    diesel::sql_query(
+        "UPDATE project_usage SET contacts = greatest(contacts - $2, 0) WHERE project_id = $1",
+    )
+    .bind::<SqlUuid, _>(project_id)
+    .bind::<BigInt, _>(n)
+    .execute(conn)
+    .await?;
+    Ok(())
+}

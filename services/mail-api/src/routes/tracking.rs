@@ -16,7 +16,8 @@ use http_kit::openapi::MailError;
 use uuid::Uuid;
 
 use crate::AppState;
-use crate::db::{emails, suppressions};
+use crate::db::emails;
+use crate::flows;
 
 /// The smallest transparent GIF.
 const PIXEL: &[u8] = &[
@@ -184,15 +185,13 @@ pub async fn unsubscribe(
         return Err(not_found());
     };
     conn.transaction::<_, ApiError, _>(async |conn| {
-        let (_, added) = suppressions::add(
+        let (added, _) = flows::unsubscribe_everywhere(
             conn,
             email.project_id,
             &email.to_email,
-            "unsubscribed",
-            Some("one-click unsubscribe"),
+            "one-click unsubscribe",
         )
         .await?;
-        emails::unsubscribe_contact(conn, email.project_id, &email.to_email).await?;
         if added {
             emails::add_event(
                 conn,

@@ -118,7 +118,7 @@ async fn every_documented_api_route_exists_and_is_gated() {
             }
         }
     }
-    assert_eq!(gated_ops, 54);
+    assert_eq!(gated_ops, 69);
     assert_eq!(public_ops, 4);
     assert_eq!(signed_ops, 6);
     h.stop().await;
@@ -142,6 +142,21 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<mail_api::routes::conversions::__path_convert>(),
         Handler::of::<mail_api::routes::contacts::__path_list>(),
         Handler::of::<mail_api::routes::contacts::__path_create>(),
+        Handler::of::<mail_api::routes::contacts::__path_get>(),
+        Handler::of::<mail_api::routes::contacts::__path_update>(),
+        Handler::of::<mail_api::routes::contacts::__path_set_tags>(),
+        Handler::of::<mail_api::routes::contacts::__path_unsubscribe>(),
+        Handler::of::<mail_api::routes::contacts::__path_import>(),
+        Handler::of::<mail_api::routes::contacts::__path_export>(),
+        Handler::of::<mail_api::routes::contacts::__path_timeline>(),
+        Handler::of::<mail_api::routes::contacts::__path_schema>(),
+        Handler::of::<mail_api::routes::contact_quality::__path_duplicates>(),
+        Handler::of::<mail_api::routes::contact_quality::__path_merge>(),
+        Handler::of::<mail_api::routes::contact_quality::__path_inactive>(),
+        Handler::of::<mail_api::routes::hygiene::__path_get_config>(),
+        Handler::of::<mail_api::routes::hygiene::__path_put_config>(),
+        Handler::of::<mail_api::routes::hygiene::__path_run>(),
+        Handler::of::<mail_api::routes::hygiene::__path_audit>(),
         Handler::of::<mail_api::routes::campaigns::__path_list>(),
         Handler::of::<mail_api::routes::campaigns::__path_create>(),
         Handler::of::<mail_api::routes::templates::__path_list>(),

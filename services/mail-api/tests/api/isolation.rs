@@ -298,9 +298,10 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
             (victim.email.clone(), None)
         }
         ("/api/v1/api-keys/{id}", "id") => (victim.api_key.clone(), None),
-        ("/api/v1/sites/{id}" | "/api/v1/sites/{id}/brand-voice" | "/api/v1/sites/{id}/insights", "id") => {
-            (victim.site.clone(), None)
-        }
+        (
+            "/api/v1/sites/{id}" | "/api/v1/sites/{id}/brand-voice" | "/api/v1/sites/{id}/insights",
+            "id",
+        ) => (victim.site.clone(), None),
         ("/api/v1/templates/{id}", "id") => (victim.template.clone(), None),
         ("/api/v1/contacts/{id}/personal-data", "id") => (victim.contact_id.clone(), None),
         (

@@ -72,6 +72,18 @@ impl Tracker {
         }
     }
 
+    /// The same links under a fresh random key: they look as sent but never verify, so a
+    /// preview cannot mint working click redirects (or open and unsubscribe links).
+    pub fn inert(&self) -> Self {
+        let rng = ring::rand::SystemRandom::new();
+        let key = hmac::Key::generate(hmac::HMAC_SHA256, &rng)
+            .expect("the system's random generator works");
+        Self {
+            base_url: self.base_url.clone(),
+            key,
+        }
+    }
+
     pub fn token(&self, link: &Link) -> String {
         let mut payload = vec![VERSION, link.kind()];
         payload.extend_from_slice(link.email_id().as_bytes());

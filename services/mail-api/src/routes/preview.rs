@@ -168,6 +168,7 @@ pub struct PreviewHeader {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct EmailPreview {
     /// The id the tracking links name: a fresh one, which no email has (nothing is stored).
+    /// The links are signed with a throwaway key: they show what is sent and never work.
     pub preview_id: Uuid,
     pub site_id: Uuid,
     pub template_id: Option<Uuid>,
@@ -281,8 +282,10 @@ pub async fn preview_email(
         tracking: req.tracking,
         campaign: kind == MailKind::Marketing,
     };
+    // Links of the real shape that never verify: a preview must not hand out working
+    // redirects through the tracking domain without an email being sent.
     let email = compose(
-        &state.tracker,
+        &state.tracker.inert(),
         &state.shared_domain,
         &site.slug,
         &site.from_name,

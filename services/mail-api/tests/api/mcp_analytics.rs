@@ -584,6 +584,24 @@ async fn preview_email_renders_as_the_worker_would_and_sends_nothing() {
     let html = tracked["html"].as_str().unwrap();
     assert!(html.contains("/t/o/") && html.contains("/t/c/"), "{html}");
     assert!(!html.contains("href=\"https://example.com/go\""), "{html}");
+    // The preview's links are inert: following one is no redirect (no open redirect minted
+    // without an email being sent).
+    let click = html.split("/t/c/").nth(1).unwrap();
+    let token = &click[..click.find('"').unwrap()];
+    let not_following = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let followed = not_following
+        .get(h.server.url(&format!("/t/c/{token}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        followed.status(),
+        404,
+        "a preview's click link must not redirect"
+    );
     let names: Vec<&str> = tracked["headers"]
         .as_array()
         .unwrap()

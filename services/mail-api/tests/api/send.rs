@@ -1582,3 +1582,56 @@ async fn an_email_detail_with_an_event_without_data_matches_the_document() {
     );
     s.finish().await;
 }
+
+/// `send_transactional` and `send_test_email` through the REST mirror take the send path of
+/// `POST /send`: the email is sent, logged and readable through `GET /emails/{id}`.
+#[tokio::test]
+async fn the_send_tools_send_through_the_routes_path() {
+    let s = Send::new().await;
+    let (t, site) = s.tenant_with_site("tools").await;
+    let sent =
+        s.h.tool_ok(
+            &t.write,
+            "send_transactional",
+            json!({"to": "Ada@Example.com", "site_id": site, "subject": "Hi",
+                    "html": "<p>Hi <a href=\"https://example.com/a\">a</a></p>"}),
+        )
+        .await;
+    assert_eq!(sent["status"], "sent", "{sent}");
+    let id = sent["id"].as_str().unwrap();
+    let email =
+        s.h.api(&t.read)
+            .get(&format!("/api/v1/emails/{id}"))
+            .expect(200)
+            .await;
+    assert_eq!(email["to"], "ada@example.com");
+    assert_eq!(email["status"], "sent");
+
+    let test =
+        s.h.tool_ok(
+            &t.write,
+            "send_test_email",
+            json!({"to_email": "bob@example.com", "site_id": site, "subject": "Draft",
+                    "html": "<p>Draft <a href=\"https://example.com/b\">b</a></p>"}),
+        )
+        .await;
+    let id = test["id"].as_str().unwrap();
+    let email =
+        s.h.api(&t.read)
+            .get(&format!("/api/v1/emails/{id}"))
+            .expect(200)
+            .await;
+    assert_eq!(email["subject"], "[Test] Draft");
+    assert_eq!(email["to"], "bob@example.com");
+
+    let mail = s.sink.received();
+    assert_eq!(mail.len(), 2, "one message per tool call");
+    assert_eq!(mail[1].to, ["bob@example.com"]);
+    let unfolded = mail[1].data.replace("=\r\n", "").replace("=3D", "=");
+    assert!(unfolded.contains("Subject: [Test] Draft"), "{unfolded}");
+    assert!(
+        !unfolded.contains("/t/o/"),
+        "a test email is not tracked: {unfolded}"
+    );
+    s.finish().await;
+}

@@ -33,12 +33,15 @@ const FINISH: Finish = Finish {
             `/metrics` need no credential."
     ),
     paths(
+        routes::ai_costs::summary,
+        routes::ai_costs::product_summary,
         routes::confidence::list,
         routes::consolidate::consolidate,
         routes::consolidate::get_run,
         routes::decisions::create,
         routes::decisions::delete,
         routes::decisions::search,
+        routes::events::ingest,
         routes::feed::list,
         routes::free_form::list,
         routes::free_form::create,
@@ -68,6 +71,8 @@ const FINISH: Finish = Finish {
         (name = "decisions", description = "The decision index"),
         (name = "mif", description = "Memory Interchange Format (MIF 0.1) export and import"),
         (name = "products", description = "Named products of the caller"),
+        (name = "ingest", description = "Business events (and AI cost telemetry as `ai_cost` events)"),
+        (name = "costs", description = "AI cost telemetry, summed in exact decimal"),
         (name = "contract", description = "This document"),
         (name = "operations", description = "Health and metrics"),
     )

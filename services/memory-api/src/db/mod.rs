@@ -5,6 +5,7 @@ pub mod consolidation;
 pub mod credentials;
 pub mod decisions;
 pub mod embeddings;
+pub mod events;
 pub mod feed;
 pub mod free_form;
 pub mod kernels;

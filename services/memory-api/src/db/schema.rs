@@ -170,3 +170,33 @@ diesel::table! {
 
 diesel::joinable!(consolidation_candidates -> consolidation_runs (run_id));
 diesel::allow_tables_to_appear_in_same_query!(consolidation_runs, consolidation_candidates);
+
+diesel::table! {
+    events (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        environment -> Text,
+        event_type -> Text,
+        severity -> Text,
+        external_id -> Nullable<Text>,
+        idempotency_key -> Nullable<Text>,
+        occurred_at -> Timestamptz,
+        worker_type -> Nullable<Text>,
+        payload -> Jsonb,
+        received_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    ai_cost_events (event_id) {
+        event_id -> Uuid,
+        user_id -> Uuid,
+        environment -> Text,
+        product -> Text,
+        model -> Text,
+        input_tokens -> BigInt,
+        output_tokens -> BigInt,
+        cost_usd -> Numeric,
+        occurred_at -> Timestamptz,
+    }
+}

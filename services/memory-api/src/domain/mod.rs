@@ -1,5 +1,6 @@
 //! Rules of the memory service, without HTTP or SQL.
 
+pub mod ai_cost;
 pub mod canonical;
 pub mod confidence;
 pub mod consolidation;

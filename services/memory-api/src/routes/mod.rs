@@ -1,8 +1,10 @@
 //! The `/api/v1` routes of memory-api, one module per resource.
 
+pub mod ai_costs;
 pub mod confidence;
 pub mod consolidate;
 pub mod decisions;
+pub mod events;
 pub mod feed;
 pub mod free_form;
 pub mod identity;
@@ -17,6 +19,10 @@ use actix_web::web;
 
 /// Registers every gated route (mounted under `/api/v1`).
 pub fn configure(cfg: &mut web::ServiceConfig) {
+    // First: actix takes the first resource whose path matches, so the static
+    // `/ingest/events` must be registered before any `/ingest/{…}` pattern.
+    events::configure(cfg);
+    ai_costs::configure(cfg);
     confidence::configure(cfg);
     consolidate::configure(cfg);
     decisions::configure(cfg);

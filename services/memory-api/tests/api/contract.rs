@@ -88,12 +88,15 @@ async fn every_documented_api_route_exists_and_is_gated() {
 fn every_component_name_is_published_by_one_rust_type() {
     use http_kit::openapi::component_names::{Handler, check};
     let handlers = [
+        Handler::of::<memory_api::routes::ai_costs::__path_summary>(),
+        Handler::of::<memory_api::routes::ai_costs::__path_product_summary>(),
         Handler::of::<memory_api::routes::confidence::__path_list>(),
         Handler::of::<memory_api::routes::consolidate::__path_consolidate>(),
         Handler::of::<memory_api::routes::consolidate::__path_get_run>(),
         Handler::of::<memory_api::routes::decisions::__path_create>(),
         Handler::of::<memory_api::routes::decisions::__path_delete>(),
         Handler::of::<memory_api::routes::decisions::__path_search>(),
+        Handler::of::<memory_api::routes::events::__path_ingest>(),
         Handler::of::<memory_api::routes::feed::__path_list>(),
         Handler::of::<memory_api::routes::free_form::__path_list>(),
         Handler::of::<memory_api::routes::free_form::__path_create>(),

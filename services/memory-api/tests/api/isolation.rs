@@ -57,6 +57,7 @@ async fn run(h: Harness) {
         product: format!("shared-{}", Uuid::new_v4().simple()),
         decisions: [Uuid::now_v7(), Uuid::now_v7()],
         entry: Uuid::now_v7(),
+        event_key: format!("shared-event-{}", Uuid::new_v4().simple()),
     };
     let user_a = h.user(Tier::Pro).await;
     let user_b = h.user(Tier::Pro).await;
@@ -103,6 +104,8 @@ struct Planted {
     product: String,
     decisions: [Uuid; 2],
     entry: Uuid,
+    /// An event `idempotency_key` and `external_id` every owner uses.
+    event_key: String,
 }
 
 /// One owner (a user in one environment) and what it seeded.
@@ -202,6 +205,19 @@ async fn seed(h: &Harness, label: &'static str, user: Uuid, key: String, p: &Pla
             "id",
         );
     }
+    // AI cost events, for its own product and the planted one (a model named with the
+    // marker), and an event under the planted keys: new for every owner, never deduplicated
+    // against another owner's.
+    for name in [&p.product, &product] {
+        let body = json!({"event_type": "ai_cost", "payload": {"product": name, "model": format!("model-{marker}"),
+                          "cost_usd": "0.1", "input_tokens": 7, "output_tokens": 3, "note": marker}});
+        call(Method::POST, "/api/v1/ingest/events", body).await;
+    }
+    let body = json!({"event_type": format!("planted {marker}"), "idempotency_key": p.event_key,
+                      "external_id": p.event_key, "payload": {"marker": marker}});
+    let event = call(Method::POST, "/api/v1/ingest/events", body).await;
+    assert_eq!(event["deduplicated"], false, "{label}: {event}");
+
     let consolidated = call(Method::POST, "/api/v1/memory/consolidate", json!({})).await;
     let run = id_of(&consolidated, "runId");
 
@@ -299,6 +315,7 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
         ("id", "decisions") => (victim.decision.clone(), Some(p.decisions[1].to_string())),
         ("id", "free-form") => (victim.entry.clone(), Some(p.entry.to_string())),
         ("id", "imports") => (victim.staged_import.clone(), None),
+        ("product", "costs") => (victim.product.clone(), Some(p.product.clone())),
         _ => panic!("{path}: no value for path parameter `{name}`; map it in the isolation suite"),
     }
 }
@@ -496,6 +513,7 @@ async fn still_intact(h: &Harness, owner: &Owner, p: &Planted) -> Vec<String> {
     for path in [
         format!("/api/v1/products/{}", owner.product),
         format!("/api/v1/memory/consolidate/{}", owner.run),
+        format!("/api/v1/ai/costs/{}", owner.product),
     ] {
         let (status, body) = send(h, &owner.key, Method::GET, &path, None).await;
         if status != 200 {

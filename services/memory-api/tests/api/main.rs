@@ -8,6 +8,7 @@ mod contract;
 mod decisions;
 mod embedding_pass;
 mod errors;
+mod events;
 mod free_form;
 mod identity;
 mod isolation;

@@ -1,0 +1,2 @@
+DROP TABLE ai_cost_events;
+DROP TABLE events;

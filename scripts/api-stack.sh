@@ -149,6 +149,8 @@ stack_seed() {
         stack_json id)"
     SEED_FREE_FORM="$(stack_call POST "$m/memory/free-form" "$k" \
         '{"content":"The user prefers short answers","tags":["style"]}' | stack_json id)"
+    stack_call POST "$m/ingest/events" "$k" \
+        '{"event_type":"ai_cost","payload":{"product":"seeded-product","model":"seed-model","cost_usd":0.1,"input_tokens":10,"output_tokens":2}}' >/dev/null
 
     local a=$MAIL_URL/api/v1
     k=$MAIL_KEY

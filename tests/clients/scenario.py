@@ -78,6 +78,27 @@ def memory(s: Service) -> None:
         raise Failure(f"memory-api importMif: a staged import has no id: {staged}")
     s.call("applyMifImport", 200, id=staged["id"])
 
+    event = {"event_type": "signup", "idempotency_key": "scenario-signup-1", "payload": {"plan": "pro"}}
+    first = s.call("ingestEvent", 201, body=event)
+    repeat = s.call("ingestEvent", 200, body=event)
+    if repeat["event_id"] != first["event_id"] or repeat["deduplicated"] is not True:
+        raise Failure(f"memory-api ingestEvent: a repeated key gave {repeat}, first {first}")
+    for cost in ("0.1", "0.2"):
+        s.call(
+            "ingestEvent",
+            201,
+            body={
+                "event_type": "ai_cost",
+                "payload": {"product": "atlas", "model": "small", "cost_usd": cost, "input_tokens": 10, "output_tokens": 2},
+            },
+        )
+    costs = s.call("getAiCosts", 200, days=7)
+    if costs["event_count"] != 2 or costs["total_tokens"]["input"] != 20:
+        raise Failure(f"memory-api getAiCosts: {costs}")
+    atlas = s.call("getProductAiCosts", 200, product="atlas", days=7)
+    if atlas["by_model"][0]["model"] != "small":
+        raise Failure(f"memory-api getProductAiCosts: {atlas}")
+
     s.call("deleteDecision", 200, id=decision["id"])
     s.call("deleteFreeForm", 200, id=entry["id"])
 

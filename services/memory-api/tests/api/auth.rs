@@ -260,6 +260,12 @@ async fn every_read_route_needs_the_read_scope() {
             "/api/v1/memory/free-form",
             json!({"content": "launch notes"}),
         ),
+        (
+            Method::POST,
+            "/api/v1/ingest/events",
+            json!({"event_type": "ai_cost",
+                   "payload": {"product": "alpha", "model": "m", "cost_usd": 0.5}}),
+        ),
     ] {
         let res = send(method, path, &full, body).await.unwrap();
         assert!(res.status().is_success(), "{path}: {}", res.status());
@@ -277,7 +283,7 @@ async fn every_read_route_needs_the_read_scope() {
     .await;
     let run_id = run["runId"].as_str().expect("a run id").to_owned();
 
-    let reads = documented_reads(&[("name", "alpha"), ("runId", &run_id)]);
+    let reads = documented_reads(&[("name", "alpha"), ("product", "alpha"), ("runId", &run_id)]);
     assert!(reads.len() >= 11, "{reads:?}");
     for path in &reads {
         let res = h.api(&writer).get(path).await;

@@ -3,6 +3,7 @@
 pub mod canonical;
 pub mod confidence;
 pub mod consolidation;
+pub mod datasets;
 pub mod kernel;
 pub mod merge_patch;
 pub mod mif;

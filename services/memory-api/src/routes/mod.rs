@@ -2,6 +2,7 @@
 
 pub mod confidence;
 pub mod consolidate;
+pub mod datasets;
 pub mod decisions;
 pub mod feed;
 pub mod free_form;
@@ -12,11 +13,17 @@ pub mod mif_schema;
 pub mod product_state;
 pub mod products;
 pub mod search;
+pub mod uploads;
 
 use actix_web::web;
 
 /// Registers every gated route (mounted under `/api/v1`).
 pub fn configure(cfg: &mut web::ServiceConfig) {
+    // First: their static `/ingest/datasets…` and `/ingest/upload…` paths must be matched
+    // before any parameterised `/ingest/{project_id}` (actix takes the first resource whose
+    // path matches, whatever its methods).
+    datasets::configure(cfg);
+    uploads::configure(cfg);
     confidence::configure(cfg);
     consolidate::configure(cfg);
     decisions::configure(cfg);

@@ -67,7 +67,11 @@ pub async fn purge_once(pool: &Pool) -> Result<usize, String> {
         .await
         .map_err(|e| e.to_string())?;
     if uploads + keys > 0 {
-        tracing::info!(uploads, keys, "expired dataset uploads and idempotency keys purged");
+        tracing::info!(
+            uploads,
+            keys,
+            "expired dataset uploads and idempotency keys purged"
+        );
     }
     mif::purge_expired_staged(&mut conn)
         .await

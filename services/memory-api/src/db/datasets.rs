@@ -11,7 +11,9 @@ use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use super::owner::Owner;
-use super::schema::{dataset_ingest_keys as k, dataset_rows as r, dataset_uploads as u, datasets as d};
+use super::schema::{
+    dataset_ingest_keys as k, dataset_rows as r, dataset_uploads as u, datasets as d,
+};
 
 #[derive(Debug, Clone, Queryable, Selectable)]
 #[diesel(table_name = d)]

@@ -391,8 +391,11 @@ impl Format {
         match essence.to_ascii_lowercase().as_str() {
             "text/csv" | "application/csv" => Some(Self::Csv),
             "application/json" | "text/json" => Some(Self::Json),
-            "application/x-ndjson" | "application/ndjson" | "application/jsonl"
-            | "application/x-jsonlines" | "application/jsonlines" => Some(Self::Ndjson),
+            "application/x-ndjson"
+            | "application/ndjson"
+            | "application/jsonl"
+            | "application/x-jsonlines"
+            | "application/jsonlines" => Some(Self::Ndjson),
             _ => None,
         }
     }
@@ -561,11 +564,9 @@ impl<S: RowSink> Counted<'_, S> {
             .into());
         }
         if row.len() > COLUMNS_MAX {
-            return Err(FileError::at_row(
-                number,
-                format!("has more than {COLUMNS_MAX} columns"),
-            )
-            .into());
+            return Err(
+                FileError::at_row(number, format!("has more than {COLUMNS_MAX} columns")).into(),
+            );
         }
         for (name, value) in &row {
             if let Some(problem) = column_name_problem(name) {
@@ -597,10 +598,9 @@ fn read_csv<R: Read, S: RowSink>(reader: R, out: &mut Counted<'_, S>) -> Result<
         .from_reader(reader);
     let header = csv.headers().map_err(|e| csv_error(&e, true))?.clone();
     if header.len() > COLUMNS_MAX {
-        return Err(FileError::new(format!(
-            "the header has more than {COLUMNS_MAX} columns"
-        ))
-        .into());
+        return Err(
+            FileError::new(format!("the header has more than {COLUMNS_MAX} columns")).into(),
+        );
     }
     let names: Vec<String> = header.iter().map(str::to_owned).collect();
     let mut seen = HashMap::with_capacity(names.len());
@@ -676,7 +676,10 @@ fn object_row(value: Value, number: usize) -> Result<Map<String, Value>, Halt> {
     }
 }
 
-fn read_ndjson<R: BufRead, S: RowSink>(mut reader: R, out: &mut Counted<'_, S>) -> Result<(), Halt> {
+fn read_ndjson<R: BufRead, S: RowSink>(
+    mut reader: R,
+    out: &mut Counted<'_, S>,
+) -> Result<(), Halt> {
     let mut line = Vec::new();
     loop {
         line.clear();
@@ -807,9 +810,7 @@ impl RowSink for Inference {
                 (Format::Csv, Value::String(cell)) => ColumnType::of_text(cell),
                 (_, value) => ColumnType::of(value),
             };
-            self.schema
-                .widen(name, t)
-                .map_err(|_| too_many_columns())?;
+            self.schema.widen(name, t).map_err(|_| too_many_columns())?;
         }
         self.rows = number;
         if self.sample.len() < SAMPLE_ROWS {
@@ -829,7 +830,11 @@ pub struct CoercionError {
 
 impl std::fmt::Display for CoercionError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "row {}, column {:?}: {}", self.row, self.column, self.problem)
+        write!(
+            f,
+            "row {}, column {:?}: {}",
+            self.row, self.column, self.problem
+        )
     }
 }
 
@@ -1030,8 +1035,20 @@ mod tests {
     #[test]
     fn a_cell_infers_a_type_its_text_coerces_to() {
         for cell in [
-            "", " ", "true", "FALSE", "12", "-3", " 7 ", "1.5", "1e3", "abc", "inf", "NaN",
-            "18446744073709551615", "0x10",
+            "",
+            " ",
+            "true",
+            "FALSE",
+            "12",
+            "-3",
+            " 7 ",
+            "1.5",
+            "1e3",
+            "abc",
+            "inf",
+            "NaN",
+            "18446744073709551615",
+            "0x10",
         ] {
             let t = ColumnType::of_text(cell);
             let value = if cell.is_empty() {
@@ -1041,7 +1058,10 @@ mod tests {
             };
             for wider in [t, t.join(ColumnType::Number), ColumnType::String] {
                 if t.join(wider) == wider {
-                    assert!(coerce(value.clone(), wider).is_ok(), "{cell:?} as {wider:?}");
+                    assert!(
+                        coerce(value.clone(), wider).is_ok(),
+                        "{cell:?} as {wider:?}"
+                    );
                 }
             }
         }
@@ -1109,7 +1129,10 @@ mod tests {
     fn reading_the_three_formats() {
         let csv = read(Format::Csv, "\u{feff}id,name\n1,a\n2,\n").unwrap();
         assert_eq!(csv.1, ["id", "name"]);
-        assert_eq!(csv.0[1], *json!({"id": "2", "name": null}).as_object().unwrap());
+        assert_eq!(
+            csv.0[1],
+            *json!({"id": "2", "name": null}).as_object().unwrap()
+        );
         let json = read(Format::Json, " [{\"a\": 1}, {\"b\": [true]}] \n").unwrap();
         assert_eq!(json.0.len(), 2);
         let nd = read(Format::Ndjson, "{\"a\": 1}\n\n{\"a\": 2}\r\n").unwrap();
@@ -1130,8 +1153,13 @@ mod tests {
         assert!(e.problem.starts_with("is not valid JSON"), "{e}");
         let e = read(Format::Ndjson, "{\"a\": 1}\n{oops\n").err().unwrap();
         assert_eq!(e.row, Some(2), "{e}");
-        let e = read(Format::Ndjson, "{\"a\": \"x\\u0000\"}\n").err().unwrap();
-        assert_eq!(e.to_string(), "row 1, column \"a\": holds a NUL character (U+0000)");
+        let e = read(Format::Ndjson, "{\"a\": \"x\\u0000\"}\n")
+            .err()
+            .unwrap();
+        assert_eq!(
+            e.to_string(),
+            "row 1, column \"a\": holds a NUL character (U+0000)"
+        );
         let e = read(Format::Csv, "a,a\n1,2\n").err().unwrap();
         assert!(e.problem.contains("twice"), "{e}");
         let e = read(Format::Csv, "a\n\u{0}\n").err().unwrap();

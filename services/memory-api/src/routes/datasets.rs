@@ -251,7 +251,10 @@ impl Validate for IngestRows {
 fn path_name(name: &str) -> Result<(), ApiError> {
     let len = name.chars().count();
     if len == 0 || len > NAME_MAX {
-        return Err(ApiError::invalid_field("name", "must be 1 to 120 characters"));
+        return Err(ApiError::invalid_field(
+            "name",
+            "must be 1 to 120 characters",
+        ));
     }
     if name.trim().is_empty() {
         return Err(ApiError::invalid_field("name", "must not be blank"));
@@ -336,8 +339,14 @@ pub async fn ingest_rows(
                     .map_err(|_| WriteError::TooManyColumns)?;
             }
             let written = db::write_rows(conn, dataset.id, rows).await?;
-            db::update_after_write(conn, dataset.id, &schema.to_json(), written.inserted, worker)
-                .await?;
+            db::update_after_write(
+                conn,
+                dataset.id,
+                &schema.to_json(),
+                written.inserted,
+                worker,
+            )
+            .await?;
             if let Some(key) = key {
                 db::record_ingest_key(conn, dataset.id, key, written).await?;
             }

@@ -38,10 +38,7 @@ use crate::routes::datasets::{ColumnSchema, DatasetIngestResult};
 /// these static paths are matched first.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/ingest/upload").route(web::post().to(upload)))
-        .service(
-            web::resource("/ingest/upload/confirm")
-                .route(web::post().to(confirm)),
-        );
+        .service(web::resource("/ingest/upload/confirm").route(web::post().to(confirm)));
 }
 
 /// What a multipart form may add around the file (its boundaries, part headers and the
@@ -66,7 +63,12 @@ pub struct UploadForm {
     pub file: Vec<u8>,
     /// The dataset the rows are meant for, 1..=120 characters, not blank (confirm may name
     /// another). Default: the file name without its extension, else `upload`.
-    #[schema(nullable = false, min_length = 1, max_length = 120, pattern = r"[^\s\x85\uFEFF]")]
+    #[schema(
+        nullable = false,
+        min_length = 1,
+        max_length = 120,
+        pattern = r"[^\s\x85\uFEFF]"
+    )]
     pub dataset_name: Option<String>,
 }
 
@@ -123,9 +125,12 @@ pub async fn upload(
         return Err(too_large());
     }
     let form = read_form(Multipart::new(req.headers(), payload)).await?;
-    let received = form
-        .file
-        .ok_or_else(|| ApiError::invalid_field("file", "is required: send the file in the multipart field `file`"))?;
+    let received = form.file.ok_or_else(|| {
+        ApiError::invalid_field(
+            "file",
+            "is required: send the file in the multipart field `file`",
+        )
+    })?;
     let Received {
         format,
         content,
@@ -204,7 +209,10 @@ fn name_of_file(file_name: &str) -> Option<String> {
 fn check_name(field: &str, name: &str) -> Result<(), ApiError> {
     let len = name.chars().count();
     if len == 0 || len > NAME_MAX {
-        return Err(ApiError::invalid_field(field, "must be 1 to 120 characters"));
+        return Err(ApiError::invalid_field(
+            field,
+            "must be 1 to 120 characters",
+        ));
     }
     if name.trim().is_empty() {
         return Err(ApiError::invalid_field(field, "must not be blank"));
@@ -234,13 +242,17 @@ struct Form {
 fn form_error(err: &actix_multipart::MultipartError) -> ApiError {
     use actix_multipart::MultipartError as E;
     match err {
-        E::ContentTypeMissing | E::ContentTypeParse | E::ContentTypeIncompatible
+        E::ContentTypeMissing
+        | E::ContentTypeParse
+        | E::ContentTypeIncompatible
         | E::BoundaryMissing => ApiError::invalid_field(
             "body",
             "is required, as multipart/form-data with the file in the field `file`",
         ),
         E::Payload(actix_web::error::PayloadError::Overflow) => too_large(),
-        other => ApiError::invalid_field("body", &format!("is not a valid multipart form: {other}")),
+        other => {
+            ApiError::invalid_field("body", &format!("is not a valid multipart form: {other}"))
+        }
     }
 }
 
@@ -556,9 +568,9 @@ pub async fn confirm(
                     inserted: upload.inserted.unwrap_or(0),
                     updated: upload.updated.unwrap_or(0),
                 };
-                let dataset_id = upload
-                    .dataset_id
-                    .ok_or_else(|| ConfirmError::Internal("a confirmed upload lacks its dataset".into()))?;
+                let dataset_id = upload.dataset_id.ok_or_else(|| {
+                    ConfirmError::Internal("a confirmed upload lacks its dataset".into())
+                })?;
                 return Ok(DatasetIngestResult::new(dataset_id, written, true));
             }
             let mut schema = Schema::from_json(&upload.column_types);
@@ -610,16 +622,22 @@ pub async fn confirm(
             columns
                 .widen_all(&values)
                 .map_err(|_| ConfirmError::TooManyColumns)?;
-            db::update_after_write(conn, dataset.id, &columns.to_json(), written.inserted, worker)
-                .await?;
+            db::update_after_write(
+                conn,
+                dataset.id,
+                &columns.to_json(),
+                written.inserted,
+                worker,
+            )
+            .await?;
             db::mark_confirmed(conn, upload.id, dataset.id, written).await?;
             Ok(DatasetIngestResult::new(dataset.id, written, false))
         })
         .await
         .map_err(|e| match e {
-            ConfirmError::NotFound => ApiError::not_found(
-                "no such upload (an upload expires 24 hours after its preview)",
-            ),
+            ConfirmError::NotFound => {
+                ApiError::not_found("no such upload (an upload expires 24 hours after its preview)")
+            }
             ConfirmError::UnknownColumn(name) => ApiError::invalid_field(
                 &format!("schema_overrides.{name}"),
                 "is not a column of the upload",

@@ -260,6 +260,11 @@ async fn every_read_route_needs_the_read_scope() {
             "/api/v1/memory/free-form",
             json!({"content": "launch notes"}),
         ),
+        (
+            Method::POST,
+            "/api/v1/ingest/datasets/alpha/rows",
+            json!({"rows": [{"launch": 1}]}),
+        ),
     ] {
         let res = send(method, path, &full, body).await.unwrap();
         assert!(res.status().is_success(), "{path}: {}", res.status());

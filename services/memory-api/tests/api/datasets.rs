@@ -33,7 +33,13 @@ pub async fn all_rows(h: &Harness, key: &str, name: &str) -> Vec<Value> {
             ))
             .expect(200)
             .await;
-        rows.extend(page["data"].as_array().unwrap().iter().map(|r| r["row"].clone()));
+        rows.extend(
+            page["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["row"].clone()),
+        );
         match page["next_cursor"].as_str() {
             Some(next) => cursor = next.to_owned(),
             None => return rows,
@@ -50,7 +56,13 @@ async fn appended_rows_are_read_back_in_pages_with_the_dataset_and_its_schema() 
         {"amount": 4.5, "tags": ["x"]},
         {"id": 7, "amount": null, "meta": {"k": true}},
     ]);
-    let res = write(&h, &key, "orders", json!({"rows": rows, "owning_worker_type": "billing"})).await;
+    let res = write(
+        &h,
+        &key,
+        "orders",
+        json!({"rows": rows, "owning_worker_type": "billing"}),
+    )
+    .await;
     assert_eq!(res.status(), 201);
     let written = json(res).await;
     assert_eq!(written["success"], true);
@@ -68,15 +80,25 @@ async fn appended_rows_are_read_back_in_pages_with_the_dataset_and_its_schema() 
         .await;
     assert_eq!(page["dataset_id"], dataset_id.as_str());
     assert_eq!(page["name"], "orders");
-    let first: Vec<Value> = page["data"].as_array().unwrap().iter().map(|r| r["row"].clone()).collect();
+    let first: Vec<Value> = page["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["row"].clone())
+        .collect();
     assert_eq!(first, [rows[0].clone(), rows[1].clone()]);
     for item in page["data"].as_array().unwrap() {
-        assert!(item["row_id"].is_string() && item["created_at"].is_string(), "{item}");
+        assert!(
+            item["row_id"].is_string() && item["created_at"].is_string(),
+            "{item}"
+        );
     }
     let cursor = page["next_cursor"].as_str().expect("a next page");
     let rest = h
         .api(&key)
-        .get(&format!("/api/v1/ingest/datasets/orders/rows?limit=2&cursor={cursor}"))
+        .get(&format!(
+            "/api/v1/ingest/datasets/orders/rows?limit=2&cursor={cursor}"
+        ))
         .expect(200)
         .await;
     assert_eq!(rest["data"].as_array().unwrap().len(), 1);
@@ -104,7 +126,13 @@ async fn appended_rows_are_read_back_in_pages_with_the_dataset_and_its_schema() 
     assert!(list["next_cursor"].is_null());
 
     // A second write appends, after the first rows.
-    let res = write(&h, &key, "orders", json!({"rows": [{"n": 1}], "mode": "append"})).await;
+    let res = write(
+        &h,
+        &key,
+        "orders",
+        json!({"rows": [{"n": 1}], "mode": "append"}),
+    )
+    .await;
     assert_eq!(json(res).await["inserted"], 1);
     let all = all_rows(&h, &key, "orders").await;
     assert_eq!(all.len(), 4);
@@ -112,7 +140,9 @@ async fn appended_rows_are_read_back_in_pages_with_the_dataset_and_its_schema() 
     assert_eq!(dataset(&h, &key, "orders").await["row_count"], 4);
 
     expect_error(
-        h.api(&key).get("/api/v1/ingest/datasets/missing/rows").await,
+        h.api(&key)
+            .get("/api/v1/ingest/datasets/missing/rows")
+            .await,
         404,
         "NOT_FOUND",
     )
@@ -131,7 +161,10 @@ async fn upsert_replaces_rows_by_id_and_append_refuses_a_known_id() {
     let h = Harness::new().await;
     let (_, key) = h.writer(Tier::Pro).await;
     let body = json!({"rows": [{"id": 1, "v": "one"}, {"id": "1", "v": "text one"}, {"id": 2, "v": "two"}]});
-    assert_eq!(json(write(&h, &key, "items", body).await).await["inserted"], 3);
+    assert_eq!(
+        json(write(&h, &key, "items", body).await).await["inserted"],
+        3
+    );
 
     let res = write(
         &h,
@@ -142,7 +175,10 @@ async fn upsert_replaces_rows_by_id_and_append_refuses_a_known_id() {
     .await;
     assert_eq!(res.status(), 201);
     let upserted = json(res).await;
-    assert_eq!((upserted["inserted"].clone(), upserted["updated"].clone()), (json!(1), json!(1)));
+    assert_eq!(
+        (upserted["inserted"].clone(), upserted["updated"].clone()),
+        (json!(1), json!(1))
+    );
     let rows = all_rows(&h, &key, "items").await;
     // Replaced whole, in its first place; `1` and `"1"` are different ids.
     assert_eq!(
@@ -157,28 +193,57 @@ async fn upsert_replaces_rows_by_id_and_append_refuses_a_known_id() {
     assert_eq!(dataset(&h, &key, "items").await["row_count"], 4);
 
     // Append with an id the dataset holds: 409 naming the row, nothing written.
-    let res = write(&h, &key, "items", json!({"rows": [{"id": 9}, {"id": 3, "v": "again"}]})).await;
+    let res = write(
+        &h,
+        &key,
+        "items",
+        json!({"rows": [{"id": 9}, {"id": 3, "v": "again"}]}),
+    )
+    .await;
     let message = expect_error(res, 409, "VALIDATION_ERROR").await;
     assert!(message.starts_with("rows[1].id"), "{message}");
     assert_eq!(all_rows(&h, &key, "items").await.len(), 4);
 
     // Upsert needs every row's id; ids are distinct within a request and of a known type.
     for (body, field) in [
-        (json!({"mode": "upsert", "rows": [{"id": 1}, {"v": 2}]}), "rows[1].id"),
-        (json!({"mode": "upsert", "rows": [{"id": 1}, {"id": null}]}), "rows[1].id"),
-        (json!({"rows": [{"id": 5}, {"id": 6}, {"id": 5}]}), "rows[2].id"),
+        (
+            json!({"mode": "upsert", "rows": [{"id": 1}, {"v": 2}]}),
+            "rows[1].id",
+        ),
+        (
+            json!({"mode": "upsert", "rows": [{"id": 1}, {"id": null}]}),
+            "rows[1].id",
+        ),
+        (
+            json!({"rows": [{"id": 5}, {"id": 6}, {"id": 5}]}),
+            "rows[2].id",
+        ),
         (json!({"rows": [{"id": true}]}), "rows[0].id"),
         (json!({"rows": [{"id": ""}]}), "rows[0].id"),
         (json!({"rows": [{"id": "x".repeat(256)}]}), "rows[0].id"),
         (json!({"rows": [{"": 1}]}), "rows[0]"),
         (json!({"rows": [{"k".repeat(201): 1}]}), "rows[0]"),
         (json!({"rows": [{"a": 1}], "mode": "merge"}), "mode"),
-        (json!({"rows": [{"a": 1}], "idempotency_key": ""}), "idempotency_key"),
-        (json!({"rows": [{"a": 1}], "idempotency_key": "k".repeat(256)}), "idempotency_key"),
-        (json!({"rows": [{"a": 1}], "owning_worker_type": "w".repeat(121)}), "owning_worker_type"),
+        (
+            json!({"rows": [{"a": 1}], "idempotency_key": ""}),
+            "idempotency_key",
+        ),
+        (
+            json!({"rows": [{"a": 1}], "idempotency_key": "k".repeat(256)}),
+            "idempotency_key",
+        ),
+        (
+            json!({"rows": [{"a": 1}], "owning_worker_type": "w".repeat(121)}),
+            "owning_worker_type",
+        ),
         (json!({"rows": [1]}), "rows[0]"),
     ] {
-        let message = expect_error(write(&h, &key, "items", body.clone()).await, 400, "VALIDATION_ERROR").await;
+        let message = expect_error(
+            write(&h, &key, "items", body.clone()).await,
+            400,
+            "VALIDATION_ERROR",
+        )
+        .await;
         assert!(message.starts_with(field), "{body}: {message}");
     }
     assert_eq!(all_rows(&h, &key, "items").await.len(), 4);
@@ -196,9 +261,18 @@ async fn a_write_takes_1_to_500_rows() {
         assert!(message.starts_with("rows"), "{message}");
     }
     let res = write(&h, &key, "bulk", json!({})).await;
-    assert!(expect_error(res, 400, "VALIDATION_ERROR").await.starts_with("rows"));
+    assert!(
+        expect_error(res, 400, "VALIDATION_ERROR")
+            .await
+            .starts_with("rows")
+    );
     // Nothing was created by the refusals.
-    expect_error(h.api(&key).get("/api/v1/ingest/datasets/bulk").await, 404, "NOT_FOUND").await;
+    expect_error(
+        h.api(&key).get("/api/v1/ingest/datasets/bulk").await,
+        404,
+        "NOT_FOUND",
+    )
+    .await;
 
     let res = write(&h, &key, "bulk", json!({"rows": rows(500)})).await;
     assert_eq!(res.status(), 201);
@@ -227,18 +301,45 @@ async fn a_repeated_idempotency_key_writes_nothing_and_answers_the_first_result(
     assert_eq!(again["dataset_id"], first["dataset_id"]);
     assert_eq!(again["inserted"], 2);
     // Whatever rows a repeat carries.
-    let other = write(&h, &key, "events", json!({"rows": [{"b": 1}], "idempotency_key": "batch-1"})).await;
+    let other = write(
+        &h,
+        &key,
+        "events",
+        json!({"rows": [{"b": 1}], "idempotency_key": "batch-1"}),
+    )
+    .await;
     assert_eq!(json(other).await["deduplicated"], true);
     assert_eq!(all_rows(&h, &key, "events").await.len(), 2);
-    assert_eq!(dataset(&h, &key, "events").await["schema"], json!({"a": {"type": "number", "format": "integer"}}));
+    assert_eq!(
+        dataset(&h, &key, "events").await["schema"],
+        json!({"a": {"type": "number", "format": "integer"}})
+    );
 
     // Another key, or the same key on another dataset or of another owner, writes.
-    let res = write(&h, &key, "events", json!({"rows": [{"a": 3}], "idempotency_key": "batch-2"})).await;
+    let res = write(
+        &h,
+        &key,
+        "events",
+        json!({"rows": [{"a": 3}], "idempotency_key": "batch-2"}),
+    )
+    .await;
     assert_eq!(res.status(), 201);
-    let res = write(&h, &key, "other", json!({"rows": [{"a": 3}], "idempotency_key": "batch-1"})).await;
+    let res = write(
+        &h,
+        &key,
+        "other",
+        json!({"rows": [{"a": 3}], "idempotency_key": "batch-1"}),
+    )
+    .await;
     assert_eq!(res.status(), 201);
     let (_, someone) = h.writer(Tier::Pro).await;
-    let res = write(&h, &someone, "events", json!({"rows": [{"a": 3}], "idempotency_key": "batch-1"})).await;
+    let res = write(
+        &h,
+        &someone,
+        "events",
+        json!({"rows": [{"a": 3}], "idempotency_key": "batch-1"}),
+    )
+    .await;
     assert_eq!(res.status(), 201);
     assert_eq!(all_rows(&h, &key, "events").await.len(), 3);
     h.stop().await;
@@ -274,7 +375,12 @@ async fn twenty_concurrent_repeats_of_a_key_write_once() {
 
     // Twenty different keys at once on a new dataset: every write lands, counted exactly.
     let answers = join_all((0..20).map(|i| {
-        write(&h, &key, "many", json!({"rows": [{"i": i}, {"s": format!("{i}")}], "idempotency_key": format!("k{i}")}))
+        write(
+            &h,
+            &key,
+            "many",
+            json!({"rows": [{"i": i}, {"s": format!("{i}")}], "idempotency_key": format!("k{i}")}),
+        )
     }))
     .await;
     assert!(answers.iter().all(|r| r.status() == 201));
@@ -292,8 +398,14 @@ async fn the_schema_widens_on_write_and_never_narrows() {
     let (_, key) = h.writer(Tier::Pro).await;
     let steps = [
         (json!({"a": null}), json!({"type": "null"})),
-        (json!({"a": 1}), json!({"type": "number", "format": "integer"})),
-        (json!({"a": 2}), json!({"type": "number", "format": "integer"})),
+        (
+            json!({"a": 1}),
+            json!({"type": "number", "format": "integer"}),
+        ),
+        (
+            json!({"a": 2}),
+            json!({"type": "number", "format": "integer"}),
+        ),
         (json!({"a": 1.5}), json!({"type": "number"})),
         (json!({"a": 3}), json!({"type": "number"})),
         (json!({"a": "x"}), json!({"type": "string"})),
@@ -301,18 +413,36 @@ async fn the_schema_widens_on_write_and_never_narrows() {
         (json!({"a": null}), json!({"type": "string"})),
     ];
     for (row, expected) in steps {
-        assert_eq!(write(&h, &key, "wide", json!({"rows": [row]})).await.status(), 201);
+        assert_eq!(
+            write(&h, &key, "wide", json!({"rows": [row]}))
+                .await
+                .status(),
+            201
+        );
         let schema = dataset(&h, &key, "wide").await["schema"].clone();
         assert_eq!(schema["a"], expected, "after {row}");
     }
     for (rows, column, expected) in [
-        (json!([{"b": true}, {"b": false}]), "b", json!({"type": "boolean"})),
+        (
+            json!([{"b": true}, {"b": false}]),
+            "b",
+            json!({"type": "boolean"}),
+        ),
         (json!([{"b": 1}]), "b", json!({"type": "string"})),
         (json!([{"c": {"x": 1}}]), "c", json!({"type": "object"})),
         (json!([{"c": [1]}]), "c", json!({"type": "string"})),
-        (json!([{"d": [1]}, {"d": null}]), "d", json!({"type": "array"})),
+        (
+            json!([{"d": [1]}, {"d": null}]),
+            "d",
+            json!({"type": "array"}),
+        ),
     ] {
-        assert_eq!(write(&h, &key, "wide", json!({"rows": rows})).await.status(), 201);
+        assert_eq!(
+            write(&h, &key, "wide", json!({"rows": rows}))
+                .await
+                .status(),
+            201
+        );
         let schema = dataset(&h, &key, "wide").await["schema"].clone();
         assert_eq!(schema[column], expected, "after {rows}");
     }
@@ -325,7 +455,11 @@ async fn the_schema_widens_on_write_and_never_narrows() {
         .keys()
         .cloned()
         .collect();
-    assert_eq!(names, ["a", "b", "c", "d"], "columns in the order they appeared");
+    assert_eq!(
+        names,
+        ["a", "b", "c", "d"],
+        "columns in the order they appeared"
+    );
     h.stop().await;
 }
 
@@ -335,29 +469,68 @@ async fn another_owners_dataset_is_not_found_and_untouched() {
     let (user, key) = h.writer(Tier::Pro).await;
     let (_, other) = h.writer(Tier::Pro).await;
     let (_, test_env) = h
-        .key(user, CredentialKind::MemoryTest, &[Scope::Read, Scope::Write])
+        .key(
+            user,
+            CredentialKind::MemoryTest,
+            &[Scope::Read, Scope::Write],
+        )
         .await;
     write(&h, &key, "private", json!({"rows": [{"secret": "mine"}]})).await;
     for stranger in [&other, &test_env] {
-        for path in ["/api/v1/ingest/datasets/private", "/api/v1/ingest/datasets/private/rows"] {
+        for path in [
+            "/api/v1/ingest/datasets/private",
+            "/api/v1/ingest/datasets/private/rows",
+        ] {
             expect_error(h.api(stranger).get(path).await, 404, "NOT_FOUND").await;
         }
-        let list = h.api(stranger).get("/api/v1/ingest/datasets").expect(200).await;
+        let list = h
+            .api(stranger)
+            .get("/api/v1/ingest/datasets")
+            .expect(200)
+            .await;
         assert_eq!(list["data"], json!([]));
         // A write under the same name makes the stranger's own dataset.
-        let res = write(&h, stranger, "private", json!({"mode": "upsert", "rows": [{"id": 1, "theirs": true}]})).await;
+        let res = write(
+            &h,
+            stranger,
+            "private",
+            json!({"mode": "upsert", "rows": [{"id": 1, "theirs": true}]}),
+        )
+        .await;
         assert_eq!(res.status(), 201);
-        assert_eq!(all_rows(&h, stranger, "private").await, [json!({"id": 1, "theirs": true})]);
+        assert_eq!(
+            all_rows(&h, stranger, "private").await,
+            [json!({"id": 1, "theirs": true})]
+        );
     }
-    assert_eq!(all_rows(&h, &key, "private").await, [json!({"secret": "mine"})]);
+    assert_eq!(
+        all_rows(&h, &key, "private").await,
+        [json!({"secret": "mine"})]
+    );
     let mine = dataset(&h, &key, "private").await;
     assert_eq!(mine["row_count"], 1);
     assert_eq!(mine["schema"], json!({"secret": {"type": "string"}}));
 
     // Writing needs the write scope; reading the read scope.
-    let (_, reader) = h.key(user, CredentialKind::MemoryLive, &[Scope::Read]).await;
-    expect_error(write(&h, &reader, "private", json!({"rows": [{"a": 1}]})).await, 403, "FORBIDDEN").await;
-    let (_, writer_only) = h.key(user, CredentialKind::MemoryLive, &[Scope::Write]).await;
-    expect_error(h.api(&writer_only).get("/api/v1/ingest/datasets/private/rows").await, 403, "FORBIDDEN").await;
+    let (_, reader) = h
+        .key(user, CredentialKind::MemoryLive, &[Scope::Read])
+        .await;
+    expect_error(
+        write(&h, &reader, "private", json!({"rows": [{"a": 1}]})).await,
+        403,
+        "FORBIDDEN",
+    )
+    .await;
+    let (_, writer_only) = h
+        .key(user, CredentialKind::MemoryLive, &[Scope::Write])
+        .await;
+    expect_error(
+        h.api(&writer_only)
+            .get("/api/v1/ingest/datasets/private/rows")
+            .await,
+        403,
+        "FORBIDDEN",
+    )
+    .await;
     h.stop().await;
 }

@@ -66,6 +66,20 @@ parameters = { "path.name" = "$SEED_PRODUCT" }
 include-path = "/api/v1/memory/product/{name}/state"
 include-method = "GET"
 parameters = { "path.name" = "$SEED_PRODUCT" }
+
+# An uploaded file must read as CSV, a JSON array of objects or NDJSON: that is its content,
+# which a binary schema cannot state, so for this operation a 400 is among the answers
+# expected to a request the document allows.
+[[operations]]
+include-operation-id = "uploadDataset"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
+
+# A confirm's overrides must name columns of the upload (else 400) and its values must fit the
+# chosen types (else 422): the uploaded file's content again, reached when the stateful phase
+# confirms an upload it made.
+[[operations]]
+include-operation-id = "confirmUpload"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "422", "429", "5xx"]
 EOF
 # The warnings schemathesis shows by default (the pinned version's list), but missing_auth and
 # missing_test_data.

@@ -65,27 +65,23 @@ pub struct ColumnSchema {
     #[serde(rename = "type")]
     pub kind: ColumnKind,
     /// `integer` on a `number` column whose values are all integers (absent otherwise). In a
-    /// schema override: coerce to integers (a fractional value is a coercion error); only
-    /// with `type: number`.
+    /// schema override with `type: number`: coerce to integers (a fractional value is a
+    /// coercion error); ignored with other types.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub format: Option<NumberFormat>,
 }
 
 impl ColumnSchema {
-    /// The column type this names (`None`: `format` on a type other than number).
-    pub fn column_type(&self) -> Option<ColumnType> {
-        let t = match self.kind {
-            ColumnKind::String => ColumnType::String,
-            ColumnKind::Number => ColumnType::Number,
-            ColumnKind::Boolean => ColumnType::Boolean,
-            ColumnKind::Null => ColumnType::Null,
-            ColumnKind::Object => ColumnType::Object,
-            ColumnKind::Array => ColumnType::Array,
-        };
-        match (t, self.format) {
-            (t, None) => Some(t),
-            (ColumnType::Number, Some(NumberFormat::Integer)) => Some(ColumnType::Integer),
-            (_, Some(_)) => None,
+    /// The column type this names (`format` counts only with `number`).
+    pub fn column_type(&self) -> ColumnType {
+        match (self.kind, self.format) {
+            (ColumnKind::Number, Some(NumberFormat::Integer)) => ColumnType::Integer,
+            (ColumnKind::Number, None) => ColumnType::Number,
+            (ColumnKind::String, _) => ColumnType::String,
+            (ColumnKind::Boolean, _) => ColumnType::Boolean,
+            (ColumnKind::Null, _) => ColumnType::Null,
+            (ColumnKind::Object, _) => ColumnType::Object,
+            (ColumnKind::Array, _) => ColumnType::Array,
         }
     }
 }
@@ -174,13 +170,15 @@ pub enum IngestMode {
     Upsert,
 }
 
-/// The body of `POST /ingest/datasets/{name}/rows`. Unknown fields are ignored.
+/// The members of `POST /ingest/datasets/{name}/rows`'s body ([`IngestRows`] adds the rule
+/// across them). Unknown fields are ignored.
 #[derive(Debug, Deserialize, ToSchema)]
-pub struct IngestRows {
+pub struct IngestFields {
     /// 1..=500 rows, each an object of at most 500 columns whose names are 1..=200
     /// characters. A row's `id`, when present and not null, is a string of 1..=255 characters
-    /// or a number, and is the row's key (`"1"` and `1` are different keys); keys must be
-    /// distinct within a request.
+    /// or a number, and is the row's key (`"1"` and `1` are different keys). Within one
+    /// request rows apply in order: in upsert mode a row repeating an earlier row's `id`
+    /// replaces it; in append mode it conflicts with it (409).
     #[schema(schema_with = rows_schema)]
     pub rows: Vec<Map<String, Value>>,
     /// `append` (default) or `upsert`.
@@ -196,13 +194,28 @@ pub struct IngestRows {
 }
 
 fn rows_schema() -> utoipa::openapi::schema::Array {
-    use utoipa::openapi::schema::{AdditionalProperties, ArrayBuilder, ObjectBuilder, Type};
+    use utoipa::openapi::schema::{
+        AdditionalProperties, ArrayBuilder, ObjectBuilder, SchemaType, Type,
+    };
     let name = ObjectBuilder::new()
         .schema_type(Type::String)
         .min_length(Some(1))
-        .max_length(Some(COLUMN_NAME_MAX));
+        .max_length(Some(COLUMN_NAME_MAX))
+        .build();
+    let id = ObjectBuilder::new()
+        .schema_type(SchemaType::from_iter([
+            Type::String,
+            Type::Number,
+            Type::Null,
+        ]))
+        .min_length(Some(1))
+        .max_length(Some(KEY_MAX))
+        .description(Some(
+            "The row's key: a string of 1..=255 characters or a number",
+        ));
     let row = ObjectBuilder::new()
         .schema_type(Type::Object)
+        .property("id", id)
         .additional_properties(Some(AdditionalProperties::FreeForm(true)))
         .max_properties(Some(COLUMNS_MAX))
         .property_names(Some(name));
@@ -213,34 +226,116 @@ fn rows_schema() -> utoipa::openapi::schema::Array {
         .build()
 }
 
+/// The body of `POST /ingest/datasets/{name}/rows`: its members, and in upsert mode an `id`
+/// (not null) on every row, stated as `anyOf` so that the document says it and the request
+/// extractor enforces it.
+#[derive(Debug, Deserialize)]
+#[serde(transparent)]
+pub struct IngestRows(pub IngestFields);
+
+impl utoipa::PartialSchema for IngestRows {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{
+            AllOfBuilder, AnyOfBuilder, ArrayBuilder, ObjectBuilder, SchemaType, Type,
+        };
+        let append = ObjectBuilder::new().property(
+            "mode",
+            ObjectBuilder::new()
+                .schema_type(SchemaType::from_iter([Type::String, Type::Null]))
+                .enum_values(Some([Value::from("append"), Value::Null])),
+        );
+        let keyed_row = ObjectBuilder::new().required("id").property(
+            "id",
+            ObjectBuilder::new()
+                .schema_type(SchemaType::from_iter([Type::String, Type::Number]))
+                .min_length(Some(1))
+                .max_length(Some(KEY_MAX)),
+        );
+        let upsert = ObjectBuilder::new()
+            .required("mode")
+            .required("rows")
+            .property(
+                "mode",
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .enum_values(Some(["upsert"])),
+            )
+            .property("rows", ArrayBuilder::new().items(keyed_row));
+        AllOfBuilder::new()
+            .item(IngestFields::schema())
+            .item(AnyOfBuilder::new().item(append).item(upsert))
+            .description(Some(
+                "The body of `POST /ingest/datasets/{name}/rows`; in upsert mode every row \
+                 needs an `id` (not null).",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for IngestRows {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "IngestRows".into()
+    }
+
+    fn schemas(
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        IngestFields::schemas(schemas);
+    }
+}
+
+/// The rows of a request, keyed, after the rules across rows: in upsert mode a row repeating
+/// an earlier `id` replaces it (the count of such replacements comes back too).
+fn keyed_rows(
+    rows: Vec<Map<String, Value>>,
+    mode: IngestMode,
+) -> Result<(Vec<(Option<String>, Map<String, Value>)>, i32), ApiError> {
+    let mut out: Vec<(Option<String>, Map<String, Value>)> = Vec::with_capacity(rows.len());
+    let mut seen: HashMap<String, usize> = HashMap::with_capacity(rows.len());
+    let mut replaced = 0;
+    for (i, row) in rows.into_iter().enumerate() {
+        let key = domain::row_key(&row)
+            .map_err(|problem| ApiError::invalid_field(&format!("rows[{i}].id"), problem))?;
+        let Some(key) = key else {
+            if mode == IngestMode::Upsert {
+                return Err(ApiError::invalid_field(
+                    &format!("rows[{i}].id"),
+                    "is required in upsert mode",
+                ));
+            }
+            out.push((None, row));
+            continue;
+        };
+        match (seen.get(&key), mode) {
+            (Some(&at), IngestMode::Upsert) => {
+                out[at].1 = row;
+                replaced += 1;
+            }
+            (Some(&at), IngestMode::Append) => {
+                // In append mode every row is kept, so `at` is the request's index.
+                return Err(ApiError::conflict(format!(
+                    "rows[{i}].id: repeats the id of rows[{at}] (mode upsert replaces it)"
+                )));
+            }
+            (None, _) => {
+                seen.insert(key.clone(), out.len());
+                out.push((Some(key), row));
+            }
+        }
+    }
+    Ok((out, replaced))
+}
+
 impl Validate for IngestRows {
     fn validate(&mut self) -> Result<(), ApiError> {
-        let upsert = self.mode == Some(IngestMode::Upsert);
-        let mut seen: HashMap<String, usize> = HashMap::with_capacity(self.rows.len());
-        for (i, row) in self.rows.iter().enumerate() {
+        for (i, row) in self.0.rows.iter().enumerate() {
             for name in row.keys() {
                 if let Some(problem) = domain::column_name_problem(name) {
                     return Err(ApiError::invalid_field(&format!("rows[{i}]"), problem));
                 }
-            }
-            let key = domain::row_key(row)
-                .map_err(|problem| ApiError::invalid_field(&format!("rows[{i}].id"), problem))?;
-            match key {
-                Some(key) => {
-                    if let Some(first) = seen.insert(key, i) {
-                        return Err(ApiError::invalid_field(
-                            &format!("rows[{i}].id"),
-                            &format!("repeats the id of rows[{first}]"),
-                        ));
-                    }
-                }
-                None if upsert => {
-                    return Err(ApiError::invalid_field(
-                        &format!("rows[{i}].id"),
-                        "is required in upsert mode",
-                    ));
-                }
-                None => {}
             }
         }
         Ok(())
@@ -289,9 +384,9 @@ fn too_many_columns() -> ApiError {
     responses(
         (status = 201, description = "Written: the rows are stored as given and the dataset's schema widened by them", body = DatasetIngestResult),
         (status = 200, description = "A repeat of an `idempotency_key` on this dataset: the first request's result, `deduplicated: true`, nothing written", body = DatasetIngestResult),
-        (status = 400, description = "A field is missing or over its limit (the message names it: no rows or more than 500, a row's `id` of the wrong type, repeated, or missing in upsert mode, a column name out of range)", body = MemoryError),
+        (status = 400, description = "A field is missing or over its limit (the message names it: no rows or more than 500, a row's `id` of the wrong type or missing in upsert mode, a column name out of range)", body = MemoryError),
         (status = 403, description = "The credential lacks the write scope", body = MemoryError),
-        (status = 409, description = "Append: a row's `id` is already in the dataset (the message names the row; use upsert), or the dataset would have more than 500 columns (`VALIDATION_ERROR`)", body = MemoryError),
+        (status = 409, description = "Append: a row's `id` is already in the dataset or repeats an earlier row's in the request (the message names the row; upsert replaces), or the dataset would have more than 500 columns (`VALIDATION_ERROR`)", body = MemoryError),
     )
 )]
 pub async fn ingest_rows(
@@ -302,14 +397,9 @@ pub async fn ingest_rows(
 ) -> Result<HttpResponse, ApiError> {
     let name = name.into_inner();
     path_name(&name)?;
-    let body = body.into_inner();
+    let IngestRows(body) = body.into_inner();
     let mode = body.mode.unwrap_or_default();
-    let mut rows = Vec::with_capacity(body.rows.len());
-    for row in body.rows {
-        // Checked by the body's validation.
-        let key = domain::row_key(&row).ok().flatten();
-        rows.push((key, row));
-    }
+    let (rows, replaced) = keyed_rows(body.rows, mode)?;
     let owner = Owner::of(&caller);
     let key = body.idempotency_key.as_deref();
     let worker = body.owning_worker_type.as_deref();
@@ -338,7 +428,9 @@ pub async fn ingest_rows(
                     .widen_row(row)
                     .map_err(|_| WriteError::TooManyColumns)?;
             }
-            let written = db::write_rows(conn, dataset.id, rows).await?;
+            let mut written = db::write_rows(conn, dataset.id, rows).await?;
+            // Rows repeating an earlier row's id in this request replaced it.
+            written.updated += replaced;
             db::update_after_write(
                 conn,
                 dataset.id,

@@ -495,19 +495,7 @@ pub struct ConfirmUpload {
     pub owning_worker_type: Option<String>,
 }
 
-impl Validate for ConfirmUpload {
-    fn validate(&mut self) -> Result<(), ApiError> {
-        for (name, column) in self.schema_overrides.iter().flatten() {
-            if column.column_type().is_none() {
-                return Err(ApiError::invalid_field(
-                    &format!("schema_overrides.{name}.format"),
-                    "`integer` is only allowed with type `number`",
-                ));
-            }
-        }
-        Ok(())
-    }
-}
+impl Validate for ConfirmUpload {}
 
 #[derive(Debug, thiserror::Error)]
 enum ConfirmError {
@@ -575,10 +563,7 @@ pub async fn confirm(
             }
             let mut schema = Schema::from_json(&upload.column_types);
             for (name, column) in &overrides {
-                let t = column
-                    .column_type()
-                    .ok_or_else(|| ConfirmError::UnknownColumn(name.clone()))?;
-                if !schema.set(name, t) {
+                if !schema.set(name, column.column_type()) {
                     return Err(ConfirmError::UnknownColumn(name.clone()));
                 }
             }

@@ -214,10 +214,6 @@ async fn upsert_replaces_rows_by_id_and_append_refuses_a_known_id() {
             json!({"mode": "upsert", "rows": [{"id": 1}, {"id": null}]}),
             "rows[1].id",
         ),
-        (
-            json!({"rows": [{"id": 5}, {"id": 6}, {"id": 5}]}),
-            "rows[2].id",
-        ),
         (json!({"rows": [{"id": true}]}), "rows[0].id"),
         (json!({"rows": [{"id": ""}]}), "rows[0].id"),
         (json!({"rows": [{"id": "x".repeat(256)}]}), "rows[0].id"),
@@ -247,6 +243,40 @@ async fn upsert_replaces_rows_by_id_and_append_refuses_a_known_id() {
         assert!(message.starts_with(field), "{body}: {message}");
     }
     assert_eq!(all_rows(&h, &key, "items").await.len(), 4);
+
+    // Within a request rows apply in order: append refuses a repeated id (409 naming both
+    // rows, nothing written); upsert lets the later row replace the earlier one.
+    let res = write(
+        &h,
+        &key,
+        "items",
+        json!({"rows": [{"id": 5}, {"id": 6}, {"id": 5}]}),
+    )
+    .await;
+    let message = expect_error(res, 409, "VALIDATION_ERROR").await;
+    assert!(
+        message.starts_with("rows[2].id: repeats the id of rows[0]"),
+        "{message}"
+    );
+    let res = write(
+        &h,
+        &key,
+        "items",
+        json!({"mode": "upsert", "rows": [{"id": 5, "v": "a"}, {"id": 6}, {"id": 5, "v": "b"}, {"id": 3, "v": "III"}]}),
+    )
+    .await;
+    let written = json(res).await;
+    assert_eq!(
+        (written["inserted"].clone(), written["updated"].clone()),
+        (json!(2), json!(2)),
+        "{written}"
+    );
+    let rows = all_rows(&h, &key, "items").await;
+    assert_eq!(rows.len(), 6);
+    assert_eq!(rows[3], json!({"id": 3, "v": "III"}));
+    assert_eq!(rows[4], json!({"id": 5, "v": "b"}));
+    assert_eq!(rows[5], json!({"id": 6}));
+    assert_eq!(dataset(&h, &key, "items").await["row_count"], 6);
     h.stop().await;
 }
 

@@ -7,13 +7,14 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::{Array, Bool, Jsonb, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use uuid::Uuid;
 
 use super::owner::Owner;
 use super::schema::{
     dataset_ingest_keys as k, dataset_rows as r, dataset_uploads as u, datasets as d,
 };
+use crate::domain::datasets::KeyedRow;
 
 #[derive(Debug, Clone, Queryable, Selectable)]
 #[diesel(table_name = d)]
@@ -193,7 +194,7 @@ struct WrittenRow {
 pub async fn write_rows(
     conn: &mut AsyncPgConnection,
     dataset_id: Uuid,
-    rows: Vec<(Option<String>, Map<String, Value>)>,
+    rows: Vec<KeyedRow>,
 ) -> QueryResult<Written> {
     if rows.is_empty() {
         return Ok(Written::default());

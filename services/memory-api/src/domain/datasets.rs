@@ -57,6 +57,9 @@ pub const SAMPLE_ROWS: usize = 5;
 /// Coercion errors a refused confirm names (it stops looking after these).
 pub const COERCION_ERRORS_MAX: usize = 20;
 
+/// A row with its key (see [`row_key`]).
+pub type KeyedRow = (Option<String>, Map<String, Value>);
+
 /// The type of a column (see the module's lattice).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ColumnType {
@@ -884,14 +887,14 @@ pub struct Coercion<F> {
     pub written: Schema,
     pub errors: Vec<CoercionError>,
     keys: HashMap<String, usize>,
-    batch: Vec<(Option<String>, Map<String, Value>)>,
+    batch: Vec<KeyedRow>,
     batch_size: usize,
     flush: F,
 }
 
 impl<F> Coercion<F>
 where
-    F: FnMut(Vec<(Option<String>, Map<String, Value>)>) -> bool,
+    F: FnMut(Vec<KeyedRow>) -> bool,
 {
     /// `flush` takes each batch of (key, row); it answers false to stop.
     pub fn new(schema: Schema, batch_size: usize, flush: F) -> Self {
@@ -931,7 +934,7 @@ where
 
 impl<F> RowSink for Coercion<F>
 where
-    F: FnMut(Vec<(Option<String>, Map<String, Value>)>) -> bool,
+    F: FnMut(Vec<KeyedRow>) -> bool,
 {
     fn row(&mut self, number: usize, row: Map<String, Value>) -> Result<(), Halt> {
         let row = match coerce_row(row, &self.schema) {

@@ -22,8 +22,8 @@ use crate::AppState;
 use crate::db::datasets::{self as db, Written};
 use crate::db::owner::Owner;
 use crate::domain::datasets::{
-    self as domain, COLUMN_NAME_MAX, COLUMNS_MAX, ColumnType, KEY_MAX, NAME_MAX, ROWS_MAX,
-    ROWS_MIN, Schema, WORKER_TYPE_MAX,
+    self as domain, COLUMN_NAME_MAX, COLUMNS_MAX, ColumnType, KEY_MAX, KeyedRow, NAME_MAX,
+    ROWS_MAX, ROWS_MIN, Schema, WORKER_TYPE_MAX,
 };
 
 /// Registered before any parameterised `/ingest/{…}` route (signed project signals), so that
@@ -292,8 +292,8 @@ impl ToSchema for IngestRows {
 fn keyed_rows(
     rows: Vec<Map<String, Value>>,
     mode: IngestMode,
-) -> Result<(Vec<(Option<String>, Map<String, Value>)>, i32), ApiError> {
-    let mut out: Vec<(Option<String>, Map<String, Value>)> = Vec::with_capacity(rows.len());
+) -> Result<(Vec<KeyedRow>, i32), ApiError> {
+    let mut out: Vec<KeyedRow> = Vec::with_capacity(rows.len());
     let mut seen: HashMap<String, usize> = HashMap::with_capacity(rows.len());
     let mut replaced = 0;
     for (i, row) in rows.into_iter().enumerate() {

@@ -409,7 +409,7 @@ impl FileReader {
             done,
         } = self.parser.expect("started above");
         drop(chunks);
-        let inference = done.await.map_err(|e| ApiError::internal(e))?;
+        let inference = done.await.map_err(ApiError::internal)?;
         Ok(Received {
             format,
             content: self.content,

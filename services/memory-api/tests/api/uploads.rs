@@ -615,7 +615,7 @@ async fn unreadable_files_and_forms_answer_400_naming_the_problem() {
         .map(|i| format!("c{i}"))
         .collect::<Vec<_>>()
         .join(",");
-    wide.push_str("\n");
+    wide.push('\n');
     let message = expect_error(
         upload(&h, &key, &file(&wide)).await,
         400,

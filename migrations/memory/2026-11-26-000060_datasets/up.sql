@@ -5,8 +5,9 @@ CREATE TABLE datasets (
     user_id             uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
     environment         text NOT NULL CHECK (environment IN ('live', 'test')),
     name                text NOT NULL CHECK (char_length(name) BETWEEN 1 AND 120),
-    -- column name -> {"type": ...}
-    column_types        jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(column_types) = 'object'),
+    -- [[column name, {"type": ...}], ...] in the order columns first appeared (an array:
+    -- jsonb does not keep an object's key order)
+    column_types        jsonb NOT NULL DEFAULT '[]' CHECK (jsonb_typeof(column_types) = 'array'),
     row_count           bigint NOT NULL DEFAULT 0 CHECK (row_count >= 0),
     owning_worker_type  text CHECK (char_length(owning_worker_type) <= 120),
     created_at          timestamptz NOT NULL DEFAULT now(),
@@ -50,7 +51,7 @@ CREATE TABLE dataset_uploads (
     format          text NOT NULL CHECK (format IN ('csv', 'json', 'ndjson')),
     content         bytea NOT NULL CHECK (octet_length(content) <= 10485760),
     row_count       integer NOT NULL CHECK (row_count >= 0),
-    column_types    jsonb NOT NULL CHECK (jsonb_typeof(column_types) = 'object'),
+    column_types    jsonb NOT NULL CHECK (jsonb_typeof(column_types) = 'array'),
     created_at      timestamptz NOT NULL DEFAULT now(),
     expires_at      timestamptz NOT NULL,
     -- Set on confirm: the dataset written and how many rows were added / replaced.

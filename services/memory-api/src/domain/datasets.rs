@@ -282,18 +282,35 @@ pub struct Schema {
 pub struct TooManyColumns;
 
 impl Schema {
-    /// Reads a stored schema (`{"name": {"type": …}}`); entries it cannot read widen to
+    /// Reads a stored schema: `[[name, {"type": …}], …]` (an array, because PostgreSQL's
+    /// `jsonb` does not keep an object's key order); entries it cannot read widen to
     /// `string`.
-    pub fn from_json(value: &Value) -> Self {
+    pub fn from_stored(value: &Value) -> Self {
         let mut schema = Self::default();
-        for (name, t) in value.as_object().into_iter().flatten() {
+        for entry in value.as_array().into_iter().flatten() {
+            let (Some(name), t) = (entry[0].as_str(), &entry[1]) else {
+                continue;
+            };
             let t = ColumnType::from_json(t).unwrap_or(ColumnType::String);
-            schema.index.insert(name.clone(), schema.columns.len());
-            schema.columns.push((name.clone(), t));
+            if !schema.index.contains_key(name) {
+                schema.index.insert(name.to_owned(), schema.columns.len());
+                schema.columns.push((name.to_owned(), t));
+            }
         }
         schema
     }
 
+    /// What [`Schema::from_stored`] reads.
+    pub fn to_stored(&self) -> Value {
+        Value::Array(
+            self.columns
+                .iter()
+                .map(|(name, t)| Value::Array(vec![Value::String(name.clone()), t.to_json()]))
+                .collect(),
+        )
+    }
+
+    /// `{"name": {"type": …}, …}` in the order columns first appeared (as answers show it).
     pub fn to_json(&self) -> Value {
         Value::Object(
             self.columns
@@ -1010,6 +1027,17 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_stored_schema_keeps_its_column_order() {
+        let mut schema = Schema::default();
+        for name in ["zeta", "a", "mid"] {
+            schema.widen(name, ColumnType::Integer).unwrap();
+        }
+        let back = Schema::from_stored(&schema.to_stored());
+        assert_eq!(back, schema);
+        assert_eq!(back.names().collect::<Vec<_>>(), ["zeta", "a", "mid"]);
     }
 
     #[test]

@@ -108,7 +108,7 @@ impl From<db::Dataset> for Dataset {
         Self {
             id: d.id,
             name: d.name,
-            schema: d.column_types,
+            schema: Schema::from_stored(&d.column_types).to_json(),
             row_count: d.row_count,
             owning_worker_type: d.owning_worker_type,
             created_at: d.created_at,
@@ -422,7 +422,7 @@ pub async fn ingest_rows(
                     return Err(WriteError::Exists(i));
                 }
             }
-            let mut schema = Schema::from_json(&dataset.column_types);
+            let mut schema = Schema::from_stored(&dataset.column_types);
             for (_, row) in &rows {
                 schema
                     .widen_row(row)
@@ -434,7 +434,7 @@ pub async fn ingest_rows(
             db::update_after_write(
                 conn,
                 dataset.id,
-                &schema.to_json(),
+                &schema.to_stored(),
                 written.inserted,
                 worker,
             )

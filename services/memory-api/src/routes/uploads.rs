@@ -143,7 +143,7 @@ pub async fn upload(
         .or_else(|| file_name.as_deref().and_then(name_of_file))
         .unwrap_or_else(|| "upload".to_owned());
     let row_count = i32::try_from(inference.rows).unwrap_or(i32::MAX);
-    let columns = inference.schema.to_json();
+    let columns = inference.schema.to_stored();
     let mut conn = store::conn(&state.pool).await?;
     let (upload_id, expires_at) = db::stage_upload(
         &mut conn,
@@ -171,7 +171,7 @@ pub async fn upload(
         upload_id,
         dataset_name,
         row_count,
-        inferred_schema: columns,
+        inferred_schema: inference.schema.to_json(),
         sample_rows: inference.sample(),
         expires_at,
         format: format.as_str().to_owned(),
@@ -561,7 +561,7 @@ pub async fn confirm(
                 })?;
                 return Ok(DatasetIngestResult::new(dataset_id, written, true));
             }
-            let mut schema = Schema::from_json(&upload.column_types);
+            let mut schema = Schema::from_stored(&upload.column_types);
             for (name, column) in &overrides {
                 if !schema.set(name, column.column_type()) {
                     return Err(ConfirmError::UnknownColumn(name.clone()));
@@ -603,14 +603,14 @@ pub async fn confirm(
             if !finished {
                 return Err(ConfirmError::Internal("the rows were not all read".into()));
             }
-            let mut columns = Schema::from_json(&dataset.column_types);
+            let mut columns = Schema::from_stored(&dataset.column_types);
             columns
                 .widen_all(&values)
                 .map_err(|_| ConfirmError::TooManyColumns)?;
             db::update_after_write(
                 conn,
                 dataset.id,
-                &columns.to_json(),
+                &columns.to_stored(),
                 written.inserted,
                 worker,
             )

@@ -490,6 +490,30 @@ async fn the_schema_widens_on_write_and_never_narrows() {
         ["a", "b", "c", "d"],
         "columns in the order they appeared"
     );
+
+    // Also where PostgreSQL's jsonb would order keys otherwise (shorter first).
+    let rows = json!([{"zeta_long": 1, "a": 2}, {"mid": 3, "a": 4}]);
+    assert_eq!(
+        write(&h, &key, "ordered", json!({"rows": rows}))
+            .await
+            .status(),
+        201
+    );
+    let names: Vec<String> = dataset(&h, &key, "ordered").await["schema"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    assert_eq!(names, ["zeta_long", "a", "mid"]);
+    let list = h.api(&key).get("/api/v1/ingest/datasets").expect(200).await;
+    let listed: Vec<String> = list["data"][1]["schema"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    assert_eq!(listed, names);
     h.stop().await;
 }
 

@@ -205,6 +205,15 @@ async fn a_csv_json_or_ndjson_preview_is_confirmed_and_its_rows_are_readable() {
         assert_eq!(stored["id"], written["dataset_id"]);
         assert_eq!(stored["row_count"], 6);
         assert_eq!(stored["schema"], expected_schema());
+        // In the file's column order (jsonb would put shorter names first).
+        for schema in [&preview["inferred_schema"], &stored["schema"]] {
+            let names: Vec<&String> = schema.as_object().unwrap().keys().collect();
+            assert_eq!(
+                names,
+                ["id", "name", "score", "active", "joined"],
+                "{format}"
+            );
+        }
         assert_eq!(stored["owning_worker_type"], "importer");
 
         // Confirming again writes nothing: the first confirm's result.

@@ -151,6 +151,11 @@ stack_seed() {
         '{"content":"The user prefers short answers","tags":["style"]}' | stack_json id)"
     stack_call POST "$m/ingest/events" "$k" \
         '{"event_type":"ai_cost","payload":{"product":"seeded-product","model":"seed-model","cost_usd":0.1,"input_tokens":10,"output_tokens":2}}' >/dev/null
+    # A dataset of the product's name: the fuzzer gives every `{name}` path parameter the one
+    # seeded name (see fuzz.sh), and the dataset reads answer it.
+    SEED_DATASET=$SEED_PRODUCT
+    stack_call POST "$m/ingest/datasets/$SEED_DATASET/rows" "$k" \
+        '{"rows":[{"id":1,"visits":10,"page":"/"},{"id":2,"visits":3.5,"page":"/docs"}]}' >/dev/null
 
     local a=$MAIL_URL/api/v1
     k=$MAIL_KEY
@@ -175,7 +180,7 @@ stack_seed() {
     stack_tracking_tokens "$SEED_EMAIL"
     stack_call POST "$a/conversion" "$k" \
         '{"email":"ada@example.com","revenue":12.5,"currency":"EUR","order_id":"seed-1"}' >/dev/null
-    export SEED_PRODUCT SEED_DECISION SEED_FREE_FORM SEED_SITE SEED_CONTACT SEED_CAMPAIGN SEED_EMAIL \
+    export SEED_PRODUCT SEED_DECISION SEED_FREE_FORM SEED_DATASET SEED_SITE SEED_CONTACT SEED_CAMPAIGN SEED_EMAIL \
         SEED_OPEN_TOKEN SEED_CLICK_TOKEN SEED_UNSUBSCRIBE_TOKEN
     log "seeded: product $SEED_PRODUCT, decision $SEED_DECISION, site $SEED_SITE, contact $SEED_CONTACT, email $SEED_EMAIL (sent)"
 }

@@ -14,6 +14,7 @@ import base64
 import email
 import hashlib
 import hmac
+import io
 import json
 import os
 import pathlib
@@ -98,6 +99,28 @@ def memory(s: Service) -> None:
     atlas = s.call("getProductAiCosts", 200, product="atlas", days=7)
     if atlas["by_model"][0]["model"] != "small":
         raise Failure(f"memory-api getProductAiCosts: {atlas}")
+    rows = {"rows": [{"id": 1, "visits": 10}, {"id": 2, "visits": 12.5}], "idempotency_key": "scenario-1"}
+    s.call("ingestDatasetRows", 201, name="atlas-metrics", body=rows)
+    s.call("ingestDatasetRows", 200, name="atlas-metrics", body=rows)
+    s.call("ingestDatasetRows", 201, name="atlas-metrics", body={"rows": [{"id": 2, "visits": 13}], "mode": "upsert"})
+    # A multipart form: the generated model of the form, with the file as the client's File.
+    models = __import__("memory_client.models", fromlist=["UploadForm"])
+    types = __import__("memory_client.types", fromlist=["File"])
+    form = models.UploadForm(
+        file=types.File(payload=io.BytesIO(b"id,visits\n3,7\n4,\n"), file_name="atlas.csv", mime_type="text/csv"),
+        dataset_name="atlas-metrics",
+    )
+    preview = s.call("uploadDataset", 201, body=form)
+    if preview["row_count"] != 2 or preview["inferred_schema"]["visits"] != {"type": "number", "format": "integer"}:
+        raise Failure(f"memory-api uploadDataset: an unexpected preview: {preview}")
+    overrides = {"visits": {"type": "number"}}
+    s.call("confirmUpload", 201, body={"upload_id": preview["upload_id"], "schema_overrides": overrides})
+    s.call("listDatasets", 200, limit=10)
+    dataset = s.call("getDataset", 200, name="atlas-metrics")
+    if dataset["row_count"] != 4:
+        raise Failure(f"memory-api getDataset: 4 rows expected: {dataset}")
+    page = s.call("listDatasetRows", 200, name="atlas-metrics", limit=3)
+    s.call("listDatasetRows", 200, name="atlas-metrics", limit=3, cursor=page["next_cursor"])
 
     s.call("deleteDecision", 200, id=decision["id"])
     s.call("deleteFreeForm", 200, id=entry["id"])

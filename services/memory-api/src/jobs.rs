@@ -7,7 +7,7 @@ use embed::{EmbedError, Embedder};
 use store::Pool;
 
 use crate::db::embeddings::{self, DECISIONS, FREE_FORM, PRODUCT_STATES, Table};
-use crate::db::mif;
+use crate::db::{datasets, mif};
 use crate::domain::search::vector_literal;
 
 const BATCH: i64 = 32;
@@ -59,9 +59,20 @@ pub fn spawn_purge_pass(pool: Pool) {
     });
 }
 
-/// One purge: returns how many expired staged imports were deleted.
+/// One purge: returns how many expired staged imports were deleted. Expired dataset uploads
+/// (each can hold a 10 MiB file) and dataset idempotency keys past their keeping time go too.
 pub async fn purge_once(pool: &Pool) -> Result<usize, String> {
     let mut conn = store::conn(pool).await.map_err(|e| e.to_string())?;
+    let (uploads, keys) = datasets::purge_expired(&mut conn)
+        .await
+        .map_err(|e| e.to_string())?;
+    if uploads + keys > 0 {
+        tracing::info!(
+            uploads,
+            keys,
+            "expired dataset uploads and idempotency keys purged"
+        );
+    }
     mif::purge_expired_staged(&mut conn)
         .await
         .map_err(|e| e.to_string())

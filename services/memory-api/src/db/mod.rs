@@ -3,6 +3,7 @@
 pub mod confidence;
 pub mod consolidation;
 pub mod credentials;
+pub mod datasets;
 pub mod decisions;
 pub mod embeddings;
 pub mod events;

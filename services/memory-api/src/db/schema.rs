@@ -200,3 +200,61 @@ diesel::table! {
         occurred_at -> Timestamptz,
     }
 }
+
+diesel::table! {
+    datasets (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        environment -> Text,
+        name -> Text,
+        column_types -> Jsonb,
+        row_count -> BigInt,
+        owning_worker_type -> Nullable<Text>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    dataset_rows (id) {
+        id -> Uuid,
+        dataset_id -> Uuid,
+        row_key -> Nullable<Text>,
+        data -> Jsonb,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    dataset_ingest_keys (dataset_id, idempotency_key) {
+        dataset_id -> Uuid,
+        idempotency_key -> Text,
+        inserted -> Integer,
+        updated -> Integer,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    dataset_uploads (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        environment -> Text,
+        dataset_name -> Text,
+        format -> Text,
+        content -> Bytea,
+        row_count -> Integer,
+        column_types -> Jsonb,
+        created_at -> Timestamptz,
+        expires_at -> Timestamptz,
+        confirmed_at -> Nullable<Timestamptz>,
+        dataset_id -> Nullable<Uuid>,
+        inserted -> Nullable<Integer>,
+        updated -> Nullable<Integer>,
+    }
+}
+
+diesel::joinable!(dataset_rows -> datasets (dataset_id));
+diesel::joinable!(dataset_ingest_keys -> datasets (dataset_id));
+diesel::allow_tables_to_appear_in_same_query!(datasets, dataset_rows, dataset_ingest_keys);

@@ -4,6 +4,7 @@ pub mod ai_cost;
 pub mod canonical;
 pub mod confidence;
 pub mod consolidation;
+pub mod datasets;
 pub mod kernel;
 pub mod merge_patch;
 pub mod mif;

@@ -3,6 +3,7 @@
 pub mod ai_costs;
 pub mod confidence;
 pub mod consolidate;
+pub mod datasets;
 pub mod decisions;
 pub mod events;
 pub mod feed;
@@ -14,15 +15,19 @@ pub mod mif_schema;
 pub mod product_state;
 pub mod products;
 pub mod search;
+pub mod uploads;
 
 use actix_web::web;
 
 /// Registers every gated route (mounted under `/api/v1`).
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    // First: actix takes the first resource whose path matches, so the static
-    // `/ingest/events` must be registered before any `/ingest/{…}` pattern.
+    // First: actix takes the first resource whose path matches (whatever its methods), so the
+    // static `/ingest/events`, `/ingest/datasets…` and `/ingest/upload…` paths must be
+    // registered before any parameterised `/ingest/{project_id}`.
     events::configure(cfg);
     ai_costs::configure(cfg);
+    datasets::configure(cfg);
+    uploads::configure(cfg);
     confidence::configure(cfg);
     consolidate::configure(cfg);
     decisions::configure(cfg);

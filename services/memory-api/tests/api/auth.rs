@@ -266,6 +266,11 @@ async fn every_read_route_needs_the_read_scope() {
             json!({"event_type": "ai_cost",
                    "payload": {"product": "alpha", "model": "m", "cost_usd": 0.5}}),
         ),
+        (
+            Method::POST,
+            "/api/v1/ingest/datasets/alpha/rows",
+            json!({"rows": [{"launch": 1}]}),
+        ),
     ] {
         let res = send(method, path, &full, body).await.unwrap();
         assert!(res.status().is_success(), "{path}: {}", res.status());

@@ -36,6 +36,11 @@ const PUBLIC: &[&str] = &[
     "/metrics",
 ];
 
+/// Writes to these paths create the named resource in the caller's own namespace (a dataset
+/// is made by its first write), so another owner's name there names nothing of theirs: the
+/// write must land in the caller's own dataset, which `still_intact` checks.
+const CREATED_ON_WRITE: &[(&str, &str)] = &[("POST", "/api/v1/ingest/datasets/{name}/rows")];
+
 /// Words every owner's planted decisions share, so a search matches the caller's own planted
 /// rows (whose ids another owner also holds).
 const SHARED_WORDS: &str = "shared planted decision";
@@ -55,6 +60,7 @@ async fn owners_and_environments_see_nothing_of_each_other_in_semantic_mode() {
 async fn run(h: Harness) {
     let planted = Planted {
         product: format!("shared-{}", Uuid::new_v4().simple()),
+        dataset: format!("shared-dataset-{}", Uuid::new_v4().simple()),
         decisions: [Uuid::now_v7(), Uuid::now_v7()],
         entry: Uuid::now_v7(),
         event_key: format!("shared-event-{}", Uuid::new_v4().simple()),
@@ -87,6 +93,28 @@ async fn run(h: Harness) {
     }
     // Six directions, each calling every operation at least once.
     assert!(calls >= 6 * operations.len(), "{calls} calls");
+    // Uploads are confirmed by an id in the body: another owner's is not found.
+    for caller in &owners {
+        for victim in owners.iter().filter(|o| o.label != caller.label) {
+            let body = json!({"upload_id": victim.upload, "dataset_name": caller.dataset});
+            let (status, answer) = send(
+                &h,
+                &caller.key,
+                Method::POST,
+                "/api/v1/ingest/upload/confirm",
+                Some(body),
+            )
+            .await;
+            if status != 404 || answer["error"]["code"] != "NOT_FOUND" {
+                violations.push(format!(
+                    "confirming {}'s upload as {}: {status} {}",
+                    victim.label,
+                    caller.label,
+                    excerpt(&answer.to_string())
+                ));
+            }
+        }
+    }
     for owner in &owners {
         violations.extend(still_intact(&h, owner, &planted).await);
     }
@@ -102,6 +130,8 @@ async fn run(h: Harness) {
 /// Values planted identically under every owner.
 struct Planted {
     product: String,
+    /// A dataset name every owner writes to.
+    dataset: String,
     decisions: [Uuid; 2],
     entry: Uuid,
     /// An event `idempotency_key` and `external_id` every owner uses.
@@ -122,6 +152,10 @@ struct Owner {
     run: String,
     /// An import staged and never applied by its owner.
     staged_import: String,
+    /// A dataset name of its own (it carries the marker).
+    dataset: String,
+    /// An upload previewed and not confirmed by its owner.
+    upload: String,
 }
 
 async fn seed(h: &Harness, label: &'static str, user: Uuid, key: String, p: &Planted) -> Owner {
@@ -221,6 +255,30 @@ async fn seed(h: &Harness, label: &'static str, user: Uuid, key: String, p: &Pla
     let consolidated = call(Method::POST, "/api/v1/memory/consolidate", json!({})).await;
     let run = id_of(&consolidated, "runId");
 
+    // Datasets: one of its own, and the name every owner writes to, each with a marked row;
+    // and an upload waiting for its confirm.
+    let dataset = format!("own-{marker}");
+    for name in [&dataset, &p.dataset] {
+        let rows = json!({"rows": [{"id": 1, "marker": marker}], "idempotency_key": "seed"});
+        call(
+            Method::POST,
+            &format!("/api/v1/ingest/datasets/{name}/rows"),
+            rows,
+        )
+        .await;
+    }
+    let csv = format!("note\n{marker}\n");
+    let res = crate::uploads::upload(
+        h,
+        &key,
+        &[crate::uploads::Part::file("seed.csv", None, csv)],
+    )
+    .await;
+    assert_eq!(res.status(), 201, "{label}: upload");
+    let preview = json(res).await;
+    collect_ids(&preview, &mut ids);
+    let upload = id_of(&preview, "upload_id");
+
     let export = full_export(h, &key).await;
     for id in [p.decisions[0], p.decisions[1], p.entry] {
         assert!(
@@ -238,6 +296,8 @@ async fn seed(h: &Harness, label: &'static str, user: Uuid, key: String, p: &Pla
         entry,
         run,
         staged_import,
+        dataset,
+        upload,
     }
 }
 
@@ -310,6 +370,7 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
         .last()
         .unwrap_or_default();
     match (name, collection) {
+        ("name", "datasets") => (victim.dataset.clone(), Some(p.dataset.clone())),
         ("name", _) => (victim.product.clone(), Some(p.product.clone())),
         ("runId", "consolidate") => (victim.run.clone(), None),
         ("id", "decisions") => (victim.decision.clone(), Some(p.decisions[1].to_string())),
@@ -341,6 +402,10 @@ fn body_for(op: &Operation, caller: &Owner) -> Option<Value> {
     Some(match (op.method.as_str(), op.path.as_str()) {
         ("PUT", "/api/v1/memory/identity") => json!({"identity": {"name": caller.marker}}),
         ("POST", "/api/v1/memory/product/{name}/state") => json!({"status": caller.marker}),
+        // No idempotency key: a write that reached another owner's dataset must show there.
+        ("POST", "/api/v1/ingest/datasets/{name}/rows") => {
+            json!({"rows": [{"marker": caller.marker}]})
+        }
         _ => panic!(
             "{} {}: no body; add one to the isolation suite",
             op.method, op.path
@@ -367,7 +432,8 @@ fn probes(op: &Operation, caller: &Owner, victim: &Owner, p: &Planted) -> Vec<Pr
         let (own, planted) = path_value(&op.path, &param.name, victim, p);
         let placeholder = format!("{{{}}}", param.name);
         foreign = foreign.replace(&placeholder, &own);
-        foreign_row = Some(row_of(&op.path, own));
+        let created = CREATED_ON_WRITE.contains(&(op.method.as_str(), op.path.as_str()));
+        foreign_row = (!created).then(|| row_of(&op.path, own));
         shared = shared
             .zip(planted.clone())
             .map(|(path, v)| path.replace(&placeholder, &v));
@@ -509,6 +575,41 @@ async fn still_intact(h: &Harness, owner: &Owner, p: &Planted) -> Vec<String> {
             "{}: its staged import: {status} {body}",
             owner.label
         ));
+    }
+    // Its datasets hold only its own rows: the seeded one, and (under the shared name) those
+    // its own probes appended.
+    for name in [&owner.dataset, &p.dataset] {
+        let path = format!("/api/v1/ingest/datasets/{name}/rows?limit=100");
+        let (status, body) = send(h, &owner.key, Method::GET, &path, None).await;
+        let rows = body["data"].as_array().cloned().unwrap_or_default();
+        if status != 200 || rows.is_empty() {
+            violations.push(format!("{}: {path}: {status} {body}", owner.label));
+        }
+        for row in rows {
+            if row["row"]["marker"] != owner.marker.as_str() {
+                violations.push(format!(
+                    "{}: {name} holds a foreign row: {row}",
+                    owner.label
+                ));
+            }
+        }
+    }
+    let own = format!("/api/v1/ingest/datasets/{}", owner.dataset);
+    let (_, body) = send(h, &owner.key, Method::GET, &own, None).await;
+    if body["row_count"] != 1 {
+        violations.push(format!("{}: {own}: {body}", owner.label));
+    }
+    let body = json!({"upload_id": owner.upload});
+    let (status, body) = send(
+        h,
+        &owner.key,
+        Method::POST,
+        "/api/v1/ingest/upload/confirm",
+        Some(body),
+    )
+    .await;
+    if status != 201 {
+        violations.push(format!("{}: its upload: {status} {body}", owner.label));
     }
     for path in [
         format!("/api/v1/products/{}", owner.product),

@@ -38,6 +38,7 @@ diesel::table! {
         updated_at -> Timestamptz,
         signing_secret -> Nullable<Bytea>,
         signing_secret_rotated_at -> Nullable<Timestamptz>,
+        previous_signing_secret -> Nullable<Bytea>,
     }
 }
 
@@ -170,3 +171,25 @@ diesel::table! {
 
 diesel::joinable!(consolidation_candidates -> consolidation_runs (run_id));
 diesel::allow_tables_to_appear_in_same_query!(consolidation_runs, consolidation_candidates);
+
+diesel::table! {
+    project_signals (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        environment -> Text,
+        product_id -> Uuid,
+        event_type -> Text,
+        title -> Text,
+        severity -> Text,
+        body -> Nullable<Jsonb>,
+        external_id -> Nullable<Text>,
+        received_via -> Text,
+        created_at -> Timestamptz,
+    }
+}
+
+// producer_signals has more columns than diesel's 16-column tables: db/signals.rs writes and
+// reads it with SQL of its own.
+
+diesel::joinable!(project_signals -> products (product_id));
+diesel::allow_tables_to_appear_in_same_query!(project_signals, products);

@@ -20,3 +20,4 @@ mod products;
 mod rate_limits;
 mod reading;
 mod search;
+mod signals;

@@ -501,11 +501,11 @@ pub async fn ingest_producer_signals(
                 .flatten()
                 .enumerate()
                 .find(|(_, id)| !owned.contains(id));
-            if let Some((j, id)) = foreign {
+            if let Some((j, _)) = foreign {
                 errors.push((
                     *index,
                     format!(
-                        "signals[{index}].related_decisions[{j}]: not found: no decision {id} \
+                        "signals[{index}].related_decisions[{j}]: not found: no such decision \
                          of the caller"
                     ),
                 ));

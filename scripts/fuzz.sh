@@ -66,6 +66,17 @@ parameters = { "path.name" = "$SEED_PRODUCT" }
 include-path = "/api/v1/memory/product/{name}/state"
 include-method = "GET"
 parameters = { "path.name" = "$SEED_PRODUCT" }
+
+# Project signals go to the seeded product (by id).
+[[operations]]
+include-operation-id = "ingestProjectSignal"
+parameters = { "path.project_id" = "$SEED_PRODUCT_ID" }
+
+# Generated related_decisions name no decision of the caller, and a batch whose every signal
+# does is the documented 422 (semantic: ownership), not a refusal of schema-valid data.
+[[operations]]
+include-operation-id = "ingestProducerSignals"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx"]
 EOF
 # The warnings schemathesis shows by default (the pinned version's list), but missing_auth and
 # missing_test_data.

@@ -43,7 +43,10 @@ impl Modify for SignedIngest {
             operation
                 .security
                 .get_or_insert_with(Vec::new)
-                .push(SecurityRequirement::new::<_, _, String>(SIGNATURE_SCHEME, []));
+                .push(SecurityRequirement::new::<_, _, String>(
+                    SIGNATURE_SCHEME,
+                    [],
+                ));
         }
     }
 }

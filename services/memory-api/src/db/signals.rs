@@ -4,9 +4,7 @@
 use std::collections::{HashMap, HashSet};
 
 use diesel::prelude::*;
-use diesel::sql_types::{
-    Array, Double, Integer, Jsonb, Nullable, Text, Uuid as SqlUuid,
-};
+use diesel::sql_types::{Array, Double, Integer, Jsonb, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 use uuid::Uuid;

@@ -123,12 +123,20 @@ mod tests {
         let header = sign(&a, "1700000000", b"{}");
         let tag = parse_signature(&header).unwrap();
         assert!(verify_any([a.as_str()], "1700000000", b"{}", &tag));
-        assert!(verify_any([b.as_str(), a.as_str()], "1700000000", b"{}", &tag));
+        assert!(verify_any(
+            [b.as_str(), a.as_str()],
+            "1700000000",
+            b"{}",
+            &tag
+        ));
         assert!(!verify_any([b.as_str()], "1700000000", b"{}", &tag));
         assert!(!verify_any([a.as_str()], "1700000001", b"{}", &tag));
         assert!(!verify_any([a.as_str()], "1700000000", b"{ }", &tag));
         assert_eq!(parse_signature("sha256=zz"), Err(SignatureError::Malformed));
-        assert_eq!(parse_signature(&header[1..]), Err(SignatureError::Malformed));
+        assert_eq!(
+            parse_signature(&header[1..]),
+            Err(SignatureError::Malformed)
+        );
     }
 
     #[test]
@@ -137,7 +145,10 @@ mod tests {
         assert_eq!(check_timestamp("1600", 1300), Ok(1600));
         assert_eq!(check_timestamp("999", 1300), Err(SignatureError::Stale));
         assert_eq!(check_timestamp("-5", 0), Err(SignatureError::BadTimestamp));
-        assert_eq!(check_timestamp("1e3", 1000), Err(SignatureError::BadTimestamp));
+        assert_eq!(
+            check_timestamp("1e3", 1000),
+            Err(SignatureError::BadTimestamp)
+        );
         assert_eq!(
             check_timestamp("99999999999999999999", 0),
             Err(SignatureError::BadTimestamp)

@@ -18,8 +18,8 @@ use uuid::Uuid;
 
 use crate::AppState;
 use crate::db::owner::Owner;
-use crate::db::signals::{self, NewProducerSignal, NewProjectSignal};
 use crate::db::products;
+use crate::db::signals::{self, NewProducerSignal, NewProjectSignal};
 use crate::domain::signing::{self, SignatureError};
 
 /// A product id in a path: the hyphenated UUID only, so `/ingest/{project_id}` never shadows
@@ -120,7 +120,8 @@ pub struct ProjectSignalAccepted {
     tag = "signals",
     description = "Records one project signal of the product `project_id` (a product's id). \
         Two ways to authenticate: a bearer credential with the write scope (the product must \
-        be the caller's: 404 otherwise; signature headers are then not consulted), or no \
+        be the caller's: 404 otherwise; signature headers, when sent, must then still have \
+        their documented form (400 otherwise) but are not verified), or no \
         `Authorization` header and a signature: `X-Memory-Timestamp: <Unix seconds>` and \
         `X-Memory-Signature: sha256=<hex HMAC-SHA256(secret, \"<timestamp>.<raw body>\")>`, \
         the key being the product's signing secret exactly as shown (`msig_…`). The timestamp \
@@ -141,17 +142,19 @@ pub struct ProjectSignalAccepted {
     request_body = ProjectSignal,
     responses(
         (status = 200, description = "Accepted, or a duplicate of an earlier `external_id`", body = ProjectSignalAccepted),
-        (status = 400, description = "A field is missing or over its limit (the message names it)", body = MemoryError),
+        (status = 400, description = "A field is missing or over its limit, or a signature header is malformed (the message names it)", body = MemoryError),
         (status = 403, description = "The credential lacks the write scope", body = MemoryError),
         (status = 404, description = "No such product of the caller", body = MemoryError),
     )
 )]
 pub async fn ingest_project_signal(
     WriteAccess(caller): WriteAccess,
+    req: HttpRequest,
     state: web::Data<AppState>,
     project_id: web::Path<Uuid>,
     body: http_kit::Json<ProjectSignal>,
 ) -> Result<web::Json<ProjectSignalAccepted>, ApiError> {
+    check_header_forms(&req)?;
     let owner = Owner::of(&caller);
     let mut conn = store::conn(&state.pool).await?;
     let product = products::find_by_id(&mut conn, owner, project_id.into_inner())
@@ -159,6 +162,36 @@ pub async fn ingest_project_signal(
         .ok_or_else(|| ApiError::not_found("no such product"))?;
     let answer = record(&mut conn, owner, product.id, &product.name, &body, "bearer").await?;
     Ok(web::Json(answer))
+}
+
+/// The documented forms of the signature headers, when a request with a credential sends them
+/// (a 400 naming the header).
+fn check_header_forms(req: &HttpRequest) -> Result<(), ApiError> {
+    let value = |name: &str| {
+        req.headers().get(name).map(|v| {
+            v.to_str()
+                .map_err(|_| ApiError::invalid_field(name, "must be ASCII text"))
+        })
+    };
+    if let Some(signature) = value("X-Memory-Signature").transpose()?
+        && signing::parse_signature(signature).is_err()
+    {
+        return Err(ApiError::invalid_field(
+            "X-Memory-Signature",
+            "must be sha256=<64 hexadecimal digits>",
+        ));
+    }
+    if let Some(timestamp) = value("X-Memory-Timestamp").transpose()?
+        && (timestamp.is_empty()
+            || timestamp.len() > 12
+            || !timestamp.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return Err(ApiError::invalid_field(
+            "X-Memory-Timestamp",
+            "must be 1 to 12 digits (Unix seconds)",
+        ));
+    }
+    Ok(())
 }
 
 /// The signed form (no credential): verify, count, record.
@@ -178,9 +211,8 @@ pub async fn ingest_signed_project_signal(
              (X-Memory-Signature and X-Memory-Timestamp)",
         ));
     };
-    let checked = signing::parse_signature(signature).and_then(|tag| {
-        signing::check_timestamp(timestamp, Utc::now().timestamp()).map(|_| tag)
-    });
+    let checked = signing::parse_signature(signature)
+        .and_then(|tag| signing::check_timestamp(timestamp, Utc::now().timestamp()).map(|_| tag));
     let tag = match checked {
         Ok(tag) => tag,
         Err(err) => return Ok(unauthorized(&err.to_string())),
@@ -206,9 +238,9 @@ pub async fn ingest_signed_project_signal(
         res
     };
     if let Some(refused) = decision.as_ref().filter(|d| !d.allowed) {
-        return Ok(with_headers(
-            HttpResponse::from_error(auth::middleware::rate_limited(refused)),
-        ));
+        return Ok(with_headers(HttpResponse::from_error(
+            auth::middleware::rate_limited(refused),
+        )));
     }
 
     let parsed = serde_json::from_slice::<Value>(&body)

@@ -19,7 +19,10 @@ fn signature(secret: &str, timestamp: &str, body: &[u8]) -> String {
     let key = hmac::Key::new(hmac::HMAC_SHA256, secret.as_bytes());
     let mut content = format!("{timestamp}.").into_bytes();
     content.extend_from_slice(body);
-    format!("sha256={}", hex::encode(hmac::sign(&key, &content).as_ref()))
+    format!(
+        "sha256={}",
+        hex::encode(hmac::sign(&key, &content).as_ref())
+    )
 }
 
 fn now() -> String {
@@ -64,7 +67,14 @@ async fn signed_raw(
 async fn signed(h: &Harness, project: &str, secret: &str, body: &Value) -> Response {
     let raw = serde_json::to_vec(body).unwrap();
     let ts = now();
-    signed_raw(h, project, &raw, Some(&signature(secret, &ts, &raw)), Some(&ts)).await
+    signed_raw(
+        h,
+        project,
+        &raw,
+        Some(&signature(secret, &ts, &raw)),
+        Some(&ts),
+    )
+    .await
 }
 
 async fn expect_unauthorized(res: Response) -> String {
@@ -113,7 +123,10 @@ async fn a_signature_over_the_raw_body_authenticates_a_project_signal() {
              received_via) FROM project_signals WHERE id = '{id}'"
         ))
         .await;
-    assert_eq!(stored, [format!("{project}|deploy|v2 shipped|info|abc|signature")]);
+    assert_eq!(
+        stored,
+        [format!("{project}|deploy|v2 shipped|info|abc|signature")]
+    );
 
     // A wrong secret (another product's, or the right one for another product).
     let res = signed_raw(
@@ -234,7 +247,14 @@ async fn a_signature_over_the_raw_body_authenticates_a_project_signal() {
     assert!(message.starts_with("severity"), "{message}");
     let raw = b"{not json";
     let ts = now();
-    let res = signed_raw(&h, &project, raw, Some(&signature(&secret, &ts, raw)), Some(&ts)).await;
+    let res = signed_raw(
+        &h,
+        &project,
+        raw,
+        Some(&signature(&secret, &ts, raw)),
+        Some(&ts),
+    )
+    .await;
     expect_error(res, 400, "VALIDATION_ERROR").await;
 
     assert_eq!(count(&h, "SELECT count(*) FROM project_signals").await, 2);
@@ -319,8 +339,10 @@ async fn a_write_key_needs_no_signature_and_sees_only_its_own_products() {
     assert_eq!(body["duplicate"], false);
     let id = body["signal_id"].as_str().unwrap().to_owned();
     assert_eq!(
-        h.query(&format!("SELECT received_via FROM project_signals WHERE id = '{id}'"))
-            .await,
+        h.query(&format!(
+            "SELECT received_via FROM project_signals WHERE id = '{id}'"
+        ))
+        .await,
         ["bearer"]
     );
 
@@ -334,10 +356,29 @@ async fn a_write_key_needs_no_signature_and_sees_only_its_own_products() {
         .await;
     assert_eq!(body["duplicate"], true);
     assert_eq!(body["signal_id"], id.as_str());
+    // …but they must have their documented form.
+    for (name, value) in [
+        ("X-Memory-Signature", "sha1=00"),
+        ("X-Memory-Timestamp", ""),
+        ("X-Memory-Timestamp", "1700000000.5"),
+    ] {
+        let res = h
+            .api(&key)
+            .post(&format!("/api/v1/ingest/{project}"), &signal)
+            .header(name, value)
+            .await;
+        let message = expect_error(res, 400, "VALIDATION_ERROR").await;
+        assert!(message.starts_with(name), "{message}");
+    }
 
     // A read-only key: 403; a bad key: 401 from the gate.
-    let (_, reader) = h.key(user, CredentialKind::MemoryLive, &[Scope::Read]).await;
-    let res = h.api(&reader).post(&format!("/api/v1/ingest/{project}"), &signal).await;
+    let (_, reader) = h
+        .key(user, CredentialKind::MemoryLive, &[Scope::Read])
+        .await;
+    let res = h
+        .api(&reader)
+        .post(&format!("/api/v1/ingest/{project}"), &signal)
+        .await;
     expect_error(res, 403, "FORBIDDEN").await;
     let res = h
         .api("mem_live_nope")
@@ -347,12 +388,22 @@ async fn a_write_key_needs_no_signature_and_sees_only_its_own_products() {
 
     // Another owner's product, and the same user's test environment: 404, nothing written.
     let (_, stranger) = h.writer(Tier::Free).await;
-    let res = h.api(&stranger).post(&format!("/api/v1/ingest/{project}"), &signal).await;
+    let res = h
+        .api(&stranger)
+        .post(&format!("/api/v1/ingest/{project}"), &signal)
+        .await;
     expect_error(res, 404, "NOT_FOUND").await;
     let (_, test_key) = h
-        .key(user, CredentialKind::MemoryTest, &[Scope::Read, Scope::Write])
+        .key(
+            user,
+            CredentialKind::MemoryTest,
+            &[Scope::Read, Scope::Write],
+        )
         .await;
-    let res = h.api(&test_key).post(&format!("/api/v1/ingest/{project}"), &signal).await;
+    let res = h
+        .api(&test_key)
+        .post(&format!("/api/v1/ingest/{project}"), &signal)
+        .await;
     expect_error(res, 404, "NOT_FOUND").await;
     assert_eq!(count(&h, "SELECT count(*) FROM project_signals").await, 1);
     h.stop().await;
@@ -401,7 +452,11 @@ async fn external_id_repeats_answer_the_first_signal_even_concurrently() {
     }
     assert_eq!((ids.len(), fresh), (1, 1), "{ids:?}");
     assert_eq!(
-        count(&h, "SELECT count(*) FROM project_signals WHERE external_id = 'evt_2'").await,
+        count(
+            &h,
+            "SELECT count(*) FROM project_signals WHERE external_id = 'evt_2'"
+        )
+        .await,
         1
     );
     // Anomalies: evt_1 on atlas, evt_1 on globe, evt_2 on atlas; never one per repeat.
@@ -435,7 +490,11 @@ async fn error_and_critical_signals_are_anomalies_in_the_feed() {
     // The default severity is info.
     let signal = json!({"event_type": "latency", "title": "no severity"});
     assert_eq!(signed(&h, &project, &secret, &signal).await.status(), 200);
-    let feed = h.api(&key).get("/api/v1/intelligence/feed").expect(200).await;
+    let feed = h
+        .api(&key)
+        .get("/api/v1/intelligence/feed")
+        .expect(200)
+        .await;
     let anomalies: Vec<&Value> = feed["data"]
         .as_array()
         .unwrap()
@@ -454,7 +513,11 @@ async fn error_and_critical_signals_are_anomalies_in_the_feed() {
     );
     // Another owner's feed has none of them.
     let (_, stranger) = h.writer(Tier::Free).await;
-    let feed = h.api(&stranger).get("/api/v1/intelligence/feed").expect(200).await;
+    let feed = h
+        .api(&stranger)
+        .get("/api/v1/intelligence/feed")
+        .expect(200)
+        .await;
     assert_eq!(feed["data"], json!([]));
     h.stop().await;
 }
@@ -643,7 +706,9 @@ async fn producer_batches_answer_201_207_422_and_400_as_ruled() {
     let fifty: Vec<Value> = (0..50).map(|i| producer(&format!("fifty-{i}"))).collect();
     let answer = json(ingest(&h, &key, &json!({"signals": fifty})).await).await;
     assert_eq!(ids(&answer).len(), 50);
-    let (_, reader) = h.key(user, CredentialKind::MemoryLive, &[Scope::Read]).await;
+    let (_, reader) = h
+        .key(user, CredentialKind::MemoryLive, &[Scope::Read])
+        .await;
     let res = ingest(&h, &reader, &json!({"signals": [producer("r")]})).await;
     expect_error(res, 403, "FORBIDDEN").await;
     assert_eq!(count(&h, "SELECT count(*) FROM producer_signals").await, 55);
@@ -699,7 +764,7 @@ async fn dedup_keys_collapse_exactly_under_20_concurrent_requests() {
     ))
     .await;
     let answer = json(ingest(&h, &key, &json!({"signals": [producer("shared")]})).await).await;
-    assert_eq!(ids(&answer), [shared_id.clone()]);
+    assert_eq!(ids(&answer), std::slice::from_ref(&shared_id));
     let row = h
         .query(&format!(
             "SELECT concat_ws('|', count, last_seen_at > now() - interval '1 minute') \
@@ -746,10 +811,15 @@ async fn dedup_keys_collapse_exactly_under_20_concurrent_requests() {
     // Keys are per owner and environment.
     let (_, stranger) = h.writer(Tier::Free).await;
     let (_, test_key) = h
-        .key(user, CredentialKind::MemoryTest, &[Scope::Read, Scope::Write])
+        .key(
+            user,
+            CredentialKind::MemoryTest,
+            &[Scope::Read, Scope::Write],
+        )
         .await;
     for other in [stranger, test_key] {
-        let answer = json(ingest(&h, &other, &json!({"signals": [producer("shared")]})).await).await;
+        let answer =
+            json(ingest(&h, &other, &json!({"signals": [producer("shared")]})).await).await;
         let id = &ids(&answer)[0];
         assert!(id != &shared_id && id != &fresh_id);
     }
@@ -811,7 +881,10 @@ async fn related_decisions_must_be_the_callers() {
     // Only foreign references: none accepted.
     let body = json!({"signals": [with("r3", json!([foreign]))]});
     let message = expect_error(ingest(&h, &key, &body).await, 422, "VALIDATION_ERROR").await;
-    assert!(message.contains("signals[0].related_decisions[0]: not found"), "{message}");
+    assert!(
+        message.contains("signals[0].related_decisions[0]: not found"),
+        "{message}"
+    );
     h.stop().await;
 }
 
@@ -867,11 +940,16 @@ async fn consolidation_spares_old_decisions_a_signal_references() {
     let mut signal = producer("ref");
     signal["related_decisions"] = json!([kept]);
     assert_eq!(
-        ingest(&h, &key, &json!({"signals": [signal]})).await.status(),
+        ingest(&h, &key, &json!({"signals": [signal]}))
+            .await
+            .status(),
         201
     );
     let (flagged_count, stale) = consolidate().await;
-    assert_eq!((flagged_count, stale), (json!(1), vec![flagged.to_string()]));
+    assert_eq!(
+        (flagged_count, stale),
+        (json!(1), vec![flagged.to_string()])
+    );
 
     // Another owner's signals reference nothing of this owner (its ids are its own).
     let (_, stranger) = h.writer(Tier::Pro).await;
@@ -890,10 +968,15 @@ async fn consolidation_spares_old_decisions_a_signal_references() {
     let mut signal = producer("ref");
     signal["related_decisions"] = json!([flagged]);
     assert_eq!(
-        ingest(&h, &stranger, &json!({"signals": [signal]})).await.status(),
+        ingest(&h, &stranger, &json!({"signals": [signal]}))
+            .await
+            .status(),
         201
     );
     let (flagged_count, stale) = consolidate().await;
-    assert_eq!((flagged_count, stale), (json!(1), vec![flagged.to_string()]));
+    assert_eq!(
+        (flagged_count, stale),
+        (json!(1), vec![flagged.to_string()])
+    );
     h.stop().await;
 }

@@ -109,7 +109,8 @@ memory_scenarios() { [[ -z $BENCH_ONLY ]]; }
 mail_scenarios() { [[ -z $BENCH_ONLY || $BENCH_ONLY == mail ]]; }
 send_scenarios() { [[ $BENCH_ONLY != signals ]]; }
 signal_scenarios() { [[ -z $BENCH_ONLY || $BENCH_ONLY == signals ]]; }
-BINARIES=(mail-api admin send-worker provider-stub)
+BINARIES=(mail-api admin)
+! send_scenarios || BINARIES+=(send-worker provider-stub)
 ! memory || BINARIES+=(memory-api)
 
 for b in "${BINARIES[@]}"; do

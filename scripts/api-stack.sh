@@ -138,8 +138,9 @@ stack_start() {
 stack_seed() {
     local m=$MEMORY_URL/api/v1 k=$MEMORY_KEY e
     SEED_PRODUCT=seeded-product
-    stack_call POST "$m/products" "$k" \
-        '{"name":"seeded-product","description":"Seeded before the run","status":"active"}' >/dev/null
+    SEED_PRODUCT_ID="$(stack_call POST "$m/products" "$k" \
+        '{"name":"seeded-product","description":"Seeded before the run","status":"active"}' |
+        stack_json id)"
     stack_call POST "$m/memory/product/$SEED_PRODUCT/state" "$k" \
         '{"status":"beta","summary":"seeded"}' >/dev/null
     stack_call PUT "$m/memory/identity" "$k" \
@@ -180,7 +181,7 @@ stack_seed() {
     stack_tracking_tokens "$SEED_EMAIL"
     stack_call POST "$a/conversion" "$k" \
         '{"email":"ada@example.com","revenue":12.5,"currency":"EUR","order_id":"seed-1"}' >/dev/null
-    export SEED_PRODUCT SEED_DECISION SEED_FREE_FORM SEED_DATASET SEED_SITE SEED_CONTACT SEED_CAMPAIGN SEED_EMAIL \
+    export SEED_PRODUCT SEED_PRODUCT_ID SEED_DECISION SEED_FREE_FORM SEED_DATASET SEED_SITE SEED_CONTACT SEED_CAMPAIGN SEED_EMAIL \
         SEED_OPEN_TOKEN SEED_CLICK_TOKEN SEED_UNSUBSCRIBE_TOKEN
     log "seeded: product $SEED_PRODUCT, decision $SEED_DECISION, site $SEED_SITE, contact $SEED_CONTACT, email $SEED_EMAIL (sent)"
 }

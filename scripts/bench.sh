@@ -31,7 +31,12 @@
 #      the route answers once the provider has (status sent), so its latency is the pipeline's
 #   u  the pipeline's throughput during t: emails accepted by the API, divided by the time
 #      from t's start until the provider's acceptance of the last one was recorded
-# and prints req/s and p50/p95/p99 latency for each, plus the ratios c/e, d/f, g/h and m/n,
+#   v  memory-api POST /api/v1/signals/ingest, 50 producer signals per request (bodies made
+#      by wrk-report.lua, every dedup_key new): requests and signals per second, p99
+#   w  pgbench on bench_memory running the route's transaction (the same multi-row
+#      INSERT ... ON CONFLICT of 50 signals, its arrays built by generate_series)
+# and prints req/s and p50/p95/p99 latency for each, plus the ratios c/e, d/f, g/h, m/n and v/w
+# (for v and w also signals per second: 50 signals per request),
 # also written to ${BENCH_OUT:-target/bench}/results.json. Any non-2xx response
 # (or socket error, or failed transaction) fails the run. All traffic goes to
 # 127.0.0.1 only; every load run is bounded by BENCH_DURATION. The services are
@@ -55,6 +60,8 @@ usage: scripts/bench.sh [-h]
     BENCH_SEND_CONNECTIONS=64       connections of the send scenario t
     BENCH_ONLY=mail        only the mail scenarios (b, d, f, m-q, t, u): memory-api is not started
     BENCH_ONLY=send        only the send pipeline (t, u)
+    BENCH_ONLY=signals     only the producer-signal scenarios (v, w); mail-api still starts
+    BENCH_SIGNAL_CONNECTIONS=32     connections of the signal scenarios v, w
     BENCH_OUT=target/bench results.json, raw outputs and service logs (relative: to the repo root)
     BENCH_RATE_LIMIT_BACKEND=inprocess|redis   sets *_RATE_LIMIT__BACKEND (unset: service default)
     RUST_LOG=warn          log filter for the services during the run
@@ -91,13 +98,19 @@ BIN="${CARGO_TARGET_DIR:-target}/release"
 ((BENCH_CONNECTIONS >= BENCH_THREADS)) || die "BENCH_CONNECTIONS must be at least $BENCH_THREADS"
 [[ $BENCH_WARMUP =~ ^[0-9]+$ ]] || die "BENCH_WARMUP must be a number of seconds"
 case "$BENCH_RATE_LIMIT_BACKEND" in "" | inprocess | redis) ;; *) die "BENCH_RATE_LIMIT_BACKEND must be inprocess or redis" ;; esac
-case "$BENCH_ONLY" in "" | mail | send) ;; *) die "BENCH_ONLY must be mail or send (or unset)" ;; esac
+case "$BENCH_ONLY" in "" | mail | send | signals) ;; *) die "BENCH_ONLY must be mail, send or signals (or unset)" ;; esac
 [[ $EXPORT_CONTACTS =~ ^[1-9][0-9]*$ ]] || die "BENCH_EXPORT_CONTACTS must be a positive integer"
-# memory: whether the memory scenarios run (not with BENCH_ONLY=mail or send);
-# mail_scenarios: whether the mail scenarios other than the send pipeline run.
-memory() { [[ -z $BENCH_ONLY ]]; }
-mail_scenarios() { [[ $BENCH_ONLY != send ]]; }
-BINARIES=(mail-api admin send-worker provider-stub)
+# memory: whether memory-api runs (not with BENCH_ONLY=mail or send);
+# memory_scenarios: whether the memory scenarios other than the signals' run;
+# mail_scenarios: whether the mail scenarios other than the send pipeline run;
+# send_scenarios: whether the send pipeline runs; signal_scenarios: whether v and w run.
+memory() { [[ -z $BENCH_ONLY || $BENCH_ONLY == signals ]]; }
+memory_scenarios() { [[ -z $BENCH_ONLY ]]; }
+mail_scenarios() { [[ -z $BENCH_ONLY || $BENCH_ONLY == mail ]]; }
+send_scenarios() { [[ $BENCH_ONLY != signals ]]; }
+signal_scenarios() { [[ -z $BENCH_ONLY || $BENCH_ONLY == signals ]]; }
+BINARIES=(mail-api admin)
+! send_scenarios || BINARIES+=(send-worker provider-stub)
 ! memory || BINARIES+=(memory-api)
 
 for b in "${BINARIES[@]}"; do
@@ -349,19 +362,20 @@ run_wrk() {
         wrk "${args[@]}" -d "${BENCH_DURATION}s" --latency -s "$LUA" "$url" >"$out" 2>&1 ||
         { cat "$out" >&2; die "wrk failed in scenario $id"; }
     grep '^WRK_RESULT' "$out" | sed 's/^/    /' || true
-    printf '%s\twrk\t%s\t%s\n' "$id" "$name" "$out" >>"$SCENARIOS"
+    # ROWS_PER_REQUEST: items each request writes (the report gives rows per second too).
+    printf '%s\twrk\t%s\t%s\t\t%s\n' "$id" "$name" "$out" "${ROWS_PER_REQUEST:-}" >>"$SCENARIOS"
 }
 
 # run_pgbench ID NAME DB SQLFILE
 run_pgbench() {
     local id=$1 name=$2 db=$3 sql=$4 out="$OUT/raw/$1-pgbench.txt"
-    local args=(-n -M prepared -c "$BENCH_CONNECTIONS" -j "$BENCH_THREADS" -f "$sql"
+    local args=(-n -M prepared -c "${CONNECTIONS:-$BENCH_CONNECTIONS}" -j "$BENCH_THREADS" -f "$sql"
         -h 127.0.0.1 -p 5432 -U postgres)
     # PGBENCH_VARS: "-D NAME=VALUE ..." variables the script starts with.
     local vars=()
     [[ -z ${PGBENCH_VARS:-} ]] || read -ra vars <<<"$PGBENCH_VARS"
     args+=("${vars[@]}")
-    log "bench: $id  $name  (pgbench, ${BENCH_DURATION}s, $BENCH_CONNECTIONS connections)"
+    log "bench: $id  $name  (pgbench, ${BENCH_DURATION}s, ${CONNECTIONS:-$BENCH_CONNECTIONS} connections)"
     # `run` tells a script's warm-up from its measured run (the upsert script names its
     # new contacts after it, so the measured run inserts as many as the warm-up did).
     if ((BENCH_WARMUP > 0)); then
@@ -372,7 +386,7 @@ run_pgbench() {
         --log --log-prefix="$WORK/pgbench-$id" "$db" >"$out" 2>&1 ||
         { tail -n 30 "$out" >&2; die "pgbench failed in scenario $id"; }
     grep -E '^(tps|number of failed)' "$out" | sed 's/^/    /' || true
-    printf '%s\tpgbench\t%s\t%s\t%s\n' "$id" "$name" "$out" "$WORK/pgbench-$id" >>"$SCENARIOS"
+    printf '%s\tpgbench\t%s\t%s\t%s\t%s\n' "$id" "$name" "$out" "$WORK/pgbench-$id" "${ROWS_PER_REQUEST:-}" >>"$SCENARIOS"
 }
 
 if mail_scenarios; then
@@ -434,6 +448,7 @@ fi
 # after SENDING__REPLY_WAIT_MS), u the pipeline: the emails accepted by the API during t,
 # divided by the time from t's start until the provider's acceptance of the last of them was
 # recorded.
+if send_scenarios; then
 STUB_ADDR=127.0.0.1:18090
 WORKER_ADDR=127.0.0.1:18083
 SEND_CONNS="${BENCH_SEND_CONNECTIONS:-64}"
@@ -499,6 +514,7 @@ sed 's/^/    /' "$OUT/raw/u-pipeline.txt" | tr '\n' ' '
 echo
 printf '%s\tpipeline\t%s\t%s\n' u "send pipeline: API accept to the provider's acceptance recorded" \
     "$OUT/raw/u-pipeline.txt" >>"$SCENARIOS"
+fi
 
 # run_export ID NAME URL KEY [PID [ROWS [BODY_FILE]]]: one request streamed to /dev/null (a
 # GET, or a POST of BODY_FILE); the time, the bytes, and the API process's (PID, default
@@ -564,7 +580,7 @@ run_export q "mail-api GET /api/v1/export?format=csv (ZIP), $EXPORT_CONTACTS con
     "$MAIL_URL/api/v1/export?format=csv" "$EXPORT_KEY"
 fi
 
-if memory; then
+if memory_scenarios; then
     # ------------------------------------------------------------- decisions and search
     # Latency of the search routes is measured with as many clients as the machine has
     # cores (BENCH_SEARCH_CONNECTIONS): with 32 the figure is mostly time spent queueing.
@@ -661,6 +677,46 @@ fi
 if mail_scenarios; then
     cp "$WORK/mail.sql" "$OUT/raw/f.sql"
     cp "$WORK/identify.sql" "$OUT/raw/n.sql"
+fi
+
+# ------------------------------------------------------------ producer signals (v, w)
+# v: POST /signals/ingest with 50 signals per request, each body made by wrk-report.lua
+# (WRK_SIGNALS), every dedup_key new (an insert each, as in w). w: pgbench running the
+# route's transaction on the same table: BEGIN, the same multi-row INSERT ... ON CONFLICT
+# (UPSERT in services/memory-api/src/db/signals.rs) of 50 rows, COMMIT; its arrays are built
+# with the values wrk sends, and its ids are time-ordered like the route's UUID v7.
+if signal_scenarios; then
+    SIGNAL_CONNS="${BENCH_SIGNAL_CONNECTIONS:-32}"
+    SIGNALS_PER_REQUEST=50
+    SIGNAL_JSON='{"source":"api","entity_scope":"product","entity_id":"bench-product","signal_type":"latency_spike","dedup_key":"%s","severity":"warning","title":"p99 latency above budget","description":"p99 latency rose after the deploy","payload":{"triggered_at":"2026-11-26T10:00:00Z","metric_key":"p99_ms","baseline_value":120,"current_value":480.5,"delta_percent":300.4,"metadata":{"region":"eu"}},"evidence":[{"trace":"t-1"}],"confidence_score":0.8,"collapse_window_minutes":60}'
+    # The probe request of run_wrk (wrk then makes its own bodies).
+    python3 -c 'import json, sys
+tmpl, n = sys.argv[1], int(sys.argv[2])
+print(json.dumps({"signals": [json.loads(tmpl.replace("%s", "probe-%d" % i)) for i in range(n)]}))' \
+        "$SIGNAL_JSON" "$SIGNALS_PER_REQUEST" >"$WORK/signals.first"
+    WRK_SIGNALS="$SIGNALS_PER_REQUEST" WRK_SIGNAL_JSON="$SIGNAL_JSON" WRK_BODIES_FILE="$WORK/signals.first" \
+        ROWS_PER_REQUEST="$SIGNALS_PER_REQUEST" CONNECTIONS="$SIGNAL_CONNS" run_wrk v \
+        "memory-api POST /api/v1/signals/ingest, $SIGNALS_PER_REQUEST signals per request (new dedup keys)" \
+        "$MEMORY_URL/api/v1/signals/ingest" "$MEMORY_KEY"
+    written="$(psql_pg -d bench_memory -c "SELECT count(*), max(count) FROM producer_signals WHERE dedup_key LIKE 'wrk-%'")"
+    log "bench: producer signals written by v, warm-up included (rows|largest count): $written"
+    N=$SIGNALS_PER_REQUEST
+    cat >"$WORK/signals.sql" <<EOF
+\\set base random(1, 1000000000000)
+BEGIN;
+INSERT INTO producer_signals AS s (id, user_id, environment, workspace_id, source, entity_scope, entity_id, signal_type, dedup_key, severity, title, description, payload, evidence, related_decisions, confidence_score, collapse_window_minutes, count) SELECT r.id, '$USER_ID', 'live', NULL, r.source, r.entity_scope, r.entity_id, r.signal_type, r.dedup_key, r.severity, r.title, r.description, r.payload, r.evidence, r.related::uuid[], r.confidence, r.win, r.n FROM unnest(ARRAY(SELECT (lpad(to_hex((extract(epoch FROM clock_timestamp()) * 1000)::bigint), 12, '0') || '7' || lpad(to_hex(g), 3, '0') || substr(md5(:base::text || :client_id::text), 1, 16))::uuid FROM generate_series(1, $N) g), array_fill('api'::text, ARRAY[$N]), array_fill('product'::text, ARRAY[$N]), array_fill('bench-product'::text, ARRAY[$N]), array_fill('latency_spike'::text, ARRAY[$N]), ARRAY(SELECT 'pg-' || :client_id || '-' || :base || '-' || g FROM generate_series(1, $N) g), array_fill('warning'::text, ARRAY[$N]), array_fill('p99 latency above budget'::text, ARRAY[$N]), array_fill('p99 latency rose after the deploy'::text, ARRAY[$N]), array_fill('{"triggered_at": "2026-11-26T10:00:00Z", "metric_key": "p99_ms", "baseline_value": 120.0, "current_value": 480.5, "delta_percent": 300.4, "source_url": null, "metadata": {"region": "eu"}}'::jsonb, ARRAY[$N]), array_fill('[{"trace": "t-1"}]'::jsonb, ARRAY[$N]), array_fill('{}'::text, ARRAY[$N]), array_fill(0.8::float8, ARRAY[$N]), array_fill(60, ARRAY[$N]), array_fill(1, ARRAY[$N])) WITH ORDINALITY AS r(id, source, entity_scope, entity_id, signal_type, dedup_key, severity, title, description, payload, evidence, related, confidence, win, n, ord) ORDER BY r.ord ON CONFLICT (user_id, environment, dedup_key) WHERE open DO UPDATE SET count = s.count + excluded.count, last_seen_at = excluded.last_seen_at WHERE s.last_seen_at >= excluded.last_seen_at - make_interval(mins => excluded.collapse_window_minutes) RETURNING s.id, s.dedup_key;
+COMMIT;
+\\set bench_clock 0
+EOF
+    # It must run and write N rows, or the comparison means nothing.
+    rows="$(sed -n 3p "$WORK/signals.sql" | sed 's/:base/0/g; s/:client_id/0/g' | psql_pg -d bench_memory 2>&1)" ||
+        die "the signals route's SQL no longer matches the schema; update scripts/bench.sh: $rows"
+    [[ $(grep -c . <<<"$rows") -eq $N ]] ||
+        die "the signals route's SQL answered $(grep -c . <<<"$rows") rows, not $N: $(head -c 500 <<<"$rows")"
+    ROWS_PER_REQUEST="$N" CONNECTIONS="$SIGNAL_CONNS" run_pgbench w \
+        "pgbench bench_memory: the transaction of v ($N-row INSERT ... ON CONFLICT)" \
+        bench_memory "$WORK/signals.sql"
+    cp "$WORK/signals.sql" "$OUT/raw/w.sql"
 fi
 
 # -------------------------------------------------------------------------- report

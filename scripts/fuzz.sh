@@ -101,6 +101,16 @@ warnings = { fail-on = true, display = ["missing_auth", $ST_WARNINGS_COMMON] }
 [[operations]]
 include-operation-id = "confirmUpload"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "422", "429", "5xx"]
+# Project signals go to the seeded product (by id).
+[[operations]]
+include-operation-id = "ingestProjectSignal"
+parameters = { "path.project_id" = "$SEED_PRODUCT_ID" }
+
+# Generated related_decisions name no decision of the caller, and a batch whose every signal
+# does is the documented 422 (semantic: ownership), not a refusal of schema-valid data.
+[[operations]]
+include-operation-id = "ingestProducerSignals"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx"]
 EOF
 cat >"$STACK_DIR/mail.toml" <<EOF
 [warnings]

@@ -4,8 +4,10 @@
 usage: report.py SCENARIOS_TSV OUT_JSON
 
 SCENARIOS_TSV has one line per scenario, tab-separated:
-    id  kind  name  output_file  [log_prefix]
+    id  kind  name  output_file  [log_prefix  [rows_per_request]]
 kind `wrk`: output_file is wrk's output with the WRK_RESULT line of wrk-report.lua.
+rows_per_request (wrk and pgbench, optional): items each request or transaction writes (50
+producer signals): the report adds rows per second (`rows_per_s`).
 kind `pgbench`: output_file is pgbench's output; log_prefix the --log-prefix its
 per-transaction logs were written with (latency percentiles come from them).
 kind `export`: output_file holds key=value lines written by bench.sh's run_export
@@ -31,11 +33,13 @@ import re
 import subprocess
 import sys
 
-RATIOS = [("c", "e"), ("d", "f"), ("g", "h"), ("m", "n")]
+RATIOS = [("c", "e"), ("d", "f"), ("g", "h"), ("m", "n"), ("v", "w")]
 # Latency targets of the issues (reported, not enforced): scenario, percentile, ms.
 TARGETS = [("i", "p95_ms", 15.0), ("j", "p95_ms", 30.0)]
 # Throughput targets of route-vs-pgbench ratios (reported, not enforced).
-RATIO_TARGETS = {"m/n": 0.75}
+RATIO_TARGETS = {"m/n": 0.75, "v/w": 0.6}
+# Rows written per second (reported, not enforced): scenario, minimum.
+ROWS_TARGETS = [("v", 5000.0)]
 # Peak resident set of the API process during an export (reported, not enforced), MB.
 EXPORT_PEAK_RSS_TARGET_MB = 200.0
 # Send pipeline throughput (reported, not enforced), emails per second.
@@ -188,6 +192,9 @@ def main():
                 s.update(parse_pipeline(output))
             else:
                 raise ValueError(f"unknown kind {kind!r}")
+            if kind in ("wrk", "pgbench") and len(cols) > 5 and cols[5]:
+                s["rows_per_request"] = int(cols[5])
+                s["rows_per_s"] = s["rps"] * s["rows_per_request"]
             if kind == "export":
                 s["ok"] = s["http_status"] == 200 and s["curl_exit"] == 0
             elif kind == "pipeline":
@@ -207,7 +214,10 @@ def main():
             continue
         ratios[f"{a}/{b}"] = {
             "what": f"{sa['name']} vs {sb['name']}",
-            "throughput": sa["rps"] / sb["rps"],
+            # Rows per second when both write rows (the same number per request or not).
+            "throughput": (sa["rows_per_s"] / sb["rows_per_s"])
+            if sa.get("rows_per_s") and sb.get("rows_per_s")
+            else sa["rps"] / sb["rps"],
             "p50_latency": sa["p50_ms"] / sb["p50_ms"] if sb["p50_ms"] else None,
             "p99_latency": sa["p99_ms"] / sb["p99_ms"] if sb["p99_ms"] else None,
         }
@@ -218,7 +228,7 @@ def main():
         out = {}
         for k, v in d.items():
             if isinstance(v, float):
-                v = round(v, 1) if k == "rps" else round(v, 4)
+                v = round(v, 1) if k in ("rps", "rows_per_s") else round(v, 4)
             out[k] = v
         return out
 
@@ -259,6 +269,13 @@ def main():
                 f"{label:<{w}} {s['emails']:>10d} {s['seconds']:>8.2f} "
                 f"{s['emails_per_s']:>10.0f} {s['provider_accepted']:>10d}"
             )
+    with_rows = [s for s in scenarios if "rows_per_s" in s]
+    if with_rows:
+        print()
+        print(f"{'rows written':<{w}} {'rows/req':>10} {'rows/s':>10} {'p99 ms':>8}")
+        for s in with_rows:
+            label = f"{s['id']}  {s['name']}"
+            print(f"{label:<{w}} {s['rows_per_request']:>10d} {s['rows_per_s']:>10.0f} {s['p99_ms']:>8.3f}")
     print()
     for k, r in ratios.items():
         p50 = f"{r['p50_latency']:.2f}x" if r["p50_latency"] is not None else "n/a"
@@ -276,6 +293,14 @@ def main():
                           "measured": r["throughput"], "met": r["throughput"] >= minimum}
             verdict = "met" if r["throughput"] >= minimum else "MISSED"
             print(f"{k} target throughput ratio >= {minimum:g}: {r['throughput']:.3f} ({verdict})")
+    for sid, minimum in ROWS_TARGETS:
+        s = by_id.get(sid)
+        if s and "rows_per_s" in s:
+            rate = s["rows_per_s"]
+            targets[f"{sid} rows/s"] = {"metric": "rows_per_s", "target_min": minimum,
+                                        "measured": rate, "met": rate >= minimum}
+            verdict = "met" if rate >= minimum else "MISSED"
+            print(f"{sid} target >= {minimum:g} rows/s: {rate:.0f} ({verdict})")
     for s in exports:
         peak = s["peak_rss_mb"]
         targets[s["id"]] = {"metric": "peak_rss_mb", "target_max_mb": EXPORT_PEAK_RSS_TARGET_MB,

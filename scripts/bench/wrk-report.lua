@@ -12,6 +12,10 @@
 --   WRK_BODIES_FILE one JSON body per line, POSTed in turn to the URL's path
 --   WRK_OFFSET      lines to skip at the start (bench.sh: the measured run starts past
 --                   the lines of its warm-up, with WRK_MEASURE_OFFSET)
+--   WRK_SIGNALS     N: POST {"signals": [...]} bodies of N producer signals made here, each
+--                   WRK_SIGNAL_JSON (one signal with one %s, its dedup_key) with a key no
+--                   request of any run has used (run tag, thread, request, item); takes
+--                   precedence over the two files
 -- Without them wrk sends its one fixed request.
 
 local threads = {}
@@ -30,7 +34,19 @@ end
 
 local paths_file = os.getenv("WRK_PATHS_FILE")
 local bodies_file = os.getenv("WRK_BODIES_FILE")
-if paths_file and paths_file ~= "" then
+local signals = tonumber(os.getenv("WRK_SIGNALS") or "") or 0
+if signals > 0 then
+   local signal_json = assert(os.getenv("WRK_SIGNAL_JSON"), "WRK_SIGNALS needs WRK_SIGNAL_JSON")
+   local items = {}
+   function request()
+      counter = counter + 1
+      for i = 1, signals do
+         items[i] = string.format(signal_json,
+            string.format("wrk-%s-%d-%d", tag, counter, i))
+      end
+      return wrk.format("POST", nil, nil, '{"signals":[' .. table.concat(items, ",") .. "]}")
+   end
+elseif paths_file and paths_file ~= "" then
    local paths = lines_of(paths_file)
    function request()
       counter = counter + 1
@@ -47,14 +63,20 @@ end
 -- WRK_OFFSET (optional): lines to skip first, e.g. past those a warm-up run sent.
 local base_offset = tonumber(os.getenv("WRK_OFFSET") or "") or 0
 
+-- A tag of this run, so that no two runs (a warm-up and its measured run) make the same keys.
+math.randomseed(os.time())
+local run_tag = string.format("%d%06d", os.time(), math.random(0, 999999))
+
 function setup(thread)
    thread:set("offset", base_offset + #threads * 7919)
+   thread:set("tag", run_tag .. "-" .. #threads)
    table.insert(threads, thread)
 end
 
 function init(args)
    non2xx = 0
    offset = offset or 0
+   tag = tag or "0"
 end
 
 function response(status, headers, body)

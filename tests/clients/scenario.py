@@ -47,10 +47,10 @@ def memory(s: Service) -> None:
     s.call("openapi_yaml", 200)
     s.call("openapi_yaml_root", 200)
 
-    s.call("createProduct", 201, body={"name": "atlas", "description": "The atlas", "status": "active"})
+    product = s.call("createProduct", 201, body={"name": "atlas", "description": "The atlas", "status": "active"})
     s.call("listProducts", 200, limit=10)
     s.call("getProduct", 200, name="atlas")
-    s.call("rotateProductSigningSecret", 200, name="atlas")
+    secret = s.call("rotateProductSigningSecret", 200, name="atlas")["signing_secret"]
     s.call("updateProductState", 200, name="atlas", body={"status": "beta", "summary": "first"})
     s.call("getProductState", 200, name="atlas")
 
@@ -67,6 +67,19 @@ def memory(s: Service) -> None:
     entry = s.call("createFreeForm", 201, body={"content": "Prefers short answers", "tags": ["style"]})
     s.call("listFreeForm", 200, limit=10)
     s.call("searchMemory", 200, q="PostgreSQL")
+    signal = {"event_type": "deploy", "title": "v2 shipped", "severity": "error", "external_id": "evt-1"}
+    first = s.call("ingestProjectSignal", 200, project_id=product["id"], body=signal)
+    # The same signal signed with the product's secret, without a credential: a duplicate.
+    again = s.call("ingestProjectSignal", 200, project_id=product["id"], body=signal,
+                   **memory_signature(secret, signal), client=anonymous(s, "memory_client"))
+    if not again["duplicate"] or again["signal_id"] != first["signal_id"]:
+        raise Failure(f"memory-api ingestProjectSignal: a signed repeat is not the first signal: {again}")
+    producer = {
+        "source": "api", "signal_type": "latency_spike", "dedup_key": "p99", "severity": "warning",
+        "title": "p99 above budget", "related_decisions": [decision["id"]],
+        "payload": {"triggered_at": "2026-01-01T00:00:00Z", "metric_key": "p99_ms", "current_value": 480.5},
+    }
+    s.call("ingestProducerSignals", 201, body={"signals": [producer, producer]})
     s.call("listFeed", 200, limit=10)
     s.call("listMemoryConfidence", 200, limit=10)
 
@@ -124,6 +137,23 @@ def memory(s: Service) -> None:
 
     s.call("deleteDecision", 200, id=decision["id"])
     s.call("deleteFreeForm", 200, id=entry["id"])
+
+
+def anonymous(s: Service, package: str):
+    """A client of the service without a credential."""
+    client_module = __import__(f"{package}.client", fromlist=["Client"])
+    return client_module.Client(
+        base_url=s.client._base_url, raise_on_unexpected_status=False, timeout=httpx.Timeout(60.0)
+    )
+
+
+def memory_signature(secret: str, body: dict) -> dict[str, str]:
+    """The X-Memory-Signature and X-Memory-Timestamp arguments for `body` as the generated client
+    sends it."""
+    raw = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    timestamp = str(int(time.time()))
+    tag = hmac.new(secret.encode(), timestamp.encode() + b"." + raw, hashlib.sha256).hexdigest()
+    return {"x_memory_signature": f"sha256={tag}", "x_memory_timestamp": timestamp}
 
 
 def outbox_links(email_id: str) -> dict[str, str]:

@@ -30,6 +30,17 @@ pub struct AppState {
     pub embedder: Arc<dyn Embedder>,
     /// Maps the embedder's raw cosine onto the calibrated similarity results report.
     pub calibration: Calibration,
+    /// The gate's limiter, for signed project signals (they pass no gate: see
+    /// [`routes::signals::configure_signed`]).
+    pub limiter: rate_limit::RateLimiter,
+    /// `RATE_LIMIT__SCALE`: what every quota is multiplied by.
+    pub rate_limit_scale: f64,
+}
+
+/// Routes without a bearer credential: the contract documents, and signed project signals.
+fn public(cfg: &mut actix_web::web::ServiceConfig) {
+    openapi::configure(cfg);
+    routes::signals::configure_signed(cfg);
 }
 
 /// Per credential: a minute and a day window by tier.
@@ -67,6 +78,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
         .await?
         .map_err(|e| anyhow::anyhow!("embeddings: {e}"))?;
     let state_embedder = Arc::clone(&embedder);
+    let rate_limit_scale = settings.common.rate_limit.scale;
     let launched = service_kit::server::launch(
         &settings.common,
         ApiSpec {
@@ -83,8 +95,10 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 kek: Arc::clone(&kek),
                 embedder: Arc::clone(&state_embedder),
                 calibration,
+                limiter: worker.limiter,
+                rate_limit_scale,
             }),
-            public: openapi::configure,
+            public,
             api: routes::configure,
             gated: Vec::new(),
         },

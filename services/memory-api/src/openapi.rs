@@ -6,7 +6,8 @@ use std::sync::OnceLock;
 use actix_web::{HttpResponse, web};
 use http_kit::Flavor;
 use http_kit::openapi::Finish;
-use utoipa::OpenApi;
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityRequirement, SecurityScheme};
+use utoipa::{Modify, OpenApi};
 
 use crate::routes;
 
@@ -14,6 +15,41 @@ const FINISH: Finish = Finish {
     flavor: Flavor::Memory,
     public: &["/api/v1/openapi.json", "/api/v1/openapi.yaml"],
 };
+
+/// The security scheme of signed project signals.
+const SIGNATURE_SCHEME: &str = "memorySignature";
+
+/// `POST /ingest/{project_id}` takes a bearer credential or, instead, a signature.
+struct SignedIngest;
+
+impl Modify for SignedIngest {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        let components = doc.components.get_or_insert_with(Default::default);
+        components.security_schemes.insert(
+            SIGNATURE_SCHEME.to_owned(),
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+                "X-Memory-Signature",
+                "sha256=<hex HMAC-SHA256(product signing secret, \"<X-Memory-Timestamp>.<raw \
+                 body>\")>, with X-Memory-Timestamp in Unix seconds (300 s tolerance); for \
+                 POST /ingest/{project_id} only, without Authorization",
+            ))),
+        );
+        let operation = doc
+            .paths
+            .paths
+            .get_mut("/api/v1/ingest/{project_id}")
+            .and_then(|item| item.post.as_mut());
+        if let Some(operation) = operation {
+            operation
+                .security
+                .get_or_insert_with(Vec::new)
+                .push(SecurityRequirement::new::<_, _, String>(
+                    SIGNATURE_SCHEME,
+                    [],
+                ));
+        }
+    }
+}
 
 #[derive(OpenApi)]
 #[openapi(
@@ -64,6 +100,8 @@ const FINISH: Finish = Finish {
         routes::products::get,
         routes::products::rotate_secret,
         routes::search::search,
+        routes::signals::ingest_project_signal,
+        routes::signals::ingest_producer_signals,
         openapi_json,
         openapi_yaml,
         openapi_yaml_root,
@@ -71,7 +109,7 @@ const FINISH: Finish = Finish {
         http_kit::health::readyz,
         telemetry::metrics::serve,
     ),
-    modifiers(&FINISH),
+    modifiers(&FINISH, &SignedIngest),
     tags(
         (name = "memory", description = "The identity kernel, product state and the intelligence feed"),
         (name = "decisions", description = "The decision index"),
@@ -80,6 +118,7 @@ const FINISH: Finish = Finish {
         (name = "products", description = "Named products of the caller"),
         (name = "ingest", description = "Business events (and AI cost telemetry as `ai_cost` events)"),
         (name = "costs", description = "AI cost telemetry, summed in exact decimal"),
+        (name = "signals", description = "Project signals (signed or with a credential) and producer signals"),
         (name = "contract", description = "This document"),
         (name = "operations", description = "Health and metrics"),
     )

@@ -1,6 +1,8 @@
 //! Consolidation runs: what a run reads (newest first), embedding pairs among what it read,
 //! and the recorded runs with their candidates.
 
+use std::collections::HashSet;
+
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Double, Nullable, Text, Timestamptz, Uuid as SqlUuid};
@@ -215,4 +217,31 @@ pub async fn find(
         .load(conn)
         .await?;
     Ok(Some((run, candidates)))
+}
+
+/// Which of `ids` (decisions of the owner) a producer signal of the owner references.
+pub async fn referenced_by_signals(
+    conn: &mut AsyncPgConnection,
+    owner: Owner<'_>,
+    ids: &[Uuid],
+) -> QueryResult<HashSet<Uuid>> {
+    if ids.is_empty() {
+        return Ok(HashSet::new());
+    }
+    #[derive(QueryableByName)]
+    struct IdRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+    }
+    let rows: Vec<IdRow> = diesel::sql_query(
+        "SELECT DISTINCT d.id FROM producer_signals s, unnest(s.related_decisions) AS d(id) \
+         WHERE s.user_id = $1 AND s.environment = $2 AND s.related_decisions <> '{}' \
+           AND s.related_decisions && $3 AND d.id = ANY($3)",
+    )
+    .bind::<SqlUuid, _>(owner.user_id)
+    .bind::<Text, _>(owner.environment)
+    .bind::<Array<SqlUuid>, _>(ids)
+    .load(conn)
+    .await?;
+    Ok(rows.into_iter().map(|r| r.id).collect())
 }

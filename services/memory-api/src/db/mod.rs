@@ -17,6 +17,7 @@ pub mod product_states;
 pub mod products;
 pub mod schema;
 pub mod search;
+pub mod signals;
 pub mod users;
 
 use auth::Environment;

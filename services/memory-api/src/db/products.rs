@@ -6,7 +6,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
 use super::owner::Owner;
-use super::schema::products;
+use super::schema::{products, users};
 
 #[derive(Debug, Clone, Queryable, Selectable)]
 #[diesel(table_name = products)]
@@ -82,8 +82,8 @@ pub async fn insert(
         .optional()
 }
 
-/// Replaces the sealed signing secret of an owned product; `None` when there is no such
-/// product. `seal` gets the product's id.
+/// Replaces the sealed signing secret of an owned product, keeping the replaced one as the
+/// previous secret; `None` when there is no such product. `seal` gets the product's id.
 pub async fn rotate_signing_secret(
     conn: &mut AsyncPgConnection,
     owner: Owner<'_>,
@@ -100,6 +100,8 @@ pub async fn rotate_signing_secret(
             .filter(products::environment.eq(owner.environment)),
     )
     .set((
+        // The replaced secret keeps verifying for a grace period (see `domain::signing`).
+        products::previous_signing_secret.eq(products::signing_secret),
         products::signing_secret.eq(seal(id)),
         products::signing_secret_rotated_at.eq(diesel::dsl::now),
     ))
@@ -107,4 +109,58 @@ pub async fn rotate_signing_secret(
     .get_result(conn)
     .await
     .optional()
+}
+
+/// An owned product by id.
+pub async fn find_by_id(
+    conn: &mut AsyncPgConnection,
+    owner: Owner<'_>,
+    id: Uuid,
+) -> QueryResult<Option<Product>> {
+    products::table
+        .filter(products::id.eq(id))
+        .filter(products::user_id.eq(owner.user_id))
+        .filter(products::environment.eq(owner.environment))
+        .select(Product::as_select())
+        .first(conn)
+        .await
+        .optional()
+}
+
+/// What verifies a signed project signal: the product, its owner's tier and its sealed
+/// secrets.
+#[derive(Debug, Clone, Queryable)]
+pub struct SigningKeys {
+    pub id: Uuid,
+    pub user_id: Uuid,
+    pub environment: String,
+    pub name: String,
+    pub tier: String,
+    pub signing_secret: Option<Vec<u8>>,
+    pub previous_signing_secret: Option<Vec<u8>>,
+    pub signing_secret_rotated_at: Option<DateTime<Utc>>,
+}
+
+/// The product `id` of any owner (a signed request names its product; the signature, checked
+/// next, proves the sender holds its secret).
+pub async fn signing_keys(
+    conn: &mut AsyncPgConnection,
+    id: Uuid,
+) -> QueryResult<Option<SigningKeys>> {
+    products::table
+        .inner_join(users::table)
+        .filter(products::id.eq(id))
+        .select((
+            products::id,
+            products::user_id,
+            products::environment,
+            products::name,
+            users::tier,
+            products::signing_secret,
+            products::previous_signing_secret,
+            products::signing_secret_rotated_at,
+        ))
+        .first(conn)
+        .await
+        .optional()
 }

@@ -38,6 +38,7 @@ diesel::table! {
         updated_at -> Timestamptz,
         signing_secret -> Nullable<Bytea>,
         signing_secret_rotated_at -> Nullable<Timestamptz>,
+        previous_signing_secret -> Nullable<Bytea>,
     }
 }
 
@@ -258,3 +259,22 @@ diesel::table! {
 diesel::joinable!(dataset_rows -> datasets (dataset_id));
 diesel::joinable!(dataset_ingest_keys -> datasets (dataset_id));
 diesel::allow_tables_to_appear_in_same_query!(datasets, dataset_rows, dataset_ingest_keys);
+
+diesel::table! {
+    project_signals (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        environment -> Text,
+        product_id -> Uuid,
+        event_type -> Text,
+        title -> Text,
+        severity -> Text,
+        body -> Nullable<Jsonb>,
+        external_id -> Nullable<Text>,
+        received_via -> Text,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(project_signals -> products (product_id));
+diesel::allow_tables_to_appear_in_same_query!(project_signals, products);

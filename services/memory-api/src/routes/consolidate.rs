@@ -149,6 +149,13 @@ pub async fn consolidate(
     } else {
         Vec::new()
     };
+    // Decisions a producer signal names in its `related_decisions` are never stale by age.
+    let decision_ids: Vec<Uuid> = read
+        .iter()
+        .filter(|m| kind_of(m) == ItemKind::Decision)
+        .map(|m| m.id)
+        .collect();
+    let referenced = db::referenced_by_signals(&mut conn, owner, &decision_ids).await?;
     let items: Vec<ReadItem> = read
         .iter()
         .map(|m| ReadItem {
@@ -156,9 +163,7 @@ pub async fn consolidate(
             normalized: text::normalize(&m.text),
             product: m.product_name.clone(),
             at: m.at,
-            // No signal references a decision yet (signals are not recorded by this service
-            // so far), so every decision counts as never referenced.
-            referenced: false,
+            referenced: kind_of(m) == ItemKind::Decision && referenced.contains(&m.id),
         })
         .collect();
     let now = Utc::now();

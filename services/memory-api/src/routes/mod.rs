@@ -15,6 +15,7 @@ pub mod mif_schema;
 pub mod product_state;
 pub mod products;
 pub mod search;
+pub mod signals;
 pub mod uploads;
 
 use actix_web::web;
@@ -39,4 +40,5 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     product_state::configure(cfg);
     products::configure(cfg);
     search::configure(cfg);
+    signals::configure(cfg);
 }

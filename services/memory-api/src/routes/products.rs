@@ -192,7 +192,7 @@ pub async fn get(
     tag = "products",
     params(("name" = String, Path, description = "Product name")),
     responses(
-        (status = 200, description = "The new secret; the old one stops verifying at once", body = RotatedSecret),
+        (status = 200, description = "The new secret; the replaced one keeps verifying signed project signals for 24 hours", body = RotatedSecret),
         (status = 403, description = "The credential lacks the write scope", body = http_kit::openapi::MemoryError),
         (status = 404, description = "No such product of the caller", body = http_kit::openapi::MemoryError),
     )

@@ -119,6 +119,8 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<memory_api::routes::products::__path_get>(),
         Handler::of::<memory_api::routes::products::__path_rotate_secret>(),
         Handler::of::<memory_api::routes::search::__path_search>(),
+        Handler::of::<memory_api::routes::signals::__path_ingest_project_signal>(),
+        Handler::of::<memory_api::routes::signals::__path_ingest_producer_signals>(),
         Handler::of::<memory_api::openapi::__path_openapi_json>(),
         Handler::of::<memory_api::openapi::__path_openapi_yaml>(),
         Handler::of::<memory_api::openapi::__path_openapi_yaml_root>(),

@@ -145,8 +145,9 @@ struct Owner {
     marker: String,
     /// Every id the owner's seeding answers named, and its user id.
     ids: BTreeSet<String>,
-    /// A product name of its own (it carries the marker).
+    /// A product name of its own (it carries the marker), and its id.
     product: String,
+    product_id: String,
     decision: String,
     entry: String,
     run: String,
@@ -171,10 +172,11 @@ async fn seed(h: &Harness, label: &'static str, user: Uuid, key: String, p: &Pla
         answer
     };
     let product = format!("own-{marker}");
+    let mut product_id = String::new();
     for name in [&p.product, &product] {
         let body =
             json!({"name": name, "description": format!("{marker} product"), "status": "beta"});
-        call(Method::POST, "/api/v1/products", body).await;
+        product_id = id_of(&call(Method::POST, "/api/v1/products", body).await, "id");
         let state = json!({"status": marker, "what_works": [marker], "open_questions": [marker]});
         call(
             Method::POST,
@@ -252,6 +254,17 @@ async fn seed(h: &Harness, label: &'static str, user: Uuid, key: String, p: &Pla
     let event = call(Method::POST, "/api/v1/ingest/events", body).await;
     assert_eq!(event["deduplicated"], false, "{label}: {event}");
 
+    // Signals: an anomaly in the feed, and a producer signal referencing the owner's decision.
+    let signal = json!({"event_type": "incident", "title": format!("{marker} outage"),
+                        "severity": "critical", "external_id": "shared-external-id"});
+    call(
+        Method::POST,
+        &format!("/api/v1/ingest/{product_id}"),
+        signal,
+    )
+    .await;
+    let signals = json!({"signals": [producer_signal(&marker, &[decision.as_str()])]});
+    call(Method::POST, "/api/v1/signals/ingest", signals).await;
     let consolidated = call(Method::POST, "/api/v1/memory/consolidate", json!({})).await;
     let run = id_of(&consolidated, "runId");
 
@@ -292,6 +305,7 @@ async fn seed(h: &Harness, label: &'static str, user: Uuid, key: String, p: &Pla
         marker,
         ids,
         product,
+        product_id,
         decision,
         entry,
         run,
@@ -299,6 +313,14 @@ async fn seed(h: &Harness, label: &'static str, user: Uuid, key: String, p: &Pla
         dataset,
         upload,
     }
+}
+
+/// A producer signal carrying `marker`, with a `dedup_key` every owner shares.
+fn producer_signal(marker: &str, related: &[&str]) -> Value {
+    json!({"source": "api", "signal_type": "probe", "dedup_key": "shared-dedup-key",
+           "severity": "warning", "title": format!("{marker} signal"),
+           "payload": {"triggered_at": "2026-01-01T00:00:00Z", "metadata": {"marker": marker}},
+           "related_decisions": related})
 }
 
 fn mif(extra: Value) -> Value {
@@ -377,6 +399,7 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
         ("id", "free-form") => (victim.entry.clone(), Some(p.entry.to_string())),
         ("id", "imports") => (victim.staged_import.clone(), None),
         ("product", "costs") => (victim.product.clone(), Some(p.product.clone())),
+        ("project_id", "ingest") => (victim.product_id.clone(), None),
         _ => panic!("{path}: no value for path parameter `{name}`; map it in the isolation suite"),
     }
 }
@@ -394,8 +417,9 @@ fn query_values(param: &Param, victim: &Owner) -> Option<Vec<String>> {
     }
 }
 
-/// A minimal valid body for operations that take one, carrying the caller's own marker.
-fn body_for(op: &Operation, caller: &Owner) -> Option<Value> {
+/// A minimal valid body for operations that take one, carrying the caller's own marker (a
+/// producer signal batch also names the victim's decision, which must be refused).
+fn body_for(op: &Operation, caller: &Owner, victim: &Owner) -> Option<Value> {
     if !op.has_body {
         return None;
     }
@@ -406,6 +430,12 @@ fn body_for(op: &Operation, caller: &Owner) -> Option<Value> {
         ("POST", "/api/v1/ingest/datasets/{name}/rows") => {
             json!({"rows": [{"marker": caller.marker}]})
         }
+        ("POST", "/api/v1/ingest/{project_id}") => json!({"event_type": "probe",
+            "title": caller.marker, "severity": "error", "external_id": "shared-external-id"}),
+        ("POST", "/api/v1/signals/ingest") => json!({"signals": [
+            producer_signal(&caller.marker, &[]),
+            producer_signal(&caller.marker, &[victim.decision.as_str()]),
+        ]}),
         _ => panic!(
             "{} {}: no body; add one to the isolation suite",
             op.method, op.path
@@ -451,7 +481,7 @@ fn probes(op: &Operation, caller: &Owner, victim: &Owner, p: &Planted) -> Vec<Pr
         .filter(|(param, _)| param.required)
         .map(|(param, values)| (param.name.clone(), values[0].clone()))
         .collect();
-    let body = body_for(op, caller);
+    let body = body_for(op, caller, victim);
     let probe = |path: &str, query: Vec<(String, String)>, foreign_row, shared_row| Probe {
         path: path.to_owned(),
         query,

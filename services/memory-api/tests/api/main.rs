@@ -22,4 +22,5 @@ mod products;
 mod rate_limits;
 mod reading;
 mod search;
+mod signals;
 mod uploads;

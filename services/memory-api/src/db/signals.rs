@@ -1,0 +1,278 @@
+//! Signals: project signals of a product (`POST /ingest/{project_id}`) and producer signals
+//! (`POST /signals/ingest`), and which decisions signals reference.
+
+use std::collections::{HashMap, HashSet};
+
+use diesel::prelude::*;
+use diesel::sql_types::{Array, Double, Integer, Jsonb, Nullable, Text, Uuid as SqlUuid};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::owner::Owner;
+use super::schema::feed_items;
+
+/// A project signal to record.
+#[derive(Debug)]
+pub struct NewProjectSignal<'a> {
+    pub product_id: Uuid,
+    pub product_name: &'a str,
+    pub event_type: &'a str,
+    pub title: &'a str,
+    pub severity: &'a str,
+    pub body: Option<&'a Value>,
+    pub external_id: Option<&'a str>,
+    /// `signature` or `bearer`.
+    pub received_via: &'a str,
+    /// Whether a new signal adds an `anomaly` item to the intelligence feed.
+    pub anomaly: bool,
+}
+
+#[derive(QueryableByName)]
+struct IdRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+}
+
+/// Records a project signal (and its anomaly feed item) in one transaction. A repeated
+/// `external_id` of the product records nothing and answers the first signal's id:
+/// `(id, duplicate)`. Exact under concurrent repeats (a unique index and `ON CONFLICT`).
+pub async fn record_project_signal(
+    conn: &mut AsyncPgConnection,
+    owner: Owner<'_>,
+    new: &NewProjectSignal<'_>,
+) -> QueryResult<(Uuid, bool)> {
+    conn.transaction(async |conn| {
+        let id = Uuid::now_v7();
+        let inserted: Option<IdRow> = diesel::sql_query(
+            "INSERT INTO project_signals (id, user_id, environment, product_id, event_type, \
+                 title, severity, body, external_id, received_via) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
+             ON CONFLICT (product_id, external_id) WHERE external_id IS NOT NULL DO NOTHING \
+             RETURNING id",
+        )
+        .bind::<SqlUuid, _>(id)
+        .bind::<SqlUuid, _>(owner.user_id)
+        .bind::<Text, _>(owner.environment)
+        .bind::<SqlUuid, _>(new.product_id)
+        .bind::<Text, _>(new.event_type)
+        .bind::<Text, _>(new.title)
+        .bind::<Text, _>(new.severity)
+        .bind::<Nullable<Jsonb>, _>(new.body)
+        .bind::<Nullable<Text>, _>(new.external_id)
+        .bind::<Text, _>(new.received_via)
+        .get_result(conn)
+        .await
+        .optional()?;
+        if inserted.is_none() {
+            // The conflicting insert has committed (ON CONFLICT waited for it): this
+            // statement's snapshot sees it.
+            let first: IdRow = diesel::sql_query(
+                "SELECT id FROM project_signals \
+                 WHERE product_id = $1 AND external_id = $2 AND user_id = $3 AND environment = $4",
+            )
+            .bind::<SqlUuid, _>(new.product_id)
+            .bind::<Nullable<Text>, _>(new.external_id)
+            .bind::<SqlUuid, _>(owner.user_id)
+            .bind::<Text, _>(owner.environment)
+            .get_result(conn)
+            .await?;
+            return Ok((first.id, true));
+        }
+        if new.anomaly {
+            diesel::insert_into(feed_items::table)
+                .values((
+                    feed_items::id.eq(Uuid::now_v7()),
+                    feed_items::user_id.eq(owner.user_id),
+                    feed_items::environment.eq(owner.environment),
+                    feed_items::kind.eq("anomaly"),
+                    feed_items::product_name.eq(new.product_name),
+                    feed_items::summary.eq(format!("{}: {}", new.event_type, new.title)),
+                    feed_items::severity.eq(new.severity),
+                ))
+                .execute(conn)
+                .await?;
+        }
+        Ok((id, false))
+    })
+    .await
+}
+
+/// One producer signal row to write: the first signal of its `dedup_key` in the request, and
+/// how many signals of the request carry that key.
+#[derive(Debug, Clone)]
+pub struct NewProducerSignal {
+    pub id: Uuid,
+    pub source: String,
+    pub entity_scope: String,
+    pub entity_id: Option<String>,
+    pub signal_type: String,
+    pub dedup_key: String,
+    pub severity: String,
+    pub title: String,
+    pub description: Option<String>,
+    pub payload: Value,
+    pub evidence: Value,
+    pub related_decisions: Vec<Uuid>,
+    pub confidence_score: Option<f64>,
+    pub collapse_window_minutes: i32,
+    pub count: i32,
+}
+
+#[derive(QueryableByName)]
+struct KeyRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    dedup_key: String,
+}
+
+/// How many times [`record_producer_signals`] closes expired signals and tries again before
+/// giving up (each round settles every key some other request did not touch in between).
+const ROUNDS: usize = 5;
+
+/// Writes producer signals (distinct `dedup_key`s) in one transaction: one multi-row
+/// `INSERT ... ON CONFLICT` collapses each into the open signal of its key when that was last
+/// seen within the signal's window (count and last-seen grow), and opens a new one otherwise.
+/// Keys whose open signal's window has passed are closed and written again. Answers the id
+/// each key's signal now has.
+pub async fn record_producer_signals(
+    conn: &mut AsyncPgConnection,
+    owner: Owner<'_>,
+    workspace_id: Option<Uuid>,
+    rows: &[NewProducerSignal],
+) -> QueryResult<HashMap<String, Uuid>> {
+    let mut rows: Vec<&NewProducerSignal> = rows.iter().collect();
+    // One lock order for every request: concurrent batches sharing keys do not deadlock.
+    rows.sort_by(|a, b| a.dedup_key.cmp(&b.dedup_key));
+    conn.transaction(async |conn| {
+        let mut ids = HashMap::with_capacity(rows.len());
+        let mut pending = rows;
+        for _ in 0..ROUNDS {
+            let written = upsert(conn, owner, workspace_id, &pending).await?;
+            ids.extend(written.into_iter().map(|r| (r.dedup_key, r.id)));
+            pending.retain(|r| !ids.contains_key(&r.dedup_key));
+            if pending.is_empty() {
+                return Ok(ids);
+            }
+            close_expired(conn, owner, &pending).await?;
+        }
+        Err(diesel::result::Error::RollbackTransaction)
+    })
+    .await
+}
+
+/// The multi-row upsert. Rows whose open signal is outside the window return nothing.
+async fn upsert(
+    conn: &mut AsyncPgConnection,
+    owner: Owner<'_>,
+    workspace_id: Option<Uuid>,
+    rows: &[&NewProducerSignal],
+) -> QueryResult<Vec<KeyRow>> {
+    let column = |f: fn(&NewProducerSignal) -> String| rows.iter().map(|r| f(r)).collect();
+    let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
+    let sources: Vec<String> = column(|r| r.source.clone());
+    let scopes: Vec<String> = column(|r| r.entity_scope.clone());
+    let entity_ids: Vec<Option<String>> = rows.iter().map(|r| r.entity_id.clone()).collect();
+    let types: Vec<String> = column(|r| r.signal_type.clone());
+    let keys: Vec<String> = column(|r| r.dedup_key.clone());
+    let severities: Vec<String> = column(|r| r.severity.clone());
+    let titles: Vec<String> = column(|r| r.title.clone());
+    let descriptions: Vec<Option<String>> = rows.iter().map(|r| r.description.clone()).collect();
+    let payloads: Vec<Value> = rows.iter().map(|r| r.payload.clone()).collect();
+    let evidence: Vec<Value> = rows.iter().map(|r| r.evidence.clone()).collect();
+    let related: Vec<String> = column(|r| uuid_array_literal(&r.related_decisions));
+    let confidence: Vec<Option<f64>> = rows.iter().map(|r| r.confidence_score).collect();
+    let windows: Vec<i32> = rows.iter().map(|r| r.collapse_window_minutes).collect();
+    let counts: Vec<i32> = rows.iter().map(|r| r.count).collect();
+    diesel::sql_query(UPSERT)
+        .bind::<SqlUuid, _>(owner.user_id)
+        .bind::<Text, _>(owner.environment)
+        .bind::<Nullable<SqlUuid>, _>(workspace_id)
+        .bind::<Array<SqlUuid>, _>(ids)
+        .bind::<Array<Text>, _>(sources)
+        .bind::<Array<Text>, _>(scopes)
+        .bind::<Array<Nullable<Text>>, _>(entity_ids)
+        .bind::<Array<Text>, _>(types)
+        .bind::<Array<Text>, _>(keys)
+        .bind::<Array<Text>, _>(severities)
+        .bind::<Array<Text>, _>(titles)
+        .bind::<Array<Nullable<Text>>, _>(descriptions)
+        .bind::<Array<Jsonb>, _>(payloads)
+        .bind::<Array<Jsonb>, _>(evidence)
+        .bind::<Array<Text>, _>(related)
+        .bind::<Array<Nullable<Double>>, _>(confidence)
+        .bind::<Array<Integer>, _>(windows)
+        .bind::<Array<Integer>, _>(counts)
+        .load(conn)
+        .await
+}
+
+/// The statement `scripts/bench.sh` compares the route with (scenario w writes the same rows
+/// through it, with its arrays built by `generate_series`).
+pub const UPSERT: &str = "INSERT INTO producer_signals AS s (id, user_id, environment, \
+         workspace_id, source, entity_scope, entity_id, signal_type, dedup_key, severity, title, \
+         description, payload, evidence, related_decisions, confidence_score, \
+         collapse_window_minutes, count) \
+     SELECT r.id, $1, $2, $3, r.source, r.entity_scope, r.entity_id, r.signal_type, \
+         r.dedup_key, r.severity, r.title, r.description, r.payload, r.evidence, \
+         r.related::uuid[], r.confidence, r.win, r.n \
+     FROM unnest($4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], \
+         $10::text[], $11::text[], $12::text[], $13::jsonb[], $14::jsonb[], $15::text[], \
+         $16::float8[], $17::int4[], $18::int4[]) WITH ORDINALITY \
+         AS r(id, source, entity_scope, entity_id, signal_type, dedup_key, severity, title, \
+              description, payload, evidence, related, confidence, win, n, ord) \
+     ORDER BY r.ord \
+     ON CONFLICT (user_id, environment, dedup_key) WHERE open DO UPDATE \
+         SET count = s.count + excluded.count, last_seen_at = excluded.last_seen_at \
+         WHERE s.last_seen_at >= excluded.last_seen_at \
+             - make_interval(mins => excluded.collapse_window_minutes) \
+     RETURNING s.id, s.dedup_key";
+
+/// Closes the open signals of `rows`' keys whose window (the incoming signal's) has passed.
+async fn close_expired(
+    conn: &mut AsyncPgConnection,
+    owner: Owner<'_>,
+    rows: &[&NewProducerSignal],
+) -> QueryResult<usize> {
+    let keys: Vec<&str> = rows.iter().map(|r| r.dedup_key.as_str()).collect();
+    let windows: Vec<i32> = rows.iter().map(|r| r.collapse_window_minutes).collect();
+    diesel::sql_query(
+        "UPDATE producer_signals s SET open = false \
+         FROM unnest($3::text[], $4::int4[]) AS e(dedup_key, win) \
+         WHERE s.user_id = $1 AND s.environment = $2 AND s.open AND s.dedup_key = e.dedup_key \
+           AND s.last_seen_at < now() - make_interval(mins => e.win)",
+    )
+    .bind::<SqlUuid, _>(owner.user_id)
+    .bind::<Text, _>(owner.environment)
+    .bind::<Array<Text>, _>(keys)
+    .bind::<Array<Integer>, _>(windows)
+    .execute(conn)
+    .await
+}
+
+/// `{id,id}`: a PostgreSQL array literal of uuids (they hold no character to escape).
+fn uuid_array_literal(ids: &[Uuid]) -> String {
+    let inner: Vec<String> = ids.iter().map(Uuid::to_string).collect();
+    format!("{{{}}}", inner.join(","))
+}
+
+/// Which of `ids` are decisions of the owner.
+pub async fn owned_decisions(
+    conn: &mut AsyncPgConnection,
+    owner: Owner<'_>,
+    ids: &[Uuid],
+) -> QueryResult<HashSet<Uuid>> {
+    if ids.is_empty() {
+        return Ok(HashSet::new());
+    }
+    let rows: Vec<IdRow> = diesel::sql_query(
+        "SELECT id FROM decisions WHERE user_id = $1 AND environment = $2 AND id = ANY($3)",
+    )
+    .bind::<SqlUuid, _>(owner.user_id)
+    .bind::<Text, _>(owner.environment)
+    .bind::<Array<SqlUuid>, _>(ids)
+    .load(conn)
+    .await?;
+    Ok(rows.into_iter().map(|r| r.id).collect())
+}

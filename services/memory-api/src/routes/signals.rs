@@ -1,0 +1,630 @@
+//! Signals: `POST /ingest/{project_id}` (one project signal of a product, signed with the
+//! product's signing secret or sent with a write credential) and `POST /signals/ingest`
+//! (a batch of producer signals, each validated and written on its own).
+
+use std::collections::{BTreeMap, HashMap};
+
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{HttpRequest, HttpResponse, guard, web};
+use auth::WriteAccess;
+use chrono::{DateTime, Duration, Utc};
+use http_kit::openapi::MemoryError;
+use http_kit::{ApiError, Validate};
+use rate_limit::policy::{Tier, memory_key, memory_quotas};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::AppState;
+use crate::db::owner::Owner;
+use crate::db::products;
+use crate::db::signals::{self, NewProducerSignal, NewProjectSignal};
+use crate::domain::signing::{self, SignatureError};
+
+/// A product id in a path: the hyphenated UUID only, so `/ingest/{project_id}` never shadows
+/// the other `/ingest/...` routes.
+const UUID_SEGMENT: &str =
+    "{project_id:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}}";
+
+pub const SIGNATURE_HEADER: &str = "x-memory-signature";
+pub const TIMESTAMP_HEADER: &str = "x-memory-timestamp";
+
+/// Routes behind the gate (a bearer credential).
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource(format!("/ingest/{UUID_SEGMENT}"))
+            .route(web::post().to(ingest_project_signal)),
+    )
+    .service(web::resource("/signals/ingest").route(web::post().to(ingest_producer_signals)));
+}
+
+/// The signed form of `POST /api/v1/ingest/{project_id}`: a request without `Authorization`
+/// (native webhooks cannot send one) reaches it before the gate; one with `Authorization`
+/// goes through the gate to [`ingest_project_signal`].
+pub fn configure_signed(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource(format!("/api/v1/ingest/{UUID_SEGMENT}"))
+            .guard(guard::fn_guard(|ctx| {
+                ctx.head().headers().get(header::AUTHORIZATION).is_none()
+            }))
+            .route(web::post().to(ingest_signed_project_signal)),
+    );
+}
+
+/// Severity of a signal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SignalSeverity {
+    Info,
+    Warning,
+    Error,
+    Critical,
+}
+
+impl SignalSeverity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Info => "info",
+            Self::Warning => "warning",
+            Self::Error => "error",
+            Self::Critical => "critical",
+        }
+    }
+
+    /// `error` and `critical` project signals are anomalies in the intelligence feed.
+    pub fn is_anomaly(self) -> bool {
+        matches!(self, Self::Error | Self::Critical)
+    }
+}
+
+/// The body of `POST /ingest/{project_id}`. Unknown fields are ignored.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct ProjectSignal {
+    /// What happened, 1..=200 characters, not blank.
+    #[schema(min_length = 1, max_length = 200, pattern = r"[^\s\x85\uFEFF]")]
+    pub event_type: String,
+    /// 1..=200 characters, not blank.
+    #[schema(min_length = 1, max_length = 200, pattern = r"[^\s\x85\uFEFF]")]
+    pub title: String,
+    /// `info` (default), `warning`, `error` or `critical`; `error` and `critical` add an
+    /// `anomaly` item to the intelligence feed.
+    pub severity: Option<SignalSeverity>,
+    /// Free-form object.
+    #[schema(value_type = Option<Object>)]
+    pub body: Option<Map<String, Value>>,
+    /// The source system's idempotency key, 1..=255 characters: a repeat (for the same
+    /// product) records nothing and answers `duplicate: true` with the first signal's id.
+    #[schema(min_length = 1, max_length = 255)]
+    pub external_id: Option<String>,
+}
+
+impl Validate for ProjectSignal {}
+
+/// The answer of `POST /ingest/{project_id}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ProjectSignalAccepted {
+    /// Always true (a refused signal is an error answer).
+    pub accepted: bool,
+    /// Whether this repeats an `external_id` already received for the product.
+    pub duplicate: bool,
+    /// The signal's id (the first signal's, for a duplicate).
+    pub signal_id: Option<Uuid>,
+}
+
+/// Ingest one project signal of a product (signed, or with a write credential).
+#[utoipa::path(
+    post,
+    path = "/api/v1/ingest/{project_id}",
+    operation_id = "ingestProjectSignal",
+    tag = "signals",
+    description = "Records one project signal of the product `project_id` (a product's id). \
+        Two ways to authenticate: a bearer credential with the write scope (the product must \
+        be the caller's: 404 otherwise; signature headers are then not verified, only their \
+        documented lengths are checked), or no \
+        `Authorization` header and a signature: `X-Memory-Timestamp: <Unix seconds>` and \
+        `X-Memory-Signature: sha256=<hex HMAC-SHA256(secret, \"<timestamp>.<raw body>\")>`, \
+        the key being the product's signing secret exactly as shown (`msig_…`). The timestamp \
+        must be within 300 s of the server's clock. After a rotation \
+        (`POST /products/{name}/signing-secret`) the replaced secret keeps verifying for 24 \
+        hours. A missing, malformed, stale or wrong signature, or an unknown product, answers \
+        401. Signed requests are rate-limited per product, by its owner's tier. A repeated \
+        `external_id` answers 200 with `duplicate: true` and the first signal's id, and \
+        records nothing. Severity `error` and `critical` add an `anomaly` item to the \
+        intelligence feed.",
+    params(
+        ("project_id" = Uuid, Path, description = "The product's id"),
+        ("X-Memory-Signature" = Option<String>, Header, nullable = false, min_length = 1, max_length = 71,
+            description = "Without `Authorization`: `sha256=` and the 64 hexadecimal digits of \
+                HMAC-SHA256(signing secret, \"<X-Memory-Timestamp>.<raw body>\"). With \
+                `Authorization` it is not verified (only its length is checked)."),
+        ("X-Memory-Timestamp" = Option<String>, Header, nullable = false, min_length = 1, max_length = 12,
+            description = "Without `Authorization`: Unix seconds (digits only), within 300 s of \
+                the server's clock. With `Authorization` it is not verified (only its length is \
+                checked)."),
+    ),
+    request_body = ProjectSignal,
+    responses(
+        (status = 200, description = "Accepted, or a duplicate of an earlier `external_id`", body = ProjectSignalAccepted),
+        (status = 400, description = "A field is missing or over its limit, or a signature header is malformed (the message names it)", body = MemoryError),
+        (status = 403, description = "The credential lacks the write scope", body = MemoryError),
+        (status = 404, description = "No such product of the caller", body = MemoryError),
+    )
+)]
+pub async fn ingest_project_signal(
+    WriteAccess(caller): WriteAccess,
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    project_id: web::Path<Uuid>,
+    body: http_kit::Json<ProjectSignal>,
+) -> Result<web::Json<ProjectSignalAccepted>, ApiError> {
+    check_header_forms(&req)?;
+    let owner = Owner::of(&caller);
+    let mut conn = store::conn(&state.pool).await?;
+    let product = products::find_by_id(&mut conn, owner, project_id.into_inner())
+        .await?
+        .ok_or_else(|| ApiError::not_found("no such product"))?;
+    let answer = record(&mut conn, owner, product.id, &product.name, &body, "bearer").await?;
+    Ok(web::Json(answer))
+}
+
+/// The documented lengths of the signature headers, when a request with a credential sends
+/// them (a 400 naming the header); their content is not verified then.
+fn check_header_forms(req: &HttpRequest) -> Result<(), ApiError> {
+    for (name, max) in [("X-Memory-Signature", 71), ("X-Memory-Timestamp", 12)] {
+        if let Some(value) = req.headers().get(name)
+            && !(1..=max).contains(&value.len())
+        {
+            return Err(ApiError::invalid_field(
+                name,
+                &format!("must be 1 to {max} characters"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The signed form (no credential): verify, count, record.
+pub async fn ingest_signed_project_signal(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    project_id: web::Path<Uuid>,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    http_kit::nul::check_uri(req.uri())?;
+    let header_of = |name: &str| req.headers().get(name).map(|v| v.to_str().unwrap_or(""));
+    let (Some(signature), Some(timestamp)) =
+        (header_of(SIGNATURE_HEADER), header_of(TIMESTAMP_HEADER))
+    else {
+        return Ok(unauthorized(
+            "missing credential: send Authorization: Bearer <key>, or sign the request \
+             (X-Memory-Signature and X-Memory-Timestamp)",
+        ));
+    };
+    let checked = signing::parse_signature(signature)
+        .and_then(|tag| signing::check_timestamp(timestamp, Utc::now().timestamp()).map(|_| tag));
+    let tag = match checked {
+        Ok(tag) => tag,
+        Err(err) => return Ok(unauthorized(&err.to_string())),
+    };
+    let mut conn = store::conn(&state.pool).await?;
+    let keys = products::signing_keys(&mut conn, project_id.into_inner()).await?;
+    let Some(keys) = keys.filter(|k| verifies(&state, k, timestamp.trim(), &body, &tag)) else {
+        // An unknown product answers like a wrong signature: nothing about its existence.
+        return Ok(unauthorized(&SignatureError::Mismatch.to_string()));
+    };
+
+    let tier: Tier = keys.tier.parse().unwrap_or(Tier::Free);
+    let quotas: Vec<_> = memory_quotas(tier)
+        .into_iter()
+        .map(|q| service_kit::scale_quota(q, state.rate_limit_scale))
+        .collect();
+    let key = memory_key(&format!("product:{}", keys.id));
+    let decision = auth::middleware::count(&state.limiter, &key, &quotas).await;
+    let with_headers = |mut res: HttpResponse| {
+        if let Some(decision) = &decision {
+            auth::middleware::put_headers(res.headers_mut(), decision);
+        }
+        res
+    };
+    if let Some(refused) = decision.as_ref().filter(|d| !d.allowed) {
+        return Ok(with_headers(HttpResponse::from_error(
+            auth::middleware::rate_limited(refused),
+        )));
+    }
+
+    let parsed = serde_json::from_slice::<Value>(&body)
+        .map_err(|e| ApiError::invalid_field("body", &format!("is malformed JSON: {e}")))
+        .and_then(http_kit::extract::read_body::<ProjectSignal>);
+    let signal = match parsed {
+        Ok(signal) => signal,
+        Err(err) => return Ok(with_headers(HttpResponse::from_error(err))),
+    };
+    let owner = Owner {
+        user_id: keys.user_id,
+        environment: &keys.environment,
+    };
+    match record(&mut conn, owner, keys.id, &keys.name, &signal, "signature").await {
+        Ok(answer) => Ok(with_headers(HttpResponse::Ok().json(answer))),
+        Err(err) => Ok(with_headers(HttpResponse::from_error(err))),
+    }
+}
+
+/// Whether the signature was made with the product's secret, or with the secret it replaced
+/// when that rotation is less than 24 hours old.
+fn verifies(
+    state: &AppState,
+    keys: &products::SigningKeys,
+    timestamp: &str,
+    body: &[u8],
+    tag: &[u8; 32],
+) -> bool {
+    let open = |sealed: &Option<Vec<u8>>| {
+        sealed
+            .as_deref()
+            .and_then(|s| signing::open(&state.kek, keys.id, s).ok())
+    };
+    let grace = Duration::hours(signing::PREVIOUS_SECRET_GRACE_HOURS);
+    let previous_valid = keys
+        .signing_secret_rotated_at
+        .is_some_and(|at| Utc::now() - at < grace);
+    let mut secrets = Vec::with_capacity(2);
+    secrets.extend(open(&keys.signing_secret));
+    if previous_valid {
+        secrets.extend(open(&keys.previous_signing_secret));
+    }
+    signing::verify_any(secrets.iter().map(String::as_str), timestamp, body, tag)
+}
+
+/// A 401 like the gate's (no rate-limit headers: nothing was counted).
+fn unauthorized(message: &str) -> HttpResponse {
+    let mut res = HttpResponse::from_error(ApiError::unauthorized(message.to_owned()));
+    res.headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    res
+}
+
+async fn record(
+    conn: &mut diesel_async::AsyncPgConnection,
+    owner: Owner<'_>,
+    product_id: Uuid,
+    product_name: &str,
+    signal: &ProjectSignal,
+    received_via: &str,
+) -> Result<ProjectSignalAccepted, ApiError> {
+    let severity = signal.severity.unwrap_or(SignalSeverity::Info);
+    let body = signal.body.clone().map(Value::Object);
+    let (id, duplicate) = signals::record_project_signal(
+        conn,
+        owner,
+        &NewProjectSignal {
+            product_id,
+            product_name,
+            event_type: signal.event_type.trim(),
+            title: signal.title.trim(),
+            severity: severity.as_str(),
+            body: body.as_ref(),
+            external_id: signal.external_id.as_deref(),
+            received_via,
+            anomaly: severity.is_anomaly(),
+        },
+    )
+    .await?;
+    Ok(ProjectSignalAccepted {
+        accepted: true,
+        duplicate,
+        signal_id: Some(id),
+    })
+}
+
+// ------------------------------------------------------------------ producer signals
+
+/// Where a producer signal comes from.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SignalSource {
+    #[serde(rename = "analytics_tool_1")]
+    #[schema(rename = "analytics_tool_1")]
+    AnalyticsTool1,
+    #[serde(rename = "logging_tool_1")]
+    #[schema(rename = "logging_tool_1")]
+    LoggingTool1,
+    #[serde(rename = "mail_tool_1")]
+    #[schema(rename = "mail_tool_1")]
+    MailTool1,
+    DecisionIndex,
+    Mcp,
+    Api,
+    Manual,
+}
+
+/// What a producer signal is about.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EntityScope {
+    User,
+    Workspace,
+    Brand,
+    Product,
+}
+
+/// The measurement behind a producer signal. Unknown fields are ignored.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct SignalPayload {
+    /// When the source saw it.
+    pub triggered_at: DateTime<Utc>,
+    #[schema(schema_with = source_url_schema)]
+    pub source_url: Option<String>,
+    /// 1..=200 characters.
+    #[schema(min_length = 1, max_length = 200)]
+    pub metric_key: Option<String>,
+    pub baseline_value: Option<f64>,
+    pub current_value: Option<f64>,
+    pub delta_percent: Option<f64>,
+    /// Free-form object (default empty).
+    #[schema(value_type = Option<Object>)]
+    #[serde(default)]
+    pub metadata: Option<Map<String, Value>>,
+}
+
+/// `null`, or an absolute URI of at most 2048 characters.
+fn source_url_schema() -> utoipa::openapi::schema::Schema {
+    use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, SchemaFormat, Type};
+    Schema::OneOf(
+        OneOfBuilder::new()
+            .item(ObjectBuilder::new().schema_type(Type::Null))
+            .item(
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .format(Some(SchemaFormat::Custom("uri".to_owned())))
+                    .max_length(Some(2048)),
+            )
+            .description(Some("An absolute URI, at most 2048 characters"))
+            .build(),
+    )
+}
+
+fn workspace_id_schema() -> utoipa::openapi::schema::Schema {
+    http_kit::request::nullable_format(
+        utoipa::openapi::schema::KnownFormat::Uuid,
+        "A workspace id, stored with the signals",
+    )
+}
+
+/// One producer signal. Unknown fields are ignored.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct ProducerSignal {
+    pub source: SignalSource,
+    /// Default `user`.
+    pub entity_scope: Option<EntityScope>,
+    /// 1..=500 characters.
+    #[schema(min_length = 1, max_length = 500)]
+    pub entity_id: Option<String>,
+    /// 1..=200 characters.
+    #[schema(min_length = 1, max_length = 200)]
+    pub signal_type: String,
+    /// 1..=500 characters: signals of one key collapse within `collapse_window_minutes`.
+    #[schema(min_length = 1, max_length = 500)]
+    pub dedup_key: String,
+    pub severity: SignalSeverity,
+    /// 1..=500 characters.
+    #[schema(min_length = 1, max_length = 500)]
+    pub title: String,
+    /// At most 4000 characters.
+    #[schema(max_length = 4000)]
+    pub description: Option<String>,
+    pub payload: SignalPayload,
+    /// Free-form objects (default empty), at most 50.
+    #[schema(value_type = Option<Vec<Object>>, max_items = 50)]
+    pub evidence: Option<Vec<Map<String, Value>>>,
+    /// Ids of decisions of the caller (default empty), at most 50: another owner's or an
+    /// unknown id is this signal's error.
+    #[schema(max_items = 50)]
+    pub related_decisions: Option<Vec<Uuid>>,
+    /// 0..=1.
+    #[schema(minimum = 0.0, maximum = 1.0)]
+    pub confidence_score: Option<f64>,
+    /// Minutes, 1..=525600 (default 60): a signal whose `dedup_key` was last seen within
+    /// this many minutes collapses into that signal (its `count` and last-seen time grow)
+    /// and answers its id.
+    #[schema(minimum = 1, maximum = 525600, default = 60)]
+    pub collapse_window_minutes: Option<i32>,
+}
+
+impl Validate for ProducerSignal {}
+
+/// The body of `POST /signals/ingest` as documented. Unknown fields are ignored.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct ProducerSignalBatch {
+    #[serde(rename = "workspaceId")]
+    #[schema(rename = "workspaceId", schema_with = workspace_id_schema)]
+    pub workspace_id: Option<Uuid>,
+    /// 1..=50 signals, each validated and written on its own.
+    #[schema(min_items = 1, max_items = 50)]
+    pub signals: Vec<ProducerSignal>,
+}
+
+/// The body as read: the envelope (whose faults are a 400), its items read one by one.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct BatchEnvelope {
+    #[serde(rename = "workspaceId")]
+    #[schema(rename = "workspaceId", schema_with = workspace_id_schema)]
+    pub workspace_id: Option<Uuid>,
+    #[schema(min_items = 1, max_items = 50)]
+    pub signals: Vec<Value>,
+}
+
+impl Validate for BatchEnvelope {}
+
+/// The answer of `POST /signals/ingest` (201 and 207).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ProducerSignalsIngested {
+    /// The ids of the accepted signals, in request order (a collapsed signal answers the id
+    /// of the signal it collapsed into).
+    pub ids: Vec<Uuid>,
+    /// One line per refused signal, `signals[<index>].<field>: <problem>`, by index.
+    pub errors: Vec<String>,
+}
+
+/// Ingest a batch of producer signals.
+#[utoipa::path(
+    post,
+    path = "/api/v1/signals/ingest",
+    operation_id = "ingestProducerSignals",
+    tag = "signals",
+    description = "Validates and writes each signal on its own. 201: all accepted; 207: some \
+        (the refused ones are in `errors`, each naming its index and field); 422: none \
+        (`VALIDATION_ERROR`, the message lists every signal's error); 400: the envelope itself \
+        is bad (not a JSON object, `signals` missing, not an array, empty or over 50 items, \
+        `workspaceId` not a UUID, or a NUL character anywhere). A signal whose `dedup_key` was \
+        last seen within its `collapse_window_minutes` collapses into that signal (count and \
+        last-seen grow) and answers its id; signals of one key in one request collapse \
+        together. `related_decisions` must be decisions of the caller: an unknown or foreign \
+        id is that signal's error (`not found`).",
+    request_body = ProducerSignalBatch,
+    responses(
+        (status = 201, description = "Every signal accepted", body = ProducerSignalsIngested),
+        (status = 207, description = "Some signals accepted; `errors` names the others", body = ProducerSignalsIngested),
+        (status = 400, description = "The envelope is bad (the message names the field)", body = MemoryError),
+        (status = 403, description = "The credential lacks the write scope", body = MemoryError),
+        (status = 422, description = "No signal accepted; the message lists each one's error", body = MemoryError),
+    )
+)]
+pub async fn ingest_producer_signals(
+    WriteAccess(caller): WriteAccess,
+    state: web::Data<AppState>,
+    body: http_kit::Json<BatchEnvelope>,
+) -> Result<HttpResponse, ApiError> {
+    let owner = Owner::of(&caller);
+    let BatchEnvelope {
+        workspace_id,
+        signals: items,
+    } = body.into_inner();
+    let mut errors: Vec<(usize, String)> = Vec::new();
+    let mut valid: Vec<(usize, ProducerSignal)> = Vec::with_capacity(items.len());
+    for (index, item) in items.into_iter().enumerate() {
+        match http_kit::extract::read_body::<ProducerSignal>(item) {
+            Ok(signal) => valid.push((index, signal)),
+            Err(err) => errors.push((index, item_error(index, &err))),
+        }
+    }
+
+    let mut conn = store::conn(&state.pool).await?;
+    let wanted: Vec<Uuid> = valid
+        .iter()
+        .flat_map(|(_, s)| s.related_decisions.iter().flatten().copied())
+        .collect();
+    if !wanted.is_empty() {
+        let owned = signals::owned_decisions(&mut conn, owner, &wanted).await?;
+        valid.retain(|(index, signal)| {
+            let foreign = signal
+                .related_decisions
+                .iter()
+                .flatten()
+                .enumerate()
+                .find(|(_, id)| !owned.contains(id));
+            if let Some((j, _)) = foreign {
+                errors.push((
+                    *index,
+                    format!(
+                        "signals[{index}].related_decisions[{j}]: not found: no such decision \
+                         of the caller"
+                    ),
+                ));
+            }
+            foreign.is_none()
+        });
+    }
+    errors.sort_by_key(|(index, _)| *index);
+    let errors: Vec<String> = errors.into_iter().map(|(_, e)| e).collect();
+    if valid.is_empty() {
+        return Err(ApiError::unprocessable(format!(
+            "no signal was accepted: {}",
+            errors.join("; ")
+        )));
+    }
+
+    // One row per key: later signals of a key in this request collapse into its first.
+    let mut rows: Vec<NewProducerSignal> = Vec::new();
+    let mut row_of_key: HashMap<String, usize> = HashMap::new();
+    let mut key_of_item: BTreeMap<usize, String> = BTreeMap::new();
+    for (index, signal) in valid {
+        key_of_item.insert(index, signal.dedup_key.clone());
+        if let Some(&row) = row_of_key.get(&signal.dedup_key) {
+            rows[row].count += 1;
+            continue;
+        }
+        row_of_key.insert(signal.dedup_key.clone(), rows.len());
+        rows.push(new_row(signal)?);
+    }
+    let ids = signals::record_producer_signals(&mut conn, owner, workspace_id, &rows).await?;
+    let ids: Vec<Uuid> = key_of_item
+        .values()
+        .map(|key| {
+            ids.get(key)
+                .copied()
+                .ok_or_else(|| ApiError::internal(format!("no id written for a key of {key:?}")))
+        })
+        .collect::<Result<_, _>>()?;
+    let answer = ProducerSignalsIngested { ids, errors };
+    Ok(if answer.errors.is_empty() {
+        HttpResponse::Created().json(answer)
+    } else {
+        HttpResponse::build(actix_web::http::StatusCode::MULTI_STATUS).json(answer)
+    })
+}
+
+/// `signals[<index>].<field>: <problem>` from the 400 the item's reading gave.
+fn item_error(index: usize, err: &ApiError) -> String {
+    let field = err
+        .details()
+        .and_then(|d| d["field"].as_str())
+        .unwrap_or("body");
+    let problem = err
+        .message
+        .strip_prefix(field)
+        .and_then(|rest| rest.strip_prefix(": "))
+        .unwrap_or(&err.message);
+    if field == "body" {
+        format!("signals[{index}]: {problem}")
+    } else {
+        format!("signals[{index}].{field}: {problem}")
+    }
+}
+
+fn new_row(signal: ProducerSignal) -> Result<NewProducerSignal, ApiError> {
+    let payload = SignalPayload {
+        metadata: Some(signal.payload.metadata.clone().unwrap_or_default()),
+        ..signal.payload
+    };
+    Ok(NewProducerSignal {
+        id: Uuid::now_v7(),
+        source: serde_json::to_value(signal.source)?
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+        entity_scope: serde_json::to_value(signal.entity_scope.unwrap_or(EntityScope::User))?
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+        entity_id: signal.entity_id,
+        signal_type: signal.signal_type,
+        dedup_key: signal.dedup_key,
+        severity: signal.severity.as_str().to_owned(),
+        title: signal.title,
+        description: signal.description,
+        payload: serde_json::to_value(&payload)?,
+        evidence: Value::Array(
+            signal
+                .evidence
+                .unwrap_or_default()
+                .into_iter()
+                .map(Value::Object)
+                .collect(),
+        ),
+        related_decisions: signal.related_decisions.unwrap_or_default(),
+        confidence_score: signal.confidence_score,
+        collapse_window_minutes: signal.collapse_window_minutes.unwrap_or(60),
+        count: 1,
+    })
+}

@@ -1,0 +1,984 @@
+//! Signals over HTTP: signed project signals (signature, timestamp, rotation grace, bearer
+//! keys, `external_id` repeats, anomalies in the feed) and producer signal batches
+//! (201/207/422/400, `dedup_key` collapse under concurrency, owned `related_decisions`,
+//! consolidation's "never referenced by a signal").
+
+use auth::{CredentialKind, Scope};
+use chrono::{Duration, SecondsFormat, Utc};
+use rate_limit::policy::Tier;
+use reqwest::Response;
+use ring::hmac;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use crate::common::*;
+
+/// `sha256=<hex HMAC-SHA256(secret, "<timestamp>.<body>")>`, computed here independently of
+/// the service's code.
+fn signature(secret: &str, timestamp: &str, body: &[u8]) -> String {
+    let key = hmac::Key::new(hmac::HMAC_SHA256, secret.as_bytes());
+    let mut content = format!("{timestamp}.").into_bytes();
+    content.extend_from_slice(body);
+    format!(
+        "sha256={}",
+        hex::encode(hmac::sign(&key, &content).as_ref())
+    )
+}
+
+fn now() -> String {
+    Utc::now().timestamp().to_string()
+}
+
+/// A product of the key's owner: (id, signing secret).
+async fn product(h: &Harness, key: &str, name: &str) -> (String, String) {
+    let created = h
+        .api(key)
+        .post("/api/v1/products", &json!({"name": name}))
+        .expect(201)
+        .await;
+    (
+        created["id"].as_str().unwrap().to_owned(),
+        created["signing_secret"].as_str().unwrap().to_owned(),
+    )
+}
+
+/// POSTs `body` (raw bytes) to `/ingest/{project}` without a bearer, with the given headers.
+async fn signed_raw(
+    h: &Harness,
+    project: &str,
+    body: &[u8],
+    signature: Option<&str>,
+    timestamp: Option<&str>,
+) -> Response {
+    let mut req = h
+        .post(&format!("/api/v1/ingest/{project}"))
+        .header("content-type", "application/json")
+        .body(body.to_vec());
+    if let Some(signature) = signature {
+        req = req.header("X-Memory-Signature", signature);
+    }
+    if let Some(timestamp) = timestamp {
+        req = req.header("X-Memory-Timestamp", timestamp);
+    }
+    req.send().await.unwrap()
+}
+
+/// A correctly signed request with `secret`.
+async fn signed(h: &Harness, project: &str, secret: &str, body: &Value) -> Response {
+    let raw = serde_json::to_vec(body).unwrap();
+    let ts = now();
+    signed_raw(
+        h,
+        project,
+        &raw,
+        Some(&signature(secret, &ts, &raw)),
+        Some(&ts),
+    )
+    .await
+}
+
+async fn expect_unauthorized(res: Response) -> String {
+    assert_eq!(
+        res.headers()
+            .get("www-authenticate")
+            .map(|v| v.to_str().unwrap()),
+        Some("Bearer")
+    );
+    assert!(!res.headers().contains_key("x-ratelimit-limit"));
+    expect_error(res, 401, "UNAUTHORIZED").await
+}
+
+async fn count(h: &Harness, sql: &str) -> i64 {
+    h.query(sql).await[0].parse().unwrap()
+}
+
+#[tokio::test]
+async fn a_signature_over_the_raw_body_authenticates_a_project_signal() {
+    let h = Harness::new().await;
+    let (_, key) = h.writer(Tier::Free).await;
+    let (project, secret) = product(&h, &key, "atlas").await;
+    let (other_project, other_secret) = product(&h, &key, "globe").await;
+
+    // Valid: the raw bytes as sent (odd spacing included) are what is signed.
+    let raw = br#"{ "event_type": "deploy",  "title": "v2 shipped", "body": {"sha": "abc"} }"#;
+    let ts = now();
+    let res = signed_raw(
+        &h,
+        &project,
+        raw,
+        Some(&signature(&secret, &ts, raw)),
+        Some(&ts),
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+    assert_rate_limit_headers(&res);
+    let body = json(res).await;
+    assert_eq!(body["accepted"], true);
+    assert_eq!(body["duplicate"], false);
+    let id = body["signal_id"].as_str().unwrap().to_owned();
+    assert_eq!(body.as_object().unwrap().len(), 3, "{body}");
+    let stored = h
+        .query(&format!(
+            "SELECT concat_ws('|', product_id, event_type, title, severity, body->>'sha', \
+             received_via) FROM project_signals WHERE id = '{id}'"
+        ))
+        .await;
+    assert_eq!(
+        stored,
+        [format!("{project}|deploy|v2 shipped|info|abc|signature")]
+    );
+
+    // A wrong secret (another product's, or the right one for another product).
+    let res = signed_raw(
+        &h,
+        &project,
+        raw,
+        Some(&signature(&other_secret, &ts, raw)),
+        Some(&ts),
+    )
+    .await;
+    let message = expect_unauthorized(res).await;
+    assert!(message.contains("does not match"), "{message}");
+    assert!(!message.contains(&secret) && !message.contains(&other_secret));
+    let res = signed_raw(
+        &h,
+        &other_project,
+        raw,
+        Some(&signature(&secret, &ts, raw)),
+        Some(&ts),
+    )
+    .await;
+    expect_unauthorized(res).await;
+
+    // The body altered after signing (one byte), or the timestamp changed.
+    let altered = br#"{ "event_type": "deploy",  "title": "v3 shipped", "body": {"sha": "abc"} }"#;
+    let res = signed_raw(
+        &h,
+        &project,
+        altered,
+        Some(&signature(&secret, &ts, raw)),
+        Some(&ts),
+    )
+    .await;
+    expect_unauthorized(res).await;
+    let later = (Utc::now().timestamp() + 1).to_string();
+    let res = signed_raw(
+        &h,
+        &project,
+        raw,
+        Some(&signature(&secret, &ts, raw)),
+        Some(&later),
+    )
+    .await;
+    expect_unauthorized(res).await;
+
+    // Stale or future timestamps beyond 300 s, even correctly signed.
+    for offset in [-301, 301, -100_000] {
+        let ts = (Utc::now().timestamp() + offset).to_string();
+        let res = signed_raw(
+            &h,
+            &project,
+            raw,
+            Some(&signature(&secret, &ts, raw)),
+            Some(&ts),
+        )
+        .await;
+        let message = expect_unauthorized(res).await;
+        assert!(message.contains("300 seconds"), "{offset}: {message}");
+    }
+    // Just inside the tolerance.
+    let ts = (Utc::now().timestamp() - 290).to_string();
+    let res = signed_raw(
+        &h,
+        &project,
+        raw,
+        Some(&signature(&secret, &ts, raw)),
+        Some(&ts),
+    )
+    .await;
+    assert_eq!(res.status(), 200);
+
+    // Malformed or missing headers.
+    let good = signature(&secret, &ts, raw);
+    for (sig, stamp) in [
+        (Some(good.trim_start_matches("sha256=")), Some(ts.as_str())),
+        (Some("sha256=xyz"), Some(ts.as_str())),
+        (Some(good.as_str()), Some("soon")),
+        (Some(good.as_str()), None),
+        (None, Some(ts.as_str())),
+        (None, None),
+    ] {
+        expect_unauthorized(signed_raw(&h, &project, raw, sig, stamp).await).await;
+    }
+    // An unknown product answers like a wrong signature.
+    let unknown = Uuid::now_v7().to_string();
+    let res = signed_raw(
+        &h,
+        &unknown,
+        raw,
+        Some(&signature(&secret, &ts, raw)),
+        Some(&ts),
+    )
+    .await;
+    expect_unauthorized(res).await;
+
+    // Signed but invalid: 400 naming the field, with the rate-limit headers (it was counted).
+    let res = signed(&h, &project, &secret, &json!({"event_type": "deploy"})).await;
+    assert_rate_limit_headers(&res);
+    let message = expect_error(res, 400, "VALIDATION_ERROR").await;
+    assert!(message.starts_with("title"), "{message}");
+    let res = signed(
+        &h,
+        &project,
+        &secret,
+        &json!({"event_type": "x", "title": "t".repeat(201)}),
+    )
+    .await;
+    let message = expect_error(res, 400, "VALIDATION_ERROR").await;
+    assert!(message.starts_with("title"), "{message}");
+    let res = signed(
+        &h,
+        &project,
+        &secret,
+        &json!({"event_type": "x", "title": "t", "severity": "fatal"}),
+    )
+    .await;
+    let message = expect_error(res, 400, "VALIDATION_ERROR").await;
+    assert!(message.starts_with("severity"), "{message}");
+    let raw = b"{not json";
+    let ts = now();
+    let res = signed_raw(
+        &h,
+        &project,
+        raw,
+        Some(&signature(&secret, &ts, raw)),
+        Some(&ts),
+    )
+    .await;
+    expect_error(res, 400, "VALIDATION_ERROR").await;
+
+    assert_eq!(count(&h, "SELECT count(*) FROM project_signals").await, 2);
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn a_rotated_secret_keeps_verifying_for_24_hours_only() {
+    let h = Harness::new().await;
+    let (_, key) = h.writer(Tier::Free).await;
+    let (project, old) = product(&h, &key, "atlas").await;
+    let rotated = h
+        .api(&key)
+        .post("/api/v1/products/atlas/signing-secret", &json!({}))
+        .expect(200)
+        .await;
+    let new = rotated["signing_secret"].as_str().unwrap().to_owned();
+    assert_ne!(new, old);
+    let signal = json!({"event_type": "deploy", "title": "rotation"});
+
+    // During the grace period both verify.
+    assert_eq!(signed(&h, &project, &new, &signal).await.status(), 200);
+    assert_eq!(signed(&h, &project, &old, &signal).await.status(), 200);
+    // 23 hours later still.
+    h.exec(&format!(
+        "UPDATE products SET signing_secret_rotated_at = now() - interval '23 hours' \
+         WHERE id = '{project}'"
+    ))
+    .await;
+    assert_eq!(signed(&h, &project, &old, &signal).await.status(), 200);
+    // After 24 hours only the new one.
+    h.exec(&format!(
+        "UPDATE products SET signing_secret_rotated_at = now() - interval '24 hours 1 minute' \
+         WHERE id = '{project}'"
+    ))
+    .await;
+    expect_unauthorized(signed(&h, &project, &old, &signal).await).await;
+    assert_eq!(signed(&h, &project, &new, &signal).await.status(), 200);
+
+    // A second rotation: the secret it replaces is the grace one, the first is gone.
+    let newest = h
+        .api(&key)
+        .post("/api/v1/products/atlas/signing-secret", &json!({}))
+        .expect(200)
+        .await["signing_secret"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(signed(&h, &project, &newest, &signal).await.status(), 200);
+    assert_eq!(signed(&h, &project, &new, &signal).await.status(), 200);
+    expect_unauthorized(signed(&h, &project, &old, &signal).await).await;
+    // Stored sealed: no secret in plaintext in the table.
+    let stored = h
+        .query(&format!(
+            "SELECT encode(signing_secret, 'escape') || encode(previous_signing_secret, 'escape') \
+             FROM products WHERE id = '{project}'"
+        ))
+        .await;
+    for secret in [&old, &new, &newest] {
+        assert!(!stored[0].contains(secret.as_str()));
+    }
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn a_write_key_needs_no_signature_and_sees_only_its_own_products() {
+    let h = Harness::new().await;
+    let (user, key) = h.writer(Tier::Free).await;
+    let (project, _) = product(&h, &key, "atlas").await;
+    let signal = json!({"event_type": "deploy", "title": "with a key", "external_id": "k-1"});
+
+    let res = h
+        .post(&format!("/api/v1/ingest/{project}"))
+        .bearer_auth(&key)
+        .json(&signal)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_rate_limit_headers(&res);
+    let body = json(res).await;
+    assert_eq!(body["duplicate"], false);
+    let id = body["signal_id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        h.query(&format!(
+            "SELECT received_via FROM project_signals WHERE id = '{id}'"
+        ))
+        .await,
+        ["bearer"]
+    );
+
+    // With a key, signature headers are not consulted (a wrong one changes nothing).
+    let body = h
+        .api(&key)
+        .post(&format!("/api/v1/ingest/{project}"), &signal)
+        .header("X-Memory-Signature", format!("sha256={}", "0".repeat(64)))
+        .header("X-Memory-Timestamp", "1")
+        .expect(200)
+        .await;
+    assert_eq!(body["duplicate"], true);
+    assert_eq!(body["signal_id"], id.as_str());
+    // …only their documented lengths are checked.
+    let long = format!("sha256={}", "0".repeat(65));
+    for (name, value) in [
+        ("X-Memory-Signature", long.as_str()),
+        ("X-Memory-Signature", ""),
+        ("X-Memory-Timestamp", ""),
+        ("X-Memory-Timestamp", "1700000000000"),
+    ] {
+        let res = h
+            .api(&key)
+            .post(&format!("/api/v1/ingest/{project}"), &signal)
+            .header(name, value)
+            .await;
+        let message = expect_error(res, 400, "VALIDATION_ERROR").await;
+        assert!(message.starts_with(name), "{message}");
+    }
+
+    // A read-only key: 403; a bad key: 401 from the gate.
+    let (_, reader) = h
+        .key(user, CredentialKind::MemoryLive, &[Scope::Read])
+        .await;
+    let res = h
+        .api(&reader)
+        .post(&format!("/api/v1/ingest/{project}"), &signal)
+        .await;
+    expect_error(res, 403, "FORBIDDEN").await;
+    let res = h
+        .api("mem_live_nope")
+        .post(&format!("/api/v1/ingest/{project}"), &signal)
+        .await;
+    expect_error(res, 401, "UNAUTHORIZED").await;
+
+    // Another owner's product, and the same user's test environment: 404, nothing written.
+    let (_, stranger) = h.writer(Tier::Free).await;
+    let res = h
+        .api(&stranger)
+        .post(&format!("/api/v1/ingest/{project}"), &signal)
+        .await;
+    expect_error(res, 404, "NOT_FOUND").await;
+    let (_, test_key) = h
+        .key(
+            user,
+            CredentialKind::MemoryTest,
+            &[Scope::Read, Scope::Write],
+        )
+        .await;
+    let res = h
+        .api(&test_key)
+        .post(&format!("/api/v1/ingest/{project}"), &signal)
+        .await;
+    expect_error(res, 404, "NOT_FOUND").await;
+    assert_eq!(count(&h, "SELECT count(*) FROM project_signals").await, 1);
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn external_id_repeats_answer_the_first_signal_even_concurrently() {
+    let h = Harness::new().await;
+    let (_, key) = h.writer(Tier::Team).await;
+    let (project, secret) = product(&h, &key, "atlas").await;
+    let (other, other_secret) = product(&h, &key, "globe").await;
+    let signal = json!({"event_type": "build", "title": "failed", "severity": "error",
+                        "external_id": "evt_1"});
+
+    let first = json(signed(&h, &project, &secret, &signal).await).await;
+    assert_eq!(first["duplicate"], false);
+    // Repeated: signed, then with the key; the title differs, the id decides.
+    let mut again = signal.clone();
+    again["title"] = json!("failed again");
+    let repeat = json(signed(&h, &project, &secret, &again).await).await;
+    assert_eq!(repeat["duplicate"], true);
+    assert_eq!(repeat["accepted"], true);
+    assert_eq!(repeat["signal_id"], first["signal_id"]);
+    let with_key = h
+        .api(&key)
+        .post(&format!("/api/v1/ingest/{project}"), &again)
+        .expect(200)
+        .await;
+    assert_eq!(with_key["signal_id"], first["signal_id"]);
+    // The same external_id on another product is another signal.
+    let elsewhere = json(signed(&h, &other, &other_secret, &signal).await).await;
+    assert_eq!(elsewhere["duplicate"], false);
+    assert_ne!(elsewhere["signal_id"], first["signal_id"]);
+
+    // Twenty at once with a new external_id: one signal, one anomaly.
+    let mut concurrent = signal.clone();
+    concurrent["external_id"] = json!("evt_2");
+    let answers = futures_join(20, || signed(&h, &project, &secret, &concurrent)).await;
+    let mut ids = std::collections::BTreeSet::new();
+    let mut fresh = 0;
+    for res in answers {
+        assert_eq!(res.status(), 200);
+        let body = json(res).await;
+        ids.insert(body["signal_id"].as_str().unwrap().to_owned());
+        fresh += usize::from(body["duplicate"] == false);
+    }
+    assert_eq!((ids.len(), fresh), (1, 1), "{ids:?}");
+    assert_eq!(
+        count(
+            &h,
+            "SELECT count(*) FROM project_signals WHERE external_id = 'evt_2'"
+        )
+        .await,
+        1
+    );
+    // Anomalies: evt_1 on atlas, evt_1 on globe, evt_2 on atlas; never one per repeat.
+    assert_eq!(
+        count(&h, "SELECT count(*) FROM feed_items WHERE type = 'anomaly'").await,
+        3
+    );
+    h.stop().await;
+}
+
+/// Runs `n` requests at once.
+async fn futures_join<F, Fut>(n: usize, make: F) -> Vec<Response>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Response>,
+{
+    let futures: Vec<Fut> = (0..n).map(|_| make()).collect();
+    futures_util::future::join_all(futures).await
+}
+
+#[tokio::test]
+async fn error_and_critical_signals_are_anomalies_in_the_feed() {
+    let h = Harness::new().await;
+    let (_, key) = h.writer(Tier::Free).await;
+    let (project, secret) = product(&h, &key, "atlas").await;
+    for severity in ["info", "warning", "error", "critical"] {
+        let signal = json!({"event_type": "latency", "title": format!("p99 {severity}"),
+                            "severity": severity});
+        assert_eq!(signed(&h, &project, &secret, &signal).await.status(), 200);
+    }
+    // The default severity is info.
+    let signal = json!({"event_type": "latency", "title": "no severity"});
+    assert_eq!(signed(&h, &project, &secret, &signal).await.status(), 200);
+    let feed = h
+        .api(&key)
+        .get("/api/v1/intelligence/feed")
+        .expect(200)
+        .await;
+    let anomalies: Vec<&Value> = feed["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|item| item["type"] == "anomaly")
+        .collect();
+    assert_eq!(anomalies.len(), 2, "{feed}");
+    assert_eq!(anomalies[0]["severity"], "critical");
+    assert_eq!(anomalies[0]["summary"], "latency: p99 critical");
+    assert_eq!(anomalies[0]["product_name"], "atlas");
+    assert_eq!(anomalies[1]["severity"], "error");
+    assert_eq!(
+        h.query("SELECT severity FROM project_signals ORDER BY id DESC LIMIT 1")
+            .await,
+        ["info"]
+    );
+    // Another owner's feed has none of them.
+    let (_, stranger) = h.writer(Tier::Free).await;
+    let feed = h
+        .api(&stranger)
+        .get("/api/v1/intelligence/feed")
+        .expect(200)
+        .await;
+    assert_eq!(feed["data"], json!([]));
+    h.stop().await;
+}
+
+// ------------------------------------------------------------------ producer signals
+
+fn triggered() -> String {
+    Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+fn producer(key: &str) -> Value {
+    json!({
+        "source": "api", "signal_type": "latency_spike", "dedup_key": key,
+        "severity": "warning", "title": "p99 above budget",
+        "payload": {"triggered_at": triggered(), "metric_key": "p99_ms",
+                    "baseline_value": 120.0, "current_value": 480.5, "delta_percent": 300.4},
+    })
+}
+
+async fn ingest(h: &Harness, key: &str, body: &Value) -> Response {
+    h.post("/api/v1/signals/ingest")
+        .bearer_auth(key)
+        .json(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+fn ids(body: &Value) -> Vec<String> {
+    body["ids"]
+        .as_array()
+        .unwrap_or_else(|| panic!("ids: {body}"))
+        .iter()
+        .map(|v| v.as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn producer_batches_answer_201_207_422_and_400_as_ruled() {
+    let h = Harness::new().await;
+    let (user, key) = h.writer(Tier::Free).await;
+
+    // 201: all accepted, ids in order.
+    let workspace = Uuid::now_v7();
+    let mut full = producer("full");
+    full["entity_scope"] = json!("product");
+    full["entity_id"] = json!("atlas");
+    full["description"] = json!("spike after deploy");
+    full["evidence"] = json!([{"trace": "t-1"}]);
+    full["confidence_score"] = json!(0.75);
+    full["collapse_window_minutes"] = json!(15);
+    full["payload"]["source_url"] = json!("https://grafana.example/d/1");
+    full["payload"]["metadata"] = json!({"region": "eu"});
+    let body = json!({"workspaceId": workspace, "signals": [full, producer("a"), producer("b")]});
+    let res = ingest(&h, &key, &body).await;
+    assert_eq!(res.status(), 201);
+    assert_rate_limit_headers(&res);
+    let answer = json(res).await;
+    assert_eq!(answer["errors"], json!([]));
+    let created = ids(&answer);
+    assert_eq!(created.len(), 3);
+    let row = h
+        .query(&format!(
+            "SELECT concat_ws('|', workspace_id, source, entity_scope, entity_id, signal_type, \
+             severity, description, evidence, confidence_score, collapse_window_minutes, count, \
+             payload->>'metric_key', payload->'metadata') FROM producer_signals WHERE id = '{}'",
+            created[0]
+        ))
+        .await;
+    assert_eq!(
+        row,
+        [format!(
+            "{workspace}|api|product|atlas|latency_spike|warning|spike after deploy|\
+             [{{\"trace\": \"t-1\"}}]|0.75|15|1|p99_ms|{{\"region\": \"eu\"}}"
+        )]
+    );
+    // Defaults: entity_scope user, window 60, metadata {}, evidence [], no related decisions.
+    let row = h
+        .query(&format!(
+            "SELECT concat_ws('|', entity_scope, collapse_window_minutes, payload->'metadata', \
+             evidence, related_decisions, workspace_id IS NULL) \
+             FROM producer_signals WHERE id = '{}'",
+            created[1]
+        ))
+        .await;
+    assert_eq!(row, ["user|60|{}|[]|{}|f"]);
+
+    // 207: each refused signal names its index and field; the others are written.
+    let mut bad_severity = producer("c");
+    bad_severity["severity"] = json!("fatal");
+    let mut no_trigger = producer("d");
+    no_trigger["payload"]
+        .as_object_mut()
+        .unwrap()
+        .remove("triggered_at");
+    let mut long_title = producer("e");
+    long_title["title"] = json!("t".repeat(501));
+    let mut confident = producer("f");
+    confident["confidence_score"] = json!(1.5);
+    let mut zero_window = producer("g");
+    zero_window["collapse_window_minutes"] = json!(0);
+    let mut bad_url = producer("h");
+    bad_url["payload"]["source_url"] = json!("not a uri");
+    let mut no_source = producer("i");
+    no_source.as_object_mut().unwrap().remove("source");
+    let body = json!({"signals": [
+        producer("ok-1"), bad_severity, no_trigger, 42, long_title, confident, zero_window,
+        bad_url, no_source, producer("ok-2"),
+    ]});
+    let res = ingest(&h, &key, &body).await;
+    assert_eq!(res.status(), 207);
+    assert_rate_limit_headers(&res);
+    let answer = json(res).await;
+    assert_eq!(ids(&answer).len(), 2);
+    let errors: Vec<String> = answer["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap().to_owned())
+        .collect();
+    let prefixes = [
+        "signals[1].severity: ",
+        "signals[2].payload.triggered_at: ",
+        "signals[3]: ",
+        "signals[4].title: ",
+        "signals[5].confidence_score: ",
+        "signals[6].collapse_window_minutes: ",
+        "signals[7].payload.source_url: ",
+        "signals[8].source: ",
+    ];
+    assert_eq!(errors.len(), prefixes.len(), "{errors:?}");
+    for (error, prefix) in errors.iter().zip(prefixes) {
+        assert!(error.starts_with(prefix), "{error} (expected {prefix}…)");
+    }
+    assert_eq!(
+        count(&h, "SELECT count(*) FROM producer_signals").await,
+        5,
+        "3 + the two accepted"
+    );
+
+    // 422: none accepted; the message lists every signal's error.
+    let body = json!({"signals": [{"source": "api"}, "x"]});
+    let message = expect_error(ingest(&h, &key, &body).await, 422, "VALIDATION_ERROR").await;
+    assert!(
+        message.contains("signals[0].") && message.contains("signals[1]: "),
+        "{message}"
+    );
+
+    // 400: the envelope itself.
+    let too_many: Vec<Value> = (0..51).map(|i| producer(&format!("m{i}"))).collect();
+    for (body, field) in [
+        (json!({"signals": []}), "signals"),
+        (json!({"signals": too_many}), "signals"),
+        (json!({}), "signals"),
+        (json!({"signals": {"0": producer("x")}}), "signals"),
+        (
+            json!({"workspaceId": "nope", "signals": [producer("x")]}),
+            "workspaceId",
+        ),
+        (json!([producer("x")]), "body"),
+    ] {
+        let message = expect_error(ingest(&h, &key, &body).await, 400, "VALIDATION_ERROR").await;
+        assert!(message.starts_with(field), "{body}: {message}");
+    }
+    let res = h
+        .post("/api/v1/signals/ingest")
+        .bearer_auth(&key)
+        .header("content-type", "application/json")
+        .body("{\"signals\": [")
+        .send()
+        .await
+        .unwrap();
+    expect_error(res, 400, "VALIDATION_ERROR").await;
+    // A NUL anywhere is the envelope's 400, naming where.
+    let mut nul = producer("n");
+    nul["title"] = json!("a\u{0}b");
+    let message = expect_error(
+        ingest(&h, &key, &json!({"signals": [producer("y"), nul]})).await,
+        400,
+        "VALIDATION_ERROR",
+    )
+    .await;
+    assert!(message.starts_with("signals[1].title"), "{message}");
+
+    // Exactly 50 is fine; a read-only key is refused.
+    let fifty: Vec<Value> = (0..50).map(|i| producer(&format!("fifty-{i}"))).collect();
+    let answer = json(ingest(&h, &key, &json!({"signals": fifty})).await).await;
+    assert_eq!(ids(&answer).len(), 50);
+    let (_, reader) = h
+        .key(user, CredentialKind::MemoryLive, &[Scope::Read])
+        .await;
+    let res = ingest(&h, &reader, &json!({"signals": [producer("r")]})).await;
+    expect_error(res, 403, "FORBIDDEN").await;
+    assert_eq!(count(&h, "SELECT count(*) FROM producer_signals").await, 55);
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn dedup_keys_collapse_exactly_under_20_concurrent_requests() {
+    let h = Harness::new().await;
+    let (user, key) = h.writer(Tier::Team).await;
+
+    // Twenty requests at once, each with the shared key twice and a key of its own.
+    let bodies: Vec<Value> = (0..20)
+        .map(|i| {
+            json!({"signals": [producer("shared"), producer(&format!("own-{i}")),
+                               producer("shared")]})
+        })
+        .collect();
+    let futures = bodies.iter().map(|body| ingest(&h, &key, body));
+    let answers = futures_util::future::join_all(futures).await;
+    let mut shared = std::collections::BTreeSet::new();
+    let mut own = std::collections::BTreeSet::new();
+    for res in answers {
+        assert_eq!(res.status(), 201);
+        let got = ids(&json(res).await);
+        assert_eq!(got[0], got[2], "one key in one request: one id");
+        shared.insert(got[0].clone());
+        own.insert(got[1].clone());
+    }
+    assert_eq!(shared.len(), 1, "{shared:?}");
+    assert_eq!(own.len(), 20);
+    let shared_id = shared.into_iter().next().unwrap();
+    let row = h
+        .query(&format!(
+            "SELECT concat_ws('|', count, open, last_seen_at > first_seen_at) \
+             FROM producer_signals WHERE id = '{shared_id}'"
+        ))
+        .await;
+    assert_eq!(row, ["40|t|t"]);
+    assert_eq!(
+        count(
+            &h,
+            "SELECT count(*) FROM producer_signals WHERE dedup_key = 'shared'"
+        )
+        .await,
+        1
+    );
+
+    // Within the window (last seen 59 minutes ago, window 60): collapses, count grows.
+    h.exec(&format!(
+        "UPDATE producer_signals SET last_seen_at = now() - interval '59 minutes' \
+         WHERE id = '{shared_id}'"
+    ))
+    .await;
+    let answer = json(ingest(&h, &key, &json!({"signals": [producer("shared")]})).await).await;
+    assert_eq!(ids(&answer), std::slice::from_ref(&shared_id));
+    let row = h
+        .query(&format!(
+            "SELECT concat_ws('|', count, last_seen_at > now() - interval '1 minute') \
+             FROM producer_signals WHERE id = '{shared_id}'"
+        ))
+        .await;
+    assert_eq!(row, ["41|t"]);
+
+    // Past the window: a new signal, the old one closed and kept.
+    h.exec(&format!(
+        "UPDATE producer_signals SET last_seen_at = now() - interval '61 minutes' \
+         WHERE id = '{shared_id}'"
+    ))
+    .await;
+    let one = json!({"signals": [producer("shared")]});
+    let answers = futures_util::future::join_all((0..20).map(|_| ingest(&h, &key, &one))).await;
+    let mut fresh = std::collections::BTreeSet::new();
+    for res in answers {
+        assert_eq!(res.status(), 201);
+        fresh.insert(ids(&json(res).await)[0].clone());
+    }
+    assert_eq!(fresh.len(), 1, "{fresh:?}");
+    let fresh_id = fresh.into_iter().next().unwrap();
+    assert_ne!(fresh_id, shared_id);
+    let rows = h
+        .query(
+            "SELECT concat_ws('|', count, open) FROM producer_signals \
+             WHERE dedup_key = 'shared' ORDER BY first_seen_at",
+        )
+        .await;
+    assert_eq!(rows, ["41|f", "20|t"]);
+
+    // The signal's own window decides: 1 minute, last seen 2 minutes ago.
+    h.exec(&format!(
+        "UPDATE producer_signals SET last_seen_at = now() - interval '2 minutes' \
+         WHERE id = '{fresh_id}'"
+    ))
+    .await;
+    let mut short = producer("shared");
+    short["collapse_window_minutes"] = json!(1);
+    let answer = json(ingest(&h, &key, &json!({"signals": [short]})).await).await;
+    assert_ne!(ids(&answer)[0], fresh_id);
+
+    // Keys are per owner and environment.
+    let (_, stranger) = h.writer(Tier::Free).await;
+    let (_, test_key) = h
+        .key(
+            user,
+            CredentialKind::MemoryTest,
+            &[Scope::Read, Scope::Write],
+        )
+        .await;
+    for other in [stranger, test_key] {
+        let answer =
+            json(ingest(&h, &other, &json!({"signals": [producer("shared")]})).await).await;
+        let id = &ids(&answer)[0];
+        assert!(id != &shared_id && id != &fresh_id);
+    }
+    h.stop().await;
+}
+
+async fn decision(h: &Harness, key: &str) -> String {
+    let body = json!({"decision": "Ship weekly", "product_name": "atlas"});
+    h.api(key)
+        .post("/api/v1/memory/decisions", &body)
+        .expect(201)
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn related_decisions_must_be_the_callers() {
+    let h = Harness::new().await;
+    let (_, key) = h.writer(Tier::Free).await;
+    let (_, stranger) = h.writer(Tier::Free).await;
+    product(&h, &key, "atlas").await;
+    product(&h, &stranger, "atlas").await;
+    let own = decision(&h, &key).await;
+    let foreign = decision(&h, &stranger).await;
+    let unknown = Uuid::now_v7().to_string();
+
+    let with = |dedup: &str, related: Value| {
+        let mut s = producer(dedup);
+        s["related_decisions"] = related;
+        s
+    };
+    let body = json!({"signals": [
+        with("r0", json!([own])),
+        with("r1", json!([own, foreign])),
+        with("r2", json!([unknown])),
+    ]});
+    let res = ingest(&h, &key, &body).await;
+    assert_eq!(res.status(), 207);
+    let answer = json(res).await;
+    assert_eq!(ids(&answer).len(), 1);
+    assert_eq!(
+        answer["errors"],
+        json!([
+            "signals[1].related_decisions[1]: not found: no such decision of the caller",
+            "signals[2].related_decisions[0]: not found: no such decision of the caller",
+        ])
+    );
+    let text = answer.to_string();
+    assert!(!text.contains("Ship weekly") && !text.contains(&foreign));
+    let stored = h
+        .query(&format!(
+            "SELECT related_decisions::text FROM producer_signals WHERE id = '{}'",
+            ids(&answer)[0]
+        ))
+        .await;
+    assert_eq!(stored, [format!("{{{own}}}")]);
+    // Only foreign references: none accepted.
+    let body = json!({"signals": [with("r3", json!([foreign]))]});
+    let message = expect_error(ingest(&h, &key, &body).await, 422, "VALIDATION_ERROR").await;
+    assert!(
+        message.contains("signals[0].related_decisions[0]: not found"),
+        "{message}"
+    );
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn consolidation_spares_old_decisions_a_signal_references() {
+    let h = Harness::new().await;
+    let (_, key) = h.writer(Tier::Pro).await;
+    let old = (Utc::now() - Duration::days(400)).to_rfc3339_opts(SecondsFormat::Secs, true);
+    let (kept, flagged) = (Uuid::now_v7(), Uuid::now_v7());
+    let mif = json!({
+        "mif_version": "0.1", "provenance": {}, "identity_kernel": {},
+        "decisions": [
+            {"id": kept, "decision": "Use Postgres everywhere", "product_name": "web", "decided_at": old},
+            {"id": flagged, "decision": "Host on bare metal", "product_name": "web", "decided_at": old},
+        ],
+    });
+    h.api(&key)
+        .post(
+            "/api/v1/memory/import-mif",
+            &json!({"mif": mif, "merge_strategy": "merge", "apply_immediately": true}),
+        )
+        .expect(200)
+        .await;
+    let consolidate = async || {
+        let run = h
+            .api(&key)
+            .post("/api/v1/memory/consolidate", &json!({}))
+            .expect(200)
+            .await;
+        let id = run["runId"].as_str().unwrap().to_owned();
+        let report = h
+            .api(&key)
+            .get(&format!("/api/v1/memory/consolidate/{id}"))
+            .expect(200)
+            .await;
+        let stale: Vec<String> = report["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["rule"] == "old_unreferenced")
+            .map(|c| c["item"]["id"].as_str().unwrap().to_owned())
+            .collect();
+        (run["staleDecisionsFlagged"].clone(), stale)
+    };
+    // Before any signal, both are stale.
+    let (flagged_count, mut stale) = consolidate().await;
+    stale.sort();
+    let mut both = vec![kept.to_string(), flagged.to_string()];
+    both.sort();
+    assert_eq!((flagged_count, stale), (json!(2), both));
+
+    // A signal referencing one: only the other stays stale.
+    let mut signal = producer("ref");
+    signal["related_decisions"] = json!([kept]);
+    assert_eq!(
+        ingest(&h, &key, &json!({"signals": [signal]}))
+            .await
+            .status(),
+        201
+    );
+    let (flagged_count, stale) = consolidate().await;
+    assert_eq!(
+        (flagged_count, stale),
+        (json!(1), vec![flagged.to_string()])
+    );
+
+    // Another owner's signals reference nothing of this owner (its ids are its own).
+    let (_, stranger) = h.writer(Tier::Pro).await;
+    let mif = json!({
+        "mif_version": "0.1", "provenance": {}, "identity_kernel": {},
+        "decisions": [{"id": flagged, "decision": "Host on bare metal", "product_name": "web",
+                       "decided_at": old}],
+    });
+    h.api(&stranger)
+        .post(
+            "/api/v1/memory/import-mif",
+            &json!({"mif": mif, "merge_strategy": "merge", "apply_immediately": true}),
+        )
+        .expect(200)
+        .await;
+    let mut signal = producer("ref");
+    signal["related_decisions"] = json!([flagged]);
+    assert_eq!(
+        ingest(&h, &stranger, &json!({"signals": [signal]}))
+            .await
+            .status(),
+        201
+    );
+    let (flagged_count, stale) = consolidate().await;
+    assert_eq!(
+        (flagged_count, stale),
+        (json!(1), vec![flagged.to_string()])
+    );
+    h.stop().await;
+}

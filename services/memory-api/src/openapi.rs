@@ -113,10 +113,9 @@ impl Modify for SignedIngest {
     tags(
         (name = "memory", description = "The identity kernel, product state and the intelligence feed"),
         (name = "decisions", description = "The decision index"),
-        (name = "ingest", description = "Datasets (JSONB rows with an inferred schema) and the two-step file upload"),
+        (name = "ingest", description = "Business events (and AI cost telemetry as `ai_cost` events), datasets (JSONB rows with an inferred schema) and the two-step file upload"),
         (name = "mif", description = "Memory Interchange Format (MIF 0.1) export and import"),
         (name = "products", description = "Named products of the caller"),
-        (name = "ingest", description = "Business events (and AI cost telemetry as `ai_cost` events)"),
         (name = "costs", description = "AI cost telemetry, summed in exact decimal"),
         (name = "signals", description = "Project signals (signed or with a credential) and producer signals"),
         (name = "contract", description = "This document"),

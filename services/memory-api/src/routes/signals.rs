@@ -444,7 +444,7 @@ pub struct ProducerSignalBatch {
     pub signals: Vec<ProducerSignal>,
 }
 
-/// The body as read: the envelope (whose faults are a 400), its items read one by one.
+/// The rules of the envelope (whose faults are a 400); its items are read one by one.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct BatchEnvelope {
     #[serde(rename = "workspaceId")]
@@ -454,7 +454,6 @@ pub struct BatchEnvelope {
     pub signals: Vec<Value>,
 }
 
-impl Validate for BatchEnvelope {}
 
 /// The answer of `POST /signals/ingest` (201 and 207).
 #[derive(Debug, Serialize, ToSchema)]
@@ -493,17 +492,14 @@ pub struct ProducerSignalsIngested {
 pub async fn ingest_producer_signals(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
-    body: http_kit::Json<BatchEnvelope>,
+    body: web::Json<Value>,
 ) -> Result<HttpResponse, ApiError> {
     let owner = Owner::of(&caller);
-    let BatchEnvelope {
-        workspace_id,
-        signals: items,
-    } = body.into_inner();
+    let (workspace_id, items) = read_batch(body.into_inner())?;
     let mut errors: Vec<(usize, String)> = Vec::new();
     let mut valid: Vec<(usize, ProducerSignal)> = Vec::with_capacity(items.len());
     for (index, item) in items.into_iter().enumerate() {
-        match http_kit::extract::read_body::<ProducerSignal>(item) {
+        match read_signal(item) {
             Ok(signal) => valid.push((index, signal)),
             Err(err) => errors.push((index, item_error(index, &err))),
         }
@@ -574,6 +570,40 @@ pub async fn ingest_producer_signals(
     })
 }
 
+/// The envelope, read as `http_kit::Json` reads a body (NUL characters anywhere, then the
+/// rules of [`BatchEnvelope`]: a 400 naming the field), its items moved out as they are (no
+/// copy of a 1 MiB body).
+fn read_batch(mut body: Value) -> Result<(Option<Uuid>, Vec<Value>), ApiError> {
+    http_kit::nul::check_json(&body)?;
+    http_kit::request::rules::of_body::<BatchEnvelope>().check(&mut body)?;
+    let Value::Object(mut members) = body else {
+        return Err(ApiError::invalid_field("body", "must be a JSON object"));
+    };
+    let workspace_id = match members.remove("workspaceId") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(id)) => Some(
+            Uuid::try_parse(&id)
+                .map_err(|_| ApiError::invalid_field("workspaceId", "must be a UUID"))?,
+        ),
+        Some(_) => return Err(ApiError::invalid_field("workspaceId", "must be a UUID")),
+    };
+    let Some(Value::Array(items)) = members.remove("signals") else {
+        return Err(ApiError::invalid_field("signals", "must be an array"));
+    };
+    Ok((workspace_id, items))
+}
+
+/// One item, against the rules of [`ProducerSignal`] (the body's NUL check covered it): a 400
+/// naming the field, turned into the item's error by [`item_error`].
+fn read_signal(mut item: Value) -> Result<ProducerSignal, ApiError> {
+    http_kit::request::rules::of_body::<ProducerSignal>().check(&mut item)?;
+    serde_path_to_error::deserialize(item).map_err(|err| {
+        let path = err.path().to_string();
+        let field = if path == "." { "body" } else { path.as_str() };
+        ApiError::invalid_field(field, &err.into_inner().to_string())
+    })
+}
+
 /// `signals[<index>].<field>: <problem>` from the 400 the item's reading gave.
 fn item_error(index: usize, err: &ApiError) -> String {
     let field = err
@@ -613,15 +643,8 @@ fn new_row(signal: ProducerSignal) -> Result<NewProducerSignal, ApiError> {
         severity: signal.severity.as_str().to_owned(),
         title: signal.title,
         description: signal.description,
-        payload: serde_json::to_value(&payload)?,
-        evidence: Value::Array(
-            signal
-                .evidence
-                .unwrap_or_default()
-                .into_iter()
-                .map(Value::Object)
-                .collect(),
-        ),
+        payload: serde_json::to_string(&payload)?,
+        evidence: serde_json::to_string(&signal.evidence.unwrap_or_default())?,
         related_decisions: signal.related_decisions.unwrap_or_default(),
         confidence_score: signal.confidence_score,
         collapse_window_minutes: signal.collapse_window_minutes.unwrap_or(60),

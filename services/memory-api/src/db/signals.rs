@@ -171,19 +171,22 @@ async fn upsert(
     workspace_id: Option<Uuid>,
     rows: &[&NewProducerSignal],
 ) -> QueryResult<Vec<KeyRow>> {
-    let column = |f: fn(&NewProducerSignal) -> String| rows.iter().map(|r| f(r)).collect();
+    let text = |f: fn(&NewProducerSignal) -> &str| rows.iter().map(|r| f(r)).collect::<Vec<_>>();
     let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
-    let sources: Vec<String> = column(|r| r.source.clone());
-    let scopes: Vec<String> = column(|r| r.entity_scope.clone());
-    let entity_ids: Vec<Option<String>> = rows.iter().map(|r| r.entity_id.clone()).collect();
-    let types: Vec<String> = column(|r| r.signal_type.clone());
-    let keys: Vec<String> = column(|r| r.dedup_key.clone());
-    let severities: Vec<String> = column(|r| r.severity.clone());
-    let titles: Vec<String> = column(|r| r.title.clone());
-    let descriptions: Vec<Option<String>> = rows.iter().map(|r| r.description.clone()).collect();
-    let payloads: Vec<&str> = rows.iter().map(|r| r.payload.as_str()).collect();
-    let evidence: Vec<&str> = rows.iter().map(|r| r.evidence.as_str()).collect();
-    let related: Vec<String> = column(|r| uuid_array_literal(&r.related_decisions));
+    let sources = text(|r| &r.source);
+    let scopes = text(|r| &r.entity_scope);
+    let entity_ids: Vec<Option<&str>> = rows.iter().map(|r| r.entity_id.as_deref()).collect();
+    let types = text(|r| &r.signal_type);
+    let keys = text(|r| &r.dedup_key);
+    let severities = text(|r| &r.severity);
+    let titles = text(|r| &r.title);
+    let descriptions: Vec<Option<&str>> = rows.iter().map(|r| r.description.as_deref()).collect();
+    let payloads = text(|r| &r.payload);
+    let evidence = text(|r| &r.evidence);
+    let related: Vec<String> = rows
+        .iter()
+        .map(|r| uuid_array_literal(&r.related_decisions))
+        .collect();
     let confidence: Vec<Option<f64>> = rows.iter().map(|r| r.confidence_score).collect();
     let windows: Vec<i32> = rows.iter().map(|r| r.collapse_window_minutes).collect();
     let counts: Vec<i32> = rows.iter().map(|r| r.count).collect();

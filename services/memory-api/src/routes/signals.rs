@@ -413,10 +413,12 @@ pub struct ProducerSignal {
     /// At most 4000 characters.
     #[schema(max_length = 4000)]
     pub description: Option<String>,
-    pub payload: SignalPayload,
+    // Checked by the rules of `SignalPayload`, then kept as sent (see `read_signal`).
+    #[schema(value_type = SignalPayload)]
+    pub payload: Value,
     /// Free-form objects (default empty), at most 50.
     #[schema(value_type = Option<Vec<Object>>, max_items = 50)]
-    pub evidence: Option<Vec<Map<String, Value>>>,
+    pub evidence: Option<Value>,
     /// Ids of decisions of the caller (default empty), at most 50: another owner's or an
     /// unknown id is this signal's error.
     #[schema(max_items = 50)]
@@ -453,7 +455,6 @@ pub struct BatchEnvelope {
     #[schema(min_items = 1, max_items = 50)]
     pub signals: Vec<Value>,
 }
-
 
 /// The answer of `POST /signals/ingest` (201 and 207).
 #[derive(Debug, Serialize, ToSchema)]
@@ -594,14 +595,21 @@ fn read_batch(mut body: Value) -> Result<(Option<Uuid>, Vec<Value>), ApiError> {
 }
 
 /// One item, against the rules of [`ProducerSignal`] (the body's NUL check covered it): a 400
-/// naming the field, turned into the item's error by [`item_error`].
+/// naming the field, turned into the item's error by [`item_error`]. The payload and the
+/// evidence, which the rules have checked, are moved out before the rest is deserialized and
+/// kept as they are (deserializing them would rebuild every nested object).
 fn read_signal(mut item: Value) -> Result<ProducerSignal, ApiError> {
     http_kit::request::rules::of_body::<ProducerSignal>().check(&mut item)?;
-    serde_path_to_error::deserialize(item).map_err(|err| {
+    let mut take = |name: &str| item.get_mut(name).map(Value::take);
+    let (payload, evidence) = (take("payload"), take("evidence"));
+    let mut signal: ProducerSignal = serde_path_to_error::deserialize(item).map_err(|err| {
         let path = err.path().to_string();
         let field = if path == "." { "body" } else { path.as_str() };
         ApiError::invalid_field(field, &err.into_inner().to_string())
-    })
+    })?;
+    signal.payload = payload.unwrap_or_default();
+    signal.evidence = evidence;
+    Ok(signal)
 }
 
 /// `signals[<index>].<field>: <problem>` from the 400 the item's reading gave.
@@ -623,10 +631,12 @@ fn item_error(index: usize, err: &ApiError) -> String {
 }
 
 fn new_row(signal: ProducerSignal) -> Result<NewProducerSignal, ApiError> {
-    let payload = SignalPayload {
-        metadata: Some(signal.payload.metadata.clone().unwrap_or_default()),
-        ..signal.payload
-    };
+    let mut payload = signal.payload;
+    if let Some(members) = payload.as_object_mut() {
+        members
+            .entry("metadata")
+            .or_insert_with(|| Value::Object(Map::new()));
+    }
     Ok(NewProducerSignal {
         id: Uuid::now_v7(),
         source: serde_json::to_value(signal.source)?
@@ -644,7 +654,9 @@ fn new_row(signal: ProducerSignal) -> Result<NewProducerSignal, ApiError> {
         title: signal.title,
         description: signal.description,
         payload: serde_json::to_string(&payload)?,
-        evidence: serde_json::to_string(&signal.evidence.unwrap_or_default())?,
+        evidence: serde_json::to_string(
+            &signal.evidence.unwrap_or_else(|| Value::Array(Vec::new())),
+        )?,
         related_decisions: signal.related_decisions.unwrap_or_default(),
         confidence_score: signal.confidence_score,
         collapse_window_minutes: signal.collapse_window_minutes.unwrap_or(60),

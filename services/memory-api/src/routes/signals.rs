@@ -2,7 +2,7 @@
 //! product's signing secret or sent with a write credential) and `POST /signals/ingest`
 //! (a batch of producer signals, each validated and written on its own).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, guard, web};
@@ -338,6 +338,20 @@ pub enum SignalSource {
     Manual,
 }
 
+impl SignalSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::AnalyticsTool1 => "analytics_tool_1",
+            Self::LoggingTool1 => "logging_tool_1",
+            Self::MailTool1 => "mail_tool_1",
+            Self::DecisionIndex => "decision_index",
+            Self::Mcp => "mcp",
+            Self::Api => "api",
+            Self::Manual => "manual",
+        }
+    }
+}
+
 /// What a producer signal is about.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -346,6 +360,17 @@ pub enum EntityScope {
     Workspace,
     Brand,
     Product,
+}
+
+impl EntityScope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::User => "user",
+            Self::Workspace => "workspace",
+            Self::Brand => "brand",
+            Self::Product => "product",
+        }
+    }
 }
 
 /// The measurement behind a producer signal. Unknown fields are ignored.
@@ -542,27 +567,30 @@ pub async fn ingest_producer_signals(
     }
 
     // One row per key: later signals of a key in this request collapse into its first.
-    let mut rows: Vec<NewProducerSignal> = Vec::new();
-    let mut row_of_key: HashMap<String, usize> = HashMap::new();
-    let mut key_of_item: BTreeMap<usize, String> = BTreeMap::new();
-    for (index, signal) in valid {
-        key_of_item.insert(index, signal.dedup_key.clone());
+    let mut rows: Vec<NewProducerSignal> = Vec::with_capacity(valid.len());
+    // `valid` is in request order, and so is `row_of_item`.
+    let mut row_of_key: HashMap<String, usize> = HashMap::with_capacity(valid.len());
+    let mut row_of_item: Vec<usize> = Vec::with_capacity(valid.len());
+    for (_, signal) in valid {
         if let Some(&row) = row_of_key.get(&signal.dedup_key) {
             rows[row].count += 1;
+            row_of_item.push(row);
             continue;
         }
         row_of_key.insert(signal.dedup_key.clone(), rows.len());
-        rows.push(new_row(signal)?);
+        row_of_item.push(rows.len());
+        rows.push(new_row(signal));
     }
-    let ids = signals::record_producer_signals(&mut conn, owner, workspace_id, &rows).await?;
-    let ids: Vec<Uuid> = key_of_item
-        .values()
-        .map(|key| {
-            ids.get(key)
-                .copied()
-                .ok_or_else(|| ApiError::internal(format!("no id written for a key of {key:?}")))
+    let written = signals::record_producer_signals(&mut conn, owner, workspace_id, &rows).await?;
+    let row_ids: Vec<Uuid> = rows
+        .iter()
+        .map(|row| {
+            written.get(&row.dedup_key).copied().ok_or_else(|| {
+                ApiError::internal(format!("no id written for the key {:?}", row.dedup_key))
+            })
         })
         .collect::<Result<_, _>>()?;
+    let ids: Vec<Uuid> = row_of_item.into_iter().map(|row| row_ids[row]).collect();
     let answer = ProducerSignalsIngested { ids, errors };
     Ok(if answer.errors.is_empty() {
         HttpResponse::Created().json(answer)
@@ -630,22 +658,20 @@ fn item_error(index: usize, err: &ApiError) -> String {
     }
 }
 
-fn new_row(signal: ProducerSignal) -> Result<NewProducerSignal, ApiError> {
+fn new_row(signal: ProducerSignal) -> NewProducerSignal {
     let mut payload = signal.payload;
     if let Some(members) = payload.as_object_mut() {
         members
             .entry("metadata")
             .or_insert_with(|| Value::Object(Map::new()));
     }
-    Ok(NewProducerSignal {
+    NewProducerSignal {
         id: Uuid::now_v7(),
-        source: serde_json::to_value(signal.source)?
+        source: signal.source.as_str().to_owned(),
+        entity_scope: signal
+            .entity_scope
+            .unwrap_or(EntityScope::User)
             .as_str()
-            .unwrap_or_default()
-            .to_owned(),
-        entity_scope: serde_json::to_value(signal.entity_scope.unwrap_or(EntityScope::User))?
-            .as_str()
-            .unwrap_or_default()
             .to_owned(),
         entity_id: signal.entity_id,
         signal_type: signal.signal_type,
@@ -653,13 +679,13 @@ fn new_row(signal: ProducerSignal) -> Result<NewProducerSignal, ApiError> {
         severity: signal.severity.as_str().to_owned(),
         title: signal.title,
         description: signal.description,
-        payload: serde_json::to_string(&payload)?,
-        evidence: serde_json::to_string(
-            &signal.evidence.unwrap_or_else(|| Value::Array(Vec::new())),
-        )?,
+        payload: payload.to_string(),
+        evidence: signal
+            .evidence
+            .map_or_else(|| "[]".to_owned(), |evidence| evidence.to_string()),
         related_decisions: signal.related_decisions.unwrap_or_default(),
         confidence_score: signal.confidence_score,
         collapse_window_minutes: signal.collapse_window_minutes.unwrap_or(60),
         count: 1,
-    })
+    }
 }

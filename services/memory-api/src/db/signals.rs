@@ -111,8 +111,10 @@ pub struct NewProducerSignal {
     pub severity: String,
     pub title: String,
     pub description: Option<String>,
-    pub payload: Value,
-    pub evidence: Value,
+    /// JSON text of an object.
+    pub payload: String,
+    /// JSON text of an array of objects.
+    pub evidence: String,
     pub related_decisions: Vec<Uuid>,
     pub confidence_score: Option<f64>,
     pub collapse_window_minutes: i32,
@@ -169,19 +171,22 @@ async fn upsert(
     workspace_id: Option<Uuid>,
     rows: &[&NewProducerSignal],
 ) -> QueryResult<Vec<KeyRow>> {
-    let column = |f: fn(&NewProducerSignal) -> String| rows.iter().map(|r| f(r)).collect();
+    let text = |f: fn(&NewProducerSignal) -> &str| rows.iter().map(|r| f(r)).collect::<Vec<_>>();
     let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
-    let sources: Vec<String> = column(|r| r.source.clone());
-    let scopes: Vec<String> = column(|r| r.entity_scope.clone());
-    let entity_ids: Vec<Option<String>> = rows.iter().map(|r| r.entity_id.clone()).collect();
-    let types: Vec<String> = column(|r| r.signal_type.clone());
-    let keys: Vec<String> = column(|r| r.dedup_key.clone());
-    let severities: Vec<String> = column(|r| r.severity.clone());
-    let titles: Vec<String> = column(|r| r.title.clone());
-    let descriptions: Vec<Option<String>> = rows.iter().map(|r| r.description.clone()).collect();
-    let payloads: Vec<Value> = rows.iter().map(|r| r.payload.clone()).collect();
-    let evidence: Vec<Value> = rows.iter().map(|r| r.evidence.clone()).collect();
-    let related: Vec<String> = column(|r| uuid_array_literal(&r.related_decisions));
+    let sources = text(|r| &r.source);
+    let scopes = text(|r| &r.entity_scope);
+    let entity_ids: Vec<Option<&str>> = rows.iter().map(|r| r.entity_id.as_deref()).collect();
+    let types = text(|r| &r.signal_type);
+    let keys = text(|r| &r.dedup_key);
+    let severities = text(|r| &r.severity);
+    let titles = text(|r| &r.title);
+    let descriptions: Vec<Option<&str>> = rows.iter().map(|r| r.description.as_deref()).collect();
+    let payloads = text(|r| &r.payload);
+    let evidence = text(|r| &r.evidence);
+    let related: Vec<String> = rows
+        .iter()
+        .map(|r| uuid_array_literal(&r.related_decisions))
+        .collect();
     let confidence: Vec<Option<f64>> = rows.iter().map(|r| r.confidence_score).collect();
     let windows: Vec<i32> = rows.iter().map(|r| r.collapse_window_minutes).collect();
     let counts: Vec<i32> = rows.iter().map(|r| r.count).collect();
@@ -198,8 +203,8 @@ async fn upsert(
         .bind::<Array<Text>, _>(severities)
         .bind::<Array<Text>, _>(titles)
         .bind::<Array<Nullable<Text>>, _>(descriptions)
-        .bind::<Array<Jsonb>, _>(payloads)
-        .bind::<Array<Jsonb>, _>(evidence)
+        .bind::<Array<Text>, _>(payloads)
+        .bind::<Array<Text>, _>(evidence)
         .bind::<Array<Text>, _>(related)
         .bind::<Array<Nullable<Double>>, _>(confidence)
         .bind::<Array<Integer>, _>(windows)
@@ -215,10 +220,10 @@ pub const UPSERT: &str = "INSERT INTO producer_signals AS s (id, user_id, enviro
          description, payload, evidence, related_decisions, confidence_score, \
          collapse_window_minutes, count) \
      SELECT r.id, $1, $2, $3, r.source, r.entity_scope, r.entity_id, r.signal_type, \
-         r.dedup_key, r.severity, r.title, r.description, r.payload, r.evidence, \
+         r.dedup_key, r.severity, r.title, r.description, r.payload::jsonb, r.evidence::jsonb, \
          r.related::uuid[], r.confidence, r.win, r.n \
      FROM unnest($4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], \
-         $10::text[], $11::text[], $12::text[], $13::jsonb[], $14::jsonb[], $15::text[], \
+         $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], \
          $16::float8[], $17::int4[], $18::int4[]) WITH ORDINALITY \
          AS r(id, source, entity_scope, entity_id, signal_type, dedup_key, severity, title, \
               description, payload, evidence, related, confidence, win, n, ord) \

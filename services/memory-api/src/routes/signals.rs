@@ -2,7 +2,7 @@
 //! product's signing secret or sent with a write credential) and `POST /signals/ingest`
 //! (a batch of producer signals, each validated and written on its own).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, guard, web};
@@ -338,6 +338,20 @@ pub enum SignalSource {
     Manual,
 }
 
+impl SignalSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::AnalyticsTool1 => "analytics_tool_1",
+            Self::LoggingTool1 => "logging_tool_1",
+            Self::MailTool1 => "mail_tool_1",
+            Self::DecisionIndex => "decision_index",
+            Self::Mcp => "mcp",
+            Self::Api => "api",
+            Self::Manual => "manual",
+        }
+    }
+}
+
 /// What a producer signal is about.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -346,6 +360,17 @@ pub enum EntityScope {
     Workspace,
     Brand,
     Product,
+}
+
+impl EntityScope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::User => "user",
+            Self::Workspace => "workspace",
+            Self::Brand => "brand",
+            Self::Product => "product",
+        }
+    }
 }
 
 /// The measurement behind a producer signal. Unknown fields are ignored.
@@ -413,10 +438,12 @@ pub struct ProducerSignal {
     /// At most 4000 characters.
     #[schema(max_length = 4000)]
     pub description: Option<String>,
-    pub payload: SignalPayload,
+    // Checked by the rules of `SignalPayload`, then kept as sent (see `read_signal`).
+    #[schema(value_type = SignalPayload)]
+    pub payload: Value,
     /// Free-form objects (default empty), at most 50.
     #[schema(value_type = Option<Vec<Object>>, max_items = 50)]
-    pub evidence: Option<Vec<Map<String, Value>>>,
+    pub evidence: Option<Value>,
     /// Ids of decisions of the caller (default empty), at most 50: another owner's or an
     /// unknown id is this signal's error.
     #[schema(max_items = 50)]
@@ -444,7 +471,7 @@ pub struct ProducerSignalBatch {
     pub signals: Vec<ProducerSignal>,
 }
 
-/// The body as read: the envelope (whose faults are a 400), its items read one by one.
+/// The rules of the envelope (whose faults are a 400); its items are read one by one.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct BatchEnvelope {
     #[serde(rename = "workspaceId")]
@@ -453,8 +480,6 @@ pub struct BatchEnvelope {
     #[schema(min_items = 1, max_items = 50)]
     pub signals: Vec<Value>,
 }
-
-impl Validate for BatchEnvelope {}
 
 /// The answer of `POST /signals/ingest` (201 and 207).
 #[derive(Debug, Serialize, ToSchema)]
@@ -493,17 +518,14 @@ pub struct ProducerSignalsIngested {
 pub async fn ingest_producer_signals(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
-    body: http_kit::Json<BatchEnvelope>,
+    body: web::Json<Value>,
 ) -> Result<HttpResponse, ApiError> {
     let owner = Owner::of(&caller);
-    let BatchEnvelope {
-        workspace_id,
-        signals: items,
-    } = body.into_inner();
+    let (workspace_id, items) = read_batch(body.into_inner())?;
     let mut errors: Vec<(usize, String)> = Vec::new();
     let mut valid: Vec<(usize, ProducerSignal)> = Vec::with_capacity(items.len());
     for (index, item) in items.into_iter().enumerate() {
-        match http_kit::extract::read_body::<ProducerSignal>(item) {
+        match read_signal(item) {
             Ok(signal) => valid.push((index, signal)),
             Err(err) => errors.push((index, item_error(index, &err))),
         }
@@ -545,33 +567,77 @@ pub async fn ingest_producer_signals(
     }
 
     // One row per key: later signals of a key in this request collapse into its first.
-    let mut rows: Vec<NewProducerSignal> = Vec::new();
-    let mut row_of_key: HashMap<String, usize> = HashMap::new();
-    let mut key_of_item: BTreeMap<usize, String> = BTreeMap::new();
-    for (index, signal) in valid {
-        key_of_item.insert(index, signal.dedup_key.clone());
+    let mut rows: Vec<NewProducerSignal> = Vec::with_capacity(valid.len());
+    // `valid` is in request order, and so is `row_of_item`.
+    let mut row_of_key: HashMap<String, usize> = HashMap::with_capacity(valid.len());
+    let mut row_of_item: Vec<usize> = Vec::with_capacity(valid.len());
+    for (_, signal) in valid {
         if let Some(&row) = row_of_key.get(&signal.dedup_key) {
             rows[row].count += 1;
+            row_of_item.push(row);
             continue;
         }
         row_of_key.insert(signal.dedup_key.clone(), rows.len());
-        rows.push(new_row(signal)?);
+        row_of_item.push(rows.len());
+        rows.push(new_row(signal));
     }
-    let ids = signals::record_producer_signals(&mut conn, owner, workspace_id, &rows).await?;
-    let ids: Vec<Uuid> = key_of_item
-        .values()
-        .map(|key| {
-            ids.get(key)
-                .copied()
-                .ok_or_else(|| ApiError::internal(format!("no id written for a key of {key:?}")))
+    let written = signals::record_producer_signals(&mut conn, owner, workspace_id, &rows).await?;
+    let row_ids: Vec<Uuid> = rows
+        .iter()
+        .map(|row| {
+            written.get(&row.dedup_key).copied().ok_or_else(|| {
+                ApiError::internal(format!("no id written for the key {:?}", row.dedup_key))
+            })
         })
         .collect::<Result<_, _>>()?;
+    let ids: Vec<Uuid> = row_of_item.into_iter().map(|row| row_ids[row]).collect();
     let answer = ProducerSignalsIngested { ids, errors };
     Ok(if answer.errors.is_empty() {
         HttpResponse::Created().json(answer)
     } else {
         HttpResponse::build(actix_web::http::StatusCode::MULTI_STATUS).json(answer)
     })
+}
+
+/// The envelope, read as `http_kit::Json` reads a body (NUL characters anywhere, then the
+/// rules of [`BatchEnvelope`]: a 400 naming the field), its items moved out as they are (no
+/// copy of a 1 MiB body).
+fn read_batch(mut body: Value) -> Result<(Option<Uuid>, Vec<Value>), ApiError> {
+    http_kit::nul::check_json(&body)?;
+    http_kit::request::rules::of_body::<BatchEnvelope>().check(&mut body)?;
+    let Value::Object(mut members) = body else {
+        return Err(ApiError::invalid_field("body", "must be a JSON object"));
+    };
+    let workspace_id = match members.remove("workspaceId") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(id)) => Some(
+            Uuid::try_parse(&id)
+                .map_err(|_| ApiError::invalid_field("workspaceId", "must be a UUID"))?,
+        ),
+        Some(_) => return Err(ApiError::invalid_field("workspaceId", "must be a UUID")),
+    };
+    let Some(Value::Array(items)) = members.remove("signals") else {
+        return Err(ApiError::invalid_field("signals", "must be an array"));
+    };
+    Ok((workspace_id, items))
+}
+
+/// One item, against the rules of [`ProducerSignal`] (the body's NUL check covered it): a 400
+/// naming the field, turned into the item's error by [`item_error`]. The payload and the
+/// evidence, which the rules have checked, are moved out before the rest is deserialized and
+/// kept as they are (deserializing them would rebuild every nested object).
+fn read_signal(mut item: Value) -> Result<ProducerSignal, ApiError> {
+    http_kit::request::rules::of_body::<ProducerSignal>().check(&mut item)?;
+    let mut take = |name: &str| item.get_mut(name).map(Value::take);
+    let (payload, evidence) = (take("payload"), take("evidence"));
+    let mut signal: ProducerSignal = serde_path_to_error::deserialize(item).map_err(|err| {
+        let path = err.path().to_string();
+        let field = if path == "." { "body" } else { path.as_str() };
+        ApiError::invalid_field(field, &err.into_inner().to_string())
+    })?;
+    signal.payload = payload.unwrap_or_default();
+    signal.evidence = evidence;
+    Ok(signal)
 }
 
 /// `signals[<index>].<field>: <problem>` from the 400 the item's reading gave.
@@ -592,20 +658,20 @@ fn item_error(index: usize, err: &ApiError) -> String {
     }
 }
 
-fn new_row(signal: ProducerSignal) -> Result<NewProducerSignal, ApiError> {
-    let payload = SignalPayload {
-        metadata: Some(signal.payload.metadata.clone().unwrap_or_default()),
-        ..signal.payload
-    };
-    Ok(NewProducerSignal {
+fn new_row(signal: ProducerSignal) -> NewProducerSignal {
+    let mut payload = signal.payload;
+    if let Some(members) = payload.as_object_mut() {
+        members
+            .entry("metadata")
+            .or_insert_with(|| Value::Object(Map::new()));
+    }
+    NewProducerSignal {
         id: Uuid::now_v7(),
-        source: serde_json::to_value(signal.source)?
+        source: signal.source.as_str().to_owned(),
+        entity_scope: signal
+            .entity_scope
+            .unwrap_or(EntityScope::User)
             .as_str()
-            .unwrap_or_default()
-            .to_owned(),
-        entity_scope: serde_json::to_value(signal.entity_scope.unwrap_or(EntityScope::User))?
-            .as_str()
-            .unwrap_or_default()
             .to_owned(),
         entity_id: signal.entity_id,
         signal_type: signal.signal_type,
@@ -613,18 +679,13 @@ fn new_row(signal: ProducerSignal) -> Result<NewProducerSignal, ApiError> {
         severity: signal.severity.as_str().to_owned(),
         title: signal.title,
         description: signal.description,
-        payload: serde_json::to_value(&payload)?,
-        evidence: Value::Array(
-            signal
-                .evidence
-                .unwrap_or_default()
-                .into_iter()
-                .map(Value::Object)
-                .collect(),
-        ),
+        payload: payload.to_string(),
+        evidence: signal
+            .evidence
+            .map_or_else(|| "[]".to_owned(), |evidence| evidence.to_string()),
         related_decisions: signal.related_decisions.unwrap_or_default(),
         confidence_score: signal.confidence_score,
         collapse_window_minutes: signal.collapse_window_minutes.unwrap_or(60),
         count: 1,
-    })
+    }
 }

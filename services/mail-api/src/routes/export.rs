@@ -4,7 +4,7 @@
 use actix_web::http::header::{self, ContentDisposition, DispositionParam, DispositionType};
 use actix_web::{HttpResponse, web};
 use auth::AdminAccess;
-use chrono::{SecondsFormat, Utc};
+use chrono::{DateTime, SecondsFormat, Utc};
 use http_kit::openapi::MailError;
 use http_kit::{ApiError, RateLimitInfo};
 use serde::{Deserialize, Serialize};
@@ -14,8 +14,8 @@ use uuid::Uuid;
 
 use crate::AppState;
 use crate::db::export::{self as export_db, JsonRow, Scope, TABLES};
-use crate::export::limits::Busy;
-use crate::export::{self, Meta};
+use crate::export::limits::{Busy, ExportPermit};
+use crate::export::{self, ExportConn, Meta};
 use crate::flows;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -118,25 +118,13 @@ pub async fn export(
     let format = params.format.unwrap_or(Format::Json);
     let site_id = params.site_id;
     let project_id = caller.owner_id;
-    let permit = state
-        .exports
-        .try_start(project_id)
-        .map_err(|why| busy(why, state.exports.send_timeout().as_secs()))?;
-    let mut conn = store::conn(&state.pool).await?;
-    if let Some(site_id) = site_id {
-        flows::require_site(&mut conn, project_id, site_id).await?;
-    }
-    // Out of the pool for good: the stream's snapshot transaction must never return to it.
-    let conn = store::Conn::take(conn);
     let now = Utc::now();
-    let meta = Meta {
-        scope: Scope {
-            project_id,
-            site_id,
-        },
-        exported_at: now.to_rfc3339_opts(SecondsFormat::Micros, true),
-        only: params.resource.map(Resource::table),
+    let scope = Scope {
+        project_id,
+        site_id,
     };
+    let (conn, meta, permit) =
+        begin(&state, scope, now, params.resource.map(Resource::table)).await?;
     let (rx, content_type, extension) = match format {
         Format::Json => (
             export::json::spawn(conn, meta, permit),
@@ -161,6 +149,31 @@ pub async fn export(
         })
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .streaming(export::body(rx)))
+}
+
+/// What every export stream starts with: a slot (429 `EXPORT_BUSY` when none is free), the
+/// site check (404 `SITE_NOT_FOUND`), and a connection out of the pool for good (the stream's
+/// snapshot transaction must never return to it). `only`: one table of the tenant export.
+pub(crate) async fn begin(
+    state: &AppState,
+    scope: Scope,
+    now: DateTime<Utc>,
+    only: Option<&'static str>,
+) -> Result<(ExportConn, Meta, ExportPermit), ApiError> {
+    let permit = state
+        .exports
+        .try_start(scope.project_id)
+        .map_err(|why| busy(why, state.exports.send_timeout().as_secs()))?;
+    let mut conn = store::conn(&state.pool).await?;
+    if let Some(site_id) = scope.site_id {
+        flows::require_site(&mut conn, scope.project_id, site_id).await?;
+    }
+    let meta = Meta {
+        scope,
+        exported_at: now.to_rfc3339_opts(SecondsFormat::Micros, true),
+        only,
+    };
+    Ok((store::Conn::take(conn), meta, permit))
 }
 
 /// 429 `EXPORT_BUSY`: a slot frees when a running export ends, a stalled one within the send

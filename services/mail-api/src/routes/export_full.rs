@@ -4,7 +4,7 @@
 use actix_web::http::header::{self, ContentDisposition, DispositionParam, DispositionType};
 use actix_web::{HttpResponse, web};
 use auth::AdminAccess;
-use chrono::{SecondsFormat, Utc};
+use chrono::Utc;
 use http_kit::ApiError;
 use http_kit::openapi::MailError;
 use serde::Deserialize;
@@ -13,11 +13,10 @@ use tokio::sync::mpsc;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use super::export::busy;
+use super::export::begin;
 use crate::AppState;
 use crate::db::export::Scope;
-use crate::export::{self, Chunk, Meta};
-use crate::flows;
+use crate::export::{self, Chunk};
 
 /// The largest full export a tool answers in one piece; a larger one is for the streaming
 /// route.
@@ -67,24 +66,11 @@ pub async fn start_full_export(
     project_id: Uuid,
     site_id: Option<Uuid>,
 ) -> Result<mpsc::Receiver<Chunk>, ApiError> {
-    let permit = state
-        .exports
-        .try_start(project_id)
-        .map_err(|why| busy(why, state.exports.send_timeout().as_secs()))?;
-    let mut conn = store::conn(&state.pool).await?;
-    if let Some(site_id) = site_id {
-        flows::require_site(&mut conn, project_id, site_id).await?;
-    }
-    // Out of the pool for good: the stream's snapshot transaction must never return to it.
-    let conn = store::Conn::take(conn);
-    let meta = Meta {
-        scope: Scope {
-            project_id,
-            site_id,
-        },
-        exported_at: Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true),
-        only: None,
+    let scope = Scope {
+        project_id,
+        site_id,
     };
+    let (conn, meta, permit) = begin(state, scope, Utc::now(), None).await?;
     Ok(export::json::spawn_full(conn, meta, permit))
 }
 

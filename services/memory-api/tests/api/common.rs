@@ -126,6 +126,17 @@ impl Harness {
         (user, key)
     }
 
+    /// `user`'s read+write key of the test environment (whose data live keys never see):
+    /// returns (key id, plaintext).
+    pub async fn test_writer(&self, user: Uuid) -> (Uuid, String) {
+        self.key(
+            user,
+            CredentialKind::MemoryTest,
+            &[Scope::Read, Scope::Write],
+        )
+        .await
+    }
+
     /// A client of the server that carries `key`.
     pub fn api(&self, key: &str) -> Client {
         self.anonymous().with_key(key)

@@ -197,13 +197,7 @@ async fn consolidation_needs_pro_write_and_a_valid_body_and_runs_are_private() {
 
     let (other_user, other) = h.writer(Tier::Pro).await;
     expect_error(run(&h, &other, &run_id).await, 404, "NOT_FOUND").await;
-    let (_, test) = h
-        .key(
-            user,
-            CredentialKind::MemoryTest,
-            &[Scope::Read, Scope::Write],
-        )
-        .await;
+    let (_, test) = h.test_writer(user).await;
     expect_error(run(&h, &test, &run_id).await, 404, "NOT_FOUND").await;
     expect_error(run(&h, &free, &run_id).await, 403, "TIER_REQUIRED").await;
     expect_error(run(&h, &key, "not-a-uuid").await, 400, "VALIDATION_ERROR").await;

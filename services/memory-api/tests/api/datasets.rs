@@ -522,13 +522,7 @@ async fn another_owners_dataset_is_not_found_and_untouched() {
     let h = Harness::new().await;
     let (user, key) = h.writer(Tier::Pro).await;
     let (_, other) = h.writer(Tier::Pro).await;
-    let (_, test_env) = h
-        .key(
-            user,
-            CredentialKind::MemoryTest,
-            &[Scope::Read, Scope::Write],
-        )
-        .await;
+    let (_, test_env) = h.test_writer(user).await;
     write(&h, &key, "private", json!({"rows": [{"secret": "mine"}]})).await;
     for stranger in [&other, &test_env] {
         for path in [

@@ -195,13 +195,7 @@ async fn decision_limits_and_ownership() {
         .unwrap()
         .to_owned();
     let (_, stranger) = h.writer(Tier::Free).await;
-    let (_, test_env) = h
-        .key(
-            user,
-            CredentialKind::MemoryTest,
-            &[Scope::Read, Scope::Write],
-        )
-        .await;
+    let (_, test_env) = h.test_writer(user).await;
     let (_, reader) = h
         .key(user, CredentialKind::MemoryLive, &[Scope::Read])
         .await;

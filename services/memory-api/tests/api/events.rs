@@ -115,13 +115,7 @@ async fn an_event_is_recorded_and_a_repeated_key_answers_the_first_id() {
     // Keys belong to one owner: another user, and the same user's test environment, get
     // events of their own.
     let (_, other) = h.writer(Tier::Free).await;
-    let (_, test_key) = h
-        .key(
-            user,
-            CredentialKind::MemoryTest,
-            &[Scope::Read, Scope::Write],
-        )
-        .await;
+    let (_, test_key) = h.test_writer(user).await;
     for key in [other, test_key] {
         let own = h.api(&key).post(EVENTS, &body).expect(201).await;
         assert_ne!(own["event_id"], id.as_str());
@@ -525,13 +519,7 @@ async fn another_owners_costs_never_count_and_unknown_products_are_404() {
     let h = Harness::new().await;
     let (user, key) = h.writer(Tier::Team).await;
     let (_, other) = h.writer(Tier::Team).await;
-    let (_, test_key) = h
-        .key(
-            user,
-            CredentialKind::MemoryTest,
-            &[Scope::Read, Scope::Write],
-        )
-        .await;
+    let (_, test_key) = h.test_writer(user).await;
     let now = Utc::now();
     send_cost(&h, &key, "atlas", "m", json!(0.25), now).await;
     // The same product and model under another user and in the test environment.

@@ -187,13 +187,7 @@ async fn entries_belong_to_one_owner_and_one_environment() {
         .as_str()
         .unwrap()
         .to_owned();
-    let (_, test) = h
-        .key(
-            user,
-            CredentialKind::MemoryTest,
-            &[Scope::Read, Scope::Write],
-        )
-        .await;
+    let (_, test) = h.test_writer(user).await;
     let (_, other) = h.writer(Tier::Free).await;
     for key in [&test, &other] {
         assert_eq!(json(list(&h, key, "").await).await["data"], json!([]));

@@ -162,13 +162,7 @@ async fn documented_keys_are_type_checked_and_the_budget_is_enforced() {
 async fn kernels_are_per_owner_and_environment_and_need_write_scope() {
     let h = Harness::new().await;
     let (user, live) = h.writer(Tier::Free).await;
-    let (_, test) = h
-        .key(
-            user,
-            CredentialKind::MemoryTest,
-            &[Scope::Read, Scope::Write],
-        )
-        .await;
+    let (_, test) = h.test_writer(user).await;
     let (_, reader) = h
         .key(user, CredentialKind::MemoryLive, &[Scope::Read])
         .await;

@@ -317,13 +317,7 @@ async fn exports_are_per_owner_and_per_environment() {
     let h = Harness::new().await;
     let (user, live) = h.writer(Tier::Free).await;
     put_kernel(&h, &live, json!({"identity": {"name": "Live"}})).await;
-    let (_, test) = h
-        .key(
-            user,
-            CredentialKind::MemoryTest,
-            &[Scope::Read, Scope::Write],
-        )
-        .await;
+    let (_, test) = h.test_writer(user).await;
     let doc = export(&h, &test, "").await;
     assert_eq!(doc["identity_kernel"], json!({}));
     let (_, other) = h.writer(Tier::Free).await;
@@ -602,13 +596,7 @@ async fn a_staged_import_changes_nothing_until_applied_once() {
         .request(reqwest::Method::POST, &apply_path)
         .await;
     expect_error(res, 404, "NOT_FOUND").await;
-    let (_, other_test) = h
-        .key(
-            user_b,
-            CredentialKind::MemoryTest,
-            &[Scope::Read, Scope::Write],
-        )
-        .await;
+    let (_, other_test) = h.test_writer(user_b).await;
     let res = h
         .api(&other_test)
         .request(reqwest::Method::POST, &apply_path)

@@ -147,13 +147,7 @@ async fn state_routes_refuse_what_they_should() {
     let (_, reader) = h
         .key(user, CredentialKind::MemoryLive, &[Scope::Read])
         .await;
-    let (_, test_env) = h
-        .key(
-            user,
-            CredentialKind::MemoryTest,
-            &[Scope::Read, Scope::Write],
-        )
-        .await;
+    let (_, test_env) = h.test_writer(user).await;
     let (_, stranger) = h.writer(Tier::Free).await;
 
     expect_error(

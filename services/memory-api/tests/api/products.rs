@@ -83,13 +83,7 @@ async fn product_limits_are_enforced_naming_the_field() {
 async fn owners_and_environments_never_see_each_others_products() {
     let h = Harness::new().await;
     let (owner, live) = h.writer(Tier::Free).await;
-    let (_, test) = h
-        .key(
-            owner,
-            CredentialKind::MemoryTest,
-            &[Scope::Read, Scope::Write],
-        )
-        .await;
+    let (_, test) = h.test_writer(owner).await;
     assert!(test.starts_with("mem_test_"));
     let (_, stranger) = h.writer(Tier::Free).await;
 

@@ -1,6 +1,5 @@
 //! `GET /memory/search` over decisions and product states.
 
-use auth::{CredentialKind, Scope};
 use rate_limit::policy::Tier;
 use reqwest::Response;
 use serde_json::{Value, json};
@@ -180,13 +179,7 @@ async fn search_is_isolated_by_owner_and_environment() {
     let h = Harness::new().await;
     let (owner, key) = h.writer(Tier::Pro).await;
     let (_, stranger) = h.writer(Tier::Pro).await;
-    let (_, test_key) = h
-        .key(
-            owner,
-            CredentialKind::MemoryTest,
-            &[Scope::Read, Scope::Write],
-        )
-        .await;
+    let (_, test_key) = h.test_writer(owner).await;
     product(&h, &key, "billing").await;
     decide(&h, &key, "billing", "Keep the ledger in PostgreSQL").await;
     set_state(&h, &key, "billing", json!({"status": "ledger migration"})).await;
@@ -348,13 +341,7 @@ async fn semantic_search_never_answers_another_users_decision_with_the_same_id()
 async fn semantic_search_never_answers_the_other_environments_decision_with_the_same_id() {
     let h = Harness::with(semantic_settings).await;
     let (user, live) = h.writer(Tier::Pro).await;
-    let (_, test) = h
-        .key(
-            user,
-            CredentialKind::MemoryTest,
-            &[Scope::Read, Scope::Write],
-        )
-        .await;
+    let (_, test) = h.test_writer(user).await;
     let query = "q=invoice%20ledger&min_similarity=0";
     assert_same_id_stays_with_its_owner(&h, &live, &test, query).await;
     assert_eq!(found(&h, &test, query).await["search_mode"], "semantic");
@@ -369,13 +356,7 @@ async fn keyword_search_never_answers_another_owners_decision_with_the_same_id()
     let query = "q=invoice%20ledger";
     assert_same_id_stays_with_its_owner(&h, &a, &b, query).await;
     assert_eq!(found(&h, &a, query).await["search_mode"], "keyword");
-    let (_, test) = h
-        .key(
-            user,
-            CredentialKind::MemoryTest,
-            &[Scope::Read, Scope::Write],
-        )
-        .await;
+    let (_, test) = h.test_writer(user).await;
     let body = found(&h, &test, query).await;
     assert_eq!(body["total"], 0, "{body}");
     h.stop().await;

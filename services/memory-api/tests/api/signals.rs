@@ -395,13 +395,7 @@ async fn a_write_key_needs_no_signature_and_sees_only_its_own_products() {
         .post(&format!("/api/v1/ingest/{project}"), &signal)
         .await;
     expect_error(res, 404, "NOT_FOUND").await;
-    let (_, test_key) = h
-        .key(
-            user,
-            CredentialKind::MemoryTest,
-            &[Scope::Read, Scope::Write],
-        )
-        .await;
+    let (_, test_key) = h.test_writer(user).await;
     let res = h
         .api(&test_key)
         .post(&format!("/api/v1/ingest/{project}"), &signal)
@@ -812,13 +806,7 @@ async fn dedup_keys_collapse_exactly_under_20_concurrent_requests() {
 
     // Keys are per owner and environment.
     let (_, stranger) = h.writer(Tier::Free).await;
-    let (_, test_key) = h
-        .key(
-            user,
-            CredentialKind::MemoryTest,
-            &[Scope::Read, Scope::Write],
-        )
-        .await;
+    let (_, test_key) = h.test_writer(user).await;
     for other in [stranger, test_key] {
         let answer =
             json(ingest(&h, &other, &json!({"signals": [producer("shared")]})).await).await;

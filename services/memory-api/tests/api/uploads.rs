@@ -468,13 +468,7 @@ async fn another_owners_upload_is_not_found() {
     let h = Harness::new().await;
     let (user, key) = h.writer(Tier::Pro).await;
     let (_, other) = h.writer(Tier::Pro).await;
-    let (_, test_env) = h
-        .key(
-            user,
-            CredentialKind::MemoryTest,
-            &[Scope::Read, Scope::Write],
-        )
-        .await;
+    let (_, test_env) = h.test_writer(user).await;
     let preview = preview(&h, &key, &[Part::file("mine.csv", None, "secret\nmine\n")]).await;
     for stranger in [&other, &test_env] {
         let res = confirm(&h, stranger, json!({"upload_id": preview["upload_id"]})).await;

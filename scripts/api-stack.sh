@@ -11,8 +11,9 @@
 #                       secret), TRACKING_SECRET (signs tracking links) and STACK_DIR (logs,
 #                       the outbox).
 #   stack_seed          one of each resource through the APIs (a product with its state, an
-#                       identity kernel, a decision, a free-form entry; a site, a contact, a
-#                       campaign, a template, a suppression, a sent email, a conversion), so
+#                       identity kernel, a decision, a free-form entry, a workspace with an
+#                       open drift event; a site, a contact, a campaign, a template, a
+#                       suppression, a sent email, a conversion), so
 #                       that list and read routes answer with data. Sets SEED_* ids and the
 #                       sent email's tracking tokens (SEED_OPEN_TOKEN, SEED_CLICK_TOKEN,
 #                       SEED_UNSUBSCRIBE_TOKEN).
@@ -152,11 +153,25 @@ stack_seed() {
         '{"content":"The user prefers short answers","tags":["style"]}' | stack_json id)"
     stack_call POST "$m/ingest/events" "$k" \
         '{"event_type":"ai_cost","payload":{"product":"seeded-product","model":"seed-model","cost_usd":0.1,"input_tokens":10,"output_tokens":2}}' >/dev/null
+    # A workspace whose synced context file was edited by hand: an open drift event.
+    SEED_WORKSPACE="$(stack_call POST "$m/workspaces" "$k" '{"name":"seeded-workspace"}' | stack_json id)"
+    stack_call POST "$m/workspaces/$SEED_WORKSPACE/sync" "$k" '{}' >/dev/null
+    SEED_DRIFT="$(stack_call POST "$m/workspaces/$SEED_WORKSPACE/ingest" "$k" \
+        '{"files":[{"path":"AGENTS.md","content":"edited by hand"}]}' |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["drift"][0]["id"])')"
     # A dataset of the product's name: the fuzzer gives every `{name}` path parameter the one
     # seeded name (see fuzz.sh), and the dataset reads answer it.
     SEED_DATASET=$SEED_PRODUCT
     stack_call POST "$m/ingest/datasets/$SEED_DATASET/rows" "$k" \
         '{"rows":[{"id":1,"visits":10,"page":"/"},{"id":2,"visits":3.5,"page":"/docs"}]}' >/dev/null
+    # A pending connector proposal, and a stored draft set of one mail thread.
+    SEED_PROPOSAL="$(stack_call POST "$m/connectors/intake" "$k" \
+        '{"raw_content":"Remember that the user prefers tea","ai_vendor":"claude","requested_capability":"memory.write"}' |
+        stack_json proposal_id)"
+    SEED_DRAFT_ACCOUNT=seed@example.com
+    SEED_DRAFT_THREAD=18b83766f0bcbac0
+    stack_call PUT "$m/inbox/drafts" "$k" \
+        "{\"account\":{\"email\":\"$SEED_DRAFT_ACCOUNT\"},\"drafts\":[{\"thread_id\":\"$SEED_DRAFT_THREAD\",\"latest_message_id\":\"ab12\",\"latest_message_at\":\"2026-01-01T00:00:00Z\",\"generated_at\":\"2026-01-01T00:01:00Z\",\"why\":\"seeded\",\"drafts\":[{\"tone\":\"warm\",\"text\":\"Thanks!\"}]}]}" >/dev/null
 
     local a=$MAIL_URL/api/v1
     k=$MAIL_KEY
@@ -167,6 +182,18 @@ stack_seed() {
         stack_json contact_id)"
     SEED_CAMPAIGN="$(stack_call POST "$a/campaigns" "$k" \
         "{\"name\":\"Welcome\",\"site_id\":\"$SEED_SITE\"}" | stack_json id)"
+    # Two steps of it (one the step routes read and change, one they delete), and an active
+    # campaign the seeded contact is enrolled in (its step a day away).
+    SEED_STEP="$(stack_call POST "$a/campaigns/$SEED_CAMPAIGN/steps" "$k" \
+        '{"subject":"Welcome","html":"<p>Welcome</p>"}' | stack_json id)"
+    SEED_SPARE_STEP="$(stack_call POST "$a/campaigns/$SEED_CAMPAIGN/steps" "$k" \
+        '{"subject":"Spare","html":"<p>Spare</p>"}' | stack_json id)"
+    SEED_ENROLLING="$(stack_call POST "$a/campaigns" "$k" \
+        "{\"name\":\"Enrolling\",\"site_id\":\"$SEED_SITE\",\"steps\":[{\"subject\":\"Later\",\"html\":\"<p>Later</p>\",\"delay_minutes\":1440}]}" |
+        stack_json id)"
+    stack_call POST "$a/campaigns/$SEED_ENROLLING/status" "$k" '{"status":"active"}' >/dev/null
+    stack_call POST "$a/campaigns/$SEED_ENROLLING/enrollments" "$k" \
+        "{\"contact_id\":\"$SEED_CONTACT\"}" >/dev/null
     stack_call POST "$a/templates" "$k" '{"name":"Welcome","brief":"Say hello"}' >/dev/null
     stack_call POST "$a/suppressions" "$k" '{"email":"gone@example.com","note":"seeded"}' >/dev/null
     SEED_EMAIL="$(stack_call POST "$a/send" "$k" \
@@ -181,7 +208,10 @@ stack_seed() {
     stack_tracking_tokens "$SEED_EMAIL"
     stack_call POST "$a/conversion" "$k" \
         '{"email":"ada@example.com","revenue":12.5,"currency":"EUR","order_id":"seed-1"}' >/dev/null
-    export SEED_PRODUCT SEED_PRODUCT_ID SEED_DECISION SEED_FREE_FORM SEED_DATASET SEED_SITE SEED_CONTACT SEED_CAMPAIGN SEED_EMAIL \
+    export SEED_PRODUCT SEED_PRODUCT_ID SEED_DECISION SEED_FREE_FORM SEED_DATASET SEED_PROPOSAL \
+        SEED_DRAFT_ACCOUNT SEED_DRAFT_THREAD SEED_SITE SEED_CONTACT SEED_CAMPAIGN SEED_EMAIL \
+        SEED_STEP SEED_SPARE_STEP SEED_ENROLLING \
+        SEED_WORKSPACE SEED_DRIFT \
         SEED_OPEN_TOKEN SEED_CLICK_TOKEN SEED_UNSUBSCRIBE_TOKEN
     log "seeded: product $SEED_PRODUCT, decision $SEED_DECISION, site $SEED_SITE, contact $SEED_CONTACT, email $SEED_EMAIL (sent)"
 }

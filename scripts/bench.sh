@@ -31,6 +31,9 @@
 #      the route answers once the provider has (status sent), so its latency is the pipeline's
 #   u  the pipeline's throughput during t: emails accepted by the API, divided by the time
 #      from t's start until the provider's acceptance of the last one was recorded
+#   x  a campaign of one step launched to BENCH_CAMPAIGN_CONTACTS (100,000) contacts through
+#      the same send-worker and stub: emails per second from the first provider acceptance to
+#      the last, and its ratio to u (target: at least 0.9)
 #   v  memory-api POST /api/v1/signals/ingest, 50 producer signals per request (bodies made
 #      by wrk-report.lua, every dedup_key new): requests and signals per second, p99
 #   w  pgbench on bench_memory running the route's transaction (the same multi-row
@@ -59,7 +62,8 @@ usage: scripts/bench.sh [-h]
     BENCH_EXPORT_CONTACTS=1000000   contacts of the export scenarios p, q
     BENCH_SEND_CONNECTIONS=64       connections of the send scenario t
     BENCH_ONLY=mail        only the mail scenarios (b, d, f, m-q, t, u): memory-api is not started
-    BENCH_ONLY=send        only the send pipeline (t, u)
+    BENCH_ONLY=send        only the send pipeline and the campaign (t, u, x)
+    BENCH_CAMPAIGN_CONTACTS=100000  contacts of the campaign scenario x
     BENCH_ONLY=signals     only the producer-signal scenarios (v, w); mail-api still starts
     BENCH_SIGNAL_CONNECTIONS=32     connections of the signal scenarios v, w
     BENCH_OUT=target/bench results.json, raw outputs and service logs (relative: to the repo root)
@@ -67,20 +71,9 @@ usage: scripts/bench.sh [-h]
     RUST_LOG=warn          log filter for the services during the run
 EOF
 }
-case "${1:-}" in
--h | --help)
-    usage
-    exit 0
-    ;;
-"") ;;
-*)
-    usage >&2
-    exit 2
-    ;;
-esac
-
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+only_help_args "$@"
 cd "$ROOT"
 
 export BENCH_DURATION="${BENCH_DURATION:-10}"
@@ -514,6 +507,62 @@ sed 's/^/    /' "$OUT/raw/u-pipeline.txt" | tr '\n' ' '
 echo
 printf '%s\tpipeline\t%s\t%s\n' u "send pipeline: API accept to the provider's acceptance recorded" \
     "$OUT/raw/u-pipeline.txt" >>"$SCENARIOS"
+
+# ---------------------------------------------------------- campaign pipeline (x)
+# One step to BENCH_CAMPAIGN_CONTACTS contacts (100,000): they are subscribed to a site of
+# their own (by SQL, as the export's contacts), POST /campaigns/launch enrolls them all, and
+# mail-api's scheduler releases their emails to the send queue, the send-worker and the
+# Resend stub of u. x is the emails per second from the first provider acceptance recorded
+# to the last; report.py sets it next to u's rate.
+CAMPAIGN_N="${BENCH_CAMPAIGN_CONTACTS:-100000}"
+CAMPAIGN_SITE="$(post_created "$MAIL_URL/api/v1/sites" "$MAIL_KEY" \
+    '{"name":"Campaign","slug":"campaign","from_name":"Campaign"}')"
+seed_start=$SECONDS
+psql_pg -d bench_mail >/dev/null <<EOF
+INSERT INTO contacts (id, project_id, email, source, created_at, updated_at)
+SELECT (lpad(to_hex(1800000000000 + i), 12, '0') || '7' || lpad(to_hex(i), 19, '0'))::uuid,
+       '$PROJECT_ID', 'reader' || i || '@campaign.example', 'identify', now(), now()
+FROM generate_series(1, $CAMPAIGN_N) AS i;
+INSERT INTO contact_sites (contact_id, site_id)
+SELECT id, '$CAMPAIGN_SITE' FROM contacts
+WHERE project_id = '$PROJECT_ID' AND email LIKE '%@campaign.example';
+ANALYZE contacts;
+ANALYZE contact_sites;
+EOF
+log "bench: $CAMPAIGN_N campaign contacts seeded in $((SECONDS - seed_start)) s"
+before="$(stub_accepted)"
+launch='{"name":"bench-campaign","site_id":"'"$CAMPAIGN_SITE"'","emails":[{"subject":"News","html":"<p>News: <a href=\"https://example.com/news\">read it</a></p>","text":"News"}]}'
+code="$(curl -sS -o "$WORK/resp" -w '%{http_code}' --max-time 600 -X POST \
+    -H "Authorization: Bearer $MAIL_KEY" -H 'Content-Type: application/json' \
+    --data "$launch" "$MAIL_URL/api/v1/campaigns/launch")" || die "POST /campaigns/launch failed"
+[[ $code == 201 ]] || die "POST /campaigns/launch answered $code: $(head -c 500 "$WORK/resp")"
+BENCH_CAMPAIGN="$(json_get id <"$WORK/resp")"
+enrolled="$(json_get enrolled <"$WORK/resp")"
+((enrolled == CAMPAIGN_N)) || die "the launch enrolled $enrolled contacts, not $CAMPAIGN_N"
+campaign_sent() {
+    psql_pg -d bench_mail -c "SELECT count(*) FROM email_log WHERE campaign_id = '$BENCH_CAMPAIGN' AND status = 'sent'"
+}
+start=$SECONDS
+while sent="$(campaign_sent)" && ((sent < CAMPAIGN_N)); do
+    ((SECONDS - start < 600 + CAMPAIGN_N / 100)) ||
+        die "$sent of $CAMPAIGN_N campaign emails sent after $((SECONDS - start)) s"
+    sleep 0.5
+done
+after="$(stub_accepted)"
+read -r emails sent seconds < <(psql_pg -d bench_mail -F ' ' -c "
+    SELECT count(*), count(*) FILTER (WHERE status = 'sent'),
+           coalesce(extract(epoch FROM max(sent_at) - min(sent_at)), 0)
+    FROM email_log WHERE campaign_id = '$BENCH_CAMPAIGN'")
+{
+    echo "emails=$emails"
+    echo "sent=$sent"
+    echo "seconds=$seconds"
+    echo "provider_accepted=$((after - before))"
+} >"$OUT/raw/x-campaign.txt"
+sed 's/^/    /' "$OUT/raw/x-campaign.txt" | tr '\n' ' '
+echo
+printf '%s\tpipeline\t%s\t%s\n' x "campaign: one step to $CAMPAIGN_N contacts, first to last provider acceptance" \
+    "$OUT/raw/x-campaign.txt" >>"$SCENARIOS"
 fi
 
 # run_export ID NAME URL KEY [PID [ROWS [BODY_FILE]]]: one request streamed to /dev/null (a

@@ -9,20 +9,9 @@ set -euo pipefail
 usage() {
     echo "usage: scripts/client-test.sh [-h]   (debug binaries of the target directory; BIN overrides)"
 }
-case "${1:-}" in
--h | --help)
-    usage
-    exit 0
-    ;;
-"") ;;
-*)
-    usage >&2
-    exit 2
-    ;;
-esac
-
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+only_help_args "$@"
 # shellcheck source=scripts/api-stack.sh
 . "$ROOT/scripts/api-stack.sh"
 cd "$ROOT"

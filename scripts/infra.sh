@@ -14,20 +14,9 @@ usage: scripts/infra.sh [-h]
   non-zero with a message when a server does not answer.
 EOF
 }
-case "${1:-}" in
--h | --help)
-    usage
-    exit 0
-    ;;
-"") ;;
-*)
-    usage >&2
-    exit 2
-    ;;
-esac
-
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+only_help_args "$@"
 
 PGHOST_ADDR=127.0.0.1
 PGPORT_NUM=5432

@@ -4,6 +4,8 @@
 #   ROOT            the repository root (resolved from this file's location)
 #   CACHE_DIR       tool cache outside the clone (default: $HOME/.cache/memmail)
 #   log / warn / die
+#   only_help_args "$@"  for scripts that take no argument: -h/--help prints the caller's
+#                        `usage` and exits 0, anything else prints it and exits 2
 #   ensure_debs PKG...   install missing Debian packages (apt-get update at most once per run)
 #   as_root CMD...       run CMD as root (directly when already root, else through sudo),
 #                        with fd 9 closed: infra.sh holds its lock on fd 9, and a server
@@ -18,6 +20,20 @@ warn() { printf '%s: warning: %s\n' "${0##*/}" "$*" >&2; }
 die() {
     printf '%s: error: %s\n' "${0##*/}" "$*" >&2
     exit 1
+}
+
+only_help_args() {
+    case "${1:-}" in
+    -h | --help)
+        usage
+        exit 0
+        ;;
+    "") ;;
+    *)
+        usage >&2
+        exit 2
+        ;;
+    esac
 }
 
 as_root() {

@@ -17,20 +17,9 @@ usage: scripts/tools.sh [-h]
   scripts/requirements-mcp-tests.txt.
 EOF
 }
-case "${1:-}" in
--h | --help)
-    usage
-    exit 0
-    ;;
-"") ;;
-*)
-    usage >&2
-    exit 2
-    ;;
-esac
-
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+only_help_args "$@"
 
 mkdir -p "$CACHE_DIR"
 exec 9>"$CACHE_DIR/.tools.lock"

@@ -11,6 +11,7 @@ without one fails the run, so a new route fails this test until it is covered.
 from __future__ import annotations
 
 import base64
+import datetime
 import email
 import hashlib
 import hmac
@@ -135,8 +136,114 @@ def memory(s: Service) -> None:
     page = s.call("listDatasetRows", 200, name="atlas-metrics", limit=3)
     s.call("listDatasetRows", 200, name="atlas-metrics", limit=3, cursor=page["next_cursor"])
 
+    workspaces(s)
+
     s.call("deleteDecision", 200, id=decision["id"])
     s.call("deleteFreeForm", 200, id=entry["id"])
+
+    connectors(s)
+    inbox_drafts(s)
+    byok(s)
+
+
+def connectors(s: Service) -> None:
+    """A connector's command as a proposal (retried with its Idempotency-Key), approved once;
+    another rejected; a lead queued without a proposal."""
+    command = {"raw_content": "Remember: the user prefers tea", "ai_vendor": "claude",
+               "requested_capability": "memory.write"}
+    first = s.call("submitConnectorIntake", 200, body=command, idempotency_key="scenario-intake-1")
+    retry = s.call("submitConnectorIntake", 200, body=command, idempotency_key="scenario-intake-1")
+    if first["outcome"] != "proposed" or retry != first:
+        raise Failure(f"memory-api submitConnectorIntake: a retry gave {retry}, first {first}")
+    lead = s.call("submitConnectorIntake", 200, body={"raw_content": "Jane wants a demo", "requested_capability": "lead.capture"})
+    if lead["outcome"] != "lead_queued" or "proposal_id" in lead:
+        raise Failure(f"memory-api submitConnectorIntake: a lead gave {lead}")
+    s.call("listProposals", 200, status="pending", limit=10)
+    shown = s.call("getProposal", 200, id=first["proposal_id"])
+    if shown["raw_content"] != command["raw_content"]:
+        raise Failure(f"memory-api getProposal: {shown}")
+    approved = s.call("approveProposal", 200, id=first["proposal_id"])
+    if approved["status"] != "approved" or len(approved["memory_entry_ids"]) != 1:
+        raise Failure(f"memory-api approveProposal: {approved}")
+    s.call("approveProposal", 409, id=first["proposal_id"])
+    other = s.call("submitConnectorIntake", 200, body={"raw_content": "Forget the tea"})
+    s.call("rejectProposal", 200, id=other["proposal_id"])
+    s.call("rejectProposal", 409, id=other["proposal_id"])
+
+
+def inbox_drafts(s: Service) -> None:
+    """Drafts stored for a thread, then each of the lookup's three answers."""
+    account = "owner@example.com"
+    thread = {"thread_id": "18B83766F0BCBAC0", "latest_message_id": "ffee01",
+              "latest_message_at": "2026-03-01T10:00:00Z", "generated_at": "2026-03-01T10:05:00Z",
+              "why": "They asked about pricing", "drafts": [{"tone": "warm", "text": "Happy to help."}]}
+    stored = s.call("replaceInboxDrafts", 200, body={"account": {"email": account}, "replace": True, "drafts": [thread]})
+    if stored != {"upserted": 1, "deleted": 0}:
+        raise Failure(f"memory-api replaceInboxDrafts: {stored}")
+    at = datetime.datetime(2026, 3, 1, 10, tzinfo=datetime.timezone.utc)
+    perm = "thread-f:1781234567890123456"
+    states = [
+        s.call("getInboxDrafts", 200, account_email=account, thread_perm_id=perm, latest_message_at=at),
+        s.call("getInboxDrafts", 200, account_email=account, legacy_thread_id="18b83766f0bcbac0",
+               latest_message_at=at + datetime.timedelta(minutes=1)),
+        s.call("getInboxDrafts", 200, account_email=account, thread_perm_id=perm, message_id="ffee01"),
+    ]
+    if [a["state"] for a in states] != ["draft_available", "no_draft", "indeterminate"]:
+        raise Failure(f"memory-api getInboxDrafts: {states}")
+
+
+def byok(s: Service) -> None:
+    """A credential stored (a hint shown, never the key), listed and deleted."""
+    key = "sk-scenario-0123456789abcdef"
+    stored = s.call("createByok", 201, body={"service": "openai", "label": "Mine", "key": key})
+    listed = s.call("listByok", 200, limit=10)
+    if stored["key_hint"] != "…cdef" or key in json.dumps(listed):
+        raise Failure(f"memory-api createByok/listByok: {stored} {listed}")
+    s.call("deleteByok", 200, id=stored["id"])
+
+
+def workspaces(s: Service) -> None:
+    """Workspaces and scope, syncs, snapshots and drift, the agent bridge, the kernel export,
+    the linked account and agents (memory-api)."""
+    workspace = s.call("registerWorkspace", 201, body={"name": "atlas-repo", "location": "git@example.com:acme/atlas.git"})
+    spare = s.call("registerWorkspace", 201, body={"name": "spare"})
+    s.call("listWorkspaces", 200, limit=10)
+    scope = s.call("setScope", 200, body={"workspace_id": workspace["id"]})
+    if scope["active_workspace_id"] != workspace["id"]:
+        raise Failure(f"memory-api setScope: the workspace is not active: {scope}")
+    s.call("getScope", 200)
+    synced = s.call("syncWorkspace", 200, id=workspace["id"], body={"budget_tokens": 2000})
+    if "Ada" not in synced["file"]["content"] or synced["file"]["token_count"] > 2000:
+        raise Failure(f"memory-api syncWorkspace: an unexpected file: {synced['file']}")
+    edited = synced["file"]["content"] + "- A rule written by hand\n"
+    snapshot = {"files": [{"path": "AGENTS.md", "content": edited}]}
+    ingested = s.call("ingestWorkspaceSnapshot", 200, id=workspace["id"], body=snapshot)
+    if len(ingested["drift"]) != 1:
+        raise Failure(f"memory-api ingestWorkspaceSnapshot: one drift event expected: {ingested}")
+    s.call("listWorkspaceDrift", 200, workspace_id=workspace["id"], status="open")
+    resolved = s.call("resolveWorkspaceDrift", 200, id=ingested["drift"][0]["id"], body={"resolution": "accept", "note": "keep it"})
+    if len(resolved["free_form_entry_ids"]) != 1:
+        raise Failure(f"memory-api resolveWorkspaceDrift: the added line is not kept: {resolved}")
+    s.call("listWorkspaceSyncLog", 200, workspace_id=workspace["id"], limit=10)
+    s.call("deleteWorkspace", 200, id=spare["id"])
+
+    s.call("exportKernel", 200)
+    markdown = s.call("exportKernelMarkdown", 200, download=True)
+    if b"## Identity" not in markdown:
+        raise Failure(f"memory-api exportKernel: not the kernel's Markdown: {markdown[:200]!r}")
+    job = s.call("generateAgentContext", (200, 202), body={"wait": True, "budget_tokens": 1000})
+    for _ in range(100):
+        job = s.call("getAgentContextJob", 200, job_id=job["job_id"])
+        if job["status"] in ("completed", "failed"):
+            break
+        time.sleep(0.1)
+    if job["status"] != "completed" or job["token_count"] > 1000:
+        raise Failure(f"memory-api getAgentContextJob: {job}")
+    s.call("getBridgeStatus", 200)
+    s.call("getLinkedAccount", 200)
+    agent = s.call("connectAgent", 201, body={"name": "scenario-agent", "kind": "codex"})
+    s.call("disconnectAgent", 200, id=agent["agent"]["id"])
+    s.call("setScope", 200, body={})
 
 
 def anonymous(s: Service, package: str):
@@ -204,6 +311,46 @@ def signed(client, secret: str, body: dict):
     )
 
 
+def campaign_management(s: Service, site: str, campaign: str, contact: str) -> None:
+    """The campaign engine's routes: the site's delivery policy, steps, statuses, enrollments,
+    calendar, schedule, audience, clone, delete, launch and the model-backed writer."""
+    s.call("getSendPolicy", 200, id=site)
+    window = {"start": "08:00", "end": "20:00", "days": ["mon", "tue", "wed", "thu", "fri"]}
+    s.call("putSendPolicy", 200, id=site, body={"timezone": "Europe/Berlin", "send_window": window, "blackout_dates": ["2030-12-25"]})
+    s.call("updateWarmupSchedule", 200, id=site, body={"daily_limits": [100, 200], "provider_daily_cap": 500})
+    s.call("pauseWarmup", 200, id=site)
+    s.call("resumeWarmup", 200, id=site)
+    s.call("getWarmupStatus", 200, id=site)
+    step = s.call(
+        "addCampaignStep",
+        201,
+        id=campaign,
+        idempotency_key="step-1",
+        body={"subject": "Welcome", "html": "<p>Hi</p>", "delay_minutes": 60},
+    )
+    s.call("listCampaignSteps", 200, id=campaign)
+    s.call("getCampaignStep", 200, id=step["id"])
+    s.call("updateCampaignStep", 200, id=step["id"], body={"subject": "Welcome!", "step_order": 1})
+    s.call("updateCampaign", 200, id=campaign, body={"name": "Welcome series"})
+    s.call("updateCampaignStatus", 200, id=campaign, body={"status": "active"})
+    s.call("getCampaign", 200, id=campaign)
+    s.call("enrollContact", 201, id=campaign, body={"contact_id": contact})
+    s.call("getEnrollment", 200, id=campaign, contact_id=contact)
+    s.call("listEnrollments", 200, id=campaign, limit=10)
+    s.call("unenrollContact", 200, id=campaign, contact_id=contact)
+    s.call("previewCampaignAudience", 200, id=campaign)
+    now = time.gmtime()
+    s.call("getCampaignCalendar", 200, year=now.tm_year, month=now.tm_mon)
+    s.call("getSchedule", 200, id=site)
+    copy = s.call("cloneCampaign", 201, id=campaign, idempotency_key="clone-1", body={"new_name": "Welcome copy"})
+    s.call("deleteCampaignStep", 204, id=copy["steps"][0]["id"])
+    s.call("deleteCampaign", 204, id=copy["id"])
+    emails = [{"subject": "News", "html": "<p>News</p>", "text": "News"}]
+    s.call("launchCampaign", 201, idempotency_key="launch-1", body={"name": "News", "site_id": site, "emails": emails})
+    # No model is configured for this deployment: nothing is invented.
+    s.call("generateEmail", 422, body={"site_id": site, "brief": "Spring seeds"})
+
+
 def mail(s: Service) -> None:
     s.call("healthz", 200)
     s.call("readyz", 200)
@@ -253,11 +400,33 @@ def mail(s: Service) -> None:
     )["id"]
     s.call("listCampaigns", 200, site_id=site)
     s.call("trackEvent", 200, body={"email": "ada@example.com", "event": "signup", "data": {"plan": "pro"}})
+    campaign_management(s, site, campaign, bob)
     template = s.call("createTemplate", 201, idempotency_key="template-1", body={"name": "Welcome", "brief": "Say hello"})["id"]
     s.call("listTemplates", 200)
     s.call("getTemplate", 200, id=template)
     s.call("updateTemplate", 200, id=template, body={"subject_hint": "Hello", "tags": ["onboarding"]})
     s.call("deleteTemplate", 204, id=template)
+    vip = {
+        "all": [
+            {"field": "tag", "op": "eq", "value": "vip"},
+            {"any": [
+                {"field": "opened_within_days", "op": "exists", "value": True},
+                {"field": "properties.plan.tier", "op": "eq", "value": "pro"},
+            ]},
+        ]
+    }
+    segment = s.call("createSegment", 201, idempotency_key="segment-1", body={"name": "VIPs", "rules": vip})["id"]
+    s.call("listSegments", 200, limit=10)
+    s.call("getSegment", 200, id=segment)
+    s.call("updateSegment", 200, id=segment, body={"description": "Our best", "rules": vip})
+    s.call("listSegmentContacts", 200, id=segment, limit=10)
+    s.call("previewSegment", 200, body={"segment_id": segment, "sample_size": 5})
+    s.call("previewSegment", 200, body={"rules": vip})
+    s.call("estimateSegmentSize", 200, body={"rules": vip, "site_id": site})
+    s.call("winBackDraft", 200, site_id=site, inactive_days=30)
+    # The stack has no language model: the ruled 422, and nothing saved.
+    s.call("createSegmentFromDescription", 422, body={"name": "Buyers", "description": "People who bought"})
+    s.call("deleteSegment", 204, id=segment)
     s.call("addSuppression", 201, body={"email": "gone@example.com", "note": "asked"})
     s.call("listSuppressions", 200)
     s.call("removeSuppression", 204, email="gone@example.com")

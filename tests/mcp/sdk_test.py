@@ -160,6 +160,16 @@ async def delivery_ops(s: ClientSession, tag: str) -> None:
     check(isinstance(status.get("queues"), list) and status["queues"], f"get_queue_status: {status}")
 
 
+async def segments(s: ClientSession, tag: str) -> None:
+    rules = {"all": [{"field": "email", "op": "contains", "value": f"sdk-{tag}"}]}
+    segment = await call(s, "create_segment", {"name": f"Segment {tag}", "rules": rules})
+    stored = rest_ok("GET", f"/api/v1/segments/{segment['id']}", ADMIN)
+    check(stored["rules"] == rules, f"create_segment: stored {stored}")
+    preview = await call(s, "preview_segment", {"segment_id": segment["id"]})
+    counted = rest_ok("POST", "/api/v1/segments/preview", ADMIN, {"rules": rules})
+    check(preview["count"] == counted["count"], f"preview_segment: {preview} vs {counted}")
+
+
 async def gdpr(s: ClientSession, tag: str) -> None:
     contact = rest_ok("POST", "/api/v1/contacts", ADMIN, {"email": f"erase-{tag}@example.com", "site_id": SITE})
     arguments = {"contact_id": contact["contact_id"]}
@@ -172,16 +182,26 @@ async def gdpr(s: ClientSession, tag: str) -> None:
     check(contact["contact_id"] in {entry["contact_id"] for entry in log}, f"no deletion log entry: {log}")
 
 
+async def warmup(s: ClientSession, tag: str) -> None:
+    site = rest_ok("POST", "/api/v1/sites", ADMIN, {"name": f"Warm {tag}", "slug": f"warm-{tag}", "from_name": "SDK"})
+    status = await call(s, "update_warmup_schedule", {"site_id": site["id"], "daily_limits": [7, 14]})
+    check(status["state"] == "warming" and status["cap_today"] == 7, f"update_warmup_schedule: {status}")
+    stored = rest_ok("GET", f"/api/v1/sites/{site['id']}/warmup", ADMIN)
+    check(stored["daily_limits"] == [7, 14], f"update_warmup_schedule did not store it: {stored}")
+
+
 ONE_TOOL_PER_GROUP = {
     "gdpr": gdpr,
     "sites": sites,
     "contacts": contacts,
+    "segments": segments,
     "templates": templates,
     "campaigns": campaigns,
     "analytics": analytics,
     "org": org,
     "data": data,
     "delivery-ops": delivery_ops,
+    "warmup": warmup,
 }
 
 SITE = ""

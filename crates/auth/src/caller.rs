@@ -149,7 +149,8 @@ impl Caller {
         match self.origin {
             Origin::FirstParty => Ok(()),
             Origin::Connector => Err(ApiError::forbidden(
-                "connector tokens cannot approve; use the first-party dashboard",
+                "connector tokens cannot approve or reject proposals: decide them with a \
+                 first-party credential (an API key or the dashboard)",
             )),
         }
     }

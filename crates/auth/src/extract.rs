@@ -1,5 +1,5 @@
-//! Extractors: `Caller` (any authenticated request), `ReadAccess`, `WriteAccess` and
-//! `AdminAccess` (403 otherwise). They read what the gate middleware established; they never
+//! Extractors: `Caller` (any authenticated request), `ReadAccess`, `WriteAccess`,
+//! `AdminAccess`, `ProposeAccess` and `ApproveAccess` (403 otherwise). They read what the gate middleware established; they never
 //! parse headers.
 
 use std::future::{Ready, ready};
@@ -62,5 +62,45 @@ impl FromRequest for AdminAccess {
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         ready(caller_of(req).and_then(|c| c.require_scope(Scope::Admin).map(|()| Self(c))))
+    }
+}
+
+/// A caller that may submit an approve-first proposal: the `propose` scope (connector tokens)
+/// or the `write` scope (first-party keys).
+#[derive(Debug, Clone)]
+pub struct ProposeAccess(pub Caller);
+
+impl FromRequest for ProposeAccess {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(caller_of(req).and_then(|c| {
+            if c.scopes.contains(Scope::Propose) || c.scopes.contains(Scope::Write) {
+                Ok(Self(c))
+            } else {
+                Err(ApiError::forbidden(
+                    "this credential lacks the propose scope (or write)",
+                ))
+            }
+        }))
+    }
+}
+
+/// A caller that may decide a proposal: a first-party credential (a connector token answers
+/// 403 whatever its scopes) holding the `write` scope.
+#[derive(Debug, Clone)]
+pub struct ApproveAccess(pub Caller);
+
+impl FromRequest for ApproveAccess {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(caller_of(req).and_then(|c| {
+            c.require_first_party()?;
+            c.require_scope(Scope::Write)?;
+            Ok(Self(c))
+        }))
     }
 }

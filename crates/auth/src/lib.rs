@@ -14,7 +14,7 @@ pub mod middleware;
 pub use cache::{Authenticate, Authenticator, CredentialStore, StoredCredential, lookup_counter};
 pub use caller::{Caller, Environment, Grade, Origin, Scope, Scopes};
 pub use credential::{CredentialKind, NewCredential, ParsedCredential};
-pub use extract::{AdminAccess, ReadAccess, WriteAccess};
+pub use extract::{AdminAccess, ApproveAccess, ProposeAccess, ReadAccess, WriteAccess};
 pub use middleware::{Gate, RateLimitPolicy};
 
 /// Why a request is not authenticated. Every variant answers 401; the message says which.

@@ -150,10 +150,28 @@ impl Tracker {
     /// body (or to the end, for a fragment without one). Other links (`mailto:`, anchors, our
     /// own links) are left as they are.
     pub fn inject(&self, html: &str, email_id: Uuid) -> Result<String, TrackingError> {
-        let pixel = format!(
-            r#"<img src="{}" width="1" height="1" alt="" style="display:none;border:0">"#,
-            self.open_url(email_id)
-        );
+        self.prepare(html, email_id, true, "")
+    }
+
+    /// The HTML as sent: with `tracking`, what [`Tracker::inject`] does; either way `footer`
+    /// (HTML, whose links are not wrapped) added at the end of the body.
+    pub fn prepare(
+        &self,
+        html: &str,
+        email_id: Uuid,
+        tracking: bool,
+        footer: &str,
+    ) -> Result<String, TrackingError> {
+        let mut appended = footer.to_owned();
+        if tracking {
+            appended.push_str(&format!(
+                r#"<img src="{}" width="1" height="1" alt="" style="display:none;border:0">"#,
+                self.open_url(email_id)
+            ));
+        }
+        if appended.is_empty() {
+            return Ok(html.to_owned());
+        }
         let body_seen = Cell::new(false);
         let rewritten = rewrite_str(
             html,
@@ -162,7 +180,7 @@ impl Tracker {
                     element!("a[href]", |el| {
                         if let Some(href) = el.get_attribute("href") {
                             let target = decode_entities(href.trim());
-                            if self.should_wrap(&target) {
+                            if tracking && self.should_wrap(&target) {
                                 el.set_attribute("href", &self.click_url(email_id, &target))?;
                             }
                         }
@@ -171,10 +189,10 @@ impl Tracker {
                     element!("body", |el| {
                         body_seen.set(true);
                         if let Some(handlers) = el.end_tag_handlers() {
-                            let pixel = pixel.clone();
+                            let appended = appended.clone();
                             let before_end: lol_html::EndTagHandler<'static> =
                                 Box::new(move |end| {
-                                    end.before(&pixel, ContentType::Html);
+                                    end.before(&appended, ContentType::Html);
                                     Ok(())
                                 });
                             handlers.push(before_end);
@@ -184,7 +202,7 @@ impl Tracker {
                 ],
                 document_content_handlers: vec![end!(|end| {
                     if !body_seen.get() {
-                        end.append(&pixel, ContentType::Html);
+                        end.append(&appended, ContentType::Html);
                     }
                     Ok(())
                 })],

@@ -39,7 +39,23 @@ pub trait Embedder: Send + Sync {
     /// One unit-length vector per text, in the order of `texts`.
     fn embed<'a>(&'a self, texts: &'a [String])
     -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>>;
+
+    /// The service whose user-supplied credential (BYOK) this provider can call with instead
+    /// of the deployment's, e.g. `openai`; `None` for providers that take no credential.
+    fn credential_service(&self) -> Option<&str> {
+        None
+    }
+
+    /// The same provider and model calling with `api_key` (a user's own credential), sharing
+    /// what can be shared; `None` for providers that take no credential.
+    fn with_credential(&self, api_key: String) -> Option<Arc<dyn Embedder>> {
+        let _ = api_key;
+        None
+    }
 }
+
+/// The BYOK service of an OpenAI-compatible endpoint.
+pub const OPENAI_SERVICE: &str = "openai";
 
 #[derive(Debug, thiserror::Error)]
 pub enum EmbedError {

@@ -282,6 +282,14 @@ impl Embedder for OpenAiCompatible {
         }
         .boxed()
     }
+
+    fn credential_service(&self) -> Option<&str> {
+        Some(crate::OPENAI_SERVICE)
+    }
+
+    fn with_credential(&self, api_key: String) -> Option<Arc<dyn Embedder>> {
+        Some(Arc::new(self.with_api_key(Some(api_key))))
+    }
 }
 
 #[cfg(test)]

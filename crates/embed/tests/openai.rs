@@ -257,9 +257,23 @@ async fn per_user_key_is_sent() {
     let user = shared.with_api_key(Some("user-key".into()));
     user.embed(&["x".to_string()]).await.unwrap();
     shared.embed(&["x".to_string()]).await.unwrap();
+    // Through the trait, as a service holding an `Arc<dyn Embedder>` derives it.
+    let dynamic: Arc<dyn Embedder> = Arc::new(shared);
+    assert_eq!(dynamic.credential_service(), Some(embed::OPENAI_SERVICE));
+    let derived = dynamic.with_credential("trait-key".into()).unwrap();
+    assert_eq!(derived.name(), dynamic.name());
+    derived.embed(&["x".to_string()]).await.unwrap();
     let seen = seen.lock().unwrap().clone();
     assert_eq!(seen[0].authorization.as_deref(), Some("Bearer user-key"));
     assert_eq!(seen[1].authorization.as_deref(), Some("Bearer service-key"));
+    assert_eq!(seen[2].authorization.as_deref(), Some("Bearer trait-key"));
+}
+
+#[test]
+fn providers_without_credentials_say_so() {
+    let none: Arc<dyn Embedder> = Arc::new(embed::NoEmbedder);
+    assert_eq!(none.credential_service(), None);
+    assert!(none.with_credential("k".into()).is_none());
 }
 
 #[tokio::test]

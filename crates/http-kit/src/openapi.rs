@@ -242,15 +242,70 @@ impl utoipa::Modify for Finish {
     }
 }
 
-/// A document as committed under `proto-docs/`: pretty JSON with a trailing newline.
+/// A document as committed under `proto-docs/`: pretty JSON with a trailing newline, the same
+/// on every run.
 pub fn to_json(doc: &OpenApi) -> String {
-    let mut text = doc
-        .to_pretty_json()
-        .expect("an OpenAPI document serializes");
+    let mut value = as_value(doc);
+    conditionals_last(&mut value);
+    let mut text = serde_json::to_string_pretty(&value).expect("JSON serializes");
     text.push('\n');
     text
 }
 
+/// Moves `if`, `then` and `else` to the end of each object, in that order. utoipa has no
+/// such keywords: schemas carry them as extensions, a hash map, whose order changes from run
+/// to run.
+fn conditionals_last(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(members) => {
+            for key in ["if", "then", "else"] {
+                if let Some(member) = members.shift_remove(key) {
+                    members.insert(key.to_owned(), member);
+                }
+            }
+            members.values_mut().for_each(conditionals_last);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(conditionals_last),
+        _ => {}
+    }
+}
+
 pub fn to_yaml(doc: &OpenApi) -> String {
-    serde_norway::to_string(doc).expect("an OpenAPI document serializes")
+    serde_norway::to_string(&as_value(doc)).expect("an OpenAPI document serializes")
+}
+
+/// The document as JSON, response links spelled as OpenAPI spells them: utoipa 5 writes a
+/// link's `operationId`, `operationRef` and `requestBody` in snake case.
+fn as_value(doc: &OpenApi) -> serde_json::Value {
+    let mut value = serde_json::to_value(doc).expect("an OpenAPI document serializes");
+    let links = value["paths"]
+        .as_object_mut()
+        .into_iter()
+        .flat_map(|paths| paths.values_mut())
+        .filter_map(serde_json::Value::as_object_mut)
+        .flat_map(|item| item.values_mut())
+        .filter_map(|op| {
+            op.get_mut("responses")
+                .and_then(serde_json::Value::as_object_mut)
+        })
+        .flat_map(|responses| responses.values_mut())
+        .filter_map(|response| {
+            response
+                .get_mut("links")
+                .and_then(serde_json::Value::as_object_mut)
+        })
+        .flat_map(|links| links.values_mut())
+        .filter_map(serde_json::Value::as_object_mut);
+    for link in links {
+        for (snake, camel) in [
+            ("operation_id", "operationId"),
+            ("operation_ref", "operationRef"),
+            ("request_body", "requestBody"),
+        ] {
+            if let Some(field) = link.remove(snake) {
+                link.insert(camel.to_owned(), field);
+            }
+        }
+    }
+    value
 }

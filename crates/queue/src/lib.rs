@@ -55,5 +55,6 @@ pub use rpc::RpcError;
 pub use shutdown::ShutdownToken;
 pub use task::{DecodeError, KINDS, TASK_VERSION, Task};
 pub use topology::{
-    RENDER_JOB, RetryPolicy, SEND_EMAIL, WEBHOOK_DELIVER, WEBHOOK_INBOUND, WorkQueue,
+    BRIDGE_GENERATE, RENDER_JOB, RetryPolicy, SEND_EMAIL, WEBHOOK_DELIVER, WEBHOOK_INBOUND,
+    WorkQueue,
 };

@@ -27,6 +27,8 @@ use lapin::{Channel, ExchangeKind};
 pub const SEND_EMAIL: &str = "send.email";
 /// Queue of render jobs (render-worker).
 pub const RENDER_JOB: &str = "render.job";
+/// Agent bridge runs of memory-api (consumed by memory-api itself).
+pub const BRIDGE_GENERATE: &str = "bridge.generate";
 /// Queue of outbound webhook deliveries.
 pub const WEBHOOK_DELIVER: &str = "webhook.deliver";
 /// Provider webhooks the mail service failed to apply inline (send-worker retries them).

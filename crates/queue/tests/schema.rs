@@ -1,5 +1,6 @@
 //! The published schema of queue messages (`proto-docs/queue-task.schema.json`) describes what
-//! this crate writes: the same kinds, and for each the same data fields, all required.
+//! this crate writes: the same kinds, and for each the same data fields, all required; and every
+//! kind round-trips through the wire format.
 
 use std::collections::BTreeSet;
 
@@ -33,7 +34,23 @@ fn samples() -> Vec<Task> {
         Task::ProviderEvent {
             receipt_id: Uuid::now_v7(),
         },
+        Task::BridgeGenerate {
+            run_id: Uuid::now_v7(),
+            user_id: Uuid::now_v7(),
+        },
     ]
+}
+
+#[test]
+fn every_variant_round_trips_and_kind_matches_the_wire_type() {
+    let kinds: Vec<&str> = samples().iter().map(Task::kind).collect();
+    assert_eq!(kinds, KINDS);
+    for task in samples() {
+        let bytes = task.to_json().unwrap();
+        let value: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(value["type"], task.kind());
+        assert_eq!(Task::from_json(&bytes).unwrap(), task);
+    }
 }
 
 #[test]

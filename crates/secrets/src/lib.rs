@@ -94,6 +94,11 @@ impl Kek {
             .map_err(|_| SecretError::Unopenable)?;
         Ok(plain.to_vec())
     }
+
+    /// [`Kek::open`] for a value sealed from UTF-8 text.
+    pub fn open_text(&self, sealed: &[u8], context: &[u8]) -> Result<String, SecretError> {
+        String::from_utf8(self.open(sealed, context)?).map_err(|_| SecretError::Unopenable)
+    }
 }
 
 #[cfg(test)]

@@ -17,6 +17,15 @@ pub fn field_of_each(page: &Value, field: &str) -> Vec<String> {
         .collect()
 }
 
+/// How many times each status occurs, for checks on a burst of concurrent requests.
+pub fn tally(statuses: &[u16]) -> std::collections::BTreeMap<u16, usize> {
+    let mut counts = std::collections::BTreeMap::new();
+    for status in statuses {
+        *counts.entry(*status).or_default() += 1;
+    }
+    counts
+}
+
 pub fn assert_rate_limit_headers(response: &Response) {
     for name in [
         "x-ratelimit-limit",

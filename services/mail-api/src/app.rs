@@ -42,6 +42,17 @@ pub struct AppState {
     pub rate_limit_scale: f64,
     /// Prefix of this deployment's queue names.
     pub queue_prefix: Arc<str>,
+    /// The delivery policy's clock (the scheduler's).
+    pub clock: crate::clock::Clock,
+    /// The model-backed tools' language model, if the deployment configured one.
+    pub llm: Option<Arc<crate::llm::ChatModel>>,
+}
+
+impl AppState {
+    /// The language model, or the ruled 422 `LLM_NOT_CONFIGURED`.
+    pub fn model(&self) -> Result<&crate::llm::ChatModel, http_kit::ApiError> {
+        self.llm.as_deref().ok_or_else(crate::llm::not_configured)
+    }
 }
 
 /// Per project and route class: one sliding five-minute window by plan.
@@ -107,6 +118,8 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     let rate_limit_scale = settings.common.rate_limit.scale;
     let queue_prefix: Arc<str> = Arc::from(settings.common.broker.queue_prefix.as_str());
     let mcp_stream = crate::mcp::stream::configure(&settings.mcp);
+    let clock = settings.scheduler.clock();
+    let llm = crate::llm::ChatModel::from_settings(&settings.llm)?.map(Arc::new);
     let launched = service_kit::server::launch(
         &settings.common,
         ApiSpec {
@@ -131,6 +144,8 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 limiter: worker.limiter,
                 rate_limit_scale,
                 queue_prefix: Arc::clone(&queue_prefix),
+                clock: clock.clone(),
+                llm: llm.clone(),
                 pool: worker.pool,
                 broker: worker.broker,
             }),
@@ -150,6 +165,22 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     )
     .await?;
     crate::housekeeping::spawn_idempotency_purge(launched.infra.pool.clone());
+    if settings.scheduler.enabled {
+        crate::scheduler::Scheduler::new(
+            launched.infra.pool.clone(),
+            Dispatcher::new(
+                &launched.infra.broker,
+                &settings.common.broker.queue_prefix,
+                reply_wait,
+            ),
+            settings.scheduler.clock(),
+            settings.plans.clone(),
+            &settings.scheduler,
+        )
+        .spawn(std::time::Duration::from_millis(
+            settings.scheduler.interval_ms,
+        ));
+    }
     crate::sending::spawn_outbox_relay(
         launched.infra.pool.clone(),
         Dispatcher::new(

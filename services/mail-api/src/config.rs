@@ -39,11 +39,28 @@ send_timeout_secs = 30
 allowed_hosts = "localhost,127.0.0.1,::1"
 allowed_origins = ""
 
+[llm]
+base_url = ""
+model = ""
+api_key = ""
+timeout_secs = 60
+
 [plans]
 monthly_sends_byod = 50000
 monthly_sends_managed = 250000
 monthly_sends_agency_plus = 1000000
 monthly_sends_enterprise = 0
+batch_per_minute_free = 100
+batch_per_minute_byod = 1000
+batch_per_minute_managed = 5000
+batch_per_minute_agency_plus = 20000
+batch_per_minute_enterprise = 0
+
+[scheduler]
+enabled = true
+interval_ms = 1000
+batch_size = 500
+release_batch = 2000
 "#;
 
 #[derive(Debug, Clone, Deserialize)]
@@ -60,6 +77,46 @@ pub struct Settings {
     pub delivery: ProjectDeliverySettings,
     pub export: ExportSettings,
     pub mcp: McpSettings,
+    /// The model-backed tools' language model (none when `base_url` is empty).
+    pub llm: crate::llm::LlmSettings,
+    pub scheduler: SchedulerSettings,
+}
+
+/// The campaign scheduler of this process (`MAIL_SCHEDULER__…`): every replica runs it; rows
+/// are taken with `FOR UPDATE SKIP LOCKED`, so replicas share the work.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SchedulerSettings {
+    /// Off: this process schedules nothing (another replica does).
+    pub enabled: bool,
+    /// Pause between passes that found nothing to do.
+    pub interval_ms: u64,
+    /// Enrollments advanced per transaction.
+    pub batch_size: i64,
+    /// Campaign emails released to the send worker per site and transaction.
+    pub release_batch: i64,
+    /// Tests only: the delivery policy's clock starts here and moves only when the test moves
+    /// it. Exists only in debug builds.
+    #[cfg(debug_assertions)]
+    #[serde(default)]
+    pub fixed_now: Option<chrono::DateTime<chrono::Utc>>,
+    #[serde(skip)]
+    clock: std::sync::Arc<std::sync::OnceLock<crate::clock::Clock>>,
+}
+
+impl SchedulerSettings {
+    /// The delivery policy's clock: one per settings value (and its clones), so a test holding
+    /// these settings moves the clock of the server it launched with them.
+    pub fn clock(&self) -> crate::clock::Clock {
+        self.clock
+            .get_or_init(|| {
+                #[cfg(debug_assertions)]
+                if let Some(at) = self.fixed_now {
+                    return crate::clock::Clock::manual(at);
+                }
+                crate::clock::Clock::System
+            })
+            .clone()
+    }
 }
 
 /// Remote MCP at `/mcp` (`MAIL_MCP__…`): DNS-rebinding protection.

@@ -6,8 +6,9 @@ use http_kit::ApiError;
 use rate_limit::policy::Plan;
 use uuid::Uuid;
 
-use crate::db::campaigns::{self, EnrollSource};
+use crate::db::campaigns::{self, Campaign};
 use crate::db::contacts::{self, Contact, ContactData};
+use crate::db::enrollments::{self, EnrollSource};
 use crate::db::{contact_tools, sites, suppressions, usage};
 use crate::domain::plans;
 
@@ -98,14 +99,73 @@ pub async fn join_site(
     let mut enrolled = Vec::new();
     if created {
         for campaign in campaigns::signup_campaigns(conn, project_id, site_id).await? {
-            if campaigns::enroll(conn, project_id, campaign, contact_id, EnrollSource::Signup)
-                .await?
-            {
+            let new = enrollments::insert_many(
+                conn,
+                project_id,
+                campaign,
+                &[contact_id],
+                EnrollSource::Signup,
+            )
+            .await?;
+            if !new.is_empty() {
                 enrolled.push(campaign);
             }
         }
     }
     Ok(enrolled)
+}
+
+pub fn campaign_not_found(id: Uuid) -> ApiError {
+    ApiError::not_found(format!("campaign {id} not found")).with_code("CAMPAIGN_NOT_FOUND")
+}
+
+/// The project's campaign `id` (404 `CAMPAIGN_NOT_FOUND` otherwise).
+pub async fn require_campaign(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    id: Uuid,
+) -> Result<Campaign, ApiError> {
+    campaigns::get(conn, project_id, id)
+        .await?
+        .ok_or_else(|| campaign_not_found(id))
+}
+
+/// 409 unless the campaign enrolls now: only `active` campaigns do (ruled), and only while
+/// they accept new contacts.
+pub fn require_enrolling(campaign: &Campaign) -> Result<(), ApiError> {
+    if campaign.status != "active" {
+        return Err(ApiError::conflict(format!(
+            "campaign {} is {}: only active campaigns enroll contacts",
+            campaign.id, campaign.status
+        ))
+        .with_code("CAMPAIGN_NOT_ACTIVE")
+        .with_details(serde_json::json!({"status": campaign.status})));
+    }
+    if !campaign.accepts_new_contacts {
+        return Err(ApiError::conflict(format!(
+            "campaign {} accepts no new contacts",
+            campaign.id
+        ))
+        .with_code("CAMPAIGN_CLOSED"));
+    }
+    Ok(())
+}
+
+/// Enrolls contacts of the project in its campaign (`enroll_contact`, `enroll_segment`, …):
+/// 404 `CAMPAIGN_NOT_FOUND`, or 409 when the campaign does not enroll now
+/// ([`require_enrolling`]). Ids that are not the project's contacts, and contacts enrolled
+/// already (in any status but exited), are passed over; returns the contacts this call
+/// enrolled. Exact under concurrency: one enrollment per contact whoever calls at once.
+pub async fn enroll(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    campaign_id: Uuid,
+    contact_ids: &[Uuid],
+    source: EnrollSource,
+) -> Result<Vec<Uuid>, ApiError> {
+    let campaign = require_campaign(conn, project_id, campaign_id).await?;
+    require_enrolling(&campaign)?;
+    Ok(enrollments::insert_many(conn, project_id, campaign_id, contact_ids, source).await?)
 }
 
 /// Unsubscribes an address from everything: the project suppresses it (reason

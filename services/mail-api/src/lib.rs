@@ -1,15 +1,18 @@
 //! mail-api: the email operations control plane.
 
 pub mod app;
+pub mod clock;
 pub mod config;
 pub mod db;
 pub mod domain;
 pub mod export;
 pub mod flows;
 pub mod housekeeping;
+pub mod llm;
 pub mod mcp;
 pub mod openapi;
 pub mod routes;
+pub mod scheduler;
 pub mod sending;
 pub mod worker;
 

@@ -44,6 +44,12 @@ const FINISH: Finish = Finish {
         routes::sites::update,
         routes::sites::get_voice,
         routes::sites::put_voice,
+        routes::send_policy::get_policy,
+        routes::send_policy::put_policy,
+        routes::send_policy::get_warmup,
+        routes::send_policy::put_warmup,
+        routes::send_policy::pause,
+        routes::send_policy::resume,
         routes::identify::identify,
         routes::events::track,
         routes::events::list,
@@ -67,6 +73,35 @@ const FINISH: Finish = Finish {
         routes::hygiene::audit,
         routes::campaigns::list,
         routes::campaigns::create,
+        routes::segments::list,
+        routes::segments::create,
+        routes::segments::get,
+        routes::segments::update,
+        routes::segments::delete,
+        routes::segments::contacts,
+        routes::segments::preview,
+        routes::segments::estimate,
+        routes::segments::win_back,
+        routes::segment_description::create,
+        routes::campaigns::launch,
+        routes::campaigns::get,
+        routes::campaigns::update,
+        routes::campaigns::delete,
+        routes::campaigns::change_status,
+        routes::campaigns::clone,
+        routes::campaign_steps::list,
+        routes::campaign_steps::add,
+        routes::campaign_steps::get,
+        routes::campaign_steps::update,
+        routes::campaign_steps::delete,
+        routes::enrollments::list,
+        routes::enrollments::enroll,
+        routes::enrollments::get,
+        routes::enrollments::unenroll,
+        routes::campaign_schedule::calendar,
+        routes::campaign_schedule::audience,
+        routes::campaign_schedule::schedule,
+        routes::generate::generate,
         routes::templates::list,
         routes::templates::create,
         routes::templates::get,
@@ -124,7 +159,8 @@ const FINISH: Finish = Finish {
         (name = "contacts", description = "Contacts, identified by email within a project"),
         (name = "events", description = "Named events and the triggered enrollments they cause"),
         (name = "conversions", description = "Conversions and their attribution to email"),
-        (name = "campaigns", description = "Campaign shells (drip and triggered)"),
+        (name = "campaigns", description = "Drip and triggered campaigns: their steps, statuses, enrollments, calendar and schedule"),
+        (name = "segments", description = "Named rules over a project's contacts (tags, properties, events, sites, engagement), evaluated when used; written by hand or by the language model from a description"),
         (name = "templates", description = "Email templates"),
         (name = "suppressions", description = "Addresses never sent to"),
         (name = "hygiene", description = "List hygiene: what a run suppresses or unsubscribes, and its audit"),
@@ -150,11 +186,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
 
 /// The document as committed under `proto-docs/` (pretty JSON, trailing newline).
 pub fn json() -> String {
-    let mut text = document()
-        .to_pretty_json()
-        .expect("the document serializes");
-    text.push('\n');
-    text
+    http_kit::openapi::to_json(&document())
 }
 
 pub fn yaml() -> String {

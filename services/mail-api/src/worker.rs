@@ -222,7 +222,7 @@ impl SendWorker {
             headers: row.header_pairs(),
             tags: &row.tags,
             tracking: row.tracking,
-            campaign: row.campaign_id.is_some(),
+            campaign: row.campaign_id.is_some() || row.enrollment_id.is_some(),
         };
         compose(&self.tracker, &self.shared_domain, slug, from_name, &draft)
             .map_err(|e| e.to_string())
@@ -298,8 +298,8 @@ pub enum ComposeError {
 }
 
 /// The message as the provider gets it: from `<slug>@<shared domain>` with the site's name,
-/// tracking injected unless the request turned it off, and the one-click unsubscribe headers
-/// on campaign mail (RFC 8058). The send worker sends what this makes; `POST /emails/preview`
+/// tracking injected unless the request turned it off, and on campaign mail the one-click
+/// unsubscribe headers (RFC 8058) and an unsubscribe link at the end of the body (and text). The send worker sends what this makes; `POST /emails/preview`
 /// shows it.
 pub fn compose(
     tracker: &Tracker,
@@ -308,17 +308,18 @@ pub fn compose(
     from_name: &str,
     draft: &Draft<'_>,
 ) -> Result<OutgoingEmail, ComposeError> {
-    let html = if draft.tracking {
-        tracker.inject(draft.html, draft.id)?
-    } else {
-        draft.html.to_owned()
+    let unsubscribe = draft.campaign.then(|| tracker.unsubscribe_url(draft.id));
+    let footer = unsubscribe
+        .as_deref()
+        .map_or_else(String::new, unsubscribe_footer);
+    let html = tracker.prepare(draft.html, draft.id, draft.tracking, &footer)?;
+    let text = match (draft.text, &unsubscribe) {
+        (Some(text), Some(url)) => Some(format!("{text}\n\nUnsubscribe: {url}")),
+        (text, _) => text.map(str::to_owned),
     };
     let mut headers = draft.headers.clone();
-    if draft.campaign {
-        headers.push((
-            "List-Unsubscribe".to_owned(),
-            format!("<{}>", tracker.unsubscribe_url(draft.id)),
-        ));
+    if let Some(url) = &unsubscribe {
+        headers.push(("List-Unsubscribe".to_owned(), format!("<{url}>")));
         headers.push((
             "List-Unsubscribe-Post".to_owned(),
             "List-Unsubscribe=One-Click".to_owned(),
@@ -332,12 +333,21 @@ pub fn compose(
         reply_to: draft.reply_to.map(str::to_owned),
         subject: draft.subject.to_owned(),
         html,
-        text: draft.text.map(str::to_owned),
+        text,
         headers,
         tags: draft.tags.to_vec(),
     };
     email.validate()?;
     Ok(email)
+}
+
+/// The unsubscribe link at the end of campaign mail's body (the token is URL-safe: nothing to
+/// escape).
+fn unsubscribe_footer(url: &str) -> String {
+    format!(
+        "<p style=\"font-size:12px;color:#666\">You receive this because you subscribed. \
+         <a href=\"{url}\">Unsubscribe</a></p>"
+    )
 }
 
 /// A `provider_event` job: applies a provider webhook whose inline application failed. A

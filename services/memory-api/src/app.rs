@@ -14,6 +14,7 @@ use secrets::Kek;
 use service_kit::server::{ApiSpec, Launched};
 use store::Pool;
 
+use crate::bridge::BridgeQueue;
 use crate::db::credentials::PgCredentials;
 use crate::{Settings, openapi, routes};
 
@@ -35,6 +36,8 @@ pub struct AppState {
     pub limiter: rate_limit::RateLimiter,
     /// `RATE_LIMIT__SCALE`: what every quota is multiplied by.
     pub rate_limit_scale: f64,
+    /// Publishes agent bridge runs.
+    pub bridge: BridgeQueue,
 }
 
 /// Routes without a bearer credential: the contract documents, and signed project signals.
@@ -78,7 +81,10 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
         .await?
         .map_err(|e| anyhow::anyhow!("embeddings: {e}"))?;
     let state_embedder = Arc::clone(&embedder);
+    let pass_kek = Arc::clone(&kek);
     let rate_limit_scale = settings.common.rate_limit.scale;
+    let prefix = settings.common.broker.queue_prefix.clone();
+    let state_prefix = prefix.clone();
     let launched = service_kit::server::launch(
         &settings.common,
         ApiSpec {
@@ -91,10 +97,11 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
             }),
             state: Arc::new(move |worker| AppState {
                 pool: worker.pool,
-                broker: worker.broker,
                 kek: Arc::clone(&kek),
                 embedder: Arc::clone(&state_embedder),
                 calibration,
+                bridge: BridgeQueue::new(&worker.broker, &state_prefix),
+                broker: worker.broker,
                 limiter: worker.limiter,
                 rate_limit_scale,
             }),
@@ -105,8 +112,11 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     )
     .await?;
     crate::jobs::spawn_purge_pass(launched.infra.pool.clone());
+    let infra = &launched.infra;
+    crate::bridge::spawn_consumer(infra.pool.clone(), infra.broker.clone(), prefix.clone());
+    crate::bridge::spawn_relay(infra.pool.clone(), BridgeQueue::new(&infra.broker, &prefix));
     if settings.embeddings.provider != embed::Provider::None {
-        crate::jobs::spawn_embedding_pass(launched.infra.pool.clone(), embedder);
+        crate::jobs::spawn_embedding_pass(launched.infra.pool.clone(), pass_kek, embedder);
     }
     Ok(launched)
 }

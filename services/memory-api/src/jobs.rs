@@ -3,11 +3,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use embed::{EmbedError, Embedder};
+use embed::Embedder;
+use secrets::Kek;
 use store::Pool;
 
+use crate::byok;
 use crate::db::embeddings::{self, DECISIONS, FREE_FORM, PRODUCT_STATES, Table};
-use crate::db::{datasets, mif};
+use crate::db::owner::Owner;
+use crate::db::{bridge, datasets, mif};
 use crate::domain::search::vector_literal;
 
 const BATCH: i64 = 32;
@@ -15,13 +18,14 @@ const IDLE: Duration = Duration::from_secs(10);
 
 /// Embeds decisions, current product states and free-form entries that were stored without an embedding (the
 /// provider was down, or came later), a batch at a time, for as long as the process runs. Any
-/// number of replicas may run it: they take disjoint rows.
-pub fn spawn_embedding_pass(pool: Pool, embedder: Arc<dyn Embedder>) {
+/// number of replicas may run it: they take disjoint rows. Each owner's rows go through the
+/// owner's own credential when one is stored (see [`crate::byok`]).
+pub fn spawn_embedding_pass(pool: Pool, kek: Arc<Kek>, embedder: Arc<dyn Embedder>) {
     tokio::spawn(async move {
         loop {
             let mut full_batch = false;
             for table in [&DECISIONS, &PRODUCT_STATES, &FREE_FORM] {
-                match pass(&pool, &embedder, table).await {
+                match pass(&pool, &kek, &embedder, table).await {
                     Ok(done) => {
                         full_batch |= done as i64 == BATCH;
                         if done > 0 {
@@ -39,6 +43,9 @@ pub fn spawn_embedding_pass(pool: Pool, embedder: Arc<dyn Embedder>) {
         }
     });
 }
+
+/// Finished agent bridge runs are kept this long.
+const BRIDGE_RUNS_KEPT_DAYS: i64 = 30;
 
 /// How often expired staged imports are purged.
 const PURGE_EVERY: Duration = Duration::from_secs(600);
@@ -73,18 +80,36 @@ pub async fn purge_once(pool: &Pool) -> Result<usize, String> {
             "expired dataset uploads and idempotency keys purged"
         );
     }
+    let runs = bridge::purge_finished(&mut conn, BRIDGE_RUNS_KEPT_DAYS)
+        .await
+        .map_err(|e| e.to_string())?;
+    if runs > 0 {
+        tracing::info!(runs, "finished bridge runs purged");
+    }
     mif::purge_expired_staged(&mut conn)
         .await
         .map_err(|e| e.to_string())
 }
 
-async fn pass(pool: &Pool, embedder: &Arc<dyn Embedder>, table: &Table) -> Result<usize, String> {
+async fn pass(
+    pool: &Pool,
+    kek: &Kek,
+    embedder: &Arc<dyn Embedder>,
+    table: &Table,
+) -> Result<usize, String> {
     let mut conn = store::conn(pool).await.map_err(|e| e.to_string())?;
-    let embed = |texts: Vec<String>| {
-        let embedder = Arc::clone(embedder);
+    let embed = |owner: Owner<'_>, texts: Vec<String>| {
+        let (user_id, environment) = (owner.user_id, owner.environment.to_owned());
         async move {
-            let vectors = embedder.embed(&texts).await?;
-            Ok::<_, EmbedError>(vectors.iter().map(|v| vector_literal(v)).collect())
+            let owner = Owner {
+                user_id,
+                environment: &environment,
+            };
+            let embedder = byok::embedder_for(pool, kek, embedder, owner)
+                .await
+                .map_err(|e| e.to_string())?;
+            let vectors = embedder.embed(&texts).await.map_err(|e| e.to_string())?;
+            Ok::<_, String>(vectors.iter().map(|v| vector_literal(v)).collect())
         }
     };
     embeddings::embed_pending(&mut conn, table, BATCH, embed)

@@ -1,6 +1,8 @@
 //! memory-api: persistent working memory for one user and the AI tools acting for them.
 
 pub mod app;
+pub mod bridge;
+pub mod byok;
 pub mod config;
 pub mod db;
 pub mod domain;

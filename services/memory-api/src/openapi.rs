@@ -59,7 +59,8 @@ impl Modify for SignedIngest {
         description = "Persistent working memory for one user and the AI tools acting for them.\n\n\
             Every `/api/v1` route needs `Authorization: Bearer <credential>`: an API key \
             (`mem_live_…` for the live environment, `mem_test_…` for the separate test \
-            environment) or an OAuth access token (`memo_…`). Errors use the envelope \
+            environment) or an OAuth access token (`memo_…`; a third-party connector's token holds \
+            `read` and `propose` only, and cannot approve or reject proposals). Errors use the envelope \
             `{\"error\":{\"code\",\"message\"}}`; 429 answers use their own body. Bodies over \
             1 MiB answer 400 `VALIDATION_ERROR`; a wrong method answers 405 \
             `VALIDATION_ERROR` with `Allow`. A NUL character (`\\u0000`) in any JSON string, \
@@ -69,8 +70,17 @@ impl Modify for SignedIngest {
             `/metrics` need no credential."
     ),
     paths(
+        routes::accounts::get,
+        routes::agents::connect,
+        routes::agents::disconnect,
         routes::ai_costs::summary,
         routes::ai_costs::product_summary,
+        routes::byok::list,
+        routes::byok::create,
+        routes::byok::delete,
+        routes::bridge::status,
+        routes::bridge::generate,
+        routes::bridge::job,
         routes::confidence::list,
         routes::consolidate::consolidate,
         routes::consolidate::get_run,
@@ -90,18 +100,37 @@ impl Modify for SignedIngest {
         routes::free_form::delete,
         routes::identity::get,
         routes::identity::put,
+        routes::inbox_drafts::get,
+        routes::inbox_drafts::put,
+        routes::intake::submit,
+        routes::kernel_export::export,
+        routes::kernel_export::export_markdown,
         routes::mif_export::export,
         routes::mif_import::import,
         routes::mif_import::apply,
         routes::product_state::get,
         routes::product_state::post,
+        routes::proposals::list,
+        routes::proposals::get,
+        routes::proposals::approve,
+        routes::proposals::reject,
         routes::products::list,
         routes::products::create,
         routes::products::get,
         routes::products::rotate_secret,
+        routes::scope::get,
+        routes::scope::patch,
         routes::search::search,
         routes::signals::ingest_project_signal,
         routes::signals::ingest_producer_signals,
+        routes::workspaces::list,
+        routes::workspaces::register,
+        routes::workspaces::delete,
+        routes::workspace_sync::ingest,
+        routes::workspace_sync::sync,
+        routes::workspace_sync::sync_log,
+        routes::drift::list,
+        routes::drift::resolve,
         openapi_json,
         openapi_yaml,
         openapi_yaml_root,
@@ -118,6 +147,12 @@ impl Modify for SignedIngest {
         (name = "products", description = "Named products of the caller"),
         (name = "costs", description = "AI cost telemetry, summed in exact decimal"),
         (name = "signals", description = "Project signals (signed or with a credential) and producer signals"),
+        (name = "connectors", description = "Approve-first connector intake: every intake is a ledger row; proposals wait for a first-party decision (connector tokens may submit and read, never decide)"),
+        (name = "inbox", description = "Stored draft replies for mail threads"),
+        (name = "credentials", description = "Credentials supplied by the user (BYOK), sealed at rest and shown as a hint only"),
+        (name = "workspaces", description = "Workspaces (where agents work), the active workspace of each credential, snapshots of a workspace's files, syncs of its agent context file, drift and the sync log"),
+        (name = "bridge", description = "The agent bridge: agent context files (such as AGENTS.md) written from memory within a token budget, and bring-your-own agents"),
+        (name = "accounts", description = "The account a credential is linked to"),
         (name = "contract", description = "This document"),
         (name = "operations", description = "Health and metrics"),
     )

@@ -8,7 +8,7 @@ use queue::{Broker, BrokerConfig, Task, WorkQueue};
 use serde_json::Value;
 use store::testing::TestDatabase;
 
-use common::{AMQP, Proc, free_port, run, wait_ready};
+use common::{AMQP, Proc, free_port, mail_key, run, wait_ready};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn migrate_bootstrap_two_replicas_share_limits_and_revocation() {
@@ -215,36 +215,7 @@ async fn an_in_flight_request_finishes_after_sigterm() {
     let db = TestDatabase::empty("mail").await.unwrap();
     let db_env = ("MAIL_DATABASE__URL", db.url.clone());
     run("mail-api", &["migrate"], std::slice::from_ref(&db_env));
-    let account = run(
-        "admin",
-        &["mail", "create-account", "--name", "e2e"],
-        std::slice::from_ref(&db_env),
-    );
-    let project = run(
-        "admin",
-        &[
-            "mail",
-            "create-project",
-            "--account",
-            account["account_id"].as_str().unwrap(),
-            "--name",
-            "e2e",
-        ],
-        std::slice::from_ref(&db_env),
-    );
-    let key = run(
-        "admin",
-        &[
-            "mail",
-            "create-key",
-            "--project",
-            project["project_id"].as_str().unwrap(),
-            "--scope",
-            "write",
-        ],
-        std::slice::from_ref(&db_env),
-    );
-    let key = key["key"].as_str().unwrap().to_owned();
+    let key = mail_key(std::slice::from_ref(&db_env), "free", "write");
     let port = free_port();
     let api = Proc::start(
         "mail-api",

@@ -5,154 +5,19 @@ mod common;
 
 use std::time::Duration;
 
-use delivery::testing::{ResendStub, SmtpSink};
 use serde_json::{Value, json};
-use store::testing::TestDatabase;
 use webhook_signature::Secret;
 
-use common::{AMQP, Proc, free_port, run, wait_ready};
+use common::mail::{self, Stack};
+use common::{AMQP, run};
 
-const KEK: &str = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=";
-const TRACKING_SECRET: &str = "e2e-tracking-secret-0123456789abcdef";
 /// The Standard Webhooks specification's example secret, configured as the deployment's.
-const WEBHOOK_SECRET: &str = "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD";
+const WEBHOOK_SECRET: &str = mail::WEBHOOK_SECRET;
 /// The receiver's clock is fixed at the specification's example time.
-const SPEC_TIME: i64 = 1_649_367_553;
-const DOMAIN: &str = "send.e2e.example";
-
-/// A migrated database with a project and an admin key, the providers, and the settings both
-/// binaries share.
-struct Stack {
-    _db: TestDatabase,
-    env: Vec<(&'static str, String)>,
-    key: String,
-    api: String,
-    sink: SmtpSink,
-    resend: ResendStub,
-    http: reqwest::Client,
-    _api_proc: Proc,
-}
+const SPEC_TIME: i64 = mail::SPEC_TIME;
+const DOMAIN: &str = mail::DOMAIN;
 
 impl Stack {
-    async fn start(reply_wait_ms: u64) -> Self {
-        let db = TestDatabase::empty("mail").await.unwrap();
-        let sink = SmtpSink::start().await;
-        let resend = ResendStub::start(Some("re_e2e")).await;
-        let api_port = free_port();
-        let api = format!("http://127.0.0.1:{api_port}");
-        let env = vec![
-            ("MAIL_DATABASE__URL", db.url.clone()),
-            (
-                "MAIL_BROKER__QUEUE_PREFIX",
-                format!("e2e-{}.", uuid::Uuid::new_v4().simple()),
-            ),
-            ("MAIL_SECRETS__KEK", KEK.to_owned()),
-            ("MAIL_TRACKING__SECRET", TRACKING_SECRET.to_owned()),
-            ("MAIL_TRACKING__BASE_URL", api.clone()),
-            ("MAIL_SENDING__SHARED_DOMAIN", DOMAIN.to_owned()),
-            ("MAIL_DELIVERY__DEFAULT_PROVIDER__KIND", "smtp".to_owned()),
-            (
-                "MAIL_DELIVERY__DEFAULT_PROVIDER__HOST",
-                "127.0.0.1".to_owned(),
-            ),
-            (
-                "MAIL_DELIVERY__DEFAULT_PROVIDER__PORT",
-                sink.port.to_string(),
-            ),
-            (
-                "MAIL_DELIVERY__DEFAULT_PROVIDER__SECURITY",
-                "none".to_owned(),
-            ),
-            ("MAIL_DELIVERY__RESEND_BASE_URL", resend.base_url.clone()),
-        ];
-        let db_env = &env[..1];
-        run("mail-api", &["migrate"], db_env);
-        let account = run(
-            "admin",
-            &["mail", "create-account", "--name", "e2e"],
-            db_env,
-        );
-        let project = run(
-            "admin",
-            &[
-                "mail",
-                "create-project",
-                "--account",
-                account["account_id"].as_str().unwrap(),
-                "--name",
-                "e2e",
-                "--plan",
-                "enterprise",
-            ],
-            db_env,
-        );
-        let key = run(
-            "admin",
-            &[
-                "mail",
-                "create-key",
-                "--project",
-                project["project_id"].as_str().unwrap(),
-                "--scope",
-                "admin",
-            ],
-            db_env,
-        );
-        let mut api_env = env.clone();
-        api_env.extend([
-            ("MAIL_HTTP__BIND", format!("127.0.0.1:{api_port}")),
-            ("MAIL_SENDING__REPLY_WAIT_MS", reply_wait_ms.to_string()),
-            ("MAIL_SENDING__OUTBOX_RELAY_SECS", "1".to_owned()),
-            // The crash burst sends far more than a plan's five-minute send budget.
-            ("MAIL_RATE_LIMIT__SCALE", "1000".to_owned()),
-            ("MAIL_WEBHOOKS__SECRET", WEBHOOK_SECRET.to_owned()),
-            ("MAIL_WEBHOOKS__FIXED_NOW", SPEC_TIME.to_string()),
-        ]);
-        let api_proc = Proc::start("mail-api", &["serve"], &api_env);
-        wait_ready(&api).await;
-        Self {
-            _db: db,
-            env,
-            key: key["key"].as_str().unwrap().to_owned(),
-            api,
-            sink,
-            resend,
-            http: reqwest::Client::new(),
-            _api_proc: api_proc,
-        }
-    }
-
-    async fn worker(&self) -> Proc {
-        let port = free_port();
-        let mut env = self.env.clone();
-        env.push(("MAIL_WORKER__BIND", format!("127.0.0.1:{port}")));
-        let worker = Proc::start("send-worker", &[], &env);
-        wait_ready(&format!("http://127.0.0.1:{port}")).await;
-        worker
-    }
-
-    async fn post(&self, path: &str, body: &Value) -> reqwest::Response {
-        self.http
-            .post(format!("{}{path}", self.api))
-            .bearer_auth(&self.key)
-            .json(body)
-            .send()
-            .await
-            .unwrap()
-    }
-
-    async fn get(&self, path: &str) -> Value {
-        let res = self
-            .http
-            .get(format!("{}{path}", self.api))
-            .bearer_auth(&self.key)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(res.status(), 200, "{path}");
-        res.json().await.unwrap()
-    }
-
     async fn webhook(&self, headers: &[(&str, String)], body: &str) -> reqwest::Response {
         let mut req = self
             .http
@@ -254,15 +119,7 @@ async fn send_through_smtp_and_resend_then_a_bounce_suppresses() {
     assert_eq!(res.headers()["location"], "https://shop.example/orders/7");
 
     // Through Resend, the project's own provider.
-    let res = stack
-        .http
-        .put(format!("{}/api/v1/delivery/provider", stack.api))
-        .bearer_auth(&stack.key)
-        .json(&json!({"kind": "resend", "api_key": "re_e2e"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 200);
+    stack.use_resend().await;
     let res = stack
         .post("/api/v1/send", &email(&site, "bob@example.com"))
         .await;
@@ -513,15 +370,7 @@ async fn a_killed_worker_mid_burst_still_sends_every_email() {
     let site = site["id"].as_str().unwrap().to_owned();
 
     // Resend (Idempotency-Key = the email's id): exactly once.
-    let res = stack
-        .http
-        .put(format!("{}/api/v1/delivery/provider", stack.api))
-        .bearer_auth(&stack.key)
-        .json(&json!({"kind": "resend", "api_key": "re_e2e"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 200);
+    stack.use_resend().await;
     let at_kill =
         burst_with_a_kill(&stack, &site, "resend", n, || stack.resend.accepted_count()).await;
     let (unique, twice) = counted(

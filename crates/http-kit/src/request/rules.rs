@@ -4,12 +4,13 @@
 //! The subset of JSON Schema checked: `type` (with `null`), `enum`, `minLength`, `maxLength`,
 //! `pattern`, `format` (see [`super::formats`]), `minimum`, `maximum`, `minItems`,
 //! `maxItems`, `items`, `maxProperties`, `properties`, `required`, `additionalProperties`, `oneOf`, `anyOf`,
-//! `allOf` and local `$ref`s. A `null` member of an object with declared properties is
+//! `allOf`, `if`/`then`/`else` and local `$ref`s. A `null` member of an object with declared properties is
 //! removed first: null means absent (unless the object says `additionalProperties: true`,
 //! as a merge patch does, where null deletes a key).
 
 use std::any::TypeId;
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::sync::{Arc, OnceLock, RwLock};
 
 use regex::Regex;
@@ -198,7 +199,7 @@ impl Rules {
         variants
             .iter()
             .map(|v| self.resolve(v))
-            .find(|v| v.get("type") != Some(&json!("null")))
+            .find(|v| !is_null_type(v))
             .unwrap_or(schema)
     }
 
@@ -222,21 +223,42 @@ impl Rules {
             check_type(types, schema, value)?;
             integral_as_integer(types, value);
         }
-        if value.is_null() {
+        if !value.is_null() {
+            if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
+                && !allowed.contains(value)
+            {
+                let names: Vec<String> = allowed.iter().map(display).collect();
+                return Err(format!("{ENUM_PROBLEM}{}", names.join(", ")));
+            }
+            match value {
+                Value::String(s) => self.check_string(schema, s),
+                Value::Number(_) => check_range(schema, value),
+                Value::Array(items) => self.check_array(schema, items, path),
+                Value::Object(members) => self.check_object(schema, members, path),
+                Value::Bool(_) | Value::Null => Ok(()),
+            }?;
+        }
+        self.check_conditional(schema, value, path)
+    }
+
+    /// `if`/`then`/`else`, after the schema's own rules: `then` applies to a value that passes
+    /// `if`, `else` to one that does not. A rule that depends on another member (which
+    /// operators a field takes) so names the member at fault, as no `oneOf` could.
+    fn check_conditional(
+        &self,
+        schema: &Value,
+        value: &mut Value,
+        path: &mut String,
+    ) -> Result<(), String> {
+        let Some(condition) = schema.get("if") else {
             return Ok(());
-        }
-        if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
-            && !allowed.contains(value)
-        {
-            let names: Vec<String> = allowed.iter().map(display).collect();
-            return Err(format!("{ENUM_PROBLEM}{}", names.join(", ")));
-        }
-        match value {
-            Value::String(s) => self.check_string(schema, s),
-            Value::Number(_) => check_range(schema, value),
-            Value::Array(items) => self.check_array(schema, items, path),
-            Value::Object(members) => self.check_object(schema, members, path),
-            Value::Bool(_) | Value::Null => Ok(()),
+        };
+        let len = path.len();
+        let holds = self.check_at(condition, &mut value.clone(), path).is_ok();
+        path.truncate(len);
+        match schema.get(if holds { "then" } else { "else" }) {
+            Some(branch) => self.check_at(branch, value, path),
+            None => Ok(()),
         }
     }
 
@@ -246,6 +268,17 @@ impl Rules {
         value: &mut Value,
         path: &mut String,
     ) -> Result<(), String> {
+        // utoipa's optional reference, `oneOf: [{type: null}, X]`: null is the first, anything
+        // else can only be X, checked in place (no copy to fall back on is needed).
+        if let [first, only] = variants
+            && is_null_type(self.resolve(first))
+        {
+            return if value.is_null() {
+                Ok(())
+            } else {
+                self.check_at(only, value, path)
+            };
+        }
         let len = path.len();
         // A variant whose enum refuses a member (e.g. `type: drip` against `triggered`) is
         // not the one the request meant: another variant's problem says more.
@@ -259,7 +292,7 @@ impl Rules {
                     return Ok(());
                 }
                 Err(problem) => {
-                    if self.resolve(variant).get("type") != Some(&json!("null")) {
+                    if !is_null_type(self.resolve(variant)) {
                         let slot = if problem.starts_with(ENUM_PROBLEM) {
                             &mut first_enum_error
                         } else {
@@ -281,7 +314,11 @@ impl Rules {
     fn check_string(&self, schema: &Value, s: &str) -> Result<(), String> {
         let min = schema.get("minLength").and_then(Value::as_u64);
         let max = schema.get("maxLength").and_then(Value::as_u64);
-        let len = s.chars().count() as u64;
+        let len = if min.is_some() || max.is_some() {
+            s.chars().count() as u64
+        } else {
+            0
+        };
         if min.is_some_and(|m| len < m) || max.is_some_and(|m| len > m) {
             return Err(match (min, max) {
                 (Some(min), Some(max)) => format!("must be {min} to {max} characters"),
@@ -330,7 +367,7 @@ impl Rules {
         };
         for (i, item) in items.iter_mut().enumerate() {
             let len = path.len();
-            path.push_str(&format!("[{i}]"));
+            write!(path, "[{i}]").expect("writing to a String");
             self.check_at(item_schema, item, path)?;
             path.truncate(len);
         }
@@ -408,6 +445,10 @@ fn collect_patterns(schema: &Value, into: &mut HashMap<String, Regex>) {
         Value::Array(items) => items.iter().for_each(|v| collect_patterns(v, into)),
         _ => {}
     }
+}
+
+fn is_null_type(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("null")
 }
 
 fn primary_type(schema: &Value) -> Option<&str> {
@@ -583,6 +624,11 @@ impl Rules {
                 self.collect_unbounded(part, path, found, depth + 1);
             }
         }
+        for key in ["then", "else"] {
+            if let Some(branch) = schema.get(key) {
+                self.collect_unbounded(branch, path, found, depth + 1);
+            }
+        }
         if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
             for (name, property) in properties {
                 self.collect_unbounded(property, &format!("{path}.{name}"), found, depth + 1);
@@ -651,6 +697,29 @@ mod tests {
             unbounded_request_strings(&document),
             ["make.inner.text", "make.note", "make.q", "make.tags[]"]
         );
+    }
+
+    #[test]
+    fn if_then_else_applies_the_branch_the_condition_picks_and_names_its_member() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"kind": {"enum": ["a", "b"]}, "n": {"type": "integer"}},
+            "if": {"properties": {"kind": {"enum": ["a"]}}},
+            "then": {"properties": {"n": {"maximum": 5}}},
+            "else": {"required": ["n"]}
+        });
+        let rules = Rules::new(schema, Map::new());
+        let problem = |mut body: Value| rules.check(&mut body).unwrap_err().message;
+        assert!(rules.check(&mut json!({"kind": "a", "n": 5})).is_ok());
+        assert!(rules.check(&mut json!({"kind": "a"})).is_ok());
+        assert_eq!(
+            problem(json!({"kind": "a", "n": 6})),
+            "n: must be a number of at most 5"
+        );
+        assert_eq!(problem(json!({"kind": "b"})), "n: is required");
+        assert!(rules.check(&mut json!({"kind": "b", "n": 60})).is_ok());
+        // The schema's own rules come first.
+        assert_eq!(problem(json!({"kind": "c"})), "kind: must be one of: a, b");
     }
 
     #[test]

@@ -86,6 +86,7 @@ fn udt_names(diesel_type: &str) -> Option<Vec<String>> {
         "Timestamptz" => &["timestamptz"],
         "Timestamp" => &["timestamp"],
         "Date" => &["date"],
+        "Time" => &["time"],
         "Integer" | "Int4" => &["int4"],
         "BigInt" | "Int8" => &["int8"],
         "SmallInt" | "Int2" => &["int2"],

@@ -194,6 +194,69 @@ pub async fn campaigns(
     .await
 }
 
+/// One step of a campaign with the delivery counts of its emails created in a window, the
+/// unsubscribes from them and the conversions attributed to them.
+#[derive(Debug, QueryableByName)]
+pub struct StepRow {
+    #[diesel(sql_type = SqlUuid)]
+    pub campaign_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    pub id: Uuid,
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    pub step_order: i32,
+    #[diesel(sql_type = Text)]
+    pub subject: String,
+    #[diesel(embed)]
+    pub delivery: Delivery,
+    #[diesel(sql_type = BigInt)]
+    pub unsubscribed: i64,
+    #[diesel(sql_type = BigInt)]
+    pub conversions: i64,
+    /// Currency code → revenue.
+    #[diesel(sql_type = Jsonb)]
+    pub revenue: Value,
+}
+
+/// The steps of `campaigns` in order, each with its figures over `[from, to)`.
+pub async fn campaign_steps(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    campaigns: &[Uuid],
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> QueryResult<Vec<StepRow>> {
+    diesel::sql_query(format!(
+        "SELECT s.campaign_id, s.id, s.step_order, s.subject, d.*, u.unsubscribed, \
+                v.conversions, v.revenue \
+         FROM campaign_steps s \
+         CROSS JOIN LATERAL ( \
+             SELECT {DELIVERY_COUNTS} FROM email_log \
+              WHERE step_id = s.id AND project_id = $1 \
+                AND created_at >= $2 AND created_at < $3) d \
+         CROSS JOIN LATERAL ( \
+             SELECT count(DISTINCT l.id) AS unsubscribed \
+             FROM email_log l JOIN email_events ev ON ev.email_log_id = l.id \
+             WHERE l.step_id = s.id AND l.project_id = $1 AND ev.kind = 'unsubscribed' \
+               AND l.created_at >= $2 AND l.created_at < $3) u \
+         CROSS JOIN LATERAL ( \
+             SELECT coalesce(sum(n), 0)::int8 AS conversions, \
+                    coalesce(jsonb_object_agg(currency, amount), '{{}}') AS revenue \
+             FROM (SELECT c.currency, count(*) AS n, sum(c.revenue)::float8 AS amount \
+                     FROM conversions c JOIN email_log l ON l.id = c.email_log_id \
+                    WHERE l.step_id = s.id AND c.project_id = $1 \
+                      AND c.attributed_at >= $2 AND c.attributed_at < $3 \
+                    GROUP BY c.currency) per_currency) v \
+         WHERE s.project_id = $1 AND s.campaign_id = ANY($4) \
+         ORDER BY s.campaign_id, s.step_order"
+    ))
+    .bind::<SqlUuid, _>(project_id)
+    .bind::<Timestamptz, _>(from)
+    .bind::<Timestamptz, _>(to)
+    .bind::<diesel::sql_types::Array<SqlUuid>, _>(campaigns)
+    .load(conn)
+    .await
+}
+
 /// Which conversions [`conversion_totals`] and [`top_campaigns`] read.
 #[derive(Debug, Clone, Copy)]
 pub struct ConversionScope {

@@ -1,8 +1,9 @@
-//! Campaigns (shells: name, site, type, status, trigger) and enrollments in them.
+//! Campaigns: name, site, type, status, trigger, whether they take new contacts. Every query
+//! names the project: another project's campaign is never found.
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{Nullable, Text, Uuid as SqlUuid};
+use diesel::sql_types::{Text, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
@@ -22,6 +23,8 @@ pub struct Campaign {
     pub trigger_event_name: Option<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    pub accepts_new_contacts: bool,
+    pub completed_at: Option<DateTime<Utc>>,
 }
 
 #[derive(Insertable)]
@@ -33,6 +36,7 @@ pub struct NewCampaign<'a> {
     pub name: &'a str,
     pub kind: &'a str,
     pub trigger_event_name: Option<&'a str>,
+    pub accepts_new_contacts: bool,
 }
 
 pub async fn insert(conn: &mut AsyncPgConnection, new: NewCampaign<'_>) -> QueryResult<Campaign> {
@@ -41,6 +45,37 @@ pub async fn insert(conn: &mut AsyncPgConnection, new: NewCampaign<'_>) -> Query
         .returning(Campaign::as_returning())
         .get_result(conn)
         .await
+}
+
+pub async fn get(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    id: Uuid,
+) -> QueryResult<Option<Campaign>> {
+    campaigns::table
+        .filter(campaigns::project_id.eq(project_id))
+        .filter(campaigns::id.eq(id))
+        .select(Campaign::as_select())
+        .first(conn)
+        .await
+        .optional()
+}
+
+/// The campaign, its row locked until the caller's transaction ends (status changes and step
+/// edits of one campaign happen one after the other).
+pub async fn lock(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    id: Uuid,
+) -> QueryResult<Option<Campaign>> {
+    campaigns::table
+        .filter(campaigns::project_id.eq(project_id))
+        .filter(campaigns::id.eq(id))
+        .select(Campaign::as_select())
+        .for_update()
+        .first(conn)
+        .await
+        .optional()
 }
 
 #[derive(Debug, Default)]
@@ -74,30 +109,68 @@ pub async fn list(
     query.load(conn).await
 }
 
-/// Sets a campaign's status (activation comes with the campaign routes of a later issue; tests
-/// and the admin tooling use this meanwhile). `false` when the project has no such campaign.
+/// What an update changes (`None`: unchanged).
+#[derive(Debug, Default, AsChangeset)]
+#[diesel(table_name = campaigns)]
+pub struct CampaignChanges<'a> {
+    pub name: Option<&'a str>,
+    pub trigger_event_name: Option<&'a str>,
+    pub accepts_new_contacts: Option<bool>,
+    pub updated_at: Option<DateTime<Utc>>,
+}
+
+pub async fn update(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    id: Uuid,
+    changes: &CampaignChanges<'_>,
+) -> QueryResult<Option<Campaign>> {
+    diesel::update(
+        campaigns::table
+            .filter(campaigns::project_id.eq(project_id))
+            .filter(campaigns::id.eq(id)),
+    )
+    .set(changes)
+    .returning(Campaign::as_returning())
+    .get_result(conn)
+    .await
+    .optional()
+}
+
+/// Sets a campaign's status (the caller decided the move is allowed; see
+/// [`crate::domain::campaign`]). `false` when the project has no such campaign.
 pub async fn set_status(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
     id: Uuid,
     status: &str,
 ) -> QueryResult<bool> {
-    let changed = diesel::update(
-        campaigns::table
-            .filter(campaigns::project_id.eq(project_id))
-            .filter(campaigns::id.eq(id)),
+    let changed = diesel::sql_query(
+        "UPDATE campaigns SET status = $3, updated_at = now(), \
+           completed_at = CASE WHEN $3 = 'completed' THEN now() ELSE completed_at END \
+         WHERE project_id = $1 AND id = $2",
     )
-    .set((
-        campaigns::status.eq(status),
-        campaigns::updated_at.eq(diesel::dsl::now),
-    ))
+    .bind::<SqlUuid, _>(project_id)
+    .bind::<SqlUuid, _>(id)
+    .bind::<Text, _>(status)
     .execute(conn)
     .await?;
     Ok(changed == 1)
 }
 
-/// (id, name) of the project's active triggered campaigns listening for `event`, in id order
-/// (a fixed order, so concurrent enrollers lock rows in the same order).
+pub async fn delete(conn: &mut AsyncPgConnection, project_id: Uuid, id: Uuid) -> QueryResult<bool> {
+    let deleted = diesel::delete(
+        campaigns::table
+            .filter(campaigns::project_id.eq(project_id))
+            .filter(campaigns::id.eq(id)),
+    )
+    .execute(conn)
+    .await?;
+    Ok(deleted == 1)
+}
+
+/// (id, name) of the project's active triggered campaigns listening for `event` that take new
+/// contacts, in id order (a fixed order, so concurrent enrollers lock rows in the same order).
 pub async fn triggered_by(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
@@ -107,6 +180,7 @@ pub async fn triggered_by(
         .filter(campaigns::project_id.eq(project_id))
         .filter(campaigns::kind.eq("triggered"))
         .filter(campaigns::status.eq("active"))
+        .filter(campaigns::accepts_new_contacts)
         .filter(campaigns::trigger_event_name.eq(event))
         .order(campaigns::id)
         .select((campaigns::id, campaigns::name))
@@ -114,7 +188,8 @@ pub async fn triggered_by(
         .await
 }
 
-/// The site's signup campaigns (ruled: its active drip campaigns), in id order.
+/// The site's signup campaigns (ruled: its active drip campaigns; those that take new
+/// contacts), in id order.
 pub async fn signup_campaigns(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
@@ -125,44 +200,48 @@ pub async fn signup_campaigns(
         .filter(campaigns::site_id.eq(site_id))
         .filter(campaigns::kind.eq("drip"))
         .filter(campaigns::status.eq("active"))
+        .filter(campaigns::accepts_new_contacts)
         .order(campaigns::id)
         .select(campaigns::id)
         .load(conn)
         .await
 }
 
-/// Why a contact was enrolled.
-#[derive(Debug, Clone, Copy)]
-pub enum EnrollSource {
-    Signup,
-    Event(Uuid),
-}
-
-/// Enrolls the contact unless it is already enrolled (any status but exited); `true` when
-/// this call enrolled it. The partial unique index decides, so concurrent calls enroll once.
-pub async fn enroll(
+/// A copy of the campaign as a draft named `name`, with copies of its steps; `None` when the
+/// project has no such campaign.
+pub async fn clone(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
-    campaign_id: Uuid,
-    contact_id: Uuid,
-    source: EnrollSource,
-) -> QueryResult<bool> {
-    let (source, event_id) = match source {
-        EnrollSource::Signup => ("signup", None),
-        EnrollSource::Event(id) => ("event", Some(id)),
-    };
-    let inserted = diesel::sql_query(
-        "INSERT INTO enrollments (id, project_id, campaign_id, contact_id, source, event_id) \
-         VALUES ($1, $2, $3, $4, $5, $6) \
-         ON CONFLICT (campaign_id, contact_id) WHERE status <> 'exited' DO NOTHING",
+    id: Uuid,
+    name: &str,
+) -> QueryResult<Option<Campaign>> {
+    let new_id = Uuid::now_v7();
+    let copied = diesel::sql_query(
+        "INSERT INTO campaigns (id, project_id, site_id, name, type, trigger_event_name, \
+           accepts_new_contacts) \
+         SELECT $3, project_id, site_id, $4, type, trigger_event_name, accepts_new_contacts \
+         FROM campaigns WHERE project_id = $1 AND id = $2",
     )
-    .bind::<SqlUuid, _>(Uuid::now_v7())
     .bind::<SqlUuid, _>(project_id)
-    .bind::<SqlUuid, _>(campaign_id)
-    .bind::<SqlUuid, _>(contact_id)
-    .bind::<Text, _>(source)
-    .bind::<Nullable<SqlUuid>, _>(event_id)
+    .bind::<SqlUuid, _>(id)
+    .bind::<SqlUuid, _>(new_id)
+    .bind::<Text, _>(name)
     .execute(conn)
     .await?;
-    Ok(inserted == 1)
+    if copied == 0 {
+        return Ok(None);
+    }
+    diesel::sql_query(
+        "INSERT INTO campaign_steps (id, project_id, campaign_id, step_order, delay_minutes, \
+           subject, html, text_body, template_id) \
+         SELECT uuid_v7(), project_id, $3, step_order, delay_minutes, subject, html, text_body, \
+           template_id \
+         FROM campaign_steps WHERE project_id = $1 AND campaign_id = $2 ORDER BY step_order",
+    )
+    .bind::<SqlUuid, _>(project_id)
+    .bind::<SqlUuid, _>(id)
+    .bind::<SqlUuid, _>(new_id)
+    .execute(conn)
+    .await?;
+    get(conn, project_id, new_id).await
 }

@@ -36,7 +36,8 @@ macro_rules! engaged {
 pub const COLUMNS: &str = "id, project_id, site_id, contact_id, campaign_id, to_email, subject, \
     status, provider_message_id, open_count, clicked_urls, created_at, sent_at, last_opened_at, \
     last_clicked_at, html, text_body, reply_to, headers, tags, tracking, idempotency_key, \
-    request_hash, attempts, last_error, provider, updated_at, answered_queued";
+    request_hash, attempts, last_error, provider, updated_at, answered_queued, enrollment_id, \
+    step_id, hold_reason, CASE WHEN isfinite(held_until) THEN held_until END AS held_until";
 
 impl FromSql<Text, Pg> for EmailStatus {
     fn from_sql(bytes: PgValue<'_>) -> deserialize::Result<Self> {
@@ -104,6 +105,18 @@ pub struct Email {
     /// `POST /send` answered 202 `queued`: a replay of its key answers that again.
     #[diesel(sql_type = Bool)]
     pub answered_queued: bool,
+    /// Campaign mail: the enrollment and step it was written for.
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    pub enrollment_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    pub step_id: Option<Uuid>,
+    /// Campaign mail held by the delivery policy: why (null once released).
+    #[diesel(sql_type = Nullable<Text>)]
+    pub hold_reason: Option<String>,
+    /// And when the policy looks at it again (null: at its next pass, or when its campaign is
+    /// active again).
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    pub held_until: Option<DateTime<Utc>>,
 }
 
 impl Email {
@@ -458,7 +471,7 @@ pub async fn claim(
     let claimed = Prepared(
         diesel::sql_query(concat!(
             "UPDATE email_log SET claimed_at = now() \
-             WHERE project_id = $1 AND id = $2 AND status IN ",
+             WHERE project_id = $1 AND id = $2 AND held_until IS NULL AND status IN ",
             claimable!(),
             " AND (claimed_at IS NULL OR claimed_at < now() - make_interval(secs => $3) \
                   OR $4)"
@@ -576,11 +589,12 @@ pub async fn finish(
              provider_message_id = $5, last_error = $6, updated_at = now(), claimed_at = NULL, \
              attempts = attempts + $9, \
              sent_at = CASE WHEN $3 = 'sent' THEN now() ELSE sent_at END \
-           WHERE project_id = $1 AND id = $2 AND status IN {claimable} \
+           WHERE project_id = $1 AND id = $2 AND held_until IS NULL AND status IN {claimable} \
            RETURNING {COLUMNS}), \
          event AS ( \
            INSERT INTO email_events (id, project_id, email_log_id, kind, source, data) \
-           SELECT $7, project_id, id, status, 'worker', $8 FROM done) \
+           SELECT $7, project_id, id, status, 'worker', $8 FROM done), \
+         progress AS ({ENROLLMENT_PROGRESS}) \
          SELECT * FROM done",
             claimable = claimable!()
         ))
@@ -598,6 +612,23 @@ pub async fn finish(
     .await
     .optional()
 }
+
+/// Campaign mail that left the queue moves its enrollment on: the next step becomes due its
+/// delay from now, or the enrollment completes when none is left; a suppressed send ends it.
+/// Only an enrollment waiting for this email (active, nothing due) moves. A CTE of
+/// [`finish`], whose `done` holds the email and `$3` its new status.
+const ENROLLMENT_PROGRESS: &str = "\
+    UPDATE enrollments e SET updated_at = now(), \
+      status = CASE WHEN $3 = 'suppressed' THEN 'exited' \
+                    WHEN next_step_delay(e.campaign_id, e.current_step) IS NULL THEN 'completed' \
+                    ELSE 'active' END, \
+      exit_reason = CASE WHEN $3 = 'suppressed' THEN 'suppressed' END, \
+      next_step_at = CASE WHEN $3 <> 'suppressed' THEN now() \
+        + next_step_delay(e.campaign_id, e.current_step) * interval '1 minute' END, \
+      ended_at = CASE WHEN $3 = 'suppressed' \
+                        OR next_step_delay(e.campaign_id, e.current_step) IS NULL THEN now() END \
+    FROM done WHERE e.id = done.enrollment_id AND e.status = 'active' \
+      AND e.next_step_at IS NULL";
 
 /// How a send ended.
 #[derive(Debug, Clone, Copy)]

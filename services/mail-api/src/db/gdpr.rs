@@ -205,6 +205,7 @@ pub async fn erase(
                provider_message_id = NULL, contact_id = NULL, \
                status = CASE WHEN status IN ('accepted', 'queued') THEN 'failed' \
                              ELSE status END, \
+               hold_reason = NULL, held_until = NULL, \
                updated_at = now() \
              WHERE id IN ({EMAILS}) RETURNING id"
         ))

@@ -39,6 +39,21 @@ pub async fn delete(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<()> {
     Ok(())
 }
 
+/// [`delete`] for many jobs at once (their publishes confirmed).
+pub async fn delete_many(conn: &mut AsyncPgConnection, ids: &[Uuid]) -> QueryResult<()> {
+    if ids.is_empty() {
+        return Ok(());
+    }
+    diesel::sql_query(
+        "WITH async AS (SELECT set_config('synchronous_commit', 'off', true)) \
+         DELETE FROM outbox USING async WHERE id = ANY($1)",
+    )
+    .bind::<diesel::sql_types::Array<diesel::sql_types::Uuid>, _>(ids)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
 /// Due jobs, locked for the caller's transaction; rows another relay holds are skipped
 /// (`FOR UPDATE SKIP LOCKED`), so any number of replicas can relay at once.
 pub async fn claim_due(conn: &mut AsyncPgConnection, limit: i64) -> QueryResult<Vec<Job>> {

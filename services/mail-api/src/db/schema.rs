@@ -90,6 +90,24 @@ diesel::table! {
         trigger_event_name -> Nullable<Text>,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        accepts_new_contacts -> Bool,
+        completed_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    campaign_steps (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        campaign_id -> Uuid,
+        step_order -> Integer,
+        delay_minutes -> Double,
+        subject -> Text,
+        html -> Nullable<Text>,
+        text_body -> Nullable<Text>,
+        template_id -> Nullable<Uuid>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
     }
 }
 
@@ -115,6 +133,10 @@ diesel::table! {
         event_id -> Nullable<Uuid>,
         enrolled_at -> Timestamptz,
         updated_at -> Timestamptz,
+        current_step -> Integer,
+        next_step_at -> Nullable<Timestamptz>,
+        exit_reason -> Nullable<Text>,
+        ended_at -> Nullable<Timestamptz>,
     }
 }
 
@@ -159,6 +181,76 @@ diesel::table! {
         updated_at -> Timestamptz,
         claimed_at -> Nullable<Timestamptz>,
         answered_queued -> Bool,
+    }
+}
+
+// The columns of `email_log` that campaign mail added (migration 2026-11-27-000300), a third view
+// of the same table.
+diesel::table! {
+    #[sql_name = "email_log"]
+    email_campaign (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        site_id -> Uuid,
+        campaign_id -> Nullable<Uuid>,
+        enrollment_id -> Nullable<Uuid>,
+        step_id -> Nullable<Uuid>,
+        hold_reason -> Nullable<Text>,
+        held_until -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    site_send_policies (site_id) {
+        site_id -> Uuid,
+        project_id -> Uuid,
+        timezone -> Text,
+        window_start -> Nullable<Time>,
+        window_end -> Nullable<Time>,
+        window_days -> Array<SmallInt>,
+        blackout_dates -> Array<Date>,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    site_warmups (site_id) {
+        site_id -> Uuid,
+        project_id -> Uuid,
+        enabled -> Bool,
+        daily_limits -> Array<Integer>,
+        started_on -> Date,
+        paused_on -> Nullable<Date>,
+        paused_days -> Integer,
+        provider_daily_cap -> Nullable<Integer>,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    site_daily_sends (site_id, day) {
+        site_id -> Uuid,
+        day -> Date,
+        sends -> Integer,
+    }
+}
+
+diesel::table! {
+    project_minute_sends (project_id, minute) {
+        project_id -> Uuid,
+        minute -> Timestamptz,
+        sends -> Integer,
+    }
+}
+
+diesel::table! {
+    outbound_events (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        #[sql_name = "type"]
+        kind -> Text,
+        data -> Jsonb,
+        created_at -> Timestamptz,
     }
 }
 
@@ -364,6 +456,19 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    segments (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        name -> Text,
+        description -> Nullable<Text>,
+        rules -> Jsonb,
+        origin -> Text,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
 diesel::joinable!(projects -> accounts (account_id));
 diesel::joinable!(api_keys -> projects (project_id));
 diesel::joinable!(sites -> projects (project_id));
@@ -374,6 +479,7 @@ diesel::joinable!(campaigns -> sites (site_id));
 diesel::joinable!(enrollments -> campaigns (campaign_id));
 diesel::joinable!(enrollments -> contacts (contact_id));
 diesel::joinable!(events -> contacts (contact_id));
+diesel::joinable!(campaign_steps -> campaigns (campaign_id));
 diesel::allow_tables_to_appear_in_same_query!(
     accounts,
     projects,
@@ -383,6 +489,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     contacts,
     contact_sites,
     campaigns,
+    campaign_steps,
     events,
     enrollments,
     email_log,
@@ -400,4 +507,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     notifications,
     hygiene_configs,
     hygiene_audit,
+    segments,
+    site_send_policies,
+    site_warmups,
 );

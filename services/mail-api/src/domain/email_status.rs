@@ -2,7 +2,9 @@
 //!
 //! `accepted` (written by `POST /send`) → `queued` (the API answered 202) → `sent`, `failed` or
 //! `suppressed` (the worker); after `sent`, tracking and provider events move it to
-//! `delivered`, `opened`, `clicked`, `bounced` or `complained`.
+//! `delivered`, `opened`, `clicked`, `bounced` or `complained`. Campaign mail is written
+//! `queued` by the scheduler and waits there for the delivery policy; it is `cancelled` when
+//! its enrollment ends before the policy let it go.
 
 use std::fmt;
 use std::str::FromStr;
@@ -24,10 +26,12 @@ pub enum EmailStatus {
     Complained,
     Failed,
     Suppressed,
+    /// Campaign mail whose enrollment ended while the delivery policy held it: never sent.
+    Cancelled,
 }
 
 impl EmailStatus {
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 11] = [
         Self::Accepted,
         Self::Queued,
         Self::Sent,
@@ -38,6 +42,7 @@ impl EmailStatus {
         Self::Complained,
         Self::Failed,
         Self::Suppressed,
+        Self::Cancelled,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -52,6 +57,7 @@ impl EmailStatus {
             Self::Complained => "complained",
             Self::Failed => "failed",
             Self::Suppressed => "suppressed",
+            Self::Cancelled => "cancelled",
         }
     }
 

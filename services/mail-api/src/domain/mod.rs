@@ -1,8 +1,12 @@
 //! Rules of the mail domain that need no HTTP and no database.
 
+pub mod campaign;
 pub mod email;
 pub mod email_status;
 pub mod health;
 pub mod plans;
+pub mod segment_rules;
+pub mod segment_schema;
+pub mod send_policy;
 pub mod sender;
 pub mod template_check;

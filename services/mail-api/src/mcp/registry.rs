@@ -135,6 +135,13 @@ impl Tool {
         self
     }
 
+    /// Counts the tool in another rate-limit class: a read tool mirroring a POST route is
+    /// counted as that route is (write).
+    pub fn counted_as(mut self, class: RouteClass) -> Self {
+        self.class = class;
+        self
+    }
+
     pub fn destructive(&self) -> bool {
         self.preview.is_some()
     }

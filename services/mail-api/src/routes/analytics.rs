@@ -249,6 +249,23 @@ pub struct CampaignPerformance {
     /// Their revenue per currency (ISO 4217 code → amount).
     #[schema(value_type = BTreeMap<String, f64>)]
     pub revenue: Revenue,
+    /// The same figures per step, in step order.
+    pub steps: Vec<StepPerformance>,
+}
+
+/// One step's figures in the window: its emails created then, the unsubscribes their links
+/// made, and the conversions attributed to them.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct StepPerformance {
+    pub step_id: Uuid,
+    pub step_order: i32,
+    pub subject: String,
+    pub delivery: Delivery,
+    /// Emails of the step whose unsubscribe link was used.
+    pub unsubscribed: i64,
+    pub conversions: i64,
+    #[schema(value_type = BTreeMap<String, f64>)]
+    pub revenue: Revenue,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -303,10 +320,28 @@ pub async fn campaigns(
         limit: i64::from(limit) + 1,
     };
     let rows = db::campaigns(&mut conn, project_id, &filter, window.from, window.to).await?;
+    let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
+    let mut steps = db::campaign_steps(&mut conn, project_id, &ids, window.from, window.to)
+        .await?
+        .into_iter()
+        .peekable();
     let rows = rows
         .into_iter()
         .map(|row| {
+            let mut own = Vec::new();
+            while let Some(step) = steps.next_if(|s| s.campaign_id == row.id) {
+                own.push(StepPerformance {
+                    step_id: step.id,
+                    step_order: step.step_order,
+                    subject: step.subject,
+                    delivery: step.delivery.into(),
+                    unsubscribed: step.unsubscribed,
+                    conversions: step.conversions,
+                    revenue: revenue_of(step.revenue)?,
+                });
+            }
             Ok(CampaignPerformance {
+                steps: own,
                 campaign_id: row.id,
                 name: row.name,
                 site_id: row.site_id,

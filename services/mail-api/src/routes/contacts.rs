@@ -192,19 +192,27 @@ pub async fn list_contacts(
         search,
     };
     let rows = contacts::list(&mut conn, project_id, &filter, after, i64::from(limit) + 1).await?;
+    let rows = with_sites(&mut conn, rows).await?;
+    Ok(Page::from_rows(rows, limit, |c| c.contact_id))
+}
+
+/// The contacts as answered, each with the sites it is subscribed to (one query for all).
+pub(crate) async fn with_sites(
+    conn: &mut AsyncPgConnection,
+    rows: Vec<contacts::Contact>,
+) -> Result<Vec<Contact>, ApiError> {
     let ids: Vec<Uuid> = rows.iter().map(|c| c.id).collect();
     let mut sites: HashMap<Uuid, Vec<Uuid>> = HashMap::new();
-    for (contact, site) in contacts::sites_of(&mut conn, &ids).await? {
+    for (contact, site) in contacts::sites_of(conn, &ids).await? {
         sites.entry(contact).or_default().push(site);
     }
-    let rows = rows
+    Ok(rows
         .into_iter()
         .map(|c| {
             let site_ids = sites.remove(&c.id).unwrap_or_default();
             Contact::new(c, site_ids)
         })
-        .collect();
-    Ok(Page::from_rows(rows, limit, |c| c.contact_id))
+        .collect())
 }
 
 /// Unknown fields are ignored.

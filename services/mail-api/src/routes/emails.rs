@@ -15,6 +15,7 @@ use uuid::Uuid;
 use crate::AppState;
 use crate::db::emails::{self, Email, EmailEvent, ListFilter};
 use crate::domain::email_status::EmailStatus;
+use crate::domain::send_policy::HoldReason;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/emails").route(web::get().to(list)))
@@ -46,6 +47,15 @@ pub struct EmailRecord {
     pub sent_at: Option<DateTime<Utc>>,
     pub last_opened_at: Option<DateTime<Utc>>,
     pub last_clicked_at: Option<DateTime<Utc>>,
+    /// Campaign mail: the enrollment and the step it was written for.
+    pub enrollment_id: Option<Uuid>,
+    pub step_id: Option<Uuid>,
+    /// Campaign mail the delivery policy holds (`queued`): why; null once it went to the send
+    /// worker, and for transactional mail.
+    pub hold_reason: Option<HoldReason>,
+    /// When the policy looks at it again; null when it does at its next pass (or, for
+    /// `campaign_paused`, once the campaign is active again).
+    pub held_until: Option<DateTime<Utc>>,
 }
 
 impl From<Email> for EmailRecord {
@@ -70,6 +80,10 @@ impl From<Email> for EmailRecord {
             sent_at: e.sent_at,
             last_opened_at: e.last_opened_at,
             last_clicked_at: e.last_clicked_at,
+            enrollment_id: e.enrollment_id,
+            step_id: e.step_id,
+            hold_reason: e.hold_reason.as_deref().and_then(HoldReason::parse),
+            held_until: e.held_until,
         }
     }
 }

@@ -14,7 +14,8 @@ use uuid::Uuid;
 
 use super::body::normalize_email;
 use crate::AppState;
-use crate::db::campaigns::{self, EnrollSource};
+use crate::db::campaigns;
+use crate::db::enrollments::{self, EnrollSource};
 use crate::db::events;
 use crate::db::insights::{self, EventFilter};
 use crate::flows;
@@ -99,7 +100,10 @@ pub async fn track(
             let mut skipped_campaigns = Vec::new();
             for (campaign, name) in campaigns::triggered_by(conn, project_id, &req.event).await? {
                 let source = EnrollSource::Event(event_id);
-                if campaigns::enroll(conn, project_id, campaign, contact.id, source).await? {
+                let new =
+                    enrollments::insert_many(conn, project_id, campaign, &[contact.id], source)
+                        .await?;
+                if !new.is_empty() {
                     enrolled_campaigns.push(name);
                 } else {
                     skipped_campaigns.push(name);

@@ -7,7 +7,7 @@ use std::future::{Ready, ready};
 
 use actix_web::http::StatusCode;
 use actix_web::{FromRequest, HttpRequest, HttpResponse, dev::Payload};
-use diesel_async::{AnsiTransactionManager, AsyncPgConnection, TransactionManager};
+use diesel_async::AsyncPgConnection;
 use http_kit::ApiError;
 use serde::Serialize;
 use serde_json::Value;
@@ -89,30 +89,15 @@ impl<'a> Idempotent<'a> {
         pool: &store::Pool,
         create: impl AsyncFnOnce(&mut AsyncPgConnection) -> Result<T, ApiError>,
     ) -> Result<HttpResponse, ApiError> {
-        let mut conn = store::conn(pool).await?;
-        let conn: &mut AsyncPgConnection = &mut conn;
-        // By hand rather than `transaction`, whose callback must be `Send` in a way a generic
-        // async closure cannot promise.
-        AnsiTransactionManager::begin_transaction(conn).await?;
-        let outcome = async {
+        let answer = crate::db::transaction::run(pool, async |conn| {
             if let Some(replay) = self.replay(conn).await? {
                 return Ok(replay);
             }
             let created = create(conn).await?;
             self.answer(conn, StatusCode::CREATED, &created).await
-        }
-        .await;
-        let finished = match &outcome {
-            Ok(_) => AnsiTransactionManager::commit_transaction(conn).await,
-            Err(_) => AnsiTransactionManager::rollback_transaction(conn).await,
-        };
-        if let Err(err) = finished {
-            // A failed commit leaves the transaction to roll back (as `transaction` does).
-            let _ = AnsiTransactionManager::rollback_transaction(conn).await;
-            outcome?;
-            return Err(err.into());
-        }
-        Ok(outcome?.into_response())
+        })
+        .await?;
+        Ok(answer.into_response())
     }
 
     /// `request` is what the route read from the body; its serialization is the fingerprint

@@ -3,16 +3,20 @@
 pub mod account;
 pub mod analytics;
 pub mod body;
+pub mod campaign_schedule;
+pub mod campaign_steps;
 pub mod campaigns;
 pub mod contact_quality;
 pub mod contacts;
 pub mod conversions;
 pub mod delivery_settings;
 pub mod emails;
+pub mod enrollments;
 pub mod events;
 pub mod export;
 pub mod export_full;
 pub mod gdpr;
+pub mod generate;
 pub mod hygiene;
 pub mod idempotency;
 pub mod identify;
@@ -20,7 +24,10 @@ pub mod insights;
 pub mod notifications;
 pub mod ops;
 pub mod preview;
+pub mod segment_description;
+pub mod segments;
 pub mod send;
+pub mod send_policy;
 pub mod sites;
 pub mod suppressions;
 pub mod team;
@@ -32,16 +39,22 @@ use actix_web::web;
 
 /// Registers every gated route (mounted under `/api/v1`).
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    // First: `/templates/validate` and `/emails/preview` before `/templates/{id}` and
-    // `/emails/{id}` could take them.
+    // First: `/templates/validate`, `/emails/preview` and `/emails/generate` before
+    // `/templates/{id}` and `/emails/{id}` could take them.
     preview::configure(cfg);
+    generate::configure(cfg);
     sites::configure(cfg);
+    send_policy::configure(cfg);
     identify::configure(cfg);
     events::configure(cfg);
     conversions::configure(cfg);
     contacts::configure(cfg);
     hygiene::configure(cfg);
+    campaign_schedule::configure(cfg);
     campaigns::configure(cfg);
+    segments::configure(cfg);
+    campaign_steps::configure(cfg);
+    enrollments::configure(cfg);
     templates::configure(cfg);
     suppressions::configure(cfg);
     send::configure(cfg);

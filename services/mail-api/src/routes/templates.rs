@@ -364,19 +364,24 @@ pub async fn update(
 }
 
 /// Deletes the project's template `id` (`DELETE /templates/{id}`, `delete_template`); the
-/// deleted template. Nothing refers to a template yet (emails already sent keep what they
-/// were sent with, in the email log); when campaign steps come to name templates, deleting
-/// one that a step names will answer 409.
+/// deleted template. Emails already sent keep what they were sent with (in the email log); a
+/// template a campaign step names answers 409 `TEMPLATE_IN_USE`.
 pub async fn delete_template(
     state: &AppState,
     project_id: Uuid,
     id: Uuid,
 ) -> Result<Template, ApiError> {
+    use diesel::result::{DatabaseErrorKind, Error};
     let mut conn = store::conn(&state.pool).await?;
-    templates::delete(&mut conn, project_id, id)
-        .await?
-        .map(Template::from)
-        .ok_or_else(|| template_not_found(id))
+    match templates::delete(&mut conn, project_id, id).await {
+        Err(Error::DatabaseError(DatabaseErrorKind::ForeignKeyViolation, _)) => Err(
+            ApiError::conflict("a campaign step sends this template: change the step first")
+                .with_code("TEMPLATE_IN_USE"),
+        ),
+        deleted => deleted?
+            .map(Template::from)
+            .ok_or_else(|| template_not_found(id)),
+    }
 }
 
 /// Delete a template. Emails already sent from it are not affected (the email log keeps what
@@ -392,6 +397,7 @@ pub async fn delete_template(
         (status = 400, description = "`id` is not a UUID", body = MailError),
         (status = 403, description = "The key lacks the write scope", body = MailError),
         (status = 404, description = "Not a template of this project, or deleted already (`TEMPLATE_NOT_FOUND`)", body = MailError),
+        (status = 409, description = "A campaign step sends it (`TEMPLATE_IN_USE`)", body = MailError),
     )
 )]
 pub async fn delete(

@@ -193,8 +193,7 @@ async fn overview_counts_the_sites_emails_and_subscribers_in_the_window() {
 
 #[tokio::test]
 async fn overview_needs_a_site_of_the_project_and_a_valid_window() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Free).await;
+    let (h, t) = Harness::with_tenant(Plan::Free).await;
     let read = h.api(&t.read);
     let other = h.tenant(Plan::Free).await;
     let theirs = h.site(&other.write, "theirs").await;
@@ -329,6 +328,7 @@ async fn campaign_performance_per_campaign_with_enrollments_and_revenue() {
             },
             "conversions": 2,
             "revenue": {"EUR": 4.0, "USD": 10.5},
+            "steps": [],
         })
     );
     let row = by_id(&page, news);

@@ -35,8 +35,7 @@ async fn key_expiring(
 
 #[tokio::test]
 async fn missing_malformed_unknown_revoked_and_expired_credentials_are_401() {
-    let h = Harness::new().await;
-    let tenant = h.tenant(Plan::Free).await;
+    let (h, tenant) = Harness::with_tenant(Plan::Free).await;
     let unknown = auth::credential::generate(CredentialKind::Mail).plaintext;
     let memory_key = auth::credential::generate(CredentialKind::MemoryLive).plaintext;
     let cases: Vec<(Option<String>, &str)> = vec![
@@ -177,8 +176,7 @@ async fn keys_are_stored_hashed_and_listed_by_prefix() {
 
 #[tokio::test]
 async fn a_read_key_on_a_write_route_is_403_before_the_body_is_read() {
-    let h = Harness::new().await;
-    let tenant = h.tenant(Plan::Free).await;
+    let (h, tenant) = Harness::with_tenant(Plan::Free).await;
     let res = h
         .api(&tenant.read)
         .request(reqwest::Method::POST, "/api/v1/sites")
@@ -200,8 +198,7 @@ async fn a_read_key_on_a_write_route_is_403_before_the_body_is_read() {
 
 #[tokio::test]
 async fn every_scope_may_read_and_write_and_admin_keys_may_create() {
-    let h = Harness::new().await;
-    let tenant = h.tenant(Plan::Managed).await;
+    let (h, tenant) = Harness::with_tenant(Plan::Managed).await;
     for (key, slug) in [(&tenant.write, "by-write"), (&tenant.admin, "by-admin")] {
         let res = h.create_site(key, slug).await;
         assert_eq!(res.status(), 201, "{slug}");

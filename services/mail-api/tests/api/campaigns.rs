@@ -9,8 +9,7 @@ fn names(page: &Value) -> Vec<String> {
 
 #[tokio::test]
 async fn campaigns_are_created_as_drafts_and_listed_with_filters() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
+    let (h, t) = Harness::with_tenant(Plan::Enterprise).await;
     let shop = h.site(&t.write, "shop").await;
     let blog = h.site(&t.write, "blog").await;
 
@@ -23,21 +22,24 @@ async fn campaigns_are_created_as_drafts_and_listed_with_filters() {
         .await;
     assert_eq!(res.status(), 201);
     assert_rate_limit_headers(&res);
-    let drip = json(res).await;
-    let id = drip["id"].as_str().unwrap();
-    assert_eq!(
-        drip,
-        json!({
-            "id": id,
-            "name": "Welcome",
-            "site_id": shop,
-            "type": "drip",
-            "status": "draft",
-            "trigger_event_name": null,
-            "created_at": drip["created_at"],
-            "updated_at": drip["updated_at"],
-        })
-    );
+    let created = json(res).await;
+    let id = created["id"].as_str().unwrap();
+    let drip = json!({
+        "id": id,
+        "name": "Welcome",
+        "site_id": shop,
+        "type": "drip",
+        "status": "draft",
+        "trigger_event_name": null,
+        "accepts_new_contacts": true,
+        "created_at": created["created_at"],
+        "updated_at": created["updated_at"],
+        "completed_at": null,
+    });
+    let mut detail = drip.clone();
+    detail["steps"] = json!([]);
+    detail["enrollments"] = json!({"active": 0, "completed": 0, "exited": 0});
+    assert_eq!(created, detail);
     let res = h
         .post_json(
             &t.write,
@@ -102,8 +104,7 @@ async fn campaigns_are_created_as_drafts_and_listed_with_filters() {
 
 #[tokio::test]
 async fn campaign_creation_is_validated_and_scoped_to_the_project() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
+    let (h, t) = Harness::with_tenant(Plan::Enterprise).await;
     let site = h.site(&t.write, "shop").await;
     let cases = [
         (json!({"site_id": site}), "name"),

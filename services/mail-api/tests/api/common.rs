@@ -124,6 +124,13 @@ impl Harness {
         key(&mut self.conn().await, project, scope).await
     }
 
+    /// A new harness and a project of `plan` with a read, a write and an admin key.
+    pub async fn with_tenant(plan: Plan) -> (Self, Tenant) {
+        let h = Self::new().await;
+        let tenant = h.tenant(plan).await;
+        (h, tenant)
+    }
+
     /// A project of `plan` with a read, a write and an admin key.
     pub async fn tenant(&self, plan: Plan) -> Tenant {
         let mut conn = self.conn().await;
@@ -255,6 +262,22 @@ impl Harness {
     pub async fn stop(self) {
         self.server.stop().await;
     }
+}
+
+/// The members of a tenant export, in their documented order; the full export adds more after.
+pub const EXPORT_MEMBERS: [&str; 7] = [
+    "project_id",
+    "site_id",
+    "exported_at",
+    "contacts",
+    "email_log",
+    "events",
+    "conversions",
+];
+
+/// The `email` of every item of a page.
+pub fn emails(page: &Value) -> Vec<String> {
+    field_of_each(page, "email")
 }
 
 /// A mail error envelope, as [`expect_error`] found it.

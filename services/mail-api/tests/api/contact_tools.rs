@@ -39,8 +39,7 @@ async fn contact(h: &Harness, key: &str, body: Value) -> String {
 
 #[tokio::test]
 async fn one_contact_is_read_and_patched_by_id_or_address() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Free).await;
+    let (h, t) = Harness::with_tenant(Plan::Free).await;
     let site = h.site(&t.write, "one").await;
     let id = contact(
         &h,
@@ -93,8 +92,7 @@ async fn one_contact_is_read_and_patched_by_id_or_address() {
 
 #[tokio::test]
 async fn the_fixed_contact_paths_are_not_taken_for_ids_and_writes_need_their_scope() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Free).await;
+    let (h, t) = Harness::with_tenant(Plan::Free).await;
     // Each fixed path answers as itself (a missing `site_id` is a 400, not an unknown id).
     for path in ["/api/v1/contacts/schema", "/api/v1/hygiene/audit"] {
         let err = expect_error(h.get_with(&t.read, path).await, 400, "VALIDATION_ERROR").await;
@@ -165,8 +163,7 @@ async fn the_fixed_contact_paths_are_not_taken_for_ids_and_writes_need_their_sco
 
 #[tokio::test]
 async fn bulk_contact_writes_act_over_rest() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Free).await;
+    let (h, t) = Harness::with_tenant(Plan::Free).await;
     let site = h.site(&t.write, "bulk").await;
     let report = ok(h
         .post_json(

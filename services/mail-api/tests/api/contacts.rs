@@ -17,19 +17,9 @@ async fn create(
     req.send().await.unwrap()
 }
 
-fn emails(page: &Value) -> Vec<String> {
-    page["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["email"].as_str().unwrap().to_owned())
-        .collect()
-}
-
 #[tokio::test]
 async fn contacts_are_created_with_attribution_and_a_site() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
+    let (h, t) = Harness::with_tenant(Plan::Enterprise).await;
     let site = h.site(&t.write, "shop").await;
     let welcome = h.campaign(&t, &site, "welcome", None, true).await;
     let res = create(
@@ -143,8 +133,7 @@ async fn contacts_are_created_with_attribution_and_a_site() {
 
 #[tokio::test]
 async fn an_idempotency_key_replays_the_first_answer() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
+    let (h, t) = Harness::with_tenant(Plan::Enterprise).await;
     let body = json!({"email": "once@x.io", "tags": ["a"]});
     let first = create(&h, &t.write, Some("key-1"), &body).await;
     assert_eq!(first.status(), 201);
@@ -238,8 +227,7 @@ async fn an_idempotency_key_replays_the_first_answer() {
 
 #[tokio::test]
 async fn idempotency_records_older_than_24_hours_are_purged_and_newer_ones_kept() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
+    let (h, t) = Harness::with_tenant(Plan::Enterprise).await;
     for (key, email) in [("old", "old@x.io"), ("new", "new@x.io")] {
         let res = create(&h, &t.write, Some(key), &json!({ "email": email })).await;
         assert_eq!(res.status(), 201);
@@ -262,8 +250,7 @@ async fn idempotency_records_older_than_24_hours_are_purged_and_newer_ones_kept(
 
 #[tokio::test]
 async fn contacts_are_listed_by_page_and_filtered() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
+    let (h, t) = Harness::with_tenant(Plan::Enterprise).await;
     let shop = h.site(&t.write, "shop").await;
     let blog = h.site(&t.write, "blog").await;
     let people = [

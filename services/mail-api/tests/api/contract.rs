@@ -46,8 +46,7 @@ async fn the_document_is_served_as_json_without_credential() {
 
 #[tokio::test]
 async fn every_documented_api_route_exists_and_is_gated() {
-    let h = Harness::new().await;
-    let tenant = h.tenant(Plan::Enterprise).await;
+    let (h, tenant) = Harness::with_tenant(Plan::Enterprise).await;
     let doc: Value = serde_json::from_str(&committed()).unwrap();
     assert!(doc["components"]["securitySchemes"]["bearer"].is_object());
     assert!(doc["components"]["schemas"]["MailError"].is_object());
@@ -118,7 +117,7 @@ async fn every_documented_api_route_exists_and_is_gated() {
             }
         }
     }
-    assert_eq!(gated_ops, 69);
+    assert_eq!(gated_ops, 104);
     assert_eq!(public_ops, 4);
     assert_eq!(signed_ops, 6);
     h.stop().await;
@@ -136,6 +135,12 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<mail_api::routes::sites::__path_update>(),
         Handler::of::<mail_api::routes::sites::__path_get_voice>(),
         Handler::of::<mail_api::routes::sites::__path_put_voice>(),
+        Handler::of::<mail_api::routes::send_policy::__path_get_policy>(),
+        Handler::of::<mail_api::routes::send_policy::__path_put_policy>(),
+        Handler::of::<mail_api::routes::send_policy::__path_get_warmup>(),
+        Handler::of::<mail_api::routes::send_policy::__path_put_warmup>(),
+        Handler::of::<mail_api::routes::send_policy::__path_pause>(),
+        Handler::of::<mail_api::routes::send_policy::__path_resume>(),
         Handler::of::<mail_api::routes::identify::__path_identify>(),
         Handler::of::<mail_api::routes::events::__path_track>(),
         Handler::of::<mail_api::routes::events::__path_list>(),
@@ -159,6 +164,35 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<mail_api::routes::hygiene::__path_audit>(),
         Handler::of::<mail_api::routes::campaigns::__path_list>(),
         Handler::of::<mail_api::routes::campaigns::__path_create>(),
+        Handler::of::<mail_api::routes::segments::__path_list>(),
+        Handler::of::<mail_api::routes::segments::__path_create>(),
+        Handler::of::<mail_api::routes::segments::__path_get>(),
+        Handler::of::<mail_api::routes::segments::__path_update>(),
+        Handler::of::<mail_api::routes::segments::__path_delete>(),
+        Handler::of::<mail_api::routes::segments::__path_contacts>(),
+        Handler::of::<mail_api::routes::segments::__path_preview>(),
+        Handler::of::<mail_api::routes::segments::__path_estimate>(),
+        Handler::of::<mail_api::routes::segments::__path_win_back>(),
+        Handler::of::<mail_api::routes::segment_description::__path_create>(),
+        Handler::of::<mail_api::routes::campaigns::__path_launch>(),
+        Handler::of::<mail_api::routes::campaigns::__path_get>(),
+        Handler::of::<mail_api::routes::campaigns::__path_update>(),
+        Handler::of::<mail_api::routes::campaigns::__path_delete>(),
+        Handler::of::<mail_api::routes::campaigns::__path_change_status>(),
+        Handler::of::<mail_api::routes::campaigns::__path_clone>(),
+        Handler::of::<mail_api::routes::campaign_steps::__path_list>(),
+        Handler::of::<mail_api::routes::campaign_steps::__path_add>(),
+        Handler::of::<mail_api::routes::campaign_steps::__path_get>(),
+        Handler::of::<mail_api::routes::campaign_steps::__path_update>(),
+        Handler::of::<mail_api::routes::campaign_steps::__path_delete>(),
+        Handler::of::<mail_api::routes::enrollments::__path_list>(),
+        Handler::of::<mail_api::routes::enrollments::__path_enroll>(),
+        Handler::of::<mail_api::routes::enrollments::__path_get>(),
+        Handler::of::<mail_api::routes::enrollments::__path_unenroll>(),
+        Handler::of::<mail_api::routes::campaign_schedule::__path_calendar>(),
+        Handler::of::<mail_api::routes::campaign_schedule::__path_audience>(),
+        Handler::of::<mail_api::routes::campaign_schedule::__path_schedule>(),
+        Handler::of::<mail_api::routes::generate::__path_generate>(),
         Handler::of::<mail_api::routes::templates::__path_list>(),
         Handler::of::<mail_api::routes::templates::__path_create>(),
         Handler::of::<mail_api::routes::templates::__path_get>(),

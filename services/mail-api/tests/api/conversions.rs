@@ -62,8 +62,7 @@ async fn convert(h: &Harness, key: &str, body: Value) -> reqwest::Response {
 
 #[tokio::test]
 async fn conversions_follow_the_attribution_cascade() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
+    let (h, t) = Harness::with_tenant(Plan::Enterprise).await;
     let site = h.site(&t.write, "shop").await;
     let campaign = h.campaign(&t, &site, "promo", None, false).await;
     let p = t.project;
@@ -231,8 +230,7 @@ async fn conversions_follow_the_attribution_cascade() {
 
 #[tokio::test]
 async fn a_repeated_order_id_is_a_conflict() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
+    let (h, t) = Harness::with_tenant(Plan::Enterprise).await;
     identify(&h, &t.write, "buyer@x.io").await;
     let order =
         json!({"email": "buyer@x.io", "order_id": "A-1", "revenue": 10, "metadata": {"sku": "x"}});
@@ -290,8 +288,7 @@ async fn a_repeated_order_id_is_a_conflict() {
 
 #[tokio::test]
 async fn conversions_need_a_known_contact_and_valid_fields() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
+    let (h, t) = Harness::with_tenant(Plan::Enterprise).await;
     let other = h.tenant(Plan::Enterprise).await;
     identify(&h, &other.write, "theirs@x.io").await;
     for email in ["unknown@x.io", "theirs@x.io"] {
@@ -337,8 +334,7 @@ async fn conversions_need_a_known_contact_and_valid_fields() {
 /// analytics then overflowed summing it (500). Revenues are bounded, so sums of them are too.
 #[tokio::test]
 async fn the_largest_revenues_still_sum_in_the_analytics() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
+    let (h, t) = Harness::with_tenant(Plan::Enterprise).await;
     identify(&h, &t.write, "rich@x.io").await;
     for order in ["big-1", "big-2"] {
         let body = json!({"email": "rich@x.io", "revenue": 1e12, "order_id": order});

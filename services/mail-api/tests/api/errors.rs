@@ -8,8 +8,7 @@ use crate::common::*;
 
 #[tokio::test]
 async fn framework_failures_answer_in_the_mail_envelope() {
-    let h = Harness::new().await;
-    let tenant = h.tenant(Plan::Enterprise).await;
+    let (h, tenant) = Harness::with_tenant(Plan::Enterprise).await;
     let key = &tenant.write;
 
     let malformed = h
@@ -107,8 +106,7 @@ async fn framework_failures_answer_in_the_mail_envelope() {
 
 #[tokio::test]
 async fn bad_paging_parameters_are_400_naming_the_parameter() {
-    let h = Harness::new().await;
-    let tenant = h.tenant(Plan::Enterprise).await;
+    let (h, tenant) = Harness::with_tenant(Plan::Enterprise).await;
     for query in [
         "?limit=abc",
         "?limit=0",

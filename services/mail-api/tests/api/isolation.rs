@@ -45,6 +45,9 @@ const PUBLIC: &[&str] = &[
 /// A word in every project's planted texts, for search parameters.
 const SHARED_WORD: &str = "isolation";
 
+/// The delay of the seeded campaign's second step.
+const CALENDAR_DELAY_MINUTES: i64 = 30;
+
 #[tokio::test]
 async fn projects_see_nothing_of_each_other() {
     let s = Send::new().await;
@@ -131,8 +134,12 @@ struct Owner {
     /// An API key of its own (named by the marker).
     api_key: String,
     template: String,
+    /// A segment of its own (named by the marker, matching its planted contact).
+    segment: String,
     /// The id of its contact of the planted email (the one with events, emails, conversions).
     contact_id: String,
+    /// The first step of its campaign (the planted contact is enrolled in the campaign).
+    step: String,
 }
 
 async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &Planted) -> Owner {
@@ -167,20 +174,59 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
         "properties": {"note": marker}, "tags": [marker], "site_id": site});
     call(Method::POST, "/api/v1/identify", Some(identified)).await;
 
+    // Its second step is due half an hour after the first: the enrollment stays in progress,
+    // in the calendar and the site's schedule.
+    let steps = [
+        json!({"subject": format!("{SHARED_WORD} step {marker}"), "html": format!("<p>{marker}</p>")}),
+        json!({"subject": format!("later {marker}"), "html": format!("<p>{marker}</p>"),
+               "delay_minutes": CALENDAR_DELAY_MINUTES}),
+    ];
     let campaign = json!({"name": format!("{SHARED_WORD} campaign {marker}"), "site_id": site,
-        "type": "triggered", "trigger_event_name": p.event});
-    let campaign = id_of(
-        &call(Method::POST, "/api/v1/campaigns", Some(campaign)).await,
-        "id",
-    );
-    h.set_campaign_status(project, campaign.parse().unwrap(), "active")
+        "type": "triggered", "trigger_event_name": p.event, "steps": steps});
+    let campaign = call(Method::POST, "/api/v1/campaigns", Some(campaign)).await;
+    let step = id_of(&campaign["steps"][0], "id");
+    let campaign = id_of(&campaign, "id");
+    let status = json!({"status": "active"});
+    call(
+        Method::POST,
+        &format!("/api/v1/campaigns/{campaign}/status"),
+        Some(status),
+    )
+    .await;
+    for (path, body) in [
+        (
+            "send-policy",
+            json!({"timezone": "Europe/Berlin", "blackout_dates": ["2000-01-01"]}),
+        ),
+        (
+            "warmup",
+            json!({"daily_limits": [100000], "provider_daily_cap": 1000000}),
+        ),
+    ] {
+        call(
+            Method::PUT,
+            &format!("/api/v1/sites/{site}/{path}"),
+            Some(body),
+        )
         .await;
+    }
     let event = json!({"email": p.contact, "event": p.event, "data": {"note": marker}});
     call(Method::POST, "/api/v1/events", Some(event)).await;
     let template = json!({"name": format!("{SHARED_WORD} template {marker}"), "brief": marker,
         "subject_hint": marker, "tags": [marker]});
     let template = id_of(
         &call(Method::POST, "/api/v1/templates", Some(template)).await,
+        "id",
+    );
+    // The same rules under every project (planted email, event and tag values), and its own.
+    let segment = json!({"name": format!("{SHARED_WORD} segment {marker}"), "description": marker,
+        "rules": {"any": [
+            {"field": "email", "op": "eq", "value": p.contact},
+            {"field": "event", "op": "eq", "value": p.event},
+            {"all": [{"field": "tag", "op": "eq", "value": marker},
+                     {"field": "site_id", "op": "eq", "value": site}]}]}});
+    let segment = id_of(
+        &call(Method::POST, "/api/v1/segments", Some(segment)).await,
         "id",
     );
     let voice = json!({"tone": marker, "audience": marker, "guidelines": marker,
@@ -249,7 +295,9 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
     Owner {
         api_key,
         template,
+        segment,
         contact_id,
+        step,
         label,
         project,
         key,
@@ -303,6 +351,9 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
             "id",
         ) => (victim.site.clone(), None),
         ("/api/v1/templates/{id}", "id") => (victim.template.clone(), None),
+        ("/api/v1/segments/{id}" | "/api/v1/segments/{id}/contacts", "id") => {
+            (victim.segment.clone(), None)
+        }
         ("/api/v1/contacts/{id}/personal-data", "id") => (victim.contact_id.clone(), None),
         (
             "/api/v1/contacts/{id}"
@@ -313,6 +364,14 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
         ("/api/v1/suppressions/{email}", "email") => {
             (victim.suppression.clone(), Some(p.suppression.clone()))
         }
+        (path, "id") if path.starts_with("/api/v1/campaigns/{id}") => {
+            (victim.campaign.clone(), None)
+        }
+        ("/api/v1/campaigns/{id}/enrollments/{contact_id}", "contact_id") => {
+            (victim.contact_id.clone(), None)
+        }
+        ("/api/v1/campaign-steps/{id}", "id") => (victim.step.clone(), None),
+        (path, "id") if path.starts_with("/api/v1/sites/{id}/") => (victim.site.clone(), None),
         _ => panic!("{path}: no value for path parameter `{name}`; map it in the isolation suite"),
     }
 }
@@ -330,6 +389,16 @@ fn query_values(param: &Param, victim: &Owner, p: &Planted) -> Option<Vec<String
         "tag" => vec![victim.marker.clone()],
         // The ZIP of `csv` is compressed: only JSON can be searched for markers.
         "format" => vec!["json".to_owned()],
+        // The calendar's month: the one the seeded second steps are due in.
+        "year" | "month" => {
+            let due = chrono::Utc::now() + chrono::TimeDelta::minutes(CALENDAR_DELAY_MINUTES);
+            let part = if param.name == "year" {
+                chrono::Datelike::year(&due).to_string()
+            } else {
+                chrono::Datelike::month(&due).to_string()
+            };
+            vec![part]
+        }
         _ if param.required => panic!("no value for required query parameter `{}`", param.name),
         _ => return None,
     })
@@ -345,8 +414,18 @@ fn body_for(op: &Operation) -> Option<Value> {
         ("PATCH", "/api/v1/sites/{id}") => json!({"name": "renamed", "from_name": "renamed"}),
         ("PUT", "/api/v1/sites/{id}/brand-voice") => json!({"tone": "overwritten"}),
         ("PATCH", "/api/v1/templates/{id}") => json!({"name": "renamed", "html": "<p>x</p>"}),
+        ("PATCH", "/api/v1/segments/{id}") => json!({"name": "renamed", "description": "",
+            "rules": {"all": [{"field": "tag", "op": "exists", "value": true}]}}),
         ("PATCH", "/api/v1/contacts/{id}") => json!({"properties": {"probe": true}}),
         ("PUT", "/api/v1/hygiene/config") => json!({"inactive_days": 0}),
+        ("PATCH", "/api/v1/campaigns/{id}") => json!({"name": "renamed"}),
+        ("POST", "/api/v1/campaigns/{id}/status") => json!({"status": "paused"}),
+        ("POST", "/api/v1/campaigns/{id}/clone") => json!({"new_name": "copied"}),
+        ("POST", "/api/v1/campaigns/{id}/steps") => json!({"subject": "x", "html": "<p>x</p>"}),
+        ("POST", "/api/v1/campaigns/{id}/enrollments") => json!({"contact_id": Uuid::nil()}),
+        ("PATCH", "/api/v1/campaign-steps/{id}") => json!({"subject": "renamed"}),
+        ("PUT", "/api/v1/sites/{id}/send-policy") => json!({"timezone": "UTC"}),
+        ("PUT", "/api/v1/sites/{id}/warmup") => json!({"daily_limits": [1]}),
         _ => panic!(
             "{} {}: no body; add one to the isolation suite",
             op.method, op.path
@@ -506,9 +585,20 @@ async fn victim_rows(h: &Harness, op: &Operation, victim: &Owner) -> Option<BTre
             .await
             .into_iter()
             .collect(),
-        "/api/v1/templates/{id}" => h
+        "/api/v1/templates/{id}" => own_rows(h, "templates", victim).await,
+        "/api/v1/campaigns/{id}" => own_rows(h, "campaigns", victim).await,
+        "/api/v1/campaign-steps/{id}" => own_rows(h, "campaign_steps", victim).await,
+        "/api/v1/campaigns/{id}/enrollments/{contact_id}" => h
             .query(&format!(
-                "SELECT id::text FROM templates WHERE project_id = '{}'",
+                "SELECT id::text || status FROM enrollments WHERE project_id = '{}'",
+                victim.project
+            ))
+            .await
+            .into_iter()
+            .collect(),
+        "/api/v1/segments/{id}" => h
+            .query(&format!(
+                "SELECT id::text FROM segments WHERE project_id = '{}'",
                 victim.project
             ))
             .await
@@ -524,6 +614,17 @@ async fn victim_rows(h: &Harness, op: &Operation, victim: &Owner) -> Option<BTre
             .collect(),
         path => panic!("DELETE {path}: say how the victim's rows are read in the isolation suite"),
     })
+}
+
+/// The ids of the victim's rows of `table`.
+async fn own_rows(h: &Harness, table: &str, victim: &Owner) -> BTreeSet<String> {
+    h.query(&format!(
+        "SELECT id::text FROM {table} WHERE project_id = '{}'",
+        victim.project
+    ))
+    .await
+    .into_iter()
+    .collect()
 }
 
 fn probe_url(probe: &Probe) -> String {
@@ -550,6 +651,9 @@ async fn still_intact(h: &Harness, owner: &Owner) -> Vec<String> {
         format!("/api/v1/sites/{}", owner.site),
         format!("/api/v1/sites/{}/brand-voice", owner.site),
         format!("/api/v1/templates/{}", owner.template),
+        format!("/api/v1/segments/{}", owner.segment),
+        format!("/api/v1/campaigns/{}", owner.campaign),
+        format!("/api/v1/campaign-steps/{}", owner.step),
     ];
     for path in own {
         let (status, body) = send(h, &owner.key, Method::GET, &path, None).await;

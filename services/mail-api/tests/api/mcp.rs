@@ -64,8 +64,7 @@ fn names(list: &Value) -> BTreeSet<String> {
 
 #[tokio::test]
 async fn the_listed_tools_are_the_registry_with_schemas_using_the_catalog_names() {
-    let h = Harness::new().await;
-    let tenant = h.tenant(Plan::Free).await;
+    let (h, tenant) = Harness::with_tenant(Plan::Free).await;
     let res = h.get_with(&tenant.read, "/api/mcp/tools").await;
     assert_eq!(res.status(), 200);
     assert_rate_limit_headers(&res);
@@ -120,8 +119,7 @@ fn the_catalog_is_the_documents_with_its_stated_group_counts() {
 
 #[tokio::test]
 async fn a_key_limited_to_groups_lists_and_calls_only_their_tools() {
-    let h = Harness::new().await;
-    let tenant = h.tenant(Plan::Free).await;
+    let (h, tenant) = Harness::with_tenant(Plan::Free).await;
     let key = h.limited_key(&tenant.admin, "write", &["contacts"]).await;
     let list = json(h.get_with(&key, "/api/mcp/tools").await).await;
     let listed = names(&list);
@@ -150,8 +148,7 @@ async fn a_key_limited_to_groups_lists_and_calls_only_their_tools() {
 
 #[tokio::test]
 async fn tools_need_their_scope_and_unknown_tools_are_404() {
-    let h = Harness::new().await;
-    let tenant = h.tenant(Plan::Free).await;
+    let (h, tenant) = Harness::with_tenant(Plan::Free).await;
     let site = json!({"name": "n", "slug": "scoped", "from_name": "f"});
     expect_error(
         h.tool(&tenant.read, "create_site", site).await,
@@ -180,8 +177,7 @@ async fn tools_need_their_scope_and_unknown_tools_are_404() {
 
 #[tokio::test]
 async fn sites_contacts_templates_and_suppressions_tools_act_like_their_routes() {
-    let h = Harness::new().await;
-    let tenant = h.tenant(Plan::Free).await;
+    let (h, tenant) = Harness::with_tenant(Plan::Free).await;
     let site = h
         .tool_ok(
             &tenant.write,
@@ -280,8 +276,7 @@ async fn sites_contacts_templates_and_suppressions_tools_act_like_their_routes()
 
 #[tokio::test]
 async fn analytics_org_data_and_delivery_ops_tools_answer_what_their_routes_do() {
-    let h = Harness::new().await;
-    let tenant = h.tenant(Plan::Free).await;
+    let (h, tenant) = Harness::with_tenant(Plan::Free).await;
     let site = h.site(&tenant.write, "stats").await;
     let stats = h
         .tool_ok(
@@ -358,8 +353,7 @@ async fn analytics_org_data_and_delivery_ops_tools_answer_what_their_routes_do()
 
 #[tokio::test]
 async fn a_destructive_tool_acts_only_on_a_second_call_carrying_its_token_once() {
-    let h = Harness::new().await;
-    let tenant = h.tenant(Plan::Free).await;
+    let (h, tenant) = Harness::with_tenant(Plan::Free).await;
     let victim = h.limited_key(&tenant.admin, "read", &["analytics"]).await;
     let keys = json(h.get_with(&tenant.admin, "/api/v1/api-keys").await).await;
     let victim_id = keys["keys"].as_array().unwrap().last().unwrap()["id"].clone();

@@ -96,8 +96,7 @@ fn codes(issues: &Value) -> Vec<&str> {
 
 #[tokio::test]
 async fn site_insights_rank_campaigns_and_subjects_compare_windows_and_warn() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
+    let (h, t) = Harness::with_tenant(Plan::Enterprise).await;
     let site = h.site(&t.write, "insights").await;
     let strong = h.campaign(&t, &site, "Strong", None, false).await;
     let weak = h.campaign(&t, &site, "Weak", None, false).await;
@@ -239,8 +238,7 @@ async fn site_insights_rank_campaigns_and_subjects_compare_windows_and_warn() {
 
 #[tokio::test]
 async fn the_event_log_lists_events_newest_first_filtered_and_paged() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
+    let (h, t) = Harness::with_tenant(Plan::Enterprise).await;
     let site = h.site(&t.write, "events").await;
     let ada = h
         .post_json(
@@ -322,8 +320,7 @@ async fn the_event_log_lists_events_newest_first_filtered_and_paged() {
 
 #[tokio::test]
 async fn reports_portfolio_totals_and_engagement_count_the_projects_mail() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
+    let (h, t) = Harness::with_tenant(Plan::Enterprise).await;
     let other = h.tenant(Plan::Enterprise).await;
     let (shop, blog) = (
         h.site(&t.write, "shop").await,
@@ -491,8 +488,7 @@ async fn reports_portfolio_totals_and_engagement_count_the_projects_mail() {
 
 #[tokio::test]
 async fn validate_template_reports_what_the_send_path_would_do_with_the_html() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Free).await;
+    let (h, t) = Harness::with_tenant(Plan::Free).await;
     let template = json!({
         "html": "<p>Hi {{first_name}} <img src=\"https://example.com/a.png\"> \
                  <a href=\"/offers\">offers</a></div>",
@@ -539,8 +535,7 @@ async fn validate_template_reports_what_the_send_path_would_do_with_the_html() {
 
 #[tokio::test]
 async fn preview_email_renders_as_the_worker_would_and_sends_nothing() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Free).await;
+    let (h, t) = Harness::with_tenant(Plan::Free).await;
     let site = h.site(&t.write, "preview").await;
     let identified = h
         .post_json(
@@ -657,8 +652,7 @@ async fn preview_email_renders_as_the_worker_would_and_sends_nothing() {
 
 #[tokio::test]
 async fn export_data_pages_one_resource_as_the_export_writes_it() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Free).await;
+    let (h, t) = Harness::with_tenant(Plan::Free).await;
     let site = h.site(&t.write, "export").await;
     for email in ["a@example.com", "b@example.com", "c@example.com"] {
         let body = json!({"email": email, "site_id": site});

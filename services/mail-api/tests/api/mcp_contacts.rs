@@ -50,8 +50,7 @@ async fn tick() {
 
 #[tokio::test]
 async fn subscriber_tools_read_and_change_one_contact_as_its_routes_do() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Free).await;
+    let (h, t) = Harness::with_tenant(Plan::Free).await;
     let site = h.site(&t.write, "people").await;
     let other = h.site(&t.write, "others").await;
     let ada = subscriber(
@@ -243,8 +242,7 @@ async fn subscriber_tools_read_and_change_one_contact_as_its_routes_do() {
 
 #[tokio::test]
 async fn import_subscribers_reports_every_row_and_stops_creating_at_the_plan_limit() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Free).await;
+    let (h, t) = Harness::with_tenant(Plan::Free).await;
     let site = h.site(&t.write, "imports").await;
     let old = subscriber(
         &h,
@@ -394,8 +392,7 @@ async fn import_subscribers_reports_every_row_and_stops_creating_at_the_plan_lim
 
 #[tokio::test]
 async fn subscriber_export_and_timeline_hold_a_contacts_events_emails_and_conversions() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Free).await;
+    let (h, t) = Harness::with_tenant(Plan::Free).await;
     let site = h.site(&t.write, "history").await;
     let id = subscriber(
         &h,
@@ -515,8 +512,7 @@ async fn subscriber_export_and_timeline_hold_a_contacts_events_emails_and_conver
 
 #[tokio::test]
 async fn get_contact_schema_counts_the_property_names_and_types_of_a_sites_contacts() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Free).await;
+    let (h, t) = Harness::with_tenant(Plan::Free).await;
     let site = h.site(&t.write, "schema").await;
     let elsewhere = h.site(&t.write, "elsewhere").await;
     for (email, site, properties) in [
@@ -568,8 +564,7 @@ async fn get_contact_schema_counts_the_property_names_and_types_of_a_sites_conta
 #[tokio::test]
 async fn find_duplicates_groups_one_persons_addresses_and_merge_subscribers_joins_them_once_confirmed()
  {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Free).await;
+    let (h, t) = Harness::with_tenant(Plan::Free).await;
     let (site, second) = (
         h.site(&t.write, "first").await,
         h.site(&t.write, "second").await,
@@ -716,8 +711,7 @@ async fn find_duplicates_groups_one_persons_addresses_and_merge_subscribers_join
 
 #[tokio::test]
 async fn identify_inactive_lists_contacts_without_opens_clicks_or_events_within_the_days() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Free).await;
+    let (h, t) = Harness::with_tenant(Plan::Free).await;
     let site = h.site(&t.write, "quiet").await;
     let idle = subscriber(
         &h,
@@ -802,8 +796,7 @@ async fn identify_inactive_lists_contacts_without_opens_clicks_or_events_within_
 
 #[tokio::test]
 async fn list_hygiene_suppresses_and_unsubscribes_what_its_configuration_matches_with_an_audit() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Free).await;
+    let (h, t) = Harness::with_tenant(Plan::Free).await;
     let site = h.site(&t.write, "clean").await;
     let defaults = h.tool_ok(&t.read, "get_hygiene_config", json!({})).await;
     assert_eq!(

@@ -13,8 +13,7 @@ async fn rows_cannot_reference_another_projects_rows() {
 
     use crate::common::*;
 
-    let h = Harness::new().await;
-    let mine = h.tenant(Plan::Enterprise).await;
+    let (h, mine) = Harness::with_tenant(Plan::Enterprise).await;
     let theirs = h.tenant(Plan::Enterprise).await;
     let their_site = h.site(&theirs.write, "theirs").await;
     let their_campaign = h.campaign(&theirs, &their_site, "c", Some("e"), true).await;

@@ -16,8 +16,7 @@ async fn expect_nul_refused(res: Response, field: &str) {
 
 #[tokio::test]
 async fn nul_in_identify_is_400_naming_the_field() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Free).await;
+    let (h, t) = Harness::with_tenant(Plan::Free).await;
     let body = json!({"email": "ada@example.com", "first_name": "A\u{0}da"});
     let res = h.post_json(&t.write, "/api/v1/identify", &body).await;
     expect_nul_refused(res, "first_name").await;
@@ -31,8 +30,7 @@ async fn nul_in_identify_is_400_naming_the_field() {
 
 #[tokio::test]
 async fn nul_in_event_data_is_400_naming_the_field() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Free).await;
+    let (h, t) = Harness::with_tenant(Plan::Free).await;
     let body = json!({
         "email": "ada@example.com",
         "event": "purchase",
@@ -45,8 +43,7 @@ async fn nul_in_event_data_is_400_naming_the_field() {
 
 #[tokio::test]
 async fn nul_in_send_subject_is_400_naming_the_field() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Free).await;
+    let (h, t) = Harness::with_tenant(Plan::Free).await;
     let site = h.site(&t.write, "nul-send").await;
     let body = json!({"to": "a@b.co", "site_id": site, "subject": "Hi\u{0}", "html": "<p>x</p>"});
     let res = h.post_json(&t.write, "/api/v1/send", &body).await;
@@ -56,8 +53,7 @@ async fn nul_in_send_subject_is_400_naming_the_field() {
 
 #[tokio::test]
 async fn nul_in_contacts_routes_is_400_naming_the_field() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Free).await;
+    let (h, t) = Harness::with_tenant(Plan::Free).await;
     let body = json!({"email": "ada@example.com", "last_name": "Love\u{0}lace"});
     let res = h.post_json(&t.write, "/api/v1/contacts", &body).await;
     expect_nul_refused(res, "last_name").await;

@@ -6,8 +6,7 @@ use crate::common::*;
 
 #[tokio::test]
 async fn no_write_creates_a_contact_past_the_plans_limit() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Free).await;
+    let (h, t) = Harness::with_tenant(Plan::Free).await;
     let res = h
         .post_json(&t.write, "/api/v1/identify", &json!({"email": "kept@x.io"}))
         .await;
@@ -106,8 +105,7 @@ async fn no_write_creates_a_contact_past_the_plans_limit() {
 
 #[tokio::test]
 async fn enterprise_has_no_contact_limit() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
+    let (h, t) = Harness::with_tenant(Plan::Enterprise).await;
     assert_eq!(
         h.post_json(&t.write, "/api/v1/identify", &json!({"email": "a@x.io"}))
             .await

@@ -21,8 +21,7 @@ fn query_param<'a>(doc: &'a Value, path: &str, name: &str) -> &'a Value {
 
 #[tokio::test]
 async fn an_empty_cursor_is_the_first_page() {
-    let h = Harness::new().await;
-    let tenant = h.tenant(Plan::Enterprise).await;
+    let (h, tenant) = Harness::with_tenant(Plan::Enterprise).await;
     h.site(&tenant.write, "reading").await;
     let res = h.list_sites(&tenant.read, "?cursor=").await;
     assert_eq!(res.status(), 200);
@@ -42,8 +41,7 @@ async fn an_empty_cursor_is_the_first_page() {
 
 #[tokio::test]
 async fn type_and_limit_errors_name_the_field_path() {
-    let h = Harness::new().await;
-    let tenant = h.tenant(Plan::Enterprise).await;
+    let (h, tenant) = Harness::with_tenant(Plan::Enterprise).await;
     let cases = [
         (
             "/api/v1/identify",
@@ -86,7 +84,7 @@ async fn type_and_limit_errors_name_the_field_path() {
         (
             "/api/v1/emails?status=lost",
             "status",
-            "status: must be one of: accepted, queued, sent, delivered, opened, clicked, bounced, complained, failed, suppressed",
+            "status: must be one of: accepted, queued, sent, delivered, opened, clicked, bounced, complained, failed, suppressed, cancelled",
         ),
         (
             "/api/v1/emails?limit=x",
@@ -168,7 +166,7 @@ fn the_document_states_the_rules_the_server_enforces() {
         assert_eq!(key["schema"]["maxLength"], 255, "{path}");
     }
     let status = query_param(&doc, "/api/v1/emails", "status");
-    assert_eq!(status["schema"]["enum"].as_array().unwrap().len(), 10);
+    assert_eq!(status["schema"]["enum"].as_array().unwrap().len(), 11);
     let cursor = query_param(&doc, "/api/v1/sites", "cursor");
     assert!(
         cursor["schema"]["description"]
@@ -192,8 +190,7 @@ fn the_document_states_the_rules_the_server_enforces() {
 
 #[tokio::test]
 async fn a_campaigns_type_decides_its_trigger_event_name_as_documented() {
-    let h = Harness::new().await;
-    let tenant = h.tenant(Plan::Enterprise).await;
+    let (h, tenant) = Harness::with_tenant(Plan::Enterprise).await;
     let site = h.site(&tenant.write, "types").await;
     let variants =
         document()["components"]["schemas"]["CreateCampaign"]["allOf"][1]["oneOf"].clone();

@@ -21,16 +21,16 @@ use test_support::Call;
 use crate::common::*;
 
 /// The deployment's webhook secret of these servers.
-const WEBHOOK_SECRET: &str = "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD";
+pub(crate) const WEBHOOK_SECRET: &str = "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD";
 
 /// A server, its broker, an SMTP sink as the default provider and (when started) a worker.
 pub(crate) struct Send {
     pub(crate) h: Harness,
     broker: Broker,
-    sink: SmtpSink,
+    pub(crate) sink: SmtpSink,
     worker: Option<ShutdownToken>,
-    tracker: Tracker,
-    resend: ResendStub,
+    pub(crate) tracker: Tracker,
+    pub(crate) resend: ResendStub,
 }
 
 impl Send {
@@ -38,7 +38,7 @@ impl Send {
         Self::with(|_| {}).await
     }
 
-    async fn with(adjust: impl FnOnce(&mut mail_api::Settings)) -> Self {
+    pub(crate) async fn with(adjust: impl FnOnce(&mut mail_api::Settings)) -> Self {
         let h = Harness::with(|url| {
             let mut s = settings(url);
             s.sending.reply_wait_ms = 5_000;
@@ -63,7 +63,7 @@ impl Send {
         send
     }
 
-    fn prefix(&self) -> &str {
+    pub(crate) fn prefix(&self) -> &str {
         &self.h.settings.common.broker.queue_prefix
     }
 
@@ -174,7 +174,7 @@ impl Send {
     }
 
     /// Posts `body` to `path` signed now with `secret` as `webhook_id`.
-    async fn webhook(
+    pub(crate) async fn webhook(
         &self,
         path: &str,
         secret: &str,
@@ -191,7 +191,7 @@ impl Send {
     }
 
     /// The one-click unsubscribe (RFC 8058) of an unsubscribe link's `path`.
-    async fn unsubscribe_one_click(&self, path: &str) -> reqwest::Response {
+    pub(crate) async fn unsubscribe_one_click(&self, path: &str) -> reqwest::Response {
         self.h
             .anonymous()
             .not_following_redirects()

@@ -1,16 +1,7 @@
 use rate_limit::policy::Plan;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::common::*;
-
-fn emails(page: &Value) -> Vec<String> {
-    page["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["email"].as_str().unwrap().to_owned())
-        .collect()
-}
 
 async fn delete(h: &Harness, key: &str, email: &str) -> reqwest::Response {
     h.http
@@ -23,8 +14,7 @@ async fn delete(h: &Harness, key: &str, email: &str) -> reqwest::Response {
 
 #[tokio::test]
 async fn suppressions_are_added_listed_and_removed() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
+    let (h, t) = Harness::with_tenant(Plan::Enterprise).await;
     let res = h
         .post_json(
             &t.write,

@@ -9,8 +9,7 @@ fn names(page: &Value) -> Vec<String> {
 
 #[tokio::test]
 async fn templates_are_created_listed_and_filtered() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
+    let (h, t) = Harness::with_tenant(Plan::Enterprise).await;
     let res = h
         .post_json(
             &t.write,
@@ -91,8 +90,7 @@ async fn templates_are_created_listed_and_filtered() {
 
 #[tokio::test]
 async fn template_fields_are_validated() {
-    let h = Harness::new().await;
-    let t = h.tenant(Plan::Enterprise).await;
+    let (h, t) = Harness::with_tenant(Plan::Enterprise).await;
     let cases = [
         (json!({"brief": "b"}), "name"),
         (json!({"name": "n"}), "brief"),

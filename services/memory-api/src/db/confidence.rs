@@ -8,7 +8,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::owner::Owner;
+use super::view::{View, visible};
 
 #[derive(Debug, QueryableByName)]
 pub struct Memory {
@@ -28,18 +28,21 @@ pub struct Memory {
     pub written_at: DateTime<Utc>,
 }
 
-/// Up to `limit` memories, newest first (by id), older than `before` when given.
+/// Up to `limit` memories, newest first (by id), older than `before` when given: the
+/// decisions the view sees and every product's current state.
 pub async fn page(
     conn: &mut AsyncPgConnection,
-    owner: Owner<'_>,
+    view: View<'_>,
     before: Option<Uuid>,
     limit: i64,
 ) -> QueryResult<Vec<Memory>> {
-    diesel::sql_query(
+    let owner = view.owner;
+    diesel::sql_query(format!(
         "(SELECT id, 'decision' AS kind, decision AS text, reasoning, NULL::jsonb AS state, \
                  decided_at AS written_at \
           FROM decisions \
           WHERE user_id = $1 AND environment = $2 AND ($3::uuid IS NULL OR id < $3) \
+            AND {} \
           ORDER BY id DESC LIMIT $4) \
          UNION ALL \
          (SELECT s.id, 'product_state', p.name, NULL, s.state, s.created_at \
@@ -50,11 +53,13 @@ pub async fn page(
           ) s ON true \
           WHERE p.user_id = $1 AND p.environment = $2 AND ($3::uuid IS NULL OR s.id < $3)) \
          ORDER BY id DESC LIMIT $4",
-    )
+        visible("workspace_id", 5)
+    ))
     .bind::<SqlUuid, _>(owner.user_id)
     .bind::<Text, _>(owner.environment)
     .bind::<Nullable<SqlUuid>, _>(before)
     .bind::<BigInt, _>(limit)
+    .bind::<Nullable<SqlUuid>, _>(view.workspace)
     .load(conn)
     .await
 }

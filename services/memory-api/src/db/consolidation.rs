@@ -11,6 +11,7 @@ use uuid::Uuid;
 
 use super::owner::Owner;
 use super::schema::{consolidation_candidates as c, consolidation_runs as r};
+use super::view::{View, visible};
 
 /// A decision or free-form entry, as a run reads it.
 #[derive(Debug, Clone, QueryableByName)]
@@ -32,32 +33,35 @@ pub struct Memory {
     pub at: DateTime<Utc>,
 }
 
-/// Up to `limit` of the owner's decisions and entries, newest first, after `after` (the
+/// Up to `limit` of the decisions and entries the view sees, newest first, after `after` (the
 /// time and id of the last one read).
 pub async fn newest(
     conn: &mut AsyncPgConnection,
-    owner: Owner<'_>,
+    view: View<'_>,
     after: Option<(DateTime<Utc>, Uuid)>,
     limit: i64,
 ) -> QueryResult<Vec<Memory>> {
-    diesel::sql_query(
+    let owner = view.owner;
+    let visible = visible("workspace_id", 6);
+    diesel::sql_query(format!(
         "SELECT kind, id, body, text, product_name, at FROM ( \
              SELECT 'decision' AS kind, id, \
                     decision || coalesce(E'\\n' || reasoning, '') AS body, decision AS text, \
                     product_name, decided_at AS at \
-             FROM decisions WHERE user_id = $1 AND environment = $2 \
+             FROM decisions WHERE user_id = $1 AND environment = $2 AND {visible} \
              UNION ALL \
              SELECT 'corpus', id, content, content, NULL, created_at \
-             FROM free_form_entries WHERE user_id = $1 AND environment = $2 \
+             FROM free_form_entries WHERE user_id = $1 AND environment = $2 AND {visible} \
          ) m \
          WHERE $3::timestamptz IS NULL OR (at, id) < ($3, $4) \
          ORDER BY at DESC, id DESC LIMIT $5",
-    )
+    ))
     .bind::<SqlUuid, _>(owner.user_id)
     .bind::<Text, _>(owner.environment)
     .bind::<Nullable<Timestamptz>, _>(after.map(|a| a.0))
     .bind::<Nullable<SqlUuid>, _>(after.map(|a| a.1))
     .bind::<BigInt, _>(limit)
+    .bind::<Nullable<SqlUuid>, _>(view.workspace)
     .load(conn)
     .await
 }

@@ -237,3 +237,12 @@ pub async fn list_keys(conn: &mut AsyncPgConnection, user_id: Uuid) -> QueryResu
         .load(conn)
         .await
 }
+
+pub async fn find_key(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<Option<ApiKey>> {
+    api_keys::table
+        .find(id)
+        .select(ApiKey::as_select())
+        .first(conn)
+        .await
+        .optional()
+}

@@ -6,8 +6,10 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
 use super::embeddings::{self, DECISIONS};
+use super::feed::{self, NewFeedItem};
 use super::owner::Owner;
-use super::schema::{decisions, feed_items, products};
+use super::schema::{decisions, products};
+use super::view::View;
 
 #[derive(Debug, Clone, Queryable, Selectable, QueryableByName)]
 #[diesel(table_name = decisions)]
@@ -51,12 +53,13 @@ pub async fn unknown_products(
         .collect())
 }
 
-/// Records a decision and its feed item in one transaction.
+/// Records a decision and its feed item in one transaction, in the view's workspace.
 pub async fn insert(
     conn: &mut AsyncPgConnection,
-    owner: Owner<'_>,
+    view: View<'_>,
     new: NewDecision<'_>,
 ) -> QueryResult<Decision> {
+    let owner = view.owner;
     conn.transaction(async |conn| {
         let decision = diesel::insert_into(decisions::table)
             .values((
@@ -68,6 +71,7 @@ pub async fn insert(
                 decisions::product_name.eq(new.product_name),
                 decisions::affects_products.eq(new.affects_products),
                 decisions::tags.eq(&new.tags),
+                decisions::workspace_id.eq(view.workspace),
             ))
             .returning(Decision::as_returning())
             .get_result(conn)
@@ -76,34 +80,39 @@ pub async fn insert(
             embeddings::set_embedding(conn, &DECISIONS, owner, decision.id, vector).await?;
         }
         let summary: String = new.decision.chars().take(280).collect();
-        diesel::insert_into(feed_items::table)
-            .values((
-                feed_items::id.eq(Uuid::now_v7()),
-                feed_items::user_id.eq(owner.user_id),
-                feed_items::environment.eq(owner.environment),
-                feed_items::kind.eq("decision"),
-                feed_items::product_name.eq(new.product_name),
-                feed_items::summary.eq(summary),
-                feed_items::severity.eq("info"),
-            ))
-            .execute(conn)
-            .await?;
+        feed::add(
+            conn,
+            owner,
+            NewFeedItem {
+                kind: "decision",
+                product_name: Some(new.product_name),
+                summary: &summary,
+                severity: "info",
+                workspace_id: view.workspace,
+            },
+        )
+        .await?;
         Ok(decision)
     })
     .await
 }
 
-/// Deletes an owned decision; `false` when the owner has no such decision.
-pub async fn delete(conn: &mut AsyncPgConnection, owner: Owner<'_>, id: Uuid) -> QueryResult<bool> {
-    let deleted = diesel::delete(
-        decisions::table
-            .filter(decisions::id.eq(id))
-            .filter(decisions::user_id.eq(owner.user_id))
-            .filter(decisions::environment.eq(owner.environment)),
-    )
-    .execute(conn)
-    .await?;
-    Ok(deleted == 1)
+/// Deletes a decision the view sees; `false` when it sees no such decision.
+pub async fn delete(conn: &mut AsyncPgConnection, view: View<'_>, id: Uuid) -> QueryResult<bool> {
+    let owner = view.owner;
+    let mut target = diesel::delete(decisions::table)
+        .filter(decisions::id.eq(id))
+        .filter(decisions::user_id.eq(owner.user_id))
+        .filter(decisions::environment.eq(owner.environment))
+        .into_boxed();
+    if let Some(workspace) = view.workspace {
+        target = target.filter(
+            decisions::workspace_id
+                .is_null()
+                .or(decisions::workspace_id.eq(workspace)),
+        );
+    }
+    Ok(target.execute(conn).await? == 1)
 }
 
 /// The text a decision is embedded from (as [`DECISIONS`] writes it in SQL).

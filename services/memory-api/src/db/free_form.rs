@@ -9,6 +9,7 @@ use uuid::Uuid;
 use super::embeddings::{self, FREE_FORM};
 use super::owner::Owner;
 use super::schema::free_form_entries as f;
+use super::view::View;
 
 #[derive(Debug, Clone, Queryable, Selectable, QueryableByName)]
 #[diesel(table_name = f)]
@@ -31,12 +32,13 @@ pub struct NewEntry<'a> {
     pub created_at: DateTime<Utc>,
 }
 
-/// Inserts entries (one statement per 500), without embeddings.
+/// Inserts entries (one statement per 500) in the view's workspace, without embeddings.
 pub async fn insert_many(
     conn: &mut AsyncPgConnection,
-    owner: Owner<'_>,
+    view: View<'_>,
     entries: &[NewEntry<'_>],
 ) -> QueryResult<()> {
+    let owner = view.owner;
     for chunk in entries.chunks(500) {
         let rows: Vec<_> = chunk
             .iter()
@@ -50,6 +52,7 @@ pub async fn insert_many(
                     f::source.eq(e.source),
                     f::metadata.eq(&e.metadata),
                     f::created_at.eq(e.created_at),
+                    f::workspace_id.eq(view.workspace),
                 )
             })
             .collect();
@@ -64,12 +67,13 @@ pub async fn insert_many(
 /// Inserts one entry with its embedding (a pgvector literal), in one transaction.
 pub async fn insert(
     conn: &mut AsyncPgConnection,
-    owner: Owner<'_>,
+    view: View<'_>,
     entry: NewEntry<'_>,
     embedding: Option<&str>,
 ) -> QueryResult<Entry> {
+    let owner = view.owner;
     conn.transaction(async |conn| {
-        insert_many(conn, owner, std::slice::from_ref(&entry)).await?;
+        insert_many(conn, view, std::slice::from_ref(&entry)).await?;
         if let Some(vector) = embedding {
             embeddings::set_embedding(conn, &FREE_FORM, owner, entry.id, vector).await?;
         }
@@ -82,32 +86,42 @@ pub async fn insert(
     .await
 }
 
-/// Deletes an owned entry; `false` when the owner has no such entry.
-pub async fn delete(conn: &mut AsyncPgConnection, owner: Owner<'_>, id: Uuid) -> QueryResult<bool> {
-    let deleted = diesel::delete(f::table.find((owner.user_id, owner.environment, id)))
-        .execute(conn)
-        .await?;
-    Ok(deleted == 1)
+/// Deletes an entry the view sees; `false` when it sees no such entry.
+pub async fn delete(conn: &mut AsyncPgConnection, view: View<'_>, id: Uuid) -> QueryResult<bool> {
+    let owner = view.owner;
+    let mut target = diesel::delete(f::table)
+        .filter(f::user_id.eq(owner.user_id))
+        .filter(f::environment.eq(owner.environment))
+        .filter(f::id.eq(id))
+        .into_boxed();
+    if let Some(workspace) = view.workspace {
+        target = target.filter(f::workspace_id.is_null().or(f::workspace_id.eq(workspace)));
+    }
+    Ok(target.execute(conn).await? == 1)
 }
 
-/// Deletes every entry of the owner; returns how many.
-pub async fn delete_all(conn: &mut AsyncPgConnection, owner: Owner<'_>) -> QueryResult<usize> {
-    diesel::delete(
-        f::table
-            .filter(f::user_id.eq(owner.user_id))
-            .filter(f::environment.eq(owner.environment)),
-    )
-    .execute(conn)
-    .await
+/// Deletes the entries recorded in the view's workspace (every entry of the owner when the
+/// view is the whole account); returns how many.
+pub async fn delete_all(conn: &mut AsyncPgConnection, view: View<'_>) -> QueryResult<usize> {
+    let owner = view.owner;
+    let mut target = diesel::delete(f::table)
+        .filter(f::user_id.eq(owner.user_id))
+        .filter(f::environment.eq(owner.environment))
+        .into_boxed();
+    if let Some(workspace) = view.workspace {
+        target = target.filter(f::workspace_id.eq(workspace));
+    }
+    target.execute(conn).await
 }
 
-/// Up to `limit` entries after `after`, in id (creation) order.
+/// Up to `limit` entries the view sees after `after`, in id (creation) order.
 pub async fn page(
     conn: &mut AsyncPgConnection,
-    owner: Owner<'_>,
+    view: View<'_>,
     after: Option<Uuid>,
     limit: i64,
 ) -> QueryResult<Vec<Entry>> {
+    let owner = view.owner;
     let mut query = f::table
         .filter(f::user_id.eq(owner.user_id))
         .filter(f::environment.eq(owner.environment))
@@ -118,22 +132,26 @@ pub async fn page(
     if let Some(after) = after {
         query = query.filter(f::id.gt(after));
     }
+    if let Some(workspace) = view.workspace {
+        query = query.filter(f::workspace_id.is_null().or(f::workspace_id.eq(workspace)));
+    }
     query.load(conn).await
 }
 
-/// Ids and contents after `after` in id order (the merge import's clash check).
+/// Ids, contents and workspaces of every entry of the owner after `after` in id order (the
+/// import's clash check).
 pub async fn texts_page(
     conn: &mut AsyncPgConnection,
     owner: Owner<'_>,
     after: Option<Uuid>,
     limit: i64,
-) -> QueryResult<Vec<(Uuid, String)>> {
+) -> QueryResult<Vec<(Uuid, String, Option<Uuid>)>> {
     let mut query = f::table
         .filter(f::user_id.eq(owner.user_id))
         .filter(f::environment.eq(owner.environment))
         .order(f::id)
         .limit(limit)
-        .select((f::id, f::content))
+        .select((f::id, f::content, f::workspace_id))
         .into_boxed();
     if let Some(after) = after {
         query = query.filter(f::id.gt(after));

@@ -10,14 +10,16 @@ use uuid::Uuid;
 use super::decisions::Decision;
 use super::owner::Owner;
 use super::schema::{decisions, mif_imports as m, products};
+use super::view::View;
 
-/// Up to `limit` decisions after `after`, in id (creation) order.
+/// Up to `limit` decisions the view sees after `after`, in id (creation) order.
 pub async fn decisions_page(
     conn: &mut AsyncPgConnection,
-    owner: Owner<'_>,
+    view: View<'_>,
     after: Option<Uuid>,
     limit: i64,
 ) -> QueryResult<Vec<Decision>> {
+    let owner = view.owner;
     let mut query = decisions::table
         .filter(decisions::user_id.eq(owner.user_id))
         .filter(decisions::environment.eq(owner.environment))
@@ -28,22 +30,30 @@ pub async fn decisions_page(
     if let Some(after) = after {
         query = query.filter(decisions::id.gt(after));
     }
+    if let Some(workspace) = view.workspace {
+        query = query.filter(
+            decisions::workspace_id
+                .is_null()
+                .or(decisions::workspace_id.eq(workspace)),
+        );
+    }
     query.load(conn).await
 }
 
-/// Ids and decision texts after `after` in id order (the merge import's clash check).
+/// Ids, decision texts and workspaces of every decision of the owner after `after` in id
+/// order (the import's clash check).
 pub async fn decision_texts_page(
     conn: &mut AsyncPgConnection,
     owner: Owner<'_>,
     after: Option<Uuid>,
     limit: i64,
-) -> QueryResult<Vec<(Uuid, String)>> {
+) -> QueryResult<Vec<(Uuid, String, Option<Uuid>)>> {
     let mut query = decisions::table
         .filter(decisions::user_id.eq(owner.user_id))
         .filter(decisions::environment.eq(owner.environment))
         .order(decisions::id)
         .limit(limit)
-        .select((decisions::id, decisions::decision))
+        .select((decisions::id, decisions::decision, decisions::workspace_id))
         .into_boxed();
     if let Some(after) = after {
         query = query.filter(decisions::id.gt(after));

@@ -11,6 +11,12 @@
 //! - `append`: every entry and decision is added as a new item (new id, time kept); kernel
 //!   keys are added only where absent (each kept key is a line in `conflicts`).
 //!
+//! Entries and decisions go into the [`View`]'s workspace (account-wide without one). The
+//! text clash check of `merge` looks at what the view sees; ids are unique per owner, so an id
+//! held anywhere in the account clashes. In a workspace, `replace` replaces the workspace's
+//! own entries and decisions only, and skips (as a clash) a kept id held outside it. The
+//! kernel is the account's.
+//!
 //! Products named by the document (`metadata.products`, and every decision's `product_name`
 //! and `affects_products`) that the owner lacks are created; existing products are left as
 //! they are. Imported items are stored unembedded; the background pass embeds them.
@@ -32,6 +38,7 @@ use super::mif::{decision_texts_page, product_records};
 use super::owner::Owner;
 use super::products::{self as db_products, NewProduct};
 use super::schema::decisions;
+use super::view::View;
 use crate::domain::kernel::{self, TOKEN_BUDGET};
 use crate::domain::mif::{self, Document, Invalid};
 use crate::domain::{merge_patch, signing, tags, text};
@@ -88,15 +95,16 @@ fn text_key(s: &str) -> TextKey {
     key
 }
 
-/// Applies `doc` (found at `root`, e.g. `mif`) to the owner's memory.
+/// Applies `doc` (found at `root`, e.g. `mif`) to the memory the view sees.
 pub async fn apply(
     conn: &mut AsyncPgConnection,
-    owner: Owner<'_>,
+    view: View<'_>,
     doc: &Document,
     strategy: Strategy,
     kek: &Kek,
     root: &str,
 ) -> Result<Outcome, ImportError> {
+    let owner = view.owner;
     // One import at a time per owner: two concurrent `replace`s would otherwise both delete,
     // then both insert the same ids.
     diesel::sql_query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
@@ -107,25 +115,26 @@ pub async fn apply(
         .execute(conn)
         .await?;
     let mut out = Outcome::default();
-    let corpus = corpus_plan(conn, owner, doc, strategy, root, &mut out).await?;
-    let decisions = decisions_plan(conn, owner, doc, strategy, root, &mut out).await?;
+    let corpus = corpus_plan(conn, view, doc, strategy, root, &mut out).await?;
+    let decisions = decisions_plan(conn, view, doc, strategy, root, &mut out).await?;
     let products = missing_products(conn, owner, doc, &decisions).await?;
     insert_products(conn, owner, &products, kek).await?;
     out.products_created = products.iter().map(|p| p.0.to_owned()).collect();
     if strategy == Strategy::Replace && doc.has_corpus {
-        free_form::delete_all(conn, owner).await?;
+        free_form::delete_all(conn, view).await?;
     }
     if strategy == Strategy::Replace && doc.has_decisions {
-        diesel::delete(
-            decisions::table
-                .filter(decisions::user_id.eq(owner.user_id))
-                .filter(decisions::environment.eq(owner.environment)),
-        )
-        .execute(conn)
-        .await?;
+        let mut target = diesel::delete(decisions::table)
+            .filter(decisions::user_id.eq(owner.user_id))
+            .filter(decisions::environment.eq(owner.environment))
+            .into_boxed();
+        if let Some(workspace) = view.workspace {
+            target = target.filter(decisions::workspace_id.eq(workspace));
+        }
+        target.execute(conn).await?;
     }
-    free_form::insert_many(conn, owner, &corpus).await?;
-    insert_decisions(conn, owner, &decisions).await?;
+    free_form::insert_many(conn, view, &corpus).await?;
+    insert_decisions(conn, view, &decisions).await?;
     out.corpus_imported = corpus.len();
     out.decisions_imported = decisions.len();
     // Last: the merged kernel's budget is the likeliest late refusal, and everything above
@@ -141,14 +150,15 @@ pub async fn apply(
 /// read-only transaction for one consistent snapshot.
 pub async fn preview(
     conn: &mut AsyncPgConnection,
-    owner: Owner<'_>,
+    view: View<'_>,
     doc: &Document,
     strategy: Strategy,
     root: &str,
 ) -> Result<Outcome, ImportError> {
+    let owner = view.owner;
     let mut out = Outcome::default();
-    let corpus = corpus_plan(conn, owner, doc, strategy, root, &mut out).await?;
-    let decisions = decisions_plan(conn, owner, doc, strategy, root, &mut out).await?;
+    let corpus = corpus_plan(conn, view, doc, strategy, root, &mut out).await?;
+    let decisions = decisions_plan(conn, view, doc, strategy, root, &mut out).await?;
     let products = missing_products(conn, owner, doc, &decisions).await?;
     out.products_created = products.iter().map(|p| p.0.to_owned()).collect();
     out.corpus_imported = corpus.len();
@@ -251,6 +261,8 @@ async fn write_kernel(
 struct Seen {
     ids: HashSet<Uuid>,
     texts: HashMap<TextKey, String>,
+    /// How a held id is described (`already exists`, or `exists outside this workspace`).
+    held: &'static str,
 }
 
 impl Seen {
@@ -260,7 +272,8 @@ impl Seen {
             && self.ids.contains(&id)
         {
             return Some(format!(
-                "{path}: {what} with id {id} already exists; skipped"
+                "{path}: {what} with id {id} {}; skipped",
+                self.held
             ));
         }
         self.texts
@@ -274,32 +287,54 @@ impl Seen {
     }
 }
 
+/// What an import into `view` clashes with: for `merge`, every id of the account and the texts
+/// the view sees; for `replace` in a workspace, the ids held outside it (the workspace's own
+/// are replaced); nothing otherwise.
 async fn seen(
     conn: &mut AsyncPgConnection,
-    owner: Owner<'_>,
+    view: View<'_>,
     corpus: bool,
+    strategy: Strategy,
 ) -> Result<Seen, ImportError> {
     let mut seen = Seen {
         ids: HashSet::new(),
         texts: HashMap::new(),
+        held: "already exists",
+    };
+    let replaced = match (strategy, view.workspace) {
+        (Strategy::Merge, _) => None,
+        (Strategy::Replace, Some(workspace)) => Some(workspace),
+        _ => return Ok(seen),
+    };
+    if replaced.is_some() {
+        seen.held = "exists outside this workspace";
+    }
+    let what = if corpus {
+        "existing entry"
+    } else {
+        "existing decision"
     };
     let mut after = None;
     loop {
         let rows = if corpus {
-            free_form::texts_page(conn, owner, after, PAGE).await?
+            free_form::texts_page(conn, view.owner, after, PAGE).await?
         } else {
-            decision_texts_page(conn, owner, after, PAGE).await?
+            decision_texts_page(conn, view.owner, after, PAGE).await?
         };
         let Some(last) = rows.last().map(|r| r.0) else {
             break;
         };
-        let what = if corpus {
-            "existing entry"
-        } else {
-            "existing decision"
-        };
-        for (id, text) in &rows {
-            seen.add(*id, text, format!("{what} {id}"));
+        for (id, text, workspace) in &rows {
+            match replaced {
+                Some(replaced) if *workspace == Some(replaced) => {}
+                Some(_) => {
+                    seen.ids.insert(*id);
+                }
+                None if view.sees(*workspace) => seen.add(*id, text, format!("{what} {id}")),
+                None => {
+                    seen.ids.insert(*id);
+                }
+            }
         }
         if (rows.len() as i64) < PAGE {
             break;
@@ -311,7 +346,7 @@ async fn seen(
 
 async fn corpus_plan<'d>(
     conn: &mut AsyncPgConnection,
-    owner: Owner<'_>,
+    view: View<'_>,
     doc: &'d Document,
     strategy: Strategy,
     root: &str,
@@ -327,18 +362,13 @@ async fn corpus_plan<'d>(
         created_at: e.created_at.unwrap_or(now),
     };
     Ok(match strategy {
-        Strategy::Replace => doc
-            .user_corpus
-            .iter()
-            .map(|e| new(e.id.unwrap_or_else(Uuid::now_v7), e))
-            .collect(),
         Strategy::Append => doc
             .user_corpus
             .iter()
             .map(|e| new(Uuid::now_v7(), e))
             .collect(),
-        Strategy::Merge => {
-            let mut seen = seen(conn, owner, true).await?;
+        Strategy::Replace | Strategy::Merge => {
+            let mut seen = seen(conn, view, true, strategy).await?;
             let mut planned = Vec::new();
             for (i, e) in doc.user_corpus.iter().enumerate() {
                 let path = format!("{root}.user_corpus[{i}]");
@@ -347,7 +377,9 @@ async fn corpus_plan<'d>(
                     continue;
                 }
                 let id = e.id.unwrap_or_else(Uuid::now_v7);
-                seen.add(id, &e.content, path);
+                if strategy == Strategy::Merge {
+                    seen.add(id, &e.content, path);
+                }
                 planned.push(new(id, e));
             }
             planned
@@ -364,7 +396,7 @@ struct NewDecision<'d> {
 
 async fn decisions_plan<'d>(
     conn: &mut AsyncPgConnection,
-    owner: Owner<'_>,
+    view: View<'_>,
     doc: &'d Document,
     strategy: Strategy,
     root: &str,
@@ -383,18 +415,13 @@ async fn decisions_plan<'d>(
         }
     };
     Ok(match strategy {
-        Strategy::Replace => doc
-            .decisions
-            .iter()
-            .map(|d| new(d.id.unwrap_or_else(Uuid::now_v7), d))
-            .collect(),
         Strategy::Append => doc
             .decisions
             .iter()
             .map(|d| new(Uuid::now_v7(), d))
             .collect(),
-        Strategy::Merge => {
-            let mut seen = seen(conn, owner, false).await?;
+        Strategy::Replace | Strategy::Merge => {
+            let mut seen = seen(conn, view, false, strategy).await?;
             let mut planned = Vec::new();
             for (i, d) in doc.decisions.iter().enumerate() {
                 let path = format!("{root}.decisions[{i}]");
@@ -403,7 +430,9 @@ async fn decisions_plan<'d>(
                     continue;
                 }
                 let id = d.id.unwrap_or_else(Uuid::now_v7);
-                seen.add(id, &d.decision, path);
+                if strategy == Strategy::Merge {
+                    seen.add(id, &d.decision, path);
+                }
                 planned.push(new(id, d));
             }
             planned
@@ -469,9 +498,10 @@ async fn insert_products(
 
 async fn insert_decisions(
     conn: &mut AsyncPgConnection,
-    owner: Owner<'_>,
+    view: View<'_>,
     planned: &[NewDecision<'_>],
 ) -> Result<(), ImportError> {
+    let owner = view.owner;
     let now = Utc::now();
     for chunk in planned.chunks(500) {
         let rows: Vec<_> = chunk
@@ -487,6 +517,7 @@ async fn insert_decisions(
                     decisions::affects_products.eq(&d.source.affects_products),
                     decisions::tags.eq(&d.tags),
                     decisions::decided_at.eq(d.source.decided_at.unwrap_or(now)),
+                    decisions::workspace_id.eq(view.workspace),
                 )
             })
             .collect();

@@ -1,5 +1,8 @@
 //! The memory database: schema and queries, one module per table group.
 
+pub mod agents;
+pub mod bridge;
+pub mod byok;
 pub mod confidence;
 pub mod consolidation;
 pub mod credentials;
@@ -9,6 +12,8 @@ pub mod embeddings;
 pub mod events;
 pub mod feed;
 pub mod free_form;
+pub mod inbox_drafts;
+pub mod intake;
 pub mod kernels;
 pub mod mif;
 pub mod mif_import;
@@ -19,6 +24,9 @@ pub mod schema;
 pub mod search;
 pub mod signals;
 pub mod users;
+pub mod view;
+pub mod workspace_sync;
+pub mod workspaces;
 
 use auth::Environment;
 

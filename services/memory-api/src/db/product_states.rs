@@ -7,8 +7,9 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
+use super::feed::{self, NewFeedItem};
 use super::owner::Owner;
-use super::schema::{feed_items, product_states, products};
+use super::schema::{product_states, products};
 
 #[derive(Debug, Clone, Queryable, Selectable)]
 #[diesel(table_name = product_states)]
@@ -108,18 +109,19 @@ pub async fn change<E: Send + 'static>(
             .returning(StateVersion::as_returning())
             .get_result(conn)
             .await?;
-        diesel::insert_into(feed_items::table)
-            .values((
-                feed_items::id.eq(Uuid::now_v7()),
-                feed_items::user_id.eq(owner.user_id),
-                feed_items::environment.eq(owner.environment),
-                feed_items::kind.eq("state_change"),
-                feed_items::product_name.eq(product_name),
-                feed_items::summary.eq(summarize(&before, &after)),
-                feed_items::severity.eq("info"),
-            ))
-            .execute(conn)
-            .await?;
+        let summary = summarize(&before, &after);
+        feed::add(
+            conn,
+            owner,
+            NewFeedItem {
+                kind: "state_change",
+                product_name: Some(product_name),
+                summary: &summary,
+                severity: "info",
+                workspace_id: None,
+            },
+        )
+        .await?;
         Ok((version, true))
     })
     .await

@@ -80,6 +80,7 @@ diesel::table! {
         summary -> Text,
         severity -> Text,
         created_at -> Timestamptz,
+        workspace_id -> Nullable<Uuid>,
     }
 }
 
@@ -96,6 +97,7 @@ diesel::table! {
         affects_products -> Array<Text>,
         tags -> Array<Text>,
         decided_at -> Timestamptz,
+        workspace_id -> Nullable<Uuid>,
     }
 }
 
@@ -121,6 +123,7 @@ diesel::table! {
         source -> Nullable<Text>,
         metadata -> Jsonb,
         created_at -> Timestamptz,
+        workspace_id -> Nullable<Uuid>,
     }
 }
 
@@ -278,3 +281,184 @@ diesel::table! {
 
 diesel::joinable!(project_signals -> products (product_id));
 diesel::allow_tables_to_appear_in_same_query!(project_signals, products);
+
+diesel::table! {
+    connector_intakes (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        environment -> Text,
+        key_id -> Uuid,
+        ai_vendor -> Text,
+        workspace_id -> Nullable<Uuid>,
+        requested_capability -> Nullable<Text>,
+        raw_content -> Text,
+        outcome -> Text,
+        idempotency_key -> Nullable<Text>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    proposals (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        environment -> Text,
+        intake_id -> Uuid,
+        status -> Text,
+        decided_at -> Nullable<Timestamptz>,
+        decided_by -> Nullable<Uuid>,
+        memory_entry_ids -> Array<Uuid>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(proposals -> connector_intakes (intake_id));
+diesel::allow_tables_to_appear_in_same_query!(proposals, connector_intakes);
+
+diesel::table! {
+    inbox_draft_threads (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        environment -> Text,
+        account_email -> Text,
+        thread_id -> Text,
+        latest_message_id -> Text,
+        latest_message_at -> Timestamptz,
+        generated_at -> Timestamptz,
+        why -> Text,
+        drafts -> Jsonb,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    byok_credentials (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        environment -> Text,
+        service -> Text,
+        label -> Text,
+        sealed_key -> Bytea,
+        key_hint -> Text,
+        created_at -> Timestamptz,
+        last_used_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    workspaces (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        environment -> Text,
+        name -> Text,
+        description -> Nullable<Text>,
+        location -> Nullable<Text>,
+        created_at -> Timestamptz,
+        last_ingested_at -> Nullable<Timestamptz>,
+        last_synced_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    workspace_scopes (key_id) {
+        key_id -> Uuid,
+        user_id -> Uuid,
+        environment -> Text,
+        active_workspace_id -> Nullable<Uuid>,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    workspace_files (workspace_id, path) {
+        workspace_id -> Uuid,
+        path -> Text,
+        content -> Nullable<Text>,
+        sha256 -> Nullable<Text>,
+        ingested_at -> Nullable<Timestamptz>,
+        synced_content -> Nullable<Text>,
+        synced_sha256 -> Nullable<Text>,
+        synced_at -> Nullable<Timestamptz>,
+        acknowledged_sha256 -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    workspace_drift (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        environment -> Text,
+        workspace_id -> Uuid,
+        path -> Text,
+        kind -> Text,
+        expected_sha256 -> Text,
+        actual_sha256 -> Nullable<Text>,
+        actual_content -> Nullable<Text>,
+        detected_at -> Timestamptz,
+        status -> Text,
+        resolution -> Nullable<Text>,
+        note -> Nullable<Text>,
+        free_form_entry_ids -> Array<Uuid>,
+        resolved_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    workspace_sync_log (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        environment -> Text,
+        workspace_id -> Uuid,
+        direction -> Text,
+        paths -> Array<Text>,
+        drift_opened -> Integer,
+        drift_closed -> Integer,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(workspace_files -> workspaces (workspace_id));
+diesel::joinable!(workspace_drift -> workspaces (workspace_id));
+diesel::joinable!(workspace_sync_log -> workspaces (workspace_id));
+diesel::allow_tables_to_appear_in_same_query!(
+    workspaces,
+    workspace_scopes,
+    workspace_files,
+    workspace_drift,
+    workspace_sync_log
+);
+
+diesel::table! {
+    bridge_runs (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        environment -> Text,
+        workspace_id -> Nullable<Uuid>,
+        file_name -> Text,
+        budget_tokens -> Integer,
+        decisions_limit -> Integer,
+        status -> Text,
+        published -> Bool,
+        content -> Nullable<Text>,
+        token_count -> Nullable<Integer>,
+        summary -> Nullable<Jsonb>,
+        error -> Nullable<Text>,
+        created_at -> Timestamptz,
+        started_at -> Nullable<Timestamptz>,
+        completed_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    agents (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        environment -> Text,
+        name -> Text,
+        kind -> Text,
+        context_file -> Text,
+        workspace_id -> Nullable<Uuid>,
+        key_id -> Nullable<Uuid>,
+        connected_at -> Timestamptz,
+    }
+}

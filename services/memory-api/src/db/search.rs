@@ -16,6 +16,7 @@ use uuid::Uuid;
 
 use super::decisions::Decision;
 use super::owner::Owner;
+use super::view::{View, visible};
 use crate::domain::search;
 
 /// What the query is matched with.
@@ -43,29 +44,32 @@ pub struct FoundDecision {
     pub total: i64,
 }
 
-/// The best `limit` matching decisions.
+/// The best `limit` matching decisions the view sees.
 pub async fn decisions(
     conn: &mut AsyncPgConnection,
-    owner: Owner<'_>,
+    view: View<'_>,
     query: Query<'_>,
     limit: i64,
 ) -> QueryResult<Vec<FoundDecision>> {
+    let owner = view.owner;
     let Some((vector, threshold)) = query.semantic else {
-        return diesel::sql_query(
+        return diesel::sql_query(format!(
             "SELECT d.id, d.decision, d.reasoning, d.tags, d.product_name, d.affects_products, \
                     d.decided_at, NULL::float8 AS cosine, \
                     (1.0 / (60 + row_number() OVER ( \
                         ORDER BY ts_rank_cd(d.search, q) DESC, d.id DESC)))::float8 AS score, \
                     count(*) OVER () AS total \
              FROM decisions d, websearch_to_tsquery('english', $3) AS q \
-             WHERE d.user_id = $1 AND d.environment = $2 AND d.search @@ q \
+             WHERE d.user_id = $1 AND d.environment = $2 AND d.search @@ q AND {} \
              ORDER BY score DESC, d.id DESC \
              LIMIT $4",
-        )
+            visible("d.workspace_id", 5)
+        ))
         .bind::<SqlUuid, _>(owner.user_id)
         .bind::<Text, _>(owner.environment)
         .bind::<Text, _>(query.text)
         .bind::<BigInt, _>(limit)
+        .bind::<Nullable<SqlUuid>, _>(view.workspace)
         .load(conn)
         .await;
     };
@@ -74,12 +78,12 @@ pub async fn decisions(
     // scores are ranked, and the rows themselves are read for the best `limit` alone. Ids are
     // unique per owner only (an import keeps the ids it is given), so reading the rows back
     // names the owner too.
-    diesel::sql_query(
+    diesel::sql_query(format!(
         "WITH scored AS ( \
              SELECT d.id, 1 - (d.embedding <=> $4::vector) AS cosine, \
                     CASE WHEN d.search @@ q THEN ts_rank_cd(d.search, q) END AS keyword_rank \
              FROM decisions d, websearch_to_tsquery('english', $3) AS q \
-             WHERE d.user_id = $1 AND d.environment = $2 \
+             WHERE d.user_id = $1 AND d.environment = $2 AND {} \
          ), matched AS ( \
              SELECT id, cosine, keyword_rank, count(*) OVER () AS total, \
                     row_number() OVER (ORDER BY cosine DESC NULLS LAST, id DESC) AS semantic_pos, \
@@ -100,13 +104,15 @@ pub async fn decisions(
          FROM best JOIN decisions d \
               ON d.user_id = $1 AND d.environment = $2 AND d.id = best.id \
          ORDER BY best.score DESC, d.id DESC",
-    )
+        visible("d.workspace_id", 7)
+    ))
     .bind::<SqlUuid, _>(owner.user_id)
     .bind::<Text, _>(owner.environment)
     .bind::<Text, _>(query.text)
     .bind::<Text, _>(vector)
     .bind::<Float8, _>(threshold)
     .bind::<BigInt, _>(limit)
+    .bind::<Nullable<SqlUuid>, _>(view.workspace)
     .load(conn)
     .await
 }

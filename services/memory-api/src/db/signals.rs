@@ -9,8 +9,8 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 use uuid::Uuid;
 
+use super::feed::{self, NewFeedItem};
 use super::owner::Owner;
-use super::schema::feed_items;
 
 /// A project signal to record.
 #[derive(Debug)]
@@ -80,18 +80,19 @@ pub async fn record_project_signal(
             return Ok((first.id, true));
         }
         if new.anomaly {
-            diesel::insert_into(feed_items::table)
-                .values((
-                    feed_items::id.eq(Uuid::now_v7()),
-                    feed_items::user_id.eq(owner.user_id),
-                    feed_items::environment.eq(owner.environment),
-                    feed_items::kind.eq("anomaly"),
-                    feed_items::product_name.eq(new.product_name),
-                    feed_items::summary.eq(format!("{}: {}", new.event_type, new.title)),
-                    feed_items::severity.eq(new.severity),
-                ))
-                .execute(conn)
-                .await?;
+            let summary = format!("{}: {}", new.event_type, new.title);
+            feed::add(
+                conn,
+                owner,
+                NewFeedItem {
+                    kind: "anomaly",
+                    product_name: Some(new.product_name),
+                    summary: &summary,
+                    severity: new.severity,
+                    workspace_id: None,
+                },
+            )
+            .await?;
         }
         Ok((id, false))
     })

@@ -43,3 +43,12 @@ pub async fn set_tier(conn: &mut AsyncPgConnection, id: Uuid, tier: Tier) -> Que
         .execute(conn)
         .await
 }
+
+pub async fn find(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<Option<User>> {
+    users::table
+        .find(id)
+        .select(User::as_select())
+        .first(conn)
+        .await
+        .optional()
+}

@@ -1,10 +1,15 @@
 //! Rules of the memory service, without HTTP or SQL.
 
 pub mod ai_cost;
+pub mod bridge;
+pub mod byok;
 pub mod canonical;
 pub mod confidence;
 pub mod consolidation;
 pub mod datasets;
+pub mod drift;
+pub mod inbox;
+pub mod intake;
 pub mod kernel;
 pub mod merge_patch;
 pub mod mif;

@@ -31,8 +31,7 @@ pub fn seal(kek: &Kek, product_id: Uuid, secret: &str) -> Vec<u8> {
 }
 
 pub fn open(kek: &Kek, product_id: Uuid, sealed: &[u8]) -> Result<String, SecretError> {
-    let plain = kek.open(sealed, &context(product_id))?;
-    String::from_utf8(plain).map_err(|_| SecretError::Unopenable)
+    kek.open_text(sealed, &context(product_id))
 }
 
 /// How far a signed request's timestamp may be from the server's clock, either way.

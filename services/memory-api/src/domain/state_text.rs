@@ -12,6 +12,19 @@ const DOCUMENTED: [&str; 5] = [
 ];
 
 pub fn render(product_name: &str, state: &Map<String, Value>) -> String {
+    let mut text = product_name.to_owned();
+    for (key, value) in members(state) {
+        text.push('\n');
+        text.push_str(&key);
+        text.push_str(": ");
+        text.push_str(&value);
+    }
+    text
+}
+
+/// The state's non-empty members as (`key` with spaces for underscores, value on one line),
+/// documented keys first in their documented order, then the rest by name.
+pub fn members(state: &Map<String, Value>) -> Vec<(String, String)> {
     let mut keys: Vec<&String> = state.keys().collect();
     keys.sort_by_key(|k| {
         let rank = DOCUMENTED
@@ -20,17 +33,10 @@ pub fn render(product_name: &str, state: &Map<String, Value>) -> String {
             .unwrap_or(DOCUMENTED.len());
         (rank, k.as_str())
     });
-    let mut text = product_name.to_owned();
-    for key in keys {
-        let value = render_value(&state[key]);
-        if !value.is_empty() {
-            text.push('\n');
-            text.push_str(&key.replace('_', " "));
-            text.push_str(": ");
-            text.push_str(&value);
-        }
-    }
-    text
+    keys.into_iter()
+        .map(|key| (key.replace('_', " "), render_value(&state[key])))
+        .filter(|(_, value)| !value.is_empty())
+        .collect()
 }
 
 fn render_value(value: &Value) -> String {

@@ -11,7 +11,6 @@ use utoipa::ToSchema;
 
 use crate::AppState;
 use crate::db::confidence;
-use crate::db::owner::Owner;
 use crate::domain::{confidence as score, state_text};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -39,7 +38,8 @@ pub struct MemoryConfidenceItem {
     pub score: f64,
 }
 
-/// The caller's decisions and current product states with their confidence, newest first.
+/// The caller's decisions (of the active workspace and account-wide; see `GET /scope`) and
+/// current product states with their confidence, newest first.
 #[utoipa::path(
     get,
     path = "/api/v1/memory/confidence",
@@ -59,9 +59,9 @@ pub async fn list(
 ) -> Result<web::Json<Page<MemoryConfidenceItem>>, ApiError> {
     let limit = page.limit();
     let before = page.cursor()?.map(|c| c.0);
-    let owner = Owner::of(&caller);
     let mut conn = store::conn(&state.pool).await?;
-    let rows = confidence::page(&mut conn, owner, before, i64::from(limit) + 1).await?;
+    let view = crate::routes::scope::view(&mut conn, &caller, None).await?;
+    let rows = confidence::page(&mut conn, view, before, i64::from(limit) + 1).await?;
     drop(conn);
     let page = Page::from_rows(rows, limit, |m| m.id);
     let now = Utc::now();

@@ -32,7 +32,9 @@ const PAGE: i64 = 100;
 /// The optional body of `POST /memory/consolidate` (no body, a blank one or `null` is `{}`).
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct ConsolidateRequest {
-    /// Recorded with the run; memory is not divided by workspace yet.
+    /// The workspace whose memory is read (with the account-wide memory), one of the
+    /// caller's; default the credential's active workspace (see `GET /scope`). Recorded with
+    /// the run.
     #[schema(
         pattern = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
     )]
@@ -96,9 +98,12 @@ fn kind_of(m: &Memory) -> ItemKind {
             was read, the older of two items with the same normalized text or a raw embedding \
             cosine ≥ 0.92 is a duplicate candidate; a decision is stale when a newer decision \
             on the same product has a cosine ≥ 0.85 with it, or when it is older than 180 days \
-            and never referenced by a signal. Candidates are recorded only.", body = ConsolidateResult),
+            and never referenced by a signal. Candidates are recorded only. The memories read \
+            are those of the workspace (`workspace_id`, else the active one) and the \
+            account-wide ones; with no workspace, the whole account's.", body = ConsolidateResult),
         (status = 400, description = "compute_budget_tokens outside 1..=5000, workspace_id not a UUID, or a malformed body", body = MemoryError),
         (status = 403, description = "The credential lacks the write scope (`FORBIDDEN`), or the account is below the pro tier (`TIER_REQUIRED`)", body = MemoryError),
+        (status = 404, description = "workspace_id names no workspace of the caller", body = MemoryError),
     )
 )]
 pub async fn consolidate(
@@ -111,13 +116,14 @@ pub async fn consolidate(
     let budget = usize::try_from(budget).unwrap_or(usize::MAX);
     let owner = Owner::of(&caller);
     let mut conn = store::conn(&state.pool).await?;
+    let view = crate::routes::scope::view(&mut conn, &caller, workspace_id).await?;
 
     let mut read: Vec<Memory> = Vec::new();
     let mut used = 0;
     let mut exhausted = false;
     let mut after = None;
     loop {
-        let page = db::newest(&mut conn, owner, after, PAGE).await?;
+        let page = db::newest(&mut conn, view, after, PAGE).await?;
         let sizes: Vec<usize> = page.iter().map(|m| tokens::count(&m.body)).collect();
         let (fits, spent) = consolidation::within_budget(&sizes, budget - used);
         used += spent;
@@ -186,7 +192,7 @@ pub async fn consolidate(
     };
     let run = db::Run {
         id: Uuid::now_v7(),
-        workspace_id,
+        workspace_id: view.workspace,
         status: if exhausted {
             "budget_exhausted"
         } else {

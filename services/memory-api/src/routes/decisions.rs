@@ -18,6 +18,7 @@ use crate::db::embeddings;
 use crate::db::owner::Owner;
 use crate::domain::{search, tags};
 use crate::embeddings::embed_text;
+use crate::routes::scope;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/memory/decisions").route(web::post().to(create)))
@@ -97,7 +98,7 @@ pub struct DecisionCreated {
     tag = "decisions",
     request_body = CreateDecision,
     responses(
-        (status = 201, description = "Recorded; tags derived by the service", body = DecisionCreated),
+        (status = 201, description = "Recorded in the credential's active workspace (account-wide without one; see `GET /scope`); tags derived by the service", body = DecisionCreated),
         (status = 400, description = "A field is missing or over its limit", body = MemoryError),
         (status = 403, description = "The credential lacks the write scope", body = MemoryError),
         (status = 404, description = "product_name or an affects_products entry is not an owned product", body = MemoryError),
@@ -110,16 +111,18 @@ pub async fn create(
 ) -> Result<HttpResponse, ApiError> {
     // Embedded before a database connection is taken: a remote provider may be slow, and a
     // pooled connection must not wait on it.
+    let owner = Owner::of(&caller);
     let embedding = embed_text(
         &state,
+        owner,
         &decisions::embedding_text(&body.decision, body.reasoning.as_deref()),
     )
     .await
     .map(|v| search::vector_literal(&v));
-    let owner = Owner::of(&caller);
     let mut named: Vec<&str> = vec![body.product_name.as_str()];
     named.extend(body.affects_products.iter().map(String::as_str));
     let mut conn = store::conn(&state.pool).await?;
+    let view = scope::view(&mut conn, &caller, None).await?;
     let unknown = decisions::unknown_products(&mut conn, owner, &named).await?;
     if let Some(name) = unknown.first() {
         return Err(ApiError::not_found(format!("no product named {name:?}")));
@@ -133,7 +136,7 @@ pub async fn create(
     let derived = tags::derive(&body.decision, body.reasoning.as_deref(), &named);
     let recorded = decisions::insert(
         &mut conn,
-        owner,
+        view,
         NewDecision {
             decision: &body.decision,
             reasoning: body.reasoning.as_deref(),
@@ -172,7 +175,7 @@ pub struct DecisionDeleted {
         (status = 200, description = "Deleted", body = DecisionDeleted),
         (status = 400, description = "The id is not a UUID", body = MemoryError),
         (status = 403, description = "The credential lacks the write scope", body = MemoryError),
-        (status = 404, description = "No such decision of the caller", body = MemoryError),
+        (status = 404, description = "No such decision of the caller in the active workspace or account-wide (see `GET /scope`)", body = MemoryError),
     )
 )]
 pub async fn delete(
@@ -182,7 +185,8 @@ pub async fn delete(
 ) -> Result<web::Json<DecisionDeleted>, ApiError> {
     let id = id.into_inner();
     let mut conn = store::conn(&state.pool).await?;
-    if !decisions::delete(&mut conn, Owner::of(&caller), id).await? {
+    let view = scope::view(&mut conn, &caller, None).await?;
+    if !decisions::delete(&mut conn, view, id).await? {
         return Err(ApiError::not_found("no such decision"));
     }
     Ok(web::Json(DecisionDeleted { success: true, id }))
@@ -218,7 +222,8 @@ pub struct DecisionSearch {
     pub latency_ms: u64,
 }
 
-/// Search the caller's decisions (the best `limit` matches; no threshold).
+/// Search the caller's decisions (the best `limit` matches; no threshold), those of the
+/// active workspace and the account-wide ones (see `GET /scope`).
 #[utoipa::path(
     get,
     path = "/api/v1/memory/decisions/search",
@@ -239,19 +244,19 @@ pub async fn search(
     let started = Instant::now();
     let query = params.q.as_str();
     let limit = params.limit.unwrap_or(SEARCH_LIMIT_DEFAULT);
-    let query_vector = embed_text(&state, query).await;
     let owner = Owner::of(&caller);
+    let query_vector = embed_text(&state, owner, query).await;
     let product = params.product.as_deref();
     let mut conn = store::conn(&state.pool).await?;
+    let view = scope::view(&mut conn, &caller, None).await?;
     // Each ranking brings more candidates than asked, so fusion can reorder them.
     let candidates = i64::from(limit.max(10) * 2);
-    let keyword = embeddings::search_keyword(&mut conn, owner, query, product, candidates).await?;
+    let keyword = embeddings::search_keyword(&mut conn, view, query, product, candidates).await?;
     let (found, mode) = match query_vector {
         Some(vector) => {
             let literal = search::vector_literal(&vector);
             let semantic =
-                embeddings::search_semantic(&mut conn, owner, &literal, product, candidates)
-                    .await?;
+                embeddings::search_semantic(&mut conn, view, &literal, product, candidates).await?;
             (fuse_decisions(semantic, keyword), "semantic")
         }
         None => (keyword, "keyword"),

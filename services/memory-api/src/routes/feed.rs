@@ -10,7 +10,6 @@ use utoipa::ToSchema;
 
 use crate::AppState;
 use crate::db::feed;
-use crate::db::owner::Owner;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/intelligence/feed").route(web::get().to(list)));
@@ -29,7 +28,8 @@ pub struct FeedItem {
     pub severity: String,
 }
 
-/// The caller's intelligence feed, newest first.
+/// The caller's intelligence feed, newest first (a decision's item shows only where the
+/// decision does: in its workspace, or everywhere when account-wide; see `GET /scope`).
 #[utoipa::path(
     get,
     path = "/api/v1/intelligence/feed",
@@ -49,9 +49,9 @@ pub async fn list(
 ) -> Result<web::Json<Page<FeedItem>>, ApiError> {
     let limit = page.limit();
     let before = page.cursor()?.map(|c| c.0);
-    let owner = Owner::of(&caller);
     let mut conn = store::conn(&state.pool).await?;
-    let rows = feed::page(&mut conn, owner, before, i64::from(limit) + 1).await?;
+    let view = crate::routes::scope::view(&mut conn, &caller, None).await?;
+    let rows = feed::page(&mut conn, view, before, i64::from(limit) + 1).await?;
     let page = Page::from_rows(rows, limit, |item| item.id);
     Ok(web::Json(Page {
         data: page

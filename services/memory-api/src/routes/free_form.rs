@@ -19,6 +19,7 @@ use crate::db::free_form::{self, Entry, NewEntry};
 use crate::db::owner::Owner;
 use crate::domain::{mif, search};
 use crate::embeddings::embed_text;
+use crate::routes::scope;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -92,7 +93,7 @@ pub struct FreeFormCreated {
     tag = "memory",
     request_body = CreateFreeForm,
     responses(
-        (status = 201, description = "Recorded", body = FreeFormCreated),
+        (status = 201, description = "Recorded in the credential's active workspace (account-wide without one; see `GET /scope`)", body = FreeFormCreated),
         (status = 400, description = "A field is missing or over its limit (the message names it)", body = MemoryError),
         (status = 403, description = "The credential lacks the write scope", body = MemoryError),
     )
@@ -107,13 +108,14 @@ pub async fn create(
     let entry = mif::corpus_entry(&serde_json::to_value(body.into_inner())?, "")
         .map_err(|e| ApiError::invalid_field(&e.path, &e.problem))?;
     // Embedded before a connection is taken (a remote provider may be slow).
-    let embedding = embed_text(&state, &entry.content)
+    let embedding = embed_text(&state, Owner::of(&caller), &entry.content)
         .await
         .map(|v| search::vector_literal(&v));
     let mut conn = store::conn(&state.pool).await?;
+    let view = scope::view(&mut conn, &caller, None).await?;
     let stored = free_form::insert(
         &mut conn,
-        Owner::of(&caller),
+        view,
         NewEntry {
             id: Uuid::now_v7(),
             content: &entry.content,
@@ -149,7 +151,7 @@ pub struct FreeFormDeleted {
         (status = 200, description = "Deleted", body = FreeFormDeleted),
         (status = 400, description = "The id is not a UUID", body = MemoryError),
         (status = 403, description = "The credential lacks the write scope", body = MemoryError),
-        (status = 404, description = "No such entry of the caller", body = MemoryError),
+        (status = 404, description = "No such entry of the caller in the active workspace or account-wide (see `GET /scope`)", body = MemoryError),
     )
 )]
 pub async fn delete(
@@ -159,7 +161,8 @@ pub async fn delete(
 ) -> Result<web::Json<FreeFormDeleted>, ApiError> {
     let id = id.into_inner();
     let mut conn = store::conn(&state.pool).await?;
-    if !free_form::delete(&mut conn, Owner::of(&caller), id).await? {
+    let view = scope::view(&mut conn, &caller, None).await?;
+    if !free_form::delete(&mut conn, view, id).await? {
         return Err(ApiError::not_found("no such free-form entry"));
     }
     Ok(web::Json(FreeFormDeleted { success: true, id }))
@@ -211,7 +214,8 @@ pub struct FreeFormList {
 }
 
 /// List the caller's free-form entries, or search them with `q` (semantic when an embedding
-/// provider answers, fused with the keyword ranking like decision search; else keyword).
+/// provider answers, fused with the keyword ranking like decision search; else keyword): those
+/// of the active workspace and the account-wide ones (see `GET /scope`).
 #[utoipa::path(
     get,
     path = "/api/v1/memory/free-form",
@@ -230,7 +234,6 @@ pub async fn list(
     params: Query<FreeFormParams>,
 ) -> Result<web::Json<FreeFormList>, ApiError> {
     let started = Instant::now();
-    let owner = Owner::of(&caller);
     let Some(query) = params.q.as_deref() else {
         let limit = params.limit.unwrap_or(LIST_DEFAULT);
         let after = params
@@ -240,7 +243,8 @@ pub async fn list(
             .transpose()?
             .map(|c| c.0);
         let mut conn = store::conn(&state.pool).await?;
-        let rows = free_form::page(&mut conn, owner, after, i64::from(limit) + 1).await?;
+        let view = scope::view(&mut conn, &caller, None).await?;
+        let rows = free_form::page(&mut conn, view, after, i64::from(limit) + 1).await?;
         let page = http_kit::Page::from_rows(rows, limit, |e| e.id);
         return Ok(web::Json(FreeFormList {
             data: page.data.into_iter().map(FreeFormEntry::from).collect(),
@@ -251,15 +255,16 @@ pub async fn list(
         }));
     };
     let limit = params.limit.unwrap_or(SEARCH_DEFAULT);
-    let query_vector = embed_text(&state, query).await;
+    let query_vector = embed_text(&state, Owner::of(&caller), query).await;
     let mut conn = store::conn(&state.pool).await?;
+    let view = scope::view(&mut conn, &caller, None).await?;
     let candidates = i64::from(limit.max(10) * 2);
-    let keyword = embeddings::search_keyword(&mut conn, owner, query, None, candidates).await?;
+    let keyword = embeddings::search_keyword(&mut conn, view, query, None, candidates).await?;
     let (found, mode) = match query_vector {
         Some(vector) => {
             let literal = search::vector_literal(&vector);
             let semantic =
-                embeddings::search_semantic(&mut conn, owner, &literal, None, candidates).await?;
+                embeddings::search_semantic(&mut conn, view, &literal, None, candidates).await?;
             (fuse(semantic, keyword), "semantic")
         }
         None => (keyword, "keyword"),

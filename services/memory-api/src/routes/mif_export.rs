@@ -25,6 +25,7 @@ use uuid::Uuid;
 use crate::AppState;
 use crate::app::SERVICE;
 use crate::db::owner::Owner;
+use crate::db::view::View;
 use crate::db::{free_form, kernels, mif as db};
 use crate::domain::{canonical, mif};
 
@@ -59,8 +60,9 @@ pub struct ExportParams {
     /// decisions, with the products they name under `metadata.products`). Default `full`.
     #[param(inline)]
     pub scope: Option<Scope>,
-    /// Recorded in `provenance`. Memory is not divided by workspace yet, so the export holds
-    /// the caller's whole memory of this environment.
+    /// The workspace to export (one of the caller's): its decisions and corpus entries and the
+    /// account-wide ones. Default: the credential's active workspace (see `GET /scope`); with
+    /// none, the whole account. Recorded in `provenance`.
     #[param(
         pattern = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
     )]
@@ -88,6 +90,7 @@ impl http_kit::Validate for ExportParams {}
             headers(("Content-Disposition" = String, description = "With `download=true`: `attachment; filename=\"memory-<scope>-<time>.mif.json\"`"))),
         (status = 400, description = "scope, workspace_id or download is invalid", body = MemoryError),
         (status = 403, description = "The credential lacks the read scope", body = MemoryError),
+        (status = 404, description = "workspace_id names no workspace of the caller", body = MemoryError),
     )
 )]
 pub async fn export(
@@ -96,12 +99,14 @@ pub async fn export(
     params: http_kit::Query<ExportParams>,
 ) -> Result<HttpResponse, ApiError> {
     let scope = params.scope.unwrap_or(Scope::Full);
-    let workspace_id = params.workspace_id;
     let download = params.download.unwrap_or(false);
     let owner = Owner::of(&caller);
     let exported_at = Utc::now();
     // The small parts are read before the answer starts, so a database failure is still a 500.
     let mut conn = store::conn(&state.pool).await?;
+    let workspace_id = crate::routes::scope::view(&mut conn, &caller, params.workspace_id)
+        .await?
+        .workspace;
     let kernel = kernels::find(&mut conn, owner)
         .await?
         .map_or_else(|| json!({}), |k| k.kernel);
@@ -129,6 +134,7 @@ pub async fn export(
         pool: state.pool.clone(),
         user_id: owner.user_id,
         environment: owner.environment,
+        workspace_id,
         scope,
         kernel,
         metadata,
@@ -183,6 +189,8 @@ struct Writer {
     pool: Pool,
     user_id: Uuid,
     environment: &'static str,
+    /// What the export sees (see [`View`]).
+    workspace_id: Option<Uuid>,
     scope: Scope,
     kernel: Value,
     metadata: Option<Value>,
@@ -195,10 +203,13 @@ struct Writer {
 }
 
 impl Writer {
-    fn owner(&self) -> Owner<'static> {
-        Owner {
-            user_id: self.user_id,
-            environment: self.environment,
+    fn view(&self) -> View<'static> {
+        View {
+            owner: Owner {
+                user_id: self.user_id,
+                environment: self.environment,
+            },
+            workspace: self.workspace_id,
         }
     }
 
@@ -226,7 +237,7 @@ impl Writer {
             }
             Phase::Decisions => {
                 let mut conn = store::conn(&self.pool).await.map_err(|e| e.to_string())?;
-                let page = db::decisions_page(&mut conn, self.owner(), self.after, PAGE)
+                let page = db::decisions_page(&mut conn, self.view(), self.after, PAGE)
                     .await
                     .map_err(|e| e.to_string())?;
                 for d in &page {
@@ -270,7 +281,7 @@ impl Writer {
             }
             Phase::Corpus => {
                 let mut conn = store::conn(&self.pool).await.map_err(|e| e.to_string())?;
-                let page = free_form::page(&mut conn, self.owner(), self.after, PAGE)
+                let page = free_form::page(&mut conn, self.view(), self.after, PAGE)
                     .await
                     .map_err(|e| e.to_string())?;
                 for e in &page {

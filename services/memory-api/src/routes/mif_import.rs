@@ -15,6 +15,7 @@ use crate::AppState;
 use crate::db::mif as db;
 use crate::db::mif_import::{self, ImportError, Outcome, Strategy};
 use crate::db::owner::Owner;
+use crate::db::view::View;
 use crate::domain::{mif, notes};
 use crate::routes::mif_schema::MifDocument;
 
@@ -76,7 +77,8 @@ pub struct ImportFields {
     /// `POST /memory/imports/{id}/apply`). A staged import can be applied for 24 hours, then
     /// it expires; an owner has at most 10 staged imports waiting at once.
     pub apply_immediately: Option<bool>,
-    /// Recorded with a staged import; memory is not divided by workspace yet.
+    /// The workspace to import into (one of the caller's); default the credential's active
+    /// workspace (see `GET /scope`), else account-wide.
     #[schema(schema_with = workspace_schema)]
     pub workspace_id: Option<Uuid>,
 }
@@ -84,7 +86,13 @@ pub struct ImportFields {
 fn workspace_schema() -> utoipa::openapi::schema::Schema {
     http_kit::request::nullable_format(
         utoipa::openapi::KnownFormat::Uuid,
-        "Recorded with a staged import; memory is not divided by workspace yet.",
+        "The workspace to import into (one of the caller's): its corpus entries and decisions \
+         are recorded in it, `merge` compares texts with what it sees (its own and the \
+         account-wide memory), and `replace` replaces its own entries and decisions only (a \
+         kept id held elsewhere in the account is skipped, as a conflict). Default: the \
+         credential's active workspace (see `GET /scope`), else account-wide. A staged import \
+         keeps the workspace it was staged for, and goes with it if it is deleted. The \
+         identity kernel is the account's.",
     )
 }
 
@@ -210,6 +218,7 @@ fn document(body: &ImportFields) -> (Value, &'static str) {
         (status = 200, description = "Applied (all or nothing, in one transaction), or staged: the document is checked and what applying it now would do is answered, without writing anything; it can be applied for 24 hours, then it expires", body = ImportResult),
         (status = 400, description = "Neither or both of mif and raw_content; an invalid document (the message names the JSON path, e.g. `mif.decisions[3].decision`); a kernel whose injection block would exceed 4,000 tokens; or a body over 10 MiB", body = MemoryError),
         (status = 403, description = "The credential lacks the write scope", body = MemoryError),
+        (status = 404, description = "workspace_id names no workspace of the caller", body = MemoryError),
         (status = 409, description = "Staging only: the owner already has 10 staged imports waiting (unapplied and under 24 hours old), the most allowed (`VALIDATION_ERROR`)", body = MemoryError),
     )
 )]
@@ -222,16 +231,16 @@ pub async fn import(
     let (doc_value, root) = document(&body);
     let strategy = Strategy::from(body.merge_strategy.unwrap_or_default());
     let apply_now = body.apply_immediately.unwrap_or(false);
-    let workspace_id = body.workspace_id;
     let doc =
         mif::parse(&doc_value, root).map_err(|e| ApiError::invalid_field(&e.path, &e.problem))?;
     let owner = Owner::of(&caller);
     let kek = &state.kek;
     let mut conn = store::conn(&state.pool).await?;
+    let view = crate::routes::scope::view(&mut conn, &caller, body.workspace_id).await?;
     if apply_now {
         let out = conn
             .transaction(async |conn| {
-                mif_import::apply(conn, owner, &doc, strategy, kek, root).await
+                mif_import::apply(conn, view, &doc, strategy, kek, root).await
             })
             .await
             .map_err(import_error)?;
@@ -244,7 +253,7 @@ pub async fn import(
         .build_transaction()
         .read_only()
         .repeatable_read()
-        .run(async |conn| mif_import::preview(conn, owner, &doc, strategy, root).await)
+        .run(async |conn| mif_import::preview(conn, view, &doc, strategy, root).await)
         .await
         .map_err(import_error)?;
     let id = db::insert_staged(
@@ -252,7 +261,7 @@ pub async fn import(
         owner,
         strategy.as_str(),
         &doc_value,
-        workspace_id,
+        view.workspace,
     )
     .await
     .map_err(|e| match e {
@@ -294,7 +303,7 @@ impl From<diesel::result::Error> for ApplyError {
         (status = 200, description = "Applied (all or nothing)", body = ImportResult),
         (status = 400, description = "The id is not a UUID, or the account changed so that the import no longer fits (e.g. the merged kernel's budget)", body = MemoryError),
         (status = 403, description = "The credential lacks the write scope", body = MemoryError),
-        (status = 404, description = "No such import of the caller, or it was staged more than 24 hours ago (staged imports expire)", body = MemoryError),
+        (status = 404, description = "No such import of the caller, or it was staged more than 24 hours ago (staged imports expire), or the workspace it was staged for was deleted", body = MemoryError),
         (status = 409, description = "The import was already applied", body = MemoryError),
     )
 )]
@@ -322,7 +331,11 @@ pub async fn apply(
             };
             let doc = mif::parse(&staged.document, root).map_err(ImportError::Invalid)?;
             let strategy = Strategy::parse(&staged.merge_strategy).unwrap_or(Strategy::Merge);
-            let out = mif_import::apply(conn, owner, &doc, strategy, kek, root).await?;
+            let view = View {
+                owner,
+                workspace: staged.workspace_id,
+            };
+            let out = mif_import::apply(conn, view, &doc, strategy, kek, root).await?;
             db::mark_applied(conn, owner, id).await?;
             Ok(out)
         })

@@ -1,22 +1,34 @@
 //! The `/api/v1` routes of memory-api, one module per resource.
 
+pub mod accounts;
+pub mod agents;
 pub mod ai_costs;
+pub mod bridge;
+pub mod byok;
 pub mod confidence;
 pub mod consolidate;
 pub mod datasets;
 pub mod decisions;
+pub mod drift;
 pub mod events;
 pub mod feed;
 pub mod free_form;
 pub mod identity;
+pub mod inbox_drafts;
+pub mod intake;
+pub mod kernel_export;
 pub mod mif_export;
 pub mod mif_import;
 pub mod mif_schema;
 pub mod product_state;
 pub mod products;
+pub mod proposals;
+pub mod scope;
 pub mod search;
 pub mod signals;
 pub mod uploads;
+pub mod workspace_sync;
+pub mod workspaces;
 
 use actix_web::web;
 
@@ -27,6 +39,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     // registered before any parameterised `/ingest/{project_id}`.
     events::configure(cfg);
     ai_costs::configure(cfg);
+    byok::configure(cfg);
     datasets::configure(cfg);
     uploads::configure(cfg);
     confidence::configure(cfg);
@@ -35,10 +48,22 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     feed::configure(cfg);
     free_form::configure(cfg);
     identity::configure(cfg);
+    inbox_drafts::configure(cfg);
+    intake::configure(cfg);
     mif_export::configure(cfg);
     mif_import::configure(cfg);
     product_state::configure(cfg);
+    proposals::configure(cfg);
     products::configure(cfg);
+    scope::configure(cfg);
+    accounts::configure(cfg);
+    agents::configure(cfg);
+    bridge::configure(cfg);
+    kernel_export::configure(cfg);
     search::configure(cfg);
     signals::configure(cfg);
+    // Then `/workspaces/{id}…` after the static `/workspaces/…` paths.
+    drift::configure(cfg);
+    workspace_sync::configure(cfg);
+    workspaces::configure(cfg);
 }

@@ -166,7 +166,7 @@ async fn embed_version(
         return Ok(());
     };
     let text = state_text::render(product_name, members);
-    if let Some(vector) = embed_text(state, &text).await {
+    if let Some(vector) = embed_text(state, owner, &text).await {
         let mut conn = store::conn(&state.pool).await?;
         let literal = vector_literal(&vector);
         embeddings::set_embedding(&mut conn, &PRODUCT_STATES, owner, version.id, &literal).await?;

@@ -124,7 +124,8 @@ fn parse_include(raw: Option<&str>) -> Result<Include, ApiError> {
     Ok(include)
 }
 
-/// Search the caller's decisions and product states.
+/// Search the caller's decisions and product states: the decisions of the active workspace
+/// and the account-wide ones (see `GET /scope`), and every product's current state.
 #[utoipa::path(
     get,
     path = "/api/v1/memory/search",
@@ -148,16 +149,19 @@ pub async fn search(
     let min_similarity = params.min_similarity.unwrap_or(MIN_SIMILARITY_DEFAULT);
     let include = parse_include(params.include.as_deref())?;
 
-    let vector = embed_text(&state, text).await.map(|v| vector_literal(&v));
+    let vector = embed_text(&state, Owner::of(&caller), text)
+        .await
+        .map(|v| vector_literal(&v));
     let threshold = f64::from(state.calibration.raw_threshold(min_similarity));
     let query = Query {
         text,
         semantic: vector.as_deref().map(|v| (v, threshold)),
     };
-    let owner = Owner::of(&caller);
     let mut conn = store::conn(&state.pool).await?;
+    let view = crate::routes::scope::view(&mut conn, &caller, None).await?;
+    let owner = view.owner;
     let (decisions, decisions_total) = if include.decisions {
-        let found = db::decisions(&mut conn, owner, query, i64::from(limit)).await?;
+        let found = db::decisions(&mut conn, view, query, i64::from(limit)).await?;
         let total = found.first().map_or(0, |d| d.total);
         (found, total)
     } else {

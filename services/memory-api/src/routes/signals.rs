@@ -460,6 +460,8 @@ pub struct ProducerSignal {
 
 impl Validate for ProducerSignal {}
 
+impl Validate for BatchEnvelope {}
+
 /// The body of `POST /signals/ingest` as documented. Unknown fields are ignored.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct ProducerSignalBatch {
@@ -471,7 +473,8 @@ pub struct ProducerSignalBatch {
     pub signals: Vec<ProducerSignal>,
 }
 
-/// The rules of the envelope (whose faults are a 400); its items are read one by one.
+/// The envelope as read (its faults are a 400); its items are moved out as they are (no copy
+/// of a 1 MiB body) and read one by one.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct BatchEnvelope {
     #[serde(rename = "workspaceId")]
@@ -518,10 +521,13 @@ pub struct ProducerSignalsIngested {
 pub async fn ingest_producer_signals(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
-    body: web::Json<Value>,
+    body: http_kit::Json<BatchEnvelope>,
 ) -> Result<HttpResponse, ApiError> {
     let owner = Owner::of(&caller);
-    let (workspace_id, items) = read_batch(body.into_inner())?;
+    let BatchEnvelope {
+        workspace_id,
+        signals: items,
+    } = body.into_inner();
     let mut errors: Vec<(usize, String)> = Vec::new();
     let mut valid: Vec<(usize, ProducerSignal)> = Vec::with_capacity(items.len());
     for (index, item) in items.into_iter().enumerate() {
@@ -597,29 +603,6 @@ pub async fn ingest_producer_signals(
     } else {
         HttpResponse::build(actix_web::http::StatusCode::MULTI_STATUS).json(answer)
     })
-}
-
-/// The envelope, read as `http_kit::Json` reads a body (NUL characters anywhere, then the
-/// rules of [`BatchEnvelope`]: a 400 naming the field), its items moved out as they are (no
-/// copy of a 1 MiB body).
-fn read_batch(mut body: Value) -> Result<(Option<Uuid>, Vec<Value>), ApiError> {
-    http_kit::nul::check_json(&body)?;
-    http_kit::request::rules::of_body::<BatchEnvelope>().check(&mut body)?;
-    let Value::Object(mut members) = body else {
-        return Err(ApiError::invalid_field("body", "must be a JSON object"));
-    };
-    let workspace_id = match members.remove("workspaceId") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(id)) => Some(
-            Uuid::try_parse(&id)
-                .map_err(|_| ApiError::invalid_field("workspaceId", "must be a UUID"))?,
-        ),
-        Some(_) => return Err(ApiError::invalid_field("workspaceId", "must be a UUID")),
-    };
-    let Some(Value::Array(items)) = members.remove("signals") else {
-        return Err(ApiError::invalid_field("signals", "must be an array"));
-    };
-    Ok((workspace_id, items))
 }
 
 /// One item, against the rules of [`ProducerSignal`] (the body's NUL check covered it): a 400

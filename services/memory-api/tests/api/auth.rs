@@ -7,8 +7,7 @@ use crate::common::*;
 
 #[tokio::test]
 async fn missing_malformed_unknown_revoked_and_expired_credentials_are_401() {
-    let h = Harness::new().await;
-    let (user, good) = h.writer(Tier::Free).await;
+    let (h, user, good) = Harness::with_writer(Tier::Free).await;
     let unknown = auth::credential::generate(CredentialKind::MemoryLive).plaintext;
     let mail_key = auth::credential::generate(CredentialKind::Mail).plaintext;
     let cases: Vec<(Option<String>, &str)> = vec![
@@ -30,9 +29,7 @@ async fn missing_malformed_unknown_revoked_and_expired_credentials_are_401() {
         assert!(message.contains(why), "{why}: {message}");
     }
 
-    let (revoked_id, revoked) = h
-        .key(user, CredentialKind::MemoryLive, &[Scope::Read])
-        .await;
+    let (revoked_id, revoked) = h.reader(user).await;
     let ok = h.api(&revoked).get("/api/v1/products").await;
     assert_eq!(ok.status(), 200);
     assert!(
@@ -74,9 +71,7 @@ async fn missing_malformed_unknown_revoked_and_expired_credentials_are_401() {
 async fn read_scope_on_a_write_route_is_403_before_the_body_is_read() {
     let h = Harness::new().await;
     let user = h.user(Tier::Free).await;
-    let (_, reader) = h
-        .key(user, CredentialKind::MemoryLive, &[Scope::Read])
-        .await;
+    let (_, reader) = h.reader(user).await;
     let res = h
         .api(&reader)
         .request(reqwest::Method::POST, "/api/v1/products")
@@ -165,9 +160,7 @@ async fn an_unknown_key_is_looked_up_once_yet_usable_as_soon_as_it_is_inserted()
     lookups.wait_until_remembered(&warmup).await;
 
     let user = h.user(Tier::Free).await;
-    let (key_id, key) = h
-        .key(user, CredentialKind::MemoryLive, &[Scope::Read])
-        .await;
+    let (key_id, key) = h.reader(user).await;
     lookups
         .assert_a_deleted_key_is_looked_up_once(&h.db.url, key_id, &key, async |res| {
             expect_error(res, 401, "UNAUTHORIZED").await;
@@ -207,6 +200,8 @@ fn documented_reads(values: &[(&str, &str)]) -> Vec<String> {
                     concrete = concrete.replace(&format!("{{{name}}}"), value);
                 }
                 "query" if name == "q" => query.push("q=launch"),
+                "query" if name == "account_email" => query.push("account_email=a%40example.com"),
+                "query" if name == "legacy_thread_id" => query.push("legacy_thread_id=ab12"),
                 _ => {}
             }
         }
@@ -220,14 +215,11 @@ fn documented_reads(values: &[(&str, &str)]) -> Vec<String> {
 
 #[tokio::test]
 async fn every_read_route_needs_the_read_scope() {
-    let h = Harness::new().await;
-    let (user, full) = h.writer(Tier::Pro).await;
+    let (h, user, full) = Harness::with_writer(Tier::Pro).await;
     let (_, writer) = h
         .key(user, CredentialKind::MemoryLive, &[Scope::Write])
         .await;
-    let (_, reader) = h
-        .key(user, CredentialKind::MemoryLive, &[Scope::Read])
-        .await;
+    let (_, reader) = h.reader(user).await;
     let send = |method: reqwest::Method, path: &str, key: &str, body: serde_json::Value| {
         h.http
             .request(method, h.server.url(path))
@@ -287,8 +279,36 @@ async fn every_read_route_needs_the_read_scope() {
     )
     .await;
     let run_id = run["runId"].as_str().expect("a run id").to_owned();
+    let intake = json(
+        send(
+            Method::POST,
+            "/api/v1/connectors/intake",
+            &full,
+            json!({"raw_content": "launch plan"}),
+        )
+        .await
+        .unwrap(),
+    )
+    .await;
+    let proposal = intake["proposal_id"]
+        .as_str()
+        .expect("a proposal")
+        .to_owned();
+    let job = json(
+        send(Method::POST, "/api/v1/bridge/generate", &full, json!({}))
+            .await
+            .unwrap(),
+    )
+    .await;
+    let job_id = job["job_id"].as_str().expect("a job id").to_owned();
 
-    let reads = documented_reads(&[("name", "alpha"), ("product", "alpha"), ("runId", &run_id)]);
+    let reads = documented_reads(&[
+        ("name", "alpha"),
+        ("product", "alpha"),
+        ("runId", &run_id),
+        ("id", &proposal),
+        ("jobId", &job_id),
+    ]);
     assert!(reads.len() >= 11, "{reads:?}");
     for path in &reads {
         let res = h.api(&writer).get(path).await;

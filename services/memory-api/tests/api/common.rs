@@ -29,6 +29,8 @@ pub struct Harness {
 pub fn settings(db_url: &str) -> Settings {
     let mut settings = Settings::load(None).expect("default settings load");
     testing::adapt(&mut settings.common, db_url);
+    // Queues of its own: another test's server must not take this one's jobs.
+    settings.common.broker.queue_prefix = format!("t{}.", Uuid::new_v4().simple());
     settings.secrets.kek = secrets::Kek::generate_base64();
     settings
 }
@@ -113,6 +115,13 @@ impl Harness {
         (key.id, credential.plaintext)
     }
 
+    /// A new harness and a user of `tier` with a live read+write key: (harness, user, key).
+    pub async fn with_writer(tier: Tier) -> (Self, Uuid, String) {
+        let h = Self::new().await;
+        let (user, key) = h.writer(tier).await;
+        (h, user, key)
+    }
+
     /// A user of `tier` with a live read+write key.
     pub async fn writer(&self, tier: Tier) -> (Uuid, String) {
         let user = self.user(tier).await;
@@ -128,6 +137,12 @@ impl Harness {
 
     /// `user`'s read+write key of the test environment (whose data live keys never see):
     /// returns (key id, plaintext).
+    /// A live read-only key of `user`: returns (key id, plaintext).
+    pub async fn reader(&self, user: Uuid) -> (Uuid, String) {
+        self.key(user, CredentialKind::MemoryLive, &[Scope::Read])
+            .await
+    }
+
     pub async fn test_writer(&self, user: Uuid) -> (Uuid, String) {
         self.key(
             user,
@@ -169,6 +184,15 @@ impl Harness {
     pub async fn stop(self) {
         self.server.stop().await;
     }
+}
+
+/// Asserts a 201 with the rate-limit headers and `success: true`, and returns the body.
+pub async fn expect_created(response: Response) -> serde_json::Value {
+    assert_eq!(response.status(), 201);
+    assert_rate_limit_headers(&response);
+    let created = json(response).await;
+    assert_eq!(created["success"], true);
+    created
 }
 
 /// Asserts the memory error envelope with `code`, and returns the message.

@@ -25,8 +25,7 @@ async fn page(h: &Harness, key: &str, query: &str) -> Value {
 
 #[tokio::test]
 async fn memories_are_scored_by_freshness_and_completeness_and_paginated() {
-    let h = Harness::new().await;
-    let (owner, key) = h.writer(Tier::Pro).await;
+    let (h, owner, key) = Harness::with_writer(Tier::Pro).await;
     assert_eq!(
         page(&h, &key, "").await,
         json!({"data": [], "next_cursor": null})
@@ -141,8 +140,7 @@ async fn memories_are_scored_by_freshness_and_completeness_and_paginated() {
 
 #[tokio::test]
 async fn bad_paging_is_refused() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Free).await;
+    let (h, _, key) = Harness::with_writer(Tier::Free).await;
     for query in ["limit=0", "limit=101", "limit=x", "cursor=not-a-cursor!"] {
         let res = h
             .api(&key)

@@ -1,6 +1,5 @@
 //! Consolidation: candidates found and recorded, the budget respected, nothing changed.
 
-use auth::{CredentialKind, Scope};
 use chrono::{Duration, SecondsFormat, Utc};
 use memory_api::domain::tokens;
 use rate_limit::policy::Tier;
@@ -43,8 +42,7 @@ async fn snapshot(h: &Harness, key: &str) -> (Value, Value) {
 
 #[tokio::test]
 async fn duplicates_and_stale_decisions_are_recorded_and_nothing_changes() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Pro).await;
+    let (h, _, key) = Harness::with_writer(Tier::Pro).await;
     let res = h
         .http
         .put(h.server.url("/api/v1/memory/identity"))
@@ -145,13 +143,10 @@ async fn duplicates_and_stale_decisions_are_recorded_and_nothing_changes() {
 
 #[tokio::test]
 async fn consolidation_needs_pro_write_and_a_valid_body_and_runs_are_private() {
-    let h = Harness::new().await;
-    let (_, free) = h.writer(Tier::Free).await;
+    let (h, _, free) = Harness::with_writer(Tier::Free).await;
     expect_error(consolidate(&h, &free, None).await, 403, "TIER_REQUIRED").await;
     let (user, key) = h.writer(Tier::Pro).await;
-    let (_, reader) = h
-        .key(user, CredentialKind::MemoryLive, &[Scope::Read])
-        .await;
+    let (_, reader) = h.reader(user).await;
     expect_error(consolidate(&h, &reader, None).await, 403, "FORBIDDEN").await;
     for body in [
         json!({"compute_budget_tokens": 0}),
@@ -180,7 +175,12 @@ async fn consolidation_needs_pro_write_and_a_valid_body_and_runs_are_private() {
         .body("{not json")
         .await;
     expect_error(res, 400, "VALIDATION_ERROR").await;
-    let workspace = uuid::Uuid::now_v7();
+    let workspace = h
+        .api(&key)
+        .post("/api/v1/workspaces", &json!({"name": "repo"}))
+        .expect(201)
+        .await;
+    let workspace = workspace["id"].as_str().unwrap();
     let body = json(
         consolidate(
             &h,
@@ -192,7 +192,7 @@ async fn consolidation_needs_pro_write_and_a_valid_body_and_runs_are_private() {
     .await;
     let run_id = body["runId"].as_str().unwrap().to_owned();
     let report = json(run(&h, &reader, &run_id).await).await;
-    assert_eq!(report["workspaceId"], workspace.to_string());
+    assert_eq!(report["workspaceId"], workspace);
     assert_eq!(report["computeBudgetTokens"], 5000);
 
     let (other_user, other) = h.writer(Tier::Pro).await;
@@ -297,8 +297,7 @@ async fn embedding_duplicates_and_superseded_decisions_are_found() {
 
 #[tokio::test]
 async fn a_run_reads_across_pages_newest_first() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Pro).await;
+    let (h, _, key) = Harness::with_writer(Tier::Pro).await;
     // 250 entries, one minute apart; the oldest repeats the newest's text.
     let corpus: Vec<Value> = (0..250)
         .map(|i| {

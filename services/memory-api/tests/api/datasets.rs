@@ -49,8 +49,7 @@ pub async fn all_rows(h: &Harness, key: &str, name: &str) -> Vec<Value> {
 
 #[tokio::test]
 async fn appended_rows_are_read_back_in_pages_with_the_dataset_and_its_schema() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Pro).await;
+    let (h, _, key) = Harness::with_writer(Tier::Pro).await;
     let rows = json!([
         {"id": "a", "amount": 3, "note": "first"},
         {"amount": 4.5, "tags": ["x"]},
@@ -158,8 +157,7 @@ async fn appended_rows_are_read_back_in_pages_with_the_dataset_and_its_schema() 
 
 #[tokio::test]
 async fn upsert_replaces_rows_by_id_and_append_refuses_a_known_id() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Pro).await;
+    let (h, _, key) = Harness::with_writer(Tier::Pro).await;
     let body = json!({"rows": [{"id": 1, "v": "one"}, {"id": "1", "v": "text one"}, {"id": 2, "v": "two"}]});
     assert_eq!(
         json(write(&h, &key, "items", body).await).await["inserted"],
@@ -282,8 +280,7 @@ async fn upsert_replaces_rows_by_id_and_append_refuses_a_known_id() {
 
 #[tokio::test]
 async fn a_write_takes_1_to_500_rows() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Pro).await;
+    let (h, _, key) = Harness::with_writer(Tier::Pro).await;
     let rows = |n: usize| (0..n).map(|i| json!({"n": i})).collect::<Vec<_>>();
     for n in [0, 501] {
         let res = write(&h, &key, "bulk", json!({"rows": rows(n)})).await;
@@ -316,8 +313,7 @@ async fn a_write_takes_1_to_500_rows() {
 
 #[tokio::test]
 async fn a_repeated_idempotency_key_writes_nothing_and_answers_the_first_result() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Pro).await;
+    let (h, _, key) = Harness::with_writer(Tier::Pro).await;
     let body = json!({"rows": [{"a": 1}, {"a": 2}], "idempotency_key": "batch-1"});
     let first = write(&h, &key, "events", body.clone()).await;
     assert_eq!(first.status(), 201);
@@ -377,8 +373,7 @@ async fn a_repeated_idempotency_key_writes_nothing_and_answers_the_first_result(
 
 #[tokio::test]
 async fn twenty_concurrent_repeats_of_a_key_write_once() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Pro).await;
+    let (h, _, key) = Harness::with_writer(Tier::Pro).await;
     let body = json!({"rows": [{"a": 1}, {"a": 2}, {"a": 3}], "idempotency_key": "race"});
     let answers = join_all((0..20).map(|_| write(&h, &key, "race", body.clone()))).await;
     let mut created = 0;
@@ -424,8 +419,7 @@ async fn twenty_concurrent_repeats_of_a_key_write_once() {
 
 #[tokio::test]
 async fn the_schema_widens_on_write_and_never_narrows() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Pro).await;
+    let (h, _, key) = Harness::with_writer(Tier::Pro).await;
     let steps = [
         (json!({"a": null}), json!({"type": "null"})),
         (
@@ -519,8 +513,7 @@ async fn the_schema_widens_on_write_and_never_narrows() {
 
 #[tokio::test]
 async fn another_owners_dataset_is_not_found_and_untouched() {
-    let h = Harness::new().await;
-    let (user, key) = h.writer(Tier::Pro).await;
+    let (h, user, key) = Harness::with_writer(Tier::Pro).await;
     let (_, other) = h.writer(Tier::Pro).await;
     let (_, test_env) = h.test_writer(user).await;
     write(&h, &key, "private", json!({"rows": [{"secret": "mine"}]})).await;
@@ -560,9 +553,7 @@ async fn another_owners_dataset_is_not_found_and_untouched() {
     assert_eq!(mine["schema"], json!({"secret": {"type": "string"}}));
 
     // Writing needs the write scope; reading the read scope.
-    let (_, reader) = h
-        .key(user, CredentialKind::MemoryLive, &[Scope::Read])
-        .await;
+    let (_, reader) = h.reader(user).await;
     expect_error(
         write(&h, &reader, "private", json!({"rows": [{"a": 1}]})).await,
         403,

@@ -1,4 +1,3 @@
-use auth::{CredentialKind, Scope};
 use rate_limit::policy::Tier;
 use reqwest::Response;
 use serde_json::{Value, json};
@@ -22,6 +21,18 @@ async fn decide(h: &Harness, key: &str, body: Value) -> Response {
     post(h, key, "/api/v1/memory/decisions", body).await
 }
 
+/// Records `decision` for `product_name`, expecting 201; returns the answer.
+async fn decide_in(h: &Harness, key: &str, product_name: &str, decision: &str) -> Value {
+    let res = decide(
+        h,
+        key,
+        json!({"decision": decision, "product_name": product_name}),
+    )
+    .await;
+    assert_eq!(res.status(), 201);
+    json(res).await
+}
+
 async fn search(h: &Harness, key: &str, query: &str) -> Response {
     h.api(key)
         .get(&format!("/api/v1/memory/decisions/search?{query}"))
@@ -30,8 +41,7 @@ async fn search(h: &Harness, key: &str, query: &str) -> Response {
 
 #[tokio::test]
 async fn decisions_are_recorded_tagged_searched_and_deleted() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Free).await;
+    let (h, _, key) = Harness::with_writer(Tier::Free).await;
     product(&h, &key, "billing").await;
     product(&h, &key, "ledger").await;
 
@@ -46,10 +56,7 @@ async fn decisions_are_recorded_tagged_searched_and_deleted() {
         }),
     )
     .await;
-    assert_eq!(res.status(), 201);
-    assert_rate_limit_headers(&res);
-    let created = json(res).await;
-    assert_eq!(created["success"], true);
+    let created = expect_created(res).await;
     assert_eq!(created["embedded"], false);
     assert_eq!(created["affects_products"], json!(["ledger"]));
     let tags: Vec<&str> = created["tags"]
@@ -125,8 +132,7 @@ async fn decisions_are_recorded_tagged_searched_and_deleted() {
 
 #[tokio::test]
 async fn decision_limits_and_ownership() {
-    let h = Harness::new().await;
-    let (user, key) = h.writer(Tier::Free).await;
+    let (h, user, key) = Harness::with_writer(Tier::Free).await;
     product(&h, &key, "p").await;
     for (body, field) in [
         (json!({"decision": "", "product_name": "p"}), "decision"),
@@ -196,9 +202,7 @@ async fn decision_limits_and_ownership() {
         .to_owned();
     let (_, stranger) = h.writer(Tier::Free).await;
     let (_, test_env) = h.test_writer(user).await;
-    let (_, reader) = h
-        .key(user, CredentialKind::MemoryLive, &[Scope::Read])
-        .await;
+    let (_, reader) = h.reader(user).await;
     for other in [&stranger, &test_env] {
         assert_eq!(json(search(&h, other, "q=secret").await).await["count"], 0);
         let res = h
@@ -246,14 +250,7 @@ async fn semantic_search_finds_a_paraphrase_with_the_local_model() {
         ("Hire two support engineers in the third quarter", "team"),
         ("Adopt Rust for the API servers", "ops"),
     ] {
-        let res = decide(
-            &h,
-            &key,
-            json!({"decision": decision, "product_name": product_name}),
-        )
-        .await;
-        assert_eq!(res.status(), 201);
-        let body = json(res).await;
+        let body = decide_in(&h, &key, product_name, decision).await;
         assert_eq!(body["embedded"], true, "stored with its embedding");
         if product_name == "billing" {
             target = body["id"].as_str().unwrap().to_owned();
@@ -281,8 +278,7 @@ async fn semantic_search_finds_a_paraphrase_with_the_local_model() {
 
 #[tokio::test]
 async fn without_a_provider_the_same_route_answers_in_keyword_mode() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Pro).await;
+    let (h, _, key) = Harness::with_writer(Tier::Pro).await;
     product(&h, &key, "billing").await;
     let created = json(
         decide(&h, &key, json!({"decision": "We chose PostgreSQL over MongoDB for the billing ledger", "product_name": "billing"})).await,
@@ -298,8 +294,7 @@ async fn without_a_provider_the_same_route_answers_in_keyword_mode() {
 #[tokio::test]
 async fn decisions_stored_without_embedding_are_embedded_by_the_background_pass() {
     // Written while no provider was configured: embedded false.
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Pro).await;
+    let (h, _, key) = Harness::with_writer(Tier::Pro).await;
     product(&h, &key, "billing").await;
     product(&h, &key, "web").await;
     for (decision, product_name) in [
@@ -309,13 +304,8 @@ async fn decisions_stored_without_embedding_are_embedded_by_the_background_pass(
         ),
         ("Use Tailwind for the marketing site styling", "web"),
     ] {
-        let res = decide(
-            &h,
-            &key,
-            json!({"decision": decision, "product_name": product_name}),
-        )
-        .await;
-        assert_eq!(json(res).await["embedded"], false);
+        let body = decide_in(&h, &key, product_name, decision).await;
+        assert_eq!(body["embedded"], false);
     }
     // A replica with the local model embeds them in the background; then semantic search
     // finds the paraphrase, which shares no word with the decision.

@@ -1,124 +1,21 @@
 //! The background embedding pass against an OpenAI-compatible endpoint that refuses one input:
 //! the other rows are embedded, the refused one is set aside with its error and a retry time.
 
+use diesel::QueryableByName;
 use std::time::{Duration, Instant};
-
-use diesel::sql_types::{Bool, Integer, Nullable, Text};
-use diesel_async::RunQueryDsl;
-use memory_api::Settings;
-use memory_api::db::embeddings::{self, DECISIONS, PRODUCT_STATES};
-use rate_limit::policy::Tier;
-use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
 
 use crate::common::*;
 use crate::mif::import;
+use crate::openai_stub::{POISON, stub_endpoint, stub_settings};
+use diesel::sql_types::{Bool, Integer, Nullable, Text};
+use diesel_async::RunQueryDsl;
+use memory_api::db::embeddings::{self, DECISIONS, PRODUCT_STATES};
+use rate_limit::policy::Tier;
+use serde_json::{Value, json};
 
-/// Inputs containing this word are refused with a 400, as a real endpoint refuses an input it
-/// cannot take.
-const POISON: &str = "poison";
-
-/// A vector per text: one dimension per word (by a hash), so texts sharing words are close.
-fn vector(text: &str) -> Vec<f32> {
-    let mut v = vec![0f32; 384];
-    for word in text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-    {
-        let h = word
-            .to_lowercase()
-            .bytes()
-            .fold(7u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
-        v[h as usize % 384] += 1.0;
-    }
-    v[383] += 0.01;
-    v
-}
-
-fn answer(body: &Value) -> (u16, String) {
-    let inputs: Vec<&str> = body["input"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t.as_str().unwrap())
-        .collect();
-    if inputs.iter().any(|t| t.contains(POISON)) {
-        let error = json!({"error": {"message": "this input cannot be embedded", "type": "invalid_request_error"}});
-        return (400, error.to_string());
-    }
-    let data: Vec<Value> = inputs
-        .iter()
-        .enumerate()
-        .map(|(index, text)| json!({"object": "embedding", "index": index, "embedding": vector(text)}))
-        .collect();
-    (200, json!({"object": "list", "data": data}).to_string())
-}
-
-async fn handle(mut socket: TcpStream) {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 16384];
-    let head_end = loop {
-        let Ok(n) = socket.read(&mut chunk).await else {
-            return;
-        };
-        if n == 0 {
-            return;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
-        }
-    };
-    let head = String::from_utf8_lossy(&buf[..head_end]).to_lowercase();
-    let length: usize = head
-        .lines()
-        .find_map(|l| l.strip_prefix("content-length:"))
-        .map_or(0, |v| v.trim().parse().unwrap());
-    while buf.len() < head_end + length {
-        let Ok(n) = socket.read(&mut chunk).await else {
-            return;
-        };
-        if n == 0 {
-            return;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    }
-    let body: Value = serde_json::from_slice(&buf[head_end..head_end + length]).unwrap();
-    let (status, body) = answer(&body);
-    let response = format!(
-        "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    let _ = socket.write_all(response.as_bytes()).await;
-    let _ = socket.shutdown().await;
-}
-
-/// The stub endpoint's base URL.
-async fn stub_endpoint() -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        while let Ok((socket, _)) = listener.accept().await {
-            tokio::spawn(handle(socket));
-        }
-    });
-    format!("http://{addr}/v1")
-}
-
-/// Settings of a server embedding with the stub endpoint at `base_url`.
-fn stub_settings(db_url: &str, base_url: String) -> Settings {
-    let mut settings = settings(db_url);
-    settings.embeddings.provider = embed::Provider::OpenAi;
-    settings.embeddings.base_url = Some(base_url);
-    settings.embeddings.model = Some("stub-embedding".into());
-    settings
-}
-
-#[derive(diesel::QueryableByName, Debug)]
-struct Row {
-    #[diesel(sql_type = Text)]
-    text: String,
+/// Where a row's embedding stands.
+#[derive(QueryableByName, Debug)]
+struct EmbedState {
     #[diesel(sql_type = Bool)]
     embedded: bool,
     #[diesel(sql_type = Nullable<Text>)]
@@ -127,6 +24,14 @@ struct Row {
     embed_attempts: i32,
     #[diesel(sql_type = Bool)]
     retry_later: bool,
+}
+
+#[derive(QueryableByName, Debug)]
+struct Row {
+    #[diesel(sql_type = Text)]
+    text: String,
+    #[diesel(embed)]
+    state: EmbedState,
 }
 
 async fn rows(h: &Harness) -> Vec<Row> {
@@ -178,7 +83,10 @@ async fn one_refused_input_does_not_hold_up_the_others() {
     let deadline = Instant::now() + Duration::from_secs(40);
     let rows = loop {
         let rows = rows(&h).await;
-        if rows.iter().all(|r| r.embedded || r.embed_error.is_some()) {
+        if rows
+            .iter()
+            .all(|r| r.state.embedded || r.state.embed_error.is_some())
+        {
             break rows;
         }
         assert!(Instant::now() < deadline, "the pass stalled: {rows:#?}");
@@ -186,23 +94,23 @@ async fn one_refused_input_does_not_hold_up_the_others() {
     };
     for row in &rows {
         if row.text.contains(POISON) {
-            assert!(!row.embedded, "{row:?}");
-            let error = row.embed_error.as_deref().unwrap();
+            assert!(!row.state.embedded, "{row:?}");
+            let error = row.state.embed_error.as_deref().unwrap();
             assert!(
                 error.contains("400") && error.contains("cannot be embedded"),
                 "{error}"
             );
-            assert_eq!(row.embed_attempts, 1, "{row:?}");
-            assert!(row.retry_later, "{row:?}");
+            assert_eq!(row.state.embed_attempts, 1, "{row:?}");
+            assert!(row.state.retry_later, "{row:?}");
         } else {
-            assert!(row.embedded, "{row:?}");
-            assert_eq!(row.embed_error, None);
+            assert!(row.state.embedded, "{row:?}");
+            assert_eq!(row.state.embed_error, None);
         }
     }
 
     // The refused row waits for its retry time: a pass now finds nothing to embed.
     let asked = std::sync::atomic::AtomicUsize::new(0);
-    let done = embeddings::embed_pending(&mut h.conn().await, &DECISIONS, 32, |texts| {
+    let done = embeddings::embed_pending(&mut h.conn().await, &DECISIONS, 32, |_owner, texts| {
         asked.fetch_add(texts.len(), std::sync::atomic::Ordering::Relaxed);
         async { Err::<Vec<String>, _>("not called") }
     })
@@ -229,20 +137,14 @@ async fn one_refused_input_does_not_hold_up_the_others() {
     h.stop().await;
 }
 
-#[derive(diesel::QueryableByName, Debug)]
+#[derive(QueryableByName, Debug)]
 struct StateRow {
     #[diesel(sql_type = Text)]
     product: String,
     #[diesel(sql_type = Integer)]
     version: i32,
-    #[diesel(sql_type = Bool)]
-    embedded: bool,
-    #[diesel(sql_type = Nullable<Text>)]
-    embed_error: Option<String>,
-    #[diesel(sql_type = Integer)]
-    embed_attempts: i32,
-    #[diesel(sql_type = Bool)]
-    retry_later: bool,
+    #[diesel(embed)]
+    state: EmbedState,
 }
 
 async fn state_rows(h: &Harness) -> Vec<StateRow> {
@@ -261,8 +163,7 @@ async fn state_rows(h: &Harness) -> Vec<StateRow> {
 #[tokio::test]
 async fn current_product_states_are_embedded_by_the_pass_and_a_refused_one_is_set_aside() {
     // Written while no provider was configured: nothing is embedded.
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Pro).await;
+    let (h, _, key) = Harness::with_writer(Tier::Pro).await;
     let states = [
         ("atlas", json!({"status": "building the ledger"})),
         ("atlas", json!({"status": "shipping the ledger"})),
@@ -294,7 +195,7 @@ async fn current_product_states_are_embedded_by_the_pass_and_a_refused_one_is_se
             .filter(|r| r.product == "borealis" || r.version == 2);
         if current
             .clone()
-            .all(|r| r.embedded || r.embed_error.is_some())
+            .all(|r| r.state.embedded || r.state.embed_error.is_some())
         {
             break rows;
         }
@@ -307,9 +208,9 @@ async fn current_product_states_are_embedded_by_the_pass_and_a_refused_one_is_se
             (
                 r.product.as_str(),
                 r.version,
-                r.embedded,
-                r.embed_attempts,
-                r.retry_later,
+                r.state.embedded,
+                r.state.embed_attempts,
+                r.state.retry_later,
             )
         })
         .collect();
@@ -323,8 +224,8 @@ async fn current_product_states_are_embedded_by_the_pass_and_a_refused_one_is_se
         ],
         "{rows:#?}"
     );
-    assert_eq!(rows[1].embed_error, None);
-    let error = rows[2].embed_error.as_deref().unwrap();
+    assert_eq!(rows[1].state.embed_error, None);
+    let error = rows[2].state.embed_error.as_deref().unwrap();
     assert!(
         error.contains("400") && error.contains("cannot be embedded"),
         "{error}"
@@ -332,12 +233,13 @@ async fn current_product_states_are_embedded_by_the_pass_and_a_refused_one_is_se
 
     // The refused state is not taken again before its retry time.
     let asked = std::sync::atomic::AtomicUsize::new(0);
-    let done = embeddings::embed_pending(&mut h.conn().await, &PRODUCT_STATES, 32, |texts| {
-        asked.fetch_add(texts.len(), std::sync::atomic::Ordering::Relaxed);
-        async { Err::<Vec<String>, _>("not called") }
-    })
-    .await
-    .unwrap();
+    let done =
+        embeddings::embed_pending(&mut h.conn().await, &PRODUCT_STATES, 32, |_owner, texts| {
+            asked.fetch_add(texts.len(), std::sync::atomic::Ordering::Relaxed);
+            async { Err::<Vec<String>, _>("not called") }
+        })
+        .await
+        .unwrap();
     assert_eq!((done, asked.into_inner()), (0, 0));
     replica.stop().await;
     h.stop().await;

@@ -5,8 +5,7 @@ use crate::common::*;
 
 #[tokio::test]
 async fn framework_failures_answer_in_the_memory_envelope() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Team).await;
+    let (h, _, key) = Harness::with_writer(Tier::Team).await;
 
     let malformed = h
         .api(&key)

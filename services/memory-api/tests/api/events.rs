@@ -1,7 +1,6 @@
 //! `POST /ingest/events` (idempotency, limits) and the AI cost telemetry of `ai_cost` events
 //! (`GET /ai/costs`, `GET /ai/costs/{product}`).
 
-use auth::{CredentialKind, Scope};
 use chrono::{DateTime, Days, Duration, NaiveTime, SecondsFormat, Utc};
 use rate_limit::policy::Tier;
 use serde_json::{Value, json};
@@ -59,8 +58,7 @@ async fn count(h: &Harness, sql: &str) -> i64 {
 
 #[tokio::test]
 async fn an_event_is_recorded_and_a_repeated_key_answers_the_first_id() {
-    let h = Harness::new().await;
-    let (user, key) = h.writer(Tier::Free).await;
+    let (h, user, key) = Harness::with_writer(Tier::Free).await;
     let body = json!({"event_type": " signup ", "severity": "warning", "idempotency_key": "k-1",
                       "external_id": "ext-1", "worker_type": "crm",
                       "occurred_at": "2026-01-02T03:04:05Z", "payload": {"plan": "pro"}});
@@ -134,8 +132,7 @@ async fn an_event_is_recorded_and_a_repeated_key_answers_the_first_id() {
 
 #[tokio::test]
 async fn concurrent_repeats_of_a_key_store_one_event() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Team).await;
+    let (h, _, key) = Harness::with_writer(Tier::Team).await;
     for (round, field) in [(0, "idempotency_key"), (1, "external_id")] {
         let mut body = cost_event("atlas", "m", json!(0.1), Utc::now());
         body[field] = json!(format!("concurrent-{round}"));
@@ -174,8 +171,7 @@ async fn concurrent_repeats_of_a_key_store_one_event() {
 
 #[tokio::test]
 async fn event_limits_answer_400_naming_the_field() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Team).await;
+    let (h, _, key) = Harness::with_writer(Tier::Team).await;
     let future = rfc3339(Utc::now() + Duration::hours(25));
     let cases = [
         (json!({}), "event_type"),
@@ -239,9 +235,7 @@ async fn event_limits_answer_400_naming_the_field() {
 
     // Writing needs the write scope.
     let user = h.user(Tier::Free).await;
-    let (_, reader) = h
-        .key(user, CredentialKind::MemoryLive, &[Scope::Read])
-        .await;
+    let (_, reader) = h.reader(user).await;
     let res = h
         .api(&reader)
         .post(EVENTS, &json!({"event_type": "e"}))
@@ -254,8 +248,7 @@ async fn event_limits_answer_400_naming_the_field() {
 
 #[tokio::test]
 async fn ai_cost_payloads_are_checked_naming_the_member() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Team).await;
+    let (h, _, key) = Harness::with_writer(Tier::Team).await;
     let with = |payload: Value| json!({"event_type": "ai_cost", "payload": payload});
     let ok = json!({"product": "atlas", "model": "m", "cost_usd": 0.5});
     let mut cases = vec![
@@ -352,8 +345,7 @@ async fn ai_cost_payloads_are_checked_naming_the_member() {
 
 #[tokio::test]
 async fn cost_aggregates_add_up_exactly_by_model_and_by_day() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Team).await;
+    let (h, _, key) = Harness::with_writer(Tier::Team).await;
     let today = midnight_utc(0) + Duration::minutes(1);
     let yesterday = midnight_utc(1) + Duration::hours(12);
     // 0.1 + 0.2 is 0.30000000000000004 in floating point; ten times 0.1 is 0.9999999999999999.
@@ -461,8 +453,7 @@ async fn cost_aggregates_add_up_exactly_by_model_and_by_day() {
 
 #[tokio::test]
 async fn the_days_window_is_whole_utc_days_ending_today() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Team).await;
+    let (h, _, key) = Harness::with_writer(Tier::Team).await;
     let millisecond = Duration::milliseconds(1);
     // Just inside and just outside each edge of a one-day and a two-day window.
     send_cost(&h, &key, "p", "m", json!(1), midnight_utc(0)).await;
@@ -516,8 +507,7 @@ async fn the_days_window_is_whole_utc_days_ending_today() {
 
 #[tokio::test]
 async fn another_owners_costs_never_count_and_unknown_products_are_404() {
-    let h = Harness::new().await;
-    let (user, key) = h.writer(Tier::Team).await;
+    let (h, user, key) = Harness::with_writer(Tier::Team).await;
     let (_, other) = h.writer(Tier::Team).await;
     let (_, test_key) = h.test_writer(user).await;
     let now = Utc::now();

@@ -1,6 +1,5 @@
 //! Free-form memory: record, list, search, delete; limits; ownership and environments.
 
-use auth::{CredentialKind, Scope};
 use rate_limit::policy::Tier;
 use reqwest::Response;
 use serde_json::{Value, json};
@@ -37,8 +36,7 @@ fn contents(body: &Value) -> Vec<&str> {
 
 #[tokio::test]
 async fn entries_are_recorded_listed_searched_and_deleted() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Free).await;
+    let (h, _, key) = Harness::with_writer(Tier::Free).await;
     let res = create(
         &h,
         &key,
@@ -51,10 +49,7 @@ async fn entries_are_recorded_listed_searched_and_deleted() {
         }),
     )
     .await;
-    assert_eq!(res.status(), 201);
-    assert_rate_limit_headers(&res);
-    let created = json(res).await;
-    assert_eq!(created["success"], true);
+    let created = expect_created(res).await;
     assert_eq!(created["embedded"], false);
     assert_eq!(created["tags"], json!(["drinks", "morning"]));
     assert_eq!(created["source"], "chat");
@@ -119,8 +114,7 @@ async fn entries_are_recorded_listed_searched_and_deleted() {
 
 #[tokio::test]
 async fn limits_answer_400_naming_the_field() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Free).await;
+    let (h, _, key) = Harness::with_writer(Tier::Free).await;
     let many: Vec<String> = (0..21).map(|i| format!("t{i}")).collect();
     for (body, field) in [
         (json!({}), "content"),
@@ -181,8 +175,7 @@ async fn limits_answer_400_naming_the_field() {
 
 #[tokio::test]
 async fn entries_belong_to_one_owner_and_one_environment() {
-    let h = Harness::new().await;
-    let (user, live) = h.writer(Tier::Free).await;
+    let (h, user, live) = Harness::with_writer(Tier::Free).await;
     let id = json(create(&h, &live, json!({"content": "Live only note"})).await).await["id"]
         .as_str()
         .unwrap()
@@ -194,9 +187,7 @@ async fn entries_belong_to_one_owner_and_one_environment() {
         assert_eq!(json(list(&h, key, "q=note").await).await["data"], json!([]));
         expect_error(delete(&h, key, &id).await, 404, "NOT_FOUND").await;
     }
-    let (_, reader) = h
-        .key(user, CredentialKind::MemoryLive, &[Scope::Read])
-        .await;
+    let (_, reader) = h.reader(user).await;
     expect_error(
         create(&h, &reader, json!({"content": "x"})).await,
         403,
@@ -260,8 +251,7 @@ async fn poll(url: &str, key: &str, done: impl Fn(&Value) -> bool) -> Value {
 #[tokio::test]
 async fn entries_and_imported_decisions_are_embedded_by_the_background_pass() {
     // Written while no provider was configured.
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Pro).await;
+    let (h, _, key) = Harness::with_writer(Tier::Pro).await;
     for content in [
         "Prefers green tea over coffee",
         "Deploys happen only on weekdays",

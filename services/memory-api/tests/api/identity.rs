@@ -1,4 +1,3 @@
-use auth::{CredentialKind, Scope};
 use rate_limit::policy::Tier;
 use reqwest::Response;
 use serde_json::{Value, json};
@@ -23,8 +22,7 @@ async fn get(h: &Harness, key: &str) -> Response {
 
 #[tokio::test]
 async fn a_kernel_is_404_until_written_then_merge_patched() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Free).await;
+    let (h, _, key) = Harness::with_writer(Tier::Free).await;
     expect_error(get(&h, &key).await, 404, "NOT_FOUND").await;
 
     let res = put(
@@ -87,8 +85,7 @@ async fn a_kernel_is_404_until_written_then_merge_patched() {
 
 #[tokio::test]
 async fn if_match_guards_against_lost_updates() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Free).await;
+    let (h, _, key) = Harness::with_writer(Tier::Free).await;
     // Version 0 is "no kernel yet".
     let res = put(&h, &key, json!({"identity": {"name": "A"}}), Some("\"3\"")).await;
     assert!(
@@ -122,8 +119,7 @@ async fn if_match_guards_against_lost_updates() {
 
 #[tokio::test]
 async fn documented_keys_are_type_checked_and_the_budget_is_enforced() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Free).await;
+    let (h, _, key) = Harness::with_writer(Tier::Free).await;
     for (body, field) in [
         (json!({"identity": "Ada"}), "identity"),
         (json!({"products": {"a": 1}}), "products"),
@@ -160,12 +156,9 @@ async fn documented_keys_are_type_checked_and_the_budget_is_enforced() {
 
 #[tokio::test]
 async fn kernels_are_per_owner_and_environment_and_need_write_scope() {
-    let h = Harness::new().await;
-    let (user, live) = h.writer(Tier::Free).await;
+    let (h, user, live) = Harness::with_writer(Tier::Free).await;
     let (_, test) = h.test_writer(user).await;
-    let (_, reader) = h
-        .key(user, CredentialKind::MemoryLive, &[Scope::Read])
-        .await;
+    let (_, reader) = h.reader(user).await;
     let (_, stranger) = h.writer(Tier::Free).await;
     assert_eq!(
         put(&h, &live, json!({"identity": {"name": "Live"}}), None)
@@ -204,8 +197,7 @@ async fn kernels_are_per_owner_and_environment_and_need_write_scope() {
 
 #[tokio::test]
 async fn concurrent_first_writes_both_land() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Team).await;
+    let (h, _, key) = Harness::with_writer(Tier::Team).await;
     let (a, b) = tokio::join!(
         put(&h, &key, json!({"identity": {"a": 1}}), None),
         put(&h, &key, json!({"identity": {"b": 2}}), None),
@@ -224,8 +216,7 @@ async fn concurrent_first_writes_both_land() {
 /// `make fuzz`, run against the binaries, can.)
 #[tokio::test]
 async fn numbers_at_the_edges_of_f64_survive_the_round_trip() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Free).await;
+    let (h, _, key) = Harness::with_writer(Tier::Free).await;
     for number in [
         "-1.7976931348623155e+308",
         "1.7976931348623157e308",

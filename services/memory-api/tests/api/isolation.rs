@@ -64,6 +64,9 @@ async fn run(h: Harness) {
         decisions: [Uuid::now_v7(), Uuid::now_v7()],
         entry: Uuid::now_v7(),
         event_key: format!("shared-event-{}", Uuid::new_v4().simple()),
+        account: format!("shared-{}@example.com", Uuid::new_v4().simple()),
+        thread: "5ba7ed".to_owned(),
+        workspace: format!("shared-workspace-{}", Uuid::new_v4().simple()),
     };
     let user_a = h.user(Tier::Pro).await;
     let user_b = h.user(Tier::Pro).await;
@@ -136,6 +139,11 @@ struct Planted {
     entry: Uuid,
     /// An event `idempotency_key` and `external_id` every owner uses.
     event_key: String,
+    /// A mail account and a thread id every owner stores drafts under.
+    account: String,
+    thread: String,
+    /// A workspace name and an agent name every owner uses.
+    workspace: String,
 }
 
 /// One owner (a user in one environment) and what it seeded.
@@ -157,6 +165,16 @@ struct Owner {
     dataset: String,
     /// An upload previewed and not confirmed by its owner.
     upload: String,
+    /// A connector proposal left pending by its owner.
+    proposal: String,
+    /// A stored BYOK credential.
+    credential: String,
+    /// A workspace (registered under a name every owner uses), with an open drift event.
+    workspace: String,
+    drift: String,
+    /// An agent bridge run of the workspace, and a connected agent.
+    bridge_job: String,
+    agent: String,
 }
 
 async fn seed(h: &Harness, label: &'static str, user: Uuid, key: String, p: &Planted) -> Owner {
@@ -268,6 +286,36 @@ async fn seed(h: &Harness, label: &'static str, user: Uuid, key: String, p: &Pla
     let consolidated = call(Method::POST, "/api/v1/memory/consolidate", json!({})).await;
     let run = id_of(&consolidated, "runId");
 
+    // A workspace under the name every owner uses: its context file synced, then a snapshot
+    // whose copy drifted; a bridge run of it; a connected agent.
+    let body = json!({"name": p.workspace, "description": format!("{marker} workspace")});
+    let workspace = id_of(&call(Method::POST, "/api/v1/workspaces", body).await, "id");
+    call(
+        Method::POST,
+        &format!("/api/v1/workspaces/{workspace}/sync"),
+        json!({}),
+    )
+    .await;
+    let snapshot = json!({"files": [{"path": "AGENTS.md", "content": format!("{marker} edit")}]});
+    let ingested = call(
+        Method::POST,
+        &format!("/api/v1/workspaces/{workspace}/ingest"),
+        snapshot,
+    )
+    .await;
+    let drift = ingested["drift"][0]["id"]
+        .as_str()
+        .expect("drift")
+        .to_owned();
+    let body = json!({"workspace_id": workspace, "wait": true});
+    let bridge_job = id_of(
+        &call(Method::POST, "/api/v1/bridge/generate", body).await,
+        "job_id",
+    );
+    let body = json!({"name": p.workspace, "workspace_id": workspace});
+    let connected = call(Method::POST, "/api/v1/agents/connect", body).await;
+    let agent = connected["agent"]["id"].as_str().expect("agent").to_owned();
+
     // Datasets: one of its own, and the name every owner writes to, each with a marked row;
     // and an upload waiting for its confirm.
     let dataset = format!("own-{marker}");
@@ -280,6 +328,23 @@ async fn seed(h: &Harness, label: &'static str, user: Uuid, key: String, p: &Pla
         )
         .await;
     }
+    // A connector's proposal and a lead, a BYOK credential, and drafts for the shared
+    // account and thread.
+    let intake = json!({"raw_content": format!("{marker} proposal"), "ai_vendor": "claude",
+                        "requested_capability": format!("memory {marker}")});
+    let submitted = call(Method::POST, "/api/v1/connectors/intake", intake).await;
+    let proposal = id_of(&submitted, "proposal_id");
+    let lead = json!({"raw_content": format!("{marker} lead"), "requested_capability": "lead"});
+    call(Method::POST, "/api/v1/connectors/intake", lead).await;
+    let byok = json!({"service": "openai", "label": marker, "key": format!("sk-{marker}")});
+    let credential = id_of(&call(Method::POST, "/api/v1/byok", byok).await, "id");
+    call(
+        Method::PUT,
+        "/api/v1/inbox/drafts",
+        drafts_body(&p.account, &p.thread, &marker),
+    )
+    .await;
+
     let csv = format!("note\n{marker}\n");
     let res = crate::uploads::upload(
         h,
@@ -312,7 +377,21 @@ async fn seed(h: &Harness, label: &'static str, user: Uuid, key: String, p: &Pla
         staged_import,
         dataset,
         upload,
+        proposal,
+        credential,
+        workspace,
+        drift,
+        bridge_job,
+        agent,
     }
+}
+
+/// A `PUT /inbox/drafts` body: one thread of `account`, its reason carrying `marker`.
+fn drafts_body(account: &str, thread: &str, marker: &str) -> Value {
+    json!({"account": {"email": account}, "drafts": [{
+        "thread_id": thread, "latest_message_id": "ab12", "latest_message_at": "2026-01-01T00:00:00Z",
+        "generated_at": "2026-01-01T00:01:00Z", "why": marker,
+        "drafts": [{"tone": "plain", "text": format!("{marker} draft")}]}]})
 }
 
 /// A producer signal carrying `marker`, with a `dedup_key` every owner shares.
@@ -400,18 +479,26 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
         ("id", "imports") => (victim.staged_import.clone(), None),
         ("product", "costs") => (victim.product.clone(), Some(p.product.clone())),
         ("project_id", "ingest") => (victim.product_id.clone(), None),
+        ("id", "proposals") => (victim.proposal.clone(), None),
+        ("id", "byok") => (victim.credential.clone(), None),
+        ("id", "workspaces") => (victim.workspace.clone(), None),
+        ("id", "drift") => (victim.drift.clone(), None),
+        ("jobId", "generate") => (victim.bridge_job.clone(), None),
+        ("id", "agents") => (victim.agent.clone(), None),
         _ => panic!("{path}: no value for path parameter `{name}`; map it in the isolation suite"),
     }
 }
 
 /// Values to try for a query parameter (each in a call of its own), `None` for parameters that
 /// select nothing of an owner's (paging, limits, formats). Panics for an unknown required one.
-fn query_values(param: &Param, victim: &Owner) -> Option<Vec<String>> {
+fn query_values(param: &Param, victim: &Owner, p: &Planted) -> Option<Vec<String>> {
     match param.name.as_str() {
+        "account_email" => Some(vec![p.account.clone()]),
+        "legacy_thread_id" | "thread_perm_id" => Some(vec![p.thread.clone()]),
         "q" => Some(vec![victim.marker.clone(), SHARED_WORDS.to_owned()]),
         "product" => Some(vec![victim.product.clone()]),
         "scope" => Some(vec!["full".to_owned()]),
-        "workspace_id" => None,
+        "workspace_id" => Some(vec![victim.workspace.clone()]),
         _ if param.required => panic!("no value for required query parameter `{}`", param.name),
         _ => None,
     }
@@ -419,7 +506,7 @@ fn query_values(param: &Param, victim: &Owner) -> Option<Vec<String>> {
 
 /// A minimal valid body for operations that take one, carrying the caller's own marker (a
 /// producer signal batch also names the victim's decision, which must be refused).
-fn body_for(op: &Operation, caller: &Owner, victim: &Owner) -> Option<Value> {
+fn body_for(op: &Operation, caller: &Owner, victim: &Owner, p: &Planted) -> Option<Value> {
     if !op.has_body {
         return None;
     }
@@ -432,10 +519,18 @@ fn body_for(op: &Operation, caller: &Owner, victim: &Owner) -> Option<Value> {
         }
         ("POST", "/api/v1/ingest/{project_id}") => json!({"event_type": "probe",
             "title": caller.marker, "severity": "error", "external_id": "shared-external-id"}),
+        // Replacing: a write that reached another owner's drafts would delete them.
+        ("PUT", "/api/v1/inbox/drafts") => drafts_body(&p.account, &p.thread, &caller.marker),
         ("POST", "/api/v1/signals/ingest") => json!({"signals": [
             producer_signal(&caller.marker, &[]),
             producer_signal(&caller.marker, &[victim.decision.as_str()]),
         ]}),
+        ("PATCH", "/api/v1/scope") => json!({"workspace_id": victim.workspace}),
+        ("POST", "/api/v1/workspaces/{id}/ingest") => {
+            json!({"files": [{"path": "AGENTS.md", "content": caller.marker}]})
+        }
+        ("POST", "/api/v1/workspaces/{id}/sync") => json!({"force": true}),
+        ("POST", "/api/v1/workspaces/drift/{id}/resolve") => json!({"resolution": "accept"}),
         _ => panic!(
             "{} {}: no body; add one to the isolation suite",
             op.method, op.path
@@ -474,14 +569,14 @@ fn probes(op: &Operation, caller: &Owner, victim: &Owner, p: &Planted) -> Vec<Pr
         .params
         .iter()
         .filter(|p| p.location == "query")
-        .filter_map(|param| query_values(param, victim).map(|values| (param, values)))
+        .filter_map(|param| query_values(param, victim, p).map(|values| (param, values)))
         .collect();
     let base: Vec<(String, String)> = query_params
         .iter()
         .filter(|(param, _)| param.required)
         .map(|(param, values)| (param.name.clone(), values[0].clone()))
         .collect();
-    let body = body_for(op, caller, victim);
+    let body = body_for(op, caller, victim, p);
     let probe = |path: &str, query: Vec<(String, String)>, foreign_row, shared_row| Probe {
         path: path.to_owned(),
         query,
@@ -641,10 +736,57 @@ async fn still_intact(h: &Harness, owner: &Owner, p: &Planted) -> Vec<String> {
     if status != 201 {
         violations.push(format!("{}: its upload: {status} {body}", owner.label));
     }
+    // Its proposal is still pending (nobody else decided it), and it alone can approve it.
+    let path = format!("/api/v1/proposals/{}", owner.proposal);
+    let (status, body) = send(h, &owner.key, Method::GET, &path, None).await;
+    if status != 200 || body["status"] != "pending" {
+        violations.push(format!("{}: {path}: {status} {body}", owner.label));
+    }
+    let (status, body) = send(
+        h,
+        &owner.key,
+        Method::POST,
+        &format!("{path}/approve"),
+        None,
+    )
+    .await;
+    if status != 200 {
+        violations.push(format!(
+            "{}: approving its proposal: {status} {body}",
+            owner.label
+        ));
+    }
+    // Its credential and its drafts (the last written under the shared account and thread
+    // by its own probes) are its own.
+    let (_, body) = send(h, &owner.key, Method::GET, "/api/v1/byok", None).await;
+    if body["data"][0]["id"] != owner.credential.as_str() {
+        violations.push(format!("{}: /api/v1/byok: {body}", owner.label));
+    }
+    let lookup = format!(
+        "/api/v1/inbox/drafts?account_email={}&legacy_thread_id={}",
+        p.account, p.thread
+    );
+    let (_, body) = send(h, &owner.key, Method::GET, &lookup, None).await;
+    if body["why"] != owner.marker.as_str() {
+        violations.push(format!("{}: {lookup}: {body}", owner.label));
+    }
+    // Its workspace, drift event, bridge run and agent are still there, untouched.
+    let drift = format!("/api/v1/workspaces/drift?workspace_id={}", owner.workspace);
+    let (_, open) = send(h, &owner.key, Method::GET, &drift, None).await;
+    if open["data"][0]["id"] != owner.drift.as_str() {
+        violations.push(format!("{}: its open drift: {open}", owner.label));
+    }
+    let (_, status) = send(h, &owner.key, Method::GET, "/api/v1/bridge/status", None).await;
+    if status["agents"][0]["id"] != owner.agent.as_str()
+        || status["agents"][0]["token_active"] != true
+    {
+        violations.push(format!("{}: its agent: {status}", owner.label));
+    }
     for path in [
         format!("/api/v1/products/{}", owner.product),
         format!("/api/v1/memory/consolidate/{}", owner.run),
         format!("/api/v1/ai/costs/{}", owner.product),
+        format!("/api/v1/bridge/generate/{}", owner.bridge_job),
     ] {
         let (status, body) = send(h, &owner.key, Method::GET, &path, None).await;
         if status != 200 {

@@ -1,6 +1,9 @@
 //! memory-api over HTTP against the real PostgreSQL (and Redis where said).
 
+mod accounts;
 mod auth;
+mod bridge;
+mod byok;
 mod common;
 mod confidence;
 mod consolidate;
@@ -12,11 +15,15 @@ mod errors;
 mod events;
 mod free_form;
 mod identity;
+mod inbox_drafts;
+mod intake;
 mod isolation;
+mod kernel_export;
 mod mif;
 mod mif_staging;
 mod migrations;
 mod nul;
+mod openai_stub;
 mod product_state;
 mod products;
 mod rate_limits;
@@ -24,3 +31,5 @@ mod reading;
 mod search;
 mod signals;
 mod uploads;
+mod workspace_sync;
+mod workspaces;

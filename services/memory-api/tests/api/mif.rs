@@ -2,11 +2,11 @@
 
 use std::path::Path;
 
-use auth::{CredentialKind, Scope};
 use diesel_async::RunQueryDsl;
 use memory_api::db::decisions::{self, NewDecision};
 use memory_api::db::free_form::{self, NewEntry};
 use memory_api::db::owner::Owner;
+use memory_api::db::view::View;
 use rate_limit::policy::Tier;
 use reqwest::Response;
 use serde_json::{Value, json};
@@ -157,7 +157,7 @@ async fn seed_large(h: &Harness) -> (Uuid, String) {
             created_at: chrono::Utc::now() - chrono::Duration::minutes(i as i64),
         })
         .collect();
-    free_form::insert_many(&mut conn, owner, &entries)
+    free_form::insert_many(&mut conn, View::whole(owner), &entries)
         .await
         .unwrap();
     let affects = vec!["beta".to_owned()];
@@ -166,7 +166,7 @@ async fn seed_large(h: &Harness) -> (Uuid, String) {
         let reasoning = format!("Because of reason {i}");
         decisions::insert(
             &mut conn,
-            owner,
+            View::whole(owner),
             NewDecision {
                 decision: &text,
                 reasoning: (i % 2 == 0).then_some(reasoning.as_str()),
@@ -240,8 +240,7 @@ async fn a_full_export_imported_with_replace_into_an_empty_account_exports_the_s
 
 #[tokio::test]
 async fn scopes_download_and_bad_parameters() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Free).await;
+    let (h, _, key) = Harness::with_writer(Tier::Free).await;
     // No kernel yet: an empty kernel.
     let doc = export(&h, &key, "").await;
     assert_eq!(doc["identity_kernel"], json!({}));
@@ -272,10 +271,15 @@ async fn scopes_download_and_bad_parameters() {
     let corpus = export(&h, &key, "scope=identity_corpus").await;
     assert!(corpus.get("decisions").is_none());
     assert_eq!(corpus["user_corpus"][0]["content"], "Likes tea");
-    let workspace = Uuid::now_v7();
+    let workspace = h
+        .api(&key)
+        .post("/api/v1/workspaces", &json!({"name": "repo"}))
+        .expect(201)
+        .await;
+    let workspace = workspace["id"].as_str().unwrap();
     let full = export(&h, &key, &format!("scope=full&workspace_id={workspace}")).await;
     assert_eq!(full["decisions"][0]["decision"], "Use Rust");
-    assert_eq!(full["provenance"]["workspace_id"], workspace.to_string());
+    assert_eq!(full["provenance"]["workspace_id"], workspace);
     assert_ne!(
         only["provenance"]["content_sha256"],
         full["provenance"]["content_sha256"]
@@ -314,8 +318,7 @@ async fn scopes_download_and_bad_parameters() {
 
 #[tokio::test]
 async fn exports_are_per_owner_and_per_environment() {
-    let h = Harness::new().await;
-    let (user, live) = h.writer(Tier::Free).await;
+    let (h, user, live) = Harness::with_writer(Tier::Free).await;
     put_kernel(&h, &live, json!({"identity": {"name": "Live"}})).await;
     let (_, test) = h.test_writer(user).await;
     let doc = export(&h, &test, "").await;
@@ -654,8 +657,7 @@ async fn a_staged_import_changes_nothing_until_applied_once() {
 
 #[tokio::test]
 async fn invalid_imports_answer_400_naming_the_path() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Free).await;
+    let (h, _, key) = Harness::with_writer(Tier::Free).await;
     let decisions: Vec<Value> = (0..4)
         .map(|i| json!({"decision": if i == 3 { "" } else { "ok" }, "product_name": "p"}))
         .collect();
@@ -718,9 +720,7 @@ async fn invalid_imports_answer_400_naming_the_path() {
     assert_eq!(export(&h, &key, "").await["identity_kernel"], json!({}));
     // Without the write scope.
     let user = h.user(Tier::Free).await;
-    let (_, reader) = h
-        .key(user, CredentialKind::MemoryLive, &[Scope::Read])
-        .await;
+    let (_, reader) = h.reader(user).await;
     expect_error(
         import(&h, &reader, json!({"mif": mif(json!({}))})).await,
         403,
@@ -732,8 +732,7 @@ async fn invalid_imports_answer_400_naming_the_path() {
 
 #[tokio::test]
 async fn raw_notes_become_an_identity_only_import() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Free).await;
+    let (h, _, key) = Harness::with_writer(Tier::Free).await;
     let notes =
         "I build tools.\n\n# Identity\n- Name: Ada\n\n## Constraints\n- No vendor lock-in\n";
     let body = imported(
@@ -761,8 +760,7 @@ async fn raw_notes_become_an_identity_only_import() {
 
 #[tokio::test]
 async fn import_bodies_may_exceed_one_mebibyte() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Free).await;
+    let (h, _, key) = Harness::with_writer(Tier::Free).await;
     let corpus: Vec<Value> = (0..300)
         .map(|i| json!({"content": format!("{i} {}", "x".repeat(5000))}))
         .collect();

@@ -72,8 +72,7 @@ async fn count(conn: &mut AsyncPgConnection, sql: &str) -> i64 {
 
 #[tokio::test]
 async fn a_staged_import_expires_after_24_hours() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Free).await;
+    let (h, _, key) = Harness::with_writer(Tier::Free).await;
     let expired = staged_id(&h, &key, 1).await;
     let fresh = staged_id(&h, &key, 2).await;
     let mut conn = h.conn().await;
@@ -88,8 +87,7 @@ async fn a_staged_import_expires_after_24_hours() {
 
 #[tokio::test]
 async fn an_owner_has_at_most_10_staged_imports_waiting() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Pro).await;
+    let (h, _, key) = Harness::with_writer(Tier::Pro).await;
     let mut ids = Vec::new();
     for n in 0..10 {
         ids.push(staged_id(&h, &key, n).await);
@@ -170,8 +168,7 @@ async fn staging_writes_nothing_and_waits_for_no_lock() {
 
 #[tokio::test]
 async fn a_staging_over_the_kernel_budget_is_refused_before_it_is_kept() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Free).await;
+    let (h, _, key) = Harness::with_writer(Tier::Free).await;
     let long: Vec<String> = (0..3000)
         .map(|i| format!("constraint number {i}"))
         .collect();
@@ -193,8 +190,7 @@ async fn a_staging_over_the_kernel_budget_is_refused_before_it_is_kept() {
 
 #[tokio::test]
 async fn the_purge_deletes_staged_imports_older_than_24_hours_and_keeps_newer_ones() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Free).await;
+    let (h, _, key) = Harness::with_writer(Tier::Free).await;
     let old = staged_id(&h, &key, 1).await;
     let newer = staged_id(&h, &key, 2).await;
     let mut conn = h.conn().await;

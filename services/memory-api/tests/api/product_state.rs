@@ -1,4 +1,3 @@
-use auth::{CredentialKind, Scope};
 use diesel::sql_types::{BigInt, Text};
 use diesel_async::RunQueryDsl as _;
 use rate_limit::policy::Tier;
@@ -32,8 +31,7 @@ struct Count {
 
 #[tokio::test]
 async fn state_is_merge_patched_versioned_and_fed() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Free).await;
+    let (h, _, key) = Harness::with_writer(Tier::Free).await;
     make_product(&h, &key, "atlas").await;
 
     let body = json(h.api(&key).get(PATH).await).await;
@@ -141,12 +139,9 @@ async fn state_is_merge_patched_versioned_and_fed() {
 
 #[tokio::test]
 async fn state_routes_refuse_what_they_should() {
-    let h = Harness::new().await;
-    let (user, key) = h.writer(Tier::Free).await;
+    let (h, user, key) = Harness::with_writer(Tier::Free).await;
     make_product(&h, &key, "atlas").await;
-    let (_, reader) = h
-        .key(user, CredentialKind::MemoryLive, &[Scope::Read])
-        .await;
+    let (_, reader) = h.reader(user).await;
     let (_, test_env) = h.test_writer(user).await;
     let (_, stranger) = h.writer(Tier::Free).await;
 

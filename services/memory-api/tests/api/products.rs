@@ -1,4 +1,3 @@
-use auth::{CredentialKind, Scope};
 use rate_limit::policy::Tier;
 use serde_json::json;
 
@@ -6,8 +5,7 @@ use crate::common::*;
 
 #[tokio::test]
 async fn products_are_created_listed_paged_and_fetched() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Free).await;
+    let (h, _, key) = Harness::with_writer(Tier::Free).await;
     for name in ["alpha", "beta", "gamma"] {
         let res = h
             .api(&key)
@@ -54,8 +52,7 @@ async fn products_are_created_listed_paged_and_fetched() {
 
 #[tokio::test]
 async fn product_limits_are_enforced_naming_the_field() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Free).await;
+    let (h, _, key) = Harness::with_writer(Tier::Free).await;
     let cases = [
         (json!({"name": ""}), "name"),
         (json!({"name": "x".repeat(101)}), "name"),
@@ -81,8 +78,7 @@ async fn product_limits_are_enforced_naming_the_field() {
 
 #[tokio::test]
 async fn owners_and_environments_never_see_each_others_products() {
-    let h = Harness::new().await;
-    let (owner, live) = h.writer(Tier::Free).await;
+    let (h, owner, live) = Harness::with_writer(Tier::Free).await;
     let (_, test) = h.test_writer(owner).await;
     assert!(test.starts_with("mem_test_"));
     let (_, stranger) = h.writer(Tier::Free).await;
@@ -121,8 +117,7 @@ async fn signing_secrets_are_shown_once_sealed_at_rest_and_rotatable() {
         signing_secret: Vec<u8>,
     }
 
-    let h = Harness::new().await;
-    let (user, key) = h.writer(Tier::Free).await;
+    let (h, user, key) = Harness::with_writer(Tier::Free).await;
     let created = json(
         h.api(&key)
             .post("/api/v1/products", &json!({"name": "signed"}))
@@ -175,9 +170,7 @@ async fn signing_secrets_are_shown_once_sealed_at_rest_and_rotatable() {
         new_secret
     );
 
-    let (_, reader) = h
-        .key(user, CredentialKind::MemoryLive, &[Scope::Read])
-        .await;
+    let (_, reader) = h.reader(user).await;
     let (_, stranger) = h.writer(Tier::Free).await;
     let res = h
         .api(&reader)

@@ -17,8 +17,7 @@ async fn get(h: &Harness, key: &str, path: &str) -> Response {
 
 #[tokio::test]
 async fn a_type_error_names_the_field() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Pro).await;
+    let (h, _, key) = Harness::with_writer(Tier::Pro).await;
     for (path, body, message) in [
         (
             "/api/v1/memory/decisions",
@@ -49,8 +48,7 @@ async fn a_type_error_names_the_field() {
 
 #[tokio::test]
 async fn a_limit_error_names_the_field_and_its_range() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Free).await;
+    let (h, _, key) = Harness::with_writer(Tier::Free).await;
     let res = post(
         &h,
         &key,
@@ -107,8 +105,7 @@ async fn a_limit_error_names_the_field_and_its_range() {
 
 #[tokio::test]
 async fn an_empty_cursor_is_the_first_page() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Free).await;
+    let (h, _, key) = Harness::with_writer(Tier::Free).await;
     assert_eq!(
         post(&h, &key, "/api/v1/products", json!({"name": "p"}))
             .await
@@ -129,8 +126,7 @@ async fn the_consolidate_body_is_optional_in_the_document_and_the_server() {
     let doc: Value = serde_json::from_str(&memory_api::openapi::json()).unwrap();
     let body = &doc["paths"]["/api/v1/memory/consolidate"]["post"]["requestBody"];
     assert_ne!(body["required"], true, "{body}");
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Pro).await;
+    let (h, _, key) = Harness::with_writer(Tier::Pro).await;
     let res = h
         .api(&key)
         .request(reqwest::Method::POST, "/api/v1/memory/consolidate")
@@ -150,8 +146,7 @@ async fn the_consolidate_body_is_optional_in_the_document_and_the_server() {
 /// byte-order mark are blank.
 #[tokio::test]
 async fn blank_is_the_same_set_of_characters_in_the_document_and_the_server() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Free).await;
+    let (h, _, key) = Harness::with_writer(Tier::Free).await;
     for (body, message) in [
         (json!({"content": "\u{FEFF}"}), "content: must not be blank"),
         (
@@ -176,8 +171,7 @@ async fn blank_is_the_same_set_of_characters_in_the_document_and_the_server() {
 /// One documented range for `limit`, listing or searching.
 #[tokio::test]
 async fn a_free_form_search_takes_the_listing_limit_range() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Free).await;
+    let (h, _, key) = Harness::with_writer(Tier::Free).await;
     let res = get(&h, &key, "/api/v1/memory/free-form?q=x&limit=99").await;
     assert_eq!(res.status(), 200);
     let got = expect_error(
@@ -193,8 +187,7 @@ async fn a_free_form_search_takes_the_listing_limit_range() {
 /// body read by its schema, in the import body and in the export query.
 #[tokio::test]
 async fn a_workspace_id_is_a_hyphenated_uuid() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Pro).await;
+    let (h, _, key) = Harness::with_writer(Tier::Pro).await;
     let simple = "0192f0c1e3a47b2c8d9e0f1a2b3c4d5e";
     let hyphenated = "0192f0c1-e3a4-7b2c-8d9e-0f1a2b3c4d5e";
     let consolidate = |id: &str| json!({"workspace_id": id});
@@ -215,6 +208,7 @@ async fn a_workspace_id_is_a_hyphenated_uuid() {
     .await;
     let got = expect_error(res, 400, "VALIDATION_ERROR").await;
     assert!(got.starts_with("workspace_id: "), "{got}");
+    // Well formed, but no workspace of the caller.
     let res = post(
         &h,
         &key,
@@ -222,8 +216,22 @@ async fn a_workspace_id_is_a_hyphenated_uuid() {
         consolidate(hyphenated),
     )
     .await;
+    expect_error(res, 404, "NOT_FOUND").await;
+    let registered = h
+        .api(&key)
+        .post("/api/v1/workspaces", &json!({"name": "repo"}))
+        .expect(201)
+        .await;
+    let registered = registered["id"].as_str().unwrap();
+    let res = post(
+        &h,
+        &key,
+        "/api/v1/memory/consolidate",
+        consolidate(registered),
+    )
+    .await;
     assert_eq!(res.status(), 200);
-    let res = post(&h, &key, "/api/v1/memory/import-mif", import(hyphenated)).await;
+    let res = post(&h, &key, "/api/v1/memory/import-mif", import(registered)).await;
     assert_eq!(res.status(), 200);
 }
 
@@ -231,8 +239,7 @@ async fn a_workspace_id_is_a_hyphenated_uuid() {
 /// empty kernel, not a refusal.
 #[tokio::test]
 async fn raw_notes_without_items_import_nothing() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Free).await;
+    let (h, _, key) = Harness::with_writer(Tier::Free).await;
     for raw in ["", "# Heading only"] {
         let body = json!({"raw_content": raw, "apply_immediately": true});
         let res = post(&h, &key, "/api/v1/memory/import-mif", body).await;
@@ -246,8 +253,7 @@ async fn raw_notes_without_items_import_nothing() {
 /// `If-Match` has the documented form: `*`, or a version, quoted or not, weak or not.
 #[tokio::test]
 async fn if_match_is_read_in_its_documented_form() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Free).await;
+    let (h, _, key) = Harness::with_writer(Tier::Free).await;
     let put = |if_match: &'static str| {
         h.http
             .put(h.server.url("/api/v1/memory/identity"))
@@ -272,8 +278,7 @@ async fn if_match_is_read_in_its_documented_form() {
 /// JSON Schema's integers include `96.0`; the server reads it as 96.
 #[tokio::test]
 async fn an_integral_number_with_a_fraction_part_is_an_integer() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Pro).await;
+    let (h, _, key) = Harness::with_writer(Tier::Pro).await;
     let body = json!({"compute_budget_tokens": 96.0});
     let res = post(&h, &key, "/api/v1/memory/consolidate", body).await;
     assert_eq!(res.status(), 200);

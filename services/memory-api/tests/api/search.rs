@@ -70,8 +70,7 @@ fn state_products(body: &Value) -> Vec<&str> {
 
 #[tokio::test]
 async fn parameters_are_checked() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Free).await;
+    let (h, _, key) = Harness::with_writer(Tier::Free).await;
     let too_long = "a".repeat(1001);
     for (query, field) in [
         ("", "q"),
@@ -109,8 +108,7 @@ async fn parameters_are_checked() {
 
 #[tokio::test]
 async fn keyword_mode_finds_decisions_and_states_and_counts_them() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Pro).await;
+    let (h, _, key) = Harness::with_writer(Tier::Pro).await;
     for name in ["billing", "web"] {
         product(&h, &key, name).await;
     }
@@ -176,8 +174,7 @@ async fn keyword_mode_finds_decisions_and_states_and_counts_them() {
 
 #[tokio::test]
 async fn search_is_isolated_by_owner_and_environment() {
-    let h = Harness::new().await;
-    let (owner, key) = h.writer(Tier::Pro).await;
+    let (h, owner, key) = Harness::with_writer(Tier::Pro).await;
     let (_, stranger) = h.writer(Tier::Pro).await;
     let (_, test_key) = h.test_writer(owner).await;
     product(&h, &key, "billing").await;
@@ -350,8 +347,7 @@ async fn semantic_search_never_answers_the_other_environments_decision_with_the_
 
 #[tokio::test]
 async fn keyword_search_never_answers_another_owners_decision_with_the_same_id() {
-    let h = Harness::new().await;
-    let (user, a) = h.writer(Tier::Pro).await;
+    let (h, user, a) = Harness::with_writer(Tier::Pro).await;
     let (_, b) = h.writer(Tier::Pro).await;
     let query = "q=invoice%20ledger";
     assert_same_id_stays_with_its_owner(&h, &a, &b, query).await;

@@ -3,7 +3,6 @@
 //! (201/207/422/400, `dedup_key` collapse under concurrency, owned `related_decisions`,
 //! consolidation's "never referenced by a signal").
 
-use auth::{CredentialKind, Scope};
 use chrono::{Duration, SecondsFormat, Utc};
 use rate_limit::policy::Tier;
 use reqwest::Response;
@@ -94,8 +93,7 @@ async fn count(h: &Harness, sql: &str) -> i64 {
 
 #[tokio::test]
 async fn a_signature_over_the_raw_body_authenticates_a_project_signal() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Free).await;
+    let (h, _, key) = Harness::with_writer(Tier::Free).await;
     let (project, secret) = product(&h, &key, "atlas").await;
     let (other_project, other_secret) = product(&h, &key, "globe").await;
 
@@ -263,8 +261,7 @@ async fn a_signature_over_the_raw_body_authenticates_a_project_signal() {
 
 #[tokio::test]
 async fn a_rotated_secret_keeps_verifying_for_24_hours_only() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Free).await;
+    let (h, _, key) = Harness::with_writer(Tier::Free).await;
     let (project, old) = product(&h, &key, "atlas").await;
     let rotated = h
         .api(&key)
@@ -321,8 +318,7 @@ async fn a_rotated_secret_keeps_verifying_for_24_hours_only() {
 
 #[tokio::test]
 async fn a_write_key_needs_no_signature_and_sees_only_its_own_products() {
-    let h = Harness::new().await;
-    let (user, key) = h.writer(Tier::Free).await;
+    let (h, user, key) = Harness::with_writer(Tier::Free).await;
     let (project, _) = product(&h, &key, "atlas").await;
     let signal = json!({"event_type": "deploy", "title": "with a key", "external_id": "k-1"});
 
@@ -374,9 +370,7 @@ async fn a_write_key_needs_no_signature_and_sees_only_its_own_products() {
     }
 
     // A read-only key: 403; a bad key: 401 from the gate.
-    let (_, reader) = h
-        .key(user, CredentialKind::MemoryLive, &[Scope::Read])
-        .await;
+    let (_, reader) = h.reader(user).await;
     let res = h
         .api(&reader)
         .post(&format!("/api/v1/ingest/{project}"), &signal)
@@ -407,8 +401,7 @@ async fn a_write_key_needs_no_signature_and_sees_only_its_own_products() {
 
 #[tokio::test]
 async fn external_id_repeats_answer_the_first_signal_even_concurrently() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Team).await;
+    let (h, _, key) = Harness::with_writer(Tier::Team).await;
     let (project, secret) = product(&h, &key, "atlas").await;
     let (other, other_secret) = product(&h, &key, "globe").await;
     let signal = json!({"event_type": "build", "title": "failed", "severity": "error",
@@ -475,8 +468,7 @@ where
 
 #[tokio::test]
 async fn error_and_critical_signals_are_anomalies_in_the_feed() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Free).await;
+    let (h, _, key) = Harness::with_writer(Tier::Free).await;
     let (project, secret) = product(&h, &key, "atlas").await;
     for severity in ["info", "warning", "error", "critical"] {
         let signal = json!({"event_type": "latency", "title": format!("p99 {severity}"),
@@ -553,8 +545,7 @@ fn ids(body: &Value) -> Vec<String> {
 
 #[tokio::test]
 async fn producer_batches_answer_201_207_422_and_400_as_ruled() {
-    let h = Harness::new().await;
-    let (user, key) = h.writer(Tier::Free).await;
+    let (h, user, key) = Harness::with_writer(Tier::Free).await;
 
     // 201: all accepted, ids in order.
     let workspace = Uuid::now_v7();
@@ -702,9 +693,7 @@ async fn producer_batches_answer_201_207_422_and_400_as_ruled() {
     let fifty: Vec<Value> = (0..50).map(|i| producer(&format!("fifty-{i}"))).collect();
     let answer = json(ingest(&h, &key, &json!({"signals": fifty})).await).await;
     assert_eq!(ids(&answer).len(), 50);
-    let (_, reader) = h
-        .key(user, CredentialKind::MemoryLive, &[Scope::Read])
-        .await;
+    let (_, reader) = h.reader(user).await;
     let res = ingest(&h, &reader, &json!({"signals": [producer("r")]})).await;
     expect_error(res, 403, "FORBIDDEN").await;
     assert_eq!(count(&h, "SELECT count(*) FROM producer_signals").await, 55);
@@ -713,8 +702,7 @@ async fn producer_batches_answer_201_207_422_and_400_as_ruled() {
 
 #[tokio::test]
 async fn dedup_keys_collapse_exactly_under_20_concurrent_requests() {
-    let h = Harness::new().await;
-    let (user, key) = h.writer(Tier::Team).await;
+    let (h, user, key) = Harness::with_writer(Tier::Team).await;
 
     // Twenty requests at once, each with the shared key twice and a key of its own.
     let bodies: Vec<Value> = (0..20)
@@ -829,8 +817,7 @@ async fn decision(h: &Harness, key: &str) -> String {
 
 #[tokio::test]
 async fn related_decisions_must_be_the_callers() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Free).await;
+    let (h, _, key) = Harness::with_writer(Tier::Free).await;
     let (_, stranger) = h.writer(Tier::Free).await;
     product(&h, &key, "atlas").await;
     product(&h, &stranger, "atlas").await;
@@ -878,10 +865,17 @@ async fn related_decisions_must_be_the_callers() {
     h.stop().await;
 }
 
+/// Ingests one producer signal whose `related_decisions` is `decision`.
+async fn ingest_referencing(h: &Harness, key: &str, decision: Uuid) {
+    let mut signal = producer("ref");
+    signal["related_decisions"] = json!([decision]);
+    let res = ingest(h, key, &json!({"signals": [signal]})).await;
+    assert_eq!(res.status(), 201);
+}
+
 #[tokio::test]
 async fn consolidation_spares_old_decisions_a_signal_references() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Pro).await;
+    let (h, _, key) = Harness::with_writer(Tier::Pro).await;
     let old = (Utc::now() - Duration::days(400)).to_rfc3339_opts(SecondsFormat::Secs, true);
     let (kept, flagged) = (Uuid::now_v7(), Uuid::now_v7());
     let mif = json!({
@@ -927,19 +921,9 @@ async fn consolidation_spares_old_decisions_a_signal_references() {
     assert_eq!((flagged_count, stale), (json!(2), both));
 
     // A signal referencing one: only the other stays stale.
-    let mut signal = producer("ref");
-    signal["related_decisions"] = json!([kept]);
-    assert_eq!(
-        ingest(&h, &key, &json!({"signals": [signal]}))
-            .await
-            .status(),
-        201
-    );
-    let (flagged_count, stale) = consolidate().await;
-    assert_eq!(
-        (flagged_count, stale),
-        (json!(1), vec![flagged.to_string()])
-    );
+    ingest_referencing(&h, &key, kept).await;
+    let only_flagged = (json!(1), vec![flagged.to_string()]);
+    assert_eq!(consolidate().await, only_flagged);
 
     // Another owner's signals reference nothing of this owner (its ids are its own).
     let (_, stranger) = h.writer(Tier::Pro).await;
@@ -955,18 +939,7 @@ async fn consolidation_spares_old_decisions_a_signal_references() {
         )
         .expect(200)
         .await;
-    let mut signal = producer("ref");
-    signal["related_decisions"] = json!([flagged]);
-    assert_eq!(
-        ingest(&h, &stranger, &json!({"signals": [signal]}))
-            .await
-            .status(),
-        201
-    );
-    let (flagged_count, stale) = consolidate().await;
-    assert_eq!(
-        (flagged_count, stale),
-        (json!(1), vec![flagged.to_string()])
-    );
+    ingest_referencing(&h, &stranger, flagged).await;
+    assert_eq!(consolidate().await, only_flagged);
     h.stop().await;
 }

@@ -1,7 +1,6 @@
 //! The two-step upload: `POST /ingest/upload` (multipart: preview) then
 //! `POST /ingest/upload/confirm` (rows into a dataset), for CSV, a JSON array and NDJSON.
 
-use auth::{CredentialKind, Scope};
 use futures_util::future::join_all;
 use rate_limit::policy::Tier;
 use reqwest::{Method, Response};
@@ -130,10 +129,16 @@ fn ndjson() -> String {
     format!("{}\n\n", lines.join("\r\n"))
 }
 
+/// How many uploads the database holds (of every owner).
+async fn stored_uploads(h: &Harness) -> usize {
+    h.query("SELECT count(*)::text FROM dataset_uploads").await[0]
+        .parse()
+        .unwrap()
+}
+
 #[tokio::test]
 async fn a_csv_json_or_ndjson_preview_is_confirmed_and_its_rows_are_readable() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Pro).await;
+    let (h, _, key) = Harness::with_writer(Tier::Pro).await;
     let cases = [
         ("people.csv", Some("text/csv"), CSV.to_owned(), "csv"),
         (
@@ -237,8 +242,7 @@ async fn a_csv_json_or_ndjson_preview_is_confirmed_and_its_rows_are_readable() {
 
 #[tokio::test]
 async fn the_format_and_the_dataset_name_come_from_the_file_when_not_given() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Pro).await;
+    let (h, _, key) = Harness::with_writer(Tier::Pro).await;
     for (file_name, content, format, name) in [
         ("sales 2024.csv", CSV.to_owned(), "csv", "sales 2024"),
         ("dir/list.jsonl", ndjson(), "ndjson", "list"),
@@ -306,8 +310,7 @@ async fn the_format_and_the_dataset_name_come_from_the_file_when_not_given() {
 
 #[tokio::test]
 async fn overrides_coerce_and_coercion_errors_name_row_and_column() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Pro).await;
+    let (h, _, key) = Harness::with_writer(Tier::Pro).await;
     let csv = "sku,qty,price,flags\nA1,1,2.50,\"[1,2]\"\nB2,x,3,\"[]\"\nC3,4,abc,\"[3]\"\n";
     let preview = preview(&h, &key, &[Part::file("stock.csv", None, csv)]).await;
     assert_eq!(preview["inferred_schema"]["qty"], json!({"type": "string"}));
@@ -394,8 +397,7 @@ async fn overrides_coerce_and_coercion_errors_name_row_and_column() {
 
 #[tokio::test]
 async fn repeated_ids_in_an_upload_are_coercion_errors_and_at_most_20_are_named() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Pro).await;
+    let (h, _, key) = Harness::with_writer(Tier::Pro).await;
     let nd = "{\"id\": \"a\"}\n{\"id\": \"b\"}\n{\"id\": \"a\", \"x\": 1}\n";
     let dups = preview(&h, &key, &[Part::file("dups.ndjson", None, nd)]).await;
     let res = confirm(&h, &key, json!({"upload_id": dups["upload_id"]})).await;
@@ -425,8 +427,7 @@ async fn repeated_ids_in_an_upload_are_coercion_errors_and_at_most_20_are_named(
 
 #[tokio::test]
 async fn an_expired_preview_answers_404_and_is_purged() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Pro).await;
+    let (h, _, key) = Harness::with_writer(Tier::Pro).await;
     let expired = preview(&h, &key, &[Part::file("old.csv", None, "a\n1\n")]).await;
     let fresh = preview(&h, &key, &[Part::file("new.csv", None, "a\n1\n")]).await;
     let expired_id = expired["upload_id"].as_str().unwrap();
@@ -465,8 +466,7 @@ async fn an_expired_preview_answers_404_and_is_purged() {
 
 #[tokio::test]
 async fn another_owners_upload_is_not_found() {
-    let h = Harness::new().await;
-    let (user, key) = h.writer(Tier::Pro).await;
+    let (h, user, key) = Harness::with_writer(Tier::Pro).await;
     let (_, other) = h.writer(Tier::Pro).await;
     let (_, test_env) = h.test_writer(user).await;
     let preview = preview(&h, &key, &[Part::file("mine.csv", None, "secret\nmine\n")]).await;
@@ -495,9 +495,7 @@ async fn another_owners_upload_is_not_found() {
         )
         .await;
     }
-    let (_, reader) = h
-        .key(user, CredentialKind::MemoryLive, &[Scope::Read])
-        .await;
+    let (_, reader) = h.reader(user).await;
     expect_error(
         upload(&h, &reader, &[Part::file("x.csv", None, "a\n1\n")]).await,
         403,
@@ -515,8 +513,7 @@ async fn another_owners_upload_is_not_found() {
 
 #[tokio::test]
 async fn a_file_over_10_mib_is_refused_with_400() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Pro).await;
+    let (h, _, key) = Harness::with_writer(Tier::Pro).await;
     let mib = 1024 * 1024;
     // Long lines: exactly 10 MiB is accepted.
     let line = format!("{}\n", "x".repeat(1023));
@@ -545,17 +542,13 @@ async fn a_file_over_10_mib_is_refused_with_400() {
     )
     .await;
     assert!(message.contains("10 MiB"), "{message}");
-    assert_eq!(
-        h.query("SELECT count(*)::text FROM dataset_uploads").await,
-        ["1"]
-    );
+    assert_eq!(stored_uploads(&h).await, 1);
     h.stop().await;
 }
 
 #[tokio::test]
 async fn unreadable_files_and_forms_answer_400_naming_the_problem() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Pro).await;
+    let (h, _, key) = Harness::with_writer(Tier::Pro).await;
     let file = |content: &str| vec![Part::file("f", None, content.to_owned())];
     for (parts, expected) in [
         (
@@ -642,17 +635,13 @@ async fn unreadable_files_and_forms_answer_400_naming_the_problem() {
         .await;
     let message = expect_error(res, 400, "VALIDATION_ERROR").await;
     assert!(message.contains("multipart/form-data"), "{message}");
-    assert_eq!(
-        h.query("SELECT count(*)::text FROM dataset_uploads").await,
-        ["0"]
-    );
+    assert_eq!(stored_uploads(&h).await, 0);
     h.stop().await;
 }
 
 #[tokio::test]
 async fn an_owner_has_at_most_10_uploads_waiting_and_two_confirms_at_once_write_once() {
-    let h = Harness::new().await;
-    let (_, key) = h.writer(Tier::Pro).await;
+    let (h, _, key) = Harness::with_writer(Tier::Pro).await;
     let mut ids = Vec::new();
     for i in 0..10 {
         let p = preview(&h, &key, &[Part::file("w.csv", None, format!("id\n{i}\n"))]).await;

@@ -2,6 +2,8 @@
 //! dropped), one-shot commands, and waiting for readiness.
 #![allow(dead_code)] // each test file uses a part
 
+pub mod mail;
+
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -117,6 +119,38 @@ pub fn run(name: &str, args: &[&str], env: &[(&str, String)]) -> Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+}
+
+/// A mail account, a project of `plan` and a key of `scope` in it, made with the admin CLI on
+/// the database of `db_env`: returns the key's plaintext.
+pub fn mail_key(db_env: &[(&str, String)], plan: &str, scope: &str) -> String {
+    let account = run(
+        "admin",
+        &["mail", "create-account", "--name", "e2e"],
+        db_env,
+    );
+    let account = account["account_id"].as_str().unwrap();
+    let project = run(
+        "admin",
+        &[
+            "mail",
+            "create-project",
+            "--account",
+            account,
+            "--name",
+            "e2e",
+            "--plan",
+            plan,
+        ],
+        db_env,
+    );
+    let project = project["project_id"].as_str().unwrap();
+    let key = run(
+        "admin",
+        &["mail", "create-key", "--project", project, "--scope", scope],
+        db_env,
+    );
+    key["key"].as_str().unwrap().to_owned()
 }
 
 pub async fn wait_ready(base: &str) {

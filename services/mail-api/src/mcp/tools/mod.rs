@@ -2,12 +2,15 @@
 
 mod account;
 mod analytics;
+mod campaign_management;
 mod campaigns;
 mod contacts;
 mod delivery_ops;
 mod gdpr;
+mod segments;
 mod sites;
 mod templates;
+mod warmup;
 
 use super::registry::Tool;
 
@@ -16,11 +19,14 @@ pub fn all() -> Vec<Tool> {
     [
         analytics::tools(),
         campaigns::tools(),
+        campaign_management::tools(),
         contacts::tools(),
+        segments::tools(),
         sites::tools(),
         gdpr::tools(),
         templates::tools(),
         delivery_ops::tools(),
+        warmup::tools(),
         account::tools(),
     ]
     .into_iter()

@@ -39,6 +39,13 @@ struct Pending {
 }
 
 impl Pending {
+    fn owner(&self) -> Owner<'_> {
+        Owner {
+            user_id: self.key.user_id,
+            environment: &self.key.environment,
+        }
+    }
+
     /// Runs `sql`, an UPDATE of this row, with `value` as `$4`.
     async fn update(
         &self,
@@ -46,11 +53,7 @@ impl Pending {
         sql: &str,
         value: &str,
     ) -> QueryResult<()> {
-        let owner = Owner {
-            user_id: self.key.user_id,
-            environment: &self.key.environment,
-        };
-        update_one(conn, sql, owner, self.key.id, value).await
+        update_one(conn, sql, self.owner(), self.key.id, value).await
     }
 }
 
@@ -58,7 +61,8 @@ impl Pending {
 const ERROR_MAX_CHARS: usize = 1000;
 
 /// Embeds up to `batch` rows of `table` stored without an embedding (of any owner) whose retry
-/// time has come; returns how many were embedded. `embed` turns texts into pgvector literals.
+/// time has come; returns how many were embedded. `embed` turns one owner's texts into pgvector
+/// literals (so each owner's rows go through that owner's own credential, when stored).
 pub async fn embed_pending<F, Fut, E>(
     conn: &mut AsyncPgConnection,
     table: &Table,
@@ -66,49 +70,90 @@ pub async fn embed_pending<F, Fut, E>(
     embed: F,
 ) -> QueryResult<usize>
 where
-    F: Fn(Vec<String>) -> Fut + Send + Sync,
+    F: for<'o> Fn(Owner<'o>, Vec<String>) -> Fut + Send + Sync,
     Fut: Future<Output = Result<Vec<String>, E>> + Send,
     E: Display + Send,
 {
-    let store = table.update_one(SUCCESS_SET);
-    let failed = table.update_one(FAILURE_SET);
+    let sql = Sql {
+        store: table.update_one(SUCCESS_SET),
+        failed: table.update_one(FAILURE_SET),
+    };
     conn.transaction(async |conn| {
         let rows = pending(conn, table, batch).await?;
-        if rows.is_empty() {
-            return Ok(0);
-        }
-        let texts = rows.iter().map(|r| r.text.clone()).collect();
-        let failure = match embed(texts).await {
-            Ok(vectors) if vectors.len() == rows.len() => {
-                for (row, vector) in rows.iter().zip(&vectors) {
-                    row.update(conn, &store, vector).await?;
-                }
-                return Ok(rows.len());
-            }
-            Ok(vectors) => format!("{} vectors for {} texts", vectors.len(), rows.len()),
-            Err(err) => err.to_string(),
-        };
-        if let [row] = rows.as_slice() {
-            record_failure(conn, &failed, row, &failure).await?;
-            return Ok(0);
-        }
         let mut embedded = 0;
-        for row in &rows {
-            match embed(vec![row.text.clone()]).await {
-                Ok(vectors) if vectors.len() == 1 => {
-                    row.update(conn, &store, &vectors[0]).await?;
-                    embedded += 1;
-                }
-                Ok(vectors) => {
-                    let error = format!("{} vectors for 1 text", vectors.len());
-                    record_failure(conn, &failed, row, &error).await?;
-                }
-                Err(err) => record_failure(conn, &failed, row, &err.to_string()).await?,
-            }
+        for group in by_owner(&rows) {
+            embedded += embed_group(conn, &sql, &group, &embed).await?;
         }
         Ok(embedded)
     })
     .await
+}
+
+/// The table's two UPDATEs of one row: store a vector, record a failure.
+struct Sql {
+    store: String,
+    failed: String,
+}
+
+/// `rows` split by owner, each group in the rows' order.
+fn by_owner(rows: &[Pending]) -> Vec<Vec<&Pending>> {
+    let mut groups: Vec<Vec<&Pending>> = Vec::new();
+    for row in rows {
+        let same = |g: &&mut Vec<&Pending>| {
+            g[0].key.user_id == row.key.user_id && g[0].key.environment == row.key.environment
+        };
+        match groups.iter_mut().find(same) {
+            Some(group) => group.push(row),
+            None => groups.push(vec![row]),
+        }
+    }
+    groups
+}
+
+/// Embeds one owner's rows in one call; when that fails, one by one, so that a row the
+/// provider refuses holds up no other.
+async fn embed_group<F, Fut, E>(
+    conn: &mut AsyncPgConnection,
+    sql: &Sql,
+    rows: &[&Pending],
+    embed: &F,
+) -> QueryResult<usize>
+where
+    F: for<'o> Fn(Owner<'o>, Vec<String>) -> Fut + Send + Sync,
+    Fut: Future<Output = Result<Vec<String>, E>> + Send,
+    E: Display + Send,
+{
+    let owner = rows[0].owner();
+    let texts = rows.iter().map(|r| r.text.clone()).collect();
+    let failure = match embed(owner, texts).await {
+        Ok(vectors) if vectors.len() == rows.len() => {
+            for (row, vector) in rows.iter().zip(&vectors) {
+                row.update(conn, &sql.store, vector).await?;
+            }
+            return Ok(rows.len());
+        }
+        Ok(vectors) => format!("{} vectors for {} texts", vectors.len(), rows.len()),
+        Err(err) => err.to_string(),
+    };
+    if let [row] = rows {
+        record_failure(conn, &sql.failed, row, &failure).await?;
+        return Ok(0);
+    }
+    let mut embedded = 0;
+    for row in rows {
+        match embed(owner, vec![row.text.clone()]).await {
+            Ok(vectors) if vectors.len() == 1 => {
+                row.update(conn, &sql.store, &vectors[0]).await?;
+                embedded += 1;
+            }
+            Ok(vectors) => {
+                let error = format!("{} vectors for 1 text", vectors.len());
+                record_failure(conn, &sql.failed, row, &error).await?;
+            }
+            Err(err) => record_failure(conn, &sql.failed, row, &err.to_string()).await?,
+        }
+    }
+    Ok(embedded)
 }
 
 /// Records `error` against `row` with `sql` (the table's failure UPDATE).

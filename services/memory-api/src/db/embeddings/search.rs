@@ -1,55 +1,58 @@
-//! Keyword and semantic search over one owner's rows of a [`Searchable`] table. `product`
-//! keeps the rows on (or affecting) that product.
+//! Keyword and semantic search over the rows of a [`Searchable`] table a [`View`] sees.
+//! `product` keeps the rows on (or affecting) that product.
 
 use diesel::QueryResult;
 use diesel::sql_types::{BigInt, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::table::Searchable;
-use crate::db::owner::Owner;
+use crate::db::view::{View, visible};
 
 /// Keyword mode: PostgreSQL full-text search (`websearch_to_tsquery`), best `ts_rank_cd`
 /// first, newest first among equals.
 pub async fn search_keyword<R: Searchable>(
     conn: &mut AsyncPgConnection,
-    owner: Owner<'_>,
+    view: View<'_>,
     query: &str,
     product: Option<&str>,
     limit: i64,
 ) -> QueryResult<Vec<R>> {
     let (columns, table, on_product) = (R::COLUMNS, R::TABLE.name, R::ON_PRODUCT);
+    let visible = visible("workspace_id", 6);
     diesel::sql_query(format!(
         "SELECT {columns} FROM {table}, websearch_to_tsquery('english', $3) AS q \
          WHERE user_id = $1 AND environment = $2 AND search @@ q \
-           AND ($4::text IS NULL OR {on_product}) \
+           AND ($4::text IS NULL OR {on_product}) AND {visible} \
          ORDER BY ts_rank_cd(search, q) DESC, id DESC \
          LIMIT $5"
     ))
-    .bind::<SqlUuid, _>(owner.user_id)
-    .bind::<Text, _>(owner.environment)
+    .bind::<SqlUuid, _>(view.owner.user_id)
+    .bind::<Text, _>(view.owner.environment)
     .bind::<Text, _>(query)
     .bind::<Nullable<Text>, _>(product)
     .bind::<BigInt, _>(limit)
+    .bind::<Nullable<SqlUuid>, _>(view.workspace)
     .load(conn)
     .await
 }
 
 /// Semantic mode: nearest by cosine distance to `vector` (a pgvector literal), among the
-/// owner's embedded rows. When the planner picks the HNSW index (an owner with many rows), its
+/// embedded rows the view sees. When the planner picks the HNSW index (an owner with many rows), its
 /// scan goes on past the first candidates until `limit` of the owner's rows are found
 /// (pgvector's iterative scan), so other owners' rows never crowd them out.
 pub async fn search_semantic<R: Searchable>(
     conn: &mut AsyncPgConnection,
-    owner: Owner<'_>,
+    view: View<'_>,
     vector: &str,
     product: Option<&str>,
     limit: i64,
 ) -> QueryResult<Vec<R>> {
     let (columns, table, on_product) = (R::COLUMNS, R::TABLE.name, R::ON_PRODUCT);
+    let visible = visible("workspace_id", 6);
     let sql = format!(
         "SELECT {columns} FROM {table} \
          WHERE user_id = $1 AND environment = $2 AND embedding IS NOT NULL \
-           AND ($4::text IS NULL OR {on_product}) \
+           AND ($4::text IS NULL OR {on_product}) AND {visible} \
          ORDER BY embedding <=> $3::vector \
          LIMIT $5"
     );
@@ -58,11 +61,12 @@ pub async fn search_semantic<R: Searchable>(
             .execute(conn)
             .await?;
         diesel::sql_query(sql)
-            .bind::<SqlUuid, _>(owner.user_id)
-            .bind::<Text, _>(owner.environment)
+            .bind::<SqlUuid, _>(view.owner.user_id)
+            .bind::<Text, _>(view.owner.environment)
             .bind::<Text, _>(vector)
             .bind::<Nullable<Text>, _>(product)
             .bind::<BigInt, _>(limit)
+            .bind::<Nullable<SqlUuid>, _>(view.workspace)
             .load(conn)
             .await
     })

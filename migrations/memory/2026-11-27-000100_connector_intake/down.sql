@@ -1,0 +1,2 @@
+DROP TABLE proposals;
+DROP TABLE connector_intakes;

@@ -1,0 +1,1 @@
+DROP TABLE inbox_draft_threads;

@@ -1,0 +1,1 @@
+DROP TABLE byok_credentials;

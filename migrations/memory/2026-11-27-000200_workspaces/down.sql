@@ -1,0 +1,13 @@
+DROP TABLE workspace_sync_log;
+DROP TABLE workspace_drift;
+DROP TABLE workspace_files;
+ALTER TABLE consolidation_runs DROP CONSTRAINT consolidation_runs_workspace_fkey;
+ALTER TABLE mif_imports DROP CONSTRAINT mif_imports_workspace_fkey;
+DROP INDEX feed_items_workspace_idx;
+ALTER TABLE feed_items DROP COLUMN workspace_id;
+DROP INDEX free_form_entries_workspace_idx;
+ALTER TABLE free_form_entries DROP COLUMN workspace_id;
+DROP INDEX decisions_workspace_idx;
+ALTER TABLE decisions DROP COLUMN workspace_id;
+DROP TABLE workspace_scopes;
+DROP TABLE workspaces;

@@ -1,0 +1,2 @@
+DROP TABLE agents;
+DROP TABLE bridge_runs;

@@ -1,0 +1,291 @@
+//! Contacts in campaigns. At most one enrollment per campaign and contact that has not exited:
+//! a partial unique index decides (`ON CONFLICT DO NOTHING`), so concurrent entries make one.
+//! An enrollment is `active` while steps remain, then `completed`; it is `exited` (with its
+//! reason) when it ends early. The database ends it by itself on suppression and unsubscribe
+//! (triggers of migration 2026-11-27-000300), and then cancels its mail still held.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel::sql_types::{Array, BigInt, Nullable, Text, Uuid as SqlUuid};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use uuid::Uuid;
+
+use super::schema::enrollments;
+
+/// Why a contact was enrolled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnrollSource {
+    /// It joined the campaign's site (a drip campaign's signup).
+    Signup,
+    /// It fired the campaign's trigger event (this event).
+    Event(Uuid),
+    /// `enroll_contact`.
+    Manual,
+    /// `enroll_segment`.
+    Segment,
+    /// `launch_campaign`, with the site's subscribers.
+    Launch,
+}
+
+impl EnrollSource {
+    fn columns(self) -> (&'static str, Option<Uuid>) {
+        match self {
+            Self::Signup => ("signup", None),
+            Self::Event(id) => ("event", Some(id)),
+            Self::Manual => ("manual", None),
+            Self::Segment => ("segment", None),
+            Self::Launch => ("launch", None),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = enrollments)]
+pub struct Enrollment {
+    pub id: Uuid,
+    pub campaign_id: Uuid,
+    pub contact_id: Uuid,
+    pub status: String,
+    pub source: String,
+    pub current_step: i32,
+    pub next_step_at: Option<DateTime<Utc>>,
+    pub exit_reason: Option<String>,
+    pub enrolled_at: DateTime<Utc>,
+    pub ended_at: Option<DateTime<Utc>>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// The first step is due `delay_minutes` of step 1 after enrollment (now, without steps).
+const FIRST_DUE: &str =
+    "now() + (SELECT coalesce(next_step_delay($2, 0), 0)) * interval '1 minute'";
+
+/// Enrolls those of `contact_ids` that are contacts of the project and not enrolled in the
+/// campaign already; returns the contacts this call enrolled. The caller checked that the
+/// campaign is the project's and takes new contacts.
+pub async fn insert_many(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    campaign_id: Uuid,
+    contact_ids: &[Uuid],
+    source: EnrollSource,
+) -> QueryResult<Vec<Uuid>> {
+    #[derive(QueryableByName)]
+    struct Enrolled {
+        #[diesel(sql_type = SqlUuid)]
+        contact_id: Uuid,
+    }
+    let (source, event_id) = source.columns();
+    let rows: Vec<Enrolled> = diesel::sql_query(format!(
+        "INSERT INTO enrollments (id, project_id, campaign_id, contact_id, source, event_id, \
+           next_step_at) \
+         SELECT uuid_v7(), $1, $2, c.id, $4, $5, {FIRST_DUE} \
+         FROM contacts c WHERE c.project_id = $1 AND c.id = ANY($3) \
+         ORDER BY c.id \
+         ON CONFLICT (campaign_id, contact_id) WHERE status <> 'exited' DO NOTHING \
+         RETURNING contact_id"
+    ))
+    .bind::<SqlUuid, _>(project_id)
+    .bind::<SqlUuid, _>(campaign_id)
+    .bind::<Array<SqlUuid>, _>(contact_ids)
+    .bind::<Text, _>(source)
+    .bind::<Nullable<SqlUuid>, _>(event_id)
+    .load(conn)
+    .await?;
+    Ok(rows.into_iter().map(|r| r.contact_id).collect())
+}
+
+/// Enrolls every contact subscribed to the site (and not suppressed) that is not enrolled
+/// already, in one statement; returns how many.
+pub async fn insert_site_subscribers(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    campaign_id: Uuid,
+    site_id: Uuid,
+    source: EnrollSource,
+) -> QueryResult<usize> {
+    let (source, event_id) = source.columns();
+    diesel::sql_query(format!(
+        "INSERT INTO enrollments (id, project_id, campaign_id, contact_id, source, event_id, \
+           next_step_at) \
+         SELECT uuid_v7(), $1, $2, c.id, $4, $5, {FIRST_DUE} \
+         FROM contact_sites cs JOIN contacts c ON c.id = cs.contact_id \
+         WHERE cs.site_id = $3 AND cs.status = 'subscribed' AND c.project_id = $1 \
+           AND NOT EXISTS (SELECT 1 FROM suppressions s \
+                           WHERE s.project_id = $1 AND s.email = c.email) \
+         ORDER BY c.id \
+         ON CONFLICT (campaign_id, contact_id) WHERE status <> 'exited' DO NOTHING"
+    ))
+    .bind::<SqlUuid, _>(project_id)
+    .bind::<SqlUuid, _>(campaign_id)
+    .bind::<SqlUuid, _>(site_id)
+    .bind::<Text, _>(source)
+    .bind::<Nullable<SqlUuid>, _>(event_id)
+    .execute(conn)
+    .await
+}
+
+/// The contact's enrollment in the campaign: the current one (not exited), else the latest.
+pub async fn find(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    campaign_id: Uuid,
+    contact_id: Uuid,
+) -> QueryResult<Option<Enrollment>> {
+    enrollments::table
+        .filter(enrollments::project_id.eq(project_id))
+        .filter(enrollments::campaign_id.eq(campaign_id))
+        .filter(enrollments::contact_id.eq(contact_id))
+        .order((
+            diesel::dsl::sql::<diesel::sql_types::Bool>("status = 'exited'"),
+            enrollments::id.desc(),
+        ))
+        .select(Enrollment::as_select())
+        .first(conn)
+        .await
+        .optional()
+}
+
+/// Ends the contact's enrollment in progress (`unenrolled`); `None` when it has none.
+pub async fn unenroll(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    campaign_id: Uuid,
+    contact_id: Uuid,
+) -> QueryResult<Option<Enrollment>> {
+    diesel::update(
+        enrollments::table
+            .filter(enrollments::project_id.eq(project_id))
+            .filter(enrollments::campaign_id.eq(campaign_id))
+            .filter(enrollments::contact_id.eq(contact_id))
+            .filter(enrollments::status.eq("active")),
+    )
+    .set(exited("unenrolled"))
+    .returning(Enrollment::as_returning())
+    .get_result(conn)
+    .await
+    .optional()
+}
+
+type Exit = (
+    diesel::dsl::Eq<enrollments::status, &'static str>,
+    diesel::dsl::Eq<enrollments::exit_reason, &'static str>,
+    diesel::dsl::Eq<enrollments::next_step_at, Option<DateTime<Utc>>>,
+    diesel::dsl::Eq<enrollments::ended_at, diesel::dsl::now>,
+    diesel::dsl::Eq<enrollments::updated_at, diesel::dsl::now>,
+);
+
+fn exited(reason: &'static str) -> Exit {
+    (
+        enrollments::status.eq("exited"),
+        enrollments::exit_reason.eq(reason),
+        enrollments::next_step_at.eq(None),
+        enrollments::ended_at.eq(diesel::dsl::now),
+        enrollments::updated_at.eq(diesel::dsl::now),
+    )
+}
+
+/// Ends every enrollment of the campaign still in progress (`campaign_ended`): the campaign
+/// was completed or archived. Returns how many.
+pub async fn end_all(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    campaign_id: Uuid,
+) -> QueryResult<usize> {
+    diesel::update(
+        enrollments::table
+            .filter(enrollments::project_id.eq(project_id))
+            .filter(enrollments::campaign_id.eq(campaign_id))
+            .filter(enrollments::status.eq("active")),
+    )
+    .set(exited("campaign_ended"))
+    .execute(conn)
+    .await
+}
+
+/// Enrollments of a campaign by status.
+#[derive(Debug, Clone, Copy, Default, QueryableByName)]
+pub struct Counts {
+    #[diesel(sql_type = BigInt)]
+    pub active: i64,
+    #[diesel(sql_type = BigInt)]
+    pub completed: i64,
+    #[diesel(sql_type = BigInt)]
+    pub exited: i64,
+}
+
+pub async fn counts(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    campaign_id: Uuid,
+) -> QueryResult<Counts> {
+    diesel::sql_query(
+        "SELECT count(*) FILTER (WHERE status = 'active') AS active, \
+                count(*) FILTER (WHERE status = 'completed') AS completed, \
+                count(*) FILTER (WHERE status = 'exited') AS exited \
+         FROM enrollments WHERE project_id = $1 AND campaign_id = $2",
+    )
+    .bind::<SqlUuid, _>(project_id)
+    .bind::<SqlUuid, _>(campaign_id)
+    .get_result(conn)
+    .await
+}
+
+/// A page of the campaign's enrollments in id order (enrollment order).
+pub async fn list(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    campaign_id: Uuid,
+    status: Option<&str>,
+    after: Option<Uuid>,
+    limit: i64,
+) -> QueryResult<Vec<Enrollment>> {
+    let mut query = enrollments::table
+        .filter(enrollments::project_id.eq(project_id))
+        .filter(enrollments::campaign_id.eq(campaign_id))
+        .order(enrollments::id)
+        .limit(limit)
+        .select(Enrollment::as_select())
+        .into_boxed();
+    if let Some(status) = status {
+        query = query.filter(enrollments::status.eq(status));
+    }
+    if let Some(after) = after {
+        query = query.filter(enrollments::id.gt(after));
+    }
+    query.load(conn).await
+}
+
+/// The latest email written for an enrollment, with its step's place.
+#[derive(Debug, Clone, QueryableByName)]
+pub struct LastEmail {
+    #[diesel(sql_type = SqlUuid)]
+    pub id: Uuid,
+    #[diesel(sql_type = Text)]
+    pub status: String,
+    #[diesel(sql_type = Nullable<diesel::sql_types::Integer>)]
+    pub step_order: Option<i32>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub hold_reason: Option<String>,
+    #[diesel(sql_type = Nullable<diesel::sql_types::Timestamptz>)]
+    pub held_until: Option<DateTime<Utc>>,
+    #[diesel(sql_type = Nullable<diesel::sql_types::Timestamptz>)]
+    pub sent_at: Option<DateTime<Utc>>,
+}
+
+pub async fn last_email(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    enrollment_id: Uuid,
+) -> QueryResult<Option<LastEmail>> {
+    diesel::sql_query(
+        "SELECT e.id, e.status, s.step_order, e.hold_reason, \
+           CASE WHEN isfinite(e.held_until) THEN e.held_until END AS held_until, e.sent_at \
+         FROM email_log e LEFT JOIN campaign_steps s ON s.id = e.step_id \
+         WHERE e.project_id = $1 AND e.enrollment_id = $2 ORDER BY e.id DESC LIMIT 1",
+    )
+    .bind::<SqlUuid, _>(project_id)
+    .bind::<SqlUuid, _>(enrollment_id)
+    .get_result(conn)
+    .await
+    .optional()
+}

@@ -1,0 +1,30 @@
+//! A transaction around work given as an async closure: begun, then committed when the work
+//! succeeds and rolled back otherwise. By hand rather than `AsyncConnection::transaction`,
+//! whose callback must be `Send` in a way a generic async closure cannot promise.
+
+use diesel_async::{AnsiTransactionManager, AsyncPgConnection, TransactionManager};
+
+/// Runs `work` in one transaction on a connection of `pool`.
+pub async fn run<T, E>(
+    pool: &store::Pool,
+    work: impl AsyncFnOnce(&mut AsyncPgConnection) -> Result<T, E>,
+) -> Result<T, E>
+where
+    E: From<diesel::result::Error> + From<store::StoreError>,
+{
+    let mut conn = store::conn(pool).await?;
+    let conn: &mut AsyncPgConnection = &mut conn;
+    AnsiTransactionManager::begin_transaction(conn).await?;
+    let outcome = work(conn).await;
+    let finished = match &outcome {
+        Ok(_) => AnsiTransactionManager::commit_transaction(conn).await,
+        Err(_) => AnsiTransactionManager::rollback_transaction(conn).await,
+    };
+    if let Err(err) = finished {
+        // A failed commit leaves the transaction to roll back (as `transaction` does).
+        let _ = AnsiTransactionManager::rollback_transaction(conn).await;
+        outcome?;
+        return Err(err.into());
+    }
+    outcome
+}

@@ -1,0 +1,263 @@
+//! The language model of the model-backed tools (ruled): an OpenAI-compatible
+//! chat-completions endpoint configured for the deployment (`MAIL_LLM__BASE_URL`,
+//! `__MODEL`, `__API_KEY`, `__TIMEOUT_SECS`). Without one, those tools answer 422
+//! `LLM_NOT_CONFIGURED` and nothing is invented. The endpoint is the deployment's
+//! configuration, never a project's, so it is trusted like the embedding endpoint.
+
+use std::time::Duration;
+
+use http_kit::ApiError;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Longest piece of an endpoint's error body kept in the log.
+const MAX_LOGGED_ERROR: usize = 300;
+
+/// `MAIL_LLM__…`: an empty `base_url` means no model.
+#[derive(Clone, Default, Deserialize)]
+pub struct LlmSettings {
+    /// The API base, e.g. `http://llm.internal/v1`; requests go to `{base_url}/chat/completions`.
+    #[serde(default)]
+    pub base_url: String,
+    #[serde(default)]
+    pub model: String,
+    /// Sent as `Authorization: Bearer …` when not empty.
+    #[serde(default)]
+    pub api_key: String,
+    #[serde(default = "default_timeout")]
+    pub timeout_secs: u64,
+}
+
+fn default_timeout() -> u64 {
+    60
+}
+
+impl std::fmt::Debug for LlmSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlmSettings")
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field("timeout_secs", &self.timeout_secs)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One message of a conversation.
+#[derive(Debug, Clone, Serialize)]
+pub struct Message {
+    pub role: &'static str,
+    pub content: String,
+}
+
+impl Message {
+    pub fn system(content: impl Into<String>) -> Self {
+        Self {
+            role: "system",
+            content: content.into(),
+        }
+    }
+
+    pub fn user(content: impl Into<String>) -> Self {
+        Self {
+            role: "user",
+            content: content.into(),
+        }
+    }
+
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self {
+            role: "assistant",
+            content: content.into(),
+        }
+    }
+}
+
+/// An OpenAI-compatible chat-completions endpoint.
+pub struct ChatModel {
+    client: reqwest::Client,
+    url: String,
+    pub model: String,
+    api_key: Option<String>,
+}
+
+#[derive(Serialize)]
+struct Request<'a> {
+    model: &'a str,
+    messages: &'a [Message],
+    temperature: f32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<ResponseFormat>,
+}
+
+/// `{"type": "json_object"}`: the endpoint is asked for one JSON object.
+#[derive(Serialize)]
+struct ResponseFormat {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+#[derive(Deserialize)]
+struct Response {
+    choices: Vec<Choice>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    message: AnswerMessage,
+}
+
+#[derive(Deserialize)]
+struct AnswerMessage {
+    content: Option<String>,
+}
+
+impl ChatModel {
+    /// The configured model; `None` when `base_url` is empty.
+    pub fn from_settings(settings: &LlmSettings) -> anyhow::Result<Option<Self>> {
+        let base = settings.base_url.trim().trim_end_matches('/');
+        if base.is_empty() {
+            return Ok(None);
+        }
+        // TLS for outbound HTTP is a workspace-wide choice still to make (README).
+        if !base.starts_with("http://") {
+            anyhow::bail!("MAIL_LLM__BASE_URL must start with http:// (TLS is not supported yet)");
+        }
+        if settings.model.trim().is_empty() {
+            anyhow::bail!("MAIL_LLM__MODEL is required with MAIL_LLM__BASE_URL");
+        }
+        let timeout = Duration::from_secs(settings.timeout_secs.max(1));
+        let client = reqwest::Client::builder()
+            .timeout(timeout)
+            .connect_timeout(timeout.min(Duration::from_secs(10)))
+            .build()?;
+        Ok(Some(Self {
+            client,
+            url: format!("{base}/chat/completions"),
+            model: settings.model.trim().to_owned(),
+            api_key: Some(settings.api_key.clone()).filter(|k| !k.is_empty()),
+        }))
+    }
+
+    /// The model's answer to `messages` (temperature 0). A transport error, a status other
+    /// than 2xx or an answer without text is a 422 `LLM_FAILED`; the cause goes to the log.
+    pub async fn complete(&self, messages: &[Message]) -> Result<String, ApiError> {
+        self.ask(messages, 0.0, None).await
+    }
+
+    /// Asks for one JSON object (`response_format: json_object`, temperature 0.7: a piece of
+    /// writing) given `system` and `user` messages; the object the model answered. A failure
+    /// of the endpoint is what [`Self::complete`] answers; an answer holding no JSON object a
+    /// 422 `LLM_INVALID_OUTPUT`.
+    pub async fn json_object(&self, system: &str, user: &str) -> Result<Value, ApiError> {
+        let messages = [Message::system(system), Message::user(user)];
+        let format = ResponseFormat {
+            kind: "json_object",
+        };
+        let answer = self.ask(&messages, 0.7, Some(format)).await?;
+        json_object(&answer)
+            .ok_or_else(|| invalid_output("the model's answer is not a JSON object"))
+    }
+
+    async fn ask(
+        &self,
+        messages: &[Message],
+        temperature: f32,
+        response_format: Option<ResponseFormat>,
+    ) -> Result<String, ApiError> {
+        let mut request = self.client.post(&self.url).json(&Request {
+            model: &self.model,
+            messages,
+            temperature,
+            response_format,
+        });
+        if let Some(key) = &self.api_key {
+            request = request.bearer_auth(key);
+        }
+        let response = request.send().await.map_err(|e| {
+            tracing::warn!(error = %e.without_url(), "language model unreachable");
+            failed("the language model did not answer")
+        })?;
+        let status = response.status();
+        if !status.is_success() {
+            let body = response.text().await.unwrap_or_default();
+            let excerpt: String = body.chars().take(MAX_LOGGED_ERROR).collect();
+            tracing::warn!(%status, body = %excerpt, "language model refused");
+            return Err(failed(&format!(
+                "the language model answered HTTP {}",
+                status.as_u16()
+            )));
+        }
+        let answer: Response = response.json().await.map_err(|e| {
+            tracing::warn!(error = %e.without_url(), "language model answer unreadable");
+            failed("the language model's answer is not a chat completion")
+        })?;
+        answer
+            .choices
+            .into_iter()
+            .next()
+            .and_then(|c| c.message.content)
+            .filter(|text| !text.trim().is_empty())
+            .ok_or_else(|| failed("the language model answered nothing"))
+    }
+}
+
+/// 422 `LLM_INVALID_OUTPUT`: the model answered something the service cannot use (nothing is
+/// made up in its place).
+pub fn invalid_output(why: &str) -> ApiError {
+    ApiError::unprocessable(format!("{why}; nothing was made of it"))
+        .with_code("LLM_INVALID_OUTPUT")
+}
+
+fn failed(message: &str) -> ApiError {
+    ApiError::unprocessable(message.to_owned()).with_code("LLM_FAILED")
+}
+
+/// Ruled: a model-backed tool without a configured model.
+pub fn not_configured() -> ApiError {
+    ApiError::unprocessable("no language model is configured for this deployment")
+        .with_code("LLM_NOT_CONFIGURED")
+}
+
+/// The first JSON object in a model's answer (models wrap JSON in prose or code fences).
+pub fn json_object(answer: &str) -> Option<serde_json::Value> {
+    let start = answer.find('{')?;
+    let end = answer.rfind('}')?;
+    serde_json::from_str(answer.get(start..=end)?)
+        .ok()
+        .filter(serde_json::Value::is_object)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_json_object_is_found_inside_prose_and_fences() {
+        let answer = "Here you go:\n```json\n{\"rules\": {\"all\": []}}\n```\nDone.";
+        assert_eq!(json_object(answer), Some(json!({"rules": {"all": []}})));
+        assert_eq!(json_object("no json"), None);
+        assert_eq!(json_object("[1, 2]"), None);
+    }
+
+    #[test]
+    fn no_base_url_is_no_model_and_other_schemes_are_refused() {
+        assert!(
+            ChatModel::from_settings(&LlmSettings::default())
+                .unwrap()
+                .is_none()
+        );
+        let tls = LlmSettings {
+            base_url: "https://api.example.com/v1".into(),
+            model: "m".into(),
+            ..LlmSettings::default()
+        };
+        assert!(ChatModel::from_settings(&tls).is_err());
+        let no_model = LlmSettings {
+            base_url: "http://127.0.0.1:1/v1".into(),
+            ..LlmSettings::default()
+        };
+        assert!(ChatModel::from_settings(&no_model).is_err());
+    }
+}

@@ -1,0 +1,395 @@
+//! Contacts in a campaign: `GET|POST /api/v1/campaigns/{id}/enrollments` and
+//! `GET|DELETE /api/v1/campaigns/{id}/enrollments/{contact_id}`. Entry is also by signup
+//! (`/identify`, drip), by event (`/events`, triggered) and by launch; one enrollment per
+//! contact and campaign however many enter at once.
+
+use actix_web::{HttpResponse, web};
+use auth::{Caller, WriteAccess};
+use chrono::{DateTime, Utc};
+use http_kit::openapi::MailError;
+use http_kit::{ApiError, Page, PageParams, Query, Validate};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+use super::contacts::contact_not_found;
+use crate::AppState;
+use crate::db::enrollments::{self, EnrollSource, Enrollment, LastEmail};
+use crate::db::{campaign_steps, insights};
+use crate::domain::email_status::EmailStatus;
+use crate::domain::send_policy::HoldReason;
+use crate::flows;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/campaigns/{id}/enrollments")
+            .route(web::get().to(list))
+            .route(web::post().to(enroll)),
+    )
+    .service(
+        web::resource("/campaigns/{id}/enrollments/{contact_id}")
+            .route(web::get().to(get))
+            .route(web::delete().to(unenroll)),
+    );
+}
+
+/// Where an enrollment stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EnrollmentState {
+    /// Steps remain.
+    Active,
+    /// Every step was sent.
+    Completed,
+    /// Ended early (`exit_reason` says why).
+    Exited,
+}
+
+/// The latest email of an enrollment.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EnrollmentEmail {
+    /// Its email-log id (`GET /api/v1/emails/{id}`).
+    pub id: Uuid,
+    /// The step it was written for (null when the step was deleted since).
+    pub step_order: Option<i32>,
+    pub status: EmailStatus,
+    /// While the delivery policy holds it: why.
+    pub hold_reason: Option<HoldReason>,
+    /// And when the policy looks at it again (null: at its next pass, or when the campaign is
+    /// active again).
+    pub held_until: Option<DateTime<Utc>>,
+    pub sent_at: Option<DateTime<Utc>>,
+}
+
+impl TryFrom<LastEmail> for EnrollmentEmail {
+    type Error = ApiError;
+
+    fn try_from(e: LastEmail) -> Result<Self, ApiError> {
+        Ok(Self {
+            id: e.id,
+            step_order: e.step_order,
+            status: e.status.parse().map_err(ApiError::internal)?,
+            hold_reason: e.hold_reason.as_deref().and_then(HoldReason::parse),
+            held_until: e.held_until,
+            sent_at: e.sent_at,
+        })
+    }
+}
+
+/// A contact's enrollment in a campaign.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EnrollmentRecord {
+    pub id: Uuid,
+    pub campaign_id: Uuid,
+    pub contact_id: Uuid,
+    pub status: EnrollmentState,
+    /// signup, event, manual, segment or launch.
+    pub source: String,
+    /// Why it ended early: unsubscribed, bounced, complained, suppressed, unenrolled or
+    /// campaign_ended; null otherwise.
+    pub exit_reason: Option<String>,
+    /// The step reached: how many steps were handed to the send path (0 before the first).
+    pub current_step: i32,
+    /// The campaign's steps now.
+    pub steps_total: i64,
+    /// When the next step is due; null while the previous step's email is on its way (the
+    /// next is due its delay after that email leaves the queue) and once the enrollment ended.
+    pub next_step_at: Option<DateTime<Utc>>,
+    /// The latest email written for it (in detail answers only; null in lists, and before
+    /// the first step).
+    pub last_email: Option<EnrollmentEmail>,
+    pub enrolled_at: DateTime<Utc>,
+    pub ended_at: Option<DateTime<Utc>>,
+    pub updated_at: DateTime<Utc>,
+}
+
+fn record(
+    e: Enrollment,
+    steps_total: i64,
+    last_email: Option<EnrollmentEmail>,
+) -> Result<EnrollmentRecord, ApiError> {
+    Ok(EnrollmentRecord {
+        status: super::campaigns::parse_name(&e.status)?,
+        id: e.id,
+        campaign_id: e.campaign_id,
+        contact_id: e.contact_id,
+        source: e.source,
+        exit_reason: e.exit_reason,
+        current_step: e.current_step,
+        steps_total,
+        next_step_at: e.next_step_at,
+        last_email,
+        enrolled_at: e.enrolled_at,
+        ended_at: e.ended_at,
+        updated_at: e.updated_at,
+    })
+}
+
+fn enrollment_not_found() -> ApiError {
+    ApiError::not_found("the contact has no enrollment in this campaign")
+        .with_code("ENROLLMENT_NOT_FOUND")
+}
+
+/// The contact's enrollment in the campaign with its latest email, read on `conn`.
+async fn detail(
+    conn: &mut diesel_async::AsyncPgConnection,
+    project_id: Uuid,
+    enrollment: Enrollment,
+) -> Result<EnrollmentRecord, ApiError> {
+    let total = campaign_steps::count(conn, project_id, enrollment.campaign_id).await?;
+    let last = enrollments::last_email(conn, project_id, enrollment.id)
+        .await?
+        .map(EnrollmentEmail::try_from)
+        .transpose()?;
+    record(enrollment, total, last)
+}
+
+/// Unknown fields are ignored.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct EnrollRequest {
+    /// A contact of the project (404 `CONTACT_NOT_FOUND` otherwise).
+    pub contact_id: Uuid,
+}
+
+impl Validate for EnrollRequest {}
+
+/// What an enrollment call did.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Enrolled {
+    /// `true` when this call enrolled the contact; `false` when it was enrolled already
+    /// (in any status but exited), which changes nothing.
+    pub enrolled: bool,
+    pub enrollment: EnrollmentRecord,
+}
+
+/// Enrolls the project's contact in its campaign (`POST /campaigns/{id}/enrollments`,
+/// `enroll_contact`).
+pub async fn enroll_contact(
+    state: &AppState,
+    project_id: Uuid,
+    campaign_id: Uuid,
+    contact_id: Uuid,
+) -> Result<Enrolled, ApiError> {
+    let mut conn = store::conn(&state.pool).await?;
+    let campaign = flows::require_campaign(&mut conn, project_id, campaign_id).await?;
+    if !insights::contact_exists(&mut conn, project_id, contact_id).await? {
+        return Err(contact_not_found());
+    }
+    flows::require_enrolling(&campaign)?;
+    let new = flows::enroll(
+        &mut conn,
+        project_id,
+        campaign_id,
+        &[contact_id],
+        EnrollSource::Manual,
+    )
+    .await?;
+    let enrollment = enrollments::find(&mut conn, project_id, campaign_id, contact_id)
+        .await?
+        .ok_or_else(enrollment_not_found)?;
+    Ok(Enrolled {
+        enrolled: !new.is_empty(),
+        enrollment: detail(&mut conn, project_id, enrollment).await?,
+    })
+}
+
+/// Enroll a contact in a campaign.
+#[utoipa::path(
+    post,
+    path = "/api/v1/campaigns/{id}/enrollments",
+    operation_id = "enrollContact",
+    tag = "campaigns",
+    params(("id" = Uuid, Path, description = "The campaign's id")),
+    request_body = EnrollRequest,
+    responses(
+        (status = 201, description = "Enrolled: its first step is due after the step's delay", body = Enrolled,
+            links(
+                ("GetEnrollment" = (operation_id = "getEnrollment", parameters(("id" = "$request.path.id"), ("contact_id" = "$response.body#/enrollment/contact_id")))),
+                ("Unenroll" = (operation_id = "unenrollContact", parameters(("id" = "$request.path.id"), ("contact_id" = "$response.body#/enrollment/contact_id")))),
+            )),
+        (status = 200, description = "Enrolled already (any status but exited): nothing changed", body = Enrolled),
+        (status = 400, description = "`id` is not a UUID, or `contact_id` missing or invalid", body = MailError),
+        (status = 403, description = "The key lacks the write scope", body = MailError),
+        (status = 404, description = "Not a campaign (`CAMPAIGN_NOT_FOUND`) or contact (`CONTACT_NOT_FOUND`) of this project", body = MailError),
+        (status = 409, description = "Only active campaigns enroll (`CAMPAIGN_NOT_ACTIVE`), and only while they accept new contacts (`CAMPAIGN_CLOSED`)", body = MailError),
+    )
+)]
+pub async fn enroll(
+    WriteAccess(caller): WriteAccess,
+    state: web::Data<AppState>,
+    id: web::Path<Uuid>,
+    body: http_kit::Json<EnrollRequest>,
+) -> Result<HttpResponse, ApiError> {
+    let answer = enroll_contact(&state, caller.owner_id, *id, body.contact_id).await?;
+    let mut response = if answer.enrolled {
+        HttpResponse::Created()
+    } else {
+        HttpResponse::Ok()
+    };
+    Ok(response.json(answer))
+}
+
+/// The contact's enrollment in the campaign: the one in progress (or completed), else the
+/// latest that ended (`GET /campaigns/{id}/enrollments/{contact_id}`,
+/// `get_enrollment_status`).
+pub async fn enrollment_status(
+    state: &AppState,
+    project_id: Uuid,
+    campaign_id: Uuid,
+    contact_id: Uuid,
+) -> Result<EnrollmentRecord, ApiError> {
+    let mut conn = store::conn(&state.pool).await?;
+    flows::require_campaign(&mut conn, project_id, campaign_id).await?;
+    let enrollment = enrollments::find(&mut conn, project_id, campaign_id, contact_id)
+        .await?
+        .ok_or_else(enrollment_not_found)?;
+    detail(&mut conn, project_id, enrollment).await
+}
+
+/// Path of the enrollment routes: the campaign and the contact.
+#[derive(Debug, Deserialize)]
+pub struct EnrollmentPath {
+    id: Uuid,
+    contact_id: Uuid,
+}
+
+/// A contact's enrollment: the step reached, when the next is due, its latest email.
+#[utoipa::path(
+    get,
+    path = "/api/v1/campaigns/{id}/enrollments/{contact_id}",
+    operation_id = "getEnrollment",
+    tag = "campaigns",
+    params(
+        ("id" = Uuid, Path, description = "The campaign's id"),
+        ("contact_id" = Uuid, Path, description = "The contact's id"),
+    ),
+    responses(
+        (status = 200, description = "The enrollment in progress (or completed), else the latest that ended", body = EnrollmentRecord),
+        (status = 400, description = "`id` or `contact_id` is not a UUID", body = MailError),
+        (status = 404, description = "Not a campaign of this project (`CAMPAIGN_NOT_FOUND`), or the contact was never enrolled in it (`ENROLLMENT_NOT_FOUND`)", body = MailError),
+    )
+)]
+pub async fn get(
+    caller: Caller,
+    state: web::Data<AppState>,
+    path: web::Path<EnrollmentPath>,
+) -> Result<web::Json<EnrollmentRecord>, ApiError> {
+    enrollment_status(&state, caller.owner_id, path.id, path.contact_id)
+        .await
+        .map(web::Json)
+}
+
+/// Ends the contact's enrollment in progress (`unenrolled`), cancelling its mail still held
+/// (`DELETE /campaigns/{id}/enrollments/{contact_id}`, `unenroll_contact`).
+pub async fn unenroll_contact(
+    state: &AppState,
+    project_id: Uuid,
+    campaign_id: Uuid,
+    contact_id: Uuid,
+) -> Result<EnrollmentRecord, ApiError> {
+    let mut conn = store::conn(&state.pool).await?;
+    flows::require_campaign(&mut conn, project_id, campaign_id).await?;
+    let ended = enrollments::unenroll(&mut conn, project_id, campaign_id, contact_id)
+        .await?
+        .ok_or_else(|| {
+            ApiError::not_found("the contact has no enrollment in progress in this campaign")
+                .with_code("ENROLLMENT_NOT_FOUND")
+        })?;
+    detail(&mut conn, project_id, ended).await
+}
+
+/// Take a contact out of a campaign.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/campaigns/{id}/enrollments/{contact_id}",
+    operation_id = "unenrollContact",
+    tag = "campaigns",
+    params(
+        ("id" = Uuid, Path, description = "The campaign's id"),
+        ("contact_id" = Uuid, Path, description = "The contact's id"),
+    ),
+    responses(
+        (status = 200, description = "The enrollment, now `exited` (`unenrolled`); its held mail is cancelled", body = EnrollmentRecord),
+        (status = 400, description = "`id` or `contact_id` is not a UUID", body = MailError),
+        (status = 403, description = "The key lacks the write scope", body = MailError),
+        (status = 404, description = "Not a campaign of this project (`CAMPAIGN_NOT_FOUND`), or the contact has no enrollment in progress in it (`ENROLLMENT_NOT_FOUND`)", body = MailError),
+    )
+)]
+pub async fn unenroll(
+    WriteAccess(caller): WriteAccess,
+    state: web::Data<AppState>,
+    path: web::Path<EnrollmentPath>,
+) -> Result<web::Json<EnrollmentRecord>, ApiError> {
+    unenroll_contact(&state, caller.owner_id, path.id, path.contact_id)
+        .await
+        .map(web::Json)
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct EnrollmentFilter {
+    /// Only enrollments in this status.
+    #[param(inline)]
+    pub status: Option<EnrollmentState>,
+}
+
+impl Validate for EnrollmentFilter {}
+
+/// A page of the campaign's enrollments, oldest first (`GET /campaigns/{id}/enrollments`).
+pub async fn list_enrollments(
+    state: &AppState,
+    project_id: Uuid,
+    campaign_id: Uuid,
+    page: &PageParams,
+    filter: &EnrollmentFilter,
+) -> Result<Page<EnrollmentRecord>, ApiError> {
+    let limit = page.limit();
+    let after = page.cursor()?.map(|c| c.0);
+    let status = filter.status.map(|s| match s {
+        EnrollmentState::Active => "active",
+        EnrollmentState::Completed => "completed",
+        EnrollmentState::Exited => "exited",
+    });
+    let mut conn = store::conn(&state.pool).await?;
+    flows::require_campaign(&mut conn, project_id, campaign_id).await?;
+    let total = campaign_steps::count(&mut conn, project_id, campaign_id).await?;
+    let rows = enrollments::list(
+        &mut conn,
+        project_id,
+        campaign_id,
+        status,
+        after,
+        i64::from(limit) + 1,
+    )
+    .await?;
+    let rows = rows
+        .into_iter()
+        .map(|e| record(e, total, None))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Page::from_rows(rows, limit, |e| e.id))
+}
+
+/// The campaign's enrollments, oldest first.
+#[utoipa::path(
+    get,
+    path = "/api/v1/campaigns/{id}/enrollments",
+    operation_id = "listEnrollments",
+    tag = "campaigns",
+    params(("id" = Uuid, Path, description = "The campaign's id"), EnrollmentFilter, PageParams),
+    responses(
+        (status = 200, description = "A page of enrollments (`last_email` null in lists)", body = Page<EnrollmentRecord>),
+        (status = 400, description = "`id` is not a UUID, or an invalid status, limit or cursor", body = MailError),
+        (status = 404, description = "Not a campaign of this project (`CAMPAIGN_NOT_FOUND`)", body = MailError),
+    )
+)]
+pub async fn list(
+    caller: Caller,
+    state: web::Data<AppState>,
+    id: web::Path<Uuid>,
+    page: Query<PageParams>,
+    filter: Query<EnrollmentFilter>,
+) -> Result<web::Json<Page<EnrollmentRecord>>, ApiError> {
+    list_enrollments(&state, caller.owner_id, *id, &page, &filter)
+        .await
+        .map(web::Json)
+}

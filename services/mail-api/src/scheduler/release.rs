@@ -1,0 +1,148 @@
+//! Releasing held campaign mail as the delivery policy allows, one site at a time: a replica
+//! releases a site only while it holds that site's lock (tried, never waited for), reads the
+//! site's policy and its counts under row locks, releases what the policy allows (outbox jobs
+//! and counts in the same transaction), holds the rest with its reason, commits, then
+//! publishes the jobs to the send queue (what fails to publish is left to the outbox relay).
+
+use std::str::FromStr as _;
+
+use chrono::{DateTime, Utc};
+use diesel_async::{AsyncConnection as _, AsyncPgConnection};
+use futures_util::StreamExt as _;
+use queue::Task;
+use rate_limit::policy::Plan;
+use uuid::Uuid;
+
+use super::Scheduler;
+use crate::db::scheduler as db;
+use crate::db::{outbox, send_policy};
+use crate::domain::send_policy::{Allowance, Room, SitePolicy, allowance, minute_of};
+
+/// Jobs published at once after a release.
+const PUBLISH_CONCURRENCY: usize = 64;
+
+/// Releases the due mail of every site that has some: (released, held).
+pub async fn release_due(scheduler: &Scheduler) -> anyhow::Result<(usize, usize)> {
+    let now = scheduler.clock.now();
+    let sites = {
+        let mut conn = store::conn(&scheduler.pool).await?;
+        db::sites_with_due_mail(&mut conn, now).await?
+    };
+    let (mut released, mut held) = (0, 0);
+    for site_id in sites {
+        let (r, h) = release_site(scheduler, site_id, now).await?;
+        released += r;
+        held += h;
+    }
+    Ok((released, held))
+}
+
+/// What a site's policy and counts allow now.
+pub struct SiteRoom {
+    pub policy: SitePolicy,
+    pub allowance: Allowance,
+}
+
+/// Reads the site's policy and (locking them) its counts, and works out its allowance at
+/// `now`; `None` when the site is gone.
+pub async fn site_room(
+    conn: &mut AsyncPgConnection,
+    quotas: &crate::domain::plans::SendQuotas,
+    site_id: Uuid,
+    now: DateTime<Utc>,
+) -> anyhow::Result<Option<SiteRoom>> {
+    let (policy, warmup) = send_policy::of_site(conn, site_id).await?;
+    let policy = policy.map(|p| p.policy()).unwrap_or_default();
+    let today = policy.local_date(now);
+    let Some(counts) = db::lock_counts(conn, site_id, today, minute_of(now)).await? else {
+        return Ok(None);
+    };
+    let plan = Plan::from_str(&counts.plan).unwrap_or(Plan::Free);
+    let left = |limit: Option<i64>, used: i64| limit.map(|limit| limit - used);
+    let as_i64 = |n: Option<u64>| n.map(|n| i64::try_from(n).unwrap_or(i64::MAX));
+    let room = Room {
+        warmup: left(warmup.and_then(|w| w.warmup().cap(today)), counts.today),
+        batch: left(as_i64(quotas.batch_per_minute(plan)), counts.this_minute),
+        monthly: left(as_i64(quotas.monthly_sends(plan)), counts.this_month),
+    };
+    let allowance = allowance(&policy, now, room);
+    Ok(Some(SiteRoom { policy, allowance }))
+}
+
+/// Releases one site's due mail: (released, held).
+async fn release_site(
+    scheduler: &Scheduler,
+    site_id: Uuid,
+    now: DateTime<Utc>,
+) -> anyhow::Result<(usize, usize)> {
+    let queue = scheduler.dispatcher.queue_name();
+    let quotas = scheduler.quotas.clone();
+    let batch = scheduler.release_batch;
+    let mut conn = store::conn(&scheduler.pool).await?;
+    let (jobs, held) = conn
+        .transaction::<_, anyhow::Error, _>(async |conn| {
+            if !db::try_lock_site(conn, site_id).await? {
+                return Ok((Vec::new(), 0));
+            }
+            let Some(room) = site_room(conn, &quotas, site_id, now).await? else {
+                return Ok((Vec::new(), 0));
+            };
+            let counters = (room.policy.local_date(now), minute_of(now));
+            let limit = room.allowance.release.min(batch);
+            let jobs = db::release(conn, site_id, now, limit, counters, &queue, task_value).await?;
+            let mut held = 0;
+            let filled = i64::try_from(jobs.len()).unwrap_or(i64::MAX) >= room.allowance.release;
+            if let (Some((reason, until)), true) = (room.allowance.hold, filled) {
+                held = db::hold_rest(conn, site_id, now, reason.as_str(), until).await?;
+            }
+            Ok((jobs, held))
+        })
+        .await?;
+    let released = jobs.len();
+    publish(scheduler, jobs).await;
+    Ok((released, held))
+}
+
+fn task_value(email_log_id: Uuid, project_id: Uuid) -> serde_json::Value {
+    Task::SendEmail {
+        email_log_id,
+        project_id,
+    }
+    .to_value()
+}
+
+/// Publishes the released jobs (under their outbox ids, which are the emails'), then deletes
+/// the outbox rows of those the broker confirmed; the rest wait for the outbox relay.
+async fn publish(scheduler: &Scheduler, jobs: Vec<(Uuid, Uuid)>) {
+    if jobs.is_empty() {
+        return;
+    }
+    let dispatcher = &scheduler.dispatcher;
+    let published: Vec<Uuid> = futures_util::stream::iter(jobs)
+        .map(|(email_log_id, project_id)| async move {
+            let task = Task::SendEmail {
+                email_log_id,
+                project_id,
+            };
+            match dispatcher.publish(&task, email_log_id).await {
+                Ok(()) => Some(email_log_id),
+                Err(err) => {
+                    tracing::warn!(%email_log_id, error = %err, "campaign job not published; the outbox relay will");
+                    None
+                }
+            }
+        })
+        .buffer_unordered(PUBLISH_CONCURRENCY)
+        .filter_map(|id| async move { id })
+        .collect()
+        .await;
+    let deleted = async {
+        let mut conn = store::conn(&scheduler.pool).await?;
+        outbox::delete_many(&mut conn, &published).await?;
+        anyhow::Ok(())
+    }
+    .await;
+    if let Err(err) = deleted {
+        tracing::warn!(error = %err, "outbox rows not deleted; the relay will republish");
+    }
+}

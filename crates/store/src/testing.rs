@@ -32,15 +32,16 @@ pub struct TestDatabase {
 
 impl TestDatabase {
     /// Clones the migrated template of `service` (building it first if needed).
-    /// `migrations_dir` is the directory `migrations` were embedded from.
+    /// `migrations` makes the embedded set afresh (a set is used up by a run); `migrations_dir`
+    /// is the directory it was embedded from.
     pub async fn new(
         service: &str,
-        migrations: EmbeddedMigrations,
+        migrations: fn() -> EmbeddedMigrations,
         migrations_dir: &Path,
     ) -> Result<Self, StoreError> {
         let server = server_url();
         let template = template_name(service, migrations_dir);
-        ensure_template(&server, service, &template, migrations).await?;
+        ensure_template(&server, service, &template, migrations()).await?;
         let name = format!("t_{service}_{}", uuid::Uuid::new_v4().simple());
         let mut admin = admin_connection(&server).await?;
         let mut attempt = 0;
@@ -50,14 +51,19 @@ impl TestDatabase {
             ))
             .execute(&mut admin)
             .await;
-            match created {
-                Ok(_) => break,
+            let Err(err) = created else { break };
+            attempt += 1;
+            let message = err.to_string();
+            if attempt > 50 {
+                return Err(err.into());
+            } else if message.contains("being accessed") {
                 // Another process is still disconnecting from the template.
-                Err(err) if attempt < 50 && err.to_string().contains("being accessed") => {
-                    attempt += 1;
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-                Err(err) => return Err(err.into()),
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            } else if message.contains("does not exist") {
+                // A checkout with other migrations dropped it as stale: build it again.
+                ensure_template(&server, service, &template, migrations()).await?;
+            } else {
+                return Err(err.into());
             }
         }
         Ok(Self {
@@ -195,7 +201,12 @@ async fn build_template(
     Ok(())
 }
 
-/// Templates of older migration sets are no longer useful.
+/// How many templates of one service are kept: other checkouts on the same server (a CI clone,
+/// a branch) may be using theirs.
+const TEMPLATES_KEPT: i64 = 8;
+
+/// Templates of older migration sets are no longer useful: all but the newest few (by oid, which
+/// grows with creation) are dropped. One still in use is rebuilt by the next `new`.
 async fn drop_stale_templates(admin: &mut AsyncPgConnection, service: &str, keep: &str) {
     #[derive(diesel::QueryableByName)]
     struct Name {
@@ -203,7 +214,10 @@ async fn drop_stale_templates(admin: &mut AsyncPgConnection, service: &str, keep
         datname: String,
     }
     let stale: Vec<Name> = diesel::sql_query(format!(
-        "SELECT datname FROM pg_database WHERE datname LIKE 'tpl\\_{service}\\_%' AND datname <> '{keep}'"
+        "SELECT datname FROM pg_database WHERE datname LIKE 'tpl\\_{service}\\_%' \
+         AND datname NOT LIKE '%\\_building' AND datname <> '{keep}' \
+         ORDER BY oid::bigint DESC OFFSET {}",
+        TEMPLATES_KEPT - 1
     ))
     .load(admin)
     .await
@@ -256,7 +270,7 @@ pub async fn assert_migrations_round_trip(service: &str, migrations: fn() -> Emb
 /// template: every table and column diesel declares exists there, typed and nullable as declared.
 pub async fn assert_schema_matches_migrations(
     service: &str,
-    migrations: EmbeddedMigrations,
+    migrations: fn() -> EmbeddedMigrations,
     migrations_dir: &Path,
     schema_rs: &str,
 ) {

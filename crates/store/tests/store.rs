@@ -35,10 +35,10 @@ async fn count(url: &str) -> i64 {
 
 #[tokio::test]
 async fn each_test_database_is_migrated_and_isolated() {
-    let a = TestDatabase::new("storetest", MIGRATIONS, dir())
+    let a = TestDatabase::new("storetest", || MIGRATIONS, dir())
         .await
         .unwrap();
-    let b = TestDatabase::new("storetest", MIGRATIONS, dir())
+    let b = TestDatabase::new("storetest", || MIGRATIONS, dir())
         .await
         .unwrap();
     assert_ne!(a.url, b.url);
@@ -65,7 +65,7 @@ async fn migrations_run_revert_and_run_again() {
 
 #[tokio::test]
 async fn a_dropped_test_database_is_gone() {
-    let db = TestDatabase::new("storetest", MIGRATIONS, dir())
+    let db = TestDatabase::new("storetest", || MIGRATIONS, dir())
         .await
         .unwrap();
     let name = db.name.clone();
@@ -97,7 +97,7 @@ async fn next(events: &mut tokio::sync::mpsc::UnboundedReceiver<ListenEvent>) ->
 
 #[tokio::test]
 async fn the_pool_answers_and_the_listener_hears_notifications() {
-    let db = TestDatabase::new("storetest", MIGRATIONS, dir())
+    let db = TestDatabase::new("storetest", || MIGRATIONS, dir())
         .await
         .unwrap();
     let pool = store::pool(&db.url, &store::PoolOptions::default()).unwrap();

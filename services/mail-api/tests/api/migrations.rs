@@ -190,7 +190,7 @@ async fn deployment_wide_slugs_migration_renames_duplicates_and_reserved_slugs()
 async fn schema_rs_matches_the_migrated_database() {
     store::testing::assert_schema_matches_migrations(
         "mail",
-        mail_api::MIGRATIONS,
+        || mail_api::MIGRATIONS,
         std::path::Path::new(mail_api::MIGRATIONS_DIR),
         include_str!("../../src/db/schema.rs"),
     )

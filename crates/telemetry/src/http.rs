@@ -57,9 +57,11 @@ pub async fn request_middleware(
     let method = req.method().to_string();
     let span = tracing::info_span!(
         "http",
+        otel.kind = "server",
         request_id = %id,
         method = %method,
         path = %req.path(),
+        route = tracing::field::Empty,
         status = tracing::field::Empty,
     );
     let parent = opentelemetry::global::get_text_map_propagator(|p| {
@@ -86,6 +88,7 @@ pub async fn request_middleware(
         .http_duration
         .with_label_values(&[method.as_str(), route.as_str()])
         .observe(elapsed.as_secs_f64());
+    span.record("route", route.as_str());
     span.record("status", status.as_u16());
     span.in_scope(|| {
         tracing::info!(

@@ -9,6 +9,8 @@ use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::layer::Layer as _;
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
 
@@ -69,22 +71,25 @@ pub fn init(
             None
         }
     });
-    let otel_layer = provider
-        .as_ref()
-        .map(|p| tracing_opentelemetry::layer().with_tracer(p.tracer(service)));
-
-    let registry = tracing_subscriber::registry().with(filter).with(otel_layer);
-    let installed = match format {
-        LogFormat::Json => registry
-            .with(
-                tracing_subscriber::fmt::layer()
-                    .json()
-                    .with_current_span(true)
-                    .with_span_list(false),
-            )
-            .try_init(),
-        LogFormat::Pretty => registry.with(tracing_subscriber::fmt::layer()).try_init(),
+    let fmt_layer = match format {
+        LogFormat::Json => tracing_subscriber::fmt::layer()
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .boxed(),
+        LogFormat::Pretty => tracing_subscriber::fmt::layer().boxed(),
     };
+    // Spans go to the collector at INFO whatever the log filter says: quieting the logs
+    // (`LOG_FILTER=warn`) must not switch tracing off. Hence a filter per layer.
+    let otel_layer = provider.as_ref().map(|p| {
+        tracing_opentelemetry::layer()
+            .with_tracer(p.tracer(service))
+            .with_filter(LevelFilter::INFO)
+    });
+    let installed = tracing_subscriber::registry()
+        .with(fmt_layer.with_filter(filter))
+        .with(otel_layer)
+        .try_init();
     // A second init (tests) keeps the first subscriber.
     drop(installed);
     TelemetryGuard { provider }

@@ -25,6 +25,7 @@ use queue::{DeliveryInfo, HandlerError, HandlerResult};
 use secrets::Kek;
 use serde::Deserialize;
 use store::Pool;
+use tracing::Instrument as _;
 use uuid::Uuid;
 
 use crate::db::delivery as settings_db;
@@ -154,7 +155,22 @@ impl SendWorker {
         }
         // Nothing of the database is held while the provider works.
         drop(conn);
-        let answer = provider.send(&email).await;
+        let span = tracing::info_span!(
+            "provider.send",
+            otel.kind = "client",
+            provider = provider.name(),
+            email_id = %id,
+            outcome = tracing::field::Empty,
+        );
+        let answer = provider.send(&email).instrument(span.clone()).await;
+        span.record(
+            "outcome",
+            match &answer {
+                Ok(_) => "accepted",
+                Err(SendError::Permanent(_)) => "refused",
+                Err(SendError::Temporary(_)) => "failed",
+            },
+        );
         let mut conn = store::conn(&self.pool).await.map_err(HandlerError::retry)?;
         match answer {
             Ok(accepted) => {

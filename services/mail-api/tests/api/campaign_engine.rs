@@ -54,6 +54,14 @@ impl Engine {
         self.s.h.api(&self.t.write)
     }
 
+    /// Records the event for the contact (made on first sight): the answer.
+    pub(crate) async fn event(&self, email: &str, event: &str) -> Value {
+        self.api()
+            .post("/api/v1/events", &json!({"email": email, "event": event}))
+            .expect(200)
+            .await
+    }
+
     pub(crate) fn clock(&self) -> mail_api::clock::Clock {
         self.s.h.settings.scheduler.clock()
     }
@@ -274,34 +282,13 @@ async fn a_triggered_campaign_starts_from_events_once_per_contact() {
         .active("Cart", Some("cart_abandoned"), &[step("Your cart")])
         .await;
     // Another event enrolls nobody.
-    let other = e
-        .api()
-        .post(
-            "/api/v1/events",
-            &json!({"email": "bob@example.com", "event": "signed_in"}),
-        )
-        .expect(200)
-        .await;
+    let other = e.event("bob@example.com", "signed_in").await;
     assert_eq!(other["enrollments_created"], 0);
 
-    let fired = e
-        .api()
-        .post(
-            "/api/v1/events",
-            &json!({"email": "bob@example.com", "event": "cart_abandoned"}),
-        )
-        .expect(200)
-        .await;
+    let fired = e.event("bob@example.com", "cart_abandoned").await;
     assert_eq!(fired["enrollments_created"], 1);
     assert_eq!(fired["enrolled_campaigns"], json!(["Cart"]));
-    let again = e
-        .api()
-        .post(
-            "/api/v1/events",
-            &json!({"email": "bob@example.com", "event": "cart_abandoned"}),
-        )
-        .expect(200)
-        .await;
+    let again = e.event("bob@example.com", "cart_abandoned").await;
     assert_eq!(again["enrollments_created"], 0);
     assert_eq!(again["skipped_campaigns"], json!(["Cart"]));
 

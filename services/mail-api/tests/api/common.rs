@@ -318,6 +318,12 @@ pub async fn expect_error(response: Response, status: u16, code: &str) -> MailEr
     }
 }
 
+/// Asserts a 400 `VALIDATION_ERROR` that names `field`.
+pub async fn expect_invalid(response: Response, field: &str) {
+    let err = expect_error(response, 400, "VALIDATION_ERROR").await;
+    assert_eq!(err.details, json!({ "field": field }));
+}
+
 /// The committed OpenAPI document of mail-api.
 pub fn committed_document() -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../proto-docs/mail-api.openapi.json");

@@ -32,12 +32,17 @@ pub struct Stack {
 
 impl Stack {
     pub async fn start(reply_wait_ms: u64) -> Self {
+        Self::start_with(reply_wait_ms, &[]).await
+    }
+
+    /// A stack whose binaries (the API and every worker) also get `extra` settings.
+    pub async fn start_with(reply_wait_ms: u64, extra: &[(&'static str, String)]) -> Self {
         let db = TestDatabase::empty("mail").await.unwrap();
         let sink = SmtpSink::start().await;
         let resend = ResendStub::start(Some("re_e2e")).await;
         let api_port = free_port();
         let api = format!("http://127.0.0.1:{api_port}");
-        let env = vec![
+        let mut env = vec![
             ("MAIL_DATABASE__URL", db.url.clone()),
             (
                 "MAIL_BROKER__QUEUE_PREFIX",
@@ -62,6 +67,7 @@ impl Stack {
             ),
             ("MAIL_DELIVERY__RESEND_BASE_URL", resend.base_url.clone()),
         ];
+        env.extend_from_slice(extra);
         let db_env = &env[..1];
         run("mail-api", &["migrate"], db_env);
         let key = super::mail_key(db_env, "enterprise", "admin");

@@ -27,7 +27,7 @@ use uuid::Uuid;
 
 use crate::broker::bounded;
 use crate::message::{self, JSON, REPLY_STATUS_HEADER, forwarded_properties, publish_confirmed};
-use crate::{Broker, QueueError, ShutdownToken, Task, WorkQueue, topology, trace};
+use crate::{Broker, QueueError, QueueMetrics, ShutdownToken, Task, WorkQueue, topology, trace};
 
 /// What a handler returns: `Ok(reply)` acknowledges the message; `reply` is sent to an RPC
 /// caller when the message asked for an answer (`None` answers `null`) and ignored otherwise.
@@ -78,11 +78,12 @@ impl DeliveryInfo {
 }
 
 /// Consumes one work queue with a bounded number of concurrent handlers.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Consumer {
     broker: Broker,
     queue: WorkQueue,
     prefetch: u16,
+    metrics: Option<QueueMetrics>,
 }
 
 /// Where a message goes after its handler ran.
@@ -92,10 +93,21 @@ enum Outcome {
     DeadLetter(String),
 }
 
+impl Outcome {
+    fn label(&self) -> &'static str {
+        match self {
+            Self::Done(_) => "done",
+            Self::Retry { .. } => "retry",
+            Self::DeadLetter(_) => "dead_letter",
+        }
+    }
+}
+
 struct Context<H> {
     queue: WorkQueue,
     handler: H,
     operation_timeout: Duration,
+    metrics: Option<QueueMetrics>,
 }
 
 impl Consumer {
@@ -105,7 +117,14 @@ impl Consumer {
             broker: broker.clone(),
             queue,
             prefetch: 10,
+            metrics: None,
         }
+    }
+
+    /// Records the lag and the outcome of every delivery in `metrics`.
+    pub fn with_metrics(mut self, metrics: QueueMetrics) -> Self {
+        self.metrics = Some(metrics);
+        self
     }
 
     /// How many messages may be in flight (delivered, not yet acknowledged) at once; this is
@@ -131,6 +150,7 @@ impl Consumer {
             queue: self.queue.clone(),
             handler,
             operation_timeout: config.operation_timeout,
+            metrics: self.metrics.clone(),
         });
         let mut in_flight = JoinSet::new();
         let mut delay = config.reconnect_min_delay;
@@ -281,6 +301,9 @@ where
         .map(ShortString::to_string)
         .unwrap_or_default();
     let queue = &context.queue;
+    if let Some(metrics) = &context.metrics {
+        metrics.started(&queue.queue(), properties.timestamp().as_ref().copied());
+    }
     let retries = queue.retry_policy().delays.len();
     let retry_or_give_up = |error: String| {
         if usize::try_from(attempt).is_ok_and(|a| a <= retries) {
@@ -325,6 +348,9 @@ where
         }
     };
 
+    if let Some(metrics) = &context.metrics {
+        metrics.ended(&queue.queue(), outcome.label());
+    }
     let deadline = Instant::now() + context.operation_timeout;
     let settled = tokio::time::timeout_at(
         deadline,

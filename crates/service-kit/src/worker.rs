@@ -3,11 +3,12 @@
 //! deliveries; in-flight ones finish and are acked; then the HTTP side stops).
 
 use std::future::Future;
+use std::time::Duration;
 
 use actix_web::middleware::from_fn;
 use actix_web::{App, HttpServer};
 use http_kit::{Flavor, envelope_middleware};
-use queue::{DeliveryInfo, HandlerResult, ShutdownToken, Task, WorkQueue};
+use queue::{DeliveryInfo, HandlerResult, QueueMetrics, ShutdownToken, Task, WorkQueue};
 use serde::Deserialize;
 use telemetry::Metrics;
 
@@ -35,7 +36,12 @@ pub struct WorkerSpec<'a> {
     pub database: &'a DatabaseSettings,
     pub broker: &'a BrokerSettings,
     pub worker: &'a WorkerSettings,
+    /// The binary's own metrics, served at `/metrics` beside the queue's and the HTTP ones.
+    pub collectors: Vec<Box<dyn prometheus::core::Collector>>,
 }
+
+/// How often the ready messages of the worker's queue are counted for `/metrics`.
+const QUEUE_COUNT_PERIOD: Duration = Duration::from_secs(5);
 
 /// Runs until a stop signal, then drains.
 pub async fn run<H, Fut>(spec: WorkerSpec<'_>, handler: H) -> anyhow::Result<()>
@@ -48,6 +54,14 @@ where
     let queue = WorkQueue::new(spec.queue).with_prefix(&spec.broker.queue_prefix);
     let readiness = infra::readiness(&pool, &broker);
     let metrics = Metrics::new(spec.service);
+    let queue_metrics = QueueMetrics::new();
+    for collector in queue_metrics
+        .collectors()
+        .into_iter()
+        .chain(spec.collectors)
+    {
+        metrics.register(collector);
+    }
     let flavor = spec.flavor;
     let server = HttpServer::new(move || {
         let readiness = readiness.clone();
@@ -80,11 +94,19 @@ where
 
     broker.declare(&queue).await?;
     tracing::info!(queue = %queue.queue(), bind = %spec.worker.bind, "worker consuming");
+    let counting = queue_metrics.spawn_depth_poller(
+        broker.clone(),
+        queue.clone(),
+        QUEUE_COUNT_PERIOD,
+        shutdown.clone(),
+    );
     let consumed = broker
         .consumer(queue)
         .with_prefetch(spec.worker.prefetch)
+        .with_metrics(queue_metrics)
         .run(handler, shutdown)
         .await;
+    counting.abort();
     http.stop(true).await;
     let _ = http_task.await;
     broker.close().await;
@@ -156,6 +178,7 @@ where
             database: &settings.database,
             broker: &settings.broker,
             worker: &settings.worker,
+            collectors: Vec::new(),
         },
         handler,
     )

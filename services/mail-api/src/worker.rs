@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex};
 
 use delivery::tracking::Tracker;
 use delivery::{OutgoingEmail, Provider, ProviderConfig, SendError};
+use prometheus::{IntCounterVec, Opts};
 use queue::{DeliveryInfo, HandlerError, HandlerResult};
 use secrets::Kek;
 use serde::Deserialize;
@@ -57,9 +58,16 @@ pub struct SendWorker {
     /// Providers by project.
     providers: Mutex<HashMap<Uuid, Built>>,
     default_provider: Mutex<Option<Arc<dyn Provider>>>,
+    /// `emails_finished_total{status}`: emails this worker brought to a final state.
+    finished: IntCounterVec,
 }
 
 impl SendWorker {
+    /// The worker's metrics, for the binary's `/metrics`.
+    pub fn collectors(&self) -> Vec<Box<dyn prometheus::core::Collector>> {
+        vec![Box::new(self.finished.clone())]
+    }
+
     pub fn new(
         pool: Pool,
         kek: Arc<Kek>,
@@ -73,6 +81,14 @@ impl SendWorker {
             tracker,
             shared_domain,
             settings,
+            finished: IntCounterVec::new(
+                Opts::new(
+                    "emails_finished_total",
+                    "Emails the send worker brought to a final state, by that state",
+                ),
+                &["status"],
+            )
+            .expect("static metric definition"),
             providers: Mutex::new(HashMap::new()),
             default_provider: Mutex::new(None),
         }
@@ -216,6 +232,9 @@ impl SendWorker {
             .await
             .map_err(HandlerError::retry)?
         {
+            self.finished
+                .with_label_values(&[updated.status.as_str()])
+                .inc();
             return Ok(SendResult::of(&updated));
         }
         let current = emails::get(conn, row.project_id, row.id)

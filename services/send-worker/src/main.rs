@@ -109,6 +109,7 @@ async fn main() -> anyhow::Result<()> {
         })
     };
 
+    let collectors = worker.collectors();
     let handler = move |task, info| {
         let worker = Arc::clone(&worker);
         async move { worker.handle(task, info).await }
@@ -121,6 +122,7 @@ async fn main() -> anyhow::Result<()> {
             database: &settings.database,
             broker: &settings.broker,
             worker: &settings.worker,
+            collectors,
         },
         handler,
     )

@@ -107,12 +107,18 @@ impl Stack {
     }
 
     pub async fn worker(&self) -> Proc {
+        self.worker_at().await.0
+    }
+
+    /// A send-worker and the base URL of its health and metrics server, once ready.
+    pub async fn worker_at(&self) -> (Proc, String) {
         let port = free_port();
         let mut env = self.env.clone();
         env.push(("MAIL_WORKER__BIND", format!("127.0.0.1:{port}")));
         let worker = Proc::start("send-worker", &[], &env);
-        wait_ready(&format!("http://127.0.0.1:{port}")).await;
-        worker
+        let base = format!("http://127.0.0.1:{port}");
+        wait_ready(&base).await;
+        (worker, base)
     }
 
     /// Makes the Resend stub the project's own provider.

@@ -1,9 +1,11 @@
-//! One trace across RabbitMQ: a `/send` call's request span in mail-api, the publish span, the
-//! send-worker's consume span and its provider call share one trace id, each child under the
-//! span before it, with the documented attributes (README, "Traces"). The binaries export to
-//! a real OTLP/HTTP collector in this test, which decodes what it receives. Their log filter
-//! is `warn` (see `Proc::start`): quiet logs must not switch tracing off.
-//! (Render jobs are not built yet, so only the send path is covered.)
+//! What an operator sees of a `/send`:
+//! - one trace across RabbitMQ: the request span in mail-api, the publish span, the
+//!   send-worker's consume span and its provider call share one trace id, each child under the
+//!   span before it, with the documented attributes (README, "Traces"). The binaries export to
+//!   a real OTLP/HTTP collector in this test, which decodes what it receives. Their log filter
+//!   is `warn` (see `Proc::start`): quiet logs must not switch tracing off. (Render jobs are
+//!   not built yet, so only the send path is covered.)
+//! - the Prometheus metrics of both binaries (README, "Metrics"), read from `/metrics`.
 
 mod common;
 
@@ -249,4 +251,117 @@ async fn a_send_is_one_trace_from_the_request_to_the_provider_call() {
         ],
     );
     assert_eq!(stack.sink.received().len(), 1);
+}
+
+/// The value of the sample `name` whose labels are exactly `labels` in a Prometheus text page.
+fn sample(page: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    let mut want: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    want.sort();
+    page.lines().find_map(|line| {
+        let rest = line.strip_prefix(name)?.strip_prefix('{')?;
+        let (inside, value) = rest.rsplit_once("} ")?;
+        let mut got: Vec<String> = inside
+            .split("\",")
+            .map(|pair| pair.replace('"', ""))
+            .collect();
+        got.sort();
+        (got == want).then(|| value.parse().unwrap())
+    })
+}
+
+async fn metrics_page(base: &str) -> String {
+    reqwest::get(format!("{base}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_metrics_count_the_request_the_queue_and_the_email() {
+    let stack = Stack::start(5_000).await;
+    let (_worker, worker) = stack.worker_at().await;
+    let res = stack
+        .post(
+            "/api/v1/sites",
+            &json!({"name": "Shop", "slug": "shop", "from_name": "The Shop"}),
+        )
+        .await;
+    let site: Value = res.json().await.unwrap();
+    let res = stack
+        .post(
+            "/api/v1/send",
+            &json!({"to": "ada@example.com", "site_id": site["id"], "subject": "Hi",
+                    "html": "<p>Hello</p>"}),
+        )
+        .await;
+    assert_eq!(res.status(), 200);
+
+    let api = metrics_page(&stack.api).await;
+    let send = [
+        ("method", "POST"),
+        ("route", "/api/v1/send"),
+        ("service", "mail-api"),
+    ];
+    assert_eq!(
+        sample(
+            &api,
+            "http_requests_total",
+            &[&send[..], &[("status", "200")]].concat()
+        ),
+        Some(1.0),
+        "{api}"
+    );
+    assert_eq!(
+        sample(&api, "http_request_duration_seconds_count", &send),
+        Some(1.0)
+    );
+
+    let queue = stack
+        .env
+        .iter()
+        .find(|(k, _)| *k == "MAIL_BROKER__QUEUE_PREFIX")
+        .map(|(_, prefix)| format!("{prefix}send.email"))
+        .unwrap();
+    let of_queue = [("queue", queue.as_str()), ("service", "send-worker")];
+    let page = metrics_page(&worker).await;
+    assert_eq!(
+        sample(
+            &page,
+            "queue_deliveries_total",
+            &[&of_queue[..], &[("outcome", "done")]].concat()
+        ),
+        Some(1.0),
+        "{page}"
+    );
+    assert_eq!(
+        sample(&page, "queue_consume_lag_seconds_count", &of_queue),
+        Some(1.0)
+    );
+    assert_eq!(
+        sample(
+            &page,
+            "emails_finished_total",
+            &[("service", "send-worker"), ("status", "sent")]
+        ),
+        Some(1.0)
+    );
+    // Counted when the worker starts, then every five seconds: nothing waits.
+    let dead = format!("{queue}.dlq");
+    let of_dead = [("queue", dead.as_str()), ("service", "send-worker")];
+    let mut page = page;
+    for _ in 0..100 {
+        if sample(&page, "queue_messages", &of_dead).is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        page = metrics_page(&worker).await;
+    }
+    assert_eq!(
+        sample(&page, "queue_messages", &of_queue),
+        Some(0.0),
+        "{page}"
+    );
+    assert_eq!(sample(&page, "queue_messages", &of_dead), Some(0.0));
 }

@@ -35,4 +35,6 @@ pub mod templates;
 pub mod tenants;
 pub mod transaction;
 pub mod usage;
+pub mod webhook_deliveries;
+pub mod webhook_subscriptions;
 pub mod webhooks;

@@ -33,6 +33,8 @@ pub mod suppressions;
 pub mod team;
 pub mod templates;
 pub mod tracking;
+pub mod webhook_deliveries;
+pub mod webhook_subscriptions;
 pub mod webhooks;
 
 use actix_web::web;
@@ -69,4 +71,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     notifications::configure(cfg);
     insights::configure(cfg);
     ops::configure(cfg);
+    webhook_subscriptions::configure(cfg);
+    webhook_deliveries::configure(cfg);
 }

@@ -1523,7 +1523,7 @@ async fn a_webhook_whose_application_failed_is_applied_by_the_worker_from_its_qu
     let task = tokio::spawn(async move {
         let handler = move |task, _info| {
             let pool = pool.clone();
-            async move { mail_api::worker::handle_provider_event(&pool, task).await }
+            async move { mail_api::worker::handle_provider_event(&pool, task, Default::default()).await }
         };
         consumer.run(handler, token).await
     });

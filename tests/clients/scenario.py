@@ -531,6 +531,10 @@ def webhooks(s: Service, hook: str) -> None:
     # Pending still (its endpoint does not exist, retries go on): 409; once dead: replayed.
     s.call("replayWebhookDelivery", (200, 409), id=deliveries[0]["id"])
     s.call("deleteWebhookSubscription", 204, id=hook)
+    s.call("putChatAlerts", 200, body={"url": "https://chat.example.com/services/T0/B0/token"})
+    s.call("putChatAlerts", 400, body={"url": "http://127.0.0.1/hook"})
+    s.call("getChatAlerts", 200)
+    s.call("deleteChatAlerts", 204)
 
 
 def main() -> int:

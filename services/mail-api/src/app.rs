@@ -202,6 +202,19 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     if let Err(err) = launched.infra.broker.declare(&deliveries).await {
         tracing::warn!(error = %err, "webhook.deliver not declared yet; the relay retries");
     }
+    crate::outbound::chat::ChatAlerter {
+        pool: launched.infra.pool.clone(),
+        kek: Arc::clone(&kek),
+        client: delivery::safe_http::SafeClient::new(
+            settings.outbound_webhooks.target_policy(),
+            std::time::Duration::from_millis(settings.outbound_webhooks.timeout_ms),
+            1024,
+        )?,
+        spacing_secs: settings.outbound_webhooks.chat_alert_spacing_secs,
+    }
+    .spawn(std::time::Duration::from_millis(
+        settings.outbound_webhooks.chat_alert_interval_ms,
+    ));
     crate::outbound::spawn_delivery_relay(
         launched.infra.pool.clone(),
         launched.infra.broker.publisher(deliveries),

@@ -5,6 +5,7 @@ pub mod brand_voices;
 pub mod campaign_schedule;
 pub mod campaign_steps;
 pub mod campaigns;
+pub mod chat_alerts;
 pub mod confirmations;
 pub mod contact_tools;
 pub mod contacts;

@@ -255,6 +255,17 @@ diesel::table! {
 }
 
 diesel::table! {
+    chat_alerts (project_id) {
+        project_id -> Uuid,
+        url_sealed -> Bytea,
+        url_host -> Text,
+        after_event -> Uuid,
+        last_sent_at -> Nullable<Timestamptz>,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     webhook_subscriptions (id) {
         id -> Uuid,
         project_id -> Uuid,

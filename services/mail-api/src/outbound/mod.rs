@@ -2,8 +2,10 @@
 //! are fanned out to the subscriptions that want them (`webhook_deliveries`, by a trigger in
 //! the same transaction), published to `webhook.deliver` by the relay (mail-api), and sent by
 //! the deliverer (send-worker) with both signatures, retried on the configured backoff and
-//! dead-lettered once the attempts are used up.
+//! dead-lettered once the attempts are used up. Bounces and complaints also go to the
+//! project's chat, batched ([`chat`]).
 
+pub mod chat;
 mod deliver;
 mod relay;
 
@@ -41,6 +43,10 @@ pub struct OutboundWebhookSettings {
     pub bounce_rate_threshold: f64,
     /// … provided the site sent at least this many in those 24 hours.
     pub bounce_rate_min_sends: i64,
+    /// Chat alerts: at most one message per project in this many seconds.
+    pub chat_alert_spacing_secs: i64,
+    /// How often the chat alerts look for projects to tell.
+    pub chat_alert_interval_ms: u64,
 }
 
 impl Default for OutboundWebhookSettings {
@@ -55,6 +61,8 @@ impl Default for OutboundWebhookSettings {
             prefetch: 32,
             bounce_rate_threshold: 0.05,
             bounce_rate_min_sends: 50,
+            chat_alert_spacing_secs: 60,
+            chat_alert_interval_ms: 5000,
         }
     }
 }

@@ -6,6 +6,7 @@ pub mod body;
 pub mod campaign_schedule;
 pub mod campaign_steps;
 pub mod campaigns;
+pub mod chat_alerts;
 pub mod contact_quality;
 pub mod contacts;
 pub mod conversions;
@@ -73,4 +74,5 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     ops::configure(cfg);
     webhook_subscriptions::configure(cfg);
     webhook_deliveries::configure(cfg);
+    chat_alerts::configure(cfg);
 }

@@ -282,6 +282,8 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
         &call(Method::POST, "/api/v1/webhook-subscriptions", Some(webhook)).await,
         "id",
     );
+    let chat = json!({"url": format!("https://chat.example.com/{marker}")});
+    call(Method::PUT, "/api/v1/chat-alerts", Some(chat)).await;
     h.exec(&format!(
         "INSERT INTO outbound_events (id, project_id, type, data) \
          VALUES (uuid_v7(), '{project}', 'campaign.completed', jsonb_build_object('note', '{marker}'))"
@@ -459,6 +461,7 @@ fn body_for(op: &Operation) -> Option<Value> {
         ("PATCH", "/api/v1/campaign-steps/{id}") => json!({"subject": "renamed"}),
         ("PUT", "/api/v1/sites/{id}/send-policy") => json!({"timezone": "UTC"}),
         ("PUT", "/api/v1/sites/{id}/warmup") => json!({"daily_limits": [1]}),
+        ("PUT", "/api/v1/chat-alerts") => json!({"url": "https://chat.example.com/overwritten"}),
         ("PATCH", "/api/v1/webhook-subscriptions/{id}") => {
             json!({"description": "renamed", "enabled": false, "rotate_secret": true})
         }
@@ -625,6 +628,14 @@ async fn victim_rows(h: &Harness, op: &Operation, victim: &Owner) -> Option<BTre
         "/api/v1/campaigns/{id}" => own_rows(h, "campaigns", victim).await,
         "/api/v1/campaign-steps/{id}" => own_rows(h, "campaign_steps", victim).await,
         "/api/v1/webhook-subscriptions/{id}" => own_rows(h, "webhook_subscriptions", victim).await,
+        "/api/v1/chat-alerts" => h
+            .query(&format!(
+                "SELECT project_id::text FROM chat_alerts WHERE project_id = '{}'",
+                victim.project
+            ))
+            .await
+            .into_iter()
+            .collect(),
         "/api/v1/campaigns/{id}/enrollments/{contact_id}" => h
             .query(&format!(
                 "SELECT id::text || status FROM enrollments WHERE project_id = '{}'",

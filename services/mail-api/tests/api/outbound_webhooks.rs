@@ -501,3 +501,143 @@ async fn a_name_resolving_to_loopback_is_refused_at_delivery_time() {
     assert!(receiver.received().is_empty());
     h.stop().await;
 }
+
+/// `bounce_rate.warning`: a site whose hard bounces over the last 24 hours pass the threshold
+/// (here 20% of at least 4 sends) gets one warning a day; soft bounces do not count.
+#[tokio::test]
+async fn a_sites_hard_bounce_rate_over_the_threshold_warns_once_a_day() {
+    let s = crate::send::Send::with(|settings| {
+        settings.outbound_webhooks.bounce_rate_threshold = 0.2;
+        settings.outbound_webhooks.bounce_rate_min_sends = 4;
+    })
+    .await;
+    let (t, site) = s.tenant_with_site("bouncy").await;
+    s.use_resend(&t).await;
+    let mut messages = Vec::new();
+    for n in 0..5 {
+        let sent = s.sent(&t.write, &site, &format!("r{n}@example.com")).await;
+        messages.push(sent["provider_message_id"].as_str().unwrap().to_owned());
+    }
+    let warnings = async || {
+        s.h.query(
+            "SELECT (data->>'hard_bounces') || '/' || (data->>'sends') || ' ' || (data->>'site_id') \
+             FROM outbound_events WHERE type = 'bounce_rate.warning'",
+        )
+        .await
+    };
+    let bounce = async |n: usize, kind: &str| {
+        let body = json!({"type": "email.bounced",
+            "data": {"email_id": messages[n], "bounce": {"type": kind}}})
+        .to_string();
+        let res = s
+            .webhook(
+                "/api/webhooks/resend",
+                crate::send::WEBHOOK_SECRET,
+                &format!("msg_b{n}"),
+                &body,
+            )
+            .await;
+        assert_eq!(json(res).await["status"], "applied");
+    };
+    // Soft bounces: 2 of 5, but none hard.
+    bounce(0, "Transient").await;
+    bounce(1, "Transient").await;
+    assert!(warnings().await.is_empty());
+    // One hard bounce in 5 sends is 20%: not above the threshold.
+    bounce(2, "Permanent").await;
+    assert!(warnings().await.is_empty());
+    // Two are 40%: the warning, once.
+    bounce(3, "Permanent").await;
+    assert_eq!(warnings().await, [format!("2/5 {site}")]);
+    bounce(4, "Permanent").await;
+    assert_eq!(warnings().await.len(), 1, "at most once per site and day");
+    s.finish().await;
+}
+
+/// Chat alerts: bounces and complaints go to the project's Slack-compatible URL as
+/// `{"text": …}`, batched (here at most one message per 2 s), through the checked client.
+#[tokio::test]
+async fn bounces_and_complaints_are_batched_into_chat_messages() {
+    let s = crate::send::Send::with(|settings| {
+        settings.outbound_webhooks.allow_private_targets = true;
+        settings.outbound_webhooks.chat_alert_spacing_secs = 2;
+        settings.outbound_webhooks.chat_alert_interval_ms = 100;
+    })
+    .await;
+    let (t, site) = s.tenant_with_site("chatty").await;
+    s.use_resend(&t).await;
+    let chat = Receiver::start(200).await;
+    let res =
+        s.h.api(&t.write)
+            .put(
+                "/api/v1/chat-alerts",
+                &json!({"url": "http://169.254.169.254/hook"}),
+            )
+            .await;
+    expect_error(res, 400, "VALIDATION_ERROR").await;
+    let url = format!("{}/T000/B000/secret-token", chat.url());
+    let configured =
+        s.h.api(&t.write)
+            .put("/api/v1/chat-alerts", &json!({"url": url}))
+            .expect(200)
+            .await;
+    assert_eq!(configured["configured"], true);
+    assert_eq!(configured["host"], "127.0.0.1");
+    let shown = json(s.h.get_with(&t.read, "/api/v1/chat-alerts").await).await;
+    assert!(!shown.to_string().contains("secret-token"), "{shown}");
+
+    let mut messages = Vec::new();
+    for n in 0..3 {
+        let sent = s.sent(&t.write, &site, &format!("c{n}@example.com")).await;
+        messages.push(sent["provider_message_id"].as_str().unwrap().to_owned());
+    }
+    let event = |n: usize, kind: &str| {
+        json!({"type": kind, "data": {"email_id": messages[n], "bounce": {"type": "Permanent"}}})
+            .to_string()
+    };
+    let provider_event = async |n: usize, kind: &str| {
+        let res = s
+            .webhook(
+                "/api/webhooks/resend",
+                crate::send::WEBHOOK_SECRET,
+                &format!("msg_c{n}"),
+                &event(n, kind),
+            )
+            .await;
+        assert_eq!(json(res).await["status"], "applied");
+    };
+    // The first bounce goes out at once...
+    provider_event(0, "email.bounced").await;
+    let got = chat.wait_for(1).await;
+    let first_at = std::time::Instant::now();
+    let first: Value = serde_json::from_str(&got[0].body).unwrap();
+    let text = first["text"].as_str().unwrap();
+    assert!(text.contains("1 bounce and 0 complaints"), "{text}");
+    assert!(text.contains("c0@example.com"), "{text}");
+    // ...what follows within the spacing waits, and goes out in one message.
+    provider_event(1, "email.complained").await;
+    provider_event(2, "email.bounced").await;
+    let got = chat.wait_for(2).await;
+    assert!(
+        first_at.elapsed() >= Duration::from_millis(1500),
+        "not batched"
+    );
+    let second: Value = serde_json::from_str(&got[1].body).unwrap();
+    let text = second["text"].as_str().unwrap();
+    assert!(text.contains("1 bounce and 1 complaint "), "{text}");
+    assert!(
+        text.contains("c1@example.com") && text.contains("c2@example.com"),
+        "{text}"
+    );
+    assert!(!text.contains("c0@example.com"), "{text}");
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(chat.received().len(), 2, "nothing new, no message");
+
+    s.h.api(&t.write)
+        .delete("/api/v1/chat-alerts")
+        .expect_empty(204)
+        .await;
+    let res = s.h.get_with(&t.read, "/api/v1/chat-alerts").await;
+    assert_eq!(json(res).await["configured"], false);
+    s.finish().await;
+}

@@ -39,6 +39,11 @@ struct Receiver {
 
 impl Receiver {
     async fn start(status: u16) -> Self {
+        Self::slow(status, Duration::ZERO).await
+    }
+
+    /// One that takes `delay` to answer each request.
+    async fn slow(status: u16, delay: Duration) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let status = Arc::new(Mutex::new(status));
@@ -51,6 +56,7 @@ impl Receiver {
                     let Some(request) = read_request(&mut socket).await else {
                         return;
                     };
+                    tokio::time::sleep(delay).await;
                     seen.lock().unwrap().push(request);
                     let code = *answer.lock().unwrap();
                     let reply = format!(
@@ -640,4 +646,37 @@ async fn bounces_and_complaints_are_batched_into_chat_messages() {
     let res = s.h.get_with(&t.read, "/api/v1/chat-alerts").await;
     assert_eq!(json(res).await["configured"], false);
     s.finish().await;
+}
+
+/// A slow endpoint holds at most its own slots: another tenant's delivery goes out at once
+/// while a backlog of the slow one's waits.
+#[tokio::test]
+async fn a_slow_endpoint_does_not_hold_up_another_tenants_deliveries() {
+    let o = Outbound::start().await;
+    let h = &o.h;
+    let (slow_tenant, fast_tenant) = (h.tenant(Plan::Free).await, h.tenant(Plan::Free).await);
+    let slow = Receiver::slow(200, Duration::from_secs(3)).await;
+    let fast = Receiver::start(200).await;
+    subscribe(h, &slow_tenant.write, &slow.url(), &["campaign.completed"]).await;
+    subscribe(h, &fast_tenant.write, &fast.url(), &["campaign.completed"]).await;
+    let event = |project: uuid::Uuid, n: i32| {
+        format!(
+            "INSERT INTO outbound_events (id, project_id, type, data) \
+             SELECT uuid_v7(), '{project}', 'campaign.completed', jsonb_build_object('n', i) \
+             FROM generate_series(1, {n}) AS i"
+        )
+    };
+    // Twenty slow deliveries first (more than the worker's 8 handlers), then one fast one.
+    h.exec(&event(slow_tenant.project, 20)).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = std::time::Instant::now();
+    h.exec(&event(fast_tenant.project, 1)).await;
+    fast.wait_for(1).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "the fast endpoint waited {:?} behind the slow one",
+        started.elapsed()
+    );
+    assert!(slow.received().len() < 20);
+    o.finish().await;
 }

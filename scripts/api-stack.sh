@@ -208,10 +208,21 @@ stack_seed() {
     stack_tracking_tokens "$SEED_EMAIL"
     stack_call POST "$a/conversion" "$k" \
         '{"email":"ada@example.com","revenue":12.5,"currency":"EUR","order_id":"seed-1"}' >/dev/null
+    # Two outbound-webhook subscriptions (one the delete takes), and a delivery of the first:
+    # an unsubscribe's event (its endpoint never answers: it stays pending, then dead).
+    SEED_WEBHOOK="$(stack_call POST "$a/webhook-subscriptions" "$k" \
+        '{"url":"https://hooks.example.com/seed","events":["contact.unsubscribed"]}' | stack_json id)"
+    SEED_SPARE_WEBHOOK="$(stack_call POST "$a/webhook-subscriptions" "$k" \
+        '{"url":"https://hooks.example.com/spare","events":["email.bounced"]}' | stack_json id)"
+    stack_call POST "$a/identify" "$k" \
+        "{\"email\":\"leaving@example.com\",\"site_id\":\"$SEED_SITE\"}" >/dev/null
+    stack_call POST "$a/contacts/unsubscribe" "$k" '{"email":"leaving@example.com"}' >/dev/null
+    SEED_DELIVERY="$(stack_call GET "$a/webhook-deliveries?subscription_id=$SEED_WEBHOOK" "$k" |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["data"][0]["id"])')"
     export SEED_PRODUCT SEED_PRODUCT_ID SEED_DECISION SEED_FREE_FORM SEED_DATASET SEED_PROPOSAL \
         SEED_DRAFT_ACCOUNT SEED_DRAFT_THREAD SEED_SITE SEED_CONTACT SEED_CAMPAIGN SEED_EMAIL \
         SEED_STEP SEED_SPARE_STEP SEED_ENROLLING \
-        SEED_WORKSPACE SEED_DRIFT \
+        SEED_WORKSPACE SEED_DRIFT SEED_WEBHOOK SEED_SPARE_WEBHOOK SEED_DELIVERY \
         SEED_OPEN_TOKEN SEED_CLICK_TOKEN SEED_UNSUBSCRIBE_TOKEN
     log "seeded: product $SEED_PRODUCT, decision $SEED_DECISION, site $SEED_SITE, contact $SEED_CONTACT, email $SEED_EMAIL (sent)"
 }

@@ -34,6 +34,8 @@
 #   x  a campaign of one step launched to BENCH_CAMPAIGN_CONTACTS (100,000) contacts through
 #      the same send-worker and stub: emails per second from the first provider acceptance to
 #      the last, and its ratio to u (target: at least 0.9)
+#   y  BENCH_WEBHOOK_EVENTS (10,000) outbound-webhook events written at once, delivered signed
+#      by the send-worker to a local receiver: events per second, write to last delivery
 #   v  memory-api POST /api/v1/signals/ingest, 50 producer signals per request (bodies made
 #      by wrk-report.lua, every dedup_key new): requests and signals per second, p99
 #   w  pgbench on bench_memory running the route's transaction (the same multi-row
@@ -62,8 +64,9 @@ usage: scripts/bench.sh [-h]
     BENCH_EXPORT_CONTACTS=1000000   contacts of the export scenarios p, q
     BENCH_SEND_CONNECTIONS=64       connections of the send scenario t
     BENCH_ONLY=mail        only the mail scenarios (b, d, f, m-q, t, u): memory-api is not started
-    BENCH_ONLY=send        only the send pipeline and the campaign (t, u, x)
+    BENCH_ONLY=send        only the send pipeline, the campaign and the webhooks (t, u, x, y)
     BENCH_CAMPAIGN_CONTACTS=100000  contacts of the campaign scenario x
+    BENCH_WEBHOOK_EVENTS=10000      events of the outbound-webhook scenario y
     BENCH_ONLY=signals     only the producer-signal scenarios (v, w); mail-api still starts
     BENCH_SIGNAL_CONNECTIONS=32     connections of the signal scenarios v, w
     BENCH_OUT=target/bench results.json, raw outputs and service logs (relative: to the repo root)
@@ -233,7 +236,9 @@ svc_env=(MEMORY_RATE_LIMIT__SCALE=1000000 MAIL_RATE_LIMIT__SCALE=1000000
     MEMORY_SECRETS__KEK="$(head -c 32 /dev/urandom | base64)"
     MAIL_SECRETS__KEK="$(head -c 32 /dev/urandom | base64)"
     MAIL_TRACKING__SECRET="$(head -c 32 /dev/urandom | base64)"
-    MAIL_TRACKING__BASE_URL="http://$MAIL_ADDR")
+    MAIL_TRACKING__BASE_URL="http://$MAIL_ADDR"
+    # Scenario y's webhook receiver is on loopback.
+    MAIL_OUTBOUND_WEBHOOKS__ALLOW_PRIVATE_TARGETS=true)
 if [[ -n $BENCH_RATE_LIMIT_BACKEND ]]; then
     svc_env+=(MEMORY_RATE_LIMIT__BACKEND="$BENCH_RATE_LIMIT_BACKEND"
         MAIL_RATE_LIMIT__BACKEND="$BENCH_RATE_LIMIT_BACKEND")
@@ -563,6 +568,50 @@ sed 's/^/    /' "$OUT/raw/x-campaign.txt" | tr '\n' ' '
 echo
 printf '%s\tpipeline\t%s\t%s\n' x "campaign: one step to $CAMPAIGN_N contacts, first to last provider acceptance" \
     "$OUT/raw/x-campaign.txt" >>"$SCENARIOS"
+
+# ---------------------------------------------------------- outbound webhooks (y)
+# BENCH_WEBHOOK_EVENTS (10,000) events written at once (by SQL, as the campaign engine writes
+# campaign.completed) to a project subscribed to them: the fan-out trigger makes a delivery
+# each, mail-api's relay publishes them, the send-worker signs and posts them to a receiver
+# on loopback (scripts/bench/webhook-receiver.py, 204). y is the events per second from the
+# write to the last delivery recorded.
+WEBHOOK_N="${BENCH_WEBHOOK_EVENTS:-10000}"
+RECEIVER_ADDR=127.0.0.1:18091
+! tcp_open "${RECEIVER_ADDR%:*}" "${RECEIVER_ADDR##*:}" || die "$RECEIVER_ADDR is already in use"
+python3 "$ROOT/scripts/bench/webhook-receiver.py" "${RECEIVER_ADDR##*:}" \
+    >"$OUT/logs/webhook-receiver.log" 2>&1 </dev/null &
+PIDS+=($!)
+for _ in $(seq 50); do tcp_open "${RECEIVER_ADDR%:*}" "${RECEIVER_ADDR##*:}" && break; sleep 0.1; done
+post_created "$MAIL_URL/api/v1/webhook-subscriptions" "$MAIL_KEY" \
+    '{"url":"http://'"$RECEIVER_ADDR"'/hooks","events":["campaign.completed"]}' >/dev/null
+t0="$(psql_pg -d bench_mail -c "SELECT clock_timestamp()")"
+psql_pg -d bench_mail -c "
+    INSERT INTO outbound_events (id, project_id, type, data)
+    SELECT uuid_v7(), '$PROJECT_ID', 'campaign.completed',
+           jsonb_build_object('campaign_id', gen_random_uuid(), 'n', i)
+    FROM generate_series(1, $WEBHOOK_N) AS i" >/dev/null
+webhooks_delivered() {
+    psql_pg -d bench_mail -c "SELECT count(*) FROM webhook_deliveries WHERE project_id = '$PROJECT_ID' AND status = 'delivered'"
+}
+start=$SECONDS
+while delivered="$(webhooks_delivered)" && ((delivered < WEBHOOK_N)); do
+    ((SECONDS - start < 600)) || die "$delivered of $WEBHOOK_N webhooks delivered after $((SECONDS - start)) s"
+    sleep 0.2
+done
+read -r emails sent seconds < <(psql_pg -d bench_mail -F ' ' -c "
+    SELECT count(*), count(*) FILTER (WHERE status = 'delivered'),
+           coalesce(extract(epoch FROM max(delivered_at) - '$t0'::timestamptz), 0)
+    FROM webhook_deliveries WHERE project_id = '$PROJECT_ID'")
+{
+    echo "emails=$emails"
+    echo "sent=$sent"
+    echo "seconds=$seconds"
+    echo "provider_accepted=$(curl -fsS --max-time 5 "http://$RECEIVER_ADDR/stats")"
+} >"$OUT/raw/y-webhooks.txt"
+sed 's/^/    /' "$OUT/raw/y-webhooks.txt" | tr '\n' ' '
+echo
+printf '%s\tpipeline\t%s\t%s\n' y "outbound webhooks: $WEBHOOK_N events written to delivered (signed, local receiver)" \
+    "$OUT/raw/y-webhooks.txt" >>"$SCENARIOS"
 fi
 
 # run_export ID NAME URL KEY [PID [ROWS [BODY_FILE]]]: one request streamed to /dev/null (a

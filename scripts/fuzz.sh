@@ -243,6 +243,37 @@ include-operation-id = "setProvider"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
 warnings = { fail-on = true, display = ["missing_auth", $ST_WARNINGS_COMMON] }
 
+# A webhook or chat-alert URL must be a public target (SSRF): an address literal outside the
+# public internet answers 400 (and, behind the deployment's setting, private ones are let
+# through), which no JSON Schema can state, so a 400 is among the answers expected to a
+# request the document allows; most generated URLs are not URLs at all, so their
+# validation_mismatch warning is off (with it missing_test_data, as for setProvider). The seeded subscriptions and delivery (api-stack.sh) are the
+# ones the id routes name; the delete takes the spare subscription.
+[[operations]]
+include-operation-id = "subscribeWebhook"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
+warnings = { fail-on = true, display = ["missing_auth", $ST_WARNINGS_COMMON] }
+[[operations]]
+include-operation-id = "putChatAlerts"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
+warnings = { fail-on = true, display = ["missing_auth", $ST_WARNINGS_COMMON] }
+[[operations]]
+include-operation-id = "updateWebhookSubscription"
+parameters = { "path.id" = "$SEED_WEBHOOK" }
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
+[[operations]]
+include-operation-id = "getWebhookSubscription"
+parameters = { "path.id" = "$SEED_WEBHOOK" }
+# The first delete takes the spare subscription; every later one answers the documented 404:
+# its missing_test_data warning is off (the other warnings stay on).
+[[operations]]
+include-operation-id = "deleteWebhookSubscription"
+parameters = { "path.id" = "$SEED_SPARE_WEBHOOK" }
+warnings = { fail-on = true, display = ["missing_auth", $ST_WARNINGS_COMMON] }
+[[operations]]
+include-operation-id = "replayWebhookDelivery"
+parameters = { "path.id" = "$SEED_DELIVERY" }
+
 # A preview needs a subject and HTML unless the template it names holds them (a subject hint,
 # HTML): whether it does is the project's data, which no JSON Schema can state, so a 400 is
 # among the answers expected to a request the document allows.

@@ -503,9 +503,38 @@ def mail(s: Service) -> None:
     s.call("markNotificationsRead", 200, body={})
     s.call("erasePersonalData", 200, id=bob)
     s.call("listDeletionLog", 200)
+    hook = s.call(
+        "subscribeWebhook",
+        201,
+        body={"url": "https://hooks.example.com/in", "events": ["contact.unsubscribed", "email.bounced"]},
+    )
+    if not hook["secret"].startswith("whsec_"):
+        raise Failure(f"subscribeWebhook: no whsec_ secret in {hook}")
+    s.call("subscribeWebhook", 400, body={"url": "http://169.254.169.254/", "events": ["email.bounced"]})
     s.call("unsubscribePage", 200, token=tokens["u"])
     # The body is any form, or none (the page's button posts nothing); it is not read.
     s.call("unsubscribe", 200, token=tokens["u"])
+    webhooks(s, hook["id"])
+
+
+def webhooks(s: Service, hook: str) -> None:
+    """The outbound webhooks: the unsubscribe above made a delivery to the subscription."""
+    s.call("listWebhookSubscriptions", 200, limit=10)
+    s.call("getWebhookSubscription", 200, id=hook)
+    rotated = s.call("updateWebhookSubscription", 200, id=hook, body={"rotate_secret": True, "description": "CRM"})
+    if not rotated["secret"].startswith("whsec_"):
+        raise Failure(f"updateWebhookSubscription: no rotated secret in {rotated}")
+    deliveries = s.call("listWebhookDeliveries", 200, subscription_id=hook, limit=10)["data"]
+    if not deliveries:
+        raise Failure("listWebhookDeliveries: the unsubscribe made no delivery")
+    s.call("listWebhookDeliveries", 200, status="dead", limit=10)
+    # Pending still (its endpoint does not exist, retries go on): 409; once dead: replayed.
+    s.call("replayWebhookDelivery", (200, 409), id=deliveries[0]["id"])
+    s.call("deleteWebhookSubscription", 204, id=hook)
+    s.call("putChatAlerts", 200, body={"url": "https://chat.example.com/services/T0/B0/token"})
+    s.call("putChatAlerts", 400, body={"url": "http://127.0.0.1/hook"})
+    s.call("getChatAlerts", 200)
+    s.call("deleteChatAlerts", 204)
 
 
 def main() -> int:

@@ -5,11 +5,13 @@
 //! - [`tracking`]: signed open, click and unsubscribe links, and their injection into HTML;
 //! - [`providers`]: SMTP (pooled, STARTTLS), Resend's `POST /emails`, and `.eml` files for
 //!   development, behind one trait whose errors say whether a retry can help;
-//! - [`public_host`]: the check that keeps a project's SMTP host off internal addresses.
+//! - [`public_host`]: the check that keeps a project's SMTP host off internal addresses;
+//! - [`safe_http`]: the HTTP client for project-chosen URLs (webhook endpoints, chat alerts).
 
 pub mod mime;
 pub mod providers;
 pub mod public_host;
+pub mod safe_http;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod tracking;

@@ -28,6 +28,8 @@ pub enum Task {
     ProviderEvent { receipt_id: Uuid },
     /// Write the agent context file of a memory agent-bridge run (its `bridge_runs` row).
     BridgeGenerate { run_id: Uuid, user_id: Uuid },
+    /// Deliver one outbound webhook of the mail service (its `webhook_deliveries` row).
+    WebhookDeliver { delivery_id: Uuid, project_id: Uuid },
 }
 
 /// The `type` of every variant, in declaration order (kept in sync by a unit test).
@@ -37,6 +39,7 @@ pub const KINDS: &[&str] = &[
     "render",
     "provider_event",
     "bridge_generate",
+    "webhook_deliver",
 ];
 
 /// Why a payload is not a task this build can run.
@@ -84,6 +87,7 @@ impl Task {
             Self::Render { .. } => "render",
             Self::ProviderEvent { .. } => "provider_event",
             Self::BridgeGenerate { .. } => "bridge_generate",
+            Self::WebhookDeliver { .. } => "webhook_deliver",
         }
     }
 

@@ -35,6 +35,8 @@ pub struct AppState {
     /// Which addresses a project's SMTP host may have (`PUT /delivery/provider`).
     pub smtp_hosts: delivery::providers::HostPolicy,
     pub webhooks: Arc<routes::webhooks::Receiver>,
+    /// Outbound webhooks: which targets a subscription may name.
+    pub outbound: Arc<crate::outbound::OutboundWebhookSettings>,
     /// Shared by every worker of the process.
     pub exports: Arc<ExportLimits>,
     /// The gate's limiter: MCP tool calls count themselves, in their tool's route class.
@@ -109,8 +111,10 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     let receiver = Arc::new(routes::webhooks::Receiver::new(
         &settings.webhooks,
         &settings.common.broker.queue_prefix,
+        settings.outbound_webhooks.bounce_rule(),
     )?);
     let quotas = settings.plans.clone();
+    let outbound = Arc::new(settings.outbound_webhooks.clone());
     let prefix = settings.common.broker.queue_prefix.clone();
     let reply_wait = std::time::Duration::from_millis(settings.sending.reply_wait_ms);
     let state_kek = Arc::clone(&kek);
@@ -140,6 +144,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                     quotas: quotas.clone(),
                 }),
                 webhooks: Arc::clone(&receiver),
+                outbound: Arc::clone(&outbound),
                 exports: Arc::clone(&exports),
                 limiter: worker.limiter,
                 rate_limit_scale,
@@ -189,6 +194,31 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
             reply_wait,
         ),
         std::time::Duration::from_secs(settings.sending.outbox_relay_secs),
+    );
+    let deliveries = crate::outbound::deliver_queue(
+        &settings.common.broker.queue_prefix,
+        &settings.outbound_webhooks,
+    );
+    if let Err(err) = launched.infra.broker.declare(&deliveries).await {
+        tracing::warn!(error = %err, "webhook.deliver not declared yet; the relay retries");
+    }
+    crate::outbound::chat::ChatAlerter {
+        pool: launched.infra.pool.clone(),
+        kek: Arc::clone(&kek),
+        client: delivery::safe_http::SafeClient::new(
+            settings.outbound_webhooks.target_policy(),
+            std::time::Duration::from_millis(settings.outbound_webhooks.timeout_ms),
+            1024,
+        )?,
+        spacing_secs: settings.outbound_webhooks.chat_alert_spacing_secs,
+    }
+    .spawn(std::time::Duration::from_millis(
+        settings.outbound_webhooks.chat_alert_interval_ms,
+    ));
+    crate::outbound::spawn_delivery_relay(
+        launched.infra.pool.clone(),
+        launched.infra.broker.publisher(deliveries),
+        std::time::Duration::from_millis(settings.outbound_webhooks.relay_interval_ms),
     );
     Ok(launched)
 }

@@ -80,6 +80,9 @@ pub struct Settings {
     /// The model-backed tools' language model (none when `base_url` is empty).
     pub llm: crate::llm::LlmSettings,
     pub scheduler: SchedulerSettings,
+    /// `MAIL_OUTBOUND_WEBHOOKS__…`
+    #[serde(default)]
+    pub outbound_webhooks: crate::outbound::OutboundWebhookSettings,
 }
 
 /// The campaign scheduler of this process (`MAIL_SCHEDULER__…`): every replica runs it; rows

@@ -387,7 +387,11 @@ fn unsubscribe_footer(url: &str) -> String {
 
 /// A `provider_event` job: applies a provider webhook whose inline application failed. A
 /// failure is retried by the queue (five attempts), then dead-lettered.
-pub async fn handle_provider_event(pool: &Pool, task: queue::Task) -> HandlerResult {
+pub async fn handle_provider_event(
+    pool: &Pool,
+    task: queue::Task,
+    rule: crate::db::outbound_events::BounceRule,
+) -> HandlerResult {
     let queue::Task::ProviderEvent { receipt_id } = task else {
         return Err(HandlerError::permanent(format!(
             "the webhook.inbound queue does not take {} tasks",
@@ -395,7 +399,7 @@ pub async fn handle_provider_event(pool: &Pool, task: queue::Task) -> HandlerRes
         )));
     };
     let mut conn = store::conn(pool).await.map_err(HandlerError::retry)?;
-    match crate::db::webhooks::apply(&mut conn, receipt_id).await {
+    match crate::db::webhooks::apply(&mut conn, receipt_id, rule).await {
         Ok(applied) => Ok(Some(serde_json::json!({"result": format!("{applied:?}")}))),
         Err(err) => {
             let _ =

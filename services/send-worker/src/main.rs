@@ -1,5 +1,6 @@
 //! send-worker: sends the mail queued by mail-api (`send.email`) and retries the provider
-//! webhooks mail-api could not apply at once (`webhook.inbound`).
+//! webhooks mail-api could not apply at once (`webhook.inbound`), and delivers the projects'
+//! outbound webhooks (`webhook.deliver`, `MAIL_OUTBOUND_WEBHOOKS__…`).
 //!
 //! It shares mail-api's `MAIL_…` settings (database, broker, telemetry, `SECRETS__KEK`,
 //! `TRACKING__BASE_URL`/`__SECRET`, `SENDING__SHARED_DOMAIN`) and adds `MAIL_WORKER__BIND`
@@ -13,7 +14,7 @@ use std::sync::Arc;
 use http_kit::Flavor;
 use mail_api::config::{SecretsSettings, SendingSettings, TrackingSettings};
 use mail_api::worker::{DeliverySettings, SendWorker};
-use queue::ShutdownToken;
+use queue::{QueueMetrics, ShutdownToken};
 use serde::Deserialize;
 use service_kit::config::{BrokerSettings, DatabaseSettings, TelemetrySettings};
 use service_kit::infra;
@@ -58,6 +59,8 @@ struct Settings {
     secrets: SecretsSettings,
     tracking: TrackingSettings,
     delivery: DeliverySettings,
+    #[serde(default)]
+    outbound_webhooks: mail_api::outbound::OutboundWebhookSettings,
 }
 
 #[actix_web::main]
@@ -86,6 +89,7 @@ async fn main() -> anyhow::Result<()> {
     let inbound_broker = infra::broker(SERVICE, &settings.broker);
     let inbound = mail_api::sending::inbound_queue(&settings.broker.queue_prefix);
     let inbound_stop = ShutdownToken::new();
+    let rule = settings.outbound_webhooks.bounce_rule();
     let inbound_task = {
         let stop = inbound_stop.clone();
         let pool = pool.clone();
@@ -96,7 +100,7 @@ async fn main() -> anyhow::Result<()> {
             }
             let handler = move |task, _info| {
                 let pool = pool.clone();
-                async move { mail_api::worker::handle_provider_event(&pool, task).await }
+                async move { mail_api::worker::handle_provider_event(&pool, task, rule).await }
             };
             if let Err(err) = broker
                 .consumer(inbound)
@@ -109,7 +113,45 @@ async fn main() -> anyhow::Result<()> {
         })
     };
 
-    let collectors = worker.collectors();
+    // Outbound webhooks: a third consumer, same process.
+    let outbound = mail_api::outbound::deliver_queue(
+        &settings.broker.queue_prefix,
+        &settings.outbound_webhooks,
+    );
+    let deliverer = Arc::new(mail_api::outbound::Deliverer::new(
+        pool.clone(),
+        Arc::new(secrets::Kek::from_base64(&settings.secrets.kek)?),
+        inbound_broker.publisher(outbound.clone()),
+        &settings.outbound_webhooks,
+    )?);
+    // Its deliveries by outcome (`queue_deliveries_total{queue=…webhook.deliver}`) on /metrics.
+    let outbound_metrics = QueueMetrics::new();
+    let mut collectors = worker.collectors();
+    collectors.extend(outbound_metrics.collectors());
+    let outbound_task = {
+        let stop = inbound_stop.clone();
+        let broker = inbound_broker.clone();
+        let prefetch = settings.outbound_webhooks.prefetch;
+        tokio::spawn(async move {
+            if let Err(err) = broker.declare(&outbound).await {
+                tracing::warn!(error = %err, "webhook.deliver not declared yet; the consumer retries");
+            }
+            let handler = move |task, info| {
+                let deliverer = Arc::clone(&deliverer);
+                async move { deliverer.handle(task, info).await }
+            };
+            if let Err(err) = broker
+                .consumer(outbound)
+                .with_prefetch(prefetch)
+                .with_metrics(outbound_metrics)
+                .run(handler, stop)
+                .await
+            {
+                tracing::error!(error = %err, "webhook.deliver consumer stopped");
+            }
+        })
+    };
+
     let handler = move |task, info| {
         let worker = Arc::clone(&worker);
         async move { worker.handle(task, info).await }
@@ -129,6 +171,7 @@ async fn main() -> anyhow::Result<()> {
     .await;
     inbound_stop.cancel();
     let _ = inbound_task.await;
+    let _ = outbound_task.await;
     inbound_broker.close().await;
     result
 }

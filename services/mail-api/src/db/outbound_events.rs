@@ -67,3 +67,93 @@ pub async fn list(
     }
     query.load(conn).await
 }
+
+/// `email.bounced` / `email.complained` for one email of the project: the email, its
+/// recipient, site and campaign, and what the provider said (`details`: the bounce).
+pub async fn email_event(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    email_log_id: Uuid,
+    kind: &str,
+    details: Value,
+) -> QueryResult<()> {
+    diesel::sql_query(
+        "INSERT INTO outbound_events (id, project_id, type, data) \
+         SELECT $3, project_id, $4, jsonb_build_object( \
+           'email_log_id', id, 'to', to_email, 'site_id', site_id, 'campaign_id', campaign_id, \
+           'provider_message_id', provider_message_id, 'occurred_at', export_ts(now())) || $5 \
+         FROM email_log WHERE project_id = $1 AND id = $2",
+    )
+    .bind::<SqlUuid, _>(project_id)
+    .bind::<SqlUuid, _>(email_log_id)
+    .bind::<SqlUuid, _>(Uuid::now_v7())
+    .bind::<diesel::sql_types::Text, _>(kind)
+    .bind::<diesel::sql_types::Jsonb, _>(details)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// When `bounce_rate.warning` fires.
+#[derive(Debug, Clone, Copy)]
+pub struct BounceRule {
+    /// Hard bounces over sends, above which it fires.
+    pub threshold: f64,
+    /// Sends in the window below which it never fires.
+    pub min_sends: i64,
+}
+
+impl Default for BounceRule {
+    fn default() -> Self {
+        Self {
+            threshold: 0.05,
+            min_sends: 50,
+        }
+    }
+}
+
+/// Records `bounce_rate.warning` for the site when its hard-bounce rate over the last 24 hours
+/// passes the rule and no warning for it was recorded this UTC day (the site's lock makes two
+/// bounces at once record one). Soft bounces (`Transient`) do not count. `true` when recorded.
+pub async fn check_bounce_rate(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    site_id: Uuid,
+    rule: BounceRule,
+) -> QueryResult<bool> {
+    diesel::sql_query("SELECT pg_advisory_xact_lock(hashtext('bounce_rate:' || $1::text)::bigint)")
+        .bind::<SqlUuid, _>(site_id)
+        .execute(conn)
+        .await?;
+    let inserted = diesel::sql_query(
+        "WITH sends AS ( \
+           SELECT count(*) AS n FROM email_log \
+            WHERE project_id = $1 AND site_id = $2 AND sent_at > now() - interval '24 hours'), \
+         hard AS ( \
+           SELECT count(DISTINCT ev.email_log_id) AS n FROM email_events ev \
+             JOIN email_log l ON l.id = ev.email_log_id \
+            WHERE ev.project_id = $1 AND l.site_id = $2 AND ev.kind = 'bounced' \
+              AND ev.created_at > now() - interval '24 hours' \
+              AND coalesce(lower(ev.data #>> '{bounce,type}'), 'permanent') \
+                  NOT IN ('transient', 'soft', 'temporary')) \
+         INSERT INTO outbound_events (id, project_id, type, data) \
+         SELECT $3, $1, 'bounce_rate.warning', jsonb_build_object( \
+           'site_id', $2::uuid, 'window_hours', 24, 'sends', sends.n, 'hard_bounces', hard.n, \
+           'bounce_rate', round(hard.n::numeric / sends.n, 4), 'threshold', $4, \
+           'occurred_at', export_ts(now())) \
+           FROM sends, hard \
+          WHERE sends.n >= $5 AND sends.n > 0 AND hard.n::float8 / sends.n > $4 \
+            AND NOT EXISTS (SELECT 1 FROM outbound_events o \
+                 WHERE o.project_id = $1 AND o.type = 'bounce_rate.warning' \
+                   AND o.data->>'site_id' = $2::text \
+                   AND o.created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')",
+    )
+    .bind::<SqlUuid, _>(project_id)
+    .bind::<SqlUuid, _>(site_id)
+    .bind::<SqlUuid, _>(Uuid::now_v7())
+    .bind::<diesel::sql_types::Double, _>(rule.threshold)
+    .bind::<diesel::sql_types::BigInt, _>(rule.min_sends)
+    .execute(conn)
+    .await?;
+    Ok(inserted == 1)
+}

@@ -255,6 +255,51 @@ diesel::table! {
 }
 
 diesel::table! {
+    chat_alerts (project_id) {
+        project_id -> Uuid,
+        url_sealed -> Bytea,
+        url_host -> Text,
+        after_event -> Uuid,
+        last_sent_at -> Nullable<Timestamptz>,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    webhook_subscriptions (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        url -> Text,
+        events -> Array<Text>,
+        description -> Nullable<Text>,
+        enabled -> Bool,
+        secret_sealed -> Bytea,
+        previous_secret_sealed -> Nullable<Bytea>,
+        previous_expires_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    webhook_deliveries (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        subscription_id -> Uuid,
+        event_id -> Uuid,
+        event_type -> Text,
+        status -> Text,
+        attempts -> Int4,
+        last_status_code -> Nullable<Int4>,
+        last_error -> Nullable<Text>,
+        published_at -> Nullable<Timestamptz>,
+        delivered_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     project_delivery (project_id) {
         project_id -> Uuid,
         provider_config -> Nullable<Bytea>,

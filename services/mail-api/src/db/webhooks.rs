@@ -8,6 +8,7 @@ use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 use uuid::Uuid;
 
+use super::outbound_events::{self, BounceRule};
 use super::schema::webhook_receipts;
 use super::{emails, notifications, suppressions};
 use crate::domain::email_status::EmailStatus;
@@ -94,7 +95,11 @@ pub enum Applied {
 }
 
 /// Applies one receipt in one transaction (locking it, so two appliers cannot both act).
-pub async fn apply(conn: &mut AsyncPgConnection, receipt_id: Uuid) -> QueryResult<Applied> {
+pub async fn apply(
+    conn: &mut AsyncPgConnection,
+    receipt_id: Uuid,
+    rule: BounceRule,
+) -> QueryResult<Applied> {
     conn.transaction::<_, diesel::result::Error, _>(async |conn| {
         let Some((status, provider, project_id, payload)) = webhook_receipts::table
             .find(receipt_id)
@@ -114,7 +119,7 @@ pub async fn apply(conn: &mut AsyncPgConnection, receipt_id: Uuid) -> QueryResul
         if status == "applied" || status == "ignored" {
             return Ok(Applied::AlreadyDone);
         }
-        let outcome = apply_payload(conn, &provider, project_id, &payload).await?;
+        let outcome = apply_payload(conn, &provider, project_id, &payload, rule).await?;
         let (status, email_log_id, note) = match &outcome {
             Applied::Applied { email_log_id, .. } => ("applied", Some(*email_log_id), None),
             Applied::Ignored(why) => ("ignored", None, Some(why.clone())),
@@ -157,6 +162,7 @@ async fn apply_payload(
     provider: &str,
     project_id: Option<Uuid>,
     payload: &Value,
+    rule: BounceRule,
 ) -> QueryResult<Applied> {
     if provider != "resend" {
         return Ok(Applied::Ignored(format!("provider {provider}")));
@@ -238,6 +244,17 @@ async fn apply_payload(
         event["bounce"] = bounce.clone();
     }
     emails::add_event(conn, project, id, effect.as_str(), "webhook", event).await?;
+    if changed && matches!(effect, EmailStatus::Bounced | EmailStatus::Complained) {
+        // The project's outbound webhooks, in this transaction.
+        let details = data.get("bounce").map_or_else(
+            || serde_json::json!({}),
+            |b| serde_json::json!({"bounce": b}),
+        );
+        outbound_events::email_event(conn, project, id, kind, details).await?;
+        if effect == EmailStatus::Bounced {
+            outbound_events::check_bounce_rate(conn, project, email.site_id, rule).await?;
+        }
+    }
     Ok(Applied::Applied {
         email_log_id: id,
         kind: effect.as_str().to_owned(),

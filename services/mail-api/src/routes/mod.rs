@@ -6,6 +6,7 @@ pub mod body;
 pub mod campaign_schedule;
 pub mod campaign_steps;
 pub mod campaigns;
+pub mod chat_alerts;
 pub mod contact_quality;
 pub mod contacts;
 pub mod conversions;
@@ -33,6 +34,8 @@ pub mod suppressions;
 pub mod team;
 pub mod templates;
 pub mod tracking;
+pub mod webhook_deliveries;
+pub mod webhook_subscriptions;
 pub mod webhooks;
 
 use actix_web::web;
@@ -69,4 +72,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     notifications::configure(cfg);
     insights::configure(cfg);
     ops::configure(cfg);
+    webhook_subscriptions::configure(cfg);
+    webhook_deliveries::configure(cfg);
+    chat_alerts::configure(cfg);
 }

@@ -33,10 +33,16 @@ pub struct Receiver {
     #[cfg(debug_assertions)]
     fixed_now: Option<i64>,
     queue: WorkQueue,
+    /// When a bounce fires `bounce_rate.warning`.
+    bounce_rule: crate::db::outbound_events::BounceRule,
 }
 
 impl Receiver {
-    pub fn new(settings: &WebhookSettings, queue_prefix: &str) -> anyhow::Result<Self> {
+    pub fn new(
+        settings: &WebhookSettings,
+        queue_prefix: &str,
+        bounce_rule: crate::db::outbound_events::BounceRule,
+    ) -> anyhow::Result<Self> {
         let secret = match settings.secret.trim() {
             "" => None,
             text => Some(Secret::parse(text).map_err(|_| {
@@ -50,6 +56,7 @@ impl Receiver {
             #[cfg(debug_assertions)]
             fixed_now: settings.fixed_now,
             queue: inbound_queue(queue_prefix),
+            bounce_rule,
         })
     }
 
@@ -185,7 +192,7 @@ async fn handle(
         Err((id, status)) if status == "received" || status == "failed" => id,
         Err(_) => return Ok(answer("duplicate")),
     };
-    match webhooks::apply(&mut conn, receipt).await {
+    match webhooks::apply(&mut conn, receipt, receiver.bounce_rule).await {
         Ok(Applied::Applied { .. }) => Ok(answer("applied")),
         Ok(Applied::Ignored(why)) => {
             tracing::info!(provider, webhook_id = headers.id, %why, "provider webhook ignored");

@@ -117,7 +117,7 @@ async fn every_documented_api_route_exists_and_is_gated() {
             }
         }
     }
-    assert_eq!(gated_ops, 104);
+    assert_eq!(gated_ops, 114);
     assert_eq!(public_ops, 4);
     assert_eq!(signed_ops, 6);
     h.stop().await;
@@ -228,6 +228,16 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<mail_api::routes::preview::__path_preview>(),
         Handler::of::<mail_api::routes::ops::__path_dlq>(),
         Handler::of::<mail_api::routes::ops::__path_cron_runs>(),
+        Handler::of::<mail_api::routes::webhook_subscriptions::__path_list>(),
+        Handler::of::<mail_api::routes::webhook_subscriptions::__path_create>(),
+        Handler::of::<mail_api::routes::webhook_subscriptions::__path_get>(),
+        Handler::of::<mail_api::routes::webhook_subscriptions::__path_update>(),
+        Handler::of::<mail_api::routes::webhook_subscriptions::__path_delete>(),
+        Handler::of::<mail_api::routes::webhook_deliveries::__path_list>(),
+        Handler::of::<mail_api::routes::webhook_deliveries::__path_replay>(),
+        Handler::of::<mail_api::routes::chat_alerts::__path_get>(),
+        Handler::of::<mail_api::routes::chat_alerts::__path_put>(),
+        Handler::of::<mail_api::routes::chat_alerts::__path_delete>(),
         Handler::of::<mail_api::routes::account::__path_project>(),
         Handler::of::<mail_api::routes::account::__path_plan>(),
         Handler::of::<mail_api::routes::account::__path_list_keys>(),

@@ -140,6 +140,10 @@ struct Owner {
     contact_id: String,
     /// The first step of its campaign (the planted contact is enrolled in the campaign).
     step: String,
+    /// An outbound-webhook subscription of its own (its URL and description carry the marker).
+    webhook: String,
+    /// A dead-lettered delivery of an event of its own to that subscription.
+    delivery: String,
 }
 
 async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &Planted) -> Owner {
@@ -271,6 +275,32 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
         &call(Method::POST, "/api/v1/api-keys", Some(api_key)).await,
         "id",
     );
+    // An outbound-webhook subscription, and a dead letter of an event of the project's.
+    let webhook = json!({"url": format!("https://hooks.example.com/{marker}"),
+        "events": ["campaign.completed"], "description": marker});
+    let webhook = id_of(
+        &call(Method::POST, "/api/v1/webhook-subscriptions", Some(webhook)).await,
+        "id",
+    );
+    let chat = json!({"url": format!("https://chat.example.com/{marker}")});
+    call(Method::PUT, "/api/v1/chat-alerts", Some(chat)).await;
+    h.exec(&format!(
+        "INSERT INTO outbound_events (id, project_id, type, data) \
+         VALUES (uuid_v7(), '{project}', 'campaign.completed', jsonb_build_object('note', '{marker}'))"
+    ))
+    .await;
+    h.exec(&format!(
+        "UPDATE webhook_deliveries SET status = 'dead', attempts = 5, last_error = '{marker}', \
+           published_at = now() WHERE project_id = '{project}'"
+    ))
+    .await;
+    let delivery = h
+        .query(&format!(
+            "SELECT id::text FROM webhook_deliveries WHERE project_id = '{project}'"
+        ))
+        .await
+        .remove(0);
+    ids.insert(delivery.clone());
     // A send the worker gave up on (`/ops/dlq`) and a periodic job's run that counted
     // something for the project (`/ops/cron-runs`), both named by the marker.
     let failed = Uuid::now_v7();
@@ -293,6 +323,8 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
     ))
     .await;
     Owner {
+        webhook,
+        delivery,
         api_key,
         template,
         segment,
@@ -371,6 +403,8 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
             (victim.contact_id.clone(), None)
         }
         ("/api/v1/campaign-steps/{id}", "id") => (victim.step.clone(), None),
+        ("/api/v1/webhook-subscriptions/{id}", "id") => (victim.webhook.clone(), None),
+        ("/api/v1/webhook-deliveries/{id}/replay", "id") => (victim.delivery.clone(), None),
         (path, "id") if path.starts_with("/api/v1/sites/{id}/") => (victim.site.clone(), None),
         _ => panic!("{path}: no value for path parameter `{name}`; map it in the isolation suite"),
     }
@@ -384,6 +418,7 @@ fn query_values(param: &Param, victim: &Owner, p: &Planted) -> Option<Vec<String
         "site_id" => vec![victim.site.clone()],
         "campaign_id" => vec![victim.campaign.clone()],
         "contact_id" => vec![victim.contact_id.clone()],
+        "subscription_id" => vec![victim.webhook.clone()],
         "event" => vec![p.event.clone()],
         "to" => vec![victim.contact.clone(), p.contact.clone()],
         "tag" => vec![victim.marker.clone()],
@@ -426,6 +461,10 @@ fn body_for(op: &Operation) -> Option<Value> {
         ("PATCH", "/api/v1/campaign-steps/{id}") => json!({"subject": "renamed"}),
         ("PUT", "/api/v1/sites/{id}/send-policy") => json!({"timezone": "UTC"}),
         ("PUT", "/api/v1/sites/{id}/warmup") => json!({"daily_limits": [1]}),
+        ("PUT", "/api/v1/chat-alerts") => json!({"url": "https://chat.example.com/overwritten"}),
+        ("PATCH", "/api/v1/webhook-subscriptions/{id}") => {
+            json!({"description": "renamed", "enabled": false, "rotate_secret": true})
+        }
         _ => panic!(
             "{} {}: no body; add one to the isolation suite",
             op.method, op.path
@@ -588,6 +627,15 @@ async fn victim_rows(h: &Harness, op: &Operation, victim: &Owner) -> Option<BTre
         "/api/v1/templates/{id}" => own_rows(h, "templates", victim).await,
         "/api/v1/campaigns/{id}" => own_rows(h, "campaigns", victim).await,
         "/api/v1/campaign-steps/{id}" => own_rows(h, "campaign_steps", victim).await,
+        "/api/v1/webhook-subscriptions/{id}" => own_rows(h, "webhook_subscriptions", victim).await,
+        "/api/v1/chat-alerts" => h
+            .query(&format!(
+                "SELECT project_id::text FROM chat_alerts WHERE project_id = '{}'",
+                victim.project
+            ))
+            .await
+            .into_iter()
+            .collect(),
         "/api/v1/campaigns/{id}/enrollments/{contact_id}" => h
             .query(&format!(
                 "SELECT id::text || status FROM enrollments WHERE project_id = '{}'",
@@ -654,6 +702,7 @@ async fn still_intact(h: &Harness, owner: &Owner) -> Vec<String> {
         format!("/api/v1/segments/{}", owner.segment),
         format!("/api/v1/campaigns/{}", owner.campaign),
         format!("/api/v1/campaign-steps/{}", owner.step),
+        format!("/api/v1/webhook-subscriptions/{}", owner.webhook),
     ];
     for path in own {
         let (status, body) = send(h, &owner.key, Method::GET, &path, None).await;

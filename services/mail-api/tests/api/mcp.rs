@@ -347,7 +347,11 @@ async fn analytics_org_data_and_delivery_ops_tools_answer_what_their_routes_do()
         .iter()
         .map(|q| q["queue"].as_str().unwrap())
         .collect();
-    assert_eq!(names.len(), 2, "{queues}");
+    assert_eq!(names.len(), 3, "{queues}");
+    assert!(
+        names.iter().any(|n| n.ends_with("webhook.deliver")),
+        "{queues}"
+    );
     assert!(names.iter().any(|n| n.ends_with("send.email")), "{queues}");
 }
 

@@ -146,14 +146,14 @@ impl Send {
     }
 
     /// A free tenant and its site `slug`: the tenant and the site's id.
-    async fn tenant_with_site(&self, slug: &str) -> (Tenant, String) {
+    pub(crate) async fn tenant_with_site(&self, slug: &str) -> (Tenant, String) {
         let t = self.h.tenant(Plan::Free).await;
         let site = self.h.site(&t.write, slug).await;
         (t, site)
     }
 
     /// Sends `message(site, to)`, answered 200: the answer.
-    async fn sent(&self, key: &str, site: &str, to: &str) -> Value {
+    pub(crate) async fn sent(&self, key: &str, site: &str, to: &str) -> Value {
         self.h
             .api(key)
             .post("/api/v1/send", &message(site, to))
@@ -167,7 +167,7 @@ impl Send {
     }
 
     /// Makes the Resend stub the provider of `t`: the answer.
-    async fn use_resend(&self, t: &Tenant) -> Value {
+    pub(crate) async fn use_resend(&self, t: &Tenant) -> Value {
         self.put_provider(&t.admin, &resend_provider())
             .expect(200)
             .await
@@ -1195,6 +1195,21 @@ async fn provider_webhooks_are_verified_deduplicated_and_applied() {
         s.h.query("SELECT status FROM contact_sites").await,
         ["unsubscribed"]
     );
+    // The project's outbound webhooks: the complaint, and the unsubscribe it caused.
+    let mut events =
+        s.h.query(
+            "SELECT type || ':' || coalesce(data->>'email_log_id', data->>'email') \
+             FROM outbound_events",
+        )
+        .await;
+    events.sort();
+    assert_eq!(
+        events,
+        [
+            "contact.unsubscribed:ada@example.com".to_owned(),
+            format!("email.complained:{id}")
+        ]
+    );
     let res = s.send(&t.write, &message(&site, "ada@example.com")).await;
     expect_error(res, 422, "SUPPRESSED_CONTACT").await;
 
@@ -1263,6 +1278,15 @@ async fn a_projects_own_webhook_id_does_not_pre_empt_the_deployments_event() {
     assert_eq!(res.status(), 200);
     assert_eq!(json(res).await["status"], "applied");
     assert_eq!(s.email(&victim.read, &email_id).await["status"], "bounced");
+    // The project's outbound webhook event, with what the provider said.
+    assert_eq!(
+        s.h.query(
+            "SELECT type || ':' || (data->>'email_log_id') || ':' || (data #>> '{bounce,type}') \
+             FROM outbound_events"
+        )
+        .await,
+        [format!("email.bounced:{email_id}:Permanent")]
+    );
 
     // Each signer's repeat is still a duplicate.
     for (path, secret) in [
@@ -1523,7 +1547,7 @@ async fn a_webhook_whose_application_failed_is_applied_by_the_worker_from_its_qu
     let task = tokio::spawn(async move {
         let handler = move |task, _info| {
             let pool = pool.clone();
-            async move { mail_api::worker::handle_provider_event(&pool, task).await }
+            async move { mail_api::worker::handle_provider_event(&pool, task, Default::default()).await }
         };
         consumer.run(handler, token).await
     });

@@ -42,14 +42,16 @@ pub fn tools() -> Vec<Tool> {
         declare(
             "get_queue_status",
             Group::DeliveryOps,
-            "Depths of the delivery queues (sending, inbound provider events) and of their \
+            "Depths of the delivery queues (sending, inbound provider events, outbound \
+             webhooks) and of their \
              dead-letter queues, read from RabbitMQ. The queues are the deployment's, shared \
              by every project.",
         )
         .reads(|ctx, NoArguments| async move {
             let prefix = &ctx.state.queue_prefix;
             let mut depths = Vec::new();
-            for queue in [send_queue(prefix), inbound_queue(prefix)] {
+            let webhooks = crate::outbound::deliver_queue(prefix, &ctx.state.outbound);
+            for queue in [send_queue(prefix), inbound_queue(prefix), webhooks] {
                 depths.push(depth(&ctx.state.broker, &queue).await?);
             }
             Ok(serde_json::json!({ "queues": depths }))

@@ -11,6 +11,7 @@ mod segments;
 mod sites;
 mod templates;
 mod warmup;
+mod webhooks;
 
 use super::registry::Tool;
 
@@ -28,6 +29,7 @@ pub fn all() -> Vec<Tool> {
         delivery_ops::tools(),
         warmup::tools(),
         account::tools(),
+        webhooks::tools(),
     ]
     .into_iter()
     .flatten()

@@ -28,6 +28,9 @@ pub enum Task {
     ProviderEvent { receipt_id: Uuid },
     /// Write the agent context file of a memory agent-bridge run (its `bridge_runs` row).
     BridgeGenerate { run_id: Uuid, user_id: Uuid },
+    /// Ask the model for a memory model run (its `model_runs` row: a content brief, an
+    /// autonomous marketing cycle or a competitor watch).
+    ModelRun { run_id: Uuid, user_id: Uuid },
 }
 
 /// The `type` of every variant, in declaration order (kept in sync by a unit test).
@@ -37,6 +40,7 @@ pub const KINDS: &[&str] = &[
     "render",
     "provider_event",
     "bridge_generate",
+    "model_run",
 ];
 
 /// Why a payload is not a task this build can run.
@@ -84,6 +88,7 @@ impl Task {
             Self::Render { .. } => "render",
             Self::ProviderEvent { .. } => "provider_event",
             Self::BridgeGenerate { .. } => "bridge_generate",
+            Self::ModelRun { .. } => "model_run",
         }
     }
 

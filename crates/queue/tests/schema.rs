@@ -38,6 +38,10 @@ fn samples() -> Vec<Task> {
             run_id: Uuid::now_v7(),
             user_id: Uuid::now_v7(),
         },
+        Task::ModelRun {
+            run_id: Uuid::now_v7(),
+            user_id: Uuid::now_v7(),
+        },
     ]
 }
 

@@ -117,7 +117,7 @@ async fn every_documented_api_route_exists_and_is_gated() {
             }
         }
     }
-    assert_eq!(gated_ops, 104);
+    assert_eq!(gated_ops, 105);
     assert_eq!(public_ops, 4);
     assert_eq!(signed_ops, 6);
     h.stop().await;

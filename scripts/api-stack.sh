@@ -168,6 +168,9 @@ stack_seed() {
     SEED_PROPOSAL="$(stack_call POST "$m/connectors/intake" "$k" \
         '{"raw_content":"Remember that the user prefers tea","ai_vendor":"claude","requested_capability":"memory.write"}' |
         stack_json proposal_id)"
+    # A model credential, for the model runs (content briefs, marketing runs).
+    stack_call POST "$m/byok" "$k" \
+        '{"service":"openai","label":"seeded","key":"sk-seeded-0123456789abcdef"}' >/dev/null
     SEED_DRAFT_ACCOUNT=seed@example.com
     SEED_DRAFT_THREAD=18b83766f0bcbac0
     stack_call PUT "$m/inbox/drafts" "$k" \

@@ -156,7 +156,11 @@ async fn run(worker: &Worker, run_id: Uuid) -> Result<Option<String>, String> {
     match outcome {
         Ok((model, result)) => db::complete(&mut conn, run_id, &model, &result).await,
         Err(err) => {
-            let error = format!("{}: {}", err.code.unwrap_or("MODEL_RUN_FAILED"), err.message);
+            let error = format!(
+                "{}: {}",
+                err.code.unwrap_or("MODEL_RUN_FAILED"),
+                err.message
+            );
             tracing::info!(run = %run_id, %error, "model run failed");
             db::fail(&mut conn, run_id, &error).await
         }
@@ -176,7 +180,10 @@ async fn ask(
     run: &Run,
 ) -> Result<Result<(String, Value), ApiError>, String> {
     let Some(kind) = Kind::parse(&run.kind) else {
-        return Ok(Err(ApiError::internal(format!("unknown run kind {}", run.kind))));
+        return Ok(Err(ApiError::internal(format!(
+            "unknown run kind {}",
+            run.kind
+        ))));
     };
     let Some(model) = worker.model.as_deref() else {
         return Ok(Err(llm::not_configured()));

@@ -69,7 +69,13 @@ impl RunQueue {
     /// Publishes run `id`'s task; with `wait`, then waits up to `wait` for the worker to have
     /// handled it. `true` when the broker confirmed the task (the run is then marked
     /// published); `false` leaves it to the relay.
-    pub async fn publish(&self, pool: &Pool, id: Uuid, user_id: Uuid, wait: Option<Duration>) -> bool {
+    pub async fn publish(
+        &self,
+        pool: &Pool,
+        id: Uuid,
+        user_id: Uuid,
+        wait: Option<Duration>,
+    ) -> bool {
         let task = (self.kind.task)(id, user_id);
         let published = match self.declare().await {
             Err(err) => Err(err.to_string()),

@@ -30,7 +30,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route(web::post().to(enroll)),
     )
     .service(
-        web::resource("/campaigns/{id}/segment-enrollments").route(web::post().to(enroll_from_segment)),
+        web::resource("/campaigns/{id}/segment-enrollments")
+            .route(web::post().to(enroll_from_segment)),
     )
     .service(
         web::resource("/campaigns/{id}/enrollments/{contact_id}")

@@ -15,17 +15,16 @@ async fn contact(e: &Engine, email: &str, tags: &[&str], subscribed: bool) {
     if subscribed {
         body["site_id"] = e.site.clone().into();
     }
-    e.api()
-        .post("/api/v1/identify", &body)
-        .expect(201)
-        .await;
+    e.api().post("/api/v1/identify", &body).expect(201).await;
 }
 
 /// The emails of the campaign's enrollments, with their source, sorted.
 async fn enrolled(e: &Engine, campaign: &str) -> Vec<String> {
     let page = e
         .api()
-        .get(&format!("/api/v1/campaigns/{campaign}/enrollments?limit=100"))
+        .get(&format!(
+            "/api/v1/campaigns/{campaign}/enrollments?limit=100"
+        ))
         .expect(200)
         .await;
     let mut rows: Vec<String> = Vec::new();
@@ -125,7 +124,9 @@ async fn enroll_segment_refuses_what_it_cannot_enroll() {
     let e = Engine::start(Plan::Enterprise).await;
     let h = &e.s.h;
     let campaign = e.active("Open", None, &[step("One")]).await;
-    let draft = e.campaign(json!({"name": "Draft", "steps": [step("One")]})).await;
+    let draft = e
+        .campaign(json!({"name": "Draft", "steps": [step("One")]}))
+        .await;
     let draft = draft["id"].as_str().unwrap();
     let other_site = h.site(&e.t.write, "other").await;
     let nil = Uuid::nil();
@@ -138,12 +139,12 @@ async fn enroll_segment_refuses_what_it_cannot_enroll() {
     assert!(err.message.contains("site_id"), "{err:?}");
     for (body, code) in [
         (json!({"site_id": nil}), "SITE_NOT_FOUND"),
-        (json!({"site_id": e.site, "segment_id": nil}), "SEGMENT_NOT_FOUND"),
+        (
+            json!({"site_id": e.site, "segment_id": nil}),
+            "SEGMENT_NOT_FOUND",
+        ),
     ] {
-        let res = e
-            .api()
-            .post(&path(&campaign), &body)
-            .await;
+        let res = e.api().post(&path(&campaign), &body).await;
         expect_error(res, 404, code).await;
     }
     let res = e

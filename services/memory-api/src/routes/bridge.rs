@@ -197,7 +197,12 @@ pub async fn generate(
     let wait = body.wait.unwrap_or(false);
     state
         .bridge
-        .publish(&state.pool, run.id, run.user_id, wait.then_some(bridge::WAIT))
+        .publish(
+            &state.pool,
+            run.id,
+            run.user_id,
+            wait.then_some(bridge::WAIT),
+        )
         .await;
     let run = if wait {
         let mut conn = store::conn(&state.pool).await?;

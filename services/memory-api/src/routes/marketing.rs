@@ -20,7 +20,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(web::get().to(autonomous_status)),
         )
         .service(
-            web::resource("/marketing/competitor-watch/run").route(web::post().to(competitor_watch)),
+            web::resource("/marketing/competitor-watch/run")
+                .route(web::post().to(competitor_watch)),
         )
         .service(
             web::resource("/marketing/competitor-watch/run/{runId}")

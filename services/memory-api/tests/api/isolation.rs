@@ -344,7 +344,10 @@ async fn seed(h: &Harness, label: &'static str, user: Uuid, key: String, p: &Pla
     let byok = json!({"service": "openai", "label": marker, "key": format!("sk-{marker}")});
     let credential = id_of(&call(Method::POST, "/api/v1/byok", byok).await, "id");
     let body = json!({"topic": format!("{marker} brief")});
-    let brief = id_of(&call(Method::POST, "/api/v1/content/brief", body).await, "id");
+    let brief = id_of(
+        &call(Method::POST, "/api/v1/content/brief", body).await,
+        "id",
+    );
     let body = json!({"goal": format!("{marker} goal")});
     let autonomous_run = id_of(
         &call(Method::POST, "/api/v1/marketing/autonomous/run", body).await,
@@ -506,9 +509,7 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
         ("jobId", "generate") => (victim.bridge_job.clone(), None),
         ("requestId", "content") => (victim.brief.clone(), None),
         ("runId", "run") if path.contains("/autonomous/") => (victim.autonomous_run.clone(), None),
-        ("runId", "run") if path.contains("/competitor-watch/") => {
-            (victim.watch_run.clone(), None)
-        }
+        ("runId", "run") if path.contains("/competitor-watch/") => (victim.watch_run.clone(), None),
         ("id", "agents") => (victim.agent.clone(), None),
         _ => panic!("{path}: no value for path parameter `{name}`; map it in the isolation suite"),
     }

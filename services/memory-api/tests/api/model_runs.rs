@@ -43,7 +43,10 @@ async fn run(h: &Harness, key: &str, path: &str, body: Value) -> (Value, Value) 
     let location = res.headers()["location"].to_str().unwrap().to_owned();
     let queued = json(res).await;
     let id = queued["id"].as_str().unwrap();
-    assert!(location.starts_with("/api/v1/") && location.contains(id), "{location}");
+    assert!(
+        location.starts_with("/api/v1/") && location.contains(id),
+        "{location}"
+    );
     for _ in 0..600 {
         let job = h.api(key).get(&location).expect(200).await;
         if job["status"] == "completed" || job["status"] == "failed" {
@@ -119,7 +122,7 @@ async fn a_content_brief_needs_a_model_credential_then_runs_with_the_callers_key
             "SELECT last_used_at IS NOT NULL FROM byok_credentials WHERE user_id = '{user}'"
         ))
         .await;
-    assert_eq!(used, ["t"]);
+    assert_eq!(used, ["true"]);
 
     // Another owner's run is not found; a read key reads, and cannot start a run.
     let id = done["id"].as_str().unwrap();
@@ -139,9 +142,18 @@ async fn a_content_brief_needs_a_model_credential_then_runs_with_the_callers_key
     // Bad bodies: 400 naming the field, nothing recorded.
     for (path, body) in [
         ("/api/v1/content/brief", json!({"topic": "   "})),
-        ("/api/v1/content/brief", json!({"topic": "x", "format": "poem"})),
-        ("/api/v1/marketing/autonomous/run", json!({"goal": "x", "horizon_days": 91})),
-        ("/api/v1/marketing/competitor-watch/run", json!({"competitors": []})),
+        (
+            "/api/v1/content/brief",
+            json!({"topic": "x", "format": "poem"}),
+        ),
+        (
+            "/api/v1/marketing/autonomous/run",
+            json!({"goal": "x", "horizon_days": 91}),
+        ),
+        (
+            "/api/v1/marketing/competitor-watch/run",
+            json!({"competitors": []}),
+        ),
     ] {
         let res = h.api(&key).post(path, &body).await;
         expect_error(res, 400, "VALIDATION_ERROR").await;
@@ -169,7 +181,10 @@ async fn a_failing_or_unusable_model_answer_fails_the_run_with_its_error() {
     assert_eq!(failed["result"], Value::Null);
     let error = failed["error"].as_str().unwrap();
     assert!(error.starts_with("LLM_FAILED: "), "{error}");
-    assert!(error.contains("500") && !error.contains("127.0.0.1"), "{error}");
+    assert!(
+        error.contains("500") && !error.contains("127.0.0.1"),
+        "{error}"
+    );
 
     let watch = "/api/v1/marketing/competitor-watch/run";
     let body = json!({"competitors": [{"name": "Acme", "notes": "cheaper"}], "focus": "pricing"});

@@ -357,7 +357,13 @@ fn enrollment_tools() -> Vec<Tool> {
              over. Answers how many this call enrolled.",
         )
         .writes(|ctx, Body(args): Body<EnrollSegmentArguments>| async move {
-            enroll_segment(&ctx.state, ctx.project_id(), args.campaign_id, &args.audience).await
+            enroll_segment(
+                &ctx.state,
+                ctx.project_id(),
+                args.campaign_id,
+                &args.audience,
+            )
+            .await
         }),
         declare(
             "unenroll_contact",

@@ -187,6 +187,7 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<mail_api::routes::campaign_steps::__path_delete>(),
         Handler::of::<mail_api::routes::enrollments::__path_list>(),
         Handler::of::<mail_api::routes::enrollments::__path_enroll>(),
+        Handler::of::<mail_api::routes::enrollments::__path_enroll_from_segment>(),
         Handler::of::<mail_api::routes::enrollments::__path_get>(),
         Handler::of::<mail_api::routes::enrollments::__path_unenroll>(),
         Handler::of::<mail_api::routes::campaign_schedule::__path_calendar>(),

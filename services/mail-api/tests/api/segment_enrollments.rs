@@ -55,7 +55,8 @@ async fn enroll_segment_enrolls_the_segments_subscribers_once_over_rest_and_mcp(
     let h = &e.s.h;
     let mut later = step("Later");
     later["delay_minutes"] = json!(100_000);
-    let campaign = e.active("Segmented", None, &[later]).await;
+    // Triggered: a drip campaign would enroll the subscribers at signup already.
+    let campaign = e.active("Segmented", Some("never-fired"), &[later]).await;
     contact(&e, "ann@example.com", &["vip"], true).await;
     contact(&e, "bob@example.com", &["vip", "beta"], true).await;
     contact(&e, "cat@example.com", &["beta"], true).await;

@@ -136,9 +136,12 @@ parameters = { "path.id" = "$SEED_DRIFT" }
 warnings = { fail-on = true, display = ["missing_auth", $ST_WARNINGS_COMMON] }
 # Generated related_decisions name no decision of the caller, and a batch whose every signal
 # does is the documented 422 (semantic: ownership), not a refusal of schema-valid data.
+# Each signal of a batch is validated on its own (ruled): a batch some of whose signals break
+# the schema is partly accepted, with the documented 207 naming the refused ones.
 [[operations]]
 include-operation-id = "ingestProducerSignals"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx"]
+checks.negative_data_rejection.expected-statuses = ["207", "400", "401", "403", "404", "405", "406", "409", "415", "422", "428", "429", "5xx"]
 # A model run needs the caller's model credential (422 without one): one is seeded, but the
 # stateful phase deletes the credentials it finds. Whether the caller stored one is the
 # caller's data, which no JSON Schema can state, so a 422 is among the answers expected to a
@@ -147,6 +150,16 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "401", "403",
 [[operations]]
 include-operation-id-regex = "^(createContentBrief|runAutonomousMarketing|runCompetitorWatch)$"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx"]
+# The seeded runs, so that their reads answer them.
+[[operations]]
+include-operation-id = "getContentBriefStatus"
+parameters = { "path.requestId" = "$SEED_BRIEF" }
+[[operations]]
+include-operation-id = "getAutonomousMarketingRun"
+parameters = { "path.runId" = "$SEED_AUTONOMOUS_RUN" }
+[[operations]]
+include-operation-id = "getCompetitorWatchRun"
+parameters = { "path.runId" = "$SEED_WATCH_RUN" }
 EOF
 cat >"$STACK_DIR/mail.toml" <<EOF
 [warnings]

@@ -172,12 +172,9 @@ pub fn document() -> utoipa::openapi::OpenApi {
 }
 
 /// The document as committed under `proto-docs/` (pretty JSON, trailing newline).
+/// The document as committed (response links spelled as OpenAPI spells them).
 pub fn json() -> String {
-    let mut text = document()
-        .to_pretty_json()
-        .expect("the document serializes");
-    text.push('\n');
-    text
+    http_kit::openapi::to_json(&document())
 }
 
 pub fn yaml() -> String {

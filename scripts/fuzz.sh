@@ -323,6 +323,14 @@ parameters = { "path.id" = "$SEED_ENROLLING", "body.contact_id" = "$SEED_CONTACT
 include-operation-id = "unenrollContact"
 parameters = { "path.id" = "$SEED_ENROLLING", "path.contact_id" = "$SEED_CONTACT" }
 
+# Enrolling the seeded site's subscribers (or a segment of them) in the seeded active
+# campaign, whose site it is. Generated segment ids answer the documented 404
+# SEGMENT_NOT_FOUND: a 404 here names the segment, not a resource the stateful phase made.
+[[operations]]
+include-operation-id = "enrollSegment"
+parameters = { "path.id" = "$SEED_ENROLLING", "body.site_id" = "$SEED_SITE" }
+checks.ensure_resource_availability.enabled = false
+
 # Writing an email needs the deployment's language model, which the fuzzed stack has none of
 # (ruled: 422 LLM_NOT_CONFIGURED, nothing invented): a configuration, not a JSON Schema. So a
 # 422 is among the answers expected to a request the document allows, and the operation
@@ -382,7 +390,8 @@ if [[ $FUZZ_ONLY != memory ]]; then
     seeded=(--include-operation-id send --include-operation-id createCampaign
         --include-operation-id setContactTags --include-operation-id mergeContacts
         --include-operation-id launchCampaign --include-operation-id enrollContact
-        --include-operation-id unenrollContact --include-operation-id generateEmail)
+        --include-operation-id unenrollContact --include-operation-id generateEmail
+        --include-operation-id enrollSegment)
     fuzz mail-seeded mail-seeded "$MAIL_URL" "$MAIL_KEY" "${seeded[@]}" || failed+=(mail-api)
     # revokeApiKey is left out: the stateful phase would revoke the fuzzer's own key (its id is
     # in GET /api-keys) and every later request would be a 401. Its tests cover it.
@@ -390,7 +399,7 @@ if [[ $FUZZ_ONLY != memory ]]; then
         --exclude-operation-id createCampaign --exclude-operation-id setContactTags \
         --exclude-operation-id mergeContacts --exclude-operation-id launchCampaign \
         --exclude-operation-id enrollContact --exclude-operation-id unenrollContact \
-        --exclude-operation-id generateEmail \
+        --exclude-operation-id generateEmail --exclude-operation-id enrollSegment \
         --exclude-operation-id revokeApiKey || failed+=(mail-api)
 fi
 log ""

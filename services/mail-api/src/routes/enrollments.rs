@@ -243,11 +243,17 @@ pub struct EnrollSegment {
     /// one the campaign sends from (400 naming `site_id` otherwise). Only contacts subscribed
     /// to it, and not suppressed, are enrolled.
     pub site_id: Uuid,
-    /// A saved segment of the project (404 `SEGMENT_NOT_FOUND` otherwise): its contacts, as
-    /// its rules match them now, are enrolled. Absent or null: every subscriber of the site.
     #[serde(default)]
-    #[schema(required = false)]
+    #[schema(required = false, schema_with = segment_id_schema)]
     pub segment_id: Option<Uuid>,
+}
+
+fn segment_id_schema() -> utoipa::openapi::schema::Schema {
+    http_kit::request::nullable_format(
+        utoipa::openapi::KnownFormat::Uuid,
+        "A saved segment of the project (404 `SEGMENT_NOT_FOUND` otherwise): its contacts, as \
+         its rules match them now, are enrolled. Absent or null: every subscriber of the site.",
+    )
 }
 
 impl Validate for EnrollSegment {}

@@ -168,6 +168,14 @@ stack_seed() {
     SEED_PROPOSAL="$(stack_call POST "$m/connectors/intake" "$k" \
         '{"raw_content":"Remember that the user prefers tea","ai_vendor":"claude","requested_capability":"memory.write"}' |
         stack_json proposal_id)"
+    # A model credential, and a run of each kind (they fail: the stack has no model endpoint).
+    stack_call POST "$m/byok" "$k" \
+        '{"service":"openai","label":"seeded","key":"sk-seeded-0123456789abcdef"}' >/dev/null
+    SEED_BRIEF="$(stack_call POST "$m/content/brief" "$k" '{"topic":"Seeded brief"}' | stack_json id)"
+    SEED_AUTONOMOUS_RUN="$(stack_call POST "$m/marketing/autonomous/run" "$k" \
+        '{"goal":"Seeded goal"}' | stack_json id)"
+    SEED_WATCH_RUN="$(stack_call POST "$m/marketing/competitor-watch/run" "$k" \
+        '{"competitors":[{"name":"Seeded rival"}]}' | stack_json id)"
     SEED_DRAFT_ACCOUNT=seed@example.com
     SEED_DRAFT_THREAD=18b83766f0bcbac0
     stack_call PUT "$m/inbox/drafts" "$k" \

@@ -136,9 +136,30 @@ parameters = { "path.id" = "$SEED_DRIFT" }
 warnings = { fail-on = true, display = ["missing_auth", $ST_WARNINGS_COMMON] }
 # Generated related_decisions name no decision of the caller, and a batch whose every signal
 # does is the documented 422 (semantic: ownership), not a refusal of schema-valid data.
+# Each signal of a batch is validated on its own (ruled): a batch some of whose signals break
+# the schema is partly accepted, with the documented 207 naming the refused ones.
 [[operations]]
 include-operation-id = "ingestProducerSignals"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx"]
+checks.negative_data_rejection.expected-statuses = ["207", "400", "401", "403", "404", "405", "406", "409", "415", "422", "428", "429", "5xx"]
+# A model run needs the caller's model credential (422 without one): one is seeded, but the
+# stateful phase deletes the credentials it finds. Whether the caller stored one is the
+# caller's data, which no JSON Schema can state, so a 422 is among the answers expected to a
+# request the document allows. (The runs then fail, as documented: this stack has no model
+# endpoint; their tests drive them against a chat-completions server.)
+[[operations]]
+include-operation-id-regex = "^(createContentBrief|runAutonomousMarketing|runCompetitorWatch)$"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx"]
+# The seeded runs, so that their reads answer them.
+[[operations]]
+include-operation-id = "getContentBriefStatus"
+parameters = { "path.requestId" = "$SEED_BRIEF" }
+[[operations]]
+include-operation-id = "getAutonomousMarketingRun"
+parameters = { "path.runId" = "$SEED_AUTONOMOUS_RUN" }
+[[operations]]
+include-operation-id = "getCompetitorWatchRun"
+parameters = { "path.runId" = "$SEED_WATCH_RUN" }
 EOF
 cat >"$STACK_DIR/mail.toml" <<EOF
 [warnings]
@@ -333,6 +354,14 @@ parameters = { "path.id" = "$SEED_ENROLLING", "body.contact_id" = "$SEED_CONTACT
 include-operation-id = "unenrollContact"
 parameters = { "path.id" = "$SEED_ENROLLING", "path.contact_id" = "$SEED_CONTACT" }
 
+# Enrolling the seeded site's subscribers (or a segment of them) in the seeded active
+# campaign, whose site it is. Generated segment ids answer the documented 404
+# SEGMENT_NOT_FOUND: a 404 here names the segment, not a resource the stateful phase made.
+[[operations]]
+include-operation-id = "enrollSegment"
+parameters = { "path.id" = "$SEED_ENROLLING", "body.site_id" = "$SEED_SITE" }
+checks.ensure_resource_availability.enabled = false
+
 # Writing an email needs the deployment's language model, which the fuzzed stack has none of
 # (ruled: 422 LLM_NOT_CONFIGURED, nothing invented): a configuration, not a JSON Schema. So a
 # 422 is among the answers expected to a request the document allows, and the operation
@@ -396,7 +425,8 @@ if [[ $FUZZ_ONLY != memory ]]; then
     seeded=(--include-operation-id send --include-operation-id createCampaign
         --include-operation-id setContactTags --include-operation-id mergeContacts
         --include-operation-id launchCampaign --include-operation-id enrollContact
-        --include-operation-id unenrollContact --include-operation-id generateEmail)
+        --include-operation-id unenrollContact --include-operation-id generateEmail
+        --include-operation-id enrollSegment)
     fuzz mail-seeded mail-seeded "$MAIL_URL" "$MAIL_KEY" "${seeded[@]}" || failed+=(mail-api)
     # revokeApiKey is left out: the stateful phase would revoke the fuzzer's own key (its id is
     # in GET /api-keys) and every later request would be a 401. Its tests cover it.
@@ -404,7 +434,7 @@ if [[ $FUZZ_ONLY != memory ]]; then
         --exclude-operation-id createCampaign --exclude-operation-id setContactTags \
         --exclude-operation-id mergeContacts --exclude-operation-id launchCampaign \
         --exclude-operation-id enrollContact --exclude-operation-id unenrollContact \
-        --exclude-operation-id generateEmail \
+        --exclude-operation-id generateEmail --exclude-operation-id enrollSegment \
         --exclude-operation-id revokeApiKey || failed+=(mail-api)
 fi
 log ""

@@ -193,13 +193,41 @@ def inbox_drafts(s: Service) -> None:
 
 
 def byok(s: Service) -> None:
-    """A credential stored (a hint shown, never the key), listed and deleted."""
+    """A credential stored (a hint shown, never the key), listed and deleted; the model runs
+    need it."""
+    s.call("createContentBrief", 422, body={"topic": "Spring seeds"})
     key = "sk-scenario-0123456789abcdef"
     stored = s.call("createByok", 201, body={"service": "openai", "label": "Mine", "key": key})
     listed = s.call("listByok", 200, limit=10)
     if stored["key_hint"] != "…cdef" or key in json.dumps(listed):
         raise Failure(f"memory-api createByok/listByok: {stored} {listed}")
+    model_runs(s)
     s.call("deleteByok", 200, id=stored["id"])
+
+
+def model_runs(s: Service) -> None:
+    """A content brief, an autonomous marketing run and a competitor watch, each polled until
+    it finished: completed with the model's object, or (no model endpoint in this stack)
+    failed saying why, with nothing made up."""
+    runs = [
+        ("createContentBrief", {"topic": "Spring seeds", "format": "newsletter", "audience": "gardeners"},
+         "getContentBriefStatus", "request_id"),
+        ("runAutonomousMarketing", {"goal": "More signups", "channels": ["email"], "horizon_days": 14},
+         "getAutonomousMarketingRun", "run_id"),
+        ("runCompetitorWatch", {"competitors": [{"name": "Acme", "notes": "cheaper"}], "focus": "pricing"},
+         "getCompetitorWatchRun", "run_id"),
+    ]
+    for start, body, status, param in runs:
+        run = s.call(start, 202, body=body)
+        for _ in range(100):
+            run = s.call(status, 200, **{param: run["id"]})
+            if run["status"] in ("completed", "failed"):
+                break
+            time.sleep(0.1)
+        finished = (run["status"] == "completed" and isinstance(run["result"], dict)) or (
+            run["status"] == "failed" and run["result"] is None and run["error"].startswith("LLM_"))
+        if not finished:
+            raise Failure(f"memory-api {status}: {run}")
 
 
 def workspaces(s: Service) -> None:
@@ -424,6 +452,9 @@ def mail(s: Service) -> None:
     s.call("previewSegment", 200, body={"rules": vip})
     s.call("estimateSegmentSize", 200, body={"rules": vip, "site_id": site})
     s.call("winBackDraft", 200, site_id=site, inactive_days=30)
+    enrolled = s.call("enrollSegment", 200, id=campaign, body={"site_id": site, "segment_id": segment})
+    if enrolled["segment_id"] != segment:
+        raise Failure(f"mail-api enrollSegment: {enrolled}")
     # The stack has no language model: the ruled 422, and nothing saved.
     s.call("createSegmentFromDescription", 422, body={"name": "Buyers", "description": "People who bought"})
     s.call("deleteSegment", 204, id=segment)

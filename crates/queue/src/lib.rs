@@ -57,6 +57,6 @@ pub use rpc::RpcError;
 pub use shutdown::ShutdownToken;
 pub use task::{DecodeError, KINDS, TASK_VERSION, Task};
 pub use topology::{
-    BRIDGE_GENERATE, RENDER_JOB, RetryPolicy, SEND_EMAIL, WEBHOOK_DELIVER, WEBHOOK_INBOUND,
-    WorkQueue,
+    BRIDGE_GENERATE, MODEL_RUN, RENDER_JOB, RetryPolicy, SEND_EMAIL, WEBHOOK_DELIVER,
+    WEBHOOK_INBOUND, WorkQueue,
 };

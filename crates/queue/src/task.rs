@@ -30,6 +30,9 @@ pub enum Task {
     BridgeGenerate { run_id: Uuid, user_id: Uuid },
     /// Deliver one outbound webhook of the mail service (its `webhook_deliveries` row).
     WebhookDeliver { delivery_id: Uuid, project_id: Uuid },
+    /// Ask the model for a memory model run (its `model_runs` row: a content brief, an
+    /// autonomous marketing cycle or a competitor watch).
+    ModelRun { run_id: Uuid, user_id: Uuid },
 }
 
 /// The `type` of every variant, in declaration order (kept in sync by a unit test).
@@ -40,6 +43,7 @@ pub const KINDS: &[&str] = &[
     "provider_event",
     "bridge_generate",
     "webhook_deliver",
+    "model_run",
 ];
 
 /// Why a payload is not a task this build can run.
@@ -88,6 +92,7 @@ impl Task {
             Self::ProviderEvent { .. } => "provider_event",
             Self::BridgeGenerate { .. } => "bridge_generate",
             Self::WebhookDeliver { .. } => "webhook_deliver",
+            Self::ModelRun { .. } => "model_run",
         }
     }
 

@@ -29,6 +29,8 @@ pub const SEND_EMAIL: &str = "send.email";
 pub const RENDER_JOB: &str = "render.job";
 /// Agent bridge runs of memory-api (consumed by memory-api itself).
 pub const BRIDGE_GENERATE: &str = "bridge.generate";
+/// Model runs of memory-api (content briefs, marketing runs; consumed by memory-api itself).
+pub const MODEL_RUN: &str = "model.run";
 /// Queue of outbound webhook deliveries.
 pub const WEBHOOK_DELIVER: &str = "webhook.deliver";
 /// Provider webhooks the mail service failed to apply inline (send-worker retries them).

@@ -42,6 +42,10 @@ fn samples() -> Vec<Task> {
             delivery_id: Uuid::now_v7(),
             project_id: Uuid::now_v7(),
         },
+        Task::ModelRun {
+            run_id: Uuid::now_v7(),
+            user_id: Uuid::now_v7(),
+        },
     ]
 }
 

@@ -1,6 +1,8 @@
 //! What the services' HTTP test suites share: a client that carries its key, checks on
-//! answers, the operations of a committed OpenAPI document, and the ids an answer names.
+//! answers, the operations of a committed OpenAPI document, the ids an answer names, and an
+//! OpenAI-compatible chat-completions server ([`chat_stub::ChatStub`]).
 
+pub mod chat_stub;
 pub mod client;
 pub mod credentials;
 pub mod document;

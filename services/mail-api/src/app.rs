@@ -123,7 +123,9 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     let queue_prefix: Arc<str> = Arc::from(settings.common.broker.queue_prefix.as_str());
     let mcp_stream = crate::mcp::stream::configure(&settings.mcp);
     let clock = settings.scheduler.clock();
-    let llm = crate::llm::ChatModel::from_settings(&settings.llm)?.map(Arc::new);
+    let llm = crate::llm::ChatModel::from_settings(&settings.llm)
+        .map_err(|e| anyhow::anyhow!("MAIL_{e}"))?
+        .map(Arc::new);
     let launched = service_kit::server::launch(
         &settings.common,
         ApiSpec {

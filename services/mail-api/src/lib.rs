@@ -8,7 +8,8 @@ pub mod domain;
 pub mod export;
 pub mod flows;
 pub mod housekeeping;
-pub mod llm;
+/// The model-backed tools' chat-completions client (`MAIL_LLM__…`), shared with memory-api.
+pub use ::llm;
 pub mod mcp;
 pub mod openapi;
 pub mod outbound;

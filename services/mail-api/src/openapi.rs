@@ -96,6 +96,7 @@ const FINISH: Finish = Finish {
         routes::campaign_steps::delete,
         routes::enrollments::list,
         routes::enrollments::enroll,
+        routes::enrollments::enroll_from_segment,
         routes::enrollments::get,
         routes::enrollments::unenroll,
         routes::campaign_schedule::calendar,

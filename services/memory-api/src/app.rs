@@ -14,8 +14,10 @@ use secrets::Kek;
 use service_kit::server::{ApiSpec, Launched};
 use store::Pool;
 
-use crate::bridge::BridgeQueue;
+use crate::bridge::{BridgeQueue, bridge_queue};
 use crate::db::credentials::PgCredentials;
+use crate::model_runs::{Worker, model_run_queue};
+use crate::run_queue::RunQueue;
 use crate::{Settings, openapi, routes};
 
 pub const SERVICE: &str = "memory-api";
@@ -38,6 +40,10 @@ pub struct AppState {
     pub rate_limit_scale: f64,
     /// Publishes agent bridge runs.
     pub bridge: BridgeQueue,
+    /// Publishes model runs (content briefs, marketing runs).
+    pub model_runs: RunQueue,
+    /// The model runs' endpoint (`MEMORY_LLM__…`), called with each caller's own key.
+    pub model: Option<Arc<llm::ChatModel>>,
 }
 
 /// Routes without a bearer credential: the contract documents, and signed project signals.
@@ -80,6 +86,11 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     let embedder = tokio::task::spawn_blocking(move || embed::build(&config))
         .await?
         .map_err(|e| anyhow::anyhow!("embeddings: {e}"))?;
+    let model = llm::ChatModel::from_settings(&settings.llm)
+        .map_err(|e| anyhow::anyhow!("MEMORY_{e}"))?
+        .map(Arc::new);
+    let state_model = model.clone();
+    let worker_kek = Arc::clone(&kek);
     let state_embedder = Arc::clone(&embedder);
     let pass_kek = Arc::clone(&kek);
     let rate_limit_scale = settings.common.rate_limit.scale;
@@ -100,7 +111,9 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 kek: Arc::clone(&kek),
                 embedder: Arc::clone(&state_embedder),
                 calibration,
-                bridge: BridgeQueue::new(&worker.broker, &state_prefix),
+                bridge: bridge_queue(&worker.broker, &state_prefix),
+                model_runs: model_run_queue(&worker.broker, &state_prefix),
+                model: state_model.clone(),
                 broker: worker.broker,
                 limiter: worker.limiter,
                 rate_limit_scale,
@@ -114,7 +127,14 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     crate::jobs::spawn_purge_pass(launched.infra.pool.clone());
     let infra = &launched.infra;
     crate::bridge::spawn_consumer(infra.pool.clone(), infra.broker.clone(), prefix.clone());
-    crate::bridge::spawn_relay(infra.pool.clone(), BridgeQueue::new(&infra.broker, &prefix));
+    crate::run_queue::spawn_relay(infra.pool.clone(), bridge_queue(&infra.broker, &prefix));
+    let worker = Worker {
+        pool: infra.pool.clone(),
+        kek: worker_kek,
+        model,
+    };
+    crate::model_runs::spawn_consumer(worker, infra.broker.clone(), prefix.clone());
+    crate::run_queue::spawn_relay(infra.pool.clone(), model_run_queue(&infra.broker, &prefix));
     if settings.embeddings.provider != embed::Provider::None {
         crate::jobs::spawn_embedding_pass(launched.infra.pool.clone(), pass_kek, embedder);
     }

@@ -28,6 +28,12 @@ pub struct Settings {
     /// `MEMORY_EMBEDDINGS__PROVIDER` = `local` (with `__MODEL_DIR`), `openai` (with
     /// `__BASE_URL`, `__MODEL`, `__API_KEY`) or `none` (keyword search only).
     pub embeddings: embed::EmbedConfig,
+    /// The OpenAI-compatible chat-completions endpoint of the model runs (content briefs,
+    /// marketing runs): `MEMORY_LLM__BASE_URL` and `__MODEL` (`__TIMEOUT_SECS`); each run calls
+    /// it with the caller's own BYOK key. Empty `base_url`: runs fail saying no model is
+    /// configured.
+    #[serde(default)]
+    pub llm: llm::LlmSettings,
 }
 
 /// The key that seals third-party secrets at rest (`MEMORY_SECRETS__KEK`): 32 random bytes,

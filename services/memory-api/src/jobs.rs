@@ -10,7 +10,7 @@ use store::Pool;
 use crate::byok;
 use crate::db::embeddings::{self, DECISIONS, FREE_FORM, PRODUCT_STATES, Table};
 use crate::db::owner::Owner;
-use crate::db::{bridge, datasets, mif};
+use crate::db::{bridge, datasets, mif, model_runs};
 use crate::domain::search::vector_literal;
 
 const BATCH: i64 = 32;
@@ -46,6 +46,8 @@ pub fn spawn_embedding_pass(pool: Pool, kek: Arc<Kek>, embedder: Arc<dyn Embedde
 
 /// Finished agent bridge runs are kept this long.
 const BRIDGE_RUNS_KEPT_DAYS: i64 = 30;
+/// Finished model runs (content briefs, marketing runs) are kept this long.
+pub const MODEL_RUNS_KEPT_DAYS: i64 = 30;
 
 /// How often expired staged imports are purged.
 const PURGE_EVERY: Duration = Duration::from_secs(600);
@@ -85,6 +87,12 @@ pub async fn purge_once(pool: &Pool) -> Result<usize, String> {
         .map_err(|e| e.to_string())?;
     if runs > 0 {
         tracing::info!(runs, "finished bridge runs purged");
+    }
+    let runs = model_runs::purge_finished(&mut conn, MODEL_RUNS_KEPT_DAYS)
+        .await
+        .map_err(|e| e.to_string())?;
+    if runs > 0 {
+        tracing::info!(runs, "finished model runs purged");
     }
     mif::purge_expired_staged(&mut conn)
         .await

@@ -8,8 +8,10 @@ pub mod db;
 pub mod domain;
 pub mod embeddings;
 pub mod jobs;
+pub mod model_runs;
 pub mod openapi;
 pub mod routes;
+pub mod run_queue;
 
 pub use app::{AppState, launch};
 pub use config::Settings;

@@ -81,6 +81,12 @@ impl Modify for SignedIngest {
         routes::bridge::status,
         routes::bridge::generate,
         routes::bridge::job,
+        routes::content::create,
+        routes::content::status,
+        routes::marketing::autonomous,
+        routes::marketing::autonomous_status,
+        routes::marketing::competitor_watch,
+        routes::marketing::competitor_watch_status,
         routes::confidence::list,
         routes::consolidate::consolidate,
         routes::consolidate::get_run,
@@ -152,6 +158,8 @@ impl Modify for SignedIngest {
         (name = "credentials", description = "Credentials supplied by the user (BYOK), sealed at rest and shown as a hint only"),
         (name = "workspaces", description = "Workspaces (where agents work), the active workspace of each credential, snapshots of a workspace's files, syncs of its agent context file, drift and the sync log"),
         (name = "bridge", description = "The agent bridge: agent context files (such as AGENTS.md) written from memory within a token budget, and bring-your-own agents"),
+        (name = "content", description = "Content briefs written by a model from memory, with the caller's own model credential"),
+        (name = "marketing", description = "Autonomous marketing cycles and competitor watches planned by a model from memory, with the caller's own model credential"),
         (name = "accounts", description = "The account a credential is linked to"),
         (name = "contract", description = "This document"),
         (name = "operations", description = "Health and metrics"),
@@ -164,12 +172,9 @@ pub fn document() -> utoipa::openapi::OpenApi {
 }
 
 /// The document as committed under `proto-docs/` (pretty JSON, trailing newline).
+/// The document as committed (response links spelled as OpenAPI spells them).
 pub fn json() -> String {
-    let mut text = document()
-        .to_pretty_json()
-        .expect("the document serializes");
-    text.push('\n');
-    text
+    http_kit::openapi::to_json(&document())
 }
 
 pub fn yaml() -> String {

@@ -95,12 +95,13 @@ pub async fn insert_many(
 }
 
 /// Enrolls every contact subscribed to the site (and not suppressed) that is not enrolled
-/// already, in one statement; returns how many.
+/// already, in one statement, only those of `among` when given; returns how many.
 pub async fn insert_site_subscribers(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
     campaign_id: Uuid,
     site_id: Uuid,
+    among: Option<&[Uuid]>,
     source: EnrollSource,
 ) -> QueryResult<usize> {
     let (source, event_id) = source.columns();
@@ -110,6 +111,7 @@ pub async fn insert_site_subscribers(
          SELECT uuid_v7(), $1, $2, c.id, $4, $5, {FIRST_DUE} \
          FROM contact_sites cs JOIN contacts c ON c.id = cs.contact_id \
          WHERE cs.site_id = $3 AND cs.status = 'subscribed' AND c.project_id = $1 \
+           AND ($6::uuid[] IS NULL OR c.id = ANY($6)) \
            AND NOT EXISTS (SELECT 1 FROM suppressions s \
                            WHERE s.project_id = $1 AND s.email = c.email) \
          ORDER BY c.id \
@@ -120,6 +122,7 @@ pub async fn insert_site_subscribers(
     .bind::<SqlUuid, _>(site_id)
     .bind::<Text, _>(source)
     .bind::<Nullable<SqlUuid>, _>(event_id)
+    .bind::<Nullable<Array<SqlUuid>>, _>(among)
     .execute(conn)
     .await
 }

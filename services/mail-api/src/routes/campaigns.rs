@@ -775,6 +775,7 @@ pub async fn launch_campaign(
             project_id,
             id,
             req.site_id,
+            None,
             EnrollSource::Launch,
         )
         .await?

@@ -1,11 +1,13 @@
 //! Contacts in a campaign: `GET|POST /api/v1/campaigns/{id}/enrollments` and
-//! `GET|DELETE /api/v1/campaigns/{id}/enrollments/{contact_id}`. Entry is also by signup
+//! `GET|DELETE /api/v1/campaigns/{id}/enrollments/{contact_id}`, and a segment (or a site's
+//! subscribers) at once: `POST /api/v1/campaigns/{id}/segment-enrollments`. Entry is also by signup
 //! (`/identify`, drip), by event (`/events`, triggered) and by launch; one enrollment per
 //! contact and campaign however many enter at once.
 
 use actix_web::{HttpResponse, web};
 use auth::{Caller, WriteAccess};
 use chrono::{DateTime, Utc};
+use diesel_async::AsyncConnection as _;
 use http_kit::openapi::MailError;
 use http_kit::{ApiError, Page, PageParams, Query, Validate};
 use serde::{Deserialize, Serialize};
@@ -13,6 +15,7 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::contacts::contact_not_found;
+use super::segments::segment_contact_ids;
 use crate::AppState;
 use crate::db::enrollments::{self, EnrollSource, Enrollment, LastEmail};
 use crate::db::{campaign_steps, insights};
@@ -25,6 +28,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         web::resource("/campaigns/{id}/enrollments")
             .route(web::get().to(list))
             .route(web::post().to(enroll)),
+    )
+    .service(
+        web::resource("/campaigns/{id}/segment-enrollments")
+            .route(web::post().to(enroll_from_segment)),
     )
     .service(
         web::resource("/campaigns/{id}/enrollments/{contact_id}")
@@ -227,6 +234,132 @@ pub async fn enroll(
         HttpResponse::Ok()
     };
     Ok(response.json(answer))
+}
+
+/// Unknown fields are ignored.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct EnrollSegment {
+    /// The campaign's site: a site of the project (404 `SITE_NOT_FOUND` otherwise), and the
+    /// one the campaign sends from (400 naming `site_id` otherwise). Only contacts subscribed
+    /// to it, and not suppressed, are enrolled.
+    pub site_id: Uuid,
+    #[serde(default)]
+    #[schema(required = false, schema_with = segment_id_schema)]
+    pub segment_id: Option<Uuid>,
+}
+
+fn segment_id_schema() -> utoipa::openapi::schema::Schema {
+    http_kit::request::nullable_format(
+        utoipa::openapi::KnownFormat::Uuid,
+        "A saved segment of the project (404 `SEGMENT_NOT_FOUND` otherwise): its contacts, as \
+         its rules match them now, are enrolled. Absent or null: every subscriber of the site.",
+    )
+}
+
+impl Validate for EnrollSegment {}
+
+/// What an `enroll_segment` call did.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SegmentEnrolled {
+    pub campaign_id: Uuid,
+    pub site_id: Uuid,
+    /// The segment enrolled; null: the site's subscribers.
+    pub segment_id: Option<Uuid>,
+    /// Contacts this call enrolled (those enrolled already, in any status but exited, are
+    /// passed over).
+    pub enrolled: usize,
+}
+
+/// How many of a segment's contacts are read and enrolled at a time.
+const SEGMENT_PAGE: i64 = 1000;
+
+/// Enrolls the contacts of the project's segment (or all of the site's subscribers) that are
+/// subscribed to the campaign's site and not suppressed, in one transaction
+/// (`POST /campaigns/{id}/segment-enrollments`, `enroll_segment`).
+pub async fn enroll_segment(
+    state: &AppState,
+    project_id: Uuid,
+    campaign_id: Uuid,
+    req: &EnrollSegment,
+) -> Result<SegmentEnrolled, ApiError> {
+    let mut conn = store::conn(&state.pool).await?;
+    let campaign = flows::require_campaign(&mut conn, project_id, campaign_id).await?;
+    flows::require_site(&mut conn, project_id, req.site_id).await?;
+    if campaign.site_id != req.site_id {
+        return Err(ApiError::invalid_field(
+            "site_id",
+            "not the campaign's site: a campaign enrolls the subscribers of the site it sends from",
+        ));
+    }
+    flows::require_enrolling(&campaign)?;
+    let (site, source) = (req.site_id, EnrollSource::Segment);
+    let enrolled = conn
+        .transaction::<_, ApiError, _>(async |conn| {
+            let Some(segment) = req.segment_id else {
+                return Ok(enrollments::insert_site_subscribers(
+                    conn,
+                    project_id,
+                    campaign_id,
+                    site,
+                    None,
+                    source,
+                )
+                .await?);
+            };
+            let (mut enrolled, mut after) = (0, None);
+            loop {
+                let ids =
+                    segment_contact_ids(conn, project_id, segment, after, SEGMENT_PAGE).await?;
+                enrolled += enrollments::insert_site_subscribers(
+                    conn,
+                    project_id,
+                    campaign_id,
+                    site,
+                    Some(&ids),
+                    source,
+                )
+                .await?;
+                match ids.last() {
+                    Some(last) if ids.len() as i64 == SEGMENT_PAGE => after = Some(*last),
+                    _ => return Ok(enrolled),
+                }
+            }
+        })
+        .await?;
+    Ok(SegmentEnrolled {
+        campaign_id,
+        site_id: req.site_id,
+        segment_id: req.segment_id,
+        enrolled,
+    })
+}
+
+/// Enroll a segment (or every subscriber of the site) in a campaign.
+#[utoipa::path(
+    post,
+    path = "/api/v1/campaigns/{id}/segment-enrollments",
+    operation_id = "enrollSegment",
+    tag = "campaigns",
+    params(("id" = Uuid, Path, description = "The campaign's id")),
+    request_body = EnrollSegment,
+    responses(
+        (status = 200, description = "How many contacts this call enrolled (0 when all were enrolled already)", body = SegmentEnrolled,
+            links(("ListEnrollments" = (operation_id = "listEnrollments", parameters(("id" = "$request.path.id")))))),
+        (status = 400, description = "`id` is not a UUID, `site_id` missing, invalid or not the campaign's site, or `segment_id` invalid", body = MailError),
+        (status = 403, description = "The key lacks the write scope", body = MailError),
+        (status = 404, description = "Not a campaign (`CAMPAIGN_NOT_FOUND`), site (`SITE_NOT_FOUND`) or segment (`SEGMENT_NOT_FOUND`) of this project", body = MailError),
+        (status = 409, description = "Only active campaigns enroll (`CAMPAIGN_NOT_ACTIVE`), and only while they accept new contacts (`CAMPAIGN_CLOSED`)", body = MailError),
+    )
+)]
+pub async fn enroll_from_segment(
+    WriteAccess(caller): WriteAccess,
+    state: web::Data<AppState>,
+    id: web::Path<Uuid>,
+    body: http_kit::Json<EnrollSegment>,
+) -> Result<web::Json<SegmentEnrolled>, ApiError> {
+    enroll_segment(&state, caller.owner_id, *id, &body)
+        .await
+        .map(web::Json)
 }
 
 /// The contact's enrollment in the campaign: the one in progress (or completed), else the

@@ -117,7 +117,7 @@ async fn every_documented_api_route_exists_and_is_gated() {
             }
         }
     }
-    assert_eq!(gated_ops, 114);
+    assert_eq!(gated_ops, 115);
     assert_eq!(public_ops, 4);
     assert_eq!(signed_ops, 6);
     h.stop().await;
@@ -187,6 +187,7 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<mail_api::routes::campaign_steps::__path_delete>(),
         Handler::of::<mail_api::routes::enrollments::__path_list>(),
         Handler::of::<mail_api::routes::enrollments::__path_enroll>(),
+        Handler::of::<mail_api::routes::enrollments::__path_enroll_from_segment>(),
         Handler::of::<mail_api::routes::enrollments::__path_get>(),
         Handler::of::<mail_api::routes::enrollments::__path_unenroll>(),
         Handler::of::<mail_api::routes::campaign_schedule::__path_calendar>(),

@@ -1,66 +1,24 @@
 //! `generate_email` against a real HTTP server on 127.0.0.1 speaking OpenAI's chat-completions
 //! wire format (`POST {base}/chat/completions`), and without a model configured.
 
-use std::sync::{Arc, Mutex};
-
-use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use rate_limit::policy::Plan;
-use serde_json::{Value, json};
+use serde_json::json;
+use test_support::chat_stub::ChatStub;
 
 use crate::common::*;
 
-/// What the stub saw of one request.
-#[derive(Debug, Clone)]
-struct Seen {
-    authorization: Option<String>,
-    body: Value,
-}
-
-/// A chat-completions endpoint answering `content` as the assistant's message (or `status`
-/// with an error body when not 200): its base URL (with `/v1`) and the requests it saw.
-async fn chat_endpoint(status: u16, content: &str) -> (String, Arc<Mutex<Vec<Seen>>>) {
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = Arc::clone(&seen);
-    let content = content.to_owned();
-    let server = HttpServer::new(move || {
-        let log = Arc::clone(&log);
-        let content = content.clone();
-        App::new().route(
-            "/v1/chat/completions",
-            web::post().to(move |req: HttpRequest, body: web::Json<Value>| {
-                let log = Arc::clone(&log);
-                let content = content.clone();
-                async move {
-                    log.lock().unwrap().push(Seen {
-                        authorization: req
-                            .headers()
-                            .get("authorization")
-                            .map(|v| v.to_str().unwrap().to_owned()),
-                        body: body.into_inner(),
-                    });
-                    if status != 200 {
-                        return HttpResponse::build(
-                            actix_web::http::StatusCode::from_u16(status).unwrap(),
-                        )
-                        .json(json!({"error": {"message": "overloaded", "type": "server_error"}}));
-                    }
-                    HttpResponse::Ok().json(json!({
-                        "id": "chatcmpl-1", "object": "chat.completion", "created": 1,
-                        "model": "stub-model",
-                        "choices": [{"index": 0, "finish_reason": "stop",
-                                     "message": {"role": "assistant", "content": content}}],
-                        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-                    }))
-                }
-            }),
-        )
-    })
-    .workers(1)
-    .bind(("127.0.0.1", 0))
-    .unwrap();
-    let addr = server.addrs()[0];
-    tokio::spawn(server.run());
-    (format!("http://{addr}/v1"), seen)
+/// The shared chat-completions stub, answering `content` as the assistant's message `times`
+/// times (or `status` with an error body when not 200).
+async fn chat_endpoint(status: u16, content: &str, times: usize) -> ChatStub {
+    let stub = ChatStub::start().await;
+    for _ in 0..times {
+        if status == 200 {
+            stub.reply(content);
+        } else {
+            stub.fail(status);
+        }
+    }
+    stub
 }
 
 /// A server whose model endpoint is `base_url`.
@@ -80,8 +38,8 @@ async fn harness_with_model(base_url: &str) -> Harness {
 async fn generate_email_asks_the_model_in_the_sites_voice_and_checks_its_answer() {
     let email = json!({"subject": "Spring is here", "html": "<h1>Spring</h1><p>New seeds.</p>",
                        "text": "Spring: new seeds."});
-    let (base, seen) = chat_endpoint(200, &email.to_string()).await;
-    let h = harness_with_model(&base).await;
+    let stub = chat_endpoint(200, &email.to_string(), 2).await;
+    let h = harness_with_model(&stub.base_url).await;
     let t = h.tenant(Plan::Enterprise).await;
     let site = h.site(&t.write, "garden").await;
     h.api(&t.write)
@@ -104,7 +62,7 @@ async fn generate_email_asks_the_model_in_the_sites_voice_and_checks_its_answer(
         json!({"subject": "Spring is here", "html": "<h1>Spring</h1><p>New seeds.</p>",
                "text": "Spring: new seeds.", "model": "stub-model"})
     );
-    let requests = seen.lock().unwrap().clone();
+    let requests = stub.requests();
     assert_eq!(requests.len(), 1);
     let request = &requests[0];
     assert_eq!(request.authorization.as_deref(), Some("Bearer sk-test"));
@@ -144,7 +102,7 @@ async fn generate_email_asks_the_model_in_the_sites_voice_and_checks_its_answer(
         )
         .await;
     expect_error(res, 404, "SITE_NOT_FOUND").await;
-    assert_eq!(seen.lock().unwrap().len(), 2);
+    assert_eq!(stub.requests().len(), 2);
     h.stop().await;
 }
 
@@ -161,8 +119,8 @@ async fn an_unusable_or_failed_model_answer_invents_nothing() {
         (200, r#"{"subject": "No body"}"#, 422, "LLM_INVALID_OUTPUT"),
         (503, "", 422, "LLM_FAILED"),
     ] {
-        let (base, seen) = chat_endpoint(status, content).await;
-        let h = harness_with_model(&base).await;
+        let stub = chat_endpoint(status, content, 1).await;
+        let h = harness_with_model(&stub.base_url).await;
         let t = h.tenant(Plan::Enterprise).await;
         let site = h.site(&t.write, "plots").await;
         let res = h
@@ -174,7 +132,7 @@ async fn an_unusable_or_failed_model_answer_invents_nothing() {
             .await;
         let err = expect_error(res, expected, code).await;
         assert!(!err.message.contains("127.0.0.1"), "{}", err.message);
-        assert_eq!(seen.lock().unwrap().len(), 1);
+        assert_eq!(stub.requests().len(), 1);
         h.stop().await;
     }
 }

@@ -458,6 +458,9 @@ fn body_for(op: &Operation) -> Option<Value> {
         ("POST", "/api/v1/campaigns/{id}/clone") => json!({"new_name": "copied"}),
         ("POST", "/api/v1/campaigns/{id}/steps") => json!({"subject": "x", "html": "<p>x</p>"}),
         ("POST", "/api/v1/campaigns/{id}/enrollments") => json!({"contact_id": Uuid::nil()}),
+        ("POST", "/api/v1/campaigns/{id}/segment-enrollments") => {
+            json!({"site_id": Uuid::nil(), "segment_id": Uuid::nil()})
+        }
         ("PATCH", "/api/v1/campaign-steps/{id}") => json!({"subject": "renamed"}),
         ("PUT", "/api/v1/sites/{id}/send-policy") => json!({"timezone": "UTC"}),
         ("PUT", "/api/v1/sites/{id}/warmup") => json!({"daily_limits": [1]}),

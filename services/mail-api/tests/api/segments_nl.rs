@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::common::*;
-use crate::llm_stub::ChatStub;
+use test_support::chat_stub::ChatStub;
 
 async fn with_model() -> (Harness, ChatStub) {
     let stub = ChatStub::start().await;

@@ -225,15 +225,6 @@ pub async fn pending(conn: &mut AsyncPgConnection, owner: Owner<'_>) -> QueryRes
     Ok((of("queued"), of("running")))
 }
 
-/// Marks the run published (the broker confirmed its task).
-pub async fn mark_published(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<()> {
-    diesel::update(r::table.find(id))
-        .set(r::published.eq(true))
-        .execute(conn)
-        .await
-        .map(drop)
-}
-
 /// Marks a queued run running (a redelivery of a running one stays running).
 pub async fn start(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<()> {
     diesel::update(r::table.find(id).filter(r::status.eq("queued")))
@@ -283,33 +274,6 @@ pub async fn fail(conn: &mut AsyncPgConnection, id: Uuid, error: &str) -> QueryR
     .execute(conn)
     .await
     .map(drop)
-}
-
-#[derive(Debug, QueryableByName)]
-pub struct Unpublished {
-    #[diesel(sql_type = SqlUuid)]
-    pub id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    pub user_id: Uuid,
-}
-
-/// Up to `limit` queued runs of every owner whose publish was not confirmed within
-/// `after_secs`, locked (`SKIP LOCKED`) until the transaction ends.
-pub async fn claim_unpublished(
-    conn: &mut AsyncPgConnection,
-    after_secs: i64,
-    limit: i64,
-) -> QueryResult<Vec<Unpublished>> {
-    diesel::sql_query(
-        "SELECT id, user_id FROM bridge_runs \
-         WHERE status = 'queued' AND NOT published \
-           AND created_at < now() - $1 * interval '1 second' \
-         ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED",
-    )
-    .bind::<BigInt, _>(after_secs)
-    .bind::<BigInt, _>(limit)
-    .load(conn)
-    .await
 }
 
 /// Deletes finished runs older than `days` (each holds a whole file); returns how many.

@@ -17,6 +17,7 @@ pub mod intake;
 pub mod kernels;
 pub mod mif;
 pub mod mif_import;
+pub mod model_runs;
 pub mod owner;
 pub mod product_states;
 pub mod products;

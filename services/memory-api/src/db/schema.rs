@@ -462,3 +462,22 @@ diesel::table! {
         connected_at -> Timestamptz,
     }
 }
+
+diesel::table! {
+    model_runs (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        environment -> Text,
+        workspace_id -> Nullable<Uuid>,
+        kind -> Text,
+        input -> Jsonb,
+        status -> Text,
+        published -> Bool,
+        model -> Nullable<Text>,
+        result -> Nullable<Jsonb>,
+        error -> Nullable<Text>,
+        created_at -> Timestamptz,
+        started_at -> Nullable<Timestamptz>,
+        completed_at -> Nullable<Timestamptz>,
+    }
+}

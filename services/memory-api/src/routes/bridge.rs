@@ -195,7 +195,15 @@ pub async fn generate(
     let run = db::insert(&mut conn, view, new).await?;
     drop(conn);
     let wait = body.wait.unwrap_or(false);
-    state.bridge.publish(&state.pool, &run, wait).await;
+    state
+        .bridge
+        .publish(
+            &state.pool,
+            run.id,
+            run.user_id,
+            wait.then_some(bridge::WAIT),
+        )
+        .await;
     let run = if wait {
         let mut conn = store::conn(&state.pool).await?;
         db::find(&mut conn, Owner::of(&caller), run.id)

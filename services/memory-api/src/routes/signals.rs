@@ -412,7 +412,8 @@ fn source_url_schema() -> utoipa::openapi::schema::Schema {
 fn workspace_id_schema() -> utoipa::openapi::schema::Schema {
     http_kit::request::nullable_format(
         utoipa::openapi::schema::KnownFormat::Uuid,
-        "A workspace id, stored with the signals",
+        "A workspace of the caller (404 otherwise), stored with the signals; absent or null: \
+         the credential's active workspace, if any",
     )
 }
 
@@ -515,6 +516,7 @@ pub struct ProducerSignalsIngested {
         (status = 207, description = "Some signals accepted; `errors` names the others", body = ProducerSignalsIngested),
         (status = 400, description = "The envelope is bad (the message names the field)", body = MemoryError),
         (status = 403, description = "The credential lacks the write scope", body = MemoryError),
+        (status = 404, description = "`workspaceId` is not a workspace of the caller", body = MemoryError),
         (status = 422, description = "No signal accepted; the message lists each one's error", body = MemoryError),
     )
 )]
@@ -528,6 +530,12 @@ pub async fn ingest_producer_signals(
         workspace_id,
         signals: items,
     } = body.into_inner();
+    let mut conn = store::conn(&state.pool).await?;
+    // An explicit `workspaceId` must be one of the caller's (404); absent, the credential's
+    // active workspace (if any) is recorded, as the other writes of workspace-divided memory do.
+    let workspace_id = crate::routes::scope::view(&mut conn, &caller, workspace_id)
+        .await?
+        .workspace;
     let mut errors: Vec<(usize, String)> = Vec::new();
     let mut valid: Vec<(usize, ProducerSignal)> = Vec::with_capacity(items.len());
     for (index, item) in items.into_iter().enumerate() {
@@ -537,7 +545,6 @@ pub async fn ingest_producer_signals(
         }
     }
 
-    let mut conn = store::conn(&state.pool).await?;
     let wanted: Vec<Uuid> = valid
         .iter()
         .flat_map(|(_, s)| s.related_decisions.iter().flatten().copied())

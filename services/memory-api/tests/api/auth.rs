@@ -170,7 +170,8 @@ async fn an_unknown_key_is_looked_up_once_yet_usable_as_soon_as_it_is_inserted()
 }
 
 /// Every credentialed GET of the committed OpenAPI document, made concrete: path parameters
-/// filled from `values`, and `q` given where the route takes one.
+/// filled from `values` (by `"<path> <name>"`, else by name), and `q` given where the route
+/// takes one.
 fn documented_reads(values: &[(&str, &str)]) -> Vec<String> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../proto-docs/memory-api.openapi.json");
@@ -192,9 +193,12 @@ fn documented_reads(values: &[(&str, &str)]) -> Vec<String> {
             let name = param["name"].as_str().unwrap();
             match param["in"].as_str().unwrap() {
                 "path" => {
+                    // A value for this path's parameter (`"<path> <name>"`), else for the name.
+                    let own = format!("{path} {name}");
                     let value = values
                         .iter()
-                        .find(|(n, _)| *n == name)
+                        .find(|(n, _)| *n == own)
+                        .or_else(|| values.iter().find(|(n, _)| *n == name))
                         .unwrap_or_else(|| panic!("no value for {{{name}}} of GET {path}"))
                         .1;
                     concrete = concrete.replace(&format!("{{{name}}}"), value);
@@ -301,6 +305,27 @@ async fn every_read_route_needs_the_read_scope() {
     )
     .await;
     let job_id = job["job_id"].as_str().expect("a job id").to_owned();
+    // A model credential, then one model run of each kind.
+    let byok = json!({"service": "openai", "label": "mine", "key": "sk-read-scope-test-0000"});
+    let res = send(Method::POST, "/api/v1/byok", &full, byok)
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 201);
+    let mut model_runs = Vec::new();
+    for (path, body) in [
+        ("/api/v1/content/brief", json!({"topic": "launch"})),
+        (
+            "/api/v1/marketing/autonomous/run",
+            json!({"goal": "launch"}),
+        ),
+        (
+            "/api/v1/marketing/competitor-watch/run",
+            json!({"competitors": [{"name": "Acme"}]}),
+        ),
+    ] {
+        let started = json(send(Method::POST, path, &full, body).await.unwrap()).await;
+        model_runs.push(started["id"].as_str().expect("a run id").to_owned());
+    }
 
     let reads = documented_reads(&[
         ("name", "alpha"),
@@ -308,6 +333,15 @@ async fn every_read_route_needs_the_read_scope() {
         ("runId", &run_id),
         ("id", &proposal),
         ("jobId", &job_id),
+        ("requestId", &model_runs[0]),
+        (
+            "/api/v1/marketing/autonomous/run/{runId} runId",
+            &model_runs[1],
+        ),
+        (
+            "/api/v1/marketing/competitor-watch/run/{runId} runId",
+            &model_runs[2],
+        ),
     ]);
     assert!(reads.len() >= 11, "{reads:?}");
     for path in &reads {

@@ -175,6 +175,11 @@ struct Owner {
     /// An agent bridge run of the workspace, and a connected agent.
     bridge_job: String,
     agent: String,
+    /// A content brief, an autonomous marketing run and a competitor watch (failed: no model
+    /// endpoint is configured here).
+    brief: String,
+    autonomous_run: String,
+    watch_run: String,
 }
 
 async fn seed(h: &Harness, label: &'static str, user: Uuid, key: String, p: &Planted) -> Owner {
@@ -338,6 +343,21 @@ async fn seed(h: &Harness, label: &'static str, user: Uuid, key: String, p: &Pla
     call(Method::POST, "/api/v1/connectors/intake", lead).await;
     let byok = json!({"service": "openai", "label": marker, "key": format!("sk-{marker}")});
     let credential = id_of(&call(Method::POST, "/api/v1/byok", byok).await, "id");
+    let body = json!({"topic": format!("{marker} brief")});
+    let brief = id_of(
+        &call(Method::POST, "/api/v1/content/brief", body).await,
+        "id",
+    );
+    let body = json!({"goal": format!("{marker} goal")});
+    let autonomous_run = id_of(
+        &call(Method::POST, "/api/v1/marketing/autonomous/run", body).await,
+        "id",
+    );
+    let body = json!({"competitors": [{"name": format!("{marker} rival")}]});
+    let watch_run = id_of(
+        &call(Method::POST, "/api/v1/marketing/competitor-watch/run", body).await,
+        "id",
+    );
     call(
         Method::PUT,
         "/api/v1/inbox/drafts",
@@ -383,6 +403,9 @@ async fn seed(h: &Harness, label: &'static str, user: Uuid, key: String, p: &Pla
         drift,
         bridge_job,
         agent,
+        brief,
+        autonomous_run,
+        watch_run,
     }
 }
 
@@ -484,6 +507,9 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
         ("id", "workspaces") => (victim.workspace.clone(), None),
         ("id", "drift") => (victim.drift.clone(), None),
         ("jobId", "generate") => (victim.bridge_job.clone(), None),
+        ("requestId", "content") => (victim.brief.clone(), None),
+        ("runId", "run") if path.contains("/autonomous/") => (victim.autonomous_run.clone(), None),
+        ("runId", "run") if path.contains("/competitor-watch/") => (victim.watch_run.clone(), None),
         ("id", "agents") => (victim.agent.clone(), None),
         _ => panic!("{path}: no value for path parameter `{name}`; map it in the isolation suite"),
     }
@@ -531,6 +557,11 @@ fn body_for(op: &Operation, caller: &Owner, victim: &Owner, p: &Planted) -> Opti
         }
         ("POST", "/api/v1/workspaces/{id}/sync") => json!({"force": true}),
         ("POST", "/api/v1/workspaces/drift/{id}/resolve") => json!({"resolution": "accept"}),
+        ("POST", "/api/v1/content/brief") => json!({"topic": caller.marker}),
+        ("POST", "/api/v1/marketing/autonomous/run") => json!({"goal": caller.marker}),
+        ("POST", "/api/v1/marketing/competitor-watch/run") => {
+            json!({"competitors": [{"name": caller.marker}]})
+        }
         _ => panic!(
             "{} {}: no body; add one to the isolation suite",
             op.method, op.path
@@ -787,6 +818,9 @@ async fn still_intact(h: &Harness, owner: &Owner, p: &Planted) -> Vec<String> {
         format!("/api/v1/memory/consolidate/{}", owner.run),
         format!("/api/v1/ai/costs/{}", owner.product),
         format!("/api/v1/bridge/generate/{}", owner.bridge_job),
+        format!("/api/v1/content/{}/status", owner.brief),
+        format!("/api/v1/marketing/autonomous/run/{}", owner.autonomous_run),
+        format!("/api/v1/marketing/competitor-watch/run/{}", owner.watch_run),
     ] {
         let (status, body) = send(h, &owner.key, Method::GET, &path, None).await;
         if status != 200 {

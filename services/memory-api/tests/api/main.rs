@@ -22,6 +22,7 @@ mod kernel_export;
 mod mif;
 mod mif_staging;
 mod migrations;
+mod model_runs;
 mod nul;
 mod openai_stub;
 mod product_state;

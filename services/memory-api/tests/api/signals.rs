@@ -548,7 +548,12 @@ async fn producer_batches_answer_201_207_422_and_400_as_ruled() {
     let (h, user, key) = Harness::with_writer(Tier::Free).await;
 
     // 201: all accepted, ids in order.
-    let workspace = Uuid::now_v7();
+    let workspace = h
+        .api(&key)
+        .post("/api/v1/workspaces", &json!({"name": "repo"}))
+        .expect(201)
+        .await;
+    let workspace = workspace["id"].as_str().unwrap().to_owned();
     let mut full = producer("full");
     full["entity_scope"] = json!("product");
     full["entity_id"] = json!("atlas");
@@ -942,4 +947,45 @@ async fn consolidation_spares_old_decisions_a_signal_references() {
     ingest_referencing(&h, &stranger, flagged).await;
     assert_eq!(consolidate().await, only_flagged);
     h.stop().await;
+}
+
+#[tokio::test]
+async fn a_producer_batch_names_a_workspace_of_the_caller_or_answers_404() {
+    let (h, _, key) = Harness::with_writer(Tier::Free).await;
+    let (_, other) = h.writer(Tier::Free).await;
+    let theirs = h
+        .api(&other)
+        .post("/api/v1/workspaces", &json!({"name": "theirs"}))
+        .expect(201)
+        .await;
+    let theirs = theirs["id"].as_str().unwrap().to_owned();
+    for workspace in [theirs.clone(), Uuid::now_v7().to_string()] {
+        let body = json!({"workspaceId": workspace, "signals": [producer("w")]});
+        expect_error(ingest(&h, &key, &body).await, 404, "NOT_FOUND").await;
+    }
+    let count = h
+        .query("SELECT count(*) FROM producer_signals WHERE dedup_key = 'w'")
+        .await;
+    assert_eq!(count, ["0"]);
+
+    // Absent: the credential's active workspace is recorded.
+    let mine = h
+        .api(&key)
+        .post("/api/v1/workspaces", &json!({"name": "mine"}))
+        .expect(201)
+        .await;
+    let mine = mine["id"].as_str().unwrap().to_owned();
+    h.api(&key)
+        .patch("/api/v1/scope", &json!({"workspace_id": mine}))
+        .expect(200)
+        .await;
+    let res = ingest(&h, &key, &json!({"signals": [producer("active")]})).await;
+    assert_eq!(res.status(), 201);
+    let id = ids(&json(res).await).remove(0);
+    let row = h
+        .query(&format!(
+            "SELECT workspace_id::text FROM producer_signals WHERE id = '{id}'"
+        ))
+        .await;
+    assert_eq!(row, [mine]);
 }

@@ -23,7 +23,9 @@ use crate::routes::campaigns::{
     change_campaign_status, clone_campaign, delete_campaign, get_campaign, insert_campaign,
     launch_campaign, list_campaigns, update_campaign,
 };
-use crate::routes::enrollments::{enroll_contact, enrollment_status, unenroll_contact};
+use crate::routes::enrollments::{
+    EnrollSegment, enroll_contact, enroll_segment, enrollment_status, unenroll_contact,
+};
 use crate::routes::generate::{GenerateEmail, generate_email};
 
 /// One campaign of the project.
@@ -58,6 +60,16 @@ pub struct EnrollmentArguments {
 }
 
 impl Validate for EnrollmentArguments {}
+
+/// A campaign, its site and the segment to enroll in it.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct EnrollSegmentArguments {
+    pub campaign_id: Uuid,
+    #[serde(flatten)]
+    pub audience: EnrollSegment,
+}
+
+impl Validate for EnrollSegmentArguments {}
 
 /// A campaign and what to change of it.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -333,6 +345,23 @@ fn enrollment_tools() -> Vec<Tool> {
                 ctx.project_id(),
                 args.campaign_id,
                 args.contact_id,
+            )
+            .await
+        }),
+        declare(
+            "enroll_segment",
+            Group::Campaigns,
+            "Enroll a saved segment's contacts (segment_id), or every subscriber of the site \
+             when no segment is given, in an active campaign: only contacts subscribed to the \
+             campaign's site (site_id) and not suppressed; those enrolled already are passed \
+             over. Answers how many this call enrolled.",
+        )
+        .writes(|ctx, Body(args): Body<EnrollSegmentArguments>| async move {
+            enroll_segment(
+                &ctx.state,
+                ctx.project_id(),
+                args.campaign_id,
+                &args.audience,
             )
             .await
         }),

@@ -1,7 +1,7 @@
 //! The segments group, and the contacts group's tools that read segments
 //! (`estimate_segment_size`, `list_subscribers_by_segment`, `list_win_back_draft`). Each
 //! handler calls the function of its route in `routes::segments`. `enroll_segment` (campaigns)
-//! comes with the campaign engine, on `routes::segments::segment_contact_ids`.
+//! is with the enrollment tools, on `routes::enrollments::enroll_segment`.
 
 use http_kit::{ApiError, PageParams, Validate};
 use rate_limit::policy::RouteClass;

@@ -1,6 +1,7 @@
 //! An OpenAI-compatible chat-completions endpoint on 127.0.0.1 (`POST /v1/chat/completions`,
-//! the documented request and answer bodies), for the model-backed tools: it answers the
-//! queued replies in order and records every request.
+//! the documented request and answer bodies), for the model-backed routes and tools of every
+//! service: it answers the queued replies in order and records every request (with its
+//! `Authorization` header, so a test sees which key called).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -38,7 +39,7 @@ struct State {
 
 #[derive(Clone)]
 pub struct ChatStub {
-    /// What `MAIL_LLM__BASE_URL` is set to (`http://127.0.0.1:<port>/v1`).
+    /// What the service's `…_LLM__BASE_URL` is set to (`http://127.0.0.1:<port>/v1`).
     pub base_url: String,
     state: Arc<Mutex<State>>,
 }

@@ -1,8 +1,10 @@
-//! The language model of the model-backed tools (ruled): an OpenAI-compatible
-//! chat-completions endpoint configured for the deployment (`MAIL_LLM__BASE_URL`,
-//! `__MODEL`, `__API_KEY`, `__TIMEOUT_SECS`). Without one, those tools answer 422
-//! `LLM_NOT_CONFIGURED` and nothing is invented. The endpoint is the deployment's
-//! configuration, never a project's, so it is trusted like the embedding endpoint.
+//! An OpenAI-compatible chat-completions client (`POST {base_url}/chat/completions`), for the
+//! model-backed routes of the services: mail's tools (ruled: an endpoint configured for the
+//! deployment; without one, 422 `LLM_NOT_CONFIGURED` and nothing is invented) and memory's
+//! runs (the deployment's endpoint, called with the caller's own BYOK key). The endpoint is the
+//! deployment's configuration, never a caller's, so it is trusted like the embedding endpoint.
+//! Failures are 422s: `LLM_FAILED` (unreachable, refused, no text) and `LLM_INVALID_OUTPUT`
+//! (an answer the service cannot use); the cause goes to the log, never the key.
 
 use std::time::Duration;
 
@@ -13,7 +15,8 @@ use serde_json::Value;
 /// Longest piece of an endpoint's error body kept in the log.
 const MAX_LOGGED_ERROR: usize = 300;
 
-/// `MAIL_LLM__…`: an empty `base_url` means no model.
+/// `<SERVICE>_LLM__BASE_URL`, `__MODEL`, `__API_KEY`, `__TIMEOUT_SECS`: an empty `base_url`
+/// means no model.
 #[derive(Clone, Default, Deserialize)]
 pub struct LlmSettings {
     /// The API base, e.g. `http://llm.internal/v1`; requests go to `{base_url}/chat/completions`.
@@ -120,10 +123,10 @@ impl ChatModel {
         }
         // TLS for outbound HTTP is a workspace-wide choice still to make (README).
         if !base.starts_with("http://") {
-            anyhow::bail!("MAIL_LLM__BASE_URL must start with http:// (TLS is not supported yet)");
+            anyhow::bail!("LLM__BASE_URL must start with http:// (TLS is not supported yet)");
         }
         if settings.model.trim().is_empty() {
-            anyhow::bail!("MAIL_LLM__MODEL is required with MAIL_LLM__BASE_URL");
+            anyhow::bail!("LLM__MODEL is required with LLM__BASE_URL");
         }
         let timeout = Duration::from_secs(settings.timeout_secs.max(1));
         let client = reqwest::Client::builder()
@@ -136,6 +139,17 @@ impl ChatModel {
             model: settings.model.trim().to_owned(),
             api_key: Some(settings.api_key.clone()).filter(|k| !k.is_empty()),
         }))
+    }
+
+    /// The same endpoint and model, called with `api_key` (a caller's own credential)
+    /// instead of the configured one.
+    pub fn with_api_key(&self, api_key: impl Into<String>) -> Self {
+        Self {
+            client: self.client.clone(),
+            url: self.url.clone(),
+            model: self.model.clone(),
+            api_key: Some(api_key.into()).filter(|k| !k.is_empty()),
+        }
     }
 
     /// The model's answer to `messages` (temperature 0). A transport error, a status other

@@ -1,0 +1,241 @@
+//! Model runs: a content brief, an autonomous marketing cycle or a competitor watch. The route
+//! checks the caller's BYOK model credential (422 without one), records the run and publishes
+//! its task on `model.run` (see [`crate::run_queue`]); every memory-api process consumes that
+//! queue. The worker writes the caller's memory as context (the agent bridge's file, within
+//! [`CONTEXT_BUDGET`] tokens), asks the deployment's OpenAI-compatible endpoint for one JSON
+//! object with the owner's own key, and records the object (`completed`) or why there is none
+//! (`failed`). A model failure fails the run at once (nothing is made up, the caller may run
+//! again); a database failure is retried, and recorded as the run's error on the last attempt.
+
+use std::sync::Arc;
+
+use diesel_async::AsyncPgConnection;
+use http_kit::ApiError;
+use llm::ChatModel;
+use queue::{Broker, DeliveryInfo, HandlerError, HandlerResult, Task};
+use secrets::Kek;
+use serde_json::{Value, json};
+use store::Pool;
+use uuid::Uuid;
+
+use crate::byok;
+use crate::db::model_runs::{self as db, Run};
+use crate::db::owner::Owner;
+use crate::run_queue::{RunKind, RunQueue};
+
+/// `model_runs`, queued on `model.run`.
+pub static MODEL_RUNS: RunKind = RunKind {
+    table: "model_runs",
+    queue: queue::MODEL_RUN,
+    task: |run_id, user_id| Task::ModelRun { run_id, user_id },
+    name: "model run",
+};
+
+/// The model runs' publisher.
+pub fn model_run_queue(broker: &Broker, prefix: &str) -> RunQueue {
+    RunQueue::new(&MODEL_RUNS, broker, prefix)
+}
+
+/// o200k_base tokens of memory given to the model as context.
+pub const CONTEXT_BUDGET: usize = 2_000;
+/// The newest decisions the context considers.
+const CONTEXT_DECISIONS: i64 = 20;
+
+/// What a run asks the model for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    ContentBrief,
+    AutonomousMarketing,
+    CompetitorWatch,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ContentBrief => "content_brief",
+            Self::AutonomousMarketing => "autonomous_marketing",
+            Self::CompetitorWatch => "competitor_watch",
+        }
+    }
+
+    fn parse(kind: &str) -> Option<Self> {
+        [
+            Self::ContentBrief,
+            Self::AutonomousMarketing,
+            Self::CompetitorWatch,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == kind)
+    }
+
+    /// What the model is told to do and to answer (the shape of `result`).
+    fn instructions(self) -> &'static str {
+        match self {
+            Self::ContentBrief => {
+                "You write content briefs for a marketing team. From the request (a JSON \
+                 object), write a brief. Answer with one JSON object with the keys: \"title\" \
+                 (string), \"angle\" (string), \"audience\" (string), \"outline\" (array of \
+                 section headings), \"key_messages\" (array of strings), \"keywords\" (array \
+                 of strings) and \"call_to_action\" (string)."
+            }
+            Self::AutonomousMarketing => {
+                "You run one cycle of autonomous marketing for a team. From the request (a \
+                 JSON object with the goal, the channels and the horizon in days), plan the \
+                 cycle. Answer with one JSON object with the keys: \"summary\" (string), \
+                 \"actions\" (array of objects with \"channel\", \"action\", \"rationale\" and \
+                 \"priority\" from 1 to 5) and \"metrics_to_watch\" (array of strings)."
+            }
+            Self::CompetitorWatch => {
+                "You watch competitors for a team. You cannot browse: use only what you know \
+                 and the memory, and say when you are unsure. From the request (a JSON object \
+                 naming the competitors and the focus), answer with one JSON object with the \
+                 keys: \"summary\" (string), \"competitors\" (array of objects with \"name\", \
+                 \"positioning\", \"threats\" and \"opportunities\") and \
+                 \"recommended_responses\" (array of strings)."
+            }
+        }
+    }
+}
+
+/// The system message: the instructions, then the caller's memory.
+fn system_message(kind: Kind, memory: &str) -> String {
+    format!(
+        "{}\nUse the memory below for facts about the team, its products and its decisions; \
+         do not invent facts that contradict it.\n\n<memory>\n{memory}\n</memory>",
+        kind.instructions()
+    )
+}
+
+/// What the worker needs.
+#[derive(Clone)]
+pub struct Worker {
+    pub pool: Pool,
+    pub kek: Arc<Kek>,
+    /// The deployment's endpoint (`MEMORY_LLM__…`); `None`: runs fail saying so.
+    pub model: Option<Arc<ChatModel>>,
+}
+
+/// Handles one `model_run` task: asks the model unless the run finished.
+pub async fn handle(worker: &Worker, task: Task, info: &DeliveryInfo) -> HandlerResult {
+    let Task::ModelRun { run_id, .. } = task else {
+        return Err(HandlerError::permanent(format!(
+            "the model-run worker does not handle {} tasks",
+            task.kind()
+        )));
+    };
+    match run(worker, run_id).await {
+        Ok(status) => Ok(Some(json!({ "run_id": run_id, "status": status }))),
+        Err(err) if info.is_last_attempt() => {
+            // Recorded, so the run does not stay `running` forever.
+            if let Ok(mut conn) = store::conn(&worker.pool).await {
+                let _ = db::fail(&mut conn, run_id, "the run could not be carried out").await;
+            }
+            Err(HandlerError::retry(err))
+        }
+        Err(err) => Err(HandlerError::retry(err)),
+    }
+}
+
+/// Carries out run `run_id`; answers its status (`None` when the run is gone). `Err`: a
+/// failure worth another attempt.
+async fn run(worker: &Worker, run_id: Uuid) -> Result<Option<String>, String> {
+    let mut conn = store::conn(&worker.pool).await.map_err(|e| e.to_string())?;
+    let Some(run) = db::by_id(&mut conn, run_id)
+        .await
+        .map_err(|e| e.to_string())?
+    else {
+        return Ok(None);
+    };
+    if run.is_finished() {
+        return Ok(Some(run.status));
+    }
+    db::start(&mut conn, run_id)
+        .await
+        .map_err(|e| e.to_string())?;
+    let outcome = ask(worker, &mut conn, &run).await?;
+    match outcome {
+        Ok((model, result)) => db::complete(&mut conn, run_id, &model, &result).await,
+        Err(err) => {
+            let error = format!(
+                "{}: {}",
+                err.code.unwrap_or("MODEL_RUN_FAILED"),
+                err.message
+            );
+            tracing::info!(run = %run_id, %error, "model run failed");
+            db::fail(&mut conn, run_id, &error).await
+        }
+    }
+    .map_err(|e| e.to_string())?;
+    let finished = db::by_id(&mut conn, run_id)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(finished.map(|r| r.status))
+}
+
+/// The model's answer for the run: `Ok(Ok(model, object))`, `Ok(Err(why))` when the run fails
+/// for good, `Err` when it should be tried again.
+async fn ask(
+    worker: &Worker,
+    conn: &mut AsyncPgConnection,
+    run: &Run,
+) -> Result<Result<(String, Value), ApiError>, String> {
+    let Some(kind) = Kind::parse(&run.kind) else {
+        return Ok(Err(ApiError::internal(format!(
+            "unknown run kind {}",
+            run.kind
+        ))));
+    };
+    let Some(model) = worker.model.as_deref() else {
+        return Ok(Err(llm::not_configured()));
+    };
+    let owner = Owner {
+        user_id: run.user_id,
+        environment: &run.environment,
+    };
+    let credential = byok::take(&worker.pool, &worker.kek, owner, byok::MODEL_SERVICE)
+        .await
+        .map_err(|e| e.to_string())?;
+    let Some(credential) = credential else {
+        return Ok(Err(byok::no_model_credential()));
+    };
+    let (rendered, _) = crate::bridge::write(conn, run.view(), CONTEXT_BUDGET, CONTEXT_DECISIONS)
+        .await
+        .map_err(|e| e.to_string())?;
+    let model = model.with_api_key(credential.into_api_key());
+    let system = system_message(kind, &rendered.content);
+    let answer = model.json_object(&system, &run.input.to_string()).await;
+    Ok(answer.map(|object| (model.model.clone(), object)))
+}
+
+/// Consumes `model.run` for as long as the process runs.
+pub fn spawn_consumer(worker: Worker, broker: Broker, prefix: String) {
+    let handler = move |task: Task, info: DeliveryInfo| {
+        let worker = worker.clone();
+        async move { handle(&worker, task, &info).await }
+    };
+    crate::run_queue::spawn_consumer(&MODEL_RUNS, broker, prefix, handler);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_is_read_back_from_its_name() {
+        for kind in [
+            Kind::ContentBrief,
+            Kind::AutonomousMarketing,
+            Kind::CompetitorWatch,
+        ] {
+            assert_eq!(Kind::parse(kind.as_str()), Some(kind));
+        }
+        assert_eq!(Kind::parse("other"), None);
+    }
+
+    #[test]
+    fn the_system_message_holds_the_instructions_and_the_memory() {
+        let message = system_message(Kind::CompetitorWatch, "# Agent context\nAda");
+        assert!(message.starts_with("You watch competitors"));
+        assert!(message.ends_with("<memory>\n# Agent context\nAda\n</memory>"));
+    }
+}

@@ -1,0 +1,128 @@
+//! Content briefs: `POST /content/brief` and `GET /content/{requestId}/status`.
+
+use actix_web::{HttpResponse, web};
+use auth::{ReadAccess, WriteAccess};
+use http_kit::openapi::MemoryError;
+use http_kit::{ApiError, Validate};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::AppState;
+use crate::model_runs::Kind;
+use crate::routes::model_runs::{self, ModelRun, workspace_id_schema};
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/content/brief").route(web::post().to(create)))
+        .service(web::resource("/content/{requestId}/status").route(web::get().to(status)));
+}
+
+/// The piece of content a brief is for.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ContentFormat {
+    #[default]
+    BlogPost,
+    Newsletter,
+    Email,
+    SocialPost,
+    LandingPage,
+    VideoScript,
+}
+
+/// The body of `POST /content/brief`. Unknown fields are ignored.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ContentBriefRequest {
+    /// What the content is about: 1..=500 characters, not blank (trimmed).
+    #[schema(min_length = 1, max_length = 500, pattern = r"[^\s\x85\uFEFF]")]
+    pub topic: String,
+    /// Default `blog_post`.
+    #[serde(default)]
+    #[schema(required = false)]
+    pub format: ContentFormat,
+    /// Who it is for: at most 500 characters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 500)]
+    pub audience: Option<String>,
+    /// At most 200 characters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 200)]
+    pub tone: Option<String>,
+    /// Anything else the brief should take into account: at most 4000 characters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 4000)]
+    pub notes: Option<String>,
+    #[schema(schema_with = workspace_id_schema)]
+    pub workspace_id: Option<Uuid>,
+}
+
+impl Validate for ContentBriefRequest {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        http_kit::request::trim(&mut self.topic);
+        Ok(())
+    }
+}
+
+/// Create a content brief.
+#[utoipa::path(
+    post,
+    path = "/api/v1/content/brief",
+    operation_id = "createContentBrief",
+    tag = "content",
+    description = "Records a run and queues it (RabbitMQ, `model.run`); poll \
+        `GET /content/{requestId}/status` (the `Location` header). The run gives the caller's \
+        memory (the identity kernel, product states and newest decisions of the workspace and \
+        the account, at most 2000 o200k_base tokens) and the request to the deployment's \
+        OpenAI-compatible chat-completions endpoint, called with the caller's own model \
+        credential (`POST /byok`, service `openai`), and asks for one JSON object: `title`, \
+        `angle`, `audience`, `outline` (section headings), `key_messages`, `keywords` and \
+        `call_to_action`. That object is the run's `result`; a failure of the model is the \
+        run's `error`, and nothing is made up in its place.",
+    request_body = ContentBriefRequest,
+    responses(
+        (status = 202, description = "Queued: poll the `Location`", body = ModelRun,
+            headers(("Location" = String, description = "`/api/v1/content/{requestId}/status`")),
+            links(("GetStatus" = (operation_id = "getContentBriefStatus", parameters(("requestId" = "$response.body#/id")))))),
+        (status = 400, description = "A field is invalid or out of range (the message names it)", body = MemoryError),
+        (status = 403, description = "The credential lacks the write scope", body = MemoryError),
+        (status = 404, description = "workspace_id names no workspace of the caller", body = MemoryError),
+        (status = 422, description = "The caller has no model credential (`POST /byok`, service `openai`)", body = MemoryError),
+    )
+)]
+pub async fn create(
+    WriteAccess(caller): WriteAccess,
+    state: web::Data<AppState>,
+    body: http_kit::Json<ContentBriefRequest>,
+) -> Result<HttpResponse, ApiError> {
+    model_runs::start(
+        &state,
+        &caller,
+        Kind::ContentBrief,
+        body.workspace_id,
+        &*body,
+        |id| format!("/api/v1/content/{id}/status"),
+    )
+    .await
+}
+
+/// A content brief's status, and the brief once completed.
+#[utoipa::path(
+    get,
+    path = "/api/v1/content/{requestId}/status",
+    operation_id = "getContentBriefStatus",
+    tag = "content",
+    params(("requestId" = Uuid, Path, pattern = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$", description = "The brief's id (`id` of `POST /content/brief`)")),
+    responses(
+        (status = 200, description = "The run; `result` holds the brief once `completed`", body = ModelRun),
+        (status = 400, description = "The id is not a UUID", body = MemoryError),
+        (status = 403, description = "The credential lacks the read scope", body = MemoryError),
+        (status = 404, description = "No such brief of the caller (finished runs are kept 30 days)", body = MemoryError),
+    )
+)]
+pub async fn status(
+    ReadAccess(caller): ReadAccess,
+    state: web::Data<AppState>,
+    id: web::Path<Uuid>,
+) -> Result<web::Json<ModelRun>, ApiError> {
+    model_runs::read(&state, &caller, Kind::ContentBrief, id.into_inner()).await
+}

@@ -1,0 +1,209 @@
+//! Runs recorded in PostgreSQL and queued through RabbitMQ (the agent bridge's runs, the model
+//! runs): a run's row is written first, then its task is published with publisher confirms and
+//! the row marked `published`; a relay publishes again, every few seconds, the queued runs
+//! whose publish was not confirmed (crash, broker down). Delivery is at least once: each
+//! worker skips a run that finished.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use diesel::sql_types::{BigInt, Uuid as SqlUuid};
+use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl};
+use queue::{Broker, DeliveryInfo, HandlerResult, Publisher, ShutdownToken, Task};
+use store::Pool;
+use tokio::sync::OnceCell;
+use uuid::Uuid;
+
+/// A queued run not confirmed published after this long is published again.
+const REPUBLISH_AFTER_SECS: i64 = 10;
+const RELAY_EVERY: Duration = Duration::from_secs(5);
+/// Runs handled at once by one process.
+const PREFETCH: u16 = 4;
+
+/// One kind of queued run: the table its rows are in (with `id`, `user_id`, `status`,
+/// `published` and `created_at`), its queue, and its task.
+pub struct RunKind {
+    /// A constant table name: the only SQL text not written here.
+    pub table: &'static str,
+    pub queue: &'static str,
+    pub task: fn(Uuid, Uuid) -> Task,
+    /// For the log.
+    pub name: &'static str,
+}
+
+impl RunKind {
+    pub fn work_queue(&self, prefix: &str) -> queue::WorkQueue {
+        queue::WorkQueue::new(self.queue).with_prefix(prefix)
+    }
+}
+
+/// Publishes one kind's tasks (declaring its queue once per process).
+#[derive(Clone)]
+pub struct RunQueue {
+    kind: &'static RunKind,
+    publisher: Publisher,
+    broker: Broker,
+    declared: Arc<OnceCell<()>>,
+}
+
+impl RunQueue {
+    pub fn new(kind: &'static RunKind, broker: &Broker, prefix: &str) -> Self {
+        Self {
+            kind,
+            publisher: broker.publisher(kind.work_queue(prefix)),
+            broker: broker.clone(),
+            declared: Arc::new(OnceCell::new()),
+        }
+    }
+
+    async fn declare(&self) -> Result<(), queue::QueueError> {
+        self.declared
+            .get_or_try_init(|| async {
+                self.broker.declare(self.publisher.queue()).await?;
+                Ok::<_, queue::QueueError>(())
+            })
+            .await
+            .map(drop)
+    }
+
+    /// Publishes run `id`'s task; with `wait`, then waits up to `wait` for the worker to have
+    /// handled it. `true` when the broker confirmed the task (the run is then marked
+    /// published); `false` leaves it to the relay.
+    pub async fn publish(
+        &self,
+        pool: &Pool,
+        id: Uuid,
+        user_id: Uuid,
+        wait: Option<Duration>,
+    ) -> bool {
+        let task = (self.kind.task)(id, user_id);
+        let published = match self.declare().await {
+            Err(err) => Err(err.to_string()),
+            Ok(()) => match wait {
+                Some(wait) => match self.publisher.rpc_call(&task, wait).await {
+                    Err(queue::RpcError::Publish(err)) => Err(err.to_string()),
+                    // Answered, failed or still running: the run's row says which.
+                    _ => Ok(()),
+                },
+                None => self
+                    .publisher
+                    .publish_with_id(&task, id)
+                    .await
+                    .map_err(|e| e.to_string()),
+            },
+        };
+        let kind = self.kind.name;
+        if let Err(err) = published {
+            tracing::warn!(run = %id, kind, error = %err, "run not published; the relay will");
+            return false;
+        }
+        let marked = match store::conn(pool).await {
+            Ok(mut conn) => mark_published(&mut conn, self.kind, id)
+                .await
+                .map_err(|e| e.to_string()),
+            Err(err) => Err(err.to_string()),
+        };
+        if let Err(err) = marked {
+            tracing::warn!(run = %id, kind, error = %err, "run not marked published");
+        }
+        true
+    }
+}
+
+async fn mark_published(
+    conn: &mut AsyncPgConnection,
+    kind: &RunKind,
+    id: Uuid,
+) -> diesel::QueryResult<()> {
+    diesel::sql_query(format!(
+        "UPDATE {} SET published = true WHERE id = $1",
+        kind.table
+    ))
+    .bind::<SqlUuid, _>(id)
+    .execute(conn)
+    .await
+    .map(drop)
+}
+
+#[derive(Debug, diesel::QueryableByName)]
+struct Unpublished {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    user_id: Uuid,
+}
+
+/// Up to `limit` queued runs of every owner whose publish was not confirmed within
+/// `after_secs`, locked (`SKIP LOCKED`) until the transaction ends.
+async fn claim_unpublished(
+    conn: &mut AsyncPgConnection,
+    kind: &RunKind,
+    after_secs: i64,
+    limit: i64,
+) -> diesel::QueryResult<Vec<Unpublished>> {
+    diesel::sql_query(format!(
+        "SELECT id, user_id FROM {} \
+         WHERE status = 'queued' AND NOT published \
+           AND created_at < now() - $1 * interval '1 second' \
+         ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED",
+        kind.table
+    ))
+    .bind::<BigInt, _>(after_secs)
+    .bind::<BigInt, _>(limit)
+    .load(conn)
+    .await
+}
+
+/// One relay pass: how many runs were published.
+pub async fn relay_once(pool: &Pool, queue: &RunQueue) -> anyhow::Result<usize> {
+    let mut conn = store::conn(pool).await?;
+    let queue = queue.clone();
+    let published = conn
+        .transaction::<_, anyhow::Error, _>(async move |conn| {
+            let due = claim_unpublished(conn, queue.kind, REPUBLISH_AFTER_SECS, 50).await?;
+            let mut published = 0;
+            for run in due {
+                queue.declare().await?;
+                let task = (queue.kind.task)(run.id, run.user_id);
+                queue.publisher.publish_with_id(&task, run.id).await?;
+                mark_published(conn, queue.kind, run.id).await?;
+                published += 1;
+            }
+            Ok(published)
+        })
+        .await?;
+    Ok(published)
+}
+
+/// Publishes again, every few seconds, the queued runs whose publish was not confirmed.
+pub fn spawn_relay(pool: Pool, queue: RunQueue) {
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(RELAY_EVERY).await;
+            let kind = queue.kind.name;
+            match relay_once(&pool, &queue).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(published = n, kind, "relay published runs"),
+                Err(err) => tracing::warn!(error = %err, kind, "relay pass failed"),
+            }
+        }
+    });
+}
+
+/// Consumes the kind's queue with `handler` for as long as the process runs.
+pub fn spawn_consumer<H, Fut>(kind: &'static RunKind, broker: Broker, prefix: String, handler: H)
+where
+    H: Fn(Task, DeliveryInfo) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = HandlerResult> + Send + 'static,
+{
+    tokio::spawn(async move {
+        let consumed = broker
+            .consumer(kind.work_queue(&prefix))
+            .with_prefetch(PREFETCH)
+            .run(handler, ShutdownToken::new())
+            .await;
+        if let Err(err) = consumed {
+            tracing::info!(error = %err, kind = kind.name, "consumer stopped");
+        }
+    });
+}

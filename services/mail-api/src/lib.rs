@@ -11,6 +11,7 @@ pub mod housekeeping;
 pub mod llm;
 pub mod mcp;
 pub mod openapi;
+pub mod own_domains;
 pub mod routes;
 pub mod scheduler;
 pub mod sending;

@@ -120,6 +120,7 @@ impl SendRequest {
             text: None,
             headers: self.header_pairs(),
             tags: Vec::new(),
+            dkim: None,
         };
         probe.validate().map_err(|err| match err {
             delivery::EmailError::Invalid { field, message } => {

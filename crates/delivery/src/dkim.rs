@@ -15,8 +15,10 @@ use crate::EmailError;
 pub const KEY_BITS: u32 = 2048;
 
 /// The headers signed: what a receiver shows or threads by, and what our unsubscribe relies
-/// on. A header the message lacks is signed as absent (nobody can add it later).
-const SIGNED_HEADERS: [&str; 10] = [
+/// on. A header the message lacks is signed as absent (nobody can add it later). Not
+/// `Content-Type`: lettre writes a multipart's type with the body, after signing, so it is
+/// not among the headers it signs (the body hash covers the parts all the same).
+const SIGNED_HEADERS: [&str; 9] = [
     "From",
     "To",
     "Subject",
@@ -24,7 +26,6 @@ const SIGNED_HEADERS: [&str; 10] = [
     "Message-ID",
     "Reply-To",
     "MIME-Version",
-    "Content-Type",
     "List-Unsubscribe",
     "List-Unsubscribe-Post",
 ];
@@ -121,6 +122,10 @@ mod tests {
         );
         assert!(record_text(&pair.public_base64).starts_with("v=DKIM1; k=rsa; p=MIIBIjAN"));
         let mut email = sample();
+        email.headers.push((
+            "List-Unsubscribe".into(),
+            "<https://track.acme.test/u/abc>".into(),
+        ));
         email.dkim = Some(DkimKey {
             domain: "mail.acme.test".into(),
             selector: "s1".into(),

@@ -329,14 +329,19 @@ async fn registering_checks_the_domain_the_site_and_the_scope() {
             .await;
         expect_error(res, 400, "VALIDATION_ERROR").await;
     }
-    let res = h
-        .post_json(
-            &t.write,
-            "/api/v1/domains",
-            &json!({"site_id": uuid::Uuid::now_v7(), "domain": "mail.shop.example"}),
-        )
-        .await;
-    expect_error(res, 404, "SITE_NOT_FOUND").await;
+    let other = h.tenant(Plan::Free).await;
+    let their_site = h.site(&other.write, "theirs").await;
+    for foreign in [uuid::Uuid::now_v7().to_string(), their_site] {
+        let res = h
+            .post_json(
+                &t.write,
+                "/api/v1/domains",
+                &json!({"site_id": foreign, "domain": "mail.shop.example"}),
+            )
+            .await;
+        expect_error(res, 404, "SITE_NOT_FOUND").await;
+    }
+    assert_eq!(h.query("SELECT count(*) FROM sending_domains").await, ["0"]);
     let res = h
         .post_json(
             &t.read,

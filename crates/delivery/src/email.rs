@@ -53,6 +53,9 @@ pub struct OutgoingEmail {
     /// Custom headers, in order.
     pub headers: Vec<(String, String)>,
     pub tags: Vec<String>,
+    /// The own domain's key when the message is to be DKIM-signed (never serialized).
+    #[serde(skip)]
+    pub dkim: Option<crate::dkim::DkimKey>,
 }
 
 impl OutgoingEmail {
@@ -167,6 +170,7 @@ pub(crate) fn sample() -> OutgoingEmail {
         text: Some("Hello, start at https://acme.test/start".into()),
         headers: vec![("X-Campaign".into(), "welcome".into())],
         tags: vec!["welcome".into()],
+        dkim: None,
     }
 }
 

@@ -2,12 +2,14 @@
 //!
 //! - [`OutgoingEmail`]: what one send is made of;
 //! - [`mime`]: the RFC 5322 message (text and HTML alternatives, custom headers, Message-ID);
+//! - [`dkim`]: the per-domain RSA key, its DNS record and the message's signature;
 //! - [`tracking`]: signed open, click and unsubscribe links, and their injection into HTML;
 //! - [`providers`]: SMTP (pooled, STARTTLS), Resend's `POST /emails`, and `.eml` files for
 //!   development, behind one trait whose errors say whether a retry can help;
 //! - [`public_host`]: the check that keeps a project's SMTP host off internal addresses;
 //! - [`safe_http`]: the HTTP client for project-chosen URLs (webhook endpoints, chat alerts).
 
+pub mod dkim;
 pub mod mime;
 pub mod providers;
 pub mod public_host;

@@ -15,7 +15,8 @@ fn invalid(field: &'static str, err: impl std::fmt::Display) -> EmailError {
     }
 }
 
-/// The lettre message (for SMTP); [`OutgoingEmail::validate`] must have passed.
+/// The lettre message (for SMTP), DKIM-signed when the email carries its domain's key;
+/// [`OutgoingEmail::validate`] must have passed.
 pub fn message(email: &OutgoingEmail) -> Result<Message, EmailError> {
     let from = Mailbox::new(
         Some(email.from_name.clone()).filter(|n| !n.is_empty()),
@@ -41,7 +42,11 @@ pub fn message(email: &OutgoingEmail) -> Result<Message, EmailError> {
             .singlepart(html),
         None => MultiPart::alternative().singlepart(html),
     };
-    builder.multipart(body).map_err(|e| invalid("to", e))
+    let mut message = builder.multipart(body).map_err(|e| invalid("to", e))?;
+    if let Some(key) = &email.dkim {
+        key.sign(&mut message)?;
+    }
+    Ok(message)
 }
 
 /// The message as bytes (for `.eml` files).

@@ -26,6 +26,7 @@ fn email() -> OutgoingEmail {
         text: Some("See https://acme.test/invoice".into()),
         headers: vec![("X-Entity-Ref".into(), "inv-42".into())],
         tags: vec!["invoice".into()],
+        dkim: None,
     }
 }
 

@@ -48,6 +48,8 @@ pub struct AppState {
     pub clock: crate::clock::Clock,
     /// The model-backed tools' language model, if the deployment configured one.
     pub llm: Option<Arc<crate::llm::ChatModel>>,
+    /// Own sending domains: the records to publish and their DNS checks.
+    pub dns: Arc<crate::own_domains::DnsChecker>,
 }
 
 impl AppState {
@@ -126,6 +128,11 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     let llm = crate::llm::ChatModel::from_settings(&settings.llm)
         .map_err(|e| anyhow::anyhow!("MAIL_{e}"))?
         .map(Arc::new);
+    let dns = Arc::new(crate::own_domains::DnsChecker::new(
+        &settings.dns,
+        crate::own_domains::Publishing::new(&settings.domains, &settings.sending.shared_domain),
+    )?);
+    let state_dns = Arc::clone(&dns);
     let launched = service_kit::server::launch(
         &settings.common,
         ApiSpec {
@@ -153,6 +160,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 queue_prefix: Arc::clone(&queue_prefix),
                 clock: clock.clone(),
                 llm: llm.clone(),
+                dns: Arc::clone(&state_dns),
                 pool: worker.pool,
                 broker: worker.broker,
             }),
@@ -172,6 +180,11 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     )
     .await?;
     crate::housekeeping::spawn_idempotency_purge(launched.infra.pool.clone());
+    crate::own_domains::periodic::spawn(
+        launched.infra.pool.clone(),
+        dns,
+        std::time::Duration::from_secs(settings.domains.check_interval_secs.max(1)),
+    );
     if settings.scheduler.enabled {
         crate::scheduler::Scheduler::new(
             launched.infra.pool.clone(),

@@ -56,6 +56,14 @@ batch_per_minute_managed = 5000
 batch_per_minute_agency_plus = 20000
 batch_per_minute_enterprise = 0
 
+[dns]
+resolver = ""
+
+[domains]
+check_interval_secs = 3600
+spf_include = ""
+return_path_target = ""
+
 [scheduler]
 enabled = true
 interval_ms = 1000
@@ -83,6 +91,11 @@ pub struct Settings {
     /// `MAIL_OUTBOUND_WEBHOOKS__…`
     #[serde(default)]
     pub outbound_webhooks: crate::outbound::OutboundWebhookSettings,
+    /// The resolver own sending domains are checked through (`MAIL_DNS__RESOLVER`).
+    pub dns: crate::own_domains::DnsSettings,
+    /// Own sending domains: the records to publish and the periodic check
+    /// (`MAIL_DOMAINS__…`).
+    pub domains: crate::own_domains::DomainSettings,
 }
 
 /// The campaign scheduler of this process (`MAIL_SCHEDULER__…`): every replica runs it; rows

@@ -29,13 +29,17 @@ pub enum CronJob {
     /// With the relay: publishes again the jobs of emails whose worker died after claiming
     /// them. Recorded when it published something or failed.
     ExpiredSendClaims,
+    /// Every `DOMAINS__CHECK_INTERVAL_SECS`: checks the DNS records of the verified own
+    /// sending domains again. Recorded when it checked something or failed.
+    DomainDnsCheck,
 }
 
 impl CronJob {
-    pub const ALL: [Self; 3] = [
+    pub const ALL: [Self; 4] = [
         Self::Housekeeping,
         Self::OutboxRelay,
         Self::ExpiredSendClaims,
+        Self::DomainDnsCheck,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -43,6 +47,7 @@ impl CronJob {
             Self::Housekeeping => "housekeeping",
             Self::OutboxRelay => "outbox_relay",
             Self::ExpiredSendClaims => "expired_send_claims",
+            Self::DomainDnsCheck => "domain_dns_check",
         }
     }
 

@@ -13,6 +13,7 @@ pub use ::llm;
 pub mod mcp;
 pub mod openapi;
 pub mod outbound;
+pub mod own_domains;
 pub mod routes;
 pub mod scheduler;
 pub mod sending;

@@ -44,6 +44,10 @@ const FINISH: Finish = Finish {
         routes::sites::update,
         routes::sites::get_voice,
         routes::sites::put_voice,
+        routes::domains::register,
+        routes::domains::list,
+        routes::domains::get,
+        routes::domains::refresh_route,
         routes::send_policy::get_policy,
         routes::send_policy::put_policy,
         routes::send_policy::get_warmup,
@@ -167,6 +171,7 @@ const FINISH: Finish = Finish {
     modifiers(&FINISH),
     tags(
         (name = "sites", description = "Sender identities"),
+        (name = "domains", description = "Own sending domains: the DNS records to publish (SPF, DKIM, DMARC, return path), their checks, and DKIM-signed mail from a verified domain"),
         (name = "contacts", description = "Contacts, identified by email within a project"),
         (name = "events", description = "Named events and the triggered enrollments they cause"),
         (name = "conversions", description = "Conversions and their attribution to email"),

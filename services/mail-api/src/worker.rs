@@ -19,6 +19,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use delivery::dkim::DkimKey;
 use delivery::tracking::Tracker;
 use delivery::{OutgoingEmail, Provider, ProviderConfig, SendError};
 use prometheus::{IntCounterVec, Opts};
@@ -135,10 +136,26 @@ impl SendWorker {
         if job.suppressed {
             return self.finish(&mut conn, &row, Outcome::Suppressed).await;
         }
+        let own = match self.own_domain(
+            row.project_id,
+            job.own_domain_id,
+            job.own_domain,
+            job.dkim_selector,
+            job.dkim_private_key.as_deref(),
+        ) {
+            Ok(own) => own,
+            Err(reason) => {
+                let outcome = Outcome::Failed {
+                    provider: "none",
+                    reason: &reason,
+                };
+                return self.finish(&mut conn, &row, outcome).await;
+            }
+        };
         let (Some(slug), Some(from_name)) = (job.site_slug, job.site_from_name) else {
             return Err(HandlerError::permanent("the email's site is gone"));
         };
-        let email = match self.build(&row, &slug, &from_name) {
+        let email = match self.build(&row, &slug, &from_name, own) {
             Ok(email) => email,
             Err(reason) => {
                 let outcome = Outcome::Failed {
@@ -244,8 +261,37 @@ impl SendWorker {
         Ok(SendResult::of(&current))
     }
 
-    /// The message as the provider gets it ([`compose`]).
-    fn build(&self, row: &Email, slug: &str, from_name: &str) -> Result<OutgoingEmail, String> {
+    /// The site's verified own domain and its opened DKIM key (`None`: the shared domain).
+    fn own_domain(
+        &self,
+        project_id: Uuid,
+        id: Option<Uuid>,
+        domain: Option<String>,
+        selector: Option<String>,
+        sealed: Option<&[u8]>,
+    ) -> Result<Option<DkimKey>, String> {
+        let (Some(id), Some(domain), Some(selector), Some(sealed)) = (id, domain, selector, sealed)
+        else {
+            return Ok(None);
+        };
+        let private_pem = crate::db::domains::open_key(&self.kek, project_id, id, sealed)
+            .map_err(|e| e.to_string())?;
+        Ok(Some(DkimKey {
+            domain,
+            selector,
+            private_pem,
+        }))
+    }
+
+    /// The message as the provider gets it ([`compose`]): from the site's verified own domain
+    /// and signed with its key, or from the shared domain.
+    fn build(
+        &self,
+        row: &Email,
+        slug: &str,
+        from_name: &str,
+        own: Option<DkimKey>,
+    ) -> Result<OutgoingEmail, String> {
         let html = row.html.clone().unwrap_or_default();
         let draft = Draft {
             id: row.id,
@@ -259,8 +305,13 @@ impl SendWorker {
             tracking: row.tracking,
             campaign: row.campaign_id.is_some() || row.enrollment_id.is_some(),
         };
-        compose(&self.tracker, &self.shared_domain, slug, from_name, &draft)
-            .map_err(|e| e.to_string())
+        let domain = own
+            .as_ref()
+            .map_or(self.shared_domain.as_str(), |k| &k.domain);
+        let mut email =
+            compose(&self.tracker, domain, slug, from_name, &draft).map_err(|e| e.to_string())?;
+        email.dkim = own;
+        Ok(email)
     }
 
     fn provider(
@@ -332,13 +383,14 @@ pub enum ComposeError {
     Invalid(#[from] delivery::EmailError),
 }
 
-/// The message as the provider gets it: from `<slug>@<shared domain>` with the site's name,
+/// The message as the provider gets it: from `<slug>@<domain>` (the shared sending domain, or
+/// the site's verified own domain) with the site's name,
 /// tracking injected unless the request turned it off, and on campaign mail the one-click
 /// unsubscribe headers (RFC 8058) and an unsubscribe link at the end of the body (and text). The send worker sends what this makes; `POST /emails/preview`
 /// shows it.
 pub fn compose(
     tracker: &Tracker,
-    shared_domain: &str,
+    domain: &str,
     slug: &str,
     from_name: &str,
     draft: &Draft<'_>,
@@ -363,7 +415,7 @@ pub fn compose(
     let email = OutgoingEmail {
         id: draft.id,
         from_name: from_name.to_owned(),
-        from_address: format!("{slug}@{shared_domain}"),
+        from_address: format!("{slug}@{domain}"),
         to: draft.to.to_owned(),
         reply_to: draft.reply_to.map(str::to_owned),
         subject: draft.subject.to_owned(),
@@ -371,6 +423,7 @@ pub fn compose(
         text,
         headers,
         tags: draft.tags.to_vec(),
+        dkim: None,
     };
     email.validate()?;
     Ok(email)

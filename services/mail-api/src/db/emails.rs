@@ -368,6 +368,16 @@ pub struct ForSending {
     /// The project's sealed provider configuration (`None`: the deployment's default).
     #[diesel(sql_type = Nullable<Bytea>)]
     pub provider_config: Option<Vec<u8>>,
+    /// The site's own domain while it is verified (`None`: the shared domain).
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    pub own_domain_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub own_domain: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub dkim_selector: Option<String>,
+    /// The domain's DKIM private key, sealed.
+    #[diesel(sql_type = Nullable<Bytea>)]
+    pub dkim_private_key: Option<Vec<u8>>,
 }
 
 /// Reads what sending `id` needs, in one query.
@@ -379,10 +389,13 @@ pub async fn for_sending(
     Prepared(
         diesel::sql_query(format!(
             "SELECT e.*, {} AS suppressed, s.slug AS site_slug, s.from_name AS site_from_name, \
-                d.provider_config \
+                d.provider_config, o.id AS own_domain_id, o.domain AS own_domain, \
+                o.dkim_selector, o.dkim_private_key \
          FROM (SELECT {COLUMNS} FROM email_log WHERE project_id = $1 AND id = $2) AS e \
          LEFT JOIN sites s ON s.project_id = e.project_id AND s.id = e.site_id \
-         LEFT JOIN project_delivery d ON d.project_id = e.project_id",
+         LEFT JOIN project_delivery d ON d.project_id = e.project_id \
+         LEFT JOIN sending_domains o ON o.project_id = e.project_id AND o.site_id = e.site_id \
+             AND o.status = 'verified'",
             suppressed_sql("e.project_id", "e.site_id", "e.to_email")
         ))
         .bind::<SqlUuid, _>(project_id)

@@ -13,6 +13,7 @@ pub mod conversions;
 pub mod credentials;
 pub mod cron;
 pub mod delivery;
+pub mod domains;
 pub mod emails;
 pub mod enrollments;
 pub mod events;

@@ -514,6 +514,24 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    sending_domains (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        site_id -> Uuid,
+        domain -> Text,
+        dkim_selector -> Text,
+        dkim_public_key -> Text,
+        dkim_private_key -> Bytea,
+        status -> Text,
+        records -> Jsonb,
+        verified_at -> Nullable<Timestamptz>,
+        checked_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
 diesel::joinable!(projects -> accounts (account_id));
 diesel::joinable!(api_keys -> projects (project_id));
 diesel::joinable!(sites -> projects (project_id));
@@ -555,4 +573,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     segments,
     site_send_policies,
     site_warmups,
+    sending_domains,
 );

@@ -11,6 +11,7 @@ pub mod contact_quality;
 pub mod contacts;
 pub mod conversions;
 pub mod delivery_settings;
+pub mod domains;
 pub mod emails;
 pub mod enrollments;
 pub mod events;
@@ -63,6 +64,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     send::configure(cfg);
     emails::configure(cfg);
     delivery_settings::configure(cfg);
+    domains::configure(cfg);
     analytics::configure(cfg);
     export::configure(cfg);
     export_full::configure(cfg);

@@ -85,7 +85,8 @@ pub fn validate_template(req: &ValidateTemplate) -> Report {
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct PreviewRequest {
     /// Required: a site of the project (404 `SITE_NOT_FOUND` otherwise); the sender is
-    /// `<slug>@<shared sending domain>` with the site's `from_name`.
+    /// `<slug>@<shared sending domain>` (or `<slug>@<own domain>` while the site's own domain
+    /// is verified, DKIM-signed) with the site's `from_name`.
     pub site_id: Uuid,
     #[schema(schema_with = template_schema)]
     pub template_id: Option<Uuid>,
@@ -225,6 +226,9 @@ pub async fn preview_email(
     let site = sites::get(&mut conn, project_id, req.site_id)
         .await?
         .ok_or_else(|| flows::site_not_found(req.site_id))?;
+    let domain =
+        crate::db::domains::sending_domain_of(&mut conn, project_id, site.id, &state.shared_domain)
+            .await?;
     let template = match req.template_id {
         Some(id) => Some(
             insights::template_content(&mut conn, project_id, id)
@@ -286,7 +290,7 @@ pub async fn preview_email(
     // redirects through the tracking domain without an email being sent.
     let email = compose(
         &state.tracker.inert(),
-        &state.shared_domain,
+        &domain,
         &site.slug,
         &site.from_name,
         &draft,

@@ -31,7 +31,8 @@ pub struct SendRequest {
     #[schema(format = Email)]
     pub to: String,
     /// A site of the project (404 `SITE_NOT_FOUND` otherwise): the sender is
-    /// `<slug>@<shared sending domain>` with the site's `from_name`.
+    /// `<slug>@<shared sending domain>` (or `<slug>@<own domain>` while the site's own domain
+    /// is verified, DKIM-signed) with the site's `from_name`.
     pub site_id: Uuid,
     /// 1..=998 characters, not blank, one line.
     #[schema(min_length = 1, max_length = 998, pattern = r"[^\s\x85\uFEFF]")]
@@ -120,6 +121,7 @@ impl SendRequest {
             text: None,
             headers: self.header_pairs(),
             tags: Vec::new(),
+            dkim: None,
         };
         probe.validate().map_err(|err| match err {
             delivery::EmailError::Invalid { field, message } => {

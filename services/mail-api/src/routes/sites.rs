@@ -13,6 +13,7 @@ use uuid::Uuid;
 
 use crate::AppState;
 use crate::db::brand_voices::{self, NewBrandVoice};
+use crate::db::domains;
 use crate::db::sites::{self, NewSite, SiteChanges, Updated};
 use crate::domain::sender::{SlugProblem, check_slug};
 use crate::flows::{require_site, site_not_found};
@@ -42,15 +43,17 @@ pub struct Site {
     pub name: String,
     pub slug: String,
     pub from_name: String,
-    /// `<slug>@<shared sending domain>` until the site registers a domain of its own.
+    /// `<slug>@<shared sending domain>`, or `<slug>@<own domain>` while the site's own domain
+    /// is verified (`POST /domains`).
     pub from_email: String,
     pub created_at: DateTime<Utc>,
 }
 
 impl Site {
-    fn new(site: sites::Site, shared_domain: &str) -> Self {
+    /// The site sending from `domain` (the shared one, or its verified own domain).
+    fn new(site: sites::Site, domain: &str) -> Self {
         Self {
-            from_email: format!("{}@{shared_domain}", site.slug),
+            from_email: format!("{}@{domain}", site.slug),
             id: site.id,
             name: site.name,
             slug: site.slug,
@@ -135,9 +138,14 @@ pub async fn list_sites(
     let after = page.cursor()?.map(|c| c.0);
     let mut conn = store::conn(&state.pool).await?;
     let rows = sites::list(&mut conn, project_id, after, i64::from(limit) + 1).await?;
+    let ids: Vec<Uuid> = rows.iter().map(|s| s.id).collect();
+    let own = domains::verified_of_sites(&mut conn, project_id, &ids).await?;
     let rows: Vec<Site> = rows
         .into_iter()
-        .map(|s| Site::new(s, &state.shared_domain))
+        .map(|s| {
+            let domain = own.get(&s.id).map_or(&*state.shared_domain, String::as_str);
+            Site::new(s, domain)
+        })
         .collect();
     Ok(Page::from_rows(rows, limit, |s| s.id))
 }
@@ -193,10 +201,12 @@ pub async fn create_site(
 /// id (another project's included).
 pub async fn get_site(state: &AppState, project_id: Uuid, id: Uuid) -> Result<Site, ApiError> {
     let mut conn = store::conn(&state.pool).await?;
-    sites::get(&mut conn, project_id, id)
+    let site = sites::get(&mut conn, project_id, id)
         .await?
-        .map(|site| Site::new(site, &state.shared_domain))
-        .ok_or_else(|| site_not_found(id))
+        .ok_or_else(|| site_not_found(id))?;
+    let domain =
+        domains::sending_domain_of(&mut conn, project_id, id, &state.shared_domain).await?;
+    Ok(Site::new(site, &domain))
 }
 
 /// One site.
@@ -266,7 +276,11 @@ pub async fn update_site(
         updated_at: Utc::now(),
     };
     match sites::update(&mut conn, project_id, id, changes).await? {
-        Updated::Site(site) => Ok(Site::new(site, &state.shared_domain)),
+        Updated::Site(site) => {
+            let domain =
+                domains::sending_domain_of(&mut conn, project_id, id, &state.shared_domain).await?;
+            Ok(Site::new(site, &domain))
+        }
         Updated::NotFound => Err(site_not_found(id)),
         Updated::SlugTaken => Err(ApiError::conflict(format!(
             "the slug {:?} is taken",

@@ -117,7 +117,7 @@ async fn every_documented_api_route_exists_and_is_gated() {
             }
         }
     }
-    assert_eq!(gated_ops, 115);
+    assert_eq!(gated_ops, 119);
     assert_eq!(public_ops, 4);
     assert_eq!(signed_ops, 6);
     h.stop().await;
@@ -209,6 +209,10 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<mail_api::routes::delivery_settings::__path_set_provider>(),
         Handler::of::<mail_api::routes::delivery_settings::__path_clear_provider>(),
         Handler::of::<mail_api::routes::delivery_settings::__path_rotate_webhook_secret>(),
+        Handler::of::<mail_api::routes::domains::__path_register>(),
+        Handler::of::<mail_api::routes::domains::__path_list>(),
+        Handler::of::<mail_api::routes::domains::__path_get>(),
+        Handler::of::<mail_api::routes::domains::__path_refresh_route>(),
         Handler::of::<mail_api::routes::tracking::__path_open>(),
         Handler::of::<mail_api::routes::tracking::__path_click>(),
         Handler::of::<mail_api::routes::tracking::__path_unsubscribe_page>(),

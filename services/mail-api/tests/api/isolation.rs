@@ -144,6 +144,8 @@ struct Owner {
     webhook: String,
     /// A dead-lettered delivery of an event of its own to that subscription.
     delivery: String,
+    /// Its site's own sending domain (`<marker>.example`).
+    domain: String,
 }
 
 async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &Planted) -> Owner {
@@ -241,6 +243,11 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
         Some(voice),
     )
     .await;
+    let domain = json!({"site_id": site, "domain": format!("{marker}.example")});
+    let domain = id_of(
+        &call(Method::POST, "/api/v1/domains", Some(domain)).await,
+        "id",
+    );
     let member = json!({"email": format!("team-{marker}@example.com"), "role": "viewer"});
     call(Method::POST, "/api/v1/team", Some(member)).await;
 
@@ -325,6 +332,7 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
     Owner {
         webhook,
         delivery,
+        domain,
         api_key,
         template,
         segment,
@@ -383,6 +391,9 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
             "id",
         ) => (victim.site.clone(), None),
         ("/api/v1/templates/{id}", "id") => (victim.template.clone(), None),
+        ("/api/v1/domains/{id}" | "/api/v1/domains/{id}/refresh", "id") => {
+            (victim.domain.clone(), None)
+        }
         ("/api/v1/segments/{id}" | "/api/v1/segments/{id}/contacts", "id") => {
             (victim.segment.clone(), None)
         }
@@ -468,6 +479,8 @@ fn body_for(op: &Operation) -> Option<Value> {
         ("PATCH", "/api/v1/webhook-subscriptions/{id}") => {
             json!({"description": "renamed", "enabled": false, "rotate_secret": true})
         }
+        // A site of no project (another project's: `domains::registering_…`).
+        ("POST", "/api/v1/domains") => json!({"site_id": Uuid::nil(), "domain": "probe.example"}),
         _ => panic!(
             "{} {}: no body; add one to the isolation suite",
             op.method, op.path
@@ -706,6 +719,7 @@ async fn still_intact(h: &Harness, owner: &Owner) -> Vec<String> {
         format!("/api/v1/campaigns/{}", owner.campaign),
         format!("/api/v1/campaign-steps/{}", owner.step),
         format!("/api/v1/webhook-subscriptions/{}", owner.webhook),
+        format!("/api/v1/domains/{}", owner.domain),
     ];
     for path in own {
         let (status, body) = send(h, &owner.key, Method::GET, &path, None).await;

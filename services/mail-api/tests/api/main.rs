@@ -10,6 +10,8 @@ mod contact_tools;
 mod contacts;
 mod contract;
 mod conversions;
+mod dns_server;
+mod domains;
 mod errors;
 mod events;
 mod export;

@@ -6,6 +6,7 @@ mod campaign_management;
 mod campaigns;
 mod contacts;
 mod delivery_ops;
+mod domains;
 mod gdpr;
 mod segments;
 mod sites;
@@ -27,6 +28,7 @@ pub fn all() -> Vec<Tool> {
         gdpr::tools(),
         templates::tools(),
         delivery_ops::tools(),
+        domains::tools(),
         warmup::tools(),
         account::tools(),
         webhooks::tools(),

@@ -1,0 +1,1 @@
+DROP TABLE sending_domains;

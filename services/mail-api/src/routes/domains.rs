@@ -1,0 +1,311 @@
+//! Own sending domains: `POST /api/v1/domains` (register a site's domain: the records to
+//! publish), `GET /api/v1/domains`, `GET /api/v1/domains/{id}` and `POST
+//! /api/v1/domains/{id}/refresh` (check the records now). A verified domain's site sends as
+//! `<slug>@<domain>`, DKIM-signed; when a record disappears the site falls back to the shared
+//! domain and `domain.dns_lost` is written.
+
+use actix_web::{HttpResponse, web};
+use auth::{Caller, WriteAccess};
+use chrono::{DateTime, Utc};
+use http_kit::openapi::MailError;
+use http_kit::{ApiError, Page, PageParams, Query, Validate};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::AppState;
+use crate::db::domains::{self, NewDomain, SendingDomain};
+use crate::flows::require_site;
+use crate::own_domains::records::{self, RecordType};
+use crate::own_domains::{Purpose, RecordState, refresh};
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/domains")
+            .route(web::get().to(list))
+            .route(web::post().to(register)),
+    )
+    .service(web::resource("/domains/{id}").route(web::get().to(get)))
+    .service(web::resource("/domains/{id}/refresh").route(web::post().to(refresh_route)));
+}
+
+/// A DNS record the domain must publish, and what the last check found of it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DnsRecord {
+    pub purpose: Purpose,
+    #[serde(rename = "type")]
+    #[schema(rename = "type")]
+    pub record_type: RecordType,
+    /// The fully qualified name (no final dot).
+    pub name: String,
+    /// The value to publish. The DKIM key is longer than one TXT string (255 characters): DNS
+    /// hosts split it into several strings of one record, which is fine.
+    pub value: String,
+    pub status: RecordState,
+}
+
+/// The domain's state.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DomainStatus {
+    /// Not verified yet: the site sends from the shared domain.
+    Pending,
+    /// Every record found: the site sends as `<slug>@<domain>`, DKIM-signed.
+    Verified,
+    /// Verified once, then a record disappeared (`domain.dns_lost`): the site sends from the
+    /// shared domain until a check finds every record again.
+    Lost,
+}
+
+/// A site's own sending domain.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Domain {
+    pub id: Uuid,
+    pub site_id: Uuid,
+    pub domain: String,
+    pub status: DomainStatus,
+    /// The DKIM selector (the key's name under `_domainkey`).
+    pub dkim_selector: String,
+    /// SPF include, DKIM key, DMARC policy and return-path CNAME.
+    pub records: Vec<DnsRecord>,
+    pub verified_at: Option<DateTime<Utc>>,
+    /// The last check (none yet: null).
+    pub checked_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+}
+
+impl Domain {
+    fn new(row: SendingDomain, state: &AppState) -> Self {
+        let status = match row.status.as_str() {
+            domains::VERIFIED => DomainStatus::Verified,
+            domains::LOST => DomainStatus::Lost,
+            _ => DomainStatus::Pending,
+        };
+        let records = records::expected(
+            &state.dns.publishing,
+            &row.domain,
+            &row.dkim_selector,
+            &row.dkim_public_key,
+        )
+        .into_iter()
+        .map(|r| DnsRecord {
+            status: row
+                .records
+                .get(r.purpose.as_str())
+                .and_then(|s| serde_json::from_value(s.clone()).ok())
+                .unwrap_or(RecordState::Unchecked),
+            purpose: r.purpose,
+            record_type: r.record_type,
+            name: r.name,
+            value: r.value,
+        })
+        .collect();
+        Self {
+            id: row.id,
+            site_id: row.site_id,
+            domain: row.domain,
+            status,
+            dkim_selector: row.dkim_selector,
+            records,
+            verified_at: row.verified_at,
+            checked_at: row.checked_at,
+            created_at: row.created_at,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct RegisterDomain {
+    /// The site that is to send from the domain.
+    pub site_id: Uuid,
+    /// The domain (or subdomain) to send from (labels of letters, digits and inner hyphens, an
+    /// alphabetic top-level label; internationalized names in their `xn--` form), e.g. `mail.example.com`; stored lowercased.
+    /// Not the shared sending domain or a name under it. A site has one domain: registering
+    /// another replaces it (a new DKIM key; the site sends from the shared domain until the
+    /// new one is verified); registering the same one again answers it unchanged.
+    #[schema(
+        min_length = 4,
+        max_length = 253,
+        pattern = r"^([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$"
+    )]
+    pub domain: String,
+}
+
+impl Validate for RegisterDomain {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        self.domain.make_ascii_lowercase();
+        Ok(())
+    }
+}
+
+/// Register a site's own sending domain.
+#[utoipa::path(
+    post,
+    path = "/api/v1/domains",
+    operation_id = "registerDomain",
+    tag = "domains",
+    request_body = RegisterDomain,
+    responses(
+        (status = 201, description = "Registered: the records to publish (a new 2048-bit DKIM key)", body = Domain),
+        (status = 200, description = "The site already has this domain: answered unchanged", body = Domain),
+        (status = 400, description = "Missing or invalid fields (`details.field` names it), the shared sending domain or a name under it, or body too large", body = MailError),
+        (status = 403, description = "The key lacks the write scope", body = MailError),
+        (status = 404, description = "Not a site of this project (`SITE_NOT_FOUND`)", body = MailError),
+    )
+)]
+pub async fn register(
+    WriteAccess(caller): WriteAccess,
+    state: web::Data<AppState>,
+    body: http_kit::Json<RegisterDomain>,
+) -> Result<HttpResponse, ApiError> {
+    let (domain, created) = register_domain(&state, caller.owner_id, &body).await?;
+    Ok(if created {
+        HttpResponse::Created().json(domain)
+    } else {
+        HttpResponse::Ok().json(domain)
+    })
+}
+
+/// Registers the domain (`POST /domains`, `register_domain`): the domain, and whether it was
+/// registered now (rather than already the site's).
+pub async fn register_domain(
+    state: &AppState,
+    project_id: Uuid,
+    body: &RegisterDomain,
+) -> Result<(Domain, bool), ApiError> {
+    let shared = state.shared_domain.to_ascii_lowercase();
+    if body.domain == shared || body.domain.ends_with(&format!(".{shared}")) {
+        return Err(ApiError::invalid_field(
+            "domain",
+            "is the shared sending domain (or under it): every site may already send from it",
+        ));
+    }
+    let mut conn = store::conn(&state.pool).await?;
+    require_site(&mut conn, project_id, body.site_id).await?;
+    if let Some(existing) = domains::of_site(&mut conn, project_id, body.site_id).await?
+        && existing.domain == body.domain
+    {
+        return Ok((Domain::new(existing, state), false));
+    }
+    let pair = tokio::task::spawn_blocking(delivery::dkim::generate_key)
+        .await
+        .map_err(|e| ApiError::internal_error(&e))?
+        .map_err(|e| ApiError::internal_error(&e))?;
+    let id = Uuid::now_v7();
+    let selector = format!("mk{}", &id.simple().to_string()[20..]);
+    let row = domains::register(
+        &mut conn,
+        NewDomain {
+            id,
+            project_id,
+            site_id: body.site_id,
+            domain: &body.domain,
+            dkim_selector: &selector,
+            dkim_public_key: &pair.public_base64,
+            dkim_private_key: domains::seal_key(&state.kek, project_id, id, &pair.private_pem),
+        },
+    )
+    .await?;
+    Ok((Domain::new(row, state), true))
+}
+
+/// List the project's own sending domains.
+#[utoipa::path(
+    get,
+    path = "/api/v1/domains",
+    operation_id = "listDomains",
+    tag = "domains",
+    params(PageParams),
+    responses(
+        (status = 200, description = "A page of domains with their records and state", body = Page<Domain>),
+        (status = 400, description = "Invalid limit or cursor", body = MailError),
+    )
+)]
+pub async fn list(
+    caller: Caller,
+    state: web::Data<AppState>,
+    page: Query<PageParams>,
+) -> Result<web::Json<Page<Domain>>, ApiError> {
+    list_domains(&state, caller.owner_id, &page)
+        .await
+        .map(web::Json)
+}
+
+/// A page of the project's domains (`GET /domains`, `list_domains`).
+pub async fn list_domains(
+    state: &AppState,
+    project_id: Uuid,
+    page: &PageParams,
+) -> Result<Page<Domain>, ApiError> {
+    let limit = page.limit();
+    let after = page.cursor()?.map(|c| c.0);
+    let mut conn = store::conn(&state.pool).await?;
+    let rows = domains::list(&mut conn, project_id, after, i64::from(limit) + 1).await?;
+    let rows: Vec<Domain> = rows.into_iter().map(|d| Domain::new(d, state)).collect();
+    Ok(Page::from_rows(rows, limit, |d| d.id))
+}
+
+fn domain_not_found(id: Uuid) -> ApiError {
+    ApiError::not_found(format!("domain {id} not found")).with_code("DOMAIN_NOT_FOUND")
+}
+
+/// Get one of the project's own sending domains.
+#[utoipa::path(
+    get,
+    path = "/api/v1/domains/{id}",
+    operation_id = "getDomain",
+    tag = "domains",
+    params(("id" = Uuid, Path, description = "The domain's id")),
+    responses(
+        (status = 200, description = "The domain, its records and state", body = Domain),
+        (status = 400, description = "`id` is not a UUID", body = MailError),
+        (status = 404, description = "Not a domain of this project (`DOMAIN_NOT_FOUND`)", body = MailError),
+    )
+)]
+pub async fn get(
+    caller: Caller,
+    state: web::Data<AppState>,
+    id: web::Path<Uuid>,
+) -> Result<web::Json<Domain>, ApiError> {
+    let mut conn = store::conn(&state.pool).await?;
+    domains::get(&mut conn, caller.owner_id, *id)
+        .await?
+        .map(|d| web::Json(Domain::new(d, &state)))
+        .ok_or_else(|| domain_not_found(*id))
+}
+
+/// Check a domain's DNS records now.
+#[utoipa::path(
+    post,
+    path = "/api/v1/domains/{id}/refresh",
+    operation_id = "refreshDomainDns",
+    tag = "domains",
+    params(("id" = Uuid, Path, description = "The domain's id")),
+    responses(
+        (status = 200, description = "Checked through the configured resolver: each record's state and the domain's (a verified domain whose record is gone is `lost`, with `domain.dns_lost` written)", body = Domain),
+        (status = 400, description = "`id` is not a UUID", body = MailError),
+        (status = 403, description = "The key lacks the write scope", body = MailError),
+        (status = 404, description = "Not a domain of this project (`DOMAIN_NOT_FOUND`)", body = MailError),
+    )
+)]
+pub async fn refresh_route(
+    WriteAccess(caller): WriteAccess,
+    state: web::Data<AppState>,
+    id: web::Path<Uuid>,
+) -> Result<web::Json<Domain>, ApiError> {
+    refresh_domain(&state, caller.owner_id, *id)
+        .await
+        .map(web::Json)
+}
+
+/// Checks the domain now (`POST /domains/{id}/refresh`, `refresh_domain_dns`).
+pub async fn refresh_domain(
+    state: &AppState,
+    project_id: Uuid,
+    id: Uuid,
+) -> Result<Domain, ApiError> {
+    refresh(&state.pool, &state.dns, project_id, id)
+        .await?
+        .map(|checked| Domain::new(checked.domain, state))
+        .ok_or_else(|| domain_not_found(id))
+}

@@ -46,6 +46,8 @@ pub struct AppState {
     pub clock: crate::clock::Clock,
     /// The model-backed tools' language model, if the deployment configured one.
     pub llm: Option<Arc<crate::llm::ChatModel>>,
+    /// The OAuth authorization server of remote MCP clients.
+    pub oauth: oauth::OAuth,
 }
 
 impl AppState {
@@ -95,6 +97,7 @@ fn public(cfg: &mut actix_web::web::ServiceConfig) {
     crate::mcp::llms::configure(cfg);
     routes::tracking::configure(cfg);
     routes::webhooks::configure(cfg);
+    crate::oauth::configure(cfg);
 }
 
 pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
@@ -120,6 +123,8 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     let mcp_stream = crate::mcp::stream::configure(&settings.mcp);
     let clock = settings.scheduler.clock();
     let llm = crate::llm::ChatModel::from_settings(&settings.llm)?.map(Arc::new);
+    let oauth_config = Arc::new(crate::oauth::config(&settings.oauth));
+    let challenge = crate::oauth::challenge(Arc::clone(&oauth_config));
     let launched = service_kit::server::launch(
         &settings.common,
         ApiSpec {
@@ -141,11 +146,16 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 }),
                 webhooks: Arc::clone(&receiver),
                 exports: Arc::clone(&exports),
-                limiter: worker.limiter,
+                limiter: worker.limiter.clone(),
                 rate_limit_scale,
                 queue_prefix: Arc::clone(&queue_prefix),
                 clock: clock.clone(),
                 llm: llm.clone(),
+                oauth: oauth::OAuth {
+                    config: Arc::clone(&oauth_config),
+                    pool: worker.pool.clone(),
+                    limiter: worker.limiter,
+                },
                 pool: worker.pool,
                 broker: worker.broker,
             }),
@@ -161,6 +171,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                     Arc::new(move |cfg: &mut ServiceConfig| mcp_stream(cfg)),
                 ),
             ],
+            challenge,
         },
     )
     .await?;

@@ -80,6 +80,9 @@ pub struct Settings {
     /// The model-backed tools' language model (none when `base_url` is empty).
     pub llm: crate::llm::LlmSettings,
     pub scheduler: SchedulerSettings,
+    /// The OAuth authorization server of remote MCP clients (`MAIL_OAUTH__…`).
+    #[serde(default)]
+    pub oauth: oauth::OAuthSettings,
 }
 
 /// The campaign scheduler of this process (`MAIL_SCHEDULER__…`): every replica runs it; rows

@@ -10,6 +10,7 @@ pub mod flows;
 pub mod housekeeping;
 pub mod llm;
 pub mod mcp;
+pub mod oauth;
 pub mod openapi;
 pub mod routes;
 pub mod scheduler;

@@ -244,7 +244,7 @@ pub async fn create_grant(conn: &mut AsyncPgConnection, new: NewGrant<'_>) -> Qu
 /// What presenting a code found.
 pub enum CodeUse {
     /// First use: the code is now spent.
-    First(Code, Grant),
+    First(Box<(Code, Grant)>),
     /// The code was spent already: its grant has been revoked.
     Replayed,
     Unknown,
@@ -261,7 +261,7 @@ pub async fn use_code(conn: &mut AsyncPgConnection, code_hash: &[u8; 32]) -> Que
         .optional()?;
     if let Some(code) = spent {
         let grant = find_grant(conn, code.grant_id).await?;
-        return Ok(CodeUse::First(code, grant));
+        return Ok(CodeUse::First(Box::new((code, grant))));
     }
     let replayed: Option<Uuid> = oauth_codes::table
         .filter(oauth_codes::code_hash.eq(&code_hash[..]))

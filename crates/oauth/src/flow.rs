@@ -327,7 +327,7 @@ async fn exchange_code(
     let code = required(&form.code, "code")?;
     let verifier = required(&form.code_verifier, "code_verifier")?;
     let (code, grant) = match db::use_code(conn, &store::sha256(code.as_bytes())).await? {
-        CodeUse::First(code, grant) => (code, grant),
+        CodeUse::First(found) => *found,
         CodeUse::Replayed => {
             return Err(OAuthError::invalid_grant(
                 "the code was used already; what it issued is revoked",
@@ -554,7 +554,7 @@ pub async fn register(
             "client_name must be 1 to {MAX_CLIENT_NAME} characters"
         )));
     }
-    let secret = (method != "none").then(|| crate::random_hex());
+    let secret = (method != "none").then(crate::random_hex);
     let client = db::register_client(
         conn,
         db::NewClient {

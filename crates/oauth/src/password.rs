@@ -4,7 +4,7 @@ use argon2::Argon2;
 use argon2::password_hash::{PasswordHash, PasswordHasher as _, PasswordVerifier as _, SaltString};
 
 pub fn hash(password: &str) -> String {
-    let salt = SaltString::encode_b64(crate::random_hex()[..32].as_bytes())
+    let salt = SaltString::encode_b64(&crate::random_hex().as_bytes()[..32])
         .expect("16 bytes make a valid salt");
     Argon2::default()
         .hash_password(password.as_bytes(), &salt)

@@ -1,20 +1,25 @@
 //! Request details the endpoints need: the base URL, cookies, HTTP Basic client credentials.
 
 use actix_web::HttpRequest;
+use actix_web::dev::ConnectionInfo;
 use actix_web::http::header;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
-use crate::OAuth;
+use crate::{OAuth, OAuthConfig};
 
 pub const SESSION_COOKIE: &str = "oauth_session";
 pub const CSRF_COOKIE: &str = "oauth_csrf";
 
 /// The configured issuer, or the request's scheme and host.
 pub fn base_url(oauth: &OAuth, req: &HttpRequest) -> String {
-    let configured = oauth.config.issuer.trim_end_matches('/');
+    base_of(&oauth.config, &req.connection_info())
+}
+
+/// The configured issuer, or the scheme and host of the request `info` describes.
+pub fn base_of(config: &OAuthConfig, info: &ConnectionInfo) -> String {
+    let configured = config.issuer.trim_end_matches('/');
     if configured.is_empty() {
-        let info = req.connection_info();
         format!("{}://{}", info.scheme(), info.host())
     } else {
         configured.to_owned()

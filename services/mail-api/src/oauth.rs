@@ -48,23 +48,17 @@ impl OAuthHost for AppState {
     }
 }
 
-/// The gate's 401 challenge: where MCP clients find the resource metadata (RFC 9728 §5.1).
+/// The gate's 401 challenge: on `/mcp`, where MCP clients find the resource metadata
+/// (RFC 9728 §5.1); elsewhere (API-key routes) plain `Bearer`.
 pub fn challenge(config: Arc<OAuthConfig>) -> auth::middleware::Challenge {
     Arc::new(move |req: &ServiceRequest| {
-        let base = if config.issuer.is_empty() {
-            let info = req.connection_info();
-            format!("{}://{}", info.scheme(), info.host())
-        } else {
-            config.issuer.trim_end_matches('/').to_owned()
-        };
-        let path = if req.path().starts_with("/mcp") {
-            "/mcp"
-        } else {
-            "/api/v1"
-        };
+        if !req.path().starts_with("/mcp") {
+            return "Bearer".to_owned();
+        }
+        let base = oauth::web_util::base_of(&config, &req.connection_info());
         format!(
             "Bearer resource_metadata=\"{}\"",
-            oauth::metadata::protected_resource_url(&base, path)
+            oauth::metadata::protected_resource_url(&base, "/mcp")
         )
     })
 }

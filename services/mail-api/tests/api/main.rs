@@ -25,6 +25,7 @@ mod mcp_contacts;
 mod mcp_segments;
 mod migrations;
 mod nul;
+mod oauth;
 mod plan_limits;
 mod rate_limits;
 mod reading;

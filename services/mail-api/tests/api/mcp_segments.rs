@@ -33,7 +33,7 @@ async fn the_segment_tools_act_like_their_routes() {
     assert_eq!(err.details["field"], "rules.any[0].op");
 
     let listed = h.tool_ok(read, "list_segments", json!({"limit": 10})).await;
-    assert_eq!(field_of_each(&listed, "id"), [id.clone()]);
+    assert_eq!(field_of_each(&listed, "id"), std::slice::from_ref(&id));
 
     let preview = h
         .tool_ok(

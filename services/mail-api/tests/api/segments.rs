@@ -417,7 +417,7 @@ async fn segments_are_created_read_listed_updated_and_deleted() {
         .expect(201)
         .await;
     let first_page = read.get("/api/v1/segments?limit=1").expect(200).await;
-    assert_eq!(field_of_each(&first_page, "id"), [id.clone()]);
+    assert_eq!(field_of_each(&first_page, "id"), std::slice::from_ref(&id));
     let cursor = first_page["next_cursor"].as_str().unwrap();
     let next = read
         .get(&format!("/api/v1/segments?limit=1&cursor={cursor}"))

@@ -623,3 +623,46 @@ async fn sign_in_needs_the_csrf_token_and_the_right_password_and_is_rate_limited
     assert_eq!(res.status(), StatusCode::OK);
     assert!(res.text().await.unwrap().contains("Too many"));
 }
+
+#[tokio::test]
+async fn a_disabled_account_loses_its_grants_and_cannot_sign_in() {
+    let (h, _) = setup().await;
+    let client = client(&h, &register(&h, REDIRECT).await);
+    let (code, verifier) = authorize(&h, &client, &mut Browser::new()).await;
+    let token = client
+        .exchange_code(AuthorizationCode::new(code))
+        .set_pkce_verifier(verifier)
+        .request_async(&http_client)
+        .await
+        .unwrap();
+    let access = token.access_token().secret();
+    assert_eq!(sites_status(&h, access).await, StatusCode::OK);
+
+    // What `admin mail disable-sign-in` does.
+    oauth::db::set_account_disabled(&mut h.conn().await, EMAIL, true)
+        .await
+        .unwrap()
+        .expect("the account");
+    assert_eq!(sites_status(&h, access).await, StatusCode::UNAUTHORIZED);
+
+    let (challenge, _) = PkceCodeChallenge::new_random_sha256();
+    let (url, _) = client
+        .authorize_url(CsrfToken::new_random)
+        .set_pkce_challenge(challenge)
+        .url();
+    let mut browser = Browser::new();
+    let page = browser.get(url.as_str()).await.text().await.unwrap();
+    let res = browser
+        .post_form(
+            &h.server.url("/oauth/authorize/sign-in"),
+            &[
+                ("csrf", &hidden(&page, "csrf")),
+                ("request", &hidden(&page, "request")),
+                ("email", EMAIL),
+                ("password", PASSWORD),
+            ],
+        )
+        .await;
+    assert_eq!(res.status(), StatusCode::OK);
+    assert!(res.text().await.unwrap().contains("not right"));
+}

@@ -549,7 +549,7 @@ pub async fn register(
     let name = req
         .client_name
         .unwrap_or_else(|| "Unnamed client".to_owned());
-    if name.trim().is_empty() || name.chars().count() > MAX_CLIENT_NAME || name.contains('\0') {
+    if name.is_empty() || name.chars().count() > MAX_CLIENT_NAME || name.contains('\0') {
         return Err(OAuthError::invalid_client_metadata(format!(
             "client_name must be 1 to {MAX_CLIENT_NAME} characters"
         )));

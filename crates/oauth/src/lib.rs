@@ -13,6 +13,7 @@ pub mod db;
 pub mod error;
 pub mod flow;
 pub mod metadata;
+pub mod openapi;
 pub mod pages;
 pub mod password;
 pub mod pkce;

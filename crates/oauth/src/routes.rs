@@ -9,6 +9,7 @@ use serde::Deserialize;
 use crate::config::SESSION_TTL;
 use crate::db;
 use crate::flow::{self, AuthorizeFailure, AuthorizeRequest, TokenForm};
+use crate::openapi::MAX_FIELD;
 use crate::pages;
 use crate::web_util::{self, CSRF_COOKIE, SESSION_COOKIE};
 use crate::{OAuth, OAuthError, OAuthHost};
@@ -212,6 +213,33 @@ fn form<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, OAuthError> {
         .map_err(|_| OAuthError::invalid_request("the form is malformed"))
 }
 
+/// The token and revocation forms: every field at most [`MAX_FIELD`] characters.
+fn token_form(body: &[u8]) -> Result<TokenForm, OAuthError> {
+    let f: TokenForm = form(body)?;
+    let fields = [
+        &f.grant_type,
+        &f.code,
+        &f.redirect_uri,
+        &f.code_verifier,
+        &f.refresh_token,
+        &f.client_id,
+        &f.client_secret,
+        &f.resource,
+        &f.scope,
+        &f.token,
+        &f.token_type_hint,
+    ];
+    if fields
+        .iter()
+        .any(|v| v.as_ref().is_some_and(|v| v.chars().count() > MAX_FIELD))
+    {
+        return Err(OAuthError::invalid_request(format!(
+            "form fields are at most {MAX_FIELD} characters"
+        )));
+    }
+    Ok(f)
+}
+
 fn csrf_refused() -> HttpResponse {
     html(
         actix_web::http::StatusCode::OK,
@@ -380,7 +408,7 @@ async fn token<S: OAuthHost>(
 ) -> HttpResponse {
     let oauth = state.oauth();
     let result = async {
-        let f: TokenForm = form(&body)?;
+        let f = token_form(&body)?;
         let base = web_util::base_url(oauth, &req);
         let mut conn = connection(oauth).await?;
         flow::token(
@@ -406,7 +434,7 @@ async fn revoke<S: OAuthHost>(
 ) -> HttpResponse {
     let oauth = state.oauth();
     let result = async {
-        let f: TokenForm = form(&body)?;
+        let f = token_form(&body)?;
         let mut conn = connection(oauth).await?;
         flow::revoke(&mut conn, &f, web_util::basic_credentials(&req)).await
     }

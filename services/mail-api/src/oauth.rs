@@ -66,3 +66,71 @@ pub fn challenge(config: Arc<OAuthConfig>) -> auth::middleware::Challenge {
 pub fn configure(cfg: &mut actix_web::web::ServiceConfig) {
     oauth::routes::configure::<AppState>(cfg, PATHS);
 }
+
+/// The OAuth endpoints' entries in the OpenAPI document. The handlers are the shared crate's
+/// (`oauth::routes`); these functions only carry the documentation. The HTML pages
+/// (`GET /oauth/authorize`, its sign-in and consent forms) are not in the document.
+pub mod docs {
+    #![allow(dead_code)]
+
+    use oauth::openapi::{
+        OAuthErrorBody, RegistrationRequest, RegistrationResponse, ResourceMetadata,
+        RevocationRequest, ServerMetadata, TokenRequest, TokenResponse,
+    };
+
+    /// Authorization-server metadata (RFC 8414).
+    #[utoipa::path(get, path = "/.well-known/oauth-authorization-server",
+        operation_id = "oauthServerMetadata", tag = "oauth",
+        responses((status = 200, description = "The metadata", body = ServerMetadata)))]
+    pub async fn server_metadata() {}
+
+    /// Metadata of the remote MCP endpoint as a protected resource (RFC 9728).
+    #[utoipa::path(get, path = "/.well-known/oauth-protected-resource",
+        operation_id = "oauthResourceMetadata", tag = "oauth",
+        responses((status = 200, description = "The metadata of `/mcp`", body = ResourceMetadata)))]
+    pub async fn resource_metadata() {}
+
+    /// Metadata of `/mcp` at its path-suffixed address (RFC 9728 §3.1), where a 401 from `/mcp`
+    /// points (`WWW-Authenticate: Bearer resource_metadata="…"`).
+    #[utoipa::path(get, path = "/.well-known/oauth-protected-resource/mcp",
+        operation_id = "oauthMcpResourceMetadata", tag = "oauth",
+        responses((status = 200, description = "The metadata of `/mcp`", body = ResourceMetadata)))]
+    pub async fn mcp_resource_metadata() {}
+
+    /// Token endpoint: exchanges an authorization code (PKCE S256 verifier required; a code is
+    /// single-use and lives 60 s, and its second use revokes what the first issued) or a
+    /// refresh token (rotated: each is spent by its use, a spent one presented again revokes
+    /// the whole grant). Access tokens `mailo_…` live 90 days, refresh tokens a year.
+    #[utoipa::path(post, path = "/oauth/token", operation_id = "oauthToken", tag = "oauth",
+        request_body(content = TokenRequest, content_type = "application/x-www-form-urlencoded"),
+        responses(
+            (status = 200, description = "Tokens (`Cache-Control: no-store`)", body = TokenResponse),
+            (status = 400, description = "`invalid_request`, `invalid_grant`, `unsupported_grant_type`, `invalid_scope` or `invalid_target`", body = OAuthErrorBody),
+            (status = 401, description = "`invalid_client`: unknown client or failed client authentication", body = OAuthErrorBody),
+            (status = 500, description = "`server_error`", body = OAuthErrorBody),
+        ))]
+    pub async fn token() {}
+
+    /// Dynamic client registration (RFC 7591). Open: any client may register; what it may do
+    /// still needs a person's consent.
+    #[utoipa::path(post, path = "/oauth/register", operation_id = "registerOAuthClient", tag = "oauth",
+        request_body(content = RegistrationRequest, content_type = "application/json"),
+        responses(
+            (status = 201, description = "Registered (`client_secret` shown once)", body = RegistrationResponse),
+            (status = 400, description = "`invalid_redirect_uri` or `invalid_client_metadata`", body = OAuthErrorBody),
+            (status = 500, description = "`server_error`", body = OAuthErrorBody),
+        ))]
+    pub async fn register() {}
+
+    /// Revocation (RFC 7009): the token's whole grant ends at once on every replica. Answers
+    /// 200 whatever the token was.
+    #[utoipa::path(post, path = "/oauth/revoke", operation_id = "revokeOAuthToken", tag = "oauth",
+        request_body(content = RevocationRequest, content_type = "application/x-www-form-urlencoded"),
+        responses(
+            (status = 200, description = "Revoked, or nothing to revoke"),
+            (status = 400, description = "`invalid_request`", body = OAuthErrorBody),
+            (status = 401, description = "`invalid_client`", body = OAuthErrorBody),
+            (status = 500, description = "`server_error`", body = OAuthErrorBody),
+        ))]
+    pub async fn revoke() {}
+}

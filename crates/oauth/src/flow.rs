@@ -482,24 +482,17 @@ pub const MAX_CLIENT_NAME: usize = 200;
 pub const AUTH_METHODS: &[&str] = &["none", "client_secret_post", "client_secret_basic"];
 pub const GRANT_TYPES: &[&str] = &["authorization_code", "refresh_token"];
 
-/// A redirect URI a client may register: absolute, no fragment, `https`, or `http` to a
-/// loopback host (native apps, RFC 8252), or a private-use scheme (`com.example.app:/cb`).
+/// What a registered redirect URI looks like: `https` to a host name, or `http` to a loopback
+/// host (native apps, RFC 8252); an optional port and path; no query, no fragment.
+pub const REDIRECT_URI_PATTERN: &str = r"^(https://[a-z0-9.-]+|http://(127\.0\.0\.1|localhost|\[::1\]))(:[0-9]{1,5})?(/[A-Za-z0-9._~/-]*)?$";
+
+/// A redirect URI a client may register: [`REDIRECT_URI_PATTERN`], and a URL.
 pub fn acceptable_redirect_uri(uri: &str) -> bool {
-    if uri.len() > MAX_URI_LEN || uri.contains('\0') {
-        return false;
-    }
-    let Ok(url) = url::Url::parse(uri) else {
-        return false;
-    };
-    if url.fragment().is_some() {
-        return false;
-    }
-    match url.scheme() {
-        "https" => url.host().is_some(),
-        "http" => matches!(url.host_str(), Some("localhost" | "127.0.0.1" | "[::1]")),
-        "javascript" | "data" | "file" | "vbscript" => false,
-        other => other.contains('.'),
-    }
+    static PATTERN: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let pattern = PATTERN.get_or_init(|| {
+        regex::Regex::new(REDIRECT_URI_PATTERN).expect("the redirect URI pattern compiles")
+    });
+    uri.len() <= MAX_URI_LEN && pattern.is_match(uri) && url::Url::parse(uri).is_ok()
 }
 
 pub async fn register(
@@ -514,7 +507,7 @@ pub async fn register(
     }
     if let Some(bad) = redirect_uris.iter().find(|u| !acceptable_redirect_uri(u)) {
         return Err(OAuthError::invalid_redirect_uri(format!(
-            "{bad} is not an acceptable redirect URI (https, or http to a loopback host; no fragment)"
+            "{bad} is not an acceptable redirect URI (https, or http to a loopback host; no query or fragment)"
         )));
     }
     let method = req
@@ -576,4 +569,23 @@ pub async fn register(
         grant_types,
         response_types,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::acceptable_redirect_uri as ok;
+
+    #[test]
+    fn redirect_uris() {
+        assert!(ok("https://app.example.com/oauth/callback"));
+        assert!(ok("http://127.0.0.1:33418/callback"));
+        assert!(ok("http://localhost/cb"));
+        assert!(ok("http://[::1]:8080/cb"));
+        assert!(!ok("http://example.com/cb"));
+        assert!(!ok("https://app.example.com/cb#frag"));
+        assert!(!ok("https://app.example.com/cb?x=1"));
+        assert!(!ok("javascript:alert(1)"));
+        assert!(!ok("http://127.0.0.1:99999/cb"));
+        assert!(!ok(""));
+    }
 }

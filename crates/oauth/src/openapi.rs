@@ -113,8 +113,8 @@ pub enum ResponseType {
 /// RFC 7591 client metadata (other members are ignored).
 #[derive(ToSchema)]
 pub struct RegistrationRequest {
-    /// `https` URIs, `http` to a loopback host (`127.0.0.1`, `localhost`, `[::1]`), or a
-    /// private-use scheme (`com.example.app:/cb`); no fragment.
+    /// `https` URIs, or `http` to a loopback host (`127.0.0.1`, `localhost`, `[::1]`); an
+    /// optional port and path, no query, no fragment.
     #[schema(schema_with = redirect_uris_schema)]
     pub redirect_uris: Vec<String>,
     #[schema(min_length = 1, max_length = 200)]
@@ -135,7 +135,8 @@ fn redirect_uris_schema() -> utoipa::openapi::schema::Array {
             ObjectBuilder::new()
                 .schema_type(Type::String)
                 .min_length(Some(1))
-                .max_length(Some(crate::flow::MAX_URI_LEN)),
+                .max_length(Some(crate::flow::MAX_URI_LEN))
+                .pattern(Some(crate::flow::REDIRECT_URI_PATTERN)),
         )
         .min_items(Some(1))
         .max_items(Some(crate::flow::MAX_REDIRECT_URIS))

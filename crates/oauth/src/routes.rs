@@ -21,30 +21,31 @@ pub const CONSENT_SUFFIX: &str = "/consent";
 /// Mounts the metadata documents, the authorize, sign-in and consent pages, and the token,
 /// registration and revocation endpoints.
 pub fn configure<S: OAuthHost>(cfg: &mut web::ServiceConfig, paths: crate::config::Paths) {
-    cfg.route(
+    let resource = |path: &str, handler| web::resource(path.to_owned()).route(handler);
+    cfg.service(resource(
         "/.well-known/oauth-authorization-server",
         web::get().to(server_metadata::<S>),
-    )
-    .route(
+    ))
+    .service(resource(
         "/.well-known/oauth-protected-resource",
         web::get().to(resource_metadata::<S>),
-    )
-    .route(
+    ))
+    .service(resource(
         "/.well-known/oauth-protected-resource/{path:.*}",
         web::get().to(resource_metadata::<S>),
-    )
-    .route(paths.authorize, web::get().to(authorize::<S>))
-    .route(
+    ))
+    .service(resource(paths.authorize, web::get().to(authorize::<S>)))
+    .service(resource(
         &format!("{}{SIGN_IN_SUFFIX}", paths.authorize),
         web::post().to(sign_in::<S>),
-    )
-    .route(
+    ))
+    .service(resource(
         &format!("{}{CONSENT_SUFFIX}", paths.authorize),
         web::post().to(consent::<S>),
-    )
-    .route(paths.token, web::post().to(token::<S>))
-    .route(paths.register, web::post().to(register::<S>))
-    .route(paths.revoke, web::post().to(revoke::<S>));
+    ))
+    .service(resource(paths.token, web::post().to(token::<S>)))
+    .service(resource(paths.register, web::post().to(register::<S>)))
+    .service(resource(paths.revoke, web::post().to(revoke::<S>)));
 }
 
 async fn connection(oauth: &OAuth) -> Result<store::Conn, OAuthError> {

@@ -534,7 +534,7 @@ pub async fn register(
     let response_types = req
         .response_types
         .unwrap_or_else(|| vec!["code".to_owned()]);
-    if response_types.iter().any(|r| r != "code") {
+    if response_types.is_empty() || response_types.iter().any(|r| r != "code") {
         return Err(OAuthError::invalid_client_metadata(
             "response_types may list code only",
         ));

@@ -148,7 +148,7 @@ fail-on = true
 # a redirect URI must also be one the server would redirect to (https, loopback http): a
 # schema-valid request is answered with the RFCs' 400 or 401 errors.
 [[operations]]
-include-operation-id-regex = "^(oauthToken|revokeOAuthToken|registerOAuthClient)$"
+include-operation-id-regex = "^(oauthToken|revokeOauthToken|registerOauthClient)$"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
 
 [[operations]]

@@ -358,7 +358,7 @@ def mail_oauth(s: Service) -> None:
     s.call("oauthResourceMetadata", 200)
     s.call("oauthMcpResourceMetadata", 200)
     client = s.call(
-        "registerOAuthClient",
+        "registerOauthClient",
         201,
         body={"redirect_uris": ["http://127.0.0.1:33418/callback"], "client_name": "scenario",
               "token_endpoint_auth_method": "none"},
@@ -371,7 +371,7 @@ def mail_oauth(s: Service) -> None:
     )
     if refused["error"] != "invalid_grant":
         raise Failure(f"mail oauthToken: {refused}")
-    s.call("revokeOAuthToken", 200, body={"token": "not-issued", "client_id": client})
+    s.call("revokeOauthToken", 200, body={"token": "not-issued", "client_id": client})
 
 
 def mail(s: Service) -> None:

@@ -113,7 +113,7 @@ pub mod docs {
 
     /// Dynamic client registration (RFC 7591). Open: any client may register; what it may do
     /// still needs a person's consent.
-    #[utoipa::path(post, path = "/oauth/register", operation_id = "registerOAuthClient", tag = "oauth",
+    #[utoipa::path(post, path = "/oauth/register", operation_id = "registerOauthClient", tag = "oauth",
         request_body(content = RegistrationRequest, content_type = "application/json"),
         responses(
             (status = 201, description = "Registered (`client_secret` shown once)", body = RegistrationResponse),
@@ -124,7 +124,7 @@ pub mod docs {
 
     /// Revocation (RFC 7009): the token's whole grant ends at once on every replica. Answers
     /// 200 whatever the token was.
-    #[utoipa::path(post, path = "/oauth/revoke", operation_id = "revokeOAuthToken", tag = "oauth",
+    #[utoipa::path(post, path = "/oauth/revoke", operation_id = "revokeOauthToken", tag = "oauth",
         request_body(content = RevocationRequest, content_type = "application/x-www-form-urlencoded"),
         responses(
             (status = 200, description = "Revoked, or nothing to revoke"),

@@ -165,6 +165,13 @@ cat >"$STACK_DIR/mail.toml" <<EOF
 [warnings]
 fail-on = true
 
+# The OAuth endpoints: generated codes, tokens and client ids name nothing that was issued, and
+# a redirect URI must also be one the server would redirect to (https, loopback http): a
+# schema-valid request is answered with the RFCs' 400 or 401 errors.
+[[operations]]
+include-operation-id-regex = "^(oauthToken|revokeOauthToken|registerOauthClient)$"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
+
 [[operations]]
 include-path = "/api/v1/emails/{id}"
 parameters = { "path.id" = "$SEED_EMAIL" }

@@ -25,3 +25,10 @@ trap 'stack_stop $?' EXIT
 
 stack_start mcp
 MAIL_MCP="$STACK_BIN/mail-mcp" "$VENV/bin/python" tests/mcp/sdk_test.py
+# The SDK's OAuth client: a sign-in account of the project, then discovery, registration, PKCE.
+MAIL_OAUTH_EMAIL="oauth-$$@example.com"
+MAIL_OAUTH_PASSWORD="$(head -c 18 /dev/urandom | base64)"
+printf '%s\n' "$MAIL_OAUTH_PASSWORD" | "$STACK_BIN/admin" --mail-db "$MAIL_DATABASE_URL" mail create-sign-in \
+    --email "$MAIL_OAUTH_EMAIL" --project "$MAIL_PROJECT_ID" >/dev/null
+MAIL_OAUTH_EMAIL="$MAIL_OAUTH_EMAIL" MAIL_OAUTH_PASSWORD="$MAIL_OAUTH_PASSWORD" \
+    "$VENV/bin/python" tests/mcp/oauth_test.py

@@ -379,11 +379,35 @@ def campaign_management(s: Service, site: str, campaign: str, contact: str) -> N
     s.call("generateEmail", 422, body={"site_id": site, "brief": "Spring seeds"})
 
 
+def mail_oauth(s: Service) -> None:
+    """The OAuth endpoints of remote MCP clients (the browser part, HTML, is not in the document;
+    tests/mcp/oauth_test.py drives it)."""
+    s.call("oauthServerMetadata", 200)
+    s.call("oauthResourceMetadata", 200)
+    s.call("oauthMcpResourceMetadata", 200)
+    client = s.call(
+        "registerOauthClient",
+        201,
+        body={"redirect_uris": ["http://127.0.0.1:33418/callback"], "client_name": "scenario",
+              "token_endpoint_auth_method": "none"},
+    )["client_id"]
+    refused = s.call(
+        "oauthToken",
+        400,
+        body={"grant_type": "authorization_code", "code": "not-issued", "client_id": client,
+              "redirect_uri": "http://127.0.0.1:33418/callback", "code_verifier": "v" * 43},
+    )
+    if refused["error"] != "invalid_grant":
+        raise Failure(f"mail oauthToken: {refused}")
+    s.call("revokeOauthToken", 200, body={"token": "not-issued", "client_id": client})
+
+
 def mail(s: Service) -> None:
     s.call("healthz", 200)
     s.call("readyz", 200)
     s.call("serve", 200)
     s.call("openapi_json", 200)
+    mail_oauth(s)
 
     site = s.call("createSite", 201, body={"name": "Shop", "slug": "shop", "from_name": "Shop"})["id"]
     s.call("listSites", 200, limit=10)

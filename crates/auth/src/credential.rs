@@ -18,11 +18,13 @@ pub enum CredentialKind {
     MemoryOAuth,
     /// `mail_…`: project-scoped mail API key.
     Mail,
+    /// `mailo_…`: mail OAuth access token (remote MCP clients).
+    MailOAuth,
 }
 
 impl CredentialKind {
     pub const MEMORY: &'static [Self] = &[Self::MemoryLive, Self::MemoryTest, Self::MemoryOAuth];
-    pub const MAIL: &'static [Self] = &[Self::Mail];
+    pub const MAIL: &'static [Self] = &[Self::Mail, Self::MailOAuth];
 
     pub fn prefix(self) -> &'static str {
         match self {
@@ -30,15 +32,17 @@ impl CredentialKind {
             Self::MemoryTest => "mem_test_",
             Self::MemoryOAuth => "memo_",
             Self::Mail => "mail_",
+            Self::MailOAuth => "mailo_",
         }
     }
 
-    fn all() -> [Self; 4] {
+    fn all() -> [Self; 5] {
         [
             Self::MemoryLive,
             Self::MemoryTest,
             Self::MemoryOAuth,
             Self::Mail,
+            Self::MailOAuth,
         ]
     }
 }

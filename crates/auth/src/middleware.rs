@@ -28,6 +28,16 @@ pub struct Gate {
     pub authenticator: Arc<dyn Authenticate>,
     pub limiter: RateLimiter,
     pub policy: Arc<dyn RateLimitPolicy>,
+    /// The `WWW-Authenticate` value of a 401 (e.g. one naming the RFC 9728 resource metadata).
+    pub challenge: Challenge,
+}
+
+/// Computes a 401's `WWW-Authenticate` value from the request.
+pub type Challenge = Arc<dyn Fn(&ServiceRequest) -> String + Send + Sync>;
+
+/// `WWW-Authenticate: Bearer`.
+pub fn plain_challenge() -> Challenge {
+    Arc::new(|_| "Bearer".to_owned())
 }
 
 /// Use as `from_fn(move |req, next| gate(gate.clone(), req, next))` on the API scope.
@@ -43,9 +53,11 @@ pub async fn gate(
     let caller = match gate.authenticator.authenticate(authorization).await {
         Ok(caller) => caller,
         Err(err) => {
+            let challenge = HeaderValue::from_str(&(gate.challenge)(&req))
+                .unwrap_or_else(|_| HeaderValue::from_static("Bearer"));
             let mut res = req.error_response(ApiError::from(err));
             res.headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+                .insert(header::WWW_AUTHENTICATE, challenge);
             return Ok(res.map_into_right_body());
         }
     };

@@ -113,6 +113,8 @@ pub struct ApiSpec<S, St> {
     pub api: fn(&mut web::ServiceConfig),
     /// More routes behind the gate, each under its own prefix.
     pub gated: Vec<GatedScope>,
+    /// The `WWW-Authenticate` value of the gate's 401 answers.
+    pub challenge: auth::middleware::Challenge,
 }
 
 /// What one HTTP worker's handlers use. Each worker has its own pool and its own credential
@@ -190,6 +192,7 @@ where
         public,
         api,
         gated,
+        challenge,
         ..
     } = spec;
     let server = HttpServer::new(move || {
@@ -209,6 +212,7 @@ where
                 authenticator: Arc::new(authenticator),
                 limiter: limiter.clone(),
                 policy: Arc::clone(&policy),
+                challenge: Arc::clone(&challenge),
             }),
         };
         let state = state(WorkerResources {

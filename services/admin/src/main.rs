@@ -139,6 +139,19 @@ enum MailCommand {
         #[arg(long)]
         key: Uuid,
     },
+    /// Create a sign-in account (the OAuth sign-in page's email and password) acting for a
+    /// project. The password is read from the first line of standard input (never an argument).
+    CreateSignIn {
+        #[arg(long)]
+        email: String,
+        #[arg(long)]
+        project: Uuid,
+    },
+    /// Disable a sign-in account: its sessions end and every grant it gave is revoked.
+    DisableSignIn {
+        #[arg(long)]
+        email: String,
+    },
     /// List (or, with --replay, move back to their queue) the messages that failed for good:
     /// send jobs (`send`) or provider webhooks (`webhook-inbound`).
     DeadLetters {
@@ -354,8 +367,44 @@ async fn mail(url: &str, cmd: MailCommand) -> anyhow::Result<Value> {
             );
             json!({ "key_id": key, "revoked": true })
         }
+        MailCommand::CreateSignIn { email, project } => {
+            create_sign_in(conn, &email, project).await?
+        }
+        MailCommand::DisableSignIn { email } => disable_sign_in(conn, &email).await?,
         MailCommand::DeadLetters { .. } => anyhow::bail!("dead letters need no database"),
     })
+}
+
+/// The password of a new sign-in account: the first line of standard input.
+fn read_password() -> anyhow::Result<String> {
+    let mut line = String::new();
+    std::io::stdin()
+        .read_line(&mut line)
+        .context("reading the password from standard input")?;
+    let password = line.trim_end_matches(['\r', '\n']).to_owned();
+    anyhow::ensure!(
+        password.chars().count() >= 12,
+        "the password (first line of standard input) must have at least 12 characters"
+    );
+    Ok(password)
+}
+
+/// A sign-in account of the OAuth pages, acting for `owner` (a project or a user).
+async fn create_sign_in(
+    conn: &mut AsyncPgConnection,
+    email: &str,
+    owner: Uuid,
+) -> anyhow::Result<Value> {
+    let password = read_password()?;
+    let account = oauth::db::create_account(conn, email, &password, owner).await?;
+    Ok(json!({ "account_id": account.id, "email": account.email, "owner_id": account.owner_id }))
+}
+
+async fn disable_sign_in(conn: &mut AsyncPgConnection, email: &str) -> anyhow::Result<Value> {
+    let account = oauth::db::set_account_disabled(conn, email, true)
+        .await?
+        .context("no such sign-in account")?;
+    Ok(json!({ "account_id": account.id, "email": account.email, "disabled": true }))
 }
 
 /// The dead-letter queue of a mail work queue: listed (left in place) or replayed.

@@ -50,6 +50,8 @@ pub struct AppState {
     pub llm: Option<Arc<crate::llm::ChatModel>>,
     /// Own sending domains: the records to publish and their DNS checks.
     pub dns: Arc<crate::own_domains::DnsChecker>,
+    /// The OAuth authorization server of remote MCP clients.
+    pub oauth: oauth::OAuth,
 }
 
 impl AppState {
@@ -99,6 +101,7 @@ fn public(cfg: &mut actix_web::web::ServiceConfig) {
     crate::mcp::llms::configure(cfg);
     routes::tracking::configure(cfg);
     routes::webhooks::configure(cfg);
+    crate::oauth::configure(cfg);
 }
 
 pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
@@ -133,6 +136,8 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
         crate::own_domains::Publishing::new(&settings.domains, &settings.sending.shared_domain),
     )?);
     let state_dns = Arc::clone(&dns);
+    let oauth_config = Arc::new(crate::oauth::config(&settings.oauth));
+    let challenge = crate::oauth::challenge(Arc::clone(&oauth_config));
     let launched = service_kit::server::launch(
         &settings.common,
         ApiSpec {
@@ -155,12 +160,17 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 webhooks: Arc::clone(&receiver),
                 outbound: Arc::clone(&outbound),
                 exports: Arc::clone(&exports),
-                limiter: worker.limiter,
+                limiter: worker.limiter.clone(),
                 rate_limit_scale,
                 queue_prefix: Arc::clone(&queue_prefix),
                 clock: clock.clone(),
                 llm: llm.clone(),
                 dns: Arc::clone(&state_dns),
+                oauth: oauth::OAuth {
+                    config: Arc::clone(&oauth_config),
+                    pool: worker.pool.clone(),
+                    limiter: worker.limiter,
+                },
                 pool: worker.pool,
                 broker: worker.broker,
             }),
@@ -176,6 +186,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                     Arc::new(move |cfg: &mut ServiceConfig| mcp_stream(cfg)),
                 ),
             ],
+            challenge,
         },
     )
     .await?;

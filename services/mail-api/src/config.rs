@@ -96,6 +96,9 @@ pub struct Settings {
     /// Own sending domains: the records to publish and the periodic check
     /// (`MAIL_DOMAINS__…`).
     pub domains: crate::own_domains::DomainSettings,
+    /// The OAuth authorization server of remote MCP clients (`MAIL_OAUTH__…`).
+    #[serde(default)]
+    pub oauth: oauth::OAuthSettings,
 }
 
 /// The campaign scheduler of this process (`MAIL_SCHEDULER__…`): every replica runs it; rows

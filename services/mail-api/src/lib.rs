@@ -11,6 +11,7 @@ pub mod housekeeping;
 /// The model-backed tools' chat-completions client (`MAIL_LLM__…`), shared with memory-api.
 pub use ::llm;
 pub mod mcp;
+pub mod oauth;
 pub mod openapi;
 pub mod outbound;
 pub mod own_domains;

@@ -29,6 +29,10 @@ const FINISH: Finish = Finish {
             A NUL character (`\\u0000`) in any JSON string, key or value, or a `%00` in a query \
             parameter or path segment answers 400 `VALIDATION_ERROR` with `details.field` \
             naming it (`properties.nickname`, `data.items[2].name`). This document, `/healthz`, `/readyz` and `/metrics` need no credential.\n\n\
+            `/mcp` (remote MCP) also takes an OAuth access token (`mailo_…`) from the `oauth` \
+            endpoints; the person-facing pages of that flow (`GET /oauth/authorize` and its \
+            sign-in and consent forms) are HTML, not JSON APIs, and are left out of this \
+            document.\n\n\
             Plans limit contacts per project (Free 1,000; BYOD 25,000; Managed 100,000; Agency \
             Plus 500,000; Enterprise unlimited): a write that would create a contact past the \
             limit answers 422 `PLAN_LIMIT`. Emails are stored trimmed and lowercased. Another \
@@ -163,6 +167,12 @@ const FINISH: Finish = Finish {
         routes::chat_alerts::get,
         routes::chat_alerts::put,
         routes::chat_alerts::delete,
+        crate::oauth::docs::server_metadata,
+        crate::oauth::docs::resource_metadata,
+        crate::oauth::docs::mcp_resource_metadata,
+        crate::oauth::docs::token,
+        crate::oauth::docs::register,
+        crate::oauth::docs::revoke,
         openapi_json,
         http_kit::health::healthz,
         http_kit::health::readyz,
@@ -190,6 +200,7 @@ const FINISH: Finish = Finish {
         (name = "ops", description = "Delivery operations: the project's dead-lettered sends and the periodic jobs' runs"),
         (name = "account", description = "The key's project, its plan, its API keys, its team and its notifications (key and team management: admin scope)"),
         (name = "gdpr", description = "Erasing a contact's personal data, and the log of erasures"),
+        (name = "oauth", description = "The OAuth 2.0 authorization server of remote MCP clients (no API key): metadata (RFC 8414, RFC 9728), token, dynamic registration (RFC 7591) and revocation (RFC 7009). Errors use the RFCs' `{error, error_description}`, not the envelope. The person-facing HTML pages (`GET /oauth/authorize`, the sign-in and consent forms it shows) are not JSON APIs and are not in this document."),
         (name = "contract", description = "This document"),
         (name = "operations", description = "Health and metrics"),
     )

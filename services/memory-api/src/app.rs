@@ -121,6 +121,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
             public,
             api: routes::configure,
             gated: Vec::new(),
+            challenge: auth::middleware::plain_challenge(),
         },
     )
     .await?;

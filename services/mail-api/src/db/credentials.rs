@@ -50,38 +50,90 @@ impl CredentialStore for PgCredentials {
         kind: CredentialKind,
         hash: [u8; 32],
     ) -> Result<Option<StoredCredential>, String> {
-        if kind != CredentialKind::Mail {
-            return Ok(None);
-        }
         let mut conn = self.pool.get().await.map_err(|e| e.to_string())?;
-        let row: Option<(ApiKey, String)> = api_keys::table
-            .inner_join(projects::table)
-            .filter(api_keys::key_hash.eq(&hash[..]))
-            .select((ApiKey::as_select(), projects::plan))
-            .first(&mut conn)
-            .await
-            .optional()
-            .map_err(|e| e.to_string())?;
-        let Some((key, plan)) = row else {
-            return Ok(None);
-        };
-        let plan: Plan = plan.parse().map_err(|e| format!("{e}"))?;
-        let scope = Scope::parse(&key.scope).ok_or_else(|| format!("bad scope {}", key.scope))?;
-        Ok(Some(StoredCredential {
-            caller: Caller {
-                key_id: key.id,
-                owner_id: key.project_id,
-                scopes: Scopes::mail(scope),
-                grade: Grade::Plan(plan),
-                origin: Origin::FirstParty,
-                environment: Environment::Live,
-                tool_groups: key.tool_groups.map(Arc::from),
-            },
-            key_hash: key.key_hash,
-            expires_at: key.expires_at,
-            revoked: key.revoked_at.is_some(),
-        }))
+        match kind {
+            CredentialKind::Mail => find_api_key(&mut conn, hash).await,
+            CredentialKind::MailOAuth => find_oauth_token(&mut conn, hash).await,
+            _ => Ok(None),
+        }
     }
+}
+
+async fn plan_of(conn: &mut AsyncPgConnection, project: Uuid) -> Result<Plan, String> {
+    let plan: String = projects::table
+        .find(project)
+        .select(projects::plan)
+        .first(conn)
+        .await
+        .map_err(|e| e.to_string())?;
+    plan.parse().map_err(|e| format!("{e}"))
+}
+
+/// An OAuth access token (`mailo_`): its grant's project and scopes; revoked with its grant.
+async fn find_oauth_token(
+    conn: &mut AsyncPgConnection,
+    hash: [u8; 32],
+) -> Result<Option<StoredCredential>, String> {
+    let found = oauth::db::find_access_token(conn, &hash)
+        .await
+        .map_err(|e| e.to_string())?;
+    let Some((token, grant)) = found else {
+        return Ok(None);
+    };
+    let plan = plan_of(conn, grant.owner_id).await?;
+    let scope = if grant.scopes.iter().any(|s| s == "write") {
+        Scope::Write
+    } else {
+        Scope::Read
+    };
+    Ok(Some(StoredCredential {
+        caller: Caller {
+            key_id: token.id,
+            owner_id: grant.owner_id,
+            scopes: Scopes::mail(scope),
+            grade: Grade::Plan(plan),
+            origin: Origin::Connector,
+            environment: Environment::Live,
+            tool_groups: None,
+        },
+        key_hash: token.key_hash,
+        expires_at: Some(token.expires_at),
+        revoked: token.revoked_at.is_some() || grant.revoked_at.is_some(),
+    }))
+}
+
+/// A project API key (`mail_`).
+async fn find_api_key(
+    conn: &mut AsyncPgConnection,
+    hash: [u8; 32],
+) -> Result<Option<StoredCredential>, String> {
+    let row: Option<(ApiKey, String)> = api_keys::table
+        .inner_join(projects::table)
+        .filter(api_keys::key_hash.eq(&hash[..]))
+        .select((ApiKey::as_select(), projects::plan))
+        .first(conn)
+        .await
+        .optional()
+        .map_err(|e| e.to_string())?;
+    let Some((key, plan)) = row else {
+        return Ok(None);
+    };
+    let plan: Plan = plan.parse().map_err(|e| format!("{e}"))?;
+    let scope = Scope::parse(&key.scope).ok_or_else(|| format!("bad scope {}", key.scope))?;
+    Ok(Some(StoredCredential {
+        caller: Caller {
+            key_id: key.id,
+            owner_id: key.project_id,
+            scopes: Scopes::mail(scope),
+            grade: Grade::Plan(plan),
+            origin: Origin::FirstParty,
+            environment: Environment::Live,
+            tool_groups: key.tool_groups.map(Arc::from),
+        },
+        key_hash: key.key_hash,
+        expires_at: key.expires_at,
+        revoked: key.revoked_at.is_some(),
+    }))
 }
 
 /// Creates a project key; the plaintext in the answer is shown once, never stored.

@@ -53,6 +53,7 @@ async fn every_documented_api_route_exists_and_is_gated() {
     let mut gated_ops = 0;
     let mut public_ops = 0;
     let mut signed_ops = 0;
+    let mut oauth_ops = 0;
     for (path, item) in doc["paths"].as_object().unwrap() {
         for (method, op) in item.as_object().unwrap() {
             let method: reqwest::Method = method.to_uppercase().parse().unwrap();
@@ -111,6 +112,13 @@ async fn every_documented_api_route_exists_and_is_gated() {
                     "{method} {path}: {status}"
                 );
                 signed_ops += 1;
+            } else if path.starts_with("/oauth/") {
+                // The OAuth endpoints: an empty form is a documented OAuth error answer.
+                assert!(
+                    [400, 401].contains(&status) && responses.get(status.to_string()).is_some(),
+                    "{method} {path}: {status}"
+                );
+                oauth_ops += 1;
             } else {
                 assert!(status == 200 || status == 503, "{method} {path}: {status}");
                 public_ops += 1;
@@ -118,7 +126,8 @@ async fn every_documented_api_route_exists_and_is_gated() {
         }
     }
     assert_eq!(gated_ops, 119);
-    assert_eq!(public_ops, 4);
+    assert_eq!(public_ops, 7);
+    assert_eq!(oauth_ops, 3);
     assert_eq!(signed_ops, 6);
     h.stop().await;
 }
@@ -254,6 +263,12 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<mail_api::routes::notifications::__path_mark_read>(),
         Handler::of::<mail_api::routes::gdpr::__path_erase>(),
         Handler::of::<mail_api::routes::gdpr::__path_log>(),
+        Handler::of::<mail_api::oauth::docs::__path_server_metadata>(),
+        Handler::of::<mail_api::oauth::docs::__path_resource_metadata>(),
+        Handler::of::<mail_api::oauth::docs::__path_mcp_resource_metadata>(),
+        Handler::of::<mail_api::oauth::docs::__path_token>(),
+        Handler::of::<mail_api::oauth::docs::__path_register>(),
+        Handler::of::<mail_api::oauth::docs::__path_revoke>(),
         Handler::of::<mail_api::openapi::__path_openapi_json>(),
         Handler::of::<http_kit::health::__path_healthz>(),
         Handler::of::<http_kit::health::__path_readyz>(),

@@ -26,6 +26,7 @@ mod mcp_contacts;
 mod mcp_segments;
 mod migrations;
 mod nul;
+mod oauth;
 mod outbound_webhooks;
 mod plan_limits;
 mod rate_limits;

@@ -192,7 +192,11 @@ async fn schema_rs_matches_the_migrated_database() {
         "mail",
         || mail_api::MIGRATIONS,
         std::path::Path::new(mail_api::MIGRATIONS_DIR),
-        include_str!("../../src/db/schema.rs"),
+        // The OAuth tables are declared by the shared authorization-server crate.
+        concat!(
+            include_str!("../../src/db/schema.rs"),
+            include_str!("../../../../crates/oauth/src/schema.rs")
+        ),
     )
     .await;
 }

@@ -55,7 +55,7 @@ fn columns(kind: CredentialKind) -> Option<(&'static str, Option<Environment>)> 
         CredentialKind::MemoryLive => Some(("api_key", Some(Environment::Live))),
         CredentialKind::MemoryTest => Some(("api_key", Some(Environment::Test))),
         CredentialKind::MemoryOAuth => Some(("oauth", None)),
-        CredentialKind::Mail => None,
+        CredentialKind::Mail | CredentialKind::MailOAuth => None,
     }
 }
 

@@ -78,17 +78,10 @@ pub async fn handle(pool: &Pool, task: Task, info: &DeliveryInfo) -> HandlerResu
             task.kind()
         )));
     };
-    match generate(pool, run_id).await {
-        Ok(status) => Ok(Some(json!({ "run_id": run_id, "status": status }))),
-        Err(err) if info.is_last_attempt() => {
-            // Recorded, so the run does not stay `running` forever.
-            if let Ok(mut conn) = store::conn(pool).await {
-                let _ = db::fail(&mut conn, run_id, "the file could not be written").await;
-            }
-            Err(HandlerError::retry(err))
-        }
-        Err(err) => Err(HandlerError::retry(err)),
-    }
+    let handled = generate(pool, run_id).await;
+    BRIDGE_RUNS
+        .answer(pool, run_id, info, handled, "the file could not be written")
+        .await
 }
 
 /// Writes run `run_id`'s file; answers the run's status (`None` when the run is gone, e.g.
@@ -104,7 +97,8 @@ async fn generate(pool: &Pool, run_id: Uuid) -> Result<Option<String>, String> {
     if run.is_finished() {
         return Ok(Some(run.status));
     }
-    db::start(&mut conn, run_id)
+    BRIDGE_RUNS
+        .start(&mut conn, run_id)
         .await
         .map_err(|e| e.to_string())?;
     let budget = usize::try_from(run.budget_tokens).unwrap_or(bridge::MIN_BUDGET as usize);

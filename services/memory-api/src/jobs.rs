@@ -10,7 +10,7 @@ use store::Pool;
 use crate::byok;
 use crate::db::embeddings::{self, DECISIONS, FREE_FORM, PRODUCT_STATES, Table};
 use crate::db::owner::Owner;
-use crate::db::{bridge, datasets, mif, model_runs};
+use crate::db::{datasets, mif};
 use crate::domain::search::vector_literal;
 
 const BATCH: i64 = 32;
@@ -82,13 +82,15 @@ pub async fn purge_once(pool: &Pool) -> Result<usize, String> {
             "expired dataset uploads and idempotency keys purged"
         );
     }
-    let runs = bridge::purge_finished(&mut conn, BRIDGE_RUNS_KEPT_DAYS)
+    let runs = crate::bridge::BRIDGE_RUNS
+        .purge_finished(&mut conn, BRIDGE_RUNS_KEPT_DAYS)
         .await
         .map_err(|e| e.to_string())?;
     if runs > 0 {
         tracing::info!(runs, "finished bridge runs purged");
     }
-    let runs = model_runs::purge_finished(&mut conn, MODEL_RUNS_KEPT_DAYS)
+    let runs = crate::model_runs::MODEL_RUNS
+        .purge_finished(&mut conn, MODEL_RUNS_KEPT_DAYS)
         .await
         .map_err(|e| e.to_string())?;
     if runs > 0 {

@@ -14,7 +14,7 @@ use http_kit::ApiError;
 use llm::ChatModel;
 use queue::{Broker, DeliveryInfo, HandlerError, HandlerResult, Task};
 use secrets::Kek;
-use serde_json::{Value, json};
+use serde_json::Value;
 use store::Pool;
 use uuid::Uuid;
 
@@ -123,17 +123,16 @@ pub async fn handle(worker: &Worker, task: Task, info: &DeliveryInfo) -> Handler
             task.kind()
         )));
     };
-    match run(worker, run_id).await {
-        Ok(status) => Ok(Some(json!({ "run_id": run_id, "status": status }))),
-        Err(err) if info.is_last_attempt() => {
-            // Recorded, so the run does not stay `running` forever.
-            if let Ok(mut conn) = store::conn(&worker.pool).await {
-                let _ = db::fail(&mut conn, run_id, "the run could not be carried out").await;
-            }
-            Err(HandlerError::retry(err))
-        }
-        Err(err) => Err(HandlerError::retry(err)),
-    }
+    let handled = run(worker, run_id).await;
+    MODEL_RUNS
+        .answer(
+            &worker.pool,
+            run_id,
+            info,
+            handled,
+            "the run could not be carried out",
+        )
+        .await
 }
 
 /// Carries out run `run_id`; answers its status (`None` when the run is gone). `Err`: a
@@ -149,7 +148,8 @@ async fn run(worker: &Worker, run_id: Uuid) -> Result<Option<String>, String> {
     if run.is_finished() {
         return Ok(Some(run.status));
     }
-    db::start(&mut conn, run_id)
+    MODEL_RUNS
+        .start(&mut conn, run_id)
         .await
         .map_err(|e| e.to_string())?;
     let outcome = ask(worker, &mut conn, &run).await?;
@@ -162,7 +162,7 @@ async fn run(worker: &Worker, run_id: Uuid) -> Result<Option<String>, String> {
                 err.message
             );
             tracing::info!(run = %run_id, %error, "model run failed");
-            db::fail(&mut conn, run_id, &error).await
+            MODEL_RUNS.fail(&mut conn, run_id, &error).await
         }
     }
     .map_err(|e| e.to_string())?;

@@ -7,9 +7,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use diesel::sql_types::{BigInt, Uuid as SqlUuid};
+use diesel::QueryResult;
+use diesel::sql_types::{BigInt, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl};
-use queue::{Broker, DeliveryInfo, HandlerResult, Publisher, ShutdownToken, Task};
+use queue::{Broker, DeliveryInfo, HandlerError, HandlerResult, Publisher, ShutdownToken, Task};
 use store::Pool;
 use tokio::sync::OnceCell;
 use uuid::Uuid;
@@ -34,6 +35,80 @@ pub struct RunKind {
 impl RunKind {
     pub fn work_queue(&self, prefix: &str) -> queue::WorkQueue {
         queue::WorkQueue::new(self.queue).with_prefix(prefix)
+    }
+
+    /// Marks a queued run running (a redelivery of a running one stays running).
+    pub async fn start(&self, conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<()> {
+        diesel::sql_query(format!(
+            "UPDATE {} SET status = 'running', started_at = now() \
+             WHERE id = $1 AND status = 'queued'",
+            self.table
+        ))
+        .bind::<SqlUuid, _>(id)
+        .execute(conn)
+        .await
+        .map(drop)
+    }
+
+    /// Records that a run failed for good, and why, unless it finished already.
+    pub async fn fail(
+        &self,
+        conn: &mut AsyncPgConnection,
+        id: Uuid,
+        error: &str,
+    ) -> QueryResult<()> {
+        diesel::sql_query(format!(
+            "UPDATE {} SET status = 'failed', error = $2, completed_at = now() \
+             WHERE id = $1 AND status IN ('queued', 'running')",
+            self.table
+        ))
+        .bind::<SqlUuid, _>(id)
+        .bind::<Text, _>(error)
+        .execute(conn)
+        .await
+        .map(drop)
+    }
+
+    /// Deletes finished runs older than `days`; returns how many.
+    pub async fn purge_finished(
+        &self,
+        conn: &mut AsyncPgConnection,
+        days: i64,
+    ) -> QueryResult<usize> {
+        diesel::sql_query(format!(
+            "DELETE FROM {} WHERE status IN ('completed', 'failed') \
+             AND created_at < now() - $1 * interval '1 day'",
+            self.table
+        ))
+        .bind::<BigInt, _>(days)
+        .execute(conn)
+        .await
+    }
+
+    /// The answer to a run's task, from what handling it came to (`Ok`: the run's status,
+    /// `None` when it is gone; `Err`: worth another attempt). On the last attempt the run is
+    /// recorded failed with `failure`, so that it does not stay `running` forever.
+    pub async fn answer(
+        &self,
+        pool: &Pool,
+        run_id: Uuid,
+        info: &DeliveryInfo,
+        handled: Result<Option<String>, String>,
+        failure: &str,
+    ) -> HandlerResult {
+        match handled {
+            Ok(status) => Ok(Some(
+                serde_json::json!({ "run_id": run_id, "status": status }),
+            )),
+            Err(err) => {
+                if info.is_last_attempt()
+                    && let Ok(mut conn) = store::conn(pool).await
+                {
+                    let _ = self.fail(&mut conn, run_id, failure).await;
+                }
+                Err(HandlerError::retry(err))
+            }
+        }
     }
 }
 

@@ -28,10 +28,14 @@ use crate::send::Send;
 /// Routes served without an API key, so there is no caller's project to isolate: the OpenAPI
 /// document (a reference), the probes (`/healthz`, `/readyz`, `/metrics`, no tenant data), the
 /// tracking links (the signed token is the authority, and names its email) and the provider
-/// webhooks (authenticated by the provider's signature). The suite checks that the document
-/// declares them without a credential, so this list cannot hide a tenant route.
+/// webhooks (authenticated by the provider's signature), and the OAuth metadata documents (the
+/// same for everyone). The suite checks that the document declares them without a credential,
+/// so this list cannot hide a tenant route.
 const PUBLIC: &[&str] = &[
     "/api/v1/openapi.json",
+    "/.well-known/oauth-authorization-server",
+    "/.well-known/oauth-protected-resource",
+    "/.well-known/oauth-protected-resource/mcp",
     "/healthz",
     "/readyz",
     "/metrics",

@@ -237,6 +237,32 @@ async fn authorize(
     (param("code").expect("a code"), verifier)
 }
 
+type Exchanged = Result<
+    oauth2::basic::BasicTokenResponse,
+    oauth2::RequestTokenError<reqwest::Error, oauth2::basic::BasicErrorResponse>,
+>;
+
+/// Exchanges `code` with `verifier` at the token endpoint.
+async fn exchange(client: &Client, code: String, verifier: PkceCodeVerifier) -> Exchanged {
+    client
+        .exchange_code(AuthorizationCode::new(code))
+        .set_pkce_verifier(verifier)
+        .request_async(&http_client)
+        .await
+}
+
+/// A new grant of `client`: the browser part of the flow, then the exchange.
+async fn grant(
+    h: &Harness,
+    client: &Client,
+    browser: &mut Browser,
+) -> oauth2::basic::BasicTokenResponse {
+    let (code, verifier) = authorize(h, client, browser).await;
+    exchange(client, code, verifier)
+        .await
+        .expect("the code is exchanged")
+}
+
 async fn sites_status(h: &Harness, token: &str) -> StatusCode {
     h.http
         .get(h.server.url("/api/v1/sites"))
@@ -308,13 +334,7 @@ async fn the_whole_flow_with_the_oauth2_crate() {
     assert_eq!(sites_status(&h, &access2).await, StatusCode::OK);
 
     // The second browser visit skips the sign-in (the session cookie) and gets a new grant.
-    let (code, verifier) = authorize(&h, &client, &mut browser).await;
-    let other = client
-        .exchange_code(AuthorizationCode::new(code))
-        .set_pkce_verifier(verifier)
-        .request_async(&http_client)
-        .await
-        .unwrap();
+    let other = grant(&h, &client, &mut browser).await;
 
     // Revocation (RFC 7009) ends the grant at once. (The oauth2 crate sends revocations to
     // https URLs only, so the form is posted by hand, as the crate would.)
@@ -344,13 +364,7 @@ async fn the_whole_flow_with_the_oauth2_crate() {
 async fn a_reused_refresh_token_revokes_the_whole_grant() {
     let (h, _) = setup().await;
     let client = client(&h, &register(&h, REDIRECT).await);
-    let (code, verifier) = authorize(&h, &client, &mut Browser::new()).await;
-    let token = client
-        .exchange_code(AuthorizationCode::new(code))
-        .set_pkce_verifier(verifier)
-        .request_async(&http_client)
-        .await
-        .unwrap();
+    let token = grant(&h, &client, &mut Browser::new()).await;
     let first_refresh = token.refresh_token().unwrap().clone();
     let rotated = client
         .exchange_refresh_token(&first_refresh)
@@ -385,10 +399,7 @@ async fn code_errors_answer_invalid_grant() {
 
     // A wrong verifier.
     let (code, _) = authorize(&h, &client, &mut browser).await;
-    let err = client
-        .exchange_code(AuthorizationCode::new(code))
-        .set_pkce_verifier(PkceCodeVerifier::new("x".repeat(50)))
-        .request_async(&http_client)
+    let err = exchange(&client, code, PkceCodeVerifier::new("x".repeat(50)))
         .await
         .unwrap_err();
     assert_eq!(error_code(err), "invalid_grant");
@@ -396,22 +407,12 @@ async fn code_errors_answer_invalid_grant() {
     // A reused code: refused, and what its first use issued is revoked.
     let (code, verifier) = authorize(&h, &client, &mut browser).await;
     let verifier_copy = PkceCodeVerifier::new(verifier.secret().clone());
-    let token = client
-        .exchange_code(AuthorizationCode::new(code.clone()))
-        .set_pkce_verifier(verifier)
-        .request_async(&http_client)
-        .await
-        .unwrap();
+    let token = exchange(&client, code.clone(), verifier).await.unwrap();
     assert_eq!(
         sites_status(&h, token.access_token().secret()).await,
         StatusCode::OK
     );
-    let err = client
-        .exchange_code(AuthorizationCode::new(code))
-        .set_pkce_verifier(verifier_copy)
-        .request_async(&http_client)
-        .await
-        .unwrap_err();
+    let err = exchange(&client, code, verifier_copy).await.unwrap_err();
     assert_eq!(error_code(err), "invalid_grant");
     assert_eq!(
         sites_status(&h, token.access_token().secret()).await,
@@ -425,12 +426,7 @@ async fn code_errors_answer_invalid_grant() {
         "UPDATE oauth_codes SET expires_at = now() - interval '1 second' WHERE used_at IS NULL",
     )
     .await;
-    let err = client
-        .exchange_code(AuthorizationCode::new(code))
-        .set_pkce_verifier(verifier)
-        .request_async(&http_client)
-        .await
-        .unwrap_err();
+    let err = exchange(&client, code, verifier).await.unwrap_err();
     assert_eq!(error_code(err), "invalid_grant");
 
     // An unknown grant type.
@@ -628,13 +624,7 @@ async fn sign_in_needs_the_csrf_token_and_the_right_password_and_is_rate_limited
 async fn a_disabled_account_loses_its_grants_and_cannot_sign_in() {
     let (h, _) = setup().await;
     let client = client(&h, &register(&h, REDIRECT).await);
-    let (code, verifier) = authorize(&h, &client, &mut Browser::new()).await;
-    let token = client
-        .exchange_code(AuthorizationCode::new(code))
-        .set_pkce_verifier(verifier)
-        .request_async(&http_client)
-        .await
-        .unwrap();
+    let token = grant(&h, &client, &mut Browser::new()).await;
     let access = token.access_token().secret();
     assert_eq!(sites_status(&h, access).await, StatusCode::OK);
 

@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Jsonb, Text, Uuid as SqlUuid};
+use diesel::sql_types::{Jsonb, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 use uuid::Uuid;
@@ -225,15 +225,6 @@ pub async fn pending(conn: &mut AsyncPgConnection, owner: Owner<'_>) -> QueryRes
     Ok((of("queued"), of("running")))
 }
 
-/// Marks a queued run running (a redelivery of a running one stays running).
-pub async fn start(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<()> {
-    diesel::update(r::table.find(id).filter(r::status.eq("queued")))
-        .set((r::status.eq("running"), r::started_at.eq(diesel::dsl::now)))
-        .execute(conn)
-        .await
-        .map(drop)
-}
-
 /// Records a run's file, unless it finished already (a duplicate delivery writes nothing).
 pub async fn complete(
     conn: &mut AsyncPgConnection,
@@ -257,32 +248,4 @@ pub async fn complete(
     .execute(conn)
     .await
     .map(drop)
-}
-
-/// Records that a run failed for good.
-pub async fn fail(conn: &mut AsyncPgConnection, id: Uuid, error: &str) -> QueryResult<()> {
-    diesel::update(
-        r::table
-            .find(id)
-            .filter(r::status.eq_any(["queued", "running"])),
-    )
-    .set((
-        r::status.eq("failed"),
-        r::error.eq(error),
-        r::completed_at.eq(diesel::dsl::now),
-    ))
-    .execute(conn)
-    .await
-    .map(drop)
-}
-
-/// Deletes finished runs older than `days` (each holds a whole file); returns how many.
-pub async fn purge_finished(conn: &mut AsyncPgConnection, days: i64) -> QueryResult<usize> {
-    diesel::sql_query(
-        "DELETE FROM bridge_runs WHERE status IN ('completed', 'failed') \
-         AND created_at < now() - $1 * interval '1 day'",
-    )
-    .bind::<BigInt, _>(days)
-    .execute(conn)
-    .await
 }

@@ -3,7 +3,6 @@
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::BigInt;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 use uuid::Uuid;
@@ -95,15 +94,6 @@ pub async fn by_id(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<Option
         .optional()
 }
 
-/// Marks a queued run running (a redelivery of a running one stays running).
-pub async fn start(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<()> {
-    diesel::update(r::table.find(id).filter(r::status.eq("queued")))
-        .set((r::status.eq("running"), r::started_at.eq(diesel::dsl::now)))
-        .execute(conn)
-        .await
-        .map(drop)
-}
-
 /// Records a run's answer, unless it finished already.
 pub async fn complete(
     conn: &mut AsyncPgConnection,
@@ -125,32 +115,4 @@ pub async fn complete(
     .execute(conn)
     .await
     .map(drop)
-}
-
-/// Records that a run failed for good, and why.
-pub async fn fail(conn: &mut AsyncPgConnection, id: Uuid, error: &str) -> QueryResult<()> {
-    diesel::update(
-        r::table
-            .find(id)
-            .filter(r::status.eq_any(["queued", "running"])),
-    )
-    .set((
-        r::status.eq("failed"),
-        r::error.eq(error),
-        r::completed_at.eq(diesel::dsl::now),
-    ))
-    .execute(conn)
-    .await
-    .map(drop)
-}
-
-/// Deletes finished runs older than `days`; returns how many.
-pub async fn purge_finished(conn: &mut AsyncPgConnection, days: i64) -> QueryResult<usize> {
-    diesel::sql_query(
-        "DELETE FROM model_runs WHERE status IN ('completed', 'failed') \
-         AND created_at < now() - $1 * interval '1 day'",
-    )
-    .bind::<BigInt, _>(days)
-    .execute(conn)
-    .await
 }

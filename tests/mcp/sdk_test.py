@@ -190,7 +190,18 @@ async def warmup(s: ClientSession, tag: str) -> None:
     check(stored["daily_limits"] == [7, 14], f"update_warmup_schedule did not store it: {stored}")
 
 
+async def webhooks(s: ClientSession, tag: str) -> None:
+    url = f"https://hooks.example.com/sdk-{tag}"
+    subscribed = await call(s, "subscribe_webhook", {"url": url, "events": ["email.bounced"]})
+    check(subscribed["secret"].startswith("whsec_"), "subscribe_webhook shows no secret")
+    listed = rest_ok("GET", "/api/v1/webhook-subscriptions?limit=100", ADMIN)["data"]
+    stored = [w for w in listed if w["id"] == subscribed["id"]]
+    check(len(stored) == 1 and stored[0]["url"] == url, f"subscribe_webhook: {stored}")
+    check("secret" not in stored[0], "the secret is shown again")
+
+
 ONE_TOOL_PER_GROUP = {
+    "webhooks": webhooks,
     "gdpr": gdpr,
     "sites": sites,
     "contacts": contacts,

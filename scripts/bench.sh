@@ -210,8 +210,10 @@ log "bench: databases ${DATABASES[*]} recreated and migrated"
 if memory; then
     USER_ID="$(admin create-user --memory-db "$MEMORY_DB_URL" memory create-user \
         --email bench@example.com --tier team | json_get user_id)"
-    MEMORY_KEY="$(admin memory-create-key --memory-db "$MEMORY_DB_URL" memory create-key \
-        --user "$USER_ID" --env live --scopes read,write --name bench | json_get key)"
+    MEMORY_KEY_JSON="$(admin memory-create-key --memory-db "$MEMORY_DB_URL" memory create-key \
+        --user "$USER_ID" --env live --scopes read,write --name bench)"
+    MEMORY_KEY="$(json_get key <<<"$MEMORY_KEY_JSON")"
+    MEMORY_KEY_ID="$(json_get key_id <<<"$MEMORY_KEY_JSON")"
 fi
 ACCOUNT_ID="$(admin create-account --mail-db "$MAIL_DB_URL" mail create-account --name bench |
     json_get account_id)"
@@ -780,8 +782,9 @@ fi
 # ------------------------------------------------------------ producer signals (v, w)
 # v: POST /signals/ingest with 50 signals per request, each body made by wrk-report.lua
 # (WRK_SIGNALS), every dedup_key new (an insert each, as in w). w: pgbench running the
-# route's transaction on the same table: BEGIN, the same multi-row INSERT ... ON CONFLICT
-# (UPSERT in services/memory-api/src/db/signals.rs) of 50 rows, COMMIT; its arrays are built
+# route's statement on the same table: the same multi-row INSERT ... ON CONFLICT (UPSERT in
+# services/memory-api/src/db/signals.rs, one statement in its own transaction, reading the
+# credential's active workspace as the route does) of 50 rows; its arrays are built
 # with the values wrk sends (payload and evidence as JSON text cast to jsonb per row, as the
 # route sends them), and its ids are time-ordered like the route's UUID v7.
 if signal_scenarios; then
@@ -802,13 +805,11 @@ print(json.dumps({"signals": [json.loads(tmpl.replace("%s", "probe-%d" % i)) for
     N=$SIGNALS_PER_REQUEST
     cat >"$WORK/signals.sql" <<EOF
 \\set base random(1, 1000000000000)
-BEGIN;
-INSERT INTO producer_signals AS s (id, user_id, environment, workspace_id, source, entity_scope, entity_id, signal_type, dedup_key, severity, title, description, payload, evidence, related_decisions, confidence_score, collapse_window_minutes, count) SELECT r.id, '$USER_ID', 'live', NULL, r.source, r.entity_scope, r.entity_id, r.signal_type, r.dedup_key, r.severity, r.title, r.description, r.payload::jsonb, r.evidence::jsonb, r.related::uuid[], r.confidence, r.win, r.n FROM unnest(ARRAY(SELECT (lpad(to_hex((extract(epoch FROM clock_timestamp()) * 1000)::bigint), 12, '0') || '7' || lpad(to_hex(g), 3, '0') || substr(md5(:base::text || :client_id::text), 1, 16))::uuid FROM generate_series(1, $N) g), array_fill('api'::text, ARRAY[$N]), array_fill('product'::text, ARRAY[$N]), array_fill('bench-product'::text, ARRAY[$N]), array_fill('latency_spike'::text, ARRAY[$N]), ARRAY(SELECT 'pg-' || :client_id || '-' || :base || '-' || g FROM generate_series(1, $N) g), array_fill('warning'::text, ARRAY[$N]), array_fill('p99 latency above budget'::text, ARRAY[$N]), array_fill('p99 latency rose after the deploy'::text, ARRAY[$N]), array_fill('{"triggered_at": "2026-11-26T10:00:00Z", "metric_key": "p99_ms", "baseline_value": 120.0, "current_value": 480.5, "delta_percent": 300.4, "source_url": null, "metadata": {"region": "eu"}}'::text, ARRAY[$N]), array_fill('[{"trace": "t-1"}]'::text, ARRAY[$N]), array_fill('{}'::text, ARRAY[$N]), array_fill(0.8::float8, ARRAY[$N]), array_fill(60, ARRAY[$N]), array_fill(1, ARRAY[$N])) WITH ORDINALITY AS r(id, source, entity_scope, entity_id, signal_type, dedup_key, severity, title, description, payload, evidence, related, confidence, win, n, ord) ORDER BY r.ord ON CONFLICT (user_id, environment, dedup_key) WHERE open DO UPDATE SET count = s.count + excluded.count, last_seen_at = excluded.last_seen_at WHERE s.last_seen_at >= excluded.last_seen_at - make_interval(mins => excluded.collapse_window_minutes) RETURNING s.id, s.dedup_key;
-COMMIT;
+INSERT INTO producer_signals AS s (id, user_id, environment, workspace_id, source, entity_scope, entity_id, signal_type, dedup_key, severity, title, description, payload, evidence, related_decisions, confidence_score, collapse_window_minutes, count) SELECT r.id, '$USER_ID', 'live', coalesce(NULL::uuid, (SELECT w.active_workspace_id FROM workspace_scopes w WHERE w.key_id = '$MEMORY_KEY_ID')), r.source, r.entity_scope, r.entity_id, r.signal_type, r.dedup_key, r.severity, r.title, r.description, r.payload::jsonb, r.evidence::jsonb, r.related::uuid[], r.confidence, r.win, r.n FROM unnest(ARRAY(SELECT (lpad(to_hex((extract(epoch FROM clock_timestamp()) * 1000)::bigint), 12, '0') || '7' || lpad(to_hex(g), 3, '0') || substr(md5(:base::text || :client_id::text), 1, 16))::uuid FROM generate_series(1, $N) g), array_fill('api'::text, ARRAY[$N]), array_fill('product'::text, ARRAY[$N]), array_fill('bench-product'::text, ARRAY[$N]), array_fill('latency_spike'::text, ARRAY[$N]), ARRAY(SELECT 'pg-' || :client_id || '-' || :base || '-' || g FROM generate_series(1, $N) g), array_fill('warning'::text, ARRAY[$N]), array_fill('p99 latency above budget'::text, ARRAY[$N]), array_fill('p99 latency rose after the deploy'::text, ARRAY[$N]), array_fill('{"triggered_at": "2026-11-26T10:00:00Z", "metric_key": "p99_ms", "baseline_value": 120.0, "current_value": 480.5, "delta_percent": 300.4, "source_url": null, "metadata": {"region": "eu"}}'::text, ARRAY[$N]), array_fill('[{"trace": "t-1"}]'::text, ARRAY[$N]), array_fill('{}'::text, ARRAY[$N]), array_fill(0.8::float8, ARRAY[$N]), array_fill(60, ARRAY[$N]), array_fill(1, ARRAY[$N])) WITH ORDINALITY AS r(id, source, entity_scope, entity_id, signal_type, dedup_key, severity, title, description, payload, evidence, related, confidence, win, n, ord) ORDER BY r.ord ON CONFLICT (user_id, environment, dedup_key) WHERE open DO UPDATE SET count = s.count + excluded.count, last_seen_at = excluded.last_seen_at WHERE s.last_seen_at >= excluded.last_seen_at - make_interval(mins => excluded.collapse_window_minutes) RETURNING s.id, s.dedup_key;
 \\set bench_clock 0
 EOF
     # It must run and write N rows, or the comparison means nothing.
-    rows="$(sed -n 3p "$WORK/signals.sql" | sed 's/:base/0/g; s/:client_id/0/g' | psql_pg -d bench_memory 2>&1)" ||
+    rows="$(sed -n 2p "$WORK/signals.sql" | sed 's/:base/0/g; s/:client_id/0/g' | psql_pg -d bench_memory 2>&1)" ||
         die "the signals route's SQL no longer matches the schema; update scripts/bench.sh: $rows"
     [[ $(grep -c . <<<"$rows") -eq $N ]] ||
         die "the signals route's SQL answered $(grep -c . <<<"$rows") rows, not $N: $(head -c 500 <<<"$rows")"

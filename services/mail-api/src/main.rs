@@ -3,6 +3,9 @@
 use mail_api::{MIGRATIONS, Settings, app, openapi};
 use service_kit::cli::{ApiBinary, api_main};
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[actix_web::main]
 async fn main() -> anyhow::Result<()> {
     api_main(ApiBinary {

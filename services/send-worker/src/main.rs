@@ -63,6 +63,9 @@ struct Settings {
     outbound_webhooks: mail_api::outbound::OutboundWebhookSettings,
 }
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[actix_web::main]
 async fn main() -> anyhow::Result<()> {
     let defaults = format!("{DEFAULTS}{}", service_kit::config::COMMON_DEFAULTS);

@@ -134,44 +134,58 @@ struct KeyRow {
 /// giving up (each round settles every key some other request did not touch in between).
 const ROUNDS: usize = 5;
 
-/// Writes producer signals (distinct `dedup_key`s) in one transaction: one multi-row
-/// `INSERT ... ON CONFLICT` collapses each into the open signal of its key when that was last
-/// seen within the signal's window (count and last-seen grow), and opens a new one otherwise.
-/// Keys whose open signal's window has passed are closed and written again. Answers the id
-/// each key's signal now has.
+/// The workspace producer signals are written to.
+#[derive(Debug, Clone, Copy)]
+pub enum SignalWorkspace {
+    /// A workspace the caller named (and owns).
+    Given(Uuid),
+    /// The active workspace of this credential, if any: read by the write itself, so the
+    /// common request costs one statement.
+    ActiveOf(Uuid),
+}
+
+/// Writes producer signals (distinct `dedup_key`s): one multi-row `INSERT ... ON CONFLICT`
+/// collapses each into the open signal of its key when that was last seen within the
+/// signal's window (count and last-seen grow), and opens a new one otherwise. Keys whose open
+/// signal's window has passed are closed and written again. Answers the id each key's signal
+/// now has.
+///
+/// Each signal is written on its own (as the route documents), so the statements run without
+/// an enclosing transaction: a request that fails half-way has written some signals, and its
+/// retry collapses into them. Rows are sorted by key, so concurrent statements lock in one
+/// order and do not deadlock.
 pub async fn record_producer_signals(
     conn: &mut AsyncPgConnection,
     owner: Owner<'_>,
-    workspace_id: Option<Uuid>,
+    workspace: SignalWorkspace,
     rows: &[NewProducerSignal],
 ) -> QueryResult<HashMap<String, Uuid>> {
-    let mut rows: Vec<&NewProducerSignal> = rows.iter().collect();
-    // One lock order for every request: concurrent batches sharing keys do not deadlock.
-    rows.sort_by(|a, b| a.dedup_key.cmp(&b.dedup_key));
-    conn.transaction(async |conn| {
-        let mut ids = HashMap::with_capacity(rows.len());
-        let mut pending = rows;
-        for _ in 0..ROUNDS {
-            let written = upsert(conn, owner, workspace_id, &pending).await?;
-            ids.extend(written.into_iter().map(|r| (r.dedup_key, r.id)));
-            pending.retain(|r| !ids.contains_key(&r.dedup_key));
-            if pending.is_empty() {
-                return Ok(ids);
-            }
-            close_expired(conn, owner, &pending).await?;
+    let mut pending: Vec<&NewProducerSignal> = rows.iter().collect();
+    pending.sort_by(|a, b| a.dedup_key.cmp(&b.dedup_key));
+    let mut ids = HashMap::with_capacity(pending.len());
+    for _ in 0..ROUNDS {
+        let written = upsert(conn, owner, workspace, &pending).await?;
+        ids.extend(written.into_iter().map(|r| (r.dedup_key, r.id)));
+        pending.retain(|r| !ids.contains_key(&r.dedup_key));
+        if pending.is_empty() {
+            return Ok(ids);
         }
-        Err(diesel::result::Error::RollbackTransaction)
-    })
-    .await
+        close_expired(conn, owner, &pending).await?;
+    }
+    Err(diesel::result::Error::RollbackTransaction)
 }
 
 /// The multi-row upsert. Rows whose open signal is outside the window return nothing.
 async fn upsert(
     conn: &mut AsyncPgConnection,
     owner: Owner<'_>,
-    workspace_id: Option<Uuid>,
+    workspace: SignalWorkspace,
     rows: &[&NewProducerSignal],
 ) -> QueryResult<Vec<KeyRow>> {
+    let (given, key_id) = match workspace {
+        SignalWorkspace::Given(id) => (Some(id), None),
+        SignalWorkspace::ActiveOf(key_id) => (None, Some(key_id)),
+    };
     let text = |f: fn(&NewProducerSignal) -> &str| rows.iter().map(|r| f(r)).collect::<Vec<_>>();
     let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
     let sources = text(|r| &r.source);
@@ -194,7 +208,7 @@ async fn upsert(
     diesel::sql_query(UPSERT)
         .bind::<SqlUuid, _>(owner.user_id)
         .bind::<Text, _>(owner.environment)
-        .bind::<Nullable<SqlUuid>, _>(workspace_id)
+        .bind::<Nullable<SqlUuid>, _>(given)
         .bind::<Array<SqlUuid>, _>(ids)
         .bind::<Array<Text>, _>(sources)
         .bind::<Array<Text>, _>(scopes)
@@ -210,6 +224,7 @@ async fn upsert(
         .bind::<Array<Nullable<Double>>, _>(confidence)
         .bind::<Array<Integer>, _>(windows)
         .bind::<Array<Integer>, _>(counts)
+        .bind::<Nullable<SqlUuid>, _>(key_id)
         .load(conn)
         .await
 }
@@ -220,7 +235,10 @@ pub const UPSERT: &str = "INSERT INTO producer_signals AS s (id, user_id, enviro
          workspace_id, source, entity_scope, entity_id, signal_type, dedup_key, severity, title, \
          description, payload, evidence, related_decisions, confidence_score, \
          collapse_window_minutes, count) \
-     SELECT r.id, $1, $2, $3, r.source, r.entity_scope, r.entity_id, r.signal_type, \
+     SELECT r.id, $1, $2, \
+         coalesce($3, (SELECT w.active_workspace_id FROM workspace_scopes w \
+                       WHERE w.key_id = $19)), \
+         r.source, r.entity_scope, r.entity_id, r.signal_type, \
          r.dedup_key, r.severity, r.title, r.description, r.payload::jsonb, r.evidence::jsonb, \
          r.related::uuid[], r.confidence, r.win, r.n \
      FROM unnest($4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], \

@@ -19,7 +19,7 @@ use uuid::Uuid;
 use crate::AppState;
 use crate::db::owner::Owner;
 use crate::db::products;
-use crate::db::signals::{self, NewProducerSignal, NewProjectSignal};
+use crate::db::signals::{self, NewProducerSignal, NewProjectSignal, SignalWorkspace};
 use crate::domain::signing::{self, SignatureError};
 
 /// A product id in a path: the hyphenated UUID only, so `/ingest/{project_id}` never shadows
@@ -532,10 +532,15 @@ pub async fn ingest_producer_signals(
     } = body.into_inner();
     let mut conn = store::conn(&state.pool).await?;
     // An explicit `workspaceId` must be one of the caller's (404); absent, the credential's
-    // active workspace (if any) is recorded, as the other writes of workspace-divided memory do.
-    let workspace_id = crate::routes::scope::view(&mut conn, &caller, workspace_id)
-        .await?
-        .workspace;
+    // active workspace (if any) is recorded, as the other writes of workspace-divided memory
+    // do: the write reads it itself.
+    let workspace = match workspace_id {
+        Some(id) => {
+            crate::routes::scope::view(&mut conn, &caller, Some(id)).await?;
+            SignalWorkspace::Given(id)
+        }
+        None => SignalWorkspace::ActiveOf(caller.key_id),
+    };
     let mut errors: Vec<(usize, String)> = Vec::new();
     let mut valid: Vec<(usize, ProducerSignal)> = Vec::with_capacity(items.len());
     for (index, item) in items.into_iter().enumerate() {
@@ -594,7 +599,7 @@ pub async fn ingest_producer_signals(
         row_of_item.push(rows.len());
         rows.push(new_row(signal));
     }
-    let written = signals::record_producer_signals(&mut conn, owner, workspace_id, &rows).await?;
+    let written = signals::record_producer_signals(&mut conn, owner, workspace, &rows).await?;
     let row_ids: Vec<Uuid> = rows
         .iter()
         .map(|row| {

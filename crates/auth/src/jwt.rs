@@ -91,7 +91,12 @@ impl JwtVerifier {
             return Ok(None);
         }
         let mut keys = HashMap::new();
-        for entry in settings.keys.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        for entry in settings
+            .keys
+            .split(',')
+            .map(str::trim)
+            .filter(|e| !e.is_empty())
+        {
             let (kid, rest) = entry
                 .split_once('=')
                 .ok_or_else(|| JwtConfigError::Entry(entry.chars().take(20).collect()))?;
@@ -167,11 +172,11 @@ impl JwtVerifier {
         validation.set_issuer(&[&self.issuer]);
         validation.set_audience(&[&self.audience]);
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
-        let data = jsonwebtoken::decode::<Claims>(token, key, &validation).map_err(|e| {
-            match e.kind() {
-                jsonwebtoken::errors::ErrorKind::ExpiredSignature => AuthError::Expired,
-                _ => AuthError::Unknown,
-            }
+        let data = jsonwebtoken::decode::<Claims>(token, key, &validation).map_err(|e| match e
+            .kind()
+        {
+            jsonwebtoken::errors::ErrorKind::ExpiredSignature => AuthError::Expired,
+            _ => AuthError::Unknown,
         })?;
         let claims = data.claims;
         let subject = Uuid::parse_str(&claims.sub).map_err(|_| AuthError::Unknown)?;
@@ -259,7 +264,11 @@ mod tests {
         );
         let mut scoped = claims(600);
         scoped["scope"] = json!("read");
-        let s = v.verify(&token(Some("k1"), scoped)).unwrap().scopes.unwrap();
+        let s = v
+            .verify(&token(Some("k1"), scoped))
+            .unwrap()
+            .scopes
+            .unwrap();
         assert!(s.contains(Scope::Read) && !s.contains(Scope::Write));
         assert!(JwtVerifier::looks_like_jwt(&token(Some("k1"), claims(1))));
         assert!(!JwtVerifier::looks_like_jwt("mem_live_abc"));
@@ -270,8 +279,7 @@ mod tests {
         let v = verifier();
         let header = base64::engine::general_purpose::URL_SAFE_NO_PAD
             .encode(br#"{"alg":"none","typ":"JWT","kid":"k1"}"#);
-        let body = base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .encode(claims(600).to_string());
+        let body = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(claims(600).to_string());
         assert!(v.verify(&format!("{header}.{body}.")).is_err());
     }
 }

@@ -48,7 +48,8 @@ impl Csrf {
     pub fn page(&self, oauth: &OAuth, status: StatusCode, markup: Markup) -> HttpResponse {
         let mut res = routes::html(status, markup);
         if self.fresh {
-            let cookie = web_util::set_cookie(oauth, CSRF_COOKIE, &self.token, SESSION_TTL.as_secs());
+            let cookie =
+                web_util::set_cookie(oauth, CSRF_COOKIE, &self.token, SESSION_TTL.as_secs());
             if let Ok(value) = header::HeaderValue::from_str(&cookie) {
                 res.headers_mut().append(header::SET_COOKIE, value);
             }

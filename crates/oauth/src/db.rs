@@ -396,7 +396,10 @@ pub async fn revoke_owned_grant(
 }
 
 /// Ends a browser session.
-pub async fn delete_session(conn: &mut AsyncPgConnection, token_hash: &[u8; 32]) -> QueryResult<()> {
+pub async fn delete_session(
+    conn: &mut AsyncPgConnection,
+    token_hash: &[u8; 32],
+) -> QueryResult<()> {
     diesel::delete(oauth_sessions::table.filter(oauth_sessions::token_hash.eq(&token_hash[..])))
         .execute(conn)
         .await

@@ -156,8 +156,12 @@ async fn user_grade(pool: &Pool, user: Uuid) -> Result<Option<Grade>, String> {
         .await
         .optional()
         .map_err(|e| e.to_string())?;
-    tier.map(|t| t.parse::<Tier>().map(Grade::Tier).map_err(|e| format!("{e}")))
-        .transpose()
+    tier.map(|t| {
+        t.parse::<Tier>()
+            .map(Grade::Tier)
+            .map_err(|e| format!("{e}"))
+    })
+    .transpose()
 }
 
 /// An access token the authorization server issued (`oauth_tokens`): a connector's, acting on

@@ -16,7 +16,7 @@ pub fn layout(title: &str, body: Markup) -> Markup {
                 style { "body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem}\
                          label{display:block;margin-top:1rem}input{display:block;width:100%;padding:.4rem}\
                          button{margin-top:1.2rem;padding:.5rem 1.2rem}.error{color:#a00}\
-                         nav ul{list-style:none;padding:0;display:flex;gap:1rem}\
+                         nav ul{list-style:none;padding:0;display:flex;gap:1rem;align-items:center}nav button{margin-top:0}\
                          .item{border-top:1px solid #ccc;padding:.5rem 0}.item form{display:inline}\
                          pre{white-space:pre-wrap;background:#f4f4f4;padding:.5rem}" }
             }

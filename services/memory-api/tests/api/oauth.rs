@@ -198,9 +198,9 @@ async fn the_whole_flow_with_the_oauth2_crate() {
     propose(&h, &access, "remember the launch date").await;
     let res = h
         .http
-        .post(h.server.url("/api/v1/decisions"))
+        .post(h.server.url("/api/v1/products"))
         .bearer_auth(&access)
-        .json(&json!({"title": "x", "decision": "y"}))
+        .json(&json!({"name": "atlas"}))
         .send()
         .await
         .unwrap();

@@ -17,6 +17,7 @@ test: infra tools
 	CARGO=$(CARGO) scripts/run-tests.sh
 	scripts/client-test.sh
 	scripts/mcp-test.sh
+	scripts/browser-test.sh
 	FUZZ_EXAMPLES=10 scripts/fuzz.sh
 	scripts/check-openapi.sh proto-docs/memory-api.openapi.json proto-docs/mail-api.openapi.json
 	scripts/check-deploy.sh

@@ -7,7 +7,8 @@
 #                       memory-api, mail-api and a send-worker (file provider) on free
 #                       ports, with a queue prefix of their own and every quota multiplied
 #                       by a million. Sets MEMORY_URL, MAIL_URL, MEMORY_KEY, MAIL_KEY,
-#                       MAIL_PROJECT_ID, MAIL_DATABASE_URL, WEBHOOK_SECRET (the deployment's provider webhook
+#                       MAIL_PROJECT_ID, MAIL_DATABASE_URL, MEMORY_DATABASE_URL, MEMORY_USER_ID (the
+#                       team user MEMORY_KEY acts for), WEBHOOK_SECRET (the deployment's provider webhook
 #                       secret), TRACKING_SECRET (signs tracking links) and STACK_DIR (logs,
 #                       the outbox).
 #   stack_seed          one of each resource through the APIs (a product with its state, an
@@ -118,7 +119,7 @@ stack_start() {
         MEMORY_SECRETS__KEK="$kek" MAIL_SECRETS__KEK="$kek" MAIL_WEBHOOKS__SECRET="$WEBHOOK_SECRET"
         MAIL_TRACKING__SECRET="$TRACKING_SECRET" MAIL_TRACKING__BASE_URL="$MAIL_URL"
         MEMORY_DATABASE__URL="$STACK_PG/$memory_db" MAIL_DATABASE__URL="$STACK_PG/$mail_db"
-        MAIL_OAUTH__SECURE_COOKIES=false)
+        MAIL_OAUTH__SECURE_COOKIES=false MEMORY_OAUTH__SECURE_COOKIES=false)
     env "${common[@]}" MEMORY_HTTP__BIND="127.0.0.1:$memory_port" \
         "$STACK_BIN/memory-api" serve >"$STACK_DIR/memory-api.log" 2>&1 </dev/null &
     STACK_PIDS+=($!)
@@ -134,8 +135,10 @@ stack_start() {
     STACK_PIDS+=($!)
     stack_wait_ready send-worker $! "http://127.0.0.1:$worker_port"
     MAIL_DATABASE_URL="$STACK_PG/$mail_db"
+    MEMORY_DATABASE_URL="$STACK_PG/$memory_db"
+    MEMORY_USER_ID="$user"
     export MEMORY_URL MAIL_URL MEMORY_KEY MAIL_KEY MAIL_PROJECT_ID STACK_DIR WEBHOOK_SECRET TRACKING_SECRET \
-        MAIL_DATABASE_URL
+        MAIL_DATABASE_URL MEMORY_DATABASE_URL MEMORY_USER_ID
     log "$name: memory-api $MEMORY_URL, mail-api $MAIL_URL, send-worker; logs in $STACK_DIR"
 }
 

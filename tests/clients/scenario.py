@@ -47,6 +47,7 @@ def memory(s: Service) -> None:
     s.call("openapi_json", 200)
     s.call("openapi_yaml", 200)
     s.call("openapi_yaml_root", 200)
+    oauth(s, "oauthApiResourceMetadata")
 
     product = s.call("createProduct", 201, body={"name": "atlas", "description": "The atlas", "status": "active"})
     s.call("listProducts", 200, limit=10)
@@ -379,12 +380,12 @@ def campaign_management(s: Service, site: str, campaign: str, contact: str) -> N
     s.call("generateEmail", 422, body={"site_id": site, "brief": "Spring seeds"})
 
 
-def mail_oauth(s: Service) -> None:
-    """The OAuth endpoints of remote MCP clients (the browser part, HTML, is not in the document;
-    tests/mcp/oauth_test.py drives it)."""
+def oauth(s: Service, resource_metadata: str) -> None:
+    """The OAuth endpoints (the browser part, HTML, is not in the documents: mail's
+    tests/mcp/oauth_test.py and memory's tests/browser/dashboard_test.py drive it)."""
     s.call("oauthServerMetadata", 200)
     s.call("oauthResourceMetadata", 200)
-    s.call("oauthMcpResourceMetadata", 200)
+    s.call(resource_metadata, 200)
     client = s.call(
         "registerOauthClient",
         201,
@@ -398,7 +399,7 @@ def mail_oauth(s: Service) -> None:
               "redirect_uri": "http://127.0.0.1:33418/callback", "code_verifier": "v" * 43},
     )
     if refused["error"] != "invalid_grant":
-        raise Failure(f"mail oauthToken: {refused}")
+        raise Failure(f"oauthToken: {refused}")
     s.call("revokeOauthToken", 200, body={"token": "not-issued", "client_id": client})
 
 
@@ -407,7 +408,7 @@ def mail(s: Service) -> None:
     s.call("readyz", 200)
     s.call("serve", 200)
     s.call("openapi_json", 200)
-    mail_oauth(s)
+    oauth(s, "oauthMcpResourceMetadata")
 
     site = s.call("createSite", 201, body={"name": "Shop", "slug": "shop", "from_name": "Shop"})["id"]
     s.call("listSites", 200, limit=10)

@@ -9,6 +9,7 @@ pub mod cache;
 pub mod caller;
 pub mod credential;
 pub mod extract;
+pub mod jwt;
 pub mod middleware;
 
 pub use cache::{Authenticate, Authenticator, CredentialStore, StoredCredential, lookup_counter};

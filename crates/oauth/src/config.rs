@@ -11,6 +11,9 @@ pub struct Paths {
     pub token: &'static str,
     pub register: &'static str,
     pub revoke: &'static str,
+    /// The base of the first-party account pages (`{account}/sign-in`, `/sign-out`, `/apps`);
+    /// `None`: not mounted.
+    pub account: Option<&'static str>,
 }
 
 #[derive(Debug, Clone)]
@@ -34,6 +37,8 @@ pub struct OAuthConfig {
     /// The protected resources, as paths under the base URL (`/mcp`); the first is the default
     /// `resource` of a grant.
     pub resource_paths: &'static [&'static str],
+    /// The service's own pages, linked from the account pages' navigation (`(path, label)`).
+    pub account_links: &'static [(&'static str, &'static str)],
     /// `Secure` on the session and CSRF cookies (off only for local HTTP).
     pub secure_cookies: bool,
     /// Sign-in attempts per account and per address in [`Self::sign_in_window`].

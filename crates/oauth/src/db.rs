@@ -359,3 +359,49 @@ pub async fn find_access_token(
         .await?
         .filter(|(token, _)| token.kind == ACCESS))
 }
+
+/// The live grants an owner gave, newest first, with their clients.
+pub async fn active_grants(
+    conn: &mut AsyncPgConnection,
+    owner_id: Uuid,
+) -> QueryResult<Vec<(Grant, Client)>> {
+    oauth_grants::table
+        .inner_join(oauth_clients::table)
+        .filter(oauth_grants::owner_id.eq(owner_id))
+        .filter(oauth_grants::revoked_at.is_null())
+        .order(oauth_grants::created_at.desc())
+        .select((Grant::as_select(), Client::as_select()))
+        .load(conn)
+        .await
+}
+
+/// Revokes one of the owner's live grants; `false` when the owner has no such live grant.
+pub async fn revoke_owned_grant(
+    conn: &mut AsyncPgConnection,
+    owner_id: Uuid,
+    grant_id: Uuid,
+) -> QueryResult<bool> {
+    let owned: Option<Uuid> = oauth_grants::table
+        .filter(oauth_grants::id.eq(grant_id))
+        .filter(oauth_grants::owner_id.eq(owner_id))
+        .filter(oauth_grants::revoked_at.is_null())
+        .select(oauth_grants::id)
+        .first(conn)
+        .await
+        .optional()?;
+    match owned {
+        Some(id) => revoke_grant(conn, id).await.map(|()| true),
+        None => Ok(false),
+    }
+}
+
+/// Ends a browser session.
+pub async fn delete_session(
+    conn: &mut AsyncPgConnection,
+    token_hash: &[u8; 32],
+) -> QueryResult<()> {
+    diesel::delete(oauth_sessions::table.filter(oauth_sessions::token_hash.eq(&token_hash[..])))
+        .execute(conn)
+        .await
+        .map(drop)
+}

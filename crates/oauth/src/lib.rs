@@ -8,6 +8,7 @@
 //! service's credential store in `oauth_tokens`; the table's triggers send the
 //! `credential_changed` notification, so a revocation is refused by every replica at once.
 
+pub mod account;
 pub mod config;
 pub mod db;
 pub mod error;

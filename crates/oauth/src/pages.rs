@@ -1,8 +1,10 @@
-//! The first-party pages: sign-in and consent, plain HTML forms, each with a CSRF token.
+//! The first-party pages: sign-in, consent and connected apps, plain HTML forms, each with a
+//! CSRF token. A service's own pages use [`layout`] and [`nav`] too.
 
 use maud::{DOCTYPE, Markup, html};
 
-fn layout(title: &str, body: Markup) -> Markup {
+/// A whole page: `title` and `body`, in the pages' plain style.
+pub fn layout(title: &str, body: Markup) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -13,7 +15,10 @@ fn layout(title: &str, body: Markup) -> Markup {
                 title { (title) }
                 style { "body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem}\
                          label{display:block;margin-top:1rem}input{display:block;width:100%;padding:.4rem}\
-                         button{margin-top:1.2rem;padding:.5rem 1.2rem}.error{color:#a00}" }
+                         button{margin-top:1.2rem;padding:.5rem 1.2rem}.error{color:#a00}\
+                         nav ul{list-style:none;padding:0;display:flex;gap:1rem;align-items:center}nav button{margin-top:0}\
+                         .item{border-top:1px solid #ccc;padding:.5rem 0}.item form{display:inline}\
+                         pre{white-space:pre-wrap;background:#f4f4f4;padding:.5rem}" }
             }
             body { main { (body) } }
         }
@@ -22,10 +27,14 @@ fn layout(title: &str, body: Markup) -> Markup {
 
 pub struct SignIn<'a> {
     pub service: &'a str,
-    pub client_name: &'a str,
+    /// The client of the authorization request (none: the service's own pages).
+    pub client_name: Option<&'a str>,
     pub action: &'a str,
     pub csrf: &'a str,
-    pub request: &'a str,
+    /// The authorization request to come back to.
+    pub request: Option<&'a str>,
+    /// The page of the service's own to come back to.
+    pub next: Option<&'a str>,
     pub error: Option<&'a str>,
 }
 
@@ -34,13 +43,20 @@ pub fn sign_in(p: &SignIn<'_>) -> Markup {
         &format!("Sign in to {}", p.service),
         html! {
             h1 { "Sign in to " (p.service) }
-            p { (p.client_name) " asks for access to your account. Sign in to continue." }
+            @if let Some(client) = p.client_name {
+                p { (client) " asks for access to your account. Sign in to continue." }
+            }
             @if let Some(error) = p.error {
                 p.error role="alert" { (error) }
             }
             form method="post" action=(p.action) {
                 input type="hidden" name="csrf" value=(p.csrf);
-                input type="hidden" name="request" value=(p.request);
+                @if let Some(request) = p.request {
+                    input type="hidden" name="request" value=(request);
+                }
+                @if let Some(next) = p.next {
+                    input type="hidden" name="next" value=(next);
+                }
                 label for="email" { "Email" }
                 input id="email" type="email" name="email" autocomplete="username" required;
                 label for="password" { "Password" }
@@ -86,4 +102,68 @@ pub fn consent(p: &Consent<'_>) -> Markup {
 
 pub fn message(title: &str, text: &str) -> Markup {
     layout(title, html! { h1 { (title) } p { (text) } })
+}
+
+/// The links between a service's own pages, and the sign-out form.
+pub fn nav(links: &[(&str, &str)], sign_out: &str, csrf: &str) -> Markup {
+    html! {
+        nav aria-label="Account" {
+            ul {
+                @for (href, label) in links { li { a href=(href) { (label) } } }
+                li {
+                    form method="post" action=(sign_out) {
+                        input type="hidden" name="csrf" value=(csrf);
+                        button type="submit" { "Sign out" }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One connected app (a grant the person gave) on the connected-apps page.
+pub struct ConnectedApp {
+    pub grant_id: String,
+    pub client_name: String,
+    pub scopes: Vec<String>,
+    pub resource: String,
+    pub granted_at: String,
+}
+
+pub struct ConnectedApps<'a> {
+    pub service: &'a str,
+    pub account: &'a str,
+    pub nav: Markup,
+    pub apps: &'a [ConnectedApp],
+    /// The revoke form's action, with `{id}` in place of the grant's id.
+    pub revoke_action: &'a str,
+    pub csrf: &'a str,
+}
+
+pub fn connected_apps(p: &ConnectedApps<'_>) -> Markup {
+    layout(
+        &format!("Connected apps · {}", p.service),
+        html! {
+            (p.nav)
+            h1 { "Connected apps" }
+            p { "Signed in as " (p.account) ". These apps may act on your " (p.service) " account." }
+            @if p.apps.is_empty() {
+                p id="no-apps" { "No app is connected." }
+            }
+            @for app in p.apps {
+                section.item aria-label=(app.client_name) {
+                    h2 { (app.client_name) }
+                    p { "Permissions: "
+                        @for scope in &app.scopes { code { (scope) } " " }
+                    }
+                    p { "Resource: " code { (app.resource) } }
+                    p { "Connected " time { (app.granted_at) } }
+                    form method="post" action=(p.revoke_action.replace("{id}", &app.grant_id)) {
+                        input type="hidden" name="csrf" value=(p.csrf);
+                        button type="submit" { "Revoke access of " (app.client_name) }
+                    }
+                }
+            }
+        },
+    )
 }

@@ -46,9 +46,12 @@ pub fn configure<S: OAuthHost>(cfg: &mut web::ServiceConfig, paths: crate::confi
     .service(resource(paths.token, web::post().to(token::<S>)))
     .service(resource(paths.register, web::post().to(register::<S>)))
     .service(resource(paths.revoke, web::post().to(revoke::<S>)));
+    if let Some(base) = paths.account {
+        crate::account::configure::<S>(cfg, base);
+    }
 }
 
-async fn connection(oauth: &OAuth) -> Result<store::Conn, OAuthError> {
+pub(crate) async fn connection(oauth: &OAuth) -> Result<store::Conn, OAuthError> {
     oauth
         .pool
         .get()
@@ -90,24 +93,43 @@ async fn resource_metadata<S: OAuthHost>(state: web::Data<S>, req: HttpRequest) 
     HttpResponse::Ok().json(crate::metadata::protected_resource(oauth, &base, &resource))
 }
 
-fn html(status: actix_web::http::StatusCode, markup: Markup) -> HttpResponse {
+pub(crate) fn html(status: actix_web::http::StatusCode, markup: Markup) -> HttpResponse {
+    html_posting_to(status, markup, None)
+}
+
+/// An HTML page whose forms may also lead to `origin` (the consent form's answer redirects to
+/// the client, and browsers hold redirects after a form post to `form-action` too).
+pub(crate) fn html_posting_to(
+    status: actix_web::http::StatusCode,
+    markup: Markup,
+    origin: Option<&str>,
+) -> HttpResponse {
+    let form_action = match origin {
+        Some(origin) => format!("'self' {origin}"),
+        None => "'self'".to_owned(),
+    };
     HttpResponse::build(status)
         .content_type("text/html; charset=utf-8")
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .insert_header(("x-frame-options", "DENY"))
-        .insert_header(("content-security-policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'"))
+        .insert_header((
+            "content-security-policy",
+            format!(
+                "default-src 'none'; style-src 'unsafe-inline'; form-action {form_action}; frame-ancestors 'none'"
+            ),
+        ))
         .body(markup.into_string())
 }
 
 /// The request's CSRF token, or a new one (set as a cookie with the page).
-fn csrf_token(req: &HttpRequest) -> (String, bool) {
+pub(crate) fn csrf_token(req: &HttpRequest) -> (String, bool) {
     match web_util::cookie(req, CSRF_COOKIE).filter(|c| c.len() == 64) {
         Some(existing) => (existing, false),
         None => (crate::random_hex(), true),
     }
 }
 
-fn csrf_ok(req: &HttpRequest, submitted: &str) -> bool {
+pub(crate) fn csrf_ok(req: &HttpRequest, submitted: &str) -> bool {
     web_util::cookie(req, CSRF_COOKIE).is_some_and(|cookie| {
         !cookie.is_empty()
             && auth::credential::hashes_equal(cookie.as_bytes(), submitted.as_bytes())
@@ -121,14 +143,14 @@ fn redirect(location: &str) -> HttpResponse {
         .finish()
 }
 
-fn see_other(location: &str) -> actix_web::HttpResponseBuilder {
+pub(crate) fn see_other(location: &str) -> actix_web::HttpResponseBuilder {
     let mut res = HttpResponse::SeeOther();
     res.insert_header((header::LOCATION, location))
         .insert_header((header::CACHE_CONTROL, "no-store"));
     res
 }
 
-async fn session_account(
+pub(crate) async fn session_account(
     oauth: &OAuth,
     conn: &mut diesel_async::AsyncPgConnection,
     req: &HttpRequest,
@@ -170,10 +192,11 @@ async fn authorize_page(
     let markup = match &account {
         None => pages::sign_in(&pages::SignIn {
             service: oauth.config.service_name,
-            client_name: &v.client.client_name,
+            client_name: Some(&v.client.client_name),
             action: &format!("{authorize_path}{SIGN_IN_SUFFIX}"),
             csrf: &csrf,
-            request: query,
+            request: Some(query),
+            next: None,
             error,
         }),
         Some(account) => pages::consent(&pages::Consent {
@@ -187,7 +210,12 @@ async fn authorize_page(
             request: query,
         }),
     };
-    let mut res = html(actix_web::http::StatusCode::OK, markup);
+    // The consent form's answer redirects to the client's redirect URI.
+    let origin = account
+        .as_ref()
+        .and_then(|_| url::Url::parse(&v.redirect_uri).ok())
+        .map(|u| u.origin().ascii_serialization());
+    let mut res = html_posting_to(actix_web::http::StatusCode::OK, markup, origin.as_deref());
     if fresh {
         let cookie = web_util::set_cookie(oauth, CSRF_COOKIE, &csrf, SESSION_TTL.as_secs());
         if let Ok(value) = header::HeaderValue::from_str(&cookie) {
@@ -209,7 +237,7 @@ struct SignInForm {
     password: String,
 }
 
-fn form<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, OAuthError> {
+pub(crate) fn form<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, OAuthError> {
     serde_urlencoded::from_bytes(body)
         .map_err(|_| OAuthError::invalid_request("the form is malformed"))
 }
@@ -241,7 +269,7 @@ fn token_form(body: &[u8]) -> Result<TokenForm, OAuthError> {
     Ok(f)
 }
 
-fn csrf_refused() -> HttpResponse {
+pub(crate) fn csrf_refused() -> HttpResponse {
     html(
         actix_web::http::StatusCode::OK,
         pages::message(
@@ -298,56 +326,86 @@ async fn sign_in_inner(
     if !csrf_ok(req, &f.csrf) {
         return Ok(csrf_refused());
     }
-    let email = db::normalize_email(&f.email);
+    let account = match check_sign_in(oauth, req, &f.email, &f.password).await? {
+        SignIn::Verified(account) => account,
+        SignIn::Refused(message) => {
+            return authorize_page(oauth, req, &f.request, Some(message)).await;
+        }
+        SignIn::Limited => return Ok(too_many_attempts()),
+    };
+    let cookie = start_session(oauth, &account).await?;
+    let location = format!("{}?{}", oauth.config.paths.authorize, f.request);
+    Ok(see_other(&location)
+        .insert_header((header::SET_COOKIE, cookie))
+        .finish())
+}
+
+/// What a sign-in form's email and password came to.
+pub(crate) enum SignIn {
+    Verified(db::Account),
+    /// Not signed in; the message says why, without telling which of the two was wrong.
+    Refused(&'static str),
+    /// Over the per-account or per-address limit.
+    Limited,
+}
+
+pub(crate) fn too_many_attempts() -> HttpResponse {
+    html(
+        actix_web::http::StatusCode::OK,
+        pages::message(
+            "Too many attempts",
+            "Too many sign-in attempts for this account or from this address. Wait a few minutes and try again.",
+        ),
+    )
+}
+
+/// Checks an email and password, counting the attempt against both rate limits.
+pub(crate) async fn check_sign_in(
+    oauth: &OAuth,
+    req: &HttpRequest,
+    email: &str,
+    password: &str,
+) -> Result<SignIn, OAuthError> {
+    let email = db::normalize_email(email);
     if email.is_empty() || email.len() > 320 || email.contains('\0') {
-        return authorize_page(
-            oauth,
-            req,
-            &f.request,
-            Some("Enter your email and password."),
-        )
-        .await;
+        return Ok(SignIn::Refused("Enter your email and password."));
     }
     if !attempt_allowed(oauth, &email, &web_util::client_address(req)).await {
-        return Ok(html(
-            actix_web::http::StatusCode::OK,
-            pages::message(
-                "Too many attempts",
-                "Too many sign-in attempts for this account or from this address. Wait a few minutes and try again.",
-            ),
-        ));
+        return Ok(SignIn::Limited);
     }
     let mut conn = connection(oauth).await?;
     let account = db::find_account_by_email(&mut conn, &email).await?;
     let verified = match &account {
-        Some(a) => {
-            crate::password::verify(&f.password, &a.password_hash) && a.disabled_at.is_none()
-        }
+        Some(a) => crate::password::verify(password, &a.password_hash) && a.disabled_at.is_none(),
         None => {
-            crate::password::dummy_verify(&f.password);
+            crate::password::dummy_verify(password);
             false
         }
     };
-    let Some(account) = account.filter(|_| verified) else {
-        tracing::info!("oauth sign-in refused");
-        return authorize_page(
-            oauth,
-            req,
-            &f.request,
-            Some("The email or password is not right."),
-        )
-        .await;
-    };
+    match account.filter(|_| verified) {
+        Some(account) => Ok(SignIn::Verified(account)),
+        None => {
+            tracing::info!("oauth sign-in refused");
+            Ok(SignIn::Refused("The email or password is not right."))
+        }
+    }
+}
+
+/// A new browser session of `account`: its `Set-Cookie` value.
+pub(crate) async fn start_session(
+    oauth: &OAuth,
+    account: &db::Account,
+) -> Result<String, OAuthError> {
+    let mut conn = connection(oauth).await?;
     let (session, hash) = crate::new_secret("");
     let expires = chrono::Utc::now() + SESSION_TTL;
     db::create_session(&mut conn, account.id, &hash, expires).await?;
-    let location = format!("{}?{}", oauth.config.paths.authorize, f.request);
-    Ok(see_other(&location)
-        .insert_header((
-            header::SET_COOKIE,
-            web_util::set_cookie(oauth, SESSION_COOKIE, &session, SESSION_TTL.as_secs()),
-        ))
-        .finish())
+    Ok(web_util::set_cookie(
+        oauth,
+        SESSION_COOKIE,
+        &session,
+        SESSION_TTL.as_secs(),
+    ))
 }
 
 #[derive(Debug, Deserialize)]

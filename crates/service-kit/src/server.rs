@@ -115,6 +115,9 @@ pub struct ApiSpec<S, St> {
     pub gated: Vec<GatedScope>,
     /// The `WWW-Authenticate` value of the gate's 401 answers.
     pub challenge: auth::middleware::Challenge,
+    /// First-party JWTs the gate accepts besides the service's credentials (memory's
+    /// dashboard); `None`: none.
+    pub jwt: Option<Arc<auth::jwt::JwtVerifier>>,
 }
 
 /// What one HTTP worker's handlers use. Each worker has its own pool and its own credential
@@ -193,12 +196,14 @@ where
         api,
         gated,
         challenge,
+        jwt,
         ..
     } = spec;
     let server = HttpServer::new(move || {
         let pool = crate::infra::pool(&worker_database).expect("pool settings were checked");
-        let authenticator =
-            Authenticator::new(credentials(pool.clone()), accepted).count_lookups(lookups.clone());
+        let authenticator = Authenticator::new(credentials(pool.clone()), accepted)
+            .count_lookups(lookups.clone())
+            .accept_jwt(jwt.clone());
         authenticator.listen(
             worker_database.url.clone(),
             shutdown_rx.clone(),

@@ -8,6 +8,7 @@ pub mod credentials;
 pub mod document;
 pub mod health;
 pub mod ids;
+pub mod oauth_client;
 pub mod response;
 pub mod sql;
 

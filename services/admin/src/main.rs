@@ -88,6 +88,19 @@ enum MemoryCommand {
         #[arg(long)]
         key: Uuid,
     },
+    /// Create a sign-in account (the OAuth and dashboard pages' email and password) acting for
+    /// a user. The password is read from the first line of standard input (never an argument).
+    CreateSignIn {
+        #[arg(long)]
+        email: String,
+        #[arg(long)]
+        user: Uuid,
+    },
+    /// Disable a sign-in account: its sessions end and every grant it gave is revoked.
+    DisableSignIn {
+        #[arg(long)]
+        email: String,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -284,6 +297,8 @@ async fn memory(url: &str, cmd: MemoryCommand) -> anyhow::Result<Value> {
             );
             json!({ "key_id": key, "revoked": true })
         }
+        MemoryCommand::CreateSignIn { email, user } => create_sign_in(conn, &email, user).await?,
+        MemoryCommand::DisableSignIn { email } => disable_sign_in(conn, &email).await?,
     })
 }
 

@@ -187,6 +187,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 ),
             ],
             challenge,
+            jwt: None,
         },
     )
     .await?;

@@ -15,6 +15,7 @@ pub const PATHS: Paths = Paths {
     token: "/oauth/token",
     register: "/oauth/register",
     revoke: "/oauth/revoke",
+    account: None,
 };
 
 pub const SCOPES: &[&str] = &["read", "write"];
@@ -35,6 +36,7 @@ pub fn config(settings: &OAuthSettings) -> OAuthConfig {
         default_scopes: SCOPES,
         client_scope_ceiling: None,
         resource_paths: RESOURCES,
+        account_links: &[],
         secure_cookies: settings.secure_cookies,
         sign_in_per_account: settings.sign_in_per_account,
         sign_in_per_address: settings.sign_in_per_address,

@@ -44,12 +44,15 @@ pub struct AppState {
     pub model_runs: RunQueue,
     /// The model runs' endpoint (`MEMORY_LLM__…`), called with each caller's own key.
     pub model: Option<Arc<llm::ChatModel>>,
+    /// The OAuth authorization server of connectors, and the dashboard pages' sessions.
+    pub oauth: oauth::OAuth,
 }
 
 /// Routes without a bearer credential: the contract documents, and signed project signals.
 fn public(cfg: &mut actix_web::web::ServiceConfig) {
     openapi::configure(cfg);
     routes::signals::configure_signed(cfg);
+    crate::oauth::configure(cfg);
 }
 
 /// Per credential: a minute and a day window by tier.
@@ -96,6 +99,11 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     let rate_limit_scale = settings.common.rate_limit.scale;
     let prefix = settings.common.broker.queue_prefix.clone();
     let state_prefix = prefix.clone();
+    let oauth_config = Arc::new(crate::oauth::config(&settings.oauth));
+    let challenge = crate::oauth::challenge(Arc::clone(&oauth_config));
+    let jwt = auth::jwt::JwtVerifier::from_settings(&settings.dashboard_jwt)
+        .map_err(|e| anyhow::anyhow!("MEMORY_DASHBOARD_JWT: {e}"))?
+        .map(Arc::new);
     let launched = service_kit::server::launch(
         &settings.common,
         ApiSpec {
@@ -107,6 +115,11 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 scale: settings.common.rate_limit.scale,
             }),
             state: Arc::new(move |worker| AppState {
+                oauth: oauth::OAuth {
+                    config: Arc::clone(&oauth_config),
+                    pool: worker.pool.clone(),
+                    limiter: worker.limiter.clone(),
+                },
                 pool: worker.pool,
                 kek: Arc::clone(&kek),
                 embedder: Arc::clone(&state_embedder),
@@ -121,7 +134,8 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
             public,
             api: routes::configure,
             gated: Vec::new(),
-            challenge: auth::middleware::plain_challenge(),
+            challenge,
+            jwt,
         },
     )
     .await?;

@@ -34,6 +34,14 @@ pub struct Settings {
     /// configured.
     #[serde(default)]
     pub llm: llm::LlmSettings,
+    /// The OAuth authorization server of connectors and the dashboard pages
+    /// (`MEMORY_OAUTH__ISSUER`, `__SECURE_COOKIES`, `__SIGN_IN_PER_ACCOUNT`, …).
+    #[serde(default)]
+    pub oauth: oauth::OAuthSettings,
+    /// The first-party dashboard's JWTs (`MEMORY_DASHBOARD_JWT__ISSUER`, `__AUDIENCE`,
+    /// `__KEYS`); no issuer: none accepted.
+    #[serde(default)]
+    pub dashboard_jwt: auth::jwt::JwtSettings,
 }
 
 /// The key that seals third-party secrets at rest (`MEMORY_SECRETS__KEK`): 32 random bytes,

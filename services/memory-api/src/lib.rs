@@ -9,7 +9,9 @@ pub mod domain;
 pub mod embeddings;
 pub mod jobs;
 pub mod model_runs;
+pub mod oauth;
 pub mod openapi;
+pub mod pages;
 pub mod routes;
 pub mod run_queue;
 

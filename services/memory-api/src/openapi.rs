@@ -60,7 +60,15 @@ impl Modify for SignedIngest {
             Every `/api/v1` route needs `Authorization: Bearer <credential>`: an API key \
             (`mem_live_…` for the live environment, `mem_test_…` for the separate test \
             environment) or an OAuth access token (`memo_…`; a third-party connector's token holds \
-            `read` and `propose` only, and cannot approve or reject proposals). Errors use the envelope \
+            `read` and `propose` only, and cannot approve or reject proposals), or a JWT of the \
+            first-party dashboard. A dashboard JWT (`Authorization: Bearer <jwt>`) is signed HS256 \
+            or RS256 by the configured issuer with a key named by its header's `kid` (`alg` must \
+            be that key's; `none` is refused); it needs `iss`, `aud` (the configured audience), \
+            `exp` and `sub` (the user's id), and acts first-party for that user on the live \
+            environment, with the space-separated `scope` claim's scopes (`read`, `write`, \
+            `propose`) or, without it, all three, so it may approve and reject proposals. An \
+            expired or unverifiable JWT, or one for an unknown user, answers 401. Connectors get \
+            tokens through OAuth 2.0 (`/oauth/authorize`, `/api/oauth/token`). Errors use the envelope \
             `{\"error\":{\"code\",\"message\"}}`; 429 answers use their own body. Bodies over \
             1 MiB answer 400 `VALIDATION_ERROR`; a wrong method answers 405 \
             `VALIDATION_ERROR` with `Allow`. A NUL character (`\\u0000`) in any JSON string, \
@@ -137,6 +145,12 @@ impl Modify for SignedIngest {
         routes::workspace_sync::sync_log,
         routes::drift::list,
         routes::drift::resolve,
+        crate::oauth::docs::server_metadata,
+        crate::oauth::docs::resource_metadata,
+        crate::oauth::docs::api_resource_metadata,
+        crate::oauth::docs::token,
+        crate::oauth::docs::register,
+        crate::oauth::docs::revoke,
         openapi_json,
         openapi_yaml,
         openapi_yaml_root,
@@ -161,6 +175,7 @@ impl Modify for SignedIngest {
         (name = "content", description = "Content briefs written by a model from memory, with the caller's own model credential"),
         (name = "marketing", description = "Autonomous marketing cycles and competitor watches planned by a model from memory, with the caller's own model credential"),
         (name = "accounts", description = "The account a credential is linked to"),
+        (name = "oauth", description = "The OAuth 2.0 authorization server of connectors (authorization code with PKCE S256, rotating refresh tokens, RFC 7009 revocation, RFC 7591 registration, RFC 8414 and RFC 9728 metadata, RFC 8707 resource indicators); people sign in and consent at `/oauth/authorize`"),
         (name = "contract", description = "This document"),
         (name = "operations", description = "Health and metrics"),
     )

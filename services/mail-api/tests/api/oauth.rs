@@ -1,166 +1,23 @@
 //! The OAuth authorization server of remote MCP clients, driven with the `oauth2` crate as the
 //! client and a cookie-keeping HTTP client as the person's browser.
 
-use oauth2::basic::BasicClient;
 use oauth2::{
-    AuthUrl, AuthorizationCode, ClientId, CsrfToken, PkceCodeChallenge, PkceCodeVerifier,
-    RedirectUrl, RefreshToken, RevocationUrl, Scope as OScope, StandardRevocableToken,
-    TokenResponse, TokenUrl,
+    AuthorizationCode, CsrfToken, PkceCodeChallenge, PkceCodeVerifier, RefreshToken,
+    Scope as OScope, TokenResponse,
 };
 use rate_limit::policy::Plan;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+
+use test_support::oauth_client::{
+    self, Browser, Client, error_code, form_body, hidden, http_client,
+};
 
 use crate::common::*;
 
 pub const REDIRECT: &str = "http://127.0.0.1:9/callback";
 pub const EMAIL: &str = "owner@example.com";
 pub const PASSWORD: &str = "a long enough password";
-
-/// The `oauth2` crate's HTTP client over reqwest (redirects are not followed, as RFC 6749
-/// requires of token requests).
-pub async fn http_client(
-    request: oauth2::HttpRequest,
-) -> Result<oauth2::HttpResponse, reqwest::Error> {
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()?;
-    let (parts, body) = request.into_parts();
-    let mut builder = client
-        .request(parts.method, parts.uri.to_string())
-        .body(body);
-    for (name, value) in &parts.headers {
-        builder = builder.header(name, value);
-    }
-    let response = builder.send().await?;
-    let mut out = http::Response::builder().status(response.status());
-    for (name, value) in response.headers() {
-        out = out.header(name, value);
-    }
-    Ok(out
-        .body(response.bytes().await?.to_vec())
-        .expect("a response"))
-}
-
-/// A person's browser: keeps cookies, follows nothing by itself.
-pub struct Browser {
-    http: reqwest::Client,
-    cookies: Vec<(String, String)>,
-}
-
-/// The value of a hidden `<input name=…>` of a page.
-pub fn hidden(page: &str, name: &str) -> String {
-    let pattern = format!(r#"name="{name}" value="([^"]*)""#);
-    let re = regex::Regex::new(&pattern).unwrap();
-    let raw = &re
-        .captures(page)
-        .unwrap_or_else(|| panic!("no {name} in {page}"))[1];
-    raw.replace("&amp;", "&")
-        .replace("&quot;", "\"")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-}
-
-impl Browser {
-    pub fn new() -> Self {
-        Self {
-            http: reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap(),
-            cookies: Vec::new(),
-        }
-    }
-
-    fn keep_cookies(&mut self, res: &reqwest::Response) {
-        for value in res.headers().get_all("set-cookie") {
-            let value = value.to_str().unwrap();
-            let (pair, _) = value.split_once(';').unwrap_or((value, ""));
-            let (name, v) = pair.split_once('=').unwrap();
-            self.cookies.retain(|(n, _)| n != name);
-            self.cookies.push((name.to_owned(), v.to_owned()));
-        }
-    }
-
-    fn cookie_header(&self) -> String {
-        self.cookies
-            .iter()
-            .map(|(n, v)| format!("{n}={v}"))
-            .collect::<Vec<_>>()
-            .join("; ")
-    }
-
-    pub async fn get(&mut self, url: &str) -> reqwest::Response {
-        let res = self
-            .http
-            .get(url)
-            .header("cookie", self.cookie_header())
-            .send()
-            .await
-            .unwrap();
-        self.keep_cookies(&res);
-        res
-    }
-
-    pub async fn post_form(&mut self, url: &str, form: &[(&str, &str)]) -> reqwest::Response {
-        let body = serde_urlencoded_body(form);
-        let res = self
-            .http
-            .post(url)
-            .header("cookie", self.cookie_header())
-            .header("content-type", "application/x-www-form-urlencoded")
-            .body(body)
-            .send()
-            .await
-            .unwrap();
-        self.keep_cookies(&res);
-        res
-    }
-
-    /// Signs in (if asked) and approves at `authorize_url`; returns the redirect's URL.
-    pub async fn approve(&mut self, base: &str, authorize_url: &str) -> url::Url {
-        let res = self.get(authorize_url).await;
-        assert_eq!(res.status(), StatusCode::OK);
-        let mut page = res.text().await.unwrap();
-        if page.contains(r#"name="password""#) {
-            let res = self
-                .post_form(
-                    &format!("{base}/oauth/authorize/sign-in"),
-                    &[
-                        ("csrf", &hidden(&page, "csrf")),
-                        ("request", &hidden(&page, "request")),
-                        ("email", EMAIL),
-                        ("password", PASSWORD),
-                    ],
-                )
-                .await;
-            assert_eq!(res.status(), StatusCode::SEE_OTHER);
-            let location = res.headers()["location"].to_str().unwrap().to_owned();
-            let res = self.get(&format!("{base}{location}")).await;
-            assert_eq!(res.status(), StatusCode::OK);
-            page = res.text().await.unwrap();
-        }
-        assert!(page.contains("Allow"), "{page}");
-        let res = self
-            .post_form(
-                &format!("{base}/oauth/authorize/consent"),
-                &[
-                    ("csrf", &hidden(&page, "csrf")),
-                    ("request", &hidden(&page, "request")),
-                    ("decision", "approve"),
-                ],
-            )
-            .await;
-        assert_eq!(res.status(), StatusCode::SEE_OTHER);
-        url::Url::parse(res.headers()["location"].to_str().unwrap()).unwrap()
-    }
-}
-
-fn serde_urlencoded_body(form: &[(&str, &str)]) -> String {
-    url::form_urlencoded::Serializer::new(String::new())
-        .extend_pairs(form)
-        .finish()
-}
 
 /// A harness with a project and a sign-in account of it.
 pub async fn setup() -> (Harness, uuid::Uuid) {
@@ -190,25 +47,13 @@ pub async fn register(h: &Harness, redirect: &str) -> String {
     body["client_id"].as_str().unwrap().to_owned()
 }
 
-type Client = oauth2::Client<
-    oauth2::basic::BasicErrorResponse,
-    oauth2::basic::BasicTokenResponse,
-    oauth2::basic::BasicTokenIntrospectionResponse,
-    StandardRevocableToken,
-    oauth2::basic::BasicRevocationErrorResponse,
-    oauth2::EndpointSet,
-    oauth2::EndpointNotSet,
-    oauth2::EndpointNotSet,
-    oauth2::EndpointSet,
-    oauth2::EndpointSet,
->;
-
 fn client(h: &Harness, client_id: &str) -> Client {
-    BasicClient::new(ClientId::new(client_id.to_owned()))
-        .set_auth_uri(AuthUrl::new(h.server.url("/oauth/authorize")).unwrap())
-        .set_token_uri(TokenUrl::new(h.server.url("/oauth/token")).unwrap())
-        .set_revocation_url(RevocationUrl::new(h.server.url("/oauth/revoke")).unwrap())
-        .set_redirect_uri(RedirectUrl::new(REDIRECT.to_owned()).unwrap())
+    oauth_client::client(
+        &h.server.base,
+        client_id,
+        REDIRECT,
+        ("/oauth/authorize", "/oauth/token", "/oauth/revoke"),
+    )
 }
 
 /// Runs the browser part of the flow: (code, verifier).
@@ -225,7 +70,14 @@ async fn authorize(
         .add_extra_param("resource", h.server.url("/mcp"))
         .set_pkce_challenge(challenge)
         .url();
-    let back = browser.approve(&h.server.base, url.as_str()).await;
+    let back = browser
+        .approve(
+            &h.server.base,
+            "/oauth/authorize",
+            url.as_str(),
+            (EMAIL, PASSWORD),
+        )
+        .await;
     assert!(back.as_str().starts_with(REDIRECT));
     let param = |name: &str| {
         back.query_pairs()
@@ -271,20 +123,6 @@ async fn sites_status(h: &Harness, token: &str) -> StatusCode {
         .await
         .unwrap()
         .status()
-}
-
-fn error_code<RE: std::error::Error + 'static, T: oauth2::ErrorResponse + 'static>(
-    err: oauth2::RequestTokenError<RE, T>,
-) -> String {
-    match err {
-        oauth2::RequestTokenError::ServerResponse(resp) => {
-            serde_json::to_value(&resp).unwrap()["error"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        }
-        other => panic!("not an error answer: {other:?}"),
-    }
 }
 
 #[tokio::test]
@@ -342,7 +180,7 @@ async fn the_whole_flow_with_the_oauth2_crate() {
         .http
         .post(h.server.url("/oauth/revoke"))
         .header("content-type", "application/x-www-form-urlencoded")
-        .body(serde_urlencoded_body(&[
+        .body(form_body(&[
             ("token", rotated.refresh_token().unwrap().secret()),
             ("token_type_hint", "refresh_token"),
             ("client_id", &client_id),

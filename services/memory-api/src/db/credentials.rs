@@ -96,6 +96,11 @@ impl CredentialStore for PgCredentials {
             return Ok(None);
         };
         let mut conn = self.pool.get().await.map_err(|e| e.to_string())?;
+        if kind == CredentialKind::MemoryOAuth
+            && let Some(found) = find_oauth_token(&mut conn, hash).await?
+        {
+            return Ok(Some(found));
+        }
         let mut query = api_keys::table
             .inner_join(users::table)
             .filter(api_keys::key_hash.eq(&hash[..]))
@@ -135,6 +140,68 @@ impl CredentialStore for PgCredentials {
             revoked: key.revoked_at.is_some(),
         }))
     }
+
+    async fn find_subject(&self, subject: Uuid) -> Result<Option<Grade>, String> {
+        user_grade(&self.pool, subject).await
+    }
+}
+
+/// The tier of a dashboard JWT's user (`sub`), when the user exists.
+async fn user_grade(pool: &Pool, user: Uuid) -> Result<Option<Grade>, String> {
+    let mut conn = pool.get().await.map_err(|e| e.to_string())?;
+    let tier: Option<String> = users::table
+        .find(user)
+        .select(users::tier)
+        .first(&mut conn)
+        .await
+        .optional()
+        .map_err(|e| e.to_string())?;
+    tier.map(|t| {
+        t.parse::<Tier>()
+            .map(Grade::Tier)
+            .map_err(|e| format!("{e}"))
+    })
+    .transpose()
+}
+
+/// An access token the authorization server issued (`oauth_tokens`): a connector's, acting on
+/// the live environment with its grant's scopes; revoked with its grant.
+async fn find_oauth_token(
+    conn: &mut AsyncPgConnection,
+    hash: [u8; 32],
+) -> Result<Option<StoredCredential>, String> {
+    let found = oauth::db::find_access_token(conn, &hash)
+        .await
+        .map_err(|e| e.to_string())?;
+    let Some((token, grant)) = found else {
+        return Ok(None);
+    };
+    let tier: String = users::table
+        .find(grant.owner_id)
+        .select(users::tier)
+        .first(conn)
+        .await
+        .map_err(|e| e.to_string())?;
+    let tier: Tier = tier.parse().map_err(|e| format!("{e}"))?;
+    Ok(Some(StoredCredential {
+        caller: Caller {
+            key_id: token.id,
+            owner_id: grant.owner_id,
+            scopes: grant
+                .scopes
+                .iter()
+                .filter_map(|s| Scope::parse(s))
+                .filter(|s| matches!(s, Scope::Read | Scope::Propose))
+                .collect(),
+            grade: Grade::Tier(tier),
+            origin: Origin::Connector,
+            environment: Environment::Live,
+            tool_groups: None,
+        },
+        key_hash: token.key_hash,
+        expires_at: Some(token.expires_at),
+        revoked: token.revoked_at.is_some() || grant.revoked_at.is_some(),
+    }))
 }
 
 /// Why a key cannot be created as asked.

@@ -24,7 +24,15 @@ async fn missing_malformed_unknown_revoked_and_expired_credentials_are_401() {
             req = req.header("Authorization", header);
         }
         let res = req.send().await.unwrap();
-        assert_eq!(res.headers()["www-authenticate"], "Bearer");
+        // RFC 9728 §5.1: the challenge names the API's resource metadata.
+        assert_eq!(
+            res.headers()["www-authenticate"],
+            format!(
+                "Bearer resource_metadata=\"{}/.well-known/oauth-protected-resource/api/v1\"",
+                h.server.base
+            )
+            .as_str()
+        );
         let message = expect_error(res, 401, "UNAUTHORIZED").await;
         assert!(message.contains(why), "{why}: {message}");
     }

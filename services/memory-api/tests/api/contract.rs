@@ -54,6 +54,7 @@ async fn every_documented_api_route_exists_and_is_gated() {
     let h = Harness::new().await;
     let doc: serde_json::Value = serde_json::from_str(&committed()).unwrap();
     let mut checked = 0;
+    let mut oauth_ops = 0;
     for (path, item) in doc["paths"].as_object().unwrap() {
         for (method, op) in item.as_object().unwrap() {
             let concrete = path.replace("{name}", "x");
@@ -78,6 +79,14 @@ async fn every_documented_api_route_exists_and_is_gated() {
                         "{method} {path} lacks {code}"
                     );
                 }
+            } else if path.starts_with("/api/oauth/") {
+                // The OAuth endpoints: an empty form is a documented OAuth error answer.
+                assert!(
+                    [400, 401].contains(&status)
+                        && op["responses"].get(status.to_string()).is_some(),
+                    "{method} {path}: {status}"
+                );
+                oauth_ops += 1;
             } else {
                 assert!(status == 200 || status == 503, "{method} {path}: {status}");
             }
@@ -85,6 +94,7 @@ async fn every_documented_api_route_exists_and_is_gated() {
         }
     }
     assert!(checked >= 9);
+    assert_eq!(oauth_ops, 3);
     h.stop().await;
 }
 
@@ -161,6 +171,12 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<memory_api::routes::search::__path_search>(),
         Handler::of::<memory_api::routes::signals::__path_ingest_project_signal>(),
         Handler::of::<memory_api::routes::signals::__path_ingest_producer_signals>(),
+        Handler::of::<memory_api::oauth::docs::__path_server_metadata>(),
+        Handler::of::<memory_api::oauth::docs::__path_resource_metadata>(),
+        Handler::of::<memory_api::oauth::docs::__path_api_resource_metadata>(),
+        Handler::of::<memory_api::oauth::docs::__path_token>(),
+        Handler::of::<memory_api::oauth::docs::__path_register>(),
+        Handler::of::<memory_api::oauth::docs::__path_revoke>(),
         Handler::of::<memory_api::openapi::__path_openapi_json>(),
         Handler::of::<memory_api::openapi::__path_openapi_yaml>(),
         Handler::of::<memory_api::openapi::__path_openapi_yaml_root>(),

@@ -24,6 +24,7 @@ mod mif_staging;
 mod migrations;
 mod model_runs;
 mod nul;
+mod oauth;
 mod openai_stub;
 mod product_state;
 mod products;

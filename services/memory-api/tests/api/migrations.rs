@@ -12,7 +12,11 @@ async fn schema_rs_matches_the_migrated_database() {
         "memory",
         || memory_api::MIGRATIONS,
         std::path::Path::new(memory_api::MIGRATIONS_DIR),
-        include_str!("../../src/db/schema.rs"),
+        // The OAuth tables are declared by the shared authorization-server crate.
+        concat!(
+            include_str!("../../src/db/schema.rs"),
+            include_str!("../../../../crates/oauth/src/schema.rs")
+        ),
     )
     .await;
 }

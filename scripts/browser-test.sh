@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The browser test (run by `make test`): starts the APIs on fresh databases (api-stack.sh),
+# gives the stack's memory user a sign-in account, and runs tests/browser/dashboard_test.py,
+# which drives Debian's headless chromium through chromedriver (selenium, pinned in
+# scripts/requirements-browser-tests.txt): a connector's authorization request, the sign-in
+# and consent pages, the connected apps, and the approval of the connector's proposal. A
+# screenshot of each page lands in ${CARGO_TARGET_DIR:-target}/screenshots. Nothing is
+# skipped: chromium, chromedriver and the venv are installed by scripts/tools.sh when missing.
+# Run after `cargo build --bins`.
+set -euo pipefail
+
+usage() {
+    echo "usage: scripts/browser-test.sh [-h]   (debug binaries of the target directory; BIN overrides)"
+}
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+only_help_args "$@"
+# shellcheck source=scripts/api-stack.sh
+. "$ROOT/scripts/api-stack.sh"
+cd "$ROOT"
+
+VENV="$CACHE_DIR/venv-browser-tests"
+if ! "$VENV/bin/python" -c 'import selenium' 2>/dev/null || ! command -v chromium >/dev/null ||
+    ! command -v chromedriver >/dev/null; then
+    bash "$ROOT/scripts/tools.sh" >&2
+fi
+
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'stack_stop $?' EXIT
+
+stack_start browser
+MEMORY_SIGN_IN_EMAIL="browser-$$@example.com"
+MEMORY_SIGN_IN_PASSWORD="$(head -c 18 /dev/urandom | base64)"
+printf '%s\n' "$MEMORY_SIGN_IN_PASSWORD" | "$STACK_BIN/admin" --memory-db "$MEMORY_DATABASE_URL" \
+    memory create-sign-in --email "$MEMORY_SIGN_IN_EMAIL" --user "$MEMORY_USER_ID" >/dev/null
+SCREENSHOT_DIR="${CARGO_TARGET_DIR:-$ROOT/target}/screenshots"
+mkdir -p "$SCREENSHOT_DIR"
+MEMORY_SIGN_IN_EMAIL="$MEMORY_SIGN_IN_EMAIL" MEMORY_SIGN_IN_PASSWORD="$MEMORY_SIGN_IN_PASSWORD" \
+    SCREENSHOT_DIR="$SCREENSHOT_DIR" CHROMIUM="$(command -v chromium)" \
+    CHROMEDRIVER="$(command -v chromedriver)" "$VENV/bin/python" tests/browser/dashboard_test.py
+log "browser test: screenshots in $SCREENSHOT_DIR"

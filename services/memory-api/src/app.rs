@@ -139,6 +139,9 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     crate::model_runs::spawn_consumer(worker, infra.broker.clone(), prefix.clone());
     crate::run_queue::spawn_relay(infra.pool.clone(), model_run_queue(&infra.broker, &prefix));
     if settings.embeddings.provider != embed::Provider::None {
+        crate::jobs::reconcile_embedding_model(&launched.infra.pool, embedder.as_ref())
+            .await
+            .map_err(|e| anyhow::anyhow!("embeddings: the stored vectors' model: {e}"))?;
         crate::jobs::spawn_embedding_pass(launched.infra.pool.clone(), pass_kek, embedder);
     }
     Ok(launched)

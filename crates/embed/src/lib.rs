@@ -26,9 +26,9 @@ pub use futures_util::future::BoxFuture;
 pub use calibration::Calibration;
 pub use config::{EmbedConfig, Provider};
 pub use local::{DEFAULT_BATCH_SIZE, LocalMiniLm, MINILM_DIMENSIONS};
-pub use sentence_config::{Pooling, SentenceConfig};
 pub use none::NoEmbedder;
 pub use openai::OpenAiCompatible;
+pub use sentence_config::{Pooling, SentenceConfig};
 
 /// Turns texts into vectors. Object safe: services hold an `Arc<dyn Embedder>` built by
 /// [`build`] from their configuration.

@@ -105,7 +105,10 @@ mod tests {
     #[test]
     fn bare_directory_is_mean_pooled_without_prompts() {
         let dir = dir_with(&[]);
-        assert_eq!(SentenceConfig::read(&dir).unwrap(), SentenceConfig::default());
+        assert_eq!(
+            SentenceConfig::read(&dir).unwrap(),
+            SentenceConfig::default()
+        );
     }
 
     #[test]

@@ -81,7 +81,10 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
         .embeddings
         .calibration()
         .map_err(|e| anyhow::anyhow!("embeddings: {e}"))?;
-    settings.search.check().map_err(|e| anyhow::anyhow!("MEMORY_{e}"))?;
+    settings
+        .search
+        .check()
+        .map_err(|e| anyhow::anyhow!("MEMORY_{e}"))?;
     crate::domain::search::configure(settings.search);
     let config = settings.embeddings.clone();
     // Loading a local model reads ~90 MB: not on the async runtime.

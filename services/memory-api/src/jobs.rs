@@ -137,7 +137,10 @@ async fn pass(
             let embedder = byok::embedder_for(pool, kek, embedder, owner)
                 .await
                 .map_err(|e| e.to_string())?;
-            let vectors = embedder.embed_passages(&texts).await.map_err(|e| e.to_string())?;
+            let vectors = embedder
+                .embed_passages(&texts)
+                .await
+                .map_err(|e| e.to_string())?;
             Ok::<_, String>(vectors.iter().map(|v| vector_literal(v)).collect())
         }
     };

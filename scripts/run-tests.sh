@@ -13,6 +13,10 @@ if [[ -z ${EMBED_MODEL_DIR:-} ]]; then
     export EMBED_MODEL_DIR
 fi
 
+# The hard retrieval set: counts, distractors, and no question sharing a content word with
+# its answer.
+python3 "$(dirname "${BASH_SOURCE[0]}")/bench/hard_set.py"
+
 if "$CARGO" nextest --version >/dev/null 2>&1; then
     "$CARGO" nextest run --workspace --no-fail-fast -E "not test(/$SERIAL/)"
     "$CARGO" nextest run --workspace --no-fail-fast -E "test(/$SERIAL/)"

@@ -147,15 +147,18 @@ pub fn quantile(values: &[f32], q: f64) -> f32 {
     values[rank]
 }
 
-/// Embeds the set with `embedder` and returns the raw cosines.
+/// Embeds the set with `embedder` (decisions as passages, questions as queries, each with the
+/// model's instruction) and returns the raw cosines.
 pub async fn measure(
     embedder: &dyn Embedder,
     set: &ParaphraseSet,
 ) -> Result<Measurement, EmbedError> {
     let decisions: Vec<String> = set.pairs.iter().map(|p| p.decision.clone()).collect();
-    let questions: Vec<String> = set.pairs.iter().map(|p| p.question.clone()).collect();
-    let decisions = embedder.embed(&decisions).await?;
-    let questions = embedder.embed(&questions).await?;
+    let decisions = embedder.embed_passages(&decisions).await?;
+    let mut questions = Vec::with_capacity(set.pairs.len());
+    for pair in &set.pairs {
+        questions.push(embedder.embed_query(&pair.question).await?);
+    }
     let mut paraphrase = Vec::new();
     let mut unrelated = Vec::new();
     for (i, question) in questions.iter().enumerate() {

@@ -3,7 +3,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use crate::{Calibration, EmbedError};
+use crate::{Calibration, EmbedError, Pooling};
 
 /// Which embedder [`crate::build`] makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -25,6 +25,10 @@ pub enum Provider {
 /// [embed]
 /// provider = "local"             # "local" | "openai" | "none"
 /// model_dir = "models/all-minilm-l6-v2"  # the directory scripts/models.sh prints
+/// model = "bge-small-en-v1.5"    # the name stored with the vectors (default: all-MiniLM-L6-v2)
+/// pooling = "cls"                # optional: "mean" | "cls" (default: the directory's)
+/// query_prefix = "Represent this sentence for searching relevant passages: "
+/// passage_prefix = ""            # optional (default: the directory's prompts)
 ///
 /// # or
 /// provider = "openai"
@@ -56,6 +60,16 @@ pub struct EmbedConfig {
     pub max_input_tokens: Option<usize>,
     /// openai: the whole-request timeout in seconds (default 30).
     pub timeout_secs: Option<u64>,
+    /// local: the pooling, overriding the model directory's `1_Pooling/config.json`
+    /// (default: what the directory says, else mean).
+    pub pooling: Option<Pooling>,
+    /// The instruction put before every search query, overriding the model directory's
+    /// `prompts.query` (e.g. BGE's "Represent this sentence for searching relevant passages: ",
+    /// E5's "query: "). An empty string turns the directory's off.
+    pub query_prefix: Option<String>,
+    /// The instruction put before every stored text, overriding the directory's
+    /// `prompts.passage` / `prompts.document` (e.g. E5's "passage: ").
+    pub passage_prefix: Option<String>,
     /// The anchors of the calibrated similarity, as `examples/calibrate.rs` measures them.
     /// Default: the measured anchors of all-MiniLM-L6-v2 for `local`, the identity otherwise.
     pub calibration: Option<Calibration>,
@@ -84,6 +98,9 @@ impl fmt::Debug for EmbedConfig {
             .field("batch_size", &self.batch_size)
             .field("max_input_tokens", &self.max_input_tokens)
             .field("timeout_secs", &self.timeout_secs)
+            .field("pooling", &self.pooling)
+            .field("query_prefix", &self.query_prefix)
+            .field("passage_prefix", &self.passage_prefix)
             .field("calibration", &self.calibration)
             .finish()
     }

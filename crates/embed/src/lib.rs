@@ -1,8 +1,10 @@
 //! Sentence embeddings behind one trait, chosen by configuration:
 //!
-//! - [`LocalMiniLm`]: all-MiniLM-L6-v2 (384 dimensions) run in-process on the CPU with candle,
-//!   loaded from a directory holding `config.json`, `tokenizer.json` and `model.safetensors`
-//!   (`scripts/models.sh` fetches them). Never touches the network.
+//! - [`LocalMiniLm`]: a BERT-family sentence-transformers model (all-MiniLM-L6-v2 by default)
+//!   run in-process on the CPU with candle, loaded from a directory holding `config.json`,
+//!   `tokenizer.json` and `model.safetensors`, with the pooling and query/passage instructions
+//!   its sentence-transformers files declare (`scripts/models.sh` fetches the models). Never
+//!   touches the network.
 //! - [`OpenAiCompatible`]: `POST {base_url}/embeddings` in the OpenAI wire format.
 //! - [`NoEmbedder`]: always answers [`EmbedError::Disabled`], so callers fall back to keyword
 //!   search.
@@ -14,9 +16,11 @@ mod config;
 mod local;
 mod none;
 mod openai;
+mod sentence_config;
 
 use std::sync::Arc;
 
+pub use futures_util::FutureExt;
 pub use futures_util::future::BoxFuture;
 
 pub use calibration::Calibration;
@@ -24,6 +28,7 @@ pub use config::{EmbedConfig, Provider};
 pub use local::{DEFAULT_BATCH_SIZE, LocalMiniLm, MINILM_DIMENSIONS};
 pub use none::NoEmbedder;
 pub use openai::OpenAiCompatible;
+pub use sentence_config::{Pooling, SentenceConfig};
 
 /// Turns texts into vectors. Object safe: services hold an `Arc<dyn Embedder>` built by
 /// [`build`] from their configuration.
@@ -39,6 +44,45 @@ pub trait Embedder: Send + Sync {
     /// One unit-length vector per text, in the order of `texts`.
     fn embed<'a>(&'a self, texts: &'a [String])
     -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>>;
+
+    /// The instruction put before a search query (BGE's "Represent this sentence for
+    /// searching relevant passages: ", E5's "query: "); empty for symmetric models.
+    fn query_prefix(&self) -> &str {
+        ""
+    }
+
+    /// The instruction put before a stored text (E5's "passage: "); empty for most models.
+    fn passage_prefix(&self) -> &str {
+        ""
+    }
+
+    /// The vector of a search query, with the model's query instruction.
+    fn embed_query<'a>(&'a self, query: &'a str) -> BoxFuture<'a, Result<Vec<f32>, EmbedError>> {
+        async move {
+            let texts = [format!("{}{query}", self.query_prefix())];
+            self.embed(&texts)
+                .await?
+                .pop()
+                .ok_or_else(|| EmbedError::Inference("no vector for the query".into()))
+        }
+        .boxed()
+    }
+
+    /// The vectors of texts to store and search, with the model's passage instruction.
+    fn embed_passages<'a>(
+        &'a self,
+        texts: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<Vec<f32>>, EmbedError>> {
+        async move {
+            let prefix = self.passage_prefix();
+            if prefix.is_empty() {
+                return self.embed(texts).await;
+            }
+            let prefixed: Vec<String> = texts.iter().map(|t| format!("{prefix}{t}")).collect();
+            self.embed(&prefixed).await
+        }
+        .boxed()
+    }
 
     /// The service whose user-supplied credential (BYOK) this provider can call with instead
     /// of the deployment's, e.g. `openai`; `None` for providers that take no credential.

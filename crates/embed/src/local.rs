@@ -11,7 +11,7 @@ use tokenizers::{
 };
 use tokio::sync::oneshot;
 
-use crate::{BoxFuture, EmbedConfig, EmbedError, Embedder};
+use crate::{BoxFuture, EmbedConfig, EmbedError, Embedder, Pooling, SentenceConfig};
 
 /// The vector length of all-MiniLM-L6-v2.
 pub const MINILM_DIMENSIONS: usize = 384;
@@ -23,15 +23,19 @@ const DEFAULT_MAX_SEQ_LEN: usize = 256;
 /// Bytes kept per token of the window (see `Inner::max_text_bytes`).
 const BYTES_PER_TOKEN_BOUND: usize = 32;
 
-/// A BERT sentence-embedding model (all-MiniLM-L6-v2 class) run on the CPU: tokenise with
-/// truncation and per-batch padding, run the encoder, mean-pool over the attention mask,
-/// L2-normalise. Inference runs on a thread of its own, one forward pass at a time (a pass
+/// A BERT-family sentence-embedding model (all-MiniLM-L6-v2 by default) run on the CPU:
+/// tokenise with truncation and per-batch padding, run the encoder, pool (mean over the
+/// attention mask, or the CLS token, as the model directory or the settings say),
+/// L2-normalise. Query and passage instructions are added by [`Embedder::embed_query`] and
+/// [`Embedder::embed_passages`]. Inference runs on a thread of its own, one forward pass at a time (a pass
 /// already uses every core); requests that arrive while it works are coalesced into the next
 /// pass, so concurrent callers share batches instead of queueing one by one.
 pub struct LocalMiniLm {
     inner: Arc<Inner>,
     jobs: std::sync::mpsc::Sender<Job>,
     name: String,
+    query_prefix: String,
+    passage_prefix: String,
 }
 
 /// Texts to embed and where their vectors go.
@@ -83,13 +87,17 @@ struct Inner {
     /// the window long before the cut (about 4 bytes per token); only runs of unknown words
     /// lose a part the window could have held.
     max_text_bytes: usize,
+    pooling: Pooling,
 }
 
 impl LocalMiniLm {
     /// Loads `config.json`, `tokenizer.json` and `model.safetensors` from `dir` (no network).
     /// Blocking: reads about 90 MB.
     pub fn load(dir: impl AsRef<Path>) -> Result<Self, EmbedError> {
-        Self::load_with(dir.as_ref(), "all-MiniLM-L6-v2", DEFAULT_BATCH_SIZE)
+        Self::from_config(&EmbedConfig {
+            model_dir: Some(dir.as_ref().to_path_buf()),
+            ..Default::default()
+        })
     }
 
     pub(crate) fn from_config(config: &EmbedConfig) -> Result<Self, EmbedError> {
@@ -97,10 +105,29 @@ impl LocalMiniLm {
             EmbedError::Config("provider \"local\" needs model_dir (see scripts/models.sh)".into())
         })?;
         let model = config.model.as_deref().unwrap_or("all-MiniLM-L6-v2");
-        Self::load_with(dir, model, config.batch_size.unwrap_or(DEFAULT_BATCH_SIZE))
+        let mut sentence = SentenceConfig::read(dir)?;
+        if let Some(pooling) = config.pooling {
+            sentence.pooling = pooling;
+        }
+        if let Some(prefix) = &config.query_prefix {
+            sentence.query_prefix = Some(prefix.clone());
+        }
+        if let Some(prefix) = &config.passage_prefix {
+            sentence.passage_prefix = Some(prefix.clone());
+        }
+        let batch_size = config.batch_size.unwrap_or(DEFAULT_BATCH_SIZE);
+        let mut loaded = Self::load_with(dir, model, batch_size, sentence.pooling)?;
+        loaded.query_prefix = sentence.query_prefix.unwrap_or_default();
+        loaded.passage_prefix = sentence.passage_prefix.unwrap_or_default();
+        Ok(loaded)
     }
 
-    fn load_with(dir: &Path, model_name: &str, batch_size: usize) -> Result<Self, EmbedError> {
+    fn load_with(
+        dir: &Path,
+        model_name: &str,
+        batch_size: usize,
+        pooling: Pooling,
+    ) -> Result<Self, EmbedError> {
         let load_err = |what: &str, e: &dyn std::fmt::Display| {
             EmbedError::Load(format!("{}: {what}: {e}", dir.display()))
         };
@@ -150,6 +177,7 @@ impl LocalMiniLm {
             dir = %dir.display(),
             dimensions = bert_config.hidden_size,
             max_seq_len,
+            ?pooling,
             "local embedding model loaded"
         );
         let inner = Arc::new(Inner {
@@ -159,6 +187,7 @@ impl LocalMiniLm {
             dimensions: bert_config.hidden_size,
             batch_size: batch_size.max(1),
             max_text_bytes: max_seq_len * BYTES_PER_TOKEN_BOUND,
+            pooling,
         });
         let (jobs, queue) = std::sync::mpsc::channel();
         let worker = Arc::clone(&inner);
@@ -170,6 +199,8 @@ impl LocalMiniLm {
             inner,
             jobs,
             name: format!("local/{model_name}"),
+            query_prefix: String::new(),
+            passage_prefix: String::new(),
         })
     }
 
@@ -244,22 +275,30 @@ impl Inner {
             .forward(&ids, &type_ids, Some(&mask))
             .map_err(inference)?; // (n, len, hidden)
 
-        // Mean pooling over the real (unpadded) tokens.
-        let mask = mask
-            .to_dtype(DType::F32)
-            .and_then(|m| m.unsqueeze(2))
-            .map_err(inference)?; // (n, len, 1)
-        let summed = hidden
-            .broadcast_mul(&mask)
-            .and_then(|t| t.sum(1))
-            .map_err(inference)?; // (n, hidden)
-        let counts = mask
-            .sum(1)
-            .and_then(|c| c.clamp(1e-9f32, f32::MAX))
-            .map_err(inference)?; // (n, 1)
-        let mean = summed.broadcast_div(&counts).map_err(inference)?;
+        let pooled = match self.pooling {
+            Pooling::Cls => hidden
+                .narrow(1, 0, 1)
+                .and_then(|t| t.squeeze(1))
+                .map_err(inference)?, // (n, hidden)
+            Pooling::Mean => {
+                // The mean over the real (unpadded) tokens.
+                let mask = mask
+                    .to_dtype(DType::F32)
+                    .and_then(|m| m.unsqueeze(2))
+                    .map_err(inference)?; // (n, len, 1)
+                let summed = hidden
+                    .broadcast_mul(&mask)
+                    .and_then(|t| t.sum(1))
+                    .map_err(inference)?; // (n, hidden)
+                let counts = mask
+                    .sum(1)
+                    .and_then(|c| c.clamp(1e-9f32, f32::MAX))
+                    .map_err(inference)?; // (n, 1)
+                summed.broadcast_div(&counts).map_err(inference)?
+            }
+        };
 
-        let mut vectors: Vec<Vec<f32>> = mean.to_vec2().map_err(inference)?;
+        let mut vectors: Vec<Vec<f32>> = pooled.to_vec2().map_err(inference)?;
         for v in &mut vectors {
             if v.len() != self.dimensions {
                 return Err(EmbedError::Inference(format!(
@@ -281,6 +320,14 @@ impl Embedder for LocalMiniLm {
 
     fn dimensions(&self) -> usize {
         self.inner.dimensions
+    }
+
+    fn query_prefix(&self) -> &str {
+        &self.query_prefix
+    }
+
+    fn passage_prefix(&self) -> &str {
+        &self.passage_prefix
     }
 
     fn embed<'a>(

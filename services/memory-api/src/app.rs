@@ -84,6 +84,11 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
         .embeddings
         .calibration()
         .map_err(|e| anyhow::anyhow!("embeddings: {e}"))?;
+    settings
+        .search
+        .check()
+        .map_err(|e| anyhow::anyhow!("MEMORY_{e}"))?;
+    crate::domain::search::configure(settings.search);
     let config = settings.embeddings.clone();
     // Loading a local model reads ~90 MB: not on the async runtime.
     let embedder = tokio::task::spawn_blocking(move || embed::build(&config))
@@ -151,6 +156,9 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     crate::model_runs::spawn_consumer(worker, infra.broker.clone(), prefix.clone());
     crate::run_queue::spawn_relay(infra.pool.clone(), model_run_queue(&infra.broker, &prefix));
     if settings.embeddings.provider != embed::Provider::None {
+        crate::jobs::reconcile_embedding_model(&launched.infra.pool, embedder.as_ref())
+            .await
+            .map_err(|e| anyhow::anyhow!("embeddings: the stored vectors' model: {e}"))?;
         crate::jobs::spawn_embedding_pass(launched.infra.pool.clone(), pass_kek, embedder);
     }
     Ok(launched)

@@ -28,6 +28,10 @@ pub struct Settings {
     /// `MEMORY_EMBEDDINGS__PROVIDER` = `local` (with `__MODEL_DIR`), `openai` (with
     /// `__BASE_URL`, `__MODEL`, `__API_KEY`) or `none` (keyword search only).
     pub embeddings: embed::EmbedConfig,
+    /// How semantic and keyword rankings are fused: `MEMORY_SEARCH__RRF_K` (default 60),
+    /// `__SEMANTIC_WEIGHT` (default 1) and `__KEYWORD_WEIGHT` (default 0.5).
+    #[serde(default)]
+    pub search: crate::domain::search::Fusion,
     /// The OpenAI-compatible chat-completions endpoint of the model runs (content briefs,
     /// marketing runs): `MEMORY_LLM__BASE_URL` and `__MODEL` (`__TIMEOUT_SECS`); each run calls
     /// it with the caller's own BYOK key. Empty `base_url`: runs fail saying no model is

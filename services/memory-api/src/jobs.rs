@@ -101,6 +101,25 @@ pub async fn purge_once(pool: &Pool) -> Result<usize, String> {
         .map_err(|e| e.to_string())
 }
 
+/// Makes the stored vectors the configured model's (see [`embeddings::reconcile`]): on a model
+/// change every vector is cleared, and the background pass re-embeds them all.
+pub async fn reconcile_embedding_model(pool: &Pool, embedder: &dyn Embedder) -> Result<(), String> {
+    let mut conn = store::conn(pool).await.map_err(|e| e.to_string())?;
+    match embeddings::reconcile(&mut conn, embedder.name(), embedder.dimensions()).await {
+        Ok(embeddings::Reconciled::Same) => Ok(()),
+        Ok(embeddings::Reconciled::Changed { from }) => {
+            tracing::warn!(
+                from = %from,
+                to = embedder.name(),
+                dimensions = embedder.dimensions(),
+                "embedding model changed: every vector cleared, the background pass re-embeds them"
+            );
+            Ok(())
+        }
+        Err(err) => Err(err.to_string()),
+    }
+}
+
 async fn pass(
     pool: &Pool,
     kek: &Kek,
@@ -118,7 +137,10 @@ async fn pass(
             let embedder = byok::embedder_for(pool, kek, embedder, owner)
                 .await
                 .map_err(|e| e.to_string())?;
-            let vectors = embedder.embed(&texts).await.map_err(|e| e.to_string())?;
+            let vectors = embedder
+                .embed_passages(&texts)
+                .await
+                .map_err(|e| e.to_string())?;
             Ok::<_, String>(vectors.iter().map(|v| vector_literal(v)).collect())
         }
     };

@@ -73,6 +73,7 @@ pub async fn decisions(
         .load(conn)
         .await;
     };
+    let fusion = search::fusion();
     // Every decision of the owner is scored (an exact scan, so `total` is exact and another
     // owner's rows never crowd the owner's out of an approximate index scan); only ids and
     // scores are ranked, and the rows themselves are read for the best `limit` alone. Ids are
@@ -92,8 +93,8 @@ pub async fn decisions(
              WHERE cosine >= $5 OR keyword_rank IS NOT NULL \
          ), best AS ( \
              SELECT id, cosine, total, \
-                    (CASE WHEN cosine >= $5 THEN 1.0 / (60 + semantic_pos) ELSE 0 END \
-                     + CASE WHEN keyword_rank IS NOT NULL THEN 1.0 / (60 + keyword_pos) ELSE 0 END \
+                    (CASE WHEN cosine >= $5 THEN {} ELSE 0 END \
+                     + CASE WHEN keyword_rank IS NOT NULL THEN {} ELSE 0 END \
                     )::float8 AS score \
              FROM matched \
              ORDER BY score DESC, id DESC \
@@ -104,7 +105,9 @@ pub async fn decisions(
          FROM best JOIN decisions d \
               ON d.user_id = $1 AND d.environment = $2 AND d.id = best.id \
          ORDER BY best.score DESC, d.id DESC",
-        visible("d.workspace_id", 7)
+        visible("d.workspace_id", 7),
+        fusion.sql_term(0, "semantic_pos"),
+        fusion.sql_term(1, "keyword_pos"),
     ))
     .bind::<SqlUuid, _>(owner.user_id)
     .bind::<Text, _>(owner.environment)

@@ -17,7 +17,7 @@ use crate::db::decisions::{self, NewDecision};
 use crate::db::embeddings;
 use crate::db::owner::Owner;
 use crate::domain::{search, tags};
-use crate::embeddings::embed_text;
+use crate::embeddings::{embed_passage, embed_query};
 use crate::routes::scope;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -112,7 +112,7 @@ pub async fn create(
     // Embedded before a database connection is taken: a remote provider may be slow, and a
     // pooled connection must not wait on it.
     let owner = Owner::of(&caller);
-    let embedding = embed_text(
+    let embedding = embed_passage(
         &state,
         owner,
         &decisions::embedding_text(&body.decision, body.reasoning.as_deref()),
@@ -245,7 +245,7 @@ pub async fn search(
     let query = params.q.as_str();
     let limit = params.limit.unwrap_or(SEARCH_LIMIT_DEFAULT);
     let owner = Owner::of(&caller);
-    let query_vector = embed_text(&state, owner, query).await;
+    let query_vector = embed_query(&state, owner, query).await;
     let product = params.product.as_deref();
     let mut conn = store::conn(&state.pool).await?;
     let view = scope::view(&mut conn, &caller, None).await?;

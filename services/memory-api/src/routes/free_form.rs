@@ -18,7 +18,7 @@ use crate::db::embeddings;
 use crate::db::free_form::{self, Entry, NewEntry};
 use crate::db::owner::Owner;
 use crate::domain::{mif, search};
-use crate::embeddings::embed_text;
+use crate::embeddings::{embed_passage, embed_query};
 use crate::routes::scope;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -108,7 +108,7 @@ pub async fn create(
     let entry = mif::corpus_entry(&serde_json::to_value(body.into_inner())?, "")
         .map_err(|e| ApiError::invalid_field(&e.path, &e.problem))?;
     // Embedded before a connection is taken (a remote provider may be slow).
-    let embedding = embed_text(&state, Owner::of(&caller), &entry.content)
+    let embedding = embed_passage(&state, Owner::of(&caller), &entry.content)
         .await
         .map(|v| search::vector_literal(&v));
     let mut conn = store::conn(&state.pool).await?;
@@ -255,7 +255,7 @@ pub async fn list(
         }));
     };
     let limit = params.limit.unwrap_or(SEARCH_DEFAULT);
-    let query_vector = embed_text(&state, Owner::of(&caller), query).await;
+    let query_vector = embed_query(&state, Owner::of(&caller), query).await;
     let mut conn = store::conn(&state.pool).await?;
     let view = scope::view(&mut conn, &caller, None).await?;
     let candidates = i64::from(limit.max(10) * 2);

@@ -19,7 +19,7 @@ use crate::db::owner::Owner;
 use crate::db::product_states::{self, ChangeError};
 use crate::domain::search::vector_literal;
 use crate::domain::{merge_patch, state_text};
-use crate::embeddings::embed_text;
+use crate::embeddings::embed_passage;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -166,7 +166,7 @@ async fn embed_version(
         return Ok(());
     };
     let text = state_text::render(product_name, members);
-    if let Some(vector) = embed_text(state, owner, &text).await {
+    if let Some(vector) = embed_passage(state, owner, &text).await {
         let mut conn = store::conn(&state.pool).await?;
         let literal = vector_literal(&vector);
         embeddings::set_embedding(&mut conn, &PRODUCT_STATES, owner, version.id, &literal).await?;

@@ -16,7 +16,7 @@ use crate::AppState;
 use crate::db::owner::Owner;
 use crate::db::search::{self as db, FoundDecision, FoundState, Query};
 use crate::domain::search::vector_literal;
-use crate::embeddings::embed_text;
+use crate::embeddings::embed_query;
 use crate::routes::decisions::Decision;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -149,7 +149,7 @@ pub async fn search(
     let min_similarity = params.min_similarity.unwrap_or(MIN_SIMILARITY_DEFAULT);
     let include = parse_include(params.include.as_deref())?;
 
-    let vector = embed_text(&state, Owner::of(&caller), text)
+    let vector = embed_query(&state, Owner::of(&caller), text)
         .await
         .map(|v| vector_literal(&v));
     let threshold = f64::from(state.calibration.raw_threshold(min_similarity));

@@ -3,6 +3,7 @@
 //! search. Every query is scoped to one owner, except the pass, which embeds any owner's rows
 //! and writes each back under its own owner.
 
+mod model;
 mod pass;
 mod search;
 mod table;
@@ -12,6 +13,7 @@ use diesel::sql_types::{Text, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
+pub use model::{Reconciled, reconcile};
 pub use pass::embed_pending;
 pub use search::{search_keyword, search_semantic};
 pub use table::{DECISIONS, FREE_FORM, PRODUCT_STATES, Searchable, Shape, Table};

@@ -53,13 +53,41 @@ pub struct StoredCredential {
     pub revoked: bool,
 }
 
+/// Why a credential lookup failed: an outage of the store (answered 503) or anything else
+/// (500). Never "no such credential", which is `Ok(None)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LookupError {
+    pub message: String,
+    pub unavailable: bool,
+}
+
+impl LookupError {
+    /// A database error, classed by [`store::is_unavailable`].
+    pub fn database(err: &(dyn std::error::Error + 'static)) -> Self {
+        Self {
+            message: err.to_string(),
+            unavailable: store::is_unavailable(err),
+        }
+    }
+}
+
+/// Anything that is not the database's: a bad stored value, a bug.
+impl From<String> for LookupError {
+    fn from(message: String) -> Self {
+        Self {
+            message,
+            unavailable: false,
+        }
+    }
+}
+
 /// Each service looks credentials up in its own tables.
 pub trait CredentialStore: Send + Sync + 'static {
     fn find(
         &self,
         kind: CredentialKind,
         hash: [u8; 32],
-    ) -> impl Future<Output = Result<Option<StoredCredential>, String>> + Send;
+    ) -> impl Future<Output = Result<Option<StoredCredential>, LookupError>> + Send;
 }
 
 struct Entry {
@@ -239,7 +267,7 @@ impl<S: CredentialStore> Authenticator<S> {
                     .store
                     .find(parsed.kind, parsed.hash)
                     .await
-                    .map_err(AuthError::Store)?;
+                    .map_err(AuthError::from)?;
                 let Some(stored) = found else {
                     self.cache.put_miss(parsed.hash, generation);
                     return Err(AuthError::Unknown);
@@ -299,7 +327,7 @@ mod tests {
             &self,
             _kind: CredentialKind,
             hash: [u8; 32],
-        ) -> Result<Option<StoredCredential>, String> {
+        ) -> Result<Option<StoredCredential>, LookupError> {
             self.lookups.fetch_add(1, Ordering::SeqCst);
             if hash != self.hash {
                 return Ok(None);

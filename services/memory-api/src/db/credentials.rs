@@ -3,8 +3,8 @@
 //! replica's cache (trigger in the migration).
 
 use auth::{
-    Caller, CredentialKind, CredentialStore, Environment, Grade, NewCredential, Origin, Scope,
-    StoredCredential,
+    Caller, CredentialKind, CredentialStore, Environment, Grade, LookupError, NewCredential,
+    Origin, Scope, StoredCredential,
 };
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -91,11 +91,15 @@ impl CredentialStore for PgCredentials {
         &self,
         kind: CredentialKind,
         hash: [u8; 32],
-    ) -> Result<Option<StoredCredential>, String> {
+    ) -> Result<Option<StoredCredential>, LookupError> {
         let Some((kind_column, bound)) = columns(kind) else {
             return Ok(None);
         };
-        let mut conn = self.pool.get().await.map_err(|e| e.to_string())?;
+        let mut conn = self
+            .pool
+            .get()
+            .await
+            .map_err(|e| LookupError::database(&e))?;
         let mut query = api_keys::table
             .inner_join(users::table)
             .filter(api_keys::key_hash.eq(&hash[..]))
@@ -109,7 +113,7 @@ impl CredentialStore for PgCredentials {
             .first(&mut conn)
             .await
             .optional()
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| LookupError::database(&e))?;
         let Some((key, tier)) = row else {
             return Ok(None);
         };

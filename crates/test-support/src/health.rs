@@ -27,6 +27,30 @@ pub async fn assert_unready_without_database(server: TestServer) {
     server.stop().await;
 }
 
+/// `server` runs on [`UNREACHABLE_DATABASE`]: a well-formed `key` on `path` is answered 503
+/// with `Retry-After` (the credential store cannot be asked: neither 401 nor 500), in the
+/// service's envelope with `code`.
+pub async fn assert_outage_answers_503(server: TestServer, path: &str, key: &str, code: &str) {
+    let res = reqwest::Client::new()
+        .get(server.url(path))
+        .bearer_auth(key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 503);
+    let retry_after: u64 = res.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(retry_after >= 1);
+    let text = res.text().await.unwrap();
+    assert!(text.contains(&format!("\"{code}\"")), "{text}");
+    assert!(text.contains("database unavailable, retry after"), "{text}");
+    assert!(!text.contains("127.0.0.1"), "{text}");
+    server.stop().await;
+}
+
 /// `server` runs on [`REFUSING_DATABASE`]: `/readyz` names the failing check, but not what
 /// the database server said.
 pub async fn assert_readyz_hides_the_client_error(server: TestServer) {

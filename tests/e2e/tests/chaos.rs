@@ -183,28 +183,28 @@ async fn chaos_database_restart_under_write_load() {
     let mail_tally = Arc::new(Mutex::new(Tally::default()));
     let mut writers = Vec::new();
     for writer in 0..3 {
-        let (http, memory, key) = (http.clone(), memory.clone(), memory_key.clone());
+        let (client, memory, key) = (http.clone(), memory.clone(), memory_key.clone());
         writers.push(tokio::spawn(write_until(
             Arc::clone(&stop),
             Arc::clone(&restarted),
             Arc::clone(&memory_tally),
             move |i| {
                 let decision = format!("chaos decision {writer}-{i}");
-                let request = http
+                let request = client
                     .post(format!("{memory}/api/v1/memory/decisions"))
                     .bearer_auth(&key)
                     .json(&json!({"decision": decision, "product_name": "chaos"}));
                 (request, decision)
             },
         )));
-        let (http, mail, key) = (http.clone(), mail.clone(), mail_key.clone());
+        let (client, mail, key) = (http.clone(), mail.clone(), mail_key.clone());
         writers.push(tokio::spawn(write_until(
             Arc::clone(&stop),
             Arc::clone(&restarted),
             Arc::clone(&mail_tally),
             move |i| {
                 let email = format!("chaos-{writer}-{i}@example.com");
-                let request = http
+                let request = client
                     .post(format!("{mail}/api/v1/identify"))
                     .bearer_auth(&key)
                     .json(&json!({"email": email}));

@@ -131,7 +131,7 @@ pub async fn assert_live_and_ready(api: &Client) {
     let res = api.get("/metrics").await;
     let text = res.text().await.unwrap();
     assert!(
-        text.contains("dependency_up{dependency=\"database\"}"),
+        text.contains("dependency_up{dependency=\"database\""),
         "{text}"
     );
 }

@@ -405,8 +405,9 @@ fn seconds_left_in_minute() -> u64 {
 /// The value of an unlabelled metric (but for the registry's `service` label).
 fn metric(text: &str, name: &str) -> Option<f64> {
     text.lines()
-        .find(|l| l.starts_with(name) && l[name.len()..].starts_with([' ', '{']))
-        .and_then(|l| l.rsplit(' ').next())
+        .filter_map(|l| l.strip_prefix(name))
+        .find(|rest| rest.starts_with([' ', '{']))
+        .and_then(|rest| rest.rsplit(' ').next())
         .and_then(|v| v.parse().ok())
 }
 

@@ -126,7 +126,7 @@ async fn every_documented_api_route_exists_and_is_gated() {
         }
     }
     assert_eq!(gated_ops, 119);
-    assert_eq!(public_ops, 7);
+    assert_eq!(public_ops, 8);
     assert_eq!(oauth_ops, 3);
     assert_eq!(signed_ops, 6);
     h.stop().await;

@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 
-.PHONY: dev test check fmt lint openapi migrate bench crash-test fuzz infra tools
+.PHONY: dev test chaos check fmt lint openapi migrate bench crash-test fuzz infra tools
 
 ## Install what is missing, start the servers, migrate, bootstrap a development user and
 ## project, print their keys, and run all four binaries (Ctrl-C stops them).
@@ -15,6 +15,7 @@ dev: infra tools
 test: infra tools
 	$(CARGO) build --workspace --bins
 	CARGO=$(CARGO) scripts/run-tests.sh
+	$(CARGO) test -p e2e --test chaos -- --test-threads 1 --nocapture
 	scripts/client-test.sh
 	scripts/mcp-test.sh
 	scripts/browser-test.sh
@@ -47,6 +48,13 @@ bench: infra tools
 	$(CARGO) build --release -p embed --example hard_set
 	$(CARGO) build --release -p delivery --features testing --bin provider-stub
 	scripts/bench.sh
+
+## Chaos tests (also run by `test`): PostgreSQL restarted under write load, RabbitMQ stopped
+## under /send load, Redis stopped under load, each a server of the test's own on spare ports;
+## prints the counts.
+chaos: infra tools
+	$(CARGO) build --workspace --bins
+	$(CARGO) test -p e2e --test chaos -- --test-threads 1 --nocapture
 
 ## Kill -9 the send worker in the middle of a burst of $(E2E_BURST) sends, through the Resend
 ## stub and then an SMTP server, with the release binaries; prints the counts.

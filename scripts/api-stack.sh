@@ -62,7 +62,9 @@ stack_call() {
 stack_wait_ready() {
     local name=$1 pid=$2 url=$3
     for _ in $(seq 1 300); do
-        curl -sf -o /dev/null "$url/readyz" && return 0
+        # Every dependency up (an API's /readyz is its database alone; the broker connects in
+        # the background).
+        curl -sf "$url/healthz/details" 2>/dev/null | grep -q '"status":"ok"' && return 0
         kill -0 "$pid" 2>/dev/null || {
             tail -n 30 "$STACK_DIR/$name.log" >&2
             die "$name exited"

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Runs the workspace's tests (called by `make test` once the servers are up and the binaries
-# built): everything in parallel except the tests that restart RabbitMQ, then those alone.
+# built): everything in parallel except the tests that restart RabbitMQ, then those alone. The
+# chaos tests (tests/e2e/tests/chaos.rs) are left to `make chaos`, which `make test` runs next.
 # Uses cargo-nextest when it is installed, else cargo's own runner.
 set -euo pipefail
 
 SERIAL=serial_broker_restart_
+CHAOS=chaos_
 CARGO="${CARGO:-cargo}"
 
 # The local embedding model's tests load the weights the project fetches itself.
@@ -18,9 +20,9 @@ fi
 python3 "$(dirname "${BASH_SOURCE[0]}")/bench/hard_set.py"
 
 if "$CARGO" nextest --version >/dev/null 2>&1; then
-    "$CARGO" nextest run --workspace --no-fail-fast -E "not test(/$SERIAL/)"
+    "$CARGO" nextest run --workspace --no-fail-fast -E "not test(/$SERIAL/) and not test(/$CHAOS/)"
     "$CARGO" nextest run --workspace --no-fail-fast -E "test(/$SERIAL/)"
 else
-    "$CARGO" test --workspace --no-fail-fast -- --skip "$SERIAL"
+    "$CARGO" test --workspace --no-fail-fast -- --skip "$SERIAL" --skip "$CHAOS"
     "$CARGO" test --workspace --no-fail-fast -- "$SERIAL" --test-threads 1
 fi

@@ -43,6 +43,7 @@ def service(name: str, package: str, url: str, key: str) -> Service:
 def memory(s: Service) -> None:
     s.call("healthz", 200)
     s.call("readyz", 200)
+    s.call("health_details", 200)
     s.call("serve", 200)
     s.call("openapi_json", 200)
     s.call("openapi_yaml", 200)
@@ -406,6 +407,7 @@ def oauth(s: Service, resource_metadata: str) -> None:
 def mail(s: Service) -> None:
     s.call("healthz", 200)
     s.call("readyz", 200)
+    s.call("health_details", 200)
     s.call("serve", 200)
     s.call("openapi_json", 200)
     oauth(s, "oauthMcpResourceMetadata")

@@ -54,20 +54,48 @@ pub struct StoredCredential {
     pub revoked: bool,
 }
 
+/// Why a credential lookup failed: an outage of the store (answered 503) or anything else
+/// (500). Never "no such credential", which is `Ok(None)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LookupError {
+    pub message: String,
+    pub unavailable: bool,
+}
+
+impl LookupError {
+    /// A database error, classed by [`store::is_unavailable`].
+    pub fn database(err: &(dyn std::error::Error + 'static)) -> Self {
+        Self {
+            message: err.to_string(),
+            unavailable: store::is_unavailable(err),
+        }
+    }
+}
+
+/// Anything that is not the database's: a bad stored value, a bug.
+impl From<String> for LookupError {
+    fn from(message: String) -> Self {
+        Self {
+            message,
+            unavailable: false,
+        }
+    }
+}
+
 /// Each service looks credentials up in its own tables.
 pub trait CredentialStore: Send + Sync + 'static {
     fn find(
         &self,
         kind: CredentialKind,
         hash: [u8; 32],
-    ) -> impl Future<Output = Result<Option<StoredCredential>, String>> + Send;
+    ) -> impl Future<Output = Result<Option<StoredCredential>, LookupError>> + Send;
 
     /// The grade of the owner a verified first-party JWT names (`sub`); `None` when there is
     /// no such owner. Only services that accept JWTs need it.
     fn find_subject(
         &self,
         subject: uuid::Uuid,
-    ) -> impl Future<Output = Result<Option<crate::Grade>, String>> + Send {
+    ) -> impl Future<Output = Result<Option<crate::Grade>, LookupError>> + Send {
         let _ = subject;
         async { Ok(None) }
     }
@@ -218,7 +246,7 @@ impl<S: CredentialStore> Authenticator<S> {
             .store
             .find_subject(verified.subject)
             .await
-            .map_err(AuthError::Store)?
+            .map_err(AuthError::from)?
             .ok_or(AuthError::Unknown)?;
         let full = Scopes::default()
             .with(Scope::Read)
@@ -289,7 +317,7 @@ impl<S: CredentialStore> Authenticator<S> {
                     .store
                     .find(parsed.kind, parsed.hash)
                     .await
-                    .map_err(AuthError::Store)?;
+                    .map_err(AuthError::from)?;
                 let Some(stored) = found else {
                     self.cache.put_miss(parsed.hash, generation);
                     return Err(AuthError::Unknown);
@@ -349,7 +377,7 @@ mod tests {
             &self,
             _kind: CredentialKind,
             hash: [u8; 32],
-        ) -> Result<Option<StoredCredential>, String> {
+        ) -> Result<Option<StoredCredential>, LookupError> {
             self.lookups.fetch_add(1, Ordering::SeqCst);
             if hash != self.hash {
                 return Ok(None);

@@ -12,7 +12,9 @@ pub mod extract;
 pub mod jwt;
 pub mod middleware;
 
-pub use cache::{Authenticate, Authenticator, CredentialStore, StoredCredential, lookup_counter};
+pub use cache::{
+    Authenticate, Authenticator, CredentialStore, LookupError, StoredCredential, lookup_counter,
+};
 pub use caller::{Caller, Environment, Grade, Origin, Scope, Scopes};
 pub use credential::{CredentialKind, NewCredential, ParsedCredential};
 pub use extract::{AdminAccess, ApproveAccess, ProposeAccess, ReadAccess, WriteAccess};
@@ -31,15 +33,29 @@ pub enum AuthError {
     Revoked,
     #[error("credential expired")]
     Expired,
-    /// The credential store could not be asked (a 500, not a 401).
-    #[error("credential store unavailable: {0}")]
+    /// The credential store failed (a 500, not a 401).
+    #[error("credential store failed: {0}")]
     Store(String),
+    /// The credential store cannot be reached right now (a 503, not a 401).
+    #[error("credential store unavailable: {0}")]
+    Unavailable(String),
+}
+
+impl From<LookupError> for AuthError {
+    fn from(err: LookupError) -> Self {
+        if err.unavailable {
+            Self::Unavailable(err.message)
+        } else {
+            Self::Store(err.message)
+        }
+    }
 }
 
 impl From<AuthError> for http_kit::ApiError {
     fn from(err: AuthError) -> Self {
         match err {
             AuthError::Store(cause) => Self::internal(cause),
+            AuthError::Unavailable(cause) => Self::database_unavailable(cause),
             other => Self::unauthorized(other.to_string()),
         }
     }

@@ -82,13 +82,14 @@ pub async fn gate(
     Ok(res.map_into_left_body())
 }
 
-/// The limiter's decision, or `None` when the limiter is down: a limiter outage must not take
-/// the API down with it (fail open).
+/// The limiter's decision. A Redis outage does not reach here (the limiter answers from its
+/// in-process fallback with the replica's share); `None` only for a quota the limiter
+/// refuses as invalid, a bug that is logged.
 pub async fn count(limiter: &RateLimiter, key: &str, quotas: &[Quota]) -> Option<Decision> {
     match limiter.check(key, quotas).await {
         Ok(decision) => Some(decision),
         Err(err) => {
-            tracing::error!(error = %err, "rate limiter unavailable; request not counted");
+            tracing::error!(error = %err, "rate limiter refused the quotas; request not counted");
             None
         }
     }

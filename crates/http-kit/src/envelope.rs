@@ -35,7 +35,8 @@ impl Flavor {
                 ErrorKind::TierRequired => "TIER_REQUIRED",
                 ErrorKind::NotFound => "NOT_FOUND",
                 ErrorKind::RateLimited => "RATE_LIMITED",
-                ErrorKind::Internal => "INTERNAL_ERROR",
+                // The closed list has no outage code: the status and the message tell it.
+                ErrorKind::Internal | ErrorKind::Unavailable => "INTERNAL_ERROR",
             },
             Self::Mail => err.code.unwrap_or(match err.kind {
                 ErrorKind::BadRequest => "VALIDATION_ERROR",
@@ -48,6 +49,7 @@ impl Flavor {
                 ErrorKind::Unprocessable => "UNPROCESSABLE",
                 ErrorKind::RateLimited => "RATE_LIMITED",
                 ErrorKind::Internal => "INTERNAL_ERROR",
+                ErrorKind::Unavailable => "SERVICE_UNAVAILABLE",
             }),
         }
     }
@@ -94,8 +96,8 @@ fn unix_to_rfc3339(secs: u64) -> String {
 /// Renders `err` as a complete response in `flavor`'s envelope.
 pub fn render(flavor: Flavor, err: &ApiError) -> HttpResponse {
     let mut builder = HttpResponseBuilder::new(err.kind.status());
-    if let Some(rl) = err.rate_limit() {
-        builder.insert_header((header::RETRY_AFTER, rl.retry_after.max(1).to_string()));
+    if let Some(seconds) = err.retry_after() {
+        builder.insert_header((header::RETRY_AFTER, seconds.to_string()));
     }
     if let Some(allow) = err.allow() {
         builder.insert_header((header::ALLOW, allow));
@@ -181,6 +183,7 @@ fn to_api_error(
                 .to_owned();
             ApiError::method_not_allowed(allow)
         }
+        ErrorKind::Unavailable => ApiError::unavailable("service", store::RETRY_AFTER_SECS),
         ErrorKind::Internal => {
             ApiError::internal(source.map_or_else(|| status.to_string(), ToString::to_string))
         }

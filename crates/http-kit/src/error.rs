@@ -22,6 +22,8 @@ pub enum ErrorKind {
     Unprocessable,
     RateLimited,
     Internal,
+    /// A dependency is down for now (the database, a broker with no outbox behind it).
+    Unavailable,
 }
 
 impl ErrorKind {
@@ -37,6 +39,7 @@ impl ErrorKind {
             Self::Unprocessable => StatusCode::UNPROCESSABLE_ENTITY,
             Self::RateLimited => StatusCode::TOO_MANY_REQUESTS,
             Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -52,6 +55,7 @@ impl ErrorKind {
             422 => Self::Unprocessable,
             429 => Self::RateLimited,
             400..=499 => Self::BadRequest,
+            503 => Self::Unavailable,
             _ => Self::Internal,
         }
     }
@@ -85,6 +89,8 @@ struct Extra {
     rate_limit: Option<RateLimitInfo>,
     /// The methods a 405 lists in `Allow`.
     allow: Option<String>,
+    /// The seconds a 503 asks the client to wait.
+    retry_after: Option<u64>,
 }
 
 impl ApiError {
@@ -111,6 +117,15 @@ impl ApiError {
 
     pub fn allow(&self) -> Option<&str> {
         self.extra.as_ref()?.allow.as_deref()
+    }
+
+    /// The `Retry-After` seconds of this answer (a 429's wait, or a 503's).
+    pub fn retry_after(&self) -> Option<u64> {
+        let extra = self.extra.as_ref()?;
+        extra
+            .rate_limit
+            .map(|rl| rl.retry_after.max(1))
+            .or(extra.retry_after)
     }
 
     pub fn bad_request(message: impl Into<Cow<'static, str>>) -> Self {
@@ -170,6 +185,24 @@ impl ApiError {
         err
     }
 
+    /// A 503 asking the client to retry after `retry_after` seconds; `what` names the
+    /// dependency that is down ("database", "broker").
+    pub fn unavailable(what: &str, retry_after: u64) -> Self {
+        let retry_after = retry_after.max(1);
+        let mut err = Self::new(
+            ErrorKind::Unavailable,
+            format!("{what} unavailable, retry after {retry_after} s"),
+        );
+        err.extra_mut().retry_after = Some(retry_after);
+        err
+    }
+
+    /// The database is unreachable: a 503 (the cause is logged, not answered).
+    pub fn database_unavailable(cause: impl fmt::Display) -> Self {
+        tracing::warn!(error = %cause, "database unavailable");
+        Self::unavailable("database", store::RETRY_AFTER_SECS)
+    }
+
     /// A 500 whose message never carries internals; the cause is logged here instead.
     pub fn internal(cause: impl fmt::Display) -> Self {
         tracing::error!(error = %cause, "internal error");
@@ -177,14 +210,19 @@ impl ApiError {
     }
 
     /// [`ApiError::internal`] for an error value: the log names its whole chain of causes
-    /// (diesel's "Error deserializing field" alone does not say what failed).
+    /// (diesel's "Error deserializing field" alone does not say what failed). A database
+    /// outage anywhere in that chain makes it [`ApiError::database_unavailable`] instead.
     pub fn internal_error(err: &(dyn std::error::Error + 'static)) -> Self {
+        let unavailable = store::is_unavailable(err);
         let mut cause = err.to_string();
         let mut source = err.source();
         while let Some(next) = source {
             cause.push_str(": ");
             cause.push_str(&next.to_string());
             source = next.source();
+        }
+        if unavailable {
+            return Self::database_unavailable(cause);
         }
         Self::internal(cause)
     }

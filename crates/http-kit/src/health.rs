@@ -1,4 +1,5 @@
-//! `/healthz` (the process is up) and `/readyz` (its dependencies answer). No credential.
+//! `/healthz` (the process is up), `/readyz` (what it cannot work without answers) and
+//! `/healthz/details` (every dependency, for operators). No credential.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,11 +11,20 @@ use serde_json::{Map, Value, json};
 /// One dependency check: `Ok(())` when it is reachable.
 pub type Probe = Arc<dyn Fn() -> BoxFuture<'static, Result<(), String>> + Send + Sync>;
 
-/// The named checks `/readyz` runs, each bounded by `timeout`.
+/// The named checks `/readyz` runs, each bounded by `timeout`, and the informational ones
+/// only `/healthz/details` adds.
 #[derive(Clone)]
 pub struct Readiness {
-    probes: Vec<(&'static str, Probe)>,
+    probes: Vec<(&'static str, Probe, Need)>,
     timeout: Duration,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Need {
+    /// `/readyz` fails without it.
+    Required,
+    /// Reported, never a reason to stop sending traffic.
+    Informational,
 }
 
 impl Readiness {
@@ -25,47 +35,73 @@ impl Readiness {
         }
     }
 
+    /// A check `/readyz` fails without.
     pub fn with(mut self, name: &'static str, probe: Probe) -> Self {
-        self.probes.push((name, probe));
+        self.probes.push((name, probe, Need::Required));
         self
     }
 
-    /// Runs every check. The answer says only `ok` or `failed` per check: a client error
-    /// names hosts, users and databases, so it goes to the log, not to whoever asks.
-    async fn check(&self) -> (bool, Map<String, Value>) {
-        let results = join_all(self.probes.iter().map(|(name, probe)| async move {
+    /// A check only reported (`/healthz/details`, the `dependency_up` gauge).
+    pub fn informational(mut self, name: &'static str, probe: Probe) -> Self {
+        self.probes.push((name, probe, Need::Informational));
+        self
+    }
+
+    /// Runs the required checks, or every check with `all`: each name, whether it is
+    /// required, and whether it answered. A client error names hosts, users and databases,
+    /// so it goes to the log, never to whoever asks.
+    pub async fn check(&self, all: bool) -> Vec<CheckResult> {
+        let probes = self
+            .probes
+            .iter()
+            .filter(|(_, _, need)| all || *need == Need::Required);
+        join_all(probes.map(|(name, probe, need)| async move {
             let outcome = match tokio_timeout(self.timeout, probe()).await {
                 Some(outcome) => outcome,
                 None => Err("timed out".to_owned()),
             };
             if let Err(error) = &outcome {
-                tracing::warn!(check = *name, %error, "readiness check failed");
+                tracing::warn!(check = *name, %error, "health check failed");
             }
-            (*name, outcome.is_ok())
+            CheckResult {
+                name,
+                required: *need == Need::Required,
+                ok: outcome.is_ok(),
+            }
         }))
-        .await;
-        let ready = results.iter().all(|(_, ok)| *ok);
-        let checks = results
-            .into_iter()
-            .map(|(name, ok)| {
-                (
-                    name.to_owned(),
-                    Value::from(if ok { "ok" } else { "failed" }),
-                )
-            })
-            .collect();
-        (ready, checks)
+        .await
     }
+}
+
+/// One check's outcome.
+#[derive(Debug, Clone, Copy)]
+pub struct CheckResult {
+    pub name: &'static str,
+    pub required: bool,
+    pub ok: bool,
+}
+
+fn checks_map(results: &[CheckResult]) -> Map<String, Value> {
+    results
+        .iter()
+        .map(|r| {
+            (
+                r.name.to_owned(),
+                Value::from(if r.ok { "ok" } else { "failed" }),
+            )
+        })
+        .collect()
 }
 
 async fn tokio_timeout<F: std::future::Future>(limit: Duration, fut: F) -> Option<F::Output> {
     actix_web::rt::time::timeout(limit, fut).await.ok()
 }
 
-/// Registers `/healthz` and `/readyz`.
+/// Registers `/healthz`, `/healthz/details` and `/readyz`.
 pub fn configure(cfg: &mut web::ServiceConfig, readiness: Readiness) {
     cfg.app_data(web::Data::new(readiness))
         .service(web::resource("/healthz").route(web::get().to(healthz)))
+        .service(web::resource("/healthz/details").route(web::get().to(health_details)))
         .service(web::resource("/readyz").route(web::get().to(readyz)));
 }
 
@@ -80,22 +116,52 @@ pub async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(json!({ "status": "ok" }))
 }
 
-/// Readiness: the database and the broker answer.
+/// Readiness: what the process cannot serve without answers (an API: its database; a worker:
+/// its database and its broker). A load balancer stops sending traffic while this fails.
 #[utoipa::path(
     get,
     path = "/readyz",
     tag = "operations",
     responses(
-        (status = 200, description = "Every dependency answers"),
-        (status = 503, description = "A dependency does not answer; `checks` names each check `ok` or `failed` (the cause is logged, never answered)"),
+        (status = 200, description = "Every required dependency answers"),
+        (status = 503, description = "A required dependency does not answer; `checks` names each check `ok` or `failed` (the cause is logged, never answered)"),
     )
 )]
 pub async fn readyz(readiness: web::Data<Readiness>) -> HttpResponse {
-    let (ready, checks) = readiness.check().await;
+    let results = readiness.check(false).await;
+    let ready = results.iter().all(|r| r.ok);
+    let checks = checks_map(&results);
     let body = json!({ "status": if ready { "ready" } else { "unavailable" }, "checks": checks });
     if ready {
         HttpResponse::Ok().json(body)
     } else {
         HttpResponse::ServiceUnavailable().json(body)
     }
+}
+
+/// Every dependency, for operators: the required ones of `/readyz` and the informational ones
+/// (an API's broker and rate limiter). Always 200; `status` is `ok`, `degraded` (an
+/// informational check fails: the process serves, with reduced function) or `unavailable` (a
+/// required check fails: `/readyz` answers 503).
+#[utoipa::path(
+    get,
+    path = "/healthz/details",
+    tag = "operations",
+    responses(
+        (status = 200, description = "`status` (`ok`, `degraded` or `unavailable`), `ready` (whether `/readyz` passes) and `checks`: each dependency `ok` or `failed`", content_type = "application/json"),
+    )
+)]
+pub async fn health_details(readiness: web::Data<Readiness>) -> HttpResponse {
+    let results = readiness.check(true).await;
+    let ready = results.iter().filter(|r| r.required).all(|r| r.ok);
+    let status = match (ready, results.iter().all(|r| r.ok)) {
+        (false, _) => "unavailable",
+        (true, false) => "degraded",
+        (true, true) => "ok",
+    };
+    HttpResponse::Ok().json(json!({
+        "status": status,
+        "ready": ready,
+        "checks": checks_map(&results),
+    }))
 }

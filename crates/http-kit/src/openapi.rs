@@ -68,7 +68,7 @@ pub struct MailError {
 
 const SCHEME: &str = "bearer";
 
-/// Adds the shared components, and the bearer requirement, the 401/429/500 answers and the
+/// Adds the shared components, and the bearer requirement, the 401/429/500/503 answers and the
 /// rate-limit headers to every operation under `/api/v1` except `public` paths.
 pub fn finish(doc: &mut OpenApi, flavor: Flavor, public: &[&str]) {
     let components = doc.components.get_or_insert_with(Default::default);
@@ -107,10 +107,15 @@ pub fn finish(doc: &mut OpenApi, flavor: Flavor, public: &[&str]) {
         ),
         ("429", "Rate limit exceeded; see Retry-After", limited_name),
         ("500", "Internal error", error_name),
+        (
+            "503",
+            "A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After",
+            error_name,
+        ),
     ];
     for (status, description, schema) in standard {
         let mut response = json_response(description, schema);
-        if status == "429" {
+        if status == "429" || status == "503" {
             response.headers.insert(
                 "Retry-After".to_owned(),
                 HeaderBuilder::new()
@@ -123,8 +128,9 @@ pub fn finish(doc: &mut OpenApi, flavor: Flavor, public: &[&str]) {
                     .build(),
             );
         }
-        // The gate refuses a credential before counting, so a 401 carries no rate-limit headers.
-        if status != "401" {
+        // The gate refuses a credential before counting, so a 401 carries no rate-limit headers;
+        // nor does a 503 of the credential lookup.
+        if status != "401" && status != "503" {
             add_rate_limit_headers(&mut response);
         }
         components
@@ -159,6 +165,7 @@ fn response_name(status: &str) -> &'static str {
     match status {
         "401" => "Unauthorized",
         "429" => "RateLimited",
+        "503" => "ServiceUnavailable",
         _ => "InternalError",
     }
 }

@@ -11,7 +11,10 @@
 //!   a single replica serves the traffic (development, tests, one-box setups).
 //! * [`Backend::Redis`]: counters live in Redis and are shared by every
 //!   replica. Each check is one atomic server-side script that reads the
-//!   server clock, so replicas with skewed clocks still agree.
+//!   server clock, so replicas with skewed clocks still agree. While Redis
+//!   cannot be reached, each replica limits in process with its share of
+//!   every quota (the limit divided by [`RedisConfig::replicas`]): limits
+//!   degrade, they never disappear.
 //!
 //! Window semantics (identical for both backends):
 //!
@@ -33,10 +36,13 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+mod fallback;
 mod local;
 pub mod policy;
 mod redis_backend;
 
+use fallback::Fallback;
+pub use fallback::FallbackMetrics;
 use local::LocalStore;
 use redis_backend::RedisStore;
 
@@ -153,6 +159,9 @@ pub struct RedisConfig {
     /// that times out reports [`Error::Timeout`]; the server may still have
     /// counted it.
     pub timeout: Duration,
+    /// How many replicas share the limits: while Redis is unreachable each one
+    /// admits `limit / replicas` (at least 1) per window on its own.
+    pub replicas: u32,
 }
 
 impl RedisConfig {
@@ -165,7 +174,13 @@ impl RedisConfig {
             url: url.into(),
             key_prefix: Self::DEFAULT_KEY_PREFIX.to_owned(),
             timeout: Self::DEFAULT_TIMEOUT,
+            replicas: 1,
         }
+    }
+
+    pub fn with_replicas(mut self, replicas: u32) -> Self {
+        self.replicas = replicas.max(1);
+        self
     }
 
     pub fn with_key_prefix(mut self, prefix: impl Into<String>) -> Self {
@@ -204,14 +219,14 @@ pub struct RateLimiter {
 #[derive(Clone)]
 enum Store {
     Local(Arc<LocalStore>),
-    Redis(RedisStore),
+    Redis(RedisStore, Arc<Fallback>),
 }
 
 impl fmt::Debug for RateLimiter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let backend = match &self.store {
             Store::Local(_) => "in-process",
-            Store::Redis(_) => "redis",
+            Store::Redis(..) => "redis",
         };
         f.debug_struct("RateLimiter")
             .field("backend", &backend)
@@ -229,7 +244,10 @@ impl RateLimiter {
     pub async fn new(backend: Backend) -> Result<Self, Error> {
         let store = match backend {
             Backend::InProcess => Store::Local(Arc::new(LocalStore::new())),
-            Backend::Redis(config) => Store::Redis(RedisStore::new(config)?),
+            Backend::Redis(config) => {
+                let fallback = Arc::new(Fallback::new(config.replicas));
+                Store::Redis(RedisStore::new(config)?, fallback)
+            }
         };
         Ok(RateLimiter { store })
     }
@@ -246,11 +264,36 @@ impl RateLimiter {
     ///
     /// Quotas must have a non-zero limit (use `None` for unlimited), a window
     /// between 1 ms and 10 years, and pairwise distinct windows.
+    ///
+    /// With Redis unreachable the in-process fallback answers (see the crate
+    /// documentation): only an invalid quota is an error.
     pub async fn check(&self, key: &str, quotas: &[Quota]) -> Result<Decision, Error> {
         validate(quotas)?;
         match &self.store {
             Store::Local(store) => Ok(store.check(now_micros(), key, quotas)),
-            Store::Redis(store) => store.check(key, quotas).await,
+            Store::Redis(store, fallback) => {
+                if fallback.skip_redis() {
+                    return Ok(fallback.check(key, quotas));
+                }
+                match store.check(key, quotas).await {
+                    Ok(decision) => {
+                        fallback.redis_answered();
+                        Ok(decision)
+                    }
+                    Err(err) => {
+                        fallback.redis_failed(&err);
+                        Ok(fallback.check(key, quotas))
+                    }
+                }
+            }
+        }
+    }
+
+    /// The fallback's metrics (`None` for the in-process backend, which has none).
+    pub fn fallback_metrics(&self) -> Option<FallbackMetrics> {
+        match &self.store {
+            Store::Local(_) => None,
+            Store::Redis(_, fallback) => Some(fallback.metrics().clone()),
         }
     }
 
@@ -258,7 +301,7 @@ impl RateLimiter {
     pub async fn ping(&self) -> Result<(), Error> {
         match &self.store {
             Store::Local(_) => Ok(()),
-            Store::Redis(store) => store.ping().await,
+            Store::Redis(store, _) => store.ping().await,
         }
     }
 }

@@ -10,7 +10,7 @@ use common::{
     unique_prefix,
 };
 use rate_limit::policy::{MINUTE, Plan, RouteClass, Tier, mail_key, mail_quota, memory_quotas};
-use rate_limit::{Backend, Error, Limit, Quota, RateLimiter, RedisConfig};
+use rate_limit::{Backend, Limit, Quota, RateLimiter, RedisConfig};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_replicas_share_one_limit() {
@@ -113,30 +113,38 @@ async fn reset_uses_server_clock() {
     cleanup(&prefix).await;
 }
 
+/// With Redis unreachable the limiter answers from its in-process fallback, within the
+/// timeout, with the replica's share of the quota (10 / 2 replicas = 5), and counts it.
 async fn assert_unreachable(url: &str) {
     let limiter = RateLimiter::new(Backend::Redis(
-        RedisConfig::new(url).with_timeout(Duration::from_millis(300)),
+        RedisConfig::new(url)
+            .with_timeout(Duration::from_millis(300))
+            .with_replicas(2),
     ))
     .await
     .expect("building a lazy limiter does not connect");
-    let q = [Quota::sliding(5, Duration::from_secs(10))];
-    for _ in 0..3 {
+    let q = [Quota::sliding(10, Duration::from_secs(10))];
+    let mut admitted = 0;
+    for _ in 0..8 {
         let started = Instant::now();
         let res = limiter.check("k", &q).await;
         eprintln!("{url}: {res:?} after {:?}", started.elapsed());
-        assert!(
-            matches!(res, Err(Error::Store(_) | Error::Timeout(_))),
-            "{res:?}"
-        );
+        let decision = res.expect("the fallback answers");
+        admitted += usize::from(decision.allowed);
         assert!(started.elapsed() < Duration::from_secs(2), "bounded wait");
     }
+    assert_eq!(admitted, 5, "the replica's share, never unlimited");
+    let metrics = limiter.fallback_metrics().expect("a Redis limiter");
+    assert_eq!(metrics.active.get(), 1);
+    assert_eq!(metrics.transitions.get(), 1);
+    assert_eq!(metrics.checks.get(), 8);
     let started = Instant::now();
     assert!(limiter.ping().await.is_err());
     assert!(started.elapsed() < Duration::from_secs(2));
 }
 
 #[tokio::test]
-async fn refused_connection_is_an_error() {
+async fn refused_connection_falls_back_in_process() {
     // Nothing listens on port 1: connection refused.
     assert_unreachable("redis://127.0.0.1:1").await;
 }

@@ -59,6 +59,14 @@ pub struct RateLimitSettings {
     /// Multiplies every quota (benchmarks exercise the limiter without being refused).
     #[serde(default = "default_scale")]
     pub scale: f64,
+    /// Replicas sharing the Redis limits: while Redis is unreachable each replica limits in
+    /// process with `limit / replicas` of every quota.
+    #[serde(default = "default_replicas")]
+    pub replicas: u32,
+}
+
+fn default_replicas() -> u32 {
+    1
 }
 
 fn default_key_prefix() -> String {

@@ -48,26 +48,48 @@ impl Infra {
         })
     }
 
+    /// An API's `/readyz`: its database only. A broker outage is covered by the outbox (and
+    /// answered 503 by the routes that need the broker itself), so it must not take every
+    /// replica out of rotation; `/healthz/details` and `/metrics` report it instead.
     pub fn readiness(&self) -> Readiness {
-        readiness(&self.pool, &self.broker)
+        Readiness::new(PROBE_TIMEOUT)
+            .with("database", database_probe(&self.pool))
+            .informational("broker", broker_probe(&self.broker))
+            .informational("rate_limiter", limiter_probe(&self.limiter))
     }
 }
 
-/// `/readyz`: the database answers and the broker connection is up.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// A worker's `/readyz`: the database and the broker it consumes from.
 pub fn readiness(pool: &Pool, broker: &Broker) -> Readiness {
+    Readiness::new(PROBE_TIMEOUT)
+        .with("database", database_probe(pool))
+        .with("broker", broker_probe(broker))
+}
+
+fn database_probe(pool: &Pool) -> Probe {
     let pool = pool.clone();
-    let database: Probe = Arc::new(move || {
+    Arc::new(move || {
         let pool = pool.clone();
         async move { store::ping(&pool).await.map_err(|e| e.to_string()) }.boxed()
-    });
+    })
+}
+
+fn broker_probe(broker: &Broker) -> Probe {
     let broker = broker.clone();
-    let broker: Probe = Arc::new(move || {
+    Arc::new(move || {
         let broker = broker.clone();
         async move { broker.ping().await.map_err(|e| e.to_string()) }.boxed()
-    });
-    Readiness::new(Duration::from_secs(2))
-        .with("database", database)
-        .with("broker", broker)
+    })
+}
+
+fn limiter_probe(limiter: &RateLimiter) -> Probe {
+    let limiter = limiter.clone();
+    Arc::new(move || {
+        let limiter = limiter.clone();
+        async move { limiter.ping().await.map_err(|e| e.to_string()) }.boxed()
+    })
 }
 
 pub fn pool(database: &DatabaseSettings) -> anyhow::Result<Pool> {
@@ -89,7 +111,9 @@ pub async fn limiter(settings: &RateLimitSettings) -> anyhow::Result<RateLimiter
         RateLimitBackend::Inprocess => RateLimiter::in_process(),
         RateLimitBackend::Redis => {
             RateLimiter::new(Backend::Redis(
-                RedisConfig::new(&settings.redis_url).with_key_prefix(&settings.key_prefix),
+                RedisConfig::new(&settings.redis_url)
+                    .with_key_prefix(&settings.key_prefix)
+                    .with_replicas(settings.replicas),
             ))
             .await?
         }

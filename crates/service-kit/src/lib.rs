@@ -4,6 +4,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod dependencies;
 pub mod infra;
 pub mod server;
 pub mod worker;

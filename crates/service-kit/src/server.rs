@@ -185,6 +185,12 @@ where
     let lookups = auth::lookup_counter();
     metrics.register(Box::new(lookups.clone()));
     let readiness = infra.readiness();
+    crate::dependencies::spawn_gauge(readiness.clone(), &metrics, shutdown_rx.clone());
+    if let Some(fallback) = infra.limiter.fallback_metrics() {
+        for collector in fallback.collectors() {
+            metrics.register(collector);
+        }
+    }
     let (limiter, broker) = (infra.limiter.clone(), infra.broker.clone());
     let ApiSpec {
         flavor,

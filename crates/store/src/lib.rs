@@ -4,6 +4,7 @@
 
 pub mod listen;
 pub mod migrate;
+mod outage;
 mod prepared;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -18,6 +19,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl as _};
 
 pub use diesel_migrations::{EmbeddedMigrations, embed_migrations};
 pub use migrate::{revert_all_migrations, run_migrations, run_migrations_before};
+pub use outage::{RETRY_AFTER_SECS, is_unavailable};
 pub use prepared::Prepared;
 
 pub type Pool = ::deadpool::managed::Pool<Manager>;
@@ -27,6 +29,9 @@ pub type Conn = ::deadpool::managed::Object<Manager>;
 pub enum StoreError {
     #[error("database pool: {0}")]
     Pool(String),
+    /// The database cannot be reached right now (pool timeout, connection refused or closed).
+    #[error("database unavailable: {0}")]
+    Unavailable(String),
     #[error("database: {0}")]
     Query(#[from] diesel::result::Error),
     #[error("connection: {0}")]
@@ -37,7 +42,22 @@ pub enum StoreError {
 
 impl From<deadpool::PoolError> for StoreError {
     fn from(err: deadpool::PoolError) -> Self {
-        Self::Pool(err.to_string())
+        if outage::pool_is_unavailable(&err) {
+            Self::Unavailable(err.to_string())
+        } else {
+            Self::Pool(err.to_string())
+        }
+    }
+}
+
+impl StoreError {
+    /// Whether this is an outage (answer 503 and retry) rather than a bug (500).
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            Self::Unavailable(_) | Self::Connection(_) => true,
+            Self::Query(err) => outage::query_is_unavailable(err),
+            Self::Pool(_) | Self::Migration(_) => false,
+        }
     }
 }
 

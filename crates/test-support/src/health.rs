@@ -27,6 +27,30 @@ pub async fn assert_unready_without_database(server: TestServer) {
     server.stop().await;
 }
 
+/// `server` runs on [`UNREACHABLE_DATABASE`]: a well-formed `key` on `path` is answered 503
+/// with `Retry-After` (the credential store cannot be asked: neither 401 nor 500), in the
+/// service's envelope with `code`.
+pub async fn assert_outage_answers_503(server: TestServer, path: &str, key: &str, code: &str) {
+    let res = reqwest::Client::new()
+        .get(server.url(path))
+        .bearer_auth(key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 503);
+    let retry_after: u64 = res.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(retry_after >= 1);
+    let text = res.text().await.unwrap();
+    assert!(text.contains(&format!("\"{code}\"")), "{text}");
+    assert!(text.contains("database unavailable, retry after"), "{text}");
+    assert!(!text.contains("127.0.0.1"), "{text}");
+    server.stop().await;
+}
+
 /// `server` runs on [`REFUSING_DATABASE`]: `/readyz` names the failing check, but not what
 /// the database server said.
 pub async fn assert_readyz_hides_the_client_error(server: TestServer) {
@@ -38,16 +62,32 @@ pub async fn assert_readyz_hides_the_client_error(server: TestServer) {
     let body: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(body["status"], "unavailable");
     assert_eq!(body["checks"]["database"], "failed", "{text}");
+    // An API's readiness is its database alone; the broker is reported in the details.
+    assert!(body["checks"].get("broker").is_none(), "{text}");
+    let res = reqwest::get(server.url("/healthz/details")).await.unwrap();
+    assert_eq!(res.status(), 200);
+    let text = res.text().await.unwrap();
+    assert!(!text.contains("readyz_leak"), "{text}");
+    let body: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(body["status"], "unavailable", "{text}");
+    assert_eq!(body["ready"], false, "{text}");
     let check = &body["checks"]["broker"];
     assert!(check == "ok" || check == "failed", "{text}");
     server.stop().await;
 }
 
-/// `/readyz` once the broker connection (made in the background at start) is up.
+/// `/readyz` once every dependency answers, the broker connection (made in the background
+/// at start) included, as `/healthz/details` tells.
 pub async fn ready(api: &Client) -> Value {
     for _ in 0..200 {
+        let details = api.get("/healthz/details").await;
+        let all_up = details.status() == 200
+            && details
+                .json::<Value>()
+                .await
+                .is_ok_and(|d| d["status"] == "ok");
         let res = api.get("/readyz").await;
-        if res.status() == 200 {
+        if all_up && res.status() == 200 {
             return res.json().await.expect("JSON body");
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -79,8 +119,21 @@ pub async fn assert_live_and_ready(api: &Client) {
     assert_eq!(res.json::<Value>().await.unwrap(), json!({"status": "ok"}));
     let body = ready(api).await;
     assert_eq!(body["status"], "ready");
-    assert_eq!(body["checks"]["database"], "ok");
-    assert_eq!(body["checks"]["broker"], "ok");
+    assert_eq!(body["checks"], json!({"database": "ok"}));
+    let res = api.get("/healthz/details").await;
+    assert_eq!(res.status(), 200);
+    let details: Value = res.json().await.unwrap();
+    assert_eq!(details["status"], "ok", "{details}");
+    assert_eq!(details["ready"], true);
+    assert_eq!(details["checks"]["database"], "ok");
+    assert_eq!(details["checks"]["broker"], "ok");
+    assert_eq!(details["checks"]["rate_limiter"], "ok");
+    let res = api.get("/metrics").await;
+    let text = res.text().await.unwrap();
+    assert!(
+        text.contains("dependency_up{dependency=\"database\""),
+        "{text}"
+    );
 }
 
 /// `/metrics` counts the requests of `service`, and of it alone.

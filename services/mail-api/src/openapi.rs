@@ -176,6 +176,7 @@ const FINISH: Finish = Finish {
         openapi_json,
         http_kit::health::healthz,
         http_kit::health::readyz,
+        http_kit::health::health_details,
         telemetry::metrics::serve,
     ),
     modifiers(&FINISH),

@@ -156,6 +156,7 @@ impl Modify for SignedIngest {
         openapi_yaml_root,
         http_kit::health::healthz,
         http_kit::health::readyz,
+        http_kit::health::health_details,
         telemetry::metrics::serve,
     ),
     modifiers(&FINISH, &SignedIngest),

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use auth::{
-    Caller, CredentialKind, CredentialStore, Environment, Grade, NewCredential, Origin, Scope,
-    Scopes, StoredCredential,
+    Caller, CredentialKind, CredentialStore, Environment, Grade, LookupError, NewCredential,
+    Origin, Scope, Scopes, StoredCredential,
 };
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -49,8 +49,12 @@ impl CredentialStore for PgCredentials {
         &self,
         kind: CredentialKind,
         hash: [u8; 32],
-    ) -> Result<Option<StoredCredential>, String> {
-        let mut conn = self.pool.get().await.map_err(|e| e.to_string())?;
+    ) -> Result<Option<StoredCredential>, LookupError> {
+        let mut conn = self
+            .pool
+            .get()
+            .await
+            .map_err(|e| LookupError::database(&e))?;
         match kind {
             CredentialKind::Mail => find_api_key(&mut conn, hash).await,
             CredentialKind::MailOAuth => find_oauth_token(&mut conn, hash).await,
@@ -59,24 +63,24 @@ impl CredentialStore for PgCredentials {
     }
 }
 
-async fn plan_of(conn: &mut AsyncPgConnection, project: Uuid) -> Result<Plan, String> {
+async fn plan_of(conn: &mut AsyncPgConnection, project: Uuid) -> Result<Plan, LookupError> {
     let plan: String = projects::table
         .find(project)
         .select(projects::plan)
         .first(conn)
         .await
-        .map_err(|e| e.to_string())?;
-    plan.parse().map_err(|e| format!("{e}"))
+        .map_err(|e| LookupError::database(&e))?;
+    Ok(plan.parse().map_err(|e| format!("{e}"))?)
 }
 
 /// An OAuth access token (`mailo_`): its grant's project and scopes; revoked with its grant.
 async fn find_oauth_token(
     conn: &mut AsyncPgConnection,
     hash: [u8; 32],
-) -> Result<Option<StoredCredential>, String> {
+) -> Result<Option<StoredCredential>, LookupError> {
     let found = oauth::db::find_access_token(conn, &hash)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| LookupError::database(&e))?;
     let Some((token, grant)) = found else {
         return Ok(None);
     };
@@ -106,7 +110,7 @@ async fn find_oauth_token(
 async fn find_api_key(
     conn: &mut AsyncPgConnection,
     hash: [u8; 32],
-) -> Result<Option<StoredCredential>, String> {
+) -> Result<Option<StoredCredential>, LookupError> {
     let row: Option<(ApiKey, String)> = api_keys::table
         .inner_join(projects::table)
         .filter(api_keys::key_hash.eq(&hash[..]))
@@ -114,7 +118,7 @@ async fn find_api_key(
         .first(conn)
         .await
         .optional()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| LookupError::database(&e))?;
     let Some((key, plan)) = row else {
         return Ok(None);
     };

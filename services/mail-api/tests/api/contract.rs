@@ -126,7 +126,7 @@ async fn every_documented_api_route_exists_and_is_gated() {
         }
     }
     assert_eq!(gated_ops, 119);
-    assert_eq!(public_ops, 7);
+    assert_eq!(public_ops, 8);
     assert_eq!(oauth_ops, 3);
     assert_eq!(signed_ops, 6);
     h.stop().await;
@@ -272,6 +272,7 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<mail_api::openapi::__path_openapi_json>(),
         Handler::of::<http_kit::health::__path_healthz>(),
         Handler::of::<http_kit::health::__path_readyz>(),
+        Handler::of::<http_kit::health::__path_health_details>(),
         Handler::of::<telemetry::metrics::__path_serve>(),
     ];
     let problems = check(&mail_api::openapi::document(), &handlers);

@@ -154,6 +154,14 @@ async fn health_readiness_and_metrics_need_no_credential() {
 
 test_support::readiness_tests!(serve_on_database);
 
+/// The database is down: an authenticated request answers 503 with Retry-After.
+#[tokio::test]
+async fn a_database_outage_answers_503_with_retry_after() {
+    let server = serve_on_database(test_support::health::UNREACHABLE_DATABASE).await;
+    let key = auth::credential::generate(auth::CredentialKind::Mail).plaintext;
+    health::assert_outage_answers_503(server, "/api/v1/sites", &key, "SERVICE_UNAVAILABLE").await;
+}
+
 #[tokio::test]
 async fn a_request_id_is_echoed_or_made() {
     let h = Harness::new().await;

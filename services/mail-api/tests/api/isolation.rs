@@ -26,7 +26,7 @@ use crate::common::*;
 use crate::send::Send;
 
 /// Routes served without an API key, so there is no caller's project to isolate: the OpenAPI
-/// document (a reference), the probes (`/healthz`, `/readyz`, `/metrics`, no tenant data), the
+/// document (a reference), the probes (`/healthz`, `/readyz`, `/healthz/details`, `/metrics`, no tenant data), the
 /// tracking links (the signed token is the authority, and names its email) and the provider
 /// webhooks (authenticated by the provider's signature), and the OAuth metadata documents (the
 /// same for everyone). The suite checks that the document declares them without a credential,
@@ -38,6 +38,7 @@ const PUBLIC: &[&str] = &[
     "/.well-known/oauth-protected-resource/mcp",
     "/healthz",
     "/readyz",
+    "/healthz/details",
     "/metrics",
     "/t/o/{token}",
     "/t/c/{token}",

@@ -3,8 +3,8 @@
 //! replica's cache (trigger in the migration).
 
 use auth::{
-    Caller, CredentialKind, CredentialStore, Environment, Grade, NewCredential, Origin, Scope,
-    StoredCredential,
+    Caller, CredentialKind, CredentialStore, Environment, Grade, LookupError, NewCredential,
+    Origin, Scope, StoredCredential,
 };
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -91,11 +91,15 @@ impl CredentialStore for PgCredentials {
         &self,
         kind: CredentialKind,
         hash: [u8; 32],
-    ) -> Result<Option<StoredCredential>, String> {
+    ) -> Result<Option<StoredCredential>, LookupError> {
         let Some((kind_column, bound)) = columns(kind) else {
             return Ok(None);
         };
-        let mut conn = self.pool.get().await.map_err(|e| e.to_string())?;
+        let mut conn = self
+            .pool
+            .get()
+            .await
+            .map_err(|e| LookupError::database(&e))?;
         if kind == CredentialKind::MemoryOAuth
             && let Some(found) = find_oauth_token(&mut conn, hash).await?
         {
@@ -114,7 +118,7 @@ impl CredentialStore for PgCredentials {
             .first(&mut conn)
             .await
             .optional()
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| LookupError::database(&e))?;
         let Some((key, tier)) = row else {
             return Ok(None);
         };
@@ -141,25 +145,25 @@ impl CredentialStore for PgCredentials {
         }))
     }
 
-    async fn find_subject(&self, subject: Uuid) -> Result<Option<Grade>, String> {
+    async fn find_subject(&self, subject: Uuid) -> Result<Option<Grade>, LookupError> {
         user_grade(&self.pool, subject).await
     }
 }
 
 /// The tier of a dashboard JWT's user (`sub`), when the user exists.
-async fn user_grade(pool: &Pool, user: Uuid) -> Result<Option<Grade>, String> {
-    let mut conn = pool.get().await.map_err(|e| e.to_string())?;
+async fn user_grade(pool: &Pool, user: Uuid) -> Result<Option<Grade>, LookupError> {
+    let mut conn = pool.get().await.map_err(|e| LookupError::database(&e))?;
     let tier: Option<String> = users::table
         .find(user)
         .select(users::tier)
         .first(&mut conn)
         .await
         .optional()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| LookupError::database(&e))?;
     tier.map(|t| {
         t.parse::<Tier>()
             .map(Grade::Tier)
-            .map_err(|e| format!("{e}"))
+            .map_err(|e| LookupError::from(format!("{e}")))
     })
     .transpose()
 }
@@ -169,10 +173,10 @@ async fn user_grade(pool: &Pool, user: Uuid) -> Result<Option<Grade>, String> {
 async fn find_oauth_token(
     conn: &mut AsyncPgConnection,
     hash: [u8; 32],
-) -> Result<Option<StoredCredential>, String> {
+) -> Result<Option<StoredCredential>, LookupError> {
     let found = oauth::db::find_access_token(conn, &hash)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| LookupError::database(&e))?;
     let Some((token, grant)) = found else {
         return Ok(None);
     };
@@ -181,7 +185,7 @@ async fn find_oauth_token(
         .select(users::tier)
         .first(conn)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| LookupError::database(&e))?;
     let tier: Tier = tier.parse().map_err(|e| format!("{e}"))?;
     Ok(Some(StoredCredential {
         caller: Caller {

@@ -182,6 +182,7 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<memory_api::openapi::__path_openapi_yaml_root>(),
         Handler::of::<http_kit::health::__path_healthz>(),
         Handler::of::<http_kit::health::__path_readyz>(),
+        Handler::of::<http_kit::health::__path_health_details>(),
         Handler::of::<telemetry::metrics::__path_serve>(),
     ];
     let problems = check(&memory_api::openapi::document(), &handlers);

@@ -24,7 +24,7 @@ use test_support::{excerpt, with_query};
 use crate::common::*;
 
 /// Routes served without a credential, so there is no owner to isolate: the OpenAPI documents
-/// (a reference) and the probes (`/healthz`, `/readyz`, `/metrics`, no tenant data). The suite
+/// (a reference) and the probes (`/healthz`, `/readyz`, `/healthz/details`, `/metrics`, no tenant data). The suite
 /// checks that the document declares them without a credential, so this list cannot hide a
 /// tenant route.
 const PUBLIC: &[&str] = &[
@@ -36,6 +36,7 @@ const PUBLIC: &[&str] = &[
     "/.well-known/oauth-protected-resource/api/v1",
     "/healthz",
     "/readyz",
+    "/healthz/details",
     "/metrics",
 ];
 

@@ -153,11 +153,17 @@ pub fn mail_key(db_env: &[(&str, String)], plan: &str, scope: &str) -> String {
     key["key"].as_str().unwrap().to_owned()
 }
 
+/// Waits until every dependency of the binary at `base` answers (`/healthz/details`, which
+/// an API has beside its database-only `/readyz`; a worker's `/readyz` already covers them).
 pub async fn wait_ready(base: &str) {
     let http = reqwest::Client::new();
     for _ in 0..200 {
-        if let Ok(res) = http.get(format!("{base}/readyz")).send().await
+        if let Ok(res) = http.get(format!("{base}/healthz/details")).send().await
             && res.status() == 200
+            && res
+                .json::<serde_json::Value>()
+                .await
+                .is_ok_and(|d| d["status"] == "ok")
         {
             return;
         }

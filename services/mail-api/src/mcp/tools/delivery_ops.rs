@@ -22,7 +22,11 @@ struct QueueDepth {
 /// `queue`'s depths. The workers' own declaration first (idempotent): a queue no worker has
 /// declared yet is there, empty, rather than an error.
 async fn depth(broker: &Broker, queue: &WorkQueue) -> Result<QueueDepth, ApiError> {
-    let unavailable = |e: QueueError| ApiError::internal_error(&e).with_code("BROKER_UNAVAILABLE");
+    // No outbox can stand in for a read of the broker: a 503 to retry.
+    let unavailable = |e: QueueError| {
+        tracing::warn!(error = %e, "broker unavailable");
+        ApiError::unavailable("broker", store::RETRY_AFTER_SECS).with_code("BROKER_UNAVAILABLE")
+    };
     broker.declare(queue).await.map_err(unavailable)?;
     Ok(QueueDepth {
         queue: queue.name().to_owned(),

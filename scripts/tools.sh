@@ -30,6 +30,11 @@ flock -w 900 9 || die "another scripts/tools.sh has held its lock for 15 minutes
 ensure_debs wrk curl
 log "wrk: $(dpkg-query -W -f='${Version}' wrk)"
 
+# The render worker's video encoder (ffmpeg, libx264) and its default font; ffprobe for the
+# video tests.
+ensure_debs ffmpeg fonts-dejavu-core
+log "ffmpeg: $(dpkg-query -W -f='${Version}' ffmpeg)"
+
 # Debian's python3 (stable whatever other Pythons come and go on PATH).
 PY=/usr/bin/python3
 if [[ -x $PY ]]; then

@@ -17,6 +17,7 @@ use store::Pool;
 use crate::bridge::{BridgeQueue, bridge_queue};
 use crate::db::credentials::PgCredentials;
 use crate::model_runs::{Worker, model_run_queue};
+use crate::render_video::render_video_queue;
 use crate::run_queue::RunQueue;
 use crate::{Settings, openapi, routes};
 
@@ -44,6 +45,12 @@ pub struct AppState {
     pub model_runs: RunQueue,
     /// The model runs' endpoint (`MEMORY_LLM__…`), called with each caller's own key.
     pub model: Option<Arc<llm::ChatModel>>,
+    /// Publishes video render jobs (the render worker consumes them).
+    pub render_video: RunQueue,
+    /// How long `POST /render/video` waits for the worker.
+    pub render_video_wait: std::time::Duration,
+    /// Where rendered videos are downloaded from.
+    pub render_assets: crate::render_video::RenderAssets,
 }
 
 /// Routes without a bearer credential: the contract documents, and signed project signals.
@@ -94,6 +101,8 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     let state_embedder = Arc::clone(&embedder);
     let pass_kek = Arc::clone(&kek);
     let rate_limit_scale = settings.common.rate_limit.scale;
+    let render_video_wait = std::time::Duration::from_secs(settings.render_video.wait_secs);
+    let render_assets = crate::render_video::RenderAssets::from_settings(settings)?;
     let prefix = settings.common.broker.queue_prefix.clone();
     let state_prefix = prefix.clone();
     let launched = service_kit::server::launch(
@@ -114,6 +123,9 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 bridge: bridge_queue(&worker.broker, &state_prefix),
                 model_runs: model_run_queue(&worker.broker, &state_prefix),
                 model: state_model.clone(),
+                render_video: render_video_queue(&worker.broker, &state_prefix),
+                render_video_wait: render_video_wait,
+                render_assets: render_assets.clone(),
                 broker: worker.broker,
                 limiter: worker.limiter,
                 rate_limit_scale,
@@ -136,6 +148,10 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     };
     crate::model_runs::spawn_consumer(worker, infra.broker.clone(), prefix.clone());
     crate::run_queue::spawn_relay(infra.pool.clone(), model_run_queue(&infra.broker, &prefix));
+    crate::run_queue::spawn_relay(
+        infra.pool.clone(),
+        render_video_queue(&infra.broker, &prefix),
+    );
     if settings.embeddings.provider != embed::Provider::None {
         crate::jobs::spawn_embedding_pass(launched.infra.pool.clone(), pass_kek, embedder);
     }

@@ -34,6 +34,9 @@ pub struct Settings {
     /// configured.
     #[serde(default)]
     pub llm: llm::LlmSettings,
+    /// `MEMORY_RENDER_VIDEO__WAIT_SECS`: how long `POST /render/video` waits for the worker.
+    #[serde(default)]
+    pub render_video: crate::render_video::RenderVideoSettings,
 }
 
 /// The key that seals third-party secrets at rest (`MEMORY_SECRETS__KEK`): 32 random bytes,

@@ -9,6 +9,7 @@ pub mod domain;
 pub mod embeddings;
 pub mod jobs;
 pub mod model_runs;
+pub mod render_video;
 pub mod openapi;
 pub mod routes;
 pub mod run_queue;

@@ -481,3 +481,36 @@ diesel::table! {
         completed_at -> Nullable<Timestamptz>,
     }
 }
+
+diesel::table! {
+    render_video_jobs (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        environment -> Text,
+        workspace_id -> Nullable<Uuid>,
+        brief -> Text,
+        format -> Text,
+        duration -> Int4,
+        run_id -> Nullable<Uuid>,
+        input -> Jsonb,
+        status -> Text,
+        published -> Bool,
+        result -> Nullable<Jsonb>,
+        error -> Nullable<Text>,
+        created_at -> Timestamptz,
+        started_at -> Nullable<Timestamptz>,
+        completed_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    render_video_scenes (user_id, environment, run_id, scene_hash) {
+        user_id -> Uuid,
+        environment -> Text,
+        run_id -> Uuid,
+        scene_hash -> Text,
+        object_key -> Text,
+        seconds -> Int4,
+        created_at -> Timestamptz,
+    }
+}

@@ -26,6 +26,7 @@ pub mod model_runs;
 pub mod product_state;
 pub mod products;
 pub mod proposals;
+pub mod render_video;
 pub mod scope;
 pub mod search;
 pub mod signals;
@@ -64,6 +65,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     bridge::configure(cfg);
     content::configure(cfg);
     marketing::configure(cfg);
+    render_video::configure(cfg);
     kernel_export::configure(cfg);
     search::configure(cfg);
     signals::configure(cfg);

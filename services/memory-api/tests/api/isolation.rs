@@ -180,6 +180,8 @@ struct Owner {
     brief: String,
     autonomous_run: String,
     watch_run: String,
+    /// A queued video render job (no worker runs here).
+    video_job: String,
 }
 
 async fn seed(h: &Harness, label: &'static str, user: Uuid, key: String, p: &Planted) -> Owner {
@@ -377,6 +379,12 @@ async fn seed(h: &Harness, label: &'static str, user: Uuid, key: String, p: &Pla
     collect_ids(&preview, &mut ids);
     let upload = id_of(&preview, "upload_id");
 
+    let body = json!({"brief": format!("{marker} video"), "duration": 5});
+    let video_job = id_of(
+        &call(Method::POST, "/api/v1/render/video/jobs", body).await,
+        "jobId",
+    );
+
     let export = full_export(h, &key).await;
     for id in [p.decisions[0], p.decisions[1], p.entry] {
         assert!(
@@ -406,6 +414,7 @@ async fn seed(h: &Harness, label: &'static str, user: Uuid, key: String, p: &Pla
         brief,
         autonomous_run,
         watch_run,
+        video_job,
     }
 }
 
@@ -511,6 +520,9 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
         ("runId", "run") if path.contains("/autonomous/") => (victim.autonomous_run.clone(), None),
         ("runId", "run") if path.contains("/competitor-watch/") => (victim.watch_run.clone(), None),
         ("id", "agents") => (victim.agent.clone(), None),
+        ("jobId", "jobs") if path.starts_with("/api/v1/render/video/") => {
+            (victim.video_job.clone(), None)
+        }
         _ => panic!("{path}: no value for path parameter `{name}`; map it in the isolation suite"),
     }
 }

@@ -44,12 +44,15 @@ pub struct AppState {
     pub model_runs: RunQueue,
     /// The model runs' endpoint (`MEMORY_LLM__…`), called with each caller's own key.
     pub model: Option<Arc<llm::ChatModel>>,
+    /// Rendered files and their signed download URLs.
+    pub downloads: routes::downloads::Downloads,
 }
 
 /// Routes without a bearer credential: the contract documents, and signed project signals.
 fn public(cfg: &mut actix_web::web::ServiceConfig) {
     openapi::configure(cfg);
     routes::signals::configure_signed(cfg);
+    routes::downloads::configure(cfg);
 }
 
 /// Per credential: a minute and a day window by tier.
@@ -89,6 +92,15 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     let model = llm::ChatModel::from_settings(&settings.llm)
         .map_err(|e| anyhow::anyhow!("MEMORY_{e}"))?
         .map(Arc::new);
+    let downloads = routes::downloads::Downloads {
+        objects: objects::Objects::from_settings(&settings.objects)
+            .map_err(|e| anyhow::anyhow!("MEMORY_{e}"))?,
+        signer: settings
+            .objects
+            .signer(settings.secrets.kek.as_bytes())
+            .map_err(|e| anyhow::anyhow!("MEMORY_{e}"))?,
+        public_url: settings.objects.public_url.clone(),
+    };
     let state_model = model.clone();
     let worker_kek = Arc::clone(&kek);
     let state_embedder = Arc::clone(&embedder);
@@ -117,6 +129,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 broker: worker.broker,
                 limiter: worker.limiter,
                 rate_limit_scale,
+                downloads: downloads.clone(),
             }),
             public,
             api: routes::configure,

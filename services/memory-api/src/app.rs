@@ -49,14 +49,15 @@ pub struct AppState {
     pub render_video: RunQueue,
     /// How long `POST /render/video` waits for the worker.
     pub render_video_wait: std::time::Duration,
-    /// Where rendered videos are downloaded from.
-    pub render_assets: crate::render_video::RenderAssets,
+    /// Rendered files and their signed download URLs.
+    pub downloads: routes::downloads::Downloads,
 }
 
 /// Routes without a bearer credential: the contract documents, and signed project signals.
 fn public(cfg: &mut actix_web::web::ServiceConfig) {
     openapi::configure(cfg);
     routes::signals::configure_signed(cfg);
+    routes::downloads::configure(cfg);
 }
 
 /// Per credential: a minute and a day window by tier.
@@ -96,13 +97,21 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     let model = llm::ChatModel::from_settings(&settings.llm)
         .map_err(|e| anyhow::anyhow!("MEMORY_{e}"))?
         .map(Arc::new);
+    let downloads = routes::downloads::Downloads {
+        objects: objects::Objects::from_settings(&settings.objects)
+            .map_err(|e| anyhow::anyhow!("MEMORY_{e}"))?,
+        signer: settings
+            .objects
+            .signer(settings.secrets.kek.as_bytes())
+            .map_err(|e| anyhow::anyhow!("MEMORY_{e}"))?,
+        public_url: settings.objects.public_url.clone(),
+    };
     let state_model = model.clone();
     let worker_kek = Arc::clone(&kek);
     let state_embedder = Arc::clone(&embedder);
     let pass_kek = Arc::clone(&kek);
     let rate_limit_scale = settings.common.rate_limit.scale;
     let render_video_wait = std::time::Duration::from_secs(settings.render_video.wait_secs);
-    let render_assets = crate::render_video::RenderAssets::from_settings(settings)?;
     let prefix = settings.common.broker.queue_prefix.clone();
     let state_prefix = prefix.clone();
     let launched = service_kit::server::launch(
@@ -125,10 +134,10 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 model: state_model.clone(),
                 render_video: render_video_queue(&worker.broker, &state_prefix),
                 render_video_wait: render_video_wait,
-                render_assets: render_assets.clone(),
                 broker: worker.broker,
                 limiter: worker.limiter,
                 rate_limit_scale,
+                downloads: downloads.clone(),
             }),
             public,
             api: routes::configure,

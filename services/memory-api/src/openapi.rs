@@ -51,6 +51,22 @@ impl Modify for SignedIngest {
     }
 }
 
+/// The download route of rendered files takes no credential: its signed URL is one.
+struct PublicDownloads;
+
+impl Modify for PublicDownloads {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        let operation = doc
+            .paths
+            .paths
+            .get_mut("/api/v1/render/downloads/{key}")
+            .and_then(|item| item.get.as_mut());
+        if let Some(operation) = operation {
+            operation.security = Some(Vec::new());
+        }
+    }
+}
+
 #[derive(OpenApi)]
 #[openapi(
     info(
@@ -80,6 +96,7 @@ impl Modify for SignedIngest {
         routes::byok::delete,
         routes::bridge::status,
         routes::bridge::generate,
+        routes::downloads::download,
         routes::bridge::job,
         routes::content::create,
         routes::content::status,
@@ -147,7 +164,7 @@ impl Modify for SignedIngest {
         http_kit::health::readyz,
         telemetry::metrics::serve,
     ),
-    modifiers(&FINISH, &SignedIngest),
+    modifiers(&FINISH, &SignedIngest, &PublicDownloads),
     tags(
         (name = "memory", description = "The identity kernel, product state and the intelligence feed"),
         (name = "decisions", description = "The decision index"),
@@ -161,6 +178,7 @@ impl Modify for SignedIngest {
         (name = "credentials", description = "Credentials supplied by the user (BYOK), sealed at rest and shown as a hint only"),
         (name = "workspaces", description = "Workspaces (where agents work), the active workspace of each credential, snapshots of a workspace's files, syncs of its agent context file, drift and the sync log"),
         (name = "bridge", description = "The agent bridge: agent context files (such as AGENTS.md) written from memory within a token budget, and bring-your-own agents"),
+        (name = "render", description = "Rendered files: producible documents (pdf, docx, pptx, xlsx, csv, svg, html) from a document tree, queued to the render worker, and their signed downloads"),
         (name = "content", description = "Content briefs written by a model from memory, with the caller's own model credential"),
         (name = "marketing", description = "Autonomous marketing cycles and competitor watches planned by a model from memory, with the caller's own model credential"),
         (name = "render", description = "Rendered files: marketing videos (MP4, H.264) drawn from a brief, served by time-limited signed URLs; pro tier and above"),

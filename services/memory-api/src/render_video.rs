@@ -161,24 +161,6 @@ impl Default for RenderVideoSettings {
     }
 }
 
-/// Turns a stored video's object key into its download URL.
-#[derive(Clone)]
-pub struct RenderAssets {
-    base: String,
-}
-
-impl RenderAssets {
-    pub fn from_settings(_settings: &crate::Settings) -> anyhow::Result<Self> {
-        Ok(Self {
-            base: "http://127.0.0.1:8080/api/v1/files".into(),
-        })
-    }
-
-    pub fn url(&self, key: &str) -> Result<String, http_kit::ApiError> {
-        Ok(format!("{}/{key}", self.base))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,7 +3,8 @@
 //! It shares memory-api's `MEMORY_…` settings (database, broker, telemetry) and adds
 //! `MEMORY_WORKER__BIND` (health and metrics), `MEMORY_WORKER__PREFETCH`, and the video
 //! renderer's `MEMORY_RENDER_VIDEO__FPS`, `__FFMPEG`, `__PRESET`, `__FONT`, `__CONCURRENCY`
-//! and `__WORK_DIR` (see [`video::VideoSettings`]).
+//! and `__WORK_DIR` (see [`video::VideoSettings`]). Videos go to the object store of
+//! `MEMORY_OBJECTS__…`, the one memory-api serves signed downloads from.
 
 mod video;
 
@@ -26,9 +27,6 @@ url = "postgres://postgres@127.0.0.1:5432/memory"
 
 [worker]
 bind = "127.0.0.1:9092"
-
-[render_assets]
-dir = "var/render"
 "#;
 
 #[derive(Debug, Deserialize)]
@@ -38,12 +36,9 @@ struct Settings {
     telemetry: TelemetrySettings,
     worker: WorkerSettings,
     render_video: VideoSettings,
-    render_assets: AssetSettings,
-}
-
-#[derive(Debug, Deserialize)]
-struct AssetSettings {
-    dir: String,
+    /// `MEMORY_OBJECTS__…`, shared with memory-api (which serves the downloads).
+    #[serde(default)]
+    objects: objects::ObjectSettings,
 }
 
 #[actix_web::main]
@@ -61,7 +56,10 @@ async fn main() -> anyhow::Result<()> {
     let settings: Settings = settings::load("MEMORY", &defaults, config_file.as_deref())?;
     let _telemetry = infra::init_telemetry(SERVICE, &settings.telemetry)?;
     let pool = infra::pool(&settings.database)?;
-    let assets = Assets::local(&settings.render_assets.dir);
+    let assets = Assets::new(
+        objects::Objects::from_settings(&settings.objects)
+            .map_err(|e| anyhow::anyhow!("MEMORY_{e}"))?,
+    );
     let videos = Arc::new(VideoWorker::new(pool, assets, &settings.render_video)?);
     service_kit::worker::run(
         WorkerSpec {

@@ -51,9 +51,9 @@ impl Stack {
             ),
             ("MEMORY_SECRETS__KEK", KEK.to_owned()),
             ("MEMORY_HTTP__BIND", format!("127.0.0.1:{port}")),
-            ("MEMORY_PUBLIC_BASE_URL", api.clone()),
+            ("MEMORY_OBJECTS__PUBLIC_URL", api.clone()),
             (
-                "MEMORY_RENDER_ASSETS__DIR",
+                "MEMORY_OBJECTS__DIR",
                 scratch.join("objects").display().to_string(),
             ),
             // Few frames: the tests check the encoding, not the smoothness.

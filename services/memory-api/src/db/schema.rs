@@ -464,6 +464,28 @@ diesel::table! {
 }
 
 diesel::table! {
+    render_jobs (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        environment -> Text,
+        workspace_id -> Nullable<Uuid>,
+        kind -> Text,
+        format -> Text,
+        input -> Jsonb,
+        output_id -> Nullable<Uuid>,
+        worker_run_id -> Nullable<Uuid>,
+        status -> Text,
+        published -> Bool,
+        object_key -> Nullable<Text>,
+        result -> Nullable<Jsonb>,
+        error -> Nullable<Text>,
+        created_at -> Timestamptz,
+        started_at -> Nullable<Timestamptz>,
+        completed_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
     model_runs (id) {
         id -> Uuid,
         user_id -> Uuid,

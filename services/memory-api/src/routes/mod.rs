@@ -10,6 +10,7 @@ pub mod consolidate;
 pub mod content;
 pub mod datasets;
 pub mod decisions;
+pub mod downloads;
 pub mod drift;
 pub mod events;
 pub mod feed;

@@ -3,7 +3,7 @@
 //! Pro tier and above.
 
 use actix_web::http::header;
-use actix_web::{HttpResponse, web};
+use actix_web::{HttpRequest, HttpResponse, web};
 use auth::{Caller, ReadAccess, WriteAccess};
 use chrono::{DateTime, Utc};
 use http_kit::openapi::MemoryError;
@@ -18,7 +18,8 @@ use crate::AppState;
 use crate::db::owner::Owner;
 use crate::db::render_video::{self as db, Job, JobInput, NewJob};
 use crate::render_video::{Style, VideoFormat};
-use crate::routes::scope;
+use crate::routes::{downloads, scope};
+use objects::ObjectKey;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/render/video").route(web::post().to(render)))
@@ -148,7 +149,7 @@ pub struct VideoJob {
 }
 
 impl VideoJob {
-    fn new(state: &AppState, job: Job) -> Result<Self, ApiError> {
+    fn new(state: &AppState, req: &HttpRequest, job: Job) -> Result<Self, ApiError> {
         let status = match job.status.as_str() {
             "queued" => VideoJobStatus::Queued,
             "running" => VideoJobStatus::Rendering,
@@ -162,7 +163,7 @@ impl VideoJob {
         let result = job.result();
         let asset_url = result
             .as_ref()
-            .map(|r| asset_url(state, &r.asset_key))
+            .map(|r| asset_url(state, req, &r.asset_key))
             .transpose()?;
         Ok(Self {
             job_id: job.id,
@@ -186,8 +187,10 @@ impl VideoJob {
 }
 
 /// The signed download URL of a stored video.
-fn asset_url(state: &AppState, key: &str) -> Result<String, ApiError> {
-    state.render_assets.url(key)
+fn asset_url(state: &AppState, req: &HttpRequest, key: &str) -> Result<String, ApiError> {
+    let key = ObjectKey::parse(key)
+        .ok_or_else(|| ApiError::internal(format!("stored video key {key} is not a key")))?;
+    Ok(downloads::signed_url(state, req, &key))
 }
 
 /// Records the caller's job (404 for a workspace not theirs) and returns it.
@@ -250,6 +253,7 @@ fn status_location(id: Uuid) -> String {
 pub async fn render(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
+    req: HttpRequest,
     body: http_kit::Json<RenderVideoRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let job = record(&state, &caller, &body).await?;
@@ -264,7 +268,7 @@ pub async fn render(
     drop(conn);
     match (job.status.as_str(), job.result()) {
         ("completed", Some(result)) => Ok(HttpResponse::Ok().json(RenderedVideo {
-            asset_url: asset_url(&state, &result.asset_key)?,
+            asset_url: asset_url(&state, &req, &result.asset_key)?,
             render_id: job.id.to_string(),
             cost_cents: i64::from(result.cost_cents),
         })),
@@ -275,7 +279,7 @@ pub async fn render(
         ))),
         _ => Ok(HttpResponse::Accepted()
             .insert_header((header::LOCATION, status_location(job.id)))
-            .json(VideoJob::new(&state, job)?)),
+            .json(VideoJob::new(&state, &req, job)?)),
     }
 }
 
@@ -301,6 +305,7 @@ pub async fn render(
 pub async fn create_job(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
+    req: HttpRequest,
     body: http_kit::Json<RenderVideoRequest>,
 ) -> Result<HttpResponse, ApiError> {
     let job = record(&state, &caller, &body).await?;
@@ -310,7 +315,7 @@ pub async fn create_job(
         .await;
     Ok(HttpResponse::Accepted()
         .insert_header((header::LOCATION, status_location(job.id)))
-        .json(VideoJob::new(&state, job)?))
+        .json(VideoJob::new(&state, &req, job)?))
 }
 
 /// A video render job's status, and the video once completed.
@@ -333,6 +338,7 @@ pub async fn create_job(
 pub async fn job_status(
     ReadAccess(caller): ReadAccess,
     state: web::Data<AppState>,
+    req: HttpRequest,
     id: web::Path<Uuid>,
 ) -> Result<web::Json<VideoJob>, ApiError> {
     caller.require_tier(Tier::Pro)?;
@@ -341,5 +347,5 @@ pub async fn job_status(
         .await?
         .ok_or_else(|| ApiError::not_found("no such video job of the caller"))?;
     drop(conn);
-    Ok(web::Json(VideoJob::new(&state, job)?))
+    Ok(web::Json(VideoJob::new(&state, &req, job)?))
 }

@@ -10,6 +10,7 @@ mod consolidate;
 mod contract;
 mod datasets;
 mod decisions;
+mod downloads;
 mod embedding_pass;
 mod errors;
 mod events;

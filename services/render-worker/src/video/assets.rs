@@ -1,36 +1,36 @@
-//! Where rendered videos and reusable scene chunks are stored.
+//! Where rendered videos and reusable scene chunks are stored: the object store memory-api
+//! serves signed downloads from.
 
-use std::path::PathBuf;
+use objects::{ObjectKey, Objects, ObjectsError};
 
-/// The object store of rendered files.
+/// The object store of rendered files, by key.
 #[derive(Debug, Clone)]
 pub struct Assets {
-    dir: PathBuf,
+    objects: Objects,
 }
 
 impl Assets {
-    pub fn local(dir: impl Into<PathBuf>) -> Self {
-        Self { dir: dir.into() }
+    pub fn new(objects: Objects) -> Self {
+        Self { objects }
     }
 
     pub async fn put(&self, key: &str, bytes: Vec<u8>) -> Result<(), String> {
-        let path = self.dir.join(key);
-        if let Some(parent) = path.parent() {
-            tokio::fs::create_dir_all(parent)
-                .await
-                .map_err(|e| format!("store {key}: {e}"))?;
-        }
-        tokio::fs::write(&path, bytes)
+        self.objects
+            .put(&parse(key)?, bytes)
             .await
             .map_err(|e| format!("store {key}: {e}"))
     }
 
     /// The object, or `None` when it is gone.
     pub async fn get(&self, key: &str) -> Result<Option<Vec<u8>>, String> {
-        match tokio::fs::read(self.dir.join(key)).await {
-            Ok(bytes) => Ok(Some(bytes)),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        match self.objects.get(&parse(key)?).await {
+            Ok(bytes) => Ok(Some(bytes.to_vec())),
+            Err(ObjectsError::NotFound) => Ok(None),
             Err(err) => Err(format!("read {key}: {err}")),
         }
     }
+}
+
+fn parse(key: &str) -> Result<ObjectKey, String> {
+    ObjectKey::parse(key).ok_or_else(|| format!("{key} is not an object key"))
 }

@@ -9,8 +9,8 @@ pub mod domain;
 pub mod embeddings;
 pub mod jobs;
 pub mod model_runs;
-pub mod render_video;
 pub mod openapi;
+pub mod render_video;
 pub mod routes;
 pub mod run_queue;
 

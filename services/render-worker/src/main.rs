@@ -48,11 +48,8 @@ async fn main() -> anyhow::Result<()> {
         video::DEFAULTS,
         service_kit::config::COMMON_DEFAULTS
     );
-    let config_file = service_kit::cli::worker_config(
-        SERVICE,
-        "Renders the jobs queued by memory-api",
-        "MEMORY",
-    );
+    let config_file =
+        service_kit::cli::worker_config(SERVICE, "Renders the jobs queued by memory-api", "MEMORY");
     let settings: Settings = settings::load("MEMORY", &defaults, config_file.as_deref())?;
     let _telemetry = infra::init_telemetry(SERVICE, &settings.telemetry)?;
     let pool = infra::pool(&settings.database)?;

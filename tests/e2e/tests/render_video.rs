@@ -35,7 +35,13 @@ impl Stack {
             all.extend_from_slice(args);
             run("admin", &all, std::slice::from_ref(&db_env))
         };
-        let user = admin(&["create-user", "--email", "video@example.com", "--tier", "pro"]);
+        let user = admin(&[
+            "create-user",
+            "--email",
+            "video@example.com",
+            "--tier",
+            "pro",
+        ]);
         let user_id = user["user_id"].as_str().unwrap().to_owned();
         let key = admin(&["create-key", "--user", &user_id, "--scopes", "read,write"]);
         let key = key["key"].as_str().unwrap().to_owned();
@@ -143,11 +149,22 @@ impl Drop for Stack {
 /// What ffprobe says of a video: duration (s), width, height, codec, pixel format.
 fn probe(path: &Path) -> (f64, u64, u64, String, String) {
     let out = std::process::Command::new("ffprobe")
-        .args(["-v", "error", "-print_format", "json", "-show_format", "-show_streams"])
+        .args([
+            "-v",
+            "error",
+            "-print_format",
+            "json",
+            "-show_format",
+            "-show_streams",
+        ])
         .arg(path)
         .output()
         .expect("ffprobe runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let info: Value = serde_json::from_slice(&out.stdout).unwrap();
     let streams = info["streams"].as_array().unwrap();
     assert_eq!(streams.len(), 1, "one video stream, no audio: {info}");

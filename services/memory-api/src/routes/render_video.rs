@@ -259,7 +259,12 @@ pub async fn render(
     let job = record(&state, &caller, &body).await?;
     state
         .render_video
-        .publish(&state.pool, job.id, job.user_id, Some(state.render_video_wait))
+        .publish(
+            &state.pool,
+            job.id,
+            job.user_id,
+            Some(state.render_video_wait),
+        )
         .await;
     let mut conn = store::conn(&state.pool).await?;
     let job = db::find(&mut conn, Owner::of(&caller), job.id)

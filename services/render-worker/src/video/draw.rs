@@ -53,7 +53,11 @@ impl Frame {
         pixmap.fill(palette.background.color());
         let (w, h) = (width as f32, height as f32);
         let band = (h * 0.025).max(8.0);
-        fill(&mut pixmap, Rect::from_xywh(0.0, 0.0, w, band), palette.primary);
+        fill(
+            &mut pixmap,
+            Rect::from_xywh(0.0, 0.0, w, band),
+            palette.primary,
+        );
         let margin = w * 0.08;
         let bar = Rect::from_xywh(margin, h - band * 2.5, w - 2.0 * margin, band * 0.6)
             .expect("the bar fits the frame");
@@ -72,9 +76,7 @@ impl Frame {
         let track = self.palette.background.mix(self.palette.text);
         fill(&mut self.pixmap, self.bar, track);
         let filled = self.bar.width() * done.clamp(0.0, 1.0);
-        if let Some(rect) =
-            Rect::from_xywh(self.bar.x(), self.bar.y(), filled, self.bar.height())
-        {
+        if let Some(rect) = Rect::from_xywh(self.bar.x(), self.bar.y(), filled, self.bar.height()) {
             fill(&mut self.pixmap, rect, self.palette.primary);
         }
     }

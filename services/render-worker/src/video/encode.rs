@@ -93,7 +93,14 @@ fn finish(child: std::process::Child, write_error: Option<std::io::Error>) -> Re
         return Ok(());
     }
     let stderr = String::from_utf8_lossy(&output.stderr);
-    let tail: String = stderr.chars().rev().take(400).collect::<Vec<_>>().into_iter().rev().collect();
+    let tail: String = stderr
+        .chars()
+        .rev()
+        .take(400)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
     Err(match write_error {
         Some(err) => format!("ffmpeg stopped reading frames ({err}): {tail}"),
         None => format!("ffmpeg failed ({}): {tail}", output.status),

@@ -188,9 +188,11 @@ impl VideoWorker {
         let encoder = self.encoder.clone();
         let list = dir.0.join("scenes.txt");
         let (parts_for_concat, out_for_concat) = (parts.clone(), out.clone());
-        tokio::task::spawn_blocking(move || encoder.concat(&parts_for_concat, &list, &out_for_concat))
-            .await
-            .map_err(|e| e.to_string())??;
+        tokio::task::spawn_blocking(move || {
+            encoder.concat(&parts_for_concat, &list, &out_for_concat)
+        })
+        .await
+        .map_err(|e| e.to_string())??;
         let bytes = tokio::fs::read(&out).await.map_err(|e| e.to_string())?;
         let asset_key = format!("videos/{}/{}.mp4", job.user_id, job.id);
         self.assets.put(&asset_key, bytes).await?;

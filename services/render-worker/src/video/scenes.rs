@@ -158,7 +158,10 @@ mod tests {
         let texts: Vec<&str> = scenes.iter().map(|s| s.text.as_str()).collect();
         assert_eq!(
             texts,
-            ["Meet Acme. It ships fast!", "Plans start at $5. Try it today?"]
+            [
+                "Meet Acme. It ships fast!",
+                "Plans start at $5. Try it today?"
+            ]
         );
         assert_eq!(scenes.iter().map(|s| s.seconds).sum::<u32>(), 12);
         assert!(scenes.iter().all(|s| s.seconds >= MIN_SCENE_SECS));

@@ -367,6 +367,12 @@ async fn seed(h: &Harness, label: &'static str, user: Uuid, key: String, p: &Pla
     )
     .await;
 
+    let body = json!({"brief": format!("{marker} video"), "duration": 5});
+    let video_job = id_of(
+        &call(Method::POST, "/api/v1/render/video/jobs", body).await,
+        "jobId",
+    );
+
     let csv = format!("note\n{marker}\n");
     let res = crate::uploads::upload(
         h,
@@ -378,12 +384,6 @@ async fn seed(h: &Harness, label: &'static str, user: Uuid, key: String, p: &Pla
     let preview = json(res).await;
     collect_ids(&preview, &mut ids);
     let upload = id_of(&preview, "upload_id");
-
-    let body = json!({"brief": format!("{marker} video"), "duration": 5});
-    let video_job = id_of(
-        &call(Method::POST, "/api/v1/render/video/jobs", body).await,
-        "jobId",
-    );
 
     let export = full_export(h, &key).await;
     for id in [p.decisions[0], p.decisions[1], p.entry] {

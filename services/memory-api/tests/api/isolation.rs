@@ -34,6 +34,7 @@ const PUBLIC: &[&str] = &[
     "/healthz",
     "/readyz",
     "/metrics",
+    "/api/v1/render/downloads/{key}",
 ];
 
 /// Writes to these paths create the named resource in the caller's own namespace (a dataset

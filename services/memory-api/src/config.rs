@@ -46,6 +46,15 @@ pub struct Settings {
     /// `__KEYS`); no issuer: none accepted.
     #[serde(default)]
     pub dashboard_jwt: auth::jwt::JwtSettings,
+    /// `MEMORY_RENDER_VIDEO__WAIT_SECS`: how long `POST /render/video` waits for the worker.
+    #[serde(default)]
+    pub render_video: crate::render_video::RenderVideoSettings,
+    /// Rendered files and their signed download URLs: `MEMORY_OBJECTS__BACKEND` (`local`,
+    /// with `__DIR`; or `s3`, with `__S3__BUCKET`, `__S3__ENDPOINT`, `__S3__REGION`,
+    /// `__S3__ACCESS_KEY_ID`, `__S3__SECRET_ACCESS_KEY`, `__S3__ALLOW_HTTP`),
+    /// `__SIGNING_KEY`, `__URL_TTL_SECS`, `__PUBLIC_URL`. Shared with the render worker.
+    #[serde(default)]
+    pub objects: objects::ObjectSettings,
 }
 
 /// The key that seals third-party secrets at rest (`MEMORY_SECRETS__KEK`): 32 random bytes,

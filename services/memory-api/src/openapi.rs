@@ -51,6 +51,22 @@ impl Modify for SignedIngest {
     }
 }
 
+/// The download route of rendered files takes no credential: its signed URL is one.
+struct PublicDownloads;
+
+impl Modify for PublicDownloads {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        let operation = doc
+            .paths
+            .paths
+            .get_mut("/api/v1/render/downloads/{key}")
+            .and_then(|item| item.get.as_mut());
+        if let Some(operation) = operation {
+            operation.security = Some(Vec::new());
+        }
+    }
+}
+
 #[derive(OpenApi)]
 #[openapi(
     info(
@@ -88,6 +104,7 @@ impl Modify for SignedIngest {
         routes::byok::delete,
         routes::bridge::status,
         routes::bridge::generate,
+        routes::downloads::download,
         routes::bridge::job,
         routes::content::create,
         routes::content::status,
@@ -95,6 +112,9 @@ impl Modify for SignedIngest {
         routes::marketing::autonomous_status,
         routes::marketing::competitor_watch,
         routes::marketing::competitor_watch_status,
+        routes::render_video::render,
+        routes::render_video::create_job,
+        routes::render_video::job_status,
         routes::confidence::list,
         routes::consolidate::consolidate,
         routes::consolidate::get_run,
@@ -159,7 +179,7 @@ impl Modify for SignedIngest {
         http_kit::health::health_details,
         telemetry::metrics::serve,
     ),
-    modifiers(&FINISH, &SignedIngest),
+    modifiers(&FINISH, &SignedIngest, &PublicDownloads),
     tags(
         (name = "memory", description = "The identity kernel, product state and the intelligence feed"),
         (name = "decisions", description = "The decision index"),
@@ -173,8 +193,10 @@ impl Modify for SignedIngest {
         (name = "credentials", description = "Credentials supplied by the user (BYOK), sealed at rest and shown as a hint only"),
         (name = "workspaces", description = "Workspaces (where agents work), the active workspace of each credential, snapshots of a workspace's files, syncs of its agent context file, drift and the sync log"),
         (name = "bridge", description = "The agent bridge: agent context files (such as AGENTS.md) written from memory within a token budget, and bring-your-own agents"),
+        (name = "render", description = "Rendered files: producible documents (pdf, docx, pptx, xlsx, csv, svg, html) from a document tree, queued to the render worker, and their signed downloads"),
         (name = "content", description = "Content briefs written by a model from memory, with the caller's own model credential"),
         (name = "marketing", description = "Autonomous marketing cycles and competitor watches planned by a model from memory, with the caller's own model credential"),
+        (name = "render", description = "Rendered files: marketing videos (MP4, H.264) drawn from a brief, served by time-limited signed URLs; pro tier and above"),
         (name = "accounts", description = "The account a credential is linked to"),
         (name = "oauth", description = "The OAuth 2.0 authorization server of connectors (authorization code with PKCE S256, rotating refresh tokens, RFC 7009 revocation, RFC 7591 registration, RFC 8414 and RFC 9728 metadata, RFC 8707 resource indicators); people sign in and consent at `/oauth/authorize`"),
         (name = "contract", description = "This document"),

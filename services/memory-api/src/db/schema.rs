@@ -464,6 +464,26 @@ diesel::table! {
 }
 
 diesel::table! {
+    render_jobs (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        environment -> Text,
+        workspace_id -> Nullable<Uuid>,
+        kind -> Text,
+        format -> Text,
+        input -> Jsonb,
+        status -> Text,
+        published -> Bool,
+        object_key -> Nullable<Text>,
+        result -> Nullable<Jsonb>,
+        error -> Nullable<Text>,
+        created_at -> Timestamptz,
+        started_at -> Nullable<Timestamptz>,
+        completed_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
     model_runs (id) {
         id -> Uuid,
         user_id -> Uuid,
@@ -479,5 +499,38 @@ diesel::table! {
         created_at -> Timestamptz,
         started_at -> Nullable<Timestamptz>,
         completed_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    render_video_jobs (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        environment -> Text,
+        workspace_id -> Nullable<Uuid>,
+        brief -> Text,
+        format -> Text,
+        duration -> Int4,
+        run_id -> Nullable<Uuid>,
+        input -> Jsonb,
+        status -> Text,
+        published -> Bool,
+        result -> Nullable<Jsonb>,
+        error -> Nullable<Text>,
+        created_at -> Timestamptz,
+        started_at -> Nullable<Timestamptz>,
+        completed_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    render_video_scenes (user_id, environment, run_id, scene_hash) {
+        user_id -> Uuid,
+        environment -> Text,
+        run_id -> Uuid,
+        scene_hash -> Text,
+        object_key -> Text,
+        seconds -> Int4,
+        created_at -> Timestamptz,
     }
 }

@@ -32,6 +32,10 @@ pub fn settings(db_url: &str) -> Settings {
     // Queues of its own: another test's server must not take this one's jobs.
     settings.common.broker.queue_prefix = format!("t{}.", Uuid::new_v4().simple());
     settings.secrets.kek = secrets::Kek::generate_base64();
+    settings.objects.dir = std::env::temp_dir()
+        .join(format!("memory-objects-{}", Uuid::new_v4().simple()))
+        .to_string_lossy()
+        .into_owned();
     settings
 }
 

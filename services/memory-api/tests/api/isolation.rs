@@ -38,6 +38,7 @@ const PUBLIC: &[&str] = &[
     "/readyz",
     "/healthz/details",
     "/metrics",
+    "/api/v1/render/downloads/{key}",
 ];
 
 /// Writes to these paths create the named resource in the caller's own namespace (a dataset
@@ -184,6 +185,8 @@ struct Owner {
     brief: String,
     autonomous_run: String,
     watch_run: String,
+    /// A queued video render job (no worker runs here).
+    video_job: String,
 }
 
 async fn seed(h: &Harness, label: &'static str, user: Uuid, key: String, p: &Planted) -> Owner {
@@ -369,6 +372,12 @@ async fn seed(h: &Harness, label: &'static str, user: Uuid, key: String, p: &Pla
     )
     .await;
 
+    let body = json!({"brief": format!("{marker} video"), "duration": 5});
+    let video_job = id_of(
+        &call(Method::POST, "/api/v1/render/video/jobs", body).await,
+        "jobId",
+    );
+
     let csv = format!("note\n{marker}\n");
     let res = crate::uploads::upload(
         h,
@@ -410,6 +419,7 @@ async fn seed(h: &Harness, label: &'static str, user: Uuid, key: String, p: &Pla
         brief,
         autonomous_run,
         watch_run,
+        video_job,
     }
 }
 
@@ -515,6 +525,9 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
         ("runId", "run") if path.contains("/autonomous/") => (victim.autonomous_run.clone(), None),
         ("runId", "run") if path.contains("/competitor-watch/") => (victim.watch_run.clone(), None),
         ("id", "agents") => (victim.agent.clone(), None),
+        ("jobId", "jobs") if path.starts_with("/api/v1/render/video/") => {
+            (victim.video_job.clone(), None)
+        }
         _ => panic!("{path}: no value for path parameter `{name}`; map it in the isolation suite"),
     }
 }

@@ -1,0 +1,2 @@
+DROP TABLE render_video_scenes;
+DROP TABLE render_video_jobs;

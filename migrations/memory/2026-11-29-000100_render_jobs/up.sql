@@ -1,5 +1,6 @@
 -- Render jobs: a producible document (`POST /render/producibles/jobs`) or a video. A job is
--- recorded here with its request, then queued on RabbitMQ (`render.job`); the render worker
+-- recorded here with its request (`input`: a producible's `ir`, `output_id` and
+-- `worker_run_id`), then queued on RabbitMQ (`render.job`); the render worker
 -- marks it running, writes the file into the object store under `object_key` and marks it
 -- completed, or records why it failed (`error`). `published` says the broker confirmed the
 -- task; the relay publishes again the jobs whose publish was lost. `result` holds what a kind
@@ -12,8 +13,6 @@ CREATE TABLE render_jobs (
     kind           text NOT NULL CHECK (kind IN ('producible', 'video')),
     format         text NOT NULL CHECK (char_length(format) BETWEEN 1 AND 40),
     input          jsonb NOT NULL CHECK (jsonb_typeof(input) = 'object'),
-    output_id      uuid,
-    worker_run_id  uuid,
     status         text NOT NULL DEFAULT 'queued'
                    CHECK (status IN ('queued', 'running', 'completed', 'failed')),
     published      boolean NOT NULL DEFAULT false,

@@ -44,6 +44,8 @@ pub struct AppState {
     pub model_runs: RunQueue,
     /// The model runs' endpoint (`MEMORY_LLM__…`), called with each caller's own key.
     pub model: Option<Arc<llm::ChatModel>>,
+    /// Publishes render jobs (producible documents).
+    pub render_jobs: RunQueue,
     /// Rendered files and their signed download URLs.
     pub downloads: routes::downloads::Downloads,
 }
@@ -126,6 +128,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 bridge: bridge_queue(&worker.broker, &state_prefix),
                 model_runs: model_run_queue(&worker.broker, &state_prefix),
                 model: state_model.clone(),
+                render_jobs: crate::render_jobs::queue(&worker.broker, &state_prefix),
                 broker: worker.broker,
                 limiter: worker.limiter,
                 rate_limit_scale,
@@ -149,6 +152,10 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     };
     crate::model_runs::spawn_consumer(worker, infra.broker.clone(), prefix.clone());
     crate::run_queue::spawn_relay(infra.pool.clone(), model_run_queue(&infra.broker, &prefix));
+    crate::run_queue::spawn_relay(
+        infra.pool.clone(),
+        crate::render_jobs::queue(&infra.broker, &prefix),
+    );
     if settings.embeddings.provider != embed::Provider::None {
         crate::jobs::spawn_embedding_pass(launched.infra.pool.clone(), pass_kek, embedder);
     }

@@ -10,6 +10,7 @@ pub mod embeddings;
 pub mod jobs;
 pub mod model_runs;
 pub mod openapi;
+pub mod render_jobs;
 pub mod routes;
 pub mod run_queue;
 

@@ -21,6 +21,7 @@ pub mod model_runs;
 pub mod owner;
 pub mod product_states;
 pub mod products;
+pub mod render_jobs;
 pub mod schema;
 pub mod search;
 pub mod signals;

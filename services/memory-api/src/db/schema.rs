@@ -472,8 +472,6 @@ diesel::table! {
         kind -> Text,
         format -> Text,
         input -> Jsonb,
-        output_id -> Nullable<Uuid>,
-        worker_run_id -> Nullable<Uuid>,
         status -> Text,
         published -> Bool,
         object_key -> Nullable<Text>,

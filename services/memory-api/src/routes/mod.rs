@@ -27,6 +27,7 @@ pub mod model_runs;
 pub mod product_state;
 pub mod products;
 pub mod proposals;
+pub mod render;
 pub mod scope;
 pub mod search;
 pub mod signals;
@@ -58,6 +59,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     mif_import::configure(cfg);
     product_state::configure(cfg);
     proposals::configure(cfg);
+    render::configure(cfg);
     products::configure(cfg);
     scope::configure(cfg);
     accounts::configure(cfg);

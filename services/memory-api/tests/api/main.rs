@@ -30,6 +30,7 @@ mod product_state;
 mod products;
 mod rate_limits;
 mod reading;
+mod render;
 mod search;
 mod signals;
 mod uploads;

@@ -71,12 +71,28 @@ pub struct ProducibleJobRequest {
     #[schema(value_type = Object)]
     pub ir: Value,
     /// The caller's id of the output this render is for (recorded, not interpreted).
+    #[schema(schema_with = output_id_schema)]
     pub output_id: Option<Uuid>,
     /// The caller's id of the worker run this render is for (recorded, not interpreted).
+    #[schema(schema_with = worker_run_id_schema)]
     pub worker_run_id: Option<Uuid>,
     /// One of the caller's workspaces; default the credential's active one.
     #[schema(schema_with = workspace_id_schema)]
     pub workspace_id: Option<Uuid>,
+}
+
+fn output_id_schema() -> utoipa::openapi::schema::Schema {
+    http_kit::request::nullable_format(
+        utoipa::openapi::KnownFormat::Uuid,
+        "The caller's id of the output this render is for (recorded, not interpreted).",
+    )
+}
+
+fn worker_run_id_schema() -> utoipa::openapi::schema::Schema {
+    http_kit::request::nullable_format(
+        utoipa::openapi::KnownFormat::Uuid,
+        "The caller's id of the worker run this render is for (recorded, not interpreted).",
+    )
 }
 
 fn workspace_id_schema() -> utoipa::openapi::schema::Schema {

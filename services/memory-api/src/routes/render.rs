@@ -68,7 +68,7 @@ pub struct ProducibleJobRequest {
     /// alt ≤ 1000) or page_break. Runs: at most 500 of `{text ≤ 20000, bold?, italic?,
     /// code?, link? (http(s) or mailto)}`. A tree that breaks a rule answers 400 naming the
     /// path (`ir.blocks[3].rows[0][1]`).
-    #[schema(value_type = Object)]
+    #[schema(schema_with = ir_schema)]
     pub ir: Value,
     /// The caller's id of the output this render is for (recorded, not interpreted).
     #[schema(schema_with = output_id_schema)]
@@ -79,6 +79,12 @@ pub struct ProducibleJobRequest {
     /// One of the caller's workspaces; default the credential's active one.
     #[schema(schema_with = workspace_id_schema)]
     pub workspace_id: Option<Uuid>,
+}
+
+/// The tree's JSON Schema (`proto-docs/producible-ir.schema.json`), inlined.
+fn ir_schema() -> utoipa::openapi::schema::Schema {
+    serde_json::from_value(producible::inline_schema())
+        .expect("the tree's schema is an OpenAPI schema")
 }
 
 fn output_id_schema() -> utoipa::openapi::schema::Schema {

@@ -44,6 +44,8 @@
 #      recall@1, recall@5, MRR and p95 latency of /memory/decisions/search and /memory/search
 #      per provider/model (keyword only, each local model of scripts/models.sh), beside plain
 #      cosine of the same model; written to results.json under "retrieval"
+#   pdf  a producible pdf of BENCH_RENDER_PAGES (50) pages through memory-api and the
+#      render-worker: seconds from the POST to the downloadable file, and the worker's peak RSS
 # and prints req/s and p50/p95/p99 latency for each, plus the ratios c/e, d/f, g/h, m/n and v/w
 # (for v and w also signals per second: 50 signals per request),
 # also written to ${BENCH_OUT:-target/bench}/results.json. Any non-2xx response
@@ -75,6 +77,7 @@ usage: scripts/bench.sh [-h]
     BENCH_SIGNAL_CONNECTIONS=32     connections of the signal scenarios v, w
     BENCH_ONLY=retrieval   only the retrieval-quality table (z)
     BENCH_RETRIEVAL_EXTRA='label|MEMORY_SEARCH__RRF_K=10;…'  more configurations for z
+    BENCH_RENDER_PAGES=50           pages of the rendered pdf of scenario pdf
     BENCH_OUT=target/bench results.json, raw outputs and service logs (relative: to the repo root)
     BENCH_RATE_LIMIT_BACKEND=inprocess|redis   sets *_RATE_LIMIT__BACKEND (unset: service default)
     RUST_LOG=warn          log filter for the services during the run
@@ -123,6 +126,7 @@ signal_scenarios() { [[ -z $BENCH_ONLY || $BENCH_ONLY == signals ]]; }
 BINARIES=(mail-api admin)
 ! send_scenarios || BINARIES+=(send-worker provider-stub)
 ! memory || BINARIES+=(memory-api)
+! memory_scenarios || BINARIES+=(render-worker)
 
 for b in "${BINARIES[@]}"; do
     [[ -x $BIN/$b ]] || die "no $BIN/$b: run 'make bench' (it builds the release binaries)"
@@ -254,6 +258,8 @@ svc_env=(MEMORY_RATE_LIMIT__SCALE=1000000 MAIL_RATE_LIMIT__SCALE=1000000
     MAIL_SECRETS__KEK="$(head -c 32 /dev/urandom | base64)"
     MAIL_TRACKING__SECRET="$(head -c 32 /dev/urandom | base64)"
     MAIL_TRACKING__BASE_URL="http://$MAIL_ADDR"
+    # Rendered files (scenario pdf): memory-api and render-worker share the store.
+    MEMORY_OBJECTS__DIR="$WORK/objects"
     # Scenario y's webhook receiver is on loopback.
     MAIL_OUTBOUND_WEBHOOKS__ALLOW_PRIVATE_TARGETS=true)
 if [[ -n $BENCH_RATE_LIMIT_BACKEND ]]; then
@@ -787,6 +793,44 @@ json.dump({"mif": doc, "merge_strategy": "replace", "apply_immediately": True}, 
         "$SEMANTIC_URL/api/v1/memory/decisions" "$SEM_KEY"
     cp "$WORK/identity.sql" "$OUT/raw/h.sql"
     cp "$WORK/memory.sql" "$OUT/raw/e.sql"
+fi
+
+# ------------------------------------------------------------------- render a pdf (z)
+# A producible pdf of BENCH_RENDER_PAGES pages (default 50) through the whole path: POST the
+# tree to memory-api, the release render-worker renders it off RabbitMQ into the object store,
+# the status is polled every 20 ms and the file downloaded. seconds: POST to downloadable;
+# first_byte_seconds: POST to the worker taking it; peak_rss_kb: the worker's (VmHWM).
+if memory_scenarios; then
+    RENDER_PAGES="${BENCH_RENDER_PAGES:-50}"
+    env "${svc_env[@]}" MEMORY_DATABASE__URL="$MEMORY_DB_URL" MEMORY_WORKER__BIND=127.0.0.1:19092 \
+        "$BIN/render-worker" >"$OUT/logs/render-worker.log" 2>&1 </dev/null &
+    PIDS+=($!)
+    RENDER_PID=$!
+    wait_healthy render-worker "$RENDER_PID" http://127.0.0.1:19092
+    out="$OUT/raw/pdf-export.txt"
+    name="render-worker: producible pdf of $RENDER_PAGES pages (POST, render, poll, download)"
+    log "bench: pdf  $name"
+    before="$(awk '/^VmRSS:/ {print $2}' "/proc/$RENDER_PID/status")"
+    res="$(python3 "$ROOT/scripts/bench/render-pdf.py" "$MEMORY_URL" "$MEMORY_KEY" "$RENDER_PAGES" \
+        "$WORK/bench.pdf")" || die "scenario pdf failed"
+    read -r code bytes total taken <<<"$res"
+    pages="$(pdfinfo "$WORK/bench.pdf" 2>/dev/null | awk '/^Pages:/ {print $2}')"
+    {
+        echo "code=$code"
+        echo "curl_exit=0"
+        echo "bytes=$bytes"
+        echo "seconds=$total"
+        echo "first_byte_seconds=$taken"
+        echo "rows=${pages:-0}"
+        echo "rss_before_kb=$before"
+        echo "peak_rss_kb=$(awk '/^VmHWM:/ {print $2}' "/proc/$RENDER_PID/status")"
+        echo "peak_reset=0"
+    } >"$out"
+    sed 's/^/    /' "$out" | tr '\n' ' '
+    echo
+    [[ $code == 200 && ${pages:-0} == "$RENDER_PAGES" ]] ||
+        die "scenario pdf failed: HTTP $code, $pages pages"
+    printf '%s\texport\t%s\t%s\n' pdf "$name" "$out" >>"$SCENARIOS"
 fi
 
 if mail_scenarios; then

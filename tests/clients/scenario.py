@@ -204,6 +204,7 @@ def byok(s: Service) -> None:
     if stored["key_hint"] != "…cdef" or key in json.dumps(listed):
         raise Failure(f"memory-api createByok/listByok: {stored} {listed}")
     model_runs(s)
+    producibles(s)
     s.call("deleteByok", 200, id=stored["id"])
 
 
@@ -230,6 +231,16 @@ def model_runs(s: Service) -> None:
             run["status"] == "failed" and run["result"] is None and run["error"].startswith("LLM_"))
         if not finished:
             raise Failure(f"memory-api {status}: {run}")
+
+
+def producibles(s: Service) -> None:
+    """A producible render job queued and polled (no render worker in this stack: it stays
+    queued), and a download link the service did not sign, refused."""
+    job = s.call("createProducibleJob", 202, body={"format": "csv", "ir": {"title": "T", "blocks": [
+        {"type": "paragraph", "runs": [{"text": "hello"}]}]}})
+    s.call("getProducibleJobStatus", 200, job_id=job["jobId"])
+    s.call("downloadRenderedFile", 403, client=anonymous(s, "memory_client"),
+           key=f"producibles/{job['jobId']}.csv", expires=1, signature="0" * 64)
 
 
 def workspaces(s: Service) -> None:

@@ -305,7 +305,8 @@ mod tests {
 
     #[test]
     fn errors_name_the_failing_path_and_the_schema_agrees() {
-        let cases: Vec<(Box<dyn Fn(&mut Value)>, &str)> = vec![
+        type Change = Box<dyn Fn(&mut Value)>;
+        let cases: Vec<(Change, &str)> = vec![
             (Box::new(|v| v["title"] = json!("")), "title"),
             (
                 Box::new(|v| v["blocks"][3]["rows"][0][1] = json!("x")),

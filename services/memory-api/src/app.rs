@@ -51,6 +51,8 @@ pub struct AppState {
     pub render_video: RunQueue,
     /// How long `POST /render/video` waits for the worker.
     pub render_video_wait: std::time::Duration,
+    /// Publishes render jobs (producible documents).
+    pub render_jobs: RunQueue,
     /// Rendered files and their signed download URLs.
     pub downloads: routes::downloads::Downloads,
 }
@@ -152,6 +154,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 model: state_model.clone(),
                 render_video: render_video_queue(&worker.broker, &state_prefix),
                 render_video_wait,
+                render_jobs: crate::render_jobs::queue(&worker.broker, &state_prefix),
                 broker: worker.broker,
                 limiter: worker.limiter,
                 rate_limit_scale,
@@ -176,9 +179,10 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     };
     crate::model_runs::spawn_consumer(worker, infra.broker.clone(), prefix.clone());
     crate::run_queue::spawn_relay(infra.pool.clone(), model_run_queue(&infra.broker, &prefix));
+    crate::run_queue::spawn_relay(infra.pool.clone(), render_video_queue(&infra.broker, &prefix));
     crate::run_queue::spawn_relay(
         infra.pool.clone(),
-        render_video_queue(&infra.broker, &prefix),
+        crate::render_jobs::queue(&infra.broker, &prefix),
     );
     if settings.embeddings.provider != embed::Provider::None {
         crate::jobs::reconcile_embedding_model(&launched.infra.pool, embedder.as_ref())

@@ -96,6 +96,13 @@ pub async fn purge_once(pool: &Pool) -> Result<usize, String> {
     if runs > 0 {
         tracing::info!(runs, "finished model runs purged");
     }
+    let runs = crate::render_jobs::RENDER_JOBS
+        .purge_finished(&mut conn, MODEL_RUNS_KEPT_DAYS)
+        .await
+        .map_err(|e| e.to_string())?;
+    if runs > 0 {
+        tracing::info!(runs, "finished render jobs purged");
+    }
     mif::purge_expired_staged(&mut conn)
         .await
         .map_err(|e| e.to_string())

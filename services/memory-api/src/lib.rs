@@ -13,6 +13,7 @@ pub mod oauth;
 pub mod openapi;
 pub mod pages;
 pub mod render_video;
+pub mod render_jobs;
 pub mod routes;
 pub mod run_queue;
 

@@ -105,6 +105,8 @@ impl Modify for PublicDownloads {
         routes::bridge::status,
         routes::bridge::generate,
         routes::downloads::download,
+        routes::render::create,
+        routes::render::status,
         routes::bridge::job,
         routes::content::create,
         routes::content::status,

@@ -1,11 +1,14 @@
-//! render-worker: consumes the `render.job` queue fed by memory-api.
+//! render-worker: consumes the `render.job` queue fed by memory-api, producing the documents
+//! of producible jobs (pdf, docx, pptx, xlsx, csv, svg, html) into the object store.
 //!
-//! It shares memory-api's `MEMORY_…` settings (database, broker, telemetry) and adds
-//! `MEMORY_WORKER__BIND` (health and metrics), `MEMORY_WORKER__PREFETCH`, and the video
-//! renderer's `MEMORY_RENDER_VIDEO__FPS`, `__FFMPEG`, `__PRESET`, `__FONT`, `__CONCURRENCY`
-//! and `__WORK_DIR` (see [`video::VideoSettings`]). Videos go to the object store of
-//! `MEMORY_OBJECTS__…`, the one memory-api serves signed downloads from.
+//! It shares memory-api's `MEMORY_…` settings (database, broker, telemetry, `OBJECTS__…`: the
+//! object store memory-api serves signed downloads from) and adds `MEMORY_WORKER__BIND`
+//! (health and metrics), `MEMORY_WORKER__PREFETCH` (the jobs taken at once, default 2), and
+//! the video renderer's `MEMORY_RENDER_VIDEO__FPS`, `__FFMPEG`, `__PRESET`, `__FONT`,
+//! `__CONCURRENCY` and `__WORK_DIR` (see [`video::VideoSettings`]).
 
+mod job;
+mod produce;
 mod video;
 
 use std::sync::Arc;
@@ -27,6 +30,7 @@ url = "postgres://postgres@127.0.0.1:5432/memory"
 
 [worker]
 bind = "127.0.0.1:9092"
+prefetch = 2
 "#;
 
 #[derive(Debug, Deserialize)]
@@ -53,11 +57,21 @@ async fn main() -> anyhow::Result<()> {
     let settings: Settings = settings::load("MEMORY", &defaults, config_file.as_deref())?;
     let _telemetry = infra::init_telemetry(SERVICE, &settings.telemetry)?;
     let pool = infra::pool(&settings.database)?;
-    let assets = Assets::new(
-        objects::Objects::from_settings(&settings.objects)
-            .map_err(|e| anyhow::anyhow!("MEMORY_{e}"))?,
-    );
-    let videos = Arc::new(VideoWorker::new(pool, assets, &settings.render_video)?);
+    let objects = objects::Objects::from_settings(&settings.objects)
+        .map_err(|e| anyhow::anyhow!("MEMORY_{e}"))?;
+    let renderer = Arc::new(job::Renderer {
+        pool: pool.clone(),
+        objects: objects.clone(),
+    });
+    let videos = Arc::new(VideoWorker::new(
+        pool,
+        Assets::new(objects),
+        &settings.render_video,
+    )?);
+    let handler = move |task, info| {
+        let (renderer, videos) = (Arc::clone(&renderer), Arc::clone(&videos));
+        async move { handle(&renderer, &videos, task, info).await }
+    };
     service_kit::worker::run(
         WorkerSpec {
             service: SERVICE,
@@ -68,15 +82,17 @@ async fn main() -> anyhow::Result<()> {
             worker: &settings.worker,
             collectors: Vec::new(),
         },
-        move |task, delivery| {
-            let videos = Arc::clone(&videos);
-            async move { handle(&videos, task, delivery).await }
-        },
+        handler,
     )
     .await
 }
 
-async fn handle(videos: &VideoWorker, task: Task, delivery: DeliveryInfo) -> HandlerResult {
+async fn handle(
+    renderer: &job::Renderer,
+    videos: &VideoWorker,
+    task: Task,
+    delivery: DeliveryInfo,
+) -> HandlerResult {
     match task {
         // Round-trip probe: proves the API → broker → worker → reply path.
         Task::Echo { message } => Ok(Some(serde_json::json!({
@@ -85,6 +101,7 @@ async fn handle(videos: &VideoWorker, task: Task, delivery: DeliveryInfo) -> Han
             "attempt": delivery.attempt,
         }))),
         task @ Task::RenderVideo { .. } => videos.handle(task, &delivery).await,
+        Task::Render { job_id, .. } => renderer.handle(job_id, &delivery).await,
         // Dead-lettered, not dropped: replayable once this worker handles the kind.
         other => Err(HandlerError::permanent(format!(
             "{SERVICE} does not handle {} tasks",

@@ -22,6 +22,7 @@ pub mod owner;
 pub mod product_states;
 pub mod products;
 pub mod render_video;
+pub mod render_jobs;
 pub mod schema;
 pub mod search;
 pub mod signals;

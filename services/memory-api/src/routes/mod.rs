@@ -28,6 +28,7 @@ pub mod product_state;
 pub mod products;
 pub mod proposals;
 pub mod render_video;
+pub mod render;
 pub mod scope;
 pub mod search;
 pub mod signals;
@@ -59,6 +60,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     mif_import::configure(cfg);
     product_state::configure(cfg);
     proposals::configure(cfg);
+    render::configure(cfg);
     products::configure(cfg);
     scope::configure(cfg);
     accounts::configure(cfg);

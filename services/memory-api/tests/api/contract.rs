@@ -87,6 +87,9 @@ async fn every_documented_api_route_exists_and_is_gated() {
                     "{method} {path}: {status}"
                 );
                 oauth_ops += 1;
+            } else if path == "/api/v1/render/downloads/{key}" {
+                // Its signature is its credential: without one, the query is incomplete.
+                assert_eq!(status, 400, "{method} {path}");
             } else {
                 assert!(status == 200 || status == 503, "{method} {path}: {status}");
             }
@@ -180,6 +183,9 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<memory_api::oauth::docs::__path_token>(),
         Handler::of::<memory_api::oauth::docs::__path_register>(),
         Handler::of::<memory_api::oauth::docs::__path_revoke>(),
+        Handler::of::<memory_api::routes::downloads::__path_download>(),
+        Handler::of::<memory_api::routes::render::__path_create>(),
+        Handler::of::<memory_api::routes::render::__path_status>(),
         Handler::of::<memory_api::openapi::__path_openapi_json>(),
         Handler::of::<memory_api::openapi::__path_openapi_yaml>(),
         Handler::of::<memory_api::openapi::__path_openapi_yaml_root>(),

@@ -38,6 +38,7 @@ const PUBLIC: &[&str] = &[
     "/readyz",
     "/healthz/details",
     "/metrics",
+    // Signed download links: the signature is the credential (see downloads.rs).
     "/api/v1/render/downloads/{key}",
 ];
 
@@ -179,6 +180,7 @@ struct Owner {
     drift: String,
     /// An agent bridge run of the workspace, and a connected agent.
     bridge_job: String,
+    render_job: String,
     agent: String,
     /// A content brief, an autonomous marketing run and a competitor watch (failed: no model
     /// endpoint is configured here).
@@ -324,6 +326,11 @@ async fn seed(h: &Harness, label: &'static str, user: Uuid, key: String, p: &Pla
         &call(Method::POST, "/api/v1/bridge/generate", body).await,
         "job_id",
     );
+    let body = json!({"format": "csv", "ir": {"title": marker, "blocks": []}});
+    let render_job = id_of(
+        &call(Method::POST, "/api/v1/render/producibles/jobs", body).await,
+        "jobId",
+    );
     let body = json!({"name": p.workspace, "workspace_id": workspace});
     let connected = call(Method::POST, "/api/v1/agents/connect", body).await;
     let agent = connected["agent"]["id"].as_str().expect("agent").to_owned();
@@ -415,6 +422,7 @@ async fn seed(h: &Harness, label: &'static str, user: Uuid, key: String, p: &Pla
         workspace,
         drift,
         bridge_job,
+        render_job,
         agent,
         brief,
         autonomous_run,
@@ -521,13 +529,14 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
         ("id", "workspaces") => (victim.workspace.clone(), None),
         ("id", "drift") => (victim.drift.clone(), None),
         ("jobId", "generate") => (victim.bridge_job.clone(), None),
+        ("jobId", "jobs") if path.starts_with("/api/v1/render/video/") => {
+            (victim.video_job.clone(), None)
+        }
+        ("jobId", "jobs") => (victim.render_job.clone(), None),
         ("requestId", "content") => (victim.brief.clone(), None),
         ("runId", "run") if path.contains("/autonomous/") => (victim.autonomous_run.clone(), None),
         ("runId", "run") if path.contains("/competitor-watch/") => (victim.watch_run.clone(), None),
         ("id", "agents") => (victim.agent.clone(), None),
-        ("jobId", "jobs") if path.starts_with("/api/v1/render/video/") => {
-            (victim.video_job.clone(), None)
-        }
         _ => panic!("{path}: no value for path parameter `{name}`; map it in the isolation suite"),
     }
 }
@@ -575,6 +584,9 @@ fn body_for(op: &Operation, caller: &Owner, victim: &Owner, p: &Planted) -> Opti
         ("POST", "/api/v1/workspaces/{id}/sync") => json!({"force": true}),
         ("POST", "/api/v1/workspaces/drift/{id}/resolve") => json!({"resolution": "accept"}),
         ("POST", "/api/v1/content/brief") => json!({"topic": caller.marker}),
+        ("POST", "/api/v1/render/producibles/jobs") => {
+            json!({"format": "html", "ir": {"title": caller.marker, "blocks": []}})
+        }
         ("POST", "/api/v1/marketing/autonomous/run") => json!({"goal": caller.marker}),
         ("POST", "/api/v1/marketing/competitor-watch/run") => {
             json!({"competitors": [{"name": caller.marker}]})
@@ -835,6 +847,10 @@ async fn still_intact(h: &Harness, owner: &Owner, p: &Planted) -> Vec<String> {
         format!("/api/v1/memory/consolidate/{}", owner.run),
         format!("/api/v1/ai/costs/{}", owner.product),
         format!("/api/v1/bridge/generate/{}", owner.bridge_job),
+        format!(
+            "/api/v1/render/producibles/jobs/{}/status",
+            owner.render_job
+        ),
         format!("/api/v1/content/{}/status", owner.brief),
         format!("/api/v1/marketing/autonomous/run/{}", owner.autonomous_run),
         format!("/api/v1/marketing/competitor-watch/run/{}", owner.watch_run),

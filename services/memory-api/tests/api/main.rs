@@ -32,6 +32,7 @@ mod products;
 mod rate_limits;
 mod reading;
 mod render_video;
+mod render;
 mod search;
 mod signals;
 mod uploads;

@@ -46,6 +46,8 @@
 #      cosine of the same model; written to results.json under "retrieval"
 #   pdf  a producible pdf of BENCH_RENDER_PAGES (50) pages through memory-api and the
 #      render-worker: seconds from the POST to the downloadable file, and the worker's peak RSS
+#   video  a marketing video of BENCH_VIDEO_SECONDS (15) at 1080x1920 through the same worker:
+#      seconds from the POST to the downloadable MP4, the worker's and ffmpeg's peak RSS
 # and prints req/s and p50/p95/p99 latency for each, plus the ratios c/e, d/f, g/h, m/n and v/w
 # (for v and w also signals per second: 50 signals per request),
 # also written to ${BENCH_OUT:-target/bench}/results.json. Any non-2xx response
@@ -74,10 +76,12 @@ usage: scripts/bench.sh [-h]
     BENCH_CAMPAIGN_CONTACTS=100000  contacts of the campaign scenario x
     BENCH_WEBHOOK_EVENTS=10000      events of the outbound-webhook scenario y
     BENCH_ONLY=signals     only the producer-signal scenarios (v, w); mail-api still starts
+    BENCH_ONLY=render      only the render scenarios (pdf, video); mail-api still starts
     BENCH_SIGNAL_CONNECTIONS=32     connections of the signal scenarios v, w
     BENCH_ONLY=retrieval   only the retrieval-quality table (z)
     BENCH_RETRIEVAL_EXTRA='label|MEMORY_SEARCH__RRF_K=10;…'  more configurations for z
     BENCH_RENDER_PAGES=50           pages of the rendered pdf of scenario pdf
+    BENCH_VIDEO_SECONDS=15          seconds of the rendered video of scenario video
     BENCH_OUT=target/bench results.json, raw outputs and service logs (relative: to the repo root)
     BENCH_RATE_LIMIT_BACKEND=inprocess|redis   sets *_RATE_LIMIT__BACKEND (unset: service default)
     RUST_LOG=warn          log filter for the services during the run
@@ -103,7 +107,7 @@ BIN="${CARGO_TARGET_DIR:-target}/release"
 ((BENCH_CONNECTIONS >= BENCH_THREADS)) || die "BENCH_CONNECTIONS must be at least $BENCH_THREADS"
 [[ $BENCH_WARMUP =~ ^[0-9]+$ ]] || die "BENCH_WARMUP must be a number of seconds"
 case "$BENCH_RATE_LIMIT_BACKEND" in "" | inprocess | redis) ;; *) die "BENCH_RATE_LIMIT_BACKEND must be inprocess or redis" ;; esac
-case "$BENCH_ONLY" in "" | mail | send | signals | retrieval) ;; *) die "BENCH_ONLY must be mail, send, signals or retrieval (or unset)" ;; esac
+case "$BENCH_ONLY" in "" | mail | send | signals | render | retrieval) ;; *) die "BENCH_ONLY must be mail, send, signals, render or retrieval (or unset)" ;; esac
 [[ $EXPORT_CONTACTS =~ ^[1-9][0-9]*$ ]] || die "BENCH_EXPORT_CONTACTS must be a positive integer"
 if [[ $BENCH_ONLY == retrieval ]]; then
     bash "$ROOT/scripts/infra.sh"
@@ -117,16 +121,18 @@ fi
 # memory: whether memory-api runs (not with BENCH_ONLY=mail or send);
 # memory_scenarios: whether the memory scenarios other than the signals' run;
 # mail_scenarios: whether the mail scenarios other than the send pipeline run;
-# send_scenarios: whether the send pipeline runs; signal_scenarios: whether v and w run.
-memory() { [[ -z $BENCH_ONLY || $BENCH_ONLY == signals ]]; }
+# send_scenarios: whether the send pipeline runs; signal_scenarios: whether v and w run;
+# render_scenarios: whether the pdf and video renders run.
+memory() { [[ -z $BENCH_ONLY || $BENCH_ONLY == signals || $BENCH_ONLY == render ]]; }
 memory_scenarios() { [[ -z $BENCH_ONLY ]]; }
 mail_scenarios() { [[ -z $BENCH_ONLY || $BENCH_ONLY == mail ]]; }
-send_scenarios() { [[ $BENCH_ONLY != signals ]]; }
+send_scenarios() { [[ $BENCH_ONLY != signals && $BENCH_ONLY != render ]]; }
+render_scenarios() { [[ -z $BENCH_ONLY || $BENCH_ONLY == render ]]; }
 signal_scenarios() { [[ -z $BENCH_ONLY || $BENCH_ONLY == signals ]]; }
 BINARIES=(mail-api admin)
 ! send_scenarios || BINARIES+=(send-worker provider-stub)
 ! memory || BINARIES+=(memory-api)
-! memory_scenarios || BINARIES+=(render-worker)
+! render_scenarios || BINARIES+=(render-worker)
 
 for b in "${BINARIES[@]}"; do
     [[ -x $BIN/$b ]] || die "no $BIN/$b: run 'make bench' (it builds the release binaries)"
@@ -800,7 +806,7 @@ fi
 # tree to memory-api, the release render-worker renders it off RabbitMQ into the object store,
 # the status is polled every 20 ms and the file downloaded. seconds: POST to downloadable;
 # first_byte_seconds: POST to the worker taking it; peak_rss_kb: the worker's (VmHWM).
-if memory_scenarios; then
+if render_scenarios; then
     RENDER_PAGES="${BENCH_RENDER_PAGES:-50}"
     env "${svc_env[@]}" MEMORY_DATABASE__URL="$MEMORY_DB_URL" MEMORY_WORKER__BIND=127.0.0.1:19092 \
         "$BIN/render-worker" >"$OUT/logs/render-worker.log" 2>&1 </dev/null &
@@ -831,6 +837,41 @@ if memory_scenarios; then
     [[ $code == 200 && ${pages:-0} == "$RENDER_PAGES" ]] ||
         die "scenario pdf failed: HTTP $code, $pages pages"
     printf '%s\texport\t%s\t%s\n' pdf "$name" "$out" >>"$SCENARIOS"
+
+    # A marketing video of BENCH_VIDEO_SECONDS (15) at 1080x1920 through the same worker: the
+    # POST waits for the render (or is polled after a 202), the MP4 is downloaded and checked
+    # by ffprobe. peak_rss_kb: the worker's own peak during this render (reset before it);
+    # ffmpeg_peak_kb: its encoder child's.
+    VIDEO_SECONDS="${BENCH_VIDEO_SECONDS:-15}"
+    out="$OUT/raw/video-export.txt"
+    name="render-worker: marketing video, $VIDEO_SECONDS s at 1080x1920 (POST, render, download)"
+    log "bench: video  $name"
+    echo 5 >"/proc/$RENDER_PID/clear_refs" 2>/dev/null || true
+    before="$(awk '/^VmRSS:/ {print $2}' "/proc/$RENDER_PID/status")"
+    res="$(python3 "$ROOT/scripts/bench/render-video.py" "$MEMORY_URL" "$MEMORY_KEY" "$VIDEO_SECONDS" \
+        "$RENDER_PID" "$WORK/bench.mp4")" || die "scenario video failed"
+    read -r code bytes total cost ffmpeg_peak <<<"$res"
+    probed="$(ffprobe -v error -select_streams v:0 -show_entries stream=codec_name,width,height \
+        -show_entries format=duration -of csv=p=0 "$WORK/bench.mp4" | tr '\n' ',')"
+    {
+        echo "code=$code"
+        echo "curl_exit=0"
+        echo "bytes=$bytes"
+        echo "seconds=$total"
+        echo "first_byte_seconds=$total"
+        echo "rows=$VIDEO_SECONDS"
+        echo "rss_before_kb=$before"
+        echo "peak_rss_kb=$(awk '/^VmHWM:/ {print $2}' "/proc/$RENDER_PID/status")"
+        echo "peak_reset=1"
+        echo "ffmpeg_peak_kb=$ffmpeg_peak"
+        echo "cost_cents=$cost"
+        echo "ffprobe=$probed"
+    } >"$out"
+    sed 's/^/    /' "$out" | tr '\n' ' '
+    echo
+    [[ $code == 200 && $probed == h264,1080,1920,* ]] ||
+        die "scenario video failed: HTTP $code, ffprobe $probed"
+    printf '%s\texport\t%s\t%s\n' video "$name" "$out" >>"$SCENARIOS"
 fi
 
 if mail_scenarios; then

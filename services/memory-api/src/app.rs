@@ -179,7 +179,10 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     };
     crate::model_runs::spawn_consumer(worker, infra.broker.clone(), prefix.clone());
     crate::run_queue::spawn_relay(infra.pool.clone(), model_run_queue(&infra.broker, &prefix));
-    crate::run_queue::spawn_relay(infra.pool.clone(), render_video_queue(&infra.broker, &prefix));
+    crate::run_queue::spawn_relay(
+        infra.pool.clone(),
+        render_video_queue(&infra.broker, &prefix),
+    );
     crate::run_queue::spawn_relay(
         infra.pool.clone(),
         crate::render_jobs::queue(&infra.broker, &prefix),

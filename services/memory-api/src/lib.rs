@@ -12,8 +12,8 @@ pub mod model_runs;
 pub mod oauth;
 pub mod openapi;
 pub mod pages;
-pub mod render_video;
 pub mod render_jobs;
+pub mod render_video;
 pub mod routes;
 pub mod run_queue;
 

@@ -272,7 +272,7 @@ def main():
                 f"{label:<{w}} {s['emails']:>10d} {s['seconds']:>8.2f} "
                 f"{s['emails_per_s']:>10.0f} {s['provider_accepted']:>10d}"
             )
-    with_rows = [s for s in scenarios if "rows_per_s" in s]
+    with_rows = [s for s in scenarios if "rows_per_request" in s]
     if with_rows:
         print()
         print(f"{'rows written':<{w}} {'rows/req':>10} {'rows/s':>10} {'p99 ms':>8}")

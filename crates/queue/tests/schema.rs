@@ -46,6 +46,10 @@ fn samples() -> Vec<Task> {
             run_id: Uuid::now_v7(),
             user_id: Uuid::now_v7(),
         },
+        Task::RenderVideo {
+            job_id: Uuid::now_v7(),
+            user_id: Uuid::now_v7(),
+        },
     ]
 }
 

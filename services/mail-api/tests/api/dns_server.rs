@@ -45,11 +45,7 @@ impl TestDns {
             LowerName::new(&origin),
             vec![Arc::clone(&zone) as Arc<dyn ZoneHandler>],
         );
-        let udp = UdpSocket::bind("127.0.0.1:0").await.expect("bind UDP");
-        let addr = udp.local_addr().expect("UDP address");
-        let tcp = TcpListener::bind(addr)
-            .await
-            .expect("bind TCP on the same port");
+        let (udp, tcp, addr) = bind_pair().await;
         let mut server = Server::new(catalog);
         server.register_socket(udp);
         server.register_listener(tcp, Duration::from_secs(5), 16);
@@ -97,4 +93,17 @@ impl TestDns {
             "{at} had a {record_type} record"
         );
     }
+}
+
+/// A UDP socket and a TCP listener on one free port: the UDP port the system picks may be
+/// taken for TCP by another process, so a few ports are tried.
+async fn bind_pair() -> (UdpSocket, TcpListener, std::net::SocketAddr) {
+    for _ in 0..20 {
+        let udp = UdpSocket::bind("127.0.0.1:0").await.expect("bind UDP");
+        let addr = udp.local_addr().expect("UDP address");
+        if let Ok(tcp) = TcpListener::bind(addr).await {
+            return (udp, tcp, addr);
+        }
+    }
+    panic!("no port free for both UDP and TCP after 20 tries");
 }

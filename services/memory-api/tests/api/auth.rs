@@ -335,7 +335,38 @@ async fn every_read_route_needs_the_read_scope() {
         model_runs.push(started["id"].as_str().expect("a run id").to_owned());
     }
 
+    // One render job of each kind (queued: their status is readable without a worker).
+    let producible = json(
+        send(
+            Method::POST,
+            "/api/v1/render/producibles/jobs",
+            &full,
+            json!({"format": "csv", "ir": {"title": "Launch", "blocks": []}}),
+        )
+        .await
+        .unwrap(),
+    )
+    .await;
+    let producible = producible["jobId"].as_str().expect("a job id").to_owned();
+    let video = json(
+        send(
+            Method::POST,
+            "/api/v1/render/video/jobs",
+            &full,
+            json!({"brief": "Launch day", "duration": 5}),
+        )
+        .await
+        .unwrap(),
+    )
+    .await;
+    let video = video["jobId"].as_str().expect("a job id").to_owned();
+
     let reads = documented_reads(&[
+        (
+            "/api/v1/render/producibles/jobs/{jobId}/status jobId",
+            &producible,
+        ),
+        ("/api/v1/render/video/jobs/{jobId}/status jobId", &video),
         ("name", "alpha"),
         ("product", "alpha"),
         ("runId", &run_id),

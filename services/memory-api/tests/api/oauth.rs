@@ -740,3 +740,46 @@ async fn the_dashboard_pages_isolate_people() {
         .unwrap();
     assert_eq!(got["status"], "pending");
 }
+
+#[tokio::test]
+async fn the_dashboard_jwt_activates_a_workspace_of_its_own() {
+    let h = harness().await;
+    let (user, _) = person(&h).await;
+    let token = dashboard_jwt(user);
+    let send = |method: reqwest::Method, path: &str, body: Option<Value>| {
+        let mut req = h
+            .http
+            .request(method, h.server.url(path))
+            .bearer_auth(&token);
+        if let Some(body) = body {
+            req = req.json(&body);
+        }
+        req.send()
+    };
+    let created = send(
+        reqwest::Method::POST,
+        "/api/v1/workspaces",
+        Some(json!({"name": "dashboard"})),
+    )
+    .await
+    .unwrap();
+    assert_eq!(created.status(), StatusCode::CREATED);
+    let workspace: Value = created.json().await.unwrap();
+    let id = workspace["id"].as_str().unwrap().to_owned();
+
+    let set = send(
+        reqwest::Method::PATCH,
+        "/api/v1/scope",
+        Some(json!({"workspace_id": id})),
+    )
+    .await
+    .unwrap();
+    assert_eq!(set.status(), StatusCode::OK, "{:?}", set.text().await);
+    let scope: Value = send(reqwest::Method::GET, "/api/v1/scope", None)
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(scope["active_workspace_id"], json!(id));
+}

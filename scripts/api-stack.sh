@@ -121,7 +121,8 @@ stack_start() {
         MEMORY_SECRETS__KEK="$kek" MAIL_SECRETS__KEK="$kek" MAIL_WEBHOOKS__SECRET="$WEBHOOK_SECRET"
         MAIL_TRACKING__SECRET="$TRACKING_SECRET" MAIL_TRACKING__BASE_URL="$MAIL_URL"
         MEMORY_DATABASE__URL="$STACK_PG/$memory_db" MAIL_DATABASE__URL="$STACK_PG/$mail_db"
-        MAIL_OAUTH__SECURE_COOKIES=false MEMORY_OAUTH__SECURE_COOKIES=false)
+        MAIL_OAUTH__SECURE_COOKIES=false MEMORY_OAUTH__SECURE_COOKIES=false
+        MEMORY_RENDER_VIDEO__WAIT_SECS=1)
     env "${common[@]}" MEMORY_HTTP__BIND="127.0.0.1:$memory_port" \
         "$STACK_BIN/memory-api" serve >"$STACK_DIR/memory-api.log" 2>&1 </dev/null &
     STACK_PIDS+=($!)

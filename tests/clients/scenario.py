@@ -205,6 +205,7 @@ def byok(s: Service) -> None:
         raise Failure(f"memory-api createByok/listByok: {stored} {listed}")
     model_runs(s)
     producibles(s)
+    videos(s)
     s.call("deleteByok", 200, id=stored["id"])
 
 
@@ -241,6 +242,19 @@ def producibles(s: Service) -> None:
     s.call("getProducibleJobStatus", 200, job_id=job["jobId"])
     s.call("downloadRenderedFile", 403, client=anonymous(s, "memory_client"),
            key=f"producibles/{job['jobId']}.csv", expires=1, signature="0" * 64)
+
+
+def videos(s: Service) -> None:
+    """Marketing video renders with no render worker in this stack: the waiting route gives up
+    after its wait (MEMORY_RENDER_VIDEO__WAIT_SECS, 1 s here) and answers 202 with the job;
+    a queued job is polled."""
+    brief = {"brief": "Launch day for the new plan", "duration": 5}
+    waited = s.call("renderVideo", 202, body=brief)
+    queued = s.call("createVideoJob", 202, body=brief)
+    for job in (waited, queued):
+        polled = s.call("getVideoJobStatus", 200, job_id=job["jobId"])
+        if polled["status"] != "queued":
+            raise Failure(f"memory-api video job: {polled}")
 
 
 def workspaces(s: Service) -> None:

@@ -104,6 +104,9 @@ warnings = { fail-on = true, display = ["missing_auth", $ST_WARNINGS_COMMON] }
 include-operation-id = "getProducibleJobStatus"
 warnings = { fail-on = true, display = ["missing_auth", $ST_WARNINGS_COMMON] }
 [[operations]]
+include-operation-id = "getVideoJobStatus"
+warnings = { fail-on = true, display = ["missing_auth", $ST_WARNINGS_COMMON] }
+[[operations]]
 include-operation-id = "downloadRenderedFile"
 warnings = { fail-on = true, display = [$ST_WARNINGS_COMMON] }
 # An uploaded file must read as CSV, a JSON array of objects or NDJSON: that is its content,

@@ -59,9 +59,8 @@ pub struct RenderVideoRequest {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(minimum = 5, maximum = 180)]
     pub duration: Option<i32>,
-    /// With a run id, the scene chunks of this run's earlier renders whose text, colours,
-    /// format and length are unchanged are reused (and not charged).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = run_id_schema)]
     pub run_id: Option<Uuid>,
     #[schema(schema_with = workspace_id_schema)]
     pub workspace_id: Option<Uuid>,
@@ -84,6 +83,14 @@ impl Validate for RenderVideoRequest {
         }
         Ok(())
     }
+}
+
+fn run_id_schema() -> utoipa::openapi::schema::Schema {
+    http_kit::request::nullable_format(
+        utoipa::openapi::KnownFormat::Uuid,
+        "With a run id, the scene chunks of this run's earlier renders whose text, colours, \
+         format and length are unchanged are reused (and not charged).",
+    )
 }
 
 fn workspace_id_schema() -> utoipa::openapi::schema::Schema {

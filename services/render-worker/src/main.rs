@@ -1,5 +1,6 @@
 //! render-worker: consumes the `render.job` queue fed by memory-api, producing the documents
-//! of producible jobs (pdf, docx, pptx, xlsx, csv, svg, html) into the object store.
+//! of producible jobs (pdf, docx, pptx, xlsx, csv, svg, html) and marketing videos into the
+//! object store.
 //!
 //! It shares memory-api's `MEMORY_…` settings (database, broker, telemetry, `OBJECTS__…`: the
 //! object store memory-api serves signed downloads from) and adds `MEMORY_WORKER__BIND`

@@ -12,8 +12,12 @@
 # to OUT_DIR/retrieval.jsonl.
 #
 # Configurations: keyword only (no provider); each local model of scripts/models.sh with the
-# service's default ranking; and BENCH_RETRIEVAL_EXTRA, ';'-separated "label|ENV=v ENV=v"
-# (memory-api settings) to measure more, e.g.
+# service's default ranking, beside plain cosine of that model; the default model with each
+# ranking setting changed alone (no decision lead, i.e. MEMORY_SEARCH__LEAD_WEIGHT=0; keyword
+# weight 0 and 1; RRF k 10) and plain cosine with pseudo-relevance feedback; with
+# BENCH_LLM_URL, BENCH_LLM_MODEL and BENCH_LLM_KEY (an OpenAI-compatible chat endpoint and a
+# key for it), the LLM query rewrite (MEMORY_SEARCH__LLM_REWRITE); and BENCH_RETRIEVAL_EXTRA,
+# ';'-separated "label|ENV=v ENV=v" (memory-api settings) to measure more, e.g.
 #   BENCH_RETRIEVAL_EXTRA='minilm rrf k=10|MEMORY_SEARCH__RRF_K=10'
 set -euo pipefail
 
@@ -105,6 +109,22 @@ while IFS="|" read -r -u 3 name dir pooling qprefix pprefix; do
         EMBED_QUERY_PREFIX="$qprefix" EMBED_PASSAGE_PREFIX="$pprefix"
     measure "local/$name" "${settings[@]}"
 done 3< <(bash "$ROOT/scripts/models.sh" --list)
+
+# Each ranking setting changed alone, on the default model.
+default_dir="$(bash "$ROOT/scripts/models.sh")"
+default=(MEMORY_EMBEDDINGS__PROVIDER=local MEMORY_EMBEDDINGS__MODEL_DIR="$default_dir")
+measure "minilm, no decision lead" "${default[@]}" MEMORY_SEARCH__LEAD_WEIGHT=0
+measure "minilm, keyword weight 0" "${default[@]}" MEMORY_SEARCH__KEYWORD_WEIGHT=0
+measure "minilm, keyword weight 1" "${default[@]}" MEMORY_SEARCH__KEYWORD_WEIGHT=1
+measure "minilm, rrf k 10" "${default[@]}" MEMORY_SEARCH__RRF_K=10
+cosine "minilm cosine + prf (1 doc, 0.1)" "$default_dir" HARD_SET_PRF_DOCS=1 HARD_SET_PRF_WEIGHT=0.1
+cosine "minilm cosine + prf (3 docs, 0.5)" "$default_dir" HARD_SET_PRF_DOCS=3 HARD_SET_PRF_WEIGHT=0.5
+if [[ -n ${BENCH_LLM_URL:-} && -n ${BENCH_LLM_MODEL:-} && -n ${BENCH_LLM_KEY:-} ]]; then
+    measure "minilm, llm rewrite ($BENCH_LLM_MODEL)" "${default[@]}" MEMORY_SEARCH__LLM_REWRITE=true \
+        MEMORY_LLM__BASE_URL="$BENCH_LLM_URL" MEMORY_LLM__MODEL="$BENCH_LLM_MODEL"
+else
+    warn "no BENCH_LLM_URL, BENCH_LLM_MODEL and BENCH_LLM_KEY: the LLM rewrite row is skipped"
+fi
 
 IFS=';' read -r -a extras <<<"${BENCH_RETRIEVAL_EXTRA:-}"
 for spec in "${extras[@]}"; do

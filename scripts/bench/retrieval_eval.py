@@ -1,6 +1,7 @@
 """Retrieval quality of a running memory-api on the hard set (tests/fixtures/retrieval-hard).
 
-    retrieval_eval.py load  URL KEY            # products, then the 200 decisions (201 each)
+    retrieval_eval.py load  URL KEY            # products, then the 200 decisions (201 each);
+                                               # with BENCH_LLM_KEY, that model credential too
     retrieval_eval.py query URL KEY LABEL      # one JSON line per search route
     retrieval_eval.py table ROWS.jsonl [RESULTS.json]   # print the table, merge into results
 
@@ -11,6 +12,7 @@ latency of each request.
 """
 
 import json
+import os
 import sys
 import time
 import urllib.error
@@ -37,6 +39,12 @@ def request(method, url, key, body=None):
 
 def cmd_load(url, key):
     decisions, _ = load()
+    model_key = os.environ.get("BENCH_LLM_KEY")
+    if model_key:  # the caller's own model credential, for the LLM rewrite rows
+        body = {"service": "openai", "label": "bench", "key": model_key}
+        status, answer = request("POST", f"{url}/api/v1/byok", key, body)
+        if status != 201:
+            sys.exit(f"POST byok: {status} {answer}")
     for product in sorted({d["product"] for d in decisions}):
         status, body = request("POST", f"{url}/api/v1/products", key, {"name": product})
         if status != 201:

@@ -16,6 +16,7 @@ mod config;
 mod local;
 mod none;
 mod openai;
+pub mod passage;
 mod sentence_config;
 
 use std::sync::Arc;
@@ -28,6 +29,7 @@ pub use config::{EmbedConfig, Provider};
 pub use local::{DEFAULT_BATCH_SIZE, LocalMiniLm, MINILM_DIMENSIONS};
 pub use none::NoEmbedder;
 pub use openai::OpenAiCompatible;
+pub use passage::{DEFAULT_LEAD_WEIGHT, Passage};
 pub use sentence_config::{Pooling, SentenceConfig};
 
 /// Turns texts into vectors. Object safe: services hold an `Arc<dyn Embedder>` built by

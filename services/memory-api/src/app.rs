@@ -45,6 +45,9 @@ pub struct AppState {
     pub model_runs: RunQueue,
     /// The model runs' endpoint (`MEMORY_LLM__…`), called with each caller's own key.
     pub model: Option<Arc<llm::ChatModel>>,
+    /// `MEMORY_SEARCH__LLM_REWRITE`: search queries are restated by the caller's model (see
+    /// [`crate::query_rewrite`]).
+    pub llm_rewrite: bool,
     /// The OAuth authorization server of connectors, and the dashboard pages' sessions.
     pub oauth: oauth::OAuth,
     /// Publishes video render jobs (the render worker consumes them).
@@ -99,6 +102,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
         .check()
         .map_err(|e| anyhow::anyhow!("MEMORY_{e}"))?;
     crate::domain::search::configure(settings.search);
+    let llm_rewrite = settings.search.llm_rewrite;
     let config = settings.embeddings.clone();
     // Loading a local model reads ~90 MB: not on the async runtime.
     let embedder = tokio::task::spawn_blocking(move || embed::build(&config))
@@ -152,6 +156,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 bridge: bridge_queue(&worker.broker, &state_prefix),
                 model_runs: model_run_queue(&worker.broker, &state_prefix),
                 model: state_model.clone(),
+                llm_rewrite,
                 render_video: render_video_queue(&worker.broker, &state_prefix),
                 render_video_wait,
                 render_jobs: crate::render_jobs::queue(&worker.broker, &state_prefix),

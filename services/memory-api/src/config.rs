@@ -29,7 +29,8 @@ pub struct Settings {
     /// `__BASE_URL`, `__MODEL`, `__API_KEY`) or `none` (keyword search only).
     pub embeddings: embed::EmbedConfig,
     /// How semantic and keyword rankings are fused: `MEMORY_SEARCH__RRF_K` (default 60),
-    /// `__SEMANTIC_WEIGHT` (default 1) and `__KEYWORD_WEIGHT` (default 0.5).
+    /// `__SEMANTIC_WEIGHT` (default 1) and `__KEYWORD_WEIGHT` (default 0.5); and how much a
+    /// decision's own words weigh in its vector, `__LEAD_WEIGHT` (default 0.5).
     #[serde(default)]
     pub search: crate::domain::search::Fusion,
     /// The OpenAI-compatible chat-completions endpoint of the model runs (content briefs,

@@ -1,32 +1,63 @@
 //! Embeddings from the configured provider, for the routes that store or search them, through
 //! the caller's own credential when one is stored (see [`crate::byok`]).
 
-use embed::EmbedError;
+use embed::{EmbedError, Passage};
 
 use crate::AppState;
 use crate::byok;
+use crate::db::decisions;
 use crate::db::owner::Owner;
+use crate::domain::search;
+use crate::query_rewrite;
 
 /// The embedding of a text to store, for `owner` (with the model's passage instruction), or
 /// `None` when no provider answered (what is written is stored all the same: keyword search
 /// finds it now, and the background pass embeds it later).
 pub async fn embed_passage(state: &AppState, owner: Owner<'_>, text: &str) -> Option<Vec<f32>> {
-    embed_as(state, owner, text, Kind::Passage).await
+    embed_as(state, owner, Kind::Passage(Passage::plain(text))).await
+}
+
+/// [`embed_passage`] of a decision: its own words lead (see [`decisions::embedding_passage`]).
+pub async fn embed_decision(
+    state: &AppState,
+    owner: Owner<'_>,
+    decision: &str,
+    reasoning: Option<&str>,
+) -> Option<Vec<f32>> {
+    let passage = decisions::embedding_passage(decision, reasoning);
+    embed_as(state, owner, Kind::Passage(passage)).await
 }
 
 /// The embedding of a search query, for `owner` (with the model's query instruction), or
-/// `None` when no provider answered (the search is then keyword only).
+/// `None` when no provider answered (the search is then keyword only). With the LLM rewrite on
+/// ([`query_rewrite`]), the rewrite's vector (as a record's) is added to the query's.
 pub async fn embed_query(state: &AppState, owner: Owner<'_>, text: &str) -> Option<Vec<f32>> {
-    embed_as(state, owner, text, Kind::Query).await
+    let (query, rewritten) = tokio::join!(
+        embed_as(state, owner, Kind::Query(text)),
+        query_rewrite::rewrite(state, owner, text)
+    );
+    let mut query = query?;
+    if let Some(rewritten) = rewritten
+        && let Some(record) = embed_passage(state, owner, &rewritten).await
+        && record.len() == query.len()
+    {
+        for (q, r) in query.iter_mut().zip(&record) {
+            *q += r;
+        }
+        let norm = query.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if norm > 0.0 {
+            query.iter_mut().for_each(|x| *x /= norm);
+        }
+    }
+    Some(query)
 }
 
-#[derive(Clone, Copy)]
-enum Kind {
-    Passage,
-    Query,
+enum Kind<'a> {
+    Passage(Passage),
+    Query(&'a str),
 }
 
-async fn embed_as(state: &AppState, owner: Owner<'_>, text: &str, kind: Kind) -> Option<Vec<f32>> {
+async fn embed_as(state: &AppState, owner: Owner<'_>, kind: Kind<'_>) -> Option<Vec<f32>> {
     let embedder = match byok::embedder_for(&state.pool, &state.kek, &state.embedder, owner).await {
         Ok(embedder) => embedder,
         Err(err) => {
@@ -34,10 +65,12 @@ async fn embed_as(state: &AppState, owner: Owner<'_>, text: &str, kind: Kind) ->
             return None;
         }
     };
-    let texts = [text.to_owned()];
     let answer = match kind {
-        Kind::Passage => embedder.embed_passages(&texts).await,
-        Kind::Query => embedder.embed_query(text).await.map(|v| vec![v]),
+        Kind::Passage(passage) => {
+            let lead_weight = search::fusion().lead_weight;
+            embed::passage::embed_passages(embedder.as_ref(), &[passage], lead_weight).await
+        }
+        Kind::Query(text) => embedder.embed_query(text).await.map(|v| vec![v]),
     };
     match answer {
         Ok(mut vectors) if vectors.len() == 1 => Some(vectors.remove(0)),

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use embed::Embedder;
+use embed::{Embedder, Passage};
 use secrets::Kek;
 use store::Pool;
 
@@ -11,7 +11,7 @@ use crate::byok;
 use crate::db::embeddings::{self, DECISIONS, FREE_FORM, PRODUCT_STATES, Table};
 use crate::db::owner::Owner;
 use crate::db::{datasets, mif};
-use crate::domain::search::vector_literal;
+use crate::domain::search::{self, vector_literal};
 
 const BATCH: i64 = 32;
 const IDLE: Duration = Duration::from_secs(10);
@@ -112,7 +112,8 @@ pub async fn purge_once(pool: &Pool) -> Result<usize, String> {
 /// change every vector is cleared, and the background pass re-embeds them all.
 pub async fn reconcile_embedding_model(pool: &Pool, embedder: &dyn Embedder) -> Result<(), String> {
     let mut conn = store::conn(pool).await.map_err(|e| e.to_string())?;
-    match embeddings::reconcile(&mut conn, embedder.name(), embedder.dimensions()).await {
+    let name = search::fusion().vectors_name(embedder.name());
+    match embeddings::reconcile(&mut conn, &name, embedder.dimensions()).await {
         Ok(embeddings::Reconciled::Same) => Ok(()),
         Ok(embeddings::Reconciled::Changed { from }) => {
             tracing::warn!(
@@ -134,7 +135,7 @@ async fn pass(
     table: &Table,
 ) -> Result<usize, String> {
     let mut conn = store::conn(pool).await.map_err(|e| e.to_string())?;
-    let embed = |owner: Owner<'_>, texts: Vec<String>| {
+    let embed = |owner: Owner<'_>, passages: Vec<Passage>| {
         let (user_id, environment) = (owner.user_id, owner.environment.to_owned());
         async move {
             let owner = Owner {
@@ -144,8 +145,8 @@ async fn pass(
             let embedder = byok::embedder_for(pool, kek, embedder, owner)
                 .await
                 .map_err(|e| e.to_string())?;
-            let vectors = embedder
-                .embed_passages(&texts)
+            let lead_weight = search::fusion().lead_weight;
+            let vectors = embed::passage::embed_passages(embedder.as_ref(), &passages, lead_weight)
                 .await
                 .map_err(|e| e.to_string())?;
             Ok::<_, String>(vectors.iter().map(|v| vector_literal(v)).collect())

@@ -12,6 +12,7 @@ pub mod model_runs;
 pub mod oauth;
 pub mod openapi;
 pub mod pages;
+pub mod query_rewrite;
 pub mod render_jobs;
 pub mod render_video;
 pub mod routes;

@@ -115,10 +115,14 @@ pub async fn delete(conn: &mut AsyncPgConnection, view: View<'_>, id: Uuid) -> Q
     Ok(target.execute(conn).await? == 1)
 }
 
-/// The text a decision is embedded from (as [`DECISIONS`] writes it in SQL).
-pub fn embedding_text(decision: &str, reasoning: Option<&str>) -> String {
-    match reasoning {
-        Some(reasoning) => format!("{decision}\n{reasoning}"),
-        None => decision.to_owned(),
+/// What a decision is embedded from (as [`DECISIONS`] selects it in SQL): its words and
+/// reasoning, led by its words.
+pub fn embedding_passage(decision: &str, reasoning: Option<&str>) -> embed::Passage {
+    embed::Passage {
+        text: match reasoning {
+            Some(reasoning) => format!("{decision}\n{reasoning}"),
+            None => decision.to_owned(),
+        },
+        lead: Some(decision.to_owned()),
     }
 }

@@ -17,7 +17,7 @@ use crate::db::decisions::{self, NewDecision};
 use crate::db::embeddings;
 use crate::db::owner::Owner;
 use crate::domain::{search, tags};
-use crate::embeddings::{embed_passage, embed_query};
+use crate::embeddings::{embed_decision, embed_query};
 use crate::routes::scope;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -112,13 +112,9 @@ pub async fn create(
     // Embedded before a database connection is taken: a remote provider may be slow, and a
     // pooled connection must not wait on it.
     let owner = Owner::of(&caller);
-    let embedding = embed_passage(
-        &state,
-        owner,
-        &decisions::embedding_text(&body.decision, body.reasoning.as_deref()),
-    )
-    .await
-    .map(|v| search::vector_literal(&v));
+    let embedding = embed_decision(&state, owner, &body.decision, body.reasoning.as_deref())
+        .await
+        .map(|v| search::vector_literal(&v));
     let mut named: Vec<&str> = vec![body.product_name.as_str()];
     named.extend(body.affects_products.iter().map(String::as_str));
     let mut conn = store::conn(&state.pool).await?;

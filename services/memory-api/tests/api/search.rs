@@ -357,3 +357,84 @@ async fn keyword_search_never_answers_another_owners_decision_with_the_same_id()
     assert_eq!(body["total"], 0, "{body}");
     h.stop().await;
 }
+
+/// A semantic server whose model endpoint is `stub`, with the LLM rewrite `on` or off.
+async fn rewriting_harness(stub: &test_support::chat_stub::ChatStub, on: bool) -> Harness {
+    let base = stub.base_url.clone();
+    Harness::with(move |url| {
+        let mut s = semantic_settings(url);
+        s.llm.base_url = base;
+        s.llm.model = "stub-model".to_owned();
+        s.search.llm_rewrite = on;
+        s
+    })
+    .await
+}
+
+const OWN_KEY: &str = "sk-own-Rw7qX2vB9nM4kL1pT8yU5iO3";
+
+/// Two decisions, the caller's model credential, and the stub answering with the second
+/// decision's words: the answer's ids for a query that names neither.
+async fn ask_with_rewrite(h: &Harness, stub: &test_support::chat_stub::ChatStub) -> Vec<String> {
+    let (_, key) = h.writer(Tier::Pro).await;
+    product(h, &key, "billing").await;
+    decide(
+        h,
+        &key,
+        "billing",
+        "We chose PostgreSQL over MongoDB for the billing ledger",
+    )
+    .await;
+    let wanted = "Invoices are emailed to customers on the first business day of each month";
+    decide(h, &key, "billing", wanted).await;
+    post(
+        h,
+        &key,
+        "/api/v1/byok",
+        json!({"service": "openai", "label": "mine", "key": OWN_KEY}),
+    )
+    .await;
+    stub.reply(wanted);
+    let body = h
+        .api(&key)
+        .get("/api/v1/memory/decisions/search?q=zebra%20umbrella%20violin")
+        .expect(200)
+        .await;
+    decision_texts(&body)
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_llm_rewrite_asks_the_callers_model_and_finds_what_it_restates() {
+    let stub = test_support::chat_stub::ChatStub::start().await;
+    let h = rewriting_harness(&stub, true).await;
+    let texts = ask_with_rewrite(&h, &stub).await;
+    assert_eq!(
+        texts.first().map(String::as_str),
+        Some("Invoices are emailed to customers on the first business day of each month"),
+        "{texts:?}"
+    );
+    let requests = stub.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(
+        requests[0].authorization.as_deref(),
+        Some(format!("Bearer {OWN_KEY}").as_str())
+    );
+    assert!(
+        requests[0]
+            .contents()
+            .contains(&"zebra umbrella violin".to_owned()),
+        "{:?}",
+        requests[0].contents()
+    );
+}
+
+#[tokio::test]
+async fn the_llm_rewrite_is_off_by_default() {
+    let stub = test_support::chat_stub::ChatStub::start().await;
+    let h = rewriting_harness(&stub, false).await;
+    ask_with_rewrite(&h, &stub).await;
+    assert!(stub.requests().is_empty(), "the model was asked");
+}

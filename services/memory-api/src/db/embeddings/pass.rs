@@ -8,8 +8,9 @@ use std::future::Future;
 
 use diesel::QueryResult;
 use diesel::QueryableByName;
-use diesel::sql_types::{BigInt, Jsonb, Text, Uuid as SqlUuid};
+use diesel::sql_types::{BigInt, Jsonb, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use embed::Passage;
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -29,16 +30,25 @@ struct RowKey {
     id: Uuid,
 }
 
-/// A row waiting for its embedding, with the text it is embedded from.
+/// A row waiting for its embedding, with the text (and lead) it is embedded from.
 #[derive(QueryableByName)]
 struct Pending {
     #[diesel(embed)]
     key: RowKey,
     #[diesel(sql_type = Text)]
     text: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    lead: Option<String>,
 }
 
 impl Pending {
+    fn passage(&self) -> Passage {
+        Passage {
+            text: self.text.clone(),
+            lead: self.lead.clone(),
+        }
+    }
+
     fn owner(&self) -> Owner<'_> {
         Owner {
             user_id: self.key.user_id,
@@ -61,7 +71,7 @@ impl Pending {
 const ERROR_MAX_CHARS: usize = 1000;
 
 /// Embeds up to `batch` rows of `table` stored without an embedding (of any owner) whose retry
-/// time has come; returns how many were embedded. `embed` turns one owner's texts into pgvector
+/// time has come; returns how many were embedded. `embed` turns one owner's passages into pgvector
 /// literals (so each owner's rows go through that owner's own credential, when stored).
 pub async fn embed_pending<F, Fut, E>(
     conn: &mut AsyncPgConnection,
@@ -70,7 +80,7 @@ pub async fn embed_pending<F, Fut, E>(
     embed: F,
 ) -> QueryResult<usize>
 where
-    F: for<'o> Fn(Owner<'o>, Vec<String>) -> Fut + Send + Sync,
+    F: for<'o> Fn(Owner<'o>, Vec<Passage>) -> Fut + Send + Sync,
     Fut: Future<Output = Result<Vec<String>, E>> + Send,
     E: Display + Send,
 {
@@ -119,13 +129,13 @@ async fn embed_group<F, Fut, E>(
     embed: &F,
 ) -> QueryResult<usize>
 where
-    F: for<'o> Fn(Owner<'o>, Vec<String>) -> Fut + Send + Sync,
+    F: for<'o> Fn(Owner<'o>, Vec<Passage>) -> Fut + Send + Sync,
     Fut: Future<Output = Result<Vec<String>, E>> + Send,
     E: Display + Send,
 {
     let owner = rows[0].owner();
-    let texts = rows.iter().map(|r| r.text.clone()).collect();
-    let failure = match embed(owner, texts).await {
+    let passages = rows.iter().map(|r| r.passage()).collect();
+    let failure = match embed(owner, passages).await {
         Ok(vectors) if vectors.len() == rows.len() => {
             for (row, vector) in rows.iter().zip(&vectors) {
                 row.update(conn, &sql.store, vector).await?;
@@ -141,7 +151,7 @@ where
     }
     let mut embedded = 0;
     for row in rows {
-        match embed(owner, vec![row.text.clone()]).await {
+        match embed(owner, vec![row.passage()]).await {
             Ok(vectors) if vectors.len() == 1 => {
                 row.update(conn, &sql.store, &vectors[0]).await?;
                 embedded += 1;
@@ -177,9 +187,11 @@ async fn pending(
 ) -> QueryResult<Vec<Pending>> {
     let name = table.name;
     match table.shape {
-        Shape::Owned { text } => {
+        Shape::Owned { text, lead } => {
+            let lead = lead.unwrap_or("NULL::text");
             let sql = format!(
-                "SELECT user_id, environment, id, {text} AS text FROM {name} WHERE {DUE} \
+                "SELECT user_id, environment, id, {text} AS text, {lead} AS lead \
+                 FROM {name} WHERE {DUE} \
                  ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED"
             );
             diesel::sql_query(sql)
@@ -223,6 +235,7 @@ impl StateRow {
         Pending {
             key: self.key,
             text,
+            lead: None,
         }
     }
 }

@@ -18,8 +18,11 @@ pub struct Table {
 #[derive(Debug)]
 pub enum Shape {
     /// The row has `user_id` and `environment`; `text` is the SQL expression (over its columns)
-    /// it is embedded from.
-    Owned { text: &'static str },
+    /// it is embedded from, `lead` the one of its lead, if any (see [`embed::passage`]).
+    Owned {
+        text: &'static str,
+        lead: Option<&'static str>,
+    },
     /// A product state version: its owner is its product's, only a product's current version
     /// is embedded, and its text is rendered by [`crate::domain::state_text::render`].
     ProductState,
@@ -27,15 +30,19 @@ pub enum Shape {
 
 pub const DECISIONS: Table = Table {
     name: "decisions",
-    // As `db::decisions::embedding_text` writes it.
+    // As `db::decisions::embedding_passage` makes it.
     shape: Shape::Owned {
         text: "decision || coalesce(E'\\n' || reasoning, '')",
+        lead: Some("decision"),
     },
 };
 
 pub const FREE_FORM: Table = Table {
     name: "free_form_entries",
-    shape: Shape::Owned { text: "content" },
+    shape: Shape::Owned {
+        text: "content",
+        lead: None,
+    },
 };
 
 pub const PRODUCT_STATES: Table = Table {

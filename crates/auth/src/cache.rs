@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
-use store::listen::{ListenEvent, Listener, Placement, spawn_listener};
+use store::listen::{ListenEvent, Listener, Placement, Subscribers, dispatch, spawn_listener};
 use tokio::sync::watch;
 
 use crate::credential::{self, CredentialKind, hashes_equal};
@@ -181,7 +181,10 @@ impl Cache {
         entries.misses.insert(hash, Instant::now());
     }
 
-    fn on_event(&self, event: ListenEvent) {
+    fn on_event(&self, event: &ListenEvent) {
+        if matches!(event, ListenEvent::Notification(n) if n.channel != CHANNEL) {
+            return;
+        }
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         self.generation.fetch_add(1, Ordering::AcqRel);
         // Whatever happened, a key may now exist that did not: forget every miss.
@@ -195,9 +198,9 @@ impl Cache {
                 self.synced.store(false, Ordering::Release);
                 entries.found.clear();
             }
-            ListenEvent::Notification(payload) => {
+            ListenEvent::Notification(n) => {
                 let mut hash = [0u8; 32];
-                match hex::decode_to_slice(payload.as_bytes(), &mut hash) {
+                match hex::decode_to_slice(n.payload.as_bytes(), &mut hash) {
                     Ok(()) => {
                         entries.found.remove(&hash);
                     }
@@ -271,40 +274,57 @@ impl<S: CredentialStore> Authenticator<S> {
     }
 
     /// Starts the LISTEN connection that keeps the cache trustworthy. An HTTP worker's
-    /// authenticator listens on that worker's runtime ([`Placement::CurrentRuntime`]).
+    /// authenticator listens on that worker's runtime ([`Placement::CurrentRuntime`]). The
+    /// same connection serves `also`, so the barrier every authenticated request passes
+    /// ([`Synced`]) covers their channels as well.
     pub fn listen(
         &self,
         database_url: String,
         shutdown: watch::Receiver<bool>,
         placement: Placement,
+        also: &Subscribers,
     ) {
         let cache = Arc::clone(&self.cache);
-        let listener = spawn_listener(database_url, CHANNEL, shutdown, placement, move |event| {
-            cache.on_event(event)
+        let also = also.snapshot();
+        let mut channels = vec![CHANNEL];
+        channels.extend(also.iter().map(|(channel, _)| *channel));
+        channels.dedup();
+        let listener = spawn_listener(database_url, channels, shutdown, placement, move |event| {
+            cache.on_event(&event);
+            dispatch(&also, &event);
         });
         if self.listener.set(listener).is_err() {
             tracing::warn!("the credential listener was started twice");
         }
     }
 
-    /// What the cache knows, when the cache can be trusted for this request.
-    async fn cached(&self, hash: &[u8; 32]) -> Option<Cached> {
+    /// Passes the listener's barrier, when the cache can be trusted at all.
+    async fn barrier(&self) -> Option<Synced> {
         let listener = self.listener.get()?;
-        if !self.cache.is_synced() || !listener.sync().await {
-            return None;
-        }
-        self.cache.get(hash)
+        (self.cache.is_synced() && listener.sync().await).then_some(Synced(()))
     }
 
     pub async fn authenticate(&self, authorization: Option<&str>) -> Result<Caller, AuthError> {
+        self.authenticate_synced(authorization)
+            .await
+            .map(|(caller, _)| caller)
+    }
+
+    /// The caller, and whether the listener's barrier was passed on the way.
+    pub async fn authenticate_synced(
+        &self,
+        authorization: Option<&str>,
+    ) -> Result<(Caller, Option<Synced>), AuthError> {
         let token = credential::bearer_token(authorization)?;
         if let Some(jwt) = &self.jwt
             && JwtVerifier::looks_like_jwt(token)
         {
-            return self.authenticate_jwt(jwt, token).await;
+            return Ok((self.authenticate_jwt(jwt, token).await?, None));
         }
         let parsed = credential::parse(token, self.accepted)?;
-        let stored = match self.cached(&parsed.hash).await {
+        let synced = self.barrier().await;
+        let cached = synced.and_then(|_| self.cache.get(&parsed.hash));
+        let stored = match cached {
             Some(Cached::Found(stored)) => stored,
             Some(Cached::Unknown) => return Err(AuthError::Unknown),
             None => {
@@ -335,24 +355,31 @@ impl<S: CredentialStore> Authenticator<S> {
         if stored.expires_at.is_some_and(|at| at <= Utc::now()) {
             return Err(AuthError::Expired);
         }
-        Ok(stored.caller)
+        Ok((stored.caller, synced))
     }
 }
+
+/// Proof that the worker's listener passed its barrier after the request arrived: every
+/// notification committed before then, on any channel the listener serves, has been handed
+/// to its subscribers. The gate puts it in the request's extensions; a cache fed by those
+/// notifications may answer that request without asking the database.
+#[derive(Debug, Clone, Copy)]
+pub struct Synced(());
 
 /// Object-safe face of an [`Authenticator`], so the middleware does not care which store.
 pub trait Authenticate: Send + Sync {
     fn authenticate<'a>(
         &'a self,
         authorization: Option<&'a str>,
-    ) -> BoxFuture<'a, Result<Caller, AuthError>>;
+    ) -> BoxFuture<'a, Result<(Caller, Option<Synced>), AuthError>>;
 }
 
 impl<S: CredentialStore> Authenticate for Authenticator<S> {
     fn authenticate<'a>(
         &'a self,
         authorization: Option<&'a str>,
-    ) -> BoxFuture<'a, Result<Caller, AuthError>> {
-        Box::pin(Authenticator::authenticate(self, authorization))
+    ) -> BoxFuture<'a, Result<(Caller, Option<Synced>), AuthError>> {
+        Box::pin(Authenticator::authenticate_synced(self, authorization))
     }
 }
 
@@ -399,6 +426,13 @@ mod tests {
         }
     }
 
+    fn notification(payload: impl Into<String>) -> ListenEvent {
+        ListenEvent::Notification(store::listen::Notification {
+            channel: CHANNEL.into(),
+            payload: payload.into(),
+        })
+    }
+
     fn setup() -> (Authenticator<Arc<FakeStore>>, Arc<FakeStore>, String) {
         let credential = credential::generate(CredentialKind::MemoryLive);
         let store = Arc::new(FakeStore {
@@ -437,14 +471,14 @@ mod tests {
             "not synced: nothing kept"
         );
 
-        cache.on_event(ListenEvent::Connected);
+        cache.on_event(&ListenEvent::Connected);
         cache.put(store.hash, stored(&store), cache.generation());
         assert!(
             matches!(cache.get(&store.hash), Some(Cached::Found(_))),
             "synced: kept"
         );
 
-        cache.on_event(ListenEvent::Disconnected);
+        cache.on_event(&ListenEvent::Disconnected);
         assert!(
             !matches!(cache.get(&store.hash), Some(Cached::Found(_))),
             "disconnected: dropped and bypassed"
@@ -455,21 +489,34 @@ mod tests {
     fn a_notification_evicts_one_entry_and_a_wildcard_all() {
         let (auth, store, _) = setup();
         let cache = &auth.cache;
-        cache.on_event(ListenEvent::Connected);
+        cache.on_event(&ListenEvent::Connected);
         let other = [7u8; 32];
         cache.put(store.hash, stored(&store), cache.generation());
         cache.put(other, stored(&store), cache.generation());
-        cache.on_event(ListenEvent::Notification(hex::encode(store.hash)));
+        cache.on_event(&notification(hex::encode(store.hash)));
         assert!(!matches!(cache.get(&store.hash), Some(Cached::Found(_))));
         assert!(matches!(cache.get(&other), Some(Cached::Found(_))));
-        cache.on_event(ListenEvent::Notification("*".into()));
+        cache.on_event(&notification("*"));
         assert!(!matches!(cache.get(&other), Some(Cached::Found(_))));
+    }
+
+    #[test]
+    fn a_notification_on_another_channel_is_not_the_caches() {
+        let (auth, store, _) = setup();
+        let cache = &auth.cache;
+        cache.on_event(&ListenEvent::Connected);
+        cache.put(store.hash, stored(&store), cache.generation());
+        cache.on_event(&ListenEvent::Notification(store::listen::Notification {
+            channel: "some_other_channel".into(),
+            payload: "*".into(),
+        }));
+        assert!(matches!(cache.get(&store.hash), Some(Cached::Found(_))));
     }
 
     #[tokio::test]
     async fn without_a_listener_every_request_asks_the_store() {
         let (auth, store, header) = setup();
-        auth.cache.on_event(ListenEvent::Connected);
+        auth.cache.on_event(&ListenEvent::Connected);
         auth.authenticate(Some(&header)).await.unwrap();
         auth.authenticate(Some(&header)).await.unwrap();
         assert_eq!(store.lookups.load(Ordering::SeqCst), 2);
@@ -483,10 +530,9 @@ mod tests {
     #[test]
     fn an_entry_fetched_before_a_notification_is_not_cached() {
         let (auth, store, _) = setup();
-        auth.cache.on_event(ListenEvent::Connected);
+        auth.cache.on_event(&ListenEvent::Connected);
         let before = auth.cache.generation();
-        auth.cache
-            .on_event(ListenEvent::Notification(hex::encode(store.hash)));
+        auth.cache.on_event(&notification(hex::encode(store.hash)));
         auth.cache.put(store.hash, stored(&store), before);
         assert!(auth.cache.get(&store.hash).is_none());
     }
@@ -495,14 +541,14 @@ mod tests {
     fn a_miss_is_remembered_until_any_notification() {
         let (auth, store, _) = setup();
         let cache = &auth.cache;
-        cache.on_event(ListenEvent::Connected);
+        cache.on_event(&ListenEvent::Connected);
         cache.put_miss(store.hash, cache.generation());
         assert!(matches!(cache.get(&store.hash), Some(Cached::Unknown)));
-        cache.on_event(ListenEvent::Notification(hex::encode([9u8; 32])));
+        cache.on_event(&notification(hex::encode([9u8; 32])));
         assert!(cache.get(&store.hash).is_none(), "forgotten on any event");
 
         let before = cache.generation();
-        cache.on_event(ListenEvent::Notification(hex::encode(store.hash)));
+        cache.on_event(&notification(hex::encode(store.hash)));
         cache.put_miss(store.hash, before);
         assert!(
             cache.get(&store.hash).is_none(),
@@ -510,7 +556,7 @@ mod tests {
         );
 
         cache.put_miss(store.hash, cache.generation());
-        cache.on_event(ListenEvent::Disconnected);
+        cache.on_event(&ListenEvent::Disconnected);
         assert!(cache.get(&store.hash).is_none());
     }
 

@@ -13,7 +13,8 @@ pub mod jwt;
 pub mod middleware;
 
 pub use cache::{
-    Authenticate, Authenticator, CredentialStore, LookupError, StoredCredential, lookup_counter,
+    Authenticate, Authenticator, CredentialStore, LookupError, StoredCredential, Synced,
+    lookup_counter,
 };
 pub use caller::{Caller, Environment, Grade, Origin, Scope, Scopes};
 pub use credential::{CredentialKind, NewCredential, ParsedCredential};

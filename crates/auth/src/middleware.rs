@@ -50,8 +50,8 @@ pub async fn gate(
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
-    let caller = match gate.authenticator.authenticate(authorization).await {
-        Ok(caller) => caller,
+    let (caller, synced) = match gate.authenticator.authenticate(authorization).await {
+        Ok(authenticated) => authenticated,
         Err(err) => {
             let challenge = HeaderValue::from_str(&(gate.challenge)(&req))
                 .unwrap_or_else(|_| HeaderValue::from_static("Bearer"));
@@ -75,6 +75,9 @@ pub async fn gate(
     }
 
     req.extensions_mut().insert(caller);
+    if let Some(synced) = synced {
+        req.extensions_mut().insert(synced);
+    }
     let mut res = next.call(req).await?;
     if let Some(decision) = &decision {
         put_headers(res.headers_mut(), decision);

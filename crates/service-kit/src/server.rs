@@ -13,7 +13,7 @@ use auth::{Authenticator, CredentialKind, CredentialStore, Gate};
 use http_kit::health::{self, Readiness};
 use http_kit::{Flavor, envelope_middleware};
 use queue::Broker;
-use store::listen::Placement;
+use store::listen::{Placement, Subscribers};
 use telemetry::Metrics;
 use tokio::sync::watch;
 
@@ -129,6 +129,9 @@ pub struct WorkerResources {
     pub broker: Broker,
     /// The gate's limiter, for routes that count their own work.
     pub limiter: rate_limit::RateLimiter,
+    /// Caches fed by notifications subscribe here, while the state is made: they share the
+    /// worker's LISTEN connection, so the gate's barrier ([`auth::Synced`]) covers them.
+    pub listen: Subscribers,
 }
 
 /// A bound, not yet awaited, server and what must be stopped with it.
@@ -210,10 +213,18 @@ where
         let authenticator = Authenticator::new(credentials(pool.clone()), accepted)
             .count_lookups(lookups.clone())
             .accept_jwt(jwt.clone());
+        let listen = Subscribers::default();
+        let state = state(WorkerResources {
+            pool,
+            broker: broker.clone(),
+            limiter: limiter.clone(),
+            listen: listen.clone(),
+        });
         authenticator.listen(
             worker_database.url.clone(),
             shutdown_rx.clone(),
             Placement::CurrentRuntime,
+            &listen,
         );
         let parts = ApiParts {
             flavor,
@@ -226,11 +237,6 @@ where
                 challenge: Arc::clone(&challenge),
             }),
         };
-        let state = state(WorkerResources {
-            pool,
-            broker: broker.clone(),
-            limiter: limiter.clone(),
-        });
         api_app(parts, public, api, gated.clone()).app_data(web::Data::new(state))
     })
     .workers(workers)

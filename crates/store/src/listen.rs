@@ -8,6 +8,7 @@
 //! session's pending notifications before it reports that session's query done, so once that
 //! query has answered, nothing committed earlier is still on its way.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use diesel_async::{
@@ -22,12 +23,67 @@ pub enum ListenEvent {
     Connected,
     /// The connection was lost; notifications may be missed until `Connected` again.
     Disconnected,
-    Notification(String),
+    Notification(Notification),
+}
+
+/// One notification: the channel it was sent on and its payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notification {
+    pub channel: String,
+    pub payload: String,
+}
+
+impl From<diesel::pg::PgNotification> for Notification {
+    fn from(n: diesel::pg::PgNotification) -> Self {
+        Self {
+            channel: n.channel,
+            payload: n.payload,
+        }
+    }
 }
 
 /// A quiet connection is checked this often; a barrier waits at most this long.
 const KEEPALIVE: Duration = Duration::from_secs(10);
 const SYNC_TIMEOUT: Duration = Duration::from_secs(2);
+
+type OnEvent = Arc<dyn Fn(&ListenEvent) + Send + Sync>;
+
+/// More consumers of one listener's events, each interested in a channel of its own: they all
+/// share its connection, so its barrier ([`Listener::sync`]) covers their channels too. Every
+/// subscriber gets `Connected` and `Disconnected`, and the notifications of its channel.
+/// Subscribe before the listener starts; later subscriptions are not heard.
+#[derive(Clone, Default)]
+pub struct Subscribers {
+    list: Arc<Mutex<Vec<(&'static str, OnEvent)>>>,
+}
+
+impl Subscribers {
+    pub fn subscribe(
+        &self,
+        channel: &'static str,
+        on_event: impl Fn(&ListenEvent) + Send + Sync + 'static,
+    ) {
+        self.list
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((channel, Arc::new(on_event)));
+    }
+
+    /// The subscribers as they are now, to hand events to.
+    pub fn snapshot(&self) -> Vec<(&'static str, OnEvent)> {
+        self.list.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+/// Hands `event` to the subscribers it concerns.
+pub fn dispatch(subscribers: &[(&'static str, OnEvent)], event: &ListenEvent) {
+    for (channel, on_event) in subscribers {
+        match event {
+            ListenEvent::Notification(n) if n.channel != *channel => {}
+            _ => on_event(event),
+        }
+    }
+}
 
 /// The handle of a running listener.
 pub struct Listener {
@@ -65,21 +121,27 @@ pub enum Placement {
     CurrentRuntime,
 }
 
-/// Listens on `channel` until `shutdown` turns true, calling `on_event` for every event.
-/// `channel` must be a plain identifier.
+/// Listens on every one of `channels` (on one connection, so one barrier covers them all)
+/// until `shutdown` turns true, calling `on_event` for every event. Each channel must be a
+/// plain identifier.
 pub fn spawn_listener(
     url: String,
-    channel: &'static str,
+    channels: Vec<&'static str>,
     mut shutdown: watch::Receiver<bool>,
     placement: Placement,
     on_event: impl Fn(ListenEvent) + Send + Sync + 'static,
 ) -> Listener {
     assert!(
-        channel
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_'),
-        "channel must be an identifier"
+        !channels.is_empty()
+            && channels.iter().all(|channel| {
+                !channel.is_empty()
+                    && channel
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            }),
+        "channels must be identifiers"
     );
+    let name = channels[0];
     let (sync_tx, mut sync_rx) = mpsc::unbounded_channel();
     let run = async move {
         let mut backoff = Duration::from_millis(100);
@@ -88,7 +150,7 @@ pub fn spawn_listener(
                 return;
             }
             let session = Session {
-                channel,
+                channels: &channels,
                 on_event: &on_event,
                 sync_rx: &mut sync_rx,
                 shutdown: &mut shutdown,
@@ -97,7 +159,7 @@ pub fn spawn_listener(
                 Ok(()) => return,
                 Err(err) => {
                     on_event(ListenEvent::Disconnected);
-                    tracing::warn!(error = %err, channel, "LISTEN connection lost; reconnecting");
+                    tracing::warn!(error = %err, channel = name, "LISTEN connection lost; reconnecting");
                 }
             }
             // Whoever waits at a barrier now learns that it cannot be passed.
@@ -118,7 +180,7 @@ pub fn spawn_listener(
         }
         Placement::OwnThread => Some(
             std::thread::Builder::new()
-                .name(format!("listen-{channel}"))
+                .name(format!("listen-{name}"))
                 .spawn(move || {
                     match tokio::runtime::Builder::new_current_thread()
                         .enable_all()
@@ -136,7 +198,7 @@ pub fn spawn_listener(
 
 /// One connection's lifetime.
 struct Session<'a, F> {
-    channel: &'a str,
+    channels: &'a [&'static str],
     on_event: &'a F,
     sync_rx: &'a mut mpsc::UnboundedReceiver<oneshot::Sender<()>>,
     shutdown: &'a mut watch::Receiver<bool>,
@@ -154,10 +216,12 @@ impl<F: Fn(ListenEvent)> Session<'_, F> {
         let mut conn = AsyncPgConnection::establish(url)
             .await
             .map_err(|e| e.to_string())?;
-        diesel::sql_query(format!("LISTEN {}", self.channel))
-            .execute(&mut conn)
-            .await
-            .map_err(|e| e.to_string())?;
+        for channel in self.channels {
+            diesel::sql_query(format!("LISTEN {channel}"))
+                .execute(&mut conn)
+                .await
+                .map_err(|e| e.to_string())?;
+        }
         (self.on_event)(ListenEvent::Connected);
         loop {
             let step = {
@@ -176,7 +240,7 @@ impl<F: Fn(ListenEvent)> Session<'_, F> {
             };
             match step {
                 Step::Notification(Some(Ok(n))) => {
-                    (self.on_event)(ListenEvent::Notification(n.payload));
+                    (self.on_event)(ListenEvent::Notification(n.into()));
                 }
                 Step::Notification(Some(Err(e))) => return Err(e.to_string()),
                 Step::Notification(None) => return Err("notification stream ended".into()),
@@ -203,7 +267,7 @@ impl<F: Fn(ListenEvent)> Session<'_, F> {
         let mut stream = std::pin::pin!(conn.notifications_stream());
         while let Some(next) = stream.next().now_or_never() {
             match next {
-                Some(Ok(n)) => (self.on_event)(ListenEvent::Notification(n.payload)),
+                Some(Ok(n)) => (self.on_event)(ListenEvent::Notification(n.into())),
                 Some(Err(e)) => return Err(e.to_string()),
                 None => return Err("notification stream ended".into()),
             }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use diesel::sql_types::{BigInt, Text};
 use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl as _};
-use store::listen::{ListenEvent, Placement, spawn_listener};
+use store::listen::{ListenEvent, Notification, Placement, spawn_listener};
 use store::testing::TestDatabase;
 use store::{EmbeddedMigrations, embed_migrations};
 
@@ -95,6 +95,13 @@ async fn next(events: &mut tokio::sync::mpsc::UnboundedReceiver<ListenEvent>) ->
         .expect("listener alive")
 }
 
+fn notification(payload: &str) -> ListenEvent {
+    ListenEvent::Notification(Notification {
+        channel: "store_test_channel".into(),
+        payload: payload.into(),
+    })
+}
+
 #[tokio::test]
 async fn the_pool_answers_and_the_listener_hears_notifications() {
     let db = TestDatabase::new("storetest", || MIGRATIONS, dir())
@@ -107,7 +114,7 @@ async fn the_pool_answers_and_the_listener_hears_notifications() {
     let (stop, stop_rx) = tokio::sync::watch::channel(false);
     let task = spawn_listener(
         db.url.clone(),
-        "store_test_channel",
+        vec!["store_test_channel"],
         stop_rx,
         Placement::OwnThread,
         move |e| {
@@ -120,10 +127,7 @@ async fn the_pool_answers_and_the_listener_hears_notifications() {
         .execute(&mut conn)
         .await
         .unwrap();
-    assert_eq!(
-        next(&mut events).await,
-        ListenEvent::Notification("hello".into())
-    );
+    assert_eq!(next(&mut events).await, notification("hello"));
 
     // After a barrier, a notification committed before it has been delivered already.
     diesel::sql_query("SELECT pg_notify('store_test_channel', 'before-sync')")
@@ -131,10 +135,7 @@ async fn the_pool_answers_and_the_listener_hears_notifications() {
         .await
         .unwrap();
     assert!(task.sync().await);
-    assert_eq!(
-        events.try_recv().unwrap(),
-        ListenEvent::Notification("before-sync".into())
-    );
+    assert_eq!(events.try_recv().unwrap(), notification("before-sync"));
 
     // The listener's connection is killed: it says so, reconnects, and listens again.
     diesel::sql_query(
@@ -150,10 +151,7 @@ async fn the_pool_answers_and_the_listener_hears_notifications() {
         .execute(&mut conn)
         .await
         .unwrap();
-    assert_eq!(
-        next(&mut events).await,
-        ListenEvent::Notification("again".into())
-    );
+    assert_eq!(next(&mut events).await, notification("again"));
     stop.send(true).unwrap();
     tokio::task::spawn_blocking(move || task.join())
         .await

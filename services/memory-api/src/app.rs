@@ -16,6 +16,7 @@ use store::Pool;
 
 use crate::bridge::{BridgeQueue, bridge_queue};
 use crate::db::credentials::PgCredentials;
+use crate::db::owner_cache::{self, OwnerCache};
 use crate::model_runs::{Worker, model_run_queue};
 use crate::render_video::render_video_queue;
 use crate::run_queue::RunQueue;
@@ -58,6 +59,10 @@ pub struct AppState {
     pub render_jobs: RunQueue,
     /// Rendered files and their signed download URLs.
     pub downloads: routes::downloads::Downloads,
+    /// The identity kernels this worker read lately.
+    pub kernels: OwnerCache<crate::db::kernels::StoredKernel>,
+    /// The products this worker read lately, by name.
+    pub products: OwnerCache<crate::db::products::Product>,
 }
 
 /// Routes without a bearer credential: the contract documents, and signed project signals.
@@ -144,6 +149,8 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 scale: settings.common.rate_limit.scale,
             }),
             state: Arc::new(move |worker| AppState {
+                kernels: OwnerCache::subscribed(&worker.listen, owner_cache::KERNELS),
+                products: OwnerCache::subscribed(&worker.listen, owner_cache::PRODUCTS),
                 oauth: oauth::OAuth {
                     config: Arc::clone(&oauth_config),
                     pool: worker.pool.clone(),

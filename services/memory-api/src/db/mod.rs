@@ -19,6 +19,7 @@ pub mod mif;
 pub mod mif_import;
 pub mod model_runs;
 pub mod owner;
+pub mod owner_cache;
 pub mod product_states;
 pub mod products;
 pub mod render_jobs;

@@ -2,7 +2,7 @@
 //! optional `If-Match: <version>`).
 
 use actix_web::http::header::{self, HeaderMap};
-use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web::{HttpMessage as _, HttpRequest, HttpResponse, web};
 use auth::{ReadAccess, WriteAccess};
 use chrono::{DateTime, Utc};
 use http_kit::ApiError;
@@ -70,9 +70,16 @@ fn etag(version: i32) -> (header::HeaderName, String) {
 pub async fn get(
     ReadAccess(caller): ReadAccess,
     state: web::Data<AppState>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let mut conn = store::conn(&state.pool).await?;
-    let stored = kernels::find(&mut conn, Owner::of(&caller))
+    let synced = req.extensions().get::<auth::Synced>().copied();
+    let owner = Owner::of(&caller);
+    let stored = state
+        .kernels
+        .find(synced, owner, "", async || {
+            let mut conn = store::conn(&state.pool).await?;
+            Ok::<_, ApiError>(kernels::find(&mut conn, owner).await?)
+        })
         .await?
         .ok_or_else(|| ApiError::not_found("no identity kernel yet: PUT one first"))?;
     let members = stored.kernel.as_object().cloned().unwrap_or_default();

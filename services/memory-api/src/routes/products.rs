@@ -1,6 +1,6 @@
 //! Products: `GET /products`, `POST /products`, `GET /products/{name}`.
 
-use actix_web::{HttpResponse, web};
+use actix_web::{HttpMessage as _, HttpRequest, HttpResponse, web};
 use auth::{ReadAccess, WriteAccess};
 use chrono::{DateTime, Utc};
 use http_kit::{ApiError, Page, PageParams};
@@ -176,9 +176,16 @@ pub async fn get(
     ReadAccess(caller): ReadAccess,
     state: web::Data<AppState>,
     name: web::Path<String>,
+    req: HttpRequest,
 ) -> Result<web::Json<Product>, ApiError> {
-    let mut conn = store::conn(&state.pool).await?;
-    products::find_by_name(&mut conn, Owner::of(&caller), &name)
+    let synced = req.extensions().get::<auth::Synced>().copied();
+    let owner = Owner::of(&caller);
+    state
+        .products
+        .find(synced, owner, &name, async || {
+            let mut conn = store::conn(&state.pool).await?;
+            Ok::<_, ApiError>(products::find_by_name(&mut conn, owner, &name).await?)
+        })
         .await?
         .map(|p| web::Json(p.into()))
         .ok_or_else(|| ApiError::not_found("no such product"))

@@ -249,3 +249,32 @@ pub fn semantic_settings(db_url: &str) -> Settings {
     settings.embeddings.model_dir = Some(model_dir());
     settings
 }
+
+/// A response reduced to what must not depend on where it was answered from: status, body
+/// bytes, and the headers other than the per-request ones.
+pub async fn snapshot(res: Response) -> (u16, Vec<(String, String)>, Vec<u8>) {
+    let per_request = [
+        "date",
+        "x-request-id",
+        "x-ratelimit-remaining",
+        "x-ratelimit-reset",
+    ];
+    let status = res.status().as_u16();
+    let mut headers: Vec<(String, String)> = res
+        .headers()
+        .iter()
+        .filter(|(name, _)| !per_request.contains(&name.as_str()))
+        .map(|(name, value)| (name.to_string(), value.to_str().unwrap().to_owned()))
+        .collect();
+    headers.sort();
+    (status, headers, res.bytes().await.unwrap().to_vec())
+}
+
+/// Waits until the server's LISTEN connection is up (its credential cache remembers an
+/// unknown key), so the kernel cache, fed by the same connection, is in use.
+pub async fn wait_until_listening(server: &TestServer) {
+    let unknown = auth::credential::generate(auth::CredentialKind::MemoryLive).plaintext;
+    test_support::credentials::Lookups::new(Client::of(server), "/api/v1/memory/identity")
+        .wait_until_remembered(&unknown)
+        .await;
+}

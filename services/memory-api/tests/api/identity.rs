@@ -242,3 +242,106 @@ async fn numbers_at_the_edges_of_f64_survive_the_round_trip() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_kernel_written_through_one_replica_is_read_through_the_other_at_once() {
+    let (h, _, key) = Harness::with_writer(Tier::Pro).await;
+    let b = serve(&h.settings).await;
+    wait_until_listening(&h.server).await;
+    wait_until_listening(&b).await;
+    let (on_a, on_b) = (h.api(&key), Client::of(&b).with_key(&key));
+
+    // No kernel yet, remembered as such by B; a first write through A is seen by B at once.
+    for _ in 0..2 {
+        expect_error(on_b.get("/api/v1/memory/identity").await, 404, "NOT_FOUND").await;
+    }
+    on_a.put("/api/v1/memory/identity", &json!({"tone": "v1"}))
+        .expect(200)
+        .await;
+    for round in 2..6 {
+        let (writer, reader) = if round % 2 == 0 {
+            (&on_b, &on_a)
+        } else {
+            (&on_a, &on_b)
+        };
+        // Both replicas have the current version cached.
+        for api in [&on_a, &on_b] {
+            for _ in 0..2 {
+                assert_eq!(api.get("/api/v1/memory/identity").await.status(), 200);
+            }
+        }
+        let tone = format!("v{round}");
+        writer
+            .put("/api/v1/memory/identity", &json!({ "tone": tone }))
+            .expect(200)
+            .await;
+        let res = reader.get("/api/v1/memory/identity").await;
+        assert_eq!(res.status(), 200);
+        assert_eq!(res.headers()["etag"], format!("\"{round}\"").as_str());
+        let body = json(res).await;
+        assert_eq!(body["kernel"], json!({ "tone": tone }), "round {round}");
+        assert_eq!(body["version"], round);
+    }
+
+    // The first read after a write comes from the database; the ones after it from the
+    // cache, with the same bytes.
+    let uncached = snapshot(on_b.get("/api/v1/memory/identity").await).await;
+    assert_eq!(uncached.0, 200);
+    for _ in 0..3 {
+        assert_eq!(
+            snapshot(on_b.get("/api/v1/memory/identity").await).await,
+            uncached
+        );
+    }
+    b.stop().await;
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn a_replica_answers_from_its_cache_until_notified_and_forgets_it_on_reconnecting() {
+    let (h, user, key) = Harness::with_writer(Tier::Pro).await;
+    wait_until_listening(&h.server).await;
+    let api = h.api(&key);
+    api.put("/api/v1/memory/identity", &json!({"tone": "cached"}))
+        .expect(200)
+        .await;
+    let cached = snapshot(api.get("/api/v1/memory/identity").await).await;
+
+    // A change no notification announces: the cache still answers the old kernel, which
+    // shows that it is the one answering.
+    test_support::sql::exec(
+        &h.db.url,
+        "ALTER TABLE identity_kernels DISABLE TRIGGER identity_kernels_changed",
+    )
+    .await;
+    test_support::sql::exec(
+        &h.db.url,
+        &format!(
+            "UPDATE identity_kernels SET kernel = '{{\"tone\": \"unannounced\"}}' \
+             WHERE user_id = '{user}'"
+        ),
+    )
+    .await;
+    test_support::sql::exec(
+        &h.db.url,
+        "ALTER TABLE identity_kernels ENABLE TRIGGER identity_kernels_changed",
+    )
+    .await;
+    assert_eq!(
+        snapshot(api.get("/api/v1/memory/identity").await).await,
+        cached
+    );
+
+    // The LISTEN connection is lost (its last query was a barrier's empty one): whatever it
+    // missed, the replica forgets everything and reads the database again.
+    test_support::sql::exec(
+        &h.db.url,
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = current_database() AND pid <> pg_backend_pid() \
+         AND (query = '' OR query LIKE 'LISTEN%')",
+    )
+    .await;
+    let body = api.get("/api/v1/memory/identity").expect(200).await;
+    assert_eq!(body["kernel"], json!({"tone": "unannounced"}));
+    h.stop().await;
+}

@@ -4,6 +4,48 @@ use serde_json::json;
 use crate::common::*;
 
 #[tokio::test]
+async fn a_product_created_through_one_replica_is_read_through_the_other_at_once() {
+    let (h, user, key) = Harness::with_writer(Tier::Pro).await;
+    let b = serve(&h.settings).await;
+    wait_until_listening(&b).await;
+    let on_b = Client::of(&b).with_key(&key);
+    // Unknown to B, which remembers it; created through A, B serves it at once.
+    for _ in 0..2 {
+        expect_error(on_b.get("/api/v1/products/late").await, 404, "NOT_FOUND").await;
+    }
+    let created = h
+        .api(&key)
+        .post(
+            "/api/v1/products",
+            &json!({"name": "late", "description": "d"}),
+        )
+        .expect(201)
+        .await;
+    let first = snapshot(on_b.get("/api/v1/products/late").await).await;
+    assert_eq!(first.0, 200);
+    let body: serde_json::Value = serde_json::from_slice(&first.2).unwrap();
+    assert_eq!(body["id"], created["id"]);
+    assert_eq!(body["description"], "d");
+    // Read again (from B's cache now): the same bytes.
+    for _ in 0..3 {
+        assert_eq!(
+            snapshot(on_b.get("/api/v1/products/late").await).await,
+            first
+        );
+    }
+    // Changed by anything at all (here a statement no route makes), B reads the change next.
+    test_support::sql::exec(
+        &h.db.url,
+        &format!("UPDATE products SET description = 'changed' WHERE user_id = '{user}'"),
+    )
+    .await;
+    let body = on_b.get("/api/v1/products/late").expect(200).await;
+    assert_eq!(body["description"], "changed");
+    b.stop().await;
+    h.stop().await;
+}
+
+#[tokio::test]
 async fn products_are_created_listed_paged_and_fetched() {
     let (h, _, key) = Harness::with_writer(Tier::Free).await;
     for name in ["alpha", "beta", "gamma"] {

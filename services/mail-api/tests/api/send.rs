@@ -711,9 +711,13 @@ async fn many_concurrent_sends_each_record_their_outcome_exactly_once() {
     s.without_worker().await;
     let t = s.h.tenant(Plan::Managed).await;
     let site = s.h.site(&t.write, "many").await;
-    let ids: Vec<String> = futures_util::future::join_all(
-        (0..EMAILS).map(|i| s.queued(&t.write, &site, &format!("reader{i}@example.com"))),
-    )
+    let ids: Vec<String> = futures_util::future::join_all((0..EMAILS).map(|i| {
+        let (s, t, site) = (&s, &t, &site);
+        async move {
+            s.queued(&t.write, site, &format!("reader{i}@example.com"))
+                .await
+        }
+    }))
     .await;
     let publisher = s.broker.publisher(send_queue(s.prefix()));
     for id in &ids {

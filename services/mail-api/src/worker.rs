@@ -12,17 +12,21 @@
 //!   publishes the job again, so a worker killed after claiming loses nothing.
 //! - No connection is held while the provider is called: the provider answers, then one
 //!   statement records the outcome and counts the attempt (only if the row is still unsent).
+//!   That statement records the outcomes of all the jobs finished within a few milliseconds
+//!   ([`outcomes`]); each job is acknowledged after its batch committed.
 //! - The email id is the provider's idempotency key (Resend's `Idempotency-Key`), so a crash
 //!   between the provider's acceptance and the database write is harmless there: the
 //!   redelivered job gets the first answer back instead of a second email.
 
+mod outcomes;
+
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use delivery::dkim::DkimKey;
 use delivery::tracking::Tracker;
 use delivery::{OutgoingEmail, Provider, ProviderConfig, SendError};
-use prometheus::{IntCounterVec, Opts};
+use prometheus::{Histogram, IntCounterVec, Opts};
 use queue::{DeliveryInfo, HandlerError, HandlerResult};
 use secrets::Kek;
 use serde::Deserialize;
@@ -31,8 +35,11 @@ use tracing::Instrument as _;
 use uuid::Uuid;
 
 use crate::db::delivery as settings_db;
-use crate::db::emails::{self, Email, Outcome};
+use crate::db::emails::{self, Email, Finishing, Outcome};
 use crate::sending::SendResult;
+
+pub use outcomes::OutcomeBatchSettings;
+use outcomes::OutcomeWriter;
 
 /// The worker's own settings (`MAIL_DELIVERY__…`).
 #[derive(Debug, Clone, Deserialize)]
@@ -61,12 +68,20 @@ pub struct SendWorker {
     default_provider: Mutex<Option<Arc<dyn Provider>>>,
     /// `emails_finished_total{status}`: emails this worker brought to a final state.
     finished: IntCounterVec,
+    batching: OutcomeBatchSettings,
+    /// `send_outcome_batch_size`.
+    batch_sizes: Histogram,
+    /// Started by the first outcome (inside the runtime that runs the jobs).
+    outcomes: OnceLock<OutcomeWriter>,
 }
 
 impl SendWorker {
     /// The worker's metrics, for the binary's `/metrics`.
     pub fn collectors(&self) -> Vec<Box<dyn prometheus::core::Collector>> {
-        vec![Box::new(self.finished.clone())]
+        vec![
+            Box::new(self.finished.clone()),
+            Box::new(self.batch_sizes.clone()),
+        ]
     }
 
     pub fn new(
@@ -92,7 +107,22 @@ impl SendWorker {
             .expect("static metric definition"),
             providers: Mutex::new(HashMap::new()),
             default_provider: Mutex::new(None),
+            batching: OutcomeBatchSettings::default(),
+            batch_sizes: outcomes::batch_sizes(),
+            outcomes: OnceLock::new(),
         }
+    }
+
+    /// How outcomes are batched (before the first job).
+    pub fn with_outcome_batching(mut self, batching: OutcomeBatchSettings) -> Self {
+        self.batching = batching;
+        self
+    }
+
+    fn outcomes(&self) -> &OutcomeWriter {
+        self.outcomes.get_or_init(|| {
+            OutcomeWriter::start(self.pool.clone(), self.batching, self.batch_sizes.clone())
+        })
     }
 
     pub async fn handle(&self, task: queue::Task, info: DeliveryInfo) -> HandlerResult {
@@ -134,7 +164,8 @@ impl SendWorker {
             return Ok(SendResult::of(&row));
         }
         if job.suppressed {
-            return self.finish(&mut conn, &row, Outcome::Suppressed).await;
+            drop(conn);
+            return self.finish(&row, Outcome::Suppressed).await;
         }
         let own = match self.own_domain(
             row.project_id,
@@ -145,11 +176,12 @@ impl SendWorker {
         ) {
             Ok(own) => own,
             Err(reason) => {
+                drop(conn);
                 let outcome = Outcome::Failed {
                     provider: "none",
                     reason: &reason,
                 };
-                return self.finish(&mut conn, &row, outcome).await;
+                return self.finish(&row, outcome).await;
             }
         };
         let (Some(slug), Some(from_name)) = (job.site_slug, job.site_from_name) else {
@@ -158,21 +190,23 @@ impl SendWorker {
         let email = match self.build(&row, &slug, &from_name, own) {
             Ok(email) => email,
             Err(reason) => {
+                drop(conn);
                 let outcome = Outcome::Failed {
                     provider: "none",
                     reason: &reason,
                 };
-                return self.finish(&mut conn, &row, outcome).await;
+                return self.finish(&row, outcome).await;
             }
         };
         let provider = match self.provider(project_id, job.provider_config) {
             Ok(provider) => provider,
             Err(reason) => {
+                drop(conn);
                 let outcome = Outcome::Failed {
                     provider: "none",
                     reason: &reason,
                 };
-                return self.finish(&mut conn, &row, outcome).await;
+                return self.finish(&row, outcome).await;
             }
         };
         if !emails::claim(&mut conn, project_id, id, info.redelivered)
@@ -204,21 +238,20 @@ impl SendWorker {
                 Err(SendError::Temporary(_)) => "failed",
             },
         );
-        let mut conn = store::conn(&self.pool).await.map_err(HandlerError::retry)?;
         match answer {
             Ok(accepted) => {
                 let outcome = Outcome::Sent {
                     provider: provider.name(),
                     provider_message_id: &accepted.provider_message_id,
                 };
-                self.finish(&mut conn, &row, outcome).await
+                self.finish(&row, outcome).await
             }
             Err(SendError::Permanent(reason)) => {
                 let outcome = Outcome::Failed {
                     provider: provider.name(),
                     reason: &reason,
                 };
-                self.finish(&mut conn, &row, outcome).await
+                self.finish(&row, outcome).await
             }
             Err(SendError::Temporary(reason)) => {
                 if info.is_last_attempt() {
@@ -227,8 +260,9 @@ impl SendWorker {
                         provider: provider.name(),
                         reason: &reason,
                     };
-                    return self.finish(&mut conn, &row, outcome).await;
+                    return self.finish(&row, outcome).await;
                 }
+                let mut conn = store::conn(&self.pool).await.map_err(HandlerError::retry)?;
                 emails::note_error(&mut conn, project_id, id, &reason)
                     .await
                     .map_err(HandlerError::retry)?;
@@ -237,24 +271,27 @@ impl SendWorker {
         }
     }
 
-    /// Records the outcome unless another delivery of the job recorded one first; answers
-    /// what the row says in the end.
-    async fn finish(
-        &self,
-        conn: &mut diesel_async::AsyncPgConnection,
-        row: &Email,
-        outcome: Outcome<'_>,
-    ) -> Result<SendResult, HandlerError> {
-        if let Some(updated) = emails::finish(conn, row.project_id, row.id, outcome)
-            .await
-            .map_err(HandlerError::retry)?
-        {
+    /// Records the outcome (with the batch of outcomes finished at the same time) unless
+    /// another delivery of the job recorded one first; answers what the row says in the end.
+    async fn finish(&self, row: &Email, outcome: Outcome<'_>) -> Result<SendResult, HandlerError> {
+        let finishing = Finishing::new(row.project_id, row.id, outcome);
+        let moved = match self.outcomes().record(finishing).await {
+            Ok(moved) => moved,
+            Err(outcomes::NotWritten) => {
+                let mut conn = store::conn(&self.pool).await.map_err(HandlerError::retry)?;
+                emails::finish(&mut conn, row.project_id, row.id, outcome)
+                    .await
+                    .map_err(HandlerError::retry)?
+            }
+        };
+        if let Some(updated) = moved {
             self.finished
                 .with_label_values(&[updated.status.as_str()])
                 .inc();
             return Ok(SendResult::of(&updated));
         }
-        let current = emails::get(conn, row.project_id, row.id)
+        let mut conn = store::conn(&self.pool).await.map_err(HandlerError::retry)?;
+        let current = emails::get(&mut conn, row.project_id, row.id)
             .await
             .map_err(HandlerError::retry)?
             .ok_or_else(|| HandlerError::permanent("the email vanished"))?;

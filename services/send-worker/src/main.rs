@@ -7,13 +7,15 @@
 //! (health and metrics), `MAIL_WORKER__PREFETCH`, and the default provider of projects that
 //! configured none: `MAIL_DELIVERY__DEFAULT_PROVIDER__KIND` = `file` (with `__DIRECTORY`, the
 //! default for `make dev`), `smtp` (with `__HOST`, `__PORT`, `__USERNAME`, `__PASSWORD`,
-//! `__SECURITY`) or `resend` (with `__API_KEY`); `MAIL_DELIVERY__RESEND_BASE_URL`.
+//! `__SECURITY`) or `resend` (with `__API_KEY`); `MAIL_DELIVERY__RESEND_BASE_URL`. Send
+//! outcomes are written in batches: `MAIL_OUTCOMES__MAX_BATCH` (128), `__WINDOW_MS` (2: how
+//! long a batch waits for more) and `__WRITERS` (2 batches written at once).
 
 use std::sync::Arc;
 
 use http_kit::Flavor;
 use mail_api::config::{SecretsSettings, SendingSettings, TrackingSettings};
-use mail_api::worker::{DeliverySettings, SendWorker};
+use mail_api::worker::{DeliverySettings, OutcomeBatchSettings, SendWorker};
 use queue::{QueueMetrics, ShutdownToken};
 use serde::Deserialize;
 use service_kit::config::{BrokerSettings, DatabaseSettings, TelemetrySettings};
@@ -61,6 +63,8 @@ struct Settings {
     delivery: DeliverySettings,
     #[serde(default)]
     outbound_webhooks: mail_api::outbound::OutboundWebhookSettings,
+    #[serde(default)]
+    outcomes: OutcomeBatchSettings,
 }
 
 #[global_allocator]
@@ -80,13 +84,16 @@ async fn main() -> anyhow::Result<()> {
     })?;
     let tracker = settings.tracking.tracker()?;
     let pool = infra::pool(&settings.database)?;
-    let worker = Arc::new(SendWorker::new(
-        pool.clone(),
-        Arc::new(kek),
-        tracker,
-        settings.sending.shared_domain.clone(),
-        settings.delivery.clone(),
-    ));
+    let worker = Arc::new(
+        SendWorker::new(
+            pool.clone(),
+            Arc::new(kek),
+            tracker,
+            settings.sending.shared_domain.clone(),
+            settings.delivery.clone(),
+        )
+        .with_outcome_batching(settings.outcomes),
+    );
 
     // Provider webhooks that mail-api could not apply: a second consumer, same process.
     let inbound_broker = infra::broker(SERVICE, &settings.broker);

@@ -48,7 +48,7 @@ pub async fn attribute(
     contact_id: Uuid,
     at: DateTime<Utc>,
 ) -> QueryResult<(Rule, Option<(Uuid, Option<Uuid>)>)> {
-    // Each branch reads the contact's few log rows through email_log_contact_sent_idx.
+    // Each branch reads the contact's few log rows through email_log_contact_idx.
     let touch: Option<Touch> = diesel::sql_query(
         "SELECT id, campaign_id, rule FROM ( \
            (SELECT id, campaign_id, 'click' AS rule, 1 AS rank FROM email_log \

@@ -475,6 +475,11 @@ pub const CLAIM_SECS: i32 = 45;
 /// is past sending or another delivery holds a claim that has not expired. `take_over` claims
 /// it whatever the claim: the broker redelivered this very message, so the delivery that
 /// claimed it died unacknowledged.
+///
+/// Its commit does not wait for the disk: other sessions see the claim at once, and the
+/// outcome's commit, which does wait, flushes the log in order. A claim lost with a database
+/// crash is no worse than a kept one: the job's next delivery calls the provider again either
+/// way (at once or once the claim expires), under the same idempotency key.
 pub async fn claim(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
@@ -483,7 +488,8 @@ pub async fn claim(
 ) -> QueryResult<bool> {
     let claimed = Prepared(
         diesel::sql_query(concat!(
-            "UPDATE email_log SET claimed_at = now() \
+            "WITH async AS (SELECT set_config('synchronous_commit', 'off', true)) \
+             UPDATE email_log SET claimed_at = now() FROM async \
              WHERE project_id = $1 AND id = $2 AND held_until IS NULL AND status IN ",
             claimable!(),
             " AND (claimed_at IS NULL OR claimed_at < now() - make_interval(secs => $3) \
@@ -569,79 +575,155 @@ pub async fn mark_answered_queued(
 }
 
 /// Moves a not yet sent email to `status` (`sent`, `failed` or `suppressed`), counts the
-/// attempt when the provider was called, and records the event, in one statement. `None` when the email had already left that stage (another
-/// delivery of the same job got there first): nothing is changed.
+/// attempt when the provider was called, and records the event, in one statement. `None` when
+/// the email had already left that stage (another delivery of the same job got there first):
+/// nothing is changed.
 pub async fn finish(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
     id: Uuid,
     outcome: Outcome<'_>,
 ) -> QueryResult<Option<Email>> {
-    let (provider, message_id, error, data) = match outcome {
-        Outcome::Sent {
-            provider,
-            provider_message_id,
-        } => (
-            Some(provider),
-            Some(provider_message_id),
-            None,
-            serde_json::json!({"provider": provider, "provider_message_id": provider_message_id}),
-        ),
-        Outcome::Failed { provider, reason } => (
-            Some(provider),
-            None,
-            Some(reason),
-            serde_json::json!({"provider": provider, "reason": reason}),
-        ),
-        Outcome::Suppressed => (None, None, None, serde_json::json!({})),
-    };
+    let finishing = Finishing::new(project_id, id, outcome);
+    Ok(finish_many(conn, std::slice::from_ref(&finishing))
+        .await?
+        .into_iter()
+        .next())
+}
+
+/// An outcome to record, owned (it waits in the worker's batch of outcomes).
+#[derive(Debug, Clone)]
+pub struct Finishing {
+    pub project_id: Uuid,
+    pub id: Uuid,
+    status: EmailStatus,
+    provider: Option<String>,
+    provider_message_id: Option<String>,
+    error: Option<String>,
+    data: Value,
+    called_provider: bool,
+}
+
+impl Finishing {
+    pub fn new(project_id: Uuid, id: Uuid, outcome: Outcome<'_>) -> Self {
+        let (provider, provider_message_id, error, data) = match outcome {
+            Outcome::Sent {
+                provider,
+                provider_message_id,
+            } => (
+                Some(provider),
+                Some(provider_message_id),
+                None,
+                serde_json::json!({"provider": provider, "provider_message_id": provider_message_id}),
+            ),
+            Outcome::Failed { provider, reason } => (
+                Some(provider),
+                None,
+                Some(reason),
+                serde_json::json!({"provider": provider, "reason": reason}),
+            ),
+            Outcome::Suppressed => (None, None, None, serde_json::json!({})),
+        };
+        Self {
+            project_id,
+            id,
+            status: outcome.status(),
+            provider: provider.map(str::to_owned),
+            provider_message_id: provider_message_id.map(str::to_owned),
+            error: error.map(str::to_owned),
+            data,
+            called_provider: outcome.called_provider(),
+        }
+    }
+
+    /// The status it records.
+    pub fn status(&self) -> EmailStatus {
+        self.status
+    }
+}
+
+/// [`finish`] for many emails in one statement (one commit): the rows it moved, in no
+/// particular order. An email listed twice moves once. Only duplicate deliveries of one job
+/// put a row in two concurrent batches; should they deadlock, PostgreSQL aborts one and its
+/// caller records its outcomes one by one.
+pub async fn finish_many(
+    conn: &mut AsyncPgConnection,
+    finishing: &[Finishing],
+) -> QueryResult<Vec<Email>> {
+    let mut sorted: Vec<&Finishing> = finishing.iter().collect();
+    sorted.sort_by_key(|f| f.id);
     Prepared(
         diesel::sql_query(format!(
-            "WITH done AS ( \
-           UPDATE email_log SET status = $3, provider = coalesce($4, provider), \
-             provider_message_id = $5, last_error = $6, updated_at = now(), claimed_at = NULL, \
-             attempts = attempts + $9, \
-             sent_at = CASE WHEN $3 = 'sent' THEN now() ELSE sent_at END \
-           WHERE project_id = $1 AND id = $2 AND held_until IS NULL AND status IN {claimable} \
-           RETURNING {COLUMNS}), \
+            "WITH input AS ( \
+           SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], \
+             $6::text[], $7::uuid[], $8::jsonb[], $9::int[]) \
+             AS i(in_project, in_id, new_status, new_provider, new_message_id, new_error, \
+                  event_id, event_data, attempted)), \
+         done AS ( \
+           UPDATE email_log SET status = t.new_status, \
+             provider = coalesce(t.new_provider, provider), \
+             provider_message_id = t.new_message_id, last_error = t.new_error, \
+             updated_at = now(), claimed_at = NULL, attempts = attempts + t.attempted, \
+             sent_at = CASE WHEN t.new_status = 'sent' THEN now() ELSE sent_at END \
+           FROM input t \
+           WHERE project_id = t.in_project AND id = t.in_id AND held_until IS NULL \
+             AND status IN {claimable} \
+           RETURNING {COLUMNS}, t.event_id, t.event_data), \
          event AS ( \
            INSERT INTO email_events (id, project_id, email_log_id, kind, source, data) \
-           SELECT $7, project_id, id, status, 'worker', $8 FROM done), \
+           SELECT event_id, project_id, id, status, 'worker', event_data FROM done), \
          progress AS ({ENROLLMENT_PROGRESS}) \
          SELECT * FROM done",
             claimable = claimable!()
         ))
-        .bind::<SqlUuid, _>(project_id)
-        .bind::<SqlUuid, _>(id)
-        .bind::<Text, _>(outcome.status().as_str())
-        .bind::<Nullable<Text>, _>(provider)
-        .bind::<Nullable<Text>, _>(message_id)
-        .bind::<Nullable<Text>, _>(error)
-        .bind::<SqlUuid, _>(Uuid::now_v7())
-        .bind::<Jsonb, _>(data)
-        .bind::<Integer, _>(i32::from(outcome.called_provider())),
+        .bind::<Array<SqlUuid>, _>(sorted.iter().map(|f| f.project_id).collect::<Vec<_>>())
+        .bind::<Array<SqlUuid>, _>(sorted.iter().map(|f| f.id).collect::<Vec<_>>())
+        .bind::<Array<Text>, _>(sorted.iter().map(|f| f.status.as_str()).collect::<Vec<_>>())
+        .bind::<Array<Nullable<Text>>, _>(optional_texts(&sorted, |f| f.provider.as_deref()))
+        .bind::<Array<Nullable<Text>>, _>(optional_texts(&sorted, |f| {
+            f.provider_message_id.as_deref()
+        }))
+        .bind::<Array<Nullable<Text>>, _>(optional_texts(&sorted, |f| f.error.as_deref()))
+        .bind::<Array<SqlUuid>, _>(sorted.iter().map(|_| Uuid::now_v7()).collect::<Vec<_>>())
+        .bind::<Array<Jsonb>, _>(sorted.iter().map(|f| f.data.clone()).collect::<Vec<_>>())
+        .bind::<Array<Integer>, _>(
+            sorted
+                .iter()
+                .map(|f| i32::from(f.called_provider))
+                .collect::<Vec<_>>(),
+        ),
     )
-    .get_result(conn)
+    .load(conn)
     .await
-    .optional()
+}
+
+/// One optional text of each outcome, for an `unnest` column.
+fn optional_texts<'a>(
+    finishing: &[&'a Finishing],
+    get: impl Fn(&'a Finishing) -> Option<&'a str>,
+) -> Vec<Option<&'a str>> {
+    finishing.iter().map(|f| get(f)).collect()
 }
 
 /// Campaign mail that left the queue moves its enrollment on: the next step becomes due its
 /// delay from now, or the enrollment completes when none is left; a suppressed send ends it.
 /// Only an enrollment waiting for this email (active, nothing due) moves. A CTE of
-/// [`finish`], whose `done` holds the email and `$3` its new status.
+/// [`finish_many`], whose `done` holds the emails with their new status; should one batch
+/// hold two emails of one enrollment, the one with the lowest id moves it (as if finished
+/// first).
 const ENROLLMENT_PROGRESS: &str = "\
     UPDATE enrollments e SET updated_at = now(), \
-      status = CASE WHEN $3 = 'suppressed' THEN 'exited' \
+      status = CASE WHEN d.status = 'suppressed' THEN 'exited' \
                     WHEN next_step_delay(e.campaign_id, e.current_step) IS NULL THEN 'completed' \
                     ELSE 'active' END, \
-      exit_reason = CASE WHEN $3 = 'suppressed' THEN 'suppressed' END, \
-      next_step_at = CASE WHEN $3 <> 'suppressed' THEN now() \
+      exit_reason = CASE WHEN d.status = 'suppressed' THEN 'suppressed' END, \
+      next_step_at = CASE WHEN d.status <> 'suppressed' THEN now() \
         + next_step_delay(e.campaign_id, e.current_step) * interval '1 minute' END, \
-      ended_at = CASE WHEN $3 = 'suppressed' \
+      ended_at = CASE WHEN d.status = 'suppressed' \
                         OR next_step_delay(e.campaign_id, e.current_step) IS NULL THEN now() END \
-    FROM done WHERE e.id = done.enrollment_id AND e.status = 'active' \
-      AND e.next_step_at IS NULL";
+    FROM (SELECT DISTINCT ON (enrollment_id) enrollment_id, status FROM done \
+          WHERE enrollment_id IS NOT NULL ORDER BY enrollment_id, id) d \
+    WHERE e.id = d.enrollment_id AND e.status = 'active' AND e.next_step_at IS NULL";
 
 /// How a send ended.
 #[derive(Debug, Clone, Copy)]
@@ -668,7 +750,7 @@ impl Outcome<'_> {
     }
 
     /// Whether the provider was asked (an attempt to count).
-    fn called_provider(&self) -> bool {
+    pub fn called_provider(&self) -> bool {
         match self {
             Self::Sent { .. } => true,
             Self::Failed { provider, .. } => *provider != "none",

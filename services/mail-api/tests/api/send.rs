@@ -98,12 +98,17 @@ impl Send {
     }
 
     fn start_worker_with(&mut self, worker: SendWorker) {
+        self.start_worker_prefetching(worker, 4);
+    }
+
+    /// Starts `worker` handling up to `prefetch` deliveries at once.
+    fn start_worker_prefetching(&mut self, worker: SendWorker, prefetch: u16) {
         let worker = Arc::new(worker);
         let token = ShutdownToken::new();
         let consumer = self
             .broker
             .consumer(send_queue(self.prefix()))
-            .with_prefetch(4);
+            .with_prefetch(prefetch);
         let stop = token.clone();
         tokio::spawn(async move {
             let handler = move |task, info| {
@@ -693,6 +698,116 @@ async fn an_email_claimed_by_a_dead_worker_is_sent_once_the_claim_expires() {
         .await;
     tokio::time::sleep(Duration::from_millis(1_500)).await;
     assert_eq!(s.sink.received_count(), 1);
+    s.finish().await;
+}
+
+/// Many jobs finishing at once, each published twice: the outcomes are written in batches
+/// (one statement for several emails), and every email ends `sent` once, with one message, one
+/// attempt and one `sent` event.
+#[tokio::test]
+async fn many_concurrent_sends_each_record_their_outcome_exactly_once() {
+    const EMAILS: usize = 40;
+    let mut s = Send::with(|s| s.sending.reply_wait_ms = 200).await;
+    s.without_worker().await;
+    let t = s.h.tenant(Plan::Managed).await;
+    let site = s.h.site(&t.write, "many").await;
+    let ids: Vec<String> = futures_util::future::join_all((0..EMAILS).map(|i| {
+        let (s, t, site) = (&s, &t, &site);
+        async move {
+            s.queued(&t.write, site, &format!("reader{i}@example.com"))
+                .await
+        }
+    }))
+    .await;
+    let publisher = s.broker.publisher(send_queue(s.prefix()));
+    for id in &ids {
+        let task = Task::SendEmail {
+            email_log_id: id.parse().unwrap(),
+            project_id: t.project,
+        };
+        publisher.publish(&task).await.expect("publish");
+    }
+
+    // A long window and a small batch: the outcomes of the jobs handled at once share
+    // statements.
+    let worker = s
+        .send_worker()
+        .with_outcome_batching(mail_api::worker::OutcomeBatchSettings {
+            max_batch: 8,
+            window_ms: 200,
+            writers: 2,
+        });
+    let batch_sizes = worker.collectors().remove(1);
+    s.start_worker_prefetching(worker, 32);
+    for id in &ids {
+        let email = s.wait_email(&t.read, id, |e| e["status"] == "sent").await;
+        assert_eq!(email["attempts"], 1, "{id}");
+        assert_eq!(event_kinds(&email), ["accepted", "sent"], "{id}");
+        assert!(email["provider_message_id"].is_string(), "{id}");
+    }
+    // Give the duplicate deliveries every chance to send or record again.
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    assert_eq!(s.sink.received_count(), EMAILS);
+    let mut recipients: Vec<String> = s.sink.received().iter().map(|m| m.to.join(",")).collect();
+    recipients.sort();
+    recipients.dedup();
+    assert_eq!(recipients.len(), EMAILS);
+    assert_eq!(
+        s.h.query(&format!(
+            "SELECT count(*) || '|' || count(DISTINCT email_log_id) FROM email_events \
+             WHERE project_id = '{}' AND kind = 'sent'",
+            t.project
+        ))
+        .await,
+        [format!("{EMAILS}|{EMAILS}")]
+    );
+    assert_eq!(
+        s.h.query(&format!(
+            "SELECT count(*) FROM email_log WHERE project_id = '{}' \
+             AND status = 'sent' AND claimed_at IS NULL",
+            t.project
+        ))
+        .await,
+        [EMAILS.to_string()]
+    );
+    // Every outcome went through a batch, and batches held several.
+    let histogram = batch_sizes.collect()[0].get_metric()[0]
+        .get_histogram()
+        .clone();
+    assert_eq!(histogram.get_sample_sum(), EMAILS as f64);
+    assert!(histogram.get_sample_count() < EMAILS as u64);
+    s.finish().await;
+}
+
+/// One batch naming an email twice (two deliveries of its job finished together) moves it
+/// once, with one event; a batch over emails already finished moves nothing.
+#[tokio::test]
+async fn a_batch_naming_an_email_twice_records_it_once() {
+    use mail_api::db::emails::{Finishing, Outcome, finish_many};
+    let mut s = Send::with(|s| s.sending.reply_wait_ms = 200).await;
+    let (t, id) = s.queued_alone("twice-batch", "ada@example.com").await;
+    let sent = Outcome::Sent {
+        provider: "smtp",
+        provider_message_id: "<one@example.com>",
+    };
+    let failed = Outcome::Failed {
+        provider: "smtp",
+        reason: "refused",
+    };
+    let batch = [
+        Finishing::new(t.project, id, sent),
+        Finishing::new(t.project, id, failed),
+    ];
+    let mut conn = s.h.conn().await;
+    let moved = finish_many(&mut conn, &batch).await.unwrap();
+    assert_eq!(moved.len(), 1);
+    assert_eq!(moved[0].id, id);
+    assert!(finish_many(&mut conn, &batch).await.unwrap().is_empty());
+    let email = s.email(&t.read, &id.to_string()).await;
+    assert_eq!(email["attempts"], 1);
+    let kinds = event_kinds(&email);
+    assert_eq!(kinds.len(), 2, "{kinds:?}");
+    assert_eq!(kinds[1], email["status"].as_str().unwrap());
     s.finish().await;
 }
 

@@ -1,0 +1,152 @@
+//! Group commit of the send worker's outcomes: the jobs that finish within a few
+//! milliseconds of each other are recorded by one statement, in one commit, instead of one
+//! synchronous commit each. A job waits for the commit of its batch before its handler
+//! returns, so its delivery is acknowledged only once its outcome is durable.
+//!
+//! A batch that cannot be written (no connection, an error, a deadlock with a duplicate
+//! delivery's batch) is handed back: each job then records its outcome on its own, and a job
+//! whose own write fails too is retried by the queue (its claim makes the retry send
+//! nothing twice).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use prometheus::{Histogram, HistogramOpts};
+use serde::Deserialize;
+use store::Pool;
+use tokio::sync::{Semaphore, mpsc, oneshot};
+use tokio::time::Instant;
+use uuid::Uuid;
+
+use crate::db::emails::{self, Email, Finishing};
+
+/// `MAIL_OUTCOMES__…` of the send worker.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(default)]
+pub struct OutcomeBatchSettings {
+    /// Outcomes written by one statement at most.
+    pub max_batch: usize,
+    /// How long the first outcome of a batch waits for others (milliseconds; 0: only those
+    /// already waiting join it).
+    pub window_ms: u64,
+    /// Batches written at once (each on its own connection).
+    pub writers: usize,
+}
+
+impl Default for OutcomeBatchSettings {
+    fn default() -> Self {
+        Self {
+            max_batch: 128,
+            window_ms: 2,
+            writers: 2,
+        }
+    }
+}
+
+/// The batch could not be written: the caller records its outcome on its own.
+#[derive(Debug)]
+pub struct NotWritten;
+
+struct Pending {
+    finishing: Finishing,
+    /// The row as moved (`None`: it had already left the sending stage).
+    written: oneshot::Sender<Result<Option<Email>, NotWritten>>,
+}
+
+/// The handle the worker's jobs record their outcomes through.
+pub struct OutcomeWriter {
+    pending: mpsc::UnboundedSender<Pending>,
+}
+
+impl OutcomeWriter {
+    /// Starts the collector (a task of the current runtime; it ends with the writer).
+    pub fn start(pool: Pool, settings: OutcomeBatchSettings, sizes: Histogram) -> Self {
+        let (pending, queued) = mpsc::unbounded_channel();
+        tokio::spawn(collect(pool, queued, settings, sizes));
+        Self { pending }
+    }
+
+    /// Records `finishing` with the others of its batch: once committed, the row as it was
+    /// moved, or `None` when another delivery had finished the email first.
+    pub async fn record(&self, finishing: Finishing) -> Result<Option<Email>, NotWritten> {
+        let (written, answer) = oneshot::channel();
+        self.pending
+            .send(Pending { finishing, written })
+            .map_err(|_| NotWritten)?;
+        answer.await.unwrap_or(Err(NotWritten))
+    }
+}
+
+/// The batch-size histogram (`send_outcome_batch_size`), for `/metrics`.
+pub fn batch_sizes() -> Histogram {
+    Histogram::with_opts(
+        HistogramOpts::new(
+            "send_outcome_batch_size",
+            "Send outcomes recorded by one statement of the send worker",
+        )
+        .buckets(vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0]),
+    )
+    .expect("static metric definition")
+}
+
+async fn collect(
+    pool: Pool,
+    mut queued: mpsc::UnboundedReceiver<Pending>,
+    settings: OutcomeBatchSettings,
+    sizes: Histogram,
+) {
+    let writers = Arc::new(Semaphore::new(settings.writers.max(1)));
+    let max_batch = settings.max_batch.max(1);
+    let window = Duration::from_millis(settings.window_ms);
+    loop {
+        // While every writer is busy, outcomes pile up for the next batch.
+        let Ok(writer) = Arc::clone(&writers).acquire_owned().await else {
+            return;
+        };
+        let Some(first) = queued.recv().await else {
+            return;
+        };
+        let mut batch = vec![first];
+        let deadline = Instant::now() + window;
+        while batch.len() < max_batch {
+            // Polled before the deadline is checked: what is already queued always joins.
+            match tokio::time::timeout_at(deadline, queued.recv()).await {
+                Ok(Some(next)) => batch.push(next),
+                Ok(None) | Err(_) => break,
+            }
+        }
+        sizes.observe(batch.len() as f64);
+        let pool = pool.clone();
+        tokio::spawn(async move {
+            write(&pool, batch).await;
+            drop(writer);
+        });
+    }
+}
+
+async fn write(pool: &Pool, batch: Vec<Pending>) {
+    let finishing: Vec<Finishing> = batch.iter().map(|p| p.finishing.clone()).collect();
+    let written = match store::conn(pool).await {
+        Ok(mut conn) => emails::finish_many(&mut conn, &finishing)
+            .await
+            .map_err(|e| e.to_string()),
+        Err(err) => Err(err.to_string()),
+    };
+    match written {
+        Ok(rows) => {
+            let mut moved: HashMap<Uuid, Email> = rows.into_iter().map(|r| (r.id, r)).collect();
+            for pending in batch {
+                // An email listed twice moved once: the second listing finds it moved.
+                let row = moved.remove(&pending.finishing.id);
+                let _ = pending.written.send(Ok(row));
+            }
+        }
+        Err(error) => {
+            tracing::warn!(%error, outcomes = batch.len(), "a batch of send outcomes was not written; recording them one by one");
+            for pending in batch {
+                let _ = pending.written.send(Err(NotWritten));
+            }
+        }
+    }
+}

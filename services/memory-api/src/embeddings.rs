@@ -37,7 +37,11 @@ async fn embed_as(state: &AppState, owner: Owner<'_>, text: &str, kind: Kind) ->
     let texts = [text.to_owned()];
     let answer = match kind {
         Kind::Passage => embedder.embed_passages(&texts).await,
-        Kind::Query => embedder.embed_query(text).await.map(|v| vec![v]),
+        Kind::Query => {
+            // Owners never share cached query vectors (see `embed::with_query_cache`).
+            let asker = format!("{}/{}", owner.user_id, owner.environment);
+            embedder.embed_query_as(&asker, text).await.map(|v| vec![v])
+        }
     };
     match answer {
         Ok(mut vectors) if vectors.len() == 1 => Some(vectors.remove(0)),

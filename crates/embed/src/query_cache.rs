@@ -294,8 +294,14 @@ mod tests {
     async fn a_repeated_query_is_embedded_once() {
         let inner = Arc::new(Counting::new(false));
         let embedder = cached(&inner, 8);
-        let first = embedder.embed_query("where are secrets kept").await.unwrap();
-        let second = embedder.embed_query("where are secrets kept").await.unwrap();
+        let first = embedder
+            .embed_query("where are secrets kept")
+            .await
+            .unwrap();
+        let second = embedder
+            .embed_query("where are secrets kept")
+            .await
+            .unwrap();
         assert_eq!(first, second);
         assert_eq!(inner.calls(), 1);
         embedder.embed_query("another question").await.unwrap();
@@ -306,7 +312,10 @@ mod tests {
     async fn spacing_never_matters_and_case_only_for_a_cased_model() {
         let uncased = Arc::new(Counting::new(true));
         let embedder = cached(&uncased, 8);
-        embedder.embed_query("Where are  secrets kept").await.unwrap();
+        embedder
+            .embed_query("Where are  secrets kept")
+            .await
+            .unwrap();
         embedder
             .embed_query("  where ARE secrets\tkept ")
             .await
@@ -317,10 +326,19 @@ mod tests {
 
         let cased = Arc::new(Counting::new(false));
         let embedder = cached(&cased, 8);
-        embedder.embed_query("Where are secrets kept").await.unwrap();
-        embedder.embed_query(" Where are  secrets kept").await.unwrap();
+        embedder
+            .embed_query("Where are secrets kept")
+            .await
+            .unwrap();
+        embedder
+            .embed_query(" Where are  secrets kept")
+            .await
+            .unwrap();
         assert_eq!(cased.calls(), 1);
-        embedder.embed_query("where are secrets kept").await.unwrap();
+        embedder
+            .embed_query("where are secrets kept")
+            .await
+            .unwrap();
         assert_eq!(cased.calls(), 2);
     }
 

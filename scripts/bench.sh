@@ -14,7 +14,8 @@
 #   g  memory-api GET /api/v1/memory/identity          (auth + rate limit + one row)
 #   h  pgbench on bench_memory running the SQL of route g
 #   i  memory-api GET /memory/decisions/search, keyword mode, 100,000 decisions
-#   j  the same in semantic mode (local model, query embedded per request), 10,000
+#   j  the same in semantic mode (local model; its 20 questions repeat, so after the warm-up
+#      their vectors come from the query cache unless BENCH_QUERY_CACHE_ENTRIES=0), 10,000
 #      decisions, on a second memory-api (127.0.0.1:18082, database bench_memory_semantic)
 #   k  GET /memory/search on that second memory-api
 #   l  POST /memory/decisions on it (throughput with the local embedding in the request)
@@ -79,6 +80,9 @@ usage: scripts/bench.sh [-h]
     BENCH_ONLY=render      only the render scenarios (pdf, video); mail-api still starts
     BENCH_SIGNAL_CONNECTIONS=32     connections of the signal scenarios v, w
     BENCH_ONLY=retrieval   only the retrieval-quality table (z)
+    BENCH_ONLY=search      only the semantic search scenarios (j, k); mail-api still starts
+    BENCH_QUERY_CACHE_ENTRIES=4096  query vectors the semantic memory-api of j, k, l keeps
+                                    (0: every query embedded per request; unset: its default)
     BENCH_RETRIEVAL_EXTRA='label|MEMORY_SEARCH__RRF_K=10;…'  more configurations for z
     BENCH_RENDER_PAGES=50           pages of the rendered pdf of scenario pdf
     BENCH_VIDEO_SECONDS=15          seconds of the rendered video of scenario video
@@ -107,7 +111,9 @@ BIN="${CARGO_TARGET_DIR:-target}/release"
 ((BENCH_CONNECTIONS >= BENCH_THREADS)) || die "BENCH_CONNECTIONS must be at least $BENCH_THREADS"
 [[ $BENCH_WARMUP =~ ^[0-9]+$ ]] || die "BENCH_WARMUP must be a number of seconds"
 case "$BENCH_RATE_LIMIT_BACKEND" in "" | inprocess | redis) ;; *) die "BENCH_RATE_LIMIT_BACKEND must be inprocess or redis" ;; esac
-case "$BENCH_ONLY" in "" | mail | send | signals | render | retrieval) ;; *) die "BENCH_ONLY must be mail, send, signals, render or retrieval (or unset)" ;; esac
+case "$BENCH_ONLY" in "" | mail | send | signals | render | retrieval | search) ;; *) die "BENCH_ONLY must be mail, send, signals, render, retrieval or search (or unset)" ;; esac
+[[ -z ${BENCH_QUERY_CACHE_ENTRIES:-} || $BENCH_QUERY_CACHE_ENTRIES =~ ^[0-9]+$ ]] ||
+    die "BENCH_QUERY_CACHE_ENTRIES must be a number of entries"
 [[ $EXPORT_CONTACTS =~ ^[1-9][0-9]*$ ]] || die "BENCH_EXPORT_CONTACTS must be a positive integer"
 if [[ $BENCH_ONLY == retrieval ]]; then
     bash "$ROOT/scripts/infra.sh"
@@ -122,11 +128,13 @@ fi
 # memory_scenarios: whether the memory scenarios other than the signals' run;
 # mail_scenarios: whether the mail scenarios other than the send pipeline run;
 # send_scenarios: whether the send pipeline runs; signal_scenarios: whether v and w run;
-# render_scenarios: whether the pdf and video renders run.
-memory() { [[ -z $BENCH_ONLY || $BENCH_ONLY == signals || $BENCH_ONLY == render ]]; }
+# render_scenarios: whether the pdf and video renders run; search_scenarios: whether the
+# semantic search scenarios j and k run.
+memory() { [[ -z $BENCH_ONLY || $BENCH_ONLY == signals || $BENCH_ONLY == render || $BENCH_ONLY == search ]]; }
 memory_scenarios() { [[ -z $BENCH_ONLY ]]; }
+search_scenarios() { [[ -z $BENCH_ONLY || $BENCH_ONLY == search ]]; }
 mail_scenarios() { [[ -z $BENCH_ONLY || $BENCH_ONLY == mail ]]; }
-send_scenarios() { [[ $BENCH_ONLY != signals && $BENCH_ONLY != render ]]; }
+send_scenarios() { [[ $BENCH_ONLY != signals && $BENCH_ONLY != render && $BENCH_ONLY != search ]]; }
 render_scenarios() { [[ -z $BENCH_ONLY || $BENCH_ONLY == render ]]; }
 signal_scenarios() { [[ -z $BENCH_ONLY || $BENCH_ONLY == signals ]]; }
 BINARIES=(mail-api admin)
@@ -707,7 +715,7 @@ run_export q "mail-api GET /api/v1/export?format=csv (ZIP), $EXPORT_CONTACTS con
     "$MAIL_URL/api/v1/export?format=csv" "$EXPORT_KEY"
 fi
 
-if memory_scenarios; then
+if memory_scenarios || search_scenarios; then
     # ------------------------------------------------------------- decisions and search
     # Latency of the search routes is measured with as many clients as the machine has
     # cores (BENCH_SEARCH_CONNECTIONS): with 32 the figure is mostly time spent queueing.
@@ -718,6 +726,8 @@ if memory_scenarios; then
             "\\copy decisions (id, user_id, environment, decision, reasoning, product_name, tags, decided_at) FROM STDIN WITH (FORMAT csv)"
         psql_pg -d "$1" -c "VACUUM ANALYZE decisions"
     }
+fi
+if memory_scenarios; then
     copy_decisions bench_memory "${BENCH_KEYWORD_DECISIONS:-100000}" "$USER_ID"
     log "bench: ${BENCH_KEYWORD_DECISIONS:-100000} decisions for the keyword scenario"
     python3 "$SEED" keyword-paths >"$WORK/keyword.paths"
@@ -752,7 +762,8 @@ json.dump({"mif": doc, "merge_strategy": "replace", "apply_immediately": True}, 
     run_export s "memory-api POST /memory/import-mif (replace, applied), the same document" \
         "$MEMORY_URL/api/v1/memory/import-mif" "$MIF_TARGET_KEY" "$MEMORY_PID" "$((2 * MIF_N))" \
         "$WORK/import.json"
-
+fi
+if memory_scenarios || search_scenarios; then
     # A second memory-api with the local model, on a database of its own: its
     # background pass embeds the seeded decisions before the scenarios start.
     SEMANTIC_ADDR=127.0.0.1:18082
@@ -768,7 +779,11 @@ json.dump({"mif": doc, "merge_strategy": "replace", "apply_immediately": True}, 
         --user "$SEM_USER" --env live --scopes read,write --name bench | json_get key)"
     MODEL_DIR="$(bash "$ROOT/scripts/models.sh" | tail -n 1)"
     ! tcp_open "${SEMANTIC_ADDR%:*}" "${SEMANTIC_ADDR##*:}" || die "$SEMANTIC_ADDR is already in use"
-    env "${svc_env[@]}" MEMORY_DATABASE__URL="$SEMANTIC_DB_URL" MEMORY_HTTP__BIND="$SEMANTIC_ADDR" \
+    query_cache=()
+    [[ -z ${BENCH_QUERY_CACHE_ENTRIES:-} ]] ||
+        query_cache=(MEMORY_EMBEDDINGS__QUERY_CACHE_ENTRIES="$BENCH_QUERY_CACHE_ENTRIES")
+    env "${svc_env[@]}" "${query_cache[@]}" MEMORY_DATABASE__URL="$SEMANTIC_DB_URL" \
+        MEMORY_HTTP__BIND="$SEMANTIC_ADDR" \
         MEMORY_EMBEDDINGS__PROVIDER=local MEMORY_EMBEDDINGS__MODEL_DIR="$MODEL_DIR" \
         "$BIN/memory-api" serve >"$OUT/logs/memory-api-semantic.log" 2>&1 </dev/null &
     PIDS+=($!)
@@ -785,14 +800,20 @@ json.dump({"mif": doc, "merge_strategy": "replace", "apply_immediately": True}, 
     done
     log "bench: $SEMANTIC_N decisions embedded by the background pass in $((SECONDS - embed_start)) s"
     psql_pg -d bench_memory_semantic -c "ANALYZE decisions"
+    # The 20 questions repeat: after the warm-up every query vector comes from the cache
+    # unless BENCH_QUERY_CACHE_ENTRIES=0.
+    embedded="query vectors cached"
+    [[ ${BENCH_QUERY_CACHE_ENTRIES:-} != 0 ]] || embedded="query embedded per request"
     python3 "$SEED" semantic-paths >"$WORK/semantic.paths"
     WRK_PATHS_FILE="$WORK/semantic.paths" CONNECTIONS="$SEARCH_CONNS" run_wrk j \
-        "memory-api GET /memory/decisions/search, semantic (query embedded per request), $SEMANTIC_N decisions" \
+        "memory-api GET /memory/decisions/search, semantic ($embedded), $SEMANTIC_N decisions" \
         "$SEMANTIC_URL$(head -n 1 "$WORK/semantic.paths")" "$SEM_KEY"
     python3 "$SEED" memory-search-paths >"$WORK/memory-search.paths"
     WRK_PATHS_FILE="$WORK/memory-search.paths" CONNECTIONS="$SEARCH_CONNS" run_wrk k \
-        "memory-api GET /memory/search, semantic, $SEMANTIC_N decisions (exact scan, exact total)" \
+        "memory-api GET /memory/search, semantic ($embedded), $SEMANTIC_N decisions (exact scan, exact total)" \
         "$SEMANTIC_URL$(head -n 1 "$WORK/memory-search.paths")" "$SEM_KEY"
+fi
+if memory_scenarios; then
     python3 "$SEED" post-bodies 5000 bench-product >"$WORK/post.bodies"
     WRK_BODIES_FILE="$WORK/post.bodies" run_wrk l \
         "memory-api POST /memory/decisions, local embedding in the request" \

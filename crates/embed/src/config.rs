@@ -29,6 +29,7 @@ pub enum Provider {
 /// pooling = "cls"                # optional: "mean" | "cls" (default: the directory's)
 /// query_prefix = "Represent this sentence for searching relevant passages: "
 /// passage_prefix = ""            # optional (default: the directory's prompts)
+/// query_cache_entries = 4096     # optional: search-query vectors kept (0: none)
 ///
 /// # or
 /// provider = "openai"
@@ -73,6 +74,10 @@ pub struct EmbedConfig {
     /// The anchors of the calibrated similarity, as `examples/calibrate.rs` measures them.
     /// Default: the measured anchors of all-MiniLM-L6-v2 for `local`, the identity otherwise.
     pub calibration: Option<Calibration>,
+    /// How many search-query vectors are kept for repeated queries (default
+    /// [`crate::DEFAULT_QUERY_CACHE_ENTRIES`]; 0 turns the cache off). See
+    /// [`crate::with_query_cache`].
+    pub query_cache_entries: Option<usize>,
 }
 
 impl EmbedConfig {
@@ -83,6 +88,12 @@ impl EmbedConfig {
             None if self.provider == Provider::Local => Ok(Calibration::LOCAL_MINILM),
             None => Ok(Calibration::IDENTITY),
         }
+    }
+
+    /// The size of the query-vector cache in force.
+    pub fn query_cache_entries(&self) -> usize {
+        self.query_cache_entries
+            .unwrap_or(crate::DEFAULT_QUERY_CACHE_ENTRIES)
     }
 }
 
@@ -102,6 +113,7 @@ impl fmt::Debug for EmbedConfig {
             .field("query_prefix", &self.query_prefix)
             .field("passage_prefix", &self.passage_prefix)
             .field("calibration", &self.calibration)
+            .field("query_cache_entries", &self.query_cache_entries)
             .finish()
     }
 }
@@ -142,6 +154,14 @@ mod tests {
         let bad: EmbedConfig =
             serde_json::from_str(r#"{"calibration":{"unrelated":0.5,"paraphrase":0.4}}"#).unwrap();
         assert!(bad.calibration().is_err());
+    }
+
+    #[test]
+    fn the_query_cache_is_on_by_default_and_can_be_turned_off() {
+        let c: EmbedConfig = serde_json::from_str("{}").unwrap();
+        assert_eq!(c.query_cache_entries(), crate::DEFAULT_QUERY_CACHE_ENTRIES);
+        let c: EmbedConfig = serde_json::from_str(r#"{"query_cache_entries":0}"#).unwrap();
+        assert_eq!(c.query_cache_entries(), 0);
     }
 
     #[test]

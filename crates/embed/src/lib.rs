@@ -17,6 +17,7 @@ mod local;
 mod none;
 mod openai;
 pub mod passage;
+mod query_cache;
 mod sentence_config;
 
 use std::sync::Arc;
@@ -30,6 +31,7 @@ pub use local::{DEFAULT_BATCH_SIZE, LocalMiniLm, MINILM_DIMENSIONS};
 pub use none::NoEmbedder;
 pub use openai::OpenAiCompatible;
 pub use passage::{DEFAULT_LEAD_WEIGHT, Passage};
+pub use query_cache::{DEFAULT_QUERY_CACHE_ENTRIES, normalize_query, with_query_cache};
 pub use sentence_config::{Pooling, SentenceConfig};
 
 /// Turns texts into vectors. Object safe: services hold an `Arc<dyn Embedder>` built by
@@ -58,6 +60,12 @@ pub trait Embedder: Send + Sync {
         ""
     }
 
+    /// Whether the model ignores letter case (its tokenizer lowercases), so that queries
+    /// differing only in case have one vector.
+    fn uncased(&self) -> bool {
+        false
+    }
+
     /// The vector of a search query, with the model's query instruction.
     fn embed_query<'a>(&'a self, query: &'a str) -> BoxFuture<'a, Result<Vec<f32>, EmbedError>> {
         async move {
@@ -68,6 +76,18 @@ pub trait Embedder: Send + Sync {
                 .ok_or_else(|| EmbedError::Inference("no vector for the query".into()))
         }
         .boxed()
+    }
+
+    /// [`Embedder::embed_query`] on behalf of `asker`, a stable name of who asks (e.g. a user
+    /// id). Providers ignore it; the query cache ([`with_query_cache`]) keeps each asker's
+    /// queries apart, so that no one can tell from a quick answer what someone else searched.
+    fn embed_query_as<'a>(
+        &'a self,
+        asker: &'a str,
+        query: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<f32>, EmbedError>> {
+        let _ = asker;
+        self.embed_query(query)
     }
 
     /// The vectors of texts to store and search, with the model's passage instruction.

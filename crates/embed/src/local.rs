@@ -36,6 +36,8 @@ pub struct LocalMiniLm {
     name: String,
     query_prefix: String,
     passage_prefix: String,
+    /// Whether the tokenizer lowercases (all-MiniLM-L6-v2's does).
+    uncased: bool,
 }
 
 /// Texts to embed and where their vectors go.
@@ -172,6 +174,7 @@ impl LocalMiniLm {
         let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
             .map_err(|e| load_err("model.safetensors", &e))?;
         let model = BertModel::load(vb, &bert_config).map_err(|e| load_err("weights", &e))?;
+        let uncased = lowercases(&tokenizer).map_err(|e| load_err("tokenizer", &e))?;
 
         tracing::info!(
             dir = %dir.display(),
@@ -201,6 +204,7 @@ impl LocalMiniLm {
             name: format!("local/{model_name}"),
             query_prefix: String::new(),
             passage_prefix: String::new(),
+            uncased,
         })
     }
 
@@ -209,6 +213,15 @@ impl LocalMiniLm {
     pub fn embed_blocking(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
         self.inner.embed(texts)
     }
+}
+
+/// Whether the tokenizer gives a word and its lowercase the same tokens (its normaliser
+/// lowercases), whatever kind of normaliser the model directory declares.
+fn lowercases(tokenizer: &Tokenizer) -> Result<bool, tokenizers::Error> {
+    let ids = |text: &str| -> Result<Vec<u32>, tokenizers::Error> {
+        Ok(tokenizer.encode(text, false)?.get_ids().to_vec())
+    };
+    Ok(ids("Query ÉTÉ")? == ids("query été")?)
 }
 
 /// `max_seq_length` from sentence-transformers' `sentence_bert_config.json`, when present.
@@ -328,6 +341,10 @@ impl Embedder for LocalMiniLm {
 
     fn passage_prefix(&self) -> &str {
         &self.passage_prefix
+    }
+
+    fn uncased(&self) -> bool {
+        self.uncased
     }
 
     fn embed<'a>(

@@ -240,3 +240,23 @@ async fn a_text_of_50000_words_embeds_from_its_beginning() {
     assert!(cosine(&vectors[0], &short) > 0.999);
     assert!(started.elapsed().as_secs() < 30, "{:?}", started.elapsed());
 }
+
+#[tokio::test]
+async fn the_model_is_uncased_and_a_cached_query_gets_the_models_own_vector() {
+    let Some(m) = model() else { return };
+    assert!(m.uncased());
+    let direct = m
+        .embed_query("which database did we pick for payments?")
+        .await
+        .unwrap();
+    let cached = embed::with_query_cache(m as Arc<dyn Embedder>, 16);
+    for query in [
+        "  Which DATABASE did we   pick for payments?",
+        "which database did we pick for payments?",
+    ] {
+        let vector = cached.embed_query(query).await.unwrap();
+        for (a, b) in vector.iter().zip(&direct) {
+            assert!((a - b).abs() < 1e-5, "{query}: {a} vs {b}");
+        }
+    }
+}

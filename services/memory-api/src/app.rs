@@ -127,7 +127,12 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     };
     let state_model = model.clone();
     let worker_kek = Arc::clone(&kek);
-    let state_embedder = Arc::clone(&embedder);
+    // Searches go through a cache of query vectors; the background pass embeds stored texts,
+    // which are never cached.
+    let state_embedder = embed::with_query_cache(
+        Arc::clone(&embedder),
+        settings.embeddings.query_cache_entries(),
+    );
     let pass_kek = Arc::clone(&kek);
     let rate_limit_scale = settings.common.rate_limit.scale;
     let render_video_wait = std::time::Duration::from_secs(settings.render_video.wait_secs);

@@ -70,7 +70,11 @@ async fn embed_as(state: &AppState, owner: Owner<'_>, kind: Kind<'_>) -> Option<
             let lead_weight = search::fusion().lead_weight;
             embed::passage::embed_passages(embedder.as_ref(), &[passage], lead_weight).await
         }
-        Kind::Query(text) => embedder.embed_query(text).await.map(|v| vec![v]),
+        Kind::Query(text) => {
+            // Owners never share cached query vectors (see `embed::with_query_cache`).
+            let asker = format!("{}/{}", owner.user_id, owner.environment);
+            embedder.embed_query_as(&asker, text).await.map(|v| vec![v])
+        }
     };
     match answer {
         Ok(mut vectors) if vectors.len() == 1 => Some(vectors.remove(0)),

@@ -251,6 +251,15 @@ async fn semantic_mode_finds_paraphrases_above_the_calibrated_threshold() {
         body["total"].as_u64().unwrap() as usize,
         body["count"].as_u64().unwrap() as usize
     );
+    // The same question in other case and spacing (its cached vector) finds the same.
+    let again = found(
+        &h,
+        &key,
+        "q=Which%20DATABASE%20did%20we%20%20pick%20for%20payments%3F",
+    )
+    .await;
+    assert_eq!(again["decisions"], body["decisions"], "{again}");
+    assert_eq!(again["total"], body["total"]);
 
     // A state is found by what it says, in other words.
     let body = found(&h, &key, "q=why%20can%27t%20our%20phone%20app%20ship%3F").await;
@@ -260,6 +269,14 @@ async fn semantic_mode_finds_paraphrases_above_the_calibrated_threshold() {
     // min_similarity 0 lets everything through; 1 keeps only what matches the words.
     let everything = found(&h, &key, "q=support%20staffing&min_similarity=0").await;
     assert_eq!(everything["total"], 5, "{everything}");
+    // A decision matching both by meaning and by its words is one match, ranked first.
+    let both = found(&h, &key, "q=support%20engineers&min_similarity=0").await;
+    assert_eq!(both["total"], 5, "{both}");
+    assert_eq!(
+        decision_texts(&both).first(),
+        Some(&"Hire two support engineers in the third quarter"),
+        "{both}"
+    );
     let strict = found(&h, &key, "q=support%20engineers&min_similarity=1").await;
     assert_eq!(
         decision_texts(&strict),

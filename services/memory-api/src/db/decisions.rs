@@ -2,10 +2,10 @@
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
+use diesel::sql_types::{Array, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
-use super::embeddings::{self, DECISIONS};
 use super::feed::{self, NewFeedItem};
 use super::owner::Owner;
 use super::schema::{decisions, products};
@@ -61,24 +61,26 @@ pub async fn insert(
 ) -> QueryResult<Decision> {
     let owner = view.owner;
     conn.transaction(async |conn| {
-        let decision = diesel::insert_into(decisions::table)
-            .values((
-                decisions::id.eq(Uuid::now_v7()),
-                decisions::user_id.eq(owner.user_id),
-                decisions::environment.eq(owner.environment),
-                decisions::decision.eq(new.decision),
-                decisions::reasoning.eq(new.reasoning),
-                decisions::product_name.eq(new.product_name),
-                decisions::affects_products.eq(new.affects_products),
-                decisions::tags.eq(&new.tags),
-                decisions::workspace_id.eq(view.workspace),
-            ))
-            .returning(Decision::as_returning())
-            .get_result(conn)
-            .await?;
-        if let Some(vector) = new.embedding {
-            embeddings::set_embedding(conn, &DECISIONS, owner, decision.id, vector).await?;
-        }
+        // Raw SQL: the vector column is not in the Diesel schema. The vector goes in with the
+        // row, so that every index entry of the row is written once.
+        let decision: Decision = diesel::sql_query(
+            "INSERT INTO decisions (id, user_id, environment, decision, reasoning, product_name, \
+                 affects_products, tags, workspace_id, embedding) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::vector) \
+             RETURNING id, decision, reasoning, tags, product_name, affects_products, decided_at",
+        )
+        .bind::<SqlUuid, _>(Uuid::now_v7())
+        .bind::<SqlUuid, _>(owner.user_id)
+        .bind::<Text, _>(owner.environment)
+        .bind::<Text, _>(new.decision)
+        .bind::<Nullable<Text>, _>(new.reasoning)
+        .bind::<Text, _>(new.product_name)
+        .bind::<Array<Text>, _>(new.affects_products)
+        .bind::<Array<Text>, _>(&new.tags)
+        .bind::<Nullable<SqlUuid>, _>(view.workspace)
+        .bind::<Nullable<Text>, _>(new.embedding)
+        .get_result(conn)
+        .await?;
         let summary: String = new.decision.chars().take(280).collect();
         feed::add(
             conn,
@@ -115,7 +117,7 @@ pub async fn delete(conn: &mut AsyncPgConnection, view: View<'_>, id: Uuid) -> Q
     Ok(target.execute(conn).await? == 1)
 }
 
-/// What a decision is embedded from (as [`DECISIONS`] selects it in SQL): its words and
+/// What a decision is embedded from (as [`super::embeddings::DECISIONS`] selects it in SQL): its words and
 /// reasoning, led by its words.
 pub fn embedding_passage(decision: &str, reasoning: Option<&str>) -> embed::Passage {
     embed::Passage {

@@ -2,11 +2,11 @@
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel::sql_types::{Array, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::embeddings::{self, FREE_FORM};
 use super::owner::Owner;
 use super::schema::free_form_entries as f;
 use super::view::View;
@@ -64,7 +64,8 @@ pub async fn insert_many(
     Ok(())
 }
 
-/// Inserts one entry with its embedding (a pgvector literal), in one transaction.
+/// Inserts one entry with its embedding (a pgvector literal) in the same INSERT, so that every
+/// index entry of the row is written once.
 pub async fn insert(
     conn: &mut AsyncPgConnection,
     view: View<'_>,
@@ -72,17 +73,24 @@ pub async fn insert(
     embedding: Option<&str>,
 ) -> QueryResult<Entry> {
     let owner = view.owner;
-    conn.transaction(async |conn| {
-        insert_many(conn, view, std::slice::from_ref(&entry)).await?;
-        if let Some(vector) = embedding {
-            embeddings::set_embedding(conn, &FREE_FORM, owner, entry.id, vector).await?;
-        }
-        f::table
-            .find((owner.user_id, owner.environment, entry.id))
-            .select(Entry::as_select())
-            .first(conn)
-            .await
-    })
+    // Raw SQL: the vector column is not in the Diesel schema.
+    diesel::sql_query(
+        "INSERT INTO free_form_entries (id, user_id, environment, content, tags, source, metadata, \
+             created_at, workspace_id, embedding) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::vector) \
+         RETURNING id, content, tags, source, metadata, created_at",
+    )
+    .bind::<SqlUuid, _>(entry.id)
+    .bind::<SqlUuid, _>(owner.user_id)
+    .bind::<Text, _>(owner.environment)
+    .bind::<Text, _>(entry.content)
+    .bind::<Array<Text>, _>(entry.tags)
+    .bind::<Nullable<Text>, _>(entry.source)
+    .bind::<Jsonb, _>(&entry.metadata)
+    .bind::<Timestamptz, _>(entry.created_at)
+    .bind::<Nullable<SqlUuid>, _>(view.workspace)
+    .bind::<Nullable<Text>, _>(embedding)
+    .get_result(conn)
     .await
 }
 

@@ -276,6 +276,66 @@ async fn semantic_search_finds_a_paraphrase_with_the_local_model() {
     h.stop().await;
 }
 
+/// How a decision row was written.
+#[derive(diesel::QueryableByName, Debug, PartialEq)]
+struct Written {
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    embedded: bool,
+    /// Whether the row is still the first tuple of the (fresh) table: an UPDATE after the
+    /// INSERT, in the request or by the background pass, writes a new version elsewhere.
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    first_version: bool,
+}
+
+#[tokio::test]
+async fn a_decision_posted_with_the_local_model_is_written_once_with_its_vector() {
+    let h = Harness::with(semantic_settings).await;
+    let (_, key) = h.writer(Tier::Pro).await;
+    product(&h, &key, "billing").await;
+    let created = decide_in(
+        &h,
+        &key,
+        "billing",
+        "We chose PostgreSQL over MongoDB for the billing ledger",
+    )
+    .await;
+    assert_eq!(created["embedded"], true, "{created}");
+    let id = uuid::Uuid::parse_str(created["id"].as_str().unwrap()).unwrap();
+
+    let written: Written = diesel_async::RunQueryDsl::get_result(
+        diesel::sql_query(
+            "SELECT embedding IS NOT NULL AS embedded, ctid = '(0,1)'::tid AS first_version \
+             FROM decisions WHERE id = $1",
+        )
+        .bind::<diesel::sql_types::Uuid, _>(id),
+        &mut h.conn().await,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        written,
+        Written {
+            embedded: true,
+            first_version: true
+        }
+    );
+
+    // Found at once by a paraphrase that shares no word with it.
+    let found = json(
+        search(
+            &h,
+            &key,
+            "q=which%20database%20did%20we%20pick%20for%20payments%3F",
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(found["search_mode"], "semantic", "{found}");
+    assert_eq!(found["count"], 1, "{found}");
+    assert_eq!(found["decisions"][0]["id"], id.to_string(), "{found}");
+    h.stop().await;
+}
+
 #[tokio::test]
 async fn without_a_provider_the_same_route_answers_in_keyword_mode() {
     let (h, _, key) = Harness::with_writer(Tier::Pro).await;

@@ -10,6 +10,7 @@ use crate::openai_stub::{POISON, stub_endpoint, stub_settings};
 use diesel::sql_types::{Bool, Integer, Nullable, Text};
 use diesel_async::RunQueryDsl;
 use memory_api::db::embeddings::{self, DECISIONS, PRODUCT_STATES};
+use memory_api::domain::search::vector_literal;
 use rate_limit::policy::Tier;
 use serde_json::{Value, json};
 
@@ -242,5 +243,98 @@ async fn current_product_states_are_embedded_by_the_pass_and_a_refused_one_is_se
         .unwrap();
     assert_eq!((done, asked.into_inner()), (0, 0));
     replica.stop().await;
+    h.stop().await;
+}
+
+/// A decision's stored vector, with whose it is.
+#[derive(QueryableByName, Debug)]
+struct StoredVector {
+    #[diesel(sql_type = diesel::sql_types::Uuid)]
+    user_id: uuid::Uuid,
+    #[diesel(sql_type = Text)]
+    decision: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    embedding: Option<String>,
+}
+
+/// A vector only `text` ("<owner word> decision <n>") is given: one at position
+/// `owner offset + n`, so that two rows, of one owner or of two, never share one.
+fn vector_of(text: &str) -> Vec<f32> {
+    let (word, n) = text.split_once(" decision ").expect("a test decision");
+    let offset = if word == "alpha" { 0 } else { 100 };
+    let mut vector = vec![0.0; 384];
+    vector[offset + n.parse::<usize>().unwrap()] = 1.0;
+    vector
+}
+
+#[tokio::test]
+async fn one_batched_pass_gives_each_row_of_two_owners_with_the_same_ids_its_own_vector() {
+    // No provider: imported decisions wait for the pass.
+    let h = Harness::new().await;
+    let (alpha_user, alpha_key) = h.writer(Tier::Pro).await;
+    let (beta_user, beta_key) = h.writer(Tier::Pro).await;
+    // Both owners import the same ids (kept by an import), with texts of their own.
+    let ids: Vec<uuid::Uuid> = (0..40).map(|_| uuid::Uuid::now_v7()).collect();
+    for (word, key) in [("alpha", &alpha_key), ("beta", &beta_key)] {
+        let decisions: Vec<Value> = ids
+            .iter()
+            .enumerate()
+            .map(|(n, id)| json!({"id": id, "decision": format!("{word} decision {n}"), "product_name": "core"}))
+            .collect();
+        let res = import(
+            &h,
+            key,
+            json!({
+                "mif": {"mif_version": "0.1", "provenance": {}, "identity_kernel": {}, "decisions": decisions},
+                "apply_immediately": true,
+            }),
+        )
+        .await;
+        assert_eq!(res.status(), 200);
+    }
+
+    // One batch holds all 80 rows; each owner's texts go to the embedder as that owner's.
+    let done = embeddings::embed_pending(&mut h.conn().await, &DECISIONS, 100, |owner, texts| {
+        let word = if owner.user_id == alpha_user {
+            "alpha"
+        } else {
+            "beta"
+        };
+        assert!(
+            texts.iter().all(|t| t.starts_with(word)),
+            "{word}: {texts:?}"
+        );
+        let vectors = texts
+            .iter()
+            .map(|t| vector_literal(&vector_of(t)))
+            .collect();
+        async move { Ok::<Vec<String>, String>(vectors) }
+    })
+    .await
+    .unwrap();
+    assert_eq!(done, 80);
+
+    let stored: Vec<StoredVector> =
+        diesel::sql_query("SELECT user_id, decision, embedding::text AS embedding FROM decisions")
+            .load(&mut h.conn().await)
+            .await
+            .unwrap();
+    assert_eq!(stored.len(), 80);
+    for row in &stored {
+        let owner = if row.user_id == alpha_user {
+            "alpha"
+        } else {
+            "beta"
+        };
+        assert!(row.user_id == alpha_user || row.user_id == beta_user);
+        assert!(row.decision.starts_with(owner), "{row:?}");
+        let embedding = row.embedding.as_deref().expect("embedded");
+        let vector: Vec<f32> = embedding
+            .trim_matches(['[', ']'])
+            .split(',')
+            .map(|x| x.parse().unwrap())
+            .collect();
+        assert_eq!(vector, vector_of(&row.decision), "{row:?}");
+    }
     h.stop().await;
 }

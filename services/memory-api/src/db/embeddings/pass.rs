@@ -1,5 +1,6 @@
 //! The background embedding pass over one table: take a batch of rows still without an
-//! embedding (disjoint across replicas), embed them, store the vectors. When the batch fails,
+//! embedding (disjoint across replicas), embed them, store the vectors (one UPDATE for the
+//! whole batch, every owner's rows in it). When an owner's rows fail,
 //! its rows are embedded one by one, so that one input the provider refuses holds up no other
 //! row: that row alone records the error and is set aside with an exponential backoff.
 
@@ -8,13 +9,13 @@ use std::future::Future;
 
 use diesel::QueryResult;
 use diesel::QueryableByName;
-use diesel::sql_types::{BigInt, Jsonb, Nullable, Text, Uuid as SqlUuid};
+use diesel::sql_types::{Array, BigInt, Jsonb, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use embed::Passage;
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::table::{DUE, FAILURE_SET, SUCCESS_SET, Shape, Table};
+use super::table::{DUE, FAILURE_SET, SUCCESS_SET_MANY, Shape, Table};
 use super::update_one;
 use crate::db::owner::Owner;
 use crate::domain::state_text;
@@ -84,25 +85,47 @@ where
     Fut: Future<Output = Result<Vec<String>, E>> + Send,
     E: Display + Send,
 {
-    let sql = Sql {
-        store: table.update_one(SUCCESS_SET),
-        failed: table.update_one(FAILURE_SET),
-    };
+    let failed = table.update_one(FAILURE_SET);
     conn.transaction(async |conn| {
         let rows = pending(conn, table, batch).await?;
-        let mut embedded = 0;
+        let mut embedded = Vec::with_capacity(rows.len());
         for group in by_owner(&rows) {
-            embedded += embed_group(conn, &sql, &group, &embed).await?;
+            embedded.extend(embed_group(conn, &failed, &group, &embed).await?);
         }
-        Ok(embedded)
+        store(conn, table, &embedded).await?;
+        Ok(embedded.len())
     })
     .await
 }
 
-/// The table's two UPDATEs of one row: store a vector, record a failure.
-struct Sql {
-    store: String,
-    failed: String,
+/// A row and its vector (a pgvector literal).
+type Embedded<'r> = (&'r Pending, String);
+
+/// Stores every vector of `embedded` in one UPDATE (each row under its own owner: ids are
+/// unique per owner only).
+async fn store(
+    conn: &mut AsyncPgConnection,
+    table: &Table,
+    embedded: &[Embedded<'_>],
+) -> QueryResult<()> {
+    if embedded.is_empty() {
+        return Ok(());
+    }
+    let users: Vec<Uuid> = embedded.iter().map(|(r, _)| r.key.user_id).collect();
+    let environments: Vec<&str> = embedded
+        .iter()
+        .map(|(r, _)| r.key.environment.as_str())
+        .collect();
+    let ids: Vec<Uuid> = embedded.iter().map(|(r, _)| r.key.id).collect();
+    let vectors: Vec<&str> = embedded.iter().map(|(_, v)| v.as_str()).collect();
+    diesel::sql_query(table.update_many(SUCCESS_SET_MANY))
+        .bind::<Array<SqlUuid>, _>(users)
+        .bind::<Array<Text>, _>(environments)
+        .bind::<Array<SqlUuid>, _>(ids)
+        .bind::<Array<Text>, _>(vectors)
+        .execute(conn)
+        .await
+        .map(drop)
 }
 
 /// `rows` split by owner, each group in the rows' order.
@@ -121,13 +144,14 @@ fn by_owner(rows: &[Pending]) -> Vec<Vec<&Pending>> {
 }
 
 /// Embeds one owner's rows in one call; when that fails, one by one, so that a row the
-/// provider refuses holds up no other.
-async fn embed_group<F, Fut, E>(
+/// provider refuses holds up no other. Returns the rows embedded, with their vectors (the
+/// failures are recorded, with `failed`, the table's failure UPDATE).
+async fn embed_group<'r, F, Fut, E>(
     conn: &mut AsyncPgConnection,
-    sql: &Sql,
-    rows: &[&Pending],
+    failed: &str,
+    rows: &[&'r Pending],
     embed: &F,
-) -> QueryResult<usize>
+) -> QueryResult<Vec<Embedded<'r>>>
 where
     F: for<'o> Fn(Owner<'o>, Vec<Passage>) -> Fut + Send + Sync,
     Fut: Future<Output = Result<Vec<String>, E>> + Send,
@@ -137,30 +161,24 @@ where
     let passages = rows.iter().map(|r| r.passage()).collect();
     let failure = match embed(owner, passages).await {
         Ok(vectors) if vectors.len() == rows.len() => {
-            for (row, vector) in rows.iter().zip(&vectors) {
-                row.update(conn, &sql.store, vector).await?;
-            }
-            return Ok(rows.len());
+            return Ok(rows.iter().copied().zip(vectors).collect());
         }
         Ok(vectors) => format!("{} vectors for {} texts", vectors.len(), rows.len()),
         Err(err) => err.to_string(),
     };
     if let [row] = rows {
-        record_failure(conn, &sql.failed, row, &failure).await?;
-        return Ok(0);
+        record_failure(conn, failed, row, &failure).await?;
+        return Ok(Vec::new());
     }
-    let mut embedded = 0;
+    let mut embedded = Vec::new();
     for row in rows {
         match embed(owner, vec![row.passage()]).await {
-            Ok(vectors) if vectors.len() == 1 => {
-                row.update(conn, &sql.store, &vectors[0]).await?;
-                embedded += 1;
-            }
+            Ok(mut vectors) if vectors.len() == 1 => embedded.push((*row, vectors.remove(0))),
             Ok(vectors) => {
                 let error = format!("{} vectors for 1 text", vectors.len());
-                record_failure(conn, &sql.failed, row, &error).await?;
+                record_failure(conn, failed, row, &error).await?;
             }
-            Err(err) => record_failure(conn, &sql.failed, row, &err.to_string()).await?,
+            Err(err) => record_failure(conn, failed, row, &err.to_string()).await?,
         }
     }
     Ok(embedded)

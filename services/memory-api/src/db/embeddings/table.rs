@@ -54,6 +54,10 @@ pub const PRODUCT_STATES: Table = Table {
 pub(super) const SUCCESS_SET: &str =
     "embedding = $4::vector, embed_error = NULL, embed_retry_at = NULL";
 
+/// The SET list of stored embeddings in [`Table::update_many`] (`v.value`, a pgvector literal).
+pub(super) const SUCCESS_SET_MANY: &str =
+    "embedding = v.value::vector, embed_error = NULL, embed_retry_at = NULL";
+
 /// The SET list of a failure (`$4`, the error): one more attempt, and the next try after
 /// 1 minute × 2^(attempts before this one), at most a day later.
 pub(super) const FAILURE_SET: &str = "embed_error = $4, embed_attempts = embed_attempts + 1, \
@@ -77,6 +81,26 @@ impl Table {
             Shape::ProductState => format!(
                 "UPDATE {name} s SET {set} FROM products p \
                  WHERE p.user_id = $1 AND p.environment = $2 AND s.product_id = p.id AND s.id = $3"
+            ),
+        }
+    }
+
+    /// One UPDATE of many rows, each of its own owner, with `set`: row `v` of
+    /// `unnest($1 users, $2 environments, $3 ids, $4 values)` sets the row `v.id` of the owner
+    /// `(v.user_id, v.environment)`, its value being `v.value`.
+    pub(super) fn update_many(&self, set: &str) -> String {
+        let name = self.name;
+        let rows = "unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[]) \
+                    AS v(user_id, environment, id, value)";
+        match self.shape {
+            Shape::Owned { .. } => format!(
+                "UPDATE {name} t SET {set} FROM {rows} \
+                 WHERE t.user_id = v.user_id AND t.environment = v.environment AND t.id = v.id"
+            ),
+            Shape::ProductState => format!(
+                "UPDATE {name} s SET {set} FROM {rows} JOIN products p \
+                     ON p.user_id = v.user_id AND p.environment = v.environment \
+                 WHERE s.product_id = p.id AND s.id = v.id"
             ),
         }
     }

@@ -294,24 +294,25 @@ async fn one_batched_pass_gives_each_row_of_two_owners_with_the_same_ids_its_own
     }
 
     // One batch holds all 80 rows; each owner's texts go to the embedder as that owner's.
-    let done = embeddings::embed_pending(&mut h.conn().await, &DECISIONS, 100, |owner, texts| {
-        let word = if owner.user_id == alpha_user {
-            "alpha"
-        } else {
-            "beta"
-        };
-        assert!(
-            texts.iter().all(|t| t.starts_with(word)),
-            "{word}: {texts:?}"
-        );
-        let vectors = texts
-            .iter()
-            .map(|t| vector_literal(&vector_of(t)))
-            .collect();
-        async move { Ok::<Vec<String>, String>(vectors) }
-    })
-    .await
-    .unwrap();
+    let done =
+        embeddings::embed_pending(&mut h.conn().await, &DECISIONS, 100, |owner, passages| {
+            let word = if owner.user_id == alpha_user {
+                "alpha"
+            } else {
+                "beta"
+            };
+            assert!(
+                passages.iter().all(|p| p.text.starts_with(word)),
+                "{word}: {passages:?}"
+            );
+            let vectors = passages
+                .iter()
+                .map(|p| vector_literal(&vector_of(&p.text)))
+                .collect();
+            async move { Ok::<Vec<String>, String>(vectors) }
+        })
+        .await
+        .unwrap();
     assert_eq!(done, 80);
 
     let stored: Vec<StoredVector> =

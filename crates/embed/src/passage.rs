@@ -63,7 +63,7 @@ pub async fn embed_passages(
 }
 
 /// `text` becomes `w·lead + (1−w)·text`, normalised (left as it was if that is zero).
-fn mix(text: &mut [f32], lead: &[f32], w: f32) {
+pub fn mix(text: &mut [f32], lead: &[f32], w: f32) {
     for (t, l) in text.iter_mut().zip(lead) {
         *t = w * l + (1.0 - w) * *t;
     }

@@ -41,13 +41,7 @@ pub async fn embed_query(state: &AppState, owner: Owner<'_>, text: &str) -> Opti
         && let Some(record) = embed_passage(state, owner, &rewritten).await
         && record.len() == query.len()
     {
-        for (q, r) in query.iter_mut().zip(&record) {
-            *q += r;
-        }
-        let norm = query.iter().map(|x| x * x).sum::<f32>().sqrt();
-        if norm > 0.0 {
-            query.iter_mut().for_each(|x| *x /= norm);
-        }
+        embed::passage::mix(&mut query, &record, 0.5);
     }
     Some(query)
 }

@@ -7,8 +7,9 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-/// How the semantic and keyword rankings are fused (`MEMORY_SEARCH__…`): an item scores
-/// Σ weight / (rrf_k + rank) over the rankings it appears in.
+/// The search settings (`MEMORY_SEARCH__…`): how the semantic and keyword rankings are fused
+/// (an item scores Σ weight / (rrf_k + rank) over the rankings it appears in), how decisions
+/// are embedded, and whether queries are rewritten.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Fusion {

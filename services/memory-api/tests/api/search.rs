@@ -382,7 +382,10 @@ async fn rewriting_harness(stub: &test_support::chat_stub::ChatStub, on: bool) -
         let mut s = semantic_settings(url);
         s.llm.base_url = base;
         s.llm.model = "stub-model".to_owned();
-        s.search.llm_rewrite = on;
+        // Off is left to the default.
+        if on {
+            s.search.llm_rewrite = true;
+        }
         s
     })
     .await

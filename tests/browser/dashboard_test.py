@@ -23,6 +23,8 @@ import urllib.request
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import WebDriverWait
 
 BASE = os.environ["MEMORY_URL"]
 KEY = os.environ["MEMORY_KEY"]
@@ -77,6 +79,13 @@ def expect(condition, message):
         raise AssertionError(message)
 
 
+def submit(driver, button):
+    """Clicks a form's button and waits for the page it posts to, so that what is read next is
+    not the old page going away."""
+    button.click()
+    WebDriverWait(driver, 15).until(expected_conditions.staleness_of(button))
+
+
 def shot(driver, name):
     path = os.path.join(SHOTS, name)
     expect(driver.save_screenshot(path), f"screenshot {path} not saved")
@@ -126,7 +135,7 @@ def main():
         shot(driver, "01-sign-in.png")
         driver.find_element(By.ID, "email").send_keys(EMAIL)
         driver.find_element(By.ID, "password").send_keys(PASSWORD)
-        driver.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        submit(driver, driver.find_element(By.CSS_SELECTOR, "button[type=submit]"))
 
         # Consent: names the client, the scopes and the resource.
         expect(driver.find_element(By.ID, "scopes").text.split() == ["read", "propose"],
@@ -175,7 +184,7 @@ def main():
         item = driver.find_element(By.ID, f"proposal-{proposal}")
         expect(content in item.text, "the proposal's content is shown")
         shot(driver, "04-proposals.png")
-        item.find_element(By.XPATH, ".//button[normalize-space()='Approve']").click()
+        submit(driver, item.find_element(By.XPATH, ".//button[normalize-space()='Approve']"))
         expect(driver.find_element(By.TAG_NAME, "h1").text == "Pending proposals", driver.title)
         expect(not driver.find_elements(By.ID, f"proposal-{proposal}"), "the proposal left the list")
         shot(driver, "05-proposals-after-approval.png")
@@ -184,7 +193,7 @@ def main():
 
         # Revoking the app ends its token at once.
         driver.get(BASE + "/dashboard/apps")
-        driver.find_element(By.XPATH, f"//button[contains(., '{CLIENT_NAME}')]").click()
+        submit(driver, driver.find_element(By.XPATH, f"//button[contains(., '{CLIENT_NAME}')]"))
         expect(driver.find_elements(By.ID, "no-apps"), "no app left after revoking")
         status, _ = call("GET", "/api/v1/proposals", token=access)
         expect(status == 401, f"the revoked token: {status}")

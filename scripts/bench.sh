@@ -83,6 +83,9 @@ usage: scripts/bench.sh [-h]
     BENCH_ONLY=search      only the semantic search scenarios (j, k); mail-api still starts
     BENCH_QUERY_CACHE_ENTRIES=4096  query vectors the semantic memory-api of j, k, l keeps
                                     (0: every query embedded per request; unset: its default)
+    BENCH_EMBED_RUNTIME=onnx        the local model's runtime in j, k, l and the background pass
+                                    (onnx: ONNX Runtime, scripts/models.sh --onnxruntime; candle)
+    BENCH_EMBED_QUANTIZED=0         1: int8 weights (onnx only)
     BENCH_RETRIEVAL_EXTRA='label|MEMORY_SEARCH__RRF_K=10;…'  more configurations for z
     BENCH_RENDER_PAGES=50           pages of the rendered pdf of scenario pdf
     BENCH_VIDEO_SECONDS=15          seconds of the rendered video of scenario video
@@ -777,12 +780,20 @@ if memory_scenarios || search_scenarios; then
         --email bench@example.com --tier team | json_get user_id)"
     SEM_KEY="$(admin sem-create-key --memory-db "$SEMANTIC_DB_URL" memory create-key \
         --user "$SEM_USER" --env live --scopes read,write --name bench | json_get key)"
-    MODEL_DIR="$(bash "$ROOT/scripts/models.sh" | tail -n 1)"
+    MODEL_DIR="$(bash "$ROOT/scripts/models.sh" --onnx | tail -n 1)"
     ! tcp_open "${SEMANTIC_ADDR%:*}" "${SEMANTIC_ADDR##*:}" || die "$SEMANTIC_ADDR is already in use"
-    query_cache=()
+    semantic_env=()
     [[ -z ${BENCH_QUERY_CACHE_ENTRIES:-} ]] ||
-        query_cache=(MEMORY_EMBEDDINGS__QUERY_CACHE_ENTRIES="$BENCH_QUERY_CACHE_ENTRIES")
-    env "${svc_env[@]}" "${query_cache[@]}" MEMORY_DATABASE__URL="$SEMANTIC_DB_URL" \
+        semantic_env=(MEMORY_EMBEDDINGS__QUERY_CACHE_ENTRIES="$BENCH_QUERY_CACHE_ENTRIES")
+    case "${BENCH_EMBED_RUNTIME:-onnx}" in
+    onnx) semantic_env+=(MEMORY_EMBEDDINGS__RUNTIME=onnx
+        MEMORY_EMBEDDINGS__ONNXRUNTIME_LIBRARY="$(bash "$ROOT/scripts/models.sh" --onnxruntime | tail -n 1)") ;;
+    candle) semantic_env+=(MEMORY_EMBEDDINGS__RUNTIME=candle) ;;
+    *) die "BENCH_EMBED_RUNTIME must be onnx or candle" ;;
+    esac
+    [[ ${BENCH_EMBED_QUANTIZED:-0} != 1 ]] || semantic_env+=(MEMORY_EMBEDDINGS__QUANTIZED=true)
+    log "bench: local model on ${BENCH_EMBED_RUNTIME:-onnx}$([[ ${BENCH_EMBED_QUANTIZED:-0} != 1 ]] || echo ', int8 weights')"
+    env "${svc_env[@]}" "${semantic_env[@]}" MEMORY_DATABASE__URL="$SEMANTIC_DB_URL" \
         MEMORY_HTTP__BIND="$SEMANTIC_ADDR" \
         MEMORY_EMBEDDINGS__PROVIDER=local MEMORY_EMBEDDINGS__MODEL_DIR="$MODEL_DIR" \
         "$BIN/memory-api" serve >"$OUT/logs/memory-api-semantic.log" 2>&1 </dev/null &

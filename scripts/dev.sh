@@ -34,11 +34,13 @@ fi
 export MAIL_TRACKING__BASE_URL="${MAIL_TRACKING__BASE_URL:-http://127.0.0.1:8081}"
 export MAIL_DELIVERY__DEFAULT_PROVIDER__KIND="${MAIL_DELIVERY__DEFAULT_PROVIDER__KIND:-file}"
 export MAIL_DELIVERY__DEFAULT_PROVIDER__DIRECTORY="${MAIL_DELIVERY__DEFAULT_PROVIDER__DIRECTORY:-$DEV/mail-outbox}"
-# Semantic search with the local model, whose weights the project fetches itself.
+# Semantic search with the local model, whose weights the project fetches itself, run by
+# ONNX Runtime (the PyPI wheel's library).
 if [[ -z ${MEMORY_EMBEDDINGS__PROVIDER:-} ]]; then
     export MEMORY_EMBEDDINGS__PROVIDER=local
-    MEMORY_EMBEDDINGS__MODEL_DIR="$("$ROOT/scripts/models.sh" | tail -n 1)"
-    export MEMORY_EMBEDDINGS__MODEL_DIR
+    MEMORY_EMBEDDINGS__MODEL_DIR="$("$ROOT/scripts/models.sh" --onnx | tail -n 1)"
+    MEMORY_EMBEDDINGS__ONNXRUNTIME_LIBRARY="$("$ROOT/scripts/models.sh" --onnxruntime | tail -n 1)"
+    export MEMORY_EMBEDDINGS__MODEL_DIR MEMORY_EMBEDDINGS__ONNXRUNTIME_LIBRARY
 fi
 
 "$BIN/memory-api" migrate

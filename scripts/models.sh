@@ -8,6 +8,11 @@
 #   models.sh NAME       that model; prints its directory last
 #   models.sh --list     every model, one "name|dir|pooling|query prefix|passage prefix" line
 #                        each (empty fields: the model directory's own settings)
+#   models.sh --onnx [NAME]   also exports the model to ONNX (DIR/onnx/model.onnx and
+#                        model_qint8.onnx, by scripts/models/bert_onnx.py); prints DIR last
+#   models.sh --onnxruntime   installs ONNX Runtime (the PyPI wheel, pinned in
+#                        scripts/requirements-onnx.txt, in a venv under the cache); prints the
+#                        path of its shared library last
 #
 # Idempotent: a second run finds the unpacked files and does no network access.
 set -euo pipefail
@@ -84,6 +89,55 @@ PY
     echo "$dir"
 }
 
+# The venv holding ONNX Runtime and the exporter's packages; prints its directory.
+onnx_venv() {
+    local venv="$CACHE_DIR/venv-onnx" reqs="$ROOT/scripts/requirements-onnx.txt" want stamp
+    want="$(sha256sum "$reqs" | cut -d' ' -f1) $(python3 -c 'import sys; print(sys.version.split()[0])')"
+    stamp="$venv/.memmail-stamp"
+    if ! [[ -f $stamp && "$(cat "$stamp")" == "$want" ]] || ! "$venv/bin/python" -c '' 2>/dev/null; then
+        log "creating $venv"
+        rm -rf "$venv"
+        python3 -m venv "$venv" >&2
+        "$venv/bin/pip" install -q --disable-pip-version-check --no-input -r "$reqs" >&2 ||
+            { log "pip install -r scripts/requirements-onnx.txt failed"; exit 1; }
+        printf '%s\n' "$want" >"$stamp"
+    fi
+    echo "$venv"
+}
+
+# export_onnx DIR: DIR/onnx/{model,model_qint8}.onnx, made again when the exporter changes.
+export_onnx() {
+    local dir=$1 venv want stamp="$1/onnx/.complete"
+    venv="$(onnx_venv)"
+    want="$(cat "$ROOT/scripts/models/bert_onnx.py" "$ROOT/scripts/requirements-onnx.txt" | sha256sum | cut -d' ' -f1)"
+    if [[ -f $stamp && "$(cat "$stamp")" == "$want" && -f $dir/onnx/model.onnx && -f $dir/onnx/model_qint8.onnx ]]; then
+        return 0
+    fi
+    log "exporting $dir to ONNX"
+    "$venv/bin/python" "$ROOT/scripts/models/bert_onnx.py" "$dir" 2> >(grep -v '^WARNING:root:Please consider' >&2) >&2 ||
+        { log "ONNX export of $dir failed"; exit 1; }
+    printf '%s\n' "$want" >"$stamp"
+}
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+if [[ ${1:-} == --onnxruntime ]]; then
+    venv="$(onnx_venv)"
+    "$venv/bin/python" - <<'PY'
+import glob, os, sys, onnxruntime
+found = sorted(glob.glob(os.path.join(os.path.dirname(onnxruntime.__file__), "capi", "libonnxruntime.so*")))
+if not found:
+    sys.exit("models.sh: no libonnxruntime.so in the onnxruntime wheel")
+print(found[0])
+PY
+    exit 0
+fi
+onnx=""
+if [[ ${1:-} == --onnx ]]; then
+    onnx=1
+    shift
+fi
+
 want="${1:-$DEFAULT_MODEL}"
 found=""
 for entry in "${MODELS[@]}"; do
@@ -92,7 +146,9 @@ for entry in "${MODELS[@]}"; do
         echo "$name|$(install "$package" "$version" "$sha256")|$pooling|$qprefix|$pprefix"
         found=1
     elif [[ ${want,,} == "${name,,}" ]]; then
-        install "$package" "$version" "$sha256"
+        dir="$(install "$package" "$version" "$sha256")"
+        [[ -z $onnx ]] || export_onnx "$dir"
+        echo "$dir"
         found=1
     fi
 done

@@ -9,10 +9,15 @@ SERIAL=serial_broker_restart_
 CHAOS=chaos_
 CARGO="${CARGO:-cargo}"
 
-# The local embedding model's tests load the weights the project fetches itself.
+# The local embedding model's tests load the weights the project fetches itself, with their
+# ONNX export, and the ONNX Runtime library it installs.
 if [[ -z ${EMBED_MODEL_DIR:-} ]]; then
-    EMBED_MODEL_DIR="$("$(dirname "${BASH_SOURCE[0]}")/models.sh" | tail -n 1)"
+    EMBED_MODEL_DIR="$("$(dirname "${BASH_SOURCE[0]}")/models.sh" --onnx | tail -n 1)"
     export EMBED_MODEL_DIR
+fi
+if [[ -z ${EMBED_ONNXRUNTIME_LIBRARY:-} ]]; then
+    EMBED_ONNXRUNTIME_LIBRARY="$("$(dirname "${BASH_SOURCE[0]}")/models.sh" --onnxruntime | tail -n 1)"
+    export EMBED_ONNXRUNTIME_LIBRARY
 fi
 
 # The hard retrieval set: counts, distractors, and no question sharing a content word with

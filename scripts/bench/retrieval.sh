@@ -117,6 +117,14 @@ measure "minilm, no decision lead" "${default[@]}" MEMORY_SEARCH__LEAD_WEIGHT=0
 measure "minilm, keyword weight 0" "${default[@]}" MEMORY_SEARCH__KEYWORD_WEIGHT=0
 measure "minilm, keyword weight 1" "${default[@]}" MEMORY_SEARCH__KEYWORD_WEIGHT=1
 measure "minilm, rrf k 10" "${default[@]}" MEMORY_SEARCH__RRF_K=10
+# The same model on ONNX Runtime: full precision (candle's vectors), and int8 weights.
+ort_lib="$(bash "$ROOT/scripts/models.sh" --onnxruntime | tail -n 1)"
+onnx_dir="$(bash "$ROOT/scripts/models.sh" --onnx | tail -n 1)"
+onnx=(MEMORY_EMBEDDINGS__PROVIDER=local MEMORY_EMBEDDINGS__MODEL_DIR="$onnx_dir"
+    MEMORY_EMBEDDINGS__ONNXRUNTIME_LIBRARY="$ort_lib")
+measure "minilm on onnx runtime" "${onnx[@]}"
+cosine "local/all-MiniLM-L6-v2 int8" "$onnx_dir" EMBED_ONNXRUNTIME_LIBRARY="$ort_lib" EMBED_QUANTIZED=1
+measure "minilm int8 (onnx runtime)" "${onnx[@]}" MEMORY_EMBEDDINGS__QUANTIZED=true
 cosine "minilm cosine + prf (1 doc, 0.1)" "$default_dir" HARD_SET_PRF_DOCS=1 HARD_SET_PRF_WEIGHT=0.1
 cosine "minilm cosine + prf (3 docs, 0.5)" "$default_dir" HARD_SET_PRF_DOCS=3 HARD_SET_PRF_WEIGHT=0.5
 if [[ -n ${BENCH_LLM_URL:-} && -n ${BENCH_LLM_MODEL:-} && -n ${BENCH_LLM_KEY:-} ]]; then

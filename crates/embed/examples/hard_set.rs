@@ -70,6 +70,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
         query_prefix: var("EMBED_QUERY_PREFIX"),
         passage_prefix: var("EMBED_PASSAGE_PREFIX"),
+        onnxruntime_library: var("EMBED_ONNXRUNTIME_LIBRARY").map(Into::into),
+        quantized: var("EMBED_QUANTIZED").is_some_and(|v| v == "1" || v == "true"),
         ..Default::default()
     };
     let embedder = embed::build(&config)?;

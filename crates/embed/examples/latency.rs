@@ -1,16 +1,25 @@
 //! How long the local model takes for one short query, and for batches, on this machine:
-//! `EMBED_MODEL_DIR=<dir> cargo run --release -p embed --example latency`.
+//! `EMBED_MODEL_DIR=<dir> cargo run --release -p embed --example latency`; with
+//! `EMBED_ONNXRUNTIME_LIBRARY=<lib>` (and `EMBED_QUANTIZED=1`) on ONNX Runtime.
 
 #![allow(clippy::print_stdout)] // a command-line tool: its output is the point
 
 use std::time::Instant;
 
-use embed::{Embedder, LocalMiniLm};
+use embed::{EmbedConfig, Provider};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = std::env::var("EMBED_MODEL_DIR").map_err(|_| "set EMBED_MODEL_DIR")?;
-    let model = LocalMiniLm::load(dir)?;
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let model = embed::build(&EmbedConfig {
+        provider: Provider::Local,
+        model_dir: Some(dir.into()),
+        onnxruntime_library: var("EMBED_ONNXRUNTIME_LIBRARY").map(Into::into),
+        quantized: var("EMBED_QUANTIZED").is_some_and(|v| v == "1" || v == "true"),
+        ..Default::default()
+    })?;
+    println!("{}", model.name());
     let query = "which database did we pick for payments?".to_owned();
     model.embed(std::slice::from_ref(&query)).await?;
     for batch in [1usize, 8, 32] {

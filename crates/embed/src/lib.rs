@@ -1,7 +1,8 @@
 //! Sentence embeddings behind one trait, chosen by configuration:
 //!
 //! - [`LocalMiniLm`]: a BERT-family sentence-transformers model (all-MiniLM-L6-v2 by default)
-//!   run in-process on the CPU with candle, loaded from a directory holding `config.json`,
+//!   run in-process on the CPU with candle (or with ONNX Runtime, from the directory's
+//!   `onnx/` export), loaded from a directory holding `config.json`,
 //!   `tokenizer.json` and `model.safetensors`, with the pooling and query/passage instructions
 //!   its sentence-transformers files declare (`scripts/models.sh` fetches the models). Never
 //!   touches the network.
@@ -15,6 +16,7 @@ pub mod calibration;
 mod config;
 mod local;
 mod none;
+mod onnx;
 mod openai;
 pub mod passage;
 mod query_cache;
@@ -26,7 +28,7 @@ pub use futures_util::FutureExt;
 pub use futures_util::future::BoxFuture;
 
 pub use calibration::Calibration;
-pub use config::{EmbedConfig, Provider};
+pub use config::{EmbedConfig, Provider, Runtime};
 pub use local::{DEFAULT_BATCH_SIZE, LocalMiniLm, MINILM_DIMENSIONS};
 pub use none::NoEmbedder;
 pub use openai::OpenAiCompatible;

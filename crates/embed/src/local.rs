@@ -1,4 +1,4 @@
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use candle_core::{DType, Device, Tensor};
@@ -11,7 +11,8 @@ use tokenizers::{
 };
 use tokio::sync::oneshot;
 
-use crate::{BoxFuture, EmbedConfig, EmbedError, Embedder, Pooling, SentenceConfig};
+use crate::onnx::OnnxEncoder;
+use crate::{BoxFuture, EmbedConfig, EmbedError, Embedder, Pooling, Runtime, SentenceConfig};
 
 /// The vector length of all-MiniLM-L6-v2.
 pub const MINILM_DIMENSIONS: usize = 384;
@@ -23,8 +24,9 @@ const DEFAULT_MAX_SEQ_LEN: usize = 256;
 /// Bytes kept per token of the window (see `Inner::max_text_bytes`).
 const BYTES_PER_TOKEN_BOUND: usize = 32;
 
-/// A BERT-family sentence-embedding model (all-MiniLM-L6-v2 by default) run on the CPU:
-/// tokenise with truncation and per-batch padding, run the encoder, pool (mean over the
+/// A BERT-family sentence-embedding model (all-MiniLM-L6-v2 by default) run on the CPU, by
+/// candle or by ONNX Runtime ([`crate::Runtime`]): tokenise with truncation and per-batch
+/// padding, run the encoder, pool (mean over the
 /// attention mask, or the CLS token, as the model directory or the settings say),
 /// L2-normalise. Query and passage instructions are added by [`Embedder::embed_query`] and
 /// [`Embedder::embed_passages`]. Inference runs on a thread of its own, one forward pass at a time (a pass
@@ -79,9 +81,8 @@ fn run_inference(inner: Arc<Inner>, jobs: std::sync::mpsc::Receiver<Job>) {
 }
 
 struct Inner {
-    model: BertModel,
+    encoder: Encoder,
     tokenizer: Tokenizer,
-    device: Device,
     dimensions: usize,
     batch_size: usize,
     /// Texts are cut to this many bytes before tokenizing, so that a huge text is never
@@ -90,6 +91,50 @@ struct Inner {
     /// lose a part the window could have held.
     max_text_bytes: usize,
     pooling: Pooling,
+}
+
+/// What runs the encoder: candle, or ONNX Runtime.
+enum Encoder {
+    Candle(BertModel),
+    Onnx(OnnxEncoder),
+}
+
+impl Encoder {
+    /// The last hidden states, `n × len × hidden`, row-major.
+    fn forward(
+        &self,
+        ids: Vec<u32>,
+        type_ids: Vec<u32>,
+        mask: &[u32],
+        n: usize,
+        len: usize,
+    ) -> Result<Vec<f32>, EmbedError> {
+        match self {
+            Encoder::Onnx(onnx) => onnx.forward(&ids, &type_ids, mask, n, len),
+            Encoder::Candle(model) => {
+                let inference = |e: candle_core::Error| EmbedError::Inference(e.to_string());
+                let device = Device::Cpu;
+                let ids = Tensor::from_vec(ids, (n, len), &device).map_err(inference)?;
+                let type_ids = Tensor::from_vec(type_ids, (n, len), &device).map_err(inference)?;
+                let mask = Tensor::from_vec(mask.to_vec(), (n, len), &device).map_err(inference)?;
+                model
+                    .forward(&ids, &type_ids, Some(&mask))
+                    .and_then(|hidden| hidden.flatten_all())
+                    .and_then(|hidden| hidden.to_vec1::<f32>())
+                    .map_err(inference)
+            }
+        }
+    }
+}
+
+/// The runtime settings `load_with` needs.
+enum LoadRuntime {
+    Candle,
+    Onnx {
+        library: PathBuf,
+        quantized: bool,
+        threads: usize,
+    },
 }
 
 impl LocalMiniLm {
@@ -117,8 +162,27 @@ impl LocalMiniLm {
         if let Some(prefix) = &config.passage_prefix {
             sentence.passage_prefix = Some(prefix.clone());
         }
+        let runtime = match config.runtime() {
+            Runtime::Candle if config.quantized => {
+                return Err(EmbedError::Config(
+                    "quantized weights need runtime \"onnx\"".into(),
+                ));
+            }
+            Runtime::Candle => LoadRuntime::Candle,
+            Runtime::Onnx => LoadRuntime::Onnx {
+                library: config.onnxruntime_library.clone().ok_or_else(|| {
+                    EmbedError::Config(
+                        "runtime \"onnx\" needs onnxruntime_library (scripts/models.sh \
+                         --onnxruntime prints it)"
+                            .into(),
+                    )
+                })?,
+                quantized: config.quantized,
+                threads: config.threads.unwrap_or(0),
+            },
+        };
         let batch_size = config.batch_size.unwrap_or(DEFAULT_BATCH_SIZE);
-        let mut loaded = Self::load_with(dir, model, batch_size, sentence.pooling)?;
+        let mut loaded = Self::load_with(dir, model, batch_size, sentence.pooling, &runtime)?;
         loaded.query_prefix = sentence.query_prefix.unwrap_or_default();
         loaded.passage_prefix = sentence.passage_prefix.unwrap_or_default();
         Ok(loaded)
@@ -129,11 +193,11 @@ impl LocalMiniLm {
         model_name: &str,
         batch_size: usize,
         pooling: Pooling,
+        runtime: &LoadRuntime,
     ) -> Result<Self, EmbedError> {
         let load_err = |what: &str, e: &dyn std::fmt::Display| {
             EmbedError::Load(format!("{}: {what}: {e}", dir.display()))
         };
-        let device = Device::Cpu;
 
         let config_text = std::fs::read_to_string(dir.join("config.json"))
             .map_err(|e| load_err("config.json", &e))?;
@@ -167,26 +231,50 @@ impl LocalMiniLm {
             pad_token: pad_token.to_string(),
         }));
 
-        // Buffered rather than memory-mapped: mapping a file needs `unsafe`, and the weights are
-        // small.
-        let weights = std::fs::read(dir.join("model.safetensors"))
-            .map_err(|e| load_err("model.safetensors", &e))?;
-        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
-            .map_err(|e| load_err("model.safetensors", &e))?;
-        let model = BertModel::load(vb, &bert_config).map_err(|e| load_err("weights", &e))?;
+        let (encoder, name) = match runtime {
+            LoadRuntime::Candle => {
+                // Buffered rather than memory-mapped: mapping a file needs `unsafe`, and the
+                // weights are small.
+                let weights = std::fs::read(dir.join("model.safetensors"))
+                    .map_err(|e| load_err("model.safetensors", &e))?;
+                let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
+                    .map_err(|e| load_err("model.safetensors", &e))?;
+                let model =
+                    BertModel::load(vb, &bert_config).map_err(|e| load_err("weights", &e))?;
+                (Encoder::Candle(model), format!("local/{model_name}"))
+            }
+            LoadRuntime::Onnx {
+                library,
+                quantized,
+                threads,
+            } => {
+                let graph = crate::onnx::graph_path(dir, *quantized);
+                let encoder =
+                    OnnxEncoder::load(&graph, library, *threads, bert_config.hidden_size)?;
+                // Full precision computes the vectors candle does (cosine 1 − 1e-7); int8
+                // weights do not, so their vectors carry a name of their own.
+                let name = if *quantized {
+                    format!("local/{model_name} int8")
+                } else {
+                    format!("local/{model_name}")
+                };
+                (Encoder::Onnx(encoder), name)
+            }
+        };
         let uncased = lowercases(&tokenizer).map_err(|e| load_err("tokenizer", &e))?;
 
         tracing::info!(
             dir = %dir.display(),
+            %name,
+            runtime = if matches!(encoder, Encoder::Candle(_)) { "candle" } else { "onnx" },
             dimensions = bert_config.hidden_size,
             max_seq_len,
             ?pooling,
             "local embedding model loaded"
         );
         let inner = Arc::new(Inner {
-            model,
+            encoder,
             tokenizer,
-            device,
             dimensions: bert_config.hidden_size,
             batch_size: batch_size.max(1),
             max_text_bytes: max_seq_len * BYTES_PER_TOKEN_BOUND,
@@ -201,7 +289,7 @@ impl LocalMiniLm {
         Ok(Self {
             inner,
             jobs,
-            name: format!("local/{model_name}"),
+            name,
             query_prefix: String::new(),
             passage_prefix: String::new(),
             uncased,
@@ -261,7 +349,6 @@ impl Inner {
     }
 
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let inference = |e: candle_core::Error| EmbedError::Inference(e.to_string());
         let encodings = self
             .tokenizer
             .encode_batch(texts.to_vec(), true)
@@ -279,51 +366,45 @@ impl Inner {
             type_ids.extend_from_slice(e.get_type_ids());
             mask.extend_from_slice(e.get_attention_mask());
         }
-        let ids = Tensor::from_vec(ids, (n, len), &self.device).map_err(inference)?;
-        let type_ids = Tensor::from_vec(type_ids, (n, len), &self.device).map_err(inference)?;
-        let mask = Tensor::from_vec(mask, (n, len), &self.device).map_err(inference)?;
-
-        let hidden = self
-            .model
-            .forward(&ids, &type_ids, Some(&mask))
-            .map_err(inference)?; // (n, len, hidden)
-
-        let pooled = match self.pooling {
-            Pooling::Cls => hidden
-                .narrow(1, 0, 1)
-                .and_then(|t| t.squeeze(1))
-                .map_err(inference)?, // (n, hidden)
-            Pooling::Mean => {
-                // The mean over the real (unpadded) tokens.
-                let mask = mask
-                    .to_dtype(DType::F32)
-                    .and_then(|m| m.unsqueeze(2))
-                    .map_err(inference)?; // (n, len, 1)
-                let summed = hidden
-                    .broadcast_mul(&mask)
-                    .and_then(|t| t.sum(1))
-                    .map_err(inference)?; // (n, hidden)
-                let counts = mask
-                    .sum(1)
-                    .and_then(|c| c.clamp(1e-9f32, f32::MAX))
-                    .map_err(inference)?; // (n, 1)
-                summed.broadcast_div(&counts).map_err(inference)?
-            }
-        };
-
-        let mut vectors: Vec<Vec<f32>> = pooled.to_vec2().map_err(inference)?;
+        let hidden = self.encoder.forward(ids, type_ids, &mask, n, len)?;
+        if hidden.len() != n * len * self.dimensions {
+            return Err(EmbedError::Inference(format!(
+                "the model gave {} values for {n} × {len} tokens of {} dimensions",
+                hidden.len(),
+                self.dimensions
+            )));
+        }
+        let mut vectors = pool(&hidden, &mask, len, self.dimensions, self.pooling);
         for v in &mut vectors {
-            if v.len() != self.dimensions {
-                return Err(EmbedError::Inference(format!(
-                    "model gave {} dimensions, expected {}",
-                    v.len(),
-                    self.dimensions
-                )));
-            }
             crate::normalize(v);
         }
         Ok(vectors)
     }
+}
+
+/// One vector per text from the hidden states (`n × len × dim`): the CLS token's, or the mean
+/// over the real (unpadded) tokens.
+fn pool(hidden: &[f32], mask: &[u32], len: usize, dim: usize, pooling: Pooling) -> Vec<Vec<f32>> {
+    hidden
+        .chunks_exact(len * dim)
+        .zip(mask.chunks_exact(len))
+        .map(|(states, mask)| match pooling {
+            Pooling::Cls => states[..dim].to_vec(),
+            Pooling::Mean => {
+                let mut sum = vec![0f32; dim];
+                let mut count = 0f32;
+                for (token, _) in states.chunks_exact(dim).zip(mask).filter(|(_, m)| **m != 0) {
+                    count += 1.0;
+                    for (s, x) in sum.iter_mut().zip(token) {
+                        *s += x;
+                    }
+                }
+                let count = count.max(1e-9);
+                sum.iter_mut().for_each(|s| *s /= count);
+                sum
+            }
+        })
+        .collect()
 }
 
 impl Embedder for LocalMiniLm {

@@ -80,7 +80,8 @@ usage: scripts/bench.sh [-h]
     BENCH_ONLY=render      only the render scenarios (pdf, video); mail-api still starts
     BENCH_SIGNAL_CONNECTIONS=32     connections of the signal scenarios v, w
     BENCH_ONLY=retrieval   only the retrieval-quality table (z)
-    BENCH_ONLY=search      only the semantic search scenarios (j, k); mail-api still starts
+    BENCH_ONLY=search      only the local-model scenarios (background pass, j, k, l); mail-api
+                           still starts
     BENCH_QUERY_CACHE_ENTRIES=4096  query vectors the semantic memory-api of j, k, l keeps
                                     (0: every query embedded per request; unset: its default)
     BENCH_EMBED_RUNTIME=onnx        the local model's runtime in j, k, l and the background pass
@@ -824,11 +825,13 @@ if memory_scenarios || search_scenarios; then
         "memory-api GET /memory/search, semantic ($embedded), $SEMANTIC_N decisions (exact scan, exact total)" \
         "$SEMANTIC_URL$(head -n 1 "$WORK/memory-search.paths")" "$SEM_KEY"
 fi
-if memory_scenarios; then
+if search_scenarios; then
     python3 "$SEED" post-bodies 5000 bench-product >"$WORK/post.bodies"
     WRK_BODIES_FILE="$WORK/post.bodies" run_wrk l \
         "memory-api POST /memory/decisions, local embedding in the request" \
         "$SEMANTIC_URL/api/v1/memory/decisions" "$SEM_KEY"
+fi
+if memory_scenarios; then
     cp "$WORK/identity.sql" "$OUT/raw/h.sql"
     cp "$WORK/memory.sql" "$OUT/raw/e.sql"
 fi

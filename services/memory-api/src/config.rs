@@ -28,7 +28,8 @@ pub struct Settings {
     /// `MEMORY_EMBEDDINGS__PROVIDER` = `local` (with `__MODEL_DIR`), `openai` (with
     /// `__BASE_URL`, `__MODEL`, `__API_KEY`) or `none` (keyword search only);
     /// `__QUERY_CACHE_ENTRIES`: search-query vectors kept for repeated queries (default 4096,
-    /// 0 turns the cache off).
+    /// 0 turns the cache off); `local` runs on ONNX Runtime when `__ONNXRUNTIME_LIBRARY` is set
+    /// (`__QUANTIZED`, `__THREADS`), else on candle.
     pub embeddings: embed::EmbedConfig,
     /// How semantic and keyword rankings are fused: `MEMORY_SEARCH__RRF_K` (default 60),
     /// `__SEMANTIC_WEIGHT` (default 1) and `__KEYWORD_WEIGHT` (default 0.5); and how much a

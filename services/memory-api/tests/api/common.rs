@@ -218,16 +218,19 @@ pub async fn expect_error(response: Response, status: u16, code: &str) -> String
 }
 
 /// The local embedding model's directory: `EMBED_MODEL_DIR`, else what the project's own
-/// `scripts/models.sh` fetches (idempotent; it prints the directory last).
+/// `scripts/models.sh` fetches (with its ONNX export when `EMBED_ONNXRUNTIME_LIBRARY` is set;
+/// idempotent; it prints the directory last).
 pub fn model_dir() -> std::path::PathBuf {
     if let Ok(dir) = std::env::var("EMBED_MODEL_DIR") {
         return dir.into();
     }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/models.sh");
-    let out = std::process::Command::new("bash")
-        .arg(script)
-        .output()
-        .expect("scripts/models.sh runs");
+    let mut command = std::process::Command::new("bash");
+    command.arg(script);
+    if std::env::var_os("EMBED_ONNXRUNTIME_LIBRARY").is_some() {
+        command.arg("--onnx");
+    }
+    let out = command.output().expect("scripts/models.sh runs");
     assert!(
         out.status.success(),
         "{}",
@@ -242,11 +245,14 @@ pub fn model_dir() -> std::path::PathBuf {
         .into()
 }
 
-/// Settings with the local all-MiniLM-L6-v2 embedder.
+/// Settings with the local all-MiniLM-L6-v2 embedder, on ONNX Runtime when
+/// `EMBED_ONNXRUNTIME_LIBRARY` names its library (`scripts/run-tests.sh` sets it), else candle.
 pub fn semantic_settings(db_url: &str) -> Settings {
     let mut settings = settings(db_url);
     settings.embeddings.provider = embed::Provider::Local;
     settings.embeddings.model_dir = Some(model_dir());
+    settings.embeddings.onnxruntime_library =
+        std::env::var_os("EMBED_ONNXRUNTIME_LIBRARY").map(Into::into);
     settings
 }
 

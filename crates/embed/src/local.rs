@@ -95,7 +95,7 @@ struct Inner {
 
 /// What runs the encoder: candle, or ONNX Runtime.
 enum Encoder {
-    Candle(BertModel),
+    Candle(Box<BertModel>),
     Onnx(OnnxEncoder),
 }
 
@@ -241,7 +241,10 @@ impl LocalMiniLm {
                     .map_err(|e| load_err("model.safetensors", &e))?;
                 let model =
                     BertModel::load(vb, &bert_config).map_err(|e| load_err("weights", &e))?;
-                (Encoder::Candle(model), format!("local/{model_name}"))
+                (
+                    Encoder::Candle(Box::new(model)),
+                    format!("local/{model_name}"),
+                )
             }
             LoadRuntime::Onnx {
                 library,

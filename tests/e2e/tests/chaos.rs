@@ -411,6 +411,17 @@ fn metric(text: &str, name: &str) -> Option<f64> {
         .and_then(|v| v.parse().ok())
 }
 
+/// The Prometheus text of a replica's `/metrics`.
+async fn metrics(http: &reqwest::Client, base: &str) -> String {
+    http.get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
 /// Redis stopped under load with two replicas sharing a 10-per-minute limit
 /// (`RATE_LIMIT__REPLICAS=2`): each replica then admits at most 5 per minute on its own and
 /// refuses the rest with 429, never unlimited; `/metrics` counts the fallback; limits return
@@ -479,14 +490,7 @@ async fn chaos_redis_stop_keeps_limits_per_replica() {
     assert!(seconds_left_in_minute() > 1, "the bursts crossed a minute");
     let mut fallback = Vec::new();
     for base in &bases {
-        let text = http
-            .get(format!("{base}/metrics"))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let text = metrics(&http, base).await;
         fallback.push((
             metric(&text, "rate_limit_fallback_active"),
             metric(&text, "rate_limit_fallback_transitions_total"),
@@ -517,14 +521,7 @@ async fn chaos_redis_stop_keeps_limits_per_replica() {
         loop {
             let res = get(base).await.unwrap();
             assert!([200, 429].contains(&res.status().as_u16()));
-            let text = http
-                .get(format!("{base}/metrics"))
-                .send()
-                .await
-                .unwrap()
-                .text()
-                .await
-                .unwrap();
+            let text = metrics(&http, base).await;
             let active = metric(&text, "rate_limit_fallback_active");
             if active == Some(0.0) {
                 break;

@@ -23,6 +23,7 @@ MODELS=(
 )
 DEFAULT_MODEL="all-MiniLM-L6-v2"
 
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE_DIR="${CACHE_DIR:-$HOME/.cache/memmail}"
 MODELS_DIR="$CACHE_DIR/models"
 
@@ -118,8 +119,6 @@ export_onnx() {
         { log "ONNX export of $dir failed"; exit 1; }
     printf '%s\n' "$want" >"$stamp"
 }
-
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 if [[ ${1:-} == --onnxruntime ]]; then
     venv="$(onnx_venv)"

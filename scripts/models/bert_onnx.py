@@ -49,13 +49,11 @@ def build(model_dir, out_path):
     heads = cfg["num_attention_heads"]
     head_dim = hidden // heads
     eps = cfg.get("layer_norm_eps", 1e-12)
-    act = cfg.get("hidden_act", "gelu")
-    if act not in ("gelu", "gelu_new", "gelu_pytorch_tanh"):
-        sys.exit(f"unsupported activation {act}")
+    if cfg.get("hidden_act", "gelu") != "gelu":
+        sys.exit(f"{model_dir}: hidden_act {cfg.get('hidden_act')}: only erf GELU is exported")
 
     inits = []
     nodes = []
-
     seen = set()
 
     def const(name, arr):
@@ -83,16 +81,10 @@ def build(model_dir, out_path):
         return node("LayerNormalization", [x, g, b], axis=-1, epsilon=eps)
 
     def gelu(x):
-        if act == "gelu":
-            inner = node("Erf", [node("Div", [x, const("sqrt2", np.array(np.sqrt(2.0), np.float32))])])
-            return node("Mul", [node("Mul", [x, node("Add", [inner, const("one", np.array(1.0, np.float32))])]),
-                                const("half", np.array(0.5, np.float32))])
-        # tanh approximation
-        c = const("gelu_c", np.array(np.sqrt(2.0 / np.pi), np.float32))
-        k = const("gelu_k", np.array(0.044715, np.float32))
-        x3 = node("Mul", [node("Mul", [x, x]), x])
-        t = node("Tanh", [node("Mul", [c, node("Add", [x, node("Mul", [k, x3])])])])
-        return node("Mul", [node("Mul", [x, node("Add", [t, const("one", np.array(1.0, np.float32))])]),
+        """BERT's erf GELU, 0.5 * x * (1 + erf(x / sqrt(2))), as the optimizer's BiasGelu."""
+        inner = node("Erf", [node("Div", [x, const("sqrt2", np.array(np.sqrt(2.0), np.float32))])])
+        one = const("one", np.array(1.0, np.float32))
+        return node("Mul", [node("Mul", [x, node("Add", [inner, one])]),
                             const("half", np.array(0.5, np.float32))])
 
     # embeddings
@@ -217,8 +209,6 @@ def export(model_dir):
     from onnxruntime.transformers import optimizer
 
     cfg = json.load(open(f"{model_dir}/config.json"))
-    if cfg.get("hidden_act", "gelu") != "gelu":
-        sys.exit(f"{model_dir}: hidden_act {cfg.get('hidden_act')}: only erf GELU is exported")
     out_dir = os.path.join(model_dir, "onnx")
     os.makedirs(out_dir, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out_dir) as tmp:

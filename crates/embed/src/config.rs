@@ -102,7 +102,8 @@ pub struct EmbedConfig {
     /// --onnxruntime` prints the one it installs).
     pub onnxruntime_library: Option<PathBuf>,
     /// local, runtime onnx: run the graph with int8 weights (`onnx/model_qint8.onnx`): about
-    /// three times faster per query, at a small cost in ranking (see the README).
+    /// three times faster than full precision, with slightly different vectors (see the
+    /// README).
     pub quantized: bool,
     /// local, runtime onnx: the threads of one forward pass (default: one per core).
     pub threads: Option<usize>,

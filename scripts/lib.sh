@@ -10,6 +10,7 @@
 #   as_root CMD...       run CMD as root (directly when already root, else through sudo),
 #                        with fd 9 closed: infra.sh holds its lock on fd 9, and a server
 #                        started from there must not inherit (and so keep holding) it
+#   ensure_venv DIR REQS a venv at DIR holding exactly the pinned requirements file REQS
 
 # shellcheck disable=SC2034 # used by the scripts that source this file
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -79,4 +80,26 @@ ensure_debs() {
 tcp_open() {
     # shellcheck disable=SC2016 # $1 and $2 are the inner shell's arguments
     timeout 2 bash -c 'exec 3<>"/dev/tcp/$1/$2"' _ "$1" "$2" 2>/dev/null
+}
+
+# ensure_venv DIR REQUIREMENTS: make DIR a venv holding exactly the pinned REQUIREMENTS.
+# It is current when it was made from the same requirements by the same Python, and that
+# Python still runs; otherwise it is made again. Prints `ready` or `created`. The venv is
+# made by $PY (default: python3 on PATH).
+ensure_venv() {
+    local venv=$1 reqs=$2 want stamp
+    local PY=${PY:-python3}
+    want="$(sha256sum "$reqs" | cut -d' ' -f1) $("$PY" -c 'import sys; print(sys.version.split()[0])') $PY"
+    stamp="$venv/.memmail-stamp"
+    if [[ -f $stamp && "$(cat "$stamp")" == "$want" ]] && "$venv/bin/python" -c '' 2>/dev/null; then
+        echo ready
+        return
+    fi
+    log "venv: creating $venv" >&2
+    rm -rf "$venv"
+    "$PY" -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check --no-input -r "$reqs" >&2 ||
+        die "pip install -r ${reqs#"$ROOT/"} failed"
+    printf '%s\n' "$want" >"$stamp"
+    echo created
 }

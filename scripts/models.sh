@@ -23,10 +23,11 @@ MODELS=(
 )
 DEFAULT_MODEL="all-MiniLM-L6-v2"
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-CACHE_DIR="${CACHE_DIR:-$HOME/.cache/memmail}"
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 MODELS_DIR="$CACHE_DIR/models"
 
+# Progress goes to stderr: stdout carries the printed path alone.
 log() { echo "models.sh: $*" >&2; }
 
 # Prints the directory (under $1) that holds all three files the embedder loads.
@@ -92,17 +93,8 @@ PY
 
 # The venv holding ONNX Runtime and the exporter's packages; prints its directory.
 onnx_venv() {
-    local venv="$CACHE_DIR/venv-onnx" reqs="$ROOT/scripts/requirements-onnx.txt" want stamp
-    want="$(sha256sum "$reqs" | cut -d' ' -f1) $(python3 -c 'import sys; print(sys.version.split()[0])')"
-    stamp="$venv/.memmail-stamp"
-    if ! [[ -f $stamp && "$(cat "$stamp")" == "$want" ]] || ! "$venv/bin/python" -c '' 2>/dev/null; then
-        log "creating $venv"
-        rm -rf "$venv"
-        python3 -m venv "$venv" >&2
-        "$venv/bin/pip" install -q --disable-pip-version-check --no-input -r "$reqs" >&2 ||
-            { log "pip install -r scripts/requirements-onnx.txt failed"; exit 1; }
-        printf '%s\n' "$want" >"$stamp"
-    fi
+    local venv="$CACHE_DIR/venv-onnx"
+    ensure_venv "$venv" "$ROOT/scripts/requirements-onnx.txt" >/dev/null
     echo "$venv"
 }
 

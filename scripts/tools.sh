@@ -52,26 +52,6 @@ else
     PY="$(command -v python3)" || die "no python3"
 fi
 
-# ensure_venv DIR REQUIREMENTS: make DIR a venv holding exactly the pinned REQUIREMENTS.
-# It is current when it was made from the same requirements by the same Python, and that
-# Python still runs; otherwise it is made again. Prints `ready` or `created`.
-ensure_venv() {
-    local venv=$1 reqs=$2 want stamp
-    want="$(sha256sum "$reqs" | cut -d' ' -f1) $("$PY" -c 'import sys; print(sys.version.split()[0])') $PY"
-    stamp="$venv/.memmail-stamp"
-    if [[ -f $stamp && "$(cat "$stamp")" == "$want" ]] && "$venv/bin/python" -c '' 2>/dev/null; then
-        echo ready
-        return
-    fi
-    log "venv: creating $venv" >&2
-    rm -rf "$venv"
-    "$PY" -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check --no-input -r "$reqs" >&2 ||
-        die "pip install -r ${reqs#"$ROOT/"} failed"
-    printf '%s\n' "$want" >"$stamp"
-    echo created
-}
-
 version_of() { "$1/bin/python" -c 'import importlib.metadata as m, sys; print(m.version(sys.argv[1]))' "$2"; }
 
 VENV="$CACHE_DIR/venv"

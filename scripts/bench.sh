@@ -72,6 +72,7 @@ usage: scripts/bench.sh [-h]
     BENCH_MIF_ITEMS=10000           decisions and corpus entries of the MIF scenarios r, s
     BENCH_EXPORT_CONTACTS=1000000   contacts of the export scenarios p, q
     BENCH_SEND_CONNECTIONS=64       connections of the send scenario t
+    BENCH_ONLY=reads       only the cheap reads against pgbench (a-h)
     BENCH_ONLY=mail        only the mail scenarios (b, d, f, m-q, t, u): memory-api is not started
     BENCH_ONLY=send        only the send pipeline, the campaign and the webhooks (t, u, x, y)
     BENCH_CAMPAIGN_CONTACTS=100000  contacts of the campaign scenario x
@@ -115,7 +116,7 @@ BIN="${CARGO_TARGET_DIR:-target}/release"
 ((BENCH_CONNECTIONS >= BENCH_THREADS)) || die "BENCH_CONNECTIONS must be at least $BENCH_THREADS"
 [[ $BENCH_WARMUP =~ ^[0-9]+$ ]] || die "BENCH_WARMUP must be a number of seconds"
 case "$BENCH_RATE_LIMIT_BACKEND" in "" | inprocess | redis) ;; *) die "BENCH_RATE_LIMIT_BACKEND must be inprocess or redis" ;; esac
-case "$BENCH_ONLY" in "" | mail | send | signals | render | retrieval | search) ;; *) die "BENCH_ONLY must be mail, send, signals, render, retrieval or search (or unset)" ;; esac
+case "$BENCH_ONLY" in "" | reads | mail | send | signals | render | retrieval | search) ;; *) die "BENCH_ONLY must be reads, mail, send, signals, render, retrieval or search (or unset)" ;; esac
 [[ -z ${BENCH_QUERY_CACHE_ENTRIES:-} || $BENCH_QUERY_CACHE_ENTRIES =~ ^[0-9]+$ ]] ||
     die "BENCH_QUERY_CACHE_ENTRIES must be a number of entries"
 [[ $EXPORT_CONTACTS =~ ^[1-9][0-9]*$ ]] || die "BENCH_EXPORT_CONTACTS must be a positive integer"
@@ -132,13 +133,15 @@ fi
 # memory_scenarios: whether the memory scenarios other than the signals' run;
 # mail_scenarios: whether the mail scenarios other than the send pipeline run;
 # send_scenarios: whether the send pipeline runs; signal_scenarios: whether v and w run;
+# read_scenarios: whether the cheap reads (a-h) run;
 # render_scenarios: whether the pdf and video renders run; search_scenarios: whether the
 # semantic search scenarios j and k run.
-memory() { [[ -z $BENCH_ONLY || $BENCH_ONLY == signals || $BENCH_ONLY == render || $BENCH_ONLY == search ]]; }
+memory() { [[ -z $BENCH_ONLY || $BENCH_ONLY == reads || $BENCH_ONLY == signals || $BENCH_ONLY == render || $BENCH_ONLY == search ]]; }
 memory_scenarios() { [[ -z $BENCH_ONLY ]]; }
 search_scenarios() { [[ -z $BENCH_ONLY || $BENCH_ONLY == search ]]; }
 mail_scenarios() { [[ -z $BENCH_ONLY || $BENCH_ONLY == mail ]]; }
-send_scenarios() { [[ $BENCH_ONLY != signals && $BENCH_ONLY != render && $BENCH_ONLY != search ]]; }
+send_scenarios() { [[ $BENCH_ONLY != reads && $BENCH_ONLY != signals && $BENCH_ONLY != render && $BENCH_ONLY != search ]]; }
+read_scenarios() { [[ -z $BENCH_ONLY || $BENCH_ONLY == reads || $BENCH_ONLY == mail ]]; }
 render_scenarios() { [[ -z $BENCH_ONLY || $BENCH_ONLY == render ]]; }
 signal_scenarios() { [[ -z $BENCH_ONLY || $BENCH_ONLY == signals ]]; }
 BINARIES=(mail-api admin)
@@ -442,7 +445,7 @@ run_pgbench() {
     printf '%s\tpgbench\t%s\t%s\t%s\t%s\n' "$id" "$name" "$out" "$WORK/pgbench-$id" "${ROWS_PER_REQUEST:-}" >>"$SCENARIOS"
 }
 
-if mail_scenarios; then
+if read_scenarios; then
 ! memory || run_wrk a "memory-api GET /healthz" "$MEMORY_URL/healthz"
 run_wrk b "mail-api GET /healthz" "$MAIL_URL/healthz"
 ! memory || run_wrk c "memory-api GET /api/v1/products/bench-product" "$MEMORY_URL/api/v1/products/bench-product" "$MEMORY_KEY"

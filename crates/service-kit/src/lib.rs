@@ -6,6 +6,7 @@ pub mod cli;
 pub mod config;
 pub mod dependencies;
 pub mod infra;
+pub mod row_cache;
 pub mod server;
 pub mod worker;
 

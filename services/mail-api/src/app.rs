@@ -11,8 +11,10 @@ use http_kit::Flavor;
 use queue::Broker;
 use rate_limit::Quota;
 use rate_limit::policy::{RouteClass, mail_key, mail_quota};
+use service_kit::row_cache::RowCache;
 use service_kit::server::{ApiSpec, Launched};
 use store::Pool;
+use uuid::Uuid;
 
 use crate::db::credentials::PgCredentials;
 use crate::export::limits::ExportLimits;
@@ -20,6 +22,8 @@ use crate::sending::{Dispatcher, SendContext};
 use crate::{Settings, flows, openapi, routes};
 
 pub const SERVICE: &str = "mail-api";
+/// The NOTIFY channel of the triggers on what `GET /sites` answers (payload: the project id).
+const SITES_CHANNEL: &str = "site_changed";
 
 /// What handlers reach through `web::Data<AppState>`.
 #[derive(Clone)]
@@ -52,6 +56,8 @@ pub struct AppState {
     pub dns: Arc<crate::own_domains::DnsChecker>,
     /// The OAuth authorization server of remote MCP clients.
     pub oauth: oauth::OAuth,
+    /// Pages of `GET /sites` this worker answered lately, by project.
+    pub sites: RowCache<Uuid, Vec<routes::sites::Site>>,
 }
 
 impl AppState {
@@ -149,6 +155,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 scale: settings.common.rate_limit.scale,
             }),
             state: Arc::new(move |worker| AppState {
+                sites: RowCache::subscribed(&worker.listen, SITES_CHANNEL, |p| p.parse().ok()),
                 shared_domain: Arc::clone(&shared_domain),
                 kek: Arc::clone(&state_kek),
                 tracker: Arc::clone(&tracker),

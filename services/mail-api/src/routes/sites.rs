@@ -2,7 +2,7 @@
 //! `GET|PATCH /api/v1/sites/{id}` and the site's brand voice, `GET|PUT
 //! /api/v1/sites/{id}/brand-voice`.
 
-use actix_web::{HttpResponse, web};
+use actix_web::{HttpMessage as _, HttpRequest, HttpResponse, web};
 use auth::{Caller, WriteAccess};
 use chrono::{DateTime, Utc};
 use http_kit::openapi::MailError;
@@ -37,7 +37,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 }
 
 /// A sender identity.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Site {
     pub id: Uuid,
     pub name: String,
@@ -122,31 +122,43 @@ pub async fn list(
     caller: Caller,
     state: web::Data<AppState>,
     page: Query<PageParams>,
+    req: HttpRequest,
 ) -> Result<web::Json<Page<Site>>, ApiError> {
-    list_sites(&state, caller.owner_id, &page)
+    let synced = req.extensions().get::<auth::Synced>().copied();
+    list_sites(&state, synced, caller.owner_id, &page)
         .await
         .map(web::Json)
 }
 
-/// A page of the project's sites (`GET /sites`, `get_sites`).
+/// A page of the project's sites (`GET /sites`, `get_sites`): from the worker's cache when
+/// `synced` proves it current.
 pub async fn list_sites(
     state: &AppState,
+    synced: Option<auth::Synced>,
     project_id: Uuid,
     page: &PageParams,
 ) -> Result<Page<Site>, ApiError> {
     let limit = page.limit();
     let after = page.cursor()?.map(|c| c.0);
-    let mut conn = store::conn(&state.pool).await?;
-    let rows = sites::list(&mut conn, project_id, after, i64::from(limit) + 1).await?;
-    let ids: Vec<Uuid> = rows.iter().map(|s| s.id).collect();
-    let own = domains::verified_of_sites(&mut conn, project_id, &ids).await?;
-    let rows: Vec<Site> = rows
-        .into_iter()
-        .map(|s| {
-            let domain = own.get(&s.id).map_or(&*state.shared_domain, String::as_str);
-            Site::new(s, domain)
+    let name = format!("{after:?}/{limit}");
+    let rows = state
+        .sites
+        .find(synced, &project_id, &name, async || {
+            let mut conn = store::conn(&state.pool).await?;
+            let rows = sites::list(&mut conn, project_id, after, i64::from(limit) + 1).await?;
+            let ids: Vec<Uuid> = rows.iter().map(|s| s.id).collect();
+            let own = domains::verified_of_sites(&mut conn, project_id, &ids).await?;
+            let rows: Vec<Site> = rows
+                .into_iter()
+                .map(|s| {
+                    let domain = own.get(&s.id).map_or(&*state.shared_domain, String::as_str);
+                    Site::new(s, domain)
+                })
+                .collect();
+            Ok::<_, ApiError>(Some(rows))
         })
-        .collect();
+        .await?
+        .unwrap_or_default();
     Ok(Page::from_rows(rows, limit, |s| s.id))
 }
 

@@ -297,3 +297,83 @@ async fn concurrent_creations_of_one_slug_make_one_site() {
     assert_eq!(slugs(&list), ["race"]);
     h.stop().await;
 }
+
+/// The sites list a replica answers from its cache (a barrier passed after the request
+/// arrived) follows every change committed through any replica, from the next request on.
+#[tokio::test]
+async fn a_site_changed_through_one_replica_is_listed_by_the_other_at_once() {
+    let (h, tenant) = Harness::with_tenant(Plan::Enterprise).await;
+    let b = serve(&h.settings).await;
+    let unknown = auth::credential::generate(auth::CredentialKind::Mail).plaintext;
+    for server in [&h.server, &b] {
+        test_support::credentials::Lookups::new(Client::of(server), "/api/v1/sites")
+            .wait_until_remembered(&unknown)
+            .await;
+    }
+    let on_b = Client::of(&b).with_key(&tenant.read);
+    let listed = async || on_b.get("/api/v1/sites").expect(200).await;
+    for _ in 0..2 {
+        assert_eq!(listed().await["data"], json!([]));
+    }
+
+    // Created through A: listed by B at once, then the same answer from B's cache.
+    assert_eq!(h.create_site(&tenant.write, "late").await.status(), 201);
+    let first = listed().await;
+    assert_eq!(slugs(&first), ["late"]);
+    for _ in 0..3 {
+        assert_eq!(listed().await, first);
+    }
+
+    // A change no notification announces: B still lists the old name, which shows that the
+    // cache is what answers.
+    let project = tenant.project;
+    unannounced_rename(&h.db.url, project, "unannounced").await;
+    assert_eq!(listed().await, first);
+
+    // The site's own domain verified (by any statement at all): B's next answer sends from it.
+    test_support::sql::exec(
+        &h.db.url,
+        &format!(
+            "INSERT INTO sending_domains (id, project_id, site_id, domain, dkim_selector, \
+                 dkim_public_key, dkim_private_key, status) \
+             SELECT gen_random_uuid(), project_id, id, 'own.example', 's', 'p', '\\x00', \
+                 'verified' FROM sites WHERE project_id = '{project}'"
+        ),
+    )
+    .await;
+    let site = &listed().await["data"][0];
+    assert_eq!(site["from_email"], "late@own.example");
+    assert_eq!(site["name"], "unannounced");
+    let cached = listed().await;
+
+    // A DNS check that changes nothing a site shows (`checked_at`) leaves the cache alone: a
+    // second unannounced rename is still not listed. One that loses the domain is seen at once.
+    unannounced_rename(&h.db.url, project, "renamed").await;
+    test_support::sql::exec(
+        &h.db.url,
+        &format!("UPDATE sending_domains SET checked_at = now() WHERE project_id = '{project}'"),
+    )
+    .await;
+    assert_eq!(listed().await, cached);
+    test_support::sql::exec(
+        &h.db.url,
+        &format!("UPDATE sending_domains SET status = 'lost' WHERE project_id = '{project}'"),
+    )
+    .await;
+    let site = &listed().await["data"][0];
+    assert_eq!(site["from_email"], format!("late@{SHARED_DOMAIN}"));
+    assert_eq!(site["name"], "renamed");
+    b.stop().await;
+    h.stop().await;
+}
+
+/// Renames the project's sites without the notification every other change sends.
+async fn unannounced_rename(db_url: &str, project: uuid::Uuid, name: &str) {
+    for sql in [
+        "ALTER TABLE sites DISABLE TRIGGER sites_changed".to_owned(),
+        format!("UPDATE sites SET name = '{name}' WHERE project_id = '{project}'"),
+        "ALTER TABLE sites ENABLE TRIGGER sites_changed".to_owned(),
+    ] {
+        test_support::sql::exec(db_url, &sql).await;
+    }
+}

@@ -14,6 +14,7 @@ use utoipa::ToSchema;
 use crate::AppState;
 use crate::db::kernels::{self, NewKernel, UpdateError};
 use crate::db::owner::Owner;
+use crate::db::owner_cache;
 use crate::domain::kernel::{self, Confidence, TOKEN_BUDGET};
 use crate::domain::merge_patch;
 
@@ -76,7 +77,7 @@ pub async fn get(
     let owner = Owner::of(&caller);
     let stored = state
         .kernels
-        .find(synced, owner, "", async || {
+        .find(synced, &owner_cache::key(owner), "", async || {
             let mut conn = store::conn(&state.pool).await?;
             Ok::<_, ApiError>(kernels::find(&mut conn, owner).await?)
         })

@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 use crate::AppState;
 use crate::db::owner::Owner;
+use crate::db::owner_cache;
 use crate::db::products::{self, NewProduct};
 use crate::domain::signing;
 
@@ -182,7 +183,7 @@ pub async fn get(
     let owner = Owner::of(&caller);
     state
         .products
-        .find(synced, owner, &name, async || {
+        .find(synced, &owner_cache::key(owner), &name, async || {
             let mut conn = store::conn(&state.pool).await?;
             Ok::<_, ApiError>(products::find_by_name(&mut conn, owner, &name).await?)
         })

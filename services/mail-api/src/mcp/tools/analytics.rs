@@ -61,7 +61,7 @@ pub fn tools() -> Vec<Tool> {
             "List the project's sites (sender identities), a page at a time.",
         )
         .reads(|ctx, Params(page): Params<PageParams>| async move {
-            list_sites(&ctx.state, ctx.project_id(), &page).await
+            list_sites(&ctx.state, None, ctx.project_id(), &page).await
         }),
         declare(
             "get_stats",

@@ -81,14 +81,16 @@ pub async fn decisions(
     // tsvector instead (compressed in rows this wide) tripled the scan's time. Only ids and
     // scores are ranked, and the rows themselves are read for the best `limit` alone. Ids are
     // unique per owner only (an import keeps the ids it is given), so reading the rows back
-    // names the owner too.
+    // names the owner too. Both sets are materialized: inlined, their rows would carry the
+    // vectors through the join and the rankings' sorts (which then spilled to disk) and the
+    // cosine would be computed again for every sort.
     diesel::sql_query(format!(
-        "WITH semantic AS ( \
+        "WITH semantic AS MATERIALIZED ( \
              SELECT d.id, 1 - (d.embedding <=> $4::vector) AS cosine \
              FROM decisions d \
              WHERE d.user_id = $1 AND d.environment = $2 AND {visible} \
                AND 1 - (d.embedding <=> $4::vector) >= $5 \
-         ), keyword AS ( \
+         ), keyword AS MATERIALIZED ( \
              SELECT d.id, ts_rank_cd(d.search, q) AS keyword_rank, \
                     1 - (d.embedding <=> $4::vector) AS cosine \
              FROM decisions d, websearch_to_tsquery('english', $3) AS q \

@@ -18,7 +18,7 @@ use super::schema::{email_events, email_send};
 use crate::domain::email_status::EmailStatus;
 
 /// [`EmailStatus::is_claimable`] as an SQL literal (a literal, so that the statements stay
-/// static and the partial index on claims applies).
+/// static and the partial index on unsent emails applies).
 macro_rules! claimable {
     () => {
         "('accepted', 'queued')"
@@ -515,7 +515,8 @@ pub struct ExpiredClaim {
 }
 
 /// Up to `limit` expired claims, locked for the caller's transaction (rows another relay holds
-/// are skipped).
+/// are skipped). Read through the index of unsent emails: no index holds `claimed_at`, so that
+/// a claim is a HOT update.
 pub async fn expired_claims(
     conn: &mut AsyncPgConnection,
     limit: i64,

@@ -1,13 +1,13 @@
 //! Extractors: `Caller` (any authenticated request), `ReadAccess`, `WriteAccess`,
-//! `AdminAccess`, `ProposeAccess` and `ApproveAccess` (403 otherwise). They read what the gate middleware established; they never
+//! `AdminAccess`, `ProposeAccess` and `ApproveAccess` (403 otherwise), and `Option<Synced>`. They read what the gate middleware established; they never
 //! parse headers.
 
 use std::future::{Ready, ready};
 
 use actix_web::{FromRequest, HttpMessage as _, HttpRequest, dev::Payload};
-use http_kit::ApiError;
+use http_kit::{ApiError, ErrorKind};
 
-use crate::{Caller, Scope};
+use crate::{Caller, Scope, Synced};
 
 impl FromRequest for Caller {
     type Error = ApiError;
@@ -15,6 +15,19 @@ impl FromRequest for Caller {
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         ready(caller_of(req))
+    }
+}
+
+/// Taken as `Option<Synced>`: `None` when the gate did not pass the listener's barrier for this
+/// request (the error is never answered).
+impl FromRequest for Synced {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(req.extensions().get::<Synced>().copied().ok_or_else(|| {
+            ApiError::new(ErrorKind::Internal, "the listener's barrier was not passed")
+        }))
     }
 }
 

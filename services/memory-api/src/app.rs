@@ -154,16 +154,8 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 scale: settings.common.rate_limit.scale,
             }),
             state: Arc::new(move |worker| AppState {
-                kernels: OwnerCache::subscribed(
-                    &worker.listen,
-                    owner_cache::KERNELS,
-                    owner_cache::parse_owner,
-                ),
-                products: OwnerCache::subscribed(
-                    &worker.listen,
-                    owner_cache::PRODUCTS,
-                    owner_cache::parse_owner,
-                ),
+                kernels: owner_cache::subscribed(&worker.listen, owner_cache::KERNELS),
+                products: owner_cache::subscribed(&worker.listen, owner_cache::PRODUCTS),
                 oauth: oauth::OAuth {
                     config: Arc::clone(&oauth_config),
                     pool: worker.pool.clone(),

@@ -2,7 +2,7 @@
 //! `GET|PATCH /api/v1/sites/{id}` and the site's brand voice, `GET|PUT
 //! /api/v1/sites/{id}/brand-voice`.
 
-use actix_web::{HttpMessage as _, HttpRequest, HttpResponse, web};
+use actix_web::{HttpResponse, web};
 use auth::{Caller, WriteAccess};
 use chrono::{DateTime, Utc};
 use http_kit::openapi::MailError;
@@ -122,9 +122,8 @@ pub async fn list(
     caller: Caller,
     state: web::Data<AppState>,
     page: Query<PageParams>,
-    req: HttpRequest,
+    synced: Option<auth::Synced>,
 ) -> Result<web::Json<Page<Site>>, ApiError> {
-    let synced = req.extensions().get::<auth::Synced>().copied();
     list_sites(&state, synced, caller.owner_id, &page)
         .await
         .map(web::Json)

@@ -2,6 +2,7 @@
 //! by owner: their triggers notify `<user id> <environment>`.
 
 use service_kit::row_cache::RowCache;
+use store::listen::Subscribers;
 use uuid::Uuid;
 
 use super::owner::Owner;
@@ -14,13 +15,21 @@ pub const PRODUCTS: &str = "product_changed";
 /// An owner's rows of one table: `(user id, environment)`.
 pub type OwnerCache<V> = RowCache<(Uuid, String), V>;
 
+/// A cache of the table whose triggers notify `channel` ([`KERNELS`], [`PRODUCTS`]).
+pub fn subscribed<V: Clone + Send + 'static>(
+    listen: &Subscribers,
+    channel: &'static str,
+) -> OwnerCache<V> {
+    OwnerCache::subscribed(listen, channel, parse_owner)
+}
+
 /// The cache key of an owner.
 pub fn key(owner: Owner<'_>) -> (Uuid, String) {
     (owner.user_id, owner.environment.to_owned())
 }
 
 /// A notification's `<user id> <environment>`.
-pub fn parse_owner(payload: &str) -> Option<(Uuid, String)> {
+fn parse_owner(payload: &str) -> Option<(Uuid, String)> {
     let (user, environment) = payload.split_once(' ')?;
     Some((user.parse().ok()?, environment.to_owned()))
 }

@@ -2,7 +2,7 @@
 //! optional `If-Match: <version>`).
 
 use actix_web::http::header::{self, HeaderMap};
-use actix_web::{HttpMessage as _, HttpRequest, HttpResponse, web};
+use actix_web::{HttpRequest, HttpResponse, web};
 use auth::{ReadAccess, WriteAccess};
 use chrono::{DateTime, Utc};
 use http_kit::ApiError;
@@ -71,9 +71,8 @@ fn etag(version: i32) -> (header::HeaderName, String) {
 pub async fn get(
     ReadAccess(caller): ReadAccess,
     state: web::Data<AppState>,
-    req: HttpRequest,
+    synced: Option<auth::Synced>,
 ) -> Result<HttpResponse, ApiError> {
-    let synced = req.extensions().get::<auth::Synced>().copied();
     let owner = Owner::of(&caller);
     let stored = state
         .kernels

@@ -1,6 +1,6 @@
 //! Products: `GET /products`, `POST /products`, `GET /products/{name}`.
 
-use actix_web::{HttpMessage as _, HttpRequest, HttpResponse, web};
+use actix_web::{HttpResponse, web};
 use auth::{ReadAccess, WriteAccess};
 use chrono::{DateTime, Utc};
 use http_kit::{ApiError, Page, PageParams};
@@ -177,9 +177,8 @@ pub async fn get(
     ReadAccess(caller): ReadAccess,
     state: web::Data<AppState>,
     name: web::Path<String>,
-    req: HttpRequest,
+    synced: Option<auth::Synced>,
 ) -> Result<web::Json<Product>, ApiError> {
-    let synced = req.extensions().get::<auth::Synced>().copied();
     let owner = Owner::of(&caller);
     state
         .products

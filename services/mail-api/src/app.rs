@@ -18,7 +18,7 @@ use uuid::Uuid;
 
 use crate::db::credentials::PgCredentials;
 use crate::export::limits::ExportLimits;
-use crate::sending::{Dispatcher, SendContext};
+use crate::sending::{Dispatcher, EmailWriter, PublishedJobs, SendContext};
 use crate::{Settings, flows, openapi, routes};
 
 pub const SERVICE: &str = "mail-api";
@@ -160,10 +160,15 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 kek: Arc::clone(&state_kek),
                 tracker: Arc::clone(&tracker),
                 smtp_hosts,
-                send: Arc::new(SendContext {
-                    dispatcher: Dispatcher::new(&worker.broker, &prefix, reply_wait),
-                    quotas: quotas.clone(),
-                }),
+                send: {
+                    let dispatcher = Dispatcher::new(&worker.broker, &prefix, reply_wait);
+                    Arc::new(SendContext {
+                        writer: EmailWriter::new(worker.pool.clone(), dispatcher.queue_name()),
+                        published: PublishedJobs::new(worker.pool.clone()),
+                        dispatcher,
+                        quotas: quotas.clone(),
+                    })
+                },
                 webhooks: Arc::clone(&receiver),
                 outbound: Arc::clone(&outbound),
                 exports: Arc::clone(&exports),

@@ -2,14 +2,13 @@
 //! one `send_email` job sends one email-log row through the project's provider, exactly once
 //! as far as the provider allows.
 //!
-//! - The row is read first: a row already past sending (a redelivery, a relay duplicate)
-//!   sends nothing and answers the stored result.
-//! - Suppression is checked again (the list may have changed since the API accepted it).
-//! - The email is claimed (one conditional update) before the provider is called: another
-//!   delivery of the same job that finds the claim held sends nothing and is acknowledged. The
+//! - The row is read and claimed by one statement. A row already past sending (a redelivery,
+//!   a relay duplicate) sends nothing and answers the stored result; so does another delivery
+//!   of the same job that finds the claim held, and is acknowledged. The
 //!   broker's redelivery of the claiming message itself (its worker died) takes the claim over
 //!   at once; otherwise a claim expires after [`emails::CLAIM_SECS`] and the outbox relay
 //!   publishes the job again, so a worker killed after claiming loses nothing.
+//! - Suppression is checked again (the list may have changed since the API accepted it).
 //! - No connection is held while the provider is called: the provider answers, then one
 //!   statement records the outcome and counts the attempt (only if the row is still unsent).
 //!   That statement records the outcomes of all the jobs finished within a few milliseconds
@@ -153,7 +152,7 @@ impl SendWorker {
         info: &DeliveryInfo,
     ) -> Result<SendResult, HandlerError> {
         let mut conn = store::conn(&self.pool).await.map_err(HandlerError::retry)?;
-        let Some(job) = emails::for_sending(&mut conn, project_id, id)
+        let Some(job) = emails::claim_for_sending(&mut conn, project_id, id, info.redelivered)
             .await
             .map_err(HandlerError::retry)?
         else {
@@ -162,6 +161,14 @@ impl SendWorker {
         let row = job.email;
         if row.status.is_final_for_sending() {
             return Ok(SendResult::of(&row));
+        }
+        if !job.claimed {
+            // Another delivery is sending it (or has just finished): nothing to do here.
+            let current = emails::get(&mut conn, project_id, id)
+                .await
+                .map_err(HandlerError::retry)?
+                .ok_or_else(|| HandlerError::permanent("the email vanished"))?;
+            return Ok(SendResult::of(&current));
         }
         if job.suppressed {
             drop(conn);
@@ -185,6 +192,10 @@ impl SendWorker {
             }
         };
         let (Some(slug), Some(from_name)) = (job.site_slug, job.site_from_name) else {
+            // No outcome is recorded: the claim goes, or its expiry would publish the job again.
+            emails::release_claim(&mut conn, project_id, id)
+                .await
+                .map_err(HandlerError::retry)?;
             return Err(HandlerError::permanent("the email's site is gone"));
         };
         let email = match self.build(&row, &slug, &from_name, own) {
@@ -209,17 +220,6 @@ impl SendWorker {
                 return self.finish(&row, outcome).await;
             }
         };
-        if !emails::claim(&mut conn, project_id, id, info.redelivered)
-            .await
-            .map_err(HandlerError::retry)?
-        {
-            // Another delivery is sending it (or has just finished): nothing to do here.
-            let current = emails::get(&mut conn, project_id, id)
-                .await
-                .map_err(HandlerError::retry)?
-                .ok_or_else(|| HandlerError::permanent("the email vanished"))?;
-            return Ok(SendResult::of(&current));
-        }
         // Nothing of the database is held while the provider works.
         drop(conn);
         let span = tracing::info_span!(

@@ -126,21 +126,25 @@ impl Email {
     }
 }
 
-pub struct NewEmail<'a> {
+/// An email to write, with the outbox job that sends it.
+#[derive(Debug, Clone)]
+pub struct NewEmail {
     pub id: Uuid,
     pub project_id: Uuid,
     pub site_id: Uuid,
     pub contact_id: Option<Uuid>,
-    pub to_email: &'a str,
-    pub subject: &'a str,
-    pub html: Option<&'a str>,
-    pub text_body: Option<&'a str>,
-    pub reply_to: Option<&'a str>,
+    pub to_email: String,
+    pub subject: String,
+    pub html: Option<String>,
+    pub text_body: Option<String>,
+    pub reply_to: Option<String>,
     pub headers: Value,
-    pub tags: &'a [String],
+    pub tags: Vec<String>,
     pub tracking: bool,
-    pub idempotency_key: Option<&'a str>,
-    pub request_hash: Option<&'a [u8]>,
+    pub idempotency_key: Option<String>,
+    pub request_hash: Option<Vec<u8>>,
+    /// The job's task, as the outbox stores it.
+    pub task: Value,
 }
 
 #[derive(Debug, Clone, Queryable, Selectable)]
@@ -153,45 +157,58 @@ pub struct EmailEvent {
     pub created_at: DateTime<Utc>,
 }
 
-/// Writes the row, its `accepted` event and the outbox job that sends it (`queue`, `task`;
-/// see [`super::outbox`]), in one statement: atomic on its own, or part of the caller's
-/// transaction.
+/// Writes the rows, each with its `accepted` event and the outbox job that sends it (in
+/// `queue`; see [`super::outbox`]), in one statement: atomic on its own, or part of the
+/// caller's transaction.
 pub async fn insert(
     conn: &mut AsyncPgConnection,
-    new: NewEmail<'_>,
+    new: &[NewEmail],
     queue: &str,
-    task: &Value,
 ) -> QueryResult<()> {
+    fn column<'a, T>(new: &'a [NewEmail], get: impl Fn(&'a NewEmail) -> T) -> Vec<T> {
+        new.iter().map(get).collect()
+    }
+    let tags = column(new, |e| serde_json::to_value(&e.tags).unwrap_or_default());
     Prepared(
         diesel::sql_query(
-            "WITH row AS ( \
+            "WITH input AS ( \
+           SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[], \
+             $6::text[], $7::text[], $8::text[], $9::text[], $10::jsonb[], $11::jsonb[], \
+             $12::bool[], $13::text[], $14::bytea[], $15::uuid[], $16::jsonb[]) \
+           AS i(id, project_id, site_id, contact_id, to_email, subject, html, text_body, \
+             reply_to, headers, tags, tracking, idempotency_key, request_hash, event_id, task)), \
+         row AS ( \
            INSERT INTO email_log (id, project_id, site_id, contact_id, to_email, subject, html, \
              text_body, reply_to, headers, tags, tracking, idempotency_key, request_hash) \
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
+           SELECT id, project_id, site_id, contact_id, to_email, subject, html, text_body, \
+             reply_to, headers, ARRAY(SELECT jsonb_array_elements_text(tags)), tracking, \
+             idempotency_key, request_hash FROM input \
            RETURNING id, project_id), \
          event AS ( \
            INSERT INTO email_events (id, project_id, email_log_id, kind, source, data) \
-           SELECT $15, project_id, id, 'accepted', 'api', 'null'::jsonb FROM row) \
+           SELECT i.event_id, r.project_id, r.id, 'accepted', 'api', 'null'::jsonb \
+           FROM row r JOIN input i ON i.id = r.id) \
          INSERT INTO outbox (id, project_id, queue, task, available_at) \
-         SELECT id, project_id, $16, $17, now() + make_interval(secs => $18) FROM row",
+         SELECT r.id, r.project_id, $17, i.task, now() + make_interval(secs => $18) \
+         FROM row r JOIN input i ON i.id = r.id",
         )
-        .bind::<SqlUuid, _>(new.id)
-        .bind::<SqlUuid, _>(new.project_id)
-        .bind::<SqlUuid, _>(new.site_id)
-        .bind::<Nullable<SqlUuid>, _>(new.contact_id)
-        .bind::<Text, _>(new.to_email)
-        .bind::<Text, _>(new.subject)
-        .bind::<Nullable<Text>, _>(new.html)
-        .bind::<Nullable<Text>, _>(new.text_body)
-        .bind::<Nullable<Text>, _>(new.reply_to)
-        .bind::<Jsonb, _>(new.headers)
-        .bind::<Array<Text>, _>(new.tags)
-        .bind::<Bool, _>(new.tracking)
-        .bind::<Nullable<Text>, _>(new.idempotency_key)
-        .bind::<Nullable<Bytea>, _>(new.request_hash)
-        .bind::<SqlUuid, _>(Uuid::now_v7())
+        .bind::<Array<SqlUuid>, _>(column(new, |e| e.id))
+        .bind::<Array<SqlUuid>, _>(column(new, |e| e.project_id))
+        .bind::<Array<SqlUuid>, _>(column(new, |e| e.site_id))
+        .bind::<Array<Nullable<SqlUuid>>, _>(column(new, |e| e.contact_id))
+        .bind::<Array<Text>, _>(column(new, |e| e.to_email.as_str()))
+        .bind::<Array<Text>, _>(column(new, |e| e.subject.as_str()))
+        .bind::<Array<Nullable<Text>>, _>(column(new, |e| e.html.as_deref()))
+        .bind::<Array<Nullable<Text>>, _>(column(new, |e| e.text_body.as_deref()))
+        .bind::<Array<Nullable<Text>>, _>(column(new, |e| e.reply_to.as_deref()))
+        .bind::<Array<Jsonb>, _>(column(new, |e| e.headers.clone()))
+        .bind::<Array<Jsonb>, _>(tags)
+        .bind::<Array<Bool>, _>(column(new, |e| e.tracking))
+        .bind::<Array<Nullable<Text>>, _>(column(new, |e| e.idempotency_key.as_deref()))
+        .bind::<Array<Nullable<Bytea>>, _>(column(new, |e| e.request_hash.as_deref()))
+        .bind::<Array<SqlUuid>, _>(column(new, |_| Uuid::now_v7()))
+        .bind::<Array<Jsonb>, _>(column(new, |e| e.task.clone()))
         .bind::<Text, _>(queue)
-        .bind::<Jsonb, _>(task)
         .bind::<diesel::sql_types::Double, _>(super::outbox::GRACE_SECS as f64),
     )
     .execute(conn)
@@ -254,40 +271,9 @@ pub async fn get(
 
 /// One send counted against a project's monthly quota, to give back if the email is not
 /// written after all.
-#[derive(Debug, Clone, Copy, QueryableByName)]
+#[derive(Debug, Clone, Copy)]
 pub struct Reserved {
-    #[diesel(sql_type = diesel::sql_types::Date)]
     month: chrono::NaiveDate,
-}
-
-/// Counts one more send this calendar month (UTC) unless the project already sent `limit`
-/// (`None`: unlimited); `None` at the quota. One statement on its own, outside the request's
-/// transaction: the counter row is locked only while it runs. Its commit does not wait for
-/// the disk (the counter is one hot row per project; waiting would serialise every send of
-/// the project behind one flush): the transaction that then writes the email does wait, and
-/// the log is flushed in order, so a written email is never missing from the count.
-pub async fn reserve_monthly_send(
-    conn: &mut AsyncPgConnection,
-    project_id: Uuid,
-    limit: Option<i64>,
-) -> QueryResult<Option<Reserved>> {
-    Prepared(
-        diesel::sql_query(
-            "WITH async AS (SELECT set_config('synchronous_commit', 'off', true)) \
-         INSERT INTO project_monthly_sends (project_id, month, sends) \
-         SELECT $1, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 1 \
-         FROM async WHERE $2 >= 1 \
-         ON CONFLICT (project_id, month) DO UPDATE \
-           SET sends = project_monthly_sends.sends + 1 \
-           WHERE project_monthly_sends.sends < $2 \
-         RETURNING month",
-        )
-        .bind::<SqlUuid, _>(project_id)
-        .bind::<BigInt, _>(limit.unwrap_or(i64::MAX)),
-    )
-    .get_result(conn)
-    .await
-    .optional()
 }
 
 /// Gives a reserved send back (the email was refused or not written).
@@ -319,9 +305,9 @@ fn suppressed_sql(project: &str, site: &str, email: &str) -> String {
     )
 }
 
-/// What `POST /send` checks before it writes, read in one query.
+/// What `POST /send` checks before it writes, and the send it counted.
 #[derive(Debug, QueryableByName)]
-pub struct SendChecks {
+pub struct Admission {
     /// The site is the project's.
     #[diesel(sql_type = Bool)]
     pub site_exists: bool,
@@ -330,34 +316,70 @@ pub struct SendChecks {
     /// The project's contact with the address, if any.
     #[diesel(sql_type = Nullable<SqlUuid>)]
     pub contact_id: Option<Uuid>,
+    /// The send counted against the month's quota: `None` when a check failed (nothing was
+    /// counted) or the quota is used up.
+    #[diesel(sql_type = Nullable<diesel::sql_types::Date>)]
+    month: Option<chrono::NaiveDate>,
 }
 
-pub async fn send_checks(
+impl Admission {
+    pub fn reserved(&self) -> Option<Reserved> {
+        self.month.map(|month| Reserved { month })
+    }
+}
+
+/// Checks a send (the site is the project's, the recipient is not suppressed) and, when both
+/// hold, counts it against this calendar month's (UTC) quota unless the project already sent
+/// `limit` (`None`: unlimited), in one statement on its own, outside the request's
+/// transaction: the counter row is locked only while it runs. Its commit does not wait for
+/// the disk (the counter is one hot row per project; waiting would serialise every send of
+/// the project behind one flush): the transaction that then writes the email does wait, and
+/// the log is flushed in order, so a written email is never missing from the count.
+pub async fn admit(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
     site_id: Uuid,
     email: &str,
-) -> QueryResult<SendChecks> {
+    limit: Option<i64>,
+) -> QueryResult<Admission> {
     Prepared(
         diesel::sql_query(format!(
-            "SELECT EXISTS (SELECT 1 FROM sites WHERE project_id = $1 AND id = $2) AS site_exists, \
-                {} AS suppressed, \
-                (SELECT id FROM contacts WHERE project_id = $1 AND email = $3) AS contact_id",
+            "WITH async AS (SELECT set_config('synchronous_commit', 'off', true)), \
+         checks AS ( \
+           SELECT EXISTS (SELECT 1 FROM sites WHERE project_id = $1 AND id = $2) AS site_exists, \
+             {} AS suppressed, \
+             (SELECT id FROM contacts WHERE project_id = $1 AND email = $3) AS contact_id), \
+         reserved AS ( \
+           INSERT INTO project_monthly_sends (project_id, month, sends) \
+           SELECT $1, date_trunc('month', now() AT TIME ZONE 'UTC')::date, 1 \
+           FROM async, checks WHERE checks.site_exists AND NOT checks.suppressed AND $4 >= 1 \
+           ON CONFLICT (project_id, month) DO UPDATE \
+             SET sends = project_monthly_sends.sends + 1 \
+             WHERE project_monthly_sends.sends < $4 \
+           RETURNING month) \
+         SELECT checks.*, (SELECT month FROM reserved) AS month FROM checks",
             suppressed_sql("$1", "$2", "$3")
         ))
         .bind::<SqlUuid, _>(project_id)
         .bind::<SqlUuid, _>(site_id)
-        .bind::<Text, _>(email),
+        .bind::<Text, _>(email)
+        .bind::<BigInt, _>(limit.unwrap_or(i64::MAX)),
     )
     .get_result(conn)
     .await
 }
 
-/// An email as the send worker needs it, with its site and its project's provider.
+/// An email as the send worker needs it, with its site and its project's provider, and
+/// whether this delivery claimed it.
 #[derive(Debug, QueryableByName)]
 pub struct ForSending {
+    /// The row as it was before the claim.
     #[diesel(embed)]
     pub email: Email,
+    /// This delivery holds the claim: the email was unsent and not held, and no other delivery
+    /// held a claim that had not expired (see [`claim_for_sending`]).
+    #[diesel(sql_type = Bool)]
+    pub claimed: bool,
     #[diesel(sql_type = Bool)]
     pub suppressed: bool,
     /// `None` when the site is gone.
@@ -380,26 +402,48 @@ pub struct ForSending {
     pub dkim_private_key: Option<Vec<u8>>,
 }
 
-/// Reads what sending `id` needs, in one query.
-pub async fn for_sending(
+/// Claims a not yet sent email for one delivery of its job and reads what sending it needs,
+/// in one statement. The claim is taken unless the email is past sending or held, or another
+/// delivery holds a claim that has not expired; `take_over` takes it whatever the claim: the
+/// broker redelivered this very message, so the delivery that claimed it died unacknowledged.
+/// A delivery that then sends nothing (suppressed, failed before the provider) records an
+/// outcome, which releases the claim; one that gives up without an outcome releases it with
+/// [`release_claim`].
+///
+/// Its commit does not wait for the disk: other sessions see the claim at once, and the
+/// outcome's commit, which does wait, flushes the log in order. A claim lost with a database
+/// crash is no worse than a kept one: the job's next delivery calls the provider again either
+/// way (at once or once the claim expires), under the same idempotency key.
+pub async fn claim_for_sending(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
     id: Uuid,
+    take_over: bool,
 ) -> QueryResult<Option<ForSending>> {
     Prepared(
         diesel::sql_query(format!(
-            "SELECT e.*, {} AS suppressed, s.slug AS site_slug, s.from_name AS site_from_name, \
-                d.provider_config, o.id AS own_domain_id, o.domain AS own_domain, \
-                o.dkim_selector, o.dkim_private_key \
+            "WITH async AS (SELECT set_config('synchronous_commit', 'off', true)), \
+         claim AS ( \
+           UPDATE email_log SET claimed_at = now() FROM async \
+           WHERE project_id = $1 AND id = $2 AND held_until IS NULL AND status IN {claimable} \
+             AND (claimed_at IS NULL OR claimed_at < now() - make_interval(secs => $3) OR $4) \
+           RETURNING id) \
+         SELECT e.*, EXISTS (SELECT 1 FROM claim) AS claimed, {suppressed} AS suppressed, \
+                s.slug AS site_slug, s.from_name AS site_from_name, d.provider_config, \
+                o.id AS own_domain_id, o.domain AS own_domain, o.dkim_selector, \
+                o.dkim_private_key \
          FROM (SELECT {COLUMNS} FROM email_log WHERE project_id = $1 AND id = $2) AS e \
          LEFT JOIN sites s ON s.project_id = e.project_id AND s.id = e.site_id \
          LEFT JOIN project_delivery d ON d.project_id = e.project_id \
          LEFT JOIN sending_domains o ON o.project_id = e.project_id AND o.site_id = e.site_id \
              AND o.status = 'verified'",
-            suppressed_sql("e.project_id", "e.site_id", "e.to_email")
+            claimable = claimable!(),
+            suppressed = suppressed_sql("e.project_id", "e.site_id", "e.to_email")
         ))
         .bind::<SqlUuid, _>(project_id)
-        .bind::<SqlUuid, _>(id),
+        .bind::<SqlUuid, _>(id)
+        .bind::<Integer, _>(CLAIM_SECS)
+        .bind::<Bool, _>(take_over),
     )
     .get_result(conn)
     .await
@@ -470,40 +514,6 @@ pub async fn events(
 /// Resend clients give up after 30 s, plus 5 s to connect), short enough that the emails of a
 /// worker killed mid-send go out again within a minute.
 pub const CLAIM_SECS: i32 = 45;
-
-/// Claims a not yet sent email for one delivery of its job, in one statement: `false` when it
-/// is past sending or another delivery holds a claim that has not expired. `take_over` claims
-/// it whatever the claim: the broker redelivered this very message, so the delivery that
-/// claimed it died unacknowledged.
-///
-/// Its commit does not wait for the disk: other sessions see the claim at once, and the
-/// outcome's commit, which does wait, flushes the log in order. A claim lost with a database
-/// crash is no worse than a kept one: the job's next delivery calls the provider again either
-/// way (at once or once the claim expires), under the same idempotency key.
-pub async fn claim(
-    conn: &mut AsyncPgConnection,
-    project_id: Uuid,
-    id: Uuid,
-    take_over: bool,
-) -> QueryResult<bool> {
-    let claimed = Prepared(
-        diesel::sql_query(concat!(
-            "WITH async AS (SELECT set_config('synchronous_commit', 'off', true)) \
-             UPDATE email_log SET claimed_at = now() FROM async \
-             WHERE project_id = $1 AND id = $2 AND held_until IS NULL AND status IN ",
-            claimable!(),
-            " AND (claimed_at IS NULL OR claimed_at < now() - make_interval(secs => $3) \
-                  OR $4)"
-        ))
-        .bind::<SqlUuid, _>(project_id)
-        .bind::<SqlUuid, _>(id)
-        .bind::<Integer, _>(CLAIM_SECS)
-        .bind::<Bool, _>(take_over),
-    )
-    .execute(conn)
-    .await?;
-    Ok(claimed == 1)
-}
 
 /// An email whose claim expired unsent (its worker died): its job is published again.
 #[derive(Debug, QueryableByName)]
@@ -644,7 +654,9 @@ impl Finishing {
 }
 
 /// [`finish`] for many emails in one statement (one commit): the rows it moved, in no
-/// particular order. An email listed twice moves once. Only duplicate deliveries of one job
+/// particular order. The emails and their enrollments are looked up by their ids
+/// (`id = ANY (…)`): joined to the batch alone, the planner may scan every unsent email or
+/// every active enrollment instead, when its statistics are older than a large send. An email listed twice moves once. Only duplicate deliveries of one job
 /// put a row in two concurrent batches; should they deadlock, PostgreSQL aborts one and its
 /// caller records its outcomes one by one.
 pub async fn finish_many(
@@ -667,8 +679,8 @@ pub async fn finish_many(
              updated_at = now(), claimed_at = NULL, attempts = attempts + t.attempted, \
              sent_at = CASE WHEN t.new_status = 'sent' THEN now() ELSE sent_at END \
            FROM input t \
-           WHERE project_id = t.in_project AND id = t.in_id AND held_until IS NULL \
-             AND status IN {claimable} \
+           WHERE id = ANY($2) AND project_id = t.in_project AND id = t.in_id \
+             AND held_until IS NULL AND status IN {claimable} \
            RETURNING {COLUMNS}, t.event_id, t.event_data), \
          event AS ( \
            INSERT INTO email_events (id, project_id, email_log_id, kind, source, data) \
@@ -724,7 +736,8 @@ const ENROLLMENT_PROGRESS: &str = "\
                         OR next_step_delay(e.campaign_id, e.current_step) IS NULL THEN now() END \
     FROM (SELECT DISTINCT ON (enrollment_id) enrollment_id, status FROM done \
           WHERE enrollment_id IS NOT NULL ORDER BY enrollment_id, id) d \
-    WHERE e.id = d.enrollment_id AND e.status = 'active' AND e.next_step_at IS NULL";
+    WHERE e.id = ANY (ARRAY(SELECT enrollment_id FROM done WHERE enrollment_id IS NOT NULL)) \
+      AND e.id = d.enrollment_id AND e.status = 'active' AND e.next_step_at IS NULL";
 
 /// How a send ended.
 #[derive(Debug, Clone, Copy)]

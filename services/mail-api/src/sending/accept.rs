@@ -1,11 +1,12 @@
 //! One transactional email, from a request already read to its answer: an idempotency key
-//! already used answers at once; the site (404) and the suppression list (422
-//! `SUPPRESSED_CONTACT`) in one read; the plan's monthly quota (422 `PLAN_LIMIT`), counted by
-//! a statement of its own so that the project's counter row is not locked for the rest of the
-//! request; then the email log row, its event and its outbox job in one statement (with a
-//! key, in a transaction serialised on it). After the commit the job is published to the
-//! send worker and the answer waits a bounded time for the provider's: `sent`, else `queued`
-//! (the email is still sent, exactly once).
+//! already used answers at once; the site (404), the suppression list (422
+//! `SUPPRESSED_CONTACT`) and the plan's monthly quota (422 `PLAN_LIMIT`) in one statement of
+//! their own, so that the project's counter row is not locked for the rest of the request;
+//! then the email log row, its event and its outbox job in one statement (with a key, in a
+//! transaction serialised on it; without one, in a batch of the emails written at the same
+//! time). After the commit the job is published to the send worker and the answer waits a
+//! bounded time for the provider's: `sent`, else `queued` (the email is still sent, exactly
+//! once).
 
 use diesel_async::{AsyncConnection as _, AsyncPgConnection};
 use http_kit::ApiError;
@@ -15,9 +16,9 @@ use store::Pool;
 use uuid::Uuid;
 
 use super::answer::suppressed;
+use super::writer::Unwritten;
 use super::{Dispatched, SendContext, SendResponse};
 use crate::db::emails::{self, Email, NewEmail, Reserved};
-use crate::db::outbox;
 use crate::flows;
 
 /// The project sending, and its plan (for the monthly quota).
@@ -69,22 +70,32 @@ pub async fn accept(
     {
         return replay(&first, &email.request_hash);
     }
-    let contact_id = check(&mut conn, project_id, email).await?;
-    let reserved = reserve(&mut conn, ctx, sender).await?;
+    let (contact_id, reserved) = admit(&mut conn, ctx, sender, email).await?;
     let id = Uuid::now_v7();
-    match write(&mut conn, ctx, project_id, id, contact_id, email).await {
+    let new = new_email(project_id, id, contact_id, email)?;
+    let written = match email.idempotency_key {
+        None => {
+            // Written by a batch, on a connection of its own.
+            drop(conn);
+            write(pool, ctx, new).await
+        }
+        Some(key) => {
+            let written = write_keyed(&mut conn, ctx, key, new).await;
+            drop(conn);
+            written
+        }
+    };
+    match written {
         Ok(None) => {}
         Ok(Some(first)) => {
-            release(&mut conn, project_id, reserved).await;
+            release(pool, project_id, reserved).await;
             return replay(&first, &email.request_hash);
         }
         Err(err) => {
-            release(&mut conn, project_id, reserved).await;
+            release(pool, project_id, reserved).await;
             return Err(err);
         }
     }
-    // The connection is not needed while waiting for the worker.
-    drop(conn);
     let answer = dispatch(pool, ctx, project_id, id, email).await?;
     Ok(Accepted {
         answer,
@@ -106,102 +117,118 @@ fn replay(first: &Email, request_hash: &[u8]) -> Result<Accepted, ApiError> {
     })
 }
 
-/// The site is the project's and the recipient is not suppressed; returns the recipient's
-/// contact, if the project has one.
-async fn check(
-    conn: &mut AsyncPgConnection,
-    project_id: Uuid,
-    email: &Submission<'_>,
-) -> Result<Option<Uuid>, ApiError> {
-    let checks = emails::send_checks(conn, project_id, email.site_id, email.to).await?;
-    if !checks.site_exists {
-        return Err(flows::site_not_found(email.site_id));
-    }
-    if checks.suppressed {
-        return Err(suppressed(email.to, None));
-    }
-    Ok(checks.contact_id)
-}
-
-/// Counts the send against the plan's monthly quota (422 `PLAN_LIMIT` when it is used up).
-async fn reserve(
+/// The site is the project's and the recipient is not suppressed (else nothing is counted),
+/// and the send is counted against the plan's monthly quota (422 `PLAN_LIMIT` when it is used
+/// up); returns the recipient's contact, if the project has one, and the send counted.
+async fn admit(
     conn: &mut AsyncPgConnection,
     ctx: &SendContext,
     sender: Sender,
-) -> Result<Reserved, ApiError> {
+    email: &Submission<'_>,
+) -> Result<(Option<Uuid>, Reserved), ApiError> {
     let quota = ctx
         .quotas
         .monthly_sends(sender.plan)
         .map(|q| i64::try_from(q).unwrap_or(i64::MAX));
-    emails::reserve_monthly_send(conn, sender.project_id, quota)
-        .await?
-        .ok_or_else(|| {
-            ApiError::unprocessable(format!(
-                "monthly send quota reached: the {} plan allows {} emails a month",
-                sender.plan,
-                quota.unwrap_or(i64::MAX)
-            ))
-            .with_code("PLAN_LIMIT")
-            .with_details(serde_json::json!({
-                "limit": "monthly_sends",
-                "plan": sender.plan.as_str(),
-                "max": quota,
-            }))
-        })
+    let admission = emails::admit(conn, sender.project_id, email.site_id, email.to, quota).await?;
+    if !admission.site_exists {
+        return Err(flows::site_not_found(email.site_id));
+    }
+    if admission.suppressed {
+        return Err(suppressed(email.to, None));
+    }
+    let reserved = admission.reserved().ok_or_else(|| {
+        ApiError::unprocessable(format!(
+            "monthly send quota reached: the {} plan allows {} emails a month",
+            sender.plan,
+            quota.unwrap_or(i64::MAX)
+        ))
+        .with_code("PLAN_LIMIT")
+        .with_details(serde_json::json!({
+            "limit": "monthly_sends",
+            "plan": sender.plan.as_str(),
+            "max": quota,
+        }))
+    })?;
+    Ok((admission.contact_id, reserved))
 }
 
 /// Gives back the send a request reserved but did not use (should that fail, the month's
 /// count stays one too high: the error is on the safe side of the quota).
-async fn release(conn: &mut AsyncPgConnection, project_id: Uuid, reserved: Reserved) {
-    if let Err(err) = emails::release_monthly_send(conn, project_id, reserved).await {
+async fn release(pool: &Pool, project_id: Uuid, reserved: Reserved) {
+    let released = async {
+        let mut conn = store::conn(pool).await?;
+        emails::release_monthly_send(&mut conn, project_id, reserved).await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    if let Err(err) = released {
         tracing::warn!(%project_id, error = %err, "a reserved send was not given back");
     }
 }
 
-/// Writes the email, its event and its outbox job; `Some(first)` when another request with
-/// the same key wrote its email first (nothing is written).
-async fn write(
-    conn: &mut AsyncPgConnection,
-    ctx: &SendContext,
+/// The email as written, with the job that sends it.
+fn new_email(
     project_id: Uuid,
     id: Uuid,
     contact_id: Option<Uuid>,
     email: &Submission<'_>,
-) -> Result<Option<Email>, ApiError> {
-    let queue_name = ctx.dispatcher.queue_name();
-    let job = Task::SendEmail {
-        email_log_id: id,
-        project_id,
-    }
-    .to_value();
-    let new = NewEmail {
+) -> Result<NewEmail, ApiError> {
+    Ok(NewEmail {
         id,
         project_id,
         site_id: email.site_id,
         contact_id,
-        to_email: email.to,
-        subject: email.subject,
-        html: Some(email.html),
-        text_body: email.text,
-        reply_to: email.reply_to,
+        to_email: email.to.to_owned(),
+        subject: email.subject.to_owned(),
+        html: Some(email.html.to_owned()),
+        text_body: email.text.map(str::to_owned),
+        reply_to: email.reply_to.map(str::to_owned),
         headers: serde_json::to_value(&email.headers)?,
-        tags: email.tags,
+        tags: email.tags.to_vec(),
         tracking: email.tracking,
-        idempotency_key: email.idempotency_key,
-        request_hash: email.idempotency_key.map(|_| &email.request_hash[..]),
-    };
-    let Some(key) = email.idempotency_key else {
-        // One statement: the email, its event and its outbox job, atomically.
-        emails::insert(conn, new, &queue_name, &job).await?;
-        return Ok(None);
-    };
+        idempotency_key: email.idempotency_key.map(str::to_owned),
+        request_hash: email.idempotency_key.map(|_| email.request_hash.to_vec()),
+        task: Task::SendEmail {
+            email_log_id: id,
+            project_id,
+        }
+        .to_value(),
+    })
+}
+
+/// Writes an email without a key, with its event and its outbox job, in a batch of the
+/// emails written at the same time ([`EmailWriter`]), or alone if the batch failed.
+async fn write(pool: &Pool, ctx: &SendContext, new: NewEmail) -> Result<Option<Email>, ApiError> {
+    match ctx.writer.write(new).await {
+        Ok(()) => Ok(None),
+        Err(Unwritten::HandedBack(new)) => {
+            let mut conn = store::conn(pool).await?;
+            emails::insert(&mut conn, &[new], &ctx.dispatcher.queue_name()).await?;
+            Ok(None)
+        }
+        // Only when the worker's runtime is stopping (which drops this request too).
+        Err(Unwritten::Unknown) => Err(ApiError::internal("the email's batch was dropped")),
+    }
+}
+
+/// Writes an email with a key, its event and its outbox job; `Some(first)` when another
+/// request with the same key wrote its email first (nothing is written).
+async fn write_keyed(
+    conn: &mut AsyncPgConnection,
+    ctx: &SendContext,
+    key: &str,
+    new: NewEmail,
+) -> Result<Option<Email>, ApiError> {
+    let queue_name = ctx.dispatcher.queue_name();
+    let project_id = new.project_id;
     conn.transaction::<_, ApiError, _>(async |conn| {
         // Another request with this key may have got here first.
         emails::lock_key(conn, project_id, key).await?;
         if let Some(first) = emails::find_by_key(conn, project_id, key).await? {
             return Ok(Some(first));
         }
-        emails::insert(conn, new, &queue_name, &job).await?;
+        emails::insert(conn, &[new], &queue_name).await?;
         Ok(None)
     })
     .await
@@ -221,11 +248,11 @@ async fn dispatch(
     };
     let answer = match ctx.dispatcher.call(&task).await {
         Dispatched::Answered(result) => {
-            forget_job(pool, id).await;
+            ctx.published.forget(id).await;
             result.into_answer()?
         }
         Dispatched::Queued => {
-            forget_job(pool, id).await;
+            ctx.published.forget(id).await;
             SendResponse::queued(id, email.to)
         }
         // The outbox row stays: the relay publishes it.
@@ -259,19 +286,5 @@ async fn remember_queued(
             Ok(())
         }
         Ok(()) => Ok(()),
-    }
-}
-
-/// The job was published: the outbox row is no longer needed (if this fails, the relay
-/// publishes a duplicate, which the worker recognises).
-async fn forget_job(pool: &Pool, id: Uuid) {
-    let deleted = async {
-        let mut conn = store::conn(pool).await?;
-        outbox::delete(&mut conn, id).await?;
-        Ok::<_, ApiError>(())
-    }
-    .await;
-    if let Err(err) = deleted {
-        tracing::warn!(%id, error = %err, "outbox row not deleted; the relay will republish");
     }
 }

@@ -6,17 +6,25 @@
 mod accept;
 mod answer;
 mod dispatch;
+mod published;
 pub mod queues;
 pub mod relay;
+mod writer;
 
 pub use accept::{Accepted, Sender, Submission, accept};
 pub use answer::{SendResponse, SendResult, suppressed};
 pub use dispatch::{Dispatched, Dispatcher};
+pub use published::PublishedJobs;
 pub use queues::{inbound_queue, send_queue};
 pub use relay::{relay_once, republish_expired_claims, spawn_outbox_relay};
+pub use writer::EmailWriter;
 
 /// What `POST /send` needs besides the pool.
 pub struct SendContext {
     pub dispatcher: Dispatcher,
     pub quotas: crate::domain::plans::SendQuotas,
+    /// Writes the emails sent without an idempotency key, in batches.
+    pub writer: EmailWriter,
+    /// Deletes the outbox rows of the jobs published.
+    pub published: PublishedJobs,
 }

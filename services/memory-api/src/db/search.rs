@@ -83,13 +83,18 @@ pub async fn decisions(
     // unique per owner only (an import keeps the ids it is given), so reading the rows back
     // names the owner too. Both sets are materialized: inlined, their rows would carry the
     // vectors through the join and the rankings' sorts (which then spilled to disk) and the
-    // cosine would be computed again for every sort.
+    // cosine would be computed again for every sort. The scan's subquery is kept apart
+    // (`OFFSET 0`) so that the threshold filters the cosine it computed rather than computing
+    // it again.
     diesel::sql_query(format!(
         "WITH semantic AS MATERIALIZED ( \
-             SELECT d.id, 1 - (d.embedding <=> $4::vector) AS cosine \
-             FROM decisions d \
-             WHERE d.user_id = $1 AND d.environment = $2 AND {visible} \
-               AND 1 - (d.embedding <=> $4::vector) >= $5 \
+             SELECT id, cosine FROM ( \
+                 SELECT d.id, 1 - (d.embedding <=> $4::vector) AS cosine \
+                 FROM decisions d \
+                 WHERE d.user_id = $1 AND d.environment = $2 AND {visible} \
+                 OFFSET 0 \
+             ) scored \
+             WHERE cosine >= $5 \
          ), keyword AS MATERIALIZED ( \
              SELECT d.id, ts_rank_cd(d.search, q) AS keyword_rank, \
                     1 - (d.embedding <=> $4::vector) AS cosine \

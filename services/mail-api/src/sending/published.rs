@@ -1,0 +1,79 @@
+//! Outbox rows of jobs whose publish the broker confirmed, deleted together: the requests
+//! that finish while one delete runs are deleted by the next, one statement for all of them
+//! instead of one each. A request waits for its row's delete (so, once answered, its job is no
+//! longer in the outbox), never for a window: alone, it is deleted at once.
+//!
+//! Should a delete fail or a crash undo it, the relay publishes the job again and the worker,
+//! finding the email already handled, sends nothing.
+
+use std::sync::OnceLock;
+
+use store::Pool;
+use tokio::sync::{mpsc, oneshot};
+use uuid::Uuid;
+
+use crate::db::outbox;
+
+/// Rows deleted by one statement at most.
+const MAX_BATCH: usize = 512;
+
+struct Published {
+    id: Uuid,
+    deleted: oneshot::Sender<()>,
+}
+
+/// The per-process handle requests hand their published jobs to.
+pub struct PublishedJobs {
+    pool: Pool,
+    /// Started on first use, on the runtime of the request that uses it.
+    pending: OnceLock<mpsc::UnboundedSender<Published>>,
+}
+
+impl PublishedJobs {
+    pub fn new(pool: Pool) -> Self {
+        Self {
+            pool,
+            pending: OnceLock::new(),
+        }
+    }
+
+    /// Deletes the outbox row of job `id` (with the others pending), and returns once that
+    /// statement ended, whatever came of it.
+    pub async fn forget(&self, id: Uuid) {
+        let pending = self.pending.get_or_init(|| {
+            let (pending, queued) = mpsc::unbounded_channel();
+            tokio::spawn(collect(self.pool.clone(), queued));
+            pending
+        });
+        let (deleted, done) = oneshot::channel();
+        if pending.send(Published { id, deleted }).is_ok() {
+            let _ = done.await;
+        }
+    }
+}
+
+async fn collect(pool: Pool, mut queued: mpsc::UnboundedReceiver<Published>) {
+    while let Some(first) = queued.recv().await {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match queued.try_recv() {
+                Ok(next) => batch.push(next),
+                Err(_) => break,
+            }
+        }
+        let ids: Vec<Uuid> = batch.iter().map(|p| p.id).collect();
+        let deleted = async {
+            let mut conn = store::conn(&pool).await.map_err(|e| e.to_string())?;
+            outbox::delete_many(&mut conn, &ids)
+                .await
+                .map_err(|e| e.to_string())
+        }
+        .await;
+        if let Err(error) = deleted {
+            tracing::warn!(%error, jobs = ids.len(), "outbox rows not deleted; the relay will republish");
+        }
+        for published in batch {
+            let _ = published.deleted.send(());
+        }
+    }
+}

@@ -204,7 +204,7 @@ async fn write(pool: &Pool, ctx: &SendContext, new: NewEmail) -> Result<Option<E
         Ok(()) => Ok(None),
         Err(Unwritten::HandedBack(new)) => {
             let mut conn = store::conn(pool).await?;
-            emails::insert(&mut conn, &[new], &ctx.dispatcher.queue_name()).await?;
+            emails::insert(&mut conn, &[*new], &ctx.dispatcher.queue_name()).await?;
             Ok(None)
         }
         // Only when the worker's runtime is stopping (which drops this request too).

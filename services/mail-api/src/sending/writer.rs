@@ -54,11 +54,11 @@ impl EmailWriter {
         });
         let (written, answer) = oneshot::channel();
         if let Err(mpsc::error::SendError(unsent)) = pending.send(Pending { email, written }) {
-            return Err(Unwritten::HandedBack(unsent.email));
+            return Err(Unwritten::HandedBack(Box::new(unsent.email)));
         }
         match answer.await {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(email)) => Err(Unwritten::HandedBack(email)),
+            Ok(Err(email)) => Err(Unwritten::HandedBack(Box::new(email))),
             // Only a runtime shutting down drops a batch unanswered.
             Err(_) => Err(Unwritten::Unknown),
         }
@@ -68,7 +68,7 @@ impl EmailWriter {
 /// Why [`EmailWriter::write`] did not write an email.
 pub enum Unwritten {
     /// Its batch failed: the caller writes it alone.
-    HandedBack(NewEmail),
+    HandedBack(Box<NewEmail>),
     /// Its batch was dropped unfinished (the process is stopping): it may have been written.
     Unknown,
 }

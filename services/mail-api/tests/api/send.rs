@@ -776,6 +776,65 @@ async fn many_concurrent_sends_each_record_their_outcome_exactly_once() {
         .clone();
     assert_eq!(histogram.get_sample_sum(), EMAILS as f64);
     assert!(histogram.get_sample_count() < EMAILS as u64);
+    // The requests' emails were written by batches: each once, with one `accepted` event,
+    // counted once against the month, and no job left in the outbox.
+    assert_eq!(
+        s.h.query(&format!(
+            "SELECT (SELECT count(*) FROM email_log WHERE project_id = '{p}') || '|' || \
+                    (SELECT count(*) FROM email_events WHERE project_id = '{p}' \
+                       AND kind = 'accepted') || '|' || \
+                    (SELECT sum(sends) FROM project_monthly_sends WHERE project_id = '{p}') || \
+                    '|' || (SELECT count(*) FROM outbox WHERE project_id = '{p}')",
+            p = t.project
+        ))
+        .await,
+        [format!("{EMAILS}|{EMAILS}|{EMAILS}|0")]
+    );
+    s.finish().await;
+}
+
+/// Concurrent sends are written by batches; a batch that cannot be written hands its emails
+/// back and each is written alone, so only the email at fault fails (and is not counted).
+#[tokio::test]
+async fn an_email_that_cannot_be_written_fails_alone_and_is_not_counted() {
+    const GOOD: usize = 24;
+    let mut s = Send::with(|s| s.sending.reply_wait_ms = 100).await;
+    s.without_worker().await;
+    let t = s.h.tenant(Plan::Managed).await;
+    let site = s.h.site(&t.write, "fault").await;
+    // One address the database refuses, whatever batch it comes in.
+    s.h.exec(
+        "CREATE FUNCTION refuse_bad_recipient() RETURNS trigger LANGUAGE plpgsql AS $$ \
+         BEGIN IF NEW.to_email = 'bad@example.com' THEN \
+           RAISE EXCEPTION 'refused by the test'; END IF; RETURN NEW; END $$",
+    )
+    .await;
+    s.h.exec(
+        "CREATE TRIGGER refuse_bad_recipient BEFORE INSERT ON email_log \
+         FOR EACH ROW EXECUTE FUNCTION refuse_bad_recipient()",
+    )
+    .await;
+    let recipients: Vec<String> = (0..GOOD)
+        .map(|i| format!("good{i}@example.com"))
+        .chain(["bad@example.com".to_owned()])
+        .collect();
+    let statuses: Vec<u16> = futures_util::future::join_all(recipients.iter().map(|to| {
+        let (s, t, site) = (&s, &t, &site);
+        async move { s.send(&t.write, &message(site, to)).await.status().as_u16() }
+    }))
+    .await;
+    assert_eq!(statuses[..GOOD], [202; GOOD]);
+    assert_eq!(statuses[GOOD], 500);
+    assert_eq!(
+        s.h.query(&format!(
+            "SELECT (SELECT count(DISTINCT to_email) || '/' || count(*) FROM email_log \
+                       WHERE project_id = '{p}') || '|' || \
+                    (SELECT sum(sends) FROM project_monthly_sends WHERE project_id = '{p}')",
+            p = t.project
+        ))
+        .await,
+        [format!("{GOOD}/{GOOD}|{GOOD}")]
+    );
     s.finish().await;
 }
 

@@ -198,7 +198,7 @@ fn new_email(
 }
 
 /// Writes an email without a key, with its event and its outbox job, in a batch of the
-/// emails written at the same time ([`EmailWriter`]), or alone if the batch failed.
+/// emails written at the same time ([`super::EmailWriter`]), or alone if the batch failed.
 async fn write(pool: &Pool, ctx: &SendContext, new: NewEmail) -> Result<Option<Email>, ApiError> {
     match ctx.writer.write(new).await {
         Ok(()) => Ok(None),

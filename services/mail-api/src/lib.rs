@@ -1,6 +1,7 @@
 //! mail-api: the email operations control plane.
 
 pub mod app;
+pub mod batch;
 pub mod clock;
 pub mod config;
 pub mod db;

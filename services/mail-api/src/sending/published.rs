@@ -7,15 +7,21 @@
 //! finding the email already handled, sends nothing.
 
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use store::Pool;
 use tokio::sync::{mpsc, oneshot};
 use uuid::Uuid;
 
+use crate::batch::{self, Batching};
 use crate::db::outbox;
 
-/// Rows deleted by one statement at most.
-const MAX_BATCH: usize = 512;
+/// At most 512 rows a statement, one statement at a time, and no window.
+const BATCHING: Batching = Batching {
+    max: 512,
+    window: Duration::ZERO,
+    at_once: 1,
+};
 
 struct Published {
     id: Uuid,
@@ -42,7 +48,11 @@ impl PublishedJobs {
     pub async fn forget(&self, id: Uuid) {
         let pending = self.pending.get_or_init(|| {
             let (pending, queued) = mpsc::unbounded_channel();
-            tokio::spawn(collect(self.pool.clone(), queued));
+            let pool = self.pool.clone();
+            tokio::spawn(batch::collect(queued, BATCHING, move |batch| {
+                let pool = pool.clone();
+                async move { delete(&pool, batch).await }
+            }));
             pending
         });
         let (deleted, done) = oneshot::channel();
@@ -52,28 +62,19 @@ impl PublishedJobs {
     }
 }
 
-async fn collect(pool: Pool, mut queued: mpsc::UnboundedReceiver<Published>) {
-    while let Some(first) = queued.recv().await {
-        let mut batch = vec![first];
-        while batch.len() < MAX_BATCH {
-            match queued.try_recv() {
-                Ok(next) => batch.push(next),
-                Err(_) => break,
-            }
-        }
-        let ids: Vec<Uuid> = batch.iter().map(|p| p.id).collect();
-        let deleted = async {
-            let mut conn = store::conn(&pool).await.map_err(|e| e.to_string())?;
-            outbox::delete_many(&mut conn, &ids)
-                .await
-                .map_err(|e| e.to_string())
-        }
-        .await;
-        if let Err(error) = deleted {
-            tracing::warn!(%error, jobs = ids.len(), "outbox rows not deleted; the relay will republish");
-        }
-        for published in batch {
-            let _ = published.deleted.send(());
-        }
+async fn delete(pool: &Pool, batch: Vec<Published>) {
+    let ids: Vec<Uuid> = batch.iter().map(|p| p.id).collect();
+    let deleted = async {
+        let mut conn = store::conn(pool).await.map_err(|e| e.to_string())?;
+        outbox::delete_many(&mut conn, &ids)
+            .await
+            .map_err(|e| e.to_string())
+    }
+    .await;
+    if let Err(error) = deleted {
+        tracing::warn!(%error, jobs = ids.len(), "outbox rows not deleted; the relay will republish");
+    }
+    for published in batch {
+        let _ = published.deleted.send(());
     }
 }

@@ -10,17 +10,21 @@
 //! fault fails.
 
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use store::Pool;
-use tokio::sync::{Semaphore, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 
+use crate::batch::{self, Batching};
 use crate::db::emails::{self, NewEmail};
 
-/// Emails written by one statement at most.
-const MAX_BATCH: usize = 64;
-/// Batches written at once, each on its own connection: one runs while another waits for
-/// its commit to reach the disk.
-const WRITERS: usize = 2;
+/// At most 64 emails a statement, and no window; two batches written at once, each on its own
+/// connection: one runs while another waits for its commit to reach the disk.
+const BATCHING: Batching = Batching {
+    max: 64,
+    window: Duration::ZERO,
+    at_once: 2,
+};
 
 struct Pending {
     email: NewEmail,
@@ -49,7 +53,11 @@ impl EmailWriter {
     pub async fn write(&self, email: NewEmail) -> Result<(), Unwritten> {
         let pending = self.pending.get_or_init(|| {
             let (pending, queued) = mpsc::unbounded_channel();
-            tokio::spawn(collect(self.pool.clone(), Arc::clone(&self.queue), queued));
+            let (pool, queue) = (self.pool.clone(), Arc::clone(&self.queue));
+            tokio::spawn(batch::collect(queued, BATCHING, move |batch| {
+                let (pool, queue) = (pool.clone(), Arc::clone(&queue));
+                async move { write(&pool, &queue, batch).await }
+            }));
             pending
         });
         let (written, answer) = oneshot::channel();
@@ -71,32 +79,6 @@ pub enum Unwritten {
     HandedBack(Box<NewEmail>),
     /// Its batch was dropped unfinished (the process is stopping): it may have been written.
     Unknown,
-}
-
-async fn collect(pool: Pool, queue: Arc<str>, mut queued: mpsc::UnboundedReceiver<Pending>) {
-    let writers = Arc::new(Semaphore::new(WRITERS));
-    loop {
-        // While every writer is busy, emails pile up for the next batch.
-        let Ok(writer) = Arc::clone(&writers).acquire_owned().await else {
-            return;
-        };
-        let Some(first) = queued.recv().await else {
-            return;
-        };
-        let mut batch = vec![first];
-        while batch.len() < MAX_BATCH {
-            match queued.try_recv() {
-                Ok(next) => batch.push(next),
-                Err(_) => break,
-            }
-        }
-        let pool = pool.clone();
-        let queue = Arc::clone(&queue);
-        tokio::spawn(async move {
-            write(&pool, &queue, batch).await;
-            drop(writer);
-        });
-    }
 }
 
 async fn write(pool: &Pool, queue: &str, batch: Vec<Pending>) {

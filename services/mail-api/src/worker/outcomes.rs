@@ -9,16 +9,15 @@
 //! nothing twice).
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use prometheus::{Histogram, HistogramOpts};
 use serde::Deserialize;
 use store::Pool;
-use tokio::sync::{Semaphore, mpsc, oneshot};
-use tokio::time::Instant;
+use tokio::sync::{mpsc, oneshot};
 use uuid::Uuid;
 
+use crate::batch::{self, Batching};
 use crate::db::emails::{self, Email, Finishing};
 
 /// `MAIL_OUTCOMES__…` of the send worker.
@@ -63,7 +62,20 @@ impl OutcomeWriter {
     /// Starts the collector (a task of the current runtime; it ends with the writer).
     pub fn start(pool: Pool, settings: OutcomeBatchSettings, sizes: Histogram) -> Self {
         let (pending, queued) = mpsc::unbounded_channel();
-        tokio::spawn(collect(pool, queued, settings, sizes));
+        let batching = Batching {
+            max: settings.max_batch,
+            window: Duration::from_millis(settings.window_ms),
+            at_once: settings.writers,
+        };
+        tokio::spawn(batch::collect(
+            queued,
+            batching,
+            move |batch: Vec<Pending>| {
+                sizes.observe(batch.len() as f64);
+                let pool = pool.clone();
+                async move { write(&pool, batch).await }
+            },
+        ));
         Self { pending }
     }
 
@@ -88,41 +100,6 @@ pub fn batch_sizes() -> Histogram {
         .buckets(vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0]),
     )
     .expect("static metric definition")
-}
-
-async fn collect(
-    pool: Pool,
-    mut queued: mpsc::UnboundedReceiver<Pending>,
-    settings: OutcomeBatchSettings,
-    sizes: Histogram,
-) {
-    let writers = Arc::new(Semaphore::new(settings.writers.max(1)));
-    let max_batch = settings.max_batch.max(1);
-    let window = Duration::from_millis(settings.window_ms);
-    loop {
-        // While every writer is busy, outcomes pile up for the next batch.
-        let Ok(writer) = Arc::clone(&writers).acquire_owned().await else {
-            return;
-        };
-        let Some(first) = queued.recv().await else {
-            return;
-        };
-        let mut batch = vec![first];
-        let deadline = Instant::now() + window;
-        while batch.len() < max_batch {
-            // Polled before the deadline is checked: what is already queued always joins.
-            match tokio::time::timeout_at(deadline, queued.recv()).await {
-                Ok(Some(next)) => batch.push(next),
-                Ok(None) | Err(_) => break,
-            }
-        }
-        sizes.observe(batch.len() as f64);
-        let pool = pool.clone();
-        tokio::spawn(async move {
-            write(&pool, batch).await;
-            drop(writer);
-        });
-    }
 }
 
 async fn write(pool: &Pool, batch: Vec<Pending>) {

@@ -1,0 +1,57 @@
+//! Group commit's common loop: items handed over one at a time by concurrent tasks are taken
+//! in batches, each handled by one task, so that one statement and one commit serve many.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{Semaphore, mpsc};
+use tokio::time::Instant;
+
+/// How [`collect`] forms batches.
+#[derive(Debug, Clone, Copy)]
+pub struct Batching {
+    /// Items in one batch at most.
+    pub max: usize,
+    /// How long the first item of a batch waits for others (zero: only those already queued
+    /// join it, so an item alone is handled at once).
+    pub window: Duration,
+    /// Batches handled at once; while all are busy, items pile up for the next batch.
+    pub at_once: usize,
+}
+
+/// Takes the items of `queued` in batches and spawns `handle` on each, until every sender is
+/// gone.
+pub async fn collect<T, F, Fut>(
+    mut queued: mpsc::UnboundedReceiver<T>,
+    batching: Batching,
+    handle: F,
+) where
+    F: Fn(Vec<T>) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let slots = Arc::new(Semaphore::new(batching.at_once.max(1)));
+    let max = batching.max.max(1);
+    loop {
+        let Ok(slot) = Arc::clone(&slots).acquire_owned().await else {
+            return;
+        };
+        let Some(first) = queued.recv().await else {
+            return;
+        };
+        let mut batch = vec![first];
+        let deadline = Instant::now() + batching.window;
+        while batch.len() < max {
+            // Polled before the deadline is checked: what is already queued always joins.
+            match tokio::time::timeout_at(deadline, queued.recv()).await {
+                Ok(Some(next)) => batch.push(next),
+                Ok(None) | Err(_) => break,
+            }
+        }
+        let handled = handle(batch);
+        tokio::spawn(async move {
+            handled.await;
+            drop(slot);
+        });
+    }
+}

@@ -20,13 +20,23 @@ pub struct Batching {
     pub at_once: usize,
 }
 
+/// Starts [`collect`] on a channel of its own (a task of the current runtime, which ends when
+/// the sender returned is dropped): the sender items are handed over with.
+pub fn start<T, F, Fut>(batching: Batching, handle: F) -> mpsc::UnboundedSender<T>
+where
+    T: Send + 'static,
+    F: Fn(Vec<T>) -> Fut + Send + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let (sender, queued) = mpsc::unbounded_channel();
+    tokio::spawn(collect(queued, batching, handle));
+    sender
+}
+
 /// Takes the items of `queued` in batches and spawns `handle` on each, until every sender is
 /// gone.
-pub async fn collect<T, F, Fut>(
-    mut queued: mpsc::UnboundedReceiver<T>,
-    batching: Batching,
-    handle: F,
-) where
+async fn collect<T, F, Fut>(mut queued: mpsc::UnboundedReceiver<T>, batching: Batching, handle: F)
+where
     F: Fn(Vec<T>) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {

@@ -656,9 +656,10 @@ impl Finishing {
 /// [`finish`] for many emails in one statement (one commit): the rows it moved, in no
 /// particular order. The emails and their enrollments are looked up by their ids
 /// (`id = ANY (…)`): joined to the batch alone, the planner may scan every unsent email or
-/// every active enrollment instead, when its statistics are older than a large send. An email listed twice moves once. Only duplicate deliveries of one job
-/// put a row in two concurrent batches; should they deadlock, PostgreSQL aborts one and its
-/// caller records its outcomes one by one.
+/// every active enrollment instead, when its statistics are older than a large send. An email
+/// listed twice moves once. Only duplicate deliveries of one job put a row in two concurrent
+/// batches; should they deadlock, PostgreSQL aborts one and its caller records its outcomes
+/// one by one.
 pub async fn finish_many(
     conn: &mut AsyncPgConnection,
     finishing: &[Finishing],

@@ -47,13 +47,11 @@ impl PublishedJobs {
     /// statement ended, whatever came of it.
     pub async fn forget(&self, id: Uuid) {
         let pending = self.pending.get_or_init(|| {
-            let (pending, queued) = mpsc::unbounded_channel();
             let pool = self.pool.clone();
-            tokio::spawn(batch::collect(queued, BATCHING, move |batch| {
+            batch::start(BATCHING, move |batch| {
                 let pool = pool.clone();
                 async move { delete(&pool, batch).await }
-            }));
-            pending
+            })
         });
         let (deleted, done) = oneshot::channel();
         if pending.send(Published { id, deleted }).is_ok() {

@@ -52,13 +52,11 @@ impl EmailWriter {
     /// Writes `email` with the others pending; once committed, `Ok`.
     pub async fn write(&self, email: NewEmail) -> Result<(), Unwritten> {
         let pending = self.pending.get_or_init(|| {
-            let (pending, queued) = mpsc::unbounded_channel();
             let (pool, queue) = (self.pool.clone(), Arc::clone(&self.queue));
-            tokio::spawn(batch::collect(queued, BATCHING, move |batch| {
+            batch::start(BATCHING, move |batch| {
                 let (pool, queue) = (pool.clone(), Arc::clone(&queue));
                 async move { write(&pool, &queue, batch).await }
-            }));
-            pending
+            })
         });
         let (written, answer) = oneshot::channel();
         if let Err(mpsc::error::SendError(unsent)) = pending.send(Pending { email, written }) {

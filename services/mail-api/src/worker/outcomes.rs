@@ -61,21 +61,16 @@ pub struct OutcomeWriter {
 impl OutcomeWriter {
     /// Starts the collector (a task of the current runtime; it ends with the writer).
     pub fn start(pool: Pool, settings: OutcomeBatchSettings, sizes: Histogram) -> Self {
-        let (pending, queued) = mpsc::unbounded_channel();
         let batching = Batching {
             max: settings.max_batch,
             window: Duration::from_millis(settings.window_ms),
             at_once: settings.writers,
         };
-        tokio::spawn(batch::collect(
-            queued,
-            batching,
-            move |batch: Vec<Pending>| {
-                sizes.observe(batch.len() as f64);
-                let pool = pool.clone();
-                async move { write(&pool, batch).await }
-            },
-        ));
+        let pending = batch::start(batching, move |batch: Vec<Pending>| {
+            sizes.observe(batch.len() as f64);
+            let pool = pool.clone();
+            async move { write(&pool, batch).await }
+        });
         Self { pending }
     }
 

@@ -2,11 +2,11 @@
 //! one `send_email` job sends one email-log row through the project's provider, exactly once
 //! as far as the provider allows.
 //!
-//! - The row is read and claimed by one statement. A row already past sending (a redelivery,
-//!   a relay duplicate) sends nothing and answers the stored result; so does another delivery
-//!   of the same job that finds the claim held, and is acknowledged. The
-//!   broker's redelivery of the claiming message itself (its worker died) takes the claim over
-//!   at once; otherwise a claim expires after [`emails::CLAIM_SECS`] and the outbox relay
+//! - The row is read and claimed by one statement, shared by the jobs that start at the same
+//!   time ([`claims`]). A row already past sending (a redelivery, a relay duplicate) sends
+//!   nothing and answers the stored result; so does another delivery of the same job that
+//!   finds the claim held, and is acknowledged. The broker's redelivery of the claiming
+//!   message itself (its worker died) takes the claim over at once; otherwise a claim expires after [`emails::CLAIM_SECS`] and the outbox relay
 //!   publishes the job again, so a worker killed after claiming loses nothing.
 //! - Suppression is checked again (the list may have changed since the API accepted it).
 //! - No connection is held while the provider is called: the provider answers, then one
@@ -17,6 +17,7 @@
 //!   between the provider's acceptance and the database write is harmless there: the
 //!   redelivered job gets the first answer back instead of a second email.
 
+mod claims;
 mod outcomes;
 
 use std::collections::HashMap;
@@ -34,9 +35,10 @@ use tracing::Instrument as _;
 use uuid::Uuid;
 
 use crate::db::delivery as settings_db;
-use crate::db::emails::{self, Email, Finishing, Outcome};
+use crate::db::emails::{self, Claim, Email, Finishing, ForSending, Outcome};
 use crate::sending::SendResult;
 
+use claims::ClaimTaker;
 pub use outcomes::OutcomeBatchSettings;
 use outcomes::OutcomeWriter;
 
@@ -72,6 +74,8 @@ pub struct SendWorker {
     batch_sizes: Histogram,
     /// Started by the first outcome (inside the runtime that runs the jobs).
     outcomes: OnceLock<OutcomeWriter>,
+    /// Started by the first job.
+    claims: OnceLock<ClaimTaker>,
 }
 
 impl SendWorker {
@@ -109,6 +113,7 @@ impl SendWorker {
             batching: OutcomeBatchSettings::default(),
             batch_sizes: outcomes::batch_sizes(),
             outcomes: OnceLock::new(),
+            claims: OnceLock::new(),
         }
     }
 
@@ -122,6 +127,21 @@ impl SendWorker {
         self.outcomes.get_or_init(|| {
             OutcomeWriter::start(self.pool.clone(), self.batching, self.batch_sizes.clone())
         })
+    }
+
+    /// Claims the email with the jobs starting at the same time, or alone if the batch handed
+    /// the claim back.
+    async fn claim(&self, claim: Claim) -> Result<Option<ForSending>, HandlerError> {
+        let claims = self
+            .claims
+            .get_or_init(|| ClaimTaker::start(self.pool.clone()));
+        if let Ok(found) = claims.claim(claim).await {
+            return Ok(found);
+        }
+        let mut conn = store::conn(&self.pool).await.map_err(HandlerError::retry)?;
+        emails::claim_for_sending(&mut conn, claim)
+            .await
+            .map_err(HandlerError::retry)
     }
 
     pub async fn handle(&self, task: queue::Task, info: DeliveryInfo) -> HandlerResult {
@@ -151,11 +171,12 @@ impl SendWorker {
         id: Uuid,
         info: &DeliveryInfo,
     ) -> Result<SendResult, HandlerError> {
-        let mut conn = store::conn(&self.pool).await.map_err(HandlerError::retry)?;
-        let Some(job) = emails::claim_for_sending(&mut conn, project_id, id, info.redelivered)
-            .await
-            .map_err(HandlerError::retry)?
-        else {
+        let claim = Claim {
+            project_id,
+            id,
+            take_over: info.redelivered,
+        };
+        let Some(job) = self.claim(claim).await? else {
             return Err(HandlerError::permanent(format!("no email {id}")));
         };
         let row = job.email;
@@ -164,6 +185,7 @@ impl SendWorker {
         }
         if !job.claimed {
             // Another delivery is sending it (or has just finished): nothing to do here.
+            let mut conn = store::conn(&self.pool).await.map_err(HandlerError::retry)?;
             let current = emails::get(&mut conn, project_id, id)
                 .await
                 .map_err(HandlerError::retry)?
@@ -171,7 +193,6 @@ impl SendWorker {
             return Ok(SendResult::of(&current));
         }
         if job.suppressed {
-            drop(conn);
             return self.finish(&row, Outcome::Suppressed).await;
         }
         let own = match self.own_domain(
@@ -183,7 +204,6 @@ impl SendWorker {
         ) {
             Ok(own) => own,
             Err(reason) => {
-                drop(conn);
                 let outcome = Outcome::Failed {
                     provider: "none",
                     reason: &reason,
@@ -193,6 +213,7 @@ impl SendWorker {
         };
         let (Some(slug), Some(from_name)) = (job.site_slug, job.site_from_name) else {
             // No outcome is recorded: the claim goes, or its expiry would publish the job again.
+            let mut conn = store::conn(&self.pool).await.map_err(HandlerError::retry)?;
             emails::release_claim(&mut conn, project_id, id)
                 .await
                 .map_err(HandlerError::retry)?;
@@ -201,7 +222,6 @@ impl SendWorker {
         let email = match self.build(&row, &slug, &from_name, own) {
             Ok(email) => email,
             Err(reason) => {
-                drop(conn);
                 let outcome = Outcome::Failed {
                     provider: "none",
                     reason: &reason,
@@ -212,7 +232,6 @@ impl SendWorker {
         let provider = match self.provider(project_id, job.provider_config) {
             Ok(provider) => provider,
             Err(reason) => {
-                drop(conn);
                 let outcome = Outcome::Failed {
                     provider: "none",
                     reason: &reason,
@@ -220,8 +239,6 @@ impl SendWorker {
                 return self.finish(&row, outcome).await;
             }
         };
-        // Nothing of the database is held while the provider works.
-        drop(conn);
         let span = tracing::info_span!(
             "provider.send",
             otel.kind = "client",

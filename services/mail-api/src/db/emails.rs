@@ -216,6 +216,127 @@ pub async fn insert(
     Ok(())
 }
 
+/// What [`admit_and_insert`] did with one email.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Checked, counted and written with its event and job.
+    Written,
+    /// The site is not the project's: nothing written or counted.
+    SiteNotFound,
+    /// The recipient is suppressed: nothing written or counted.
+    Suppressed,
+    /// The project's monthly quota could not take all of the batch's emails: nothing of the
+    /// project's was written or counted; [`admit`] then decides each email alone.
+    QuotaShort,
+}
+
+#[derive(QueryableByName)]
+struct VerdictRow {
+    #[diesel(sql_type = Bool)]
+    site_exists: bool,
+    #[diesel(sql_type = Bool)]
+    suppressed: bool,
+    #[diesel(sql_type = Bool)]
+    counted: bool,
+}
+
+/// [`admit`] and [`insert`] of emails without an idempotency key, in one statement and one
+/// commit: each email's checks, the count of the ones that pass against their project's
+/// monthly quota (`quotas`, one per email: `None` unlimited; a project's smallest applies),
+/// and their rows, events and outbox jobs. A project's emails are counted all together or
+/// not at all ([`Verdict::QuotaShort`]). The counter rows stay locked until the commit,
+/// taken in project order (no two batches deadlock on them). The emails' `contact_id` is
+/// ignored: each gets the project's contact with its address, as [`admit`] finds it.
+/// Answers a verdict per email, in order.
+pub async fn admit_and_insert(
+    conn: &mut AsyncPgConnection,
+    new: &[NewEmail],
+    quotas: &[Option<i64>],
+    queue: &str,
+) -> QueryResult<Vec<Verdict>> {
+    fn column<'a, T>(new: &'a [NewEmail], get: impl Fn(&'a NewEmail) -> T) -> Vec<T> {
+        new.iter().map(get).collect()
+    }
+    let tags = column(new, |e| serde_json::to_value(&e.tags).unwrap_or_default());
+    let quotas: Vec<i64> = quotas.iter().map(|q| q.unwrap_or(i64::MAX)).collect();
+    let rows: Vec<VerdictRow> = Prepared(
+        diesel::sql_query(format!(
+            "WITH input AS ( \
+           SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], \
+             $6::text[], $7::text[], $8::text[], $9::jsonb[], $10::jsonb[], $11::bool[], \
+             $12::uuid[], $13::jsonb[], $14::int8[]) WITH ORDINALITY \
+           AS i(id, project_id, site_id, to_email, subject, html, text_body, reply_to, headers, \
+             tags, tracking, event_id, task, quota, ord)), \
+         checked AS MATERIALIZED ( \
+           SELECT i.*, \
+             EXISTS (SELECT 1 FROM sites s \
+                     WHERE s.project_id = i.project_id AND s.id = i.site_id) AS site_exists, \
+             {suppressed} AS suppressed, \
+             (SELECT c.id FROM contacts c \
+              WHERE c.project_id = i.project_id AND c.email = i.to_email) AS contact_id \
+           FROM input i), \
+         wanted AS ( \
+           SELECT project_id, count(*) AS n, min(quota) AS quota FROM checked \
+           WHERE site_exists AND NOT suppressed GROUP BY project_id), \
+         counted AS ( \
+           INSERT INTO project_monthly_sends AS m (project_id, month, sends) \
+           SELECT project_id, date_trunc('month', now() AT TIME ZONE 'UTC')::date, n \
+           FROM wanted WHERE n <= quota ORDER BY project_id \
+           ON CONFLICT (project_id, month) DO UPDATE SET sends = m.sends + excluded.sends \
+             WHERE m.sends + excluded.sends \
+                   <= (SELECT w.quota FROM wanted w WHERE w.project_id = m.project_id) \
+           RETURNING project_id), \
+         row AS ( \
+           INSERT INTO email_log (id, project_id, site_id, contact_id, to_email, subject, html, \
+             text_body, reply_to, headers, tags, tracking) \
+           SELECT id, project_id, site_id, contact_id, to_email, subject, html, text_body, \
+             reply_to, headers, ARRAY(SELECT jsonb_array_elements_text(tags)), tracking \
+           FROM checked \
+           WHERE site_exists AND NOT suppressed AND project_id IN (SELECT project_id FROM counted) \
+           RETURNING id, project_id), \
+         event AS ( \
+           INSERT INTO email_events (id, project_id, email_log_id, kind, source, data) \
+           SELECT i.event_id, r.project_id, r.id, 'accepted', 'api', 'null'::jsonb \
+           FROM row r JOIN checked i ON i.id = r.id), \
+         job AS ( \
+           INSERT INTO outbox (id, project_id, queue, task, available_at) \
+           SELECT r.id, r.project_id, $15, i.task, now() + make_interval(secs => $16) \
+           FROM row r JOIN checked i ON i.id = r.id) \
+         SELECT site_exists, suppressed, \
+                project_id IN (SELECT project_id FROM counted) AS counted \
+         FROM checked ORDER BY ord",
+            suppressed = suppressed_sql("i.project_id", "i.site_id", "i.to_email")
+        ))
+        .bind::<Array<SqlUuid>, _>(column(new, |e| e.id))
+        .bind::<Array<SqlUuid>, _>(column(new, |e| e.project_id))
+        .bind::<Array<SqlUuid>, _>(column(new, |e| e.site_id))
+        .bind::<Array<Text>, _>(column(new, |e| e.to_email.as_str()))
+        .bind::<Array<Text>, _>(column(new, |e| e.subject.as_str()))
+        .bind::<Array<Nullable<Text>>, _>(column(new, |e| e.html.as_deref()))
+        .bind::<Array<Nullable<Text>>, _>(column(new, |e| e.text_body.as_deref()))
+        .bind::<Array<Nullable<Text>>, _>(column(new, |e| e.reply_to.as_deref()))
+        .bind::<Array<Jsonb>, _>(column(new, |e| e.headers.clone()))
+        .bind::<Array<Jsonb>, _>(tags)
+        .bind::<Array<Bool>, _>(column(new, |e| e.tracking))
+        .bind::<Array<SqlUuid>, _>(column(new, |_| Uuid::now_v7()))
+        .bind::<Array<Jsonb>, _>(column(new, |e| e.task.clone()))
+        .bind::<Array<BigInt>, _>(quotas)
+        .bind::<Text, _>(queue)
+        .bind::<diesel::sql_types::Double, _>(super::outbox::GRACE_SECS as f64),
+    )
+    .load(conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|row| match (row.site_exists, row.suppressed, row.counted) {
+            (false, _, _) => Verdict::SiteNotFound,
+            (true, true, _) => Verdict::Suppressed,
+            (true, false, true) => Verdict::Written,
+            (true, false, false) => Verdict::QuotaShort,
+        })
+        .collect())
+}
+
 /// Serializes the requests of one project that carry the same idempotency key until the
 /// calling transaction ends.
 pub async fn lock_key(
@@ -402,12 +523,21 @@ pub struct ForSending {
     pub dkim_private_key: Option<Vec<u8>>,
 }
 
+/// One delivery's claim of the email its job sends (see [`claim_for_sending`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Claim {
+    pub project_id: Uuid,
+    pub id: Uuid,
+    /// The broker redelivered this very message: the delivery that claimed it died
+    /// unacknowledged, so the claim is taken whatever it is.
+    pub take_over: bool,
+}
+
 /// Claims a not yet sent email for one delivery of its job and reads what sending it needs,
 /// in one statement. The claim is taken unless the email is past sending or held, or another
-/// delivery holds a claim that has not expired; `take_over` takes it whatever the claim: the
-/// broker redelivered this very message, so the delivery that claimed it died unacknowledged.
-/// A delivery that then sends nothing (suppressed, failed before the provider) records an
-/// outcome, which releases the claim; one that gives up without an outcome releases it with
+/// delivery holds a claim that has not expired (unless [`Claim::take_over`]). A delivery that
+/// then sends nothing (suppressed, failed before the provider) records an outcome, which
+/// releases the claim; one that gives up without an outcome releases it with
 /// [`release_claim`].
 ///
 /// Its commit does not wait for the disk: other sessions see the claim at once, and the
@@ -416,23 +546,42 @@ pub struct ForSending {
 /// way (at once or once the claim expires), under the same idempotency key.
 pub async fn claim_for_sending(
     conn: &mut AsyncPgConnection,
-    project_id: Uuid,
-    id: Uuid,
-    take_over: bool,
+    claim: Claim,
 ) -> QueryResult<Option<ForSending>> {
+    Ok(claim_many_for_sending(conn, &[claim]).await?.pop())
+}
+
+/// [`claim_for_sending`] for many deliveries in one statement: the emails found, in no
+/// particular order. The emails are looked up by their ids (`id = ANY (…)`, as
+/// [`finish_many`] does). Each email must be named once: with two claims of one email in one
+/// statement, both would read it claimed.
+pub async fn claim_many_for_sending(
+    conn: &mut AsyncPgConnection,
+    claims: &[Claim],
+) -> QueryResult<Vec<ForSending>> {
+    let mut sorted: Vec<&Claim> = claims.iter().collect();
+    sorted.sort_by_key(|c| c.id);
     Prepared(
         diesel::sql_query(format!(
             "WITH async AS (SELECT set_config('synchronous_commit', 'off', true)), \
+         input AS ( \
+           SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::bool[]) \
+             AS i(in_project, in_id, take_over)), \
          claim AS ( \
-           UPDATE email_log SET claimed_at = now() FROM async \
-           WHERE project_id = $1 AND id = $2 AND held_until IS NULL AND status IN {claimable} \
-             AND (claimed_at IS NULL OR claimed_at < now() - make_interval(secs => $3) OR $4) \
+           UPDATE email_log SET claimed_at = now() FROM async, input i \
+           WHERE id = ANY($2) AND project_id = i.in_project AND id = i.in_id \
+             AND held_until IS NULL AND status IN {claimable} \
+             AND (claimed_at IS NULL OR claimed_at < now() - make_interval(secs => $4) \
+                  OR i.take_over) \
            RETURNING id) \
-         SELECT e.*, EXISTS (SELECT 1 FROM claim) AS claimed, {suppressed} AS suppressed, \
+         SELECT e.*, EXISTS (SELECT 1 FROM claim c WHERE c.id = e.id) AS claimed, \
+                {suppressed} AS suppressed, \
                 s.slug AS site_slug, s.from_name AS site_from_name, d.provider_config, \
                 o.id AS own_domain_id, o.domain AS own_domain, o.dkim_selector, \
                 o.dkim_private_key \
-         FROM (SELECT {COLUMNS} FROM email_log WHERE project_id = $1 AND id = $2) AS e \
+         FROM (SELECT {COLUMNS} FROM email_log \
+               WHERE id = ANY($2) \
+                 AND (project_id, id) IN (SELECT in_project, in_id FROM input)) AS e \
          LEFT JOIN sites s ON s.project_id = e.project_id AND s.id = e.site_id \
          LEFT JOIN project_delivery d ON d.project_id = e.project_id \
          LEFT JOIN sending_domains o ON o.project_id = e.project_id AND o.site_id = e.site_id \
@@ -440,14 +589,13 @@ pub async fn claim_for_sending(
             claimable = claimable!(),
             suppressed = suppressed_sql("e.project_id", "e.site_id", "e.to_email")
         ))
-        .bind::<SqlUuid, _>(project_id)
-        .bind::<SqlUuid, _>(id)
-        .bind::<Integer, _>(CLAIM_SECS)
-        .bind::<Bool, _>(take_over),
+        .bind::<Array<SqlUuid>, _>(sorted.iter().map(|c| c.project_id).collect::<Vec<_>>())
+        .bind::<Array<SqlUuid>, _>(sorted.iter().map(|c| c.id).collect::<Vec<_>>())
+        .bind::<Array<Bool>, _>(sorted.iter().map(|c| c.take_over).collect::<Vec<_>>())
+        .bind::<Integer, _>(CLAIM_SECS),
     )
-    .get_result(conn)
+    .load(conn)
     .await
-    .optional()
 }
 
 /// Events of one kind stored per email: opens and clicks can come by the thousand, and the

@@ -1,10 +1,16 @@
-//! One transactional email, from a request already read to its answer: an idempotency key
-//! already used answers at once; the site (404), the suppression list (422
-//! `SUPPRESSED_CONTACT`) and the plan's monthly quota (422 `PLAN_LIMIT`) in one statement of
-//! their own, so that the project's counter row is not locked for the rest of the request;
-//! then the email log row, its event and its outbox job in one statement (with a key, in a
-//! transaction serialised on it; without one, in a batch of the emails written at the same
-//! time). After the commit the job is published to the send worker and the answer waits a
+//! One transactional email, from a request already read to its answer. The checks come in
+//! this order: the site (404), the suppression list (422 `SUPPRESSED_CONTACT`) and the plan's
+//! monthly quota (422 `PLAN_LIMIT`).
+//!
+//! - Without an idempotency key, the checks, the count and the email log row with its event
+//!   and outbox job are one statement, shared by the emails written at the same time (see
+//!   [`super::EmailWriter`]).
+//! - With one, a key already used answers at once; the checks and the count are a statement
+//!   of their own, so that the project's counter row is not locked for the rest of the
+//!   request; then the row, its event and its job are written in a transaction serialised on
+//!   the key.
+//!
+//! After the commit the job is published to the send worker and the answer waits a
 //! bounded time for the provider's: `sent`, else `queued` (the email is still sent, exactly
 //! once).
 
@@ -18,7 +24,7 @@ use uuid::Uuid;
 use super::answer::suppressed;
 use super::writer::Unwritten;
 use super::{Dispatched, SendContext, SendResponse};
-use crate::db::emails::{self, Email, NewEmail, Reserved};
+use crate::db::emails::{self, Email, NewEmail, Reserved, Verdict};
 use crate::flows;
 
 /// The project sending, and its plan (for the monthly quota).
@@ -62,41 +68,16 @@ pub async fn accept(
     sender: Sender,
     email: &Submission<'_>,
 ) -> Result<Accepted, ApiError> {
-    let project_id = sender.project_id;
-    let mut conn = store::conn(pool).await?;
-    // A replay answers before anything is checked or counted.
-    if let Some(key) = email.idempotency_key
-        && let Some(first) = emails::find_by_key(&mut conn, project_id, key).await?
-    {
-        return replay(&first, &email.request_hash);
-    }
-    let (contact_id, reserved) = admit(&mut conn, ctx, sender, email).await?;
     let id = Uuid::now_v7();
-    let new = new_email(project_id, id, contact_id, email)?;
-    let written = match email.idempotency_key {
-        None => {
-            // Written by a batch, on a connection of its own.
-            drop(conn);
-            write(pool, ctx, new).await
-        }
+    match email.idempotency_key {
+        None => write(pool, ctx, sender, id, email).await?,
         Some(key) => {
-            let written = write_keyed(&mut conn, ctx, key, new).await;
-            drop(conn);
-            written
-        }
-    };
-    match written {
-        Ok(None) => {}
-        Ok(Some(first)) => {
-            release(pool, project_id, reserved).await;
-            return replay(&first, &email.request_hash);
-        }
-        Err(err) => {
-            release(pool, project_id, reserved).await;
-            return Err(err);
+            if let Some(replayed) = write_keyed(pool, ctx, sender, key, id, email).await? {
+                return Ok(replayed);
+            }
         }
     }
-    let answer = dispatch(pool, ctx, project_id, id, email).await?;
+    let answer = dispatch(pool, ctx, sender.project_id, id, email).await?;
     Ok(Accepted {
         answer,
         replayed: false,
@@ -126,10 +107,7 @@ async fn admit(
     sender: Sender,
     email: &Submission<'_>,
 ) -> Result<(Option<Uuid>, Reserved), ApiError> {
-    let quota = ctx
-        .quotas
-        .monthly_sends(sender.plan)
-        .map(|q| i64::try_from(q).unwrap_or(i64::MAX));
+    let quota = monthly_quota(ctx, sender);
     let admission = emails::admit(conn, sender.project_id, email.site_id, email.to, quota).await?;
     if !admission.site_exists {
         return Err(flows::site_not_found(email.site_id));
@@ -151,6 +129,13 @@ async fn admit(
         }))
     })?;
     Ok((admission.contact_id, reserved))
+}
+
+/// The sender's plan's monthly quota (`None`: unlimited).
+fn monthly_quota(ctx: &SendContext, sender: Sender) -> Option<i64> {
+    ctx.quotas
+        .monthly_sends(sender.plan)
+        .map(|q| i64::try_from(q).unwrap_or(i64::MAX))
 }
 
 /// Gives back the send a request reserved but did not use (should that fail, the month's
@@ -197,24 +182,75 @@ fn new_email(
     })
 }
 
-/// Writes an email without a key, with its event and its outbox job, in a batch of the
-/// emails written at the same time ([`super::EmailWriter`]), or alone if the batch failed.
-async fn write(pool: &Pool, ctx: &SendContext, new: NewEmail) -> Result<Option<Email>, ApiError> {
-    match ctx.writer.write(new).await {
-        Ok(()) => Ok(None),
-        Err(Unwritten::HandedBack(new)) => {
-            let mut conn = store::conn(pool).await?;
-            emails::insert(&mut conn, &[*new], &ctx.dispatcher.queue_name()).await?;
-            Ok(None)
+/// Checks, counts and writes an email without a key, with its event and its outbox job, in a
+/// batch of the emails written at the same time ([`super::EmailWriter`]), or alone (as a
+/// keyed one is, without the key's lock) if the batch handed it back.
+async fn write(
+    pool: &Pool,
+    ctx: &SendContext,
+    sender: Sender,
+    id: Uuid,
+    email: &Submission<'_>,
+) -> Result<(), ApiError> {
+    let new = new_email(sender.project_id, id, None, email)?;
+    let mut new = match ctx.writer.write(new, monthly_quota(ctx, sender)).await {
+        Ok(Verdict::Written) => return Ok(()),
+        Ok(Verdict::SiteNotFound) => return Err(flows::site_not_found(email.site_id)),
+        Ok(Verdict::Suppressed) => return Err(suppressed(email.to, None)),
+        Ok(Verdict::QuotaShort) => {
+            return Err(ApiError::internal("a batch answered for its quota"));
         }
+        Err(Unwritten::HandedBack(new)) => new,
         // Only when the worker's runtime is stopping (which drops this request too).
-        Err(Unwritten::Unknown) => Err(ApiError::internal("the email's batch was dropped")),
+        Err(Unwritten::Unknown) => return Err(ApiError::internal("the email's batch was dropped")),
+    };
+    let mut conn = store::conn(pool).await?;
+    let (contact_id, reserved) = admit(&mut conn, ctx, sender, email).await?;
+    new.contact_id = contact_id;
+    if let Err(err) = emails::insert(&mut conn, &[*new], &ctx.dispatcher.queue_name()).await {
+        drop(conn);
+        release(pool, sender.project_id, reserved).await;
+        return Err(err.into());
+    }
+    Ok(())
+}
+
+/// Checks, counts and writes an email with a key, its event and its outbox job; the earlier
+/// answer instead when the key was used first (nothing is written or counted then).
+async fn write_keyed(
+    pool: &Pool,
+    ctx: &SendContext,
+    sender: Sender,
+    key: &str,
+    id: Uuid,
+    email: &Submission<'_>,
+) -> Result<Option<Accepted>, ApiError> {
+    let project_id = sender.project_id;
+    let mut conn = store::conn(pool).await?;
+    // A replay answers before anything is checked or counted.
+    if let Some(first) = emails::find_by_key(&mut conn, project_id, key).await? {
+        return replay(&first, &email.request_hash).map(Some);
+    }
+    let (contact_id, reserved) = admit(&mut conn, ctx, sender, email).await?;
+    let new = new_email(project_id, id, contact_id, email)?;
+    let written = insert_keyed(&mut conn, ctx, key, new).await;
+    drop(conn);
+    match written {
+        Ok(None) => Ok(None),
+        Ok(Some(first)) => {
+            release(pool, project_id, reserved).await;
+            replay(&first, &email.request_hash).map(Some)
+        }
+        Err(err) => {
+            release(pool, project_id, reserved).await;
+            Err(err)
+        }
     }
 }
 
-/// Writes an email with a key, its event and its outbox job; `Some(first)` when another
-/// request with the same key wrote its email first (nothing is written).
-async fn write_keyed(
+/// Writes a keyed email, its event and its outbox job; `Some(first)` when another request
+/// with the same key wrote its email first (nothing is written).
+async fn insert_keyed(
     conn: &mut AsyncPgConnection,
     ctx: &SendContext,
     key: &str,

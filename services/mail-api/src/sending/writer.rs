@@ -1,13 +1,14 @@
 //! Group commit of the emails `POST /send` writes without an idempotency key: the requests
-//! that reach the write while earlier batches are being written are written together, their
-//! rows, events and outbox jobs by one statement in one commit, instead of one statement and
-//! one synchronous commit each. Nothing waits for a window: a request alone is written at once.
-//! Each request waits for its batch's commit, so an email is durable before its job is
-//! published or its answer given.
+//! that reach the write while earlier batches are being written are checked, counted against
+//! their project's monthly quota and written together (rows, events and outbox jobs) by one
+//! statement in one commit, instead of two statements and a synchronous commit each. Nothing
+//! waits for a window: a request alone is written at once. Each request waits for its
+//! batch's commit, so an email is durable before its job is published or its answer given.
 //!
 //! A batch that cannot be written (no connection, an error such as a contact deleted
-//! meanwhile) hands its emails back: each request then writes its own, and only the email at
-//! fault fails.
+//! meanwhile) hands its emails back, and so does one whose project's quota cannot take all of
+//! its emails: each request then checks and writes its own, and only the email at fault
+//! fails.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -16,7 +17,7 @@ use store::Pool;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::batch::{self, Batching};
-use crate::db::emails::{self, NewEmail};
+use crate::db::emails::{self, NewEmail, Verdict};
 
 /// At most 64 emails a statement, and no window; two batches written at once, each on its own
 /// connection: one runs while another waits for its commit to reach the disk.
@@ -28,7 +29,9 @@ const BATCHING: Batching = Batching {
 
 struct Pending {
     email: NewEmail,
-    written: oneshot::Sender<Result<(), NewEmail>>,
+    /// The project's monthly quota (`None`: unlimited).
+    quota: Option<i64>,
+    written: oneshot::Sender<Result<Verdict, NewEmail>>,
 }
 
 /// The handle of one process (an HTTP worker) that its requests write their emails through.
@@ -49,8 +52,11 @@ impl EmailWriter {
         }
     }
 
-    /// Writes `email` with the others pending; once committed, `Ok`.
-    pub async fn write(&self, email: NewEmail) -> Result<(), Unwritten> {
+    /// Checks, counts and writes `email` with the others pending; once committed, what came
+    /// of it: [`Verdict::Written`], or the check it failed (nothing written or counted). An
+    /// email its project's quota could not take with the rest of its batch is handed back,
+    /// never answered [`Verdict::QuotaShort`].
+    pub async fn write(&self, email: NewEmail, quota: Option<i64>) -> Result<Verdict, Unwritten> {
         let pending = self.pending.get_or_init(|| {
             let (pool, queue) = (self.pool.clone(), Arc::clone(&self.queue));
             batch::start(BATCHING, move |batch| {
@@ -59,11 +65,15 @@ impl EmailWriter {
             })
         });
         let (written, answer) = oneshot::channel();
-        if let Err(mpsc::error::SendError(unsent)) = pending.send(Pending { email, written }) {
+        if let Err(mpsc::error::SendError(unsent)) = pending.send(Pending {
+            email,
+            quota,
+            written,
+        }) {
             return Err(Unwritten::HandedBack(Box::new(unsent.email)));
         }
         match answer.await {
-            Ok(Ok(())) => Ok(()),
+            Ok(Ok(verdict)) => Ok(verdict),
             Ok(Err(email)) => Err(Unwritten::HandedBack(Box::new(email))),
             // Only a runtime shutting down drops a batch unanswered.
             Err(_) => Err(Unwritten::Unknown),
@@ -73,25 +83,37 @@ impl EmailWriter {
 
 /// Why [`EmailWriter::write`] did not write an email.
 pub enum Unwritten {
-    /// Its batch failed: the caller writes it alone.
+    /// Its batch failed, or its project's quota could not take the whole batch: the caller
+    /// checks and writes it alone.
     HandedBack(Box<NewEmail>),
     /// Its batch was dropped unfinished (the process is stopping): it may have been written.
     Unknown,
 }
 
 async fn write(pool: &Pool, queue: &str, batch: Vec<Pending>) {
-    let (emails, answers): (Vec<NewEmail>, Vec<_>) =
-        batch.into_iter().map(|p| (p.email, p.written)).unzip();
+    let mut emails = Vec::with_capacity(batch.len());
+    let mut quotas = Vec::with_capacity(batch.len());
+    let mut answers = Vec::with_capacity(batch.len());
+    for pending in batch {
+        emails.push(pending.email);
+        quotas.push(pending.quota);
+        answers.push(pending.written);
+    }
     let written = match store::conn(pool).await {
-        Ok(mut conn) => emails::insert(&mut conn, &emails, queue)
-            .await
-            .map_err(|e| e.to_string()),
+        Ok(mut conn) => match emails::admit_and_insert(&mut conn, &emails, &quotas, queue).await {
+            Ok(verdicts) if verdicts.len() == emails.len() => Ok(verdicts),
+            Ok(verdicts) => Err(format!("{} verdicts", verdicts.len())),
+            Err(err) => Err(err.to_string()),
+        },
         Err(err) => Err(err.to_string()),
     };
     match written {
-        Ok(()) => {
-            for answer in answers {
-                let _ = answer.send(Ok(()));
+        Ok(verdicts) => {
+            for ((email, answer), verdict) in emails.into_iter().zip(answers).zip(verdicts) {
+                let _ = answer.send(match verdict {
+                    Verdict::QuotaShort => Err(email),
+                    verdict => Ok(verdict),
+                });
             }
         }
         Err(error) => {

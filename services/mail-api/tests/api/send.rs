@@ -838,6 +838,153 @@ async fn an_email_that_cannot_be_written_fails_alone_and_is_not_counted() {
     s.finish().await;
 }
 
+/// Concurrent sends are checked, counted and written by batches: each request still gets its
+/// own check's answer, and the month's quota is exact, also when a batch holds more emails
+/// than the quota has left (those are handed back and decided one by one).
+#[tokio::test]
+async fn concurrent_sends_get_their_own_checks_and_the_quota_admits_exactly_what_is_left() {
+    const LEFT: usize = 10;
+    const GOOD: usize = 30;
+    const BAD: usize = 5;
+    let mut s = Send::with(|s| s.sending.reply_wait_ms = 100).await;
+    s.without_worker().await;
+    // Byod: 50,000 sends a month, 100 sends per five minutes.
+    let t = s.h.tenant(Plan::Byod).await;
+    let site = s.h.site(&t.write, "checks").await;
+    let other = s.h.tenant(Plan::Byod).await;
+    let foreign_site = s.h.site(&other.write, "foreign").await;
+    s.h.post_json(
+        &t.write,
+        "/api/v1/suppressions",
+        &json!({"email": "gone@example.com"}),
+    )
+    .await;
+    s.h.exec(&format!(
+        "INSERT INTO project_monthly_sends (project_id, month, sends) \
+         VALUES ('{}', date_trunc('month', now() AT TIME ZONE 'UTC')::date, {})",
+        t.project,
+        50_000 - LEFT
+    ))
+    .await;
+    let bodies: Vec<Value> = (0..GOOD)
+        .map(|i| message(&site, &format!("good{i}@example.com")))
+        .chain((0..BAD).map(|_| message(&site, "gone@example.com")))
+        .chain((0..BAD).map(|i| message(&foreign_site, &format!("far{i}@example.com"))))
+        .collect();
+    let answers: Vec<(u16, Option<String>)> =
+        futures_util::future::join_all(bodies.iter().map(|body| {
+            let (s, t) = (&s, &t);
+            async move {
+                let res = s.send(&t.write, body).await;
+                let status = res.status().as_u16();
+                let body = json(res).await;
+                (status, body["code"].as_str().map(str::to_owned))
+            }
+        }))
+        .await;
+    let count = |status: u16, code: Option<&str>| {
+        answers
+            .iter()
+            .filter(|(s, c)| *s == status && c.as_deref() == code)
+            .count()
+    };
+    assert_eq!(count(202, None), LEFT, "{answers:?}");
+    assert_eq!(count(422, Some("PLAN_LIMIT")), GOOD - LEFT, "{answers:?}");
+    assert!(
+        answers[GOOD..GOOD + BAD]
+            .iter()
+            .all(|a| *a == (422, Some("SUPPRESSED_CONTACT".into()))),
+        "{answers:?}"
+    );
+    assert!(
+        answers[GOOD + BAD..]
+            .iter()
+            .all(|a| *a == (404, Some("SITE_NOT_FOUND".into()))),
+        "{answers:?}"
+    );
+    assert_eq!(
+        s.h.query(&format!(
+            "SELECT (SELECT count(*) FROM email_log WHERE project_id = '{p}') || '|' || \
+                    (SELECT count(*) FROM email_events WHERE project_id = '{p}' \
+                       AND kind = 'accepted') || '|' || \
+                    (SELECT sum(sends) FROM project_monthly_sends WHERE project_id = '{p}') || \
+                    '|' || (SELECT count(*) FROM email_log WHERE project_id = '{o}')",
+            p = t.project,
+            o = other.project
+        ))
+        .await,
+        [format!("{LEFT}|{LEFT}|50000|0")]
+    );
+    s.finish().await;
+}
+
+/// One statement claims several emails, each for its own delivery: an unsent one is claimed,
+/// one whose claim another delivery holds is not (unless this delivery takes it over), and an
+/// unknown id or another project's is not found.
+#[tokio::test]
+async fn a_batch_of_claims_claims_each_email_for_its_own_delivery() {
+    use mail_api::db::emails::{Claim, claim_many_for_sending};
+    let mut s = Send::with(|s| s.sending.reply_wait_ms = 100).await;
+    let (t, free) = s.queued_alone("claims", "free@example.com").await;
+    let site = s.h.site(&t.write, "claims-2").await;
+    let held: Uuid = s
+        .queued(&t.write, &site, "held@example.com")
+        .await
+        .parse()
+        .unwrap();
+    let taken: Uuid = s
+        .queued(&t.write, &site, "taken@example.com")
+        .await
+        .parse()
+        .unwrap();
+    s.h.exec(&format!(
+        "UPDATE email_log SET claimed_at = now() WHERE id IN ('{held}', '{taken}')"
+    ))
+    .await;
+    let claim = |id, take_over| Claim {
+        project_id: t.project,
+        id,
+        take_over,
+    };
+    let batch = [
+        claim(free, false),
+        claim(held, false),
+        claim(taken, true),
+        claim(Uuid::now_v7(), false),
+        Claim {
+            project_id: Uuid::now_v7(),
+            ..claim(free, false)
+        },
+    ];
+    let mut conn = s.h.conn().await;
+    let mut found: Vec<(Uuid, bool, String)> = claim_many_for_sending(&mut conn, &batch[..4])
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|f| (f.email.id, f.claimed, f.email.to_email))
+        .collect();
+    found.sort();
+    let mut expected = vec![
+        (free, true, "free@example.com".to_owned()),
+        (held, false, "held@example.com".to_owned()),
+        (taken, true, "taken@example.com".to_owned()),
+    ];
+    expected.sort();
+    assert_eq!(found, expected);
+    assert!(
+        claim_many_for_sending(&mut conn, &batch[4..])
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // Claimed now: another delivery's claim of the free email is refused.
+    let again = claim_many_for_sending(&mut conn, &batch[..1])
+        .await
+        .unwrap();
+    assert!(!again[0].claimed);
+    s.finish().await;
+}
+
 /// One batch naming an email twice (two deliveries of its job finished together) moves it
 /// once, with one event; a batch over emails already finished moves nothing.
 #[tokio::test]

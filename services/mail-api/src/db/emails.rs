@@ -157,6 +157,29 @@ pub struct EmailEvent {
     pub created_at: DateTime<Utc>,
 }
 
+/// One value of each email, for an `unnest` column.
+fn column<'a, T>(new: &'a [NewEmail], get: impl Fn(&'a NewEmail) -> T) -> Vec<T> {
+    new.iter().map(get).collect()
+}
+
+/// The CTEs that give each email the CTE `row` wrote its `accepted` event and its outbox job,
+/// with the event id and task of its line in the CTE `input`: the last CTEs of the statement,
+/// the job in the queue of parameter `queue` (text), available after the grace of parameter
+/// `queue + 1` (seconds).
+fn events_and_jobs(input: &str, queue: usize) -> String {
+    let grace = queue + 1;
+    format!(
+        "event AS ( \
+           INSERT INTO email_events (id, project_id, email_log_id, kind, source, data) \
+           SELECT i.event_id, r.project_id, r.id, 'accepted', 'api', 'null'::jsonb \
+           FROM row r JOIN {input} i ON i.id = r.id), \
+         job AS ( \
+           INSERT INTO outbox (id, project_id, queue, task, available_at) \
+           SELECT r.id, r.project_id, ${queue}, i.task, now() + make_interval(secs => ${grace}) \
+           FROM row r JOIN {input} i ON i.id = r.id)"
+    )
+}
+
 /// Writes the rows, each with its `accepted` event and the outbox job that sends it (in
 /// `queue`; see [`super::outbox`]), in one statement: atomic on its own, or part of the
 /// caller's transaction.
@@ -165,12 +188,9 @@ pub async fn insert(
     new: &[NewEmail],
     queue: &str,
 ) -> QueryResult<()> {
-    fn column<'a, T>(new: &'a [NewEmail], get: impl Fn(&'a NewEmail) -> T) -> Vec<T> {
-        new.iter().map(get).collect()
-    }
     let tags = column(new, |e| serde_json::to_value(&e.tags).unwrap_or_default());
     Prepared(
-        diesel::sql_query(
+        diesel::sql_query(format!(
             "WITH input AS ( \
            SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[], \
              $6::text[], $7::text[], $8::text[], $9::text[], $10::jsonb[], $11::jsonb[], \
@@ -184,14 +204,10 @@ pub async fn insert(
              reply_to, headers, ARRAY(SELECT jsonb_array_elements_text(tags)), tracking, \
              idempotency_key, request_hash FROM input \
            RETURNING id, project_id), \
-         event AS ( \
-           INSERT INTO email_events (id, project_id, email_log_id, kind, source, data) \
-           SELECT i.event_id, r.project_id, r.id, 'accepted', 'api', 'null'::jsonb \
-           FROM row r JOIN input i ON i.id = r.id) \
-         INSERT INTO outbox (id, project_id, queue, task, available_at) \
-         SELECT r.id, r.project_id, $17, i.task, now() + make_interval(secs => $18) \
-         FROM row r JOIN input i ON i.id = r.id",
-        )
+         {jobs} \
+         SELECT 1",
+            jobs = events_and_jobs("input", 17)
+        ))
         .bind::<Array<SqlUuid>, _>(column(new, |e| e.id))
         .bind::<Array<SqlUuid>, _>(column(new, |e| e.project_id))
         .bind::<Array<SqlUuid>, _>(column(new, |e| e.site_id))
@@ -254,9 +270,6 @@ pub async fn admit_and_insert(
     quotas: &[Option<i64>],
     queue: &str,
 ) -> QueryResult<Vec<Verdict>> {
-    fn column<'a, T>(new: &'a [NewEmail], get: impl Fn(&'a NewEmail) -> T) -> Vec<T> {
-        new.iter().map(get).collect()
-    }
     let tags = column(new, |e| serde_json::to_value(&e.tags).unwrap_or_default());
     let quotas: Vec<i64> = quotas.iter().map(|q| q.unwrap_or(i64::MAX)).collect();
     let rows: Vec<VerdictRow> = Prepared(
@@ -294,18 +307,12 @@ pub async fn admit_and_insert(
            FROM checked \
            WHERE site_exists AND NOT suppressed AND project_id IN (SELECT project_id FROM counted) \
            RETURNING id, project_id), \
-         event AS ( \
-           INSERT INTO email_events (id, project_id, email_log_id, kind, source, data) \
-           SELECT i.event_id, r.project_id, r.id, 'accepted', 'api', 'null'::jsonb \
-           FROM row r JOIN checked i ON i.id = r.id), \
-         job AS ( \
-           INSERT INTO outbox (id, project_id, queue, task, available_at) \
-           SELECT r.id, r.project_id, $15, i.task, now() + make_interval(secs => $16) \
-           FROM row r JOIN checked i ON i.id = r.id) \
+         {jobs} \
          SELECT site_exists, suppressed, \
                 project_id IN (SELECT project_id FROM counted) AS counted \
          FROM checked ORDER BY ord",
-            suppressed = suppressed_sql("i.project_id", "i.site_id", "i.to_email")
+            suppressed = suppressed_sql("i.project_id", "i.site_id", "i.to_email"),
+            jobs = events_and_jobs("checked", 15)
         ))
         .bind::<Array<SqlUuid>, _>(column(new, |e| e.id))
         .bind::<Array<SqlUuid>, _>(column(new, |e| e.project_id))

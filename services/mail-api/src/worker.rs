@@ -6,8 +6,9 @@
 //!   time ([`claims`]). A row already past sending (a redelivery, a relay duplicate) sends
 //!   nothing and answers the stored result; so does another delivery of the same job that
 //!   finds the claim held, and is acknowledged. The broker's redelivery of the claiming
-//!   message itself (its worker died) takes the claim over at once; otherwise a claim expires after [`emails::CLAIM_SECS`] and the outbox relay
-//!   publishes the job again, so a worker killed after claiming loses nothing.
+//!   message itself (its worker died) takes the claim over at once; otherwise a claim
+//!   expires after [`emails::CLAIM_SECS`] and the outbox relay publishes the job again, so a
+//!   worker killed after claiming loses nothing.
 //! - Suppression is checked again (the list may have changed since the API accepted it).
 //! - No connection is held while the provider is called: the provider answers, then one
 //!   statement records the outcome and counts the attempt (only if the row is still unsent).

@@ -4,20 +4,14 @@
 //! A decision or state matches when its raw cosine to the query reaches the threshold
 //! (semantic mode only), or when it matches the query's words (full-text search). Matches are
 //! ordered by reciprocal rank fusion of the two rankings, as `/memory/decisions/search` is, and
-//! all of them are counted in `total`.
-//!
-//! A decision's semantic match is looked for among the owner's [`NEAREST`] decisions nearest
-//! to the query, as the vector index (HNSW) finds them, as `/memory/decisions/search` does.
-//! When fewer than that many of them reach the threshold, they are the owner's semantic
-//! matches (up to the index's recall); when all of them do, there may be more, and every
-//! vector of the owner is compared instead, so that `total` counts them all.
+//! all of them are counted: `total` is exact.
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::{
     BigInt, Bool, Double, Float8, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
-use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -49,14 +43,7 @@ pub struct FoundDecision {
     /// How many decisions matched before the limit.
     #[diesel(sql_type = BigInt)]
     pub total: i64,
-    /// How many of the semantic candidates reached the threshold.
-    #[diesel(sql_type = BigInt)]
-    semantic_matches: i64,
 }
-
-/// The owner's decisions nearest to the query that are tested against the threshold before
-/// every vector of the owner is (see the module documentation).
-pub const NEAREST: i64 = 200;
 
 /// The best `limit` matching decisions the view sees.
 pub async fn decisions(
@@ -72,7 +59,7 @@ pub async fn decisions(
                     d.decided_at, NULL::float8 AS cosine, \
                     (1.0 / (60 + row_number() OVER ( \
                         ORDER BY ts_rank_cd(d.search, q) DESC, d.id DESC)))::float8 AS score, \
-                    count(*) OVER () AS total, 0::bigint AS semantic_matches \
+                    count(*) OVER () AS total \
              FROM decisions d, websearch_to_tsquery('english', $3) AS q \
              WHERE d.user_id = $1 AND d.environment = $2 AND d.search @@ q AND {} \
              ORDER BY score DESC, d.id DESC \
@@ -87,64 +74,25 @@ pub async fn decisions(
         .load(conn)
         .await;
     };
-    let nearest = conn
-        .transaction(async |conn| {
-            // The index scan goes on past other owners' rows until it has found the owner's.
-            diesel::sql_query("SET LOCAL hnsw.iterative_scan = strict_order")
-                .execute(conn)
-                .await?;
-            hybrid(
-                conn,
-                view,
-                query.text,
-                (vector, threshold),
-                limit,
-                Some(NEAREST),
-            )
-            .await
-        })
-        .await?;
-    if let [first, ..] = nearest.as_slice()
-        && first.semantic_matches >= NEAREST
-    {
-        return hybrid(conn, view, query.text, (vector, threshold), limit, None).await;
-    }
-    Ok(nearest)
-}
-
-/// Semantic and keyword matches fused: the semantic ones among the `nearest` decisions to the
-/// query (`None`: among all of the owner's).
-async fn hybrid(
-    conn: &mut AsyncPgConnection,
-    view: View<'_>,
-    text: &str,
-    (vector, threshold): (&str, f64),
-    limit: i64,
-    nearest: Option<i64>,
-) -> QueryResult<Vec<FoundDecision>> {
-    let owner = view.owner;
     let fusion = search::fusion();
-    // The keyword matches come from the full-text index apart: testing every scanned row's
-    // tsvector instead (compressed in rows this wide) tripled the exact scan's time. Only ids
-    // and scores are ranked, and the rows themselves are read for the best `limit` alone. Ids
-    // are unique per owner only (an import keeps the ids it is given), so reading the rows
-    // back names the owner too. Both sets are materialized: inlined, their rows would carry
-    // the vectors through the join and the rankings' sorts (which then spilled to disk) and
-    // the cosine would be computed again for every sort. The scan's subquery is kept apart
-    // (its `LIMIT`, or an `OFFSET` of 0) so that the threshold filters the cosine it computed
-    // rather than computing it again.
-    let candidates = match nearest {
-        Some(_) => "ORDER BY d.embedding <=> $4::vector LIMIT $8",
-        None => "OFFSET $8",
-    };
+    // The semantic matches come from an exact scan of the owner's vectors, so `total` is exact
+    // and another owner's rows never crowd the owner's out of an approximate index scan. The
+    // keyword matches come from the full-text index apart: testing every scanned row's
+    // tsvector instead (compressed in rows this wide) tripled the scan's time. Only ids and
+    // scores are ranked, and the rows themselves are read for the best `limit` alone. Ids are
+    // unique per owner only (an import keeps the ids it is given), so reading the rows back
+    // names the owner too. Both sets are materialized: inlined, their rows would carry the
+    // vectors through the join and the rankings' sorts (which then spilled to disk) and the
+    // cosine would be computed again for every sort. The scan's subquery is kept apart
+    // (`OFFSET 0`) so that the threshold filters the cosine it computed rather than computing
+    // it again.
     diesel::sql_query(format!(
         "WITH semantic AS MATERIALIZED ( \
              SELECT id, cosine FROM ( \
                  SELECT d.id, 1 - (d.embedding <=> $4::vector) AS cosine \
                  FROM decisions d \
-                 WHERE d.user_id = $1 AND d.environment = $2 AND d.embedding IS NOT NULL \
-                   AND {visible} \
-                 {candidates} \
+                 WHERE d.user_id = $1 AND d.environment = $2 AND {visible} \
+                 OFFSET 0 \
              ) scored \
              WHERE cosine >= $5 \
          ), keyword AS MATERIALIZED ( \
@@ -170,8 +118,7 @@ async fn hybrid(
              LIMIT $6 \
          ) \
          SELECT d.id, d.decision, d.reasoning, d.tags, d.product_name, d.affects_products, \
-                d.decided_at, best.cosine, best.total, best.score, \
-                (SELECT count(*) FROM semantic) AS semantic_matches \
+                d.decided_at, best.cosine, best.total, best.score \
          FROM best JOIN decisions d \
               ON d.user_id = $1 AND d.environment = $2 AND d.id = best.id \
          ORDER BY best.score DESC, d.id DESC",
@@ -181,12 +128,11 @@ async fn hybrid(
     ))
     .bind::<SqlUuid, _>(owner.user_id)
     .bind::<Text, _>(owner.environment)
-    .bind::<Text, _>(text)
+    .bind::<Text, _>(query.text)
     .bind::<Text, _>(vector)
     .bind::<Float8, _>(threshold)
     .bind::<BigInt, _>(limit)
     .bind::<Nullable<SqlUuid>, _>(view.workspace)
-    .bind::<BigInt, _>(nearest.unwrap_or(0))
     .load(conn)
     .await
 }

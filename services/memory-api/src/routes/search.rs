@@ -84,9 +84,7 @@ pub struct MemorySearch {
     pub product_states: Vec<FoundProductState>,
     /// How many results are returned.
     pub count: usize,
-    /// How many matched before `limit`. A decision's semantic match is looked for among the
-    /// 200 decisions nearest to the query in the vector index; when all 200 reach the
-    /// threshold, every decision is compared, so that all matches are counted.
+    /// How many matched before `limit`.
     pub total: i64,
     /// `semantic` when the embedding provider answered, else `keyword`.
     pub search_mode: String,

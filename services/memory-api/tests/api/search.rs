@@ -286,45 +286,6 @@ async fn semantic_mode_finds_paraphrases_above_the_calibrated_threshold() {
     h.stop().await;
 }
 
-/// More semantic matches than the vector index is asked for: every one of them is counted
-/// (the owner's vectors are then all compared), and another owner's matches never are.
-#[tokio::test]
-async fn semantic_matches_beyond_the_nearest_candidates_are_all_counted() {
-    const COPIES: i64 = 250;
-    let h = Harness::with(semantic_settings).await;
-    let (user, key) = h.writer(Tier::Pro).await;
-    let (_, other_key) = h.writer(Tier::Pro).await;
-    for key in [&key, &other_key] {
-        product(&h, key, "billing").await;
-        decide(
-            &h,
-            key,
-            "billing",
-            "We chose PostgreSQL over MongoDB for the billing ledger",
-        )
-        .await;
-    }
-    // Copies of the owner's decision, with its vector, under new ids.
-    h.exec(&format!(
-        "INSERT INTO decisions (id, user_id, environment, decision, product_name, embedding) \
-         SELECT gen_random_uuid(), user_id, environment, decision || ' ' || g, product_name, \
-                embedding \
-         FROM decisions, generate_series(1, {COPIES}) AS g WHERE user_id = '{user}'"
-    ))
-    .await;
-    assert!(COPIES + 1 > memory_api::db::search::NEAREST);
-    let body = found(
-        &h,
-        &key,
-        "q=which%20database%20did%20we%20pick%20for%20payments%3F&limit=20",
-    )
-    .await;
-    assert_eq!(body["search_mode"], "semantic");
-    assert_eq!(body["total"], COPIES + 1, "{body}");
-    assert_eq!(body["count"], 20);
-    h.stop().await;
-}
-
 /// Imports (merge, applied now) one decision under `id` with `text`.
 async fn import_decision(h: &Harness, key: &str, id: &str, product_name: &str, text: &str) {
     let body = post(

@@ -352,8 +352,8 @@ async fn an_unsubscribe_mid_sequence_stops_it() {
         .await;
     let ada = e.contact("ada@example.com").await;
     let witness = e.contact("wit@example.com").await;
-    e.enroll(&id, &ada).await;
-    e.enroll(&id, &witness).await;
+    // Enrolled together: one enrolled later could find the cap taken by the other's second step.
+    futures_util::future::join(e.enroll(&id, &ada), e.enroll(&id, &witness)).await;
 
     let held = eventually("ada's second lesson waits for the warmup cap", || async {
         let emails = e.emails_to("ada@example.com").await;

@@ -82,13 +82,18 @@ pub async fn decisions(
     // scores are ranked, and the rows themselves are read for the best `limit` alone. Ids are
     // unique per owner only (an import keeps the ids it is given), so reading the rows back
     // names the owner too. Both sets are materialized: inlined, their rows would carry the
-    // vectors through the join and the rankings' sorts (which then spilled to disk) and the
-    // cosine would be computed again for every sort. The scan's subquery is kept apart
-    // (`OFFSET 0`) so that the threshold filters the cosine it computed rather than computing
-    // it again.
+    // vectors through the join and the rankings' sorts. The scans' subqueries are kept apart
+    // (`OFFSET 0`) so that the threshold filters, and the sorts carry, the cosine computed
+    // once rather than the vector.
+    //
+    // Only the keyword matches and the first `limit` semantic ones can be among the best
+    // `limit`: a match the keyword ranking lacks scores less than every semantic match ranked
+    // above it. So the fused score is computed for those alone, while `total` counts every
+    // match of either ranking.
     diesel::sql_query(format!(
         "WITH semantic AS MATERIALIZED ( \
-             SELECT id, cosine FROM ( \
+             SELECT id, cosine, row_number() OVER (ORDER BY cosine DESC, id DESC) AS pos \
+             FROM ( \
                  SELECT d.id, 1 - (d.embedding <=> $4::vector) AS cosine \
                  FROM decisions d \
                  WHERE d.user_id = $1 AND d.environment = $2 AND {visible} \
@@ -96,24 +101,31 @@ pub async fn decisions(
              ) scored \
              WHERE cosine >= $5 \
          ), keyword AS MATERIALIZED ( \
-             SELECT d.id, ts_rank_cd(d.search, q) AS keyword_rank, \
-                    1 - (d.embedding <=> $4::vector) AS cosine \
-             FROM decisions d, websearch_to_tsquery('english', $3) AS q \
-             WHERE d.user_id = $1 AND d.environment = $2 AND {visible} AND d.search @@ q \
-         ), matched AS ( \
-             SELECT coalesce(s.id, k.id) AS id, coalesce(s.cosine, k.cosine) AS cosine, \
-                    s.id IS NOT NULL AS semantic_hit, k.keyword_rank, count(*) OVER () AS total, \
-                    row_number() OVER ( \
-                        ORDER BY s.cosine DESC NULLS LAST, coalesce(s.id, k.id) DESC) AS semantic_pos, \
-                    row_number() OVER ( \
-                        ORDER BY k.keyword_rank DESC NULLS LAST, coalesce(s.id, k.id) DESC) AS keyword_pos \
-             FROM semantic s FULL JOIN keyword k ON k.id = s.id \
+             SELECT k.id, coalesce(s.cosine, k.cosine) AS cosine, s.pos AS semantic_pos, \
+                    k.pos AS keyword_pos \
+             FROM ( \
+                 SELECT id, cosine, row_number() OVER (ORDER BY rank DESC, id DESC) AS pos \
+                 FROM ( \
+                     SELECT d.id, ts_rank_cd(d.search, q) AS rank, \
+                            1 - (d.embedding <=> $4::vector) AS cosine \
+                     FROM decisions d, websearch_to_tsquery('english', $3) AS q \
+                     WHERE d.user_id = $1 AND d.environment = $2 AND {visible} \
+                           AND d.search @@ q \
+                     OFFSET 0 \
+                 ) ranked \
+             ) k LEFT JOIN semantic s ON s.id = k.id \
          ), best AS ( \
-             SELECT id, cosine, total, \
-                    (CASE WHEN semantic_hit THEN {semantic_term} ELSE 0 END \
-                     + CASE WHEN keyword_rank IS NOT NULL THEN {keyword_term} ELSE 0 END \
-                    )::float8 AS score \
-             FROM matched \
+             SELECT id, cosine, \
+                    (SELECT count(*) FROM semantic) \
+                    + (SELECT count(*) FROM keyword WHERE semantic_pos IS NULL) AS total, \
+                    coalesce({semantic_term}, 0) + coalesce({keyword_term}, 0) AS score \
+             FROM ( \
+                 SELECT id, cosine, pos AS semantic_pos, NULL::bigint AS keyword_pos \
+                 FROM semantic \
+                 WHERE pos <= $6 AND id NOT IN (SELECT id FROM keyword) \
+                 UNION ALL \
+                 SELECT id, cosine, semantic_pos, keyword_pos FROM keyword \
+             ) candidates \
              ORDER BY score DESC, id DESC \
              LIMIT $6 \
          ) \

@@ -85,9 +85,14 @@ impl Fusion {
         if w > 0.0 { w } else { 1e-9 }
     }
 
-    /// The SQL expression of one ranking's contribution at position `pos` (1-based).
+    /// The SQL expression of one ranking's contribution at position `pos` (1-based; NULL when
+    /// the ranking lacks the item), in `float8` as [`fuse_scored`] computes it.
     pub fn sql_term(&self, i: usize, pos: &str) -> String {
-        format!("({:?} / ({:?} + {pos}))", self.weight(i), self.rrf_k)
+        format!(
+            "({:?}::float8 / ({:?}::float8 + {pos}))",
+            self.weight(i),
+            self.rrf_k
+        )
     }
 }
 

@@ -286,6 +286,59 @@ async fn semantic_mode_finds_paraphrases_above_the_calibrated_threshold() {
     h.stop().await;
 }
 
+/// Decisions matching the query's words outrank some only nearer by meaning, wherever they
+/// stand in the semantic ranking: every limit answers the head of the full ranking, and
+/// `total` still counts every match.
+#[tokio::test]
+async fn every_limit_answers_the_head_of_the_full_ranking() {
+    let h = Harness::with(semantic_settings).await;
+    let (_, key) = h.writer(Tier::Pro).await;
+    product(&h, &key, "billing").await;
+    let texts = [
+        "Deploys are frozen on Fridays since the ledger outage",
+        "Hire a designer for the mobile team; interviews happen in the ledger room",
+        "Our office moves to Berlin in May, next to the old ledger printing house",
+        "Double-entry bookkeeping records every payment in the accounts",
+        "The general journal of accounting entries lives in PostgreSQL",
+        "Account balances are reconciled against the bookkeeping records nightly",
+        "Hire two support engineers in the third quarter",
+    ];
+    for text in texts {
+        decide(&h, &key, "billing", text).await;
+    }
+
+    let full = found(&h, &key, "q=ledger&min_similarity=0&limit=20").await;
+    assert_eq!(full["search_mode"], "semantic");
+    assert_eq!(full["total"], texts.len(), "{full}");
+    let decisions = full["decisions"].as_array().unwrap();
+    assert_eq!(decisions.len(), texts.len(), "{full}");
+    // The words lift a decision above one nearer by meaning: the semantic ranking alone
+    // would order them otherwise.
+    let similarity = |d: &Value| d["similarity"].as_f64().unwrap();
+    assert!(
+        decisions
+            .windows(2)
+            .any(|pair| similarity(&pair[0]) < similarity(&pair[1])),
+        "{full}"
+    );
+
+    for limit in 1..texts.len() {
+        let body = found(
+            &h,
+            &key,
+            &format!("q=ledger&min_similarity=0&limit={limit}"),
+        )
+        .await;
+        assert_eq!(
+            body["decisions"].as_array().unwrap()[..],
+            decisions[..limit],
+            "{body}"
+        );
+        assert_eq!(body["total"], texts.len(), "{body}");
+    }
+    h.stop().await;
+}
+
 /// Imports (merge, applied now) one decision under `id` with `text`.
 async fn import_decision(h: &Harness, key: &str, id: &str, product_name: &str, text: &str) {
     let body = post(

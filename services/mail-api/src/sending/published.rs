@@ -10,10 +10,9 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use store::Pool;
-use tokio::sync::{mpsc, oneshot};
 use uuid::Uuid;
 
-use crate::batch::{self, Batching};
+use crate::batch::{self, Batching, Call, Calls};
 use crate::db::outbox;
 
 /// At most 512 rows a statement, one statement at a time, and no window.
@@ -23,16 +22,11 @@ const BATCHING: Batching = Batching {
     at_once: 1,
 };
 
-struct Published {
-    id: Uuid,
-    deleted: oneshot::Sender<()>,
-}
-
 /// The per-process handle requests hand their published jobs to.
 pub struct PublishedJobs {
     pool: Pool,
     /// Started on first use, on the runtime of the request that uses it.
-    pending: OnceLock<mpsc::UnboundedSender<Published>>,
+    pending: OnceLock<Calls<Uuid, ()>>,
 }
 
 impl PublishedJobs {
@@ -48,20 +42,17 @@ impl PublishedJobs {
     pub async fn forget(&self, id: Uuid) {
         let pending = self.pending.get_or_init(|| {
             let pool = self.pool.clone();
-            batch::start(BATCHING, move |batch| {
+            batch::calls(BATCHING, move |batch| {
                 let pool = pool.clone();
                 async move { delete(&pool, batch).await }
             })
         });
-        let (deleted, done) = oneshot::channel();
-        if pending.send(Published { id, deleted }).is_ok() {
-            let _ = done.await;
-        }
+        let _ = pending.call(id).await;
     }
 }
 
-async fn delete(pool: &Pool, batch: Vec<Published>) {
-    let ids: Vec<Uuid> = batch.iter().map(|p| p.id).collect();
+async fn delete(pool: &Pool, batch: Vec<Call<Uuid, ()>>) {
+    let ids: Vec<Uuid> = batch.iter().map(|p| p.item).collect();
     let deleted = async {
         let mut conn = store::conn(pool).await.map_err(|e| e.to_string())?;
         outbox::delete_many(&mut conn, &ids)
@@ -73,6 +64,6 @@ async fn delete(pool: &Pool, batch: Vec<Published>) {
         tracing::warn!(%error, jobs = ids.len(), "outbox rows not deleted; the relay will republish");
     }
     for published in batch {
-        let _ = published.deleted.send(());
+        published.answer.send(());
     }
 }

@@ -14,9 +14,8 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use store::Pool;
-use tokio::sync::{mpsc, oneshot};
 
-use crate::batch::{self, Batching};
+use crate::batch::{self, Batching, Call, Calls, NoAnswer};
 use crate::db::emails::{self, NewEmail, Verdict};
 
 /// At most 64 emails a statement, and no window; two batches written at once, each on its own
@@ -27,12 +26,10 @@ const BATCHING: Batching = Batching {
     at_once: 2,
 };
 
-struct Pending {
-    email: NewEmail,
-    /// The project's monthly quota (`None`: unlimited).
-    quota: Option<i64>,
-    written: oneshot::Sender<Result<Verdict, NewEmail>>,
-}
+/// An email and its project's monthly quota (`None`: unlimited).
+type ToWrite = (NewEmail, Option<i64>);
+/// Its verdict, or the email handed back.
+type Written = Result<Verdict, NewEmail>;
 
 /// The handle of one process (an HTTP worker) that its requests write their emails through.
 pub struct EmailWriter {
@@ -40,7 +37,7 @@ pub struct EmailWriter {
     /// The send queue, whose outbox jobs the batches write.
     queue: Arc<str>,
     /// Started on first use, on the runtime of the request that uses it.
-    pending: OnceLock<mpsc::UnboundedSender<Pending>>,
+    pending: OnceLock<Calls<ToWrite, Written>>,
 }
 
 impl EmailWriter {
@@ -59,24 +56,18 @@ impl EmailWriter {
     pub async fn write(&self, email: NewEmail, quota: Option<i64>) -> Result<Verdict, Unwritten> {
         let pending = self.pending.get_or_init(|| {
             let (pool, queue) = (self.pool.clone(), Arc::clone(&self.queue));
-            batch::start(BATCHING, move |batch| {
+            batch::calls(BATCHING, move |batch| {
                 let (pool, queue) = (pool.clone(), Arc::clone(&queue));
                 async move { write(&pool, &queue, batch).await }
             })
         });
-        let (written, answer) = oneshot::channel();
-        if let Err(mpsc::error::SendError(unsent)) = pending.send(Pending {
-            email,
-            quota,
-            written,
-        }) {
-            return Err(Unwritten::HandedBack(Box::new(unsent.email)));
-        }
-        match answer.await {
+        match pending.call((email, quota)).await {
             Ok(Ok(verdict)) => Ok(verdict),
-            Ok(Err(email)) => Err(Unwritten::HandedBack(Box::new(email))),
+            Ok(Err(email)) | Err(NoAnswer::NotTaken((email, _))) => {
+                Err(Unwritten::HandedBack(Box::new(email)))
+            }
             // Only a runtime shutting down drops a batch unanswered.
-            Err(_) => Err(Unwritten::Unknown),
+            Err(NoAnswer::Dropped) => Err(Unwritten::Unknown),
         }
     }
 }
@@ -90,14 +81,18 @@ pub enum Unwritten {
     Unknown,
 }
 
-async fn write(pool: &Pool, queue: &str, batch: Vec<Pending>) {
+async fn write(pool: &Pool, queue: &str, batch: Vec<Call<ToWrite, Written>>) {
     let mut emails = Vec::with_capacity(batch.len());
     let mut quotas = Vec::with_capacity(batch.len());
     let mut answers = Vec::with_capacity(batch.len());
-    for pending in batch {
-        emails.push(pending.email);
-        quotas.push(pending.quota);
-        answers.push(pending.written);
+    for Call {
+        item: (email, quota),
+        answer,
+    } in batch
+    {
+        emails.push(email);
+        quotas.push(quota);
+        answers.push(answer);
     }
     let written = match store::conn(pool).await {
         Ok(mut conn) => match emails::admit_and_insert(&mut conn, &emails, &quotas, queue).await {
@@ -110,7 +105,7 @@ async fn write(pool: &Pool, queue: &str, batch: Vec<Pending>) {
     match written {
         Ok(verdicts) => {
             for ((email, answer), verdict) in emails.into_iter().zip(answers).zip(verdicts) {
-                let _ = answer.send(match verdict {
+                answer.send(match verdict {
                     Verdict::QuotaShort => Err(email),
                     verdict => Ok(verdict),
                 });
@@ -119,7 +114,7 @@ async fn write(pool: &Pool, queue: &str, batch: Vec<Pending>) {
         Err(error) => {
             tracing::warn!(%error, emails = emails.len(), "a batch of emails was not written; writing them one by one");
             for (email, answer) in emails.into_iter().zip(answers) {
-                let _ = answer.send(Err(email));
+                answer.send(Err(email));
             }
         }
     }

@@ -11,10 +11,9 @@ use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use store::Pool;
-use tokio::sync::{mpsc, oneshot};
 use uuid::Uuid;
 
-use crate::batch::{self, Batching};
+use crate::batch::{self, Batching, Call, Calls};
 use crate::db::emails::{self, Claim, ForSending};
 
 /// At most 64 claims a statement, and no window; two batches taken at once.
@@ -28,21 +27,19 @@ const BATCHING: Batching = Batching {
 #[derive(Debug)]
 pub struct HandedBack;
 
-struct Pending {
-    claim: Claim,
-    /// The email as read, and whether this delivery claimed it (`None`: no such email).
-    taken: oneshot::Sender<Result<Option<ForSending>, HandedBack>>,
-}
+/// A claim, answered with the email as read and whether this delivery claimed it (`None`: no
+/// such email).
+type Pending = Call<Claim, Result<Option<ForSending>, HandedBack>>;
 
 /// The handle the worker's jobs claim their emails through.
 pub struct ClaimTaker {
-    pending: mpsc::UnboundedSender<Pending>,
+    pending: Calls<Claim, Result<Option<ForSending>, HandedBack>>,
 }
 
 impl ClaimTaker {
     /// Starts the collector (a task of the current runtime; it ends with the taker).
     pub fn start(pool: Pool) -> Self {
-        let pending = batch::start(BATCHING, move |batch: Vec<Pending>| {
+        let pending = batch::calls(BATCHING, move |batch: Vec<Pending>| {
             let pool = pool.clone();
             async move { take(&pool, batch).await }
         });
@@ -51,22 +48,18 @@ impl ClaimTaker {
 
     /// Claims the email with the others pending ([`emails::claim_for_sending`]).
     pub async fn claim(&self, claim: Claim) -> Result<Option<ForSending>, HandedBack> {
-        let (taken, answer) = oneshot::channel();
-        self.pending
-            .send(Pending { claim, taken })
-            .map_err(|_| HandedBack)?;
-        answer.await.unwrap_or(Err(HandedBack))
+        self.pending.call(claim).await.unwrap_or(Err(HandedBack))
     }
 }
 
 async fn take(pool: &Pool, batch: Vec<Pending>) {
     let mut named = HashSet::with_capacity(batch.len());
     let (batch, duplicates): (Vec<Pending>, Vec<Pending>) =
-        batch.into_iter().partition(|p| named.insert(p.claim.id));
+        batch.into_iter().partition(|p| named.insert(p.item.id));
     for duplicate in duplicates {
-        let _ = duplicate.taken.send(Err(HandedBack));
+        duplicate.answer.send(Err(HandedBack));
     }
-    let claims: Vec<Claim> = batch.iter().map(|p| p.claim).collect();
+    let claims: Vec<Claim> = batch.iter().map(|p| p.item).collect();
     let taken = match store::conn(pool).await {
         Ok(mut conn) => emails::claim_many_for_sending(&mut conn, &claims)
             .await
@@ -78,13 +71,13 @@ async fn take(pool: &Pool, batch: Vec<Pending>) {
             let mut found: HashMap<Uuid, ForSending> =
                 rows.into_iter().map(|r| (r.email.id, r)).collect();
             for pending in batch {
-                let _ = pending.taken.send(Ok(found.remove(&pending.claim.id)));
+                pending.answer.send(Ok(found.remove(&pending.item.id)));
             }
         }
         Err(error) => {
             tracing::warn!(%error, claims = batch.len(), "a batch of send claims was not taken; claiming them one by one");
             for pending in batch {
-                let _ = pending.taken.send(Err(HandedBack));
+                pending.answer.send(Err(HandedBack));
             }
         }
     }

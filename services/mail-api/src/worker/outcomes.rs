@@ -14,10 +14,9 @@ use std::time::Duration;
 use prometheus::{Histogram, HistogramOpts};
 use serde::Deserialize;
 use store::Pool;
-use tokio::sync::{mpsc, oneshot};
 use uuid::Uuid;
 
-use crate::batch::{self, Batching};
+use crate::batch::{self, Batching, Call, Calls};
 use crate::db::emails::{self, Email, Finishing};
 
 /// `MAIL_OUTCOMES__…` of the send worker.
@@ -47,15 +46,12 @@ impl Default for OutcomeBatchSettings {
 #[derive(Debug)]
 pub struct NotWritten;
 
-struct Pending {
-    finishing: Finishing,
-    /// The row as moved (`None`: it had already left the sending stage).
-    written: oneshot::Sender<Result<Option<Email>, NotWritten>>,
-}
+/// An outcome, answered with the row as moved (`None`: it had already left the sending stage).
+type Pending = Call<Finishing, Result<Option<Email>, NotWritten>>;
 
 /// The handle the worker's jobs record their outcomes through.
 pub struct OutcomeWriter {
-    pending: mpsc::UnboundedSender<Pending>,
+    pending: Calls<Finishing, Result<Option<Email>, NotWritten>>,
 }
 
 impl OutcomeWriter {
@@ -66,7 +62,7 @@ impl OutcomeWriter {
             window: Duration::from_millis(settings.window_ms),
             at_once: settings.writers,
         };
-        let pending = batch::start(batching, move |batch: Vec<Pending>| {
+        let pending = batch::calls(batching, move |batch: Vec<Pending>| {
             sizes.observe(batch.len() as f64);
             let pool = pool.clone();
             async move { write(&pool, batch).await }
@@ -77,11 +73,10 @@ impl OutcomeWriter {
     /// Records `finishing` with the others of its batch: once committed, the row as it was
     /// moved, or `None` when another delivery had finished the email first.
     pub async fn record(&self, finishing: Finishing) -> Result<Option<Email>, NotWritten> {
-        let (written, answer) = oneshot::channel();
         self.pending
-            .send(Pending { finishing, written })
-            .map_err(|_| NotWritten)?;
-        answer.await.unwrap_or(Err(NotWritten))
+            .call(finishing)
+            .await
+            .unwrap_or(Err(NotWritten))
     }
 }
 
@@ -98,7 +93,7 @@ pub fn batch_sizes() -> Histogram {
 }
 
 async fn write(pool: &Pool, batch: Vec<Pending>) {
-    let finishing: Vec<Finishing> = batch.iter().map(|p| p.finishing.clone()).collect();
+    let finishing: Vec<Finishing> = batch.iter().map(|p| p.item.clone()).collect();
     let written = match store::conn(pool).await {
         Ok(mut conn) => emails::finish_many(&mut conn, &finishing)
             .await
@@ -110,14 +105,14 @@ async fn write(pool: &Pool, batch: Vec<Pending>) {
             let mut moved: HashMap<Uuid, Email> = rows.into_iter().map(|r| (r.id, r)).collect();
             for pending in batch {
                 // An email listed twice moved once: the second listing finds it moved.
-                let row = moved.remove(&pending.finishing.id);
-                let _ = pending.written.send(Ok(row));
+                let row = moved.remove(&pending.item.id);
+                pending.answer.send(Ok(row));
             }
         }
         Err(error) => {
             tracing::warn!(%error, outcomes = batch.len(), "a batch of send outcomes was not written; recording them one by one");
             for pending in batch {
-                let _ = pending.written.send(Err(NotWritten));
+                pending.answer.send(Err(NotWritten));
             }
         }
     }

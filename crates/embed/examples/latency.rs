@@ -1,12 +1,15 @@
 //! How long the local model takes for one short query, and for batches, on this machine:
 //! `EMBED_MODEL_DIR=<dir> cargo run --release -p embed --example latency`; with
-//! `EMBED_ONNXRUNTIME_LIBRARY=<lib>` (and `EMBED_QUANTIZED=1`) on ONNX Runtime.
+//! `EMBED_ONNXRUNTIME_LIBRARY=<lib>` (and `EMBED_QUANTIZED=1`) on ONNX Runtime. Last, how
+//! many decisions a second the model alone embeds as memory-api stores them (the decision and
+//! its reasoning, led by the decision at the default lead weight, 32 a call as the background
+//! pass takes them): the ceiling of `POST /memory/decisions` and of the background pass.
 
 #![allow(clippy::print_stdout)] // a command-line tool: its output is the point
 
 use std::time::Instant;
 
-use embed::{EmbedConfig, Provider};
+use embed::{DEFAULT_LEAD_WEIGHT, EmbedConfig, Passage, Provider};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -33,6 +36,29 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!(
             "batch {batch:>2}: {per_call:?} per call, {:?} per text",
             per_call / batch as u32
+        );
+    }
+    let decisions: Vec<Passage> = (0..512)
+        .map(|i| {
+            let (tech, area) = (["Kafka", "Redis", "Svelte", "Grafana"][i % 4], i % 25);
+            let lead = format!("Adopt {tech} for the area {area} queue");
+            Passage {
+                text: format!(
+                    "{lead}\nChosen after the area {area} review: {tech} handles the queue load \
+                     with fewer incidents and less operational work."
+                ),
+                lead: Some(lead),
+            }
+        })
+        .collect();
+    for lead_weight in [DEFAULT_LEAD_WEIGHT, 0.0] {
+        let started = Instant::now();
+        for chunk in decisions.chunks(32) {
+            embed::passage::embed_passages(model.as_ref(), chunk, lead_weight).await?;
+        }
+        println!(
+            "decisions with reasoning, lead weight {lead_weight}: {:.0} a second",
+            decisions.len() as f64 / started.elapsed().as_secs_f64()
         );
     }
     Ok(())

@@ -67,6 +67,10 @@ pub struct PoolOptions {
     pub max_size: usize,
     pub wait: Duration,
     pub connect: Duration,
+    /// Every connection plans its prepared statements once (`plan_cache_mode =
+    /// force_generic_plan`), for a pool whose few statements take arrays of varying length:
+    /// the server would otherwise plan them again on most executions.
+    pub generic_plans: bool,
 }
 
 impl Default for PoolOptions {
@@ -75,6 +79,7 @@ impl Default for PoolOptions {
             max_size: 16,
             wait: Duration::from_secs(5),
             connect: Duration::from_secs(5),
+            generic_plans: false,
         }
     }
 }
@@ -88,6 +93,7 @@ const VERIFY_AFTER_IDLE: Duration = Duration::from_secs(10);
 /// diesel-async's connection manager, with the check of [`VERIFY_AFTER_IDLE`].
 pub struct Manager {
     inner: AsyncDieselConnectionManager<AsyncPgConnection>,
+    generic_plans: bool,
 }
 
 impl ::deadpool::managed::Manager for Manager {
@@ -95,7 +101,14 @@ impl ::deadpool::managed::Manager for Manager {
     type Error = PoolError;
 
     async fn create(&self) -> Result<AsyncPgConnection, PoolError> {
-        self.inner.create().await
+        let mut conn = self.inner.create().await?;
+        if self.generic_plans {
+            diesel::sql_query("SET plan_cache_mode = force_generic_plan")
+                .execute(&mut conn)
+                .await
+                .map_err(PoolError::QueryError)?;
+        }
+        Ok(conn)
     }
 
     async fn recycle(
@@ -120,6 +133,7 @@ pub fn pool(url: &str, options: &PoolOptions) -> Result<Pool, StoreError> {
     config.recycling_method = RecyclingMethod::Fast;
     let manager = Manager {
         inner: AsyncDieselConnectionManager::new_with_config(url, config),
+        generic_plans: options.generic_plans,
     };
     Pool::builder(manager)
         .max_size(options.max_size)

@@ -157,3 +157,54 @@ async fn the_pool_answers_and_the_listener_hears_notifications() {
         .await
         .unwrap();
 }
+
+#[derive(diesel::QueryableByName)]
+struct Plans {
+    #[diesel(sql_type = BigInt)]
+    generic: i64,
+    #[diesel(sql_type = BigInt)]
+    custom: i64,
+}
+
+/// Runs one prepared statement with arrays of 1 to 12 ids on one connection of a pool with
+/// `generic_plans`, and answers how the server planned it.
+async fn plans_of_array_statement(generic_plans: bool) -> Plans {
+    const STATEMENT: &str = "SELECT count(*) AS n FROM things WHERE id = ANY($1)";
+    let db = TestDatabase::new("storetest", || MIGRATIONS, dir())
+        .await
+        .unwrap();
+    let options = store::PoolOptions {
+        max_size: 1,
+        generic_plans,
+        ..store::PoolOptions::default()
+    };
+    let pool = store::pool(&db.url, &options).unwrap();
+    let mut conn = store::conn(&pool).await.unwrap();
+    for n in 1..=12 {
+        let ids: Vec<i32> = (0..n).collect();
+        store::Prepared(
+            diesel::sql_query(STATEMENT)
+                .bind::<diesel::sql_types::Array<diesel::sql_types::Integer>, _>(ids),
+        )
+        .get_result::<Count>(&mut conn)
+        .await
+        .unwrap();
+    }
+    diesel::sql_query(
+        "SELECT generic_plans AS generic, custom_plans AS custom FROM pg_prepared_statements \
+         WHERE statement = $1",
+    )
+    .bind::<Text, _>(STATEMENT)
+    .get_result::<Plans>(&mut conn)
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_generic_plan_pool_plans_each_statement_once() {
+    let generic = plans_of_array_statement(true).await;
+    assert_eq!((generic.generic, generic.custom), (12, 0));
+    // By default the server plans the first five executions for their values.
+    let default = plans_of_array_statement(false).await;
+    assert!(default.custom >= 5, "{} custom plans", default.custom);
+}

@@ -142,6 +142,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
         crate::own_domains::Publishing::new(&settings.domains, &settings.sending.shared_domain),
     )?);
     let state_dns = Arc::clone(&dns);
+    let database_url = settings.common.database.url.clone();
     let oauth_config = Arc::new(crate::oauth::config(&settings.oauth));
     let challenge = crate::oauth::challenge(Arc::clone(&oauth_config));
     let launched = service_kit::server::launch(
@@ -162,9 +163,11 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 smtp_hosts,
                 send: {
                     let dispatcher = Dispatcher::new(&worker.broker, &prefix, reply_wait);
+                    let batches = crate::sending::batch_pool(&database_url)
+                        .expect("pool settings were checked");
                     Arc::new(SendContext {
-                        writer: EmailWriter::new(worker.pool.clone(), dispatcher.queue_name()),
-                        published: PublishedJobs::new(worker.pool.clone()),
+                        writer: EmailWriter::new(batches.clone(), dispatcher.queue_name()),
+                        published: PublishedJobs::new(batches),
                         dispatcher,
                         quotas: quotas.clone(),
                     })

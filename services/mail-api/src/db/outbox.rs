@@ -44,11 +44,13 @@ pub async fn delete_many(conn: &mut AsyncPgConnection, ids: &[Uuid]) -> QueryRes
     if ids.is_empty() {
         return Ok(());
     }
-    diesel::sql_query(
-        "WITH async AS (SELECT set_config('synchronous_commit', 'off', true)) \
-         DELETE FROM outbox USING async WHERE id = ANY($1)",
+    store::Prepared(
+        diesel::sql_query(
+            "WITH async AS (SELECT set_config('synchronous_commit', 'off', true)) \
+             DELETE FROM outbox USING async WHERE id = ANY($1)",
+        )
+        .bind::<diesel::sql_types::Array<diesel::sql_types::Uuid>, _>(ids),
     )
-    .bind::<diesel::sql_types::Array<diesel::sql_types::Uuid>, _>(ids)
     .execute(conn)
     .await?;
     Ok(())

@@ -19,6 +19,24 @@ pub use queues::{inbound_queue, send_queue};
 pub use relay::{relay_once, republish_expired_claims, spawn_outbox_relay};
 pub use writer::EmailWriter;
 
+use store::{Pool, PoolOptions, StoreError};
+
+/// The connections of one worker's send batchers: one for each batch the [`EmailWriter`]
+/// writes at once and one for the [`PublishedJobs`] deletes. Each connection plans a
+/// statement once: theirs take arrays whose length changes with every batch, so the server
+/// would otherwise plan them again on most executions, which cost more than the work itself
+/// (the email batch, measured: 1.8 ms against 0.7 ms for 5 emails, 5.1 against 1.5 for 20).
+pub fn batch_pool(database_url: &str) -> Result<Pool, StoreError> {
+    store::pool(
+        database_url,
+        &PoolOptions {
+            max_size: writer::BATCHING.at_once + published::BATCHING.at_once,
+            generic_plans: true,
+            ..PoolOptions::default()
+        },
+    )
+}
+
 /// What `POST /send` needs besides the pool.
 pub struct SendContext {
     pub dispatcher: Dispatcher,

@@ -16,7 +16,7 @@ use crate::batch::{self, Batching, Call, Calls};
 use crate::db::outbox;
 
 /// At most 512 rows a statement, one statement at a time, and no window.
-const BATCHING: Batching = Batching {
+pub(super) const BATCHING: Batching = Batching {
     max: 512,
     window: Duration::ZERO,
     at_once: 1,

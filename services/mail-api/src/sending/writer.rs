@@ -20,7 +20,7 @@ use crate::db::emails::{self, NewEmail, Verdict};
 
 /// At most 64 emails a statement, and no window; two batches written at once, each on its own
 /// connection: one runs while another waits for its commit to reach the disk.
-const BATCHING: Batching = Batching {
+pub(super) const BATCHING: Batching = Batching {
     max: 64,
     window: Duration::ZERO,
     at_once: 2,

@@ -27,13 +27,14 @@ const BATCHING: Batching = Batching {
 #[derive(Debug)]
 pub struct HandedBack;
 
-/// A claim, answered with the email as read and whether this delivery claimed it (`None`: no
-/// such email).
-type Pending = Call<Claim, Result<Option<ForSending>, HandedBack>>;
+/// A claim's answer: the email as read and whether this delivery claimed it (`None`: no such
+/// email).
+type Claimed = Result<Option<ForSending>, HandedBack>;
+type Pending = Call<Claim, Claimed>;
 
 /// The handle the worker's jobs claim their emails through.
 pub struct ClaimTaker {
-    pending: Calls<Claim, Result<Option<ForSending>, HandedBack>>,
+    pending: Calls<Claim, Claimed>,
 }
 
 impl ClaimTaker {
@@ -47,7 +48,7 @@ impl ClaimTaker {
     }
 
     /// Claims the email with the others pending ([`emails::claim_for_sending`]).
-    pub async fn claim(&self, claim: Claim) -> Result<Option<ForSending>, HandedBack> {
+    pub async fn claim(&self, claim: Claim) -> Claimed {
         self.pending.call(claim).await.unwrap_or(Err(HandedBack))
     }
 }

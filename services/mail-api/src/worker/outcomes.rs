@@ -46,12 +46,13 @@ impl Default for OutcomeBatchSettings {
 #[derive(Debug)]
 pub struct NotWritten;
 
-/// An outcome, answered with the row as moved (`None`: it had already left the sending stage).
-type Pending = Call<Finishing, Result<Option<Email>, NotWritten>>;
+/// An outcome's answer: the row as moved (`None`: it had already left the sending stage).
+type Recorded = Result<Option<Email>, NotWritten>;
+type Pending = Call<Finishing, Recorded>;
 
 /// The handle the worker's jobs record their outcomes through.
 pub struct OutcomeWriter {
-    pending: Calls<Finishing, Result<Option<Email>, NotWritten>>,
+    pending: Calls<Finishing, Recorded>,
 }
 
 impl OutcomeWriter {
@@ -72,7 +73,7 @@ impl OutcomeWriter {
 
     /// Records `finishing` with the others of its batch: once committed, the row as it was
     /// moved, or `None` when another delivery had finished the email first.
-    pub async fn record(&self, finishing: Finishing) -> Result<Option<Email>, NotWritten> {
+    pub async fn record(&self, finishing: Finishing) -> Recorded {
         self.pending
             .call(finishing)
             .await

@@ -30,6 +30,10 @@ url = "postgres://postgres@127.0.0.1:5432/mail"
 
 [worker]
 bind = "127.0.0.1:9091"
+# Each delivery holds its slot for about 11 ms (claim, provider, outcome commit), so this
+# bounds the throughput: 16 measured about 1,450 emails/s, 32 about 1,850 (README, Send
+# guarantees); SMTP can send at most this many copies when the worker dies.
+prefetch = 32
 
 [sending]
 shared_domain = "mail.localhost"

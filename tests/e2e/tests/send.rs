@@ -279,7 +279,7 @@ fn burst_size() -> usize {
 }
 
 /// The send worker's prefetch: at most this many jobs are in flight when it dies.
-const WORKER_PREFETCH: usize = 16;
+const WORKER_PREFETCH: usize = 32;
 
 /// Sends `n` emails to `<prefix><i>@example.com`, 64 requests at a time, kills the worker
 /// with SIGKILL once a quarter of them have reached the provider (`delivered` counts them),

@@ -278,8 +278,9 @@ fn burst_size() -> usize {
         .unwrap_or(40)
 }
 
-/// The send worker's prefetch: at most this many jobs are in flight when it dies.
-const WORKER_PREFETCH: usize = 32;
+/// The send worker's prefetch in these tests: at most this many jobs are in flight when it
+/// dies. Below the default (32), so that a burst of 40 is still being sent when it is killed.
+const WORKER_PREFETCH: usize = 16;
 
 /// Sends `n` emails to `<prefix><i>@example.com`, 64 requests at a time, kills the worker
 /// with SIGKILL once a quarter of them have reached the provider (`delivered` counts them),
@@ -293,7 +294,7 @@ async fn burst_with_a_kill(
     delivered: impl Fn() -> usize,
 ) -> usize {
     use futures_util::StreamExt as _;
-    let worker = stack.worker().await;
+    let worker = stack.worker_prefetching(WORKER_PREFETCH).await;
     let sends = futures_util::stream::iter(0..n)
         .map(|i| {
             let to = format!("{prefix}{i}@example.com");
@@ -318,7 +319,7 @@ async fn burst_with_a_kill(
         delivered_at_kill < n,
         "the worker was killed in the middle of the burst ({delivered_at_kill} delivered)"
     );
-    let _worker = stack.worker().await;
+    let _worker = stack.worker_prefetching(WORKER_PREFETCH).await;
     let deadline = std::time::Instant::now() + Duration::from_millis(60_000 + 10 * n as u64);
     while delivered() < n && std::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(100)).await;

@@ -110,10 +110,22 @@ impl Stack {
         self.worker_at().await.0
     }
 
+    /// A send-worker handling at most `prefetch` deliveries at once.
+    pub async fn worker_prefetching(&self, prefetch: usize) -> Proc {
+        self.worker_with(&[("MAIL_WORKER__PREFETCH", prefetch.to_string())])
+            .await
+            .0
+    }
+
     /// A send-worker and the base URL of its health and metrics server, once ready.
     pub async fn worker_at(&self) -> (Proc, String) {
+        self.worker_with(&[]).await
+    }
+
+    async fn worker_with(&self, extra: &[(&'static str, String)]) -> (Proc, String) {
         let port = free_port();
         let mut env = self.env.clone();
+        env.extend_from_slice(extra);
         env.push(("MAIL_WORKER__BIND", format!("127.0.0.1:{port}")));
         let worker = Proc::start("send-worker", &[], &env);
         let base = format!("http://127.0.0.1:{port}");

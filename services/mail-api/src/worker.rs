@@ -306,7 +306,7 @@ impl SendWorker {
             self.finished
                 .with_label_values(&[updated.status.as_str()])
                 .inc();
-            return Ok(SendResult::of(&updated));
+            return Ok(SendResult::of_finished(updated));
         }
         let mut conn = store::conn(&self.pool).await.map_err(HandlerError::retry)?;
         let current = emails::get(&mut conn, row.project_id, row.id)

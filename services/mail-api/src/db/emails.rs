@@ -740,6 +740,22 @@ pub async fn mark_answered_queued(
     Ok(())
 }
 
+/// What [`finish_many`] answers of each email it moved: what the send's result needs (the
+/// worker would otherwise read back every column of the row, its bodies included).
+#[derive(Debug, Clone, QueryableByName)]
+pub struct Finished {
+    #[diesel(sql_type = SqlUuid)]
+    pub id: Uuid,
+    #[diesel(sql_type = Text)]
+    pub to_email: String,
+    #[diesel(sql_type = Text)]
+    pub status: EmailStatus,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub provider_message_id: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub last_error: Option<String>,
+}
+
 /// Moves a not yet sent email to `status` (`sent`, `failed` or `suppressed`), counts the
 /// attempt when the provider was called, and records the event, in one statement. `None` when
 /// the email had already left that stage (another delivery of the same job got there first):
@@ -749,7 +765,7 @@ pub async fn finish(
     project_id: Uuid,
     id: Uuid,
     outcome: Outcome<'_>,
-) -> QueryResult<Option<Email>> {
+) -> QueryResult<Option<Finished>> {
     let finishing = Finishing::new(project_id, id, outcome);
     Ok(finish_many(conn, std::slice::from_ref(&finishing))
         .await?
@@ -808,7 +824,7 @@ impl Finishing {
     }
 }
 
-/// [`finish`] for many emails in one statement (one commit): the rows it moved, in no
+/// [`finish`] for many emails in one statement (one commit): the emails it moved, in no
 /// particular order. The emails and their enrollments are looked up by their ids
 /// (`id = ANY (…)`): joined to the batch alone, the planner may scan every unsent email or
 /// every active enrollment instead, when its statistics are older than a large send. An email
@@ -818,7 +834,7 @@ impl Finishing {
 pub async fn finish_many(
     conn: &mut AsyncPgConnection,
     finishing: &[Finishing],
-) -> QueryResult<Vec<Email>> {
+) -> QueryResult<Vec<Finished>> {
     let mut sorted: Vec<&Finishing> = finishing.iter().collect();
     sorted.sort_by_key(|f| f.id);
     Prepared(
@@ -837,12 +853,13 @@ pub async fn finish_many(
            FROM input t \
            WHERE id = ANY($2) AND project_id = t.in_project AND id = t.in_id \
              AND held_until IS NULL AND status IN {claimable} \
-           RETURNING {COLUMNS}, t.event_id, t.event_data), \
+           RETURNING id, project_id, enrollment_id, to_email, status, provider_message_id, \
+             last_error, t.event_id, t.event_data), \
          event AS ( \
            INSERT INTO email_events (id, project_id, email_log_id, kind, source, data) \
            SELECT event_id, project_id, id, status, 'worker', event_data FROM done), \
          progress AS ({ENROLLMENT_PROGRESS}) \
-         SELECT * FROM done",
+         SELECT id, to_email, status, provider_message_id, last_error FROM done",
             claimable = claimable!()
         ))
         .bind::<Array<SqlUuid>, _>(sorted.iter().map(|f| f.project_id).collect::<Vec<_>>())

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::db::emails::Email;
+use crate::db::emails::{Email, Finished};
 use crate::domain::email_status::EmailStatus;
 
 /// What the send worker answers for one email (also its RPC reply).
@@ -25,6 +25,17 @@ impl SendResult {
     /// The result a row stands for: `sent` once the provider took it (later events do not
     /// change what the send answered), else its own status.
     pub fn of(row: &Email) -> Self {
+        Self::of_finished(Finished {
+            id: row.id,
+            to_email: row.to_email.clone(),
+            status: row.status,
+            provider_message_id: row.provider_message_id.clone(),
+            last_error: row.last_error.clone(),
+        })
+    }
+
+    /// The result of an email the worker has just moved.
+    pub fn of_finished(row: Finished) -> Self {
         let status = if row.status.is_accepted_by_provider() {
             EmailStatus::Sent
         } else {
@@ -32,13 +43,10 @@ impl SendResult {
         };
         Self {
             id: row.id,
-            to: row.to_email.clone(),
+            to: row.to_email,
             status,
-            provider_message_id: row.provider_message_id.clone(),
-            error: row
-                .last_error
-                .clone()
-                .filter(|_| status == EmailStatus::Failed),
+            provider_message_id: row.provider_message_id,
+            error: row.last_error.filter(|_| status == EmailStatus::Failed),
         }
     }
 

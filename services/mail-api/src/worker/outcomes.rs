@@ -17,7 +17,7 @@ use store::Pool;
 use uuid::Uuid;
 
 use crate::batch::{self, Batching, Call, Calls};
-use crate::db::emails::{self, Email, Finishing};
+use crate::db::emails::{self, Finished, Finishing};
 
 /// `MAIL_OUTCOMES__…` of the send worker.
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -46,8 +46,8 @@ impl Default for OutcomeBatchSettings {
 #[derive(Debug)]
 pub struct NotWritten;
 
-/// An outcome's answer: the row as moved (`None`: it had already left the sending stage).
-type Recorded = Result<Option<Email>, NotWritten>;
+/// An outcome's answer: the email as moved (`None`: it had already left the sending stage).
+type Recorded = Result<Option<Finished>, NotWritten>;
 type Pending = Call<Finishing, Recorded>;
 
 /// The handle the worker's jobs record their outcomes through.
@@ -71,7 +71,7 @@ impl OutcomeWriter {
         Self { pending }
     }
 
-    /// Records `finishing` with the others of its batch: once committed, the row as it was
+    /// Records `finishing` with the others of its batch: once committed, the email as it was
     /// moved, or `None` when another delivery had finished the email first.
     pub async fn record(&self, finishing: Finishing) -> Recorded {
         self.pending
@@ -103,7 +103,7 @@ async fn write(pool: &Pool, batch: Vec<Pending>) {
     };
     match written {
         Ok(rows) => {
-            let mut moved: HashMap<Uuid, Email> = rows.into_iter().map(|r| (r.id, r)).collect();
+            let mut moved: HashMap<Uuid, Finished> = rows.into_iter().map(|r| (r.id, r)).collect();
             for pending in batch {
                 // An email listed twice moved once: the second listing finds it moved.
                 let row = moved.remove(&pending.item.id);

@@ -163,8 +163,9 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 smtp_hosts,
                 send: {
                     let dispatcher = Dispatcher::new(&worker.broker, &prefix, reply_wait);
-                    let batches = crate::sending::batch_pool(&database_url)
-                        .expect("pool settings were checked");
+                    let batches = crate::sending::batch_pool(&database_url).expect(
+                        "the main pool took this URL, and the batch pool's options are constants",
+                    );
                     Arc::new(SendContext {
                         writer: EmailWriter::new(batches.clone(), dispatcher.queue_name()),
                         published: PublishedJobs::new(batches),

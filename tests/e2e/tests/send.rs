@@ -282,8 +282,9 @@ fn burst_size() -> usize {
 const DEFAULT_WORKER_PREFETCH: usize = 32;
 
 /// The send worker's prefetch for a burst of `n`: at most this many jobs are in flight when
-/// it dies. The default, unless the burst is so small (the suite's 40) that the default would
-/// have it all in flight before the kill; then 16.
+/// it dies. The default, unless the burst is under eight times it (the suite's 40): the
+/// default would have most of such a burst in flight at once, and the kill would come after
+/// it; then 16.
 fn worker_prefetch(n: usize) -> usize {
     if n >= 8 * DEFAULT_WORKER_PREFETCH {
         DEFAULT_WORKER_PREFETCH

@@ -22,8 +22,8 @@ import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
 BASE = os.environ["MEMORY_URL"]
@@ -83,7 +83,30 @@ def submit(driver, button):
     """Clicks a form's button and waits for the page it posts to, so that what is read next is
     not the old page going away."""
     button.click()
-    WebDriverWait(driver, 15).until(expected_conditions.staleness_of(button))
+    WebDriverWait(driver, 15).until(left_the_page(button))
+
+
+# What Chrome answers, instead of a stale-element error, when asked about an element that is
+# being detached at that moment (the old page going away mid-call).
+DETACHED = ("does not belong to the document", "No node with given id found")
+
+
+def left_the_page(element):
+    """A wait condition: `element` is no longer in the page (selenium's `staleness_of`, which
+    also takes Chrome's detached-node errors as the answer)."""
+
+    def check(_driver):
+        try:
+            element.is_enabled()
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as err:
+            if any(text in str(err) for text in DETACHED):
+                return True
+            raise
+        return False
+
+    return check
 
 
 def shot(driver, name):

@@ -6,8 +6,7 @@ use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config as BertConfig};
 use futures_util::FutureExt;
 use tokenizers::{
-    PaddingDirection, PaddingParams, PaddingStrategy, Tokenizer, TruncationDirection,
-    TruncationParams, TruncationStrategy,
+    Encoding, Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy,
 };
 use tokio::sync::oneshot;
 
@@ -85,6 +84,8 @@ struct Inner {
     tokenizer: Tokenizer,
     dimensions: usize,
     batch_size: usize,
+    /// The token that fills a text out to its batch's longest (masked out).
+    pad_id: u32,
     /// Texts are cut to this many bytes before tokenizing, so that a huge text is never
     /// tokenized whole; the tokenizer then truncates to the window exactly. Ordinary text fills
     /// the window long before the cut (about 4 bytes per token); only runs of unknown words
@@ -210,9 +211,8 @@ impl LocalMiniLm {
 
         let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
             .map_err(|e| load_err("tokenizer.json", &e))?;
-        let pad_token = "[PAD]";
         let pad_id = tokenizer
-            .token_to_id(pad_token)
+            .token_to_id("[PAD]")
             .unwrap_or(bert_config.pad_token_id as u32);
         tokenizer
             .with_truncation(Some(TruncationParams {
@@ -222,14 +222,8 @@ impl LocalMiniLm {
                 stride: 0,
             }))
             .map_err(|e| load_err("tokenizer truncation", &e))?;
-        tokenizer.with_padding(Some(PaddingParams {
-            strategy: PaddingStrategy::BatchLongest,
-            direction: PaddingDirection::Right,
-            pad_to_multiple_of: None,
-            pad_id,
-            pad_type_id: 0,
-            pad_token: pad_token.to_string(),
-        }));
+        // Each pass pads its texts itself (`Inner::embed_pass`), to that pass's longest.
+        tokenizer.with_padding(None);
 
         let (encoder, name) = match runtime {
             LoadRuntime::Candle => {
@@ -280,6 +274,7 @@ impl LocalMiniLm {
             tokenizer,
             dimensions: bert_config.hidden_size,
             batch_size: batch_size.max(1),
+            pad_id,
             max_text_bytes: max_seq_len * BYTES_PER_TOKEN_BOUND,
             pooling,
         });
@@ -331,43 +326,54 @@ fn read_max_seq_len(dir: &Path) -> Result<Option<usize>, EmbedError> {
         .map(|n| n as usize))
 }
 
+/// The cost of one forward pass beyond its tokens, in tokens: about what a short sentence
+/// costs (measured with ONNX Runtime and candle: a pass of one ten-token query takes about
+/// as long as two such queries in a larger batch).
+const PASS_OVERHEAD_TOKENS: usize = 16;
+
 impl Inner {
     fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        // Batch texts of similar length together so that little padding is computed, then put
-        // the vectors back in the callers' order.
-        let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| texts[i].len());
+        let cut: Vec<&str> = texts
+            .iter()
+            .map(|t| crate::truncate_bytes(t, self.max_text_bytes))
+            .collect();
+        let encodings = self
+            .tokenizer
+            .encode_batch(cut, true)
+            .map_err(|e| EmbedError::Inference(format!("tokenizer: {e}")))?;
+        // Texts of similar length go through a pass together, so that little padding is
+        // computed; the vectors are then put back in the callers' order.
+        let mut order: Vec<usize> = (0..encodings.len()).collect();
+        order.sort_by_key(|&i| encodings[i].len());
+        let lengths: Vec<usize> = order.iter().map(|&i| encodings[i].len()).collect();
         let mut out = vec![Vec::new(); texts.len()];
-        for chunk in order.chunks(self.batch_size) {
-            let batch: Vec<&str> = chunk
-                .iter()
-                .map(|&i| crate::truncate_bytes(&texts[i], self.max_text_bytes))
-                .collect();
-            let vectors = self.embed_batch(&batch)?;
-            for (&i, v) in chunk.iter().zip(vectors) {
+        let mut start = 0;
+        for end in passes(&lengths, self.batch_size) {
+            let pass: Vec<&Encoding> = order[start..end].iter().map(|&i| &encodings[i]).collect();
+            let vectors = self.embed_pass(&pass)?;
+            for (&i, v) in order[start..end].iter().zip(vectors) {
                 out[i] = v;
             }
+            start = end;
         }
         Ok(out)
     }
 
-    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let encodings = self
-            .tokenizer
-            .encode_batch(texts.to_vec(), true)
-            .map_err(|e| EmbedError::Inference(format!("tokenizer: {e}")))?;
+    /// One forward pass over `encodings`, each padded to the longest.
+    fn embed_pass(&self, encodings: &[&Encoding]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let n = encodings.len();
-        let len = encodings.first().map_or(0, |e| e.get_ids().len());
+        let len = encodings.iter().map(|e| e.len()).max().unwrap_or(0);
         let mut ids = Vec::with_capacity(n * len);
         let mut type_ids = Vec::with_capacity(n * len);
         let mut mask = Vec::with_capacity(n * len);
-        for e in &encodings {
-            if e.get_ids().len() != len {
-                return Err(EmbedError::Inference("uneven padding in a batch".into()));
-            }
+        for e in encodings {
+            let padding = len - e.len();
             ids.extend_from_slice(e.get_ids());
+            ids.extend(std::iter::repeat_n(self.pad_id, padding));
             type_ids.extend_from_slice(e.get_type_ids());
+            type_ids.extend(std::iter::repeat_n(0, padding));
             mask.extend_from_slice(e.get_attention_mask());
+            mask.extend(std::iter::repeat_n(0, padding));
         }
         let hidden = self.encoder.forward(ids, type_ids, &mask, n, len)?;
         if hidden.len() != n * len * self.dimensions {
@@ -383,6 +389,34 @@ impl Inner {
         }
         Ok(vectors)
     }
+}
+
+/// Where the forward passes over texts of `lengths` (tokens, ascending) end: at most `max`
+/// texts a pass, split where the padded tokens plus each pass's overhead
+/// ([`PASS_OVERHEAD_TOKENS`]) cost least. Short leads and long passages that arrive together
+/// thus go through passes of their own instead of the leads being padded to the passages.
+fn passes(lengths: &[usize], max: usize) -> Vec<usize> {
+    let n = lengths.len();
+    // cost[j]: the least cost of the first j texts; from[j]: where their last pass starts.
+    let mut cost = vec![0usize; n + 1];
+    let mut from = vec![0usize; n + 1];
+    for j in 1..=n {
+        cost[j] = usize::MAX;
+        for i in j.saturating_sub(max.max(1))..j {
+            let c = cost[i] + (j - i) * lengths[j - 1] + PASS_OVERHEAD_TOKENS;
+            if c < cost[j] {
+                (cost[j], from[j]) = (c, i);
+            }
+        }
+    }
+    let mut ends = Vec::new();
+    let mut j = n;
+    while j > 0 {
+        ends.push(j);
+        j = from[j];
+    }
+    ends.reverse();
+    ends
 }
 
 /// One vector per text from the hidden states (`n × len × dim`): the CLS token's, or the mean
@@ -451,5 +485,43 @@ impl Embedder for LocalMiniLm {
                 .map_err(|_| EmbedError::Inference("the inference thread has stopped".into()))?
         }
         .boxed()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{PASS_OVERHEAD_TOKENS, passes};
+
+    #[test]
+    fn short_and_long_texts_go_through_passes_of_their_own() {
+        // 16 leads of 12 tokens and 16 passages of 40, as concurrent decisions bring them.
+        let lengths: Vec<usize> = [vec![12; 16], vec![40; 16]].concat();
+        assert_eq!(passes(&lengths, 32), vec![16, 32]);
+    }
+
+    #[test]
+    fn texts_of_one_length_share_passes_up_to_the_maximum() {
+        let ends = passes(&[20; 70], 32);
+        assert_eq!((ends.len(), ends.last()), (3, Some(&70)), "{ends:?}");
+        let mut start = 0;
+        for end in ends {
+            assert!(end - start <= 32);
+            start = end;
+        }
+        assert_eq!(passes(&[20; 3], 32), vec![3]);
+        assert_eq!(passes(&[], 32), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn a_pass_is_not_split_for_less_padding_than_its_overhead() {
+        // One token of padding each is cheaper than a second pass.
+        let lengths: Vec<usize> = [vec![10; 4], vec![11; 4]].concat();
+        assert!(4 < PASS_OVERHEAD_TOKENS);
+        assert_eq!(passes(&lengths, 32), vec![8]);
+    }
+
+    #[test]
+    fn a_maximum_of_zero_still_makes_progress() {
+        assert_eq!(passes(&[5, 6], 0), vec![1, 2]);
     }
 }

@@ -54,7 +54,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .collect();
     // 32 a call as the background pass takes them; 16 as concurrent POSTs share a pass (the
     // default 32 texts a pass, a decision and its lead each).
-    for (lead_weight, per_call) in [(DEFAULT_LEAD_WEIGHT, 32), (0.0, 32), (DEFAULT_LEAD_WEIGHT, 16)] {
+    for (lead_weight, per_call) in [
+        (DEFAULT_LEAD_WEIGHT, 32),
+        (0.0, 32),
+        (DEFAULT_LEAD_WEIGHT, 16),
+    ] {
         let started = Instant::now();
         for chunk in decisions.chunks(per_call) {
             embed::passage::embed_passages(model.as_ref(), chunk, lead_weight).await?;

@@ -5,9 +5,7 @@ use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config as BertConfig};
 use futures_util::FutureExt;
-use tokenizers::{
-    Encoding, Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy,
-};
+use tokenizers::{Encoding, Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
 use tokio::sync::oneshot;
 
 use crate::onnx::OnnxEncoder;

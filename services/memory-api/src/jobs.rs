@@ -14,7 +14,10 @@ use crate::db::{datasets, mif};
 use crate::domain::search::{self, vector_literal};
 
 const BATCH: i64 = 32;
-const IDLE: Duration = Duration::from_secs(10);
+/// How long the pass waits before looking again when it found less than a batch to embed:
+/// rows stored unembedded (an import, a provider outage, a model change) are taken within a
+/// second; looking costs three index probes.
+const IDLE: Duration = Duration::from_secs(1);
 
 /// Embeds decisions, current product states and free-form entries that were stored without an embedding (the
 /// provider was down, or came later), a batch at a time, for as long as the process runs. Any

@@ -514,7 +514,7 @@ mod tests {
     fn a_pass_is_not_split_for_less_padding_than_its_overhead() {
         // One token of padding each is cheaper than a second pass.
         let lengths: Vec<usize> = [vec![10; 4], vec![11; 4]].concat();
-        assert!(4 < PASS_OVERHEAD_TOKENS);
+        const { assert!(4 < PASS_OVERHEAD_TOKENS) };
         assert_eq!(passes(&lengths, 32), vec![8]);
     }
 

@@ -325,8 +325,8 @@ fn read_max_seq_len(dir: &Path) -> Result<Option<usize>, EmbedError> {
 }
 
 /// The cost of one forward pass beyond its tokens, in tokens: about what a short sentence
-/// costs (measured with ONNX Runtime and candle: a pass of one ten-token query takes about
-/// as long as two such queries in a larger batch).
+/// costs (measured on ONNX Runtime: a pass of one ten-token query takes as long as two or
+/// three such queries in a pass of 32).
 const PASS_OVERHEAD_TOKENS: usize = 16;
 
 impl Inner {

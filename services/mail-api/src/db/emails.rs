@@ -610,9 +610,11 @@ pub async fn claim_many_for_sending(
 /// exact without them, so only the first ones of each kind are kept.
 pub const EVENTS_PER_KIND: i64 = 50;
 
-/// Records an event unless the email already has [`EVENTS_PER_KIND`] of that kind. The email's
-/// row is locked first (it usually is already, by the change the event records), so that
-/// concurrent events of one email count one after the other and the bound is exact.
+/// Records an event unless the email already has [`EVENTS_PER_KIND`] of that kind, or no longer
+/// exists. Runs in the caller's transaction: the email's row is locked first (it usually is
+/// already, by the change the event records), so that concurrent events of one email count one
+/// after the other and the bound is exact, and the email cannot be deleted before the event is
+/// committed (its delete trigger then removes the event with it).
 pub async fn add_event(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
@@ -629,7 +631,8 @@ pub async fn add_event(
     diesel::sql_query(
         "INSERT INTO email_events (id, project_id, email_log_id, kind, source, data) \
          SELECT $3, $1, $2, $4, $5, $6 \
-         WHERE (SELECT count(*) FROM email_events \
+         WHERE EXISTS (SELECT 1 FROM email_log WHERE project_id = $1 AND id = $2) \
+           AND (SELECT count(*) FROM email_events \
                 WHERE project_id = $1 AND email_log_id = $2 AND kind = $4) < $7",
     )
     .bind::<SqlUuid, _>(project_id)

@@ -49,6 +49,73 @@ async fn rows_cannot_reference_another_projects_rows() {
     h.stop().await;
 }
 
+/// An email's events go with it (a trigger, not a foreign key): deleted alone, with its site
+/// or with its project; the events of the other emails, and the other project's, stay.
+#[tokio::test]
+async fn an_emails_events_are_deleted_with_it() {
+    use rate_limit::policy::Plan;
+
+    use crate::common::*;
+
+    let (h, mine) = Harness::with_tenant(Plan::Enterprise).await;
+    let theirs = h.tenant(Plan::Enterprise).await;
+    let (first_site, second_site) = (
+        h.site(&mine.write, "one").await,
+        h.site(&mine.write, "two").await,
+    );
+    let their_site = h.site(&theirs.write, "theirs").await;
+    let email = |project: uuid::Uuid, site: &str| {
+        let id = uuid::Uuid::now_v7();
+        let sql = format!(
+            "WITH email AS ( \
+               INSERT INTO email_log (id, project_id, site_id, to_email, subject) \
+               VALUES ('{id}', '{project}', '{site}', 'a@x.io', 's') RETURNING id, project_id) \
+             INSERT INTO email_events (id, project_id, email_log_id, kind, source) \
+             SELECT uuid_v7(), project_id, id, kind, 'api' FROM email, \
+               (VALUES ('accepted'), ('sent')) AS k(kind)"
+        );
+        (id, sql)
+    };
+    let (alone, with_site, with_project, other_project) = (
+        email(mine.project, &first_site),
+        email(mine.project, &second_site),
+        email(mine.project, &first_site),
+        email(theirs.project, &their_site),
+    );
+    for (_, sql) in [&alone, &with_site, &with_project, &other_project] {
+        h.exec(sql).await;
+    }
+    let events_of = |id: uuid::Uuid| {
+        let h = &h;
+        async move {
+            h.query(&format!(
+                "SELECT count(*) FROM email_events WHERE email_log_id = '{id}'"
+            ))
+            .await
+        }
+    };
+    assert_eq!(events_of(alone.0).await, ["2"]);
+
+    h.exec(&format!("DELETE FROM email_log WHERE id = '{}'", alone.0))
+        .await;
+    assert_eq!(events_of(alone.0).await, ["0"]);
+    assert_eq!(events_of(with_site.0).await, ["2"]);
+
+    h.exec(&format!("DELETE FROM sites WHERE id = '{second_site}'"))
+        .await;
+    assert_eq!(events_of(with_site.0).await, ["0"]);
+    assert_eq!(events_of(with_project.0).await, ["2"]);
+
+    h.exec(&format!(
+        "DELETE FROM projects WHERE id = '{}'",
+        mine.project
+    ))
+    .await;
+    assert_eq!(events_of(with_project.0).await, ["0"]);
+    assert_eq!(events_of(other_project.0).await, ["2"]);
+    h.stop().await;
+}
+
 /// Slugs becoming deployment-wide: on a database where several projects hold one slug and
 /// sites hold reserved ones, the oldest holder keeps each slug, every other site is renamed
 /// to `<slug>-<last 12 hex digits of its id>`, and the unique index then holds.

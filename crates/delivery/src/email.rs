@@ -3,10 +3,11 @@
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-/// Headers a caller may not set: the service writes them, or they would change routing.
 /// The longest custom header value, in characters (the transports fold long lines).
 pub const HEADER_VALUE_MAX_CHARS: usize = 2000;
 
+/// Headers the message itself is built from (the service writes them); never taken from a
+/// caller, whatever else is.
 const RESERVED_HEADERS: [&str; 12] = [
     "from",
     "to",
@@ -21,6 +22,68 @@ const RESERVED_HEADERS: [&str; 12] = [
     "content-transfer-encoding",
     "sender",
 ];
+
+/// The standard headers a sender may set (RFC 5322 threading and informational fields, and
+/// the common priority hints): none changes who gets the message, how it is routed or
+/// authenticated, or what the service adds.
+const SETTABLE_HEADERS: [&str; 9] = [
+    "references",
+    "in-reply-to",
+    "keywords",
+    "comments",
+    "importance",
+    "priority",
+    "sensitivity",
+    "organization",
+    "x-priority",
+];
+
+/// `X-` headers that are not the sender's to set although they have the prefix: what the
+/// service, providers or receivers read as the sender's authentication, list, spam or
+/// routing state.
+const RESERVED_X_PREFIXES: [&str; 9] = [
+    "x-mail-",
+    "x-original-",
+    "x-forwarded-",
+    "x-spam",
+    "x-ms-exchange-",
+    "x-google-",
+    "x-report-abuse",
+    "x-complaints-to",
+    "x-mailgun-",
+];
+
+/// Whether a sender may set the header `name` on a message: an allow-list, not a deny-list,
+/// so that a header that changes delivery (`Resent-*`, `Return-Path`, `DKIM-Signature`,
+/// `List-Unsubscribe*`, `Disposition-Notification-To`, `Received`, ...) is refused without
+/// being named here. Allowed: the names in [`SETTABLE_HEADERS`] and `X-` headers other than
+/// those in [`RESERVED_X_PREFIXES`].
+pub fn is_settable_header(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    if SETTABLE_HEADERS.contains(&name.as_str()) {
+        return true;
+    }
+    name.len() > 2
+        && name.starts_with("x-")
+        && !RESERVED_X_PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
+/// Checks a sender's custom headers: each one [`is_settable_header`] (the message's own
+/// checks in [`OutgoingEmail::validate`] apply as well).
+pub fn check_custom_headers(headers: &[(String, String)]) -> Result<(), EmailError> {
+    match headers.iter().find(|(name, _)| !is_settable_header(name)) {
+        Some((name, _)) => Err(invalid(
+            "headers",
+            format!(
+                "{name} cannot be set: only X- headers (except X-Mail-*, X-Original-*, \
+                 X-Forwarded-*, X-Spam* and other routing or reputation ones), References, \
+                 In-Reply-To, Keywords, Comments, Importance, Priority, Sensitivity and \
+                 Organization may be"
+            ),
+        )),
+        None => Ok(()),
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EmailError {
@@ -83,8 +146,14 @@ impl OutgoingEmail {
         if self.subject.chars().count() > 998 {
             return Err(invalid("subject", "must be at most 998 characters"));
         }
-        if has_line_break(&self.subject) || has_line_break(&self.from_name) {
+        if has_line_break(&self.subject) {
             return Err(invalid("subject", "must be one line"));
+        }
+        if self.from_name.chars().any(char::is_control) {
+            return Err(invalid(
+                "from_name",
+                "must be one line without control characters",
+            ));
         }
         for (name, value) in &self.headers {
             check_header(name, value)?;
@@ -241,6 +310,49 @@ mod tests {
             e.validate(),
             Err(EmailError::Invalid {
                 field: "reply_to",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn only_allowed_headers_are_settable() {
+        for ok in [
+            "X-Campaign",
+            "x-entity-ref",
+            "References",
+            "In-Reply-To",
+            "Keywords",
+            "X-Priority",
+        ] {
+            assert!(is_settable_header(ok), "{ok}");
+        }
+        for refused in [
+            "Resent-To",
+            "Resent-From",
+            "Return-Path",
+            "DKIM-Signature",
+            "List-Unsubscribe",
+            "List-Unsubscribe-Post",
+            "Disposition-Notification-To",
+            "Received",
+            "From",
+            "Bcc",
+            "Content-Type",
+            "MIME-Version",
+            "X-",
+            "X-Mail-Signature",
+            "X-Original-To",
+            "X-Forwarded-For",
+            "X-Spam-Status",
+        ] {
+            assert!(!is_settable_header(refused), "{refused}");
+        }
+        assert!(check_custom_headers(&[("X-A".into(), "b".into())]).is_ok());
+        assert!(matches!(
+            check_custom_headers(&[("Return-Path".into(), "<a@b.co>".into())]),
+            Err(EmailError::Invalid {
+                field: "headers",
                 ..
             })
         ));

@@ -20,5 +20,7 @@ pub mod tracking;
 
 mod email;
 
-pub use email::{EmailError, HEADER_VALUE_MAX_CHARS, OutgoingEmail};
+pub use email::{
+    EmailError, HEADER_VALUE_MAX_CHARS, OutgoingEmail, check_custom_headers, is_settable_header,
+};
 pub use providers::{Accepted, Provider, ProviderConfig, SendError};

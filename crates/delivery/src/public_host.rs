@@ -1,7 +1,8 @@
 //! Outbound connections a project chooses (its SMTP host) must reach the public internet, never
 //! the deployment's own network: loopback, private ranges, link-local (cloud metadata at
 //! 169.254.169.254), carrier-grade NAT, multicast, documentation and reserved ranges are
-//! refused, including IPv4 addresses wrapped in IPv6 (mapped, NAT64, 6to4).
+//! refused, including IPv4 addresses wrapped in IPv6 (mapped, compatible, translated, NAT64,
+//! 6to4).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
@@ -62,11 +63,19 @@ fn is_public_v6(ip: Ipv6Addr) -> bool {
         // Documentation, 2001:db8::/32.
         || (first == 0x2001 && ip.segments()[1] == 0x0db8)
         // Teredo, 2001::/32: tunnels to an address we cannot see.
-        || (first == 0x2001 && ip.segments()[1] == 0))
+        || (first == 0x2001 && ip.segments()[1] == 0)
+        // Local-use NAT64, 64:ff9b:1::/48: translates into the operator's own network.
+        || (first == 0x64 && ip.segments()[1] == 0xff9b && ip.segments()[2] == 1)
+        // Discard-only, 100::/64.
+        || ip.segments()[..4] == [0x100, 0, 0, 0]
+        // Benchmarking, 2001:2::/48.
+        || (first == 0x2001 && ip.segments()[1] == 2 && ip.segments()[2] == 0))
 }
 
-/// The IPv4 address inside an IPv4-mapped (`::ffff:a.b.c.d`), NAT64 (`64:ff9b::/96`) or
-/// 6to4 (`2002::/16`) address.
+/// The IPv4 address inside an IPv4-mapped (`::ffff:a.b.c.d`), IPv4-compatible
+/// (`::a.b.c.d`, deprecated), IPv4-translated (`::ffff:0:a.b.c.d`), NAT64 (`64:ff9b::/96`,
+/// and the local-use `64:ff9b:1::/48`) or 6to4 (`2002::/16`) address. Each of these forms
+/// reaches (or is treated by some stack as) the IPv4 address, so it is judged as that address.
 fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     if let Some(v4) = ip.to_ipv4_mapped() {
         return Some(v4);
@@ -77,6 +86,13 @@ fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
         let [c, d] = lo.to_be_bytes();
         Ipv4Addr::new(a, b, c, d)
     };
+    // `::1` and `::` are IPv6's own loopback and unspecified, judged as such.
+    if s[..6] == [0; 6] && !ip.is_loopback() && !ip.is_unspecified() {
+        return Some(from(s[6], s[7]));
+    }
+    if s[..6] == [0, 0, 0, 0, 0xffff, 0] {
+        return Some(from(s[6], s[7]));
+    }
     if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
         return Some(from(s[6], s[7]));
     }
@@ -173,6 +189,18 @@ mod tests {
             "::ffff:169.254.169.254",
             "64:ff9b::a9fe:a9fe",
             "2002:7f00:1::",
+            "2002:a00:1::",
+            "::127.0.0.1",
+            "::7f00:1",
+            "::10.0.0.1",
+            "::169.254.169.254",
+            "::ffff:0:127.0.0.1",
+            "::ffff:0:10.1.2.3",
+            "64:ff9b::127.0.0.1",
+            "64:ff9b::10.0.0.1",
+            "64:ff9b:1::8.8.8.8",
+            "100::1",
+            "2001:2::1",
         ] {
             assert!(!public(internal), "{internal} counted as public");
         }
@@ -189,6 +217,8 @@ mod tests {
             "2606:4700:4700::1111",
             "::ffff:8.8.8.8",
             "64:ff9b::808:808",
+            "::8.8.8.8",
+            "2002:808:808::",
         ] {
             assert!(public(address), "{address} refused");
         }
@@ -210,5 +240,7 @@ mod tests {
         );
         assert!(check_literal("smtp.example.com").is_ok());
         assert!(check_literal("10.0.0.1").is_err());
+        assert!(check_literal("::127.0.0.1").is_err());
+        assert!(check_literal("[::ffff:127.0.0.1]").is_err());
     }
 }

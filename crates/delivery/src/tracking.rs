@@ -1,11 +1,13 @@
 //! Open, click and unsubscribe links as signed tokens, and their injection into HTML.
 //!
 //! A token is `<base64url payload>.<base64url HMAC-SHA256 of the payload>`; the payload holds a
-//! version, the kind of link, the email log id and (for a click) the destination URL. The
-//! destination travels inside the signed token, so a redirect needs no lookup and an altered or
-//! unsigned link is refused before anything else happens: no open redirect.
+//! version, the kind of link, the email log id, when the link expires (version 2) and (for a
+//! click) the destination URL. The destination and the expiry travel inside the signed token,
+//! so a redirect needs no lookup and an altered, unsigned or lengthened link is refused before
+//! anything else happens: no open redirect, and no permanent one.
 
 use std::cell::Cell;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -14,7 +16,12 @@ use lol_html::{RewriteStrSettings, element, end, rewrite_str};
 use ring::hmac;
 use uuid::Uuid;
 
-const VERSION: u8 = 1;
+/// Tokens made now: version 2 carries the expiry. Version 1 tokens (no expiry) still verify;
+/// their expiry is the caller's to decide (see [`Verified::expires_at`]).
+const VERSION: u8 = 2;
+const LEGACY_VERSION: u8 = 1;
+/// How long a link works unless set otherwise.
+pub const DEFAULT_LIFETIME: Duration = Duration::from_secs(365 * 24 * 3600);
 /// The longest destination wrapped; longer links are left as they are.
 const URL_MAX: usize = 4096;
 
@@ -44,6 +51,29 @@ impl Link {
     }
 }
 
+/// A token whose signature is ours: what it stands for and until when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verified {
+    pub link: Link,
+    /// Unix seconds after which the link no longer works; `None` for a version-1 token,
+    /// made before links expired.
+    pub expires_at: Option<i64>,
+}
+
+impl Verified {
+    /// Whether the link has expired at `now` (Unix seconds); a version-1 token never does by
+    /// itself.
+    pub fn expired_at(&self, now: i64) -> bool {
+        self.expires_at.is_some_and(|at| now > at)
+    }
+}
+
+fn unix_now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
 #[derive(Debug, thiserror::Error)]
 #[error("the HTML could not be rewritten: {0}")]
 pub struct TrackingError(String);
@@ -54,12 +84,14 @@ pub struct TrackingError(String);
 pub struct Tracker {
     base_url: String,
     key: hmac::Key,
+    lifetime: Duration,
 }
 
 impl std::fmt::Debug for Tracker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Tracker")
             .field("base_url", &self.base_url)
+            .field("lifetime", &self.lifetime)
             .finish_non_exhaustive()
     }
 }
@@ -69,6 +101,30 @@ impl Tracker {
         Self {
             base_url: base_url.trim_end_matches('/').to_owned(),
             key: hmac::Key::new(hmac::HMAC_SHA256, secret),
+            lifetime: DEFAULT_LIFETIME,
+        }
+    }
+
+    /// Links made by this tracker work for `lifetime` from when they are made.
+    pub fn with_lifetime(mut self, lifetime: Duration) -> Self {
+        self.lifetime = lifetime;
+        self
+    }
+
+    pub fn lifetime(&self) -> Duration {
+        self.lifetime
+    }
+
+    /// The same key and lifetime, links served under `host` (a site's own tracking host)
+    /// with this tracker's scheme.
+    pub fn on_host(&self, host: &str) -> Self {
+        let scheme = self
+            .base_url
+            .split_once("://")
+            .map_or("https", |(scheme, _)| scheme);
+        Self {
+            base_url: format!("{scheme}://{host}"),
+            ..self.clone()
         }
     }
 
@@ -81,12 +137,21 @@ impl Tracker {
         Self {
             base_url: self.base_url.clone(),
             key,
+            lifetime: self.lifetime,
         }
     }
 
+    /// The token of `link`, working for this tracker's lifetime from now.
     pub fn token(&self, link: &Link) -> String {
+        let lifetime = i64::try_from(self.lifetime.as_secs()).unwrap_or(i64::MAX);
+        self.token_until(link, unix_now().saturating_add(lifetime))
+    }
+
+    /// The token of `link`, working until `expires_at` (Unix seconds).
+    pub fn token_until(&self, link: &Link, expires_at: i64) -> String {
         let mut payload = vec![VERSION, link.kind()];
         payload.extend_from_slice(link.email_id().as_bytes());
+        payload.extend_from_slice(&expires_at.to_be_bytes());
         if let Link::Click { url, .. } = link {
             payload.extend_from_slice(url.as_bytes());
         }
@@ -98,28 +163,44 @@ impl Tracker {
         )
     }
 
-    /// The link a token stands for, when its signature is ours (checked in constant time).
+    /// The link a token stands for, when its signature is ours (checked in constant time),
+    /// expired or not: see [`Tracker::verify_token`].
     pub fn verify(&self, token: &str) -> Option<Link> {
+        self.verify_token(token).map(|v| v.link)
+    }
+
+    /// The link a token stands for and its expiry, when its signature is ours (checked in
+    /// constant time).
+    pub fn verify_token(&self, token: &str) -> Option<Verified> {
         let (payload, tag) = token.split_once('.')?;
         let payload = URL_SAFE_NO_PAD.decode(payload).ok()?;
         let tag = URL_SAFE_NO_PAD.decode(tag).ok()?;
         hmac::verify(&self.key, &payload, &tag).ok()?;
         let (&version, rest) = payload.split_first()?;
         let (&kind, rest) = rest.split_first()?;
-        if version != VERSION || rest.len() < 16 {
+        if rest.len() < 16 {
             return None;
         }
-        let (id, url) = rest.split_at(16);
+        let (id, rest) = rest.split_at(16);
         let email_id = Uuid::from_slice(id).ok()?;
-        match kind {
-            b'o' if url.is_empty() => Some(Link::Open { email_id }),
-            b'u' if url.is_empty() => Some(Link::Unsubscribe { email_id }),
-            b'c' => Some(Link::Click {
+        let (expires_at, url) = match version {
+            VERSION => {
+                let (at, url) = rest.split_first_chunk::<8>()?;
+                (Some(i64::from_be_bytes(*at)), url)
+            }
+            LEGACY_VERSION => (None, rest),
+            _ => return None,
+        };
+        let link = match kind {
+            b'o' if url.is_empty() => Link::Open { email_id },
+            b'u' if url.is_empty() => Link::Unsubscribe { email_id },
+            b'c' => Link::Click {
                 email_id,
                 url: String::from_utf8(url.to_vec()).ok()?,
-            }),
-            _ => None,
-        }
+            },
+            _ => return None,
+        };
+        Some(Verified { link, expires_at })
     }
 
     pub fn open_url(&self, email_id: Uuid) -> String {
@@ -284,7 +365,7 @@ mod tests {
         // Another destination under the same tag.
         let evil = URL_SAFE_NO_PAD.encode(
             [
-                &URL_SAFE_NO_PAD.decode(payload).unwrap()[..18],
+                &URL_SAFE_NO_PAD.decode(payload).unwrap()[..26],
                 b"https://evil.test/",
             ]
             .concat(),
@@ -299,6 +380,57 @@ mod tests {
             b"another key, same length.........",
         );
         assert_eq!(other.verify(&token), None);
+    }
+
+    #[test]
+    fn the_expiry_is_signed() {
+        let t = tracker();
+        let link = Link::Click {
+            email_id: ID,
+            url: "https://acme.test/".into(),
+        };
+        let token = t.token_until(&link, 1_000);
+        let verified = t.verify_token(&token).unwrap();
+        assert_eq!(verified.expires_at, Some(1_000));
+        assert!(!verified.expired_at(1_000));
+        assert!(verified.expired_at(1_001));
+        // A later expiry under the same tag does not verify.
+        let (payload, tag) = token.split_once('.').unwrap();
+        let mut bytes = URL_SAFE_NO_PAD.decode(payload).unwrap();
+        bytes[18..26].copy_from_slice(&i64::MAX.to_be_bytes());
+        assert_eq!(
+            t.verify(&format!("{}.{tag}", URL_SAFE_NO_PAD.encode(bytes))),
+            None
+        );
+        // A fresh token lasts the tracker's lifetime.
+        let short = t.clone().with_lifetime(Duration::from_secs(60));
+        let at = short
+            .verify_token(&short.token(&link))
+            .unwrap()
+            .expires_at
+            .unwrap();
+        assert!((unix_now() + 59..=unix_now() + 61).contains(&at), "{at}");
+        // On a site's host: same key, same scheme.
+        let own = t.on_host("links.acme.test");
+        assert!(own.open_url(ID).starts_with("https://links.acme.test/t/o/"));
+        assert_eq!(t.verify(&own.token(&link)), Some(link));
+    }
+
+    #[test]
+    fn version_1_tokens_still_verify_without_an_expiry() {
+        let t = tracker();
+        let mut payload = vec![1, b'c'];
+        payload.extend_from_slice(ID.as_bytes());
+        payload.extend_from_slice(b"https://acme.test/");
+        let tag = hmac::sign(&t.key, &payload);
+        let token = format!(
+            "{}.{}",
+            URL_SAFE_NO_PAD.encode(&payload),
+            URL_SAFE_NO_PAD.encode(tag.as_ref())
+        );
+        let verified = t.verify_token(&token).unwrap();
+        assert_eq!(verified.expires_at, None);
+        assert!(!verified.expired_at(i64::MAX));
     }
 
     #[test]

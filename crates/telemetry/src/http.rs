@@ -2,6 +2,7 @@
 //! one, else a new UUID v7) echoed in the response, a span that continues the caller's W3C
 //! trace, one log line per request and the HTTP metrics.
 
+use std::borrow::Cow;
 use std::time::Instant;
 
 use actix_web::HttpMessage as _;
@@ -45,6 +46,31 @@ fn request_id(req: &ServiceRequest) -> String {
         .map_or_else(|| uuid::Uuid::now_v7().to_string(), str::to_owned)
 }
 
+/// What replaces a path segment that holds an email address.
+const REDACTED: &str = "{redacted}";
+
+/// The request path as logs and traces record it: a segment holding an email address (an
+/// `@`, also percent-encoded) is replaced by `{redacted}`, so that addresses in paths
+/// (`DELETE /suppressions/{email}`) never reach them. The query string is not recorded.
+pub fn loggable_path(path: &str) -> Cow<'_, str> {
+    let holds_address =
+        |segment: &str| segment.contains('@') || segment.to_ascii_lowercase().contains("%40");
+    if !path.split('/').any(holds_address) {
+        return Cow::Borrowed(path);
+    }
+    let segments: Vec<&str> = path
+        .split('/')
+        .map(|segment| {
+            if holds_address(segment) {
+                REDACTED
+            } else {
+                segment
+            }
+        })
+        .collect();
+    Cow::Owned(segments.join("/"))
+}
+
 /// The outermost middleware of every HTTP app.
 pub async fn request_middleware(
     metrics: Metrics,
@@ -60,7 +86,7 @@ pub async fn request_middleware(
         otel.kind = "server",
         request_id = %id,
         method = %method,
-        path = %req.path(),
+        path = %loggable_path(req.path()),
         route = tracing::field::Empty,
         status = tracing::field::Empty,
     );
@@ -101,4 +127,25 @@ pub async fn request_middleware(
         res.headers_mut().insert(REQUEST_ID, value);
     }
     Ok(res)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::loggable_path;
+
+    #[test]
+    fn addresses_in_paths_are_redacted() {
+        assert_eq!(
+            loggable_path("/api/v1/suppressions/ada@example.com"),
+            "/api/v1/suppressions/{redacted}"
+        );
+        assert_eq!(
+            loggable_path("/api/v1/suppressions/ada%40example.com/x"),
+            "/api/v1/suppressions/{redacted}/x"
+        );
+        assert_eq!(
+            loggable_path("/api/v1/contacts/0193a5f0-0000-7000-8000-000000000001"),
+            "/api/v1/contacts/0193a5f0-0000-7000-8000-000000000001"
+        );
+    }
 }

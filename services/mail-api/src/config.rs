@@ -26,6 +26,7 @@ kek = ""
 [tracking]
 base_url = "http://127.0.0.1:8081"
 secret = ""
+link_lifetime_days = 365
 
 [webhooks]
 secret = ""
@@ -211,6 +212,9 @@ impl std::fmt::Debug for SecretsSettings {
 pub struct TrackingSettings {
     pub base_url: String,
     pub secret: String,
+    /// How many days a tracking link (open pixel, click redirect) works after it is made;
+    /// an expired click link answers 410 and redirects nowhere. Unsubscribe links never expire.
+    pub link_lifetime_days: u32,
 }
 
 impl std::fmt::Debug for TrackingSettings {
@@ -228,10 +232,14 @@ impl TrackingSettings {
                 "MAIL_TRACKING__SECRET must be at least 32 characters (e.g. `openssl rand -base64 32`)"
             );
         }
-        Ok(delivery::tracking::Tracker::new(
-            &self.base_url,
-            self.secret.as_bytes(),
-        ))
+        if self.link_lifetime_days == 0 {
+            anyhow::bail!("MAIL_TRACKING__LINK_LIFETIME_DAYS must be at least 1");
+        }
+        let lifetime = std::time::Duration::from_secs(u64::from(self.link_lifetime_days) * 86_400);
+        Ok(
+            delivery::tracking::Tracker::new(&self.base_url, self.secret.as_bytes())
+                .with_lifetime(lifetime),
+        )
     }
 }
 

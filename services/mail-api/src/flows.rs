@@ -9,7 +9,7 @@ use uuid::Uuid;
 use crate::db::campaigns::{self, Campaign};
 use crate::db::contacts::{self, Contact, ContactData};
 use crate::db::enrollments::{self, EnrollSource};
-use crate::db::{contact_tools, sites, suppressions, usage};
+use crate::db::{contact_tools, outbound_events, sites, suppressions, usage};
 use crate::domain::plans;
 
 /// The plan of a mail caller (mail keys always carry one).
@@ -172,6 +172,10 @@ pub async fn enroll(
 /// `unsubscribed`; an existing suppression is kept as it is) and its contact, if any, is
 /// unsubscribed from every site. Returns whether the suppression is new and the sites whose
 /// subscription ended (the one-click link, `unsubscribe_subscriber`).
+///
+/// `contact.unsubscribed` fires once for each subscription that ended; a contact that had
+/// none live and is newly suppressed gets one event for the whole (`site_id` null). Nothing
+/// fires when nothing changed.
 pub async fn unsubscribe_everywhere(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
@@ -180,5 +184,8 @@ pub async fn unsubscribe_everywhere(
 ) -> Result<(bool, Vec<Uuid>), ApiError> {
     let (_, added) = suppressions::add(conn, project_id, email, "unsubscribed", Some(note)).await?;
     let sites = contact_tools::unsubscribe(conn, project_id, email, None).await?;
+    if added && sites.is_empty() {
+        outbound_events::contact_unsubscribed_everywhere(conn, project_id, email).await?;
+    }
     Ok((added, sites))
 }

@@ -220,7 +220,8 @@ impl SendWorker {
                 .map_err(HandlerError::retry)?;
             return Err(HandlerError::permanent("the email's site is gone"));
         };
-        let email = match self.build(&row, &slug, &from_name, own) {
+        let tracking_host = job.site_tracking_host.as_deref();
+        let email = match self.build(&row, &slug, &from_name, own, tracking_host) {
             Ok(email) => email,
             Err(reason) => {
                 let outcome = Outcome::Failed {
@@ -339,13 +340,15 @@ impl SendWorker {
     }
 
     /// The message as the provider gets it ([`compose`]): from the site's verified own domain
-    /// and signed with its key, or from the shared domain.
+    /// and signed with its key, or from the shared domain; its links under the site's own
+    /// tracking host when it has one (and its domain is verified).
     fn build(
         &self,
         row: &Email,
         slug: &str,
         from_name: &str,
         own: Option<DkimKey>,
+        tracking_host: Option<&str>,
     ) -> Result<OutgoingEmail, String> {
         let html = row.html.clone().unwrap_or_default();
         let draft = Draft {
@@ -363,8 +366,10 @@ impl SendWorker {
         let domain = own
             .as_ref()
             .map_or(self.shared_domain.as_str(), |k| &k.domain);
+        let own_tracker = tracking_host.map(|host| self.tracker.on_host(host));
+        let tracker = own_tracker.as_ref().unwrap_or(&self.tracker);
         let mut email =
-            compose(&self.tracker, domain, slug, from_name, &draft).map_err(|e| e.to_string())?;
+            compose(tracker, domain, slug, from_name, &draft).map_err(|e| e.to_string())?;
         email.dkim = own;
         Ok(email)
     }

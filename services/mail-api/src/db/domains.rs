@@ -83,6 +83,23 @@ pub async fn of_site(
         .optional()
 }
 
+/// Whether another project than `project_id` has verified `domain` (a domain verified by one
+/// project is not another's to register).
+pub async fn verified_by_another(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    domain: &str,
+) -> QueryResult<bool> {
+    diesel::select(diesel::dsl::exists(
+        sending_domains::table
+            .filter(sending_domains::domain.eq(domain))
+            .filter(sending_domains::project_id.ne(project_id))
+            .filter(sending_domains::status.eq(VERIFIED)),
+    ))
+    .get_result(conn)
+    .await
+}
+
 /// Registers the site's domain, replacing the one it had (a new key, unverified). The site is
 /// the project's (checked first), so the row it replaces is too.
 pub async fn register(

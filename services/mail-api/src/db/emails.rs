@@ -528,6 +528,9 @@ pub struct ForSending {
     /// The domain's DKIM private key, sealed.
     #[diesel(sql_type = Nullable<Bytea>)]
     pub dkim_private_key: Option<Vec<u8>>,
+    /// The site's own tracking host, while its own domain is verified and the host is under it.
+    #[diesel(sql_type = Nullable<Text>)]
+    pub site_tracking_host: Option<String>,
 }
 
 /// One delivery's claim of the email its job sends (see [`claim_for_sending`]).
@@ -585,7 +588,9 @@ pub async fn claim_many_for_sending(
                 {suppressed} AS suppressed, \
                 s.slug AS site_slug, s.from_name AS site_from_name, d.provider_config, \
                 o.id AS own_domain_id, o.domain AS own_domain, o.dkim_selector, \
-                o.dkim_private_key \
+                o.dkim_private_key, \
+                CASE WHEN s.tracking_host = o.domain OR s.tracking_host LIKE '%.' || o.domain \
+                     THEN s.tracking_host END AS site_tracking_host \
          FROM (SELECT {COLUMNS} FROM email_log \
                WHERE id = ANY($2) \
                  AND (project_id, id) IN (SELECT in_project, in_id FROM input)) AS e \

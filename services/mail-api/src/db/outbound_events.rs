@@ -49,6 +49,29 @@ pub async fn campaign_completed(
     Ok(())
 }
 
+/// Records `contact.unsubscribed` (`site_id` null) for the project's contact with the address
+/// `email`, if there is one: the contact was unsubscribed from everything while no
+/// subscription of it to a site was live. An ended subscription records its own event (the
+/// `contact_sites` trigger, `site_id` set), so the caller writes this one only when none ended.
+pub async fn contact_unsubscribed_everywhere(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    email: &str,
+) -> QueryResult<()> {
+    diesel::sql_query(
+        "INSERT INTO outbound_events (id, project_id, type, data) \
+         SELECT uuid_v7(), c.project_id, 'contact.unsubscribed', jsonb_build_object( \
+           'contact_id', c.id, 'email', c.email, 'site_id', NULL, \
+           'unsubscribed_at', export_ts(now())) \
+         FROM contacts c WHERE c.project_id = $1 AND c.email = $2",
+    )
+    .bind::<SqlUuid, _>(project_id)
+    .bind::<diesel::sql_types::Text, _>(email)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
 /// The project's events after `after`, oldest first.
 pub async fn list(
     conn: &mut AsyncPgConnection,

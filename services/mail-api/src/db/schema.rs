@@ -42,6 +42,7 @@ diesel::table! {
         from_name -> Text,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        tracking_host -> Nullable<Text>,
     }
 }
 

@@ -15,6 +15,7 @@ pub struct Site {
     pub slug: String,
     pub from_name: String,
     pub created_at: DateTime<Utc>,
+    pub tracking_host: Option<String>,
 }
 
 #[derive(Insertable)]
@@ -92,6 +93,8 @@ pub struct SiteChanges<'a> {
     pub name: Option<&'a str>,
     pub slug: Option<&'a str>,
     pub from_name: Option<&'a str>,
+    /// `Some(None)` clears it.
+    pub tracking_host: Option<Option<&'a str>>,
     pub updated_at: DateTime<Utc>,
 }
 

@@ -27,8 +27,9 @@ use super::OutboundWebhookSettings;
 use crate::db::webhook_deliveries::{self, Attempt, Job};
 use crate::db::webhook_subscriptions::seal_context;
 
-/// How much of an endpoint's answer is read (and kept as the error of a failed attempt).
-const MAX_ANSWER_BYTES: usize = 1024;
+/// How much of an endpoint's answer is read: none. Only its status counts, and the body is
+/// never kept (a project may target a private service, whose answers are not its to read).
+const MAX_ANSWER_BYTES: usize = 0;
 
 /// The JSON body of an event's deliveries.
 pub fn body_of(kind: &str, created_at: DateTime<Utc>, data: &Value) -> Vec<u8> {
@@ -145,8 +146,8 @@ impl Deliverer {
         )
     }
 
-    /// One request: the answer's status, or why there was none (and the start of a non-2xx
-    /// answer's body).
+    /// One request: the answer's status, or why there was none; a non-2xx answer is kept as
+    /// a fixed reason naming its status, never its body.
     async fn attempt(
         &self,
         delivery_id: Uuid,
@@ -171,7 +172,7 @@ impl Deliverer {
             }
             Ok(answer) => Ok((
                 Some(i32::from(answer.status)),
-                Some(format!("answered {}: {}", answer.status, answer.body)),
+                Some(format!("target answered {}", answer.status)),
             )),
             Err(err) => Ok((None, Some(err.to_string()))),
         }

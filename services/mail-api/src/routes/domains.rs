@@ -151,6 +151,7 @@ impl Validate for RegisterDomain {
         (status = 400, description = "Missing or invalid fields (`details.field` names it), the shared sending domain or a name under it, or body too large", body = MailError),
         (status = 403, description = "The key lacks the write scope", body = MailError),
         (status = 404, description = "Not a site of this project (`SITE_NOT_FOUND`)", body = MailError),
+        (status = 409, description = "Another project has verified this domain (`DOMAIN_TAKEN`; which one is not said)", body = MailError),
     )
 )]
 pub async fn register(
@@ -186,6 +187,14 @@ pub async fn register_domain(
         && existing.domain == body.domain
     {
         return Ok((Domain::new(existing, state), false));
+    }
+    if domains::verified_by_another(&mut conn, project_id, &body.domain).await? {
+        // Which project holds it is not said.
+        return Err(ApiError::conflict(format!(
+            "the domain {} is verified by another project",
+            body.domain
+        ))
+        .with_code("DOMAIN_TAKEN"));
     }
     let pair = tokio::task::spawn_blocking(delivery::dkim::generate_key)
         .await

@@ -45,8 +45,7 @@ pub struct SendRequest {
     pub text: Option<String>,
     #[schema(schema_with = reply_to_schema)]
     pub reply_to: Option<String>,
-    /// Custom headers, name to value (at most 50); the service's own (From, To, Subject,
-    /// Message-ID, …) cannot be set.
+    /// Custom headers: an allow-list, stated in [`HEADERS_RULE`].
     #[schema(schema_with = headers_schema)]
     pub headers: Option<Map<String, Value>>,
     #[serde(default)]
@@ -64,12 +63,24 @@ pub struct SendRequest {
     pub tracking: bool,
 }
 
+/// Which custom headers a sender may set (what [`delivery::check_custom_headers`] enforces).
+const HEADERS_RULE: &str = "Custom headers, name to value (at most 50, each value one line of \
+at most 2,000 characters). Only these may be set: `X-` headers (except `X-Mail-*`, \
+`X-Original-*`, `X-Forwarded-*`, `X-Spam*`, `X-Google-*`, `X-MS-Exchange-*`, `X-Mailgun-*`, \
+`X-Report-Abuse*` and `X-Complaints-To`), `References`, `In-Reply-To`, `Keywords`, \
+`Comments`, `Importance`, `Priority`, `Sensitivity` and `Organization`. Any other header \
+answers 400 naming it: the service's own (From, To, Cc, Bcc, Subject, Date, Message-ID, \
+MIME and Content headers, Reply-To: use `reply_to`) and whatever changes delivery \
+(`Resent-*`, `Return-Path`, `DKIM-Signature`, `List-Unsubscribe*`, \
+`Disposition-Notification-To`, `Received`, …).";
+
 /// An object of at most 50 string members, named by visible ASCII characters other than `:`
 /// (what a mail header name may be), each value one line of at most 2,000 characters.
 fn headers_schema() -> utoipa::openapi::schema::Object {
     use utoipa::openapi::schema::{ObjectBuilder, Type};
     ObjectBuilder::new()
         .schema_type(Type::Object)
+        .description(Some(HEADERS_RULE))
         .property_names(Some(
             ObjectBuilder::new()
                 .schema_type(Type::String)
@@ -123,11 +134,14 @@ impl SendRequest {
             tags: Vec::new(),
             dkim: None,
         };
-        probe.validate().map_err(|err| match err {
-            delivery::EmailError::Invalid { field, message } => {
-                ApiError::invalid_field(field, &message)
-            }
-        })
+        probe
+            .validate()
+            .and_then(|()| delivery::check_custom_headers(&probe.headers))
+            .map_err(|err| match err {
+                delivery::EmailError::Invalid { field, message } => {
+                    ApiError::invalid_field(field, &message)
+                }
+            })
     }
 
     fn header_pairs(&self) -> Vec<(String, String)> {
@@ -149,7 +163,7 @@ impl SendRequest {
     responses(
         (status = 200, description = "The provider accepted the message (`status: sent`); also the replay of an earlier request with the same `idempotency_key` that was answered 200 (`Idempotent-Replayed: true`)", body = SendResponse),
         (status = 202, description = "Accepted and queued: the worker did not answer within the wait; the email is still sent exactly once (`status: queued`); also the replay of an earlier request with the same `idempotency_key` that was answered 202, whatever the email became since (`Idempotent-Replayed: true`)", body = SendResponse),
-        (status = 400, description = "Missing or invalid field (address syntax, subject over 998 characters, reserved header), or body too large", body = MailError),
+        (status = 400, description = "Missing or invalid field (address syntax, subject over 998 characters, a header a sender may not set, named), or body too large", body = MailError),
         (status = 403, description = "The key lacks the write scope", body = MailError),
         (status = 404, description = "`site_id` is not a site of the project (`SITE_NOT_FOUND`)", body = MailError),
         (status = 409, description = "`idempotency_key` already used with a different request (`IDEMPOTENCY_KEY_REUSED`)", body = MailError),

@@ -46,6 +46,10 @@ pub struct Site {
     /// `<slug>@<shared sending domain>`, or `<slug>@<own domain>` while the site's own domain
     /// is verified (`POST /domains`).
     pub from_email: String,
+    /// The host its open, click and unsubscribe links are served under: a name under the
+    /// site's own domain, used while that domain is verified; null: the shared tracking
+    /// address.
+    pub tracking_host: Option<String>,
     pub created_at: DateTime<Utc>,
 }
 
@@ -58,6 +62,7 @@ impl Site {
             name: site.name,
             slug: site.slug,
             from_name: site.from_name,
+            tracking_host: site.tracking_host,
             created_at: site.created_at,
         }
     }
@@ -79,7 +84,8 @@ pub struct CreateSite {
         pattern = "^[a-z0-9]([a-z0-9-]*[a-z0-9])?$"
     )]
     pub slug: String,
-    /// The display name mail is sent under, 1..=200 characters, not blank (stored trimmed).
+    /// The display name mail is sent under, 1..=200 characters, not blank (stored trimmed),
+    /// one line: a control character (CR, LF, tab, …) answers 400 naming `from_name`.
     #[schema(min_length = 1, max_length = 200, pattern = r"[^\s\x85\uFEFF]")]
     pub from_name: String,
 }
@@ -88,8 +94,21 @@ impl Validate for CreateSite {
     fn validate(&mut self) -> Result<(), ApiError> {
         http_kit::request::trim(&mut self.name);
         http_kit::request::trim(&mut self.from_name);
+        validate_from_name(&self.from_name)?;
         validate_slug(&self.slug)
     }
+}
+
+/// A from name goes into the `From` header: one line, no control characters (checked when it
+/// is written, so that no later send fails on it).
+fn validate_from_name(from_name: &str) -> Result<(), ApiError> {
+    if from_name.chars().any(char::is_control) {
+        return Err(ApiError::invalid_field(
+            "from_name",
+            "must be one line without control characters",
+        ));
+    }
+    Ok(())
 }
 
 fn validate_slug(slug: &str) -> Result<(), ApiError> {
@@ -255,9 +274,21 @@ pub struct UpdateSite {
         pattern = "^[a-z0-9]([a-z0-9-]*[a-z0-9])?$"
     )]
     pub slug: Option<String>,
-    /// The display name mail is sent under, 1..=200 characters, not blank (stored trimmed).
+    /// The display name mail is sent under, 1..=200 characters, not blank (stored trimmed),
+    /// one line: a control character (CR, LF, tab, …) answers 400 naming `from_name`.
     #[schema(min_length = 1, max_length = 200, pattern = r"[^\s\x85\uFEFF]")]
     pub from_name: Option<String>,
+    /// Serve the site's tracking links (open pixel, clicks, unsubscribe) under this host
+    /// instead of the shared tracking address, so that they ride on the project's own
+    /// reputation: the site's own domain or a name under it (stored lowercased), accepted
+    /// once that domain is verified (409 `DOMAIN_NOT_VERIFIED` before; a host outside it,
+    /// 400). The host must point at this service (a CNAME to the shared tracking host).
+    /// Links use it while the domain stays verified. Empty: back to the shared address.
+    #[schema(
+        max_length = 253,
+        pattern = r"^$|^([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$"
+    )]
+    pub tracking_host: Option<String>,
 }
 
 impl Validate for UpdateSite {
@@ -267,6 +298,10 @@ impl Validate for UpdateSite {
         }
         if let Some(from_name) = &mut self.from_name {
             http_kit::request::trim(from_name);
+            validate_from_name(from_name)?;
+        }
+        if let Some(host) = &mut self.tracking_host {
+            host.make_ascii_lowercase();
         }
         self.slug.as_deref().map_or(Ok(()), validate_slug)
     }
@@ -280,10 +315,20 @@ pub async fn update_site(
     body: &UpdateSite,
 ) -> Result<Site, ApiError> {
     let mut conn = store::conn(&state.pool).await?;
+    let tracking_host = match body.tracking_host.as_deref() {
+        None => None,
+        Some("") => Some(None),
+        Some(host) => {
+            require_site(&mut conn, project_id, id).await?;
+            check_tracking_host(&mut conn, project_id, id, host).await?;
+            Some(Some(host))
+        }
+    };
     let changes = SiteChanges {
         name: body.name.as_deref(),
         slug: body.slug.as_deref(),
         from_name: body.from_name.as_deref(),
+        tracking_host,
         updated_at: Utc::now(),
     };
     match sites::update(&mut conn, project_id, id, changes).await? {
@@ -301,7 +346,35 @@ pub async fn update_site(
     }
 }
 
-/// Change a site's name, slug or from name.
+/// A site may serve its tracking links under `host` once its own domain is verified, and
+/// only under that domain: the shared tracking address stays every other project's.
+async fn check_tracking_host(
+    conn: &mut diesel_async::AsyncPgConnection,
+    project_id: Uuid,
+    site_id: Uuid,
+    host: &str,
+) -> Result<(), ApiError> {
+    let verified = domains::of_site(conn, project_id, site_id)
+        .await?
+        .filter(|d| d.status == domains::VERIFIED);
+    let Some(domain) = verified else {
+        return Err(ApiError::conflict(
+            "the site's own domain is not verified: register it (POST /domains) and publish \
+             its records first",
+        )
+        .with_code("DOMAIN_NOT_VERIFIED"));
+    };
+    if host == domain.domain || host.ends_with(&format!(".{}", domain.domain)) {
+        Ok(())
+    } else {
+        Err(ApiError::invalid_field(
+            "tracking_host",
+            &format!("must be {} or a name under it", domain.domain),
+        ))
+    }
+}
+
+/// Change a site's name, slug, from name or tracking host.
 #[utoipa::path(
     patch,
     path = "/api/v1/sites/{id}",
@@ -314,7 +387,7 @@ pub async fn update_site(
         (status = 400, description = "`id` is not a UUID, an invalid field (`details.field` names it), a reserved slug, or body too large", body = MailError),
         (status = 403, description = "The key lacks the write scope", body = MailError),
         (status = 404, description = "Not a site of this project (`SITE_NOT_FOUND`)", body = MailError),
-        (status = 409, description = "`SLUG_TAKEN`: another site of any project sends as this slug", body = MailError),
+        (status = 409, description = "`SLUG_TAKEN`: another site of any project sends as this slug; `DOMAIN_NOT_VERIFIED`: a `tracking_host` while the site's own domain is not verified", body = MailError),
     )
 )]
 pub async fn update(
@@ -368,6 +441,83 @@ impl Validate for BrandVoiceInput {
         http_kit::request::trim_optional(&mut self.guidelines);
         http_kit::request::trim_and_dedupe(&mut self.words_to_avoid);
         Ok(())
+    }
+}
+
+/// The most characters of a voice given as a plain string (the limit of `guidelines`).
+const DESCRIPTION_MAX: usize = 10_000;
+
+/// A brand voice as it is set: the whole voice ([`BrandVoiceInput`]), or a plain string
+/// describing it ("Friendly, concise"), which is stored as the voice's `guidelines` with the
+/// other fields cleared.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum BrandVoiceBody {
+    Voice(BrandVoiceInput),
+    Description(String),
+}
+
+impl BrandVoiceBody {
+    /// The voice to store.
+    pub fn into_voice(self) -> BrandVoiceInput {
+        match self {
+            Self::Voice(voice) => voice,
+            Self::Description(text) => BrandVoiceInput {
+                tone: None,
+                audience: None,
+                guidelines: Some(text),
+                words_to_avoid: Vec::new(),
+            },
+        }
+    }
+}
+
+impl Validate for BrandVoiceBody {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        match self {
+            Self::Voice(voice) => voice.validate(),
+            Self::Description(text) => {
+                http_kit::request::trim(text);
+                Ok(())
+            }
+        }
+    }
+}
+
+impl utoipa::PartialSchema for BrandVoiceBody {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Type};
+        let description = ObjectBuilder::new()
+            .schema_type(Type::String)
+            .title(Some("description"))
+            .description(Some(
+                "The voice in words, e.g. \"Friendly, concise\": stored trimmed as the \
+                 voice's `guidelines`, the other fields cleared. Not blank, at most 10,000 \
+                 characters.",
+            ))
+            .min_length(Some(1))
+            .max_length(Some(DESCRIPTION_MAX))
+            .pattern(Some(http_kit::request::NOT_BLANK));
+        OneOfBuilder::new()
+            .description(Some(
+                "The whole voice (an object), or a plain string describing it (stored as \
+                 `guidelines`).",
+            ))
+            // The object first: its problems (a field over its limit) are the ones named.
+            .item(BrandVoiceInput::schema())
+            .item(description)
+            .into()
+    }
+}
+
+impl ToSchema for BrandVoiceBody {
+    fn schemas(
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        <BrandVoiceInput as ToSchema>::schemas(schemas);
     }
 }
 
@@ -476,7 +626,7 @@ pub async fn update_brand_voice(
     operation_id = "putBrandVoice",
     tag = "sites",
     params(("id" = Uuid, Path, description = "The site's id")),
-    request_body = BrandVoiceInput,
+    request_body(content = BrandVoiceBody, description = "The whole voice, or a plain string describing it (stored as `guidelines`, the other fields cleared)"),
     responses(
         (status = 200, description = "The voice as stored", body = BrandVoice),
         (status = 400, description = "`id` is not a UUID, a field over its limit (`details.field` names it), or body too large", body = MailError),
@@ -488,9 +638,10 @@ pub async fn put_voice(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
     id: web::Path<Uuid>,
-    body: http_kit::Json<BrandVoiceInput>,
+    body: http_kit::Json<BrandVoiceBody>,
 ) -> Result<web::Json<BrandVoice>, ApiError> {
-    update_brand_voice(&state, caller.owner_id, *id, &body)
+    let voice = body.into_inner().into_voice();
+    update_brand_voice(&state, caller.owner_id, *id, &voice)
         .await
         .map(web::Json)
 }

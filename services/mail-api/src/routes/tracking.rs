@@ -2,14 +2,17 @@
 //!
 //! - `GET /t/o/{token}`: the open pixel (a 1×1 GIF, never cached); counts an open.
 //! - `GET /t/c/{token}`: 302 to the destination signed into the token; counts a click. An
-//!   altered or unsigned token answers 404 and never redirects (no open redirect).
+//!   altered or unsigned token answers 404 and never redirects (no open redirect); an expired
+//!   one (its expiry is signed into it, `tracking.link_lifetime_days` after it was made)
+//!   answers a plain 410 page and never redirects (no permanent redirect on the tracking
+//!   host). An expired open pixel is still served, and counts nothing.
 //! - `GET /t/u/{token}`: a page confirming the unsubscribe with a button (a link scanner's
 //!   GET changes nothing); `POST /t/u/{token}`: the unsubscribe itself, also RFC 8058's
 //!   one-click `List-Unsubscribe=One-Click`.
 
 use actix_web::http::header;
 use actix_web::{HttpResponse, web};
-use delivery::tracking::Link;
+use delivery::tracking::{Link, Verified};
 use diesel_async::AsyncConnection as _;
 use http_kit::ApiError;
 use http_kit::openapi::MailError;
@@ -40,6 +43,19 @@ fn not_found() -> ApiError {
     ApiError::not_found("no such link")
 }
 
+/// Whether a verified link has expired now. A version-1 token (made before links carried
+/// their expiry) lasts the configured lifetime from its email's creation; without its email
+/// it counts as expired.
+fn expired(state: &AppState, verified: &Verified, email: Option<&emails::Email>) -> bool {
+    let now = chrono::Utc::now();
+    if verified.expires_at.is_some() {
+        return verified.expired_at(now.timestamp());
+    }
+    let lifetime =
+        chrono::TimeDelta::from_std(state.tracker.lifetime()).unwrap_or(chrono::TimeDelta::MAX);
+    email.is_none_or(|e| e.created_at + lifetime < now)
+}
+
 /// The email a token stands for (the signature proves we issued it), with its project.
 async fn email_of(
     conn: &mut diesel_async::AsyncPgConnection,
@@ -59,11 +75,15 @@ pub async fn open(
     state: web::Data<AppState>,
     token: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let Some(Link::Open { email_id }) = state.tracker.verify(&token) else {
+    let Some(verified) = state.tracker.verify_token(&token) else {
+        return Err(not_found());
+    };
+    let Link::Open { email_id } = verified.link else {
         return Err(not_found());
     };
     let mut conn = store::conn(&state.pool).await?;
-    if let Some(email) = email_of(&mut conn, email_id).await? {
+    let email = email_of(&mut conn, email_id).await?;
+    if let Some(email) = email.filter(|e| !expired(&state, &verified, Some(e))) {
         conn.transaction::<_, ApiError, _>(async |conn| {
             if emails::record_open(conn, email.project_id, email.id).await? {
                 emails::add_event(
@@ -93,19 +113,32 @@ pub async fn open(
     responses(
         (status = 302, description = "Redirect to the signed destination (`Location`), an `http` or `https` URL (the scheme in any case)"),
         (status = 404, description = "Unsigned or altered token, or a destination that is not `http`/`https`: no redirect", body = MailError),
+        (status = 410, description = "The link has expired (`tracking.link_lifetime_days` after it was made; the expiry is signed into the token): a plain HTML page, no redirect", content_type = "text/html"),
     ))]
 pub async fn click(
     state: web::Data<AppState>,
     token: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let Some(Link::Click { email_id, url }) = state.tracker.verify(&token) else {
+    let Some(verified) = state.tracker.verify_token(&token) else {
         return Err(not_found());
     };
+    let Link::Click { email_id, url } = &verified.link else {
+        return Err(not_found());
+    };
+    let (email_id, url) = (*email_id, url.clone());
     if !delivery::tracking::is_web_url(&url) {
         return Err(not_found());
     }
     let mut conn = store::conn(&state.pool).await?;
-    if let Some(email) = email_of(&mut conn, email_id).await? {
+    let email = email_of(&mut conn, email_id).await?;
+    if expired(&state, &verified, email.as_ref()) {
+        return Ok(page_with(
+            actix_web::http::StatusCode::GONE,
+            "This link has expired",
+            "<p>The link you followed is too old to work any more.</p>",
+        ));
+    }
+    if let Some(email) = email {
         conn.transaction::<_, ApiError, _>(async |conn| {
             if emails::record_click(conn, email.project_id, email.id, &url).await? {
                 emails::add_event(
@@ -128,9 +161,22 @@ pub async fn click(
         .finish())
 }
 
+/// The policy of the pages served here: nothing loads, the only form posts back to this
+/// origin, and no other site may frame a page (no clickjacked unsubscribe).
+const PAGE_CSP: &str =
+    "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
 fn page(title: &str, body: &str) -> HttpResponse {
-    HttpResponse::Ok()
+    page_with(actix_web::http::StatusCode::OK, title, body)
+}
+
+fn page_with(status: actix_web::http::StatusCode, title: &str, body: &str) -> HttpResponse {
+    HttpResponse::build(status)
         .insert_header((header::CACHE_CONTROL, "no-store"))
+        .insert_header((header::X_FRAME_OPTIONS, "DENY"))
+        .insert_header((header::CONTENT_SECURITY_POLICY, PAGE_CSP))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header((header::REFERRER_POLICY, "no-referrer"))
         .content_type("text/html; charset=utf-8")
         .body(format!(
             "<!doctype html><html><head><meta charset=\"utf-8\"><title>{title}</title></head>\

@@ -38,3 +38,4 @@ mod send;
 mod sites;
 mod suppressions;
 mod templates;
+mod tenant_probes;

@@ -402,6 +402,8 @@ async fn an_unsubscribe_is_delivered_signed_retried_dead_lettered_and_replayed()
     assert_eq!(dead[0]["id"], id.as_str());
     assert_eq!(dead[0]["attempts"], 5);
     assert_eq!(dead[0]["last_status_code"], 500);
+    // The status and a fixed reason, never the target's answer (its body was "ok").
+    assert_eq!(dead[0]["last_error"], "target answered 500", "{dead:?}");
     tokio::time::sleep(Duration::from_millis(400)).await;
     assert_eq!(receiver.received().len(), 5, "no sixth attempt");
 

@@ -1132,6 +1132,13 @@ async fn a_project_smtp_host_on_an_internal_address_is_refused() {
         "169.254.169.254",
         "[::1]",
         "::ffff:192.168.0.1",
+        // IPv4-compatible, IPv4-translated and NAT64 forms of internal addresses.
+        "::127.0.0.1",
+        "[::127.0.0.1]",
+        "::10.0.0.8",
+        "::ffff:0:127.0.0.1",
+        "64:ff9b::169.254.169.254",
+        "2002:a00:8::1",
     ] {
         let err = expect_error(put(internal).await, 400, "VALIDATION_ERROR").await;
         assert_eq!(err.details["field"], "host", "{internal}: {err:?}");

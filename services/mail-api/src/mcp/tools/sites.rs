@@ -6,7 +6,7 @@ use uuid::Uuid;
 use crate::mcp::catalog::Group;
 use crate::mcp::registry::{Body, Tool, declare};
 use crate::routes::sites::{
-    BrandVoiceInput, CreateSite, UpdateSite, create_site, get_brand_voice, update_brand_voice,
+    BrandVoiceBody, CreateSite, UpdateSite, create_site, get_brand_voice, update_brand_voice,
     update_site,
 };
 
@@ -36,7 +36,9 @@ impl Validate for UpdateSiteArguments {
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct BrandVoiceArguments {
     pub site_id: Uuid,
-    pub brand_voice: BrandVoiceInput,
+    /// The whole voice, or a plain string describing it ("Friendly, concise": stored as
+    /// `guidelines`, the other fields cleared).
+    pub brand_voice: BrandVoiceBody,
 }
 
 impl Validate for BrandVoiceArguments {
@@ -87,16 +89,12 @@ pub fn tools() -> Vec<Tool> {
             "update_brand_voice",
             Group::Sites,
             "Set a site's brand voice (replaces the whole voice): tone (≤200 characters), \
-             audience (≤1,000), guidelines (≤10,000) and words_to_avoid (≤200, each ≤100).",
+             audience (≤1,000), guidelines (≤10,000) and words_to_avoid (≤200, each ≤100); \
+             or brand_voice as a plain string describing it, stored as the guidelines.",
         )
         .writes(|ctx, Body(args): Body<BrandVoiceArguments>| async move {
-            update_brand_voice(
-                &ctx.state,
-                ctx.project_id(),
-                args.site_id,
-                &args.brand_voice,
-            )
-            .await
+            let voice = args.brand_voice.into_voice();
+            update_brand_voice(&ctx.state, ctx.project_id(), args.site_id, &voice).await
         }),
     ]
 }

@@ -1,0 +1,1 @@
+ALTER TABLE sites DROP COLUMN tracking_host;

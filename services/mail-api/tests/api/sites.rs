@@ -43,7 +43,8 @@ async fn sites_are_created_and_listed_page_by_page() {
                 "from_name",
                 "id",
                 "name",
-                "slug"
+                "slug",
+                "tracking_host"
             ]
         );
         assert_eq!(site["slug"], slug);

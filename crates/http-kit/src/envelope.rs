@@ -130,8 +130,9 @@ pub async fn envelope_middleware(
         .response()
         .error()
         .is_some_and(|e| e.as_error::<ApiError>().is_some());
-    if !is_error || (!from_api_error && is_json(res.headers())) {
-        // Successes, and error answers a handler deliberately wrote as JSON (e.g. `/readyz`).
+    if !is_error || (!from_api_error && written_on_purpose(res.headers())) {
+        // Successes, and error answers a handler deliberately wrote as JSON (e.g. `/readyz`)
+        // or as a page for a person's browser (the OAuth pages' error pages).
         return Ok(res.map_body(|_, body| EitherBody::left(body.boxed())));
     }
     let api = to_api_error(res.status(), res.response().error(), Some(res.headers()));
@@ -197,11 +198,11 @@ fn to_api_error(
     }
 }
 
-fn is_json(headers: &HeaderMap) -> bool {
+fn written_on_purpose(headers: &HeaderMap) -> bool {
     headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/json"))
+        .is_some_and(|v| v.starts_with("application/json") || v.starts_with("text/html"))
 }
 
 fn copy_extra_headers(from: &HeaderMap, to: &mut HeaderMap) {

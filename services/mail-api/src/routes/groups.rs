@@ -160,32 +160,38 @@ pub const ROUTE_GROUPS: &[(&str, &str, &[Group])] = &[
     ("DELETE", "/api/v1/chat-alerts", &[Webhooks]),
 ];
 
-type Table = HashMap<(&'static str, &'static str), &'static [Group]>;
+/// By path: each method's groups.
+type Table = HashMap<&'static str, Vec<(&'static str, &'static [Group])>>;
 
 fn table() -> &'static Table {
     static TABLE: OnceLock<Table> = OnceLock::new();
     TABLE.get_or_init(|| {
-        ROUTE_GROUPS
-            .iter()
-            .map(|(method, path, groups)| ((*method, *path), *groups))
-            .collect()
+        let mut table = Table::new();
+        for (method, path, groups) in ROUTE_GROUPS {
+            table.entry(*path).or_default().push((*method, *groups));
+        }
+        table
     })
 }
 
 /// The groups of the route `method path` (the path as registered, `/api/v1/sites/{id}`);
 /// `None` for a route the table does not know.
-pub fn groups_of(method: &Method, path: &str) -> Option<&'static [Group]> {
-    let method = if method == Method::HEAD {
+pub fn groups_of(method: &str, path: &str) -> Option<&'static [Group]> {
+    let method = if method == Method::HEAD.as_str() {
         "GET"
     } else {
-        method.as_str()
+        method
     };
-    table().get(&(method, path)).copied()
+    table()
+        .get(path)?
+        .iter()
+        .find(|(m, _)| *m == method)
+        .map(|(_, groups)| *groups)
 }
 
 /// Whether `caller` may call the route `method pattern`: a key not limited to groups may
 /// call every route; a limited key the routes of its groups only.
-pub fn allowed(caller: &Caller, method: &Method, pattern: &str) -> bool {
+pub fn allowed(caller: &Caller, method: &str, pattern: &str) -> bool {
     let Some(limited) = caller.tool_groups.as_ref() else {
         return true;
     };
@@ -194,7 +200,7 @@ pub fn allowed(caller: &Caller, method: &Method, pattern: &str) -> bool {
             .iter()
             .any(|g| limited.iter().any(|l| l == g.as_str())),
         // Another method of a known path: the route answers 405 itself.
-        None => ROUTE_GROUPS.iter().any(|(_, path, _)| *path == pattern),
+        None => table().contains_key(pattern),
     }
 }
 
@@ -206,7 +212,7 @@ pub async fn enforce(
     let refused = {
         let extensions = req.extensions();
         match (extensions.get::<Caller>(), req.match_pattern()) {
-            (Some(caller), Some(pattern)) => !allowed(caller, req.method(), &pattern),
+            (Some(caller), Some(pattern)) => !allowed(caller, req.method().as_str(), &pattern),
             _ => false,
         }
     };

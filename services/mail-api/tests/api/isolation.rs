@@ -869,7 +869,7 @@ async fn a_key_limited_to_one_group_reaches_only_that_groups_routes() {
     assert!(operations.len() >= 100, "{}", operations.len());
     let mut problems = Vec::new();
     for op in &operations {
-        if groups_of(&op.method, &op.path).is_none() {
+        if groups_of(op.method.as_str(), &op.path).is_none() {
             problems.push(format!("{} {} has no tool group", op.method, op.path));
         }
     }
@@ -902,7 +902,7 @@ async fn a_key_limited_to_one_group_reaches_only_that_groups_routes() {
         .await
         .unwrap();
         for op in &operations {
-            let inside = groups_of(&op.method, &op.path).is_some_and(|g| g.contains(&group));
+            let inside = groups_of(op.method.as_str(), &op.path).is_some_and(|g| g.contains(&group));
             let path = op.params.iter().filter(|p| p.location == "path").fold(
                 op.path.clone(),
                 |path, p| {

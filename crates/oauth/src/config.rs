@@ -95,7 +95,6 @@ pub struct OAuthSettings {
     pub register_window_secs: u64,
 }
 
-
 fn yes() -> bool {
     true
 }

@@ -546,9 +546,7 @@ pub fn acceptable_redirect_uri(uri: &str) -> bool {
 }
 
 fn private_use_scheme(scheme: &str) -> bool {
-    scheme.len() >= 2
-        && !REFUSED_SCHEMES.contains(&scheme)
-        && !scheme.ends_with("script")
+    scheme.len() >= 2 && !REFUSED_SCHEMES.contains(&scheme) && !scheme.ends_with("script")
 }
 
 pub async fn register(

@@ -96,7 +96,11 @@ fn in_network(ip: IpAddr, network: IpAddr, bits: u8) -> bool {
 
 /// The origin (`scheme://host[:port]`) of links answered to `req`; `None` when nothing names
 /// one that can be trusted.
-pub fn public_origin(configured: &str, proxies: &TrustedProxies, req: &HttpRequest) -> Option<String> {
+pub fn public_origin(
+    configured: &str,
+    proxies: &TrustedProxies,
+    req: &HttpRequest,
+) -> Option<String> {
     let configured = configured.trim_end_matches('/');
     if !configured.is_empty() {
         return Some(configured.to_owned());
@@ -217,6 +221,10 @@ mod tests {
         assert!(TrustedProxies::parse("").unwrap().0.is_empty());
         assert!(TrustedProxies::parse("10.0.0.0/33").is_err());
         assert!(TrustedProxies::parse("proxy.example").is_err());
-        assert!(TrustedProxies::parse("0.0.0.0/0").unwrap().contains("1.2.3.4".parse().unwrap()));
+        assert!(
+            TrustedProxies::parse("0.0.0.0/0")
+                .unwrap()
+                .contains("1.2.3.4".parse().unwrap())
+        );
     }
 }

@@ -397,8 +397,9 @@ pub async fn create_api_key(
     })
 }
 
-/// Create an API key (admin scope); the secret is shown once. A key never creates a key
-/// broader than itself: a scope it lacks, a tool group outside its own, or an expiry later
+/// Create an API key (admin scope); the secret is shown once.
+///
+/// A key never creates a key broader than itself: a scope it lacks, a tool group outside its own, or an expiry later
 /// than its own answers 403 `KEY_BROADER_THAN_CREATOR`; left out, `tool_groups` and
 /// `expires_at` are the creating key's.
 #[utoipa::path(

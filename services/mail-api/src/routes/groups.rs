@@ -100,7 +100,11 @@ pub const ROUTE_GROUPS: &[(&str, &str, &[Group])] = &[
     ("DELETE", "/api/v1/campaign-steps/{id}", &[Campaigns]),
     ("GET", "/api/v1/campaigns/{id}/enrollments", &[Campaigns]),
     ("POST", "/api/v1/campaigns/{id}/enrollments", &[Campaigns]),
-    ("POST", "/api/v1/campaigns/{id}/segment-enrollments", &[Campaigns]),
+    (
+        "POST",
+        "/api/v1/campaigns/{id}/segment-enrollments",
+        &[Campaigns],
+    ),
     (
         "GET",
         "/api/v1/campaigns/{id}/enrollments/{contact_id}",
@@ -154,7 +158,11 @@ pub const ROUTE_GROUPS: &[(&str, &str, &[Group])] = &[
     ("PATCH", "/api/v1/webhook-subscriptions/{id}", &[Webhooks]),
     ("DELETE", "/api/v1/webhook-subscriptions/{id}", &[Webhooks]),
     ("GET", "/api/v1/webhook-deliveries", &[Webhooks]),
-    ("POST", "/api/v1/webhook-deliveries/{id}/replay", &[Webhooks]),
+    (
+        "POST",
+        "/api/v1/webhook-deliveries/{id}/replay",
+        &[Webhooks],
+    ),
     ("GET", "/api/v1/chat-alerts", &[Webhooks]),
     ("PUT", "/api/v1/chat-alerts", &[Webhooks]),
     ("DELETE", "/api/v1/chat-alerts", &[Webhooks]),

@@ -277,7 +277,11 @@ async fn answer(res: reqwest::Response) -> (u16, serde_json::Value) {
 /// A 403 `code`, printing the answer otherwise.
 async fn assert_forbidden(res: reqwest::Response, code: &str, what: &str) {
     let (status, body) = answer(res).await;
-    assert_eq!((status, body["code"].as_str()), (403, Some(code)), "{what}: {status} {body}");
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (403, Some(code)),
+        "{what}: {status} {body}"
+    );
 }
 
 /// Tool groups hold on REST as on MCP: a key limited to `contacts` reads no template, creates
@@ -319,9 +323,7 @@ async fn a_key_limited_to_tool_groups_is_held_to_them_on_rest() {
     }
     let keys = json(h.get_with(&tenant.admin, "/api/v1/api-keys").await).await;
     assert_eq!(keys["keys"].as_array().unwrap().len(), 5, "{keys}");
-    let sent = h
-        .query("SELECT count(*)::text FROM email_log")
-        .await;
+    let sent = h.query("SELECT count(*)::text FROM email_log").await;
     assert_eq!(sent, ["0"]);
 
     // Its own group's routes answer.
@@ -329,7 +331,10 @@ async fn a_key_limited_to_tool_groups_is_held_to_them_on_rest() {
     assert_eq!(status, 200, "{body}");
     let (status, body) = answer(
         limited
-            .post("/api/v1/contacts", &json!({"email": "in-group@example.com"}))
+            .post(
+                "/api/v1/contacts",
+                &json!({"email": "in-group@example.com"}),
+            )
             .await,
     )
     .await;
@@ -374,8 +379,10 @@ async fn a_key_never_creates_a_key_broader_than_itself() {
 
     // Narrower is fine.
     let (status, made) = answer(
-        create(json!({"name": "narrower", "scope": "read", "tool_groups": ["templates"],
-            "expires_at": chrono::Utc::now() + chrono::Duration::days(1)}))
+        create(
+            json!({"name": "narrower", "scope": "read", "tool_groups": ["templates"],
+            "expires_at": chrono::Utc::now() + chrono::Duration::days(1)}),
+        )
         .await,
     )
     .await;
@@ -388,8 +395,12 @@ async fn a_key_never_creates_a_key_broader_than_itself() {
         json!({"name": "wider", "tool_groups": ["data", "contacts"]}),
         json!({"name": "later", "expires_at": expiry + chrono::Duration::days(1)}),
     ] {
-        assert_forbidden(create(body.clone()).await, "KEY_BROADER_THAN_CREATOR", &body.to_string())
-            .await;
+        assert_forbidden(
+            create(body.clone()).await,
+            "KEY_BROADER_THAN_CREATOR",
+            &body.to_string(),
+        )
+        .await;
     }
     let (status, body) = answer(
         h.tool(
@@ -400,7 +411,11 @@ async fn a_key_never_creates_a_key_broader_than_itself() {
         .await,
     )
     .await;
-    assert_eq!((status, body["code"].as_str()), (403, Some("KEY_BROADER_THAN_CREATOR")), "{body}");
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (403, Some("KEY_BROADER_THAN_CREATOR")),
+        "{body}"
+    );
     let keys = json(h.get_with(&tenant.admin, "/api/v1/api-keys").await).await;
     let names: Vec<&str> = keys["keys"]
         .as_array()
@@ -410,7 +425,15 @@ async fn a_key_never_creates_a_key_broader_than_itself() {
         .collect();
     assert_eq!(
         names,
-        ["test", "test", "test", "limited admin", "inherits", "narrower", "tool creator"]
+        [
+            "test",
+            "test",
+            "test",
+            "limited admin",
+            "inherits",
+            "narrower",
+            "tool creator"
+        ]
     );
 
     // A write key reaches no key route at all; an unlimited admin key mints what it asks.
@@ -424,12 +447,18 @@ async fn a_key_never_creates_a_key_broader_than_itself() {
     .await;
     let (status, made) = answer(
         h.api(&tenant.admin)
-            .post("/api/v1/api-keys", &json!({"name": "full", "scope": "admin"}))
+            .post(
+                "/api/v1/api-keys",
+                &json!({"name": "full", "scope": "admin"}),
+            )
             .await,
     )
     .await;
     assert_eq!(status, 201, "{made}");
-    assert_eq!((made["tool_groups"].clone(), made["expires_at"].clone()), (json!(null), json!(null)));
+    assert_eq!(
+        (made["tool_groups"].clone(), made["expires_at"].clone()),
+        (json!(null), json!(null))
+    );
     h.stop().await;
 }
 

@@ -878,7 +878,9 @@ async fn a_key_limited_to_one_group_reaches_only_that_groups_routes() {
             .iter()
             .any(|op| op.method.as_str() == *method && op.path == *path)
         {
-            problems.push(format!("{method} {path} is not an operation of the document"));
+            problems.push(format!(
+                "{method} {path} is not an operation of the document"
+            ));
         }
     }
     let mut groups: Vec<_> = ROUTE_GROUPS
@@ -902,7 +904,8 @@ async fn a_key_limited_to_one_group_reaches_only_that_groups_routes() {
         .await
         .unwrap();
         for op in &operations {
-            let inside = groups_of(op.method.as_str(), &op.path).is_some_and(|g| g.contains(&group));
+            let inside =
+                groups_of(op.method.as_str(), &op.path).is_some_and(|g| g.contains(&group));
             let path = op.params.iter().filter(|p| p.location == "path").fold(
                 op.path.clone(),
                 |path, p| {

@@ -332,7 +332,10 @@ async fn plain_pkce_and_unregistered_redirects_are_refused() {
     assert_eq!(res.status(), StatusCode::BAD_REQUEST);
     assert!(res.headers().get("location").is_none());
     let page = res.text().await.unwrap();
-    assert!(page.contains("redirect_uri is missing or not registered"), "{page}");
+    assert!(
+        page.contains("redirect_uri is missing or not registered"),
+        "{page}"
+    );
 
     // An unknown client neither: a person's browser gets an error page (400), not JSON.
     let res = http
@@ -513,7 +516,12 @@ async fn a_disabled_account_loses_its_grants_and_cannot_sign_in() {
 
 /// `POST /mcp` of one JSON-RPC request `method` with `token`: (status, `WWW-Authenticate`,
 /// body).
-pub async fn mcp_rpc(h: &Harness, token: &str, method: &str, params: Value) -> (u16, String, Value) {
+pub async fn mcp_rpc(
+    h: &Harness,
+    token: &str,
+    method: &str,
+    params: Value,
+) -> (u16, String, Value) {
     let res = h
         .http
         .post(h.server.url("/mcp"))
@@ -531,7 +539,11 @@ pub async fn mcp_rpc(h: &Harness, token: &str, method: &str, params: Value) -> (
         .map(|v| v.to_str().unwrap().to_owned())
         .unwrap_or_default();
     let text = res.text().await.unwrap();
-    (status, challenge, serde_json::from_str(&text).unwrap_or(json!(text)))
+    (
+        status,
+        challenge,
+        serde_json::from_str(&text).unwrap_or(json!(text)),
+    )
 }
 
 /// RFC 8707: a token works on the resource its grant was issued for and nowhere else.
@@ -549,7 +561,12 @@ async fn a_token_works_only_on_the_resource_it_was_issued_for() {
     // The /mcp token on /mcp, and the REST token on the REST API.
     let (status, _, body) = mcp_rpc(&h, for_mcp, "tools/list", json!({})).await;
     assert_eq!(status, 200, "{body}");
-    assert!(body["result"]["tools"].as_array().is_some_and(|t| !t.is_empty()), "{body}");
+    assert!(
+        body["result"]["tools"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty()),
+        "{body}"
+    );
     assert_eq!(sites_status(&h, rest).await, StatusCode::OK);
 
     // Crossed over: 401 invalid_token, before anything runs.
@@ -560,14 +577,20 @@ async fn a_token_works_only_on_the_resource_it_was_issued_for() {
         .send()
         .await
         .unwrap();
-    let challenge = res.headers()["www-authenticate"].to_str().unwrap().to_owned();
+    let challenge = res.headers()["www-authenticate"]
+        .to_str()
+        .unwrap()
+        .to_owned();
     let err = expect_error(res, 401, "UNAUTHORIZED").await;
     assert!(err.message.contains("/mcp"), "{err:?}");
     assert_eq!(challenge, "Bearer error=\"invalid_token\"");
     let (status, challenge, body) = mcp_rpc(&h, rest, "tools/list", json!({})).await;
     assert_eq!(status, 401, "{body}");
     assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
-    assert!(challenge.starts_with("Bearer resource_metadata="), "{challenge}");
+    assert!(
+        challenge.starts_with("Bearer resource_metadata="),
+        "{challenge}"
+    );
     // Nor the REST mirror of the tools, which is neither resource.
     let res = h
         .http
@@ -609,9 +632,12 @@ async fn the_public_origin_is_never_taken_from_an_untrusted_host() {
     let text = res.text().await.unwrap();
     assert_eq!(status, StatusCode::MISDIRECTED_REQUEST, "{text}");
     assert!(!text.contains("evil"), "{text}");
-    let res = get("/.well-known/oauth-protected-resource/mcp", &[("host", "evil.example")])
-        .await
-        .unwrap();
+    let res = get(
+        "/.well-known/oauth-protected-resource/mcp",
+        &[("host", "evil.example")],
+    )
+    .await
+    .unwrap();
     assert_eq!(res.status(), StatusCode::MISDIRECTED_REQUEST);
 
     // Forwarded headers from a peer that is no configured proxy change nothing.
@@ -644,12 +670,16 @@ async fn the_public_origin_is_never_taken_from_an_untrusted_host() {
         .await
         .unwrap();
     let challenge = res.headers()["www-authenticate"].to_str().unwrap();
-    assert!(!challenge.contains("evil") && challenge.contains(base.as_str()), "{challenge}");
+    assert!(
+        !challenge.contains("evil") && challenge.contains(base.as_str()),
+        "{challenge}"
+    );
 
     // A configured proxy's forwarded host is believed; a configured issuer wins over all.
     let proxied = Harness::with(|url| {
         let mut settings = crate::common::settings(url);
-        settings.oauth.trusted_proxies = oauth::origin::TrustedProxies::parse("127.0.0.0/8").unwrap();
+        settings.oauth.trusted_proxies =
+            oauth::origin::TrustedProxies::parse("127.0.0.0/8").unwrap();
         settings
     })
     .await;
@@ -739,7 +769,10 @@ async fn a_line_break_in_the_sign_in_request_is_400_and_starts_no_session() {
     assert!(res.headers().get("set-cookie").is_none());
     let text = res.text().await.unwrap();
     assert_eq!(status, StatusCode::BAD_REQUEST, "{text}");
-    assert_eq!(h.query("SELECT count(*)::text FROM oauth_sessions").await, ["0"]);
+    assert_eq!(
+        h.query("SELECT count(*)::text FROM oauth_sessions").await,
+        ["0"]
+    );
 }
 
 /// Native apps (RFC 8252 §7.1) register private-use scheme redirects and get their code
@@ -761,7 +794,12 @@ async fn native_apps_register_private_use_scheme_redirects() {
         .set_pkce_challenge(challenge)
         .url();
     let back = Browser::new()
-        .approve(&h.server.base, "/oauth/authorize", url.as_str(), (EMAIL, PASSWORD))
+        .approve(
+            &h.server.base,
+            "/oauth/authorize",
+            url.as_str(),
+            (EMAIL, PASSWORD),
+        )
         .await;
     assert!(back.as_str().starts_with(CURSOR), "{back}");
     let code = back

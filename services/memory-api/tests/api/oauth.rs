@@ -323,7 +323,10 @@ async fn code_and_request_errors_answer_the_rfc_codes() {
     // A person's browser gets an error page, not JSON.
     assert_eq!(res.headers()["content-type"], "text/html; charset=utf-8");
     let page = res.text().await.unwrap();
-    assert!(page.contains("redirect_uri is missing or not registered"), "{page}");
+    assert!(
+        page.contains("redirect_uri is missing or not registered"),
+        "{page}"
+    );
 
     // Registering an unacceptable redirect URI.
     let res = h
@@ -795,7 +798,13 @@ async fn the_public_origin_is_never_taken_from_an_untrusted_host() {
     let h = harness().await;
     let base = &h.server.base;
     let meta = h.server.url("/.well-known/oauth-authorization-server");
-    let res = h.http.get(&meta).header("host", "evil.example").send().await.unwrap();
+    let res = h
+        .http
+        .get(&meta)
+        .header("host", "evil.example")
+        .send()
+        .await
+        .unwrap();
     let status = res.status();
     let text = res.text().await.unwrap();
     assert_eq!(status, StatusCode::MISDIRECTED_REQUEST, "{text}");

@@ -264,6 +264,7 @@ impl<S: CredentialStore> Authenticator<S> {
             origin: Origin::FirstParty,
             environment: Environment::Live,
             tool_groups: None,
+            audience: None,
         })
     }
 
@@ -418,6 +419,7 @@ mod tests {
                     origin: Origin::FirstParty,
                     environment: Environment::Live,
                     tool_groups: None,
+                    audience: None,
                 },
                 key_hash: hash.to_vec(),
                 expires_at: None,
@@ -454,6 +456,7 @@ mod tests {
                 origin: Origin::FirstParty,
                 environment: Environment::Live,
                 tool_groups: None,
+                audience: None,
             },
             key_hash: store.hash.to_vec(),
             expires_at: None,

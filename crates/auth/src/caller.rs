@@ -119,9 +119,21 @@ pub struct Caller {
     pub environment: Environment,
     /// Mail keys limited to some MCP tool groups; `None` means all.
     pub tool_groups: Option<Arc<[String]>>,
+    /// The path under which an OAuth access token may be used (`/mcp`, `/api/v1`): the RFC 8707
+    /// resource its grant was issued for. `None`: any path.
+    pub audience: Option<Arc<str>>,
 }
 
 impl Caller {
+    /// Whether the credential may be used on `path`: within its audience, if it has one.
+    pub fn may_use_on(&self, path: &str) -> bool {
+        self.audience.as_deref().is_none_or(|audience| {
+            let audience = audience.trim_end_matches('/');
+            path.strip_prefix(audience)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        })
+    }
+
     pub fn require_scope(&self, scope: Scope) -> Result<(), ApiError> {
         if self.scopes.contains(scope) {
             Ok(())

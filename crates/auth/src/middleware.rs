@@ -62,6 +62,23 @@ pub async fn gate(
         }
     };
 
+    if !caller.may_use_on(req.path()) {
+        // RFC 6750 §3.1: a token presented to a resource it was not issued for is invalid.
+        let challenge = (gate.challenge)(&req);
+        let challenge = match challenge.as_str() {
+            "Bearer" => "Bearer error=\"invalid_token\"".to_owned(),
+            _ => format!("{challenge}, error=\"invalid_token\""),
+        };
+        let mut res = req.error_response(ApiError::unauthorized(format!(
+            "this token was issued for another resource ({}); get one for this resource",
+            caller.audience.as_deref().unwrap_or_default()
+        )));
+        if let Ok(value) = HeaderValue::from_str(&challenge) {
+            res.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+        }
+        return Ok(res.map_into_right_body());
+    }
+
     let (key, quotas) = gate.policy.quotas(&caller, &req);
     let decision = if quotas.is_empty() {
         None

@@ -20,8 +20,10 @@ pub struct Paths {
 pub struct OAuthConfig {
     /// The service's name on the pages.
     pub service_name: &'static str,
-    /// The public base URL (`https://mail.example.com`); empty: the request's scheme and host.
+    /// The public base URL (`https://mail.example.com`); empty: see [`crate::origin`].
     pub issuer: String,
+    /// Whose forwarded headers name the public origin when `issuer` is empty.
+    pub trusted_proxies: crate::origin::TrustedProxies,
     pub paths: Paths,
     /// The bearer credential an access token is.
     pub access_kind: CredentialKind,
@@ -45,6 +47,9 @@ pub struct OAuthConfig {
     pub sign_in_per_account: u64,
     pub sign_in_per_address: u64,
     pub sign_in_window: Duration,
+    /// Dynamic client registrations per address in [`Self::register_window`].
+    pub register_per_address: u64,
+    pub register_window: Duration,
 }
 
 pub const CODE_TTL: Duration = Duration::from_secs(60);
@@ -66,9 +71,14 @@ pub trait OAuthHost: Send + Sync + 'static {
 /// The deployment's settings (`<SERVICE>_OAUTH__…`).
 #[derive(Debug, Clone, serde::Deserialize)]
 pub struct OAuthSettings {
-    /// The public base URL, the issuer of the metadata; empty: the request's scheme and host.
+    /// The public base URL, the issuer of the metadata; empty: the origin a trusted proxy
+    /// forwards, else a loopback `Host` only ([`crate::origin`]).
     #[serde(default)]
     pub issuer: String,
+    /// Proxies whose `Forwarded` / `X-Forwarded-*` headers are believed, comma-separated
+    /// addresses or CIDRs; empty (the default): none.
+    #[serde(default)]
+    pub trusted_proxies: crate::origin::TrustedProxies,
     /// `Secure` on the sign-in cookies; turn off only for local HTTP.
     #[serde(default = "yes")]
     pub secure_cookies: bool,
@@ -78,6 +88,11 @@ pub struct OAuthSettings {
     pub sign_in_per_address: u64,
     #[serde(default = "window")]
     pub sign_in_window_secs: u64,
+    /// Dynamic client registrations per address in `register_window_secs`.
+    #[serde(default = "register_per_address")]
+    pub register_per_address: u64,
+    #[serde(default = "register_window")]
+    pub register_window_secs: u64,
 }
 
 fn yes() -> bool {
@@ -92,15 +107,24 @@ fn per_address() -> u64 {
 fn window() -> u64 {
     900
 }
+fn register_per_address() -> u64 {
+    20
+}
+fn register_window() -> u64 {
+    3600
+}
 
 impl Default for OAuthSettings {
     fn default() -> Self {
         Self {
             issuer: String::new(),
+            trusted_proxies: crate::origin::TrustedProxies::default(),
             secure_cookies: true,
             sign_in_per_account: per_account(),
             sign_in_per_address: per_address(),
             sign_in_window_secs: window(),
+            register_per_address: register_per_address(),
+            register_window_secs: register_window(),
         }
     }
 }

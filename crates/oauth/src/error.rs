@@ -51,6 +51,20 @@ impl OAuthError {
     pub fn invalid_client_metadata(d: impl Into<String>) -> Self {
         Self::new("invalid_client_metadata", 400, d)
     }
+    /// No public origin can be trusted for this request (421 Misdirected Request): the
+    /// deployment names none and the request's host is not a loopback one.
+    pub fn no_public_origin() -> Self {
+        Self::new(
+            "invalid_request",
+            421,
+            "this server has no public origin for the host this request names: configure its \
+             public base URL (OAUTH__ISSUER) or its trusted proxies (OAUTH__TRUSTED_PROXIES)",
+        )
+    }
+    /// Too many requests from one address (RFC 6749's `temporarily_unavailable`).
+    pub fn too_many_requests(d: impl Into<String>) -> Self {
+        Self::new("temporarily_unavailable", 429, d)
+    }
     pub fn server_error() -> Self {
         Self::new(
             "server_error",

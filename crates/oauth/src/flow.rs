@@ -482,17 +482,71 @@ pub const MAX_CLIENT_NAME: usize = 200;
 pub const AUTH_METHODS: &[&str] = &["none", "client_secret_post", "client_secret_basic"];
 pub const GRANT_TYPES: &[&str] = &["authorization_code", "refresh_token"];
 
-/// What a registered redirect URI looks like: `https` to a host name, or `http` to a loopback
-/// host (native apps, RFC 8252); an optional port and path; no query, no fragment.
+/// What a web redirect URI looks like: `https` to a host name, or `http` to a loopback host
+/// (native apps, RFC 8252 §7.3); an optional port and path; no query, no fragment.
 pub const REDIRECT_URI_PATTERN: &str = r"^(https://[a-z0-9.-]+|http://(127\.0\.0\.1|localhost|\[::1\]))(:[0-9]{1,5})?(/[A-Za-z0-9._~/-]*)?$";
 
-/// A redirect URI a client may register: [`REDIRECT_URI_PATTERN`], and a URL.
+/// What the OpenAPI document states of a redirect URI: [`REDIRECT_URI_PATTERN`], or a
+/// private-use scheme and a path (the refused schemes are named in the description).
+pub const DOCUMENTED_REDIRECT_URI_PATTERN: &str = r"^((https://[a-z0-9.-]+|http://(127\.0\.0\.1|localhost|\[::1\]))(:[0-9]{1,5})?(/[A-Za-z0-9._~/-]*)?|[a-z][a-z0-9+.-]+:/[A-Za-z0-9._~/-]*)$";
+
+/// Schemes a redirect URI may never use: the web's own (other than https and loopback http,
+/// checked by [`REDIRECT_URI_PATTERN`]), and those that run, read or embed something in the
+/// browser rather than hand the code to an app.
+pub const REFUSED_SCHEMES: &[&str] = &[
+    "http",
+    "https",
+    "javascript",
+    "vbscript",
+    "data",
+    "file",
+    "about",
+    "blob",
+    "filesystem",
+    "view-source",
+    "ws",
+    "wss",
+    "ftp",
+    "ftps",
+    "mailto",
+    "tel",
+    "sms",
+    "jar",
+    "chrome",
+    "chrome-extension",
+    "moz-extension",
+    "resource",
+];
+
+/// A redirect URI a client may register: a web one ([`REDIRECT_URI_PATTERN`]), or a native
+/// app's private-use scheme (RFC 8252 §7.1: `cursor://anysphere.cursor-mcp/oauth/callback`,
+/// `com.example.app:/callback`) that is none of [`REFUSED_SCHEMES`]; a URL without query or
+/// fragment either way.
 pub fn acceptable_redirect_uri(uri: &str) -> bool {
     static PATTERN: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let pattern = PATTERN.get_or_init(|| {
         regex::Regex::new(REDIRECT_URI_PATTERN).expect("the redirect URI pattern compiles")
     });
-    uri.len() <= MAX_URI_LEN && pattern.is_match(uri) && url::Url::parse(uri).is_ok()
+    if uri.len() > MAX_URI_LEN {
+        return false;
+    }
+    let Ok(url) = url::Url::parse(uri) else {
+        return false;
+    };
+    if matches!(url.scheme(), "http" | "https") {
+        return pattern.is_match(uri);
+    }
+    // Written exactly as parsed (a lowercase scheme, nothing dropped or escaped), and a path
+    // after the scheme (`scheme:/…` or `scheme://…`), not an opaque `scheme:anything`.
+    private_use_scheme(url.scheme())
+        && url.query().is_none()
+        && url.fragment().is_none()
+        && !url.cannot_be_a_base()
+        && url.as_str() == uri
+}
+
+fn private_use_scheme(scheme: &str) -> bool {
+    scheme.len() >= 2 && !REFUSED_SCHEMES.contains(&scheme) && !scheme.ends_with("script")
 }
 
 pub async fn register(
@@ -507,7 +561,8 @@ pub async fn register(
     }
     if let Some(bad) = redirect_uris.iter().find(|u| !acceptable_redirect_uri(u)) {
         return Err(OAuthError::invalid_redirect_uri(format!(
-            "{bad} is not an acceptable redirect URI (https, or http to a loopback host; no query or fragment)"
+            "{bad} is not an acceptable redirect URI (https, http to a loopback host, or a \
+             native app's private-use scheme; no query or fragment)"
         )));
     }
     let method = req
@@ -587,5 +642,30 @@ mod tests {
         assert!(!ok("javascript:alert(1)"));
         assert!(!ok("http://127.0.0.1:99999/cb"));
         assert!(!ok(""));
+    }
+
+    #[test]
+    fn native_app_schemes() {
+        assert!(ok("cursor://anysphere.cursor-mcp/oauth/callback"));
+        assert!(ok("com.example.app:/oauth2redirect"));
+        assert!(ok("vscode://vscode.github-authentication/did-authenticate"));
+        for refused in [
+            "javascript://%0aalert(1)",
+            "JavaScript:alert(1)",
+            "data:text/html,<script>alert(1)</script>",
+            "file:///etc/passwd",
+            "vbscript:msgbox(1)",
+            "about:blank",
+            "blob:https://app.example.com/uuid",
+            "view-source:https://app.example.com/",
+            "livescript:x",
+            "ws://127.0.0.1/cb",
+            "cursor://anysphere.cursor-mcp/cb?x=1",
+            "cursor://anysphere.cursor-mcp/cb#f",
+            "cursor://anysphere.cursor-mcp/c b",
+            "x:/cb",
+        ] {
+            assert!(!ok(refused), "{refused}");
+        }
     }
 }

@@ -15,6 +15,7 @@ pub mod error;
 pub mod flow;
 pub mod metadata;
 pub mod openapi;
+pub mod origin;
 pub mod pages;
 pub mod password;
 pub mod pkce;
@@ -40,4 +41,13 @@ pub fn new_secret(prefix: &str) -> (String, [u8; 32]) {
     let plaintext = format!("{prefix}{}", random_hex());
     let hash = store::sha256(plaintext.as_bytes());
     (plaintext, hash)
+}
+
+/// The path of a resource URL (`https://mail.example.com/mcp` → `/mcp`), under which the
+/// tokens of a grant for it may be used; an unparsable resource gives a path nothing is under.
+pub fn resource_path(resource: &str) -> String {
+    match url::Url::parse(resource) {
+        Ok(url) => url.path().to_owned(),
+        Err(_) => "\u{0}".to_owned(),
+    }
 }

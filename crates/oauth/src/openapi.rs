@@ -113,8 +113,13 @@ pub enum ResponseType {
 /// RFC 7591 client metadata (other members are ignored).
 #[derive(ToSchema)]
 pub struct RegistrationRequest {
-    /// `https` URIs, or `http` to a loopback host (`127.0.0.1`, `localhost`, `[::1]`); an
-    /// optional port and path, no query, no fragment.
+    /// `https` URIs, `http` to a loopback host (`127.0.0.1`, `localhost`, `[::1]`), or a native
+    /// app's private-use scheme (RFC 8252 §7.1, `cursor://anysphere.cursor-mcp/oauth/callback`,
+    /// `com.example.app:/callback`); an optional port and path, no query, no fragment.
+    /// Refused schemes: `javascript`, `vbscript` (any `…script`), `data`, `file`, `about`,
+    /// `blob`, `filesystem`, `view-source`, `ws`, `wss`, `ftp`, `ftps`, `mailto`, `tel`, `sms`,
+    /// `jar`, `chrome`, `chrome-extension`, `moz-extension`, `resource`, and plain `http` to
+    /// any other host.
     #[schema(schema_with = redirect_uris_schema)]
     pub redirect_uris: Vec<String>,
     #[schema(min_length = 1, max_length = 200)]
@@ -136,7 +141,7 @@ fn redirect_uris_schema() -> utoipa::openapi::schema::Array {
                 .schema_type(Type::String)
                 .min_length(Some(1))
                 .max_length(Some(crate::flow::MAX_URI_LEN))
-                .pattern(Some(crate::flow::REDIRECT_URI_PATTERN)),
+                .pattern(Some(crate::flow::DOCUMENTED_REDIRECT_URI_PATTERN)),
         )
         .min_items(Some(1))
         .max_items(Some(crate::flow::MAX_REDIRECT_URIS))

@@ -69,15 +69,25 @@ fn json_no_store(
         .json(body)
 }
 
+/// The public origin of `req`, or the 421 that says none can be trusted.
+fn base(oauth: &OAuth, req: &HttpRequest) -> Result<String, OAuthError> {
+    web_util::base_url(oauth, req).ok_or_else(OAuthError::no_public_origin)
+}
+
 async fn server_metadata<S: OAuthHost>(state: web::Data<S>, req: HttpRequest) -> HttpResponse {
     let oauth = state.oauth();
-    let base = web_util::base_url(oauth, &req);
-    HttpResponse::Ok().json(crate::metadata::authorization_server(oauth, &base))
+    match base(oauth, &req) {
+        Ok(base) => HttpResponse::Ok().json(crate::metadata::authorization_server(oauth, &base)),
+        Err(err) => err.response(),
+    }
 }
 
 async fn resource_metadata<S: OAuthHost>(state: web::Data<S>, req: HttpRequest) -> HttpResponse {
     let oauth = state.oauth();
-    let base = web_util::base_url(oauth, &req);
+    let base = match base(oauth, &req) {
+        Ok(base) => base,
+        Err(err) => return err.response(),
+    };
     let suffix = req
         .path()
         .strip_prefix("/.well-known/oauth-protected-resource")
@@ -167,8 +177,34 @@ async fn authorize<S: OAuthHost>(state: web::Data<S>, req: HttpRequest) -> HttpR
     let oauth = state.oauth();
     match authorize_page(oauth, &req, req.query_string(), None).await {
         Ok(res) => res,
-        Err(err) => err.response(),
+        Err(err) => error_page(&err),
     }
+}
+
+/// A refused request of a person's browser, as a page (never a redirect): an unknown client
+/// is a bad request here (400), not a failed client authentication (401).
+pub(crate) fn error_page(err: &OAuthError) -> HttpResponse {
+    let status = match err.status {
+        401 => 400,
+        other => other,
+    };
+    html(
+        actix_web::http::StatusCode::from_u16(status)
+            .unwrap_or(actix_web::http::StatusCode::BAD_REQUEST),
+        pages::message("This request cannot be completed", &err.error_description),
+    )
+}
+
+/// The authorization request a form carries, checked and written again in canonical form
+/// (percent-encoded ASCII, so it can go into a `Location`); 400 when it is not one.
+fn form_request(request: &str) -> Result<(AuthorizeRequest, String), OAuthError> {
+    let malformed = || OAuthError::invalid_request("the authorization request is malformed");
+    if request.chars().any(char::is_control) {
+        return Err(malformed());
+    }
+    let parsed: AuthorizeRequest = serde_urlencoded::from_str(request).map_err(|_| malformed())?;
+    let canonical = serde_urlencoded::to_string(&parsed).map_err(|_| malformed())?;
+    Ok((parsed, canonical))
 }
 
 async fn authorize_page(
@@ -177,9 +213,9 @@ async fn authorize_page(
     query: &str,
     error: Option<&str>,
 ) -> Result<HttpResponse, OAuthError> {
-    let parsed: AuthorizeRequest = serde_urlencoded::from_str(query)
-        .map_err(|_| OAuthError::invalid_request("the authorization request is malformed"))?;
-    let base = web_util::base_url(oauth, req);
+    let (parsed, query) = form_request(query)?;
+    let query = query.as_str();
+    let base = base(oauth, req)?;
     let mut conn = connection(oauth).await?;
     let v = match flow::validate_authorize(oauth, &mut conn, &base, &parsed).await {
         Ok(v) => v,
@@ -214,7 +250,11 @@ async fn authorize_page(
     let origin = account
         .as_ref()
         .and_then(|_| url::Url::parse(&v.redirect_uri).ok())
-        .map(|u| u.origin().ascii_serialization());
+        .map(|u| match u.origin() {
+            origin @ url::Origin::Tuple(..) => origin.ascii_serialization(),
+            // A native app's private-use scheme: the CSP source is the scheme itself.
+            url::Origin::Opaque(_) => format!("{}:", u.scheme()),
+        });
     let mut res = html_posting_to(actix_web::http::StatusCode::OK, markup, origin.as_deref());
     if fresh {
         let cookie = web_util::set_cookie(oauth, CSRF_COOKIE, &csrf, SESSION_TTL.as_secs());
@@ -269,9 +309,10 @@ fn token_form(body: &[u8]) -> Result<TokenForm, OAuthError> {
     Ok(f)
 }
 
+/// A form whose CSRF token is missing or altered: 403, and nothing done.
 pub(crate) fn csrf_refused() -> HttpResponse {
     html(
-        actix_web::http::StatusCode::OK,
+        actix_web::http::StatusCode::FORBIDDEN,
         pages::message(
             "Form expired",
             "The form's security token did not match. Go back and reload the page.",
@@ -313,7 +354,7 @@ async fn sign_in<S: OAuthHost>(
     let oauth = state.oauth();
     match sign_in_inner(oauth, &req, &body).await {
         Ok(res) => res,
-        Err(err) => err.response(),
+        Err(err) => error_page(&err),
     }
 }
 
@@ -326,15 +367,17 @@ async fn sign_in_inner(
     if !csrf_ok(req, &f.csrf) {
         return Ok(csrf_refused());
     }
+    // Checked before anything is counted or a session starts.
+    let (_, request) = form_request(&f.request)?;
     let account = match check_sign_in(oauth, req, &f.email, &f.password).await? {
         SignIn::Verified(account) => account,
         SignIn::Refused(message) => {
-            return authorize_page(oauth, req, &f.request, Some(message)).await;
+            return authorize_page(oauth, req, &request, Some(message)).await;
         }
         SignIn::Limited => return Ok(too_many_attempts()),
     };
     let cookie = start_session(oauth, &account).await?;
-    let location = format!("{}?{}", oauth.config.paths.authorize, f.request);
+    let location = format!("{}?{request}", oauth.config.paths.authorize);
     Ok(see_other(&location)
         .insert_header((header::SET_COOKIE, cookie))
         .finish())
@@ -370,7 +413,7 @@ pub(crate) async fn check_sign_in(
     if email.is_empty() || email.len() > 320 || email.contains('\0') {
         return Ok(SignIn::Refused("Enter your email and password."));
     }
-    if !attempt_allowed(oauth, &email, &web_util::client_address(req)).await {
+    if !attempt_allowed(oauth, &email, &web_util::client_address(oauth, req)).await {
         return Ok(SignIn::Limited);
     }
     let mut conn = connection(oauth).await?;
@@ -426,7 +469,7 @@ async fn consent<S: OAuthHost>(
     let oauth = state.oauth();
     match consent_inner(oauth, &req, &body).await {
         Ok(res) => res,
-        Err(err) => err.response(),
+        Err(err) => error_page(&err),
     }
 }
 
@@ -439,9 +482,8 @@ async fn consent_inner(
     if !csrf_ok(req, &f.csrf) {
         return Ok(csrf_refused());
     }
-    let parsed: AuthorizeRequest = serde_urlencoded::from_str(&f.request)
-        .map_err(|_| OAuthError::invalid_request("the authorization request is malformed"))?;
-    let base = web_util::base_url(oauth, req);
+    let (parsed, request) = form_request(&f.request)?;
+    let base = base(oauth, req)?;
     let mut conn = connection(oauth).await?;
     let v = match flow::validate_authorize(oauth, &mut conn, &base, &parsed).await {
         Ok(v) => v,
@@ -450,7 +492,7 @@ async fn consent_inner(
     };
     let Some(account) = session_account(oauth, &mut conn, req).await? else {
         // The session ended meanwhile: back to the sign-in page.
-        let location = format!("{}?{}", oauth.config.paths.authorize, f.request);
+        let location = format!("{}?{request}", oauth.config.paths.authorize);
         return Ok(see_other(&location).finish());
     };
     let location = match f.decision.as_str() {
@@ -468,7 +510,7 @@ async fn token<S: OAuthHost>(
     let oauth = state.oauth();
     let result = async {
         let f = token_form(&body)?;
-        let base = web_util::base_url(oauth, &req);
+        let base = base(oauth, &req)?;
         let mut conn = connection(oauth).await?;
         flow::token(
             oauth,
@@ -506,8 +548,40 @@ async fn revoke<S: OAuthHost>(
     }
 }
 
-async fn register<S: OAuthHost>(state: web::Data<S>, body: web::Bytes) -> HttpResponse {
+/// Counts a registration per address; `false` when the address is over its limit.
+async fn registration_allowed(oauth: &OAuth, req: &HttpRequest) -> bool {
+    let config = &oauth.config;
+    let key = format!(
+        "oauth-register:{}:address:{}",
+        config.service_name,
+        web_util::client_address(oauth, req)
+    );
+    let quota = [Quota::sliding(
+        config.register_per_address,
+        config.register_window,
+    )];
+    auth::middleware::count(&oauth.limiter, &key, &quota)
+        .await
+        .is_none_or(|decision| decision.allowed)
+}
+
+async fn register<S: OAuthHost>(
+    state: web::Data<S>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> HttpResponse {
     let oauth = state.oauth();
+    if !registration_allowed(oauth, &req).await {
+        let mut res = OAuthError::too_many_requests(
+            "too many client registrations from this address; try again later",
+        )
+        .response();
+        res.headers_mut().insert(
+            header::RETRY_AFTER,
+            header::HeaderValue::from(oauth.config.register_window.as_secs()),
+        );
+        return res;
+    }
     let result = async {
         let request: flow::RegistrationRequest = serde_json::from_slice(&body).map_err(|e| {
             OAuthError::invalid_client_metadata(format!(

@@ -1,7 +1,6 @@
 //! Request details the endpoints need: the base URL, cookies, HTTP Basic client credentials.
 
 use actix_web::HttpRequest;
-use actix_web::dev::ConnectionInfo;
 use actix_web::http::header;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -11,19 +10,15 @@ use crate::{OAuth, OAuthConfig};
 pub const SESSION_COOKIE: &str = "oauth_session";
 pub const CSRF_COOKIE: &str = "oauth_csrf";
 
-/// The configured issuer, or the request's scheme and host.
-pub fn base_url(oauth: &OAuth, req: &HttpRequest) -> String {
-    base_of(&oauth.config, &req.connection_info())
+/// The public origin of links answered to `req` ([`crate::origin`]); `None`: none can be
+/// trusted.
+pub fn base_url(oauth: &OAuth, req: &HttpRequest) -> Option<String> {
+    base_of(&oauth.config, req)
 }
 
-/// The configured issuer, or the scheme and host of the request `info` describes.
-pub fn base_of(config: &OAuthConfig, info: &ConnectionInfo) -> String {
-    let configured = config.issuer.trim_end_matches('/');
-    if configured.is_empty() {
-        format!("{}://{}", info.scheme(), info.host())
-    } else {
-        configured.to_owned()
-    }
+/// The configured issuer, else the origin `req` names when it can be trusted.
+pub fn base_of(config: &OAuthConfig, req: &HttpRequest) -> Option<String> {
+    crate::origin::public_origin(&config.issuer, &config.trusted_proxies, req)
 }
 
 /// A cookie of the request.
@@ -64,9 +59,7 @@ pub fn basic_credentials(req: &HttpRequest) -> Option<(String, String)> {
     Some((unescape(id)?, unescape(secret)?))
 }
 
-/// The caller's address, for the per-address sign-in limit.
-pub fn client_address(req: &HttpRequest) -> String {
-    req.peer_addr()
-        .map(|a| a.ip().to_string())
-        .unwrap_or_else(|| "unknown".to_owned())
+/// The caller's address, for the per-address limits (sign-in, registration).
+pub fn client_address(oauth: &OAuth, req: &HttpRequest) -> String {
+    crate::origin::client_address(&oauth.config.trusted_proxies, req)
 }

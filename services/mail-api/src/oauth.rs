@@ -27,6 +27,7 @@ pub fn config(settings: &OAuthSettings) -> OAuthConfig {
     OAuthConfig {
         service_name: "mail",
         issuer: settings.issuer.clone(),
+        trusted_proxies: settings.trusted_proxies.clone(),
         paths: PATHS,
         access_kind: CredentialKind::MailOAuth,
         refresh_prefix: "mailr_",
@@ -41,6 +42,8 @@ pub fn config(settings: &OAuthSettings) -> OAuthConfig {
         sign_in_per_account: settings.sign_in_per_account,
         sign_in_per_address: settings.sign_in_per_address,
         sign_in_window: Duration::from_secs(settings.sign_in_window_secs),
+        register_per_address: settings.register_per_address,
+        register_window: Duration::from_secs(settings.register_window_secs),
     }
 }
 
@@ -57,7 +60,10 @@ pub fn challenge(config: Arc<OAuthConfig>) -> auth::middleware::Challenge {
         if !req.path().starts_with("/mcp") {
             return "Bearer".to_owned();
         }
-        let base = oauth::web_util::base_of(&config, &req.connection_info());
+        // Without a public origin that can be trusted, no metadata address is named.
+        let Some(base) = oauth::web_util::base_of(&config, req.request()) else {
+            return "Bearer".to_owned();
+        };
         format!(
             "Bearer resource_metadata=\"{}\"",
             oauth::metadata::protected_resource_url(&base, "/mcp")
@@ -102,13 +108,17 @@ pub mod docs {
     /// Token endpoint: exchanges an authorization code (PKCE S256 verifier required; a code is
     /// single-use and lives 60 s, and its second use revokes what the first issued) or a
     /// refresh token (rotated: each is spent by its use, a spent one presented again revokes
-    /// the whole grant). Access tokens `mailo_…` live 90 days, refresh tokens a year.
+    /// the whole grant). Access tokens `mailo_…` live 90 days, refresh tokens a year. A token
+    /// works only on the resource (RFC 8707) its grant was issued for: `/mcp` (the default when
+    /// the authorization request names none) or `/api/v1`; elsewhere it answers 401 with
+    /// `WWW-Authenticate: Bearer …, error="invalid_token"`.
     #[utoipa::path(post, path = "/oauth/token", operation_id = "oauthToken", tag = "oauth",
         request_body(content = TokenRequest, content_type = "application/x-www-form-urlencoded"),
         responses(
             (status = 200, description = "Tokens (`Cache-Control: no-store`)", body = TokenResponse),
             (status = 400, description = "`invalid_request`, `invalid_grant`, `unsupported_grant_type`, `invalid_scope` or `invalid_target`", body = OAuthErrorBody),
             (status = 401, description = "`invalid_client`: unknown client or failed client authentication", body = OAuthErrorBody),
+            (status = 421, description = "No public base URL is configured and the request's host is neither a loopback one nor forwarded by a trusted proxy", body = OAuthErrorBody),
             (status = 500, description = "`server_error`", body = OAuthErrorBody),
         ))]
     pub async fn token() {}
@@ -120,6 +130,7 @@ pub mod docs {
         responses(
             (status = 201, description = "Registered (`client_secret` shown once)", body = RegistrationResponse),
             (status = 400, description = "`invalid_redirect_uri` or `invalid_client_metadata`", body = OAuthErrorBody),
+            (status = 429, description = "`temporarily_unavailable`: too many registrations from this address (`OAUTH__REGISTER_PER_ADDRESS` per `OAUTH__REGISTER_WINDOW_SECS`, default 20 an hour); `Retry-After` says when to try again", body = OAuthErrorBody),
             (status = 500, description = "`server_error`", body = OAuthErrorBody),
         ))]
     pub async fn register() {}

@@ -29,8 +29,12 @@ const FINISH: Finish = Finish {
             A NUL character (`\\u0000`) in any JSON string, key or value, or a `%00` in a query \
             parameter or path segment answers 400 `VALIDATION_ERROR` with `details.field` \
             naming it (`properties.nickname`, `data.items[2].name`). This document, `/healthz`, `/readyz` and `/metrics` need no credential.\n\n\
+            A key limited to MCP tool groups reaches only its groups' routes (each route \
+            belongs to the group of the tools that mirror it): any other answers 403 \
+            `TOOL_GROUP_FORBIDDEN`.\n\n\
             `/mcp` (remote MCP) also takes an OAuth access token (`mailo_…`) from the `oauth` \
-            endpoints; the person-facing pages of that flow (`GET /oauth/authorize` and its \
+            endpoints, valid only on the resource its grant names (`/mcp`, or `/api/v1`, where \
+            it acts like a key); the person-facing pages of that flow (`GET /oauth/authorize` and its \
             sign-in and consent forms) are HTML, not JSON APIs, and are left out of this \
             document.\n\n\
             Plans limit contacts per project (Free 1,000; BYOD 25,000; Managed 100,000; Agency \

@@ -38,6 +38,7 @@ pub fn config(settings: &OAuthSettings) -> OAuthConfig {
     OAuthConfig {
         service_name: "memory",
         issuer: settings.issuer.clone(),
+        trusted_proxies: settings.trusted_proxies.clone(),
         paths: PATHS,
         access_kind: CredentialKind::MemoryOAuth,
         refresh_prefix: "memr_",
@@ -55,6 +56,8 @@ pub fn config(settings: &OAuthSettings) -> OAuthConfig {
         sign_in_per_account: settings.sign_in_per_account,
         sign_in_per_address: settings.sign_in_per_address,
         sign_in_window: Duration::from_secs(settings.sign_in_window_secs),
+        register_per_address: settings.register_per_address,
+        register_window: Duration::from_secs(settings.register_window_secs),
     }
 }
 
@@ -68,7 +71,9 @@ impl OAuthHost for AppState {
 /// connector finds the authorization server.
 pub fn challenge(config: Arc<OAuthConfig>) -> auth::middleware::Challenge {
     Arc::new(move |req: &ServiceRequest| {
-        let base = oauth::web_util::base_of(&config, &req.connection_info());
+        let Some(base) = oauth::web_util::base_of(&config, req.request()) else {
+            return "Bearer".to_owned();
+        };
         format!(
             "Bearer resource_metadata=\"{}\"",
             oauth::metadata::protected_resource_url(&base, RESOURCES[0])
@@ -123,6 +128,7 @@ pub mod docs {
             (status = 200, description = "Tokens (`Cache-Control: no-store`)", body = TokenResponse),
             (status = 400, description = "`invalid_request`, `invalid_grant`, `unsupported_grant_type`, `invalid_scope` or `invalid_target`", body = OAuthErrorBody),
             (status = 401, description = "`invalid_client`: unknown client or failed client authentication", body = OAuthErrorBody),
+            (status = 421, description = "No public base URL is configured and the request's host is neither a loopback one nor forwarded by a trusted proxy", body = OAuthErrorBody),
             (status = 500, description = "`server_error`", body = OAuthErrorBody),
         ))]
     pub async fn token() {}
@@ -134,6 +140,7 @@ pub mod docs {
         responses(
             (status = 201, description = "Registered (`client_secret` shown once)", body = RegistrationResponse),
             (status = 400, description = "`invalid_redirect_uri` or `invalid_client_metadata`", body = OAuthErrorBody),
+            (status = 429, description = "`temporarily_unavailable`: too many registrations from this address (`OAUTH__REGISTER_PER_ADDRESS` per `OAUTH__REGISTER_WINDOW_SECS`, default 20 an hour); `Retry-After` says when to try again", body = OAuthErrorBody),
             (status = 500, description = "`server_error`", body = OAuthErrorBody),
         ))]
     pub async fn register() {}

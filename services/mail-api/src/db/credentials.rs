@@ -99,6 +99,8 @@ async fn find_oauth_token(
             origin: Origin::Connector,
             environment: Environment::Live,
             tool_groups: None,
+            // A grant's token works on the resource it was issued for only (RFC 8707).
+            audience: Some(Arc::from(oauth::resource_path(&grant.resource))),
         },
         key_hash: token.key_hash,
         expires_at: Some(token.expires_at),
@@ -133,6 +135,7 @@ async fn find_api_key(
             origin: Origin::FirstParty,
             environment: Environment::Live,
             tool_groups: key.tool_groups.map(Arc::from),
+            audience: None,
         },
         key_hash: key.key_hash,
         expires_at: key.expires_at,

@@ -10,7 +10,8 @@ use http_kit::{ApiError, Flavor};
 use rate_limit::policy::RouteClass;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool as McpTool,
+    InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool as McpTool,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -91,7 +92,42 @@ fn error_result(err: &ApiError) -> CallToolResult {
     CallToolResult::structured_error(body)
 }
 
+/// Counts an MCP request that is not a tool call (those count in their tool's class) against
+/// the project's read budget: `initialize`, `ping` and `tools/list` are metered like tools.
+async fn meter(state: &AppState, caller: &Caller) -> Result<(), ErrorData> {
+    match call::count_call(state, caller, RouteClass::Read)
+        .await
+        .filter(|d| !d.allowed)
+    {
+        None => Ok(()),
+        Some(over) => {
+            let err = auth::middleware::rate_limited(&over);
+            Err(ErrorData::new(
+                ErrorCode(-32029),
+                err.message.to_string(),
+                Some(Flavor::Mail.body(&err)),
+            ))
+        }
+    }
+}
+
 impl ServerHandler for MailTools {
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        let Request { state, caller } = request_of(&context)?;
+        meter(&state, &caller).await?;
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    async fn ping(&self, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        let Request { state, caller } = request_of(&context)?;
+        meter(&state, &caller).await
+    }
+
     fn get_info(&self) -> ServerConfig {
         let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
         info.server_info = Implementation::new("mail-api", env!("CARGO_PKG_VERSION"));
@@ -110,17 +146,7 @@ impl ServerHandler for MailTools {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let Request { state, caller } = request_of(&context)?;
-        if let Some(over) = call::count_call(&state, &caller, RouteClass::Read)
-            .await
-            .filter(|d| !d.allowed)
-        {
-            let err = auth::middleware::rate_limited(&over);
-            return Err(ErrorData::new(
-                ErrorCode(-32029),
-                err.message.to_string(),
-                Some(Flavor::Mail.body(&err)),
-            ));
-        }
+        meter(&state, &caller).await?;
         let tools = registry().visible_to(&caller).map(to_mcp).collect();
         Ok(ListToolsResult::with_all_items(tools))
     }

@@ -248,7 +248,8 @@ pub struct CreateApiKey {
     pub name: String,
     /// Default `read`.
     pub scope: Option<KeyScope>,
-    /// Limit the key to these MCP tool groups; absent: all.
+    /// Limit the key to these MCP tool groups (on REST routes as on MCP tools); absent: the
+    /// creating key's groups (all when it has none).
     #[schema(max_items = 22, min_items = 1)]
     pub tool_groups: Option<Vec<Group>>,
     #[schema(schema_with = expires_at_schema)]
@@ -258,8 +259,9 @@ pub struct CreateApiKey {
 fn expires_at_schema() -> utoipa::openapi::schema::Schema {
     http_kit::request::nullable_format(
         utoipa::openapi::KnownFormat::DateTime,
-        "When the key stops working; absent: never (a past time makes a key that is expired \
-         from the start).",
+        "When the key stops working, at the latest the creating key's own expiry; absent: the \
+         creating key's expiry (never when it has none). A past time makes a key that is \
+         expired from the start.",
     )
 }
 
@@ -283,29 +285,99 @@ pub struct CreatedApiKey {
     pub secret: String,
 }
 
-/// Creates a key (`POST /api-keys`, `create_api_key`).
-pub async fn create_api_key(
-    state: &AppState,
-    project_id: Uuid,
+/// What a new key may hold: never more than the key creating it.
+#[derive(Debug, PartialEq, Eq)]
+pub struct KeyLimits {
+    pub scope: Scope,
+    pub tool_groups: Option<Vec<String>>,
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+/// The limits of the key `req` asks for, created by a key holding `creator_scopes`, limited to
+/// `creator_groups` and expiring at `creator_expiry`. What the request leaves out is inherited
+/// from the creator (its groups, its expiry); what it asks beyond the creator is refused with
+/// 403: a higher scope, a group outside the creator's, no expiry or a later one.
+pub fn key_limits(
+    creator_scopes: auth::Scopes,
+    creator_groups: Option<&[String]>,
+    creator_expiry: Option<DateTime<Utc>>,
     req: &CreateApiKey,
-) -> Result<CreatedApiKey, ApiError> {
+) -> Result<KeyLimits, ApiError> {
     let scope = match req.scope.unwrap_or(KeyScope::Read) {
         KeyScope::Read => Scope::Read,
         KeyScope::Write => Scope::Write,
         KeyScope::Admin => Scope::Admin,
     };
+    if !creator_scopes.contains(scope) {
+        return Err(broader(format!(
+            "a key cannot create a key of a scope it lacks ({})",
+            scope.as_str()
+        )));
+    }
+    let asked: Option<Vec<String>> = req
+        .tool_groups
+        .as_ref()
+        .map(|groups| groups.iter().map(|g| g.as_str().to_owned()).collect());
+    let tool_groups = match (creator_groups, asked) {
+        (None, asked) => asked,
+        (Some(own), None) => Some(own.to_vec()),
+        (Some(own), Some(asked)) => {
+            if let Some(outside) = asked.iter().find(|g| !own.contains(g)) {
+                return Err(broader(format!(
+                    "this key is limited to tool groups; it cannot create a key for {outside:?}"
+                )));
+            }
+            Some(asked)
+        }
+    };
+    let expires_at = match (creator_expiry, req.expires_at) {
+        (None, asked) => asked,
+        (Some(own), None) => Some(own),
+        (Some(own), Some(asked)) if asked > own => {
+            return Err(broader(
+                "expires_at is after this key's own expiry; a key cannot outlive its creator",
+            ));
+        }
+        (Some(_), Some(asked)) => Some(asked),
+    };
+    Ok(KeyLimits {
+        scope,
+        tool_groups,
+        expires_at,
+    })
+}
+
+fn broader(message: impl Into<String>) -> ApiError {
+    ApiError::forbidden(message.into()).with_code("KEY_BROADER_THAN_CREATOR")
+}
+
+/// Creates a key (`POST /api-keys`, `create_api_key`) for `creator`'s project, never broader
+/// than `creator` ([`key_limits`]).
+pub async fn create_api_key(
+    state: &AppState,
+    creator: &Caller,
+    req: &CreateApiKey,
+) -> Result<CreatedApiKey, ApiError> {
+    let project_id = creator.owner_id;
     let mut conn = store::conn(&state.pool).await?;
+    let own = credentials::find_key(&mut conn, project_id, creator.key_id)
+        .await?
+        .ok_or_else(|| ApiError::forbidden("only a project API key may create API keys"))?;
+    let limits = key_limits(
+        creator.scopes,
+        creator.tool_groups.as_deref(),
+        own.expires_at,
+        req,
+    )?;
     let (row, credential) = conn
         .transaction::<_, diesel::result::Error, _>(async |conn| {
             let (row, credential) = credentials::create_key(
                 conn,
                 project_id,
                 &req.name,
-                scope,
-                req.tool_groups
-                    .as_ref()
-                    .map(|groups| groups.iter().map(|g| g.as_str().to_owned()).collect()),
-                req.expires_at,
+                limits.scope,
+                limits.tool_groups.clone(),
+                limits.expires_at,
             )
             .await?;
             notifications::add(
@@ -326,6 +398,10 @@ pub async fn create_api_key(
 }
 
 /// Create an API key (admin scope); the secret is shown once.
+///
+/// A key never creates a key broader than itself: a scope it lacks, a tool group outside its own, or an expiry later
+/// than its own answers 403 `KEY_BROADER_THAN_CREATOR`; left out, `tool_groups` and
+/// `expires_at` are the creating key's.
 #[utoipa::path(
     post,
     path = "/api/v1/api-keys",
@@ -335,7 +411,8 @@ pub async fn create_api_key(
     responses(
         (status = 201, description = "Created; `secret` is shown this once", body = CreatedApiKey),
         (status = 400, description = "Missing or invalid field (named in `details.field`)", body = MailError),
-        (status = 403, description = "The key lacks the admin scope", body = MailError),
+        (status = 403, description = "The key lacks the admin scope, its tool groups do not \
+            include `data`, or the new key would be broader than it (`KEY_BROADER_THAN_CREATOR`)", body = MailError),
     ),
 )]
 pub async fn create_key(
@@ -343,7 +420,7 @@ pub async fn create_key(
     state: web::Data<AppState>,
     body: http_kit::Json<CreateApiKey>,
 ) -> Result<HttpResponse, ApiError> {
-    let created = create_api_key(&state, caller.owner_id, &body).await?;
+    let created = create_api_key(&state, &caller, &body).await?;
     Ok(HttpResponse::Created().json(created))
 }
 

@@ -19,6 +19,7 @@ pub mod export;
 pub mod export_full;
 pub mod gdpr;
 pub mod generate;
+pub mod groups;
 pub mod hygiene;
 pub mod idempotency;
 pub mod identify;
@@ -39,10 +40,20 @@ pub mod webhook_deliveries;
 pub mod webhook_subscriptions;
 pub mod webhooks;
 
+use actix_web::middleware::from_fn;
 use actix_web::web;
 
-/// Registers every gated route (mounted under `/api/v1`).
+/// Registers every gated route (mounted under `/api/v1`), each held to its tool group
+/// ([`groups`]).
 pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::scope("")
+            .wrap(from_fn(groups::enforce))
+            .configure(routes),
+    );
+}
+
+fn routes(cfg: &mut web::ServiceConfig) {
     // First: `/templates/validate`, `/emails/preview` and `/emails/generate` before
     // `/templates/{id}` and `/emails/{id}` could take them.
     preview::configure(cfg);

@@ -266,3 +266,214 @@ async fn an_unknown_key_is_looked_up_once_yet_usable_as_soon_as_it_is_inserted()
         .await;
     h.stop().await;
 }
+
+/// An answer's status and JSON body (`Null` when it has none), for checks that print both.
+async fn answer(res: reqwest::Response) -> (u16, serde_json::Value) {
+    let status = res.status().as_u16();
+    let text = res.text().await.unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(json!(text)))
+}
+
+/// A 403 `code`, printing the answer otherwise.
+async fn assert_forbidden(res: reqwest::Response, code: &str, what: &str) {
+    let (status, body) = answer(res).await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (403, Some(code)),
+        "{what}: {status} {body}"
+    );
+}
+
+/// Tool groups hold on REST as on MCP: a key limited to `contacts` reads no template, creates
+/// no webhook subscription, sends nothing and mints no key, while its own routes answer.
+#[tokio::test]
+async fn a_key_limited_to_tool_groups_is_held_to_them_on_rest() {
+    let (h, tenant) = Harness::with_tenant(Plan::Managed).await;
+    let site = json(h.create_site(&tenant.admin, "groups").await).await["id"].clone();
+    let write = h.limited_key(&tenant.admin, "write", &["contacts"]).await;
+    let admin = h.limited_key(&tenant.admin, "admin", &["contacts"]).await;
+    let limited = h.api(&write);
+    let refused = [
+        limited.get("/api/v1/templates").await,
+        limited
+            .post(
+                "/api/v1/webhook-subscriptions",
+                &json!({"url": "https://hooks.example.com/x", "events": ["campaign.completed"]}),
+            )
+            .await,
+        limited
+            .post(
+                "/api/v1/send",
+                &json!({"to": "a@example.com", "site_id": site, "subject": "s", "html": "<p>x</p>"}),
+            )
+            .await,
+        h.api(&admin)
+            .post("/api/v1/api-keys", &json!({"name": "escape", "scope": "admin"}))
+            .await,
+        // Refused before the body is read.
+        limited
+            .request(reqwest::Method::POST, "/api/v1/templates")
+            .header("content-type", "application/json")
+            .body("{not json")
+            .await,
+    ];
+    for (i, res) in refused.into_iter().enumerate() {
+        assert_rate_limit_headers(&res);
+        assert_forbidden(res, "TOOL_GROUP_FORBIDDEN", &format!("refused[{i}]")).await;
+    }
+    let keys = json(h.get_with(&tenant.admin, "/api/v1/api-keys").await).await;
+    assert_eq!(keys["keys"].as_array().unwrap().len(), 5, "{keys}");
+    let sent = h.query("SELECT count(*)::text FROM email_log").await;
+    assert_eq!(sent, ["0"]);
+
+    // Its own group's routes answer.
+    let (status, body) = answer(limited.get("/api/v1/contacts").await).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = answer(
+        limited
+            .post(
+                "/api/v1/contacts",
+                &json!({"email": "in-group@example.com"}),
+            )
+            .await,
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    h.stop().await;
+}
+
+/// A key never creates a key broader than itself (scope, tool groups, expiry): what it leaves
+/// out is inherited, what it asks beyond itself is 403, on REST and through `create_api_key`.
+#[tokio::test]
+async fn a_key_never_creates_a_key_broader_than_itself() {
+    let (h, tenant) = Harness::with_tenant(Plan::Managed).await;
+    let expiry = chrono::Utc::now() + chrono::Duration::days(7);
+    let (_, creator) = credentials::create_key(
+        &mut h.conn().await,
+        tenant.project,
+        "limited admin",
+        Scope::Admin,
+        Some(vec!["data".to_owned(), "templates".to_owned()]),
+        Some(expiry),
+    )
+    .await
+    .unwrap();
+    let creator = h.api(&creator.plaintext);
+    let create = |body: serde_json::Value| creator.post("/api/v1/api-keys", &body);
+
+    // Left out: the creator's groups and expiry.
+    let (status, made) = answer(create(json!({"name": "inherits", "scope": "admin"})).await).await;
+    assert_eq!(status, 201, "{made}");
+    assert_eq!(made["tool_groups"], json!(["data", "templates"]), "{made}");
+    let expires: chrono::DateTime<chrono::Utc> =
+        serde_json::from_value(made["expires_at"].clone()).unwrap();
+    assert!((expires - expiry).num_milliseconds().abs() < 1000, "{made}");
+    // The minted key is held to them.
+    let minted = made["secret"].as_str().unwrap();
+    assert_forbidden(
+        h.get_with(minted, "/api/v1/contacts").await,
+        "TOOL_GROUP_FORBIDDEN",
+        "the minted key on contacts",
+    )
+    .await;
+
+    // Narrower is fine.
+    let (status, made) = answer(
+        create(
+            json!({"name": "narrower", "scope": "read", "tool_groups": ["templates"],
+            "expires_at": chrono::Utc::now() + chrono::Duration::days(1)}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 201, "{made}");
+    assert_eq!(made["tool_groups"], json!(["templates"]));
+
+    // Broader is refused, and nothing is made.
+    for body in [
+        json!({"name": "other group", "tool_groups": ["contacts"]}),
+        json!({"name": "wider", "tool_groups": ["data", "contacts"]}),
+        json!({"name": "later", "expires_at": expiry + chrono::Duration::days(1)}),
+    ] {
+        assert_forbidden(
+            create(body.clone()).await,
+            "KEY_BROADER_THAN_CREATOR",
+            &body.to_string(),
+        )
+        .await;
+    }
+    let (status, body) = answer(
+        h.tool(
+            &creator_key(&h, tenant.project).await,
+            "create_api_key",
+            json!({"name": "tool", "tool_groups": ["gdpr"]}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (403, Some("KEY_BROADER_THAN_CREATOR")),
+        "{body}"
+    );
+    let keys = json(h.get_with(&tenant.admin, "/api/v1/api-keys").await).await;
+    let names: Vec<&str> = keys["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "test",
+            "test",
+            "test",
+            "limited admin",
+            "inherits",
+            "narrower",
+            "tool creator"
+        ]
+    );
+
+    // A write key reaches no key route at all; an unlimited admin key mints what it asks.
+    assert_forbidden(
+        h.api(&tenant.write)
+            .post("/api/v1/api-keys", &json!({"name": "w"}))
+            .await,
+        "FORBIDDEN",
+        "a write key",
+    )
+    .await;
+    let (status, made) = answer(
+        h.api(&tenant.admin)
+            .post(
+                "/api/v1/api-keys",
+                &json!({"name": "full", "scope": "admin"}),
+            )
+            .await,
+    )
+    .await;
+    assert_eq!(status, 201, "{made}");
+    assert_eq!(
+        (made["tool_groups"].clone(), made["expires_at"].clone()),
+        (json!(null), json!(null))
+    );
+    h.stop().await;
+}
+
+/// An admin key limited to `data` that expires in an hour (it may call `create_api_key`).
+async fn creator_key(h: &Harness, project: uuid::Uuid) -> String {
+    credentials::create_key(
+        &mut h.conn().await,
+        project,
+        "tool creator",
+        Scope::Admin,
+        Some(vec!["data".to_owned()]),
+        Some(chrono::Utc::now() + chrono::Duration::hours(1)),
+    )
+    .await
+    .unwrap()
+    .1
+    .plaintext
+}

@@ -297,3 +297,28 @@ async fn identify_events_and_conversions_share_the_write_budget() {
     assert_counted(&res, READS, READS - 1);
     h.stop().await;
 }
+
+/// `/mcp`'s `initialize` and `ping` count against the project's read budget, as tool listings
+/// and REST reads do: once it is spent they are refused (JSON-RPC -32029) and so is a REST read.
+#[tokio::test]
+async fn mcp_initialize_and_ping_are_metered() {
+    let h = Harness::with(|url| tiny(settings(url))).await;
+    let tenant = h.tenant(Plan::Free).await;
+    let initialize = json!({"protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "metering test", "version": "1"}});
+    for i in 0..READS {
+        let (method, params) = if i % 2 == 0 {
+            ("initialize", initialize.clone())
+        } else {
+            ("ping", json!({}))
+        };
+        let (status, _, body) = crate::oauth::mcp_rpc(&h, &tenant.read, method, params).await;
+        assert_eq!(status, 200, "{method}: {body}");
+        assert!(body.get("result").is_some(), "{method}: {status} {body}");
+    }
+    for (method, params) in [("ping", json!({})), ("initialize", initialize)] {
+        let (status, _, body) = crate::oauth::mcp_rpc(&h, &tenant.read, method, params).await;
+        assert_eq!(body["error"]["code"], -32029, "{method}: {status} {body}");
+    }
+    assert_limited(h.list_sites(&tenant.read, "").await, READS).await;
+}

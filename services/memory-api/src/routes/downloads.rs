@@ -44,16 +44,16 @@ pub struct DownloadParams {
 
 impl Validate for DownloadParams {}
 
-/// The base of download URLs answered to `req`: the configured public URL, else the scheme
-/// and host the request came in on.
+/// The base of download URLs answered to `req`: the configured public URL, else the public
+/// origin the request may name (`oauth::origin`: a trusted proxy's, or a loopback host), else
+/// none: the link is then relative to the API's own address.
 pub fn base_url(state: &AppState, req: &HttpRequest) -> String {
     let public = state.downloads.public_url.trim_end_matches('/');
-    if public.is_empty() {
-        let info = req.connection_info();
-        format!("{}://{}{PATH}", info.scheme(), info.host())
-    } else {
-        format!("{public}{PATH}")
+    if !public.is_empty() {
+        return format!("{public}{PATH}");
     }
+    let origin = oauth::web_util::base_of(&state.oauth.config, req).unwrap_or_default();
+    format!("{origin}{PATH}")
 }
 
 /// A signed download URL for `key`, valid from now for the configured lifetime.

@@ -320,8 +320,13 @@ async fn code_and_request_errors_answer_the_rfc_codes() {
         .await;
     assert_eq!(res.status(), StatusCode::BAD_REQUEST);
     assert!(res.headers().get("location").is_none());
-    let body: Value = res.json().await.unwrap();
-    assert_eq!(body["error"], "invalid_request");
+    // A person's browser gets an error page, not JSON.
+    assert_eq!(res.headers()["content-type"], "text/html; charset=utf-8");
+    let page = res.text().await.unwrap();
+    assert!(
+        page.contains("redirect_uri is missing or not registered"),
+        "{page}"
+    );
 
     // Registering an unacceptable redirect URI.
     let res = h
@@ -581,7 +586,7 @@ async fn the_dashboard_pages_list_revoke_and_decide() {
             &[("email", &email), ("password", PASSWORD)],
         )
         .await;
-    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(res.status(), StatusCode::FORBIDDEN);
     assert!(res.text().await.unwrap().contains("Form expired"));
 
     dashboard_sign_in(&h, &mut browser, &email).await;
@@ -600,6 +605,7 @@ async fn the_dashboard_pages_list_revoke_and_decide() {
             &[],
         )
         .await;
+    assert_eq!(res.status(), StatusCode::FORBIDDEN);
     assert!(res.text().await.unwrap().contains("Form expired"));
     let res = browser
         .post_form(
@@ -782,4 +788,44 @@ async fn the_dashboard_jwt_activates_a_workspace_of_its_own() {
         .await
         .unwrap();
     assert_eq!(scope["active_workspace_id"], json!(id));
+}
+
+/// With no public base URL configured, memory names no origin a client's `Host` or
+/// `X-Forwarded-Host` chose: a non-loopback host gets 421 on the metadata and a challenge
+/// without a metadata address; forwarded headers from a peer that is no proxy are ignored.
+#[tokio::test]
+async fn the_public_origin_is_never_taken_from_an_untrusted_host() {
+    let h = harness().await;
+    let base = &h.server.base;
+    let meta = h.server.url("/.well-known/oauth-authorization-server");
+    let res = h
+        .http
+        .get(&meta)
+        .header("host", "evil.example")
+        .send()
+        .await
+        .unwrap();
+    let status = res.status();
+    let text = res.text().await.unwrap();
+    assert_eq!(status, StatusCode::MISDIRECTED_REQUEST, "{text}");
+    assert!(!text.contains("evil"), "{text}");
+    let res = h
+        .http
+        .get(&meta)
+        .header("x-forwarded-host", "evil.example")
+        .header("x-forwarded-proto", "https")
+        .send()
+        .await
+        .unwrap();
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["issuer"], base.as_str(), "{body}");
+    let res = h
+        .http
+        .get(h.server.url("/api/v1/proposals"))
+        .header("host", "evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(res.headers()["www-authenticate"], "Bearer");
 }

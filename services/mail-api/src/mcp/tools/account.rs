@@ -83,7 +83,7 @@ pub fn tools() -> Vec<Tool> {
              groups; its secret is in this answer only.",
         )
         .writes(|ctx, Body(key): Body<CreateApiKey>| async move {
-            create_api_key(&ctx.state, ctx.project_id(), &key).await
+            create_api_key(&ctx.state, &ctx.caller, &key).await
         })
         .needing(Scope::Admin),
         declare(

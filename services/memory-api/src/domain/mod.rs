@@ -12,6 +12,7 @@ pub mod inbox;
 pub mod intake;
 pub mod kernel;
 pub mod merge_patch;
+pub mod minting;
 pub mod mif;
 pub mod notes;
 pub mod search;

@@ -44,16 +44,35 @@ pub struct DownloadParams {
 
 impl Validate for DownloadParams {}
 
-/// The base of download URLs answered to `req`: the configured public URL, else the scheme
-/// and host the request came in on.
+/// The base of download URLs answered to `req`: the configured public URL; without one, never
+/// what the client claims (`X-Forwarded-Host`, `Forwarded`, a foreign `Host`, which would let
+/// a link point anywhere): the `Host` only when it names a loopback address (a local
+/// deployment), else the address the server listens on.
 pub fn base_url(state: &AppState, req: &HttpRequest) -> String {
     let public = state.downloads.public_url.trim_end_matches('/');
     if public.is_empty() {
-        let info = req.connection_info();
-        format!("{}://{}{PATH}", info.scheme(), info.host())
+        let host = req
+            .headers()
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .filter(|h| is_loopback_host(h))
+            .map_or_else(|| req.app_config().local_addr().to_string(), str::to_owned);
+        format!("http://{host}{PATH}")
     } else {
         format!("{public}{PATH}")
     }
+}
+
+/// Whether a `Host` value (with or without its port) names this machine.
+fn is_loopback_host(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// A signed download URL for `key`, valid from now for the configured lifetime.
@@ -140,4 +159,19 @@ pub async fn download(
         ))
         .insert_header((header::CACHE_CONTROL, "private, no-store"))
         .body(body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_loopback_host;
+
+    #[test]
+    fn only_loopback_hosts_are_taken_from_the_request() {
+        for host in ["127.0.0.1:8080", "localhost", "LOCALHOST:1", "[::1]:80", "127.1.2.3"] {
+            assert!(is_loopback_host(host), "{host}");
+        }
+        for host in ["evil.example", "evil.example:80", "10.0.0.1:8080", "[2001:db8::1]:80"] {
+            assert!(!is_loopback_host(host), "{host}");
+        }
+    }
 }

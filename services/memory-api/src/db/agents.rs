@@ -198,7 +198,10 @@ pub async fn disconnect(
 
 /// The workspace the credential `key_id` is bound to, when it is an agent's token of a
 /// workspace.
-pub async fn bound_workspace(conn: &mut AsyncPgConnection, key_id: Uuid) -> QueryResult<Option<Uuid>> {
+pub async fn bound_workspace(
+    conn: &mut AsyncPgConnection,
+    key_id: Uuid,
+) -> QueryResult<Option<Uuid>> {
     Ok(a::table
         .filter(a::key_id.eq(key_id))
         .select(a::workspace_id)

@@ -3,12 +3,12 @@
 
 use std::collections::{HashMap, HashSet};
 
+use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::{
     Array, Bytea, Double, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-use chrono::{DateTime, Utc};
 use serde_json::Value;
 use uuid::Uuid;
 

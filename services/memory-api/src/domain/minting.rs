@@ -23,10 +23,12 @@ pub fn scopes(creator: Scopes) -> Option<Vec<Scope>> {
     Some(granted)
 }
 
-/// When a token minted `now` by a creator expiring at `creator` expires.
+/// When a token minted `now` by a creator expiring at `creator` expires, in whole seconds (as
+/// answered), never after the creator.
 pub fn expires_at(now: DateTime<Utc>, creator: Option<DateTime<Utc>>) -> DateTime<Utc> {
     let default = now + Duration::days(LIFETIME_DAYS);
-    creator.map_or(default, |c| c.min(default))
+    let at = creator.map_or(default, |c| c.min(default));
+    DateTime::from_timestamp(at.timestamp(), 0).unwrap_or(at)
 }
 
 #[cfg(test)]
@@ -54,11 +56,16 @@ mod tests {
 
     #[test]
     fn expires_by_default_and_never_after_the_creator() {
-        let now = Utc::now();
+        let now = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
         assert_eq!(expires_at(now, None), now + Duration::days(LIFETIME_DAYS));
         let soon = now + Duration::hours(1);
         assert_eq!(expires_at(now, Some(soon)), soon);
         let late = now + Duration::days(400);
-        assert_eq!(expires_at(now, Some(late)), now + Duration::days(LIFETIME_DAYS));
+        assert_eq!(
+            expires_at(now, Some(late)),
+            now + Duration::days(LIFETIME_DAYS)
+        );
+        let fraction = soon + Duration::milliseconds(999);
+        assert_eq!(expires_at(now, Some(fraction)), soon);
     }
 }

@@ -164,8 +164,14 @@ mod tests {
 
     #[test]
     fn a_signature_is_remembered_past_its_tolerance() {
-        assert_eq!(replayable_until(1000).timestamp(), 1000 + TOLERANCE_SECS + 60);
-        assert_eq!(replayable_until(i64::MAX), chrono::DateTime::<chrono::Utc>::MAX_UTC);
+        assert_eq!(
+            replayable_until(1000).timestamp(),
+            1000 + TOLERANCE_SECS + 60
+        );
+        assert_eq!(
+            replayable_until(i64::MAX),
+            chrono::DateTime::<chrono::Utc>::MAX_UTC
+        );
     }
 
     #[test]

@@ -216,11 +216,11 @@ pub async fn connect(
         &terms,
     )
     .await
-        .map_err(|e| match e {
-            ConnectError::TooMany => ApiError::conflict(e.to_string()),
-            ConnectError::NoWorkspace => no_workspace(workspace.unwrap_or_default()),
-            other => ApiError::internal(other),
-        })?;
+    .map_err(|e| match e {
+        ConnectError::TooMany => ApiError::conflict(e.to_string()),
+        ConnectError::NoWorkspace => no_workspace(workspace.unwrap_or_default()),
+        other => ApiError::internal(other),
+    })?;
     let instructions = format!(
         "Send `Authorization: Bearer <token>` to this API. Read your context with \
          `POST /api/v1/bridge/generate` {{\"file_name\": \"{context_file}\"}} and write the \

@@ -167,10 +167,21 @@ mod tests {
 
     #[test]
     fn only_loopback_hosts_are_taken_from_the_request() {
-        for host in ["127.0.0.1:8080", "localhost", "LOCALHOST:1", "[::1]:80", "127.1.2.3"] {
+        for host in [
+            "127.0.0.1:8080",
+            "localhost",
+            "LOCALHOST:1",
+            "[::1]:80",
+            "127.1.2.3",
+        ] {
             assert!(is_loopback_host(host), "{host}");
         }
-        for host in ["evil.example", "evil.example:80", "10.0.0.1:8080", "[2001:db8::1]:80"] {
+        for host in [
+            "evil.example",
+            "evil.example:80",
+            "10.0.0.1:8080",
+            "[2001:db8::1]:80",
+        ] {
             assert!(!is_loopback_host(host), "{host}");
         }
     }

@@ -72,7 +72,10 @@ pub async fn check_workspace(
     caller: &Caller,
     id: Uuid,
 ) -> Result<(), ApiError> {
-    if bound_workspace(conn, caller).await?.is_some_and(|b| b != id) {
+    if bound_workspace(conn, caller)
+        .await?
+        .is_some_and(|b| b != id)
+    {
         return Err(no_workspace(id));
     }
     workspaces::find(conn, Owner::of(caller), id)

@@ -19,9 +19,7 @@ use uuid::Uuid;
 use crate::AppState;
 use crate::db::owner::Owner;
 use crate::db::products;
-use crate::db::signals::{
-    self, NewProducerSignal, NewProjectSignal, Signature, SignalWorkspace,
-};
+use crate::db::signals::{self, NewProducerSignal, NewProjectSignal, SignalWorkspace, Signature};
 use crate::domain::signing::{self, SignatureError};
 
 /// A product id in a path: the hyphenated UUID only, so `/ingest/{project_id}` never shadows
@@ -207,7 +205,8 @@ pub async fn ingest_signed_project_signal(
         ));
     };
     let checked = signing::parse_signature(signature).and_then(|tag| {
-        signing::check_timestamp(timestamp, Utc::now().timestamp()).map(|signed_at| (tag, signed_at))
+        signing::check_timestamp(timestamp, Utc::now().timestamp())
+            .map(|signed_at| (tag, signed_at))
     });
     let (tag, signed_at) = match checked {
         Ok(checked) => checked,

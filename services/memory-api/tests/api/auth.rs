@@ -417,22 +417,34 @@ async fn a_minted_agent_token_is_never_broader_than_its_creator() {
         let (_, write_only) = h.key(user, CredentialKind::MemoryLive, scopes).await;
         let res = h
             .api(&write_only)
-            .post("/api/v1/agents/connect", &serde_json::json!({"name": "thief"}))
+            .post(
+                "/api/v1/agents/connect",
+                &serde_json::json!({"name": "thief"}),
+            )
             .await;
         let message = expect_error(res, 403, "FORBIDDEN").await;
         assert!(message.contains("read"), "{message}");
     }
     assert_eq!(
-        h.query("SELECT count(*) FROM api_keys WHERE origin = 'connector'").await,
+        h.query("SELECT count(*) FROM api_keys WHERE origin = 'connector'")
+            .await,
         ["0"]
     );
 
     // A read+write key: read and propose, 90 days, linked to its creator.
     let (writer_id, writer) = h
-        .key(user, CredentialKind::MemoryLive, &[Scope::Read, Scope::Write])
+        .key(
+            user,
+            CredentialKind::MemoryLive,
+            &[Scope::Read, Scope::Write],
+        )
         .await;
     let connected = connect(&h.api(&writer), "reader").await;
-    assert_eq!(connected["scopes"], serde_json::json!(["read", "propose"]), "{connected}");
+    assert_eq!(
+        connected["scopes"],
+        serde_json::json!(["read", "propose"]),
+        "{connected}"
+    );
     let expires: chrono::DateTime<chrono::Utc> =
         connected["expires_at"].as_str().unwrap().parse().unwrap();
     let days = (expires - chrono::Utc::now()).num_days();
@@ -451,7 +463,11 @@ async fn a_minted_agent_token_is_never_broader_than_its_creator() {
 
     // A key expiring in two days mints a token expiring with it.
     let (soon_id, soon) = h
-        .key(user, CredentialKind::MemoryLive, &[Scope::Read, Scope::Write])
+        .key(
+            user,
+            CredentialKind::MemoryLive,
+            &[Scope::Read, Scope::Write],
+        )
         .await;
     h.exec(&format!(
         "UPDATE api_keys SET expires_at = date_trunc('second', now()) + interval '2 days' \
@@ -506,7 +522,11 @@ async fn a_minted_token_is_revoked_with_its_creator_on_every_replica() {
     let [revoked_a, revoked_b] = warm([&a, &b], "/api/v1/scope", &creators[0].1).await;
     let [deleted_a, deleted_b] = warm([&a, &b], "/api/v1/scope", &creators[1].1).await;
 
-    assert!(store::revoke_api_key(&mut conn, creators[0].0).await.unwrap());
+    assert!(
+        store::revoke_api_key(&mut conn, creators[0].0)
+            .await
+            .unwrap()
+    );
     for api in [&revoked_b, &revoked_a] {
         let message = expect_error(api.get("/api/v1/scope").await, 401, "UNAUTHORIZED").await;
         assert!(message.contains("revoked"), "{message}");

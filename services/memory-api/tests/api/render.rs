@@ -188,7 +188,10 @@ async fn download_links_never_follow_a_client_supplied_host() {
     ))
     .await;
     let location = format!("{JOBS}/{id}/status");
-    let expected = format!("{}/api/v1/render/downloads/producibles/{id}.pdf?", h.server.base);
+    let expected = format!(
+        "{}/api/v1/render/downloads/producibles/{id}.pdf?",
+        h.server.base
+    );
     for (name, value) in [
         ("x-forwarded-host", "evil.example"),
         ("forwarded", "host=evil.example;proto=https"),

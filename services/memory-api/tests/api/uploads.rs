@@ -646,7 +646,11 @@ async fn a_file_under_10_mib_is_never_refused_for_its_row_count() {
     assert_eq!(status, 201, "{body}");
     let preview: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(preview["row_count"], 104_857, "{body}");
-    assert_eq!(preview["sample_rows"].as_array().unwrap().len(), 5, "{body}");
+    assert_eq!(
+        preview["sample_rows"].as_array().unwrap().len(),
+        5,
+        "{body}"
+    );
     h.stop().await;
 }
 

@@ -11,7 +11,12 @@ pub fn produce(document: &Document) -> Result<Vec<u8>, String> {
         .from_writer(Vec::new());
     let mut record = |fields: &[String]| {
         writer
-            .write_record(fields.iter().map(|f| neutralised(f)).map(|f| f.into_owned()))
+            .write_record(
+                fields
+                    .iter()
+                    .map(|f| neutralised(f))
+                    .map(|f| f.into_owned()),
+            )
             .map_err(|e| e.to_string())
     };
     record(std::slice::from_ref(&document.title))?;
@@ -54,8 +59,7 @@ mod tests {
         .unwrap();
         let csv = String::from_utf8(produce(&document).unwrap()).unwrap();
         assert_eq!(
-            csv,
-            "\"'=HYPERLINK(\"\"http://x\"\")\"\n'+1\n'-a,'@b\n'\tc,\"'\rd\"\ne=1,f\n",
+            csv, "\"'=HYPERLINK(\"\"http://x\"\")\"\n'+1\n'-a,'@b\n'\tc,\"'\rd\"\ne=1,f\n",
             "{csv:?}"
         );
     }

@@ -38,7 +38,8 @@ pub struct ObjectSettings {
     /// `URL_TTL_SECS`: how long a download URL stays valid.
     pub url_ttl_secs: u64,
     /// `PUBLIC_URL`: the service's public base URL download links start with (e.g.
-    /// `https://memory.example.com`). Empty: the scheme and host the request came in on.
+    /// `https://memory.example.com`). Empty: a loopback `Host` of the request, else the address
+    /// the service listens on (never a forwarded or foreign host).
     pub public_url: String,
 }
 

@@ -4,6 +4,7 @@
 //! `proto-docs/producible-ir.schema.json` (a test keeps the two in agreement).
 
 mod ir;
+pub mod spreadsheet;
 mod validate;
 
 pub use ir::{Block, Document, Format, Run, Runs, plain};

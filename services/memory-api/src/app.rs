@@ -88,7 +88,9 @@ impl RateLimitPolicy for MemoryPolicy {
             .into_iter()
             .map(|q| service_kit::scale_quota(q, self.scale))
             .collect();
-        (memory_key(&caller.key_id.to_string()), quotas)
+        // Per owner (user and environment), not per credential: minting tokens buys nothing.
+        let owner = format!("{}:{}", caller.owner_id, caller.environment.as_str());
+        (memory_key(&owner), quotas)
     }
 }
 

@@ -8,6 +8,7 @@
 use std::io::{self, Write};
 
 use actix_web::web::Bytes;
+use producible::spreadsheet::neutralise_formula;
 use tokio::sync::mpsc;
 use uuid::Uuid;
 use zip::CompressionMethod;
@@ -130,15 +131,6 @@ fn write(mut parts: mpsc::Receiver<Part>, out: ChannelWriter) -> io::Result<()> 
     }
     let mut out = zip.finish().map_err(io::Error::other)?.into_inner();
     out.flush()
-}
-
-/// A spreadsheet opening the file would evaluate a cell that starts with `=`, `+`, `-`, `@`, a
-/// tab or a carriage return as a formula (`=HYPERLINK(…)` sends data away): such a cell gets a
-/// leading `'`, which spreadsheets show as text (OWASP, CSV injection).
-fn neutralise_formula(cell: &mut String) {
-    if cell.starts_with(['=', '+', '-', '@', '\t', '\r']) {
-        cell.insert(0, '\'');
-    }
 }
 
 /// CSV records (RFC 4180 quoting; an absent cell is empty).

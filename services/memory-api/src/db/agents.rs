@@ -1,5 +1,5 @@
-//! Connected agents: each holds a connector token of its own (read and propose), whose active
-//! workspace is the agent's.
+//! Connected agents: each holds a connector token of its own, minted by the credential that
+//! connected it (never broader, see `domain::minting`), whose active workspace is the agent's.
 
 use auth::{CredentialKind, Environment, Origin, Scope};
 use chrono::{DateTime, Utc};
@@ -8,7 +8,7 @@ use diesel::sql_types::Text;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
-use super::credentials::{self, KeyError};
+use super::credentials::{self, KeyError, NewKey};
 use super::owner::Owner;
 use super::schema::{agents as a, api_keys};
 use super::workspaces;
@@ -34,10 +34,19 @@ pub struct NewAgent<'a> {
     pub workspace_id: Option<Uuid>,
 }
 
+/// The token an agent gets: its scopes and expiry, and the API key that mints it (`None` for
+/// a dashboard session, which acts as the user itself).
+pub struct TokenTerms {
+    pub scopes: Vec<Scope>,
+    pub expires_at: DateTime<Utc>,
+    pub creator: Option<Uuid>,
+}
+
 /// A connection made: the agent, its token (shown once) and whether it replaced an earlier
 /// connection of the same name.
 pub struct Connected {
     pub agent: Agent,
+    pub expires_at: DateTime<Utc>,
     pub token: String,
     pub token_prefix: String,
     pub reconnected: bool,
@@ -62,6 +71,7 @@ pub async fn connect(
     owner: Owner<'_>,
     environment: Environment,
     new: NewAgent<'_>,
+    terms: &TokenTerms,
 ) -> Result<Connected, ConnectError> {
     conn.transaction(async |conn| {
         diesel::sql_query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
@@ -78,17 +88,17 @@ pub async fn connect(
         {
             return Err(ConnectError::TooMany);
         }
-        let (key, credential) = credentials::create_key_in(
-            conn,
-            owner.user_id,
-            &format!("agent: {}", new.name),
-            CredentialKind::MemoryOAuth,
-            Origin::Connector,
+        let name = format!("agent: {}", new.name);
+        let key = NewKey {
+            user_id: owner.user_id,
+            name: &name,
+            kind: CredentialKind::MemoryOAuth,
+            origin: Origin::Connector,
             environment,
-            &[Scope::Read, Scope::Propose],
-            None,
-        )
-        .await?;
+            scopes: &terms.scopes,
+            expires_at: Some(terms.expires_at),
+        };
+        let (key, credential) = credentials::mint_key_in(conn, &key, terms.creator).await?;
         if !workspaces::set_active(conn, owner, key.id, new.workspace_id).await? {
             return Err(ConnectError::NoWorkspace);
         }
@@ -126,6 +136,7 @@ pub async fn connect(
         };
         Ok(Connected {
             agent,
+            expires_at: terms.expires_at,
             token: credential.plaintext,
             token_prefix: credential.display_prefix,
             reconnected: existing.is_some(),
@@ -183,6 +194,21 @@ pub async fn disconnect(
         Ok(true)
     })
     .await
+}
+
+/// The workspace the credential `key_id` is bound to, when it is an agent's token of a
+/// workspace.
+pub async fn bound_workspace(
+    conn: &mut AsyncPgConnection,
+    key_id: Uuid,
+) -> QueryResult<Option<Uuid>> {
+    Ok(a::table
+        .filter(a::key_id.eq(key_id))
+        .select(a::workspace_id)
+        .first::<Option<Uuid>>(conn)
+        .await
+        .optional()?
+        .flatten())
 }
 
 fn mine(owner: Owner<'_>) -> a::BoxedQuery<'_, diesel::pg::Pg> {

@@ -45,6 +45,7 @@ struct NewApiKey<'a> {
     key_hash: &'a [u8],
     key_prefix: &'a str,
     expires_at: Option<DateTime<Utc>>,
+    created_by: Option<Uuid>,
 }
 
 /// How a credential kind is stored: (kind column, the environment it is bound to). API keys
@@ -267,6 +268,68 @@ pub async fn create_key_in(
     scopes: &[Scope],
     expires_at: Option<DateTime<Utc>>,
 ) -> Result<(ApiKey, NewCredential), KeyError> {
+    let new = NewKey {
+        user_id,
+        name,
+        kind,
+        origin,
+        environment,
+        scopes,
+        expires_at,
+    };
+    insert_key(conn, &new, None).await
+}
+
+/// What a credential to create is.
+pub struct NewKey<'a> {
+    pub user_id: Uuid,
+    pub name: &'a str,
+    pub kind: CredentialKind,
+    pub origin: Origin,
+    pub environment: Environment,
+    pub scopes: &'a [Scope],
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+/// Creates a credential minted by the API key `creator` (see `domain::minting` for what it
+/// may hold): revoking or deleting the creator revokes it (the `api_keys` triggers). `None`:
+/// minted by a dashboard session, the user itself.
+pub async fn mint_key_in(
+    conn: &mut AsyncPgConnection,
+    new: &NewKey<'_>,
+    creator: Option<Uuid>,
+) -> Result<(ApiKey, NewCredential), KeyError> {
+    insert_key(conn, new, creator).await
+}
+
+/// The expiry of the API key `id` (`None`: no such key, as for a dashboard session, whose
+/// key id is its user's; `Some(None)`: a key that never expires).
+pub async fn key_expiry(
+    conn: &mut AsyncPgConnection,
+    id: Uuid,
+) -> QueryResult<Option<Option<DateTime<Utc>>>> {
+    api_keys::table
+        .find(id)
+        .select(api_keys::expires_at)
+        .first(conn)
+        .await
+        .optional()
+}
+
+async fn insert_key(
+    conn: &mut AsyncPgConnection,
+    new: &NewKey<'_>,
+    created_by: Option<Uuid>,
+) -> Result<(ApiKey, NewCredential), KeyError> {
+    let NewKey {
+        user_id,
+        name,
+        kind,
+        origin,
+        environment,
+        scopes,
+        expires_at,
+    } = *new;
     let (kind_column, bound) = columns(kind).ok_or(diesel::result::Error::NotFound)?;
     if let Some(bound) = bound.filter(|b| *b != environment) {
         return Err(KeyError::EnvironmentMismatch {
@@ -295,6 +358,7 @@ pub async fn create_key_in(
             key_hash: &credential.hash,
             key_prefix: &credential.display_prefix,
             expires_at,
+            created_by,
         })
         .returning(ApiKey::as_returning())
         .get_result(conn)

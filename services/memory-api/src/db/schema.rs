@@ -23,6 +23,7 @@ diesel::table! {
         created_at -> Timestamptz,
         expires_at -> Nullable<Timestamptz>,
         revoked_at -> Nullable<Timestamptz>,
+        created_by -> Nullable<Uuid>,
     }
 }
 
@@ -532,5 +533,14 @@ diesel::table! {
         object_key -> Text,
         seconds -> Int4,
         created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    signal_signatures (product_id, signature) {
+        product_id -> Uuid,
+        signature -> Bytea,
+        signal_id -> Uuid,
+        expires_at -> Timestamptz,
     }
 }

@@ -3,8 +3,11 @@
 
 use std::collections::{HashMap, HashSet};
 
+use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{Array, Double, Integer, Jsonb, Nullable, Text, Uuid as SqlUuid};
+use diesel::sql_types::{
+    Array, Bytea, Double, Integer, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
+};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 use uuid::Uuid;
@@ -32,6 +35,67 @@ pub struct NewProjectSignal<'a> {
 struct IdRow {
     #[diesel(sql_type = SqlUuid)]
     id: Uuid,
+}
+
+/// An accepted signature of a signed project signal, kept until `expires_at` (its timestamp
+/// out of the tolerance).
+pub struct Signature<'a> {
+    pub tag: &'a [u8; 32],
+    pub expires_at: DateTime<Utc>,
+}
+
+/// [`record_project_signal`] for a signed request, at most once per signature: a replay of an
+/// accepted signature (the same request sent again within the tolerance) records nothing and
+/// answers the first signal's id as a duplicate. Exact under concurrent replays (the replay
+/// cache's primary key and `ON CONFLICT`, in the signal's transaction).
+pub async fn record_signed_project_signal(
+    conn: &mut AsyncPgConnection,
+    owner: Owner<'_>,
+    new: &NewProjectSignal<'_>,
+    signature: Signature<'_>,
+) -> QueryResult<(Uuid, bool)> {
+    conn.transaction(async |conn| {
+        diesel::sql_query(
+            "DELETE FROM signal_signatures WHERE product_id = $1 AND expires_at < now()",
+        )
+        .bind::<SqlUuid, _>(new.product_id)
+        .execute(conn)
+        .await?;
+        // Claimed with a placeholder id, replaced below in this transaction: a concurrent
+        // replay waits for the commit, then reads the real one.
+        let claimed = diesel::sql_query(
+            "INSERT INTO signal_signatures (product_id, signature, signal_id, expires_at) \
+             VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+        )
+        .bind::<SqlUuid, _>(new.product_id)
+        .bind::<Bytea, _>(&signature.tag[..])
+        .bind::<SqlUuid, _>(Uuid::nil())
+        .bind::<Timestamptz, _>(signature.expires_at)
+        .execute(conn)
+        .await?;
+        if claimed == 0 {
+            let first: IdRow = diesel::sql_query(
+                "SELECT signal_id AS id FROM signal_signatures \
+                 WHERE product_id = $1 AND signature = $2",
+            )
+            .bind::<SqlUuid, _>(new.product_id)
+            .bind::<Bytea, _>(&signature.tag[..])
+            .get_result(conn)
+            .await?;
+            return Ok((first.id, true));
+        }
+        let (id, duplicate) = record_project_signal(conn, owner, new).await?;
+        diesel::sql_query(
+            "UPDATE signal_signatures SET signal_id = $3 WHERE product_id = $1 AND signature = $2",
+        )
+        .bind::<SqlUuid, _>(new.product_id)
+        .bind::<Bytea, _>(&signature.tag[..])
+        .bind::<SqlUuid, _>(id)
+        .execute(conn)
+        .await?;
+        Ok((id, duplicate))
+    })
+    .await
 }
 
 /// Records a project signal (and its anomaly feed item) in one transaction. A repeated

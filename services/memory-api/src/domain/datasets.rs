@@ -50,8 +50,6 @@ pub const NAME_MAX: usize = 120;
 pub const KEY_MAX: usize = 255;
 /// Characters of `owning_worker_type`.
 pub const WORKER_TYPE_MAX: usize = 120;
-/// Rows of one uploaded file.
-pub const UPLOAD_ROWS_MAX: usize = 100_000;
 /// Rows a preview shows.
 pub const SAMPLE_ROWS: usize = 5;
 /// Coercion errors a refused confirm names (it stops looking after these).
@@ -563,7 +561,9 @@ fn skip_bom(reader: &mut impl BufRead) -> std::io::Result<()> {
     }
 }
 
-/// Counts rows and enforces [`UPLOAD_ROWS_MAX`] and the text rules on the way to the sink.
+/// Counts rows and enforces the text rules on the way to the sink. A file's rows are not
+/// capped: the 10 MiB body bounds them, and neither side keeps them (the preview infers as
+/// it reads, the confirm writes in batches).
 struct Counted<'a, S> {
     sink: &'a mut S,
     rows: usize,
@@ -577,12 +577,6 @@ impl<S: RowSink> Counted<'_, S> {
     fn row(&mut self, row: Map<String, Value>) -> Result<(), Halt> {
         self.rows += 1;
         let number = self.rows;
-        if number > UPLOAD_ROWS_MAX {
-            return Err(FileError::new(format!(
-                "has more than {UPLOAD_ROWS_MAX} rows, the most one upload may hold"
-            ))
-            .into());
-        }
         if row.len() > COLUMNS_MAX {
             return Err(
                 FileError::at_row(number, format!("has more than {COLUMNS_MAX} columns")).into(),

@@ -82,6 +82,13 @@ pub fn check_timestamp(header: &str, now: i64) -> Result<i64, SignatureError> {
     }
 }
 
+/// Until when a signature made at `signed_at` (Unix seconds) must be remembered to refuse its
+/// replay: the end of its tolerance, plus a minute for replicas' clocks.
+pub fn replayable_until(signed_at: i64) -> chrono::DateTime<chrono::Utc> {
+    let until = signed_at.saturating_add(TOLERANCE_SECS + 60);
+    chrono::DateTime::from_timestamp(until, 0).unwrap_or(chrono::DateTime::<chrono::Utc>::MAX_UTC)
+}
+
 /// `sha256=<hex>` of `"<timestamp>.<body>"` under `secret` (what a source sends).
 pub fn sign(secret: &str, timestamp: &str, body: &[u8]) -> String {
     let key = hmac::Key::new(hmac::HMAC_SHA256, secret.as_bytes());
@@ -143,6 +150,7 @@ mod tests {
         assert_eq!(check_timestamp("1000", 1300), Ok(1000));
         assert_eq!(check_timestamp("1600", 1300), Ok(1600));
         assert_eq!(check_timestamp("999", 1300), Err(SignatureError::Stale));
+        assert_eq!(check_timestamp("1601", 1300), Err(SignatureError::Stale));
         assert_eq!(check_timestamp("-5", 0), Err(SignatureError::BadTimestamp));
         assert_eq!(
             check_timestamp("1e3", 1000),
@@ -151,6 +159,18 @@ mod tests {
         assert_eq!(
             check_timestamp("99999999999999999999", 0),
             Err(SignatureError::BadTimestamp)
+        );
+    }
+
+    #[test]
+    fn a_signature_is_remembered_past_its_tolerance() {
+        assert_eq!(
+            replayable_until(1000).timestamp(),
+            1000 + TOLERANCE_SECS + 60
+        );
+        assert_eq!(
+            replayable_until(i64::MAX),
+            chrono::DateTime::<chrono::Utc>::MAX_UTC
         );
     }
 

@@ -10,10 +10,12 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::AppState;
-use crate::db::agents::{self, Agent, ConnectError, NewAgent};
+use crate::db::agents::{self, Agent, ConnectError, NewAgent, TokenTerms};
+use crate::db::credentials;
 use crate::db::owner::Owner;
 use crate::domain::bridge as file;
-use crate::routes::scope::{self, no_workspace};
+use crate::domain::minting;
+use crate::routes::scope::{self, ReadWriteAccess, no_workspace};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/agents/connect").route(web::post().to(connect)))
@@ -129,11 +131,16 @@ impl Validate for ConnectAgent {
 pub struct AgentConnected {
     pub agent: AgentRecord,
     /// The agent's bearer token (`memo_…`): shown only now, stored as a hash. It reads memory
-    /// and submits proposals (scopes `read` and `propose`), never writes or approves.
+    /// and, when the connecting credential may, submits proposals (`scopes`); it never writes
+    /// or approves.
     pub token: String,
     /// The token's first characters, as listed later.
     pub token_prefix: String,
+    /// `read`, and `propose` when the connecting credential holds `propose` or `write`.
     pub scopes: Vec<String>,
+    /// When the token stops working: 90 days after the connection, or when the connecting
+    /// credential expires if that is sooner.
+    pub expires_at: DateTime<Utc>,
     /// Whether an earlier connection of this name was replaced (its token revoked).
     pub reconnected: bool,
     /// What to tell the agent.
@@ -147,24 +154,28 @@ pub struct AgentConnected {
     operation_id = "connectAgent",
     tag = "bridge",
     description = "Gives an agent (a coding assistant, your own tool) access to memory: a \
-        connector token of its own (`memo_…`, scopes `read` and `propose`, acting on the \
-        caller's environment), shown once, whose active workspace is the agent's workspace, so \
-        it reads that workspace's memory and the account's. Connecting the same name again \
-        revokes the previous token at once and answers a new one (a rotation). A connector \
-        token cannot connect agents (it lacks `write`). At most 50 agents per owner. \
-        `DELETE /agents/{id}` disconnects.",
+        connector token of its own (`memo_…`, acting on the caller's environment), shown \
+        once, bound to the agent's workspace: it reads that workspace's memory and the \
+        account's, and no other workspace (naming another answers 404). The token is never \
+        broader than the credential connecting it: scope `read` (which the caller must hold: \
+        403 otherwise), and `propose` when the caller holds `propose` or `write`. It expires \
+        90 days after the connection, or when the connecting credential expires if that is \
+        sooner, and revoking or deleting the connecting API key revokes it at once. \
+        Connecting the same name again revokes the previous token at once and answers a new \
+        one (a rotation). A connector token cannot connect agents (it lacks `write`). At most \
+        50 agents per owner. `DELETE /agents/{id}` disconnects.",
     request_body = ConnectAgent,
     responses(
         (status = 200, description = "Reconnected: the previous token is revoked", body = AgentConnected),
         (status = 201, description = "Connected", body = AgentConnected),
         (status = 400, description = "A field is invalid or over its limit (the message names it)", body = MemoryError),
-        (status = 403, description = "The credential lacks the write scope", body = MemoryError),
+        (status = 403, description = "The credential lacks the write scope, or the read scope the agent's token would hold", body = MemoryError),
         (status = 404, description = "workspace_id names no workspace of the caller", body = MemoryError),
         (status = 409, description = "The owner has 50 agents connected already (`VALIDATION_ERROR`)", body = MemoryError),
     )
 )]
 pub async fn connect(
-    WriteAccess(caller): WriteAccess,
+    ReadWriteAccess(caller): ReadWriteAccess,
     state: web::Data<AppState>,
     body: http_kit::Json<ConnectAgent>,
 ) -> Result<HttpResponse, ApiError> {
@@ -174,23 +185,42 @@ pub async fn connect(
         .as_deref()
         .unwrap_or(kind.context_file())
         .to_owned();
+    let scopes = minting::scopes(caller.scopes).ok_or_else(|| {
+        ApiError::forbidden(
+            "this credential lacks the read scope: an agent's token reads memory, and a \
+             credential never mints one broader than itself",
+        )
+    })?;
     let mut conn = store::conn(&state.pool).await?;
     let workspace = scope::view(&mut conn, &caller, body.workspace_id)
         .await?
         .workspace;
+    // A dashboard session's key id is its user's: no key row, the user mints.
+    let creator = credentials::key_expiry(&mut conn, caller.key_id).await?;
+    let terms = TokenTerms {
+        scopes,
+        expires_at: minting::expires_at(chrono::Utc::now(), creator.flatten()),
+        creator: creator.map(|_| caller.key_id),
+    };
     let new = NewAgent {
         name: &body.name,
         kind: kind.as_str(),
         context_file: &context_file,
         workspace_id: workspace,
     };
-    let connected = agents::connect(&mut conn, Owner::of(&caller), caller.environment, new)
-        .await
-        .map_err(|e| match e {
-            ConnectError::TooMany => ApiError::conflict(e.to_string()),
-            ConnectError::NoWorkspace => no_workspace(workspace.unwrap_or_default()),
-            other => ApiError::internal(other),
-        })?;
+    let connected = agents::connect(
+        &mut conn,
+        Owner::of(&caller),
+        caller.environment,
+        new,
+        &terms,
+    )
+    .await
+    .map_err(|e| match e {
+        ConnectError::TooMany => ApiError::conflict(e.to_string()),
+        ConnectError::NoWorkspace => no_workspace(workspace.unwrap_or_default()),
+        other => ApiError::internal(other),
+    })?;
     let instructions = format!(
         "Send `Authorization: Bearer <token>` to this API. Read your context with \
          `POST /api/v1/bridge/generate` {{\"file_name\": \"{context_file}\"}} and write the \
@@ -205,7 +235,8 @@ pub async fn connect(
         agent: AgentRecord::from((connected.agent, true)),
         token: connected.token,
         token_prefix: connected.token_prefix,
-        scopes: vec!["read".to_owned(), "propose".to_owned()],
+        scopes: terms.scopes.iter().map(|s| s.as_str().to_owned()).collect(),
+        expires_at: connected.expires_at,
         reconnected: connected.reconnected,
         instructions,
     }))

@@ -46,13 +46,15 @@ impl Validate for DownloadParams {}
 
 /// The base of download URLs answered to `req`: the configured public URL, else the public
 /// origin the request may name (`oauth::origin`: a trusted proxy's, or a loopback host), else
-/// none: the link is then relative to the API's own address.
+/// the address the server listens on: never what an untrusted client claims
+/// (`X-Forwarded-Host`, `Forwarded`, a foreign `Host`), which would let a link point anywhere.
 pub fn base_url(state: &AppState, req: &HttpRequest) -> String {
     let public = state.downloads.public_url.trim_end_matches('/');
     if !public.is_empty() {
         return format!("{public}{PATH}");
     }
-    let origin = oauth::web_util::base_of(&state.oauth.config, req).unwrap_or_default();
+    let origin = oauth::web_util::base_of(&state.oauth.config, req)
+        .unwrap_or_else(|| format!("http://{}", req.app_config().local_addr()));
     format!("{origin}{PATH}")
 }
 
@@ -140,4 +142,30 @@ pub async fn download(
         ))
         .insert_header((header::CACHE_CONTROL, "private, no-store"))
         .body(body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_loopback_host;
+
+    #[test]
+    fn only_loopback_hosts_are_taken_from_the_request() {
+        for host in [
+            "127.0.0.1:8080",
+            "localhost",
+            "LOCALHOST:1",
+            "[::1]:80",
+            "127.1.2.3",
+        ] {
+            assert!(is_loopback_host(host), "{host}");
+        }
+        for host in [
+            "evil.example",
+            "evil.example:80",
+            "10.0.0.1:8080",
+            "[2001:db8::1]:80",
+        ] {
+            assert!(!is_loopback_host(host), "{host}");
+        }
+    }
 }

@@ -1,8 +1,11 @@
 //! The active workspace: `GET /scope`, `PATCH /scope`, and the [`view`] every route of
 //! workspace-divided memory reads and writes through.
 
-use actix_web::web;
-use auth::{Caller, ReadAccess, WriteAccess};
+use std::future::{Ready, ready};
+
+use actix_web::dev::Payload;
+use actix_web::{FromRequest, HttpRequest, web};
+use auth::{Caller, ReadAccess, Scope, WriteAccess};
 use diesel_async::AsyncPgConnection;
 use http_kit::openapi::MemoryError;
 use http_kit::{ApiError, Validate};
@@ -11,6 +14,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::AppState;
+use crate::db::agents;
 use crate::db::owner::Owner;
 use crate::db::view::View;
 use crate::db::workspaces::{self, MAX_PER_OWNER};
@@ -24,9 +28,26 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     );
 }
 
+/// A caller holding both `read` and `write` (403 otherwise, before the body is read): routes
+/// that write and answer memory content, which a write-only key must not read through them.
+#[derive(Debug, Clone)]
+pub struct ReadWriteAccess(pub Caller);
+
+impl FromRequest for ReadWriteAccess {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let checked = WriteAccess::from_request(req, payload)
+            .into_inner()
+            .and_then(|WriteAccess(c)| c.require_scope(Scope::Read).map(|()| Self(c)));
+        ready(checked)
+    }
+}
+
 /// What the caller's request sees of workspace-divided memory: the workspace it names
-/// (`explicit`, which must be one of the owner's: 404 otherwise), else the credential's active
-/// workspace, else the whole account.
+/// (`explicit`, which must be one the caller may see: 404 otherwise, see [`check_workspace`]),
+/// else the credential's active workspace, else the whole account.
 pub async fn view(
     conn: &mut AsyncPgConnection,
     caller: &Caller,
@@ -35,14 +56,41 @@ pub async fn view(
     let owner = Owner::of(caller);
     let workspace = match explicit {
         Some(id) => {
-            workspaces::find(conn, owner, id)
-                .await?
-                .ok_or_else(|| no_workspace(id))?;
+            check_workspace(conn, caller, id).await?;
             Some(id)
         }
         None => workspaces::active(conn, caller.key_id).await?,
     };
     Ok(View { owner, workspace })
+}
+
+/// 404 unless `id` is a workspace of the caller's owner that the credential may see: a
+/// workspace-bound credential (an agent's token) sees its own workspace only, and another is
+/// answered as if it did not exist, like another owner's.
+pub async fn check_workspace(
+    conn: &mut AsyncPgConnection,
+    caller: &Caller,
+    id: Uuid,
+) -> Result<(), ApiError> {
+    if bound_workspace(conn, caller)
+        .await?
+        .is_some_and(|b| b != id)
+    {
+        return Err(no_workspace(id));
+    }
+    workspaces::find(conn, Owner::of(caller), id)
+        .await?
+        .ok_or_else(|| no_workspace(id))?;
+    Ok(())
+}
+
+/// The workspace the credential is bound to: an agent's token is bound to its agent's
+/// workspace (`None`: not bound, or an account-wide agent).
+pub async fn bound_workspace(
+    conn: &mut AsyncPgConnection,
+    caller: &Caller,
+) -> Result<Option<Uuid>, ApiError> {
+    Ok(agents::bound_workspace(conn, caller.key_id).await?)
 }
 
 /// The 404 of a workspace id the caller does not have.
@@ -131,6 +179,11 @@ pub async fn patch(
     let owner = Owner::of(&caller);
     let mut conn = store::conn(&state.pool).await?;
     let target = body.workspace_id;
+    if let Some(bound) = bound_workspace(&mut conn, &caller).await?
+        && target != Some(bound)
+    {
+        return Err(no_workspace(target.unwrap_or_default()));
+    }
     if !workspaces::set_active(&mut conn, owner, caller.key_id, target).await? {
         return Err(no_workspace(target.unwrap_or_default()));
     }
@@ -142,11 +195,13 @@ async fn scope_response(
     caller: &Caller,
 ) -> Result<ScopeResponse, ApiError> {
     let active = workspaces::active(conn, caller.key_id).await?;
+    let bound = bound_workspace(conn, caller).await?;
     let listed = workspaces::page(conn, Owner::of(caller), None, MAX_PER_OWNER).await?;
     Ok(ScopeResponse {
         active_workspace_id: active,
         workspaces: listed
             .into_iter()
+            .filter(|w| bound.is_none_or(|b| w.workspace.id == b))
             .map(|w| WorkspaceRecord::new(w, active))
             .collect(),
     })

@@ -19,7 +19,7 @@ use uuid::Uuid;
 use crate::AppState;
 use crate::db::owner::Owner;
 use crate::db::products;
-use crate::db::signals::{self, NewProducerSignal, NewProjectSignal, SignalWorkspace};
+use crate::db::signals::{self, NewProducerSignal, NewProjectSignal, SignalWorkspace, Signature};
 use crate::domain::signing::{self, SignatureError};
 
 /// A product id in a path: the hyphenated UUID only, so `/ingest/{project_id}` never shadows
@@ -106,7 +106,8 @@ impl Validate for ProjectSignal {}
 pub struct ProjectSignalAccepted {
     /// Always true (a refused signal is an error answer).
     pub accepted: bool,
-    /// Whether this repeats an `external_id` already received for the product.
+    /// Whether this repeats an `external_id` already received for the product, or a signed
+    /// request already accepted (the same signature).
     pub duplicate: bool,
     /// The signal's id (the first signal's, for a duplicate).
     pub signal_id: Option<Uuid>,
@@ -128,7 +129,9 @@ pub struct ProjectSignalAccepted {
         must be within 300 s of the server's clock. After a rotation \
         (`POST /products/{name}/signing-secret`) the replaced secret keeps verifying for 24 \
         hours. A missing, malformed, stale or wrong signature, or an unknown product, answers \
-        401. Signed requests are rate-limited per product, by its owner's tier. A repeated \
+        401. A signed request is accepted once: the same signature again (a replay, within the \
+        tolerance) records nothing and answers 200 with `duplicate: true` and the first \
+        signal's id. Signed requests are rate-limited per product, by its owner's tier. A repeated \
         `external_id` answers 200 with `duplicate: true` and the first signal's id, and \
         records nothing. Severity `error` and `critical` add an `anomaly` item to the \
         intelligence feed.",
@@ -164,7 +167,7 @@ pub async fn ingest_project_signal(
     let product = products::find_by_id(&mut conn, owner, project_id.into_inner())
         .await?
         .ok_or_else(|| ApiError::not_found("no such product"))?;
-    let answer = record(&mut conn, owner, product.id, &product.name, &body, "bearer").await?;
+    let answer = record(&mut conn, owner, (product.id, &product.name), &body, None).await?;
     Ok(web::Json(answer))
 }
 
@@ -201,10 +204,12 @@ pub async fn ingest_signed_project_signal(
              (X-Memory-Signature and X-Memory-Timestamp)",
         ));
     };
-    let checked = signing::parse_signature(signature)
-        .and_then(|tag| signing::check_timestamp(timestamp, Utc::now().timestamp()).map(|_| tag));
-    let tag = match checked {
-        Ok(tag) => tag,
+    let checked = signing::parse_signature(signature).and_then(|tag| {
+        signing::check_timestamp(timestamp, Utc::now().timestamp())
+            .map(|signed_at| (tag, signed_at))
+    });
+    let (tag, signed_at) = match checked {
+        Ok(checked) => checked,
         Err(err) => return Ok(unauthorized(&err.to_string())),
     };
     let mut conn = store::conn(&state.pool).await?;
@@ -244,7 +249,19 @@ pub async fn ingest_signed_project_signal(
         user_id: keys.user_id,
         environment: &keys.environment,
     };
-    match record(&mut conn, owner, keys.id, &keys.name, &signal, "signature").await {
+    let replay = Signature {
+        tag: &tag,
+        expires_at: signing::replayable_until(signed_at),
+    };
+    let recorded = record(
+        &mut conn,
+        owner,
+        (keys.id, &keys.name),
+        &signal,
+        Some(replay),
+    )
+    .await;
+    match recorded {
         Ok(answer) => Ok(with_headers(HttpResponse::Ok().json(answer))),
         Err(err) => Ok(with_headers(HttpResponse::from_error(err))),
     }
@@ -284,32 +301,38 @@ fn unauthorized(message: &str) -> HttpResponse {
     res
 }
 
+/// Records the signal of the product `(id, name)`; a signed one (its signature given) at most
+/// once per signature.
 async fn record(
     conn: &mut diesel_async::AsyncPgConnection,
     owner: Owner<'_>,
-    product_id: Uuid,
-    product_name: &str,
+    (product_id, product_name): (Uuid, &str),
     signal: &ProjectSignal,
-    received_via: &str,
+    signature: Option<Signature<'_>>,
 ) -> Result<ProjectSignalAccepted, ApiError> {
     let severity = signal.severity.unwrap_or(SignalSeverity::Info);
     let body = signal.body.clone().map(Value::Object);
-    let (id, duplicate) = signals::record_project_signal(
-        conn,
-        owner,
-        &NewProjectSignal {
-            product_id,
-            product_name,
-            event_type: signal.event_type.trim(),
-            title: signal.title.trim(),
-            severity: severity.as_str(),
-            body: body.as_ref(),
-            external_id: signal.external_id.as_deref(),
-            received_via,
-            anomaly: severity.is_anomaly(),
+    let new = NewProjectSignal {
+        product_id,
+        product_name,
+        event_type: signal.event_type.trim(),
+        title: signal.title.trim(),
+        severity: severity.as_str(),
+        body: body.as_ref(),
+        external_id: signal.external_id.as_deref(),
+        received_via: if signature.is_some() {
+            "signature"
+        } else {
+            "bearer"
         },
-    )
-    .await?;
+        anomaly: severity.is_anomaly(),
+    };
+    let (id, duplicate) = match signature {
+        Some(signature) => {
+            signals::record_signed_project_signal(conn, owner, &new, signature).await?
+        }
+        None => signals::record_project_signal(conn, owner, &new).await?,
+    };
     Ok(ProjectSignalAccepted {
         accepted: true,
         duplicate,

@@ -58,7 +58,7 @@ pub struct UploadForm {
     /// (one object per line). The format is the part's media type (`text/csv`,
     /// `application/json`, `application/x-ndjson`), else the file name's extension (`.csv`,
     /// `.json`, `.ndjson`/`.jsonl`), else the first character (`[` JSON, `{` NDJSON, anything
-    /// else CSV). At most 100,000 rows and 500 columns; column names of 1..=200 characters.
+    /// else CSV). At most 500 columns (rows are bounded by the size only); column names of 1..=200 characters.
     #[schema(value_type = String, format = Binary)]
     pub file: Vec<u8>,
     /// The dataset the rows are meant for, 1..=120 characters, not blank (confirm may name
@@ -104,7 +104,7 @@ pub struct UploadPreview {
     request_body(content = UploadForm, content_type = "multipart/form-data"),
     responses(
         (status = 201, description = "Parsed and kept for 24 hours: the preview", body = UploadPreview),
-        (status = 400, description = "Not a multipart form, no `file` field (or two), a body over 10 MiB (the file) plus 64 KiB (the form), a file that cannot be read as CSV, a JSON array of objects or NDJSON (the message names the row, and the column where there is one), more than 100,000 rows or 500 columns, or an invalid `dataset_name`", body = MemoryError),
+        (status = 400, description = "Not a multipart form, no `file` field (or two), a body over 10 MiB (the file) plus 64 KiB (the form), a file that cannot be read as CSV, a JSON array of objects or NDJSON (the message names the row, and the column where there is one), more than 500 columns, or an invalid `dataset_name`", body = MemoryError),
         (status = 403, description = "The credential lacks the write scope", body = MemoryError),
         (status = 409, description = "The owner already has 10 uploads waiting for their confirm (unconfirmed and under 24 hours old), the most allowed (`VALIDATION_ERROR`)", body = MemoryError),
     )
@@ -526,11 +526,10 @@ enum ConfirmError {
     responses(
         (status = 201, description = "Written, all or nothing: every value was coerced to its column's type (see `ColumnSchema`); a row with an `id` replaces the dataset's row of that `id` (an upsert), the others are added; the dataset's schema widens by the written values. The upload is then confirmed and its file dropped.", body = DatasetIngestResult),
         (status = 200, description = "The upload was already confirmed: that confirm's result, `deduplicated: true`, nothing written again", body = DatasetIngestResult),
-        (status = 400, description = "A field is invalid, or `schema_overrides` names a column the upload lacks (the message names the field)", body = MemoryError),
+        (status = 400, description = "A field is invalid, or `schema_overrides` names a column the upload lacks (the message names the field); or values cannot be coerced to their column's type, or an `id` repeats: nothing is written, the upload stays (confirm again with other overrides), and the message names each problem's row (from 1, in file order; a CSV header is not a row) and column, at most 20 of them (`VALIDATION_ERROR`)", body = MemoryError),
         (status = 403, description = "The credential lacks the write scope", body = MemoryError),
         (status = 404, description = "No such upload of the caller, or its preview was more than 24 hours ago (uploads expire)", body = MemoryError),
         (status = 409, description = "The dataset would have more than 500 columns (`VALIDATION_ERROR`)", body = MemoryError),
-        (status = 422, description = "Values cannot be coerced to their column's type, or an `id` repeats: nothing is written, the upload stays (confirm again with other overrides). The message names each problem's row (from 1, in file order; a CSV header is not a row) and column, at most 20 of them (`VALIDATION_ERROR`)", body = MemoryError),
     )
 )]
 pub async fn confirm(
@@ -648,7 +647,7 @@ fn coercion_error(errors: &[CoercionError]) -> ApiError {
         format!("{} values do", errors.len())
     };
     let listed: Vec<String> = errors.iter().map(ToString::to_string).collect();
-    ApiError::unprocessable(format!(
+    ApiError::bad_request(format!(
         "nothing was written: {count} not fit the schema: {}",
         listed.join("; ")
     ))

@@ -18,7 +18,7 @@ use crate::db::workspace_sync::{self as db, LogEntry, SnapshotFile, SyncError};
 use crate::domain::bridge::{self as file, Counts};
 use crate::domain::drift;
 use crate::routes::drift::DriftEvent;
-use crate::routes::scope::{self, no_workspace};
+use crate::routes::scope::{self, ReadWriteAccess, no_workspace};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/workspaces/sync-log").route(web::get().to(sync_log)))
@@ -213,13 +213,13 @@ pub struct WorkspaceSynced {
     responses(
         (status = 200, description = "The file to write", body = WorkspaceSynced),
         (status = 400, description = "The id is not a UUID, or a field is invalid or out of range (the message names it)", body = MemoryError),
-        (status = 403, description = "The credential lacks the write scope", body = MemoryError),
+        (status = 403, description = "The credential lacks the write scope, or the read scope (the answer carries memory)", body = MemoryError),
         (status = 404, description = "No such workspace of the caller", body = MemoryError),
         (status = 409, description = "The file has open drift: resolve it (`POST /workspaces/drift/{id}/resolve`) or sync with `force` (`VALIDATION_ERROR`)", body = MemoryError),
     )
 )]
 pub async fn sync(
-    WriteAccess(caller): WriteAccess,
+    ReadWriteAccess(caller): ReadWriteAccess,
     state: web::Data<AppState>,
     id: web::Path<Uuid>,
     body: http_kit::Json<SyncWorkspace>,
@@ -313,9 +313,14 @@ pub async fn filters(
     (workspace, limit, cursor): Listing<'_>,
 ) -> Result<(Option<Uuid>, u32, Option<Uuid>), ApiError> {
     let before = cursor.map(Cursor::decode).transpose()?.map(|c| c.0);
-    if let Some(id) = workspace {
-        scope::view(conn, caller, Some(id)).await?;
-    }
+    let workspace = match workspace {
+        Some(id) => {
+            scope::check_workspace(conn, caller, id).await?;
+            Some(id)
+        }
+        // A workspace-bound credential lists its own workspace only.
+        None => scope::bound_workspace(conn, caller).await?,
+    };
     let limit = limit.unwrap_or(http_kit::pagination::DEFAULT_LIMIT);
     Ok((workspace, limit, before))
 }

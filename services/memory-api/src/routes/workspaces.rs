@@ -108,9 +108,12 @@ pub async fn list(
     let after = page.cursor()?.map(|c| c.0);
     let mut conn = store::conn(&state.pool).await?;
     let active = workspaces::active(&mut conn, caller.key_id).await?;
+    let bound = crate::routes::scope::bound_workspace(&mut conn, &caller).await?;
     let rows = workspaces::page(&mut conn, Owner::of(&caller), after, i64::from(limit) + 1).await?;
+    // A workspace-bound credential sees its own workspace only.
     let rows: Vec<WorkspaceRecord> = rows
         .into_iter()
+        .filter(|w| bound.is_none_or(|b| w.workspace.id == b))
         .map(|w| WorkspaceRecord::new(w, active))
         .collect();
     Ok(web::Json(Page::from_rows(rows, limit, |w| w.id)))

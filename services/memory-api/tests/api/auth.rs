@@ -394,3 +394,151 @@ async fn every_read_route_needs_the_read_scope() {
     }
     h.stop().await;
 }
+
+/// Connects an agent with `key`: the answer of `POST /agents/connect` (201).
+async fn connect(api: &test_support::client::Client, name: &str) -> serde_json::Value {
+    api.post(
+        "/api/v1/agents/connect",
+        &serde_json::json!({ "name": name }),
+    )
+    .expect(201)
+    .await
+}
+
+/// A credential an agent connection mints is never broader than the credential connecting it:
+/// scopes within the creator's (`read` required), and an expiry no later than the creator's.
+#[tokio::test]
+async fn a_minted_agent_token_is_never_broader_than_its_creator() {
+    let h = Harness::new().await;
+    let user = h.user(Tier::Pro).await;
+
+    // A write-only key (with or without propose) cannot mint itself a reader: 403, no token.
+    for scopes in [&[Scope::Write][..], &[Scope::Write, Scope::Propose]] {
+        let (_, write_only) = h.key(user, CredentialKind::MemoryLive, scopes).await;
+        let res = h
+            .api(&write_only)
+            .post(
+                "/api/v1/agents/connect",
+                &serde_json::json!({"name": "thief"}),
+            )
+            .await;
+        let message = expect_error(res, 403, "FORBIDDEN").await;
+        assert!(message.contains("read"), "{message}");
+    }
+    assert_eq!(
+        h.query("SELECT count(*) FROM api_keys WHERE origin = 'connector'")
+            .await,
+        ["0"]
+    );
+
+    // A read+write key: read and propose, 90 days, linked to its creator.
+    let (writer_id, writer) = h
+        .key(
+            user,
+            CredentialKind::MemoryLive,
+            &[Scope::Read, Scope::Write],
+        )
+        .await;
+    let connected = connect(&h.api(&writer), "reader").await;
+    assert_eq!(
+        connected["scopes"],
+        serde_json::json!(["read", "propose"]),
+        "{connected}"
+    );
+    let expires: chrono::DateTime<chrono::Utc> =
+        connected["expires_at"].as_str().unwrap().parse().unwrap();
+    let days = (expires - chrono::Utc::now()).num_days();
+    assert!((89..=90).contains(&days), "{connected}");
+    let token = connected["token"].as_str().unwrap();
+    assert_eq!(
+        h.query(&format!(
+            "SELECT concat_ws('|', array_to_string(scopes, ','), created_by, \
+             expires_at = '{}'::timestamptz) FROM api_keys WHERE name = 'agent: reader'",
+            connected["expires_at"].as_str().unwrap()
+        ))
+        .await,
+        [format!("read,propose|{writer_id}|t")]
+    );
+    h.api(token).get("/api/v1/scope").expect(200).await;
+
+    // A key expiring in two days mints a token expiring with it.
+    let (soon_id, soon) = h
+        .key(
+            user,
+            CredentialKind::MemoryLive,
+            &[Scope::Read, Scope::Write],
+        )
+        .await;
+    h.exec(&format!(
+        "UPDATE api_keys SET expires_at = date_trunc('second', now()) + interval '2 days' \
+         WHERE id = '{soon_id}'"
+    ))
+    .await;
+    let connected = connect(&h.api(&soon), "short").await;
+    assert_eq!(
+        h.query(&format!(
+            "SELECT (SELECT expires_at FROM api_keys WHERE id = '{soon_id}') = '{}'::timestamptz",
+            connected["expires_at"].as_str().unwrap()
+        ))
+        .await,
+        ["true"],
+        "{connected}"
+    );
+    h.stop().await;
+}
+
+/// Revoking or deleting the key that connected an agent revokes the agent's token at once, on
+/// every replica.
+#[tokio::test]
+async fn a_minted_token_is_revoked_with_its_creator_on_every_replica() {
+    let db = database().await;
+    let a = serve(&settings(&db.url)).await;
+    let b = serve(&settings(&db.url)).await;
+    let mut conn = test_support::sql::connect(&db.url).await;
+    let user = memory_api::db::users::create(&mut conn, "m@example.com", Tier::Free)
+        .await
+        .unwrap()
+        .id;
+    let mut creators = Vec::new();
+    for name in ["revoked", "deleted"] {
+        let (key, credential) = credentials::create_key(
+            &mut conn,
+            user,
+            name,
+            CredentialKind::MemoryLive,
+            auth::Origin::FirstParty,
+            &[Scope::Read, Scope::Write],
+            None,
+        )
+        .await
+        .unwrap();
+        let api = test_support::client::Client::of(&a).with_key(&credential.plaintext);
+        let token = connect(&api, name).await["token"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        creators.push((key.id, token));
+    }
+    let [revoked_a, revoked_b] = warm([&a, &b], "/api/v1/scope", &creators[0].1).await;
+    let [deleted_a, deleted_b] = warm([&a, &b], "/api/v1/scope", &creators[1].1).await;
+
+    assert!(
+        store::revoke_api_key(&mut conn, creators[0].0)
+            .await
+            .unwrap()
+    );
+    for api in [&revoked_b, &revoked_a] {
+        let message = expect_error(api.get("/api/v1/scope").await, 401, "UNAUTHORIZED").await;
+        assert!(message.contains("revoked"), "{message}");
+    }
+    test_support::sql::exec(
+        &db.url,
+        &format!("DELETE FROM api_keys WHERE id = '{}'", creators[1].0),
+    )
+    .await;
+    for api in [&deleted_b, &deleted_a] {
+        expect_error(api.get("/api/v1/scope").await, 401, "UNAUTHORIZED").await;
+    }
+    a.stop().await;
+    b.stop().await;
+}

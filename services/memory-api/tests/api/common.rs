@@ -201,12 +201,15 @@ pub async fn expect_created(response: Response) -> serde_json::Value {
 
 /// Asserts the memory error envelope with `code`, and returns the message.
 pub async fn expect_error(response: Response, status: u16, code: &str) -> String {
-    assert_eq!(response.status().as_u16(), status, "status");
-    assert_eq!(
-        response.headers()["content-type"].to_str().unwrap(),
-        "application/json"
-    );
-    let body = json(response).await;
+    let got = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap_or("").to_owned());
+    let text = response.text().await.unwrap_or_default();
+    assert_eq!(got, status, "status; body: {text}");
+    assert_eq!(content_type.as_deref(), Some("application/json"), "{text}");
+    let body: serde_json::Value = serde_json::from_str(&text).expect(&text);
     assert_eq!(body["error"]["code"], code, "{body}");
     let message = body["error"]["message"]
         .as_str()

@@ -116,3 +116,39 @@ async fn the_limit_holds_across_two_replicas_sharing_redis() {
     a.stop().await;
     b.stop().await;
 }
+
+/// The limits count per owner (user and environment), not per credential: an agent token the
+/// key mints shares the key's count, so minting tokens buys no more than the tier allows.
+#[tokio::test]
+async fn minted_tokens_share_their_owners_limit() {
+    let h = Harness::with(|url| tiny(settings(url))).await;
+    let (user, key) = h.writer(Tier::Free).await;
+    let (_, second_key) = h.reader(user).await;
+    away_from_minute_boundary(10).await;
+    let connected = h
+        .api(&key)
+        .post("/api/v1/agents/connect", &serde_json::json!({"name": "a"}))
+        .expect(201)
+        .await;
+    let token = connected["token"].as_str().unwrap().to_owned();
+    for (credential, remaining) in [(&token, "1"), (&second_key, "0")] {
+        let res = h.api(credential).get("/api/v1/scope").await;
+        let status = res.status();
+        let headers = res.headers().clone();
+        let body = res.text().await.unwrap();
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(headers["x-ratelimit-remaining"], remaining, "{body}");
+    }
+    for credential in [&token, &key, &second_key] {
+        let res = h.api(credential).get("/api/v1/scope").await;
+        let status = res.status();
+        let body = res.text().await.unwrap();
+        assert_eq!(status, 429, "{body}");
+    }
+    // The test environment of the same user is another owner, with its own count.
+    let (_, test_key) = h.test_writer(user).await;
+    let res = h.api(&test_key).get("/api/v1/scope").await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["x-ratelimit-remaining"], "2");
+    h.stop().await;
+}

@@ -165,3 +165,46 @@ async fn render_jobs_need_the_pro_tier_and_the_write_scope() {
     expect_error(res, 403, "FORBIDDEN").await;
     h.stop().await;
 }
+
+/// Without a configured public URL, a download link never follows the host the client claims
+/// (`Host`, `X-Forwarded-Host`, `Forwarded`): it names the server itself.
+#[tokio::test]
+async fn download_links_never_follow_a_client_supplied_host() {
+    let (h, _user, key) = Harness::with_writer(Tier::Pro).await;
+    let job = h
+        .api(&key)
+        .post(JOBS, &json!({"format": "pdf", "ir": tree()}))
+        .expect(202)
+        .await;
+    let id = job["jobId"].as_str().unwrap().to_owned();
+    let object = ObjectKey::parse(&format!("producibles/{id}.pdf")).unwrap();
+    Objects::from_settings(&h.settings.objects)
+        .unwrap()
+        .put(&object, b"%PDF-1.4 test".to_vec())
+        .await
+        .unwrap();
+    h.exec(&format!(
+        "UPDATE render_jobs SET status = 'completed', object_key = '{object}' WHERE id = '{id}'"
+    ))
+    .await;
+    let location = format!("{JOBS}/{id}/status");
+    let expected = format!(
+        "{}/api/v1/render/downloads/producibles/{id}.pdf?",
+        h.server.base
+    );
+    for (name, value) in [
+        ("x-forwarded-host", "evil.example"),
+        ("forwarded", "host=evil.example;proto=https"),
+        ("host", "evil.example"),
+    ] {
+        let polled = h
+            .api(&key)
+            .get(&location)
+            .header(name, value)
+            .expect(200)
+            .await;
+        let url = polled["signedUrl"].as_str().unwrap_or_default();
+        assert!(url.starts_with(&expected), "{name}: {polled}");
+    }
+    h.stop().await;
+}

@@ -77,8 +77,12 @@ async fn signed(h: &Harness, project: &str, secret: &str, body: &Value) -> Respo
 }
 
 async fn expect_unauthorized(res: Response) -> String {
-    let challenge = res
-        .headers()
+    let status = res.status();
+    let headers = res.headers().clone();
+    let body = res.text().await.unwrap_or_default();
+    let got = format!("got {status} {body}");
+    assert_eq!(status, 401, "{got}");
+    let challenge = headers
         .get("www-authenticate")
         .map(|v| v.to_str().unwrap().to_owned())
         .unwrap_or_default();
@@ -87,10 +91,27 @@ async fn expect_unauthorized(res: Response) -> String {
         challenge == "Bearer"
             || (challenge.starts_with("Bearer resource_metadata=\"")
                 && challenge.ends_with("/.well-known/oauth-protected-resource/api/v1\"")),
-        "{challenge}"
+        "{challenge:?}: {got}"
     );
-    assert!(!res.headers().contains_key("x-ratelimit-limit"));
-    expect_error(res, 401, "UNAUTHORIZED").await
+    assert!(!headers.contains_key("x-ratelimit-limit"), "{got}");
+    assert_eq!(
+        headers.get("content-type").map(|v| v.to_str().unwrap()),
+        Some("application/json"),
+        "{got}"
+    );
+    let body: Value = serde_json::from_str(&body).expect(&got);
+    assert_eq!(body["error"]["code"], "UNAUTHORIZED", "{got}");
+    let message = body["error"]["message"].as_str().expect(&got).to_owned();
+    assert!(!message.is_empty(), "{got}");
+    message
+}
+
+/// The JSON of a 200, or a failure printing what came instead.
+async fn json_ok(res: Response) -> Value {
+    let status = res.status();
+    let body = res.text().await.unwrap_or_default();
+    assert_eq!(status, 200, "{body}");
+    serde_json::from_str(&body).expect(&body)
 }
 
 async fn count(h: &Harness, sql: &str) -> i64 {
@@ -106,6 +127,7 @@ async fn a_signature_over_the_raw_body_authenticates_a_project_signal() {
     // Valid: the raw bytes as sent (odd spacing included) are what is signed.
     let raw = br#"{ "event_type": "deploy",  "title": "v2 shipped", "body": {"sha": "abc"} }"#;
     let ts = now();
+    let first_ts = ts.clone();
     let res = signed_raw(
         &h,
         &project,
@@ -176,8 +198,11 @@ async fn a_signature_over_the_raw_body_authenticates_a_project_signal() {
     .await;
     expect_unauthorized(res).await;
 
-    // Stale or future timestamps beyond 300 s, even correctly signed.
-    for offset in [-301, 301, -100_000] {
+    // Stale or future timestamps beyond 300 s, even correctly signed. The clock only moves
+    // on while the request travels, so a past offset stays stale however slow the machine;
+    // a future one is kept far (one second past the edge became valid when a second ticked
+    // between the test's clock and the server's). The exact edges are `signing`'s unit tests.
+    for offset in [-301, 3_600, -100_000] {
         let ts = (Utc::now().timestamp() + offset).to_string();
         let res = signed_raw(
             &h,
@@ -190,8 +215,8 @@ async fn a_signature_over_the_raw_body_authenticates_a_project_signal() {
         let message = expect_unauthorized(res).await;
         assert!(message.contains("300 seconds"), "{offset}: {message}");
     }
-    // Just inside the tolerance.
-    let ts = (Utc::now().timestamp() - 290).to_string();
+    // Inside the tolerance (with slack for a busy machine).
+    let ts = (Utc::now().timestamp() - 200).to_string();
     let res = signed_raw(
         &h,
         &project,
@@ -200,7 +225,42 @@ async fn a_signature_over_the_raw_body_authenticates_a_project_signal() {
         Some(&ts),
     )
     .await;
-    assert_eq!(res.status(), 200);
+    let inside = json_ok(res).await;
+
+    // The same signed request again (a replay within the tolerance) records nothing and
+    // answers the first signal as a duplicate.
+    for _ in 0..3 {
+        let res = signed_raw(
+            &h,
+            &project,
+            raw,
+            Some(&signature(&secret, &ts, raw)),
+            Some(&ts),
+        )
+        .await;
+        let replay = json_ok(res).await;
+        assert_eq!(replay["duplicate"], true, "{replay}");
+        assert_eq!(replay["signal_id"], inside["signal_id"], "{replay}");
+    }
+    let res = signed_raw(
+        &h,
+        &project,
+        raw,
+        Some(&signature(&secret, &first_ts, raw)),
+        Some(&first_ts),
+    )
+    .await;
+    let replay = json_ok(res).await;
+    assert_eq!(replay["duplicate"], true, "{replay}");
+    assert_eq!(replay["signal_id"], id.as_str(), "{replay}");
+    assert_eq!(
+        count(
+            &h,
+            &format!("SELECT count(*) FROM project_signals WHERE product_id = '{project}'")
+        )
+        .await,
+        2
+    );
 
     // Malformed or missing headers.
     let good = signature(&secret, &ts, raw);

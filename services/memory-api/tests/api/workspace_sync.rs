@@ -358,3 +358,39 @@ async fn snapshot_paths_and_bodies_are_checked() {
     assert_eq!(synced["file"]["path"], "CLAUDE.md");
     h.stop().await;
 }
+
+/// A sync answers the context file written from memory, so it needs `read` as well as
+/// `write`: a write-only key is refused before anything is read or logged.
+#[tokio::test]
+async fn a_write_only_key_cannot_read_memory_through_a_sync() {
+    let h = Harness::new().await;
+    let (user, key) = h.writer(Tier::Team).await;
+    let kernel = json!({"identity": {"name": "Ada"}, "constraints": ["the secret plan"]});
+    h.api(&key)
+        .put("/api/v1/memory/identity", &kernel)
+        .expect(200)
+        .await;
+    let (_, write_only) = h
+        .key(
+            user,
+            auth::CredentialKind::MemoryLive,
+            &[auth::Scope::Write],
+        )
+        .await;
+    let workspace = register(&h, &write_only, "repo").await;
+    let res = sync(&h, &write_only, &workspace, json!({})).await;
+    let message = expect_error(res, 403, "FORBIDDEN").await;
+    assert!(message.contains("read"), "{message}");
+    assert!(!message.contains("secret plan"), "{message}");
+    assert_eq!(
+        h.query("SELECT count(*) FROM workspace_sync_log").await,
+        ["0"]
+    );
+    // The same sync with a read+write key answers the file.
+    let res = sync(&h, &key, &workspace, json!({})).await;
+    let status = res.status();
+    let body = res.text().await.unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("the secret plan"), "{body}");
+    h.stop().await;
+}

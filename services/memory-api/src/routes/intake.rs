@@ -14,6 +14,7 @@ use uuid::Uuid;
 use crate::AppState;
 use crate::db::intake::{self, NewIntake};
 use crate::db::owner::Owner;
+use crate::routes::scope;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/connectors/intake").route(web::post().to(submit)));
@@ -58,7 +59,8 @@ pub struct ConnectorIntake {
     /// Default `custom`.
     #[schema(inline)]
     pub ai_vendor: Option<AiVendor>,
-    /// Recorded with the ledger row and the proposal.
+    /// Recorded with the ledger row and the proposal: a workspace the credential may see
+    /// (404 otherwise).
     #[schema(schema_with = workspace_schema)]
     pub workspace_id: Option<Uuid>,
     /// What the connector asks to do, 1..=200 characters, not blank (stored trimmed). One
@@ -71,7 +73,8 @@ pub struct ConnectorIntake {
 fn workspace_schema() -> utoipa::openapi::schema::Schema {
     http_kit::request::nullable_format(
         utoipa::openapi::KnownFormat::Uuid,
-        "Recorded with the intake and its proposal.",
+        "A workspace of the caller that the credential may see (a workspace-bound token: its \
+         own; 404 otherwise), recorded with the intake and its proposal.",
     )
 }
 
@@ -138,6 +141,7 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
             headers(("Idempotent-Replayed" = String, description = "`true` when this answers an earlier call with the same Idempotency-Key"))),
         (status = 400, description = "A field is missing or breaks its rule, or Idempotency-Key is malformed (the message names it)", body = MemoryError),
         (status = 403, description = "The credential holds neither the propose nor the write scope", body = MemoryError),
+        (status = 404, description = "workspace_id names no workspace the credential may see", body = MemoryError),
     )
 )]
 pub async fn submit(
@@ -148,6 +152,9 @@ pub async fn submit(
 ) -> Result<HttpResponse, ApiError> {
     let key = idempotency_key(req.headers())?;
     let mut conn = store::conn(&state.pool).await?;
+    if let Some(id) = body.workspace_id {
+        scope::check_workspace(&mut conn, &caller, id).await?;
+    }
     let recorded = intake::record(
         &mut conn,
         Owner::of(&caller),

@@ -177,8 +177,9 @@ pub struct WorkspaceDeleted {
         free-form entries (with their feed items), its files, drift events and sync log, its \
         bridge runs, and staged imports and consolidation runs made for it. Account-wide memory \
         and other workspaces are untouched; credentials whose active workspace it was become \
-        account-wide, and agents connected for it stay connected, account-wide. Export it \
-        first (`GET /memory/export-mif?workspace_id=`) to keep a copy.",
+        account-wide; agents connected for it stay listed, but their tokens are revoked (a \
+        token bound to a workspace never becomes account-wide: reconnect the agent for a new \
+        one). Export it first (`GET /memory/export-mif?workspace_id=`) to keep a copy.",
     params(("id" = Uuid, Path, pattern = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$", description = "Workspace id")),
     responses(
         (status = 200, description = "Deleted", body = WorkspaceDeleted),

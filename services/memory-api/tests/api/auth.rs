@@ -542,3 +542,56 @@ async fn a_minted_token_is_revoked_with_its_creator_on_every_replica() {
     a.stop().await;
     b.stop().await;
 }
+
+/// A token bound to a workspace never widens: deleting its workspace revokes it at once, on
+/// every replica, instead of leaving it account-wide. The key that connected it is untouched.
+#[tokio::test]
+async fn a_workspace_bound_token_is_revoked_with_its_workspace_on_every_replica() {
+    let db = database().await;
+    let a = serve(&settings(&db.url)).await;
+    let b = serve(&settings(&db.url)).await;
+    let mut conn = test_support::sql::connect(&db.url).await;
+    let user = memory_api::db::users::create(&mut conn, "w@example.com", Tier::Team)
+        .await
+        .unwrap()
+        .id;
+    let (_, credential) = credentials::create_key(
+        &mut conn,
+        user,
+        "owner",
+        CredentialKind::MemoryLive,
+        auth::Origin::FirstParty,
+        &[Scope::Read, Scope::Write],
+        None,
+    )
+    .await
+    .unwrap();
+    let api = test_support::client::Client::of(&a).with_key(&credential.plaintext);
+    let workspace = api
+        .post("/api/v1/workspaces", &serde_json::json!({"name": "doomed"}))
+        .expect(201)
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let connected = api
+        .post(
+            "/api/v1/agents/connect",
+            &serde_json::json!({"name": "bound", "workspace_id": workspace}),
+        )
+        .expect(201)
+        .await;
+    let token = connected["token"].as_str().unwrap();
+    let [on_a, on_b] = warm([&a, &b], "/api/v1/scope", token).await;
+
+    api.delete(&format!("/api/v1/workspaces/{workspace}"))
+        .expect(200)
+        .await;
+    for api in [&on_b, &on_a] {
+        let message = expect_error(api.get("/api/v1/scope").await, 401, "UNAUTHORIZED").await;
+        assert!(message.contains("revoked"), "{message}");
+    }
+    api.get("/api/v1/scope").expect(200).await;
+    a.stop().await;
+    b.stop().await;
+}

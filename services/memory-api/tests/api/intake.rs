@@ -70,7 +70,14 @@ async fn entries(h: &Harness, key: &str) -> Vec<Value> {
 async fn every_intake_is_a_ledger_row_and_only_non_lead_ones_make_proposals() {
     let h = Harness::new().await;
     let o = owner(&h).await;
-    let workspace = Uuid::now_v7();
+    let workspace = h
+        .api(&o.key)
+        .post("/api/v1/workspaces", &json!({"name": "intake"}))
+        .expect(201)
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let proposed = intake(
         &h,
         &o.connector,
@@ -112,7 +119,7 @@ async fn every_intake_is_a_ledger_row_and_only_non_lead_ones_make_proposals() {
     assert_eq!(shown["raw_content"], RAW);
     assert_eq!(shown["ai_vendor"], "claude");
     assert_eq!(shown["requested_capability"], "memory.write");
-    assert_eq!(shown["workspace_id"], workspace.to_string());
+    assert_eq!(shown["workspace_id"], workspace.as_str());
     assert_eq!(shown["ledger_id"], proposed["ledger_id"]);
     assert_eq!(shown["decided_at"], Value::Null);
     assert_eq!(shown["memory_entry_ids"], json!([]));

@@ -948,3 +948,63 @@ async fn a_workspace_bound_token_sees_its_own_workspace_only() {
     api.get(&export).expect(200).await;
     h.stop().await;
 }
+
+/// `POST /connectors/intake` records only a workspace the credential may see: another owner's,
+/// or (for a workspace-bound token) another of its owner's, answers 404 and records nothing.
+#[tokio::test]
+async fn connector_intake_names_only_a_workspace_the_credential_may_see() {
+    let h = Harness::new().await;
+    let (_, key) = h.writer(Tier::Team).await;
+    let (_, stranger) = h.writer(Tier::Team).await;
+    let api = h.api(&key);
+    let mut ids = Vec::new();
+    for (owner, name) in [(&key, "mine"), (&key, "other"), (&stranger, "foreign")] {
+        let created = h
+            .api(owner)
+            .post("/api/v1/workspaces", &json!({"name": name}))
+            .expect(201)
+            .await;
+        ids.push(created["id"].as_str().unwrap().to_owned());
+    }
+    let (mine, other, foreign) = (&ids[0], &ids[1], &ids[2]);
+    let connected = api
+        .post(
+            "/api/v1/agents/connect",
+            &json!({"name": "bound", "workspace_id": mine}),
+        )
+        .expect(201)
+        .await;
+    let token = h.api(connected["token"].as_str().unwrap());
+    let intake = |workspace: &str| json!({"raw_content": "probe", "workspace_id": workspace});
+
+    for (who, caller, workspace) in [
+        ("the owner", &api, foreign),
+        ("the bound token", &token, foreign),
+        ("the bound token", &token, other),
+    ] {
+        let res = caller
+            .post("/api/v1/connectors/intake", &intake(workspace))
+            .await;
+        let message = expect_error(res, 404, "NOT_FOUND").await;
+        assert!(message.contains(workspace.as_str()), "{who}: {message}");
+    }
+    assert_eq!(
+        h.query("SELECT count(*) FROM connector_intakes").await,
+        ["0"]
+    );
+    for (caller, workspace) in [(&token, mine), (&api, other)] {
+        let done = caller
+            .post("/api/v1/connectors/intake", &intake(workspace))
+            .expect(200)
+            .await;
+        assert_eq!(done["outcome"], "proposed", "{done}");
+    }
+    assert_eq!(
+        h.query(&format!(
+            "SELECT count(*) FROM connector_intakes WHERE workspace_id IN ('{mine}', '{other}')"
+        ))
+        .await,
+        ["2"]
+    );
+    h.stop().await;
+}

@@ -146,7 +146,7 @@ pub async fn download(
 
 #[cfg(test)]
 mod tests {
-    use super::is_loopback_host;
+    use oauth::origin::is_loopback_host;
 
     #[test]
     fn only_loopback_hosts_are_taken_from_the_request() {

@@ -7,6 +7,12 @@
 //! `allOf`, `if`/`then`/`else` and local `$ref`s. A `null` member of an object with declared properties is
 //! removed first: null means absent (unless the object says `additionalProperties: true`,
 //! as a merge patch does, where null deletes a key).
+//!
+//! Objects are closed: a member that no part of the object's schema declares (its
+//! `properties`, those of every `allOf` part, `oneOf`/`anyOf` variant and `if`/`then`/`else`
+//! branch) is refused, naming it and the declared name it was probably meant to be. An object
+//! whose schema declares no properties, or says `additionalProperties: true` or gives a schema
+//! for them (a map), is free-form and keeps any key.
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -203,15 +209,99 @@ impl Rules {
             .unwrap_or(schema)
     }
 
-    /// Checks one value; on failure `path` is left at the offending field.
+    /// Checks one value (first its members' names, when it is an object); on failure `path` is
+    /// left at the offending field.
     fn check_at(&self, schema: &Value, value: &mut Value, path: &mut String) -> Result<(), String> {
+        if let Value::Object(members) = value {
+            let mut shape = Shape::default();
+            self.collect_shape(schema, &mut shape, false, 0);
+            if shape.closed && !shape.open {
+                let unknown: Vec<&String> = members
+                    .keys()
+                    .filter(|name| !shape.names.contains(name))
+                    .collect();
+                if !unknown.is_empty() {
+                    let (name, problem) = unknown_members(&unknown, &shape.names);
+                    push_key(path, name);
+                    return Err(problem);
+                }
+            }
+        }
+        self.check_schema(schema, value, path)
+    }
+
+    /// What `schema` says of an object's member names, with every part of it that applies to
+    /// the same value. `branch_only`: a part (`if`/`then`/`else`) that names members without
+    /// making the object closed by itself.
+    fn collect_shape(&self, schema: &Value, shape: &mut Shape, branch_only: bool, depth: usize) {
+        let schema = self.resolve(schema);
+        let Some(members) = schema.as_object() else {
+            shape.open = true;
+            return;
+        };
+        if depth > 16 {
+            shape.open = true;
+            return;
+        }
+        let takes_object = match members.get("type") {
+            None => true,
+            Some(Value::String(t)) => t == "object",
+            Some(Value::Array(types)) => types.iter().any(|t| t == "object"),
+            Some(_) => true,
+        };
+        if !takes_object {
+            return;
+        }
+        let composed = ["allOf", "oneOf", "anyOf", "if", "then", "else"]
+            .iter()
+            .any(|key| members.contains_key(*key));
+        if let Some(properties) = members.get("properties").and_then(Value::as_object) {
+            shape.names.extend(properties.keys().cloned());
+            shape.closed |= !branch_only;
+        }
+        match members.get("additionalProperties") {
+            Some(Value::Bool(false)) => shape.closed |= !branch_only,
+            Some(Value::Bool(true) | Value::Object(_)) => shape.open = true,
+            _ => {
+                let free_form = !members.contains_key("properties")
+                    && !composed
+                    && members.get("type").is_some();
+                shape.open |= free_form && !branch_only;
+            }
+        }
+        for key in ["allOf", "oneOf", "anyOf"] {
+            for part in members.get(key).and_then(Value::as_array).into_iter().flatten() {
+                self.collect_shape(part, shape, branch_only, depth + 1);
+            }
+        }
+        for key in ["if", "then", "else"] {
+            if let Some(branch) = members.get(key) {
+                self.collect_shape(branch, shape, true, depth + 1);
+            }
+        }
+    }
+
+    /// The declared members of the top-level object (a query string's parameters).
+    pub fn property_names(&self) -> Vec<String> {
+        let mut shape = Shape::default();
+        self.collect_shape(&self.root, &mut shape, false, 0);
+        shape.names
+    }
+
+    /// Checks one value against `schema` and the parts of it that apply to the same value.
+    fn check_schema(
+        &self,
+        schema: &Value,
+        value: &mut Value,
+        path: &mut String,
+    ) -> Result<(), String> {
         let schema = self.resolve(schema);
         if !schema.is_object() {
             return Ok(());
         }
         if let Some(all) = schema.get("allOf").and_then(Value::as_array) {
             for part in all {
-                self.check_at(part, value, path)?;
+                self.check_schema(part, value, path)?;
             }
         }
         for key in ["oneOf", "anyOf"] {
@@ -254,10 +344,12 @@ impl Rules {
             return Ok(());
         };
         let len = path.len();
-        let holds = self.check_at(condition, &mut value.clone(), path).is_ok();
+        let holds = self
+            .check_schema(condition, &mut value.clone(), path)
+            .is_ok();
         path.truncate(len);
         match schema.get(if holds { "then" } else { "else" }) {
-            Some(branch) => self.check_at(branch, value, path),
+            Some(branch) => self.check_schema(branch, value, path),
             None => Ok(()),
         }
     }
@@ -276,7 +368,7 @@ impl Rules {
             return if value.is_null() {
                 Ok(())
             } else {
-                self.check_at(only, value, path)
+                self.check_schema(only, value, path)
             };
         }
         let len = path.len();
@@ -286,7 +378,7 @@ impl Rules {
         let mut first_enum_error = None;
         for variant in variants {
             let mut candidate = value.clone();
-            match self.check_at(variant, &mut candidate, path) {
+            match self.check_schema(variant, &mut candidate, path) {
                 Ok(()) => {
                     *value = candidate;
                     return Ok(());
@@ -411,7 +503,9 @@ impl Rules {
             push_key(path, name);
             match (properties.get(name), additional) {
                 (Some(property), _) => self.check_at(property, member, path)?,
-                (None, Some(Value::Bool(false))) => return Err("is not a known field".to_owned()),
+                (None, Some(Value::Bool(false))) => {
+                    return Err(unknown_field(name, properties.keys().map(String::as_str)));
+                }
                 (None, Some(extra @ Value::Object(_))) => self.check_at(extra, member, path)?,
                 (None, _) => {}
             }
@@ -419,6 +513,108 @@ impl Rules {
         }
         Ok(())
     }
+}
+
+/// What an object's schema says of its members' names.
+#[derive(Default)]
+struct Shape {
+    names: Vec<String>,
+    /// Some part declares its members (or says `additionalProperties: false`).
+    closed: bool,
+    /// Some part lets any member in (free-form, a map, `additionalProperties: true`).
+    open: bool,
+}
+
+/// The problem of a member `name` that is not among `known`: "is not a known field", and the
+/// known name it was probably meant to be, when one is close.
+pub fn unknown_field<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> String {
+    match closest(name, known) {
+        Some(meant) => format!("is not a known field; did you mean `{meant}`?"),
+        None => "is not a known field".to_owned(),
+    }
+}
+
+/// The known name closest to `name`, when it is close: the same but for case, separators
+/// (`_`, `-`) or an edit or two (one for short names; a swap of neighbours is one edit).
+fn closest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let folded = |s: &str| -> Vec<char> {
+        s.chars()
+            .filter(|c| !matches!(c, '_' | '-'))
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let wanted = folded(name);
+    let budget = if wanted.len() <= 4 { 1 } else { 2 };
+    known
+        .into_iter()
+        .map(|candidate| (edit_distance(&wanted, &folded(candidate)), candidate))
+        .filter(|(distance, _)| *distance <= budget)
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate)
+}
+
+/// Optimal string alignment distance: insertions, deletions, substitutions and swaps of
+/// neighbouring characters each count one.
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    let width = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * width];
+    for i in 0..=a.len() {
+        d[i * width] = i;
+    }
+    for (j, cell) in d.iter_mut().enumerate().take(width) {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[(i - 1) * width + j] + 1)
+                .min(d[i * width + j - 1] + 1)
+                .min(d[(i - 1) * width + j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[(i - 2) * width + j - 2] + 1);
+            }
+            d[i * width + j] = best;
+        }
+    }
+    d[a.len() * width + b.len()]
+}
+
+/// The member to name of the `unknown` ones, and the problem: the first that is close to a
+/// known name (a misspelling says most), else the first; the others are listed after it.
+fn unknown_members<'a>(unknown: &[&'a String], known: &[String]) -> (&'a str, String) {
+    let candidates = || known.iter().map(String::as_str);
+    let named = unknown
+        .iter()
+        .find(|name| closest(name, candidates()).is_some())
+        .or(unknown.first())
+        .map_or("", |name| name.as_str());
+    let mut problem = unknown_field(named, candidates());
+    let others: Vec<String> = unknown
+        .iter()
+        .filter(|name| name.as_str() != named)
+        .map(|name| format!("`{name}`"))
+        .collect();
+    if !others.is_empty() {
+        write!(problem, " (also unknown: {})", others.join(", ")).expect("writing to a String");
+    }
+    (named, problem)
+}
+
+/// Refuses the members of `members` not among `known` (400 naming one and, when one is
+/// close, the known name it probably meant).
+pub fn refuse_unknown<'a>(
+    members: impl IntoIterator<Item = &'a String>,
+    known: &[String],
+) -> Result<(), ApiError> {
+    let unknown: Vec<&String> = members
+        .into_iter()
+        .filter(|name| !known.contains(name))
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let (name, problem) = unknown_members(&unknown, known);
+    Err(field_error(name, &problem))
 }
 
 fn push_key(path: &mut String, key: &str) {
@@ -720,6 +916,74 @@ mod tests {
         assert!(rules.check(&mut json!({"kind": "b", "n": 60})).is_ok());
         // The schema's own rules come first.
         assert_eq!(problem(json!({"kind": "c"})), "kind: must be one of: a, b");
+    }
+
+    #[test]
+    fn an_unknown_member_is_refused_with_the_name_it_probably_meant() {
+        let base = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+        let schema = json!({
+            "allOf": [
+                {"$ref": "#/components/schemas/Base"},
+                {"type": "object", "properties": {"status": {"type": "string"}}}
+            ],
+            "oneOf": [
+                {"type": "object", "properties": {"site_id": {"type": "string"}}},
+                {"type": "object", "properties": {"site_ids": {"type": "array"}}}
+            ]
+        });
+        let rules = Rules::new(schema, Map::from_iter([("Base".to_owned(), base)]));
+        let problem = |mut body: Value| rules.check(&mut body).unwrap_err().message;
+        assert!(
+            rules
+                .check(&mut json!({"name": "x", "status": "active", "site_id": "s"}))
+                .is_ok()
+        );
+        assert_eq!(
+            problem(json!({"colour": "red", "nmae": "x"})),
+            "nmae: is not a known field; did you mean `name`? (also unknown: `colour`)"
+        );
+        assert_eq!(
+            problem(json!({"color": "red", "nmae": "x", "size": 1})),
+            "nmae: is not a known field; did you mean `name`? (also unknown: `color`, `size`)"
+        );
+        assert_eq!(
+            problem(json!({"Site-ID": "x"})),
+            "Site-ID: is not a known field; did you mean `site_id`?"
+        );
+        assert_eq!(problem(json!({"colour": "red"})), "colour: is not a known field");
+    }
+
+    #[test]
+    fn free_form_objects_and_maps_keep_any_key_but_typed_ones_nested_do_not() {
+        let schema = json!({"type": "object", "properties": {
+            "properties": {"type": "object"},
+            "patch": {"type": "object", "properties": {"a": {}}, "additionalProperties": true},
+            "counts": {"type": "object", "additionalProperties": {"type": "integer"}},
+            "any": {},
+            "inner": {"oneOf": [{"type": "null"}, {"type": "object", "properties": {"limit": {}}}]}
+        }});
+        let rules = Rules::new(schema, Map::new());
+        let mut body = json!({
+            "properties": {"plan": "pro"}, "patch": {"b": 1}, "counts": {"x": 1},
+            "any": {"whatever": true}, "inner": {"limit": 1}
+        });
+        assert!(rules.check(&mut body).is_ok());
+        let err = rules
+            .check(&mut json!({"inner": {"limt": 1}}))
+            .unwrap_err()
+            .message;
+        assert_eq!(err, "inner.limt: is not a known field; did you mean `limit`?");
+    }
+
+    #[test]
+    fn close_names_are_an_edit_or_two_away() {
+        let known = ["name", "limit", "subject", "site_id"];
+        assert_eq!(closest("nmae", known), Some("name"));
+        assert_eq!(closest("limt", known), Some("limit"));
+        assert_eq!(closest("subjcet", known), Some("subject"));
+        assert_eq!(closest("siteId", known), Some("site_id"));
+        assert_eq!(closest("nope", known), None);
+        assert_eq!(closest("x", known), None);
     }
 
     #[test]

@@ -24,7 +24,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/send").route(web::post().to(send)));
 }
 
-/// Unknown fields are ignored.
+/// Unknown fields are refused.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct SendRequest {
     /// Recipient; stored trimmed and lowercased.

@@ -58,7 +58,7 @@ impl From<Entry> for FreeFormEntry {
     }
 }
 
-/// The body of `POST /memory/free-form`. Unknown fields are ignored (`id` and `created_at`
+/// The body of `POST /memory/free-form`. Unknown fields are refused (`id` and `created_at`
 /// are the service's).
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct CreateFreeForm {

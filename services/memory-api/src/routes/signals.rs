@@ -78,7 +78,7 @@ impl SignalSeverity {
     }
 }
 
-/// The body of `POST /ingest/{project_id}`. Unknown fields are ignored.
+/// The body of `POST /ingest/{project_id}`. Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct ProjectSignal {
     /// What happened, 1..=200 characters, not blank.
@@ -373,7 +373,7 @@ impl EntityScope {
     }
 }
 
-/// The measurement behind a producer signal. Unknown fields are ignored.
+/// The measurement behind a producer signal. Unknown fields are refused.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct SignalPayload {
     /// When the source saw it.
@@ -417,7 +417,7 @@ fn workspace_id_schema() -> utoipa::openapi::schema::Schema {
     )
 }
 
-/// One producer signal. Unknown fields are ignored.
+/// One producer signal. Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct ProducerSignal {
     pub source: SignalSource,
@@ -463,7 +463,7 @@ impl Validate for ProducerSignal {}
 
 impl Validate for BatchEnvelope {}
 
-/// The body of `POST /signals/ingest` as documented. Unknown fields are ignored.
+/// The body of `POST /signals/ingest` as documented. Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct ProducerSignalBatch {
     #[serde(rename = "workspaceId")]

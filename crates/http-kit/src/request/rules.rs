@@ -209,30 +209,48 @@ impl Rules {
             .unwrap_or(schema)
     }
 
-    /// Checks one value (first its members' names, when it is an object); on failure `path` is
-    /// left at the offending field.
+    /// Checks one value, and the names of its members when it is an object; on failure `path`
+    /// is left at the offending field. A member that looks like a misspelling of a declared
+    /// one is named before any other problem (which its misspelling may have caused, as a
+    /// missing required member); other unknown members after the schema's rules.
     fn check_at(&self, schema: &Value, value: &mut Value, path: &mut String) -> Result<(), String> {
-        if let Value::Object(members) = value {
-            let mut shape = Shape::default();
-            self.collect_shape(schema, &mut shape, false, 0);
-            if shape.closed && !shape.open {
-                let unknown: Vec<&String> = members
-                    .keys()
-                    .filter(|name| !shape.names.contains(name))
-                    .collect();
-                if !unknown.is_empty() {
-                    let (name, problem) = unknown_members(&unknown, &shape.names);
-                    push_key(path, name);
-                    return Err(problem);
-                }
-            }
+        let Value::Object(members) = value else {
+            return self.check_schema(schema, value, path);
+        };
+        let mut shape = Shape::default();
+        self.collect_shape(schema, &mut shape, false, 0);
+        let unknown: Vec<String> = if shape.closed && !shape.open {
+            members
+                .keys()
+                .filter(|name| !shape.names.contains(name))
+                .cloned()
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let refuse = |path: &mut String| {
+            let unknown: Vec<&String> = unknown.iter().collect();
+            let (name, problem) = unknown_members(&unknown, &shape.names);
+            push_key(path, name);
+            problem
+        };
+        let misspelled = unknown
+            .iter()
+            .any(|name| closest(name, shape.names.iter().map(String::as_str)).is_some());
+        if misspelled {
+            return Err(refuse(path));
         }
-        self.check_schema(schema, value, path)
+        self.check_schema(schema, value, path)?;
+        if unknown.is_empty() {
+            Ok(())
+        } else {
+            Err(refuse(path))
+        }
     }
 
     /// What `schema` says of an object's member names, with every part of it that applies to
-    /// the same value. `branch_only`: a part (`if`/`then`/`else`) that names members without
-    /// making the object closed by itself.
+    /// the same value. `branch_only`: a part (an `if`) that names members without making the
+    /// object closed by itself.
     fn collect_shape(&self, schema: &Value, shape: &mut Shape, branch_only: bool, depth: usize) {
         let schema = self.resolve(schema);
         let Some(members) = schema.as_object() else {
@@ -274,9 +292,11 @@ impl Rules {
                 self.collect_shape(part, shape, branch_only, depth + 1);
             }
         }
+        // `then` and `else` apply to the value as parts do; `if` is a condition, whose names
+        // are known but which closes nothing.
         for key in ["if", "then", "else"] {
             if let Some(branch) = members.get(key) {
-                self.collect_shape(branch, shape, true, depth + 1);
+                self.collect_shape(branch, shape, branch_only || key == "if", depth + 1);
             }
         }
     }

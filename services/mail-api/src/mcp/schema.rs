@@ -204,9 +204,8 @@ fn merge_property(properties: &mut Map<String, Value>, name: &str, property: &Va
         existing["enum"] = Value::Array(joined);
         return;
     }
-    if let Some(Value::Array(variants)) = existing.get_mut("anyOf")
-        && existing.as_object().is_some_and(|e| e.len() == 1)
-    {
+    let only_alternatives = existing.as_object().is_some_and(|e| e.len() == 1);
+    if only_alternatives && let Some(Value::Array(variants)) = existing.get_mut("anyOf") {
         if !variants.contains(property) {
             variants.push(property.clone());
         }

@@ -149,10 +149,25 @@ impl Rules {
     }
 
     /// Checks `value`, removing the `null` members of typed objects; the 400 names the field.
+    ///
+    /// Unknown members are found first, over the value as given: one that looks like a
+    /// misspelling of a declared member is named before any other problem (which the
+    /// misspelling may have caused, as a missing required member); other unknown members
+    /// after the schema's rules.
     pub fn check(&self, value: &mut Value) -> Result<(), ApiError> {
+        let mut unknown = Vec::new();
+        self.find_unknown(&[&self.root], value, &mut String::new(), &mut unknown);
+        let misspelled = unknown.iter().position(|u| u.misspelled);
+        if let Some(found) = misspelled.map(|i| &unknown[i]) {
+            return Err(field_error(&found.path, &found.problem));
+        }
         let mut path = String::new();
         self.check_at(&self.root, value, &mut path)
-            .map_err(|problem| field_error(&path, &problem))
+            .map_err(|problem| field_error(&path, &problem))?;
+        match unknown.first() {
+            Some(found) => Err(field_error(&found.path, &found.problem)),
+            None => Ok(()),
+        }
     }
 
     /// The rules as one self-contained JSON Schema (2020-12): the schemas it refers to under
@@ -209,58 +224,104 @@ impl Rules {
             .unwrap_or(schema)
     }
 
-    /// Checks one value, and the names of its members when it is an object; on failure `path`
-    /// is left at the offending field. A member that looks like a misspelling of a declared
-    /// one is named before any other problem (which its misspelling may have caused, as a
-    /// missing required member); other unknown members after the schema's rules.
-    fn check_at(&self, schema: &Value, value: &mut Value, path: &mut String) -> Result<(), String> {
-        let Value::Object(members) = value else {
-            return self.check_schema(schema, value, path);
-        };
-        let mut shape = Shape::default();
-        self.collect_shape(schema, &mut shape, false, 0);
-        let unknown: Vec<String> = if shape.closed && !shape.open {
-            members
-                .keys()
-                .filter(|name| !shape.names.contains(name))
-                .cloned()
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let refuse = |path: &mut String| {
-            let unknown: Vec<&String> = unknown.iter().collect();
-            let (name, problem) = unknown_members(&unknown, &shape.names);
-            push_key(path, name);
-            problem
-        };
-        let misspelled = unknown
-            .iter()
-            .any(|name| closest(name, shape.names.iter().map(String::as_str)).is_some());
-        if misspelled {
-            return Err(refuse(path));
+    /// `schema` and every part of it that applies to the same value (its `allOf` parts,
+    /// `oneOf`/`anyOf` variants and `then`/`else` branches), references resolved.
+    fn expand<'a>(&'a self, schema: &'a Value, into: &mut Vec<&'a Value>, depth: usize) {
+        let schema = self.resolve(schema);
+        into.push(schema);
+        if depth > 16 {
+            return;
         }
-        self.check_schema(schema, value, path)?;
-        if unknown.is_empty() {
-            Ok(())
-        } else {
-            Err(refuse(path))
+        for key in ["allOf", "oneOf", "anyOf"] {
+            for part in schema.get(key).and_then(Value::as_array).into_iter().flatten() {
+                self.expand(part, into, depth + 1);
+            }
+        }
+        for key in ["then", "else"] {
+            if let Some(branch) = schema.get(key) {
+                self.expand(branch, into, depth + 1);
+            }
         }
     }
 
-    /// What `schema` says of an object's member names, with every part of it that applies to
-    /// the same value. `branch_only`: a part (an `if`) that names members without making the
-    /// object closed by itself.
-    fn collect_shape(&self, schema: &Value, shape: &mut Shape, branch_only: bool, depth: usize) {
-        let schema = self.resolve(schema);
-        let Some(members) = schema.as_object() else {
+    /// Records, in document order, every object in `value` with members that none of the
+    /// `schemas` describing it declares. A member's schemas are those of every part that
+    /// declares it: a part of a composition alone may describe a nested object partly.
+    fn find_unknown(
+        &self,
+        schemas: &[&Value],
+        value: &Value,
+        path: &mut String,
+        found: &mut Vec<Unknown>,
+    ) {
+        let mut parts = Vec::new();
+        for schema in schemas {
+            self.expand(schema, &mut parts, 0);
+        }
+        match value {
+            Value::Object(members) => {
+                let mut shape = Shape::default();
+                for part in &parts {
+                    self.collect_shape(part, &mut shape);
+                }
+                if shape.closed && !shape.open {
+                    let unknown: Vec<&String> = members
+                        .keys()
+                        .filter(|name| !shape.names.contains(name))
+                        .collect();
+                    if !unknown.is_empty() {
+                        let (name, problem) = unknown_members(&unknown, &shape.names);
+                        let len = path.len();
+                        push_key(path, name);
+                        found.push(Unknown {
+                            path: path.clone(),
+                            misspelled: closest(name, shape.names.iter().map(String::as_str))
+                                .is_some(),
+                            problem,
+                        });
+                        path.truncate(len);
+                    }
+                }
+                for (name, member) in members {
+                    let member_schemas: Vec<&Value> = parts
+                        .iter()
+                        .filter_map(|part| {
+                            part.get("properties")
+                                .and_then(|p| p.get(name))
+                                .or_else(|| part.get("additionalProperties").filter(|a| a.is_object()))
+                        })
+                        .collect();
+                    if !member_schemas.is_empty() {
+                        let len = path.len();
+                        push_key(path, name);
+                        self.find_unknown(&member_schemas, member, path, found);
+                        path.truncate(len);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                let item_schemas: Vec<&Value> =
+                    parts.iter().filter_map(|part| part.get("items")).collect();
+                if !item_schemas.is_empty() {
+                    for (i, item) in items.iter().enumerate() {
+                        let len = path.len();
+                        write!(path, "[{i}]").expect("writing to a String");
+                        self.find_unknown(&item_schemas, item, path, found);
+                        path.truncate(len);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// What one part of an object's schema says of its members' names (the parts come from
+    /// [`Self::expand`]).
+    fn collect_shape(&self, schema: &Value, shape: &mut Shape) {
+        let Some(members) = self.resolve(schema).as_object() else {
             shape.open = true;
             return;
         };
-        if depth > 16 {
-            shape.open = true;
-            return;
-        }
         let takes_object = match members.get("type") {
             None => true,
             Some(Value::String(t)) => t == "object",
@@ -275,41 +336,40 @@ impl Rules {
             .any(|key| members.contains_key(*key));
         if let Some(properties) = members.get("properties").and_then(Value::as_object) {
             shape.names.extend(properties.keys().cloned());
-            shape.closed |= !branch_only;
+            shape.closed = true;
         }
         match members.get("additionalProperties") {
-            Some(Value::Bool(false)) => shape.closed |= !branch_only,
+            Some(Value::Bool(false)) => shape.closed = true,
             Some(Value::Bool(true) | Value::Object(_)) => shape.open = true,
             _ => {
-                let free_form = !members.contains_key("properties")
+                shape.open |= !members.contains_key("properties")
                     && !composed
-                    && members.get("type").is_some();
-                shape.open |= free_form && !branch_only;
+                    && members.contains_key("type");
             }
         }
-        for key in ["allOf", "oneOf", "anyOf"] {
-            for part in members.get(key).and_then(Value::as_array).into_iter().flatten() {
-                self.collect_shape(part, shape, branch_only, depth + 1);
-            }
-        }
-        // `then` and `else` apply to the value as parts do; `if` is a condition, whose names
-        // are known but which closes nothing.
-        for key in ["if", "then", "else"] {
-            if let Some(branch) = members.get(key) {
-                self.collect_shape(branch, shape, branch_only || key == "if", depth + 1);
-            }
+        // An `if` is a condition: the names it tests are known, but it closes nothing.
+        if let Some(tested) = members
+            .get("if")
+            .and_then(|condition| self.resolve(condition).get("properties"))
+            .and_then(Value::as_object)
+        {
+            shape.names.extend(tested.keys().cloned());
         }
     }
 
     /// The declared members of the top-level object (a query string's parameters).
     pub fn property_names(&self) -> Vec<String> {
+        let mut parts = Vec::new();
+        self.expand(&self.root, &mut parts, 0);
         let mut shape = Shape::default();
-        self.collect_shape(&self.root, &mut shape, false, 0);
+        for part in parts {
+            self.collect_shape(part, &mut shape);
+        }
         shape.names
     }
 
-    /// Checks one value against `schema` and the parts of it that apply to the same value.
-    fn check_schema(
+    /// Checks one value; on failure `path` is left at the offending field.
+    fn check_at(
         &self,
         schema: &Value,
         value: &mut Value,
@@ -321,7 +381,7 @@ impl Rules {
         }
         if let Some(all) = schema.get("allOf").and_then(Value::as_array) {
             for part in all {
-                self.check_schema(part, value, path)?;
+                self.check_at(part, value, path)?;
             }
         }
         for key in ["oneOf", "anyOf"] {
@@ -365,11 +425,11 @@ impl Rules {
         };
         let len = path.len();
         let holds = self
-            .check_schema(condition, &mut value.clone(), path)
+            .check_at(condition, &mut value.clone(), path)
             .is_ok();
         path.truncate(len);
         match schema.get(if holds { "then" } else { "else" }) {
-            Some(branch) => self.check_schema(branch, value, path),
+            Some(branch) => self.check_at(branch, value, path),
             None => Ok(()),
         }
     }
@@ -388,7 +448,7 @@ impl Rules {
             return if value.is_null() {
                 Ok(())
             } else {
-                self.check_schema(only, value, path)
+                self.check_at(only, value, path)
             };
         }
         let len = path.len();
@@ -398,7 +458,7 @@ impl Rules {
         let mut first_enum_error = None;
         for variant in variants {
             let mut candidate = value.clone();
-            match self.check_schema(variant, &mut candidate, path) {
+            match self.check_at(variant, &mut candidate, path) {
                 Ok(()) => {
                     *value = candidate;
                     return Ok(());
@@ -533,6 +593,14 @@ impl Rules {
         }
         Ok(())
     }
+}
+
+/// An object's members that its schema does not declare, as a refusal.
+struct Unknown {
+    path: String,
+    problem: String,
+    /// The member named looks like a misspelling of a declared one.
+    misspelled: bool,
 }
 
 /// What an object's schema says of its members' names.
@@ -993,6 +1061,33 @@ mod tests {
             .unwrap_err()
             .message;
         assert_eq!(err, "inner.limt: is not a known field; did you mean `limit`?");
+    }
+
+    #[test]
+    fn a_part_that_describes_a_nested_object_partly_does_not_close_it() {
+        let row = json!({"type": "object", "properties": {"id": {}}, "additionalProperties": true});
+        let keyed = json!({"type": "object", "required": ["id"], "properties": {"id": {"type": "integer"}}});
+        let schema = json!({"allOf": [
+            {"type": "object", "properties": {"rows": {"type": "array", "items": row}}},
+            {"anyOf": [{"properties": {"rows": {"items": keyed}}}]}
+        ]});
+        let rules = Rules::new(schema, Map::new());
+        assert!(rules.check(&mut json!({"rows": [{"id": 1, "v": "x"}]})).is_ok());
+        let err = rules.check(&mut json!({"rows": [], "rwos": 1})).unwrap_err();
+        assert_eq!(err.message, "rwos: is not a known field; did you mean `rows`?");
+    }
+
+    #[test]
+    fn an_unknown_member_without_a_close_name_yields_to_the_schemas_own_problem() {
+        let schema = json!({"type": "object", "required": ["field"],
+            "properties": {"field": {"type": "string"}}});
+        let rules = Rules::new(schema, Map::new());
+        let problem = |mut body: Value| rules.check(&mut body).unwrap_err().message;
+        assert_eq!(problem(json!({"all": []})), "field: is required");
+        assert_eq!(problem(json!({"field": "x", "all": []})), "all: is not a known field");
+        assert_eq!(problem(json!({"feild": "x"})), "feild: is not a known field; did you mean `field`?");
+        // Null means absent for a declared member, not for an unknown one.
+        assert_eq!(problem(json!({"field": "x", "extra": null})), "extra: is not a known field");
     }
 
     #[test]

@@ -59,7 +59,7 @@ impl From<Entry> for FreeFormEntry {
 }
 
 /// The body of `POST /memory/free-form`. Unknown fields are refused (`id` and `created_at`
-/// are the service's).
+/// included: they are the service's).
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct CreateFreeForm {
     /// 1..=10,000 characters, not blank.

@@ -34,7 +34,7 @@ import referencing
 import referencing.exceptions
 from referencing.jsonschema import DRAFT202012
 from mcp import ClientSession
-from mcp.shared.exceptions import McpError
+from mcp.shared.exceptions import MCPError
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -312,7 +312,7 @@ async def unknown_tool_is_invalid_params(transport: str) -> None:
     async with TRANSPORTS[transport](ADMIN) as session:
         try:
             result = await session.call_tool("no_such_tool", {})
-        except McpError as error:
+        except MCPError as error:
             check(error.error.code == -32602, f"{transport}: not -32602: {error.error!r}")
         else:
             raise Failure(f"{transport}: an unknown tool answered a result: {result}")

@@ -181,10 +181,7 @@ impl ServerHandler for Mirror {
         let (status, body) = self.send(call).await?;
         // A tool the server does not have is the protocol's invalid-params error, not a result.
         if status == StatusCode::NOT_FOUND && body["code"] == "TOOL_NOT_FOUND" {
-            let message = body["error"]
-                .as_str()
-                .unwrap_or("no such tool")
-                .to_owned();
+            let message = body["error"].as_str().unwrap_or("no such tool").to_owned();
             return Err(ErrorData::invalid_params(message, Some(body)));
         }
         Ok(if status.is_success() {

@@ -20,7 +20,10 @@ const COMPOSITIONS: [&str; 3] = ["allOf", "oneOf", "anyOf"];
 const CONDITIONALS: [&str; 4] = ["if", "then", "else", "not"];
 
 pub fn state_what_is_enforced(document: &mut Value) {
-    if document.get("servers").is_none_or(|s| s.as_array().is_none_or(Vec::is_empty)) {
+    if document
+        .get("servers")
+        .is_none_or(|s| s.as_array().is_none_or(Vec::is_empty))
+    {
         document["servers"] = json!([{
             "url": "/",
             "description": "The origin this document is served from"
@@ -176,7 +179,10 @@ fn closed_object(schema: &Value, components: &Map<String, Value>, depth: usize) 
         }
         if members.get("properties").is_some_and(Value::is_object) {
             *declared = true;
-        } else if !composed && members.contains_key("type") && !members.contains_key("additionalProperties") {
+        } else if !composed
+            && members.contains_key("type")
+            && !members.contains_key("additionalProperties")
+        {
             return false;
         }
         let parts = COMPOSITIONS
@@ -239,7 +245,11 @@ fn reach(document: &Value, roots: &[&Value]) -> BTreeSet<String> {
 /// Components that request bodies reach.
 fn request_components(document: &Value) -> BTreeSet<String> {
     let mut requests = Vec::new();
-    for item in document["paths"].as_object().into_iter().flat_map(Map::values) {
+    for item in document["paths"]
+        .as_object()
+        .into_iter()
+        .flat_map(Map::values)
+    {
         for operation in item.as_object().into_iter().flat_map(Map::values) {
             if let Some(body) = operation.get("requestBody") {
                 requests.push(body);
@@ -257,7 +267,12 @@ fn composition_parts(document: &Value) -> BTreeSet<String> {
             Value::Object(members) => {
                 let optional = optional_variant(members);
                 for key in COMPOSITIONS {
-                    for part in members.get(key).and_then(Value::as_array).into_iter().flatten() {
+                    for part in members
+                        .get(key)
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                    {
                         if optional.is_some_and(|o| std::ptr::eq(o, part)) {
                             continue;
                         }
@@ -312,9 +327,18 @@ mod tests {
         state_what_is_enforced(&mut document);
         let schemas = &document["components"]["schemas"];
         assert_eq!(schemas["In"]["additionalProperties"], false);
-        assert_eq!(schemas["In"]["properties"]["meta"]["additionalProperties"], true);
-        assert_eq!(schemas["In"]["properties"]["inner"]["additionalProperties"], false);
-        assert_eq!(schemas["In"]["properties"]["inner"]["properties"]["a"]["items"], json!({}));
+        assert_eq!(
+            schemas["In"]["properties"]["meta"]["additionalProperties"],
+            true
+        );
+        assert_eq!(
+            schemas["In"]["properties"]["inner"]["additionalProperties"],
+            false
+        );
+        assert_eq!(
+            schemas["In"]["properties"]["inner"]["properties"]["a"]["items"],
+            json!({})
+        );
         let part = &schemas["In"]["properties"]["part"];
         assert_eq!(part["unevaluatedProperties"], false);
         assert!(part["allOf"][1].get("additionalProperties").is_none());

@@ -233,7 +233,12 @@ impl Rules {
             return;
         }
         for key in ["allOf", "oneOf", "anyOf"] {
-            for part in schema.get(key).and_then(Value::as_array).into_iter().flatten() {
+            for part in schema
+                .get(key)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
                 self.expand(part, into, depth + 1);
             }
         }
@@ -288,7 +293,9 @@ impl Rules {
                         .filter_map(|part| {
                             part.get("properties")
                                 .and_then(|p| p.get(name))
-                                .or_else(|| part.get("additionalProperties").filter(|a| a.is_object()))
+                                .or_else(|| {
+                                    part.get("additionalProperties").filter(|a| a.is_object())
+                                })
                         })
                         .collect();
                     if !member_schemas.is_empty() {
@@ -369,12 +376,7 @@ impl Rules {
     }
 
     /// Checks one value; on failure `path` is left at the offending field.
-    fn check_at(
-        &self,
-        schema: &Value,
-        value: &mut Value,
-        path: &mut String,
-    ) -> Result<(), String> {
+    fn check_at(&self, schema: &Value, value: &mut Value, path: &mut String) -> Result<(), String> {
         let schema = self.resolve(schema);
         if !schema.is_object() {
             return Ok(());
@@ -424,9 +426,7 @@ impl Rules {
             return Ok(());
         };
         let len = path.len();
-        let holds = self
-            .check_at(condition, &mut value.clone(), path)
-            .is_ok();
+        let holds = self.check_at(condition, &mut value.clone(), path).is_ok();
         path.truncate(len);
         match schema.get(if holds { "then" } else { "else" }) {
             Some(branch) => self.check_at(branch, value, path),
@@ -1038,7 +1038,10 @@ mod tests {
             problem(json!({"Site-ID": "x"})),
             "Site-ID: is not a known field; did you mean `site_id`?"
         );
-        assert_eq!(problem(json!({"colour": "red"})), "colour: is not a known field");
+        assert_eq!(
+            problem(json!({"colour": "red"})),
+            "colour: is not a known field"
+        );
     }
 
     #[test]
@@ -1060,7 +1063,10 @@ mod tests {
             .check(&mut json!({"inner": {"limt": 1}}))
             .unwrap_err()
             .message;
-        assert_eq!(err, "inner.limt: is not a known field; did you mean `limit`?");
+        assert_eq!(
+            err,
+            "inner.limt: is not a known field; did you mean `limit`?"
+        );
     }
 
     #[test]
@@ -1072,9 +1078,18 @@ mod tests {
             {"anyOf": [{"properties": {"rows": {"items": keyed}}}]}
         ]});
         let rules = Rules::new(schema, Map::new());
-        assert!(rules.check(&mut json!({"rows": [{"id": 1, "v": "x"}]})).is_ok());
-        let err = rules.check(&mut json!({"rows": [], "rwos": 1})).unwrap_err();
-        assert_eq!(err.message, "rwos: is not a known field; did you mean `rows`?");
+        assert!(
+            rules
+                .check(&mut json!({"rows": [{"id": 1, "v": "x"}]}))
+                .is_ok()
+        );
+        let err = rules
+            .check(&mut json!({"rows": [], "rwos": 1}))
+            .unwrap_err();
+        assert_eq!(
+            err.message,
+            "rwos: is not a known field; did you mean `rows`?"
+        );
     }
 
     #[test]
@@ -1084,10 +1099,19 @@ mod tests {
         let rules = Rules::new(schema, Map::new());
         let problem = |mut body: Value| rules.check(&mut body).unwrap_err().message;
         assert_eq!(problem(json!({"all": []})), "field: is required");
-        assert_eq!(problem(json!({"field": "x", "all": []})), "all: is not a known field");
-        assert_eq!(problem(json!({"feild": "x"})), "feild: is not a known field; did you mean `field`?");
+        assert_eq!(
+            problem(json!({"field": "x", "all": []})),
+            "all: is not a known field"
+        );
+        assert_eq!(
+            problem(json!({"feild": "x"})),
+            "feild: is not a known field; did you mean `field`?"
+        );
         // Null means absent for a declared member, not for an unknown one.
-        assert_eq!(problem(json!({"field": "x", "extra": null})), "extra: is not a known field");
+        assert_eq!(
+            problem(json!({"field": "x", "extra": null})),
+            "extra: is not a known field"
+        );
     }
 
     #[test]

@@ -11,11 +11,11 @@ use std::sync::{Arc, OnceLock};
 use auth::{Caller, Scope};
 use futures_util::FutureExt as _;
 use futures_util::future::BoxFuture;
+use http_kit::request::rules;
 use http_kit::{ApiError, PageParams, Validate};
 use rate_limit::policy::RouteClass;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use http_kit::request::rules;
 use serde_json::{Map, Value, json};
 use utoipa::{IntoParams, ToSchema};
 

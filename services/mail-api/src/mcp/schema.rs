@@ -82,7 +82,13 @@ fn is_null(schema: &Value) -> bool {
 
 /// Adds what `schema` says of the top-level object to `flat`. `binding`: its `required`
 /// members hold whatever else is given (not so in one alternative of several).
-fn flatten(schema: &Value, defs: &Map<String, Value>, flat: &mut Flat, binding: bool, depth: usize) {
+fn flatten(
+    schema: &Value,
+    defs: &Map<String, Value>,
+    flat: &mut Flat,
+    binding: bool,
+    depth: usize,
+) {
     let schema = resolve(schema, defs);
     if depth > 8 {
         return;
@@ -93,7 +99,12 @@ fn flatten(schema: &Value, defs: &Map<String, Value>, flat: &mut Flat, binding: 
         }
     }
     if binding {
-        for name in schema.get("required").and_then(Value::as_array).into_iter().flatten() {
+        for name in schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             if let Some(name) = name.as_str()
                 && !flat.required.iter().any(|r| r == name)
             {
@@ -101,7 +112,12 @@ fn flatten(schema: &Value, defs: &Map<String, Value>, flat: &mut Flat, binding: 
             }
         }
     }
-    for part in schema.get("allOf").and_then(Value::as_array).into_iter().flatten() {
+    for part in schema
+        .get("allOf")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         flatten(part, defs, flat, binding, depth + 1);
     }
     for (key, how) in [("oneOf", "Exactly one"), ("anyOf", "At least one")] {
@@ -124,7 +140,10 @@ fn flatten(schema: &Value, defs: &Map<String, Value>, flat: &mut Flat, binding: 
             forms.push(form(&part));
             common = Some(match common {
                 None => part.required.clone(),
-                Some(c) => c.into_iter().filter(|n| part.required.contains(n)).collect(),
+                Some(c) => c
+                    .into_iter()
+                    .filter(|n| part.required.contains(n))
+                    .collect(),
             });
             for (name, property) in part.properties {
                 merge_property(&mut flat.properties, &name, &property);
@@ -157,13 +176,12 @@ fn flatten(schema: &Value, defs: &Map<String, Value>, flat: &mut Flat, binding: 
 fn form(part: &Flat) -> String {
     let mut words: Vec<String> = Vec::new();
     for (name, property) in &part.properties {
-        let fixed = property
-            .get("const")
-            .cloned()
-            .or_else(|| match property.get("enum").and_then(Value::as_array) {
+        let fixed = property.get("const").cloned().or_else(|| {
+            match property.get("enum").and_then(Value::as_array) {
                 Some(values) if values.len() == 1 => Some(values[0].clone()),
                 _ => None,
-            });
+            }
+        });
         if let Some(value) = fixed {
             words.push(format!("`{name}` = {value}"));
         }
@@ -308,7 +326,9 @@ pub fn problems(schema: &Value) -> Vec<String> {
             .map(|pointer| format!("/{pointer}"))
             .is_some_and(|pointer| schema.pointer(&pointer).is_some());
         if !resolved {
-            found.push(format!("`$ref` {reference} does not resolve inside the schema"));
+            found.push(format!(
+                "`$ref` {reference} does not resolve inside the schema"
+            ));
         }
     }
     found
@@ -351,10 +371,14 @@ mod tests {
         assert_eq!(problems(&flat), Vec::<String>::new(), "{flat:#}");
         assert_eq!(flat["required"], json!(["name", "kind"]));
         assert_eq!(flat["properties"]["kind"]["enum"], json!(["a", "b"]));
-        assert_eq!(flat["$defs"], json!({"Id": {"type": "string", "format": "uuid"}}));
+        assert_eq!(
+            flat["$defs"],
+            json!({"Id": {"type": "string", "format": "uuid"}})
+        );
         let description = flat["description"].as_str().unwrap();
         assert!(
-            description.contains("`kind` = \"a\" with `email`; or `kind` = \"b\" with `contact_id`"),
+            description
+                .contains("`kind` = \"a\" with `email`; or `kind` = \"b\" with `contact_id`"),
             "{description}"
         );
     }

@@ -287,7 +287,10 @@ async fn unknown_fields_are_refused_naming_them_and_the_name_they_probably_meant
     let body = json(res).await;
     assert_eq!(status, 400, "{body}");
     assert!(
-        body["error"].as_str().unwrap().contains("did you mean `field`?"),
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("did you mean `field`?"),
         "{body}"
     );
     // Query strings: one extractor's parameters, and a route reading two (page and filter).
@@ -337,8 +340,12 @@ async fn unknown_fields_are_refused_naming_them_and_the_name_they_probably_meant
         .await;
     assert_eq!(res.status(), 200, "{}", json(res).await);
     expect_unknown(
-        h.tool(&tenant.read, "list_subscribers", json!({"limt": 5, "site_id": site}))
-            .await,
+        h.tool(
+            &tenant.read,
+            "list_subscribers",
+            json!({"limt": 5, "site_id": site}),
+        )
+        .await,
         "limt",
         "limt: is not a known field; did you mean `limit`?",
     )

@@ -306,12 +306,26 @@ async fn unknown_fields_are_refused_naming_them_and_the_name_they_probably_meant
     )
     .await;
     expect_unknown(
-        post(&h, &key, "/api/v1/products", json!({"name": "p", "colour": "red"})).await,
+        post(
+            &h,
+            &key,
+            "/api/v1/products",
+            json!({"name": "p", "colour": "red"}),
+        )
+        .await,
         "colour: is not a known field",
     )
     .await;
-    let listed: Value = get(&h, &key, "/api/v1/products").await.json().await.unwrap();
-    assert_eq!(listed["data"], json!([]), "a refused body created a product: {listed}");
+    let listed: Value = get(&h, &key, "/api/v1/products")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        listed["data"],
+        json!([]),
+        "a refused body created a product: {listed}"
+    );
     expect_unknown(
         get(&h, &key, "/api/v1/memory/free-form?q=x&limt=5").await,
         "limt: is not a known field; did you mean `limit`?",
@@ -342,7 +356,13 @@ async fn unknown_fields_are_refused_naming_them_and_the_name_they_probably_meant
     .await;
     assert!(res.status().is_success(), "{}", res.text().await.unwrap());
     expect_unknown(
-        post(&h, &key, "/api/v1/memory/free-form", json!({"contnet": "c"})).await,
+        post(
+            &h,
+            &key,
+            "/api/v1/memory/free-form",
+            json!({"contnet": "c"}),
+        )
+        .await,
         "contnet: is not a known field; did you mean `content`?",
     )
     .await;

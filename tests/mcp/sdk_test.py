@@ -4,10 +4,15 @@ stdio (the `mail-mcp` binary, which calls the REST mirror), the same checks.
 usage: sdk_test.py   (environment: MAIL_URL, MAIL_KEY (an admin key of an enterprise project),
                       MAIL_PROJECT_ID, MAIL_MCP (the mail-mcp binary))
 
-For each transport: initialize; the listed tools are the mirror's listing for that key; one
-tool of every group the server implements is called and its effect read back through REST;
-a key limited to tool groups sees and calls only their tools; a destructive tool without its
-confirmation token changes nothing, and with it acts once.
+For each transport: initialize; the listed tools are the mirror's listing for that key; every
+listed input schema compiles as JSON Schema 2020-12 and is what clients that compile schemas
+require (a top-level object with `properties` and `additionalProperties: false`, no top-level
+`allOf`/`oneOf`/`anyOf`, every `$ref` resolved inside it); one tool of every group the server
+implements is called and its effect read back through REST; a misspelled argument is refused
+naming it and the name it meant; an unknown tool is the JSON-RPC error -32602; a key limited
+to tool groups sees and calls only their tools; a destructive tool without its confirmation
+token changes nothing, and with it acts once. The REST mirror's listing and its OpenAPI
+document are held to the same schema rules.
 """
 
 from __future__ import annotations
@@ -24,7 +29,12 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx2
+import jsonschema
+import referencing
+import referencing.exceptions
+from referencing.jsonschema import DRAFT202012
 from mcp import ClientSession
+from mcp.shared.exceptions import MCPError
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -218,6 +228,96 @@ ONE_TOOL_PER_GROUP = {
 SITE = ""
 
 
+def schema_problems(name: str, schema: dict[str, Any]) -> list[str]:
+    """What keeps a client that compiles input schemas from loading the tool."""
+    problems = []
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as invalid:
+        problems.append(f"not a valid JSON Schema: {invalid.message}")
+    if schema.get("type") != "object":
+        problems.append("the top level is not type: object")
+    if not isinstance(schema.get("properties"), dict):
+        problems.append("the top level has no properties")
+    if schema.get("additionalProperties") is not False:
+        problems.append("the top level does not say additionalProperties: false")
+    problems += [f"the top level has {key}" for key in ("allOf", "oneOf", "anyOf") if key in schema]
+    resource = referencing.Resource.from_contents(schema, default_specification=DRAFT202012)
+    resolver = referencing.Registry().with_resource("urn:tool", resource).resolver("urn:tool")
+    for reference in refs_in(schema):
+        try:
+            resolver.lookup(reference)
+        except referencing.exceptions.Unresolvable as unresolved:
+            problems.append(f"$ref {reference} does not resolve: {unresolved!r}")
+    return [f"{name}: {problem}" for problem in problems]
+
+
+def refs_in(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        found = [value["$ref"]] if isinstance(value.get("$ref"), str) else []
+        return found + [r for v in value.values() for r in refs_in(v)]
+    if isinstance(value, list):
+        return [r for v in value for r in refs_in(v)]
+    return []
+
+
+def resolve_pointer(document: Any, reference: str) -> bool:
+    if not reference.startswith("#/"):
+        return False
+    node = document
+    for part in reference[2:].split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+async def schemas_are_client_ready(transport: str) -> None:
+    async with TRANSPORTS[transport](ADMIN) as session:
+        listed = (await session.list_tools()).tools
+    problems = [p for tool in listed for p in schema_problems(tool.name, tool.input_schema)]
+    check(listed and not problems, f"{transport}: {len(problems)} problem(s): {problems[:20]}")
+
+
+def mirror_schemas_are_client_ready() -> None:
+    """The REST mirror: its listing's schemas, and its OpenAPI document's references."""
+    mirror = rest_ok("GET", "/api/mcp/tools", ADMIN)["tools"]
+    problems = [p for tool in mirror for p in schema_problems(tool["name"], tool["input_schema"])]
+    check(mirror and not problems, f"mirror listing: {len(problems)} problem(s): {problems[:20]}")
+    document = rest_ok("GET", "/api/mcp/openapi.json", ADMIN)
+    unresolved = sorted({r for r in refs_in(document) if not resolve_pointer(document, r)})
+    check(not unresolved, f"mirror OpenAPI document: unresolved $refs {unresolved}")
+    for path, item in document["paths"].items():
+        body = item.get("post", {}).get("requestBody")
+        if body:
+            schema = body["content"]["application/json"]["schema"]
+            check(schema.get("type") == "object" and schema.get("additionalProperties") is False,
+                  f"mirror OpenAPI document: {path} takes an open or composed object")
+
+
+async def misspelled_argument_is_refused(transport: str) -> None:
+    async with TRANSPORTS[transport](ADMIN) as session:
+        refusal = await refused(session, "add_subscriber", {"emial": "typo@example.com", "site_id": SITE})
+    check(refusal.get("status") == 400, f"{transport}: not a 400: {refusal}")
+    check("emial" in refusal.get("error", "") and "`email`" in refusal.get("error", ""),
+          f"{transport}: the refusal does not name the argument and what it meant: {refusal}")
+    check(
+        not rest_ok("GET", "/api/v1/contacts?search=typo@example.com", ADMIN)["data"],
+        "a refused tool call added a contact",
+    )
+
+
+async def unknown_tool_is_invalid_params(transport: str) -> None:
+    async with TRANSPORTS[transport](ADMIN) as session:
+        try:
+            result = await session.call_tool("no_such_tool", {})
+        except MCPError as error:
+            check(error.error.code == -32602, f"{transport}: not -32602: {error.error!r}")
+        else:
+            raise Failure(f"{transport}: an unknown tool answered a result: {result}")
+
+
 async def tools_and_groups(transport: str) -> None:
     connect = TRANSPORTS[transport]
     mirror = rest_ok("GET", "/api/mcp/tools", ADMIN)["tools"]
@@ -305,7 +405,15 @@ async def main() -> int:
     SITE = rest_ok("POST", "/api/v1/sites", ADMIN, {"name": "SDK", "slug": "sdk", "from_name": "SDK"})["id"]
     failures = 0
     for transport in TRANSPORTS:
-        for check_ in (initialize_reports_the_server, tools_and_groups, group_limited_key, destructive_tool):
+        for check_ in (
+            initialize_reports_the_server,
+            schemas_are_client_ready,
+            tools_and_groups,
+            misspelled_argument_is_refused,
+            unknown_tool_is_invalid_params,
+            group_limited_key,
+            destructive_tool,
+        ):
             try:
                 await check_(transport)
                 print(f"ok   {transport}: {check_.__name__}")
@@ -314,6 +422,12 @@ async def main() -> int:
                 while isinstance(failure, BaseExceptionGroup) and len(failure.exceptions) == 1:
                     failure = failure.exceptions[0]  # the SDK's task groups wrap what failed
                 print(f"FAIL {transport}: {check_.__name__}: {failure!r}")
+    try:
+        mirror_schemas_are_client_ready()
+        print("ok   REST mirror: mirror_schemas_are_client_ready")
+    except Exception as failure:  # noqa: BLE001
+        failures += 1
+        print(f"FAIL REST mirror: mirror_schemas_are_client_ready: {failure!r}")
     try:
         await stdio_names_the_wrong_project()
         print("ok   stdio: stdio_names_the_wrong_project")

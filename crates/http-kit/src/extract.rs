@@ -1,6 +1,7 @@
 //! Extractor configurations whose failures answer in the service's envelope (the envelope
 //! middleware renders the [`ApiError`]s these produce).
 
+use std::collections::HashMap;
 use std::ops::Deref;
 
 use actix_web::body::MessageBody;
@@ -89,7 +90,52 @@ impl<T: DeserializeOwned + IntoParams + Validate + 'static> FromRequest for Quer
     type Future = Ready<Result<Self, Self::Error>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        ready(read_query(req.query_string()).map_err(Into::into))
+        let documented = req
+            .app_data::<web::Data<QueryParameters>>()
+            .and_then(|index| index.of(req));
+        ready(read_query(req.query_string(), documented).map_err(Into::into))
+    }
+}
+
+/// The query parameters of every documented operation, read from the service's OpenAPI
+/// document (registered as app data). A route may read its query string with more than one
+/// [`Query`]; a parameter is unknown when the route's operation does not document it, and
+/// each extractor then takes its own. A route the document does not list is held to the
+/// parameters of each extractor.
+#[derive(Debug, Default)]
+pub struct QueryParameters(HashMap<(String, String), Vec<String>>);
+
+impl QueryParameters {
+    /// The index of `document` (an OpenAPI document as JSON).
+    pub fn from_document(document: &Value) -> Self {
+        let mut index = HashMap::new();
+        let Some(paths) = document["paths"].as_object() else {
+            return Self(index);
+        };
+        for (path, operations) in paths {
+            let Some(operations) = operations.as_object() else {
+                continue;
+            };
+            for (method, operation) in operations {
+                let names = operation["parameters"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|p| p["in"] == "query")
+                    .filter_map(|p| p["name"].as_str().map(str::to_owned))
+                    .collect();
+                index.insert((method.to_ascii_uppercase(), path.clone()), names);
+            }
+        }
+        Self(index)
+    }
+
+    /// The documented query parameters of the operation `req` was routed to.
+    fn of(&self, req: &HttpRequest) -> Option<&[String]> {
+        let pattern = req.match_pattern()?;
+        self.0
+            .get(&(req.method().as_str().to_owned(), pattern))
+            .map(Vec::as_slice)
     }
 }
 
@@ -107,13 +153,20 @@ pub fn read_params<T: DeserializeOwned + IntoParams + Validate + 'static>(
 
 fn read_query<T: DeserializeOwned + IntoParams + Validate + 'static>(
     query: &str,
+    documented: Option<&[String]>,
 ) -> Result<Query<T>, ApiError> {
     let pairs = web::Query::<Vec<(String, String)>>::from_query(query)
         .map_err(|_| ApiError::invalid_field("query", "is not a valid query string"))?;
     let rules = rules::of_query::<T>();
+    let ours = rules.property_names();
+    let pairs = pairs.into_inner();
+    rules::refuse_unknown(
+        pairs.iter().map(|(name, _)| name),
+        documented.unwrap_or(&ours),
+    )?;
     let mut members = Map::new();
-    for (name, raw) in pairs.into_inner() {
-        if !members.contains_key(&name) {
+    for (name, raw) in pairs {
+        if ours.contains(&name) && !members.contains_key(&name) {
             let value = typed_param(rules.property_type(&name), raw);
             members.insert(name, value);
         }

@@ -13,8 +13,8 @@ pub mod request;
 pub use envelope::{Flavor, envelope_middleware};
 pub use error::{ApiError, ErrorKind, RateLimitInfo};
 pub use extract::{
-    Json, Query, json_config, path_config, payload_config, query_config, read_body, read_params,
-    reject_nul_in_uri,
+    Json, Query, QueryParameters, json_config, path_config, payload_config, query_config,
+    read_body, read_params, reject_nul_in_uri,
 };
 pub use pagination::{Cursor, Page, PageParams};
 pub use request::Validate;

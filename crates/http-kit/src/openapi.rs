@@ -14,6 +14,7 @@ use utoipa::openapi::{Content, OpenApi, Ref, RefOr, Response, Schema};
 use crate::Flavor;
 
 pub mod component_names;
+pub mod schemas;
 
 /// Error codes of the memory service (a closed list).
 #[derive(Serialize, ToSchema)]
@@ -285,6 +286,7 @@ pub fn to_yaml(doc: &OpenApi) -> String {
 /// link's `operationId`, `operationRef` and `requestBody` in snake case.
 fn as_value(doc: &OpenApi) -> serde_json::Value {
     let mut value = serde_json::to_value(doc).expect("an OpenAPI document serializes");
+    schemas::state_what_is_enforced(&mut value);
     let links = value["paths"]
         .as_object_mut()
         .into_iter()

@@ -179,6 +179,11 @@ impl ServerHandler for Mirror {
             .request(reqwest::Method::POST, self.tools_url(Some(&request.name)))
             .json(&arguments);
         let (status, body) = self.send(call).await?;
+        // A tool the server does not have is the protocol's invalid-params error, not a result.
+        if status == StatusCode::NOT_FOUND && body["code"] == "TOOL_NOT_FOUND" {
+            let message = body["error"].as_str().unwrap_or("no such tool").to_owned();
+            return Err(ErrorData::invalid_params(message, Some(body)));
+        }
         Ok(if status.is_success() {
             CallToolResult::structured(body)
         } else {

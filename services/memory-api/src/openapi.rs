@@ -231,7 +231,20 @@ fn cached_yaml() -> &'static str {
 }
 
 /// Public routes serving this document.
+/// The query parameters each operation documents: the rest are refused by name
+/// ([`http_kit::Query`]).
+fn query_parameters() -> web::Data<http_kit::QueryParameters> {
+    static INDEX: OnceLock<web::Data<http_kit::QueryParameters>> = OnceLock::new();
+    INDEX
+        .get_or_init(|| {
+            let document = serde_json::to_value(document()).unwrap_or_default();
+            web::Data::new(http_kit::QueryParameters::from_document(&document))
+        })
+        .clone()
+}
+
 pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.app_data(query_parameters());
     cfg.service(web::resource("/api/v1/openapi.json").route(web::get().to(openapi_json)))
         .service(web::resource("/api/v1/openapi.yaml").route(web::get().to(openapi_yaml)))
         .service(web::resource("/openapi.yaml").route(web::get().to(openapi_yaml_root)));

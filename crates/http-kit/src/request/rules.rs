@@ -7,6 +7,12 @@
 //! `allOf`, `if`/`then`/`else` and local `$ref`s. A `null` member of an object with declared properties is
 //! removed first: null means absent (unless the object says `additionalProperties: true`,
 //! as a merge patch does, where null deletes a key).
+//!
+//! Objects are closed: a member that no part of the object's schema declares (its
+//! `properties`, those of every `allOf` part, `oneOf`/`anyOf` variant and `if`/`then`/`else`
+//! branch) is refused, naming it and the declared name it was probably meant to be. An object
+//! whose schema declares no properties, or says `additionalProperties: true` or gives a schema
+//! for them (a map), is free-form and keeps any key.
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -143,10 +149,25 @@ impl Rules {
     }
 
     /// Checks `value`, removing the `null` members of typed objects; the 400 names the field.
+    ///
+    /// Unknown members are found first, over the value as given: one that looks like a
+    /// misspelling of a declared member is named before any other problem (which the
+    /// misspelling may have caused, as a missing required member); other unknown members
+    /// after the schema's rules.
     pub fn check(&self, value: &mut Value) -> Result<(), ApiError> {
+        let mut unknown = Vec::new();
+        self.find_unknown(&[&self.root], value, &mut String::new(), &mut unknown);
+        let misspelled = unknown.iter().position(|u| u.misspelled);
+        if let Some(found) = misspelled.map(|i| &unknown[i]) {
+            return Err(field_error(&found.path, &found.problem));
+        }
         let mut path = String::new();
         self.check_at(&self.root, value, &mut path)
-            .map_err(|problem| field_error(&path, &problem))
+            .map_err(|problem| field_error(&path, &problem))?;
+        match unknown.first() {
+            Some(found) => Err(field_error(&found.path, &found.problem)),
+            None => Ok(()),
+        }
     }
 
     /// The rules as one self-contained JSON Schema (2020-12): the schemas it refers to under
@@ -201,6 +222,157 @@ impl Rules {
             .map(|v| self.resolve(v))
             .find(|v| !is_null_type(v))
             .unwrap_or(schema)
+    }
+
+    /// `schema` and every part of it that applies to the same value (its `allOf` parts,
+    /// `oneOf`/`anyOf` variants and `then`/`else` branches), references resolved.
+    fn expand<'a>(&'a self, schema: &'a Value, into: &mut Vec<&'a Value>, depth: usize) {
+        let schema = self.resolve(schema);
+        into.push(schema);
+        if depth > 16 {
+            return;
+        }
+        for key in ["allOf", "oneOf", "anyOf"] {
+            for part in schema
+                .get(key)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                self.expand(part, into, depth + 1);
+            }
+        }
+        for key in ["then", "else"] {
+            if let Some(branch) = schema.get(key) {
+                self.expand(branch, into, depth + 1);
+            }
+        }
+    }
+
+    /// Records, in document order, every object in `value` with members that none of the
+    /// `schemas` describing it declares. A member's schemas are those of every part that
+    /// declares it: a part of a composition alone may describe a nested object partly.
+    fn find_unknown(
+        &self,
+        schemas: &[&Value],
+        value: &Value,
+        path: &mut String,
+        found: &mut Vec<Unknown>,
+    ) {
+        let mut parts = Vec::new();
+        for schema in schemas {
+            self.expand(schema, &mut parts, 0);
+        }
+        match value {
+            Value::Object(members) => {
+                let mut shape = Shape::default();
+                for part in &parts {
+                    self.collect_shape(part, &mut shape);
+                }
+                if shape.closed && !shape.open {
+                    let unknown: Vec<&String> = members
+                        .keys()
+                        .filter(|name| !shape.names.contains(name))
+                        .collect();
+                    if !unknown.is_empty() {
+                        let (name, problem) = unknown_members(&unknown, &shape.names);
+                        let len = path.len();
+                        push_key(path, name);
+                        found.push(Unknown {
+                            path: path.clone(),
+                            misspelled: closest(name, shape.names.iter().map(String::as_str))
+                                .is_some(),
+                            problem,
+                        });
+                        path.truncate(len);
+                    }
+                }
+                for (name, member) in members {
+                    let member_schemas: Vec<&Value> = parts
+                        .iter()
+                        .filter_map(|part| {
+                            part.get("properties")
+                                .and_then(|p| p.get(name))
+                                .or_else(|| {
+                                    part.get("additionalProperties").filter(|a| a.is_object())
+                                })
+                        })
+                        .collect();
+                    if !member_schemas.is_empty() {
+                        let len = path.len();
+                        push_key(path, name);
+                        self.find_unknown(&member_schemas, member, path, found);
+                        path.truncate(len);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                let item_schemas: Vec<&Value> =
+                    parts.iter().filter_map(|part| part.get("items")).collect();
+                if !item_schemas.is_empty() {
+                    for (i, item) in items.iter().enumerate() {
+                        let len = path.len();
+                        write!(path, "[{i}]").expect("writing to a String");
+                        self.find_unknown(&item_schemas, item, path, found);
+                        path.truncate(len);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// What one part of an object's schema says of its members' names (the parts come from
+    /// [`Self::expand`]).
+    fn collect_shape(&self, schema: &Value, shape: &mut Shape) {
+        let Some(members) = self.resolve(schema).as_object() else {
+            shape.open = true;
+            return;
+        };
+        let takes_object = match members.get("type") {
+            None => true,
+            Some(Value::String(t)) => t == "object",
+            Some(Value::Array(types)) => types.iter().any(|t| t == "object"),
+            Some(_) => true,
+        };
+        if !takes_object {
+            return;
+        }
+        let composed = ["allOf", "oneOf", "anyOf", "if", "then", "else"]
+            .iter()
+            .any(|key| members.contains_key(*key));
+        if let Some(properties) = members.get("properties").and_then(Value::as_object) {
+            shape.names.extend(properties.keys().cloned());
+            shape.closed = true;
+        }
+        match members.get("additionalProperties") {
+            Some(Value::Bool(false)) => shape.closed = true,
+            Some(Value::Bool(true) | Value::Object(_)) => shape.open = true,
+            _ => {
+                shape.open |= !members.contains_key("properties")
+                    && !composed
+                    && members.contains_key("type");
+            }
+        }
+        // An `if` is a condition: the names it tests are known, but it closes nothing.
+        if let Some(tested) = members
+            .get("if")
+            .and_then(|condition| self.resolve(condition).get("properties"))
+            .and_then(Value::as_object)
+        {
+            shape.names.extend(tested.keys().cloned());
+        }
+    }
+
+    /// The declared members of the top-level object (a query string's parameters).
+    pub fn property_names(&self) -> Vec<String> {
+        let mut parts = Vec::new();
+        self.expand(&self.root, &mut parts, 0);
+        let mut shape = Shape::default();
+        for part in parts {
+            self.collect_shape(part, &mut shape);
+        }
+        shape.names
     }
 
     /// Checks one value; on failure `path` is left at the offending field.
@@ -411,7 +583,9 @@ impl Rules {
             push_key(path, name);
             match (properties.get(name), additional) {
                 (Some(property), _) => self.check_at(property, member, path)?,
-                (None, Some(Value::Bool(false))) => return Err("is not a known field".to_owned()),
+                (None, Some(Value::Bool(false))) => {
+                    return Err(unknown_field(name, properties.keys().map(String::as_str)));
+                }
                 (None, Some(extra @ Value::Object(_))) => self.check_at(extra, member, path)?,
                 (None, _) => {}
             }
@@ -419,6 +593,116 @@ impl Rules {
         }
         Ok(())
     }
+}
+
+/// An object's members that its schema does not declare, as a refusal.
+struct Unknown {
+    path: String,
+    problem: String,
+    /// The member named looks like a misspelling of a declared one.
+    misspelled: bool,
+}
+
+/// What an object's schema says of its members' names.
+#[derive(Default)]
+struct Shape {
+    names: Vec<String>,
+    /// Some part declares its members (or says `additionalProperties: false`).
+    closed: bool,
+    /// Some part lets any member in (free-form, a map, `additionalProperties: true`).
+    open: bool,
+}
+
+/// The problem of a member `name` that is not among `known`: "is not a known field", and the
+/// known name it was probably meant to be, when one is close.
+pub fn unknown_field<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> String {
+    match closest(name, known) {
+        Some(meant) => format!("is not a known field; did you mean `{meant}`?"),
+        None => "is not a known field".to_owned(),
+    }
+}
+
+/// The known name closest to `name`, when it is close: the same but for case, separators
+/// (`_`, `-`) or an edit or two (one for short names; a swap of neighbours is one edit).
+fn closest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let folded = |s: &str| -> Vec<char> {
+        s.chars()
+            .filter(|c| !matches!(c, '_' | '-'))
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let wanted = folded(name);
+    let budget = if wanted.len() <= 4 { 1 } else { 2 };
+    known
+        .into_iter()
+        .map(|candidate| (edit_distance(&wanted, &folded(candidate)), candidate))
+        .filter(|(distance, _)| *distance <= budget)
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate)
+}
+
+/// Optimal string alignment distance: insertions, deletions, substitutions and swaps of
+/// neighbouring characters each count one.
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    let width = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * width];
+    for i in 0..=a.len() {
+        d[i * width] = i;
+    }
+    for (j, cell) in d.iter_mut().enumerate().take(width) {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[(i - 1) * width + j] + 1)
+                .min(d[i * width + j - 1] + 1)
+                .min(d[(i - 1) * width + j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[(i - 2) * width + j - 2] + 1);
+            }
+            d[i * width + j] = best;
+        }
+    }
+    d[a.len() * width + b.len()]
+}
+
+/// The member to name of the `unknown` ones, and the problem: the first that is close to a
+/// known name (a misspelling says most), else the first; the others are listed after it.
+fn unknown_members<'a>(unknown: &[&'a String], known: &[String]) -> (&'a str, String) {
+    let candidates = || known.iter().map(String::as_str);
+    let named = unknown
+        .iter()
+        .find(|name| closest(name, candidates()).is_some())
+        .or(unknown.first())
+        .map_or("", |name| name.as_str());
+    let mut problem = unknown_field(named, candidates());
+    let others: Vec<String> = unknown
+        .iter()
+        .filter(|name| name.as_str() != named)
+        .map(|name| format!("`{name}`"))
+        .collect();
+    if !others.is_empty() {
+        write!(problem, " (also unknown: {})", others.join(", ")).expect("writing to a String");
+    }
+    (named, problem)
+}
+
+/// Refuses the members of `members` not among `known` (400 naming one and, when one is
+/// close, the known name it probably meant).
+pub fn refuse_unknown<'a>(
+    members: impl IntoIterator<Item = &'a String>,
+    known: &[String],
+) -> Result<(), ApiError> {
+    let unknown: Vec<&String> = members
+        .into_iter()
+        .filter(|name| !known.contains(name))
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let (name, problem) = unknown_members(&unknown, known);
+    Err(field_error(name, &problem))
 }
 
 fn push_key(path: &mut String, key: &str) {
@@ -720,6 +1004,125 @@ mod tests {
         assert!(rules.check(&mut json!({"kind": "b", "n": 60})).is_ok());
         // The schema's own rules come first.
         assert_eq!(problem(json!({"kind": "c"})), "kind: must be one of: a, b");
+    }
+
+    #[test]
+    fn an_unknown_member_is_refused_with_the_name_it_probably_meant() {
+        let base = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+        let schema = json!({
+            "allOf": [
+                {"$ref": "#/components/schemas/Base"},
+                {"type": "object", "properties": {"status": {"type": "string"}}}
+            ],
+            "oneOf": [
+                {"type": "object", "properties": {"site_id": {"type": "string"}}},
+                {"type": "object", "properties": {"site_ids": {"type": "array"}}}
+            ]
+        });
+        let rules = Rules::new(schema, Map::from_iter([("Base".to_owned(), base)]));
+        let problem = |mut body: Value| rules.check(&mut body).unwrap_err().message;
+        assert!(
+            rules
+                .check(&mut json!({"name": "x", "status": "active", "site_id": "s"}))
+                .is_ok()
+        );
+        assert_eq!(
+            problem(json!({"colour": "red", "nmae": "x"})),
+            "nmae: is not a known field; did you mean `name`? (also unknown: `colour`)"
+        );
+        assert_eq!(
+            problem(json!({"color": "red", "nmae": "x", "size": 1})),
+            "nmae: is not a known field; did you mean `name`? (also unknown: `color`, `size`)"
+        );
+        assert_eq!(
+            problem(json!({"Site-ID": "x"})),
+            "Site-ID: is not a known field; did you mean `site_id`?"
+        );
+        assert_eq!(
+            problem(json!({"colour": "red"})),
+            "colour: is not a known field"
+        );
+    }
+
+    #[test]
+    fn free_form_objects_and_maps_keep_any_key_but_typed_ones_nested_do_not() {
+        let schema = json!({"type": "object", "properties": {
+            "properties": {"type": "object"},
+            "patch": {"type": "object", "properties": {"a": {}}, "additionalProperties": true},
+            "counts": {"type": "object", "additionalProperties": {"type": "integer"}},
+            "any": {},
+            "inner": {"oneOf": [{"type": "null"}, {"type": "object", "properties": {"limit": {}}}]}
+        }});
+        let rules = Rules::new(schema, Map::new());
+        let mut body = json!({
+            "properties": {"plan": "pro"}, "patch": {"b": 1}, "counts": {"x": 1},
+            "any": {"whatever": true}, "inner": {"limit": 1}
+        });
+        assert!(rules.check(&mut body).is_ok());
+        let err = rules
+            .check(&mut json!({"inner": {"limt": 1}}))
+            .unwrap_err()
+            .message;
+        assert_eq!(
+            err,
+            "inner.limt: is not a known field; did you mean `limit`?"
+        );
+    }
+
+    #[test]
+    fn a_part_that_describes_a_nested_object_partly_does_not_close_it() {
+        let row = json!({"type": "object", "properties": {"id": {}}, "additionalProperties": true});
+        let keyed = json!({"type": "object", "required": ["id"], "properties": {"id": {"type": "integer"}}});
+        let schema = json!({"allOf": [
+            {"type": "object", "properties": {"rows": {"type": "array", "items": row}}},
+            {"anyOf": [{"properties": {"rows": {"items": keyed}}}]}
+        ]});
+        let rules = Rules::new(schema, Map::new());
+        assert!(
+            rules
+                .check(&mut json!({"rows": [{"id": 1, "v": "x"}]}))
+                .is_ok()
+        );
+        let err = rules
+            .check(&mut json!({"rows": [], "rwos": 1}))
+            .unwrap_err();
+        assert_eq!(
+            err.message,
+            "rwos: is not a known field; did you mean `rows`?"
+        );
+    }
+
+    #[test]
+    fn an_unknown_member_without_a_close_name_yields_to_the_schemas_own_problem() {
+        let schema = json!({"type": "object", "required": ["field"],
+            "properties": {"field": {"type": "string"}}});
+        let rules = Rules::new(schema, Map::new());
+        let problem = |mut body: Value| rules.check(&mut body).unwrap_err().message;
+        assert_eq!(problem(json!({"all": []})), "field: is required");
+        assert_eq!(
+            problem(json!({"field": "x", "all": []})),
+            "all: is not a known field"
+        );
+        assert_eq!(
+            problem(json!({"feild": "x"})),
+            "feild: is not a known field; did you mean `field`?"
+        );
+        // Null means absent for a declared member, not for an unknown one.
+        assert_eq!(
+            problem(json!({"field": "x", "extra": null})),
+            "extra: is not a known field"
+        );
+    }
+
+    #[test]
+    fn close_names_are_an_edit_or_two_away() {
+        let known = ["name", "limit", "subject", "site_id"];
+        assert_eq!(closest("nmae", known), Some("name"));
+        assert_eq!(closest("limt", known), Some("limit"));
+        assert_eq!(closest("subjcet", known), Some("subject"));
+        assert_eq!(closest("siteId", known), Some("site_id"));
+        assert_eq!(closest("nope", known), None);
+        assert_eq!(closest("x", known), None);
     }
 
     #[test]

@@ -7,5 +7,6 @@ pub mod catalog;
 pub mod llms;
 pub mod mirror;
 pub mod registry;
+pub mod schema;
 pub mod stream;
 pub mod tools;

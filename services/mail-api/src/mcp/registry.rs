@@ -11,11 +11,12 @@ use std::sync::{Arc, OnceLock};
 use auth::{Caller, Scope};
 use futures_util::FutureExt as _;
 use futures_util::future::BoxFuture;
+use http_kit::request::rules;
 use http_kit::{ApiError, PageParams, Validate};
 use rate_limit::policy::RouteClass;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use utoipa::{IntoParams, ToSchema};
 
 use super::catalog::Group;
@@ -49,14 +50,7 @@ pub struct Body<T>(pub T);
 
 impl<T: DeserializeOwned + ToSchema + Validate + Send + 'static> Arguments for Body<T> {
     fn schema() -> Value {
-        let mut schema = http_kit::request::rules::of_body::<T>().json_schema();
-        // An MCP client wants an object at the root; a flattened type is an `allOf` of objects.
-        if let Value::Object(members) = &mut schema {
-            members
-                .entry("type")
-                .or_insert_with(|| Value::String("object".to_owned()));
-        }
-        schema
+        http_kit::request::rules::of_body::<T>().json_schema()
     }
 
     fn read(value: Value) -> Result<Self, ApiError> {
@@ -94,9 +88,26 @@ impl<F: DeserializeOwned + IntoParams + Validate + Send + 'static> Arguments for
         schema
     }
 
+    /// The page parameters and the filters are read from their own members, after any member
+    /// that is neither was refused.
     fn read(value: Value) -> Result<Self, ApiError> {
-        let page = http_kit::read_params(value.clone())?;
-        Ok(Paged(page, http_kit::read_params(value)?))
+        let Value::Object(members) = value else {
+            return Ok(Paged(
+                http_kit::read_params(value.clone())?,
+                http_kit::read_params(value)?,
+            ));
+        };
+        let page_names = rules::of_query::<PageParams>().property_names();
+        let mut known = rules::of_query::<F>().property_names();
+        known.extend(page_names.iter().cloned());
+        rules::refuse_unknown(members.keys(), &known)?;
+        let (page, filters): (Map<String, Value>, Map<String, Value>) = members
+            .into_iter()
+            .partition(|(name, _)| page_names.contains(name));
+        Ok(Paged(
+            http_kit::read_params(Value::Object(page))?,
+            http_kit::read_params(Value::Object(filters))?,
+        ))
     }
 }
 
@@ -108,7 +119,10 @@ impl Arguments for NoArguments {
         json!({ "type": "object", "properties": {} })
     }
 
-    fn read(_: Value) -> Result<Self, ApiError> {
+    fn read(value: Value) -> Result<Self, ApiError> {
+        if let Value::Object(members) = &value {
+            rules::refuse_unknown(members.keys(), &[])?;
+        }
         Ok(NoArguments)
     }
 }
@@ -183,7 +197,7 @@ impl Declared {
         run: Handler,
         preview: Option<Handler>,
     ) -> Tool {
-        let mut input_schema = A::schema();
+        let mut input_schema = super::schema::for_tool(A::schema());
         if preview.is_some() {
             input_schema["properties"]["confirmation_token"] = json!({
                 "type": "string",

@@ -85,6 +85,13 @@ pub fn to_mcp(tool: &Tool) -> McpTool {
     out
 }
 
+/// A call of a tool that does not exist: the protocol's invalid-params error (-32602), not a
+/// tool result.
+fn unknown_tool(name: &str) -> ErrorData {
+    let err = ApiError::not_found(format!("no tool is named {name:?}")).with_code("TOOL_NOT_FOUND");
+    ErrorData::invalid_params(err.message.to_string(), Some(Flavor::Mail.body(&err)))
+}
+
 /// A refused call, as the tool's error result: the mail error envelope plus the status.
 fn error_result(err: &ApiError) -> CallToolResult {
     let mut body = Flavor::Mail.body(err);
@@ -157,6 +164,9 @@ impl ServerHandler for MailTools {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let Request { state, caller } = request_of(&context)?;
+        if registry().get(&request.name).is_none() {
+            return Err(unknown_tool(&request.name));
+        }
         let arguments = request.arguments.map_or(Value::Null, Value::Object);
         let outcome = call::call(&state, &caller, &request.name, arguments).await;
         Ok(match outcome.answer {

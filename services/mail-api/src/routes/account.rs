@@ -240,7 +240,7 @@ pub enum KeyScope {
     Admin,
 }
 
-/// Unknown fields are ignored.
+/// Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct CreateApiKey {
     /// 1..=100 characters, not blank (stored trimmed).

@@ -82,7 +82,7 @@ impl From<Step> for StepRecord {
     }
 }
 
-/// A step to add; exactly one of `html` and `template_id`. Unknown fields are ignored.
+/// A step to add; exactly one of `html` and `template_id`. Unknown fields are refused.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct StepFields {
     /// Where it goes, from 1 (the steps from there move one place down); default (and past
@@ -404,7 +404,7 @@ pub async fn get(
 }
 
 /// What to change of a step; an absent (or null) field is unchanged. At most one of `html`
-/// and `template_id` (either replaces the other). Unknown fields are ignored.
+/// and `template_id` (either replaces the other). Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct StepUpdateFields {
     /// Moves the step there (1 = first; past the end: last), the others closing up.

@@ -235,7 +235,7 @@ fn enum_of(value: &str) -> ObjectBuilder {
 
 const TRIGGER_EVENT_MAX: usize = 200;
 
-/// Unknown fields are ignored.
+/// Unknown fields are refused.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct CampaignFields {
     /// Required, 1..=200 characters, not blank (stored trimmed).
@@ -393,7 +393,7 @@ pub async fn get(
 }
 
 /// What to change; an absent (or null) field is unchanged. The site and type stay what they
-/// were. Unknown fields are ignored.
+/// were. Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct UpdateCampaign {
     /// 1..=200 characters, not blank (stored trimmed).
@@ -636,7 +636,7 @@ pub async fn change_status(
         .map(web::Json)
 }
 
-/// Unknown fields are ignored.
+/// Unknown fields are refused.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct CloneCampaign {
     /// The copy's name: required, 1..=200 characters, not blank (stored trimmed).
@@ -712,7 +712,7 @@ pub enum LaunchAudience {
     None,
 }
 
-/// Unknown fields are ignored.
+/// Unknown fields are refused.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct LaunchCampaign {
     /// Required, 1..=200 characters, not blank (stored trimmed).

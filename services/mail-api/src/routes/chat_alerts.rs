@@ -45,7 +45,7 @@ impl From<Option<chat_alerts::ChatAlerts>> for ChatAlerts {
     }
 }
 
-/// Unknown fields are ignored.
+/// Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct PutChatAlerts {
     /// A Slack-compatible incoming-webhook URL (it takes `{"text": …}`): absolute `http` or

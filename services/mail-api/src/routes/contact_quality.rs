@@ -128,7 +128,7 @@ pub async fn duplicates(
 
 // ---- Merge -------------------------------------------------------------------------------
 
-/// Unknown fields are ignored.
+/// Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct MergeContacts {
     /// The contact that stays (a contact of the project; 404 `CONTACT_NOT_FOUND` otherwise).

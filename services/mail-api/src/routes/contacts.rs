@@ -215,7 +215,7 @@ pub(crate) async fn with_sites(
         .collect())
 }
 
-/// Unknown fields are ignored.
+/// Unknown fields are refused.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct CreateContact {
     /// Required; stored trimmed and lowercased.
@@ -497,7 +497,7 @@ pub async fn get(
         .map(web::Json)
 }
 
-/// Unknown fields are ignored; fields left out are kept. The rules of `/identify`.
+/// Unknown fields are refused; fields left out are kept. The rules of `/identify`.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct UpdateContact {
     /// Replaces the stored value when a non-empty string is given (at most 200 characters,
@@ -581,7 +581,7 @@ pub async fn update(
 /// Most contacts one tag change names.
 pub const TAGGED_MAX: usize = 500;
 
-/// Unknown fields are ignored. `set`, `add` and `remove` apply in that order; with none of
+/// Unknown fields are refused. `set`, `add` and `remove` apply in that order; with none of
 /// them the answer is the contacts' tags, unchanged.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct SetContactTags {
@@ -714,7 +714,7 @@ fn unsubscribe_site_schema() -> utoipa::openapi::schema::Schema {
     )
 }
 
-/// Unknown fields are ignored.
+/// Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct UnsubscribeContact {
     /// Required; matched in its stored form (trimmed, lowercased).
@@ -815,7 +815,7 @@ pub async fn unsubscribe(
 /// Most rows one import takes.
 pub const IMPORT_MAX_ROWS: usize = 1000;
 
-/// One contact to import. Unknown fields are ignored.
+/// One contact to import. Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct ImportRow {
     /// Stored trimmed and lowercased; a row whose address is not a valid one is skipped
@@ -837,7 +837,7 @@ pub struct ImportRow {
     pub properties: Option<Value>,
 }
 
-/// Unknown fields are ignored.
+/// Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct ImportContacts {
     /// A site of the project (404 `SITE_NOT_FOUND` otherwise): every imported or updated

@@ -24,7 +24,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/conversion").route(web::post().to(convert)));
 }
 
-/// Unknown fields are ignored.
+/// Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct ConversionRequest {
     /// Required: a contact of the project (404 `CONTACT_NOT_FOUND` otherwise; conversions do

@@ -151,7 +151,7 @@ async fn detail(
     record(enrollment, total, last)
 }
 
-/// Unknown fields are ignored.
+/// Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct EnrollRequest {
     /// A contact of the project (404 `CONTACT_NOT_FOUND` otherwise).
@@ -236,7 +236,7 @@ pub async fn enroll(
     Ok(response.json(answer))
 }
 
-/// Unknown fields are ignored.
+/// Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct EnrollSegment {
     /// The campaign's site: a site of the project (404 `SITE_NOT_FOUND` otherwise), and the

@@ -28,7 +28,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     );
 }
 
-/// Unknown fields are ignored.
+/// Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct EventRequest {
     /// Required. A contact is created (email only, source `api`) when the project has none

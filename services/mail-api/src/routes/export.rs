@@ -194,7 +194,7 @@ pub(crate) fn busy(why: Busy, retry_after: u64) -> ApiError {
     err
 }
 
-/// Unknown fields are ignored.
+/// Unknown fields are refused.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ExportFilter {

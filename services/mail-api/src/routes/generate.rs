@@ -22,7 +22,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/emails/generate").route(web::post().to(generate)));
 }
 
-/// Unknown fields are ignored.
+/// Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct GenerateEmail {
     /// The site it is written for (its name and brand voice): a site of the project (404

@@ -125,7 +125,7 @@ pub async fn get_config(
     hygiene_config(&state, caller.owner_id).await.map(web::Json)
 }
 
-/// Unknown fields are ignored; fields left out keep their value.
+/// Unknown fields are refused; fields left out keep their value.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct UpdateHygieneConfig {
     /// 0..=3650; 0 turns the inactivity rule off.
@@ -187,7 +187,7 @@ fn run_site_schema() -> utoipa::openapi::schema::Schema {
     )
 }
 
-/// Unknown fields are ignored.
+/// Unknown fields are refused.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct RunHygiene {
     #[schema(schema_with = run_site_schema)]

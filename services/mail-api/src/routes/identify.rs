@@ -20,7 +20,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/identify").route(web::post().to(identify)));
 }
 
-/// Unknown fields are ignored.
+/// Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct IdentifyRequest {
     /// Required. Stored trimmed and lowercased; it identifies the contact in the project.

@@ -136,7 +136,7 @@ fn ids_schema() -> utoipa::openapi::schema::Array {
         .build()
 }
 
-/// Which notifications to mark read. Unknown fields are ignored.
+/// Which notifications to mark read. Unknown fields are refused.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct MarkRead {
     #[schema(required = false, schema_with = ids_schema)]

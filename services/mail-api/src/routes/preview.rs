@@ -29,7 +29,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(web::resource("/emails/preview").route(web::post().to(preview)));
 }
 
-/// Unknown fields are ignored.
+/// Unknown fields are refused.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct ValidateTemplate {
     /// Required: the HTML to check, at most 1,048,576 characters (the send routes take at most
@@ -81,7 +81,7 @@ pub fn validate_template(req: &ValidateTemplate) -> Report {
     )
 }
 
-/// Unknown fields are ignored.
+/// Unknown fields are refused.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct PreviewRequest {
     /// Required: a site of the project (404 `SITE_NOT_FOUND` otherwise); the sender is

@@ -27,7 +27,7 @@ const ROUTE: &str = "POST /api/v1/segments/from-description";
 /// Sites named to the model, at most.
 const SITES_SHOWN: i64 = 50;
 
-/// Unknown fields are ignored.
+/// Unknown fields are refused.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct DescribeSegment {
     /// Required, 1..=200 characters, not blank (stored trimmed).

@@ -125,7 +125,7 @@ pub(crate) async fn compile_for(
 
 // ---- Create, read, update, delete --------------------------------------------------------
 
-/// Unknown fields are ignored (inside `rules` they are refused).
+/// Unknown fields are refused, here and inside `rules`.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct CreateSegment {
     /// Required, 1..=200 characters, not blank (stored trimmed).
@@ -284,7 +284,7 @@ pub async fn get(
         .map(web::Json)
 }
 
-/// What to change; an absent (or null) field is unchanged. Unknown fields are ignored.
+/// What to change; an absent (or null) field is unchanged. Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct UpdateSegment {
     /// 1..=200 characters, not blank (stored trimmed).
@@ -487,7 +487,7 @@ fn check_rules(rules: Option<&SegmentRules>) -> Result<(), ApiError> {
 
 const SAMPLE_DEFAULT: u32 = 10;
 
-/// Unknown fields are ignored.
+/// Unknown fields are refused.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[schema(as = PreviewSegment)]
 pub struct PreviewFields {
@@ -567,7 +567,7 @@ pub async fn preview(
         .map(web::Json)
 }
 
-/// Unknown fields are ignored.
+/// Unknown fields are refused.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[schema(as = EstimateSegmentSize)]
 pub struct EstimateFields {

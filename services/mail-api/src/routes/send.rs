@@ -24,7 +24,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/send").route(web::post().to(send)));
 }
 
-/// Unknown fields are ignored.
+/// Unknown fields are refused.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct SendRequest {
     /// Recipient; stored trimmed and lowercased.
@@ -54,7 +54,6 @@ pub struct SendRequest {
     /// The same key with the same request answers the first result again
     /// (`Idempotent-Replayed: true`) and sends nothing; with another request, 409
     /// `IDEMPOTENCY_KEY_REUSED`. 1..=255 characters, not blank (trimmed).
-    #[serde(skip_serializing)]
     #[schema(min_length = 1, max_length = 255, pattern = r"[^\s\x85\uFEFF]")]
     pub idempotency_key: Option<String>,
     /// Default true (also when null): open pixel and click-tracking links.
@@ -206,8 +205,19 @@ impl SendRequest {
             tags: &self.tags,
             tracking: self.tracking,
             idempotency_key: self.idempotency_key.as_deref(),
-            request_hash: store::sha256(&serde_json::to_vec(self)?),
+            request_hash: self.request_hash()?,
         })
+    }
+}
+
+impl SendRequest {
+    /// What a replay must repeat: the request without its idempotency key.
+    fn request_hash(&self) -> Result<[u8; 32], ApiError> {
+        let mut value = serde_json::to_value(self)?;
+        if let Value::Object(members) = &mut value {
+            members.shift_remove("idempotency_key");
+        }
+        Ok(store::sha256(&serde_json::to_vec(&value)?))
     }
 }
 

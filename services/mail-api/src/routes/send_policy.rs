@@ -117,7 +117,7 @@ fn timezone_schema() -> Schema {
     )
 }
 
-/// Unknown fields are ignored.
+/// Unknown fields are refused.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct PutSendPolicy {
     /// Default `UTC`.
@@ -414,7 +414,7 @@ pub async fn get_warmup(
         .map(web::Json)
 }
 
-/// Unknown fields are ignored.
+/// Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct PutWarmup {
     /// Default true; false turns the schedule off (the provider's cap still applies).

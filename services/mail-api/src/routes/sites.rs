@@ -260,7 +260,7 @@ pub async fn get(
     get_site(&state, caller.owner_id, *id).await.map(web::Json)
 }
 
-/// What to change; an absent (or null) field is unchanged. Unknown fields are ignored.
+/// What to change; an absent (or null) field is unchanged. Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct UpdateSite {
     /// 1..=200 characters, not blank (stored trimmed).
@@ -416,7 +416,7 @@ fn words_to_avoid_schema() -> utoipa::openapi::schema::Array {
 }
 
 /// How a site's mail should sound: what writers (people and the model-backed tools) follow.
-/// Every field is optional; `PUT` replaces the whole voice. Unknown fields are ignored.
+/// Every field is optional; `PUT` replaces the whole voice. Unknown fields are refused.
 #[derive(Debug, Deserialize, Serialize, ToSchema)]
 pub struct BrandVoiceInput {
     /// The tone, e.g. "warm, plain-spoken, never pushy": at most 200 characters (stored

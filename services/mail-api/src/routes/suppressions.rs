@@ -98,7 +98,7 @@ pub async fn list_suppressions(
     Ok(Page::from_rows(rows, limit, |s| s.id))
 }
 
-/// Unknown fields are ignored.
+/// Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct AddSuppression {
     /// Required; stored trimmed and lowercased.

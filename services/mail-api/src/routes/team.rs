@@ -120,7 +120,7 @@ pub async fn list(
         .map(web::Json)
 }
 
-/// Unknown fields are ignored.
+/// Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct InviteTeamMember {
     /// Required; stored trimmed and lowercased. One member (or invitation) per address.

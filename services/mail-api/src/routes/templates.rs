@@ -128,7 +128,7 @@ pub async fn list_templates(
     Ok(Page::from_rows(rows, limit, |t| t.id))
 }
 
-/// Unknown fields are ignored.
+/// Unknown fields are refused.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct CreateTemplate {
     /// Required, 1..=200 characters, not blank (stored trimmed).
@@ -264,7 +264,7 @@ pub async fn get(
         .map(web::Json)
 }
 
-/// What to change; an absent (or null) field is unchanged. Unknown fields are ignored.
+/// What to change; an absent (or null) field is unchanged. Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct UpdateTemplate {
     /// 1..=200 characters, not blank (stored trimmed).

@@ -101,7 +101,7 @@ impl From<subscriptions::Subscription> for WebhookSubscription {
     }
 }
 
-/// Unknown fields are ignored.
+/// Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct SubscribeWebhook {
     /// The endpoint: an absolute `http` or `https` URL on the public internet (loopback,
@@ -124,7 +124,7 @@ impl Validate for SubscribeWebhook {
     }
 }
 
-/// What to change; an absent (or null) field is unchanged. Unknown fields are ignored.
+/// What to change; an absent (or null) field is unchanged. Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct UpdateWebhookSubscription {
     /// A new endpoint (the rules of creation apply).

@@ -130,7 +130,15 @@ async fn bad_paging_parameters_are_400_naming_the_parameter() {
         assert!(err.message.contains("cursor"), "{cursor}: {err:?}");
         assert_eq!(err.details, json!({"field": "cursor"}), "{cursor}");
     }
-    for query in ["?limit=1", "?limit=100", "?limit=50&unknown=1"] {
+    // An undocumented parameter is refused, naming it.
+    let err = expect_error(
+        h.list_sites(&tenant.read, "?limit=50&unknown=1").await,
+        400,
+        "VALIDATION_ERROR",
+    )
+    .await;
+    assert_eq!(err.details, json!({"field": "unknown"}), "{err:?}");
+    for query in ["?limit=1", "?limit=100"] {
         assert_eq!(
             h.list_sites(&tenant.read, query).await.status(),
             200,

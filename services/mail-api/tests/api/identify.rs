@@ -35,7 +35,6 @@ async fn identify_creates_then_merges_by_email() {
             "first_name": "Ada",
             "properties": {"plan": {"tier": "pro", "seats": 3}, "color": "red"},
             "tags": ["a", "b", "a"],
-            "unknown_field": true,
         }),
     )
     .await;

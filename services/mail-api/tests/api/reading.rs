@@ -240,3 +240,153 @@ async fn a_campaigns_type_decides_its_trigger_event_name_as_documented() {
         assert_eq!(campaign["trigger_event_name"], json!(event));
     }
 }
+
+/// A refusal of an unknown field: 400 `VALIDATION_ERROR` naming it (printing what came back
+/// when it is not).
+async fn expect_unknown(res: reqwest::Response, field: &str, message: &str) {
+    let status = res.status();
+    let body = json(res).await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["code"], "VALIDATION_ERROR", "{body}");
+    assert_eq!(body["details"], json!({"field": field}), "{body}");
+    assert_eq!(body["error"], message, "{body}");
+}
+
+#[tokio::test]
+async fn unknown_fields_are_refused_naming_them_and_the_name_they_probably_meant() {
+    let (h, tenant) = Harness::with_tenant(Plan::Enterprise).await;
+    let site = h.site(&tenant.write, "unknown-fields").await;
+    let campaign = h.campaign(&tenant, &site, "Welcome", None, false).await;
+    let path = format!("/api/v1/campaigns/{campaign}");
+    // The example: a misspelled name next to a field of another route.
+    let res = h
+        .http
+        .patch(h.server.url(&path))
+        .bearer_auth(&tenant.write)
+        .json(&json!({"status": "active", "nmae": "x"}))
+        .send()
+        .await
+        .unwrap();
+    expect_unknown(
+        res,
+        "nmae",
+        "nmae: is not a known field; did you mean `name`? (also unknown: `status`)",
+    )
+    .await;
+    let stored = json(h.get_with(&tenant.read, &path).await).await;
+    assert_eq!(stored["name"], "Welcome", "{stored}");
+    // Nested objects are closed too; their fields' paths are named.
+    let res = h
+        .post_json(
+            &tenant.write,
+            "/api/v1/segments",
+            &json!({"name": "s", "rules": {"all": [{"feild": "email", "op": "eq", "value": "x"}]}}),
+        )
+        .await;
+    let status = res.status();
+    let body = json(res).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("did you mean `field`?"),
+        "{body}"
+    );
+    // Query strings: one extractor's parameters, and a route reading two (page and filter).
+    expect_unknown(
+        h.list_sites(&tenant.read, "?limt=5").await,
+        "limt",
+        "limt: is not a known field; did you mean `limit`?",
+    )
+    .await;
+    expect_unknown(
+        h.get_with(&tenant.read, "/api/v1/templates?limit=5&serach=x")
+            .await,
+        "serach",
+        "serach: is not a known field; did you mean `search`?",
+    )
+    .await;
+    let res = h
+        .get_with(&tenant.read, "/api/v1/templates?limit=5&search=x")
+        .await;
+    assert_eq!(res.status(), 200, "{}", json(res).await);
+    // MCP tool arguments, through the REST mirror.
+    expect_unknown(
+        h.tool(
+            &tenant.write,
+            "add_subscriber",
+            json!({"emial": "typo@example.com", "site_id": site}),
+        )
+        .await,
+        "emial",
+        "emial: is not a known field; did you mean `email`?",
+    )
+    .await;
+    expect_unknown(
+        h.tool(&tenant.read, "get_sites", json!({"limit": 5, "cursr": ""}))
+            .await,
+        "cursr",
+        "cursr: is not a known field; did you mean `cursor`?",
+    )
+    .await;
+    // A page and filters read from one object: each known, neither refused.
+    let res = h
+        .tool(
+            &tenant.read,
+            "list_subscribers",
+            json!({"limit": 5, "site_id": site}),
+        )
+        .await;
+    assert_eq!(res.status(), 200, "{}", json(res).await);
+    expect_unknown(
+        h.tool(
+            &tenant.read,
+            "list_subscribers",
+            json!({"limt": 5, "site_id": site}),
+        )
+        .await,
+        "limt",
+        "limt: is not a known field; did you mean `limit`?",
+    )
+    .await;
+    expect_unknown(
+        h.tool(&tenant.read, "get_plan_limits", json!({"verbose": true}))
+            .await,
+        "verbose",
+        "verbose: is not a known field",
+    )
+    .await;
+    // Free-form objects keep any key.
+    let res = h
+        .post_json(
+            &tenant.write,
+            "/api/v1/identify",
+            &json!({"email": "free@example.com", "properties": {"nmae": "kept", "any": {"x": 1}}}),
+        )
+        .await;
+    let status = res.status();
+    let body = json(res).await;
+    assert!(status.is_success(), "{status}: {body}");
+}
+
+#[tokio::test]
+async fn every_tool_schema_is_one_closed_object_whose_references_resolve_inside_it() {
+    let (h, tenant) = Harness::with_tenant(Plan::Enterprise).await;
+    let list = json(h.get_with(&tenant.read, "/api/mcp/tools").await).await;
+    let mut problems = Vec::new();
+    for tool in list["tools"].as_array().unwrap() {
+        for problem in mail_api::mcp::schema::problems(&tool["input_schema"]) {
+            problems.push(format!("{}: {problem}", tool["name"]));
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+    let webhooks = list["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "list_webhook_subscriptions")
+        .unwrap();
+    let deliveries = &webhooks["input_schema"]["properties"]["deliveries"];
+    assert!(deliveries.is_object(), "{webhooks}");
+}

@@ -87,7 +87,7 @@ impl From<(Agent, bool)> for AgentRecord {
     }
 }
 
-/// The body of `POST /agents/connect`. Unknown fields are ignored.
+/// The body of `POST /agents/connect`. Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct ConnectAgent {
     /// 1..=100 characters, not blank (stored trimmed); connecting a name again reconnects

@@ -51,7 +51,7 @@ impl From<byok::Credential> for ByokCredential {
     }
 }
 
-/// The body of `POST /byok`. Unknown fields are ignored.
+/// The body of `POST /byok`. Unknown fields are refused.
 #[derive(Deserialize, Serialize, ToSchema)]
 pub struct CreateByok {
     /// What the key is for: a lowercase name (letters, digits, `.`, `_`, `-`; 1..=50).

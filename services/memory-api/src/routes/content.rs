@@ -30,7 +30,7 @@ pub enum ContentFormat {
     VideoScript,
 }
 
-/// The body of `POST /content/brief`. Unknown fields are ignored.
+/// The body of `POST /content/brief`. Unknown fields are refused.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct ContentBriefRequest {
     /// What the content is about: 1..=500 characters, not blank (trimmed).

@@ -171,7 +171,7 @@ pub enum IngestMode {
 }
 
 /// The members of `POST /ingest/datasets/{name}/rows`'s body ([`IngestRows`] adds the rule
-/// across them). Unknown fields are ignored.
+/// across them). Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct IngestFields {
     /// 1..=500 rows, each an object of at most 500 columns whose names are 1..=200

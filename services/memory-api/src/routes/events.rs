@@ -47,7 +47,7 @@ impl EventSeverity {
     }
 }
 
-/// The body of `POST /ingest/events`. Unknown fields are ignored.
+/// The body of `POST /ingest/events`. Unknown fields are refused.
 ///
 /// A repeated `idempotency_key`, or a repeated `external_id`, of the same owner (user and
 /// environment) records nothing and answers 200 `deduplicated: true` with the first event's id

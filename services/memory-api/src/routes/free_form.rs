@@ -58,8 +58,8 @@ impl From<Entry> for FreeFormEntry {
     }
 }
 
-/// The body of `POST /memory/free-form`. Unknown fields are ignored (`id` and `created_at`
-/// are the service's).
+/// The body of `POST /memory/free-form`. Unknown fields are refused (`id` and `created_at`
+/// included: they are the service's).
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct CreateFreeForm {
     /// 1..=10,000 characters, not blank.

@@ -49,7 +49,7 @@ impl AiVendor {
     }
 }
 
-/// The body of `POST /connectors/intake`. Unknown fields are ignored.
+/// The body of `POST /connectors/intake`. Unknown fields are refused.
 #[derive(Debug, Deserialize, Serialize, ToSchema)]
 pub struct ConnectorIntake {
     /// The connector's command, 1..=32,000 characters, not blank. Stored as sent and shown

@@ -43,7 +43,7 @@ pub enum Channel {
     Events,
 }
 
-/// The body of `POST /marketing/autonomous/run`. Unknown fields are ignored.
+/// The body of `POST /marketing/autonomous/run`. Unknown fields are refused.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct AutonomousRunRequest {
     /// What the cycle should achieve: 1..=2000 characters, not blank (trimmed).
@@ -85,7 +85,7 @@ pub struct Competitor {
     pub notes: Option<String>,
 }
 
-/// The body of `POST /marketing/competitor-watch/run`. Unknown fields are ignored.
+/// The body of `POST /marketing/competitor-watch/run`. Unknown fields are refused.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct CompetitorWatchRequest {
     /// 1..=10 competitors.

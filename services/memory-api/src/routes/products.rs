@@ -66,7 +66,7 @@ pub struct RotatedSecret {
     pub rotated_at: DateTime<Utc>,
 }
 
-/// Unknown fields are ignored (ruled: only bodies documented with "no extra keys" reject them).
+/// Unknown fields are refused (400 naming the field).
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct CreateProduct {
     /// 1..=100 characters, not blank (stored trimmed), unique per user and environment.

@@ -32,7 +32,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 /// The length of a video when the request names none, in seconds.
 const DEFAULT_DURATION: i32 = 15;
 
-/// The body of `POST /render/video` and `POST /render/video/jobs`. Unknown fields are ignored.
+/// The body of `POST /render/video` and `POST /render/video/jobs`. Unknown fields are refused.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct RenderVideoRequest {
     /// What the video says: split into scenes (paragraphs, then sentences), each shown for a

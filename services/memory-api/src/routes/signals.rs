@@ -78,7 +78,7 @@ impl SignalSeverity {
     }
 }
 
-/// The body of `POST /ingest/{project_id}`. Unknown fields are ignored.
+/// The body of `POST /ingest/{project_id}`. Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct ProjectSignal {
     /// What happened, 1..=200 characters, not blank.
@@ -396,7 +396,7 @@ impl EntityScope {
     }
 }
 
-/// The measurement behind a producer signal. Unknown fields are ignored.
+/// The measurement behind a producer signal. Unknown fields are refused.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct SignalPayload {
     /// When the source saw it.
@@ -440,7 +440,7 @@ fn workspace_id_schema() -> utoipa::openapi::schema::Schema {
     )
 }
 
-/// One producer signal. Unknown fields are ignored.
+/// One producer signal. Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct ProducerSignal {
     pub source: SignalSource,
@@ -486,7 +486,7 @@ impl Validate for ProducerSignal {}
 
 impl Validate for BatchEnvelope {}
 
-/// The body of `POST /signals/ingest` as documented. Unknown fields are ignored.
+/// The body of `POST /signals/ingest` as documented. Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct ProducerSignalBatch {
     #[serde(rename = "workspaceId")]

@@ -478,7 +478,7 @@ impl Read for ChannelReader {
     }
 }
 
-/// The body of `POST /ingest/upload/confirm`. Unknown fields are ignored.
+/// The body of `POST /ingest/upload/confirm`. Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct ConfirmUpload {
     /// The preview's `upload_id`.

@@ -61,7 +61,7 @@ impl WorkspaceRecord {
     }
 }
 
-/// The body of `POST /workspaces`. Unknown fields are ignored.
+/// The body of `POST /workspaces`. Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct RegisterWorkspace {
     /// 1..=100 characters, not blank (stored trimmed), unique per user and environment.

@@ -52,8 +52,9 @@ async fn framework_failures_answer_in_the_memory_envelope() {
             &serde_json::json!({"name": "a", "colour": "red"}),
         )
         .await;
-    // Ruled: unknown fields are ignored where the document does not say "no extra keys".
-    assert_eq!(unknown_field.status(), 201);
+    // Ruled: unknown fields are refused, naming the field.
+    let message = expect_error(unknown_field, 400, "VALIDATION_ERROR").await;
+    assert_eq!(message, "colour: is not a known field");
 
     let unknown_route = h.api(&key).get("/api/v1/no-such-thing").await;
     assert_rate_limit_headers(&unknown_route);

@@ -45,7 +45,6 @@ async fn entries_are_recorded_listed_searched_and_deleted() {
             "tags": ["drinks", "morning", "drinks"],
             "source": "chat",
             "metadata": {"confidence": 0.9},
-            "id": "ignored", "created_at": "ignored", "unknown": 1,
         }),
     )
     .await;

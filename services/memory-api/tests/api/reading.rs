@@ -286,3 +286,84 @@ async fn an_integral_number_with_a_fraction_part_is_an_integer() {
     let res = post(&h, &key, "/api/v1/memory/consolidate", body).await;
     expect_error(res, 400, "VALIDATION_ERROR").await;
 }
+
+/// A refusal of an unknown field: 400 `VALIDATION_ERROR` with `message` (printing what came
+/// back when it is not).
+async fn expect_unknown(res: Response, message: &str) {
+    let status = res.status();
+    let body: Value = res.json().await.unwrap_or_default();
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["error"]["code"], "VALIDATION_ERROR", "{body}");
+    assert_eq!(body["error"]["message"], message, "{body}");
+}
+
+#[tokio::test]
+async fn unknown_fields_are_refused_naming_them_and_the_name_they_probably_meant() {
+    let (h, _, key) = Harness::with_writer(Tier::Pro).await;
+    expect_unknown(
+        post(&h, &key, "/api/v1/products", json!({"nmae": "p"})).await,
+        "nmae: is not a known field; did you mean `name`?",
+    )
+    .await;
+    expect_unknown(
+        post(
+            &h,
+            &key,
+            "/api/v1/products",
+            json!({"name": "p", "colour": "red"}),
+        )
+        .await,
+        "colour: is not a known field",
+    )
+    .await;
+    let listed: Value = get(&h, &key, "/api/v1/products")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        listed["data"],
+        json!([]),
+        "a refused body created a product: {listed}"
+    );
+    expect_unknown(
+        get(&h, &key, "/api/v1/memory/free-form?q=x&limt=5").await,
+        "limt: is not a known field; did you mean `limit`?",
+    )
+    .await;
+    let res = get(&h, &key, "/api/v1/memory/free-form?q=x&limit=5").await;
+    assert_eq!(res.status(), 200, "{}", res.text().await.unwrap());
+    expect_unknown(
+        get(&h, &key, "/api/v1/products?limit=5&cursr=").await,
+        "cursr: is not a known field; did you mean `cursor`?",
+    )
+    .await;
+    // Free-form objects keep any key: the kernel, an entry's metadata.
+    let res = h
+        .api(&key)
+        .put(
+            "/api/v1/memory/identity",
+            &json!({"identity": {"nmae": "kept"}, "anything": {"x": 1}}),
+        )
+        .await;
+    assert!(res.status().is_success(), "{}", res.text().await.unwrap());
+    let res = post(
+        &h,
+        &key,
+        "/api/v1/memory/free-form",
+        json!({"content": "c", "metadata": {"nmae": "kept"}}),
+    )
+    .await;
+    assert!(res.status().is_success(), "{}", res.text().await.unwrap());
+    expect_unknown(
+        post(
+            &h,
+            &key,
+            "/api/v1/memory/free-form",
+            json!({"contnet": "c"}),
+        )
+        .await,
+        "contnet: is not a known field; did you mean `content`?",
+    )
+    .await;
+}

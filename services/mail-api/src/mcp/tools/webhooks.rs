@@ -34,6 +34,7 @@ pub enum DeliveriesShown {
 pub struct ListWebhooksArguments {
     /// Lists deliveries instead of subscriptions: `all`, or those in one state (`dead`: the
     /// dead-letter list).
+    #[param(inline)]
     pub deliveries: Option<DeliveriesShown>,
     /// With `deliveries`: only this subscription's.
     pub subscription_id: Option<Uuid>,

@@ -46,6 +46,7 @@ kek = ""
 [tracking]
 base_url = "http://127.0.0.1:8081"
 secret = ""
+link_lifetime_days = 365
 
 [delivery]
 resend_base_url = "https://api.resend.com"

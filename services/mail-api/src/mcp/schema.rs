@@ -18,11 +18,13 @@ pub fn for_tool(mut schema: Value) -> Value {
         Some(Value::Object(defs)) => defs,
         _ => Map::new(),
     };
-    let mut flat = Flat::default();
-    flat.description = schema
-        .get("description")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
+    let mut flat = Flat {
+        description: schema
+            .get("description")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        ..Flat::default()
+    };
     flatten(&schema, &defs, &mut flat, true, 0);
     let mut out = Map::new();
     out.insert("type".into(), json!("object"));

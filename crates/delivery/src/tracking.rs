@@ -141,10 +141,16 @@ impl Tracker {
         }
     }
 
-    /// The token of `link`, working for this tracker's lifetime from now.
+    /// The token of `link`, working for this tracker's lifetime from when its email was
+    /// created (the time a UUID v7 carries; now for any other id). Every rendering of one
+    /// email, a retried send's included, so signs the same expiry: the provider sees the same
+    /// message again, and its idempotency check answers the first send.
     pub fn token(&self, link: &Link) -> String {
         let lifetime = i64::try_from(self.lifetime.as_secs()).unwrap_or(i64::MAX);
-        self.token_until(link, unix_now().saturating_add(lifetime))
+        let created = link.email_id().get_timestamp().map_or_else(unix_now, |at| {
+            i64::try_from(at.to_unix().0).unwrap_or(i64::MAX)
+        });
+        self.token_until(link, created.saturating_add(lifetime))
     }
 
     /// The token of `link`, working until `expires_at` (Unix seconds).
@@ -402,14 +408,17 @@ mod tests {
             t.verify(&format!("{}.{tag}", URL_SAFE_NO_PAD.encode(bytes))),
             None
         );
-        // A fresh token lasts the tracker's lifetime.
+        // A token lasts the tracker's lifetime from its email's creation, whenever it is made.
         let short = t.clone().with_lifetime(Duration::from_secs(60));
-        let at = short
-            .verify_token(&short.token(&link))
-            .unwrap()
-            .expires_at
-            .unwrap();
-        assert!((unix_now() + 59..=unix_now() + 61).contains(&at), "{at}");
+        let expiry = |token: &str| short.verify_token(token).unwrap().expires_at.unwrap();
+        let created = 0x0193a5f0_0000_i64 / 1000;
+        assert_eq!(expiry(&short.token(&link)), created + 60);
+        assert_eq!(short.token(&link), short.token(&link));
+        let fresh = Link::Open {
+            email_id: Uuid::now_v7(),
+        };
+        let at = expiry(&short.token(&fresh));
+        assert!((unix_now() + 58..=unix_now() + 61).contains(&at), "{at}");
         // On a site's host: same key, same scheme.
         let own = t.on_host("links.acme.test");
         assert!(own.open_url(ID).starts_with("https://links.acme.test/t/o/"));

@@ -3,7 +3,7 @@
 //! - `GET /t/o/{token}`: the open pixel (a 1×1 GIF, never cached); counts an open.
 //! - `GET /t/c/{token}`: 302 to the destination signed into the token; counts a click. An
 //!   altered or unsigned token answers 404 and never redirects (no open redirect); an expired
-//!   one (its expiry is signed into it, `tracking.link_lifetime_days` after it was made)
+//!   one (its expiry is signed into it, `tracking.link_lifetime_days` after its email was accepted)
 //!   answers a plain 410 page and never redirects (no permanent redirect on the tracking
 //!   host). An expired open pixel is still served, and counts nothing.
 //! - `GET /t/u/{token}`: a page confirming the unsubscribe with a button (a link scanner's
@@ -113,7 +113,7 @@ pub async fn open(
     responses(
         (status = 302, description = "Redirect to the signed destination (`Location`), an `http` or `https` URL (the scheme in any case)"),
         (status = 404, description = "Unsigned or altered token, or a destination that is not `http`/`https`: no redirect", body = MailError),
-        (status = 410, description = "The link has expired (`tracking.link_lifetime_days` after it was made; the expiry is signed into the token): a plain HTML page, no redirect", content_type = "text/html"),
+        (status = 410, description = "The link has expired (`tracking.link_lifetime_days` after its email was accepted; the expiry is signed into the token): a plain HTML page, no redirect", content_type = "text/html"),
     ))]
 pub async fn click(
     state: web::Data<AppState>,

@@ -268,6 +268,38 @@ async fn every_format_is_read_back_by_an_independent_reader() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_csv_cell_that_a_spreadsheet_would_run_is_written_as_text() {
+    let stack = Stack::start().await;
+    let _worker = stack.worker().await;
+    let ir = json!({
+        "title": "=HYPERLINK(\"https://evil.example/\")",
+        "blocks": [
+            {"type": "paragraph", "runs": [{"text": "+1"}]},
+            {"type": "table", "header": [[{"text": "-a"}], [{"text": "@b"}]],
+             "rows": [[[{"text": "safe=1"}], [{"text": "'=quoted"}]]]}
+        ]
+    });
+    let job = stack.create("csv", &ir).await;
+    let job = stack.finished(job["jobId"].as_str().unwrap()).await;
+    assert_eq!(job["status"], "completed", "{job}");
+    let path = stack.download(&job, "csv").await;
+    let text = read("csv", &path);
+    let cells: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        cells,
+        [
+            "'=HYPERLINK(\"https://evil.example/\")",
+            "'+1",
+            "'-a",
+            "'@b",
+            "safe=1",
+            "'=quoted",
+        ],
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_job_whose_worker_was_killed_is_delivered_again_and_completes() {
     let stack = Stack::start().await;
     // Long enough to be caught rendering: a few hundred pages.

@@ -15,7 +15,8 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
-const COMPONENT_REF: &str = "#/components/schemas/";
+/// The prefix of a `$ref` to one of the document's component schemas.
+pub const COMPONENT_REF: &str = "#/components/schemas/";
 const COMPOSITIONS: [&str; 3] = ["allOf", "oneOf", "anyOf"];
 const CONDITIONALS: [&str; 4] = ["if", "then", "else", "not"];
 
@@ -201,19 +202,23 @@ fn closed_object(schema: &Value, components: &Map<String, Value>, depth: usize) 
     walk(schema, components, depth, &mut declared) && declared
 }
 
-fn refs(value: &Value, into: &mut BTreeSet<String>) {
-    match value {
+/// The names of the schemas `schema` refers to at any depth with a `$ref` that starts with
+/// `prefix` (the document's components, or a tool schema's `$defs`), in the order met.
+pub fn referenced_names(schema: &Value, prefix: &str, into: &mut impl Extend<String>) {
+    match schema {
         Value::Object(members) => {
             if let Some(name) = members
                 .get("$ref")
                 .and_then(Value::as_str)
-                .and_then(|r| r.strip_prefix(COMPONENT_REF))
+                .and_then(|r| r.strip_prefix(prefix))
             {
-                into.insert(name.to_owned());
+                into.extend([name.to_owned()]);
             }
-            members.values().for_each(|v| refs(v, into));
+            members
+                .values()
+                .for_each(|v| referenced_names(v, prefix, into));
         }
-        Value::Array(items) => items.iter().for_each(|v| refs(v, into)),
+        Value::Array(items) => items.iter().for_each(|v| referenced_names(v, prefix, into)),
         _ => {}
     }
 }
@@ -226,12 +231,14 @@ fn reach(document: &Value, roots: &[&Value]) -> BTreeSet<String> {
         .and_then(Value::as_object)
         .unwrap_or(&empty);
     let mut found = BTreeSet::new();
-    roots.iter().for_each(|root| refs(root, &mut found));
+    roots
+        .iter()
+        .for_each(|root| referenced_names(root, COMPONENT_REF, &mut found));
     let mut pending: Vec<String> = found.iter().cloned().collect();
     while let Some(name) = pending.pop() {
         let mut more = BTreeSet::new();
         if let Some(schema) = schemas.get(&name) {
-            refs(schema, &mut more);
+            referenced_names(schema, COMPONENT_REF, &mut more);
         }
         for name in more {
             if found.insert(name.clone()) {
@@ -287,7 +294,7 @@ fn composition_parts(document: &Value) -> BTreeSet<String> {
                 }
                 for key in CONDITIONALS {
                     if let Some(branch) = members.get(key) {
-                        refs(branch, into);
+                        referenced_names(branch, COMPONENT_REF, into);
                     }
                 }
                 members.values().for_each(|v| walk(v, into));

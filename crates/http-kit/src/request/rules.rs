@@ -26,6 +26,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::formats;
 use crate::error::ApiError;
+use crate::openapi::schemas::{COMPONENT_REF, referenced_names};
 
 /// The pattern of a string that must not be blank: it holds a character that is neither
 /// Unicode white space (what `str::trim` removes) nor a byte-order mark. Spelled out rather
@@ -96,25 +97,6 @@ pub fn of_query<T: IntoParams + 'static>() -> Arc<Rules> {
     })
 }
 
-const COMPONENT_REF: &str = "#/components/schemas/";
-
-fn collect_refs(schema: &Value, names: &mut Vec<String>) {
-    match schema {
-        Value::Object(members) => {
-            if let Some(name) = members
-                .get("$ref")
-                .and_then(Value::as_str)
-                .and_then(|r| r.strip_prefix(COMPONENT_REF))
-            {
-                names.push(name.to_owned());
-            }
-            members.values().for_each(|v| collect_refs(v, names));
-        }
-        Value::Array(items) => items.iter().for_each(|v| collect_refs(v, names)),
-        _ => {}
-    }
-}
-
 fn point_refs_at_defs(schema: &mut Value) {
     match schema {
         Value::Object(members) => {
@@ -176,13 +158,13 @@ impl Rules {
         let mut schema = self.root.clone();
         let mut used = Map::new();
         let mut pending = Vec::new();
-        collect_refs(&schema, &mut pending);
+        referenced_names(&schema, COMPONENT_REF, &mut pending);
         while let Some(name) = pending.pop() {
             if used.contains_key(&name) {
                 continue;
             }
             if let Some(component) = self.components.get(&name) {
-                collect_refs(component, &mut pending);
+                referenced_names(component, COMPONENT_REF, &mut pending);
                 used.insert(name, component.clone());
             }
         }

@@ -6,6 +6,7 @@
 
 use std::sync::OnceLock;
 
+use http_kit::openapi::schemas::referenced_names;
 use serde_json::{Map, Value, json};
 
 const DEFS: &str = "#/$defs/";
@@ -249,30 +250,13 @@ fn point_components_at_defs(schema: &mut Value) {
     }
 }
 
-fn collect_refs(schema: &Value, names: &mut Vec<String>) {
-    match schema {
-        Value::Object(members) => {
-            if let Some(name) = members
-                .get("$ref")
-                .and_then(Value::as_str)
-                .and_then(|r| r.strip_prefix(DEFS))
-            {
-                names.push(name.to_owned());
-            }
-            members.values().for_each(|v| collect_refs(v, names));
-        }
-        Value::Array(items) => items.iter().for_each(|v| collect_refs(v, names)),
-        _ => {}
-    }
-}
-
 /// Puts under `$defs` every schema the flattened schema refers to, directly or not: from the
 /// type's own definitions, else from the service's OpenAPI components (a query parameter's
 /// type is not carried by its parameter list).
 fn carry_defs(schema: &mut Value, defs: &mut Map<String, Value>) {
     let mut carried = Map::new();
     let mut pending = Vec::new();
-    collect_refs(schema, &mut pending);
+    referenced_names(schema, DEFS, &mut pending);
     while let Some(name) = pending.pop() {
         if carried.contains_key(&name) {
             continue;
@@ -282,7 +266,7 @@ fn carry_defs(schema: &mut Value, defs: &mut Map<String, Value>) {
             .or_else(|| components().get(&name).cloned());
         if let Some(mut component) = found {
             point_components_at_defs(&mut component);
-            collect_refs(&component, &mut pending);
+            referenced_names(&component, DEFS, &mut pending);
             carried.insert(name, component);
         }
     }

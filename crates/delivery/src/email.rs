@@ -68,6 +68,80 @@ pub fn is_settable_header(name: &str) -> bool {
         && !RESERVED_X_PREFIXES.iter().any(|p| name.starts_with(p))
 }
 
+/// A regular expression (ECMA-262 and Rust's alike) of exactly the header names
+/// [`is_settable_header`] allows, for the API document to state the rule it enforces.
+pub fn settable_header_pattern() -> String {
+    let exact: Vec<String> = SETTABLE_HEADERS.iter().map(|h| any_case(h)).collect();
+    let reserved: Vec<&str> = RESERVED_X_PREFIXES.iter().map(|p| &p[2..]).collect();
+    format!(
+        "^(?:{}|[Xx]-{})$",
+        exact.join("|"),
+        not_starting_with(&reserved, true)
+    )
+}
+
+/// The characters of a header name: visible ASCII but `:`.
+fn name_chars() -> impl Iterator<Item = char> {
+    ('!'..='~').filter(|c| *c != ':')
+}
+
+fn hex(c: char) -> String {
+    format!("\\x{:02x}", u32::from(c))
+}
+
+fn any_case(word: &str) -> String {
+    word.chars()
+        .map(|c| match c.is_ascii_alphabetic() {
+            true => format!("[{}{}]", c.to_ascii_uppercase(), c.to_ascii_lowercase()),
+            false => hex(c),
+        })
+        .collect()
+}
+
+/// A character class of `chars` (in order), as ranges of hex escapes.
+fn class(chars: impl Iterator<Item = char>) -> String {
+    let mut ranges: Vec<(char, char)> = Vec::new();
+    for c in chars {
+        match ranges.last_mut() {
+            Some((_, last)) if u32::from(*last) + 1 == u32::from(c) => *last = c,
+            _ => ranges.push((c, c)),
+        }
+    }
+    let body: String = ranges
+        .iter()
+        .map(|(a, b)| match a == b {
+            true => hex(*a),
+            false => format!("{}-{}", hex(*a), hex(*b)),
+        })
+        .collect();
+    format!("[{body}]")
+}
+
+/// Header-name text that starts with none of `words` (lowercase), in any case; never empty
+/// when `nonempty`.
+fn not_starting_with(words: &[&str], nonempty: bool) -> String {
+    let firsts: std::collections::BTreeSet<char> =
+        words.iter().filter_map(|w| w.chars().next()).collect();
+    let mut alternatives = Vec::new();
+    if !nonempty {
+        alternatives.push(String::new());
+    }
+    let others = name_chars().filter(|c| !firsts.contains(&c.to_ascii_lowercase()));
+    alternatives.push(format!("{}{}*", class(others), class(name_chars())));
+    for first in firsts {
+        let tails: Vec<&str> = words.iter().filter_map(|w| w.strip_prefix(first)).collect();
+        // A whole reserved word: nothing that starts with it is allowed.
+        if !tails.iter().any(|t| t.is_empty()) {
+            alternatives.push(format!(
+                "{}{}",
+                any_case(&first.to_string()),
+                not_starting_with(&tails, false)
+            ));
+        }
+    }
+    format!("(?:{})", alternatives.join("|"))
+}
+
 /// Checks a sender's custom headers: each one [`is_settable_header`] (the message's own
 /// checks in [`OutgoingEmail::validate`] apply as well).
 pub fn check_custom_headers(headers: &[(String, String)]) -> Result<(), EmailError> {
@@ -313,6 +387,63 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn the_stated_pattern_allows_exactly_the_settable_headers() {
+        let pattern = regex::Regex::new(&settable_header_pattern()).unwrap();
+        for name in [
+            "X-Campaign",
+            "x-a",
+            "X-Mailer",
+            "X-Mail",
+            "X-Spa",
+            "X-Googl",
+            "X-Original",
+            "X-Mail-Id",
+            "x-mail-",
+            "X-Spam-Status",
+            "X-SPAMMY",
+            "X-MS-Exchange-Org",
+            "X-Ms-x",
+            "X-Google-Id",
+            "X-Report-Abuse-To",
+            "X-Complaints-To",
+            "X-Mailgun-Tag",
+            "X-Forwarded-For",
+            "X-Original-To",
+            "X-",
+            "X",
+            "References",
+            "in-reply-to",
+            "KEYWORDS",
+            "Comments",
+            "Importance",
+            "Priority",
+            "Sensitivity",
+            "Organization",
+            "X-Priority",
+            "From",
+            "Reply-To",
+            "Return-Path",
+            "DKIM-Signature",
+            "Resent-To",
+            "List-Unsubscribe",
+            "Received",
+            "Bcc",
+            "Subject",
+            "Content-Type",
+            "MIME-Version",
+            "Referencesx",
+            "X-a:b",
+            "X-Ä",
+        ] {
+            assert_eq!(
+                pattern.is_match(name),
+                is_settable_header(name) && !name.contains(':') && name.is_ascii(),
+                "{name}"
+            );
+        }
     }
 
     #[test]

@@ -22,5 +22,6 @@ mod email;
 
 pub use email::{
     EmailError, HEADER_VALUE_MAX_CHARS, OutgoingEmail, check_custom_headers, is_settable_header,
+    settable_header_pattern,
 };
 pub use providers::{Accepted, Provider, ProviderConfig, SendError};

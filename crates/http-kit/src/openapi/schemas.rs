@@ -11,12 +11,15 @@
 //!   refused (400 naming them), as the server's reader does;
 //! - the document's server is the origin it is served from (`servers: [{url: "/"}]`).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value, json};
 
 /// The prefix of a `$ref` to one of the document's component schemas.
 pub const COMPONENT_REF: &str = "#/components/schemas/";
+/// Request bodies a standard keeps open: RFC 7591 client metadata (the server "MUST ignore any
+/// client metadata sent by the client that it does not understand").
+const OPEN_BY_STANDARD: [&str; 1] = ["RegistrationRequest"];
 const COMPOSITIONS: [&str; 3] = ["allOf", "oneOf", "anyOf"];
 const CONDITIONALS: [&str; 4] = ["if", "then", "else", "not"];
 
@@ -42,8 +45,10 @@ pub fn state_what_is_enforced(document: &mut Value) {
         .and_then(Value::as_object_mut)
     {
         for (name, schema) in schemas.iter_mut() {
-            if requests.contains(name) {
-                close(schema, !parts.contains(name), &components);
+            if OPEN_BY_STANDARD.contains(&name.as_str()) {
+                schema["additionalProperties"] = Value::Bool(true);
+            } else if requests.contains(name) {
+                close(schema, !parts.contains(name), &components, &BTreeSet::new());
             }
         }
     }
@@ -56,7 +61,7 @@ pub fn state_what_is_enforced(document: &mut Value) {
                 {
                     for media in content.values_mut() {
                         if let Some(schema) = media.get_mut("schema") {
-                            close(schema, true, &components);
+                            close(schema, true, &components, &BTreeSet::new());
                         }
                     }
                 }
@@ -96,8 +101,15 @@ fn open_free_form(value: &mut Value) {
 }
 
 /// Says that `schema` (when `instance`: it describes a whole value, not a part of a
-/// composition) and the objects nested in it are closed.
-fn close(schema: &mut Value, instance: bool, components: &Map<String, Value>) {
+/// composition) and the objects nested in it are closed. `shared` names the members that one
+/// part of an enclosing composition opens while another lists some of their keys: each part
+/// sees only some of such a member's rules, so none of them closes it.
+fn close(
+    schema: &mut Value,
+    instance: bool,
+    components: &Map<String, Value>,
+    shared: &BTreeSet<String>,
+) {
     let closed = instance && closed_object(schema, components, 0);
     let Some(members) = schema.as_object_mut() else {
         return;
@@ -113,24 +125,72 @@ fn close(schema: &mut Value, instance: bool, components: &Map<String, Value>) {
             members.insert("additionalProperties".into(), Value::Bool(false));
         }
     }
+    let none = BTreeSet::new();
     if let Some(properties) = members.get_mut("properties").and_then(Value::as_object_mut) {
-        properties
-            .values_mut()
-            .for_each(|p| close(p, true, components));
+        for (name, property) in properties.iter_mut() {
+            close(property, !shared.contains(name), components, &none);
+        }
     }
     if let Some(items) = members.get_mut("items") {
-        close(items, true, components);
+        close(items, instance, components, &none);
     }
     if let Some(extra @ Value::Object(_)) = members.get_mut("additionalProperties") {
-        close(extra, true, components);
+        close(extra, instance, components, &none);
+    }
+    let mut in_parts = shared.clone();
+    if composed {
+        let mut described = BTreeMap::new();
+        part_members(&Value::Object(members.clone()), &mut described);
+        // A member one part opens (its objects take any key) while another lists some of
+        // its keys: the part that lists them has only some of its rules.
+        in_parts.extend(
+            described
+                .into_iter()
+                .filter(|(_, schemas)| {
+                    schemas.iter().any(|s| *s != schemas[0]) && schemas.iter().any(opens)
+                })
+                .map(|(name, _)| name),
+        );
     }
     for key in COMPOSITIONS {
         if let Some(Value::Array(variants)) = members.get_mut(key) {
             // In `oneOf: [null, X]` (an optional X), X is the whole value.
             variants
                 .iter_mut()
-                .for_each(|v| close(v, optional, components));
+                .for_each(|v| close(v, optional, components, &in_parts));
         }
+    }
+}
+
+/// Whether `schema` (or its items) says its objects take any member.
+fn opens(schema: &Value) -> bool {
+    matches!(
+        schema.get("additionalProperties"),
+        Some(Value::Bool(true) | Value::Object(_))
+    ) || schema.get("items").is_some_and(opens)
+}
+
+/// The schemas each member has in the parts of the composition `schema` (its parts' own
+/// compositions and conditional branches included).
+fn part_members(schema: &Value, into: &mut BTreeMap<String, Vec<Value>>) {
+    let Some(members) = schema.as_object() else {
+        return;
+    };
+    let parts = COMPOSITIONS
+        .iter()
+        .filter_map(|k| members.get(*k).and_then(Value::as_array))
+        .flatten()
+        .chain(["then", "else"].iter().filter_map(|k| members.get(*k)));
+    for part in parts {
+        for (name, property) in part
+            .get("properties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            into.entry(name.clone()).or_default().push(property.clone());
+        }
+        part_members(part, into);
     }
 }
 

@@ -73,8 +73,8 @@ MIME and Content headers, Reply-To: use `reply_to`) and whatever changes deliver
 (`Resent-*`, `Return-Path`, `DKIM-Signature`, `List-Unsubscribe*`, \
 `Disposition-Notification-To`, `Received`, …).";
 
-/// An object of at most 50 string members, named by visible ASCII characters other than `:`
-/// (what a mail header name may be), each value one line of at most 2,000 characters.
+/// An object of at most 50 string members, each named by a header a sender may set (the
+/// allow-list as a pattern), each value one line of at most 2,000 characters.
 fn headers_schema() -> utoipa::openapi::schema::Object {
     use utoipa::openapi::schema::{ObjectBuilder, Type};
     ObjectBuilder::new()
@@ -83,7 +83,7 @@ fn headers_schema() -> utoipa::openapi::schema::Object {
         .property_names(Some(
             ObjectBuilder::new()
                 .schema_type(Type::String)
-                .pattern(Some("^[!-9;-~]+$")),
+                .pattern(Some(delivery::settable_header_pattern())),
         ))
         .additional_properties(Some(
             ObjectBuilder::new()

@@ -184,7 +184,13 @@ async fn kernel_plan(
         .and_then(|c| c.kernel.as_object().cloned())
         .unwrap_or_default();
     let new = match strategy {
-        Strategy::Replace => doc.identity_kernel.clone(),
+        // A null member is an absent one: the kernel becomes the document's other members.
+        Strategy::Replace => doc
+            .identity_kernel
+            .iter()
+            .filter(|(_, value)| !value.is_null())
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect(),
         Strategy::Merge => {
             let mut merged = Value::Object(members.clone());
             merge_patch::apply(&mut merged, &Value::Object(doc.identity_kernel.clone()));

@@ -411,7 +411,7 @@ mod tests {
         // A token lasts the tracker's lifetime from its email's creation, whenever it is made.
         let short = t.clone().with_lifetime(Duration::from_secs(60));
         let expiry = |token: &str| short.verify_token(token).unwrap().expires_at.unwrap();
-        let created = 0x0193a5f0_0000_i64 / 1000;
+        let created = 0x0193_a5f0_0000_i64 / 1000;
         assert_eq!(expiry(&short.token(&link)), created + 60);
         assert_eq!(short.token(&link), short.token(&link));
         let fresh = Link::Open {

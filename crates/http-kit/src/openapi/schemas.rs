@@ -6,8 +6,9 @@
 //!   read by some generators as an object with no members at all);
 //! - an array with no `items` says `items: {}` (any item);
 //! - an object a request carries that declares its members says `additionalProperties:
-//!   false` (one composed with `allOf`/`oneOf`/`anyOf` or `if`/`then`/`else` says
-//!   `unevaluatedProperties: false`, which sees through the composition): unknown members are
+//!   false` (one composed with `allOf`/`oneOf`/`anyOf` says `unevaluatedProperties: false`,
+//!   which sees through the composition; one that picks an `if`/`then`/`else` branch leaves
+//!   it to the branch's own schema): unknown members are
 //!   refused (400 naming them), as the server's reader does;
 //! - the document's server is the origin it is served from (`servers: [{url: "/"}]`).
 
@@ -118,8 +119,11 @@ fn close(
     let composed = !optional
         && (COMPOSITIONS.iter().any(|k| members.contains_key(*k))
             || CONDITIONALS.iter().any(|k| members.contains_key(*k)));
+    // A conditional (`if`/`then`/`else`) picks a branch whose own schema states its members;
+    // `unevaluatedProperties` beside one is also what request generators cannot read.
+    let conditional = CONDITIONALS.iter().any(|k| members.contains_key(*k));
     if closed && !members.contains_key("additionalProperties") {
-        if composed {
+        if composed && !conditional {
             members.insert("unevaluatedProperties".into(), Value::Bool(false));
         } else if members.get("properties").is_some_and(Value::is_object) {
             members.insert("additionalProperties".into(), Value::Bool(false));

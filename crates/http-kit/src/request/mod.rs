@@ -6,5 +6,5 @@ pub mod formats;
 pub mod rules;
 pub mod validate;
 
-pub use rules::NOT_BLANK;
+pub use rules::{NOT_BLANK, ONE_LINE_NOT_BLANK};
 pub use validate::{Validate, nullable_format, text_list, trim, trim_and_dedupe, trim_optional};

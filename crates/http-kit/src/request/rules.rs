@@ -35,6 +35,10 @@ use crate::openapi::schemas::{COMPONENT_REF, referenced_names};
 /// repeat it literally (utoipa takes only literals there).
 pub const NOT_BLANK: &str = r"[^\s\x85\uFEFF]";
 
+/// The pattern of one line of text that is not blank: no control character (C0, DEL, C1)
+/// but the white space trimming removes at its ends. Route attributes repeat it literally.
+pub const ONE_LINE_NOT_BLANK: &str = r"^[\s\x85\uFEFF]*[^\x00-\x1f\x7f-\x9f]*[^\s\x85\uFEFF\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*[\s\x85\uFEFF]*$";
+
 /// How a value outside an `enum` is refused (the allowed values follow).
 const ENUM_PROBLEM: &str = "must be one of: ";
 
@@ -487,6 +491,8 @@ impl Rules {
         {
             return Err(if pattern == NOT_BLANK {
                 "must not be blank".to_owned()
+            } else if pattern == ONE_LINE_NOT_BLANK {
+                "must not be blank, and must be one line without control characters".to_owned()
             } else {
                 format!("must match the pattern {pattern}")
             });

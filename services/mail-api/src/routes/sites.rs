@@ -86,7 +86,11 @@ pub struct CreateSite {
     pub slug: String,
     /// The display name mail is sent under, 1..=200 characters, not blank (stored trimmed),
     /// one line: a control character (CR, LF, tab, …) answers 400 naming `from_name`.
-    #[schema(min_length = 1, max_length = 200, pattern = r"[^\s\x85\uFEFF]")]
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[\s\x85\uFEFF]*[^\x00-\x1f\x7f-\x9f]*[^\s\x85\uFEFF\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*[\s\x85\uFEFF]*$"
+    )]
     pub from_name: String,
 }
 
@@ -276,7 +280,11 @@ pub struct UpdateSite {
     pub slug: Option<String>,
     /// The display name mail is sent under, 1..=200 characters, not blank (stored trimmed),
     /// one line: a control character (CR, LF, tab, …) answers 400 naming `from_name`.
-    #[schema(min_length = 1, max_length = 200, pattern = r"[^\s\x85\uFEFF]")]
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[\s\x85\uFEFF]*[^\x00-\x1f\x7f-\x9f]*[^\s\x85\uFEFF\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*[\s\x85\uFEFF]*$"
+    )]
     pub from_name: Option<String>,
     /// Serve the site's tracking links (open pixel, clicks, unsubscribe) under this host
     /// instead of the shared tracking address, so that they ride on the project's own

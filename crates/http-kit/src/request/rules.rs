@@ -36,8 +36,9 @@ use crate::openapi::schemas::{COMPONENT_REF, referenced_names};
 pub const NOT_BLANK: &str = r"[^\s\x85\uFEFF]";
 
 /// The pattern of one line of text that is not blank: no control character (C0, DEL, C1)
-/// but the white space trimming removes at its ends. Route attributes repeat it literally.
-pub const ONE_LINE_NOT_BLANK: &str = r"^[\s\x85\uFEFF]*[^\x00-\x1f\x7f-\x9f]*[^\s\x85\uFEFF\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*[\s\x85\uFEFF]*$";
+/// but the white space trimming removes at its ends (Unicode White_Space, spelled out: the
+/// dialects' `\s` differ). Route attributes repeat it literally.
+pub const ONE_LINE_NOT_BLANK: &str = r"^[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*[^\x00-\x1f\x7f-\x9f]*[^\s\x85\uFEFF\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$";
 
 /// How a value outside an `enum` is refused (the allowed values follow).
 const ENUM_PROBLEM: &str = "must be one of: ";

@@ -89,7 +89,7 @@ pub struct CreateSite {
     #[schema(
         min_length = 1,
         max_length = 200,
-        pattern = r"^[\s\x85\uFEFF]*[^\x00-\x1f\x7f-\x9f]*[^\s\x85\uFEFF\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*[\s\x85\uFEFF]*$"
+        pattern = r"^[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*[^\x00-\x1f\x7f-\x9f]*[^\s\x85\uFEFF\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$"
     )]
     pub from_name: String,
 }
@@ -283,7 +283,7 @@ pub struct UpdateSite {
     #[schema(
         min_length = 1,
         max_length = 200,
-        pattern = r"^[\s\x85\uFEFF]*[^\x00-\x1f\x7f-\x9f]*[^\s\x85\uFEFF\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*[\s\x85\uFEFF]*$"
+        pattern = r"^[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*[^\x00-\x1f\x7f-\x9f]*[^\s\x85\uFEFF\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$"
     )]
     pub from_name: Option<String>,
     /// Serve the site's tracking links (open pixel, clicks, unsubscribe) under this host

@@ -105,6 +105,11 @@ async fn a_from_name_with_a_line_break_is_refused_when_written() {
         &json!({"from_name": "Acme\r\nBcc: victim@example.com"}),
     );
     refused(call, "from_name", "one line").await;
+    let call = api.patch(
+        &format!("/api/v1/sites/{site}"),
+        &json!({"from_name": "\n\u{feff}\u{b}Acme"}),
+    );
+    refused(call, "from_name", "must not be blank, and must be one line").await;
     // The MCP tools hold the same rule.
     let call = api.post(
         "/api/mcp/tools/update_site",

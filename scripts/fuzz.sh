@@ -365,9 +365,12 @@ fail-on = true
 include-operation-id = "send"
 parameters = { "body.site_id" = "$SEED_SITE" }
 
+# The stateful phase follows a created campaign into enrollSegment with a generated segment
+# id, whose documented 404 SEGMENT_NOT_FOUND names the segment, not the campaign it made.
 [[operations]]
 include-operation-id = "createCampaign"
 parameters = { "body.site_id" = "$SEED_SITE" }
+checks.ensure_resource_availability.enabled = false
 
 # The pinned version, overriding body.site_id, counts a body it mutated into a non-object as
 # valid again (the override "undoes" the mutation of its parent) and expects it accepted: the

@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 
-.PHONY: dev test chaos check fmt lint openapi migrate bench crash-test fuzz infra tools
+.PHONY: dev test chaos check fmt lint layers openapi migrate bench crash-test fuzz infra tools
 
 ## Install what is missing, start the servers, migrate, bootstrap a development user and
 ## project, print their keys, and run all four binaries (Ctrl-C stops them).
@@ -23,14 +23,18 @@ test: infra tools
 	scripts/check-openapi.sh proto-docs/memory-api.openapi.json proto-docs/mail-api.openapi.json
 	scripts/check-deploy.sh
 
-## Formatting and lints, as CI checks them.
-check: fmt lint
+## Formatting, lints and the import rules between modules, as CI checks them.
+check: fmt lint layers
 
 fmt:
 	$(CARGO) fmt --all -- --check
 
 lint:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+## No module under mcp/ or jobs/ names http; no circle between modules (docs/ARCHITECTURE.md).
+layers:
+	scripts/check-layers.py
 
 ## Regenerate the committed OpenAPI documents (and the MIF JSON Schema) from the code.
 openapi:

@@ -19,7 +19,8 @@ use uuid::Uuid;
 use crate::db::credentials::PgCredentials;
 use crate::export::limits::ExportLimits;
 use crate::sending::{Dispatcher, EmailWriter, PublishedJobs, SendContext};
-use crate::{Settings, flows, openapi, routes};
+use crate::http::{self as routes, openapi};
+use crate::{Settings, flows};
 
 pub const SERVICE: &str = "mail-api";
 /// The NOTIFY channel of the triggers on what `GET /sites` answers (payload: the project id).

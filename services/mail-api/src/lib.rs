@@ -9,14 +9,14 @@ pub mod domain;
 pub mod export;
 pub mod flows;
 pub mod housekeeping;
+pub mod http;
 /// The model-backed tools' chat-completions client (`MAIL_LLM__…`), shared with memory-api.
 pub use ::llm;
 pub mod mcp;
 pub mod oauth;
-pub mod openapi;
+pub mod ops;
 pub mod outbound;
 pub mod own_domains;
-pub mod routes;
 pub mod scheduler;
 pub mod sending;
 pub mod worker;

@@ -1,6 +1,7 @@
 //! `mail-api serve [--migrate] | migrate | openapi [--yaml]`.
 
-use mail_api::{MIGRATIONS, Settings, app, openapi};
+use mail_api::http::openapi;
+use mail_api::{MIGRATIONS, Settings, app};
 use service_kit::cli::{ApiBinary, api_main};
 
 #[global_allocator]

@@ -20,7 +20,8 @@ use crate::db::owner_cache::{self, OwnerCache};
 use crate::model_runs::{Worker, model_run_queue};
 use crate::render_video::render_video_queue;
 use crate::run_queue::RunQueue;
-use crate::{Settings, openapi, routes};
+use crate::http::{self as routes, openapi};
+use crate::Settings;
 
 pub const SERVICE: &str = "memory-api";
 

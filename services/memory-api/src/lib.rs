@@ -7,15 +7,14 @@ pub mod config;
 pub mod db;
 pub mod domain;
 pub mod embeddings;
+pub mod http;
 pub mod jobs;
 pub mod model_runs;
 pub mod oauth;
-pub mod openapi;
-pub mod pages;
+pub mod ops;
 pub mod query_rewrite;
 pub mod render_jobs;
 pub mod render_video;
-pub mod routes;
 pub mod run_queue;
 
 pub use app::{AppState, launch};

@@ -1,7 +1,8 @@
 //! `memory-api serve [--migrate] | migrate | openapi [--yaml] | schema mif-0.1.schema.json`.
 
-use memory_api::routes::mif_schema;
-use memory_api::{MIGRATIONS, Settings, app, openapi};
+use memory_api::http::mif_schema;
+use memory_api::http::openapi;
+use memory_api::{MIGRATIONS, Settings, app};
 use service_kit::cli::{ApiBinary, api_main};
 
 #[global_allocator]

@@ -83,7 +83,7 @@ pub fn challenge(config: Arc<OAuthConfig>) -> auth::middleware::Challenge {
 
 pub fn configure(cfg: &mut actix_web::web::ServiceConfig) {
     oauth::routes::configure::<AppState>(cfg, PATHS);
-    crate::pages::configure(cfg);
+    crate::http::pages::configure(cfg);
 }
 
 /// The OAuth endpoints' entries in the OpenAPI document. The handlers are the shared crate's

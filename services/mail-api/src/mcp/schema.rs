@@ -279,7 +279,7 @@ fn carry_defs(schema: &mut Value, defs: &mut Map<String, Value>) {
 fn components() -> &'static Map<String, Value> {
     static COMPONENTS: OnceLock<Map<String, Value>> = OnceLock::new();
     COMPONENTS.get_or_init(|| {
-        let document = serde_json::to_value(crate::openapi::document()).unwrap_or_default();
+        let document = serde_json::to_value(crate::http::openapi::document()).unwrap_or_default();
         match &document["components"]["schemas"] {
             Value::Object(schemas) => schemas.clone(),
             _ => Map::new(),

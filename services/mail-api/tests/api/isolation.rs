@@ -851,7 +851,7 @@ async fn contact_writes_naming_another_projects_ids_answer_404_and_change_nothin
 /// answers something else. Every operation has a group, and every group entry an operation.
 #[tokio::test]
 async fn a_key_limited_to_one_group_reaches_only_that_groups_routes() {
-    use mail_api::routes::groups::{ROUTE_GROUPS, groups_of};
+    use mail_api::http::groups::{ROUTE_GROUPS, groups_of};
 
     let h = Harness::with(|url| {
         let mut settings = crate::common::settings(url);

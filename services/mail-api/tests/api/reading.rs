@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use crate::common::*;
 
 fn document() -> Value {
-    serde_json::from_str(&mail_api::openapi::json()).unwrap()
+    serde_json::from_str(&mail_api::http::openapi::json()).unwrap()
 }
 
 fn query_param<'a>(doc: &'a Value, path: &str, name: &str) -> &'a Value {

@@ -123,7 +123,7 @@ async fn an_empty_cursor_is_the_first_page() {
 /// none) and the server takes none, a blank one or `null` as the defaults.
 #[tokio::test]
 async fn the_consolidate_body_is_optional_in_the_document_and_the_server() {
-    let doc: Value = serde_json::from_str(&memory_api::openapi::json()).unwrap();
+    let doc: Value = serde_json::from_str(&memory_api::http::openapi::json()).unwrap();
     let body = &doc["paths"]["/api/v1/memory/consolidate"]["post"]["requestBody"];
     assert_ne!(body["required"], true, "{body}");
     let (h, _, key) = Harness::with_writer(Tier::Pro).await;

@@ -10,14 +10,14 @@ use uuid::Uuid;
 
 use crate::mcp::catalog::Group;
 use crate::mcp::registry::{Body, NoArguments, Paged, Params, Tool, declare};
-use crate::routes::account::{
+use crate::http::account::{
     CreateApiKey, create_api_key, find_api_key, list_api_keys, plan_report, revoke_api_key,
 };
-use crate::routes::export_full::{FullExportArguments, full_export_value};
-use crate::routes::notifications::{
+use crate::http::export_full::{FullExportArguments, full_export_value};
+use crate::http::notifications::{
     MarkRead, NotificationFilter, list_notifications, mark_notifications_read,
 };
-use crate::routes::team::{InviteTeamMember, invite_team_member, list_team_members};
+use crate::http::team::{InviteTeamMember, invite_team_member, list_team_members};
 
 /// One API key.
 #[derive(Debug, Deserialize, ToSchema)]

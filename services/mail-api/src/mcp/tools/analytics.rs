@@ -6,14 +6,14 @@ use uuid::Uuid;
 
 use crate::mcp::catalog::Group;
 use crate::mcp::registry::{Body, NoArguments, Paged, Params, Tool, declare};
-use crate::routes::account::list_projects;
-use crate::routes::analytics::{Window, site_overview};
-use crate::routes::events::{EventLogFilter, list_events};
-use crate::routes::insights::{
+use crate::http::account::list_projects;
+use crate::http::analytics::{Window, site_overview};
+use crate::http::events::{EventLogFilter, list_events};
+use crate::http::insights::{
     DaysParams, EngagementParams, PerformanceParams, PortfolioParams, engagement_insights,
     performance_report, portfolio_analytics, portfolio_stats, site_insights,
 };
-use crate::routes::sites::list_sites;
+use crate::http::sites::list_sites;
 
 /// A site and the window to look at.
 #[derive(Debug, Deserialize, ToSchema)]

@@ -11,22 +11,22 @@ use uuid::Uuid;
 
 use crate::mcp::catalog::Group;
 use crate::mcp::registry::{Body, Paged, Params, Tool, ToolContext, declare};
-use crate::routes::campaign_schedule::{
+use crate::http::campaign_schedule::{
     CalendarParams, campaign_audience, campaign_calendar, site_schedule,
 };
-use crate::routes::campaign_steps::{
+use crate::http::campaign_steps::{
     StepInput, StepUpdateFields, UpdateStep, add_step, delete_step, get_step, list_campaign_steps,
     update_step,
 };
-use crate::routes::campaigns::{
+use crate::http::campaigns::{
     CampaignFilter, CampaignStatus, CreateCampaign, LaunchCampaign, UpdateCampaign,
     change_campaign_status, clone_campaign, delete_campaign, get_campaign, insert_campaign,
     launch_campaign, list_campaigns, update_campaign,
 };
-use crate::routes::enrollments::{
+use crate::http::enrollments::{
     EnrollSegment, enroll_contact, enroll_segment, enrollment_status, unenroll_contact,
 };
-use crate::routes::generate::{GenerateEmail, generate_email};
+use crate::http::generate::{GenerateEmail, generate_email};
 
 /// One campaign of the project.
 #[derive(Debug, Deserialize, ToSchema)]

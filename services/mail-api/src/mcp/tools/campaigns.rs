@@ -9,9 +9,9 @@ use rate_limit::policy::RouteClass;
 
 use crate::mcp::catalog::Group;
 use crate::mcp::registry::{Body, Tool, declare};
-use crate::routes::body::normalize_email;
-use crate::routes::preview::{PreviewRequest, ValidateTemplate, preview_email, validate_template};
-use crate::routes::send::{SendRequest, send_email};
+use crate::http::body::normalize_email;
+use crate::http::preview::{PreviewRequest, ValidateTemplate, preview_email, validate_template};
+use crate::http::send::{SendRequest, send_email};
 
 /// A test send of a draft to one address.
 #[derive(Debug, Deserialize, ToSchema)]

@@ -8,23 +8,23 @@ use uuid::Uuid;
 
 use crate::mcp::catalog::Group;
 use crate::mcp::registry::{Body, NoArguments, Paged, Params, Tool, declare};
-use crate::routes::body::normalize_email;
-use crate::routes::contact_quality::{
+use crate::http::body::normalize_email;
+use crate::http::contact_quality::{
     DuplicatesQuery, InactiveQuery, MergeContacts, find_duplicates, inactive_contacts,
     merge_contacts, preview_merge,
 };
-use crate::routes::contacts::{
+use crate::http::contacts::{
     ContactFilter, ContactKey, ContactSchemaQuery, CreateContact, ImportContacts, SetContactTags,
     UnsubscribeContact, UpdateContact, contact_schema, contact_timeline, export_contact,
     get_contact, import_contacts, insert_contact, list_contacts, set_contact_tags,
     unsubscribe_contact, update_contact,
 };
-use crate::routes::emails::{EmailListParams, list_emails};
-use crate::routes::hygiene::{
+use crate::http::emails::{EmailListParams, list_emails};
+use crate::http::hygiene::{
     RunHygiene, UpdateHygieneConfig, hygiene_audit, hygiene_config, run_hygiene,
     update_hygiene_config,
 };
-use crate::routes::suppressions::{
+use crate::http::suppressions::{
     AddSuppression, add_suppression, list_suppressions, remove_suppression,
 };
 

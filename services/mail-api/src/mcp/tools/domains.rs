@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use crate::mcp::catalog::Group;
 use crate::mcp::registry::{Body, Params, Tool, declare};
-use crate::routes::domains::{RegisterDomain, list_domains, refresh_domain, register_domain};
+use crate::http::domains::{RegisterDomain, list_domains, refresh_domain, register_domain};
 
 /// One own sending domain, by id.
 #[derive(Debug, Deserialize, ToSchema)]

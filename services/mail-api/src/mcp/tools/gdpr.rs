@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use crate::mcp::catalog::Group;
 use crate::mcp::registry::{Body, Params, Tool, declare};
-use crate::routes::gdpr::{erase_contact, erasure_preview, list_deletion_log};
+use crate::http::gdpr::{erase_contact, erasure_preview, list_deletion_log};
 
 /// One contact of the project.
 #[derive(Debug, Deserialize, ToSchema)]

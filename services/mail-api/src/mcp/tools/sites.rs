@@ -5,7 +5,7 @@ use uuid::Uuid;
 
 use crate::mcp::catalog::Group;
 use crate::mcp::registry::{Body, Tool, declare};
-use crate::routes::sites::{
+use crate::http::sites::{
     BrandVoiceBody, CreateSite, UpdateSite, create_site, get_brand_voice, update_brand_voice,
     update_site,
 };

@@ -6,7 +6,7 @@ use uuid::Uuid;
 
 use crate::mcp::catalog::Group;
 use crate::mcp::registry::{Body, Paged, Tool, declare};
-use crate::routes::templates::{
+use crate::http::templates::{
     CreateTemplate, TemplateFilter, UpdateTemplate, delete_template, get_template, insert_template,
     list_templates, update_template,
 };

@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use crate::mcp::catalog::Group;
 use crate::mcp::registry::{Body, Tool, declare};
-use crate::routes::send_policy::{
+use crate::http::send_policy::{
     PutWarmup, get_warmup_status, pause_or_resume, update_warmup_schedule,
 };
 

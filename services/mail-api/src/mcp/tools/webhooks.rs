@@ -10,10 +10,10 @@ use uuid::Uuid;
 
 use crate::mcp::catalog::Group;
 use crate::mcp::registry::{Body, Paged, Tool, declare};
-use crate::routes::webhook_deliveries::{
+use crate::http::webhook_deliveries::{
     DeliveryFilter, DeliveryStatus, list_deliveries, replay_delivery,
 };
-use crate::routes::webhook_subscriptions::{
+use crate::http::webhook_subscriptions::{
     SubscribeWebhook, UpdateWebhookSubscription, delete_subscription, get_subscription,
     list_subscriptions, subscribe, update_subscription,
 };

@@ -18,7 +18,7 @@ use crate::db::embeddings;
 use crate::db::owner::Owner;
 use crate::domain::{search, tags};
 use crate::embeddings::{embed_decision, embed_query};
-use crate::routes::scope;
+use crate::http::scope;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/memory/decisions").route(web::post().to(create)))

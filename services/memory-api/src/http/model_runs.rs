@@ -16,7 +16,7 @@ use crate::byok;
 use crate::db::model_runs::{self as db, Run};
 use crate::db::owner::Owner;
 use crate::model_runs::Kind;
-use crate::routes::scope;
+use crate::http::scope;
 
 /// Where a run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]

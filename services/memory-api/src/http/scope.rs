@@ -18,7 +18,7 @@ use crate::db::agents;
 use crate::db::owner::Owner;
 use crate::db::view::View;
 use crate::db::workspaces::{self, MAX_PER_OWNER};
-use crate::routes::workspaces::WorkspaceRecord;
+use crate::http::workspaces::WorkspaceRecord;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(

@@ -32,7 +32,7 @@ use crate::domain::datasets::{
     COERCION_ERRORS_MAX, Coercion, CoercionError, FileError, Format, Halt, Inference, NAME_MAX,
     Schema, read_rows,
 };
-use crate::routes::datasets::{ColumnSchema, DatasetIngestResult};
+use crate::http::datasets::{ColumnSchema, DatasetIngestResult};
 
 /// Registered before any parameterised `/ingest/{…}` route (signed project signals), so that
 /// these static paths are matched first.

@@ -15,7 +15,7 @@ use crate::db::credentials;
 use crate::db::owner::Owner;
 use crate::domain::bridge as file;
 use crate::domain::minting;
-use crate::routes::scope::{self, ReadWriteAccess, no_workspace};
+use crate::http::scope::{self, ReadWriteAccess, no_workspace};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/agents/connect").route(web::post().to(connect)))

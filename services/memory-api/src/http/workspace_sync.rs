@@ -17,8 +17,8 @@ use crate::db::owner::Owner;
 use crate::db::workspace_sync::{self as db, LogEntry, SnapshotFile, SyncError};
 use crate::domain::bridge::{self as file, Counts};
 use crate::domain::drift;
-use crate::routes::drift::DriftEvent;
-use crate::routes::scope::{self, ReadWriteAccess, no_workspace};
+use crate::http::drift::DriftEvent;
+use crate::http::scope::{self, ReadWriteAccess, no_workspace};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/workspaces/sync-log").route(web::get().to(sync_log)))

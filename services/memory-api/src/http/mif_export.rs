@@ -86,7 +86,7 @@ impl http_kit::Validate for ExportParams {}
             `service`, `service_version`, `scope`, `workspace_id` and `content_sha256`: the \
             SHA-256 (hex) of the document without `provenance`, serialized with object members \
             sorted by key and no whitespace. Items are in id (creation) order.",
-            content_type = "application/json", body = crate::routes::mif_schema::MifDocument,
+            content_type = "application/json", body = crate::http::mif_schema::MifDocument,
             headers(("Content-Disposition" = String, description = "With `download=true`: `attachment; filename=\"memory-<scope>-<time>.mif.json\"`"))),
         (status = 400, description = "scope, workspace_id or download is invalid", body = MemoryError),
         (status = 403, description = "The credential lacks the read scope", body = MemoryError),
@@ -104,7 +104,7 @@ pub async fn export(
     let exported_at = Utc::now();
     // The small parts are read before the answer starts, so a database failure is still a 500.
     let mut conn = store::conn(&state.pool).await?;
-    let workspace_id = crate::routes::scope::view(&mut conn, &caller, params.workspace_id)
+    let workspace_id = crate::http::scope::view(&mut conn, &caller, params.workspace_id)
         .await?
         .workspace;
     let kernel = kernels::find(&mut conn, owner)

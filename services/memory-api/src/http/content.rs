@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use crate::AppState;
 use crate::model_runs::Kind;
-use crate::routes::model_runs::{self, ModelRun, workspace_id_schema};
+use crate::http::model_runs::{self, ModelRun, workspace_id_schema};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/content/brief").route(web::post().to(create)))

@@ -13,7 +13,7 @@ use crate::AppState;
 use crate::db::owner::Owner;
 use crate::db::workspace_sync::{self as db, Drift, DriftFilter, Resolution, ResolveError};
 use crate::domain::mif::CONTENT_MAX;
-use crate::routes::workspace_sync::{Listing, filters};
+use crate::http::workspace_sync::{Listing, filters};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/workspaces/drift").route(web::get().to(list)))

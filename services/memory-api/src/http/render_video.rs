@@ -18,7 +18,7 @@ use crate::AppState;
 use crate::db::owner::Owner;
 use crate::db::render_video::{self as db, Job, JobInput, NewJob};
 use crate::render_video::{Style, VideoFormat};
-use crate::routes::{downloads, scope};
+use crate::http::{downloads, scope};
 use objects::ObjectKey;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {

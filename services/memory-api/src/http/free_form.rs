@@ -19,7 +19,7 @@ use crate::db::free_form::{self, Entry, NewEntry};
 use crate::db::owner::Owner;
 use crate::domain::{mif, search};
 use crate::embeddings::{embed_passage, embed_query};
-use crate::routes::scope;
+use crate::http::scope;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(

@@ -50,7 +50,7 @@ pub async fn list(
     let limit = page.limit();
     let before = page.cursor()?.map(|c| c.0);
     let mut conn = store::conn(&state.pool).await?;
-    let view = crate::routes::scope::view(&mut conn, &caller, None).await?;
+    let view = crate::http::scope::view(&mut conn, &caller, None).await?;
     let rows = feed::page(&mut conn, view, before, i64::from(limit) + 1).await?;
     let page = Page::from_rows(rows, limit, |item| item.id);
     Ok(web::Json(Page {

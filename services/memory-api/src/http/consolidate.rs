@@ -116,7 +116,7 @@ pub async fn consolidate(
     let budget = usize::try_from(budget).unwrap_or(usize::MAX);
     let owner = Owner::of(&caller);
     let mut conn = store::conn(&state.pool).await?;
-    let view = crate::routes::scope::view(&mut conn, &caller, workspace_id).await?;
+    let view = crate::http::scope::view(&mut conn, &caller, workspace_id).await?;
 
     let mut read: Vec<Memory> = Vec::new();
     let mut used = 0;

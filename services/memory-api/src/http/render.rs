@@ -15,7 +15,7 @@ use uuid::Uuid;
 use crate::AppState;
 use crate::db::owner::Owner;
 use crate::db::render_jobs::{self as db, Job, NewJob};
-use crate::routes::{downloads, scope};
+use crate::http::{downloads, scope};
 
 pub const PRODUCIBLE: &str = "producible";
 

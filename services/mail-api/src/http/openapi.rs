@@ -8,7 +8,7 @@ use http_kit::Flavor;
 use http_kit::openapi::Finish;
 use utoipa::OpenApi;
 
-use crate::routes;
+use crate::http as routes;
 
 const FINISH: Finish = Finish {
     flavor: Flavor::Mail,
@@ -159,8 +159,8 @@ const FINISH: Finish = Finish {
         routes::notifications::mark_read,
         routes::gdpr::erase,
         routes::gdpr::log,
-        routes::ops::dlq,
-        routes::ops::cron_runs,
+        routes::delivery_ops::dlq,
+        routes::delivery_ops::cron_runs,
         routes::webhook_subscriptions::list,
         routes::webhook_subscriptions::create,
         routes::webhook_subscriptions::get,

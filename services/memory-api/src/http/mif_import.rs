@@ -17,7 +17,7 @@ use crate::db::mif_import::{self, ImportError, Outcome, Strategy};
 use crate::db::owner::Owner;
 use crate::db::view::View;
 use crate::domain::{mif, notes};
-use crate::routes::mif_schema::MifDocument;
+use crate::http::mif_schema::MifDocument;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -236,7 +236,7 @@ pub async fn import(
     let owner = Owner::of(&caller);
     let kek = &state.kek;
     let mut conn = store::conn(&state.pool).await?;
-    let view = crate::routes::scope::view(&mut conn, &caller, body.workspace_id).await?;
+    let view = crate::http::scope::view(&mut conn, &caller, body.workspace_id).await?;
     if apply_now {
         let out = conn
             .transaction(async |conn| {

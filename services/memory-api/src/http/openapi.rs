@@ -9,7 +9,7 @@ use http_kit::openapi::Finish;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityRequirement, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use crate::routes;
+use crate::http as routes;
 
 const FINISH: Finish = Finish {
     flavor: Flavor::Memory,

@@ -559,7 +559,7 @@ pub async fn ingest_producer_signals(
     // do: the write reads it itself.
     let workspace = match workspace_id {
         Some(id) => {
-            crate::routes::scope::view(&mut conn, &caller, Some(id)).await?;
+            crate::http::scope::view(&mut conn, &caller, Some(id)).await?;
             SignalWorkspace::Given(id)
         }
         None => SignalWorkspace::ActiveOf(caller.key_id),

@@ -1,4 +1,5 @@
-//! The `/api/v1` routes of memory-api, one module per resource.
+//! The HTTP door of memory-api: the `/api/v1` routes (one module per resource), the OpenAPI
+//! document and the dashboard pages. Handlers parse, authorize and shape the answer.
 
 pub mod accounts;
 pub mod agents;
@@ -24,6 +25,8 @@ pub mod mif_export;
 pub mod mif_import;
 pub mod mif_schema;
 pub mod model_runs;
+pub mod openapi;
+pub mod pages;
 pub mod product_state;
 pub mod products;
 pub mod proposals;

@@ -19,8 +19,8 @@ use crate::db::bridge::{self as db, NewRun, Run};
 use crate::db::owner::Owner;
 use crate::db::workspaces;
 use crate::domain::bridge::{self as file, Counts};
-use crate::routes::agents::AgentRecord;
-use crate::routes::scope;
+use crate::http::agents::AgentRecord;
+use crate::http::scope;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/bridge/status").route(web::get().to(status)))

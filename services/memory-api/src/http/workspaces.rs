@@ -12,7 +12,7 @@ use uuid::Uuid;
 use crate::AppState;
 use crate::db::owner::Owner;
 use crate::db::workspaces::{self, Listed, NewWorkspace, RegisterError};
-use crate::routes::scope::no_workspace;
+use crate::http::scope::no_workspace;
 
 /// `/workspaces/{id}` comes after the static `/workspaces/…` paths of the other modules
 /// (actix takes the first resource whose path matches): call last.
@@ -108,7 +108,7 @@ pub async fn list(
     let after = page.cursor()?.map(|c| c.0);
     let mut conn = store::conn(&state.pool).await?;
     let active = workspaces::active(&mut conn, caller.key_id).await?;
-    let bound = crate::routes::scope::bound_workspace(&mut conn, &caller).await?;
+    let bound = crate::http::scope::bound_workspace(&mut conn, &caller).await?;
     let rows = workspaces::page(&mut conn, Owner::of(&caller), after, i64::from(limit) + 1).await?;
     // A workspace-bound credential sees its own workspace only.
     let rows: Vec<WorkspaceRecord> = rows

@@ -60,7 +60,7 @@ pub async fn list(
     let limit = page.limit();
     let before = page.cursor()?.map(|c| c.0);
     let mut conn = store::conn(&state.pool).await?;
-    let view = crate::routes::scope::view(&mut conn, &caller, None).await?;
+    let view = crate::http::scope::view(&mut conn, &caller, None).await?;
     let rows = confidence::page(&mut conn, view, before, i64::from(limit) + 1).await?;
     drop(conn);
     let page = Page::from_rows(rows, limit, |m| m.id);

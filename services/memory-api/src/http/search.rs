@@ -17,7 +17,7 @@ use crate::db::owner::Owner;
 use crate::db::search::{self as db, FoundDecision, FoundState, Query};
 use crate::domain::search::vector_literal;
 use crate::embeddings::embed_query;
-use crate::routes::decisions::Decision;
+use crate::http::decisions::Decision;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/memory/search").route(web::get().to(search)));
@@ -158,7 +158,7 @@ pub async fn search(
         semantic: vector.as_deref().map(|v| (v, threshold)),
     };
     let mut conn = store::conn(&state.pool).await?;
-    let view = crate::routes::scope::view(&mut conn, &caller, None).await?;
+    let view = crate::http::scope::view(&mut conn, &caller, None).await?;
     let owner = view.owner;
     let (decisions, decisions_total) = if include.decisions {
         let found = db::decisions(&mut conn, view, query, i64::from(limit)).await?;

@@ -1,4 +1,5 @@
-//! The `/api/v1` routes of mail-api, one module per resource.
+//! The HTTP door of mail-api: the `/api/v1` routes (one module per resource) and the OpenAPI
+//! document. Handlers parse, authorize and shape the answer.
 
 pub mod account;
 pub mod analytics;
@@ -25,7 +26,8 @@ pub mod idempotency;
 pub mod identify;
 pub mod insights;
 pub mod notifications;
-pub mod ops;
+pub mod delivery_ops;
+pub mod openapi;
 pub mod preview;
 pub mod segment_description;
 pub mod segments;
@@ -84,7 +86,7 @@ fn routes(cfg: &mut web::ServiceConfig) {
     team::configure(cfg);
     notifications::configure(cfg);
     insights::configure(cfg);
-    ops::configure(cfg);
+    delivery_ops::configure(cfg);
     webhook_subscriptions::configure(cfg);
     webhook_deliveries::configure(cfg);
     chat_alerts::configure(cfg);

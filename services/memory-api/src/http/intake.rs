@@ -14,7 +14,7 @@ use uuid::Uuid;
 use crate::AppState;
 use crate::db::intake::{self, NewIntake};
 use crate::db::owner::Owner;
-use crate::routes::scope;
+use crate::http::scope;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/connectors/intake").route(web::post().to(submit)));

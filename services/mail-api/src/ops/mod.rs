@@ -1,0 +1,3 @@
+//! The application layer: one module per capability, holding its use cases, their
+//! transactions and rules. The HTTP routes ([`crate::http`]) and the MCP tools ([`crate::mcp`])
+//! are two thin doors to these functions; they call `db` and `domain`, never a door.

@@ -18,8 +18,8 @@ use uuid::Uuid;
 
 use crate::db::credentials::PgCredentials;
 use crate::export::limits::ExportLimits;
-use crate::sending::{Dispatcher, EmailWriter, PublishedJobs, SendContext};
 use crate::http::{self as routes, openapi};
+use crate::sending::{Dispatcher, EmailWriter, PublishedJobs, SendContext};
 use crate::{Settings, flows};
 
 pub const SERVICE: &str = "mail-api";

@@ -14,14 +14,14 @@ use secrets::Kek;
 use service_kit::server::{ApiSpec, Launched};
 use store::Pool;
 
+use crate::Settings;
 use crate::bridge::{BridgeQueue, bridge_queue};
 use crate::db::credentials::PgCredentials;
 use crate::db::owner_cache::{self, OwnerCache};
+use crate::http::{self as routes, openapi};
 use crate::model_runs::{Worker, model_run_queue};
 use crate::render_video::render_video_queue;
 use crate::run_queue::RunQueue;
-use crate::http::{self as routes, openapi};
-use crate::Settings;
 
 pub const SERVICE: &str = "memory-api";
 

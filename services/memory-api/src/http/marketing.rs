@@ -10,8 +10,8 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::AppState;
-use crate::model_runs::Kind;
 use crate::http::model_runs::{self, ModelRun, workspace_id_schema};
+use crate::model_runs::Kind;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/marketing/autonomous/run").route(web::post().to(autonomous)))

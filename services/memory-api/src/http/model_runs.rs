@@ -15,8 +15,8 @@ use crate::AppState;
 use crate::byok;
 use crate::db::model_runs::{self as db, Run};
 use crate::db::owner::Owner;
-use crate::model_runs::Kind;
 use crate::http::scope;
+use crate::model_runs::Kind;
 
 /// Where a run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]

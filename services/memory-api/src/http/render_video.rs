@@ -17,8 +17,8 @@ use uuid::Uuid;
 use crate::AppState;
 use crate::db::owner::Owner;
 use crate::db::render_video::{self as db, Job, JobInput, NewJob};
-use crate::render_video::{Style, VideoFormat};
 use crate::http::{downloads, scope};
+use crate::render_video::{Style, VideoFormat};
 use objects::ObjectKey;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {

@@ -8,8 +8,6 @@ use serde_json::json;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::mcp::catalog::Group;
-use crate::mcp::registry::{Body, NoArguments, Paged, Params, Tool, declare};
 use crate::http::account::{
     CreateApiKey, create_api_key, find_api_key, list_api_keys, plan_report, revoke_api_key,
 };
@@ -18,6 +16,8 @@ use crate::http::notifications::{
     MarkRead, NotificationFilter, list_notifications, mark_notifications_read,
 };
 use crate::http::team::{InviteTeamMember, invite_team_member, list_team_members};
+use crate::mcp::catalog::Group;
+use crate::mcp::registry::{Body, NoArguments, Paged, Params, Tool, declare};
 
 /// One API key.
 #[derive(Debug, Deserialize, ToSchema)]

@@ -4,8 +4,6 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::mcp::catalog::Group;
-use crate::mcp::registry::{Body, NoArguments, Paged, Params, Tool, declare};
 use crate::http::account::list_projects;
 use crate::http::analytics::{Window, site_overview};
 use crate::http::events::{EventLogFilter, list_events};
@@ -14,6 +12,8 @@ use crate::http::insights::{
     performance_report, portfolio_analytics, portfolio_stats, site_insights,
 };
 use crate::http::sites::list_sites;
+use crate::mcp::catalog::Group;
+use crate::mcp::registry::{Body, NoArguments, Paged, Params, Tool, declare};
 
 /// A site and the window to look at.
 #[derive(Debug, Deserialize, ToSchema)]

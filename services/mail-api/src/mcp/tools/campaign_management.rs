@@ -9,8 +9,6 @@ use serde_json::json;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::mcp::catalog::Group;
-use crate::mcp::registry::{Body, Paged, Params, Tool, ToolContext, declare};
 use crate::http::campaign_schedule::{
     CalendarParams, campaign_audience, campaign_calendar, site_schedule,
 };
@@ -27,6 +25,8 @@ use crate::http::enrollments::{
     EnrollSegment, enroll_contact, enroll_segment, enrollment_status, unenroll_contact,
 };
 use crate::http::generate::{GenerateEmail, generate_email};
+use crate::mcp::catalog::Group;
+use crate::mcp::registry::{Body, Paged, Params, Tool, ToolContext, declare};
 
 /// One campaign of the project.
 #[derive(Debug, Deserialize, ToSchema)]

@@ -6,8 +6,6 @@ use utoipa::openapi::KnownFormat;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use crate::mcp::catalog::Group;
-use crate::mcp::registry::{Body, NoArguments, Paged, Params, Tool, declare};
 use crate::http::body::normalize_email;
 use crate::http::contact_quality::{
     DuplicatesQuery, InactiveQuery, MergeContacts, find_duplicates, inactive_contacts,
@@ -27,6 +25,8 @@ use crate::http::hygiene::{
 use crate::http::suppressions::{
     AddSuppression, add_suppression, list_suppressions, remove_suppression,
 };
+use crate::mcp::catalog::Group;
+use crate::mcp::registry::{Body, NoArguments, Paged, Params, Tool, declare};
 
 /// An address.
 #[derive(Debug, Deserialize, ToSchema)]

@@ -10,14 +10,14 @@ use serde_json::json;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use crate::mcp::catalog::Group;
-use crate::mcp::registry::{Body, Paged, Params, Tool, declare};
 use crate::http::segment_description::{DescribeSegment, create_segment_from_description};
 use crate::http::segments::{
     CreateSegment, EstimateSegmentSize, PreviewSegment, SegmentOrigin, UpdateSegment, WinBackQuery,
     delete_segment, estimate_segment_size, get_segment, insert_segment, list_segments,
     preview_segment, segment_contacts, update_segment, win_back_draft,
 };
+use crate::mcp::catalog::Group;
+use crate::mcp::registry::{Body, Paged, Params, Tool, declare};
 
 /// One segment of the project.
 #[derive(Debug, Deserialize, ToSchema)]

@@ -4,12 +4,12 @@ use serde_json::json;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::mcp::catalog::Group;
-use crate::mcp::registry::{Body, Paged, Tool, declare};
 use crate::http::templates::{
     CreateTemplate, TemplateFilter, UpdateTemplate, delete_template, get_template, insert_template,
     list_templates, update_template,
 };
+use crate::mcp::catalog::Group;
+use crate::mcp::registry::{Body, Paged, Tool, declare};
 
 /// One template of the project.
 #[derive(Debug, Deserialize, ToSchema)]

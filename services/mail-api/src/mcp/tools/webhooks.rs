@@ -8,8 +8,6 @@ use serde_json::json;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use crate::mcp::catalog::Group;
-use crate::mcp::registry::{Body, Paged, Tool, declare};
 use crate::http::webhook_deliveries::{
     DeliveryFilter, DeliveryStatus, list_deliveries, replay_delivery,
 };
@@ -17,6 +15,8 @@ use crate::http::webhook_subscriptions::{
     SubscribeWebhook, UpdateWebhookSubscription, delete_subscription, get_subscription,
     list_subscriptions, subscribe, update_subscription,
 };
+use crate::mcp::catalog::Group;
+use crate::mcp::registry::{Body, Paged, Tool, declare};
 
 /// Which deliveries `list_webhook_subscriptions` lists instead of the subscriptions.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema)]

@@ -493,9 +493,9 @@ fn the_readme_shows_the_registrys_coverage_of_the_catalog() {
     let implemented: Vec<&str> = registry().all().iter().map(|t| t.name).collect();
     let table = catalog::coverage_table(&implemented);
     let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/MCP.md")).unwrap();
     assert!(
         readme.contains(&table),
-        "README.md's MCP coverage table is stale; it should read:\n{table}"
+        "docs/MCP.md's MCP coverage table is stale; it should read:\n{table}"
     );
 }

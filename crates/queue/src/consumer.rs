@@ -27,7 +27,9 @@ use uuid::Uuid;
 
 use crate::broker::bounded;
 use crate::message::{self, JSON, REPLY_STATUS_HEADER, forwarded_properties, publish_confirmed};
-use crate::{Broker, QueueError, QueueMetrics, ShutdownToken, Task, WorkQueue, topology, trace};
+use crate::{
+    Broker, Envelope, Jobs, QueueError, QueueMetrics, ShutdownToken, WorkQueue, topology, trace,
+};
 
 /// What a handler returns: `Ok(reply)` acknowledges the message; `reply` is sent to an RPC
 /// caller when the message asked for an answer (`None` answers `null`) and ignored otherwise.
@@ -134,6 +136,12 @@ impl Consumer {
         self
     }
 
+    /// [`Consumer::run`] with the runners of `jobs`: a kind it does not take is dead-lettered.
+    pub async fn run_jobs(self, jobs: Jobs, shutdown: ShutdownToken) -> Result<(), QueueError> {
+        self.run(move |envelope, info| jobs.run(envelope, info), shutdown)
+            .await
+    }
+
     /// Consumes until `shutdown` is cancelled, reconnecting and resubscribing whenever the
     /// connection is lost. The topology is declared on every (re)subscription.
     ///
@@ -142,7 +150,7 @@ impl Consumer {
     /// not started) and returns `Ok(())`. It fails only when the [`Broker`] was closed.
     pub async fn run<H, Fut>(self, handler: H, shutdown: ShutdownToken) -> Result<(), QueueError>
     where
-        H: Fn(Task, DeliveryInfo) -> Fut + Send + Sync + 'static,
+        H: Fn(Envelope, DeliveryInfo) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = HandlerResult> + Send + 'static,
     {
         let config = self.broker.config().clone();
@@ -290,7 +298,7 @@ async fn drain(in_flight: &mut JoinSet<()>) {
 /// Handles one delivery from decoding to acknowledgement.
 async fn process<H, Fut>(context: Arc<Context<H>>, channel: Channel, delivery: Delivery)
 where
-    H: Fn(Task, DeliveryInfo) -> Fut + Send + Sync + 'static,
+    H: Fn(Envelope, DeliveryInfo) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = HandlerResult> + Send + 'static,
 {
     let properties = &delivery.properties;
@@ -316,9 +324,9 @@ where
         }
     };
 
-    let outcome = match Task::from_json(&delivery.data) {
-        Err(err) => Outcome::DeadLetter(format!("undecodable task: {err}")),
-        Ok(task) => {
+    let outcome = match Envelope::from_json(&delivery.data) {
+        Err(err) => Outcome::DeadLetter(crate::job::undecodable(&err).to_string()),
+        Ok(envelope) => {
             let info = DeliveryInfo {
                 message_id: message_id.clone(),
                 attempt,
@@ -329,13 +337,13 @@ where
                 "queue.process",
                 otel.kind = "consumer",
                 queue = %queue.queue(),
-                task = task.kind(),
+                task = envelope.kind(),
                 message_id = %message_id,
                 attempt,
             );
             let _ = span.set_parent(trace::extract(properties.headers().as_ref()));
             let handler = &context.handler;
-            let run = AssertUnwindSafe(async move { handler(task, info).await })
+            let run = AssertUnwindSafe(async move { handler(envelope, info).await })
                 .catch_unwind()
                 .instrument(span)
                 .await;

@@ -8,7 +8,7 @@ use tracing::Instrument as _;
 use uuid::Uuid;
 
 use crate::message::task_properties;
-use crate::{Broker, QueueError, Task, WorkQueue, trace};
+use crate::{Broker, Message, QueueError, WorkQueue, trace};
 
 /// Publishes tasks to one work queue. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -38,8 +38,9 @@ impl Publisher {
         &self.queue
     }
 
-    /// Publishes `task` with a new message id and returns it once the broker confirmed it.
-    pub async fn publish(&self, task: &Task) -> Result<Uuid, QueueError> {
+    /// Publishes `task` (a [`Job`](crate::Job) or an [`Envelope`](crate::Envelope)) with a new
+    /// message id and returns it once the broker confirmed it.
+    pub async fn publish(&self, task: &(impl Message + ?Sized)) -> Result<Uuid, QueueError> {
         let message_id = Uuid::now_v7();
         self.publish_with_id(task, message_id).await?;
         Ok(message_id)
@@ -51,7 +52,11 @@ impl Publisher {
     /// Resolves only after the broker confirmed the message (persistent, routed to the main
     /// queue). While the connection is down it waits for the reconnect and tries again, up to
     /// the publisher's timeout. A nack or an unroutable return is an error at once.
-    pub async fn publish_with_id(&self, task: &Task, message_id: Uuid) -> Result<(), QueueError> {
+    pub async fn publish_with_id(
+        &self,
+        task: &(impl Message + ?Sized),
+        message_id: Uuid,
+    ) -> Result<(), QueueError> {
         let span = tracing::info_span!(
             "queue.publish",
             otel.kind = "producer",

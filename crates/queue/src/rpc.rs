@@ -22,7 +22,7 @@ use uuid::Uuid;
 
 use crate::broker::bounded;
 use crate::message::{REPLY_STATUS_HEADER, header_string, publish_confirmed, task_properties};
-use crate::{Broker, Publisher, QueueError, Task, trace};
+use crate::{Broker, Message, Publisher, QueueError, trace};
 
 /// The pseudo-queue of direct reply-to.
 pub(crate) const REPLY_TO: &str = "amq.rabbitmq.reply-to";
@@ -151,7 +151,7 @@ impl Publisher {
     /// before the request is published.
     pub async fn rpc_call(
         &self,
-        task: &Task,
+        task: &(impl Message + ?Sized),
         timeout: Duration,
     ) -> Result<serde_json::Value, RpcError> {
         let message_id = Uuid::now_v7();
@@ -170,7 +170,7 @@ impl Publisher {
 
     async fn call_in_span(
         &self,
-        task: &Task,
+        task: &(impl Message + ?Sized),
         timeout: Duration,
         message_id: Uuid,
     ) -> Result<serde_json::Value, RpcError> {

@@ -23,19 +23,6 @@ use lapin::options::{
 use lapin::types::{AMQPValue, FieldTable};
 use lapin::{Channel, ExchangeKind};
 
-/// Queue of e-mails to send (send-worker).
-pub const SEND_EMAIL: &str = "send.email";
-/// Queue of render jobs (render-worker).
-pub const RENDER_JOB: &str = "render.job";
-/// Agent bridge runs of memory-api (consumed by memory-api itself).
-pub const BRIDGE_GENERATE: &str = "bridge.generate";
-/// Model runs of memory-api (content briefs, marketing runs; consumed by memory-api itself).
-pub const MODEL_RUN: &str = "model.run";
-/// Queue of outbound webhook deliveries.
-pub const WEBHOOK_DELIVER: &str = "webhook.deliver";
-/// Provider webhooks the mail service failed to apply inline (send-worker retries them).
-pub const WEBHOOK_INBOUND: &str = "webhook.inbound";
-
 /// How long a failed message waits before each new attempt. A message is tried
 /// `delays.len() + 1` times before it is dead-lettered.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -235,7 +222,7 @@ mod tests {
 
     #[test]
     fn names_follow_the_convention() {
-        let q = WorkQueue::new(SEND_EMAIL)
+        let q = WorkQueue::new("send.email")
             .with_prefix("t1.")
             .with_retry_policy(RetryPolicy::new(vec![Duration::from_millis(10); 2]));
         assert_eq!(q.exchange(), "t1.tasks");

@@ -4,8 +4,10 @@
 
 pub mod cli;
 pub mod config;
+pub mod consumers;
 pub mod dependencies;
 pub mod infra;
+pub mod outbox;
 pub mod row_cache;
 pub mod server;
 pub mod worker;

@@ -1,26 +1,26 @@
-//! The frame of a queue worker: consume one work queue with prefetch and explicit acks, serve
+//! The frame of a queue worker: run its [`Consumers`] with prefetch and explicit acks, serve
 //! `/healthz`, `/readyz` and `/metrics`, and stop gracefully on SIGTERM or SIGINT (no new
 //! deliveries; in-flight ones finish and are acked; then the HTTP side stops).
 
-use std::future::Future;
 use std::time::Duration;
 
 use actix_web::middleware::from_fn;
 use actix_web::{App, HttpServer};
 use http_kit::{Flavor, envelope_middleware};
-use queue::{DeliveryInfo, HandlerResult, QueueMetrics, ShutdownToken, Task, WorkQueue};
+use queue::{Broker, QueueMetrics, ShutdownToken};
 use serde::Deserialize;
+use store::Pool;
 use telemetry::Metrics;
 
-use crate::config::{BrokerSettings, DatabaseSettings};
+use crate::consumers::Consumers;
 use crate::infra;
 
-/// The `[worker]`-style section of a worker's settings.
+/// The `[worker]` section of a worker's settings.
 #[derive(Debug, Clone, Deserialize)]
 pub struct WorkerSettings {
     /// Where `/healthz`, `/readyz` and `/metrics` listen.
     pub bind: String,
-    /// Deliveries handled at once.
+    /// Deliveries of the main queue handled at once.
     #[serde(default = "default_prefetch")]
     pub prefetch: u16,
 }
@@ -29,30 +29,38 @@ fn default_prefetch() -> u16 {
     16
 }
 
+impl WorkerSettings {
+    /// The settings' own rules, checked at load: `prefetch` is at least 1.
+    pub fn validate(&self, env_prefix: &str) -> anyhow::Result<()> {
+        if self.prefetch == 0 {
+            anyhow::bail!("{env_prefix}_WORKER__PREFETCH must be at least 1");
+        }
+        Ok(())
+    }
+}
+
 pub struct WorkerSpec<'a> {
     pub service: &'static str,
     pub flavor: Flavor,
-    pub queue: &'a str,
-    pub database: &'a DatabaseSettings,
-    pub broker: &'a BrokerSettings,
+    pub pool: Pool,
+    /// The worker's connection (see [`infra::broker`]); closed when the worker stops.
+    pub broker: Broker,
     pub worker: &'a WorkerSettings,
-    /// The binary's own metrics, served at `/metrics` beside the queue's and the HTTP ones.
+    /// The binary's own metrics, served at `/metrics` beside the queues' and the HTTP ones.
     pub collectors: Vec<Box<dyn prometheus::core::Collector>>,
 }
 
-/// How often the ready messages of the worker's queue are counted for `/metrics`.
+/// How often the ready messages of the worker's main queue are counted for `/metrics`.
 const QUEUE_COUNT_PERIOD: Duration = Duration::from_secs(5);
 
-/// Runs until a stop signal, then drains.
-pub async fn run<H, Fut>(spec: WorkerSpec<'_>, handler: H) -> anyhow::Result<()>
-where
-    H: Fn(Task, DeliveryInfo) -> Fut + Clone + Send + Sync + 'static,
-    Fut: Future<Output = HandlerResult> + Send + 'static,
-{
-    let pool = infra::pool(spec.database)?;
-    let broker = infra::broker(spec.service, spec.broker);
-    let queue = WorkQueue::new(spec.queue).with_prefix(&spec.broker.queue_prefix);
-    let readiness = infra::readiness(&pool, &broker);
+/// Runs `consumers` until a stop signal, then drains. The first queue registered is the
+/// worker's main one: its ready messages are counted on `/metrics`.
+pub async fn run<C: Send + Sync + 'static>(
+    spec: WorkerSpec<'_>,
+    consumers: Consumers<C>,
+) -> anyhow::Result<()> {
+    let broker = spec.broker;
+    let readiness = infra::readiness(&spec.pool, &broker);
     let metrics = Metrics::new(spec.service);
     let queue_metrics = QueueMetrics::new();
     for collector in queue_metrics
@@ -92,19 +100,21 @@ where
         on_signal.cancel();
     });
 
-    broker.declare(&queue).await?;
-    tracing::info!(queue = %queue.queue(), bind = %spec.worker.bind, "worker consuming");
+    let queues = consumers.queues();
+    let main = queues
+        .first()
+        .ok_or_else(|| anyhow::anyhow!("{}: no job registered", spec.service))?;
+    broker.declare(main).await?;
+    tracing::info!(queue = %main.queue(), bind = %spec.worker.bind, "worker consuming");
     let counting = queue_metrics.spawn_depth_poller(
         broker.clone(),
-        queue.clone(),
+        main.clone(),
         QUEUE_COUNT_PERIOD,
         shutdown.clone(),
     );
-    let consumed = broker
-        .consumer(queue)
-        .with_prefetch(spec.worker.prefetch)
+    let consumed = consumers
         .with_metrics(queue_metrics)
-        .run(handler, shutdown)
+        .run(&broker, shutdown)
         .await;
     counting.abort();
     http.stop(true).await;
@@ -129,58 +139,4 @@ async fn stop_signal() {
     {
         let _ = ctrl_c.await;
     }
-}
-
-/// A worker binary's settings: `<PREFIX>_DATABASE__…`, `<PREFIX>_BROKER__…`,
-/// `<PREFIX>_TELEMETRY__…` (shared with its API) and `<PREFIX>_WORKER__BIND`/`__PREFETCH`.
-#[derive(Debug, Deserialize)]
-pub struct WorkerBinarySettings {
-    pub database: DatabaseSettings,
-    pub broker: BrokerSettings,
-    pub telemetry: crate::TelemetrySettings,
-    pub worker: WorkerSettings,
-}
-
-/// What distinguishes one worker binary from another.
-pub struct WorkerBinary {
-    pub service: &'static str,
-    pub about: &'static str,
-    /// `MAIL` or `MEMORY`: the worker shares its API's environment.
-    pub env_prefix: &'static str,
-    pub default_database: &'static str,
-    pub default_bind: &'static str,
-    pub flavor: Flavor,
-    pub queue: &'static str,
-}
-
-/// The whole `main` of a worker: parse `--config`, load settings (defaults, the file, the
-/// environment), start telemetry, and [`run`].
-pub async fn main<H, Fut>(binary: WorkerBinary, handler: H) -> anyhow::Result<()>
-where
-    H: Fn(Task, DeliveryInfo) -> Fut + Clone + Send + Sync + 'static,
-    Fut: Future<Output = HandlerResult> + Send + 'static,
-{
-    let defaults = format!(
-        "[database]\nurl = \"{}\"\n[worker]\nbind = \"{}\"\n{}",
-        binary.default_database,
-        binary.default_bind,
-        crate::config::COMMON_DEFAULTS
-    );
-    let config_file = crate::cli::worker_config(binary.service, binary.about, binary.env_prefix);
-    let settings: WorkerBinarySettings =
-        settings::load(binary.env_prefix, &defaults, config_file.as_deref())?;
-    let _telemetry = infra::init_telemetry(binary.service, &settings.telemetry)?;
-    run(
-        WorkerSpec {
-            service: binary.service,
-            flavor: binary.flavor,
-            queue: binary.queue,
-            database: &settings.database,
-            broker: &settings.broker,
-            worker: &settings.worker,
-            collectors: Vec::new(),
-        },
-        handler,
-    )
-    .await
 }

@@ -113,11 +113,8 @@ fn public(cfg: &mut actix_web::web::ServiceConfig) {
 
 pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     let shared_domain: Arc<str> = Arc::from(settings.sending.shared_domain.as_str());
-    let kek = Arc::new(secrets::Kek::from_base64(&settings.secrets.kek).map_err(|_| {
-        anyhow::anyhow!(
-            "MAIL_SECRETS__KEK must be 32 random bytes in base64 (e.g. `openssl rand -base64 32`)"
-        )
-    })?);
+    settings.validate()?;
+    let kek = Arc::new(settings.secrets.kek()?);
     let tracker = Arc::new(settings.tracking.tracker()?);
     let smtp_hosts = crate::config::project_smtp_hosts(settings.delivery.allow_private_smtp_hosts);
     let receiver = Arc::new(routes::webhooks::Receiver::new(

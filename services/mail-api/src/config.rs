@@ -1,5 +1,7 @@
 //! mail-api settings: defaults, then `--config FILE`, then `MAIL_…` variables
-//! (e.g. `MAIL_DATABASE__URL`, `MAIL_RATE_LIMIT__BACKEND=redis`).
+//! (e.g. `MAIL_DATABASE__URL`, `MAIL_RATE_LIMIT__BACKEND=redis`). send-worker reads the same
+//! defaults ([`DEFAULTS`]) and adds its own sections; both check the settings they share with
+//! [`Settings::validate`]'s rules before they start, naming the setting that is wrong.
 
 use std::path::Path;
 
@@ -8,7 +10,8 @@ use service_kit::CommonSettings;
 
 use crate::domain::plans::SendQuotas;
 
-const DEFAULTS: &str = r#"
+/// The defaults of mail-api, which send-worker shares (its own sections come after).
+pub const DEFAULTS: &str = r#"
 [http]
 bind = "127.0.0.1:8081"
 
@@ -191,12 +194,28 @@ pub fn project_smtp_hosts(allow_private: bool) -> delivery::providers::HostPolic
     }
 }
 
+/// [`DEFAULTS`] and the defaults every binary shares.
+pub fn defaults() -> String {
+    format!("{DEFAULTS}{}", service_kit::config::COMMON_DEFAULTS)
+}
+
 /// The key that seals provider credentials and per-project webhook secrets at rest
 /// (`MAIL_SECRETS__KEK`): 32 random bytes, base64. Required: the service does not start
 /// without it.
 #[derive(Clone, Deserialize)]
 pub struct SecretsSettings {
     pub kek: String,
+}
+
+impl SecretsSettings {
+    /// The key, or why the setting is not one.
+    pub fn kek(&self) -> anyhow::Result<secrets::Kek> {
+        secrets::Kek::from_base64(&self.kek).map_err(|_| {
+            anyhow::anyhow!(
+                "MAIL_SECRETS__KEK must be 32 random bytes in base64 (e.g. `openssl rand -base64 32`)"
+            )
+        })
+    }
 }
 
 impl std::fmt::Debug for SecretsSettings {
@@ -226,7 +245,22 @@ impl std::fmt::Debug for TrackingSettings {
 }
 
 impl TrackingSettings {
-    pub fn tracker(&self) -> anyhow::Result<delivery::tracking::Tracker> {
+    /// Checks the settings: an `http(s)` base address, a long enough secret, links that live
+    /// at least a day.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        let scheme_len = if self.base_url.starts_with("https://") {
+            8
+        } else if self.base_url.starts_with("http://") {
+            7
+        } else {
+            anyhow::bail!(
+                "MAIL_TRACKING__BASE_URL must be an http:// or https:// address (got `{}`)",
+                self.base_url
+            );
+        };
+        if self.base_url.len() == scheme_len {
+            anyhow::bail!("MAIL_TRACKING__BASE_URL has no host");
+        }
         if self.secret.len() < 32 {
             anyhow::bail!(
                 "MAIL_TRACKING__SECRET must be at least 32 characters (e.g. `openssl rand -base64 32`)"
@@ -235,6 +269,11 @@ impl TrackingSettings {
         if self.link_lifetime_days == 0 {
             anyhow::bail!("MAIL_TRACKING__LINK_LIFETIME_DAYS must be at least 1");
         }
+        Ok(())
+    }
+
+    pub fn tracker(&self) -> anyhow::Result<delivery::tracking::Tracker> {
+        self.validate()?;
         let lifetime = std::time::Duration::from_secs(u64::from(self.link_lifetime_days) * 86_400);
         Ok(
             delivery::tracking::Tracker::new(&self.base_url, self.secret.as_bytes())
@@ -274,9 +313,103 @@ pub struct SendingSettings {
     pub outbox_relay_secs: u64,
 }
 
+impl SendingSettings {
+    pub fn validate(&self) -> anyhow::Result<()> {
+        if self.shared_domain.trim().is_empty() {
+            anyhow::bail!("MAIL_SENDING__SHARED_DOMAIN must name a domain");
+        }
+        if self.outbox_relay_secs == 0 {
+            anyhow::bail!("MAIL_SENDING__OUTBOX_RELAY_SECS must be at least 1");
+        }
+        Ok(())
+    }
+}
+
+/// The rules of the sections mail-api and send-worker share: a key of 32 bytes, tracking
+/// links that can be made, a sending domain, outbound webhooks that can be delivered.
+pub fn validate_shared(
+    sending: &SendingSettings,
+    secrets: &SecretsSettings,
+    tracking: &TrackingSettings,
+    outbound_webhooks: &crate::outbound::OutboundWebhookSettings,
+) -> anyhow::Result<()> {
+    secrets.kek()?;
+    tracking.validate()?;
+    sending.validate()?;
+    outbound_webhooks.validate()
+}
+
 impl Settings {
+    /// Defaults, the file, the environment. Not checked: a binary that serves checks them
+    /// with [`Settings::validate`] first (`openapi` and `migrate` need no key).
     pub fn load(file: Option<&Path>) -> Result<Self, settings::ConfigError> {
-        let defaults = format!("{DEFAULTS}{}", service_kit::config::COMMON_DEFAULTS);
-        settings::load("MAIL", &defaults, file)
+        settings::load("MAIL", &defaults(), file)
+    }
+
+    /// Checks the settings across fields, naming the first setting that is wrong.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        validate_shared(
+            &self.sending,
+            &self.secrets,
+            &self.tracking,
+            &self.outbound_webhooks,
+        )?;
+        if self.scheduler.enabled && self.scheduler.batch_size < 1 {
+            anyhow::bail!("MAIL_SCHEDULER__BATCH_SIZE must be at least 1");
+        }
+        if self.scheduler.enabled && self.scheduler.release_batch < 1 {
+            anyhow::bail!("MAIL_SCHEDULER__RELEASE_BATCH must be at least 1");
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn valid() -> Settings {
+        let mut settings = Settings::load(None).expect("the defaults load");
+        settings.secrets.kek = secrets::Kek::generate_base64();
+        settings.tracking.secret = "s".repeat(32);
+        settings
+    }
+
+    fn error(settings: &Settings) -> String {
+        settings.validate().unwrap_err().to_string()
+    }
+
+    #[test]
+    fn the_defaults_with_a_key_and_a_secret_are_valid() {
+        valid().validate().unwrap();
+    }
+
+    #[test]
+    fn each_broken_rule_names_its_setting() {
+        let mut s = valid();
+        s.secrets.kek = "c2hvcnQ=".into();
+        assert!(error(&s).contains("MAIL_SECRETS__KEK"));
+
+        let mut s = valid();
+        s.tracking.base_url = "ftp://example.com".into();
+        assert!(error(&s).contains("MAIL_TRACKING__BASE_URL"));
+        s.tracking.base_url = "https://".into();
+        assert!(error(&s).contains("MAIL_TRACKING__BASE_URL"));
+
+        let mut s = valid();
+        s.tracking.link_lifetime_days = 0;
+        assert!(error(&s).contains("MAIL_TRACKING__LINK_LIFETIME_DAYS"));
+
+        let mut s = valid();
+        s.tracking.secret = "short".into();
+        assert!(error(&s).contains("MAIL_TRACKING__SECRET"));
+
+        let mut s = valid();
+        s.outbound_webhooks.prefetch = 0;
+        assert!(error(&s).contains("MAIL_OUTBOUND_WEBHOOKS__PREFETCH"));
+
+        let mut s = valid();
+        s.sending.outbox_relay_secs = 0;
+        assert!(error(&s).contains("MAIL_SENDING__OUTBOX_RELAY_SECS"));
     }
 }

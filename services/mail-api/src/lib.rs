@@ -9,6 +9,7 @@ pub mod domain;
 pub mod export;
 pub mod flows;
 pub mod housekeeping;
+pub mod jobs;
 pub mod http;
 /// The model-backed tools' chat-completions client (`MAIL_LLM__…`), shared with memory-api.
 pub use ::llm;

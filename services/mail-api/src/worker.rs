@@ -1,5 +1,5 @@
 //! The send worker's work (run by the `send-worker` binary, and in-process by the tests):
-//! one `send_email` job sends one email-log row through the project's provider, exactly once
+//! one `send_email` job ([`crate::jobs::send_email`]) sends one email-log row through the project's provider, exactly once
 //! as far as the provider allows.
 //!
 //! - The row is read and claimed by one statement, shared by the jobs that start at the same
@@ -28,7 +28,7 @@ use delivery::dkim::DkimKey;
 use delivery::tracking::Tracker;
 use delivery::{OutgoingEmail, Provider, ProviderConfig, SendError};
 use prometheus::{Histogram, IntCounterVec, Opts};
-use queue::{DeliveryInfo, HandlerError, HandlerResult};
+use queue::{DeliveryInfo, HandlerError};
 use secrets::Kek;
 use serde::Deserialize;
 use store::Pool;
@@ -145,28 +145,9 @@ impl SendWorker {
             .map_err(HandlerError::retry)
     }
 
-    pub async fn handle(&self, task: queue::Task, info: DeliveryInfo) -> HandlerResult {
-        match task {
-            queue::Task::Echo { message } => Ok(Some(serde_json::json!({
-                "echo": message,
-                "worker": "send-worker",
-                "attempt": info.attempt,
-            }))),
-            queue::Task::SendEmail {
-                email_log_id,
-                project_id,
-            } => self
-                .send(project_id, email_log_id, &info)
-                .await
-                .map(|r| Some(serde_json::to_value(r).unwrap_or_default())),
-            other => Err(HandlerError::permanent(format!(
-                "send-worker does not handle {} tasks",
-                other.kind()
-            ))),
-        }
-    }
-
-    async fn send(
+    /// Sends email `id` of `project_id` (a `send_email` job, see [`crate::jobs::send_email`])
+    /// and answers what became of it.
+    pub async fn send(
         &self,
         project_id: Uuid,
         id: Uuid,
@@ -496,28 +477,4 @@ fn unsubscribe_footer(url: &str) -> String {
         "<p style=\"font-size:12px;color:#666\">You receive this because you subscribed. \
          <a href=\"{url}\">Unsubscribe</a></p>"
     )
-}
-
-/// A `provider_event` job: applies a provider webhook whose inline application failed. A
-/// failure is retried by the queue (five attempts), then dead-lettered.
-pub async fn handle_provider_event(
-    pool: &Pool,
-    task: queue::Task,
-    rule: crate::db::outbound_events::BounceRule,
-) -> HandlerResult {
-    let queue::Task::ProviderEvent { receipt_id } = task else {
-        return Err(HandlerError::permanent(format!(
-            "the webhook.inbound queue does not take {} tasks",
-            task.kind()
-        )));
-    };
-    let mut conn = store::conn(pool).await.map_err(HandlerError::retry)?;
-    match crate::db::webhooks::apply(&mut conn, receipt_id, rule).await {
-        Ok(applied) => Ok(Some(serde_json::json!({"result": format!("{applied:?}")}))),
-        Err(err) => {
-            let _ =
-                crate::db::webhooks::note_failure(&mut conn, receipt_id, &err.to_string()).await;
-            Err(HandlerError::retry(err))
-        }
-    }
 }

@@ -190,23 +190,12 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     .await?;
     crate::jobs::spawn_purge_pass(launched.infra.pool.clone());
     let infra = &launched.infra;
-    crate::bridge::spawn_consumer(infra.pool.clone(), infra.broker.clone(), prefix.clone());
-    crate::run_queue::spawn_relay(infra.pool.clone(), bridge_queue(&infra.broker, &prefix));
     let worker = Worker {
         pool: infra.pool.clone(),
         kek: worker_kek,
         model,
     };
-    crate::model_runs::spawn_consumer(worker, infra.broker.clone(), prefix.clone());
-    crate::run_queue::spawn_relay(infra.pool.clone(), model_run_queue(&infra.broker, &prefix));
-    crate::run_queue::spawn_relay(
-        infra.pool.clone(),
-        render_video_queue(&infra.broker, &prefix),
-    );
-    crate::run_queue::spawn_relay(
-        infra.pool.clone(),
-        crate::render_jobs::queue(&infra.broker, &prefix),
-    );
+    crate::jobs::spawn(infra.pool.clone(), worker, &infra.broker, &prefix);
     if settings.embeddings.provider != embed::Provider::None {
         crate::jobs::reconcile_embedding_model(&launched.infra.pool, embedder.as_ref())
             .await

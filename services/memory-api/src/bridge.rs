@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use diesel_async::AsyncPgConnection;
-use queue::{Broker, DeliveryInfo, HandlerError, HandlerResult, Task};
+use queue::{Broker, DeliveryInfo, HandlerResult};
 use serde_json::json;
 use store::Pool;
 use uuid::Uuid;
@@ -22,8 +22,9 @@ pub const WAIT: Duration = Duration::from_secs(10);
 /// `bridge_runs`, queued on `bridge.generate`.
 pub static BRIDGE_RUNS: RunKind = RunKind {
     table: "bridge_runs",
-    queue: queue::BRIDGE_GENERATE,
-    task: |run_id, user_id| Task::BridgeGenerate { run_id, user_id },
+    queue: "bridge.generate",
+    kind: "bridge_generate",
+    id_field: "run_id",
     name: "bridge",
 };
 
@@ -70,14 +71,8 @@ pub fn summary(rendered: &Rendered, fingerprint: &str) -> serde_json::Value {
     })
 }
 
-/// Handles one `bridge_generate` task: writes the run's file unless it is finished.
-pub async fn handle(pool: &Pool, task: Task, info: &DeliveryInfo) -> HandlerResult {
-    let Task::BridgeGenerate { run_id, .. } = task else {
-        return Err(HandlerError::permanent(format!(
-            "the bridge worker does not handle {} tasks",
-            task.kind()
-        )));
-    };
+/// Handles one `bridge_generate` job: writes the run's file unless it is finished.
+pub async fn handle(pool: &Pool, run_id: Uuid, info: &DeliveryInfo) -> HandlerResult {
     let handled = generate(pool, run_id).await;
     BRIDGE_RUNS
         .answer(pool, run_id, info, handled, "the file could not be written")
@@ -121,13 +116,4 @@ async fn generate(pool: &Pool, run_id: Uuid) -> Result<Option<String>, String> {
     .await
     .map_err(|e| e.to_string())?;
     Ok(Some("completed".to_owned()))
-}
-
-/// Consumes `bridge.generate` for as long as the process runs.
-pub fn spawn_consumer(pool: Pool, broker: Broker, prefix: String) {
-    let handler = move |task: Task, info: DeliveryInfo| {
-        let pool = pool.clone();
-        async move { handle(&pool, task, &info).await }
-    };
-    crate::run_queue::spawn_consumer(&BRIDGE_RUNS, broker, prefix, handler);
 }

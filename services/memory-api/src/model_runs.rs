@@ -12,7 +12,7 @@ use std::sync::Arc;
 use diesel_async::AsyncPgConnection;
 use http_kit::ApiError;
 use llm::ChatModel;
-use queue::{Broker, DeliveryInfo, HandlerError, HandlerResult, Task};
+use queue::{Broker, DeliveryInfo, HandlerResult};
 use secrets::Kek;
 use serde_json::Value;
 use store::Pool;
@@ -26,8 +26,9 @@ use crate::run_queue::{RunKind, RunQueue};
 /// `model_runs`, queued on `model.run`.
 pub static MODEL_RUNS: RunKind = RunKind {
     table: "model_runs",
-    queue: queue::MODEL_RUN,
-    task: |run_id, user_id| Task::ModelRun { run_id, user_id },
+    queue: "model.run",
+    kind: "model_run",
+    id_field: "run_id",
     name: "model run",
 };
 
@@ -115,14 +116,8 @@ pub struct Worker {
     pub model: Option<Arc<ChatModel>>,
 }
 
-/// Handles one `model_run` task: asks the model unless the run finished.
-pub async fn handle(worker: &Worker, task: Task, info: &DeliveryInfo) -> HandlerResult {
-    let Task::ModelRun { run_id, .. } = task else {
-        return Err(HandlerError::permanent(format!(
-            "the model-run worker does not handle {} tasks",
-            task.kind()
-        )));
-    };
+/// Handles one `model_run` job: asks the model unless the run finished.
+pub async fn handle(worker: &Worker, run_id: Uuid, info: &DeliveryInfo) -> HandlerResult {
     let handled = run(worker, run_id).await;
     MODEL_RUNS
         .answer(
@@ -205,15 +200,6 @@ async fn ask(
     let system = system_message(kind, &rendered.content);
     let answer = model.json_object(&system, &run.input.to_string()).await;
     Ok(answer.map(|object| (model.model.clone(), object)))
-}
-
-/// Consumes `model.run` for as long as the process runs.
-pub fn spawn_consumer(worker: Worker, broker: Broker, prefix: String) {
-    let handler = move |task: Task, info: DeliveryInfo| {
-        let worker = worker.clone();
-        async move { handle(&worker, task, &info).await }
-    };
-    crate::run_queue::spawn_consumer(&MODEL_RUNS, broker, prefix, handler);
 }
 
 #[cfg(test)]

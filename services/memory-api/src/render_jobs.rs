@@ -1,13 +1,14 @@
 //! Render jobs queued to the render worker (`render.job`), recorded in `render_jobs`.
 
-use queue::{Broker, Task};
+use queue::Broker;
 
 use crate::run_queue::{RunKind, RunQueue};
 
 pub static RENDER_JOBS: RunKind = RunKind {
     table: "render_jobs",
-    queue: queue::RENDER_JOB,
-    task: |job_id, user_id| Task::Render { job_id, user_id },
+    queue: "render.job",
+    kind: "render",
+    id_field: "job_id",
     name: "render job",
 };
 

@@ -3,7 +3,7 @@
 //! encodes it. This module holds what both sides share: the queued-run kind, the formats and
 //! the colours taken from the brand.
 
-use queue::{Broker, Task};
+use queue::Broker;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -12,8 +12,9 @@ use crate::run_queue::{RunKind, RunQueue};
 /// `render_video_jobs`, queued on `render.job`.
 pub static RENDER_VIDEO_JOBS: RunKind = RunKind {
     table: "render_video_jobs",
-    queue: queue::RENDER_JOB,
-    task: |job_id, user_id| Task::RenderVideo { job_id, user_id },
+    queue: "render.job",
+    kind: "render_video",
+    id_field: "job_id",
     name: "video render",
 };
 

@@ -1,16 +1,19 @@
 //! Runs recorded in PostgreSQL and queued through RabbitMQ (the agent bridge's runs, the model
-//! runs): a run's row is written first, then its task is published with publisher confirms and
-//! the row marked `published`; a relay publishes again, every few seconds, the queued runs
-//! whose publish was not confirmed (crash, broker down). Delivery is at least once: each
-//! worker skips a run that finished.
+//! runs, the render jobs): a run's row is written first, then its job is published with
+//! publisher confirms and the row marked `published`; the shared relay
+//! ([`service_kit::outbox`]) publishes again, every few seconds, the queued runs whose publish
+//! was not confirmed (crash, broker down). Delivery is at least once: each worker skips a run
+//! that finished. The jobs themselves (their wire types and how they run) are in
+//! `crate::jobs`.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use diesel::QueryResult;
 use diesel::sql_types::{BigInt, Text, Uuid as SqlUuid};
-use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl};
-use queue::{Broker, DeliveryInfo, HandlerError, HandlerResult, Publisher, ShutdownToken, Task};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use queue::{Broker, DeliveryInfo, Envelope, HandlerError, HandlerResult, Publisher};
+use service_kit::outbox::{self, Outbox, Relayed, Schedule};
 use store::Pool;
 use tokio::sync::OnceCell;
 use uuid::Uuid;
@@ -18,16 +21,21 @@ use uuid::Uuid;
 /// A queued run not confirmed published after this long is published again.
 const REPUBLISH_AFTER_SECS: i64 = 10;
 const RELAY_EVERY: Duration = Duration::from_secs(5);
-/// Runs handled at once by one process.
-const PREFETCH: u16 = 4;
+/// Runs published per relay pass.
+const RELAY_BATCH: i64 = 50;
 
 /// One kind of queued run: the table its rows are in (with `id`, `user_id`, `status`,
-/// `published` and `created_at`), its queue, and its task.
+/// `published` and `created_at`), and the job published for each: its queue, its kind and
+/// the name of the run's id in its data (the job's wire type in `crate::jobs` has the same,
+/// as a test there checks).
 pub struct RunKind {
     /// A constant table name: the only SQL text not written here.
     pub table: &'static str,
     pub queue: &'static str,
-    pub task: fn(Uuid, Uuid) -> Task,
+    /// The job's `type`.
+    pub kind: &'static str,
+    /// The job's field holding the run's id (`run_id`, `job_id`), before `user_id`.
+    pub id_field: &'static str,
     /// For the log.
     pub name: &'static str,
 }
@@ -35,6 +43,14 @@ pub struct RunKind {
 impl RunKind {
     pub fn work_queue(&self, prefix: &str) -> queue::WorkQueue {
         queue::WorkQueue::new(self.queue).with_prefix(prefix)
+    }
+
+    /// The job of run `id` of `user_id`.
+    pub fn envelope(&self, id: Uuid, user_id: Uuid) -> Envelope {
+        let mut data = serde_json::Map::new();
+        data.insert(self.id_field.to_owned(), serde_json::json!(id));
+        data.insert("user_id".to_owned(), serde_json::json!(user_id));
+        Envelope::new(self.kind, serde_json::Value::Object(data))
     }
 
     /// Marks a queued run running (a redelivery of a running one stays running).
@@ -151,7 +167,7 @@ impl RunQueue {
         user_id: Uuid,
         wait: Option<Duration>,
     ) -> bool {
-        let task = (self.kind.task)(id, user_id);
+        let task = self.kind.envelope(id, user_id);
         let published = match self.declare().await {
             Err(err) => Err(err.to_string()),
             Ok(()) => match wait {
@@ -229,56 +245,55 @@ async fn claim_unpublished(
     .await
 }
 
+/// The runs of one kind whose publish was not confirmed, as an outbox of the shared relay.
+struct RunOutbox(RunQueue);
+
+impl Outbox for RunOutbox {
+    type Row = Unpublished;
+
+    fn name(&self) -> &'static str {
+        self.0.kind.name
+    }
+
+    async fn claim(
+        &self,
+        conn: &mut AsyncPgConnection,
+        limit: i64,
+    ) -> QueryResult<Vec<Unpublished>> {
+        claim_unpublished(conn, self.0.kind, REPUBLISH_AFTER_SECS, limit).await
+    }
+
+    async fn publish(&self, run: &Unpublished) -> Result<Relayed, String> {
+        let queue = &self.0;
+        queue.declare().await.map_err(|e| e.to_string())?;
+        let task = queue.kind.envelope(run.id, run.user_id);
+        queue
+            .publisher
+            .publish_with_id(&task, run.id)
+            .await
+            .map(|()| Relayed::Published)
+            .map_err(|e| e.to_string())
+    }
+
+    async fn done(&self, conn: &mut AsyncPgConnection, runs: &[&Unpublished]) -> QueryResult<()> {
+        for run in runs {
+            mark_published(conn, self.0.kind, run.id).await?;
+        }
+        Ok(())
+    }
+}
+
 /// One relay pass: how many runs were published.
 pub async fn relay_once(pool: &Pool, queue: &RunQueue) -> anyhow::Result<usize> {
-    let mut conn = store::conn(pool).await?;
-    let queue = queue.clone();
-    let published = conn
-        .transaction::<_, anyhow::Error, _>(async move |conn| {
-            let due = claim_unpublished(conn, queue.kind, REPUBLISH_AFTER_SECS, 50).await?;
-            let mut published = 0;
-            for run in due {
-                queue.declare().await?;
-                let task = (queue.kind.task)(run.id, run.user_id);
-                queue.publisher.publish_with_id(&task, run.id).await?;
-                mark_published(conn, queue.kind, run.id).await?;
-                published += 1;
-            }
-            Ok(published)
-        })
-        .await?;
-    Ok(published)
+    let outbox = RunOutbox(queue.clone());
+    Ok(outbox::relay_once(pool, &outbox, RELAY_BATCH).await?.len())
 }
 
 /// Publishes again, every few seconds, the queued runs whose publish was not confirmed.
 pub fn spawn_relay(pool: Pool, queue: RunQueue) {
-    tokio::spawn(async move {
-        loop {
-            tokio::time::sleep(RELAY_EVERY).await;
-            let kind = queue.kind.name;
-            match relay_once(&pool, &queue).await {
-                Ok(0) => {}
-                Ok(n) => tracing::info!(published = n, kind, "relay published runs"),
-                Err(err) => tracing::warn!(error = %err, kind, "relay pass failed"),
-            }
-        }
-    });
-}
-
-/// Consumes the kind's queue with `handler` for as long as the process runs.
-pub fn spawn_consumer<H, Fut>(kind: &'static RunKind, broker: Broker, prefix: String, handler: H)
-where
-    H: Fn(Task, DeliveryInfo) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = HandlerResult> + Send + 'static,
-{
-    tokio::spawn(async move {
-        let consumed = broker
-            .consumer(kind.work_queue(&prefix))
-            .with_prefetch(PREFETCH)
-            .run(handler, ShutdownToken::new())
-            .await;
-        if let Err(err) = consumed {
-            tracing::info!(error = %err, kind = kind.name, "consumer stopped");
-        }
-    });
+    let schedule = Schedule {
+        period: RELAY_EVERY,
+        batch: RELAY_BATCH,
+    };
+    outbox::spawn_relay(pool, RunOutbox(queue), schedule);
 }

@@ -2,16 +2,33 @@
 //! completed (or failed, with why). Delivery is at least once, and a worker may die mid-job:
 //! the broker then delivers the job again, so every step may run twice harmlessly (the file
 //! is stored under a key of the job's own, and finished jobs are skipped).
+//!
+//! The jobs of `render.job` are published by memory-api ([`memory_api::jobs`]); this worker
+//! runs them: `render` here, `render_video` in [`crate::video`].
 
 use diesel::sql_types::{Jsonb, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
 use objects::{ObjectKey, Objects};
 use producible::Format;
-use queue::{DeliveryInfo, HandlerError, HandlerResult};
+use memory_api::jobs::{Render, RenderVideo};
+use queue::{DeliveryInfo, HandlerError, HandlerResult, Run};
 use serde_json::Value;
 use uuid::Uuid;
 
 use crate::produce;
+use crate::video::VideoWorker;
+
+impl Run<Renderer> for Render {
+    async fn run(self, renderer: &Renderer, info: DeliveryInfo) -> HandlerResult {
+        renderer.handle(self.job_id, &info).await
+    }
+}
+
+impl Run<VideoWorker> for RenderVideo {
+    async fn run(self, videos: &VideoWorker, info: DeliveryInfo) -> HandlerResult {
+        videos.handle(self.job_id, &info).await
+    }
+}
 
 pub struct Renderer {
     pub pool: store::Pool,

@@ -6,18 +6,19 @@
 //! object store memory-api serves signed downloads from) and adds `MEMORY_WORKER__BIND`
 //! (health and metrics), `MEMORY_WORKER__PREFETCH` (the jobs taken at once, default 2), and
 //! the video renderer's `MEMORY_RENDER_VIDEO__FPS`, `__FFMPEG`, `__PRESET`, `__FONT`,
-//! `__CONCURRENCY` and `__WORK_DIR` (see [`video::VideoSettings`]).
+//! `__CONCURRENCY` and `__WORK_DIR` (see [`video::VideoSettings`]). Its jobs (`render`,
+//! `render_video`, and the round-trip probe) are registered in `main`, one line each; a kind
+//! it does not take is dead-lettered, replayable once it does.
 
 mod job;
 mod produce;
 mod video;
 
-use std::sync::Arc;
-
 use http_kit::Flavor;
-use queue::{DeliveryInfo, HandlerError, HandlerResult, Task};
+use memory_api::jobs::{Render, RenderVideo};
 use serde::Deserialize;
 use service_kit::config::{BrokerSettings, DatabaseSettings, TelemetrySettings};
+use service_kit::consumers::Consumers;
 use service_kit::infra;
 use service_kit::worker::{WorkerSettings, WorkerSpec};
 
@@ -56,57 +57,33 @@ async fn main() -> anyhow::Result<()> {
     let config_file =
         service_kit::cli::worker_config(SERVICE, "Renders the jobs queued by memory-api", "MEMORY");
     let settings: Settings = settings::load("MEMORY", &defaults, config_file.as_deref())?;
+    settings.worker.validate("MEMORY")?;
     let _telemetry = infra::init_telemetry(SERVICE, &settings.telemetry)?;
     let pool = infra::pool(&settings.database)?;
     let objects = objects::Objects::from_settings(&settings.objects)
         .map_err(|e| anyhow::anyhow!("MEMORY_{e}"))?;
-    let renderer = Arc::new(job::Renderer {
+    let renderer = job::Renderer {
         pool: pool.clone(),
         objects: objects.clone(),
-    });
-    let videos = Arc::new(VideoWorker::new(
-        pool,
-        Assets::new(objects),
-        &settings.render_video,
-    )?);
-    let handler = move |task, info| {
-        let (renderer, videos) = (Arc::clone(&renderer), Arc::clone(&videos));
-        async move { handle(&renderer, &videos, task, info).await }
     };
+    let videos = VideoWorker::new(pool.clone(), Assets::new(objects), &settings.render_video)?;
+    let prefetch = settings.worker.prefetch;
+    let consumers = Consumers::new(&settings.broker.queue_prefix, renderer)
+        .job::<Render>(prefetch)
+        .context(videos)
+        .job::<RenderVideo>(prefetch)
+        // Round-trip probe: proves the API → broker → worker → reply path.
+        .probe(SERVICE);
     service_kit::worker::run(
         WorkerSpec {
             service: SERVICE,
             flavor: Flavor::Memory,
-            queue: queue::RENDER_JOB,
-            database: &settings.database,
-            broker: &settings.broker,
+            pool,
+            broker: infra::broker(SERVICE, &settings.broker),
             worker: &settings.worker,
             collectors: Vec::new(),
         },
-        handler,
+        consumers,
     )
     .await
-}
-
-async fn handle(
-    renderer: &job::Renderer,
-    videos: &VideoWorker,
-    task: Task,
-    delivery: DeliveryInfo,
-) -> HandlerResult {
-    match task {
-        // Round-trip probe: proves the API → broker → worker → reply path.
-        Task::Echo { message } => Ok(Some(serde_json::json!({
-            "echo": message,
-            "worker": SERVICE,
-            "attempt": delivery.attempt,
-        }))),
-        task @ Task::RenderVideo { .. } => videos.handle(task, &delivery).await,
-        Task::Render { job_id, .. } => renderer.handle(job_id, &delivery).await,
-        // Dead-lettered, not dropped: replayable once this worker handles the kind.
-        other => Err(HandlerError::permanent(format!(
-            "{SERVICE} does not handle {} tasks",
-            other.kind()
-        ))),
-    }
 }

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use lapin::BasicProperties;
 use lapin::options::BasicPublishOptions;
-use queue::{HandlerError, ShutdownToken, Task};
+use queue::{DeliveryInfo, Echo, HandlerError, HandlerResult, Jobs, Run, ShutdownToken};
 use tokio::time::Instant;
 
 use crate::common::{self, count, wait_until};
@@ -44,7 +44,7 @@ async fn failing_handler_walks_every_retry_delay_then_dead_letters_once() {
         )
     });
 
-    let task = Task::Echo {
+    let task = Echo {
         message: "always fails".into(),
     };
     let message_id = broker
@@ -100,7 +100,7 @@ async fn failing_handler_walks_every_retry_delay_then_dead_letters_once() {
         assert_eq!(letter.message_id, message_id.to_string());
         assert_eq!(letter.attempts, 4);
         assert_eq!(letter.last_error.as_deref(), Some("boom 4"));
-        assert_eq!(letter.task, task.to_value());
+        assert_eq!(letter.task, queue::to_value(&task));
         assert_eq!(count(&broker, &dlq).await, 1, "listing loses nothing");
     }
 
@@ -163,21 +163,14 @@ async fn undecodable_unknown_and_permanent_go_straight_to_the_dlq() {
     }
     let _ = raw_connection.close(200, "done".into()).await;
 
-    let calls: Arc<Mutex<Vec<Task>>> = Arc::default();
+    let calls = Calls::default();
     let shutdown = ShutdownToken::new();
-    let consumer = tokio::spawn({
-        let calls = Arc::clone(&calls);
-        broker.consumer(queue.clone()).run(
-            move |task, _info| {
-                calls.lock().unwrap().push(task);
-                async { Err(HandlerError::Permanent("bad recipient".into())) }
-            },
-            shutdown.clone(),
-        )
-    });
-    let valid = Task::SendEmail {
-        email_log_id: uuid::Uuid::now_v7(),
-        project_id: uuid::Uuid::now_v7(),
+    let consumer = tokio::spawn(broker.consumer(queue.clone()).run_jobs(
+        Jobs::new().register::<Echo, _>(calls.clone()),
+        shutdown.clone(),
+    ));
+    let valid = Echo {
+        message: "for a bad recipient".into(),
     };
     broker
         .publisher(queue.clone())
@@ -191,7 +184,7 @@ async fn undecodable_unknown_and_permanent_go_straight_to_the_dlq() {
     })
     .await;
     assert_eq!(
-        calls.lock().unwrap().as_slice(),
+        calls.0.lock().unwrap().as_slice(),
         std::slice::from_ref(&valid),
         "undecodable payloads never reach the handler"
     );
@@ -233,7 +226,7 @@ async fn undecodable_unknown_and_permanent_go_straight_to_the_dlq() {
     assert!(letters.iter().all(|l| l.attempts == 1));
     let permanent = letters
         .iter()
-        .find(|l| l.task == valid.to_value())
+        .find(|l| l.task == queue::to_value(&valid))
         .expect("the permanent failure is dead-lettered");
     assert_eq!(permanent.last_error.as_deref(), Some("bad recipient"));
 
@@ -245,4 +238,15 @@ async fn undecodable_unknown_and_permanent_go_straight_to_the_dlq() {
     consumer.await.unwrap().expect("consumer stops cleanly");
     assert_eq!(count(&broker, &queue.queue()).await, 0);
     common::cleanup(&broker, &queue).await;
+}
+
+/// Records the echoes it gets and fails them for good.
+#[derive(Clone, Default)]
+struct Calls(Arc<Mutex<Vec<Echo>>>);
+
+impl Run<Calls> for Echo {
+    async fn run(self, calls: &Calls, _info: DeliveryInfo) -> HandlerResult {
+        calls.0.lock().unwrap().push(self);
+        Err(HandlerError::Permanent("bad recipient".into()))
+    }
 }

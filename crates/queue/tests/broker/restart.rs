@@ -3,7 +3,7 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use queue::{ShutdownToken, Task};
+use queue::{Echo, ShutdownToken};
 
 use crate::common::{self, wait_until};
 
@@ -48,8 +48,8 @@ impl Drop for RestartGuard {
     }
 }
 
-fn echo(message: String) -> Task {
-    Task::Echo { message }
+fn echo(message: String) -> Echo {
+    Echo { message }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -69,7 +69,7 @@ async fn serial_broker_restart_publisher_and_consumer_recover() {
         let seen = Arc::clone(&seen);
         broker.consumer(consumed_queue.clone()).run(
             move |task, _info| {
-                let Task::Echo { message } = task else {
+                let Ok(Echo { message }) = task.decode() else {
                     unreachable!("echo only")
                 };
                 *seen.lock().unwrap().entry(message).or_default() += 1;
@@ -160,7 +160,7 @@ async fn serial_broker_restart_publisher_and_consumer_recover() {
         let stored = Arc::clone(&stored);
         broker.consumer(idle_queue.clone()).run(
             move |task, _info| {
-                if let Task::Echo { message } = task {
+                if let Ok(Echo { message }) = task.decode() {
                     stored.lock().unwrap().push(message);
                 }
                 async { Ok(None) }

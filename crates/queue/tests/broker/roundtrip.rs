@@ -5,7 +5,7 @@ use lapin::options::{BasicGetOptions, BasicNackOptions};
 use lapin::types::AMQPValue;
 use opentelemetry::trace::{TraceContextExt as _, TracerProvider as _};
 use opentelemetry_sdk::trace::SdkTracerProvider;
-use queue::{ATTEMPT_HEADER, ShutdownToken, Task};
+use queue::{ATTEMPT_HEADER, Echo, ShutdownToken};
 use tokio::sync::mpsc;
 use tracing::Instrument as _;
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
@@ -54,7 +54,7 @@ async fn publish_then_consume_round_trip_carries_trace_context() {
         .await
         .expect("declaring twice is fine");
 
-    let task = Task::Echo {
+    let task = Echo {
         message: "hello".into(),
     };
     let span = tracing::info_span!("request");
@@ -138,7 +138,7 @@ async fn publish_then_consume_round_trip_carries_trace_context() {
         .await
         .expect("consumed in time")
         .expect("handler ran");
-    assert_eq!(got, task);
+    assert_eq!(got.decode::<Echo>().unwrap(), task);
     assert_eq!(info.message_id, message_id.to_string());
     assert_eq!(info.attempt, 1);
     assert_eq!(info.max_attempts, 2);
@@ -165,7 +165,7 @@ async fn publishing_without_topology_fails_fast_and_leaves_the_connection_usable
     let broker = common::broker().await;
     let declared = common::work_queue("no_topology", &[]);
     broker.declare(&declared).await.expect("declare");
-    let task = Task::Echo {
+    let task = Echo {
         message: "lost?".into(),
     };
 

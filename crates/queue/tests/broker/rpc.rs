@@ -1,14 +1,14 @@
 use std::time::Duration;
 
 use futures_util::future::join_all;
-use queue::{HandlerError, RpcError, ShutdownToken, Task};
+use queue::{Echo, HandlerError, RpcError, ShutdownToken};
 use serde_json::json;
 use tokio::time::Instant;
 
 use crate::common::{self, count, wait_until};
 
-fn echo(message: impl Into<String>) -> Task {
-    Task::Echo {
+fn echo(message: impl Into<String>) -> Echo {
+    Echo {
         message: message.into(),
     }
 }
@@ -23,7 +23,7 @@ async fn rpc_round_trip_and_concurrent_calls_each_get_their_answer() {
     let shutdown = ShutdownToken::new();
     let consumer = tokio::spawn(broker.consumer(queue.clone()).with_prefetch(16).run(
         |task, _info| async move {
-            let Task::Echo { message } = task else {
+            let Ok(Echo { message }) = task.decode() else {
                 return Err(HandlerError::Permanent("echo only".into()));
             };
             if message == "fail" {
@@ -106,7 +106,7 @@ async fn rpc_times_out_without_a_consumer_and_the_task_stays_queued() {
     let task = tokio::time::timeout(Duration::from_secs(10), rx.recv())
         .await
         .expect("processed in time");
-    assert_eq!(task, Some(echo("anyone?")));
+    assert_eq!(task.map(|t| t.decode::<Echo>().unwrap()), Some(echo("anyone?")));
     wait_until("the ack", Duration::from_secs(5), || async {
         count(&broker, &queue.queue()).await == 0
     })

@@ -2,7 +2,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use queue::{ShutdownToken, Task};
+use queue::{Echo, ShutdownToken};
 use tokio::sync::mpsc;
 
 use crate::common::{self, count};
@@ -16,7 +16,7 @@ async fn graceful_shutdown_finishes_the_in_flight_handler_and_acks_it() {
     let publisher = broker.publisher(queue.clone());
     for i in 0..3 {
         publisher
-            .publish(&Task::Echo {
+            .publish(&Echo {
                 message: format!("slow-{i}"),
             })
             .await
@@ -86,7 +86,7 @@ async fn graceful_shutdown_finishes_the_in_flight_handler_and_acks_it() {
             .await
             .expect("remaining message delivered")
             .expect("handler ran");
-        let Task::Echo { message } = task else {
+        let Ok(Echo { message }) = task.decode() else {
             panic!("unexpected task")
         };
         seen.push(message);

@@ -11,7 +11,7 @@
 use actix_web::{HttpRequest, HttpResponse, web};
 use http_kit::ApiError;
 use http_kit::openapi::MailError;
-use queue::{Task, WorkQueue};
+use queue::WorkQueue;
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -211,7 +211,7 @@ async fn handle(
             state
                 .broker
                 .publisher(queue)
-                .publish(&Task::ProviderEvent {
+                .publish(&crate::sending::ProviderEvent {
                     receipt_id: receipt,
                 })
                 .await

@@ -16,14 +16,14 @@ use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use delivery::safe_http::SafeClient;
-use queue::{DeliveryInfo, HandlerError, HandlerResult, Publisher, Task};
+use queue::{HandlerError, HandlerResult, Publisher};
 use secrets::Kek;
 use serde_json::{Value, json};
 use store::Pool;
 use tokio::sync::Semaphore;
 use uuid::Uuid;
 
-use super::OutboundWebhookSettings;
+use super::{OutboundWebhookSettings, WebhookDeliver};
 use crate::db::webhook_deliveries::{self, Attempt, Job};
 use crate::db::webhook_subscriptions::seal_context;
 
@@ -77,17 +77,11 @@ impl Deliverer {
         })
     }
 
-    pub async fn handle(&self, task: Task, _info: DeliveryInfo) -> HandlerResult {
-        let Task::WebhookDeliver {
+    pub async fn handle(&self, delivery: WebhookDeliver) -> HandlerResult {
+        let WebhookDeliver {
             delivery_id,
             project_id,
-        } = task
-        else {
-            return Err(HandlerError::permanent(format!(
-                "the webhook.deliver queue does not take {} tasks",
-                task.kind()
-            )));
-        };
+        } = delivery;
         let mut conn = store::conn(&self.pool).await.map_err(HandlerError::retry)?;
         let Some(job) = webhook_deliveries::job(&mut conn, project_id, delivery_id)
             .await
@@ -103,12 +97,8 @@ impl Deliverer {
         let slots = self.slots_of(job.subscription_id);
         let Ok(Ok(_permit)) = tokio::time::timeout(self.endpoint_wait, slots.acquire()).await
         else {
-            let task = Task::WebhookDeliver {
-                delivery_id,
-                project_id,
-            };
             self.requeue
-                .publish(&task)
+                .publish(&delivery)
                 .await
                 .map_err(HandlerError::retry)?;
             return Ok(Some(json!({"requeued": "endpoint busy"})));

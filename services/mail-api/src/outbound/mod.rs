@@ -11,11 +11,24 @@ mod relay;
 
 use std::time::Duration;
 
-use queue::{RetryPolicy, WorkQueue};
-use serde::Deserialize;
+use queue::{Job, RetryPolicy, WorkQueue};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
 
 pub use deliver::{Deliverer, body_of};
-pub use relay::{relay_once, spawn_delivery_relay};
+pub use relay::{DeliveryOutbox, relay_once, spawn_delivery_relay};
+
+/// Deliver one outbound webhook (its `webhook_deliveries` row) on `webhook.deliver`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WebhookDeliver {
+    pub delivery_id: Uuid,
+    pub project_id: Uuid,
+}
+
+impl Job for WebhookDeliver {
+    const KIND: &'static str = "webhook_deliver";
+    const QUEUE: &'static str = "webhook.deliver";
+}
 
 /// `MAIL_OUTBOUND_WEBHOOKS__…` (shared by mail-api and send-worker).
 #[derive(Debug, Clone, Deserialize)]
@@ -83,6 +96,20 @@ impl OutboundWebhookSettings {
         )
     }
 
+    /// Checks the settings, naming the first one that is wrong.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        if self.prefetch == 0 {
+            anyhow::bail!("MAIL_OUTBOUND_WEBHOOKS__PREFETCH must be at least 1");
+        }
+        if self.timeout_ms == 0 {
+            anyhow::bail!("MAIL_OUTBOUND_WEBHOOKS__TIMEOUT_MS must be at least 1");
+        }
+        if self.max_in_flight_per_endpoint == 0 {
+            anyhow::bail!("MAIL_OUTBOUND_WEBHOOKS__MAX_IN_FLIGHT_PER_ENDPOINT must be at least 1");
+        }
+        Ok(())
+    }
+
     pub fn bounce_rule(&self) -> crate::db::outbound_events::BounceRule {
         crate::db::outbound_events::BounceRule {
             threshold: self.bounce_rate_threshold,
@@ -93,7 +120,7 @@ impl OutboundWebhookSettings {
 
 /// `webhook.deliver`, with the configured retry delays.
 pub fn deliver_queue(prefix: &str, settings: &OutboundWebhookSettings) -> WorkQueue {
-    WorkQueue::new(queue::WEBHOOK_DELIVER)
+    WorkQueue::new(WebhookDeliver::QUEUE)
         .with_prefix(prefix)
         .with_retry_policy(settings.retry_policy())
 }

@@ -9,12 +9,12 @@ use std::str::FromStr as _;
 use chrono::{DateTime, Utc};
 use diesel_async::{AsyncConnection as _, AsyncPgConnection};
 use futures_util::StreamExt as _;
-use queue::Task;
 use rate_limit::policy::Plan;
 use uuid::Uuid;
 
 use super::Scheduler;
 use crate::db::scheduler as db;
+use crate::sending::SendEmail;
 use crate::db::{outbox, send_policy};
 use crate::domain::send_policy::{Allowance, Room, SitePolicy, allowance, minute_of};
 
@@ -104,11 +104,10 @@ async fn release_site(
 }
 
 fn task_value(email_log_id: Uuid, project_id: Uuid) -> serde_json::Value {
-    Task::SendEmail {
+    queue::to_value(&SendEmail {
         email_log_id,
         project_id,
-    }
-    .to_value()
+    })
 }
 
 /// Publishes the released jobs (under their outbox ids, which are the emails'), then deletes
@@ -120,7 +119,7 @@ async fn publish(scheduler: &Scheduler, jobs: Vec<(Uuid, Uuid)>) {
     let dispatcher = &scheduler.dispatcher;
     let published: Vec<Uuid> = futures_util::stream::iter(jobs)
         .map(|(email_log_id, project_id)| async move {
-            let task = Task::SendEmail {
+            let task = SendEmail {
                 email_log_id,
                 project_id,
             };

@@ -16,14 +16,13 @@
 
 use diesel_async::{AsyncConnection as _, AsyncPgConnection};
 use http_kit::ApiError;
-use queue::Task;
 use rate_limit::policy::Plan;
 use store::Pool;
 use uuid::Uuid;
 
 use super::answer::suppressed;
 use super::writer::Unwritten;
-use super::{Dispatched, SendContext, SendResponse};
+use super::{Dispatched, SendContext, SendEmail, SendResponse};
 use crate::db::emails::{self, Email, NewEmail, Reserved, Verdict};
 use crate::flows;
 
@@ -174,11 +173,10 @@ fn new_email(
         tracking: email.tracking,
         idempotency_key: email.idempotency_key.map(str::to_owned),
         request_hash: email.idempotency_key.map(|_| email.request_hash.to_vec()),
-        task: Task::SendEmail {
+        task: queue::to_value(&SendEmail {
             email_log_id: id,
             project_id,
-        }
-        .to_value(),
+        }),
     })
 }
 
@@ -278,7 +276,7 @@ async fn dispatch(
     id: Uuid,
     email: &Submission<'_>,
 ) -> Result<SendResponse, ApiError> {
-    let task = Task::SendEmail {
+    let task = SendEmail {
         email_log_id: id,
         project_id,
     };

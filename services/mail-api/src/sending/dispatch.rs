@@ -5,11 +5,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use queue::{Broker, Publisher, RpcError, Task};
+use queue::{Broker, Publisher, RpcError};
 use tokio::sync::OnceCell;
 use uuid::Uuid;
 
-use super::{SendResult, send_queue};
+use super::{SendEmail, SendResult, send_queue};
 
 /// Publishes send jobs for mail-api.
 #[derive(Clone)]
@@ -56,7 +56,7 @@ impl Dispatcher {
     }
 
     /// Publishes the job and waits up to `reply_wait` for the worker's result.
-    pub async fn call(&self, task: &Task) -> Dispatched {
+    pub async fn call(&self, task: &SendEmail) -> Dispatched {
         if let Err(err) = self.declare().await {
             tracing::warn!(error = %err, "send queue not declared; the outbox relay will publish");
             return Dispatched::NotPublished;
@@ -77,7 +77,7 @@ impl Dispatcher {
     }
 
     /// Publishes without waiting (the relay), under the outbox row's id.
-    pub async fn publish(&self, task: &Task, id: Uuid) -> Result<(), queue::QueueError> {
+    pub async fn publish(&self, task: &SendEmail, id: Uuid) -> Result<(), queue::QueueError> {
         self.declare().await?;
         self.publisher.publish_with_id(task, id).await
     }

@@ -15,7 +15,7 @@ pub use accept::{Accepted, Sender, Submission, accept};
 pub use answer::{SendResponse, SendResult, suppressed};
 pub use dispatch::{Dispatched, Dispatcher};
 pub use published::PublishedJobs;
-pub use queues::{inbound_queue, send_queue};
+pub use queues::{ProviderEvent, SendEmail, inbound_queue, send_queue};
 pub use relay::{relay_once, republish_expired_claims, spawn_outbox_relay};
 pub use writer::EmailWriter;
 

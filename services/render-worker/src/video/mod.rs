@@ -17,7 +17,7 @@ use std::sync::Arc;
 use ab_glyph::FontArc;
 use memory_api::db::render_video::{self as db, Job, JobResult};
 use memory_api::render_video::{RENDER_VIDEO_JOBS, Style, VideoFormat};
-use queue::{DeliveryInfo, HandlerError, HandlerResult, Task};
+use queue::{DeliveryInfo, HandlerResult};
 use ring::digest;
 use serde::Deserialize;
 use store::Pool;
@@ -100,14 +100,8 @@ impl VideoWorker {
         })
     }
 
-    /// Handles one `render_video` task.
-    pub async fn handle(&self, task: Task, info: &DeliveryInfo) -> HandlerResult {
-        let Task::RenderVideo { job_id, .. } = task else {
-            return Err(HandlerError::permanent(format!(
-                "the video worker does not handle {} tasks",
-                task.kind()
-            )));
-        };
+    /// Handles one `render_video` job.
+    pub async fn handle(&self, job_id: Uuid, info: &DeliveryInfo) -> HandlerResult {
         let handled = self.run(job_id).await;
         RENDER_VIDEO_JOBS
             .answer(

@@ -1,4 +1,5 @@
-//! Background work of a memory-api process.
+//! Background passes of a memory-api process (not queue jobs): embedding what was stored
+//! without a vector, purging expired imports and finished runs.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -3,13 +3,19 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 
-.PHONY: dev test chaos check fmt lint layers openapi migrate bench crash-test fuzz infra tools
+.PHONY: dev quickstart test chaos check fmt lint layers openapi migrate bench crash-test fuzz infra tools
 
 ## Install what is missing, start the servers, migrate, bootstrap a development user and
-## project, print their keys, and run all four binaries (Ctrl-C stops them).
+## project with a site, print their keys (kept in .dev/keys.env), and run all four binaries
+## (Ctrl-C stops them).
 dev: infra tools
 	$(CARGO) build --bins
 	scripts/dev.sh
+
+## With `make dev` running (another terminal): send a first email and show it in the dev
+## outbox, record a decision and find it by meaning (docs/QUICKSTART.md).
+quickstart:
+	scripts/quickstart.sh
 
 ## The whole test suite against the real PostgreSQL, RabbitMQ and Redis.
 test: infra tools

@@ -4,7 +4,9 @@
 # which drives Debian's headless chromium through chromedriver (selenium, pinned in
 # scripts/requirements-browser-tests.txt): a connector's authorization request, the sign-in
 # and consent pages, the connected apps, and the approval of the connector's proposal. A
-# screenshot of each page lands in ${CARGO_TARGET_DIR:-target}/screenshots. Nothing is
+# screenshot of each page lands in ${CARGO_TARGET_DIR:-target}/screenshots. Then
+# tests/browser/reference_test.py loads each API's landing page and API reference with the
+# network cut off, and checks that every operation of its OpenAPI document is shown. Nothing is
 # skipped: chromium, chromedriver and the venv are installed by scripts/tools.sh when missing.
 # Run after `cargo build --bins`.
 set -euo pipefail
@@ -39,4 +41,6 @@ mkdir -p "$SCREENSHOT_DIR"
 MEMORY_SIGN_IN_EMAIL="$MEMORY_SIGN_IN_EMAIL" MEMORY_SIGN_IN_PASSWORD="$MEMORY_SIGN_IN_PASSWORD" \
     SCREENSHOT_DIR="$SCREENSHOT_DIR" CHROMIUM="$(command -v chromium)" \
     CHROMEDRIVER="$(command -v chromedriver)" "$VENV/bin/python" tests/browser/dashboard_test.py
+SCREENSHOT_DIR="$SCREENSHOT_DIR" CHROMIUM="$(command -v chromium)" \
+    CHROMEDRIVER="$(command -v chromedriver)" "$VENV/bin/python" tests/browser/reference_test.py
 log "browser test: screenshots in $SCREENSHOT_DIR"

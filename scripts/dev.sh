@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Run by `make dev` after the servers are up and the binaries built: migrate both databases,
-# bootstrap a development user and project once (their keys are kept in .dev/keys.env, which
-# git ignores), print the keys, and run the four binaries until Ctrl-C.
+# bootstrap a development user and project once, give the project a site (it sends as
+# dev@<the dev sending domain>, through the file provider into .dev/mail-outbox), keep what
+# the quickstart needs in .dev/keys.env (git ignores it), print it, and run the four binaries
+# until Ctrl-C. Every step is idempotent: a second run reuses the keys and the site.
 set -euo pipefail
 
 # shellcheck source=scripts/lib.sh
@@ -61,14 +63,58 @@ bootstrap() {
     account=$("$BIN/admin" mail create-account --name dev | field account_id)
     project=$("$BIN/admin" mail create-project --account "$account" --name dev --plan managed | field project_id)
     MAIL_KEY=$("$BIN/admin" mail create-key --project "$project" --name dev --scope admin | field key)
-    umask 077
-    cat >"$KEYS" <<KEYS
-MEMORY_USER_ID=$user
+    MEMORY_USER_ID=$user
+    MAIL_PROJECT_ID=$project
+    MAIL_SITE_ID=
+}
+
+# The project's site: the saved one while it still exists, else its first site, else a new
+# one (slug `dev`, or `dev-<random>` when another project of this database took `dev`).
+ensure_site() {
+    local sites slug answer
+    sites=$(curl -sf -H "Authorization: Bearer $MAIL_KEY" "$MAIL_URL/api/v1/sites?limit=100") ||
+        die "GET /api/v1/sites failed"
+    read -r MAIL_SITE_ID MAIL_FROM < <(python3 -c '
+import json, sys
+sites = json.load(sys.stdin)["data"]
+pick = [s for s in sites if s["id"] == sys.argv[1]] or sites
+print(pick[0]["id"], pick[0]["from_email"]) if pick else print("- -")' "${MAIL_SITE_ID:-}" <<<"$sites")
+    [[ $MAIL_SITE_ID != - ]] && return
+    for slug in dev "dev-$(head -c 3 /dev/urandom | od -An -tx1 | tr -d ' \n')"; do
+        answer=$(curl -s -w '\n%{http_code}' -H "Authorization: Bearer $MAIL_KEY" \
+            -H 'Content-Type: application/json' \
+            --data "{\"name\":\"Dev site\",\"slug\":\"$slug\",\"from_name\":\"Dev\"}" \
+            "$MAIL_URL/api/v1/sites")
+        case "${answer##*$'\n'}" in
+        201)
+            MAIL_SITE_ID=$(field id <<<"${answer%$'\n'*}")
+            MAIL_FROM=$(field from_email <<<"${answer%$'\n'*}")
+            return
+            ;;
+        409) continue ;;
+        *) die "POST /api/v1/sites answered ${answer##*$'\n'}: ${answer%$'\n'*}" ;;
+        esac
+    done
+    die "no free site slug"
+}
+
+save_keys() {
+    (
+        umask 077
+        cat >"$KEYS" <<KEYS
+# Written by scripts/dev.sh (make dev); read by scripts/quickstart.sh.
+MEMORY_URL=$MEMORY_URL
+MAIL_URL=$MAIL_URL
+MEMORY_USER_ID=$MEMORY_USER_ID
 MEMORY_LIVE_KEY=$MEMORY_LIVE_KEY
 MEMORY_TEST_KEY=$MEMORY_TEST_KEY
-MAIL_PROJECT_ID=$project
+MAIL_PROJECT_ID=$MAIL_PROJECT_ID
 MAIL_KEY=$MAIL_KEY
+MAIL_SITE_ID=$MAIL_SITE_ID
+MAIL_FROM=$MAIL_FROM
+MAIL_OUTBOX=$MAIL_DELIVERY__DEFAULT_PROVIDER__DIRECTORY
 KEYS
+    )
 }
 
 pids=()
@@ -92,25 +138,40 @@ done
 
 # shellcheck disable=SC1090
 [[ -f "$KEYS" ]] && . "$KEYS"
-if ! key_works http://127.0.0.1:8080/api/v1/products "${MEMORY_LIVE_KEY:-}" ||
-    ! key_works http://127.0.0.1:8081/api/v1/sites "${MAIL_KEY:-}"; then
+# The addresses of this run (a saved file may name others).
+MEMORY_URL=http://127.0.0.1:8080
+MAIL_URL=http://127.0.0.1:8081
+if ! key_works "$MEMORY_URL/api/v1/products" "${MEMORY_LIVE_KEY:-}" ||
+    ! key_works "$MAIL_URL/api/v1/sites" "${MAIL_KEY:-}"; then
     bootstrap
 fi
+ensure_site
+save_keys
 
 cat <<INFO
 
-memory-api     http://127.0.0.1:8080   (OpenAPI: /api/v1/openapi.json)
-mail-api       http://127.0.0.1:8081   (OpenAPI: /api/v1/openapi.json)
+memory-api     $MEMORY_URL   (a browser: the landing page and /docs, the API reference)
+mail-api       $MAIL_URL   (the same)
 send-worker    http://127.0.0.1:9091/readyz
 render-worker  http://127.0.0.1:9092/readyz
 
 memory live key: $MEMORY_LIVE_KEY
 memory test key: $MEMORY_TEST_KEY
 mail key (admin): $MAIL_KEY
+mail site: $MAIL_SITE_ID (sends as $MAIL_FROM; sent mail lands in .dev/mail-outbox)
 (kept in .dev/keys.env)
 
-  curl -H "Authorization: Bearer $MEMORY_LIVE_KEY" http://127.0.0.1:8080/api/v1/products
-  curl -H "Authorization: Bearer $MAIL_KEY" http://127.0.0.1:8081/api/v1/sites
+First steps (docs/QUICKSTART.md explains them): in another terminal,
+
+  make quickstart
+
+sends a first email and shows the file it landed in, records a decision and finds it by
+meaning. Or one call at a time:
+
+  . .dev/keys.env
+  curl -H "Authorization: Bearer \$MAIL_KEY" -H 'Content-Type: application/json' \\
+    -d '{"to":"you@example.com","site_id":"'\$MAIL_SITE_ID'","subject":"Hello","html":"<p>Hi</p>"}' \\
+    \$MAIL_URL/api/v1/send
 
 Ctrl-C stops everything.
 INFO

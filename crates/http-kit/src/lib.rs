@@ -1,5 +1,6 @@
 //! The HTTP kit shared by both APIs: one error type, the two documented error envelopes, the
-//! handlers that put every framework failure into the service's envelope, pagination and health.
+//! handlers that put every framework failure into the service's envelope, pagination, health,
+//! and the pages a browser finds without a credential (landing page, API reference).
 
 pub mod envelope;
 pub mod error;
@@ -7,6 +8,7 @@ pub mod extract;
 pub mod health;
 pub mod nul;
 pub mod openapi;
+pub mod pages;
 pub mod pagination;
 pub mod request;
 

@@ -9,6 +9,7 @@ pub mod document;
 pub mod health;
 pub mod ids;
 pub mod oauth_client;
+pub mod pages;
 pub mod response;
 pub mod sql;
 

@@ -109,6 +109,7 @@ fn public(cfg: &mut actix_web::web::ServiceConfig) {
     routes::tracking::configure(cfg);
     routes::webhooks::configure(cfg);
     crate::oauth::configure(cfg);
+    routes::landing::configure(cfg);
 }
 
 pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {

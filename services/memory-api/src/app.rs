@@ -72,6 +72,7 @@ fn public(cfg: &mut actix_web::web::ServiceConfig) {
     routes::signals::configure_signed(cfg);
     crate::oauth::configure(cfg);
     routes::downloads::configure(cfg);
+    routes::landing::configure(cfg);
 }
 
 /// Per credential: a minute and a day window by tier.

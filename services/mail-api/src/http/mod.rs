@@ -26,6 +26,7 @@ pub mod hygiene;
 pub mod idempotency;
 pub mod identify;
 pub mod insights;
+pub mod landing;
 pub mod notifications;
 pub mod openapi;
 pub mod preview;

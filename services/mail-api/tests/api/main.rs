@@ -28,6 +28,7 @@ mod migrations;
 mod nul;
 mod oauth;
 mod outbound_webhooks;
+mod pages;
 mod plan_limits;
 mod rate_limits;
 mod reading;

@@ -27,6 +27,7 @@ mod model_runs;
 mod nul;
 mod oauth;
 mod openai_stub;
+mod pages;
 mod product_state;
 mod products;
 mod rate_limits;

@@ -39,7 +39,7 @@ pub struct AppState {
     pub send: Arc<SendContext>,
     /// Which addresses a project's SMTP host may have (`PUT /delivery/provider`).
     pub smtp_hosts: delivery::providers::HostPolicy,
-    pub webhooks: Arc<routes::webhooks::Receiver>,
+    pub webhooks: Arc<crate::ops::provider_webhooks::Receiver>,
     /// Outbound webhooks: which targets a subscription may name.
     pub outbound: Arc<crate::outbound::OutboundWebhookSettings>,
     /// Shared by every worker of the process.
@@ -58,7 +58,7 @@ pub struct AppState {
     /// The OAuth authorization server of remote MCP clients.
     pub oauth: oauth::OAuth,
     /// Pages of `GET /sites` this worker answered lately, by project.
-    pub sites: RowCache<Uuid, Vec<routes::sites::Site>>,
+    pub sites: RowCache<Uuid, Vec<crate::ops::sites::Site>>,
 }
 
 impl AppState {
@@ -118,7 +118,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     let kek = Arc::new(settings.secrets.kek()?);
     let tracker = Arc::new(settings.tracking.tracker()?);
     let smtp_hosts = crate::config::project_smtp_hosts(settings.delivery.allow_private_smtp_hosts);
-    let receiver = Arc::new(routes::webhooks::Receiver::new(
+    let receiver = Arc::new(crate::ops::provider_webhooks::Receiver::new(
         &settings.webhooks,
         &settings.common.broker.queue_prefix,
         settings.outbound_webhooks.bounce_rule(),

@@ -4,18 +4,14 @@
 
 use actix_web::web;
 use auth::Caller;
-use chrono::{DateTime, Utc};
 use http_kit::openapi::MailError;
-use http_kit::{ApiError, Page, PageParams, Query, Validate};
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
-use utoipa::{IntoParams, ToSchema};
+use http_kit::{ApiError, Page, PageParams, Query};
 use uuid::Uuid;
 
 use crate::AppState;
-use crate::db::emails::{self, Email, EmailEvent, ListFilter};
-use crate::domain::email_status::EmailStatus;
-use crate::domain::send_policy::HoldReason;
+use crate::ops::emails::{EmailDetail, EmailEventRecord, get_email, list_email_events};
+// Named here by the contacts' and analytics' doors, not moved yet.
+pub use crate::ops::emails::{EmailListParams, EmailRecord, list_emails};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/emails").route(web::get().to(list)))
@@ -23,118 +19,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(web::resource("/emails/{id}/events").route(web::get().to(events)));
 }
 
-/// One email of the log.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct EmailRecord {
-    pub id: Uuid,
-    pub site_id: Uuid,
-    pub contact_id: Option<Uuid>,
-    pub campaign_id: Option<Uuid>,
-    pub to: String,
-    pub subject: String,
-    pub status: EmailStatus,
-    pub provider: Option<String>,
-    pub provider_message_id: Option<String>,
-    pub open_count: i32,
-    pub clicked_urls: Vec<String>,
-    pub tags: Vec<String>,
-    pub tracking: bool,
-    /// Provider calls made so far.
-    pub attempts: i32,
-    /// The last provider error (a temporary one while retried, the reason once failed).
-    pub last_error: Option<String>,
-    pub created_at: DateTime<Utc>,
-    pub sent_at: Option<DateTime<Utc>>,
-    pub last_opened_at: Option<DateTime<Utc>>,
-    pub last_clicked_at: Option<DateTime<Utc>>,
-    /// Campaign mail: the enrollment and the step it was written for.
-    pub enrollment_id: Option<Uuid>,
-    pub step_id: Option<Uuid>,
-    /// Campaign mail the delivery policy holds (`queued`): why; null once it went to the send
-    /// worker, and for transactional mail.
-    pub hold_reason: Option<HoldReason>,
-    /// When the policy looks at it again; null when it does at its next pass (or, for
-    /// `campaign_paused`, once the campaign is active again).
-    pub held_until: Option<DateTime<Utc>>,
-}
-
-impl From<Email> for EmailRecord {
-    fn from(e: Email) -> Self {
-        Self {
-            id: e.id,
-            site_id: e.site_id,
-            contact_id: e.contact_id,
-            campaign_id: e.campaign_id,
-            to: e.to_email,
-            subject: e.subject,
-            status: e.status,
-            provider: e.provider,
-            provider_message_id: e.provider_message_id,
-            open_count: e.open_count,
-            clicked_urls: e.clicked_urls,
-            tags: e.tags,
-            tracking: e.tracking,
-            attempts: e.attempts,
-            last_error: e.last_error,
-            created_at: e.created_at,
-            sent_at: e.sent_at,
-            last_opened_at: e.last_opened_at,
-            last_clicked_at: e.last_clicked_at,
-            enrollment_id: e.enrollment_id,
-            step_id: e.step_id,
-            hold_reason: e.hold_reason.as_deref().and_then(HoldReason::parse),
-            held_until: e.held_until,
-        }
-    }
-}
-
-/// Something that happened to an email. At most 50 events of each kind are stored per email
-/// (the first ones): the email's `open_count`, `clicked_urls`, `last_opened_at` and
-/// `last_clicked_at` count every open and click.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct EmailEventRecord {
-    pub id: Uuid,
-    /// accepted, sent, failed, suppressed, delivered, opened, clicked, bounced, complained or
-    /// unsubscribed.
-    pub kind: String,
-    /// api, worker, tracking or webhook.
-    pub source: String,
-    /// The event's details (a provider's payload, a clicked URL); null when it has none.
-    #[schema(value_type = Option<Object>)]
-    pub data: Value,
-    pub created_at: DateTime<Utc>,
-}
-
-impl From<EmailEvent> for EmailEventRecord {
-    fn from(e: EmailEvent) -> Self {
-        Self {
-            id: e.id,
-            kind: e.kind,
-            source: e.source,
-            data: e.data,
-            created_at: e.created_at,
-        }
-    }
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct EmailDetail {
-    #[serde(flatten)]
-    pub email: EmailRecord,
-    /// The first page of its events, oldest first (at most 50).
-    pub events: Vec<EmailEventRecord>,
-    /// Pass as `cursor` to `GET /api/v1/emails/{id}/events` for the rest; null when `events`
-    /// holds them all.
-    pub events_next_cursor: Option<String>,
-}
-
-/// Events in the detail answer (the default page size of the events route).
-const DETAIL_EVENTS: u32 = 50;
-
-fn email_not_found() -> ApiError {
-    ApiError::not_found("email not found").with_code("EMAIL_NOT_FOUND")
-}
-
+/// The path's id: 400 naming `id` unless a UUID.
 fn email_id(raw: &str) -> Result<Uuid, ApiError> {
     Uuid::parse_str(raw).map_err(|_| ApiError::invalid_field("id", "must be a UUID"))
 }
@@ -152,26 +37,9 @@ pub async fn get(
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> Result<web::Json<EmailDetail>, ApiError> {
-    let id = email_id(&path)?;
-    let mut conn = store::conn(&state.pool).await?;
-    let email = emails::get(&mut conn, caller.owner_id, id)
-        .await?
-        .ok_or_else(email_not_found)?;
-    let rows = emails::events(
-        &mut conn,
-        caller.owner_id,
-        id,
-        None,
-        i64::from(DETAIL_EVENTS) + 1,
-    )
-    .await?;
-    let rows: Vec<EmailEventRecord> = rows.into_iter().map(Into::into).collect();
-    let page = Page::from_rows(rows, DETAIL_EVENTS, |e| e.id);
-    Ok(web::Json(EmailDetail {
-        email: email.into(),
-        events: page.data,
-        events_next_cursor: page.next_cursor,
-    }))
+    get_email(&state, caller.owner_id, email_id(&path)?)
+        .await
+        .map(web::Json)
 }
 
 /// The email's events, oldest first, a page at a time. At most 50 events of each kind are
@@ -190,51 +58,9 @@ pub async fn events(
     path: web::Path<String>,
     page: Query<PageParams>,
 ) -> Result<web::Json<Page<EmailEventRecord>>, ApiError> {
-    let id = email_id(&path)?;
-    let limit = page.limit();
-    let after = page.cursor()?.map(|c| c.0);
-    let mut conn = store::conn(&state.pool).await?;
-    if emails::get(&mut conn, caller.owner_id, id).await?.is_none() {
-        return Err(email_not_found());
-    }
-    let rows = emails::events(&mut conn, caller.owner_id, id, after, i64::from(limit) + 1).await?;
-    let rows: Vec<EmailEventRecord> = rows.into_iter().map(Into::into).collect();
-    Ok(web::Json(Page::from_rows(rows, limit, |e| e.id)))
-}
-
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct EmailListParams {
-    /// 1..=100, default 50.
-    #[param(minimum = 1, maximum = 100)]
-    pub limit: Option<u32>,
-    /// `next_cursor` of the previous page; an empty `cursor=` is the first page.
-    #[param(schema_with = http_kit::pagination::cursor_schema)]
-    pub cursor: Option<String>,
-    /// One of the statuses.
-    #[param(schema_with = status_schema)]
-    pub status: Option<String>,
-    /// Recipient address (case-insensitive).
-    #[param(format = Email)]
-    pub to: Option<String>,
-    pub site_id: Option<Uuid>,
-}
-
-fn status_schema() -> utoipa::openapi::schema::Object {
-    utoipa::openapi::schema::ObjectBuilder::new()
-        .schema_type(utoipa::openapi::schema::Type::String)
-        .enum_values(Some(EmailStatus::ALL.iter().map(|s| s.as_str())))
-        .build()
-}
-
-impl Validate for EmailListParams {
-    fn validate(&mut self) -> Result<(), ApiError> {
-        http_kit::request::trim_optional(&mut self.cursor);
-        if let Some(to) = &mut self.to {
-            super::body::normalize_email("to", to)?;
-        }
-        Ok(())
-    }
+    list_email_events(&state, caller.owner_id, email_id(&path)?, &page)
+        .await
+        .map(web::Json)
 }
 
 /// The project's emails, newest first.
@@ -252,34 +78,4 @@ pub async fn list(
     list_emails(&state, caller.owner_id, &query)
         .await
         .map(web::Json)
-}
-
-/// A page of the project's email log, newest first (`GET /emails`, `list_email_log`).
-pub async fn list_emails(
-    state: &AppState,
-    project_id: Uuid,
-    query: &EmailListParams,
-) -> Result<Page<EmailRecord>, ApiError> {
-    let page = PageParams {
-        limit: query.limit,
-        cursor: query.cursor.clone(),
-    };
-    let limit = page.limit();
-    let before = page.cursor()?.map(|c| c.0);
-    // The extractor checked it against the documented enum.
-    let status = query
-        .status
-        .as_deref()
-        .map(str::parse::<EmailStatus>)
-        .transpose()
-        .map_err(|_| ApiError::invalid_field("status", "is not an email status"))?;
-    let filter = ListFilter {
-        status,
-        to: query.to.as_deref(),
-        site_id: query.site_id,
-    };
-    let mut conn = store::conn(&state.pool).await?;
-    let rows = emails::list(&mut conn, project_id, &filter, before, i64::from(limit) + 1).await?;
-    let rows: Vec<EmailRecord> = rows.into_iter().map(EmailRecord::from).collect();
-    Ok(Page::from_rows(rows, limit, |e| e.id))
 }

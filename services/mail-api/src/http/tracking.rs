@@ -12,15 +12,12 @@
 
 use actix_web::http::header;
 use actix_web::{HttpResponse, web};
-use delivery::tracking::{Link, Verified};
-use diesel_async::AsyncConnection as _;
 use http_kit::ApiError;
 use http_kit::openapi::MailError;
-use uuid::Uuid;
 
 use crate::AppState;
-use crate::db::emails;
-use crate::flows;
+use crate::ops;
+use crate::ops::tracking::{Click, check_unsubscribe_link, record_click, record_open};
 
 /// The smallest transparent GIF.
 const PIXEL: &[u8] = &[
@@ -39,31 +36,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         );
 }
 
-fn not_found() -> ApiError {
-    ApiError::not_found("no such link")
-}
-
-/// Whether a verified link has expired now. A version-1 token (made before links carried
-/// their expiry) lasts the configured lifetime from its email's creation; without its email
-/// it counts as expired.
-fn expired(state: &AppState, verified: &Verified, email: Option<&emails::Email>) -> bool {
-    let now = chrono::Utc::now();
-    if verified.expires_at.is_some() {
-        return verified.expired_at(now.timestamp());
-    }
-    let lifetime =
-        chrono::TimeDelta::from_std(state.tracker.lifetime()).unwrap_or(chrono::TimeDelta::MAX);
-    email.is_none_or(|e| e.created_at + lifetime < now)
-}
-
-/// The email a token stands for (the signature proves we issued it), with its project.
-async fn email_of(
-    conn: &mut diesel_async::AsyncPgConnection,
-    id: Uuid,
-) -> Result<Option<emails::Email>, ApiError> {
-    Ok(emails::get_any(conn, id).await?)
-}
-
 /// The open pixel.
 #[utoipa::path(get, path = "/t/o/{token}", operation_id = "trackOpen", tag = "tracking",
     params(("token" = String, Path, description = "Signed open token")),
@@ -75,31 +47,7 @@ pub async fn open(
     state: web::Data<AppState>,
     token: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let Some(verified) = state.tracker.verify_token(&token) else {
-        return Err(not_found());
-    };
-    let Link::Open { email_id } = verified.link else {
-        return Err(not_found());
-    };
-    let mut conn = store::conn(&state.pool).await?;
-    let email = email_of(&mut conn, email_id).await?;
-    if let Some(email) = email.filter(|e| !expired(&state, &verified, Some(e))) {
-        conn.transaction::<_, ApiError, _>(async |conn| {
-            if emails::record_open(conn, email.project_id, email.id).await? {
-                emails::add_event(
-                    conn,
-                    email.project_id,
-                    email.id,
-                    "opened",
-                    "tracking",
-                    serde_json::Value::Null,
-                )
-                .await?;
-            }
-            Ok(())
-        })
-        .await?;
-    }
+    record_open(&state, &token).await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-store, no-cache, must-revalidate"))
         .insert_header((header::PRAGMA, "no-cache"))
@@ -119,46 +67,17 @@ pub async fn click(
     state: web::Data<AppState>,
     token: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let Some(verified) = state.tracker.verify_token(&token) else {
-        return Err(not_found());
-    };
-    let Link::Click { email_id, url } = &verified.link else {
-        return Err(not_found());
-    };
-    let (email_id, url) = (*email_id, url.clone());
-    if !delivery::tracking::is_web_url(&url) {
-        return Err(not_found());
-    }
-    let mut conn = store::conn(&state.pool).await?;
-    let email = email_of(&mut conn, email_id).await?;
-    if expired(&state, &verified, email.as_ref()) {
-        return Ok(page_with(
+    match record_click(&state, &token).await? {
+        Click::Expired => Ok(page_with(
             actix_web::http::StatusCode::GONE,
             "This link has expired",
             "<p>The link you followed is too old to work any more.</p>",
-        ));
+        )),
+        Click::Redirect(url) => Ok(HttpResponse::Found()
+            .insert_header((header::LOCATION, url))
+            .insert_header((header::CACHE_CONTROL, "no-store"))
+            .finish()),
     }
-    if let Some(email) = email {
-        conn.transaction::<_, ApiError, _>(async |conn| {
-            if emails::record_click(conn, email.project_id, email.id, &url).await? {
-                emails::add_event(
-                    conn,
-                    email.project_id,
-                    email.id,
-                    "clicked",
-                    "tracking",
-                    serde_json::json!({"url": url}),
-                )
-                .await?;
-            }
-            Ok(())
-        })
-        .await?;
-    }
-    Ok(HttpResponse::Found()
-        .insert_header((header::LOCATION, url))
-        .insert_header((header::CACHE_CONTROL, "no-store"))
-        .finish())
 }
 
 /// The policy of the pages served here: nothing loads, the only form posts back to this
@@ -195,9 +114,7 @@ pub async fn unsubscribe_page(
     state: web::Data<AppState>,
     token: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let Some(Link::Unsubscribe { .. }) = state.tracker.verify(&token) else {
-        return Err(not_found());
-    };
+    check_unsubscribe_link(&state, &token)?;
     // The token is URL-safe base64 and a dot: nothing to escape.
     Ok(page(
         "Unsubscribe",
@@ -223,35 +140,7 @@ pub async fn unsubscribe(
     state: web::Data<AppState>,
     token: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let Some(Link::Unsubscribe { email_id }) = state.tracker.verify(&token) else {
-        return Err(not_found());
-    };
-    let mut conn = store::conn(&state.pool).await?;
-    let Some(email) = email_of(&mut conn, email_id).await? else {
-        return Err(not_found());
-    };
-    conn.transaction::<_, ApiError, _>(async |conn| {
-        let (added, _) = flows::unsubscribe_everywhere(
-            conn,
-            email.project_id,
-            &email.to_email,
-            "one-click unsubscribe",
-        )
-        .await?;
-        if added {
-            emails::add_event(
-                conn,
-                email.project_id,
-                email.id,
-                "unsubscribed",
-                "tracking",
-                serde_json::Value::Null,
-            )
-            .await?;
-        }
-        Ok(())
-    })
-    .await?;
+    ops::tracking::unsubscribe(&state, &token).await?;
     Ok(page(
         "Unsubscribed",
         "<p>You will not receive these emails any more.</p>",

@@ -11,64 +11,10 @@
 use actix_web::{HttpRequest, HttpResponse, web};
 use http_kit::ApiError;
 use http_kit::openapi::MailError;
-use queue::WorkQueue;
-use serde::Serialize;
-use serde_json::Value;
-use utoipa::ToSchema;
 use uuid::Uuid;
-use webhook_signature::{Headers, Secret};
 
 use crate::AppState;
-use crate::config::WebhookSettings;
-use crate::db::delivery as settings_db;
-use crate::db::webhooks::{self, Applied, Signer};
-use crate::sending::inbound_queue;
-
-/// Providers whose events the receiver understands.
-pub const PROVIDERS: &[&str] = &["resend"];
-
-/// The receiver's configuration: the deployment's secret and its clock.
-pub struct Receiver {
-    secret: Option<Secret>,
-    #[cfg(debug_assertions)]
-    fixed_now: Option<i64>,
-    queue: WorkQueue,
-    /// When a bounce fires `bounce_rate.warning`.
-    bounce_rule: crate::db::outbound_events::BounceRule,
-}
-
-impl Receiver {
-    pub fn new(
-        settings: &WebhookSettings,
-        queue_prefix: &str,
-        bounce_rule: crate::db::outbound_events::BounceRule,
-    ) -> anyhow::Result<Self> {
-        let secret = match settings.secret.trim() {
-            "" => None,
-            text => Some(Secret::parse(text).map_err(|_| {
-                anyhow::anyhow!(
-                    "MAIL_WEBHOOKS__SECRET must be a Standard Webhooks secret (whsec_<base64>)"
-                )
-            })?),
-        };
-        Ok(Self {
-            secret,
-            #[cfg(debug_assertions)]
-            fixed_now: settings.fixed_now,
-            queue: inbound_queue(queue_prefix),
-            bounce_rule,
-        })
-    }
-
-    /// Unix seconds: the real clock, or (debug builds only) the fixed one of a test.
-    pub fn now(&self) -> i64 {
-        #[cfg(debug_assertions)]
-        if let Some(now) = self.fixed_now {
-            return now;
-        }
-        chrono::Utc::now().timestamp()
-    }
-}
+use crate::ops::provider_webhooks::{self, WebhookAnswer};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/api/webhooks/{provider}").route(web::post().to(receive)))
@@ -76,16 +22,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             web::resource("/api/webhooks/{provider}/{project_id}")
                 .route(web::post().to(receive_for_project)),
         );
-}
-
-/// What the receiver did with a delivery.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct WebhookAnswer {
-    /// `applied`, `ignored` (not an event acted on, or an unknown message), `duplicate`
-    /// (this `webhook-id` was received before under the same secret: receipts are kept per
-    /// provider, `webhook-id` and verifying secret, the project's own or the deployment's) or
-    /// `queued` (applying failed; retried).
-    pub status: String,
 }
 
 /// Receive a provider event (deployment secret).
@@ -105,7 +41,7 @@ pub async fn receive(
     provider: web::Path<String>,
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    handle(&state, &req, &provider, None, &body).await
+    receive_delivery(&state, &req, &provider, None, &body).await
 }
 
 /// Receive a provider event for one project (its own secret when it has one).
@@ -131,98 +67,17 @@ pub async fn receive_for_project(
     let (provider, project) = path.into_inner();
     // A project id that is not a UUID names no project.
     let project = Uuid::parse_str(&project).map_err(|_| ApiError::not_found("no such project"))?;
-    handle(&state, &req, &provider, Some(project), &body).await
+    receive_delivery(&state, &req, &provider, Some(project), &body).await
 }
 
-fn unauthorized(why: &str) -> ApiError {
-    ApiError::unauthorized(format!("webhook signature rejected: {why}"))
-        .with_code("INVALID_SIGNATURE")
-}
-
-async fn handle(
+async fn receive_delivery(
     state: &AppState,
     req: &HttpRequest,
     provider: &str,
     project_id: Option<Uuid>,
     body: &[u8],
 ) -> Result<HttpResponse, ApiError> {
-    if !PROVIDERS.contains(&provider) {
-        return Err(ApiError::not_found(format!(
-            "no webhook receiver for {provider}"
-        )));
-    }
-    let receiver = &state.webhooks;
-    let mut conn = store::conn(&state.pool).await?;
-    let project_secret = match project_id {
-        Some(project) => match settings_db::get(&mut conn, project).await?.1 {
-            Some(sealed) => {
-                let text = settings_db::open_webhook_secret(&state.kek, project, &sealed)
-                    .map_err(ApiError::internal)?;
-                Some(Secret::parse(&text).map_err(|_| ApiError::internal("a bad stored secret"))?)
-            }
-            None => None,
-        },
-        None => None,
-    };
-    let (secret, signer) = match (&project_secret, &receiver.secret, project_id) {
-        (Some(own), _, Some(project)) => (own, Signer::Project(project)),
-        (_, Some(deployment), _) => (deployment, Signer::Deployment),
-        _ => return Err(unauthorized("no secret is configured for this receiver")),
-    };
-    let get = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
-    let headers = Headers::read(get).map_err(|e| unauthorized(&e.to_string()))?;
-    secret
-        .verify(&headers, body, receiver.now())
-        .map_err(|e| unauthorized(&e.to_string()))?;
-    let payload: Value =
-        serde_json::from_slice(body).map_err(|_| ApiError::invalid_field("body", "is not JSON"))?;
-    http_kit::nul::check_json(&payload)?;
-    if let Some(project) = project_id
-        && !webhooks::project_exists(&mut conn, project).await?
-    {
-        return Err(ApiError::not_found("no such project"));
-    }
-    let receipt = match webhooks::insert(
-        &mut conn, provider, headers.id, signer, project_id, &payload,
-    )
-    .await?
-    {
-        Ok(id) => id,
-        // Received before: answered as a duplicate unless its application is still owed.
-        Err((id, status)) if status == "received" || status == "failed" => id,
-        Err(_) => return Ok(answer("duplicate")),
-    };
-    match webhooks::apply(&mut conn, receipt, receiver.bounce_rule).await {
-        Ok(Applied::Applied { .. }) => Ok(answer("applied")),
-        Ok(Applied::Ignored(why)) => {
-            tracing::info!(provider, webhook_id = headers.id, %why, "provider webhook ignored");
-            Ok(answer("ignored"))
-        }
-        Ok(Applied::AlreadyDone) => Ok(answer("duplicate")),
-        Err(err) => {
-            tracing::warn!(provider, %receipt, error = %err, "provider webhook not applied; queued");
-            let _ = webhooks::note_failure(&mut conn, receipt, &err.to_string()).await;
-            let queue = receiver.queue.clone();
-            state
-                .broker
-                .declare(&queue)
-                .await
-                .map_err(ApiError::internal)?;
-            state
-                .broker
-                .publisher(queue)
-                .publish(&crate::sending::ProviderEvent {
-                    receipt_id: receipt,
-                })
-                .await
-                .map_err(ApiError::internal)?;
-            Ok(answer("queued"))
-        }
-    }
-}
-
-fn answer(status: &str) -> HttpResponse {
-    HttpResponse::Ok().json(WebhookAnswer {
-        status: status.to_owned(),
-    })
+    let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
+    let answer = provider_webhooks::receive(state, header, provider, project_id, body).await?;
+    Ok(HttpResponse::Ok().json(answer))
 }

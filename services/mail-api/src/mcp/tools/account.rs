@@ -8,16 +8,16 @@ use serde_json::json;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::http::account::{
-    CreateApiKey, create_api_key, find_api_key, list_api_keys, plan_report, revoke_api_key,
-};
 use crate::http::export_full::{FullExportArguments, full_export_value};
-use crate::http::notifications::{
-    MarkRead, NotificationFilter, list_notifications, mark_notifications_read,
-};
-use crate::http::team::{InviteTeamMember, invite_team_member, list_team_members};
 use crate::mcp::catalog::Group;
 use crate::mcp::registry::{Body, NoArguments, Paged, Params, Tool, declare};
+use crate::ops::account::{
+    CreateApiKey, create_api_key, find_api_key, list_api_keys, plan_report, revoke_api_key,
+};
+use crate::ops::notifications::{
+    MarkRead, NotificationFilter, list_notifications, mark_notifications_read,
+};
+use crate::ops::team::{InviteTeamMember, invite_team_member, list_team_members};
 
 /// One API key.
 #[derive(Debug, Deserialize, ToSchema)]

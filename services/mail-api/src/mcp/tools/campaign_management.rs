@@ -2,31 +2,31 @@
 //! schedule and audience, and writing an email with the model. Each calls the function its
 //! REST route calls.
 
-use diesel_async::AsyncPgConnection;
 use http_kit::{ApiError, PageParams, Validate};
 use serde::Deserialize;
 use serde_json::json;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::http::campaign_schedule::{
+use crate::mcp::catalog::Group;
+use crate::mcp::registry::{Body, Paged, Params, Tool, declare};
+use crate::ops::campaigns::enrollments::{
+    EnrollSegment, enroll_contact, enroll_segment, enrollment_status, unenroll_contact,
+};
+use crate::ops::campaigns::schedule::{
     CalendarParams, campaign_audience, campaign_calendar, site_schedule,
 };
-use crate::http::campaign_steps::{
+use crate::ops::campaigns::steps::{
     StepInput, StepUpdateFields, UpdateStep, add_step, delete_step, get_step, list_campaign_steps,
     update_step,
 };
-use crate::http::campaigns::{
-    CampaignFilter, CampaignStatus, CreateCampaign, LaunchCampaign, UpdateCampaign,
-    change_campaign_status, clone_campaign, delete_campaign, get_campaign, insert_campaign,
+use crate::ops::campaigns::{
+    CampaignFilter, CampaignStatus, CloneCampaign, CreateCampaign, LaunchCampaign, UpdateCampaign,
+    change_campaign_status, clone_campaign, create_campaign, delete_campaign, get_campaign,
     launch_campaign, list_campaigns, update_campaign,
 };
-use crate::http::enrollments::{
-    EnrollSegment, enroll_contact, enroll_segment, enrollment_status, unenroll_contact,
-};
-use crate::http::generate::{GenerateEmail, generate_email};
-use crate::mcp::catalog::Group;
-use crate::mcp::registry::{Body, Paged, Params, Tool, ToolContext, declare};
+use crate::ops::generate::{GenerateEmail, generate_email};
+use crate::ops::idempotency::{Answer, IdempotencyKey};
 
 /// One campaign of the project.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -137,12 +137,9 @@ pub struct UpdateStepArguments {
 
 impl Validate for UpdateStepArguments {}
 
-/// `work` in a transaction of its own.
-async fn in_transaction<T>(
-    ctx: &ToolContext,
-    work: impl AsyncFnOnce(&mut AsyncPgConnection) -> Result<T, ApiError>,
-) -> Result<T, ApiError> {
-    crate::db::transaction::run(&ctx.state.pool, work).await
+/// A tool's create: no idempotency key, the created resource answered.
+fn created(answer: Result<Answer, ApiError>) -> Result<serde_json::Value, ApiError> {
+    answer.map(Answer::into_body)
 }
 
 pub fn tools() -> Vec<Tool> {
@@ -163,11 +160,8 @@ fn campaign_tools() -> Vec<Tool> {
              trigger_event_name). Steps can come with it or later.",
         )
         .writes(|ctx, Body(req): Body<CreateCampaign>| async move {
-            let project = ctx.project_id();
-            in_transaction(&ctx, async |conn| {
-                insert_campaign(conn, project, &req.0).await
-            })
-            .await
+            let key = IdempotencyKey::default();
+            created(create_campaign(&ctx.state, ctx.project_id(), &key, &req.0).await)
         }),
         declare(
             "create_campaign_with_content",
@@ -176,11 +170,8 @@ fn campaign_tools() -> Vec<Tool> {
              (or a template_id), optional text and delay_minutes after the previous step.",
         )
         .writes(|ctx, Body(req): Body<CreateCampaign>| async move {
-            let project = ctx.project_id();
-            in_transaction(&ctx, async |conn| {
-                insert_campaign(conn, project, &req.0).await
-            })
-            .await
+            let key = IdempotencyKey::default();
+            created(create_campaign(&ctx.state, ctx.project_id(), &key, &req.0).await)
         }),
         declare(
             "launch_campaign",
@@ -190,11 +181,8 @@ fn campaign_tools() -> Vec<Tool> {
              (audience: none). Sending follows the site's delivery policy.",
         )
         .writes(|ctx, Body(req): Body<LaunchCampaign>| async move {
-            let project = ctx.project_id();
-            in_transaction(&ctx, async |conn| {
-                launch_campaign(conn, project, &req).await
-            })
-            .await
+            let key = IdempotencyKey::default();
+            created(launch_campaign(&ctx.state, ctx.project_id(), &key, &req).await)
         }),
         declare(
             "get_campaign",
@@ -249,11 +237,13 @@ fn campaign_tools() -> Vec<Tool> {
             "Copy a campaign and its steps into a new draft named new_name.",
         )
         .writes(|ctx, Body(args): Body<CloneArguments>| async move {
-            let project = ctx.project_id();
-            in_transaction(&ctx, async |conn| {
-                clone_campaign(conn, project, args.campaign_id, &args.new_name).await
-            })
-            .await
+            let key = IdempotencyKey::default();
+            let copy = CloneCampaign {
+                new_name: args.new_name,
+            };
+            created(
+                clone_campaign(&ctx.state, ctx.project_id(), args.campaign_id, &key, &copy).await,
+            )
         }),
         declare(
             "delete_campaign",
@@ -288,11 +278,17 @@ fn step_tools() -> Vec<Tool> {
              step (fractions allowed).",
         )
         .writes(|ctx, Body(args): Body<AddStepArguments>| async move {
-            let project = ctx.project_id();
-            in_transaction(&ctx, async |conn| {
-                add_step(conn, project, args.campaign_id, args.step).await
-            })
-            .await
+            let key = IdempotencyKey::default();
+            created(
+                add_step(
+                    &ctx.state,
+                    ctx.project_id(),
+                    args.campaign_id,
+                    &key,
+                    &args.step,
+                )
+                .await,
+            )
         }),
         declare(
             "update_campaign_step",

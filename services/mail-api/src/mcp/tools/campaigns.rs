@@ -8,10 +8,10 @@ use uuid::Uuid;
 use rate_limit::policy::RouteClass;
 
 use crate::http::body::normalize_email;
-use crate::http::preview::{PreviewRequest, ValidateTemplate, preview_email, validate_template};
-use crate::http::send::{SendRequest, send_email};
 use crate::mcp::catalog::Group;
 use crate::mcp::registry::{Body, Tool, declare};
+use crate::ops::preview::{PreviewRequest, ValidateTemplate, preview_email, validate_template};
+use crate::ops::send::{SendRequest, send_email};
 
 /// A test send of a draft to one address.
 #[derive(Debug, Deserialize, ToSchema)]

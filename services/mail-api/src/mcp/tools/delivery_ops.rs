@@ -3,10 +3,10 @@ use http_kit::{ApiError, PageParams};
 use queue::{Broker, QueueError, WorkQueue};
 use serde::Serialize;
 
-use crate::http::delivery_ops::{CronRunFilter, DlqFilter, list_cron_runs, send_dead_letters};
 use crate::http::export::{ExportFilter, export_page};
 use crate::mcp::catalog::Group;
 use crate::mcp::registry::{NoArguments, Paged, Tool, declare};
+use crate::ops::delivery_ops::{CronRunFilter, DlqFilter, list_cron_runs, send_dead_letters};
 use crate::sending::queues::{inbound_queue, send_queue};
 
 /// Messages waiting in one queue of the deployment.

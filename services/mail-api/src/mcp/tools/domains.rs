@@ -6,9 +6,9 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::http::domains::{RegisterDomain, list_domains, refresh_domain, register_domain};
 use crate::mcp::catalog::Group;
 use crate::mcp::registry::{Body, Params, Tool, declare};
+use crate::ops::domains::{RegisterDomain, list_domains, refresh_domain, register_domain};
 
 /// One own sending domain, by id.
 #[derive(Debug, Deserialize, ToSchema)]

@@ -3,12 +3,12 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::http::sites::{
+use crate::mcp::catalog::Group;
+use crate::mcp::registry::{Body, Tool, declare};
+use crate::ops::sites::{
     BrandVoiceBody, CreateSite, UpdateSite, create_site, get_brand_voice, update_brand_voice,
     update_site,
 };
-use crate::mcp::catalog::Group;
-use crate::mcp::registry::{Body, Tool, declare};
 
 /// One site of the project.
 #[derive(Debug, Deserialize, ToSchema)]

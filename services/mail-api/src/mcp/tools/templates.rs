@@ -4,12 +4,13 @@ use serde_json::json;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::http::templates::{
-    CreateTemplate, TemplateFilter, UpdateTemplate, delete_template, get_template, insert_template,
-    list_templates, update_template,
-};
 use crate::mcp::catalog::Group;
 use crate::mcp::registry::{Body, Paged, Tool, declare};
+use crate::ops::idempotency::{Answer, IdempotencyKey};
+use crate::ops::templates::{
+    CreateTemplate, TemplateFilter, UpdateTemplate, create_template, delete_template, get_template,
+    list_templates, update_template,
+};
 
 /// One template of the project.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -43,8 +44,10 @@ pub fn tools() -> Vec<Tool> {
             "Create a template from a name and a brief, with its HTML when you have it.",
         )
         .writes(|ctx, Body(template): Body<CreateTemplate>| async move {
-            let mut conn = store::conn(&ctx.state.pool).await?;
-            insert_template(&mut conn, ctx.project_id(), &template).await
+            let key = IdempotencyKey::default();
+            create_template(&ctx.state, ctx.project_id(), &key, &template)
+                .await
+                .map(Answer::into_body)
         }),
         declare(
             "list_templates",

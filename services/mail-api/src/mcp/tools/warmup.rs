@@ -6,11 +6,11 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::http::send_policy::{
-    PutWarmup, get_warmup_status, pause_or_resume, update_warmup_schedule,
-};
 use crate::mcp::catalog::Group;
 use crate::mcp::registry::{Body, Tool, declare};
+use crate::ops::send_policy::{
+    PutWarmup, get_warmup_status, pause_or_resume, update_warmup_schedule,
+};
 
 /// One site of the project.
 #[derive(Debug, Deserialize, ToSchema)]

@@ -8,15 +8,15 @@ use serde_json::json;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use crate::http::webhook_deliveries::{
+use crate::mcp::catalog::Group;
+use crate::mcp::registry::{Body, Paged, Tool, declare};
+use crate::ops::webhook_deliveries::{
     DeliveryFilter, DeliveryStatus, list_deliveries, replay_delivery,
 };
-use crate::http::webhook_subscriptions::{
+use crate::ops::webhook_subscriptions::{
     SubscribeWebhook, UpdateWebhookSubscription, delete_subscription, get_subscription,
     list_subscriptions, subscribe, update_subscription,
 };
-use crate::mcp::catalog::Group;
-use crate::mcp::registry::{Body, Paged, Tool, declare};
 
 /// Which deliveries `list_webhook_subscriptions` lists instead of the subscriptions.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema)]

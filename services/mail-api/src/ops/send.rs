@@ -1,0 +1,187 @@
+//! One transactional email, sent now: the request as `POST /api/v1/send` and the tools read
+//! it, checked for what the providers will check, then handed to [`sending::accept`] (replay,
+//! checks, quota, write, hand-over to the worker).
+
+use auth::Caller;
+use http_kit::request::{trim, trim_and_dedupe};
+use http_kit::{ApiError, Validate};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::http::body::{normalize_email, reply_to_schema, tags_schema};
+use crate::sending::{self, Accepted, Sender, Submission};
+use crate::{AppState, flows};
+
+/// Unknown fields are refused.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct SendRequest {
+    /// Recipient; stored trimmed and lowercased.
+    #[schema(format = Email)]
+    pub to: String,
+    /// A site of the project (404 `SITE_NOT_FOUND` otherwise): the sender is
+    /// `<slug>@<shared sending domain>` (or `<slug>@<own domain>` while the site's own domain
+    /// is verified, DKIM-signed) with the site's `from_name`.
+    pub site_id: Uuid,
+    /// 1..=998 characters, not blank, one line.
+    #[schema(min_length = 1, max_length = 998, pattern = r"[^\s\x85\uFEFF]")]
+    pub subject: String,
+    /// Not blank, at most 524,288 characters.
+    #[schema(min_length = 1, max_length = 524288, pattern = r"[^\s\x85\uFEFF]")]
+    pub html: String,
+    /// At most 524,288 characters; empty is absent.
+    #[schema(max_length = 524288)]
+    pub text: Option<String>,
+    #[schema(schema_with = reply_to_schema)]
+    pub reply_to: Option<String>,
+    /// Custom headers: an allow-list, stated in [`HEADERS_RULE`].
+    #[schema(schema_with = headers_schema)]
+    pub headers: Option<Map<String, Value>>,
+    #[serde(default)]
+    #[schema(required = false, schema_with = tags_schema)]
+    pub tags: Vec<String>,
+    /// The same key with the same request answers the first result again
+    /// (`Idempotent-Replayed: true`) and sends nothing; with another request, 409
+    /// `IDEMPOTENCY_KEY_REUSED`. 1..=255 characters, not blank (trimmed).
+    #[schema(min_length = 1, max_length = 255, pattern = r"[^\s\x85\uFEFF]")]
+    pub idempotency_key: Option<String>,
+    /// Default true (also when null): open pixel and click-tracking links.
+    #[serde(default = "tracking_default")]
+    #[schema(required = false, default = true, nullable)]
+    pub tracking: bool,
+}
+
+/// Which custom headers a sender may set (what [`delivery::check_custom_headers`] enforces).
+const HEADERS_RULE: &str = "Custom headers, name to value (at most 50, each value one line of \
+at most 2,000 characters). Only these may be set: `X-` headers (except `X-Mail-*`, \
+`X-Original-*`, `X-Forwarded-*`, `X-Spam*`, `X-Google-*`, `X-MS-Exchange-*`, `X-Mailgun-*`, \
+`X-Report-Abuse*` and `X-Complaints-To`), `References`, `In-Reply-To`, `Keywords`, \
+`Comments`, `Importance`, `Priority`, `Sensitivity` and `Organization`. Any other header \
+answers 400 naming it: the service's own (From, To, Cc, Bcc, Subject, Date, Message-ID, \
+MIME and Content headers, Reply-To: use `reply_to`) and whatever changes delivery \
+(`Resent-*`, `Return-Path`, `DKIM-Signature`, `List-Unsubscribe*`, \
+`Disposition-Notification-To`, `Received`, …).";
+
+/// An object of at most 50 string members, each named by a header a sender may set (the
+/// allow-list as a pattern), each value one line of at most 2,000 characters.
+fn headers_schema() -> utoipa::openapi::schema::Object {
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .description(Some(HEADERS_RULE))
+        .property_names(Some(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .pattern(Some(delivery::settable_header_pattern())),
+        ))
+        .additional_properties(Some(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .max_length(Some(delivery::HEADER_VALUE_MAX_CHARS))
+                .pattern(Some(r"^[^\r\n]*$")),
+        ))
+        .max_properties(Some(50))
+        .build()
+}
+
+fn tracking_default() -> bool {
+    true
+}
+
+impl Validate for SendRequest {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        normalize_email("to", &mut self.to)?;
+        if let Some(reply_to) = &mut self.reply_to {
+            normalize_email("reply_to", reply_to)?;
+        }
+        if self.text.as_deref().is_some_and(str::is_empty) {
+            self.text = None;
+        }
+        if let Some(key) = &mut self.idempotency_key {
+            trim(key);
+        }
+        trim_and_dedupe(&mut self.tags);
+        Ok(())
+    }
+}
+
+impl SendRequest {
+    /// What the providers will check, checked now (header names and values, one-line
+    /// subject, addresses), so that a bad request is a 400 and not a failed send.
+    fn check_deliverable(&self, shared_domain: &str) -> Result<(), ApiError> {
+        let probe = delivery::OutgoingEmail {
+            id: Uuid::nil(),
+            from_name: String::new(),
+            from_address: format!("probe@{shared_domain}"),
+            to: self.to.clone(),
+            reply_to: self.reply_to.clone(),
+            subject: self.subject.clone(),
+            html: String::new(),
+            text: None,
+            headers: self.header_pairs(),
+            tags: Vec::new(),
+            dkim: None,
+        };
+        probe
+            .validate()
+            .and_then(|()| delivery::check_custom_headers(&probe.headers))
+            .map_err(|err| match err {
+                delivery::EmailError::Invalid { field, message } => {
+                    ApiError::invalid_field(field, &message)
+                }
+            })
+    }
+
+    fn header_pairs(&self) -> Vec<(String, String)> {
+        self.headers
+            .iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
+            .collect()
+    }
+}
+
+/// Accepts one transactional email (`POST /send`, `send_transactional`, `send_test_email`).
+pub async fn send_email(
+    state: &AppState,
+    caller: &Caller,
+    req: &SendRequest,
+) -> Result<Accepted, ApiError> {
+    req.check_deliverable(&state.shared_domain)?;
+    let sender = Sender {
+        project_id: caller.owner_id,
+        plan: flows::plan_of(caller),
+    };
+    sending::accept(&state.pool, &state.send, sender, &req.submission()?).await
+}
+
+impl SendRequest {
+    /// The request as [`sending::accept`] takes it.
+    fn submission(&self) -> Result<Submission<'_>, ApiError> {
+        Ok(Submission {
+            site_id: self.site_id,
+            to: &self.to,
+            subject: &self.subject,
+            html: &self.html,
+            text: self.text.as_deref(),
+            reply_to: self.reply_to.as_deref(),
+            headers: self.header_pairs(),
+            tags: &self.tags,
+            tracking: self.tracking,
+            idempotency_key: self.idempotency_key.as_deref(),
+            request_hash: self.request_hash()?,
+        })
+    }
+}
+
+impl SendRequest {
+    /// What a replay must repeat: the request without its idempotency key.
+    fn request_hash(&self) -> Result<[u8; 32], ApiError> {
+        let mut value = serde_json::to_value(self)?;
+        if let Value::Object(members) = &mut value {
+            members.shift_remove("idempotency_key");
+        }
+        Ok(store::sha256(&serde_json::to_vec(&value)?))
+    }
+}

@@ -11,7 +11,8 @@ use rate_limit::policy::{RouteClass, mail_key, mail_quota};
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
-use super::registry::{Tool, ToolContext, group_allowed, registry};
+use super::registry;
+use super::registry::{Tool, ToolContext, group_allowed};
 use crate::AppState;
 use crate::db::confirmations::{self, NewConfirmation};
 use crate::flows::plan_of;

@@ -3,6 +3,7 @@
 //! are two thin doors to these functions; they call `db` and `domain`, never a door.
 
 pub mod analytics;
+pub mod confirmations;
 pub mod contacts;
 pub mod conversions;
 pub mod events;

@@ -7,10 +7,9 @@ use rate_limit::policy::Plan;
 use uuid::Uuid;
 
 use crate::db::campaigns::{self, Campaign};
-use crate::db::contacts::{self, Contact, ContactData};
+use crate::db::contacts;
 use crate::db::enrollments::{self, EnrollSource};
-use crate::db::{contact_tools, outbound_events, sites, suppressions, usage};
-use crate::domain::plans;
+use crate::db::{contact_tools, outbound_events, sites, suppressions};
 
 /// The plan of a mail caller (mail keys always carry one).
 pub fn plan_of(caller: &Caller) -> Plan {
@@ -18,54 +17,6 @@ pub fn plan_of(caller: &Caller) -> Plan {
         Grade::Plan(plan) => plan,
         Grade::Tier(_) => Plan::Free,
     }
-}
-
-/// 422 `PLAN_LIMIT`: the project holds as many contacts as its plan allows.
-pub fn contact_limit_reached(plan: Plan, limit: i64) -> ApiError {
-    ApiError::unprocessable(format!(
-        "contact limit reached: the {plan} plan allows {limit} contacts"
-    ))
-    .with_code("PLAN_LIMIT")
-    .with_details(serde_json::json!({"limit": "contacts", "plan": plan.as_str(), "max": limit}))
-}
-
-/// Creates the contact, counted against the plan's contact limit (422 at the limit); `None`
-/// when the project already has this email (the existing row is left alone).
-pub async fn create_contact(
-    conn: &mut AsyncPgConnection,
-    caller: &Caller,
-    email: &str,
-    source: &str,
-    data: &ContactData<'_>,
-) -> Result<Option<Contact>, ApiError> {
-    let Some(contact) = contacts::insert(conn, caller.owner_id, email, source, data).await? else {
-        return Ok(None);
-    };
-    let plan = plan_of(caller);
-    let limit = plans::contact_limit(plan);
-    if !usage::add_contact(conn, caller.owner_id, limit).await? {
-        // The transaction rolls back, taking the inserted row with it.
-        return Err(contact_limit_reached(plan, limit.unwrap_or(i64::MAX)));
-    }
-    Ok(Some(contact))
-}
-
-/// The contact with this email, created with nothing but the email when missing
-/// (`contact_created` of `/events`).
-pub async fn find_or_create_minimal(
-    conn: &mut AsyncPgConnection,
-    caller: &Caller,
-    email: &str,
-) -> Result<(Contact, bool), ApiError> {
-    if let Some(contact) =
-        create_contact(conn, caller, email, "api", &ContactData::default()).await?
-    {
-        return Ok((contact, true));
-    }
-    let contact = contacts::find_by_email(conn, caller.owner_id, email)
-        .await?
-        .ok_or_else(|| ApiError::internal("a contact vanished between insert and read"))?;
-    Ok((contact, false))
 }
 
 /// 404 unless the site belongs to the caller's project.

@@ -1,5 +1,6 @@
 //! `GET /api/v1/export/full`: everything of the project (or of one site) as one JSON document,
-//! streamed (admin scope); `tenant_export_full` answers the same document.
+//! streamed (admin scope); `tenant_export_full` answers the same document
+//! ([`crate::ops::export::full_export_value`]).
 
 use actix_web::http::header::{self, ContentDisposition, DispositionParam, DispositionType};
 use actix_web::{HttpResponse, web};
@@ -8,93 +9,17 @@ use chrono::Utc;
 use http_kit::ApiError;
 use http_kit::openapi::MailError;
 use serde::Deserialize;
-use serde_json::Value;
-use tokio::sync::mpsc;
-use utoipa::{IntoParams, ToSchema};
+use utoipa::IntoParams;
 use uuid::Uuid;
 
-use super::export::begin;
 use crate::AppState;
-use crate::db::export::Scope;
-use crate::export::{self, Chunk};
-
-/// The largest full export a tool answers in one piece; a larger one is for the streaming
-/// route.
-pub const TOOL_EXPORT_MAX_BYTES: usize = 16 * 1024 * 1024;
+use crate::export;
+pub use crate::ops::export::{
+    FullExportArguments, TOOL_EXPORT_MAX_BYTES, full_export_value, start_full_export,
+};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/export/full").route(web::get().to(export_full)));
-}
-
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct FullExportParams {
-    /// Only this site (404 `SITE_NOT_FOUND` when it is not a site of the project): its row
-    /// with its brand voice, its campaigns, its subscribed contacts with their events and
-    /// conversions, and its email log. The records that belong to no site (templates,
-    /// suppressions, team members, API keys, notifications, the erasure log) are left out.
-    pub site_id: Option<Uuid>,
-}
-
-impl http_kit::Validate for FullExportParams {}
-
-/// The arguments of `tenant_export_full`.
-#[derive(Debug, Deserialize, ToSchema)]
-pub struct FullExportArguments {
-    /// Only this site, as `site_id` of `GET /export/full` says; absent or null: the whole
-    /// project.
-    #[serde(rename = "siteId")]
-    #[schema(schema_with = site_schema)]
-    pub site_id: Option<Uuid>,
-}
-
-fn site_schema() -> utoipa::openapi::schema::Schema {
-    http_kit::request::nullable_format(
-        utoipa::openapi::KnownFormat::Uuid,
-        "Only this site of the project (404 SITE_NOT_FOUND otherwise); absent or null: the \
-         whole project.",
-    )
-}
-
-impl http_kit::Validate for FullExportArguments {}
-
-/// Starts the full export of the project (or of `site_id`): the stream of its JSON document.
-/// 429 `EXPORT_BUSY` when too many exports run; 404 `SITE_NOT_FOUND` for a site that is not
-/// the project's.
-pub async fn start_full_export(
-    state: &AppState,
-    project_id: Uuid,
-    site_id: Option<Uuid>,
-) -> Result<mpsc::Receiver<Chunk>, ApiError> {
-    let scope = Scope {
-        project_id,
-        site_id,
-    };
-    let (conn, meta, permit) = begin(state, scope, Utc::now(), None).await?;
-    Ok(export::json::spawn_full(conn, meta, permit))
-}
-
-/// The full export as one JSON value (`tenant_export_full`): 422 `EXPORT_TOO_LARGE` past
-/// [`TOOL_EXPORT_MAX_BYTES`] (16 MiB), where `GET /api/v1/export/full` streams it.
-pub async fn full_export_value(
-    state: &AppState,
-    project_id: Uuid,
-    site_id: Option<Uuid>,
-) -> Result<Value, ApiError> {
-    let mut rx = start_full_export(state, project_id, site_id).await?;
-    let mut document = Vec::new();
-    while let Some(chunk) = rx.recv().await {
-        let chunk = chunk.map_err(|e| ApiError::internal_error(&e))?;
-        if document.len() + chunk.len() > TOOL_EXPORT_MAX_BYTES {
-            return Err(ApiError::unprocessable(
-                "the export is larger than 16 MiB: download it from GET /api/v1/export/full, \
-                 which streams any size",
-            )
-            .with_code("EXPORT_TOO_LARGE"));
-        }
-        document.extend_from_slice(&chunk);
-    }
-    serde_json::from_slice(&document).map_err(|e| ApiError::internal_error(&e))
 }
 
 /// Export everything of the project (admin scope) as one JSON document.
@@ -147,3 +72,15 @@ pub async fn export_full(
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .streaming(export::body(rx)))
 }
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct FullExportParams {
+    /// Only this site (404 `SITE_NOT_FOUND` when it is not a site of the project): its row
+    /// with its brand voice, its campaigns, its subscribed contacts with their events and
+    /// conversions, and its email log. The records that belong to no site (templates,
+    /// suppressions, team members, API keys, notifications, the erasure log) are left out.
+    pub site_id: Option<Uuid>,
+}
+
+impl http_kit::Validate for FullExportParams {}

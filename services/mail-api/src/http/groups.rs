@@ -16,7 +16,7 @@ use actix_web::middleware::Next;
 use auth::Caller;
 use http_kit::ApiError;
 
-use crate::mcp::catalog::Group::{self, *};
+use crate::domain::tool_group::Group::{self, *};
 
 /// `(method, path, groups)`, the path as the OpenAPI document writes it.
 pub const ROUTE_GROUPS: &[(&str, &str, &[Group])] = &[

@@ -1,79 +1,16 @@
-//! `POST /api/v1/identify`: create or update a contact, idempotent by email.
+//! `POST /api/v1/identify`: create or update a contact, idempotent by email
+//! ([`crate::ops::contacts::identify`]).
 
 use actix_web::{HttpResponse, web};
 use auth::WriteAccess;
-use diesel_async::AsyncConnection as _;
+use http_kit::ApiError;
 use http_kit::openapi::MailError;
-use http_kit::request::{trim_and_dedupe, trim_optional};
-use http_kit::{ApiError, Validate};
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
-use utoipa::ToSchema;
-use uuid::Uuid;
 
-use super::body::{normalize_email, optional_site_schema, tags_schema};
 use crate::AppState;
-use crate::db::contacts::{self, ContactData};
-use crate::flows;
+use crate::ops::contacts::{Identified, IdentifyRequest};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/identify").route(web::post().to(identify)));
-}
-
-/// Unknown fields are refused.
-#[derive(Debug, Deserialize, ToSchema)]
-pub struct IdentifyRequest {
-    /// Required. Stored trimmed and lowercased; it identifies the contact in the project.
-    #[schema(format = Email)]
-    pub email: String,
-    /// Replaces the stored value only when a non-empty string is given (at most 200
-    /// characters, trimmed).
-    #[schema(max_length = 200)]
-    pub first_name: Option<String>,
-    /// As `first_name`.
-    #[schema(max_length = 200)]
-    pub last_name: Option<String>,
-    /// Deep-merged into the stored properties: new keys are added, keys given again are
-    /// replaced (objects merge key by key), keys not given are kept.
-    #[schema(value_type = Option<Object>)]
-    pub properties: Option<Value>,
-    /// Appended to the stored tags in order; tags already present are not repeated. Each tag
-    /// 1..=100 characters, at most 100 per request.
-    #[serde(default)]
-    #[schema(required = false, schema_with = tags_schema)]
-    pub tags: Vec<String>,
-    /// A site of the project; see `optional_site_schema`.
-    #[schema(schema_with = optional_site_schema)]
-    pub site_id: Option<Uuid>,
-}
-
-impl Validate for IdentifyRequest {
-    fn validate(&mut self) -> Result<(), ApiError> {
-        normalize_email("email", &mut self.email)?;
-        trim_optional(&mut self.first_name);
-        trim_optional(&mut self.last_name);
-        trim_and_dedupe(&mut self.tags);
-        Ok(())
-    }
-}
-
-impl IdentifyRequest {
-    fn data(&self) -> ContactData<'_> {
-        ContactData {
-            first_name: self.first_name.as_deref(),
-            last_name: self.last_name.as_deref(),
-            properties: self.properties.as_ref(),
-            tags: &self.tags,
-            attribution: None,
-        }
-    }
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Identified {
-    pub contact_id: Uuid,
-    /// `true` when this call created the contact (status 201).
-    pub created: bool,
 }
 
 /// Create or update a contact by email.
@@ -97,34 +34,7 @@ pub async fn identify(
     state: web::Data<AppState>,
     body: http_kit::Json<IdentifyRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let req = body.into_inner();
-    let project_id = caller.owner_id;
-    let mut conn = store::conn(&state.pool).await?;
-    let answer = conn
-        .transaction::<_, ApiError, _>(async |conn| {
-            if let Some(site_id) = req.site_id {
-                flows::require_site(conn, project_id, site_id).await?;
-            }
-            let data = req.data();
-            let (contact, created) =
-                match flows::create_contact(conn, &caller, &req.email, "identify", &data).await? {
-                    Some(contact) => (contact, true),
-                    None => {
-                        let merged = contacts::merge(conn, project_id, &req.email, &data)
-                            .await?
-                            .ok_or_else(|| ApiError::internal("identify: the contact vanished"))?;
-                        (merged, false)
-                    }
-                };
-            if let Some(site_id) = req.site_id {
-                flows::join_site(conn, project_id, contact.id, site_id, created).await?;
-            }
-            Ok(Identified {
-                contact_id: contact.id,
-                created,
-            })
-        })
-        .await?;
+    let answer = crate::ops::contacts::identify(&state.pool, &caller, &body).await?;
     Ok(if answer.created {
         HttpResponse::Created().json(answer)
     } else {

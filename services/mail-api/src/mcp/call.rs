@@ -4,20 +4,17 @@
 
 use auth::Caller;
 use auth::middleware::{count, rate_limited};
-use chrono::{DateTime, Duration, Utc};
 use http_kit::ApiError;
 use rate_limit::Decision;
 use rate_limit::policy::{RouteClass, mail_key, mail_quota};
 use serde_json::{Map, Value, json};
-use uuid::Uuid;
 
-use super::registry::{Tool, ToolContext, group_allowed, registry};
+use super::registry;
+use super::registry::{Tool, ToolContext, group_allowed};
 use crate::AppState;
-use crate::db::confirmations::{self, NewConfirmation};
 use crate::flows::plan_of;
-
-/// How long a confirmation token stays valid.
-pub const CONFIRMATION_TTL_MINUTES: i64 = 10;
+pub use crate::ops::confirmations::CONFIRMATION_TTL_MINUTES;
+use crate::ops::confirmations::{self, Issued};
 
 const CONFIRMATION_TOKEN: &str = "confirmation_token";
 
@@ -124,16 +121,14 @@ async fn run(tool: &Tool, ctx: ToolContext, mut arguments: Map<String, Value>) -
             .await?;
         return issue(&ctx, tool, &arguments_hash, preview).await;
     };
-    let mut conn = store::conn(&ctx.state.pool).await?;
     let spent = confirmations::spend(
-        &mut conn,
-        &store::sha256(token.as_bytes()),
+        &ctx.state.pool,
+        &token,
         ctx.caller.key_id,
         tool.name,
         &arguments_hash,
     )
     .await?;
-    drop(conn);
     if !spent {
         return Err(ApiError::invalid_field(
             CONFIRMATION_TOKEN,
@@ -154,19 +149,12 @@ async fn issue(
     arguments_hash: &[u8],
     summary: Value,
 ) -> ToolAnswer {
-    let token = format!("cfm_{}{}", Uuid::new_v4().simple(), Uuid::new_v4().simple());
-    let expires_at: DateTime<Utc> = Utc::now() + Duration::minutes(CONFIRMATION_TTL_MINUTES);
-    let mut conn = store::conn(&ctx.state.pool).await?;
-    confirmations::insert(
-        &mut conn,
-        NewConfirmation {
-            token_hash: &store::sha256(token.as_bytes()),
-            project_id: ctx.project_id(),
-            key_id: ctx.caller.key_id,
-            tool: tool.name,
-            arguments_hash,
-            expires_at,
-        },
+    let Issued { token, expires_at } = confirmations::issue(
+        &ctx.state.pool,
+        ctx.project_id(),
+        ctx.caller.key_id,
+        tool.name,
+        arguments_hash,
     )
     .await?;
     Ok(json!({

@@ -5,7 +5,8 @@ use std::fmt::Write as _;
 use actix_web::{HttpResponse, web};
 
 use super::catalog::Group;
-use super::registry::{Tool, registry};
+use super::registry;
+use super::registry::Tool;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/llms.txt", web::get().to(brief))

@@ -9,7 +9,8 @@ use http_kit::{ApiError, Flavor};
 use serde_json::{Map, Value, json};
 
 use super::call;
-use super::registry::{Tool, registry};
+use super::registry;
+use super::registry::Tool;
 use crate::AppState;
 
 /// A client that meant another project (`mail-mcp` with `MAIL_PROJECT_ID`) says so here.

@@ -1,12 +1,13 @@
-//! The one list of MCP tools. Each tool is declared once, here and in [`super::tools`]: name,
-//! group, description, the scope it needs, the rate-limit class of the route it mirrors,
-//! whether it is destructive, its arguments' type and a handler calling the same domain
-//! functions as the REST routes. `/mcp`, the REST mirror, `mail-mcp`, `/llms.txt` and the
-//! README's coverage table all read this list.
+//! What a tool is and the list of them. Each tool is declared once, with [`declare`] in a
+//! module of `mcp::tools`: name, group, description, the scope it needs, the rate-limit class
+//! of the route it mirrors, whether it is destructive, its arguments' type and a handler
+//! calling the same `ops` function as the REST route. The [`Registry`] holds the list it is
+//! given ([`super::registry()`] builds the service's once); `/mcp`, the REST mirror,
+//! `mail-mcp`, `/llms.txt` and the README's coverage table all read it.
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use auth::{Caller, Scope};
 use futures_util::FutureExt as _;
@@ -19,8 +20,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 use utoipa::{IntoParams, ToSchema};
 
-use super::catalog::Group;
 use crate::AppState;
+use crate::domain::tool_group::Group;
 
 /// What a handler works with: the service's state and who is calling.
 #[derive(Clone)]
@@ -298,7 +299,7 @@ pub struct Registry {
 }
 
 impl Registry {
-    fn new(tools: Vec<Tool>) -> Self {
+    pub fn new(tools: Vec<Tool>) -> Self {
         let by_name = tools.iter().enumerate().map(|(i, t)| (t.name, i)).collect();
         Self { tools, by_name }
     }
@@ -322,10 +323,4 @@ pub fn group_allowed(caller: &Caller, group: Group) -> bool {
         .tool_groups
         .as_ref()
         .is_none_or(|groups| groups.iter().any(|g| g == group.as_str()))
-}
-
-/// The registry, built once.
-pub fn registry() -> &'static Registry {
-    static REGISTRY: OnceLock<Registry> = OnceLock::new();
-    REGISTRY.get_or_init(|| Registry::new(super::tools::all()))
 }

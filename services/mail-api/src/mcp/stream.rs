@@ -20,7 +20,8 @@ use rmcp_actix_web::transport::StreamableHttpService;
 use serde_json::Value;
 
 use super::call;
-use super::registry::{Tool, registry};
+use super::registry;
+use super::registry::Tool;
 use crate::AppState;
 use crate::config::McpSettings;
 

@@ -3,20 +3,32 @@
 //! are two thin doors to these functions; they call `db` and `domain`, never a door.
 
 pub mod account;
+pub mod analytics;
 pub mod campaigns;
 pub mod chat_alerts;
+pub mod confirmations;
+pub mod contacts;
+pub mod conversions;
 pub mod delivery_ops;
 pub mod delivery_settings;
 pub mod domains;
 pub mod emails;
+pub mod events;
+pub mod export;
+pub mod gdpr;
 pub mod generate;
+pub mod hygiene;
 pub mod idempotency;
+pub mod input;
+pub mod insights;
 pub mod notifications;
 pub mod preview;
 pub mod provider_webhooks;
+pub mod segments;
 pub mod send;
 pub mod send_policy;
 pub mod sites;
+pub mod suppressions;
 pub mod team;
 pub mod templates;
 pub mod tracking;

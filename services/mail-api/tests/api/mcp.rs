@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use mail_api::mcp::catalog::{self, Group};
-use mail_api::mcp::registry::registry;
+use mail_api::mcp::registry;
 use rate_limit::policy::Plan;
 use reqwest::Response;
 use serde_json::{Value, json};

@@ -6,27 +6,25 @@ use utoipa::openapi::KnownFormat;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use crate::http::body::normalize_email;
-use crate::http::contact_quality::{
-    DuplicatesQuery, InactiveQuery, MergeContacts, find_duplicates, inactive_contacts,
-    merge_contacts, preview_merge,
-};
-use crate::http::contacts::{
-    ContactFilter, ContactKey, ContactSchemaQuery, CreateContact, ImportContacts, SetContactTags,
-    UnsubscribeContact, UpdateContact, contact_schema, contact_timeline, export_contact,
-    get_contact, import_contacts, insert_contact, list_contacts, set_contact_tags,
-    unsubscribe_contact, update_contact,
-};
+use crate::domain::tool_group::Group;
 use crate::http::emails::{EmailListParams, list_emails};
-use crate::http::hygiene::{
+use crate::mcp::registry::{Body, NoArguments, Paged, Params, Tool, declare};
+use crate::ops::contacts::create::add_contact;
+use crate::ops::contacts::{
+    ContactFilter, ContactKey, ContactSchemaQuery, CreateContact, DuplicatesQuery, ImportContacts,
+    InactiveQuery, MergeContacts, SetContactTags, UnsubscribeContact, UpdateContact,
+    contact_schema, contact_timeline, export_contact, find_duplicates, get_contact,
+    import_contacts, inactive_contacts, list_contacts, merge_contacts, preview_merge,
+    set_contact_tags, unsubscribe_contact, update_contact,
+};
+use crate::ops::hygiene::{
     RunHygiene, UpdateHygieneConfig, hygiene_audit, hygiene_config, run_hygiene,
     update_hygiene_config,
 };
-use crate::http::suppressions::{
+use crate::ops::input::normalize_email;
+use crate::ops::suppressions::{
     AddSuppression, add_suppression, list_suppressions, remove_suppression,
 };
-use crate::mcp::catalog::Group;
-use crate::mcp::registry::{Body, NoArguments, Paged, Params, Tool, declare};
 
 /// An address.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -136,8 +134,7 @@ pub fn tools() -> Vec<Tool> {
              project's email is unique (409 CONTACT_EXISTS).",
         )
         .writes(|ctx, Body(contact): Body<CreateContact>| async move {
-            let mut conn = store::conn(&ctx.state.pool).await?;
-            insert_contact(&mut conn, &ctx.caller, &contact).await
+            add_contact(&ctx.state.pool, &ctx.caller, &contact).await
         }),
         declare(
             "list_subscribers",

@@ -6,9 +6,9 @@ use serde_json::json;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::http::gdpr::{erase_contact, erasure_preview, list_deletion_log};
-use crate::mcp::catalog::Group;
+use crate::domain::tool_group::Group;
 use crate::mcp::registry::{Body, Params, Tool, declare};
+use crate::ops::gdpr::{erase_contact, erasure_preview, list_deletion_log};
 
 /// One contact of the project.
 #[derive(Debug, Deserialize, ToSchema)]

@@ -1,4 +1,5 @@
-//! The tools, one module per group. Each handler calls the function the REST route calls.
+//! The tools, one module per group, each declared with [`super::registry::declare`]. Each
+//! handler calls the `ops` function the REST route calls.
 
 mod account;
 mod analytics;

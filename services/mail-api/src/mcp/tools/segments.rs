@@ -1,7 +1,7 @@
 //! The segments group, and the contacts group's tools that read segments
 //! (`estimate_segment_size`, `list_subscribers_by_segment`, `list_win_back_draft`). Each
-//! handler calls the function of its route in `routes::segments`. `enroll_segment` (campaigns)
-//! is with the enrollment tools, on `routes::enrollments::enroll_segment`.
+//! handler calls the function its route calls, in [`crate::ops::segments`]. `enroll_segment`
+//! (campaigns) is with the enrollment tools.
 
 use http_kit::{ApiError, PageParams, Validate};
 use rate_limit::policy::RouteClass;
@@ -10,14 +10,14 @@ use serde_json::json;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use crate::http::segment_description::{DescribeSegment, create_segment_from_description};
-use crate::http::segments::{
-    CreateSegment, EstimateSegmentSize, PreviewSegment, SegmentOrigin, UpdateSegment, WinBackQuery,
-    delete_segment, estimate_segment_size, get_segment, insert_segment, list_segments,
-    preview_segment, segment_contacts, update_segment, win_back_draft,
-};
-use crate::mcp::catalog::Group;
+use crate::domain::tool_group::Group;
 use crate::mcp::registry::{Body, Paged, Params, Tool, declare};
+use crate::ops::segments::{
+    CreateSegment, DescribeSegment, EstimateSegmentSize, PreviewSegment, UpdateSegment,
+    WinBackQuery, create_segment, create_segment_from_description, delete_segment,
+    estimate_segment_size, get_segment, list_segments, preview_segment, segment_contacts,
+    update_segment, win_back_draft,
+};
 
 /// One segment of the project.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -77,8 +77,7 @@ pub fn tools() -> Vec<Tool> {
              input schema says which field takes which). A refused rule names its path.",
         )
         .writes(|ctx, Body(segment): Body<CreateSegment>| async move {
-            let mut conn = store::conn(&ctx.state.pool).await?;
-            insert_segment(&mut conn, ctx.project_id(), &segment, SegmentOrigin::Rules).await
+            create_segment(&ctx.state, ctx.project_id(), &segment).await
         }),
         declare(
             "create_segment_nl",

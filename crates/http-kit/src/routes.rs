@@ -40,32 +40,33 @@ pub struct Route {
     /// The path actix matches, below the mount prefix, when it is not the documented one (a
     /// segment constrained by a pattern, `/ingest/{project_id:[0-9a-f-]{36}}`).
     pub at: Option<&'static str>,
+    /// The largest JSON body the route takes, when not the app's (an upload's).
+    pub json_limit: Option<usize>,
     /// The handler, for one method.
     pub handler: fn(Method) -> actix_web::Route,
 }
 
 /// A [`Route`] for a handler with a `#[utoipa::path]` attribute, named in its own module:
-/// `route!(list)`, or `route!(ingest, at = "/ingest/{project_id:[0-9a-f-]{36}}")`.
+/// `route!(list)`; options after it: `at = "/ingest/{project_id:[0-9a-f-]{36}}"` (the path
+/// actix matches, when not the documented one) and `json_limit = MAX_UPLOAD_BODY` (a JSON body
+/// limit other than the app's).
 #[macro_export]
 macro_rules! route {
-    ($handler:ident) => {
-        $crate::route!(@build $handler, ::core::option::Option::None)
-    };
-    ($handler:ident, at = $at:expr) => {
-        $crate::route!(@build $handler, ::core::option::Option::Some($at))
-    };
-    (@build $handler:ident, $at:expr) => {
-        $crate::__pastey::paste! {
+    ($handler:ident $(, $option:ident = $value:expr)* $(,)?) => {{
+        let route = $crate::__pastey::paste! {
             $crate::routes::Route {
                 path: <[<__path_ $handler>] as ::utoipa::Path>::path,
                 methods: <[<__path_ $handler>] as ::utoipa::Path>::methods,
                 operation: <[<__path_ $handler>] as ::utoipa::Path>::operation,
                 schemas: <[<__path_ $handler>] as ::utoipa::__dev::SchemaReferences>::schemas,
-                at: $at,
+                at: ::core::option::Option::None,
+                json_limit: ::core::option::Option::None,
                 handler: |method| ::actix_web::web::method(method).to($handler),
             }
-        }
-    };
+        };
+        $( let route = $crate::routes::Route { $option: ::core::option::Option::Some($value), ..route }; )*
+        route
+    }};
 }
 
 /// Mounts every route of `tables` (documented paths starting with `prefix`, which the caller's
@@ -76,8 +77,7 @@ macro_rules! route {
 /// When two routes claim one method of one path, or a documented path is outside `prefix`:
 /// both are programming errors the first test run shows.
 pub fn mount(cfg: &mut web::ServiceConfig, prefix: &str, tables: &[&[Route]]) {
-    let mut resources: BTreeMap<MountPath, Vec<(Method, fn(Method) -> actix_web::Route)>> =
-        BTreeMap::new();
+    let mut resources: BTreeMap<MountPath, Resource> = BTreeMap::new();
     for route in tables.iter().flat_map(|table| table.iter()) {
         let path = match route.at {
             Some(at) => at.to_owned(),
@@ -89,23 +89,35 @@ pub fn mount(cfg: &mut web::ServiceConfig, prefix: &str, tables: &[&[Route]]) {
                     .to_owned()
             }
         };
-        let methods = resources.entry(MountPath(path.clone())).or_default();
+        let resource = resources.entry(MountPath(path.clone())).or_default();
         for method in (route.methods)() {
             let method = actix_method(&method);
             assert!(
-                methods.iter().all(|(m, _)| *m != method),
+                resource.methods.iter().all(|(m, _)| *m != method),
                 "two routes claim {method} {prefix}{path}"
             );
-            methods.push((method, route.handler));
+            resource.methods.push((method, route.handler));
+        }
+        if let Some(limit) = route.json_limit {
+            assert!(
+                resource.json_limit.is_none_or(|l| l == limit),
+                "two JSON body limits on {prefix}{path}"
+            );
+            resource.json_limit = Some(limit);
         }
     }
-    for (path, methods) in resources {
-        let resource = methods
+    for (path, resource) in resources {
+        let mut mounted = web::resource(path.0);
+        if let Some(limit) = resource.json_limit {
+            mounted = mounted.app_data(crate::json_config(limit));
+        }
+        let mounted = resource
+            .methods
             .into_iter()
-            .fold(web::resource(path.0), |resource, (method, handler)| {
-                resource.route(handler(method))
+            .fold(mounted, |mounted, (method, handler)| {
+                mounted.route(handler(method))
             });
-        cfg.service(resource);
+        cfg.service(mounted);
     }
 }
 
@@ -138,6 +150,13 @@ pub fn operations(tables: &[&[Route]]) -> Vec<(HttpMethod, String)> {
                 .map(move |method| (method, path.clone()))
         })
         .collect()
+}
+
+/// The methods of one path, and its body limit.
+#[derive(Default)]
+struct Resource {
+    methods: Vec<(Method, fn(Method) -> actix_web::Route)>,
+    json_limit: Option<usize>,
 }
 
 fn actix_method(method: &HttpMethod) -> Method {
@@ -254,7 +273,11 @@ mod mounting {
     }
 
     // The parameterised path first: the mount still tries the literal one first.
-    const ROUTES: &[Route] = &[route!(get), route!(update), route!(schema)];
+    const ROUTES: &[Route] = &[
+        route!(get),
+        route!(update, json_limit = 10),
+        route!(schema, at = "/contacts/schema"),
+    ];
 
     #[actix_web::test]
     async fn a_table_mounts_in_any_order_with_every_method_of_a_path_on_one_resource() {

@@ -9,7 +9,8 @@ use actix_web::{HttpResponse, HttpResponseBuilder};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Value, json};
 
-use crate::error::{ApiError, ErrorKind};
+use crate::error::{ApiError, ErrorCode, ErrorKind};
+use crate::openapi::MemoryErrorCode;
 
 /// Which service's envelope to render.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,37 +21,68 @@ pub enum Flavor {
     Mail,
 }
 
+crate::error_codes! {
+    /// The mail envelope's code for an error given none of the service's own: one per kind.
+    pub enum MailKindCode {
+        ValidationError = "VALIDATION_ERROR",
+        PayloadTooLarge = "PAYLOAD_TOO_LARGE",
+        Unauthorized = "UNAUTHORIZED",
+        Forbidden = "FORBIDDEN",
+        NotFound = "NOT_FOUND",
+        MethodNotAllowed = "METHOD_NOT_ALLOWED",
+        Conflict = "CONFLICT",
+        Unprocessable = "UNPROCESSABLE",
+        RateLimited = "RATE_LIMITED",
+        InternalError = "INTERNAL_ERROR",
+        ServiceUnavailable = "SERVICE_UNAVAILABLE",
+    }
+}
+
+impl MailKindCode {
+    fn of(kind: ErrorKind) -> Self {
+        match kind {
+            ErrorKind::BadRequest => Self::ValidationError,
+            ErrorKind::PayloadTooLarge => Self::PayloadTooLarge,
+            ErrorKind::Unauthorized => Self::Unauthorized,
+            ErrorKind::Forbidden | ErrorKind::TierRequired => Self::Forbidden,
+            ErrorKind::NotFound => Self::NotFound,
+            ErrorKind::MethodNotAllowed => Self::MethodNotAllowed,
+            ErrorKind::Conflict => Self::Conflict,
+            ErrorKind::Unprocessable => Self::Unprocessable,
+            ErrorKind::RateLimited => Self::RateLimited,
+            ErrorKind::Internal => Self::InternalError,
+            ErrorKind::Unavailable => Self::ServiceUnavailable,
+        }
+    }
+}
+
+impl MemoryErrorCode {
+    fn of(kind: ErrorKind) -> Self {
+        match kind {
+            ErrorKind::BadRequest
+            | ErrorKind::PayloadTooLarge
+            | ErrorKind::MethodNotAllowed
+            | ErrorKind::Conflict
+            | ErrorKind::Unprocessable => Self::ValidationError,
+            ErrorKind::Unauthorized => Self::Unauthorized,
+            ErrorKind::Forbidden => Self::Forbidden,
+            ErrorKind::TierRequired => Self::TierRequired,
+            ErrorKind::NotFound => Self::NotFound,
+            ErrorKind::RateLimited => Self::RateLimited,
+            // The closed list has no outage code: the status and the message tell it.
+            ErrorKind::Internal | ErrorKind::Unavailable => Self::InternalError,
+        }
+    }
+}
+
 impl Flavor {
     /// The machine-readable code for an error in this envelope.
     pub fn code(self, err: &ApiError) -> &'static str {
         match self {
-            Self::Memory => match err.kind {
-                ErrorKind::BadRequest
-                | ErrorKind::PayloadTooLarge
-                | ErrorKind::MethodNotAllowed
-                | ErrorKind::Conflict
-                | ErrorKind::Unprocessable => "VALIDATION_ERROR",
-                ErrorKind::Unauthorized => "UNAUTHORIZED",
-                ErrorKind::Forbidden => "FORBIDDEN",
-                ErrorKind::TierRequired => "TIER_REQUIRED",
-                ErrorKind::NotFound => "NOT_FOUND",
-                ErrorKind::RateLimited => "RATE_LIMITED",
-                // The closed list has no outage code: the status and the message tell it.
-                ErrorKind::Internal | ErrorKind::Unavailable => "INTERNAL_ERROR",
-            },
-            Self::Mail => err.code.unwrap_or(match err.kind {
-                ErrorKind::BadRequest => "VALIDATION_ERROR",
-                ErrorKind::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
-                ErrorKind::Unauthorized => "UNAUTHORIZED",
-                ErrorKind::Forbidden | ErrorKind::TierRequired => "FORBIDDEN",
-                ErrorKind::NotFound => "NOT_FOUND",
-                ErrorKind::MethodNotAllowed => "METHOD_NOT_ALLOWED",
-                ErrorKind::Conflict => "CONFLICT",
-                ErrorKind::Unprocessable => "UNPROCESSABLE",
-                ErrorKind::RateLimited => "RATE_LIMITED",
-                ErrorKind::Internal => "INTERNAL_ERROR",
-                ErrorKind::Unavailable => "SERVICE_UNAVAILABLE",
-            }),
+            Self::Memory => MemoryErrorCode::of(err.kind).as_str(),
+            Self::Mail => err
+                .code()
+                .unwrap_or_else(|| MailKindCode::of(err.kind).as_str()),
         }
     }
 

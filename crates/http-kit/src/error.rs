@@ -72,13 +72,60 @@ pub struct RateLimitInfo {
     pub retry_after: u64,
 }
 
+/// A machine-readable error code of one closed list: each service declares its own with
+/// [`error_codes!`](crate::error_codes), and its OpenAPI document lists the values.
+pub trait ErrorCode: Copy {
+    /// The code as the envelope writes it (`CONTACT_NOT_FOUND`).
+    fn as_str(self) -> &'static str;
+}
+
+/// Declares a closed list of error codes: an enum whose values serialize (and are documented)
+/// as the given strings, with `ALL` and [`ErrorCode`].
+///
+/// ```ignore
+/// http_kit::error_codes! {
+///     /// The mail service's codes.
+///     pub enum MailErrorCode {
+///         ContactNotFound = "CONTACT_NOT_FOUND",
+///     }
+/// }
+/// ```
+#[macro_export]
+macro_rules! error_codes {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident {
+            $( $(#[$variant_meta:meta])* $variant:ident = $code:literal, )*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, ::serde::Serialize, ::utoipa::ToSchema)]
+        $vis enum $name {
+            $( $(#[$variant_meta])* #[serde(rename = $code)] $variant, )*
+        }
+
+        impl $name {
+            /// Every code of the list.
+            pub const ALL: &'static [Self] = &[$(Self::$variant),*];
+        }
+
+        impl $crate::error::ErrorCode for $name {
+            fn as_str(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $code,)*
+                }
+            }
+        }
+    };
+}
+
 #[derive(Debug, Clone)]
 pub struct ApiError {
     pub kind: ErrorKind,
     pub message: Cow<'static, str>,
-    /// A machine-readable code for the mail envelope (e.g. `SUPPRESSED_CONTACT`); the memory
-    /// envelope has a closed list of codes and derives its code from `kind`.
-    pub code: Option<&'static str>,
+    /// A machine-readable code for the mail envelope (e.g. `SUPPRESSED_CONTACT`), from the
+    /// service's closed list ([`ErrorCode`]); the memory envelope derives its code from `kind`.
+    code: Option<&'static str>,
     /// Boxed: rare, and it keeps `Result<_, ApiError>` small.
     extra: Option<Box<Extra>>,
 }
@@ -227,9 +274,20 @@ impl ApiError {
         Self::internal(cause)
     }
 
-    pub fn with_code(mut self, code: &'static str) -> Self {
-        self.code = Some(code);
+    /// Gives the error a code of the service's closed list.
+    pub fn with_code(mut self, code: impl ErrorCode) -> Self {
+        self.code = Some(code.as_str());
         self
+    }
+
+    /// The code given with [`ApiError::with_code`], if any.
+    pub fn code(&self) -> Option<&'static str> {
+        self.code
+    }
+
+    /// Whether the error was given `code`.
+    pub fn has_code(&self, code: impl ErrorCode) -> bool {
+        self.code == Some(code.as_str())
     }
 
     pub fn with_details(mut self, details: Value) -> Self {

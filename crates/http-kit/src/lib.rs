@@ -11,17 +11,23 @@ pub mod openapi;
 pub mod pages;
 pub mod pagination;
 pub mod request;
+pub mod routes;
 
 pub use envelope::{Flavor, envelope_middleware};
-pub use error::{ApiError, ErrorKind, RateLimitInfo};
+pub use envelope::MailKindCode;
+pub use error::{ApiError, ErrorCode, ErrorKind, RateLimitInfo};
 pub use extract::{
     Json, Query, QueryParameters, json_config, path_config, payload_config, query_config,
     read_body, read_params, reject_nul_in_uri,
 };
 pub use pagination::{Cursor, Page, PageParams};
 pub use request::Validate;
+pub use routes::Route;
 
 /// Request bodies above this size answer 400 (ruled: neither document lists 413).
 pub const MAX_JSON_BODY: usize = 1024 * 1024;
 /// Upload routes take up to this much.
 pub const MAX_UPLOAD_BODY: usize = 10 * 1024 * 1024;
+
+#[doc(hidden)]
+pub use pastey as __pastey;

@@ -16,17 +16,17 @@ use crate::Flavor;
 pub mod component_names;
 pub mod schemas;
 
-/// Error codes of the memory service (a closed list).
-#[derive(Serialize, ToSchema)]
-#[allow(non_camel_case_types, clippy::upper_case_acronyms)]
-pub enum MemoryErrorCode {
-    UNAUTHORIZED,
-    FORBIDDEN,
-    NOT_FOUND,
-    RATE_LIMITED,
-    VALIDATION_ERROR,
-    TIER_REQUIRED,
-    INTERNAL_ERROR,
+crate::error_codes! {
+    /// Error codes of the memory service (a closed list).
+    pub enum MemoryErrorCode {
+        Unauthorized = "UNAUTHORIZED",
+        Forbidden = "FORBIDDEN",
+        NotFound = "NOT_FOUND",
+        RateLimited = "RATE_LIMITED",
+        ValidationError = "VALIDATION_ERROR",
+        TierRequired = "TIER_REQUIRED",
+        InternalError = "INTERNAL_ERROR",
+    }
 }
 
 #[derive(Serialize, ToSchema)]

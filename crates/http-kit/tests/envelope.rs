@@ -7,6 +7,13 @@ use http_kit::{ApiError, Flavor, RateLimitInfo, envelope_middleware, json_config
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+http_kit::error_codes! {
+    /// A service's own codes.
+    enum Code {
+        SuppressedContact = "SUPPRESSED_CONTACT",
+    }
+}
+
 #[derive(Deserialize)]
 #[allow(dead_code)]
 struct Body {
@@ -23,7 +30,7 @@ async fn fail(kind: web::Path<String>) -> Result<HttpResponse, ApiError> {
     Err(match kind.as_str() {
         "conflict" => ApiError::conflict("stale version"),
         "tier" => ApiError::tier_required("needs pro"),
-        "coded" => ApiError::unprocessable("suppressed").with_code("SUPPRESSED_CONTACT"),
+        "coded" => ApiError::unprocessable("suppressed").with_code(Code::SuppressedContact),
         "limited" => ApiError::rate_limited(RateLimitInfo {
             limit: Some(60),
             reset_at: 1_800_000_000,

@@ -215,21 +215,30 @@ impl ChatModel {
     }
 }
 
+http_kit::error_codes! {
+    /// The codes of the model-backed features' refusals (the mail envelope shows them).
+    pub enum LlmErrorCode {
+        InvalidOutput = "LLM_INVALID_OUTPUT",
+        Failed = "LLM_FAILED",
+        NotConfigured = "LLM_NOT_CONFIGURED",
+    }
+}
+
 /// 422 `LLM_INVALID_OUTPUT`: the model answered something the service cannot use (nothing is
 /// made up in its place).
 pub fn invalid_output(why: &str) -> ApiError {
     ApiError::unprocessable(format!("{why}; nothing was made of it"))
-        .with_code("LLM_INVALID_OUTPUT")
+        .with_code(LlmErrorCode::InvalidOutput)
 }
 
 fn failed(message: &str) -> ApiError {
-    ApiError::unprocessable(message.to_owned()).with_code("LLM_FAILED")
+    ApiError::unprocessable(message.to_owned()).with_code(LlmErrorCode::Failed)
 }
 
 /// Ruled: a model-backed tool without a configured model.
 pub fn not_configured() -> ApiError {
     ApiError::unprocessable("no language model is configured for this deployment")
-        .with_code("LLM_NOT_CONFIGURED")
+        .with_code(LlmErrorCode::NotConfigured)
 }
 
 /// The first JSON object in a model's answer (models wrap JSON in prose or code fences).

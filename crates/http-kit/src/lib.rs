@@ -13,8 +13,8 @@ pub mod pagination;
 pub mod request;
 pub mod routes;
 
-pub use envelope::{Flavor, envelope_middleware};
 pub use envelope::MailKindCode;
+pub use envelope::{Flavor, envelope_middleware};
 pub use error::{ApiError, ErrorCode, ErrorKind, RateLimitInfo};
 pub use extract::{
     Json, Query, QueryParameters, json_config, path_config, payload_config, query_config,

@@ -282,7 +282,8 @@ mod mounting {
     #[actix_web::test]
     async fn a_table_mounts_in_any_order_with_every_method_of_a_path_on_one_resource() {
         let app = actix_test::init_service(
-            App::new().service(web::scope("/api/v1").configure(|cfg| mount(cfg, "/api/v1", &[ROUTES]))),
+            App::new()
+                .service(web::scope("/api/v1").configure(|cfg| mount(cfg, "/api/v1", &[ROUTES]))),
         )
         .await;
         for (method, uri, expected) in [
@@ -297,7 +298,9 @@ mod mounting {
             let body = actix_test::call_and_read_body(&app, request).await;
             assert_eq!(body, expected.as_bytes(), "{method} {uri}");
         }
-        let wrong_method = actix_test::TestRequest::delete().uri("/api/v1/contacts/7").to_request();
+        let wrong_method = actix_test::TestRequest::delete()
+            .uri("/api/v1/contacts/7")
+            .to_request();
         let response = actix_test::call_service(&app, wrong_method).await;
         assert_eq!(response.status(), 405, "DELETE on a GET+POST resource");
     }

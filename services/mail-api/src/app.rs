@@ -106,8 +106,7 @@ impl RateLimitPolicy for MailPolicy {
 fn public(cfg: &mut actix_web::web::ServiceConfig) {
     openapi::configure(cfg);
     crate::mcp::llms::configure(cfg);
-    routes::tracking::configure(cfg);
-    routes::webhooks::configure(cfg);
+    http_kit::routes::mount(cfg, "", routes::PUBLIC_ROUTES);
     crate::oauth::configure(cfg);
     routes::landing::configure(cfg);
 }

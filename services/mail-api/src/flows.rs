@@ -10,6 +10,7 @@ use crate::db::campaigns::{self, Campaign};
 use crate::db::contacts;
 use crate::db::enrollments::{self, EnrollSource};
 use crate::db::{contact_tools, outbound_events, sites, suppressions};
+use crate::domain::error_code::MailErrorCode;
 
 /// The plan of a mail caller (mail keys always carry one).
 pub fn plan_of(caller: &Caller) -> Plan {
@@ -33,7 +34,7 @@ pub async fn require_site(
 }
 
 pub fn site_not_found(site_id: Uuid) -> ApiError {
-    ApiError::not_found(format!("site {site_id} not found")).with_code("SITE_NOT_FOUND")
+    ApiError::not_found(format!("site {site_id} not found")).with_code(MailErrorCode::SiteNotFound)
 }
 
 /// Subscribes the contact to the site and, when the contact was just created, enrolls it in
@@ -67,7 +68,8 @@ pub async fn join_site(
 }
 
 pub fn campaign_not_found(id: Uuid) -> ApiError {
-    ApiError::not_found(format!("campaign {id} not found")).with_code("CAMPAIGN_NOT_FOUND")
+    ApiError::not_found(format!("campaign {id} not found"))
+        .with_code(MailErrorCode::CampaignNotFound)
 }
 
 /// The project's campaign `id` (404 `CAMPAIGN_NOT_FOUND` otherwise).
@@ -89,7 +91,7 @@ pub fn require_enrolling(campaign: &Campaign) -> Result<(), ApiError> {
             "campaign {} is {}: only active campaigns enroll contacts",
             campaign.id, campaign.status
         ))
-        .with_code("CAMPAIGN_NOT_ACTIVE")
+        .with_code(MailErrorCode::CampaignNotActive)
         .with_details(serde_json::json!({"status": campaign.status})));
     }
     if !campaign.accepts_new_contacts {
@@ -97,7 +99,7 @@ pub fn require_enrolling(campaign: &Campaign) -> Result<(), ApiError> {
             "campaign {} accepts no new contacts",
             campaign.id
         ))
-        .with_code("CAMPAIGN_CLOSED"));
+        .with_code(MailErrorCode::CampaignClosed));
     }
     Ok(())
 }

@@ -3,6 +3,7 @@
 pub mod campaign;
 pub mod email;
 pub mod email_status;
+pub mod error_code;
 pub mod health;
 pub mod insights;
 pub mod plans;

@@ -6,6 +6,7 @@ use actix_web::{HttpResponse, web};
 use auth::{AdminAccess, Caller};
 use http_kit::ApiError;
 use http_kit::openapi::MailError;
+use http_kit::{Route, route};
 use uuid::Uuid;
 
 use crate::AppState;
@@ -16,16 +17,14 @@ use crate::ops::account::{
 // Named here by the contacts' and analytics' doors, not moved yet.
 pub use crate::ops::account::list_projects;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/project").route(web::get().to(project)))
-        .service(web::resource("/plan").route(web::get().to(plan)))
-        .service(
-            web::resource("/api-keys")
-                .route(web::get().to(list_keys))
-                .route(web::post().to(create_key)),
-        )
-        .service(web::resource("/api-keys/{id}").route(web::delete().to(revoke_key)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[
+    route!(project),
+    route!(plan),
+    route!(list_keys),
+    route!(create_key),
+    route!(revoke_key),
+];
 
 /// The key's project.
 #[utoipa::path(

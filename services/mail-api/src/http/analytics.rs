@@ -6,6 +6,7 @@ use actix_web::web;
 use auth::Caller;
 use http_kit::openapi::MailError;
 use http_kit::{ApiError, Page, PageParams, Query};
+use http_kit::{Route, route};
 
 use crate::AppState;
 use crate::ops::analytics::{
@@ -13,11 +14,8 @@ use crate::ops::analytics::{
     OverviewParams, Window, campaign_performance, conversion_analytics, site_overview,
 };
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/analytics/overview").route(web::get().to(overview)))
-        .service(web::resource("/analytics/campaigns").route(web::get().to(campaigns)))
-        .service(web::resource("/analytics/conversion").route(web::get().to(conversion)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(overview), route!(campaigns), route!(conversion)];
 
 /// A site's delivery, growth and sender health over the last `days` days.
 #[utoipa::path(

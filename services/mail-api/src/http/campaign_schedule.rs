@@ -6,6 +6,7 @@ use actix_web::web;
 use auth::Caller;
 use http_kit::openapi::MailError;
 use http_kit::{ApiError, Query};
+use http_kit::{Route, route};
 use uuid::Uuid;
 
 use crate::AppState;
@@ -14,12 +15,8 @@ use crate::ops::campaigns::schedule::{
     site_schedule,
 };
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    // Before `/campaigns/{id}`, which would take the calendar's path.
-    cfg.service(web::resource("/campaigns/calendar").route(web::get().to(calendar)))
-        .service(web::resource("/campaigns/{id}/audience").route(web::get().to(audience)))
-        .service(web::resource("/sites/{id}/schedule").route(web::get().to(schedule)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(calendar), route!(audience), route!(schedule)];
 
 /// A month of the project's campaign sends, per day.
 #[utoipa::path(

@@ -6,6 +6,7 @@ use actix_web::{HttpResponse, web};
 use auth::{Caller, WriteAccess};
 use http_kit::ApiError;
 use http_kit::openapi::MailError;
+use http_kit::{Route, route};
 use uuid::Uuid;
 
 use super::idempotency::{Answer, IdempotencyHeader, IdempotencyKey};
@@ -15,19 +16,14 @@ use crate::ops::campaigns::steps::{
     list_campaign_steps, update_step,
 };
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/campaigns/{id}/steps")
-            .route(web::get().to(list))
-            .route(web::post().to(add)),
-    )
-    .service(
-        web::resource("/campaign-steps/{id}")
-            .route(web::get().to(get))
-            .route(web::patch().to(update))
-            .route(web::delete().to(delete)),
-    );
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[
+    route!(list),
+    route!(add),
+    route!(get),
+    route!(update),
+    route!(delete),
+];
 
 /// A campaign's steps, in order.
 #[utoipa::path(

@@ -8,6 +8,7 @@ use actix_web::{HttpResponse, web};
 use auth::{Caller, WriteAccess};
 use http_kit::openapi::MailError;
 use http_kit::{ApiError, Page, PageParams, Query};
+use http_kit::{Route, route};
 use uuid::Uuid;
 
 use super::idempotency::{Answer, IdempotencyHeader, IdempotencyKey};
@@ -21,23 +22,17 @@ use crate::ops::campaigns::{
     update_campaign,
 };
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    // Before `/campaigns/{id}`, which would take these paths.
-    cfg.service(web::resource("/campaigns/launch").route(web::post().to(launch)))
-        .service(
-            web::resource("/campaigns")
-                .route(web::get().to(list))
-                .route(web::post().to(create)),
-        )
-        .service(
-            web::resource("/campaigns/{id}")
-                .route(web::get().to(get))
-                .route(web::patch().to(update))
-                .route(web::delete().to(delete)),
-        )
-        .service(web::resource("/campaigns/{id}/status").route(web::post().to(change_status)))
-        .service(web::resource("/campaigns/{id}/clone").route(web::post().to(clone)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[
+    route!(launch),
+    route!(list),
+    route!(create),
+    route!(get),
+    route!(update),
+    route!(delete),
+    route!(change_status),
+    route!(clone),
+];
 
 /// List the project's campaigns, oldest first.
 #[utoipa::path(

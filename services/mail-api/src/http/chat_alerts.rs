@@ -6,20 +6,15 @@ use actix_web::{HttpResponse, web};
 use auth::{Caller, WriteAccess};
 use http_kit::ApiError;
 use http_kit::openapi::MailError;
+use http_kit::{Route, route};
 
 use crate::AppState;
 use crate::ops::chat_alerts::{
     ChatAlerts, PutChatAlerts, delete_chat_alerts, get_chat_alerts, put_chat_alerts,
 };
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/chat-alerts")
-            .route(web::get().to(get))
-            .route(web::put().to(put))
-            .route(web::delete().to(delete)),
-    );
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(get), route!(put), route!(delete)];
 
 /// The project's chat alerts.
 #[utoipa::path(

@@ -8,6 +8,7 @@ use actix_web::{HttpResponse, web};
 use auth::{AdminAccess, Caller, WriteAccess};
 use http_kit::openapi::MailError;
 use http_kit::{ApiError, Page, PageParams, Query};
+use http_kit::{Route, route};
 use utoipa::IntoParams;
 
 use super::contact_quality;
@@ -24,30 +25,19 @@ use crate::ops::contacts::{
 
 const ROUTE: &str = "POST /api/v1/contacts";
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    // The fixed paths first: `/contacts/{id}` would take them.
-    cfg.service(
-        web::resource("/contacts")
-            .route(web::get().to(list))
-            .route(web::post().to(create)),
-    )
-    .service(web::resource("/contacts/schema").route(web::get().to(schema)))
-    .service(
-        web::resource("/contacts/duplicates").route(web::get().to(contact_quality::duplicates)),
-    )
-    .service(web::resource("/contacts/inactive").route(web::get().to(contact_quality::inactive)))
-    .service(web::resource("/contacts/merge").route(web::post().to(contact_quality::merge)))
-    .service(web::resource("/contacts/tags").route(web::post().to(set_tags)))
-    .service(web::resource("/contacts/import").route(web::post().to(import)))
-    .service(web::resource("/contacts/unsubscribe").route(web::post().to(unsubscribe)))
-    .service(
-        web::resource("/contacts/{id}")
-            .route(web::get().to(get))
-            .route(web::patch().to(update)),
-    )
-    .service(web::resource("/contacts/{id}/export").route(web::get().to(export)))
-    .service(web::resource("/contacts/{id}/timeline").route(web::get().to(timeline)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[
+    route!(list),
+    route!(create),
+    route!(schema),
+    route!(set_tags),
+    route!(import),
+    route!(unsubscribe),
+    route!(get),
+    route!(update),
+    route!(export),
+    route!(timeline),
+];
 
 /// List the project's contacts, oldest first.
 #[utoipa::path(

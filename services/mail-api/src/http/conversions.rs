@@ -5,13 +5,13 @@ use actix_web::web;
 use auth::WriteAccess;
 use http_kit::ApiError;
 use http_kit::openapi::MailError;
+use http_kit::{Route, route};
 
 use crate::AppState;
 use crate::ops::conversions::{Conversion, ConversionRequest, record_conversion};
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/conversion").route(web::post().to(convert)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(convert)];
 
 /// Record a conversion.
 ///

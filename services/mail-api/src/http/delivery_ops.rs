@@ -11,16 +11,15 @@ use actix_web::web;
 use auth::Caller;
 use http_kit::openapi::MailError;
 use http_kit::{ApiError, Page, PageParams, Query};
+use http_kit::{Route, route};
 
 use crate::AppState;
 use crate::ops::delivery_ops::{
     CronRun, CronRunFilter, DeadEmail, DlqFilter, list_cron_runs, send_dead_letters,
 };
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/ops/dlq").route(web::get().to(dlq)))
-        .service(web::resource("/ops/cron-runs").route(web::get().to(cron_runs)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(dlq), route!(cron_runs)];
 
 /// The project's emails the send worker dead-lettered (gave up on) or is retrying, newest
 /// first.

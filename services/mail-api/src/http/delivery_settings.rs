@@ -8,6 +8,7 @@ use actix_web::{HttpResponse, web};
 use auth::AdminAccess;
 use http_kit::ApiError;
 use http_kit::openapi::MailError;
+use http_kit::{Route, route};
 
 use crate::AppState;
 use crate::ops::delivery_settings::{
@@ -15,16 +16,12 @@ use crate::ops::delivery_settings::{
     rotate_project_webhook_secret, set_project_provider,
 };
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/delivery/provider")
-            .route(web::put().to(set_provider))
-            .route(web::delete().to(clear_provider)),
-    )
-    .service(
-        web::resource("/delivery/webhook-secret").route(web::post().to(rotate_webhook_secret)),
-    );
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[
+    route!(set_provider),
+    route!(clear_provider),
+    route!(rotate_webhook_secret),
+];
 
 /// Choose the project's provider.
 #[utoipa::path(put, path = "/api/v1/delivery/provider", operation_id = "setProvider",

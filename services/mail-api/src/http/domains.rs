@@ -8,6 +8,7 @@ use actix_web::{HttpResponse, web};
 use auth::{Caller, WriteAccess};
 use http_kit::openapi::MailError;
 use http_kit::{ApiError, Page, PageParams, Query};
+use http_kit::{Route, route};
 use uuid::Uuid;
 
 use crate::AppState;
@@ -15,15 +16,13 @@ use crate::ops::domains::{
     Domain, RegisterDomain, get_domain, list_domains, refresh_domain, register_domain,
 };
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/domains")
-            .route(web::get().to(list))
-            .route(web::post().to(register)),
-    )
-    .service(web::resource("/domains/{id}").route(web::get().to(get)))
-    .service(web::resource("/domains/{id}/refresh").route(web::post().to(refresh_route)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[
+    route!(list),
+    route!(register),
+    route!(get),
+    route!(refresh_route),
+];
 
 /// Register a site's own sending domain.
 #[utoipa::path(

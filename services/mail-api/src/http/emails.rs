@@ -6,6 +6,7 @@ use actix_web::web;
 use auth::Caller;
 use http_kit::openapi::MailError;
 use http_kit::{ApiError, Page, PageParams, Query};
+use http_kit::{Route, route};
 use uuid::Uuid;
 
 use crate::AppState;
@@ -13,11 +14,8 @@ use crate::ops::emails::{EmailDetail, EmailEventRecord, get_email, list_email_ev
 // Named here by the contacts' and analytics' doors, not moved yet.
 pub use crate::ops::emails::{EmailListParams, EmailRecord, list_emails};
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/emails").route(web::get().to(list)))
-        .service(web::resource("/emails/{id}").route(web::get().to(get)))
-        .service(web::resource("/emails/{id}/events").route(web::get().to(events)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(list), route!(get), route!(events)];
 
 /// The path's id: 400 naming `id` unless a UUID.
 fn email_id(raw: &str) -> Result<Uuid, ApiError> {

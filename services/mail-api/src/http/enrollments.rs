@@ -8,6 +8,7 @@ use actix_web::{HttpResponse, web};
 use auth::{Caller, WriteAccess};
 use http_kit::openapi::MailError;
 use http_kit::{ApiError, Page, PageParams, Query};
+use http_kit::{Route, route};
 use serde::Deserialize;
 use uuid::Uuid;
 
@@ -17,22 +18,14 @@ use crate::ops::campaigns::enrollments::{
     enroll_contact, enroll_segment, enrollment_status, list_enrollments, unenroll_contact,
 };
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/campaigns/{id}/enrollments")
-            .route(web::get().to(list))
-            .route(web::post().to(enroll)),
-    )
-    .service(
-        web::resource("/campaigns/{id}/segment-enrollments")
-            .route(web::post().to(enroll_from_segment)),
-    )
-    .service(
-        web::resource("/campaigns/{id}/enrollments/{contact_id}")
-            .route(web::get().to(get))
-            .route(web::delete().to(unenroll)),
-    );
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[
+    route!(list),
+    route!(enroll),
+    route!(enroll_from_segment),
+    route!(get),
+    route!(unenroll),
+];
 
 /// Path of the enrollment routes: the campaign and the contact.
 #[derive(Debug, Deserialize)]

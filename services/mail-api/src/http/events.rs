@@ -6,19 +6,15 @@ use actix_web::web;
 use auth::{Caller, WriteAccess};
 use http_kit::openapi::MailError;
 use http_kit::{ApiError, Page, PageParams, Query};
+use http_kit::{Route, route};
 
 use crate::AppState;
 use crate::ops::events::{
     EventLogFilter, EventRecord, EventRequest, EventTracked, list_events, track_event,
 };
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/events")
-            .route(web::post().to(track))
-            .route(web::get().to(list)),
-    );
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(track), route!(list)];
 
 /// Fire a named event.
 #[utoipa::path(

@@ -8,6 +8,7 @@ use auth::AdminAccess;
 use chrono::Utc;
 use http_kit::ApiError;
 use http_kit::openapi::MailError;
+use http_kit::{Route, route};
 use serde::Deserialize;
 use utoipa::IntoParams;
 use uuid::Uuid;
@@ -17,9 +18,8 @@ use crate::export;
 use crate::ops::export::start_export;
 pub use crate::ops::export::{ExportFilter, ExportPage, Format, Resource, export_page};
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/export").route(web::get().to(export)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(export)];
 
 /// Export the project's data.
 ///

@@ -8,6 +8,7 @@ use auth::AdminAccess;
 use chrono::Utc;
 use http_kit::ApiError;
 use http_kit::openapi::MailError;
+use http_kit::{Route, route};
 use serde::Deserialize;
 use utoipa::IntoParams;
 use uuid::Uuid;
@@ -18,9 +19,8 @@ pub use crate::ops::export::{
     FullExportArguments, TOOL_EXPORT_MAX_BYTES, full_export_value, start_full_export,
 };
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/export/full").route(web::get().to(export_full)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(export_full)];
 
 /// Export everything of the project (admin scope) as one JSON document.
 ///

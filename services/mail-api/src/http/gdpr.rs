@@ -6,15 +6,14 @@ use actix_web::web;
 use auth::{Caller, WriteAccess};
 use http_kit::openapi::MailError;
 use http_kit::{ApiError, Page, PageParams, Query};
+use http_kit::{Route, route};
 use uuid::Uuid;
 
 use crate::AppState;
 use crate::ops::gdpr::{DeletionLogEntry, ErasureReport, erase_contact, list_deletion_log};
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/contacts/{id}/personal-data").route(web::delete().to(erase)))
-        .service(web::resource("/gdpr/deletion-log").route(web::get().to(log)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(erase), route!(log)];
 
 /// Erase a contact's personal data (GDPR): the contact, its subscriptions, enrollments and
 /// events go; the emails sent to it keep their statuses and counts but lose the recipient,

@@ -6,13 +6,13 @@ use actix_web::web;
 use auth::WriteAccess;
 use http_kit::ApiError;
 use http_kit::openapi::MailError;
+use http_kit::{Route, route};
 
 use crate::AppState;
 use crate::ops::generate::{GenerateEmail, GeneratedEmail, generate_email};
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/emails/generate").route(web::post().to(generate)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(generate)];
 
 /// Write an email from a brief with the deployment's language model, in the site's brand
 /// voice. Nothing is stored or sent.

@@ -16,6 +16,7 @@ use actix_web::middleware::Next;
 use auth::Caller;
 use http_kit::ApiError;
 
+use crate::domain::error_code::MailErrorCode;
 use crate::domain::tool_group::Group::{self, *};
 
 /// `(method, path, groups)`, the path as the OpenAPI document writes it.
@@ -226,7 +227,7 @@ pub async fn enforce(
     };
     if refused {
         let err = ApiError::forbidden("this key is limited to tool groups this route is not in")
-            .with_code("TOOL_GROUP_FORBIDDEN");
+            .with_code(MailErrorCode::ToolGroupForbidden);
         return Ok(req.error_response(err).map_into_right_body());
     }
     Ok(next.call(req).await?.map_into_left_body())

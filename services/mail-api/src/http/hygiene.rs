@@ -5,6 +5,7 @@ use actix_web::web;
 use auth::{Caller, WriteAccess};
 use http_kit::openapi::MailError;
 use http_kit::{ApiError, Page, PageParams, Query};
+use http_kit::{Route, route};
 
 use crate::AppState;
 use crate::ops::hygiene::{
@@ -12,15 +13,13 @@ use crate::ops::hygiene::{
     UpdateHygieneConfig, hygiene_audit, hygiene_config, run_hygiene, update_hygiene_config,
 };
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/hygiene/config")
-            .route(web::get().to(get_config))
-            .route(web::put().to(put_config)),
-    )
-    .service(web::resource("/hygiene/run").route(web::post().to(run)))
-    .service(web::resource("/hygiene/audit").route(web::get().to(audit)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[
+    route!(get_config),
+    route!(put_config),
+    route!(run),
+    route!(audit),
+];
 
 /// The project's list-hygiene configuration (the defaults until it is set).
 #[utoipa::path(

@@ -5,13 +5,13 @@ use actix_web::{HttpResponse, web};
 use auth::WriteAccess;
 use http_kit::ApiError;
 use http_kit::openapi::MailError;
+use http_kit::{Route, route};
 
 use crate::AppState;
 use crate::ops::contacts::{Identified, IdentifyRequest};
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/identify").route(web::post().to(identify)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(identify)];
 
 /// Create or update a contact by email.
 #[utoipa::path(

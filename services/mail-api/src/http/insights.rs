@@ -13,6 +13,7 @@ use actix_web::web;
 use auth::Caller;
 use http_kit::openapi::MailError;
 use http_kit::{ApiError, Query};
+use http_kit::{Route, route};
 use uuid::Uuid;
 
 use crate::AppState;
@@ -23,13 +24,14 @@ use crate::ops::insights::{
     performance_report, portfolio_analytics, portfolio_stats, site_insights,
 };
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/sites/{id}/insights").route(web::get().to(insights)))
-        .service(web::resource("/analytics/performance").route(web::get().to(performance)))
-        .service(web::resource("/analytics/portfolio").route(web::get().to(portfolio)))
-        .service(web::resource("/analytics/totals").route(web::get().to(totals)))
-        .service(web::resource("/analytics/engagement").route(web::get().to(engagement)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[
+    route!(insights),
+    route!(performance),
+    route!(portfolio),
+    route!(totals),
+    route!(engagement),
+];
 
 /// A site's insights: best and worst performers, trend and warnings.
 #[utoipa::path(

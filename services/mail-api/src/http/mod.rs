@@ -45,6 +45,7 @@ pub mod webhooks;
 
 use actix_web::middleware::from_fn;
 use actix_web::web;
+use http_kit::Route;
 
 /// Registers every gated route (mounted under `/api/v1`), each held to its tool group
 /// ([`groups`]).
@@ -52,43 +53,45 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
         web::scope("")
             .wrap(from_fn(groups::enforce))
-            .configure(routes),
+            .configure(|cfg| http_kit::routes::mount(cfg, "/api/v1", ROUTES)),
     );
 }
 
-fn routes(cfg: &mut web::ServiceConfig) {
-    // First: `/templates/validate`, `/emails/preview` and `/emails/generate` before
-    // `/templates/{id}` and `/emails/{id}` could take them.
-    preview::configure(cfg);
-    generate::configure(cfg);
-    sites::configure(cfg);
-    send_policy::configure(cfg);
-    identify::configure(cfg);
-    events::configure(cfg);
-    conversions::configure(cfg);
-    contacts::configure(cfg);
-    hygiene::configure(cfg);
-    campaign_schedule::configure(cfg);
-    campaigns::configure(cfg);
-    segments::configure(cfg);
-    campaign_steps::configure(cfg);
-    enrollments::configure(cfg);
-    templates::configure(cfg);
-    suppressions::configure(cfg);
-    send::configure(cfg);
-    emails::configure(cfg);
-    delivery_settings::configure(cfg);
-    domains::configure(cfg);
-    analytics::configure(cfg);
-    export::configure(cfg);
-    export_full::configure(cfg);
-    account::configure(cfg);
-    gdpr::configure(cfg);
-    team::configure(cfg);
-    notifications::configure(cfg);
-    insights::configure(cfg);
-    delivery_ops::configure(cfg);
-    webhook_subscriptions::configure(cfg);
-    webhook_deliveries::configure(cfg);
-    chat_alerts::configure(cfg);
-}
+/// The `/api/v1` routes, each module's table (their order does not matter).
+pub const ROUTES: &[&[Route]] = &[
+    account::ROUTES,
+    analytics::ROUTES,
+    campaign_schedule::ROUTES,
+    campaign_steps::ROUTES,
+    campaigns::ROUTES,
+    chat_alerts::ROUTES,
+    contacts::ROUTES,
+    conversions::ROUTES,
+    delivery_ops::ROUTES,
+    delivery_settings::ROUTES,
+    domains::ROUTES,
+    emails::ROUTES,
+    enrollments::ROUTES,
+    events::ROUTES,
+    export::ROUTES,
+    export_full::ROUTES,
+    gdpr::ROUTES,
+    generate::ROUTES,
+    hygiene::ROUTES,
+    identify::ROUTES,
+    insights::ROUTES,
+    notifications::ROUTES,
+    preview::ROUTES,
+    segments::ROUTES,
+    send::ROUTES,
+    send_policy::ROUTES,
+    sites::ROUTES,
+    suppressions::ROUTES,
+    team::ROUTES,
+    templates::ROUTES,
+    webhook_deliveries::ROUTES,
+    webhook_subscriptions::ROUTES,
+];
+
+/// The routes without credential outside `/api/v1`: tracking links and provider webhooks.
+pub const PUBLIC_ROUTES: &[&[Route]] = &[tracking::ROUTES, webhooks::ROUTES];

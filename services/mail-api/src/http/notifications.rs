@@ -12,6 +12,7 @@ use actix_web::web;
 use auth::{Caller, WriteAccess};
 use http_kit::openapi::MailError;
 use http_kit::{ApiError, Page, PageParams, Query};
+use http_kit::{Route, route};
 
 use crate::AppState;
 use crate::ops::notifications::{
@@ -19,10 +20,8 @@ use crate::ops::notifications::{
     mark_notifications_read,
 };
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/notifications").route(web::get().to(list)))
-        .service(web::resource("/notifications/read").route(web::post().to(mark_read)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(list), route!(mark_read)];
 
 /// The project's notifications, newest first.
 #[utoipa::path(

@@ -6,8 +6,9 @@ use std::sync::OnceLock;
 use actix_web::{HttpResponse, web};
 use http_kit::Flavor;
 use http_kit::openapi::Finish;
-use utoipa::OpenApi;
+use utoipa::{Modify, OpenApi};
 
+use crate::domain::error_code::MailErrorCode;
 use crate::http as routes;
 
 const FINISH: Finish = Finish {
@@ -46,131 +47,6 @@ const FINISH: Finish = Finish {
             `IDEMPOTENCY_KEY_REUSED`."
     ),
     paths(
-        routes::sites::list,
-        routes::sites::create,
-        routes::sites::get,
-        routes::sites::update,
-        routes::sites::get_voice,
-        routes::sites::put_voice,
-        routes::domains::register,
-        routes::domains::list,
-        routes::domains::get,
-        routes::domains::refresh_route,
-        routes::send_policy::get_policy,
-        routes::send_policy::put_policy,
-        routes::send_policy::get_warmup,
-        routes::send_policy::put_warmup,
-        routes::send_policy::pause,
-        routes::send_policy::resume,
-        routes::identify::identify,
-        routes::events::track,
-        routes::events::list,
-        routes::conversions::convert,
-        routes::contacts::list,
-        routes::contacts::create,
-        routes::contacts::get,
-        routes::contacts::update,
-        routes::contacts::set_tags,
-        routes::contacts::unsubscribe,
-        routes::contacts::import,
-        routes::contacts::export,
-        routes::contacts::timeline,
-        routes::contacts::schema,
-        routes::contact_quality::duplicates,
-        routes::contact_quality::merge,
-        routes::contact_quality::inactive,
-        routes::hygiene::get_config,
-        routes::hygiene::put_config,
-        routes::hygiene::run,
-        routes::hygiene::audit,
-        routes::campaigns::list,
-        routes::campaigns::create,
-        routes::segments::list,
-        routes::segments::create,
-        routes::segments::get,
-        routes::segments::update,
-        routes::segments::delete,
-        routes::segments::contacts,
-        routes::segments::preview,
-        routes::segments::estimate,
-        routes::segments::win_back,
-        routes::segment_description::create,
-        routes::campaigns::launch,
-        routes::campaigns::get,
-        routes::campaigns::update,
-        routes::campaigns::delete,
-        routes::campaigns::change_status,
-        routes::campaigns::clone,
-        routes::campaign_steps::list,
-        routes::campaign_steps::add,
-        routes::campaign_steps::get,
-        routes::campaign_steps::update,
-        routes::campaign_steps::delete,
-        routes::enrollments::list,
-        routes::enrollments::enroll,
-        routes::enrollments::enroll_from_segment,
-        routes::enrollments::get,
-        routes::enrollments::unenroll,
-        routes::campaign_schedule::calendar,
-        routes::campaign_schedule::audience,
-        routes::campaign_schedule::schedule,
-        routes::generate::generate,
-        routes::templates::list,
-        routes::templates::create,
-        routes::templates::get,
-        routes::templates::update,
-        routes::templates::delete,
-        routes::preview::validate,
-        routes::suppressions::list,
-        routes::suppressions::add,
-        routes::suppressions::remove,
-        routes::send::send,
-        routes::emails::list,
-        routes::emails::get,
-        routes::emails::events,
-        routes::preview::preview,
-        routes::delivery_settings::set_provider,
-        routes::delivery_settings::clear_provider,
-        routes::delivery_settings::rotate_webhook_secret,
-        routes::tracking::open,
-        routes::tracking::click,
-        routes::tracking::unsubscribe_page,
-        routes::tracking::unsubscribe,
-        routes::webhooks::receive,
-        routes::webhooks::receive_for_project,
-        routes::analytics::overview,
-        routes::analytics::campaigns,
-        routes::analytics::conversion,
-        routes::insights::insights,
-        routes::insights::performance,
-        routes::insights::portfolio,
-        routes::insights::totals,
-        routes::insights::engagement,
-        routes::export::export,
-        routes::export_full::export_full,
-        routes::account::project,
-        routes::account::plan,
-        routes::account::list_keys,
-        routes::account::create_key,
-        routes::account::revoke_key,
-        routes::team::list,
-        routes::team::invite,
-        routes::notifications::list,
-        routes::notifications::mark_read,
-        routes::gdpr::erase,
-        routes::gdpr::log,
-        routes::delivery_ops::dlq,
-        routes::delivery_ops::cron_runs,
-        routes::webhook_subscriptions::list,
-        routes::webhook_subscriptions::create,
-        routes::webhook_subscriptions::get,
-        routes::webhook_subscriptions::update,
-        routes::webhook_subscriptions::delete,
-        routes::webhook_deliveries::list,
-        routes::webhook_deliveries::replay,
-        routes::chat_alerts::get,
-        routes::chat_alerts::put,
-        routes::chat_alerts::delete,
         crate::oauth::docs::server_metadata,
         crate::oauth::docs::resource_metadata,
         crate::oauth::docs::mcp_resource_metadata,
@@ -183,7 +59,6 @@ const FINISH: Finish = Finish {
         http_kit::health::health_details,
         telemetry::metrics::serve,
     ),
-    modifiers(&FINISH),
     tags(
         (name = "sites", description = "Sender identities"),
         (name = "domains", description = "Own sending domains: the DNS records to publish (SPF, DKIM, DMARC, return path), their checks, and DKIM-signed mail from a verified domain"),
@@ -212,8 +87,36 @@ const FINISH: Finish = Finish {
 )]
 struct ApiDoc;
 
+/// The document: the routes without a module table, then every module's table
+/// ([`routes::ROUTES`], [`routes::PUBLIC_ROUTES`]), finished for the mail envelope.
 pub fn document() -> utoipa::openapi::OpenApi {
-    ApiDoc::openapi()
+    let mut document = ApiDoc::openapi();
+    http_kit::routes::document(&mut document, routes::ROUTES);
+    http_kit::routes::document(&mut document, routes::PUBLIC_ROUTES);
+    FINISH.modify(&mut document);
+    list_error_codes(&mut document);
+    document
+}
+
+/// States the envelope's `code` as the closed list of [`MailErrorCode`] (every answer has one).
+fn list_error_codes(document: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::schema::Schema;
+    use utoipa::openapi::{Ref, RefOr};
+    use utoipa::{PartialSchema, ToSchema};
+
+    let components = document.components.get_or_insert_with(Default::default);
+    components
+        .schemas
+        .insert(MailErrorCode::name().into_owned(), MailErrorCode::schema());
+    if let Some(RefOr::T(Schema::Object(envelope))) = components.schemas.get_mut("MailError") {
+        envelope.properties.insert(
+            "code".to_owned(),
+            RefOr::Ref(Ref::from_schema_name(MailErrorCode::name())),
+        );
+        if !envelope.required.iter().any(|name| name == "code") {
+            envelope.required.push("code".to_owned());
+        }
+    }
 }
 
 /// The document as committed under `proto-docs/` (pretty JSON, trailing newline).

@@ -9,6 +9,7 @@ use actix_web::web;
 use auth::Caller;
 use http_kit::ApiError;
 use http_kit::openapi::MailError;
+use http_kit::{Route, route};
 
 use crate::AppState;
 use crate::domain::template_check::Report;
@@ -16,10 +17,8 @@ use crate::ops::preview::{
     EmailPreview, PreviewRequest, ValidateTemplate, preview_email, validate_template,
 };
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/templates/validate").route(web::post().to(validate)))
-        .service(web::resource("/emails/preview").route(web::post().to(preview)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(validate), route!(preview)];
 
 /// Check an email's HTML: template variables (this service substitutes none: a `{{…}}` would
 /// reach the recipient as typed), unsubscribe link for marketing mail, images without alt

@@ -9,6 +9,7 @@ use actix_web::{HttpResponse, web};
 use auth::{Caller, WriteAccess};
 use http_kit::openapi::MailError;
 use http_kit::{ApiError, Page, PageParams, Query};
+use http_kit::{Route, route};
 use uuid::Uuid;
 
 use super::idempotency::{IdempotencyHeader, IdempotencyKey, Idempotent};
@@ -24,28 +25,18 @@ use crate::ops::segments::{
 
 const ROUTE: &str = "POST /api/v1/segments";
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    // The fixed paths first: `/segments/{id}` would take them.
-    cfg.service(
-        web::resource("/segments")
-            .route(web::get().to(list))
-            .route(web::post().to(create)),
-    )
-    .service(web::resource("/segments/preview").route(web::post().to(preview)))
-    .service(web::resource("/segments/estimate").route(web::post().to(estimate)))
-    .service(web::resource("/segments/win-back").route(web::get().to(win_back)))
-    .service(
-        web::resource("/segments/from-description")
-            .route(web::post().to(super::segment_description::create)),
-    )
-    .service(
-        web::resource("/segments/{id}")
-            .route(web::get().to(get))
-            .route(web::patch().to(update))
-            .route(web::delete().to(delete)),
-    )
-    .service(web::resource("/segments/{id}/contacts").route(web::get().to(contacts)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[
+    route!(list),
+    route!(create),
+    route!(preview),
+    route!(estimate),
+    route!(win_back),
+    route!(get),
+    route!(update),
+    route!(delete),
+    route!(contacts),
+];
 
 /// Create a segment: named rules over the project's contacts.
 #[utoipa::path(

@@ -10,15 +10,15 @@ use actix_web::{HttpResponse, web};
 use auth::WriteAccess;
 use http_kit::ApiError;
 use http_kit::openapi::MailError;
+use http_kit::{Route, route};
 
 use super::idempotency::REPLAYED_HEADER;
 use crate::AppState;
 use crate::ops::send::{SendRequest, send_email};
 use crate::sending::{Accepted, SendResponse};
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/send").route(web::post().to(send)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(send)];
 
 /// Send one transactional email.
 #[utoipa::path(

@@ -7,6 +7,7 @@ use actix_web::web;
 use auth::{Caller, WriteAccess};
 use http_kit::ApiError;
 use http_kit::openapi::MailError;
+use http_kit::{Route, route};
 use uuid::Uuid;
 
 use crate::AppState;
@@ -15,20 +16,15 @@ use crate::ops::send_policy::{
     set_send_policy, site_send_policy, update_warmup_schedule,
 };
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/sites/{id}/send-policy")
-            .route(web::get().to(get_policy))
-            .route(web::put().to(put_policy)),
-    )
-    .service(
-        web::resource("/sites/{id}/warmup")
-            .route(web::get().to(get_warmup))
-            .route(web::put().to(put_warmup)),
-    )
-    .service(web::resource("/sites/{id}/warmup/pause").route(web::post().to(pause)))
-    .service(web::resource("/sites/{id}/warmup/resume").route(web::post().to(resume)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[
+    route!(get_policy),
+    route!(put_policy),
+    route!(get_warmup),
+    route!(put_warmup),
+    route!(pause),
+    route!(resume),
+];
 
 /// A site's send window and blackout dates.
 #[utoipa::path(

@@ -6,6 +6,7 @@ use actix_web::{HttpResponse, web};
 use auth::{Caller, WriteAccess};
 use http_kit::openapi::MailError;
 use http_kit::{ApiError, Page, PageParams, Query};
+use http_kit::{Route, route};
 use uuid::Uuid;
 
 use crate::AppState;
@@ -16,23 +17,15 @@ use crate::ops::sites::{
 // Named here by the contacts' and analytics' doors, not moved yet.
 pub use crate::ops::sites::list_sites;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/sites")
-            .route(web::get().to(list))
-            .route(web::post().to(create)),
-    )
-    .service(
-        web::resource("/sites/{id}")
-            .route(web::get().to(get))
-            .route(web::patch().to(update)),
-    )
-    .service(
-        web::resource("/sites/{id}/brand-voice")
-            .route(web::get().to(get_voice))
-            .route(web::put().to(put_voice)),
-    );
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[
+    route!(list),
+    route!(create),
+    route!(get),
+    route!(update),
+    route!(get_voice),
+    route!(put_voice),
+];
 
 /// List the project's sites.
 #[utoipa::path(

@@ -5,20 +5,15 @@ use actix_web::{HttpResponse, web};
 use auth::{Caller, WriteAccess};
 use http_kit::openapi::MailError;
 use http_kit::{ApiError, Page, PageParams, Query};
+use http_kit::{Route, route};
 
 use crate::AppState;
 use crate::ops::suppressions::{
     AddSuppression, Suppression, add_suppression, list_suppressions, remove_suppression,
 };
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/suppressions")
-            .route(web::get().to(list))
-            .route(web::post().to(add)),
-    )
-    .service(web::resource("/suppressions/{email}").route(web::delete().to(remove)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(list), route!(add), route!(remove)];
 
 /// List the project's suppressed addresses, oldest first.
 #[utoipa::path(

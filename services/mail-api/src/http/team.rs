@@ -11,19 +11,15 @@ use actix_web::{HttpResponse, web};
 use auth::{AdminAccess, Caller};
 use http_kit::openapi::MailError;
 use http_kit::{ApiError, Page, PageParams, Query};
+use http_kit::{Route, route};
 
 use crate::AppState;
 use crate::ops::team::{
     Invitation, InviteTeamMember, TeamMember, invite_team_member, list_team_members,
 };
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/team")
-            .route(web::get().to(list))
-            .route(web::post().to(invite)),
-    );
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(list), route!(invite)];
 
 /// The project's team members and invitations.
 #[utoipa::path(

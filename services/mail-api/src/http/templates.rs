@@ -5,6 +5,7 @@ use actix_web::{HttpResponse, web};
 use auth::{Caller, WriteAccess};
 use http_kit::openapi::MailError;
 use http_kit::{ApiError, Page, PageParams, Query};
+use http_kit::{Route, route};
 use uuid::Uuid;
 
 use super::idempotency::{Answer, IdempotencyHeader, IdempotencyKey};
@@ -14,19 +15,14 @@ use crate::ops::templates::{
     get_template, list_templates, update_template,
 };
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/templates")
-            .route(web::get().to(list))
-            .route(web::post().to(create)),
-    )
-    .service(
-        web::resource("/templates/{id}")
-            .route(web::get().to(get))
-            .route(web::patch().to(update))
-            .route(web::delete().to(delete)),
-    );
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[
+    route!(list),
+    route!(create),
+    route!(get),
+    route!(update),
+    route!(delete),
+];
 
 /// List the project's templates, oldest first.
 #[utoipa::path(

@@ -14,6 +14,7 @@ use actix_web::http::header;
 use actix_web::{HttpResponse, web};
 use http_kit::ApiError;
 use http_kit::openapi::MailError;
+use http_kit::{Route, route};
 
 use crate::AppState;
 use crate::ops;
@@ -26,15 +27,13 @@ const PIXEL: &[u8] = &[
     0x01, 0x00, 0x01, 0x00, 0x00, 0x02, 0x02, 0x44, 0x01, 0x00, 0x3b,
 ];
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/t/o/{token}").route(web::get().to(open)))
-        .service(web::resource("/t/c/{token}").route(web::get().to(click)))
-        .service(
-            web::resource("/t/u/{token}")
-                .route(web::get().to(unsubscribe_page))
-                .route(web::post().to(unsubscribe)),
-        );
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[
+    route!(open),
+    route!(click),
+    route!(unsubscribe_page),
+    route!(unsubscribe),
+];
 
 /// The open pixel.
 #[utoipa::path(get, path = "/t/o/{token}", operation_id = "trackOpen", tag = "tracking",

@@ -5,6 +5,7 @@ use actix_web::web;
 use auth::{Caller, WriteAccess};
 use http_kit::openapi::MailError;
 use http_kit::{ApiError, Page, PageParams, Query};
+use http_kit::{Route, route};
 use uuid::Uuid;
 
 use crate::AppState;
@@ -12,10 +13,8 @@ use crate::ops::webhook_deliveries::{
     DeliveryFilter, WebhookDelivery, list_deliveries, replay_delivery,
 };
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/webhook-deliveries").route(web::get().to(list)))
-        .service(web::resource("/webhook-deliveries/{id}/replay").route(web::post().to(replay)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(list), route!(replay)];
 
 /// The project's webhook deliveries, oldest first; `status=dead` lists the dead letters.
 #[utoipa::path(

@@ -7,6 +7,7 @@ use actix_web::{HttpResponse, web};
 use auth::{Caller, WriteAccess};
 use http_kit::openapi::MailError;
 use http_kit::{ApiError, Page, PageParams, Query};
+use http_kit::{Route, route};
 use uuid::Uuid;
 
 use crate::AppState;
@@ -15,19 +16,14 @@ use crate::ops::webhook_subscriptions::{
     get_subscription, list_subscriptions, subscribe, update_subscription,
 };
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/webhook-subscriptions")
-            .route(web::get().to(list))
-            .route(web::post().to(create)),
-    )
-    .service(
-        web::resource("/webhook-subscriptions/{id}")
-            .route(web::get().to(get))
-            .route(web::patch().to(update))
-            .route(web::delete().to(delete)),
-    );
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[
+    route!(list),
+    route!(create),
+    route!(get),
+    route!(update),
+    route!(delete),
+];
 
 /// List the project's webhook subscriptions, oldest first (secrets are never shown again).
 #[utoipa::path(

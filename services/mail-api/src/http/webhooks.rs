@@ -11,18 +11,14 @@
 use actix_web::{HttpRequest, HttpResponse, web};
 use http_kit::ApiError;
 use http_kit::openapi::MailError;
+use http_kit::{Route, route};
 use uuid::Uuid;
 
 use crate::AppState;
 use crate::ops::provider_webhooks::{self, WebhookAnswer};
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/api/webhooks/{provider}").route(web::post().to(receive)))
-        .service(
-            web::resource("/api/webhooks/{provider}/{project_id}")
-                .route(web::post().to(receive_for_project)),
-        );
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(receive), route!(receive_for_project)];
 
 /// Receive a provider event (deployment secret).
 #[utoipa::path(post, path = "/api/webhooks/{provider}", operation_id = "receiveProviderWebhook",

@@ -12,6 +12,7 @@ use serde_json::{Map, Value, json};
 use super::registry;
 use super::registry::{Tool, ToolContext, group_allowed};
 use crate::AppState;
+use crate::domain::error_code::MailErrorCode;
 use crate::flows::plan_of;
 pub use crate::ops::confirmations::CONFIRMATION_TTL_MINUTES;
 use crate::ops::confirmations::{self, Issued};
@@ -29,14 +30,15 @@ pub struct Outcome {
 /// other groups.
 pub fn find<'a>(caller: &Caller, name: &str) -> Result<&'a Tool, ApiError> {
     let tool = registry().get(name).ok_or_else(|| {
-        ApiError::not_found(format!("no tool is named {name:?}")).with_code("TOOL_NOT_FOUND")
+        ApiError::not_found(format!("no tool is named {name:?}"))
+            .with_code(MailErrorCode::ToolNotFound)
     })?;
     if !group_allowed(caller, tool.group) {
         return Err(ApiError::forbidden(format!(
             "this key is limited to other tool groups than {:?}",
             tool.group.as_str()
         ))
-        .with_code("TOOL_GROUP_FORBIDDEN"));
+        .with_code(MailErrorCode::ToolGroupForbidden));
     }
     Ok(tool)
 }
@@ -135,7 +137,7 @@ async fn run(tool: &Tool, ctx: ToolContext, mut arguments: Map<String, Value>) -
             "is unknown, already used, expired, or was issued to another key, tool or \
              arguments; call again without it for a new one",
         )
-        .with_code("INVALID_CONFIRMATION_TOKEN"));
+        .with_code(MailErrorCode::InvalidConfirmationToken));
     }
     tool.run(ctx, arguments).await
 }

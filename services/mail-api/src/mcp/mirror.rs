@@ -12,6 +12,7 @@ use super::call;
 use super::registry;
 use super::registry::Tool;
 use crate::AppState;
+use crate::domain::error_code::MailErrorCode;
 
 /// A client that meant another project (`mail-mcp` with `MAIL_PROJECT_ID`) says so here.
 pub const PROJECT_HEADER: &str = "x-mail-project-id";
@@ -51,7 +52,7 @@ fn check_project(req: &HttpRequest, caller: &Caller) -> Result<(), ApiError> {
     } else {
         Err(
             ApiError::not_found("this key is not a key of the project it names")
-                .with_code("PROJECT_NOT_FOUND"),
+                .with_code(MailErrorCode::ProjectNotFound),
         )
     }
 }

@@ -24,6 +24,7 @@ use super::registry;
 use super::registry::Tool;
 use crate::AppState;
 use crate::config::McpSettings;
+use crate::domain::error_code::MailErrorCode;
 
 /// What `/mcp` handlers need from the actix request: the state and the authenticated caller.
 #[derive(Clone)]
@@ -89,7 +90,8 @@ pub fn to_mcp(tool: &Tool) -> McpTool {
 /// A call of a tool that does not exist: the protocol's invalid-params error (-32602), not a
 /// tool result.
 fn unknown_tool(name: &str) -> ErrorData {
-    let err = ApiError::not_found(format!("no tool is named {name:?}")).with_code("TOOL_NOT_FOUND");
+    let err = ApiError::not_found(format!("no tool is named {name:?}"))
+        .with_code(MailErrorCode::ToolNotFound);
     ErrorData::invalid_params(err.message.to_string(), Some(Flavor::Mail.body(&err)))
 }
 

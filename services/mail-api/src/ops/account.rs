@@ -19,6 +19,7 @@ use crate::AppState;
 use crate::db::credentials::{self, ApiKey as ApiKeyRow};
 use crate::db::notifications::{self, kind};
 use crate::db::tenants;
+use crate::domain::error_code::MailErrorCode;
 use crate::domain::plans::contact_limit;
 use crate::flows::plan_of;
 use crate::mcp::catalog::Group;
@@ -289,7 +290,7 @@ pub fn key_limits(
 }
 
 fn broader(message: impl Into<String>) -> ApiError {
-    ApiError::forbidden(message.into()).with_code("KEY_BROADER_THAN_CREATOR")
+    ApiError::forbidden(message.into()).with_code(MailErrorCode::KeyBroaderThanCreator)
 }
 
 /// Creates a key (`POST /api-keys`, `create_api_key`) for `creator`'s project, never broader

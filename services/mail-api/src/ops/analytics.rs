@@ -14,6 +14,7 @@ use uuid::Uuid;
 use crate::AppState;
 use crate::db::analytics::{self as db, CampaignFilter, ConversionScope};
 use crate::domain::campaign::{CampaignStatus, CampaignType};
+use crate::domain::error_code::MailErrorCode;
 use crate::domain::health::{self, SenderStatus};
 pub use crate::domain::insights::{DAYS_DEFAULT, Delivery, DeliveryCounts, Window, rate};
 use crate::flows;
@@ -332,7 +333,7 @@ pub async fn conversion_analytics(
     {
         return Err(
             ApiError::not_found(format!("campaign {campaign_id} not found"))
-                .with_code("CAMPAIGN_NOT_FOUND"),
+                .with_code(MailErrorCode::CampaignNotFound),
         );
     }
     let scope = ConversionScope {

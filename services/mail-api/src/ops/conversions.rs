@@ -13,6 +13,7 @@ use uuid::Uuid;
 
 use crate::db::contacts;
 use crate::db::conversions::{self, NewConversion};
+use crate::domain::error_code::MailErrorCode;
 use crate::ops::input::normalize_email;
 
 const DEFAULT_EVENT: &str = "purchase";
@@ -133,7 +134,7 @@ pub async fn record_conversion(
                 .await?
                 .ok_or_else(|| {
                     ApiError::not_found("no contact with this email in the project")
-                        .with_code("CONTACT_NOT_FOUND")
+                        .with_code(MailErrorCode::ContactNotFound)
                 })?;
             let at = Utc::now();
             let (rule, touch) = conversions::attribute(conn, project_id, contact.id, at).await?;
@@ -152,7 +153,7 @@ pub async fn record_conversion(
             };
             conversions::insert(conn, new).await?.ok_or_else(|| {
                 ApiError::conflict("a conversion with this order_id was already recorded")
-                    .with_code("DUPLICATE_ORDER_ID")
+                    .with_code(MailErrorCode::DuplicateOrderId)
                     .with_details(serde_json::json!({"field": "order_id"}))
             })
         })

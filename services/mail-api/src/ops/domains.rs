@@ -14,6 +14,7 @@ use uuid::Uuid;
 
 use crate::AppState;
 use crate::db::domains::{self, NewDomain, SendingDomain};
+use crate::domain::error_code::MailErrorCode;
 use crate::flows::require_site;
 use crate::own_domains::records::{self, RecordType};
 use crate::own_domains::{Purpose, RecordState, refresh};
@@ -154,7 +155,7 @@ pub async fn register_domain(
             "the domain {} is verified by another project",
             body.domain
         ))
-        .with_code("DOMAIN_TAKEN"));
+        .with_code(MailErrorCode::DomainTaken));
     }
     let pair = tokio::task::spawn_blocking(delivery::dkim::generate_key)
         .await
@@ -202,7 +203,7 @@ pub async fn get_domain(state: &AppState, project_id: Uuid, id: Uuid) -> Result<
 }
 
 fn domain_not_found(id: Uuid) -> ApiError {
-    ApiError::not_found(format!("domain {id} not found")).with_code("DOMAIN_NOT_FOUND")
+    ApiError::not_found(format!("domain {id} not found")).with_code(MailErrorCode::DomainNotFound)
 }
 
 /// Checks the domain now (`POST /domains/{id}/refresh`, `refresh_domain_dns`).

@@ -14,6 +14,7 @@ use uuid::Uuid;
 use crate::AppState;
 use crate::db::emails::{self, Email, EmailEvent, ListFilter};
 use crate::domain::email_status::EmailStatus;
+use crate::domain::error_code::MailErrorCode;
 use crate::domain::send_policy::HoldReason;
 
 /// One email of the log.
@@ -125,7 +126,7 @@ pub struct EmailDetail {
 const DETAIL_EVENTS: u32 = 50;
 
 fn email_not_found() -> ApiError {
-    ApiError::not_found("email not found").with_code("EMAIL_NOT_FOUND")
+    ApiError::not_found("email not found").with_code(MailErrorCode::EmailNotFound)
 }
 
 /// The project's email `id` with the first page of its history (`GET /emails/{id}`).

@@ -16,6 +16,7 @@ use crate::db::campaigns;
 use crate::db::enrollments::{self, EnrollSource};
 use crate::db::events;
 use crate::db::insights::{self, EventFilter};
+use crate::domain::error_code::MailErrorCode;
 use crate::flows;
 use crate::ops::contacts::create::find_or_create_minimal;
 use crate::ops::input::normalize_email;
@@ -156,7 +157,7 @@ pub async fn list_events(
     {
         return Err(
             ApiError::not_found(format!("contact {contact_id} not found"))
-                .with_code("CONTACT_NOT_FOUND"),
+                .with_code(MailErrorCode::ContactNotFound),
         );
     }
     let rows = insights::events(

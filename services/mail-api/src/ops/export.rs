@@ -13,6 +13,7 @@ use uuid::Uuid;
 
 use crate::AppState;
 use crate::db::export::{self as export_db, JsonRow, Scope, TABLES};
+use crate::domain::error_code::MailErrorCode;
 use crate::export::limits::{Busy, ExportPermit};
 use crate::export::{self, Chunk, ExportConn, Meta};
 use crate::flows;
@@ -117,7 +118,7 @@ pub fn busy(why: Busy, retry_after: u64) -> ApiError {
         reset_at: now + retry_after,
         retry_after,
     })
-    .with_code("EXPORT_BUSY");
+    .with_code(MailErrorCode::ExportBusy);
     err.message = match why {
         Busy::Project => "too many exports of this project are running; retry later",
         Busy::Process => "too many exports are running on this server; retry later",
@@ -254,7 +255,7 @@ pub async fn full_export_value(
                 "the export is larger than 16 MiB: download it from GET /api/v1/export/full, \
                  which streams any size",
             )
-            .with_code("EXPORT_TOO_LARGE"));
+            .with_code(MailErrorCode::ExportTooLarge));
         }
         document.extend_from_slice(&chunk);
     }

@@ -27,9 +27,10 @@ use uuid::Uuid;
 
 use crate::AppState;
 use crate::db::gdpr::{self, Erasure, ErasureCounts, LogEntry};
+use crate::domain::error_code::MailErrorCode;
 
 fn contact_not_found(id: Uuid) -> ApiError {
-    ApiError::not_found(format!("contact {id} not found")).with_code("CONTACT_NOT_FOUND")
+    ApiError::not_found(format!("contact {id} not found")).with_code(MailErrorCode::ContactNotFound)
 }
 
 /// One erasure, as logged.

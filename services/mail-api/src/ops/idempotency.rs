@@ -9,6 +9,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::db::idempotency::{self, KeyRef};
+use crate::domain::error_code::MailErrorCode;
 
 /// The status a create answers.
 const CREATED: u16 = 201;
@@ -90,7 +91,7 @@ impl<'a> Idempotent<'a> {
             return Err(ApiError::conflict(
                 "this Idempotency-Key was already used with a different request",
             )
-            .with_code("IDEMPOTENCY_KEY_REUSED"));
+            .with_code(MailErrorCode::IdempotencyKeyReused));
         }
         let (Some(status), Some(body)) = (recorded.status, recorded.body) else {
             return Err(ApiError::internal(

@@ -15,6 +15,7 @@ use uuid::Uuid;
 
 use crate::AppState;
 use crate::db::{insights, sites};
+use crate::domain::error_code::MailErrorCode;
 use crate::domain::template_check::{self, MailKind, Report};
 use crate::flows;
 use crate::http::body::{normalize_email, reply_to_schema};
@@ -185,7 +186,7 @@ pub async fn preview_email(
                 .await?
                 .ok_or_else(|| {
                     ApiError::not_found(format!("template {id} not found"))
-                        .with_code("TEMPLATE_NOT_FOUND")
+                        .with_code(MailErrorCode::TemplateNotFound)
                 })?,
         ),
         None => None,
@@ -195,7 +196,7 @@ pub async fn preview_email(
             .await?
             .ok_or_else(|| {
                 ApiError::not_found(format!("contact {id} not found"))
-                    .with_code("CONTACT_NOT_FOUND")
+                    .with_code(MailErrorCode::ContactNotFound)
             })?,
         None => req
             .to

@@ -18,6 +18,7 @@ use crate::AppState;
 use crate::config::WebhookSettings;
 use crate::db::delivery as settings_db;
 use crate::db::webhooks::{self, Applied, Signer};
+use crate::domain::error_code::MailErrorCode;
 use crate::sending::inbound_queue;
 
 /// Providers whose events the receiver understands.
@@ -78,7 +79,7 @@ pub struct WebhookAnswer {
 
 fn unauthorized(why: &str) -> ApiError {
     ApiError::unauthorized(format!("webhook signature rejected: {why}"))
-        .with_code("INVALID_SIGNATURE")
+        .with_code(MailErrorCode::InvalidSignature)
 }
 
 /// Receives one delivery of `provider`'s events: verified with the project's secret (when

@@ -15,6 +15,7 @@ use uuid::Uuid;
 
 use crate::AppState;
 use crate::db::send_policy::{self, PolicyRow, WarmupRow};
+use crate::domain::error_code::MailErrorCode;
 use crate::domain::send_policy::{DEFAULT_DAILY_LIMITS, SitePolicy, WarmupState};
 use crate::flows;
 
@@ -451,7 +452,7 @@ pub async fn pause_or_resume(
         else {
             return Err(
                 ApiError::conflict("the site has no warmup schedule that is on")
-                    .with_code("WARMUP_NOT_ACTIVE"),
+                    .with_code(MailErrorCode::WarmupNotActive),
             );
         };
         match (pause, row.paused_on) {

@@ -14,6 +14,7 @@ use crate::AppState;
 use crate::db::brand_voices::{self, NewBrandVoice};
 use crate::db::domains;
 use crate::db::sites::{self, NewSite, SiteChanges, Updated};
+use crate::domain::error_code::MailErrorCode;
 use crate::domain::sender::{SlugProblem, check_slug};
 use crate::flows::{require_site, site_not_found};
 
@@ -161,7 +162,8 @@ pub async fn create_site(
     )
     .await?
     .ok_or_else(|| {
-        ApiError::conflict(format!("the slug {:?} is taken", body.slug)).with_code("SLUG_TAKEN")
+        ApiError::conflict(format!("the slug {:?} is taken", body.slug))
+            .with_code(MailErrorCode::SlugTaken)
     })?;
     Ok(Site::new(created, &state.shared_domain))
 }
@@ -264,7 +266,7 @@ pub async fn update_site(
             "the slug {:?} is taken",
             body.slug.as_deref().unwrap_or_default()
         ))
-        .with_code("SLUG_TAKEN")),
+        .with_code(MailErrorCode::SlugTaken)),
     }
 }
 
@@ -284,7 +286,7 @@ async fn check_tracking_host(
             "the site's own domain is not verified: register it (POST /domains) and publish \
              its records first",
         )
-        .with_code("DOMAIN_NOT_VERIFIED"));
+        .with_code(MailErrorCode::DomainNotVerified));
     };
     if host == domain.domain || host.ends_with(&format!(".{}", domain.domain)) {
         Ok(())

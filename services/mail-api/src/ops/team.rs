@@ -20,6 +20,7 @@ use uuid::Uuid;
 use crate::AppState;
 use crate::db::notifications::{self, kind};
 use crate::db::team::{self, Member, NewMember};
+use crate::domain::error_code::MailErrorCode;
 use crate::http::body::normalize_email;
 
 /// How long an invitation's token is valid.
@@ -165,7 +166,7 @@ pub async fn invite_team_member(
         .await?
         .ok_or_else(|| {
             ApiError::conflict(format!("{} is a member or invited already", req.email))
-                .with_code("TEAM_MEMBER_EXISTS")
+                .with_code(MailErrorCode::TeamMemberExists)
         })?;
     Ok(Invitation {
         member: TeamMember::from(member),

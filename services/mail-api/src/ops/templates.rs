@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 use crate::AppState;
 use crate::db::templates::{self, Filter, NewTemplate, TemplateChanges};
+use crate::domain::error_code::MailErrorCode;
 // The tag list's schema is shared with the contacts' bodies, still with their routes.
 use crate::http::body::tags_schema;
 use crate::ops::idempotency::{Answer, IdempotencyKey, Idempotent};
@@ -168,7 +169,8 @@ async fn insert_template(
 }
 
 fn template_not_found(id: Uuid) -> ApiError {
-    ApiError::not_found(format!("template {id} not found")).with_code("TEMPLATE_NOT_FOUND")
+    ApiError::not_found(format!("template {id} not found"))
+        .with_code(MailErrorCode::TemplateNotFound)
 }
 
 /// The project's template `id` (`GET /templates/{id}`, `get_template`): 404
@@ -271,7 +273,7 @@ pub async fn delete_template(
     match templates::delete(&mut conn, project_id, id).await {
         Err(Error::DatabaseError(DatabaseErrorKind::ForeignKeyViolation, _)) => Err(
             ApiError::conflict("a campaign step sends this template: change the step first")
-                .with_code("TEMPLATE_IN_USE"),
+                .with_code(MailErrorCode::TemplateInUse),
         ),
         deleted => deleted?
             .map(Template::from)

@@ -11,6 +11,7 @@ use uuid::Uuid;
 
 use crate::AppState;
 use crate::db::webhook_deliveries::{self as deliveries, Filter};
+use crate::domain::error_code::MailErrorCode;
 
 /// Where a delivery stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -119,13 +120,10 @@ pub async fn replay_delivery(
 ) -> Result<WebhookDelivery, ApiError> {
     let mut conn = store::conn(&state.pool).await?;
     match deliveries::replay(&mut conn, project_id, id, subscription).await? {
-        None => {
-            Err(ApiError::not_found("no such webhook delivery")
-                .with_code("WEBHOOK_DELIVERY_NOT_FOUND"))
-        }
-        Some(None) => {
-            Err(ApiError::conflict("the delivery is pending already").with_code("DELIVERY_PENDING"))
-        }
+        None => Err(ApiError::not_found("no such webhook delivery")
+            .with_code(MailErrorCode::WebhookDeliveryNotFound)),
+        Some(None) => Err(ApiError::conflict("the delivery is pending already")
+            .with_code(MailErrorCode::DeliveryPending)),
         Some(Some(row)) => Ok(WebhookDelivery::from(row)),
     }
 }

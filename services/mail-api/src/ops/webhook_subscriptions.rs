@@ -14,6 +14,7 @@ use uuid::Uuid;
 
 use crate::AppState;
 use crate::db::webhook_subscriptions::{self as subscriptions, Changes, NewSubscription};
+use crate::domain::error_code::MailErrorCode;
 
 /// An event kind a subscription can ask for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -148,7 +149,8 @@ fn check_target(state: &AppState, url: &str) -> Result<(), ApiError> {
 }
 
 pub fn subscription_not_found() -> ApiError {
-    ApiError::not_found("no such webhook subscription").with_code("WEBHOOK_SUBSCRIPTION_NOT_FOUND")
+    ApiError::not_found("no such webhook subscription")
+        .with_code(MailErrorCode::WebhookSubscriptionNotFound)
 }
 
 /// A new secret and its sealed form, bound to the subscription.

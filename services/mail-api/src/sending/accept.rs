@@ -24,6 +24,7 @@ use super::answer::suppressed;
 use super::writer::Unwritten;
 use super::{Dispatched, SendContext, SendEmail, SendResponse};
 use crate::db::emails::{self, Email, NewEmail, Reserved, Verdict};
+use crate::domain::error_code::MailErrorCode;
 use crate::flows;
 
 /// The project sending, and its plan (for the monthly quota).
@@ -89,7 +90,7 @@ fn replay(first: &Email, request_hash: &[u8]) -> Result<Accepted, ApiError> {
         return Err(ApiError::conflict(
             "this idempotency_key was already used with a different request",
         )
-        .with_code("IDEMPOTENCY_KEY_REUSED"));
+        .with_code(MailErrorCode::IdempotencyKeyReused));
     }
     Ok(Accepted {
         answer: SendResponse::first_for(first)?,
@@ -120,7 +121,7 @@ async fn admit(
             sender.plan,
             quota.unwrap_or(i64::MAX)
         ))
-        .with_code("PLAN_LIMIT")
+        .with_code(MailErrorCode::PlanLimit)
         .with_details(serde_json::json!({
             "limit": "monthly_sends",
             "plan": sender.plan.as_str(),

@@ -8,6 +8,7 @@ use uuid::Uuid;
 
 use crate::db::emails::{Email, Finished};
 use crate::domain::email_status::EmailStatus;
+use crate::domain::error_code::MailErrorCode;
 
 /// What the send worker answers for one email (also its RPC reply).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -113,7 +114,7 @@ pub fn suppressed(to: &str, id: Option<Uuid>) -> ApiError {
         details["id"] = id.to_string().into();
     }
     ApiError::unprocessable(format!("{to} is suppressed: nothing is sent to it"))
-        .with_code("SUPPRESSED_CONTACT")
+        .with_code(MailErrorCode::SuppressedContact)
         .with_details(details)
 }
 
@@ -123,6 +124,6 @@ fn provider_rejected(id: Uuid, reason: Option<&str>) -> ApiError {
         "the provider refused the message: {}",
         reason.unwrap_or("no reason given")
     ))
-    .with_code("PROVIDER_REJECTED")
+    .with_code(MailErrorCode::ProviderRejected)
     .with_details(serde_json::json!({"id": id}))
 }

@@ -3,6 +3,7 @@ use http_kit::{ApiError, PageParams};
 use queue::{Broker, QueueError, WorkQueue};
 use serde::Serialize;
 
+use crate::domain::error_code::MailErrorCode;
 use crate::http::export::{ExportFilter, export_page};
 use crate::mcp::catalog::Group;
 use crate::mcp::registry::{NoArguments, Paged, Tool, declare};
@@ -25,7 +26,8 @@ async fn depth(broker: &Broker, queue: &WorkQueue) -> Result<QueueDepth, ApiErro
     // No outbox can stand in for a read of the broker: a 503 to retry.
     let unavailable = |e: QueueError| {
         tracing::warn!(error = %e, "broker unavailable");
-        ApiError::unavailable("broker", store::RETRY_AFTER_SECS).with_code("BROKER_UNAVAILABLE")
+        ApiError::unavailable("broker", store::RETRY_AFTER_SECS)
+            .with_code(MailErrorCode::BrokerUnavailable)
     };
     broker.declare(queue).await.map_err(unavailable)?;
     Ok(QueueDepth {

@@ -13,6 +13,7 @@ use crate::AppState;
 use crate::db::enrollments::{self, EnrollSource, Enrollment, LastEmail};
 use crate::db::{campaign_steps, insights};
 use crate::domain::email_status::EmailStatus;
+use crate::domain::error_code::MailErrorCode;
 use crate::domain::send_policy::HoldReason;
 use crate::flows;
 // The contacts' and segments' own use cases are still with their routes.
@@ -113,7 +114,7 @@ fn record(
 
 fn enrollment_not_found() -> ApiError {
     ApiError::not_found("the contact has no enrollment in this campaign")
-        .with_code("ENROLLMENT_NOT_FOUND")
+        .with_code(MailErrorCode::EnrollmentNotFound)
 }
 
 /// The contact's enrollment in the campaign with its latest email, read on `conn`.
@@ -308,7 +309,7 @@ pub async fn unenroll_contact(
         .await?
         .ok_or_else(|| {
             ApiError::not_found("the contact has no enrollment in progress in this campaign")
-                .with_code("ENROLLMENT_NOT_FOUND")
+                .with_code(MailErrorCode::EnrollmentNotFound)
         })?;
     detail(&mut conn, project_id, ended).await
 }

@@ -23,6 +23,7 @@ use crate::db::enrollments::{self as enrollment_rows, EnrollSource};
 use crate::db::{campaign_steps, outbound_events, scheduler};
 use crate::domain::campaign::MAX_STEPS;
 pub use crate::domain::campaign::{CampaignStatus, CampaignType};
+use crate::domain::error_code::MailErrorCode;
 use crate::flows;
 use crate::ops::idempotency::{Answer, IdempotencyKey, Idempotent};
 
@@ -353,7 +354,7 @@ pub async fn update_campaign(
             return Err(ApiError::conflict(
                 "a drip campaign has no trigger_event_name: only triggered campaigns do",
             )
-            .with_code("CAMPAIGN_TYPE_MISMATCH"));
+            .with_code(MailErrorCode::CampaignTypeMismatch));
         }
         let changes = CampaignChanges {
             name: req.name.as_deref(),
@@ -444,7 +445,7 @@ async fn set_status(
             from.as_str(),
             to.as_str()
         ))
-        .with_code("INVALID_TRANSITION")
+        .with_code(MailErrorCode::InvalidTransition)
         .with_details(serde_json::json!({"from": from, "to": to, "allowed": allowed})));
     }
     if to == CampaignStatus::Active
@@ -454,7 +455,7 @@ async fn set_status(
             "a campaign needs at least one step, each with HTML or a template that has HTML, \
              before it is active",
         )
-        .with_code("CAMPAIGN_NOT_READY"));
+        .with_code(MailErrorCode::CampaignNotReady));
     }
     campaigns::set_status(conn, project_id, id, to.as_str()).await?;
     if to.ends_enrollments() {

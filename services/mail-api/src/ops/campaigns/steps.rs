@@ -18,6 +18,7 @@ use crate::AppState;
 use crate::db::campaign_steps::{self, Content, NewStep, Step, StepChanges};
 use crate::db::campaigns;
 use crate::domain::campaign::MAX_STEPS;
+use crate::domain::error_code::MailErrorCode;
 use crate::flows;
 use crate::ops::idempotency::{Answer, IdempotencyKey, Idempotent};
 
@@ -173,11 +174,13 @@ impl StepFields {
 }
 
 fn template_not_found(id: Uuid) -> ApiError {
-    ApiError::not_found(format!("template {id} not found")).with_code("TEMPLATE_NOT_FOUND")
+    ApiError::not_found(format!("template {id} not found"))
+        .with_code(MailErrorCode::TemplateNotFound)
 }
 
 fn step_not_found(id: Uuid) -> ApiError {
-    ApiError::not_found(format!("campaign step {id} not found")).with_code("STEP_NOT_FOUND")
+    ApiError::not_found(format!("campaign step {id} not found"))
+        .with_code(MailErrorCode::StepNotFound)
 }
 
 /// 404 unless a template the step names is the project's.
@@ -207,7 +210,7 @@ async fn check_sendable(
             "an active or paused campaign keeps at least one step, each with HTML or a template \
              that has HTML",
         )
-        .with_code("CAMPAIGN_NOT_READY"));
+        .with_code(MailErrorCode::CampaignNotReady));
     }
     Ok(())
 }
@@ -228,7 +231,7 @@ pub async fn insert_steps(
     if usize::try_from(existing).unwrap_or(usize::MAX) + steps.len() > MAX_STEPS {
         return Err(
             ApiError::conflict(format!("a campaign has at most {MAX_STEPS} steps"))
-                .with_code("TOO_MANY_STEPS"),
+                .with_code(MailErrorCode::TooManySteps),
         );
     }
     for StepInput(step) in steps {

@@ -16,6 +16,7 @@ use uuid::Uuid;
 use super::{Contact, ContactAttribution};
 use crate::db::contacts::{self, ContactData};
 use crate::db::usage;
+use crate::domain::error_code::MailErrorCode;
 use crate::domain::plans;
 use crate::flows;
 use crate::ops::input::{normalize_email, optional_site_schema, tags_schema};
@@ -33,7 +34,7 @@ impl From<ContactLimitReached> for ApiError {
         ApiError::unprocessable(format!(
             "contact limit reached: the {plan} plan allows {limit} contacts"
         ))
-        .with_code("PLAN_LIMIT")
+        .with_code(MailErrorCode::PlanLimit)
         .with_details(serde_json::json!({"limit": "contacts", "plan": plan.as_str(), "max": limit}))
     }
 }
@@ -172,7 +173,7 @@ pub async fn insert_contact(
     let Some(row) = create_contact(conn, caller, &req.email, "contacts", &data).await? else {
         let existing = contacts::find_by_email(conn, project_id, &req.email).await?;
         return Err(ApiError::conflict("a contact with this email exists")
-            .with_code("CONTACT_EXISTS")
+            .with_code(MailErrorCode::ContactExists)
             .with_details(serde_json::json!({
                 "contact_id": existing.map(|c| c.id),
             })));

@@ -57,6 +57,7 @@ pub use unsubscribe::{ContactUnsubscribed, UnsubscribeContact, unsubscribe_conta
 
 use crate::db::contacts;
 use crate::domain::email;
+use crate::domain::error_code::MailErrorCode;
 
 /// Where a contact came from; each field at most 500 characters, trimmed (blank is absent).
 #[derive(Debug, Default, Serialize, Deserialize, ToSchema)]
@@ -176,7 +177,8 @@ impl ContactKey {
 }
 
 pub fn contact_not_found() -> ApiError {
-    ApiError::not_found("no contact of this project matches").with_code("CONTACT_NOT_FOUND")
+    ApiError::not_found("no contact of this project matches")
+        .with_code(MailErrorCode::ContactNotFound)
 }
 
 /// The project's contact named by `key`: 404 `CONTACT_NOT_FOUND` otherwise.

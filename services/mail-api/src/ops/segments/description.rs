@@ -15,6 +15,7 @@ use uuid::Uuid;
 use super::{CreateSegment, Segment, SegmentOrigin, foreign_site, insert_segment};
 use crate::AppState;
 use crate::db::{segments, sites};
+use crate::domain::error_code::MailErrorCode;
 use crate::domain::segment_rules::{MAX_CONDITIONS, MAX_DEPTH, MAX_GROUP_ITEMS};
 use crate::domain::segment_schema::{CONDITION_DESCRIPTION, SegmentRules};
 use crate::llm::{Message, json_object};
@@ -95,7 +96,7 @@ pub async fn describe_segment(
     Err(ApiError::unprocessable(format!(
         "the language model's rules were refused: {refusal}"
     ))
-    .with_code("LLM_INVALID_RULES"))
+    .with_code(MailErrorCode::LlmInvalidRules))
 }
 
 /// The model's rules if they hold, else why not (for the model to correct).

@@ -27,6 +27,7 @@ pub use win_back::{WinBackDraft, WinBackQuery, win_back_draft};
 use crate::AppState;
 use crate::db::segments::{self, NewSegment, SegmentChanges};
 use crate::db::sites;
+use crate::domain::error_code::MailErrorCode;
 use crate::domain::segment_rules::Compiled;
 use crate::domain::segment_schema::SegmentRules;
 use crate::flows;
@@ -78,7 +79,7 @@ impl TryFrom<segments::Segment> for Segment {
 }
 
 fn segment_not_found(id: Uuid) -> ApiError {
-    ApiError::not_found(format!("segment {id} not found")).with_code("SEGMENT_NOT_FOUND")
+    ApiError::not_found(format!("segment {id} not found")).with_code(MailErrorCode::SegmentNotFound)
 }
 
 /// A site a rule names that is not the project's: where the rule's value is, and the site.

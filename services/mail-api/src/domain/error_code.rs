@@ -1,0 +1,86 @@
+//! The machine-readable codes of mail-api's error envelope: one closed list, stated in the
+//! OpenAPI document (`MailErrorCode`). Errors get theirs with `ApiError::with_code`; an error
+//! given none shows its kind's (`http_kit::MailKindCode`).
+
+http_kit::error_codes! {
+    /// A machine-readable error code of the mail service.
+    pub enum MailErrorCode {
+        BrokerUnavailable = "BROKER_UNAVAILABLE",
+        CampaignClosed = "CAMPAIGN_CLOSED",
+        CampaignNotActive = "CAMPAIGN_NOT_ACTIVE",
+        CampaignNotFound = "CAMPAIGN_NOT_FOUND",
+        CampaignNotReady = "CAMPAIGN_NOT_READY",
+        CampaignTypeMismatch = "CAMPAIGN_TYPE_MISMATCH",
+        Conflict = "CONFLICT",
+        ContactExists = "CONTACT_EXISTS",
+        ContactNotFound = "CONTACT_NOT_FOUND",
+        DeliveryPending = "DELIVERY_PENDING",
+        DomainNotFound = "DOMAIN_NOT_FOUND",
+        DomainNotVerified = "DOMAIN_NOT_VERIFIED",
+        DomainTaken = "DOMAIN_TAKEN",
+        DuplicateOrderId = "DUPLICATE_ORDER_ID",
+        EmailNotFound = "EMAIL_NOT_FOUND",
+        EnrollmentNotFound = "ENROLLMENT_NOT_FOUND",
+        ExportBusy = "EXPORT_BUSY",
+        ExportTooLarge = "EXPORT_TOO_LARGE",
+        Forbidden = "FORBIDDEN",
+        IdempotencyKeyReused = "IDEMPOTENCY_KEY_REUSED",
+        InternalError = "INTERNAL_ERROR",
+        InvalidConfirmationToken = "INVALID_CONFIRMATION_TOKEN",
+        InvalidSignature = "INVALID_SIGNATURE",
+        InvalidTransition = "INVALID_TRANSITION",
+        KeyBroaderThanCreator = "KEY_BROADER_THAN_CREATOR",
+        LlmFailed = "LLM_FAILED",
+        LlmInvalidOutput = "LLM_INVALID_OUTPUT",
+        LlmInvalidRules = "LLM_INVALID_RULES",
+        LlmNotConfigured = "LLM_NOT_CONFIGURED",
+        MethodNotAllowed = "METHOD_NOT_ALLOWED",
+        NotFound = "NOT_FOUND",
+        PayloadTooLarge = "PAYLOAD_TOO_LARGE",
+        PlanLimit = "PLAN_LIMIT",
+        ProjectNotFound = "PROJECT_NOT_FOUND",
+        ProviderRejected = "PROVIDER_REJECTED",
+        RateLimited = "RATE_LIMITED",
+        SegmentNotFound = "SEGMENT_NOT_FOUND",
+        ServiceUnavailable = "SERVICE_UNAVAILABLE",
+        SiteNotFound = "SITE_NOT_FOUND",
+        SlugTaken = "SLUG_TAKEN",
+        StepNotFound = "STEP_NOT_FOUND",
+        SuppressedContact = "SUPPRESSED_CONTACT",
+        TeamMemberExists = "TEAM_MEMBER_EXISTS",
+        TemplateInUse = "TEMPLATE_IN_USE",
+        TemplateNotFound = "TEMPLATE_NOT_FOUND",
+        ToolGroupForbidden = "TOOL_GROUP_FORBIDDEN",
+        ToolNotFound = "TOOL_NOT_FOUND",
+        TooManySteps = "TOO_MANY_STEPS",
+        Unauthorized = "UNAUTHORIZED",
+        Unprocessable = "UNPROCESSABLE",
+        ValidationError = "VALIDATION_ERROR",
+        WarmupNotActive = "WARMUP_NOT_ACTIVE",
+        WebhookDeliveryNotFound = "WEBHOOK_DELIVERY_NOT_FOUND",
+        WebhookSubscriptionNotFound = "WEBHOOK_SUBSCRIPTION_NOT_FOUND",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use http_kit::ErrorCode;
+
+    use super::MailErrorCode;
+
+    fn listed(code: &str) -> bool {
+        MailErrorCode::ALL
+            .iter()
+            .any(|listed| listed.as_str() == code)
+    }
+
+    #[test]
+    fn the_list_holds_every_code_the_envelope_and_the_model_client_give() {
+        for code in http_kit::MailKindCode::ALL {
+            assert!(listed(code.as_str()), "{} is not listed", code.as_str());
+        }
+        for code in llm::LlmErrorCode::ALL {
+            assert!(listed(code.as_str()), "{} is not listed", code.as_str());
+        }
+    }
+}

@@ -206,8 +206,8 @@ mod tests {
 
     #[test]
     fn unknown_version_is_a_clear_error() {
-        let err = Envelope::from_json(br#"{"v":2,"type":"echo","data":{"message":"x"}}"#)
-            .unwrap_err();
+        let err =
+            Envelope::from_json(br#"{"v":2,"type":"echo","data":{"message":"x"}}"#).unwrap_err();
         assert!(matches!(err, DecodeError::UnsupportedVersion(2)), "{err}");
     }
 

@@ -84,7 +84,8 @@ impl Run<Probe> for Echo {
     }
 }
 
-type Runner = Arc<dyn Fn(Envelope, DeliveryInfo) -> BoxFuture<'static, HandlerResult> + Send + Sync>;
+type Runner =
+    Arc<dyn Fn(Envelope, DeliveryInfo) -> BoxFuture<'static, HandlerResult> + Send + Sync>;
 
 /// The jobs one consumer takes, by kind.
 #[derive(Clone, Default)]
@@ -137,11 +138,7 @@ impl Jobs {
 
     /// Runs the job `envelope` carries; a kind not registered, or data that does not fit it,
     /// is a permanent failure (dead-lettered as undecodable).
-    pub fn run(
-        &self,
-        envelope: Envelope,
-        info: DeliveryInfo,
-    ) -> BoxFuture<'static, HandlerResult> {
+    pub fn run(&self, envelope: Envelope, info: DeliveryInfo) -> BoxFuture<'static, HandlerResult> {
         match self.runners.get(envelope.kind()) {
             Some(runner) => runner(envelope, info),
             None => {

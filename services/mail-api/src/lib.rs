@@ -9,8 +9,8 @@ pub mod domain;
 pub mod export;
 pub mod flows;
 pub mod housekeeping;
-pub mod jobs;
 pub mod http;
+pub mod jobs;
 /// The model-backed tools' chat-completions client (`MAIL_LLM__…`), shared with memory-api.
 pub use ::llm;
 pub mod mcp;

@@ -8,9 +8,9 @@
 
 use diesel::sql_types::{Jsonb, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
+use memory_api::jobs::{Render, RenderVideo};
 use objects::{ObjectKey, Objects};
 use producible::Format;
-use memory_api::jobs::{Render, RenderVideo};
 use queue::{DeliveryInfo, HandlerError, HandlerResult, Run};
 use serde_json::Value;
 use uuid::Uuid;

@@ -106,7 +106,10 @@ async fn rpc_times_out_without_a_consumer_and_the_task_stays_queued() {
     let task = tokio::time::timeout(Duration::from_secs(10), rx.recv())
         .await
         .expect("processed in time");
-    assert_eq!(task.map(|t| t.decode::<Echo>().unwrap()), Some(echo("anyone?")));
+    assert_eq!(
+        task.map(|t| t.decode::<Echo>().unwrap()),
+        Some(echo("anyone?"))
+    );
     wait_until("the ack", Duration::from_secs(5), || async {
         count(&broker, &queue.queue()).await == 0
     })

@@ -14,9 +14,9 @@ use uuid::Uuid;
 
 use super::Scheduler;
 use crate::db::scheduler as db;
-use crate::sending::SendEmail;
 use crate::db::{outbox, send_policy};
 use crate::domain::send_policy::{Allowance, Room, SitePolicy, allowance, minute_of};
+use crate::sending::SendEmail;
 
 /// Jobs published at once after a release.
 const PUBLISH_CONCURRENCY: usize = 64;

@@ -37,7 +37,8 @@ impl Outbox for SendOutbox {
     }
 
     async fn publish(&self, job: &Job) -> Result<Relayed, String> {
-        let Ok(task) = Envelope::from_value(job.task.clone()).and_then(Envelope::decode::<SendEmail>)
+        let Ok(task) =
+            Envelope::from_value(job.task.clone()).and_then(Envelope::decode::<SendEmail>)
         else {
             tracing::error!(id = %job.id, "an outbox job that is not a task; dropped");
             return Ok(Relayed::Dropped);

@@ -71,9 +71,8 @@ mod tests {
 
     #[test]
     fn every_run_kind_publishes_its_job() {
-        check(&crate::bridge::BRIDGE_RUNS, |run_id, user_id| BridgeGenerate {
-            run_id,
-            user_id,
+        check(&crate::bridge::BRIDGE_RUNS, |run_id, user_id| {
+            BridgeGenerate { run_id, user_id }
         });
         check(&crate::model_runs::MODEL_RUNS, |run_id, user_id| ModelRun {
             run_id,
@@ -83,8 +82,9 @@ mod tests {
             job_id,
             user_id,
         });
-        check(&crate::render_video::RENDER_VIDEO_JOBS, |job_id, user_id| {
-            RenderVideo { job_id, user_id }
-        });
+        check(
+            &crate::render_video::RENDER_VIDEO_JOBS,
+            |job_id, user_id| RenderVideo { job_id, user_id },
+        );
     }
 }

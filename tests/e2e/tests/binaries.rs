@@ -4,7 +4,7 @@ mod common;
 
 use std::time::Duration;
 
-use queue::{Broker, BrokerConfig, Task, WorkQueue};
+use queue::{Broker, BrokerConfig, Echo, Envelope, WorkQueue};
 use serde_json::Value;
 use store::testing::TestDatabase;
 
@@ -166,12 +166,12 @@ async fn send_worker_answers_rpc_and_stops_gracefully_on_sigterm() {
     assert!(metrics.contains("service=\"send-worker\""));
 
     let broker = Broker::connect(BrokerConfig::new(AMQP)).await.unwrap();
-    let queue = WorkQueue::new(queue::SEND_EMAIL).with_prefix(&prefix);
+    let queue = WorkQueue::new("send.email").with_prefix(&prefix);
     broker.declare(&queue).await.unwrap();
     let publisher = broker.publisher(queue.clone());
     let reply = publisher
         .rpc_call(
-            &Task::Echo {
+            &Echo {
                 message: "ping".into(),
             },
             Duration::from_secs(10),
@@ -183,10 +183,10 @@ async fn send_worker_answers_rpc_and_stops_gracefully_on_sigterm() {
 
     // A kind this worker does not handle yet is dead-lettered, not lost.
     publisher
-        .publish(&Task::Render {
-            job_id: uuid::Uuid::now_v7(),
-            user_id: uuid::Uuid::now_v7(),
-        })
+        .publish(&Envelope::new(
+            "render",
+            serde_json::json!({"job_id": uuid::Uuid::now_v7(), "user_id": uuid::Uuid::now_v7()}),
+        ))
         .await
         .unwrap();
     let mut dead = Vec::new();

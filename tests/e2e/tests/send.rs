@@ -206,14 +206,14 @@ async fn send_through_smtp_and_resend_then_a_bounce_suppresses() {
     let broker = queue::Broker::connect(queue::BrokerConfig::new(AMQP))
         .await
         .unwrap();
-    let jobs = queue::WorkQueue::new(queue::SEND_EMAIL).with_prefix(prefix.as_str());
+    let jobs = queue::WorkQueue::new("send.email").with_prefix(prefix.as_str());
     let bogus = uuid::Uuid::now_v7();
     broker
         .publisher(jobs.clone())
-        .publish(&queue::Task::SendEmail {
-            email_log_id: bogus,
-            project_id: uuid::Uuid::now_v7(),
-        })
+        .publish(&queue::Envelope::new(
+            "send_email",
+            serde_json::json!({"email_log_id": bogus, "project_id": uuid::Uuid::now_v7()}),
+        ))
         .await
         .unwrap();
     let admin_env = [
@@ -262,7 +262,7 @@ async fn send_through_smtp_and_resend_then_a_bounce_suppresses() {
     assert_eq!(replayed["replayed"], 1);
     for queue in [
         jobs,
-        queue::WorkQueue::new(queue::WEBHOOK_INBOUND).with_prefix(prefix.as_str()),
+        queue::WorkQueue::new("webhook.inbound").with_prefix(prefix.as_str()),
     ] {
         let _ = broker.delete(&queue).await;
     }

@@ -214,12 +214,9 @@ impl Outbound {
         let stop = ShutdownToken::new();
         let consumer = broker.consumer(queue).with_prefetch(8);
         let token = stop.clone();
+        let jobs = queue::Jobs::new().register::<mail_api::jobs::WebhookDeliver, _>(deliverer);
         tokio::spawn(async move {
-            let handler = move |task, info| {
-                let deliverer = Arc::clone(&deliverer);
-                async move { deliverer.handle(task, info).await }
-            };
-            consumer.run(handler, token).await.expect("consumer");
+            consumer.run_jobs(jobs, token).await.expect("consumer");
         });
         Self { h, broker, stop }
     }

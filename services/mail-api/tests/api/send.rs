@@ -8,9 +8,10 @@ use std::time::Duration;
 use delivery::testing::{ResendStub, SmtpSink};
 use delivery::tracking::{Link, Tracker};
 use delivery::{ProviderConfig, providers::SmtpSecurity};
+use mail_api::jobs::{ProviderEvent, ProviderEvents, SendEmail};
 use mail_api::sending::send_queue;
 use mail_api::worker::{DeliverySettings, SendWorker};
-use queue::{Broker, BrokerConfig, DeliveryInfo, ShutdownToken, Task};
+use queue::{Broker, BrokerConfig, DeliveryInfo, Jobs, Run, ShutdownToken};
 use rate_limit::policy::Plan;
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -103,7 +104,7 @@ impl Send {
 
     /// Starts `worker` handling up to `prefetch` deliveries at once.
     fn start_worker_prefetching(&mut self, worker: SendWorker, prefetch: u16) {
-        let worker = Arc::new(worker);
+        let jobs = Jobs::new().register::<SendEmail, _>(Arc::new(worker));
         let token = ShutdownToken::new();
         let consumer = self
             .broker
@@ -111,11 +112,7 @@ impl Send {
             .with_prefetch(prefetch);
         let stop = token.clone();
         tokio::spawn(async move {
-            let handler = move |task, info| {
-                let worker = Arc::clone(&worker);
-                async move { worker.handle(task, info).await }
-            };
-            consumer.run(handler, stop).await.expect("consumer");
+            consumer.run_jobs(jobs, stop).await.expect("consumer");
         });
         self.worker = Some(token);
     }
@@ -601,7 +598,7 @@ async fn the_outbox_relay_publishes_a_job_whose_publish_was_lost() {
     // crashed before publishing.
     let queue = send_queue(s.prefix());
     s.broker.delete(&queue).await.unwrap();
-    let task = Task::SendEmail {
+    let task = SendEmail {
         email_log_id: id,
         project_id: t.project,
     };
@@ -610,7 +607,7 @@ async fn the_outbox_relay_publishes_a_job_whose_publish_was_lost() {
          VALUES ('{id}', '{}', '{}', '{}', now() - interval '1 second')",
         t.project,
         queue.queue(),
-        task.to_value()
+        queue::to_value(&task)
     ))
     .await;
     let pool = store::pool(&s.h.db.url, &store::PoolOptions::default()).unwrap();
@@ -643,7 +640,7 @@ async fn the_outbox_relay_publishes_a_job_whose_publish_was_lost() {
 async fn duplicate_jobs_handled_at_once_send_one_message() {
     let mut s = Send::with(|s| s.sending.reply_wait_ms = 200).await;
     let (t, id) = s.queued_alone("twice", "ada@example.com").await;
-    let task = Task::SendEmail {
+    let task = SendEmail {
         email_log_id: id,
         project_id: t.project,
     };
@@ -721,7 +718,7 @@ async fn many_concurrent_sends_each_record_their_outcome_exactly_once() {
     .await;
     let publisher = s.broker.publisher(send_queue(s.prefix()));
     for id in &ids {
-        let task = Task::SendEmail {
+        let task = SendEmail {
             email_log_id: id.parse().unwrap(),
             project_id: t.project,
         };
@@ -1023,22 +1020,22 @@ async fn a_redelivered_job_sends_nothing_and_answers_the_stored_result() {
     let (t, site) = s.tenant_with_site("dup").await;
     let body = s.sent(&t.write, &site, "once@example.com").await;
     let id = id_of(&body);
-    let worker = s.send_worker();
+    let worker = Arc::new(s.send_worker());
     let info = redelivery("again");
-    let task = Task::SendEmail {
+    let task = SendEmail {
         email_log_id: id,
         project_id: t.project,
     };
-    let reply = worker.handle(task, info.clone()).await.unwrap().unwrap();
+    let reply = task.run(&worker, info.clone()).await.unwrap().unwrap();
     assert_eq!(reply["status"], "sent");
     assert_eq!(reply["provider_message_id"], body["provider_message_id"]);
     assert_eq!(s.sink.received().len(), 1);
     // Another project's id for the same email: not found, nothing sent.
-    let other = Task::SendEmail {
+    let other = SendEmail {
         email_log_id: id,
         project_id: Uuid::now_v7(),
     };
-    assert!(worker.handle(other, info).await.is_err());
+    assert!(other.run(&worker, info).await.is_err());
     assert_eq!(s.sink.received().len(), 1);
     s.finish().await;
 }
@@ -1085,18 +1082,14 @@ async fn a_project_provider_is_stored_sealed_and_used_resend_with_its_idempotenc
         "UPDATE email_log SET status = 'accepted', provider_message_id = NULL WHERE id = '{id}'"
     ))
     .await;
-    let reply = s
-        .send_worker()
-        .handle(
-            Task::SendEmail {
-                email_log_id: id,
-                project_id: t.project,
-            },
-            redelivery("m"),
-        )
-        .await
-        .unwrap()
-        .unwrap();
+    let reply = SendEmail {
+        email_log_id: id,
+        project_id: t.project,
+    }
+    .run(&Arc::new(s.send_worker()), redelivery("m"))
+    .await
+    .unwrap()
+    .unwrap();
     assert_eq!(reply["status"], "sent");
     assert_eq!(reply["provider_message_id"], body["provider_message_id"]);
     assert_eq!(s.resend.accepted().len(), 1);
@@ -1863,7 +1856,7 @@ async fn a_webhook_whose_application_failed_is_applied_by_the_worker_from_its_qu
     s.broker.declare(&queue).await.unwrap();
     s.broker
         .publisher(queue.clone())
-        .publish(&Task::ProviderEvent {
+        .publish(&ProviderEvent {
             receipt_id: receipt,
         })
         .await
@@ -1872,12 +1865,13 @@ async fn a_webhook_whose_application_failed_is_applied_by_the_worker_from_its_qu
     let stop = ShutdownToken::new();
     let consumer = s.broker.consumer(queue).with_prefetch(1);
     let token = stop.clone();
+    let events = ProviderEvents {
+        pool,
+        rule: Default::default(),
+    };
     let task = tokio::spawn(async move {
-        let handler = move |task, _info| {
-            let pool = pool.clone();
-            async move { mail_api::worker::handle_provider_event(&pool, task, Default::default()).await }
-        };
-        consumer.run(handler, token).await
+        let jobs = Jobs::new().register::<ProviderEvent, _>(events);
+        consumer.run_jobs(jobs, token).await
     });
     let id = body["id"].as_str().unwrap().to_owned();
     s.wait_email(&t.read, &id, |e| e["status"] == "bounced")

@@ -23,6 +23,12 @@ pub mod sending;
 pub mod worker;
 
 pub use app::{AppState, launch};
+
+/// The service's OpenAPI document, generated from the routes: what describes the API beyond
+/// the HTTP door (the MCP tools' input schemas take the components they name from it).
+pub fn openapi_document() -> utoipa::openapi::OpenApi {
+    http::openapi::document()
+}
 pub use config::Settings;
 
 /// The migrations of the mail database, embedded in the binary.

@@ -4,6 +4,8 @@
 //! rules of their type ([`http_kit::request::rules`]): the alternatives a flattened `oneOf`
 //! stated are enforced by the server and said in the schema's description.
 
+use std::sync::OnceLock;
+
 use http_kit::openapi::schemas::referenced_names;
 use serde_json::{Map, Value, json};
 
@@ -248,10 +250,9 @@ fn point_components_at_defs(schema: &mut Value) {
     }
 }
 
-/// Puts under `$defs` every schema the flattened schema refers to, directly or not, from the
-/// type's own definitions. A query parameter's type is not carried by its parameter list:
-/// such a parameter is declared `#[param(inline)]`, else its `$ref` stays unresolved, which
-/// [`problems`] reports.
+/// Puts under `$defs` every schema the flattened schema refers to, directly or not: from the
+/// type's own definitions, else from the service's OpenAPI components (a query parameter's
+/// type is not carried by its parameter list).
 fn carry_defs(schema: &mut Value, defs: &mut Map<String, Value>) {
     let mut carried = Map::new();
     let mut pending = Vec::new();
@@ -260,7 +261,10 @@ fn carry_defs(schema: &mut Value, defs: &mut Map<String, Value>) {
         if carried.contains_key(&name) {
             continue;
         }
-        if let Some(mut component) = defs.remove(&name) {
+        let found = defs
+            .remove(&name)
+            .or_else(|| components().get(&name).cloned());
+        if let Some(mut component) = found {
             point_components_at_defs(&mut component);
             referenced_names(&component, DEFS, &mut pending);
             carried.insert(name, component);
@@ -269,6 +273,18 @@ fn carry_defs(schema: &mut Value, defs: &mut Map<String, Value>) {
     if !carried.is_empty() {
         schema["$defs"] = Value::Object(carried);
     }
+}
+
+/// The component schemas of the service's OpenAPI document ([`crate::openapi_document`]).
+fn components() -> &'static Map<String, Value> {
+    static COMPONENTS: OnceLock<Map<String, Value>> = OnceLock::new();
+    COMPONENTS.get_or_init(|| {
+        let document = serde_json::to_value(crate::openapi_document()).unwrap_or_default();
+        match &document["components"]["schemas"] {
+            Value::Object(schemas) => schemas.clone(),
+            _ => Map::new(),
+        }
+    })
 }
 
 /// Where `schema` breaks what MCP clients require of an input schema (empty when nowhere).

@@ -23,10 +23,8 @@ pub(super) fn configure(cfg: &mut web::ServiceConfig, landing: &'static Landing)
 fn answer(landing: &Landing) -> HttpResponse {
     let mut res = super::page(render(landing).into_string());
     // The same address answers JSON clients otherwise.
-    res.headers_mut().insert(
-        header::VARY,
-        header::HeaderValue::from_static("Accept"),
-    );
+    res.headers_mut()
+        .insert(header::VARY, header::HeaderValue::from_static("Accept"));
     res
 }
 
@@ -128,7 +126,10 @@ mod tests {
         ] {
             assert!(prefers_html(&accept(&[browser])), "{browser}");
         }
-        assert!(prefers_html(&accept(&["application/json;q=0.1", "text/html"])));
+        assert!(prefers_html(&accept(&[
+            "application/json;q=0.1",
+            "text/html"
+        ])));
     }
 
     #[test]

@@ -58,16 +58,21 @@ pub const ASSETS: &[Asset] = &[
     vendored!("favicon-32x32.png", "image/png"),
     vendored!("LICENSE", "text/plain; charset=utf-8"),
     vendored!("NOTICE", "text/plain; charset=utf-8"),
-    vendored!("swagger-ui-bundle.js.LICENSE.txt", "text/plain; charset=utf-8"),
+    vendored!(
+        "swagger-ui-bundle.js.LICENSE.txt",
+        "text/plain; charset=utf-8"
+    ),
     own!("reference.js", "text/javascript; charset=utf-8"),
     own!("pages.css", "text/css; charset=utf-8"),
 ];
 
 /// Where `name` (one of [`ASSETS`]) is served.
-pub(super) fn asset_path(name: &str) -> String {
+pub fn asset_path(name: &str) -> String {
     let asset = ASSETS.iter().find(|a| a.name == name);
     match asset {
-        Some(a) if a.vendored => format!("{REFERENCE}/assets/swagger-ui-{SWAGGER_UI_VERSION}/{name}"),
+        Some(a) if a.vendored => {
+            format!("{REFERENCE}/assets/swagger-ui-{SWAGGER_UI_VERSION}/{name}")
+        }
         _ => format!("{REFERENCE}/assets/{name}"),
     }
 }

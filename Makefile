@@ -13,7 +13,7 @@ dev: infra tools
 	scripts/dev.sh
 
 ## With `make dev` running (another terminal): send a first email and show it in the dev
-## outbox, record a decision and find it by meaning (docs/QUICKSTART.md).
+## outbox, record a decision and find it by meaning (the README's Quickstart).
 quickstart:
 	scripts/quickstart.sh
 

@@ -161,7 +161,7 @@ mail key (admin): $MAIL_KEY
 mail site: $MAIL_SITE_ID (sends as $MAIL_FROM; sent mail lands in .dev/mail-outbox)
 (kept in .dev/keys.env)
 
-First steps (docs/QUICKSTART.md explains them): in another terminal,
+First steps (the README's Quickstart): in another terminal,
 
   make quickstart
 

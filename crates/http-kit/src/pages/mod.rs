@@ -11,7 +11,7 @@ use actix_web::http::header;
 use actix_web::{HttpResponse, HttpResponseBuilder, web};
 
 pub use landing::prefers_html;
-pub use reference::{ASSETS, SWAGGER_UI_VERSION};
+pub use reference::{ASSETS, Asset, SWAGGER_UI_VERSION, asset_path};
 
 /// Where the API reference page is.
 pub const REFERENCE: &str = "/docs";

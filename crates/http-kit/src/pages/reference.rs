@@ -67,7 +67,7 @@ pub const ASSETS: &[Asset] = &[
 ];
 
 /// Where `name` (one of [`ASSETS`]) is served.
-pub(super) fn asset_path(name: &str) -> String {
+pub fn asset_path(name: &str) -> String {
     let asset = ASSETS.iter().find(|a| a.name == name);
     match asset {
         Some(a) if a.vendored => {

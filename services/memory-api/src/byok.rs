@@ -13,7 +13,7 @@ use secrets::Kek;
 use store::Pool;
 use uuid::Uuid;
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::db::byok;
 use crate::db::owner::Owner;
 use crate::domain;

@@ -3,7 +3,7 @@
 
 use embed::{EmbedError, Passage};
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::byok;
 use crate::db::decisions;
 use crate::db::owner::Owner;

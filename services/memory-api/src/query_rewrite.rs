@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use llm::Message;
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::byok;
 use crate::db::owner::Owner;
 

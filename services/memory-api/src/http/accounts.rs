@@ -10,7 +10,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::db::{credentials, users, workspaces};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {

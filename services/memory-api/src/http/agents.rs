@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::db::agents::{self, Agent, ConnectError, NewAgent, TokenTerms};
 use crate::db::credentials;
 use crate::db::owner::Owner;

@@ -9,7 +9,7 @@ use http_kit::{ApiError, Query, Validate};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::db::events::{self, CostLine};
 use crate::db::owner::Owner;
 use crate::domain::ai_cost::{Usd, to_exact_json};

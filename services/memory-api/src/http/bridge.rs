@@ -12,7 +12,7 @@ use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::bridge;
 use crate::db::agents;
 use crate::db::bridge::{self as db, NewRun, Run};

@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::db::confidence;
 use crate::domain::{confidence as score, state_text};
 

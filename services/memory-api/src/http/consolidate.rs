@@ -15,7 +15,7 @@ use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::db::consolidation::{self as db, Memory};
 use crate::db::owner::Owner;
 use crate::domain::consolidation::{self, ItemKind, Pair, ReadItem, SUPERSEDED_SIMILARITY};

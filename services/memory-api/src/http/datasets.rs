@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::db::datasets::{self as db, Written};
 use crate::db::owner::Owner;
 use crate::domain::datasets::{

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::db::decisions::{self, NewDecision};
 use crate::db::embeddings;
 use crate::db::owner::Owner;

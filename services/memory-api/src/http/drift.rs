@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::db::owner::Owner;
 use crate::db::workspace_sync::{self as db, Drift, DriftFilter, Resolution, ResolveError};
 use crate::domain::mif::CONTENT_MAX;

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::db::events::{self, Ingested, NewEvent};
 use crate::db::owner::Owner;
 use crate::domain::ai_cost::{self, AiCost};

@@ -8,7 +8,7 @@ use http_kit::{ApiError, Page, PageParams};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::db::feed;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {

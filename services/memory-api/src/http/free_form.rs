@@ -13,7 +13,7 @@ use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::db::embeddings;
 use crate::db::free_form::{self, Entry, NewEntry};
 use crate::db::owner::Owner;

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::db::kernels::{self, NewKernel, UpdateError};
 use crate::db::owner::Owner;
 use crate::db::owner_cache;

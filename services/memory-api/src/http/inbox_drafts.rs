@@ -10,7 +10,7 @@ use http_kit::{ApiError, Validate};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::db::inbox_drafts::{self, NewThread, StoredThread};
 use crate::db::owner::Owner;
 use crate::domain::inbox::{self, MatchedOn, Stored, Verdict};

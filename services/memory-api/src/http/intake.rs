@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::db::intake::{self, NewIntake};
 use crate::db::owner::Owner;
 use crate::http::scope;

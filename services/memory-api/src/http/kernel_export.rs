@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::db::kernels;
 use crate::db::owner::Owner;
 

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::http::model_runs::{self, ModelRun, workspace_id_schema};
 use crate::model_runs::Kind;
 

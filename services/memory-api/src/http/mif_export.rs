@@ -22,8 +22,8 @@ use store::Pool;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use crate::AppState;
-use crate::app::SERVICE;
+use crate::state::AppState;
+use crate::SERVICE;
 use crate::db::owner::Owner;
 use crate::db::view::View;
 use crate::db::{free_form, kernels, mif as db};

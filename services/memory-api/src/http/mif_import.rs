@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::db::mif as db;
 use crate::db::mif_import::{self, ImportError, Outcome, Strategy};
 use crate::db::owner::Owner;

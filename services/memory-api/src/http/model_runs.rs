@@ -11,7 +11,7 @@ use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::byok;
 use crate::db::model_runs::{self as db, Run};
 use crate::db::owner::Owner;

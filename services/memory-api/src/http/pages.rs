@@ -9,7 +9,7 @@ use oauth::account::{self, Csrf};
 use serde::Deserialize;
 use uuid::Uuid;
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::db::intake::{self, DecideError, Verdict};
 use crate::db::owner::Owner;
 

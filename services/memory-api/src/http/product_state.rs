@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::db::embeddings::{self, PRODUCT_STATES};
 use crate::db::owner::Owner;
 use crate::db::product_states::{self, ChangeError};

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::db::owner::Owner;
 use crate::db::owner_cache;
 use crate::db::products::{self, NewProduct};

@@ -12,7 +12,7 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::intake::AiVendor;
-use crate::AppState;
+use crate::state::AppState;
 use crate::db::intake::{self, DecideError, Verdict};
 use crate::db::owner::Owner;
 

@@ -12,7 +12,7 @@ use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::db::owner::Owner;
 use crate::db::render_jobs::{self as db, Job, NewJob};
 use crate::http::{downloads, scope};

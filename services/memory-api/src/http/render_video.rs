@@ -14,7 +14,7 @@ use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::db::owner::Owner;
 use crate::db::render_video::{self as db, Job, JobInput, NewJob};
 use crate::http::{downloads, scope};

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::db::owner::Owner;
 use crate::db::products;
 use crate::db::signals::{self, NewProducerSignal, NewProjectSignal, SignalWorkspace, Signature};

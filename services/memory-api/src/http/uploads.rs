@@ -25,7 +25,7 @@ use tokio::sync::mpsc;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::db::datasets::{self as db, NewUpload, Written};
 use crate::db::owner::Owner;
 use crate::domain::datasets::{

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::bridge;
 use crate::db::owner::Owner;
 use crate::db::workspace_sync::{self as db, LogEntry, SnapshotFile, SyncError};

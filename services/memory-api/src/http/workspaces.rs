@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::db::owner::Owner;
 use crate::db::workspaces::{self, Listed, NewWorkspace, RegisterError};
 use crate::http::scope::no_workspace;

@@ -12,13 +12,13 @@ use secrets::Kek;
 use service_kit::server::{ApiSpec, Launched};
 
 use crate::Settings;
-use crate::state::{AppState, Downloads};
 use crate::bridge::bridge_queue;
 use crate::db::credentials::PgCredentials;
 use crate::db::owner_cache;
 use crate::http::{self as routes, openapi};
 use crate::model_runs::{Worker, model_run_queue};
 use crate::render_video::render_video_queue;
+use crate::state::{AppState, Downloads};
 
 pub use crate::SERVICE;
 

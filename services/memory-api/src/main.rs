@@ -1,6 +1,6 @@
 //! `memory-api serve [--migrate] | migrate | openapi [--yaml] | schema mif-0.1.schema.json`.
 
-use memory_api::http::mif_schema;
+use memory_api::domain::mif_schema;
 use memory_api::http::openapi;
 use memory_api::{MIGRATIONS, SERVICE, Settings, app};
 use service_kit::cli::{ApiBinary, api_main};

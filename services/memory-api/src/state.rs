@@ -53,11 +53,18 @@ pub struct AppState {
     pub products: OwnerCache<crate::db::products::Product>,
 }
 
-/// Where rendered files are kept, and how their download links are signed.
+/// What the download route and the job routes that sign its URLs share.
 #[derive(Clone)]
 pub struct Downloads {
     pub objects: objects::Objects,
     pub signer: objects::UrlSigner,
-    /// The public base URL of the API (empty: taken from the request).
+    /// `MEMORY_OBJECTS__PUBLIC_URL` (may be empty).
     pub public_url: String,
+}
+
+impl Downloads {
+    /// A signed, time-limited URL of the object `key` under `base` (the download route's URL).
+    pub fn signed_url(&self, base: &str, key: &objects::ObjectKey) -> String {
+        self.signer.url(base, key, std::time::SystemTime::now())
+    }
 }

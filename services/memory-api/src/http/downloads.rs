@@ -51,10 +51,7 @@ pub fn base_url(state: &AppState, req: &HttpRequest) -> String {
 
 /// A signed download URL for `key`, valid from now for the configured lifetime.
 pub fn signed_url(state: &AppState, req: &HttpRequest, key: &ObjectKey) -> String {
-    state
-        .downloads
-        .signer
-        .url(&base_url(state, req), key, SystemTime::now())
+    state.downloads.signed_url(&base_url(state, req), key)
 }
 
 /// A rendered file.

@@ -5,72 +5,29 @@ use std::sync::Arc;
 use actix_web::dev::ServiceRequest;
 use auth::middleware::RateLimitPolicy;
 use auth::{Caller, CredentialKind, Grade};
-use embed::{Calibration, Embedder};
 use http_kit::Flavor;
-use queue::Broker;
 use rate_limit::Quota;
 use rate_limit::policy::{Tier, memory_key, memory_quotas};
 use secrets::Kek;
 use service_kit::server::{ApiSpec, Launched};
-use store::Pool;
 
 use crate::Settings;
-use crate::bridge::{BridgeQueue, bridge_queue};
+use crate::bridge::bridge_queue;
 use crate::db::credentials::PgCredentials;
-use crate::db::owner_cache::{self, OwnerCache};
+use crate::db::owner_cache;
 use crate::http::{self as routes, openapi};
 use crate::model_runs::{Worker, model_run_queue};
 use crate::render_video::render_video_queue;
-use crate::run_queue::RunQueue;
+use crate::state::{AppState, Downloads};
 
-pub const SERVICE: &str = "memory-api";
-
-/// What handlers reach through `web::Data<AppState>`.
-#[derive(Clone)]
-pub struct AppState {
-    pub pool: Pool,
-    pub broker: Broker,
-    /// Seals and opens third-party secrets (product signing secrets, BYOK keys).
-    pub kek: Arc<Kek>,
-    /// Turns text into vectors for semantic search (`NoEmbedder` when none is configured).
-    pub embedder: Arc<dyn Embedder>,
-    /// Maps the embedder's raw cosine onto the calibrated similarity results report.
-    pub calibration: Calibration,
-    /// The gate's limiter, for signed project signals (they pass no gate: see
-    /// [`routes::signals::configure_signed`]).
-    pub limiter: rate_limit::RateLimiter,
-    /// `RATE_LIMIT__SCALE`: what every quota is multiplied by.
-    pub rate_limit_scale: f64,
-    /// Publishes agent bridge runs.
-    pub bridge: BridgeQueue,
-    /// Publishes model runs (content briefs, marketing runs).
-    pub model_runs: RunQueue,
-    /// The model runs' endpoint (`MEMORY_LLM__…`), called with each caller's own key.
-    pub model: Option<Arc<llm::ChatModel>>,
-    /// `MEMORY_SEARCH__LLM_REWRITE`: search queries are restated by the caller's model (see
-    /// [`crate::query_rewrite`]).
-    pub llm_rewrite: bool,
-    /// The OAuth authorization server of connectors, and the dashboard pages' sessions.
-    pub oauth: oauth::OAuth,
-    /// Publishes video render jobs (the render worker consumes them).
-    pub render_video: RunQueue,
-    /// How long `POST /render/video` waits for the worker.
-    pub render_video_wait: std::time::Duration,
-    /// Publishes render jobs (producible documents).
-    pub render_jobs: RunQueue,
-    /// Rendered files and their signed download URLs.
-    pub downloads: routes::downloads::Downloads,
-    /// The identity kernels this worker read lately.
-    pub kernels: OwnerCache<crate::db::kernels::StoredKernel>,
-    /// The products this worker read lately, by name.
-    pub products: OwnerCache<crate::db::products::Product>,
-}
+pub use crate::SERVICE;
 
 /// Routes without a bearer credential: the contract documents, and signed project signals.
 fn public(cfg: &mut actix_web::web::ServiceConfig) {
     openapi::configure(cfg);
     routes::signals::configure_signed(cfg);
     crate::oauth::configure(cfg);
+    routes::pages::configure(cfg);
     routes::downloads::configure(cfg);
     routes::landing::configure(cfg);
 }
@@ -120,7 +77,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     let model = llm::ChatModel::from_settings(&settings.llm)
         .map_err(|e| anyhow::anyhow!("MEMORY_{e}"))?
         .map(Arc::new);
-    let downloads = routes::downloads::Downloads {
+    let downloads = Downloads {
         objects: objects::Objects::from_settings(&settings.objects)
             .map_err(|e| anyhow::anyhow!("MEMORY_{e}"))?,
         signer: settings

@@ -13,10 +13,10 @@ use secrets::Kek;
 use store::Pool;
 use uuid::Uuid;
 
-use crate::AppState;
 use crate::db::byok;
 use crate::db::owner::Owner;
 use crate::domain;
+use crate::state::AppState;
 
 /// The BYOK service of the OpenAI-compatible endpoint model calls go to.
 pub const MODEL_SERVICE: &str = embed::OPENAI_SERVICE;

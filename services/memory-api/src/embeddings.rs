@@ -3,12 +3,12 @@
 
 use embed::{EmbedError, Passage};
 
-use crate::AppState;
 use crate::byok;
 use crate::db::decisions;
 use crate::db::owner::Owner;
 use crate::domain::search;
 use crate::query_rewrite;
+use crate::state::AppState;
 
 /// The embedding of a text to store, for `owner` (with the model's passage instruction), or
 /// `None` when no provider answered (what is written is stored all the same: keyword search

@@ -16,8 +16,13 @@ pub mod query_rewrite;
 pub mod render_jobs;
 pub mod render_video;
 pub mod run_queue;
+pub mod state;
 
-pub use app::{AppState, launch};
+pub use app::launch;
+pub use state::AppState;
+
+/// The service's name (logs, metrics, MIF provenance).
+pub const SERVICE: &str = "memory-api";
 pub use config::Settings;
 
 /// The migrations of the memory database, embedded in the binary.

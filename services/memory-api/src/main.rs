@@ -1,8 +1,8 @@
 //! `memory-api serve [--migrate] | migrate | openapi [--yaml] | schema mif-0.1.schema.json`.
 
-use memory_api::http::mif_schema;
+use memory_api::domain::mif_schema;
 use memory_api::http::openapi;
-use memory_api::{MIGRATIONS, Settings, app};
+use memory_api::{MIGRATIONS, SERVICE, Settings, app};
 use service_kit::cli::{ApiBinary, api_main};
 
 #[global_allocator]
@@ -11,7 +11,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[actix_web::main]
 async fn main() -> anyhow::Result<()> {
     api_main(ApiBinary {
-        service: app::SERVICE,
+        service: SERVICE,
         about: "Memory and context service",
         env_prefix: "MEMORY",
         load: Settings::load,

@@ -10,7 +10,7 @@ use actix_web::dev::ServiceRequest;
 use auth::CredentialKind;
 use oauth::{OAuth, OAuthConfig, OAuthHost, OAuthSettings, Paths};
 
-use crate::AppState;
+use crate::state::AppState;
 
 pub const PATHS: Paths = Paths {
     authorize: "/oauth/authorize",
@@ -83,7 +83,6 @@ pub fn challenge(config: Arc<OAuthConfig>) -> auth::middleware::Challenge {
 
 pub fn configure(cfg: &mut actix_web::web::ServiceConfig) {
     oauth::routes::configure::<AppState>(cfg, PATHS);
-    crate::http::pages::configure(cfg);
 }
 
 /// The OAuth endpoints' entries in the OpenAPI document. The handlers are the shared crate's

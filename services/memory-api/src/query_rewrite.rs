@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use llm::Message;
 
-use crate::AppState;
 use crate::byok;
 use crate::db::owner::Owner;
+use crate::state::AppState;
 
 /// How long a search waits for the rewrite before going on without it.
 pub const REWRITE_TIMEOUT: Duration = Duration::from_secs(3);

@@ -1,7 +1,7 @@
 //! The Memory Interchange Format (MIF 0.1): the shape of a document, its validation (errors
 //! name the JSON path, e.g. `mif.decisions[3].decision`), and the JSON of exported items.
 //!
-//! The schema is declared in `routes/mif_schema.rs` (published as
+//! The schema is declared in `domain/mif_schema.rs` (published as
 //! `proto-docs/mif-0.1.schema.json`, and enforced on `POST /memory/import-mif` by the request
 //! extractor); the rules here are that schema's again, for documents read back from staging,
 //! plus what a JSON Schema cannot say (unique ids within a list, the metadata's size).

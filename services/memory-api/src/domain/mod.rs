@@ -13,6 +13,7 @@ pub mod intake;
 pub mod kernel;
 pub mod merge_patch;
 pub mod mif;
+pub mod mif_schema;
 pub mod minting;
 pub mod notes;
 pub mod search;

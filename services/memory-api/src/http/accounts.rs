@@ -1,63 +1,15 @@
 //! `GET /accounts`: the account a credential is linked to, and what it may do there.
 
 use actix_web::web;
-use auth::{Grade, ReadAccess};
-use chrono::{DateTime, Utc};
+use auth::ReadAccess;
 use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
-use rate_limit::policy::{Tier, memory_quotas};
-use serde::Serialize;
-use utoipa::ToSchema;
-use uuid::Uuid;
 
-use crate::AppState;
-use crate::db::{credentials, users, workspaces};
+use crate::ops::accounts::{self as ops, AccountContext};
+use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/accounts").route(web::get().to(get)));
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct LinkedAccount {
-    pub id: Uuid,
-    pub email: String,
-    /// `free`, `pro` or `team`.
-    pub tier: String,
-    pub created_at: DateTime<Utc>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct CredentialContext {
-    pub id: Uuid,
-    pub name: String,
-    /// `api_key` (`mem_live_…`, `mem_test_…`) or `oauth` (`memo_…`).
-    pub kind: String,
-    /// `first_party` or `connector` (connector tokens read and propose only, never approve).
-    pub origin: String,
-    /// Of `read`, `write`, `propose`.
-    pub scopes: Vec<String>,
-    pub created_at: DateTime<Utc>,
-    pub expires_at: Option<DateTime<Utc>>,
-}
-
-/// Requests this credential may make; null: unlimited.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Limits {
-    pub per_minute: Option<u64>,
-    pub per_day: Option<u64>,
-}
-
-/// The account a credential is linked to, and the context an agent needs there.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct AccountContext {
-    pub account: LinkedAccount,
-    /// `live` or `test`: the environment whose memory this credential reads and writes (the
-    /// other one's is invisible to it).
-    pub environment: String,
-    pub credential: CredentialContext,
-    pub limits: Limits,
-    /// The credential's active workspace (see `GET /scope`).
-    pub active_workspace_id: Option<Uuid>,
 }
 
 /// The linked account's context.
@@ -79,42 +31,5 @@ pub async fn get(
     ReadAccess(caller): ReadAccess,
     state: web::Data<AppState>,
 ) -> Result<web::Json<AccountContext>, ApiError> {
-    let mut conn = store::conn(&state.pool).await?;
-    let gone = || ApiError::internal("the authenticated credential has no row");
-    let user = users::find(&mut conn, caller.owner_id)
-        .await?
-        .ok_or_else(gone)?;
-    let key = credentials::find_key(&mut conn, caller.key_id)
-        .await?
-        .ok_or_else(gone)?;
-    let active = workspaces::active(&mut conn, caller.key_id).await?;
-    let tier = match caller.grade {
-        Grade::Tier(tier) => tier,
-        Grade::Plan(_) => Tier::Free,
-    };
-    let [minute, day] =
-        memory_quotas(tier).map(|q| service_kit::scale_quota(q, state.rate_limit_scale).limit);
-    Ok(web::Json(AccountContext {
-        account: LinkedAccount {
-            id: user.id,
-            email: user.email,
-            tier: user.tier,
-            created_at: user.created_at,
-        },
-        environment: caller.environment.as_str().to_owned(),
-        credential: CredentialContext {
-            id: key.id,
-            name: key.name,
-            kind: key.kind,
-            origin: key.origin,
-            scopes: key.scopes,
-            created_at: key.created_at,
-            expires_at: key.expires_at,
-        },
-        limits: Limits {
-            per_minute: minute,
-            per_day: day,
-        },
-        active_workspace_id: active,
-    }))
+    ops::get(&state, &caller).await.map(web::Json)
 }

@@ -3,118 +3,15 @@
 
 use actix_web::{HttpResponse, web};
 use auth::ReadAccess;
-use chrono::{DateTime, Days, Utc};
 use http_kit::openapi::MemoryError;
-use http_kit::{ApiError, Query, Validate};
-use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
+use http_kit::{ApiError, Query};
 
-use crate::AppState;
-use crate::db::events::{self, CostLine};
-use crate::db::owner::Owner;
-use crate::domain::ai_cost::{Usd, to_exact_json};
+use crate::ops::ai_costs::{self as ops, CostParams, CostSummary};
+use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/ai/costs").route(web::get().to(summary)))
         .service(web::resource("/ai/costs/{product}").route(web::get().to(product_summary)));
-}
-
-const DAYS_DEFAULT: u32 = 30;
-
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct CostParams {
-    /// The window: this many UTC calendar days ending today (today included), 1..=365,
-    /// default 30. An event counts when its `occurred_at` is in
-    /// [`period_start`, `period_end`).
-    #[param(minimum = 1, maximum = 365)]
-    pub days: Option<u32>,
-}
-
-impl Validate for CostParams {}
-
-/// Input and output tokens.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct TokenTotals {
-    #[schema(minimum = 0)]
-    pub input: i64,
-    #[schema(minimum = 0)]
-    pub output: i64,
-}
-
-/// The costs of one model in the window.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ModelCost {
-    pub model: String,
-    #[schema(schema_with = part_usd_schema)]
-    pub cost_usd: Usd,
-    #[schema(minimum = 0)]
-    pub input_tokens: i64,
-    #[schema(minimum = 0)]
-    pub output_tokens: i64,
-    #[schema(minimum = 0)]
-    pub event_count: i64,
-}
-
-/// The costs of one UTC day in the window.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct DayCost {
-    /// The UTC day, `YYYY-MM-DD`.
-    #[schema(format = Date)]
-    pub date: String,
-    #[schema(schema_with = part_usd_schema)]
-    pub cost_usd: Usd,
-    #[schema(minimum = 0)]
-    pub input_tokens: i64,
-    #[schema(minimum = 0)]
-    pub output_tokens: i64,
-    #[schema(minimum = 0)]
-    pub event_count: i64,
-}
-
-/// An exact decimal amount: a JSON number (no `format`: it is not a double).
-fn usd_schema(description: &str) -> utoipa::openapi::schema::Object {
-    utoipa::openapi::schema::ObjectBuilder::new()
-        .schema_type(utoipa::openapi::schema::Type::Number)
-        .minimum(Some(0))
-        .description(Some(description))
-        .build()
-}
-
-fn total_usd_schema() -> utoipa::openapi::schema::Object {
-    usd_schema(
-        "The exact decimal sum of the events' `cost_usd` (summed as PostgreSQL `numeric`, never \
-         as floats), written as a JSON number with exactly its digits and no trailing zeros \
-         (`0.3`, not `0.30000000000000004`); at most 10 decimal places. `0` without events.",
-    )
-}
-
-fn part_usd_schema() -> utoipa::openapi::schema::Object {
-    usd_schema("The exact decimal sum of these events' `cost_usd` (as `total_cost_usd`).")
-}
-
-/// The AI cost summary of the caller's `ai_cost` events in the window.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct CostSummary {
-    /// The product of `GET /ai/costs/{product}`; null for all products.
-    pub product: Option<String>,
-    #[schema(schema_with = total_usd_schema)]
-    pub total_cost_usd: Usd,
-    pub total_tokens: TokenTotals,
-    /// One entry per model with events in the window, costliest first (then by name).
-    pub by_model: Vec<ModelCost>,
-    /// One entry per UTC day with events in the window (days without events are left out),
-    /// oldest first.
-    pub by_day: Vec<DayCost>,
-    /// The window's length in days (`days`).
-    pub period_days: u32,
-    /// Midnight UTC starting the window's first day (included).
-    pub period_start: DateTime<Utc>,
-    /// Midnight UTC after today (excluded).
-    pub period_end: DateTime<Utc>,
-    /// How many events the sums cover.
-    #[schema(minimum = 0)]
-    pub event_count: i64,
 }
 
 /// The caller's AI costs over all products.
@@ -135,7 +32,8 @@ pub async fn summary(
     state: web::Data<AppState>,
     params: Query<CostParams>,
 ) -> Result<HttpResponse, ApiError> {
-    answer(&state, Owner::of(&caller), None, params.days).await
+    let body = ops::summary(&state.pool, &caller, None, params.days).await?;
+    Ok(exact_json(body))
 }
 
 /// The caller's AI costs of one product.
@@ -161,124 +59,14 @@ pub async fn product_summary(
     product: web::Path<String>,
     params: Query<CostParams>,
 ) -> Result<HttpResponse, ApiError> {
-    let owner = Owner::of(&caller);
-    let product = product.into_inner();
-    {
-        let mut conn = store::conn(&state.pool).await?;
-        if !events::product_known(&mut conn, owner, &product).await? {
-            return Err(ApiError::not_found("no such product"));
-        }
-    }
-    answer(&state, owner, Some(product), params.days).await
+    let product = Some(product.into_inner());
+    let body = ops::summary(&state.pool, &caller, product, params.days).await?;
+    Ok(exact_json(body))
 }
 
-async fn answer(
-    state: &AppState,
-    owner: Owner<'_>,
-    product: Option<String>,
-    days: Option<u32>,
-) -> Result<HttpResponse, ApiError> {
-    let period_days = days.unwrap_or(DAYS_DEFAULT);
-    let (period_start, period_end) = window(Utc::now(), period_days);
-    let mut conn = store::conn(&state.pool).await?;
-    let lines = events::summary(
-        &mut conn,
-        owner,
-        product.as_deref(),
-        period_start,
-        period_end,
-    )
-    .await?;
-    let summary = build(product, period_days, period_start, period_end, lines)?;
-    let body = to_exact_json(&summary)?;
-    Ok(HttpResponse::Ok()
+/// A summary's exact JSON (its sums are numbers with exactly their digits).
+fn exact_json(body: Vec<u8>) -> HttpResponse {
+    HttpResponse::Ok()
         .content_type("application/json")
-        .body(body))
-}
-
-/// `[midnight UTC of the window's first day, midnight UTC after today)`.
-fn window(now: DateTime<Utc>, days: u32) -> (DateTime<Utc>, DateTime<Utc>) {
-    let today = now.date_naive();
-    let start = today
-        .checked_sub_days(Days::new(u64::from(days.max(1) - 1)))
-        .unwrap_or(today);
-    let end = today.checked_add_days(Days::new(1)).unwrap_or(today);
-    let midnight = |d: chrono::NaiveDate| d.and_time(chrono::NaiveTime::MIN).and_utc();
-    (midnight(start), midnight(end))
-}
-
-fn usd(text: &str) -> Result<Usd, ApiError> {
-    Usd::parse(text).ok_or_else(|| ApiError::internal(format!("not a decimal sum: {text:?}")))
-}
-
-fn build(
-    product: Option<String>,
-    period_days: u32,
-    period_start: DateTime<Utc>,
-    period_end: DateTime<Utc>,
-    lines: Vec<CostLine>,
-) -> Result<CostSummary, ApiError> {
-    let mut summary = CostSummary {
-        product,
-        total_cost_usd: usd("0")?,
-        total_tokens: TokenTotals {
-            input: 0,
-            output: 0,
-        },
-        by_model: Vec::new(),
-        by_day: Vec::new(),
-        period_days,
-        period_start,
-        period_end,
-        event_count: 0,
-    };
-    for line in lines {
-        match (line.kind.as_str(), line.key) {
-            ("total", _) => {
-                summary.total_cost_usd = usd(&line.cost_usd)?;
-                summary.total_tokens = TokenTotals {
-                    input: line.input_tokens,
-                    output: line.output_tokens,
-                };
-                summary.event_count = line.event_count;
-            }
-            ("model", Some(model)) => summary.by_model.push(ModelCost {
-                model,
-                cost_usd: usd(&line.cost_usd)?,
-                input_tokens: line.input_tokens,
-                output_tokens: line.output_tokens,
-                event_count: line.event_count,
-            }),
-            ("day", Some(date)) => summary.by_day.push(DayCost {
-                date,
-                cost_usd: usd(&line.cost_usd)?,
-                input_tokens: line.input_tokens,
-                output_tokens: line.output_tokens,
-                event_count: line.event_count,
-            }),
-            (kind, key) => {
-                return Err(ApiError::internal(format!(
-                    "unexpected cost line {kind} {key:?}"
-                )));
-            }
-        }
-    }
-    Ok(summary)
-}
-
-#[cfg(test)]
-mod tests {
-    use chrono::TimeZone;
-
-    use super::*;
-
-    #[test]
-    fn the_window_is_whole_utc_days_ending_today() {
-        let now = Utc.with_ymd_and_hms(2026, 3, 1, 23, 59, 59).unwrap();
-        let (start, end) = window(now, 1);
-        assert_eq!(start, Utc.with_ymd_and_hms(2026, 3, 1, 0, 0, 0).unwrap());
-        assert_eq!(end, Utc.with_ymd_and_hms(2026, 3, 2, 0, 0, 0).unwrap());
-        let (start, _) = window(now, 30);
-        assert_eq!(start, Utc.with_ymd_and_hms(2026, 1, 31, 0, 0, 0).unwrap());
-    }
+        .body(body)
 }

@@ -3,17 +3,12 @@
 
 use actix_web::{HttpResponse, web};
 use auth::{ReadAccess, WriteAccess};
-use chrono::{DateTime, Utc};
 use http_kit::openapi::MemoryError;
 use http_kit::{ApiError, Page, PageParams};
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::AppState;
-use crate::db::byok::{self, NewCredential};
-use crate::db::owner::Owner;
-use crate::domain;
+use crate::ops::byok::{self as ops, ByokCredential, ByokDeleted, CreateByok};
+use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -22,68 +17,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route(web::post().to(create)),
     )
     .service(web::resource("/byok/{id}").route(web::delete().to(delete)));
-}
-
-/// A stored credential. It carries a hint of the key, never the key.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ByokCredential {
-    pub id: Uuid,
-    /// The service the key is for, e.g. `openai`.
-    pub service: String,
-    pub label: String,
-    /// `…` and the key's last characters (a quarter of the key at most, never more than 4).
-    pub key_hint: String,
-    pub created_at: DateTime<Utc>,
-    /// When the service last called with this key (null: never).
-    pub last_used_at: Option<DateTime<Utc>>,
-}
-
-impl From<byok::Credential> for ByokCredential {
-    fn from(c: byok::Credential) -> Self {
-        Self {
-            id: c.id,
-            service: c.service,
-            label: c.label,
-            key_hint: c.key_hint,
-            created_at: c.created_at,
-            last_used_at: c.last_used_at,
-        }
-    }
-}
-
-/// The body of `POST /byok`. Unknown fields are refused.
-#[derive(Deserialize, Serialize, ToSchema)]
-pub struct CreateByok {
-    /// What the key is for: a lowercase name (letters, digits, `.`, `_`, `-`; 1..=50).
-    /// `openai` is the service of the deployment's OpenAI-compatible endpoint: embeddings and
-    /// model calls made for the caller go through this key when it is stored. One credential
-    /// per service.
-    #[schema(min_length = 1, max_length = 50, pattern = r"^[a-z0-9][a-z0-9._-]*$")]
-    pub service: String,
-    /// 1..=100 characters, not blank (stored trimmed).
-    #[schema(min_length = 1, max_length = 100, pattern = r"[^\s\x85\uFEFF]")]
-    pub label: String,
-    /// The key, 8..=4096 printable ASCII characters without spaces. Stored encrypted; never
-    /// shown again.
-    #[schema(min_length = 8, max_length = 4096, pattern = r"^[!-~]+$")]
-    pub key: String,
-}
-
-impl std::fmt::Debug for CreateByok {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CreateByok")
-            .field("service", &self.service)
-            .field("label", &self.label)
-            .field("key", &"..")
-            .finish()
-    }
-}
-
-impl http_kit::Validate for CreateByok {
-    fn validate(&mut self) -> Result<(), ApiError> {
-        http_kit::request::trim(&mut self.label);
-        Ok(())
-    }
 }
 
 /// List the caller's stored credentials (hints only).
@@ -104,12 +37,7 @@ pub async fn list(
     state: web::Data<AppState>,
     page: http_kit::Query<PageParams>,
 ) -> Result<web::Json<Page<ByokCredential>>, ApiError> {
-    let limit = page.limit();
-    let after = page.cursor()?.map(|c| c.0);
-    let mut conn = store::conn(&state.pool).await?;
-    let rows = byok::list(&mut conn, Owner::of(&caller), after, i64::from(limit) + 1).await?;
-    let rows: Vec<ByokCredential> = rows.into_iter().map(ByokCredential::from).collect();
-    Ok(web::Json(Page::from_rows(rows, limit, |c| c.id)))
+    ops::list(&state.pool, &caller, &page).await.map(web::Json)
 }
 
 /// Store a credential for a service (the key is sealed and never shown again).
@@ -131,35 +59,8 @@ pub async fn create(
     state: web::Data<AppState>,
     body: http_kit::Json<CreateByok>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = Uuid::now_v7();
-    let sealed = domain::byok::seal(&state.kek, id, &body.key);
-    let hint = domain::byok::key_hint(&body.key);
-    let mut conn = store::conn(&state.pool).await?;
-    let stored = byok::insert(
-        &mut conn,
-        Owner::of(&caller),
-        NewCredential {
-            id,
-            service: &body.service,
-            label: &body.label,
-            sealed_key: &sealed,
-            key_hint: &hint,
-        },
-    )
-    .await?
-    .ok_or_else(|| {
-        ApiError::conflict(format!(
-            "a credential for service {:?} is stored: delete it first (DELETE /byok/{{id}})",
-            body.service
-        ))
-    })?;
-    Ok(HttpResponse::Created().json(ByokCredential::from(stored)))
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ByokDeleted {
-    pub success: bool,
-    pub id: Uuid,
+    let stored = ops::create(&state.pool, &state.kek, &caller, &body).await?;
+    Ok(HttpResponse::Created().json(stored))
 }
 
 /// Delete a stored credential (its key is gone for good).
@@ -181,10 +82,7 @@ pub async fn delete(
     state: web::Data<AppState>,
     id: web::Path<Uuid>,
 ) -> Result<web::Json<ByokDeleted>, ApiError> {
-    let id = id.into_inner();
-    let mut conn = store::conn(&state.pool).await?;
-    if !byok::delete(&mut conn, Owner::of(&caller), id).await? {
-        return Err(ApiError::not_found("no such credential"));
-    }
-    Ok(web::Json(ByokDeleted { success: true, id }))
+    ops::delete(&state.pool, &caller, id.into_inner())
+        .await
+        .map(web::Json)
 }

@@ -2,65 +2,19 @@
 
 use actix_web::{HttpResponse, web};
 use auth::{ReadAccess, WriteAccess};
+use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
-use http_kit::{ApiError, Validate};
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::AppState;
-use crate::http::model_runs::{self, ModelRun, workspace_id_schema};
+use crate::http::model_runs;
 use crate::model_runs::Kind;
+use crate::ops::content::{self as ops, ContentBriefRequest};
+use crate::ops::model_runs::ModelRun;
+use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/content/brief").route(web::post().to(create)))
         .service(web::resource("/content/{requestId}/status").route(web::get().to(status)));
-}
-
-/// The piece of content a brief is for.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ContentFormat {
-    #[default]
-    BlogPost,
-    Newsletter,
-    Email,
-    SocialPost,
-    LandingPage,
-    VideoScript,
-}
-
-/// The body of `POST /content/brief`. Unknown fields are refused.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct ContentBriefRequest {
-    /// What the content is about: 1..=500 characters, not blank (trimmed).
-    #[schema(min_length = 1, max_length = 500, pattern = r"[^\s\x85\uFEFF]")]
-    pub topic: String,
-    /// Default `blog_post`.
-    #[serde(default)]
-    #[schema(required = false)]
-    pub format: ContentFormat,
-    /// Who it is for: at most 500 characters.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(max_length = 500)]
-    pub audience: Option<String>,
-    /// At most 200 characters.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(max_length = 200)]
-    pub tone: Option<String>,
-    /// Anything else the brief should take into account: at most 4000 characters.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(max_length = 4000)]
-    pub notes: Option<String>,
-    #[schema(schema_with = workspace_id_schema)]
-    pub workspace_id: Option<Uuid>,
-}
-
-impl Validate for ContentBriefRequest {
-    fn validate(&mut self) -> Result<(), ApiError> {
-        http_kit::request::trim(&mut self.topic);
-        Ok(())
-    }
 }
 
 /// Create a content brief.
@@ -94,15 +48,16 @@ pub async fn create(
     state: web::Data<AppState>,
     body: http_kit::Json<ContentBriefRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    model_runs::start(
+    let run = crate::ops::model_runs::start(
         &state,
         &caller,
         Kind::ContentBrief,
         body.workspace_id,
         &*body,
-        |id| format!("/api/v1/content/{id}/status"),
     )
-    .await
+    .await?;
+    let location = format!("/api/v1/content/{}/status", run.id);
+    Ok(model_runs::accepted(run, location))
 }
 
 /// A content brief's status, and the brief once completed.
@@ -124,5 +79,7 @@ pub async fn status(
     state: web::Data<AppState>,
     id: web::Path<Uuid>,
 ) -> Result<web::Json<ModelRun>, ApiError> {
-    model_runs::read(&state, &caller, Kind::ContentBrief, id.into_inner()).await
+    ops::status(&state, &caller, id.into_inner())
+        .await
+        .map(web::Json)
 }

@@ -12,16 +12,7 @@ use objects::{ObjectKey, SignedQuery, VerifyError};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use crate::AppState;
-
-/// What the download route and the job routes that sign its URLs share.
-#[derive(Clone)]
-pub struct Downloads {
-    pub objects: objects::Objects,
-    pub signer: objects::UrlSigner,
-    /// `MEMORY_OBJECTS__PUBLIC_URL` (may be empty).
-    pub public_url: String,
-}
+use crate::state::AppState;
 
 /// The path download URLs start with, after the service's public base URL.
 pub const PATH: &str = "/api/v1/render/downloads";
@@ -60,10 +51,7 @@ pub fn base_url(state: &AppState, req: &HttpRequest) -> String {
 
 /// A signed download URL for `key`, valid from now for the configured lifetime.
 pub fn signed_url(state: &AppState, req: &HttpRequest, key: &ObjectKey) -> String {
-    state
-        .downloads
-        .signer
-        .url(&base_url(state, req), key, SystemTime::now())
+    state.downloads.signed_url(&base_url(state, req), key)
 }
 
 /// A rendered file.

@@ -4,19 +4,12 @@
 use actix_web::http::header::{self, HeaderMap};
 use actix_web::{HttpRequest, HttpResponse, web};
 use auth::{ReadAccess, WriteAccess};
-use chrono::{DateTime, Utc};
 use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
-use serde::Serialize;
 use serde_json::Value;
-use utoipa::ToSchema;
 
-use crate::AppState;
-use crate::db::kernels::{self, NewKernel, UpdateError};
-use crate::db::owner::Owner;
-use crate::db::owner_cache;
-use crate::domain::kernel::{self, Confidence, TOKEN_BUDGET};
-use crate::domain::merge_patch;
+use crate::ops::identity::{self as ops, IdentityKernel, IdentityUpdated};
+use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -24,35 +17,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route(web::get().to(get))
             .route(web::put().to(put)),
     );
-}
-
-/// The kernel and what is injected from it.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct IdentityKernel {
-    /// The kernel as stored (free-form; documented keys identity, products, constraints,
-    /// model_preferences).
-    #[schema(value_type = Object)]
-    pub kernel: Value,
-    /// Compact Markdown for prompt injection; null for an empty kernel.
-    pub injection_block: Option<String>,
-    /// o200k_base tokens of `injection_block`.
-    pub token_count: i32,
-    pub confidence: Confidence,
-    pub updated_at: DateTime<Utc>,
-    /// Send as `If-Match` to update only this version (also the `ETag`).
-    pub version: i32,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct IdentityUpdated {
-    pub success: bool,
-    pub token_count: i32,
-    pub version: i32,
-    pub updated_at: DateTime<Utc>,
-}
-
-fn etag(version: i32) -> (header::HeaderName, String) {
-    (header::ETAG, format!("\"{version}\""))
 }
 
 /// The identity kernel of the caller's environment.
@@ -73,60 +37,10 @@ pub async fn get(
     state: web::Data<AppState>,
     synced: Option<auth::Synced>,
 ) -> Result<HttpResponse, ApiError> {
-    let owner = Owner::of(&caller);
-    let stored = state
-        .kernels
-        .find(synced, &owner_cache::key(owner), "", async || {
-            let mut conn = store::conn(&state.pool).await?;
-            Ok::<_, ApiError>(kernels::find(&mut conn, owner).await?)
-        })
-        .await?
-        .ok_or_else(|| ApiError::not_found("no identity kernel yet: PUT one first"))?;
-    let members = stored.kernel.as_object().cloned().unwrap_or_default();
-    let confidence = kernel::confidence(
-        &members,
-        usize::try_from(stored.token_count).unwrap_or(0),
-        stored.updated_at,
-        Utc::now(),
-    );
+    let kernel = ops::get(&state, &caller, synced).await?;
     Ok(HttpResponse::Ok()
-        .insert_header(etag(stored.version))
-        .json(IdentityKernel {
-            kernel: stored.kernel,
-            injection_block: stored.injection_block,
-            token_count: stored.token_count,
-            confidence,
-            updated_at: stored.updated_at,
-            version: stored.version,
-        }))
-}
-
-/// `If-Match` in the form the document's pattern gives: `*` (any version), or a version of
-/// at most 9 digits, quoted or not, weak (`W/`) or not. `None` when absent.
-fn if_match(headers: &HeaderMap) -> Result<Option<i32>, ApiError> {
-    let Some(value) = headers.get(header::IF_MATCH) else {
-        return Ok(None);
-    };
-    let not_a_version = || ApiError::invalid_field("If-Match", "must be a version number");
-    let text = value.to_str().map_err(|_| not_a_version())?.trim();
-    if text == "*" {
-        return Ok(None);
-    }
-    let tag = text.strip_prefix("W/").unwrap_or(text);
-    let digits = tag
-        .strip_prefix('"')
-        .and_then(|t| t.strip_suffix('"'))
-        .unwrap_or(tag);
-    if digits.is_empty() || digits.len() > 9 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(not_a_version());
-    }
-    digits.parse::<i32>().map(Some).map_err(|_| not_a_version())
-}
-
-/// Why a patched kernel is refused (422).
-enum Refusal {
-    WrongType(String),
-    OverBudget(usize),
+        .insert_header(etag(kernel.version))
+        .json(kernel))
 }
 
 /// Merge-patch the identity kernel.
@@ -158,48 +72,34 @@ pub async fn put(
     body: http_kit::Json<Value>,
 ) -> Result<HttpResponse, ApiError> {
     let expected = if_match(req.headers())?;
-    let patch = body.into_inner();
-    if !patch.is_object() {
-        return Err(ApiError::invalid_field(
-            "body",
-            "must be a JSON object (a merge patch)",
-        ));
-    }
-    let mut conn = store::conn(&state.pool).await?;
-    let stored = kernels::update(&mut conn, Owner::of(&caller), expected, |members| {
-        let mut merged = Value::Object(members);
-        merge_patch::apply(&mut merged, &patch);
-        let Value::Object(merged) = merged else {
-            unreachable!("an object patched by an object stays an object")
-        };
-        kernel::check_types(&merged).map_err(Refusal::WrongType)?;
-        let rendered = kernel::render(&merged);
-        if rendered.token_count > TOKEN_BUDGET {
-            return Err(Refusal::OverBudget(rendered.token_count));
-        }
-        Ok(NewKernel {
-            kernel: merged,
-            injection_block: rendered.block,
-            token_count: i32::try_from(rendered.token_count).unwrap_or(i32::MAX),
-        })
-    })
-    .await
-    .map_err(|err| match err {
-        UpdateError::Stale { expected, current } => ApiError::conflict(format!(
-            "If-Match names version {expected}, but the kernel is at version {current}"
-        )),
-        UpdateError::Rejected(Refusal::WrongType(why)) => ApiError::unprocessable(why),
-        UpdateError::Rejected(Refusal::OverBudget(tokens)) => ApiError::unprocessable(format!(
-            "the injection block would be {tokens} tokens, over the budget of {TOKEN_BUDGET}"
-        )),
-        UpdateError::Database(e) => ApiError::internal_error(&e),
-    })?;
+    let updated = ops::put(&state.pool, &caller, expected, body.into_inner()).await?;
     Ok(HttpResponse::Ok()
-        .insert_header(etag(stored.version))
-        .json(IdentityUpdated {
-            success: true,
-            token_count: stored.token_count,
-            version: stored.version,
-            updated_at: stored.updated_at,
-        }))
+        .insert_header(etag(updated.version))
+        .json(updated))
+}
+
+fn etag(version: i32) -> (header::HeaderName, String) {
+    (header::ETAG, format!("\"{version}\""))
+}
+
+/// `If-Match` in the form the document's pattern gives: `*` (any version), or a version of
+/// at most 9 digits, quoted or not, weak (`W/`) or not. `None` when absent.
+fn if_match(headers: &HeaderMap) -> Result<Option<i32>, ApiError> {
+    let Some(value) = headers.get(header::IF_MATCH) else {
+        return Ok(None);
+    };
+    let not_a_version = || ApiError::invalid_field("If-Match", "must be a version number");
+    let text = value.to_str().map_err(|_| not_a_version())?.trim();
+    if text == "*" {
+        return Ok(None);
+    }
+    let tag = text.strip_prefix("W/").unwrap_or(text);
+    let digits = tag
+        .strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+        .unwrap_or(tag);
+    if digits.is_empty() || digits.len() > 9 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(not_a_version());
+    }
+    digits.parse::<i32>().map(Some).map_err(|_| not_a_version())
 }

@@ -3,72 +3,16 @@
 use actix_web::http::header;
 use actix_web::{HttpResponse, HttpResponseBuilder, web};
 use auth::ReadAccess;
-use chrono::{DateTime, Utc};
+use chrono::Utc;
+use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
-use http_kit::{ApiError, Validate};
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
-use utoipa::{IntoParams, ToSchema};
 
-use crate::AppState;
-use crate::db::kernels;
-use crate::db::owner::Owner;
+use crate::ops::kernel_export::{self as ops, KernelExport, KernelExportParams, StoredKernel};
+use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/kernel/export").route(web::get().to(export)))
         .service(web::resource("/kernel/export/markdown").route(web::get().to(export_markdown)));
-}
-
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct KernelExportParams {
-    /// `true`: sent as an attachment (`Content-Disposition` with a file name). Default `false`.
-    pub download: Option<bool>,
-}
-
-impl Validate for KernelExportParams {}
-
-/// The kernel, exported.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct KernelExport {
-    /// The kernel as stored (free-form; documented keys identity, products, constraints,
-    /// model_preferences).
-    #[schema(value_type = Object)]
-    pub kernel: Value,
-    /// Its deterministic Markdown rendering (what `GET /kernel/export/markdown` answers); null
-    /// for an empty kernel.
-    pub markdown: Option<String>,
-    /// o200k_base tokens of `markdown`.
-    pub token_count: i32,
-    pub version: i32,
-    pub updated_at: DateTime<Utc>,
-    pub exported_at: DateTime<Utc>,
-}
-
-/// The stored kernel (404 before the first write) and the answer's headers: `ETag`, and with
-/// `download` a `Content-Disposition` naming `identity-kernel-v<version>.<extension>`.
-async fn kernel(
-    state: &AppState,
-    caller: &auth::Caller,
-    download: bool,
-    extension: &str,
-) -> Result<(kernels::StoredKernel, HttpResponseBuilder), ApiError> {
-    let mut conn = store::conn(&state.pool).await?;
-    let stored = kernels::find(&mut conn, Owner::of(caller))
-        .await?
-        .ok_or_else(|| ApiError::not_found("no identity kernel yet: PUT one first"))?;
-    let mut response = HttpResponse::Ok();
-    response.insert_header((header::ETAG, format!("\"{}\"", stored.version)));
-    if download {
-        response.insert_header((
-            header::CONTENT_DISPOSITION,
-            format!(
-                "attachment; filename=\"identity-kernel-v{}.{extension}\"",
-                stored.version
-            ),
-        ));
-    }
-    Ok((stored, response))
 }
 
 /// Export the identity kernel as JSON.
@@ -99,8 +43,8 @@ pub async fn export(
     state: web::Data<AppState>,
     params: http_kit::Query<KernelExportParams>,
 ) -> Result<HttpResponse, ApiError> {
-    let (stored, mut response) =
-        kernel(&state, &caller, params.download.unwrap_or(false), "json").await?;
+    let stored = ops::kernel(&state.pool, &caller).await?;
+    let mut response = headers(&stored, params.download.unwrap_or(false), "json");
     Ok(response.json(KernelExport {
         kernel: stored.kernel,
         markdown: stored.injection_block,
@@ -137,9 +81,26 @@ pub async fn export_markdown(
     state: web::Data<AppState>,
     params: http_kit::Query<KernelExportParams>,
 ) -> Result<HttpResponse, ApiError> {
-    let (stored, mut response) =
-        kernel(&state, &caller, params.download.unwrap_or(false), "md").await?;
+    let stored = ops::kernel(&state.pool, &caller).await?;
+    let mut response = headers(&stored, params.download.unwrap_or(false), "md");
     Ok(response
         .content_type("text/markdown; charset=utf-8")
         .body(stored.injection_block.unwrap_or_default()))
+}
+
+/// The answer's headers: `ETag`, and with `download` a `Content-Disposition` naming
+/// `identity-kernel-v<version>.<extension>`.
+fn headers(stored: &StoredKernel, download: bool, extension: &str) -> HttpResponseBuilder {
+    let mut response = HttpResponse::Ok();
+    response.insert_header((header::ETAG, format!("\"{}\"", stored.version)));
+    if download {
+        response.insert_header((
+            header::CONTENT_DISPOSITION,
+            format!(
+                "attachment; filename=\"identity-kernel-v{}.{extension}\"",
+                stored.version
+            ),
+        ));
+    }
+    response
 }

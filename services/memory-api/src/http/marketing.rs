@@ -3,15 +3,15 @@
 
 use actix_web::{HttpResponse, web};
 use auth::{ReadAccess, WriteAccess};
+use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
-use http_kit::{ApiError, Validate};
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::AppState;
-use crate::http::model_runs::{self, ModelRun, workspace_id_schema};
+use crate::http::model_runs;
 use crate::model_runs::Kind;
+use crate::ops::marketing::{self as ops, AutonomousRunRequest, CompetitorWatchRequest};
+use crate::ops::model_runs::ModelRun;
+use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/marketing/autonomous/run").route(web::post().to(autonomous)))
@@ -27,85 +27,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             web::resource("/marketing/competitor-watch/run/{runId}")
                 .route(web::get().to(competitor_watch_status)),
         );
-}
-
-/// A marketing channel.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Channel {
-    Email,
-    Social,
-    Blog,
-    Seo,
-    Ads,
-    Community,
-    Partnerships,
-    Events,
-}
-
-/// The body of `POST /marketing/autonomous/run`. Unknown fields are refused.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct AutonomousRunRequest {
-    /// What the cycle should achieve: 1..=2000 characters, not blank (trimmed).
-    #[schema(min_length = 1, max_length = 2000, pattern = r"[^\s\x85\uFEFF]")]
-    pub goal: String,
-    /// The channels to plan for, at most 8 (default: the model chooses).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(max_items = 8)]
-    pub channels: Option<Vec<Channel>>,
-    /// The days the cycle covers, 1..=90 (default 7).
-    #[serde(default = "default_horizon")]
-    #[schema(minimum = 1, maximum = 90, default = 7, required = false)]
-    pub horizon_days: u32,
-    #[schema(schema_with = workspace_id_schema)]
-    pub workspace_id: Option<Uuid>,
-}
-
-fn default_horizon() -> u32 {
-    7
-}
-
-impl Validate for AutonomousRunRequest {
-    fn validate(&mut self) -> Result<(), ApiError> {
-        http_kit::request::trim(&mut self.goal);
-        Ok(())
-    }
-}
-
-/// One competitor to watch.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct Competitor {
-    /// 1..=200 characters, not blank (trimmed).
-    #[schema(min_length = 1, max_length = 200, pattern = r"[^\s\x85\uFEFF]")]
-    pub name: String,
-    /// What the caller knows of it (its site, products, recent moves): at most 2000
-    /// characters. The model does not browse.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(max_length = 2000)]
-    pub notes: Option<String>,
-}
-
-/// The body of `POST /marketing/competitor-watch/run`. Unknown fields are refused.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct CompetitorWatchRequest {
-    /// 1..=10 competitors.
-    #[schema(min_items = 1, max_items = 10)]
-    pub competitors: Vec<Competitor>,
-    /// What to look at (pricing, positioning, launches…): at most 1000 characters.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(max_length = 1000)]
-    pub focus: Option<String>,
-    #[schema(schema_with = workspace_id_schema)]
-    pub workspace_id: Option<Uuid>,
-}
-
-impl Validate for CompetitorWatchRequest {
-    fn validate(&mut self) -> Result<(), ApiError> {
-        for competitor in &mut self.competitors {
-            http_kit::request::trim(&mut competitor.name);
-        }
-        Ok(())
-    }
 }
 
 /// Run an autonomous marketing cycle.
@@ -139,15 +60,16 @@ pub async fn autonomous(
     state: web::Data<AppState>,
     body: http_kit::Json<AutonomousRunRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    model_runs::start(
+    let run = crate::ops::model_runs::start(
         &state,
         &caller,
         Kind::AutonomousMarketing,
         body.workspace_id,
         &*body,
-        |id| format!("/api/v1/marketing/autonomous/run/{id}"),
     )
-    .await
+    .await?;
+    let location = format!("/api/v1/marketing/autonomous/run/{}", run.id);
+    Ok(model_runs::accepted(run, location))
 }
 
 /// An autonomous marketing run, and its plan once completed.
@@ -169,7 +91,9 @@ pub async fn autonomous_status(
     state: web::Data<AppState>,
     id: web::Path<Uuid>,
 ) -> Result<web::Json<ModelRun>, ApiError> {
-    model_runs::read(&state, &caller, Kind::AutonomousMarketing, id.into_inner()).await
+    ops::autonomous_status(&state, &caller, id.into_inner())
+        .await
+        .map(web::Json)
 }
 
 /// Run a competitor watch.
@@ -203,15 +127,16 @@ pub async fn competitor_watch(
     state: web::Data<AppState>,
     body: http_kit::Json<CompetitorWatchRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    model_runs::start(
+    let run = crate::ops::model_runs::start(
         &state,
         &caller,
         Kind::CompetitorWatch,
         body.workspace_id,
         &*body,
-        |id| format!("/api/v1/marketing/competitor-watch/run/{id}"),
     )
-    .await
+    .await?;
+    let location = format!("/api/v1/marketing/competitor-watch/run/{}", run.id);
+    Ok(model_runs::accepted(run, location))
 }
 
 /// A competitor watch run, and its report once completed.
@@ -233,5 +158,7 @@ pub async fn competitor_watch_status(
     state: web::Data<AppState>,
     id: web::Path<Uuid>,
 ) -> Result<web::Json<ModelRun>, ApiError> {
-    model_runs::read(&state, &caller, Kind::CompetitorWatch, id.into_inner()).await
+    ops::competitor_watch_status(&state, &caller, id.into_inner())
+        .await
+        .map(web::Json)
 }

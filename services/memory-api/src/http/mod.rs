@@ -24,7 +24,8 @@ pub mod landing;
 pub mod marketing;
 pub mod mif_export;
 pub mod mif_import;
-pub mod mif_schema;
+/// The MIF schema (declared in `domain`), where the binary and the contract test read it.
+pub use crate::domain::mif_schema;
 pub mod model_runs;
 pub mod openapi;
 pub mod pages;

@@ -9,9 +9,9 @@ use oauth::account::{self, Csrf};
 use serde::Deserialize;
 use uuid::Uuid;
 
-use crate::AppState;
-use crate::db::intake::{self, DecideError, Verdict};
 use crate::db::owner::Owner;
+use crate::ops::proposals::{self, DecideError, Verdict};
+use crate::state::AppState;
 
 /// Under `crate::oauth::DASHBOARD`, with the account pages.
 const PROPOSALS: &str = "/dashboard/proposals";
@@ -39,13 +39,7 @@ async fn list(state: web::Data<AppState>, req: HttpRequest) -> HttpResponse {
         Ok(account) => account,
         Err(res) => return res,
     };
-    let rows = async {
-        let mut conn = store::conn(&state.pool).await?;
-        Ok::<_, http_kit::ApiError>(
-            intake::list(&mut conn, owner(&account), Some("pending"), None, PAGE_SIZE).await?,
-        )
-    }
-    .await;
+    let rows = proposals::pending(&state.pool, owner(&account), PAGE_SIZE).await;
     let rows = match rows {
         Ok(rows) => rows,
         Err(_) => {
@@ -121,13 +115,14 @@ async fn decide(
     let Ok(id) = Uuid::parse_str(&id) else {
         return account::not_found("No such proposal.");
     };
-    let mut conn = match store::conn(&state.pool).await {
-        Ok(conn) => conn,
-        Err(_) => return unavailable(),
-    };
     // The sign-in account stands for the credential that decided.
-    match intake::decide(&mut conn, owner(&account), id, account.id, verdict).await {
-        Ok(_) => account::see_other(PROPOSALS),
+    let decided =
+        proposals::decide_signed_in(&state.pool, owner(&account), id, account.id, verdict).await;
+    let Ok(decided) = decided else {
+        return unavailable();
+    };
+    match decided {
+        Ok(()) => account::see_other(PROPOSALS),
         Err(DecideError::NotFound) => account::not_found("No such proposal."),
         Err(DecideError::Decided(status)) => account::message(
             StatusCode::CONFLICT,

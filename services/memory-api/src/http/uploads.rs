@@ -7,92 +7,29 @@
 //! and written in batches inside one transaction. An upload expires 24 hours after its preview
 //! (then it is gone: 404), and expired uploads are purged by the background pass.
 
-use std::collections::BTreeMap;
 use std::io::Read;
 
 use actix_multipart::Multipart;
-use actix_web::web::Bytes;
-use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web::web::{self, Bytes};
+use actix_web::{HttpRequest, HttpResponse};
 use auth::WriteAccess;
-use chrono::{DateTime, Utc};
-use diesel_async::AsyncConnection as _;
 use futures_util::StreamExt as _;
 use http_kit::openapi::MemoryError;
-use http_kit::{ApiError, MAX_UPLOAD_BODY, Validate};
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use http_kit::{ApiError, MAX_UPLOAD_BODY};
 use tokio::sync::mpsc;
 use utoipa::ToSchema;
-use uuid::Uuid;
 
-use crate::AppState;
-use crate::db::datasets::{self as db, NewUpload, Written};
-use crate::db::owner::Owner;
-use crate::domain::datasets::{
-    COERCION_ERRORS_MAX, Coercion, CoercionError, FileError, Format, Halt, Inference, NAME_MAX,
-    Schema, read_rows,
-};
-use crate::http::datasets::{ColumnSchema, DatasetIngestResult};
+use crate::domain::datasets::{FileError, Format, Halt, Inference, NAME_MAX, read_rows};
+use crate::http::datasets;
+use crate::ops::datasets::DatasetIngestResult;
+use crate::ops::uploads::{self as ops, ConfirmUpload, UploadPreview, check_name};
+use crate::state::AppState;
 
 /// Registered before any parameterised `/ingest/{…}` route (signed project signals), so that
 /// these static paths are matched first.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/ingest/upload").route(web::post().to(upload)))
         .service(web::resource("/ingest/upload/confirm").route(web::post().to(confirm)));
-}
-
-/// What a multipart form may add around the file (its boundaries, part headers and the
-/// `dataset_name` field): a body may be this much larger than [`MAX_UPLOAD_BODY`].
-const FORM_OVERHEAD: usize = 64 * 1024;
-/// Bytes of the form's other fields together.
-const OTHER_FIELDS_MAX: usize = 16 * 1024;
-/// Rows per insert statement at confirm.
-const CONFIRM_BATCH: usize = 1000;
-
-/// The multipart form of `POST /ingest/upload`. Other fields are ignored.
-#[derive(ToSchema)]
-#[allow(dead_code)]
-pub struct UploadForm {
-    /// The file, at most 10 MiB: CSV (UTF-8, a header row naming the columns, comma
-    /// separated, RFC 4180 quoting; an empty cell is null), a JSON array of objects, or NDJSON
-    /// (one object per line). The format is the part's media type (`text/csv`,
-    /// `application/json`, `application/x-ndjson`), else the file name's extension (`.csv`,
-    /// `.json`, `.ndjson`/`.jsonl`), else the first character (`[` JSON, `{` NDJSON, anything
-    /// else CSV). At most 500 columns (rows are bounded by the size only); column names of 1..=200 characters.
-    #[schema(value_type = String, format = Binary)]
-    pub file: Vec<u8>,
-    /// The dataset the rows are meant for, 1..=120 characters, not blank (confirm may name
-    /// another). Default: the file name without its extension, else `upload`.
-    #[schema(
-        nullable = false,
-        min_length = 1,
-        max_length = 120,
-        pattern = r"[^\s\x85\uFEFF]"
-    )]
-    pub dataset_name: Option<String>,
-}
-
-/// A preview of an upload.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct UploadPreview {
-    pub success: bool,
-    /// Confirm it at `POST /ingest/upload/confirm` within 24 hours.
-    pub upload_id: Uuid,
-    pub dataset_name: String,
-    #[schema(minimum = 0)]
-    pub row_count: i32,
-    /// Column name → type, in the order columns first appeared (see the module's lattice:
-    /// each column holds the least type of its values).
-    #[schema(value_type = BTreeMap<String, ColumnSchema>)]
-    pub inferred_schema: Value,
-    /// The first five rows, coerced to the inferred schema as confirming without overrides
-    /// would store them.
-    #[schema(value_type = Vec<Object>)]
-    pub sample_rows: Vec<Value>,
-    /// 24 hours after the preview; confirming later answers 404.
-    pub expires_at: DateTime<Utc>,
-    /// `csv`, `json` or `ndjson`: how the file was read.
-    pub format: String,
 }
 
 /// Preview a file: its inferred schema, row count and first five rows; confirm it later.
@@ -142,40 +79,73 @@ pub async fn upload(
         .dataset_name
         .or_else(|| file_name.as_deref().and_then(name_of_file))
         .unwrap_or_else(|| "upload".to_owned());
-    let row_count = i32::try_from(inference.rows).unwrap_or(i32::MAX);
-    let columns = inference.schema.to_stored();
-    let mut conn = store::conn(&state.pool).await?;
-    let (upload_id, expires_at) = db::stage_upload(
-        &mut conn,
-        Owner::of(&caller),
-        NewUpload {
-            dataset_name: &dataset_name,
-            format: format.as_str(),
-            content: &content,
-            row_count,
-            columns: &columns,
-        },
-    )
-    .await
-    .map_err(|e| match e {
-        db::StageError::TooManyPending => ApiError::conflict(format!(
-            "at most {} uploads may wait for their confirm at once: confirm one, or wait until \
-             one expires ({} hours after its preview)",
-            db::PENDING_UPLOADS_MAX,
-            db::UPLOAD_HOURS
-        )),
-        db::StageError::Database(e) => ApiError::internal_error(&e),
-    })?;
-    Ok(HttpResponse::Created().json(UploadPreview {
-        success: true,
-        upload_id,
+    let preview = ops::stage(
+        &state.pool,
+        &caller,
         dataset_name,
-        row_count,
-        inferred_schema: inference.schema.to_json(),
-        sample_rows: inference.sample(),
-        expires_at,
-        format: format.as_str().to_owned(),
-    }))
+        format,
+        &content,
+        inference,
+    )
+    .await?;
+    Ok(HttpResponse::Created().json(preview))
+}
+
+/// Confirm an upload: its rows, coerced to the inferred schema with the overrides, go into
+/// the dataset.
+#[utoipa::path(
+    post,
+    path = "/api/v1/ingest/upload/confirm",
+    operation_id = "confirmUpload",
+    tag = "ingest",
+    request_body = ConfirmUpload,
+    responses(
+        (status = 201, description = "Written, all or nothing: every value was coerced to its column's type (see `ColumnSchema`); a row with an `id` replaces the dataset's row of that `id` (an upsert), the others are added; the dataset's schema widens by the written values. The upload is then confirmed and its file dropped.", body = DatasetIngestResult),
+        (status = 200, description = "The upload was already confirmed: that confirm's result, `deduplicated: true`, nothing written again", body = DatasetIngestResult),
+        (status = 400, description = "A field is invalid, or `schema_overrides` names a column the upload lacks (the message names the field); or values cannot be coerced to their column's type, or an `id` repeats: nothing is written, the upload stays (confirm again with other overrides), and the message names each problem's row (from 1, in file order; a CSV header is not a row) and column, at most 20 of them (`VALIDATION_ERROR`)", body = MemoryError),
+        (status = 403, description = "The credential lacks the write scope", body = MemoryError),
+        (status = 404, description = "No such upload of the caller, or its preview was more than 24 hours ago (uploads expire)", body = MemoryError),
+        (status = 409, description = "The dataset would have more than 500 columns (`VALIDATION_ERROR`)", body = MemoryError),
+    )
+)]
+pub async fn confirm(
+    WriteAccess(caller): WriteAccess,
+    state: web::Data<AppState>,
+    body: http_kit::Json<ConfirmUpload>,
+) -> Result<HttpResponse, ApiError> {
+    ops::confirm(&state.pool, &caller, body.into_inner())
+        .await
+        .map(datasets::respond)
+}
+
+/// What a multipart form may add around the file (its boundaries, part headers and the
+/// `dataset_name` field): a body may be this much larger than [`MAX_UPLOAD_BODY`].
+const FORM_OVERHEAD: usize = 64 * 1024;
+
+/// Bytes of the form's other fields together.
+const OTHER_FIELDS_MAX: usize = 16 * 1024;
+
+/// The multipart form of `POST /ingest/upload`. Other fields are ignored.
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct UploadForm {
+    /// The file, at most 10 MiB: CSV (UTF-8, a header row naming the columns, comma
+    /// separated, RFC 4180 quoting; an empty cell is null), a JSON array of objects, or NDJSON
+    /// (one object per line). The format is the part's media type (`text/csv`,
+    /// `application/json`, `application/x-ndjson`), else the file name's extension (`.csv`,
+    /// `.json`, `.ndjson`/`.jsonl`), else the first character (`[` JSON, `{` NDJSON, anything
+    /// else CSV). At most 500 columns (rows are bounded by the size only); column names of 1..=200 characters.
+    #[schema(value_type = String, format = Binary)]
+    pub file: Vec<u8>,
+    /// The dataset the rows are meant for, 1..=120 characters, not blank (confirm may name
+    /// another). Default: the file name without its extension, else `upload`.
+    #[schema(
+        nullable = false,
+        min_length = 1,
+        max_length = 120,
+        pattern = r"[^\s\x85\uFEFF]"
+    )]
+    pub dataset_name: Option<String>,
 }
 
 fn too_large() -> ApiError {
@@ -203,27 +173,6 @@ fn name_of_file(file_name: &str) -> Option<String> {
         .take(NAME_MAX)
         .collect();
     (!name.trim().is_empty()).then_some(name)
-}
-
-/// A dataset name given in a request: 1..=120 characters, not blank, no NUL.
-fn check_name(field: &str, name: &str) -> Result<(), ApiError> {
-    let len = name.chars().count();
-    if len == 0 || len > NAME_MAX {
-        return Err(ApiError::invalid_field(
-            field,
-            "must be 1 to 120 characters",
-        ));
-    }
-    if name.trim().is_empty() {
-        return Err(ApiError::invalid_field(field, "must not be blank"));
-    }
-    if name.contains('\0') {
-        return Err(ApiError::invalid_field(
-            field,
-            "holds a NUL character (U+0000)",
-        ));
-    }
-    Ok(())
 }
 
 /// The received file: its format, bytes and what reading it found.
@@ -476,179 +425,4 @@ impl Read for ChannelReader {
         self.current = self.current.slice(n..);
         Ok(n)
     }
-}
-
-/// The body of `POST /ingest/upload/confirm`. Unknown fields are refused.
-#[derive(Debug, Deserialize, ToSchema)]
-pub struct ConfirmUpload {
-    /// The preview's `upload_id`.
-    pub upload_id: Uuid,
-    /// The dataset to write into (created when absent), 1..=120 characters, not blank.
-    /// Default: the preview's `dataset_name`.
-    #[schema(min_length = 1, max_length = 120, pattern = r"[^\s\x85\uFEFF]")]
-    pub dataset_name: Option<String>,
-    /// Column name → the type to coerce that column to instead of the inferred one; every
-    /// name must be a column of the upload.
-    pub schema_overrides: Option<BTreeMap<String, ColumnSchema>>,
-    /// Recorded on the dataset.
-    #[schema(max_length = 120)]
-    pub owning_worker_type: Option<String>,
-}
-
-impl Validate for ConfirmUpload {}
-
-#[derive(Debug, thiserror::Error)]
-enum ConfirmError {
-    #[error("not found")]
-    NotFound,
-    #[error("unknown column {0}")]
-    UnknownColumn(String),
-    #[error("{0}")]
-    File(FileError),
-    #[error("coercion")]
-    Coercion(Vec<CoercionError>),
-    #[error("too many columns")]
-    TooManyColumns,
-    #[error("{0}")]
-    Internal(String),
-    #[error("{0}")]
-    Database(#[from] diesel::result::Error),
-}
-
-/// Confirm an upload: its rows, coerced to the inferred schema with the overrides, go into
-/// the dataset.
-#[utoipa::path(
-    post,
-    path = "/api/v1/ingest/upload/confirm",
-    operation_id = "confirmUpload",
-    tag = "ingest",
-    request_body = ConfirmUpload,
-    responses(
-        (status = 201, description = "Written, all or nothing: every value was coerced to its column's type (see `ColumnSchema`); a row with an `id` replaces the dataset's row of that `id` (an upsert), the others are added; the dataset's schema widens by the written values. The upload is then confirmed and its file dropped.", body = DatasetIngestResult),
-        (status = 200, description = "The upload was already confirmed: that confirm's result, `deduplicated: true`, nothing written again", body = DatasetIngestResult),
-        (status = 400, description = "A field is invalid, or `schema_overrides` names a column the upload lacks (the message names the field); or values cannot be coerced to their column's type, or an `id` repeats: nothing is written, the upload stays (confirm again with other overrides), and the message names each problem's row (from 1, in file order; a CSV header is not a row) and column, at most 20 of them (`VALIDATION_ERROR`)", body = MemoryError),
-        (status = 403, description = "The credential lacks the write scope", body = MemoryError),
-        (status = 404, description = "No such upload of the caller, or its preview was more than 24 hours ago (uploads expire)", body = MemoryError),
-        (status = 409, description = "The dataset would have more than 500 columns (`VALIDATION_ERROR`)", body = MemoryError),
-    )
-)]
-pub async fn confirm(
-    WriteAccess(caller): WriteAccess,
-    state: web::Data<AppState>,
-    body: http_kit::Json<ConfirmUpload>,
-) -> Result<HttpResponse, ApiError> {
-    let body = body.into_inner();
-    if let Some(name) = &body.dataset_name {
-        check_name("dataset_name", name)?;
-    }
-    let owner = Owner::of(&caller);
-    let overrides = body.schema_overrides.unwrap_or_default();
-    let worker = body.owning_worker_type.as_deref();
-    let mut conn = store::conn(&state.pool).await?;
-    let result = conn
-        .transaction(async |conn| {
-            let upload = db::lock_upload(conn, owner, body.upload_id)
-                .await?
-                .ok_or(ConfirmError::NotFound)?;
-            if upload.confirmed_at.is_some() {
-                let written = Written {
-                    inserted: upload.inserted.unwrap_or(0),
-                    updated: upload.updated.unwrap_or(0),
-                };
-                let dataset_id = upload.dataset_id.ok_or_else(|| {
-                    ConfirmError::Internal("a confirmed upload lacks its dataset".into())
-                })?;
-                return Ok(DatasetIngestResult::new(dataset_id, written, true));
-            }
-            let mut schema = Schema::from_stored(&upload.column_types);
-            for (name, column) in &overrides {
-                if !schema.set(name, column.column_type()) {
-                    return Err(ConfirmError::UnknownColumn(name.clone()));
-                }
-            }
-            let format = Format::parse(&upload.format)
-                .ok_or_else(|| ConfirmError::Internal(format!("format {}", upload.format)))?;
-            let name = body.dataset_name.as_deref().unwrap_or(&upload.dataset_name);
-            let dataset = db::lock_or_create(conn, owner, name).await?;
-            let (tx, mut batches) = mpsc::channel(2);
-            let content = upload.content;
-            let coercion = tokio::task::spawn_blocking(move || {
-                let mut sink = Coercion::new(schema, CONFIRM_BATCH, |batch| {
-                    tx.blocking_send(batch).is_ok()
-                });
-                let read = read_rows(format, content.as_slice(), &mut sink);
-                let finished = read.is_ok() && sink.finish();
-                let invalid = match read {
-                    Err(Halt::Invalid(e)) => Some(e),
-                    _ => None,
-                };
-                (invalid, sink.errors, sink.written, finished)
-            });
-            let mut written = Written::default();
-            while let Some(batch) = batches.recv().await {
-                let w = db::write_rows(conn, dataset.id, batch).await?;
-                written.inserted += w.inserted;
-                written.updated += w.updated;
-            }
-            let (invalid, errors, values, finished) = coercion
-                .await
-                .map_err(|e| ConfirmError::Internal(e.to_string()))?;
-            if let Some(e) = invalid {
-                return Err(ConfirmError::File(e));
-            }
-            if !errors.is_empty() {
-                return Err(ConfirmError::Coercion(errors));
-            }
-            if !finished {
-                return Err(ConfirmError::Internal("the rows were not all read".into()));
-            }
-            let mut columns = Schema::from_stored(&dataset.column_types);
-            columns
-                .widen_all(&values)
-                .map_err(|_| ConfirmError::TooManyColumns)?;
-            db::update_after_write(
-                conn,
-                dataset.id,
-                &columns.to_stored(),
-                written.inserted,
-                worker,
-            )
-            .await?;
-            db::mark_confirmed(conn, upload.id, dataset.id, written).await?;
-            Ok(DatasetIngestResult::new(dataset.id, written, false))
-        })
-        .await
-        .map_err(|e| match e {
-            ConfirmError::NotFound => {
-                ApiError::not_found("no such upload (an upload expires 24 hours after its preview)")
-            }
-            ConfirmError::UnknownColumn(name) => ApiError::invalid_field(
-                &format!("schema_overrides.{name}"),
-                "is not a column of the upload",
-            ),
-            ConfirmError::File(e) => ApiError::invalid_field("file", &e.to_string()),
-            ConfirmError::Coercion(errors) => coercion_error(&errors),
-            ConfirmError::TooManyColumns => ApiError::conflict(format!(
-                "the dataset would have more than {} columns, the most a dataset may have",
-                crate::domain::datasets::COLUMNS_MAX
-            )),
-            ConfirmError::Internal(e) => ApiError::internal(e),
-            ConfirmError::Database(e) => ApiError::internal_error(&e),
-        })?;
-    Ok(result.respond())
-}
-
-fn coercion_error(errors: &[CoercionError]) -> ApiError {
-    let count = if errors.len() >= COERCION_ERRORS_MAX {
-        format!("at least {COERCION_ERRORS_MAX} values do")
-    } else if errors.len() == 1 {
-        "1 value does".to_owned()
-    } else {
-        format!("{} values do", errors.len())
-    };
-    let listed: Vec<String> = errors.iter().map(ToString::to_string).collect();
-    ApiError::bad_request(format!(
-        "nothing was written: {count} not fit the schema: {}",
-        listed.join("; ")
-    ))
 }

@@ -2,17 +2,12 @@
 
 use actix_web::{HttpResponse, web};
 use auth::{ReadAccess, WriteAccess};
-use chrono::{DateTime, Utc};
 use http_kit::openapi::MemoryError;
-use http_kit::{ApiError, Page, PageParams, Validate};
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use http_kit::{ApiError, Page, PageParams};
 use uuid::Uuid;
 
-use crate::AppState;
-use crate::db::owner::Owner;
-use crate::db::workspaces::{self, Listed, NewWorkspace, RegisterError};
-use crate::http::scope::no_workspace;
+use crate::ops::workspaces::{self as ops, RegisterWorkspace, WorkspaceDeleted, WorkspaceRecord};
+use crate::state::AppState;
 
 /// `/workspaces/{id}` comes after the static `/workspaces/…` paths of the other modules
 /// (actix takes the first resource whose path matches): call last.
@@ -23,67 +18,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route(web::post().to(register)),
     )
     .service(web::resource("/workspaces/{id}").route(web::delete().to(delete)));
-}
-
-/// A registered workspace.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct WorkspaceRecord {
-    pub id: Uuid,
-    pub name: String,
-    pub description: Option<String>,
-    /// Where the workspace is, as the caller registered it (a repository URL, a path).
-    pub location: Option<String>,
-    pub created_at: DateTime<Utc>,
-    /// When the last snapshot was ingested (`POST /workspaces/{id}/ingest`).
-    pub last_ingested_at: Option<DateTime<Utc>>,
-    /// When memory was last synced to it (`POST /workspaces/{id}/sync`).
-    pub last_synced_at: Option<DateTime<Utc>>,
-    /// Its drift events still open.
-    pub open_drift: i64,
-    /// Whether it is the active workspace of the credential that asked.
-    pub active: bool,
-}
-
-impl WorkspaceRecord {
-    pub fn new(listed: Listed, active: Option<Uuid>) -> Self {
-        let w = listed.workspace;
-        Self {
-            active: active == Some(w.id),
-            id: w.id,
-            name: w.name,
-            description: w.description,
-            location: w.location,
-            created_at: w.created_at,
-            last_ingested_at: w.last_ingested_at,
-            last_synced_at: w.last_synced_at,
-            open_drift: listed.open_drift,
-        }
-    }
-}
-
-/// The body of `POST /workspaces`. Unknown fields are refused.
-#[derive(Debug, Deserialize, ToSchema)]
-pub struct RegisterWorkspace {
-    /// 1..=100 characters, not blank (stored trimmed), unique per user and environment.
-    #[schema(min_length = 1, max_length = 100, pattern = r"[^\s\x85\uFEFF]")]
-    pub name: String,
-    /// At most 2,000 characters.
-    #[schema(max_length = 2000)]
-    pub description: Option<String>,
-    /// Where the workspace is (a repository URL, a path): 1..=500 characters, not blank
-    /// (stored trimmed). Free text: the service never reaches it.
-    #[schema(min_length = 1, max_length = 500, pattern = r"[^\s\x85\uFEFF]")]
-    pub location: Option<String>,
-}
-
-impl Validate for RegisterWorkspace {
-    fn validate(&mut self) -> Result<(), ApiError> {
-        http_kit::request::trim(&mut self.name);
-        if let Some(location) = &mut self.location {
-            http_kit::request::trim(location);
-        }
-        Ok(())
-    }
 }
 
 /// List the caller's workspaces.
@@ -106,17 +40,9 @@ pub async fn list(
 ) -> Result<web::Json<Page<WorkspaceRecord>>, ApiError> {
     let limit = page.limit();
     let after = page.cursor()?.map(|c| c.0);
-    let mut conn = store::conn(&state.pool).await?;
-    let active = workspaces::active(&mut conn, caller.key_id).await?;
-    let bound = crate::http::scope::bound_workspace(&mut conn, &caller).await?;
-    let rows = workspaces::page(&mut conn, Owner::of(&caller), after, i64::from(limit) + 1).await?;
-    // A workspace-bound credential sees its own workspace only.
-    let rows: Vec<WorkspaceRecord> = rows
-        .into_iter()
-        .filter(|w| bound.is_none_or(|b| w.workspace.id == b))
-        .map(|w| WorkspaceRecord::new(w, active))
-        .collect();
-    Ok(web::Json(Page::from_rows(rows, limit, |w| w.id)))
+    ops::list(&state.pool, &caller, after, limit)
+        .await
+        .map(web::Json)
 }
 
 /// Register a workspace.
@@ -142,29 +68,8 @@ pub async fn register(
     state: web::Data<AppState>,
     body: http_kit::Json<RegisterWorkspace>,
 ) -> Result<HttpResponse, ApiError> {
-    let mut conn = store::conn(&state.pool).await?;
-    let new = NewWorkspace {
-        name: &body.name,
-        description: body.description.as_deref(),
-        location: body.location.as_deref(),
-    };
-    let workspace = workspaces::register(&mut conn, Owner::of(&caller), new)
-        .await
-        .map_err(|e| match e {
-            RegisterError::Database(e) => ApiError::internal_error(&e),
-            other => ApiError::conflict(other.to_string()),
-        })?;
-    let listed = Listed {
-        workspace,
-        open_drift: 0,
-    };
-    Ok(HttpResponse::Created().json(WorkspaceRecord::new(listed, None)))
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct WorkspaceDeleted {
-    pub success: bool,
-    pub id: Uuid,
+    let record = ops::register(&state.pool, &caller, &body).await?;
+    Ok(HttpResponse::Created().json(record))
 }
 
 /// Delete a workspace and the memory recorded in it.
@@ -193,10 +98,7 @@ pub async fn delete(
     state: web::Data<AppState>,
     id: web::Path<Uuid>,
 ) -> Result<web::Json<WorkspaceDeleted>, ApiError> {
-    let id = id.into_inner();
-    let mut conn = store::conn(&state.pool).await?;
-    if !workspaces::delete(&mut conn, Owner::of(&caller), id).await? {
-        return Err(no_workspace(id));
-    }
-    Ok(web::Json(WorkspaceDeleted { success: true, id }))
+    ops::delete(&state.pool, &caller, id.into_inner())
+        .await
+        .map(web::Json)
 }

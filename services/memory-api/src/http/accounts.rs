@@ -4,13 +4,13 @@ use actix_web::web;
 use auth::ReadAccess;
 use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
+use http_kit::{Route, route};
 
 use crate::ops::accounts::{self as ops, AccountContext};
 use crate::state::AppState;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/accounts").route(web::get().to(get)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(get)];
 
 /// The linked account's context.
 #[utoipa::path(

@@ -4,16 +4,15 @@ use actix_web::{HttpResponse, web};
 use auth::WriteAccess;
 use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
+use http_kit::{Route, route};
 use uuid::Uuid;
 
 use crate::http::scope::ReadWriteAccess;
 use crate::ops::agents::{self as ops, AgentConnected, AgentDisconnected, ConnectAgent};
 use crate::state::AppState;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/agents/connect").route(web::post().to(connect)))
-        .service(web::resource("/agents/{id}").route(web::delete().to(disconnect)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(connect), route!(disconnect)];
 
 /// Connect a bring-your-own agent.
 #[utoipa::path(

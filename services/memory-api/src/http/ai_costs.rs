@@ -5,14 +5,13 @@ use actix_web::{HttpResponse, web};
 use auth::ReadAccess;
 use http_kit::openapi::MemoryError;
 use http_kit::{ApiError, Query};
+use http_kit::{Route, route};
 
 use crate::ops::ai_costs::{self as ops, CostParams, CostSummary};
 use crate::state::AppState;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/ai/costs").route(web::get().to(summary)))
-        .service(web::resource("/ai/costs/{product}").route(web::get().to(product_summary)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(summary), route!(product_summary)];
 
 /// The caller's AI costs over all products.
 #[utoipa::path(

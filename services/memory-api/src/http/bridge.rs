@@ -6,16 +6,14 @@ use actix_web::{HttpResponse, web};
 use auth::ReadAccess;
 use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
+use http_kit::{Route, route};
 use uuid::Uuid;
 
 use crate::ops::bridge::{self as ops, BridgeJob, BridgeStatus, GenerateRequest};
 use crate::state::AppState;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/bridge/status").route(web::get().to(status)))
-        .service(web::resource("/bridge/generate").route(web::post().to(generate)))
-        .service(web::resource("/bridge/generate/{jobId}").route(web::get().to(job)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(status), route!(generate), route!(job)];
 
 /// Queue (or run) the agent bridge: write an agent context file from memory.
 #[utoipa::path(

@@ -5,19 +5,14 @@ use actix_web::{HttpResponse, web};
 use auth::{ReadAccess, WriteAccess};
 use http_kit::openapi::MemoryError;
 use http_kit::{ApiError, Page, PageParams};
+use http_kit::{Route, route};
 use uuid::Uuid;
 
 use crate::ops::byok::{self as ops, ByokCredential, ByokDeleted, CreateByok};
 use crate::state::AppState;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/byok")
-            .route(web::get().to(list))
-            .route(web::post().to(create)),
-    )
-    .service(web::resource("/byok/{id}").route(web::delete().to(delete)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(list), route!(create), route!(delete)];
 
 /// List the caller's stored credentials (hints only).
 #[utoipa::path(

@@ -4,13 +4,13 @@ use actix_web::web;
 use auth::ReadAccess;
 use http_kit::openapi::MemoryError;
 use http_kit::{ApiError, Page, PageParams};
+use http_kit::{Route, route};
 
 use crate::ops::confidence::{self as ops, MemoryConfidenceItem};
 use crate::state::AppState;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/memory/confidence").route(web::get().to(list)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(list)];
 
 /// The caller's decisions (of the active workspace and account-wide; see `GET /scope`) and
 /// current product states with their confidence, newest first.

@@ -6,6 +6,7 @@ use actix_web::web;
 use auth::{ReadAccess, WriteAccess};
 use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
+use http_kit::{Route, route};
 use rate_limit::policy::Tier;
 use uuid::Uuid;
 
@@ -14,10 +15,11 @@ use crate::ops::consolidate::{
 };
 use crate::state::AppState;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/memory/consolidate").route(web::post().to(consolidate)))
-        .service(web::resource("/memory/consolidate/{run_id}").route(web::get().to(get_run)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[
+    route!(consolidate),
+    route!(get_run, at = "/memory/consolidate/{run_id}"),
+];
 
 /// Record duplicate and stale-memory candidates (tier pro or above).
 #[utoipa::path(

@@ -4,6 +4,7 @@ use actix_web::{HttpResponse, web};
 use auth::{ReadAccess, WriteAccess};
 use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
+use http_kit::{Route, route};
 use uuid::Uuid;
 
 use crate::http::model_runs;
@@ -12,10 +13,8 @@ use crate::ops::content::{self as ops, ContentBriefRequest};
 use crate::ops::model_runs::ModelRun;
 use crate::state::AppState;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/content/brief").route(web::post().to(create)))
-        .service(web::resource("/content/{requestId}/status").route(web::get().to(status)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(create), route!(status)];
 
 /// Create a content brief.
 #[utoipa::path(

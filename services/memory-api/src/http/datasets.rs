@@ -9,23 +9,15 @@ use actix_web::{HttpResponse, web};
 use auth::{ReadAccess, WriteAccess};
 use http_kit::openapi::MemoryError;
 use http_kit::{ApiError, Page, PageParams};
+use http_kit::{Route, route};
 
 use crate::ops::datasets::{
     self as ops, Dataset, DatasetIngestResult, DatasetRows, IngestRows, path_name,
 };
 use crate::state::AppState;
 
-/// Registered before any parameterised `/ingest/{…}` route (signed project signals), so that
-/// these static paths are matched first.
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/ingest/datasets").route(web::get().to(list)))
-        .service(web::resource("/ingest/datasets/{name}").route(web::get().to(get)))
-        .service(
-            web::resource("/ingest/datasets/{name}/rows")
-                .route(web::get().to(rows))
-                .route(web::post().to(ingest_rows)),
-        );
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(list), route!(get), route!(rows), route!(ingest_rows)];
 
 /// Append or upsert rows into a dataset (created by its first write).
 #[utoipa::path(

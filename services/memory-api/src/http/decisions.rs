@@ -5,6 +5,7 @@ use actix_web::{HttpResponse, web};
 use auth::{ReadAccess, WriteAccess};
 use http_kit::openapi::MemoryError;
 use http_kit::{ApiError, Query};
+use http_kit::{Route, route};
 use uuid::Uuid;
 
 use crate::ops::decisions::{
@@ -12,11 +13,8 @@ use crate::ops::decisions::{
 };
 use crate::state::AppState;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/memory/decisions").route(web::post().to(create)))
-        .service(web::resource("/memory/decisions/search").route(web::get().to(search)))
-        .service(web::resource("/memory/decisions/{id}").route(web::delete().to(delete)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(create), route!(search), route!(delete)];
 
 /// Record a decision.
 #[utoipa::path(

@@ -4,6 +4,7 @@ use actix_web::web;
 use auth::{ReadAccess, WriteAccess};
 use http_kit::openapi::MemoryError;
 use http_kit::{ApiError, Page, Validate};
+use http_kit::{Route, route};
 use serde::Deserialize;
 use utoipa::IntoParams;
 use uuid::Uuid;
@@ -12,10 +13,8 @@ use crate::ops::drift::{self as ops, DriftEvent, DriftStatus, ResolveDrift};
 use crate::ops::scope::Listing;
 use crate::state::AppState;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/workspaces/drift").route(web::get().to(list)))
-        .service(web::resource("/workspaces/drift/{id}/resolve").route(web::post().to(resolve)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(list), route!(resolve)];
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]

@@ -5,14 +5,13 @@ use actix_web::{HttpResponse, web};
 use auth::WriteAccess;
 use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
+use http_kit::{Route, route};
 
 use crate::ops::events::{self as ops, EventIngested, IngestEvent};
 use crate::state::AppState;
 
-/// Registered before any `/ingest/{…}` route, so that this static path wins.
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/ingest/events").route(web::post().to(ingest)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(ingest)];
 
 /// Record a business event (`ai_cost` events are AI cost telemetry).
 #[utoipa::path(

@@ -4,13 +4,13 @@ use actix_web::web;
 use auth::ReadAccess;
 use http_kit::openapi::MemoryError;
 use http_kit::{ApiError, Page, PageParams};
+use http_kit::{Route, route};
 
 use crate::ops::feed::{self as ops, FeedItem};
 use crate::state::AppState;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/intelligence/feed").route(web::get().to(list)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(list)];
 
 /// The caller's intelligence feed, newest first (a decision's item shows only where the
 /// decision does: in its workspace, or everywhere when account-wide; see `GET /scope`).

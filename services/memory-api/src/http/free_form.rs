@@ -5,6 +5,7 @@ use actix_web::{HttpResponse, web};
 use auth::{ReadAccess, WriteAccess};
 use http_kit::openapi::MemoryError;
 use http_kit::{ApiError, Query};
+use http_kit::{Route, route};
 use uuid::Uuid;
 
 use crate::ops::free_form::{
@@ -12,14 +13,8 @@ use crate::ops::free_form::{
 };
 use crate::state::AppState;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/memory/free-form")
-            .route(web::get().to(list))
-            .route(web::post().to(create)),
-    )
-    .service(web::resource("/memory/free-form/{id}").route(web::delete().to(delete)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(list), route!(create), route!(delete)];
 
 /// Record a free-form memory entry.
 #[utoipa::path(

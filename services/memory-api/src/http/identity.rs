@@ -6,18 +6,14 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use auth::{ReadAccess, WriteAccess};
 use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
+use http_kit::{Route, route};
 use serde_json::Value;
 
 use crate::ops::identity::{self as ops, IdentityKernel, IdentityUpdated};
 use crate::state::AppState;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/memory/identity")
-            .route(web::get().to(get))
-            .route(web::put().to(put)),
-    );
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(get), route!(put)];
 
 /// The identity kernel of the caller's environment.
 #[utoipa::path(

@@ -6,19 +6,15 @@ use actix_web::web;
 use auth::{ReadAccess, WriteAccess};
 use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
+use http_kit::{Route, route};
 
 use crate::ops::inbox_drafts::{
     self as ops, DraftLookup, DraftQuery, DraftsReplaced, ReplaceDrafts,
 };
 use crate::state::AppState;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/inbox/drafts")
-            .route(web::get().to(get))
-            .route(web::put().to(put)),
-    );
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(get), route!(put)];
 
 /// Look up the newest stored draft set of one mail thread (no inference is run).
 #[utoipa::path(

@@ -7,13 +7,13 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use auth::ProposeAccess;
 use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
+use http_kit::{Route, route};
 
 use crate::ops::intake::{self as ops, ConnectorIntake, IntakeResult};
 use crate::state::AppState;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/connectors/intake").route(web::post().to(submit)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(submit)];
 
 /// Record a connector's command as a pending proposal (or queue a lead).
 #[utoipa::path(

@@ -6,14 +6,13 @@ use auth::ReadAccess;
 use chrono::Utc;
 use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
+use http_kit::{Route, route};
 
 use crate::ops::kernel_export::{self as ops, KernelExport, KernelExportParams, StoredKernel};
 use crate::state::AppState;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/kernel/export").route(web::get().to(export)))
-        .service(web::resource("/kernel/export/markdown").route(web::get().to(export_markdown)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(export), route!(export_markdown)];
 
 /// Export the identity kernel as JSON.
 #[utoipa::path(

@@ -5,6 +5,7 @@ use actix_web::{HttpResponse, web};
 use auth::{ReadAccess, WriteAccess};
 use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
+use http_kit::{Route, route};
 use uuid::Uuid;
 
 use crate::http::model_runs;
@@ -13,21 +14,13 @@ use crate::ops::marketing::{self as ops, AutonomousRunRequest, CompetitorWatchRe
 use crate::ops::model_runs::ModelRun;
 use crate::state::AppState;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/marketing/autonomous/run").route(web::post().to(autonomous)))
-        .service(
-            web::resource("/marketing/autonomous/run/{runId}")
-                .route(web::get().to(autonomous_status)),
-        )
-        .service(
-            web::resource("/marketing/competitor-watch/run")
-                .route(web::post().to(competitor_watch)),
-        )
-        .service(
-            web::resource("/marketing/competitor-watch/run/{runId}")
-                .route(web::get().to(competitor_watch_status)),
-        );
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[
+    route!(autonomous),
+    route!(autonomous_status),
+    route!(competitor_watch),
+    route!(competitor_watch_status),
+];
 
 /// Run an autonomous marketing cycle.
 #[utoipa::path(

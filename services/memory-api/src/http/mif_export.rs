@@ -14,13 +14,13 @@ use auth::ReadAccess;
 use futures_util::stream;
 use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
+use http_kit::{Route, route};
 
 use crate::ops::mif_export::{self as ops, Export, ExportParams, Scope};
 use crate::state::AppState;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/memory/export-mif").route(web::get().to(export)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(export)];
 
 /// Export the caller's memory as a MIF 0.1 document.
 #[utoipa::path(

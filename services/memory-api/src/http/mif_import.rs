@@ -4,20 +4,18 @@ use actix_web::web;
 use auth::WriteAccess;
 use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
+use http_kit::{Route, route};
 use uuid::Uuid;
 
 use crate::ops::mif_import::{self as ops, ImportRequest, ImportResult};
 use crate::state::AppState;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/memory/import-mif")
-            // A MIF document is an upload: the upload limit (10 MiB), not the 1 MiB of bodies.
-            .app_data(http_kit::json_config(http_kit::MAX_UPLOAD_BODY))
-            .route(web::post().to(import)),
-    )
-    .service(web::resource("/memory/imports/{id}/apply").route(web::post().to(apply)));
-}
+/// The routes of this module (mounted and documented from here). A MIF document is an upload:
+/// the upload limit (10 MiB), not the 1 MiB of bodies.
+pub const ROUTES: &[Route] = &[
+    route!(import, json_limit = http_kit::MAX_UPLOAD_BODY),
+    route!(apply),
+];
 
 /// Import a MIF document (or raw notes), now or staged.
 #[utoipa::path(

@@ -42,43 +42,46 @@ pub mod workspace_sync;
 pub mod workspaces;
 
 use actix_web::web;
+use http_kit::Route;
 
-/// Registers every gated route (mounted under `/api/v1`).
+/// Registers every gated route (mounted under `/api/v1`), in the order
+/// [`http_kit::routes::mount`] gives them.
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    // First: actix takes the first resource whose path matches (whatever its methods), so the
-    // static `/ingest/events`, `/ingest/datasets…` and `/ingest/upload…` paths must be
-    // registered before any parameterised `/ingest/{project_id}`.
-    events::configure(cfg);
-    ai_costs::configure(cfg);
-    byok::configure(cfg);
-    datasets::configure(cfg);
-    uploads::configure(cfg);
-    confidence::configure(cfg);
-    consolidate::configure(cfg);
-    decisions::configure(cfg);
-    feed::configure(cfg);
-    free_form::configure(cfg);
-    identity::configure(cfg);
-    inbox_drafts::configure(cfg);
-    intake::configure(cfg);
-    mif_export::configure(cfg);
-    mif_import::configure(cfg);
-    product_state::configure(cfg);
-    proposals::configure(cfg);
-    render::configure(cfg);
-    products::configure(cfg);
-    scope::configure(cfg);
-    accounts::configure(cfg);
-    agents::configure(cfg);
-    bridge::configure(cfg);
-    content::configure(cfg);
-    marketing::configure(cfg);
-    render_video::configure(cfg);
-    kernel_export::configure(cfg);
-    search::configure(cfg);
-    signals::configure(cfg);
-    // Then `/workspaces/{id}…` after the static `/workspaces/…` paths.
-    drift::configure(cfg);
-    workspace_sync::configure(cfg);
-    workspaces::configure(cfg);
+    http_kit::routes::mount(cfg, "/api/v1", ROUTES);
 }
+
+/// The `/api/v1` routes, each module's table (their order does not matter).
+pub const ROUTES: &[&[Route]] = &[
+    accounts::ROUTES,
+    agents::ROUTES,
+    ai_costs::ROUTES,
+    bridge::ROUTES,
+    byok::ROUTES,
+    confidence::ROUTES,
+    consolidate::ROUTES,
+    content::ROUTES,
+    datasets::ROUTES,
+    decisions::ROUTES,
+    drift::ROUTES,
+    events::ROUTES,
+    feed::ROUTES,
+    free_form::ROUTES,
+    identity::ROUTES,
+    inbox_drafts::ROUTES,
+    intake::ROUTES,
+    kernel_export::ROUTES,
+    marketing::ROUTES,
+    mif_export::ROUTES,
+    mif_import::ROUTES,
+    product_state::ROUTES,
+    products::ROUTES,
+    proposals::ROUTES,
+    render::ROUTES,
+    render_video::ROUTES,
+    scope::ROUTES,
+    search::ROUTES,
+    signals::ROUTES,
+    uploads::ROUTES,
+    workspace_sync::ROUTES,
+    workspaces::ROUTES,
+];

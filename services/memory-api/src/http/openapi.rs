@@ -94,79 +94,7 @@ impl Modify for PublicDownloads {
             `/metrics` need no credential."
     ),
     paths(
-        routes::accounts::get,
-        routes::agents::connect,
-        routes::agents::disconnect,
-        routes::ai_costs::summary,
-        routes::ai_costs::product_summary,
-        routes::byok::list,
-        routes::byok::create,
-        routes::byok::delete,
-        routes::bridge::status,
-        routes::bridge::generate,
         routes::downloads::download,
-        routes::render::create,
-        routes::render::status,
-        routes::bridge::job,
-        routes::content::create,
-        routes::content::status,
-        routes::marketing::autonomous,
-        routes::marketing::autonomous_status,
-        routes::marketing::competitor_watch,
-        routes::marketing::competitor_watch_status,
-        routes::render_video::render,
-        routes::render_video::create_job,
-        routes::render_video::job_status,
-        routes::confidence::list,
-        routes::consolidate::consolidate,
-        routes::consolidate::get_run,
-        routes::datasets::ingest_rows,
-        routes::datasets::list,
-        routes::datasets::get,
-        routes::datasets::rows,
-        routes::uploads::upload,
-        routes::uploads::confirm,
-        routes::decisions::create,
-        routes::decisions::delete,
-        routes::decisions::search,
-        routes::events::ingest,
-        routes::feed::list,
-        routes::free_form::list,
-        routes::free_form::create,
-        routes::free_form::delete,
-        routes::identity::get,
-        routes::identity::put,
-        routes::inbox_drafts::get,
-        routes::inbox_drafts::put,
-        routes::intake::submit,
-        routes::kernel_export::export,
-        routes::kernel_export::export_markdown,
-        routes::mif_export::export,
-        routes::mif_import::import,
-        routes::mif_import::apply,
-        routes::product_state::get,
-        routes::product_state::post,
-        routes::proposals::list,
-        routes::proposals::get,
-        routes::proposals::approve,
-        routes::proposals::reject,
-        routes::products::list,
-        routes::products::create,
-        routes::products::get,
-        routes::products::rotate_secret,
-        routes::scope::get,
-        routes::scope::patch,
-        routes::search::search,
-        routes::signals::ingest_project_signal,
-        routes::signals::ingest_producer_signals,
-        routes::workspaces::list,
-        routes::workspaces::register,
-        routes::workspaces::delete,
-        routes::workspace_sync::ingest,
-        routes::workspace_sync::sync,
-        routes::workspace_sync::sync_log,
-        routes::drift::list,
-        routes::drift::resolve,
         crate::oauth::docs::server_metadata,
         crate::oauth::docs::resource_metadata,
         crate::oauth::docs::api_resource_metadata,
@@ -181,7 +109,6 @@ impl Modify for PublicDownloads {
         http_kit::health::health_details,
         telemetry::metrics::serve,
     ),
-    modifiers(&FINISH, &SignedIngest, &PublicDownloads),
     tags(
         (name = "memory", description = "The identity kernel, product state and the intelligence feed"),
         (name = "decisions", description = "The decision index"),
@@ -206,8 +133,15 @@ impl Modify for PublicDownloads {
 )]
 struct ApiDoc;
 
+/// The document: the routes without a module table, then every module's table
+/// ([`routes::ROUTES`]), finished for the memory envelope.
 pub fn document() -> utoipa::openapi::OpenApi {
-    ApiDoc::openapi()
+    let mut document = ApiDoc::openapi();
+    http_kit::routes::document(&mut document, routes::ROUTES);
+    for modifier in [&FINISH as &dyn Modify, &SignedIngest, &PublicDownloads] {
+        modifier.modify(&mut document);
+    }
+    document
 }
 
 /// The document as committed under `proto-docs/` (pretty JSON, trailing newline).

@@ -5,18 +5,14 @@ use actix_web::web;
 use auth::{ReadAccess, WriteAccess};
 use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
+use http_kit::{Route, route};
 use serde_json::Value;
 
 use crate::ops::product_state::{self as ops, ProductState, StateUpdated};
 use crate::state::AppState;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/memory/product/{name}/state")
-            .route(web::get().to(get))
-            .route(web::post().to(post)),
-    );
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(get), route!(post)];
 
 /// The current state of an owned product.
 #[utoipa::path(

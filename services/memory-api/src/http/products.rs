@@ -3,19 +3,18 @@
 use actix_web::{HttpResponse, web};
 use auth::{ReadAccess, WriteAccess};
 use http_kit::{ApiError, Page, PageParams};
+use http_kit::{Route, route};
 
 use crate::ops::products::{self as ops, CreateProduct, CreatedProduct, Product, RotatedSecret};
 use crate::state::AppState;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/products")
-            .route(web::get().to(list))
-            .route(web::post().to(create)),
-    )
-    .service(web::resource("/products/{name}").route(web::get().to(get)))
-    .service(web::resource("/products/{name}/signing-secret").route(web::post().to(rotate_secret)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[
+    route!(list),
+    route!(create),
+    route!(get),
+    route!(rotate_secret),
+];
 
 /// List the caller's products.
 #[utoipa::path(

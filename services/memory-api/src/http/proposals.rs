@@ -6,17 +6,14 @@ use actix_web::web;
 use auth::{ApproveAccess, ReadAccess};
 use http_kit::openapi::MemoryError;
 use http_kit::{ApiError, Page};
+use http_kit::{Route, route};
 use uuid::Uuid;
 
 use crate::ops::proposals::{self as ops, Proposal, ProposalParams, Verdict};
 use crate::state::AppState;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/proposals").route(web::get().to(list)))
-        .service(web::resource("/proposals/{id}").route(web::get().to(get)))
-        .service(web::resource("/proposals/{id}/approve").route(web::post().to(approve)))
-        .service(web::resource("/proposals/{id}/reject").route(web::post().to(reject)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(list), route!(get), route!(approve), route!(reject)];
 
 /// List the caller's proposals, oldest first.
 #[utoipa::path(

@@ -6,6 +6,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use auth::{ReadAccess, WriteAccess};
 use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
+use http_kit::{Route, route};
 use rate_limit::policy::Tier;
 use uuid::Uuid;
 
@@ -13,15 +14,12 @@ use crate::http::downloads;
 use crate::ops::render::{self as ops, ProducibleJob, ProducibleJobRequest};
 use crate::state::AppState;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/render/producibles/jobs")
-            // A tree may carry images: the upload limit (10 MiB), not the 1 MiB of bodies.
-            .app_data(http_kit::json_config(http_kit::MAX_UPLOAD_BODY))
-            .route(web::post().to(create)),
-    )
-    .service(web::resource("/render/producibles/jobs/{jobId}/status").route(web::get().to(status)));
-}
+/// The routes of this module (mounted and documented from here). A tree may carry images: the
+/// upload limit (10 MiB), not the 1 MiB of bodies.
+pub const ROUTES: &[Route] = &[
+    route!(create, json_limit = http_kit::MAX_UPLOAD_BODY),
+    route!(status),
+];
 
 /// Queue the render of a document tree.
 #[utoipa::path(

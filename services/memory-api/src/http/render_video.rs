@@ -7,6 +7,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use auth::{ReadAccess, WriteAccess};
 use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
+use http_kit::{Route, route};
 use uuid::Uuid;
 
 use crate::http::downloads;
@@ -15,13 +16,8 @@ use crate::ops::render_video::{
 };
 use crate::state::AppState;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/render/video").route(web::post().to(render)))
-        .service(web::resource("/render/video/jobs").route(web::post().to(create_job)))
-        .service(
-            web::resource("/render/video/jobs/{jobId}/status").route(web::get().to(job_status)),
-        );
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(render), route!(create_job), route!(job_status)];
 
 /// Render a marketing video and wait for it.
 #[utoipa::path(

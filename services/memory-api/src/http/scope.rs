@@ -1,5 +1,6 @@
 //! The active workspace: `GET /scope`, `PATCH /scope`, and the [`ReadWriteAccess`] extractor.
 
+use http_kit::{Route, route};
 use std::future::{Ready, ready};
 
 use actix_web::dev::Payload;
@@ -11,13 +12,8 @@ use http_kit::openapi::MemoryError;
 use crate::ops::workspaces::{self as ops, ScopeResponse, SetScope};
 use crate::state::AppState;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/scope")
-            .route(web::get().to(get))
-            .route(web::patch().to(patch)),
-    );
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(get), route!(patch)];
 
 /// A caller holding both `read` and `write` (403 otherwise, before the body is read): routes
 /// that write and answer memory content, which a write-only key must not read through them.

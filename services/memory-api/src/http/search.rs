@@ -4,13 +4,13 @@ use actix_web::web;
 use auth::ReadAccess;
 use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
+use http_kit::{Route, route};
 
 use crate::ops::search::{self as ops, MemorySearch, MemorySearchParams};
 use crate::state::AppState;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/memory/search").route(web::get().to(search)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(search)];
 
 /// Search the caller's decisions and product states: the decisions of the active workspace
 /// and the account-wide ones (see `GET /scope`), and every product's current state.

@@ -8,6 +8,7 @@ use auth::WriteAccess;
 use chrono::Utc;
 use http_kit::ApiError;
 use http_kit::openapi::MemoryError;
+use http_kit::{Route, route};
 use rate_limit::policy::{Tier, memory_key, memory_quotas};
 use serde_json::Value;
 use uuid::Uuid;
@@ -27,14 +28,16 @@ const UUID_SEGMENT: &str =
 pub const SIGNATURE_HEADER: &str = "x-memory-signature";
 pub const TIMESTAMP_HEADER: &str = "x-memory-timestamp";
 
-/// Routes behind the gate (a bearer credential).
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource(format!("/ingest/{UUID_SEGMENT}"))
-            .route(web::post().to(ingest_project_signal)),
-    )
-    .service(web::resource("/signals/ingest").route(web::post().to(ingest_producer_signals)));
-}
+/// The routes behind the gate (a bearer credential), mounted and documented from here. The
+/// project id is matched as a hyphenated UUID only ([`UUID_SEGMENT`]), so `/ingest/{project_id}`
+/// never shadows the other `/ingest/...` routes.
+pub const ROUTES: &[Route] = &[
+    route!(ingest_project_signal, at = INGEST_PATH),
+    route!(ingest_producer_signals),
+];
+
+/// `/ingest/{project_id}` as actix matches it (see [`UUID_SEGMENT`]).
+const INGEST_PATH: &str = "/ingest/{project_id:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}}";
 
 /// The signed form of `POST /api/v1/ingest/{project_id}`: a request without `Authorization`
 /// (native webhooks cannot send one) reaches it before the gate; one with `Authorization`

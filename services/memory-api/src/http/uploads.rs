@@ -7,6 +7,7 @@
 //! and written in batches inside one transaction. An upload expires 24 hours after its preview
 //! (then it is gone: 404), and expired uploads are purged by the background pass.
 
+use http_kit::{Route, route};
 use std::io::Read;
 
 use actix_multipart::Multipart;
@@ -25,12 +26,8 @@ use crate::ops::datasets::DatasetIngestResult;
 use crate::ops::uploads::{self as ops, ConfirmUpload, UploadPreview, check_name};
 use crate::state::AppState;
 
-/// Registered before any parameterised `/ingest/{…}` route (signed project signals), so that
-/// these static paths are matched first.
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/ingest/upload").route(web::post().to(upload)))
-        .service(web::resource("/ingest/upload/confirm").route(web::post().to(confirm)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(upload), route!(confirm)];
 
 /// Preview a file: its inferred schema, row count and first five rows; confirm it later.
 #[utoipa::path(

@@ -6,6 +6,7 @@ use actix_web::web;
 use auth::{ReadAccess, WriteAccess};
 use http_kit::openapi::MemoryError;
 use http_kit::{ApiError, Page, Validate};
+use http_kit::{Route, route};
 use serde::Deserialize;
 use utoipa::IntoParams;
 use uuid::Uuid;
@@ -17,11 +18,8 @@ use crate::ops::workspace_sync::{
 };
 use crate::state::AppState;
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/workspaces/sync-log").route(web::get().to(sync_log)))
-        .service(web::resource("/workspaces/{id}/ingest").route(web::post().to(ingest)))
-        .service(web::resource("/workspaces/{id}/sync").route(web::post().to(sync)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(sync_log), route!(ingest), route!(sync)];
 
 const WORKSPACE_ID: &str = "Workspace id";
 

@@ -4,21 +4,14 @@ use actix_web::{HttpResponse, web};
 use auth::{ReadAccess, WriteAccess};
 use http_kit::openapi::MemoryError;
 use http_kit::{ApiError, Page, PageParams};
+use http_kit::{Route, route};
 use uuid::Uuid;
 
 use crate::ops::workspaces::{self as ops, RegisterWorkspace, WorkspaceDeleted, WorkspaceRecord};
 use crate::state::AppState;
 
-/// `/workspaces/{id}` comes after the static `/workspaces/…` paths of the other modules
-/// (actix takes the first resource whose path matches): call last.
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/workspaces")
-            .route(web::get().to(list))
-            .route(web::post().to(register)),
-    )
-    .service(web::resource("/workspaces/{id}").route(web::delete().to(delete)));
-}
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(list), route!(register), route!(delete)];
 
 /// List the caller's workspaces.
 #[utoipa::path(

@@ -95,7 +95,7 @@ macro_rules! error_codes {
     (
         $(#[$meta:meta])*
         $vis:vis enum $name:ident {
-            $( $(#[$variant_meta:meta])* $variant:ident = $code:literal, )*
+            $( $(#[$variant_meta:meta])* $variant:ident = $code:tt, )*
         }
     ) => {
         $(#[$meta])*

@@ -35,6 +35,8 @@ pub struct Route {
     pub methods: fn() -> Vec<HttpMethod>,
     /// The documented operation.
     pub operation: fn() -> Operation,
+    /// The operation's tags (the attribute's `tag`).
+    pub tags: fn() -> Vec<&'static str>,
     /// The schemas the operation names (request and response bodies).
     pub schemas: fn(&mut SchemaList),
     /// The path actix matches, below the mount prefix, when it is not the documented one (a
@@ -58,6 +60,7 @@ macro_rules! route {
                 path: <[<__path_ $handler>] as ::utoipa::Path>::path,
                 methods: <[<__path_ $handler>] as ::utoipa::Path>::methods,
                 operation: <[<__path_ $handler>] as ::utoipa::Path>::operation,
+                tags: <[<__path_ $handler>] as ::utoipa::__dev::Tags<'static>>::tags,
                 schemas: <[<__path_ $handler>] as ::utoipa::__dev::SchemaReferences>::schemas,
                 at: ::core::option::Option::None,
                 json_limit: ::core::option::Option::None,
@@ -126,9 +129,17 @@ pub fn mount(cfg: &mut web::ServiceConfig, prefix: &str, tables: &[&[Route]]) {
 pub fn document(document: &mut OpenApi, tables: &[&[Route]]) {
     let mut schemas = SchemaList::new();
     for route in tables.iter().flat_map(|table| table.iter()) {
+        let mut operation = (route.operation)();
+        let tags = (route.tags)();
+        if !tags.is_empty() {
+            operation
+                .tags
+                .get_or_insert_with(Vec::new)
+                .extend(tags.into_iter().map(str::to_owned));
+        }
         document
             .paths
-            .add_path_operation((route.path)(), (route.methods)(), (route.operation)());
+            .add_path_operation((route.path)(), (route.methods)(), operation);
         (route.schemas)(&mut schemas);
     }
     document

@@ -153,7 +153,7 @@ async fn run(worker: &Worker, run_id: Uuid) -> Result<Option<String>, String> {
         Err(err) => {
             let error = format!(
                 "{}: {}",
-                err.code.unwrap_or("MODEL_RUN_FAILED"),
+                err.code().unwrap_or("MODEL_RUN_FAILED"),
                 err.message
             );
             tracing::info!(run = %run_id, %error, "model run failed");

@@ -1,19 +1,22 @@
 //! The quality of a contact list: `GET /api/v1/contacts/duplicates` (likely the same person),
 //! `POST /api/v1/contacts/merge` (one contact out of several) and
 //! `GET /api/v1/contacts/inactive` (no open, click or event for a while), over
-//! [`crate::ops::contacts::quality`]. Registered by [`super::contacts::configure`], before
-//! `/contacts/{id}`.
+//! [`crate::ops::contacts::quality`].
 
 use actix_web::web;
 use auth::{Caller, WriteAccess};
 use http_kit::openapi::MailError;
 use http_kit::{ApiError, Page, PageParams, Query};
+use http_kit::{Route, route};
 
 use crate::AppState;
 use crate::ops::contacts::{
     DuplicateGroups, DuplicatesQuery, InactiveContact, InactiveQuery, MergeContacts,
     MergedContacts, find_duplicates, inactive_contacts, merge_contacts,
 };
+
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(duplicates), route!(inactive), route!(merge)];
 
 /// Groups of contacts that are likely the same person (same address once normalized).
 #[utoipa::path(

@@ -11,7 +11,6 @@ use http_kit::{ApiError, Page, PageParams, Query};
 use http_kit::{Route, route};
 use utoipa::IntoParams;
 
-use super::contact_quality;
 use super::idempotency::{IdempotencyHeader, IdempotencyKey, Idempotent};
 use crate::AppState;
 pub use crate::ops::contacts::contact_not_found;

@@ -6,12 +6,16 @@ use actix_web::{HttpResponse, web};
 use auth::WriteAccess;
 use http_kit::ApiError;
 use http_kit::openapi::MailError;
+use http_kit::{Route, route};
 
 use super::idempotency::{IdempotencyHeader, IdempotencyKey, Idempotent};
 use crate::AppState;
 use crate::ops::segments::{
     DescribeSegment, Segment, SegmentOrigin, describe_segment, insert_segment,
 };
+
+/// The routes of this module (mounted and documented from here).
+pub const ROUTES: &[Route] = &[route!(create)];
 
 const ROUTE: &str = "POST /api/v1/segments/from-description";
 

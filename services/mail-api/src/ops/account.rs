@@ -21,8 +21,8 @@ use crate::db::notifications::{self, kind};
 use crate::db::tenants;
 use crate::domain::error_code::MailErrorCode;
 use crate::domain::plans::contact_limit;
+use crate::domain::tool_group::Group;
 use crate::flows::plan_of;
-use crate::mcp::catalog::Group;
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Project {

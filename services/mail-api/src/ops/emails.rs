@@ -204,7 +204,7 @@ impl Validate for EmailListParams {
     fn validate(&mut self) -> Result<(), ApiError> {
         http_kit::request::trim_optional(&mut self.cursor);
         if let Some(to) = &mut self.to {
-            crate::http::body::normalize_email("to", to)?;
+            crate::ops::input::normalize_email("to", to)?;
         }
         Ok(())
     }

@@ -18,7 +18,7 @@ use crate::db::{insights, sites};
 use crate::domain::error_code::MailErrorCode;
 use crate::domain::template_check::{self, MailKind, Report};
 use crate::flows;
-use crate::http::body::{normalize_email, reply_to_schema};
+use crate::ops::input::{normalize_email, reply_to_schema};
 use crate::worker::{ComposeError, Draft, compose};
 
 /// The recipient of a preview without `to` or `contact_id`.

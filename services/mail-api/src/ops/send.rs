@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::http::body::{normalize_email, reply_to_schema, tags_schema};
+use crate::ops::input::{normalize_email, reply_to_schema, tags_schema};
 use crate::sending::{self, Accepted, Sender, Submission};
 use crate::{AppState, flows};
 

@@ -21,7 +21,7 @@ use crate::AppState;
 use crate::db::notifications::{self, kind};
 use crate::db::team::{self, Member, NewMember};
 use crate::domain::error_code::MailErrorCode;
-use crate::http::body::normalize_email;
+use crate::ops::input::normalize_email;
 
 /// How long an invitation's token is valid.
 const INVITATION_DAYS: i64 = 7;

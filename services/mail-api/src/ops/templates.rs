@@ -12,8 +12,8 @@ use crate::AppState;
 use crate::db::templates::{self, Filter, NewTemplate, TemplateChanges};
 use crate::domain::error_code::MailErrorCode;
 // The tag list's schema is shared with the contacts' bodies, still with their routes.
-use crate::http::body::tags_schema;
 use crate::ops::idempotency::{Answer, IdempotencyKey, Idempotent};
+use crate::ops::input::tags_schema;
 
 const ROUTE: &str = "POST /api/v1/templates";
 const DEFAULT_CATEGORY: &str = "general";

@@ -8,12 +8,12 @@ use serde_json::json;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::http::export_full::{FullExportArguments, full_export_value};
-use crate::mcp::catalog::Group;
+use crate::domain::tool_group::Group;
 use crate::mcp::registry::{Body, NoArguments, Paged, Params, Tool, declare};
 use crate::ops::account::{
     CreateApiKey, create_api_key, find_api_key, list_api_keys, plan_report, revoke_api_key,
 };
+use crate::ops::export::{FullExportArguments, full_export_value};
 use crate::ops::notifications::{
     MarkRead, NotificationFilter, list_notifications, mark_notifications_read,
 };

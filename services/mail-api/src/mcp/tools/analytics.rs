@@ -6,15 +6,15 @@ use uuid::Uuid;
 
 use crate::domain::insights::Window;
 use crate::domain::tool_group::Group;
-use crate::http::account::list_projects;
-use crate::http::sites::list_sites;
 use crate::mcp::registry::{Body, NoArguments, Paged, Params, Tool, declare};
+use crate::ops::account::list_projects;
 use crate::ops::analytics::site_overview;
 use crate::ops::events::{EventLogFilter, list_events};
 use crate::ops::insights::{
     DaysParams, EngagementParams, PerformanceParams, PortfolioParams, engagement_insights,
     performance_report, portfolio_analytics, portfolio_stats, site_insights,
 };
+use crate::ops::sites::list_sites;
 
 /// A site and the window to look at.
 #[derive(Debug, Deserialize, ToSchema)]

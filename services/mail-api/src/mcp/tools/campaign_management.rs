@@ -8,7 +8,7 @@ use serde_json::json;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::mcp::catalog::Group;
+use crate::domain::tool_group::Group;
 use crate::mcp::registry::{Body, Paged, Params, Tool, declare};
 use crate::ops::campaigns::enrollments::{
     EnrollSegment, enroll_contact, enroll_segment, enrollment_status, unenroll_contact,

@@ -7,9 +7,9 @@ use uuid::Uuid;
 
 use rate_limit::policy::RouteClass;
 
-use crate::http::body::normalize_email;
-use crate::mcp::catalog::Group;
+use crate::domain::tool_group::Group;
 use crate::mcp::registry::{Body, Tool, declare};
+use crate::ops::input::normalize_email;
 use crate::ops::preview::{PreviewRequest, ValidateTemplate, preview_email, validate_template};
 use crate::ops::send::{SendRequest, send_email};
 

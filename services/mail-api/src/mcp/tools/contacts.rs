@@ -7,7 +7,6 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use crate::domain::tool_group::Group;
-use crate::http::emails::{EmailListParams, list_emails};
 use crate::mcp::registry::{Body, NoArguments, Paged, Params, Tool, declare};
 use crate::ops::contacts::create::add_contact;
 use crate::ops::contacts::{
@@ -17,6 +16,7 @@ use crate::ops::contacts::{
     import_contacts, inactive_contacts, list_contacts, merge_contacts, preview_merge,
     set_contact_tags, unsubscribe_contact, update_contact,
 };
+use crate::ops::emails::{EmailListParams, list_emails};
 use crate::ops::hygiene::{
     RunHygiene, UpdateHygieneConfig, hygiene_audit, hygiene_config, run_hygiene,
     update_hygiene_config,

@@ -4,10 +4,10 @@ use queue::{Broker, QueueError, WorkQueue};
 use serde::Serialize;
 
 use crate::domain::error_code::MailErrorCode;
-use crate::http::export::{ExportFilter, export_page};
-use crate::mcp::catalog::Group;
+use crate::domain::tool_group::Group;
 use crate::mcp::registry::{NoArguments, Paged, Tool, declare};
 use crate::ops::delivery_ops::{CronRunFilter, DlqFilter, list_cron_runs, send_dead_letters};
+use crate::ops::export::{ExportFilter, export_page};
 use crate::sending::queues::{inbound_queue, send_queue};
 
 /// Messages waiting in one queue of the deployment.

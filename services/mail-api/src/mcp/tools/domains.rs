@@ -6,7 +6,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::mcp::catalog::Group;
+use crate::domain::tool_group::Group;
 use crate::mcp::registry::{Body, Params, Tool, declare};
 use crate::ops::domains::{RegisterDomain, list_domains, refresh_domain, register_domain};
 

@@ -3,7 +3,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::mcp::catalog::Group;
+use crate::domain::tool_group::Group;
 use crate::mcp::registry::{Body, Tool, declare};
 use crate::ops::sites::{
     BrandVoiceBody, CreateSite, UpdateSite, create_site, get_brand_voice, update_brand_voice,

@@ -4,7 +4,7 @@ use serde_json::json;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::mcp::catalog::Group;
+use crate::domain::tool_group::Group;
 use crate::mcp::registry::{Body, Paged, Tool, declare};
 use crate::ops::idempotency::{Answer, IdempotencyKey};
 use crate::ops::templates::{

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::mcp::catalog::Group;
+use crate::domain::tool_group::Group;
 use crate::mcp::registry::{Body, Tool, declare};
 use crate::ops::send_policy::{
     PutWarmup, get_warmup_status, pause_or_resume, update_warmup_schedule,

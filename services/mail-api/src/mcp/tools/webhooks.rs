@@ -8,7 +8,7 @@ use serde_json::json;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use crate::mcp::catalog::Group;
+use crate::domain::tool_group::Group;
 use crate::mcp::registry::{Body, Paged, Tool, declare};
 use crate::ops::webhook_deliveries::{
     DeliveryFilter, DeliveryStatus, list_deliveries, replay_delivery,

@@ -17,8 +17,8 @@ use crate::domain::error_code::MailErrorCode;
 use crate::domain::send_policy::HoldReason;
 use crate::flows;
 // The contacts' and segments' own use cases are still with their routes.
-use crate::http::contacts::contact_not_found;
-use crate::http::segments::segment_contact_ids;
+use crate::ops::contacts::contact_not_found;
+use crate::ops::segments::segment_contact_ids;
 
 /// Where an enrollment stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]

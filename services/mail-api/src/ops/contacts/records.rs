@@ -13,8 +13,8 @@ use super::one::{ContactDetail, detail_of};
 use super::{ContactKey, find_contact};
 use crate::AppState;
 use crate::db::contact_tools;
-use crate::http::emails::EmailRecord;
 use crate::ops::conversions::Conversion;
+use crate::ops::emails::EmailRecord;
 
 /// Most records of each kind in a contact's export.
 pub const EXPORT_MAX_RECORDS: i64 = 10_000;

@@ -19,6 +19,7 @@ quickstart:
 
 ## The whole test suite against the real PostgreSQL, RabbitMQ and Redis.
 test: infra tools
+	scripts/check-layers.py
 	$(CARGO) build --workspace --bins
 	CARGO=$(CARGO) scripts/run-tests.sh
 	$(CARGO) test -p e2e --test chaos -- --test-threads 1 --nocapture

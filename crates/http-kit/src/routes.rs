@@ -45,7 +45,7 @@ pub struct Route {
     /// The largest JSON body the route takes, when not the app's (an upload's).
     pub json_limit: Option<usize>,
     /// The handler, for one method.
-    pub handler: fn(Method) -> actix_web::Route,
+    pub handler: Handler,
 }
 
 /// A [`Route`] for a handler with a `#[utoipa::path]` attribute, named in its own module:
@@ -163,10 +163,13 @@ pub fn operations(tables: &[&[Route]]) -> Vec<(HttpMethod, String)> {
         .collect()
 }
 
+/// A handler, given the method it answers.
+pub type Handler = fn(Method) -> actix_web::Route;
+
 /// The methods of one path, and its body limit.
 #[derive(Default)]
 struct Resource {
-    methods: Vec<(Method, fn(Method) -> actix_web::Route)>,
+    methods: Vec<(Method, Handler)>,
     json_limit: Option<usize>,
 }
 

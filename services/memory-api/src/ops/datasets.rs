@@ -403,7 +403,7 @@ pub async fn ingest_rows(
     let mut conn = store::conn(pool).await?;
     let result = conn
         .transaction(async |conn| {
-            let dataset = db::lock_or_create(conn, owner, &name).await?;
+            let dataset = db::lock_or_create(conn, owner, name).await?;
             if let Some(key) = key
                 && let Some(first) = db::ingest_key(conn, dataset.id, key).await?
             {

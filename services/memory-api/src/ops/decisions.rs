@@ -158,7 +158,7 @@ pub async fn search(
     let query = params.q.as_str();
     let limit = params.limit.unwrap_or(SEARCH_LIMIT_DEFAULT);
     let owner = Owner::of(caller);
-    let query_vector = embed_query(&state, owner, query).await;
+    let query_vector = embed_query(state, owner, query).await;
     let product = params.product.as_deref();
     let mut conn = store::conn(&state.pool).await?;
     let view = scope::view(&mut conn, caller, None).await?;

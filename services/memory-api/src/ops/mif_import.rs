@@ -259,7 +259,7 @@ pub async fn import(
     caller: &Caller,
     body: &ImportFields,
 ) -> Result<ImportResult, ApiError> {
-    let (doc_value, root) = document(&body);
+    let (doc_value, root) = document(body);
     let strategy = Strategy::from(body.merge_strategy.unwrap_or_default());
     let apply_now = body.apply_immediately.unwrap_or(false);
     let doc =

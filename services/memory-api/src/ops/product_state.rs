@@ -144,7 +144,7 @@ pub async fn post(
     })?;
     drop(conn);
     if created {
-        embed_version(&state, Owner::of(caller), &name, &version).await?;
+        embed_version(state, Owner::of(caller), &name, &version).await?;
     }
     Ok(StateUpdated {
         success: true,

@@ -154,7 +154,7 @@ pub async fn search(
     let min_similarity = params.min_similarity.unwrap_or(MIN_SIMILARITY_DEFAULT);
     let include = parse_include(params.include.as_deref())?;
 
-    let vector = embed_query(&state, Owner::of(caller), text)
+    let vector = embed_query(state, Owner::of(caller), text)
         .await
         .map(|v| vector_literal(&v));
     let threshold = f64::from(state.calibration.raw_threshold(min_similarity));

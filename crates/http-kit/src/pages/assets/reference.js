@@ -11,7 +11,8 @@
     deepLinking: true,
     // Nothing leaves for a validator service: the document is checked where it is made.
     validatorUrl: null,
-    docExpansion: "list",
+    // Tags folded: a tag opens on a click (the larger documents render tag by tag).
+    docExpansion: "none",
     defaultModelsExpandDepth: 0,
     displayRequestDuration: true,
     filter: true,

@@ -37,6 +37,7 @@ use uuid::Uuid;
 
 use crate::db::delivery as settings_db;
 use crate::db::emails::{self, Claim, Email, Finishing, ForSending, Outcome};
+use crate::domain::personalize;
 use crate::sending::SendResult;
 
 use claims::ClaimTaker;
@@ -77,6 +78,8 @@ pub struct SendWorker {
     outcomes: OnceLock<OutcomeWriter>,
     /// Started by the first job.
     claims: OnceLock<ClaimTaker>,
+    /// Keeps the templates it compiled: a campaign step's is compiled once for its recipients.
+    renderer: personalize::Renderer,
 }
 
 impl SendWorker {
@@ -115,6 +118,7 @@ impl SendWorker {
             batch_sizes: outcomes::batch_sizes(),
             outcomes: OnceLock::new(),
             claims: OnceLock::new(),
+            renderer: personalize::Renderer::default(),
         }
     }
 
@@ -202,7 +206,8 @@ impl SendWorker {
             return Err(HandlerError::permanent("the email's site is gone"));
         };
         let tracking_host = job.site_tracking_host.as_deref();
-        let email = match self.build(&row, &slug, &from_name, own, tracking_host) {
+        let variables = job.variables;
+        let email = match self.build(&row, &slug, &from_name, own, tracking_host, variables) {
             Ok(email) => email,
             Err(reason) => {
                 let outcome = Outcome::Failed {
@@ -330,15 +335,37 @@ impl SendWorker {
         from_name: &str,
         own: Option<DkimKey>,
         tracking_host: Option<&str>,
+        variables: Option<serde_json::Value>,
     ) -> Result<OutgoingEmail, String> {
-        let html = row.html.clone().unwrap_or_default();
+        let own_tracker = tracking_host.map(|host| self.tracker.on_host(host));
+        let tracker = own_tracker.as_ref().unwrap_or(&self.tracker);
+        let html = row.html.as_deref().unwrap_or_default();
+        let personal = match variables {
+            Some(variables) => Some(
+                personalize(
+                    &self.renderer,
+                    tracker,
+                    row.id,
+                    variables,
+                    &row.subject,
+                    html,
+                    row.text_body.as_deref(),
+                )
+                .map_err(|e| e.to_string())?,
+            ),
+            None => None,
+        };
+        let (subject, html, text) = match &personal {
+            Some(p) => (p.subject.as_str(), p.html.as_str(), p.text.as_deref()),
+            None => (row.subject.as_str(), html, row.text_body.as_deref()),
+        };
         let draft = Draft {
             id: row.id,
             to: &row.to_email,
             reply_to: row.reply_to.as_deref(),
-            subject: &row.subject,
-            html: &html,
-            text: row.text_body.as_deref(),
+            subject,
+            html,
+            text,
             headers: row.header_pairs(),
             tags: &row.tags,
             tracking: row.tracking,
@@ -347,8 +374,6 @@ impl SendWorker {
         let domain = own
             .as_ref()
             .map_or(self.shared_domain.as_str(), |k| &k.domain);
-        let own_tracker = tracking_host.map(|host| self.tracker.on_host(host));
-        let tracker = own_tracker.as_ref().unwrap_or(&self.tracker);
         let mut email =
             compose(tracker, domain, slug, from_name, &draft).map_err(|e| e.to_string())?;
         email.dkim = own;
@@ -396,6 +421,44 @@ impl SendWorker {
         cache.insert(project_id, (sealed, Arc::clone(&provider)));
         Ok(provider)
     }
+}
+
+/// A personalized email's subject, HTML and text, rendered for its recipient.
+pub struct Personal {
+    pub subject: String,
+    pub html: String,
+    pub text: Option<String>,
+}
+
+/// Renders an email's subject, HTML and text for its recipient (`variables`, see
+/// [`crate::domain::personalize`]), with `unsubscribe_url` the email's unsubscribe link.
+/// The send worker renders once per recipient; `POST /emails/preview` shows the same.
+pub fn personalize(
+    renderer: &personalize::Renderer,
+    tracker: &Tracker,
+    id: Uuid,
+    mut variables: serde_json::Value,
+    subject: &str,
+    html: &str,
+    text: Option<&str>,
+) -> Result<Personal, personalize::RenderError> {
+    if let Some(members) = variables.as_object_mut() {
+        members.insert(
+            "unsubscribe_url".to_owned(),
+            tracker.unsubscribe_url(id).into(),
+        );
+    }
+    let context = personalize::context(&variables);
+    Ok(Personal {
+        // A subject is one line: a value holding a line break cannot break it.
+        subject: renderer
+            .render("subject", subject, &context)?
+            .replace(['\r', '\n'], " "),
+        html: renderer.render("html", html, &context)?,
+        text: text
+            .map(|t| renderer.render("text", t, &context))
+            .transpose()?,
+    })
 }
 
 /// An email as written, before it is made into the message the provider gets.

@@ -244,3 +244,32 @@ pub fn like_pattern(needle: &str) -> String {
     pattern.push('%');
     pattern
 }
+
+/// A contact's address and the variables a template reads of it (`email`, `first_name`,
+/// `last_name`, `tags`, `properties`; fields never set are left out).
+#[derive(Debug, QueryableByName)]
+pub struct Personal {
+    #[diesel(sql_type = Text)]
+    pub email: String,
+    #[diesel(sql_type = Jsonb)]
+    pub variables: Value,
+}
+
+/// The project's contact `id` as a template reads it ([`Personal`]).
+pub async fn personal(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    id: Uuid,
+) -> QueryResult<Option<Personal>> {
+    diesel::sql_query(
+        "SELECT email, jsonb_strip_nulls(jsonb_build_object('email', email, \
+           'first_name', first_name, 'last_name', last_name, 'tags', to_jsonb(tags), \
+           'properties', properties)) AS variables \
+         FROM contacts WHERE project_id = $1 AND id = $2",
+    )
+    .bind::<SqlUuid, _>(project_id)
+    .bind::<SqlUuid, _>(id)
+    .get_result(conn)
+    .await
+    .optional()
+}

@@ -33,7 +33,9 @@ impl Advanced {
 /// Takes up to `limit` due enrollments of active campaigns and, in one statement, for each:
 /// ends it if its contact is suppressed or unsubscribed from the site; completes it if no step
 /// is left; otherwise writes the next step's email (`queued`, held as `scheduled` until the
-/// delivery policy releases it) with its `accepted` event, and marks the step handed over. The
+/// delivery policy releases it) with its `accepted` event, and marks the step handed over.
+/// An email whose subject, HTML or text holds template syntax gets `template_data` `{}`: the
+/// send worker renders it for the contact. The
 /// next step becomes due once this email has left the queue (see [`super::emails::finish`]).
 /// The email's unique (enrollment, step) key means no step is ever written twice; should it
 /// exist already (steps reordered), the enrollment moves on at once.
@@ -49,6 +51,8 @@ pub async fn advance(conn: &mut AsyncPgConnection, limit: i64) -> QueryResult<Ad
          work AS ( \
            SELECT d.id, d.project_id, d.campaign_id, d.contact_id, c.site_id, ct.email, \
                   s.id AS step_id, s.subject, coalesce(s.html, t.html, '') AS html, s.text_body, \
+                  CASE WHEN s.subject || coalesce(s.html, t.html, '') || coalesce(s.text_body, '') \
+                            ~ '[{][{%#]' THEN '{}'::jsonb END AS template_data, \
                   CASE WHEN EXISTS (SELECT 1 FROM suppressions x \
                                     WHERE x.project_id = d.project_id AND x.email = ct.email) \
                          THEN 'suppressed' \
@@ -64,9 +68,10 @@ pub async fn advance(conn: &mut AsyncPgConnection, limit: i64) -> QueryResult<Ad
            LEFT JOIN templates t ON t.project_id = s.project_id AND t.id = s.template_id), \
          written AS ( \
            INSERT INTO email_log (id, project_id, site_id, contact_id, campaign_id, to_email, \
-             subject, status, html, text_body, enrollment_id, step_id, hold_reason, held_until) \
+             subject, status, html, text_body, enrollment_id, step_id, hold_reason, held_until, \
+             template_data) \
            SELECT uuid_v7(), project_id, site_id, contact_id, campaign_id, email, subject, \
-             'queued', html, text_body, id, step_id, 'scheduled', '-infinity' \
+             'queued', html, text_body, id, step_id, 'scheduled', '-infinity', template_data \
            FROM work WHERE blocked IS NULL AND step_id IS NOT NULL \
            ORDER BY id \
            ON CONFLICT (enrollment_id, step_id) WHERE enrollment_id IS NOT NULL DO NOTHING \

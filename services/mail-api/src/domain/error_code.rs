@@ -50,6 +50,7 @@ http_kit::error_codes! {
         TeamMemberExists = "TEAM_MEMBER_EXISTS",
         TemplateInUse = "TEMPLATE_IN_USE",
         TemplateNotFound = "TEMPLATE_NOT_FOUND",
+        TemplateSyntax = "TEMPLATE_SYNTAX",
         ToolGroupForbidden = "TOOL_GROUP_FORBIDDEN",
         ToolNotFound = "TOOL_NOT_FOUND",
         TooManySteps = "TOO_MANY_STEPS",

@@ -6,6 +6,7 @@ pub mod email_status;
 pub mod error_code;
 pub mod health;
 pub mod insights;
+pub mod personalize;
 pub mod plans;
 pub mod segment_rules;
 pub mod segment_schema;

@@ -1,10 +1,10 @@
 //! Checks of an email's HTML before it is sent: what the send path would do with it and what
 //! mail clients and recipients will make of it. Deterministic; nothing is sent or stored.
 //!
-//! The send path (the send worker's [`crate::worker::compose`]) sends the HTML as written,
-//! with the open pixel and click links injected: it substitutes no template variables. A
-//! `{{name}}`, `{% tag %}` or `*|MERGE|*` placeholder therefore reaches the recipient as typed,
-//! and is reported as an error.
+//! The send worker renders the subject, HTML and text for each recipient in the one template
+//! language ([`crate::domain::personalize`]) and sends them with the open pixel and click
+//! links injected. A template syntax error, a variable no recipient has, and a merge tag of
+//! another language (`*|MERGE|*`, which would reach the recipient as typed) are errors.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -12,6 +12,8 @@ use std::rc::Rc;
 use std::sync::OnceLock;
 
 use lol_html::{RewriteStrSettings, element, rewrite_str, text};
+
+use crate::domain::personalize;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -116,14 +118,11 @@ impl Found {
     }
 }
 
-/// Placeholders of the usual template languages (Handlebars/Liquid/Jinja, Mailchimp), and
-/// lone delimiters.
-fn placeholder_pattern() -> &'static Regex {
+/// Merge tags of other template languages (Mailchimp's `*|FNAME|*`): this service's language
+/// is Jinja-style (see [`crate::domain::personalize`]).
+fn foreign_pattern() -> &'static Regex {
     static PATTERN: OnceLock<Regex> = OnceLock::new();
-    PATTERN.get_or_init(|| {
-        Regex::new(r"\{\{[^{}]{0,200}\}\}|\{%[^%]{0,200}%\}|\*\|[A-Za-z0-9_:\-]{1,100}\|\*|\{\{|\}\}|\{%|%\}")
-            .expect("a valid pattern")
-    })
+    PATTERN.get_or_init(|| Regex::new(r"\*\|[A-Za-z0-9_:\-]{1,100}\|\*").expect("a valid pattern"))
 }
 
 fn end_tag_pattern() -> &'static Regex {
@@ -143,28 +142,38 @@ const OPTIONAL_END: &[&str] = &[
 ];
 
 fn placeholders(found: &mut Found, field: &'static str, value: &str) {
-    for m in placeholder_pattern().find_iter(value) {
-        let token = m.as_str();
-        if matches!(token, "{{" | "}}" | "{%" | "%}") {
-            found.note(
-                true,
-                "UNBALANCED_VARIABLE",
-                field,
-                "a template delimiter without its other half; this service substitutes no \
-                 variables, so it would reach the recipient as typed",
-                Some(token),
-            );
-        } else {
-            found.note(
-                true,
-                "VARIABLE_NOT_SUBSTITUTED",
-                field,
-                "a template variable: this service sends the HTML, subject and text as \
-                 written (only tracking is added) and substitutes no variables, so the \
-                 recipient would see it as typed; write the value in",
-                Some(token),
-            );
-        }
+    if let Err(err) = personalize::check(field, value) {
+        found.note(
+            true,
+            "TEMPLATE_SYNTAX",
+            field,
+            "a template syntax error: the send routes refuse it (400 TEMPLATE_SYNTAX)",
+            Some(&format!(
+                "line {}, column {}: {}",
+                err.line, err.column, err.message
+            )),
+        );
+    }
+    for name in personalize::unknown_variables(value) {
+        found.note(
+            true,
+            "UNKNOWN_VARIABLE",
+            field,
+            "a variable no recipient has (known: email, first_name, last_name, tags, \
+             properties.*, site.*, campaign.*, step.*, event.*, unsubscribe_url, data.*): it \
+             would render empty",
+            Some(&name),
+        );
+    }
+    for m in foreign_pattern().find_iter(value) {
+        found.note(
+            true,
+            "VARIABLE_NOT_SUBSTITUTED",
+            field,
+            "a merge tag of another template language: it would reach the recipient as typed; \
+             write it as {{ name }}",
+            Some(m.as_str()),
+        );
     }
 }
 
@@ -437,10 +446,10 @@ mod tests {
     }
 
     #[test]
-    fn placeholders_are_errors_and_lone_delimiters_are_unbalanced() {
+    fn syntax_errors_unknown_variables_and_foreign_merge_tags_are_errors() {
         let report = check(
-            "<p>Hi {{ first_name }}, {{oops</p>",
-            Some("For *|FNAME|*"),
+            "<p>Hi {{ first_name | default('there') }}, {{ frist_name }}</p>",
+            Some("For *|FNAME|* {{ oops"),
             None,
             MailKind::Transactional,
         );
@@ -448,17 +457,27 @@ mod tests {
         assert_eq!(
             codes(&report.errors),
             [
-                "UNBALANCED_VARIABLE",
-                "VARIABLE_NOT_SUBSTITUTED",
+                "TEMPLATE_SYNTAX",
+                "UNKNOWN_VARIABLE",
                 "VARIABLE_NOT_SUBSTITUTED"
             ]
         );
-        let html = report
+        let unknown = report
             .errors
             .iter()
-            .find(|i| i.field == "html" && i.code == "VARIABLE_NOT_SUBSTITUTED")
+            .find(|i| i.code == "UNKNOWN_VARIABLE")
             .unwrap();
-        assert_eq!(html.examples, ["{{ first_name }}"]);
+        assert_eq!(
+            (unknown.field, unknown.examples.as_slice()),
+            ("html", &["frist_name".to_owned()][..])
+        );
+        let known = check(
+            "<p>Hi {{ first_name }} {{ properties.plan }} <a href=\"{{ unsubscribe_url }}\">unsubscribe</a></p>",
+            None,
+            None,
+            MailKind::Marketing,
+        );
+        assert!(known.valid, "{known:?}");
     }
 
     #[test]

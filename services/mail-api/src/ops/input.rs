@@ -44,3 +44,38 @@ pub fn normalize_email(field: &str, value: &mut String) -> Result<(), ApiError> 
         .ok_or_else(|| ApiError::invalid_field(field, "is not a valid email address"))?;
     Ok(())
 }
+
+/// 400 `TEMPLATE_SYNTAX` for the first of `sources` (field name, source) whose template syntax
+/// does not compile: the message and `details` name the field, line and column.
+pub fn check_template_syntax(sources: &[(&str, Option<&str>)]) -> Result<(), ApiError> {
+    for (field, source) in sources {
+        let Some(source) = source else { continue };
+        if let Err(err) = crate::domain::personalize::check(field, source) {
+            return Err(ApiError::bad_request(err.to_string())
+                .with_code(crate::domain::error_code::MailErrorCode::TemplateSyntax)
+                .with_details(serde_json::json!({
+                    "field": err.field,
+                    "line": err.line,
+                    "column": err.column,
+                })));
+        }
+    }
+    Ok(())
+}
+
+/// `data` of `POST /send` and the preview: an object of at most 50 members (any JSON values),
+/// read by template syntax as `data.*`; null is absent.
+pub fn template_data_schema() -> utoipa::openapi::schema::Object {
+    use utoipa::openapi::schema::ObjectBuilder;
+    ObjectBuilder::new()
+        .schema_type(SchemaType::from_iter([Type::Object, Type::Null]))
+        .description(Some(
+            "Values the subject, HTML and text read as `data.*` (`{{ data.order_id }}`, see \
+             Personalization): an object of at most 50 members, any JSON values.",
+        ))
+        .max_properties(Some(DATA_MAX_MEMBERS))
+        .build()
+}
+
+/// Most members of a `data` object.
+pub const DATA_MAX_MEMBERS: usize = 50;

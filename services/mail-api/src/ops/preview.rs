@@ -2,7 +2,8 @@
 //!
 //! Looking at an email before it is sent: `POST /api/v1/templates/validate` checks HTML (a
 //! real HTML parser, no model), `POST /api/v1/emails/preview` renders an email exactly as the
-//! send worker would (the same [`crate::worker::compose`]) and sends nothing.
+//! send worker would (the same [`crate::worker::personalize`] and [`crate::worker::compose`],
+//! for the contact or a sample one) and sends nothing.
 //!
 //! Registered before the `templates` and `emails` resources, so that `/templates/validate`
 //! and `/emails/preview` are never taken for an id.
@@ -14,12 +15,15 @@ use utoipa::openapi::schema::KnownFormat;
 use uuid::Uuid;
 
 use crate::AppState;
-use crate::db::{insights, sites};
+use crate::db::{contacts, insights, sites};
 use crate::domain::error_code::MailErrorCode;
+use crate::domain::personalize;
 use crate::domain::template_check::{self, MailKind, Report};
 use crate::flows;
-use crate::ops::input::{normalize_email, reply_to_schema};
-use crate::worker::{ComposeError, Draft, compose};
+use crate::ops::input::{
+    check_template_syntax, normalize_email, reply_to_schema, template_data_schema,
+};
+use crate::worker::{ComposeError, Draft, compose, personalize as personalize_email};
 
 /// The recipient of a preview without `to` or `contact_id`.
 pub const SAMPLE_RECIPIENT: &str = "recipient@example.com";
@@ -88,6 +92,9 @@ pub struct PreviewRequest {
     /// unsubscribe headers) or `transactional` (as `POST /send`).
     #[schema(inline)]
     pub kind: Option<MailKind>,
+    /// The `data.*` a template syntax reads (as `POST /send`'s `data`), at most 50 members.
+    #[schema(schema_with = template_data_schema)]
+    pub data: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 fn tracking_default() -> bool {
@@ -128,7 +135,18 @@ impl Validate for PreviewRequest {
         if self.text.as_deref().is_some_and(str::is_empty) {
             self.text = None;
         }
-        Ok(())
+        if self
+            .data
+            .as_ref()
+            .is_some_and(|d| d.len() > crate::ops::input::DATA_MAX_MEMBERS)
+        {
+            return Err(ApiError::invalid_field("data", "has more than 50 members"));
+        }
+        check_template_syntax(&[
+            ("subject", self.subject.as_deref()),
+            ("html", self.html.as_deref()),
+            ("text", self.text.as_deref()),
+        ])
     }
 }
 
@@ -153,7 +171,8 @@ pub struct EmailPreview {
     pub to: String,
     pub reply_to: Option<String>,
     pub subject: String,
-    /// The HTML as sent: with the open pixel and click links when `tracking`.
+    /// The HTML as sent: personalized for the contact (or the sample contact: Ada Lovelace),
+    /// with the open pixel and click links when `tracking`.
     pub html: String,
     pub text: Option<String>,
     /// The custom headers (the one-click unsubscribe pair for `marketing`).
@@ -191,18 +210,30 @@ pub async fn preview_email(
         ),
         None => None,
     };
-    let to = match req.contact_id {
-        Some(id) => insights::contact_email(&mut conn, project_id, id)
-            .await?
-            .ok_or_else(|| {
-                ApiError::not_found(format!("contact {id} not found"))
-                    .with_code(MailErrorCode::ContactNotFound)
-            })?,
-        None => req
-            .to
-            .clone()
-            .unwrap_or_else(|| SAMPLE_RECIPIENT.to_owned()),
+    let (to, mut variables) = match req.contact_id {
+        Some(id) => {
+            let contact = contacts::personal(&mut conn, project_id, id)
+                .await?
+                .ok_or_else(|| {
+                    ApiError::not_found(format!("contact {id} not found"))
+                        .with_code(MailErrorCode::ContactNotFound)
+                })?;
+            (contact.email, contact.variables)
+        }
+        None => {
+            let to = req
+                .to
+                .clone()
+                .unwrap_or_else(|| SAMPLE_RECIPIENT.to_owned());
+            let mut sample = personalize::sample_contact();
+            sample["email"] = to.clone().into();
+            (to, sample)
+        }
     };
+    variables["site"] = serde_json::json!({
+        "name": site.name, "slug": site.slug, "from_name": site.from_name,
+    });
+    variables["data"] = serde_json::Value::Object(req.data.clone().unwrap_or_default());
     drop(conn);
     let html = req
         .html
@@ -225,33 +256,41 @@ pub async fn preview_email(
     let kind = req.kind.unwrap_or_default();
     let check = template_check::check(&html, Some(&subject), req.text.as_deref(), kind);
     let preview_id = Uuid::now_v7();
+    // Links of the real shape that never verify: a preview must not hand out working
+    // redirects through the tracking domain without an email being sent.
+    let tracker = state.tracker.inert();
+    check_template_syntax(&[("subject", Some(&subject)), ("html", Some(&html))])?;
+    let personal = personalize_email(
+        &personalize::Renderer::default(),
+        &tracker,
+        preview_id,
+        variables,
+        &subject,
+        &html,
+        req.text.as_deref(),
+    )
+    .map_err(|err| ApiError::invalid_field(&err.field, &err.message))?;
     let draft = Draft {
         id: preview_id,
         to: &to,
         reply_to: req.reply_to.as_deref(),
-        subject: &subject,
-        html: &html,
-        text: req.text.as_deref(),
+        subject: &personal.subject,
+        html: &personal.html,
+        text: personal.text.as_deref(),
         headers: Vec::new(),
         tags: &[],
         tracking: req.tracking,
         campaign: kind == MailKind::Marketing,
     };
-    // Links of the real shape that never verify: a preview must not hand out working
-    // redirects through the tracking domain without an email being sent.
-    let email = compose(
-        &state.tracker.inert(),
-        &domain,
-        &site.slug,
-        &site.from_name,
-        &draft,
-    )
-    .map_err(|err| match err {
-        ComposeError::Invalid(delivery::EmailError::Invalid { field, message }) => {
-            ApiError::invalid_field(field, &message)
-        }
-        ComposeError::Tracking(err) => ApiError::invalid_field("html", &err.to_string()),
-    })?;
+    let email =
+        compose(&tracker, &domain, &site.slug, &site.from_name, &draft).map_err(
+            |err| match err {
+                ComposeError::Invalid(delivery::EmailError::Invalid { field, message }) => {
+                    ApiError::invalid_field(field, &message)
+                }
+                ComposeError::Tracking(err) => ApiError::invalid_field("html", &err.to_string()),
+            },
+        )?;
     Ok(EmailPreview {
         preview_id,
         site_id: req.site_id,

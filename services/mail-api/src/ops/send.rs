@@ -10,7 +10,12 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::ops::input::{normalize_email, reply_to_schema, tags_schema};
+use crate::db::insights;
+use crate::domain::error_code::MailErrorCode;
+use crate::domain::personalize;
+use crate::ops::input::{
+    check_template_syntax, normalize_email, reply_to_schema, tags_schema, template_data_schema,
+};
 use crate::sending::{self, Accepted, Sender, Submission};
 use crate::{AppState, flows};
 
@@ -24,15 +29,32 @@ pub struct SendRequest {
     /// `<slug>@<shared sending domain>` (or `<slug>@<own domain>` while the site's own domain
     /// is verified, DKIM-signed) with the site's `from_name`.
     pub site_id: Uuid,
-    /// 1..=998 characters, not blank, one line.
+    /// 1..=998 characters, not blank, one line. Required unless `template_id` names a template
+    /// with a subject hint (then it replaces the hint). May hold template syntax (see
+    /// Personalization).
     #[schema(min_length = 1, max_length = 998, pattern = r"[^\s\x85\uFEFF]")]
-    pub subject: String,
-    /// Not blank, at most 524,288 characters.
+    pub subject: Option<String>,
+    /// Not blank, at most 524,288 characters. Exactly one of `html` and `template_id`. May hold
+    /// template syntax (`{{ first_name | default("there") }}`, see Personalization), rendered
+    /// for the recipient when sent; a syntax error is 400 `TEMPLATE_SYNTAX` naming the line and
+    /// column.
     #[schema(min_length = 1, max_length = 524288, pattern = r"[^\s\x85\uFEFF]")]
-    pub html: String,
-    /// At most 524,288 characters; empty is absent.
+    pub html: Option<String>,
+    /// At most 524,288 characters; empty is absent. May hold template syntax.
     #[schema(max_length = 524288)]
     pub text: Option<String>,
+    /// An extension of the document's route: a template of the project (404
+    /// `TEMPLATE_NOT_FOUND` otherwise, another project's included) whose HTML is sent, and
+    /// whose subject hint stands in for an absent `subject`. Exactly one of `html` and
+    /// `template_id`; the template must have HTML (422 `UNPROCESSABLE` otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable)]
+    pub template_id: Option<Uuid>,
+    /// An extension of the document's route: values the subject, HTML and text read as
+    /// `data.*` (`{{ data.order_id }}`), at most 50 members (any JSON values).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = template_data_schema)]
+    pub data: Option<Map<String, Value>>,
     #[schema(schema_with = reply_to_schema)]
     pub reply_to: Option<String>,
     /// Custom headers: an allow-list, stated in [`HEADERS_RULE`].
@@ -102,21 +124,59 @@ impl Validate for SendRequest {
             trim(key);
         }
         trim_and_dedupe(&mut self.tags);
-        Ok(())
+        match (&self.html, self.template_id) {
+            (Some(_), Some(_)) => {
+                return Err(ApiError::invalid_field(
+                    "template_id",
+                    "give either html or template_id, not both",
+                ));
+            }
+            (None, None) => {
+                return Err(ApiError::invalid_field(
+                    "html",
+                    "is required (or template_id)",
+                ));
+            }
+            (Some(_), None) if self.subject.is_none() => {
+                return Err(ApiError::invalid_field(
+                    "subject",
+                    "is required (unless template_id names a template with a subject hint)",
+                ));
+            }
+            _ => {}
+        }
+        if self
+            .data
+            .as_ref()
+            .is_some_and(|d| d.len() > crate::ops::input::DATA_MAX_MEMBERS)
+        {
+            return Err(ApiError::invalid_field("data", "has more than 50 members"));
+        }
+        check_template_syntax(&[
+            ("subject", self.subject.as_deref()),
+            ("html", self.html.as_deref()),
+            ("text", self.text.as_deref()),
+        ])
     }
+}
+
+/// The subject and HTML an email sends: the request's, or its template's.
+struct Content {
+    subject: String,
+    html: String,
 }
 
 impl SendRequest {
     /// What the providers will check, checked now (header names and values, one-line
     /// subject, addresses), so that a bad request is a 400 and not a failed send.
-    fn check_deliverable(&self, shared_domain: &str) -> Result<(), ApiError> {
+    fn check_deliverable(&self, shared_domain: &str, subject: &str) -> Result<(), ApiError> {
         let probe = delivery::OutgoingEmail {
             id: Uuid::nil(),
             from_name: String::new(),
             from_address: format!("probe@{shared_domain}"),
             to: self.to.clone(),
             reply_to: self.reply_to.clone(),
-            subject: self.subject.clone(),
+            subject: subject.to_owned(),
             html: String::new(),
             text: None,
             headers: self.header_pairs(),
@@ -148,22 +208,60 @@ pub async fn send_email(
     caller: &Caller,
     req: &SendRequest,
 ) -> Result<Accepted, ApiError> {
-    req.check_deliverable(&state.shared_domain)?;
+    let content = req.content(state, caller.owner_id).await?;
+    req.check_deliverable(&state.shared_domain, &content.subject)?;
     let sender = Sender {
         project_id: caller.owner_id,
         plan: flows::plan_of(caller),
     };
-    sending::accept(&state.pool, &state.send, sender, &req.submission()?).await
+    sending::accept(&state.pool, &state.send, sender, &req.submission(&content)?).await
+}
+
+impl SendRequest {
+    /// The request's subject and HTML, or its template's (404 when the project has no such
+    /// template).
+    async fn content(&self, state: &AppState, project_id: Uuid) -> Result<Content, ApiError> {
+        let Some(id) = self.template_id else {
+            return Ok(Content {
+                subject: self.subject.clone().unwrap_or_default(),
+                html: self.html.clone().unwrap_or_default(),
+            });
+        };
+        let mut conn = store::conn(&state.pool).await?;
+        let template = insights::template_content(&mut conn, project_id, id)
+            .await?
+            .ok_or_else(|| {
+                ApiError::not_found(format!("template {id} not found"))
+                    .with_code(MailErrorCode::TemplateNotFound)
+            })?;
+        drop(conn);
+        let html = template
+            .html
+            .filter(|h| !h.trim().is_empty())
+            .ok_or_else(|| ApiError::unprocessable(format!("template {id} has no HTML")))?;
+        let subject = self
+            .subject
+            .clone()
+            .or(template.subject_hint)
+            .ok_or_else(|| {
+                ApiError::invalid_field("subject", "is required (the template has no subject hint)")
+            })?;
+        check_template_syntax(&[("subject", Some(&subject)), ("html", Some(&html))])?;
+        Ok(Content { subject, html })
+    }
 }
 
 impl SendRequest {
     /// The request as [`sending::accept`] takes it.
-    fn submission(&self) -> Result<Submission<'_>, ApiError> {
+    fn submission<'a>(&'a self, content: &'a Content) -> Result<Submission<'a>, ApiError> {
+        let personalized = personalize::has_tags(&content.subject)
+            || personalize::has_tags(&content.html)
+            || self.text.as_deref().is_some_and(personalize::has_tags);
         Ok(Submission {
             site_id: self.site_id,
             to: &self.to,
-            subject: &self.subject,
-            html: &self.html,
+            subject: &content.subject,
+            html: &content.html,
             text: self.text.as_deref(),
             reply_to: self.reply_to.as_deref(),
             headers: self.header_pairs(),
@@ -171,6 +269,8 @@ impl SendRequest {
             tracking: self.tracking,
             idempotency_key: self.idempotency_key.as_deref(),
             request_hash: self.request_hash()?,
+            template_data: personalized
+                .then(|| Value::Object(self.data.clone().unwrap_or_default())),
         })
     }
 }

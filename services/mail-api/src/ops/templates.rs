@@ -13,7 +13,7 @@ use crate::db::templates::{self, Filter, NewTemplate, TemplateChanges};
 use crate::domain::error_code::MailErrorCode;
 // The tag list's schema is shared with the contacts' bodies, still with their routes.
 use crate::ops::idempotency::{Answer, IdempotencyKey, Idempotent};
-use crate::ops::input::tags_schema;
+use crate::ops::input::{check_template_syntax, tags_schema};
 
 const ROUTE: &str = "POST /api/v1/templates";
 const DEFAULT_CATEGORY: &str = "general";
@@ -99,7 +99,8 @@ pub struct CreateTemplate {
     /// Required, 1..=10,000 characters, not blank (stored trimmed): what the email is for.
     #[schema(min_length = 1, max_length = 10000, pattern = r"[^\s\x85\uFEFF]")]
     pub brief: String,
-    /// At most 998 characters (the subject limit), trimmed; blank is absent.
+    /// At most 998 characters (the subject limit), trimmed; blank is absent. May hold template
+    /// syntax (see Personalization): a syntax error is 400 `TEMPLATE_SYNTAX`.
     #[schema(max_length = 998)]
     pub subject_hint: Option<String>,
     /// At most 100 characters, trimmed; default (also when blank) `general`.
@@ -110,7 +111,9 @@ pub struct CreateTemplate {
     #[serde(default)]
     #[schema(required = false, schema_with = tags_schema)]
     pub tags: Vec<String>,
-    /// The template's HTML, if already written (blank is absent).
+    /// The template's HTML, if already written (blank is absent). May hold template syntax
+    /// (`{{ first_name | default("there") }}`, see Personalization): a syntax error is 400
+    /// `TEMPLATE_SYNTAX` naming the line and column.
     pub html: Option<String>,
 }
 
@@ -127,7 +130,10 @@ impl Validate for CreateTemplate {
         if self.html.as_deref().is_some_and(|h| h.trim().is_empty()) {
             self.html = None;
         }
-        Ok(())
+        check_template_syntax(&[
+            ("subject_hint", self.subject_hint.as_deref()),
+            ("html", self.html.as_deref()),
+        ])
     }
 }
 
@@ -205,7 +211,7 @@ pub struct UpdateTemplate {
     /// Replaces the tags: each 1..=100 characters, at most 100; duplicates dropped.
     #[schema(schema_with = tags_schema)]
     pub tags: Option<Vec<String>>,
-    /// The template's HTML; blank clears it.
+    /// The template's HTML; blank clears it. A template syntax error is 400 `TEMPLATE_SYNTAX`.
     pub html: Option<String>,
 }
 
@@ -228,7 +234,10 @@ impl Validate for UpdateTemplate {
         if let Some(tags) = &mut self.tags {
             trim_and_dedupe(tags);
         }
-        Ok(())
+        check_template_syntax(&[
+            ("subject_hint", self.subject_hint.as_deref()),
+            ("html", self.html.as_deref()),
+        ])
     }
 }
 

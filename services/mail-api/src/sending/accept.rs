@@ -51,6 +51,9 @@ pub struct Submission<'a> {
     pub idempotency_key: Option<&'a str>,
     /// SHA-256 of the request without its key: a retry of the same request hashes the same.
     pub request_hash: [u8; 32],
+    /// The `data` of a subject, HTML or text holding template syntax (rendered per recipient
+    /// by the send worker); `None`: sent as written.
+    pub template_data: Option<serde_json::Value>,
 }
 
 /// What [`accept`] answers: the email was sent or queued, for the first time or again.
@@ -178,6 +181,7 @@ fn new_email(
             email_log_id: id,
             project_id,
         }),
+        template_data: email.template_data.clone(),
     })
 }
 

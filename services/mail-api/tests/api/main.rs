@@ -29,6 +29,7 @@ mod nul;
 mod oauth;
 mod outbound_webhooks;
 mod pages;
+mod personalization;
 mod plan_limits;
 mod rate_limits;
 mod reading;

@@ -45,7 +45,35 @@ pub struct ForSending {
     /// The site's own tracking host, while its own domain is verified and the host is under it.
     #[diesel(sql_type = Nullable<Text>)]
     pub site_tracking_host: Option<String>,
+    /// The recipient's variables when the email is personalized (`template_data` set): the
+    /// contact's fields, the site, the campaign and step, the enrolling event and `data`
+    /// (see [`crate::domain::personalize`]); `None` otherwise.
+    #[diesel(sql_type = Nullable<diesel::sql_types::Jsonb>)]
+    pub variables: Option<serde_json::Value>,
 }
+
+/// The recipient's variables of a personalized email `e` of site `s` (null when the email is
+/// sent as written): looked up only for those.
+const VARIABLES: &str = "CASE WHEN e.template_data IS NOT NULL THEN \
+      jsonb_build_object('email', e.to_email, 'tags', '[]'::jsonb, 'properties', '{}'::jsonb) \
+      || coalesce((SELECT jsonb_strip_nulls(jsonb_build_object( \
+                     'first_name', ct.first_name, 'last_name', ct.last_name, \
+                     'tags', to_jsonb(ct.tags), 'properties', ct.properties)) \
+                   FROM contacts ct \
+                   WHERE ct.project_id = e.project_id AND ct.id = e.contact_id), '{}'::jsonb) \
+      || jsonb_strip_nulls(jsonb_build_object( \
+           'site', jsonb_build_object('name', s.name, 'slug', s.slug, 'from_name', s.from_name), \
+           'campaign', (SELECT jsonb_build_object('id', c.id, 'name', c.name) FROM campaigns c \
+                        WHERE c.project_id = e.project_id AND c.id = e.campaign_id), \
+           'step', (SELECT jsonb_build_object('id', st.id, 'order', st.step_order) \
+                    FROM campaign_steps st \
+                    WHERE st.project_id = e.project_id AND st.id = e.step_id), \
+           'event', (SELECT jsonb_build_object('name', ev.name, 'data', ev.data, \
+                                               'created_at', ev.created_at) \
+                     FROM enrollments en JOIN events ev \
+                       ON ev.project_id = en.project_id AND ev.id = en.event_id \
+                     WHERE en.project_id = e.project_id AND en.id = e.enrollment_id))) \
+      || jsonb_build_object('data', e.template_data) END";
 
 /// One delivery's claim of the email its job sends (see [`claim_for_sending`]).
 #[derive(Debug, Clone, Copy)]
@@ -104,8 +132,9 @@ pub async fn claim_many_for_sending(
                 o.id AS own_domain_id, o.domain AS own_domain, o.dkim_selector, \
                 o.dkim_private_key, \
                 CASE WHEN s.tracking_host = o.domain OR s.tracking_host LIKE '%.' || o.domain \
-                     THEN s.tracking_host END AS site_tracking_host \
-         FROM (SELECT {COLUMNS} FROM email_log \
+                     THEN s.tracking_host END AS site_tracking_host, \
+                {variables} AS variables \
+         FROM (SELECT {COLUMNS}, template_data FROM email_log \
                WHERE id = ANY($2) \
                  AND (project_id, id) IN (SELECT in_project, in_id FROM input)) AS e \
          LEFT JOIN sites s ON s.project_id = e.project_id AND s.id = e.site_id \
@@ -113,7 +142,8 @@ pub async fn claim_many_for_sending(
          LEFT JOIN sending_domains o ON o.project_id = e.project_id AND o.site_id = e.site_id \
              AND o.status = 'verified'",
             claimable = claimable!(),
-            suppressed = suppressed_sql("e.project_id", "e.site_id", "e.to_email")
+            suppressed = suppressed_sql("e.project_id", "e.site_id", "e.to_email"),
+            variables = VARIABLES
         ))
         .bind::<Array<SqlUuid>, _>(sorted.iter().map(|c| c.project_id).collect::<Vec<_>>())
         .bind::<Array<SqlUuid>, _>(sorted.iter().map(|c| c.id).collect::<Vec<_>>())

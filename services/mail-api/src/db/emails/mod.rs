@@ -145,6 +145,9 @@ pub struct NewEmail {
     pub request_hash: Option<Vec<u8>>,
     /// The job's task, as the outbox stores it.
     pub task: Value,
+    /// Set when the subject, HTML or text holds template syntax: the send worker renders them
+    /// for the recipient, with this as `data` (see [`crate::domain::personalize`]).
+    pub template_data: Option<Value>,
 }
 
 #[derive(Debug, Clone, Queryable, Selectable)]

@@ -45,15 +45,17 @@ pub async fn insert(
             "WITH input AS ( \
            SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[], \
              $6::text[], $7::text[], $8::text[], $9::text[], $10::jsonb[], $11::jsonb[], \
-             $12::bool[], $13::text[], $14::bytea[], $15::uuid[], $16::jsonb[]) \
+             $12::bool[], $13::text[], $14::bytea[], $15::uuid[], $16::jsonb[], $19::jsonb[]) \
            AS i(id, project_id, site_id, contact_id, to_email, subject, html, text_body, \
-             reply_to, headers, tags, tracking, idempotency_key, request_hash, event_id, task)), \
+             reply_to, headers, tags, tracking, idempotency_key, request_hash, event_id, task, \
+             template_data)), \
          row AS ( \
            INSERT INTO email_log (id, project_id, site_id, contact_id, to_email, subject, html, \
-             text_body, reply_to, headers, tags, tracking, idempotency_key, request_hash) \
+             text_body, reply_to, headers, tags, tracking, idempotency_key, request_hash, \
+             template_data) \
            SELECT id, project_id, site_id, contact_id, to_email, subject, html, text_body, \
              reply_to, headers, ARRAY(SELECT jsonb_array_elements_text(tags)), tracking, \
-             idempotency_key, request_hash FROM input \
+             idempotency_key, request_hash, template_data FROM input \
            RETURNING id, project_id), \
          {jobs} \
          SELECT 1",
@@ -76,7 +78,8 @@ pub async fn insert(
         .bind::<Array<SqlUuid>, _>(column(new, |_| Uuid::now_v7()))
         .bind::<Array<Jsonb>, _>(column(new, |e| e.task.clone()))
         .bind::<Text, _>(queue)
-        .bind::<diesel::sql_types::Double, _>(crate::db::outbox::GRACE_SECS as f64),
+        .bind::<diesel::sql_types::Double, _>(crate::db::outbox::GRACE_SECS as f64)
+        .bind::<Array<Nullable<Jsonb>>, _>(column(new, |e| e.template_data.clone())),
     )
     .execute(conn)
     .await?;
@@ -128,9 +131,9 @@ pub async fn admit_and_insert(
             "WITH input AS ( \
            SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], \
              $6::text[], $7::text[], $8::text[], $9::jsonb[], $10::jsonb[], $11::bool[], \
-             $12::uuid[], $13::jsonb[], $14::int8[]) WITH ORDINALITY \
+             $12::uuid[], $13::jsonb[], $14::int8[], $17::jsonb[]) WITH ORDINALITY \
            AS i(id, project_id, site_id, to_email, subject, html, text_body, reply_to, headers, \
-             tags, tracking, event_id, task, quota, ord)), \
+             tags, tracking, event_id, task, quota, template_data, ord)), \
          checked AS MATERIALIZED ( \
            SELECT i.*, \
              EXISTS (SELECT 1 FROM sites s \
@@ -152,9 +155,10 @@ pub async fn admit_and_insert(
            RETURNING project_id), \
          row AS ( \
            INSERT INTO email_log (id, project_id, site_id, contact_id, to_email, subject, html, \
-             text_body, reply_to, headers, tags, tracking) \
+             text_body, reply_to, headers, tags, tracking, template_data) \
            SELECT id, project_id, site_id, contact_id, to_email, subject, html, text_body, \
-             reply_to, headers, ARRAY(SELECT jsonb_array_elements_text(tags)), tracking \
+             reply_to, headers, ARRAY(SELECT jsonb_array_elements_text(tags)), tracking, \
+             template_data \
            FROM checked \
            WHERE site_exists AND NOT suppressed AND project_id IN (SELECT project_id FROM counted) \
            RETURNING id, project_id), \
@@ -180,7 +184,8 @@ pub async fn admit_and_insert(
         .bind::<Array<Jsonb>, _>(column(new, |e| e.task.clone()))
         .bind::<Array<BigInt>, _>(quotas)
         .bind::<Text, _>(queue)
-        .bind::<diesel::sql_types::Double, _>(crate::db::outbox::GRACE_SECS as f64),
+        .bind::<diesel::sql_types::Double, _>(crate::db::outbox::GRACE_SECS as f64)
+        .bind::<Array<Nullable<Jsonb>>, _>(column(new, |e| e.template_data.clone())),
     )
     .load(conn)
     .await?;

@@ -135,7 +135,11 @@ pub struct UpdateStepArguments {
     pub changes: UpdateStep,
 }
 
-impl Validate for UpdateStepArguments {}
+impl Validate for UpdateStepArguments {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        self.changes.validate()
+    }
+}
 
 /// A tool's create: no idempotency key, the created resource answered.
 fn created(answer: Result<Answer, ApiError>) -> Result<serde_json::Value, ApiError> {

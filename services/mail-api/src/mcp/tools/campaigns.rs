@@ -43,9 +43,11 @@ pub fn tools() -> Vec<Tool> {
         declare(
             "send_transactional",
             Group::Campaigns,
-            "Send one transactional email now from a site (to, site_id, subject, html; text, \
-             reply_to, headers, tags, tracking and an idempotency_key optional). Suppressed \
-             recipients and plan quotas are refused.",
+            "Send one transactional email now from a site (to, site_id, subject, and html or a \
+             template_id; text, data, reply_to, headers, tags, tracking and an idempotency_key \
+             optional). Subject, html and text may use {{ first_name | default(\"there\") }} \
+             and {{ data.x }}, rendered for the recipient. Suppressed recipients and plan \
+             quotas are refused.",
         )
         .sends(|ctx, Body(email): Body<SendRequest>| async move {
             Ok(send_email(&ctx.state, &ctx.caller, &email).await?.answer)
@@ -59,9 +61,11 @@ pub fn tools() -> Vec<Tool> {
             let mut email = SendRequest {
                 to: test.to_email,
                 site_id: test.site_id,
-                subject: format!("[Test] {}", test.subject),
-                html: test.html,
+                subject: Some(format!("[Test] {}", test.subject)),
+                html: Some(test.html),
                 text: test.text,
+                template_id: None,
+                data: None,
                 reply_to: None,
                 headers: None,
                 tags: vec!["test".to_owned()],
@@ -76,8 +80,9 @@ pub fn tools() -> Vec<Tool> {
             declare(
                 "validate_template",
                 Group::Campaigns,
-                "Check an email's HTML with an HTML parser: template variables (none are \
-                 substituted: a {{…}} would reach the recipient as typed), a missing \
+                "Check an email's HTML with an HTML parser: template syntax errors, variables \
+                 no recipient has (known: email, first_name, last_name, tags, properties.*, \
+                 site.*, campaign.*, step.*, event.*, unsubscribe_url, data.*), a missing \
                  unsubscribe link in marketing mail, images without alt text, relative or \
                  unsafe links, unclosed elements, size. Errors and warnings, nothing stored.",
             )

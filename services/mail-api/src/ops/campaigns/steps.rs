@@ -21,6 +21,7 @@ use crate::domain::campaign::MAX_STEPS;
 use crate::domain::error_code::MailErrorCode;
 use crate::flows;
 use crate::ops::idempotency::{Answer, IdempotencyKey, Idempotent};
+use crate::ops::input::check_template_syntax;
 
 const ROUTE: &str = "POST /api/v1/campaigns/{id}/steps";
 
@@ -155,7 +156,11 @@ impl Validate for StepInput {
         if self.0.text.as_deref().is_some_and(str::is_empty) {
             self.0.text = None;
         }
-        Ok(())
+        check_template_syntax(&[
+            ("subject", Some(&self.0.subject)),
+            ("html", self.0.html.as_deref()),
+            ("text", self.0.text.as_deref()),
+        ])
     }
 }
 
@@ -359,7 +364,15 @@ impl ToSchema for UpdateStep {
     }
 }
 
-impl Validate for UpdateStep {}
+impl Validate for UpdateStep {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        check_template_syntax(&[
+            ("subject", self.0.subject.as_deref()),
+            ("html", self.0.html.as_deref()),
+            ("text", self.0.text.as_deref()),
+        ])
+    }
+}
 
 /// Updates the project's step `id` (`PATCH /campaign-steps/{id}`, `update_campaign_step`).
 pub async fn update_step(

@@ -29,6 +29,7 @@
 #      (1,000,000) contacts, streamed with curl to /dev/null: time and the process's peak RSS
 #   q  the same with format=csv (a ZIP of CSV files)
 #   t  mail-api POST /api/v1/send through a send-worker into the Resend stub (provider-stub):
+#      (tp, up: t and u again with a personalized template and `data`, rendered per recipient)
 #      the route answers once the provider has (status sent), so its latency is the pipeline's
 #   u  the pipeline's throughput during t: emails accepted by the API, divided by the time
 #      from t's start until the provider's acceptance of the last one was recorded
@@ -540,36 +541,47 @@ drain() {
 }
 stub_accepted() { curl -fsS --max-time 5 "http://$STUB_ADDR/stats" | json_get accepted; }
 
+# send_pipeline T U BODIES WHAT: the route scenario T over BODIES and the pipeline scenario U.
 # The warm-up sends too: the measured run starts from a drained queue, past the warm-up's
 # bodies (no address is sent to twice).
-if ((BENCH_WARMUP > 0)); then
-    WRK_BODIES_FILE="$WORK/send.bodies" WRK_OFFSET=0 wrk -t "$BENCH_THREADS" -c "$SEND_CONNS" \
-        --timeout 10s -H "Authorization: Bearer $MAIL_KEY" -H 'Content-Type: application/json' \
-        -d "${BENCH_WARMUP}s" -s "$LUA" "$MAIL_URL/api/v1/send" >/dev/null
+send_pipeline() {
+    local t=$1 u=$2 bodies=$3 what=$4 before after t0 emails sent seconds
+    if ((BENCH_WARMUP > 0)); then
+        WRK_BODIES_FILE="$bodies" WRK_OFFSET=0 wrk -t "$BENCH_THREADS" -c "$SEND_CONNS" \
+            --timeout 10s -H "Authorization: Bearer $MAIL_KEY" -H 'Content-Type: application/json' \
+            -d "${BENCH_WARMUP}s" -s "$LUA" "$MAIL_URL/api/v1/send" >/dev/null
+        drain
+    fi
+    before="$(stub_accepted)"
+    t0="$(psql_pg -d bench_mail -c "SELECT clock_timestamp()")"
+    WRK_BODIES_FILE="$bodies" WRK_MEASURE_OFFSET=50000 BENCH_WARMUP=0 \
+        CONNECTIONS="$SEND_CONNS" run_wrk "$t" \
+        "mail-api POST /api/v1/send$what (answered after the provider, Resend stub)" \
+        "$MAIL_URL/api/v1/send" "$MAIL_KEY"
     drain
-fi
-before="$(stub_accepted)"
-t0="$(psql_pg -d bench_mail -c "SELECT clock_timestamp()")"
-WRK_BODIES_FILE="$WORK/send.bodies" WRK_MEASURE_OFFSET=50000 BENCH_WARMUP=0 \
-    CONNECTIONS="$SEND_CONNS" run_wrk t \
-    "mail-api POST /api/v1/send (answered after the provider, Resend stub)" \
-    "$MAIL_URL/api/v1/send" "$MAIL_KEY"
-drain
-after="$(stub_accepted)"
-read -r emails sent seconds < <(psql_pg -d bench_mail -F ' ' -c "
-    SELECT count(*), count(*) FILTER (WHERE status = 'sent'),
-           coalesce(extract(epoch FROM max(sent_at) - '$t0'::timestamptz), 0)
-    FROM email_log WHERE project_id = '$PROJECT_ID' AND created_at >= '$t0'::timestamptz")
-{
-    echo "emails=$emails"
-    echo "sent=$sent"
-    echo "seconds=$seconds"
-    echo "provider_accepted=$((after - before))"
-} >"$OUT/raw/u-pipeline.txt"
-sed 's/^/    /' "$OUT/raw/u-pipeline.txt" | tr '\n' ' '
-echo
-printf '%s\tpipeline\t%s\t%s\n' u "send pipeline: API accept to the provider's acceptance recorded" \
-    "$OUT/raw/u-pipeline.txt" >>"$SCENARIOS"
+    after="$(stub_accepted)"
+    read -r emails sent seconds < <(psql_pg -d bench_mail -F ' ' -c "
+        SELECT count(*), count(*) FILTER (WHERE status = 'sent'),
+               coalesce(extract(epoch FROM max(sent_at) - '$t0'::timestamptz), 0)
+        FROM email_log WHERE project_id = '$PROJECT_ID' AND created_at >= '$t0'::timestamptz")
+    {
+        echo "emails=$emails"
+        echo "sent=$sent"
+        echo "seconds=$seconds"
+        echo "provider_accepted=$((after - before))"
+    } >"$OUT/raw/$u-pipeline.txt"
+    sed 's/^/    /' "$OUT/raw/$u-pipeline.txt" | tr '\n' ' '
+    echo
+    printf '%s\tpipeline\t%s\t%s\n' "$u" \
+        "send pipeline$what: API accept to the provider's acceptance recorded" \
+        "$OUT/raw/$u-pipeline.txt" >>"$SCENARIOS"
+}
+send_pipeline t u "$WORK/send.bodies" ""
+# tp, up: the same with a personalized template (subject, HTML and text holding template
+# syntax and `data`, rendered per recipient by the send-worker); report.py sets up's rate
+# next to u's (the goal: within 10%).
+python3 "$MAIL_BODIES" send-personal 100000 "$SITE_ID" >"$WORK/send-personal.bodies"
+send_pipeline tp up "$WORK/send-personal.bodies" ", personalized"
 
 # ---------------------------------------------------------- campaign pipeline (x)
 # One step to BENCH_CAMPAIGN_CONTACTS contacts (100,000): they are subscribed to a site of

@@ -6,6 +6,9 @@ usage:
   mail-bodies.py events N     bodies for POST /api/v1/events
   mail-bodies.py send N SITE  bodies for POST /api/v1/send (a new recipient a line; HTML
                               with two links and text, tracking on)
+  mail-bodies.py send-personal N SITE
+                              the same, personalized: subject, HTML and text with template
+                              syntax (variables, a default, a filter) and `data`
 
 Emails vary so that the routes insert and update as they would in use: even lines name a new
 contact, odd lines one of the contacts named just before (about half inserts, half updates on a
@@ -61,6 +64,21 @@ def send(n, site_id):
         }
 
 
+def send_personal(n, site_id):
+    for i in range(n):
+        yield {
+            "to": f"sendp-{i}@bench.example",
+            "site_id": site_id,
+            "subject": "Your receipt #{{ data.order }}",
+            "html": '<p>Thanks {{ first_name | default("there") }} for order {{ data.order }}!</p>'
+            '<p><a href="https://shop.example/orders/{{ data.order }}">Your order</a> · '
+            '<a href="https://shop.example/help">Help</a> ({{ site.name | upper }})</p>',
+            "text": "Thanks for order {{ data.order }}! https://shop.example/orders/{{ data.order }}",
+            "data": {"order": i},
+            "tags": ["receipt"],
+        }
+
+
 def main():
     kind = sys.argv[1] if len(sys.argv) > 1 else None
     if kind in ("identify", "events") and len(sys.argv) == 3:
@@ -68,6 +86,8 @@ def main():
         bodies = (identify if kind == "identify" else events)(int(sys.argv[2]), rng)
     elif kind == "send" and len(sys.argv) == 4:
         bodies = send(int(sys.argv[2]), sys.argv[3])
+    elif kind == "send-personal" and len(sys.argv) == 4:
+        bodies = send_personal(int(sys.argv[2]), sys.argv[3])
     else:
         sys.exit(__doc__.strip().splitlines()[2])
     out = sys.stdout

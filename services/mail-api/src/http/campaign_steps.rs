@@ -64,7 +64,7 @@ pub async fn list(
                 ("UpdateStep" = (operation_id = "updateCampaignStep", parameters(("id" = "$response.body#/id")))),
                 ("DeleteStep" = (operation_id = "deleteCampaignStep", parameters(("id" = "$response.body#/id")))),
             )),
-        (status = 400, description = "`id` is not a UUID, a missing or invalid field (named in `details.field`), bad Idempotency-Key, or body too large", body = MailError),
+        (status = 400, description = "`id` is not a UUID, a missing or invalid field (named in `details.field`), bad Idempotency-Key, a template syntax error in the subject, HTML or text (`TEMPLATE_SYNTAX`: `details` names the field, line and column), or body too large", body = MailError),
         (status = 403, description = "The key lacks the write scope", body = MailError),
         (status = 404, description = "Not a campaign of this project (`CAMPAIGN_NOT_FOUND`), or `template_id` is not a template of it (`TEMPLATE_NOT_FOUND`)", body = MailError),
         (status = 409, description = "The campaign has 50 steps (`TOO_MANY_STEPS`), an active or paused campaign's step would have nothing to send (`CAMPAIGN_NOT_READY`), or the Idempotency-Key was used with another request (`IDEMPOTENCY_KEY_REUSED`)", body = MailError),
@@ -111,7 +111,7 @@ pub async fn get(
     request_body = UpdateStep,
     responses(
         (status = 200, description = "The step as updated", body = StepRecord),
-        (status = 400, description = "`id` is not a UUID, an invalid field (named in `details.field`), or body too large", body = MailError),
+        (status = 400, description = "`id` is not a UUID, an invalid field (named in `details.field`), a template syntax error (`TEMPLATE_SYNTAX`), or body too large", body = MailError),
         (status = 403, description = "The key lacks the write scope", body = MailError),
         (status = 404, description = "Not a step of this project's campaigns (`STEP_NOT_FOUND`), or `template_id` is not a template of it (`TEMPLATE_NOT_FOUND`)", body = MailError),
         (status = 409, description = "An active or paused campaign's step would have nothing to send (`CAMPAIGN_NOT_READY`)", body = MailError),

@@ -30,9 +30,9 @@ pub const ROUTES: &[Route] = &[route!(send)];
     responses(
         (status = 200, description = "The provider accepted the message (`status: sent`); also the replay of an earlier request with the same `idempotency_key` that was answered 200 (`Idempotent-Replayed: true`)", body = SendResponse),
         (status = 202, description = "Accepted and queued: the worker did not answer within the wait; the email is still sent exactly once (`status: queued`); also the replay of an earlier request with the same `idempotency_key` that was answered 202, whatever the email became since (`Idempotent-Replayed: true`)", body = SendResponse),
-        (status = 400, description = "Missing or invalid field (address syntax, subject over 998 characters, a header a sender may not set, named), or body too large", body = MailError),
+        (status = 400, description = "Missing or invalid field (address syntax, subject over 998 characters, a header a sender may not set, both or neither of `html` and `template_id`, named), a template syntax error (`TEMPLATE_SYNTAX`, naming the field, line and column in `details`), or body too large", body = MailError),
         (status = 403, description = "The key lacks the write scope", body = MailError),
-        (status = 404, description = "`site_id` is not a site of the project (`SITE_NOT_FOUND`)", body = MailError),
+        (status = 404, description = "`site_id` is not a site of the project (`SITE_NOT_FOUND`), or `template_id` not a template of the project (`TEMPLATE_NOT_FOUND`)", body = MailError),
         (status = 409, description = "`idempotency_key` already used with a different request (`IDEMPOTENCY_KEY_REUSED`)", body = MailError),
         (status = 422, description = "The recipient is suppressed (`SUPPRESSED_CONTACT`), the plan's monthly send quota is used up (`PLAN_LIMIT`), or the provider refused the message for good (`PROVIDER_REJECTED`)", body = MailError),
     )

@@ -58,7 +58,7 @@ pub async fn list(
     responses(
         (status = 201, description = "Created (or replayed)", body = Template,
             headers(("Idempotent-Replayed" = String, description = "`true` on a replayed answer"))),
-        (status = 400, description = "Missing or invalid field (named in the message and in `details.field`), bad Idempotency-Key, or body too large", body = MailError),
+        (status = 400, description = "Missing or invalid field (named in the message and in `details.field`), bad Idempotency-Key, a template syntax error (`TEMPLATE_SYNTAX`: `details` names the field, line and column), or body too large", body = MailError),
         (status = 403, description = "The key lacks the write scope", body = MailError),
         (status = 409, description = "The Idempotency-Key was used with another body (`IDEMPOTENCY_KEY_REUSED`)", body = MailError),
     )
@@ -105,7 +105,7 @@ pub async fn get(
     request_body = UpdateTemplate,
     responses(
         (status = 200, description = "The template as updated", body = Template),
-        (status = 400, description = "`id` is not a UUID, an invalid field (`details.field` names it), or body too large", body = MailError),
+        (status = 400, description = "`id` is not a UUID, an invalid field (`details.field` names it), a template syntax error (`TEMPLATE_SYNTAX`), or body too large", body = MailError),
         (status = 403, description = "The key lacks the write scope", body = MailError),
         (status = 404, description = "Not a template of this project (`TEMPLATE_NOT_FOUND`)", body = MailError),
     )

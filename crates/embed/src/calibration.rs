@@ -47,6 +47,12 @@ impl Calibration {
         paraphrase: 0.258,
     };
 
+    /// all-mpnet-base-v2 (the local provider's MPNet directory), measured the same way.
+    pub const LOCAL_MPNET: Calibration = Calibration {
+        unrelated: 0.2,
+        paraphrase: 0.5,
+    };
+
     /// The identity map: for providers not measured yet, the raw cosine is the score.
     pub const IDENTITY: Calibration = Calibration {
         unrelated: UNRELATED_SCORE,

@@ -135,7 +135,7 @@ pub async fn healthz() -> HttpResponse {
     tag = "operations",
     responses(
         (status = 200, description = "Every required dependency answers"),
-        (status = 503, description = "A required dependency does not answer; `checks` names each check `ok` or `failed` (the cause is logged, never answered). memory-api also answers `embedding_model`: the model its vectors are made with (e.g. `local/all-mpnet-base-v2 int8`), null without embeddings"),
+        (status = 503, description = "A required dependency does not answer; `checks` names each check `ok` or `failed` (the cause is logged, never answered)."),
     )
 )]
 pub async fn readyz(readiness: web::Data<Readiness>) -> HttpResponse {

@@ -210,8 +210,7 @@ impl LocalMiniLm {
         let model_config: ModelConfig =
             serde_json::from_str(&config_text).map_err(|e| load_err("config.json", &e))?;
         let mpnet = model_config.is_mpnet();
-        let model_name =
-            model_name.unwrap_or(if mpnet { MPNET_NAME } else { MINILM_NAME });
+        let model_name = model_name.unwrap_or(if mpnet { MPNET_NAME } else { MINILM_NAME });
 
         let max_seq_len = read_max_seq_len(dir)?
             .unwrap_or(DEFAULT_MAX_SEQ_LEN)
@@ -247,8 +246,8 @@ impl LocalMiniLm {
                 )));
             }
             LoadRuntime::Candle => {
-                let bert_config: BertConfig = serde_json::from_str(&config_text)
-                    .map_err(|e| load_err("config.json", &e))?;
+                let bert_config: BertConfig =
+                    serde_json::from_str(&config_text).map_err(|e| load_err("config.json", &e))?;
                 // Buffered rather than memory-mapped: mapping a file needs `unsafe`, and the
                 // weights are small.
                 let weights = std::fs::read(dir.join("model.safetensors"))

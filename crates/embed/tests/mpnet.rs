@@ -142,7 +142,10 @@ fn candle_refuses_mpnet_and_says_what_to_do() {
     };
     match embed::build(&c) {
         Err(EmbedError::Config(m)) => {
-            assert!(m.contains("ONNX Runtime") && m.contains("onnxruntime_library"), "{m}")
+            assert!(
+                m.contains("ONNX Runtime") && m.contains("onnxruntime_library"),
+                "{m}"
+            )
         }
         Err(other) => panic!("expected a configuration error, got {other}"),
         Ok(_) => panic!("candle loaded an MPNet directory"),

@@ -142,7 +142,8 @@ pub async fn readyz(readiness: web::Data<Readiness>) -> HttpResponse {
     let results = readiness.check(false).await;
     let ready = results.iter().all(|r| r.ok);
     let checks = checks_map(&results);
-    let mut body = json!({ "status": if ready { "ready" } else { "unavailable" }, "checks": checks });
+    let mut body =
+        json!({ "status": if ready { "ready" } else { "unavailable" }, "checks": checks });
     add_facts(&mut body, &readiness);
     if ready {
         HttpResponse::Ok().json(body)

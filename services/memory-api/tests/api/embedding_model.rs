@@ -72,8 +72,14 @@ async fn the_default_model_mpnet_serves_semantic_search() {
     }
     let mut target = String::new();
     for (decision, product) in [
-        ("We chose PostgreSQL over MongoDB for the billing ledger", "billing"),
-        ("Deploys on Fridays are banned after the March outage", "ops"),
+        (
+            "We chose PostgreSQL over MongoDB for the billing ledger",
+            "billing",
+        ),
+        (
+            "Deploys on Fridays are banned after the March outage",
+            "ops",
+        ),
         ("Adopt Rust for the API servers", "ops"),
     ] {
         let res = api

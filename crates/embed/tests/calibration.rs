@@ -70,8 +70,8 @@ async fn committed_mpnet_anchors_match_the_measurement() {
             .unwrap();
         let fresh = measured.calibration().unwrap();
         assert!(
-            (fresh.unrelated - committed.unrelated).abs() < 0.006
-                && (fresh.paraphrase - committed.paraphrase).abs() < 0.006,
+            (fresh.unrelated - committed.unrelated).abs() < 0.008
+                && (fresh.paraphrase - committed.paraphrase).abs() < 0.008,
             "int8 {quantized}: measured {fresh:?}, committed {committed:?}: update \
              Calibration::LOCAL_MPNET"
         );

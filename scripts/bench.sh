@@ -88,7 +88,9 @@ usage: scripts/bench.sh [-h]
                                     (0: every query embedded per request; unset: its default)
     BENCH_EMBED_RUNTIME=onnx        the local model's runtime in j, k, l and the background pass
                                     (onnx: ONNX Runtime, scripts/models.sh --onnxruntime; candle)
-    BENCH_EMBED_QUANTIZED=0         1: int8 weights (onnx only)
+    BENCH_EMBED_MODEL=all-mpnet-base-v2  the local model of j, k, l and the background pass (the
+                                    services' default; all-MiniLM-L6-v2: the small one)
+    BENCH_EMBED_QUANTIZED=1         int8 weights (onnx only; the shipped default); 0: full precision
     BENCH_RETRIEVAL_EXTRA='label|MEMORY_SEARCH__RRF_K=10;…'  more configurations for z
     BENCH_RENDER_PAGES=50           pages of the rendered pdf of scenario pdf
     BENCH_VIDEO_SECONDS=15          seconds of the rendered video of scenario video
@@ -818,7 +820,7 @@ if memory_scenarios || search_scenarios; then
         --email bench@example.com --tier team | json_get user_id)"
     SEM_KEY="$(admin sem-create-key --memory-db "$SEMANTIC_DB_URL" memory create-key \
         --user "$SEM_USER" --env live --scopes read,write --name bench | json_get key)"
-    MODEL_DIR="$(bash "$ROOT/scripts/models.sh" --onnx | tail -n 1)"
+    MODEL_DIR="$(bash "$ROOT/scripts/models.sh" --onnx "${BENCH_EMBED_MODEL:-all-mpnet-base-v2}" | tail -n 1)"
     ! tcp_open "${SEMANTIC_ADDR%:*}" "${SEMANTIC_ADDR##*:}" || die "$SEMANTIC_ADDR is already in use"
     semantic_env=()
     [[ -z ${BENCH_QUERY_CACHE_ENTRIES:-} ]] ||
@@ -829,8 +831,9 @@ if memory_scenarios || search_scenarios; then
     candle) semantic_env+=(MEMORY_EMBEDDINGS__RUNTIME=candle) ;;
     *) die "BENCH_EMBED_RUNTIME must be onnx or candle" ;;
     esac
-    [[ ${BENCH_EMBED_QUANTIZED:-0} != 1 ]] || semantic_env+=(MEMORY_EMBEDDINGS__QUANTIZED=true)
-    log "bench: local model on ${BENCH_EMBED_RUNTIME:-onnx}$([[ ${BENCH_EMBED_QUANTIZED:-0} != 1 ]] || echo ', int8 weights')"
+    [[ ${BENCH_EMBED_QUANTIZED:-1} != 1 || ${BENCH_EMBED_RUNTIME:-onnx} != onnx ]] ||
+        semantic_env+=(MEMORY_EMBEDDINGS__QUANTIZED=true)
+    log "bench: ${BENCH_EMBED_MODEL:-all-mpnet-base-v2} on ${BENCH_EMBED_RUNTIME:-onnx}$([[ ${BENCH_EMBED_QUANTIZED:-1} != 1 || ${BENCH_EMBED_RUNTIME:-onnx} != onnx ]] || echo ', int8 weights')"
     env "${svc_env[@]}" "${semantic_env[@]}" MEMORY_DATABASE__URL="$SEMANTIC_DB_URL" \
         MEMORY_HTTP__BIND="$SEMANTIC_ADDR" \
         MEMORY_EMBEDDINGS__PROVIDER=local MEMORY_EMBEDDINGS__MODEL_DIR="$MODEL_DIR" \

@@ -36,11 +36,13 @@ fi
 export MAIL_TRACKING__BASE_URL="${MAIL_TRACKING__BASE_URL:-http://127.0.0.1:8081}"
 export MAIL_DELIVERY__DEFAULT_PROVIDER__KIND="${MAIL_DELIVERY__DEFAULT_PROVIDER__KIND:-file}"
 export MAIL_DELIVERY__DEFAULT_PROVIDER__DIRECTORY="${MAIL_DELIVERY__DEFAULT_PROVIDER__DIRECTORY:-$DEV/mail-outbox}"
-# Semantic search with the local model, whose weights the project fetches itself, run by
-# ONNX Runtime (the PyPI wheel's library).
+# Semantic search with the local model, all-mpnet-base-v2 with int8 weights, whose weights the
+# project fetches itself, run by ONNX Runtime (the PyPI wheel's library). DEV_EMBED_MODEL=
+# all-MiniLM-L6-v2 picks the small model (MEMORY_EMBEDDINGS__QUANTIZED=false: full precision).
 if [[ -z ${MEMORY_EMBEDDINGS__PROVIDER:-} ]]; then
     export MEMORY_EMBEDDINGS__PROVIDER=local
-    MEMORY_EMBEDDINGS__MODEL_DIR="$("$ROOT/scripts/models.sh" --onnx | tail -n 1)"
+    export MEMORY_EMBEDDINGS__QUANTIZED="${MEMORY_EMBEDDINGS__QUANTIZED:-true}"
+    MEMORY_EMBEDDINGS__MODEL_DIR="$("$ROOT/scripts/models.sh" --onnx "${DEV_EMBED_MODEL:-all-mpnet-base-v2}" | tail -n 1)"
     MEMORY_EMBEDDINGS__ONNXRUNTIME_LIBRARY="$("$ROOT/scripts/models.sh" --onnxruntime | tail -n 1)"
     export MEMORY_EMBEDDINGS__MODEL_DIR MEMORY_EMBEDDINGS__ONNXRUNTIME_LIBRARY
 fi

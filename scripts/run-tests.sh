@@ -15,6 +15,12 @@ if [[ -z ${EMBED_MODEL_DIR:-} ]]; then
     EMBED_MODEL_DIR="$("$(dirname "${BASH_SOURCE[0]}")/models.sh" --onnx | tail -n 1)"
     export EMBED_MODEL_DIR
 fi
+# The services' default model, all-mpnet-base-v2: the embed crate's MPNet tests load it (the
+# suites keep the small model above for speed).
+if [[ -z ${EMBED_MPNET_DIR:-} ]]; then
+    EMBED_MPNET_DIR="$("$(dirname "${BASH_SOURCE[0]}")/models.sh" --onnx all-mpnet-base-v2 | tail -n 1)"
+    export EMBED_MPNET_DIR
+fi
 if [[ -z ${EMBED_ONNXRUNTIME_LIBRARY:-} ]]; then
     EMBED_ONNXRUNTIME_LIBRARY="$("$(dirname "${BASH_SOURCE[0]}")/models.sh" --onnxruntime | tail -n 1)"
     export EMBED_ONNXRUNTIME_LIBRARY

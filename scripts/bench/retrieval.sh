@@ -12,9 +12,11 @@
 # to OUT_DIR/retrieval.jsonl.
 #
 # Configurations: keyword only (no provider); each local model of scripts/models.sh with the
-# service's default ranking, beside plain cosine of that model; the default model with each
-# ranking setting changed alone (no decision lead, i.e. MEMORY_SEARCH__LEAD_WEIGHT=0; keyword
-# weight 0 and 1; RRF k 10) and plain cosine with pseudo-relevance feedback; with
+# service's default ranking, beside plain cosine of that model (all-mpnet-base-v2 at full
+# precision and with int8 weights); unless BENCH_RETRIEVAL_ABLATIONS=0, all-mpnet-base-v2 int8
+# and all-MiniLM-L6-v2 with each ranking setting changed alone (no decision lead, i.e.
+# MEMORY_SEARCH__LEAD_WEIGHT=0; keyword weight 0 and 1; for MiniLM also RRF k 10, ONNX Runtime
+# and int8) and plain cosine with pseudo-relevance feedback; with
 # BENCH_LLM_URL, BENCH_LLM_MODEL and BENCH_LLM_KEY (an OpenAI-compatible chat endpoint and a
 # key for it), the LLM query rewrite (MEMORY_SEARCH__LLM_REWRITE); and BENCH_RETRIEVAL_EXTRA,
 # ';'-separated "label|ENV=v ENV=v" (memory-api settings) to measure more, e.g.
@@ -98,19 +100,41 @@ export CACHE_DIR="${CACHE_DIR:-$HOME/.cache/memmail}"
 
 measure "keyword (no provider)" MEMORY_EMBEDDINGS__PROVIDER=none
 
+ort_lib="$(bash "$ROOT/scripts/models.sh" --onnxruntime | tail -n 1)"
+
 # The models scripts/models.sh installs: "name|dir|pooling|query prefix|passage prefix" lines.
+# An MPNet model runs on ONNX Runtime only: full precision and int8 weights, each beside its
+# plain cosine; the others on candle.
 while IFS="|" read -r -u 3 name dir pooling qprefix pprefix; do
     [[ -n $name ]] || continue
     settings=(MEMORY_EMBEDDINGS__PROVIDER=local MEMORY_EMBEDDINGS__MODEL_DIR="$dir" MEMORY_EMBEDDINGS__MODEL="$name")
     [[ -z $pooling ]] || settings+=(MEMORY_EMBEDDINGS__POOLING="$pooling")
     [[ -z $qprefix ]] || settings+=(MEMORY_EMBEDDINGS__QUERY_PREFIX="$qprefix")
     [[ -z $pprefix ]] || settings+=(MEMORY_EMBEDDINGS__PASSAGE_PREFIX="$pprefix")
-    cosine "local/$name" "$dir" EMBED_MODEL="$name" EMBED_POOLING="$pooling" \
-        EMBED_QUERY_PREFIX="$qprefix" EMBED_PASSAGE_PREFIX="$pprefix"
+    cosine_env=(EMBED_MODEL="$name" EMBED_POOLING="$pooling" EMBED_QUERY_PREFIX="$qprefix" EMBED_PASSAGE_PREFIX="$pprefix")
+    if grep -q '"model_type": *"mpnet"' "$dir/config.json"; then
+        bash "$ROOT/scripts/models.sh" --onnx "$name" >/dev/null
+        settings+=(MEMORY_EMBEDDINGS__ONNXRUNTIME_LIBRARY="$ort_lib")
+        cosine_env+=(EMBED_ONNXRUNTIME_LIBRARY="$ort_lib")
+        cosine "local/$name" "$dir" "${cosine_env[@]}"
+        measure "local/$name" "${settings[@]}"
+        cosine "local/$name int8" "$dir" "${cosine_env[@]}" EMBED_QUANTIZED=1
+        measure "local/$name int8" "${settings[@]}" MEMORY_EMBEDDINGS__QUANTIZED=true
+        continue
+    fi
+    cosine "local/$name" "$dir" "${cosine_env[@]}"
     measure "local/$name" "${settings[@]}"
 done 3< <(bash "$ROOT/scripts/models.sh" --list)
 
-# Each ranking setting changed alone, on the default model.
+if [[ ${BENCH_RETRIEVAL_ABLATIONS:-1} == 1 ]]; then
+# Each ranking setting changed alone, on the services' default (all-mpnet-base-v2, int8).
+mpnet_dir="$(bash "$ROOT/scripts/models.sh" --onnx all-mpnet-base-v2 | tail -n 1)"
+mpnet=(MEMORY_EMBEDDINGS__PROVIDER=local MEMORY_EMBEDDINGS__MODEL_DIR="$mpnet_dir"
+    MEMORY_EMBEDDINGS__ONNXRUNTIME_LIBRARY="$ort_lib" MEMORY_EMBEDDINGS__QUANTIZED=true)
+measure "mpnet int8, no decision lead" "${mpnet[@]}" MEMORY_SEARCH__LEAD_WEIGHT=0
+measure "mpnet int8, keyword weight 0" "${mpnet[@]}" MEMORY_SEARCH__KEYWORD_WEIGHT=0
+measure "mpnet int8, keyword weight 1" "${mpnet[@]}" MEMORY_SEARCH__KEYWORD_WEIGHT=1
+# The same on the small model.
 default_dir="$(bash "$ROOT/scripts/models.sh")"
 default=(MEMORY_EMBEDDINGS__PROVIDER=local MEMORY_EMBEDDINGS__MODEL_DIR="$default_dir")
 measure "minilm, no decision lead" "${default[@]}" MEMORY_SEARCH__LEAD_WEIGHT=0
@@ -118,7 +142,6 @@ measure "minilm, keyword weight 0" "${default[@]}" MEMORY_SEARCH__KEYWORD_WEIGHT
 measure "minilm, keyword weight 1" "${default[@]}" MEMORY_SEARCH__KEYWORD_WEIGHT=1
 measure "minilm, rrf k 10" "${default[@]}" MEMORY_SEARCH__RRF_K=10
 # The same model on ONNX Runtime: full precision (candle's vectors), and int8 weights.
-ort_lib="$(bash "$ROOT/scripts/models.sh" --onnxruntime | tail -n 1)"
 onnx_dir="$(bash "$ROOT/scripts/models.sh" --onnx | tail -n 1)"
 onnx=(MEMORY_EMBEDDINGS__PROVIDER=local MEMORY_EMBEDDINGS__MODEL_DIR="$onnx_dir"
     MEMORY_EMBEDDINGS__ONNXRUNTIME_LIBRARY="$ort_lib")
@@ -127,6 +150,7 @@ cosine "local/all-MiniLM-L6-v2 int8" "$onnx_dir" EMBED_ONNXRUNTIME_LIBRARY="$ort
 measure "minilm int8 (onnx runtime)" "${onnx[@]}" MEMORY_EMBEDDINGS__QUANTIZED=true
 cosine "minilm cosine + prf (1 doc, 0.1)" "$default_dir" HARD_SET_PRF_DOCS=1 HARD_SET_PRF_WEIGHT=0.1
 cosine "minilm cosine + prf (3 docs, 0.5)" "$default_dir" HARD_SET_PRF_DOCS=3 HARD_SET_PRF_WEIGHT=0.5
+fi
 if [[ -n ${BENCH_LLM_URL:-} && -n ${BENCH_LLM_MODEL:-} && -n ${BENCH_LLM_KEY:-} ]]; then
     measure "minilm, llm rewrite ($BENCH_LLM_MODEL)" "${default[@]}" MEMORY_SEARCH__LLM_REWRITE=true \
         MEMORY_LLM__BASE_URL="$BENCH_LLM_URL" MEMORY_LLM__MODEL="$BENCH_LLM_MODEL"

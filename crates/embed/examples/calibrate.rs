@@ -3,6 +3,8 @@
 //!
 //! ```text
 //! EMBED_PROVIDER=local EMBED_MODEL_DIR=<dir> cargo run --release -p embed --example calibrate
+//! # all-mpnet-base-v2 runs on ONNX Runtime only:
+//! EMBED_MODEL_DIR=<dir> EMBED_ONNXRUNTIME_LIBRARY=<lib> [EMBED_QUANTIZED=1] cargo run …
 //! EMBED_PROVIDER=openai EMBED_BASE_URL=https://…/v1 EMBED_API_KEY=… EMBED_MODEL=… \
 //!     cargo run --release -p embed --example calibrate
 //! ```
@@ -34,6 +36,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         base_url: var("EMBED_BASE_URL"),
         api_key: var("EMBED_API_KEY"),
         model: var("EMBED_MODEL"),
+        onnxruntime_library: var("EMBED_ONNXRUNTIME_LIBRARY").map(Into::into),
+        quantized: var("EMBED_QUANTIZED").is_some_and(|v| v == "1" || v == "true"),
         ..Default::default()
     };
     let embedder = embed::build(&config)?;

@@ -9,7 +9,8 @@ use crate::{Calibration, EmbedError, Pooling};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Provider {
-    /// all-MiniLM-L6-v2 in-process on the CPU, from `model_dir`.
+    /// A sentence-transformers model in-process on the CPU, from `model_dir`
+    /// (all-mpnet-base-v2 on ONNX Runtime in the shipped configuration, or all-MiniLM-L6-v2).
     Local,
     /// An OpenAI-compatible `POST {base_url}/embeddings`.
     #[serde(rename = "openai")]
@@ -37,8 +38,9 @@ pub enum Runtime {
 /// ```toml
 /// [embed]
 /// provider = "local"             # "local" | "openai" | "none"
-/// model_dir = "models/all-minilm-l6-v2"  # the directory scripts/models.sh prints
-/// model = "bge-small-en-v1.5"    # the name stored with the vectors (default: all-MiniLM-L6-v2)
+/// model_dir = "models/all-mpnet-base-v2"  # the directory scripts/models.sh prints
+/// model = "bge-small-en-v1.5"    # the name stored with the vectors (default: all-mpnet-base-v2
+///                                # for an MPNet directory, else all-MiniLM-L6-v2)
 /// pooling = "cls"                # optional: "mean" | "cls" (default: the directory's)
 /// query_prefix = "Represent this sentence for searching relevant passages: "
 /// passage_prefix = ""            # optional (default: the directory's prompts)
@@ -66,7 +68,8 @@ pub struct EmbedConfig {
     /// openai: sent as `Authorization: Bearer <api_key>` when set.
     pub api_key: Option<String>,
     /// openai: the model name sent in each request (required). local: the name reported by
-    /// [`crate::Embedder::name`] after `local/` (default `all-MiniLM-L6-v2`).
+    /// [`crate::Embedder::name`] after `local/` (default `all-mpnet-base-v2` for an MPNet
+    /// directory, else `all-MiniLM-L6-v2`).
     pub model: Option<String>,
     /// openai: the vector length; when set it is sent as `dimensions` and every answer is
     /// checked against it.
@@ -89,7 +92,8 @@ pub struct EmbedConfig {
     /// `prompts.passage` / `prompts.document` (e.g. E5's "passage: ").
     pub passage_prefix: Option<String>,
     /// The anchors of the calibrated similarity, as `examples/calibrate.rs` measures them.
-    /// Default: the measured anchors of all-MiniLM-L6-v2 for `local`, the identity otherwise.
+    /// Default: the measured anchors of the local model (all-mpnet-base-v2 for an MPNet
+    /// directory, else all-MiniLM-L6-v2) for `local`, the identity otherwise.
     pub calibration: Option<Calibration>,
     /// How many search-query vectors are kept for repeated queries (default
     /// [`crate::DEFAULT_QUERY_CACHE_ENTRIES`]; 0 turns the cache off). See
@@ -114,7 +118,11 @@ impl EmbedConfig {
     pub fn calibration(&self) -> Result<Calibration, EmbedError> {
         match self.calibration {
             Some(c) => Calibration::new(c.unrelated, c.paraphrase),
-            None if self.provider == Provider::Local => Ok(Calibration::LOCAL_MINILM),
+            None if self.provider == Provider::Local => Ok(self
+                .model_dir
+                .as_deref()
+                .filter(|dir| crate::local::is_mpnet_dir(dir))
+                .map_or(Calibration::LOCAL_MINILM, |_| Calibration::LOCAL_MPNET)),
             None => Ok(Calibration::IDENTITY),
         }
     }

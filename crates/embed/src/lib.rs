@@ -1,8 +1,8 @@
 //! Sentence embeddings behind one trait, chosen by configuration:
 //!
-//! - [`LocalMiniLm`]: a BERT-family sentence-transformers model (all-MiniLM-L6-v2 by default)
-//!   run in-process on the CPU with candle (or with ONNX Runtime, from the directory's
-//!   `onnx/` export), loaded from a directory holding `config.json`,
+//! - [`LocalMiniLm`]: a sentence-transformers model (all-mpnet-base-v2, MPNet, on ONNX Runtime
+//!   from the directory's `onnx/` export; or a BERT-family model such as all-MiniLM-L6-v2,
+//!   with candle or ONNX Runtime) run in-process on the CPU, loaded from a directory holding `config.json`,
 //!   `tokenizer.json` and `model.safetensors`, with the pooling and query/passage instructions
 //!   its sentence-transformers files declare (`scripts/models.sh` fetches the models). Never
 //!   touches the network.
@@ -29,7 +29,9 @@ pub use futures_util::future::BoxFuture;
 
 pub use calibration::Calibration;
 pub use config::{EmbedConfig, Provider, Runtime};
-pub use local::{DEFAULT_BATCH_SIZE, LocalMiniLm, MINILM_DIMENSIONS};
+pub use local::{
+    DEFAULT_BATCH_SIZE, LocalMiniLm, MINILM_DIMENSIONS, MINILM_NAME, MPNET_DIMENSIONS, MPNET_NAME,
+};
 pub use none::NoEmbedder;
 pub use openai::OpenAiCompatible;
 pub use passage::{DEFAULT_LEAD_WEIGHT, Passage};

@@ -13,6 +13,13 @@ use crate::{BoxFuture, EmbedConfig, EmbedError, Embedder, Pooling, Runtime, Sent
 
 /// The vector length of all-MiniLM-L6-v2.
 pub const MINILM_DIMENSIONS: usize = 384;
+/// The vector length of all-mpnet-base-v2.
+pub const MPNET_DIMENSIONS: usize = 768;
+/// The name a local model's vectors carry unless `model` is set: by the directory's
+/// `model_type`.
+pub const MINILM_NAME: &str = "all-MiniLM-L6-v2";
+/// See [`MINILM_NAME`].
+pub const MPNET_NAME: &str = "all-mpnet-base-v2";
 /// Texts per forward pass unless configured otherwise.
 pub const DEFAULT_BATCH_SIZE: usize = 32;
 /// all-MiniLM-L6-v2's `max_seq_length` (longer texts are truncated), used when the model
@@ -21,8 +28,8 @@ const DEFAULT_MAX_SEQ_LEN: usize = 256;
 /// Bytes kept per token of the window (see `Inner::max_text_bytes`).
 const BYTES_PER_TOKEN_BOUND: usize = 32;
 
-/// A BERT-family sentence-embedding model (all-MiniLM-L6-v2 by default) run on the CPU, by
-/// candle or by ONNX Runtime ([`crate::Runtime`]): tokenise with truncation and per-batch
+/// A BERT-family (all-MiniLM-L6-v2) or MPNet (all-mpnet-base-v2) sentence-embedding model run
+/// on the CPU, by candle (BERT only) or by ONNX Runtime ([`crate::Runtime`]): tokenise with truncation and per-batch
 /// padding, run the encoder, pool (mean over the
 /// attention mask, or the CLS token, as the model directory or the settings say),
 /// L2-normalise. Query and passage instructions are added by [`Embedder::embed_query`] and
@@ -150,7 +157,7 @@ impl LocalMiniLm {
         let dir = config.model_dir.as_deref().ok_or_else(|| {
             EmbedError::Config("provider \"local\" needs model_dir (see scripts/models.sh)".into())
         })?;
-        let model = config.model.as_deref().unwrap_or("all-MiniLM-L6-v2");
+        let model = config.model.as_deref();
         let mut sentence = SentenceConfig::read(dir)?;
         if let Some(pooling) = config.pooling {
             sentence.pooling = pooling;
@@ -189,7 +196,7 @@ impl LocalMiniLm {
 
     fn load_with(
         dir: &Path,
-        model_name: &str,
+        model_name: Option<&str>,
         batch_size: usize,
         pooling: Pooling,
         runtime: &LoadRuntime,
@@ -200,18 +207,24 @@ impl LocalMiniLm {
 
         let config_text = std::fs::read_to_string(dir.join("config.json"))
             .map_err(|e| load_err("config.json", &e))?;
-        let bert_config: BertConfig =
+        let model_config: ModelConfig =
             serde_json::from_str(&config_text).map_err(|e| load_err("config.json", &e))?;
+        let mpnet = model_config.is_mpnet();
+        let model_name = model_name.unwrap_or(if mpnet { MPNET_NAME } else { MINILM_NAME });
 
         let max_seq_len = read_max_seq_len(dir)?
             .unwrap_or(DEFAULT_MAX_SEQ_LEN)
-            .min(bert_config.max_position_embeddings);
+            .min(model_config.positions());
 
         let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
             .map_err(|e| load_err("tokenizer.json", &e))?;
+        // The directory's own padding token (MPNet's `<pad>`, whose id its position ids
+        // count from), else BERT's `[PAD]`.
         let pad_id = tokenizer
-            .token_to_id("[PAD]")
-            .unwrap_or(bert_config.pad_token_id as u32);
+            .get_padding()
+            .map(|p| p.pad_id)
+            .or_else(|| tokenizer.token_to_id("[PAD]"))
+            .unwrap_or(model_config.pad_token_id);
         tokenizer
             .with_truncation(Some(TruncationParams {
                 direction: TruncationDirection::Right,
@@ -224,7 +237,17 @@ impl LocalMiniLm {
         tokenizer.with_padding(None);
 
         let (encoder, name) = match runtime {
+            LoadRuntime::Candle if mpnet => {
+                return Err(EmbedError::Config(format!(
+                    "{}: MPNet runs on ONNX Runtime only: set onnxruntime_library \
+                     (scripts/models.sh --onnxruntime prints it) and export the model \
+                     (scripts/models.sh --onnx {MPNET_NAME})",
+                    dir.display()
+                )));
+            }
             LoadRuntime::Candle => {
+                let bert_config: BertConfig =
+                    serde_json::from_str(&config_text).map_err(|e| load_err("config.json", &e))?;
                 // Buffered rather than memory-mapped: mapping a file needs `unsafe`, and the
                 // weights are small.
                 let weights = std::fs::read(dir.join("model.safetensors"))
@@ -245,7 +268,7 @@ impl LocalMiniLm {
             } => {
                 let graph = crate::onnx::graph_path(dir, *quantized);
                 let encoder =
-                    OnnxEncoder::load(&graph, library, *threads, bert_config.hidden_size)?;
+                    OnnxEncoder::load(&graph, library, *threads, model_config.hidden_size)?;
                 // Full precision computes the vectors candle does (cosine 1 − 1e-7); int8
                 // weights do not, so their vectors carry a name of their own.
                 let name = if *quantized {
@@ -262,7 +285,7 @@ impl LocalMiniLm {
             dir = %dir.display(),
             %name,
             runtime = if matches!(encoder, Encoder::Candle(_)) { "candle" } else { "onnx" },
-            dimensions = bert_config.hidden_size,
+            dimensions = model_config.hidden_size,
             max_seq_len,
             ?pooling,
             "local embedding model loaded"
@@ -270,7 +293,7 @@ impl LocalMiniLm {
         let inner = Arc::new(Inner {
             encoder,
             tokenizer,
-            dimensions: bert_config.hidden_size,
+            dimensions: model_config.hidden_size,
             batch_size: batch_size.max(1),
             pad_id,
             max_text_bytes: max_seq_len * BYTES_PER_TOKEN_BOUND,
@@ -297,6 +320,44 @@ impl LocalMiniLm {
     pub fn embed_blocking(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
         self.inner.embed(texts)
     }
+}
+
+/// What the embedder reads of `config.json`, for BERT and MPNet alike (MPNet's lacks BERT's
+/// `type_vocab_size`, so candle's BERT config cannot read it).
+#[derive(serde::Deserialize)]
+pub(crate) struct ModelConfig {
+    #[serde(default)]
+    model_type: Option<String>,
+    hidden_size: usize,
+    max_position_embeddings: usize,
+    #[serde(default)]
+    pad_token_id: u32,
+}
+
+impl ModelConfig {
+    fn is_mpnet(&self) -> bool {
+        self.model_type.as_deref() == Some("mpnet")
+    }
+
+    /// The longest input the position embeddings cover: MPNet's position ids start after the
+    /// padding token's id (as RoBERTa's do), so its first `pad_token_id + 1` rows are unused.
+    fn positions(&self) -> usize {
+        if self.is_mpnet() {
+            self.max_position_embeddings
+                .saturating_sub(self.pad_token_id as usize + 1)
+        } else {
+            self.max_position_embeddings
+        }
+    }
+}
+
+/// Whether `dir/config.json` is an MPNet model's (`model_type` "mpnet"); false when it cannot
+/// be read (loading the model then says why).
+pub(crate) fn is_mpnet_dir(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join("config.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str::<ModelConfig>(&text).ok())
+        .is_some_and(|c| c.is_mpnet())
 }
 
 /// Whether the tokenizer gives a word and its lowercase the same tokens (its normaliser

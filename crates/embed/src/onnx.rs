@@ -1,8 +1,9 @@
-//! The BERT encoder run by ONNX Runtime, loaded at run time from its shared library (the one
-//! the PyPI `onnxruntime` wheel ships; `scripts/models.sh --onnx` exports the graph and prints
-//! where the library is). Inputs `input_ids`, `attention_mask`, `token_type_ids` (int64,
-//! batch × sequence), output `last_hidden_state` (batch × sequence × hidden): the layout of
-//! Hugging Face's ONNX exports, so a model directory's own `onnx/model.onnx` works too.
+//! The encoder (BERT or MPNet) run by ONNX Runtime, loaded at run time from its shared library
+//! (the one the PyPI `onnxruntime` wheel ships; `scripts/models.sh --onnx` exports the graph
+//! and prints where the library is). Inputs `input_ids`, `attention_mask` and, for BERT,
+//! `token_type_ids` (int64, batch × sequence; MPNet has no token types), output
+//! `last_hidden_state` (batch × sequence × hidden): the layout of Hugging Face's ONNX exports,
+//! so a model directory's own `onnx/model.onnx` works too.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -55,6 +56,8 @@ pub(crate) struct OnnxEncoder {
     /// `Session::run` takes `&mut self`; a pass already uses every configured thread.
     session: Mutex<Session>,
     hidden: usize,
+    /// Whether the graph takes `token_type_ids` (BERT's do, MPNet's do not).
+    token_types: bool,
 }
 
 impl OnnxEncoder {
@@ -87,11 +90,13 @@ impl OnnxEncoder {
             .and_then(|b| b.with_inter_op_spinning(false).map_err(Into::into))
             .and_then(|mut b| b.commit_from_file(graph))
             .map_err(|e| load_err(&e))?;
-        for name in ["input_ids", "attention_mask", "token_type_ids"] {
-            if !session.inputs().iter().any(|i| i.name() == name) {
+        let has_input = |name: &str| session.inputs().iter().any(|i| i.name() == name);
+        for name in ["input_ids", "attention_mask"] {
+            if !has_input(name) {
                 return Err(load_err(&format!("the graph has no input `{name}`")));
             }
         }
+        let token_types = has_input("token_type_ids");
         if !session
             .outputs()
             .iter()
@@ -102,6 +107,7 @@ impl OnnxEncoder {
         Ok(Self {
             session: Mutex::new(session),
             hidden,
+            token_types,
         })
     }
 
@@ -119,11 +125,13 @@ impl OnnxEncoder {
             let values: Vec<i64> = values.iter().map(|&v| i64::from(v)).collect();
             Tensor::from_array(([n, len], values)).map_err(inference)
         };
-        let inputs = ort::inputs![
+        let mut inputs = ort::inputs![
             "input_ids" => tensor(ids)?,
             "attention_mask" => tensor(mask)?,
-            "token_type_ids" => tensor(type_ids)?,
         ];
+        if self.token_types {
+            inputs.push(("token_type_ids".into(), tensor(type_ids)?.into()));
+        }
         let mut session = self.session.lock().unwrap_or_else(|e| e.into_inner());
         let outputs = session.run(inputs).map_err(inference)?;
         let (shape, hidden) = outputs["last_hidden_state"]

@@ -43,3 +43,40 @@ async fn committed_local_anchors_match_the_measurement() {
     assert!(median(&measured.paraphrase) >= PARAPHRASE_SCORE);
     assert!(median(&measured.unrelated) <= 0.1);
 }
+
+/// all-mpnet-base-v2's committed anchors, at full precision and with int8 weights. Needs
+/// `EMBED_MPNET_DIR` and `EMBED_ONNXRUNTIME_LIBRARY` (`scripts/run-tests.sh` sets both).
+#[tokio::test]
+async fn committed_mpnet_anchors_match_the_measurement() {
+    let (Some(dir), Some(library)) = (
+        std::env::var_os("EMBED_MPNET_DIR"),
+        std::env::var_os("EMBED_ONNXRUNTIME_LIBRARY"),
+    ) else {
+        eprintln!("SKIPPED: EMBED_MPNET_DIR or EMBED_ONNXRUNTIME_LIBRARY is unset");
+        return;
+    };
+    let committed = Calibration::LOCAL_MPNET;
+    for quantized in [false, true] {
+        let model = embed::build(&embed::EmbedConfig {
+            provider: embed::Provider::Local,
+            model_dir: Some(dir.clone().into()),
+            onnxruntime_library: Some(library.clone().into()),
+            quantized,
+            ..Default::default()
+        })
+        .expect("all-mpnet-base-v2 loads");
+        let measured = calibration::measure(model.as_ref(), &ParaphraseSet::repository())
+            .await
+            .unwrap();
+        let fresh = measured.calibration().unwrap();
+        assert!(
+            (fresh.unrelated - committed.unrelated).abs() < 0.008
+                && (fresh.paraphrase - committed.paraphrase).abs() < 0.008,
+            "int8 {quantized}: measured {fresh:?}, committed {committed:?}: update \
+             Calibration::LOCAL_MPNET"
+        );
+        let median = |v: &[f32]| committed.score(calibration::quantile(v, 0.5));
+        assert!(median(&measured.paraphrase) >= PARAPHRASE_SCORE);
+        assert!(median(&measured.unrelated) <= 0.1);
+    }
+}

@@ -17,6 +17,9 @@ pub type Probe = Arc<dyn Fn() -> BoxFuture<'static, Result<(), String>> + Send +
 pub struct Readiness {
     probes: Vec<(&'static str, Probe, Need)>,
     timeout: Duration,
+    /// What the process runs with, answered beside the checks (memory-api: the embedding
+    /// model it loaded).
+    facts: Map<String, Value>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -32,7 +35,15 @@ impl Readiness {
         Self {
             probes: Vec::new(),
             timeout,
+            facts: Map::new(),
         }
+    }
+
+    /// A fact `/readyz` and `/healthz/details` answer beside the checks, e.g.
+    /// `embedding_model`. Never a secret nor an address.
+    pub fn with_fact(mut self, name: &str, value: Value) -> Self {
+        self.facts.insert(name.to_owned(), value);
+        self
     }
 
     /// A check `/readyz` fails without.
@@ -124,14 +135,16 @@ pub async fn healthz() -> HttpResponse {
     tag = "operations",
     responses(
         (status = 200, description = "Every required dependency answers"),
-        (status = 503, description = "A required dependency does not answer; `checks` names each check `ok` or `failed` (the cause is logged, never answered)"),
+        (status = 503, description = "A required dependency does not answer; `checks` names each check `ok` or `failed` (the cause is logged, never answered)."),
     )
 )]
 pub async fn readyz(readiness: web::Data<Readiness>) -> HttpResponse {
     let results = readiness.check(false).await;
     let ready = results.iter().all(|r| r.ok);
     let checks = checks_map(&results);
-    let body = json!({ "status": if ready { "ready" } else { "unavailable" }, "checks": checks });
+    let mut body =
+        json!({ "status": if ready { "ready" } else { "unavailable" }, "checks": checks });
+    add_facts(&mut body, &readiness);
     if ready {
         HttpResponse::Ok().json(body)
     } else {
@@ -159,9 +172,20 @@ pub async fn health_details(readiness: web::Data<Readiness>) -> HttpResponse {
         (true, false) => "degraded",
         (true, true) => "ok",
     };
-    HttpResponse::Ok().json(json!({
+    let mut body = json!({
         "status": status,
         "ready": ready,
         "checks": checks_map(&results),
-    }))
+    });
+    add_facts(&mut body, &readiness);
+    HttpResponse::Ok().json(body)
+}
+
+/// The readiness facts, beside `status` and `checks` (never replacing them).
+fn add_facts(body: &mut Value, readiness: &Readiness) {
+    if let Some(body) = body.as_object_mut() {
+        for (name, value) in &readiness.facts {
+            body.entry(name.clone()).or_insert_with(|| value.clone());
+        }
+    }
 }

@@ -118,6 +118,9 @@ pub struct ApiSpec<S, St> {
     /// First-party JWTs the gate accepts besides the service's credentials (memory's
     /// dashboard); `None`: none.
     pub jwt: Option<Arc<auth::jwt::JwtVerifier>>,
+    /// Facts `/readyz` and `/healthz/details` answer beside their checks (memory-api: the
+    /// embedding model); empty: none.
+    pub facts: Vec<(&'static str, serde_json::Value)>,
 }
 
 /// What one HTTP worker's handlers use. Each worker has its own pool and its own credential
@@ -187,7 +190,12 @@ where
     let metrics = Metrics::new(spec.service);
     let lookups = auth::lookup_counter();
     metrics.register(Box::new(lookups.clone()));
-    let readiness = infra.readiness();
+    let readiness = spec
+        .facts
+        .iter()
+        .fold(infra.readiness(), |r, (name, value)| {
+            r.with_fact(name, value.clone())
+        });
     crate::dependencies::spawn_gauge(readiness.clone(), &metrics, shutdown_rx.clone());
     if let Some(fallback) = infra.limiter.fallback_metrics() {
         for collector in fallback.collectors() {

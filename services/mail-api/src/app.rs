@@ -202,6 +202,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
             ],
             challenge,
             jwt: None,
+            facts: Vec::new(),
         },
     )
     .await?;

@@ -74,6 +74,11 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     let embedder = tokio::task::spawn_blocking(move || embed::build(&config))
         .await?
         .map_err(|e| anyhow::anyhow!("embeddings: {e}"))?;
+    // `/readyz` names the model the vectors are made with (null: keyword search only).
+    let embedding_model = match settings.embeddings.provider {
+        embed::Provider::None => serde_json::Value::Null,
+        _ => serde_json::Value::from(embedder.name()),
+    };
     let model = llm::ChatModel::from_settings(&settings.llm)
         .map_err(|e| anyhow::anyhow!("MEMORY_{e}"))?
         .map(Arc::new);
@@ -143,6 +148,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
             gated: Vec::new(),
             challenge,
             jwt,
+            facts: vec![("embedding_model", embedding_model)],
         },
     )
     .await?;

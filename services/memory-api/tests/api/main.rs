@@ -11,6 +11,7 @@ mod contract;
 mod datasets;
 mod decisions;
 mod downloads;
+mod embedding_model;
 mod embedding_pass;
 mod errors;
 mod events;

@@ -14,6 +14,7 @@ pub mod conversions;
 pub mod delivery_ops;
 pub mod delivery_settings;
 pub mod domains;
+pub mod drafts;
 pub mod emails;
 pub mod enrollments;
 pub mod events;
@@ -71,6 +72,7 @@ pub const ROUTES: &[&[Route]] = &[
     delivery_ops::ROUTES,
     delivery_settings::ROUTES,
     domains::ROUTES,
+    drafts::ROUTES,
     emails::ROUTES,
     enrollments::ROUTES,
     events::ROUTES,

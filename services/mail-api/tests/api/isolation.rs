@@ -151,6 +151,8 @@ struct Owner {
     delivery: String,
     /// Its site's own sending domain (`<marker>.example`).
     domain: String,
+    /// A pending draft of its own (its subject and HTML carry the marker).
+    draft: String,
 }
 
 async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &Planted) -> Owner {
@@ -253,6 +255,12 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
         &call(Method::POST, "/api/v1/domains", Some(domain)).await,
         "id",
     );
+    let draft = json!({"site_id": site, "subject": format!("{SHARED_WORD} draft {marker}"),
+        "body_html": format!("<p>{marker}</p>")});
+    let draft = id_of(
+        &call(Method::POST, "/api/v1/drafts", Some(draft)).await,
+        "id",
+    );
     let member = json!({"email": format!("team-{marker}@example.com"), "role": "viewer"});
     call(Method::POST, "/api/v1/team", Some(member)).await;
 
@@ -335,6 +343,7 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
     ))
     .await;
     Owner {
+        draft,
         webhook,
         delivery,
         domain,
@@ -419,6 +428,7 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
             (victim.contact_id.clone(), None)
         }
         ("/api/v1/campaign-steps/{id}", "id") => (victim.step.clone(), None),
+        (path, "id") if path.starts_with("/api/v1/drafts/{id}") => (victim.draft.clone(), None),
         ("/api/v1/webhook-subscriptions/{id}", "id") => (victim.webhook.clone(), None),
         ("/api/v1/webhook-deliveries/{id}/replay", "id") => (victim.delivery.clone(), None),
         (path, "id") if path.starts_with("/api/v1/sites/{id}/") => (victim.site.clone(), None),
@@ -478,6 +488,8 @@ fn body_for(op: &Operation) -> Option<Value> {
             json!({"site_id": Uuid::nil(), "segment_id": Uuid::nil()})
         }
         ("PATCH", "/api/v1/campaign-steps/{id}") => json!({"subject": "renamed"}),
+        ("POST", "/api/v1/drafts/{id}/reject") => json!({"reason": "probe"}),
+        ("POST", "/api/v1/drafts/{id}/promote") => json!({}),
         ("PUT", "/api/v1/sites/{id}/send-policy") => json!({"timezone": "UTC"}),
         ("PUT", "/api/v1/sites/{id}/warmup") => json!({"daily_limits": [1]}),
         ("PUT", "/api/v1/chat-alerts") => json!({"url": "https://chat.example.com/overwritten"}),
@@ -725,6 +737,7 @@ async fn still_intact(h: &Harness, owner: &Owner) -> Vec<String> {
         format!("/api/v1/campaign-steps/{}", owner.step),
         format!("/api/v1/webhook-subscriptions/{}", owner.webhook),
         format!("/api/v1/domains/{}", owner.domain),
+        format!("/api/v1/drafts/{}", owner.draft),
     ];
     for path in own {
         let (status, body) = send(h, &owner.key, Method::GET, &path, None).await;

@@ -11,6 +11,7 @@ mod contacts;
 mod contract;
 mod conversions;
 mod dns_server;
+mod drafts;
 mod domains;
 mod errors;
 mod events;

@@ -8,6 +8,7 @@ mod campaigns;
 mod contacts;
 mod delivery_ops;
 mod domains;
+mod drafts;
 mod gdpr;
 mod segments;
 mod sites;
@@ -25,6 +26,7 @@ pub fn all() -> Vec<Tool> {
         campaign_management::tools(),
         contacts::tools(),
         segments::tools(),
+        drafts::tools(),
         sites::tools(),
         gdpr::tools(),
         templates::tools(),

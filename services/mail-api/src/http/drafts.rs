@@ -97,9 +97,7 @@ pub async fn get(
     state: web::Data<AppState>,
     id: web::Path<Uuid>,
 ) -> Result<web::Json<DraftRecord>, ApiError> {
-    get_draft(&state, caller.owner_id, *id)
-        .await
-        .map(web::Json)
+    get_draft(&state, caller.owner_id, *id).await.map(web::Json)
 }
 
 /// Approve a pending draft (a person's credential: an OAuth client's token answers 403).
@@ -149,7 +147,9 @@ pub async fn reject(
     id: web::Path<Uuid>,
     body: http_kit::Json<RejectDraft>,
 ) -> Result<web::Json<DraftRecord>, ApiError> {
-    reject_draft(&state, &caller, *id, &body).await.map(web::Json)
+    reject_draft(&state, &caller, *id, &body)
+        .await
+        .map(web::Json)
 }
 
 /// Make an approved draft a campaign's step: the last step of `campaign_id`, or the first of

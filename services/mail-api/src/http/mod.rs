@@ -3,6 +3,7 @@
 
 pub mod account;
 pub mod analytics;
+pub mod approvals;
 pub mod body;
 pub mod campaign_schedule;
 pub mod campaign_steps;
@@ -62,6 +63,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 pub const ROUTES: &[&[Route]] = &[
     account::ROUTES,
     analytics::ROUTES,
+    approvals::ROUTES,
     campaign_schedule::ROUTES,
     campaign_steps::ROUTES,
     campaigns::ROUTES,

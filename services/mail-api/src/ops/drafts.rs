@@ -164,14 +164,13 @@ pub async fn get_draft(
         .and_then(DraftRecord::try_from)
 }
 
-#[derive(Debug, Deserialize, IntoParams, ToSchema)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct DraftFilter {
     /// Only this site's drafts (404 when it is not a site of the project).
     pub site_id: Option<Uuid>,
     /// Only drafts in this status.
     #[param(inline)]
-    #[schema(inline)]
     pub status: Option<DraftStatus>,
 }
 
@@ -248,7 +247,14 @@ pub async fn reject_draft(
     id: Uuid,
     req: &RejectDraft,
 ) -> Result<DraftRecord, ApiError> {
-    decide(state, caller, id, DraftStatus::Rejected, req.reason.as_deref()).await
+    decide(
+        state,
+        caller,
+        id,
+        DraftStatus::Rejected,
+        req.reason.as_deref(),
+    )
+    .await
 }
 
 async fn decide(
@@ -393,7 +399,10 @@ async fn promote(
                 accepts_new_contacts: true,
                 steps: Vec::new(),
             };
-            insert_campaign(conn, project_id, &fields).await?.campaign.id
+            insert_campaign(conn, project_id, &fields)
+                .await?
+                .campaign
+                .id
         }
     };
     let step = StepInput(StepFields {

@@ -57,7 +57,11 @@ async fn a_draft_is_approved_by_a_person_and_promoted_once() {
     assert_eq!((status, &again), (200, &approved));
     // An approved draft is not rejected afterwards.
     let res = h
-        .post_json(&t.write, &format!("{path}/reject"), &json!({"reason": "late"}))
+        .post_json(
+            &t.write,
+            &format!("{path}/reject"),
+            &json!({"reason": "late"}),
+        )
         .await;
     let err = expect_error(res, 409, "INVALID_TRANSITION").await;
     assert_eq!(err.details["from"], "approved");
@@ -104,7 +108,10 @@ async fn a_draft_is_approved_by_a_person_and_promoted_once() {
     .await;
     assert_eq!(status, 200, "{promoted}");
     let steps = promoted["campaign"]["steps"].as_array().unwrap();
-    assert_eq!(field_of_each(&json!({"data": steps}), "subject"), ["Spring sale", "Reminder"]);
+    assert_eq!(
+        field_of_each(&json!({"data": steps}), "subject"),
+        ["Spring sale", "Reminder"]
+    );
     assert_eq!(steps[1]["step_order"], 2);
 
     // A rejection says why, and a rejected draft is never promoted.
@@ -180,7 +187,9 @@ async fn the_draft_tools_act_like_their_routes() {
     let id = draft["id"].as_str().unwrap().to_owned();
     let path = format!("/api/v1/drafts/{id}");
     assert_eq!(json(h.get_with(&t.read, &path).await).await, draft);
-    let got = h.tool_ok(&t.read, "get_draft", json!({"draft_id": id})).await;
+    let got = h
+        .tool_ok(&t.read, "get_draft", json!({"draft_id": id}))
+        .await;
     assert_eq!(got, draft);
     let listed = h
         .tool_ok(&t.read, "list_drafts", json!({"status": "pending"}))
@@ -188,7 +197,11 @@ async fn the_draft_tools_act_like_their_routes() {
     assert_eq!(field_of_each(&listed, "id"), [id.clone()]);
 
     let res = h
-        .tool(&t.write, "promote_draft_to_campaign", json!({"draft_id": id}))
+        .tool(
+            &t.write,
+            "promote_draft_to_campaign",
+            json!({"draft_id": id}),
+        )
         .await;
     expect_error(res, 409, "DRAFT_NOT_APPROVED").await;
     let approved = h

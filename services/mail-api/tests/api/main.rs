@@ -1,6 +1,7 @@
 //! mail-api over HTTP against the real PostgreSQL (and Redis where said).
 
 mod analytics;
+mod approvals;
 mod auth;
 mod campaign_engine;
 mod campaign_routes;
@@ -11,8 +12,8 @@ mod contacts;
 mod contract;
 mod conversions;
 mod dns_server;
-mod drafts;
 mod domains;
+mod drafts;
 mod errors;
 mod events;
 mod export;

@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 use crate::domain::tool_group::Group;
 use crate::mcp::registry::{Body, Paged, Params, Tool, declare};
+use crate::ops::approvals::gate::{change_campaign_status_gated, launch_campaign_gated};
 use crate::ops::campaigns::enrollments::{
     EnrollSegment, enroll_contact, enroll_segment, enrollment_status, unenroll_contact,
 };
@@ -20,7 +21,6 @@ use crate::ops::campaigns::steps::{
     StepInput, StepUpdateFields, UpdateStep, add_step, delete_step, get_step, list_campaign_steps,
     update_step,
 };
-use crate::ops::approvals::gate::{change_campaign_status_gated, launch_campaign_gated};
 use crate::ops::campaigns::{
     CampaignFilter, CampaignStatus, CloneCampaign, CreateCampaign, LaunchCampaign, UpdateCampaign,
     clone_campaign, create_campaign, delete_campaign, get_campaign, list_campaigns,

@@ -3,6 +3,7 @@
 
 mod account;
 mod analytics;
+mod approvals;
 mod campaign_management;
 mod campaigns;
 mod contacts;
@@ -35,6 +36,7 @@ pub fn all() -> Vec<Tool> {
         warmup::tools(),
         account::tools(),
         webhooks::tools(),
+        approvals::tools(),
     ]
     .into_iter()
     .flatten()

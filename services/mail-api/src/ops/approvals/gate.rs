@@ -93,6 +93,7 @@ pub async fn launch_campaign_gated(
             .map(Some)
         })
         .await?;
+    drop(conn);
     match pending {
         Some(pending) => Gated::Pending(pending),
         None => Gated::Done(launch_campaign(state, caller.owner_id, key, req).await?),
@@ -122,8 +123,7 @@ pub async fn change_campaign_status_gated(
                 if from == to || !from.may_become(to) {
                     return Ok(None);
                 }
-                let Some(held) = needs_approval(conn, caller, |p| p.campaign_launch).await?
-                else {
+                let Some(held) = needs_approval(conn, caller, |p| p.campaign_launch).await? else {
                     return Ok(None);
                 };
                 let summary = format!(
@@ -174,7 +174,9 @@ pub(super) async fn execute(
             let row = campaigns::get(conn, project_id, args.campaign_id)
                 .await?
                 .ok_or_else(|| flows::campaign_not_found(args.campaign_id))?;
-            Ok(serde_json::to_value(crate::ops::campaigns::Campaign::try_from(row)?)?)
+            Ok(serde_json::to_value(
+                crate::ops::campaigns::Campaign::try_from(row)?,
+            )?)
         }
     }
 }

@@ -50,7 +50,8 @@ impl AppliesTo {
     }
 }
 
-/// A project's approval policy. Unknown fields are refused; every field is required on `PUT`.
+/// A project's approval policy. Unknown fields are refused; a threshold left out is null
+/// (never).
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct ApprovalPolicy {
     #[schema(inline)]
@@ -163,7 +164,9 @@ pub async fn put_policy(
 pub enum Requester {
     OauthClient,
     AgentKey,
-    ApiKey { admin: bool },
+    ApiKey {
+        admin: bool,
+    },
     /// A first-party session (no key of the project): a person.
     Person,
 }
@@ -178,7 +181,10 @@ impl Requester {
     }
 }
 
-async fn requester_of(conn: &mut AsyncPgConnection, caller: &Caller) -> Result<Requester, ApiError> {
+async fn requester_of(
+    conn: &mut AsyncPgConnection,
+    caller: &Caller,
+) -> Result<Requester, ApiError> {
     let marks = approvals::key_marks(conn, caller.owner_id, caller.key_id).await?;
     Ok(match (caller.origin, marks) {
         (Origin::Connector, Some(_)) => Requester::AgentKey,
@@ -277,10 +283,14 @@ impl TryFrom<Approval> for ApprovalRecord {
             } else {
                 crate::ops::campaigns::parse_name(&a.status)?
             },
-            arguments_sha256: a.arguments_hash.iter().map(|b| format!("{b:02x}")).collect(),
+            arguments_sha256: a
+                .arguments_hash
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect(),
             id: a.id,
             summary: a.summary,
-            arguments: a.arguments,
+            arguments: canonical(&a.arguments),
             requester: a.requester,
             requested_by: a.requested_by,
             decided_by: a.decided_by,
@@ -505,15 +515,16 @@ async fn decide(
             else {
                 return Ok(None);
             };
-            if hash_of(&row.arguments)[..] != row.arguments_hash[..] {
+            // Read back from jsonb, whose key order is its own: canonical again.
+            if hash_of(&canonical(&row.arguments))[..] != row.arguments_hash[..] {
                 return Err(ApiError::internal(
                     "an approval's arguments no longer match their hash",
                 ));
             }
             let mut record = ApprovalRecord::try_from(row)?;
             if rejection.is_none() {
-                let result = gate::execute(conn, project_id, record.action, &record.arguments)
-                    .await?;
+                let result =
+                    gate::execute(conn, project_id, record.action, &record.arguments).await?;
                 approvals::set_result(conn, project_id, id, &result).await?;
                 record.result = Some(result);
             }
@@ -537,7 +548,9 @@ async fn decide(
         ApprovalStatus::Expired => (MailErrorCode::ApprovalExpired, "expired"),
         _ => (MailErrorCode::ApprovalDecided, "was decided already"),
     };
-    Err(ApiError::conflict(format!("approval {id} {what}: nothing was done"))
-        .with_code(code)
-        .with_details(json!({"status": record.status})))
+    Err(
+        ApiError::conflict(format!("approval {id} {what}: nothing was done"))
+            .with_code(code)
+            .with_details(json!({"status": record.status})),
+    )
 }

@@ -96,7 +96,7 @@ async fn an_agents_launch_waits_for_a_person_and_runs_once() {
     .await;
     assert_eq!(
         field_of_each(&body["result"]["structuredContent"], "id"),
-        [id.clone()]
+        std::slice::from_ref(&id)
     );
 
     // An OAuth token never decides: 403, and nothing changes.

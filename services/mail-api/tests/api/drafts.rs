@@ -194,7 +194,7 @@ async fn the_draft_tools_act_like_their_routes() {
     let listed = h
         .tool_ok(&t.read, "list_drafts", json!({"status": "pending"}))
         .await;
-    assert_eq!(field_of_each(&listed, "id"), [id.clone()]);
+    assert_eq!(field_of_each(&listed, "id"), std::slice::from_ref(&id));
 
     let res = h
         .tool(

@@ -213,6 +213,16 @@ stack_seed() {
     stack_call POST "$a/campaigns/$SEED_ENROLLING/enrollments" "$k" \
         "{\"contact_id\":\"$SEED_CONTACT\"}" >/dev/null
     stack_call POST "$a/templates" "$k" '{"name":"Welcome","brief":"Say hello"}' >/dev/null
+    # A pending draft, and an approval waiting: an agent's key asked to make the seeded
+    # campaign active (the default policy holds agents' launches back).
+    SEED_DRAFT="$(stack_call POST "$a/drafts" "$k" \
+        "{\"site_id\":\"$SEED_SITE\",\"subject\":\"Seed\",\"body_html\":\"<p>Seed</p>\"}" |
+        stack_json id)"
+    local agent
+    agent="$(stack_call POST "$a/api-keys" "$k" \
+        '{"name":"seed agent","scope":"write","agent":true}' | stack_json secret)"
+    SEED_APPROVAL="$(stack_call POST "$a/campaigns/$SEED_CAMPAIGN/status" "$agent" \
+        '{"status":"active"}' | stack_json approval_id)"
     stack_call POST "$a/suppressions" "$k" '{"email":"gone@example.com","note":"seeded"}' >/dev/null
     SEED_EMAIL="$(stack_call POST "$a/send" "$k" \
         "{\"to\":\"ada@example.com\",\"site_id\":\"$SEED_SITE\",\"subject\":\"Hello\",\"html\":\"<p>Hi <a href=\\\"https://example.com\\\">there</a></p>\"}" |
@@ -239,7 +249,7 @@ stack_seed() {
         python3 -c 'import json, sys; print(json.load(sys.stdin)["data"][0]["id"])')"
     export SEED_PRODUCT SEED_PRODUCT_ID SEED_DECISION SEED_FREE_FORM SEED_DATASET SEED_PROPOSAL \
         SEED_DRAFT_ACCOUNT SEED_DRAFT_THREAD SEED_SITE SEED_CONTACT SEED_CAMPAIGN SEED_EMAIL \
-        SEED_STEP SEED_SPARE_STEP SEED_ENROLLING \
+        SEED_STEP SEED_SPARE_STEP SEED_ENROLLING SEED_DRAFT SEED_APPROVAL \
         SEED_WORKSPACE SEED_DRIFT SEED_WEBHOOK SEED_SPARE_WEBHOOK SEED_DELIVERY \
         SEED_OPEN_TOKEN SEED_CLICK_TOKEN SEED_UNSUBSCRIBE_TOKEN
     log "seeded: product $SEED_PRODUCT, decision $SEED_DECISION, site $SEED_SITE, contact $SEED_CONTACT, email $SEED_EMAIL (sent)"

@@ -257,6 +257,16 @@ include-operation-id = "deleteCampaignStep"
 parameters = { "path.id" = "$SEED_SPARE_STEP" }
 warnings = { fail-on = true, display = ["missing_auth", $ST_WARNINGS_COMMON] }
 
+# The seeded draft and the approval waiting (api-stack.sh): decisions after the first answer
+# the documented 409, and the run's key lacks the approve right (the documented 403).
+[[operations]]
+include-operation-id-regex = "^(getDraft|approveDraft|rejectDraft|promoteDraft)$"
+parameters = { "path.id" = "$SEED_DRAFT" }
+
+[[operations]]
+include-operation-id-regex = "^(checkApproval|approveApproval|rejectApproval)$"
+parameters = { "path.id" = "$SEED_APPROVAL" }
+
 [[operations]]
 include-path-regex = "^/api/v1/sites/[{]id[}]/(send-policy|warmup|warmup/pause|warmup/resume|schedule)$"
 parameters = { "path.id" = "$SEED_SITE" }

@@ -406,6 +406,42 @@ def campaign_management(s: Service, site: str, campaign: str, contact: str) -> N
     s.call("generateEmail", 422, body={"site_id": site, "brief": "Spring seeds"})
 
 
+def drafts_and_approvals(s: Service, site: str) -> None:
+    """Drafts (written, approved or rejected, promoted to a campaign once) and approvals (the
+    policy, an action held back, approved and rejected with a key holding the approve right)."""
+    draft = s.call(
+        "createDraft",
+        201,
+        idempotency_key="draft-1",
+        body={"site_id": site, "subject": "Spring", "body_html": "<p>Spring</p>", "text": "Spring"},
+    )["id"]
+    s.call("listDrafts", 200, status="pending", limit=10)
+    s.call("getDraft", 200, id=draft)
+    s.call("approveDraft", 200, id=draft)
+    promoted = s.call("promoteDraft", 200, id=draft, body={"name": "Spring", "delay_minutes": 0})
+    other = s.call("createDraft", 201, body={"site_id": site, "subject": "Loud", "body_html": "<p>!</p>"})["id"]
+    s.call("rejectDraft", 200, id=other, body={"reason": "Off-brand"})
+
+    policy = s.call("getApprovalPolicy", 200)
+    everyone = dict(policy, applies_to="everyone", expires_after_minutes=60)
+    s.call("putApprovalPolicy", 200, body=everyone)
+    approver = s.call("createApiKey", 201, body={"name": "approver", "scope": "write", "approve": True})
+    approving = type(s.client)(
+        base_url=os.environ["MAIL_URL"],
+        token=approver["secret"],
+        raise_on_unexpected_status=False,
+        timeout=httpx.Timeout(60.0),
+    )
+    held = s.call("updateCampaignStatus", 202, id=promoted["campaign"]["id"], body={"status": "active"})
+    s.call("listPendingApprovals", 200, limit=10)
+    s.call("checkApproval", 200, id=held["approval_id"])
+    s.call("approveApproval", 200, client=approving, id=held["approval_id"])
+    emails = [{"subject": "Later", "html": "<p>Later</p>"}]
+    launch = s.call("launchCampaign", 202, body={"name": "Later", "site_id": site, "emails": emails, "audience": "none"})
+    s.call("rejectApproval", 200, client=approving, id=launch["approval_id"], body={"reason": "Not now"})
+    s.call("putApprovalPolicy", 200, body=policy)
+
+
 def oauth(s: Service, resource_metadata: str) -> None:
     """The OAuth endpoints (the browser part, HTML, is not in the documents: mail's
     tests/mcp/oauth_test.py and memory's tests/browser/dashboard_test.py drive it)."""
@@ -488,6 +524,7 @@ def mail(s: Service) -> None:
     s.call("listCampaigns", 200, site_id=site)
     s.call("trackEvent", 200, body={"email": "ada@example.com", "event": "signup", "data": {"plan": "pro"}})
     campaign_management(s, site, campaign, bob)
+    drafts_and_approvals(s, site)
     template = s.call("createTemplate", 201, idempotency_key="template-1", body={"name": "Welcome", "brief": "Say hello"})["id"]
     s.call("listTemplates", 200)
     s.call("getTemplate", 200, id=template)

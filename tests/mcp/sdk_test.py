@@ -210,7 +210,21 @@ async def webhooks(s: ClientSession, tag: str) -> None:
     check("secret" not in stored[0], "the secret is shown again")
 
 
+async def drafts(s: ClientSession, tag: str) -> None:
+    draft = await call(s, "create_draft", {"site_id": SITE, "subject": f"Draft {tag}", "body_html": "<p>Hi</p>"})
+    stored = rest_ok("GET", f"/api/v1/drafts/{draft['id']}", ADMIN)
+    check(stored["status"] == "pending" and stored["subject"] == f"Draft {tag}", f"create_draft: {stored}")
+
+
+async def approvals(s: ClientSession, tag: str) -> None:
+    listed = await call(s, "list_pending_approvals", {})
+    pending = rest_ok("GET", "/api/v1/approvals", ADMIN)["data"]
+    check(ids(listed, "data") == {a["id"] for a in pending}, f"list_pending_approvals: {listed}")
+
+
 ONE_TOOL_PER_GROUP = {
+    "drafts": drafts,
+    "approvals": approvals,
     "webhooks": webhooks,
     "gdpr": gdpr,
     "sites": sites,

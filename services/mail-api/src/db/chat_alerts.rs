@@ -11,7 +11,7 @@ use uuid::Uuid;
 use super::schema::chat_alerts;
 
 /// The events a chat alert reports.
-pub const KINDS: &[&str] = &["email.bounced", "email.complained"];
+pub const KINDS: &[&str] = &["email.bounced", "email.complained", "approval.requested"];
 
 /// What the sealed URL is bound to.
 pub fn seal_context(project_id: Uuid) -> Vec<u8> {

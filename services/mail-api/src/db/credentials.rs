@@ -30,6 +30,11 @@ pub struct ApiKey {
     pub created_at: DateTime<Utc>,
     pub expires_at: Option<DateTime<Utc>>,
     pub revoked_at: Option<DateTime<Utc>>,
+    /// An agent's key: it acts like an OAuth client (its actions follow the approval policy,
+    /// it decides nothing).
+    pub agent: bool,
+    /// The `approve` right: it may decide approvals.
+    pub approve: bool,
 }
 
 /// The authenticator's view of the mail database.
@@ -132,7 +137,12 @@ async fn find_api_key(
             owner_id: key.project_id,
             scopes: Scopes::mail(scope),
             grade: Grade::Plan(plan),
-            origin: Origin::FirstParty,
+            // An agent's key decides nothing a person decides (approvals, drafts).
+            origin: if key.agent {
+                Origin::Connector
+            } else {
+                Origin::FirstParty
+            },
             environment: Environment::Live,
             tool_groups: key.tool_groups.map(Arc::from),
             audience: None,

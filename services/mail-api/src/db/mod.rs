@@ -1,6 +1,7 @@
 //! The mail database: schema and queries, one module per table group.
 
 pub mod analytics;
+pub mod approvals;
 pub mod brand_voices;
 pub mod campaign_schedule;
 pub mod campaign_steps;
@@ -14,6 +15,7 @@ pub mod credentials;
 pub mod cron;
 pub mod delivery;
 pub mod domains;
+pub mod drafts;
 pub mod emails;
 pub mod enrollments;
 pub mod events;

@@ -72,6 +72,30 @@ pub async fn contact_unsubscribed_everywhere(
     Ok(())
 }
 
+/// `approval.requested`: an action waits for a person's approval.
+pub const APPROVAL_REQUESTED: &str = "approval.requested";
+/// `approval.decided`: a person approved or rejected an action.
+pub const APPROVAL_DECIDED: &str = "approval.decided";
+
+/// Records an event of `kind` with `data`, in the caller's transaction.
+pub async fn record(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    kind: &str,
+    data: &Value,
+) -> QueryResult<()> {
+    diesel::insert_into(outbound_events::table)
+        .values((
+            outbound_events::id.eq(Uuid::now_v7()),
+            outbound_events::project_id.eq(project_id),
+            outbound_events::kind.eq(kind),
+            outbound_events::data.eq(data),
+        ))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
 /// The project's events after `after`, oldest first.
 pub async fn list(
     conn: &mut AsyncPgConnection,

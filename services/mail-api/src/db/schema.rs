@@ -30,6 +30,8 @@ diesel::table! {
         created_at -> Timestamptz,
         expires_at -> Nullable<Timestamptz>,
         revoked_at -> Nullable<Timestamptz>,
+        agent -> Bool,
+        approve -> Bool,
     }
 }
 
@@ -291,7 +293,7 @@ diesel::table! {
         event_type -> Text,
         status -> Text,
         attempts -> Int4,
-        last_status_code -> Nullable<Int4>,
+        last_status_code -> Nullable<Integer>,
         last_error -> Nullable<Text>,
         published_at -> Nullable<Timestamptz>,
         delivered_at -> Nullable<Timestamptz>,
@@ -533,6 +535,58 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    drafts (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        site_id -> Uuid,
+        subject -> Text,
+        body_html -> Text,
+        text_body -> Nullable<Text>,
+        status -> Text,
+        reason -> Nullable<Text>,
+        decided_at -> Nullable<Timestamptz>,
+        campaign_id -> Nullable<Uuid>,
+        step_id -> Nullable<Uuid>,
+        promoted_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    approval_policies (project_id) {
+        project_id -> Uuid,
+        applies_to -> Text,
+        campaign_launch -> Bool,
+        send_recipients_per_day -> Nullable<Integer>,
+        enroll_segment_size -> Nullable<Integer>,
+        bulk_delete -> Bool,
+        expires_after_minutes -> Integer,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    approvals (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        action -> Text,
+        arguments -> Jsonb,
+        arguments_hash -> Bytea,
+        summary -> Text,
+        requested_by -> Uuid,
+        requester -> Text,
+        status -> Text,
+        reason -> Nullable<Text>,
+        decided_by -> Nullable<Uuid>,
+        decided_at -> Nullable<Timestamptz>,
+        result -> Nullable<Jsonb>,
+        expires_at -> Timestamptz,
+        created_at -> Timestamptz,
+    }
+}
+
 diesel::joinable!(projects -> accounts (account_id));
 diesel::joinable!(api_keys -> projects (project_id));
 diesel::joinable!(sites -> projects (project_id));
@@ -575,4 +629,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     site_send_policies,
     site_warmups,
     sending_domains,
+    drafts,
+    approval_policies,
+    approvals,
 );

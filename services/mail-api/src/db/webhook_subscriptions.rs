@@ -9,7 +9,7 @@ use uuid::Uuid;
 
 use super::schema::webhook_subscriptions;
 
-/// The six event kinds a subscription can ask for.
+/// The event kinds a subscription can ask for.
 pub const EVENTS: &[&str] = &[
     "campaign.completed",
     "email.bounced",
@@ -17,6 +17,8 @@ pub const EVENTS: &[&str] = &[
     "contact.unsubscribed",
     "bounce_rate.warning",
     "domain.dns_lost",
+    "approval.requested",
+    "approval.decided",
 ];
 
 /// How long the secret before a rotation keeps signing.

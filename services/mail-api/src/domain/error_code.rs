@@ -5,6 +5,9 @@
 http_kit::error_codes! {
     /// A machine-readable error code of the mail service.
     pub enum MailErrorCode {
+        ApprovalDecided = "APPROVAL_DECIDED",
+        ApprovalExpired = "APPROVAL_EXPIRED",
+        ApprovalNotFound = "APPROVAL_NOT_FOUND",
         BrokerUnavailable = "BROKER_UNAVAILABLE",
         CampaignClosed = "CAMPAIGN_CLOSED",
         CampaignNotActive = "CAMPAIGN_NOT_ACTIVE",
@@ -18,6 +21,8 @@ http_kit::error_codes! {
         DomainNotFound = "DOMAIN_NOT_FOUND",
         DomainNotVerified = "DOMAIN_NOT_VERIFIED",
         DomainTaken = "DOMAIN_TAKEN",
+        DraftNotApproved = "DRAFT_NOT_APPROVED",
+        DraftNotFound = "DRAFT_NOT_FOUND",
         DuplicateOrderId = "DUPLICATE_ORDER_ID",
         EmailNotFound = "EMAIL_NOT_FOUND",
         EnrollmentNotFound = "ENROLLMENT_NOT_FOUND",

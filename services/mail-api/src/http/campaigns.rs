@@ -15,11 +15,12 @@ use super::idempotency::{Answer, IdempotencyHeader, IdempotencyKey};
 use crate::AppState;
 // Named here by the other routes that show a campaign's type and status.
 pub use crate::domain::campaign::{CampaignStatus, CampaignType};
+use crate::ops::approvals::ApprovalRequired;
+use crate::ops::approvals::gate::{change_campaign_status_gated, launch_campaign_gated};
 use crate::ops::campaigns::{
     Campaign, CampaignDetail, CampaignFilter, CloneCampaign, CreateCampaign, LaunchCampaign,
-    Launched, StatusChange, UpdateCampaign, change_campaign_status, clone_campaign,
-    create_campaign, delete_campaign, get_campaign, launch_campaign, list_campaigns,
-    update_campaign,
+    Launched, StatusChange, UpdateCampaign, clone_campaign, create_campaign, delete_campaign,
+    get_campaign, list_campaigns, update_campaign,
 };
 
 /// The routes of this module (mounted and documented from here).
@@ -168,6 +169,7 @@ pub async fn delete(
     request_body = StatusChange,
     responses(
         (status = 200, description = "The campaign in its new status", body = Campaign),
+        (status = 202, description = "Making it active waits for a person's approval under the project's approval policy: nothing was done", body = ApprovalRequired),
         (status = 400, description = "`id` is not a UUID, or `status` is missing or not a status", body = MailError),
         (status = 403, description = "The key lacks the write scope", body = MailError),
         (status = 404, description = "Not a campaign of this project (`CAMPAIGN_NOT_FOUND`)", body = MailError),
@@ -179,10 +181,8 @@ pub async fn change_status(
     state: web::Data<AppState>,
     id: web::Path<Uuid>,
     body: http_kit::Json<StatusChange>,
-) -> Result<web::Json<Campaign>, ApiError> {
-    change_campaign_status(&state, caller.owner_id, *id, body.status)
-        .await
-        .map(web::Json)
+) -> Result<Answer, ApiError> {
+    change_campaign_status_gated(&state, &caller, *id, body.status).await
 }
 
 /// Copy a campaign and its steps into a new draft.
@@ -224,6 +224,7 @@ pub async fn clone(
     responses(
         (status = 201, description = "The active campaign and how many contacts it enrolled (or the replayed answer)", body = Launched,
             headers(("Idempotent-Replayed" = String, description = "`true` on a replayed answer"))),
+        (status = 202, description = "The launch waits for a person's approval under the project's approval policy: nothing was made or sent", body = ApprovalRequired),
         (status = 400, description = "Missing or invalid field (named in `details.field`), bad Idempotency-Key, or body too large", body = MailError),
         (status = 403, description = "The key lacks the write scope", body = MailError),
         (status = 404, description = "`site_id` is not a site of this project (`SITE_NOT_FOUND`), or a step's template is not a template of it (`TEMPLATE_NOT_FOUND`)", body = MailError),
@@ -236,5 +237,5 @@ pub async fn launch(
     key: IdempotencyKey,
     body: http_kit::Json<LaunchCampaign>,
 ) -> Result<Answer, ApiError> {
-    launch_campaign(&state, caller.owner_id, &key, &body).await
+    launch_campaign_gated(&state, &caller, &key, &body).await
 }

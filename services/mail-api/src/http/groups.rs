@@ -75,6 +75,20 @@ pub const ROUTE_GROUPS: &[(&str, &str, &[Group])] = &[
     ("GET", "/api/v1/segments/{id}/contacts", &[Contacts]),
     ("POST", "/api/v1/segments/estimate", &[Contacts]),
     ("GET", "/api/v1/segments/win-back", &[Contacts]),
+    // Approvals and their policy.
+    ("GET", "/api/v1/approvals", &[Approvals]),
+    ("GET", "/api/v1/approvals/{id}", &[Approvals]),
+    ("POST", "/api/v1/approvals/{id}/approve", &[Approvals]),
+    ("POST", "/api/v1/approvals/{id}/reject", &[Approvals]),
+    ("GET", "/api/v1/approval-policy", &[Approvals]),
+    ("PUT", "/api/v1/approval-policy", &[Approvals]),
+    // Drafts.
+    ("GET", "/api/v1/drafts", &[Drafts]),
+    ("POST", "/api/v1/drafts", &[Drafts]),
+    ("GET", "/api/v1/drafts/{id}", &[Drafts]),
+    ("POST", "/api/v1/drafts/{id}/approve", &[Drafts]),
+    ("POST", "/api/v1/drafts/{id}/reject", &[Drafts]),
+    ("POST", "/api/v1/drafts/{id}/promote", &[Drafts]),
     // Segments.
     ("GET", "/api/v1/segments", &[Segments]),
     ("POST", "/api/v1/segments", &[Segments]),

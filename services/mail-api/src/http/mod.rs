@@ -3,6 +3,7 @@
 
 pub mod account;
 pub mod analytics;
+pub mod approvals;
 pub mod body;
 pub mod campaign_schedule;
 pub mod campaign_steps;
@@ -14,6 +15,7 @@ pub mod conversions;
 pub mod delivery_ops;
 pub mod delivery_settings;
 pub mod domains;
+pub mod drafts;
 pub mod emails;
 pub mod enrollments;
 pub mod events;
@@ -61,6 +63,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 pub const ROUTES: &[&[Route]] = &[
     account::ROUTES,
     analytics::ROUTES,
+    approvals::ROUTES,
     campaign_schedule::ROUTES,
     campaign_steps::ROUTES,
     campaigns::ROUTES,
@@ -71,6 +74,7 @@ pub const ROUTES: &[&[Route]] = &[
     delivery_ops::ROUTES,
     delivery_settings::ROUTES,
     domains::ROUTES,
+    drafts::ROUTES,
     emails::ROUTES,
     enrollments::ROUTES,
     events::ROUTES,

@@ -16,6 +16,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::AppState;
+use crate::db::approvals;
 use crate::db::credentials::{self, ApiKey as ApiKeyRow};
 use crate::db::notifications::{self, kind};
 use crate::db::tenants;
@@ -143,6 +144,11 @@ pub struct ApiKey {
     pub created_at: DateTime<Utc>,
     pub expires_at: Option<DateTime<Utc>>,
     pub revoked_at: Option<DateTime<Utc>>,
+    /// An agent's key: its actions follow the approval policy like an OAuth client's, and it
+    /// approves nothing.
+    pub agent: bool,
+    /// The `approve` right: the key may approve or reject the project's pending approvals.
+    pub approve: bool,
 }
 
 impl From<ApiKeyRow> for ApiKey {
@@ -156,6 +162,8 @@ impl From<ApiKeyRow> for ApiKey {
             created_at: row.created_at,
             expires_at: row.expires_at,
             revoked_at: row.revoked_at,
+            agent: row.agent,
+            approve: row.approve,
         }
     }
 }
@@ -196,6 +204,13 @@ pub struct CreateApiKey {
     pub tool_groups: Option<Vec<Group>>,
     #[schema(schema_with = expires_at_schema)]
     pub expires_at: Option<DateTime<Utc>>,
+    /// Mark the key as an agent's (default false; a key made by an agent's key is always one):
+    /// its actions follow the approval policy, and it decides no approval nor draft.
+    pub agent: Option<bool>,
+    /// Give the key the `approve` right (default false): it may approve or reject pending
+    /// approvals. Only a person's admin key or a key with the right gives it; never with
+    /// `agent`.
+    pub approve: Option<bool>,
 }
 
 fn expires_at_schema() -> utoipa::openapi::schema::Schema {
@@ -289,6 +304,35 @@ pub fn key_limits(
     })
 }
 
+/// The `agent` mark and `approve` right of a new key made by the key `own`: an agent's key
+/// makes agents' keys only; the right comes from a person's admin key or a key that has it.
+fn key_marks(
+    own: &ApiKeyRow,
+    creator_scopes: auth::Scopes,
+    req: &CreateApiKey,
+) -> Result<(bool, bool), ApiError> {
+    let agent = match (own.agent, req.agent) {
+        (true, Some(false)) => {
+            return Err(broader("an agent's key makes agents' keys only"));
+        }
+        (true, _) => true,
+        (false, asked) => asked.unwrap_or(false),
+    };
+    let approve = req.approve.unwrap_or(false);
+    if approve && agent {
+        return Err(ApiError::invalid_field(
+            "approve",
+            "an agent's key cannot hold the approve right",
+        ));
+    }
+    if approve && !(own.approve || creator_scopes.contains(Scope::Admin)) {
+        return Err(broader(
+            "only an admin key or a key with the approve right gives the approve right",
+        ));
+    }
+    Ok((agent, approve))
+}
+
 fn broader(message: impl Into<String>) -> ApiError {
     ApiError::forbidden(message.into()).with_code(MailErrorCode::KeyBroaderThanCreator)
 }
@@ -311,6 +355,7 @@ pub async fn create_api_key(
         own.expires_at,
         req,
     )?;
+    let (agent, approve) = key_marks(&own, creator.scopes, req)?;
     let (row, credential) = conn
         .transaction::<_, diesel::result::Error, _>(async |conn| {
             let (row, credential) = credentials::create_key(
@@ -322,6 +367,14 @@ pub async fn create_api_key(
                 limits.expires_at,
             )
             .await?;
+            if agent || approve {
+                approvals::mark_key(conn, project_id, row.id, agent, approve).await?;
+            }
+            let row = ApiKeyRow {
+                agent,
+                approve,
+                ..row
+            };
             notifications::add(
                 conn,
                 project_id,

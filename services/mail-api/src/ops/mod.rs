@@ -4,6 +4,7 @@
 
 pub mod account;
 pub mod analytics;
+pub mod approvals;
 pub mod campaigns;
 pub mod chat_alerts;
 pub mod confirmations;
@@ -12,6 +13,7 @@ pub mod conversions;
 pub mod delivery_ops;
 pub mod delivery_settings;
 pub mod domains;
+pub mod drafts;
 pub mod emails;
 pub mod events;
 pub mod export;

@@ -31,6 +31,10 @@ pub enum WebhookEvent {
     BounceRateWarning,
     #[serde(rename = "domain.dns_lost")]
     DomainDnsLost,
+    #[serde(rename = "approval.requested")]
+    ApprovalRequested,
+    #[serde(rename = "approval.decided")]
+    ApprovalDecided,
 }
 
 impl WebhookEvent {
@@ -42,6 +46,8 @@ impl WebhookEvent {
             Self::ContactUnsubscribed => "contact.unsubscribed",
             Self::BounceRateWarning => "bounce_rate.warning",
             Self::DomainDnsLost => "domain.dns_lost",
+            Self::ApprovalRequested => "approval.requested",
+            Self::ApprovalDecided => "approval.decided",
         }
     }
 }

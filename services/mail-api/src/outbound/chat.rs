@@ -1,7 +1,7 @@
 //! Chat alerts on bounces and complaints: every project with a Slack-compatible incoming
 //! webhook (`PUT /chat-alerts`) gets at most one message per `chat_alert_spacing_secs`
 //! (a minute by default) summing up the `email.bounced` and `email.complained` events since
-//! the last one, posted as `{"text": …}` through the same SSRF-safe client as the webhooks.
+//! the last one (and the `approval.requested` ones: actions waiting for a person), posted as `{"text": …}` through the same SSRF-safe client as the webhooks.
 //! Safe with many replicas (`FOR UPDATE SKIP LOCKED`); a failed post is tried again, with the
 //! same events, after the spacing.
 
@@ -79,8 +79,10 @@ impl ChatAlerter {
     }
 }
 
-/// The message: counts, then the first addresses.
+/// The message: counts, then the first addresses; then the actions waiting for approval.
 pub fn text(events: &[Reported]) -> String {
+    let (approvals, events): (Vec<&Reported>, Vec<&Reported>) =
+        events.iter().partition(|e| e.kind == "approval.requested");
     let bounced = events.iter().filter(|e| e.kind == "email.bounced").count();
     let complained = events.len() - bounced;
     let mut out = format!(
@@ -88,6 +90,22 @@ pub fn text(events: &[Reported]) -> String {
         if bounced == 1 { "" } else { "s" },
         if complained == 1 { "" } else { "s" },
     );
+    if !approvals.is_empty() {
+        let _ = write!(
+            out,
+            "\n{} action{} waiting for a person's approval",
+            approvals.len(),
+            if approvals.len() == 1 { "" } else { "s" }
+        );
+        for approval in approvals.iter().take(LISTED) {
+            let what = approval
+                .data
+                .get("summary")
+                .and_then(|v| v.as_str())
+                .unwrap_or("?");
+            let _ = write!(out, "\n• to approve: {what}");
+        }
+    }
     for event in events.iter().take(LISTED) {
         let what = if event.kind == "email.bounced" {
             "bounced"

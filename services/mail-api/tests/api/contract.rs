@@ -125,7 +125,7 @@ async fn every_documented_api_route_exists_and_is_gated() {
             }
         }
     }
-    assert_eq!(gated_ops, 119);
+    assert_eq!(gated_ops, 131);
     assert_eq!(public_ops, 8);
     assert_eq!(oauth_ops, 3);
     assert_eq!(signed_ops, 6);
@@ -194,6 +194,18 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<mail_api::http::campaign_steps::__path_get>(),
         Handler::of::<mail_api::http::campaign_steps::__path_update>(),
         Handler::of::<mail_api::http::campaign_steps::__path_delete>(),
+        Handler::of::<mail_api::http::drafts::__path_list>(),
+        Handler::of::<mail_api::http::drafts::__path_create>(),
+        Handler::of::<mail_api::http::drafts::__path_get>(),
+        Handler::of::<mail_api::http::drafts::__path_approve>(),
+        Handler::of::<mail_api::http::drafts::__path_reject>(),
+        Handler::of::<mail_api::http::drafts::__path_promote>(),
+        Handler::of::<mail_api::http::approvals::__path_list>(),
+        Handler::of::<mail_api::http::approvals::__path_get>(),
+        Handler::of::<mail_api::http::approvals::__path_approve_one>(),
+        Handler::of::<mail_api::http::approvals::__path_reject_one>(),
+        Handler::of::<mail_api::http::approvals::__path_policy>(),
+        Handler::of::<mail_api::http::approvals::__path_set_policy>(),
         Handler::of::<mail_api::http::enrollments::__path_list>(),
         Handler::of::<mail_api::http::enrollments::__path_enroll>(),
         Handler::of::<mail_api::http::enrollments::__path_enroll_from_segment>(),

@@ -151,6 +151,10 @@ struct Owner {
     delivery: String,
     /// Its site's own sending domain (`<marker>.example`).
     domain: String,
+    /// A pending draft of its own (its subject and HTML carry the marker).
+    draft: String,
+    /// A pending approval of its own (its summary carries the marker).
+    approval: String,
 }
 
 async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &Planted) -> Owner {
@@ -253,6 +257,12 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
         &call(Method::POST, "/api/v1/domains", Some(domain)).await,
         "id",
     );
+    let draft = json!({"site_id": site, "subject": format!("{SHARED_WORD} draft {marker}"),
+        "body_html": format!("<p>{marker}</p>")});
+    let draft = id_of(
+        &call(Method::POST, "/api/v1/drafts", Some(draft)).await,
+        "id",
+    );
     let member = json!({"email": format!("team-{marker}@example.com"), "role": "viewer"});
     call(Method::POST, "/api/v1/team", Some(member)).await;
 
@@ -334,7 +344,19 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
          VALUES ('{run}', '{project}', '{marker}', 1)"
     ))
     .await;
+    let approval = Uuid::now_v7();
+    ids.insert(approval.to_string());
+    h.exec(&format!(
+        "INSERT INTO approvals (id, project_id, action, arguments, arguments_hash, summary, \
+           requested_by, requester, expires_at) \
+         VALUES ('{approval}', '{project}', 'activate_campaign', \
+           jsonb_build_object('campaign_id', '{campaign}'), '\\x00', '{marker}', \
+           '{project}', 'agent_key', now() + interval '1 day')"
+    ))
+    .await;
     Owner {
+        approval: approval.to_string(),
+        draft,
         webhook,
         delivery,
         domain,
@@ -419,6 +441,10 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
             (victim.contact_id.clone(), None)
         }
         ("/api/v1/campaign-steps/{id}", "id") => (victim.step.clone(), None),
+        (path, "id") if path.starts_with("/api/v1/drafts/{id}") => (victim.draft.clone(), None),
+        (path, "id") if path.starts_with("/api/v1/approvals/{id}") => {
+            (victim.approval.clone(), None)
+        }
         ("/api/v1/webhook-subscriptions/{id}", "id") => (victim.webhook.clone(), None),
         ("/api/v1/webhook-deliveries/{id}/replay", "id") => (victim.delivery.clone(), None),
         (path, "id") if path.starts_with("/api/v1/sites/{id}/") => (victim.site.clone(), None),
@@ -478,6 +504,12 @@ fn body_for(op: &Operation) -> Option<Value> {
             json!({"site_id": Uuid::nil(), "segment_id": Uuid::nil()})
         }
         ("PATCH", "/api/v1/campaign-steps/{id}") => json!({"subject": "renamed"}),
+        ("POST", "/api/v1/drafts/{id}/reject") => json!({"reason": "probe"}),
+        ("POST", "/api/v1/drafts/{id}/promote") => json!({}),
+        ("POST", "/api/v1/approvals/{id}/reject") => json!({"reason": "probe"}),
+        ("PUT", "/api/v1/approval-policy") => json!({"applies_to": "agents",
+            "campaign_launch": true, "send_recipients_per_day": null,
+            "enroll_segment_size": null, "bulk_delete": true, "expires_after_minutes": 60}),
         ("PUT", "/api/v1/sites/{id}/send-policy") => json!({"timezone": "UTC"}),
         ("PUT", "/api/v1/sites/{id}/warmup") => json!({"daily_limits": [1]}),
         ("PUT", "/api/v1/chat-alerts") => json!({"url": "https://chat.example.com/overwritten"}),
@@ -725,6 +757,8 @@ async fn still_intact(h: &Harness, owner: &Owner) -> Vec<String> {
         format!("/api/v1/campaign-steps/{}", owner.step),
         format!("/api/v1/webhook-subscriptions/{}", owner.webhook),
         format!("/api/v1/domains/{}", owner.domain),
+        format!("/api/v1/drafts/{}", owner.draft),
+        format!("/api/v1/approvals/{}", owner.approval),
     ];
     for path in own {
         let (status, body) = send(h, &owner.key, Method::GET, &path, None).await;

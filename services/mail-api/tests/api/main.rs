@@ -1,6 +1,7 @@
 //! mail-api over HTTP against the real PostgreSQL (and Redis where said).
 
 mod analytics;
+mod approvals;
 mod auth;
 mod campaign_engine;
 mod campaign_routes;
@@ -12,6 +13,7 @@ mod contract;
 mod conversions;
 mod dns_server;
 mod domains;
+mod drafts;
 mod errors;
 mod events;
 mod export;

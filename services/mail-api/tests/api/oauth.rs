@@ -99,6 +99,20 @@ async fn authorize_for(
     (param("code").expect("a code"), verifier)
 }
 
+/// An access token for `/mcp` of a new client, granted by the sign-in account of [`setup`].
+pub async fn mcp_token(h: &Harness) -> String {
+    token_for(h, "/mcp").await
+}
+
+/// An access token for the resource at `resource` (`/mcp`, `/api/v1`) of a new client.
+pub async fn token_for(h: &Harness, resource: &str) -> String {
+    let client = client(h, &register(h, REDIRECT).await);
+    let mut browser = Browser::new();
+    let (code, verifier) = authorize_for(h, &client, &mut browser, resource).await;
+    let token = exchange(&client, code, verifier).await.expect("exchanged");
+    token.access_token().secret().clone()
+}
+
 type Exchanged = Result<
     oauth2::basic::BasicTokenResponse,
     oauth2::RequestTokenError<reqwest::Error, oauth2::basic::BasicErrorResponse>,

@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 use crate::domain::tool_group::Group;
 use crate::mcp::registry::{Body, Paged, Params, Tool, declare};
+use crate::ops::approvals::gate::{change_campaign_status_gated, launch_campaign_gated};
 use crate::ops::campaigns::enrollments::{
     EnrollSegment, enroll_contact, enroll_segment, enrollment_status, unenroll_contact,
 };
@@ -22,8 +23,8 @@ use crate::ops::campaigns::steps::{
 };
 use crate::ops::campaigns::{
     CampaignFilter, CampaignStatus, CloneCampaign, CreateCampaign, LaunchCampaign, UpdateCampaign,
-    change_campaign_status, clone_campaign, create_campaign, delete_campaign, get_campaign,
-    launch_campaign, list_campaigns, update_campaign,
+    clone_campaign, create_campaign, delete_campaign, get_campaign, list_campaigns,
+    update_campaign,
 };
 use crate::ops::generate::{GenerateEmail, generate_email};
 use crate::ops::idempotency::{Answer, IdempotencyKey};
@@ -186,7 +187,7 @@ fn campaign_tools() -> Vec<Tool> {
         )
         .writes(|ctx, Body(req): Body<LaunchCampaign>| async move {
             let key = IdempotencyKey::default();
-            created(launch_campaign(&ctx.state, ctx.project_id(), &key, &req).await)
+            created(launch_campaign_gated(&ctx.state, &ctx.caller, &key, &req).await)
         }),
         declare(
             "get_campaign",
@@ -232,8 +233,9 @@ fn campaign_tools() -> Vec<Tool> {
              → archived. Other moves answer 409 INVALID_TRANSITION.",
         )
         .writes(|ctx, Body(args): Body<StatusArguments>| async move {
-            change_campaign_status(&ctx.state, ctx.project_id(), args.campaign_id, args.status)
+            change_campaign_status_gated(&ctx.state, &ctx.caller, args.campaign_id, args.status)
                 .await
+                .map(Answer::into_body)
         }),
         declare(
             "clone_campaign",

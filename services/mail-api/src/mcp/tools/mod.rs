@@ -3,11 +3,13 @@
 
 mod account;
 mod analytics;
+mod approvals;
 mod campaign_management;
 mod campaigns;
 mod contacts;
 mod delivery_ops;
 mod domains;
+mod drafts;
 mod gdpr;
 mod segments;
 mod sites;
@@ -25,6 +27,7 @@ pub fn all() -> Vec<Tool> {
         campaign_management::tools(),
         contacts::tools(),
         segments::tools(),
+        drafts::tools(),
         sites::tools(),
         gdpr::tools(),
         templates::tools(),
@@ -33,6 +36,7 @@ pub fn all() -> Vec<Tool> {
         warmup::tools(),
         account::tools(),
         webhooks::tools(),
+        approvals::tools(),
     ]
     .into_iter()
     .flatten()

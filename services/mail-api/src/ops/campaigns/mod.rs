@@ -257,7 +257,7 @@ pub async fn create_campaign(
 }
 
 /// [`create_campaign`] in the caller's transaction.
-async fn insert_campaign(
+pub async fn insert_campaign(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
     req: &CampaignFields,
@@ -425,7 +425,7 @@ pub async fn change_campaign_status(
 }
 
 /// [`change_campaign_status`] in the caller's transaction.
-async fn set_status(
+pub async fn set_status(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
     id: Uuid,
@@ -586,7 +586,7 @@ pub async fn launch_campaign(
 }
 
 /// [`launch_campaign`] in the caller's transaction.
-async fn launch(
+pub async fn launch(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
     req: &LaunchCampaign,

@@ -20,6 +20,7 @@ pub mod identity;
 pub mod inbox_drafts;
 pub mod intake;
 pub mod kernel_export;
+pub mod leads;
 pub mod landing;
 pub mod marketing;
 pub mod mif_export;
@@ -70,6 +71,7 @@ pub const ROUTES: &[&[Route]] = &[
     inbox_drafts::ROUTES,
     intake::ROUTES,
     kernel_export::ROUTES,
+    leads::ROUTES,
     marketing::ROUTES,
     mif_export::ROUTES,
     mif_import::ROUTES,

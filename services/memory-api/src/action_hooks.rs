@@ -93,7 +93,9 @@ impl ActionHookSettings {
             anyhow::anyhow!("MEMORY_ACTION_HOOK__URL is not an allowed target: {e}")
         })?;
         webhook_signature::Secret::parse(&self.secret).map_err(|_| {
-            anyhow::anyhow!("MEMORY_ACTION_HOOK__SECRET must be whsec_<base64> with MEMORY_ACTION_HOOK__URL")
+            anyhow::anyhow!(
+                "MEMORY_ACTION_HOOK__SECRET must be whsec_<base64> with MEMORY_ACTION_HOOK__URL"
+            )
         })?;
         let client = SafeClient::new(
             policy,
@@ -216,7 +218,10 @@ mod tests {
         key.verify(&read, body, now).unwrap();
         let mail = get("x-memory-signature").unwrap();
         let t = get("webhook-timestamp").unwrap();
-        assert_eq!(mail, webhook_signature::mail_signature(&[secret.as_str()], t.parse().unwrap(), body));
+        assert_eq!(
+            mail,
+            webhook_signature::mail_signature(&[secret.as_str()], t.parse().unwrap(), body)
+        );
     }
 
     #[test]
@@ -225,7 +230,10 @@ mod tests {
         assert!(settings.target().unwrap().is_none());
         settings.url = "http://127.0.0.1:9/hook".into();
         settings.secret = webhook_signature::Secret::generate();
-        assert!(settings.target().is_err(), "loopback needs allow_private_targets");
+        assert!(
+            settings.target().is_err(),
+            "loopback needs allow_private_targets"
+        );
         settings.allow_private_targets = true;
         assert!(settings.target().unwrap().is_some());
         settings.secret = "nope".into();

@@ -86,10 +86,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
             .map_err(|e| anyhow::anyhow!("MEMORY_{e}"))?,
         public_url: settings.objects.public_url.clone(),
     };
-    let hook_target = settings
-        .action_hook
-        .target()?
-        .map(Arc::new);
+    let hook_target = settings.action_hook.target()?.map(Arc::new);
     let action_hook = hook_target.is_some();
     let state_model = model.clone();
     let worker_kek = Arc::clone(&kek);

@@ -113,7 +113,9 @@ const SIGNAL_TITLE_MAX: usize = 500;
 pub fn lead_accepted_summary(ai_vendor: &str, capability: Option<&str>, content: &str) -> String {
     let quote = quote(content);
     match capability {
-        Some(capability) => format!("Accepted a {ai_vendor} connector lead ({capability}): {quote}"),
+        Some(capability) => {
+            format!("Accepted a {ai_vendor} connector lead ({capability}): {quote}")
+        }
         None => format!("Accepted a {ai_vendor} connector lead: {quote}"),
     }
 }
@@ -157,10 +159,19 @@ mod tests {
     #[test]
     fn a_lead_signal_is_its_own_and_names_the_connector() {
         let lead = uuid::Uuid::now_v7();
-        let signal = lead_signal(lead, uuid::Uuid::nil(), "claude", Some("lead.capture"), "Ada");
+        let signal = lead_signal(
+            lead,
+            uuid::Uuid::nil(),
+            "claude",
+            Some("lead.capture"),
+            "Ada",
+        );
         assert_eq!(signal.dedup_key, format!("lead:{lead}"));
         assert_eq!(signal.source, "connector:claude");
-        assert_eq!(signal.title, "A claude connector queued a lead (lead.capture)");
+        assert_eq!(
+            signal.title,
+            "A claude connector queued a lead (lead.capture)"
+        );
         assert_eq!(signal.description, "Ada");
         assert_eq!(signal.payload["lead_id"], lead.to_string());
         let capability = "x".repeat(600);

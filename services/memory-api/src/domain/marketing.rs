@@ -77,7 +77,9 @@ pub fn decision_text(
     rationale: Option<&str>,
     run_id: Uuid,
 ) -> (String, String) {
-    let priority = priority.map(|p| format!(", priority {p}")).unwrap_or_default();
+    let priority = priority
+        .map(|p| format!(", priority {p}"))
+        .unwrap_or_default();
     let decision = format!("Approved marketing action ({channel}{priority}): {action}");
     let decision: String = decision.chars().take(DECISION_MAX).collect();
     let reasoning = match rationale {
@@ -162,15 +164,26 @@ mod tests {
             ]
         );
         assert!(planned_actions(&json!({"actions": "none"})).is_empty());
-        let many: Vec<Value> = (0..80).map(|i| json!({"action": format!("a{i}")})).collect();
-        assert_eq!(planned_actions(&json!({"actions": many})).len(), MAX_ACTIONS);
+        let many: Vec<Value> = (0..80)
+            .map(|i| json!({"action": format!("a{i}")}))
+            .collect();
+        assert_eq!(
+            planned_actions(&json!({"actions": many})).len(),
+            MAX_ACTIONS
+        );
     }
 
     #[test]
     fn the_decision_names_the_action_and_the_run() {
         let run = Uuid::nil();
         let (decision, reasoning) = decision_text("email", Some(2), "Send", Some("Why"), run);
-        assert_eq!(decision, "Approved marketing action (email, priority 2): Send");
-        assert_eq!(reasoning, format!("Why\n\nProposed by autonomous marketing run {run}."));
+        assert_eq!(
+            decision,
+            "Approved marketing action (email, priority 2): Send"
+        );
+        assert_eq!(
+            reasoning,
+            format!("Why\n\nProposed by autonomous marketing run {run}.")
+        );
     }
 }

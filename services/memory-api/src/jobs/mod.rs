@@ -10,11 +10,11 @@ pub mod model_run;
 pub mod render;
 pub mod render_video;
 
+pub use action_hook::ActionHook;
 pub use background::{
     MODEL_RUNS_KEPT_DAYS, purge_once, reconcile_embedding_model, spawn_embedding_pass,
     spawn_purge_pass,
 };
-pub use action_hook::ActionHook;
 pub use bridge_generate::BridgeGenerate;
 pub use model_run::ModelRun;
 pub use render::Render;

@@ -102,7 +102,11 @@ impl Validate for LeadParams {
 }
 
 /// The caller's leads, oldest first.
-pub async fn list(pool: &Pool, caller: &Caller, params: &LeadParams) -> Result<Page<Lead>, ApiError> {
+pub async fn list(
+    pool: &Pool,
+    caller: &Caller,
+    params: &LeadParams,
+) -> Result<Page<Lead>, ApiError> {
     let limit = params.limit.unwrap_or(http_kit::pagination::DEFAULT_LIMIT);
     let after = params
         .cursor
@@ -112,7 +116,14 @@ pub async fn list(pool: &Pool, caller: &Caller, params: &LeadParams) -> Result<P
         .map(|c| c.0);
     let status = params.status.map(LeadStatus::as_str);
     let mut conn = store::conn(pool).await?;
-    let rows = leads::list(&mut conn, Owner::of(caller), status, after, i64::from(limit) + 1).await?;
+    let rows = leads::list(
+        &mut conn,
+        Owner::of(caller),
+        status,
+        after,
+        i64::from(limit) + 1,
+    )
+    .await?;
     let rows: Vec<Lead> = rows.into_iter().map(Lead::from).collect();
     Ok(Page::from_rows(rows, limit, |l| l.id))
 }

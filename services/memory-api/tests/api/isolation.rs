@@ -833,7 +833,10 @@ async fn still_intact(h: &Harness, owner: &Owner, p: &Planted) -> Vec<String> {
     let path = format!("/api/v1/leads/{}/accept", owner.lead);
     let (status, body) = send(h, &owner.key, Method::POST, &path, None).await;
     if status != 200 {
-        violations.push(format!("{}: accepting its lead: {status} {body}", owner.label));
+        violations.push(format!(
+            "{}: accepting its lead: {status} {body}",
+            owner.label
+        ));
     }
     // Its credential and its drafts (the last written under the shared account and thread
     // by its own probes) are its own.

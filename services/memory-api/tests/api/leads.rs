@@ -48,7 +48,12 @@ async fn a_lead_is_listed_signalled_and_resolved_once_by_a_first_party_credentia
     )
     .await;
     let lead_id = first["lead_id"].as_str().expect("a lead id").to_owned();
-    let second = lead(&h, &connector, json!({"raw_content": "Bob wants pricing", "requested_capability": "lead"})).await;
+    let second = lead(
+        &h,
+        &connector,
+        json!({"raw_content": "Bob wants pricing", "requested_capability": "lead"}),
+    )
+    .await;
     let second_id = second["lead_id"].as_str().unwrap().to_owned();
     // A proposal is not a lead.
     h.api(&connector)
@@ -146,7 +151,10 @@ async fn a_lead_is_listed_signalled_and_resolved_once_by_a_first_party_credentia
         summary.starts_with("Accepted a claude connector lead (Lead.capture): Jane"),
         "{summary}"
     );
-    assert_eq!(h.query("SELECT count(*) FROM free_form_entries").await, ["0"]);
+    assert_eq!(
+        h.query("SELECT count(*) FROM free_form_entries").await,
+        ["0"]
+    );
 
     let dismissed = h
         .api(&key)

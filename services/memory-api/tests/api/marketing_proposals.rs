@@ -116,8 +116,7 @@ async fn until(h: &Harness, sql: &str, want: &str) {
 }
 
 #[tokio::test]
-async fn an_autonomous_run_proposes_and_an_approval_on_the_page_decides_and_fires_the_hook_once()
-{
+async fn an_autonomous_run_proposes_and_an_approval_on_the_page_decides_and_fires_the_hook_once() {
     let stub = ChatStub::start().await;
     let plan = json!({"summary": "Grow the list", "metrics_to_watch": ["signups"], "actions": [
         {"channel": "email", "action": "Send the spring digest to every subscriber",
@@ -127,7 +126,8 @@ async fn an_autonomous_run_proposes_and_an_approval_on_the_page_decides_and_fire
     stub.reply(plan.to_string());
     let receiver = HookReceiver::start().await;
     let secret = webhook_signature::Secret::generate();
-    let (base, hook_url, hook_secret) = (stub.base_url.clone(), receiver.url.clone(), secret.clone());
+    let (base, hook_url, hook_secret) =
+        (stub.base_url.clone(), receiver.url.clone(), secret.clone());
     let h = Harness::with(move |url| {
         let mut s = settings(url);
         s.llm.base_url = base;
@@ -140,10 +140,18 @@ async fn an_autonomous_run_proposes_and_an_approval_on_the_page_decides_and_fire
     .await;
     let (user, email) = person(&h).await;
     let (_, key) = h
-        .key(user, CredentialKind::MemoryLive, &[Scope::Read, Scope::Write])
+        .key(
+            user,
+            CredentialKind::MemoryLive,
+            &[Scope::Read, Scope::Write],
+        )
         .await;
     let (_, connector) = h
-        .key(user, CredentialKind::MemoryOAuth, &[Scope::Read, Scope::Propose])
+        .key(
+            user,
+            CredentialKind::MemoryOAuth,
+            &[Scope::Read, Scope::Propose],
+        )
         .await;
     h.api(&key)
         .post(
@@ -156,7 +164,10 @@ async fn an_autonomous_run_proposes_and_an_approval_on_the_page_decides_and_fire
     // The run completes with its plan, and each action waits as a proposal.
     let run = h
         .api(&key)
-        .post("/api/v1/marketing/autonomous/run", &json!({"goal": "More signups"}))
+        .post(
+            "/api/v1/marketing/autonomous/run",
+            &json!({"goal": "More signups"}),
+        )
         .expect(202)
         .await;
     let run_id = run["id"].as_str().unwrap().to_owned();
@@ -185,7 +196,10 @@ async fn an_autonomous_run_proposes_and_an_approval_on_the_page_decides_and_fire
     assert_eq!(first["channel"], "email");
     assert_eq!(first["rationale"], "Digests convert best");
     assert_eq!(first["priority"], 1);
-    assert_eq!(first["raw_content"], "Send the spring digest to every subscriber");
+    assert_eq!(
+        first["raw_content"],
+        "Send the spring digest to every subscriber"
+    );
     assert_eq!(first["requested_capability"], "marketing.email");
     assert_eq!(first["decision_id"], Value::Null);
     assert_eq!(proposals[1]["channel"], "social");
@@ -211,7 +225,10 @@ async fn an_autonomous_run_proposes_and_an_approval_on_the_page_decides_and_fire
         .text()
         .await
         .unwrap();
-    assert!(page.contains("Send the spring digest to every subscriber"), "{page}");
+    assert!(
+        page.contains("Send the spring digest to every subscriber"),
+        "{page}"
+    );
     let res = browser
         .post_form(
             &h.server.url(&format!("/dashboard/proposals/{id}/approve")),
@@ -228,7 +245,10 @@ async fn an_autonomous_run_proposes_and_an_approval_on_the_page_decides_and_fire
         .await;
     assert_eq!(approved["status"], "approved", "{approved}");
     assert_eq!(approved["memory_entry_ids"], json!([]));
-    let decision_id = approved["decision_id"].as_str().expect("a decision").to_owned();
+    let decision_id = approved["decision_id"]
+        .as_str()
+        .expect("a decision")
+        .to_owned();
     let decision = h
         .query(&format!(
             "SELECT concat_ws('|', decision, reasoning, product_name) FROM decisions \
@@ -266,7 +286,10 @@ async fn an_autonomous_run_proposes_and_an_approval_on_the_page_decides_and_fire
     assert_eq!(body["data"]["run_id"], run_id.as_str());
     assert_eq!(body["data"]["decision_id"], decision_id.as_str());
     assert_eq!(body["data"]["channel"], "email");
-    assert_eq!(body["data"]["action"], "Send the spring digest to every subscriber");
+    assert_eq!(
+        body["data"]["action"],
+        "Send the spring digest to every subscriber"
+    );
     assert_eq!(body["data"]["priority"], 1);
 
     // Decided once; the other action is rejected: no decision, no hook.

@@ -124,7 +124,13 @@ stack_start() {
         MAIL_OAUTH__SECURE_COOKIES=false MEMORY_OAUTH__SECURE_COOKIES=false
         MAIL_OAUTH__REGISTER_PER_ADDRESS=1000000 MEMORY_OAUTH__REGISTER_PER_ADDRESS=1000000
         MEMORY_RENDER_VIDEO__WAIT_SECS=1)
+    # memory-api's model endpoint is a port nothing listens on: a model run needs a configured
+    # model to be accepted (422 LLM_NOT_CONFIGURED otherwise), and here it then fails
+    # (LLM_FAILED); the tests drive the runs against a chat-completions server.
+    local unanswering
+    unanswering="$(stack_free_port)"
     env "${common[@]}" MEMORY_HTTP__BIND="127.0.0.1:$memory_port" \
+        MEMORY_LLM__BASE_URL="http://127.0.0.1:$unanswering/v1" MEMORY_LLM__MODEL=unanswering \
         "$STACK_BIN/memory-api" serve >"$STACK_DIR/memory-api.log" 2>&1 </dev/null &
     STACK_PIDS+=($!)
     stack_wait_ready memory-api $! "$MEMORY_URL"
@@ -174,11 +180,15 @@ stack_seed() {
     SEED_DATASET=$SEED_PRODUCT
     stack_call POST "$m/ingest/datasets/$SEED_DATASET/rows" "$k" \
         '{"rows":[{"id":1,"visits":10,"page":"/"},{"id":2,"visits":3.5,"page":"/docs"}]}' >/dev/null
-    # A pending connector proposal, and a stored draft set of one mail thread.
+    # A pending connector proposal and lead, and a stored draft set of one mail thread.
     SEED_PROPOSAL="$(stack_call POST "$m/connectors/intake" "$k" \
         '{"raw_content":"Remember that the user prefers tea","ai_vendor":"claude","requested_capability":"memory.write"}' |
         stack_json proposal_id)"
-    # A model credential, and a run of each kind (they fail: the stack has no model endpoint).
+    SEED_LEAD="$(stack_call POST "$m/connectors/intake" "$k" \
+        '{"raw_content":"Jane from Acme wants a demo","requested_capability":"lead.capture"}' |
+        stack_json lead_id)"
+    # A model credential, and a run of each kind (they fail: the stack's model endpoint does not
+    # answer).
     stack_call POST "$m/byok" "$k" \
         '{"service":"openai","label":"seeded","key":"sk-seeded-0123456789abcdef"}' >/dev/null
     SEED_BRIEF="$(stack_call POST "$m/content/brief" "$k" '{"topic":"Seeded brief"}' | stack_json id)"
@@ -247,7 +257,7 @@ stack_seed() {
     stack_call POST "$a/contacts/unsubscribe" "$k" '{"email":"leaving@example.com"}' >/dev/null
     SEED_DELIVERY="$(stack_call GET "$a/webhook-deliveries?subscription_id=$SEED_WEBHOOK" "$k" |
         python3 -c 'import json, sys; print(json.load(sys.stdin)["data"][0]["id"])')"
-    export SEED_PRODUCT SEED_PRODUCT_ID SEED_DECISION SEED_FREE_FORM SEED_DATASET SEED_PROPOSAL \
+    export SEED_PRODUCT SEED_PRODUCT_ID SEED_DECISION SEED_FREE_FORM SEED_DATASET SEED_PROPOSAL SEED_LEAD \
         SEED_DRAFT_ACCOUNT SEED_DRAFT_THREAD SEED_SITE SEED_CONTACT SEED_CAMPAIGN SEED_EMAIL \
         SEED_STEP SEED_SPARE_STEP SEED_ENROLLING SEED_DRAFT SEED_APPROVAL \
         SEED_WORKSPACE SEED_DRIFT SEED_WEBHOOK SEED_SPARE_WEBHOOK SEED_DELIVERY \

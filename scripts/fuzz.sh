@@ -141,6 +141,13 @@ parameters = { "path.id" = "$SEED_PROPOSAL" }
 [[operations]]
 include-operation-id = "rejectProposal"
 parameters = { "path.id" = "$SEED_PROPOSAL" }
+# The seeded lead, likewise: the first resolution answers 200, every later one 409.
+[[operations]]
+include-operation-id = "acceptLead"
+parameters = { "path.id" = "$SEED_LEAD" }
+[[operations]]
+include-operation-id = "dismissLead"
+parameters = { "path.id" = "$SEED_LEAD" }
 # The seeded draft set's account and thread, so that the lookup's three answers are reached
 # (the other parameters vary). A lookup needs one of the two thread ids, which a query's
 # schema cannot say: a 400 is among the answers expected to a request the document allows.
@@ -173,8 +180,8 @@ checks.negative_data_rejection.expected-statuses = ["207", "400", "401", "403", 
 # A model run needs the caller's model credential (422 without one): one is seeded, but the
 # stateful phase deletes the credentials it finds. Whether the caller stored one is the
 # caller's data, which no JSON Schema can state, so a 422 is among the answers expected to a
-# request the document allows. (The runs then fail, as documented: this stack has no model
-# endpoint; their tests drive them against a chat-completions server.)
+# request the document allows. (The runs then fail, as documented: this stack's model endpoint
+# does not answer; their tests drive them against a chat-completions server.)
 [[operations]]
 include-operation-id-regex = "^(createContentBrief|runAutonomousMarketing|runCompetitorWatch)$"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx"]

@@ -150,7 +150,7 @@ def memory(s: Service) -> None:
 
 def connectors(s: Service) -> None:
     """A connector's command as a proposal (retried with its Idempotency-Key), approved once;
-    another rejected; a lead queued without a proposal."""
+    another rejected; a lead queued without a proposal, listed, accepted once; another dismissed."""
     command = {"raw_content": "Remember: the user prefers tea", "ai_vendor": "claude",
                "requested_capability": "memory.write"}
     first = s.call("submitConnectorIntake", 200, body=command, idempotency_key="scenario-intake-1")
@@ -171,6 +171,16 @@ def connectors(s: Service) -> None:
     other = s.call("submitConnectorIntake", 200, body={"raw_content": "Forget the tea"})
     s.call("rejectProposal", 200, id=other["proposal_id"])
     s.call("rejectProposal", 409, id=other["proposal_id"])
+    leads = s.call("listLeads", 200, status="pending", limit=10)
+    shown = [l for l in leads["data"] if l["id"] == lead["lead_id"]]
+    if len(shown) != 1 or shown[0]["signal_id"] is None or shown[0]["raw_content"] != "Jane wants a demo":
+        raise Failure(f"memory-api listLeads: {leads}")
+    accepted = s.call("acceptLead", 200, id=lead["lead_id"])
+    if accepted["status"] != "accepted":
+        raise Failure(f"memory-api acceptLead: {accepted}")
+    s.call("dismissLead", 409, id=lead["lead_id"])
+    another = s.call("submitConnectorIntake", 200, body={"raw_content": "Bob wants pricing", "requested_capability": "lead"})
+    s.call("dismissLead", 200, id=another["lead_id"])
 
 
 def inbox_drafts(s: Service) -> None:
@@ -211,8 +221,8 @@ def byok(s: Service) -> None:
 
 def model_runs(s: Service) -> None:
     """A content brief, an autonomous marketing run and a competitor watch, each polled until
-    it finished: completed with the model's object, or (no model endpoint in this stack)
-    failed saying why, with nothing made up."""
+    it finished: completed with the model's object, or (this stack's model endpoint does not
+    answer) failed saying why, with nothing made up."""
     runs = [
         ("createContentBrief", {"topic": "Spring seeds", "format": "newsletter", "audience": "gardeners"},
          "getContentBriefStatus", "request_id"),

@@ -91,6 +91,8 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
             .map_err(|e| anyhow::anyhow!("MEMORY_{e}"))?,
         public_url: settings.objects.public_url.clone(),
     };
+    let hook_target = settings.action_hook.target()?.map(Arc::new);
+    let action_hook = hook_target.is_some();
     let state_model = model.clone();
     let worker_kek = Arc::clone(&kek);
     // Searches go through a cache of query vectors; the background pass embeds stored texts,
@@ -134,6 +136,8 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 bridge: bridge_queue(&worker.broker, &state_prefix),
                 model_runs: model_run_queue(&worker.broker, &state_prefix),
                 model: state_model.clone(),
+                action_hooks: crate::action_hooks::action_hook_queue(&worker.broker, &state_prefix),
+                action_hook,
                 llm_rewrite,
                 render_video: render_video_queue(&worker.broker, &state_prefix),
                 render_video_wait,
@@ -159,7 +163,11 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
         kek: worker_kek,
         model,
     };
-    crate::jobs::spawn(infra.pool.clone(), worker, &infra.broker, &prefix);
+    let hooks = crate::action_hooks::HookWorker {
+        pool: infra.pool.clone(),
+        target: hook_target,
+    };
+    crate::jobs::spawn(infra.pool.clone(), worker, hooks, &infra.broker, &prefix);
     if settings.embeddings.provider != embed::Provider::None {
         crate::jobs::reconcile_embedding_model(&launched.infra.pool, embedder.as_ref())
             .await

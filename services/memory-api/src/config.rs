@@ -38,8 +38,8 @@ pub struct Settings {
     pub search: crate::domain::search::Fusion,
     /// The OpenAI-compatible chat-completions endpoint of the model runs (content briefs,
     /// marketing runs): `MEMORY_LLM__BASE_URL` and `__MODEL` (`__TIMEOUT_SECS`); each run calls
-    /// it with the caller's own BYOK key. Empty `base_url`: runs fail saying no model is
-    /// configured.
+    /// it with the caller's own BYOK key. Empty `base_url`: no model, and every request for a
+    /// model run is refused (422, `LLM_NOT_CONFIGURED`).
     #[serde(default)]
     pub llm: llm::LlmSettings,
     /// The OAuth authorization server of connectors and the dashboard pages
@@ -59,6 +59,11 @@ pub struct Settings {
     /// `__SIGNING_KEY`, `__URL_TTL_SECS`, `__PUBLIC_URL`. Shared with the render worker.
     #[serde(default)]
     pub objects: objects::ObjectSettings,
+    /// The outbound hook of approved autonomous marketing actions: `MEMORY_ACTION_HOOK__URL`
+    /// (empty: none), `__SECRET` (`whsec_<base64>`), `__ALLOW_PRIVATE_TARGETS`, `__TIMEOUT_MS`
+    /// (see [`crate::action_hooks`]).
+    #[serde(default)]
+    pub action_hook: crate::action_hooks::ActionHookSettings,
 }
 
 /// The key that seals third-party secrets at rest (`MEMORY_SECRETS__KEK`): 32 random bytes,

@@ -1,5 +1,6 @@
 //! memory-api: persistent working memory for one user and the AI tools acting for them.
 
+pub mod action_hooks;
 pub mod app;
 pub mod bridge;
 pub mod byok;

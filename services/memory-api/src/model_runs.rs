@@ -149,7 +149,18 @@ async fn run(worker: &Worker, run_id: Uuid) -> Result<Option<String>, String> {
         .map_err(|e| e.to_string())?;
     let outcome = ask(worker, &mut conn, &run).await?;
     match outcome {
-        Ok((model, result)) => db::complete(&mut conn, run_id, &model, &result).await,
+        // An autonomous cycle's plan is proposed, action by action, for a person to decide.
+        Ok((model, result)) if run.kind == Kind::AutonomousMarketing.as_str() => {
+            let actions = crate::domain::marketing::planned_actions(&result);
+            crate::db::action_proposals::complete_with_proposals(
+                &mut conn, &run, &model, &result, &actions,
+            )
+            .await
+            .map(drop)
+        }
+        Ok((model, result)) => db::complete(&mut conn, run_id, &model, &result)
+            .await
+            .map(drop),
         Err(err) => {
             let error = format!(
                 "{}: {}",

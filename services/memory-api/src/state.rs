@@ -32,6 +32,11 @@ pub struct AppState {
     pub bridge: BridgeQueue,
     /// Publishes model runs (content briefs, marketing runs).
     pub model_runs: RunQueue,
+    /// Publishes the outbound hooks of approved marketing actions.
+    pub action_hooks: RunQueue,
+    /// Whether the deployment configures that hook (`MEMORY_ACTION_HOOK__URL`): an approval
+    /// records the hook's delivery only then.
+    pub action_hook: bool,
     /// The model runs' endpoint (`MEMORY_LLM__…`), called with each caller's own key.
     pub model: Option<Arc<llm::ChatModel>>,
     /// `MEMORY_SEARCH__LLM_REWRITE`: search queries are restated by the caller's model (see

@@ -8,8 +8,10 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use serde_json::json;
 use uuid::Uuid;
 
+use super::action_proposals;
 use super::feed::{self, NewFeedItem};
 use super::free_form::{self, NewEntry};
+use super::leads::{self, NewLead};
 use super::owner::Owner;
 use super::schema::{connector_intakes as ci, proposals as p};
 use super::view::View;
@@ -32,6 +34,7 @@ pub struct Recorded {
     pub ledger_id: Uuid,
     pub outcome: String,
     pub proposal_id: Option<Uuid>,
+    pub lead_id: Option<Uuid>,
     /// The `Idempotency-Key` was used before: this is the first call's answer.
     pub replayed: bool,
 }
@@ -68,6 +71,24 @@ pub async fn record(
         let Some(ledger_id) = inserted else {
             return first_answer(conn, owner, new.idempotency_key.unwrap_or_default()).await;
         };
+        let lead_id = match outcome {
+            Outcome::Proposed => None,
+            Outcome::LeadQueued => Some(
+                leads::queue(
+                    conn,
+                    owner,
+                    NewLead {
+                        ledger_id,
+                        key_id: new.key_id,
+                        ai_vendor: new.ai_vendor,
+                        workspace_id: new.workspace_id,
+                        requested_capability: new.requested_capability,
+                        raw_content: new.raw_content,
+                    },
+                )
+                .await?,
+            ),
+        };
         let proposal_id = match outcome {
             Outcome::LeadQueued => None,
             Outcome::Proposed => Some(
@@ -87,6 +108,7 @@ pub async fn record(
             ledger_id,
             outcome: outcome.as_str().to_owned(),
             proposal_id,
+            lead_id,
             replayed: false,
         })
     })
@@ -107,10 +129,12 @@ async fn first_answer(
         .select((ci::id, ci::outcome, p::id.nullable()))
         .first::<(Uuid, String, Option<Uuid>)>(conn)
         .await?;
+    let lead_id = leads::of_intake(conn, owner, ledger_id).await?;
     Ok(Recorded {
         ledger_id,
         outcome,
         proposal_id,
+        lead_id,
         replayed: true,
     })
 }
@@ -139,6 +163,19 @@ pub struct Proposal {
     pub requested_capability: Option<String>,
     #[diesel(select_expression = ci::raw_content)]
     pub raw_content: String,
+    /// The autonomous marketing run whose plan proposed it (null: a connector's command).
+    #[diesel(select_expression = p::run_id)]
+    pub run_id: Option<Uuid>,
+    #[diesel(select_expression = p::channel)]
+    pub channel: Option<String>,
+    #[diesel(select_expression = p::rationale)]
+    pub rationale: Option<String>,
+    #[diesel(select_expression = p::priority)]
+    pub priority: Option<i32>,
+    #[diesel(select_expression = p::decision_id)]
+    pub decision_id: Option<Uuid>,
+    #[diesel(select_expression = p::hook_id)]
+    pub hook_id: Option<Uuid>,
 }
 
 /// Up to `limit` proposals after `after` (id order), of one `status` when given.
@@ -212,13 +249,15 @@ pub enum DecideError {
 
 /// Decides a pending proposal once: the conditional UPDATE from `pending` makes a second
 /// decision, concurrent or later, [`DecideError::Decided`]. Approving applies the proposal
-/// in the same transaction.
+/// in the same transaction: a connector's command becomes free-form memory; a marketing
+/// run's action becomes a decision, and its hook's delivery when `hook` is on.
 pub async fn decide(
     conn: &mut AsyncPgConnection,
     owner: Owner<'_>,
     id: Uuid,
     key_id: Uuid,
     verdict: Verdict,
+    hook: bool,
 ) -> Result<Proposal, DecideError> {
     conn.transaction(async |conn| {
         let decided: Option<Uuid> = diesel::update(
@@ -244,12 +283,30 @@ pub async fn decide(
             });
         }
         let proposal = find(conn, owner, id).await?.ok_or(DecideError::NotFound)?;
-        if verdict == Verdict::Approve {
-            apply(conn, owner, proposal)
+        match (verdict, proposal.run_id) {
+            (Verdict::Reject, _) => Ok(proposal),
+            (Verdict::Approve, Some(run_id)) => {
+                let approved = action_proposals::Approved {
+                    proposal_id: proposal.id,
+                    run_id,
+                    workspace_id: proposal.workspace_id,
+                    channel: proposal.channel.as_deref(),
+                    action: &proposal.raw_content,
+                    rationale: proposal.rationale.as_deref(),
+                    priority: proposal.priority,
+                    approved_at: proposal.decided_at,
+                };
+                let (decision_id, hook_id) =
+                    action_proposals::apply(conn, owner, approved, hook).await?;
+                Ok(Proposal {
+                    decision_id: Some(decision_id),
+                    hook_id,
+                    ..proposal
+                })
+            }
+            (Verdict::Approve, None) => apply(conn, owner, proposal)
                 .await
-                .map_err(DecideError::from)
-        } else {
-            Ok(proposal)
+                .map_err(DecideError::from),
         }
     })
     .await

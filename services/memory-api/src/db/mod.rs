@@ -1,5 +1,6 @@
 //! The memory database: schema and queries, one module per table group.
 
+pub mod action_proposals;
 pub mod agents;
 pub mod bridge;
 pub mod byok;
@@ -15,6 +16,7 @@ pub mod free_form;
 pub mod inbox_drafts;
 pub mod intake;
 pub mod kernels;
+pub mod leads;
 pub mod mif;
 pub mod mif_import;
 pub mod model_runs;

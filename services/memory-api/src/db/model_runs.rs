@@ -94,13 +94,14 @@ pub async fn by_id(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<Option
         .optional()
 }
 
-/// Records a run's answer, unless it finished already.
+/// Records a run's answer, unless it finished already; answers how many runs it completed
+/// (0 or 1).
 pub async fn complete(
     conn: &mut AsyncPgConnection,
     id: Uuid,
     model: &str,
     result: &Value,
-) -> QueryResult<()> {
+) -> QueryResult<usize> {
     diesel::update(
         r::table
             .find(id)
@@ -114,5 +115,4 @@ pub async fn complete(
     ))
     .execute(conn)
     .await
-    .map(drop)
 }

@@ -288,7 +288,7 @@ diesel::table! {
         id -> Uuid,
         user_id -> Uuid,
         environment -> Text,
-        key_id -> Uuid,
+        key_id -> Nullable<Uuid>,
         ai_vendor -> Text,
         workspace_id -> Nullable<Uuid>,
         requested_capability -> Nullable<Text>,
@@ -296,6 +296,7 @@ diesel::table! {
         outcome -> Text,
         idempotency_key -> Nullable<Text>,
         created_at -> Timestamptz,
+        run_id -> Nullable<Uuid>,
     }
 }
 
@@ -310,11 +311,52 @@ diesel::table! {
         decided_by -> Nullable<Uuid>,
         memory_entry_ids -> Array<Uuid>,
         created_at -> Timestamptz,
+        run_id -> Nullable<Uuid>,
+        action_index -> Nullable<Integer>,
+        channel -> Nullable<Text>,
+        rationale -> Nullable<Text>,
+        priority -> Nullable<Integer>,
+        decision_id -> Nullable<Uuid>,
+        hook_id -> Nullable<Uuid>,
+    }
+}
+
+diesel::table! {
+    action_hooks (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        environment -> Text,
+        proposal_id -> Uuid,
+        payload -> Jsonb,
+        status -> Text,
+        published -> Bool,
+        answer_status -> Nullable<Integer>,
+        error -> Nullable<Text>,
+        created_at -> Timestamptz,
+        started_at -> Nullable<Timestamptz>,
+        completed_at -> Nullable<Timestamptz>,
     }
 }
 
 diesel::joinable!(proposals -> connector_intakes (intake_id));
 diesel::allow_tables_to_appear_in_same_query!(proposals, connector_intakes);
+
+diesel::table! {
+    leads (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        environment -> Text,
+        intake_id -> Uuid,
+        status -> Text,
+        decided_at -> Nullable<Timestamptz>,
+        decided_by -> Nullable<Uuid>,
+        signal_id -> Nullable<Uuid>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(leads -> connector_intakes (intake_id));
+diesel::allow_tables_to_appear_in_same_query!(leads, connector_intakes);
 
 diesel::table! {
     inbox_draft_threads (id) {

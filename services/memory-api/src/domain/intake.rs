@@ -57,16 +57,76 @@ const SUMMARY_QUOTE_CHARS: usize = 200;
 
 /// The feed line of an approval: who proposed what, and the start of the content.
 pub fn approval_summary(ai_vendor: &str, capability: Option<&str>, content: &str) -> String {
-    let mut quote: String = content.chars().take(SUMMARY_QUOTE_CHARS).collect();
-    if quote.len() < content.len() {
-        quote.push('…');
-    }
+    let quote = quote(content);
     match capability {
         Some(capability) => {
             format!("Approved a {ai_vendor} connector proposal ({capability}): {quote}")
         }
         None => format!("Approved a {ai_vendor} connector proposal: {quote}"),
     }
+}
+
+/// The `signal_type` of the producer signal a queued lead writes.
+pub const LEAD_SIGNAL_TYPE: &str = "lead_queued";
+
+/// The producer signal announcing a queued lead.
+pub struct LeadSignal {
+    pub source: String,
+    /// One per lead: a lead never collapses into another.
+    pub dedup_key: String,
+    pub title: String,
+    pub description: String,
+    pub payload: serde_json::Value,
+}
+
+/// The producer signal of lead `lead_id` (intake `ledger_id`).
+pub fn lead_signal(
+    lead_id: uuid::Uuid,
+    ledger_id: uuid::Uuid,
+    ai_vendor: &str,
+    capability: Option<&str>,
+    content: &str,
+) -> LeadSignal {
+    let capability_part = capability.map(|c| format!(" ({c})")).unwrap_or_default();
+    let mut title = format!("A {ai_vendor} connector queued a lead{capability_part}");
+    if title.chars().count() > SIGNAL_TITLE_MAX {
+        title = title.chars().take(SIGNAL_TITLE_MAX - 1).collect::<String>() + "…";
+    }
+    LeadSignal {
+        source: format!("connector:{ai_vendor}"),
+        dedup_key: format!("lead:{lead_id}"),
+        title,
+        description: quote(content),
+        payload: serde_json::json!({
+            "lead_id": lead_id,
+            "ledger_id": ledger_id,
+            "ai_vendor": ai_vendor,
+            "requested_capability": capability,
+        }),
+    }
+}
+
+/// A producer signal's longest title.
+const SIGNAL_TITLE_MAX: usize = 500;
+
+/// The feed line of an accepted lead.
+pub fn lead_accepted_summary(ai_vendor: &str, capability: Option<&str>, content: &str) -> String {
+    let quote = quote(content);
+    match capability {
+        Some(capability) => {
+            format!("Accepted a {ai_vendor} connector lead ({capability}): {quote}")
+        }
+        None => format!("Accepted a {ai_vendor} connector lead: {quote}"),
+    }
+}
+
+/// The start of `content`, marked when cut.
+fn quote(content: &str) -> String {
+    let mut quote: String = content.chars().take(SUMMARY_QUOTE_CHARS).collect();
+    if quote.len() < content.len() {
+        quote.push('…');
+    }
+    quote
 }
 
 #[cfg(test)]
@@ -94,6 +154,29 @@ mod tests {
         assert!(parts.iter().all(|p| p.chars().count() <= CONTENT_MAX));
         assert_eq!(parts.concat(), long);
         assert_eq!(parts[2], "tail");
+    }
+
+    #[test]
+    fn a_lead_signal_is_its_own_and_names_the_connector() {
+        let lead = uuid::Uuid::now_v7();
+        let signal = lead_signal(
+            lead,
+            uuid::Uuid::nil(),
+            "claude",
+            Some("lead.capture"),
+            "Ada",
+        );
+        assert_eq!(signal.dedup_key, format!("lead:{lead}"));
+        assert_eq!(signal.source, "connector:claude");
+        assert_eq!(
+            signal.title,
+            "A claude connector queued a lead (lead.capture)"
+        );
+        assert_eq!(signal.description, "Ada");
+        assert_eq!(signal.payload["lead_id"], lead.to_string());
+        let capability = "x".repeat(600);
+        let long = lead_signal(lead, lead, "custom", Some(capability.as_str()), "Ada");
+        assert_eq!(long.title.chars().count(), SIGNAL_TITLE_MAX);
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod drift;
 pub mod inbox;
 pub mod intake;
 pub mod kernel;
+pub mod marketing;
 pub mod merge_patch;
 pub mod mif;
 pub mod mif_schema;

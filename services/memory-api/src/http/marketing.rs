@@ -45,7 +45,7 @@ pub const ROUTES: &[Route] = &[
         (status = 400, description = "A field is invalid or out of range (the message names it)", body = MemoryError),
         (status = 403, description = "The credential lacks the write scope", body = MemoryError),
         (status = 404, description = "workspace_id names no workspace of the caller", body = MemoryError),
-        (status = 422, description = "The caller has no model credential (`POST /byok`, service `openai`)", body = MemoryError),
+        (status = 422, description = "The deployment has no language model (the message starts with `LLM_NOT_CONFIGURED`; nothing is recorded), or the caller has no model credential (`POST /byok`, service `openai`)", body = MemoryError),
     )
 )]
 pub async fn autonomous(
@@ -112,7 +112,7 @@ pub async fn autonomous_status(
         (status = 400, description = "A field is invalid or out of range (the message names it)", body = MemoryError),
         (status = 403, description = "The credential lacks the write scope", body = MemoryError),
         (status = 404, description = "workspace_id names no workspace of the caller", body = MemoryError),
-        (status = 422, description = "The caller has no model credential (`POST /byok`, service `openai`)", body = MemoryError),
+        (status = 422, description = "The deployment has no language model (the message starts with `LLM_NOT_CONFIGURED`; nothing is recorded), or the caller has no model credential (`POST /byok`, service `openai`)", body = MemoryError),
     )
 )]
 pub async fn competitor_watch(

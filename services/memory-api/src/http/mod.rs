@@ -21,6 +21,7 @@ pub mod inbox_drafts;
 pub mod intake;
 pub mod kernel_export;
 pub mod landing;
+pub mod leads;
 pub mod marketing;
 pub mod mif_export;
 pub mod mif_import;
@@ -70,6 +71,7 @@ pub const ROUTES: &[&[Route]] = &[
     inbox_drafts::ROUTES,
     intake::ROUTES,
     kernel_export::ROUTES,
+    leads::ROUTES,
     marketing::ROUTES,
     mif_export::ROUTES,
     mif_import::ROUTES,

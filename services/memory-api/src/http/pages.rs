@@ -57,16 +57,25 @@ async fn list(state: web::Data<AppState>, req: HttpRequest) -> HttpResponse {
         html! {
             (nav)
             h1 { "Pending proposals" }
-            p { "Signed in as " (account.email) ". Connectors propose; nothing is applied until you approve it." }
+            p { "Signed in as " (account.email) ". Connectors and autonomous marketing runs propose; nothing is applied or sent until you approve it." }
             @if rows.is_empty() {
                 p id="no-proposals" { "No proposal is waiting." }
             }
             @for p in &rows {
                 section.item id=(format!("proposal-{}", p.id)) aria-label="Proposal" {
-                    p { "From " strong { (p.ai_vendor) } " · " time { (p.created_at.format("%Y-%m-%d %H:%M UTC")) }
-                        @if let Some(capability) = &p.requested_capability { " · asks for " code { (capability) } }
+                    @if let Some(run) = p.run_id {
+                        p { "Marketing action of autonomous run " code { (run) } " · "
+                            time { (p.created_at.format("%Y-%m-%d %H:%M UTC")) }
+                            @if let Some(channel) = &p.channel { " · channel " strong { (channel) } }
+                            @if let Some(priority) = p.priority { " · priority " (priority) }
+                        }
+                    } @else {
+                        p { "From " strong { (p.ai_vendor) } " · " time { (p.created_at.format("%Y-%m-%d %H:%M UTC")) }
+                            @if let Some(capability) = &p.requested_capability { " · asks for " code { (capability) } }
+                        }
                     }
                     pre { (p.raw_content) }
+                    @if let Some(rationale) = &p.rationale { p { "Why: " (rationale) } }
                     form method="post" action=(format!("{PROPOSALS}/{}/approve", p.id)) {
                         input type="hidden" name="csrf" value=(csrf.token);
                         button type="submit" { "Approve" }
@@ -117,7 +126,7 @@ async fn decide(
     };
     // The sign-in account stands for the credential that decided.
     let decided =
-        proposals::decide_signed_in(&state.pool, owner(&account), id, account.id, verdict).await;
+        proposals::decide_signed_in(&state, owner(&account), id, account.id, verdict).await;
     let Ok(decided) = decided else {
         return unavailable();
     };

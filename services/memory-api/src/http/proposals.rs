@@ -62,8 +62,12 @@ pub async fn get(
         .map(web::Json)
 }
 
-/// Approve a pending proposal: its content is recorded verbatim as free-form memory and an
-/// item is added to the intelligence feed, in the same transaction as the decision.
+/// Approve a pending proposal. A connector's: its content is recorded verbatim as free-form
+/// memory and an item is added to the intelligence feed, in the same transaction as the
+/// decision. An autonomous marketing run's action: it is recorded as a decision (product
+/// `marketing`, its reasoning naming the run; `decision_id`) and, when the deployment
+/// configures the approved-actions hook, the hook is delivered, signed, once; the service
+/// itself carries nothing out.
 #[utoipa::path(
     post,
     path = "/api/v1/proposals/{id}/approve",
@@ -71,7 +75,7 @@ pub async fn get(
     tag = "connectors",
     params(("id" = Uuid, Path, pattern = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$", description = "The proposal's id")),
     responses(
-        (status = 200, description = "Approved and applied: `memory_entry_ids` names the free-form entries its content became (embedded by the background pass); the feed has a `decision` item for it", body = Proposal),
+        (status = 200, description = "Approved and applied: `memory_entry_ids` names the free-form entries a connector's content became (embedded by the background pass), `decision_id` the decision a marketing action became; the feed has a `decision` item for it", body = Proposal),
         (status = 400, description = "The id is not a UUID", body = MemoryError),
         (status = 403, description = "A connector token (decisions need a first-party credential: an API key or the dashboard), or a credential without the write scope", body = MemoryError),
         (status = 404, description = "No such proposal of the caller", body = MemoryError),
@@ -83,7 +87,7 @@ pub async fn approve(
     state: web::Data<AppState>,
     id: web::Path<Uuid>,
 ) -> Result<web::Json<Proposal>, ApiError> {
-    ops::decide(&state.pool, &caller, id.into_inner(), Verdict::Approve)
+    ops::decide(&state, &caller, id.into_inner(), Verdict::Approve)
         .await
         .map(web::Json)
 }
@@ -108,7 +112,7 @@ pub async fn reject(
     state: web::Data<AppState>,
     id: web::Path<Uuid>,
 ) -> Result<web::Json<Proposal>, ApiError> {
-    ops::decide(&state.pool, &caller, id.into_inner(), Verdict::Reject)
+    ops::decide(&state, &caller, id.into_inner(), Verdict::Reject)
         .await
         .map(web::Json)
 }

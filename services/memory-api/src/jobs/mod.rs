@@ -3,12 +3,14 @@
 //! `model.run` are consumed here; `render` and `render_video` are published here and consumed
 //! by render-worker. The background passes that are not queue jobs are in [`background`].
 
+pub mod action_hook;
 pub mod background;
 pub mod bridge_generate;
 pub mod model_run;
 pub mod render;
 pub mod render_video;
 
+pub use action_hook::ActionHook;
 pub use background::{
     MODEL_RUNS_KEPT_DAYS, purge_once, reconcile_embedding_model, spawn_embedding_pass,
     spawn_purge_pass,
@@ -22,21 +24,25 @@ use queue::Broker;
 use service_kit::consumers::Consumers;
 use store::Pool;
 
+use crate::action_hooks::HookWorker;
 use crate::model_runs::Worker;
 use crate::run_queue::{RunQueue, spawn_relay};
 
 /// Runs handled at once by one process, per queue.
 const PREFETCH: u16 = 4;
 
-/// Consumes `bridge.generate` and `model.run`, and relays the runs of every kind whose publish
-/// was lost, for as long as the process runs.
-pub fn spawn(pool: Pool, worker: Worker, broker: &Broker, prefix: &str) {
+/// Consumes `bridge.generate`, `model.run` and `action.hook`, and relays the runs of every
+/// kind whose publish was lost, for as long as the process runs.
+pub fn spawn(pool: Pool, worker: Worker, hooks: HookWorker, broker: &Broker, prefix: &str) {
     Consumers::new(prefix, pool.clone())
         .job::<BridgeGenerate>(PREFETCH)
         .context(worker)
         .job::<ModelRun>(PREFETCH)
+        .context(hooks)
+        .job::<ActionHook>(PREFETCH)
         .spawn(broker);
     for kind in [
+        &crate::action_hooks::ACTION_HOOKS,
         &crate::bridge::BRIDGE_RUNS,
         &crate::model_runs::MODEL_RUNS,
         &crate::render_video::RENDER_VIDEO_JOBS,
@@ -77,6 +83,9 @@ mod tests {
         check(&crate::model_runs::MODEL_RUNS, |run_id, user_id| ModelRun {
             run_id,
             user_id,
+        });
+        check(&crate::action_hooks::ACTION_HOOKS, |hook_id, user_id| {
+            ActionHook { hook_id, user_id }
         });
         check(&crate::render_jobs::RENDER_JOBS, |job_id, user_id| Render {
             job_id,

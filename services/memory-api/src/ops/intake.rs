@@ -56,8 +56,9 @@ pub struct ConnectorIntake {
     #[schema(schema_with = workspace_schema)]
     pub workspace_id: Option<Uuid>,
     /// What the connector asks to do, 1..=200 characters, not blank (stored trimmed). One
-    /// starting with `lead` (any case) queues a lead (`lead_queued`, no proposal); anything
-    /// else, or none, makes a pending proposal (`proposed`).
+    /// starting with `lead` (any case) queues a lead (`lead_queued`, no proposal: a pending
+    /// lead, listed by `GET /leads`, announced by a producer signal); anything else, or none,
+    /// makes a pending proposal (`proposed`).
     #[schema(min_length = 1, max_length = 200, pattern = r"[^\s\x85\uFEFF]")]
     pub requested_capability: Option<String>,
 }
@@ -95,6 +96,10 @@ pub struct IntakeResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub proposal_id: Option<Uuid>,
+    /// The pending lead (`lead_queued` only; see `GET /leads`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub lead_id: Option<Uuid>,
 }
 
 /// Records a connector's intake in the ledger (and its proposal, or its queued lead): the
@@ -132,6 +137,7 @@ pub async fn submit(
             outcome,
             ledger_id: recorded.ledger_id,
             proposal_id: recorded.proposal_id,
+            lead_id: recorded.lead_id,
         },
         recorded.replayed,
     ))

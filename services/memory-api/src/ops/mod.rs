@@ -20,6 +20,7 @@ pub mod identity;
 pub mod inbox_drafts;
 pub mod intake;
 pub mod kernel_export;
+pub mod leads;
 pub mod marketing;
 pub mod mif_export;
 pub mod mif_import;

@@ -107,9 +107,11 @@ impl ModelRun {
     }
 }
 
-/// Records a run of `kind` with `input` (without its `workspace_id`) in the caller's view (the explicit workspace, one of
-/// the caller's: 404 otherwise; else the active one), after checking the caller's model
-/// credential (422 without one), and queues it: 202 with the run and its `Location`.
+/// Records a run of `kind` with `input` (without its `workspace_id`) in the caller's view (the
+/// explicit workspace, one of the caller's: 404 otherwise; else the active one), after
+/// checking that the deployment has a model (422 `LLM_NOT_CONFIGURED` otherwise: refused at
+/// the request, never a run that can only fail) and the caller's model credential (422
+/// without one), and queues it: 202 with the run and its `Location`.
 pub async fn start(
     state: &AppState,
     caller: &Caller,
@@ -117,6 +119,7 @@ pub async fn start(
     workspace_id: Option<Uuid>,
     input: &impl Serialize,
 ) -> Result<ModelRun, ApiError> {
+    require_model(state)?;
     let mut conn = store::conn(&state.pool).await?;
     let view = scope::view(&mut conn, caller, workspace_id).await?;
     byok::require_model_credential(state, Owner::of(caller)).await?;
@@ -132,6 +135,24 @@ pub async fn start(
         .publish(&state.pool, run.id, run.user_id, None)
         .await;
     ModelRun::new(run, kind)
+}
+
+/// Every route that needs the deployment's model checks it here, before recording anything.
+pub fn require_model(state: &AppState) -> Result<(), ApiError> {
+    match state.model {
+        Some(_) => Ok(()),
+        None => Err(model_not_configured()),
+    }
+}
+
+/// 422 of a model-backed request on a deployment without a model (`MEMORY_LLM__BASE_URL`
+/// empty). The memory envelope's `code` is a closed list (`VALIDATION_ERROR` for a 422), so
+/// the ruled `LLM_NOT_CONFIGURED` leads the message, as it leads a failed run's `error`.
+pub fn model_not_configured() -> ApiError {
+    let ruled = llm::not_configured();
+    let code = ruled.code().unwrap_or_default();
+    ApiError::unprocessable(format!("{code}: {}", ruled.message))
+        .with_code(llm::LlmErrorCode::NotConfigured)
 }
 
 /// The caller's run `id` of `kind` (404 otherwise).

@@ -12,6 +12,7 @@ use uuid::Uuid;
 use crate::db::intake;
 use crate::db::owner::Owner;
 use crate::ops::intake::AiVendor;
+use crate::state::AppState;
 
 pub use crate::db::intake::{DecideError, Verdict};
 
@@ -58,8 +59,32 @@ pub struct Proposal {
     /// When it was approved or rejected (null while pending).
     pub decided_at: Option<DateTime<Utc>>,
     /// Approved: the free-form memory entries its content became (in order; content longer
-    /// than an entry's 10,000 characters is split). Empty otherwise.
+    /// than an entry's 10,000 characters is split). Empty otherwise, and for a marketing
+    /// action.
     pub memory_entry_ids: Vec<Uuid>,
+    /// Who proposed it: a connector's intake, or an autonomous marketing run's plan.
+    #[schema(inline)]
+    pub origin: ProposalOrigin,
+    /// The autonomous marketing run whose plan holds this action (null for a connector's).
+    pub run_id: Option<Uuid>,
+    /// A marketing action's channel, as the model named it (`raw_content` is the action).
+    pub channel: Option<String>,
+    /// Why the model proposes the action.
+    pub rationale: Option<String>,
+    /// 1 (first) to 5, as the model ranked it (null when it gave none).
+    #[schema(minimum = 1, maximum = 5)]
+    pub priority: Option<i32>,
+    /// An approved marketing action: the decision it was recorded as (in the decision index,
+    /// its reasoning naming the run).
+    pub decision_id: Option<Uuid>,
+}
+
+/// Who proposed a proposal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProposalOrigin {
+    Connector,
+    AutonomousMarketing,
 }
 
 impl From<intake::Proposal> for Proposal {
@@ -75,6 +100,16 @@ impl From<intake::Proposal> for Proposal {
             created_at: p.created_at,
             decided_at: p.decided_at,
             memory_entry_ids: p.memory_entry_ids,
+            origin: if p.run_id.is_some() {
+                ProposalOrigin::AutonomousMarketing
+            } else {
+                ProposalOrigin::Connector
+            },
+            run_id: p.run_id,
+            channel: p.channel,
+            rationale: p.rationale,
+            priority: p.priority,
+            decision_id: p.decision_id,
         }
     }
 }
@@ -102,14 +137,14 @@ impl Validate for ProposalParams {
 
 /// Approves or rejects a pending proposal of the caller (404 if none, 409 if decided).
 pub async fn decide(
-    pool: &Pool,
+    state: &AppState,
     caller: &Caller,
     id: Uuid,
     verdict: Verdict,
 ) -> Result<Proposal, ApiError> {
-    let mut conn = store::conn(pool).await?;
-    intake::decide(&mut conn, Owner::of(caller), id, caller.key_id, verdict)
-        .await
+    let owner = Owner::of(caller);
+    decided(state, owner, id, caller.key_id, verdict)
+        .await?
         .map(Proposal::from)
         .map_err(|e| match e {
             DecideError::NotFound => ApiError::not_found("no such proposal"),
@@ -163,14 +198,34 @@ pub async fn pending(
 /// The dashboard's decision, for the signed-in person (`decider`: their account stands for
 /// the credential that decided).
 pub async fn decide_signed_in(
-    pool: &Pool,
+    state: &AppState,
     owner: Owner<'_>,
     id: Uuid,
     decider: Uuid,
     verdict: Verdict,
 ) -> Result<Result<(), DecideError>, store::StoreError> {
-    let mut conn = store::conn(pool).await?;
-    Ok(intake::decide(&mut conn, owner, id, decider, verdict)
-        .await
-        .map(drop))
+    Ok(decided(state, owner, id, decider, verdict).await?.map(drop))
+}
+
+/// Both doors' decision: decided in one transaction, then the approved action's hook (if
+/// the approval wrote one) is published; the relay publishes it if this publish is lost.
+async fn decided(
+    state: &AppState,
+    owner: Owner<'_>,
+    id: Uuid,
+    decider: Uuid,
+    verdict: Verdict,
+) -> Result<Result<intake::Proposal, DecideError>, store::StoreError> {
+    let mut conn = store::conn(&state.pool).await?;
+    let decided = intake::decide(&mut conn, owner, id, decider, verdict, state.action_hook).await;
+    drop(conn);
+    if let Ok(proposal) = &decided
+        && let Some(hook_id) = proposal.hook_id
+    {
+        state
+            .action_hooks
+            .publish(&state.pool, hook_id, owner.user_id, None)
+            .await;
+    }
+    Ok(decided)
 }

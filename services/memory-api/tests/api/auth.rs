@@ -227,7 +227,8 @@ fn documented_reads(values: &[(&str, &str)]) -> Vec<String> {
 
 #[tokio::test]
 async fn every_read_route_needs_the_read_scope() {
-    let (h, user, full) = Harness::with_writer(Tier::Pro).await;
+    let h = Harness::with(|url| with_unanswering_model(settings(url))).await;
+    let (user, full) = h.writer(Tier::Pro).await;
     let (_, writer) = h
         .key(user, CredentialKind::MemoryLive, &[Scope::Write])
         .await;

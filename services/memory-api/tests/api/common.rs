@@ -287,3 +287,16 @@ pub async fn wait_until_listening(server: &TestServer) {
         .wait_until_remembered(&unknown)
         .await;
 }
+
+/// `settings` with a model endpoint on a port nothing listens on: model-backed requests are
+/// accepted (the deployment has a model) and their runs fail `LLM_FAILED`. For suites that
+/// seed model runs without reading their answers.
+pub fn with_unanswering_model(mut settings: Settings) -> Settings {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    settings.llm.base_url = format!("http://127.0.0.1:{port}/v1");
+    settings.llm.model = "unanswering".into();
+    settings
+}

@@ -53,14 +53,14 @@ const SHARED_WORDS: &str = "shared planted decision";
 
 #[tokio::test]
 async fn owners_and_environments_see_nothing_of_each_other_in_keyword_mode() {
-    run(Harness::new().await).await;
+    run(Harness::with(|url| with_unanswering_model(settings(url))).await).await;
 }
 
 /// Semantic search ranks ids before reading rows, where a join on an id another owner reuses
 /// can pick up that owner's row.
 #[tokio::test]
 async fn owners_and_environments_see_nothing_of_each_other_in_semantic_mode() {
-    run(Harness::with(semantic_settings).await).await;
+    run(Harness::with(|url| with_unanswering_model(semantic_settings(url))).await).await;
 }
 
 async fn run(h: Harness) {
@@ -173,6 +173,8 @@ struct Owner {
     upload: String,
     /// A connector proposal left pending by its owner.
     proposal: String,
+    /// A connector lead left pending by its owner.
+    lead: String,
     /// A stored BYOK credential.
     credential: String,
     /// A workspace (registered under a name every owner uses), with an open drift event.
@@ -182,8 +184,8 @@ struct Owner {
     bridge_job: String,
     render_job: String,
     agent: String,
-    /// A content brief, an autonomous marketing run and a competitor watch (failed: no model
-    /// endpoint is configured here).
+    /// A content brief, an autonomous marketing run and a competitor watch (failed: the model
+    /// endpoint configured here does not answer).
     brief: String,
     autonomous_run: String,
     watch_run: String,
@@ -354,7 +356,10 @@ async fn seed(h: &Harness, label: &'static str, user: Uuid, key: String, p: &Pla
     let submitted = call(Method::POST, "/api/v1/connectors/intake", intake).await;
     let proposal = id_of(&submitted, "proposal_id");
     let lead = json!({"raw_content": format!("{marker} lead"), "requested_capability": "lead"});
-    call(Method::POST, "/api/v1/connectors/intake", lead).await;
+    let lead = id_of(
+        &call(Method::POST, "/api/v1/connectors/intake", lead).await,
+        "lead_id",
+    );
     let byok = json!({"service": "openai", "label": marker, "key": format!("sk-{marker}")});
     let credential = id_of(&call(Method::POST, "/api/v1/byok", byok).await, "id");
     let body = json!({"topic": format!("{marker} brief")});
@@ -418,6 +423,7 @@ async fn seed(h: &Harness, label: &'static str, user: Uuid, key: String, p: &Pla
         dataset,
         upload,
         proposal,
+        lead,
         credential,
         workspace,
         drift,
@@ -525,6 +531,7 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
         ("product", "costs") => (victim.product.clone(), Some(p.product.clone())),
         ("project_id", "ingest") => (victim.product_id.clone(), None),
         ("id", "proposals") => (victim.proposal.clone(), None),
+        ("id", "leads") => (victim.lead.clone(), None),
         ("id", "byok") => (victim.credential.clone(), None),
         ("id", "workspaces") => (victim.workspace.clone(), None),
         ("id", "drift") => (victim.drift.clone(), None),
@@ -813,6 +820,21 @@ async fn still_intact(h: &Harness, owner: &Owner, p: &Planted) -> Vec<String> {
     if status != 200 {
         violations.push(format!(
             "{}: approving its proposal: {status} {body}",
+            owner.label
+        ));
+    }
+    // Its lead is still pending, and it alone can accept it.
+    let (_, body) = send(h, &owner.key, Method::GET, "/api/v1/leads", None).await;
+    let leads: Vec<&Value> = body["data"].as_array().into_iter().flatten().collect();
+    if leads.len() != 1 || leads[0]["id"] != owner.lead.as_str() || leads[0]["status"] != "pending"
+    {
+        violations.push(format!("{}: /api/v1/leads: {body}", owner.label));
+    }
+    let path = format!("/api/v1/leads/{}/accept", owner.lead);
+    let (status, body) = send(h, &owner.key, Method::POST, &path, None).await;
+    if status != 200 {
+        violations.push(format!(
+            "{}: accepting its lead: {status} {body}",
             owner.label
         ));
     }

@@ -19,6 +19,7 @@ mod identity;
 mod inbox_drafts;
 mod intake;
 mod isolation;
+mod isolation_workspaces;
 mod kernel_export;
 mod mif;
 mod mif_staging;

@@ -37,6 +37,7 @@ mod render;
 mod render_video;
 mod search;
 mod signals;
+mod sql;
 mod uploads;
 mod workspace_sync;
 mod workspaces;

@@ -13,7 +13,12 @@ use crate::error::ApiError;
 
 impl Rules {
     /// Checks one value; on failure `path` is left at the offending field.
-    pub(super) fn check_at(&self, schema: &Value, value: &mut Value, path: &mut String) -> Result<(), String> {
+    pub(super) fn check_at(
+        &self,
+        schema: &Value,
+        value: &mut Value,
+        path: &mut String,
+    ) -> Result<(), String> {
         let schema = self.resolve(schema);
         if !schema.is_object() {
             return Ok(());

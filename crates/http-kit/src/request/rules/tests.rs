@@ -129,7 +129,8 @@ fn free_form_objects_and_maps_keep_any_key_but_typed_ones_nested_do_not() {
 #[test]
 fn a_part_that_describes_a_nested_object_partly_does_not_close_it() {
     let row = json!({"type": "object", "properties": {"id": {}}, "additionalProperties": true});
-    let keyed = json!({"type": "object", "required": ["id"], "properties": {"id": {"type": "integer"}}});
+    let keyed =
+        json!({"type": "object", "required": ["id"], "properties": {"id": {"type": "integer"}}});
     let schema = json!({"allOf": [
         {"type": "object", "properties": {"rows": {"type": "array", "items": row}}},
         {"anyOf": [{"properties": {"rows": {"items": keyed}}}]}

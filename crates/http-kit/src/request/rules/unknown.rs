@@ -10,7 +10,6 @@ use super::check::{field_error, push_key};
 use crate::error::ApiError;
 
 impl Rules {
-
     /// Records, in document order, every object in `value` with members that none of the
     /// `schemas` describing it declares. A member's schemas are those of every part that
     /// declares it: a part of a composition alone may describe a nested object partly.

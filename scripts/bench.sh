@@ -957,9 +957,9 @@ fi
 # ------------------------------------------------------------ producer signals (v, w)
 # v: POST /signals/ingest with 50 signals per request, each body made by wrk-report.lua
 # (WRK_SIGNALS), every dedup_key new (an insert each, as in w). w: pgbench running the
-# route's statement on the same table: the same multi-row INSERT ... ON CONFLICT (UPSERT in
-# services/memory-api/src/db/signals.rs, one statement in its own transaction, reading the
-# credential's active workspace as the route does) of 50 rows; its arrays are built
+# route's statement on the same table: the same multi-row INSERT ... ON CONFLICT
+# (services/memory-api/src/db/sql/signals/upsert.sql, one statement in its own transaction,
+# reading the credential's active workspace as the route does) of 50 rows; its arrays are built
 # with the values wrk sends (payload and evidence as JSON text cast to jsonb per row, as the
 # route sends them), and its ids are time-ordered like the route's UUID v7.
 if signal_scenarios; then

@@ -1,11 +1,12 @@
 //! Database access shared by both services: the diesel-async connection pool, embedded
-//! migrations, LISTEN/NOTIFY and, with the `testing` feature, a database per test cloned from a
-//! migrated template.
+//! migrations, LISTEN/NOTIFY, raw statements kept in `.sql` files and, with the `testing`
+//! feature, a database per test cloned from a migrated template and the checks run on it.
 
 pub mod listen;
 pub mod migrate;
 mod outage;
 mod prepared;
+pub mod sql;
 #[cfg(feature = "testing")]
 pub mod testing;
 

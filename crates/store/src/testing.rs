@@ -284,3 +284,70 @@ pub async fn assert_schema_matches_migrations(
         drift.join("\n")
     );
 }
+
+/// Prepares every statement (`(name, text)`, as [`statements!`](crate::statements) lists them)
+/// on `conn`, a database migrated like production, and deallocates it: a statement naming a
+/// table, column or function the migrations do not make, or whose parameters cannot be typed,
+/// fails here. Nothing is executed. Panics listing every statement that does not prepare.
+pub async fn assert_statements_prepare(
+    conn: &mut AsyncPgConnection,
+    statements: &[(&str, String)],
+) {
+    assert!(!statements.is_empty(), "no statements to prepare");
+    let mut failed = Vec::new();
+    for (i, (name, text)) in statements.iter().enumerate() {
+        let handle = format!("statement_check_{i}");
+        let prepared = diesel::sql_query(format!("PREPARE {handle} AS {}", text.trim_end()))
+            .execute(conn)
+            .await;
+        match prepared {
+            Ok(_) => {
+                diesel::sql_query(format!("DEALLOCATE {handle}"))
+                    .execute(conn)
+                    .await
+                    .expect("deallocate");
+            }
+            Err(err) => failed.push(format!("{name}: {err}")),
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "{} of {} statements do not prepare:\n{}",
+        failed.len(),
+        statements.len(),
+        failed.join("\n")
+    );
+}
+
+/// Checks that the `.sql` files under `dir` are exactly those `listed` (paths relative to `dir`,
+/// `/`-separated): a file nobody declared is never prepared by the test, nor run.
+pub fn assert_statement_files_listed(dir: &Path, listed: &[&str]) {
+    let mut files = Vec::new();
+    collect_files(dir, &mut files);
+    let mut on_disk: Vec<String> = files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "sql"))
+        .filter_map(|f| f.strip_prefix(dir).ok())
+        .map(|f| {
+            f.components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/")
+        })
+        .collect();
+    on_disk.sort();
+    let mut declared: Vec<String> = listed.iter().map(|s| (*s).to_owned()).collect();
+    declared.sort();
+    let undeclared: Vec<&String> = on_disk.iter().filter(|f| !declared.contains(f)).collect();
+    let missing: Vec<&String> = declared.iter().filter(|f| !on_disk.contains(f)).collect();
+    assert!(
+        undeclared.is_empty() && missing.is_empty(),
+        "statement files and the declared list disagree: not declared {undeclared:?}, \
+         declared but absent {missing:?}"
+    );
+    assert!(
+        !on_disk.is_empty(),
+        "no statement files under {}",
+        dir.display()
+    );
+}

@@ -9,20 +9,8 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 use uuid::Uuid;
 
-/// The delivery counts of a set of email log rows. A row's `status` is its latest state, so
-/// each count says how many emails reached at least that state.
-pub const DELIVERY_COUNTS: &str = "\
-    count(*) FILTER (WHERE status IN ('sent', 'delivered', 'opened', 'clicked', 'bounced', \
-                                      'complained')) AS sent, \
-    count(*) FILTER (WHERE status IN ('delivered', 'opened', 'clicked', 'complained')) AS delivered, \
-    count(*) FILTER (WHERE status IN ('opened', 'clicked') \
-                        OR (open_count > 0 AND status NOT IN ('bounced', 'failed', 'suppressed'))) \
-        AS opened, \
-    count(*) FILTER (WHERE status = 'clicked' \
-                        OR (last_clicked_at IS NOT NULL \
-                            AND status NOT IN ('bounced', 'failed', 'suppressed'))) AS clicked, \
-    count(*) FILTER (WHERE status = 'bounced') AS bounced, \
-    count(*) FILTER (WHERE status = 'complained') AS complained";
+use super::sql;
+use super::sql::fragments::{CONVERSION_SCOPE, DELIVERY_COUNTS};
 
 #[derive(Debug, Clone, Copy, Default, QueryableByName)]
 pub struct Delivery {
@@ -78,18 +66,12 @@ pub async fn site_growth(
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> QueryResult<Growth> {
-    diesel::sql_query(
-        "SELECT count(*) FILTER (WHERE status = 'subscribed') AS subscribed, \
-                count(*) FILTER (WHERE created_at >= $2 AND created_at < $3) AS new_subscribers, \
-                count(*) FILTER (WHERE status = 'unsubscribed' \
-                                   AND updated_at >= $2 AND updated_at < $3) AS unsubscribed \
-         FROM contact_sites WHERE site_id = $1",
-    )
-    .bind::<SqlUuid, _>(site_id)
-    .bind::<Timestamptz, _>(from)
-    .bind::<Timestamptz, _>(to)
-    .get_result(conn)
-    .await
+    diesel::sql_query(sql::analytics::SITE_GROWTH)
+        .bind::<SqlUuid, _>(site_id)
+        .bind::<Timestamptz, _>(from)
+        .bind::<Timestamptz, _>(to)
+        .get_result(conn)
+        .await
 }
 
 #[derive(QueryableByName)]
@@ -159,39 +141,16 @@ pub async fn campaigns(
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> QueryResult<Vec<CampaignRow>> {
-    diesel::sql_query(format!(
-        "SELECT c.id, c.name, c.site_id, c.type AS kind, c.status, \
-                (SELECT count(*) FROM enrollments e \
-                  WHERE e.campaign_id = c.id AND e.status <> 'exited') AS enrolled, \
-                d.*, v.conversions, v.revenue \
-         FROM campaigns c \
-         CROSS JOIN LATERAL ( \
-             SELECT {DELIVERY_COUNTS} FROM email_log \
-              WHERE campaign_id = c.id AND project_id = $1 \
-                AND created_at >= $2 AND created_at < $3) d \
-         CROSS JOIN LATERAL ( \
-             SELECT coalesce(sum(n), 0)::int8 AS conversions, \
-                    coalesce(jsonb_object_agg(currency, amount), '{{}}') AS revenue \
-             FROM (SELECT currency, count(*) AS n, sum(revenue)::float8 AS amount \
-                     FROM conversions \
-                    WHERE campaign_id = c.id AND project_id = $1 \
-                      AND attributed_at >= $2 AND attributed_at < $3 \
-                    GROUP BY currency) per_currency) v \
-         WHERE c.project_id = $1 \
-           AND ($4::uuid IS NULL OR c.site_id = $4) \
-           AND ($5::text IS NULL OR c.status = $5) \
-           AND ($6::uuid IS NULL OR c.id > $6) \
-         ORDER BY c.id LIMIT $7"
-    ))
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<Timestamptz, _>(from)
-    .bind::<Timestamptz, _>(to)
-    .bind::<Nullable<SqlUuid>, _>(filter.site_id)
-    .bind::<Nullable<Text>, _>(filter.status)
-    .bind::<Nullable<SqlUuid>, _>(filter.after)
-    .bind::<BigInt, _>(filter.limit)
-    .load(conn)
-    .await
+    diesel::sql_query(sql::analytics::CAMPAIGNS.render())
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<Timestamptz, _>(from)
+        .bind::<Timestamptz, _>(to)
+        .bind::<Nullable<SqlUuid>, _>(filter.site_id)
+        .bind::<Nullable<Text>, _>(filter.status)
+        .bind::<Nullable<SqlUuid>, _>(filter.after)
+        .bind::<BigInt, _>(filter.limit)
+        .load(conn)
+        .await
 }
 
 /// One step of a campaign with the delivery counts of its emails created in a window, the
@@ -225,36 +184,13 @@ pub async fn campaign_steps(
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> QueryResult<Vec<StepRow>> {
-    diesel::sql_query(format!(
-        "SELECT s.campaign_id, s.id, s.step_order, s.subject, d.*, u.unsubscribed, \
-                v.conversions, v.revenue \
-         FROM campaign_steps s \
-         CROSS JOIN LATERAL ( \
-             SELECT {DELIVERY_COUNTS} FROM email_log \
-              WHERE step_id = s.id AND project_id = $1 \
-                AND created_at >= $2 AND created_at < $3) d \
-         CROSS JOIN LATERAL ( \
-             SELECT count(DISTINCT l.id) AS unsubscribed \
-             FROM email_log l JOIN email_events ev ON ev.email_log_id = l.id \
-             WHERE l.step_id = s.id AND l.project_id = $1 AND ev.kind = 'unsubscribed' \
-               AND l.created_at >= $2 AND l.created_at < $3) u \
-         CROSS JOIN LATERAL ( \
-             SELECT coalesce(sum(n), 0)::int8 AS conversions, \
-                    coalesce(jsonb_object_agg(currency, amount), '{{}}') AS revenue \
-             FROM (SELECT c.currency, count(*) AS n, sum(c.revenue)::float8 AS amount \
-                     FROM conversions c JOIN email_log l ON l.id = c.email_log_id \
-                    WHERE l.step_id = s.id AND c.project_id = $1 \
-                      AND c.attributed_at >= $2 AND c.attributed_at < $3 \
-                    GROUP BY c.currency) per_currency) v \
-         WHERE s.project_id = $1 AND s.campaign_id = ANY($4) \
-         ORDER BY s.campaign_id, s.step_order"
-    ))
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<Timestamptz, _>(from)
-    .bind::<Timestamptz, _>(to)
-    .bind::<diesel::sql_types::Array<SqlUuid>, _>(campaigns)
-    .load(conn)
-    .await
+    diesel::sql_query(sql::analytics::CAMPAIGN_STEPS.render())
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<Timestamptz, _>(from)
+        .bind::<Timestamptz, _>(to)
+        .bind::<diesel::sql_types::Array<SqlUuid>, _>(campaigns)
+        .load(conn)
+        .await
 }
 
 /// Which conversions [`conversion_totals`] and [`top_campaigns`] read.
@@ -268,13 +204,6 @@ pub struct ConversionScope {
     pub from: DateTime<Utc>,
     pub to: DateTime<Utc>,
 }
-
-const CONVERSION_SCOPE: &str = "\
-    v.project_id = $1 AND v.attributed_at >= $2 AND v.attributed_at < $3 \
-    AND ($4::uuid IS NULL OR EXISTS ( \
-        SELECT 1 FROM email_log l \
-         WHERE l.project_id = v.project_id AND l.id = v.email_log_id AND l.site_id = $4)) \
-    AND ($5::uuid IS NULL OR v.campaign_id = $5)";
 
 #[derive(Debug, QueryableByName)]
 pub struct ConversionGroup {
@@ -329,28 +258,15 @@ pub async fn top_campaigns(
     scope: ConversionScope,
     limit: i64,
 ) -> QueryResult<Vec<CampaignConversions>> {
-    diesel::sql_query(format!(
-        "SELECT t.campaign_id, c.name, t.conversions, t.revenue FROM ( \
-             SELECT campaign_id, sum(n)::int8 AS conversions, \
-                    jsonb_object_agg(currency, amount) AS revenue \
-             FROM (SELECT v.campaign_id, v.currency, count(*) AS n, \
-                          sum(v.revenue)::float8 AS amount \
-                     FROM conversions v \
-                    WHERE {CONVERSION_SCOPE} AND v.campaign_id IS NOT NULL \
-                    GROUP BY v.campaign_id, v.currency) per_currency \
-             GROUP BY campaign_id \
-             ORDER BY conversions DESC, campaign_id LIMIT $6) t \
-         LEFT JOIN campaigns c ON c.project_id = $1 AND c.id = t.campaign_id \
-         ORDER BY t.conversions DESC, t.campaign_id"
-    ))
-    .bind::<SqlUuid, _>(scope.project_id)
-    .bind::<Timestamptz, _>(scope.from)
-    .bind::<Timestamptz, _>(scope.to)
-    .bind::<Nullable<SqlUuid>, _>(scope.site_id)
-    .bind::<Nullable<SqlUuid>, _>(scope.campaign_id)
-    .bind::<BigInt, _>(limit)
-    .load(conn)
-    .await
+    diesel::sql_query(sql::analytics::TOP_CAMPAIGNS.render())
+        .bind::<SqlUuid, _>(scope.project_id)
+        .bind::<Timestamptz, _>(scope.from)
+        .bind::<Timestamptz, _>(scope.to)
+        .bind::<Nullable<SqlUuid>, _>(scope.site_id)
+        .bind::<Nullable<SqlUuid>, _>(scope.campaign_id)
+        .bind::<BigInt, _>(limit)
+        .load(conn)
+        .await
 }
 
 /// Whether the project has this campaign.

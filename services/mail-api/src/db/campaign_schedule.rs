@@ -10,33 +10,7 @@ use diesel::sql_types::{BigInt, Date, Integer, Nullable, Text, Timestamptz, Uuid
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
-/// The projected sends of the project (`$1`), of one site when `$2` is not null: rows
-/// `(campaign_id, step_order, subject, due)`.
-const PROJECTED: &str = "\
-    WITH enrolled AS ( \
-      SELECT e.campaign_id, e.current_step, \
-             coalesce(e.next_step_at, now() + coalesce(next_step_delay(e.campaign_id, \
-               e.current_step), 0) * interval '1 minute') AS first_due \
-      FROM enrollments e JOIN campaigns c ON c.id = e.campaign_id \
-      WHERE e.project_id = $1 AND e.status = 'active' AND c.status = 'active' \
-        AND ($2::uuid IS NULL OR c.site_id = $2)), \
-    steps AS ( \
-      SELECT campaign_id, step_order, subject, \
-             sum(delay_minutes) OVER (PARTITION BY campaign_id ORDER BY step_order) AS reach \
-      FROM campaign_steps WHERE project_id = $1), \
-    projected AS ( \
-      SELECT s.campaign_id, s.step_order, s.subject, \
-             e.first_due + (s.reach - f.reach) * interval '1 minute' AS due \
-      FROM enrolled e \
-      JOIN steps f ON f.campaign_id = e.campaign_id AND f.step_order = e.current_step + 1 \
-      JOIN steps s ON s.campaign_id = e.campaign_id AND s.step_order > e.current_step \
-      UNION ALL \
-      SELECT l.campaign_id, st.step_order, l.subject, \
-             CASE WHEN isfinite(l.held_until) THEN greatest(l.held_until, now()) \
-                  ELSE now() END AS due \
-      FROM email_log l LEFT JOIN campaign_steps st ON st.id = l.step_id \
-      WHERE l.project_id = $1 AND l.held_until IS NOT NULL AND l.held_until < 'infinity' \
-        AND l.campaign_id IS NOT NULL AND ($2::uuid IS NULL OR l.site_id = $2))";
+use super::sql;
 
 /// A number of emails of one campaign step due in one period.
 #[derive(Debug, Clone, QueryableByName)]
@@ -64,22 +38,13 @@ pub async fn by_day(
     from: NaiveDate,
     to: NaiveDate,
 ) -> QueryResult<Vec<Due>> {
-    diesel::sql_query(format!(
-        "{PROJECTED} \
-         SELECT date_trunc('day', p.due AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS at, \
-                p.campaign_id, c.name AS campaign_name, c.site_id, p.step_order, p.subject, \
-                count(*) AS emails \
-         FROM projected p JOIN campaigns c ON c.id = p.campaign_id \
-         WHERE p.due >= $3::date AT TIME ZONE 'UTC' AND p.due < $4::date AT TIME ZONE 'UTC' \
-         GROUP BY 1, p.campaign_id, c.name, c.site_id, p.step_order, p.subject \
-         ORDER BY 1, p.campaign_id, p.step_order"
-    ))
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<Nullable<SqlUuid>, _>(None::<Uuid>)
-    .bind::<Date, _>(from)
-    .bind::<Date, _>(to)
-    .load(conn)
-    .await
+    diesel::sql_query(sql::campaign_schedule::BY_DAY.render())
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<Nullable<SqlUuid>, _>(None::<Uuid>)
+        .bind::<Date, _>(from)
+        .bind::<Date, _>(to)
+        .load(conn)
+        .await
 }
 
 /// The site's next `limit` projected sends, per hour.
@@ -89,19 +54,12 @@ pub async fn upcoming(
     site_id: Uuid,
     limit: i64,
 ) -> QueryResult<Vec<Due>> {
-    diesel::sql_query(format!(
-        "{PROJECTED} \
-         SELECT date_trunc('hour', p.due) AS at, p.campaign_id, c.name AS campaign_name, \
-                c.site_id, p.step_order, p.subject, count(*) AS emails \
-         FROM projected p JOIN campaigns c ON c.id = p.campaign_id \
-         GROUP BY 1, p.campaign_id, c.name, c.site_id, p.step_order, p.subject \
-         ORDER BY 1, p.campaign_id, p.step_order LIMIT $3"
-    ))
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<Nullable<SqlUuid>, _>(Some(site_id))
-    .bind::<BigInt, _>(limit)
-    .load(conn)
-    .await
+    diesel::sql_query(sql::campaign_schedule::UPCOMING.render())
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<Nullable<SqlUuid>, _>(Some(site_id))
+        .bind::<BigInt, _>(limit)
+        .load(conn)
+        .await
 }
 
 /// Campaign mail of a site the policy holds, by reason.

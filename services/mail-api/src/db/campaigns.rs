@@ -8,6 +8,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
 use super::schema::campaigns;
+use super::sql;
 
 pub const KINDS: &[&str] = &["drip", "triggered"];
 pub const STATUSES: &[&str] = &["draft", "active", "paused", "completed", "archived"];
@@ -231,17 +232,11 @@ pub async fn clone(
     if copied == 0 {
         return Ok(None);
     }
-    diesel::sql_query(
-        "INSERT INTO campaign_steps (id, project_id, campaign_id, step_order, delay_minutes, \
-           subject, html, text_body, template_id) \
-         SELECT uuid_v7(), project_id, $3, step_order, delay_minutes, subject, html, text_body, \
-           template_id \
-         FROM campaign_steps WHERE project_id = $1 AND campaign_id = $2 ORDER BY step_order",
-    )
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<SqlUuid, _>(id)
-    .bind::<SqlUuid, _>(new_id)
-    .execute(conn)
-    .await?;
+    diesel::sql_query(sql::campaigns::CLONE_STEPS)
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<SqlUuid, _>(id)
+        .bind::<SqlUuid, _>(new_id)
+        .execute(conn)
+        .await?;
     get(conn, project_id, new_id).await
 }

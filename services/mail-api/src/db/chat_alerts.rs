@@ -9,6 +9,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::schema::chat_alerts;
+use super::sql;
 
 /// The events a chat alert reports.
 pub const KINDS: &[&str] = &["email.bounced", "email.complained", "approval.requested"];
@@ -86,18 +87,12 @@ pub async fn due(
     spacing_secs: i64,
     limit: i64,
 ) -> QueryResult<Vec<Due>> {
-    diesel::sql_query(
-        "SELECT a.project_id, a.url_sealed, a.after_event FROM chat_alerts a \
-         WHERE (a.last_sent_at IS NULL OR a.last_sent_at <= now() - make_interval(secs => $1)) \
-           AND EXISTS (SELECT 1 FROM outbound_events e WHERE e.project_id = a.project_id \
-                 AND e.type = ANY($2) AND e.id > a.after_event) \
-         ORDER BY a.project_id LIMIT $3 FOR UPDATE OF a SKIP LOCKED",
-    )
-    .bind::<diesel::sql_types::Double, _>(spacing_secs as f64)
-    .bind::<diesel::sql_types::Array<Text>, _>(KINDS)
-    .bind::<diesel::sql_types::BigInt, _>(limit)
-    .load(conn)
-    .await
+    diesel::sql_query(sql::chat_alerts::DUE)
+        .bind::<diesel::sql_types::Double, _>(spacing_secs as f64)
+        .bind::<diesel::sql_types::Array<Text>, _>(KINDS)
+        .bind::<diesel::sql_types::BigInt, _>(limit)
+        .load(conn)
+        .await
 }
 
 #[derive(Debug, QueryableByName)]

@@ -15,6 +15,7 @@ use super::contacts::{Contact, RETURNING};
 use super::conversions::Conversion;
 use super::emails::{COLUMNS, Email};
 use super::schema::contact_sites;
+use super::sql;
 
 #[derive(Debug, Clone, Queryable, Selectable)]
 #[diesel(table_name = contact_sites)]
@@ -242,30 +243,13 @@ pub async fn timeline(
     before: Option<Uuid>,
     limit: i64,
 ) -> QueryResult<Vec<TimelineRow>> {
-    diesel::sql_query(
-        "SELECT * FROM ( \
-           (SELECT id, 'event' AS kind, created_at AS at, name, data, NULL::text AS subject, \
-                   NULL::text AS status, NULL::uuid AS campaign_id, NULL::float8 AS revenue, \
-                   NULL::text AS currency \
-              FROM events WHERE project_id = $1 AND contact_id = $2 \
-               AND ($3::uuid IS NULL OR id < $3) ORDER BY id DESC LIMIT $4) \
-           UNION ALL \
-           (SELECT id, 'email', created_at, NULL, NULL, subject, status, campaign_id, NULL, NULL \
-              FROM email_log WHERE project_id = $1 AND contact_id = $2 \
-               AND ($3::uuid IS NULL OR id < $3) ORDER BY id DESC LIMIT $4) \
-           UNION ALL \
-           (SELECT id, 'conversion', attributed_at, event, metadata, NULL, NULL, campaign_id, \
-                   revenue::float8, currency \
-              FROM conversions WHERE project_id = $1 AND contact_id = $2 \
-               AND ($3::uuid IS NULL OR id < $3) ORDER BY id DESC LIMIT $4) \
-         ) AS entries ORDER BY id DESC LIMIT $4",
-    )
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<SqlUuid, _>(contact_id)
-    .bind::<Nullable<SqlUuid>, _>(before)
-    .bind::<BigInt, _>(limit)
-    .load(conn)
-    .await
+    diesel::sql_query(sql::contact_tools::TIMELINE)
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<SqlUuid, _>(contact_id)
+        .bind::<Nullable<SqlUuid>, _>(before)
+        .bind::<BigInt, _>(limit)
+        .load(conn)
+        .await
 }
 
 #[derive(QueryableByName)]
@@ -311,23 +295,12 @@ pub async fn property_stats(
     site_id: Uuid,
     names: i64,
 ) -> QueryResult<Vec<PropertyStat>> {
-    diesel::sql_query(
-        "WITH stats AS ( \
-           SELECT p.key AS name, jsonb_typeof(p.value) AS json_type, count(*) AS count \
-             FROM contacts c \
-             JOIN contact_sites cs ON cs.contact_id = c.id AND cs.site_id = $2 \
-             CROSS JOIN LATERAL jsonb_each(c.properties) AS p \
-            WHERE c.project_id = $1 \
-            GROUP BY 1, 2), \
-         kept AS (SELECT DISTINCT name FROM stats ORDER BY name LIMIT $3) \
-         SELECT name, json_type, count FROM stats WHERE name IN (SELECT name FROM kept) \
-         ORDER BY name, json_type",
-    )
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<SqlUuid, _>(site_id)
-    .bind::<BigInt, _>(names)
-    .load(conn)
-    .await
+    diesel::sql_query(sql::contact_tools::PROPERTY_STATS)
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<SqlUuid, _>(site_id)
+        .bind::<BigInt, _>(names)
+        .load(conn)
+        .await
 }
 
 #[derive(Debug, QueryableByName)]
@@ -347,18 +320,12 @@ pub async fn duplicate_groups(
     site: Option<Uuid>,
     limit: i64,
 ) -> QueryResult<Vec<DuplicateGroup>> {
-    diesel::sql_query(
-        "SELECT email_identity(email) AS identity, array_agg(id ORDER BY id) AS ids \
-           FROM contacts c \
-          WHERE project_id = $1 AND ($2::uuid IS NULL OR EXISTS \
-                (SELECT 1 FROM contact_sites cs WHERE cs.contact_id = c.id AND cs.site_id = $2)) \
-          GROUP BY 1 HAVING count(*) > 1 ORDER BY 1 LIMIT $3",
-    )
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<Nullable<SqlUuid>, _>(site)
-    .bind::<BigInt, _>(limit)
-    .load(conn)
-    .await
+    diesel::sql_query(sql::contact_tools::DUPLICATE_GROUPS)
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<Nullable<SqlUuid>, _>(site)
+        .bind::<BigInt, _>(limit)
+        .load(conn)
+        .await
 }
 
 /// The SQL condition "contact `c` (created before `cutoff`) has no open, click or event since
@@ -456,22 +423,11 @@ pub async fn records_of(
     project_id: Uuid,
     sources: &[Uuid],
 ) -> QueryResult<Moved> {
-    let counts: Counts = diesel::sql_query(
-        "SELECT \
-           (SELECT count(*) FROM events WHERE project_id = $1 AND contact_id = ANY($2)) AS events, \
-           (SELECT count(*) FROM email_log WHERE project_id = $1 AND contact_id = ANY($2)) \
-              AS emails, \
-           (SELECT count(*) FROM conversions WHERE project_id = $1 AND contact_id = ANY($2)) \
-              AS conversions, \
-           (SELECT count(*) FROM enrollments WHERE project_id = $1 AND contact_id = ANY($2)) \
-              AS enrollments, \
-           (SELECT count(*) FROM contact_sites cs JOIN contacts c ON c.id = cs.contact_id \
-             WHERE c.project_id = $1 AND cs.contact_id = ANY($2)) AS subscriptions",
-    )
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<Array<SqlUuid>, _>(sources)
-    .get_result(conn)
-    .await?;
+    let counts: Counts = diesel::sql_query(sql::contact_tools::RECORDS_OF)
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<Array<SqlUuid>, _>(sources)
+        .get_result(conn)
+        .await?;
     Ok(Moved {
         events: count(counts.events),
         emails: count(counts.emails),

@@ -8,6 +8,8 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 use uuid::Uuid;
 
+use super::sql;
+
 /// The rule that attributed a conversion (ruled cascade, first match wins).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rule {
@@ -49,30 +51,13 @@ pub async fn attribute(
     at: DateTime<Utc>,
 ) -> QueryResult<(Rule, Option<(Uuid, Option<Uuid>)>)> {
     // Each branch reads the contact's few log rows through email_log_contact_idx.
-    let touch: Option<Touch> = diesel::sql_query(
-        "SELECT id, campaign_id, rule FROM ( \
-           (SELECT id, campaign_id, 'click' AS rule, 1 AS rank FROM email_log \
-             WHERE project_id = $1 AND contact_id = $2 \
-               AND last_clicked_at > $3 - interval '72 hours' AND last_clicked_at <= $3 \
-             ORDER BY last_clicked_at DESC, id DESC LIMIT 1) \
-           UNION ALL \
-           (SELECT id, campaign_id, 'open', 2 FROM email_log \
-             WHERE project_id = $1 AND contact_id = $2 \
-               AND last_opened_at > $3 - interval '72 hours' AND last_opened_at <= $3 \
-             ORDER BY last_opened_at DESC, id DESC LIMIT 1) \
-           UNION ALL \
-           (SELECT id, campaign_id, 'send', 3 FROM email_log \
-             WHERE project_id = $1 AND contact_id = $2 \
-               AND sent_at > $3 - interval '7 days' AND sent_at <= $3 \
-             ORDER BY sent_at DESC, id DESC LIMIT 1) \
-         ) AS touches ORDER BY rank LIMIT 1",
-    )
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<SqlUuid, _>(contact_id)
-    .bind::<Timestamptz, _>(at)
-    .get_result(conn)
-    .await
-    .optional()?;
+    let touch: Option<Touch> = diesel::sql_query(sql::conversions::ATTRIBUTE)
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<SqlUuid, _>(contact_id)
+        .bind::<Timestamptz, _>(at)
+        .get_result(conn)
+        .await
+        .optional()?;
     Ok(match touch {
         None => (Rule::Unattributed, None),
         Some(t) => {
@@ -129,28 +114,20 @@ pub async fn insert(
     conn: &mut AsyncPgConnection,
     new: NewConversion<'_>,
 ) -> QueryResult<Option<Conversion>> {
-    diesel::sql_query(
-        "INSERT INTO conversions (id, project_id, contact_id, email_log_id, campaign_id, event, \
-                                  revenue, currency, order_id, metadata, attribution, \
-                                  attributed_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7::numeric, $8, $9, $10, $11, $12) \
-         ON CONFLICT (project_id, order_id) DO NOTHING \
-         RETURNING id, contact_id, email_log_id, campaign_id, event, revenue::float8 AS revenue, \
-                   currency, order_id, attribution, attributed_at",
-    )
-    .bind::<SqlUuid, _>(Uuid::now_v7())
-    .bind::<SqlUuid, _>(new.project_id)
-    .bind::<SqlUuid, _>(new.contact_id)
-    .bind::<Nullable<SqlUuid>, _>(new.email_log_id)
-    .bind::<Nullable<SqlUuid>, _>(new.campaign_id)
-    .bind::<Text, _>(new.event)
-    .bind::<Double, _>(new.revenue)
-    .bind::<Text, _>(new.currency)
-    .bind::<Nullable<Text>, _>(new.order_id)
-    .bind::<Jsonb, _>(new.metadata)
-    .bind::<Text, _>(new.rule.as_str())
-    .bind::<Timestamptz, _>(new.at)
-    .get_result(conn)
-    .await
-    .optional()
+    diesel::sql_query(sql::conversions::INSERT)
+        .bind::<SqlUuid, _>(Uuid::now_v7())
+        .bind::<SqlUuid, _>(new.project_id)
+        .bind::<SqlUuid, _>(new.contact_id)
+        .bind::<Nullable<SqlUuid>, _>(new.email_log_id)
+        .bind::<Nullable<SqlUuid>, _>(new.campaign_id)
+        .bind::<Text, _>(new.event)
+        .bind::<Double, _>(new.revenue)
+        .bind::<Text, _>(new.currency)
+        .bind::<Nullable<Text>, _>(new.order_id)
+        .bind::<Jsonb, _>(new.metadata)
+        .bind::<Text, _>(new.rule.as_str())
+        .bind::<Timestamptz, _>(new.at)
+        .get_result(conn)
+        .await
+        .optional()
 }

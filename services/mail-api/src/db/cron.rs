@@ -10,6 +10,8 @@ use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 use uuid::Uuid;
 
+use super::sql;
+
 /// What one run did: (project, what, how many) — e.g. `(p, "idempotency_records_purged", 3)`.
 pub type Counts = Vec<(Uuid, &'static str, i64)>;
 
@@ -108,24 +110,12 @@ pub async fn runs(
         .iter()
         .map(|s| (*s).to_owned())
         .collect();
-    diesel::sql_query(
-        "SELECT r.id, r.job, r.started_at, r.finished_at, r.outcome, \
-                coalesce((SELECT jsonb_object_agg(c.what, c.count ORDER BY c.what) \
-                            FROM cron_run_counts c \
-                           WHERE c.run_id = r.id AND c.project_id = $1), '{}'::jsonb) AS counts \
-         FROM cron_runs r \
-         WHERE ($2::text IS NULL OR r.job = $2) \
-           AND ($3::uuid IS NULL OR r.id < $3) \
-           AND (r.job = ANY($5) OR r.outcome <> 'ok' \
-                OR EXISTS (SELECT 1 FROM cron_run_counts c \
-                            WHERE c.run_id = r.id AND c.project_id = $1)) \
-         ORDER BY r.id DESC LIMIT $4",
-    )
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<Nullable<Text>, _>(filter.job)
-    .bind::<Nullable<SqlUuid>, _>(filter.before)
-    .bind::<BigInt, _>(filter.limit)
-    .bind::<diesel::sql_types::Array<Text>, _>(scheduled)
-    .load(conn)
-    .await
+    diesel::sql_query(sql::cron::RUNS)
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<Nullable<Text>, _>(filter.job)
+        .bind::<Nullable<SqlUuid>, _>(filter.before)
+        .bind::<BigInt, _>(filter.limit)
+        .bind::<diesel::sql_types::Array<Text>, _>(scheduled)
+        .load(conn)
+        .await
 }

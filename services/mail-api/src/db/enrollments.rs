@@ -11,6 +11,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
 use super::schema::enrollments;
+use super::sql;
 
 /// Why a contact was enrolled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,10 +56,6 @@ pub struct Enrollment {
     pub updated_at: DateTime<Utc>,
 }
 
-/// The first step is due `delay_minutes` of step 1 after enrollment (now, without steps).
-const FIRST_DUE: &str =
-    "now() + (SELECT coalesce(next_step_delay($2, 0), 0)) * interval '1 minute'";
-
 /// Enrolls those of `contact_ids` that are contacts of the project and not enrolled in the
 /// campaign already; returns the contacts this call enrolled. The caller checked that the
 /// campaign is the project's and takes new contacts.
@@ -75,22 +72,14 @@ pub async fn insert_many(
         contact_id: Uuid,
     }
     let (source, event_id) = source.columns();
-    let rows: Vec<Enrolled> = diesel::sql_query(format!(
-        "INSERT INTO enrollments (id, project_id, campaign_id, contact_id, source, event_id, \
-           next_step_at) \
-         SELECT uuid_v7(), $1, $2, c.id, $4, $5, {FIRST_DUE} \
-         FROM contacts c WHERE c.project_id = $1 AND c.id = ANY($3) \
-         ORDER BY c.id \
-         ON CONFLICT (campaign_id, contact_id) WHERE status <> 'exited' DO NOTHING \
-         RETURNING contact_id"
-    ))
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<SqlUuid, _>(campaign_id)
-    .bind::<Array<SqlUuid>, _>(contact_ids)
-    .bind::<Text, _>(source)
-    .bind::<Nullable<SqlUuid>, _>(event_id)
-    .load(conn)
-    .await?;
+    let rows: Vec<Enrolled> = diesel::sql_query(sql::enrollments::INSERT_MANY.render())
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<SqlUuid, _>(campaign_id)
+        .bind::<Array<SqlUuid>, _>(contact_ids)
+        .bind::<Text, _>(source)
+        .bind::<Nullable<SqlUuid>, _>(event_id)
+        .load(conn)
+        .await?;
     Ok(rows.into_iter().map(|r| r.contact_id).collect())
 }
 
@@ -105,26 +94,15 @@ pub async fn insert_site_subscribers(
     source: EnrollSource,
 ) -> QueryResult<usize> {
     let (source, event_id) = source.columns();
-    diesel::sql_query(format!(
-        "INSERT INTO enrollments (id, project_id, campaign_id, contact_id, source, event_id, \
-           next_step_at) \
-         SELECT uuid_v7(), $1, $2, c.id, $4, $5, {FIRST_DUE} \
-         FROM contact_sites cs JOIN contacts c ON c.id = cs.contact_id \
-         WHERE cs.site_id = $3 AND cs.status = 'subscribed' AND c.project_id = $1 \
-           AND ($6::uuid[] IS NULL OR c.id = ANY($6)) \
-           AND NOT EXISTS (SELECT 1 FROM suppressions s \
-                           WHERE s.project_id = $1 AND s.email = c.email) \
-         ORDER BY c.id \
-         ON CONFLICT (campaign_id, contact_id) WHERE status <> 'exited' DO NOTHING"
-    ))
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<SqlUuid, _>(campaign_id)
-    .bind::<SqlUuid, _>(site_id)
-    .bind::<Text, _>(source)
-    .bind::<Nullable<SqlUuid>, _>(event_id)
-    .bind::<Nullable<Array<SqlUuid>>, _>(among)
-    .execute(conn)
-    .await
+    diesel::sql_query(sql::enrollments::INSERT_SITE_SUBSCRIBERS.render())
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<SqlUuid, _>(campaign_id)
+        .bind::<SqlUuid, _>(site_id)
+        .bind::<Text, _>(source)
+        .bind::<Nullable<SqlUuid>, _>(event_id)
+        .bind::<Nullable<Array<SqlUuid>>, _>(among)
+        .execute(conn)
+        .await
 }
 
 /// The contact's enrollment in the campaign: the current one (not exited), else the latest.

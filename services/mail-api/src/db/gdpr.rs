@@ -13,8 +13,8 @@ use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-/// What replaces an erased text (recipient, subject, clicked link) in the email log.
-pub const ERASED: &str = "[erased]";
+use super::sql;
+use super::sql::fragments::{EMAILS, ERASED, IDEMPOTENT_ANSWERS};
 
 /// How many rows of each kind an erasure removed or scrubbed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -71,18 +71,6 @@ struct Id {
     #[diesel(sql_type = SqlUuid)]
     id: Uuid,
 }
-
-/// The emails of the project sent to the contact `$2` or to its address `$3`.
-const EMAILS: &str = "SELECT id FROM email_log \
-                      WHERE project_id = $1 AND (contact_id = $2 OR to_email = $3)";
-
-/// The stored idempotent answers of the project (`$1`) naming the contact (`$2`), its address
-/// (`$3`, as a JSON string) or one of the emails `$4`.
-const IDEMPOTENT_ANSWERS: &str = "FROM idempotency_keys WHERE project_id = $1 \
-    AND response_body IS NOT NULL \
-    AND (strpos(response_body::text, $2::text) > 0 \
-         OR strpos(response_body::text, to_json($3::text)::text) > 0 \
-         OR EXISTS (SELECT 1 FROM unnest($4::uuid[]) e WHERE strpos(response_body::text, e::text) > 0))";
 
 /// The project's contact `id`, locked for the rest of the transaction when `lock`.
 pub async fn subject(
@@ -141,26 +129,13 @@ pub async fn preview(
     subject: &Subject,
 ) -> QueryResult<ErasureCounts> {
     let emails = email_ids(conn, project_id, subject).await?;
-    let counted: Counted = diesel::sql_query(format!(
-        "SELECT \
-           (SELECT count(*) FROM contact_sites WHERE contact_id = $2) AS subscriptions, \
-           (SELECT count(*) FROM enrollments WHERE project_id = $1 AND contact_id = $2) \
-               AS enrollments, \
-           (SELECT count(*) FROM events WHERE project_id = $1 AND contact_id = $2) AS events, \
-           (SELECT count(*) FROM email_events \
-             WHERE project_id = $1 AND email_log_id = ANY($4)) AS email_events, \
-           (SELECT count(*) FROM webhook_receipts WHERE email_log_id = ANY($4)) \
-               AS webhook_receipts, \
-           (SELECT count(*) FROM conversions WHERE project_id = $1 AND contact_id = $2) \
-               AS conversions, \
-           (SELECT count(*) {IDEMPOTENT_ANSWERS}) AS idempotency_records"
-    ))
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<SqlUuid, _>(subject.id)
-    .bind::<Text, _>(&subject.email)
-    .bind::<Array<SqlUuid>, _>(&emails)
-    .get_result(conn)
-    .await?;
+    let counted: Counted = diesel::sql_query(sql::gdpr::PREVIEW.render())
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<SqlUuid, _>(subject.id)
+        .bind::<Text, _>(&subject.email)
+        .bind::<Array<SqlUuid>, _>(&emails)
+        .get_result(conn)
+        .await?;
     Ok(ErasureCounts {
         subscriptions: counted.subscriptions,
         enrollments: counted.enrollments,
@@ -197,23 +172,12 @@ pub async fn erase(
         let Some(subject) = self::subject(conn, project_id, contact_id, true).await? else {
             return Ok(Erasure::NotFound);
         };
-        let emails: Vec<Id> = diesel::sql_query(format!(
-            "UPDATE email_log SET to_email = '{ERASED}', subject = '{ERASED}', html = NULL, \
-               text_body = NULL, reply_to = NULL, headers = '[]', \
-               clicked_urls = ARRAY(SELECT '{ERASED}'::text FROM unnest(clicked_urls)), \
-               idempotency_key = NULL, request_hash = NULL, last_error = NULL, \
-               provider_message_id = NULL, contact_id = NULL, \
-               status = CASE WHEN status IN ('accepted', 'queued') THEN 'failed' \
-                             ELSE status END, \
-               hold_reason = NULL, held_until = NULL, \
-               updated_at = now() \
-             WHERE id IN ({EMAILS}) RETURNING id"
-        ))
-        .bind::<SqlUuid, _>(project_id)
-        .bind::<SqlUuid, _>(subject.id)
-        .bind::<Text, _>(&subject.email)
-        .load(conn)
-        .await?;
+        let emails: Vec<Id> = diesel::sql_query(sql::gdpr::ERASE_EMAILS.render())
+            .bind::<SqlUuid, _>(project_id)
+            .bind::<SqlUuid, _>(subject.id)
+            .bind::<Text, _>(&subject.email)
+            .load(conn)
+            .await?;
         let emails: Vec<Uuid> = emails.into_iter().map(|e| e.id).collect();
         let email_events = diesel::sql_query(
             "UPDATE email_events SET data = '{}' WHERE project_id = $1 AND email_log_id = ANY($2)",
@@ -289,21 +253,15 @@ pub async fn erase(
             idempotency_records: idempotency_records as i64,
         };
         let erased = serde_json::to_value(counts).unwrap_or(Value::Null);
-        let entry: LogEntry = diesel::sql_query(
-            "INSERT INTO gdpr_deletion_log (id, project_id, contact_id, email_sha256, erased, \
-                                            key_id) \
-             VALUES ($1, $2, $3, encode(sha256(convert_to($2::text || ':' || $4, 'UTF8')), 'hex'), \
-                     $5, $6) \
-             RETURNING id, contact_id, email_sha256, erased, key_id, created_at",
-        )
-        .bind::<SqlUuid, _>(Uuid::now_v7())
-        .bind::<SqlUuid, _>(project_id)
-        .bind::<SqlUuid, _>(subject.id)
-        .bind::<Text, _>(&subject.email)
-        .bind::<Jsonb, _>(&erased)
-        .bind::<SqlUuid, _>(key_id)
-        .get_result(conn)
-        .await?;
+        let entry: LogEntry = diesel::sql_query(sql::gdpr::RECORD_DELETION)
+            .bind::<SqlUuid, _>(Uuid::now_v7())
+            .bind::<SqlUuid, _>(project_id)
+            .bind::<SqlUuid, _>(subject.id)
+            .bind::<Text, _>(&subject.email)
+            .bind::<Jsonb, _>(&erased)
+            .bind::<SqlUuid, _>(key_id)
+            .get_result(conn)
+            .await?;
         super::notifications::add(
             conn,
             project_id,

@@ -9,6 +9,7 @@ use uuid::Uuid;
 
 use super::contact_tools::inactive_since;
 use super::schema::{hygiene_audit, hygiene_configs};
+use super::sql;
 
 #[derive(Debug, Clone, Queryable, Selectable, QueryableByName)]
 #[diesel(table_name = hygiene_configs)]
@@ -44,27 +45,14 @@ pub async fn update_config(
     project_id: Uuid,
     change: &ConfigChange,
 ) -> QueryResult<Config> {
-    diesel::sql_query(
-        "INSERT INTO hygiene_configs (project_id, inactive_days, remove_bounced, \
-                                      remove_complained, suppress_role_addresses) \
-         VALUES ($1, coalesce($2, 0), coalesce($3, true), coalesce($4, true), \
-                 coalesce($5, false)) \
-         ON CONFLICT (project_id) DO UPDATE SET \
-           inactive_days = coalesce($2, hygiene_configs.inactive_days), \
-           remove_bounced = coalesce($3, hygiene_configs.remove_bounced), \
-           remove_complained = coalesce($4, hygiene_configs.remove_complained), \
-           suppress_role_addresses = coalesce($5, hygiene_configs.suppress_role_addresses), \
-           updated_at = now() \
-         RETURNING inactive_days, remove_bounced, remove_complained, suppress_role_addresses, \
-                   updated_at",
-    )
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<Nullable<Integer>, _>(change.inactive_days)
-    .bind::<Nullable<Bool>, _>(change.remove_bounced)
-    .bind::<Nullable<Bool>, _>(change.remove_complained)
-    .bind::<Nullable<Bool>, _>(change.suppress_role_addresses)
-    .get_result(conn)
-    .await
+    diesel::sql_query(sql::hygiene::UPDATE_CONFIG)
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<Nullable<Integer>, _>(change.inactive_days)
+        .bind::<Nullable<Bool>, _>(change.remove_bounced)
+        .bind::<Nullable<Bool>, _>(change.remove_complained)
+        .bind::<Nullable<Bool>, _>(change.suppress_role_addresses)
+        .get_result(conn)
+        .await
 }
 
 /// What a run matches with.
@@ -205,23 +193,17 @@ pub async fn record(
     let emails: Vec<&str> = entries.iter().map(|e| e.email.as_str()).collect();
     let actions: Vec<&str> = entries.iter().map(|e| e.action).collect();
     let reasons: Vec<&str> = entries.iter().map(|e| e.reason.as_str()).collect();
-    diesel::sql_query(
-        "INSERT INTO hygiene_audit (id, project_id, run_id, site_id, contact_id, email, action, \
-                                    reason) \
-         SELECT p.id, $1, $2, p.site_id, p.contact_id, p.email, p.action, p.reason \
-           FROM unnest($3::uuid[], $4::uuid[], $5::uuid[], $6::text[], $7::text[], $8::text[]) \
-             AS p(id, site_id, contact_id, email, action, reason)",
-    )
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<SqlUuid, _>(run_id)
-    .bind::<Array<SqlUuid>, _>(ids)
-    .bind::<Array<SqlUuid>, _>(sites)
-    .bind::<Array<SqlUuid>, _>(contacts)
-    .bind::<Array<Text>, _>(emails)
-    .bind::<Array<Text>, _>(actions)
-    .bind::<Array<Text>, _>(reasons)
-    .execute(conn)
-    .await
+    diesel::sql_query(sql::hygiene::RECORD)
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<SqlUuid, _>(run_id)
+        .bind::<Array<SqlUuid>, _>(ids)
+        .bind::<Array<SqlUuid>, _>(sites)
+        .bind::<Array<SqlUuid>, _>(contacts)
+        .bind::<Array<Text>, _>(emails)
+        .bind::<Array<Text>, _>(actions)
+        .bind::<Array<Text>, _>(reasons)
+        .execute(conn)
+        .await
 }
 
 #[derive(Debug, Clone, Queryable, Selectable)]

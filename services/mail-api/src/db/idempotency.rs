@@ -7,6 +7,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::schema::idempotency_keys;
+use super::sql;
 
 /// Where a key is used: the project, the route and the key itself.
 #[derive(Debug, Clone, Copy)]
@@ -32,20 +33,13 @@ pub async fn claim(
     key: KeyRef<'_>,
     request_hash: &[u8],
 ) -> QueryResult<Option<Recorded>> {
-    let claimed = diesel::sql_query(
-        "INSERT INTO idempotency_keys (project_id, route, key, request_hash) \
-         VALUES ($1, $2, $3, $4) \
-         ON CONFLICT (project_id, route, key) DO UPDATE \
-           SET request_hash = EXCLUDED.request_hash, response_status = NULL, \
-               response_body = NULL, created_at = now() \
-           WHERE idempotency_keys.created_at < now() - interval '24 hours'",
-    )
-    .bind::<SqlUuid, _>(key.project_id)
-    .bind::<Text, _>(key.route)
-    .bind::<Text, _>(key.key)
-    .bind::<Bytea, _>(request_hash)
-    .execute(conn)
-    .await?;
+    let claimed = diesel::sql_query(sql::idempotency::CLAIM)
+        .bind::<SqlUuid, _>(key.project_id)
+        .bind::<Text, _>(key.route)
+        .bind::<Text, _>(key.key)
+        .bind::<Bytea, _>(request_hash)
+        .execute(conn)
+        .await?;
     if claimed == 1 {
         return Ok(None);
     }
@@ -106,17 +100,10 @@ pub async fn purge_expired_by_project(
 ) -> QueryResult<Vec<(Uuid, i64)>> {
     let mut purged: std::collections::BTreeMap<Uuid, i64> = Default::default();
     loop {
-        let rows: Vec<Purged> = diesel::sql_query(
-            "WITH deleted AS ( \
-                 DELETE FROM idempotency_keys WHERE ctid IN ( \
-                     SELECT ctid FROM idempotency_keys \
-                     WHERE created_at < now() - interval '24 hours' LIMIT $1) \
-                 RETURNING project_id) \
-             SELECT project_id, count(*) AS n FROM deleted GROUP BY project_id",
-        )
-        .bind::<diesel::sql_types::BigInt, _>(PURGE_BATCH)
-        .load(conn)
-        .await?;
+        let rows: Vec<Purged> = diesel::sql_query(sql::idempotency::PURGE_EXPIRED_BY_PROJECT)
+            .bind::<diesel::sql_types::BigInt, _>(PURGE_BATCH)
+            .load(conn)
+            .await?;
         let deleted: i64 = rows.iter().map(|r| r.n).sum();
         for row in rows {
             *purged.entry(row.project_id).or_default() += row.n;

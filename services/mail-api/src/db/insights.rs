@@ -9,7 +9,9 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::analytics::{DELIVERY_COUNTS, Delivery};
+use super::analytics::Delivery;
+use super::sql;
+use super::sql::fragments::DELIVERY_COUNTS;
 
 /// What [`ranked_groups`] groups a site's emails by.
 #[derive(Debug, Clone, Copy)]
@@ -125,34 +127,13 @@ pub async fn sites(
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> QueryResult<Vec<SiteRow>> {
-    diesel::sql_query(format!(
-        "SELECT s.id, s.name, s.slug, d.*, v.converted, g.* \
-         FROM sites s \
-         CROSS JOIN LATERAL ( \
-             SELECT {DELIVERY_COUNTS} FROM email_log \
-              WHERE site_id = s.id AND project_id = $1 \
-                AND created_at >= $2 AND created_at < $3) d \
-         CROSS JOIN LATERAL ( \
-             SELECT count(*) AS converted FROM conversions cv \
-               JOIN email_log l ON l.project_id = cv.project_id AND l.id = cv.email_log_id \
-              WHERE cv.project_id = $1 AND l.site_id = s.id \
-                AND cv.attributed_at >= $2 AND cv.attributed_at < $3) v \
-         CROSS JOIN LATERAL ( \
-             SELECT count(*) FILTER (WHERE status = 'subscribed') AS subscribers, \
-                    count(*) FILTER (WHERE created_at >= $2 AND created_at < $3) \
-                        AS new_subscribers, \
-                    count(*) FILTER (WHERE status = 'unsubscribed' \
-                                       AND updated_at >= $2 AND updated_at < $3) AS unsubscribed \
-               FROM contact_sites WHERE site_id = s.id) g \
-         WHERE s.project_id = $1 AND ($4::uuid IS NULL OR s.id = $4) \
-         ORDER BY s.id"
-    ))
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<Timestamptz, _>(from)
-    .bind::<Timestamptz, _>(to)
-    .bind::<Nullable<SqlUuid>, _>(site_id)
-    .load(conn)
-    .await
+    diesel::sql_query(sql::insights::SITES.render())
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<Timestamptz, _>(from)
+        .bind::<Timestamptz, _>(to)
+        .bind::<Nullable<SqlUuid>, _>(site_id)
+        .load(conn)
+        .await
 }
 
 #[derive(Debug, QueryableByName)]
@@ -181,27 +162,14 @@ pub async fn campaigns(
     to: DateTime<Utc>,
     limit: i64,
 ) -> QueryResult<Vec<CampaignRow>> {
-    diesel::sql_query(format!(
-        "SELECT c.id, c.name, c.site_id, c.status, d.*, v.converted \
-         FROM campaigns c \
-         CROSS JOIN LATERAL ( \
-             SELECT {DELIVERY_COUNTS} FROM email_log \
-              WHERE campaign_id = c.id AND project_id = $1 \
-                AND created_at >= $2 AND created_at < $3) d \
-         CROSS JOIN LATERAL ( \
-             SELECT count(*) AS converted FROM conversions \
-              WHERE campaign_id = c.id AND project_id = $1 \
-                AND attributed_at >= $2 AND attributed_at < $3) v \
-         WHERE c.project_id = $1 AND ($4::uuid IS NULL OR c.site_id = $4) AND d.sent > 0 \
-         ORDER BY d.sent DESC, c.id LIMIT $5"
-    ))
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<Timestamptz, _>(from)
-    .bind::<Timestamptz, _>(to)
-    .bind::<Nullable<SqlUuid>, _>(site_id)
-    .bind::<BigInt, _>(limit)
-    .load(conn)
-    .await
+    diesel::sql_query(sql::insights::CAMPAIGNS.render())
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<Timestamptz, _>(from)
+        .bind::<Timestamptz, _>(to)
+        .bind::<Nullable<SqlUuid>, _>(site_id)
+        .bind::<BigInt, _>(limit)
+        .load(conn)
+        .await
 }
 
 #[derive(Debug, QueryableByName)]
@@ -221,26 +189,13 @@ pub async fn project_delivery(
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> QueryResult<ProjectDelivery> {
-    diesel::sql_query(format!(
-        "SELECT d.*, v.converted FROM ( \
-             SELECT {DELIVERY_COUNTS} FROM email_log \
-              WHERE project_id = $1 AND created_at >= $2 AND created_at < $3 \
-                AND ($4::uuid IS NULL OR site_id = $4)) d \
-         CROSS JOIN ( \
-             SELECT count(*) AS converted FROM conversions cv \
-              WHERE cv.project_id = $1 AND cv.attributed_at >= $2 AND cv.attributed_at < $3 \
-                AND cv.email_log_id IS NOT NULL \
-                AND ($4::uuid IS NULL OR EXISTS ( \
-                    SELECT 1 FROM email_log l \
-                     WHERE l.project_id = cv.project_id AND l.id = cv.email_log_id \
-                       AND l.site_id = $4))) v"
-    ))
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<Timestamptz, _>(from)
-    .bind::<Timestamptz, _>(to)
-    .bind::<Nullable<SqlUuid>, _>(site_id)
-    .get_result(conn)
-    .await
+    diesel::sql_query(sql::insights::PROJECT_DELIVERY.render())
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<Timestamptz, _>(from)
+        .bind::<Timestamptz, _>(to)
+        .bind::<Nullable<SqlUuid>, _>(site_id)
+        .get_result(conn)
+        .await
 }
 
 #[derive(Debug, QueryableByName)]
@@ -263,21 +218,10 @@ pub struct Holdings {
 
 /// What the project holds now.
 pub async fn holdings(conn: &mut AsyncPgConnection, project_id: Uuid) -> QueryResult<Holdings> {
-    diesel::sql_query(
-        "SELECT (SELECT count(*) FROM sites WHERE project_id = $1) AS sites, \
-                (SELECT count(*) FROM contacts WHERE project_id = $1) AS contacts, \
-                (SELECT count(*) FROM contact_sites cs \
-                   JOIN sites s ON s.id = cs.site_id AND s.project_id = $1 \
-                  WHERE cs.status = 'subscribed') AS subscriptions, \
-                (SELECT count(*) FROM suppressions WHERE project_id = $1) AS suppressions, \
-                (SELECT count(*) FROM campaigns WHERE project_id = $1) AS campaigns, \
-                (SELECT count(*) FROM campaigns WHERE project_id = $1 AND status = 'active') \
-                    AS active_campaigns, \
-                (SELECT count(*) FROM templates WHERE project_id = $1) AS templates",
-    )
-    .bind::<SqlUuid, _>(project_id)
-    .get_result(conn)
-    .await
+    diesel::sql_query(sql::insights::HOLDINGS)
+        .bind::<SqlUuid, _>(project_id)
+        .get_result(conn)
+        .await
 }
 
 #[derive(Debug, QueryableByName)]
@@ -304,34 +248,12 @@ pub async fn recency(
     site_id: Option<Uuid>,
     now: DateTime<Utc>,
 ) -> QueryResult<Recency> {
-    diesel::sql_query(
-        "SELECT count(*) FILTER (WHERE last >= $3 - interval '7 days') AS last_7_days, \
-                count(*) FILTER (WHERE last < $3 - interval '7 days' \
-                                   AND last >= $3 - interval '30 days') AS last_30_days, \
-                count(*) FILTER (WHERE last < $3 - interval '30 days' \
-                                   AND last >= $3 - interval '90 days') AS last_90_days, \
-                count(*) FILTER (WHERE last < $3 - interval '90 days') AS over_90_days, \
-                count(*) FILTER (WHERE last IS NULL AND emailed) AS never_engaged, \
-                count(*) FILTER (WHERE NOT emailed) AS never_emailed \
-         FROM ( \
-             SELECT (SELECT max(greatest(l.last_opened_at, l.last_clicked_at)) \
-                       FROM email_log l \
-                      WHERE l.contact_id = c.id AND l.project_id = $1 \
-                        AND ($2::uuid IS NULL OR l.site_id = $2)) AS last, \
-                    EXISTS (SELECT 1 FROM email_log l \
-                             WHERE l.contact_id = c.id AND l.project_id = $1 \
-                               AND ($2::uuid IS NULL OR l.site_id = $2)) AS emailed \
-               FROM contacts c \
-              WHERE c.project_id = $1 \
-                AND ($2::uuid IS NULL OR EXISTS ( \
-                    SELECT 1 FROM contact_sites cs \
-                     WHERE cs.contact_id = c.id AND cs.site_id = $2))) x",
-    )
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<Nullable<SqlUuid>, _>(site_id)
-    .bind::<Timestamptz, _>(now)
-    .get_result(conn)
-    .await
+    diesel::sql_query(sql::insights::RECENCY)
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<Nullable<SqlUuid>, _>(site_id)
+        .bind::<Timestamptz, _>(now)
+        .get_result(conn)
+        .await
 }
 
 #[derive(Debug, QueryableByName)]
@@ -357,29 +279,15 @@ pub async fn top_tags(
     min_sent: i64,
     limit: i64,
 ) -> QueryResult<Vec<TagRow>> {
-    diesel::sql_query(format!(
-        "SELECT g.tag, g.contacts, g.sent, g.delivered, g.opened, g.clicked, g.bounced, \
-                g.complained \
-         FROM (SELECT t.tag, count(DISTINCT contact_id) AS contacts, {DELIVERY_COUNTS} \
-                 FROM email_log \
-                 CROSS JOIN LATERAL unnest(( \
-                     SELECT c.tags FROM contacts c \
-                      WHERE c.project_id = $1 AND c.id = email_log.contact_id)) AS t(tag) \
-                WHERE project_id = $1 AND created_at >= $2 AND created_at < $3 \
-                  AND ($4::uuid IS NULL OR site_id = $4) \
-                GROUP BY t.tag) g \
-         WHERE g.sent >= $5 \
-         ORDER BY g.opened::float8 / g.sent DESC, g.clicked::float8 / g.sent DESC, \
-                  g.sent DESC, g.tag LIMIT $6"
-    ))
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<Timestamptz, _>(from)
-    .bind::<Timestamptz, _>(to)
-    .bind::<Nullable<SqlUuid>, _>(site_id)
-    .bind::<BigInt, _>(min_sent)
-    .bind::<BigInt, _>(limit)
-    .load(conn)
-    .await
+    diesel::sql_query(sql::insights::TOP_TAGS.render())
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<Timestamptz, _>(from)
+        .bind::<Timestamptz, _>(to)
+        .bind::<Nullable<SqlUuid>, _>(site_id)
+        .bind::<BigInt, _>(min_sent)
+        .bind::<BigInt, _>(limit)
+        .load(conn)
+        .await
 }
 
 #[derive(Debug, QueryableByName)]
@@ -403,23 +311,13 @@ pub async fn open_slots(
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> QueryResult<Vec<OpenSlot>> {
-    diesel::sql_query(
-        "SELECT extract(hour FROM ev.created_at AT TIME ZONE 'UTC')::int4 AS hour, \
-                extract(isodow FROM ev.created_at AT TIME ZONE 'UTC')::int4 AS weekday, \
-                count(*) AS opens \
-         FROM email_log l \
-         JOIN email_events ev ON ev.email_log_id = l.id AND ev.project_id = $1 \
-                             AND ev.kind = 'opened' \
-         WHERE l.project_id = $1 AND l.created_at >= $2 AND l.created_at < $3 \
-           AND ($4::uuid IS NULL OR l.site_id = $4) \
-         GROUP BY 1, 2",
-    )
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<Timestamptz, _>(from)
-    .bind::<Timestamptz, _>(to)
-    .bind::<Nullable<SqlUuid>, _>(site_id)
-    .load(conn)
-    .await
+    diesel::sql_query(sql::insights::OPEN_SLOTS)
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<Timestamptz, _>(from)
+        .bind::<Timestamptz, _>(to)
+        .bind::<Nullable<SqlUuid>, _>(site_id)
+        .load(conn)
+        .await
 }
 
 /// Which events [`events`] reads.
@@ -456,31 +354,17 @@ pub async fn events(
     project_id: Uuid,
     filter: &EventFilter<'_>,
 ) -> QueryResult<Vec<EventRow>> {
-    diesel::sql_query(
-        "SELECT e.id, e.contact_id, c.email, e.name, e.data, e.created_at \
-         FROM events e \
-         JOIN contacts c ON c.project_id = e.project_id AND c.id = e.contact_id \
-         WHERE e.project_id = $1 \
-           AND ($2::uuid IS NULL OR EXISTS ( \
-               SELECT 1 FROM contact_sites cs \
-                WHERE cs.contact_id = e.contact_id AND cs.site_id = $2)) \
-           AND ($3::uuid IS NULL OR e.contact_id = $3) \
-           AND ($4::text IS NULL OR e.name = $4) \
-           AND ($5::timestamptz IS NULL OR e.created_at >= $5) \
-           AND ($6::timestamptz IS NULL OR e.created_at < $6) \
-           AND ($7::uuid IS NULL OR e.id < $7) \
-         ORDER BY e.id DESC LIMIT $8",
-    )
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<Nullable<SqlUuid>, _>(filter.site_id)
-    .bind::<Nullable<SqlUuid>, _>(filter.contact_id)
-    .bind::<Nullable<Text>, _>(filter.name)
-    .bind::<Nullable<Timestamptz>, _>(filter.since)
-    .bind::<Nullable<Timestamptz>, _>(filter.until)
-    .bind::<Nullable<SqlUuid>, _>(filter.before)
-    .bind::<BigInt, _>(filter.limit)
-    .load(conn)
-    .await
+    diesel::sql_query(sql::insights::EVENTS)
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<Nullable<SqlUuid>, _>(filter.site_id)
+        .bind::<Nullable<SqlUuid>, _>(filter.contact_id)
+        .bind::<Nullable<Text>, _>(filter.name)
+        .bind::<Nullable<Timestamptz>, _>(filter.since)
+        .bind::<Nullable<Timestamptz>, _>(filter.until)
+        .bind::<Nullable<SqlUuid>, _>(filter.before)
+        .bind::<BigInt, _>(filter.limit)
+        .load(conn)
+        .await
 }
 
 #[derive(QueryableByName)]
@@ -593,24 +477,12 @@ pub async fn dead_emails(
     project_id: Uuid,
     filter: &DeadFilter,
 ) -> QueryResult<Vec<DeadEmail>> {
-    diesel::sql_query(
-        "SELECT id, site_id, contact_id, campaign_id, to_email, subject, \
-                CASE WHEN status = 'failed' THEN 'failed' ELSE 'retrying' END AS state, \
-                attempts, last_error, provider, created_at, updated_at \
-         FROM email_log \
-         WHERE project_id = $1 \
-           AND ((status = 'failed' AND ($3::text IS NULL OR $3 = 'failed')) \
-             OR (status IN ('accepted', 'queued') AND last_error IS NOT NULL \
-                 AND ($3::text IS NULL OR $3 = 'retrying'))) \
-           AND ($2::uuid IS NULL OR site_id = $2) \
-           AND ($4::uuid IS NULL OR id < $4) \
-         ORDER BY id DESC LIMIT $5",
-    )
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<Nullable<SqlUuid>, _>(filter.site_id)
-    .bind::<Nullable<Text>, _>(filter.state)
-    .bind::<Nullable<SqlUuid>, _>(filter.before)
-    .bind::<BigInt, _>(filter.limit)
-    .load(conn)
-    .await
+    diesel::sql_query(sql::insights::DEAD_EMAILS)
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<Nullable<SqlUuid>, _>(filter.site_id)
+        .bind::<Nullable<Text>, _>(filter.state)
+        .bind::<Nullable<SqlUuid>, _>(filter.before)
+        .bind::<BigInt, _>(filter.limit)
+        .load(conn)
+        .await
 }

@@ -33,6 +33,7 @@ pub mod segment_filter;
 pub mod segments;
 pub mod send_policy;
 pub mod sites;
+pub mod sql;
 pub mod suppressions;
 pub mod team;
 pub mod templates;

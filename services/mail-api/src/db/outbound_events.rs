@@ -9,6 +9,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::schema::outbound_events;
+use super::sql;
 
 /// `campaign.completed`: a campaign that accepts no new contacts has no enrollment left (or
 /// was set `completed`).
@@ -30,22 +31,12 @@ pub async fn campaign_completed(
     project_id: Uuid,
     campaign_id: Uuid,
 ) -> QueryResult<()> {
-    diesel::sql_query(
-        "INSERT INTO outbound_events (id, project_id, type, data) \
-         SELECT $3, c.project_id, 'campaign.completed', jsonb_build_object( \
-           'campaign_id', c.id, 'name', c.name, 'site_id', c.site_id, 'type', c.type, \
-           'completed_at', export_ts(coalesce(c.completed_at, now())), \
-           'enrollments', (SELECT jsonb_build_object( \
-               'completed', count(*) FILTER (WHERE e.status = 'completed'), \
-               'exited', count(*) FILTER (WHERE e.status = 'exited')) \
-             FROM enrollments e WHERE e.campaign_id = c.id)) \
-         FROM campaigns c WHERE c.project_id = $1 AND c.id = $2",
-    )
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<SqlUuid, _>(campaign_id)
-    .bind::<SqlUuid, _>(Uuid::now_v7())
-    .execute(conn)
-    .await?;
+    diesel::sql_query(sql::outbound_events::CAMPAIGN_COMPLETED)
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<SqlUuid, _>(campaign_id)
+        .bind::<SqlUuid, _>(Uuid::now_v7())
+        .execute(conn)
+        .await?;
     Ok(())
 }
 
@@ -58,17 +49,11 @@ pub async fn contact_unsubscribed_everywhere(
     project_id: Uuid,
     email: &str,
 ) -> QueryResult<()> {
-    diesel::sql_query(
-        "INSERT INTO outbound_events (id, project_id, type, data) \
-         SELECT uuid_v7(), c.project_id, 'contact.unsubscribed', jsonb_build_object( \
-           'contact_id', c.id, 'email', c.email, 'site_id', NULL, \
-           'unsubscribed_at', export_ts(now())) \
-         FROM contacts c WHERE c.project_id = $1 AND c.email = $2",
-    )
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<diesel::sql_types::Text, _>(email)
-    .execute(conn)
-    .await?;
+    diesel::sql_query(sql::outbound_events::CONTACT_UNSUBSCRIBED_EVERYWHERE)
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<diesel::sql_types::Text, _>(email)
+        .execute(conn)
+        .await?;
     Ok(())
 }
 
@@ -124,20 +109,14 @@ pub async fn email_event(
     kind: &str,
     details: Value,
 ) -> QueryResult<()> {
-    diesel::sql_query(
-        "INSERT INTO outbound_events (id, project_id, type, data) \
-         SELECT $3, project_id, $4, jsonb_build_object( \
-           'email_log_id', id, 'to', to_email, 'site_id', site_id, 'campaign_id', campaign_id, \
-           'provider_message_id', provider_message_id, 'occurred_at', export_ts(now())) || $5 \
-         FROM email_log WHERE project_id = $1 AND id = $2",
-    )
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<SqlUuid, _>(email_log_id)
-    .bind::<SqlUuid, _>(Uuid::now_v7())
-    .bind::<diesel::sql_types::Text, _>(kind)
-    .bind::<diesel::sql_types::Jsonb, _>(details)
-    .execute(conn)
-    .await?;
+    diesel::sql_query(sql::outbound_events::EMAIL_EVENT)
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<SqlUuid, _>(email_log_id)
+        .bind::<SqlUuid, _>(Uuid::now_v7())
+        .bind::<diesel::sql_types::Text, _>(kind)
+        .bind::<diesel::sql_types::Jsonb, _>(details)
+        .execute(conn)
+        .await?;
     Ok(())
 }
 
@@ -172,35 +151,13 @@ pub async fn check_bounce_rate(
         .bind::<SqlUuid, _>(site_id)
         .execute(conn)
         .await?;
-    let inserted = diesel::sql_query(
-        "WITH sends AS ( \
-           SELECT count(*) AS n FROM email_log \
-            WHERE project_id = $1 AND site_id = $2 AND sent_at > now() - interval '24 hours'), \
-         hard AS ( \
-           SELECT count(DISTINCT ev.email_log_id) AS n FROM email_events ev \
-             JOIN email_log l ON l.id = ev.email_log_id \
-            WHERE ev.project_id = $1 AND l.site_id = $2 AND ev.kind = 'bounced' \
-              AND ev.created_at > now() - interval '24 hours' \
-              AND coalesce(lower(ev.data #>> '{bounce,type}'), 'permanent') \
-                  NOT IN ('transient', 'soft', 'temporary')) \
-         INSERT INTO outbound_events (id, project_id, type, data) \
-         SELECT $3, $1, 'bounce_rate.warning', jsonb_build_object( \
-           'site_id', $2::uuid, 'window_hours', 24, 'sends', sends.n, 'hard_bounces', hard.n, \
-           'bounce_rate', round(hard.n::numeric / sends.n, 4), 'threshold', $4, \
-           'occurred_at', export_ts(now())) \
-           FROM sends, hard \
-          WHERE sends.n >= $5 AND sends.n > 0 AND hard.n::float8 / sends.n > $4 \
-            AND NOT EXISTS (SELECT 1 FROM outbound_events o \
-                 WHERE o.project_id = $1 AND o.type = 'bounce_rate.warning' \
-                   AND o.data->>'site_id' = $2::text \
-                   AND o.created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')",
-    )
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<SqlUuid, _>(site_id)
-    .bind::<SqlUuid, _>(Uuid::now_v7())
-    .bind::<diesel::sql_types::Double, _>(rule.threshold)
-    .bind::<diesel::sql_types::BigInt, _>(rule.min_sends)
-    .execute(conn)
-    .await?;
+    let inserted = diesel::sql_query(sql::outbound_events::CHECK_BOUNCE_RATE)
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<SqlUuid, _>(site_id)
+        .bind::<SqlUuid, _>(Uuid::now_v7())
+        .bind::<diesel::sql_types::Double, _>(rule.threshold)
+        .bind::<diesel::sql_types::BigInt, _>(rule.min_sends)
+        .execute(conn)
+        .await?;
     Ok(inserted == 1)
 }

@@ -12,6 +12,8 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 use uuid::Uuid;
 
+use super::sql;
+
 /// What one advance did: enrollments given their next email, completed, or ended because
 /// their contact may no longer be mailed.
 #[derive(Debug, Clone, Copy, Default, QueryableByName)]
@@ -40,68 +42,10 @@ impl Advanced {
 /// The email's unique (enrollment, step) key means no step is ever written twice; should it
 /// exist already (steps reordered), the enrollment moves on at once.
 pub async fn advance(conn: &mut AsyncPgConnection, limit: i64) -> QueryResult<Advanced> {
-    diesel::sql_query(
-        "WITH due AS ( \
-           SELECT e.id, e.project_id, e.campaign_id, e.contact_id, e.current_step \
-           FROM enrollments e \
-           WHERE e.status = 'active' AND e.next_step_at <= now() \
-             AND EXISTS (SELECT 1 FROM campaigns c WHERE c.id = e.campaign_id AND c.status = 'active') \
-           ORDER BY e.next_step_at LIMIT $1 \
-           FOR UPDATE OF e SKIP LOCKED), \
-         work AS ( \
-           SELECT d.id, d.project_id, d.campaign_id, d.contact_id, c.site_id, ct.email, \
-                  s.id AS step_id, s.subject, coalesce(s.html, t.html, '') AS html, s.text_body, \
-                  CASE WHEN s.subject || coalesce(s.html, t.html, '') || coalesce(s.text_body, '') \
-                            ~ '[{][{%#]' THEN '{}'::jsonb END AS template_data, \
-                  CASE WHEN EXISTS (SELECT 1 FROM suppressions x \
-                                    WHERE x.project_id = d.project_id AND x.email = ct.email) \
-                         THEN 'suppressed' \
-                       WHEN EXISTS (SELECT 1 FROM contact_sites cs \
-                                    WHERE cs.contact_id = d.contact_id AND cs.site_id = c.site_id \
-                                      AND cs.status = 'unsubscribed') \
-                         THEN 'unsubscribed' END AS blocked \
-           FROM due d \
-           JOIN campaigns c ON c.id = d.campaign_id \
-           JOIN contacts ct ON ct.id = d.contact_id \
-           LEFT JOIN campaign_steps s \
-             ON s.campaign_id = d.campaign_id AND s.step_order = d.current_step + 1 \
-           LEFT JOIN templates t ON t.project_id = s.project_id AND t.id = s.template_id), \
-         written AS ( \
-           INSERT INTO email_log (id, project_id, site_id, contact_id, campaign_id, to_email, \
-             subject, status, html, text_body, enrollment_id, step_id, hold_reason, held_until, \
-             template_data) \
-           SELECT uuid_v7(), project_id, site_id, contact_id, campaign_id, email, subject, \
-             'queued', html, text_body, id, step_id, 'scheduled', '-infinity', template_data \
-           FROM work WHERE blocked IS NULL AND step_id IS NOT NULL \
-           ORDER BY id \
-           ON CONFLICT (enrollment_id, step_id) WHERE enrollment_id IS NOT NULL DO NOTHING \
-           RETURNING id, project_id, enrollment_id), \
-         events AS ( \
-           INSERT INTO email_events (id, project_id, email_log_id, kind, source, data) \
-           SELECT uuid_v7(), project_id, id, 'accepted', 'scheduler', 'null'::jsonb \
-           FROM written), \
-         moved AS ( \
-           UPDATE enrollments e SET \
-             current_step = e.current_step \
-               + CASE WHEN w.blocked IS NULL AND w.step_id IS NOT NULL THEN 1 ELSE 0 END, \
-             status = CASE WHEN w.blocked IS NOT NULL THEN 'exited' \
-                           WHEN w.step_id IS NULL THEN 'completed' ELSE 'active' END, \
-             exit_reason = w.blocked, \
-             next_step_at = CASE WHEN w.blocked IS NULL AND w.step_id IS NOT NULL \
-                                  AND n.id IS NULL THEN now() END, \
-             ended_at = CASE WHEN w.blocked IS NOT NULL OR w.step_id IS NULL THEN now() END, \
-             updated_at = now() \
-           FROM work w LEFT JOIN written n ON n.enrollment_id = w.id \
-           WHERE e.id = w.id \
-           RETURNING e.status) \
-         SELECT count(*) FILTER (WHERE status = 'active') AS scheduled, \
-                count(*) FILTER (WHERE status = 'completed') AS completed, \
-                count(*) FILTER (WHERE status = 'exited') AS exited \
-         FROM moved",
-    )
-    .bind::<BigInt, _>(limit)
-    .get_result(conn)
-    .await
+    diesel::sql_query(sql::scheduler::ADVANCE)
+        .bind::<BigInt, _>(limit)
+        .get_result(conn)
+        .await
 }
 
 /// The sites with campaign mail the policy holds whose time to look again has come (a loose
@@ -115,21 +59,10 @@ pub async fn sites_with_due_mail(
         #[diesel(sql_type = SqlUuid)]
         site_id: Uuid,
     }
-    let rows: Vec<Row> = diesel::sql_query(
-        "WITH RECURSIVE held AS ( \
-           (SELECT site_id FROM email_log WHERE held_until IS NOT NULL ORDER BY site_id LIMIT 1) \
-           UNION ALL \
-           SELECT (SELECT e.site_id FROM email_log e \
-                   WHERE e.held_until IS NOT NULL AND e.site_id > held.site_id \
-                   ORDER BY e.site_id LIMIT 1) \
-           FROM held WHERE held.site_id IS NOT NULL) \
-         SELECT site_id FROM held WHERE site_id IS NOT NULL \
-           AND EXISTS (SELECT 1 FROM email_log e \
-                       WHERE e.site_id = held.site_id AND e.held_until <= $1)",
-    )
-    .bind::<Timestamptz, _>(now)
-    .load(conn)
-    .await?;
+    let rows: Vec<Row> = diesel::sql_query(sql::scheduler::SITES_WITH_DUE_MAIL)
+        .bind::<Timestamptz, _>(now)
+        .load(conn)
+        .await?;
     Ok(rows.into_iter().map(|r| r.site_id).collect())
 }
 
@@ -174,41 +107,20 @@ pub async fn lock_counts(
     day: NaiveDate,
     minute: DateTime<Utc>,
 ) -> QueryResult<Option<Counts>> {
-    diesel::sql_query(
-        "WITH site AS (SELECT s.project_id, p.plan FROM sites s \
-                       JOIN projects p ON p.id = s.project_id WHERE s.id = $1), \
-         d AS (INSERT INTO site_daily_sends (site_id, day) SELECT $1, $2 FROM site \
-               ON CONFLICT DO NOTHING), \
-         m AS (INSERT INTO project_minute_sends (project_id, minute) \
-               SELECT project_id, $3 FROM site ON CONFLICT DO NOTHING), \
-         mo AS (INSERT INTO project_monthly_sends (project_id, month) \
-                SELECT project_id, date_trunc('month', now() AT TIME ZONE 'UTC')::date FROM site \
-                ON CONFLICT DO NOTHING) \
-         SELECT 1 FROM site",
-    )
-    .bind::<SqlUuid, _>(site_id)
-    .bind::<Date, _>(day)
-    .bind::<Timestamptz, _>(minute)
-    .execute(conn)
-    .await?;
+    diesel::sql_query(sql::scheduler::ENSURE_COUNTERS)
+        .bind::<SqlUuid, _>(site_id)
+        .bind::<Date, _>(day)
+        .bind::<Timestamptz, _>(minute)
+        .execute(conn)
+        .await?;
     // The rows exist now (made by this statement or another): lock and read them.
-    diesel::sql_query(
-        "SELECT s.project_id, p.plan, \
-           (SELECT sends::int8 FROM site_daily_sends WHERE site_id = $1 AND day = $2 \
-            FOR UPDATE) AS today, \
-           (SELECT sends::int8 FROM project_minute_sends \
-            WHERE project_id = s.project_id AND minute = $3 FOR UPDATE) AS this_minute, \
-           (SELECT sends FROM project_monthly_sends WHERE project_id = s.project_id \
-              AND month = date_trunc('month', now() AT TIME ZONE 'UTC')::date FOR UPDATE) \
-             AS this_month \
-         FROM sites s JOIN projects p ON p.id = s.project_id WHERE s.id = $1",
-    )
-    .bind::<SqlUuid, _>(site_id)
-    .bind::<Date, _>(day)
-    .bind::<Timestamptz, _>(minute)
-    .get_result(conn)
-    .await
-    .optional()
+    diesel::sql_query(sql::scheduler::LOCK_COUNTS)
+        .bind::<SqlUuid, _>(site_id)
+        .bind::<Date, _>(day)
+        .bind::<Timestamptz, _>(minute)
+        .get_result(conn)
+        .await
+        .optional()
 }
 
 /// Hands up to `limit` of the site's due campaign mail (oldest first, active campaigns only)
@@ -233,42 +145,25 @@ pub async fn release(
     if limit <= 0 {
         return Ok(Vec::new());
     }
-    let released: Vec<Row> = diesel::sql_query(
-        "WITH picked AS ( \
-           SELECT e.id FROM email_log e \
-           WHERE e.site_id = $1 AND e.held_until <= $2 AND e.status = 'queued' \
-             AND EXISTS (SELECT 1 FROM campaigns c \
-                         WHERE c.id = e.campaign_id AND c.status = 'active') \
-           ORDER BY e.held_until, e.id LIMIT $3 \
-           FOR UPDATE OF e SKIP LOCKED) \
-         UPDATE email_log e SET held_until = NULL, hold_reason = NULL, updated_at = now() \
-         FROM picked WHERE e.id = picked.id \
-         RETURNING e.id, e.project_id",
-    )
-    .bind::<SqlUuid, _>(site_id)
-    .bind::<Timestamptz, _>(now)
-    .bind::<BigInt, _>(limit)
-    .load(conn)
-    .await?;
+    let released: Vec<Row> = diesel::sql_query(sql::scheduler::RELEASE)
+        .bind::<SqlUuid, _>(site_id)
+        .bind::<Timestamptz, _>(now)
+        .bind::<BigInt, _>(limit)
+        .load(conn)
+        .await?;
     let Some(project_id) = released.iter().map(|r| r.project_id).next() else {
         return Ok(Vec::new());
     };
     let n = i32::try_from(released.len()).unwrap_or(i32::MAX);
     let (day, minute) = counters;
-    diesel::sql_query(
-        "WITH d AS (UPDATE site_daily_sends SET sends = sends + $4 WHERE site_id = $1 AND day = $2), \
-         m AS (UPDATE project_minute_sends SET sends = sends + $4 \
-               WHERE project_id = $5 AND minute = $3) \
-         UPDATE project_monthly_sends SET sends = sends + $4 \
-         WHERE project_id = $5 AND month = date_trunc('month', now() AT TIME ZONE 'UTC')::date",
-    )
-    .bind::<SqlUuid, _>(site_id)
-    .bind::<Date, _>(day)
-    .bind::<Timestamptz, _>(minute)
-    .bind::<Integer, _>(n)
-    .bind::<SqlUuid, _>(project_id)
-    .execute(conn)
-    .await?;
+    diesel::sql_query(sql::scheduler::COUNT_RELEASED)
+        .bind::<SqlUuid, _>(site_id)
+        .bind::<Date, _>(day)
+        .bind::<Timestamptz, _>(minute)
+        .bind::<Integer, _>(n)
+        .bind::<SqlUuid, _>(project_id)
+        .execute(conn)
+        .await?;
     let ids: Vec<Uuid> = released.iter().map(|r| r.id).collect();
     let projects: Vec<Uuid> = released.iter().map(|r| r.project_id).collect();
     let tasks: Vec<Value> = released
@@ -362,15 +257,9 @@ pub async fn complete_finished(conn: &mut AsyncPgConnection) -> QueryResult<Vec<
         #[diesel(sql_type = SqlUuid)]
         id: Uuid,
     }
-    let rows: Vec<Row> = diesel::sql_query(
-        "UPDATE campaigns c SET status = 'completed', completed_at = now(), updated_at = now() \
-         WHERE c.status = 'active' AND NOT c.accepts_new_contacts \
-           AND NOT EXISTS (SELECT 1 FROM enrollments e \
-                           WHERE e.campaign_id = c.id AND e.status = 'active') \
-         RETURNING c.project_id, c.id",
-    )
-    .load(conn)
-    .await?;
+    let rows: Vec<Row> = diesel::sql_query(sql::scheduler::COMPLETE_FINISHED)
+        .load(conn)
+        .await?;
     Ok(rows.into_iter().map(|r| (r.project_id, r.id)).collect())
 }
 

@@ -10,6 +10,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::schema::webhook_deliveries;
+use super::sql;
 
 pub const STATUSES: &[&str] = &["pending", "delivered", "dead"];
 
@@ -161,21 +162,12 @@ pub async fn job(
     project_id: Uuid,
     id: Uuid,
 ) -> QueryResult<Option<Job>> {
-    diesel::sql_query(
-        "SELECT d.subscription_id, d.status, d.attempts, s.url, s.secret_sealed, \
-           CASE WHEN s.previous_expires_at > now() THEN s.previous_secret_sealed END \
-             AS previous_secret_sealed, \
-           e.type AS event_type, e.data, e.created_at AS event_created_at \
-         FROM webhook_deliveries d \
-         JOIN webhook_subscriptions s ON s.id = d.subscription_id \
-         JOIN outbound_events e ON e.id = d.event_id \
-         WHERE d.project_id = $1 AND d.id = $2",
-    )
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<SqlUuid, _>(id)
-    .get_result(conn)
-    .await
-    .optional()
+    diesel::sql_query(sql::webhook_deliveries::JOB)
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<SqlUuid, _>(id)
+        .get_result(conn)
+        .await
+        .optional()
 }
 
 /// How an attempt ended.

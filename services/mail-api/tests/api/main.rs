@@ -40,6 +40,7 @@ mod segments;
 mod segments_nl;
 mod send;
 mod sites;
+mod sql;
 mod suppressions;
 mod templates;
 mod tenant_probes;

@@ -11,6 +11,7 @@ use super::decisions::Decision;
 use super::kernels::{self, StoredKernel};
 use super::owner::Owner;
 use super::schema::{bridge_runs as r, decisions};
+use super::sql;
 use super::view::View;
 use crate::domain::bridge::{DecisionSource, KernelSource, Sources, StateSource};
 
@@ -76,19 +77,11 @@ pub async fn memory(
 ) -> QueryResult<Memory> {
     let owner = view.owner;
     let kernel = kernels::find(conn, owner).await?;
-    let states: Vec<CurrentState> = diesel::sql_query(
-        "SELECT p.name AS product, s.id, s.state FROM products p \
-         JOIN LATERAL ( \
-             SELECT id, state FROM product_states WHERE product_id = p.id \
-             ORDER BY version DESC LIMIT 1 \
-         ) s ON true \
-         WHERE p.user_id = $1 AND p.environment = $2 \
-         ORDER BY p.name",
-    )
-    .bind::<SqlUuid, _>(owner.user_id)
-    .bind::<Text, _>(owner.environment)
-    .load(conn)
-    .await?;
+    let states: Vec<CurrentState> = diesel::sql_query(sql::bridge::MEMORY)
+        .bind::<SqlUuid, _>(owner.user_id)
+        .bind::<Text, _>(owner.environment)
+        .load(conn)
+        .await?;
     let mut newest = decisions::table
         .filter(decisions::user_id.eq(owner.user_id))
         .filter(decisions::environment.eq(owner.environment))

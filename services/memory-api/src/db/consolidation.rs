@@ -11,6 +11,7 @@ use uuid::Uuid;
 
 use super::owner::Owner;
 use super::schema::{consolidation_candidates as c, consolidation_runs as r};
+use super::sql;
 use super::view::{View, visible};
 
 /// A decision or free-form entry, as a run reads it.
@@ -89,29 +90,14 @@ pub async fn similar_pairs(
     ids: &[Uuid],
     threshold: f64,
 ) -> QueryResult<Vec<SimilarPair>> {
-    diesel::sql_query(
-        "WITH wanted AS (SELECT * FROM unnest($3::text[], $4::uuid[]) AS w(kind, id)), \
-         items AS ( \
-             SELECT 'decision' AS kind, d.id, d.embedding FROM decisions d \
-             JOIN wanted w ON w.kind = 'decision' AND w.id = d.id \
-             WHERE d.user_id = $1 AND d.environment = $2 AND d.embedding IS NOT NULL \
-             UNION ALL \
-             SELECT 'corpus', f.id, f.embedding FROM free_form_entries f \
-             JOIN wanted w ON w.kind = 'corpus' AND w.id = f.id \
-             WHERE f.user_id = $1 AND f.environment = $2 AND f.embedding IS NOT NULL \
-         ) \
-         SELECT a.kind AS a_kind, a.id AS a_id, b.kind AS b_kind, b.id AS b_id, \
-                (1 - (a.embedding <=> b.embedding))::float8 AS similarity \
-         FROM items a JOIN items b ON (a.kind, a.id) < (b.kind, b.id) \
-         WHERE 1 - (a.embedding <=> b.embedding) >= $5",
-    )
-    .bind::<SqlUuid, _>(owner.user_id)
-    .bind::<Text, _>(owner.environment)
-    .bind::<Array<Text>, _>(kinds)
-    .bind::<Array<SqlUuid>, _>(ids)
-    .bind::<Double, _>(threshold)
-    .load(conn)
-    .await
+    diesel::sql_query(sql::consolidation::SIMILAR_PAIRS)
+        .bind::<SqlUuid, _>(owner.user_id)
+        .bind::<Text, _>(owner.environment)
+        .bind::<Array<Text>, _>(kinds)
+        .bind::<Array<SqlUuid>, _>(ids)
+        .bind::<Double, _>(threshold)
+        .load(conn)
+        .await
 }
 
 #[derive(Debug, Clone, Queryable, Selectable)]

@@ -14,6 +14,7 @@ use super::owner::Owner;
 use super::schema::{
     dataset_ingest_keys as k, dataset_rows as r, dataset_uploads as u, datasets as d,
 };
+use super::sql;
 use crate::domain::datasets::KeyedRow;
 
 #[derive(Debug, Clone, Queryable, Selectable)]
@@ -207,20 +208,13 @@ pub async fn write_rows(
         keys.push(key);
         data.push(Value::Object(row));
     }
-    let written: Vec<WrittenRow> = diesel::sql_query(
-        "INSERT INTO dataset_rows (id, dataset_id, row_key, data) \
-         SELECT w.id, $1, w.row_key, w.data \
-         FROM unnest($2::uuid[], $3::text[], $4::jsonb[]) AS w (id, row_key, data) \
-         ON CONFLICT (dataset_id, row_key) \
-         DO UPDATE SET data = EXCLUDED.data, updated_at = now() \
-         RETURNING (xmax = 0) AS inserted",
-    )
-    .bind::<SqlUuid, _>(dataset_id)
-    .bind::<Array<SqlUuid>, _>(ids)
-    .bind::<Array<Nullable<Text>>, _>(keys)
-    .bind::<Array<Jsonb>, _>(data)
-    .load(conn)
-    .await?;
+    let written: Vec<WrittenRow> = diesel::sql_query(sql::datasets::WRITE_ROWS)
+        .bind::<SqlUuid, _>(dataset_id)
+        .bind::<Array<SqlUuid>, _>(ids)
+        .bind::<Array<Nullable<Text>>, _>(keys)
+        .bind::<Array<Jsonb>, _>(data)
+        .load(conn)
+        .await?;
     let inserted = written.iter().filter(|w| w.inserted).count();
     Ok(Written {
         inserted: i32::try_from(inserted).unwrap_or(i32::MAX),

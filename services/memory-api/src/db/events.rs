@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 use super::owner::Owner;
 use super::schema::{ai_cost_events as c, events as e, products};
+use super::sql;
 use crate::domain::ai_cost::AiCost;
 
 /// An event to record.
@@ -156,31 +157,14 @@ pub async fn summary(
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> QueryResult<Vec<CostLine>> {
-    diesel::sql_query(
-        "SELECT CASE WHEN GROUPING(model) = 0 THEN 'model' \
-                     WHEN GROUPING(day) = 0 THEN 'day' ELSE 'total' END AS kind, \
-                COALESCE(model, day::text) AS key, \
-                trim_scale(COALESCE(sum(cost_usd), 0))::text AS cost_usd, \
-                COALESCE(sum(input_tokens), 0)::bigint AS input_tokens, \
-                COALESCE(sum(output_tokens), 0)::bigint AS output_tokens, \
-                count(*) AS event_count \
-         FROM (SELECT model, (occurred_at AT TIME ZONE 'UTC')::date AS day, cost_usd, \
-                      input_tokens, output_tokens \
-               FROM ai_cost_events \
-               WHERE user_id = $1 AND environment = $2 \
-                 AND occurred_at >= $3 AND occurred_at < $4 \
-                 AND ($5::text IS NULL OR product = $5)) AS c \
-         GROUP BY GROUPING SETS ((), (model), (day)) \
-         ORDER BY CASE WHEN GROUPING(model) = 0 THEN 1 WHEN GROUPING(day) = 0 THEN 2 ELSE 0 END, \
-                  day, sum(cost_usd) DESC, model",
-    )
-    .bind::<SqlUuid, _>(owner.user_id)
-    .bind::<Text, _>(owner.environment)
-    .bind::<Timestamptz, _>(from)
-    .bind::<Timestamptz, _>(to)
-    .bind::<Nullable<Text>, _>(product)
-    .load(conn)
-    .await
+    diesel::sql_query(sql::events::SUMMARY)
+        .bind::<SqlUuid, _>(owner.user_id)
+        .bind::<Text, _>(owner.environment)
+        .bind::<Timestamptz, _>(from)
+        .bind::<Timestamptz, _>(to)
+        .bind::<Nullable<Text>, _>(product)
+        .load(conn)
+        .await
 }
 
 /// Whether `product` names one of the owner's products, or the product of any of the owner's

@@ -9,6 +9,7 @@ use uuid::Uuid;
 
 use super::owner::Owner;
 use super::schema::inbox_draft_threads as t;
+use super::sql;
 
 /// A stored draft set.
 #[derive(Debug, Clone, Queryable, Selectable)]
@@ -50,18 +51,6 @@ pub struct NewThread {
     pub drafts: Value,
 }
 
-/// Freshness by message time: a stored set is replaced only by one whose latest message is
-/// not older (and, for the same message time, generated no earlier).
-const UPSERT: &str = "\
-INSERT INTO inbox_draft_threads AS t (id, user_id, environment, account_email, thread_id, \
-    latest_message_id, latest_message_at, generated_at, why, drafts) \
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
-ON CONFLICT (user_id, environment, account_email, thread_id) DO UPDATE SET \
-    latest_message_id = excluded.latest_message_id, latest_message_at = excluded.latest_message_at, \
-    generated_at = excluded.generated_at, why = excluded.why, drafts = excluded.drafts, \
-    updated_at = now() \
-WHERE (excluded.latest_message_at, excluded.generated_at) >= (t.latest_message_at, t.generated_at)";
-
 /// Stores `threads` for the account in one transaction; with `replace`, deletes the account's
 /// stored threads absent from `threads`. Returns (threads written, threads deleted).
 pub async fn store(
@@ -74,7 +63,7 @@ pub async fn store(
     conn.transaction(async |conn| {
         let mut written = 0;
         for thread in threads {
-            written += diesel::sql_query(UPSERT)
+            written += diesel::sql_query(sql::inbox_drafts::UPSERT)
                 .bind::<SqlUuid, _>(Uuid::now_v7())
                 .bind::<SqlUuid, _>(owner.user_id)
                 .bind::<Text, _>(owner.environment)

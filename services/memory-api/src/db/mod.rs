@@ -29,6 +29,7 @@ pub mod render_video;
 pub mod schema;
 pub mod search;
 pub mod signals;
+pub mod sql;
 pub mod users;
 pub mod view;
 pub mod workspace_sync;

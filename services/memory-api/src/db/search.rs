@@ -17,6 +17,7 @@ use uuid::Uuid;
 
 use super::decisions::Decision;
 use super::owner::Owner;
+use super::sql;
 use super::view::{View, visible};
 use crate::domain::search;
 
@@ -182,28 +183,13 @@ pub async fn product_states(
     owner: Owner<'_>,
     query: Query<'_>,
 ) -> QueryResult<Vec<FoundState>> {
-    let candidates: Vec<StateCandidate> = diesel::sql_query(
-        "SELECT p.name AS product_name, s.id, s.version, s.state, s.created_at, \
-                1 - (s.embedding <=> $4::vector) AS cosine, \
-                doc @@ q AS keyword_hit, ts_rank_cd(doc, q)::float8 AS keyword_rank \
-         FROM products p \
-         CROSS JOIN websearch_to_tsquery('english', $3) AS q \
-         JOIN LATERAL ( \
-             SELECT id, version, state, created_at, embedding FROM product_states \
-             WHERE product_id = p.id ORDER BY version DESC LIMIT 1 \
-         ) s ON true \
-         CROSS JOIN LATERAL ( \
-             SELECT jsonb_to_tsvector('english', s.state, '[\"string\"]') \
-                    || to_tsvector('simple', p.name) AS doc \
-         ) d \
-         WHERE p.user_id = $1 AND p.environment = $2",
-    )
-    .bind::<SqlUuid, _>(owner.user_id)
-    .bind::<Text, _>(owner.environment)
-    .bind::<Text, _>(query.text)
-    .bind::<Nullable<Text>, _>(query.semantic.map(|(vector, _)| vector))
-    .load(conn)
-    .await?;
+    let candidates: Vec<StateCandidate> = diesel::sql_query(sql::search::PRODUCT_STATES)
+        .bind::<SqlUuid, _>(owner.user_id)
+        .bind::<Text, _>(owner.environment)
+        .bind::<Text, _>(query.text)
+        .bind::<Nullable<Text>, _>(query.semantic.map(|(vector, _)| vector))
+        .load(conn)
+        .await?;
     Ok(rank_states(candidates, query.semantic.map(|(_, t)| t)))
 }
 

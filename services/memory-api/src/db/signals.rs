@@ -14,6 +14,7 @@ use uuid::Uuid;
 
 use super::feed::{self, NewFeedItem};
 use super::owner::Owner;
+use super::sql;
 
 /// A project signal to record.
 #[derive(Debug)]
@@ -108,26 +109,20 @@ pub async fn record_project_signal(
 ) -> QueryResult<(Uuid, bool)> {
     conn.transaction(async |conn| {
         let id = Uuid::now_v7();
-        let inserted: Option<IdRow> = diesel::sql_query(
-            "INSERT INTO project_signals (id, user_id, environment, product_id, event_type, \
-                 title, severity, body, external_id, received_via) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
-             ON CONFLICT (product_id, external_id) WHERE external_id IS NOT NULL DO NOTHING \
-             RETURNING id",
-        )
-        .bind::<SqlUuid, _>(id)
-        .bind::<SqlUuid, _>(owner.user_id)
-        .bind::<Text, _>(owner.environment)
-        .bind::<SqlUuid, _>(new.product_id)
-        .bind::<Text, _>(new.event_type)
-        .bind::<Text, _>(new.title)
-        .bind::<Text, _>(new.severity)
-        .bind::<Nullable<Jsonb>, _>(new.body)
-        .bind::<Nullable<Text>, _>(new.external_id)
-        .bind::<Text, _>(new.received_via)
-        .get_result(conn)
-        .await
-        .optional()?;
+        let inserted: Option<IdRow> = diesel::sql_query(sql::signals::RECORD_PROJECT_SIGNAL)
+            .bind::<SqlUuid, _>(id)
+            .bind::<SqlUuid, _>(owner.user_id)
+            .bind::<Text, _>(owner.environment)
+            .bind::<SqlUuid, _>(new.product_id)
+            .bind::<Text, _>(new.event_type)
+            .bind::<Text, _>(new.title)
+            .bind::<Text, _>(new.severity)
+            .bind::<Nullable<Jsonb>, _>(new.body)
+            .bind::<Nullable<Text>, _>(new.external_id)
+            .bind::<Text, _>(new.received_via)
+            .get_result(conn)
+            .await
+            .optional()?;
         if inserted.is_none() {
             // The conflicting insert has committed (ON CONFLICT waited for it): this
             // statement's snapshot sees it.
@@ -269,7 +264,7 @@ async fn upsert(
     let confidence: Vec<Option<f64>> = rows.iter().map(|r| r.confidence_score).collect();
     let windows: Vec<i32> = rows.iter().map(|r| r.collapse_window_minutes).collect();
     let counts: Vec<i32> = rows.iter().map(|r| r.count).collect();
-    diesel::sql_query(UPSERT)
+    diesel::sql_query(sql::signals::UPSERT)
         .bind::<SqlUuid, _>(owner.user_id)
         .bind::<Text, _>(owner.environment)
         .bind::<Nullable<SqlUuid>, _>(given)
@@ -292,30 +287,6 @@ async fn upsert(
         .load(conn)
         .await
 }
-
-/// The statement `scripts/bench.sh` compares the route with (scenario w writes the same rows
-/// through it, with its arrays built by `generate_series`).
-pub const UPSERT: &str = "INSERT INTO producer_signals AS s (id, user_id, environment, \
-         workspace_id, source, entity_scope, entity_id, signal_type, dedup_key, severity, title, \
-         description, payload, evidence, related_decisions, confidence_score, \
-         collapse_window_minutes, count) \
-     SELECT r.id, $1, $2, \
-         coalesce($3, (SELECT w.active_workspace_id FROM workspace_scopes w \
-                       WHERE w.key_id = $19)), \
-         r.source, r.entity_scope, r.entity_id, r.signal_type, \
-         r.dedup_key, r.severity, r.title, r.description, r.payload::jsonb, r.evidence::jsonb, \
-         r.related::uuid[], r.confidence, r.win, r.n \
-     FROM unnest($4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], \
-         $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], \
-         $16::float8[], $17::int4[], $18::int4[]) WITH ORDINALITY \
-         AS r(id, source, entity_scope, entity_id, signal_type, dedup_key, severity, title, \
-              description, payload, evidence, related, confidence, win, n, ord) \
-     ORDER BY r.ord \
-     ON CONFLICT (user_id, environment, dedup_key) WHERE open DO UPDATE \
-         SET count = s.count + excluded.count, last_seen_at = excluded.last_seen_at \
-         WHERE s.last_seen_at >= excluded.last_seen_at \
-             - make_interval(mins => excluded.collapse_window_minutes) \
-     RETURNING s.id, s.dedup_key";
 
 /// Closes the open signals of `rows`' keys whose window (the incoming signal's) has passed.
 async fn close_expired(

@@ -1,0 +1,248 @@
+//! Members an object's schema does not declare: found, and named with the declared name they
+//! were probably meant to be.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use super::Rules;
+use super::check::{field_error, push_key};
+use crate::error::ApiError;
+
+impl Rules {
+    /// Records, in document order, every object in `value` with members that none of the
+    /// `schemas` describing it declares. A member's schemas are those of every part that
+    /// declares it: a part of a composition alone may describe a nested object partly.
+    pub(super) fn find_unknown(
+        &self,
+        schemas: &[&Value],
+        value: &Value,
+        path: &mut String,
+        found: &mut Vec<Unknown>,
+    ) {
+        let mut parts = Vec::new();
+        for schema in schemas {
+            self.expand(schema, &mut parts, 0);
+        }
+        match value {
+            Value::Object(members) => {
+                let mut shape = Shape::default();
+                for part in &parts {
+                    self.collect_shape(part, &mut shape);
+                }
+                if shape.closed && !shape.open {
+                    let unknown: Vec<&String> = members
+                        .keys()
+                        .filter(|name| !shape.names.contains(name))
+                        .collect();
+                    if !unknown.is_empty() {
+                        let (name, problem) = unknown_members(&unknown, &shape.names);
+                        let len = path.len();
+                        push_key(path, name);
+                        found.push(Unknown {
+                            path: path.clone(),
+                            misspelled: closest(name, shape.names.iter().map(String::as_str))
+                                .is_some(),
+                            problem,
+                        });
+                        path.truncate(len);
+                    }
+                }
+                for (name, member) in members {
+                    let member_schemas: Vec<&Value> = parts
+                        .iter()
+                        .filter_map(|part| {
+                            part.get("properties")
+                                .and_then(|p| p.get(name))
+                                .or_else(|| {
+                                    part.get("additionalProperties").filter(|a| a.is_object())
+                                })
+                        })
+                        .collect();
+                    if !member_schemas.is_empty() {
+                        let len = path.len();
+                        push_key(path, name);
+                        self.find_unknown(&member_schemas, member, path, found);
+                        path.truncate(len);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                let item_schemas: Vec<&Value> =
+                    parts.iter().filter_map(|part| part.get("items")).collect();
+                if !item_schemas.is_empty() {
+                    for (i, item) in items.iter().enumerate() {
+                        let len = path.len();
+                        write!(path, "[{i}]").expect("writing to a String");
+                        self.find_unknown(&item_schemas, item, path, found);
+                        path.truncate(len);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// What one part of an object's schema says of its members' names (the parts come from
+    /// [`Self::expand`]).
+    fn collect_shape(&self, schema: &Value, shape: &mut Shape) {
+        let Some(members) = self.resolve(schema).as_object() else {
+            shape.open = true;
+            return;
+        };
+        let takes_object = match members.get("type") {
+            None => true,
+            Some(Value::String(t)) => t == "object",
+            Some(Value::Array(types)) => types.iter().any(|t| t == "object"),
+            Some(_) => true,
+        };
+        if !takes_object {
+            return;
+        }
+        let composed = ["allOf", "oneOf", "anyOf", "if", "then", "else"]
+            .iter()
+            .any(|key| members.contains_key(*key));
+        if let Some(properties) = members.get("properties").and_then(Value::as_object) {
+            shape.names.extend(properties.keys().cloned());
+            shape.closed = true;
+        }
+        match members.get("additionalProperties") {
+            Some(Value::Bool(false)) => shape.closed = true,
+            Some(Value::Bool(true) | Value::Object(_)) => shape.open = true,
+            _ => {
+                shape.open |= !members.contains_key("properties")
+                    && !composed
+                    && members.contains_key("type");
+            }
+        }
+        // An `if` is a condition: the names it tests are known, but it closes nothing.
+        if let Some(tested) = members
+            .get("if")
+            .and_then(|condition| self.resolve(condition).get("properties"))
+            .and_then(Value::as_object)
+        {
+            shape.names.extend(tested.keys().cloned());
+        }
+    }
+
+    /// The declared members of the top-level object (a query string's parameters).
+    pub fn property_names(&self) -> Vec<String> {
+        let mut parts = Vec::new();
+        self.expand(&self.root, &mut parts, 0);
+        let mut shape = Shape::default();
+        for part in parts {
+            self.collect_shape(part, &mut shape);
+        }
+        shape.names
+    }
+}
+
+/// An object's members that its schema does not declare, as a refusal.
+pub(super) struct Unknown {
+    pub(super) path: String,
+    pub(super) problem: String,
+    /// The member named looks like a misspelling of a declared one.
+    pub(super) misspelled: bool,
+}
+
+/// What an object's schema says of its members' names.
+#[derive(Default)]
+struct Shape {
+    names: Vec<String>,
+    /// Some part declares its members (or says `additionalProperties: false`).
+    closed: bool,
+    /// Some part lets any member in (free-form, a map, `additionalProperties: true`).
+    open: bool,
+}
+
+/// The problem of a member `name` that is not among `known`: "is not a known field", and the
+/// known name it was probably meant to be, when one is close.
+pub fn unknown_field<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> String {
+    match closest(name, known) {
+        Some(meant) => format!("is not a known field; did you mean `{meant}`?"),
+        None => "is not a known field".to_owned(),
+    }
+}
+
+/// The known name closest to `name`, when it is close: the same but for case, separators
+/// (`_`, `-`) or an edit or two (one for short names; a swap of neighbours is one edit).
+pub(super) fn closest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let folded = |s: &str| -> Vec<char> {
+        s.chars()
+            .filter(|c| !matches!(c, '_' | '-'))
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let wanted = folded(name);
+    let budget = if wanted.len() <= 4 { 1 } else { 2 };
+    known
+        .into_iter()
+        .map(|candidate| (edit_distance(&wanted, &folded(candidate)), candidate))
+        .filter(|(distance, _)| *distance <= budget)
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate)
+}
+
+/// Optimal string alignment distance: insertions, deletions, substitutions and swaps of
+/// neighbouring characters each count one.
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    let width = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * width];
+    for i in 0..=a.len() {
+        d[i * width] = i;
+    }
+    for (j, cell) in d.iter_mut().enumerate().take(width) {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[(i - 1) * width + j] + 1)
+                .min(d[i * width + j - 1] + 1)
+                .min(d[(i - 1) * width + j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[(i - 2) * width + j - 2] + 1);
+            }
+            d[i * width + j] = best;
+        }
+    }
+    d[a.len() * width + b.len()]
+}
+
+/// The member to name of the `unknown` ones, and the problem: the first that is close to a
+/// known name (a misspelling says most), else the first; the others are listed after it.
+fn unknown_members<'a>(unknown: &[&'a String], known: &[String]) -> (&'a str, String) {
+    let candidates = || known.iter().map(String::as_str);
+    let named = unknown
+        .iter()
+        .find(|name| closest(name, candidates()).is_some())
+        .or(unknown.first())
+        .map_or("", |name| name.as_str());
+    let mut problem = unknown_field(named, candidates());
+    let others: Vec<String> = unknown
+        .iter()
+        .filter(|name| name.as_str() != named)
+        .map(|name| format!("`{name}`"))
+        .collect();
+    if !others.is_empty() {
+        write!(problem, " (also unknown: {})", others.join(", ")).expect("writing to a String");
+    }
+    (named, problem)
+}
+
+/// Refuses the members of `members` not among `known` (400 naming one and, when one is
+/// close, the known name it probably meant).
+pub fn refuse_unknown<'a>(
+    members: impl IntoIterator<Item = &'a String>,
+    known: &[String],
+) -> Result<(), ApiError> {
+    let unknown: Vec<&String> = members
+        .into_iter()
+        .filter(|name| !known.contains(name))
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let (name, problem) = unknown_members(&unknown, known);
+    Err(field_error(name, &problem))
+}

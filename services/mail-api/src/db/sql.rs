@@ -1,0 +1,182 @@
+//! The raw statements of this service's `db` modules, each in `sql/<module>/<name>.sql` and read
+//! at build time; `statements()` lists them all for the test that prepares each one against the
+//! migrated schema (`tests/api/sql.rs`). A new file is declared here (that test fails on a file
+//! not declared). See docs/CONTRIBUTING.md, "Add a raw SQL statement".
+
+/// Fragments several statements (and the Rust code assembling others) share: a statement file
+/// names one as `{NAME}`, filled when the statement is rendered.
+pub mod fragments {
+    /// The delivery counts of a set of email log rows. A row's `status` is its latest state, so
+    /// each count says how many emails reached at least that state.
+    pub const DELIVERY_COUNTS: &str = "\
+        count(*) FILTER (WHERE status IN ('sent', 'delivered', 'opened', 'clicked', 'bounced', \
+                                          'complained')) AS sent, \
+        count(*) FILTER (WHERE status IN ('delivered', 'opened', 'clicked', 'complained')) AS delivered, \
+        count(*) FILTER (WHERE status IN ('opened', 'clicked') \
+                            OR (open_count > 0 AND status NOT IN ('bounced', 'failed', 'suppressed'))) \
+            AS opened, \
+        count(*) FILTER (WHERE status = 'clicked' \
+                            OR (last_clicked_at IS NOT NULL \
+                                AND status NOT IN ('bounced', 'failed', 'suppressed'))) AS clicked, \
+        count(*) FILTER (WHERE status = 'bounced') AS bounced, \
+        count(*) FILTER (WHERE status = 'complained') AS complained";
+
+    pub const CONVERSION_SCOPE: &str = "\
+        v.project_id = $1 AND v.attributed_at >= $2 AND v.attributed_at < $3 \
+        AND ($4::uuid IS NULL OR EXISTS ( \
+            SELECT 1 FROM email_log l \
+             WHERE l.project_id = v.project_id AND l.id = v.email_log_id AND l.site_id = $4)) \
+        AND ($5::uuid IS NULL OR v.campaign_id = $5)";
+
+    /// The projected sends of the project (`$1`), of one site when `$2` is not null: rows
+    /// `(campaign_id, step_order, subject, due)`.
+    pub const PROJECTED: &str = "\
+        WITH enrolled AS ( \
+          SELECT e.campaign_id, e.current_step, \
+                 coalesce(e.next_step_at, now() + coalesce(next_step_delay(e.campaign_id, \
+                   e.current_step), 0) * interval '1 minute') AS first_due \
+          FROM enrollments e JOIN campaigns c ON c.id = e.campaign_id \
+          WHERE e.project_id = $1 AND e.status = 'active' AND c.status = 'active' \
+            AND ($2::uuid IS NULL OR c.site_id = $2)), \
+        steps AS ( \
+          SELECT campaign_id, step_order, subject, \
+                 sum(delay_minutes) OVER (PARTITION BY campaign_id ORDER BY step_order) AS reach \
+          FROM campaign_steps WHERE project_id = $1), \
+        projected AS ( \
+          SELECT s.campaign_id, s.step_order, s.subject, \
+                 e.first_due + (s.reach - f.reach) * interval '1 minute' AS due \
+          FROM enrolled e \
+          JOIN steps f ON f.campaign_id = e.campaign_id AND f.step_order = e.current_step + 1 \
+          JOIN steps s ON s.campaign_id = e.campaign_id AND s.step_order > e.current_step \
+          UNION ALL \
+          SELECT l.campaign_id, st.step_order, l.subject, \
+                 CASE WHEN isfinite(l.held_until) THEN greatest(l.held_until, now()) \
+                      ELSE now() END AS due \
+          FROM email_log l LEFT JOIN campaign_steps st ON st.id = l.step_id \
+          WHERE l.project_id = $1 AND l.held_until IS NOT NULL AND l.held_until < 'infinity' \
+            AND l.campaign_id IS NOT NULL AND ($2::uuid IS NULL OR l.site_id = $2))";
+
+    /// The first step is due `delay_minutes` of step 1 after enrollment (now, without steps).
+    pub const FIRST_DUE: &str =
+        "now() + (SELECT coalesce(next_step_delay($2, 0), 0)) * interval '1 minute'";
+
+    /// What replaces an erased text (recipient, subject, clicked link) in the email log.
+    pub const ERASED: &str = "[erased]";
+
+    /// The emails of the project sent to the contact `$2` or to its address `$3`.
+    pub const EMAILS: &str = "SELECT id FROM email_log \
+                          WHERE project_id = $1 AND (contact_id = $2 OR to_email = $3)";
+
+    /// The stored idempotent answers of the project (`$1`) naming the contact (`$2`), its address
+    /// (`$3`, as a JSON string) or one of the emails `$4`.
+    pub const IDEMPOTENT_ANSWERS: &str = "FROM idempotency_keys WHERE project_id = $1 \
+        AND response_body IS NOT NULL \
+        AND (strpos(response_body::text, $2::text) > 0 \
+             OR strpos(response_body::text, to_json($3::text)::text) > 0 \
+             OR EXISTS (SELECT 1 FROM unnest($4::uuid[]) e WHERE strpos(response_body::text, e::text) > 0))";
+}
+
+store::statements! {
+    analytics {
+        CAMPAIGN_STEPS = "campaign_steps" with {
+            DELIVERY_COUNTS = crate::db::sql::fragments::DELIVERY_COUNTS,
+        };
+        CAMPAIGNS = "campaigns" with {
+            DELIVERY_COUNTS = crate::db::sql::fragments::DELIVERY_COUNTS,
+        };
+        SITE_GROWTH = "site_growth";
+        TOP_CAMPAIGNS = "top_campaigns" with {
+            CONVERSION_SCOPE = crate::db::sql::fragments::CONVERSION_SCOPE,
+        };
+    }
+    campaign_schedule {
+        BY_DAY = "by_day" with {
+            PROJECTED = crate::db::sql::fragments::PROJECTED,
+        };
+        UPCOMING = "upcoming" with {
+            PROJECTED = crate::db::sql::fragments::PROJECTED,
+        };
+    }
+    campaigns {
+        CLONE_STEPS = "clone_steps";
+    }
+    chat_alerts {
+        DUE = "due";
+    }
+    contact_tools {
+        DUPLICATE_GROUPS = "duplicate_groups";
+        PROPERTY_STATS = "property_stats";
+        RECORDS_OF = "records_of";
+        TIMELINE = "timeline";
+    }
+    conversions {
+        ATTRIBUTE = "attribute";
+        INSERT = "insert";
+    }
+    cron {
+        RUNS = "runs";
+    }
+    enrollments {
+        INSERT_MANY = "insert_many" with {
+            FIRST_DUE = crate::db::sql::fragments::FIRST_DUE,
+        };
+        INSERT_SITE_SUBSCRIBERS = "insert_site_subscribers" with {
+            FIRST_DUE = crate::db::sql::fragments::FIRST_DUE,
+        };
+    }
+    gdpr {
+        ERASE_EMAILS = "erase_emails" with {
+            EMAILS = crate::db::sql::fragments::EMAILS,
+            ERASED = crate::db::sql::fragments::ERASED,
+        };
+        PREVIEW = "preview" with {
+            IDEMPOTENT_ANSWERS = crate::db::sql::fragments::IDEMPOTENT_ANSWERS,
+        };
+        RECORD_DELETION = "record_deletion";
+    }
+    hygiene {
+        RECORD = "record";
+        UPDATE_CONFIG = "update_config";
+    }
+    idempotency {
+        CLAIM = "claim";
+        PURGE_EXPIRED_BY_PROJECT = "purge_expired_by_project";
+    }
+    insights {
+        CAMPAIGNS = "campaigns" with {
+            DELIVERY_COUNTS = crate::db::sql::fragments::DELIVERY_COUNTS,
+        };
+        DEAD_EMAILS = "dead_emails";
+        EVENTS = "events";
+        HOLDINGS = "holdings";
+        OPEN_SLOTS = "open_slots";
+        PROJECT_DELIVERY = "project_delivery" with {
+            DELIVERY_COUNTS = crate::db::sql::fragments::DELIVERY_COUNTS,
+        };
+        RECENCY = "recency";
+        SITES = "sites" with {
+            DELIVERY_COUNTS = crate::db::sql::fragments::DELIVERY_COUNTS,
+        };
+        TOP_TAGS = "top_tags" with {
+            DELIVERY_COUNTS = crate::db::sql::fragments::DELIVERY_COUNTS,
+        };
+    }
+    outbound_events {
+        CAMPAIGN_COMPLETED = "campaign_completed";
+        CHECK_BOUNCE_RATE = "check_bounce_rate";
+        CONTACT_UNSUBSCRIBED_EVERYWHERE = "contact_unsubscribed_everywhere";
+        EMAIL_EVENT = "email_event";
+    }
+    scheduler {
+        ADVANCE = "advance";
+        COMPLETE_FINISHED = "complete_finished";
+        COUNT_RELEASED = "count_released";
+        ENSURE_COUNTERS = "ensure_counters";
+        LOCK_COUNTS = "lock_counts";
+        RELEASE = "release";
+        SITES_WITH_DUE_MAIL = "sites_with_due_mail";
+    }
+    webhook_deliveries {
+        JOB = "job";
+    }
+}

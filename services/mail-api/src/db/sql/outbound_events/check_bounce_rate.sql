@@ -1,0 +1,21 @@
+WITH sends AS (
+  SELECT count(*) AS n FROM email_log
+   WHERE project_id = $1 AND site_id = $2 AND sent_at > now() - interval '24 hours'),
+hard AS (
+  SELECT count(DISTINCT ev.email_log_id) AS n FROM email_events ev
+    JOIN email_log l ON l.id = ev.email_log_id
+   WHERE ev.project_id = $1 AND l.site_id = $2 AND ev.kind = 'bounced'
+     AND ev.created_at > now() - interval '24 hours'
+     AND coalesce(lower(ev.data #>> '{bounce,type}'), 'permanent')
+         NOT IN ('transient', 'soft', 'temporary'))
+INSERT INTO outbound_events (id, project_id, type, data)
+SELECT $3, $1, 'bounce_rate.warning', jsonb_build_object(
+  'site_id', $2::uuid, 'window_hours', 24, 'sends', sends.n, 'hard_bounces', hard.n,
+  'bounce_rate', round(hard.n::numeric / sends.n, 4), 'threshold', $4::float8,
+  'occurred_at', export_ts(now()))
+  FROM sends, hard
+ WHERE sends.n >= $5 AND sends.n > 0 AND hard.n::float8 / sends.n > $4
+   AND NOT EXISTS (SELECT 1 FROM outbound_events o
+        WHERE o.project_id = $1 AND o.type = 'bounce_rate.warning'
+          AND o.data->>'site_id' = $2::text
+          AND o.created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')

@@ -6,6 +6,7 @@ pub mod listen;
 pub mod migrate;
 mod outage;
 mod prepared;
+pub mod tls;
 #[cfg(feature = "testing")]
 pub mod testing;
 
@@ -131,6 +132,7 @@ impl ::deadpool::managed::Manager for Manager {
 pub fn pool(url: &str, options: &PoolOptions) -> Result<Pool, StoreError> {
     let mut config = ManagerConfig::default();
     config.recycling_method = RecyclingMethod::Fast;
+    config.custom_setup = Box::new(|url| Box::pin(tls::establish(url)));
     let manager = Manager {
         inner: AsyncDieselConnectionManager::new_with_config(url, config),
         generic_plans: options.generic_plans,

@@ -213,7 +213,7 @@ enum Step {
 
 impl<F: Fn(ListenEvent)> Session<'_, F> {
     async fn run(self, url: &str) -> Result<(), String> {
-        let mut conn = AsyncPgConnection::establish(url)
+        let mut conn = crate::tls::establish(url)
             .await
             .map_err(|e| e.to_string())?;
         for channel in self.channels {

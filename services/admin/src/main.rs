@@ -194,6 +194,7 @@ enum MailQueue {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
+    tls_kit::install();
     let cli = Cli::parse();
     let out = match cli.service {
         Service::Memory(cmd) => memory(&cli.memory_db, cmd).await?,
@@ -207,7 +208,7 @@ async fn main() -> anyhow::Result<()> {
 }
 
 async fn connect(url: &str) -> anyhow::Result<AsyncPgConnection> {
-    AsyncPgConnection::establish(url)
+    store::tls::establish(url)
         .await
         .with_context(|| "cannot connect to the database")
 }

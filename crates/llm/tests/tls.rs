@@ -26,7 +26,11 @@ async fn an_https_endpoint_with_the_test_ca_answers_and_other_cas_are_refused() 
     let ca_file = ca.write(dir.path(), "ca.pem");
     let other_file = other.write(dir.path(), "other.pem");
     let stub = ChatStub::start_tls(&ca.issue(&["localhost"])).await;
-    assert!(stub.base_url.starts_with("https://localhost:"), "{}", stub.base_url);
+    assert!(
+        stub.base_url.starts_with("https://localhost:"),
+        "{}",
+        stub.base_url
+    );
 
     stub.reply("hello over TLS");
     let model = ChatModel::from_settings(&settings(&stub.base_url, ca_file.to_str().unwrap()))
@@ -45,7 +49,10 @@ async fn an_https_endpoint_with_the_test_ca_answers_and_other_cas_are_refused() 
         .expect("a model")
         .complete(&[Message::user("hi")])
         .await;
-    assert!(refused.is_err(), "a certificate of another CA was accepted: {refused:?}");
+    assert!(
+        refused.is_err(),
+        "a certificate of another CA was accepted: {refused:?}"
+    );
     // no CA file: the system's roots do not know the test CA either
     let refused = ChatModel::from_settings(&settings(&stub.base_url, ""))
         .unwrap()
@@ -53,7 +60,11 @@ async fn an_https_endpoint_with_the_test_ca_answers_and_other_cas_are_refused() 
         .complete(&[Message::user("hi")])
         .await;
     assert!(refused.is_err(), "an unknown CA was accepted: {refused:?}");
-    assert_eq!(stub.requests().len(), 1, "a refused connection reached the endpoint");
+    assert_eq!(
+        stub.requests().len(),
+        1,
+        "a refused connection reached the endpoint"
+    );
 }
 
 #[tokio::test]
@@ -69,6 +80,9 @@ async fn a_certificate_for_another_name_is_refused() {
         .expect("a model")
         .complete(&[Message::user("hi")])
         .await;
-    assert!(refused.is_err(), "a certificate for another name was accepted: {refused:?}");
+    assert!(
+        refused.is_err(),
+        "a certificate for another name was accepted: {refused:?}"
+    );
     assert!(stub.requests().is_empty());
 }

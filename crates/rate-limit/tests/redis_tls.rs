@@ -46,7 +46,14 @@ impl TlsRedis {
             .arg(&key)
             .arg("--tls-ca-cert-file")
             .arg(&ca_file)
-            .args(["--tls-auth-clients", "no", "--save", "", "--appendonly", "no"])
+            .args([
+                "--tls-auth-clients",
+                "no",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
             .arg("--dir")
             .arg(dir.path())
             .stdout(Stdio::null())
@@ -99,7 +106,13 @@ async fn rediss_with_the_test_ca_connects_and_another_ca_is_refused() {
     let allowed: Vec<bool> = {
         let mut v = Vec::new();
         for _ in 0..3 {
-            v.push(trusted.check("tls-key", &q).await.expect("a decision").allowed);
+            v.push(
+                trusted
+                    .check("tls-key", &q)
+                    .await
+                    .expect("a decision")
+                    .allowed,
+            );
         }
         v
     };
@@ -112,12 +125,11 @@ async fn rediss_with_the_test_ca_connects_and_another_ca_is_refused() {
     assert!(ping.is_err(), "a certificate of another CA was accepted");
 
     // The server's certificate names localhost only: the same server by address is refused.
-    let wrong_name = limiter(
-        &format!("rediss://127.0.0.1:{}/0", server.port),
-        &ca_file,
-    )
-    .await;
-    assert!(wrong_name.ping().await.is_err(), "a certificate for another name was accepted");
+    let wrong_name = limiter(&format!("rediss://127.0.0.1:{}/0", server.port), &ca_file).await;
+    assert!(
+        wrong_name.ping().await.is_err(),
+        "a certificate for another name was accepted"
+    );
 }
 
 #[test]
@@ -127,5 +139,10 @@ fn an_unreadable_ca_file_is_an_error() {
     // without TLS the CA file is not read
     let plain = RedisConfig::new("redis://localhost:6379/0").with_ca_file("/nonexistent/ca.pem");
     assert!(plain.client().is_ok());
-    assert!(RedisConfig::new("rediss://localhost:6380/0").with_ca_file("").ca_file.is_none());
+    assert!(
+        RedisConfig::new("rediss://localhost:6380/0")
+            .with_ca_file("")
+            .ca_file
+            .is_none()
+    );
 }

@@ -6,9 +6,9 @@ pub mod listen;
 pub mod migrate;
 mod outage;
 mod prepared;
-pub mod tls;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod tls;
 
 use std::time::Duration;
 

@@ -11,9 +11,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use diesel_async::{
-    AsyncConnection as _, AsyncPgConnection, RunQueryDsl as _, SimpleAsyncConnection as _,
-};
+use diesel_async::{AsyncPgConnection, RunQueryDsl as _, SimpleAsyncConnection as _};
 use futures_util::{FutureExt as _, StreamExt as _};
 use tokio::sync::{mpsc, oneshot, watch};
 

@@ -1,6 +1,5 @@
 //! Running the migrations embedded in a binary (`<binary> migrate`).
 
-use diesel::Connection as _;
 use diesel_async::AsyncPgConnection;
 use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness as _};

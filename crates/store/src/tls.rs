@@ -109,7 +109,8 @@ mod tests {
         let prefer = target("postgres://h/db?sslmode=prefer&application_name=x").unwrap();
         assert_eq!(prefer.tls, None);
         assert_eq!(prefer.url, "postgres://h/db?application_name=x");
-        let full = target("postgres://h/db?sslmode=verify-full&sslrootcert=%2Fetc%2Fca.pem").unwrap();
+        let full =
+            target("postgres://h/db?sslmode=verify-full&sslrootcert=%2Fetc%2Fca.pem").unwrap();
         assert_eq!(full.tls, Some(Some(PathBuf::from("/etc/ca.pem"))));
         assert_eq!(full.url, "postgres://h/db");
         let require = target("postgres://h/db?sslmode=require").unwrap();

@@ -47,7 +47,10 @@ fn run(program: &Path, args: &[&str]) {
     } else {
         Command::new(program)
     };
-    let out = command.args(args).output().expect("run a PostgreSQL program");
+    let out = command
+        .args(args)
+        .output()
+        .expect("run a PostgreSQL program");
     assert!(
         out.status.success(),
         "{} {args:?}: {}\n{}",
@@ -77,7 +80,15 @@ impl TlsPostgres {
         let bin = bin_dir();
         run(
             &bin.join("initdb"),
-            &["-D", data.to_str().unwrap(), "-A", "trust", "-U", "postgres", "--no-sync"],
+            &[
+                "-D",
+                data.to_str().unwrap(),
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "--no-sync",
+            ],
         );
         let (cert, key) = ca.issue(&["localhost"]).write(&data, "server");
         if is_root() {
@@ -121,7 +132,14 @@ impl Drop for TlsPostgres {
         let data = self.dir.path().join("data");
         run(
             &bin_dir().join("pg_ctl"),
-            &["-D", data.to_str().unwrap(), "-m", "immediate", "-w", "stop"],
+            &[
+                "-D",
+                data.to_str().unwrap(),
+                "-m",
+                "immediate",
+                "-w",
+                "stop",
+            ],
         );
     }
 }
@@ -135,11 +153,10 @@ struct Ssl {
 async fn ssl_in_use(url: &str) -> Result<bool, String> {
     let pool = store::pool(url, &PoolOptions::default()).map_err(|e| e.to_string())?;
     let mut conn = store::conn(&pool).await.map_err(|e| e.to_string())?;
-    let row: Ssl =
-        diesel::sql_query("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
-            .get_result(&mut conn)
-            .await
-            .map_err(|e| e.to_string())?;
+    let row: Ssl = diesel::sql_query("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
+        .get_result(&mut conn)
+        .await
+        .map_err(|e| e.to_string())?;
     Ok(row.ssl)
 }
 
@@ -173,10 +190,20 @@ async fn verify_full_with_the_test_ca_connects_over_tls_and_another_ca_is_refuse
     .expect("the migration connection over TLS");
 
     let refused = ssl_in_use(&url("localhost", "verify-full", &other_file)).await;
-    assert!(refused.is_err(), "a certificate of another CA was accepted: {refused:?}");
+    assert!(
+        refused.is_err(),
+        "a certificate of another CA was accepted: {refused:?}"
+    );
     let refused = ssl_in_use(&url("127.0.0.1", "verify-full", &ca_file)).await;
-    assert!(refused.is_err(), "a certificate for another name was accepted: {refused:?}");
+    assert!(
+        refused.is_err(),
+        "a certificate for another name was accepted: {refused:?}"
+    );
     // without sslmode the connection is plain text, as before
-    let plain = ssl_in_use(&format!("postgres://postgres@localhost:{}/postgres", server.port)).await;
+    let plain = ssl_in_use(&format!(
+        "postgres://postgres@localhost:{}/postgres",
+        server.port
+    ))
+    .await;
     assert_eq!(plain, Ok(false));
 }

@@ -108,7 +108,10 @@ mod tests {
     #[test]
     fn a_missing_or_empty_ca_file_is_an_error() {
         let missing = client_config(Some(Path::new("/nonexistent/ca.pem")));
-        assert!(matches!(missing, Err(TlsError::CaFile { .. })), "{missing:?}");
+        assert!(
+            matches!(missing, Err(TlsError::CaFile { .. })),
+            "{missing:?}"
+        );
         let dir = std::env::temp_dir().join(format!("tls-kit-empty-{}", std::process::id()));
         std::fs::write(&dir, "not a certificate\n").unwrap();
         let empty = client_config(Some(&dir));

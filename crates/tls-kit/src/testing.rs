@@ -47,15 +47,17 @@ impl TestCa {
 
     /// A server certificate for `names` (DNS names or IP addresses).
     pub fn issue(&self, names: &[&str]) -> Leaf {
-        let mut params = CertificateParams::new(
-            names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>(),
-        )
-        .expect("leaf params");
-        params
-            .distinguished_name
-            .push(DnType::CommonName, names.first().copied().unwrap_or("server"));
+        let mut params =
+            CertificateParams::new(names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>())
+                .expect("leaf params");
+        params.distinguished_name.push(
+            DnType::CommonName,
+            names.first().copied().unwrap_or("server"),
+        );
         let key = KeyPair::generate().expect("leaf key");
-        let cert = params.signed_by(&key, &self.issuer).expect("leaf certificate");
+        let cert = params
+            .signed_by(&key, &self.issuer)
+            .expect("leaf certificate");
         Leaf {
             chain_pem: format!("{}{}", cert.pem(), self.pem()),
             key_pem: key.serialize_pem(),

@@ -6,7 +6,7 @@ use anyhow::Context as _;
 use auth::{CredentialKind, Environment, Origin, Scope};
 use chrono::{Duration, Utc};
 use clap::{Parser, Subcommand, ValueEnum};
-use diesel_async::{AsyncConnection as _, AsyncPgConnection};
+use diesel_async::AsyncPgConnection;
 use rate_limit::policy::{Plan, Tier};
 use serde_json::{Value, json};
 use uuid::Uuid;

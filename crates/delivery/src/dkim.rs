@@ -46,14 +46,23 @@ impl std::fmt::Debug for KeyPair {
 }
 
 /// Makes a [`KEY_BITS`]-bit RSA key.
-pub fn generate_key() -> Result<KeyPair, openssl::error::ErrorStack> {
+pub fn generate_key() -> Result<KeyPair, rsa::Error> {
     use base64::Engine as _;
-    let rsa = openssl::rsa::Rsa::generate(KEY_BITS)?;
-    let private_pem = String::from_utf8(rsa.private_key_to_pem()?).unwrap_or_default();
-    let public = openssl::pkey::PKey::from_rsa(rsa)?.public_key_to_der()?;
+    use rsa::pkcs1::EncodeRsaPrivateKey as _;
+    use rsa::pkcs8::EncodePublicKey as _;
+    let private = rsa::RsaPrivateKey::new(&mut rand_core::OsRng, KEY_BITS as usize)?;
+    let private_pem = private
+        .to_pkcs1_pem(rsa::pkcs1::LineEnding::LF)
+        .map_err(rsa::Error::Pkcs1)?
+        .as_str()
+        .to_owned();
+    let public = private
+        .to_public_key()
+        .to_public_key_der()
+        .map_err(|e| rsa::Error::Pkcs8(rsa::pkcs8::Error::PublicKey(e)))?;
     Ok(KeyPair {
         private_pem,
-        public_base64: base64::engine::general_purpose::STANDARD.encode(public),
+        public_base64: base64::engine::general_purpose::STANDARD.encode(public.as_bytes()),
     })
 }
 

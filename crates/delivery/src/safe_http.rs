@@ -184,6 +184,7 @@ impl SafeClient {
         timeout: Duration,
         max_body: usize,
     ) -> Result<Self, reqwest::Error> {
+        tls_kit::install();
         let client = reqwest::Client::builder()
             .dns_resolver(Arc::new(CheckingResolver { policy }))
             .redirect(reqwest::redirect::Policy::none())

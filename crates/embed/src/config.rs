@@ -81,6 +81,9 @@ pub struct EmbedConfig {
     pub max_input_tokens: Option<usize>,
     /// openai: the whole-request timeout in seconds (default 30).
     pub timeout_secs: Option<u64>,
+    /// openai: a PEM file of CA certificates trusted for an `https://` base_url in addition
+    /// to the system's roots (a private CA).
+    pub ca_file: Option<PathBuf>,
     /// local: the pooling, overriding the model directory's `1_Pooling/config.json`
     /// (default: what the directory says, else mean).
     pub pooling: Option<Pooling>,
@@ -157,6 +160,7 @@ impl fmt::Debug for EmbedConfig {
             .field("batch_size", &self.batch_size)
             .field("max_input_tokens", &self.max_input_tokens)
             .field("timeout_secs", &self.timeout_secs)
+            .field("ca_file", &self.ca_file)
             .field("pooling", &self.pooling)
             .field("query_prefix", &self.query_prefix)
             .field("passage_prefix", &self.passage_prefix)

@@ -56,6 +56,29 @@ struct Item {
     index: usize,
 }
 
+/// The HTTP client: the workspace's TLS (the system's roots, plus `ca_file`'s certificates).
+fn http_client(
+    timeout: Duration,
+    ca_file: Option<&std::path::Path>,
+) -> Result<reqwest::Client, EmbedError> {
+    tls_kit::install();
+    let mut builder = reqwest::Client::builder()
+        .timeout(timeout)
+        .connect_timeout(timeout.min(Duration::from_secs(10)));
+    if let Some(path) = ca_file {
+        let error = |e: &dyn std::fmt::Display| {
+            EmbedError::Config(format!("ca_file {}: {e}", path.display()))
+        };
+        let pem = std::fs::read(path).map_err(|e| error(&e))?;
+        for cert in reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| error(&e))? {
+            builder = builder.add_root_certificate(cert);
+        }
+    }
+    builder
+        .build()
+        .map_err(|e| EmbedError::Config(format!("HTTP client: {e}")))
+}
+
 impl OpenAiCompatible {
     /// `base_url` is the API base (e.g. `https://host/v1`); requests go to `{base_url}/embeddings`.
     pub fn new(
@@ -70,21 +93,15 @@ impl OpenAiCompatible {
                 "provider \"openai\" needs base_url".into(),
             ));
         }
-        // TLS for outbound HTTP is a workspace-wide choice still to make (see the README): a
-        // TLS feature enabled here would reach every reqwest client of the workspace.
-        if !base.starts_with("http://") {
+        if !base.starts_with("https://") && !base.starts_with("http://") {
             return Err(EmbedError::Config(format!(
-                "base_url must start with http:// (TLS endpoints are not supported yet), got {base:?}"
+                "base_url must start with https:// or http://, got {base:?}"
             )));
         }
         if model.is_empty() {
             return Err(EmbedError::Config("provider \"openai\" needs model".into()));
         }
-        let client = reqwest::Client::builder()
-            .timeout(timeout)
-            .connect_timeout(timeout.min(Duration::from_secs(10)))
-            .build()
-            .map_err(|e| EmbedError::Config(format!("HTTP client: {e}")))?;
+        let client = http_client(timeout, None)?;
         Ok(Self {
             client,
             url: format!("{base}/embeddings"),
@@ -111,6 +128,9 @@ impl OpenAiCompatible {
             .timeout_secs
             .map_or(DEFAULT_TIMEOUT, Duration::from_secs);
         let mut this = Self::new(base_url, config.api_key.clone(), model, timeout)?;
+        if let Some(ca_file) = &config.ca_file {
+            this.client = http_client(timeout, Some(ca_file))?;
+        }
         if let Some(d) = config.dimensions {
             this = this.with_dimensions(d);
         }
@@ -306,7 +326,8 @@ mod tests {
         assert!(OpenAiCompatible::new("", None, "m", DEFAULT_TIMEOUT).is_err());
         assert!(OpenAiCompatible::new("ftp://x", None, "m", DEFAULT_TIMEOUT).is_err());
         assert!(OpenAiCompatible::new("http://x", None, "", DEFAULT_TIMEOUT).is_err());
-        assert!(OpenAiCompatible::new("https://x/v1", None, "m", DEFAULT_TIMEOUT).is_err());
+        assert!(OpenAiCompatible::new("https://x/v1", None, "m", DEFAULT_TIMEOUT).is_ok());
+        assert!(OpenAiCompatible::new("ftp://x/v1", None, "m", DEFAULT_TIMEOUT).is_err());
     }
 
     #[test]

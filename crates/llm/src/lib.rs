@@ -19,7 +19,8 @@ const MAX_LOGGED_ERROR: usize = 300;
 /// means no model.
 #[derive(Clone, Default, Deserialize)]
 pub struct LlmSettings {
-    /// The API base, e.g. `http://llm.internal/v1`; requests go to `{base_url}/chat/completions`.
+    /// The API base, `https://…` or `http://…` (e.g. `https://llm.internal/v1`); requests go
+    /// to `{base_url}/chat/completions`.
     #[serde(default)]
     pub base_url: String,
     #[serde(default)]
@@ -29,6 +30,10 @@ pub struct LlmSettings {
     pub api_key: String,
     #[serde(default = "default_timeout")]
     pub timeout_secs: u64,
+    /// `…_LLM__CA_FILE`: a PEM file of CA certificates trusted for an `https://` endpoint in
+    /// addition to the system's roots (a private CA); empty: the system's roots only.
+    #[serde(default)]
+    pub ca_file: String,
 }
 
 fn default_timeout() -> u64 {
@@ -41,6 +46,7 @@ impl std::fmt::Debug for LlmSettings {
             .field("base_url", &self.base_url)
             .field("model", &self.model)
             .field("timeout_secs", &self.timeout_secs)
+            .field("ca_file", &self.ca_file)
             .finish_non_exhaustive()
     }
 }
@@ -121,18 +127,28 @@ impl ChatModel {
         if base.is_empty() {
             return Ok(None);
         }
-        // TLS for outbound HTTP is a workspace-wide choice still to make (README).
-        if !base.starts_with("http://") {
-            anyhow::bail!("LLM__BASE_URL must start with http:// (TLS is not supported yet)");
+        if !base.starts_with("https://") && !base.starts_with("http://") {
+            anyhow::bail!("LLM__BASE_URL must start with https:// or http://");
         }
         if settings.model.trim().is_empty() {
             anyhow::bail!("LLM__MODEL is required with LLM__BASE_URL");
         }
         let timeout = Duration::from_secs(settings.timeout_secs.max(1));
-        let client = reqwest::Client::builder()
+        tls_kit::install();
+        let mut client = reqwest::Client::builder()
             .timeout(timeout)
-            .connect_timeout(timeout.min(Duration::from_secs(10)))
-            .build()?;
+            .connect_timeout(timeout.min(Duration::from_secs(10)));
+        let ca_file = settings.ca_file.trim();
+        if !ca_file.is_empty() {
+            let pem = std::fs::read(ca_file)
+                .map_err(|e| anyhow::anyhow!("LLM__CA_FILE {ca_file}: {e}"))?;
+            for cert in reqwest::Certificate::from_pem_bundle(&pem)
+                .map_err(|e| anyhow::anyhow!("LLM__CA_FILE {ca_file}: {e}"))?
+            {
+                client = client.add_root_certificate(cert);
+            }
+        }
+        let client = client.build()?;
         Ok(Some(Self {
             client,
             url: format!("{base}/chat/completions"),
@@ -265,7 +281,7 @@ mod tests {
     }
 
     #[test]
-    fn no_base_url_is_no_model_and_other_schemes_are_refused() {
+    fn no_base_url_is_no_model_and_schemes_other_than_http_and_https_are_refused() {
         assert!(
             ChatModel::from_settings(&LlmSettings::default())
                 .unwrap()
@@ -276,7 +292,20 @@ mod tests {
             model: "m".into(),
             ..LlmSettings::default()
         };
-        assert!(ChatModel::from_settings(&tls).is_err());
+        assert!(ChatModel::from_settings(&tls).unwrap().is_some());
+        let ftp = LlmSettings {
+            base_url: "ftp://api.example.com/v1".into(),
+            model: "m".into(),
+            ..LlmSettings::default()
+        };
+        assert!(ChatModel::from_settings(&ftp).is_err());
+        let missing_ca = LlmSettings {
+            base_url: "https://api.example.com/v1".into(),
+            model: "m".into(),
+            ca_file: "/nonexistent/ca.pem".into(),
+            ..LlmSettings::default()
+        };
+        assert!(ChatModel::from_settings(&missing_ca).is_err());
         let no_model = LlmSettings {
             base_url: "http://127.0.0.1:1/v1".into(),
             ..LlmSettings::default()

@@ -149,8 +149,12 @@ pub enum Backend {
 /// Settings of the Redis backend.
 #[derive(Debug, Clone)]
 pub struct RedisConfig {
-    /// Connection URL, e.g. `redis://host:6379/0`.
+    /// Connection URL, e.g. `redis://host:6379/0`, or `rediss://host:6380/0` for TLS (the
+    /// server's certificate verified against the system's roots or [`RedisConfig::ca_file`]).
     pub url: String,
+    /// With `rediss://`: a PEM file of the CA certificates to verify the server against,
+    /// instead of the system's roots.
+    pub ca_file: Option<std::path::PathBuf>,
     /// Prefix of every key written; replicas sharing limits must use the same
     /// prefix.
     pub key_prefix: String,
@@ -172,9 +176,37 @@ impl RedisConfig {
     pub fn new(url: impl Into<String>) -> Self {
         RedisConfig {
             url: url.into(),
+            ca_file: None,
             key_prefix: Self::DEFAULT_KEY_PREFIX.to_owned(),
             timeout: Self::DEFAULT_TIMEOUT,
             replicas: 1,
+        }
+    }
+
+    /// Verifies a `rediss://` server against the CA certificates of `path` (empty: the
+    /// system's roots).
+    pub fn with_ca_file(mut self, path: &str) -> Self {
+        let path = path.trim();
+        self.ca_file = (!path.is_empty()).then(|| path.into());
+        self
+    }
+
+    /// The client of [`RedisConfig::url`]: TLS for `rediss://`, verified against the CA
+    /// file when one is set.
+    pub fn client(&self) -> Result<redis::Client, Error> {
+        match &self.ca_file {
+            Some(path) if self.url.starts_with("rediss://") => {
+                let pem = std::fs::read(path)
+                    .map_err(|e| Error::CaFile(format!("{}: {e}", path.display())))?;
+                Ok(redis::Client::build_with_tls(
+                    self.url.as_str(),
+                    redis::TlsCertificates {
+                        client_tls: None,
+                        root_cert: Some(pem),
+                    },
+                )?)
+            }
+            _ => Ok(redis::Client::open(self.url.as_str())?),
         }
     }
 
@@ -208,6 +240,8 @@ pub enum Error {
     Timeout(Duration),
     #[error("unexpected reply from rate-limit store: {0}")]
     BadReply(String),
+    #[error("rate-limit store CA file {0}")]
+    CaFile(String),
 }
 
 /// A rate limiter; cheap to clone (clones share the counters).

@@ -29,7 +29,7 @@ struct Inner {
 
 impl RedisStore {
     pub(crate) fn new(config: RedisConfig) -> Result<Self, Error> {
-        let client = redis::Client::open(config.url.as_str())?;
+        let client = config.client()?;
         let manager_config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(config.timeout))
             .set_response_timeout(Some(config.timeout))

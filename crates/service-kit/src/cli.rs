@@ -86,6 +86,7 @@ pub async fn api_main<S, L>(binary: ApiBinary<S, L>) -> anyhow::Result<()>
 where
     L: Future<Output = anyhow::Result<Launched>>,
 {
+    tls_kit::install();
     let cli: ApiCli = parse(binary.service, binary.about);
     let file = config_file(cli.config, binary.env_prefix);
     let settings = (binary.load)(file.as_deref())?;

@@ -51,8 +51,13 @@ pub enum RateLimitBackend {
 #[derive(Debug, Clone, Deserialize)]
 pub struct RateLimitSettings {
     pub backend: RateLimitBackend,
+    /// `redis://…`, or `rediss://…` for TLS.
     #[serde(default)]
     pub redis_url: String,
+    /// With `rediss://`: a PEM file of the CA certificates the server's certificate is
+    /// verified against instead of the system's roots (empty: the system's roots).
+    #[serde(default)]
+    pub redis_ca_file: String,
     /// Key prefix in Redis (lets two deployments share one server).
     #[serde(default = "default_key_prefix")]
     pub key_prefix: String,

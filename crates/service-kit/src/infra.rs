@@ -112,6 +112,7 @@ pub async fn limiter(settings: &RateLimitSettings) -> anyhow::Result<RateLimiter
         RateLimitBackend::Redis => {
             RateLimiter::new(Backend::Redis(
                 RedisConfig::new(&settings.redis_url)
+                    .with_ca_file(&settings.redis_ca_file)
                     .with_key_prefix(&settings.key_prefix)
                     .with_replicas(settings.replicas),
             ))

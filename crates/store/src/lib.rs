@@ -9,6 +9,7 @@ mod prepared;
 pub mod sql;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod tls;
 
 use std::time::Duration;
 
@@ -132,6 +133,7 @@ impl ::deadpool::managed::Manager for Manager {
 pub fn pool(url: &str, options: &PoolOptions) -> Result<Pool, StoreError> {
     let mut config = ManagerConfig::default();
     config.recycling_method = RecyclingMethod::Fast;
+    config.custom_setup = Box::new(|url| Box::pin(tls::establish(url)));
     let manager = Manager {
         inner: AsyncDieselConnectionManager::new_with_config(url, config),
         generic_plans: options.generic_plans,

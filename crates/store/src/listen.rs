@@ -11,9 +11,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use diesel_async::{
-    AsyncConnection as _, AsyncPgConnection, RunQueryDsl as _, SimpleAsyncConnection as _,
-};
+use diesel_async::{AsyncPgConnection, RunQueryDsl as _, SimpleAsyncConnection as _};
 use futures_util::{FutureExt as _, StreamExt as _};
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -213,7 +211,7 @@ enum Step {
 
 impl<F: Fn(ListenEvent)> Session<'_, F> {
     async fn run(self, url: &str) -> Result<(), String> {
-        let mut conn = AsyncPgConnection::establish(url)
+        let mut conn = crate::tls::establish(url)
             .await
             .map_err(|e| e.to_string())?;
         for channel in self.channels {

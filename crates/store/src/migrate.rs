@@ -1,6 +1,5 @@
 //! Running the migrations embedded in a binary (`<binary> migrate`).
 
-use diesel::Connection as _;
 use diesel_async::AsyncPgConnection;
 use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness as _};
@@ -73,9 +72,9 @@ async fn with_sync_connection<T: Send + 'static>(
     url: &str,
     work: impl FnOnce(&mut SyncConn) -> Result<T, StoreError> + Send + 'static,
 ) -> Result<T, StoreError> {
-    let url = url.to_owned();
+    let conn = crate::tls::establish(url).await?;
     tokio::task::spawn_blocking(move || {
-        let mut conn = SyncConn::establish(&url)?;
+        let mut conn = SyncConn::from(conn);
         work(&mut conn)
     })
     .await

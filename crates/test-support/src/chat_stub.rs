@@ -7,8 +7,8 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpListener;
 
 /// A request the stub received.
 #[derive(Debug, Clone)]
@@ -61,6 +61,32 @@ impl ChatStub {
         }
     }
 
+    /// The same endpoint over TLS, presenting `certificate` (issued for `localhost`):
+    /// `base_url` is `https://localhost:<port>/v1`.
+    pub async fn start_tls(certificate: &tls_kit::testing::Leaf) -> Self {
+        let acceptor = tokio_rustls::TlsAcceptor::from(certificate.server_config());
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let state = Arc::new(Mutex::new(State::default()));
+        let shared = Arc::clone(&state);
+        tokio::spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                let acceptor = acceptor.clone();
+                let shared = Arc::clone(&shared);
+                tokio::spawn(async move {
+                    // A client that refuses the certificate ends the handshake: nothing to serve.
+                    if let Ok(stream) = acceptor.accept(socket).await {
+                        serve(stream, shared).await;
+                    }
+                });
+            }
+        });
+        Self {
+            base_url: format!("https://localhost:{port}/v1"),
+            state,
+        }
+    }
+
     /// The next request is answered 200 with an assistant message of `text`.
     pub fn reply(&self, text: impl Into<String>) {
         self.state
@@ -84,7 +110,10 @@ impl ChatStub {
     }
 }
 
-async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) {
+async fn serve<S>(mut socket: S, state: Arc<Mutex<State>>)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
     let mut buf = Vec::new();
     let mut chunk = [0u8; 8192];
     let head_end = loop {

@@ -27,7 +27,7 @@ impl Client {
 
     /// A client of `server` with no key.
     pub fn of(server: &service_kit::testing::TestServer) -> Self {
-        Self::new(reqwest::Client::new(), &server.base)
+        Self::new(crate::http(), &server.base)
     }
 
     /// The same server, with `key`.
@@ -49,7 +49,7 @@ impl Client {
     /// A client of the same server that answers redirects instead of following them.
     pub fn not_following_redirects(&self) -> Self {
         Self {
-            http: reqwest::Client::builder()
+            http: crate::http_builder()
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .expect("HTTP client"),

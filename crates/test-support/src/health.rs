@@ -31,7 +31,7 @@ pub async fn assert_unready_without_database(server: TestServer) {
 /// with `Retry-After` (the credential store cannot be asked: neither 401 nor 500), in the
 /// service's envelope with `code`.
 pub async fn assert_outage_answers_503(server: TestServer, path: &str, key: &str, code: &str) {
-    let res = reqwest::Client::new()
+    let res = crate::http()
         .get(server.url(path))
         .bearer_auth(key)
         .send()

@@ -15,6 +15,18 @@ pub mod sql;
 
 pub use client::{Call, Client};
 
+/// An HTTP client for tests, the workspace's TLS provider installed first (reqwest refuses
+/// to build a client without one).
+pub fn http() -> reqwest::Client {
+    http_builder().build().expect("HTTP client")
+}
+
+/// A builder of [`http`]'s kind, for a client with other options.
+pub fn http_builder() -> reqwest::ClientBuilder {
+    tls_kit::install();
+    reqwest::Client::builder()
+}
+
 /// The first 600 characters of `text`, for a failure message.
 pub fn excerpt(text: &str) -> &str {
     match text.char_indices().nth(600) {

@@ -39,7 +39,7 @@ pub fn client(
 pub async fn http_client(
     request: oauth2::HttpRequest,
 ) -> Result<oauth2::HttpResponse, reqwest::Error> {
-    let client = reqwest::Client::builder()
+    let client = crate::http_builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()?;
     let (parts, body) = request.into_parts();
@@ -109,7 +109,7 @@ impl Default for Browser {
 impl Browser {
     pub fn new() -> Self {
         Self {
-            http: reqwest::Client::builder()
+            http: crate::http_builder()
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .unwrap(),

@@ -6,7 +6,7 @@ use anyhow::Context as _;
 use auth::{CredentialKind, Environment, Origin, Scope};
 use chrono::{Duration, Utc};
 use clap::{Parser, Subcommand, ValueEnum};
-use diesel_async::{AsyncConnection as _, AsyncPgConnection};
+use diesel_async::AsyncPgConnection;
 use rate_limit::policy::{Plan, Tier};
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -194,6 +194,7 @@ enum MailQueue {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
+    tls_kit::install();
     let cli = Cli::parse();
     let out = match cli.service {
         Service::Memory(cmd) => memory(&cli.memory_db, cmd).await?,
@@ -207,7 +208,7 @@ async fn main() -> anyhow::Result<()> {
 }
 
 async fn connect(url: &str) -> anyhow::Result<AsyncPgConnection> {
-    AsyncPgConnection::establish(url)
+    store::tls::establish(url)
         .await
         .with_context(|| "cannot connect to the database")
 }

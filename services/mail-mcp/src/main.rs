@@ -195,6 +195,7 @@ impl ServerHandler for Mirror {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
+    tls_kit::install();
     let mirror = match Mirror::from_env() {
         Ok(mirror) => mirror,
         Err(problem) => {

@@ -49,6 +49,7 @@ struct Settings {
 
 #[actix_web::main]
 async fn main() -> anyhow::Result<()> {
+    tls_kit::install();
     let defaults = format!(
         "{DEFAULTS}{}{}",
         video::DEFAULTS,

@@ -82,6 +82,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[actix_web::main]
 async fn main() -> anyhow::Result<()> {
+    tls_kit::install();
     let settings = Settings::load()?;
     let _telemetry = infra::init_telemetry(SERVICE, &settings.telemetry)?;
     let kek = Arc::new(settings.secrets.kek()?);

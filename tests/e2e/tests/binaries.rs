@@ -93,7 +93,7 @@ async fn migrate_bootstrap_two_replicas_share_limits_and_revocation() {
     {
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
-    let http = reqwest::Client::new();
+    let http = common::http();
     let statuses = futures_util::future::join_all((0..12).map(|i| {
         let base = if i % 2 == 0 { &base_a } else { &base_b };
         http.get(format!("{base}/api/v1/products"))
@@ -327,7 +327,7 @@ async fn a_connector_token_created_for_the_test_environment_acts_on_it() {
         ],
     );
     wait_ready(&base).await;
-    let http = reqwest::Client::new();
+    let http = common::http();
     for (writer, name) in [(&test_key, "in-test"), (&live_key, "in-live")] {
         let res = http
             .post(format!("{base}/api/v1/products"))

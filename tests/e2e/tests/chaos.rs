@@ -168,7 +168,7 @@ async fn chaos_database_restart_under_write_load() {
     );
     wait_ready(&memory).await;
     wait_ready(&mail).await;
-    let http = reqwest::Client::new();
+    let http = common::http();
     let res = http
         .post(format!("{memory}/api/v1/products"))
         .bearer_auth(&memory_key)
@@ -454,7 +454,7 @@ async fn chaos_redis_stop_keeps_limits_per_replica() {
     for base in &bases {
         wait_ready(base).await;
     }
-    let http = reqwest::Client::new();
+    let http = common::http();
     let get = |base: &str| {
         http.get(format!("{base}/api/v1/products"))
             .bearer_auth(&key)

@@ -79,7 +79,7 @@ impl Stack {
             base,
             key: key["key"].as_str().unwrap().to_owned(),
             dir,
-            http: reqwest::Client::new(),
+            http: common::http(),
         }
     }
 

@@ -72,7 +72,7 @@ impl Stack {
         Self {
             api,
             key,
-            http: reqwest::Client::new(),
+            http: common::http(),
             env,
             scratch,
             _db: db,

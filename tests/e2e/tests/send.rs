@@ -110,7 +110,7 @@ async fn send_through_smtp_and_resend_then_a_bounce_suppresses() {
     // The wrapped link redirects to the original.
     let start = html.find(&format!("{}/t/c/", stack.api)).unwrap();
     let link: String = html[start..].chars().take_while(|c| *c != '"').collect();
-    let no_redirect = reqwest::Client::builder()
+    let no_redirect = common::http_builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap();

@@ -16,6 +16,7 @@ fn arg(name: &str) -> Option<String> {
 
 #[tokio::main]
 async fn main() {
+    tls_kit::install();
     let resend = ResendStub::start_on(
         arg("--resend-port")
             .and_then(|p| p.parse().ok())

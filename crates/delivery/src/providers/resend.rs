@@ -19,6 +19,7 @@ pub struct ResendProvider {
 
 impl ResendProvider {
     pub fn new(api_key: &str, base_url: &str) -> Result<Self, SendError> {
+        tls_kit::install();
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(5))
             .timeout(Duration::from_secs(30))

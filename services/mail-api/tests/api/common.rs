@@ -107,7 +107,7 @@ impl Harness {
         Self {
             db,
             server,
-            http: reqwest::Client::new(),
+            http: test_support::http(),
             settings,
         }
     }

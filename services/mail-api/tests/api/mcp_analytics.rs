@@ -581,7 +581,7 @@ async fn preview_email_renders_as_the_worker_would_and_sends_nothing() {
     // without an email being sent).
     let click = html.split("/t/c/").nth(1).unwrap();
     let token = &click[..click.find('"').unwrap()];
-    let not_following = reqwest::Client::builder()
+    let not_following = test_support::http_builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap();

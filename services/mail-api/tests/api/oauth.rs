@@ -309,7 +309,7 @@ async fn code_errors_answer_invalid_grant() {
 async fn plain_pkce_and_unregistered_redirects_are_refused() {
     let (h, _) = setup().await;
     let client_id = register(&h, REDIRECT).await;
-    let http = reqwest::Client::builder()
+    let http = test_support::http_builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap();

@@ -230,7 +230,7 @@ async fn the_limit_holds_across_two_replicas_sharing_redis() {
     let make = || tiny(redis_settings(&db.url, &prefix));
     let a = serve(&make()).await;
     let b = serve(&make()).await;
-    let http = reqwest::Client::new();
+    let http = test_support::http();
     let mut conn = connect(&db.url).await;
     let project = project(&mut conn, Plan::Free).await;
     let (_, key) = key(&mut conn, project, auth::Scope::Read).await;

@@ -75,7 +75,7 @@ impl Harness {
             server,
             // Idle connections are dropped before the server's 5 s keep-alive closes them, so a
             // test that pauses (e.g. to load a tokenizer) never sends on a closing connection.
-            http: reqwest::Client::builder()
+            http: test_support::http_builder()
                 .pool_idle_timeout(std::time::Duration::from_secs(2))
                 .build()
                 .expect("HTTP client"),

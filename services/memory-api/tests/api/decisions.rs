@@ -370,7 +370,7 @@ async fn decisions_stored_without_embedding_are_embedded_by_the_background_pass(
     // A replica with the local model embeds them in the background; then semantic search
     // finds the paraphrase, which shares no word with the decision.
     let semantic = serve(&semantic_settings(&h.db.url)).await;
-    let http = reqwest::Client::new();
+    let http = test_support::http();
     let url = semantic.url(
         "/api/v1/memory/decisions/search?q=which%20database%20did%20we%20pick%20for%20payments%3F",
     );

@@ -224,7 +224,7 @@ async fn semantic_search_finds_paraphrases_and_entries_are_embedded_on_write() {
 
 /// Polls `url` with `key` until `done` holds for the answer (30 s at most).
 async fn poll(url: &str, key: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let http = reqwest::Client::new();
+    let http = test_support::http();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     loop {
         let found: Value = http

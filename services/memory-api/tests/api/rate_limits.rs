@@ -76,7 +76,7 @@ async fn the_limit_holds_across_two_replicas_sharing_redis() {
     let make = || tiny(redis_settings(&db.url, &prefix));
     let a = serve(&make()).await;
     let b = serve(&make()).await;
-    let http = reqwest::Client::new();
+    let http = test_support::http();
     let mut conn = {
         use diesel_async::AsyncConnection as _;
         diesel_async::AsyncPgConnection::establish(&db.url)

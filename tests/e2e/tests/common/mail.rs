@@ -88,7 +88,7 @@ impl Stack {
             api,
             sink,
             resend,
-            http: reqwest::Client::new(),
+            http: super::http(),
             _api_proc: api_proc,
             api_env,
         }

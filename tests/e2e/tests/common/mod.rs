@@ -14,6 +14,17 @@ use serde_json::Value;
 pub const AMQP: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
 
 /// The directory holding the workspace's debug binaries.
+/// An HTTP client, the workspace's TLS provider installed first (reqwest refuses to build a
+/// client without one).
+pub fn http() -> reqwest::Client {
+    http_builder().build().expect("HTTP client")
+}
+
+pub fn http_builder() -> reqwest::ClientBuilder {
+    tls_kit::install();
+    reqwest::Client::builder()
+}
+
 pub fn bin_dir() -> PathBuf {
     if let Ok(dir) = std::env::var("E2E_BIN_DIR") {
         return dir.into();
@@ -156,7 +167,7 @@ pub fn mail_key(db_env: &[(&str, String)], plan: &str, scope: &str) -> String {
 /// Waits until every dependency of the binary at `base` answers (`/healthz/details`, which
 /// an API has beside its database-only `/readyz`; a worker's `/readyz` already covers them).
 pub async fn wait_ready(base: &str) {
-    let http = reqwest::Client::new();
+    let http = http();
     for _ in 0..200 {
         if let Ok(res) = http.get(format!("{base}/healthz/details")).send().await
             && res.status() == 200

@@ -13,7 +13,6 @@ use serde_json::Value;
 
 pub const AMQP: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
 
-/// The directory holding the workspace's debug binaries.
 /// An HTTP client, the workspace's TLS provider installed first (reqwest refuses to build a
 /// client without one).
 pub fn http() -> reqwest::Client {
@@ -25,6 +24,7 @@ pub fn http_builder() -> reqwest::ClientBuilder {
     reqwest::Client::builder()
 }
 
+/// The directory holding the workspace's debug binaries.
 pub fn bin_dir() -> PathBuf {
     if let Ok(dir) = std::env::var("E2E_BIN_DIR") {
         return dir.into();

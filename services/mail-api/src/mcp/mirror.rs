@@ -96,6 +96,16 @@ async fn openapi(req: HttpRequest, caller: Caller) -> Result<HttpResponse, ApiEr
     Ok(HttpResponse::Ok().json(document(registry().visible_to(&caller))))
 }
 
+/// The document `GET /api/mcp/openapi.json` answers a key that may call every tool, as
+/// committed in `proto-docs/mail-mcp-tools.openapi.json` (`mail-api schema
+/// mail-mcp-tools.openapi.json`): the typed clients of the mirror are generated from it.
+pub fn published_document() -> String {
+    let mut text = serde_json::to_string_pretty(&document(registry().all().iter()))
+        .expect("JSON serializes");
+    text.push('\n');
+    text
+}
+
 /// An OpenAPI 3.1 document of the mirror: one operation per tool.
 pub fn document<'a>(tools: impl Iterator<Item = &'a Tool>) -> Value {
     let mut paths = Map::new();

@@ -2,14 +2,15 @@
 // (proto-docs/), with the generator pinned in package-lock.json. `make openapi` runs it;
 // the test (scripts/ts-client-test.sh) runs it into a scratch directory and compares.
 //
-// usage: node scripts/generate.mjs [OUTPUT_DIR]   (default: src/generated)
+// usage: node scripts/generate.mjs [DOCS_DIR [OUTPUT_DIR]]
+//        (default: the repository's proto-docs/ and this package's src/generated/)
 import { createClient } from '@hey-api/openapi-ts';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '../../..');
-const output = path.resolve(process.argv[2] ?? path.join(here, '../src/generated'));
+const docs = path.resolve(process.argv[2] ?? path.join(here, '../../../proto-docs'));
+const output = path.resolve(process.argv[3] ?? path.join(here, '../src/generated'));
 
 // Each document, and the name of the class that holds its operations.
 const services = [
@@ -20,7 +21,7 @@ const services = [
 
 for (const service of services) {
   await createClient({
-    input: path.join(root, 'proto-docs', service.document),
+    input: path.join(docs, service.document),
     output: {
       path: path.join(output, service.dir),
       clean: true,
@@ -47,7 +48,7 @@ for (const service of services) {
 const { readFile, writeFile } = await import('node:fs/promises');
 const keyed = {};
 for (const service of services) {
-  const document = JSON.parse(await readFile(path.join(root, 'proto-docs', service.document), 'utf8'));
+  const document = JSON.parse(await readFile(path.join(docs, service.document), 'utf8'));
   const resolve = (item) => {
     let seen = 0;
     while (item && item.$ref && seen++ < 32) {

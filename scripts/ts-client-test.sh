@@ -45,7 +45,7 @@ cleanup() { rm -rf "$BUILD"; }
 trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'cleanup' EXIT
-cp -r "$PACKAGE/package.json" "$PACKAGE/tsconfig.json" "$PACKAGE/scripts" "$PACKAGE/src" "$PACKAGE/test" "$BUILD/"
+cp -r "$PACKAGE/package.json" "$PACKAGE/tsconfig.json" "$PACKAGE/scripts" "$PACKAGE/src" "$PACKAGE/test" "$PACKAGE/examples" "$BUILD/"
 ln -s "$TOOLS/node_modules" "$BUILD/node_modules"
 
 if ((GENERATE_ONLY)); then

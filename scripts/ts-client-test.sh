@@ -69,4 +69,4 @@ log "ts-client: built with tsc --strict"
 . "$ROOT/scripts/api-stack.sh"
 trap 'rc=$?; cleanup; stack_stop $rc' EXIT
 stack_start tsclient
-(cd "$BUILD" && PROTO_DOCS="$ROOT/proto-docs" node --test --test-concurrency=1 --test-reporter=spec dist/test/)
+(cd "$BUILD" && PROTO_DOCS="$ROOT/proto-docs" node --test --test-concurrency=1 --test-reporter=spec dist/test/*.test.js)

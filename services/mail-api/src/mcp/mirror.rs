@@ -100,8 +100,8 @@ async fn openapi(req: HttpRequest, caller: Caller) -> Result<HttpResponse, ApiEr
 /// committed in `proto-docs/mail-mcp-tools.openapi.json` (`mail-api schema
 /// mail-mcp-tools.openapi.json`): the typed clients of the mirror are generated from it.
 pub fn published_document() -> String {
-    let mut text = serde_json::to_string_pretty(&document(registry().all().iter()))
-        .expect("JSON serializes");
+    let mut text =
+        serde_json::to_string_pretty(&document(registry().all().iter())).expect("JSON serializes");
     text.push('\n');
     text
 }

@@ -10,8 +10,8 @@ use serde_json::Value;
 use crate::common::*;
 
 fn committed() -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../proto-docs/mail-mcp-tools.openapi.json");
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../proto-docs/mail-mcp-tools.openapi.json");
     std::fs::read_to_string(&path).unwrap_or_default()
 }
 

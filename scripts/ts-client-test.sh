@@ -25,7 +25,10 @@ cd "$ROOT"
 
 PACKAGE="$ROOT/clients/typescript"
 TOOLS="$CACHE_DIR/ts-client"
+command -v npm >/dev/null || bash "$ROOT/scripts/tools.sh" >&2
 command -v npm >/dev/null || die "no npm (Node.js 20.19 or later with npm is needed)"
+node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)' ||
+    die "Node.js $(node --version) is older than 20.19, which the generator needs"
 # The generator and compiler, from the registry through the lock file; a second run only
 # compares the lock.
 if ! cmp -s "$PACKAGE/package-lock.json" "$TOOLS/package-lock.json" ||

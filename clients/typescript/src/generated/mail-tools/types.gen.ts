@@ -4,47 +4,35 @@ export type ClientOptions = {
     baseUrl: `${string}://${string}` | (string & {});
 };
 
-export type StepInput = {
+/**
+ * The whole voice (an object), or a plain string describing it (stored as `guidelines`).
+ */
+export type BrandVoiceBody = {
     /**
-     * Where it goes, from 1 (the steps from there move one place down); default (and past
-     * the end): last. In a list of steps, each is placed in turn.
+     * The tone, e.g. "warm, plain-spoken, never pushy": at most 200 characters (stored
+     * trimmed; blank is absent).
      */
-    step_order?: number | null;
+    tone?: string | null;
     /**
-     * Required: 1..=998 characters on one line, not blank.
+     * Who the mail is written for: at most 1,000 characters (stored trimmed; blank is absent).
      */
-    subject: string;
+    audience?: string | null;
     /**
-     * The email's HTML: not blank, at most 524,288 characters. Or `template_id`.
+     * Free-text style guidelines: at most 10,000 characters (stored trimmed; blank is absent).
      */
-    html?: string | null;
+    guidelines?: string | null;
     /**
-     * A template of the project (404 `TEMPLATE_NOT_FOUND` otherwise) whose HTML the step sends instead of `html`; the template cannot be deleted while a step names it.
+     * Words or phrases the site's mail never uses: at most 200, each 1..=100 characters, not blank (stored trimmed, repeats dropped); absent or null: none.
      */
-    template_id?: null | string;
-    /**
-     * The plain-text part, at most 524,288 characters; empty is absent.
-     */
-    text?: string | null;
-    /**
-     * Minutes after the previous step's email left the queue (after enrollment for step 1):
-     * 0..=525,600 (a year), fractions allowed; default 0.
-     */
-    delay_minutes?: number | null;
-} & ({
-    template_id?: null;
-    html: string;
-} | {
-    html?: null;
-    template_id: string;
-});
+    words_to_avoid?: Array<string> | null;
+} | string;
 
 export type CampaignType = 'drip' | 'triggered';
 
 /**
- * Who a launched campaign goes to.
+ * A tool group: what an API key may be limited to.
  */
-export type LaunchAudience = 'subscribers' | 'none';
+export type Group = 'analytics' | 'campaigns' | 'contacts' | 'segments' | 'drafts' | 'sites' | 'gdpr' | 'ab-testing' | 'advisor' | 'webhooks' | 'approvals' | 'automations' | 'templates' | 'delivery-ops' | 'compound' | 'data' | 'content' | 'warmup' | 'forms' | 'org' | 'sms' | 'social-posts';
 
 /**
  * One contact to import. Unknown fields are refused.
@@ -72,26 +60,37 @@ export type ImportRow = {
     } | null;
 };
 
-export type SegmentRules = {
+export type KeyScope = 'read' | 'write' | 'admin';
+
+/**
+ * Who a launched campaign goes to.
+ */
+export type LaunchAudience = 'subscribers' | 'none';
+
+export type Role = 'admin' | 'editor' | 'viewer';
+
+/**
+ * A condition on a contact of the project. By `field`:
+ * - `email`, `first_name`, `last_name`: `eq`/`neq` (ignoring case; a contact without the name is `neq` any value), `contains` (ignoring case), `exists` (set and not empty); value text.
+ * - `tag`: `eq`/`neq` (has the tag, exactly), `contains` (a tag holds the text, ignoring case), `exists` (has any tag).
+ * - `event`: `eq`/`neq` (has recorded the event of exactly that name at `/events`), `contains` (an event name holds the text, ignoring case), `exists` (any event).
+ * - `site_id`: `eq`/`neq` (subscribed to that site of the project, not unsubscribed; another project's or an unknown site answers 404 `SITE_NOT_FOUND`), `exists` (subscribed to any site).
+ * - `opened_within_days`, `clicked_within_days`: value N days (1..=3650): `eq` opened (clicked) an email within the last N days, `neq` did not (never included); `exists` (value true/false) has ever opened (clicked). A click counts as an open.
+ * - `created_within_days`: `eq` the contact was created within the last N days, `neq` before.
+ * - `properties.<path>`: a key of `properties`, dots stepping into nested objects (`properties.plan.tier`). `eq`/`neq` compare as JSON (a number equals only a number; a contact without the key is `neq` any value), `contains` (a string holding the text, ignoring case, or an array with the element), `exists` (the key is there), `gt`/`lt` (a value of the same JSON type: numbers by value, strings in text order, so ISO dates compare as dates).
+ * `exists` takes `true` or `false` (false: the opposite).
+ */
+export type SegmentCondition = {
     /**
-     * 1 to 50 items: conditions and nested groups (every item holds).
+     * `email`, `first_name`, `last_name`, `tag`, `event`, `site_id`, `opened_within_days`, `clicked_within_days`, `created_within_days` or `properties.<path>`.
      */
-    all?: Array<{
-        [key: string]: unknown;
-    }> | null;
+    field: string;
+    op: 'eq' | 'neq' | 'contains' | 'exists' | 'gt' | 'lt';
     /**
-     * 1 to 50 items: conditions and nested groups (at least one item holds).
+     * What the field is compared with; its type depends on the field and the operator.
      */
-    any?: Array<{
-        [key: string]: unknown;
-    }> | null;
-} & ({
-    all: Array<unknown>;
-    any?: null;
-} | {
-    any: Array<unknown>;
-    all?: null;
-});
+    value: string | number | boolean;
+};
 
 export type SegmentGroup2 = {
     /**
@@ -135,29 +134,6 @@ export type SegmentGroup3 = {
     all?: null;
 });
 
-/**
- * A condition on a contact of the project. By `field`:
- * - `email`, `first_name`, `last_name`: `eq`/`neq` (ignoring case; a contact without the name is `neq` any value), `contains` (ignoring case), `exists` (set and not empty); value text.
- * - `tag`: `eq`/`neq` (has the tag, exactly), `contains` (a tag holds the text, ignoring case), `exists` (has any tag).
- * - `event`: `eq`/`neq` (has recorded the event of exactly that name at `/events`), `contains` (an event name holds the text, ignoring case), `exists` (any event).
- * - `site_id`: `eq`/`neq` (subscribed to that site of the project, not unsubscribed; another project's or an unknown site answers 404 `SITE_NOT_FOUND`), `exists` (subscribed to any site).
- * - `opened_within_days`, `clicked_within_days`: value N days (1..=3650): `eq` opened (clicked) an email within the last N days, `neq` did not (never included); `exists` (value true/false) has ever opened (clicked). A click counts as an open.
- * - `created_within_days`: `eq` the contact was created within the last N days, `neq` before.
- * - `properties.<path>`: a key of `properties`, dots stepping into nested objects (`properties.plan.tier`). `eq`/`neq` compare as JSON (a number equals only a number; a contact without the key is `neq` any value), `contains` (a string holding the text, ignoring case, or an array with the element), `exists` (the key is there), `gt`/`lt` (a value of the same JSON type: numbers by value, strings in text order, so ISO dates compare as dates).
- * `exists` takes `true` or `false` (false: the opposite).
- */
-export type SegmentCondition = {
-    /**
-     * `email`, `first_name`, `last_name`, `tag`, `event`, `site_id`, `opened_within_days`, `clicked_within_days`, `created_within_days` or `properties.<path>`.
-     */
-    field: string;
-    op: 'eq' | 'neq' | 'contains' | 'exists' | 'gt' | 'lt';
-    /**
-     * What the field is compared with; its type depends on the field and the operator.
-     */
-    value: string | number | boolean;
-};
-
 export type SegmentGroup4 = {
     /**
      * 1 to 50 items: conditions only (groups go no deeper) (every item holds).
@@ -175,37 +151,61 @@ export type SegmentGroup4 = {
     all?: null;
 });
 
-/**
- * The whole voice (an object), or a plain string describing it (stored as `guidelines`).
- */
-export type BrandVoiceBody = {
+export type SegmentRules = {
     /**
-     * The tone, e.g. "warm, plain-spoken, never pushy": at most 200 characters (stored
-     * trimmed; blank is absent).
+     * 1 to 50 items: conditions and nested groups (every item holds).
      */
-    tone?: string | null;
+    all?: Array<{
+        [key: string]: unknown;
+    }> | null;
     /**
-     * Who the mail is written for: at most 1,000 characters (stored trimmed; blank is absent).
+     * 1 to 50 items: conditions and nested groups (at least one item holds).
      */
-    audience?: string | null;
-    /**
-     * Free-text style guidelines: at most 10,000 characters (stored trimmed; blank is absent).
-     */
-    guidelines?: string | null;
-    /**
-     * Words or phrases the site's mail never uses: at most 200, each 1..=100 characters, not blank (stored trimmed, repeats dropped); absent or null: none.
-     */
-    words_to_avoid?: Array<string> | null;
-} | string;
+    any?: Array<{
+        [key: string]: unknown;
+    }> | null;
+} & ({
+    all: Array<unknown>;
+    any?: null;
+} | {
+    any: Array<unknown>;
+    all?: null;
+});
 
-export type Role = 'admin' | 'editor' | 'viewer';
-
-/**
- * A tool group: what an API key may be limited to.
- */
-export type Group = 'analytics' | 'campaigns' | 'contacts' | 'segments' | 'drafts' | 'sites' | 'gdpr' | 'ab-testing' | 'advisor' | 'webhooks' | 'approvals' | 'automations' | 'templates' | 'delivery-ops' | 'compound' | 'data' | 'content' | 'warmup' | 'forms' | 'org' | 'sms' | 'social-posts';
-
-export type KeyScope = 'read' | 'write' | 'admin';
+export type StepInput = {
+    /**
+     * Where it goes, from 1 (the steps from there move one place down); default (and past
+     * the end): last. In a list of steps, each is placed in turn.
+     */
+    step_order?: number | null;
+    /**
+     * Required: 1..=998 characters on one line, not blank.
+     */
+    subject: string;
+    /**
+     * The email's HTML: not blank, at most 524,288 characters. Or `template_id`.
+     */
+    html?: string | null;
+    /**
+     * A template of the project (404 `TEMPLATE_NOT_FOUND` otherwise) whose HTML the step sends instead of `html`; the template cannot be deleted while a step names it.
+     */
+    template_id?: null | string;
+    /**
+     * The plain-text part, at most 524,288 characters; empty is absent.
+     */
+    text?: string | null;
+    /**
+     * Minutes after the previous step's email left the queue (after enrollment for step 1):
+     * 0..=525,600 (a year), fractions allowed; default 0.
+     */
+    delay_minutes?: number | null;
+} & ({
+    template_id?: null;
+    html: string;
+} | {
+    html?: null;
+    template_id: string;
+});
 
 /**
  * An event kind a subscription can ask for.

@@ -24,6 +24,7 @@ test: infra tools
 	CARGO=$(CARGO) scripts/run-tests.sh
 	$(CARGO) test -p e2e --test chaos -- --test-threads 1 --nocapture
 	scripts/client-test.sh
+	scripts/ts-client-test.sh
 	scripts/mcp-test.sh
 	scripts/browser-test.sh
 	FUZZ_EXAMPLES=10 scripts/fuzz.sh
@@ -43,11 +44,14 @@ lint:
 layers:
 	scripts/check-layers.py
 
-## Regenerate the committed OpenAPI documents (and the MIF JSON Schema) from the code.
+## Regenerate the committed OpenAPI documents (and the MIF JSON Schema, and the document of
+## mail-api's MCP tool mirror) from the code, then the TypeScript clients from the documents.
 openapi:
 	$(CARGO) run -q -p memory-api -- openapi > proto-docs/memory-api.openapi.json
 	$(CARGO) run -q -p mail-api -- openapi > proto-docs/mail-api.openapi.json
 	$(CARGO) run -q -p memory-api -- schema mif-0.1.schema.json > proto-docs/mif-0.1.schema.json
+	$(CARGO) run -q -p mail-api -- schema mail-mcp-tools.openapi.json > proto-docs/mail-mcp-tools.openapi.json
+	scripts/ts-client-test.sh --generate
 
 migrate: infra
 	$(CARGO) run -q -p memory-api -- migrate

@@ -1,6 +1,7 @@
-//! `mail-api serve [--migrate] | migrate | openapi [--yaml]`.
+//! `mail-api serve [--migrate] | migrate | openapi [--yaml] | schema mail-mcp-tools.openapi.json`.
 
 use mail_api::http::openapi;
+use mail_api::mcp::mirror;
 use mail_api::{MIGRATIONS, Settings, app};
 use service_kit::cli::{ApiBinary, api_main};
 
@@ -19,7 +20,8 @@ async fn main() -> anyhow::Result<()> {
         launch: |s| async move { app::launch(&s).await },
         openapi_json: openapi::json,
         openapi_yaml: openapi::yaml,
-        schemas: &[],
+        // The REST mirror of the MCP tools as a key with every tool group sees it.
+        schemas: &[("mail-mcp-tools.openapi.json", mirror::published_document)],
     })
     .await
 }

@@ -96,6 +96,16 @@ async fn openapi(req: HttpRequest, caller: Caller) -> Result<HttpResponse, ApiEr
     Ok(HttpResponse::Ok().json(document(registry().visible_to(&caller))))
 }
 
+/// The document `GET /api/mcp/openapi.json` answers a key that may call every tool, as
+/// committed in `proto-docs/mail-mcp-tools.openapi.json` (`mail-api schema
+/// mail-mcp-tools.openapi.json`): the typed clients of the mirror are generated from it.
+pub fn published_document() -> String {
+    let mut text =
+        serde_json::to_string_pretty(&document(registry().all().iter())).expect("JSON serializes");
+    text.push('\n');
+    text
+}
+
 /// An OpenAPI 3.1 document of the mirror: one operation per tool.
 pub fn document<'a>(tools: impl Iterator<Item = &'a Tool>) -> Value {
     let mut paths = Map::new();
@@ -148,7 +158,13 @@ pub fn document<'a>(tools: impl Iterator<Item = &'a Tool>) -> Value {
     for component in components.values_mut() {
         point_defs_at_components(component);
     }
-    json!({
+    // By name: the order the tools' `$defs` come in changes from run to run.
+    let components: Map<String, Value> = components
+        .into_iter()
+        .collect::<std::collections::BTreeMap<_, _>>()
+        .into_iter()
+        .collect();
+    let mut document = json!({
         "openapi": "3.1.0",
         "info": {
             "title": "mail-api MCP tools (REST mirror)",
@@ -160,7 +176,27 @@ pub fn document<'a>(tools: impl Iterator<Item = &'a Tool>) -> Value {
             "schemas": components,
             "securitySchemes": { "bearer": { "type": "http", "scheme": "bearer" } },
         },
-    })
+    });
+    conditionals_last(&mut document);
+    document
+}
+
+/// Moves `if`, `then` and `else` to the end of each object, in that order, as the services'
+/// OpenAPI documents have them (`http_kit::openapi::to_json`): the input schemas carry them in
+/// an order that changes from run to run, and the committed document must not.
+fn conditionals_last(value: &mut Value) {
+    match value {
+        Value::Object(members) => {
+            for key in ["if", "then", "else"] {
+                if let Some(member) = members.shift_remove(key) {
+                    members.insert(key.to_owned(), member);
+                }
+            }
+            members.values_mut().for_each(conditionals_last);
+        }
+        Value::Array(items) => items.iter_mut().for_each(conditionals_last),
+        _ => {}
+    }
 }
 
 fn point_defs_at_components(schema: &mut Value) {

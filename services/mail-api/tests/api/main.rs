@@ -10,6 +10,7 @@ mod common;
 mod contact_tools;
 mod contacts;
 mod contract;
+mod contract_mirror;
 mod conversions;
 mod dns_server;
 mod domains;

@@ -1,0 +1,300 @@
+/**
+ * Every operation of mail-api's document through the typed client (the generated-client
+ * scenario of tests/clients/scenario.py, in TypeScript). An operation of the document that no
+ * step calls, and that is not listed in PENDING, fails the test.
+ */
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { after, test } from 'node:test';
+
+import { createMailClient, MailApi, type Mail } from '../src/index.js';
+import { env, sleep } from './env.js';
+import { Coverage, expect, methodName } from './scenario.js';
+
+/** Operations not yet driven by a step here (each one still callable: see the first test). */
+const PENDING: string[] = [];
+
+const coverage = new Coverage('mail-api', 'mail-api.openapi.json');
+const options = { baseUrl: env('MAIL_URL'), apiKey: env('MAIL_KEY'), fetch: coverage.recording() };
+const m = createMailClient(options);
+const anonymous = createMailClient({ ...options, apiKey: undefined });
+
+after(() => {
+  const missing = coverage.operations.filter((o) => !coverage.called.has(o.id) && !PENDING.includes(o.id));
+  const stale = PENDING.filter((id) => coverage.called.has(id) || !coverage.operations.some((o) => o.id === id));
+  console.log(`mail-api: ${coverage.called.size} of ${coverage.operations.length} operations called, ${PENDING.length} pending`);
+  assert.deepEqual(missing.map((o) => `${o.id} (${o.method} ${o.path})`), [], 'operations no step calls');
+  assert.deepEqual(stale, [], 'PENDING lists operations that are called or gone');
+});
+
+function b64url(raw: Buffer): string {
+  return raw.toString('base64url');
+}
+
+/** The open and click tokens of a sent email (from the send worker's outbox), and an unsubscribe token signed as mail-api signs it. */
+async function trackingTokens(emailId: string): Promise<{ o: string; c: string; u: string }> {
+  const file = path.join(env('STACK_DIR'), 'outbox', `${emailId}.eml`);
+  let raw = '';
+  for (let i = 0; i < 600 && raw === ''; i++) {
+    raw = await readFile(file, 'utf8').catch(() => '');
+    if (raw === '') await sleep(100);
+  }
+  assert.ok(raw, `the send worker wrote no ${file}`);
+  // Quoted-printable bodies, and base64 ones, decoded well enough to find the links.
+  const qp = raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
+  const b64 = (raw.match(/^[A-Za-z0-9+/=]{20,}$(?:\r?\n^[A-Za-z0-9+/=]+$)*/gm) ?? [])
+    .map((block) => Buffer.from(block.replace(/\s+/g, ''), 'base64').toString('utf8'))
+    .join('\n');
+  const text = qp + '\n' + b64;
+  const found = (kind: string) => {
+    const match = new RegExp(`/t/${kind}/([A-Za-z0-9_.-]+)`).exec(text);
+    assert.ok(match, `no /t/${kind}/ link in ${file}`);
+    return match[1]!;
+  };
+  const payload = Buffer.concat([Buffer.from([1]), Buffer.from('u'), Buffer.from(emailId.replace(/-/g, ''), 'hex')]);
+  const tag = createHmac('sha256', env('TRACKING_SECRET')).update(payload).digest();
+  return { o: found('o'), c: found('c'), u: `${b64url(payload)}.${b64url(tag)}` };
+}
+
+/** `body` signed as a provider signs its events (Standard Webhooks), as the client sends it. */
+function signed(secret: string, body: unknown): Record<string, string> {
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  const id = `msg_${crypto.randomUUID().replace(/-/g, '')}`;
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  const tag = createHmac('sha256', key).update(`${id}.${timestamp}.${JSON.stringify(body)}`).digest('base64');
+  return { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': `v1,${tag}` };
+}
+
+test('every operation of the document is a method of MailApi', () => {
+  for (const operation of coverage.operations) {
+    const name = methodName(operation.id) as keyof MailApi;
+    assert.equal(typeof MailApi.prototype[name], 'function', operation.id);
+  }
+});
+
+test('mail-api: every operation', async () => {
+  await expect(m.healthz(), 200);
+  await expect(m.readyz(), 200);
+  await expect(m.healthDetails(), 200);
+  await expect(m.serve(), 200);
+  await expect(m.openapiJson(), 200);
+  await expect(m.oauthServerMetadata(), 200);
+  await expect(m.oauthResourceMetadata(), 200);
+  await expect(m.oauthMcpResourceMetadata(), 200);
+  const client = (await expect(
+    m.registerOauthClient({
+      body: { redirect_uris: ['http://127.0.0.1:33418/callback'], client_name: 'ts-scenario', token_endpoint_auth_method: 'none' },
+    }),
+    201,
+  )).data.client_id;
+  await expect(
+    m.oauthToken({
+      body: {
+        grant_type: 'authorization_code',
+        code: 'not-issued',
+        client_id: client,
+        redirect_uri: 'http://127.0.0.1:33418/callback',
+        code_verifier: 'v'.repeat(43),
+      },
+    }),
+    400,
+  );
+  await expect(m.revokeOauthToken({ body: { token: 'not-issued', client_id: client } }), 200);
+
+  const site = (await expect(m.createSite({ body: { name: 'Shop', slug: 'shop', from_name: 'Shop' } }), 201)).data.id;
+  await expect(m.listSites({ query: { limit: 10 } }), 200);
+  await expect(m.getSite({ path: { id: site } }), 200);
+  await expect(m.updateSite({ path: { id: site }, body: { from_name: 'The Shop' } }), 200);
+  await expect(m.putBrandVoice({ path: { id: site }, body: { tone: 'warm', words_to_avoid: ['cheap'] } }), 200);
+  await expect(m.getBrandVoice({ path: { id: site } }), 200);
+  const domain = (await expect(m.registerDomain({ body: { site_id: site, domain: 'mail.shop.example' } }), 201)).data.id;
+  await expect(m.listDomains({ query: { limit: 10 } }), 200);
+  await expect(m.getDomain({ path: { id: domain } }), 200);
+  assert.equal((await expect(m.refreshDomainDns({ path: { id: domain } }), 200)).data.status, 'pending');
+
+  await expect(m.identify({ body: { email: 'ada@example.com', first_name: 'Ada', site_id: site, tags: ['vip'] } }), 201);
+  const bob = (await expect(
+    m.createContact({ headers: { 'Idempotency-Key': 'contact-1' }, body: { email: 'bob@example.com', utm_source: 'news' } }),
+    201,
+  )).data.contact_id;
+  await expect(m.listContacts({ query: { limit: 10 } }), 200);
+  const ada = (await expect(m.getContact({ path: { id: 'ada@example.com' } }), 200)).data.contact_id;
+  await expect(
+    m.updateContact({ path: { id: ada }, body: { last_name: 'Lovelace', properties: { plan: { tier: 'pro' } }, tags: ['beta'] } }),
+    200,
+  );
+  await expect(m.setContactTags({ body: { contact_ids: [ada], add: ['news'], remove: ['beta'] } }), 200);
+  const imported = (await expect(
+    m.importContacts({ body: { site_id: site, contacts: [{ email: 'ada+list@example.com', first_name: 'Ada' }, { email: 'nope' }] } }),
+    200,
+  )).data;
+  await expect(m.findDuplicateContacts({ query: { limit: 10 } }), 200);
+  await expect(m.mergeContacts({ body: { target_id: ada, source_ids: [imported.rows[0]!.contact_id!] } }), 200);
+  await expect(m.getContactSchema({ query: { site_id: site } }), 200);
+  await expect(m.listInactiveContacts({ query: { days: 30 } }), 200);
+  await expect(m.getHygieneConfig(), 200);
+  await expect(m.updateHygieneConfig({ body: { inactive_days: 365, suppress_role_addresses: true } }), 200);
+  await expect(m.runListHygiene({ body: { site_id: site, dry_run: true } }), 200);
+  await expect(m.listHygieneAudit({ query: { site_id: site } }), 200);
+  await expect(m.unsubscribeContact({ body: { email: 'bob@example.com' } }), 200);
+
+  const campaign = (await expect(
+    m.createCampaign({
+      headers: { 'Idempotency-Key': 'campaign-1' },
+      body: { name: 'Welcome', site_id: site, type: 'triggered', trigger_event_name: 'signup' },
+    }),
+    201,
+  )).data.id;
+  await expect(m.listCampaigns({ query: { site_id: site } }), 200);
+  await expect(m.trackEvent({ body: { email: 'ada@example.com', event: 'signup', data: { plan: 'pro' } } }), 200);
+
+  // The campaign engine.
+  await expect(m.getSendPolicy({ path: { id: site } }), 200);
+  const window: Mail.SendWindowSpec = { start: '08:00', end: '20:00', days: ['mon', 'tue', 'wed', 'thu', 'fri'] };
+  await expect(m.putSendPolicy({ path: { id: site }, body: { timezone: 'Europe/Berlin', send_window: window, blackout_dates: ['2030-12-25'] } }), 200);
+  await expect(m.updateWarmupSchedule({ path: { id: site }, body: { daily_limits: [100, 200], provider_daily_cap: 500 } }), 200);
+  await expect(m.pauseWarmup({ path: { id: site } }), 200);
+  await expect(m.resumeWarmup({ path: { id: site } }), 200);
+  await expect(m.getWarmupStatus({ path: { id: site } }), 200);
+  const step = (await expect(
+    m.addCampaignStep({ path: { id: campaign }, body: { subject: 'Welcome', html: '<p>Hi</p>', delay_minutes: 60 } }),
+    201,
+  )).data.id;
+  await expect(m.listCampaignSteps({ path: { id: campaign } }), 200);
+  await expect(m.getCampaignStep({ path: { id: step } }), 200);
+  await expect(m.updateCampaignStep({ path: { id: step }, body: { subject: 'Welcome!', step_order: 1 } }), 200);
+  await expect(m.updateCampaign({ path: { id: campaign }, body: { name: 'Welcome series' } }), 200);
+  await expect(m.updateCampaignStatus({ path: { id: campaign }, body: { status: 'active' } }), 200);
+  await expect(m.getCampaign({ path: { id: campaign } }), 200);
+  await expect(m.enrollContact({ path: { id: campaign }, body: { contact_id: bob } }), 201);
+  await expect(m.getEnrollment({ path: { id: campaign, contact_id: bob } }), 200);
+  await expect(m.listEnrollments({ path: { id: campaign }, query: { limit: 10 } }), 200);
+  await expect(m.unenrollContact({ path: { id: campaign, contact_id: bob } }), 200);
+  await expect(m.previewCampaignAudience({ path: { id: campaign } }), 200);
+  const now = new Date();
+  await expect(m.getCampaignCalendar({ query: { year: now.getUTCFullYear(), month: now.getUTCMonth() + 1 } }), 200);
+  await expect(m.getSchedule({ path: { id: site } }), 200);
+  const copy = (await expect(m.cloneCampaign({ path: { id: campaign }, body: { new_name: 'Welcome copy' } }), 201)).data;
+  await expect(m.deleteCampaignStep({ path: { id: copy.steps[0]!.id } }), 204);
+  await expect(m.deleteCampaign({ path: { id: copy.id } }), 204);
+  await expect(
+    m.launchCampaign({ body: { name: 'News', site_id: site, emails: [{ subject: 'News', html: '<p>News</p>', text: 'News' }] } }),
+    201,
+  );
+  // No model is configured for this deployment: nothing is invented.
+  await expect(m.generateEmail({ body: { site_id: site, brief: 'Spring seeds' } }), 422);
+
+  const template = (await expect(m.createTemplate({ body: { name: 'Welcome', brief: 'Say hello' } }), 201)).data.id;
+  await expect(m.listTemplates(), 200);
+  await expect(m.getTemplate({ path: { id: template } }), 200);
+  await expect(m.updateTemplate({ path: { id: template }, body: { subject_hint: 'Hello', tags: ['onboarding'] } }), 200);
+  await expect(m.deleteTemplate({ path: { id: template } }), 204);
+
+  const vip: Mail.SegmentRules = {
+    all: [
+      { field: 'tag', op: 'eq', value: 'vip' },
+      {
+        any: [
+          { field: 'opened_within_days', op: 'exists', value: true },
+          { field: 'properties.plan.tier', op: 'eq', value: 'pro' },
+        ],
+      },
+    ],
+  };
+  const segment = (await expect(m.createSegment({ body: { name: 'VIPs', rules: vip } }), 201)).data.id;
+  await expect(m.listSegments({ query: { limit: 10 } }), 200);
+  await expect(m.getSegment({ path: { id: segment } }), 200);
+  await expect(m.updateSegment({ path: { id: segment }, body: { description: 'Our best', rules: vip } }), 200);
+  await expect(m.listSegmentContacts({ path: { id: segment }, query: { limit: 10 } }), 200);
+  await expect(m.previewSegment({ body: { segment_id: segment, sample_size: 5 } }), 200);
+  await expect(m.estimateSegmentSize({ body: { rules: vip, site_id: site } }), 200);
+  await expect(m.winBackDraft({ query: { site_id: site, inactive_days: 30 } }), 200);
+  await expect(m.enrollSegment({ path: { id: campaign }, body: { site_id: site, segment_id: segment } }), 200);
+  await expect(m.createSegmentFromDescription({ body: { name: 'Buyers', description: 'People who bought' } }), 422);
+  await expect(m.deleteSegment({ path: { id: segment } }), 204);
+  await expect(m.addSuppression({ body: { email: 'gone@example.com', note: 'asked' } }), 201);
+  await expect(m.listSuppressions(), 200);
+  await expect(m.removeSuppression({ path: { email: 'gone@example.com' } }), 204);
+
+  const sent = (await expect(
+    m.send({
+      body: { to: 'ada@example.com', site_id: site, subject: 'Hello', html: '<p>Hi <a href="https://example.com/start">start</a></p>', text: 'Hi' },
+    }),
+    200,
+    202,
+  )).data;
+  const tokens = await trackingTokens(sent.id);
+  await expect(anonymous.trackOpen({ path: { token: tokens.o }, parseAs: 'blob' }), 200);
+  // The click answers a redirect, not followed here.
+  await expect(anonymous.trackClick({ path: { token: tokens.c }, redirect: 'manual' }), 302);
+  await expect(m.recordConversion({ body: { email: 'ada@example.com', revenue: 12.5, currency: 'EUR', order_id: 'o-1' } }), 200);
+  await expect(m.listEmails({ query: { limit: 10 } }), 200);
+  await expect(m.getEmail({ path: { id: sent.id } }), 200);
+  await expect(m.listEmailEvents({ path: { id: sent.id } }), 200);
+  await expect(m.previewEmail({ body: { site_id: site, subject: 'Hello', html: '<p>Hi <a href="https://example.com/">go</a></p>' } }), 200);
+  await expect(m.validateTemplate({ body: { html: '<p>Hi {{name}}</p>', kind: 'transactional' } }), 200);
+  await expect(m.listEvents({ query: { limit: 10, event: 'signup' } }), 200);
+  await expect(m.getContactTimeline({ path: { id: ada }, query: { limit: 10 } }), 200);
+  await expect(m.exportContact({ path: { id: ada } }), 200);
+
+  await expect(m.analyticsOverview({ query: { site_id: site } }), 200);
+  await expect(m.analyticsCampaigns(), 200);
+  await expect(m.analyticsConversion({ query: { campaign_id: campaign } }), 200);
+  await expect(m.getSiteInsights({ path: { id: site }, query: { days: 30 } }), 200);
+  await expect(m.analyticsPerformance({ query: { days: 30 } }), 200);
+  await expect(m.analyticsPortfolio({ query: { rank_by: 'sent' } }), 200);
+  await expect(m.analyticsTotals(), 200);
+  await expect(m.analyticsEngagement({ query: { site_id: site } }), 200);
+  await expect(m.listSendDeadLetters({ query: { state: 'failed' } }), 200);
+  await expect(m.listCronRuns({ query: { job: 'housekeeping' } }), 200);
+  await expect(m.exportData({ query: { format: 'json' }, parseAs: 'text' }), 200);
+  await expect(m.exportFull({ query: { site_id: site }, parseAs: 'text' }), 200);
+
+  await expect(m.setProvider({ body: { kind: 'resend', api_key: 're_123456789' } }), 200);
+  await expect(m.clearProvider(), 204);
+  const secret = (await expect(m.rotateWebhookSecret(), 201)).data.secret;
+  const event = { type: 'email.delivered', data: { email_id: 'unknown-message' } };
+  await expect(
+    anonymous.receiveProjectProviderWebhook({
+      path: { provider: 'resend', project_id: env('MAIL_PROJECT_ID') },
+      body: event,
+      headers: signed(secret, event),
+    }),
+    200,
+  );
+  await expect(
+    anonymous.receiveProviderWebhook({ path: { provider: 'resend' }, body: event, headers: signed(env('WEBHOOK_SECRET'), event) }),
+    200,
+  );
+  await expect(m.getProject(), 200);
+  await expect(m.getPlan(), 200);
+  const key = (await expect(m.createApiKey({ body: { name: 'agent', scope: 'read', tool_groups: ['contacts'] } }), 201)).data;
+  await expect(m.listApiKeys(), 200);
+  await expect(m.revokeApiKey({ path: { id: key.id } }), 200);
+  await expect(m.inviteTeamMember({ body: { email: 'grace@example.com', role: 'viewer' } }), 201);
+  await expect(m.listTeamMembers(), 200);
+  await expect(m.listNotifications({ query: { unread: true } }), 200);
+  await expect(m.markNotificationsRead({ body: {} }), 200);
+  await expect(m.erasePersonalData({ path: { id: bob } }), 200);
+  await expect(m.listDeletionLog(), 200);
+  const hook = (await expect(
+    m.subscribeWebhook({ body: { url: 'https://hooks.example.com/in', events: ['contact.unsubscribed', 'email.bounced'] } }),
+    201,
+  )).data;
+  assert.ok(hook.secret?.startsWith('whsec_'), JSON.stringify(hook));
+  await expect(anonymous.unsubscribePage({ path: { token: tokens.u }, parseAs: 'text' }), 200);
+  await expect(anonymous.unsubscribe({ path: { token: tokens.u }, parseAs: 'text' }), 200);
+
+  await expect(m.listWebhookSubscriptions({ query: { limit: 10 } }), 200);
+  await expect(m.getWebhookSubscription({ path: { id: hook.id } }), 200);
+  await expect(m.updateWebhookSubscription({ path: { id: hook.id }, body: { rotate_secret: true, description: 'CRM' } }), 200);
+  const deliveries = (await expect(m.listWebhookDeliveries({ query: { subscription_id: hook.id, limit: 10 } }), 200)).data.data;
+  assert.ok(deliveries.length > 0, 'the unsubscribe made no delivery');
+  await expect(m.replayWebhookDelivery({ path: { id: deliveries[0]!.id } }), 200, 409);
+  await expect(m.deleteWebhookSubscription({ path: { id: hook.id } }), 204);
+  await expect(m.putChatAlerts({ body: { url: 'https://chat.example.com/services/T0/B0/token' } }), 200);
+  await expect(m.getChatAlerts(), 200);
+  await expect(m.deleteChatAlerts(), 204);
+});

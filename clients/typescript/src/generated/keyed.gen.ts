@@ -30,6 +30,11 @@ export const KEYED_OPERATIONS = {
     },
     {
       "method": "POST",
+      "path": "/api/v1/drafts",
+      "in": "header"
+    },
+    {
+      "method": "POST",
       "path": "/api/v1/segments/from-description",
       "in": "header"
     },

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { AddCampaignStepData, AddCampaignStepErrors, AddCampaignStepResponses, AddSubscriberData, AddSubscriberErrors, AddSubscriberResponses, AddSuppressionData, AddSuppressionErrors, AddSuppressionResponses, CloneCampaignData, CloneCampaignErrors, CloneCampaignResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateCampaignData, CreateCampaignErrors, CreateCampaignResponses, CreateCampaignWithContentData, CreateCampaignWithContentErrors, CreateCampaignWithContentResponses, CreateSegmentData, CreateSegmentErrors, CreateSegmentNlData, CreateSegmentNlErrors, CreateSegmentNlResponses, CreateSegmentResponses, CreateSenderData, CreateSenderErrors, CreateSenderResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateTemplateData, CreateTemplateErrors, CreateTemplateResponses, DeleteCampaignData, DeleteCampaignErrors, DeleteCampaignResponses, DeleteCampaignStepData, DeleteCampaignStepErrors, DeleteCampaignStepResponses, DeleteSegmentData, DeleteSegmentErrors, DeleteSegmentResponses, DeleteSubscriberDataData, DeleteSubscriberDataErrors, DeleteSubscriberDataResponses, DeleteTemplateData, DeleteTemplateErrors, DeleteTemplateResponses, DeleteWebhookSubscriptionData, DeleteWebhookSubscriptionErrors, DeleteWebhookSubscriptionResponses, EnrollContactData, EnrollContactErrors, EnrollContactResponses, EnrollSegmentData, EnrollSegmentErrors, EnrollSegmentResponses, EstimateSegmentSizeData, EstimateSegmentSizeErrors, EstimateSegmentSizeResponses, ExportDataData, ExportDataErrors, ExportDataResponses, FindDuplicatesData, FindDuplicatesErrors, FindDuplicatesResponses, GenerateEmailData, GenerateEmailErrors, GenerateEmailResponses, GetBrandVoiceData, GetBrandVoiceErrors, GetBrandVoiceResponses, GetCampaignCalendarData, GetCampaignCalendarErrors, GetCampaignCalendarResponses, GetCampaignData, GetCampaignErrors, GetCampaignResponses, GetContactSchemaData, GetContactSchemaErrors, GetContactSchemaResponses, GetCronRunsData, GetCronRunsErrors, GetCronRunsResponses, GetEngagementInsightsData, GetEngagementInsightsErrors, GetEngagementInsightsResponses, GetEnrollmentStatusData, GetEnrollmentStatusErrors, GetEnrollmentStatusResponses, GetHygieneConfigData, GetHygieneConfigErrors, GetHygieneConfigResponses, GetPlanLimitsData, GetPlanLimitsErrors, GetPlanLimitsResponses, GetPlanUsageData, GetPlanUsageErrors, GetPlanUsageResponses, GetPortfolioAnalyticsData, GetPortfolioAnalyticsErrors, GetPortfolioAnalyticsResponses, GetPortfolioStatsData, GetPortfolioStatsErrors, GetPortfolioStatsResponses, GetQueueStatusData, GetQueueStatusErrors, GetQueueStatusResponses, GetScheduleData, GetScheduleErrors, GetScheduleResponses, GetSendDlqData, GetSendDlqErrors, GetSendDlqResponses, GetSiteInsightsData, GetSiteInsightsErrors, GetSiteInsightsResponses, GetSitesData, GetSitesErrors, GetSitesResponses, GetStatsData, GetStatsErrors, GetStatsResponses, GetSubscriberData, GetSubscriberErrors, GetSubscriberResponses, GetSubscriberTimelineData, GetSubscriberTimelineErrors, GetSubscriberTimelineResponses, GetTemplateData, GetTemplateErrors, GetTemplateResponses, GetWarmupStatusData, GetWarmupStatusErrors, GetWarmupStatusResponses, IdentifyInactiveData, IdentifyInactiveErrors, IdentifyInactiveResponses, ImportSubscribersData, ImportSubscribersErrors, ImportSubscribersResponses, InviteTeamMemberData, InviteTeamMemberErrors, InviteTeamMemberResponses, LaunchCampaignData, LaunchCampaignErrors, LaunchCampaignResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListCampaignsData, ListCampaignsErrors, ListCampaignsResponses, ListCampaignStepsData, ListCampaignStepsErrors, ListCampaignStepsResponses, ListDeletionLogData, ListDeletionLogErrors, ListDeletionLogResponses, ListDomainsData, ListDomainsErrors, ListDomainsResponses, ListEmailLogData, ListEmailLogErrors, ListEmailLogResponses, ListEventLogData, ListEventLogErrors, ListEventLogResponses, ListHygieneAuditData, ListHygieneAuditErrors, ListHygieneAuditResponses, ListNotificationsData, ListNotificationsErrors, ListNotificationsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListSegmentsData, ListSegmentsErrors, ListSegmentsResponses, ListSubscribersBySegmentData, ListSubscribersBySegmentErrors, ListSubscribersBySegmentResponses, ListSubscribersData, ListSubscribersErrors, ListSubscribersResponses, ListSuppressionsData, ListSuppressionsErrors, ListSuppressionsResponses, ListTeamMembersData, ListTeamMembersErrors, ListTeamMembersResponses, ListTemplatesData, ListTemplatesErrors, ListTemplatesResponses, ListToolsData, ListToolsResponses, ListWebhookSubscriptionsData, ListWebhookSubscriptionsErrors, ListWebhookSubscriptionsResponses, ListWinBackDraftData, ListWinBackDraftErrors, ListWinBackDraftResponses, MarkNotificationsReadData, MarkNotificationsReadErrors, MarkNotificationsReadResponses, MergeSubscribersData, MergeSubscribersErrors, MergeSubscribersResponses, PauseWarmupData, PauseWarmupErrors, PauseWarmupResponses, PerformanceReportData, PerformanceReportErrors, PerformanceReportResponses, PreviewCampaignAudienceData, PreviewCampaignAudienceErrors, PreviewCampaignAudienceResponses, PreviewEmailData, PreviewEmailErrors, PreviewEmailResponses, PreviewSegmentData, PreviewSegmentErrors, PreviewSegmentResponses, RefreshDomainDnsData, RefreshDomainDnsErrors, RefreshDomainDnsResponses, RegisterDomainData, RegisterDomainErrors, RegisterDomainResponses, RemoveSuppressionData, RemoveSuppressionErrors, RemoveSuppressionResponses, ResumeWarmupData, ResumeWarmupErrors, ResumeWarmupResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RunListHygieneData, RunListHygieneErrors, RunListHygieneResponses, SendTestEmailData, SendTestEmailErrors, SendTestEmailResponses, SendTransactionalData, SendTransactionalErrors, SendTransactionalResponses, SetSubscriberTagsData, SetSubscriberTagsErrors, SetSubscriberTagsResponses, SubscriberExportData, SubscriberExportErrors, SubscriberExportResponses, SubscribeWebhookData, SubscribeWebhookErrors, SubscribeWebhookResponses, TenantExportFullData, TenantExportFullErrors, TenantExportFullResponses, UnenrollContactData, UnenrollContactErrors, UnenrollContactResponses, UnsubscribeSubscriberData, UnsubscribeSubscriberErrors, UnsubscribeSubscriberResponses, UpdateBrandVoiceData, UpdateBrandVoiceErrors, UpdateBrandVoiceResponses, UpdateCampaignData, UpdateCampaignErrors, UpdateCampaignResponses, UpdateCampaignStatusData, UpdateCampaignStatusErrors, UpdateCampaignStatusResponses, UpdateCampaignStepData, UpdateCampaignStepErrors, UpdateCampaignStepResponses, UpdateHygieneConfigData, UpdateHygieneConfigErrors, UpdateHygieneConfigResponses, UpdateSegmentData, UpdateSegmentErrors, UpdateSegmentResponses, UpdateSiteData, UpdateSiteErrors, UpdateSiteResponses, UpdateSubscriberData, UpdateSubscriberErrors, UpdateSubscriberResponses, UpdateTemplateData, UpdateTemplateErrors, UpdateTemplateResponses, UpdateWarmupScheduleData, UpdateWarmupScheduleErrors, UpdateWarmupScheduleResponses, UpdateWebhookSubscriptionData, UpdateWebhookSubscriptionErrors, UpdateWebhookSubscriptionResponses, ValidateTemplateData, ValidateTemplateErrors, ValidateTemplateResponses } from './types.gen.js';
+import type { AddCampaignStepData, AddCampaignStepErrors, AddCampaignStepResponses, AddSubscriberData, AddSubscriberErrors, AddSubscriberResponses, AddSuppressionData, AddSuppressionErrors, AddSuppressionResponses, ApproveDraftData, ApproveDraftErrors, ApproveDraftResponses, CheckApprovalData, CheckApprovalErrors, CheckApprovalResponses, CloneCampaignData, CloneCampaignErrors, CloneCampaignResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateCampaignData, CreateCampaignErrors, CreateCampaignResponses, CreateCampaignWithContentData, CreateCampaignWithContentErrors, CreateCampaignWithContentResponses, CreateDraftData, CreateDraftErrors, CreateDraftResponses, CreateSegmentData, CreateSegmentErrors, CreateSegmentNlData, CreateSegmentNlErrors, CreateSegmentNlResponses, CreateSegmentResponses, CreateSenderData, CreateSenderErrors, CreateSenderResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateTemplateData, CreateTemplateErrors, CreateTemplateResponses, DeleteCampaignData, DeleteCampaignErrors, DeleteCampaignResponses, DeleteCampaignStepData, DeleteCampaignStepErrors, DeleteCampaignStepResponses, DeleteSegmentData, DeleteSegmentErrors, DeleteSegmentResponses, DeleteSubscriberDataData, DeleteSubscriberDataErrors, DeleteSubscriberDataResponses, DeleteTemplateData, DeleteTemplateErrors, DeleteTemplateResponses, DeleteWebhookSubscriptionData, DeleteWebhookSubscriptionErrors, DeleteWebhookSubscriptionResponses, EnrollContactData, EnrollContactErrors, EnrollContactResponses, EnrollSegmentData, EnrollSegmentErrors, EnrollSegmentResponses, EstimateSegmentSizeData, EstimateSegmentSizeErrors, EstimateSegmentSizeResponses, ExportDataData, ExportDataErrors, ExportDataResponses, FindDuplicatesData, FindDuplicatesErrors, FindDuplicatesResponses, GenerateEmailData, GenerateEmailErrors, GenerateEmailResponses, GetBrandVoiceData, GetBrandVoiceErrors, GetBrandVoiceResponses, GetCampaignCalendarData, GetCampaignCalendarErrors, GetCampaignCalendarResponses, GetCampaignData, GetCampaignErrors, GetCampaignResponses, GetContactSchemaData, GetContactSchemaErrors, GetContactSchemaResponses, GetCronRunsData, GetCronRunsErrors, GetCronRunsResponses, GetDraftData, GetDraftErrors, GetDraftResponses, GetEngagementInsightsData, GetEngagementInsightsErrors, GetEngagementInsightsResponses, GetEnrollmentStatusData, GetEnrollmentStatusErrors, GetEnrollmentStatusResponses, GetHygieneConfigData, GetHygieneConfigErrors, GetHygieneConfigResponses, GetPlanLimitsData, GetPlanLimitsErrors, GetPlanLimitsResponses, GetPlanUsageData, GetPlanUsageErrors, GetPlanUsageResponses, GetPortfolioAnalyticsData, GetPortfolioAnalyticsErrors, GetPortfolioAnalyticsResponses, GetPortfolioStatsData, GetPortfolioStatsErrors, GetPortfolioStatsResponses, GetQueueStatusData, GetQueueStatusErrors, GetQueueStatusResponses, GetScheduleData, GetScheduleErrors, GetScheduleResponses, GetSendDlqData, GetSendDlqErrors, GetSendDlqResponses, GetSiteInsightsData, GetSiteInsightsErrors, GetSiteInsightsResponses, GetSitesData, GetSitesErrors, GetSitesResponses, GetStatsData, GetStatsErrors, GetStatsResponses, GetSubscriberData, GetSubscriberErrors, GetSubscriberResponses, GetSubscriberTimelineData, GetSubscriberTimelineErrors, GetSubscriberTimelineResponses, GetTemplateData, GetTemplateErrors, GetTemplateResponses, GetWarmupStatusData, GetWarmupStatusErrors, GetWarmupStatusResponses, IdentifyInactiveData, IdentifyInactiveErrors, IdentifyInactiveResponses, ImportSubscribersData, ImportSubscribersErrors, ImportSubscribersResponses, InviteTeamMemberData, InviteTeamMemberErrors, InviteTeamMemberResponses, LaunchCampaignData, LaunchCampaignErrors, LaunchCampaignResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListCampaignsData, ListCampaignsErrors, ListCampaignsResponses, ListCampaignStepsData, ListCampaignStepsErrors, ListCampaignStepsResponses, ListDeletionLogData, ListDeletionLogErrors, ListDeletionLogResponses, ListDomainsData, ListDomainsErrors, ListDomainsResponses, ListDraftsData, ListDraftsErrors, ListDraftsResponses, ListEmailLogData, ListEmailLogErrors, ListEmailLogResponses, ListEventLogData, ListEventLogErrors, ListEventLogResponses, ListHygieneAuditData, ListHygieneAuditErrors, ListHygieneAuditResponses, ListNotificationsData, ListNotificationsErrors, ListNotificationsResponses, ListPendingApprovalsData, ListPendingApprovalsErrors, ListPendingApprovalsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListSegmentsData, ListSegmentsErrors, ListSegmentsResponses, ListSubscribersBySegmentData, ListSubscribersBySegmentErrors, ListSubscribersBySegmentResponses, ListSubscribersData, ListSubscribersErrors, ListSubscribersResponses, ListSuppressionsData, ListSuppressionsErrors, ListSuppressionsResponses, ListTeamMembersData, ListTeamMembersErrors, ListTeamMembersResponses, ListTemplatesData, ListTemplatesErrors, ListTemplatesResponses, ListToolsData, ListToolsResponses, ListWebhookSubscriptionsData, ListWebhookSubscriptionsErrors, ListWebhookSubscriptionsResponses, ListWinBackDraftData, ListWinBackDraftErrors, ListWinBackDraftResponses, MarkNotificationsReadData, MarkNotificationsReadErrors, MarkNotificationsReadResponses, MergeSubscribersData, MergeSubscribersErrors, MergeSubscribersResponses, PauseWarmupData, PauseWarmupErrors, PauseWarmupResponses, PerformanceReportData, PerformanceReportErrors, PerformanceReportResponses, PreviewCampaignAudienceData, PreviewCampaignAudienceErrors, PreviewCampaignAudienceResponses, PreviewEmailData, PreviewEmailErrors, PreviewEmailResponses, PreviewSegmentData, PreviewSegmentErrors, PreviewSegmentResponses, PromoteDraftToCampaignData, PromoteDraftToCampaignErrors, PromoteDraftToCampaignResponses, RefreshDomainDnsData, RefreshDomainDnsErrors, RefreshDomainDnsResponses, RegisterDomainData, RegisterDomainErrors, RegisterDomainResponses, RejectDraftData, RejectDraftErrors, RejectDraftResponses, RemoveSuppressionData, RemoveSuppressionErrors, RemoveSuppressionResponses, ResumeWarmupData, ResumeWarmupErrors, ResumeWarmupResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RunListHygieneData, RunListHygieneErrors, RunListHygieneResponses, SendTestEmailData, SendTestEmailErrors, SendTestEmailResponses, SendTransactionalData, SendTransactionalErrors, SendTransactionalResponses, SetSubscriberTagsData, SetSubscriberTagsErrors, SetSubscriberTagsResponses, SubscriberExportData, SubscriberExportErrors, SubscriberExportResponses, SubscribeWebhookData, SubscribeWebhookErrors, SubscribeWebhookResponses, TenantExportFullData, TenantExportFullErrors, TenantExportFullResponses, UnenrollContactData, UnenrollContactErrors, UnenrollContactResponses, UnsubscribeSubscriberData, UnsubscribeSubscriberErrors, UnsubscribeSubscriberResponses, UpdateBrandVoiceData, UpdateBrandVoiceErrors, UpdateBrandVoiceResponses, UpdateCampaignData, UpdateCampaignErrors, UpdateCampaignResponses, UpdateCampaignStatusData, UpdateCampaignStatusErrors, UpdateCampaignStatusResponses, UpdateCampaignStepData, UpdateCampaignStepErrors, UpdateCampaignStepResponses, UpdateHygieneConfigData, UpdateHygieneConfigErrors, UpdateHygieneConfigResponses, UpdateSegmentData, UpdateSegmentErrors, UpdateSegmentResponses, UpdateSiteData, UpdateSiteErrors, UpdateSiteResponses, UpdateSubscriberData, UpdateSubscriberErrors, UpdateSubscriberResponses, UpdateTemplateData, UpdateTemplateErrors, UpdateTemplateResponses, UpdateWarmupScheduleData, UpdateWarmupScheduleErrors, UpdateWarmupScheduleResponses, UpdateWebhookSubscriptionData, UpdateWebhookSubscriptionErrors, UpdateWebhookSubscriptionResponses, ValidateTemplateData, ValidateTemplateErrors, ValidateTemplateResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -222,7 +222,7 @@ export class MailToolsApi extends HeyApiClient {
     }
     
     /**
-     * Send one transactional email now from a site (to, site_id, subject, html; text, reply_to, headers, tags, tracking and an idempotency_key optional). Suppressed recipients and plan quotas are refused.
+     * Send one transactional email now from a site (to, site_id, subject, and html or a template_id; text, data, reply_to, headers, tags, tracking and an idempotency_key optional). Subject, html and text may use {{ first_name | default("there") }} and {{ data.x }}, rendered for the recipient. Suppressed recipients and plan quotas are refused.
      *
      * Needs the write scope.
      */
@@ -256,7 +256,7 @@ export class MailToolsApi extends HeyApiClient {
     }
     
     /**
-     * Check an email's HTML with an HTML parser: template variables (none are substituted: a {{…}} would reach the recipient as typed), a missing unsubscribe link in marketing mail, images without alt text, relative or unsafe links, unclosed elements, size. Errors and warnings, nothing stored.
+     * Check an email's HTML with an HTML parser: template syntax errors, variables no recipient has (known: email, first_name, last_name, tags, properties.*, site.*, campaign.*, step.*, event.*, unsubscribe_url, data.*), a missing unsubscribe link in marketing mail, images without alt text, relative or unsafe links, unclosed elements, size. Errors and warnings, nothing stored.
      *
      * Needs the read scope.
      */
@@ -1157,6 +1157,108 @@ export class MailToolsApi extends HeyApiClient {
     }
     
     /**
+     * Write a draft email for a site (site_id, subject, body_html; text optional). It waits, pending, until a person approves or rejects it; nothing is sent.
+     *
+     * Needs the write scope.
+     */
+    public createDraft<ThrowOnError extends boolean = true>(options?: Options<CreateDraftData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<CreateDraftResponses, CreateDraftErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/create_draft',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * One draft: its subject, HTML, status (pending, approved, rejected, promoted), the rejection's reason and the campaign step it became.
+     *
+     * Needs the read scope.
+     */
+    public getDraft<ThrowOnError extends boolean = true>(options?: Options<GetDraftData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<GetDraftResponses, GetDraftErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/get_draft',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * List the project's drafts (filter by site or status), a page at a time.
+     *
+     * Needs the read scope.
+     */
+    public listDrafts<ThrowOnError extends boolean = true>(options?: Options<ListDraftsData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<ListDraftsResponses, ListDraftsErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/list_drafts',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * Approve a pending draft. A person decides: an OAuth client's token is refused (403); approving it again changes nothing.
+     *
+     * Needs the write scope.
+     */
+    public approveDraft<ThrowOnError extends boolean = true>(options?: Options<ApproveDraftData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<ApproveDraftResponses, ApproveDraftErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/approve_draft',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * Reject a pending draft, with a reason for whoever wrote it. A person decides: an OAuth client's token is refused (403).
+     *
+     * Needs the write scope.
+     */
+    public rejectDraft<ThrowOnError extends boolean = true>(options?: Options<RejectDraftData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<RejectDraftResponses, RejectDraftErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/reject_draft',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * Make an approved draft a campaign's step: the last step of campaign_id (same site), or, without it, the first step of a new draft campaign (name optional). Once; a draft that is not approved answers 409 DRAFT_NOT_APPROVED.
+     *
+     * Needs the write scope.
+     */
+    public promoteDraftToCampaign<ThrowOnError extends boolean = true>(options?: Options<PromoteDraftToCampaignData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<PromoteDraftToCampaignResponses, PromoteDraftToCampaignErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/promote_draft_to_campaign',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
      * Create a site (a sender identity): name, slug and from name. It sends as <slug>@<shared sending domain>; a slug belongs to one site in the deployment.
      *
      * Needs the write scope.
@@ -1777,6 +1879,40 @@ export class MailToolsApi extends HeyApiClient {
         return (options?.client ?? this.client).post<DeleteWebhookSubscriptionResponses, DeleteWebhookSubscriptionErrors, ThrowOnError>({
             security: [{ scheme: 'bearer', type: 'http' }],
             url: '/api/mcp/tools/delete_webhook_subscription',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * Where an action held back for a person's approval stands (pending, approved, rejected with a reason, expired) and, once approved, what it answered. Approved actions ran once, with the arguments approved.
+     *
+     * Needs the read scope.
+     */
+    public checkApproval<ThrowOnError extends boolean = true>(options?: Options<CheckApprovalData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<CheckApprovalResponses, CheckApprovalErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/check_approval',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * List the project's actions waiting for a person's approval, oldest first, a page at a time.
+     *
+     * Needs the read scope.
+     */
+    public listPendingApprovals<ThrowOnError extends boolean = true>(options?: Options<ListPendingApprovalsData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<ListPendingApprovalsResponses, ListPendingApprovalsErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/list_pending_approvals',
             ...options,
             headers: {
                 'Content-Type': 'application/json',

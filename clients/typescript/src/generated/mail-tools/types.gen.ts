@@ -210,7 +210,7 @@ export type StepInput = {
 /**
  * An event kind a subscription can ask for.
  */
-export type WebhookEvent = 'campaign.completed' | 'email.bounced' | 'email.complained' | 'contact.unsubscribed' | 'bounce_rate.warning' | 'domain.dns_lost';
+export type WebhookEvent = 'campaign.completed' | 'email.bounced' | 'email.complained' | 'contact.unsubscribed' | 'bounce_rate.warning' | 'domain.dns_lost' | 'approval.requested' | 'approval.decided';
 
 export type ListToolsData = {
     body?: never;
@@ -604,17 +604,35 @@ export type SendTransactionalData = {
          */
         site_id: string;
         /**
-         * 1..=998 characters, not blank, one line.
+         * 1..=998 characters, not blank, one line. Required unless `template_id` names a template
+         * with a subject hint (then it replaces the hint). May hold template syntax (see
+         * Personalization).
          */
-        subject: string;
+        subject?: string | null;
         /**
-         * Not blank, at most 524,288 characters.
+         * Not blank, at most 524,288 characters. Exactly one of `html` and `template_id`. May hold
+         * template syntax (`{{ first_name | default("there") }}`, see Personalization), rendered
+         * for the recipient when sent; a syntax error is 400 `TEMPLATE_SYNTAX` naming the line and
+         * column.
          */
-        html: string;
+        html?: string | null;
         /**
-         * At most 524,288 characters; empty is absent.
+         * At most 524,288 characters; empty is absent. May hold template syntax.
          */
         text?: string | null;
+        /**
+         * An extension of the document's route: a template of the project (404
+         * `TEMPLATE_NOT_FOUND` otherwise, another project's included) whose HTML is sent, and
+         * whose subject hint stands in for an absent `subject`. Exactly one of `html` and
+         * `template_id`; the template must have HTML (422 `UNPROCESSABLE` otherwise).
+         */
+        template_id?: string | null;
+        /**
+         * Values the subject, HTML and text read as `data.*` (`{{ data.order_id }}`, see Personalization): an object of at most 50 members, any JSON values.
+         */
+        data?: {
+            [key: string]: unknown;
+        } | null;
         /**
          * Reply-To address (stored trimmed and lowercased); absent: none.
          */
@@ -829,6 +847,12 @@ export type PreviewEmailData = {
          * unsubscribe headers) or `transactional` (as `POST /send`).
          */
         kind?: null | 'marketing' | 'transactional';
+        /**
+         * Values the subject, HTML and text read as `data.*` (`{{ data.order_id }}`, see Personalization): an object of at most 50 members, any JSON values.
+         */
+        data?: {
+            [key: string]: unknown;
+        } | null;
     };
     path?: never;
     query?: never;
@@ -3128,6 +3152,276 @@ export type ListWinBackDraftResponses = {
     200: unknown;
 };
 
+export type CreateDraftData = {
+    /**
+     * A draft to write. Unknown fields are refused.
+     */
+    body?: {
+        /**
+         * Required: a site of the project (404 otherwise).
+         */
+        site_id: string;
+        /**
+         * Required: 1..=998 characters on one line, not blank.
+         */
+        subject: string;
+        /**
+         * Required: the email's HTML, not blank, at most 524,288 characters.
+         */
+        body_html: string;
+        /**
+         * The plain-text part, at most 524,288 characters; empty is absent.
+         */
+        text?: string | null;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/create_draft';
+};
+
+export type CreateDraftErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type CreateDraftResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type GetDraftData = {
+    /**
+     * One draft of the project.
+     */
+    body?: {
+        draft_id: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/get_draft';
+};
+
+export type GetDraftErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type GetDraftResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type ListDraftsData = {
+    body?: {
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+        site_id?: string;
+        /**
+         * Where a draft stands: `pending` until a person decides; `approved` drafts can be promoted
+         * (once: then `promoted`); `rejected` ones cannot.
+         */
+        status?: 'pending' | 'approved' | 'rejected' | 'promoted';
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/list_drafts';
+};
+
+export type ListDraftsErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type ListDraftsResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type ApproveDraftData = {
+    /**
+     * One draft of the project.
+     */
+    body?: {
+        draft_id: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/approve_draft';
+};
+
+export type ApproveDraftErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type ApproveDraftResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type RejectDraftData = {
+    /**
+     * A draft to reject and why.
+     */
+    body?: {
+        /**
+         * Why, for whoever wrote it: at most 1,000 characters (stored trimmed; empty is none).
+         */
+        reason?: string | null;
+        draft_id: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/reject_draft';
+};
+
+export type RejectDraftErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type RejectDraftResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type PromoteDraftToCampaignData = {
+    /**
+     * An approved draft and where it goes.
+     */
+    body?: {
+        /**
+         * A campaign of the project, on the draft's site, that gets the draft as its last step
+         * (404 `CAMPAIGN_NOT_FOUND` otherwise; another site's campaign: 409 `CONFLICT`).
+         * Absent: a new drip campaign, status `draft`, with the draft as its first step.
+         */
+        campaign_id?: string | null;
+        /**
+         * The new campaign's name (without `campaign_id` only): 1..=200 characters, not blank;
+         * default the draft's subject (its first 200 characters).
+         */
+        name?: string | null;
+        /**
+         * Minutes after the previous step's email left the queue (after enrollment for step 1):
+         * 0..=525,600, fractions allowed; default 0.
+         */
+        delay_minutes?: number | null;
+        draft_id: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/promote_draft_to_campaign';
+};
+
+export type PromoteDraftToCampaignErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type PromoteDraftToCampaignResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
 export type CreateSiteData = {
     body?: {
         /**
@@ -3467,7 +3761,8 @@ export type CreateTemplateData = {
          */
         brief: string;
         /**
-         * At most 998 characters (the subject limit), trimmed; blank is absent.
+         * At most 998 characters (the subject limit), trimmed; blank is absent. May hold template
+         * syntax (see Personalization): a syntax error is 400 `TEMPLATE_SYNTAX`.
          */
         subject_hint?: string | null;
         /**
@@ -3476,7 +3771,9 @@ export type CreateTemplateData = {
         category?: string | null;
         tags?: Array<string> | null;
         /**
-         * The template's HTML, if already written (blank is absent).
+         * The template's HTML, if already written (blank is absent). May hold template syntax
+         * (`{{ first_name | default("there") }}`, see Personalization): a syntax error is 400
+         * `TEMPLATE_SYNTAX` naming the line and column.
          */
         html?: string | null;
     };
@@ -3616,7 +3913,7 @@ export type UpdateTemplateData = {
         category?: string | null;
         tags?: Array<string> | null;
         /**
-         * The template's HTML; blank clears it.
+         * The template's HTML; blank clears it. A template syntax error is 400 `TEMPLATE_SYNTAX`.
          */
         html?: string | null;
         /**
@@ -4362,6 +4659,17 @@ export type CreateApiKeyData = {
          * When the key stops working, at the latest the creating key's own expiry; absent: the creating key's expiry (never when it has none). A past time makes a key that is expired from the start.
          */
         expires_at?: null | string;
+        /**
+         * Mark the key as an agent's (default false; a key made by an agent's key is always one):
+         * its actions follow the approval policy, and it decides no approval nor draft.
+         */
+        agent?: boolean | null;
+        /**
+         * Give the key the `approve` right (default false): it may approve or reject pending
+         * approvals. Only a person's admin key or a key with the right gives it; never with
+         * `agent`.
+         */
+        approve?: boolean | null;
     };
     path?: never;
     query?: never;
@@ -4758,6 +5066,83 @@ export type DeleteWebhookSubscriptionErrors = {
 };
 
 export type DeleteWebhookSubscriptionResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type CheckApprovalData = {
+    /**
+     * One approval of the project.
+     */
+    body?: {
+        approval_id: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/check_approval';
+};
+
+export type CheckApprovalErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type CheckApprovalResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type ListPendingApprovalsData = {
+    body?: {
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/list_pending_approvals';
+};
+
+export type ListPendingApprovalsErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type ListPendingApprovalsResponses = {
     /**
      * The tool's answer (JSON)
      */

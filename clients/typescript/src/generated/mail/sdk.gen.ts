@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import { type Client, type Options as Options2, type TDataShape, urlSearchParamsBodySerializer } from './client/index.js';
-import type { AddCampaignStepData, AddCampaignStepErrors, AddCampaignStepResponses, AddSuppressionData, AddSuppressionErrors, AddSuppressionResponses, AnalyticsCampaignsData, AnalyticsCampaignsErrors, AnalyticsCampaignsResponses, AnalyticsConversionData, AnalyticsConversionErrors, AnalyticsConversionResponses, AnalyticsEngagementData, AnalyticsEngagementErrors, AnalyticsEngagementResponses, AnalyticsOverviewData, AnalyticsOverviewErrors, AnalyticsOverviewResponses, AnalyticsPerformanceData, AnalyticsPerformanceErrors, AnalyticsPerformanceResponses, AnalyticsPortfolioData, AnalyticsPortfolioErrors, AnalyticsPortfolioResponses, AnalyticsTotalsData, AnalyticsTotalsErrors, AnalyticsTotalsResponses, ClearProviderData, ClearProviderErrors, ClearProviderResponses, CloneCampaignData, CloneCampaignErrors, CloneCampaignResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateCampaignData, CreateCampaignErrors, CreateCampaignResponses, CreateContactData, CreateContactErrors, CreateContactResponses, CreateSegmentData, CreateSegmentErrors, CreateSegmentFromDescriptionData, CreateSegmentFromDescriptionErrors, CreateSegmentFromDescriptionResponses, CreateSegmentResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateTemplateData, CreateTemplateErrors, CreateTemplateResponses, DeleteCampaignData, DeleteCampaignErrors, DeleteCampaignResponses, DeleteCampaignStepData, DeleteCampaignStepErrors, DeleteCampaignStepResponses, DeleteChatAlertsData, DeleteChatAlertsErrors, DeleteChatAlertsResponses, DeleteSegmentData, DeleteSegmentErrors, DeleteSegmentResponses, DeleteTemplateData, DeleteTemplateErrors, DeleteTemplateResponses, DeleteWebhookSubscriptionData, DeleteWebhookSubscriptionErrors, DeleteWebhookSubscriptionResponses, EnrollContactData, EnrollContactErrors, EnrollContactResponses, EnrollSegmentData, EnrollSegmentErrors, EnrollSegmentResponses, ErasePersonalDataData, ErasePersonalDataErrors, ErasePersonalDataResponses, EstimateSegmentSizeData, EstimateSegmentSizeErrors, EstimateSegmentSizeResponses, ExportContactData, ExportContactErrors, ExportContactResponses, ExportDataData, ExportDataErrors, ExportDataResponses, ExportFullData, ExportFullErrors, ExportFullResponses, FindDuplicateContactsData, FindDuplicateContactsErrors, FindDuplicateContactsResponses, GenerateEmailData, GenerateEmailErrors, GenerateEmailResponses, GetBrandVoiceData, GetBrandVoiceErrors, GetBrandVoiceResponses, GetCampaignCalendarData, GetCampaignCalendarErrors, GetCampaignCalendarResponses, GetCampaignData, GetCampaignErrors, GetCampaignResponses, GetCampaignStepData, GetCampaignStepErrors, GetCampaignStepResponses, GetChatAlertsData, GetChatAlertsErrors, GetChatAlertsResponses, GetContactData, GetContactErrors, GetContactResponses, GetContactSchemaData, GetContactSchemaErrors, GetContactSchemaResponses, GetContactTimelineData, GetContactTimelineErrors, GetContactTimelineResponses, GetDomainData, GetDomainErrors, GetDomainResponses, GetEmailData, GetEmailErrors, GetEmailResponses, GetEnrollmentData, GetEnrollmentErrors, GetEnrollmentResponses, GetHygieneConfigData, GetHygieneConfigErrors, GetHygieneConfigResponses, GetPlanData, GetPlanErrors, GetPlanResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetScheduleData, GetScheduleErrors, GetScheduleResponses, GetSegmentData, GetSegmentErrors, GetSegmentResponses, GetSendPolicyData, GetSendPolicyErrors, GetSendPolicyResponses, GetSiteData, GetSiteErrors, GetSiteInsightsData, GetSiteInsightsErrors, GetSiteInsightsResponses, GetSiteResponses, GetTemplateData, GetTemplateErrors, GetTemplateResponses, GetWarmupStatusData, GetWarmupStatusErrors, GetWarmupStatusResponses, GetWebhookSubscriptionData, GetWebhookSubscriptionErrors, GetWebhookSubscriptionResponses, HealthDetailsData, HealthDetailsResponses, HealthzData, HealthzResponses, IdentifyData, IdentifyErrors, IdentifyResponses, ImportContactsData, ImportContactsErrors, ImportContactsResponses, InviteTeamMemberData, InviteTeamMemberErrors, InviteTeamMemberResponses, LaunchCampaignData, LaunchCampaignErrors, LaunchCampaignResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListCampaignsData, ListCampaignsErrors, ListCampaignsResponses, ListCampaignStepsData, ListCampaignStepsErrors, ListCampaignStepsResponses, ListContactsData, ListContactsErrors, ListContactsResponses, ListCronRunsData, ListCronRunsErrors, ListCronRunsResponses, ListDeletionLogData, ListDeletionLogErrors, ListDeletionLogResponses, ListDomainsData, ListDomainsErrors, ListDomainsResponses, ListEmailEventsData, ListEmailEventsErrors, ListEmailEventsResponses, ListEmailsData, ListEmailsErrors, ListEmailsResponses, ListEnrollmentsData, ListEnrollmentsErrors, ListEnrollmentsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListHygieneAuditData, ListHygieneAuditErrors, ListHygieneAuditResponses, ListInactiveContactsData, ListInactiveContactsErrors, ListInactiveContactsResponses, ListNotificationsData, ListNotificationsErrors, ListNotificationsResponses, ListSegmentContactsData, ListSegmentContactsErrors, ListSegmentContactsResponses, ListSegmentsData, ListSegmentsErrors, ListSegmentsResponses, ListSendDeadLettersData, ListSendDeadLettersErrors, ListSendDeadLettersResponses, ListSitesData, ListSitesErrors, ListSitesResponses, ListSuppressionsData, ListSuppressionsErrors, ListSuppressionsResponses, ListTeamMembersData, ListTeamMembersErrors, ListTeamMembersResponses, ListTemplatesData, ListTemplatesErrors, ListTemplatesResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhookSubscriptionsData, ListWebhookSubscriptionsErrors, ListWebhookSubscriptionsResponses, MarkNotificationsReadData, MarkNotificationsReadErrors, MarkNotificationsReadResponses, MergeContactsData, MergeContactsErrors, MergeContactsResponses, OauthMcpResourceMetadataData, OauthMcpResourceMetadataResponses, OauthResourceMetadataData, OauthResourceMetadataResponses, OauthServerMetadataData, OauthServerMetadataResponses, OauthTokenData, OauthTokenErrors, OauthTokenResponses, OpenapiJsonData, OpenapiJsonResponses, PauseWarmupData, PauseWarmupErrors, PauseWarmupResponses, PreviewCampaignAudienceData, PreviewCampaignAudienceErrors, PreviewCampaignAudienceResponses, PreviewEmailData, PreviewEmailErrors, PreviewEmailResponses, PreviewSegmentData, PreviewSegmentErrors, PreviewSegmentResponses, PutBrandVoiceData, PutBrandVoiceErrors, PutBrandVoiceResponses, PutChatAlertsData, PutChatAlertsErrors, PutChatAlertsResponses, PutSendPolicyData, PutSendPolicyErrors, PutSendPolicyResponses, ReadyzData, ReadyzErrors, ReadyzResponses, ReceiveProjectProviderWebhookData, ReceiveProjectProviderWebhookErrors, ReceiveProjectProviderWebhookResponses, ReceiveProviderWebhookData, ReceiveProviderWebhookErrors, ReceiveProviderWebhookResponses, RecordConversionData, RecordConversionErrors, RecordConversionResponses, RefreshDomainDnsData, RefreshDomainDnsErrors, RefreshDomainDnsResponses, RegisterDomainData, RegisterDomainErrors, RegisterDomainResponses, RegisterOauthClientData, RegisterOauthClientErrors, RegisterOauthClientResponses, RemoveSuppressionData, RemoveSuppressionErrors, RemoveSuppressionResponses, ReplayWebhookDeliveryData, ReplayWebhookDeliveryErrors, ReplayWebhookDeliveryResponses, ResumeWarmupData, ResumeWarmupErrors, ResumeWarmupResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RevokeOauthTokenData, RevokeOauthTokenErrors, RevokeOauthTokenResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, RunListHygieneData, RunListHygieneErrors, RunListHygieneResponses, SendData, SendErrors, SendResponses, ServeData, ServeResponses, SetContactTagsData, SetContactTagsErrors, SetContactTagsResponses, SetProviderData, SetProviderErrors, SetProviderResponses, SubscribeWebhookData, SubscribeWebhookErrors, SubscribeWebhookResponses, TrackClickData, TrackClickErrors, TrackEventData, TrackEventErrors, TrackEventResponses, TrackOpenData, TrackOpenErrors, TrackOpenResponses, UnenrollContactData, UnenrollContactErrors, UnenrollContactResponses, UnsubscribeContactData, UnsubscribeContactErrors, UnsubscribeContactResponses, UnsubscribeData, UnsubscribeErrors, UnsubscribePageData, UnsubscribePageErrors, UnsubscribePageResponses, UnsubscribeResponses, UpdateCampaignData, UpdateCampaignErrors, UpdateCampaignResponses, UpdateCampaignStatusData, UpdateCampaignStatusErrors, UpdateCampaignStatusResponses, UpdateCampaignStepData, UpdateCampaignStepErrors, UpdateCampaignStepResponses, UpdateContactData, UpdateContactErrors, UpdateContactResponses, UpdateHygieneConfigData, UpdateHygieneConfigErrors, UpdateHygieneConfigResponses, UpdateSegmentData, UpdateSegmentErrors, UpdateSegmentResponses, UpdateSiteData, UpdateSiteErrors, UpdateSiteResponses, UpdateTemplateData, UpdateTemplateErrors, UpdateTemplateResponses, UpdateWarmupScheduleData, UpdateWarmupScheduleErrors, UpdateWarmupScheduleResponses, UpdateWebhookSubscriptionData, UpdateWebhookSubscriptionErrors, UpdateWebhookSubscriptionResponses, ValidateTemplateData, ValidateTemplateErrors, ValidateTemplateResponses, WinBackDraftData, WinBackDraftErrors, WinBackDraftResponses } from './types.gen.js';
+import type { AddCampaignStepData, AddCampaignStepErrors, AddCampaignStepResponses, AddSuppressionData, AddSuppressionErrors, AddSuppressionResponses, AnalyticsCampaignsData, AnalyticsCampaignsErrors, AnalyticsCampaignsResponses, AnalyticsConversionData, AnalyticsConversionErrors, AnalyticsConversionResponses, AnalyticsEngagementData, AnalyticsEngagementErrors, AnalyticsEngagementResponses, AnalyticsOverviewData, AnalyticsOverviewErrors, AnalyticsOverviewResponses, AnalyticsPerformanceData, AnalyticsPerformanceErrors, AnalyticsPerformanceResponses, AnalyticsPortfolioData, AnalyticsPortfolioErrors, AnalyticsPortfolioResponses, AnalyticsTotalsData, AnalyticsTotalsErrors, AnalyticsTotalsResponses, ApproveApprovalData, ApproveApprovalErrors, ApproveApprovalResponses, ApproveDraftData, ApproveDraftErrors, ApproveDraftResponses, CheckApprovalData, CheckApprovalErrors, CheckApprovalResponses, ClearProviderData, ClearProviderErrors, ClearProviderResponses, CloneCampaignData, CloneCampaignErrors, CloneCampaignResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateCampaignData, CreateCampaignErrors, CreateCampaignResponses, CreateContactData, CreateContactErrors, CreateContactResponses, CreateDraftData, CreateDraftErrors, CreateDraftResponses, CreateSegmentData, CreateSegmentErrors, CreateSegmentFromDescriptionData, CreateSegmentFromDescriptionErrors, CreateSegmentFromDescriptionResponses, CreateSegmentResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateTemplateData, CreateTemplateErrors, CreateTemplateResponses, DeleteCampaignData, DeleteCampaignErrors, DeleteCampaignResponses, DeleteCampaignStepData, DeleteCampaignStepErrors, DeleteCampaignStepResponses, DeleteChatAlertsData, DeleteChatAlertsErrors, DeleteChatAlertsResponses, DeleteSegmentData, DeleteSegmentErrors, DeleteSegmentResponses, DeleteTemplateData, DeleteTemplateErrors, DeleteTemplateResponses, DeleteWebhookSubscriptionData, DeleteWebhookSubscriptionErrors, DeleteWebhookSubscriptionResponses, EnrollContactData, EnrollContactErrors, EnrollContactResponses, EnrollSegmentData, EnrollSegmentErrors, EnrollSegmentResponses, ErasePersonalDataData, ErasePersonalDataErrors, ErasePersonalDataResponses, EstimateSegmentSizeData, EstimateSegmentSizeErrors, EstimateSegmentSizeResponses, ExportContactData, ExportContactErrors, ExportContactResponses, ExportDataData, ExportDataErrors, ExportDataResponses, ExportFullData, ExportFullErrors, ExportFullResponses, FindDuplicateContactsData, FindDuplicateContactsErrors, FindDuplicateContactsResponses, GenerateEmailData, GenerateEmailErrors, GenerateEmailResponses, GetApprovalPolicyData, GetApprovalPolicyErrors, GetApprovalPolicyResponses, GetBrandVoiceData, GetBrandVoiceErrors, GetBrandVoiceResponses, GetCampaignCalendarData, GetCampaignCalendarErrors, GetCampaignCalendarResponses, GetCampaignData, GetCampaignErrors, GetCampaignResponses, GetCampaignStepData, GetCampaignStepErrors, GetCampaignStepResponses, GetChatAlertsData, GetChatAlertsErrors, GetChatAlertsResponses, GetContactData, GetContactErrors, GetContactResponses, GetContactSchemaData, GetContactSchemaErrors, GetContactSchemaResponses, GetContactTimelineData, GetContactTimelineErrors, GetContactTimelineResponses, GetDomainData, GetDomainErrors, GetDomainResponses, GetDraftData, GetDraftErrors, GetDraftResponses, GetEmailData, GetEmailErrors, GetEmailResponses, GetEnrollmentData, GetEnrollmentErrors, GetEnrollmentResponses, GetHygieneConfigData, GetHygieneConfigErrors, GetHygieneConfigResponses, GetPlanData, GetPlanErrors, GetPlanResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetScheduleData, GetScheduleErrors, GetScheduleResponses, GetSegmentData, GetSegmentErrors, GetSegmentResponses, GetSendPolicyData, GetSendPolicyErrors, GetSendPolicyResponses, GetSiteData, GetSiteErrors, GetSiteInsightsData, GetSiteInsightsErrors, GetSiteInsightsResponses, GetSiteResponses, GetTemplateData, GetTemplateErrors, GetTemplateResponses, GetWarmupStatusData, GetWarmupStatusErrors, GetWarmupStatusResponses, GetWebhookSubscriptionData, GetWebhookSubscriptionErrors, GetWebhookSubscriptionResponses, HealthDetailsData, HealthDetailsResponses, HealthzData, HealthzResponses, IdentifyData, IdentifyErrors, IdentifyResponses, ImportContactsData, ImportContactsErrors, ImportContactsResponses, InviteTeamMemberData, InviteTeamMemberErrors, InviteTeamMemberResponses, LaunchCampaignData, LaunchCampaignErrors, LaunchCampaignResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListCampaignsData, ListCampaignsErrors, ListCampaignsResponses, ListCampaignStepsData, ListCampaignStepsErrors, ListCampaignStepsResponses, ListContactsData, ListContactsErrors, ListContactsResponses, ListCronRunsData, ListCronRunsErrors, ListCronRunsResponses, ListDeletionLogData, ListDeletionLogErrors, ListDeletionLogResponses, ListDomainsData, ListDomainsErrors, ListDomainsResponses, ListDraftsData, ListDraftsErrors, ListDraftsResponses, ListEmailEventsData, ListEmailEventsErrors, ListEmailEventsResponses, ListEmailsData, ListEmailsErrors, ListEmailsResponses, ListEnrollmentsData, ListEnrollmentsErrors, ListEnrollmentsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListHygieneAuditData, ListHygieneAuditErrors, ListHygieneAuditResponses, ListInactiveContactsData, ListInactiveContactsErrors, ListInactiveContactsResponses, ListNotificationsData, ListNotificationsErrors, ListNotificationsResponses, ListPendingApprovalsData, ListPendingApprovalsErrors, ListPendingApprovalsResponses, ListSegmentContactsData, ListSegmentContactsErrors, ListSegmentContactsResponses, ListSegmentsData, ListSegmentsErrors, ListSegmentsResponses, ListSendDeadLettersData, ListSendDeadLettersErrors, ListSendDeadLettersResponses, ListSitesData, ListSitesErrors, ListSitesResponses, ListSuppressionsData, ListSuppressionsErrors, ListSuppressionsResponses, ListTeamMembersData, ListTeamMembersErrors, ListTeamMembersResponses, ListTemplatesData, ListTemplatesErrors, ListTemplatesResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhookSubscriptionsData, ListWebhookSubscriptionsErrors, ListWebhookSubscriptionsResponses, MarkNotificationsReadData, MarkNotificationsReadErrors, MarkNotificationsReadResponses, MergeContactsData, MergeContactsErrors, MergeContactsResponses, OauthMcpResourceMetadataData, OauthMcpResourceMetadataResponses, OauthResourceMetadataData, OauthResourceMetadataResponses, OauthServerMetadataData, OauthServerMetadataResponses, OauthTokenData, OauthTokenErrors, OauthTokenResponses, OpenapiJsonData, OpenapiJsonResponses, PauseWarmupData, PauseWarmupErrors, PauseWarmupResponses, PreviewCampaignAudienceData, PreviewCampaignAudienceErrors, PreviewCampaignAudienceResponses, PreviewEmailData, PreviewEmailErrors, PreviewEmailResponses, PreviewSegmentData, PreviewSegmentErrors, PreviewSegmentResponses, PromoteDraftData, PromoteDraftErrors, PromoteDraftResponses, PutApprovalPolicyData, PutApprovalPolicyErrors, PutApprovalPolicyResponses, PutBrandVoiceData, PutBrandVoiceErrors, PutBrandVoiceResponses, PutChatAlertsData, PutChatAlertsErrors, PutChatAlertsResponses, PutSendPolicyData, PutSendPolicyErrors, PutSendPolicyResponses, ReadyzData, ReadyzErrors, ReadyzResponses, ReceiveProjectProviderWebhookData, ReceiveProjectProviderWebhookErrors, ReceiveProjectProviderWebhookResponses, ReceiveProviderWebhookData, ReceiveProviderWebhookErrors, ReceiveProviderWebhookResponses, RecordConversionData, RecordConversionErrors, RecordConversionResponses, RefreshDomainDnsData, RefreshDomainDnsErrors, RefreshDomainDnsResponses, RegisterDomainData, RegisterDomainErrors, RegisterDomainResponses, RegisterOauthClientData, RegisterOauthClientErrors, RegisterOauthClientResponses, RejectApprovalData, RejectApprovalErrors, RejectApprovalResponses, RejectDraftData, RejectDraftErrors, RejectDraftResponses, RemoveSuppressionData, RemoveSuppressionErrors, RemoveSuppressionResponses, ReplayWebhookDeliveryData, ReplayWebhookDeliveryErrors, ReplayWebhookDeliveryResponses, ResumeWarmupData, ResumeWarmupErrors, ResumeWarmupResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RevokeOauthTokenData, RevokeOauthTokenErrors, RevokeOauthTokenResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, RunListHygieneData, RunListHygieneErrors, RunListHygieneResponses, SendData, SendErrors, SendResponses, ServeData, ServeResponses, SetContactTagsData, SetContactTagsErrors, SetContactTagsResponses, SetProviderData, SetProviderErrors, SetProviderResponses, SubscribeWebhookData, SubscribeWebhookErrors, SubscribeWebhookResponses, TrackClickData, TrackClickErrors, TrackEventData, TrackEventErrors, TrackEventResponses, TrackOpenData, TrackOpenErrors, TrackOpenResponses, UnenrollContactData, UnenrollContactErrors, UnenrollContactResponses, UnsubscribeContactData, UnsubscribeContactErrors, UnsubscribeContactResponses, UnsubscribeData, UnsubscribeErrors, UnsubscribePageData, UnsubscribePageErrors, UnsubscribePageResponses, UnsubscribeResponses, UpdateCampaignData, UpdateCampaignErrors, UpdateCampaignResponses, UpdateCampaignStatusData, UpdateCampaignStatusErrors, UpdateCampaignStatusResponses, UpdateCampaignStepData, UpdateCampaignStepErrors, UpdateCampaignStepResponses, UpdateContactData, UpdateContactErrors, UpdateContactResponses, UpdateHygieneConfigData, UpdateHygieneConfigErrors, UpdateHygieneConfigResponses, UpdateSegmentData, UpdateSegmentErrors, UpdateSegmentResponses, UpdateSiteData, UpdateSiteErrors, UpdateSiteResponses, UpdateTemplateData, UpdateTemplateErrors, UpdateTemplateResponses, UpdateWarmupScheduleData, UpdateWarmupScheduleErrors, UpdateWarmupScheduleResponses, UpdateWebhookSubscriptionData, UpdateWebhookSubscriptionErrors, UpdateWebhookSubscriptionResponses, ValidateTemplateData, ValidateTemplateErrors, ValidateTemplateResponses, WinBackDraftData, WinBackDraftErrors, WinBackDraftResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -264,6 +264,82 @@ export class MailApi extends HeyApiClient {
             security: [{ scheme: 'bearer', type: 'http' }],
             url: '/api/v1/analytics/conversion',
             ...options
+        });
+    }
+    
+    /**
+     * The project's actions waiting for a person's approval, oldest first.
+     */
+    public listPendingApprovals<ThrowOnError extends boolean = true>(options?: Options<ListPendingApprovalsData, ThrowOnError>) {
+        return (options?.client ?? this.client).get<ListPendingApprovalsResponses, ListPendingApprovalsErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/approvals',
+            ...options
+        });
+    }
+    
+    /**
+     * One approval: the action, its arguments, where it stands and, once approved, its result.
+     */
+    public checkApproval<ThrowOnError extends boolean = true>(options: Options<CheckApprovalData, ThrowOnError>) {
+        return (options.client ?? this.client).get<CheckApprovalResponses, CheckApprovalErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/approvals/{id}',
+            ...options
+        });
+    }
+    
+    /**
+     * Approve a pending action: it runs now, once, with the arguments approved. A key with the
+     * `approve` right only; an OAuth client's token or an agent's key answers 403.
+     */
+    public approveApproval<ThrowOnError extends boolean = true>(options: Options<ApproveApprovalData, ThrowOnError>) {
+        return (options.client ?? this.client).post<ApproveApprovalResponses, ApproveApprovalErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/approvals/{id}/approve',
+            ...options
+        });
+    }
+    
+    /**
+     * Reject a pending action, saying why: it never runs. A key with the `approve` right only.
+     */
+    public rejectApproval<ThrowOnError extends boolean = true>(options: Options<RejectApprovalData, ThrowOnError>) {
+        return (options.client ?? this.client).post<RejectApprovalResponses, RejectApprovalErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/approvals/{id}/reject',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * The project's approval policy: which actions of which credentials wait for a person (the
+     * default when none was set).
+     */
+    public getApprovalPolicy<ThrowOnError extends boolean = true>(options?: Options<GetApprovalPolicyData, ThrowOnError>) {
+        return (options?.client ?? this.client).get<GetApprovalPolicyResponses, GetApprovalPolicyErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/approval-policy',
+            ...options
+        });
+    }
+    
+    /**
+     * Set the project's approval policy (a person's admin key).
+     */
+    public putApprovalPolicy<ThrowOnError extends boolean = true>(options: Options<PutApprovalPolicyData, ThrowOnError>) {
+        return (options.client ?? this.client).put<PutApprovalPolicyResponses, PutApprovalPolicyErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/approval-policy',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
         });
     }
     
@@ -810,6 +886,87 @@ export class MailApi extends HeyApiClient {
             security: [{ scheme: 'bearer', type: 'http' }],
             url: '/api/v1/domains/{id}/refresh',
             ...options
+        });
+    }
+    
+    /**
+     * List the project's drafts, oldest first.
+     */
+    public listDrafts<ThrowOnError extends boolean = true>(options?: Options<ListDraftsData, ThrowOnError>) {
+        return (options?.client ?? this.client).get<ListDraftsResponses, ListDraftsErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/drafts',
+            ...options
+        });
+    }
+    
+    /**
+     * Write a draft email for a site; it waits, `pending`, for a person's decision.
+     */
+    public createDraft<ThrowOnError extends boolean = true>(options: Options<CreateDraftData, ThrowOnError>) {
+        return (options.client ?? this.client).post<CreateDraftResponses, CreateDraftErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/drafts',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * One draft.
+     */
+    public getDraft<ThrowOnError extends boolean = true>(options: Options<GetDraftData, ThrowOnError>) {
+        return (options.client ?? this.client).get<GetDraftResponses, GetDraftErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/drafts/{id}',
+            ...options
+        });
+    }
+    
+    /**
+     * Approve a pending draft (a person's credential: an OAuth client's token answers 403).
+     * Approving it again changes nothing.
+     */
+    public approveDraft<ThrowOnError extends boolean = true>(options: Options<ApproveDraftData, ThrowOnError>) {
+        return (options.client ?? this.client).post<ApproveDraftResponses, ApproveDraftErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/drafts/{id}/approve',
+            ...options
+        });
+    }
+    
+    /**
+     * Reject a pending draft, saying why (a person's credential: an OAuth client's token answers
+     * 403). Rejecting it again changes nothing.
+     */
+    public rejectDraft<ThrowOnError extends boolean = true>(options: Options<RejectDraftData, ThrowOnError>) {
+        return (options.client ?? this.client).post<RejectDraftResponses, RejectDraftErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/drafts/{id}/reject',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * Make an approved draft a campaign's step: the last step of `campaign_id`, or the first of
+     * a new draft campaign. Once: the draft is then `promoted`.
+     */
+    public promoteDraft<ThrowOnError extends boolean = true>(options: Options<PromoteDraftData, ThrowOnError>) {
+        return (options.client ?? this.client).post<PromoteDraftResponses, PromoteDraftErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/drafts/{id}/promote',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
         });
     }
     

@@ -47,10 +47,126 @@ export type ApiKey = {
     created_at: string;
     expires_at?: string | null;
     revoked_at?: string | null;
+    /**
+     * An agent's key: its actions follow the approval policy like an OAuth client's, and it
+     * approves nothing.
+     */
+    agent: boolean;
+    /**
+     * The `approve` right: the key may approve or reject the project's pending approvals.
+     */
+    approve: boolean;
 };
 
 export type ApiKeys = {
     keys: Array<ApiKey>;
+};
+
+/**
+ * A project's approval policy. Unknown fields are refused; a threshold left out is null
+ * (never).
+ */
+export type ApprovalPolicy = {
+    /**
+     * Whose actions the policy holds back.
+     */
+    applies_to: 'agents' | 'all_but_admin' | 'everyone';
+    /**
+     * Launching a campaign (`POST /campaigns/launch`) or making one active.
+     */
+    campaign_launch: boolean;
+    /**
+     * A send (`POST /send`, `send_transactional`) past this many recipients in the project's
+     * UTC day waits; null: never.
+     */
+    send_recipients_per_day?: number | null;
+    /**
+     * A segment enrollment (`enroll_segment`) of more contacts than this waits; null: never.
+     */
+    enroll_segment_size?: number | null;
+    /**
+     * Deleting data in bulk.
+     */
+    bulk_delete: boolean;
+    /**
+     * How long a pending approval waits before it expires: 5..=43,200 minutes (30 days).
+     */
+    expires_after_minutes: number;
+};
+
+/**
+ * An action waiting for (or decided by) a person.
+ */
+export type ApprovalRecord = {
+    id: string;
+    /**
+     * What waits for approval.
+     */
+    action: 'launch_campaign' | 'activate_campaign';
+    /**
+     * Where an approval stands.
+     */
+    status: 'pending' | 'approved' | 'rejected' | 'expired';
+    /**
+     * What the action does, in a sentence.
+     */
+    summary: string;
+    /**
+     * The arguments approved: what runs, exactly.
+     */
+    arguments: unknown;
+    /**
+     * Hex SHA-256 of the canonical `arguments` (keys sorted).
+     */
+    arguments_sha256: string;
+    /**
+     * `oauth_client`, `agent_key` or `api_key`.
+     */
+    requester: string;
+    /**
+     * The id of the credential that asked.
+     */
+    requested_by: string;
+    /**
+     * The credential that decided; null while pending.
+     */
+    decided_by?: string | null;
+    decided_at?: string | null;
+    /**
+     * Why it was rejected; null otherwise.
+     */
+    reason?: string | null;
+    /**
+     * What the approved action answered; null until then.
+     */
+    result?: unknown;
+    expires_at: string;
+    created_at: string;
+};
+
+/**
+ * The answer of an action held back (202).
+ */
+export type ApprovalRequired = {
+    /**
+     * Always true: nothing was done yet.
+     */
+    approval_required: boolean;
+    approval_id: string;
+    /**
+     * Where an approval stands.
+     */
+    status: 'pending' | 'approved' | 'rejected' | 'expired';
+    /**
+     * What waits for approval.
+     */
+    action: 'launch_campaign' | 'activate_campaign';
+    summary: string;
+    expires_at: string;
+    /**
+     * What happens next.
+     */
+    next: string;
 };
 
 /**
@@ -576,6 +692,17 @@ export type CreateApiKey = {
      * When the key stops working, at the latest the creating key's own expiry; absent: the creating key's expiry (never when it has none). A past time makes a key that is expired from the start.
      */
     expires_at?: null | string;
+    /**
+     * Mark the key as an agent's (default false; a key made by an agent's key is always one):
+     * its actions follow the approval policy, and it decides no approval nor draft.
+     */
+    agent?: boolean | null;
+    /**
+     * Give the key the `approve` right (default false): it may approve or reject pending
+     * approvals. Only a person's admin key or a key with the right gives it; never with
+     * `agent`.
+     */
+    approve?: boolean | null;
 };
 
 export type CreateCampaign = {
@@ -644,6 +771,28 @@ export type CreateContact = ContactAttribution & {
 };
 
 /**
+ * A draft to write. Unknown fields are refused.
+ */
+export type CreateDraft = {
+    /**
+     * Required: a site of the project (404 otherwise).
+     */
+    site_id: string;
+    /**
+     * Required: 1..=998 characters on one line, not blank.
+     */
+    subject: string;
+    /**
+     * Required: the email's HTML, not blank, at most 524,288 characters.
+     */
+    body_html: string;
+    /**
+     * The plain-text part, at most 524,288 characters; empty is absent.
+     */
+    text?: string | null;
+};
+
+/**
  * Unknown fields are refused, here and inside `rules`.
  */
 export type CreateSegment = {
@@ -691,7 +840,8 @@ export type CreateTemplate = {
      */
     brief: string;
     /**
-     * At most 998 characters (the subject limit), trimmed; blank is absent.
+     * At most 998 characters (the subject limit), trimmed; blank is absent. May hold template
+     * syntax (see Personalization): a syntax error is 400 `TEMPLATE_SYNTAX`.
      */
     subject_hint?: string | null;
     /**
@@ -700,7 +850,9 @@ export type CreateTemplate = {
     category?: string | null;
     tags?: Array<string> | null;
     /**
-     * The template's HTML, if already written (blank is absent).
+     * The template's HTML, if already written (blank is absent). May hold template syntax
+     * (`{{ first_name | default("there") }}`, see Personalization): a syntax error is 400
+     * `TEMPLATE_SYNTAX` naming the line and column.
      */
     html?: string | null;
 };
@@ -898,6 +1050,44 @@ export type Domain = {
 export type DomainStatus = 'pending' | 'verified' | 'lost';
 
 /**
+ * A draft email of a site.
+ */
+export type DraftRecord = {
+    id: string;
+    site_id: string;
+    subject: string;
+    body_html: string;
+    /**
+     * The plain-text part, if any.
+     */
+    text?: string | null;
+    /**
+     * Where a draft stands: `pending` until a person decides; `approved` drafts can be promoted
+     * (once: then `promoted`); `rejected` ones cannot.
+     */
+    status: 'pending' | 'approved' | 'rejected' | 'promoted';
+    /**
+     * Why it was rejected; null otherwise.
+     */
+    reason?: string | null;
+    /**
+     * When it was approved or rejected; null while pending.
+     */
+    decided_at?: string | null;
+    /**
+     * The campaign it was promoted to; null until then.
+     */
+    campaign_id?: string | null;
+    /**
+     * The campaign step it became; null until promoted.
+     */
+    step_id?: string | null;
+    promoted_at?: string | null;
+    created_at: string;
+    updated_at: string;
+};
+
+/**
  * Contacts that are likely one person.
  */
 export type DuplicateGroup = {
@@ -982,7 +1172,8 @@ export type EmailPreview = {
     reply_to?: string | null;
     subject: string;
     /**
-     * The HTML as sent: with the open pixel and click links when `tracking`.
+     * The HTML as sent: personalized for the contact (or the sample contact: Ada Lovelace),
+     * with the open pixel and click links when `tracking`.
      */
     html: string;
     text?: string | null;
@@ -1806,7 +1997,7 @@ export type MailError = {
 /**
  * A machine-readable error code of the mail service.
  */
-export type MailErrorCode = 'BROKER_UNAVAILABLE' | 'CAMPAIGN_CLOSED' | 'CAMPAIGN_NOT_ACTIVE' | 'CAMPAIGN_NOT_FOUND' | 'CAMPAIGN_NOT_READY' | 'CAMPAIGN_TYPE_MISMATCH' | 'CONFLICT' | 'CONTACT_EXISTS' | 'CONTACT_NOT_FOUND' | 'DELIVERY_PENDING' | 'DOMAIN_NOT_FOUND' | 'DOMAIN_NOT_VERIFIED' | 'DOMAIN_TAKEN' | 'DUPLICATE_ORDER_ID' | 'EMAIL_NOT_FOUND' | 'ENROLLMENT_NOT_FOUND' | 'EXPORT_BUSY' | 'EXPORT_TOO_LARGE' | 'FORBIDDEN' | 'IDEMPOTENCY_KEY_REUSED' | 'INTERNAL_ERROR' | 'INVALID_CONFIRMATION_TOKEN' | 'INVALID_SIGNATURE' | 'INVALID_TRANSITION' | 'KEY_BROADER_THAN_CREATOR' | 'LLM_FAILED' | 'LLM_INVALID_OUTPUT' | 'LLM_INVALID_RULES' | 'LLM_NOT_CONFIGURED' | 'METHOD_NOT_ALLOWED' | 'NOT_FOUND' | 'PAYLOAD_TOO_LARGE' | 'PLAN_LIMIT' | 'PROJECT_NOT_FOUND' | 'PROVIDER_REJECTED' | 'RATE_LIMITED' | 'SEGMENT_NOT_FOUND' | 'SERVICE_UNAVAILABLE' | 'SITE_NOT_FOUND' | 'SLUG_TAKEN' | 'STEP_NOT_FOUND' | 'SUPPRESSED_CONTACT' | 'TEAM_MEMBER_EXISTS' | 'TEMPLATE_IN_USE' | 'TEMPLATE_NOT_FOUND' | 'TOOL_GROUP_FORBIDDEN' | 'TOOL_NOT_FOUND' | 'TOO_MANY_STEPS' | 'UNAUTHORIZED' | 'UNPROCESSABLE' | 'VALIDATION_ERROR' | 'WARMUP_NOT_ACTIVE' | 'WEBHOOK_DELIVERY_NOT_FOUND' | 'WEBHOOK_SUBSCRIPTION_NOT_FOUND';
+export type MailErrorCode = 'APPROVAL_DECIDED' | 'APPROVAL_EXPIRED' | 'APPROVAL_NOT_FOUND' | 'BROKER_UNAVAILABLE' | 'CAMPAIGN_CLOSED' | 'CAMPAIGN_NOT_ACTIVE' | 'CAMPAIGN_NOT_FOUND' | 'CAMPAIGN_NOT_READY' | 'CAMPAIGN_TYPE_MISMATCH' | 'CONFLICT' | 'CONTACT_EXISTS' | 'CONTACT_NOT_FOUND' | 'DELIVERY_PENDING' | 'DOMAIN_NOT_FOUND' | 'DOMAIN_NOT_VERIFIED' | 'DOMAIN_TAKEN' | 'DRAFT_NOT_APPROVED' | 'DRAFT_NOT_FOUND' | 'DUPLICATE_ORDER_ID' | 'EMAIL_NOT_FOUND' | 'ENROLLMENT_NOT_FOUND' | 'EXPORT_BUSY' | 'EXPORT_TOO_LARGE' | 'FORBIDDEN' | 'IDEMPOTENCY_KEY_REUSED' | 'INTERNAL_ERROR' | 'INVALID_CONFIRMATION_TOKEN' | 'INVALID_SIGNATURE' | 'INVALID_TRANSITION' | 'KEY_BROADER_THAN_CREATOR' | 'LLM_FAILED' | 'LLM_INVALID_OUTPUT' | 'LLM_INVALID_RULES' | 'LLM_NOT_CONFIGURED' | 'METHOD_NOT_ALLOWED' | 'NOT_FOUND' | 'PAYLOAD_TOO_LARGE' | 'PLAN_LIMIT' | 'PROJECT_NOT_FOUND' | 'PROVIDER_REJECTED' | 'RATE_LIMITED' | 'SEGMENT_NOT_FOUND' | 'SERVICE_UNAVAILABLE' | 'SITE_NOT_FOUND' | 'SLUG_TAKEN' | 'STEP_NOT_FOUND' | 'SUPPRESSED_CONTACT' | 'TEAM_MEMBER_EXISTS' | 'TEMPLATE_IN_USE' | 'TEMPLATE_NOT_FOUND' | 'TEMPLATE_SYNTAX' | 'TOOL_GROUP_FORBIDDEN' | 'TOOL_NOT_FOUND' | 'TOO_MANY_STEPS' | 'UNAUTHORIZED' | 'UNPROCESSABLE' | 'VALIDATION_ERROR' | 'WARMUP_NOT_ACTIVE' | 'WEBHOOK_DELIVERY_NOT_FOUND' | 'WEBHOOK_SUBSCRIPTION_NOT_FOUND';
 
 /**
  * Which notifications to mark read. Unknown fields are refused.
@@ -1908,6 +2099,59 @@ export type Overview = Window & {
     delivery: Delivery;
     growth: Growth;
     sender_health: SenderHealth;
+};
+
+export type PageApprovalRecord = {
+    data: Array<{
+        id: string;
+        /**
+         * What waits for approval.
+         */
+        action: 'launch_campaign' | 'activate_campaign';
+        /**
+         * Where an approval stands.
+         */
+        status: 'pending' | 'approved' | 'rejected' | 'expired';
+        /**
+         * What the action does, in a sentence.
+         */
+        summary: string;
+        /**
+         * The arguments approved: what runs, exactly.
+         */
+        arguments: unknown;
+        /**
+         * Hex SHA-256 of the canonical `arguments` (keys sorted).
+         */
+        arguments_sha256: string;
+        /**
+         * `oauth_client`, `agent_key` or `api_key`.
+         */
+        requester: string;
+        /**
+         * The id of the credential that asked.
+         */
+        requested_by: string;
+        /**
+         * The credential that decided; null while pending.
+         */
+        decided_by?: string | null;
+        decided_at?: string | null;
+        /**
+         * Why it was rejected; null otherwise.
+         */
+        reason?: string | null;
+        /**
+         * What the approved action answered; null until then.
+         */
+        result?: unknown;
+        expires_at: string;
+        created_at: string;
+    }>;
+    /**
+     * Pass as `cursor` to get the next page; null on the last page.
+     */
+    next_cursor?: string | null;
 };
 
 export type PageCampaign = {
@@ -2098,6 +2342,47 @@ export type PageDomain = {
          */
         checked_at?: string | null;
         created_at: string;
+    }>;
+    /**
+     * Pass as `cursor` to get the next page; null on the last page.
+     */
+    next_cursor?: string | null;
+};
+
+export type PageDraftRecord = {
+    data: Array<{
+        id: string;
+        site_id: string;
+        subject: string;
+        body_html: string;
+        /**
+         * The plain-text part, if any.
+         */
+        text?: string | null;
+        /**
+         * Where a draft stands: `pending` until a person decides; `approved` drafts can be promoted
+         * (once: then `promoted`); `rejected` ones cannot.
+         */
+        status: 'pending' | 'approved' | 'rejected' | 'promoted';
+        /**
+         * Why it was rejected; null otherwise.
+         */
+        reason?: string | null;
+        /**
+         * When it was approved or rejected; null while pending.
+         */
+        decided_at?: string | null;
+        /**
+         * The campaign it was promoted to; null until then.
+         */
+        campaign_id?: string | null;
+        /**
+         * The campaign step it became; null until promoted.
+         */
+        step_id?: string | null;
+        promoted_at?: string | null;
+        created_at: string;
+        updated_at: string;
     }>;
     /**
      * Pass as `cursor` to get the next page; null on the last page.
@@ -2644,6 +2929,12 @@ export type PreviewRequest = {
      * unsubscribe headers) or `transactional` (as `POST /send`).
      */
     kind?: null | 'marketing' | 'transactional';
+    /**
+     * Values the subject, HTML and text read as `data.*` (`{{ data.order_id }}`, see Personalization): an object of at most 50 members, any JSON values.
+     */
+    data?: {
+        [key: string]: unknown;
+    } | null;
 };
 
 export type PreviewSegment = {
@@ -2681,6 +2972,42 @@ export type Projects = {
      * The key's project (a key belongs to one project).
      */
     projects: Array<Project>;
+};
+
+/**
+ * Where an approved draft goes. Unknown fields are refused.
+ */
+export type PromoteDraft = {
+    /**
+     * A campaign of the project, on the draft's site, that gets the draft as its last step
+     * (404 `CAMPAIGN_NOT_FOUND` otherwise; another site's campaign: 409 `CONFLICT`).
+     * Absent: a new drip campaign, status `draft`, with the draft as its first step.
+     */
+    campaign_id?: string | null;
+    /**
+     * The new campaign's name (without `campaign_id` only): 1..=200 characters, not blank;
+     * default the draft's subject (its first 200 characters).
+     */
+    name?: string | null;
+    /**
+     * Minutes after the previous step's email left the queue (after enrollment for step 1):
+     * 0..=525,600, fractions allowed; default 0.
+     */
+    delay_minutes?: number | null;
+};
+
+/**
+ * What a promotion made.
+ */
+export type Promoted = {
+    /**
+     * The draft, now `promoted`.
+     */
+    draft: DraftRecord;
+    /**
+     * The campaign with the draft as a step.
+     */
+    campaign: CampaignDetail;
 };
 
 export type PropertyType = {
@@ -2894,6 +3221,26 @@ export type RegistrationResponse = {
     token_endpoint_auth_method: string;
     grant_types: Array<string>;
     response_types: Array<string>;
+};
+
+/**
+ * Why an approval is rejected. Unknown fields are refused.
+ */
+export type RejectApproval = {
+    /**
+     * Required: why, for whoever asked: 1..=1,000 characters, not blank (stored trimmed).
+     */
+    reason: string;
+};
+
+/**
+ * Why a draft is rejected. Unknown fields are refused.
+ */
+export type RejectDraft = {
+    /**
+     * Why, for whoever wrote it: at most 1,000 characters (stored trimmed; empty is none).
+     */
+    reason?: string | null;
 };
 
 /**
@@ -3177,17 +3524,35 @@ export type SendRequest = {
      */
     site_id: string;
     /**
-     * 1..=998 characters, not blank, one line.
+     * 1..=998 characters, not blank, one line. Required unless `template_id` names a template
+     * with a subject hint (then it replaces the hint). May hold template syntax (see
+     * Personalization).
      */
-    subject: string;
+    subject?: string | null;
     /**
-     * Not blank, at most 524,288 characters.
+     * Not blank, at most 524,288 characters. Exactly one of `html` and `template_id`. May hold
+     * template syntax (`{{ first_name | default("there") }}`, see Personalization), rendered
+     * for the recipient when sent; a syntax error is 400 `TEMPLATE_SYNTAX` naming the line and
+     * column.
      */
-    html: string;
+    html?: string | null;
     /**
-     * At most 524,288 characters; empty is absent.
+     * At most 524,288 characters; empty is absent. May hold template syntax.
      */
     text?: string | null;
+    /**
+     * An extension of the document's route: a template of the project (404
+     * `TEMPLATE_NOT_FOUND` otherwise, another project's included) whose HTML is sent, and
+     * whose subject hint stands in for an absent `subject`. Exactly one of `html` and
+     * `template_id`; the template must have HTML (422 `UNPROCESSABLE` otherwise).
+     */
+    template_id?: string | null;
+    /**
+     * Values the subject, HTML and text read as `data.*` (`{{ data.order_id }}`, see Personalization): an object of at most 50 members, any JSON values.
+     */
+    data?: {
+        [key: string]: unknown;
+    } | null;
     /**
      * Reply-To address (stored trimmed and lowercased); absent: none.
      */
@@ -3914,7 +4279,7 @@ export type UpdateTemplate = {
     category?: string | null;
     tags?: Array<string> | null;
     /**
-     * The template's HTML; blank clears it.
+     * The template's HTML; blank clears it. A template syntax error is 400 `TEMPLATE_SYNTAX`.
      */
     html?: string | null;
 };
@@ -4057,7 +4422,7 @@ export type WebhookDelivery = {
 /**
  * An event kind a subscription can ask for.
  */
-export type WebhookEvent = 'campaign.completed' | 'email.bounced' | 'email.complained' | 'contact.unsubscribed' | 'bounce_rate.warning' | 'domain.dns_lost';
+export type WebhookEvent = 'campaign.completed' | 'email.bounced' | 'email.complained' | 'contact.unsubscribed' | 'bounce_rate.warning' | 'domain.dns_lost' | 'approval.requested' | 'approval.decided';
 
 export type WebhookSecretAnswer = {
     /**
@@ -4322,7 +4687,7 @@ export type ReadyzData = {
 
 export type ReadyzErrors = {
     /**
-     * A required dependency does not answer; `checks` names each check `ok` or `failed` (the cause is logged, never answered)
+     * A required dependency does not answer; `checks` names each check `ok` or `failed` (the cause is logged, never answered).
      */
     503: unknown;
 };
@@ -4757,6 +5122,304 @@ export type AnalyticsConversionResponses = {
 
 export type AnalyticsConversionResponse = AnalyticsConversionResponses[keyof AnalyticsConversionResponses];
 
+export type ListPendingApprovalsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Items per page, 1..=100 (default 50).
+         */
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    url: '/api/v1/approvals';
+};
+
+export type ListPendingApprovalsErrors = {
+    /**
+     * Invalid limit or cursor
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ListPendingApprovalsError = ListPendingApprovalsErrors[keyof ListPendingApprovalsErrors];
+
+export type ListPendingApprovalsResponses = {
+    /**
+     * A page of pending approvals
+     */
+    200: PageApprovalRecord;
+};
+
+export type ListPendingApprovalsResponse = ListPendingApprovalsResponses[keyof ListPendingApprovalsResponses];
+
+export type CheckApprovalData = {
+    body?: never;
+    path: {
+        /**
+         * The approval's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/approvals/{id}';
+};
+
+export type CheckApprovalErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Not an approval of this project (`APPROVAL_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type CheckApprovalError = CheckApprovalErrors[keyof CheckApprovalErrors];
+
+export type CheckApprovalResponses = {
+    /**
+     * The approval
+     */
+    200: ApprovalRecord;
+};
+
+export type CheckApprovalResponse = CheckApprovalResponses[keyof CheckApprovalResponses];
+
+export type ApproveApprovalData = {
+    body?: never;
+    path: {
+        /**
+         * The approval's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/approvals/{id}/approve';
+};
+
+export type ApproveApprovalErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the approve right, or the credential is an OAuth client's token or an agent's key
+     */
+    403: MailError;
+    /**
+     * Not an approval of this project (`APPROVAL_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Decided already (`APPROVAL_DECIDED`: nothing runs again) or past its time (`APPROVAL_EXPIRED`); `details.status` says which. Or the action itself refused (its own code, such as `CAMPAIGN_NOT_READY`): the approval stays pending
+     */
+    409: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ApproveApprovalError = ApproveApprovalErrors[keyof ApproveApprovalErrors];
+
+export type ApproveApprovalResponses = {
+    /**
+     * Approved; the action ran (`result`)
+     */
+    200: ApprovalRecord;
+};
+
+export type ApproveApprovalResponse = ApproveApprovalResponses[keyof ApproveApprovalResponses];
+
+export type RejectApprovalData = {
+    body: RejectApproval;
+    path: {
+        /**
+         * The approval's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/approvals/{id}/reject';
+};
+
+export type RejectApprovalErrors = {
+    /**
+     * `id` is not a UUID, or `reason` missing or invalid
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the approve right, or the credential is an OAuth client's token or an agent's key
+     */
+    403: MailError;
+    /**
+     * Not an approval of this project (`APPROVAL_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Decided already (`APPROVAL_DECIDED`) or past its time (`APPROVAL_EXPIRED`)
+     */
+    409: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type RejectApprovalError = RejectApprovalErrors[keyof RejectApprovalErrors];
+
+export type RejectApprovalResponses = {
+    /**
+     * Rejected
+     */
+    200: ApprovalRecord;
+};
+
+export type RejectApprovalResponse = RejectApprovalResponses[keyof RejectApprovalResponses];
+
+export type GetApprovalPolicyData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/approval-policy';
+};
+
+export type GetApprovalPolicyErrors = {
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type GetApprovalPolicyError = GetApprovalPolicyErrors[keyof GetApprovalPolicyErrors];
+
+export type GetApprovalPolicyResponses = {
+    /**
+     * The policy
+     */
+    200: ApprovalPolicy;
+};
+
+export type GetApprovalPolicyResponse = GetApprovalPolicyResponses[keyof GetApprovalPolicyResponses];
+
+export type PutApprovalPolicyData = {
+    body: ApprovalPolicy;
+    path?: never;
+    query?: never;
+    url: '/api/v1/approval-policy';
+};
+
+export type PutApprovalPolicyErrors = {
+    /**
+     * A missing or invalid field (named in `details.field`)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the admin scope, or is an agent's
+     */
+    403: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type PutApprovalPolicyError = PutApprovalPolicyErrors[keyof PutApprovalPolicyErrors];
+
+export type PutApprovalPolicyResponses = {
+    /**
+     * The policy as set
+     */
+    200: ApprovalPolicy;
+};
+
+export type PutApprovalPolicyResponse = PutApprovalPolicyResponses[keyof PutApprovalPolicyResponses];
+
 export type GetCampaignCalendarData = {
     body?: never;
     path?: never;
@@ -4979,7 +5642,7 @@ export type AddCampaignStepData = {
 
 export type AddCampaignStepErrors = {
     /**
-     * `id` is not a UUID, a missing or invalid field (named in `details.field`), bad Idempotency-Key, or body too large
+     * `id` is not a UUID, a missing or invalid field (named in `details.field`), bad Idempotency-Key, a template syntax error in the subject, HTML or text (`TEMPLATE_SYNTAX`: `details` names the field, line and column), or body too large
      */
     400: MailError;
     /**
@@ -5145,7 +5808,7 @@ export type UpdateCampaignStepData = {
 
 export type UpdateCampaignStepErrors = {
     /**
-     * `id` is not a UUID, an invalid field (named in `details.field`), or body too large
+     * `id` is not a UUID, an invalid field (named in `details.field`), a template syntax error (`TEMPLATE_SYNTAX`), or body too large
      */
     400: MailError;
     /**
@@ -5246,6 +5909,10 @@ export type LaunchCampaignResponses = {
      * The active campaign and how many contacts it enrolled (or the replayed answer)
      */
     201: Launched;
+    /**
+     * The launch waits for a person's approval under the project's approval policy: nothing was made or sent
+     */
+    202: ApprovalRequired;
 };
 
 export type LaunchCampaignResponse = LaunchCampaignResponses[keyof LaunchCampaignResponses];
@@ -5590,6 +6257,10 @@ export type UpdateCampaignStatusResponses = {
      * The campaign in its new status
      */
     200: Campaign;
+    /**
+     * Making it active waits for a person's approval under the project's approval policy: nothing was done
+     */
+    202: ApprovalRequired;
 };
 
 export type UpdateCampaignStatusResponse = UpdateCampaignStatusResponses[keyof UpdateCampaignStatusResponses];
@@ -7002,6 +7673,354 @@ export type RefreshDomainDnsResponses = {
 };
 
 export type RefreshDomainDnsResponse = RefreshDomainDnsResponses[keyof RefreshDomainDnsResponses];
+
+export type ListDraftsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Only this site's drafts (404 when it is not a site of the project).
+         */
+        site_id?: string;
+        /**
+         * Where a draft stands: `pending` until a person decides; `approved` drafts can be promoted
+         * (once: then `promoted`); `rejected` ones cannot.
+         */
+        status?: 'pending' | 'approved' | 'rejected' | 'promoted';
+        /**
+         * Items per page, 1..=100 (default 50).
+         */
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    url: '/api/v1/drafts';
+};
+
+export type ListDraftsErrors = {
+    /**
+     * Invalid limit, cursor, site_id or status
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * `site_id` is not a site of this project (`SITE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ListDraftsError = ListDraftsErrors[keyof ListDraftsErrors];
+
+export type ListDraftsResponses = {
+    /**
+     * A page of drafts
+     */
+    200: PageDraftRecord;
+};
+
+export type ListDraftsResponse = ListDraftsResponses[keyof ListDraftsResponses];
+
+export type CreateDraftData = {
+    body: CreateDraft;
+    headers?: {
+        /**
+         * 1..=255 visible ASCII characters. A retry with the same key and body answers the first
+         * answer again (header `Idempotent-Replayed: true`) and creates nothing; the same key
+         * with another body answers 409 `IDEMPOTENCY_KEY_REUSED`. Keys are kept 24 hours.
+         */
+        'Idempotency-Key'?: string | null;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/v1/drafts';
+};
+
+export type CreateDraftErrors = {
+    /**
+     * Missing or invalid field (named in `details.field`), bad Idempotency-Key, or body too large
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * `site_id` is not a site of this project (`SITE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * The Idempotency-Key was used with another body (`IDEMPOTENCY_KEY_REUSED`)
+     */
+    409: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type CreateDraftError = CreateDraftErrors[keyof CreateDraftErrors];
+
+export type CreateDraftResponses = {
+    /**
+     * Created (or replayed), status `pending`
+     */
+    201: DraftRecord;
+};
+
+export type CreateDraftResponse = CreateDraftResponses[keyof CreateDraftResponses];
+
+export type GetDraftData = {
+    body?: never;
+    path: {
+        /**
+         * The draft's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/drafts/{id}';
+};
+
+export type GetDraftErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Not a draft of this project (`DRAFT_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type GetDraftError = GetDraftErrors[keyof GetDraftErrors];
+
+export type GetDraftResponses = {
+    /**
+     * The draft
+     */
+    200: DraftRecord;
+};
+
+export type GetDraftResponse = GetDraftResponses[keyof GetDraftResponses];
+
+export type ApproveDraftData = {
+    body?: never;
+    path: {
+        /**
+         * The draft's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/drafts/{id}/approve';
+};
+
+export type ApproveDraftErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope, or the credential is an OAuth client's token
+     */
+    403: MailError;
+    /**
+     * Not a draft of this project (`DRAFT_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * The draft was rejected or promoted already (`INVALID_TRANSITION`)
+     */
+    409: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ApproveDraftError = ApproveDraftErrors[keyof ApproveDraftErrors];
+
+export type ApproveDraftResponses = {
+    /**
+     * The draft, `approved`
+     */
+    200: DraftRecord;
+};
+
+export type ApproveDraftResponse = ApproveDraftResponses[keyof ApproveDraftResponses];
+
+export type RejectDraftData = {
+    body: RejectDraft;
+    path: {
+        /**
+         * The draft's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/drafts/{id}/reject';
+};
+
+export type RejectDraftErrors = {
+    /**
+     * `id` is not a UUID, an invalid field (named in `details.field`), or body too large
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope, or the credential is an OAuth client's token
+     */
+    403: MailError;
+    /**
+     * Not a draft of this project (`DRAFT_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * The draft was approved or promoted already (`INVALID_TRANSITION`)
+     */
+    409: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type RejectDraftError = RejectDraftErrors[keyof RejectDraftErrors];
+
+export type RejectDraftResponses = {
+    /**
+     * The draft, `rejected`
+     */
+    200: DraftRecord;
+};
+
+export type RejectDraftResponse = RejectDraftResponses[keyof RejectDraftResponses];
+
+export type PromoteDraftData = {
+    body: PromoteDraft;
+    path: {
+        /**
+         * The draft's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/drafts/{id}/promote';
+};
+
+export type PromoteDraftErrors = {
+    /**
+     * `id` is not a UUID, an invalid field (named in `details.field`), or body too large
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not a draft of this project (`DRAFT_NOT_FOUND`), or `campaign_id` is not a campaign of it (`CAMPAIGN_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * The draft is not approved, or was promoted already (`DRAFT_NOT_APPROVED`); the campaign is another site's (`CONFLICT`) or has 50 steps (`TOO_MANY_STEPS`)
+     */
+    409: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type PromoteDraftError = PromoteDraftErrors[keyof PromoteDraftErrors];
+
+export type PromoteDraftResponses = {
+    /**
+     * The draft, `promoted`, and its campaign
+     */
+    200: Promoted;
+};
+
+export type PromoteDraftResponse = PromoteDraftResponses[keyof PromoteDraftResponses];
 
 export type ListEmailsData = {
     body?: never;
@@ -9119,7 +10138,7 @@ export type SendData = {
 
 export type SendErrors = {
     /**
-     * Missing or invalid field (address syntax, subject over 998 characters, a header a sender may not set, named), or body too large
+     * Missing or invalid field (address syntax, subject over 998 characters, a header a sender may not set, both or neither of `html` and `template_id`, named), a template syntax error (`TEMPLATE_SYNTAX`, naming the field, line and column in `details`), or body too large
      */
     400: MailError;
     /**
@@ -9131,7 +10150,7 @@ export type SendErrors = {
      */
     403: MailError;
     /**
-     * `site_id` is not a site of the project (`SITE_NOT_FOUND`)
+     * `site_id` is not a site of the project (`SITE_NOT_FOUND`), or `template_id` not a template of the project (`TEMPLATE_NOT_FOUND`)
      */
     404: MailError;
     /**
@@ -10137,7 +11156,7 @@ export type CreateTemplateData = {
 
 export type CreateTemplateErrors = {
     /**
-     * Missing or invalid field (named in the message and in `details.field`), bad Idempotency-Key, or body too large
+     * Missing or invalid field (named in the message and in `details.field`), bad Idempotency-Key, a template syntax error (`TEMPLATE_SYNTAX`: `details` names the field, line and column), or body too large
      */
     400: MailError;
     /**
@@ -10299,7 +11318,7 @@ export type UpdateTemplateData = {
 
 export type UpdateTemplateErrors = {
     /**
-     * `id` is not a UUID, an invalid field (`details.field` names it), or body too large
+     * `id` is not a UUID, an invalid field (`details.field` names it), a template syntax error (`TEMPLATE_SYNTAX`), or body too large
      */
     400: MailError;
     /**

@@ -382,8 +382,9 @@ export type ConnectorIntake = {
     workspace_id?: null | string;
     /**
      * What the connector asks to do, 1..=200 characters, not blank (stored trimmed). One
-     * starting with `lead` (any case) queues a lead (`lead_queued`, no proposal); anything
-     * else, or none, makes a pending proposal (`proposed`).
+     * starting with `lead` (any case) queues a lead (`lead_queued`, no proposal: a pending
+     * lead, listed by `GET /leads`, announced by a producer signal); anything else, or none,
+     * makes a pending proposal (`proposed`).
      */
     requested_capability?: string | null;
 };
@@ -1290,6 +1291,10 @@ export type IntakeResult = {
      * The pending proposal (`proposed` only; absent for `lead_queued`).
      */
     proposal_id?: string;
+    /**
+     * The pending lead (`lead_queued` only; see `GET /leads`).
+     */
+    lead_id?: string;
 };
 
 /**
@@ -1315,6 +1320,41 @@ export type KernelExport = {
     version: number;
     updated_at: string;
     exported_at: string;
+};
+
+/**
+ * A lead a connector queued, waiting for (or given) a first-party decision.
+ */
+export type Lead = {
+    id: string;
+    status: 'pending' | 'accepted' | 'dismissed';
+    /**
+     * The intake's ledger row.
+     */
+    ledger_id: string;
+    /**
+     * The AI product a connector speaks for.
+     */
+    ai_vendor: 'chatgpt' | 'claude' | 'gemini' | 'custom';
+    /**
+     * What the connector asked for (it starts with `lead`).
+     */
+    requested_capability?: string | null;
+    workspace_id?: string | null;
+    /**
+     * The lead exactly as the connector sent it; never interpreted or executed.
+     */
+    raw_content: string;
+    /**
+     * The producer signal written when the lead arrived (null for leads queued before
+     * leads were announced).
+     */
+    signal_id?: string | null;
+    created_at: string;
+    /**
+     * When it was accepted or dismissed (null while pending).
+     */
+    decided_at?: string | null;
 };
 
 /**
@@ -1777,6 +1817,44 @@ export type PageFeedItem = {
     next_cursor?: string | null;
 };
 
+export type PageLead = {
+    data: Array<{
+        id: string;
+        status: 'pending' | 'accepted' | 'dismissed';
+        /**
+         * The intake's ledger row.
+         */
+        ledger_id: string;
+        /**
+         * The AI product a connector speaks for.
+         */
+        ai_vendor: 'chatgpt' | 'claude' | 'gemini' | 'custom';
+        /**
+         * What the connector asked for (it starts with `lead`).
+         */
+        requested_capability?: string | null;
+        workspace_id?: string | null;
+        /**
+         * The lead exactly as the connector sent it; never interpreted or executed.
+         */
+        raw_content: string;
+        /**
+         * The producer signal written when the lead arrived (null for leads queued before
+         * leads were announced).
+         */
+        signal_id?: string | null;
+        created_at: string;
+        /**
+         * When it was accepted or dismissed (null while pending).
+         */
+        decided_at?: string | null;
+    }>;
+    /**
+     * Pass as `cursor` to get the next page; null on the last page.
+     */
+    next_cursor?: string | null;
+};
+
 export type PageMemoryConfidenceItem = {
     data: Array<{
         /**
@@ -1848,9 +1926,35 @@ export type PageProposal = {
         decided_at?: string | null;
         /**
          * Approved: the free-form memory entries its content became (in order; content longer
-         * than an entry's 10,000 characters is split). Empty otherwise.
+         * than an entry's 10,000 characters is split). Empty otherwise, and for a marketing
+         * action.
          */
         memory_entry_ids: Array<string>;
+        /**
+         * Who proposed it: a connector's intake, or an autonomous marketing run's plan.
+         */
+        origin: 'connector' | 'autonomous_marketing';
+        /**
+         * The autonomous marketing run whose plan holds this action (null for a connector's).
+         */
+        run_id?: string | null;
+        /**
+         * A marketing action's channel, as the model named it (`raw_content` is the action).
+         */
+        channel?: string | null;
+        /**
+         * Why the model proposes the action.
+         */
+        rationale?: string | null;
+        /**
+         * 1 (first) to 5, as the model ranked it (null when it gave none).
+         */
+        priority?: number | null;
+        /**
+         * An approved marketing action: the decision it was recorded as (in the decision index,
+         * its reasoning naming the run).
+         */
+        decision_id?: string | null;
     }>;
     /**
      * Pass as `cursor` to get the next page; null on the last page.
@@ -2205,9 +2309,35 @@ export type Proposal = {
     decided_at?: string | null;
     /**
      * Approved: the free-form memory entries its content became (in order; content longer
-     * than an entry's 10,000 characters is split). Empty otherwise.
+     * than an entry's 10,000 characters is split). Empty otherwise, and for a marketing
+     * action.
      */
     memory_entry_ids: Array<string>;
+    /**
+     * Who proposed it: a connector's intake, or an autonomous marketing run's plan.
+     */
+    origin: 'connector' | 'autonomous_marketing';
+    /**
+     * The autonomous marketing run whose plan holds this action (null for a connector's).
+     */
+    run_id?: string | null;
+    /**
+     * A marketing action's channel, as the model named it (`raw_content` is the action).
+     */
+    channel?: string | null;
+    /**
+     * Why the model proposes the action.
+     */
+    rationale?: string | null;
+    /**
+     * 1 (first) to 5, as the model ranked it (null when it gave none).
+     */
+    priority?: number | null;
+    /**
+     * An approved marketing action: the decision it was recorded as (in the decision index,
+     * its reasoning naming the run).
+     */
+    decision_id?: string | null;
 };
 
 /**
@@ -3102,7 +3232,7 @@ export type ReadyzData = {
 
 export type ReadyzErrors = {
     /**
-     * A required dependency does not answer; `checks` names each check `ok` or `failed` (the cause is logged, never answered)
+     * A required dependency does not answer; `checks` names each check `ok` or `failed` (the cause is logged, never answered).
      */
     503: unknown;
 };
@@ -3897,7 +4027,7 @@ export type CreateContentBriefErrors = {
      */
     404: MemoryError;
     /**
-     * The caller has no model credential (`POST /byok`, service `openai`)
+     * The deployment has no language model (the message starts with `LLM_NOT_CONFIGURED`; nothing is recorded), or the caller has no model credential (`POST /byok`, service `openai`)
      */
     422: MemoryError;
     /**
@@ -5145,6 +5275,180 @@ export type ExportKernelMarkdownResponses = {
 
 export type ExportKernelMarkdownResponse = ExportKernelMarkdownResponses[keyof ExportKernelMarkdownResponses];
 
+export type ListLeadsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Only leads of this status.
+         */
+        status?: 'pending' | 'accepted' | 'dismissed';
+        /**
+         * Items per page, 1..=100 (default 50).
+         */
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    url: '/api/v1/leads';
+};
+
+export type ListLeadsErrors = {
+    /**
+     * Invalid status, limit or cursor
+     */
+    400: MemoryError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MemoryError;
+    /**
+     * The credential lacks the read scope
+     */
+    403: MemoryError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MemoryRateLimited;
+    /**
+     * Internal error
+     */
+    500: MemoryError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MemoryError;
+};
+
+export type ListLeadsError = ListLeadsErrors[keyof ListLeadsErrors];
+
+export type ListLeadsResponses = {
+    /**
+     * A page of leads, oldest first
+     */
+    200: PageLead;
+};
+
+export type ListLeadsResponse = ListLeadsResponses[keyof ListLeadsResponses];
+
+export type AcceptLeadData = {
+    body?: never;
+    path: {
+        /**
+         * The lead's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/leads/{id}/accept';
+};
+
+export type AcceptLeadErrors = {
+    /**
+     * The id is not a UUID
+     */
+    400: MemoryError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MemoryError;
+    /**
+     * A connector token (decisions need a first-party credential: an API key or the dashboard), or a credential without the write scope
+     */
+    403: MemoryError;
+    /**
+     * No such lead of the caller
+     */
+    404: MemoryError;
+    /**
+     * The lead was already accepted or dismissed
+     */
+    409: MemoryError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MemoryRateLimited;
+    /**
+     * Internal error
+     */
+    500: MemoryError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MemoryError;
+};
+
+export type AcceptLeadError = AcceptLeadErrors[keyof AcceptLeadErrors];
+
+export type AcceptLeadResponses = {
+    /**
+     * Accepted
+     */
+    200: Lead;
+};
+
+export type AcceptLeadResponse = AcceptLeadResponses[keyof AcceptLeadResponses];
+
+export type DismissLeadData = {
+    body?: never;
+    path: {
+        /**
+         * The lead's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/leads/{id}/dismiss';
+};
+
+export type DismissLeadErrors = {
+    /**
+     * The id is not a UUID
+     */
+    400: MemoryError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MemoryError;
+    /**
+     * A connector token (decisions need a first-party credential: an API key or the dashboard), or a credential without the write scope
+     */
+    403: MemoryError;
+    /**
+     * No such lead of the caller
+     */
+    404: MemoryError;
+    /**
+     * The lead was already accepted or dismissed
+     */
+    409: MemoryError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MemoryRateLimited;
+    /**
+     * Internal error
+     */
+    500: MemoryError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MemoryError;
+};
+
+export type DismissLeadError = DismissLeadErrors[keyof DismissLeadErrors];
+
+export type DismissLeadResponses = {
+    /**
+     * Dismissed
+     */
+    200: Lead;
+};
+
+export type DismissLeadResponse = DismissLeadResponses[keyof DismissLeadResponses];
+
 export type RunAutonomousMarketingData = {
     body: AutonomousRunRequest;
     path?: never;
@@ -5170,7 +5474,7 @@ export type RunAutonomousMarketingErrors = {
      */
     404: MemoryError;
     /**
-     * The caller has no model credential (`POST /byok`, service `openai`)
+     * The deployment has no language model (the message starts with `LLM_NOT_CONFIGURED`; nothing is recorded), or the caller has no model credential (`POST /byok`, service `openai`)
      */
     422: MemoryError;
     /**
@@ -5277,7 +5581,7 @@ export type RunCompetitorWatchErrors = {
      */
     404: MemoryError;
     /**
-     * The caller has no model credential (`POST /byok`, service `openai`)
+     * The deployment has no language model (the message starts with `LLM_NOT_CONFIGURED`; nothing is recorded), or the caller has no model credential (`POST /byok`, service `openai`)
      */
     422: MemoryError;
     /**
@@ -6010,7 +6314,7 @@ export type ApproveProposalError = ApproveProposalErrors[keyof ApproveProposalEr
 
 export type ApproveProposalResponses = {
     /**
-     * Approved and applied: `memory_entry_ids` names the free-form entries its content became (embedded by the background pass); the feed has a `decision` item for it
+     * Approved and applied: `memory_entry_ids` names the free-form entries a connector's content became (embedded by the background pass), `decision_id` the decision a marketing action became; the feed has a `decision` item for it
      */
     200: Proposal;
 };

@@ -186,6 +186,39 @@ test('mail-api: every operation', async () => {
   // No model is configured for this deployment: nothing is invented.
   await expect(m.generateEmail({ body: { site_id: site, brief: 'Spring seeds' } }), 422);
 
+  // Drafts: written, approved or rejected, promoted to a campaign once.
+  const draft = (await expect(
+    m.createDraft({
+      body: { site_id: site, subject: 'Spring', body_html: '<p>Spring</p>', text: 'Spring' },
+      headers: { 'Idempotency-Key': 'ts-draft-1' },
+    }),
+    201,
+  )).data.id;
+  await expect(m.listDrafts({ query: { status: 'pending', limit: 10 } }), 200);
+  await expect(m.getDraft({ path: { id: draft } }), 200);
+  await expect(m.approveDraft({ path: { id: draft } }), 200);
+  const promoted = (await expect(m.promoteDraft({ path: { id: draft }, body: { name: 'Spring', delay_minutes: 0 } }), 200)).data;
+  const loud = (await expect(m.createDraft({ body: { site_id: site, subject: 'Loud', body_html: '<p>!</p>' } }), 201)).data.id;
+  await expect(m.rejectDraft({ path: { id: loud }, body: { reason: 'Off-brand' } }), 200);
+
+  // Approvals: an action held back by the policy, approved and rejected with a key holding the approve right.
+  const policy = (await expect(m.getApprovalPolicy(), 200)).data;
+  await expect(m.putApprovalPolicy({ body: { ...policy, applies_to: 'everyone', expires_after_minutes: 60 } }), 200);
+  const approver = (await expect(m.createApiKey({ body: { name: 'approver', scope: 'write', approve: true } }), 201)).data;
+  const approving = createMailClient({ ...options, apiKey: approver.secret });
+  const held = (await expect(m.updateCampaignStatus({ path: { id: promoted.campaign.id }, body: { status: 'active' } }), 202)).data as {
+    approval_id: string;
+  };
+  await expect(m.listPendingApprovals({ query: { limit: 10 } }), 200);
+  await expect(m.checkApproval({ path: { id: held.approval_id } }), 200);
+  await expect(approving.approveApproval({ path: { id: held.approval_id } }), 200);
+  const later = (await expect(
+    m.launchCampaign({ body: { name: 'Later', site_id: site, emails: [{ subject: 'Later', html: '<p>Later</p>' }], audience: 'none' } }),
+    202,
+  )).data as { approval_id: string };
+  await expect(approving.rejectApproval({ path: { id: later.approval_id }, body: { reason: 'Not now' } }), 200);
+  await expect(m.putApprovalPolicy({ body: policy }), 200);
+
   const template = (await expect(m.createTemplate({ body: { name: 'Welcome', brief: 'Say hello' } }), 201)).data.id;
   await expect(m.listTemplates(), 200);
   await expect(m.getTemplate({ path: { id: template } }), 200);

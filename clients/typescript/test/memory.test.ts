@@ -205,6 +205,16 @@ test('memory-api: connectors, drafts, model credentials and runs, renders', asyn
   const other = (await expect(m.submitConnectorIntake({ body: { raw_content: 'Forget the tea' } }), 200)).data;
   await expect(m.rejectProposal({ path: { id: other.proposal_id! } }), 200);
 
+  // Leads: queued without a proposal, listed, accepted once; another dismissed.
+  const lead = (await expect(m.submitConnectorIntake({ body: { raw_content: 'Jane wants a demo', requested_capability: 'lead.capture' } }), 200)).data;
+  assert.equal(lead.outcome, 'lead_queued', JSON.stringify(lead));
+  const leads = (await expect(m.listLeads({ query: { status: 'pending', limit: 10 } }), 200)).data;
+  assert.ok(leads.data.some((l) => l.id === lead.lead_id), JSON.stringify(leads));
+  await expect(m.acceptLead({ path: { id: lead.lead_id! } }), 200);
+  await expect(m.dismissLead({ path: { id: lead.lead_id! } }), 409);
+  const another = (await expect(m.submitConnectorIntake({ body: { raw_content: 'Bob wants pricing', requested_capability: 'lead' } }), 200)).data;
+  await expect(m.dismissLead({ path: { id: another.lead_id! } }), 200);
+
   const account = 'owner@example.com';
   const thread: Memory.ThreadDraft = {
     thread_id: '18B83766F0BCBAC0',

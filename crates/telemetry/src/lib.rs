@@ -100,6 +100,8 @@ fn otlp_provider(
     endpoint: &str,
 ) -> Result<SdkTracerProvider, opentelemetry_otlp::ExporterBuildError> {
     use opentelemetry_otlp::{WithExportConfig as _, WithHttpConfig as _};
+    // The exporter's HTTP client needs the workspace's TLS provider, even for http://.
+    tls_kit::install();
     let exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .with_endpoint(format!("{}/v1/traces", endpoint.trim_end_matches('/')))

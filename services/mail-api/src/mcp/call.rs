@@ -174,22 +174,7 @@ async fn issue(
 
 /// `value` as JSON text with every object's keys sorted, so equal arguments hash equally.
 fn canonical(value: &Value) -> String {
-    fn sorted(value: &Value) -> Value {
-        match value {
-            Value::Object(members) => {
-                let mut keys: Vec<&String> = members.keys().collect();
-                keys.sort();
-                let mut out = Map::new();
-                for key in keys {
-                    out.insert(key.clone(), sorted(&members[key]));
-                }
-                Value::Object(out)
-            }
-            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
-            other => other.clone(),
-        }
-    }
-    sorted(value).to_string()
+    crate::domain::canonical::canonical(value).to_string()
 }
 
 #[cfg(test)]

@@ -12,13 +12,14 @@ use chrono::{DateTime, TimeDelta, Utc};
 use diesel_async::{AsyncConnection as _, AsyncPgConnection};
 use http_kit::{ApiError, Page, PageParams, Validate};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::AppState;
 use crate::db::approvals::{self, Approval, NewApproval, Policy};
 use crate::db::outbound_events::{self, APPROVAL_DECIDED, APPROVAL_REQUESTED};
+use crate::domain::canonical::canonical;
 use crate::domain::error_code::MailErrorCode;
 
 /// Default expiry of a pending approval: a day.
@@ -317,23 +318,6 @@ pub struct ApprovalRequired {
     pub expires_at: DateTime<Utc>,
     /// What happens next.
     pub next: String,
-}
-
-/// `value` with every object's keys sorted, so equal arguments hash equally.
-fn canonical(value: &Value) -> Value {
-    match value {
-        Value::Object(members) => {
-            let mut keys: Vec<&String> = members.keys().collect();
-            keys.sort();
-            let mut out = Map::new();
-            for key in keys {
-                out.insert(key.clone(), canonical(&members[key]));
-            }
-            Value::Object(out)
-        }
-        Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
-        other => other.clone(),
-    }
 }
 
 fn hash_of(arguments: &Value) -> [u8; 32] {

@@ -192,6 +192,11 @@ cleanup() {
         wait "$pid" 2>/dev/null || true
     done
     ((${#PIDS[@]} == 0)) || log "bench: services stopped"
+    # A scenario failed: still print the summary of those that ran before it.
+    if ((rc != 0)) && [[ -z ${REPORTED:-} && -s ${SCENARIOS:-} ]]; then
+        warn "bench: stopped early; the scenarios that ran:"
+        python3 "$ROOT/scripts/bench/report.py" "$SCENARIOS" "$OUT/results.json" || true
+    fi
     if [[ ${AUTOVACUUM_WAS:-on} != on ]]; then
         psql_pg -d postgres -c "ALTER SYSTEM RESET autovacuum" -c "SELECT pg_reload_conf()" >/dev/null ||
             warn "could not restore the server's autovacuum setting"
@@ -437,9 +442,16 @@ run_pgbench() {
     log "bench: $id  $name  (pgbench, ${BENCH_DURATION}s, ${CONNECTIONS:-$BENCH_CONNECTIONS} connections)"
     # `run` tells a script's warm-up from its measured run (the upsert script names its
     # new contacts after it, so the measured run inserts as many as the warm-up did).
+    # Every client needs a server connection beside the pools of the services still running
+    # (16 each by default): say so plainly rather than let pgbench fail on "too many clients".
+    local free
+    free="$(psql_pg -d postgres -c "SELECT current_setting('max_connections')::int
+        - current_setting('superuser_reserved_connections')::int - count(*) FROM pg_stat_activity")"
+    ((free >= ${CONNECTIONS:-$BENCH_CONNECTIONS})) ||
+        die "scenario $id needs ${CONNECTIONS:-$BENCH_CONNECTIONS} connections and the server has $free free (max_connections)"
     if ((BENCH_WARMUP > 0)); then
-        PGPASSFILE=/dev/null/none pgbench "${args[@]}" -D run=warmup -T "$BENCH_WARMUP" "$db" >/dev/null 2>&1 ||
-            die "pgbench warm-up failed in scenario $id"
+        PGPASSFILE=/dev/null/none pgbench "${args[@]}" -D run=warmup -T "$BENCH_WARMUP" "$db" >"$out.warmup" 2>&1 ||
+            { tail -n 30 "$out.warmup" >&2; die "pgbench warm-up failed in scenario $id"; }
     fi
     PGPASSFILE=/dev/null/none pgbench "${args[@]}" -D run=measure -T "$BENCH_DURATION" \
         --log --log-prefix="$WORK/pgbench-$id" "$db" >"$out" 2>&1 ||
@@ -988,7 +1000,11 @@ EOF
         die "the signals route's SQL no longer matches the schema; update scripts/bench.sh: $rows"
     [[ $(grep -c . <<<"$rows") -eq $N ]] ||
         die "the signals route's SQL answered $(grep -c . <<<"$rows") rows, not $N: $(head -c 500 <<<"$rows")"
-    ROWS_PER_REQUEST="$N" CONNECTIONS="$SIGNAL_CONNS" run_pgbench w \
+    # The route reaches the database through memory-api's pool (16 connections, the default
+    # of crates/store): that is the concurrency the statement runs at, so w uses as many
+    # clients. (32 clients beside the services' pools exceeded the server's 100 connections:
+    # "pgbench warm-up failed in scenario w".)
+    ROWS_PER_REQUEST="$N" CONNECTIONS="${BENCH_SIGNAL_DB_CONNECTIONS:-16}" run_pgbench w \
         "pgbench bench_memory: the transaction of v ($N-row INSERT ... ON CONFLICT)" \
         bench_memory "$WORK/signals.sql"
     cp "$WORK/signals.sql" "$OUT/raw/w.sql"
@@ -998,6 +1014,7 @@ fi
 ! memory_scenarios || bash "$ROOT/scripts/bench/retrieval.sh" "$BIN" "$OUT"
 
 # -------------------------------------------------------------------------- report
+REPORTED=1
 python3 "$ROOT/scripts/bench/report.py" "$SCENARIOS" "$OUT/results.json"
 if memory_scenarios; then
     python3 "$ROOT/scripts/bench/retrieval_eval.py" table "$OUT/retrieval.jsonl" "$OUT/results.json"

@@ -5,6 +5,9 @@
 # scripts/requirements-browser-tests.txt): a connector's authorization request, the sign-in
 # and consent pages, the connected apps, and the approval of the connector's proposal. A
 # screenshot of each page lands in ${CARGO_TARGET_DIR:-target}/screenshots. Then
+# tests/browser/mail_dashboard_test.py: an agent's launch waits for a person, who approves it on
+# mail's dashboard; every dashboard page passes axe-core (npm, pinned in
+# tests/browser/axe/package-lock.json, installed with npm ci into the tool cache). Then
 # tests/browser/reference_test.py loads each API's landing page and API reference with the
 # network cut off, and checks that every operation of its OpenAPI document is shown. Nothing is
 # skipped: chromium, chromedriver and the venv are installed by scripts/tools.sh when missing.
@@ -41,6 +44,27 @@ mkdir -p "$SCREENSHOT_DIR"
 MEMORY_SIGN_IN_EMAIL="$MEMORY_SIGN_IN_EMAIL" MEMORY_SIGN_IN_PASSWORD="$MEMORY_SIGN_IN_PASSWORD" \
     SCREENSHOT_DIR="$SCREENSHOT_DIR" CHROMIUM="$(command -v chromium)" \
     CHROMEDRIVER="$(command -v chromedriver)" "$VENV/bin/python" tests/browser/dashboard_test.py
+
+# axe-core, from the registry through the lock file; a second run only compares the lock.
+AXE="$CACHE_DIR/browser-axe"
+if ! cmp -s "$ROOT/tests/browser/axe/package-lock.json" "$AXE/package-lock.json" ||
+    [[ ! -f $AXE/node_modules/axe-core/axe.min.js ]]; then
+    command -v npm >/dev/null || bash "$ROOT/scripts/tools.sh" >&2
+    mkdir -p "$AXE"
+    rm -f "$AXE/package-lock.json"
+    cp "$ROOT/tests/browser/axe/package.json" "$AXE/package.json"
+    cp "$ROOT/tests/browser/axe/package-lock.json" "$AXE/package-lock.json"
+    (cd "$AXE" && npm ci --ignore-scripts --no-audit --no-fund --silent) >&2 ||
+        { rm -f "$AXE/package-lock.json"; die "npm ci of axe-core failed"; }
+fi
+MAIL_SIGN_IN_EMAIL="browser-$$@example.com"
+MAIL_SIGN_IN_PASSWORD="$(head -c 18 /dev/urandom | base64)"
+printf '%s\n' "$MAIL_SIGN_IN_PASSWORD" | "$STACK_BIN/admin" --mail-db "$MAIL_DATABASE_URL" \
+    mail create-sign-in --email "$MAIL_SIGN_IN_EMAIL" --project "$MAIL_PROJECT_ID" >/dev/null
+MAIL_SIGN_IN_EMAIL="$MAIL_SIGN_IN_EMAIL" MAIL_SIGN_IN_PASSWORD="$MAIL_SIGN_IN_PASSWORD" \
+    AXE_JS="$AXE/node_modules/axe-core/axe.min.js" SCREENSHOT_DIR="$SCREENSHOT_DIR" \
+    CHROMIUM="$(command -v chromium)" CHROMEDRIVER="$(command -v chromedriver)" \
+    "$VENV/bin/python" tests/browser/mail_dashboard_test.py
 SCREENSHOT_DIR="$SCREENSHOT_DIR" CHROMIUM="$(command -v chromium)" \
     CHROMEDRIVER="$(command -v chromedriver)" "$VENV/bin/python" tests/browser/reference_test.py
 log "browser test: screenshots in $SCREENSHOT_DIR"

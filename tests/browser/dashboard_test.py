@@ -10,109 +10,29 @@ MEMORY_SIGN_IN_PASSWORD, SCREENSHOT_DIR, CHROMIUM, CHROMEDRIVER.
 import base64
 import hashlib
 import http.server
-import json
 import os
 import secrets
 import sys
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
-from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
+
+import browser_kit
+from browser_kit import Callback, expect, shot, submit
 
 BASE = os.environ["MEMORY_URL"]
 KEY = os.environ["MEMORY_KEY"]
 EMAIL = os.environ["MEMORY_SIGN_IN_EMAIL"]
 PASSWORD = os.environ["MEMORY_SIGN_IN_PASSWORD"]
-SHOTS = os.environ["SCREENSHOT_DIR"]
 CLIENT_NAME = "Browser test connector"
 
 
 def call(method, path, body=None, token=None, form=None):
-    headers = {}
-    data = None
-    if body is not None:
-        data = json.dumps(body).encode()
-        headers["content-type"] = "application/json"
-    if form is not None:
-        data = urllib.parse.urlencode(form).encode()
-        headers["content-type"] = "application/x-www-form-urlencoded"
-    if token:
-        headers["authorization"] = f"Bearer {token}"
-    req = urllib.request.Request(BASE + path, data=data, headers=headers, method=method)
-    try:
-        with urllib.request.urlopen(req, timeout=20) as res:
-            raw = res.read()
-            return res.status, json.loads(raw) if raw else None
-    except urllib.error.HTTPError as err:
-        raw = err.read()
-        try:
-            return err.code, json.loads(raw)
-        except ValueError:
-            return err.code, raw.decode(errors="replace")
-
-
-class Callback(http.server.BaseHTTPRequestHandler):
-    """The connector's redirect URI: keeps the query it was sent."""
-
-    received = []
-
-    def do_GET(self):  # noqa: N802 (the standard library's name)
-        Callback.received.append(urllib.parse.urlparse(self.path).query)
-        self.send_response(200)
-        self.send_header("content-type", "text/html; charset=utf-8")
-        self.end_headers()
-        self.wfile.write(b"<!doctype html><title>Connected</title><h1>Connected</h1>")
-
-    def log_message(self, *args):
-        pass
-
-
-def expect(condition, message):
-    if not condition:
-        raise AssertionError(message)
-
-
-def submit(driver, button):
-    """Clicks a form's button and waits for the page it posts to, so that what is read next is
-    not the old page going away."""
-    button.click()
-    WebDriverWait(driver, 15).until(left_the_page(button))
-
-
-# What Chrome answers, instead of a stale-element error, when asked about an element that is
-# being detached at that moment (the old page going away mid-call).
-DETACHED = ("does not belong to the document", "No node with given id found")
-
-
-def left_the_page(element):
-    """A wait condition: `element` is no longer in the page (selenium's `staleness_of`, which
-    also takes Chrome's detached-node errors as the answer)."""
-
-    def check(_driver):
-        try:
-            element.is_enabled()
-        except StaleElementReferenceException:
-            return True
-        except WebDriverException as err:
-            if any(text in str(err) for text in DETACHED):
-                return True
-            raise
-        return False
-
-    return check
-
-
-def shot(driver, name):
-    path = os.path.join(SHOTS, name)
-    expect(driver.save_screenshot(path), f"screenshot {path} not saved")
-    print(f"browser test: {path}")
+    return browser_kit.call(BASE, method, path, body=body, token=token, form=form)
 
 
 def main():

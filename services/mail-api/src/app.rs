@@ -108,6 +108,7 @@ fn public(cfg: &mut actix_web::web::ServiceConfig) {
     crate::mcp::llms::configure(cfg);
     http_kit::routes::mount(cfg, "", routes::PUBLIC_ROUTES);
     crate::oauth::configure(cfg);
+    routes::dashboard::configure(cfg);
     routes::landing::configure(cfg);
 }
 

@@ -15,8 +15,21 @@ pub const PATHS: Paths = Paths {
     token: "/oauth/token",
     register: "/oauth/register",
     revoke: "/oauth/revoke",
-    account: None,
+    account: Some(DASHBOARD),
 };
+
+/// The base of the first-party pages: sign-in, connected apps and the dashboard.
+pub const DASHBOARD: &str = "/dashboard";
+
+/// The dashboard's pages, in the navigation's order (the first is its home).
+pub const DASHBOARD_LINKS: &[(&str, &str)] = &[
+    ("/dashboard/approvals", "Approvals"),
+    ("/dashboard/drafts", "Drafts"),
+    ("/dashboard/keys", "API keys"),
+    ("/dashboard/domains", "Sending domains"),
+    ("/dashboard/team", "Team"),
+    ("/dashboard/apps", "Connected apps"),
+];
 
 pub const SCOPES: &[&str] = &["read", "write"];
 
@@ -37,7 +50,7 @@ pub fn config(settings: &OAuthSettings) -> OAuthConfig {
         default_scopes: SCOPES,
         client_scope_ceiling: None,
         resource_paths: RESOURCES,
-        account_links: &[],
+        account_links: DASHBOARD_LINKS,
         secure_cookies: settings.secure_cookies,
         sign_in_per_account: settings.sign_in_per_account,
         sign_in_per_address: settings.sign_in_per_address,

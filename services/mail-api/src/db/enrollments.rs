@@ -105,6 +105,26 @@ pub async fn insert_site_subscribers(
         .await
 }
 
+/// How many contacts [`insert_site_subscribers`] would enroll from the site now (its
+/// subscribers, suppressed addresses left out).
+pub async fn count_site_subscribers(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    site_id: Uuid,
+) -> QueryResult<i64> {
+    #[derive(QueryableByName)]
+    struct Count {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        count: i64,
+    }
+    let row: Count = diesel::sql_query(sql::enrollments::COUNT_SITE_SUBSCRIBERS)
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<SqlUuid, _>(site_id)
+        .get_result(conn)
+        .await?;
+    Ok(row.count)
+}
+
 /// The contact's enrollment in the campaign: the current one (not exited), else the latest.
 pub async fn find(
     conn: &mut AsyncPgConnection,

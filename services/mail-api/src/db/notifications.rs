@@ -16,6 +16,7 @@ pub mod kind {
     pub const EMAIL_BOUNCED: &str = "email.bounced";
     pub const EMAIL_COMPLAINED: &str = "email.complained";
     pub const TEAM_MEMBER_INVITED: &str = "team_member.invited";
+    pub const TEAM_MEMBER_JOINED: &str = "team_member.joined";
     pub const CONTACT_ERASED: &str = "contact.erased";
 }
 

@@ -117,6 +117,7 @@ store::statements! {
         RUNS = "runs";
     }
     enrollments {
+        COUNT_SITE_SUBSCRIBERS = "count_site_subscribers";
         INSERT_MANY = "insert_many" with {
             FIRST_DUE = crate::db::sql::fragments::FIRST_DUE,
         };

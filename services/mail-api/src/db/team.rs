@@ -65,3 +65,68 @@ pub async fn list(
     }
     query.load(conn).await
 }
+
+/// A pending invitation and its project.
+pub struct Invitation {
+    pub member: Member,
+    pub project_id: Uuid,
+}
+
+/// The member still `invited` under the invitation hash `hash` (expired or not).
+pub async fn find_invitation(
+    conn: &mut AsyncPgConnection,
+    hash: &[u8],
+) -> QueryResult<Option<Member>> {
+    team_members::table
+        .filter(team_members::invitation_hash.eq(hash))
+        .filter(team_members::status.eq("invited"))
+        .select(Member::as_select())
+        .first(conn)
+        .await
+        .optional()
+}
+
+/// [`find_invitation`] with its project, locked for the transaction that accepts it.
+pub async fn lock_invitation(
+    conn: &mut AsyncPgConnection,
+    hash: &[u8],
+) -> QueryResult<Option<Invitation>> {
+    let row: Option<(Member, Uuid)> = team_members::table
+        .filter(team_members::invitation_hash.eq(hash))
+        .filter(team_members::status.eq("invited"))
+        .select((Member::as_select(), team_members::project_id))
+        .for_update()
+        .first(conn)
+        .await
+        .optional()?;
+    Ok(row.map(|(member, project_id)| Invitation { member, project_id }))
+}
+
+/// Marks the member `id` active: its invitation is spent (its hash forgotten).
+pub async fn accept(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<Member> {
+    diesel::update(team_members::table.find(id))
+        .set((
+            team_members::status.eq("active"),
+            team_members::accepted_at.eq(diesel::dsl::now),
+            team_members::invitation_hash.eq(None::<Vec<u8>>),
+        ))
+        .returning(Member::as_returning())
+        .get_result(conn)
+        .await
+}
+
+/// The role of the project's active member of `email`, if there is one.
+pub async fn active_role(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    email: &str,
+) -> QueryResult<Option<String>> {
+    team_members::table
+        .filter(team_members::project_id.eq(project_id))
+        .filter(team_members::email.eq(email))
+        .filter(team_members::status.eq("active"))
+        .select(team_members::role)
+        .first(conn)
+        .await
+        .optional()
+}

@@ -12,6 +12,7 @@ pub mod chat_alerts;
 pub mod contact_quality;
 pub mod contacts;
 pub mod conversions;
+pub mod dashboard;
 pub mod delivery_ops;
 pub mod delivery_settings;
 pub mod domains;

@@ -356,6 +356,44 @@ pub async fn create_api_key(
         req,
     )?;
     let (agent, approve) = key_marks(&own, creator.scopes, req)?;
+    insert_key(&mut conn, project_id, req, limits, agent, approve).await
+}
+
+/// Creates a key for the project of the signed-in `person` on the dashboard: never broader
+/// than their role (a viewer makes read keys, an editor read or write keys, an admin any), and
+/// the approve right only from an admin. Unlike a key's, the person's groups and expiry do not
+/// bound it: a person has none.
+pub async fn create_api_key_as_person(
+    state: &AppState,
+    person: &crate::ops::people::Person,
+    req: &CreateApiKey,
+) -> Result<CreatedApiKey, ApiError> {
+    let caller = person.caller();
+    let limits = key_limits(caller.scopes, None, None, req)?;
+    let agent = req.agent.unwrap_or(false);
+    let approve = req.approve.unwrap_or(false);
+    if approve && agent {
+        return Err(ApiError::invalid_field(
+            "approve",
+            "an agent's key cannot hold the approve right",
+        ));
+    }
+    if approve && !caller.scopes.contains(Scope::Admin) {
+        return Err(broader("only an admin gives the approve right"));
+    }
+    let mut conn = store::conn(&state.pool).await?;
+    insert_key(&mut conn, person.project_id, req, limits, agent, approve).await
+}
+
+/// Stores a new key of `project_id` within `limits`, with its marks and the notification.
+async fn insert_key(
+    conn: &mut diesel_async::AsyncPgConnection,
+    project_id: Uuid,
+    req: &CreateApiKey,
+    limits: KeyLimits,
+    agent: bool,
+    approve: bool,
+) -> Result<CreatedApiKey, ApiError> {
     let (row, credential) = conn
         .transaction::<_, diesel::result::Error, _>(async |conn| {
             let (row, credential) = credentials::create_key(

@@ -24,6 +24,7 @@ pub mod idempotency;
 pub mod input;
 pub mod insights;
 pub mod notifications;
+pub mod people;
 pub mod preview;
 pub mod provider_webhooks;
 pub mod segments;

@@ -5,9 +5,10 @@
 //!
 //! An invitation is a member of status `invited` with a role (`admin`, `editor` or `viewer`:
 //! what an admin, write or read key may do) and a token, shown once in the answer and stored
-//! only as its SHA-256, valid 7 days. The invitation is not mailed: the inviter hands the token
-//! over. People sign in on the first-party pages that come with OAuth; accepting an invitation
-//! (status `active`) comes with them.
+//! only as its SHA-256, valid 7 days. The invitation is not mailed: the inviter hands over the
+//! token, or the join link the dashboard shows (`/dashboard/join?token=…`), where the invited
+//! person sets a password: that makes their sign-in (one project per sign-in) and the member
+//! `active`, once.
 
 use auth::Caller;
 use chrono::{DateTime, Duration, Utc};
@@ -26,7 +27,7 @@ use crate::ops::input::normalize_email;
 /// How long an invitation's token is valid.
 const INVITATION_DAYS: i64 = 7;
 
-#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// Everything, key and team management included (an admin key's rights).
@@ -39,11 +40,20 @@ pub enum Role {
 }
 
 impl Role {
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Role::Admin => "admin",
             Role::Editor => "editor",
             Role::Viewer => "viewer",
+        }
+    }
+
+    /// Viewer < editor < admin: each holds the rights of those below it.
+    pub fn rank(self) -> u8 {
+        match self {
+            Role::Viewer => 0,
+            Role::Editor => 1,
+            Role::Admin => 2,
         }
     }
 }
@@ -172,4 +182,72 @@ pub async fn invite_team_member(
         member: TeamMember::from(member),
         invitation_token: token,
     })
+}
+
+/// The shortest password a person may set when they join.
+pub const MIN_PASSWORD_CHARS: usize = 12;
+
+/// The pending, unexpired invitation of `token`: the member it would make.
+pub async fn invitation_of(state: &AppState, token: &str) -> Result<TeamMember, ApiError> {
+    let mut conn = store::conn(&state.pool).await?;
+    let hash = store::sha256(token.as_bytes());
+    team::find_invitation(&mut conn, &hash)
+        .await?
+        .filter(|m| m.expires_at.is_some_and(|at| at > Utc::now()))
+        .map(TeamMember::from)
+        .ok_or_else(invitation_not_found)
+}
+
+fn invitation_not_found() -> ApiError {
+    ApiError::not_found(
+        "this invitation does not exist, was used already or has expired: ask for a new one",
+    )
+}
+
+/// Accepts the invitation of `token` with the password the person chose: their sign-in
+/// account is made (its project the invitation's) and the member becomes `active`, in one
+/// transaction, once. A used, expired or unknown token is 404; an address that has a sign-in
+/// already (of any project) is 409 `TEAM_MEMBER_EXISTS`.
+pub async fn accept_invitation(
+    state: &AppState,
+    token: &str,
+    password: &str,
+) -> Result<TeamMember, ApiError> {
+    if password.chars().count() < MIN_PASSWORD_CHARS {
+        return Err(ApiError::invalid_field(
+            "password",
+            &format!("at least {MIN_PASSWORD_CHARS} characters"),
+        ));
+    }
+    let hash = store::sha256(token.as_bytes());
+    let mut conn = store::conn(&state.pool).await?;
+    conn.transaction::<_, ApiError, _>(async |conn| {
+        let member = team::lock_invitation(conn, &hash)
+            .await?
+            .filter(|m| m.member.expires_at.is_some_and(|at| at > Utc::now()))
+            .ok_or_else(invitation_not_found)?;
+        if oauth::db::find_account_by_email(conn, &member.member.email)
+            .await?
+            .is_some()
+        {
+            return Err(ApiError::conflict(format!(
+                "{} has a sign-in already (a sign-in belongs to one project)",
+                member.member.email
+            ))
+            .with_code(MailErrorCode::TeamMemberExists));
+        }
+        oauth::db::create_account(conn, &member.member.email, password, member.project_id).await?;
+        let joined = team::accept(conn, member.member.id).await?;
+        notifications::add(
+            conn,
+            member.project_id,
+            kind::TEAM_MEMBER_JOINED,
+            &format!("{} joined as {}", joined.email, joined.role),
+            serde_json::json!({"member_id": joined.id, "email": joined.email,
+                               "role": joined.role}),
+        )
+        .await?;
+        Ok(TeamMember::from(joined))
+    })
+    .await
 }

@@ -12,6 +12,7 @@ mod contacts;
 mod contract;
 mod contract_mirror;
 mod conversions;
+mod dashboard;
 mod dns_server;
 mod domains;
 mod drafts;

@@ -6,6 +6,7 @@
 //! approval runs are in [`gate`].
 
 pub mod gate;
+pub mod review;
 
 use auth::{Caller, Origin, Scope};
 use chrono::{DateTime, TimeDelta, Utc};

@@ -2062,7 +2062,7 @@ export type Notification = {
     id: string;
     /**
      * `api_key.created`, `api_key.revoked`, `email.bounced`, `email.complained`,
-     * `team_member.invited` or `contact.erased`.
+     * `team_member.invited`, `team_member.joined` or `contact.erased`.
      */
     kind: string;
     /**
@@ -2561,7 +2561,7 @@ export type PageNotification = {
         id: string;
         /**
          * `api_key.created`, `api_key.revoked`, `email.bounced`, `email.complained`,
-         * `team_member.invited` or `contact.erased`.
+         * `team_member.invited`, `team_member.joined` or `contact.erased`.
          */
         kind: string;
         /**

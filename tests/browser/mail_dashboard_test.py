@@ -83,7 +83,7 @@ def sent_with(subject):
 def main():
     status, site = call("POST", "/api/v1/sites", token=KEY, body={
         "name": "Dashboard site", "slug": f"dash-{secrets.token_hex(3)}",
-        "from_name": "Dashboard", "timezone": "UTC"})
+        "from_name": "Dashboard"})
     expect(status == 201, f"site: {status} {site}")
     address = f"reader-{secrets.token_hex(3)}@example.com"
     status, contact = call("POST", "/api/v1/contacts", token=KEY, body={

@@ -539,6 +539,8 @@ def mail(s: Service) -> None:
     s.call("listTemplates", 200)
     s.call("getTemplate", 200, id=template)
     s.call("updateTemplate", 200, id=template, body={"subject_hint": "Hello", "tags": ["onboarding"]})
+    # No model in the stack: the translation is refused, nothing is made.
+    s.call("translateTemplate", 422, id=template, idempotency_key="translate-1", body={"language": "de"})
     s.call("deleteTemplate", 204, id=template)
     vip = {
         "all": [
@@ -612,6 +614,10 @@ def mail(s: Service) -> None:
 
     s.call("setProvider", 200, body={"kind": "resend", "api_key": "re_123456789"})
     s.call("clearProvider", 204)
+    if s.call("getLanguageModel", 200)["source"] != "none":
+        raise Failure("mail-api getLanguageModel: a model is configured in the stack")
+    s.call("setLanguageModel", 200, body={"base_url": "https://llm.invalid/v1", "model": "m", "api_key": "sk-1"})
+    s.call("clearLanguageModel", 200)
     secret = s.call("rotateWebhookSecret", 201)["secret"]
     event = {"type": "email.delivered", "data": {"email_id": "unknown-message"}}
     s.call(

@@ -184,15 +184,28 @@ impl SafeClient {
         timeout: Duration,
         max_body: usize,
     ) -> Result<Self, reqwest::Error> {
+        Self::with_roots(policy, timeout, max_body, Vec::new())
+    }
+
+    /// [`Self::new`], also trusting `roots` (a private CA) besides the system's.
+    pub fn with_roots(
+        policy: TargetPolicy,
+        timeout: Duration,
+        max_body: usize,
+        roots: Vec<reqwest::Certificate>,
+    ) -> Result<Self, reqwest::Error> {
         tls_kit::install();
-        let client = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder()
             .dns_resolver(Arc::new(CheckingResolver { policy }))
             .redirect(reqwest::redirect::Policy::none())
             .timeout(timeout)
             .connect_timeout(timeout)
             .no_proxy()
-            .user_agent("mail-webhooks/1")
-            .build()?;
+            .user_agent("mail-webhooks/1");
+        for root in roots {
+            builder = builder.add_root_certificate(root);
+        }
+        let client = builder.build()?;
         Ok(Self {
             client,
             policy,
@@ -202,6 +215,13 @@ impl SafeClient {
 
     pub fn policy(&self) -> TargetPolicy {
         self.policy
+    }
+
+    /// The underlying client, for a protocol client that makes its own requests (a tenant's
+    /// model endpoint): its resolver checks every address a name resolves to; a URL's
+    /// address literal must have passed [`check_url`].
+    pub fn http(&self) -> &reqwest::Client {
+        &self.client
     }
 
     /// Posts `body` (JSON) to `url` with `headers`; the answer's status and the start of its

@@ -81,6 +81,18 @@ impl Message {
     }
 }
 
+/// The certificates of `ca_file` (`…_LLM__CA_FILE`, PEM), trusted for `https://` model
+/// endpoints besides the system's roots; none when it is empty.
+pub fn trusted_roots(ca_file: &str) -> anyhow::Result<Vec<reqwest::Certificate>> {
+    let ca_file = ca_file.trim();
+    if ca_file.is_empty() {
+        return Ok(Vec::new());
+    }
+    let pem = std::fs::read(ca_file).map_err(|e| anyhow::anyhow!("LLM__CA_FILE {ca_file}: {e}"))?;
+    reqwest::Certificate::from_pem_bundle(&pem)
+        .map_err(|e| anyhow::anyhow!("LLM__CA_FILE {ca_file}: {e}"))
+}
+
 /// An OpenAI-compatible chat-completions endpoint.
 pub struct ChatModel {
     client: reqwest::Client,
@@ -138,15 +150,8 @@ impl ChatModel {
         let mut client = reqwest::Client::builder()
             .timeout(timeout)
             .connect_timeout(timeout.min(Duration::from_secs(10)));
-        let ca_file = settings.ca_file.trim();
-        if !ca_file.is_empty() {
-            let pem = std::fs::read(ca_file)
-                .map_err(|e| anyhow::anyhow!("LLM__CA_FILE {ca_file}: {e}"))?;
-            for cert in reqwest::Certificate::from_pem_bundle(&pem)
-                .map_err(|e| anyhow::anyhow!("LLM__CA_FILE {ca_file}: {e}"))?
-            {
-                client = client.add_root_certificate(cert);
-            }
+        for cert in trusted_roots(&settings.ca_file)? {
+            client = client.add_root_certificate(cert);
         }
         let client = client.build()?;
         Ok(Some(Self {
@@ -155,6 +160,22 @@ impl ChatModel {
             model: settings.model.trim().to_owned(),
             api_key: Some(settings.api_key.clone()).filter(|k| !k.is_empty()),
         }))
+    }
+
+    /// The endpoint at `base_url` (already checked by the caller), called through `client`
+    /// (for an endpoint a tenant chose: a client whose resolver refuses internal addresses).
+    pub fn with_client(
+        client: reqwest::Client,
+        base_url: &str,
+        model: &str,
+        api_key: Option<String>,
+    ) -> Self {
+        Self {
+            client,
+            url: format!("{}/chat/completions", base_url.trim_end_matches('/')),
+            model: model.to_owned(),
+            api_key: api_key.filter(|k| !k.is_empty()),
+        }
     }
 
     /// The same endpoint and model, called with `api_key` (a caller's own credential)

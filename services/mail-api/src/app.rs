@@ -53,12 +53,16 @@ pub struct AppState {
     pub clock: crate::clock::Clock,
     /// The model-backed tools' language model, if the deployment configured one.
     pub llm: Option<Arc<crate::llm::ChatModel>>,
+    /// The client of the projects' own model endpoints.
+    pub project_models: Arc<crate::ops::language_model::ProjectModels>,
     /// Own sending domains: the records to publish and their DNS checks.
     pub dns: Arc<crate::own_domains::DnsChecker>,
     /// The OAuth authorization server of remote MCP clients.
     pub oauth: oauth::OAuth,
     /// Pages of `GET /sites` this worker answered lately, by project.
     pub sites: RowCache<Uuid, Vec<crate::ops::sites::Site>>,
+    /// The approval policies and key marks the gates read.
+    pub gates: crate::ops::approvals::GateCache,
 }
 
 impl AppState {
@@ -136,6 +140,10 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     let llm = crate::llm::ChatModel::from_settings(&settings.llm)
         .map_err(|e| anyhow::anyhow!("MAIL_{e}"))?
         .map(Arc::new);
+    let project_models = Arc::new(crate::ops::language_model::ProjectModels::new(
+        &settings.llm,
+        settings.outbound_webhooks.target_policy(),
+    )?);
     let dns = Arc::new(crate::own_domains::DnsChecker::new(
         &settings.dns,
         crate::own_domains::Publishing::new(&settings.domains, &settings.sending.shared_domain),
@@ -156,6 +164,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
             }),
             state: Arc::new(move |worker| AppState {
                 sites: RowCache::subscribed(&worker.listen, SITES_CHANNEL, |p| p.parse().ok()),
+                gates: crate::ops::approvals::GateCache::subscribed(&worker.listen),
                 shared_domain: Arc::clone(&shared_domain),
                 kek: Arc::clone(&state_kek),
                 tracker: Arc::clone(&tracker),
@@ -180,6 +189,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 queue_prefix: Arc::clone(&queue_prefix),
                 clock: clock.clone(),
                 llm: llm.clone(),
+                project_models: Arc::clone(&project_models),
                 dns: Arc::clone(&state_dns),
                 oauth: oauth::OAuth {
                     config: Arc::clone(&oauth_config),

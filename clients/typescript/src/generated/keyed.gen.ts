@@ -52,6 +52,11 @@ export const KEYED_OPERATIONS = {
       "method": "POST",
       "path": "/api/v1/templates",
       "in": "header"
+    },
+    {
+      "method": "POST",
+      "path": "/api/v1/templates/{id}/translate",
+      "in": "header"
     }
   ],
   "memory": [

@@ -8,7 +8,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::schema::{api_keys, approval_policies, approvals};
+use super::schema::{api_keys, approval_policies, approvals, email_log, projects};
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = approval_policies, treat_none_as_null = true)]
@@ -214,4 +214,32 @@ pub async fn set_result(
     .execute(conn)
     .await?;
     Ok(())
+}
+
+/// How many transactional emails (no campaign's) the project wrote since the start of the
+/// UTC day: what the policy's daily allowance counts.
+pub async fn transactional_sends_today(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+) -> QueryResult<i64> {
+    email_log::table
+        .filter(email_log::project_id.eq(project_id))
+        .filter(email_log::campaign_id.is_null())
+        .filter(
+            email_log::created_at.ge(diesel::dsl::sql::<diesel::sql_types::Timestamptz>(
+                "date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'",
+            )),
+        )
+        .count()
+        .get_result(conn)
+        .await
+}
+
+/// The project's plan's name.
+pub async fn project_plan(conn: &mut AsyncPgConnection, project_id: Uuid) -> QueryResult<String> {
+    projects::table
+        .filter(projects::id.eq(project_id))
+        .select(projects::plan)
+        .first(conn)
+        .await
 }

@@ -24,6 +24,7 @@ pub mod gdpr;
 pub mod hygiene;
 pub mod idempotency;
 pub mod insights;
+pub mod language_models;
 pub mod notifications;
 pub mod outbound_events;
 pub mod outbox;

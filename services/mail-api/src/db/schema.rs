@@ -568,6 +568,16 @@ diesel::table! {
 }
 
 diesel::table! {
+    project_language_models (project_id) {
+        project_id -> Uuid,
+        base_url -> Text,
+        model -> Text,
+        api_key_sealed -> Nullable<Bytea>,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     approvals (id) {
         id -> Uuid,
         project_id -> Uuid,

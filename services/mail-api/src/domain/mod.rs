@@ -15,3 +15,4 @@ pub mod send_policy;
 pub mod sender;
 pub mod template_check;
 pub mod tool_group;
+pub mod translation;

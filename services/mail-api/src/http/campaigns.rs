@@ -16,11 +16,13 @@ use crate::AppState;
 // Named here by the other routes that show a campaign's type and status.
 pub use crate::domain::campaign::{CampaignStatus, CampaignType};
 use crate::ops::approvals::ApprovalRequired;
-use crate::ops::approvals::gate::{change_campaign_status_gated, launch_campaign_gated};
+use crate::ops::approvals::gate::{
+    Gated, change_campaign_status_gated, delete_campaign_gated, launch_campaign_gated,
+};
 use crate::ops::campaigns::{
     Campaign, CampaignDetail, CampaignFilter, CloneCampaign, CreateCampaign, LaunchCampaign,
-    Launched, StatusChange, UpdateCampaign, clone_campaign, create_campaign, delete_campaign,
-    get_campaign, list_campaigns, update_campaign,
+    Launched, StatusChange, UpdateCampaign, clone_campaign, create_campaign, get_campaign,
+    list_campaigns, update_campaign,
 };
 
 /// The routes of this module (mounted and documented from here).
@@ -145,6 +147,7 @@ pub async fn update(
     params(("id" = Uuid, Path, description = "The campaign's id")),
     responses(
         (status = 204, description = "Deleted"),
+        (status = 202, description = "The deletion, a bulk one, waits for a person's approval under the project's approval policy: nothing was deleted", body = ApprovalRequired),
         (status = 400, description = "`id` is not a UUID", body = MailError),
         (status = 403, description = "The key lacks the write scope", body = MailError),
         (status = 404, description = "Not a campaign of this project, or deleted already (`CAMPAIGN_NOT_FOUND`)", body = MailError),
@@ -152,11 +155,16 @@ pub async fn update(
 )]
 pub async fn delete(
     WriteAccess(caller): WriteAccess,
+    synced: Option<auth::Synced>,
     state: web::Data<AppState>,
     id: web::Path<Uuid>,
 ) -> Result<HttpResponse, ApiError> {
-    delete_campaign(&state, caller.owner_id, *id).await?;
-    Ok(HttpResponse::NoContent().finish())
+    Ok(
+        match delete_campaign_gated(&state, state.gates.view(synced), &caller, *id).await? {
+            Gated::Done(_) => HttpResponse::NoContent().finish(),
+            Gated::Pending(pending) => HttpResponse::Accepted().json(pending),
+        },
+    )
 }
 
 /// Change a campaign's status.
@@ -178,11 +186,12 @@ pub async fn delete(
 )]
 pub async fn change_status(
     WriteAccess(caller): WriteAccess,
+    synced: Option<auth::Synced>,
     state: web::Data<AppState>,
     id: web::Path<Uuid>,
     body: http_kit::Json<StatusChange>,
 ) -> Result<Answer, ApiError> {
-    change_campaign_status_gated(&state, &caller, *id, body.status).await
+    change_campaign_status_gated(&state, state.gates.view(synced), &caller, *id, body.status).await
 }
 
 /// Copy a campaign and its steps into a new draft.
@@ -233,9 +242,10 @@ pub async fn clone(
 )]
 pub async fn launch(
     WriteAccess(caller): WriteAccess,
+    synced: Option<auth::Synced>,
     state: web::Data<AppState>,
     key: IdempotencyKey,
     body: http_kit::Json<LaunchCampaign>,
 ) -> Result<Answer, ApiError> {
-    launch_campaign_gated(&state, &caller, &key, &body).await
+    launch_campaign_gated(&state, state.gates.view(synced), &caller, &key, &body).await
 }

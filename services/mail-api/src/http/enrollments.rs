@@ -13,9 +13,11 @@ use serde::Deserialize;
 use uuid::Uuid;
 
 use crate::AppState;
+use crate::ops::approvals::ApprovalRequired;
+use crate::ops::approvals::gate::{Gated, enroll_segment_gated};
 use crate::ops::campaigns::enrollments::{
     EnrollRequest, EnrollSegment, Enrolled, EnrollmentFilter, EnrollmentRecord, SegmentEnrolled,
-    enroll_contact, enroll_segment, enrollment_status, list_enrollments, unenroll_contact,
+    enroll_contact, enrollment_status, list_enrollments, unenroll_contact,
 };
 
 /// The routes of this module (mounted and documented from here).
@@ -81,6 +83,7 @@ pub async fn enroll(
     responses(
         (status = 200, description = "How many contacts this call enrolled (0 when all were enrolled already)", body = SegmentEnrolled,
             links(("ListEnrollments" = (operation_id = "listEnrollments", parameters(("id" = "$request.path.id")))))),
+        (status = 202, description = "The enrollment reaches more contacts than the project's approval policy allows without a person: it waits for approval, nothing was enrolled", body = ApprovalRequired),
         (status = 400, description = "`id` is not a UUID, `site_id` missing, invalid or not the campaign's site, or `segment_id` invalid", body = MailError),
         (status = 403, description = "The key lacks the write scope", body = MailError),
         (status = 404, description = "Not a campaign (`CAMPAIGN_NOT_FOUND`), site (`SITE_NOT_FOUND`) or segment (`SEGMENT_NOT_FOUND`) of this project", body = MailError),
@@ -89,13 +92,18 @@ pub async fn enroll(
 )]
 pub async fn enroll_from_segment(
     WriteAccess(caller): WriteAccess,
+    synced: Option<auth::Synced>,
     state: web::Data<AppState>,
     id: web::Path<Uuid>,
     body: http_kit::Json<EnrollSegment>,
-) -> Result<web::Json<SegmentEnrolled>, ApiError> {
-    enroll_segment(&state, caller.owner_id, *id, &body)
-        .await
-        .map(web::Json)
+) -> Result<HttpResponse, ApiError> {
+    let view = state.gates.view(synced);
+    Ok(
+        match enroll_segment_gated(&state, view, &caller, *id, &body).await? {
+            Gated::Done(enrolled) => HttpResponse::Ok().json(enrolled),
+            Gated::Pending(pending) => HttpResponse::Accepted().json(pending),
+        },
+    )
 }
 
 /// A contact's enrollment: the step reached, when the next is due, its latest email.

@@ -44,6 +44,9 @@ pub const ROUTE_GROUPS: &[(&str, &str, &[Group])] = &[
     ("PUT", "/api/v1/delivery/provider", &[DeliveryOps]),
     ("DELETE", "/api/v1/delivery/provider", &[DeliveryOps]),
     ("POST", "/api/v1/delivery/webhook-secret", &[DeliveryOps]),
+    ("GET", "/api/v1/language-model", &[DeliveryOps]),
+    ("PUT", "/api/v1/language-model", &[DeliveryOps]),
+    ("DELETE", "/api/v1/language-model", &[DeliveryOps]),
     ("GET", "/api/v1/ops/dlq", &[DeliveryOps]),
     ("GET", "/api/v1/ops/cron-runs", &[DeliveryOps]),
     ("GET", "/api/v1/export", &[DeliveryOps]),
@@ -140,6 +143,7 @@ pub const ROUTE_GROUPS: &[(&str, &str, &[Group])] = &[
     ("GET", "/api/v1/templates/{id}", &[Templates]),
     ("PATCH", "/api/v1/templates/{id}", &[Templates]),
     ("DELETE", "/api/v1/templates/{id}", &[Templates]),
+    ("POST", "/api/v1/templates/{id}/translate", &[Templates]),
     // Events, conversions and the reports: analytics.
     ("GET", "/api/v1/events", &[Analytics]),
     ("POST", "/api/v1/events", &[Analytics]),

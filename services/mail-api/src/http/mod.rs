@@ -30,6 +30,7 @@ pub mod idempotency;
 pub mod identify;
 pub mod insights;
 pub mod landing;
+pub mod language_model;
 pub mod notifications;
 pub mod openapi;
 pub mod preview;
@@ -86,6 +87,7 @@ pub const ROUTES: &[&[Route]] = &[
     hygiene::ROUTES,
     identify::ROUTES,
     insights::ROUTES,
+    language_model::ROUTES,
     notifications::ROUTES,
     preview::ROUTES,
     segment_description::ROUTES,

@@ -12,9 +12,14 @@ use http_kit::ApiError;
 use http_kit::openapi::MailError;
 use http_kit::{Route, route};
 
+use serde::Serialize;
+use utoipa::ToSchema;
+
 use super::idempotency::REPLAYED_HEADER;
 use crate::AppState;
-use crate::ops::send::{SendRequest, send_email};
+use crate::ops::approvals::ApprovalRequired;
+use crate::ops::approvals::gate::{Gated, send_email_gated};
+use crate::ops::send::SendRequest;
 use crate::sending::{Accepted, SendResponse};
 
 /// The routes of this module (mounted and documented from here).
@@ -29,7 +34,7 @@ pub const ROUTES: &[Route] = &[route!(send)];
     request_body = SendRequest,
     responses(
         (status = 200, description = "The provider accepted the message (`status: sent`); also the replay of an earlier request with the same `idempotency_key` that was answered 200 (`Idempotent-Replayed: true`)", body = SendResponse),
-        (status = 202, description = "Accepted and queued: the worker did not answer within the wait; the email is still sent exactly once (`status: queued`); also the replay of an earlier request with the same `idempotency_key` that was answered 202, whatever the email became since (`Idempotent-Replayed: true`)", body = SendResponse),
+        (status = 202, description = "Accepted and queued: the worker did not answer within the wait; the email is still sent exactly once (`status: queued`); also the replay of an earlier request with the same `idempotency_key` that was answered 202, whatever the email became since (`Idempotent-Replayed: true`). Or, once the project wrote its day's allowance of transactional emails, held back for a person's approval under the project's approval policy (`approval_required: true`): nothing was sent", body = SendAccepted),
         (status = 400, description = "Missing or invalid field (address syntax, subject over 998 characters, a header a sender may not set, both or neither of `html` and `template_id`, named), a template syntax error (`TEMPLATE_SYNTAX`, naming the field, line and column in `details`), or body too large", body = MailError),
         (status = 403, description = "The key lacks the write scope", body = MailError),
         (status = 404, description = "`site_id` is not a site of the project (`SITE_NOT_FOUND`), or `template_id` not a template of the project (`TEMPLATE_NOT_FOUND`)", body = MailError),
@@ -39,10 +44,24 @@ pub const ROUTES: &[Route] = &[route!(send)];
 )]
 pub async fn send(
     WriteAccess(caller): WriteAccess,
+    synced: Option<auth::Synced>,
     state: web::Data<AppState>,
     body: http_kit::Json<SendRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    Ok(respond(send_email(&state, &caller, &body).await?))
+    Ok(
+        match send_email_gated(&state, state.gates.view(synced), &caller, &body).await? {
+            Gated::Done(accepted) => respond(accepted),
+            Gated::Pending(pending) => HttpResponse::Accepted().json(pending),
+        },
+    )
+}
+
+/// What a 202 of `POST /send` carries: the email queued, or the approval it waits for.
+#[derive(Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum SendAccepted {
+    Queued(SendResponse),
+    ApprovalRequired(ApprovalRequired),
 }
 
 /// 200 `sent`, else 202 `queued`; marked when replayed.

@@ -14,6 +14,7 @@ use crate::ops::templates::{
     CreateTemplate, Template, TemplateFilter, UpdateTemplate, create_template, delete_template,
     get_template, list_templates, update_template,
 };
+use crate::ops::translate::{TranslateTemplate, translate_template};
 
 /// The routes of this module (mounted and documented from here).
 pub const ROUTES: &[Route] = &[
@@ -22,6 +23,7 @@ pub const ROUTES: &[Route] = &[
     route!(get),
     route!(update),
     route!(delete),
+    route!(translate),
 ];
 
 /// List the project's templates, oldest first.
@@ -144,4 +146,32 @@ pub async fn delete(
 ) -> Result<HttpResponse, ApiError> {
     delete_template(&state, caller.owner_id, *id).await?;
     Ok(HttpResponse::NoContent().finish())
+}
+
+/// Translate a template into another language, as a new template.
+#[utoipa::path(
+    post,
+    path = "/api/v1/templates/{id}/translate",
+    operation_id = "translateTemplate",
+    tag = "templates",
+    request_body = TranslateTemplate,
+    params(("id" = Uuid, Path, description = "The template to translate"), IdempotencyHeader),
+    responses(
+        (status = 201, description = "The translation, a new template named `<name> (<language>)` with the original's brief, category and tags (or the replayed answer)", body = Template,
+            headers(("Idempotent-Replayed" = String, description = "`true` on a replayed answer"))),
+        (status = 400, description = "`id` is not a UUID, `language` missing or not a BCP 47 tag, or bad Idempotency-Key", body = MailError),
+        (status = 403, description = "The key lacks the write scope", body = MailError),
+        (status = 404, description = "Not a template of this project (`TEMPLATE_NOT_FOUND`)", body = MailError),
+        (status = 409, description = "The Idempotency-Key was used with another request (`IDEMPOTENCY_KEY_REUSED`)", body = MailError),
+        (status = 422, description = "No model is configured for the project or the deployment (`LLM_NOT_CONFIGURED`); the model failed (`LLM_FAILED`); its translation lost, added or changed a template tag or a link, or broke the template syntax (`LLM_INVALID_OUTPUT`); or the template has nothing to translate", body = MailError),
+    )
+)]
+pub async fn translate(
+    WriteAccess(caller): WriteAccess,
+    state: web::Data<AppState>,
+    id: web::Path<Uuid>,
+    key: IdempotencyKey,
+    body: http_kit::Json<TranslateTemplate>,
+) -> Result<Answer, ApiError> {
+    translate_template(&state, caller.owner_id, *id, &key, &body).await
 }

@@ -115,7 +115,7 @@ pub async fn generate_email(
         let voice = brand_voices::get(&mut conn, project_id, req.site_id).await?;
         (site, voice)
     };
-    let client = state.model()?;
+    let client = crate::ops::language_model::model_for(state, project_id).await?;
     let answer = client
         .json_object(&instructions(&site, voice.as_ref()), &req.brief)
         .await?;

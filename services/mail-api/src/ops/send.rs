@@ -217,6 +217,21 @@ pub async fn send_email(
     sending::accept(&state.pool, &state.send, sender, &req.submission(&content)?).await
 }
 
+/// Writes the approved transactional email `req` in the approval's transaction (`conn`),
+/// with the same checks as [`send_email`]; the outbox relay hands it to the worker. Answers
+/// it `queued`.
+pub async fn write_approved(
+    state: &AppState,
+    conn: &mut diesel_async::AsyncPgConnection,
+    sender: Sender,
+    req: &SendRequest,
+) -> Result<crate::sending::SendResponse, ApiError> {
+    let content = req.content(state, sender.project_id).await?;
+    req.check_deliverable(&state.shared_domain, &content.subject)?;
+    let id = sending::write_in(conn, &state.send, sender, &req.submission(&content)?).await?;
+    Ok(crate::sending::SendResponse::queued(id, &req.to))
+}
+
 impl SendRequest {
     /// The request's subject and HTML, or its template's (404 when the project has no such
     /// template).

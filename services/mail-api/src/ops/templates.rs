@@ -152,7 +152,7 @@ pub async fn create_template(
 }
 
 /// [`create_template`] in the caller's transaction.
-async fn insert_template(
+pub(crate) async fn insert_template(
     conn: &mut diesel_async::AsyncPgConnection,
     project_id: Uuid,
     req: &CreateTemplate,
@@ -174,7 +174,7 @@ async fn insert_template(
     Ok(Template::from(row))
 }
 
-fn template_not_found(id: Uuid) -> ApiError {
+pub(crate) fn template_not_found(id: Uuid) -> ApiError {
     ApiError::not_found(format!("template {id} not found"))
         .with_code(MailErrorCode::TemplateNotFound)
 }

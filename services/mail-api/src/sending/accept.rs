@@ -273,6 +273,30 @@ async fn insert_keyed(
     .await
 }
 
+/// Checks, counts and writes an email, its event and its outbox job in `conn`'s transaction
+/// (an approved send: the approval and the email commit together), without handing it to the
+/// worker: the outbox relay publishes it. A key used already writes nothing and answers the
+/// first email's id. Returns the email's id.
+pub async fn write_in(
+    conn: &mut AsyncPgConnection,
+    ctx: &SendContext,
+    sender: Sender,
+    email: &Submission<'_>,
+) -> Result<Uuid, ApiError> {
+    let project_id = sender.project_id;
+    if let Some(key) = email.idempotency_key {
+        emails::lock_key(conn, project_id, key).await?;
+        if let Some(first) = emails::find_by_key(conn, project_id, key).await? {
+            return replay(&first, &email.request_hash).map(|_| first.id);
+        }
+    }
+    let (contact_id, _reserved) = admit(conn, ctx, sender, email).await?;
+    let id = Uuid::now_v7();
+    let new = new_email(project_id, id, contact_id, email)?;
+    emails::insert(conn, &[new], &ctx.dispatcher.queue_name()).await?;
+    Ok(id)
+}
+
 /// Hands the job to the worker and makes the answer of what came of it.
 async fn dispatch(
     pool: &Pool,

@@ -11,7 +11,7 @@ pub mod queues;
 pub mod relay;
 mod writer;
 
-pub use accept::{Accepted, Sender, Submission, accept};
+pub use accept::{Accepted, Sender, Submission, accept, write_in};
 pub use answer::{SendResponse, SendResult, suppressed};
 pub use dispatch::{Dispatched, Dispatcher};
 pub use published::PublishedJobs;

@@ -286,3 +286,123 @@ async fn agent_keys_wait_people_do_not_and_approvals_expire_or_are_rejected() {
         .await;
     expect_error(res, 404, "APPROVAL_NOT_FOUND").await;
 }
+
+/// An agent's enrollment larger than the policy's size, and its deletion of a campaign (a bulk
+/// deletion), wait for a person; approved, each runs once. A policy changed is applied to the
+/// next action.
+#[tokio::test]
+async fn large_enrollments_and_campaign_deletions_by_agents_wait_for_a_person() {
+    let (h, t) = Harness::with_tenant(Plan::Managed).await;
+    let site = h.site(&t.admin, "bulk").await;
+    let policy = |size: i32| {
+        json!({"applies_to": "agents", "campaign_launch": false,
+            "send_recipients_per_day": null, "enroll_segment_size": size, "bulk_delete": true,
+            "expires_after_minutes": 60})
+    };
+    assert_eq!(h.put_policy(&t.admin, &policy(2)).await.status(), 200);
+    for email in ["a@example.com", "b@example.com", "c@example.com"] {
+        let contact = json!({"email": email, "site_id": site});
+        let (status, body) = post(&h, &t.write, "/api/v1/contacts", contact).await;
+        assert_eq!(status, 201, "{body}");
+    }
+    let agent = make_key(
+        &h,
+        &t.admin,
+        json!({"name": "agent", "scope": "write", "agent": true}),
+    )
+    .await;
+    let approver = make_key(
+        &h,
+        &t.admin,
+        json!({"name": "approver", "scope": "read", "approve": true}),
+    )
+    .await;
+    let campaign = json!({"name": "bulk", "site_id": site,
+        "steps": [{"subject": "Hi", "html": "<p>Hi</p>"}]});
+    let (status, created) = post(&h, &agent, "/api/v1/campaigns", campaign).await;
+    assert_eq!(status, 201, "{created}");
+    let id = created["id"].as_str().unwrap().to_owned();
+    let (status, body) = post(
+        &h,
+        &agent,
+        &format!("/api/v1/campaigns/{id}/status"),
+        json!({"status": "active"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let enrolled = format!("SELECT count(*) FROM enrollments WHERE campaign_id = '{id}'");
+
+    // Three subscribers, two allowed: the enrollment waits, nothing is enrolled.
+    let enroll_path = format!("/api/v1/campaigns/{id}/segment-enrollments");
+    let audience = json!({"site_id": site});
+    let (status, pending) = post(&h, &agent, &enroll_path, audience.clone()).await;
+    assert_eq!(status, 202, "{pending}");
+    assert_eq!(pending["action"], "enroll_segment");
+    assert_eq!(count(&h, &enrolled).await, 0);
+    let approval = pending["approval_id"].as_str().unwrap().to_owned();
+    let (status, approved) = post(
+        &h,
+        &approver,
+        &format!("/api/v1/approvals/{approval}/approve"),
+        json!({}),
+    )
+    .await;
+    assert_eq!(status, 200, "{approved}");
+    assert_eq!(approved["result"]["enrolled"], 3, "{approved}");
+    assert_eq!(count(&h, &enrolled).await, 3);
+
+    // A larger size: the agent's next enrollment runs at once.
+    assert_eq!(h.put_policy(&t.admin, &policy(5)).await.status(), 200);
+    let (status, body) = post(&h, &agent, &enroll_path, audience).await;
+    assert_eq!((status, &body["enrolled"]), (200, &json!(0)), "{body}");
+
+    // Deleting the campaign waits; approved, it is gone.
+    let campaign_path = format!("/api/v1/campaigns/{id}");
+    let res = h
+        .http
+        .delete(h.server.url(&campaign_path))
+        .bearer_auth(&agent)
+        .send()
+        .await
+        .unwrap();
+    let status = res.status().as_u16();
+    let pending = json(res).await;
+    assert_eq!(status, 202, "{pending}");
+    assert_eq!(pending["action"], "delete_campaign");
+    assert_eq!(h.get_with(&t.read, &campaign_path).await.status(), 200);
+    let approval = pending["approval_id"].as_str().unwrap().to_owned();
+    let (status, approved) = post(
+        &h,
+        &approver,
+        &format!("/api/v1/approvals/{approval}/approve"),
+        json!({}),
+    )
+    .await;
+    assert_eq!(status, 200, "{approved}");
+    assert_eq!(approved["result"]["id"], json!(id), "{approved}");
+    expect_error(
+        h.get_with(&t.read, &campaign_path).await,
+        404,
+        "CAMPAIGN_NOT_FOUND",
+    )
+    .await;
+    // A person's key deletes at once.
+    let (_, other) = post(
+        &h,
+        &t.write,
+        "/api/v1/campaigns",
+        json!({"name": "mine", "site_id": site}),
+    )
+    .await;
+    let res = h
+        .http
+        .delete(h.server.url(&format!(
+            "/api/v1/campaigns/{}",
+            other["id"].as_str().unwrap()
+        )))
+        .bearer_auth(&t.write)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 204);
+}

@@ -125,7 +125,7 @@ async fn every_documented_api_route_exists_and_is_gated() {
             }
         }
     }
-    assert_eq!(gated_ops, 131);
+    assert_eq!(gated_ops, 135);
     assert_eq!(public_ops, 8);
     assert_eq!(oauth_ops, 3);
     assert_eq!(signed_ops, 6);
@@ -220,6 +220,10 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<mail_api::http::templates::__path_get>(),
         Handler::of::<mail_api::http::templates::__path_update>(),
         Handler::of::<mail_api::http::templates::__path_delete>(),
+        Handler::of::<mail_api::http::templates::__path_translate>(),
+        Handler::of::<mail_api::http::language_model::__path_get>(),
+        Handler::of::<mail_api::http::language_model::__path_put>(),
+        Handler::of::<mail_api::http::language_model::__path_delete>(),
         Handler::of::<mail_api::http::suppressions::__path_list>(),
         Handler::of::<mail_api::http::suppressions::__path_add>(),
         Handler::of::<mail_api::http::suppressions::__path_remove>(),

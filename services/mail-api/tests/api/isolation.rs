@@ -306,6 +306,9 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
     );
     let chat = json!({"url": format!("https://chat.example.com/{marker}")});
     call(Method::PUT, "/api/v1/chat-alerts", Some(chat)).await;
+    // Its own model endpoint (a name that does not resolve: stored, never called).
+    let model = json!({"base_url": "https://llm.invalid/v1", "model": marker, "api_key": marker});
+    call(Method::PUT, "/api/v1/language-model", Some(model)).await;
     h.exec(&format!(
         "INSERT INTO outbound_events (id, project_id, type, data) \
          VALUES (uuid_v7(), '{project}', 'campaign.completed', jsonb_build_object('note', '{marker}'))"
@@ -417,7 +420,9 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
             "/api/v1/sites/{id}" | "/api/v1/sites/{id}/brand-voice" | "/api/v1/sites/{id}/insights",
             "id",
         ) => (victim.site.clone(), None),
-        ("/api/v1/templates/{id}", "id") => (victim.template.clone(), None),
+        ("/api/v1/templates/{id}" | "/api/v1/templates/{id}/translate", "id") => {
+            (victim.template.clone(), None)
+        }
         ("/api/v1/domains/{id}" | "/api/v1/domains/{id}/refresh", "id") => {
             (victim.domain.clone(), None)
         }
@@ -491,6 +496,11 @@ fn body_for(op: &Operation) -> Option<Value> {
         ("PATCH", "/api/v1/sites/{id}") => json!({"name": "renamed", "from_name": "renamed"}),
         ("PUT", "/api/v1/sites/{id}/brand-voice") => json!({"tone": "overwritten"}),
         ("PATCH", "/api/v1/templates/{id}") => json!({"name": "renamed", "html": "<p>x</p>"}),
+        ("POST", "/api/v1/templates/{id}/translate") => json!({"language": "de"}),
+        // A public name that does not resolve: stored, never called here.
+        ("PUT", "/api/v1/language-model") => {
+            json!({"base_url": "https://llm.invalid/v1", "model": "probe", "api_key": "sk-probe"})
+        }
         ("PATCH", "/api/v1/segments/{id}") => json!({"name": "renamed", "description": "",
             "rules": {"all": [{"field": "tag", "op": "exists", "value": true}]}}),
         ("PATCH", "/api/v1/contacts/{id}") => json!({"properties": {"probe": true}}),
@@ -678,6 +688,14 @@ async fn victim_rows(h: &Harness, op: &Operation, victim: &Owner) -> Option<BTre
             .into_iter()
             .collect(),
         "/api/v1/templates/{id}" => own_rows(h, "templates", victim).await,
+        "/api/v1/language-model" => h
+            .query(&format!(
+                "SELECT model FROM project_language_models WHERE project_id = '{}'",
+                victim.project
+            ))
+            .await
+            .into_iter()
+            .collect(),
         "/api/v1/campaigns/{id}" => own_rows(h, "campaigns", victim).await,
         "/api/v1/campaign-steps/{id}" => own_rows(h, "campaign_steps", victim).await,
         "/api/v1/webhook-subscriptions/{id}" => own_rows(h, "webhook_subscriptions", victim).await,

@@ -46,3 +46,4 @@ mod sql;
 mod suppressions;
 mod templates;
 mod tenant_probes;
+mod translate;

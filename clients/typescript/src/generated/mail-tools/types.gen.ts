@@ -3952,6 +3952,52 @@ export type UpdateTemplateResponses = {
     200: unknown;
 };
 
+export type TranslateTemplateData = {
+    /**
+     * A template and the language to translate it into.
+     */
+    body?: {
+        /**
+         * The language to translate into, as a BCP 47 tag (`de`, `pt-BR`, `zh-Hant`): 2..=35
+         * characters.
+         */
+        language: string;
+        /**
+         * The template's id.
+         */
+        id: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/translate_template';
+};
+
+export type TranslateTemplateErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type TranslateTemplateResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
 export type DeleteTemplateData = {
     /**
      * One template of the project.

@@ -102,7 +102,7 @@ export type ApprovalRecord = {
     /**
      * What waits for approval.
      */
-    action: 'launch_campaign' | 'activate_campaign';
+    action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign';
     /**
      * Where an approval stands.
      */
@@ -160,7 +160,7 @@ export type ApprovalRequired = {
     /**
      * What waits for approval.
      */
-    action: 'launch_campaign' | 'activate_campaign';
+    action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign';
     summary: string;
     expires_at: string;
     /**
@@ -1945,6 +1945,51 @@ export type Issue = {
 export type KeyScope = 'read' | 'write' | 'admin';
 
 /**
+ * A project's own endpoint. Unknown fields are refused.
+ */
+export type LanguageModelRequest = {
+    /**
+     * The API base of an OpenAI-compatible chat-completions endpoint: `https://…`, at most
+     * 2,048 characters (requests go to `{base_url}/chat/completions`). A host that is or
+     * resolves to a loopback, private, link-local or metadata address is refused (unless
+     * the deployment allows private targets).
+     */
+    base_url: string;
+    /**
+     * The model's name at that endpoint: 1..=200 characters, not blank.
+     */
+    model: string;
+    /**
+     * Sent as `Authorization: Bearer …`; stored sealed, never answered. At most 4,096
+     * characters; absent, null or empty: no key.
+     */
+    api_key?: string | null;
+};
+
+/**
+ * The endpoint in use (never its key).
+ */
+export type LanguageModelSettings = {
+    /**
+     * Where the project's model-backed tools are answered from.
+     */
+    source: 'project' | 'deployment' | 'none';
+    /**
+     * The project's endpoint; null when it uses the deployment's (whose address is not
+     * shown) or none.
+     */
+    base_url?: string | null;
+    /**
+     * The model's name; null when none is configured.
+     */
+    model?: string | null;
+    /**
+     * Whether the project's endpoint has a key.
+     */
+    has_api_key: boolean;
+};
+
+/**
  * Who a launched campaign goes to.
  */
 export type LaunchAudience = 'subscribers' | 'none';
@@ -2107,7 +2152,7 @@ export type PageApprovalRecord = {
         /**
          * What waits for approval.
          */
-        action: 'launch_campaign' | 'activate_campaign';
+        action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign';
         /**
          * Where an approval stands.
          */
@@ -3488,6 +3533,11 @@ export type SegmentSize = {
 };
 
 /**
+ * What a 202 of `POST /send` carries: the email queued, or the approval it waits for.
+ */
+export type SendAccepted = SendResponse | ApprovalRequired;
+
+/**
  * A site's send window and blackout dates, and whether campaign mail may leave now.
  */
 export type SendPolicyRecord = {
@@ -4098,6 +4148,17 @@ export type TokenResponse = {
      * The granted scopes, space-separated.
      */
     scope: string;
+};
+
+/**
+ * Unknown fields are refused.
+ */
+export type TranslateTemplate = {
+    /**
+     * The language to translate into, as a BCP 47 tag (`de`, `pt-BR`, `zh-Hant`): 2..=35
+     * characters.
+     */
+    language: string;
 };
 
 /**
@@ -6087,6 +6148,10 @@ export type DeleteCampaignErrors = {
 export type DeleteCampaignError = DeleteCampaignErrors[keyof DeleteCampaignErrors];
 
 export type DeleteCampaignResponses = {
+    /**
+     * The deletion, a bulk one, waits for a person's approval under the project's approval policy: nothing was deleted
+     */
+    202: ApprovalRequired;
     /**
      * Deleted
      */
@@ -8366,6 +8431,10 @@ export type EnrollSegmentResponses = {
      * How many contacts this call enrolled (0 when all were enrolled already)
      */
     200: SegmentEnrolled;
+    /**
+     * The enrollment reaches more contacts than the project's approval policy allows without a person: it waits for approval, nothing was enrolled
+     */
+    202: ApprovalRequired;
 };
 
 export type EnrollSegmentResponse = EnrollSegmentResponses[keyof EnrollSegmentResponses];
@@ -9402,6 +9471,133 @@ export type AnalyticsEngagementResponses = {
 
 export type AnalyticsEngagementResponse = AnalyticsEngagementResponses[keyof AnalyticsEngagementResponses];
 
+export type ClearLanguageModelData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/language-model';
+};
+
+export type ClearLanguageModelErrors = {
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the admin scope
+     */
+    403: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ClearLanguageModelError = ClearLanguageModelErrors[keyof ClearLanguageModelErrors];
+
+export type ClearLanguageModelResponses = {
+    /**
+     * The project's endpoint is forgotten: what applies now
+     */
+    200: LanguageModelSettings;
+};
+
+export type ClearLanguageModelResponse = ClearLanguageModelResponses[keyof ClearLanguageModelResponses];
+
+export type GetLanguageModelData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/language-model';
+};
+
+export type GetLanguageModelErrors = {
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the admin scope
+     */
+    403: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type GetLanguageModelError = GetLanguageModelErrors[keyof GetLanguageModelErrors];
+
+export type GetLanguageModelResponses = {
+    /**
+     * The project's own endpoint, the deployment's, or none (never a key)
+     */
+    200: LanguageModelSettings;
+};
+
+export type GetLanguageModelResponse = GetLanguageModelResponses[keyof GetLanguageModelResponses];
+
+export type SetLanguageModelData = {
+    body: LanguageModelRequest;
+    path?: never;
+    query?: never;
+    url: '/api/v1/language-model';
+};
+
+export type SetLanguageModelErrors = {
+    /**
+     * Missing or invalid field: a `base_url` not `https://`, or whose host is or resolves to an internal address (loopback, private, link-local, metadata)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the admin scope
+     */
+    403: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type SetLanguageModelError = SetLanguageModelErrors[keyof SetLanguageModelErrors];
+
+export type SetLanguageModelResponses = {
+    /**
+     * Stored (the key sealed; never answered)
+     */
+    200: LanguageModelSettings;
+};
+
+export type SetLanguageModelResponse = SetLanguageModelResponses[keyof SetLanguageModelResponses];
+
 export type ListNotificationsData = {
     body?: never;
     path?: never;
@@ -10183,9 +10379,9 @@ export type SendResponses = {
      */
     200: SendResponse;
     /**
-     * Accepted and queued: the worker did not answer within the wait; the email is still sent exactly once (`status: queued`); also the replay of an earlier request with the same `idempotency_key` that was answered 202, whatever the email became since (`Idempotent-Replayed: true`)
+     * Accepted and queued: the worker did not answer within the wait; the email is still sent exactly once (`status: queued`); also the replay of an earlier request with the same `idempotency_key` that was answered 202, whatever the email became since (`Idempotent-Replayed: true`). Or, once the project wrote its day's allowance of transactional emails, held back for a person's approval under the project's approval policy (`approval_required: true`): nothing was sent
      */
-    202: SendResponse;
+    202: SendAccepted;
 };
 
 export type SendResponse2 = SendResponses[keyof SendResponses];
@@ -11357,6 +11553,76 @@ export type UpdateTemplateResponses = {
 };
 
 export type UpdateTemplateResponse = UpdateTemplateResponses[keyof UpdateTemplateResponses];
+
+export type TranslateTemplateData = {
+    body: TranslateTemplate;
+    headers?: {
+        /**
+         * 1..=255 visible ASCII characters. A retry with the same key and body answers the first
+         * answer again (header `Idempotent-Replayed: true`) and creates nothing; the same key
+         * with another body answers 409 `IDEMPOTENCY_KEY_REUSED`. Keys are kept 24 hours.
+         */
+        'Idempotency-Key'?: string | null;
+    };
+    path: {
+        /**
+         * The template to translate
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/templates/{id}/translate';
+};
+
+export type TranslateTemplateErrors = {
+    /**
+     * `id` is not a UUID, `language` missing or not a BCP 47 tag, or bad Idempotency-Key
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not a template of this project (`TEMPLATE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * The Idempotency-Key was used with another request (`IDEMPOTENCY_KEY_REUSED`)
+     */
+    409: MailError;
+    /**
+     * No model is configured for the project or the deployment (`LLM_NOT_CONFIGURED`); the model failed (`LLM_FAILED`); its translation lost, added or changed a template tag or a link, or broke the template syntax (`LLM_INVALID_OUTPUT`); or the template has nothing to translate
+     */
+    422: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type TranslateTemplateError = TranslateTemplateErrors[keyof TranslateTemplateErrors];
+
+export type TranslateTemplateResponses = {
+    /**
+     * The translation, a new template named `<name> (<language>)` with the original's brief, category and tags (or the replayed answer)
+     */
+    201: Template;
+};
+
+export type TranslateTemplateResponse = TranslateTemplateResponses[keyof TranslateTemplateResponses];
 
 export type ListWebhookDeliveriesData = {
     body?: never;

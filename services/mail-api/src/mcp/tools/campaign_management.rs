@@ -10,9 +10,12 @@ use uuid::Uuid;
 
 use crate::domain::tool_group::Group;
 use crate::mcp::registry::{Body, Paged, Params, Tool, declare};
-use crate::ops::approvals::gate::{change_campaign_status_gated, launch_campaign_gated};
+use crate::ops::approvals::gate::{
+    Gated, change_campaign_status_gated, delete_campaign_gated, enroll_segment_gated,
+    launch_campaign_gated,
+};
 use crate::ops::campaigns::enrollments::{
-    EnrollSegment, enroll_contact, enroll_segment, enrollment_status, unenroll_contact,
+    EnrollSegment, enroll_contact, enrollment_status, unenroll_contact,
 };
 use crate::ops::campaigns::schedule::{
     CalendarParams, campaign_audience, campaign_calendar, site_schedule,
@@ -23,8 +26,7 @@ use crate::ops::campaigns::steps::{
 };
 use crate::ops::campaigns::{
     CampaignFilter, CampaignStatus, CloneCampaign, CreateCampaign, LaunchCampaign, UpdateCampaign,
-    clone_campaign, create_campaign, delete_campaign, get_campaign, list_campaigns,
-    update_campaign,
+    clone_campaign, create_campaign, get_campaign, list_campaigns, update_campaign,
 };
 use crate::ops::generate::{GenerateEmail, generate_email};
 use crate::ops::idempotency::{Answer, IdempotencyKey};
@@ -187,7 +189,8 @@ fn campaign_tools() -> Vec<Tool> {
         )
         .writes(|ctx, Body(req): Body<LaunchCampaign>| async move {
             let key = IdempotencyKey::default();
-            created(launch_campaign_gated(&ctx.state, &ctx.caller, &key, &req).await)
+            let view = ctx.state.gates.view(None);
+            created(launch_campaign_gated(&ctx.state, view, &ctx.caller, &key, &req).await)
         }),
         declare(
             "get_campaign",
@@ -233,9 +236,16 @@ fn campaign_tools() -> Vec<Tool> {
              → archived. Other moves answer 409 INVALID_TRANSITION.",
         )
         .writes(|ctx, Body(args): Body<StatusArguments>| async move {
-            change_campaign_status_gated(&ctx.state, &ctx.caller, args.campaign_id, args.status)
-                .await
-                .map(Answer::into_body)
+            let view = ctx.state.gates.view(None);
+            change_campaign_status_gated(
+                &ctx.state,
+                view,
+                &ctx.caller,
+                args.campaign_id,
+                args.status,
+            )
+            .await
+            .map(Answer::into_body)
         }),
         declare(
             "clone_campaign",
@@ -255,7 +265,8 @@ fn campaign_tools() -> Vec<Tool> {
             "delete_campaign",
             Group::Campaigns,
             "Delete a campaign with its steps and enrollments; its mail still held is \
-             cancelled, emails already sent stay in the log. Destructive.",
+             cancelled, emails already sent stay in the log. Destructive; under the approval \
+             policy it may answer approval_required and wait for a person.",
         )
         .destroys(
             |ctx, Body(args): Body<CampaignArgument>| async move {
@@ -266,9 +277,12 @@ fn campaign_tools() -> Vec<Tool> {
                 }))
             },
             |ctx, Body(args): Body<CampaignArgument>| async move {
-                let campaign =
-                    delete_campaign(&ctx.state, ctx.project_id(), args.campaign_id).await?;
-                Ok(json!({ "deleted": true, "campaign": campaign }))
+                let view = ctx.state.gates.view(None);
+                match delete_campaign_gated(&ctx.state, view, &ctx.caller, args.campaign_id).await?
+                {
+                    Gated::Done(campaign) => Ok(json!({ "deleted": true, "campaign": campaign })),
+                    Gated::Pending(pending) => Ok(serde_json::to_value(pending)?),
+                }
             },
         ),
     ]
@@ -356,16 +370,23 @@ fn enrollment_tools() -> Vec<Tool> {
             "Enroll a saved segment's contacts (segment_id), or every subscriber of the site \
              when no segment is given, in an active campaign: only contacts subscribed to the \
              campaign's site (site_id) and not suppressed; those enrolled already are passed \
-             over. Answers how many this call enrolled.",
+             over. Answers how many this call enrolled; larger than the approval policy \
+             allows, approval_required with an approval_id, and nothing is enrolled until a \
+             person approves.",
         )
         .writes(|ctx, Body(args): Body<EnrollSegmentArguments>| async move {
-            enroll_segment(
+            let view = ctx.state.gates.view(None);
+            let gated = enroll_segment_gated(
                 &ctx.state,
-                ctx.project_id(),
+                view,
+                &ctx.caller,
                 args.campaign_id,
                 &args.audience,
-            )
-            .await
+            );
+            Ok(match gated.await? {
+                Gated::Done(enrolled) => serde_json::to_value(enrolled)?,
+                Gated::Pending(pending) => serde_json::to_value(pending)?,
+            })
         }),
         declare(
             "unenroll_contact",

@@ -9,6 +9,7 @@ use rate_limit::policy::RouteClass;
 
 use crate::domain::tool_group::Group;
 use crate::mcp::registry::{Body, Tool, declare};
+use crate::ops::approvals::gate::{Gated, send_email_gated};
 use crate::ops::input::normalize_email;
 use crate::ops::preview::{PreviewRequest, ValidateTemplate, preview_email, validate_template};
 use crate::ops::send::{SendRequest, send_email};
@@ -47,10 +48,18 @@ pub fn tools() -> Vec<Tool> {
              template_id; text, data, reply_to, headers, tags, tracking and an idempotency_key \
              optional). Subject, html and text may use {{ first_name | default(\"there\") }} \
              and {{ data.x }}, rendered for the recipient. Suppressed recipients and plan \
-             quotas are refused.",
+             quotas are refused. Past the project's daily allowance under its approval \
+             policy, answers approval_required with an approval_id and sends nothing until a \
+             person approves.",
         )
         .sends(|ctx, Body(email): Body<SendRequest>| async move {
-            Ok(send_email(&ctx.state, &ctx.caller, &email).await?.answer)
+            let view = ctx.state.gates.view(None);
+            Ok(
+                match send_email_gated(&ctx.state, view, &ctx.caller, &email).await? {
+                    Gated::Done(accepted) => serde_json::to_value(accepted.answer)?,
+                    Gated::Pending(pending) => serde_json::to_value(pending)?,
+                },
+            )
         }),
         declare(
             "send_test_email",

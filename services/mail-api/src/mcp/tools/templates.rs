@@ -11,6 +11,7 @@ use crate::ops::templates::{
     CreateTemplate, TemplateFilter, UpdateTemplate, create_template, delete_template, get_template,
     list_templates, update_template,
 };
+use crate::ops::translate::{TranslateTemplate, translate_template};
 
 /// One template of the project.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -28,6 +29,21 @@ pub struct UpdateTemplateArguments {
     pub id: Uuid,
     #[serde(flatten)]
     pub changes: UpdateTemplate,
+}
+
+/// A template and the language to translate it into.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct TranslateTemplateArguments {
+    /// The template's id.
+    pub id: Uuid,
+    #[serde(flatten)]
+    pub target: TranslateTemplate,
+}
+
+impl Validate for TranslateTemplateArguments {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        self.target.validate()
+    }
 }
 
 impl Validate for UpdateTemplateArguments {
@@ -78,6 +94,22 @@ pub fn tools() -> Vec<Tool> {
         .writes(
             |ctx, Body(args): Body<UpdateTemplateArguments>| async move {
                 update_template(&ctx.state, ctx.project_id(), args.id, &args.changes).await
+            },
+        ),
+        declare(
+            "translate_template",
+            Group::Templates,
+            "Translate a template's subject and HTML into another language (a BCP 47 tag such \
+             as de or pt-BR) with the project's model, as a new template named \
+             \"<name> (<language>)\". Template tags and links are kept exactly (a translation \
+             that changes one is refused). Needs a model: LLM_NOT_CONFIGURED otherwise.",
+        )
+        .writes(
+            |ctx, Body(args): Body<TranslateTemplateArguments>| async move {
+                let key = IdempotencyKey::default();
+                translate_template(&ctx.state, ctx.project_id(), args.id, &key, &args.target)
+                    .await
+                    .map(Answer::into_body)
             },
         ),
         declare(

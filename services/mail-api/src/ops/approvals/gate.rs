@@ -9,15 +9,19 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use super::{ApprovalAction, ApprovalRequired, needs_approval, request};
+use super::{ApprovalAction, ApprovalRequired, GateView, needs_approval, request};
 use crate::AppState;
-use crate::db::campaigns;
+use crate::db::{approvals as approvals_db, campaigns, enrollments as enrollments_db, segments};
 use crate::flows;
+use crate::ops::campaigns::enrollments::{EnrollSegment, SegmentEnrolled, enroll_segment_in};
 use crate::ops::campaigns::{
-    CampaignStatus, LaunchCampaign, change_campaign_status, launch, launch_campaign, parse_name,
-    set_status,
+    Campaign, CampaignStatus, LaunchCampaign, change_campaign_status, delete_campaign,
+    delete_campaign_in, launch, launch_campaign, parse_name, set_status,
 };
 use crate::ops::idempotency::{Answer, IdempotencyKey};
+use crate::ops::segments::matching::{Selection, matches_of};
+use crate::ops::send::{SendRequest, send_email, write_approved};
+use crate::sending::{Accepted, Dispatched, SendEmail, Sender};
 
 /// The status of an action held back for approval.
 const ACCEPTED: u16 = 202;
@@ -59,16 +63,17 @@ fn ok(body: impl serde::Serialize) -> Result<Answer, ApiError> {
 /// `launch_campaign`): held back for `caller` when the policy says so.
 pub async fn launch_campaign_gated(
     state: &AppState,
+    view: GateView<'_>,
     caller: &Caller,
     key: &IdempotencyKey,
     req: &LaunchCampaign,
 ) -> Result<Answer, ApiError> {
+    let Some(held) = needs_approval(view, &state.pool, caller, |p| p.campaign_launch).await? else {
+        return Gated::Done(launch_campaign(state, caller.owner_id, key, req).await?).into_answer();
+    };
     let mut conn = store::conn(&state.pool).await?;
     let pending = conn
         .transaction::<_, ApiError, _>(async |conn| {
-            let Some(held) = needs_approval(conn, caller, |p| p.campaign_launch).await? else {
-                return Ok(None);
-            };
             flows::require_site(conn, caller.owner_id, req.site_id).await?;
             let summary = format!(
                 "launch the campaign \"{}\" ({} email{}) to the site's {}",
@@ -90,15 +95,9 @@ pub async fn launch_campaign_gated(
                 summary,
             )
             .await
-            .map(Some)
         })
         .await?;
-    drop(conn);
-    match pending {
-        Some(pending) => Gated::Pending(pending),
-        None => Gated::Done(launch_campaign(state, caller.owner_id, key, req).await?),
-    }
-    .into_answer()
+    Gated::<Answer>::Pending(pending).into_answer()
 }
 
 /// [`change_campaign_status`] under the approval policy (`POST /campaigns/{id}/status`,
@@ -106,12 +105,19 @@ pub async fn launch_campaign_gated(
 /// policy says so; other moves act now (200).
 pub async fn change_campaign_status_gated(
     state: &AppState,
+    view: GateView<'_>,
     caller: &Caller,
     id: Uuid,
     to: CampaignStatus,
 ) -> Result<Answer, ApiError> {
     let project_id = caller.owner_id;
-    if to == CampaignStatus::Active {
+    let held = match to {
+        CampaignStatus::Active => {
+            needs_approval(view, &state.pool, caller, |p| p.campaign_launch).await?
+        }
+        _ => None,
+    };
+    if let Some(held) = held {
         let mut conn = store::conn(&state.pool).await?;
         let pending = conn
             .transaction::<_, ApiError, _>(async |conn| {
@@ -123,9 +129,6 @@ pub async fn change_campaign_status_gated(
                 if from == to || !from.may_become(to) {
                     return Ok(None);
                 }
-                let Some(held) = needs_approval(conn, caller, |p| p.campaign_launch).await? else {
-                    return Ok(None);
-                };
                 let summary = format!(
                     "make the {} campaign \"{}\" active: it enrolls and sends",
                     from.as_str(),
@@ -150,20 +153,231 @@ pub async fn change_campaign_status_gated(
     ok(change_campaign_status(state, project_id, id, to).await?)
 }
 
+/// [`send_email`] under the approval policy (`POST /send`, `send_transactional`): once the
+/// project wrote its day's allowance of transactional emails, `caller`'s next ones wait for a
+/// person when the policy holds its actions back. A replay of an idempotency key already used
+/// answers as it always does.
+pub async fn send_email_gated(
+    state: &AppState,
+    view: GateView<'_>,
+    caller: &Caller,
+    req: &SendRequest,
+) -> Result<Gated<Accepted>, ApiError> {
+    let limit = |p: &super::ApprovalPolicy| p.send_recipients_per_day;
+    let Some(held) = needs_approval(view, &state.pool, caller, |p| limit(p).is_some()).await?
+    else {
+        return Ok(Gated::Done(send_email(state, caller, req).await?));
+    };
+    let mut conn = store::conn(&state.pool).await?;
+    let allowance = i64::from(limit(&held.0).unwrap_or(i32::MAX));
+    let sent_today = approvals_db::transactional_sends_today(&mut conn, caller.owner_id).await?;
+    let replay = match &req.idempotency_key {
+        Some(key) => crate::db::emails::find_by_key(&mut conn, caller.owner_id, key)
+            .await?
+            .is_some(),
+        None => false,
+    };
+    if sent_today < allowance || replay {
+        drop(conn);
+        return Ok(Gated::Done(send_email(state, caller, req).await?));
+    }
+    flows::require_site(&mut conn, caller.owner_id, req.site_id).await?;
+    let summary = format!(
+        "send an email to {} (the project wrote {sent_today} transactional email{} today; \
+         the policy allows {allowance} a day without a person)",
+        req.to,
+        if sent_today == 1 { "" } else { "s" },
+    );
+    let arguments = serde_json::to_value(req)?;
+    let pending = conn
+        .transaction::<_, ApiError, _>(async |conn| {
+            request(
+                conn,
+                caller,
+                held,
+                ApprovalAction::SendEmail,
+                &arguments,
+                summary,
+            )
+            .await
+        })
+        .await?;
+    Ok(Gated::Pending(pending))
+}
+
+/// How many contacts enrolling `req` in a campaign would reach now: the segment's contacts
+/// that can be mailed from the site, or the site's subscribers.
+pub(super) async fn enrollment_audience(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    req: &EnrollSegment,
+) -> Result<i64, ApiError> {
+    Ok(match req.segment_id {
+        Some(segment) => {
+            let matches = matches_of(conn, project_id, Selection::Saved(segment)).await?;
+            segments::sizes(conn, matches, Some(req.site_id)).await?.1
+        }
+        None => enrollments_db::count_site_subscribers(conn, project_id, req.site_id).await?,
+    })
+}
+
+/// [`enroll_segment_in`] under the approval policy (`POST /campaigns/{id}/segment-enrollments`,
+/// `enroll_segment`): an enrollment reaching more contacts than the policy's size waits for
+/// a person when the policy holds `caller`'s actions back.
+pub async fn enroll_segment_gated(
+    state: &AppState,
+    view: GateView<'_>,
+    caller: &Caller,
+    campaign_id: Uuid,
+    req: &EnrollSegment,
+) -> Result<Gated<SegmentEnrolled>, ApiError> {
+    let project_id = caller.owner_id;
+    let size = |p: &super::ApprovalPolicy| p.enroll_segment_size;
+    let held = needs_approval(view, &state.pool, caller, |p| size(p).is_some()).await?;
+    let mut conn = store::conn(&state.pool).await?;
+    if let Some(held) = held {
+        let largest = i64::from(size(&held.0).unwrap_or(i32::MAX));
+        let campaign = flows::require_campaign(&mut conn, project_id, campaign_id).await?;
+        flows::require_site(&mut conn, project_id, req.site_id).await?;
+        let audience = enrollment_audience(&mut conn, project_id, req).await?;
+        if audience > largest {
+            let summary = format!(
+                "enroll {audience} contacts in the campaign \"{}\" (the policy allows {largest} \
+                 without a person)",
+                campaign.name
+            );
+            let mut arguments = serde_json::to_value(req)?;
+            arguments["campaign_id"] = json!(campaign_id);
+            let pending = conn
+                .transaction::<_, ApiError, _>(async |conn| {
+                    request(
+                        conn,
+                        caller,
+                        held,
+                        ApprovalAction::EnrollSegment,
+                        &arguments,
+                        summary,
+                    )
+                    .await
+                })
+                .await?;
+            return Ok(Gated::Pending(pending));
+        }
+    }
+    let enrolled = conn
+        .transaction::<_, ApiError, _>(async |conn| {
+            enroll_segment_in(conn, project_id, campaign_id, req).await
+        })
+        .await?;
+    Ok(Gated::Done(enrolled))
+}
+
+/// [`delete_campaign`] under the approval policy (`DELETE /campaigns/{id}`,
+/// `delete_campaign`): deleting a campaign deletes its steps and enrollments, a bulk deletion
+/// that waits for a person when the policy says so.
+pub async fn delete_campaign_gated(
+    state: &AppState,
+    view: GateView<'_>,
+    caller: &Caller,
+    id: Uuid,
+) -> Result<Gated<Campaign>, ApiError> {
+    let project_id = caller.owner_id;
+    let Some(held) = needs_approval(view, &state.pool, caller, |p| p.bulk_delete).await? else {
+        return Ok(Gated::Done(delete_campaign(state, project_id, id).await?));
+    };
+    let mut conn = store::conn(&state.pool).await?;
+    let pending = conn
+        .transaction::<_, ApiError, _>(async |conn| {
+            let campaign = campaigns::lock(conn, project_id, id)
+                .await?
+                .ok_or_else(|| flows::campaign_not_found(id))?;
+            let summary = format!(
+                "delete the campaign \"{}\" with its steps and enrollments",
+                campaign.name
+            );
+            request(
+                conn,
+                caller,
+                held,
+                ApprovalAction::DeleteCampaign,
+                &json!({"campaign_id": id}),
+                summary,
+            )
+            .await
+        })
+        .await?;
+    Ok(Gated::Pending(pending))
+}
+
+/// Hands the email of an approved send to the worker now, as `POST /send` does after its
+/// commit; should that fail, the outbox relay publishes it.
+pub(super) async fn hand_over(state: &AppState, project_id: Uuid, record: &super::ApprovalRecord) {
+    let Some(email_log_id) = record
+        .result
+        .as_ref()
+        .and_then(|r| r["id"].as_str())
+        .and_then(|id| Uuid::parse_str(id).ok())
+    else {
+        return;
+    };
+    let task = SendEmail {
+        email_log_id,
+        project_id,
+    };
+    match state.send.dispatcher.call(&task).await {
+        Dispatched::Answered(_) | Dispatched::Queued => {
+            state.send.published.forget(email_log_id).await;
+        }
+        Dispatched::NotPublished => {}
+    }
+}
+
 #[derive(Deserialize)]
 struct CampaignArguments {
     campaign_id: Uuid,
 }
 
+#[derive(Deserialize)]
+struct EnrollArguments {
+    campaign_id: Uuid,
+    #[serde(flatten)]
+    audience: EnrollSegment,
+}
+
 /// Runs the approved `action` with its recorded `arguments` in the approval's transaction, and
 /// returns its answer.
 pub(super) async fn execute(
+    state: &AppState,
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
     action: ApprovalAction,
     arguments: &Value,
 ) -> Result<Value, ApiError> {
     match action {
+        ApprovalAction::SendEmail => {
+            let mut req: SendRequest = serde_json::from_value(arguments.clone())?;
+            http_kit::Validate::validate(&mut req)?;
+            let plan = approvals_db::project_plan(conn, project_id).await?;
+            let sender = Sender {
+                project_id,
+                plan: plan.parse().unwrap_or(rate_limit::policy::Plan::Free),
+            };
+            Ok(serde_json::to_value(
+                write_approved(state, conn, sender, &req).await?,
+            )?)
+        }
+        ApprovalAction::EnrollSegment => {
+            let args: EnrollArguments = serde_json::from_value(arguments.clone())?;
+            Ok(serde_json::to_value(
+                enroll_segment_in(conn, project_id, args.campaign_id, &args.audience).await?,
+            )?)
+        }
+        ApprovalAction::DeleteCampaign => {
+            let args: CampaignArguments = serde_json::from_value(arguments.clone())?;
+            Ok(serde_json::to_value(
+                delete_campaign_in(conn, project_id, args.campaign_id).await?,
+            )?)
+        }
         ApprovalAction::LaunchCampaign => {
             let req: LaunchCampaign = serde_json::from_value(arguments.clone())?;
             Ok(serde_json::to_value(launch(conn, project_id, &req).await?)?)

@@ -5,8 +5,11 @@
 //! it expires after the policy's time; a rejection says why. The gated actions and what an
 //! approval runs are in [`gate`].
 
+pub mod cache;
 pub mod gate;
 pub mod review;
+
+pub use cache::{GateCache, GateView};
 
 use auth::{Caller, Origin, Scope};
 use chrono::{DateTime, TimeDelta, Utc};
@@ -135,6 +138,18 @@ async fn policy_of(
         .unwrap_or_default())
 }
 
+async fn policy_through(
+    view: GateView<'_>,
+    pool: &store::Pool,
+    project_id: Uuid,
+) -> Result<ApprovalPolicy, ApiError> {
+    Ok(view
+        .policy(pool, project_id)
+        .await?
+        .map(ApprovalPolicy::from_row)
+        .unwrap_or_default())
+}
+
 /// Sets the project's approval policy (`PUT /approval-policy`): a person's admin key only
 /// (an agent cannot loosen what holds it back).
 pub async fn put_policy(
@@ -184,10 +199,11 @@ impl Requester {
 }
 
 async fn requester_of(
-    conn: &mut AsyncPgConnection,
+    view: GateView<'_>,
+    pool: &store::Pool,
     caller: &Caller,
 ) -> Result<Requester, ApiError> {
-    let marks = approvals::key_marks(conn, caller.owner_id, caller.key_id).await?;
+    let marks = view.marks(pool, caller).await?;
     Ok(match (caller.origin, marks) {
         (Origin::Connector, Some(_)) => Requester::AgentKey,
         (Origin::Connector, None) => Requester::OauthClient,
@@ -219,6 +235,13 @@ pub enum ApprovalAction {
     LaunchCampaign,
     /// A campaign made active (`POST /campaigns/{id}/status`, `update_campaign_status`).
     ActivateCampaign,
+    /// A transactional email past the day's allowance (`POST /send`, `send_transactional`).
+    SendEmail,
+    /// A segment enrollment larger than the policy allows (`enroll_segment`).
+    EnrollSegment,
+    /// Deleting a campaign with its steps and enrollments (`DELETE /campaigns/{id}`,
+    /// `delete_campaign`): a bulk deletion.
+    DeleteCampaign,
 }
 
 impl ApprovalAction {
@@ -226,6 +249,9 @@ impl ApprovalAction {
         match self {
             Self::LaunchCampaign => "launch_campaign",
             Self::ActivateCampaign => "activate_campaign",
+            Self::SendEmail => "send_email",
+            Self::EnrollSegment => "enroll_segment",
+            Self::DeleteCampaign => "delete_campaign",
         }
     }
 }
@@ -328,15 +354,16 @@ fn hash_of(arguments: &Value) -> [u8; 32] {
 /// Whether `caller`'s action waits, under the project's policy: `held(policy)` says whether the
 /// policy holds this action back at all.
 async fn needs_approval(
-    conn: &mut AsyncPgConnection,
+    view: GateView<'_>,
+    pool: &store::Pool,
     caller: &Caller,
     held: impl FnOnce(&ApprovalPolicy) -> bool,
 ) -> Result<Option<(ApprovalPolicy, Requester)>, ApiError> {
-    let requester = requester_of(conn, caller).await?;
+    let requester = requester_of(view, pool, caller).await?;
     if requester == Requester::Person {
         return Ok(None);
     }
-    let policy = policy_of(conn, caller.owner_id).await?;
+    let policy = policy_through(view, pool, caller.owner_id).await?;
     Ok((policy.holds(requester) && held(&policy)).then_some((policy, requester)))
 }
 
@@ -465,7 +492,11 @@ pub async fn approve(
     approver: Uuid,
     id: Uuid,
 ) -> Result<ApprovalRecord, ApiError> {
-    decide(state, project_id, approver, id, None).await
+    let record = decide(state, project_id, approver, id, None).await?;
+    if record.action == ApprovalAction::SendEmail {
+        gate::hand_over(state, project_id, &record).await;
+    }
+    Ok(record)
 }
 
 /// Rejects the project's pending approval `id`, saying why (`POST /approvals/{id}/reject`):
@@ -509,7 +540,8 @@ async fn decide(
             let mut record = ApprovalRecord::try_from(row)?;
             if rejection.is_none() {
                 let result =
-                    gate::execute(conn, project_id, record.action, &record.arguments).await?;
+                    gate::execute(state, conn, project_id, record.action, &record.arguments)
+                        .await?;
                 approvals::set_result(conn, project_id, id, &result).await?;
                 record.result = Some(result);
             }

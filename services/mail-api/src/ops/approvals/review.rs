@@ -9,8 +9,10 @@ use uuid::Uuid;
 use super::{ApprovalAction, ApprovalRecord};
 use crate::AppState;
 use crate::db::enrollments;
+use crate::ops::campaigns::enrollments::EnrollSegment;
 use crate::ops::campaigns::{self, LaunchAudience, LaunchCampaign};
 use crate::ops::preview::{self, EmailPreview, PreviewRequest};
+use crate::ops::send::SendRequest;
 
 /// The review of one approval; what cannot be worked out (a deleted site, say) is `None`.
 pub struct Review {
@@ -49,11 +51,47 @@ pub async fn review(
             };
             Ok(Review { sample, audience })
         }
+        ApprovalAction::SendEmail => {
+            let send: SendRequest = serde_json::from_value(record.arguments.clone())?;
+            let subject = send.subject.clone().unwrap_or_default();
+            let content = (&subject, &send.html, send.template_id);
+            Ok(Review {
+                sample: render(state, project_id, send.site_id, content).await,
+                audience: Some(1),
+            })
+        }
+        ApprovalAction::EnrollSegment | ApprovalAction::DeleteCampaign => {
+            let Some(id) = campaign_of(record) else {
+                return Ok(Review {
+                    sample: None,
+                    audience: None,
+                });
+            };
+            let Ok(detail) = campaigns::get_campaign(state, project_id, id).await else {
+                return Ok(Review {
+                    sample: None,
+                    audience: None,
+                });
+            };
+            let audience = if record.action == ApprovalAction::EnrollSegment {
+                let req: EnrollSegment = serde_json::from_value(record.arguments.clone())?;
+                let mut conn = store::conn(&state.pool).await?;
+                Some(super::gate::enrollment_audience(&mut conn, project_id, &req).await?)
+            } else {
+                Some(detail.enrollments.active)
+            };
+            let site = detail.campaign.site_id;
+            let sample = match detail.steps.first() {
+                Some(step) => {
+                    let content = (&step.subject, &step.html, step.template_id);
+                    render(state, project_id, site, content).await
+                }
+                None => None,
+            };
+            Ok(Review { sample, audience })
+        }
         ApprovalAction::ActivateCampaign => {
-            let Some(id) = record.arguments["campaign_id"]
-                .as_str()
-                .and_then(|id| Uuid::parse_str(id).ok())
-            else {
+            let Some(id) = campaign_of(record) else {
                 return Ok(Review {
                     sample: None,
                     audience: None,
@@ -80,6 +118,13 @@ pub async fn review(
             })
         }
     }
+}
+
+/// The campaign an approval's arguments name.
+fn campaign_of(record: &ApprovalRecord) -> Option<Uuid> {
+    record.arguments["campaign_id"]
+        .as_str()
+        .and_then(|id| Uuid::parse_str(id).ok())
 }
 
 /// The email of `content` (subject, HTML, template) rendered for the sample contact; `None`

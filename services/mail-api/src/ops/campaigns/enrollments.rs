@@ -3,7 +3,7 @@
 //! (drip), by event (triggered) and by launch.
 
 use chrono::{DateTime, Utc};
-use diesel_async::AsyncConnection as _;
+use diesel_async::{AsyncConnection as _, AsyncPgConnection};
 use http_kit::{ApiError, Page, PageParams, Validate};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -181,7 +181,7 @@ pub async fn enroll_contact(
 }
 
 /// Unknown fields are refused.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct EnrollSegment {
     /// The campaign's site: a site of the project (404 `SITE_NOT_FOUND` otherwise), and the
     /// one the campaign sends from (400 naming `site_id` otherwise). Only contacts subscribed
@@ -227,8 +227,22 @@ pub async fn enroll_segment(
     req: &EnrollSegment,
 ) -> Result<SegmentEnrolled, ApiError> {
     let mut conn = store::conn(&state.pool).await?;
-    let campaign = flows::require_campaign(&mut conn, project_id, campaign_id).await?;
-    flows::require_site(&mut conn, project_id, req.site_id).await?;
+    conn.transaction::<_, ApiError, _>(async |conn| {
+        enroll_segment_in(conn, project_id, campaign_id, req).await
+    })
+    .await
+}
+
+/// [`enroll_segment`] in `conn`'s transaction (an approved enrollment runs in the
+/// approval's).
+pub async fn enroll_segment_in(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    campaign_id: Uuid,
+    req: &EnrollSegment,
+) -> Result<SegmentEnrolled, ApiError> {
+    let campaign = flows::require_campaign(conn, project_id, campaign_id).await?;
+    flows::require_site(conn, project_id, req.site_id).await?;
     if campaign.site_id != req.site_id {
         return Err(ApiError::invalid_field(
             "site_id",
@@ -237,19 +251,12 @@ pub async fn enroll_segment(
     }
     flows::require_enrolling(&campaign)?;
     let (site, source) = (req.site_id, EnrollSource::Segment);
-    let enrolled = conn
-        .transaction::<_, ApiError, _>(async |conn| {
-            let Some(segment) = req.segment_id else {
-                return Ok(enrollments::insert_site_subscribers(
-                    conn,
-                    project_id,
-                    campaign_id,
-                    site,
-                    None,
-                    source,
-                )
-                .await?);
-            };
+    let enrolled = match req.segment_id {
+        None => {
+            enrollments::insert_site_subscribers(conn, project_id, campaign_id, site, None, source)
+                .await?
+        }
+        Some(segment) => {
             let (mut enrolled, mut after) = (0, None);
             loop {
                 let ids =
@@ -265,11 +272,11 @@ pub async fn enroll_segment(
                 .await?;
                 match ids.last() {
                     Some(last) if ids.len() as i64 == SEGMENT_PAGE => after = Some(*last),
-                    _ => return Ok(enrolled),
+                    _ => break enrolled,
                 }
             }
-        })
-        .await?;
+        }
+    };
     Ok(SegmentEnrolled {
         campaign_id,
         site_id: req.site_id,

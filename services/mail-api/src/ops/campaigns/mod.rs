@@ -379,15 +379,22 @@ pub async fn delete_campaign(
     id: Uuid,
 ) -> Result<Campaign, ApiError> {
     let mut conn = store::conn(&state.pool).await?;
-    conn.transaction::<_, ApiError, _>(async |conn| {
-        let campaign = campaigns::lock(conn, project_id, id)
-            .await?
-            .ok_or_else(|| flows::campaign_not_found(id))?;
-        scheduler::cancel_held(conn, project_id, id).await?;
-        campaigns::delete(conn, project_id, id).await?;
-        Campaign::try_from(campaign)
-    })
-    .await
+    conn.transaction::<_, ApiError, _>(async |conn| delete_campaign_in(conn, project_id, id).await)
+        .await
+}
+
+/// [`delete_campaign`] in `conn`'s transaction (an approved deletion runs in the approval's).
+pub async fn delete_campaign_in(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    id: Uuid,
+) -> Result<Campaign, ApiError> {
+    let campaign = campaigns::lock(conn, project_id, id)
+        .await?
+        .ok_or_else(|| flows::campaign_not_found(id))?;
+    scheduler::cancel_held(conn, project_id, id).await?;
+    campaigns::delete(conn, project_id, id).await?;
+    Campaign::try_from(campaign)
 }
 
 /// The status to move to.

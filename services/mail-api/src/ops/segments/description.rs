@@ -63,7 +63,7 @@ pub async fn describe_segment(
     project_id: Uuid,
     req: &DescribeSegment,
 ) -> Result<CreateSegment, ApiError> {
-    let model = state.model()?;
+    let model = crate::ops::language_model::model_for(state, project_id).await?;
     let mut conn = store::conn(&state.pool).await?;
     let context = project_context(&mut conn, project_id).await?;
     // No connection is held while the model thinks.

@@ -21,6 +21,7 @@ use test_support::Call;
 
 use crate::common::*;
 
+mod approvals;
 mod concurrency;
 mod email_log;
 mod path;

@@ -1,0 +1,2 @@
+DROP TRIGGER approval_policies_truncated ON approval_policies;
+DROP TRIGGER approval_policies_changed ON approval_policies;

@@ -57,6 +57,8 @@ pub struct AppState {
     pub dns: Arc<crate::own_domains::DnsChecker>,
     /// The OAuth authorization server of remote MCP clients.
     pub oauth: oauth::OAuth,
+    /// The abuse monitor's window and thresholds.
+    pub abuse: Arc<crate::config::AbuseMonitorSettings>,
     /// Pages of `GET /sites` this worker answered lately, by project.
     pub sites: RowCache<Uuid, Vec<crate::ops::sites::Site>>,
 }
@@ -133,6 +135,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     let queue_prefix: Arc<str> = Arc::from(settings.common.broker.queue_prefix.as_str());
     let mcp_stream = crate::mcp::stream::configure(&settings.mcp);
     let clock = settings.scheduler.clock();
+    let abuse = Arc::new(settings.abuse_monitor.clone());
     let llm = crate::llm::ChatModel::from_settings(&settings.llm)
         .map_err(|e| anyhow::anyhow!("MAIL_{e}"))?
         .map(Arc::new);
@@ -179,6 +182,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 rate_limit_scale,
                 queue_prefix: Arc::clone(&queue_prefix),
                 clock: clock.clone(),
+                abuse: Arc::clone(&abuse),
                 llm: llm.clone(),
                 dns: Arc::clone(&state_dns),
                 oauth: oauth::OAuth {
@@ -224,6 +228,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
             settings.scheduler.clock(),
             settings.plans.clone(),
             &settings.scheduler,
+            &settings.abuse_monitor,
         )
         .spawn(std::time::Duration::from_millis(
             settings.scheduler.interval_ms,

@@ -36,6 +36,8 @@ pub const ROUTE_GROUPS: &[(&str, &str, &[Group])] = &[
     ("POST", "/api/v1/sites/{id}/warmup/resume", &[Warmup]),
     ("GET", "/api/v1/sites/{id}/schedule", &[Campaigns]),
     ("GET", "/api/v1/sites/{id}/insights", &[Analytics]),
+    ("GET", "/api/v1/sites/{id}/abuse-monitor", &[Analytics]),
+    ("POST", "/api/v1/sites/{id}/abuse-monitor/override", &[Analytics]),
     // Own sending domains and the delivery settings: delivery-ops.
     ("GET", "/api/v1/domains", &[DeliveryOps]),
     ("POST", "/api/v1/domains", &[DeliveryOps]),

@@ -512,6 +512,9 @@ fn body_for(op: &Operation) -> Option<Value> {
             "enroll_segment_size": null, "bulk_delete": true, "expires_after_minutes": 60}),
         ("PUT", "/api/v1/sites/{id}/send-policy") => json!({"timezone": "UTC"}),
         ("PUT", "/api/v1/sites/{id}/warmup") => json!({"daily_limits": [1]}),
+        ("POST", "/api/v1/sites/{id}/abuse-monitor/override") => {
+            json!({"reason": "probe", "ttl_hours": 1})
+        }
         ("PUT", "/api/v1/chat-alerts") => json!({"url": "https://chat.example.com/overwritten"}),
         ("PATCH", "/api/v1/webhook-subscriptions/{id}") => {
             json!({"description": "renamed", "enabled": false, "rotate_secret": true})

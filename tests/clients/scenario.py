@@ -602,6 +602,8 @@ def mail(s: Service) -> None:
     s.call("getSiteInsights", 200, id=site, days=30)
     s.call("getAbuseMonitorStatus", 200, id=site)
     s.call("overrideAbuseMonitor", 200, id=site, body={"reason": "list cleaned", "ttl_hours": 24})
+    s.call("dnsblCheck", 200, id=site)
+    s.call("dnsblDelistingDraft", 200, id=site, zone="dbl.example.invalid")
     s.call("analyticsPerformance", 200, days=30)
     s.call("analyticsPortfolio", 200, rank_by="sent")
     s.call("analyticsTotals", 200)

@@ -59,6 +59,8 @@ pub struct AppState {
     pub oauth: oauth::OAuth,
     /// The abuse monitor's window and thresholds.
     pub abuse: Arc<crate::config::AbuseMonitorSettings>,
+    /// The DNS blocklists and the sending IPs asked about.
+    pub dnsbl: Arc<crate::config::DnsblSettings>,
     /// Pages of `GET /sites` this worker answered lately, by project.
     pub sites: RowCache<Uuid, Vec<crate::ops::sites::Site>>,
 }
@@ -136,6 +138,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     let mcp_stream = crate::mcp::stream::configure(&settings.mcp);
     let clock = settings.scheduler.clock();
     let abuse = Arc::new(settings.abuse_monitor.clone());
+    let dnsbl = Arc::new(settings.dnsbl.clone());
     let llm = crate::llm::ChatModel::from_settings(&settings.llm)
         .map_err(|e| anyhow::anyhow!("MAIL_{e}"))?
         .map(Arc::new);
@@ -183,6 +186,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 queue_prefix: Arc::clone(&queue_prefix),
                 clock: clock.clone(),
                 abuse: Arc::clone(&abuse),
+                dnsbl: Arc::clone(&dnsbl),
                 llm: llm.clone(),
                 dns: Arc::clone(&state_dns),
                 oauth: oauth::OAuth {

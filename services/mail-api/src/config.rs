@@ -68,6 +68,11 @@ check_interval_secs = 3600
 spf_include = ""
 return_path_target = ""
 
+[dnsbl]
+ip_zones = "zen.spamhaus.org,bl.spamcop.net,b.barracudacentral.org"
+domain_zones = "dbl.spamhaus.org"
+sending_ips = ""
+
 [scheduler]
 enabled = true
 interval_ms = 1000
@@ -106,6 +111,46 @@ pub struct Settings {
     /// The abuse monitor (`MAIL_ABUSE_MONITOR__…`).
     #[serde(default)]
     pub abuse_monitor: AbuseMonitorSettings,
+    /// The DNS blocklists `dnsbl_check` asks (`MAIL_DNSBL__…`).
+    pub dnsbl: DnsblSettings,
+}
+
+/// The DNS blocklists (`MAIL_DNSBL__…`), asked through the resolver of `MAIL_DNS__RESOLVER`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct DnsblSettings {
+    /// `MAIL_DNSBL__IP_ZONES`: comma-separated zones listing IP addresses (asked with the
+    /// sending IPs' octets reversed).
+    #[serde(deserialize_with = "comma_separated")]
+    pub ip_zones: Vec<String>,
+    /// `MAIL_DNSBL__DOMAIN_ZONES`: comma-separated zones listing domains (asked with the
+    /// site's sending domain).
+    #[serde(deserialize_with = "comma_separated")]
+    pub domain_zones: Vec<String>,
+    /// `MAIL_DNSBL__SENDING_IPS`: comma-separated IPv4 addresses the deployment's mail leaves
+    /// from; empty: only the domain lists are asked.
+    #[serde(deserialize_with = "comma_separated")]
+    pub sending_ips: Vec<String>,
+}
+
+impl DnsblSettings {
+    pub fn validate(&self) -> anyhow::Result<()> {
+        for ip in &self.sending_ips {
+            if ip.parse::<std::net::Ipv4Addr>().is_err() {
+                anyhow::bail!("MAIL_DNSBL__SENDING_IPS: {ip:?} is not an IPv4 address");
+            }
+        }
+        for zone in self.ip_zones.iter().chain(&self.domain_zones) {
+            let valid = !zone.is_empty()
+                && zone.len() <= 200
+                && zone
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.');
+            if !valid {
+                anyhow::bail!("MAIL_DNSBL__…_ZONES: {zone:?} is not a DNS zone name");
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The abuse monitor the scheduler runs (`MAIL_ABUSE_MONITOR__…`): each site's bounce and
@@ -430,6 +475,7 @@ impl Settings {
             anyhow::bail!("MAIL_SCHEDULER__RELEASE_BATCH must be at least 1");
         }
         self.abuse_monitor.validate()?;
+        self.dnsbl.validate()?;
         Ok(())
     }
 }

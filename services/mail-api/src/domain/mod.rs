@@ -3,6 +3,7 @@
 pub mod abuse;
 pub mod campaign;
 pub mod canonical;
+pub mod dnsbl;
 pub mod email;
 pub mod email_status;
 pub mod error_code;

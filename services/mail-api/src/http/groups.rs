@@ -43,6 +43,8 @@ pub const ROUTE_GROUPS: &[(&str, &str, &[Group])] = &[
     ("POST", "/api/v1/domains", &[DeliveryOps]),
     ("GET", "/api/v1/domains/{id}", &[DeliveryOps]),
     ("POST", "/api/v1/domains/{id}/refresh", &[DeliveryOps]),
+    ("GET", "/api/v1/sites/{id}/dnsbl", &[DeliveryOps]),
+    ("GET", "/api/v1/sites/{id}/dnsbl/delisting-draft", &[DeliveryOps]),
     ("PUT", "/api/v1/delivery/provider", &[DeliveryOps]),
     ("DELETE", "/api/v1/delivery/provider", &[DeliveryOps]),
     ("POST", "/api/v1/delivery/webhook-secret", &[DeliveryOps]),

@@ -16,6 +16,7 @@ pub mod conversions;
 pub mod dashboard;
 pub mod delivery_ops;
 pub mod delivery_settings;
+pub mod dnsbl;
 pub mod domains;
 pub mod drafts;
 pub mod emails;
@@ -64,6 +65,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 /// The `/api/v1` routes, each module's table (their order does not matter).
 pub const ROUTES: &[&[Route]] = &[
     abuse_monitor::ROUTES,
+    dnsbl::ROUTES,
     account::ROUTES,
     analytics::ROUTES,
     approvals::ROUTES,

@@ -13,6 +13,7 @@ pub mod contacts;
 pub mod conversions;
 pub mod delivery_ops;
 pub mod delivery_settings;
+pub mod dnsbl;
 pub mod domains;
 pub mod drafts;
 pub mod emails;

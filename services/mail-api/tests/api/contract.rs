@@ -252,6 +252,8 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<mail_api::http::insights::__path_engagement>(),
         Handler::of::<mail_api::http::abuse_monitor::__path_status>(),
         Handler::of::<mail_api::http::abuse_monitor::__path_override_pause>(),
+        Handler::of::<mail_api::http::dnsbl::__path_check>(),
+        Handler::of::<mail_api::http::dnsbl::__path_delisting_draft>(),
         Handler::of::<mail_api::http::preview::__path_validate>(),
         Handler::of::<mail_api::http::preview::__path_preview>(),
         Handler::of::<mail_api::http::delivery_ops::__path_dlq>(),

@@ -464,6 +464,8 @@ fn query_values(param: &Param, victim: &Owner, p: &Planted) -> Option<Vec<String
         "event" => vec![p.event.clone()],
         "to" => vec![victim.contact.clone(), p.contact.clone()],
         "tag" => vec![victim.marker.clone()],
+        // A configured blocklist: the site is the resource.
+        "zone" => vec!["dbl.spamhaus.org".to_owned()],
         // The ZIP of `csv` is compressed: only JSON can be searched for markers.
         "format" => vec!["json".to_owned()],
         // The calendar's month: the one the seeded second steps are due in.

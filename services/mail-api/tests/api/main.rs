@@ -15,6 +15,7 @@ mod contract_mirror;
 mod conversions;
 mod dashboard;
 mod dns_server;
+mod dnsbl;
 mod domains;
 mod drafts;
 mod errors;

@@ -90,7 +90,9 @@ pub async fn record(
         .first(conn)
         .await
         .optional()?;
-    let previous = previous.as_deref().map_or(AbuseState::Ok, AbuseState::parse);
+    let previous = previous
+        .as_deref()
+        .map_or(AbuseState::Ok, AbuseState::parse);
     diesel::sql_query(
         "INSERT INTO abuse_monitor \
            (site_id, project_id, state, sends, bounces, complaints, checked_at, changed_at) \

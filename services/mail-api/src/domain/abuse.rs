@@ -89,7 +89,9 @@ impl Thresholds {
             && self.bounce_warn <= self.bounce_pause
             && self.bounce_pause <= self.bounce_hard)
         {
-            return Some("each warn threshold must be at most its pause one, and that at most its hard one");
+            return Some(
+                "each warn threshold must be at most its pause one, and that at most its hard one",
+            );
         }
         None
     }

@@ -50,7 +50,10 @@ pub fn meaning(zone: &str, code: Ipv4Addr) -> &'static str {
         };
     }
     match zone.as_str() {
-        "zen.spamhaus.org" | "sbl.spamhaus.org" | "xbl.spamhaus.org" | "pbl.spamhaus.org"
+        "zen.spamhaus.org"
+        | "sbl.spamhaus.org"
+        | "xbl.spamhaus.org"
+        | "pbl.spamhaus.org"
         | "sbl-xbl.spamhaus.org" => match last {
             2 => "SBL: a known spam source or spam operation",
             3 => "SBL CSS: a snowshoe or low-reputation sending address",
@@ -108,7 +111,10 @@ mod tests {
             query_name(ListKind::Domain, "Mail.Example.com", "dbl.spamhaus.org").as_deref(),
             Some("mail.example.com.dbl.spamhaus.org")
         );
-        assert_eq!(query_name(ListKind::Ip, "not-an-ip", "zen.spamhaus.org"), None);
+        assert_eq!(
+            query_name(ListKind::Ip, "not-an-ip", "zen.spamhaus.org"),
+            None
+        );
     }
 
     #[test]

@@ -155,13 +155,12 @@ async fn ask(state: &AppState, domain: &str, only: Option<&str>) -> Vec<ListResu
 }
 
 /// The list to draft a removal request for.
-#[derive(Debug, Deserialize, ToSchema, IntoParams)]
+#[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct DelistingParams {
     /// One of the configured zones (`MAIL_DNSBL__IP_ZONES`, `MAIL_DNSBL__DOMAIN_ZONES`), e.g.
     /// `zen.spamhaus.org`; another answers 400.
     #[param(min_length = 1, max_length = 253, pattern = r"^[A-Za-z0-9.-]+$")]
-    #[schema(min_length = 1, max_length = 253, pattern = r"^[A-Za-z0-9.-]+$")]
     pub zone: String,
 }
 
@@ -296,7 +295,13 @@ fn draft_body(
             .iter()
             .map(|c| format!("{} ({})", c.code, c.meaning))
             .collect();
-        let _ = writeln!(out, "- {} (looked up as {}): {}", l.target, l.query, codes.join(", "));
+        let _ = writeln!(
+            out,
+            "- {} (looked up as {}): {}",
+            l.target,
+            l.query,
+            codes.join(", ")
+        );
         if let Some(reason) = &l.reason {
             let _ = writeln!(out, "  reason given: {reason}");
         }

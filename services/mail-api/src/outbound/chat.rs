@@ -83,8 +83,9 @@ impl ChatAlerter {
 pub fn text(events: &[Reported]) -> String {
     let (approvals, events): (Vec<&Reported>, Vec<&Reported>) =
         events.iter().partition(|e| e.kind == "approval.requested");
-    let (warnings, events): (Vec<&Reported>, Vec<&Reported>) =
-        events.into_iter().partition(|e| e.kind == "bounce_rate.warning");
+    let (warnings, events): (Vec<&Reported>, Vec<&Reported>) = events
+        .into_iter()
+        .partition(|e| e.kind == "bounce_rate.warning");
     let bounced = events.iter().filter(|e| e.kind == "email.bounced").count();
     let complained = events.len() - bounced;
     let mut out = format!(

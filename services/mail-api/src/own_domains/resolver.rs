@@ -124,22 +124,24 @@ impl DnsChecker {
         let Ok(fqdn) = Name::from_ascii(format!("{}.", name.trim_end_matches('.'))) else {
             return Listing::Error;
         };
-        let codes: Vec<std::net::Ipv4Addr> = match self.resolver.lookup(fqdn.clone(), DnsType::A).await
-        {
-            Ok(lookup) => lookup
-                .answers()
-                .iter()
-                .filter_map(|answer| match &answer.data {
-                    RData::A(a) => Some(a.0),
-                    _ => None,
-                })
-                .collect(),
-            Err(err) if err.is_no_records_found() || err.is_nx_domain() => return Listing::Clean,
-            Err(err) => {
-                tracing::info!(%name, error = %err, "blocklist lookup failed");
-                return Listing::Error;
-            }
-        };
+        let codes: Vec<std::net::Ipv4Addr> =
+            match self.resolver.lookup(fqdn.clone(), DnsType::A).await {
+                Ok(lookup) => lookup
+                    .answers()
+                    .iter()
+                    .filter_map(|answer| match &answer.data {
+                        RData::A(a) => Some(a.0),
+                        _ => None,
+                    })
+                    .collect(),
+                Err(err) if err.is_no_records_found() || err.is_nx_domain() => {
+                    return Listing::Clean;
+                }
+                Err(err) => {
+                    tracing::info!(%name, error = %err, "blocklist lookup failed");
+                    return Listing::Error;
+                }
+            };
         if codes.is_empty() {
             return Listing::Clean;
         }

@@ -47,8 +47,7 @@ pub async fn check(scheduler: &Scheduler) -> anyhow::Result<usize> {
                 changed += 1;
                 if state > previous {
                     let data = warning(&m, state, previous, settings.window_days, now);
-                    outbound_events::record(conn, m.project_id, BOUNCE_RATE_WARNING, &data)
-                        .await?;
+                    outbound_events::record(conn, m.project_id, BOUNCE_RATE_WARNING, &data).await?;
                 }
                 if previous.holds_campaigns() && !state.holds_campaigns() {
                     db::release_held(conn, m.site_id).await?;

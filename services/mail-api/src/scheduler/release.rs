@@ -15,9 +15,7 @@ use uuid::Uuid;
 use super::Scheduler;
 use crate::db::scheduler as db;
 use crate::db::{abuse_monitor, outbox, send_policy};
-use crate::domain::send_policy::{
-    Allowance, HoldReason, Room, SitePolicy, allowance, minute_of,
-};
+use crate::domain::send_policy::{Allowance, HoldReason, Room, SitePolicy, allowance, minute_of};
 use crate::sending::SendEmail;
 
 /// How long mail the abuse monitor holds waits before the pause is looked at again (an

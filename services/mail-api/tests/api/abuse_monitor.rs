@@ -162,11 +162,7 @@ async fn a_site_over_the_complaint_threshold_is_paused_until_an_override() {
     expect_error(res, 403, "FORBIDDEN").await;
     let res =
         e.s.h
-            .post_json(
-                &e.t.admin,
-                &path,
-                &json!({"reason": "x", "ttl_hours": 0}),
-            )
+            .post_json(&e.t.admin, &path, &json!({"reason": "x", "ttl_hours": 0}))
             .await;
     expect_invalid(res, "ttl_hours").await;
     let res =
@@ -225,15 +221,25 @@ async fn the_hard_threshold_stops_transactional_mail_too() {
     expect_error(res, 422, "SENDER_SUSPENDED").await;
 
     // The override tool lets it through; a write key may not use it.
-    let args = json!({"siteId": e.site, "reason": "provider confirmed a false positive", "ttlHours": 24});
-    let res = e.s.h.tool(&e.t.write, "abuse_monitor_override", args.clone()).await;
+    let args =
+        json!({"siteId": e.site, "reason": "provider confirmed a false positive", "ttlHours": 24});
+    let res =
+        e.s.h
+            .tool(&e.t.write, "abuse_monitor_override", args.clone())
+            .await;
     assert_eq!(res.status(), 403);
-    let answer = e.s.h.tool_ok(&e.t.admin, "abuse_monitor_override", args).await;
+    let answer =
+        e.s.h
+            .tool_ok(&e.t.admin, "abuse_monitor_override", args)
+            .await;
     let tool_status =
         e.s.h
             .tool_ok(&e.t.read, "abuse_monitor_status", json!({"siteId": e.site}))
             .await;
-    assert_eq!(tool_status["transactional_stopped"], false, "{tool_status} {answer}");
+    assert_eq!(
+        tool_status["transactional_stopped"], false,
+        "{tool_status} {answer}"
+    );
     assert_eq!(
         tool_status["active_override"]["reason"],
         "provider confirmed a false positive"

@@ -60,7 +60,12 @@ async fn a_listed_address_answers_its_code_and_a_clean_one_clean() {
     assert_eq!(listed["kind"], "ip");
     assert_eq!(listed["query"], "2.0.0.127.ip.dnsbl.test");
     assert_eq!(listed["return_codes"][0]["code"], "127.0.0.2");
-    assert!(listed["return_codes"][0]["meaning"].as_str().unwrap().starts_with("listed"));
+    assert!(
+        listed["return_codes"][0]["meaning"]
+            .as_str()
+            .unwrap()
+            .starts_with("listed")
+    );
     assert_eq!(listed["reason"], "Listed for testing");
     let clean = result(&report, "192.0.2.1");
     assert_eq!(clean["status"], "clean", "{report}");
@@ -94,7 +99,10 @@ async fn the_delisting_draft_cites_the_listing_and_the_figures() {
         .expect(200)
         .await;
     assert_eq!(draft["listed"], true, "{draft}");
-    assert_eq!(draft["subject"], "Removal request for 127.0.0.2 on ip.dnsbl.test");
+    assert_eq!(
+        draft["subject"],
+        "Removal request for 127.0.0.2 on ip.dnsbl.test"
+    );
     let body = draft["body"].as_str().unwrap();
     assert!(body.contains("2.0.0.127.ip.dnsbl.test"), "{body}");
     assert!(body.contains("reason given: Listed for testing"), "{body}");
@@ -111,7 +119,12 @@ async fn the_delisting_draft_cites_the_listing_and_the_figures() {
         )
         .await;
     assert_eq!(clean["listed"], false, "{clean}");
-    assert!(clean["body"].as_str().unwrap().contains("nothing to request"));
+    assert!(
+        clean["body"]
+            .as_str()
+            .unwrap()
+            .contains("nothing to request")
+    );
 
     // A zone that is not configured.
     let res = h

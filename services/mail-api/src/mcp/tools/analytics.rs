@@ -5,10 +5,11 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::domain::insights::Window;
-use crate::ops::abuse_monitor::{AbuseOverrideRequest, abuse_monitor_override, abuse_monitor_status};
 use crate::domain::tool_group::Group;
 use crate::mcp::registry::{Body, NoArguments, Paged, Params, Tool, declare};
-use auth::Scope;
+use crate::ops::abuse_monitor::{
+    AbuseOverrideRequest, abuse_monitor_override, abuse_monitor_status,
+};
 use crate::ops::account::list_projects;
 use crate::ops::analytics::site_overview;
 use crate::ops::events::{EventLogFilter, list_events};
@@ -17,6 +18,7 @@ use crate::ops::insights::{
     performance_report, portfolio_analytics, portfolio_stats, site_insights,
 };
 use crate::ops::sites::list_sites;
+use auth::Scope;
 
 /// A site and the window to look at.
 #[derive(Debug, Deserialize, ToSchema)]

@@ -8,8 +8,8 @@ use uuid::Uuid;
 use crate::domain::error_code::MailErrorCode;
 use crate::domain::tool_group::Group;
 use crate::mcp::registry::{Body, NoArguments, Paged, Tool, declare};
-use crate::ops::dnsbl::{dnsbl_check, dnsbl_delisting_draft};
 use crate::ops::delivery_ops::{CronRunFilter, DlqFilter, list_cron_runs, send_dead_letters};
+use crate::ops::dnsbl::{dnsbl_check, dnsbl_delisting_draft};
 use crate::ops::export::{ExportFilter, export_page};
 use crate::sending::queues::{inbound_queue, send_queue};
 

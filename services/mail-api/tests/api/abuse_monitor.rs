@@ -134,7 +134,7 @@ async fn a_site_over_the_complaint_threshold_is_paused_until_an_override() {
     let held = email_to(&e, "first@example.com").await;
     assert_eq!(held["status"], "queued", "{held}");
     assert_eq!(held["hold_reason"], "abuse_paused", "{held}");
-    assert_eq!(warnings(&e, "paused").await, [e.site.clone()]);
+    assert_eq!(warnings(&e, "paused").await, std::slice::from_ref(&e.site));
     // Another pass changes nothing and fires nothing more.
     scheduler.run_once().await.expect("pass");
     assert_eq!(warnings(&e, "paused").await.len(), 1);
@@ -209,7 +209,10 @@ async fn the_hard_threshold_stops_transactional_mail_too() {
     let suspended = status(&e).await;
     assert_eq!(suspended["state"], "suspended", "{suspended}");
     assert_eq!(suspended["transactional_stopped"], true);
-    assert_eq!(warnings(&e, "suspended").await, [e.site.clone()]);
+    assert_eq!(
+        warnings(&e, "suspended").await,
+        std::slice::from_ref(&e.site)
+    );
     let res =
         e.s.h
             .post_json(

@@ -122,6 +122,7 @@ stack_start() {
         MAIL_TRACKING__SECRET="$TRACKING_SECRET" MAIL_TRACKING__BASE_URL="$MAIL_URL"
         MEMORY_DATABASE__URL="$STACK_PG/$memory_db" MAIL_DATABASE__URL="$STACK_PG/$mail_db"
         MAIL_OAUTH__SECURE_COOKIES=false MEMORY_OAUTH__SECURE_COOKIES=false
+        MAIL_DNSBL__IP_ZONES=bl.example.invalid MAIL_DNSBL__DOMAIN_ZONES=dbl.example.invalid
         MAIL_OAUTH__REGISTER_PER_ADDRESS=1000000 MEMORY_OAUTH__REGISTER_PER_ADDRESS=1000000
         MEMORY_RENDER_VIDEO__WAIT_SECS=1)
     # memory-api's model endpoint is a port nothing listens on: a model run needs a configured

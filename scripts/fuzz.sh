@@ -290,7 +290,7 @@ include-operation-id-regex = "^(checkApproval|approveApproval|rejectApproval)$"
 parameters = { "path.id" = "$SEED_APPROVAL" }
 
 [[operations]]
-include-path-regex = "^/api/v1/sites/[{]id[}]/(send-policy|warmup|warmup/pause|warmup/resume|schedule)$"
+include-path-regex = "^/api/v1/sites/[{]id[}]/(send-policy|warmup|warmup/pause|warmup/resume|schedule|abuse-monitor|abuse-monitor/override|dnsbl|dnsbl/delisting-draft)$"
 parameters = { "path.id" = "$SEED_SITE" }
 
 # The tracking links of the seeded email, so that they answer as for a real recipient.

@@ -281,6 +281,10 @@ test('mail-api: every operation', async () => {
   await expect(m.analyticsCampaigns(), 200);
   await expect(m.analyticsConversion({ query: { campaign_id: campaign } }), 200);
   await expect(m.getSiteInsights({ path: { id: site }, query: { days: 30 } }), 200);
+  await expect(m.getAbuseMonitorStatus({ path: { id: site } }), 200);
+  await expect(m.overrideAbuseMonitor({ path: { id: site }, body: { reason: 'list cleaned', ttl_hours: 24 } }), 200);
+  await expect(m.dnsblCheck({ path: { id: site } }), 200);
+  await expect(m.dnsblDelistingDraft({ path: { id: site }, query: { zone: 'dbl.example.invalid' } }), 200);
   await expect(m.analyticsPerformance({ query: { days: 30 } }), 200);
   await expect(m.analyticsPortfolio({ query: { rank_by: 'sent' } }), 200);
   await expect(m.analyticsTotals(), 200);

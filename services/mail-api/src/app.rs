@@ -59,6 +59,10 @@ pub struct AppState {
     pub dns: Arc<crate::own_domains::DnsChecker>,
     /// The OAuth authorization server of remote MCP clients.
     pub oauth: oauth::OAuth,
+    /// The abuse monitor's window and thresholds.
+    pub abuse: Arc<crate::config::AbuseMonitorSettings>,
+    /// The DNS blocklists and the sending IPs asked about.
+    pub dnsbl: Arc<crate::config::DnsblSettings>,
     /// Pages of `GET /sites` this worker answered lately, by project.
     pub sites: RowCache<Uuid, Vec<crate::ops::sites::Site>>,
     /// The approval policies and key marks the gates read.
@@ -137,6 +141,8 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     let queue_prefix: Arc<str> = Arc::from(settings.common.broker.queue_prefix.as_str());
     let mcp_stream = crate::mcp::stream::configure(&settings.mcp);
     let clock = settings.scheduler.clock();
+    let abuse = Arc::new(settings.abuse_monitor.clone());
+    let dnsbl = Arc::new(settings.dnsbl.clone());
     let llm = crate::llm::ChatModel::from_settings(&settings.llm)
         .map_err(|e| anyhow::anyhow!("MAIL_{e}"))?
         .map(Arc::new);
@@ -188,6 +194,8 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 rate_limit_scale,
                 queue_prefix: Arc::clone(&queue_prefix),
                 clock: clock.clone(),
+                abuse: Arc::clone(&abuse),
+                dnsbl: Arc::clone(&dnsbl),
                 llm: llm.clone(),
                 project_models: Arc::clone(&project_models),
                 dns: Arc::clone(&state_dns),
@@ -234,6 +242,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
             settings.scheduler.clock(),
             settings.plans.clone(),
             &settings.scheduler,
+            &settings.abuse_monitor,
         )
         .spawn(std::time::Duration::from_millis(
             settings.scheduler.interval_ms,

@@ -68,6 +68,11 @@ check_interval_secs = 3600
 spf_include = ""
 return_path_target = ""
 
+[dnsbl]
+ip_zones = "zen.spamhaus.org,bl.spamcop.net,b.barracudacentral.org"
+domain_zones = "dbl.spamhaus.org"
+sending_ips = ""
+
 [scheduler]
 enabled = true
 interval_ms = 1000
@@ -103,6 +108,115 @@ pub struct Settings {
     /// The OAuth authorization server of remote MCP clients (`MAIL_OAUTH__…`).
     #[serde(default)]
     pub oauth: oauth::OAuthSettings,
+    /// The abuse monitor (`MAIL_ABUSE_MONITOR__…`).
+    #[serde(default)]
+    pub abuse_monitor: AbuseMonitorSettings,
+    /// The DNS blocklists `dnsbl_check` asks (`MAIL_DNSBL__…`).
+    pub dnsbl: DnsblSettings,
+}
+
+/// The DNS blocklists (`MAIL_DNSBL__…`), asked through the resolver of `MAIL_DNS__RESOLVER`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct DnsblSettings {
+    /// `MAIL_DNSBL__IP_ZONES`: comma-separated zones listing IP addresses (asked with the
+    /// sending IPs' octets reversed).
+    #[serde(deserialize_with = "comma_separated")]
+    pub ip_zones: Vec<String>,
+    /// `MAIL_DNSBL__DOMAIN_ZONES`: comma-separated zones listing domains (asked with the
+    /// site's sending domain).
+    #[serde(deserialize_with = "comma_separated")]
+    pub domain_zones: Vec<String>,
+    /// `MAIL_DNSBL__SENDING_IPS`: comma-separated IPv4 addresses the deployment's mail leaves
+    /// from; empty: only the domain lists are asked.
+    #[serde(deserialize_with = "comma_separated")]
+    pub sending_ips: Vec<String>,
+}
+
+impl DnsblSettings {
+    pub fn validate(&self) -> anyhow::Result<()> {
+        for ip in &self.sending_ips {
+            if ip.parse::<std::net::Ipv4Addr>().is_err() {
+                anyhow::bail!("MAIL_DNSBL__SENDING_IPS: {ip:?} is not an IPv4 address");
+            }
+        }
+        for zone in self.ip_zones.iter().chain(&self.domain_zones) {
+            let valid = !zone.is_empty()
+                && zone.len() <= 200
+                && zone
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.');
+            if !valid {
+                anyhow::bail!("MAIL_DNSBL__…_ZONES: {zone:?} is not a DNS zone name");
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The abuse monitor the scheduler runs (`MAIL_ABUSE_MONITOR__…`): each site's bounce and
+/// complaint rates over the last `WINDOW_DAYS` days against the thresholds (shares in 0..=1).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct AbuseMonitorSettings {
+    /// `MAIL_ABUSE_MONITOR__INTERVAL_SECS`: how often the rates are measured (once across the
+    /// replicas); 0 on every scheduler pass.
+    pub interval_secs: u64,
+    /// `MAIL_ABUSE_MONITOR__WINDOW_DAYS`: the rolling window, in days.
+    pub window_days: u32,
+    /// `MAIL_ABUSE_MONITOR__MIN_SENDS`: fewer sends in the window judge nothing.
+    pub min_sends: i64,
+    /// `MAIL_ABUSE_MONITOR__COMPLAINT_WARN` (0.001), `…__COMPLAINT_PAUSE` (0.003),
+    /// `…__COMPLAINT_HARD` (0.01), `…__BOUNCE_WARN` (0.02), `…__BOUNCE_PAUSE` (0.05),
+    /// `…__BOUNCE_HARD` (0.10).
+    pub complaint_warn: f64,
+    pub complaint_pause: f64,
+    pub complaint_hard: f64,
+    pub bounce_warn: f64,
+    pub bounce_pause: f64,
+    pub bounce_hard: f64,
+}
+
+impl Default for AbuseMonitorSettings {
+    fn default() -> Self {
+        let t = crate::domain::abuse::Thresholds::default();
+        Self {
+            interval_secs: 60,
+            window_days: 7,
+            min_sends: 100,
+            complaint_warn: t.complaint_warn,
+            complaint_pause: t.complaint_pause,
+            complaint_hard: t.complaint_hard,
+            bounce_warn: t.bounce_warn,
+            bounce_pause: t.bounce_pause,
+            bounce_hard: t.bounce_hard,
+        }
+    }
+}
+
+impl AbuseMonitorSettings {
+    pub fn thresholds(&self) -> crate::domain::abuse::Thresholds {
+        crate::domain::abuse::Thresholds {
+            complaint_warn: self.complaint_warn,
+            complaint_pause: self.complaint_pause,
+            complaint_hard: self.complaint_hard,
+            bounce_warn: self.bounce_warn,
+            bounce_pause: self.bounce_pause,
+            bounce_hard: self.bounce_hard,
+        }
+    }
+
+    pub fn validate(&self) -> anyhow::Result<()> {
+        if let Some(problem) = self.thresholds().problem() {
+            anyhow::bail!("MAIL_ABUSE_MONITOR__…: {problem}");
+        }
+        if !(1..=90).contains(&self.window_days) {
+            anyhow::bail!("MAIL_ABUSE_MONITOR__WINDOW_DAYS must be in 1..=90");
+        }
+        if self.min_sends < 1 {
+            anyhow::bail!("MAIL_ABUSE_MONITOR__MIN_SENDS must be at least 1");
+        }
+        Ok(())
+    }
 }
 
 /// The campaign scheduler of this process (`MAIL_SCHEDULER__…`): every replica runs it; rows
@@ -360,6 +474,8 @@ impl Settings {
         if self.scheduler.enabled && self.scheduler.release_batch < 1 {
             anyhow::bail!("MAIL_SCHEDULER__RELEASE_BATCH must be at least 1");
         }
+        self.abuse_monitor.validate()?;
+        self.dnsbl.validate()?;
         Ok(())
     }
 }

@@ -12,7 +12,12 @@ use super::schema::chat_alerts;
 use super::sql;
 
 /// The events a chat alert reports.
-pub const KINDS: &[&str] = &["email.bounced", "email.complained", "approval.requested"];
+pub const KINDS: &[&str] = &[
+    "email.bounced",
+    "email.complained",
+    "approval.requested",
+    "bounce_rate.warning",
+];
 
 /// What the sealed URL is bound to.
 pub fn seal_context(project_id: Uuid) -> Vec<u8> {

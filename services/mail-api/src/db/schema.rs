@@ -608,6 +608,38 @@ diesel::joinable!(enrollments -> campaigns (campaign_id));
 diesel::joinable!(enrollments -> contacts (contact_id));
 diesel::joinable!(events -> contacts (contact_id));
 diesel::joinable!(campaign_steps -> campaigns (campaign_id));
+diesel::table! {
+    abuse_monitor (site_id) {
+        site_id -> Uuid,
+        project_id -> Uuid,
+        state -> Text,
+        sends -> BigInt,
+        bounces -> BigInt,
+        complaints -> BigInt,
+        checked_at -> Timestamptz,
+        changed_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    abuse_monitor_overrides (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        site_id -> Uuid,
+        reason -> Text,
+        created_by -> Uuid,
+        created_at -> Timestamptz,
+        expires_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    scheduler_leases (name) {
+        name -> Text,
+        last_run_at -> Timestamptz,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     accounts,
     projects,
@@ -642,4 +674,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     drafts,
     approval_policies,
     approvals,
+    abuse_monitor,
+    abuse_monitor_overrides,
 );

@@ -77,6 +77,9 @@ pub mod fragments {
 }
 
 store::statements! {
+    abuse_monitor {
+        MEASURE = "measure";
+    }
     analytics {
         CAMPAIGN_STEPS = "campaign_steps" with {
             DELIVERY_COUNTS = crate::db::sql::fragments::DELIVERY_COUNTS,

@@ -47,6 +47,7 @@ http_kit::error_codes! {
         ProviderRejected = "PROVIDER_REJECTED",
         RateLimited = "RATE_LIMITED",
         SegmentNotFound = "SEGMENT_NOT_FOUND",
+        SenderSuspended = "SENDER_SUSPENDED",
         ServiceUnavailable = "SERVICE_UNAVAILABLE",
         SiteNotFound = "SITE_NOT_FOUND",
         SlugTaken = "SLUG_TAKEN",

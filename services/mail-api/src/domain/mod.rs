@@ -1,7 +1,9 @@
 //! Rules of the mail domain that need no HTTP and no database.
 
+pub mod abuse;
 pub mod campaign;
 pub mod canonical;
+pub mod dnsbl;
 pub mod email;
 pub mod email_status;
 pub mod error_code;

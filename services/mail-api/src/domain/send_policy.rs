@@ -32,10 +32,13 @@ pub enum HoldReason {
     MonthlyQuota,
     /// The campaign is paused; it goes out once the campaign is active again.
     CampaignPaused,
+    /// The abuse monitor paused the site's campaigns (its bounce or complaint rate crossed a
+    /// pause threshold); it goes out after an override or once the rates recover.
+    AbusePaused,
 }
 
 impl HoldReason {
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 8] = [
         Self::Scheduled,
         Self::WarmupCap,
         Self::BatchLimit,
@@ -43,6 +46,7 @@ impl HoldReason {
         Self::BlackoutDate,
         Self::MonthlyQuota,
         Self::CampaignPaused,
+        Self::AbusePaused,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -54,6 +58,7 @@ impl HoldReason {
             Self::BlackoutDate => "blackout_date",
             Self::MonthlyQuota => "monthly_quota",
             Self::CampaignPaused => "campaign_paused",
+            Self::AbusePaused => "abuse_paused",
         }
     }
 

@@ -36,11 +36,23 @@ pub const ROUTE_GROUPS: &[(&str, &str, &[Group])] = &[
     ("POST", "/api/v1/sites/{id}/warmup/resume", &[Warmup]),
     ("GET", "/api/v1/sites/{id}/schedule", &[Campaigns]),
     ("GET", "/api/v1/sites/{id}/insights", &[Analytics]),
+    ("GET", "/api/v1/sites/{id}/abuse-monitor", &[Analytics]),
+    (
+        "POST",
+        "/api/v1/sites/{id}/abuse-monitor/override",
+        &[Analytics],
+    ),
     // Own sending domains and the delivery settings: delivery-ops.
     ("GET", "/api/v1/domains", &[DeliveryOps]),
     ("POST", "/api/v1/domains", &[DeliveryOps]),
     ("GET", "/api/v1/domains/{id}", &[DeliveryOps]),
     ("POST", "/api/v1/domains/{id}/refresh", &[DeliveryOps]),
+    ("GET", "/api/v1/sites/{id}/dnsbl", &[DeliveryOps]),
+    (
+        "GET",
+        "/api/v1/sites/{id}/dnsbl/delisting-draft",
+        &[DeliveryOps],
+    ),
     ("PUT", "/api/v1/delivery/provider", &[DeliveryOps]),
     ("DELETE", "/api/v1/delivery/provider", &[DeliveryOps]),
     ("POST", "/api/v1/delivery/webhook-secret", &[DeliveryOps]),

@@ -1,6 +1,7 @@
 //! The HTTP door of mail-api: the `/api/v1` routes (one module per resource) and the OpenAPI
 //! document. Handlers parse, authorize and shape the answer.
 
+pub mod abuse_monitor;
 pub mod account;
 pub mod analytics;
 pub mod approvals;
@@ -15,6 +16,7 @@ pub mod conversions;
 pub mod dashboard;
 pub mod delivery_ops;
 pub mod delivery_settings;
+pub mod dnsbl;
 pub mod domains;
 pub mod drafts;
 pub mod emails;
@@ -63,6 +65,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 
 /// The `/api/v1` routes, each module's table (their order does not matter).
 pub const ROUTES: &[&[Route]] = &[
+    abuse_monitor::ROUTES,
+    dnsbl::ROUTES,
     account::ROUTES,
     analytics::ROUTES,
     approvals::ROUTES,

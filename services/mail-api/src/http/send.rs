@@ -39,7 +39,7 @@ pub const ROUTES: &[Route] = &[route!(send)];
         (status = 403, description = "The key lacks the write scope", body = MailError),
         (status = 404, description = "`site_id` is not a site of the project (`SITE_NOT_FOUND`), or `template_id` not a template of the project (`TEMPLATE_NOT_FOUND`)", body = MailError),
         (status = 409, description = "`idempotency_key` already used with a different request (`IDEMPOTENCY_KEY_REUSED`)", body = MailError),
-        (status = 422, description = "The recipient is suppressed (`SUPPRESSED_CONTACT`), the plan's monthly send quota is used up (`PLAN_LIMIT`), or the provider refused the message for good (`PROVIDER_REJECTED`)", body = MailError),
+        (status = 422, description = "The recipient is suppressed (`SUPPRESSED_CONTACT`), the plan's monthly send quota is used up (`PLAN_LIMIT`), the provider refused the message for good (`PROVIDER_REJECTED`), or the abuse monitor stopped the site's mail (`SENDER_SUSPENDED`: its bounce or complaint rate crossed the hard threshold)", body = MailError),
     )
 )]
 pub async fn send(

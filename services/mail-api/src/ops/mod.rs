@@ -2,6 +2,7 @@
 //! transactions and rules. The HTTP routes ([`crate::http`]) and the MCP tools ([`crate::mcp`])
 //! are two thin doors to these functions; they call `db` and `domain`, never a door.
 
+pub mod abuse_monitor;
 pub mod account;
 pub mod analytics;
 pub mod approvals;
@@ -12,6 +13,7 @@ pub mod contacts;
 pub mod conversions;
 pub mod delivery_ops;
 pub mod delivery_settings;
+pub mod dnsbl;
 pub mod domains;
 pub mod drafts;
 pub mod emails;

@@ -210,6 +210,7 @@ pub async fn send_email(
 ) -> Result<Accepted, ApiError> {
     let content = req.content(state, caller.owner_id).await?;
     req.check_deliverable(&state.shared_domain, &content.subject)?;
+    crate::ops::abuse_monitor::check_transactional(state, caller.owner_id, req.site_id).await?;
     let sender = Sender {
         project_id: caller.owner_id,
         plan: flows::plan_of(caller),

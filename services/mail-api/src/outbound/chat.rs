@@ -83,6 +83,9 @@ impl ChatAlerter {
 pub fn text(events: &[Reported]) -> String {
     let (approvals, events): (Vec<&Reported>, Vec<&Reported>) =
         events.iter().partition(|e| e.kind == "approval.requested");
+    let (warnings, events): (Vec<&Reported>, Vec<&Reported>) = events
+        .into_iter()
+        .partition(|e| e.kind == "bounce_rate.warning");
     let bounced = events.iter().filter(|e| e.kind == "email.bounced").count();
     let complained = events.len() - bounced;
     let mut out = format!(
@@ -90,6 +93,18 @@ pub fn text(events: &[Reported]) -> String {
         if bounced == 1 { "" } else { "s" },
         if complained == 1 { "" } else { "s" },
     );
+    for warning in &warnings {
+        let field = |name: &str| warning.data.get(name).cloned().unwrap_or_default();
+        let _ = write!(
+            out,
+            "\n⚠ sender reputation of site {}: {} (bounce rate {}, complaint rate {} of {} sends)",
+            field("site_id").as_str().unwrap_or("?"),
+            field("state").as_str().unwrap_or("warning"),
+            field("bounce_rate"),
+            field("complaint_rate"),
+            field("sends"),
+        );
+    }
     if !approvals.is_empty() {
         let _ = write!(
             out,

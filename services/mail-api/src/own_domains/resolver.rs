@@ -104,6 +104,67 @@ impl DnsChecker {
     }
 }
 
+/// What a blocklist answers for a name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Listing {
+    /// The name does not exist in the list's zone.
+    Clean,
+    /// The list's A records (`127.0.0.x`) and TXT reasons, if any.
+    Listed {
+        codes: Vec<std::net::Ipv4Addr>,
+        reasons: Vec<String>,
+    },
+    /// The resolver gave no answer.
+    Error,
+}
+
+impl DnsChecker {
+    /// Looks `name` up in a DNS blocklist (A, then TXT for the reason when listed).
+    pub async fn blocklist(&self, name: &str) -> Listing {
+        let Ok(fqdn) = Name::from_ascii(format!("{}.", name.trim_end_matches('.'))) else {
+            return Listing::Error;
+        };
+        let codes: Vec<std::net::Ipv4Addr> =
+            match self.resolver.lookup(fqdn.clone(), DnsType::A).await {
+                Ok(lookup) => lookup
+                    .answers()
+                    .iter()
+                    .filter_map(|answer| match &answer.data {
+                        RData::A(a) => Some(a.0),
+                        _ => None,
+                    })
+                    .collect(),
+                Err(err) if err.is_no_records_found() || err.is_nx_domain() => {
+                    return Listing::Clean;
+                }
+                Err(err) => {
+                    tracing::info!(%name, error = %err, "blocklist lookup failed");
+                    return Listing::Error;
+                }
+            };
+        if codes.is_empty() {
+            return Listing::Clean;
+        }
+        let reasons = match self.resolver.lookup(fqdn, DnsType::TXT).await {
+            Ok(lookup) => lookup
+                .answers()
+                .iter()
+                .filter_map(|answer| match &answer.data {
+                    RData::TXT(txt) => Some(
+                        txt.txt_data
+                            .iter()
+                            .map(|part| String::from_utf8_lossy(part))
+                            .collect::<String>(),
+                    ),
+                    _ => None,
+                })
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        Listing::Listed { codes, reasons }
+    }
+}
+
 /// `host:port` (a name is resolved once, at start).
 fn resolver_address(address: &str) -> anyhow::Result<SocketAddr> {
     address

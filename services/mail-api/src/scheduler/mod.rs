@@ -9,10 +9,14 @@
 //! 3. completes the campaigns that accept no new contacts and have no enrollment left, each
 //!    with its `campaign.completed` event.
 //!
+//! Before them, once per interval across the replicas, the abuse monitor measures each site's
+//! bounce and complaint rates ([`abuse`]); a site it paused has its campaign mail held.
+//!
 //! Every decision is committed with what it decided (the email with its enrollment's move, the
 //! release with its outbox job and counts), so a process dying anywhere loses and repeats
 //! nothing: the outbox relay publishes what was released but not published.
 
+pub mod abuse;
 mod release;
 
 use std::time::Duration;
@@ -54,6 +58,7 @@ pub struct Scheduler {
     batch_size: i64,
     /// Emails released per site and pass.
     release_batch: i64,
+    abuse: crate::config::AbuseMonitorSettings,
 }
 
 impl Scheduler {
@@ -63,6 +68,7 @@ impl Scheduler {
         clock: Clock,
         quotas: SendQuotas,
         settings: &crate::config::SchedulerSettings,
+        abuse: &crate::config::AbuseMonitorSettings,
     ) -> Self {
         Self {
             pool,
@@ -71,6 +77,7 @@ impl Scheduler {
             quotas,
             batch_size: settings.batch_size.max(1),
             release_batch: settings.release_batch.max(1),
+            abuse: abuse.clone(),
         }
     }
 
@@ -96,6 +103,9 @@ impl Scheduler {
 
     /// One pass (see the module documentation).
     pub async fn run_once(&self) -> anyhow::Result<Pass> {
+        if let Err(err) = abuse::check(self).await {
+            tracing::warn!(error = %err, "abuse monitor pass failed");
+        }
         let advanced = {
             let mut conn = store::conn(&self.pool).await?;
             db::advance(&mut conn, self.batch_size).await?

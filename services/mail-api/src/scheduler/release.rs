@@ -6,7 +6,7 @@
 
 use std::str::FromStr as _;
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 use diesel_async::{AsyncConnection as _, AsyncPgConnection};
 use futures_util::StreamExt as _;
 use rate_limit::policy::Plan;
@@ -14,9 +14,13 @@ use uuid::Uuid;
 
 use super::Scheduler;
 use crate::db::scheduler as db;
-use crate::db::{outbox, send_policy};
-use crate::domain::send_policy::{Allowance, Room, SitePolicy, allowance, minute_of};
+use crate::db::{abuse_monitor, outbox, send_policy};
+use crate::domain::send_policy::{Allowance, HoldReason, Room, SitePolicy, allowance, minute_of};
 use crate::sending::SendEmail;
+
+/// How long mail the abuse monitor holds waits before the pause is looked at again (an
+/// override or a recovery makes it due at once).
+const ABUSE_RECHECK_SECS: i64 = 900;
 
 /// Jobs published at once after a release.
 const PUBLISH_CONCURRENCY: usize = 64;
@@ -83,6 +87,12 @@ async fn release_site(
         .transaction::<_, anyhow::Error, _>(async |conn| {
             if !db::try_lock_site(conn, site_id).await? {
                 return Ok((Vec::new(), 0));
+            }
+            if abuse_monitor::holds(conn, None, site_id, now, true).await? {
+                let until = now + TimeDelta::seconds(ABUSE_RECHECK_SECS);
+                let reason = HoldReason::AbusePaused.as_str();
+                let held = db::hold_rest(conn, site_id, now, reason, until).await?;
+                return Ok((Vec::new(), held));
             }
             let Some(room) = site_room(conn, &quotas, site_id, now).await? else {
                 return Ok((Vec::new(), 0));

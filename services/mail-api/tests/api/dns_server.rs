@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hickory_server::Server;
-use hickory_server::proto::rr::rdata::{CNAME, SOA, TXT};
+use hickory_server::proto::rr::rdata::{A, CNAME, SOA, TXT};
 use hickory_server::proto::rr::{LowerName, Name, RData, Record, RecordType, RrKey};
 use hickory_server::store::in_memory::InMemoryZoneHandler;
 use hickory_server::zone_handler::{AxfrPolicy, Catalog, ZoneHandler, ZoneType};
@@ -69,6 +69,12 @@ impl TestDns {
             .map(|c| String::from_utf8(c.to_vec()).expect("ASCII"))
             .collect();
         self.add(Record::from_rdata(name(at), 0, RData::TXT(TXT::new(parts))))
+            .await;
+    }
+
+    /// Adds an A record at `at` (a blocklist's return code).
+    pub async fn add_a(&self, at: &str, ip: std::net::Ipv4Addr) {
+        self.add(Record::from_rdata(name(at), 0, RData::A(A(ip))))
             .await;
     }
 

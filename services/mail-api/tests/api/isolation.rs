@@ -469,6 +469,8 @@ fn query_values(param: &Param, victim: &Owner, p: &Planted) -> Option<Vec<String
         "event" => vec![p.event.clone()],
         "to" => vec![victim.contact.clone(), p.contact.clone()],
         "tag" => vec![victim.marker.clone()],
+        // A configured blocklist: the site is the resource.
+        "zone" => vec!["dbl.spamhaus.org".to_owned()],
         // The ZIP of `csv` is compressed: only JSON can be searched for markers.
         "format" => vec!["json".to_owned()],
         // The calendar's month: the one the seeded second steps are due in.
@@ -522,6 +524,9 @@ fn body_for(op: &Operation) -> Option<Value> {
             "enroll_segment_size": null, "bulk_delete": true, "expires_after_minutes": 60}),
         ("PUT", "/api/v1/sites/{id}/send-policy") => json!({"timezone": "UTC"}),
         ("PUT", "/api/v1/sites/{id}/warmup") => json!({"daily_limits": [1]}),
+        ("POST", "/api/v1/sites/{id}/abuse-monitor/override") => {
+            json!({"reason": "probe", "ttl_hours": 1})
+        }
         ("PUT", "/api/v1/chat-alerts") => json!({"url": "https://chat.example.com/overwritten"}),
         ("PATCH", "/api/v1/webhook-subscriptions/{id}") => {
             json!({"description": "renamed", "enabled": false, "rotate_secret": true})

@@ -1,5 +1,6 @@
 //! mail-api over HTTP against the real PostgreSQL (and Redis where said).
 
+mod abuse_monitor;
 mod analytics;
 mod approvals;
 mod auth;
@@ -14,6 +15,7 @@ mod contract_mirror;
 mod conversions;
 mod dashboard;
 mod dns_server;
+mod dnsbl;
 mod domains;
 mod drafts;
 mod errors;

@@ -226,6 +226,96 @@ export type ListToolsResponses = {
     200: unknown;
 };
 
+export type AbuseMonitorStatusData = {
+    /**
+     * A site, under the catalog's name.
+     */
+    body?: {
+        /**
+         * A site of the project (404 `SITE_NOT_FOUND` otherwise).
+         */
+        siteId: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/abuse_monitor_status';
+};
+
+export type AbuseMonitorStatusErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type AbuseMonitorStatusResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type AbuseMonitorOverrideData = {
+    /**
+     * The site, why, and for how long.
+     */
+    body?: {
+        /**
+         * A site of the project (404 `SITE_NOT_FOUND` otherwise).
+         */
+        siteId: string;
+        /**
+         * Why the site may send again (kept in the audit), 1..=500 characters.
+         */
+        reason: string;
+        /**
+         * How long the override lasts, in hours (1..=168).
+         */
+        ttlHours: number;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/abuse_monitor_override';
+};
+
+export type AbuseMonitorOverrideErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type AbuseMonitorOverrideResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
 export type GetSitesData = {
     body?: {
         limit?: number;
@@ -4037,6 +4127,92 @@ export type DeleteTemplateErrors = {
 };
 
 export type DeleteTemplateResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type DnsblCheckData = {
+    /**
+     * A site, under the catalog's name.
+     */
+    body?: {
+        /**
+         * A site of the project (404 `SITE_NOT_FOUND` otherwise).
+         */
+        siteId: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/dnsbl_check';
+};
+
+export type DnsblCheckErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type DnsblCheckResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type DnsblDelistingDraftData = {
+    /**
+     * A site and one configured list.
+     */
+    body?: {
+        /**
+         * A site of the project (404 `SITE_NOT_FOUND` otherwise).
+         */
+        siteId: string;
+        /**
+         * One of the configured zones, e.g. `zen.spamhaus.org` (another answers 400).
+         */
+        zone: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/dnsbl_delisting_draft';
+};
+
+export type DnsblDelistingDraftErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type DnsblDelistingDraftResponses = {
     /**
      * The tool's answer (JSON)
      */

@@ -5,6 +5,103 @@ export type ClientOptions = {
 };
 
 /**
+ * A site's abuse-monitor state.
+ */
+export type AbuseMonitorStatus = {
+    site_id: string;
+    /**
+     * The state of the last measure (`ok` before the first).
+     */
+    state: AbuseState;
+    /**
+     * Whether the site's campaign mail is held now (`paused` or `suspended`, no override in
+     * force).
+     */
+    campaigns_held: boolean;
+    /**
+     * Whether the site's transactional mail is refused now (`suspended`, no override in
+     * force): `POST /send` answers 422 `SENDER_SUSPENDED`.
+     */
+    transactional_stopped: boolean;
+    /**
+     * The rolling window, in days.
+     */
+    window_days: number;
+    /**
+     * Sends in the window below which nothing is judged.
+     */
+    min_sends: number;
+    /**
+     * Emails sent in the window at the last measure.
+     */
+    sends: number;
+    /**
+     * Of them, hard bounces.
+     */
+    bounces: number;
+    /**
+     * Of them, complaints.
+     */
+    complaints: number;
+    /**
+     * `bounces / sends` (0 when nothing was sent).
+     */
+    bounce_rate: number;
+    /**
+     * `complaints / sends` (0 when nothing was sent).
+     */
+    complaint_rate: number;
+    thresholds: Thresholds;
+    /**
+     * When the rates were last measured; null before the first.
+     */
+    checked_at?: string | null;
+    /**
+     * When the state last changed; null before the first measure.
+     */
+    changed_at?: string | null;
+    active_override?: null | AbuseOverride;
+    /**
+     * The site's latest overrides (the audit), newest first, at most 10.
+     */
+    overrides: Array<AbuseOverride>;
+};
+
+/**
+ * An override: who (the API key), when, why and until when.
+ */
+export type AbuseOverride = {
+    id: string;
+    reason: string;
+    /**
+     * The API key that made it.
+     */
+    created_by: string;
+    created_at: string;
+    expires_at: string;
+};
+
+/**
+ * Unknown fields are refused.
+ */
+export type AbuseOverrideRequest = {
+    /**
+     * Why the site may send again (kept in the audit), 1..=500 characters.
+     */
+    reason: string;
+    /**
+     * How long the override lasts, in hours (1..=168); the pause is back when it expires if
+     * the rates are still over the thresholds.
+     */
+    ttl_hours: number;
+};
+
+/**
+ * Where a site stands.
+ */
+export type AbuseState = 'ok' | 'warning' | 'paused' | 'suspended';
+
+/**
  * Unknown fields are refused.
  */
 export type AddSuppression = {
@@ -950,6 +1047,49 @@ export type DeletionLogEntry = {
 };
 
 /**
+ * `dnsbl_delisting_draft`'s answer: a draft, never sent by the service.
+ */
+export type DelistingDraft = {
+    site_id: string;
+    zone: string;
+    /**
+     * Whether the zone lists the site's domain or a sending IP now; when not, there is
+     * nothing to request and the body says so.
+     */
+    listed: boolean;
+    /**
+     * The zone's answers.
+     */
+    listings: Array<ListResult>;
+    evidence: DelistingEvidence;
+    /**
+     * Where the list takes removal requests, when it publishes a page for them.
+     */
+    removal_url?: string | null;
+    subject: string;
+    body: string;
+};
+
+/**
+ * The site's figures the request cites.
+ */
+export type DelistingEvidence = {
+    /**
+     * The rolling window of the abuse monitor, in days.
+     */
+    window_days: number;
+    sends: number;
+    hard_bounces: number;
+    complaints: number;
+    bounce_rate: number;
+    complaint_rate: number;
+    /**
+     * When the figures were measured; null before the first measure.
+     */
+    measured_at?: string | null;
+};
+
+/**
  * How many emails reached each state, with rates over `sent`. A log row's status is its latest
  * state, so an opened email counts as sent, delivered and opened.
  */
@@ -1018,6 +1158,27 @@ export type DnsRecord = {
      */
     value: string;
     status: RecordState;
+};
+
+/**
+ * `dnsbl_check`'s answer.
+ */
+export type DnsblReport = {
+    site_id: string;
+    /**
+     * The domain the site sends from (its verified own domain, else the shared one).
+     */
+    domain: string;
+    /**
+     * The deployment's sending IPs asked about (`MAIL_DNSBL__SENDING_IPS`).
+     */
+    sending_ips: Array<string>;
+    /**
+     * Whether any list lists the domain or an IP.
+     */
+    listed: boolean;
+    results: Array<ListResult>;
+    checked_at: string;
 };
 
 /**
@@ -1644,7 +1805,7 @@ export type HeldMail = {
 /**
  * Why a campaign email is still `queued`.
  */
-export type HoldReason = 'scheduled' | 'warmup_cap' | 'batch_limit' | 'send_window' | 'blackout_date' | 'monthly_quota' | 'campaign_paused';
+export type HoldReason = 'scheduled' | 'warmup_cap' | 'batch_limit' | 'send_window' | 'blackout_date' | 'monthly_quota' | 'campaign_paused' | 'abuse_paused';
 
 export type HygieneAction = 'suppressed' | 'unsubscribed';
 
@@ -2028,6 +2189,41 @@ export type Launched = CampaignDetail & {
 };
 
 /**
+ * What the list is asked about.
+ */
+export type ListKind = 'ip' | 'domain';
+
+/**
+ * One list asked about one target.
+ */
+export type ListResult = {
+    zone: string;
+    kind: ListKind;
+    /**
+     * The IP address or domain asked about.
+     */
+    target: string;
+    /**
+     * The name looked up.
+     */
+    query: string;
+    status: ListStatus;
+    /**
+     * The codes answered (empty when clean).
+     */
+    return_codes: Array<ReturnCode>;
+    /**
+     * The list's TXT reason, when it gives one.
+     */
+    reason?: string | null;
+};
+
+/**
+ * Whether a list lists what it was asked about.
+ */
+export type ListStatus = 'listed' | 'clean' | 'error';
+
+/**
  * The mail service's error envelope.
  */
 export type MailError = {
@@ -2042,7 +2238,7 @@ export type MailError = {
 /**
  * A machine-readable error code of the mail service.
  */
-export type MailErrorCode = 'APPROVAL_DECIDED' | 'APPROVAL_EXPIRED' | 'APPROVAL_NOT_FOUND' | 'BROKER_UNAVAILABLE' | 'CAMPAIGN_CLOSED' | 'CAMPAIGN_NOT_ACTIVE' | 'CAMPAIGN_NOT_FOUND' | 'CAMPAIGN_NOT_READY' | 'CAMPAIGN_TYPE_MISMATCH' | 'CONFLICT' | 'CONTACT_EXISTS' | 'CONTACT_NOT_FOUND' | 'DELIVERY_PENDING' | 'DOMAIN_NOT_FOUND' | 'DOMAIN_NOT_VERIFIED' | 'DOMAIN_TAKEN' | 'DRAFT_NOT_APPROVED' | 'DRAFT_NOT_FOUND' | 'DUPLICATE_ORDER_ID' | 'EMAIL_NOT_FOUND' | 'ENROLLMENT_NOT_FOUND' | 'EXPORT_BUSY' | 'EXPORT_TOO_LARGE' | 'FORBIDDEN' | 'IDEMPOTENCY_KEY_REUSED' | 'INTERNAL_ERROR' | 'INVALID_CONFIRMATION_TOKEN' | 'INVALID_SIGNATURE' | 'INVALID_TRANSITION' | 'KEY_BROADER_THAN_CREATOR' | 'LLM_FAILED' | 'LLM_INVALID_OUTPUT' | 'LLM_INVALID_RULES' | 'LLM_NOT_CONFIGURED' | 'METHOD_NOT_ALLOWED' | 'NOT_FOUND' | 'PAYLOAD_TOO_LARGE' | 'PLAN_LIMIT' | 'PROJECT_NOT_FOUND' | 'PROVIDER_REJECTED' | 'RATE_LIMITED' | 'SEGMENT_NOT_FOUND' | 'SERVICE_UNAVAILABLE' | 'SITE_NOT_FOUND' | 'SLUG_TAKEN' | 'STEP_NOT_FOUND' | 'SUPPRESSED_CONTACT' | 'TEAM_MEMBER_EXISTS' | 'TEMPLATE_IN_USE' | 'TEMPLATE_NOT_FOUND' | 'TEMPLATE_SYNTAX' | 'TOOL_GROUP_FORBIDDEN' | 'TOOL_NOT_FOUND' | 'TOO_MANY_STEPS' | 'UNAUTHORIZED' | 'UNPROCESSABLE' | 'VALIDATION_ERROR' | 'WARMUP_NOT_ACTIVE' | 'WEBHOOK_DELIVERY_NOT_FOUND' | 'WEBHOOK_SUBSCRIPTION_NOT_FOUND';
+export type MailErrorCode = 'APPROVAL_DECIDED' | 'APPROVAL_EXPIRED' | 'APPROVAL_NOT_FOUND' | 'BROKER_UNAVAILABLE' | 'CAMPAIGN_CLOSED' | 'CAMPAIGN_NOT_ACTIVE' | 'CAMPAIGN_NOT_FOUND' | 'CAMPAIGN_NOT_READY' | 'CAMPAIGN_TYPE_MISMATCH' | 'CONFLICT' | 'CONTACT_EXISTS' | 'CONTACT_NOT_FOUND' | 'DELIVERY_PENDING' | 'DOMAIN_NOT_FOUND' | 'DOMAIN_NOT_VERIFIED' | 'DOMAIN_TAKEN' | 'DRAFT_NOT_APPROVED' | 'DRAFT_NOT_FOUND' | 'DUPLICATE_ORDER_ID' | 'EMAIL_NOT_FOUND' | 'ENROLLMENT_NOT_FOUND' | 'EXPORT_BUSY' | 'EXPORT_TOO_LARGE' | 'FORBIDDEN' | 'IDEMPOTENCY_KEY_REUSED' | 'INTERNAL_ERROR' | 'INVALID_CONFIRMATION_TOKEN' | 'INVALID_SIGNATURE' | 'INVALID_TRANSITION' | 'KEY_BROADER_THAN_CREATOR' | 'LLM_FAILED' | 'LLM_INVALID_OUTPUT' | 'LLM_INVALID_RULES' | 'LLM_NOT_CONFIGURED' | 'METHOD_NOT_ALLOWED' | 'NOT_FOUND' | 'PAYLOAD_TOO_LARGE' | 'PLAN_LIMIT' | 'PROJECT_NOT_FOUND' | 'PROVIDER_REJECTED' | 'RATE_LIMITED' | 'SEGMENT_NOT_FOUND' | 'SENDER_SUSPENDED' | 'SERVICE_UNAVAILABLE' | 'SITE_NOT_FOUND' | 'SLUG_TAKEN' | 'STEP_NOT_FOUND' | 'SUPPRESSED_CONTACT' | 'TEAM_MEMBER_EXISTS' | 'TEMPLATE_IN_USE' | 'TEMPLATE_NOT_FOUND' | 'TEMPLATE_SYNTAX' | 'TOOL_GROUP_FORBIDDEN' | 'TOOL_NOT_FOUND' | 'TOO_MANY_STEPS' | 'UNAUTHORIZED' | 'UNPROCESSABLE' | 'VALIDATION_ERROR' | 'WARMUP_NOT_ACTIVE' | 'WEBHOOK_DELIVERY_NOT_FOUND' | 'WEBHOOK_SUBSCRIPTION_NOT_FOUND';
 
 /**
  * Which notifications to mark read. Unknown fields are refused.
@@ -3321,6 +3517,20 @@ export type ResourceMetadata = {
 export type ResponseType = 'code';
 
 /**
+ * One return code of a listing.
+ */
+export type ReturnCode = {
+    /**
+     * The A record the list answered (`127.0.0.x`).
+     */
+    code: string;
+    /**
+     * What it means on this list.
+     */
+    meaning: string;
+};
+
+/**
  * `POST` revocation request (RFC 7009), form-encoded.
  */
 export type RevocationRequest = {
@@ -4046,6 +4256,18 @@ export type Template = {
     html?: string | null;
     created_at: string;
     updated_at: string;
+};
+
+/**
+ * Thresholds as shares in 0..=1 (`0.003` is 0.3 %).
+ */
+export type Thresholds = {
+    complaint_warn: number;
+    complaint_pause: number;
+    complaint_hard: number;
+    bounce_warn: number;
+    bounce_pause: number;
+    bounce_hard: number;
 };
 
 /**
@@ -4787,6 +5009,216 @@ export type ServeResponses = {
      */
     200: unknown;
 };
+
+export type GetAbuseMonitorStatusData = {
+    body?: never;
+    path: {
+        /**
+         * The site
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/sites/{id}/abuse-monitor';
+};
+
+export type GetAbuseMonitorStatusErrors = {
+    /**
+     * The id is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * No such site in the project (`SITE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type GetAbuseMonitorStatusError = GetAbuseMonitorStatusErrors[keyof GetAbuseMonitorStatusErrors];
+
+export type GetAbuseMonitorStatusResponses = {
+    /**
+     * The site's abuse-monitor state
+     */
+    200: AbuseMonitorStatus;
+};
+
+export type GetAbuseMonitorStatusResponse = GetAbuseMonitorStatusResponses[keyof GetAbuseMonitorStatusResponses];
+
+export type OverrideAbuseMonitorData = {
+    body: AbuseOverrideRequest;
+    path: {
+        /**
+         * The site
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/sites/{id}/abuse-monitor/override';
+};
+
+export type OverrideAbuseMonitorErrors = {
+    /**
+     * The id is not a UUID, or a missing or invalid field (named in `details.field`)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the admin scope
+     */
+    403: MailError;
+    /**
+     * No such site in the project (`SITE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type OverrideAbuseMonitorError = OverrideAbuseMonitorErrors[keyof OverrideAbuseMonitorErrors];
+
+export type OverrideAbuseMonitorResponses = {
+    /**
+     * Overridden: the site's new state
+     */
+    200: AbuseMonitorStatus;
+};
+
+export type OverrideAbuseMonitorResponse = OverrideAbuseMonitorResponses[keyof OverrideAbuseMonitorResponses];
+
+export type DnsblCheckData = {
+    body?: never;
+    path: {
+        /**
+         * The site
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/sites/{id}/dnsbl';
+};
+
+export type DnsblCheckErrors = {
+    /**
+     * The id is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * No such site in the project (`SITE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type DnsblCheckError = DnsblCheckErrors[keyof DnsblCheckErrors];
+
+export type DnsblCheckResponses = {
+    /**
+     * What each list answered
+     */
+    200: DnsblReport;
+};
+
+export type DnsblCheckResponse = DnsblCheckResponses[keyof DnsblCheckResponses];
+
+export type DnsblDelistingDraftData = {
+    body?: never;
+    path: {
+        /**
+         * The site
+         */
+        id: string;
+    };
+    query: {
+        /**
+         * One of the configured zones (`MAIL_DNSBL__IP_ZONES`, `MAIL_DNSBL__DOMAIN_ZONES`), e.g.
+         * `zen.spamhaus.org`; another answers 400.
+         */
+        zone: string;
+    };
+    url: '/api/v1/sites/{id}/dnsbl/delisting-draft';
+};
+
+export type DnsblDelistingDraftErrors = {
+    /**
+     * The id is not a UUID, or `zone` is not a configured list
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * No such site in the project (`SITE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type DnsblDelistingDraftError = DnsblDelistingDraftErrors[keyof DnsblDelistingDraftErrors];
+
+export type DnsblDelistingDraftResponses = {
+    /**
+     * The draft
+     */
+    200: DelistingDraft;
+};
+
+export type DnsblDelistingDraftResponse = DnsblDelistingDraftResponses[keyof DnsblDelistingDraftResponses];
 
 export type GetProjectData = {
     body?: never;
@@ -10354,7 +10786,7 @@ export type SendErrors = {
      */
     409: MailError;
     /**
-     * The recipient is suppressed (`SUPPRESSED_CONTACT`), the plan's monthly send quota is used up (`PLAN_LIMIT`), or the provider refused the message for good (`PROVIDER_REJECTED`)
+     * The recipient is suppressed (`SUPPRESSED_CONTACT`), the plan's monthly send quota is used up (`PLAN_LIMIT`), the provider refused the message for good (`PROVIDER_REJECTED`), or the abuse monitor stopped the site's mail (`SENDER_SUSPENDED`: its bounce or complaint rate crossed the hard threshold)
      */
     422: MailError;
     /**

@@ -7,6 +7,9 @@ use uuid::Uuid;
 use crate::domain::insights::Window;
 use crate::domain::tool_group::Group;
 use crate::mcp::registry::{Body, NoArguments, Paged, Params, Tool, declare};
+use crate::ops::abuse_monitor::{
+    AbuseOverrideRequest, abuse_monitor_override, abuse_monitor_status,
+};
 use crate::ops::account::list_projects;
 use crate::ops::analytics::site_overview;
 use crate::ops::events::{EventLogFilter, list_events};
@@ -15,6 +18,7 @@ use crate::ops::insights::{
     performance_report, portfolio_analytics, portfolio_stats, site_insights,
 };
 use crate::ops::sites::list_sites;
+use auth::Scope;
 
 /// A site and the window to look at.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -54,8 +58,69 @@ impl Validate for StatsArguments {
     }
 }
 
+/// A site, under the catalog's name.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct AbuseSiteArgument {
+    /// A site of the project (404 `SITE_NOT_FOUND` otherwise).
+    #[serde(rename = "siteId")]
+    pub site_id: Uuid,
+}
+
+impl Validate for AbuseSiteArgument {}
+
+/// The site, why, and for how long.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct AbuseOverrideArguments {
+    /// A site of the project (404 `SITE_NOT_FOUND` otherwise).
+    #[serde(rename = "siteId")]
+    pub site_id: Uuid,
+    /// Why the site may send again (kept in the audit), 1..=500 characters.
+    #[schema(min_length = 1, max_length = 500)]
+    pub reason: String,
+    /// How long the override lasts, in hours (1..=168).
+    #[serde(rename = "ttlHours")]
+    #[schema(minimum = 1, maximum = 168)]
+    pub ttl_hours: u32,
+}
+
+impl Validate for AbuseOverrideArguments {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        self.reason = self.reason.trim().to_owned();
+        if self.reason.is_empty() {
+            return Err(ApiError::invalid_field("reason", "must not be blank"));
+        }
+        Ok(())
+    }
+}
+
 pub fn tools() -> Vec<Tool> {
     vec![
+        declare(
+            "abuse_monitor_status",
+            Group::Analytics,
+            "A site's abuse monitor: its bounce and complaint rates over the rolling window \
+             (hard bounces and complaints over sends), the thresholds (warn, pause, hard), the \
+             state (`ok`, `warning`, `paused`: campaign mail held, `suspended`: all mail \
+             stopped), the override in force and the latest overrides.",
+        )
+        .reads(|ctx, Body(args): Body<AbuseSiteArgument>| async move {
+            abuse_monitor_status(&ctx.state, ctx.project_id(), args.site_id).await
+        }),
+        declare(
+            "abuse_monitor_override",
+            Group::Analytics,
+            "Override the abuse monitor's pause of a site (admin scope): its mail flows again \
+             for `ttlHours` hours (1..=168), recorded with the key, the time and the `reason`; \
+             afterwards the pause is back if the rates are still over the thresholds.",
+        )
+        .writes(|ctx, Body(args): Body<AbuseOverrideArguments>| async move {
+            let req = AbuseOverrideRequest {
+                reason: args.reason,
+                ttl_hours: args.ttl_hours,
+            };
+            abuse_monitor_override(&ctx.state, &ctx.caller, args.site_id, &req).await
+        })
+        .needing(Scope::Admin),
         declare(
             "get_sites",
             Group::Analytics,

@@ -1,12 +1,15 @@
 use auth::Scope;
-use http_kit::{ApiError, PageParams};
+use http_kit::{ApiError, PageParams, Validate};
 use queue::{Broker, QueueError, WorkQueue};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
 
 use crate::domain::error_code::MailErrorCode;
 use crate::domain::tool_group::Group;
-use crate::mcp::registry::{NoArguments, Paged, Tool, declare};
+use crate::mcp::registry::{Body, NoArguments, Paged, Tool, declare};
 use crate::ops::delivery_ops::{CronRunFilter, DlqFilter, list_cron_runs, send_dead_letters};
+use crate::ops::dnsbl::{dnsbl_check, dnsbl_delisting_draft};
 use crate::ops::export::{ExportFilter, export_page};
 use crate::sending::queues::{inbound_queue, send_queue};
 
@@ -43,8 +46,52 @@ async fn depth(broker: &Broker, queue: &WorkQueue) -> Result<QueueDepth, ApiErro
     })
 }
 
+/// A site, under the catalog's name.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct DnsblSiteArgument {
+    /// A site of the project (404 `SITE_NOT_FOUND` otherwise).
+    #[serde(rename = "siteId")]
+    pub site_id: Uuid,
+}
+
+impl Validate for DnsblSiteArgument {}
+
+/// A site and one configured list.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct DelistingArguments {
+    /// A site of the project (404 `SITE_NOT_FOUND` otherwise).
+    #[serde(rename = "siteId")]
+    pub site_id: Uuid,
+    /// One of the configured zones, e.g. `zen.spamhaus.org` (another answers 400).
+    #[schema(min_length = 1, max_length = 253, pattern = r"^[A-Za-z0-9.-]+$")]
+    pub zone: String,
+}
+
+impl Validate for DelistingArguments {}
+
 pub fn tools() -> Vec<Tool> {
     vec![
+        declare(
+            "dnsbl_check",
+            Group::DeliveryOps,
+            "Ask the configured DNS blocklists about a site's sending domain (its verified own \
+             domain, else the shared one) and the deployment's sending IPs: `listed`, `clean` \
+             or `error` (no answer) per list, with each return code (127.0.0.x) and its \
+             meaning.",
+        )
+        .reads(|ctx, Body(args): Body<DnsblSiteArgument>| async move {
+            dnsbl_check(&ctx.state, ctx.project_id(), args.site_id).await
+        }),
+        declare(
+            "dnsbl_delisting_draft",
+            Group::DeliveryOps,
+            "Draft the removal request for one configured blocklist (`zone`): the listing with \
+             its return codes, the site's bounce and complaint figures, the list's removal page. \
+             A draft to send yourself; nothing is sent.",
+        )
+        .reads(|ctx, Body(args): Body<DelistingArguments>| async move {
+            dnsbl_delisting_draft(&ctx.state, ctx.project_id(), args.site_id, &args.zone).await
+        }),
         declare(
             "get_queue_status",
             Group::DeliveryOps,

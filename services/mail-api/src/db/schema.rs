@@ -587,6 +587,58 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    ab_tests (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        campaign_id -> Uuid,
+        step_id -> Uuid,
+        name -> Text,
+        variants -> Jsonb,
+        test_share -> Double,
+        metric -> Text,
+        min_recipients -> Integer,
+        confidence -> Double,
+        auto_promote -> Bool,
+        status -> Text,
+        winner -> Nullable<SmallInt>,
+        promoted_by -> Nullable<Text>,
+        promoted_at -> Nullable<Timestamptz>,
+        checked_at -> Nullable<Timestamptz>,
+    }
+}
+
+// The rest of `ab_tests` (diesel's tables hold at most 16 columns without a costly feature).
+diesel::table! {
+    #[sql_name = "ab_tests"]
+    ab_test_times (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    ab_assignments (test_id, enrollment_id) {
+        test_id -> Uuid,
+        enrollment_id -> Uuid,
+        project_id -> Uuid,
+        variant -> Nullable<SmallInt>,
+    }
+}
+
+// The columns of `email_log` that A/B tests added (migration 2026-12-22-000100).
+diesel::table! {
+    #[sql_name = "email_log"]
+    email_ab (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        ab_variant -> Nullable<SmallInt>,
+        from_name -> Nullable<Text>,
+    }
+}
+
 diesel::joinable!(projects -> accounts (account_id));
 diesel::joinable!(api_keys -> projects (project_id));
 diesel::joinable!(sites -> projects (project_id));
@@ -632,4 +684,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     drafts,
     approval_policies,
     approvals,
+    ab_tests,
+    ab_test_times,
+    ab_assignments,
 );

@@ -13,6 +13,7 @@ use super::{ApprovalAction, ApprovalRequired, needs_approval, request};
 use crate::AppState;
 use crate::db::campaigns;
 use crate::flows;
+use crate::ops::ab_tests::{self, PromoteAbWinner};
 use crate::ops::campaigns::{
     CampaignStatus, LaunchCampaign, change_campaign_status, launch, launch_campaign, parse_name,
     set_status,
@@ -150,6 +151,47 @@ pub async fn change_campaign_status_gated(
     ok(change_campaign_status(state, project_id, id, to).await?)
 }
 
+/// [`crate::ops::ab_tests::promote`] by hand under the approval policy
+/// (`POST /ab-tests/{id}/promote`, `promote_ab_winner`): it sends to the contacts held back,
+/// so the policy that holds campaign launches holds it too.
+pub async fn promote_ab_winner_gated(
+    state: &AppState,
+    caller: &Caller,
+    id: Uuid,
+    req: &PromoteAbWinner,
+) -> Result<Answer, ApiError> {
+    let project_id = caller.owner_id;
+    let mut conn = store::conn(&state.pool).await?;
+    let answer = conn
+        .transaction::<_, ApiError, _>(async |conn| {
+            // The test first: another project's answers 404 whatever the policy.
+            let (summary, _) = ab_tests::promotion_summary(conn, project_id, id, req.variant).await?;
+            let Some(held) = needs_approval(conn, caller, |p| p.campaign_launch).await? else {
+                let promoted = ab_tests::promote(conn, project_id, id, req.variant, "hand").await?;
+                return ok(promoted);
+            };
+            let arguments = ab_tests::promotion_arguments(id, req);
+            let pending = request(
+                conn,
+                caller,
+                held,
+                ApprovalAction::PromoteAbWinner,
+                &arguments,
+                summary,
+            )
+            .await?;
+            pending_answer(&pending)
+        })
+        .await?;
+    Ok(answer)
+}
+
+#[derive(Deserialize)]
+struct PromoteArguments {
+    test_id: Uuid,
+    variant: Option<i16>,
+}
+
 #[derive(Deserialize)]
 struct CampaignArguments {
     campaign_id: Uuid,
@@ -167,6 +209,12 @@ pub(super) async fn execute(
         ApprovalAction::LaunchCampaign => {
             let req: LaunchCampaign = serde_json::from_value(arguments.clone())?;
             Ok(serde_json::to_value(launch(conn, project_id, &req).await?)?)
+        }
+        ApprovalAction::PromoteAbWinner => {
+            let args: PromoteArguments = serde_json::from_value(arguments.clone())?;
+            let promoted =
+                ab_tests::promote(conn, project_id, args.test_id, args.variant, "hand").await?;
+            Ok(serde_json::to_value(promoted)?)
         }
         ApprovalAction::ActivateCampaign => {
             let args: CampaignArguments = serde_json::from_value(arguments.clone())?;

@@ -219,6 +219,9 @@ pub enum ApprovalAction {
     LaunchCampaign,
     /// A campaign made active (`POST /campaigns/{id}/status`, `update_campaign_status`).
     ActivateCampaign,
+    /// The winner of an A/B test sent to the contacts held back
+    /// (`POST /ab-tests/{id}/promote`, `promote_ab_winner`).
+    PromoteAbWinner,
 }
 
 impl ApprovalAction {
@@ -226,6 +229,7 @@ impl ApprovalAction {
         match self {
             Self::LaunchCampaign => "launch_campaign",
             Self::ActivateCampaign => "activate_campaign",
+            Self::PromoteAbWinner => "promote_ab_winner",
         }
     }
 }

@@ -37,11 +37,16 @@ CREATE INDEX ab_tests_running_idx ON ab_tests (id) WHERE status = 'running';
 -- Each enrollment of the campaign once: its variant (0-based) in the test group, or NULL when
 -- held back for the winner.
 CREATE TABLE ab_assignments (
-    test_id        uuid NOT NULL REFERENCES ab_tests (id) ON DELETE CASCADE,
-    enrollment_id  uuid NOT NULL REFERENCES enrollments (id) ON DELETE CASCADE,
+    test_id        uuid NOT NULL,
+    enrollment_id  uuid NOT NULL,
     project_id     uuid NOT NULL,
-    variant        smallint,
-    PRIMARY KEY (test_id, enrollment_id)
+    variant        smallint CHECK (variant BETWEEN 0 AND 3),
+    PRIMARY KEY (test_id, enrollment_id),
+    CONSTRAINT ab_assignments_same_project_test
+        FOREIGN KEY (project_id, test_id) REFERENCES ab_tests (project_id, id) ON DELETE CASCADE,
+    CONSTRAINT ab_assignments_same_project_enrollment
+        FOREIGN KEY (project_id, enrollment_id) REFERENCES enrollments (project_id, id)
+        ON DELETE CASCADE
 );
 
 CREATE INDEX ab_assignments_enrollment_idx ON ab_assignments (enrollment_id);

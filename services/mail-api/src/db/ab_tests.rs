@@ -8,7 +8,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::schema::{ab_assignments, ab_test_times, ab_tests, email_log};
+use super::schema::{ab_assignments, ab_tests, email_log};
 use super::sql;
 
 #[derive(Debug, Clone, Queryable, Selectable)]
@@ -29,7 +29,7 @@ pub struct AbTest {
     pub winner: Option<i16>,
     pub promoted_by: Option<String>,
     pub promoted_at: Option<DateTime<Utc>>,
-    pub checked_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
 }
 
 #[derive(Insertable)]
@@ -48,30 +48,23 @@ pub struct NewAbTest<'a> {
     pub auto_promote: bool,
 }
 
-/// A test with when it was made.
-pub type Row = (AbTest, DateTime<Utc>);
-
-fn with_times() -> diesel::dsl::InnerJoin<ab_tests::table, ab_test_times::table> {
-    ab_tests::table.inner_join(ab_test_times::table.on(ab_test_times::id.eq(ab_tests::id)))
-}
-
-pub async fn insert(conn: &mut AsyncPgConnection, new: NewAbTest<'_>) -> QueryResult<Row> {
-    let id = new.id;
-    let project_id = new.project_id;
+pub async fn insert(conn: &mut AsyncPgConnection, new: NewAbTest<'_>) -> QueryResult<AbTest> {
     diesel::insert_into(ab_tests::table)
         .values(&new)
-        .execute(conn)
-        .await?;
-    get(conn, project_id, id)
-        .await?
-        .ok_or(diesel::result::Error::NotFound)
+        .returning(AbTest::as_returning())
+        .get_result(conn)
+        .await
 }
 
-pub async fn get(conn: &mut AsyncPgConnection, project_id: Uuid, id: Uuid) -> QueryResult<Option<Row>> {
-    with_times()
+pub async fn get(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    id: Uuid,
+) -> QueryResult<Option<AbTest>> {
+    ab_tests::table
         .filter(ab_tests::project_id.eq(project_id))
         .filter(ab_tests::id.eq(id))
-        .select((AbTest::as_select(), ab_test_times::created_at))
+        .select(AbTest::as_select())
         .first(conn)
         .await
         .optional()
@@ -124,10 +117,10 @@ pub async fn list(
     campaign_id: Option<Uuid>,
     after: Option<Uuid>,
     limit: i64,
-) -> QueryResult<Vec<Row>> {
-    let mut query = with_times()
+) -> QueryResult<Vec<AbTest>> {
+    let mut query = ab_tests::table
         .filter(ab_tests::project_id.eq(project_id))
-        .select((AbTest::as_select(), ab_test_times::created_at))
+        .select(AbTest::as_select())
         .order(ab_tests::id)
         .limit(limit)
         .into_boxed();
@@ -165,9 +158,10 @@ pub async fn variant_counts(
 }
 
 /// How many enrollments the test has placed, and how many of them in the test group.
-pub async fn assigned(conn: &mut AsyncPgConnection, test_id: Uuid) -> QueryResult<(i64, i64)> {
+pub async fn assigned(conn: &mut AsyncPgConnection, test: &AbTest) -> QueryResult<(i64, i64)> {
     ab_assignments::table
-        .filter(ab_assignments::test_id.eq(test_id))
+        .filter(ab_assignments::project_id.eq(test.project_id))
+        .filter(ab_assignments::test_id.eq(test.id))
         .select((
             diesel::dsl::count_star(),
             diesel::dsl::count(ab_assignments::variant),
@@ -258,25 +252,15 @@ pub async fn promote(
     winner: i16,
     by: &str,
 ) -> QueryResult<usize> {
-    diesel::update(
-        ab_tests::table
-            .filter(ab_tests::project_id.eq(test.project_id))
-            .filter(ab_tests::id.eq(test.id)),
+    diesel::sql_query(
+        "UPDATE ab_tests SET status = 'promoted', winner = $3, promoted_by = $4, \
+           promoted_at = now(), updated_at = now() \
+         WHERE project_id = $1 AND id = $2",
     )
-    .set((
-        ab_tests::status.eq("promoted"),
-        ab_tests::winner.eq(Some(winner)),
-        ab_tests::promoted_by.eq(Some(by)),
-        ab_tests::promoted_at.eq(diesel::dsl::now.nullable()),
-    ))
-    .execute(conn)
-    .await?;
-    diesel::update(
-        ab_test_times::table
-            .filter(ab_test_times::project_id.eq(test.project_id))
-            .filter(ab_test_times::id.eq(test.id)),
-    )
-    .set(ab_test_times::updated_at.eq(diesel::dsl::now))
+    .bind::<SqlUuid, _>(test.project_id)
+    .bind::<SqlUuid, _>(test.id)
+    .bind::<SmallInt, _>(winner)
+    .bind::<Text, _>(by)
     .execute(conn)
     .await?;
     diesel::sql_query(sql::ab_tests::RELEASE_HELD)
@@ -300,9 +284,14 @@ pub async fn due_for_rule(
         .await
 }
 
-/// The number of the test's held-back enrollments still waiting (before the winner).
-pub async fn held_back(conn: &mut AsyncPgConnection, test_id: Uuid) -> QueryResult<i64> {
+/// The number of the test's held-back enrollments (those the winner goes to).
+pub async fn held_back(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    test_id: Uuid,
+) -> QueryResult<i64> {
     ab_assignments::table
+        .filter(ab_assignments::project_id.eq(project_id))
         .filter(ab_assignments::test_id.eq(test_id))
         .filter(ab_assignments::variant.is_null())
         .count()

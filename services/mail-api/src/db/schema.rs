@@ -604,17 +604,17 @@ diesel::table! {
         winner -> Nullable<SmallInt>,
         promoted_by -> Nullable<Text>,
         promoted_at -> Nullable<Timestamptz>,
-        checked_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
     }
 }
 
 // The rest of `ab_tests` (diesel's tables hold at most 16 columns without a costly feature).
 diesel::table! {
     #[sql_name = "ab_tests"]
-    ab_test_times (id) {
+    ab_test_checks (id) {
         id -> Uuid,
         project_id -> Uuid,
-        created_at -> Timestamptz,
+        checked_at -> Nullable<Timestamptz>,
         updated_at -> Timestamptz,
     }
 }
@@ -685,6 +685,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     approval_policies,
     approvals,
     ab_tests,
-    ab_test_times,
+    ab_test_checks,
     ab_assignments,
 );

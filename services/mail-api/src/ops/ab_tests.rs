@@ -225,10 +225,10 @@ pub struct AbTestRecord {
     pub created_at: DateTime<Utc>,
 }
 
-impl TryFrom<db::Row> for AbTestRecord {
+impl TryFrom<AbTest> for AbTestRecord {
     type Error = ApiError;
 
-    fn try_from((t, created_at): db::Row) -> Result<Self, ApiError> {
+    fn try_from(t: AbTest) -> Result<Self, ApiError> {
         Ok(Self {
             variants: serde_json::from_value(t.variants)?,
             metric: crate::ops::campaigns::parse_name(&t.metric)?,
@@ -246,7 +246,7 @@ impl TryFrom<db::Row> for AbTestRecord {
             winner: t.winner,
             promoted_by: t.promoted_by,
             promoted_at: t.promoted_at,
-            created_at,
+            created_at: t.created_at,
         })
     }
 }
@@ -486,7 +486,7 @@ pub async fn check_ab_significance(
     id: Uuid,
 ) -> Result<Significance, ApiError> {
     let mut conn = store::conn(&state.pool).await?;
-    let (test, _) = db::get(&mut conn, project_id, id)
+    let test = db::get(&mut conn, project_id, id)
         .await?
         .ok_or_else(|| ab_test_not_found(id))?;
     significance_of(&mut conn, &test).await
@@ -571,7 +571,7 @@ pub async fn promotion_summary(
     let test = db::lock(conn, project_id, id)
         .await?
         .ok_or_else(|| ab_test_not_found(id))?;
-    let held = db::held_back(conn, id).await?;
+    let held = db::held_back(conn, project_id, id).await?;
     let which = match variant {
         Some(v) => format!("variant {v}"),
         None => "the leading variant".to_owned(),
@@ -642,7 +642,7 @@ async fn assign(conn: &mut AsyncPgConnection, test: &AbTest, batch: i64) -> anyh
     if new.is_empty() {
         return Ok(0);
     }
-    let (assigned, in_test) = db::assigned(conn, test.id).await?;
+    let (assigned, in_test) = db::assigned(conn, test).await?;
     let keys: Vec<u64> = new
         .iter()
         .map(|u| stats::split_key(test.id, u.contact_id))

@@ -60,7 +60,7 @@ pub async fn review(
                 });
             };
             let mut conn = store::conn(&state.pool).await?;
-            let held = crate::db::ab_tests::held_back(&mut conn, id).await?;
+            let held = crate::db::ab_tests::held_back(&mut conn, project_id, id).await?;
             Ok(Review {
                 sample: None,
                 audience: Some(held),

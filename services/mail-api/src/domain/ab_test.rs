@@ -293,7 +293,10 @@ mod tests {
         let keys: Vec<u64> = (0..2000).map(|_| split_key(test, Uuid::new_v4())).collect();
         let variants = assign(&keys, 0, 0, 0.2, 2);
         let count = |v: Option<u8>| variants.iter().filter(|x| **x == v).count();
-        assert_eq!((count(Some(0)), count(Some(1)), count(None)), (200, 200, 1600));
+        assert_eq!(
+            (count(Some(0)), count(Some(1)), count(None)),
+            (200, 200, 1600)
+        );
         assert_eq!(assign(&keys, 0, 0, 0.2, 2), variants);
         // Three joining later: the group stays a fifth of everyone (2003 → 401).
         let later = assign(&keys[..3], 2000, 400, 0.2, 2);

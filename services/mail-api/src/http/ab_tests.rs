@@ -100,7 +100,9 @@ pub async fn get(
     state: web::Data<AppState>,
     id: web::Path<Uuid>,
 ) -> Result<web::Json<AbTestRecord>, ApiError> {
-    get_ab_test(&state, caller.owner_id, *id).await.map(web::Json)
+    get_ab_test(&state, caller.owner_id, *id)
+        .await
+        .map(web::Json)
 }
 
 /// Each variant's rate with its Wilson interval, the leader, Pearson's chi-squared test and

@@ -145,7 +145,10 @@ impl Validate for CreateAbTest {
             return Err(ApiError::invalid_field("name", "must not be blank"));
         }
         if !(2..=4).contains(&self.variants.len()) {
-            return Err(ApiError::invalid_field("variants", "must hold 2 to 4 variants"));
+            return Err(ApiError::invalid_field(
+                "variants",
+                "must hold 2 to 4 variants",
+            ));
         }
         if let Some(share) = self.test_share
             && !(0.05..=0.5).contains(&share)

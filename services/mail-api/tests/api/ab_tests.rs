@@ -53,7 +53,9 @@ async fn count(e: &Engine, sql: &str) -> i64 {
 }
 
 fn close(got: &Value, want: f64, tolerance: f64) {
-    let got = got.as_f64().unwrap_or_else(|| panic!("not a number: {got}"));
+    let got = got
+        .as_f64()
+        .unwrap_or_else(|| panic!("not a number: {got}"));
     assert!((got - want).abs() <= tolerance, "got {got}, want {want}");
 }
 
@@ -103,14 +105,13 @@ async fn two_subjects_on_2000_contacts_split_200_200_and_the_winner_goes_to_the_
         (count(&e, &sent).await == 400).then_some(())
     })
     .await;
-    let by_variant = e
-        .s
-        .h
-        .query(&format!(
-            "SELECT ab_variant || ':' || subject || ':' || count(*) FROM email_log \
+    let by_variant =
+        e.s.h
+            .query(&format!(
+                "SELECT ab_variant || ':' || subject || ':' || count(*) FROM email_log \
              WHERE campaign_id = '{campaign}' GROUP BY 1 ORDER BY 1"
-        ))
-        .await;
+            ))
+            .await;
     assert_eq!(by_variant, ["0:Subject A:200", "1:Subject B:200"]);
     let held = count(
         &e,
@@ -123,14 +124,13 @@ async fn two_subjects_on_2000_contacts_split_200_200_and_the_winner_goes_to_the_
     // Opens through the tracking pixel: 60 of variant A's 200, 30 of variant B's.
     let mut opened = Vec::new();
     for (variant, opens) in [(0, 60), (1, 30)] {
-        let ids = e
-            .s
-            .h
-            .query(&format!(
-                "SELECT id FROM email_log WHERE campaign_id = '{campaign}' \
+        let ids =
+            e.s.h
+                .query(&format!(
+                    "SELECT id FROM email_log WHERE campaign_id = '{campaign}' \
                  AND ab_variant = {variant} ORDER BY id LIMIT {opens}"
-            ))
-            .await;
+                ))
+                .await;
         opened.extend(ids);
     }
     let anonymous = e.s.h.anonymous();
@@ -210,7 +210,10 @@ async fn two_subjects_on_2000_contacts_split_200_200_and_the_winner_goes_to_the_
     // A second promotion: 409, nothing more is written or sent.
     let again = e
         .api()
-        .post(&format!("/api/v1/ab-tests/{id}/promote"), &json!({"variant": 1}))
+        .post(
+            &format!("/api/v1/ab-tests/{id}/promote"),
+            &json!({"variant": 1}),
+        )
         .expect(409)
         .await;
     assert_eq!(again["error"]["code"], "AB_TEST_PROMOTED", "{again}");
@@ -237,16 +240,17 @@ async fn a_test_is_refused_on_a_campaign_that_has_sent_or_with_bad_variants() {
         .campaign(json!({"name": "Draft", "steps": [step("Hello")]}))
         .await;
     let draft = draft["id"].as_str().unwrap().to_owned();
-    let body = |variants: Value| {
-        json!({"campaign_id": draft, "name": "T", "variants": variants})
-    };
+    let body = |variants: Value| json!({"campaign_id": draft, "name": "T", "variants": variants});
     // One variant, five, a broken template, a confidence level not offered.
     e.api()
         .post("/api/v1/ab-tests", &body(json!([{"subject": "A"}])))
         .expect(400)
         .await;
     let five = json!([{}, {}, {}, {}, {}]);
-    e.api().post("/api/v1/ab-tests", &body(five)).expect(400).await;
+    e.api()
+        .post("/api/v1/ab-tests", &body(five))
+        .expect(400)
+        .await;
     let broken = e
         .api()
         .post(
@@ -308,7 +312,10 @@ async fn a_test_is_refused_on_a_campaign_that_has_sent_or_with_bad_variants() {
         .expect(409)
         .await;
     e.api()
-        .post(&format!("/api/v1/ab-tests/{id}/promote"), &json!({"variant": 2}))
+        .post(
+            &format!("/api/v1/ab-tests/{id}/promote"),
+            &json!({"variant": 2}),
+        )
         .expect(400)
         .await;
     let got = e
@@ -316,6 +323,9 @@ async fn a_test_is_refused_on_a_campaign_that_has_sent_or_with_bad_variants() {
         .get(&format!("/api/v1/ab-tests/{id}"))
         .expect(200)
         .await;
-    assert_eq!(got["variants"], json!([{"subject": "A"}, {"from_name": "The team"}]));
+    assert_eq!(
+        got["variants"],
+        json!([{"subject": "A"}, {"from_name": "The team"}])
+    );
     e.finish().await;
 }

@@ -457,9 +457,7 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
         }
         ("/api/v1/campaign-steps/{id}", "id") => (victim.step.clone(), None),
         (path, "id") if path.starts_with("/api/v1/drafts/{id}") => (victim.draft.clone(), None),
-        (path, "id") if path.starts_with("/api/v1/ab-tests/{id}") => {
-            (victim.ab_test.clone(), None)
-        }
+        (path, "id") if path.starts_with("/api/v1/ab-tests/{id}") => (victim.ab_test.clone(), None),
         (path, "id") if path.starts_with("/api/v1/approvals/{id}") => {
             (victim.approval.clone(), None)
         }

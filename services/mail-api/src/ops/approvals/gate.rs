@@ -165,7 +165,8 @@ pub async fn promote_ab_winner_gated(
     let answer = conn
         .transaction::<_, ApiError, _>(async |conn| {
             // The test first: another project's answers 404 whatever the policy.
-            let (summary, _) = ab_tests::promotion_summary(conn, project_id, id, req.variant).await?;
+            let (summary, _) =
+                ab_tests::promotion_summary(conn, project_id, id, req.variant).await?;
             let Some(held) = needs_approval(conn, caller, |p| p.campaign_launch).await? else {
                 let promoted = ab_tests::promote(conn, project_id, id, req.variant, "hand").await?;
                 return ok(promoted);

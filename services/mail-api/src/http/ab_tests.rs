@@ -13,7 +13,7 @@ use uuid::Uuid;
 use super::idempotency::{Answer, IdempotencyHeader, IdempotencyKey};
 use crate::AppState;
 use crate::ops::ab_tests::{
-    AbTestFilter, AbTestRecord, CreateAbTest, PromoteAbWinner, Promoted, Significance,
+    AbTestFilter, AbTestPromotion, AbTestRecord, CreateAbTest, PromoteAbWinner, Significance,
     check_ab_significance, create_ab_test, get_ab_test, list_ab_tests,
 };
 use crate::ops::approvals::ApprovalRequired;
@@ -138,7 +138,7 @@ pub async fn significance(
     params(("id" = Uuid, Path, description = "The test's id")),
     request_body = PromoteAbWinner,
     responses(
-        (status = 200, description = "Promoted: the scheduler sends the winner to the contacts held back", body = Promoted),
+        (status = 200, description = "Promoted: the scheduler sends the winner to the contacts held back", body = AbTestPromotion),
         (status = 202, description = "Waits for a person's approval under the project's approval policy (the one that holds campaign launches): nothing was done", body = ApprovalRequired),
         (status = 400, description = "`id` is not a UUID, or `variant` is not a variant of the test", body = MailError),
         (status = 403, description = "The key lacks the write scope", body = MailError),

@@ -514,7 +514,7 @@ impl Validate for PromoteAbWinner {
 
 /// What a promotion did.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct Promoted {
+pub struct AbTestPromotion {
     pub test: AbTestRecord,
     /// The held-back contacts the winner now goes to (once each; the scheduler sends them).
     pub released: i64,
@@ -529,7 +529,7 @@ pub async fn promote(
     id: Uuid,
     variant: Option<i16>,
     by: &str,
-) -> Result<Promoted, ApiError> {
+) -> Result<AbTestPromotion, ApiError> {
     let test = db::lock(conn, project_id, id)
         .await?
         .ok_or_else(|| ab_test_not_found(id))?;
@@ -558,7 +558,7 @@ pub async fn promote(
     let row = db::get(conn, project_id, id)
         .await?
         .ok_or_else(|| ab_test_not_found(id))?;
-    Ok(Promoted {
+    Ok(AbTestPromotion {
         test: AbTestRecord::try_from(row)?,
         released: released as i64,
     })

@@ -5,6 +5,58 @@ export type ClientOptions = {
 };
 
 /**
+ * What a promotion did.
+ */
+export type AbTestPromotion = {
+    test: AbTestRecord;
+    /**
+     * The held-back contacts the winner now goes to (once each; the scheduler sends them).
+     */
+    released: number;
+};
+
+/**
+ * An A/B test.
+ */
+export type AbTestRecord = {
+    id: string;
+    campaign_id: string;
+    /**
+     * The step whose content the variants replace (the campaign's first at creation).
+     */
+    step_id: string;
+    name: string;
+    /**
+     * The variants, numbered by their place (0, 1, …).
+     */
+    variants: Array<Variant>;
+    /**
+     * The share of the audience in the test group.
+     */
+    test_share: number;
+    /**
+     * What counts as a success of a recipient.
+     */
+    metric: 'opens' | 'clicks' | 'conversions';
+    rule: DecisionRule;
+    /**
+     * `running` while the test group is being sent and measured; `promoted` once the winner went
+     * (or is going) to the rest.
+     */
+    status: 'running' | 'promoted';
+    /**
+     * The promoted variant's number; null while running.
+     */
+    winner?: number | null;
+    /**
+     * `hand` (promote_ab_winner) or `rule` (auto_promote); null while running.
+     */
+    promoted_by?: string | null;
+    promoted_at?: string | null;
+    created_at: string;
+};
+
+/**
  * Unknown fields are refused.
  */
 export type AddSuppression = {
@@ -102,7 +154,7 @@ export type ApprovalRecord = {
     /**
      * What waits for approval.
      */
-    action: 'launch_campaign' | 'activate_campaign';
+    action: 'launch_campaign' | 'activate_campaign' | 'promote_ab_winner';
     /**
      * Where an approval stands.
      */
@@ -160,7 +212,7 @@ export type ApprovalRequired = {
     /**
      * What waits for approval.
      */
-    action: 'launch_campaign' | 'activate_campaign';
+    action: 'launch_campaign' | 'activate_campaign' | 'promote_ab_winner';
     summary: string;
     expires_at: string;
     /**
@@ -393,6 +445,26 @@ export type ChatAlerts = {
      */
     last_sent_at?: string | null;
     updated_at?: string | null;
+};
+
+/**
+ * Pearson's chi-squared test of independence on the 2×k table (success or not × variant).
+ */
+export type ChiSquaredTest = {
+    /**
+     * Always `pearson_chi_squared` (no continuity correction).
+     */
+    name: string;
+    statistic: number;
+    /**
+     * The variants with recipients, less one.
+     */
+    degrees_of_freedom: number;
+    /**
+     * The probability of a statistic at least this large were the variants alike: the
+     * chi-squared distribution's survival function.
+     */
+    p_value: number;
 };
 
 /**
@@ -675,6 +747,48 @@ export type CountChange = {
 };
 
 /**
+ * An A/B test to create. Unknown fields are refused.
+ */
+export type CreateAbTest = {
+    /**
+     * Required: a campaign of the project (404 otherwise) with at least one step that has not
+     * started sending (409 otherwise); one test per campaign (409 `AB_TEST_EXISTS`).
+     */
+    campaign_id: string;
+    /**
+     * Required: 1..=200 characters, not blank (stored trimmed).
+     */
+    name: string;
+    /**
+     * Required: 2..=4 variants of the campaign's first step, numbered 0, 1, … in this order.
+     */
+    variants: Array<Variant>;
+    /**
+     * The share of the audience that gets the test (split evenly among the variants):
+     * 0.05..=0.5, default 0.2. The rest waits for the winner.
+     */
+    test_share?: number | null;
+    /**
+     * What a success is; default `opens`.
+     */
+    metric?: null | 'opens' | 'clicks' | 'conversions';
+    /**
+     * The decision rule: the fewest recipients every variant needs, 1..=1,000,000, default
+     * 100.
+     */
+    min_recipients?: number | null;
+    /**
+     * The confidence level of the decision rule: 0.9, 0.95 (the default) or 0.99.
+     */
+    confidence?: 0.9 | 0.95 | 0.99;
+    /**
+     * The decision rule: promote the leader to the rest by itself once the rule is met;
+     * default false.
+     */
+    auto_promote?: boolean | null;
+};
+
+/**
  * Unknown fields are refused.
  */
 export type CreateApiKey = {
@@ -927,6 +1041,24 @@ export type DeadEmail = {
  * Where a send stands for [`dlq`].
  */
 export type DeadState = 'failed' | 'retrying';
+
+/**
+ * The decision rule of a test.
+ */
+export type DecisionRule = {
+    /**
+     * The fewest recipients every variant needs before the rule can be met.
+     */
+    min_recipients: number;
+    /**
+     * The rule is met when the p-value is below 1 − confidence.
+     */
+    confidence: number;
+    /**
+     * The scheduler promotes the leader once the rule is met.
+     */
+    auto_promote: boolean;
+};
 
 /**
  * One erasure, as logged.
@@ -1899,6 +2031,14 @@ export type InsightWarning = {
 };
 
 /**
+ * A confidence interval.
+ */
+export type Interval = {
+    lower: number;
+    upper: number;
+};
+
+/**
  * A new invitation: its token is in this answer only.
  */
 export type Invitation = TeamMember & {
@@ -1997,7 +2137,7 @@ export type MailError = {
 /**
  * A machine-readable error code of the mail service.
  */
-export type MailErrorCode = 'APPROVAL_DECIDED' | 'APPROVAL_EXPIRED' | 'APPROVAL_NOT_FOUND' | 'BROKER_UNAVAILABLE' | 'CAMPAIGN_CLOSED' | 'CAMPAIGN_NOT_ACTIVE' | 'CAMPAIGN_NOT_FOUND' | 'CAMPAIGN_NOT_READY' | 'CAMPAIGN_TYPE_MISMATCH' | 'CONFLICT' | 'CONTACT_EXISTS' | 'CONTACT_NOT_FOUND' | 'DELIVERY_PENDING' | 'DOMAIN_NOT_FOUND' | 'DOMAIN_NOT_VERIFIED' | 'DOMAIN_TAKEN' | 'DRAFT_NOT_APPROVED' | 'DRAFT_NOT_FOUND' | 'DUPLICATE_ORDER_ID' | 'EMAIL_NOT_FOUND' | 'ENROLLMENT_NOT_FOUND' | 'EXPORT_BUSY' | 'EXPORT_TOO_LARGE' | 'FORBIDDEN' | 'IDEMPOTENCY_KEY_REUSED' | 'INTERNAL_ERROR' | 'INVALID_CONFIRMATION_TOKEN' | 'INVALID_SIGNATURE' | 'INVALID_TRANSITION' | 'KEY_BROADER_THAN_CREATOR' | 'LLM_FAILED' | 'LLM_INVALID_OUTPUT' | 'LLM_INVALID_RULES' | 'LLM_NOT_CONFIGURED' | 'METHOD_NOT_ALLOWED' | 'NOT_FOUND' | 'PAYLOAD_TOO_LARGE' | 'PLAN_LIMIT' | 'PROJECT_NOT_FOUND' | 'PROVIDER_REJECTED' | 'RATE_LIMITED' | 'SEGMENT_NOT_FOUND' | 'SERVICE_UNAVAILABLE' | 'SITE_NOT_FOUND' | 'SLUG_TAKEN' | 'STEP_NOT_FOUND' | 'SUPPRESSED_CONTACT' | 'TEAM_MEMBER_EXISTS' | 'TEMPLATE_IN_USE' | 'TEMPLATE_NOT_FOUND' | 'TEMPLATE_SYNTAX' | 'TOOL_GROUP_FORBIDDEN' | 'TOOL_NOT_FOUND' | 'TOO_MANY_STEPS' | 'UNAUTHORIZED' | 'UNPROCESSABLE' | 'VALIDATION_ERROR' | 'WARMUP_NOT_ACTIVE' | 'WEBHOOK_DELIVERY_NOT_FOUND' | 'WEBHOOK_SUBSCRIPTION_NOT_FOUND';
+export type MailErrorCode = 'AB_TEST_EXISTS' | 'AB_TEST_NOT_FOUND' | 'AB_TEST_PROMOTED' | 'APPROVAL_DECIDED' | 'APPROVAL_EXPIRED' | 'APPROVAL_NOT_FOUND' | 'BROKER_UNAVAILABLE' | 'CAMPAIGN_CLOSED' | 'CAMPAIGN_NOT_ACTIVE' | 'CAMPAIGN_NOT_FOUND' | 'CAMPAIGN_NOT_READY' | 'CAMPAIGN_TYPE_MISMATCH' | 'CONFLICT' | 'CONTACT_EXISTS' | 'CONTACT_NOT_FOUND' | 'DELIVERY_PENDING' | 'DOMAIN_NOT_FOUND' | 'DOMAIN_NOT_VERIFIED' | 'DOMAIN_TAKEN' | 'DRAFT_NOT_APPROVED' | 'DRAFT_NOT_FOUND' | 'DUPLICATE_ORDER_ID' | 'EMAIL_NOT_FOUND' | 'ENROLLMENT_NOT_FOUND' | 'EXPORT_BUSY' | 'EXPORT_TOO_LARGE' | 'FORBIDDEN' | 'IDEMPOTENCY_KEY_REUSED' | 'INTERNAL_ERROR' | 'INVALID_CONFIRMATION_TOKEN' | 'INVALID_SIGNATURE' | 'INVALID_TRANSITION' | 'KEY_BROADER_THAN_CREATOR' | 'LLM_FAILED' | 'LLM_INVALID_OUTPUT' | 'LLM_INVALID_RULES' | 'LLM_NOT_CONFIGURED' | 'METHOD_NOT_ALLOWED' | 'NOT_FOUND' | 'PAYLOAD_TOO_LARGE' | 'PLAN_LIMIT' | 'PROJECT_NOT_FOUND' | 'PROVIDER_REJECTED' | 'RATE_LIMITED' | 'SEGMENT_NOT_FOUND' | 'SERVICE_UNAVAILABLE' | 'SITE_NOT_FOUND' | 'SLUG_TAKEN' | 'STEP_NOT_FOUND' | 'SUPPRESSED_CONTACT' | 'TEAM_MEMBER_EXISTS' | 'TEMPLATE_IN_USE' | 'TEMPLATE_NOT_FOUND' | 'TEMPLATE_SYNTAX' | 'TOOL_GROUP_FORBIDDEN' | 'TOOL_NOT_FOUND' | 'TOO_MANY_STEPS' | 'UNAUTHORIZED' | 'UNPROCESSABLE' | 'VALIDATION_ERROR' | 'WARMUP_NOT_ACTIVE' | 'WEBHOOK_DELIVERY_NOT_FOUND' | 'WEBHOOK_SUBSCRIPTION_NOT_FOUND';
 
 /**
  * Which notifications to mark read. Unknown fields are refused.
@@ -2101,13 +2241,57 @@ export type Overview = Window & {
     sender_health: SenderHealth;
 };
 
+export type PageAbTestRecord = {
+    data: Array<{
+        id: string;
+        campaign_id: string;
+        /**
+         * The step whose content the variants replace (the campaign's first at creation).
+         */
+        step_id: string;
+        name: string;
+        /**
+         * The variants, numbered by their place (0, 1, …).
+         */
+        variants: Array<Variant>;
+        /**
+         * The share of the audience in the test group.
+         */
+        test_share: number;
+        /**
+         * What counts as a success of a recipient.
+         */
+        metric: 'opens' | 'clicks' | 'conversions';
+        rule: DecisionRule;
+        /**
+         * `running` while the test group is being sent and measured; `promoted` once the winner went
+         * (or is going) to the rest.
+         */
+        status: 'running' | 'promoted';
+        /**
+         * The promoted variant's number; null while running.
+         */
+        winner?: number | null;
+        /**
+         * `hand` (promote_ab_winner) or `rule` (auto_promote); null while running.
+         */
+        promoted_by?: string | null;
+        promoted_at?: string | null;
+        created_at: string;
+    }>;
+    /**
+     * Pass as `cursor` to get the next page; null on the last page.
+     */
+    next_cursor?: string | null;
+};
+
 export type PageApprovalRecord = {
     data: Array<{
         id: string;
         /**
          * What waits for approval.
          */
-        action: 'launch_campaign' | 'activate_campaign';
+        action: 'launch_campaign' | 'activate_campaign' | 'promote_ab_winner';
         /**
          * Where an approval stands.
          */
@@ -2975,6 +3159,16 @@ export type Projects = {
 };
 
 /**
+ * Which variant to promote. Unknown fields are refused.
+ */
+export type PromoteAbWinner = {
+    /**
+     * The variant's number, 0..=3 (400 past the test's last); default the leader.
+     */
+    variant?: number | null;
+};
+
+/**
  * Where an approved draft goes. Unknown fields are refused.
  */
 export type PromoteDraft = {
@@ -3672,6 +3866,38 @@ export type SetContactTags = {
 export type Severity = 'info' | 'warning' | 'critical';
 
 /**
+ * Where a test stands (`check_ab_significance`).
+ */
+export type Significance = {
+    test_id: string;
+    /**
+     * `running` while the test group is being sent and measured; `promoted` once the winner went
+     * (or is going) to the rest.
+     */
+    status: 'running' | 'promoted';
+    /**
+     * What counts as a success of a recipient.
+     */
+    metric: 'opens' | 'clicks' | 'conversions';
+    variants: Array<VariantResult>;
+    /**
+     * The variant with the highest rate (the first of equals); null before any recipient.
+     */
+    leader?: number | null;
+    test?: null | ChiSquaredTest;
+    rule: DecisionRule;
+    /**
+     * Every variant has `min_recipients` recipients and the p-value is below
+     * 1 − confidence.
+     */
+    rule_met: boolean;
+    /**
+     * The promoted variant; null while running.
+     */
+    winner?: number | null;
+};
+
+/**
  * A sender identity.
  */
 export type Site = {
@@ -4336,6 +4562,54 @@ export type ValidateTemplate = {
 };
 
 /**
+ * What a variant changes in the step; a member left out keeps the step's own (`{}` is the
+ * step as written, a control). Unknown fields are refused.
+ */
+export type Variant = {
+    /**
+     * The subject: 1..=998 characters on one line, not blank. Template syntax is checked
+     * (400 `TEMPLATE_SYNTAX`).
+     */
+    subject?: string | null;
+    /**
+     * The HTML: not blank, at most 524,288 characters. Template syntax is checked (400
+     * `TEMPLATE_SYNTAX`).
+     */
+    html?: string | null;
+    /**
+     * The display name it is sent under: 1..=200 characters, not blank, no control
+     * characters.
+     */
+    from_name?: string | null;
+};
+
+/**
+ * One variant's result.
+ */
+export type VariantResult = {
+    /**
+     * Its number (its place in `variants`).
+     */
+    variant: number;
+    /**
+     * Emails of the test group sent with it.
+     */
+    recipients: number;
+    /**
+     * Those that met the metric.
+     */
+    successes: number;
+    /**
+     * successes / recipients (0 without recipients).
+     */
+    rate: number;
+    /**
+     * The Wilson score interval of the rate at the rule's confidence level.
+     */
+    interval: Interval;
+};
+
+/**
  * A site's warmup and where it stands today (the site's local day).
  */
 export type WarmupStatus = {
@@ -4726,6 +5000,287 @@ export type ServeResponses = {
      */
     200: unknown;
 };
+
+export type ListAbTestsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Only this campaign's tests (404 when it is not a campaign of the project).
+         */
+        campaign_id?: string;
+        /**
+         * Items per page, 1..=100 (default 50).
+         */
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    url: '/api/v1/ab-tests';
+};
+
+export type ListAbTestsErrors = {
+    /**
+     * Invalid limit, cursor or campaign_id
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * `campaign_id` is not a campaign of this project (`CAMPAIGN_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ListAbTestsError = ListAbTestsErrors[keyof ListAbTestsErrors];
+
+export type ListAbTestsResponses = {
+    /**
+     * A page of A/B tests
+     */
+    200: PageAbTestRecord;
+};
+
+export type ListAbTestsResponse = ListAbTestsResponses[keyof ListAbTestsResponses];
+
+export type CreateAbTestData = {
+    body: CreateAbTest;
+    headers?: {
+        /**
+         * 1..=255 visible ASCII characters. A retry with the same key and body answers the first
+         * answer again (header `Idempotent-Replayed: true`) and creates nothing; the same key
+         * with another body answers 409 `IDEMPOTENCY_KEY_REUSED`. Keys are kept 24 hours.
+         */
+        'Idempotency-Key'?: string | null;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/v1/ab-tests';
+};
+
+export type CreateAbTestErrors = {
+    /**
+     * Missing or invalid field (named in `details.field`), template syntax that does not compile (`TEMPLATE_SYNTAX`), bad Idempotency-Key, or body too large
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * `campaign_id` is not a campaign of this project (`CAMPAIGN_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * The campaign has started sending or is over (`CONFLICT`), has a test already (`AB_TEST_EXISTS`), has no step (`CAMPAIGN_NOT_READY`), or the Idempotency-Key was used with another body (`IDEMPOTENCY_KEY_REUSED`)
+     */
+    409: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type CreateAbTestError = CreateAbTestErrors[keyof CreateAbTestErrors];
+
+export type CreateAbTestResponses = {
+    /**
+     * Created (or replayed), status `running`
+     */
+    201: AbTestRecord;
+};
+
+export type CreateAbTestResponse = CreateAbTestResponses[keyof CreateAbTestResponses];
+
+export type GetAbTestData = {
+    body?: never;
+    path: {
+        /**
+         * The test's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/ab-tests/{id}';
+};
+
+export type GetAbTestErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Not a test of this project (`AB_TEST_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type GetAbTestError = GetAbTestErrors[keyof GetAbTestErrors];
+
+export type GetAbTestResponses = {
+    /**
+     * The test
+     */
+    200: AbTestRecord;
+};
+
+export type GetAbTestResponse = GetAbTestResponses[keyof GetAbTestResponses];
+
+export type CheckAbSignificanceData = {
+    body?: never;
+    path: {
+        /**
+         * The test's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/ab-tests/{id}/significance';
+};
+
+export type CheckAbSignificanceErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Not a test of this project (`AB_TEST_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type CheckAbSignificanceError = CheckAbSignificanceErrors[keyof CheckAbSignificanceErrors];
+
+export type CheckAbSignificanceResponses = {
+    /**
+     * The test's results
+     */
+    200: Significance;
+};
+
+export type CheckAbSignificanceResponse = CheckAbSignificanceResponses[keyof CheckAbSignificanceResponses];
+
+export type PromoteAbWinnerData = {
+    body: PromoteAbWinner;
+    path: {
+        /**
+         * The test's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/ab-tests/{id}/promote';
+};
+
+export type PromoteAbWinnerErrors = {
+    /**
+     * `id` is not a UUID, or `variant` is not a variant of the test
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not a test of this project (`AB_TEST_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Promoted already (`AB_TEST_PROMOTED`), or no variant has recipients and none was named (`CONFLICT`)
+     */
+    409: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type PromoteAbWinnerError = PromoteAbWinnerErrors[keyof PromoteAbWinnerErrors];
+
+export type PromoteAbWinnerResponses = {
+    /**
+     * Promoted: the scheduler sends the winner to the contacts held back
+     */
+    200: AbTestPromotion;
+    /**
+     * Waits for a person's approval under the project's approval policy (the one that holds campaign launches): nothing was done
+     */
+    202: ApprovalRequired;
+};
+
+export type PromoteAbWinnerResponse = PromoteAbWinnerResponses[keyof PromoteAbWinnerResponses];
 
 export type GetProjectData = {
     body?: never;

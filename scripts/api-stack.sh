@@ -229,6 +229,14 @@ stack_seed() {
     SEED_DRAFT="$(stack_call POST "$a/drafts" "$k" \
         "{\"site_id\":\"$SEED_SITE\",\"subject\":\"Seed\",\"body_html\":\"<p>Seed</p>\"}" |
         stack_json id)"
+    # A running A/B test of a draft campaign's first step.
+    local tested
+    tested="$(stack_call POST "$a/campaigns" "$k" \
+        "{\"name\":\"Tested\",\"site_id\":\"$SEED_SITE\",\"steps\":[{\"subject\":\"Base\",\"html\":\"<p>Base</p>\"}]}" |
+        stack_json id)"
+    SEED_AB_TEST="$(stack_call POST "$a/ab-tests" "$k" \
+        "{\"campaign_id\":\"$tested\",\"name\":\"Seed\",\"variants\":[{\"subject\":\"A\"},{\"subject\":\"B\"}]}" |
+        stack_json id)"
     local agent
     agent="$(stack_call POST "$a/api-keys" "$k" \
         '{"name":"seed agent","scope":"write","agent":true}' | stack_json secret)"
@@ -260,7 +268,7 @@ stack_seed() {
         python3 -c 'import json, sys; print(json.load(sys.stdin)["data"][0]["id"])')"
     export SEED_PRODUCT SEED_PRODUCT_ID SEED_DECISION SEED_FREE_FORM SEED_DATASET SEED_PROPOSAL SEED_LEAD \
         SEED_DRAFT_ACCOUNT SEED_DRAFT_THREAD SEED_SITE SEED_CONTACT SEED_CAMPAIGN SEED_EMAIL \
-        SEED_STEP SEED_SPARE_STEP SEED_ENROLLING SEED_DRAFT SEED_APPROVAL \
+        SEED_STEP SEED_SPARE_STEP SEED_ENROLLING SEED_DRAFT SEED_APPROVAL SEED_AB_TEST \
         SEED_WORKSPACE SEED_DRIFT SEED_WEBHOOK SEED_SPARE_WEBHOOK SEED_DELIVERY \
         SEED_OPEN_TOKEN SEED_CLICK_TOKEN SEED_UNSUBSCRIBE_TOKEN
     log "seeded: product $SEED_PRODUCT, decision $SEED_DECISION, site $SEED_SITE, contact $SEED_CONTACT, email $SEED_EMAIL (sent)"

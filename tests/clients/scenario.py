@@ -452,6 +452,29 @@ def drafts_and_approvals(s: Service, site: str) -> None:
     s.call("putApprovalPolicy", 200, body=policy)
 
 
+def ab_tests(s: Service, site: str) -> None:
+    """An A/B test of a draft campaign's first step: created, listed, read, its statistics,
+    and a winner promoted by hand, once."""
+    campaign = s.call(
+        "createCampaign",
+        201,
+        body={"name": "Subjects", "site_id": site, "steps": [{"subject": "Base", "html": "<p>Base</p>"}]},
+    )["id"]
+    variants = [{"subject": "Spring A"}, {"subject": "Spring B", "from_name": "The garden"}]
+    test = s.call(
+        "createAbTest",
+        201,
+        idempotency_key="ab-test-1",
+        body={"campaign_id": campaign, "name": "Subjects", "variants": variants, "test_share": 0.2,
+              "metric": "opens", "min_recipients": 50, "confidence": 0.95, "auto_promote": False},
+    )["id"]
+    s.call("listAbTests", 200, campaign_id=campaign, limit=10)
+    s.call("getAbTest", 200, id=test)
+    s.call("checkAbSignificance", 200, id=test)
+    s.call("promoteAbWinner", 200, id=test, body={"variant": 1})
+    s.call("promoteAbWinner", 409, id=test, body={})
+
+
 def oauth(s: Service, resource_metadata: str) -> None:
     """The OAuth endpoints (the browser part, HTML, is not in the documents: mail's
     tests/mcp/oauth_test.py and memory's tests/browser/dashboard_test.py drive it)."""
@@ -535,6 +558,7 @@ def mail(s: Service) -> None:
     s.call("trackEvent", 200, body={"email": "ada@example.com", "event": "signup", "data": {"plan": "pro"}})
     campaign_management(s, site, campaign, bob)
     drafts_and_approvals(s, site)
+    ab_tests(s, site)
     template = s.call("createTemplate", 201, idempotency_key="template-1", body={"name": "Welcome", "brief": "Say hello"})["id"]
     s.call("listTemplates", 200)
     s.call("getTemplate", 200, id=template)

@@ -222,7 +222,17 @@ async def approvals(s: ClientSession, tag: str) -> None:
     check(ids(listed, "data") == {a["id"] for a in pending}, f"list_pending_approvals: {listed}")
 
 
+async def ab_testing(s: ClientSession, tag: str) -> None:
+    step = {"subject": f"Base {tag}", "html": "<p>Base</p>"}
+    campaign = rest_ok("POST", "/api/v1/campaigns", ADMIN, {"name": f"AB {tag}", "site_id": SITE, "steps": [step]})
+    variants = [{"subject": f"A {tag}"}, {"subject": f"B {tag}"}]
+    test = await call(s, "create_ab_test", {"campaign_id": campaign["id"], "name": f"AB {tag}", "variants": variants})
+    stored = rest_ok("GET", f"/api/v1/ab-tests/{test['id']}", ADMIN)
+    check(stored["status"] == "running" and stored["variants"] == variants, f"create_ab_test: {stored}")
+
+
 ONE_TOOL_PER_GROUP = {
+    "ab-testing": ab_testing,
     "drafts": drafts,
     "approvals": approvals,
     "webhooks": webhooks,

@@ -201,6 +201,33 @@ test('mail-api: every operation', async () => {
   const loud = (await expect(m.createDraft({ body: { site_id: site, subject: 'Loud', body_html: '<p>!</p>' } }), 201)).data.id;
   await expect(m.rejectDraft({ path: { id: loud }, body: { reason: 'Off-brand' } }), 200);
 
+  // A/B tests: a draft campaign's first step in two variants, its statistics, the winner promoted once.
+  const tested = (await expect(
+    m.createCampaign({ body: { name: 'Subjects', site_id: site, steps: [{ subject: 'Base', html: '<p>Base</p>' }] } }),
+    201,
+  )).data.id;
+  const abTest = (await expect(
+    m.createAbTest({
+      body: {
+        campaign_id: tested,
+        name: 'Subjects',
+        variants: [{ subject: 'Spring A' }, { subject: 'Spring B', from_name: 'The garden' }],
+        test_share: 0.2,
+        metric: 'opens',
+        min_recipients: 50,
+        confidence: 0.95,
+        auto_promote: false,
+      },
+      headers: { 'Idempotency-Key': 'ts-ab-test-1' },
+    }),
+    201,
+  )).data.id;
+  await expect(m.listAbTests({ query: { campaign_id: tested, limit: 10 } }), 200);
+  await expect(m.getAbTest({ path: { id: abTest } }), 200);
+  await expect(m.checkAbSignificance({ path: { id: abTest } }), 200);
+  await expect(m.promoteAbWinner({ path: { id: abTest }, body: { variant: 1 } }), 200);
+  await expect(m.promoteAbWinner({ path: { id: abTest }, body: {} }), 409);
+
   // Approvals: an action held back by the policy, approved and rejected with a key holding the approve right.
   const policy = (await expect(m.getApprovalPolicy(), 200)).data;
   await expect(m.putApprovalPolicy({ body: { ...policy, applies_to: 'everyone', expires_after_minutes: 60 } }), 200);

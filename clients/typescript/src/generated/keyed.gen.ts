@@ -5,6 +5,11 @@ export const KEYED_OPERATIONS = {
   "mail": [
     {
       "method": "POST",
+      "path": "/api/v1/ab-tests",
+      "in": "header"
+    },
+    {
+      "method": "POST",
       "path": "/api/v1/campaigns/{id}/steps",
       "in": "header"
     },

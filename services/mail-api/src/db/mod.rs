@@ -1,5 +1,6 @@
 //! The mail database: schema and queries, one module per table group.
 
+pub mod ab_tests;
 pub mod abuse_monitor;
 pub mod analytics;
 pub mod approvals;

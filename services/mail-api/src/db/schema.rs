@@ -597,6 +597,58 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    ab_tests (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        campaign_id -> Uuid,
+        step_id -> Uuid,
+        name -> Text,
+        variants -> Jsonb,
+        test_share -> Double,
+        metric -> Text,
+        min_recipients -> Integer,
+        confidence -> Double,
+        auto_promote -> Bool,
+        status -> Text,
+        winner -> Nullable<SmallInt>,
+        promoted_by -> Nullable<Text>,
+        promoted_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+    }
+}
+
+// The rest of `ab_tests` (diesel's tables hold at most 16 columns without a costly feature).
+diesel::table! {
+    #[sql_name = "ab_tests"]
+    ab_test_checks (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        checked_at -> Nullable<Timestamptz>,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    ab_assignments (test_id, enrollment_id) {
+        test_id -> Uuid,
+        enrollment_id -> Uuid,
+        project_id -> Uuid,
+        variant -> Nullable<SmallInt>,
+    }
+}
+
+// The columns of `email_log` that A/B tests added (migration 2026-12-22-000100).
+diesel::table! {
+    #[sql_name = "email_log"]
+    email_ab (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        ab_variant -> Nullable<SmallInt>,
+        from_name -> Nullable<Text>,
+    }
+}
+
 diesel::joinable!(projects -> accounts (account_id));
 diesel::joinable!(api_keys -> projects (project_id));
 diesel::joinable!(sites -> projects (project_id));
@@ -674,6 +726,9 @@ diesel::allow_tables_to_appear_in_same_query!(
     drafts,
     approval_policies,
     approvals,
+    ab_tests,
+    ab_test_checks,
+    ab_assignments,
     abuse_monitor,
     abuse_monitor_overrides,
 );

@@ -77,6 +77,13 @@ pub mod fragments {
 }
 
 store::statements! {
+    ab_tests {
+        DUE_FOR_RULE = "due_for_rule";
+        RELEASE_HELD = "release_held";
+        TO_ASSIGN = "to_assign";
+        UNASSIGNED = "unassigned";
+        VARIANT_COUNTS = "variant_counts";
+    }
     abuse_monitor {
         MEASURE = "measure";
     }

@@ -5,6 +5,9 @@
 http_kit::error_codes! {
     /// A machine-readable error code of the mail service.
     pub enum MailErrorCode {
+        AbTestExists = "AB_TEST_EXISTS",
+        AbTestNotFound = "AB_TEST_NOT_FOUND",
+        AbTestPromoted = "AB_TEST_PROMOTED",
         ApprovalDecided = "APPROVAL_DECIDED",
         ApprovalExpired = "APPROVAL_EXPIRED",
         ApprovalNotFound = "APPROVAL_NOT_FOUND",

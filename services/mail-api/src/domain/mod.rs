@@ -1,5 +1,6 @@
 //! Rules of the mail domain that need no HTTP and no database.
 
+pub mod ab_test;
 pub mod abuse;
 pub mod campaign;
 pub mod canonical;

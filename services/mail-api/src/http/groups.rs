@@ -97,6 +97,12 @@ pub const ROUTE_GROUPS: &[(&str, &str, &[Group])] = &[
     ("POST", "/api/v1/approvals/{id}/reject", &[Approvals]),
     ("GET", "/api/v1/approval-policy", &[Approvals]),
     ("PUT", "/api/v1/approval-policy", &[Approvals]),
+    // A/B tests.
+    ("GET", "/api/v1/ab-tests", &[AbTesting]),
+    ("POST", "/api/v1/ab-tests", &[AbTesting]),
+    ("GET", "/api/v1/ab-tests/{id}", &[AbTesting]),
+    ("GET", "/api/v1/ab-tests/{id}/significance", &[AbTesting]),
+    ("POST", "/api/v1/ab-tests/{id}/promote", &[AbTesting]),
     // Drafts.
     ("GET", "/api/v1/drafts", &[Drafts]),
     ("POST", "/api/v1/drafts", &[Drafts]),

@@ -1,6 +1,7 @@
 //! The HTTP door of mail-api: the `/api/v1` routes (one module per resource) and the OpenAPI
 //! document. Handlers parse, authorize and shape the answer.
 
+pub mod ab_tests;
 pub mod abuse_monitor;
 pub mod account;
 pub mod analytics;
@@ -65,6 +66,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 
 /// The `/api/v1` routes, each module's table (their order does not matter).
 pub const ROUTES: &[&[Route]] = &[
+    ab_tests::ROUTES,
     abuse_monitor::ROUTES,
     dnsbl::ROUTES,
     account::ROUTES,

@@ -67,6 +67,7 @@ const FINISH: Finish = Finish {
         (name = "conversions", description = "Conversions and their attribution to email"),
         (name = "campaigns", description = "Drip and triggered campaigns: their steps, statuses, enrollments, calendar and schedule"),
         (name = "approvals", description = "People stay in charge of what agents do: the project's policy of which actions of which credentials wait for a person, and the actions waiting (approved once, with the arguments approved; rejected with a reason; expired)"),
+        (name = "ab-tests", description = "A/B tests of a campaign's first step: variants of its subject, HTML and from name sent to a share of the audience, each variant's rate with its Wilson interval and Pearson's chi-squared test, and the winner sent to the rest, once"),
         (name = "drafts", description = "Emails written for a site (by an agent, typically) that wait for a person's approval; an approved draft becomes a campaign's step, once"),
         (name = "segments", description = "Named rules over a project's contacts (tags, properties, events, sites, engagement), evaluated when used; written by hand or by the language model from a description"),
         (name = "templates", description = "Email templates"),

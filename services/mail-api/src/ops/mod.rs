@@ -2,6 +2,7 @@
 //! transactions and rules. The HTTP routes ([`crate::http`]) and the MCP tools ([`crate::mcp`])
 //! are two thin doors to these functions; they call `db` and `domain`, never a door.
 
+pub mod ab_tests;
 pub mod abuse_monitor;
 pub mod account;
 pub mod analytics;

@@ -1,5 +1,7 @@
 //! The campaign scheduler, run by every mail-api replica. Each pass:
 //!
+//! 0. places the new enrollments of running A/B tests (test group or held back) and promotes
+//!    the leaders of tests whose decision rule is met ([`crate::ops::ab_tests::scheduler_pass`]);
 //! 1. advances due enrollments (a batch, `FOR UPDATE SKIP LOCKED`): the next step's email is
 //!    written `queued` and held as `scheduled`, or the enrollment completes or ends
 //!    ([`crate::db::scheduler::advance`]);
@@ -33,6 +35,10 @@ use crate::sending::Dispatcher;
 /// What one pass did.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Pass {
+    /// Enrollments placed by A/B tests.
+    pub placed: usize,
+    /// A/B tests promoted by their rule.
+    pub promoted: usize,
     pub advanced: Advanced,
     /// Campaign emails handed to the send worker.
     pub released: usize,
@@ -44,9 +50,16 @@ pub struct Pass {
 
 impl Pass {
     pub fn did_work(&self) -> bool {
-        self.advanced.total() > 0 || self.released > 0 || self.completed > 0
+        self.placed > 0
+            || self.promoted > 0
+            || self.advanced.total() > 0
+            || self.released > 0
+            || self.completed > 0
     }
 }
+
+/// Enrollments an A/B test places per pass.
+const AB_PLACE_BATCH: i64 = 10_000;
 
 #[derive(Clone)]
 pub struct Scheduler {
@@ -106,6 +119,8 @@ impl Scheduler {
         if let Err(err) = abuse::check(self).await {
             tracing::warn!(error = %err, "abuse monitor pass failed");
         }
+        let (placed, promoted) =
+            crate::ops::ab_tests::scheduler_pass(&self.pool, AB_PLACE_BATCH).await?;
         let advanced = {
             let mut conn = store::conn(&self.pool).await?;
             db::advance(&mut conn, self.batch_size).await?
@@ -113,6 +128,8 @@ impl Scheduler {
         let (released, held) = release::release_due(self).await?;
         let completed = self.complete_finished().await?;
         Ok(Pass {
+            placed,
+            promoted,
             advanced,
             released,
             held,

@@ -125,7 +125,7 @@ async fn every_documented_api_route_exists_and_is_gated() {
             }
         }
     }
-    assert_eq!(gated_ops, 139);
+    assert_eq!(gated_ops, 144);
     assert_eq!(public_ops, 8);
     assert_eq!(oauth_ops, 3);
     assert_eq!(signed_ops, 6);
@@ -194,6 +194,11 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<mail_api::http::campaign_steps::__path_get>(),
         Handler::of::<mail_api::http::campaign_steps::__path_update>(),
         Handler::of::<mail_api::http::campaign_steps::__path_delete>(),
+        Handler::of::<mail_api::http::ab_tests::__path_list>(),
+        Handler::of::<mail_api::http::ab_tests::__path_create>(),
+        Handler::of::<mail_api::http::ab_tests::__path_get>(),
+        Handler::of::<mail_api::http::ab_tests::__path_significance>(),
+        Handler::of::<mail_api::http::ab_tests::__path_promote>(),
         Handler::of::<mail_api::http::drafts::__path_list>(),
         Handler::of::<mail_api::http::drafts::__path_create>(),
         Handler::of::<mail_api::http::drafts::__path_get>(),

@@ -155,6 +155,8 @@ struct Owner {
     draft: String,
     /// A pending approval of its own (its summary carries the marker).
     approval: String,
+    /// A running A/B test of its own, on a draft campaign (its name carries the marker).
+    ab_test: String,
 }
 
 async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &Planted) -> Owner {
@@ -263,6 +265,18 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
         &call(Method::POST, "/api/v1/drafts", Some(draft)).await,
         "id",
     );
+    let tested = json!({"name": format!("{SHARED_WORD} tested {marker}"), "site_id": site,
+        "steps": [{"subject": format!("tested {marker}"), "html": format!("<p>{marker}</p>")}]});
+    let tested = id_of(
+        &call(Method::POST, "/api/v1/campaigns", Some(tested)).await,
+        "id",
+    );
+    let ab_test = json!({"campaign_id": tested, "name": format!("{SHARED_WORD} test {marker}"),
+        "variants": [{"subject": format!("A {marker}")}, {"subject": format!("B {marker}")}]});
+    let ab_test = id_of(
+        &call(Method::POST, "/api/v1/ab-tests", Some(ab_test)).await,
+        "id",
+    );
     let member = json!({"email": format!("team-{marker}@example.com"), "role": "viewer"});
     call(Method::POST, "/api/v1/team", Some(member)).await;
 
@@ -359,6 +373,7 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
     .await;
     Owner {
         approval: approval.to_string(),
+        ab_test,
         draft,
         webhook,
         delivery,
@@ -447,6 +462,7 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
         }
         ("/api/v1/campaign-steps/{id}", "id") => (victim.step.clone(), None),
         (path, "id") if path.starts_with("/api/v1/drafts/{id}") => (victim.draft.clone(), None),
+        (path, "id") if path.starts_with("/api/v1/ab-tests/{id}") => (victim.ab_test.clone(), None),
         (path, "id") if path.starts_with("/api/v1/approvals/{id}") => {
             (victim.approval.clone(), None)
         }
@@ -518,6 +534,7 @@ fn body_for(op: &Operation) -> Option<Value> {
         ("PATCH", "/api/v1/campaign-steps/{id}") => json!({"subject": "renamed"}),
         ("POST", "/api/v1/drafts/{id}/reject") => json!({"reason": "probe"}),
         ("POST", "/api/v1/drafts/{id}/promote") => json!({}),
+        ("POST", "/api/v1/ab-tests/{id}/promote") => json!({}),
         ("POST", "/api/v1/approvals/{id}/reject") => json!({"reason": "probe"}),
         ("PUT", "/api/v1/approval-policy") => json!({"applies_to": "agents",
             "campaign_launch": true, "send_recipients_per_day": null,
@@ -782,6 +799,7 @@ async fn still_intact(h: &Harness, owner: &Owner) -> Vec<String> {
         format!("/api/v1/domains/{}", owner.domain),
         format!("/api/v1/drafts/{}", owner.draft),
         format!("/api/v1/approvals/{}", owner.approval),
+        format!("/api/v1/ab-tests/{}", owner.ab_test),
     ];
     for path in own {
         let (status, body) = send(h, &owner.key, Method::GET, &path, None).await;

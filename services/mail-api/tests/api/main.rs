@@ -1,5 +1,6 @@
 //! mail-api over HTTP against the real PostgreSQL (and Redis where said).
 
+mod ab_tests;
 mod abuse_monitor;
 mod analytics;
 mod approvals;

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { AbuseMonitorOverrideData, AbuseMonitorOverrideErrors, AbuseMonitorOverrideResponses, AbuseMonitorStatusData, AbuseMonitorStatusErrors, AbuseMonitorStatusResponses, AddCampaignStepData, AddCampaignStepErrors, AddCampaignStepResponses, AddSubscriberData, AddSubscriberErrors, AddSubscriberResponses, AddSuppressionData, AddSuppressionErrors, AddSuppressionResponses, ApproveDraftData, ApproveDraftErrors, ApproveDraftResponses, CheckApprovalData, CheckApprovalErrors, CheckApprovalResponses, CloneCampaignData, CloneCampaignErrors, CloneCampaignResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateCampaignData, CreateCampaignErrors, CreateCampaignResponses, CreateCampaignWithContentData, CreateCampaignWithContentErrors, CreateCampaignWithContentResponses, CreateDraftData, CreateDraftErrors, CreateDraftResponses, CreateSegmentData, CreateSegmentErrors, CreateSegmentNlData, CreateSegmentNlErrors, CreateSegmentNlResponses, CreateSegmentResponses, CreateSenderData, CreateSenderErrors, CreateSenderResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateTemplateData, CreateTemplateErrors, CreateTemplateResponses, DeleteCampaignData, DeleteCampaignErrors, DeleteCampaignResponses, DeleteCampaignStepData, DeleteCampaignStepErrors, DeleteCampaignStepResponses, DeleteSegmentData, DeleteSegmentErrors, DeleteSegmentResponses, DeleteSubscriberDataData, DeleteSubscriberDataErrors, DeleteSubscriberDataResponses, DeleteTemplateData, DeleteTemplateErrors, DeleteTemplateResponses, DeleteWebhookSubscriptionData, DeleteWebhookSubscriptionErrors, DeleteWebhookSubscriptionResponses, DnsblCheckData, DnsblCheckErrors, DnsblCheckResponses, DnsblDelistingDraftData, DnsblDelistingDraftErrors, DnsblDelistingDraftResponses, EnrollContactData, EnrollContactErrors, EnrollContactResponses, EnrollSegmentData, EnrollSegmentErrors, EnrollSegmentResponses, EstimateSegmentSizeData, EstimateSegmentSizeErrors, EstimateSegmentSizeResponses, ExportDataData, ExportDataErrors, ExportDataResponses, FindDuplicatesData, FindDuplicatesErrors, FindDuplicatesResponses, GenerateEmailData, GenerateEmailErrors, GenerateEmailResponses, GetBrandVoiceData, GetBrandVoiceErrors, GetBrandVoiceResponses, GetCampaignCalendarData, GetCampaignCalendarErrors, GetCampaignCalendarResponses, GetCampaignData, GetCampaignErrors, GetCampaignResponses, GetContactSchemaData, GetContactSchemaErrors, GetContactSchemaResponses, GetCronRunsData, GetCronRunsErrors, GetCronRunsResponses, GetDraftData, GetDraftErrors, GetDraftResponses, GetEngagementInsightsData, GetEngagementInsightsErrors, GetEngagementInsightsResponses, GetEnrollmentStatusData, GetEnrollmentStatusErrors, GetEnrollmentStatusResponses, GetHygieneConfigData, GetHygieneConfigErrors, GetHygieneConfigResponses, GetPlanLimitsData, GetPlanLimitsErrors, GetPlanLimitsResponses, GetPlanUsageData, GetPlanUsageErrors, GetPlanUsageResponses, GetPortfolioAnalyticsData, GetPortfolioAnalyticsErrors, GetPortfolioAnalyticsResponses, GetPortfolioStatsData, GetPortfolioStatsErrors, GetPortfolioStatsResponses, GetQueueStatusData, GetQueueStatusErrors, GetQueueStatusResponses, GetScheduleData, GetScheduleErrors, GetScheduleResponses, GetSendDlqData, GetSendDlqErrors, GetSendDlqResponses, GetSiteInsightsData, GetSiteInsightsErrors, GetSiteInsightsResponses, GetSitesData, GetSitesErrors, GetSitesResponses, GetStatsData, GetStatsErrors, GetStatsResponses, GetSubscriberData, GetSubscriberErrors, GetSubscriberResponses, GetSubscriberTimelineData, GetSubscriberTimelineErrors, GetSubscriberTimelineResponses, GetTemplateData, GetTemplateErrors, GetTemplateResponses, GetWarmupStatusData, GetWarmupStatusErrors, GetWarmupStatusResponses, IdentifyInactiveData, IdentifyInactiveErrors, IdentifyInactiveResponses, ImportSubscribersData, ImportSubscribersErrors, ImportSubscribersResponses, InviteTeamMemberData, InviteTeamMemberErrors, InviteTeamMemberResponses, LaunchCampaignData, LaunchCampaignErrors, LaunchCampaignResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListCampaignsData, ListCampaignsErrors, ListCampaignsResponses, ListCampaignStepsData, ListCampaignStepsErrors, ListCampaignStepsResponses, ListDeletionLogData, ListDeletionLogErrors, ListDeletionLogResponses, ListDomainsData, ListDomainsErrors, ListDomainsResponses, ListDraftsData, ListDraftsErrors, ListDraftsResponses, ListEmailLogData, ListEmailLogErrors, ListEmailLogResponses, ListEventLogData, ListEventLogErrors, ListEventLogResponses, ListHygieneAuditData, ListHygieneAuditErrors, ListHygieneAuditResponses, ListNotificationsData, ListNotificationsErrors, ListNotificationsResponses, ListPendingApprovalsData, ListPendingApprovalsErrors, ListPendingApprovalsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListSegmentsData, ListSegmentsErrors, ListSegmentsResponses, ListSubscribersBySegmentData, ListSubscribersBySegmentErrors, ListSubscribersBySegmentResponses, ListSubscribersData, ListSubscribersErrors, ListSubscribersResponses, ListSuppressionsData, ListSuppressionsErrors, ListSuppressionsResponses, ListTeamMembersData, ListTeamMembersErrors, ListTeamMembersResponses, ListTemplatesData, ListTemplatesErrors, ListTemplatesResponses, ListToolsData, ListToolsResponses, ListWebhookSubscriptionsData, ListWebhookSubscriptionsErrors, ListWebhookSubscriptionsResponses, ListWinBackDraftData, ListWinBackDraftErrors, ListWinBackDraftResponses, MarkNotificationsReadData, MarkNotificationsReadErrors, MarkNotificationsReadResponses, MergeSubscribersData, MergeSubscribersErrors, MergeSubscribersResponses, PauseWarmupData, PauseWarmupErrors, PauseWarmupResponses, PerformanceReportData, PerformanceReportErrors, PerformanceReportResponses, PreviewCampaignAudienceData, PreviewCampaignAudienceErrors, PreviewCampaignAudienceResponses, PreviewEmailData, PreviewEmailErrors, PreviewEmailResponses, PreviewSegmentData, PreviewSegmentErrors, PreviewSegmentResponses, PromoteDraftToCampaignData, PromoteDraftToCampaignErrors, PromoteDraftToCampaignResponses, RefreshDomainDnsData, RefreshDomainDnsErrors, RefreshDomainDnsResponses, RegisterDomainData, RegisterDomainErrors, RegisterDomainResponses, RejectDraftData, RejectDraftErrors, RejectDraftResponses, RemoveSuppressionData, RemoveSuppressionErrors, RemoveSuppressionResponses, ResumeWarmupData, ResumeWarmupErrors, ResumeWarmupResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RunListHygieneData, RunListHygieneErrors, RunListHygieneResponses, SendTestEmailData, SendTestEmailErrors, SendTestEmailResponses, SendTransactionalData, SendTransactionalErrors, SendTransactionalResponses, SetSubscriberTagsData, SetSubscriberTagsErrors, SetSubscriberTagsResponses, SubscriberExportData, SubscriberExportErrors, SubscriberExportResponses, SubscribeWebhookData, SubscribeWebhookErrors, SubscribeWebhookResponses, TenantExportFullData, TenantExportFullErrors, TenantExportFullResponses, UnenrollContactData, UnenrollContactErrors, UnenrollContactResponses, UnsubscribeSubscriberData, UnsubscribeSubscriberErrors, UnsubscribeSubscriberResponses, UpdateBrandVoiceData, UpdateBrandVoiceErrors, UpdateBrandVoiceResponses, UpdateCampaignData, UpdateCampaignErrors, UpdateCampaignResponses, UpdateCampaignStatusData, UpdateCampaignStatusErrors, UpdateCampaignStatusResponses, UpdateCampaignStepData, UpdateCampaignStepErrors, UpdateCampaignStepResponses, UpdateHygieneConfigData, UpdateHygieneConfigErrors, UpdateHygieneConfigResponses, UpdateSegmentData, UpdateSegmentErrors, UpdateSegmentResponses, UpdateSiteData, UpdateSiteErrors, UpdateSiteResponses, UpdateSubscriberData, UpdateSubscriberErrors, UpdateSubscriberResponses, UpdateTemplateData, UpdateTemplateErrors, UpdateTemplateResponses, UpdateWarmupScheduleData, UpdateWarmupScheduleErrors, UpdateWarmupScheduleResponses, UpdateWebhookSubscriptionData, UpdateWebhookSubscriptionErrors, UpdateWebhookSubscriptionResponses, ValidateTemplateData, ValidateTemplateErrors, ValidateTemplateResponses } from './types.gen.js';
+import type { AddCampaignStepData, AddCampaignStepErrors, AddCampaignStepResponses, AddSubscriberData, AddSubscriberErrors, AddSubscriberResponses, AddSuppressionData, AddSuppressionErrors, AddSuppressionResponses, ApproveDraftData, ApproveDraftErrors, ApproveDraftResponses, CheckAbSignificanceData, CheckAbSignificanceErrors, CheckAbSignificanceResponses, CheckApprovalData, CheckApprovalErrors, CheckApprovalResponses, CloneCampaignData, CloneCampaignErrors, CloneCampaignResponses, CreateAbTestData, CreateAbTestErrors, CreateAbTestResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateCampaignData, CreateCampaignErrors, CreateCampaignResponses, CreateCampaignWithContentData, CreateCampaignWithContentErrors, CreateCampaignWithContentResponses, CreateDraftData, CreateDraftErrors, CreateDraftResponses, CreateSegmentData, CreateSegmentErrors, CreateSegmentNlData, CreateSegmentNlErrors, CreateSegmentNlResponses, CreateSegmentResponses, CreateSenderData, CreateSenderErrors, CreateSenderResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateTemplateData, CreateTemplateErrors, CreateTemplateResponses, DeleteCampaignData, DeleteCampaignErrors, DeleteCampaignResponses, DeleteCampaignStepData, DeleteCampaignStepErrors, DeleteCampaignStepResponses, DeleteSegmentData, DeleteSegmentErrors, DeleteSegmentResponses, DeleteSubscriberDataData, DeleteSubscriberDataErrors, DeleteSubscriberDataResponses, DeleteTemplateData, DeleteTemplateErrors, DeleteTemplateResponses, DeleteWebhookSubscriptionData, DeleteWebhookSubscriptionErrors, DeleteWebhookSubscriptionResponses, EnrollContactData, EnrollContactErrors, EnrollContactResponses, EnrollSegmentData, EnrollSegmentErrors, EnrollSegmentResponses, EstimateSegmentSizeData, EstimateSegmentSizeErrors, EstimateSegmentSizeResponses, ExportDataData, ExportDataErrors, ExportDataResponses, FindDuplicatesData, FindDuplicatesErrors, FindDuplicatesResponses, GenerateEmailData, GenerateEmailErrors, GenerateEmailResponses, GetBrandVoiceData, GetBrandVoiceErrors, GetBrandVoiceResponses, GetCampaignCalendarData, GetCampaignCalendarErrors, GetCampaignCalendarResponses, GetCampaignData, GetCampaignErrors, GetCampaignResponses, GetContactSchemaData, GetContactSchemaErrors, GetContactSchemaResponses, GetCronRunsData, GetCronRunsErrors, GetCronRunsResponses, GetDraftData, GetDraftErrors, GetDraftResponses, GetEngagementInsightsData, GetEngagementInsightsErrors, GetEngagementInsightsResponses, GetEnrollmentStatusData, GetEnrollmentStatusErrors, GetEnrollmentStatusResponses, GetHygieneConfigData, GetHygieneConfigErrors, GetHygieneConfigResponses, GetPlanLimitsData, GetPlanLimitsErrors, GetPlanLimitsResponses, GetPlanUsageData, GetPlanUsageErrors, GetPlanUsageResponses, GetPortfolioAnalyticsData, GetPortfolioAnalyticsErrors, GetPortfolioAnalyticsResponses, GetPortfolioStatsData, GetPortfolioStatsErrors, GetPortfolioStatsResponses, GetQueueStatusData, GetQueueStatusErrors, GetQueueStatusResponses, GetScheduleData, GetScheduleErrors, GetScheduleResponses, GetSendDlqData, GetSendDlqErrors, GetSendDlqResponses, GetSiteInsightsData, GetSiteInsightsErrors, GetSiteInsightsResponses, GetSitesData, GetSitesErrors, GetSitesResponses, GetStatsData, GetStatsErrors, GetStatsResponses, GetSubscriberData, GetSubscriberErrors, GetSubscriberResponses, GetSubscriberTimelineData, GetSubscriberTimelineErrors, GetSubscriberTimelineResponses, GetTemplateData, GetTemplateErrors, GetTemplateResponses, GetWarmupStatusData, GetWarmupStatusErrors, GetWarmupStatusResponses, IdentifyInactiveData, IdentifyInactiveErrors, IdentifyInactiveResponses, ImportSubscribersData, ImportSubscribersErrors, ImportSubscribersResponses, InviteTeamMemberData, InviteTeamMemberErrors, InviteTeamMemberResponses, LaunchCampaignData, LaunchCampaignErrors, LaunchCampaignResponses, ListAbTestsData, ListAbTestsErrors, ListAbTestsResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListCampaignsData, ListCampaignsErrors, ListCampaignsResponses, ListCampaignStepsData, ListCampaignStepsErrors, ListCampaignStepsResponses, ListDeletionLogData, ListDeletionLogErrors, ListDeletionLogResponses, ListDomainsData, ListDomainsErrors, ListDomainsResponses, ListDraftsData, ListDraftsErrors, ListDraftsResponses, ListEmailLogData, ListEmailLogErrors, ListEmailLogResponses, ListEventLogData, ListEventLogErrors, ListEventLogResponses, ListHygieneAuditData, ListHygieneAuditErrors, ListHygieneAuditResponses, ListNotificationsData, ListNotificationsErrors, ListNotificationsResponses, ListPendingApprovalsData, ListPendingApprovalsErrors, ListPendingApprovalsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListSegmentsData, ListSegmentsErrors, ListSegmentsResponses, ListSubscribersBySegmentData, ListSubscribersBySegmentErrors, ListSubscribersBySegmentResponses, ListSubscribersData, ListSubscribersErrors, ListSubscribersResponses, ListSuppressionsData, ListSuppressionsErrors, ListSuppressionsResponses, ListTeamMembersData, ListTeamMembersErrors, ListTeamMembersResponses, ListTemplatesData, ListTemplatesErrors, ListTemplatesResponses, ListToolsData, ListToolsResponses, ListWebhookSubscriptionsData, ListWebhookSubscriptionsErrors, ListWebhookSubscriptionsResponses, ListWinBackDraftData, ListWinBackDraftErrors, ListWinBackDraftResponses, MarkNotificationsReadData, MarkNotificationsReadErrors, MarkNotificationsReadResponses, MergeSubscribersData, MergeSubscribersErrors, MergeSubscribersResponses, PauseWarmupData, PauseWarmupErrors, PauseWarmupResponses, PerformanceReportData, PerformanceReportErrors, PerformanceReportResponses, PreviewCampaignAudienceData, PreviewCampaignAudienceErrors, PreviewCampaignAudienceResponses, PreviewEmailData, PreviewEmailErrors, PreviewEmailResponses, PreviewSegmentData, PreviewSegmentErrors, PreviewSegmentResponses, PromoteAbWinnerData, PromoteAbWinnerErrors, PromoteAbWinnerResponses, PromoteDraftToCampaignData, PromoteDraftToCampaignErrors, PromoteDraftToCampaignResponses, RefreshDomainDnsData, RefreshDomainDnsErrors, RefreshDomainDnsResponses, RegisterDomainData, RegisterDomainErrors, RegisterDomainResponses, RejectDraftData, RejectDraftErrors, RejectDraftResponses, RemoveSuppressionData, RemoveSuppressionErrors, RemoveSuppressionResponses, ResumeWarmupData, ResumeWarmupErrors, ResumeWarmupResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RunListHygieneData, RunListHygieneErrors, RunListHygieneResponses, SendTestEmailData, SendTestEmailErrors, SendTestEmailResponses, SendTransactionalData, SendTransactionalErrors, SendTransactionalResponses, SetSubscriberTagsData, SetSubscriberTagsErrors, SetSubscriberTagsResponses, SubscriberExportData, SubscriberExportErrors, SubscriberExportResponses, SubscribeWebhookData, SubscribeWebhookErrors, SubscribeWebhookResponses, TenantExportFullData, TenantExportFullErrors, TenantExportFullResponses, UnenrollContactData, UnenrollContactErrors, UnenrollContactResponses, UnsubscribeSubscriberData, UnsubscribeSubscriberErrors, UnsubscribeSubscriberResponses, UpdateBrandVoiceData, UpdateBrandVoiceErrors, UpdateBrandVoiceResponses, UpdateCampaignData, UpdateCampaignErrors, UpdateCampaignResponses, UpdateCampaignStatusData, UpdateCampaignStatusErrors, UpdateCampaignStatusResponses, UpdateCampaignStepData, UpdateCampaignStepErrors, UpdateCampaignStepResponses, UpdateHygieneConfigData, UpdateHygieneConfigErrors, UpdateHygieneConfigResponses, UpdateSegmentData, UpdateSegmentErrors, UpdateSegmentResponses, UpdateSiteData, UpdateSiteErrors, UpdateSiteResponses, UpdateSubscriberData, UpdateSubscriberErrors, UpdateSubscriberResponses, UpdateTemplateData, UpdateTemplateErrors, UpdateTemplateResponses, UpdateWarmupScheduleData, UpdateWarmupScheduleErrors, UpdateWarmupScheduleResponses, UpdateWebhookSubscriptionData, UpdateWebhookSubscriptionErrors, UpdateWebhookSubscriptionResponses, ValidateTemplateData, ValidateTemplateErrors, ValidateTemplateResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -65,40 +65,6 @@ export class MailToolsApi extends HeyApiClient {
             security: [{ scheme: 'bearer', type: 'http' }],
             url: '/api/mcp/tools',
             ...options
-        });
-    }
-    
-    /**
-     * A site's abuse monitor: its bounce and complaint rates over the rolling window (hard bounces and complaints over sends), the thresholds (warn, pause, hard), the state (`ok`, `warning`, `paused`: campaign mail held, `suspended`: all mail stopped), the override in force and the latest overrides.
-     *
-     * Needs the read scope.
-     */
-    public abuseMonitorStatus<ThrowOnError extends boolean = true>(options?: Options<AbuseMonitorStatusData, ThrowOnError>) {
-        return (options?.client ?? this.client).post<AbuseMonitorStatusResponses, AbuseMonitorStatusErrors, ThrowOnError>({
-            security: [{ scheme: 'bearer', type: 'http' }],
-            url: '/api/mcp/tools/abuse_monitor_status',
-            ...options,
-            headers: {
-                'Content-Type': 'application/json',
-                ...options?.headers
-            }
-        });
-    }
-    
-    /**
-     * Override the abuse monitor's pause of a site (admin scope): its mail flows again for `ttlHours` hours (1..=168), recorded with the key, the time and the `reason`; afterwards the pause is back if the rates are still over the thresholds.
-     *
-     * Needs the admin scope.
-     */
-    public abuseMonitorOverride<ThrowOnError extends boolean = true>(options?: Options<AbuseMonitorOverrideData, ThrowOnError>) {
-        return (options?.client ?? this.client).post<AbuseMonitorOverrideResponses, AbuseMonitorOverrideErrors, ThrowOnError>({
-            security: [{ scheme: 'bearer', type: 'http' }],
-            url: '/api/mcp/tools/abuse_monitor_override',
-            ...options,
-            headers: {
-                'Content-Type': 'application/json',
-                ...options?.headers
-            }
         });
     }
     
@@ -1412,6 +1378,74 @@ export class MailToolsApi extends HeyApiClient {
     }
     
     /**
+     * An A/B test's results: each variant's recipients, successes (opens, clicks or conversions), rate and Wilson confidence interval; the leader; Pearson's chi-squared test of independence (statistic, degrees of freedom, p-value) and whether the decision rule (minimum recipients per variant, confidence level) is met.
+     *
+     * Needs the read scope.
+     */
+    public checkAbSignificance<ThrowOnError extends boolean = true>(options?: Options<CheckAbSignificanceData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<CheckAbSignificanceResponses, CheckAbSignificanceErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/check_ab_significance',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * Create an A/B test of a campaign's first step before the campaign sends: 2 to 4 variants (each may override subject, html, from_name), the share of the audience tested (0.05..0.5, default 0.2, split evenly among the variants), the metric (opens, clicks, conversions) and the decision rule (min_recipients, confidence 0.9/0.95/0.99, auto_promote). The rest of the audience waits for the winner.
+     *
+     * Needs the write scope.
+     */
+    public createAbTest<ThrowOnError extends boolean = true>(options?: Options<CreateAbTestData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<CreateAbTestResponses, CreateAbTestErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/create_ab_test',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * List the project's A/B tests (optionally one campaign's), a page at a time.
+     *
+     * Needs the read scope.
+     */
+    public listAbTests<ThrowOnError extends boolean = true>(options?: Options<ListAbTestsData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<ListAbTestsResponses, ListAbTestsErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/list_ab_tests',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * Send an A/B test's winner (the leader unless variant is named) to the contacts held back, once each; a second promotion answers 409 AB_TEST_PROMOTED. Under the project's approval policy it may wait for a person (an approval id is answered and nothing is sent until approved).
+     *
+     * Needs the write scope.
+     */
+    public promoteAbWinner<ThrowOnError extends boolean = true>(options?: Options<PromoteAbWinnerData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<PromoteAbWinnerResponses, PromoteAbWinnerErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/promote_ab_winner',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
      * Create a template from a name and a brief, with its HTML when you have it.
      *
      * Needs the write scope.
@@ -1488,40 +1522,6 @@ export class MailToolsApi extends HeyApiClient {
         return (options?.client ?? this.client).post<DeleteTemplateResponses, DeleteTemplateErrors, ThrowOnError>({
             security: [{ scheme: 'bearer', type: 'http' }],
             url: '/api/mcp/tools/delete_template',
-            ...options,
-            headers: {
-                'Content-Type': 'application/json',
-                ...options?.headers
-            }
-        });
-    }
-    
-    /**
-     * Ask the configured DNS blocklists about a site's sending domain (its verified own domain, else the shared one) and the deployment's sending IPs: `listed`, `clean` or `error` (no answer) per list, with each return code (127.0.0.x) and its meaning.
-     *
-     * Needs the read scope.
-     */
-    public dnsblCheck<ThrowOnError extends boolean = true>(options?: Options<DnsblCheckData, ThrowOnError>) {
-        return (options?.client ?? this.client).post<DnsblCheckResponses, DnsblCheckErrors, ThrowOnError>({
-            security: [{ scheme: 'bearer', type: 'http' }],
-            url: '/api/mcp/tools/dnsbl_check',
-            ...options,
-            headers: {
-                'Content-Type': 'application/json',
-                ...options?.headers
-            }
-        });
-    }
-    
-    /**
-     * Draft the removal request for one configured blocklist (`zone`): the listing with its return codes, the site's bounce and complaint figures, the list's removal page. A draft to send yourself; nothing is sent.
-     *
-     * Needs the read scope.
-     */
-    public dnsblDelistingDraft<ThrowOnError extends boolean = true>(options?: Options<DnsblDelistingDraftData, ThrowOnError>) {
-        return (options?.client ?? this.client).post<DnsblDelistingDraftResponses, DnsblDelistingDraftErrors, ThrowOnError>({
-            security: [{ scheme: 'bearer', type: 'http' }],
-            url: '/api/mcp/tools/dnsbl_delisting_draft',
             ...options,
             headers: {
                 'Content-Type': 'application/json',

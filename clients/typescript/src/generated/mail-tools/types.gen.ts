@@ -208,6 +208,28 @@ export type StepInput = {
 });
 
 /**
+ * What a variant changes in the step; a member left out keeps the step's own (`{}` is the
+ * step as written, a control). Unknown fields are refused.
+ */
+export type Variant = {
+    /**
+     * The subject: 1..=998 characters on one line, not blank. Template syntax is checked
+     * (400 `TEMPLATE_SYNTAX`).
+     */
+    subject?: string | null;
+    /**
+     * The HTML: not blank, at most 524,288 characters. Template syntax is checked (400
+     * `TEMPLATE_SYNTAX`).
+     */
+    html?: string | null;
+    /**
+     * The display name it is sent under: 1..=200 characters, not blank, no control
+     * characters.
+     */
+    from_name?: string | null;
+};
+
+/**
  * An event kind a subscription can ask for.
  */
 export type WebhookEvent = 'campaign.completed' | 'email.bounced' | 'email.complained' | 'contact.unsubscribed' | 'bounce_rate.warning' | 'domain.dns_lost' | 'approval.requested' | 'approval.decided';
@@ -3831,6 +3853,199 @@ export type ListDeletionLogErrors = {
 };
 
 export type ListDeletionLogResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type CheckAbSignificanceData = {
+    /**
+     * One A/B test of the project.
+     */
+    body?: {
+        test_id: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/check_ab_significance';
+};
+
+export type CheckAbSignificanceErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type CheckAbSignificanceResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type CreateAbTestData = {
+    /**
+     * An A/B test to create. Unknown fields are refused.
+     */
+    body?: {
+        /**
+         * Required: a campaign of the project (404 otherwise) with at least one step that has not
+         * started sending (409 otherwise); one test per campaign (409 `AB_TEST_EXISTS`).
+         */
+        campaign_id: string;
+        /**
+         * Required: 1..=200 characters, not blank (stored trimmed).
+         */
+        name: string;
+        /**
+         * Required: 2..=4 variants of the campaign's first step, numbered 0, 1, … in this order.
+         */
+        variants: Array<Variant>;
+        /**
+         * The share of the audience that gets the test (split evenly among the variants):
+         * 0.05..=0.5, default 0.2. The rest waits for the winner.
+         */
+        test_share?: number | null;
+        /**
+         * What a success is; default `opens`.
+         */
+        metric?: null | 'opens' | 'clicks' | 'conversions';
+        /**
+         * The decision rule: the fewest recipients every variant needs, 1..=1,000,000, default
+         * 100.
+         */
+        min_recipients?: number | null;
+        /**
+         * The confidence level of the decision rule: 0.9, 0.95 (the default) or 0.99.
+         */
+        confidence?: 0.9 | 0.95 | 0.99;
+        /**
+         * The decision rule: promote the leader to the rest by itself once the rule is met;
+         * default false.
+         */
+        auto_promote?: boolean | null;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/create_ab_test';
+};
+
+export type CreateAbTestErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type CreateAbTestResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type ListAbTestsData = {
+    body?: {
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+        campaign_id?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/list_ab_tests';
+};
+
+export type ListAbTestsErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type ListAbTestsResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type PromoteAbWinnerData = {
+    /**
+     * A test and, optionally, the variant to promote.
+     */
+    body?: {
+        /**
+         * The variant's number, 0..=3 (400 past the test's last); default the leader.
+         */
+        variant?: number | null;
+        test_id: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/promote_ab_winner';
+};
+
+export type PromoteAbWinnerErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type PromoteAbWinnerResponses = {
     /**
      * The tool's answer (JSON)
      */

@@ -5,101 +5,56 @@ export type ClientOptions = {
 };
 
 /**
- * A site's abuse-monitor state.
+ * What a promotion did.
  */
-export type AbuseMonitorStatus = {
-    site_id: string;
+export type AbTestPromotion = {
+    test: AbTestRecord;
     /**
-     * The state of the last measure (`ok` before the first).
+     * The held-back contacts the winner now goes to (once each; the scheduler sends them).
      */
-    state: AbuseState;
-    /**
-     * Whether the site's campaign mail is held now (`paused` or `suspended`, no override in
-     * force).
-     */
-    campaigns_held: boolean;
-    /**
-     * Whether the site's transactional mail is refused now (`suspended`, no override in
-     * force): `POST /send` answers 422 `SENDER_SUSPENDED`.
-     */
-    transactional_stopped: boolean;
-    /**
-     * The rolling window, in days.
-     */
-    window_days: number;
-    /**
-     * Sends in the window below which nothing is judged.
-     */
-    min_sends: number;
-    /**
-     * Emails sent in the window at the last measure.
-     */
-    sends: number;
-    /**
-     * Of them, hard bounces.
-     */
-    bounces: number;
-    /**
-     * Of them, complaints.
-     */
-    complaints: number;
-    /**
-     * `bounces / sends` (0 when nothing was sent).
-     */
-    bounce_rate: number;
-    /**
-     * `complaints / sends` (0 when nothing was sent).
-     */
-    complaint_rate: number;
-    thresholds: Thresholds;
-    /**
-     * When the rates were last measured; null before the first.
-     */
-    checked_at?: string | null;
-    /**
-     * When the state last changed; null before the first measure.
-     */
-    changed_at?: string | null;
-    active_override?: null | AbuseOverride;
-    /**
-     * The site's latest overrides (the audit), newest first, at most 10.
-     */
-    overrides: Array<AbuseOverride>;
+    released: number;
 };
 
 /**
- * An override: who (the API key), when, why and until when.
+ * An A/B test.
  */
-export type AbuseOverride = {
+export type AbTestRecord = {
     id: string;
-    reason: string;
+    campaign_id: string;
     /**
-     * The API key that made it.
+     * The step whose content the variants replace (the campaign's first at creation).
      */
-    created_by: string;
+    step_id: string;
+    name: string;
+    /**
+     * The variants, numbered by their place (0, 1, …).
+     */
+    variants: Array<Variant>;
+    /**
+     * The share of the audience in the test group.
+     */
+    test_share: number;
+    /**
+     * What counts as a success of a recipient.
+     */
+    metric: 'opens' | 'clicks' | 'conversions';
+    rule: DecisionRule;
+    /**
+     * `running` while the test group is being sent and measured; `promoted` once the winner went
+     * (or is going) to the rest.
+     */
+    status: 'running' | 'promoted';
+    /**
+     * The promoted variant's number; null while running.
+     */
+    winner?: number | null;
+    /**
+     * `hand` (promote_ab_winner) or `rule` (auto_promote); null while running.
+     */
+    promoted_by?: string | null;
+    promoted_at?: string | null;
     created_at: string;
-    expires_at: string;
 };
-
-/**
- * Unknown fields are refused.
- */
-export type AbuseOverrideRequest = {
-    /**
-     * Why the site may send again (kept in the audit), 1..=500 characters.
-     */
-    reason: string;
-    /**
-     * How long the override lasts, in hours (1..=168); the pause is back when it expires if
-     * the rates are still over the thresholds.
-     */
-    ttl_hours: number;
-};
-
-/**
- * Where a site stands.
- */
-export type AbuseState = 'ok' | 'warning' | 'paused' | 'suspended';
 
 /**
  * Unknown fields are refused.
@@ -199,7 +154,7 @@ export type ApprovalRecord = {
     /**
      * What waits for approval.
      */
-    action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign';
+    action: 'launch_campaign' | 'activate_campaign' | 'promote_ab_winner';
     /**
      * Where an approval stands.
      */
@@ -257,7 +212,7 @@ export type ApprovalRequired = {
     /**
      * What waits for approval.
      */
-    action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign';
+    action: 'launch_campaign' | 'activate_campaign' | 'promote_ab_winner';
     summary: string;
     expires_at: string;
     /**
@@ -490,6 +445,26 @@ export type ChatAlerts = {
      */
     last_sent_at?: string | null;
     updated_at?: string | null;
+};
+
+/**
+ * Pearson's chi-squared test of independence on the 2×k table (success or not × variant).
+ */
+export type ChiSquaredTest = {
+    /**
+     * Always `pearson_chi_squared` (no continuity correction).
+     */
+    name: string;
+    statistic: number;
+    /**
+     * The variants with recipients, less one.
+     */
+    degrees_of_freedom: number;
+    /**
+     * The probability of a statistic at least this large were the variants alike: the
+     * chi-squared distribution's survival function.
+     */
+    p_value: number;
 };
 
 /**
@@ -772,6 +747,48 @@ export type CountChange = {
 };
 
 /**
+ * An A/B test to create. Unknown fields are refused.
+ */
+export type CreateAbTest = {
+    /**
+     * Required: a campaign of the project (404 otherwise) with at least one step that has not
+     * started sending (409 otherwise); one test per campaign (409 `AB_TEST_EXISTS`).
+     */
+    campaign_id: string;
+    /**
+     * Required: 1..=200 characters, not blank (stored trimmed).
+     */
+    name: string;
+    /**
+     * Required: 2..=4 variants of the campaign's first step, numbered 0, 1, … in this order.
+     */
+    variants: Array<Variant>;
+    /**
+     * The share of the audience that gets the test (split evenly among the variants):
+     * 0.05..=0.5, default 0.2. The rest waits for the winner.
+     */
+    test_share?: number | null;
+    /**
+     * What a success is; default `opens`.
+     */
+    metric?: null | 'opens' | 'clicks' | 'conversions';
+    /**
+     * The decision rule: the fewest recipients every variant needs, 1..=1,000,000, default
+     * 100.
+     */
+    min_recipients?: number | null;
+    /**
+     * The confidence level of the decision rule: 0.9, 0.95 (the default) or 0.99.
+     */
+    confidence?: 0.9 | 0.95 | 0.99;
+    /**
+     * The decision rule: promote the leader to the rest by itself once the rule is met;
+     * default false.
+     */
+    auto_promote?: boolean | null;
+};
+
+/**
  * Unknown fields are refused.
  */
 export type CreateApiKey = {
@@ -1026,6 +1043,24 @@ export type DeadEmail = {
 export type DeadState = 'failed' | 'retrying';
 
 /**
+ * The decision rule of a test.
+ */
+export type DecisionRule = {
+    /**
+     * The fewest recipients every variant needs before the rule can be met.
+     */
+    min_recipients: number;
+    /**
+     * The rule is met when the p-value is below 1 − confidence.
+     */
+    confidence: number;
+    /**
+     * The scheduler promotes the leader once the rule is met.
+     */
+    auto_promote: boolean;
+};
+
+/**
  * One erasure, as logged.
  */
 export type DeletionLogEntry = {
@@ -1044,49 +1079,6 @@ export type DeletionLogEntry = {
      */
     key_id?: string | null;
     created_at: string;
-};
-
-/**
- * `dnsbl_delisting_draft`'s answer: a draft, never sent by the service.
- */
-export type DelistingDraft = {
-    site_id: string;
-    zone: string;
-    /**
-     * Whether the zone lists the site's domain or a sending IP now; when not, there is
-     * nothing to request and the body says so.
-     */
-    listed: boolean;
-    /**
-     * The zone's answers.
-     */
-    listings: Array<ListResult>;
-    evidence: DelistingEvidence;
-    /**
-     * Where the list takes removal requests, when it publishes a page for them.
-     */
-    removal_url?: string | null;
-    subject: string;
-    body: string;
-};
-
-/**
- * The site's figures the request cites.
- */
-export type DelistingEvidence = {
-    /**
-     * The rolling window of the abuse monitor, in days.
-     */
-    window_days: number;
-    sends: number;
-    hard_bounces: number;
-    complaints: number;
-    bounce_rate: number;
-    complaint_rate: number;
-    /**
-     * When the figures were measured; null before the first measure.
-     */
-    measured_at?: string | null;
 };
 
 /**
@@ -1158,27 +1150,6 @@ export type DnsRecord = {
      */
     value: string;
     status: RecordState;
-};
-
-/**
- * `dnsbl_check`'s answer.
- */
-export type DnsblReport = {
-    site_id: string;
-    /**
-     * The domain the site sends from (its verified own domain, else the shared one).
-     */
-    domain: string;
-    /**
-     * The deployment's sending IPs asked about (`MAIL_DNSBL__SENDING_IPS`).
-     */
-    sending_ips: Array<string>;
-    /**
-     * Whether any list lists the domain or an IP.
-     */
-    listed: boolean;
-    results: Array<ListResult>;
-    checked_at: string;
 };
 
 /**
@@ -1805,7 +1776,7 @@ export type HeldMail = {
 /**
  * Why a campaign email is still `queued`.
  */
-export type HoldReason = 'scheduled' | 'warmup_cap' | 'batch_limit' | 'send_window' | 'blackout_date' | 'monthly_quota' | 'campaign_paused' | 'abuse_paused';
+export type HoldReason = 'scheduled' | 'warmup_cap' | 'batch_limit' | 'send_window' | 'blackout_date' | 'monthly_quota' | 'campaign_paused';
 
 export type HygieneAction = 'suppressed' | 'unsubscribed';
 
@@ -2060,6 +2031,14 @@ export type InsightWarning = {
 };
 
 /**
+ * A confidence interval.
+ */
+export type Interval = {
+    lower: number;
+    upper: number;
+};
+
+/**
  * A new invitation: its token is in this answer only.
  */
 export type Invitation = TeamMember & {
@@ -2106,51 +2085,6 @@ export type Issue = {
 export type KeyScope = 'read' | 'write' | 'admin';
 
 /**
- * A project's own endpoint. Unknown fields are refused.
- */
-export type LanguageModelRequest = {
-    /**
-     * The API base of an OpenAI-compatible chat-completions endpoint: `https://…`, at most
-     * 2,048 characters (requests go to `{base_url}/chat/completions`). A host that is or
-     * resolves to a loopback, private, link-local or metadata address is refused (unless
-     * the deployment allows private targets).
-     */
-    base_url: string;
-    /**
-     * The model's name at that endpoint: 1..=200 characters, not blank.
-     */
-    model: string;
-    /**
-     * Sent as `Authorization: Bearer …`; stored sealed, never answered. At most 4,096
-     * characters; absent, null or empty: no key.
-     */
-    api_key?: string | null;
-};
-
-/**
- * The endpoint in use (never its key).
- */
-export type LanguageModelSettings = {
-    /**
-     * Where the project's model-backed tools are answered from.
-     */
-    source: 'project' | 'deployment' | 'none';
-    /**
-     * The project's endpoint; null when it uses the deployment's (whose address is not
-     * shown) or none.
-     */
-    base_url?: string | null;
-    /**
-     * The model's name; null when none is configured.
-     */
-    model?: string | null;
-    /**
-     * Whether the project's endpoint has a key.
-     */
-    has_api_key: boolean;
-};
-
-/**
  * Who a launched campaign goes to.
  */
 export type LaunchAudience = 'subscribers' | 'none';
@@ -2189,41 +2123,6 @@ export type Launched = CampaignDetail & {
 };
 
 /**
- * What the list is asked about.
- */
-export type ListKind = 'ip' | 'domain';
-
-/**
- * One list asked about one target.
- */
-export type ListResult = {
-    zone: string;
-    kind: ListKind;
-    /**
-     * The IP address or domain asked about.
-     */
-    target: string;
-    /**
-     * The name looked up.
-     */
-    query: string;
-    status: ListStatus;
-    /**
-     * The codes answered (empty when clean).
-     */
-    return_codes: Array<ReturnCode>;
-    /**
-     * The list's TXT reason, when it gives one.
-     */
-    reason?: string | null;
-};
-
-/**
- * Whether a list lists what it was asked about.
- */
-export type ListStatus = 'listed' | 'clean' | 'error';
-
-/**
  * The mail service's error envelope.
  */
 export type MailError = {
@@ -2238,7 +2137,7 @@ export type MailError = {
 /**
  * A machine-readable error code of the mail service.
  */
-export type MailErrorCode = 'APPROVAL_DECIDED' | 'APPROVAL_EXPIRED' | 'APPROVAL_NOT_FOUND' | 'BROKER_UNAVAILABLE' | 'CAMPAIGN_CLOSED' | 'CAMPAIGN_NOT_ACTIVE' | 'CAMPAIGN_NOT_FOUND' | 'CAMPAIGN_NOT_READY' | 'CAMPAIGN_TYPE_MISMATCH' | 'CONFLICT' | 'CONTACT_EXISTS' | 'CONTACT_NOT_FOUND' | 'DELIVERY_PENDING' | 'DOMAIN_NOT_FOUND' | 'DOMAIN_NOT_VERIFIED' | 'DOMAIN_TAKEN' | 'DRAFT_NOT_APPROVED' | 'DRAFT_NOT_FOUND' | 'DUPLICATE_ORDER_ID' | 'EMAIL_NOT_FOUND' | 'ENROLLMENT_NOT_FOUND' | 'EXPORT_BUSY' | 'EXPORT_TOO_LARGE' | 'FORBIDDEN' | 'IDEMPOTENCY_KEY_REUSED' | 'INTERNAL_ERROR' | 'INVALID_CONFIRMATION_TOKEN' | 'INVALID_SIGNATURE' | 'INVALID_TRANSITION' | 'KEY_BROADER_THAN_CREATOR' | 'LLM_FAILED' | 'LLM_INVALID_OUTPUT' | 'LLM_INVALID_RULES' | 'LLM_NOT_CONFIGURED' | 'METHOD_NOT_ALLOWED' | 'NOT_FOUND' | 'PAYLOAD_TOO_LARGE' | 'PLAN_LIMIT' | 'PROJECT_NOT_FOUND' | 'PROVIDER_REJECTED' | 'RATE_LIMITED' | 'SEGMENT_NOT_FOUND' | 'SENDER_SUSPENDED' | 'SERVICE_UNAVAILABLE' | 'SITE_NOT_FOUND' | 'SLUG_TAKEN' | 'STEP_NOT_FOUND' | 'SUPPRESSED_CONTACT' | 'TEAM_MEMBER_EXISTS' | 'TEMPLATE_IN_USE' | 'TEMPLATE_NOT_FOUND' | 'TEMPLATE_SYNTAX' | 'TOOL_GROUP_FORBIDDEN' | 'TOOL_NOT_FOUND' | 'TOO_MANY_STEPS' | 'UNAUTHORIZED' | 'UNPROCESSABLE' | 'VALIDATION_ERROR' | 'WARMUP_NOT_ACTIVE' | 'WEBHOOK_DELIVERY_NOT_FOUND' | 'WEBHOOK_SUBSCRIPTION_NOT_FOUND';
+export type MailErrorCode = 'AB_TEST_EXISTS' | 'AB_TEST_NOT_FOUND' | 'AB_TEST_PROMOTED' | 'APPROVAL_DECIDED' | 'APPROVAL_EXPIRED' | 'APPROVAL_NOT_FOUND' | 'BROKER_UNAVAILABLE' | 'CAMPAIGN_CLOSED' | 'CAMPAIGN_NOT_ACTIVE' | 'CAMPAIGN_NOT_FOUND' | 'CAMPAIGN_NOT_READY' | 'CAMPAIGN_TYPE_MISMATCH' | 'CONFLICT' | 'CONTACT_EXISTS' | 'CONTACT_NOT_FOUND' | 'DELIVERY_PENDING' | 'DOMAIN_NOT_FOUND' | 'DOMAIN_NOT_VERIFIED' | 'DOMAIN_TAKEN' | 'DRAFT_NOT_APPROVED' | 'DRAFT_NOT_FOUND' | 'DUPLICATE_ORDER_ID' | 'EMAIL_NOT_FOUND' | 'ENROLLMENT_NOT_FOUND' | 'EXPORT_BUSY' | 'EXPORT_TOO_LARGE' | 'FORBIDDEN' | 'IDEMPOTENCY_KEY_REUSED' | 'INTERNAL_ERROR' | 'INVALID_CONFIRMATION_TOKEN' | 'INVALID_SIGNATURE' | 'INVALID_TRANSITION' | 'KEY_BROADER_THAN_CREATOR' | 'LLM_FAILED' | 'LLM_INVALID_OUTPUT' | 'LLM_INVALID_RULES' | 'LLM_NOT_CONFIGURED' | 'METHOD_NOT_ALLOWED' | 'NOT_FOUND' | 'PAYLOAD_TOO_LARGE' | 'PLAN_LIMIT' | 'PROJECT_NOT_FOUND' | 'PROVIDER_REJECTED' | 'RATE_LIMITED' | 'SEGMENT_NOT_FOUND' | 'SERVICE_UNAVAILABLE' | 'SITE_NOT_FOUND' | 'SLUG_TAKEN' | 'STEP_NOT_FOUND' | 'SUPPRESSED_CONTACT' | 'TEAM_MEMBER_EXISTS' | 'TEMPLATE_IN_USE' | 'TEMPLATE_NOT_FOUND' | 'TEMPLATE_SYNTAX' | 'TOOL_GROUP_FORBIDDEN' | 'TOOL_NOT_FOUND' | 'TOO_MANY_STEPS' | 'UNAUTHORIZED' | 'UNPROCESSABLE' | 'VALIDATION_ERROR' | 'WARMUP_NOT_ACTIVE' | 'WEBHOOK_DELIVERY_NOT_FOUND' | 'WEBHOOK_SUBSCRIPTION_NOT_FOUND';
 
 /**
  * Which notifications to mark read. Unknown fields are refused.
@@ -2342,13 +2241,57 @@ export type Overview = Window & {
     sender_health: SenderHealth;
 };
 
+export type PageAbTestRecord = {
+    data: Array<{
+        id: string;
+        campaign_id: string;
+        /**
+         * The step whose content the variants replace (the campaign's first at creation).
+         */
+        step_id: string;
+        name: string;
+        /**
+         * The variants, numbered by their place (0, 1, …).
+         */
+        variants: Array<Variant>;
+        /**
+         * The share of the audience in the test group.
+         */
+        test_share: number;
+        /**
+         * What counts as a success of a recipient.
+         */
+        metric: 'opens' | 'clicks' | 'conversions';
+        rule: DecisionRule;
+        /**
+         * `running` while the test group is being sent and measured; `promoted` once the winner went
+         * (or is going) to the rest.
+         */
+        status: 'running' | 'promoted';
+        /**
+         * The promoted variant's number; null while running.
+         */
+        winner?: number | null;
+        /**
+         * `hand` (promote_ab_winner) or `rule` (auto_promote); null while running.
+         */
+        promoted_by?: string | null;
+        promoted_at?: string | null;
+        created_at: string;
+    }>;
+    /**
+     * Pass as `cursor` to get the next page; null on the last page.
+     */
+    next_cursor?: string | null;
+};
+
 export type PageApprovalRecord = {
     data: Array<{
         id: string;
         /**
          * What waits for approval.
          */
-        action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign';
+        action: 'launch_campaign' | 'activate_campaign' | 'promote_ab_winner';
         /**
          * Where an approval stands.
          */
@@ -3216,6 +3159,16 @@ export type Projects = {
 };
 
 /**
+ * Which variant to promote. Unknown fields are refused.
+ */
+export type PromoteAbWinner = {
+    /**
+     * The variant's number, 0..=3 (400 past the test's last); default the leader.
+     */
+    variant?: number | null;
+};
+
+/**
  * Where an approved draft goes. Unknown fields are refused.
  */
 export type PromoteDraft = {
@@ -3517,20 +3470,6 @@ export type ResourceMetadata = {
 export type ResponseType = 'code';
 
 /**
- * One return code of a listing.
- */
-export type ReturnCode = {
-    /**
-     * The A record the list answered (`127.0.0.x`).
-     */
-    code: string;
-    /**
-     * What it means on this list.
-     */
-    meaning: string;
-};
-
-/**
  * `POST` revocation request (RFC 7009), form-encoded.
  */
 export type RevocationRequest = {
@@ -3743,11 +3682,6 @@ export type SegmentSize = {
 };
 
 /**
- * What a 202 of `POST /send` carries: the email queued, or the approval it waits for.
- */
-export type SendAccepted = SendResponse | ApprovalRequired;
-
-/**
  * A site's send window and blackout dates, and whether campaign mail may leave now.
  */
 export type SendPolicyRecord = {
@@ -3930,6 +3864,38 @@ export type SetContactTags = {
 };
 
 export type Severity = 'info' | 'warning' | 'critical';
+
+/**
+ * Where a test stands (`check_ab_significance`).
+ */
+export type Significance = {
+    test_id: string;
+    /**
+     * `running` while the test group is being sent and measured; `promoted` once the winner went
+     * (or is going) to the rest.
+     */
+    status: 'running' | 'promoted';
+    /**
+     * What counts as a success of a recipient.
+     */
+    metric: 'opens' | 'clicks' | 'conversions';
+    variants: Array<VariantResult>;
+    /**
+     * The variant with the highest rate (the first of equals); null before any recipient.
+     */
+    leader?: number | null;
+    test?: null | ChiSquaredTest;
+    rule: DecisionRule;
+    /**
+     * Every variant has `min_recipients` recipients and the p-value is below
+     * 1 − confidence.
+     */
+    rule_met: boolean;
+    /**
+     * The promoted variant; null while running.
+     */
+    winner?: number | null;
+};
 
 /**
  * A sender identity.
@@ -4259,18 +4225,6 @@ export type Template = {
 };
 
 /**
- * Thresholds as shares in 0..=1 (`0.003` is 0.3 %).
- */
-export type Thresholds = {
-    complaint_warn: number;
-    complaint_pause: number;
-    complaint_hard: number;
-    bounce_warn: number;
-    bounce_pause: number;
-    bounce_hard: number;
-};
-
-/**
  * Something that happened to a contact.
  */
 export type TimelineEntry = {
@@ -4370,17 +4324,6 @@ export type TokenResponse = {
      * The granted scopes, space-separated.
      */
     scope: string;
-};
-
-/**
- * Unknown fields are refused.
- */
-export type TranslateTemplate = {
-    /**
-     * The language to translate into, as a BCP 47 tag (`de`, `pt-BR`, `zh-Hant`): 2..=35
-     * characters.
-     */
-    language: string;
 };
 
 /**
@@ -4616,6 +4559,54 @@ export type ValidateTemplate = {
      * `transactional`.
      */
     kind?: null | 'marketing' | 'transactional';
+};
+
+/**
+ * What a variant changes in the step; a member left out keeps the step's own (`{}` is the
+ * step as written, a control). Unknown fields are refused.
+ */
+export type Variant = {
+    /**
+     * The subject: 1..=998 characters on one line, not blank. Template syntax is checked
+     * (400 `TEMPLATE_SYNTAX`).
+     */
+    subject?: string | null;
+    /**
+     * The HTML: not blank, at most 524,288 characters. Template syntax is checked (400
+     * `TEMPLATE_SYNTAX`).
+     */
+    html?: string | null;
+    /**
+     * The display name it is sent under: 1..=200 characters, not blank, no control
+     * characters.
+     */
+    from_name?: string | null;
+};
+
+/**
+ * One variant's result.
+ */
+export type VariantResult = {
+    /**
+     * Its number (its place in `variants`).
+     */
+    variant: number;
+    /**
+     * Emails of the test group sent with it.
+     */
+    recipients: number;
+    /**
+     * Those that met the metric.
+     */
+    successes: number;
+    /**
+     * successes / recipients (0 without recipients).
+     */
+    rate: number;
+    /**
+     * The Wilson score interval of the rate at the rule's confidence level.
+     */
+    interval: Interval;
 };
 
 /**
@@ -5010,21 +5001,29 @@ export type ServeResponses = {
     200: unknown;
 };
 
-export type GetAbuseMonitorStatusData = {
+export type ListAbTestsData = {
     body?: never;
-    path: {
+    path?: never;
+    query?: {
         /**
-         * The site
+         * Only this campaign's tests (404 when it is not a campaign of the project).
          */
-        id: string;
+        campaign_id?: string;
+        /**
+         * Items per page, 1..=100 (default 50).
+         */
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
     };
-    query?: never;
-    url: '/api/v1/sites/{id}/abuse-monitor';
+    url: '/api/v1/ab-tests';
 };
 
-export type GetAbuseMonitorStatusErrors = {
+export type ListAbTestsErrors = {
     /**
-     * The id is not a UUID
+     * Invalid limit, cursor or campaign_id
      */
     400: MailError;
     /**
@@ -5032,7 +5031,7 @@ export type GetAbuseMonitorStatusErrors = {
      */
     401: MailError;
     /**
-     * No such site in the project (`SITE_NOT_FOUND`)
+     * `campaign_id` is not a campaign of this project (`CAMPAIGN_NOT_FOUND`)
      */
     404: MailError;
     /**
@@ -5049,32 +5048,35 @@ export type GetAbuseMonitorStatusErrors = {
     503: MailError;
 };
 
-export type GetAbuseMonitorStatusError = GetAbuseMonitorStatusErrors[keyof GetAbuseMonitorStatusErrors];
+export type ListAbTestsError = ListAbTestsErrors[keyof ListAbTestsErrors];
 
-export type GetAbuseMonitorStatusResponses = {
+export type ListAbTestsResponses = {
     /**
-     * The site's abuse-monitor state
+     * A page of A/B tests
      */
-    200: AbuseMonitorStatus;
+    200: PageAbTestRecord;
 };
 
-export type GetAbuseMonitorStatusResponse = GetAbuseMonitorStatusResponses[keyof GetAbuseMonitorStatusResponses];
+export type ListAbTestsResponse = ListAbTestsResponses[keyof ListAbTestsResponses];
 
-export type OverrideAbuseMonitorData = {
-    body: AbuseOverrideRequest;
-    path: {
+export type CreateAbTestData = {
+    body: CreateAbTest;
+    headers?: {
         /**
-         * The site
+         * 1..=255 visible ASCII characters. A retry with the same key and body answers the first
+         * answer again (header `Idempotent-Replayed: true`) and creates nothing; the same key
+         * with another body answers 409 `IDEMPOTENCY_KEY_REUSED`. Keys are kept 24 hours.
          */
-        id: string;
+        'Idempotency-Key'?: string | null;
     };
+    path?: never;
     query?: never;
-    url: '/api/v1/sites/{id}/abuse-monitor/override';
+    url: '/api/v1/ab-tests';
 };
 
-export type OverrideAbuseMonitorErrors = {
+export type CreateAbTestErrors = {
     /**
-     * The id is not a UUID, or a missing or invalid field (named in `details.field`)
+     * Missing or invalid field (named in `details.field`), template syntax that does not compile (`TEMPLATE_SYNTAX`), bad Idempotency-Key, or body too large
      */
     400: MailError;
     /**
@@ -5082,13 +5084,17 @@ export type OverrideAbuseMonitorErrors = {
      */
     401: MailError;
     /**
-     * The key lacks the admin scope
+     * The key lacks the write scope
      */
     403: MailError;
     /**
-     * No such site in the project (`SITE_NOT_FOUND`)
+     * `campaign_id` is not a campaign of this project (`CAMPAIGN_NOT_FOUND`)
      */
     404: MailError;
+    /**
+     * The campaign has started sending or is over (`CONFLICT`), has a test already (`AB_TEST_EXISTS`), has no step (`CAMPAIGN_NOT_READY`), or the Idempotency-Key was used with another body (`IDEMPOTENCY_KEY_REUSED`)
+     */
+    409: MailError;
     /**
      * Rate limit exceeded; see Retry-After
      */
@@ -5103,32 +5109,32 @@ export type OverrideAbuseMonitorErrors = {
     503: MailError;
 };
 
-export type OverrideAbuseMonitorError = OverrideAbuseMonitorErrors[keyof OverrideAbuseMonitorErrors];
+export type CreateAbTestError = CreateAbTestErrors[keyof CreateAbTestErrors];
 
-export type OverrideAbuseMonitorResponses = {
+export type CreateAbTestResponses = {
     /**
-     * Overridden: the site's new state
+     * Created (or replayed), status `running`
      */
-    200: AbuseMonitorStatus;
+    201: AbTestRecord;
 };
 
-export type OverrideAbuseMonitorResponse = OverrideAbuseMonitorResponses[keyof OverrideAbuseMonitorResponses];
+export type CreateAbTestResponse = CreateAbTestResponses[keyof CreateAbTestResponses];
 
-export type DnsblCheckData = {
+export type GetAbTestData = {
     body?: never;
     path: {
         /**
-         * The site
+         * The test's id
          */
         id: string;
     };
     query?: never;
-    url: '/api/v1/sites/{id}/dnsbl';
+    url: '/api/v1/ab-tests/{id}';
 };
 
-export type DnsblCheckErrors = {
+export type GetAbTestErrors = {
     /**
-     * The id is not a UUID
+     * `id` is not a UUID
      */
     400: MailError;
     /**
@@ -5136,7 +5142,7 @@ export type DnsblCheckErrors = {
      */
     401: MailError;
     /**
-     * No such site in the project (`SITE_NOT_FOUND`)
+     * Not a test of this project (`AB_TEST_NOT_FOUND`)
      */
     404: MailError;
     /**
@@ -5153,38 +5159,32 @@ export type DnsblCheckErrors = {
     503: MailError;
 };
 
-export type DnsblCheckError = DnsblCheckErrors[keyof DnsblCheckErrors];
+export type GetAbTestError = GetAbTestErrors[keyof GetAbTestErrors];
 
-export type DnsblCheckResponses = {
+export type GetAbTestResponses = {
     /**
-     * What each list answered
+     * The test
      */
-    200: DnsblReport;
+    200: AbTestRecord;
 };
 
-export type DnsblCheckResponse = DnsblCheckResponses[keyof DnsblCheckResponses];
+export type GetAbTestResponse = GetAbTestResponses[keyof GetAbTestResponses];
 
-export type DnsblDelistingDraftData = {
+export type CheckAbSignificanceData = {
     body?: never;
     path: {
         /**
-         * The site
+         * The test's id
          */
         id: string;
     };
-    query: {
-        /**
-         * One of the configured zones (`MAIL_DNSBL__IP_ZONES`, `MAIL_DNSBL__DOMAIN_ZONES`), e.g.
-         * `zen.spamhaus.org`; another answers 400.
-         */
-        zone: string;
-    };
-    url: '/api/v1/sites/{id}/dnsbl/delisting-draft';
+    query?: never;
+    url: '/api/v1/ab-tests/{id}/significance';
 };
 
-export type DnsblDelistingDraftErrors = {
+export type CheckAbSignificanceErrors = {
     /**
-     * The id is not a UUID, or `zone` is not a configured list
+     * `id` is not a UUID
      */
     400: MailError;
     /**
@@ -5192,7 +5192,7 @@ export type DnsblDelistingDraftErrors = {
      */
     401: MailError;
     /**
-     * No such site in the project (`SITE_NOT_FOUND`)
+     * Not a test of this project (`AB_TEST_NOT_FOUND`)
      */
     404: MailError;
     /**
@@ -5209,16 +5209,78 @@ export type DnsblDelistingDraftErrors = {
     503: MailError;
 };
 
-export type DnsblDelistingDraftError = DnsblDelistingDraftErrors[keyof DnsblDelistingDraftErrors];
+export type CheckAbSignificanceError = CheckAbSignificanceErrors[keyof CheckAbSignificanceErrors];
 
-export type DnsblDelistingDraftResponses = {
+export type CheckAbSignificanceResponses = {
     /**
-     * The draft
+     * The test's results
      */
-    200: DelistingDraft;
+    200: Significance;
 };
 
-export type DnsblDelistingDraftResponse = DnsblDelistingDraftResponses[keyof DnsblDelistingDraftResponses];
+export type CheckAbSignificanceResponse = CheckAbSignificanceResponses[keyof CheckAbSignificanceResponses];
+
+export type PromoteAbWinnerData = {
+    body: PromoteAbWinner;
+    path: {
+        /**
+         * The test's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/ab-tests/{id}/promote';
+};
+
+export type PromoteAbWinnerErrors = {
+    /**
+     * `id` is not a UUID, or `variant` is not a variant of the test
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not a test of this project (`AB_TEST_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Promoted already (`AB_TEST_PROMOTED`), or no variant has recipients and none was named (`CONFLICT`)
+     */
+    409: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type PromoteAbWinnerError = PromoteAbWinnerErrors[keyof PromoteAbWinnerErrors];
+
+export type PromoteAbWinnerResponses = {
+    /**
+     * Promoted: the scheduler sends the winner to the contacts held back
+     */
+    200: AbTestPromotion;
+    /**
+     * Waits for a person's approval under the project's approval policy (the one that holds campaign launches): nothing was done
+     */
+    202: ApprovalRequired;
+};
+
+export type PromoteAbWinnerResponse = PromoteAbWinnerResponses[keyof PromoteAbWinnerResponses];
 
 export type GetProjectData = {
     body?: never;
@@ -6580,10 +6642,6 @@ export type DeleteCampaignErrors = {
 export type DeleteCampaignError = DeleteCampaignErrors[keyof DeleteCampaignErrors];
 
 export type DeleteCampaignResponses = {
-    /**
-     * The deletion, a bulk one, waits for a person's approval under the project's approval policy: nothing was deleted
-     */
-    202: ApprovalRequired;
     /**
      * Deleted
      */
@@ -8863,10 +8921,6 @@ export type EnrollSegmentResponses = {
      * How many contacts this call enrolled (0 when all were enrolled already)
      */
     200: SegmentEnrolled;
-    /**
-     * The enrollment reaches more contacts than the project's approval policy allows without a person: it waits for approval, nothing was enrolled
-     */
-    202: ApprovalRequired;
 };
 
 export type EnrollSegmentResponse = EnrollSegmentResponses[keyof EnrollSegmentResponses];
@@ -9903,133 +9957,6 @@ export type AnalyticsEngagementResponses = {
 
 export type AnalyticsEngagementResponse = AnalyticsEngagementResponses[keyof AnalyticsEngagementResponses];
 
-export type ClearLanguageModelData = {
-    body?: never;
-    path?: never;
-    query?: never;
-    url: '/api/v1/language-model';
-};
-
-export type ClearLanguageModelErrors = {
-    /**
-     * Missing, malformed, expired or revoked credential
-     */
-    401: MailError;
-    /**
-     * The key lacks the admin scope
-     */
-    403: MailError;
-    /**
-     * Rate limit exceeded; see Retry-After
-     */
-    429: MailError;
-    /**
-     * Internal error
-     */
-    500: MailError;
-    /**
-     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
-     */
-    503: MailError;
-};
-
-export type ClearLanguageModelError = ClearLanguageModelErrors[keyof ClearLanguageModelErrors];
-
-export type ClearLanguageModelResponses = {
-    /**
-     * The project's endpoint is forgotten: what applies now
-     */
-    200: LanguageModelSettings;
-};
-
-export type ClearLanguageModelResponse = ClearLanguageModelResponses[keyof ClearLanguageModelResponses];
-
-export type GetLanguageModelData = {
-    body?: never;
-    path?: never;
-    query?: never;
-    url: '/api/v1/language-model';
-};
-
-export type GetLanguageModelErrors = {
-    /**
-     * Missing, malformed, expired or revoked credential
-     */
-    401: MailError;
-    /**
-     * The key lacks the admin scope
-     */
-    403: MailError;
-    /**
-     * Rate limit exceeded; see Retry-After
-     */
-    429: MailError;
-    /**
-     * Internal error
-     */
-    500: MailError;
-    /**
-     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
-     */
-    503: MailError;
-};
-
-export type GetLanguageModelError = GetLanguageModelErrors[keyof GetLanguageModelErrors];
-
-export type GetLanguageModelResponses = {
-    /**
-     * The project's own endpoint, the deployment's, or none (never a key)
-     */
-    200: LanguageModelSettings;
-};
-
-export type GetLanguageModelResponse = GetLanguageModelResponses[keyof GetLanguageModelResponses];
-
-export type SetLanguageModelData = {
-    body: LanguageModelRequest;
-    path?: never;
-    query?: never;
-    url: '/api/v1/language-model';
-};
-
-export type SetLanguageModelErrors = {
-    /**
-     * Missing or invalid field: a `base_url` not `https://`, or whose host is or resolves to an internal address (loopback, private, link-local, metadata)
-     */
-    400: MailError;
-    /**
-     * Missing, malformed, expired or revoked credential
-     */
-    401: MailError;
-    /**
-     * The key lacks the admin scope
-     */
-    403: MailError;
-    /**
-     * Rate limit exceeded; see Retry-After
-     */
-    429: MailError;
-    /**
-     * Internal error
-     */
-    500: MailError;
-    /**
-     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
-     */
-    503: MailError;
-};
-
-export type SetLanguageModelError = SetLanguageModelErrors[keyof SetLanguageModelErrors];
-
-export type SetLanguageModelResponses = {
-    /**
-     * Stored (the key sealed; never answered)
-     */
-    200: LanguageModelSettings;
-};
-
-export type SetLanguageModelResponse = SetLanguageModelResponses[keyof SetLanguageModelResponses];
-
 export type ListNotificationsData = {
     body?: never;
     path?: never;
@@ -10786,7 +10713,7 @@ export type SendErrors = {
      */
     409: MailError;
     /**
-     * The recipient is suppressed (`SUPPRESSED_CONTACT`), the plan's monthly send quota is used up (`PLAN_LIMIT`), the provider refused the message for good (`PROVIDER_REJECTED`), or the abuse monitor stopped the site's mail (`SENDER_SUSPENDED`: its bounce or complaint rate crossed the hard threshold)
+     * The recipient is suppressed (`SUPPRESSED_CONTACT`), the plan's monthly send quota is used up (`PLAN_LIMIT`), or the provider refused the message for good (`PROVIDER_REJECTED`)
      */
     422: MailError;
     /**
@@ -10811,9 +10738,9 @@ export type SendResponses = {
      */
     200: SendResponse;
     /**
-     * Accepted and queued: the worker did not answer within the wait; the email is still sent exactly once (`status: queued`); also the replay of an earlier request with the same `idempotency_key` that was answered 202, whatever the email became since (`Idempotent-Replayed: true`). Or, once the project wrote its day's allowance of transactional emails, held back for a person's approval under the project's approval policy (`approval_required: true`): nothing was sent
+     * Accepted and queued: the worker did not answer within the wait; the email is still sent exactly once (`status: queued`); also the replay of an earlier request with the same `idempotency_key` that was answered 202, whatever the email became since (`Idempotent-Replayed: true`)
      */
-    202: SendAccepted;
+    202: SendResponse;
 };
 
 export type SendResponse2 = SendResponses[keyof SendResponses];
@@ -11985,76 +11912,6 @@ export type UpdateTemplateResponses = {
 };
 
 export type UpdateTemplateResponse = UpdateTemplateResponses[keyof UpdateTemplateResponses];
-
-export type TranslateTemplateData = {
-    body: TranslateTemplate;
-    headers?: {
-        /**
-         * 1..=255 visible ASCII characters. A retry with the same key and body answers the first
-         * answer again (header `Idempotent-Replayed: true`) and creates nothing; the same key
-         * with another body answers 409 `IDEMPOTENCY_KEY_REUSED`. Keys are kept 24 hours.
-         */
-        'Idempotency-Key'?: string | null;
-    };
-    path: {
-        /**
-         * The template to translate
-         */
-        id: string;
-    };
-    query?: never;
-    url: '/api/v1/templates/{id}/translate';
-};
-
-export type TranslateTemplateErrors = {
-    /**
-     * `id` is not a UUID, `language` missing or not a BCP 47 tag, or bad Idempotency-Key
-     */
-    400: MailError;
-    /**
-     * Missing, malformed, expired or revoked credential
-     */
-    401: MailError;
-    /**
-     * The key lacks the write scope
-     */
-    403: MailError;
-    /**
-     * Not a template of this project (`TEMPLATE_NOT_FOUND`)
-     */
-    404: MailError;
-    /**
-     * The Idempotency-Key was used with another request (`IDEMPOTENCY_KEY_REUSED`)
-     */
-    409: MailError;
-    /**
-     * No model is configured for the project or the deployment (`LLM_NOT_CONFIGURED`); the model failed (`LLM_FAILED`); its translation lost, added or changed a template tag or a link, or broke the template syntax (`LLM_INVALID_OUTPUT`); or the template has nothing to translate
-     */
-    422: MailError;
-    /**
-     * Rate limit exceeded; see Retry-After
-     */
-    429: MailError;
-    /**
-     * Internal error
-     */
-    500: MailError;
-    /**
-     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
-     */
-    503: MailError;
-};
-
-export type TranslateTemplateError = TranslateTemplateErrors[keyof TranslateTemplateErrors];
-
-export type TranslateTemplateResponses = {
-    /**
-     * The translation, a new template named `<name> (<language>)` with the original's brief, category and tags (or the replayed answer)
-     */
-    201: Template;
-};
-
-export type TranslateTemplateResponse = TranslateTemplateResponses[keyof TranslateTemplateResponses];
 
 export type ListWebhookDeliveriesData = {
     body?: never;

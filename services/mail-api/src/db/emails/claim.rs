@@ -27,6 +27,7 @@ pub struct ForSending {
     /// `None` when the site is gone.
     #[diesel(sql_type = Nullable<Text>)]
     pub site_slug: Option<String>,
+    /// The email's own from name (an A/B test's variant), else the site's.
     #[diesel(sql_type = Nullable<Text>)]
     pub site_from_name: Option<String>,
     /// The project's sealed provider configuration (`None`: the deployment's default).
@@ -128,13 +129,14 @@ pub async fn claim_many_for_sending(
            RETURNING id) \
          SELECT e.*, EXISTS (SELECT 1 FROM claim c WHERE c.id = e.id) AS claimed, \
                 {suppressed} AS suppressed, \
-                s.slug AS site_slug, s.from_name AS site_from_name, d.provider_config, \
+                s.slug AS site_slug, coalesce(e.from_name, s.from_name) AS site_from_name, \
+                d.provider_config, \
                 o.id AS own_domain_id, o.domain AS own_domain, o.dkim_selector, \
                 o.dkim_private_key, \
                 CASE WHEN s.tracking_host = o.domain OR s.tracking_host LIKE '%.' || o.domain \
                      THEN s.tracking_host END AS site_tracking_host, \
                 {variables} AS variables \
-         FROM (SELECT {COLUMNS}, template_data FROM email_log \
+         FROM (SELECT {COLUMNS}, template_data, from_name FROM email_log \
                WHERE id = ANY($2) \
                  AND (project_id, id) IN (SELECT in_project, in_id FROM input)) AS e \
          LEFT JOIN sites s ON s.project_id = e.project_id AND s.id = e.site_id \

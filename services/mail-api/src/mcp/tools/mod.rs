@@ -1,6 +1,7 @@
 //! The tools, one module per group, each declared with [`super::registry::declare`]. Each
 //! handler calls the `ops` function the REST route calls.
 
+mod ab_testing;
 mod account;
 mod analytics;
 mod approvals;
@@ -30,6 +31,7 @@ pub fn all() -> Vec<Tool> {
         drafts::tools(),
         sites::tools(),
         gdpr::tools(),
+        ab_testing::tools(),
         templates::tools(),
         delivery_ops::tools(),
         domains::tools(),

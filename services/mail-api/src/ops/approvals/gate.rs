@@ -14,6 +14,7 @@ use crate::AppState;
 use crate::db::{approvals as approvals_db, campaigns, enrollments as enrollments_db, segments};
 use crate::flows;
 use crate::ops::campaigns::enrollments::{EnrollSegment, SegmentEnrolled, enroll_segment_in};
+use crate::ops::ab_tests::{self, PromoteAbWinner};
 use crate::ops::campaigns::{
     Campaign, CampaignStatus, LaunchCampaign, change_campaign_status, delete_campaign,
     delete_campaign_in, launch, launch_campaign, parse_name, set_status,
@@ -332,6 +333,49 @@ pub(super) async fn hand_over(state: &AppState, project_id: Uuid, record: &super
     }
 }
 
+/// [`crate::ops::ab_tests::promote`] by hand under the approval policy
+/// (`POST /ab-tests/{id}/promote`, `promote_ab_winner`): it sends to the contacts held back,
+/// so the policy that holds campaign launches holds it too.
+pub async fn promote_ab_winner_gated(
+    state: &AppState,
+    view: GateView<'_>,
+    caller: &Caller,
+    id: Uuid,
+    req: &PromoteAbWinner,
+) -> Result<Answer, ApiError> {
+    let project_id = caller.owner_id;
+    let mut conn = store::conn(&state.pool).await?;
+    let answer = conn
+        .transaction::<_, ApiError, _>(async |conn| {
+            // The test first: another project's answers 404 whatever the policy.
+            let (summary, _) =
+                ab_tests::promotion_summary(conn, project_id, id, req.variant).await?;
+            let Some(held) = needs_approval(view, &state.pool, caller, |p| p.campaign_launch).await? else {
+                let promoted = ab_tests::promote(conn, project_id, id, req.variant, "hand").await?;
+                return ok(promoted);
+            };
+            let arguments = ab_tests::promotion_arguments(id, req);
+            let pending = request(
+                conn,
+                caller,
+                held,
+                ApprovalAction::PromoteAbWinner,
+                &arguments,
+                summary,
+            )
+            .await?;
+            pending_answer(&pending)
+        })
+        .await?;
+    Ok(answer)
+}
+
+#[derive(Deserialize)]
+struct PromoteArguments {
+    test_id: Uuid,
+    variant: Option<i16>,
+}
+
 #[derive(Deserialize)]
 struct CampaignArguments {
     campaign_id: Uuid,
@@ -381,6 +425,12 @@ pub(super) async fn execute(
         ApprovalAction::LaunchCampaign => {
             let req: LaunchCampaign = serde_json::from_value(arguments.clone())?;
             Ok(serde_json::to_value(launch(conn, project_id, &req).await?)?)
+        }
+        ApprovalAction::PromoteAbWinner => {
+            let args: PromoteArguments = serde_json::from_value(arguments.clone())?;
+            let promoted =
+                ab_tests::promote(conn, project_id, args.test_id, args.variant, "hand").await?;
+            Ok(serde_json::to_value(promoted)?)
         }
         ApprovalAction::ActivateCampaign => {
             let args: CampaignArguments = serde_json::from_value(arguments.clone())?;

@@ -242,6 +242,9 @@ pub enum ApprovalAction {
     /// Deleting a campaign with its steps and enrollments (`DELETE /campaigns/{id}`,
     /// `delete_campaign`): a bulk deletion.
     DeleteCampaign,
+    /// The winner of an A/B test sent to the contacts held back
+    /// (`POST /ab-tests/{id}/promote`, `promote_ab_winner`).
+    PromoteAbWinner,
 }
 
 impl ApprovalAction {
@@ -252,6 +255,7 @@ impl ApprovalAction {
             Self::SendEmail => "send_email",
             Self::EnrollSegment => "enroll_segment",
             Self::DeleteCampaign => "delete_campaign",
+            Self::PromoteAbWinner => "promote_ab_winner",
         }
     }
 }

@@ -90,6 +90,23 @@ pub async fn review(
             };
             Ok(Review { sample, audience })
         }
+        ApprovalAction::PromoteAbWinner => {
+            let Some(id) = record.arguments["test_id"]
+                .as_str()
+                .and_then(|id| Uuid::parse_str(id).ok())
+            else {
+                return Ok(Review {
+                    sample: None,
+                    audience: None,
+                });
+            };
+            let mut conn = store::conn(&state.pool).await?;
+            let held = crate::db::ab_tests::held_back(&mut conn, project_id, id).await?;
+            Ok(Review {
+                sample: None,
+                audience: Some(held),
+            })
+        }
         ApprovalAction::ActivateCampaign => {
             let Some(id) = campaign_of(record) else {
                 return Ok(Review {

@@ -611,6 +611,8 @@ def mail(s: Service) -> None:
     s.call("exportData", 200, format_="json", resource="contacts")
 
     s.call("setProvider", 200, body={"kind": "resend", "api_key": "re_123456789"})
+    # Resend's key is checked at the first send; the answer says so (200).
+    s.call("testProvider", 200)
     s.call("clearProvider", 204)
     secret = s.call("rotateWebhookSecret", 201)["secret"]
     event = {"type": "email.delivered", "data": {"email_id": "unknown-message"}}

@@ -287,6 +287,8 @@ test('mail-api: every operation', async () => {
 
   await expect(m.setProvider({ body: { kind: 'resend', api_key: 're_123456789' } }), 200);
   await expect(m.clearProvider(), 204);
+  // Without a provider of its own the project tests the deployment's default: 200.
+  await expect(m.testProvider(), 200);
   const secret = (await expect(m.rotateWebhookSecret(), 201)).data.secret;
   const event = { type: 'email.delivered', data: { email_id: 'unknown-message' } };
   await expect(

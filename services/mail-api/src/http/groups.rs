@@ -43,6 +43,7 @@ pub const ROUTE_GROUPS: &[(&str, &str, &[Group])] = &[
     ("POST", "/api/v1/domains/{id}/refresh", &[DeliveryOps]),
     ("PUT", "/api/v1/delivery/provider", &[DeliveryOps]),
     ("DELETE", "/api/v1/delivery/provider", &[DeliveryOps]),
+    ("POST", "/api/v1/delivery/provider/test", &[DeliveryOps]),
     ("POST", "/api/v1/delivery/webhook-secret", &[DeliveryOps]),
     ("GET", "/api/v1/ops/dlq", &[DeliveryOps]),
     ("GET", "/api/v1/ops/cron-runs", &[DeliveryOps]),

@@ -229,6 +229,7 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<mail_api::http::emails::__path_events>(),
         Handler::of::<mail_api::http::delivery_settings::__path_set_provider>(),
         Handler::of::<mail_api::http::delivery_settings::__path_clear_provider>(),
+        Handler::of::<mail_api::http::delivery_settings::__path_test_provider>(),
         Handler::of::<mail_api::http::delivery_settings::__path_rotate_webhook_secret>(),
         Handler::of::<mail_api::http::domains::__path_register>(),
         Handler::of::<mail_api::http::domains::__path_list>(),
@@ -316,10 +317,6 @@ fn every_request_string_states_its_bound() {
             "createTemplate.html",
             "listContacts.tag",
             "listTemplates.category",
-            "setProvider.api_key",
-            "setProvider.host",
-            "setProvider.password",
-            "setProvider.username",
             "updateTemplate.html",
         ]
     );

@@ -103,12 +103,12 @@ impl From<SmtpSecurityName> for SmtpSecurity {
 
 impl Validate for ProviderRequest {
     fn validate(&mut self) -> Result<(), ApiError> {
-        let required: &[(&str, &Option<String>)] = match self.kind {
-            ProviderKind::Smtp => &[("host", &self.host)],
-            ProviderKind::Resend => &[("api_key", &self.api_key)],
-            ProviderKind::Postmark => &[("server_token", &self.server_token)],
-            ProviderKind::Mailgun => &[("api_key", &self.api_key), ("domain", &self.domain)],
-            ProviderKind::Sendgrid => &[("api_key", &self.api_key)],
+        let required: Vec<(&str, &Option<String>)> = match self.kind {
+            ProviderKind::Smtp => vec![("host", &self.host)],
+            ProviderKind::Resend => vec![("api_key", &self.api_key)],
+            ProviderKind::Postmark => vec![("server_token", &self.server_token)],
+            ProviderKind::Mailgun => vec![("api_key", &self.api_key), ("domain", &self.domain)],
+            ProviderKind::Sendgrid => vec![("api_key", &self.api_key)],
         };
         for (field, given) in required {
             if given.is_none() {

@@ -29,7 +29,10 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 /// not checked: Postmark's webhook URL carries both, the secret is the credential).
 pub fn verify_basic_auth(authorization: Option<&str>, secret: &str) -> Result<(), Rejected> {
     let encoded = authorization
-        .and_then(|v| v.strip_prefix("Basic ").or_else(|| v.strip_prefix("basic ")))
+        .and_then(|v| {
+            v.strip_prefix("Basic ")
+                .or_else(|| v.strip_prefix("basic "))
+        })
         .ok_or_else(|| rejected("no basic authorization"))?;
     let decoded = base64::engine::general_purpose::STANDARD
         .decode(encoded.trim())
@@ -81,8 +84,8 @@ pub fn verify_mailgun(
 /// The DER prefix of a P-256 SubjectPublicKeyInfo (id-ecPublicKey, prime256v1, a 65-byte
 /// uncompressed point in the bit string).
 const P256_SPKI_PREFIX: [u8; 26] = [
-    0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01, 0x06, 0x08,
-    0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00,
+    0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01, 0x06, 0x08, 0x2a,
+    0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00,
 ];
 
 /// The uncompressed point of a SendGrid verification key (base64 DER SubjectPublicKeyInfo,

@@ -210,7 +210,6 @@ fn default_resend_base_url() -> String {
     delivery::providers::RESEND_BASE_URL.to_owned()
 }
 
-
 /// Which addresses a project's SMTP host may have.
 pub fn project_smtp_hosts(allow_private: bool) -> delivery::providers::HostPolicy {
     if allow_private {

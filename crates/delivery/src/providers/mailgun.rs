@@ -22,7 +22,8 @@ pub struct MailgunProvider {
 
 impl MailgunProvider {
     pub fn new(api_key: &str, domain: &str, base_url: &str) -> Result<Self, SendError> {
-        let credentials = base64::engine::general_purpose::STANDARD.encode(format!("api:{api_key}"));
+        let credentials =
+            base64::engine::general_purpose::STANDARD.encode(format!("api:{api_key}"));
         Ok(Self {
             client: http_api::client()?,
             base: http_api::base(base_url),
@@ -129,7 +130,9 @@ mod tests {
         let email = crate::email::sample();
         let raw = mime::render(&email).unwrap();
         let text = String::from_utf8(form(&email, &raw, "b")).unwrap();
-        assert!(text.starts_with("--b\r\nContent-Disposition: form-data; name=\"to\"\r\n\r\nada@example.com\r\n"));
+        assert!(text.starts_with(
+            "--b\r\nContent-Disposition: form-data; name=\"to\"\r\n\r\nada@example.com\r\n"
+        ));
         assert!(text.contains("name=\"o:tag\"\r\n\r\nwelcome\r\n"));
         assert!(text.contains("filename=\"message.mime\""));
         assert!(text.contains("Subject: Welcome, Ada"));

@@ -110,7 +110,9 @@ impl Provider for PostmarkProvider {
                 return Err(http_api::send_error("Postmark", status, &bytes));
             }
             let accepted: SendResponse = serde_json::from_slice(&bytes).map_err(|e| {
-                SendError::Temporary(format!("Postmark answered {status} without a MessageID: {e}"))
+                SendError::Temporary(format!(
+                    "Postmark answered {status} without a MessageID: {e}"
+                ))
             })?;
             Ok(Accepted {
                 provider_message_id: accepted.message_id,

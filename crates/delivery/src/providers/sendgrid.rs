@@ -120,8 +120,14 @@ mod tests {
     fn the_body_is_sendgrids_wire_format() {
         let email = crate::email::sample();
         let json = body(&email);
-        assert_eq!(json["from"], json!({"email": "news@mail.acme.test", "name": "Acme"}));
-        assert_eq!(json["personalizations"][0]["to"], json!([{"email": "ada@example.com"}]));
+        assert_eq!(
+            json["from"],
+            json!({"email": "news@mail.acme.test", "name": "Acme"})
+        );
+        assert_eq!(
+            json["personalizations"][0]["to"],
+            json!([{"email": "ada@example.com"}])
+        );
         assert_eq!(json["content"][0]["type"], "text/plain");
         assert_eq!(json["content"][1]["type"], "text/html");
         assert_eq!(json["headers"]["X-Campaign"], "welcome");

@@ -84,7 +84,10 @@ pub async fn insert(
 }
 
 /// The payload a receipt recorded.
-pub async fn payload_of(conn: &mut AsyncPgConnection, receipt_id: Uuid) -> QueryResult<Option<Value>> {
+pub async fn payload_of(
+    conn: &mut AsyncPgConnection,
+    receipt_id: Uuid,
+) -> QueryResult<Option<Value>> {
     webhook_receipts::table
         .find(receipt_id)
         .select(webhook_receipts::payload)

@@ -175,6 +175,12 @@ mod tests {
         let sendgrid = json!({"event": "spamreport", "sg_message_id": "abc.filter0001.1.0"});
         let e = normalize("sendgrid", &sendgrid).unwrap();
         assert_eq!((e.kind, e.message_id.as_str()), ("email.complained", "abc"));
-        assert!(normalize("sendgrid", &json!({"event": "processed", "sg_message_id": "a"})).is_err());
+        assert!(
+            normalize(
+                "sendgrid",
+                &json!({"event": "processed", "sg_message_id": "a"})
+            )
+            .is_err()
+        );
     }
 }

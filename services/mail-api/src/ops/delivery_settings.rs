@@ -7,8 +7,8 @@
 //! (AES-256-GCM under the key-encryption key); no answer ever contains a stored credential.
 
 use delivery::ProviderConfig;
-use delivery::providers::{CheckError, HostPolicy, MailgunRegion};
 use delivery::providers::SmtpSecurity;
+use delivery::providers::{CheckError, HostPolicy, MailgunRegion};
 use delivery::public_host;
 use http_kit::{ApiError, Validate};
 use serde::{Deserialize, Serialize};
@@ -50,7 +50,11 @@ pub struct ProviderRequest {
     #[schema(min_length = 1, max_length = 100, pattern = r"^[A-Za-z0-9_-]+$")]
     pub message_stream: Option<String>,
     /// `mailgun`: required, the sending domain as Mailgun knows it (a host name).
-    #[schema(min_length = 1, max_length = 253, pattern = r"^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$")]
+    #[schema(
+        min_length = 1,
+        max_length = 253,
+        pattern = r"^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$"
+    )]
     pub domain: Option<String>,
     /// `mailgun`: `us` (default) or `eu`, which picks the deployment's Mailgun address.
     #[schema(inline)]

@@ -116,8 +116,8 @@ pub async fn receive<'a>(
             )));
         }
         (_, Some(project)) => {
-            let events = verify_for_project(state, &mut conn, &header, provider, project, body)
-                .await?;
+            let events =
+                verify_for_project(state, &mut conn, &header, provider, project, body).await?;
             (Signer::Project(project), events)
         }
     };
@@ -213,8 +213,7 @@ async fn verify_for_project<'a>(
     let (sealed_config, sealed_secret) = settings_db::get(conn, project).await?;
     let config = match sealed_config {
         Some(sealed) => Some(
-            settings_db::open_provider(&state.kek, project, &sealed)
-                .map_err(ApiError::internal)?,
+            settings_db::open_provider(&state.kek, project, &sealed).map_err(ApiError::internal)?,
         ),
         None => None,
     };
@@ -242,7 +241,9 @@ async fn verify_for_project<'a>(
                 ..
             }) = &config
             else {
-                return Err(unauthorized("the project has no Mailgun webhook signing key"));
+                return Err(unauthorized(
+                    "the project has no Mailgun webhook signing key",
+                ));
             };
             let payload: Value = serde_json::from_slice(body)
                 .map_err(|_| unauthorized("the body is not a signed Mailgun event"))?;
@@ -280,13 +281,18 @@ async fn verify_for_project<'a>(
             fresh(timestamp, now)?;
             let payload = parse(body)?;
             let Value::Array(events) = payload else {
-                return Err(ApiError::invalid_field("body", "is not a SendGrid event batch"));
+                return Err(ApiError::invalid_field(
+                    "body",
+                    "is not a SendGrid event batch",
+                ));
             };
             Ok(events
                 .into_iter()
                 .map(|event| {
                     let id = match event.get("sg_event_id").and_then(Value::as_str) {
-                        Some(id) => format!("sendgrid:{}", id.chars().take(200).collect::<String>()),
+                        Some(id) => {
+                            format!("sendgrid:{}", id.chars().take(200).collect::<String>())
+                        }
                         None => format!(
                             "sendgrid:{}",
                             delivery::provider_webhooks::digest(event.to_string().as_bytes())
@@ -315,23 +321,23 @@ async fn record_and_apply(
     payload: &Value,
 ) -> Result<&'static str, ApiError> {
     let receiver = &state.webhooks;
-    let receipt = match webhooks::insert(conn, provider, webhook_id, signer, project_id, payload)
-        .await?
-    {
-        Ok(id) => id,
-        Err((id, status)) => {
-            if provider == "mailgun" && webhooks::payload_of(conn, id).await?.as_ref() != Some(payload)
-            {
-                return Err(unauthorized("the token was used before"));
+    let receipt =
+        match webhooks::insert(conn, provider, webhook_id, signer, project_id, payload).await? {
+            Ok(id) => id,
+            Err((id, status)) => {
+                if provider == "mailgun"
+                    && webhooks::payload_of(conn, id).await?.as_ref() != Some(payload)
+                {
+                    return Err(unauthorized("the token was used before"));
+                }
+                // Received before: answered as a duplicate unless its application is still owed.
+                if status == "received" || status == "failed" {
+                    id
+                } else {
+                    return Ok("duplicate");
+                }
             }
-            // Received before: answered as a duplicate unless its application is still owed.
-            if status == "received" || status == "failed" {
-                id
-            } else {
-                return Ok("duplicate");
-            }
-        }
-    };
+        };
     match webhooks::apply(conn, receipt, receiver.bounce_rule).await {
         Ok(Applied::Applied { .. }) => Ok("applied"),
         Ok(Applied::Ignored(why)) => {

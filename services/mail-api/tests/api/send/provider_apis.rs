@@ -124,11 +124,18 @@ async fn refused_then_accepted(
     checked: &str,
 ) {
     // Without a provider of its own: the deployment's default (unknown to this process).
-    let answer: Value = s.h.api(&t.admin).request(reqwest::Method::POST, TEST_ROUTE).expect(200).await;
+    let answer: Value =
+        s.h.api(&t.admin)
+            .request(reqwest::Method::POST, TEST_ROUTE)
+            .expect(200)
+            .await;
     assert_eq!(answer["kind"], "default", "{answer}");
 
     s.put_provider(&t.admin, &bad).expect(200).await;
-    let res = s.h.api(&t.admin).request(reqwest::Method::POST, TEST_ROUTE).await;
+    let res =
+        s.h.api(&t.admin)
+            .request(reqwest::Method::POST, TEST_ROUTE)
+            .await;
     let err = expect_error(res, 422, "PROVIDER_REJECTED").await;
     assert_eq!(err.details["provider"], kind, "{err:?}");
     assert!(err.message.contains(kind), "{err:?}");
@@ -148,7 +155,11 @@ async fn refused_then_accepted(
         s.put_provider(&t.admin, &good).expect(200).await,
         json!({"kind": kind})
     );
-    let answer: Value = s.h.api(&t.admin).request(reqwest::Method::POST, TEST_ROUTE).expect(200).await;
+    let answer: Value =
+        s.h.api(&t.admin)
+            .request(reqwest::Method::POST, TEST_ROUTE)
+            .expect(200)
+            .await;
     assert_eq!(
         answer,
         json!({"kind": kind, "provider": kind, "checked": checked})
@@ -173,9 +184,8 @@ async fn count(s: &Send, sql: &str) -> String {
 async fn assert_bounce_and_complaint(s: &Send, t: &Tenant, bounced: &str, complained: &str) {
     assert_eq!(s.email(&t.read, bounced).await["status"], "bounced");
     assert_eq!(s.email(&t.read, complained).await["status"], "complained");
-    let mut suppressed = s
-        .h
-        .query(&format!(
+    let mut suppressed =
+        s.h.query(&format!(
             "SELECT email || ':' || reason FROM suppressions WHERE project_id = '{}'",
             t.project
         ))
@@ -185,9 +195,8 @@ async fn assert_bounce_and_complaint(s: &Send, t: &Tenant, bounced: &str, compla
         suppressed,
         ["ada@example.com:bounced", "bob@example.com:complained"]
     );
-    let mut events = s
-        .h
-        .query(&format!(
+    let mut events =
+        s.h.query(&format!(
             "SELECT type || ':' || coalesce(data->>'email_log_id', data->>'email') \
              FROM outbound_events WHERE project_id = '{}' AND type LIKE 'email.%'",
             t.project
@@ -240,7 +249,10 @@ async fn postmark_sends_checks_and_its_basic_auth_webhook_applies_events() {
         .rfind(|r| r.path == "/email")
         .unwrap();
     assert_eq!(request.method, "POST");
-    assert_eq!(request.header("x-postmark-server-token"), Some(POSTMARK_TOKEN));
+    assert_eq!(
+        request.header("x-postmark-server-token"),
+        Some(POSTMARK_TOKEN)
+    );
     let body = request.json();
     assert_eq!(body["To"], "ada@example.com", "{body}");
     assert_eq!(body["From"], format!("Sender pm <pm@{SHARED_DOMAIN}>"));
@@ -268,13 +280,23 @@ async fn postmark_sends_checks_and_its_basic_auth_webhook_applies_events() {
 
     // Forged (a wrong password, none at all): 401, nothing recorded or changed.
     for headers in [
-        vec![("authorization", signing::basic_auth("postmark", "whsec_wrong"))],
+        vec![(
+            "authorization",
+            signing::basic_auth("postmark", "whsec_wrong"),
+        )],
         vec![],
     ] {
         let res = post_webhook(&s.h, &path, &headers, &bounce).await;
         expect_error(res, 401, "INVALID_SIGNATURE").await;
     }
-    assert_eq!(count(&s, "SELECT count(*) FROM webhook_receipts WHERE provider = 'postmark'").await, "0");
+    assert_eq!(
+        count(
+            &s,
+            "SELECT count(*) FROM webhook_receipts WHERE provider = 'postmark'"
+        )
+        .await,
+        "0"
+    );
     assert_eq!(s.email(&t.read, &ada).await["status"], "sent");
 
     let auth = vec![("authorization", signing::basic_auth("postmark", &secret))];
@@ -288,7 +310,10 @@ async fn postmark_sends_checks_and_its_basic_auth_webhook_applies_events() {
         "BouncedAt": "2026-12-02T10:05:00Z", "DumpAvailable": true, "Inactive": true,
         "CanActivate": false, "Subject": "Welcome aboard"})
     .to_string();
-    assert_eq!(post(&s, &path, &auth, &complaint).await["status"], "applied");
+    assert_eq!(
+        post(&s, &path, &auth, &complaint).await["status"],
+        "applied"
+    );
     assert_bounce_and_complaint(&s, &t, &ada, &bob).await;
     s.finish().await;
 }
@@ -326,7 +351,10 @@ async fn mailgun_sends_raw_mime_and_its_signed_webhook_applies_events() {
         "region": "eu", "webhook_signing_key": MAILGUN_SIGNING_KEY});
     // A missing domain is named.
     let res = s
-        .put_provider(&t.admin, &json!({"kind": "mailgun", "api_key": MAILGUN_KEY}))
+        .put_provider(
+            &t.admin,
+            &json!({"kind": "mailgun", "api_key": MAILGUN_KEY}),
+        )
         .await;
     let err = expect_error(res, 400, "VALIDATION_ERROR").await;
     assert_eq!(err.details["field"], "domain", "{err:?}");
@@ -360,8 +388,14 @@ async fn mailgun_sends_raw_mime_and_its_signed_webhook_applies_events() {
         request.headers
     );
     let form = String::from_utf8_lossy(&request.body).into_owned();
-    assert!(form.contains("name=\"to\"\r\n\r\nada@example.com\r\n"), "{form}");
-    assert!(form.contains(&format!("name=\"v:email_id\"\r\n\r\n{ada}\r\n")), "{form}");
+    assert!(
+        form.contains("name=\"to\"\r\n\r\nada@example.com\r\n"),
+        "{form}"
+    );
+    assert!(
+        form.contains(&format!("name=\"v:email_id\"\r\n\r\n{ada}\r\n")),
+        "{form}"
+    );
     assert!(form.contains("Subject: Welcome aboard"), "{form}");
     assert!(form.contains(&format!("Message-ID: <{ada}@")), "{form}");
     let (bob, bob_message) = sent_to(&s, &t, &site, "bob@example.com").await;
@@ -373,13 +407,34 @@ async fn mailgun_sends_raw_mime_and_its_signed_webhook_applies_events() {
     let bounce = mailgun_event(k, "failed", Some("permanent"), ada_to, now(), "token-1");
     // Forged: another key's signature; stale: signed 301 s ago. 401, nothing recorded.
     for body in [
-        mailgun_event("another-key", "failed", Some("permanent"), ada_to, now(), "token-1"),
-        mailgun_event(k, "failed", Some("permanent"), ada_to, now() - 301, "token-2"),
+        mailgun_event(
+            "another-key",
+            "failed",
+            Some("permanent"),
+            ada_to,
+            now(),
+            "token-1",
+        ),
+        mailgun_event(
+            k,
+            "failed",
+            Some("permanent"),
+            ada_to,
+            now() - 301,
+            "token-2",
+        ),
     ] {
         let res = post_webhook(&s.h, &path, &[], &body).await;
         expect_error(res, 401, "INVALID_SIGNATURE").await;
     }
-    assert_eq!(count(&s, "SELECT count(*) FROM webhook_receipts WHERE provider = 'mailgun'").await, "0");
+    assert_eq!(
+        count(
+            &s,
+            "SELECT count(*) FROM webhook_receipts WHERE provider = 'mailgun'"
+        )
+        .await,
+        "0"
+    );
     assert_eq!(s.email(&t.read, &ada).await["status"], "sent");
 
     assert_eq!(post(&s, &path, &[], &bounce).await["status"], "applied");
@@ -430,7 +485,11 @@ async fn sendgrid_sends_and_its_ecdsa_signed_batches_apply_events() {
         Some(format!("Bearer {SENDGRID_KEY}").as_str())
     );
     let body = request.json();
-    assert_eq!(body["personalizations"][0]["to"], json!([{"email": "ada@example.com"}]), "{body}");
+    assert_eq!(
+        body["personalizations"][0]["to"],
+        json!([{"email": "ada@example.com"}]),
+        "{body}"
+    );
     assert_eq!(body["personalizations"][0]["custom_args"]["email_id"], ada);
     assert_eq!(body["from"]["email"], format!("sg@{SHARED_DOMAIN}"));
     assert_eq!(body["subject"], "Welcome aboard");
@@ -451,7 +510,10 @@ async fn sendgrid_sends_and_its_ecdsa_signed_batches_apply_events() {
     let signed = |timestamp: i64, body: &str, key: &SendgridKey| {
         let ts = timestamp.to_string();
         vec![
-            ("x-twilio-email-event-webhook-signature", key.sign(&ts, body.as_bytes())),
+            (
+                "x-twilio-email-event-webhook-signature",
+                key.sign(&ts, body.as_bytes()),
+            ),
             ("x-twilio-email-event-webhook-timestamp", ts),
         ]
     };
@@ -467,11 +529,24 @@ async fn sendgrid_sends_and_its_ecdsa_signed_batches_apply_events() {
         let res = post_webhook(&s.h, &path, &headers, &body).await;
         expect_error(res, 401, "INVALID_SIGNATURE").await;
     }
-    assert_eq!(count(&s, "SELECT count(*) FROM webhook_receipts WHERE provider = 'sendgrid'").await, "0");
+    assert_eq!(
+        count(
+            &s,
+            "SELECT count(*) FROM webhook_receipts WHERE provider = 'sendgrid'"
+        )
+        .await,
+        "0"
+    );
     assert_eq!(s.email(&t.read, &ada).await["status"], "sent");
 
-    assert_eq!(post(&s, &path, &signed(now(), &batch, &key), &batch).await["status"], "applied");
-    assert_eq!(post(&s, &path, &signed(now(), &batch, &key), &batch).await["status"], "duplicate");
+    assert_eq!(
+        post(&s, &path, &signed(now(), &batch, &key), &batch).await["status"],
+        "applied"
+    );
+    assert_eq!(
+        post(&s, &path, &signed(now(), &batch, &key), &batch).await["status"],
+        "duplicate"
+    );
     assert_bounce_and_complaint(&s, &t, &ada, &bob).await;
     s.finish().await;
 }

@@ -125,7 +125,7 @@ async fn every_documented_api_route_exists_and_is_gated() {
             }
         }
     }
-    assert_eq!(gated_ops, 131);
+    assert_eq!(gated_ops, 132);
     assert_eq!(public_ops, 8);
     assert_eq!(oauth_ops, 3);
     assert_eq!(signed_ops, 6);

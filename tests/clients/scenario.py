@@ -641,6 +641,8 @@ def mail(s: Service) -> None:
     s.call("exportData", 200, format_="json", resource="contacts")
 
     s.call("setProvider", 200, body={"kind": "resend", "api_key": "re_123456789"})
+    # Resend's key is checked at the first send; the answer says so (200).
+    s.call("testProvider", 200)
     s.call("clearProvider", 204)
     if s.call("getLanguageModel", 200)["source"] != "none":
         raise Failure("mail-api getLanguageModel: a model is configured in the stack")

@@ -326,6 +326,8 @@ test('mail-api: every operation', async () => {
   await expect(m.getLanguageModel(), 200);
   await expect(m.setLanguageModel({ body: { base_url: 'https://llm.invalid/v1', model: 'm', api_key: 'sk-1' } }), 200);
   await expect(m.clearLanguageModel(), 200);
+  // Without a provider of its own the project tests the deployment's default: 200.
+  await expect(m.testProvider(), 200);
   const secret = (await expect(m.rotateWebhookSecret(), 201)).data.secret;
   const event = { type: 'email.delivered', data: { email_id: 'unknown-message' } };
   await expect(

@@ -11,6 +11,7 @@
 
 pub mod dkim;
 pub mod mime;
+pub mod provider_webhooks;
 pub mod providers;
 pub mod public_host;
 pub mod safe_http;

@@ -333,3 +333,136 @@ fn answer(
     state.accepted.push(email);
     (200, json!({"id": id}))
 }
+
+/// One request an [`ApiStub`] received.
+#[derive(Debug, Clone)]
+pub struct StubRequest {
+    pub method: String,
+    /// The path with its query.
+    pub path: String,
+    /// Header names in lower case.
+    pub headers: HashMap<String, String>,
+    pub body: Vec<u8>,
+}
+
+impl StubRequest {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .get(&name.to_ascii_lowercase())
+            .map(String::as_str)
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+    }
+}
+
+/// What an [`ApiStub`] answers: status, extra headers, JSON body.
+pub type StubAnswer = (u16, Vec<(String, String)>, Value);
+
+type Handler = dyn Fn(&StubRequest) -> StubAnswer + Send + Sync;
+
+/// An HTTP/1.1 server on 127.0.0.1 that records every request and answers with the test's
+/// handler: a provider's API as its documentation describes it.
+#[derive(Clone)]
+pub struct ApiStub {
+    /// `http://127.0.0.1:<port>`.
+    pub base_url: String,
+    requests: Arc<Mutex<Vec<StubRequest>>>,
+}
+
+impl ApiStub {
+    pub async fn start(
+        handler: impl Fn(&StubRequest) -> StubAnswer + Send + Sync + 'static,
+    ) -> Self {
+        let listener = TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .expect("bind the API stub");
+        let addr = listener.local_addr().expect("local address");
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let handler: Arc<Handler> = Arc::new(handler);
+        let shared = Arc::clone(&requests);
+        tokio::spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                tokio::spawn(stub_connection(
+                    socket,
+                    Arc::clone(&shared),
+                    Arc::clone(&handler),
+                ));
+            }
+        });
+        Self {
+            base_url: format!("http://{addr}"),
+            requests,
+        }
+    }
+
+    /// Every request so far, oldest first.
+    pub fn requests(&self) -> Vec<StubRequest> {
+        self.requests.lock().expect("stub lock").clone()
+    }
+}
+
+async fn stub_connection(
+    socket: tokio::net::TcpStream,
+    requests: Arc<Mutex<Vec<StubRequest>>>,
+    handler: Arc<Handler>,
+) {
+    let (read, mut write) = socket.into_split();
+    let mut reader = BufReader::new(read);
+    loop {
+        let mut request_line = String::new();
+        if reader.read_line(&mut request_line).await.unwrap_or(0) == 0 {
+            return;
+        }
+        let mut headers = HashMap::new();
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).await.unwrap_or(0) == 0 {
+                return;
+            }
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = line.split_once(':') {
+                headers.insert(name.trim().to_ascii_lowercase(), value.trim().to_owned());
+            }
+        }
+        let length: usize = headers
+            .get("content-length")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let mut body = vec![0u8; length];
+        if reader.read_exact(&mut body).await.is_err() {
+            return;
+        }
+        let mut parts = request_line.split_whitespace();
+        let request = StubRequest {
+            method: parts.next().unwrap_or_default().to_owned(),
+            path: parts.next().unwrap_or_default().to_owned(),
+            headers,
+            body,
+        };
+        let (status, extra, answer) = handler(&request);
+        requests.lock().expect("stub lock").push(request);
+        let text = if answer.is_null() {
+            String::new()
+        } else {
+            answer.to_string()
+        };
+        let mut response = format!(
+            "HTTP/1.1 {status} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
+            if status < 300 { "OK" } else { "Error" },
+            text.len()
+        );
+        for (name, value) in extra {
+            response.push_str(&format!("{name}: {value}\r\n"));
+        }
+        response.push_str("\r\n");
+        response.push_str(&text);
+        if write.write_all(response.as_bytes()).await.is_err() {
+            return;
+        }
+    }
+}

@@ -39,6 +39,8 @@ pub struct AppState {
     pub send: Arc<SendContext>,
     /// Which addresses a project's SMTP host may have (`PUT /delivery/provider`).
     pub smtp_hosts: delivery::providers::HostPolicy,
+    /// The providers' addresses and the default provider (`POST /delivery/provider/test`).
+    pub delivery: Arc<crate::config::ProjectDeliverySettings>,
     pub webhooks: Arc<crate::ops::provider_webhooks::Receiver>,
     /// Outbound webhooks: which targets a subscription may name.
     pub outbound: Arc<crate::outbound::OutboundWebhookSettings>,
@@ -126,6 +128,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     let kek = Arc::new(settings.secrets.kek()?);
     let tracker = Arc::new(settings.tracking.tracker()?);
     let smtp_hosts = crate::config::project_smtp_hosts(settings.delivery.allow_private_smtp_hosts);
+    let delivery_settings = Arc::new(settings.delivery.clone());
     let receiver = Arc::new(crate::ops::provider_webhooks::Receiver::new(
         &settings.webhooks,
         &settings.common.broker.queue_prefix,
@@ -175,6 +178,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 kek: Arc::clone(&state_kek),
                 tracker: Arc::clone(&tracker),
                 smtp_hosts,
+                delivery: Arc::clone(&delivery_settings),
                 send: {
                     let dispatcher = Dispatcher::new(&worker.broker, &prefix, reply_wait);
                     let batches = crate::sending::batch_pool(&database_url).expect(

@@ -292,11 +292,36 @@ pub struct ExportSettings {
 }
 
 /// What mail-api checks of a project's provider (`MAIL_DELIVERY__…`, shared with send-worker).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 pub struct ProjectDeliverySettings {
     /// Lets projects name SMTP hosts on internal addresses: off by default.
     #[serde(default)]
     pub allow_private_smtp_hosts: bool,
+    /// Resend's API address, for `POST /delivery/provider/test`.
+    #[serde(default = "default_resend_base_url")]
+    pub resend_base_url: String,
+    /// Postmark's, Mailgun's and SendGrid's API addresses (`…__PROVIDER_URLS__…`).
+    #[serde(default)]
+    pub provider_urls: delivery::providers::ProviderUrls,
+    /// The deployment's default provider (the send worker's setting), when this process is
+    /// given it too: `POST /delivery/provider/test` checks it for projects without their own.
+    #[serde(default)]
+    pub default_provider: Option<delivery::ProviderConfig>,
+}
+
+impl Default for ProjectDeliverySettings {
+    fn default() -> Self {
+        Self {
+            allow_private_smtp_hosts: false,
+            resend_base_url: default_resend_base_url(),
+            provider_urls: Default::default(),
+            default_provider: None,
+        }
+    }
+}
+
+fn default_resend_base_url() -> String {
+    delivery::providers::RESEND_BASE_URL.to_owned()
 }
 
 /// Which addresses a project's SMTP host may have.

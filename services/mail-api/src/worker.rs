@@ -51,6 +51,9 @@ pub struct DeliverySettings {
     pub default_provider: ProviderConfig,
     /// Resend's API address (the deployment's, never the project's).
     pub resend_base_url: String,
+    /// Postmark's, Mailgun's and SendGrid's API addresses (`MAIL_DELIVERY__PROVIDER_URLS__…`).
+    #[serde(default)]
+    pub provider_urls: delivery::providers::ProviderUrls,
     /// Lets projects name SMTP hosts on internal addresses (loopback, private ranges): off by
     /// default, so that a project cannot reach the deployment's own network.
     #[serde(default)]
@@ -398,6 +401,7 @@ impl SendWorker {
                 .default_provider
                 .build(
                     &self.settings.resend_base_url,
+                    &self.settings.provider_urls,
                     delivery::providers::HostPolicy::Any,
                 )
                 .map_err(|e| format!("the default provider: {e}"))?;
@@ -415,6 +419,7 @@ impl SendWorker {
         let provider = config
             .build(
                 &self.settings.resend_base_url,
+                &self.settings.provider_urls,
                 crate::config::project_smtp_hosts(self.settings.allow_private_smtp_hosts),
             )
             .map_err(|e| format!("the project's provider: {e}"))?;

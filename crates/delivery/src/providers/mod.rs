@@ -2,7 +2,11 @@
 //! fails, saying whether trying again later can help.
 
 mod file;
+mod http_api;
+mod mailgun;
+mod postmark;
 mod resend;
+mod sendgrid;
 mod smtp;
 
 use std::sync::Arc;
@@ -11,7 +15,10 @@ use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
 pub use file::FileProvider;
+pub use mailgun::MailgunProvider;
+pub use postmark::PostmarkProvider;
 pub use resend::{DEFAULT_BASE_URL as RESEND_BASE_URL, ResendProvider};
+pub use sendgrid::SendgridProvider;
 pub use smtp::{HostPolicy, SmtpProvider};
 
 use crate::OutgoingEmail;
@@ -40,6 +47,89 @@ pub trait Provider: Send + Sync {
     /// Sends one message. `email.id` is the idempotency key: a provider that honours one
     /// (Resend) answers a repeated send with the first answer instead of sending twice.
     fn send<'a>(&'a self, email: &'a OutgoingEmail) -> BoxFuture<'a, Result<Accepted, SendError>>;
+
+    /// Calls a harmless authenticated endpoint of the provider (sends nothing): what was
+    /// checked. Providers without one check nothing.
+    fn check(&self) -> BoxFuture<'_, Result<String, CheckError>> {
+        let name = self.name();
+        Box::pin(async move {
+            Ok(format!(
+                "nothing: {name} credentials are checked at the first send"
+            ))
+        })
+    }
+}
+
+/// Why a credentials check failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CheckError {
+    /// The provider refused the credentials (401 or 403).
+    #[error("{0}")]
+    Rejected(String),
+    /// The provider could not be asked, or answered something else.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// The deployment's addresses of the HTTP providers (never the project's: a project must not
+/// point the worker's HTTP client at an address of its choosing). Production defaults.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProviderUrls {
+    #[serde(default = "default_postmark")]
+    pub postmark_base_url: String,
+    /// Mailgun's US region.
+    #[serde(default = "default_mailgun")]
+    pub mailgun_base_url: String,
+    /// Mailgun's EU region.
+    #[serde(default = "default_mailgun_eu")]
+    pub mailgun_eu_base_url: String,
+    #[serde(default = "default_sendgrid")]
+    pub sendgrid_base_url: String,
+}
+
+fn default_postmark() -> String {
+    postmark::DEFAULT_BASE_URL.to_owned()
+}
+fn default_mailgun() -> String {
+    mailgun::DEFAULT_BASE_URL.to_owned()
+}
+fn default_mailgun_eu() -> String {
+    mailgun::DEFAULT_EU_BASE_URL.to_owned()
+}
+fn default_sendgrid() -> String {
+    sendgrid::DEFAULT_BASE_URL.to_owned()
+}
+
+impl Default for ProviderUrls {
+    fn default() -> Self {
+        Self {
+            postmark_base_url: default_postmark(),
+            mailgun_base_url: default_mailgun(),
+            mailgun_eu_base_url: default_mailgun_eu(),
+            sendgrid_base_url: default_sendgrid(),
+        }
+    }
+}
+
+impl ProviderUrls {
+    /// Every provider at one address (a test's server).
+    pub fn all_at(base_url: &str) -> Self {
+        Self {
+            postmark_base_url: base_url.to_owned(),
+            mailgun_base_url: base_url.to_owned(),
+            mailgun_eu_base_url: base_url.to_owned(),
+            sendgrid_base_url: base_url.to_owned(),
+        }
+    }
+}
+
+/// Mailgun's region, which picks the base URL.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MailgunRegion {
+    #[default]
+    Us,
+    Eu,
 }
 
 /// How a project sends, as stored (sealed) with the project.
@@ -64,6 +154,29 @@ pub enum ProviderConfig {
     },
     File {
         directory: String,
+    },
+    /// Postmark's `POST /email`; `webhook_secret`-less: its webhook authenticates with the
+    /// project's webhook secret as the basic-auth password.
+    Postmark {
+        server_token: String,
+        #[serde(default)]
+        message_stream: Option<String>,
+    },
+    /// Mailgun's `POST /v3/{domain}/messages.mime`; `webhook_signing_key` verifies its events.
+    Mailgun {
+        api_key: String,
+        domain: String,
+        #[serde(default)]
+        region: MailgunRegion,
+        #[serde(default)]
+        webhook_signing_key: Option<String>,
+    },
+    /// SendGrid's `POST /v3/mail/send`; `webhook_public_key` (base64 P-256) verifies its
+    /// signed events.
+    Sendgrid {
+        api_key: String,
+        #[serde(default)]
+        webhook_public_key: Option<String>,
     },
 }
 
@@ -105,17 +218,46 @@ impl std::fmt::Debug for ProviderConfig {
                 .debug_struct("File")
                 .field("directory", directory)
                 .finish(),
+            Self::Postmark { message_stream, .. } => f
+                .debug_struct("Postmark")
+                .field("server_token", &"<redacted>")
+                .field("message_stream", message_stream)
+                .finish(),
+            Self::Mailgun { domain, region, .. } => f
+                .debug_struct("Mailgun")
+                .field("api_key", &"<redacted>")
+                .field("domain", domain)
+                .field("region", region)
+                .finish(),
+            Self::Sendgrid { .. } => f
+                .debug_struct("Sendgrid")
+                .field("api_key", &"<redacted>")
+                .finish(),
         }
     }
 }
 
 impl ProviderConfig {
+    /// `smtp`, `resend`, `file`, `postmark`, `mailgun` or `sendgrid`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Smtp { .. } => "smtp",
+            Self::Resend { .. } => "resend",
+            Self::File { .. } => "file",
+            Self::Postmark { .. } => "postmark",
+            Self::Mailgun { .. } => "mailgun",
+            Self::Sendgrid { .. } => "sendgrid",
+        }
+    }
+
     /// Builds the provider (an SMTP pool, an HTTP client, a directory); `resend_base_url` is
-    /// the deployment's Resend endpoint (`https://api.resend.com` in production), and
-    /// `smtp_hosts` which addresses an SMTP host may have (public only for a project's).
+    /// the deployment's Resend endpoint (`https://api.resend.com` in production), `urls` the
+    /// other HTTP providers', and `smtp_hosts` which addresses an SMTP host may have (public
+    /// only for a project's).
     pub fn build(
         &self,
         resend_base_url: &str,
+        urls: &ProviderUrls,
         smtp_hosts: HostPolicy,
     ) -> Result<Arc<dyn Provider>, SendError> {
         Ok(match self {
@@ -134,6 +276,30 @@ impl ProviderConfig {
             )?),
             Self::Resend { api_key } => Arc::new(ResendProvider::new(api_key, resend_base_url)?),
             Self::File { directory } => Arc::new(FileProvider::new(directory)),
+            Self::Postmark {
+                server_token,
+                message_stream,
+            } => Arc::new(PostmarkProvider::new(
+                server_token,
+                message_stream.as_deref(),
+                &urls.postmark_base_url,
+            )?),
+            Self::Mailgun {
+                api_key,
+                domain,
+                region,
+                ..
+            } => Arc::new(MailgunProvider::new(
+                api_key,
+                domain,
+                match region {
+                    MailgunRegion::Us => &urls.mailgun_base_url,
+                    MailgunRegion::Eu => &urls.mailgun_eu_base_url,
+                },
+            )?),
+            Self::Sendgrid { api_key, .. } => {
+                Arc::new(SendgridProvider::new(api_key, &urls.sendgrid_base_url)?)
+            }
         })
     }
 }
@@ -160,10 +326,21 @@ mod tests {
         let c: ProviderConfig =
             serde_json::from_str(r#"{"kind":"resend","api_key":"re_secret"}"#).unwrap();
         assert!(!format!("{c:?}").contains("re_secret"));
+        let c: ProviderConfig = serde_json::from_str(
+            r#"{"kind":"mailgun","api_key":"key-secret","domain":"mg.acme.test","region":"eu"}"#,
+        )
+        .unwrap();
+        assert!(!format!("{c:?}").contains("key-secret"));
+        assert_eq!(c.kind(), "mailgun");
+        let c: ProviderConfig =
+            serde_json::from_str(r#"{"kind":"postmark","server_token":"pm-secret"}"#).unwrap();
+        assert!(!format!("{c:?}").contains("pm-secret"));
         let c: ProviderConfig =
             serde_json::from_str(r#"{"kind":"file","directory":"/tmp/x"}"#).unwrap();
         assert_eq!(
-            c.build(RESEND_BASE_URL, HostPolicy::Any).unwrap().name(),
+            c.build(RESEND_BASE_URL, &ProviderUrls::default(), HostPolicy::Any)
+                .unwrap()
+                .name(),
             "file"
         );
     }

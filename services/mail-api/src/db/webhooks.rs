@@ -51,7 +51,7 @@ pub async fn insert(
 ) -> QueryResult<Result<Uuid, (Uuid, String)>> {
     let signer = signer.project_id();
     let id = Uuid::now_v7();
-    let event_type = payload.get("type").and_then(Value::as_str);
+    let event_type = crate::domain::provider_events::event_type(provider, payload);
     let inserted = diesel::insert_into(webhook_receipts::table)
         .values((
             webhook_receipts::id.eq(id),
@@ -81,6 +81,19 @@ pub async fn insert(
         .first(conn)
         .await?;
     Ok(Err(earlier))
+}
+
+/// The payload a receipt recorded.
+pub async fn payload_of(
+    conn: &mut AsyncPgConnection,
+    receipt_id: Uuid,
+) -> QueryResult<Option<Value>> {
+    webhook_receipts::table
+        .find(receipt_id)
+        .select(webhook_receipts::payload)
+        .first(conn)
+        .await
+        .optional()
 }
 
 /// What applying a receipt did.
@@ -164,24 +177,19 @@ async fn apply_payload(
     payload: &Value,
     rule: BounceRule,
 ) -> QueryResult<Applied> {
-    if provider != "resend" {
-        return Ok(Applied::Ignored(format!("provider {provider}")));
-    }
-    let Some(kind) = payload.get("type").and_then(Value::as_str) else {
-        return Ok(Applied::Ignored("no event type".into()));
+    let event = match crate::domain::provider_events::normalize(provider, payload) {
+        Ok(event) => event,
+        Err(why) => return Ok(Applied::Ignored(why)),
     };
+    let kind = event.kind;
     let effect = match kind {
         "email.delivered" => EmailStatus::Delivered,
         "email.opened" => EmailStatus::Opened,
         "email.clicked" => EmailStatus::Clicked,
         "email.bounced" => EmailStatus::Bounced,
-        "email.complained" => EmailStatus::Complained,
-        other => return Ok(Applied::Ignored(format!("event type {other}"))),
+        _ => EmailStatus::Complained,
     };
-    let data = payload.get("data").cloned().unwrap_or(Value::Null);
-    let Some(message_id) = data.get("email_id").and_then(Value::as_str) else {
-        return Ok(Applied::Ignored("no data.email_id".into()));
-    };
+    let message_id = event.message_id.as_str();
     let Some(email) = emails::find_by_provider_id(conn, message_id).await? else {
         return Ok(Applied::Ignored(format!("unknown message {message_id}")));
     };
@@ -194,10 +202,7 @@ async fn apply_payload(
         EmailStatus::Delivered => emails::record_delivered(conn, project, id).await?,
         EmailStatus::Opened => emails::record_open(conn, project, id).await?,
         EmailStatus::Clicked => {
-            let link = data
-                .pointer("/click/link")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
+            let link = event.link.as_deref().unwrap_or_default();
             emails::record_click(conn, project, id, link).await?
         }
         EmailStatus::Bounced | EmailStatus::Complained => {
@@ -236,17 +241,17 @@ async fn apply_payload(
         }
         _ => false,
     };
-    let mut event = serde_json::json!({"type": kind, "changed": changed});
-    if let Some(link) = data.pointer("/click/link") {
-        event["url"] = link.clone();
+    let mut recorded = serde_json::json!({"type": kind, "changed": changed});
+    if let Some(link) = &event.link {
+        recorded["url"] = Value::String(link.clone());
     }
-    if let Some(bounce) = data.get("bounce") {
-        event["bounce"] = bounce.clone();
+    if let Some(bounce) = &event.bounce {
+        recorded["bounce"] = bounce.clone();
     }
-    emails::add_event(conn, project, id, effect.as_str(), "webhook", event).await?;
+    emails::add_event(conn, project, id, effect.as_str(), "webhook", recorded).await?;
     if changed && matches!(effect, EmailStatus::Bounced | EmailStatus::Complained) {
         // The project's outbound webhooks, in this transaction.
-        let details = data.get("bounce").map_or_else(
+        let details = event.bounce.as_ref().map_or_else(
             || serde_json::json!({}),
             |b| serde_json::json!({"bounce": b}),
         );

@@ -12,6 +12,7 @@ pub mod health;
 pub mod insights;
 pub mod personalize;
 pub mod plans;
+pub mod provider_events;
 pub mod segment_rules;
 pub mod segment_schema;
 pub mod send_policy;

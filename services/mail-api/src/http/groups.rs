@@ -55,6 +55,7 @@ pub const ROUTE_GROUPS: &[(&str, &str, &[Group])] = &[
     ),
     ("PUT", "/api/v1/delivery/provider", &[DeliveryOps]),
     ("DELETE", "/api/v1/delivery/provider", &[DeliveryOps]),
+    ("POST", "/api/v1/delivery/provider/test", &[DeliveryOps]),
     ("POST", "/api/v1/delivery/webhook-secret", &[DeliveryOps]),
     ("GET", "/api/v1/language-model", &[DeliveryOps]),
     ("PUT", "/api/v1/language-model", &[DeliveryOps]),

@@ -7,8 +7,8 @@
 //! (AES-256-GCM under the key-encryption key); no answer ever contains a stored credential.
 
 use delivery::ProviderConfig;
-use delivery::providers::HostPolicy;
 use delivery::providers::SmtpSecurity;
+use delivery::providers::{CheckError, HostPolicy, MailgunRegion};
 use delivery::public_host;
 use http_kit::{ApiError, Validate};
 use serde::{Deserialize, Serialize};
@@ -17,26 +17,63 @@ use uuid::Uuid;
 
 use crate::AppState;
 use crate::db::delivery as settings_db;
+use crate::domain::error_code::MailErrorCode;
 
-/// `{"kind": "smtp", "host", "port"?, "username"?, "password"?, "security"?: "starttls"|"tls"|"none"}`
-/// or `{"kind": "resend", "api_key"}`.
+/// `{"kind": "smtp", "host", "port"?, "username"?, "password"?, "security"?: "starttls"|"tls"|"none"}`,
+/// `{"kind": "resend", "api_key"}`, `{"kind": "postmark", "server_token", "message_stream"?}`,
+/// `{"kind": "mailgun", "api_key", "domain", "region"?: "us"|"eu", "webhook_signing_key"?}` or
+/// `{"kind": "sendgrid", "api_key", "webhook_public_key"?}`. A field another kind uses is
+/// ignored.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct ProviderRequest {
     pub kind: ProviderKind,
     /// `smtp`: required, not blank.
-    #[schema(min_length = 1, pattern = r"[^\s\x85\uFEFF]")]
+    #[schema(min_length = 1, max_length = 253, pattern = r"[^\s\x85\uFEFF]")]
     pub host: Option<String>,
     /// `smtp`: default 587.
     #[schema(minimum = 1, maximum = 65535)]
     pub port: Option<u16>,
+    #[schema(max_length = 512)]
     pub username: Option<String>,
+    #[schema(max_length = 512)]
     pub password: Option<String>,
     /// `smtp`: default `starttls`.
     #[schema(inline)]
     pub security: Option<SmtpSecurityName>,
-    /// `resend`: required, not blank.
-    #[schema(min_length = 1, pattern = r"[^\s\x85\uFEFF]")]
+    /// `resend`, `mailgun`, `sendgrid`: required, not blank.
+    #[schema(min_length = 1, max_length = 512, pattern = r"[^\s\x85\uFEFF]")]
     pub api_key: Option<String>,
+    /// `postmark`: required, the server's API token (`X-Postmark-Server-Token`).
+    #[schema(min_length = 1, max_length = 256, pattern = r"[^\s\x85\uFEFF]")]
+    pub server_token: Option<String>,
+    /// `postmark`: the message stream (default: the server's default transactional stream).
+    #[schema(min_length = 1, max_length = 100, pattern = r"^[A-Za-z0-9_-]+$")]
+    pub message_stream: Option<String>,
+    /// `mailgun`: required, the sending domain as Mailgun knows it (a host name).
+    #[schema(
+        min_length = 1,
+        max_length = 253,
+        pattern = r"^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$"
+    )]
+    pub domain: Option<String>,
+    /// `mailgun`: `us` (default) or `eu`, which picks the deployment's Mailgun address.
+    #[schema(inline)]
+    pub region: Option<MailgunRegionName>,
+    /// `mailgun`: the HTTP webhook signing key that verifies its events.
+    #[schema(min_length = 1, max_length = 256, pattern = r"[^\s\x85\uFEFF]")]
+    pub webhook_signing_key: Option<String>,
+    /// `sendgrid`: the Signed Event Webhook's verification key (base64 ECDSA P-256 public
+    /// key, as SendGrid shows it).
+    #[schema(min_length = 1, max_length = 1024, pattern = r"[^\s\x85\uFEFF]")]
+    pub webhook_public_key: Option<String>,
+}
+
+/// Mailgun's region.
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MailgunRegionName {
+    Us,
+    Eu,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
@@ -44,6 +81,9 @@ pub struct ProviderRequest {
 pub enum ProviderKind {
     Smtp,
     Resend,
+    Postmark,
+    Mailgun,
+    Sendgrid,
 }
 
 /// How the worker talks to a project's SMTP server.
@@ -67,14 +107,27 @@ impl From<SmtpSecurityName> for SmtpSecurity {
 
 impl Validate for ProviderRequest {
     fn validate(&mut self) -> Result<(), ApiError> {
-        let (field, given) = match self.kind {
-            ProviderKind::Smtp => ("host", &self.host),
-            ProviderKind::Resend => ("api_key", &self.api_key),
+        let required: Vec<(&str, &Option<String>)> = match self.kind {
+            ProviderKind::Smtp => vec![("host", &self.host)],
+            ProviderKind::Resend => vec![("api_key", &self.api_key)],
+            ProviderKind::Postmark => vec![("server_token", &self.server_token)],
+            ProviderKind::Mailgun => vec![("api_key", &self.api_key), ("domain", &self.domain)],
+            ProviderKind::Sendgrid => vec![("api_key", &self.api_key)],
         };
-        if given.is_none() {
+        for (field, given) in required {
+            if given.is_none() {
+                return Err(ApiError::invalid_field(
+                    field,
+                    &format!("is required for kind {}", self.kind_name()),
+                ));
+            }
+        }
+        if let (ProviderKind::Sendgrid, Some(key)) = (self.kind, &self.webhook_public_key)
+            && delivery::provider_webhooks::sendgrid_public_key(key).is_err()
+        {
             return Err(ApiError::invalid_field(
-                field,
-                &format!("is required for kind {}", self.kind_name()),
+                "webhook_public_key",
+                "is not a base64 ECDSA P-256 public key",
             ));
         }
         Ok(())
@@ -86,6 +139,9 @@ impl ProviderRequest {
         match self.kind {
             ProviderKind::Smtp => "smtp",
             ProviderKind::Resend => "resend",
+            ProviderKind::Postmark => "postmark",
+            ProviderKind::Mailgun => "mailgun",
+            ProviderKind::Sendgrid => "sendgrid",
         }
     }
 
@@ -101,14 +157,45 @@ impl ProviderRequest {
             ProviderKind::Resend => ProviderConfig::Resend {
                 api_key: self.api_key.unwrap_or_default(),
             },
+            ProviderKind::Postmark => ProviderConfig::Postmark {
+                server_token: self.server_token.unwrap_or_default(),
+                message_stream: self.message_stream,
+            },
+            ProviderKind::Mailgun => ProviderConfig::Mailgun {
+                api_key: self.api_key.unwrap_or_default(),
+                domain: self.domain.unwrap_or_default(),
+                region: match self.region {
+                    Some(MailgunRegionName::Eu) => MailgunRegion::Eu,
+                    _ => MailgunRegion::Us,
+                },
+                webhook_signing_key: self.webhook_signing_key,
+            },
+            ProviderKind::Sendgrid => ProviderConfig::Sendgrid {
+                api_key: self.api_key.unwrap_or_default(),
+                webhook_public_key: self.webhook_public_key,
+            },
         }
     }
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ProviderAnswer {
-    /// `smtp`, `resend`, or `default` (the deployment's).
+    /// `smtp`, `resend`, `postmark`, `mailgun`, `sendgrid`, or `default` (the deployment's).
     pub kind: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ProviderTestAnswer {
+    /// The provider tested: the project's (`smtp`, `resend`, `postmark`, `mailgun`,
+    /// `sendgrid`) or, without one, `default` (the deployment's).
+    pub kind: String,
+    /// The provider's kind behind `default`, when this process knows the deployment's
+    /// default provider.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// What was asked (`GET /server`, `GET /v3/domains/{domain}`, `GET /v3/scopes`), or
+    /// `nothing: …` for a provider whose credentials are checked only at the first send.
+    pub checked: String,
 }
 
 /// A project's SMTP host must not be, or resolve to, an internal address. A name that does
@@ -129,9 +216,11 @@ async fn check_smtp_host(host: &str, port: u16, policy: HostPolicy) -> Result<()
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct WebhookSecretAnswer {
-    /// `whsec_…`: configure it at the provider; it is not shown again.
+    /// `whsec_…`: configure it at the provider (Resend's signing secret; Postmark's webhook
+    /// basic-auth password); it is not shown again.
     pub secret: String,
-    /// Where the provider posts events for this project.
+    /// Where Resend posts events for this project (the other providers' receivers are
+    /// `/api/webhooks/{postmark|mailgun|sendgrid}/{projectId}`).
     pub path: String,
 }
 
@@ -175,5 +264,71 @@ pub async fn rotate_project_webhook_secret(
     Ok(WebhookSecretAnswer {
         secret,
         path: format!("/api/webhooks/resend/{project_id}"),
+    })
+}
+
+/// Asks the project's provider (or, without one, the deployment's default) whether it takes
+/// its credentials, sending nothing (`POST /delivery/provider/test`): 422 `PROVIDER_REJECTED`
+/// naming the provider when it answers 401 or 403.
+pub async fn test_project_provider(
+    state: &AppState,
+    project_id: Uuid,
+) -> Result<ProviderTestAnswer, ApiError> {
+    let mut conn = store::conn(&state.pool).await?;
+    let sealed = settings_db::get(&mut conn, project_id).await?.0;
+    drop(conn);
+    let (kind, config) = match sealed {
+        Some(sealed) => {
+            let config = settings_db::open_provider(&state.kek, project_id, &sealed)
+                .map_err(ApiError::internal)?;
+            (config.kind().to_owned(), config)
+        }
+        None => match &state.delivery.default_provider {
+            Some(config) => ("default".to_owned(), config.clone()),
+            None => {
+                return Ok(ProviderTestAnswer {
+                    kind: "default".to_owned(),
+                    provider: None,
+                    checked: "nothing: the deployment's default provider is configured on the send worker".to_owned(),
+                });
+            }
+        },
+    };
+    let provider_kind = config.kind();
+    let provider = if matches!(
+        config,
+        ProviderConfig::Smtp { .. } | ProviderConfig::File { .. }
+    ) {
+        None
+    } else {
+        Some(
+            config
+                .build(
+                    &state.delivery.resend_base_url,
+                    &state.delivery.provider_urls,
+                    state.smtp_hosts,
+                )
+                .map_err(ApiError::internal)?,
+        )
+    };
+    let checked = match provider {
+        None => format!("nothing: {provider_kind} credentials are checked at the first send"),
+        Some(provider) => match provider.check().await {
+            Ok(checked) => checked,
+            Err(CheckError::Rejected(why)) => {
+                return Err(ApiError::unprocessable(why)
+                    .with_code(MailErrorCode::ProviderRejected)
+                    .with_details(serde_json::json!({"provider": provider_kind})));
+            }
+            Err(CheckError::Failed(why)) => {
+                tracing::warn!(provider = provider_kind, error = %why, "provider check failed");
+                return Err(ApiError::unavailable(provider_kind, 30));
+            }
+        },
+    };
+    Ok(ProviderTestAnswer {
+        kind,
+        provider: Some(provider_kind.to_owned()),
+        checked,
     })
 }

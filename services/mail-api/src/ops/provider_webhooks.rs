@@ -1,10 +1,13 @@
-//! The provider webhook receiver (the signature is the credential): a delivery for the
+//! The provider webhook receiver (the signature is the credential). Resend: a delivery for the
 //! deployment verifies with its secret (`MAIL_WEBHOOKS__SECRET`); one for a project with the
 //! project's own secret when it has one (stored sealed), else the deployment's. Standard Webhooks:
 //! `webhook-id`, `webhook-timestamp`, `webhook-signature` (or their `svix-` twins), 5 minutes
 //! of tolerance; a bad or stale signature answers 401. Receipts are deduplicated by
 //! (provider, `webhook-id`, the secret that verified it). The event is applied at once; when that fails it goes to the
 //! `webhook.inbound` queue (retried with backoff, five attempts, then its dead-letter queue).
+//! Postmark, Mailgun and SendGrid post to the project route only, each verified with its own
+//! scheme (`delivery::provider_webhooks`); a forged or stale delivery answers 401 and changes
+//! nothing.
 
 use http_kit::ApiError;
 use queue::WorkQueue;
@@ -14,6 +17,8 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 use webhook_signature::{Headers, Secret};
 
+use delivery::ProviderConfig;
+
 use crate::AppState;
 use crate::config::WebhookSettings;
 use crate::db::delivery as settings_db;
@@ -22,7 +27,10 @@ use crate::domain::error_code::MailErrorCode;
 use crate::sending::inbound_queue;
 
 /// Providers whose events the receiver understands.
-pub const PROVIDERS: &[&str] = &["resend"];
+pub const PROVIDERS: &[&str] = &["resend", "postmark", "mailgun", "sendgrid"];
+
+/// How far a Mailgun or SendGrid timestamp may be from now (as Standard Webhooks' tolerance).
+const TOLERANCE_SECS: i64 = 300;
 
 /// The receiver's configuration: the deployment's secret and its clock.
 pub struct Receiver {
@@ -83,8 +91,10 @@ fn unauthorized(why: &str) -> ApiError {
 }
 
 /// Receives one delivery of `provider`'s events: verified with the project's secret (when
-/// `project_id` names a project that has one) or the deployment's, deduplicated, and applied
-/// at once, else queued for retries. `header` looks a request header up by name.
+/// `project_id` names a project that has one) or the deployment's (Resend), or with the
+/// project's credential for that provider (Postmark, Mailgun, SendGrid: project routes only),
+/// deduplicated, and applied at once, else queued for retries. `header` looks a request
+/// header up by name.
 pub async fn receive<'a>(
     state: &AppState,
     header: impl Fn(&str) -> Option<&'a str>,
@@ -97,10 +107,60 @@ pub async fn receive<'a>(
             "no webhook receiver for {provider}"
         )));
     }
-    let receiver = &state.webhooks;
     let mut conn = store::conn(&state.pool).await?;
+    let (signer, events) = match (provider, project_id) {
+        ("resend", _) => resend(state, &mut conn, &header, project_id, body).await?,
+        (_, None) => {
+            return Err(unauthorized(&format!(
+                "{provider} events are received per project: /api/webhooks/{provider}/{{projectId}}"
+            )));
+        }
+        (_, Some(project)) => {
+            let events =
+                verify_for_project(state, &mut conn, &header, provider, project, body).await?;
+            (Signer::Project(project), events)
+        }
+    };
+    if let Some(project) = project_id
+        && !webhooks::project_exists(&mut conn, project).await?
+    {
+        return Err(ApiError::not_found("no such project"));
+    }
+    let mut answers = Vec::with_capacity(events.len());
+    for (webhook_id, payload) in events {
+        let answer = record_and_apply(
+            state,
+            &mut conn,
+            provider,
+            &webhook_id,
+            signer,
+            project_id,
+            &payload,
+        )
+        .await?;
+        answers.push(answer);
+    }
+    // A batch answers its most telling outcome.
+    let summary = ["applied", "queued", "duplicate", "ignored"]
+        .into_iter()
+        .find(|s| answers.contains(&s))
+        .unwrap_or("ignored");
+    Ok(answer(summary))
+}
+
+type Events = Vec<(String, Value)>;
+
+/// Resend: Standard Webhooks with the project's secret or the deployment's.
+async fn resend<'a>(
+    state: &AppState,
+    conn: &mut diesel_async::AsyncPgConnection,
+    header: &impl Fn(&str) -> Option<&'a str>,
+    project_id: Option<Uuid>,
+    body: &[u8],
+) -> Result<(Signer, Events), ApiError> {
+    let receiver = &state.webhooks;
     let project_secret = match project_id {
-        Some(project) => match settings_db::get(&mut conn, project).await?.1 {
+        Some(project) => match settings_db::get(conn, project).await?.1 {
             Some(sealed) => {
                 let text = settings_db::open_webhook_secret(&state.kek, project, &sealed)
                     .map_err(ApiError::internal)?;
@@ -119,34 +179,175 @@ pub async fn receive<'a>(
     secret
         .verify(&headers, body, receiver.now())
         .map_err(|e| unauthorized(&e.to_string()))?;
+    let payload = parse(body)?;
+    Ok((signer, vec![(headers.id.to_owned(), payload)]))
+}
+
+fn parse(body: &[u8]) -> Result<Value, ApiError> {
     let payload: Value =
         serde_json::from_slice(body).map_err(|_| ApiError::invalid_field("body", "is not JSON"))?;
     http_kit::nul::check_json(&payload)?;
-    if let Some(project) = project_id
-        && !webhooks::project_exists(&mut conn, project).await?
-    {
-        return Err(ApiError::not_found("no such project"));
+    Ok(payload)
+}
+
+fn fresh(timestamp: &str, now: i64) -> Result<(), ApiError> {
+    let at: i64 = timestamp
+        .trim()
+        .parse()
+        .map_err(|_| unauthorized("the timestamp is not a number"))?;
+    if now.abs_diff(at) > TOLERANCE_SECS.unsigned_abs() {
+        return Err(unauthorized("stale timestamp"));
     }
-    let receipt = match webhooks::insert(
-        &mut conn, provider, headers.id, signer, project_id, &payload,
-    )
-    .await?
-    {
-        Ok(id) => id,
-        // Received before: answered as a duplicate unless its application is still owed.
-        Err((id, status)) if status == "received" || status == "failed" => id,
-        Err(_) => return Ok(answer("duplicate")),
+    Ok(())
+}
+
+/// Postmark, Mailgun and SendGrid: the project's credential for that provider.
+async fn verify_for_project<'a>(
+    state: &AppState,
+    conn: &mut diesel_async::AsyncPgConnection,
+    header: &impl Fn(&str) -> Option<&'a str>,
+    provider: &str,
+    project: Uuid,
+    body: &[u8],
+) -> Result<Events, ApiError> {
+    let (sealed_config, sealed_secret) = settings_db::get(conn, project).await?;
+    let config = match sealed_config {
+        Some(sealed) => Some(
+            settings_db::open_provider(&state.kek, project, &sealed).map_err(ApiError::internal)?,
+        ),
+        None => None,
     };
-    match webhooks::apply(&mut conn, receipt, receiver.bounce_rule).await {
-        Ok(Applied::Applied { .. }) => Ok(answer("applied")),
-        Ok(Applied::Ignored(why)) => {
-            tracing::info!(provider, webhook_id = headers.id, %why, "provider webhook ignored");
-            Ok(answer("ignored"))
+    let now = state.webhooks.now();
+    let reject = |e: delivery::provider_webhooks::Rejected| unauthorized(&e.0);
+    match provider {
+        "postmark" => {
+            let Some(sealed) = sealed_secret else {
+                return Err(unauthorized("the project has no webhook secret"));
+            };
+            let secret = settings_db::open_webhook_secret(&state.kek, project, &sealed)
+                .map_err(ApiError::internal)?;
+            delivery::provider_webhooks::verify_basic_auth(header("authorization"), &secret)
+                .map_err(reject)?;
+            let payload = parse(body)?;
+            if !payload.is_object() {
+                return Err(ApiError::invalid_field("body", "is not a Postmark event"));
+            }
+            let id = format!("postmark:{}", delivery::provider_webhooks::digest(body));
+            Ok(vec![(id, payload)])
         }
-        Ok(Applied::AlreadyDone) => Ok(answer("duplicate")),
+        "mailgun" => {
+            let Some(ProviderConfig::Mailgun {
+                webhook_signing_key: Some(key),
+                ..
+            }) = &config
+            else {
+                return Err(unauthorized(
+                    "the project has no Mailgun webhook signing key",
+                ));
+            };
+            let payload: Value = serde_json::from_slice(body)
+                .map_err(|_| unauthorized("the body is not a signed Mailgun event"))?;
+            let field = |name: &str| {
+                payload
+                    .pointer(&format!("/signature/{name}"))
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| unauthorized(&format!("no signature.{name}")))
+            };
+            let (timestamp, token, signature) =
+                (field("timestamp")?, field("token")?, field("signature")?);
+            if token.len() > 200 {
+                return Err(unauthorized("token too long"));
+            }
+            delivery::provider_webhooks::verify_mailgun(key, timestamp, token, signature)
+                .map_err(reject)?;
+            fresh(timestamp, now)?;
+            http_kit::nul::check_json(&payload)?;
+            Ok(vec![(format!("mailgun:{token}"), payload)])
+        }
+        "sendgrid" => {
+            let Some(ProviderConfig::Sendgrid {
+                webhook_public_key: Some(key),
+                ..
+            }) = &config
+            else {
+                return Err(unauthorized("the project has no SendGrid verification key"));
+            };
+            let signature = header("x-twilio-email-event-webhook-signature")
+                .ok_or_else(|| unauthorized("no X-Twilio-Email-Event-Webhook-Signature"))?;
+            let timestamp = header("x-twilio-email-event-webhook-timestamp")
+                .ok_or_else(|| unauthorized("no X-Twilio-Email-Event-Webhook-Timestamp"))?;
+            delivery::provider_webhooks::verify_sendgrid(key, timestamp, body, signature)
+                .map_err(reject)?;
+            fresh(timestamp, now)?;
+            let payload = parse(body)?;
+            let Value::Array(events) = payload else {
+                return Err(ApiError::invalid_field(
+                    "body",
+                    "is not a SendGrid event batch",
+                ));
+            };
+            Ok(events
+                .into_iter()
+                .map(|event| {
+                    let id = match event.get("sg_event_id").and_then(Value::as_str) {
+                        Some(id) => {
+                            format!("sendgrid:{}", id.chars().take(200).collect::<String>())
+                        }
+                        None => format!(
+                            "sendgrid:{}",
+                            delivery::provider_webhooks::digest(event.to_string().as_bytes())
+                        ),
+                    };
+                    (id, event)
+                })
+                .collect())
+        }
+        _ => Err(ApiError::not_found(format!(
+            "no webhook receiver for {provider}"
+        ))),
+    }
+}
+
+/// Records one event's receipt and applies it (or queues it): `applied`, `ignored`,
+/// `duplicate` or `queued`. A Mailgun token seen before with another payload is a replay
+/// (its signature does not cover the body): 401.
+async fn record_and_apply(
+    state: &AppState,
+    conn: &mut diesel_async::AsyncPgConnection,
+    provider: &str,
+    webhook_id: &str,
+    signer: Signer,
+    project_id: Option<Uuid>,
+    payload: &Value,
+) -> Result<&'static str, ApiError> {
+    let receiver = &state.webhooks;
+    let receipt =
+        match webhooks::insert(conn, provider, webhook_id, signer, project_id, payload).await? {
+            Ok(id) => id,
+            Err((id, status)) => {
+                if provider == "mailgun"
+                    && webhooks::payload_of(conn, id).await?.as_ref() != Some(payload)
+                {
+                    return Err(unauthorized("the token was used before"));
+                }
+                // Received before: answered as a duplicate unless its application is still owed.
+                if status == "received" || status == "failed" {
+                    id
+                } else {
+                    return Ok("duplicate");
+                }
+            }
+        };
+    match webhooks::apply(conn, receipt, receiver.bounce_rule).await {
+        Ok(Applied::Applied { .. }) => Ok("applied"),
+        Ok(Applied::Ignored(why)) => {
+            tracing::info!(provider, webhook_id, %why, "provider webhook ignored");
+            Ok("ignored")
+        }
+        Ok(Applied::AlreadyDone) => Ok("duplicate"),
         Err(err) => {
             tracing::warn!(provider, %receipt, error = %err, "provider webhook not applied; queued");
-            let _ = webhooks::note_failure(&mut conn, receipt, &err.to_string()).await;
+            let _ = webhooks::note_failure(conn, receipt, &err.to_string()).await;
             let queue = receiver.queue.clone();
             state
                 .broker
@@ -161,7 +362,7 @@ pub async fn receive<'a>(
                 })
                 .await
                 .map_err(ApiError::internal)?;
-            Ok(answer("queued"))
+            Ok("queued")
         }
     }
 }

@@ -3217,16 +3217,19 @@ export type PropertyType = {
 
 export type ProviderAnswer = {
     /**
-     * `smtp`, `resend`, or `default` (the deployment's).
+     * `smtp`, `resend`, `postmark`, `mailgun`, `sendgrid`, or `default` (the deployment's).
      */
     kind: string;
 };
 
-export type ProviderKind = 'smtp' | 'resend';
+export type ProviderKind = 'smtp' | 'resend' | 'postmark' | 'mailgun' | 'sendgrid';
 
 /**
- * `{"kind": "smtp", "host", "port"?, "username"?, "password"?, "security"?: "starttls"|"tls"|"none"}`
- * or `{"kind": "resend", "api_key"}`.
+ * `{"kind": "smtp", "host", "port"?, "username"?, "password"?, "security"?: "starttls"|"tls"|"none"}`,
+ * `{"kind": "resend", "api_key"}`, `{"kind": "postmark", "server_token", "message_stream"?}`,
+ * `{"kind": "mailgun", "api_key", "domain", "region"?: "us"|"eu", "webhook_signing_key"?}` or
+ * `{"kind": "sendgrid", "api_key", "webhook_public_key"?}`. A field another kind uses is
+ * ignored.
  */
 export type ProviderRequest = {
     kind: ProviderKind;
@@ -3245,9 +3248,52 @@ export type ProviderRequest = {
      */
     security?: null | 'starttls' | 'tls' | 'none';
     /**
-     * `resend`: required, not blank.
+     * `resend`, `mailgun`, `sendgrid`: required, not blank.
      */
     api_key?: string | null;
+    /**
+     * `postmark`: required, the server's API token (`X-Postmark-Server-Token`).
+     */
+    server_token?: string | null;
+    /**
+     * `postmark`: the message stream (default: the server's default transactional stream).
+     */
+    message_stream?: string | null;
+    /**
+     * `mailgun`: required, the sending domain as Mailgun knows it (a host name).
+     */
+    domain?: string | null;
+    /**
+     * `mailgun`: `us` (default) or `eu`, which picks the deployment's Mailgun address.
+     */
+    region?: null | 'us' | 'eu';
+    /**
+     * `mailgun`: the HTTP webhook signing key that verifies its events.
+     */
+    webhook_signing_key?: string | null;
+    /**
+     * `sendgrid`: the Signed Event Webhook's verification key (base64 ECDSA P-256 public
+     * key, as SendGrid shows it).
+     */
+    webhook_public_key?: string | null;
+};
+
+export type ProviderTestAnswer = {
+    /**
+     * The provider tested: the project's (`smtp`, `resend`, `postmark`, `mailgun`,
+     * `sendgrid`) or, without one, `default` (the deployment's).
+     */
+    kind: string;
+    /**
+     * The provider's kind behind `default`, when this process knows the deployment's
+     * default provider.
+     */
+    provider?: string | null;
+    /**
+     * What was asked (`GET /server`, `GET /v3/domains/{domain}`, `GET /v3/scopes`), or
+     * `nothing: …` for a provider whose credentials are checked only at the first send.
+     */
+    checked: string;
 };
 
 /**
@@ -4700,11 +4746,13 @@ export type WebhookEvent = 'campaign.completed' | 'email.bounced' | 'email.compl
 
 export type WebhookSecretAnswer = {
     /**
-     * `whsec_…`: configure it at the provider; it is not shown again.
+     * `whsec_…`: configure it at the provider (Resend's signing secret; Postmark's webhook
+     * basic-auth password); it is not shown again.
      */
     secret: string;
     /**
-     * Where the provider posts events for this project.
+     * Where Resend posts events for this project (the other providers' receivers are
+     * `/api/webhooks/{postmark|mailgun|sendgrid}/{projectId}`).
      */
     path: string;
 };
@@ -7976,6 +8024,51 @@ export type SetProviderResponses = {
 };
 
 export type SetProviderResponse = SetProviderResponses[keyof SetProviderResponses];
+
+export type TestProviderData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/delivery/provider/test';
+};
+
+export type TestProviderErrors = {
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the admin scope
+     */
+    403: MailError;
+    /**
+     * The provider refused the credentials (401 or 403 from its API): `PROVIDER_REJECTED`, `details.provider` names it
+     */
+    422: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * The provider could not be asked, or answered something else
+     */
+    503: MailError;
+};
+
+export type TestProviderError = TestProviderErrors[keyof TestProviderErrors];
+
+export type TestProviderResponses = {
+    /**
+     * The provider took the credentials, or has no check before the first send (`checked` says which)
+     */
+    200: ProviderTestAnswer;
+};
+
+export type TestProviderResponse = TestProviderResponses[keyof TestProviderResponses];
 
 export type RotateWebhookSecretData = {
     body?: never;

@@ -25,6 +25,7 @@ mod approvals;
 mod concurrency;
 mod email_log;
 mod path;
+mod provider_apis;
 mod providers;
 mod tracking;
 mod webhooks;
@@ -40,6 +41,8 @@ pub(crate) struct Send {
     worker: Option<ShutdownToken>,
     pub(crate) tracker: Tracker,
     pub(crate) resend: ResendStub,
+    /// Where the worker finds Postmark, Mailgun and SendGrid.
+    provider_urls: delivery::providers::ProviderUrls,
 }
 
 impl Send {
@@ -48,6 +51,14 @@ impl Send {
     }
 
     pub(crate) async fn with(adjust: impl FnOnce(&mut mail_api::Settings)) -> Self {
+        Self::with_provider_urls(delivery::providers::ProviderUrls::default(), adjust).await
+    }
+
+    /// A server and worker that find Postmark, Mailgun and SendGrid at `urls`.
+    pub(crate) async fn with_provider_urls(
+        urls: delivery::providers::ProviderUrls,
+        adjust: impl FnOnce(&mut mail_api::Settings),
+    ) -> Self {
         let h = Harness::with(|url| {
             let mut s = settings(url);
             s.sending.reply_wait_ms = 5_000;
@@ -67,6 +78,7 @@ impl Send {
             worker: None,
             tracker,
             resend: ResendStub::start(Some("re_test_key")).await,
+            provider_urls: urls,
         };
         send.start_worker();
         send
@@ -97,6 +109,7 @@ impl Send {
                     security: SmtpSecurity::None,
                 },
                 resend_base_url: self.resend.base_url.clone(),
+                provider_urls: self.provider_urls.clone(),
                 allow_private_smtp_hosts: false,
             },
         )

@@ -141,7 +141,7 @@ async fn provider_webhooks_are_verified_deduplicated_and_applied() {
     );
     // An unknown provider: 404.
     let res = s
-        .webhook("/api/webhooks/mailgun", WEBHOOK_SECRET, "msg_6", &unknown)
+        .webhook("/api/webhooks/sparkpost", WEBHOOK_SECRET, "msg_6", &unknown)
         .await;
     assert_eq!(res.status(), 404);
 

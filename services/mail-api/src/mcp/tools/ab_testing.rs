@@ -85,9 +85,15 @@ pub fn tools() -> Vec<Tool> {
              and nothing is sent until approved).",
         )
         .writes(|ctx, Body(args): Body<PromoteArguments>| async move {
-            promote_ab_winner_gated(&ctx.state, ctx.state.gates.view(None), &ctx.caller, args.test_id, &args.target)
-                .await
-                .map(Answer::into_body)
+            promote_ab_winner_gated(
+                &ctx.state,
+                ctx.state.gates.view(None),
+                &ctx.caller,
+                args.test_id,
+                &args.target,
+            )
+            .await
+            .map(Answer::into_body)
         }),
     ]
 }

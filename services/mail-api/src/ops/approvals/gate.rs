@@ -13,8 +13,8 @@ use super::{ApprovalAction, ApprovalRequired, GateView, needs_approval, request}
 use crate::AppState;
 use crate::db::{approvals as approvals_db, campaigns, enrollments as enrollments_db, segments};
 use crate::flows;
-use crate::ops::campaigns::enrollments::{EnrollSegment, SegmentEnrolled, enroll_segment_in};
 use crate::ops::ab_tests::{self, PromoteAbWinner};
+use crate::ops::campaigns::enrollments::{EnrollSegment, SegmentEnrolled, enroll_segment_in};
 use crate::ops::campaigns::{
     Campaign, CampaignStatus, LaunchCampaign, change_campaign_status, delete_campaign,
     delete_campaign_in, launch, launch_campaign, parse_name, set_status,
@@ -350,7 +350,9 @@ pub async fn promote_ab_winner_gated(
             // The test first: another project's answers 404 whatever the policy.
             let (summary, _) =
                 ab_tests::promotion_summary(conn, project_id, id, req.variant).await?;
-            let Some(held) = needs_approval(view, &state.pool, caller, |p| p.campaign_launch).await? else {
+            let Some(held) =
+                needs_approval(view, &state.pool, caller, |p| p.campaign_launch).await?
+            else {
                 let promoted = ab_tests::promote(conn, project_id, id, req.variant, "hand").await?;
                 return ok(promoted);
             };

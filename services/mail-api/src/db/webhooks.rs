@@ -13,6 +13,11 @@ use super::schema::webhook_receipts;
 use super::{emails, notifications, suppressions};
 use crate::domain::email_status::EmailStatus;
 
+/// The provider of the events learnt over SMTP (`crate::bounces`): delivery status
+/// notifications and feedback reports at the bounce receiver, and refusals in the send
+/// worker's own SMTP conversation. Their `data.email_log_id` names the email.
+pub const SMTP: &str = "smtp";
+
 /// Whether the project exists (a project route names one).
 pub async fn project_exists(conn: &mut AsyncPgConnection, project_id: Uuid) -> QueryResult<bool> {
     use super::schema::projects;
@@ -164,7 +169,7 @@ async fn apply_payload(
     payload: &Value,
     rule: BounceRule,
 ) -> QueryResult<Applied> {
-    if provider != "resend" {
+    if provider != "resend" && provider != SMTP {
         return Ok(Applied::Ignored(format!("provider {provider}")));
     }
     let Some(kind) = payload.get("type").and_then(Value::as_str) else {
@@ -179,10 +184,24 @@ async fn apply_payload(
         other => return Ok(Applied::Ignored(format!("event type {other}"))),
     };
     let data = payload.get("data").cloned().unwrap_or(Value::Null);
-    let Some(message_id) = data.get("email_id").and_then(Value::as_str) else {
-        return Ok(Applied::Ignored("no data.email_id".into()));
+    let (found, message_id) = if provider == SMTP {
+        // Ours: the email log id the VERP token (or the send worker) named.
+        let Some(id) = data
+            .get("email_log_id")
+            .and_then(Value::as_str)
+            .and_then(|id| Uuid::parse_str(id).ok())
+        else {
+            return Ok(Applied::Ignored("no data.email_log_id".into()));
+        };
+        (emails::find_by_id(conn, id).await?, id.to_string())
+    } else {
+        let Some(message_id) = data.get("email_id").and_then(Value::as_str) else {
+            return Ok(Applied::Ignored("no data.email_id".into()));
+        };
+        let found = emails::find_by_provider_id(conn, message_id).await?;
+        (found, message_id.to_owned())
     };
-    let Some(email) = emails::find_by_provider_id(conn, message_id).await? else {
+    let Some(email) = found else {
         return Ok(Applied::Ignored(format!("unknown message {message_id}")));
     };
     if project_id.is_some_and(|p| p != email.project_id) {

@@ -3,6 +3,7 @@
 mod analytics;
 mod approvals;
 mod auth;
+mod bounces;
 mod campaign_engine;
 mod campaign_routes;
 mod campaigns;

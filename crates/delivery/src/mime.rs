@@ -45,7 +45,7 @@ pub fn message(email: &OutgoingEmail) -> Result<Message, EmailError> {
     };
     if let Some(return_path) = &email.return_path {
         let sender: lettre::Address = return_path.parse().map_err(|e| invalid("return_path", e))?;
-        let envelope = lettre::address::Envelope::new(Some(sender), vec![to_address.clone()])
+        let envelope = lettre::address::Envelope::new(Some(sender), vec![to_address])
             .map_err(|e| invalid("to", e))?;
         builder = builder.envelope(envelope).raw_header(HeaderValue::new(
             HeaderName::new_from_ascii_str("Return-Path"),

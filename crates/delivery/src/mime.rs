@@ -96,7 +96,11 @@ mod tests {
         email.return_path = Some("bounce+abc@bounces.acme.test".into());
         let message = message(&email).unwrap();
         assert_eq!(
-            message.envelope().from().map(ToString::to_string).as_deref(),
+            message
+                .envelope()
+                .from()
+                .map(ToString::to_string)
+                .as_deref(),
             Some("bounce+abc@bounces.acme.test")
         );
         let raw = String::from_utf8(message.formatted()).unwrap();

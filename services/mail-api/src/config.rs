@@ -359,16 +359,14 @@ impl SharedDkimSettings {
         if selector.is_empty() && file.is_empty() && value.is_empty() {
             return Ok(None);
         }
-        let label_ok = |l: &str| {
-            !l.is_empty() && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
-        };
+        let label_ok =
+            |l: &str| !l.is_empty() && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
         if !selector.split('.').all(label_ok) {
             anyhow::bail!("MAIL_SHARED_DKIM__SELECTOR must be a DNS label (e.g. `mail2026`)");
         }
         let pem = match (file.is_empty(), value.is_empty()) {
-            (false, true) => std::fs::read_to_string(file).map_err(|e| {
-                anyhow::anyhow!("MAIL_SHARED_DKIM__KEY_FILE cannot be read: {e}")
-            })?,
+            (false, true) => std::fs::read_to_string(file)
+                .map_err(|e| anyhow::anyhow!("MAIL_SHARED_DKIM__KEY_FILE cannot be read: {e}"))?,
             (true, false) => value.to_owned(),
             _ => anyhow::bail!(
                 "MAIL_SHARED_DKIM__ needs exactly one of KEY_FILE and KEY beside SELECTOR"

@@ -37,9 +37,9 @@ use uuid::Uuid;
 
 use crate::bounces::{self, Report, Verp};
 use crate::db::delivery as settings_db;
+use crate::db::emails::{self, Claim, Email, Finishing, ForSending, Outcome};
 use crate::db::outbound_events::BounceRule;
 use crate::db::webhooks;
-use crate::db::emails::{self, Claim, Email, Finishing, ForSending, Outcome};
 use crate::domain::personalize;
 use crate::sending::SendResult;
 

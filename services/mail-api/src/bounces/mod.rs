@@ -187,9 +187,11 @@ impl Verp {
 
     /// Whether `address` is at the bounce domain (any local part).
     pub fn is_ours(&self, address: &str) -> bool {
-        address
-            .rsplit_once('@')
-            .is_some_and(|(_, domain)| domain.trim_end_matches('.').eq_ignore_ascii_case(&self.domain))
+        address.rsplit_once('@').is_some_and(|(_, domain)| {
+            domain
+                .trim_end_matches('.')
+                .eq_ignore_ascii_case(&self.domain)
+        })
     }
 
     /// The email a return path names, when its tag is ours (compared in constant time).
@@ -302,7 +304,10 @@ mod tests {
         // Another key, another domain, an altered token: not ours.
         let other = Verp::new("bounces.example.test", &[8u8; 32]).unwrap();
         assert_eq!(other.email_of(&path), None);
-        assert_eq!(v.email_of(&path.replace("bounces.example.test", "x.test")), None);
+        assert_eq!(
+            v.email_of(&path.replace("bounces.example.test", "x.test")),
+            None
+        );
         let mut altered = path.clone().into_bytes();
         altered[10] = if altered[10] == b'a' { b'b' } else { b'a' };
         assert_eq!(v.email_of(&String::from_utf8(altered).unwrap()), None);

@@ -201,7 +201,8 @@ impl BounceReceiver {
                     }
                     State::Command => match commands.ingest(&mut bytes) {
                         Ok(request) => {
-                            let (close, data) = self.command(request, &host, &mut envelope, &mut out);
+                            let (close, data) =
+                                self.command(request, &host, &mut envelope, &mut out);
                             if data {
                                 state = State::Data(Box::new(DataReceiver::new()));
                             }

@@ -224,7 +224,7 @@ Final-Recipient: rfc822; gone@example.org\r\n\
 Action: failed\r\n\
 Status: 5.1.1\r\n\
 Diagnostic-Code: smtp; 550 5.1.1 <gone@example.org>:\r\n\
- Recipient address rejected: User unknown\r\n\
+\x20Recipient address rejected: User unknown\r\n\
 \r\n\
 --b1\r\n\
 Content-Type: text/rfc822-headers\r\n\
@@ -266,7 +266,10 @@ Subject: Welcome\r\n\
             .replace("Action: failed", "Action: delivered")
             .replace("Status: 5.1.1", "Status: 2.0.0");
         assert_eq!(parse(delivered.as_bytes()).report, None);
-        assert_eq!(parse(b"Subject: out of office\r\n\r\nBack Monday.\r\n").report, None);
+        assert_eq!(
+            parse(b"Subject: out of office\r\n\r\nBack Monday.\r\n").report,
+            None
+        );
         assert_eq!(parse(b"").report, None);
     }
 

@@ -159,7 +159,7 @@ Action: {action}\r\n\
 Status: {status}\r\n\
 Remote-MTA: dns; mx.example.com\r\n\
 Diagnostic-Code: smtp; 550 5.1.1 <{recipient}>: Recipient address rejected:\r\n\
- User unknown in virtual mailbox table\r\n\
+\x20User unknown in virtual mailbox table\r\n\
 \r\n\
 --DSN.BOUNDARY\r\n\
 Content-Description: Undelivered Message Headers\r\n\
@@ -306,9 +306,8 @@ async fn a_dsn_and_a_feedback_report_over_smtp_bounce_complain_and_suppress_once
         .await,
         "1"
     );
-    let res = s
-        .h
-        .post_json(
+    let res =
+        s.h.post_json(
             &t.write,
             "/api/v1/send",
             &json!({"to": "bob@example.com", "site_id": site, "subject": "Again",
@@ -476,7 +475,11 @@ fn assert_dkim_verifies(message: &str, public_base64: &str) {
     };
     let relaxed_header = |h: &str| {
         let (name, value) = h.split_once(':').unwrap();
-        format!("{}:{}", name.trim().to_ascii_lowercase(), relaxed_value(value))
+        format!(
+            "{}:{}",
+            name.trim().to_ascii_lowercase(),
+            relaxed_value(value)
+        )
     };
     // Body: whitespace runs made one space, line ends stripped, trailing empty lines dropped.
     let mut lines: Vec<String> = body
@@ -532,7 +535,10 @@ fn assert_dkim_verifies(message: &str, public_base64: &str) {
             _ => t.to_owned(),
         })
         .collect();
-    input.push_str(&relaxed_header(&format!("{sig_name}:{}", emptied.join(";"))));
+    input.push_str(&relaxed_header(&format!(
+        "{sig_name}:{}",
+        emptied.join(";")
+    )));
 
     let spki = b64.decode(public_base64).unwrap();
     // A 2048-bit key's SubjectPublicKeyInfo: 24 bytes of header, then the RSAPublicKey.

@@ -66,6 +66,32 @@ pub fn generate_key() -> Result<KeyPair, rsa::Error> {
     })
 }
 
+/// A private key read from PEM text, PKCS#1 (`BEGIN RSA PRIVATE KEY`) or PKCS#8
+/// (`BEGIN PRIVATE KEY`, what `openssl genpkey` writes), as the PKCS#1 PEM [`DkimKey`] takes,
+/// and the public half as a DKIM record's `p=`.
+pub fn key_from_pem(pem: &str) -> Result<KeyPair, rsa::Error> {
+    use base64::Engine as _;
+    use rsa::pkcs1::{DecodeRsaPrivateKey as _, EncodeRsaPrivateKey as _};
+    use rsa::pkcs8::{DecodePrivateKey as _, EncodePublicKey as _};
+    let private = match rsa::RsaPrivateKey::from_pkcs1_pem(pem) {
+        Ok(key) => key,
+        Err(_) => rsa::RsaPrivateKey::from_pkcs8_pem(pem).map_err(rsa::Error::Pkcs8)?,
+    };
+    let private_pem = private
+        .to_pkcs1_pem(rsa::pkcs1::LineEnding::LF)
+        .map_err(rsa::Error::Pkcs1)?
+        .as_str()
+        .to_owned();
+    let public = private
+        .to_public_key()
+        .to_public_key_der()
+        .map_err(|e| rsa::Error::Pkcs8(rsa::pkcs8::Error::PublicKey(e)))?;
+    Ok(KeyPair {
+        private_pem,
+        public_base64: base64::engine::general_purpose::STANDARD.encode(public.as_bytes()),
+    })
+}
+
 /// The DKIM record's text for a public key.
 pub fn record_text(public_base64: &str) -> String {
     format!("v=DKIM1; k=rsa; p={public_base64}")
@@ -147,5 +173,20 @@ mod tests {
         );
         assert!(raw.contains("c=relaxed/relaxed;"), "{raw}");
         assert!(!format!("{:?}", email.dkim).contains("PRIVATE"));
+    }
+
+    #[test]
+    fn a_pkcs8_key_reads_as_the_same_key() {
+        use rsa::pkcs1::DecodeRsaPrivateKey as _;
+        use rsa::pkcs8::EncodePrivateKey as _;
+        let pair = generate_key().unwrap();
+        let pkcs8 = rsa::RsaPrivateKey::from_pkcs1_pem(&pair.private_pem)
+            .unwrap()
+            .to_pkcs8_pem(rsa::pkcs8::LineEnding::LF)
+            .unwrap();
+        let read = key_from_pem(&pkcs8).unwrap();
+        assert_eq!(read.private_pem, pair.private_pem);
+        assert_eq!(read.public_base64, pair.public_base64);
+        assert!(key_from_pem("not a key").is_err());
     }
 }

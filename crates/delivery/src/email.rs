@@ -193,6 +193,10 @@ pub struct OutgoingEmail {
     /// The own domain's key when the message is to be DKIM-signed (never serialized).
     #[serde(skip)]
     pub dkim: Option<crate::dkim::DkimKey>,
+    /// The per-email bounce address (VERP): the SMTP envelope's `MAIL FROM` and the
+    /// `Return-Path`, where delivery status notifications come back. `None`: the From address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub return_path: Option<String>,
 }
 
 impl OutgoingEmail {
@@ -211,6 +215,9 @@ impl OutgoingEmail {
     pub fn validate(&self) -> Result<(), EmailError> {
         check_address("to", &self.to)?;
         check_address("from", &self.from_address)?;
+        if let Some(return_path) = &self.return_path {
+            check_address("return_path", return_path)?;
+        }
         if let Some(reply_to) = &self.reply_to {
             check_address("reply_to", reply_to)?;
         }
@@ -314,6 +321,7 @@ pub(crate) fn sample() -> OutgoingEmail {
         headers: vec![("X-Campaign".into(), "welcome".into())],
         tags: vec!["welcome".into()],
         dkim: None,
+        return_path: None,
     }
 }
 

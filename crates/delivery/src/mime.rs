@@ -23,6 +23,7 @@ pub fn message(email: &OutgoingEmail) -> Result<Message, EmailError> {
         email.from_address.parse().map_err(|e| invalid("from", e))?,
     );
     let to: Mailbox = email.to.parse().map_err(|e| invalid("to", e))?;
+    let to_address = to.email.clone();
     let mut builder = Message::builder()
         .from(from)
         .to(to)
@@ -42,6 +43,15 @@ pub fn message(email: &OutgoingEmail) -> Result<Message, EmailError> {
             .singlepart(html),
         None => MultiPart::alternative().singlepart(html),
     };
+    if let Some(return_path) = &email.return_path {
+        let sender: lettre::Address = return_path.parse().map_err(|e| invalid("return_path", e))?;
+        let envelope = lettre::address::Envelope::new(Some(sender), vec![to_address])
+            .map_err(|e| invalid("to", e))?;
+        builder = builder.envelope(envelope).raw_header(HeaderValue::new(
+            HeaderName::new_from_ascii_str("Return-Path"),
+            format!("<{return_path}>"),
+        ));
+    }
     let mut message = builder.multipart(body).map_err(|e| invalid("to", e))?;
     if let Some(key) = &email.dkim {
         key.sign(&mut message)?;
@@ -78,6 +88,27 @@ mod tests {
         let html_at = raw.find("Content-Type: text/html").unwrap();
         assert!(text_at < html_at, "the preferred (HTML) part comes last");
         assert!(raw.contains("Hello, start at https://acme.test/start"));
+    }
+
+    #[test]
+    fn a_return_path_is_the_envelope_sender_and_the_header() {
+        let mut email = sample();
+        email.return_path = Some("bounce+abc@bounces.acme.test".into());
+        let message = message(&email).unwrap();
+        assert_eq!(
+            message
+                .envelope()
+                .from()
+                .map(ToString::to_string)
+                .as_deref(),
+            Some("bounce+abc@bounces.acme.test")
+        );
+        let raw = String::from_utf8(message.formatted()).unwrap();
+        assert!(
+            raw.contains("Return-Path: <bounce+abc@bounces.acme.test>\r\n"),
+            "{raw}"
+        );
+        assert!(raw.contains("From: Acme <news@mail.acme.test>\r\n"));
     }
 
     #[test]

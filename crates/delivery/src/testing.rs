@@ -22,12 +22,14 @@ pub struct ReceivedMail {
     pub data: String,
 }
 
-/// An SMTP server on 127.0.0.1 that accepts everything (plain text, no authentication).
+/// An SMTP server on 127.0.0.1 that accepts everything (plain text, no authentication) but
+/// the recipients it was told to [`refuse`](SmtpSink::refuse) (550 to their `RCPT`).
 /// `start_slow` makes it wait before answering the end of each message's data, like a busy
 /// server.
 pub struct SmtpSink {
     pub port: u16,
     received: Arc<Mutex<Vec<ReceivedMail>>>,
+    refused: Arc<Mutex<Vec<String>>>,
 }
 
 impl SmtpSink {
@@ -51,13 +53,32 @@ impl SmtpSink {
             .expect("bind the SMTP sink");
         let port = listener.local_addr().expect("local address").port();
         let received = Arc::new(Mutex::new(Vec::new()));
+        let refused = Arc::new(Mutex::new(Vec::new()));
         let store = Arc::clone(&received);
+        let refusing = Arc::clone(&refused);
         tokio::spawn(async move {
             while let Ok((socket, _)) = listener.accept().await {
-                tokio::spawn(smtp_session(socket, Arc::clone(&store), delay));
+                tokio::spawn(smtp_session(
+                    socket,
+                    Arc::clone(&store),
+                    Arc::clone(&refusing),
+                    delay,
+                ));
             }
         });
-        Self { port, received }
+        Self {
+            port,
+            received,
+            refused,
+        }
+    }
+
+    /// Answers `550 5.1.1` to `RCPT TO:<address>` from now on (a mailbox that does not exist).
+    pub fn refuse(&self, address: &str) {
+        self.refused
+            .lock()
+            .expect("sink lock")
+            .push(address.to_ascii_lowercase());
     }
 
     pub fn received(&self) -> Vec<ReceivedMail> {
@@ -72,6 +93,7 @@ impl SmtpSink {
 async fn smtp_session(
     socket: tokio::net::TcpStream,
     store: Arc<Mutex<Vec<ReceivedMail>>>,
+    refused: Arc<Mutex<Vec<String>>>,
     delay: std::time::Duration,
 ) {
     let (read, mut write) = socket.into_split();
@@ -106,8 +128,17 @@ async fn smtp_session(
                 b"250 OK\r\n"
             }
             "RCPT" => {
-                to.push(address_of(&command));
-                b"250 OK\r\n"
+                let address = address_of(&command);
+                let refuse = refused
+                    .lock()
+                    .expect("sink lock")
+                    .contains(&address.to_ascii_lowercase());
+                if refuse {
+                    b"550 5.1.1 mailbox unavailable\r\n"
+                } else {
+                    to.push(address);
+                    b"250 OK\r\n"
+                }
             }
             "DATA" => {
                 if write.write_all(b"354 go ahead\r\n").await.is_err() {

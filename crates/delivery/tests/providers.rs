@@ -27,6 +27,7 @@ fn email() -> OutgoingEmail {
         headers: vec![("X-Entity-Ref".into(), "inv-42".into())],
         tags: vec!["invoice".into()],
         dkim: None,
+        return_path: None,
     }
 }
 
@@ -61,6 +62,42 @@ async fn smtp_delivers_both_parts_and_the_headers() {
     }
     // The pooled transport reuses its connection for the next message.
     smtp.send(&self::email()).await.unwrap();
+    assert_eq!(sink.received().len(), 2);
+}
+
+#[tokio::test]
+async fn smtp_sends_from_the_return_path_and_a_refused_recipient_is_a_bounce() {
+    let sink = SmtpSink::start().await;
+    sink.refuse("gone@example.com");
+    let smtp = SmtpProvider::new(
+        "127.0.0.1",
+        sink.port,
+        None,
+        SmtpSecurity::None,
+        HostPolicy::Any,
+    )
+    .unwrap();
+    let mut email = email();
+    email.return_path = Some("bounce+t0k3n@bounces.acme.test".into());
+    smtp.send(&email).await.unwrap();
+    let got = sink.received();
+    assert_eq!(got[0].from, "bounce+t0k3n@bounces.acme.test");
+    assert!(
+        got[0]
+            .data
+            .contains("Return-Path: <bounce+t0k3n@bounces.acme.test>"),
+        "{}",
+        got[0].data
+    );
+    email.to = "gone@example.com".into();
+    let refused = smtp.send(&email).await;
+    assert!(
+        matches!(&refused, Err(SendError::Rejected(reason)) if reason.contains("550")),
+        "{refused:?}"
+    );
+    // The pool recovers: the next message goes out.
+    email.to = "ada@example.com".into();
+    smtp.send(&email).await.unwrap();
     assert_eq!(sink.received().len(), 2);
 }
 

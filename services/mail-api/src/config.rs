@@ -464,6 +464,68 @@ impl SendingSettings {
     }
 }
 
+/// The deployment's DKIM key for the shared sending domain (`MAIL_SHARED_DKIM__…`,
+/// send-worker): `SELECTOR` and the private key, PEM (PKCS#1 or PKCS#8), in the file
+/// `KEY_FILE` or as the value `KEY`. Unset: mail from the shared domain is not signed. The DNS
+/// record to publish is logged at start (`<selector>._domainkey.<shared domain>`).
+#[derive(Clone, Default, Deserialize)]
+pub struct SharedDkimSettings {
+    #[serde(default)]
+    pub selector: String,
+    #[serde(default)]
+    pub key_file: String,
+    #[serde(default)]
+    pub key: String,
+}
+
+impl std::fmt::Debug for SharedDkimSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedDkimSettings")
+            .field("selector", &self.selector)
+            .field("key_file", &self.key_file)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SharedDkimSettings {
+    /// The signing key of `shared_domain` and the TXT record's text, when configured.
+    pub fn key(
+        &self,
+        shared_domain: &str,
+    ) -> anyhow::Result<Option<(delivery::dkim::DkimKey, String)>> {
+        let selector = self.selector.trim();
+        let (file, value) = (self.key_file.trim(), self.key.trim());
+        if selector.is_empty() && file.is_empty() && value.is_empty() {
+            return Ok(None);
+        }
+        let label_ok =
+            |l: &str| !l.is_empty() && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+        if !selector.split('.').all(label_ok) {
+            anyhow::bail!("MAIL_SHARED_DKIM__SELECTOR must be a DNS label (e.g. `mail2026`)");
+        }
+        let pem = match (file.is_empty(), value.is_empty()) {
+            (false, true) => std::fs::read_to_string(file)
+                .map_err(|e| anyhow::anyhow!("MAIL_SHARED_DKIM__KEY_FILE cannot be read: {e}"))?,
+            (true, false) => value.to_owned(),
+            _ => anyhow::bail!(
+                "MAIL_SHARED_DKIM__ needs exactly one of KEY_FILE and KEY beside SELECTOR"
+            ),
+        };
+        let pair = delivery::dkim::key_from_pem(&pem).map_err(|_| {
+            anyhow::anyhow!("the shared domain's DKIM key is not an RSA private key in PEM")
+        })?;
+        let record = delivery::dkim::record_text(&pair.public_base64);
+        Ok(Some((
+            delivery::dkim::DkimKey {
+                domain: shared_domain.trim().to_owned(),
+                selector: selector.to_owned(),
+                private_pem: pair.private_pem,
+            },
+            record,
+        )))
+    }
+}
+
 /// The rules of the sections mail-api and send-worker share: a key of 32 bytes, tracking
 /// links that can be made, a sending domain, outbound webhooks that can be delivered.
 pub fn validate_shared(

@@ -2,6 +2,7 @@
 
 pub mod app;
 pub mod batch;
+pub mod bounces;
 pub mod clock;
 pub mod config;
 pub mod db;

@@ -35,8 +35,11 @@ use store::Pool;
 use tracing::Instrument as _;
 use uuid::Uuid;
 
+use crate::bounces::{self, Report, Verp};
 use crate::db::delivery as settings_db;
 use crate::db::emails::{self, Claim, Email, Finishing, ForSending, Outcome};
+use crate::db::outbound_events::BounceRule;
+use crate::db::webhooks;
 use crate::domain::personalize;
 use crate::sending::SendResult;
 
@@ -83,6 +86,12 @@ pub struct SendWorker {
     claims: OnceLock<ClaimTaker>,
     /// Keeps the templates it compiled: a campaign step's is compiled once for its recipients.
     renderer: personalize::Renderer,
+    /// Per-email return paths (`MAIL_BOUNCES__DOMAIN`).
+    verp: Option<Verp>,
+    /// The deployment's key for the shared sending domain (`MAIL_SHARED_DKIM__…`).
+    shared_dkim: Option<DkimKey>,
+    /// When a refusal's bounce fires `bounce_rate.warning`.
+    bounce_rule: BounceRule,
 }
 
 impl SendWorker {
@@ -122,7 +131,28 @@ impl SendWorker {
             outcomes: OnceLock::new(),
             claims: OnceLock::new(),
             renderer: personalize::Renderer::default(),
+            verp: None,
+            shared_dkim: None,
+            bounce_rule: BounceRule::default(),
         }
+    }
+
+    /// Gives every email its own return path at the bounce domain.
+    pub fn with_return_paths(mut self, verp: Option<Verp>) -> Self {
+        self.verp = verp;
+        self
+    }
+
+    /// Signs mail from the shared sending domain with the deployment's key for it.
+    pub fn with_shared_dkim(mut self, key: Option<DkimKey>) -> Self {
+        self.shared_dkim = key;
+        self
+    }
+
+    /// When the bounce of a refused send fires `bounce_rate.warning`.
+    pub fn with_bounce_rule(mut self, rule: BounceRule) -> Self {
+        self.bounce_rule = rule;
+        self
     }
 
     /// How outcomes are batched (before the first job).
@@ -243,6 +273,7 @@ impl SendWorker {
             match &answer {
                 Ok(_) => "accepted",
                 Err(SendError::Permanent(_)) => "refused",
+                Err(SendError::Rejected(_)) => "bounced",
                 Err(SendError::Temporary(_)) => "failed",
             },
         );
@@ -260,6 +291,15 @@ impl SendWorker {
                     reason: &reason,
                 };
                 self.finish(&row, outcome).await
+            }
+            Err(SendError::Rejected(reason)) => {
+                let outcome = Outcome::Failed {
+                    provider: provider.name(),
+                    reason: &reason,
+                };
+                let result = self.finish(&row, outcome).await?;
+                self.bounce(row.id, &reason).await;
+                Ok(result)
             }
             Err(SendError::Temporary(reason)) => {
                 if info.is_last_attempt() {
@@ -304,6 +344,29 @@ impl SendWorker {
             .map_err(HandlerError::retry)?
             .ok_or_else(|| HandlerError::permanent("the email vanished"))?;
         Ok(SendResult::of(&current))
+    }
+
+    /// A refusal in the SMTP conversation is a hard bounce: recorded as the `smtp` provider's
+    /// `email.bounced` and applied at once with the provider webhooks' effects (status bounced,
+    /// suppression, outbound `email.bounced`, chat alert). The send's own answer stays the
+    /// refusal. A failure to apply it is logged and left on the receipt (status `failed`).
+    async fn bounce(&self, id: Uuid, reason: &str) {
+        let applied = async {
+            let mut conn = store::conn(&self.pool).await?;
+            let receipt = match bounces::record(&mut conn, id, &Report::refused(reason)).await? {
+                bounces::Recorded::New(receipt) | bounces::Recorded::Pending(receipt) => receipt,
+                bounces::Recorded::Duplicate => return Ok(()),
+            };
+            if let Err(err) = webhooks::apply(&mut conn, receipt, self.bounce_rule).await {
+                let _ = webhooks::note_failure(&mut conn, receipt, &err.to_string()).await;
+                return Err(anyhow::Error::from(err));
+            }
+            Ok::<(), anyhow::Error>(())
+        }
+        .await;
+        if let Err(err) = applied {
+            tracing::warn!(email_id = %id, error = %err, "the refused send's bounce was not applied");
+        }
     }
 
     /// The site's verified own domain and its opened DKIM key (`None`: the shared domain).
@@ -379,7 +442,8 @@ impl SendWorker {
             .map_or(self.shared_domain.as_str(), |k| &k.domain);
         let mut email =
             compose(tracker, domain, slug, from_name, &draft).map_err(|e| e.to_string())?;
-        email.dkim = own;
+        email.dkim = own.or_else(|| self.shared_dkim.clone());
+        email.return_path = self.verp.as_ref().map(|v| v.return_path(row.id));
         Ok(email)
     }
 
@@ -533,6 +597,7 @@ pub fn compose(
         headers,
         tags: draft.tags.to_vec(),
         dkim: None,
+        return_path: None,
     };
     email.validate()?;
     Ok(email)

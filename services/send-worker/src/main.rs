@@ -12,11 +12,17 @@
 //! `__PASSWORD`, `__SECURITY`) or `resend` (with `__API_KEY`); `MAIL_DELIVERY__RESEND_BASE_URL`.
 //! Send outcomes are written in batches: `MAIL_OUTCOMES__MAX_BATCH` (128), `__WINDOW_MS` (2: how
 //! long a batch waits for more) and `__WRITERS` (2 batches written at once).
+//!
+//! Bounces over SMTP ([`mail_api::bounces`]): `MAIL_BOUNCES__DOMAIN` and `__SECRET` give every
+//! email a VERP return path; `MAIL_BOUNCES__BIND` also starts the bounce domain's SMTP receiver
+//! here (`__MAX_MESSAGE_BYTES`, `__MAX_SESSIONS`, `__IDLE_SECS`). `MAIL_SHARED_DKIM__SELECTOR`
+//! with `__KEY_FILE` or `__KEY` signs mail from the shared sending domain.
 
 use std::sync::Arc;
 
 use http_kit::Flavor;
-use mail_api::config::{SecretsSettings, SendingSettings, TrackingSettings};
+use mail_api::bounces::{BounceReceiver, BounceSettings};
+use mail_api::config::{SecretsSettings, SendingSettings, SharedDkimSettings, TrackingSettings};
 use mail_api::jobs::{Contexts, ProviderEvents};
 use mail_api::outbound::{Deliverer, OutboundWebhookSettings, deliver_queue};
 use mail_api::worker::{DeliverySettings, OutcomeBatchSettings, SendWorker};
@@ -58,6 +64,10 @@ struct Settings {
     outbound_webhooks: OutboundWebhookSettings,
     #[serde(default)]
     outcomes: OutcomeBatchSettings,
+    #[serde(default)]
+    bounces: BounceSettings,
+    #[serde(default)]
+    shared_dkim: SharedDkimSettings,
 }
 
 impl Settings {
@@ -90,6 +100,19 @@ async fn main() -> anyhow::Result<()> {
     let pool = infra::pool(&settings.database)?;
     let broker = infra::broker(SERVICE, &settings.broker);
     let prefix = &settings.broker.queue_prefix;
+    let verp = settings.bounces.verp()?;
+    let shared_dkim = match settings.shared_dkim.key(&settings.sending.shared_domain)? {
+        Some((key, record)) => {
+            tracing::info!(
+                name = %format!("{}._domainkey.{}", key.selector, key.domain),
+                %record,
+                "the shared domain's mail is DKIM-signed; publish this TXT record"
+            );
+            Some(key)
+        }
+        None => None,
+    };
+    let webhooks = &settings.outbound_webhooks;
     let sender = Arc::new(
         SendWorker::new(
             pool.clone(),
@@ -98,16 +121,36 @@ async fn main() -> anyhow::Result<()> {
             settings.sending.shared_domain.clone(),
             settings.delivery.clone(),
         )
-        .with_outcome_batching(settings.outcomes),
+        .with_outcome_batching(settings.outcomes)
+        .with_return_paths(verp.clone())
+        .with_shared_dkim(shared_dkim)
+        .with_bounce_rule(webhooks.bounce_rule()),
     );
-    let webhooks = &settings.outbound_webhooks;
     let deliverer = Arc::new(Deliverer::new(
         pool.clone(),
         kek,
         broker.publisher(deliver_queue(prefix, webhooks)),
         webhooks,
     )?);
-    let collectors = sender.collectors();
+    let mut collectors = sender.collectors();
+    if let (Some(verp), bind) = (verp, settings.bounces.bind.trim())
+        && !bind.is_empty()
+    {
+        let events = mail_api::sending::inbound_queue(prefix);
+        broker.declare(&events).await?;
+        let receiver = Arc::new(BounceReceiver::new(
+            verp,
+            &settings.bounces,
+            pool.clone(),
+            broker.publisher(events),
+        ));
+        collectors.extend(receiver.collectors());
+        let listener = tokio::net::TcpListener::bind(bind)
+            .await
+            .map_err(|e| anyhow::anyhow!("MAIL_BOUNCES__BIND {bind}: {e}"))?;
+        tracing::info!(%bind, "bounce receiver listening");
+        tokio::spawn(receiver.serve(listener));
+    }
     let contexts = Contexts {
         sender,
         provider_events: ProviderEvents {

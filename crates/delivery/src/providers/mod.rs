@@ -38,6 +38,10 @@ pub enum SendError {
     /// It will fail again (5xx SMTP replies, refused addresses, bad credentials).
     #[error("permanent failure: {0}")]
     Permanent(String),
+    /// The receiving server refused the recipient or the message in the conversation (an SMTP
+    /// 5xx reply such as 550 to `RCPT` or `DATA`): a hard bounce, as a DSN would report it.
+    #[error("refused by the receiving server: {0}")]
+    Rejected(String),
 }
 
 pub trait Provider: Send + Sync {

@@ -118,6 +118,17 @@ impl SmtpProvider {
     }
 }
 
+/// Replies that refuse the mailbox, the domain or the message (RFC 5321 4.2.3, RFC 7504),
+/// rather than our command or our credentials.
+fn is_refusal(code: Option<lettre::transport::smtp::response::Code>) -> bool {
+    code.is_some_and(|code| {
+        matches!(
+            code.to_string().as_str(),
+            "550" | "551" | "552" | "553" | "554" | "521" | "556"
+        )
+    })
+}
+
 /// A host that is not public will not become so: permanent. One that does not resolve now
 /// may later: temporary.
 fn refused(err: HostError) -> SendError {
@@ -132,7 +143,9 @@ impl Provider for SmtpProvider {
         "smtp"
     }
 
-    /// A 5xx reply is permanent; a 4xx reply, a timeout or a lost connection is temporary.
+    /// A refusal of the recipient or of the message (550-554, 521, 556) is [`SendError::Rejected`]
+    /// (a hard bounce); another 5xx reply (a syntax or authentication error: ours, not the
+    /// recipient's) is permanent; a 4xx reply, a timeout or a lost connection is temporary.
     fn send<'a>(&'a self, email: &'a OutgoingEmail) -> BoxFuture<'a, Result<Accepted, SendError>> {
         Box::pin(async move {
             let message = mime::message(email).map_err(|e| SendError::Permanent(e.to_string()))?;
@@ -141,6 +154,9 @@ impl Provider for SmtpProvider {
                 Ok(_) => Ok(Accepted {
                     provider_message_id: email.message_id(),
                 }),
+                Err(err) if err.is_permanent() && is_refusal(err.status()) => {
+                    Err(SendError::Rejected(format!("SMTP: {err}")))
+                }
                 Err(err) if err.is_permanent() => Err(SendError::Permanent(format!("SMTP: {err}"))),
                 Err(err) => Err(SendError::Temporary(format!("SMTP: {err}"))),
             }

@@ -13,6 +13,11 @@ use super::schema::webhook_receipts;
 use super::{emails, notifications, suppressions};
 use crate::domain::email_status::EmailStatus;
 
+/// The provider of the events learnt over SMTP (`crate::bounces`): delivery status
+/// notifications and feedback reports at the bounce receiver, and refusals in the send
+/// worker's own SMTP conversation. Their `data.email_log_id` names the email.
+pub const SMTP: &str = "smtp";
+
 /// Whether the project exists (a project route names one).
 pub async fn project_exists(conn: &mut AsyncPgConnection, project_id: Uuid) -> QueryResult<bool> {
     use super::schema::projects;
@@ -190,7 +195,16 @@ async fn apply_payload(
         _ => EmailStatus::Complained,
     };
     let message_id = event.message_id.as_str();
-    let Some(email) = emails::find_by_provider_id(conn, message_id).await? else {
+    let found = if provider == SMTP {
+        // Ours: the email log id the VERP token (or the send worker) named.
+        match Uuid::parse_str(message_id) {
+            Ok(id) => emails::find_by_id(conn, id).await?,
+            Err(_) => None,
+        }
+    } else {
+        emails::find_by_provider_id(conn, message_id).await?
+    };
+    let Some(email) = found else {
         return Ok(Applied::Ignored(format!("unknown message {message_id}")));
     };
     if project_id.is_some_and(|p| p != email.project_id) {

@@ -36,6 +36,7 @@ pub fn normalize(provider: &str, payload: &Value) -> Result<ProviderEvent, Strin
         "postmark" => postmark(payload),
         "mailgun" => mailgun(payload),
         "sendgrid" => sendgrid(payload),
+        "smtp" => smtp(payload),
         other => Err(format!("provider {other}")),
     }
 }
@@ -43,13 +44,30 @@ pub fn normalize(provider: &str, payload: &Value) -> Result<ProviderEvent, Strin
 /// The event type a receipt records (before it is applied).
 pub fn event_type(provider: &str, payload: &Value) -> Option<String> {
     match provider {
-        "resend" => text(payload, "/type"),
         "postmark" => text(payload, "/RecordType"),
         "mailgun" => text(payload, "/event-data/event"),
         "sendgrid" => text(payload, "/event"),
+        "resend" | "smtp" => text(payload, "/type"),
         _ => None,
     }
     .map(|t| t.chars().take(100).collect())
+}
+
+/// A report learnt over SMTP (a DSN, a feedback report, a refusal during the send worker's
+/// own conversation), written as Resend's shape with the email log id as `data.email_log_id`.
+fn smtp(payload: &Value) -> Result<ProviderEvent, String> {
+    let kind = match text(payload, "/type").ok_or("no event type")? {
+        "email.bounced" => "email.bounced",
+        "email.complained" => "email.complained",
+        other => return Err(format!("event type {other}")),
+    };
+    let id = text(payload, "/data/email_log_id").ok_or("no data.email_log_id")?;
+    Ok(ProviderEvent {
+        kind,
+        message_id: id.to_owned(),
+        link: None,
+        bounce: payload.pointer("/data/bounce").cloned(),
+    })
 }
 
 fn resend(payload: &Value) -> Result<ProviderEvent, String> {

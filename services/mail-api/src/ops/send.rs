@@ -182,6 +182,7 @@ impl SendRequest {
             headers: self.header_pairs(),
             tags: Vec::new(),
             dkim: None,
+            return_path: None,
         };
         probe
             .validate()

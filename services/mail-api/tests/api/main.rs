@@ -5,6 +5,7 @@ mod abuse_monitor;
 mod analytics;
 mod approvals;
 mod auth;
+mod bounces;
 mod campaign_engine;
 mod campaign_routes;
 mod campaigns;

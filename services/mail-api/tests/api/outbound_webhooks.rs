@@ -16,9 +16,9 @@ use crate::common::*;
 
 /// One request the receiver got: its headers (lowercased names) and body.
 #[derive(Debug, Clone)]
-struct Received {
+pub(crate) struct Received {
     headers: Vec<(String, String)>,
-    body: String,
+    pub(crate) body: String,
 }
 
 impl Received {
@@ -31,14 +31,14 @@ impl Received {
 }
 
 /// A webhook endpoint on loopback answering `status` (changeable) to every POST.
-struct Receiver {
+pub(crate) struct Receiver {
     port: u16,
     status: Arc<Mutex<u16>>,
     got: Arc<Mutex<Vec<Received>>>,
 }
 
 impl Receiver {
-    async fn start(status: u16) -> Self {
+    pub(crate) async fn start(status: u16) -> Self {
         Self::slow(status, Duration::ZERO).await
     }
 
@@ -69,7 +69,7 @@ impl Receiver {
         Self { port, status, got }
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("http://127.0.0.1:{}/hooks", self.port)
     }
 
@@ -77,12 +77,12 @@ impl Receiver {
         *self.status.lock().unwrap() = status;
     }
 
-    fn received(&self) -> Vec<Received> {
+    pub(crate) fn received(&self) -> Vec<Received> {
         self.got.lock().unwrap().clone()
     }
 
     /// Waits until `n` requests came in (at most ~15 s).
-    async fn wait_for(&self, n: usize) -> Vec<Received> {
+    pub(crate) async fn wait_for(&self, n: usize) -> Vec<Received> {
         for _ in 0..300 {
             if self.received().len() >= n {
                 return self.received();

@@ -170,6 +170,16 @@ pub async fn find_by_provider_id(
     .optional()
 }
 
+/// The email with this id, whichever project it belongs to: for events that name it by a
+/// token only the deployment can make (the VERP return path).
+pub async fn find_by_id(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<Option<Email>> {
+    diesel::sql_query(format!("SELECT {COLUMNS} FROM email_log WHERE id = $1"))
+        .bind::<SqlUuid, _>(id)
+        .get_result(conn)
+        .await
+        .optional()
+}
+
 /// Marks every site subscription of the project's contact with this address unsubscribed.
 pub async fn unsubscribe_contact(
     conn: &mut AsyncPgConnection,

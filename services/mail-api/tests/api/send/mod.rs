@@ -36,7 +36,7 @@ pub(crate) const WEBHOOK_SECRET: &str = "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD"
 /// A server, its broker, an SMTP sink as the default provider and (when started) a worker.
 pub(crate) struct Send {
     pub(crate) h: Harness,
-    broker: Broker,
+    pub(crate) broker: Broker,
     pub(crate) sink: SmtpSink,
     worker: Option<ShutdownToken>,
     pub(crate) tracker: Tracker,
@@ -51,13 +51,29 @@ impl Send {
     }
 
     pub(crate) async fn with(adjust: impl FnOnce(&mut mail_api::Settings)) -> Self {
-        Self::with_provider_urls(delivery::providers::ProviderUrls::default(), adjust).await
+        Self::with_worker(adjust, |worker| worker).await
+    }
+
+    /// With the worker `worker` makes of the default one.
+    pub(crate) async fn with_worker(
+        adjust: impl FnOnce(&mut mail_api::Settings),
+        worker: impl FnOnce(SendWorker) -> SendWorker,
+    ) -> Self {
+        Self::setup(delivery::providers::ProviderUrls::default(), adjust, worker).await
     }
 
     /// A server and worker that find Postmark, Mailgun and SendGrid at `urls`.
     pub(crate) async fn with_provider_urls(
         urls: delivery::providers::ProviderUrls,
         adjust: impl FnOnce(&mut mail_api::Settings),
+    ) -> Self {
+        Self::setup(urls, adjust, |worker| worker).await
+    }
+
+    async fn setup(
+        urls: delivery::providers::ProviderUrls,
+        adjust: impl FnOnce(&mut mail_api::Settings),
+        worker: impl FnOnce(SendWorker) -> SendWorker,
     ) -> Self {
         let h = Harness::with(|url| {
             let mut s = settings(url);
@@ -80,7 +96,8 @@ impl Send {
             resend: ResendStub::start(Some("re_test_key")).await,
             provider_urls: urls,
         };
-        send.start_worker();
+        let made = worker(send.send_worker());
+        send.start_worker_with(made);
         send
     }
 
@@ -228,14 +245,19 @@ impl Send {
         self.h.post_json(key, "/api/v1/send", body).await
     }
 
-    async fn email(&self, key: &str, id: &str) -> Value {
+    pub(crate) async fn email(&self, key: &str, id: &str) -> Value {
         let res = self.h.get_with(key, &format!("/api/v1/emails/{id}")).await;
         assert_eq!(res.status(), 200);
         json(res).await
     }
 
     /// Polls the email until `done` holds (at most ~10 s).
-    async fn wait_email(&self, key: &str, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+    pub(crate) async fn wait_email(
+        &self,
+        key: &str,
+        id: &str,
+        done: impl Fn(&Value) -> bool,
+    ) -> Value {
         for _ in 0..100 {
             let email = self.email(key, id).await;
             if done(&email) {

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { AddCampaignStepData, AddCampaignStepErrors, AddCampaignStepResponses, AddSubscriberData, AddSubscriberErrors, AddSubscriberResponses, AddSuppressionData, AddSuppressionErrors, AddSuppressionResponses, ApproveDraftData, ApproveDraftErrors, ApproveDraftResponses, CheckAbSignificanceData, CheckAbSignificanceErrors, CheckAbSignificanceResponses, CheckApprovalData, CheckApprovalErrors, CheckApprovalResponses, CloneCampaignData, CloneCampaignErrors, CloneCampaignResponses, CreateAbTestData, CreateAbTestErrors, CreateAbTestResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateCampaignData, CreateCampaignErrors, CreateCampaignResponses, CreateCampaignWithContentData, CreateCampaignWithContentErrors, CreateCampaignWithContentResponses, CreateDraftData, CreateDraftErrors, CreateDraftResponses, CreateSegmentData, CreateSegmentErrors, CreateSegmentNlData, CreateSegmentNlErrors, CreateSegmentNlResponses, CreateSegmentResponses, CreateSenderData, CreateSenderErrors, CreateSenderResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateTemplateData, CreateTemplateErrors, CreateTemplateResponses, DeleteCampaignData, DeleteCampaignErrors, DeleteCampaignResponses, DeleteCampaignStepData, DeleteCampaignStepErrors, DeleteCampaignStepResponses, DeleteSegmentData, DeleteSegmentErrors, DeleteSegmentResponses, DeleteSubscriberDataData, DeleteSubscriberDataErrors, DeleteSubscriberDataResponses, DeleteTemplateData, DeleteTemplateErrors, DeleteTemplateResponses, DeleteWebhookSubscriptionData, DeleteWebhookSubscriptionErrors, DeleteWebhookSubscriptionResponses, EnrollContactData, EnrollContactErrors, EnrollContactResponses, EnrollSegmentData, EnrollSegmentErrors, EnrollSegmentResponses, EstimateSegmentSizeData, EstimateSegmentSizeErrors, EstimateSegmentSizeResponses, ExportDataData, ExportDataErrors, ExportDataResponses, FindDuplicatesData, FindDuplicatesErrors, FindDuplicatesResponses, GenerateEmailData, GenerateEmailErrors, GenerateEmailResponses, GetBrandVoiceData, GetBrandVoiceErrors, GetBrandVoiceResponses, GetCampaignCalendarData, GetCampaignCalendarErrors, GetCampaignCalendarResponses, GetCampaignData, GetCampaignErrors, GetCampaignResponses, GetContactSchemaData, GetContactSchemaErrors, GetContactSchemaResponses, GetCronRunsData, GetCronRunsErrors, GetCronRunsResponses, GetDraftData, GetDraftErrors, GetDraftResponses, GetEngagementInsightsData, GetEngagementInsightsErrors, GetEngagementInsightsResponses, GetEnrollmentStatusData, GetEnrollmentStatusErrors, GetEnrollmentStatusResponses, GetHygieneConfigData, GetHygieneConfigErrors, GetHygieneConfigResponses, GetPlanLimitsData, GetPlanLimitsErrors, GetPlanLimitsResponses, GetPlanUsageData, GetPlanUsageErrors, GetPlanUsageResponses, GetPortfolioAnalyticsData, GetPortfolioAnalyticsErrors, GetPortfolioAnalyticsResponses, GetPortfolioStatsData, GetPortfolioStatsErrors, GetPortfolioStatsResponses, GetQueueStatusData, GetQueueStatusErrors, GetQueueStatusResponses, GetScheduleData, GetScheduleErrors, GetScheduleResponses, GetSendDlqData, GetSendDlqErrors, GetSendDlqResponses, GetSiteInsightsData, GetSiteInsightsErrors, GetSiteInsightsResponses, GetSitesData, GetSitesErrors, GetSitesResponses, GetStatsData, GetStatsErrors, GetStatsResponses, GetSubscriberData, GetSubscriberErrors, GetSubscriberResponses, GetSubscriberTimelineData, GetSubscriberTimelineErrors, GetSubscriberTimelineResponses, GetTemplateData, GetTemplateErrors, GetTemplateResponses, GetWarmupStatusData, GetWarmupStatusErrors, GetWarmupStatusResponses, IdentifyInactiveData, IdentifyInactiveErrors, IdentifyInactiveResponses, ImportSubscribersData, ImportSubscribersErrors, ImportSubscribersResponses, InviteTeamMemberData, InviteTeamMemberErrors, InviteTeamMemberResponses, LaunchCampaignData, LaunchCampaignErrors, LaunchCampaignResponses, ListAbTestsData, ListAbTestsErrors, ListAbTestsResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListCampaignsData, ListCampaignsErrors, ListCampaignsResponses, ListCampaignStepsData, ListCampaignStepsErrors, ListCampaignStepsResponses, ListDeletionLogData, ListDeletionLogErrors, ListDeletionLogResponses, ListDomainsData, ListDomainsErrors, ListDomainsResponses, ListDraftsData, ListDraftsErrors, ListDraftsResponses, ListEmailLogData, ListEmailLogErrors, ListEmailLogResponses, ListEventLogData, ListEventLogErrors, ListEventLogResponses, ListHygieneAuditData, ListHygieneAuditErrors, ListHygieneAuditResponses, ListNotificationsData, ListNotificationsErrors, ListNotificationsResponses, ListPendingApprovalsData, ListPendingApprovalsErrors, ListPendingApprovalsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListSegmentsData, ListSegmentsErrors, ListSegmentsResponses, ListSubscribersBySegmentData, ListSubscribersBySegmentErrors, ListSubscribersBySegmentResponses, ListSubscribersData, ListSubscribersErrors, ListSubscribersResponses, ListSuppressionsData, ListSuppressionsErrors, ListSuppressionsResponses, ListTeamMembersData, ListTeamMembersErrors, ListTeamMembersResponses, ListTemplatesData, ListTemplatesErrors, ListTemplatesResponses, ListToolsData, ListToolsResponses, ListWebhookSubscriptionsData, ListWebhookSubscriptionsErrors, ListWebhookSubscriptionsResponses, ListWinBackDraftData, ListWinBackDraftErrors, ListWinBackDraftResponses, MarkNotificationsReadData, MarkNotificationsReadErrors, MarkNotificationsReadResponses, MergeSubscribersData, MergeSubscribersErrors, MergeSubscribersResponses, PauseWarmupData, PauseWarmupErrors, PauseWarmupResponses, PerformanceReportData, PerformanceReportErrors, PerformanceReportResponses, PreviewCampaignAudienceData, PreviewCampaignAudienceErrors, PreviewCampaignAudienceResponses, PreviewEmailData, PreviewEmailErrors, PreviewEmailResponses, PreviewSegmentData, PreviewSegmentErrors, PreviewSegmentResponses, PromoteAbWinnerData, PromoteAbWinnerErrors, PromoteAbWinnerResponses, PromoteDraftToCampaignData, PromoteDraftToCampaignErrors, PromoteDraftToCampaignResponses, RefreshDomainDnsData, RefreshDomainDnsErrors, RefreshDomainDnsResponses, RegisterDomainData, RegisterDomainErrors, RegisterDomainResponses, RejectDraftData, RejectDraftErrors, RejectDraftResponses, RemoveSuppressionData, RemoveSuppressionErrors, RemoveSuppressionResponses, ResumeWarmupData, ResumeWarmupErrors, ResumeWarmupResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RunListHygieneData, RunListHygieneErrors, RunListHygieneResponses, SendTestEmailData, SendTestEmailErrors, SendTestEmailResponses, SendTransactionalData, SendTransactionalErrors, SendTransactionalResponses, SetSubscriberTagsData, SetSubscriberTagsErrors, SetSubscriberTagsResponses, SubscriberExportData, SubscriberExportErrors, SubscriberExportResponses, SubscribeWebhookData, SubscribeWebhookErrors, SubscribeWebhookResponses, TenantExportFullData, TenantExportFullErrors, TenantExportFullResponses, UnenrollContactData, UnenrollContactErrors, UnenrollContactResponses, UnsubscribeSubscriberData, UnsubscribeSubscriberErrors, UnsubscribeSubscriberResponses, UpdateBrandVoiceData, UpdateBrandVoiceErrors, UpdateBrandVoiceResponses, UpdateCampaignData, UpdateCampaignErrors, UpdateCampaignResponses, UpdateCampaignStatusData, UpdateCampaignStatusErrors, UpdateCampaignStatusResponses, UpdateCampaignStepData, UpdateCampaignStepErrors, UpdateCampaignStepResponses, UpdateHygieneConfigData, UpdateHygieneConfigErrors, UpdateHygieneConfigResponses, UpdateSegmentData, UpdateSegmentErrors, UpdateSegmentResponses, UpdateSiteData, UpdateSiteErrors, UpdateSiteResponses, UpdateSubscriberData, UpdateSubscriberErrors, UpdateSubscriberResponses, UpdateTemplateData, UpdateTemplateErrors, UpdateTemplateResponses, UpdateWarmupScheduleData, UpdateWarmupScheduleErrors, UpdateWarmupScheduleResponses, UpdateWebhookSubscriptionData, UpdateWebhookSubscriptionErrors, UpdateWebhookSubscriptionResponses, ValidateTemplateData, ValidateTemplateErrors, ValidateTemplateResponses } from './types.gen.js';
+import type { AbuseMonitorOverrideData, AbuseMonitorOverrideErrors, AbuseMonitorOverrideResponses, AbuseMonitorStatusData, AbuseMonitorStatusErrors, AbuseMonitorStatusResponses, AddCampaignStepData, AddCampaignStepErrors, AddCampaignStepResponses, AddSubscriberData, AddSubscriberErrors, AddSubscriberResponses, AddSuppressionData, AddSuppressionErrors, AddSuppressionResponses, ApproveDraftData, ApproveDraftErrors, ApproveDraftResponses, CheckAbSignificanceData, CheckAbSignificanceErrors, CheckAbSignificanceResponses, CheckApprovalData, CheckApprovalErrors, CheckApprovalResponses, CloneCampaignData, CloneCampaignErrors, CloneCampaignResponses, CreateAbTestData, CreateAbTestErrors, CreateAbTestResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateCampaignData, CreateCampaignErrors, CreateCampaignResponses, CreateCampaignWithContentData, CreateCampaignWithContentErrors, CreateCampaignWithContentResponses, CreateDraftData, CreateDraftErrors, CreateDraftResponses, CreateSegmentData, CreateSegmentErrors, CreateSegmentNlData, CreateSegmentNlErrors, CreateSegmentNlResponses, CreateSegmentResponses, CreateSenderData, CreateSenderErrors, CreateSenderResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateTemplateData, CreateTemplateErrors, CreateTemplateResponses, DeleteCampaignData, DeleteCampaignErrors, DeleteCampaignResponses, DeleteCampaignStepData, DeleteCampaignStepErrors, DeleteCampaignStepResponses, DeleteSegmentData, DeleteSegmentErrors, DeleteSegmentResponses, DeleteSubscriberDataData, DeleteSubscriberDataErrors, DeleteSubscriberDataResponses, DeleteTemplateData, DeleteTemplateErrors, DeleteTemplateResponses, DeleteWebhookSubscriptionData, DeleteWebhookSubscriptionErrors, DeleteWebhookSubscriptionResponses, DnsblCheckData, DnsblCheckErrors, DnsblCheckResponses, DnsblDelistingDraftData, DnsblDelistingDraftErrors, DnsblDelistingDraftResponses, EnrollContactData, EnrollContactErrors, EnrollContactResponses, EnrollSegmentData, EnrollSegmentErrors, EnrollSegmentResponses, EstimateSegmentSizeData, EstimateSegmentSizeErrors, EstimateSegmentSizeResponses, ExportDataData, ExportDataErrors, ExportDataResponses, FindDuplicatesData, FindDuplicatesErrors, FindDuplicatesResponses, GenerateEmailData, GenerateEmailErrors, GenerateEmailResponses, GetBrandVoiceData, GetBrandVoiceErrors, GetBrandVoiceResponses, GetCampaignCalendarData, GetCampaignCalendarErrors, GetCampaignCalendarResponses, GetCampaignData, GetCampaignErrors, GetCampaignResponses, GetContactSchemaData, GetContactSchemaErrors, GetContactSchemaResponses, GetCronRunsData, GetCronRunsErrors, GetCronRunsResponses, GetDraftData, GetDraftErrors, GetDraftResponses, GetEngagementInsightsData, GetEngagementInsightsErrors, GetEngagementInsightsResponses, GetEnrollmentStatusData, GetEnrollmentStatusErrors, GetEnrollmentStatusResponses, GetHygieneConfigData, GetHygieneConfigErrors, GetHygieneConfigResponses, GetPlanLimitsData, GetPlanLimitsErrors, GetPlanLimitsResponses, GetPlanUsageData, GetPlanUsageErrors, GetPlanUsageResponses, GetPortfolioAnalyticsData, GetPortfolioAnalyticsErrors, GetPortfolioAnalyticsResponses, GetPortfolioStatsData, GetPortfolioStatsErrors, GetPortfolioStatsResponses, GetQueueStatusData, GetQueueStatusErrors, GetQueueStatusResponses, GetScheduleData, GetScheduleErrors, GetScheduleResponses, GetSendDlqData, GetSendDlqErrors, GetSendDlqResponses, GetSiteInsightsData, GetSiteInsightsErrors, GetSiteInsightsResponses, GetSitesData, GetSitesErrors, GetSitesResponses, GetStatsData, GetStatsErrors, GetStatsResponses, GetSubscriberData, GetSubscriberErrors, GetSubscriberResponses, GetSubscriberTimelineData, GetSubscriberTimelineErrors, GetSubscriberTimelineResponses, GetTemplateData, GetTemplateErrors, GetTemplateResponses, GetWarmupStatusData, GetWarmupStatusErrors, GetWarmupStatusResponses, IdentifyInactiveData, IdentifyInactiveErrors, IdentifyInactiveResponses, ImportSubscribersData, ImportSubscribersErrors, ImportSubscribersResponses, InviteTeamMemberData, InviteTeamMemberErrors, InviteTeamMemberResponses, LaunchCampaignData, LaunchCampaignErrors, LaunchCampaignResponses, ListAbTestsData, ListAbTestsErrors, ListAbTestsResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListCampaignsData, ListCampaignsErrors, ListCampaignsResponses, ListCampaignStepsData, ListCampaignStepsErrors, ListCampaignStepsResponses, ListDeletionLogData, ListDeletionLogErrors, ListDeletionLogResponses, ListDomainsData, ListDomainsErrors, ListDomainsResponses, ListDraftsData, ListDraftsErrors, ListDraftsResponses, ListEmailLogData, ListEmailLogErrors, ListEmailLogResponses, ListEventLogData, ListEventLogErrors, ListEventLogResponses, ListHygieneAuditData, ListHygieneAuditErrors, ListHygieneAuditResponses, ListNotificationsData, ListNotificationsErrors, ListNotificationsResponses, ListPendingApprovalsData, ListPendingApprovalsErrors, ListPendingApprovalsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListSegmentsData, ListSegmentsErrors, ListSegmentsResponses, ListSubscribersBySegmentData, ListSubscribersBySegmentErrors, ListSubscribersBySegmentResponses, ListSubscribersData, ListSubscribersErrors, ListSubscribersResponses, ListSuppressionsData, ListSuppressionsErrors, ListSuppressionsResponses, ListTeamMembersData, ListTeamMembersErrors, ListTeamMembersResponses, ListTemplatesData, ListTemplatesErrors, ListTemplatesResponses, ListToolsData, ListToolsResponses, ListWebhookSubscriptionsData, ListWebhookSubscriptionsErrors, ListWebhookSubscriptionsResponses, ListWinBackDraftData, ListWinBackDraftErrors, ListWinBackDraftResponses, MarkNotificationsReadData, MarkNotificationsReadErrors, MarkNotificationsReadResponses, MergeSubscribersData, MergeSubscribersErrors, MergeSubscribersResponses, PauseWarmupData, PauseWarmupErrors, PauseWarmupResponses, PerformanceReportData, PerformanceReportErrors, PerformanceReportResponses, PreviewCampaignAudienceData, PreviewCampaignAudienceErrors, PreviewCampaignAudienceResponses, PreviewEmailData, PreviewEmailErrors, PreviewEmailResponses, PreviewSegmentData, PreviewSegmentErrors, PreviewSegmentResponses, PromoteAbWinnerData, PromoteAbWinnerErrors, PromoteAbWinnerResponses, PromoteDraftToCampaignData, PromoteDraftToCampaignErrors, PromoteDraftToCampaignResponses, RefreshDomainDnsData, RefreshDomainDnsErrors, RefreshDomainDnsResponses, RegisterDomainData, RegisterDomainErrors, RegisterDomainResponses, RejectDraftData, RejectDraftErrors, RejectDraftResponses, RemoveSuppressionData, RemoveSuppressionErrors, RemoveSuppressionResponses, ResumeWarmupData, ResumeWarmupErrors, ResumeWarmupResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RunListHygieneData, RunListHygieneErrors, RunListHygieneResponses, SendTestEmailData, SendTestEmailErrors, SendTestEmailResponses, SendTransactionalData, SendTransactionalErrors, SendTransactionalResponses, SetSubscriberTagsData, SetSubscriberTagsErrors, SetSubscriberTagsResponses, SubscriberExportData, SubscriberExportErrors, SubscriberExportResponses, SubscribeWebhookData, SubscribeWebhookErrors, SubscribeWebhookResponses, TenantExportFullData, TenantExportFullErrors, TenantExportFullResponses, TranslateTemplateData, TranslateTemplateErrors, TranslateTemplateResponses, UnenrollContactData, UnenrollContactErrors, UnenrollContactResponses, UnsubscribeSubscriberData, UnsubscribeSubscriberErrors, UnsubscribeSubscriberResponses, UpdateBrandVoiceData, UpdateBrandVoiceErrors, UpdateBrandVoiceResponses, UpdateCampaignData, UpdateCampaignErrors, UpdateCampaignResponses, UpdateCampaignStatusData, UpdateCampaignStatusErrors, UpdateCampaignStatusResponses, UpdateCampaignStepData, UpdateCampaignStepErrors, UpdateCampaignStepResponses, UpdateHygieneConfigData, UpdateHygieneConfigErrors, UpdateHygieneConfigResponses, UpdateSegmentData, UpdateSegmentErrors, UpdateSegmentResponses, UpdateSiteData, UpdateSiteErrors, UpdateSiteResponses, UpdateSubscriberData, UpdateSubscriberErrors, UpdateSubscriberResponses, UpdateTemplateData, UpdateTemplateErrors, UpdateTemplateResponses, UpdateWarmupScheduleData, UpdateWarmupScheduleErrors, UpdateWarmupScheduleResponses, UpdateWebhookSubscriptionData, UpdateWebhookSubscriptionErrors, UpdateWebhookSubscriptionResponses, ValidateTemplateData, ValidateTemplateErrors, ValidateTemplateResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -65,6 +65,40 @@ export class MailToolsApi extends HeyApiClient {
             security: [{ scheme: 'bearer', type: 'http' }],
             url: '/api/mcp/tools',
             ...options
+        });
+    }
+    
+    /**
+     * A site's abuse monitor: its bounce and complaint rates over the rolling window (hard bounces and complaints over sends), the thresholds (warn, pause, hard), the state (`ok`, `warning`, `paused`: campaign mail held, `suspended`: all mail stopped), the override in force and the latest overrides.
+     *
+     * Needs the read scope.
+     */
+    public abuseMonitorStatus<ThrowOnError extends boolean = true>(options?: Options<AbuseMonitorStatusData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<AbuseMonitorStatusResponses, AbuseMonitorStatusErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/abuse_monitor_status',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * Override the abuse monitor's pause of a site (admin scope): its mail flows again for `ttlHours` hours (1..=168), recorded with the key, the time and the `reason`; afterwards the pause is back if the rates are still over the thresholds.
+     *
+     * Needs the admin scope.
+     */
+    public abuseMonitorOverride<ThrowOnError extends boolean = true>(options?: Options<AbuseMonitorOverrideData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<AbuseMonitorOverrideResponses, AbuseMonitorOverrideErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/abuse_monitor_override',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
         });
     }
     
@@ -222,7 +256,7 @@ export class MailToolsApi extends HeyApiClient {
     }
     
     /**
-     * Send one transactional email now from a site (to, site_id, subject, and html or a template_id; text, data, reply_to, headers, tags, tracking and an idempotency_key optional). Subject, html and text may use {{ first_name | default("there") }} and {{ data.x }}, rendered for the recipient. Suppressed recipients and plan quotas are refused.
+     * Send one transactional email now from a site (to, site_id, subject, and html or a template_id; text, data, reply_to, headers, tags, tracking and an idempotency_key optional). Subject, html and text may use {{ first_name | default("there") }} and {{ data.x }}, rendered for the recipient. Suppressed recipients and plan quotas are refused. Past the project's daily allowance under its approval policy, answers approval_required with an approval_id and sends nothing until a person approves.
      *
      * Needs the write scope.
      */
@@ -426,7 +460,7 @@ export class MailToolsApi extends HeyApiClient {
     }
     
     /**
-     * Delete a campaign with its steps and enrollments; its mail still held is cancelled, emails already sent stay in the log. Destructive.
+     * Delete a campaign with its steps and enrollments; its mail still held is cancelled, emails already sent stay in the log. Destructive; under the approval policy it may answer approval_required and wait for a person.
      *
      * Needs the write scope. Destructive: the first call answers a summary and a `confirmation_token`; only a second call with the same arguments and that token acts.
      */
@@ -528,7 +562,7 @@ export class MailToolsApi extends HeyApiClient {
     }
     
     /**
-     * Enroll a saved segment's contacts (segment_id), or every subscriber of the site when no segment is given, in an active campaign: only contacts subscribed to the campaign's site (site_id) and not suppressed; those enrolled already are passed over. Answers how many this call enrolled.
+     * Enroll a saved segment's contacts (segment_id), or every subscriber of the site when no segment is given, in an active campaign: only contacts subscribed to the campaign's site (site_id) and not suppressed; those enrolled already are passed over. Answers how many this call enrolled; larger than the approval policy allows, approval_required with an approval_id, and nothing is enrolled until a person approves.
      *
      * Needs the write scope.
      */
@@ -1514,6 +1548,23 @@ export class MailToolsApi extends HeyApiClient {
     }
     
     /**
+     * Translate a template's subject and HTML into another language (a BCP 47 tag such as de or pt-BR) with the project's model, as a new template named "<name> (<language>)". Template tags and links are kept exactly (a translation that changes one is refused). Needs a model: LLM_NOT_CONFIGURED otherwise.
+     *
+     * Needs the write scope.
+     */
+    public translateTemplate<ThrowOnError extends boolean = true>(options?: Options<TranslateTemplateData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<TranslateTemplateResponses, TranslateTemplateErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/translate_template',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
      * Delete a template. Emails already sent from it keep what they were sent with. Destructive.
      *
      * Needs the write scope. Destructive: the first call answers a summary and a `confirmation_token`; only a second call with the same arguments and that token acts.
@@ -1522,6 +1573,40 @@ export class MailToolsApi extends HeyApiClient {
         return (options?.client ?? this.client).post<DeleteTemplateResponses, DeleteTemplateErrors, ThrowOnError>({
             security: [{ scheme: 'bearer', type: 'http' }],
             url: '/api/mcp/tools/delete_template',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * Ask the configured DNS blocklists about a site's sending domain (its verified own domain, else the shared one) and the deployment's sending IPs: `listed`, `clean` or `error` (no answer) per list, with each return code (127.0.0.x) and its meaning.
+     *
+     * Needs the read scope.
+     */
+    public dnsblCheck<ThrowOnError extends boolean = true>(options?: Options<DnsblCheckData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<DnsblCheckResponses, DnsblCheckErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/dnsbl_check',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * Draft the removal request for one configured blocklist (`zone`): the listing with its return codes, the site's bounce and complaint figures, the list's removal page. A draft to send yourself; nothing is sent.
+     *
+     * Needs the read scope.
+     */
+    public dnsblDelistingDraft<ThrowOnError extends boolean = true>(options?: Options<DnsblDelistingDraftData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<DnsblDelistingDraftResponses, DnsblDelistingDraftErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/dnsbl_delisting_draft',
             ...options,
             headers: {
                 'Content-Type': 'application/json',

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import { type Client, type Options as Options2, type TDataShape, urlSearchParamsBodySerializer } from './client/index.js';
-import type { AddCampaignStepData, AddCampaignStepErrors, AddCampaignStepResponses, AddSuppressionData, AddSuppressionErrors, AddSuppressionResponses, AnalyticsCampaignsData, AnalyticsCampaignsErrors, AnalyticsCampaignsResponses, AnalyticsConversionData, AnalyticsConversionErrors, AnalyticsConversionResponses, AnalyticsEngagementData, AnalyticsEngagementErrors, AnalyticsEngagementResponses, AnalyticsOverviewData, AnalyticsOverviewErrors, AnalyticsOverviewResponses, AnalyticsPerformanceData, AnalyticsPerformanceErrors, AnalyticsPerformanceResponses, AnalyticsPortfolioData, AnalyticsPortfolioErrors, AnalyticsPortfolioResponses, AnalyticsTotalsData, AnalyticsTotalsErrors, AnalyticsTotalsResponses, ApproveApprovalData, ApproveApprovalErrors, ApproveApprovalResponses, ApproveDraftData, ApproveDraftErrors, ApproveDraftResponses, CheckApprovalData, CheckApprovalErrors, CheckApprovalResponses, ClearProviderData, ClearProviderErrors, ClearProviderResponses, CloneCampaignData, CloneCampaignErrors, CloneCampaignResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateCampaignData, CreateCampaignErrors, CreateCampaignResponses, CreateContactData, CreateContactErrors, CreateContactResponses, CreateDraftData, CreateDraftErrors, CreateDraftResponses, CreateSegmentData, CreateSegmentErrors, CreateSegmentFromDescriptionData, CreateSegmentFromDescriptionErrors, CreateSegmentFromDescriptionResponses, CreateSegmentResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateTemplateData, CreateTemplateErrors, CreateTemplateResponses, DeleteCampaignData, DeleteCampaignErrors, DeleteCampaignResponses, DeleteCampaignStepData, DeleteCampaignStepErrors, DeleteCampaignStepResponses, DeleteChatAlertsData, DeleteChatAlertsErrors, DeleteChatAlertsResponses, DeleteSegmentData, DeleteSegmentErrors, DeleteSegmentResponses, DeleteTemplateData, DeleteTemplateErrors, DeleteTemplateResponses, DeleteWebhookSubscriptionData, DeleteWebhookSubscriptionErrors, DeleteWebhookSubscriptionResponses, EnrollContactData, EnrollContactErrors, EnrollContactResponses, EnrollSegmentData, EnrollSegmentErrors, EnrollSegmentResponses, ErasePersonalDataData, ErasePersonalDataErrors, ErasePersonalDataResponses, EstimateSegmentSizeData, EstimateSegmentSizeErrors, EstimateSegmentSizeResponses, ExportContactData, ExportContactErrors, ExportContactResponses, ExportDataData, ExportDataErrors, ExportDataResponses, ExportFullData, ExportFullErrors, ExportFullResponses, FindDuplicateContactsData, FindDuplicateContactsErrors, FindDuplicateContactsResponses, GenerateEmailData, GenerateEmailErrors, GenerateEmailResponses, GetApprovalPolicyData, GetApprovalPolicyErrors, GetApprovalPolicyResponses, GetBrandVoiceData, GetBrandVoiceErrors, GetBrandVoiceResponses, GetCampaignCalendarData, GetCampaignCalendarErrors, GetCampaignCalendarResponses, GetCampaignData, GetCampaignErrors, GetCampaignResponses, GetCampaignStepData, GetCampaignStepErrors, GetCampaignStepResponses, GetChatAlertsData, GetChatAlertsErrors, GetChatAlertsResponses, GetContactData, GetContactErrors, GetContactResponses, GetContactSchemaData, GetContactSchemaErrors, GetContactSchemaResponses, GetContactTimelineData, GetContactTimelineErrors, GetContactTimelineResponses, GetDomainData, GetDomainErrors, GetDomainResponses, GetDraftData, GetDraftErrors, GetDraftResponses, GetEmailData, GetEmailErrors, GetEmailResponses, GetEnrollmentData, GetEnrollmentErrors, GetEnrollmentResponses, GetHygieneConfigData, GetHygieneConfigErrors, GetHygieneConfigResponses, GetPlanData, GetPlanErrors, GetPlanResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetScheduleData, GetScheduleErrors, GetScheduleResponses, GetSegmentData, GetSegmentErrors, GetSegmentResponses, GetSendPolicyData, GetSendPolicyErrors, GetSendPolicyResponses, GetSiteData, GetSiteErrors, GetSiteInsightsData, GetSiteInsightsErrors, GetSiteInsightsResponses, GetSiteResponses, GetTemplateData, GetTemplateErrors, GetTemplateResponses, GetWarmupStatusData, GetWarmupStatusErrors, GetWarmupStatusResponses, GetWebhookSubscriptionData, GetWebhookSubscriptionErrors, GetWebhookSubscriptionResponses, HealthDetailsData, HealthDetailsResponses, HealthzData, HealthzResponses, IdentifyData, IdentifyErrors, IdentifyResponses, ImportContactsData, ImportContactsErrors, ImportContactsResponses, InviteTeamMemberData, InviteTeamMemberErrors, InviteTeamMemberResponses, LaunchCampaignData, LaunchCampaignErrors, LaunchCampaignResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListCampaignsData, ListCampaignsErrors, ListCampaignsResponses, ListCampaignStepsData, ListCampaignStepsErrors, ListCampaignStepsResponses, ListContactsData, ListContactsErrors, ListContactsResponses, ListCronRunsData, ListCronRunsErrors, ListCronRunsResponses, ListDeletionLogData, ListDeletionLogErrors, ListDeletionLogResponses, ListDomainsData, ListDomainsErrors, ListDomainsResponses, ListDraftsData, ListDraftsErrors, ListDraftsResponses, ListEmailEventsData, ListEmailEventsErrors, ListEmailEventsResponses, ListEmailsData, ListEmailsErrors, ListEmailsResponses, ListEnrollmentsData, ListEnrollmentsErrors, ListEnrollmentsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListHygieneAuditData, ListHygieneAuditErrors, ListHygieneAuditResponses, ListInactiveContactsData, ListInactiveContactsErrors, ListInactiveContactsResponses, ListNotificationsData, ListNotificationsErrors, ListNotificationsResponses, ListPendingApprovalsData, ListPendingApprovalsErrors, ListPendingApprovalsResponses, ListSegmentContactsData, ListSegmentContactsErrors, ListSegmentContactsResponses, ListSegmentsData, ListSegmentsErrors, ListSegmentsResponses, ListSendDeadLettersData, ListSendDeadLettersErrors, ListSendDeadLettersResponses, ListSitesData, ListSitesErrors, ListSitesResponses, ListSuppressionsData, ListSuppressionsErrors, ListSuppressionsResponses, ListTeamMembersData, ListTeamMembersErrors, ListTeamMembersResponses, ListTemplatesData, ListTemplatesErrors, ListTemplatesResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhookSubscriptionsData, ListWebhookSubscriptionsErrors, ListWebhookSubscriptionsResponses, MarkNotificationsReadData, MarkNotificationsReadErrors, MarkNotificationsReadResponses, MergeContactsData, MergeContactsErrors, MergeContactsResponses, OauthMcpResourceMetadataData, OauthMcpResourceMetadataResponses, OauthResourceMetadataData, OauthResourceMetadataResponses, OauthServerMetadataData, OauthServerMetadataResponses, OauthTokenData, OauthTokenErrors, OauthTokenResponses, OpenapiJsonData, OpenapiJsonResponses, PauseWarmupData, PauseWarmupErrors, PauseWarmupResponses, PreviewCampaignAudienceData, PreviewCampaignAudienceErrors, PreviewCampaignAudienceResponses, PreviewEmailData, PreviewEmailErrors, PreviewEmailResponses, PreviewSegmentData, PreviewSegmentErrors, PreviewSegmentResponses, PromoteDraftData, PromoteDraftErrors, PromoteDraftResponses, PutApprovalPolicyData, PutApprovalPolicyErrors, PutApprovalPolicyResponses, PutBrandVoiceData, PutBrandVoiceErrors, PutBrandVoiceResponses, PutChatAlertsData, PutChatAlertsErrors, PutChatAlertsResponses, PutSendPolicyData, PutSendPolicyErrors, PutSendPolicyResponses, ReadyzData, ReadyzErrors, ReadyzResponses, ReceiveProjectProviderWebhookData, ReceiveProjectProviderWebhookErrors, ReceiveProjectProviderWebhookResponses, ReceiveProviderWebhookData, ReceiveProviderWebhookErrors, ReceiveProviderWebhookResponses, RecordConversionData, RecordConversionErrors, RecordConversionResponses, RefreshDomainDnsData, RefreshDomainDnsErrors, RefreshDomainDnsResponses, RegisterDomainData, RegisterDomainErrors, RegisterDomainResponses, RegisterOauthClientData, RegisterOauthClientErrors, RegisterOauthClientResponses, RejectApprovalData, RejectApprovalErrors, RejectApprovalResponses, RejectDraftData, RejectDraftErrors, RejectDraftResponses, RemoveSuppressionData, RemoveSuppressionErrors, RemoveSuppressionResponses, ReplayWebhookDeliveryData, ReplayWebhookDeliveryErrors, ReplayWebhookDeliveryResponses, ResumeWarmupData, ResumeWarmupErrors, ResumeWarmupResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RevokeOauthTokenData, RevokeOauthTokenErrors, RevokeOauthTokenResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, RunListHygieneData, RunListHygieneErrors, RunListHygieneResponses, SendData, SendErrors, SendResponses, ServeData, ServeResponses, SetContactTagsData, SetContactTagsErrors, SetContactTagsResponses, SetProviderData, SetProviderErrors, SetProviderResponses, SubscribeWebhookData, SubscribeWebhookErrors, SubscribeWebhookResponses, TestProviderData, TestProviderErrors, TestProviderResponses, TrackClickData, TrackClickErrors, TrackEventData, TrackEventErrors, TrackEventResponses, TrackOpenData, TrackOpenErrors, TrackOpenResponses, UnenrollContactData, UnenrollContactErrors, UnenrollContactResponses, UnsubscribeContactData, UnsubscribeContactErrors, UnsubscribeContactResponses, UnsubscribeData, UnsubscribeErrors, UnsubscribePageData, UnsubscribePageErrors, UnsubscribePageResponses, UnsubscribeResponses, UpdateCampaignData, UpdateCampaignErrors, UpdateCampaignResponses, UpdateCampaignStatusData, UpdateCampaignStatusErrors, UpdateCampaignStatusResponses, UpdateCampaignStepData, UpdateCampaignStepErrors, UpdateCampaignStepResponses, UpdateContactData, UpdateContactErrors, UpdateContactResponses, UpdateHygieneConfigData, UpdateHygieneConfigErrors, UpdateHygieneConfigResponses, UpdateSegmentData, UpdateSegmentErrors, UpdateSegmentResponses, UpdateSiteData, UpdateSiteErrors, UpdateSiteResponses, UpdateTemplateData, UpdateTemplateErrors, UpdateTemplateResponses, UpdateWarmupScheduleData, UpdateWarmupScheduleErrors, UpdateWarmupScheduleResponses, UpdateWebhookSubscriptionData, UpdateWebhookSubscriptionErrors, UpdateWebhookSubscriptionResponses, ValidateTemplateData, ValidateTemplateErrors, ValidateTemplateResponses, WinBackDraftData, WinBackDraftErrors, WinBackDraftResponses } from './types.gen.js';
+import type { AddCampaignStepData, AddCampaignStepErrors, AddCampaignStepResponses, AddSuppressionData, AddSuppressionErrors, AddSuppressionResponses, AnalyticsCampaignsData, AnalyticsCampaignsErrors, AnalyticsCampaignsResponses, AnalyticsConversionData, AnalyticsConversionErrors, AnalyticsConversionResponses, AnalyticsEngagementData, AnalyticsEngagementErrors, AnalyticsEngagementResponses, AnalyticsOverviewData, AnalyticsOverviewErrors, AnalyticsOverviewResponses, AnalyticsPerformanceData, AnalyticsPerformanceErrors, AnalyticsPerformanceResponses, AnalyticsPortfolioData, AnalyticsPortfolioErrors, AnalyticsPortfolioResponses, AnalyticsTotalsData, AnalyticsTotalsErrors, AnalyticsTotalsResponses, ApproveApprovalData, ApproveApprovalErrors, ApproveApprovalResponses, ApproveDraftData, ApproveDraftErrors, ApproveDraftResponses, CheckAbSignificanceData, CheckAbSignificanceErrors, CheckAbSignificanceResponses, CheckApprovalData, CheckApprovalErrors, CheckApprovalResponses, ClearLanguageModelData, ClearLanguageModelErrors, ClearLanguageModelResponses, ClearProviderData, ClearProviderErrors, ClearProviderResponses, CloneCampaignData, CloneCampaignErrors, CloneCampaignResponses, CreateAbTestData, CreateAbTestErrors, CreateAbTestResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateCampaignData, CreateCampaignErrors, CreateCampaignResponses, CreateContactData, CreateContactErrors, CreateContactResponses, CreateDraftData, CreateDraftErrors, CreateDraftResponses, CreateSegmentData, CreateSegmentErrors, CreateSegmentFromDescriptionData, CreateSegmentFromDescriptionErrors, CreateSegmentFromDescriptionResponses, CreateSegmentResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateTemplateData, CreateTemplateErrors, CreateTemplateResponses, DeleteCampaignData, DeleteCampaignErrors, DeleteCampaignResponses, DeleteCampaignStepData, DeleteCampaignStepErrors, DeleteCampaignStepResponses, DeleteChatAlertsData, DeleteChatAlertsErrors, DeleteChatAlertsResponses, DeleteSegmentData, DeleteSegmentErrors, DeleteSegmentResponses, DeleteTemplateData, DeleteTemplateErrors, DeleteTemplateResponses, DeleteWebhookSubscriptionData, DeleteWebhookSubscriptionErrors, DeleteWebhookSubscriptionResponses, DnsblCheckData, DnsblCheckErrors, DnsblCheckResponses, DnsblDelistingDraftData, DnsblDelistingDraftErrors, DnsblDelistingDraftResponses, EnrollContactData, EnrollContactErrors, EnrollContactResponses, EnrollSegmentData, EnrollSegmentErrors, EnrollSegmentResponses, ErasePersonalDataData, ErasePersonalDataErrors, ErasePersonalDataResponses, EstimateSegmentSizeData, EstimateSegmentSizeErrors, EstimateSegmentSizeResponses, ExportContactData, ExportContactErrors, ExportContactResponses, ExportDataData, ExportDataErrors, ExportDataResponses, ExportFullData, ExportFullErrors, ExportFullResponses, FindDuplicateContactsData, FindDuplicateContactsErrors, FindDuplicateContactsResponses, GenerateEmailData, GenerateEmailErrors, GenerateEmailResponses, GetAbTestData, GetAbTestErrors, GetAbTestResponses, GetAbuseMonitorStatusData, GetAbuseMonitorStatusErrors, GetAbuseMonitorStatusResponses, GetApprovalPolicyData, GetApprovalPolicyErrors, GetApprovalPolicyResponses, GetBrandVoiceData, GetBrandVoiceErrors, GetBrandVoiceResponses, GetCampaignCalendarData, GetCampaignCalendarErrors, GetCampaignCalendarResponses, GetCampaignData, GetCampaignErrors, GetCampaignResponses, GetCampaignStepData, GetCampaignStepErrors, GetCampaignStepResponses, GetChatAlertsData, GetChatAlertsErrors, GetChatAlertsResponses, GetContactData, GetContactErrors, GetContactResponses, GetContactSchemaData, GetContactSchemaErrors, GetContactSchemaResponses, GetContactTimelineData, GetContactTimelineErrors, GetContactTimelineResponses, GetDomainData, GetDomainErrors, GetDomainResponses, GetDraftData, GetDraftErrors, GetDraftResponses, GetEmailData, GetEmailErrors, GetEmailResponses, GetEnrollmentData, GetEnrollmentErrors, GetEnrollmentResponses, GetHygieneConfigData, GetHygieneConfigErrors, GetHygieneConfigResponses, GetLanguageModelData, GetLanguageModelErrors, GetLanguageModelResponses, GetPlanData, GetPlanErrors, GetPlanResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetScheduleData, GetScheduleErrors, GetScheduleResponses, GetSegmentData, GetSegmentErrors, GetSegmentResponses, GetSendPolicyData, GetSendPolicyErrors, GetSendPolicyResponses, GetSiteData, GetSiteErrors, GetSiteInsightsData, GetSiteInsightsErrors, GetSiteInsightsResponses, GetSiteResponses, GetTemplateData, GetTemplateErrors, GetTemplateResponses, GetWarmupStatusData, GetWarmupStatusErrors, GetWarmupStatusResponses, GetWebhookSubscriptionData, GetWebhookSubscriptionErrors, GetWebhookSubscriptionResponses, HealthDetailsData, HealthDetailsResponses, HealthzData, HealthzResponses, IdentifyData, IdentifyErrors, IdentifyResponses, ImportContactsData, ImportContactsErrors, ImportContactsResponses, InviteTeamMemberData, InviteTeamMemberErrors, InviteTeamMemberResponses, LaunchCampaignData, LaunchCampaignErrors, LaunchCampaignResponses, ListAbTestsData, ListAbTestsErrors, ListAbTestsResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListCampaignsData, ListCampaignsErrors, ListCampaignsResponses, ListCampaignStepsData, ListCampaignStepsErrors, ListCampaignStepsResponses, ListContactsData, ListContactsErrors, ListContactsResponses, ListCronRunsData, ListCronRunsErrors, ListCronRunsResponses, ListDeletionLogData, ListDeletionLogErrors, ListDeletionLogResponses, ListDomainsData, ListDomainsErrors, ListDomainsResponses, ListDraftsData, ListDraftsErrors, ListDraftsResponses, ListEmailEventsData, ListEmailEventsErrors, ListEmailEventsResponses, ListEmailsData, ListEmailsErrors, ListEmailsResponses, ListEnrollmentsData, ListEnrollmentsErrors, ListEnrollmentsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListHygieneAuditData, ListHygieneAuditErrors, ListHygieneAuditResponses, ListInactiveContactsData, ListInactiveContactsErrors, ListInactiveContactsResponses, ListNotificationsData, ListNotificationsErrors, ListNotificationsResponses, ListPendingApprovalsData, ListPendingApprovalsErrors, ListPendingApprovalsResponses, ListSegmentContactsData, ListSegmentContactsErrors, ListSegmentContactsResponses, ListSegmentsData, ListSegmentsErrors, ListSegmentsResponses, ListSendDeadLettersData, ListSendDeadLettersErrors, ListSendDeadLettersResponses, ListSitesData, ListSitesErrors, ListSitesResponses, ListSuppressionsData, ListSuppressionsErrors, ListSuppressionsResponses, ListTeamMembersData, ListTeamMembersErrors, ListTeamMembersResponses, ListTemplatesData, ListTemplatesErrors, ListTemplatesResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhookSubscriptionsData, ListWebhookSubscriptionsErrors, ListWebhookSubscriptionsResponses, MarkNotificationsReadData, MarkNotificationsReadErrors, MarkNotificationsReadResponses, MergeContactsData, MergeContactsErrors, MergeContactsResponses, OauthMcpResourceMetadataData, OauthMcpResourceMetadataResponses, OauthResourceMetadataData, OauthResourceMetadataResponses, OauthServerMetadataData, OauthServerMetadataResponses, OauthTokenData, OauthTokenErrors, OauthTokenResponses, OpenapiJsonData, OpenapiJsonResponses, OverrideAbuseMonitorData, OverrideAbuseMonitorErrors, OverrideAbuseMonitorResponses, PauseWarmupData, PauseWarmupErrors, PauseWarmupResponses, PreviewCampaignAudienceData, PreviewCampaignAudienceErrors, PreviewCampaignAudienceResponses, PreviewEmailData, PreviewEmailErrors, PreviewEmailResponses, PreviewSegmentData, PreviewSegmentErrors, PreviewSegmentResponses, PromoteAbWinnerData, PromoteAbWinnerErrors, PromoteAbWinnerResponses, PromoteDraftData, PromoteDraftErrors, PromoteDraftResponses, PutApprovalPolicyData, PutApprovalPolicyErrors, PutApprovalPolicyResponses, PutBrandVoiceData, PutBrandVoiceErrors, PutBrandVoiceResponses, PutChatAlertsData, PutChatAlertsErrors, PutChatAlertsResponses, PutSendPolicyData, PutSendPolicyErrors, PutSendPolicyResponses, ReadyzData, ReadyzErrors, ReadyzResponses, ReceiveProjectProviderWebhookData, ReceiveProjectProviderWebhookErrors, ReceiveProjectProviderWebhookResponses, ReceiveProviderWebhookData, ReceiveProviderWebhookErrors, ReceiveProviderWebhookResponses, RecordConversionData, RecordConversionErrors, RecordConversionResponses, RefreshDomainDnsData, RefreshDomainDnsErrors, RefreshDomainDnsResponses, RegisterDomainData, RegisterDomainErrors, RegisterDomainResponses, RegisterOauthClientData, RegisterOauthClientErrors, RegisterOauthClientResponses, RejectApprovalData, RejectApprovalErrors, RejectApprovalResponses, RejectDraftData, RejectDraftErrors, RejectDraftResponses, RemoveSuppressionData, RemoveSuppressionErrors, RemoveSuppressionResponses, ReplayWebhookDeliveryData, ReplayWebhookDeliveryErrors, ReplayWebhookDeliveryResponses, ResumeWarmupData, ResumeWarmupErrors, ResumeWarmupResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RevokeOauthTokenData, RevokeOauthTokenErrors, RevokeOauthTokenResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, RunListHygieneData, RunListHygieneErrors, RunListHygieneResponses, SendData, SendErrors, SendResponses, ServeData, ServeResponses, SetContactTagsData, SetContactTagsErrors, SetContactTagsResponses, SetLanguageModelData, SetLanguageModelErrors, SetLanguageModelResponses, SetProviderData, SetProviderErrors, SetProviderResponses, SubscribeWebhookData, SubscribeWebhookErrors, SubscribeWebhookResponses, TestProviderData, TestProviderErrors, TestProviderResponses, TrackClickData, TrackClickErrors, TrackEventData, TrackEventErrors, TrackEventResponses, TrackOpenData, TrackOpenErrors, TrackOpenResponses, TranslateTemplateData, TranslateTemplateErrors, TranslateTemplateResponses, UnenrollContactData, UnenrollContactErrors, UnenrollContactResponses, UnsubscribeContactData, UnsubscribeContactErrors, UnsubscribeContactResponses, UnsubscribeData, UnsubscribeErrors, UnsubscribePageData, UnsubscribePageErrors, UnsubscribePageResponses, UnsubscribeResponses, UpdateCampaignData, UpdateCampaignErrors, UpdateCampaignResponses, UpdateCampaignStatusData, UpdateCampaignStatusErrors, UpdateCampaignStatusResponses, UpdateCampaignStepData, UpdateCampaignStepErrors, UpdateCampaignStepResponses, UpdateContactData, UpdateContactErrors, UpdateContactResponses, UpdateHygieneConfigData, UpdateHygieneConfigErrors, UpdateHygieneConfigResponses, UpdateSegmentData, UpdateSegmentErrors, UpdateSegmentResponses, UpdateSiteData, UpdateSiteErrors, UpdateSiteResponses, UpdateTemplateData, UpdateTemplateErrors, UpdateTemplateResponses, UpdateWarmupScheduleData, UpdateWarmupScheduleErrors, UpdateWarmupScheduleResponses, UpdateWebhookSubscriptionData, UpdateWebhookSubscriptionErrors, UpdateWebhookSubscriptionResponses, ValidateTemplateData, ValidateTemplateErrors, ValidateTemplateResponses, WinBackDraftData, WinBackDraftErrors, WinBackDraftResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -168,6 +168,122 @@ export class MailApi extends HeyApiClient {
      */
     public serve<ThrowOnError extends boolean = true>(options?: Options<ServeData, ThrowOnError>) {
         return (options?.client ?? this.client).get<ServeResponses, unknown, ThrowOnError>({ url: '/metrics', ...options });
+    }
+    
+    /**
+     * List the project's A/B tests, oldest first.
+     */
+    public listAbTests<ThrowOnError extends boolean = true>(options?: Options<ListAbTestsData, ThrowOnError>) {
+        return (options?.client ?? this.client).get<ListAbTestsResponses, ListAbTestsErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/ab-tests',
+            ...options
+        });
+    }
+    
+    /**
+     * Create an A/B test of a campaign's first step, before the campaign sends.
+     */
+    public createAbTest<ThrowOnError extends boolean = true>(options: Options<CreateAbTestData, ThrowOnError>) {
+        return (options.client ?? this.client).post<CreateAbTestResponses, CreateAbTestErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/ab-tests',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * One A/B test.
+     */
+    public getAbTest<ThrowOnError extends boolean = true>(options: Options<GetAbTestData, ThrowOnError>) {
+        return (options.client ?? this.client).get<GetAbTestResponses, GetAbTestErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/ab-tests/{id}',
+            ...options
+        });
+    }
+    
+    /**
+     * Each variant's rate with its Wilson interval, the leader, Pearson's chi-squared test and
+     * whether the decision rule is met.
+     */
+    public checkAbSignificance<ThrowOnError extends boolean = true>(options: Options<CheckAbSignificanceData, ThrowOnError>) {
+        return (options.client ?? this.client).get<CheckAbSignificanceResponses, CheckAbSignificanceErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/ab-tests/{id}/significance',
+            ...options
+        });
+    }
+    
+    /**
+     * Send the winner (the leader unless `variant` is named) to the contacts held back, once.
+     */
+    public promoteAbWinner<ThrowOnError extends boolean = true>(options: Options<PromoteAbWinnerData, ThrowOnError>) {
+        return (options.client ?? this.client).post<PromoteAbWinnerResponses, PromoteAbWinnerErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/ab-tests/{id}/promote',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * A site's abuse-monitor state: its rolling bounce and complaint rates, the thresholds,
+     * whether its campaign (or all) mail is held, and the overrides.
+     */
+    public getAbuseMonitorStatus<ThrowOnError extends boolean = true>(options: Options<GetAbuseMonitorStatusData, ThrowOnError>) {
+        return (options.client ?? this.client).get<GetAbuseMonitorStatusResponses, GetAbuseMonitorStatusErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/sites/{id}/abuse-monitor',
+            ...options
+        });
+    }
+    
+    /**
+     * Override the abuse monitor's pause of a site (admin scope): its mail flows again until
+     * the override expires, recorded with the key, the time and the reason.
+     */
+    public overrideAbuseMonitor<ThrowOnError extends boolean = true>(options: Options<OverrideAbuseMonitorData, ThrowOnError>) {
+        return (options.client ?? this.client).post<OverrideAbuseMonitorResponses, OverrideAbuseMonitorErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/sites/{id}/abuse-monitor/override',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * Ask the configured DNS blocklists about the site's sending domain and the sending IPs:
+     * listed, clean or no answer per list, with each return code and its meaning.
+     */
+    public dnsblCheck<ThrowOnError extends boolean = true>(options: Options<DnsblCheckData, ThrowOnError>) {
+        return (options.client ?? this.client).get<DnsblCheckResponses, DnsblCheckErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/sites/{id}/dnsbl',
+            ...options
+        });
+    }
+    
+    /**
+     * Draft the removal request for one list: the listing, the site's bounce and complaint
+     * figures, and where the list takes requests. Nothing is sent.
+     */
+    public dnsblDelistingDraft<ThrowOnError extends boolean = true>(options: Options<DnsblDelistingDraftData, ThrowOnError>) {
+        return (options.client ?? this.client).get<DnsblDelistingDraftResponses, DnsblDelistingDraftErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/sites/{id}/dnsbl/delisting-draft',
+            ...options
+        });
     }
     
     /**
@@ -1323,6 +1439,43 @@ export class MailApi extends HeyApiClient {
     }
     
     /**
+     * Use the deployment's endpoint again.
+     */
+    public clearLanguageModel<ThrowOnError extends boolean = true>(options?: Options<ClearLanguageModelData, ThrowOnError>) {
+        return (options?.client ?? this.client).delete<ClearLanguageModelResponses, ClearLanguageModelErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/language-model',
+            ...options
+        });
+    }
+    
+    /**
+     * Which endpoint the project's model-backed tools call.
+     */
+    public getLanguageModel<ThrowOnError extends boolean = true>(options?: Options<GetLanguageModelData, ThrowOnError>) {
+        return (options?.client ?? this.client).get<GetLanguageModelResponses, GetLanguageModelErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/language-model',
+            ...options
+        });
+    }
+    
+    /**
+     * Use the project's own chat-completions endpoint.
+     */
+    public setLanguageModel<ThrowOnError extends boolean = true>(options: Options<SetLanguageModelData, ThrowOnError>) {
+        return (options.client ?? this.client).put<SetLanguageModelResponses, SetLanguageModelErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/language-model',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
      * The project's notifications, newest first.
      */
     public listNotifications<ThrowOnError extends boolean = true>(options?: Options<ListNotificationsData, ThrowOnError>) {
@@ -1801,6 +1954,21 @@ export class MailApi extends HeyApiClient {
         return (options.client ?? this.client).patch<UpdateTemplateResponses, UpdateTemplateErrors, ThrowOnError>({
             security: [{ scheme: 'bearer', type: 'http' }],
             url: '/api/v1/templates/{id}',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * Translate a template into another language, as a new template.
+     */
+    public translateTemplate<ThrowOnError extends boolean = true>(options: Options<TranslateTemplateData, ThrowOnError>) {
+        return (options.client ?? this.client).post<TranslateTemplateResponses, TranslateTemplateErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/templates/{id}/translate',
             ...options,
             headers: {
                 'Content-Type': 'application/json',

@@ -57,6 +57,103 @@ export type AbTestRecord = {
 };
 
 /**
+ * A site's abuse-monitor state.
+ */
+export type AbuseMonitorStatus = {
+    site_id: string;
+    /**
+     * The state of the last measure (`ok` before the first).
+     */
+    state: AbuseState;
+    /**
+     * Whether the site's campaign mail is held now (`paused` or `suspended`, no override in
+     * force).
+     */
+    campaigns_held: boolean;
+    /**
+     * Whether the site's transactional mail is refused now (`suspended`, no override in
+     * force): `POST /send` answers 422 `SENDER_SUSPENDED`.
+     */
+    transactional_stopped: boolean;
+    /**
+     * The rolling window, in days.
+     */
+    window_days: number;
+    /**
+     * Sends in the window below which nothing is judged.
+     */
+    min_sends: number;
+    /**
+     * Emails sent in the window at the last measure.
+     */
+    sends: number;
+    /**
+     * Of them, hard bounces.
+     */
+    bounces: number;
+    /**
+     * Of them, complaints.
+     */
+    complaints: number;
+    /**
+     * `bounces / sends` (0 when nothing was sent).
+     */
+    bounce_rate: number;
+    /**
+     * `complaints / sends` (0 when nothing was sent).
+     */
+    complaint_rate: number;
+    thresholds: Thresholds;
+    /**
+     * When the rates were last measured; null before the first.
+     */
+    checked_at?: string | null;
+    /**
+     * When the state last changed; null before the first measure.
+     */
+    changed_at?: string | null;
+    active_override?: null | AbuseOverride;
+    /**
+     * The site's latest overrides (the audit), newest first, at most 10.
+     */
+    overrides: Array<AbuseOverride>;
+};
+
+/**
+ * An override: who (the API key), when, why and until when.
+ */
+export type AbuseOverride = {
+    id: string;
+    reason: string;
+    /**
+     * The API key that made it.
+     */
+    created_by: string;
+    created_at: string;
+    expires_at: string;
+};
+
+/**
+ * Unknown fields are refused.
+ */
+export type AbuseOverrideRequest = {
+    /**
+     * Why the site may send again (kept in the audit), 1..=500 characters.
+     */
+    reason: string;
+    /**
+     * How long the override lasts, in hours (1..=168); the pause is back when it expires if
+     * the rates are still over the thresholds.
+     */
+    ttl_hours: number;
+};
+
+/**
+ * Where a site stands.
+ */
+export type AbuseState = 'ok' | 'warning' | 'paused' | 'suspended';
+
+/**
  * Unknown fields are refused.
  */
 export type AddSuppression = {
@@ -154,7 +251,7 @@ export type ApprovalRecord = {
     /**
      * What waits for approval.
      */
-    action: 'launch_campaign' | 'activate_campaign' | 'promote_ab_winner';
+    action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign' | 'promote_ab_winner';
     /**
      * Where an approval stands.
      */
@@ -212,7 +309,7 @@ export type ApprovalRequired = {
     /**
      * What waits for approval.
      */
-    action: 'launch_campaign' | 'activate_campaign' | 'promote_ab_winner';
+    action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign' | 'promote_ab_winner';
     summary: string;
     expires_at: string;
     /**
@@ -1082,6 +1179,49 @@ export type DeletionLogEntry = {
 };
 
 /**
+ * `dnsbl_delisting_draft`'s answer: a draft, never sent by the service.
+ */
+export type DelistingDraft = {
+    site_id: string;
+    zone: string;
+    /**
+     * Whether the zone lists the site's domain or a sending IP now; when not, there is
+     * nothing to request and the body says so.
+     */
+    listed: boolean;
+    /**
+     * The zone's answers.
+     */
+    listings: Array<ListResult>;
+    evidence: DelistingEvidence;
+    /**
+     * Where the list takes removal requests, when it publishes a page for them.
+     */
+    removal_url?: string | null;
+    subject: string;
+    body: string;
+};
+
+/**
+ * The site's figures the request cites.
+ */
+export type DelistingEvidence = {
+    /**
+     * The rolling window of the abuse monitor, in days.
+     */
+    window_days: number;
+    sends: number;
+    hard_bounces: number;
+    complaints: number;
+    bounce_rate: number;
+    complaint_rate: number;
+    /**
+     * When the figures were measured; null before the first measure.
+     */
+    measured_at?: string | null;
+};
+
+/**
  * How many emails reached each state, with rates over `sent`. A log row's status is its latest
  * state, so an opened email counts as sent, delivered and opened.
  */
@@ -1150,6 +1290,27 @@ export type DnsRecord = {
      */
     value: string;
     status: RecordState;
+};
+
+/**
+ * `dnsbl_check`'s answer.
+ */
+export type DnsblReport = {
+    site_id: string;
+    /**
+     * The domain the site sends from (its verified own domain, else the shared one).
+     */
+    domain: string;
+    /**
+     * The deployment's sending IPs asked about (`MAIL_DNSBL__SENDING_IPS`).
+     */
+    sending_ips: Array<string>;
+    /**
+     * Whether any list lists the domain or an IP.
+     */
+    listed: boolean;
+    results: Array<ListResult>;
+    checked_at: string;
 };
 
 /**
@@ -1776,7 +1937,7 @@ export type HeldMail = {
 /**
  * Why a campaign email is still `queued`.
  */
-export type HoldReason = 'scheduled' | 'warmup_cap' | 'batch_limit' | 'send_window' | 'blackout_date' | 'monthly_quota' | 'campaign_paused';
+export type HoldReason = 'scheduled' | 'warmup_cap' | 'batch_limit' | 'send_window' | 'blackout_date' | 'monthly_quota' | 'campaign_paused' | 'abuse_paused';
 
 export type HygieneAction = 'suppressed' | 'unsubscribed';
 
@@ -2085,6 +2246,51 @@ export type Issue = {
 export type KeyScope = 'read' | 'write' | 'admin';
 
 /**
+ * A project's own endpoint. Unknown fields are refused.
+ */
+export type LanguageModelRequest = {
+    /**
+     * The API base of an OpenAI-compatible chat-completions endpoint: `https://…`, at most
+     * 2,048 characters (requests go to `{base_url}/chat/completions`). A host that is or
+     * resolves to a loopback, private, link-local or metadata address is refused (unless
+     * the deployment allows private targets).
+     */
+    base_url: string;
+    /**
+     * The model's name at that endpoint: 1..=200 characters, not blank.
+     */
+    model: string;
+    /**
+     * Sent as `Authorization: Bearer …`; stored sealed, never answered. At most 4,096
+     * characters; absent, null or empty: no key.
+     */
+    api_key?: string | null;
+};
+
+/**
+ * The endpoint in use (never its key).
+ */
+export type LanguageModelSettings = {
+    /**
+     * Where the project's model-backed tools are answered from.
+     */
+    source: 'project' | 'deployment' | 'none';
+    /**
+     * The project's endpoint; null when it uses the deployment's (whose address is not
+     * shown) or none.
+     */
+    base_url?: string | null;
+    /**
+     * The model's name; null when none is configured.
+     */
+    model?: string | null;
+    /**
+     * Whether the project's endpoint has a key.
+     */
+    has_api_key: boolean;
+};
+
+/**
  * Who a launched campaign goes to.
  */
 export type LaunchAudience = 'subscribers' | 'none';
@@ -2123,6 +2329,41 @@ export type Launched = CampaignDetail & {
 };
 
 /**
+ * What the list is asked about.
+ */
+export type ListKind = 'ip' | 'domain';
+
+/**
+ * One list asked about one target.
+ */
+export type ListResult = {
+    zone: string;
+    kind: ListKind;
+    /**
+     * The IP address or domain asked about.
+     */
+    target: string;
+    /**
+     * The name looked up.
+     */
+    query: string;
+    status: ListStatus;
+    /**
+     * The codes answered (empty when clean).
+     */
+    return_codes: Array<ReturnCode>;
+    /**
+     * The list's TXT reason, when it gives one.
+     */
+    reason?: string | null;
+};
+
+/**
+ * Whether a list lists what it was asked about.
+ */
+export type ListStatus = 'listed' | 'clean' | 'error';
+
+/**
  * The mail service's error envelope.
  */
 export type MailError = {
@@ -2137,7 +2378,7 @@ export type MailError = {
 /**
  * A machine-readable error code of the mail service.
  */
-export type MailErrorCode = 'AB_TEST_EXISTS' | 'AB_TEST_NOT_FOUND' | 'AB_TEST_PROMOTED' | 'APPROVAL_DECIDED' | 'APPROVAL_EXPIRED' | 'APPROVAL_NOT_FOUND' | 'BROKER_UNAVAILABLE' | 'CAMPAIGN_CLOSED' | 'CAMPAIGN_NOT_ACTIVE' | 'CAMPAIGN_NOT_FOUND' | 'CAMPAIGN_NOT_READY' | 'CAMPAIGN_TYPE_MISMATCH' | 'CONFLICT' | 'CONTACT_EXISTS' | 'CONTACT_NOT_FOUND' | 'DELIVERY_PENDING' | 'DOMAIN_NOT_FOUND' | 'DOMAIN_NOT_VERIFIED' | 'DOMAIN_TAKEN' | 'DRAFT_NOT_APPROVED' | 'DRAFT_NOT_FOUND' | 'DUPLICATE_ORDER_ID' | 'EMAIL_NOT_FOUND' | 'ENROLLMENT_NOT_FOUND' | 'EXPORT_BUSY' | 'EXPORT_TOO_LARGE' | 'FORBIDDEN' | 'IDEMPOTENCY_KEY_REUSED' | 'INTERNAL_ERROR' | 'INVALID_CONFIRMATION_TOKEN' | 'INVALID_SIGNATURE' | 'INVALID_TRANSITION' | 'KEY_BROADER_THAN_CREATOR' | 'LLM_FAILED' | 'LLM_INVALID_OUTPUT' | 'LLM_INVALID_RULES' | 'LLM_NOT_CONFIGURED' | 'METHOD_NOT_ALLOWED' | 'NOT_FOUND' | 'PAYLOAD_TOO_LARGE' | 'PLAN_LIMIT' | 'PROJECT_NOT_FOUND' | 'PROVIDER_REJECTED' | 'RATE_LIMITED' | 'SEGMENT_NOT_FOUND' | 'SERVICE_UNAVAILABLE' | 'SITE_NOT_FOUND' | 'SLUG_TAKEN' | 'STEP_NOT_FOUND' | 'SUPPRESSED_CONTACT' | 'TEAM_MEMBER_EXISTS' | 'TEMPLATE_IN_USE' | 'TEMPLATE_NOT_FOUND' | 'TEMPLATE_SYNTAX' | 'TOOL_GROUP_FORBIDDEN' | 'TOOL_NOT_FOUND' | 'TOO_MANY_STEPS' | 'UNAUTHORIZED' | 'UNPROCESSABLE' | 'VALIDATION_ERROR' | 'WARMUP_NOT_ACTIVE' | 'WEBHOOK_DELIVERY_NOT_FOUND' | 'WEBHOOK_SUBSCRIPTION_NOT_FOUND';
+export type MailErrorCode = 'AB_TEST_EXISTS' | 'AB_TEST_NOT_FOUND' | 'AB_TEST_PROMOTED' | 'APPROVAL_DECIDED' | 'APPROVAL_EXPIRED' | 'APPROVAL_NOT_FOUND' | 'BROKER_UNAVAILABLE' | 'CAMPAIGN_CLOSED' | 'CAMPAIGN_NOT_ACTIVE' | 'CAMPAIGN_NOT_FOUND' | 'CAMPAIGN_NOT_READY' | 'CAMPAIGN_TYPE_MISMATCH' | 'CONFLICT' | 'CONTACT_EXISTS' | 'CONTACT_NOT_FOUND' | 'DELIVERY_PENDING' | 'DOMAIN_NOT_FOUND' | 'DOMAIN_NOT_VERIFIED' | 'DOMAIN_TAKEN' | 'DRAFT_NOT_APPROVED' | 'DRAFT_NOT_FOUND' | 'DUPLICATE_ORDER_ID' | 'EMAIL_NOT_FOUND' | 'ENROLLMENT_NOT_FOUND' | 'EXPORT_BUSY' | 'EXPORT_TOO_LARGE' | 'FORBIDDEN' | 'IDEMPOTENCY_KEY_REUSED' | 'INTERNAL_ERROR' | 'INVALID_CONFIRMATION_TOKEN' | 'INVALID_SIGNATURE' | 'INVALID_TRANSITION' | 'KEY_BROADER_THAN_CREATOR' | 'LLM_FAILED' | 'LLM_INVALID_OUTPUT' | 'LLM_INVALID_RULES' | 'LLM_NOT_CONFIGURED' | 'METHOD_NOT_ALLOWED' | 'NOT_FOUND' | 'PAYLOAD_TOO_LARGE' | 'PLAN_LIMIT' | 'PROJECT_NOT_FOUND' | 'PROVIDER_REJECTED' | 'RATE_LIMITED' | 'SEGMENT_NOT_FOUND' | 'SENDER_SUSPENDED' | 'SERVICE_UNAVAILABLE' | 'SITE_NOT_FOUND' | 'SLUG_TAKEN' | 'STEP_NOT_FOUND' | 'SUPPRESSED_CONTACT' | 'TEAM_MEMBER_EXISTS' | 'TEMPLATE_IN_USE' | 'TEMPLATE_NOT_FOUND' | 'TEMPLATE_SYNTAX' | 'TOOL_GROUP_FORBIDDEN' | 'TOOL_NOT_FOUND' | 'TOO_MANY_STEPS' | 'UNAUTHORIZED' | 'UNPROCESSABLE' | 'VALIDATION_ERROR' | 'WARMUP_NOT_ACTIVE' | 'WEBHOOK_DELIVERY_NOT_FOUND' | 'WEBHOOK_SUBSCRIPTION_NOT_FOUND';
 
 /**
  * Which notifications to mark read. Unknown fields are refused.
@@ -2291,7 +2532,7 @@ export type PageApprovalRecord = {
         /**
          * What waits for approval.
          */
-        action: 'launch_campaign' | 'activate_campaign' | 'promote_ab_winner';
+        action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign' | 'promote_ab_winner';
         /**
          * Where an approval stands.
          */
@@ -3516,6 +3757,20 @@ export type ResourceMetadata = {
 export type ResponseType = 'code';
 
 /**
+ * One return code of a listing.
+ */
+export type ReturnCode = {
+    /**
+     * The A record the list answered (`127.0.0.x`).
+     */
+    code: string;
+    /**
+     * What it means on this list.
+     */
+    meaning: string;
+};
+
+/**
  * `POST` revocation request (RFC 7009), form-encoded.
  */
 export type RevocationRequest = {
@@ -3726,6 +3981,11 @@ export type SegmentSize = {
     sendable: number;
     site_id?: string | null;
 };
+
+/**
+ * What a 202 of `POST /send` carries: the email queued, or the approval it waits for.
+ */
+export type SendAccepted = SendResponse | ApprovalRequired;
 
 /**
  * A site's send window and blackout dates, and whether campaign mail may leave now.
@@ -4271,6 +4531,18 @@ export type Template = {
 };
 
 /**
+ * Thresholds as shares in 0..=1 (`0.003` is 0.3 %).
+ */
+export type Thresholds = {
+    complaint_warn: number;
+    complaint_pause: number;
+    complaint_hard: number;
+    bounce_warn: number;
+    bounce_pause: number;
+    bounce_hard: number;
+};
+
+/**
  * Something that happened to a contact.
  */
 export type TimelineEntry = {
@@ -4370,6 +4642,17 @@ export type TokenResponse = {
      * The granted scopes, space-separated.
      */
     scope: string;
+};
+
+/**
+ * Unknown fields are refused.
+ */
+export type TranslateTemplate = {
+    /**
+     * The language to translate into, as a BCP 47 tag (`de`, `pt-BR`, `zh-Hant`): 2..=35
+     * characters.
+     */
+    language: string;
 };
 
 /**
@@ -5329,6 +5612,216 @@ export type PromoteAbWinnerResponses = {
 };
 
 export type PromoteAbWinnerResponse = PromoteAbWinnerResponses[keyof PromoteAbWinnerResponses];
+
+export type GetAbuseMonitorStatusData = {
+    body?: never;
+    path: {
+        /**
+         * The site
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/sites/{id}/abuse-monitor';
+};
+
+export type GetAbuseMonitorStatusErrors = {
+    /**
+     * The id is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * No such site in the project (`SITE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type GetAbuseMonitorStatusError = GetAbuseMonitorStatusErrors[keyof GetAbuseMonitorStatusErrors];
+
+export type GetAbuseMonitorStatusResponses = {
+    /**
+     * The site's abuse-monitor state
+     */
+    200: AbuseMonitorStatus;
+};
+
+export type GetAbuseMonitorStatusResponse = GetAbuseMonitorStatusResponses[keyof GetAbuseMonitorStatusResponses];
+
+export type OverrideAbuseMonitorData = {
+    body: AbuseOverrideRequest;
+    path: {
+        /**
+         * The site
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/sites/{id}/abuse-monitor/override';
+};
+
+export type OverrideAbuseMonitorErrors = {
+    /**
+     * The id is not a UUID, or a missing or invalid field (named in `details.field`)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the admin scope
+     */
+    403: MailError;
+    /**
+     * No such site in the project (`SITE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type OverrideAbuseMonitorError = OverrideAbuseMonitorErrors[keyof OverrideAbuseMonitorErrors];
+
+export type OverrideAbuseMonitorResponses = {
+    /**
+     * Overridden: the site's new state
+     */
+    200: AbuseMonitorStatus;
+};
+
+export type OverrideAbuseMonitorResponse = OverrideAbuseMonitorResponses[keyof OverrideAbuseMonitorResponses];
+
+export type DnsblCheckData = {
+    body?: never;
+    path: {
+        /**
+         * The site
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/sites/{id}/dnsbl';
+};
+
+export type DnsblCheckErrors = {
+    /**
+     * The id is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * No such site in the project (`SITE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type DnsblCheckError = DnsblCheckErrors[keyof DnsblCheckErrors];
+
+export type DnsblCheckResponses = {
+    /**
+     * What each list answered
+     */
+    200: DnsblReport;
+};
+
+export type DnsblCheckResponse = DnsblCheckResponses[keyof DnsblCheckResponses];
+
+export type DnsblDelistingDraftData = {
+    body?: never;
+    path: {
+        /**
+         * The site
+         */
+        id: string;
+    };
+    query: {
+        /**
+         * One of the configured zones (`MAIL_DNSBL__IP_ZONES`, `MAIL_DNSBL__DOMAIN_ZONES`), e.g.
+         * `zen.spamhaus.org`; another answers 400.
+         */
+        zone: string;
+    };
+    url: '/api/v1/sites/{id}/dnsbl/delisting-draft';
+};
+
+export type DnsblDelistingDraftErrors = {
+    /**
+     * The id is not a UUID, or `zone` is not a configured list
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * No such site in the project (`SITE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type DnsblDelistingDraftError = DnsblDelistingDraftErrors[keyof DnsblDelistingDraftErrors];
+
+export type DnsblDelistingDraftResponses = {
+    /**
+     * The draft
+     */
+    200: DelistingDraft;
+};
+
+export type DnsblDelistingDraftResponse = DnsblDelistingDraftResponses[keyof DnsblDelistingDraftResponses];
 
 export type GetProjectData = {
     body?: never;
@@ -6690,6 +7183,10 @@ export type DeleteCampaignErrors = {
 export type DeleteCampaignError = DeleteCampaignErrors[keyof DeleteCampaignErrors];
 
 export type DeleteCampaignResponses = {
+    /**
+     * The deletion, a bulk one, waits for a person's approval under the project's approval policy: nothing was deleted
+     */
+    202: ApprovalRequired;
     /**
      * Deleted
      */
@@ -9014,6 +9511,10 @@ export type EnrollSegmentResponses = {
      * How many contacts this call enrolled (0 when all were enrolled already)
      */
     200: SegmentEnrolled;
+    /**
+     * The enrollment reaches more contacts than the project's approval policy allows without a person: it waits for approval, nothing was enrolled
+     */
+    202: ApprovalRequired;
 };
 
 export type EnrollSegmentResponse = EnrollSegmentResponses[keyof EnrollSegmentResponses];
@@ -10050,6 +10551,133 @@ export type AnalyticsEngagementResponses = {
 
 export type AnalyticsEngagementResponse = AnalyticsEngagementResponses[keyof AnalyticsEngagementResponses];
 
+export type ClearLanguageModelData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/language-model';
+};
+
+export type ClearLanguageModelErrors = {
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the admin scope
+     */
+    403: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ClearLanguageModelError = ClearLanguageModelErrors[keyof ClearLanguageModelErrors];
+
+export type ClearLanguageModelResponses = {
+    /**
+     * The project's endpoint is forgotten: what applies now
+     */
+    200: LanguageModelSettings;
+};
+
+export type ClearLanguageModelResponse = ClearLanguageModelResponses[keyof ClearLanguageModelResponses];
+
+export type GetLanguageModelData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/language-model';
+};
+
+export type GetLanguageModelErrors = {
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the admin scope
+     */
+    403: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type GetLanguageModelError = GetLanguageModelErrors[keyof GetLanguageModelErrors];
+
+export type GetLanguageModelResponses = {
+    /**
+     * The project's own endpoint, the deployment's, or none (never a key)
+     */
+    200: LanguageModelSettings;
+};
+
+export type GetLanguageModelResponse = GetLanguageModelResponses[keyof GetLanguageModelResponses];
+
+export type SetLanguageModelData = {
+    body: LanguageModelRequest;
+    path?: never;
+    query?: never;
+    url: '/api/v1/language-model';
+};
+
+export type SetLanguageModelErrors = {
+    /**
+     * Missing or invalid field: a `base_url` not `https://`, or whose host is or resolves to an internal address (loopback, private, link-local, metadata)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the admin scope
+     */
+    403: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type SetLanguageModelError = SetLanguageModelErrors[keyof SetLanguageModelErrors];
+
+export type SetLanguageModelResponses = {
+    /**
+     * Stored (the key sealed; never answered)
+     */
+    200: LanguageModelSettings;
+};
+
+export type SetLanguageModelResponse = SetLanguageModelResponses[keyof SetLanguageModelResponses];
+
 export type ListNotificationsData = {
     body?: never;
     path?: never;
@@ -10806,7 +11434,7 @@ export type SendErrors = {
      */
     409: MailError;
     /**
-     * The recipient is suppressed (`SUPPRESSED_CONTACT`), the plan's monthly send quota is used up (`PLAN_LIMIT`), or the provider refused the message for good (`PROVIDER_REJECTED`)
+     * The recipient is suppressed (`SUPPRESSED_CONTACT`), the plan's monthly send quota is used up (`PLAN_LIMIT`), the provider refused the message for good (`PROVIDER_REJECTED`), or the abuse monitor stopped the site's mail (`SENDER_SUSPENDED`: its bounce or complaint rate crossed the hard threshold)
      */
     422: MailError;
     /**
@@ -10831,9 +11459,9 @@ export type SendResponses = {
      */
     200: SendResponse;
     /**
-     * Accepted and queued: the worker did not answer within the wait; the email is still sent exactly once (`status: queued`); also the replay of an earlier request with the same `idempotency_key` that was answered 202, whatever the email became since (`Idempotent-Replayed: true`)
+     * Accepted and queued: the worker did not answer within the wait; the email is still sent exactly once (`status: queued`); also the replay of an earlier request with the same `idempotency_key` that was answered 202, whatever the email became since (`Idempotent-Replayed: true`). Or, once the project wrote its day's allowance of transactional emails, held back for a person's approval under the project's approval policy (`approval_required: true`): nothing was sent
      */
-    202: SendResponse;
+    202: SendAccepted;
 };
 
 export type SendResponse2 = SendResponses[keyof SendResponses];
@@ -12005,6 +12633,76 @@ export type UpdateTemplateResponses = {
 };
 
 export type UpdateTemplateResponse = UpdateTemplateResponses[keyof UpdateTemplateResponses];
+
+export type TranslateTemplateData = {
+    body: TranslateTemplate;
+    headers?: {
+        /**
+         * 1..=255 visible ASCII characters. A retry with the same key and body answers the first
+         * answer again (header `Idempotent-Replayed: true`) and creates nothing; the same key
+         * with another body answers 409 `IDEMPOTENCY_KEY_REUSED`. Keys are kept 24 hours.
+         */
+        'Idempotency-Key'?: string | null;
+    };
+    path: {
+        /**
+         * The template to translate
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/templates/{id}/translate';
+};
+
+export type TranslateTemplateErrors = {
+    /**
+     * `id` is not a UUID, `language` missing or not a BCP 47 tag, or bad Idempotency-Key
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not a template of this project (`TEMPLATE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * The Idempotency-Key was used with another request (`IDEMPOTENCY_KEY_REUSED`)
+     */
+    409: MailError;
+    /**
+     * No model is configured for the project or the deployment (`LLM_NOT_CONFIGURED`); the model failed (`LLM_FAILED`); its translation lost, added or changed a template tag or a link, or broke the template syntax (`LLM_INVALID_OUTPUT`); or the template has nothing to translate
+     */
+    422: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type TranslateTemplateError = TranslateTemplateErrors[keyof TranslateTemplateErrors];
+
+export type TranslateTemplateResponses = {
+    /**
+     * The translation, a new template named `<name> (<language>)` with the original's brief, category and tags (or the replayed answer)
+     */
+    201: Template;
+};
+
+export type TranslateTemplateResponse = TranslateTemplateResponses[keyof TranslateTemplateResponses];
 
 export type ListWebhookDeliveriesData = {
     body?: never;

@@ -13,14 +13,21 @@ static LINKS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"(?i)\b(?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)')"#).expect("a valid pattern")
 });
 
-/// The template tags of `text`, whitespace inside each collapsed, sorted.
+/// The template tags of `text`, whitespace inside each normalized, sorted.
 pub fn tags(text: &str) -> Vec<String> {
     let mut found: Vec<String> = TAGS
         .find_iter(text)
-        .map(|m| m.as_str().split_whitespace().collect::<Vec<_>>().join(" "))
+        .map(|m| normalized(m.as_str()))
         .collect();
     found.sort();
     found
+}
+
+/// A tag with the whitespace inside its delimiters collapsed: `{{x}}` and `{{  x }}` are one.
+fn normalized(tag: &str) -> String {
+    let (open, inner, close) = (&tag[..2], &tag[2..tag.len() - 2], &tag[tag.len() - 2..]);
+    let words = inner.split_whitespace().collect::<Vec<_>>().join(" ");
+    format!("{open} {words} {close}")
 }
 
 /// The `href` and `src` values of `html`, trimmed, sorted.
@@ -102,7 +109,7 @@ mod tests {
     fn tags_and_links_are_read_as_written() {
         assert_eq!(
             tags("{{a}} x {%  if b %} y {# note #}"),
-            ["{# note #}", "{% if b %}", "{{a}}"]
+            ["{# note #}", "{% if b %}", "{{ a }}"]
         );
         assert_eq!(
             links(r#"<a HREF = "https://a.example/"><img src='/b.png'>"#),

@@ -11,6 +11,7 @@ await mail.identify({ body: { email: 'ada@example.com', first_name: 'Ada', site_
 const { data: sent } = await mail.send({
   body: { to: 'ada@example.com', site_id, subject: 'Hello', html: '<p>It works.</p>' },
 });
+if (!("id" in sent)) throw new Error(`held for approval: ${sent.approval_id}`);
 console.log(sent.id, sent.status); // "sent" (200), or "queued" (202) when the provider is slow
 
 // Record a decision, then find it by meaning.

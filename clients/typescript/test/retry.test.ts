@@ -158,7 +158,7 @@ describe('the retry policy', () => {
     let status = data.status;
     for (let i = 0; i < 600 && status === 'queued'; i++) {
       await sleep(100);
-      status = (await direct.getEmail({ path: { id: data.id } })).data.status;
+      status = (await direct.getEmail({ path: { id: (data as { id: string }).id } })).data.status;
     }
     assert.equal(status, 'sent');
     assert.equal((await outboxFor(to)).length, 1);

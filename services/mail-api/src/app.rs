@@ -71,13 +71,6 @@ pub struct AppState {
     pub gates: crate::ops::approvals::GateCache,
 }
 
-impl AppState {
-    /// The language model, or the ruled 422 `LLM_NOT_CONFIGURED`.
-    pub fn model(&self) -> Result<&crate::llm::ChatModel, http_kit::ApiError> {
-        self.llm.as_deref().ok_or_else(crate::llm::not_configured)
-    }
-}
-
 /// Per project and route class: one sliding five-minute window by plan.
 struct MailPolicy {
     scale: f64,

@@ -3,7 +3,7 @@
 //! (drip), by event (triggered) and by launch.
 
 use chrono::{DateTime, Utc};
-use diesel_async::{AsyncConnection as _, AsyncPgConnection};
+use diesel_async::AsyncPgConnection;
 use http_kit::{ApiError, Page, PageParams, Validate};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -218,23 +218,8 @@ pub struct SegmentEnrolled {
 const SEGMENT_PAGE: i64 = 1000;
 
 /// Enrolls the contacts of the project's segment (or all of the site's subscribers) that are
-/// subscribed to the campaign's site and not suppressed, in one transaction
-/// (`POST /campaigns/{id}/segment-enrollments`, `enroll_segment`).
-pub async fn enroll_segment(
-    state: &AppState,
-    project_id: Uuid,
-    campaign_id: Uuid,
-    req: &EnrollSegment,
-) -> Result<SegmentEnrolled, ApiError> {
-    let mut conn = store::conn(&state.pool).await?;
-    conn.transaction::<_, ApiError, _>(async |conn| {
-        enroll_segment_in(conn, project_id, campaign_id, req).await
-    })
-    .await
-}
-
-/// [`enroll_segment`] in `conn`'s transaction (an approved enrollment runs in the
-/// approval's).
+/// subscribed to the campaign's site and not suppressed, in `conn`'s transaction
+/// (`POST /campaigns/{id}/segment-enrollments`, `enroll_segment`, or an approval of one).
 pub async fn enroll_segment_in(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,

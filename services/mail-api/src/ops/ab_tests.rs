@@ -8,7 +8,8 @@ use diesel_async::{AsyncConnection as _, AsyncPgConnection};
 use http_kit::{ApiError, Page, PageParams, Validate};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::openapi::extensions::Extensions;
+use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, Type};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
@@ -124,13 +125,23 @@ pub struct CreateAbTest {
     pub auto_promote: Option<bool>,
 }
 
+/// One `const` per level: generated clients (openapi-python-client among them) drop a schema
+/// whose `enum` holds numbers that are not integers, and utoipa has no `const` builder, so
+/// the keyword goes in through the schema's extension map.
 fn confidence_schema() -> Schema {
-    ObjectBuilder::new()
-        .schema_type(utoipa::openapi::schema::SchemaType::from_iter([
-            Type::Number,
-            Type::Null,
-        ]))
-        .enum_values(Some(CONFIDENCE_LEVELS.iter().map(|c| json!(c))))
+    let level = |value: f64| {
+        let mut keyword = Extensions::default();
+        keyword.insert("const".to_owned(), json!(value));
+        ObjectBuilder::new()
+            .schema_type(Type::Number)
+            .extensions(Some(keyword))
+    };
+    CONFIDENCE_LEVELS
+        .iter()
+        .fold(
+            OneOfBuilder::new().item(ObjectBuilder::new().schema_type(Type::Null)),
+            |levels, &value| levels.item(level(value)),
+        )
         .description(Some(
             "The confidence level of the decision rule: 0.9, 0.95 (the default) or 0.99.",
         ))

@@ -3932,7 +3932,7 @@ export type CreateAbTestData = {
         /**
          * The confidence level of the decision rule: 0.9, 0.95 (the default) or 0.99.
          */
-        confidence?: 0.9 | 0.95 | 0.99;
+        confidence?: null | 0.9 | 0.95 | 0.99;
         /**
          * The decision rule: promote the leader to the rest by itself once the rule is met;
          * default false.

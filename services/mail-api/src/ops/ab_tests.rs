@@ -8,15 +8,13 @@ use diesel_async::{AsyncConnection as _, AsyncPgConnection};
 use http_kit::{ApiError, Page, PageParams, Validate};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use utoipa::openapi::extensions::Extensions;
-use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, Type};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use crate::AppState;
 use crate::db::ab_tests::{self as db, AbTest, NewAbTest};
 use crate::db::campaign_steps;
-use crate::domain::ab_test::{self as stats, CONFIDENCE_LEVELS};
+use crate::domain::ab_test as stats;
 use crate::domain::error_code::MailErrorCode;
 use crate::flows;
 use crate::ops::idempotency::{Answer, IdempotencyKey, Idempotent};
@@ -116,37 +114,14 @@ pub struct CreateAbTest {
     /// 100.
     #[schema(minimum = 1, maximum = 1000000)]
     pub min_recipients: Option<i32>,
-    /// The decision rule: the confidence level, one of 0.9, 0.95 (the default), 0.99; the rule
-    /// is met when the chi-squared test's p-value is below 1 − confidence.
-    #[schema(schema_with = confidence_schema, required = false)]
+    /// The decision rule: the confidence level, 0.8..=0.999 (default 0.95); the rule is met
+    /// when the chi-squared test's p-value is below 1 − confidence, and the intervals are
+    /// drawn at this level.
+    #[schema(minimum = 0.8, maximum = 0.999)]
     pub confidence: Option<f64>,
     /// The decision rule: promote the leader to the rest by itself once the rule is met;
     /// default false.
     pub auto_promote: Option<bool>,
-}
-
-/// One `const` per level: generated clients (openapi-python-client among them) drop a schema
-/// whose `enum` holds numbers that are not integers, and utoipa has no `const` builder, so
-/// the keyword goes in through the schema's extension map.
-fn confidence_schema() -> Schema {
-    let level = |value: f64| {
-        let mut keyword = Extensions::default();
-        keyword.insert("const".to_owned(), json!(value));
-        ObjectBuilder::new()
-            .schema_type(Type::Number)
-            .extensions(Some(keyword))
-    };
-    CONFIDENCE_LEVELS
-        .iter()
-        .fold(
-            OneOfBuilder::new().item(ObjectBuilder::new().schema_type(Type::Null)),
-            |levels, &value| levels.item(level(value)),
-        )
-        .description(Some(
-            "The confidence level of the decision rule: 0.9, 0.95 (the default) or 0.99.",
-        ))
-        .build()
-        .into()
 }
 
 impl Validate for CreateAbTest {
@@ -177,10 +152,7 @@ impl Validate for CreateAbTest {
         if let Some(confidence) = self.confidence
             && stats::z_of(confidence).is_none()
         {
-            return Err(ApiError::invalid_field(
-                "confidence",
-                "must be 0.9, 0.95 or 0.99",
-            ));
+            return Err(ApiError::invalid_field("confidence", "must be 0.8..=0.999"));
         }
         for variant in &mut self.variants {
             if let Some(from_name) = &mut variant.from_name {

@@ -241,7 +241,7 @@ async fn a_test_is_refused_on_a_campaign_that_has_sent_or_with_bad_variants() {
         .await;
     let draft = draft["id"].as_str().unwrap().to_owned();
     let body = |variants: Value| json!({"campaign_id": draft, "name": "T", "variants": variants});
-    // One variant, five, a broken template, a confidence level not offered.
+    // One variant, five, a broken template, a confidence level out of range.
     e.api()
         .post("/api/v1/ab-tests", &body(json!([{"subject": "A"}])))
         .expect(400)
@@ -261,7 +261,7 @@ async fn a_test_is_refused_on_a_campaign_that_has_sent_or_with_bad_variants() {
         .await;
     assert_eq!(broken["code"], "TEMPLATE_SYNTAX", "{broken}");
     let mut odd = body(json!([{"subject": "A"}, {"subject": "B"}]));
-    odd["confidence"] = json!(0.8);
+    odd["confidence"] = json!(0.5);
     e.api().post("/api/v1/ab-tests", &odd).expect(400).await;
     let mut share = body(json!([{"subject": "A"}, {"subject": "B"}]));
     share["test_share"] = json!(0.9);

@@ -1429,7 +1429,7 @@ export class MailToolsApi extends HeyApiClient {
     }
     
     /**
-     * Create an A/B test of a campaign's first step before the campaign sends: 2 to 4 variants (each may override subject, html, from_name), the share of the audience tested (0.05..0.5, default 0.2, split evenly among the variants), the metric (opens, clicks, conversions) and the decision rule (min_recipients, confidence 0.9/0.95/0.99, auto_promote). The rest of the audience waits for the winner.
+     * Create an A/B test of a campaign's first step before the campaign sends: 2 to 4 variants (each may override subject, html, from_name), the share of the audience tested (0.05..0.5, default 0.2, split evenly among the variants), the metric (opens, clicks, conversions) and the decision rule (min_recipients, confidence 0.8..=0.999, auto_promote). The rest of the audience waits for the winner.
      *
      * Needs the write scope.
      */

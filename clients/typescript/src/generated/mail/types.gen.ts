@@ -875,9 +875,11 @@ export type CreateAbTest = {
      */
     min_recipients?: number | null;
     /**
-     * The confidence level of the decision rule: 0.9, 0.95 (the default) or 0.99.
+     * The decision rule: the confidence level, 0.8..=0.999 (default 0.95); the rule is met
+     * when the chi-squared test's p-value is below 1 − confidence, and the intervals are
+     * drawn at this level.
      */
-    confidence?: null | 0.9 | 0.95 | 0.99;
+    confidence?: number | null;
     /**
      * The decision rule: promote the leader to the rest by itself once the rule is met;
      * default false.

@@ -303,6 +303,13 @@ parameters = { "path.id" = "$SEED_AB_TEST" }
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
 warnings = { fail-on = true, display = ["missing_auth", $ST_WARNINGS_COMMON] }
 
+# A delisting draft names one of the deployment's configured blocklists (its setting, not a
+# JSON Schema): the seeded site and the stack's zone (api-stack.sh), so that the draft is
+# written.
+[[operations]]
+include-operation-id = "dnsblDelistingDraft"
+parameters = { "path.id" = "$SEED_SITE", "query.zone" = "bl.example.invalid" }
+
 [[operations]]
 include-path-regex = "^/api/v1/sites/[{]id[}]/(send-policy|warmup|warmup/pause|warmup/resume|schedule|abuse-monitor|abuse-monitor/override|dnsbl|dnsbl/delisting-draft)$"
 parameters = { "path.id" = "$SEED_SITE" }
@@ -393,6 +400,24 @@ warnings = { fail-on = true, display = ["missing_auth", $ST_WARNINGS_COMMON] }
 [[operations]]
 include-operation-id = "createSegmentFromDescription"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx"]
+warnings = { fail-on = true, display = ["missing_auth", $ST_WARNINGS_COMMON] }
+
+# A translation needs a template with HTML or a subject to translate, and the deployment's
+# language model (this stack has none): the project's data and the deployment's
+# configuration, neither a JSON Schema, so a 422 is among the answers expected to a request
+# the document allows, and nearly every request gets it: its validation_mismatch warning is
+# off (the other warnings stay on).
+[[operations]]
+include-operation-id = "translateTemplate"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx"]
+warnings = { fail-on = true, display = ["missing_auth", $ST_WARNINGS_COMMON] }
+
+# A language model's base URL must be a public target (SSRF), as for setProvider: an address
+# outside the public internet answers 400, which no JSON Schema can state; most generated
+# URLs are such: its validation_mismatch warning is off (the other warnings stay on).
+[[operations]]
+include-operation-id = "setLanguageModel"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
 warnings = { fail-on = true, display = ["missing_auth", $ST_WARNINGS_COMMON] }
 
 EOF

@@ -2,6 +2,7 @@
 
 pub mod ab_tests;
 pub mod abuse_monitor;
+pub mod advisor;
 pub mod analytics;
 pub mod approvals;
 pub mod brand_voices;

@@ -87,6 +87,10 @@ store::statements! {
     abuse_monitor {
         MEASURE = "measure";
     }
+    advisor {
+        ENGAGEMENT_SLOTS = "engagement_slots";
+        PROVIDER_ERRORS = "provider_errors";
+    }
     analytics {
         CAMPAIGN_STEPS = "campaign_steps" with {
             DELIVERY_COUNTS = crate::db::sql::fragments::DELIVERY_COUNTS,

@@ -2,6 +2,7 @@
 
 pub mod ab_test;
 pub mod abuse;
+pub mod advice;
 pub mod campaign;
 pub mod canonical;
 pub mod dnsbl;

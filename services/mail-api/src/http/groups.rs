@@ -37,6 +37,17 @@ pub const ROUTE_GROUPS: &[(&str, &str, &[Group])] = &[
     ("GET", "/api/v1/sites/{id}/schedule", &[Campaigns]),
     ("GET", "/api/v1/sites/{id}/insights", &[Analytics]),
     ("GET", "/api/v1/sites/{id}/abuse-monitor", &[Analytics]),
+    // The advisor and the compound tools.
+    ("GET", "/api/v1/sites/{id}/send-time", &[Advisor]),
+    ("GET", "/api/v1/sites/{id}/recovery-plan", &[Advisor]),
+    ("GET", "/api/v1/advisor/campaigns", &[Advisor]),
+    ("GET", "/api/v1/advisor/portfolio", &[Advisor]),
+    ("POST", "/api/v1/advisor/subject-lines", &[Advisor]),
+    ("POST", "/api/v1/advisor/content-topics", &[Advisor]),
+    ("GET", "/api/v1/advisor/diagnosis", &[Compound]),
+    ("POST", "/api/v1/onboarding", &[Compound]),
+    ("POST", "/api/v1/briefs/template", &[Compound]),
+    ("POST", "/api/v1/briefs/campaign", &[Compound]),
     (
         "POST",
         "/api/v1/sites/{id}/abuse-monitor/override",

@@ -4,6 +4,7 @@
 pub mod ab_tests;
 pub mod abuse_monitor;
 pub mod account;
+pub mod advisor;
 pub mod analytics;
 pub mod approvals;
 pub mod body;
@@ -68,6 +69,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 pub const ROUTES: &[&[Route]] = &[
     ab_tests::ROUTES,
     abuse_monitor::ROUTES,
+    advisor::ROUTES,
     dnsbl::ROUTES,
     account::ROUTES,
     analytics::ROUTES,

@@ -79,6 +79,7 @@ const FINISH: Finish = Finish {
         (name = "tracking", description = "Open pixel, click redirect and unsubscribe (signed links, no API key)"),
         (name = "webhooks", description = "Provider events in (Standard Webhooks signature, no API key); the project's outbound webhooks: subscriptions (sealed `whsec_` secrets, shown once), deliveries signed with `X-Mail-Signature` and the Standard Webhooks headers, dead letters and replays; chat alerts on bounces and complaints"),
         (name = "analytics", description = "Delivery, growth, campaign and conversion figures"),
+        (name = "advisor", description = "Advice read from the project's own figures (send time, campaign and portfolio findings, a delivery diagnosis and recovery plan), each with the data and thresholds behind it; the model-backed suggestions answer 422 `LLM_NOT_CONFIGURED` without a language model"),
         (name = "export", description = "The tenant export (admin scope)"),
         (name = "ops", description = "Delivery operations: the project's dead-lettered sends and the periodic jobs' runs"),
         (name = "account", description = "The key's project, its plan, its API keys, its team and its notifications (key and team management: admin scope)"),

@@ -202,6 +202,19 @@ pub async fn get_domain(state: &AppState, project_id: Uuid, id: Uuid) -> Result<
         .ok_or_else(|| domain_not_found(id))
 }
 
+/// The site's own sending domain, if it registered one (read on `conn`; the site is the
+/// caller's).
+pub async fn domain_of_site(
+    state: &AppState,
+    conn: &mut diesel_async::AsyncPgConnection,
+    project_id: Uuid,
+    site_id: Uuid,
+) -> Result<Option<Domain>, ApiError> {
+    Ok(domains::of_site(conn, project_id, site_id)
+        .await?
+        .map(|d| Domain::new(d, state)))
+}
+
 fn domain_not_found(id: Uuid) -> ApiError {
     ApiError::not_found(format!("domain {id} not found")).with_code(MailErrorCode::DomainNotFound)
 }

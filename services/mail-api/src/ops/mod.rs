@@ -5,6 +5,7 @@
 pub mod ab_tests;
 pub mod abuse_monitor;
 pub mod account;
+pub mod advisor;
 pub mod analytics;
 pub mod approvals;
 pub mod campaigns;

@@ -2,6 +2,7 @@
 
 mod ab_tests;
 mod abuse_monitor;
+mod advisor;
 mod analytics;
 mod approvals;
 mod auth;

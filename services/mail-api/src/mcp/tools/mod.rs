@@ -3,10 +3,12 @@
 
 mod ab_testing;
 mod account;
+mod advisor;
 mod analytics;
 mod approvals;
 mod campaign_management;
 mod campaigns;
+mod compound;
 mod contacts;
 mod delivery_ops;
 mod domains;
@@ -39,6 +41,8 @@ pub fn all() -> Vec<Tool> {
         account::tools(),
         webhooks::tools(),
         approvals::tools(),
+        advisor::tools(),
+        compound::tools(),
     ]
     .into_iter()
     .flatten()

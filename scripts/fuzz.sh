@@ -311,7 +311,7 @@ include-operation-id = "dnsblDelistingDraft"
 parameters = { "path.id" = "$SEED_SITE", "query.zone" = "bl.example.invalid" }
 
 [[operations]]
-include-path-regex = "^/api/v1/sites/[{]id[}]/(send-policy|warmup|warmup/pause|warmup/resume|schedule|abuse-monitor|abuse-monitor/override|dnsbl|dnsbl/delisting-draft)$"
+include-path-regex = "^/api/v1/sites/[{]id[}]/(send-policy|warmup|warmup/pause|warmup/resume|schedule|abuse-monitor|abuse-monitor/override|dnsbl|dnsbl/delisting-draft|send-time|recovery-plan)$"
 parameters = { "path.id" = "$SEED_SITE" }
 
 # The tracking links of the seeded email, so that they answer as for a real recipient.
@@ -487,6 +487,17 @@ parameters = { "body.site_id" = "$SEED_SITE" }
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx"]
 warnings = { fail-on = true, display = ["missing_auth", $ST_WARNINGS_COMMON] }
 
+# The model-backed advice and compound tools (subject lines, content topics, a template or a
+# draft campaign from a brief) need the language model too, as generateEmail: 422
+# LLM_NOT_CONFIGURED to nearly every request the document allows, so their validation_mismatch
+# warning is off (the others stay on). The seeded site (and its campaign) get them past the
+# 404s to that 422.
+[[operations]]
+include-operation-id-regex = "^(optimizeSubjectLines|suggestContentTopics|createTemplateFromBrief|setupCampaignFromBrief)$"
+parameters = { "body.site_id" = "$SEED_SITE", "body.campaign_id" = "$SEED_ENROLLING" }
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx"]
+warnings = { fail-on = true, display = ["missing_auth", $ST_WARNINGS_COMMON] }
+
 # A tag change and a merge name contacts of the project in a body list, which generated ids
 # never are: here they name the seeded contact (merged with itself, which changes nothing).
 [[operations]]
@@ -540,7 +551,9 @@ if [[ $FUZZ_ONLY != memory ]]; then
         --include-operation-id setContactTags --include-operation-id mergeContacts
         --include-operation-id launchCampaign --include-operation-id enrollContact
         --include-operation-id unenrollContact --include-operation-id generateEmail
-        --include-operation-id enrollSegment)
+        --include-operation-id enrollSegment --include-operation-id optimizeSubjectLines
+        --include-operation-id suggestContentTopics --include-operation-id createTemplateFromBrief
+        --include-operation-id setupCampaignFromBrief)
     fuzz mail-seeded mail-seeded "$MAIL_URL" "$MAIL_KEY" "${seeded[@]}" || failed+=(mail-api)
     # revokeApiKey is left out: the stateful phase would revoke the fuzzer's own key (its id is
     # in GET /api-keys) and every later request would be a 401. Its tests cover it.
@@ -549,6 +562,9 @@ if [[ $FUZZ_ONLY != memory ]]; then
         --exclude-operation-id mergeContacts --exclude-operation-id launchCampaign \
         --exclude-operation-id enrollContact --exclude-operation-id unenrollContact \
         --exclude-operation-id generateEmail --exclude-operation-id enrollSegment \
+        --exclude-operation-id optimizeSubjectLines --exclude-operation-id suggestContentTopics \
+        --exclude-operation-id createTemplateFromBrief \
+        --exclude-operation-id setupCampaignFromBrief \
         --exclude-operation-id revokeApiKey || failed+=(mail-api)
 fi
 log ""

@@ -231,8 +231,27 @@ async def ab_testing(s: ClientSession, tag: str) -> None:
     check(stored["status"] == "running" and stored["variants"] == variants, f"create_ab_test: {stored}")
 
 
+async def advisor(s: ClientSession, tag: str) -> None:
+    suggestion = await call(s, "suggest_send_time", {"site_id": SITE})
+    stored = rest_ok("GET", f"/api/v1/sites/{SITE}/send-time", ADMIN)
+    check(suggestion == stored, f"suggest_send_time: {suggestion} against {stored}")
+    check(suggestion["basis"] in ("contact", "site", "default"), f"suggest_send_time: {suggestion}")
+
+
+async def compound(s: ClientSession, tag: str) -> None:
+    arguments = {"name": f"Onboard {tag}", "domain": f"{tag}.onboard.example"}
+    first = await call(s, "onboard_new_site", arguments)
+    again = await call(s, "onboard_new_site", arguments)
+    check(first["created"] and not again["created"], f"onboard_new_site: {first} then {again}")
+    check(first["site"]["id"] == again["site"]["id"], "onboard_new_site made a second site")
+    stored = rest_ok("GET", f"/api/v1/sites/{first['site']['id']}/warmup", ADMIN)
+    check(stored["state"] == "warming", f"onboard_new_site started no warmup: {stored}")
+
+
 ONE_TOOL_PER_GROUP = {
     "ab-testing": ab_testing,
+    "advisor": advisor,
+    "compound": compound,
     "drafts": drafts,
     "approvals": approvals,
     "webhooks": webhooks,

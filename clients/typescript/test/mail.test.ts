@@ -312,6 +312,19 @@ test('mail-api: every operation', async () => {
   await expect(m.overrideAbuseMonitor({ path: { id: site }, body: { reason: 'list cleaned', ttl_hours: 24 } }), 200);
   await expect(m.dnsblCheck({ path: { id: site } }), 200);
   await expect(m.dnsblDelistingDraft({ path: { id: site }, query: { zone: 'dbl.example.invalid' } }), 200);
+  await expect(m.suggestSendTime({ path: { id: site }, query: { days: 30 } }), 200);
+  await expect(m.campaignAdvisor({ query: { campaign_id: campaign } }), 200);
+  await expect(m.runPortfolioAnalysis({ query: { days: 30 } }), 200);
+  await expect(m.recoveryPlan({ path: { id: site } }), 200);
+  await expect(m.diagnoseDeliveryIssue({ query: { site_id: site } }), 200);
+  // No model is configured for this deployment: nothing is invented.
+  await expect(m.optimizeSubjectLines({ body: { campaign_id: campaign, site_id: site } }), 422);
+  await expect(m.suggestContentTopics({ body: { site_id: site } }), 422);
+  await expect(m.createTemplateFromBrief({ body: { site_id: site, name: 'Spring', brief: 'Spring seeds' } }), 422);
+  await expect(m.setupCampaignFromBrief({ body: { site_id: site, campaign_name: 'Spring', brief: 'Spring seeds' } }), 422);
+  const onboarding = { name: 'Garden', domain: 'news.garden.example' };
+  await expect(m.onboardNewSite({ body: onboarding }), 201);
+  await expect(m.onboardNewSite({ body: onboarding }), 200);
   await expect(m.analyticsPerformance({ query: { days: 30 } }), 200);
   await expect(m.analyticsPortfolio({ query: { rank_by: 'sent' } }), 200);
   await expect(m.analyticsTotals(), 200);

@@ -125,7 +125,7 @@ async fn every_documented_api_route_exists_and_is_gated() {
             }
         }
     }
-    assert_eq!(gated_ops, 145);
+    assert_eq!(gated_ops, 155);
     assert_eq!(public_ops, 8);
     assert_eq!(oauth_ops, 3);
     assert_eq!(signed_ops, 6);
@@ -264,6 +264,16 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<mail_api::http::abuse_monitor::__path_override_pause>(),
         Handler::of::<mail_api::http::dnsbl::__path_check>(),
         Handler::of::<mail_api::http::dnsbl::__path_delisting_draft>(),
+        Handler::of::<mail_api::http::advisor::__path_send_time>(),
+        Handler::of::<mail_api::http::advisor::__path_campaigns>(),
+        Handler::of::<mail_api::http::advisor::__path_portfolio>(),
+        Handler::of::<mail_api::http::advisor::__path_recovery>(),
+        Handler::of::<mail_api::http::advisor::__path_diagnosis>(),
+        Handler::of::<mail_api::http::advisor::__path_subject_lines>(),
+        Handler::of::<mail_api::http::advisor::__path_content_topics>(),
+        Handler::of::<mail_api::http::advisor::__path_onboard>(),
+        Handler::of::<mail_api::http::advisor::__path_template_from_brief>(),
+        Handler::of::<mail_api::http::advisor::__path_campaign_from_brief>(),
         Handler::of::<mail_api::http::preview::__path_validate>(),
         Handler::of::<mail_api::http::preview::__path_preview>(),
         Handler::of::<mail_api::http::delivery_ops::__path_dlq>(),

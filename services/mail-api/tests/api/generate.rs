@@ -9,7 +9,7 @@ use crate::common::*;
 
 /// The shared chat-completions stub, answering `content` as the assistant's message `times`
 /// times (or `status` with an error body when not 200).
-async fn chat_endpoint(status: u16, content: &str, times: usize) -> ChatStub {
+pub async fn chat_endpoint(status: u16, content: &str, times: usize) -> ChatStub {
     let stub = ChatStub::start().await;
     for _ in 0..times {
         if status == 200 {
@@ -22,7 +22,7 @@ async fn chat_endpoint(status: u16, content: &str, times: usize) -> ChatStub {
 }
 
 /// A server whose model endpoint is `base_url`.
-async fn harness_with_model(base_url: &str) -> Harness {
+pub async fn harness_with_model(base_url: &str) -> Harness {
     let base_url = base_url.to_owned();
     Harness::with(move |url| {
         let mut s = settings(url);

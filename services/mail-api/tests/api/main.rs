@@ -3,6 +3,7 @@
 mod ab_tests;
 mod abuse_monitor;
 mod advisor;
+mod advisor_models;
 mod analytics;
 mod approvals;
 mod auth;

@@ -23,7 +23,7 @@ pub const STALE_SEGMENT_DAYS: i64 = 90;
 /// How much a finding matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum Severity {
+pub enum FindingSeverity {
     Info,
     Warning,
     Critical,
@@ -32,7 +32,7 @@ pub enum Severity {
 /// What a finding is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum Subject {
+pub enum FindingSubject {
     Site,
     Campaign,
     Step,
@@ -66,8 +66,8 @@ pub enum Comparison {
 pub struct Finding {
     /// A stable name, e.g. `low_open_rate`, `high_unsubscribe_step`, `stale_segment`.
     pub code: String,
-    pub severity: Severity,
-    pub subject: Subject,
+    pub severity: FindingSeverity,
+    pub subject: FindingSubject,
     /// The site, campaign, step or segment.
     pub subject_id: uuid::Uuid,
     /// Its name (a step: its subject line).
@@ -111,7 +111,7 @@ impl AdviceThresholds {
 /// The thing judged: its kind, id and name.
 #[derive(Debug, Clone)]
 pub struct Judged {
-    pub subject: Subject,
+    pub subject: FindingSubject,
     pub id: uuid::Uuid,
     pub name: String,
 }
@@ -120,7 +120,7 @@ impl Judged {
     fn finding(
         &self,
         code: &str,
-        severity: Severity,
+        severity: FindingSeverity,
         message: String,
         evidence: Evidence,
         recommendation: &str,
@@ -164,7 +164,7 @@ pub fn delivery_findings(
     if complaint_rate > limits.complaint_warn {
         out.push(judged.finding(
             "high_complaint_rate",
-            Severity::Critical,
+            FindingSeverity::Critical,
             format!(
                 "{} of {} emails were marked as spam ({}), over {}",
                 d.complained,
@@ -186,7 +186,7 @@ pub fn delivery_findings(
     if bounce_rate > limits.bounce_warn {
         out.push(judged.finding(
             "high_bounce_rate",
-            Severity::Critical,
+            FindingSeverity::Critical,
             format!(
                 "{} of {} emails bounced ({}), over {}",
                 d.bounced,
@@ -208,7 +208,7 @@ pub fn delivery_findings(
     if open_rate < limits.low_open_rate {
         out.push(judged.finding(
             "low_open_rate",
-            Severity::Warning,
+            FindingSeverity::Warning,
             format!(
                 "{} of {} emails were opened ({}), under {}",
                 d.opened,
@@ -230,7 +230,7 @@ pub fn delivery_findings(
         if click_rate < limits.low_click_rate {
             out.push(judged.finding(
                 "low_click_rate",
-                Severity::Info,
+                FindingSeverity::Info,
                 format!(
                     "{} of {} emails were clicked ({}), under {}, while {} were opened",
                     d.clicked,
@@ -264,7 +264,7 @@ pub fn unsubscribe_finding(
     (sent >= limits.min_sent && share > limits.high_unsubscribe_rate).then(|| {
         judged.finding(
             "high_unsubscribe_step",
-            Severity::Warning,
+            FindingSeverity::Warning,
             format!(
                 "{unsubscribed} of {sent} recipients of this step unsubscribed ({}), over {}",
                 percent(share),
@@ -292,7 +292,7 @@ pub fn stale_segment_finding(
     (age_days >= limits.stale_segment_days).then(|| {
         judged.finding(
             "stale_segment",
-            Severity::Info,
+            FindingSeverity::Info,
             format!(
                 "the segment's rules have not changed for {age_days} days (threshold {} days)",
                 limits.stale_segment_days
@@ -401,7 +401,7 @@ mod tests {
 
     fn site() -> Judged {
         Judged {
-            subject: Subject::Site,
+            subject: FindingSubject::Site,
             id: uuid::Uuid::nil(),
             name: "news".to_owned(),
         }

@@ -69,7 +69,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 pub const ROUTES: &[&[Route]] = &[
     ab_tests::ROUTES,
     abuse_monitor::ROUTES,
-    advisor::ROUTES,
     dnsbl::ROUTES,
     account::ROUTES,
     analytics::ROUTES,
@@ -108,6 +107,7 @@ pub const ROUTES: &[&[Route]] = &[
     templates::ROUTES,
     webhook_deliveries::ROUTES,
     webhook_subscriptions::ROUTES,
+    advisor::ROUTES,
 ];
 
 /// The routes without credential outside `/api/v1`: tracking links and provider webhooks.

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { AbuseMonitorOverrideData, AbuseMonitorOverrideErrors, AbuseMonitorOverrideResponses, AbuseMonitorStatusData, AbuseMonitorStatusErrors, AbuseMonitorStatusResponses, AddCampaignStepData, AddCampaignStepErrors, AddCampaignStepResponses, AddSubscriberData, AddSubscriberErrors, AddSubscriberResponses, AddSuppressionData, AddSuppressionErrors, AddSuppressionResponses, ApproveDraftData, ApproveDraftErrors, ApproveDraftResponses, CheckAbSignificanceData, CheckAbSignificanceErrors, CheckAbSignificanceResponses, CheckApprovalData, CheckApprovalErrors, CheckApprovalResponses, CloneCampaignData, CloneCampaignErrors, CloneCampaignResponses, CreateAbTestData, CreateAbTestErrors, CreateAbTestResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateCampaignData, CreateCampaignErrors, CreateCampaignResponses, CreateCampaignWithContentData, CreateCampaignWithContentErrors, CreateCampaignWithContentResponses, CreateDraftData, CreateDraftErrors, CreateDraftResponses, CreateSegmentData, CreateSegmentErrors, CreateSegmentNlData, CreateSegmentNlErrors, CreateSegmentNlResponses, CreateSegmentResponses, CreateSenderData, CreateSenderErrors, CreateSenderResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateTemplateData, CreateTemplateErrors, CreateTemplateResponses, DeleteCampaignData, DeleteCampaignErrors, DeleteCampaignResponses, DeleteCampaignStepData, DeleteCampaignStepErrors, DeleteCampaignStepResponses, DeleteSegmentData, DeleteSegmentErrors, DeleteSegmentResponses, DeleteSubscriberDataData, DeleteSubscriberDataErrors, DeleteSubscriberDataResponses, DeleteTemplateData, DeleteTemplateErrors, DeleteTemplateResponses, DeleteWebhookSubscriptionData, DeleteWebhookSubscriptionErrors, DeleteWebhookSubscriptionResponses, DnsblCheckData, DnsblCheckErrors, DnsblCheckResponses, DnsblDelistingDraftData, DnsblDelistingDraftErrors, DnsblDelistingDraftResponses, EnrollContactData, EnrollContactErrors, EnrollContactResponses, EnrollSegmentData, EnrollSegmentErrors, EnrollSegmentResponses, EstimateSegmentSizeData, EstimateSegmentSizeErrors, EstimateSegmentSizeResponses, ExportDataData, ExportDataErrors, ExportDataResponses, FindDuplicatesData, FindDuplicatesErrors, FindDuplicatesResponses, GenerateEmailData, GenerateEmailErrors, GenerateEmailResponses, GetBrandVoiceData, GetBrandVoiceErrors, GetBrandVoiceResponses, GetCampaignCalendarData, GetCampaignCalendarErrors, GetCampaignCalendarResponses, GetCampaignData, GetCampaignErrors, GetCampaignResponses, GetContactSchemaData, GetContactSchemaErrors, GetContactSchemaResponses, GetCronRunsData, GetCronRunsErrors, GetCronRunsResponses, GetDraftData, GetDraftErrors, GetDraftResponses, GetEngagementInsightsData, GetEngagementInsightsErrors, GetEngagementInsightsResponses, GetEnrollmentStatusData, GetEnrollmentStatusErrors, GetEnrollmentStatusResponses, GetHygieneConfigData, GetHygieneConfigErrors, GetHygieneConfigResponses, GetPlanLimitsData, GetPlanLimitsErrors, GetPlanLimitsResponses, GetPlanUsageData, GetPlanUsageErrors, GetPlanUsageResponses, GetPortfolioAnalyticsData, GetPortfolioAnalyticsErrors, GetPortfolioAnalyticsResponses, GetPortfolioStatsData, GetPortfolioStatsErrors, GetPortfolioStatsResponses, GetQueueStatusData, GetQueueStatusErrors, GetQueueStatusResponses, GetScheduleData, GetScheduleErrors, GetScheduleResponses, GetSendDlqData, GetSendDlqErrors, GetSendDlqResponses, GetSiteInsightsData, GetSiteInsightsErrors, GetSiteInsightsResponses, GetSitesData, GetSitesErrors, GetSitesResponses, GetStatsData, GetStatsErrors, GetStatsResponses, GetSubscriberData, GetSubscriberErrors, GetSubscriberResponses, GetSubscriberTimelineData, GetSubscriberTimelineErrors, GetSubscriberTimelineResponses, GetTemplateData, GetTemplateErrors, GetTemplateResponses, GetWarmupStatusData, GetWarmupStatusErrors, GetWarmupStatusResponses, IdentifyInactiveData, IdentifyInactiveErrors, IdentifyInactiveResponses, ImportSubscribersData, ImportSubscribersErrors, ImportSubscribersResponses, InviteTeamMemberData, InviteTeamMemberErrors, InviteTeamMemberResponses, LaunchCampaignData, LaunchCampaignErrors, LaunchCampaignResponses, ListAbTestsData, ListAbTestsErrors, ListAbTestsResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListCampaignsData, ListCampaignsErrors, ListCampaignsResponses, ListCampaignStepsData, ListCampaignStepsErrors, ListCampaignStepsResponses, ListDeletionLogData, ListDeletionLogErrors, ListDeletionLogResponses, ListDomainsData, ListDomainsErrors, ListDomainsResponses, ListDraftsData, ListDraftsErrors, ListDraftsResponses, ListEmailLogData, ListEmailLogErrors, ListEmailLogResponses, ListEventLogData, ListEventLogErrors, ListEventLogResponses, ListHygieneAuditData, ListHygieneAuditErrors, ListHygieneAuditResponses, ListNotificationsData, ListNotificationsErrors, ListNotificationsResponses, ListPendingApprovalsData, ListPendingApprovalsErrors, ListPendingApprovalsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListSegmentsData, ListSegmentsErrors, ListSegmentsResponses, ListSubscribersBySegmentData, ListSubscribersBySegmentErrors, ListSubscribersBySegmentResponses, ListSubscribersData, ListSubscribersErrors, ListSubscribersResponses, ListSuppressionsData, ListSuppressionsErrors, ListSuppressionsResponses, ListTeamMembersData, ListTeamMembersErrors, ListTeamMembersResponses, ListTemplatesData, ListTemplatesErrors, ListTemplatesResponses, ListToolsData, ListToolsResponses, ListWebhookSubscriptionsData, ListWebhookSubscriptionsErrors, ListWebhookSubscriptionsResponses, ListWinBackDraftData, ListWinBackDraftErrors, ListWinBackDraftResponses, MarkNotificationsReadData, MarkNotificationsReadErrors, MarkNotificationsReadResponses, MergeSubscribersData, MergeSubscribersErrors, MergeSubscribersResponses, PauseWarmupData, PauseWarmupErrors, PauseWarmupResponses, PerformanceReportData, PerformanceReportErrors, PerformanceReportResponses, PreviewCampaignAudienceData, PreviewCampaignAudienceErrors, PreviewCampaignAudienceResponses, PreviewEmailData, PreviewEmailErrors, PreviewEmailResponses, PreviewSegmentData, PreviewSegmentErrors, PreviewSegmentResponses, PromoteAbWinnerData, PromoteAbWinnerErrors, PromoteAbWinnerResponses, PromoteDraftToCampaignData, PromoteDraftToCampaignErrors, PromoteDraftToCampaignResponses, RefreshDomainDnsData, RefreshDomainDnsErrors, RefreshDomainDnsResponses, RegisterDomainData, RegisterDomainErrors, RegisterDomainResponses, RejectDraftData, RejectDraftErrors, RejectDraftResponses, RemoveSuppressionData, RemoveSuppressionErrors, RemoveSuppressionResponses, ResumeWarmupData, ResumeWarmupErrors, ResumeWarmupResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RunListHygieneData, RunListHygieneErrors, RunListHygieneResponses, SendTestEmailData, SendTestEmailErrors, SendTestEmailResponses, SendTransactionalData, SendTransactionalErrors, SendTransactionalResponses, SetSubscriberTagsData, SetSubscriberTagsErrors, SetSubscriberTagsResponses, SubscriberExportData, SubscriberExportErrors, SubscriberExportResponses, SubscribeWebhookData, SubscribeWebhookErrors, SubscribeWebhookResponses, TenantExportFullData, TenantExportFullErrors, TenantExportFullResponses, TranslateTemplateData, TranslateTemplateErrors, TranslateTemplateResponses, UnenrollContactData, UnenrollContactErrors, UnenrollContactResponses, UnsubscribeSubscriberData, UnsubscribeSubscriberErrors, UnsubscribeSubscriberResponses, UpdateBrandVoiceData, UpdateBrandVoiceErrors, UpdateBrandVoiceResponses, UpdateCampaignData, UpdateCampaignErrors, UpdateCampaignResponses, UpdateCampaignStatusData, UpdateCampaignStatusErrors, UpdateCampaignStatusResponses, UpdateCampaignStepData, UpdateCampaignStepErrors, UpdateCampaignStepResponses, UpdateHygieneConfigData, UpdateHygieneConfigErrors, UpdateHygieneConfigResponses, UpdateSegmentData, UpdateSegmentErrors, UpdateSegmentResponses, UpdateSiteData, UpdateSiteErrors, UpdateSiteResponses, UpdateSubscriberData, UpdateSubscriberErrors, UpdateSubscriberResponses, UpdateTemplateData, UpdateTemplateErrors, UpdateTemplateResponses, UpdateWarmupScheduleData, UpdateWarmupScheduleErrors, UpdateWarmupScheduleResponses, UpdateWebhookSubscriptionData, UpdateWebhookSubscriptionErrors, UpdateWebhookSubscriptionResponses, ValidateTemplateData, ValidateTemplateErrors, ValidateTemplateResponses } from './types.gen.js';
+import type { AbuseMonitorOverrideData, AbuseMonitorOverrideErrors, AbuseMonitorOverrideResponses, AbuseMonitorStatusData, AbuseMonitorStatusErrors, AbuseMonitorStatusResponses, AddCampaignStepData, AddCampaignStepErrors, AddCampaignStepResponses, AddSubscriberData, AddSubscriberErrors, AddSubscriberResponses, AddSuppressionData, AddSuppressionErrors, AddSuppressionResponses, ApproveDraftData, ApproveDraftErrors, ApproveDraftResponses, CampaignAdvisorData, CampaignAdvisorErrors, CampaignAdvisorResponses, CheckAbSignificanceData, CheckAbSignificanceErrors, CheckAbSignificanceResponses, CheckApprovalData, CheckApprovalErrors, CheckApprovalResponses, CloneCampaignData, CloneCampaignErrors, CloneCampaignResponses, CreateAbTestData, CreateAbTestErrors, CreateAbTestResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateCampaignData, CreateCampaignErrors, CreateCampaignResponses, CreateCampaignWithContentData, CreateCampaignWithContentErrors, CreateCampaignWithContentResponses, CreateDraftData, CreateDraftErrors, CreateDraftResponses, CreateSegmentData, CreateSegmentErrors, CreateSegmentNlData, CreateSegmentNlErrors, CreateSegmentNlResponses, CreateSegmentResponses, CreateSenderData, CreateSenderErrors, CreateSenderResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateTemplateData, CreateTemplateErrors, CreateTemplateFromBriefData, CreateTemplateFromBriefErrors, CreateTemplateFromBriefResponses, CreateTemplateResponses, DeleteCampaignData, DeleteCampaignErrors, DeleteCampaignResponses, DeleteCampaignStepData, DeleteCampaignStepErrors, DeleteCampaignStepResponses, DeleteSegmentData, DeleteSegmentErrors, DeleteSegmentResponses, DeleteSubscriberDataData, DeleteSubscriberDataErrors, DeleteSubscriberDataResponses, DeleteTemplateData, DeleteTemplateErrors, DeleteTemplateResponses, DeleteWebhookSubscriptionData, DeleteWebhookSubscriptionErrors, DeleteWebhookSubscriptionResponses, DiagnoseDeliveryIssueData, DiagnoseDeliveryIssueErrors, DiagnoseDeliveryIssueResponses, DnsblCheckData, DnsblCheckErrors, DnsblCheckResponses, DnsblDelistingDraftData, DnsblDelistingDraftErrors, DnsblDelistingDraftResponses, EnrollContactData, EnrollContactErrors, EnrollContactResponses, EnrollSegmentData, EnrollSegmentErrors, EnrollSegmentResponses, EstimateSegmentSizeData, EstimateSegmentSizeErrors, EstimateSegmentSizeResponses, ExportDataData, ExportDataErrors, ExportDataResponses, FindDuplicatesData, FindDuplicatesErrors, FindDuplicatesResponses, GenerateEmailData, GenerateEmailErrors, GenerateEmailResponses, GetBrandVoiceData, GetBrandVoiceErrors, GetBrandVoiceResponses, GetCampaignCalendarData, GetCampaignCalendarErrors, GetCampaignCalendarResponses, GetCampaignData, GetCampaignErrors, GetCampaignResponses, GetContactSchemaData, GetContactSchemaErrors, GetContactSchemaResponses, GetCronRunsData, GetCronRunsErrors, GetCronRunsResponses, GetDraftData, GetDraftErrors, GetDraftResponses, GetEngagementInsightsData, GetEngagementInsightsErrors, GetEngagementInsightsResponses, GetEnrollmentStatusData, GetEnrollmentStatusErrors, GetEnrollmentStatusResponses, GetHygieneConfigData, GetHygieneConfigErrors, GetHygieneConfigResponses, GetPlanLimitsData, GetPlanLimitsErrors, GetPlanLimitsResponses, GetPlanUsageData, GetPlanUsageErrors, GetPlanUsageResponses, GetPortfolioAnalyticsData, GetPortfolioAnalyticsErrors, GetPortfolioAnalyticsResponses, GetPortfolioStatsData, GetPortfolioStatsErrors, GetPortfolioStatsResponses, GetQueueStatusData, GetQueueStatusErrors, GetQueueStatusResponses, GetScheduleData, GetScheduleErrors, GetScheduleResponses, GetSendDlqData, GetSendDlqErrors, GetSendDlqResponses, GetSiteInsightsData, GetSiteInsightsErrors, GetSiteInsightsResponses, GetSitesData, GetSitesErrors, GetSitesResponses, GetStatsData, GetStatsErrors, GetStatsResponses, GetSubscriberData, GetSubscriberErrors, GetSubscriberResponses, GetSubscriberTimelineData, GetSubscriberTimelineErrors, GetSubscriberTimelineResponses, GetTemplateData, GetTemplateErrors, GetTemplateResponses, GetWarmupStatusData, GetWarmupStatusErrors, GetWarmupStatusResponses, IdentifyInactiveData, IdentifyInactiveErrors, IdentifyInactiveResponses, ImportSubscribersData, ImportSubscribersErrors, ImportSubscribersResponses, InviteTeamMemberData, InviteTeamMemberErrors, InviteTeamMemberResponses, LaunchCampaignData, LaunchCampaignErrors, LaunchCampaignResponses, ListAbTestsData, ListAbTestsErrors, ListAbTestsResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListCampaignsData, ListCampaignsErrors, ListCampaignsResponses, ListCampaignStepsData, ListCampaignStepsErrors, ListCampaignStepsResponses, ListDeletionLogData, ListDeletionLogErrors, ListDeletionLogResponses, ListDomainsData, ListDomainsErrors, ListDomainsResponses, ListDraftsData, ListDraftsErrors, ListDraftsResponses, ListEmailLogData, ListEmailLogErrors, ListEmailLogResponses, ListEventLogData, ListEventLogErrors, ListEventLogResponses, ListHygieneAuditData, ListHygieneAuditErrors, ListHygieneAuditResponses, ListNotificationsData, ListNotificationsErrors, ListNotificationsResponses, ListPendingApprovalsData, ListPendingApprovalsErrors, ListPendingApprovalsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListSegmentsData, ListSegmentsErrors, ListSegmentsResponses, ListSubscribersBySegmentData, ListSubscribersBySegmentErrors, ListSubscribersBySegmentResponses, ListSubscribersData, ListSubscribersErrors, ListSubscribersResponses, ListSuppressionsData, ListSuppressionsErrors, ListSuppressionsResponses, ListTeamMembersData, ListTeamMembersErrors, ListTeamMembersResponses, ListTemplatesData, ListTemplatesErrors, ListTemplatesResponses, ListToolsData, ListToolsResponses, ListWebhookSubscriptionsData, ListWebhookSubscriptionsErrors, ListWebhookSubscriptionsResponses, ListWinBackDraftData, ListWinBackDraftErrors, ListWinBackDraftResponses, MarkNotificationsReadData, MarkNotificationsReadErrors, MarkNotificationsReadResponses, MergeSubscribersData, MergeSubscribersErrors, MergeSubscribersResponses, OnboardNewSiteData, OnboardNewSiteErrors, OnboardNewSiteResponses, OptimizeSubjectLinesData, OptimizeSubjectLinesErrors, OptimizeSubjectLinesResponses, PauseWarmupData, PauseWarmupErrors, PauseWarmupResponses, PerformanceReportData, PerformanceReportErrors, PerformanceReportResponses, PreviewCampaignAudienceData, PreviewCampaignAudienceErrors, PreviewCampaignAudienceResponses, PreviewEmailData, PreviewEmailErrors, PreviewEmailResponses, PreviewSegmentData, PreviewSegmentErrors, PreviewSegmentResponses, PromoteAbWinnerData, PromoteAbWinnerErrors, PromoteAbWinnerResponses, PromoteDraftToCampaignData, PromoteDraftToCampaignErrors, PromoteDraftToCampaignResponses, RecoveryPlanData, RecoveryPlanErrors, RecoveryPlanResponses, RefreshDomainDnsData, RefreshDomainDnsErrors, RefreshDomainDnsResponses, RegisterDomainData, RegisterDomainErrors, RegisterDomainResponses, RejectDraftData, RejectDraftErrors, RejectDraftResponses, RemoveSuppressionData, RemoveSuppressionErrors, RemoveSuppressionResponses, ResumeWarmupData, ResumeWarmupErrors, ResumeWarmupResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RunListHygieneData, RunListHygieneErrors, RunListHygieneResponses, RunPortfolioAnalysisData, RunPortfolioAnalysisErrors, RunPortfolioAnalysisResponses, SendTestEmailData, SendTestEmailErrors, SendTestEmailResponses, SendTransactionalData, SendTransactionalErrors, SendTransactionalResponses, SetSubscriberTagsData, SetSubscriberTagsErrors, SetSubscriberTagsResponses, SetupCampaignFromBriefData, SetupCampaignFromBriefErrors, SetupCampaignFromBriefResponses, SubscriberExportData, SubscriberExportErrors, SubscriberExportResponses, SubscribeWebhookData, SubscribeWebhookErrors, SubscribeWebhookResponses, SuggestContentTopicsData, SuggestContentTopicsErrors, SuggestContentTopicsResponses, SuggestSendTimeData, SuggestSendTimeErrors, SuggestSendTimeResponses, TenantExportFullData, TenantExportFullErrors, TenantExportFullResponses, TranslateTemplateData, TranslateTemplateErrors, TranslateTemplateResponses, UnenrollContactData, UnenrollContactErrors, UnenrollContactResponses, UnsubscribeSubscriberData, UnsubscribeSubscriberErrors, UnsubscribeSubscriberResponses, UpdateBrandVoiceData, UpdateBrandVoiceErrors, UpdateBrandVoiceResponses, UpdateCampaignData, UpdateCampaignErrors, UpdateCampaignResponses, UpdateCampaignStatusData, UpdateCampaignStatusErrors, UpdateCampaignStatusResponses, UpdateCampaignStepData, UpdateCampaignStepErrors, UpdateCampaignStepResponses, UpdateHygieneConfigData, UpdateHygieneConfigErrors, UpdateHygieneConfigResponses, UpdateSegmentData, UpdateSegmentErrors, UpdateSegmentResponses, UpdateSiteData, UpdateSiteErrors, UpdateSiteResponses, UpdateSubscriberData, UpdateSubscriberErrors, UpdateSubscriberResponses, UpdateTemplateData, UpdateTemplateErrors, UpdateTemplateResponses, UpdateWarmupScheduleData, UpdateWarmupScheduleErrors, UpdateWarmupScheduleResponses, UpdateWebhookSubscriptionData, UpdateWebhookSubscriptionErrors, UpdateWebhookSubscriptionResponses, ValidateTemplateData, ValidateTemplateErrors, ValidateTemplateResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -2066,6 +2066,176 @@ export class MailToolsApi extends HeyApiClient {
         return (options?.client ?? this.client).post<ListPendingApprovalsResponses, ListPendingApprovalsErrors, ThrowOnError>({
             security: [{ scheme: 'bearer', type: 'http' }],
             url: '/api/mcp/tools/list_pending_approvals',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * The hour of the week to send a site's mail at, from its own recorded opens and clicks in its send policy's time zone (statistics, no model): a contact's own when `contact_id` has at least 5, else the site's when it has at least 20, else a stated default (`basis`); with the sample size, the next best hours and the histograms.
+     *
+     * Needs the read scope.
+     */
+    public suggestSendTime<ThrowOnError extends boolean = true>(options?: Options<SuggestSendTimeData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<SuggestSendTimeResponses, SuggestSendTimeErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/suggest_send_time',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * Judge the project's campaigns (or one: `campaign_id`, or a site's: `site_id`) on their figures in the window: low open or click rate, bounces and complaints over the warning thresholds, a step whose unsubscribes are high. Each finding carries its figures and threshold; campaigns with under 20 emails sent are not judged.
+     *
+     * Needs the read scope.
+     */
+    public campaignAdvisor<ThrowOnError extends boolean = true>(options?: Options<CampaignAdvisorData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<CampaignAdvisorResponses, CampaignAdvisorErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/campaign_advisor',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * Judge every site, campaign and segment of the project against the same stated thresholds (low opens or clicks, bounces, complaints, high-unsubscribe steps, segments unchanged for 90 days): the findings, most severe first, with their figures.
+     *
+     * Needs the read scope.
+     */
+    public runPortfolioAnalysis<ThrowOnError extends boolean = true>(options?: Options<RunPortfolioAnalysisData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<RunPortfolioAnalysisResponses, RunPortfolioAnalysisErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/run_portfolio_analysis',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * The ordered steps that bring a site's delivery back, from its bounce and complaint rates, the DNS blocklists, its own domain and its warmup: each with the evidence that calls for it and the tool that takes it. Nothing is changed.
+     *
+     * Needs the read scope.
+     */
+    public recoveryPlan<ThrowOnError extends boolean = true>(options?: Options<RecoveryPlanData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<RecoveryPlanResponses, RecoveryPlanErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/recovery_plan',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * Other subject lines for a campaign of a site, written by the language model from              its steps' subjects and open rates in the site's brand voice; each checked against              the subject limit (one line, at most `max_length`, default 998): those over it are              dropped and counted. Nothing is stored. 422 LLM_NOT_CONFIGURED without a model.
+     *
+     * Needs the write scope.
+     */
+    public optimizeSubjectLines<ThrowOnError extends boolean = true>(options?: Options<OptimizeSubjectLinesData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<OptimizeSubjectLinesResponses, OptimizeSubjectLinesErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/optimize_subject_lines',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * Topics a site could write about next, suggested by the language model from its              campaigns' open and click rates in its brand voice (`focus` to lean towards one),              each with a subject line within the subject limit. Nothing is stored. 422              LLM_NOT_CONFIGURED without a model.
+     *
+     * Needs the write scope.
+     */
+    public suggestContentTopics<ThrowOnError extends boolean = true>(options?: Options<SuggestContentTopicsData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<SuggestContentTopicsResponses, SuggestContentTopicsErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/suggest_content_topics',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * Why a site's mail may not arrive (`site_id`; without it, the project's first 10 sites): its own domain's DNS records, bounce and complaint rates, DNS blocklists, warmup and abuse-monitor state and the providers' recent errors, with a verdict and the causes found, each with its evidence.
+     *
+     * Needs the read scope.
+     */
+    public diagnoseDeliveryIssue<ThrowOnError extends boolean = true>(options?: Options<DiagnoseDeliveryIssueData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<DiagnoseDeliveryIssueResponses, DiagnoseDeliveryIssueErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/diagnose_delivery_issue',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * Create a site (`name`; its slug made from it), register its own sending `domain` with the DNS records to publish, and start the default warmup schedule, in one call. Idempotent: the same call again answers the site already sending from the domain (`created: false`) and creates nothing.
+     *
+     * Needs the write scope.
+     */
+    public onboardNewSite<ThrowOnError extends boolean = true>(options?: Options<OnboardNewSiteData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<OnboardNewSiteResponses, OnboardNewSiteErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/onboard_new_site',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * Write an email from a `brief` with the language model, in the site's brand voice, and store it as a template named `name` (its subject as the subject hint). 422 LLM_NOT_CONFIGURED without a model; nothing is stored then.
+     *
+     * Needs the write scope.
+     */
+    public createTemplateFromBrief<ThrowOnError extends boolean = true>(options?: Options<CreateTemplateFromBriefData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<CreateTemplateFromBriefResponses, CreateTemplateFromBriefErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/create_template_from_brief',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * Write an email from a `brief` with the language model, in the site's brand voice, and store it as the first step of a new draft campaign `campaign_name`. A draft sends nothing: activating it (update_campaign_status) follows the project's approval policy. 422 LLM_NOT_CONFIGURED without a model.
+     *
+     * Needs the write scope.
+     */
+    public setupCampaignFromBrief<ThrowOnError extends boolean = true>(options?: Options<SetupCampaignFromBriefData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<SetupCampaignFromBriefResponses, SetupCampaignFromBriefErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/setup_campaign_from_brief',
             ...options,
             headers: {
                 'Content-Type': 'application/json',

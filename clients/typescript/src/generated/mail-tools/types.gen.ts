@@ -5587,3 +5587,442 @@ export type ListPendingApprovalsResponses = {
      */
     200: unknown;
 };
+
+export type SuggestSendTimeData = {
+    body?: {
+        site_id: string;
+        contact_id?: string;
+        days?: number;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/suggest_send_time';
+};
+
+export type SuggestSendTimeErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type SuggestSendTimeResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type CampaignAdvisorData = {
+    body?: {
+        campaign_id?: string;
+        site_id?: string;
+        days?: number;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/campaign_advisor';
+};
+
+export type CampaignAdvisorErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type CampaignAdvisorResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type RunPortfolioAnalysisData = {
+    body?: {
+        days?: number;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/run_portfolio_analysis';
+};
+
+export type RunPortfolioAnalysisErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type RunPortfolioAnalysisResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type RecoveryPlanData = {
+    /**
+     * One site of the project.
+     */
+    body?: {
+        /**
+         * A site of the project (404 `SITE_NOT_FOUND` otherwise).
+         */
+        site_id: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/recovery_plan';
+};
+
+export type RecoveryPlanErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type RecoveryPlanResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type OptimizeSubjectLinesData = {
+    /**
+     * Unknown fields are refused.
+     */
+    body?: {
+        /**
+         * A campaign of the site (404 `CAMPAIGN_NOT_FOUND` otherwise).
+         */
+        campaign_id: string;
+        /**
+         * A site of the project (404 `SITE_NOT_FOUND` otherwise).
+         */
+        site_id: string;
+        /**
+         * How many subject lines to ask for, 1..=10 (default 5).
+         */
+        count?: number;
+        /**
+         * The longest subject kept, in characters, 10..=998 (default 998, the subject limit):
+         * suggestions over it are dropped and counted in `dropped`.
+         */
+        max_length?: number;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/optimize_subject_lines';
+};
+
+export type OptimizeSubjectLinesErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type OptimizeSubjectLinesResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type SuggestContentTopicsData = {
+    /**
+     * Unknown fields are refused.
+     */
+    body?: {
+        /**
+         * A site of the project (404 `SITE_NOT_FOUND` otherwise).
+         */
+        site_id: string;
+        /**
+         * How many topics to ask for, 1..=10 (default 5).
+         */
+        count?: number;
+        /**
+         * What to lean towards, up to 1,000 characters (e.g. "spring sale").
+         */
+        focus?: string | null;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/suggest_content_topics';
+};
+
+export type SuggestContentTopicsErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type SuggestContentTopicsResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type DiagnoseDeliveryIssueData = {
+    body?: {
+        site_id?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/diagnose_delivery_issue';
+};
+
+export type DiagnoseDeliveryIssueErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type DiagnoseDeliveryIssueResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type OnboardNewSiteData = {
+    /**
+     * Unknown fields are refused.
+     */
+    body?: {
+        /**
+         * The site's name, 1..=200 characters, not blank (stored trimmed); also its from name
+         * unless `from_name` is given. Its slug is made from it (lowercase letters, digits and
+         * hyphens; a number or a random suffix when taken).
+         */
+        name: string;
+        /**
+         * The domain to send from, as `register_domain` takes it (e.g. `mail.example.com`).
+         */
+        domain: string;
+        /**
+         * The display name mail is sent under, 1..=200 characters on one line (default: `name`).
+         */
+        from_name?: string | null;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/onboard_new_site';
+};
+
+export type OnboardNewSiteErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type OnboardNewSiteResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type CreateTemplateFromBriefData = {
+    /**
+     * Unknown fields are refused.
+     */
+    body?: {
+        /**
+         * The site whose name and brand voice the email is written in (404 `SITE_NOT_FOUND`
+         * otherwise).
+         */
+        site_id: string;
+        /**
+         * The template's name, 1..=200 characters, not blank (stored trimmed).
+         */
+        name: string;
+        /**
+         * What the email is for, 1..=10,000 characters, not blank; stored as the template's brief.
+         */
+        brief: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/create_template_from_brief';
+};
+
+export type CreateTemplateFromBriefErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type CreateTemplateFromBriefResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type SetupCampaignFromBriefData = {
+    /**
+     * Unknown fields are refused.
+     */
+    body?: {
+        /**
+         * The site the campaign sends from, in whose voice the email is written (404
+         * `SITE_NOT_FOUND` otherwise).
+         */
+        site_id: string;
+        /**
+         * The campaign's name, 1..=200 characters, not blank (stored trimmed).
+         */
+        campaign_name: string;
+        /**
+         * What the campaign's email is for, 1..=10,000 characters, not blank.
+         */
+        brief: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/setup_campaign_from_brief';
+};
+
+export type SetupCampaignFromBriefErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type SetupCampaignFromBriefResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};

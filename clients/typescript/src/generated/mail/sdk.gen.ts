@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import { type Client, type Options as Options2, type TDataShape, urlSearchParamsBodySerializer } from './client/index.js';
-import type { AddCampaignStepData, AddCampaignStepErrors, AddCampaignStepResponses, AddSuppressionData, AddSuppressionErrors, AddSuppressionResponses, AnalyticsCampaignsData, AnalyticsCampaignsErrors, AnalyticsCampaignsResponses, AnalyticsConversionData, AnalyticsConversionErrors, AnalyticsConversionResponses, AnalyticsEngagementData, AnalyticsEngagementErrors, AnalyticsEngagementResponses, AnalyticsOverviewData, AnalyticsOverviewErrors, AnalyticsOverviewResponses, AnalyticsPerformanceData, AnalyticsPerformanceErrors, AnalyticsPerformanceResponses, AnalyticsPortfolioData, AnalyticsPortfolioErrors, AnalyticsPortfolioResponses, AnalyticsTotalsData, AnalyticsTotalsErrors, AnalyticsTotalsResponses, ApproveApprovalData, ApproveApprovalErrors, ApproveApprovalResponses, ApproveDraftData, ApproveDraftErrors, ApproveDraftResponses, CheckAbSignificanceData, CheckAbSignificanceErrors, CheckAbSignificanceResponses, CheckApprovalData, CheckApprovalErrors, CheckApprovalResponses, ClearLanguageModelData, ClearLanguageModelErrors, ClearLanguageModelResponses, ClearProviderData, ClearProviderErrors, ClearProviderResponses, CloneCampaignData, CloneCampaignErrors, CloneCampaignResponses, CreateAbTestData, CreateAbTestErrors, CreateAbTestResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateCampaignData, CreateCampaignErrors, CreateCampaignResponses, CreateContactData, CreateContactErrors, CreateContactResponses, CreateDraftData, CreateDraftErrors, CreateDraftResponses, CreateSegmentData, CreateSegmentErrors, CreateSegmentFromDescriptionData, CreateSegmentFromDescriptionErrors, CreateSegmentFromDescriptionResponses, CreateSegmentResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateTemplateData, CreateTemplateErrors, CreateTemplateResponses, DeleteCampaignData, DeleteCampaignErrors, DeleteCampaignResponses, DeleteCampaignStepData, DeleteCampaignStepErrors, DeleteCampaignStepResponses, DeleteChatAlertsData, DeleteChatAlertsErrors, DeleteChatAlertsResponses, DeleteSegmentData, DeleteSegmentErrors, DeleteSegmentResponses, DeleteTemplateData, DeleteTemplateErrors, DeleteTemplateResponses, DeleteWebhookSubscriptionData, DeleteWebhookSubscriptionErrors, DeleteWebhookSubscriptionResponses, DnsblCheckData, DnsblCheckErrors, DnsblCheckResponses, DnsblDelistingDraftData, DnsblDelistingDraftErrors, DnsblDelistingDraftResponses, EnrollContactData, EnrollContactErrors, EnrollContactResponses, EnrollSegmentData, EnrollSegmentErrors, EnrollSegmentResponses, ErasePersonalDataData, ErasePersonalDataErrors, ErasePersonalDataResponses, EstimateSegmentSizeData, EstimateSegmentSizeErrors, EstimateSegmentSizeResponses, ExportContactData, ExportContactErrors, ExportContactResponses, ExportDataData, ExportDataErrors, ExportDataResponses, ExportFullData, ExportFullErrors, ExportFullResponses, FindDuplicateContactsData, FindDuplicateContactsErrors, FindDuplicateContactsResponses, GenerateEmailData, GenerateEmailErrors, GenerateEmailResponses, GetAbTestData, GetAbTestErrors, GetAbTestResponses, GetAbuseMonitorStatusData, GetAbuseMonitorStatusErrors, GetAbuseMonitorStatusResponses, GetApprovalPolicyData, GetApprovalPolicyErrors, GetApprovalPolicyResponses, GetBrandVoiceData, GetBrandVoiceErrors, GetBrandVoiceResponses, GetCampaignCalendarData, GetCampaignCalendarErrors, GetCampaignCalendarResponses, GetCampaignData, GetCampaignErrors, GetCampaignResponses, GetCampaignStepData, GetCampaignStepErrors, GetCampaignStepResponses, GetChatAlertsData, GetChatAlertsErrors, GetChatAlertsResponses, GetContactData, GetContactErrors, GetContactResponses, GetContactSchemaData, GetContactSchemaErrors, GetContactSchemaResponses, GetContactTimelineData, GetContactTimelineErrors, GetContactTimelineResponses, GetDomainData, GetDomainErrors, GetDomainResponses, GetDraftData, GetDraftErrors, GetDraftResponses, GetEmailData, GetEmailErrors, GetEmailResponses, GetEnrollmentData, GetEnrollmentErrors, GetEnrollmentResponses, GetHygieneConfigData, GetHygieneConfigErrors, GetHygieneConfigResponses, GetLanguageModelData, GetLanguageModelErrors, GetLanguageModelResponses, GetPlanData, GetPlanErrors, GetPlanResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetScheduleData, GetScheduleErrors, GetScheduleResponses, GetSegmentData, GetSegmentErrors, GetSegmentResponses, GetSendPolicyData, GetSendPolicyErrors, GetSendPolicyResponses, GetSiteData, GetSiteErrors, GetSiteInsightsData, GetSiteInsightsErrors, GetSiteInsightsResponses, GetSiteResponses, GetTemplateData, GetTemplateErrors, GetTemplateResponses, GetWarmupStatusData, GetWarmupStatusErrors, GetWarmupStatusResponses, GetWebhookSubscriptionData, GetWebhookSubscriptionErrors, GetWebhookSubscriptionResponses, HealthDetailsData, HealthDetailsResponses, HealthzData, HealthzResponses, IdentifyData, IdentifyErrors, IdentifyResponses, ImportContactsData, ImportContactsErrors, ImportContactsResponses, InviteTeamMemberData, InviteTeamMemberErrors, InviteTeamMemberResponses, LaunchCampaignData, LaunchCampaignErrors, LaunchCampaignResponses, ListAbTestsData, ListAbTestsErrors, ListAbTestsResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListCampaignsData, ListCampaignsErrors, ListCampaignsResponses, ListCampaignStepsData, ListCampaignStepsErrors, ListCampaignStepsResponses, ListContactsData, ListContactsErrors, ListContactsResponses, ListCronRunsData, ListCronRunsErrors, ListCronRunsResponses, ListDeletionLogData, ListDeletionLogErrors, ListDeletionLogResponses, ListDomainsData, ListDomainsErrors, ListDomainsResponses, ListDraftsData, ListDraftsErrors, ListDraftsResponses, ListEmailEventsData, ListEmailEventsErrors, ListEmailEventsResponses, ListEmailsData, ListEmailsErrors, ListEmailsResponses, ListEnrollmentsData, ListEnrollmentsErrors, ListEnrollmentsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListHygieneAuditData, ListHygieneAuditErrors, ListHygieneAuditResponses, ListInactiveContactsData, ListInactiveContactsErrors, ListInactiveContactsResponses, ListNotificationsData, ListNotificationsErrors, ListNotificationsResponses, ListPendingApprovalsData, ListPendingApprovalsErrors, ListPendingApprovalsResponses, ListSegmentContactsData, ListSegmentContactsErrors, ListSegmentContactsResponses, ListSegmentsData, ListSegmentsErrors, ListSegmentsResponses, ListSendDeadLettersData, ListSendDeadLettersErrors, ListSendDeadLettersResponses, ListSitesData, ListSitesErrors, ListSitesResponses, ListSuppressionsData, ListSuppressionsErrors, ListSuppressionsResponses, ListTeamMembersData, ListTeamMembersErrors, ListTeamMembersResponses, ListTemplatesData, ListTemplatesErrors, ListTemplatesResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhookSubscriptionsData, ListWebhookSubscriptionsErrors, ListWebhookSubscriptionsResponses, MarkNotificationsReadData, MarkNotificationsReadErrors, MarkNotificationsReadResponses, MergeContactsData, MergeContactsErrors, MergeContactsResponses, OauthMcpResourceMetadataData, OauthMcpResourceMetadataResponses, OauthResourceMetadataData, OauthResourceMetadataResponses, OauthServerMetadataData, OauthServerMetadataResponses, OauthTokenData, OauthTokenErrors, OauthTokenResponses, OpenapiJsonData, OpenapiJsonResponses, OverrideAbuseMonitorData, OverrideAbuseMonitorErrors, OverrideAbuseMonitorResponses, PauseWarmupData, PauseWarmupErrors, PauseWarmupResponses, PreviewCampaignAudienceData, PreviewCampaignAudienceErrors, PreviewCampaignAudienceResponses, PreviewEmailData, PreviewEmailErrors, PreviewEmailResponses, PreviewSegmentData, PreviewSegmentErrors, PreviewSegmentResponses, PromoteAbWinnerData, PromoteAbWinnerErrors, PromoteAbWinnerResponses, PromoteDraftData, PromoteDraftErrors, PromoteDraftResponses, PutApprovalPolicyData, PutApprovalPolicyErrors, PutApprovalPolicyResponses, PutBrandVoiceData, PutBrandVoiceErrors, PutBrandVoiceResponses, PutChatAlertsData, PutChatAlertsErrors, PutChatAlertsResponses, PutSendPolicyData, PutSendPolicyErrors, PutSendPolicyResponses, ReadyzData, ReadyzErrors, ReadyzResponses, ReceiveProjectProviderWebhookData, ReceiveProjectProviderWebhookErrors, ReceiveProjectProviderWebhookResponses, ReceiveProviderWebhookData, ReceiveProviderWebhookErrors, ReceiveProviderWebhookResponses, RecordConversionData, RecordConversionErrors, RecordConversionResponses, RefreshDomainDnsData, RefreshDomainDnsErrors, RefreshDomainDnsResponses, RegisterDomainData, RegisterDomainErrors, RegisterDomainResponses, RegisterOauthClientData, RegisterOauthClientErrors, RegisterOauthClientResponses, RejectApprovalData, RejectApprovalErrors, RejectApprovalResponses, RejectDraftData, RejectDraftErrors, RejectDraftResponses, RemoveSuppressionData, RemoveSuppressionErrors, RemoveSuppressionResponses, ReplayWebhookDeliveryData, ReplayWebhookDeliveryErrors, ReplayWebhookDeliveryResponses, ResumeWarmupData, ResumeWarmupErrors, ResumeWarmupResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RevokeOauthTokenData, RevokeOauthTokenErrors, RevokeOauthTokenResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, RunListHygieneData, RunListHygieneErrors, RunListHygieneResponses, SendData, SendErrors, SendResponses, ServeData, ServeResponses, SetContactTagsData, SetContactTagsErrors, SetContactTagsResponses, SetLanguageModelData, SetLanguageModelErrors, SetLanguageModelResponses, SetProviderData, SetProviderErrors, SetProviderResponses, SubscribeWebhookData, SubscribeWebhookErrors, SubscribeWebhookResponses, TestProviderData, TestProviderErrors, TestProviderResponses, TrackClickData, TrackClickErrors, TrackEventData, TrackEventErrors, TrackEventResponses, TrackOpenData, TrackOpenErrors, TrackOpenResponses, TranslateTemplateData, TranslateTemplateErrors, TranslateTemplateResponses, UnenrollContactData, UnenrollContactErrors, UnenrollContactResponses, UnsubscribeContactData, UnsubscribeContactErrors, UnsubscribeContactResponses, UnsubscribeData, UnsubscribeErrors, UnsubscribePageData, UnsubscribePageErrors, UnsubscribePageResponses, UnsubscribeResponses, UpdateCampaignData, UpdateCampaignErrors, UpdateCampaignResponses, UpdateCampaignStatusData, UpdateCampaignStatusErrors, UpdateCampaignStatusResponses, UpdateCampaignStepData, UpdateCampaignStepErrors, UpdateCampaignStepResponses, UpdateContactData, UpdateContactErrors, UpdateContactResponses, UpdateHygieneConfigData, UpdateHygieneConfigErrors, UpdateHygieneConfigResponses, UpdateSegmentData, UpdateSegmentErrors, UpdateSegmentResponses, UpdateSiteData, UpdateSiteErrors, UpdateSiteResponses, UpdateTemplateData, UpdateTemplateErrors, UpdateTemplateResponses, UpdateWarmupScheduleData, UpdateWarmupScheduleErrors, UpdateWarmupScheduleResponses, UpdateWebhookSubscriptionData, UpdateWebhookSubscriptionErrors, UpdateWebhookSubscriptionResponses, ValidateTemplateData, ValidateTemplateErrors, ValidateTemplateResponses, WinBackDraftData, WinBackDraftErrors, WinBackDraftResponses } from './types.gen.js';
+import type { AddCampaignStepData, AddCampaignStepErrors, AddCampaignStepResponses, AddSuppressionData, AddSuppressionErrors, AddSuppressionResponses, AnalyticsCampaignsData, AnalyticsCampaignsErrors, AnalyticsCampaignsResponses, AnalyticsConversionData, AnalyticsConversionErrors, AnalyticsConversionResponses, AnalyticsEngagementData, AnalyticsEngagementErrors, AnalyticsEngagementResponses, AnalyticsOverviewData, AnalyticsOverviewErrors, AnalyticsOverviewResponses, AnalyticsPerformanceData, AnalyticsPerformanceErrors, AnalyticsPerformanceResponses, AnalyticsPortfolioData, AnalyticsPortfolioErrors, AnalyticsPortfolioResponses, AnalyticsTotalsData, AnalyticsTotalsErrors, AnalyticsTotalsResponses, ApproveApprovalData, ApproveApprovalErrors, ApproveApprovalResponses, ApproveDraftData, ApproveDraftErrors, ApproveDraftResponses, CampaignAdvisorData, CampaignAdvisorErrors, CampaignAdvisorResponses, CheckAbSignificanceData, CheckAbSignificanceErrors, CheckAbSignificanceResponses, CheckApprovalData, CheckApprovalErrors, CheckApprovalResponses, ClearLanguageModelData, ClearLanguageModelErrors, ClearLanguageModelResponses, ClearProviderData, ClearProviderErrors, ClearProviderResponses, CloneCampaignData, CloneCampaignErrors, CloneCampaignResponses, CreateAbTestData, CreateAbTestErrors, CreateAbTestResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateCampaignData, CreateCampaignErrors, CreateCampaignResponses, CreateContactData, CreateContactErrors, CreateContactResponses, CreateDraftData, CreateDraftErrors, CreateDraftResponses, CreateSegmentData, CreateSegmentErrors, CreateSegmentFromDescriptionData, CreateSegmentFromDescriptionErrors, CreateSegmentFromDescriptionResponses, CreateSegmentResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateTemplateData, CreateTemplateErrors, CreateTemplateFromBriefData, CreateTemplateFromBriefErrors, CreateTemplateFromBriefResponses, CreateTemplateResponses, DeleteCampaignData, DeleteCampaignErrors, DeleteCampaignResponses, DeleteCampaignStepData, DeleteCampaignStepErrors, DeleteCampaignStepResponses, DeleteChatAlertsData, DeleteChatAlertsErrors, DeleteChatAlertsResponses, DeleteSegmentData, DeleteSegmentErrors, DeleteSegmentResponses, DeleteTemplateData, DeleteTemplateErrors, DeleteTemplateResponses, DeleteWebhookSubscriptionData, DeleteWebhookSubscriptionErrors, DeleteWebhookSubscriptionResponses, DiagnoseDeliveryIssueData, DiagnoseDeliveryIssueErrors, DiagnoseDeliveryIssueResponses, DnsblCheckData, DnsblCheckErrors, DnsblCheckResponses, DnsblDelistingDraftData, DnsblDelistingDraftErrors, DnsblDelistingDraftResponses, EnrollContactData, EnrollContactErrors, EnrollContactResponses, EnrollSegmentData, EnrollSegmentErrors, EnrollSegmentResponses, ErasePersonalDataData, ErasePersonalDataErrors, ErasePersonalDataResponses, EstimateSegmentSizeData, EstimateSegmentSizeErrors, EstimateSegmentSizeResponses, ExportContactData, ExportContactErrors, ExportContactResponses, ExportDataData, ExportDataErrors, ExportDataResponses, ExportFullData, ExportFullErrors, ExportFullResponses, FindDuplicateContactsData, FindDuplicateContactsErrors, FindDuplicateContactsResponses, GenerateEmailData, GenerateEmailErrors, GenerateEmailResponses, GetAbTestData, GetAbTestErrors, GetAbTestResponses, GetAbuseMonitorStatusData, GetAbuseMonitorStatusErrors, GetAbuseMonitorStatusResponses, GetApprovalPolicyData, GetApprovalPolicyErrors, GetApprovalPolicyResponses, GetBrandVoiceData, GetBrandVoiceErrors, GetBrandVoiceResponses, GetCampaignCalendarData, GetCampaignCalendarErrors, GetCampaignCalendarResponses, GetCampaignData, GetCampaignErrors, GetCampaignResponses, GetCampaignStepData, GetCampaignStepErrors, GetCampaignStepResponses, GetChatAlertsData, GetChatAlertsErrors, GetChatAlertsResponses, GetContactData, GetContactErrors, GetContactResponses, GetContactSchemaData, GetContactSchemaErrors, GetContactSchemaResponses, GetContactTimelineData, GetContactTimelineErrors, GetContactTimelineResponses, GetDomainData, GetDomainErrors, GetDomainResponses, GetDraftData, GetDraftErrors, GetDraftResponses, GetEmailData, GetEmailErrors, GetEmailResponses, GetEnrollmentData, GetEnrollmentErrors, GetEnrollmentResponses, GetHygieneConfigData, GetHygieneConfigErrors, GetHygieneConfigResponses, GetLanguageModelData, GetLanguageModelErrors, GetLanguageModelResponses, GetPlanData, GetPlanErrors, GetPlanResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetScheduleData, GetScheduleErrors, GetScheduleResponses, GetSegmentData, GetSegmentErrors, GetSegmentResponses, GetSendPolicyData, GetSendPolicyErrors, GetSendPolicyResponses, GetSiteData, GetSiteErrors, GetSiteInsightsData, GetSiteInsightsErrors, GetSiteInsightsResponses, GetSiteResponses, GetTemplateData, GetTemplateErrors, GetTemplateResponses, GetWarmupStatusData, GetWarmupStatusErrors, GetWarmupStatusResponses, GetWebhookSubscriptionData, GetWebhookSubscriptionErrors, GetWebhookSubscriptionResponses, HealthDetailsData, HealthDetailsResponses, HealthzData, HealthzResponses, IdentifyData, IdentifyErrors, IdentifyResponses, ImportContactsData, ImportContactsErrors, ImportContactsResponses, InviteTeamMemberData, InviteTeamMemberErrors, InviteTeamMemberResponses, LaunchCampaignData, LaunchCampaignErrors, LaunchCampaignResponses, ListAbTestsData, ListAbTestsErrors, ListAbTestsResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListCampaignsData, ListCampaignsErrors, ListCampaignsResponses, ListCampaignStepsData, ListCampaignStepsErrors, ListCampaignStepsResponses, ListContactsData, ListContactsErrors, ListContactsResponses, ListCronRunsData, ListCronRunsErrors, ListCronRunsResponses, ListDeletionLogData, ListDeletionLogErrors, ListDeletionLogResponses, ListDomainsData, ListDomainsErrors, ListDomainsResponses, ListDraftsData, ListDraftsErrors, ListDraftsResponses, ListEmailEventsData, ListEmailEventsErrors, ListEmailEventsResponses, ListEmailsData, ListEmailsErrors, ListEmailsResponses, ListEnrollmentsData, ListEnrollmentsErrors, ListEnrollmentsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListHygieneAuditData, ListHygieneAuditErrors, ListHygieneAuditResponses, ListInactiveContactsData, ListInactiveContactsErrors, ListInactiveContactsResponses, ListNotificationsData, ListNotificationsErrors, ListNotificationsResponses, ListPendingApprovalsData, ListPendingApprovalsErrors, ListPendingApprovalsResponses, ListSegmentContactsData, ListSegmentContactsErrors, ListSegmentContactsResponses, ListSegmentsData, ListSegmentsErrors, ListSegmentsResponses, ListSendDeadLettersData, ListSendDeadLettersErrors, ListSendDeadLettersResponses, ListSitesData, ListSitesErrors, ListSitesResponses, ListSuppressionsData, ListSuppressionsErrors, ListSuppressionsResponses, ListTeamMembersData, ListTeamMembersErrors, ListTeamMembersResponses, ListTemplatesData, ListTemplatesErrors, ListTemplatesResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhookSubscriptionsData, ListWebhookSubscriptionsErrors, ListWebhookSubscriptionsResponses, MarkNotificationsReadData, MarkNotificationsReadErrors, MarkNotificationsReadResponses, MergeContactsData, MergeContactsErrors, MergeContactsResponses, OauthMcpResourceMetadataData, OauthMcpResourceMetadataResponses, OauthResourceMetadataData, OauthResourceMetadataResponses, OauthServerMetadataData, OauthServerMetadataResponses, OauthTokenData, OauthTokenErrors, OauthTokenResponses, OnboardNewSiteData, OnboardNewSiteErrors, OnboardNewSiteResponses, OpenapiJsonData, OpenapiJsonResponses, OptimizeSubjectLinesData, OptimizeSubjectLinesErrors, OptimizeSubjectLinesResponses, OverrideAbuseMonitorData, OverrideAbuseMonitorErrors, OverrideAbuseMonitorResponses, PauseWarmupData, PauseWarmupErrors, PauseWarmupResponses, PreviewCampaignAudienceData, PreviewCampaignAudienceErrors, PreviewCampaignAudienceResponses, PreviewEmailData, PreviewEmailErrors, PreviewEmailResponses, PreviewSegmentData, PreviewSegmentErrors, PreviewSegmentResponses, PromoteAbWinnerData, PromoteAbWinnerErrors, PromoteAbWinnerResponses, PromoteDraftData, PromoteDraftErrors, PromoteDraftResponses, PutApprovalPolicyData, PutApprovalPolicyErrors, PutApprovalPolicyResponses, PutBrandVoiceData, PutBrandVoiceErrors, PutBrandVoiceResponses, PutChatAlertsData, PutChatAlertsErrors, PutChatAlertsResponses, PutSendPolicyData, PutSendPolicyErrors, PutSendPolicyResponses, ReadyzData, ReadyzErrors, ReadyzResponses, ReceiveProjectProviderWebhookData, ReceiveProjectProviderWebhookErrors, ReceiveProjectProviderWebhookResponses, ReceiveProviderWebhookData, ReceiveProviderWebhookErrors, ReceiveProviderWebhookResponses, RecordConversionData, RecordConversionErrors, RecordConversionResponses, RecoveryPlanData, RecoveryPlanErrors, RecoveryPlanResponses, RefreshDomainDnsData, RefreshDomainDnsErrors, RefreshDomainDnsResponses, RegisterDomainData, RegisterDomainErrors, RegisterDomainResponses, RegisterOauthClientData, RegisterOauthClientErrors, RegisterOauthClientResponses, RejectApprovalData, RejectApprovalErrors, RejectApprovalResponses, RejectDraftData, RejectDraftErrors, RejectDraftResponses, RemoveSuppressionData, RemoveSuppressionErrors, RemoveSuppressionResponses, ReplayWebhookDeliveryData, ReplayWebhookDeliveryErrors, ReplayWebhookDeliveryResponses, ResumeWarmupData, ResumeWarmupErrors, ResumeWarmupResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RevokeOauthTokenData, RevokeOauthTokenErrors, RevokeOauthTokenResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, RunListHygieneData, RunListHygieneErrors, RunListHygieneResponses, RunPortfolioAnalysisData, RunPortfolioAnalysisErrors, RunPortfolioAnalysisResponses, SendData, SendErrors, SendResponses, ServeData, ServeResponses, SetContactTagsData, SetContactTagsErrors, SetContactTagsResponses, SetLanguageModelData, SetLanguageModelErrors, SetLanguageModelResponses, SetProviderData, SetProviderErrors, SetProviderResponses, SetupCampaignFromBriefData, SetupCampaignFromBriefErrors, SetupCampaignFromBriefResponses, SubscribeWebhookData, SubscribeWebhookErrors, SubscribeWebhookResponses, SuggestContentTopicsData, SuggestContentTopicsErrors, SuggestContentTopicsResponses, SuggestSendTimeData, SuggestSendTimeErrors, SuggestSendTimeResponses, TestProviderData, TestProviderErrors, TestProviderResponses, TrackClickData, TrackClickErrors, TrackEventData, TrackEventErrors, TrackEventResponses, TrackOpenData, TrackOpenErrors, TrackOpenResponses, TranslateTemplateData, TranslateTemplateErrors, TranslateTemplateResponses, UnenrollContactData, UnenrollContactErrors, UnenrollContactResponses, UnsubscribeContactData, UnsubscribeContactErrors, UnsubscribeContactResponses, UnsubscribeData, UnsubscribeErrors, UnsubscribePageData, UnsubscribePageErrors, UnsubscribePageResponses, UnsubscribeResponses, UpdateCampaignData, UpdateCampaignErrors, UpdateCampaignResponses, UpdateCampaignStatusData, UpdateCampaignStatusErrors, UpdateCampaignStatusResponses, UpdateCampaignStepData, UpdateCampaignStepErrors, UpdateCampaignStepResponses, UpdateContactData, UpdateContactErrors, UpdateContactResponses, UpdateHygieneConfigData, UpdateHygieneConfigErrors, UpdateHygieneConfigResponses, UpdateSegmentData, UpdateSegmentErrors, UpdateSegmentResponses, UpdateSiteData, UpdateSiteErrors, UpdateSiteResponses, UpdateTemplateData, UpdateTemplateErrors, UpdateTemplateResponses, UpdateWarmupScheduleData, UpdateWarmupScheduleErrors, UpdateWarmupScheduleResponses, UpdateWebhookSubscriptionData, UpdateWebhookSubscriptionErrors, UpdateWebhookSubscriptionResponses, ValidateTemplateData, ValidateTemplateErrors, ValidateTemplateResponses, WinBackDraftData, WinBackDraftErrors, WinBackDraftResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -2054,6 +2054,155 @@ export class MailApi extends HeyApiClient {
         return (options.client ?? this.client).patch<UpdateWebhookSubscriptionResponses, UpdateWebhookSubscriptionErrors, ThrowOnError>({
             security: [{ scheme: 'bearer', type: 'http' }],
             url: '/api/v1/webhook-subscriptions/{id}',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * The hour of the week to send at, from the site's own recorded opens and clicks (in its
+     * send policy's time zone): the contact's own when it has at least 5, else the site's when it
+     * has at least 20, else a stated default; with the sample size and histograms behind it.
+     */
+    public suggestSendTime<ThrowOnError extends boolean = true>(options: Options<SuggestSendTimeData, ThrowOnError>) {
+        return (options.client ?? this.client).get<SuggestSendTimeResponses, SuggestSendTimeErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/sites/{id}/send-time',
+            ...options
+        });
+    }
+    
+    /**
+     * The project's campaigns (or one, or a site's) judged on their figures in the window: low
+     * open or click rate, bounces and complaints over the abuse monitor's warning thresholds, a
+     * step whose unsubscribes are high; each finding with its figures, the thresholds stated.
+     */
+    public campaignAdvisor<ThrowOnError extends boolean = true>(options?: Options<CampaignAdvisorData, ThrowOnError>) {
+        return (options?.client ?? this.client).get<CampaignAdvisorResponses, CampaignAdvisorErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/advisor/campaigns',
+            ...options
+        });
+    }
+    
+    /**
+     * Every site, campaign and segment of the project judged against the same thresholds: the
+     * findings, most severe first, with their figures.
+     */
+    public runPortfolioAnalysis<ThrowOnError extends boolean = true>(options?: Options<RunPortfolioAnalysisData, ThrowOnError>) {
+        return (options?.client ?? this.client).get<RunPortfolioAnalysisResponses, RunPortfolioAnalysisErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/advisor/portfolio',
+            ...options
+        });
+    }
+    
+    /**
+     * The ordered steps that bring the site's delivery back, from its bounce and complaint
+     * rates, the DNS blocklists, its own domain and its warmup: each with its evidence and the
+     * tool that takes it. Nothing is changed.
+     */
+    public recoveryPlan<ThrowOnError extends boolean = true>(options: Options<RecoveryPlanData, ThrowOnError>) {
+        return (options.client ?? this.client).get<RecoveryPlanResponses, RecoveryPlanErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/sites/{id}/recovery-plan',
+            ...options
+        });
+    }
+    
+    /**
+     * Why a site's mail may not arrive: its own domain's DNS records, bounce and complaint rates,
+     * DNS blocklists, warmup and abuse-monitor state and the providers' recent errors, with the
+     * causes found and the evidence of each. Without `site_id`, the project's first 10 sites.
+     */
+    public diagnoseDeliveryIssue<ThrowOnError extends boolean = true>(options?: Options<DiagnoseDeliveryIssueData, ThrowOnError>) {
+        return (options?.client ?? this.client).get<DiagnoseDeliveryIssueResponses, DiagnoseDeliveryIssueErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/advisor/diagnosis',
+            ...options
+        });
+    }
+    
+    /**
+     * Other subject lines for a campaign, written by the language model from its steps' subjects
+     * and open rates, in the site's brand voice; each checked against the subject limit (one
+     * line, at most `max_length` characters): those over it are dropped and counted. Nothing is
+     * stored.
+     */
+    public optimizeSubjectLines<ThrowOnError extends boolean = true>(options: Options<OptimizeSubjectLinesData, ThrowOnError>) {
+        return (options.client ?? this.client).post<OptimizeSubjectLinesResponses, OptimizeSubjectLinesErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/advisor/subject-lines',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * Topics a site could write about next, suggested by the language model from its campaigns'
+     * open and click rates, in its brand voice, each with a subject line checked against the
+     * subject limit (topics over it are dropped and counted). Nothing is stored.
+     */
+    public suggestContentTopics<ThrowOnError extends boolean = true>(options: Options<SuggestContentTopicsData, ThrowOnError>) {
+        return (options.client ?? this.client).post<SuggestContentTopicsResponses, SuggestContentTopicsErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/advisor/content-topics',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * A new site, its own sending domain with the DNS records to publish, and the default
+     * warmup schedule, in one call. Idempotent per domain: the same call again answers the site
+     * already sending from the domain (200) and creates nothing.
+     */
+    public onboardNewSite<ThrowOnError extends boolean = true>(options: Options<OnboardNewSiteData, ThrowOnError>) {
+        return (options.client ?? this.client).post<OnboardNewSiteResponses, OnboardNewSiteErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/onboarding',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * Write an email from a brief with the language model, in the site's brand voice, and store
+     * it as a template (its subject as the subject hint).
+     */
+    public createTemplateFromBrief<ThrowOnError extends boolean = true>(options: Options<CreateTemplateFromBriefData, ThrowOnError>) {
+        return (options.client ?? this.client).post<CreateTemplateFromBriefResponses, CreateTemplateFromBriefErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/briefs/template',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * Write an email from a brief with the language model, in the site's brand voice, and store
+     * it as the first step of a new draft campaign. A draft sends nothing: activating it is
+     * `POST /api/v1/campaigns/{id}/status`, under the project's approval policy.
+     */
+    public setupCampaignFromBrief<ThrowOnError extends boolean = true>(options: Options<SetupCampaignFromBriefData, ThrowOnError>) {
+        return (options.client ?? this.client).post<SetupCampaignFromBriefResponses, SetupCampaignFromBriefErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/briefs/campaign',
             ...options,
             headers: {
                 'Content-Type': 'application/json',

@@ -168,6 +168,28 @@ export type AddSuppression = {
 };
 
 /**
+ * The thresholds findings are judged by, stated in every answer.
+ */
+export type AdviceThresholds = {
+    /**
+     * Emails sent below which nothing is judged.
+     */
+    min_sent: number;
+    low_open_rate: number;
+    low_click_rate: number;
+    high_unsubscribe_rate: number;
+    /**
+     * From the abuse monitor's settings.
+     */
+    bounce_warn: number;
+    /**
+     * From the abuse monitor's settings.
+     */
+    complaint_warn: number;
+    stale_segment_days: number;
+};
+
+/**
  * A limit and how much of it is used; `limit` is null when unlimited.
  */
 export type Allowance = {
@@ -456,6 +478,22 @@ export type Campaign = {
 };
 
 /**
+ * `campaign_advisor`'s answer.
+ */
+export type CampaignAdvice = {
+    window: Window;
+    thresholds: AdviceThresholds;
+    /**
+     * At most 100 campaigns, in id order.
+     */
+    campaigns: Array<CampaignReview>;
+    /**
+     * Whether the project has more campaigns than were reviewed (ask per site or campaign).
+     */
+    truncated: boolean;
+};
+
+/**
  * A campaign with its steps (in order) and its enrollments.
  */
 export type CampaignDetail = Campaign & {
@@ -468,6 +506,25 @@ export type CampaignFigures = Figures & {
     name: string;
     site_id: string;
     status: string;
+};
+
+/**
+ * Unknown fields are refused.
+ */
+export type CampaignFromBrief = {
+    /**
+     * The site the campaign sends from, in whose voice the email is written (404
+     * `SITE_NOT_FOUND` otherwise).
+     */
+    site_id: string;
+    /**
+     * The campaign's name, 1..=200 characters, not blank (stored trimmed).
+     */
+    campaign_name: string;
+    /**
+     * What the campaign's email is for, 1..=10,000 characters, not blank.
+     */
+    brief: string;
 };
 
 export type CampaignPerformance = {
@@ -510,6 +567,43 @@ export type CampaignRevenue = {
 };
 
 /**
+ * One campaign's figures in the window and what they show.
+ */
+export type CampaignReview = {
+    campaign_id: string;
+    name: string;
+    site_id: string;
+    status: string;
+    /**
+     * The campaign's emails created in the window.
+     */
+    delivery: Delivery;
+    /**
+     * Most severe first; empty when nothing crossed a threshold (or too few emails were sent
+     * to judge: under `thresholds.min_sent`).
+     */
+    findings: Array<Finding>;
+};
+
+/**
+ * `setup_campaign_from_brief`'s answer.
+ */
+export type CampaignSetUp = {
+    /**
+     * The new campaign, a `draft` with the written email as its first step.
+     */
+    campaign: CampaignDetail;
+    /**
+     * What launching it takes.
+     */
+    next_step: string;
+    /**
+     * The model that wrote the email.
+     */
+    model: string;
+};
+
+/**
  * `draft` at creation; `active` campaigns enroll contacts and send; then `paused`,
  * `completed` or `archived`.
  */
@@ -527,6 +621,21 @@ export type CampaignSteps = {
 };
 
 export type CampaignType = 'drip' | 'triggered';
+
+/**
+ * One cause of delivery trouble, with its evidence.
+ */
+export type Cause = {
+    code: CauseCode;
+    severity: FindingSeverity;
+    message: string;
+    evidence: Array<Fact>;
+};
+
+/**
+ * What a cause is.
+ */
+export type CauseCode = 'transactional_stopped' | 'campaigns_held' | 'blocklisted' | 'high_complaint_rate' | 'high_bounce_rate' | 'domain_records_lost' | 'domain_not_verified' | 'provider_errors' | 'warmup_cap_reached' | 'warmup_paused' | 'no_own_domain';
 
 export type ChatAlerts = {
     /**
@@ -573,6 +682,8 @@ export type CloneCampaign = {
      */
     new_name: string;
 };
+
+export type Comparison = 'below' | 'above';
 
 export type Contact = ContactAttribution & {
     contact_id: string;
@@ -733,6 +844,39 @@ export type ContactUnsubscribed = {
      * Whether the project suppresses the address now.
      */
     suppressed: boolean;
+};
+
+/**
+ * A suggested topic.
+ */
+export type ContentTopic = {
+    title: string;
+    /**
+     * Why it should interest the site's readers, when the model said.
+     */
+    angle?: string | null;
+    /**
+     * A subject line for it: one line, at most 998 characters (topics whose subject is over
+     * the limit are dropped).
+     */
+    subject: string;
+};
+
+/**
+ * `suggest_content_topics`' answer. Nothing is stored.
+ */
+export type ContentTopics = {
+    site_id: string;
+    /**
+     * The site's campaigns given to the model, the most opened first (at most 20).
+     */
+    based_on: Array<InformingCampaign>;
+    topics: Array<ContentTopic>;
+    /**
+     * Topics left out: no title, or a subject over the limit.
+     */
+    dropped: number;
+    model: string;
 };
 
 export type Conversion = {
@@ -1105,6 +1249,20 @@ export type CronRun = {
 };
 
 /**
+ * A step's subject and how it did (the last 90 days).
+ */
+export type CurrentSubject = {
+    step_id: string;
+    step_order: number;
+    subject: string;
+    sent: number;
+    /**
+     * opened / sent (0 when nothing was sent).
+     */
+    open_rate: number;
+};
+
+/**
  * A weekday.
  */
 export type Day = 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun';
@@ -1257,9 +1415,25 @@ export type Delivery = {
 };
 
 /**
+ * `diagnose_delivery_issue`'s answer.
+ */
+export type DeliveryDiagnosis = {
+    sites: Array<SiteDiagnosis>;
+    /**
+     * Whether the project has more sites than were diagnosed (name one with `site_id`).
+     */
+    truncated: boolean;
+};
+
+/**
  * Where a delivery stands.
  */
 export type DeliveryStatus = 'pending' | 'delivered' | 'dead';
+
+/**
+ * How a site's mail stands.
+ */
+export type DeliveryVerdict = 'healthy' | 'at_risk' | 'blocked';
 
 /**
  * Unknown fields are refused.
@@ -1831,6 +2005,47 @@ export type EventTracked = {
 };
 
 /**
+ * A figure against the threshold it was judged by.
+ */
+export type Evidence = {
+    /**
+     * What was measured, e.g. `open_rate`.
+     */
+    metric: string;
+    /**
+     * The measured value (a share in 0..=1 for rates, days for ages).
+     */
+    value: number;
+    /**
+     * The threshold it crossed.
+     */
+    threshold: number;
+    /**
+     * `below` or `above` the threshold.
+     */
+    comparison: Comparison;
+    /**
+     * The emails (or items) the value was measured over.
+     */
+    sample_size: number;
+};
+
+/**
+ * A figure behind a cause, as said to a person.
+ */
+export type Fact = {
+    /**
+     * What it is, e.g. `complaint_rate`, `zone`, `record`.
+     */
+    name: string;
+    value: string;
+    /**
+     * The threshold it was judged by, when there is one.
+     */
+    threshold?: string | null;
+};
+
+/**
  * Delivery with the conversions attributed in the window.
  */
 export type Figures = {
@@ -1844,6 +2059,54 @@ export type Figures = {
      */
     conversion_rate: number;
 };
+
+/**
+ * One thing the numbers show, with the figures behind it and what to do.
+ */
+export type Finding = {
+    /**
+     * A stable name, e.g. `low_open_rate`, `high_unsubscribe_step`, `stale_segment`.
+     */
+    code: string;
+    severity: FindingSeverity;
+    subject: FindingSubject;
+    /**
+     * The site, campaign, step or segment.
+     */
+    subject_id: string;
+    /**
+     * Its name (a step: its subject line).
+     */
+    subject_name: string;
+    /**
+     * What was found, in one sentence with the figures.
+     */
+    message: string;
+    evidence: Evidence;
+    /**
+     * What to change.
+     */
+    recommendation: string;
+};
+
+/**
+ * How many findings of each severity.
+ */
+export type FindingCounts = {
+    critical: number;
+    warning: number;
+    info: number;
+};
+
+/**
+ * How much a finding matters.
+ */
+export type FindingSeverity = 'info' | 'warning' | 'critical';
+
+/**
+ * What a finding is about.
+ */
+export type FindingSubject = 'site' | 'campaign' | 'step' | 'segment';
 
 /**
  * Unknown fields are refused.
@@ -2163,6 +2426,17 @@ export type InactiveContact = Contact & {
     last_activity_at?: string | null;
 };
 
+/**
+ * A campaign's figures the topics were informed by (the last 90 days).
+ */
+export type InformingCampaign = {
+    campaign_id: string;
+    name: string;
+    sent: number;
+    open_rate: number;
+    click_rate: number;
+};
+
 export type InsightHealth = {
     /**
      * As in `/analytics/overview`: `healthy` under 2 % bounces and 0.1 % complaints,
@@ -2472,6 +2746,69 @@ export type Notification = {
 export type OAuthErrorBody = {
     error: ErrorCode;
     error_description: string;
+};
+
+/**
+ * Unknown fields are refused.
+ */
+export type OnboardSite = {
+    /**
+     * The site's name, 1..=200 characters, not blank (stored trimmed); also its from name
+     * unless `from_name` is given. Its slug is made from it (lowercase letters, digits and
+     * hyphens; a number or a random suffix when taken).
+     */
+    name: string;
+    /**
+     * The domain to send from, as `register_domain` takes it (e.g. `mail.example.com`).
+     */
+    domain: string;
+    /**
+     * The display name mail is sent under, 1..=200 characters on one line (default: `name`).
+     */
+    from_name?: string | null;
+};
+
+/**
+ * `onboard_new_site`'s answer.
+ */
+export type Onboarding = {
+    /**
+     * Whether this call created the site (false: the site already sending from the domain).
+     */
+    created: boolean;
+    site: Site;
+    /**
+     * The domain with the DNS records to publish (SPF, DKIM, DMARC, return path) and their
+     * state; verify with `refresh_domain_dns` once published.
+     */
+    domain: Domain;
+    /**
+     * The warmup schedule (the default: 50 a day doubling to 25,600), started today.
+     */
+    warmup: WarmupStatus;
+};
+
+/**
+ * Unknown fields are refused.
+ */
+export type OptimizeSubjectLines = {
+    /**
+     * A campaign of the site (404 `CAMPAIGN_NOT_FOUND` otherwise).
+     */
+    campaign_id: string;
+    /**
+     * A site of the project (404 `SITE_NOT_FOUND` otherwise).
+     */
+    site_id: string;
+    /**
+     * How many subject lines to ask for, 1..=10 (default 5).
+     */
+    count?: number;
+    /**
+     * The longest subject kept, in characters, 10..=998 (default 998, the subject limit):
+     * suggestions over it are dropped and counted in `dropped`.
+     */
+    max_length?: number;
 };
 
 export type Overview = Window & {
@@ -3251,6 +3588,32 @@ export type PlanReport = {
     rate_limits: RateLimits;
 };
 
+/**
+ * `run_portfolio_analysis`'s answer: every site, campaign and segment of the project judged
+ * against the same thresholds.
+ */
+export type PortfolioAnalysis = {
+    window: Window;
+    thresholds: AdviceThresholds;
+    /**
+     * At most 100 sites, in id order.
+     */
+    sites: Array<SiteReview>;
+    /**
+     * Campaigns reviewed (at most 100).
+     */
+    campaigns_reviewed: number;
+    counts: FindingCounts;
+    /**
+     * Of sites, campaigns, steps and segments, most severe first.
+     */
+    findings: Array<Finding>;
+    /**
+     * Whether the project has more sites or campaigns than were reviewed.
+     */
+    truncated: boolean;
+};
+
 export type PortfolioAnalytics = Window & {
     rank_by: RankBy;
     /**
@@ -3465,6 +3828,22 @@ export type ProviderAnswer = {
     kind: string;
 };
 
+/**
+ * A provider error of the site's failed emails.
+ */
+export type ProviderError = {
+    error: string;
+    /**
+     * The provider that answered it (empty when unknown).
+     */
+    provider: string;
+    /**
+     * Failed emails with this error.
+     */
+    emails: number;
+    last_seen: string;
+};
+
 export type ProviderKind = 'smtp' | 'resend' | 'postmark' | 'mailgun' | 'sendgrid';
 
 /**
@@ -3660,6 +4039,49 @@ export type RecordState = 'unchecked' | 'found' | 'missing' | 'error';
  * The DNS record type of a record to publish.
  */
 export type RecordType = 'TXT' | 'CNAME';
+
+/**
+ * What a step does.
+ */
+export type RecoveryAction = 'hold_sending' | 'request_delisting' | 'stop_unengaged_mail' | 'clean_the_list' | 'republish_dns_records' | 'verify_domain' | 'fix_provider_errors' | 'register_own_domain' | 'ramp_back_up' | 'lift_the_hold';
+
+/**
+ * `recovery_plan`'s answer.
+ */
+export type RecoveryPlan = {
+    site_id: string;
+    status: DeliveryVerdict;
+    summary: string;
+    /**
+     * In the order to take them; empty when there is nothing to recover from.
+     */
+    steps: Array<RecoveryStep>;
+    /**
+     * The causes the steps answer, most severe first.
+     */
+    causes: Array<Cause>;
+};
+
+/**
+ * One step of the plan.
+ */
+export type RecoveryStep = {
+    /**
+     * 1 for the first step.
+     */
+    order: number;
+    action: RecoveryAction;
+    title: string;
+    detail: string;
+    /**
+     * The tool that does it (its REST route does the same), if one does.
+     */
+    tool?: string | null;
+    /**
+     * The figures that call for it.
+     */
+    evidence: Array<Fact>;
+};
 
 export type RegisterDomain = {
     /**
@@ -4098,6 +4520,73 @@ export type SendResponse = {
 };
 
 /**
+ * Whose history the answer comes from.
+ */
+export type SendTimeBasis = 'contact' | 'site' | 'default';
+
+/**
+ * `suggest_send_time`'s answer: the hour to send at, and the data behind it.
+ */
+export type SendTimeSuggestion = {
+    site_id: string;
+    /**
+     * The contact asked about, if any.
+     */
+    contact_id?: string | null;
+    basis: SendTimeBasis;
+    /**
+     * 1 (Monday) ..= 7 (Sunday), ISO 8601, in `timezone`.
+     */
+    weekday: number;
+    weekday_name: string;
+    /**
+     * 0..=23, in `timezone`: send at the start of this hour.
+     */
+    hour: number;
+    /**
+     * The site's send-policy time zone (IANA name).
+     */
+    timezone: string;
+    /**
+     * Opens and clicks the answer is computed from (0 for `default`).
+     */
+    sample_size: number;
+    /**
+     * Of them, in the suggested hour.
+     */
+    slot_events: number;
+    /**
+     * Opens and clicks the basis needs: 5 for a contact, 20 for a site.
+     */
+    min_sample: number;
+    /**
+     * Opens and clicks of the contact in the window (when one was asked about).
+     */
+    contact_events?: number | null;
+    /**
+     * Opens and clicks of the site in the window.
+     */
+    site_events: number;
+    window_days: number;
+    /**
+     * The next busiest hours of the basis, busiest first (empty for `default`).
+     */
+    alternatives: Array<WeekSlot>;
+    /**
+     * The basis's opens and clicks per weekday, Monday first.
+     */
+    by_weekday: Array<number>;
+    /**
+     * The basis's opens and clicks per hour of the day, 00:00 first.
+     */
+    by_hour: Array<number>;
+    /**
+     * Why this basis, in one sentence.
+     */
+    reason: string;
+};
+
+/**
  * The hours campaign mail of the site may leave, in its time zone. `start` after `end` runs
  * overnight (into the next day); `start` equal to `end` is the whole day.
  */
@@ -4227,6 +4716,35 @@ export type Site = {
     created_at: string;
 };
 
+/**
+ * One site's diagnosis.
+ */
+export type SiteDiagnosis = {
+    site_id: string;
+    verdict: DeliveryVerdict;
+    /**
+     * The diagnosis in one sentence.
+     */
+    summary: string;
+    /**
+     * Most severe first; empty when nothing was found.
+     */
+    causes: Array<Cause>;
+    /**
+     * The domain the site's mail goes from now.
+     */
+    sending_domain: string;
+    domain?: null | Domain;
+    abuse_monitor: AbuseMonitorStatus;
+    blocklists: DnsblReport;
+    warmup: WarmupStatus;
+    /**
+     * The providers' errors for the site's failed emails of the last 7 days, most frequent
+     * first (at most 5).
+     */
+    provider_errors: Array<ProviderError>;
+};
+
 export type SiteFigures = Figures & {
     site_id: string;
     name: string;
@@ -4288,6 +4806,18 @@ export type SiteRank = Figures & {
      */
     net_growth: number;
     sender_status: SenderStatus;
+};
+
+/**
+ * One site's figures in the window.
+ */
+export type SiteReview = {
+    site_id: string;
+    name: string;
+    /**
+     * The site's emails created in the window (campaign and transactional).
+     */
+    delivery: Delivery;
 };
 
 /**
@@ -4443,6 +4973,48 @@ export type StepRecord = {
 };
 
 /**
+ * `optimize_subject_lines`' answer. Nothing is stored.
+ */
+export type SubjectLineAdvice = {
+    campaign_id: string;
+    /**
+     * The campaign's steps with their subjects and open rates, as given to the model.
+     */
+    current: Array<CurrentSubject>;
+    /**
+     * The suggestions within the limit, in the model's order.
+     */
+    suggestions: Array<SubjectSuggestion>;
+    /**
+     * Suggestions left out: over `max_length`, on several lines, or blank.
+     */
+    dropped: number;
+    max_length: number;
+    /**
+     * The model that wrote them.
+     */
+    model: string;
+};
+
+/**
+ * A suggested subject line.
+ */
+export type SubjectSuggestion = {
+    /**
+     * One line, at most `max_length` characters.
+     */
+    subject: string;
+    /**
+     * Why the model suggests it, when it said.
+     */
+    rationale?: string | null;
+    /**
+     * In characters.
+     */
+    length: number;
+};
+
+/**
  * Unknown fields are refused.
  */
 export type SubscribeWebhook = {
@@ -4465,6 +5037,24 @@ export type SubscribeWebhook = {
  * Whether the contact receives a site's mail.
  */
 export type SubscriptionStatus = 'subscribed' | 'unsubscribed';
+
+/**
+ * Unknown fields are refused.
+ */
+export type SuggestContentTopics = {
+    /**
+     * A site of the project (404 `SITE_NOT_FOUND` otherwise).
+     */
+    site_id: string;
+    /**
+     * How many topics to ask for, 1..=10 (default 5).
+     */
+    count?: number;
+    /**
+     * What to lean towards, up to 1,000 characters (e.g. "spring sale").
+     */
+    focus?: string | null;
+};
 
 export type Suppression = {
     id: string;
@@ -4530,6 +5120,39 @@ export type Template = {
     html?: string | null;
     created_at: string;
     updated_at: string;
+};
+
+/**
+ * Unknown fields are refused.
+ */
+export type TemplateFromBrief = {
+    /**
+     * The site whose name and brand voice the email is written in (404 `SITE_NOT_FOUND`
+     * otherwise).
+     */
+    site_id: string;
+    /**
+     * The template's name, 1..=200 characters, not blank (stored trimmed).
+     */
+    name: string;
+    /**
+     * What the email is for, 1..=10,000 characters, not blank; stored as the template's brief.
+     */
+    brief: string;
+};
+
+/**
+ * `create_template_from_brief`'s answer.
+ */
+export type TemplateWritten = {
+    /**
+     * The stored template: its HTML the model's, its subject hint the model's subject.
+     */
+    template: Template;
+    /**
+     * The model that wrote it.
+     */
+    model: string;
 };
 
 /**
@@ -5064,6 +5687,24 @@ export type WebhookSubscription = {
      * The signing secret (`whsec_…`): only in the answer that made it (creation or rotation).
      */
     secret?: string | null;
+};
+
+/**
+ * One hour of the week with the opens and clicks recorded in it.
+ */
+export type WeekSlot = {
+    /**
+     * 1 (Monday) ..= 7 (Sunday), ISO 8601.
+     */
+    weekday: number;
+    /**
+     * 0..=23.
+     */
+    hour: number;
+    /**
+     * Opens and clicks recorded in this hour.
+     */
+    events: number;
 };
 
 export type Weekday = 'monday' | 'tuesday' | 'wednesday' | 'thursday' | 'friday' | 'saturday' | 'sunday';
@@ -13074,6 +13715,537 @@ export type UpdateWebhookSubscriptionResponses = {
 };
 
 export type UpdateWebhookSubscriptionResponse = UpdateWebhookSubscriptionResponses[keyof UpdateWebhookSubscriptionResponses];
+
+export type SuggestSendTimeData = {
+    body?: never;
+    path: {
+        /**
+         * The site
+         */
+        id: string;
+    };
+    query?: {
+        /**
+         * A contact of the project: its own best hour when it has at least 5 opens and clicks in
+         * the window (else the site's, said in `basis` and `reason`); 404 `CONTACT_NOT_FOUND`
+         * when it is not a contact of the project.
+         */
+        contact_id?: string;
+        /**
+         * The window in days up to now, 1..=365 (default 90).
+         */
+        days?: number;
+    };
+    url: '/api/v1/sites/{id}/send-time';
+};
+
+export type SuggestSendTimeErrors = {
+    /**
+     * The id is not a UUID, or a parameter is invalid (named in `details.field`)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * No such site (`SITE_NOT_FOUND`) or contact (`CONTACT_NOT_FOUND`) in the project
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type SuggestSendTimeError = SuggestSendTimeErrors[keyof SuggestSendTimeErrors];
+
+export type SuggestSendTimeResponses = {
+    /**
+     * The suggested hour and the data behind it
+     */
+    200: SendTimeSuggestion;
+};
+
+export type SuggestSendTimeResponse = SuggestSendTimeResponses[keyof SuggestSendTimeResponses];
+
+export type CampaignAdvisorData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Only this campaign (404 `CAMPAIGN_NOT_FOUND` when it is not one of the project's).
+         */
+        campaign_id?: string;
+        /**
+         * Only this site's campaigns (404 `SITE_NOT_FOUND` when it is not one of the project's).
+         */
+        site_id?: string;
+        /**
+         * The window in days up to now, 1..=365 (default 30).
+         */
+        days?: number;
+    };
+    url: '/api/v1/advisor/campaigns';
+};
+
+export type CampaignAdvisorErrors = {
+    /**
+     * A parameter is invalid (named in `details.field`)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * No such campaign (`CAMPAIGN_NOT_FOUND`) or site (`SITE_NOT_FOUND`) in the project
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type CampaignAdvisorError = CampaignAdvisorErrors[keyof CampaignAdvisorErrors];
+
+export type CampaignAdvisorResponses = {
+    /**
+     * Each campaign's figures and findings
+     */
+    200: CampaignAdvice;
+};
+
+export type CampaignAdvisorResponse = CampaignAdvisorResponses[keyof CampaignAdvisorResponses];
+
+export type RunPortfolioAnalysisData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * The window in days up to now, 1..=365 (default 30).
+         */
+        days?: number;
+    };
+    url: '/api/v1/advisor/portfolio';
+};
+
+export type RunPortfolioAnalysisErrors = {
+    /**
+     * A parameter is invalid (named in `details.field`)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type RunPortfolioAnalysisError = RunPortfolioAnalysisErrors[keyof RunPortfolioAnalysisErrors];
+
+export type RunPortfolioAnalysisResponses = {
+    /**
+     * The sites' figures and every finding
+     */
+    200: PortfolioAnalysis;
+};
+
+export type RunPortfolioAnalysisResponse = RunPortfolioAnalysisResponses[keyof RunPortfolioAnalysisResponses];
+
+export type RecoveryPlanData = {
+    body?: never;
+    path: {
+        /**
+         * The site
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/sites/{id}/recovery-plan';
+};
+
+export type RecoveryPlanErrors = {
+    /**
+     * The id is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * No such site in the project (`SITE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type RecoveryPlanError = RecoveryPlanErrors[keyof RecoveryPlanErrors];
+
+export type RecoveryPlanResponses = {
+    /**
+     * The plan
+     */
+    200: RecoveryPlan;
+};
+
+export type RecoveryPlanResponse = RecoveryPlanResponses[keyof RecoveryPlanResponses];
+
+export type DiagnoseDeliveryIssueData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * The site to diagnose (404 `SITE_NOT_FOUND` when it is not one of the project's);
+         * without it, the project's first 10 sites.
+         */
+        site_id?: string;
+    };
+    url: '/api/v1/advisor/diagnosis';
+};
+
+export type DiagnoseDeliveryIssueErrors = {
+    /**
+     * A parameter is invalid (named in `details.field`)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * No such site in the project (`SITE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type DiagnoseDeliveryIssueError = DiagnoseDeliveryIssueErrors[keyof DiagnoseDeliveryIssueErrors];
+
+export type DiagnoseDeliveryIssueResponses = {
+    /**
+     * The diagnosis of each site
+     */
+    200: DeliveryDiagnosis;
+};
+
+export type DiagnoseDeliveryIssueResponse = DiagnoseDeliveryIssueResponses[keyof DiagnoseDeliveryIssueResponses];
+
+export type OptimizeSubjectLinesData = {
+    body: OptimizeSubjectLines;
+    path?: never;
+    query?: never;
+    url: '/api/v1/advisor/subject-lines';
+};
+
+export type OptimizeSubjectLinesErrors = {
+    /**
+     * Missing or invalid field (named in `details.field`)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * No such site (`SITE_NOT_FOUND`) in the project, or no such campaign of the site (`CAMPAIGN_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * No language model is configured (`LLM_NOT_CONFIGURED`), the model endpoint failed (`LLM_FAILED`), or its answer held no suggestions (`LLM_INVALID_OUTPUT`); nothing is made up instead
+     */
+    422: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type OptimizeSubjectLinesError = OptimizeSubjectLinesErrors[keyof OptimizeSubjectLinesErrors];
+
+export type OptimizeSubjectLinesResponses = {
+    /**
+     * The suggestions within the limit
+     */
+    200: SubjectLineAdvice;
+};
+
+export type OptimizeSubjectLinesResponse = OptimizeSubjectLinesResponses[keyof OptimizeSubjectLinesResponses];
+
+export type SuggestContentTopicsData = {
+    body: SuggestContentTopics;
+    path?: never;
+    query?: never;
+    url: '/api/v1/advisor/content-topics';
+};
+
+export type SuggestContentTopicsErrors = {
+    /**
+     * Missing or invalid field (named in `details.field`)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * No such site in the project (`SITE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * No language model is configured (`LLM_NOT_CONFIGURED`), the model endpoint failed (`LLM_FAILED`), or its answer held no topics (`LLM_INVALID_OUTPUT`); nothing is made up instead
+     */
+    422: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type SuggestContentTopicsError = SuggestContentTopicsErrors[keyof SuggestContentTopicsErrors];
+
+export type SuggestContentTopicsResponses = {
+    /**
+     * The topics
+     */
+    200: ContentTopics;
+};
+
+export type SuggestContentTopicsResponse = SuggestContentTopicsResponses[keyof SuggestContentTopicsResponses];
+
+export type OnboardNewSiteData = {
+    body: OnboardSite;
+    path?: never;
+    query?: never;
+    url: '/api/v1/onboarding';
+};
+
+export type OnboardNewSiteErrors = {
+    /**
+     * Missing or invalid field (named in `details.field`), or the shared sending domain
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Another project verified the domain (`DOMAIN_TAKEN`)
+     */
+    409: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type OnboardNewSiteError = OnboardNewSiteErrors[keyof OnboardNewSiteErrors];
+
+export type OnboardNewSiteResponses = {
+    /**
+     * The site that already sends from the domain (nothing created)
+     */
+    200: Onboarding;
+    /**
+     * The site, its domain and its warmup, created now
+     */
+    201: Onboarding;
+};
+
+export type OnboardNewSiteResponse = OnboardNewSiteResponses[keyof OnboardNewSiteResponses];
+
+export type CreateTemplateFromBriefData = {
+    body: TemplateFromBrief;
+    path?: never;
+    query?: never;
+    url: '/api/v1/briefs/template';
+};
+
+export type CreateTemplateFromBriefErrors = {
+    /**
+     * Missing or invalid field (named in `details.field`)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * No such site in the project (`SITE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * No language model is configured (`LLM_NOT_CONFIGURED`), the model endpoint failed (`LLM_FAILED`), or its answer was not a usable template (`LLM_INVALID_OUTPUT`); nothing is stored
+     */
+    422: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type CreateTemplateFromBriefError = CreateTemplateFromBriefErrors[keyof CreateTemplateFromBriefErrors];
+
+export type CreateTemplateFromBriefResponses = {
+    /**
+     * The stored template
+     */
+    201: TemplateWritten;
+};
+
+export type CreateTemplateFromBriefResponse = CreateTemplateFromBriefResponses[keyof CreateTemplateFromBriefResponses];
+
+export type SetupCampaignFromBriefData = {
+    body: CampaignFromBrief;
+    path?: never;
+    query?: never;
+    url: '/api/v1/briefs/campaign';
+};
+
+export type SetupCampaignFromBriefErrors = {
+    /**
+     * Missing or invalid field (named in `details.field`)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * No such site in the project (`SITE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * No language model is configured (`LLM_NOT_CONFIGURED`), the model endpoint failed (`LLM_FAILED`), or its answer was not a usable email (`LLM_INVALID_OUTPUT`); nothing is stored
+     */
+    422: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type SetupCampaignFromBriefError = SetupCampaignFromBriefErrors[keyof SetupCampaignFromBriefErrors];
+
+export type SetupCampaignFromBriefResponses = {
+    /**
+     * The draft campaign
+     */
+    201: CampaignSetUp;
+};
+
+export type SetupCampaignFromBriefResponse = SetupCampaignFromBriefResponses[keyof SetupCampaignFromBriefResponses];
 
 export type TrackOpenData = {
     body?: never;

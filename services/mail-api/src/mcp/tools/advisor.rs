@@ -19,12 +19,12 @@ use crate::ops::advisor::send_time::{SendTimeParams, suggest_send_time};
 
 /// One site of the project.
 #[derive(Debug, Deserialize, ToSchema)]
-pub struct SiteArgument {
+pub struct AdvisorSiteArgument {
     /// A site of the project (404 `SITE_NOT_FOUND` otherwise).
     pub site_id: Uuid,
 }
 
-impl Validate for SiteArgument {}
+impl Validate for AdvisorSiteArgument {}
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -87,7 +87,7 @@ pub fn tools() -> Vec<Tool> {
              rates, the DNS blocklists, its own domain and its warmup: each with the evidence \
              that calls for it and the tool that takes it. Nothing is changed.",
         )
-        .reads(|ctx, Body(args): Body<SiteArgument>| async move {
+        .reads(|ctx, Body(args): Body<AdvisorSiteArgument>| async move {
             recovery_plan(&ctx.state, ctx.project_id(), args.site_id).await
         }),
         declare(

@@ -11,7 +11,7 @@ use uuid::Uuid;
 use crate::AppState;
 use crate::db::advisor as db;
 use crate::domain::abuse::AbuseState;
-use crate::domain::advice::Severity;
+use crate::domain::advice::FindingSeverity;
 use crate::domain::send_policy::WarmupState;
 use crate::flows;
 use crate::ops::abuse_monitor::{AbuseMonitorStatus, abuse_monitor_status};
@@ -82,7 +82,7 @@ pub enum CauseCode {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Cause {
     pub code: CauseCode,
-    pub severity: Severity,
+    pub severity: FindingSeverity,
     pub message: String,
     pub evidence: Vec<Fact>,
 }
@@ -172,7 +172,7 @@ pub async fn assess(
         }
         causes.push(Cause {
             code: CauseCode::Blocklisted,
-            severity: Severity::Critical,
+            severity: FindingSeverity::Critical,
             message: format!("{} lists {}", listed.zone, listed.target),
             evidence,
         });
@@ -182,7 +182,7 @@ pub async fn assess(
         let failed: i64 = provider_errors.iter().map(|e| e.emails).sum();
         causes.push(Cause {
             code: CauseCode::ProviderErrors,
-            severity: Severity::Warning,
+            severity: FindingSeverity::Warning,
             message: format!(
                 "{failed} emails failed at the provider in the last {PROVIDER_ERROR_DAYS} days"
             ),
@@ -216,7 +216,7 @@ fn abuse_causes(abuse: &AbuseMonitorStatus, causes: &mut Vec<Cause>) {
     if abuse.transactional_stopped {
         causes.push(Cause {
             code: CauseCode::TransactionalStopped,
-            severity: Severity::Critical,
+            severity: FindingSeverity::Critical,
             message: "the abuse monitor stopped all of the site's mail (a hard threshold was \
                       crossed)"
                 .to_owned(),
@@ -225,7 +225,7 @@ fn abuse_causes(abuse: &AbuseMonitorStatus, causes: &mut Vec<Cause>) {
     } else if abuse.campaigns_held {
         causes.push(Cause {
             code: CauseCode::CampaignsHeld,
-            severity: Severity::Critical,
+            severity: FindingSeverity::Critical,
             message: "the abuse monitor holds the site's campaign mail (a pause threshold was \
                       crossed)"
                 .to_owned(),
@@ -243,9 +243,9 @@ fn abuse_causes(abuse: &AbuseMonitorStatus, causes: &mut Vec<Cause>) {
         causes.push(Cause {
             code: CauseCode::HighComplaintRate,
             severity: if abuse.complaint_rate > t.complaint_pause {
-                Severity::Critical
+                FindingSeverity::Critical
             } else {
-                Severity::Warning
+                FindingSeverity::Warning
             },
             message: format!(
                 "{} of {} emails were marked as spam ({}), over {}",
@@ -266,9 +266,9 @@ fn abuse_causes(abuse: &AbuseMonitorStatus, causes: &mut Vec<Cause>) {
         causes.push(Cause {
             code: CauseCode::HighBounceRate,
             severity: if abuse.bounce_rate > t.bounce_pause {
-                Severity::Critical
+                FindingSeverity::Critical
             } else {
-                Severity::Warning
+                FindingSeverity::Warning
             },
             message: format!(
                 "{} of {} emails bounced ({}), over {}",
@@ -286,7 +286,7 @@ fn domain_causes(domain: Option<&Domain>, causes: &mut Vec<Cause>) {
     let Some(domain) = domain else {
         causes.push(Cause {
             code: CauseCode::NoOwnDomain,
-            severity: Severity::Info,
+            severity: FindingSeverity::Info,
             message: "the site sends from the shared domain: its reputation is shared with \
                       other senders"
                 .to_owned(),
@@ -309,7 +309,7 @@ fn domain_causes(domain: Option<&Domain>, causes: &mut Vec<Cause>) {
         DomainStatus::Verified => return,
         DomainStatus::Lost => (
             CauseCode::DomainRecordsLost,
-            Severity::Critical,
+            FindingSeverity::Critical,
             format!(
                 "{} lost a DNS record it was verified with: the site sends from the shared \
                  domain",
@@ -318,7 +318,7 @@ fn domain_causes(domain: Option<&Domain>, causes: &mut Vec<Cause>) {
         ),
         DomainStatus::Pending => (
             CauseCode::DomainNotVerified,
-            Severity::Warning,
+            FindingSeverity::Warning,
             format!(
                 "{} is not verified yet: the site sends from the shared domain",
                 domain.domain
@@ -339,7 +339,7 @@ fn warmup_causes(warmup: &WarmupStatus, causes: &mut Vec<Cause>) {
     if warmup.state == WarmupState::Paused {
         causes.push(Cause {
             code: CauseCode::WarmupPaused,
-            severity: Severity::Info,
+            severity: FindingSeverity::Info,
             message: "the warmup is paused: today's cap stays where it is".to_owned(),
             evidence: vec![Fact::new("day", warmup.day.unwrap_or_default())],
         });
@@ -347,7 +347,7 @@ fn warmup_causes(warmup: &WarmupStatus, causes: &mut Vec<Cause>) {
     if let (Some(cap), Some(0)) = (warmup.cap_today, warmup.remaining_today) {
         causes.push(Cause {
             code: CauseCode::WarmupCapReached,
-            severity: Severity::Info,
+            severity: FindingSeverity::Info,
             message: format!(
                 "today's cap of {cap} campaign emails is used up: the rest waits for tomorrow"
             ),
@@ -361,7 +361,7 @@ fn warmup_causes(warmup: &WarmupStatus, causes: &mut Vec<Cause>) {
 
 /// Whether any cause stops or risks the site's mail (not only information).
 pub fn troubled(causes: &[Cause]) -> bool {
-    causes.iter().any(|c| c.severity > Severity::Info)
+    causes.iter().any(|c| c.severity > FindingSeverity::Info)
 }
 
 /// Whether the abuse monitor holds or stops mail, or a list lists the site.

@@ -32,7 +32,7 @@ impl Validate for DiagnosisParams {}
 /// How a site's mail stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum Verdict {
+pub enum DeliveryVerdict {
     /// Nothing found beyond information.
     Healthy,
     /// Something risks delivery (a rate over a warning threshold, an unverified domain,
@@ -42,7 +42,7 @@ pub enum Verdict {
     Blocked,
 }
 
-impl Verdict {
+impl DeliveryVerdict {
     pub fn of(causes: &[Cause], abuse: &AbuseMonitorStatus, lists: &DnsblReport) -> Self {
         if blocked(abuse, lists) {
             Self::Blocked
@@ -58,7 +58,7 @@ impl Verdict {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SiteDiagnosis {
     pub site_id: Uuid,
-    pub verdict: Verdict,
+    pub verdict: DeliveryVerdict,
     /// The diagnosis in one sentence.
     pub summary: String,
     /// Most severe first; empty when nothing was found.
@@ -116,9 +116,9 @@ async fn diagnose_site(
     site_id: Uuid,
 ) -> Result<SiteDiagnosis, ApiError> {
     let a = assess(state, project_id, site_id).await?;
-    let verdict = Verdict::of(&a.causes, &a.abuse, &a.blocklists);
+    let verdict = DeliveryVerdict::of(&a.causes, &a.abuse, &a.blocklists);
     let summary = match (verdict, a.causes.first()) {
-        (Verdict::Healthy, _) | (_, None) => {
+        (DeliveryVerdict::Healthy, _) | (_, None) => {
             "nothing found: the DNS records, rates, blocklists, warmup and provider answers \
              are in order"
                 .to_owned()

@@ -15,8 +15,8 @@ use crate::AppState;
 use crate::db::analytics::{self as figures, CampaignFilter};
 use crate::db::{advisor as db, sites};
 use crate::domain::advice::{
-    AdviceThresholds, Finding, Judged, Severity, Subject, by_severity, delivery_findings,
-    stale_segment_finding, unsubscribe_finding,
+    AdviceThresholds, Finding, FindingSeverity, FindingSubject, Judged, by_severity,
+    delivery_findings, stale_segment_finding, unsubscribe_finding,
 };
 use crate::domain::insights::{Delivery, DeliveryCounts, Window};
 use crate::flows;
@@ -131,7 +131,7 @@ async fn review_campaigns(
         .into_iter()
         .map(|row| {
             let judged = Judged {
-                subject: Subject::Campaign,
+                subject: FindingSubject::Campaign,
                 id: row.id,
                 name: row.name.clone(),
             };
@@ -143,7 +143,7 @@ async fn review_campaigns(
                     .filter(|s| s.campaign_id == row.id)
                     .filter_map(|s| {
                         let step = Judged {
-                            subject: Subject::Step,
+                            subject: FindingSubject::Step,
                             id: s.id,
                             name: format!("step {}: {}", s.step_order, s.subject),
                         };
@@ -227,7 +227,7 @@ pub async fn run_portfolio_analysis(
             figures::site_delivery(&mut conn, project_id, site.id, window.from, window.to).await?,
         );
         let judged = Judged {
-            subject: Subject::Site,
+            subject: FindingSubject::Site,
             id: site.id,
             name: site.name.clone(),
         };
@@ -249,7 +249,7 @@ pub async fn run_portfolio_analysis(
         db::unchanged_segments(&mut conn, project_id, before, REVIEWED).await?
     {
         let judged = Judged {
-            subject: Subject::Segment,
+            subject: FindingSubject::Segment,
             id,
             name,
         };
@@ -263,9 +263,9 @@ pub async fn run_portfolio_analysis(
     let mut counts = FindingCounts::default();
     for f in &findings {
         match f.severity {
-            Severity::Critical => counts.critical += 1,
-            Severity::Warning => counts.warning += 1,
-            Severity::Info => counts.info += 1,
+            FindingSeverity::Critical => counts.critical += 1,
+            FindingSeverity::Warning => counts.warning += 1,
+            FindingSeverity::Info => counts.info += 1,
         }
     }
     Ok(PortfolioAnalysis {

@@ -9,9 +9,9 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::assessment::{Cause, CauseCode, Fact, assess};
-use super::diagnosis::Verdict;
+use super::diagnosis::DeliveryVerdict;
 use crate::AppState;
-use crate::domain::advice::Severity;
+use crate::domain::advice::FindingSeverity;
 use crate::domain::send_policy::WarmupState;
 
 /// What a step does.
@@ -52,7 +52,7 @@ pub struct RecoveryStep {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct RecoveryPlan {
     pub site_id: Uuid,
-    pub status: Verdict,
+    pub status: DeliveryVerdict,
     pub summary: String,
     /// In the order to take them; empty when there is nothing to recover from.
     pub steps: Vec<RecoveryStep>,
@@ -91,14 +91,14 @@ pub async fn recovery_plan(
     site_id: Uuid,
 ) -> Result<RecoveryPlan, ApiError> {
     let a = assess(state, project_id, site_id).await?;
-    let status = Verdict::of(&a.causes, &a.abuse, &a.blocklists);
+    let status = DeliveryVerdict::of(&a.causes, &a.abuse, &a.blocklists);
     let of = |code: CauseCode| a.causes.iter().filter(move |c| c.code == code);
     let evidence_of = |code: CauseCode| -> Vec<Fact> {
         of(code).flat_map(|c| c.evidence.iter().cloned()).collect()
     };
     let held = a.abuse.campaigns_held || a.abuse.transactional_stopped;
     let mut drafts = Vec::new();
-    if held || (status != Verdict::Healthy && a.warmup.state == WarmupState::Warming) {
+    if held || (status != DeliveryVerdict::Healthy && a.warmup.state == WarmupState::Warming) {
         let mut evidence = evidence_of(CauseCode::TransactionalStopped);
         evidence.extend(evidence_of(CauseCode::CampaignsHeld));
         evidence.push(Fact {
@@ -175,7 +175,7 @@ pub async fn recovery_plan(
             cause.evidence.clone(),
         ));
     }
-    let troubled = status != Verdict::Healthy;
+    let troubled = status != DeliveryVerdict::Healthy;
     if troubled && let Some(cause) = of(CauseCode::NoOwnDomain).next() {
         drafts.push(step(
             RecoveryAction::RegisterOwnDomain,
@@ -234,7 +234,7 @@ pub async fn recovery_plan(
     let serious = a
         .causes
         .iter()
-        .filter(|c| c.severity > Severity::Info)
+        .filter(|c| c.severity > FindingSeverity::Info)
         .count();
     let summary = if steps.is_empty() {
         "nothing to recover from: the rates, blocklists, domain and warmup are in order".to_owned()

@@ -312,7 +312,7 @@ pub fn stale_segment_finding(
 
 /// Findings, the most severe first (stable otherwise).
 pub fn by_severity(mut findings: Vec<Finding>) -> Vec<Finding> {
-    findings.sort_by(|a, b| b.severity.cmp(&a.severity));
+    findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
     findings
 }
 
@@ -360,7 +360,7 @@ impl WeekHistogram {
                 events: self.counts[i as usize],
             })
             .collect();
-        slots.sort_by(|a, b| b.events.cmp(&a.events));
+        slots.sort_by_key(|s| std::cmp::Reverse(s.events));
         slots.truncate(n);
         slots
     }

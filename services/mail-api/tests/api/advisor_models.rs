@@ -64,7 +64,7 @@ async fn subject_lines_over_the_limit_are_dropped_and_counted() {
         {"title": "Planting calendar", "angle": "Readers plan ahead.", "subject": "When to sow what"},
         {"title": "No subject"}
     ]});
-    stub.reply(&topics_answer.to_string());
+    stub.reply(topics_answer.to_string());
     let topics = h
         .tool_ok(
             &t.write,

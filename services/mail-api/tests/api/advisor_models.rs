@@ -283,6 +283,14 @@ async fn onboarding_twice_answers_the_same_site() {
         )
         .await;
     expect_invalid(res, "domain").await;
+    let res = h
+        .post_json(
+            &t.write,
+            "/api/v1/onboarding",
+            &json!({"name": "Bad\u{7}name", "domain": "bad.garden.example"}),
+        )
+        .await;
+    expect_invalid(res, "name").await;
     let res = h.post_json(&t.read, "/api/v1/onboarding", &body).await;
     expect_error(res, 403, "FORBIDDEN").await;
 }

@@ -5882,9 +5882,10 @@ export type OnboardNewSiteData = {
      */
     body?: {
         /**
-         * The site's name, 1..=200 characters, not blank (stored trimmed); also its from name
-         * unless `from_name` is given. Its slug is made from it (lowercase letters, digits and
-         * hyphens; a number or a random suffix when taken).
+         * The site's name, 1..=200 characters on one line, not blank (stored trimmed): a control
+         * character (CR, LF, tab, …) answers 400 naming `name`. Also its from name unless
+         * `from_name` is given. Its slug is made from it (lowercase letters, digits and hyphens; a
+         * number or a random suffix when taken).
          */
         name: string;
         /**
@@ -5892,7 +5893,8 @@ export type OnboardNewSiteData = {
          */
         domain: string;
         /**
-         * The display name mail is sent under, 1..=200 characters on one line (default: `name`).
+         * The display name mail is sent under, 1..=200 characters on one line, not blank (default:
+         * `name`): a control character answers 400 naming `from_name`.
          */
         from_name?: string | null;
     };

@@ -2753,9 +2753,10 @@ export type OAuthErrorBody = {
  */
 export type OnboardSite = {
     /**
-     * The site's name, 1..=200 characters, not blank (stored trimmed); also its from name
-     * unless `from_name` is given. Its slug is made from it (lowercase letters, digits and
-     * hyphens; a number or a random suffix when taken).
+     * The site's name, 1..=200 characters on one line, not blank (stored trimmed): a control
+     * character (CR, LF, tab, …) answers 400 naming `name`. Also its from name unless
+     * `from_name` is given. Its slug is made from it (lowercase letters, digits and hyphens; a
+     * number or a random suffix when taken).
      */
     name: string;
     /**
@@ -2763,7 +2764,8 @@ export type OnboardSite = {
      */
     domain: string;
     /**
-     * The display name mail is sent under, 1..=200 characters on one line (default: `name`).
+     * The display name mail is sent under, 1..=200 characters on one line, not blank (default:
+     * `name`): a control character answers 400 naming `from_name`.
      */
     from_name?: string | null;
 };

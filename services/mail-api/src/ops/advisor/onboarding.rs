@@ -22,10 +22,15 @@ const NUMBERED_SLUGS: u32 = 9;
 /// Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct OnboardSite {
-    /// The site's name, 1..=200 characters, not blank (stored trimmed); also its from name
-    /// unless `from_name` is given. Its slug is made from it (lowercase letters, digits and
-    /// hyphens; a number or a random suffix when taken).
-    #[schema(min_length = 1, max_length = 200, pattern = r"[^\s\x85\uFEFF]")]
+    /// The site's name, 1..=200 characters on one line, not blank (stored trimmed): a control
+    /// character (CR, LF, tab, …) answers 400 naming `name`. Also its from name unless
+    /// `from_name` is given. Its slug is made from it (lowercase letters, digits and hyphens; a
+    /// number or a random suffix when taken).
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*[^\x00-\x1f\x7f-\x9f]*[^\s\x85\uFEFF\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$"
+    )]
     pub name: String,
     /// The domain to send from, as `register_domain` takes it (e.g. `mail.example.com`).
     #[schema(
@@ -34,14 +39,25 @@ pub struct OnboardSite {
         pattern = r"^([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$"
     )]
     pub domain: String,
-    /// The display name mail is sent under, 1..=200 characters on one line (default: `name`).
-    #[schema(min_length = 1, max_length = 200)]
+    /// The display name mail is sent under, 1..=200 characters on one line, not blank (default:
+    /// `name`): a control character answers 400 naming `from_name`.
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*[^\x00-\x1f\x7f-\x9f]*[^\s\x85\uFEFF\x00-\x1f\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$"
+    )]
     pub from_name: Option<String>,
 }
 
 impl Validate for OnboardSite {
     fn validate(&mut self) -> Result<(), ApiError> {
         http_kit::request::trim(&mut self.name);
+        if self.name.chars().any(char::is_control) {
+            return Err(ApiError::invalid_field(
+                "name",
+                "must be one line without control characters",
+            ));
+        }
         self.domain.make_ascii_lowercase();
         if let Some(from_name) = &mut self.from_name {
             http_kit::request::trim(from_name);
@@ -108,11 +124,12 @@ async fn create_under_free_slug(
         &Uuid::new_v4().simple().to_string()[..6]
     ));
     for slug in numbered.chain(random) {
-        let body = CreateSite {
+        let mut body = CreateSite {
             name: name.to_owned(),
             slug,
             from_name: from_name.to_owned(),
         };
+        body.validate()?;
         match create_site(state, project_id, &body).await {
             Err(e) if e.has_code(MailErrorCode::SlugTaken) => {}
             other => return other,

@@ -15,6 +15,7 @@ pub mod contact_quality;
 pub mod contacts;
 pub mod conversions;
 pub mod dashboard;
+pub mod deliverability;
 pub mod delivery_ops;
 pub mod delivery_settings;
 pub mod dnsbl;
@@ -38,6 +39,7 @@ pub mod notifications;
 pub mod openapi;
 pub mod preview;
 pub mod segment_description;
+pub mod scoring;
 pub mod segments;
 pub mod send;
 pub mod send_policy;
@@ -68,7 +70,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 pub const ROUTES: &[&[Route]] = &[
     ab_tests::ROUTES,
     abuse_monitor::ROUTES,
+    scoring::ROUTES,
     dnsbl::ROUTES,
+    deliverability::ROUTES,
     account::ROUTES,
     analytics::ROUTES,
     approvals::ROUTES,

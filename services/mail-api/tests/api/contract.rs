@@ -125,7 +125,7 @@ async fn every_documented_api_route_exists_and_is_gated() {
             }
         }
     }
-    assert_eq!(gated_ops, 145);
+    assert_eq!(gated_ops, 150);
     assert_eq!(public_ops, 8);
     assert_eq!(oauth_ops, 3);
     assert_eq!(signed_ops, 6);
@@ -264,6 +264,11 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<mail_api::http::abuse_monitor::__path_override_pause>(),
         Handler::of::<mail_api::http::dnsbl::__path_check>(),
         Handler::of::<mail_api::http::dnsbl::__path_delisting_draft>(),
+        Handler::of::<mail_api::http::scoring::__path_rules>(),
+        Handler::of::<mail_api::http::scoring::__path_update_rules>(),
+        Handler::of::<mail_api::http::scoring::__path_score>(),
+        Handler::of::<mail_api::http::deliverability::__path_domain_health>(),
+        Handler::of::<mail_api::http::deliverability::__path_check>(),
         Handler::of::<mail_api::http::preview::__path_validate>(),
         Handler::of::<mail_api::http::preview::__path_preview>(),
         Handler::of::<mail_api::http::delivery_ops::__path_dlq>(),

@@ -69,7 +69,7 @@ pub mod fragments {
                NULL::uuid AS conversion_id \
           FROM email_log e \
           JOIN email_events ev ON ev.project_id = e.project_id AND ev.email_log_id = e.id \
-         WHERE e.project_id = $1 AND e.contact_id IS NOT NULL \
+         WHERE e.project_id = $1::uuid AND e.contact_id IS NOT NULL \
            AND ($2::uuid IS NULL OR e.contact_id = $2) \
            AND ev.kind IN ('opened', 'clicked', 'unsubscribed', 'bounced', 'complained') \
          GROUP BY e.contact_id, e.id, ev.kind \

@@ -3,7 +3,7 @@
 //! (kept current by the event path, see [`crate::db::scoring`]; the `score` segment field reads
 //! it) and its explanation (`explain_contact_score`: every contribution with its decay).
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, SubsecRound as _, Utc};
 use diesel_async::AsyncConnection as _;
 use http_kit::{ApiError, Validate};
 use serde::{Deserialize, Serialize};
@@ -144,7 +144,8 @@ pub async fn update_scoring_rules(
             let current = scoring::rules(conn, project_id)
                 .await?
                 .unwrap_or_else(|| Rules::defaults(project_id));
-            let now = Utc::now();
+            // As stored (microseconds), so the answer equals a later read.
+            let now = Utc::now().trunc_subsecs(6);
             let rules = Rules {
                 project_id,
                 open_points: change.open_points.unwrap_or(current.open_points),

@@ -295,7 +295,9 @@ impl Condition {
                 .as_f64()
                 .filter(|n| (-f64::from(MAX_SCORE)..=f64::from(MAX_SCORE)).contains(n))
                 .ok_or_else(|| {
-                    bad_value(&format!("must be a number between -{MAX_SCORE} and {MAX_SCORE}"))
+                    bad_value(&format!(
+                        "must be a number between -{MAX_SCORE} and {MAX_SCORE}"
+                    ))
                 })
         };
         // `neq` is `eq` negated, `exists: false` is `exists: true` negated.

@@ -127,7 +127,10 @@ pub async fn get_domain_health(
         flows::require_site(&mut conn, project_id, site_id).await?;
         let from = domains::sending_domain_of(&mut conn, project_id, site_id, &state.shared_domain)
             .await?;
-        (from, domains::of_site(&mut conn, project_id, site_id).await?)
+        (
+            from,
+            domains::of_site(&mut conn, project_id, site_id).await?,
+        )
     };
     let mut findings = vec![from_domain_finding(state, &from_domain, own.as_ref())];
     match &own {
@@ -287,7 +290,9 @@ async fn shared_domain_records(state: &AppState, domain: &str) -> Vec<Finding> {
                 n => Finding::new(
                     Check::Spf,
                     Verdict::Fail,
-                    format!("the shared domain publishes {n} SPF records: receivers treat that as an error"),
+                    format!(
+                        "the shared domain publishes {n} SPF records: receivers treat that as an error"
+                    ),
                     Some("the deployment's operator must merge them into one".into()),
                 ),
             };
@@ -457,7 +462,9 @@ fn dmarc(answers: &[String], name: &str, domain: &str) -> Finding {
             _ => Finding::new(
                 Check::Dmarc,
                 Verdict::Fail,
-                format!("DMARC at {name} has no valid policy (p=none, quarantine or reject): {one}"),
+                format!(
+                    "DMARC at {name} has no valid policy (p=none, quarantine or reject): {one}"
+                ),
                 Some(format!("publish TXT at {name}: v=DMARC1; p=none")),
             ),
         },
@@ -489,7 +496,10 @@ fn return_path(state: &AppState, record: &Expected, answers: &[String], domain: 
             Check::ReturnPath,
             Verdict::Fail,
             format!("{} does not point to {}", record.name, record.value),
-            Some(format!("publish CNAME at {}: {}", record.name, record.value)),
+            Some(format!(
+                "publish CNAME at {}: {}",
+                record.name, record.value
+            )),
         )
     }
 }
@@ -696,10 +706,17 @@ mod tests {
 
     #[test]
     fn dmarc_policies_are_read() {
-        assert_eq!(policy("v=DMARC1; p=reject; rua=mailto:a@b").as_deref(), Some("reject"));
+        assert_eq!(
+            policy("v=DMARC1; p=reject; rua=mailto:a@b").as_deref(),
+            Some("reject")
+        );
         assert_eq!(policy("v=DMARC1;P=None").as_deref(), Some("none"));
         assert_eq!(policy("v=DMARC1; rua=mailto:a@b"), None);
-        let pass = dmarc(&["v=DMARC1; p=quarantine".into()], "_dmarc.a.test", "a.test");
+        let pass = dmarc(
+            &["v=DMARC1; p=quarantine".into()],
+            "_dmarc.a.test",
+            "a.test",
+        );
         assert_eq!(pass.status, Verdict::Pass);
         let monitor = dmarc(&["v=DMARC1; p=none".into()], "_dmarc.a.test", "a.test");
         assert_eq!(monitor.status, Verdict::Warn);
@@ -715,7 +732,10 @@ mod tests {
     #[test]
     fn the_worst_finding_decides() {
         let f = |status| Finding::new(Check::Spf, status, String::new(), None);
-        assert_eq!(worst(&[f(Verdict::Pass), f(Verdict::Unknown)]), Verdict::Unknown);
+        assert_eq!(
+            worst(&[f(Verdict::Pass), f(Verdict::Unknown)]),
+            Verdict::Unknown
+        );
         assert_eq!(worst(&[f(Verdict::Warn), f(Verdict::Fail)]), Verdict::Fail);
         assert_eq!(worst(&[]), Verdict::Pass);
     }

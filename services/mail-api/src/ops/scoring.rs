@@ -150,7 +150,9 @@ pub async fn update_scoring_rules(
                 project_id,
                 open_points: change.open_points.unwrap_or(current.open_points),
                 click_points: change.click_points.unwrap_or(current.click_points),
-                conversion_points: change.conversion_points.unwrap_or(current.conversion_points),
+                conversion_points: change
+                    .conversion_points
+                    .unwrap_or(current.conversion_points),
                 unsubscribe_points: change
                     .unsubscribe_points
                     .unwrap_or(current.unsubscribe_points),

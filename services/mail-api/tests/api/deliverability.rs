@@ -39,7 +39,10 @@ async fn start() -> (TestDns, Harness, Tenant, String) {
 async fn verified_domain(dns: &TestDns, h: &Harness, t: &Tenant, site: &str) -> Value {
     let api = h.api(&t.write);
     let domain = api
-        .post("/api/v1/domains", &json!({"site_id": site, "domain": DOMAIN}))
+        .post(
+            "/api/v1/domains",
+            &json!({"site_id": site, "domain": DOMAIN}),
+        )
         .expect(201)
         .await;
     for record in domain["records"].as_array().unwrap() {
@@ -71,7 +74,10 @@ fn finding<'a>(report: &'a Value, check: &str) -> &'a Value {
 }
 
 fn status(report: &Value, check: &str) -> String {
-    finding(report, check)["status"].as_str().unwrap().to_owned()
+    finding(report, check)["status"]
+        .as_str()
+        .unwrap()
+        .to_owned()
 }
 
 fn text(finding: &Value, member: &str) -> String {
@@ -107,7 +113,10 @@ async fn good_records_pass_and_bad_ones_say_what_to_change() {
     assert!(text(spf, "evidence").contains("aligns"), "{spf}");
     let dkim = finding(&report, "dkim");
     assert_eq!(dkim["name"], format!("{selector}._domainkey.{DOMAIN}"));
-    assert!(text(dkim, "evidence").contains(&format!("d={DOMAIN}")), "{dkim}");
+    assert!(
+        text(dkim, "evidence").contains(&format!("d={DOMAIN}")),
+        "{dkim}"
+    );
     // The registration's DMARC record only monitors.
     let dmarc = finding(&report, "dmarc");
     assert_eq!(dmarc["status"], "warn", "{dmarc}");
@@ -121,8 +130,11 @@ async fn good_records_pass_and_bad_ones_say_what_to_change() {
     // An enforcing DMARC policy passes; then everything passes.
     let dmarc_name = format!("_dmarc.{DOMAIN}");
     dns.remove(&dmarc_name, RecordType::TXT).await;
-    dns.add_txt(&dmarc_name, "v=DMARC1; p=reject; rua=mailto:dmarc@deliver-test.example")
-        .await;
+    dns.add_txt(
+        &dmarc_name,
+        "v=DMARC1; p=reject; rua=mailto:dmarc@deliver-test.example",
+    )
+    .await;
     let report = health(&h, &t, &site).await;
     assert_eq!(status(&report, "dmarc"), "pass", "{report}");
     assert_eq!(report["status"], "pass", "{report}");
@@ -130,9 +142,13 @@ async fn good_records_pass_and_bad_ones_say_what_to_change() {
     // The DKIM key removed, a second SPF record, the domain blocklisted.
     let dkim_name = format!("{selector}._domainkey.{DOMAIN}");
     dns.remove(&dkim_name, RecordType::TXT).await;
-    dns.add_txt(DOMAIN, "v=spf1 include:other.example -all").await;
-    dns.add_a(&format!("{DOMAIN}.{DOMAIN_ZONE}"), Ipv4Addr::new(127, 0, 1, 2))
+    dns.add_txt(DOMAIN, "v=spf1 include:other.example -all")
         .await;
+    dns.add_a(
+        &format!("{DOMAIN}.{DOMAIN_ZONE}"),
+        Ipv4Addr::new(127, 0, 1, 2),
+    )
+    .await;
     let report = health(&h, &t, &site).await;
     assert_eq!(report["status"], "fail");
     let dkim = finding(&report, "dkim");
@@ -216,7 +232,10 @@ async fn a_site_on_the_shared_domain_is_told_to_use_its_own_and_others_sites_are
     assert_eq!(report["own_domain"], Value::Null);
     let from = finding(&report, "from_domain");
     assert_eq!(from["status"], "warn");
-    assert!(text(from, "change").contains("POST /api/v1/domains"), "{from}");
+    assert!(
+        text(from, "change").contains("POST /api/v1/domains"),
+        "{from}"
+    );
     assert_eq!(status(&report, "dkim"), "unknown");
 
     let other = h.tenant(Plan::Free).await;
@@ -230,6 +249,8 @@ async fn a_site_on_the_shared_domain_is_told_to_use_its_own_and_others_sites_are
         let res = h.tool(&other.read, tool, json!({"site_id": site})).await;
         expect_error(res, 404, "SITE_NOT_FOUND").await;
     }
-    let res = h.get_with(&t.read, "/api/v1/sites/nope/deliverability").await;
+    let res = h
+        .get_with(&t.read, "/api/v1/sites/nope/deliverability")
+        .await;
     expect_invalid(res, "id").await;
 }

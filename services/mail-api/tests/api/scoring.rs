@@ -14,7 +14,10 @@ use crate::common::*;
 async fn contact_with_email(h: &Harness, t: &Tenant, site: &str, email: &str) -> (String, Uuid) {
     let contact = h
         .api(&t.write)
-        .post("/api/v1/identify", &json!({"email": email, "site_id": site}))
+        .post(
+            "/api/v1/identify",
+            &json!({"email": email, "site_id": site}),
+        )
         .expect(201)
         .await["contact_id"]
         .as_str()
@@ -124,7 +127,10 @@ async fn opens_clicks_and_conversions_score_by_the_rules_and_segments_compare_th
     let (bob, _) = contact_with_email(&h, &t, &site, "bob@example.com").await;
     open_and_click(&h, ada_email).await;
     h.api(&t.write)
-        .post("/api/v1/conversion", &json!({"email": "ada@example.com", "revenue": 10}))
+        .post(
+            "/api/v1/conversion",
+            &json!({"email": "ada@example.com", "revenue": 10}),
+        )
         .expect(200)
         .await;
 
@@ -179,7 +185,10 @@ async fn opens_clicks_and_conversions_score_by_the_rules_and_segments_compare_th
         .await;
     assert_eq!(set["defaults"], false);
     assert_eq!(set["open_points"], 2);
-    assert_eq!(set["bounce_points"], rules["bounce_points"], "left out: kept");
+    assert_eq!(
+        set["bounce_points"], rules["bounce_points"],
+        "left out: kept"
+    );
     assert!(close(score(&explain(&h, &t.read, &ada).await), 7.0));
     assert_eq!(matched(&h, &t.read, above(6.5)).await, ["ada@example.com"]);
     assert!(matched(&h, &t.read, above(7.5)).await.is_empty());
@@ -226,10 +235,29 @@ async fn old_engagement_fades_by_the_half_life() {
     let site = h.site(&t.write, "news").await;
     let (ada, _) = contact_with_email(&h, &t, &site, "ada@example.com").await;
     // Opened and clicked 30 days ago, opened 60 days ago (another email).
-    let old = seed_email(&h, &t, &site, &ada, "ada@example.com", "now() - interval '30 days'").await;
-    let older =
-        seed_email(&h, &t, &site, &ada, "ada@example.com", "now() - interval '60 days'").await;
-    for (email, kind, age) in [(old, "opened", 30), (old, "clicked", 30), (older, "opened", 60)] {
+    let old = seed_email(
+        &h,
+        &t,
+        &site,
+        &ada,
+        "ada@example.com",
+        "now() - interval '30 days'",
+    )
+    .await;
+    let older = seed_email(
+        &h,
+        &t,
+        &site,
+        &ada,
+        "ada@example.com",
+        "now() - interval '60 days'",
+    )
+    .await;
+    for (email, kind, age) in [
+        (old, "opened", 30),
+        (old, "clicked", 30),
+        (older, "opened", 60),
+    ] {
         h.exec(&format!(
             "INSERT INTO email_events (id, project_id, email_log_id, kind, source, created_at) \
              VALUES (gen_random_uuid(), '{}', '{email}', '{kind}', 'tracking', \
@@ -251,7 +279,10 @@ async fn old_engagement_fades_by_the_half_life() {
     assert!(close(score(&explained), 7.0), "{explained}");
     assert_sums(&explained);
     let newest = &explained["contributions"][0];
-    assert!(close(newest["age_days"].as_f64().unwrap(), 30.0), "{newest}");
+    assert!(
+        close(newest["age_days"].as_f64().unwrap(), 30.0),
+        "{newest}"
+    );
     assert!(close(newest["decay"].as_f64().unwrap(), 0.5), "{newest}");
     let above = |n: f64| json!({"all": [{"field": "score", "op": "gt", "value": n}]});
     assert_eq!(matched(&h, &t.read, above(6.9)).await, ["ada@example.com"]);
@@ -338,7 +369,10 @@ async fn another_projects_contact_is_not_found_and_its_engagement_never_counts()
     let (my_contact, _) = contact_with_email(&h, &mine, &my_site, "ada@example.com").await;
 
     let res = h
-        .get_with(&mine.read, &format!("/api/v1/contacts/{their_contact}/score"))
+        .get_with(
+            &mine.read,
+            &format!("/api/v1/contacts/{their_contact}/score"),
+        )
         .await;
     expect_error(res, 404, "CONTACT_NOT_FOUND").await;
     // The same address in my project: my contact, scored on my engagement only.

@@ -11,8 +11,8 @@ use crate::ops::abuse_monitor::{
     AbuseOverrideRequest, abuse_monitor_override, abuse_monitor_status,
 };
 use crate::ops::account::list_projects;
-use crate::ops::deliverability::{deliverability_check, get_domain_health};
 use crate::ops::analytics::site_overview;
+use crate::ops::deliverability::{deliverability_check, get_domain_health};
 use crate::ops::events::{EventLogFilter, list_events};
 use crate::ops::insights::{
     DaysParams, EngagementParams, PerformanceParams, PortfolioParams, engagement_insights,
@@ -164,9 +164,11 @@ pub fn tools() -> Vec<Tool> {
              (List-Unsubscribe-Post) on campaign mail, and the bounce and complaint rates the \
              abuse monitor measured against its thresholds. `status` is the worst finding's.",
         )
-        .reads(|ctx, Body(args): Body<DeliverabilitySiteArgument>| async move {
-            deliverability_check(&ctx.state, ctx.project_id(), args.site_id).await
-        }),
+        .reads(
+            |ctx, Body(args): Body<DeliverabilitySiteArgument>| async move {
+                deliverability_check(&ctx.state, ctx.project_id(), args.site_id).await
+            },
+        ),
         declare(
             "get_domain_health",
             Group::Analytics,
@@ -175,9 +177,11 @@ pub fn tools() -> Vec<Tool> {
              path, and the DNS blocklists; each finding with the records found and what to \
              publish or change.",
         )
-        .reads(|ctx, Body(args): Body<DeliverabilitySiteArgument>| async move {
-            get_domain_health(&ctx.state, ctx.project_id(), args.site_id).await
-        }),
+        .reads(
+            |ctx, Body(args): Body<DeliverabilitySiteArgument>| async move {
+                get_domain_health(&ctx.state, ctx.project_id(), args.site_id).await
+            },
+        ),
         declare(
             "get_site_insights",
             Group::Analytics,

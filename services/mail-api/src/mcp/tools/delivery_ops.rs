@@ -8,9 +8,9 @@ use uuid::Uuid;
 use crate::domain::error_code::MailErrorCode;
 use crate::domain::tool_group::Group;
 use crate::mcp::registry::{Body, NoArguments, Paged, Tool, declare};
+use crate::ops::contacts::ContactKey;
 use crate::ops::delivery_ops::{CronRunFilter, DlqFilter, list_cron_runs, send_dead_letters};
 use crate::ops::dnsbl::{dnsbl_check, dnsbl_delisting_draft};
-use crate::ops::contacts::ContactKey;
 use crate::ops::export::{ExportFilter, export_page};
 use crate::ops::scoring::{
     UpdateScoringRules, explain_contact_score, get_scoring_rules, update_scoring_rules,
@@ -114,8 +114,12 @@ pub fn tools() -> Vec<Tool> {
              adds. The contributions sum to the score.",
         )
         .reads(|ctx, Body(args): Body<ContactScoreArgument>| async move {
-            explain_contact_score(&ctx.state, ctx.project_id(), &ContactKey::Id(args.contact_id))
-                .await
+            explain_contact_score(
+                &ctx.state,
+                ctx.project_id(),
+                &ContactKey::Id(args.contact_id),
+            )
+            .await
         }),
         declare(
             "dnsbl_check",

@@ -69,7 +69,7 @@ pub async fn contributions(
     project_id: Uuid,
     contact_id: Uuid,
 ) -> QueryResult<Vec<Contribution>> {
-    diesel::sql_query(sql::scoring::CONTRIBUTIONS)
+    diesel::sql_query(sql::scoring::CONTRIBUTIONS.render())
         .bind::<SqlUuid, _>(project_id)
         .bind::<Nullable<SqlUuid>, _>(Some(contact_id))
         .load(conn)
@@ -94,7 +94,7 @@ pub async fn refresh(
         }
         None => diesel::delete(of_project).execute(conn).await?,
     };
-    diesel::sql_query(sql::scoring::REFRESH)
+    diesel::sql_query(sql::scoring::REFRESH.render())
         .bind::<SqlUuid, _>(project_id)
         .bind::<Nullable<SqlUuid>, _>(contact_id)
         .bind::<Integer, _>(rules.open_points)

@@ -251,6 +251,10 @@ parameters = { "path.id" = "$SEED_CONTACT" }
 include-path = "/api/v1/contacts/{id}/timeline"
 parameters = { "path.id" = "$SEED_CONTACT" }
 
+[[operations]]
+include-path = "/api/v1/contacts/{id}/score"
+parameters = { "path.id" = "$SEED_CONTACT" }
+
 # The seeded campaigns, steps, contacts and site, so that the campaign routes answer with data
 # (never a DELETE of what other operations read). Operations
 # are named by id: filters of one entry are alternatives, so a path with a method would take
@@ -311,7 +315,7 @@ include-operation-id = "dnsblDelistingDraft"
 parameters = { "path.id" = "$SEED_SITE", "query.zone" = "bl.example.invalid" }
 
 [[operations]]
-include-path-regex = "^/api/v1/sites/[{]id[}]/(send-policy|warmup|warmup/pause|warmup/resume|schedule|abuse-monitor|abuse-monitor/override|dnsbl|dnsbl/delisting-draft|send-time|recovery-plan)$"
+include-path-regex = "^/api/v1/sites/[{]id[}]/(send-policy|warmup|warmup/pause|warmup/resume|schedule|abuse-monitor|abuse-monitor/override|dnsbl|dnsbl/delisting-draft|send-time|recovery-plan|deliverability|domain-health)$"
 parameters = { "path.id" = "$SEED_SITE" }
 
 # The tracking links of the seeded email, so that they answer as for a real recipient.

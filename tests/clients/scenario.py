@@ -643,6 +643,11 @@ def mail(s: Service) -> None:
     onboarding = {"name": "Garden", "domain": "news.garden.example"}
     s.call("onboardNewSite", 201, body=onboarding)
     s.call("onboardNewSite", 200, body=onboarding)
+    s.call("getDomainHealth", 200, id=site)
+    s.call("deliverabilityCheck", 200, id=site)
+    s.call("getScoringRules", 200)
+    s.call("updateScoringRules", 200, body={"open_points": 2, "half_life_days": 14})
+    s.call("explainContactScore", 200, id=ada)
     s.call("analyticsPerformance", 200, days=30)
     s.call("analyticsPortfolio", 200, rank_by="sent")
     s.call("analyticsTotals", 200)

@@ -325,6 +325,11 @@ test('mail-api: every operation', async () => {
   const onboarding = { name: 'Garden', domain: 'news.garden.example' };
   await expect(m.onboardNewSite({ body: onboarding }), 201);
   await expect(m.onboardNewSite({ body: onboarding }), 200);
+  await expect(m.getDomainHealth({ path: { id: site } }), 200);
+  await expect(m.deliverabilityCheck({ path: { id: site } }), 200);
+  await expect(m.getScoringRules(), 200);
+  await expect(m.updateScoringRules({ body: { open_points: 2, half_life_days: 14 } }), 200);
+  await expect(m.explainContactScore({ path: { id: ada } }), 200);
   await expect(m.analyticsPerformance({ query: { days: 30 } }), 200);
   await expect(m.analyticsPortfolio({ query: { rank_by: 'sent' } }), 200);
   await expect(m.analyticsTotals(), 200);

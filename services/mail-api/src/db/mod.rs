@@ -33,6 +33,7 @@ pub mod outbound_events;
 pub mod outbox;
 pub mod scheduler;
 pub mod schema;
+pub mod scoring;
 pub mod segment_filter;
 pub mod segments;
 pub mod send_policy;

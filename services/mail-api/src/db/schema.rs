@@ -732,3 +732,27 @@ diesel::allow_tables_to_appear_in_same_query!(
     abuse_monitor,
     abuse_monitor_overrides,
 );
+
+diesel::table! {
+    scoring_rules (project_id) {
+        project_id -> Uuid,
+        open_points -> Integer,
+        click_points -> Integer,
+        conversion_points -> Integer,
+        unsubscribe_points -> Integer,
+        bounce_points -> Integer,
+        complaint_points -> Integer,
+        half_life_days -> Integer,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    contact_scores (project_id, contact_id) {
+        project_id -> Uuid,
+        contact_id -> Uuid,
+        score -> Double,
+        as_of -> Timestamptz,
+        half_life_days -> Integer,
+    }
+}

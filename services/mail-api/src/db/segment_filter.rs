@@ -9,7 +9,7 @@ use diesel::expression::{AppearsOnTable, Expression, SelectableExpression, Valid
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::result::QueryResult;
-use diesel::sql_types::{Array, Bool, Integer, Jsonb, Text, Uuid as SqlUuid};
+use diesel::sql_types::{Array, Bool, Double, Integer, Jsonb, Text, Uuid as SqlUuid};
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -50,12 +50,13 @@ enum Part {
     Strs(Vec<String>),
     Json(Value),
     Days(i32),
+    Number(f64),
     Id(Uuid),
     /// The project's id.
     Project,
 }
 
-use Part::{Days, Id, Json, Project, Sql, Str, Strs};
+use Part::{Days, Id, Json, Number, Project, Sql, Str, Strs};
 
 fn column(c: TextColumn) -> &'static str {
     match c {
@@ -76,6 +77,11 @@ fn contact_in(select_from: &'static str, mut rest: Vec<Part>) -> Vec<Part> {
 const EVENTS: &str = "contacts.id IN (SELECT ev.contact_id FROM events ev WHERE ev.project_id = ";
 const EMAILS: &str = "contacts.id IN (SELECT e.contact_id FROM email_log e \
                       WHERE e.contact_id IS NOT NULL AND e.project_id = ";
+/// The contact's engagement score now: the stored one faded since it was computed (no row: 0).
+const SCORE_NOW: &str = "coalesce((SELECT s.score * CASE WHEN s.half_life_days = 0 THEN 1.0::float8 \
+    ELSE power(0.5::float8, greatest(0, extract(epoch FROM now() - s.as_of))::float8 \
+                            / 86400.0 / s.half_life_days) END \
+    FROM contact_scores s WHERE s.contact_id = contacts.id AND s.project_id = ";
 const SINCE_DAYS: &str = " >= now() - make_interval(days => ";
 
 fn engaged_at(kind: Engagement) -> &'static str {
@@ -205,6 +211,16 @@ impl Node {
                 Days(*days),
                 Sql(")"),
             ],
+            P::ScoreAbove(n) | P::ScoreBelow(n) => vec![
+                Sql(SCORE_NOW),
+                Project,
+                Sql(if matches!(predicate, P::ScoreAbove(_)) {
+                    "), 0) > "
+                } else {
+                    "), 0) < "
+                }),
+                Number(*n),
+            ],
             P::Property { path, test } => property(path, test),
         };
         Node::Leaf(leaf)
@@ -241,6 +257,7 @@ impl Node {
                         Strs(texts) => out.push_bind_param::<Array<Text>, _>(texts)?,
                         Json(value) => out.push_bind_param::<Jsonb, _>(value)?,
                         Days(days) => out.push_bind_param::<Integer, _>(days)?,
+                        Number(n) => out.push_bind_param::<Double, _>(n)?,
                         Id(id) => out.push_bind_param::<SqlUuid, _>(id)?,
                         Project => out.push_bind_param::<SqlUuid, _>(project_id)?,
                     }

@@ -60,6 +60,24 @@ pub mod fragments {
     pub const FIRST_DUE: &str =
         "now() + (SELECT coalesce(next_step_delay($2, 0), 0)) * interval '1 minute'";
 
+    /// What counts toward the scores of the project's (`$1`) contacts, of one when `$2` is not
+    /// null: rows `(contact_id, kind, at, email_log_id, conversion_id)`. An email counts once
+    /// per kind of engagement (its first open, click, unsubscribe, bounce, complaint, however
+    /// often the provider and the tracking links report it); every conversion counts.
+    pub const SCORE_CONTRIBUTIONS: &str = "\
+        SELECT e.contact_id, ev.kind, min(ev.created_at) AS at, e.id AS email_log_id, \
+               NULL::uuid AS conversion_id \
+          FROM email_log e \
+          JOIN email_events ev ON ev.project_id = e.project_id AND ev.email_log_id = e.id \
+         WHERE e.project_id = $1::uuid AND e.contact_id IS NOT NULL \
+           AND ($2::uuid IS NULL OR e.contact_id = $2) \
+           AND ev.kind IN ('opened', 'clicked', 'unsubscribed', 'bounced', 'complained') \
+         GROUP BY e.contact_id, e.id, ev.kind \
+        UNION ALL \
+        SELECT c.contact_id, 'converted', c.attributed_at, c.email_log_id, c.id \
+          FROM conversions c \
+         WHERE c.project_id = $1 AND ($2::uuid IS NULL OR c.contact_id = $2)";
+
     /// What replaces an erased text (recipient, subject, clicked link) in the email log.
     pub const ERASED: &str = "[erased]";
 
@@ -190,6 +208,14 @@ store::statements! {
         LOCK_COUNTS = "lock_counts";
         RELEASE = "release";
         SITES_WITH_DUE_MAIL = "sites_with_due_mail";
+    }
+    scoring {
+        CONTRIBUTIONS = "contributions" with {
+            SCORE_CONTRIBUTIONS = crate::db::sql::fragments::SCORE_CONTRIBUTIONS,
+        };
+        REFRESH = "refresh" with {
+            SCORE_CONTRIBUTIONS = crate::db::sql::fragments::SCORE_CONTRIBUTIONS,
+        };
     }
     webhook_deliveries {
         JOB = "job";

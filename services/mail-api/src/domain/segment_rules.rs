@@ -20,6 +20,8 @@ pub const MAX_DAYS: i64 = 3650;
 pub const MAX_VALUE_CHARS: usize = 500;
 /// Longest `field` (`properties.` and a dotted path included).
 pub const MAX_FIELD_CHARS: usize = 200;
+/// The `score` field compares with numbers in -this..=this.
+pub const MAX_SCORE: i32 = 1_000_000;
 /// Longest tag and event name: what contacts and `/events` store.
 pub const MAX_TAG_CHARS: usize = 100;
 pub const MAX_EVENT_CHARS: usize = 200;
@@ -118,6 +120,9 @@ pub enum Predicate {
     EngagedWithin(Engagement, i32),
     EverEngaged(Engagement),
     CreatedWithin(i32),
+    /// The engagement score now is above (below) the number.
+    ScoreAbove(f64),
+    ScoreBelow(f64),
     /// A value at a path into `properties` (nested objects, one key per step).
     Property {
         path: Vec<String>,
@@ -232,6 +237,7 @@ enum Field {
     Site,
     Engaged(Engagement),
     Created,
+    Score,
     Property(Vec<String>),
 }
 
@@ -247,6 +253,7 @@ impl Field {
             "opened_within_days" => Field::Engaged(Engagement::Opened),
             "clicked_within_days" => Field::Engaged(Engagement::Clicked),
             "created_within_days" => Field::Created,
+            "score" => Field::Score,
             _ => {
                 let path: Vec<String> = name
                     .strip_prefix("properties.")?
@@ -283,6 +290,16 @@ impl Condition {
                 .and_then(|d| i32::try_from(d).ok())
                 .ok_or_else(|| bad_value(&format!("must be an integer between 1 and {MAX_DAYS}")))
         };
+        let number = || {
+            self.value
+                .as_f64()
+                .filter(|n| (-f64::from(MAX_SCORE)..=f64::from(MAX_SCORE)).contains(n))
+                .ok_or_else(|| {
+                    bad_value(&format!(
+                        "must be a number between -{MAX_SCORE} and {MAX_SCORE}"
+                    ))
+                })
+        };
         // `neq` is `eq` negated, `exists: false` is `exists: true` negated.
         let (op, negated) = match self.op {
             Op::Neq => (Op::Eq, true),
@@ -317,6 +334,8 @@ impl Condition {
             (Field::Engaged(kind), Op::Eq) => P::EngagedWithin(kind, days()?),
             (Field::Engaged(kind), Op::Exists) => P::EverEngaged(kind),
             (Field::Created, Op::Eq) => P::CreatedWithin(days()?),
+            (Field::Score, Op::Gt) => P::ScoreAbove(number()?),
+            (Field::Score, Op::Lt) => P::ScoreBelow(number()?),
             (Field::Property(path), op) => P::Property {
                 path,
                 test: match op {
@@ -372,6 +391,7 @@ mod tests {
                 {"field": "first_name", "op": "exists", "value": false},
             ]},
             {"field": "site_id", "op": "eq", "value": site.to_string()},
+            {"field": "score", "op": "gt", "value": 2.5},
         ]}))
         .unwrap();
         assert_eq!(
@@ -387,6 +407,7 @@ mod tests {
                     Predicate::Not(Box::new(Predicate::TextPresent(TextColumn::FirstName))),
                 ]),
                 Predicate::SubscribedTo(site),
+                Predicate::ScoreAbove(2.5),
             ])
         );
         assert_eq!(compiled.sites, [("rules.all[2].value".to_owned(), site)]);
@@ -399,6 +420,14 @@ mod tests {
             refused(json!({"any": [{"field": "tag", "op": "eq", "value": "a"},
                                    {"field": "tag", "op": "gt", "value": "b"}]})),
             "rules.any[1].op: `gt` does not apply to `tag`"
+        );
+        assert_eq!(
+            refused(json!({"all": [{"field": "score", "op": "eq", "value": 1}]})),
+            "rules.all[0].op: `eq` does not apply to `score`"
+        );
+        assert!(
+            refused(json!({"all": [{"field": "score", "op": "lt", "value": "1"}]}))
+                .starts_with("rules.all[0].value: must be a number")
         );
         assert!(
             refused(json!({"all": [{"any": [{"field": "created_within_days", "op": "eq", "value": 0}]}]}))

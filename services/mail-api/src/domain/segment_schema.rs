@@ -17,7 +17,7 @@ use utoipa::{PartialSchema, ToSchema};
 
 use super::segment_rules::{
     Compiled, Group, MAX_CONDITIONS, MAX_DAYS, MAX_DEPTH, MAX_EVENT_CHARS, MAX_FIELD_CHARS,
-    MAX_GROUP_ITEMS, MAX_TAG_CHARS, MAX_VALUE_CHARS, Op,
+    MAX_GROUP_ITEMS, MAX_SCORE, MAX_TAG_CHARS, MAX_VALUE_CHARS, Op,
 };
 
 const CONDITION: &str = "SegmentCondition";
@@ -159,7 +159,7 @@ fn schema_of(value: Value) -> RefOr<Schema> {
 
 /// The fields a condition may name: the contact's own, then `properties.<path>`.
 const FIELD_PATTERN: &str = "^(email|first_name|last_name|tag|event|site_id|opened_within_days|\
-                             clicked_within_days|created_within_days|properties\\.[^.]+(\\.[^.]+)*)$";
+                             clicked_within_days|created_within_days|score|properties\\.[^.]+(\\.[^.]+)*)$";
 
 fn ops(ops: &[Op]) -> Value {
     json!({ "enum": ops.iter().map(|op| op.as_str()).collect::<Vec<_>>() })
@@ -190,7 +190,7 @@ fn field_is(names: &[&str]) -> Value {
 
 /// The rules by field, as one `if`/`then`/`else` chain.
 fn by_field() -> Value {
-    use Op::{Contains, Eq, Exists, Neq};
+    use Op::{Contains, Eq, Exists, Gt, Lt, Neq};
     let property = json!({
         "properties": { "op": ops(&Op::ALL) },
         "if": { "properties": { "op": { "enum": ["exists"] } } },
@@ -230,6 +230,13 @@ fn by_field() -> Value {
             kind(&[Eq, Neq, Exists], days()),
         ),
         (field_is(&["created_within_days"]), kind(&[Eq, Neq], days())),
+        (
+            field_is(&["score"]),
+            kind(
+                &[Gt, Lt],
+                json!({ "type": "number", "minimum": -MAX_SCORE, "maximum": MAX_SCORE }),
+            ),
+        ),
     ];
     chain.into_iter().rev().fold(
         property,
@@ -251,6 +258,8 @@ site).\n\
 (clicked) an email within the last N days, `neq` did not (never included); `exists` (value \
 true/false) has ever opened (clicked). A click counts as an open.\n\
 - `created_within_days`: `eq` the contact was created within the last N days, `neq` before.\n\
+- `score`: the engagement score now (see the scoring rules; a contact without engagement \
+scores 0): `gt`/`lt` a number (-1000000..=1000000).\n\
 - `properties.<path>`: a key of `properties`, dots stepping into nested objects \
 (`properties.plan.tier`). `eq`/`neq` compare as JSON (a number equals only a number; a \
 contact without the key is `neq` any value), `contains` (a string holding the text, ignoring \
@@ -269,8 +278,8 @@ fn condition() -> Schema {
                 "maxLength": MAX_FIELD_CHARS,
                 "pattern": FIELD_PATTERN,
                 "description": "`email`, `first_name`, `last_name`, `tag`, `event`, `site_id`, \
-                    `opened_within_days`, `clicked_within_days`, `created_within_days` or \
-                    `properties.<path>`."
+                    `opened_within_days`, `clicked_within_days`, `created_within_days`, \
+                    `score` or `properties.<path>`."
             })),
         )
         .property(
@@ -353,6 +362,7 @@ mod tests {
             {"field": "site_id", "op": "eq", "value": site.to_string()},
             {"field": "opened_within_days", "op": "eq", "value": 30.0},
             {"field": "created_within_days", "op": "neq", "value": 7},
+            {"field": "score", "op": "gt", "value": -2.5},
             {"any": [
                 {"field": "properties.plan", "op": "eq", "value": false},
                 {"field": "properties.score", "op": "gt", "value": 2.5},
@@ -394,6 +404,14 @@ mod tests {
             (
                 json!({"all": [{"field": "created_within_days", "op": "exists", "value": true}]}),
                 "rules.all[0].op: must be one of: eq, neq",
+            ),
+            (
+                json!({"all": [{"field": "score", "op": "eq", "value": 3}]}),
+                "rules.all[0].op: must be one of: gt, lt",
+            ),
+            (
+                json!({"all": [{"field": "score", "op": "gt", "value": 2000000}]}),
+                "rules.all[0].value: must be a number between -1000000 and 1000000",
             ),
             (
                 json!({"all": [{"field": "properties.x", "op": "gt", "value": true}]}),

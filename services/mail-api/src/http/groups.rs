@@ -64,6 +64,12 @@ pub const ROUTE_GROUPS: &[(&str, &str, &[Group])] = &[
         "/api/v1/sites/{id}/dnsbl/delisting-draft",
         &[DeliveryOps],
     ),
+    // Engagement scoring: delivery-ops tools.
+    ("GET", "/api/v1/scoring-rules", &[DeliveryOps]),
+    ("PUT", "/api/v1/scoring-rules", &[DeliveryOps]),
+    ("GET", "/api/v1/contacts/{id}/score", &[DeliveryOps]),
+    ("GET", "/api/v1/sites/{id}/deliverability", &[Analytics]),
+    ("GET", "/api/v1/sites/{id}/domain-health", &[Analytics]),
     ("PUT", "/api/v1/delivery/provider", &[DeliveryOps]),
     ("DELETE", "/api/v1/delivery/provider", &[DeliveryOps]),
     ("POST", "/api/v1/delivery/provider/test", &[DeliveryOps]),

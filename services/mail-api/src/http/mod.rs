@@ -16,6 +16,7 @@ pub mod contact_quality;
 pub mod contacts;
 pub mod conversions;
 pub mod dashboard;
+pub mod deliverability;
 pub mod delivery_ops;
 pub mod delivery_settings;
 pub mod dnsbl;
@@ -38,6 +39,7 @@ pub mod language_model;
 pub mod notifications;
 pub mod openapi;
 pub mod preview;
+pub mod scoring;
 pub mod segment_description;
 pub mod segments;
 pub mod send;
@@ -69,7 +71,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 pub const ROUTES: &[&[Route]] = &[
     ab_tests::ROUTES,
     abuse_monitor::ROUTES,
+    scoring::ROUTES,
     dnsbl::ROUTES,
+    deliverability::ROUTES,
     account::ROUTES,
     analytics::ROUTES,
     approvals::ROUTES,

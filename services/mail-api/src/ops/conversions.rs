@@ -13,6 +13,7 @@ use uuid::Uuid;
 
 use crate::db::contacts;
 use crate::db::conversions::{self, NewConversion};
+use crate::db::scoring;
 use crate::domain::error_code::MailErrorCode;
 use crate::ops::input::normalize_email;
 
@@ -151,11 +152,13 @@ pub async fn record_conversion(
                 rule,
                 at,
             };
-            conversions::insert(conn, new).await?.ok_or_else(|| {
+            let conversion = conversions::insert(conn, new).await?.ok_or_else(|| {
                 ApiError::conflict("a conversion with this order_id was already recorded")
                     .with_code(MailErrorCode::DuplicateOrderId)
                     .with_details(serde_json::json!({"field": "order_id"}))
-            })
+            })?;
+            scoring::refresh_contact(conn, project_id, contact.id).await?;
+            Ok(conversion)
         })
         .await?;
     Ok(conversion.into())

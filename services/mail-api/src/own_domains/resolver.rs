@@ -71,7 +71,7 @@ impl DnsChecker {
 
     /// The answers at the record's name (none when the name or the type does not exist);
     /// `Err` when the resolver gave no answer.
-    async fn answers(&self, record: &Expected) -> Result<Vec<String>, ()> {
+    pub(crate) async fn answers(&self, record: &Expected) -> Result<Vec<String>, ()> {
         let Ok(name) = Name::from_ascii(format!("{}.", record.name)) else {
             return Ok(Vec::new());
         };

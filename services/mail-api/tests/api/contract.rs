@@ -125,7 +125,7 @@ async fn every_documented_api_route_exists_and_is_gated() {
             }
         }
     }
-    assert_eq!(gated_ops, 155);
+    assert_eq!(gated_ops, 160);
     assert_eq!(public_ops, 8);
     assert_eq!(oauth_ops, 3);
     assert_eq!(signed_ops, 6);
@@ -274,6 +274,11 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<mail_api::http::advisor::__path_onboard>(),
         Handler::of::<mail_api::http::advisor::__path_template_from_brief>(),
         Handler::of::<mail_api::http::advisor::__path_campaign_from_brief>(),
+        Handler::of::<mail_api::http::scoring::__path_rules>(),
+        Handler::of::<mail_api::http::scoring::__path_update_rules>(),
+        Handler::of::<mail_api::http::scoring::__path_score>(),
+        Handler::of::<mail_api::http::deliverability::__path_domain_health>(),
+        Handler::of::<mail_api::http::deliverability::__path_check>(),
         Handler::of::<mail_api::http::preview::__path_validate>(),
         Handler::of::<mail_api::http::preview::__path_preview>(),
         Handler::of::<mail_api::http::delivery_ops::__path_dlq>(),

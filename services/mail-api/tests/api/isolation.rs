@@ -448,7 +448,8 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
         (
             "/api/v1/contacts/{id}"
             | "/api/v1/contacts/{id}/export"
-            | "/api/v1/contacts/{id}/timeline",
+            | "/api/v1/contacts/{id}/timeline"
+            | "/api/v1/contacts/{id}/score",
             "id",
         ) => (victim.contact_id.clone(), Some(p.contact.clone())),
         ("/api/v1/suppressions/{email}", "email") => {
@@ -544,6 +545,7 @@ fn body_for(op: &Operation) -> Option<Value> {
         ("POST", "/api/v1/sites/{id}/abuse-monitor/override") => {
             json!({"reason": "probe", "ttl_hours": 1})
         }
+        ("PUT", "/api/v1/scoring-rules") => json!({"open_points": 2}),
         ("PUT", "/api/v1/chat-alerts") => json!({"url": "https://chat.example.com/overwritten"}),
         ("PATCH", "/api/v1/webhook-subscriptions/{id}") => {
             json!({"description": "renamed", "enabled": false, "rotate_secret": true})

@@ -77,12 +77,13 @@ export type Role = 'admin' | 'editor' | 'viewer';
  * - `site_id`: `eq`/`neq` (subscribed to that site of the project, not unsubscribed; another project's or an unknown site answers 404 `SITE_NOT_FOUND`), `exists` (subscribed to any site).
  * - `opened_within_days`, `clicked_within_days`: value N days (1..=3650): `eq` opened (clicked) an email within the last N days, `neq` did not (never included); `exists` (value true/false) has ever opened (clicked). A click counts as an open.
  * - `created_within_days`: `eq` the contact was created within the last N days, `neq` before.
+ * - `score`: the engagement score now (see the scoring rules; a contact without engagement scores 0): `gt`/`lt` a number (-1000000..=1000000).
  * - `properties.<path>`: a key of `properties`, dots stepping into nested objects (`properties.plan.tier`). `eq`/`neq` compare as JSON (a number equals only a number; a contact without the key is `neq` any value), `contains` (a string holding the text, ignoring case, or an array with the element), `exists` (the key is there), `gt`/`lt` (a value of the same JSON type: numbers by value, strings in text order, so ISO dates compare as dates).
  * `exists` takes `true` or `false` (false: the opposite).
  */
 export type SegmentCondition = {
     /**
-     * `email`, `first_name`, `last_name`, `tag`, `event`, `site_id`, `opened_within_days`, `clicked_within_days`, `created_within_days` or `properties.<path>`.
+     * `email`, `first_name`, `last_name`, `tag`, `event`, `site_id`, `opened_within_days`, `clicked_within_days`, `created_within_days`, `score` or `properties.<path>`.
      */
     field: string;
     op: 'eq' | 'neq' | 'contains' | 'exists' | 'gt' | 'lt';
@@ -455,6 +456,88 @@ export type ListProjectsErrors = {
 };
 
 export type ListProjectsResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type DeliverabilityCheckData = {
+    /**
+     * A site of the project.
+     */
+    body?: {
+        /**
+         * A site of the project (404 `SITE_NOT_FOUND` otherwise).
+         */
+        site_id: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/deliverability_check';
+};
+
+export type DeliverabilityCheckErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type DeliverabilityCheckResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type GetDomainHealthData = {
+    /**
+     * A site of the project.
+     */
+    body?: {
+        /**
+         * A site of the project (404 `SITE_NOT_FOUND` otherwise).
+         */
+        site_id: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/get_domain_health';
+};
+
+export type GetDomainHealthErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type GetDomainHealthResponses = {
     /**
      * The tool's answer (JSON)
      */
@@ -4344,6 +4427,148 @@ export type DeleteTemplateErrors = {
 };
 
 export type DeleteTemplateResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type GetScoringRulesData = {
+    body?: {
+        [key: string]: never;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/get_scoring_rules';
+};
+
+export type GetScoringRulesErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type GetScoringRulesResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type UpdateScoringRulesData = {
+    /**
+     * The members to change; those left out (or null) keep their value. Unknown members are
+     * refused.
+     */
+    body?: {
+        /**
+         * -100..=100.
+         */
+        open_points?: number | null;
+        /**
+         * -100..=100.
+         */
+        click_points?: number | null;
+        /**
+         * -100..=100.
+         */
+        conversion_points?: number | null;
+        /**
+         * -100..=100.
+         */
+        unsubscribe_points?: number | null;
+        /**
+         * -100..=100.
+         */
+        bounce_points?: number | null;
+        /**
+         * -100..=100.
+         */
+        complaint_points?: number | null;
+        /**
+         * 0..=3650 days; 0: points never fade.
+         */
+        half_life_days?: number | null;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/update_scoring_rules';
+};
+
+export type UpdateScoringRulesErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type UpdateScoringRulesResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type ExplainContactScoreData = {
+    /**
+     * A contact of the project.
+     */
+    body?: {
+        /**
+         * A contact of the project (404 `CONTACT_NOT_FOUND` otherwise).
+         */
+        contact_id: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/explain_contact_score';
+};
+
+export type ExplainContactScoreErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type ExplainContactScoreResponses = {
     /**
      * The tool's answer (JSON)
      */

@@ -879,6 +879,11 @@ export type ContentTopics = {
     model: string;
 };
 
+/**
+ * What kind of engagement a contribution is.
+ */
+export type ContributionKind = 'opened' | 'clicked' | 'converted' | 'unsubscribed' | 'bounced' | 'complained';
+
 export type Conversion = {
     id: string;
     contact_id: string;
@@ -1382,6 +1387,21 @@ export type DelistingEvidence = {
 };
 
 /**
+ * `deliverability_check`'s answer: the domain's health and the sending practices.
+ */
+export type DeliverabilityReport = {
+    site_id: string;
+    from_domain: string;
+    own_domain?: string | null;
+    /**
+     * The worst finding's status.
+     */
+    status: HealthStatus;
+    findings: Array<HealthFinding>;
+    checked_at: string;
+};
+
+/**
  * How many emails reached each state, with rates over `sent`. A log row's status is its latest
  * state, so an opened email counts as sent, delivered and opened.
  */
@@ -1511,6 +1531,27 @@ export type Domain = {
      */
     checked_at?: string | null;
     created_at: string;
+};
+
+/**
+ * `get_domain_health`'s answer.
+ */
+export type DomainHealth = {
+    site_id: string;
+    /**
+     * The domain the site's mail is From now: its verified own domain, else the shared one.
+     */
+    from_domain: string;
+    /**
+     * The site's own domain, verified or not (null when it registered none).
+     */
+    own_domain?: string | null;
+    /**
+     * The worst finding's status.
+     */
+    status: HealthStatus;
+    findings: Array<HealthFinding>;
+    checked_at: string;
 };
 
 /**
@@ -2187,6 +2228,40 @@ export type Growth = {
 };
 
 /**
+ * What a finding is about.
+ */
+export type HealthCheck = 'from_domain' | 'spf' | 'dkim' | 'dmarc' | 'return_path' | 'blocklists' | 'one_click_unsubscribe' | 'bounce_rate' | 'complaint_rate';
+
+/**
+ * One check: what was seen, and what to change when it does not pass.
+ */
+export type HealthFinding = {
+    check: HealthCheck;
+    status: HealthStatus;
+    /**
+     * What was seen: the records found, the headers, the figures.
+     */
+    evidence: string;
+    /**
+     * What to change; null when it passes.
+     */
+    change?: string | null;
+    /**
+     * The DNS name looked up, for the record checks.
+     */
+    name?: string | null;
+    /**
+     * What DNS answered at `name` (TXT strings joined, CNAME targets).
+     */
+    answers: Array<string>;
+};
+
+/**
+ * What a check concluded.
+ */
+export type HealthStatus = 'pass' | 'unknown' | 'warn' | 'fail';
+
+/**
  * Campaign mail of the site the policy holds now, by reason.
  */
 export type HeldMail = {
@@ -2746,6 +2821,14 @@ export type Notification = {
 export type OAuthErrorBody = {
     error: ErrorCode;
     error_description: string;
+};
+
+/**
+ * The contributions older than the listed ones, summed.
+ */
+export type OlderContributions = {
+    count: number;
+    contribution: number;
 };
 
 /**
@@ -4249,6 +4332,102 @@ export type ScheduledSend = {
     emails: number;
 };
 
+/**
+ * One engagement and what it adds to the score now.
+ */
+export type ScoreContribution = {
+    kind: ContributionKind;
+    at: string;
+    /**
+     * The email engaged with (a conversion's attributed email; null when unattributed).
+     */
+    email_log_id?: string | null;
+    /**
+     * The conversion, for `converted`.
+     */
+    conversion_id?: string | null;
+    /**
+     * The rules' points for the kind.
+     */
+    points: number;
+    /**
+     * Its age now, in days.
+     */
+    age_days: number;
+    /**
+     * What is left of the points: 0.5 ^ (age / half-life), 1 without decay.
+     */
+    decay: number;
+    /**
+     * `points * decay`: what it adds to the score.
+     */
+    contribution: number;
+};
+
+/**
+ * A contact's score and where it comes from.
+ */
+export type ScoreExplanation = {
+    contact_id: string;
+    /**
+     * The sum of the contributions now (what the `score` segment field compares).
+     */
+    score: number;
+    computed_at: string;
+    /**
+     * The rules it was computed by.
+     */
+    rules: ScoringRules;
+    /**
+     * Every contribution, newest first (at most 500; older ones are summed in `older`).
+     */
+    contributions: Array<ScoreContribution>;
+    older?: null | OlderContributions;
+};
+
+/**
+ * A project's scoring rules.
+ */
+export type ScoringRules = {
+    /**
+     * Points for an email opened (once per email).
+     */
+    open_points: number;
+    /**
+     * Points for an email clicked (once per email, however many links).
+     */
+    click_points: number;
+    /**
+     * Points for each recorded conversion.
+     */
+    conversion_points: number;
+    /**
+     * Points for an unsubscribe through an email's link (usually negative).
+     */
+    unsubscribe_points: number;
+    /**
+     * Points for an email that bounced (usually negative).
+     */
+    bounce_points: number;
+    /**
+     * Points for a spam complaint about an email (usually negative).
+     */
+    complaint_points: number;
+    /**
+     * A contribution counts half after so many days, a quarter after twice as many; 0: points
+     * never fade.
+     */
+    half_life_days: number;
+    /**
+     * Whether these are the defaults (the project never changed them).
+     */
+    defaults: boolean;
+    /**
+     * When the project last changed them; null for the defaults.
+     */
+    updated_at?: string | null;
+};
+
 export type Segment = {
     id: string;
     name: string;
@@ -4267,12 +4446,13 @@ export type Segment = {
  * - `site_id`: `eq`/`neq` (subscribed to that site of the project, not unsubscribed; another project's or an unknown site answers 404 `SITE_NOT_FOUND`), `exists` (subscribed to any site).
  * - `opened_within_days`, `clicked_within_days`: value N days (1..=3650): `eq` opened (clicked) an email within the last N days, `neq` did not (never included); `exists` (value true/false) has ever opened (clicked). A click counts as an open.
  * - `created_within_days`: `eq` the contact was created within the last N days, `neq` before.
+ * - `score`: the engagement score now (see the scoring rules; a contact without engagement scores 0): `gt`/`lt` a number (-1000000..=1000000).
  * - `properties.<path>`: a key of `properties`, dots stepping into nested objects (`properties.plan.tier`). `eq`/`neq` compare as JSON (a number equals only a number; a contact without the key is `neq` any value), `contains` (a string holding the text, ignoring case, or an array with the element), `exists` (the key is there), `gt`/`lt` (a value of the same JSON type: numbers by value, strings in text order, so ISO dates compare as dates).
  * `exists` takes `true` or `false` (false: the opposite).
  */
 export type SegmentCondition = {
     /**
-     * `email`, `first_name`, `last_name`, `tag`, `event`, `site_id`, `opened_within_days`, `clicked_within_days`, `created_within_days` or `properties.<path>`.
+     * `email`, `first_name`, `last_name`, `tag`, `event`, `site_id`, `opened_within_days`, `clicked_within_days`, `created_within_days`, `score` or `properties.<path>`.
      */
     field: string;
     op: 'eq' | 'neq' | 'contains' | 'exists' | 'gt' | 'lt';
@@ -5365,6 +5545,41 @@ export type UpdateHygieneConfig = {
 };
 
 /**
+ * The members to change; those left out (or null) keep their value. Unknown members are
+ * refused.
+ */
+export type UpdateScoringRules = {
+    /**
+     * -100..=100.
+     */
+    open_points?: number | null;
+    /**
+     * -100..=100.
+     */
+    click_points?: number | null;
+    /**
+     * -100..=100.
+     */
+    conversion_points?: number | null;
+    /**
+     * -100..=100.
+     */
+    unsubscribe_points?: number | null;
+    /**
+     * -100..=100.
+     */
+    bounce_points?: number | null;
+    /**
+     * -100..=100.
+     */
+    complaint_points?: number | null;
+    /**
+     * 0..=3650 days; 0: points never fade.
+     */
+    half_life_days?: number | null;
+};
+
+/**
  * What to change; an absent (or null) field is unchanged. Unknown fields are refused.
  */
 export type UpdateSegment = {
@@ -6362,6 +6577,138 @@ export type OverrideAbuseMonitorResponses = {
 
 export type OverrideAbuseMonitorResponse = OverrideAbuseMonitorResponses[keyof OverrideAbuseMonitorResponses];
 
+export type GetScoringRulesData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/scoring-rules';
+};
+
+export type GetScoringRulesErrors = {
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type GetScoringRulesError = GetScoringRulesErrors[keyof GetScoringRulesErrors];
+
+export type GetScoringRulesResponses = {
+    /**
+     * The rules
+     */
+    200: ScoringRules;
+};
+
+export type GetScoringRulesResponse = GetScoringRulesResponses[keyof GetScoringRulesResponses];
+
+export type UpdateScoringRulesData = {
+    body: UpdateScoringRules;
+    path?: never;
+    query?: never;
+    url: '/api/v1/scoring-rules';
+};
+
+export type UpdateScoringRulesErrors = {
+    /**
+     * An invalid or unknown field (named in `details.field`)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type UpdateScoringRulesError = UpdateScoringRulesErrors[keyof UpdateScoringRulesErrors];
+
+export type UpdateScoringRulesResponses = {
+    /**
+     * The rules as set
+     */
+    200: ScoringRules;
+};
+
+export type UpdateScoringRulesResponse = UpdateScoringRulesResponses[keyof UpdateScoringRulesResponses];
+
+export type ExplainContactScoreData = {
+    body?: never;
+    path: {
+        /**
+         * The contact's id, or its email address (URL-encoded; case-insensitive)
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/contacts/{id}/score';
+};
+
+export type ExplainContactScoreErrors = {
+    /**
+     * `id` is neither a UUID nor an email address
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * No such contact in the project (`CONTACT_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ExplainContactScoreError = ExplainContactScoreErrors[keyof ExplainContactScoreErrors];
+
+export type ExplainContactScoreResponses = {
+    /**
+     * The score and its contributions
+     */
+    200: ScoreExplanation;
+};
+
+export type ExplainContactScoreResponse = ExplainContactScoreResponses[keyof ExplainContactScoreResponses];
+
 export type DnsblCheckData = {
     body?: never;
     path: {
@@ -6467,6 +6814,106 @@ export type DnsblDelistingDraftResponses = {
 };
 
 export type DnsblDelistingDraftResponse = DnsblDelistingDraftResponses[keyof DnsblDelistingDraftResponses];
+
+export type GetDomainHealthData = {
+    body?: never;
+    path: {
+        /**
+         * The site
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/sites/{id}/domain-health';
+};
+
+export type GetDomainHealthErrors = {
+    /**
+     * The id is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * No such site in the project (`SITE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type GetDomainHealthError = GetDomainHealthErrors[keyof GetDomainHealthErrors];
+
+export type GetDomainHealthResponses = {
+    /**
+     * The findings
+     */
+    200: DomainHealth;
+};
+
+export type GetDomainHealthResponse = GetDomainHealthResponses[keyof GetDomainHealthResponses];
+
+export type DeliverabilityCheckData = {
+    body?: never;
+    path: {
+        /**
+         * The site
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/sites/{id}/deliverability';
+};
+
+export type DeliverabilityCheckErrors = {
+    /**
+     * The id is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * No such site in the project (`SITE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type DeliverabilityCheckError = DeliverabilityCheckErrors[keyof DeliverabilityCheckErrors];
+
+export type DeliverabilityCheckResponses = {
+    /**
+     * The findings
+     */
+    200: DeliverabilityReport;
+};
+
+export type DeliverabilityCheckResponse = DeliverabilityCheckResponses[keyof DeliverabilityCheckResponses];
 
 export type GetProjectData = {
     body?: never;

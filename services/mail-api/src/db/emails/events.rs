@@ -19,7 +19,8 @@ pub const EVENTS_PER_KIND: i64 = 50;
 /// exists. Runs in the caller's transaction: the email's row is locked first (it usually is
 /// already, by the change the event records), so that concurrent events of one email count one
 /// after the other and the bound is exact, and the email cannot be deleted before the event is
-/// committed (its delete trigger then removes the event with it).
+/// committed (its delete trigger then removes the event with it). An event a score counts
+/// brings the score of the email's contact up to date.
 pub async fn add_event(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
@@ -33,7 +34,7 @@ pub async fn add_event(
         .bind::<SqlUuid, _>(email_log_id)
         .execute(conn)
         .await?;
-    diesel::sql_query(
+    let inserted = diesel::sql_query(
         "INSERT INTO email_events (id, project_id, email_log_id, kind, source, data) \
          SELECT $3, $1, $2, $4, $5, $6 \
          WHERE EXISTS (SELECT 1 FROM email_log WHERE project_id = $1 AND id = $2) \
@@ -49,6 +50,9 @@ pub async fn add_event(
     .bind::<BigInt, _>(EVENTS_PER_KIND)
     .execute(conn)
     .await?;
+    if inserted == 1 && crate::db::scoring::SCORED_EMAIL_EVENTS.contains(&kind) {
+        crate::db::scoring::refresh_for_email(conn, project_id, email_log_id).await?;
+    }
     Ok(())
 }
 

@@ -12,6 +12,7 @@ use crate::ops::abuse_monitor::{
 };
 use crate::ops::account::list_projects;
 use crate::ops::analytics::site_overview;
+use crate::ops::deliverability::{deliverability_check, get_domain_health};
 use crate::ops::events::{EventLogFilter, list_events};
 use crate::ops::insights::{
     DaysParams, EngagementParams, PerformanceParams, PortfolioParams, engagement_insights,
@@ -67,6 +68,15 @@ pub struct AbuseSiteArgument {
 }
 
 impl Validate for AbuseSiteArgument {}
+
+/// A site of the project.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct DeliverabilitySiteArgument {
+    /// A site of the project (404 `SITE_NOT_FOUND` otherwise).
+    pub site_id: Uuid,
+}
+
+impl Validate for DeliverabilitySiteArgument {}
 
 /// The site, why, and for how long.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -145,6 +155,33 @@ pub fn tools() -> Vec<Tool> {
             "The projects this key reaches (an API key belongs to one project): id, name, plan.",
         )
         .reads(|ctx, NoArguments| async move { list_projects(&ctx.state, ctx.project_id()).await }),
+        declare(
+            "deliverability_check",
+            Group::Analytics,
+            "A site's deliverability, each finding with its evidence and what to change: its \
+             From domain (own and verified, or the shared one), SPF, DKIM and DMARC present and \
+             aligned with it, the return path, the DNS blocklists, one-click unsubscribe \
+             (List-Unsubscribe-Post) on campaign mail, and the bounce and complaint rates the \
+             abuse monitor measured against its thresholds. `status` is the worst finding's.",
+        )
+        .reads(
+            |ctx, Body(args): Body<DeliverabilitySiteArgument>| async move {
+                deliverability_check(&ctx.state, ctx.project_id(), args.site_id).await
+            },
+        ),
+        declare(
+            "get_domain_health",
+            Group::Analytics,
+            "The health of the domain a site's mail is From, looked up in DNS now: SPF \
+             (authorizing the service), DKIM (the site's key), DMARC (its policy), the return \
+             path, and the DNS blocklists; each finding with the records found and what to \
+             publish or change.",
+        )
+        .reads(
+            |ctx, Body(args): Body<DeliverabilitySiteArgument>| async move {
+                get_domain_health(&ctx.state, ctx.project_id(), args.site_id).await
+            },
+        ),
         declare(
             "get_site_insights",
             Group::Analytics,

@@ -8,9 +8,13 @@ use uuid::Uuid;
 use crate::domain::error_code::MailErrorCode;
 use crate::domain::tool_group::Group;
 use crate::mcp::registry::{Body, NoArguments, Paged, Tool, declare};
+use crate::ops::contacts::ContactKey;
 use crate::ops::delivery_ops::{CronRunFilter, DlqFilter, list_cron_runs, send_dead_letters};
 use crate::ops::dnsbl::{dnsbl_check, dnsbl_delisting_draft};
 use crate::ops::export::{ExportFilter, export_page};
+use crate::ops::scoring::{
+    UpdateScoringRules, explain_contact_score, get_scoring_rules, update_scoring_rules,
+};
 use crate::sending::queues::{inbound_queue, send_queue};
 
 /// Messages waiting in one queue of the deployment.
@@ -69,8 +73,54 @@ pub struct DelistingArguments {
 
 impl Validate for DelistingArguments {}
 
+/// A contact of the project.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct ContactScoreArgument {
+    /// A contact of the project (404 `CONTACT_NOT_FOUND` otherwise).
+    pub contact_id: Uuid,
+}
+
+impl Validate for ContactScoreArgument {}
+
 pub fn tools() -> Vec<Tool> {
     vec![
+        declare(
+            "get_scoring_rules",
+            Group::DeliveryOps,
+            "The project's engagement scoring rules: points for an email opened, an email \
+             clicked (each once per email), a conversion, an unsubscribe, a bounce and a \
+             complaint, and the half-life in days after which a contribution counts half (0: \
+             never fades). `defaults` is true until the project changes them.",
+        )
+        .reads(|ctx, NoArguments| async move {
+            get_scoring_rules(&ctx.state, ctx.project_id()).await
+        }),
+        declare(
+            "update_scoring_rules",
+            Group::DeliveryOps,
+            "Change the engagement scoring rules: any of the points (-100..=100 each) and \
+             `half_life_days` (0..=3650, 0 for no decay); members left out keep their value. \
+             Every contact is rescored at once; segments compare the `score` field.",
+        )
+        .writes(|ctx, Body(change): Body<UpdateScoringRules>| async move {
+            update_scoring_rules(&ctx.state, ctx.project_id(), &change).await
+        }),
+        declare(
+            "explain_contact_score",
+            Group::DeliveryOps,
+            "A contact's engagement score now and each contribution to it, newest first: the \
+             kind (opened, clicked, converted, unsubscribed, bounced, complained), when, the \
+             rules' points, the age in days, the decay (0.5 ^ age / half-life) and what it \
+             adds. The contributions sum to the score.",
+        )
+        .reads(|ctx, Body(args): Body<ContactScoreArgument>| async move {
+            explain_contact_score(
+                &ctx.state,
+                ctx.project_id(),
+                &ContactKey::Id(args.contact_id),
+            )
+            .await
+        }),
         declare(
             "dnsbl_check",
             Group::DeliveryOps,

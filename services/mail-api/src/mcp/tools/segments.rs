@@ -73,7 +73,7 @@ pub fn tools() -> Vec<Tool> {
             "Create a segment: a name and rules, a group {\"all\": [...]} or {\"any\": [...]} of \
              conditions {field, op, value} and nested groups (fields email, first_name, \
              last_name, tag, event, site_id, opened_within_days, clicked_within_days, \
-             created_within_days, properties.<path>; ops eq, neq, contains, exists, gt, lt; the \
+             created_within_days, score, properties.<path>; ops eq, neq, contains, exists, gt, lt; the \
              input schema says which field takes which). A refused rule names its path.",
         )
         .writes(|ctx, Body(segment): Body<CreateSegment>| async move {

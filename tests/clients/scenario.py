@@ -630,6 +630,16 @@ def mail(s: Service) -> None:
     s.call("overrideAbuseMonitor", 200, id=site, body={"reason": "list cleaned", "ttl_hours": 24})
     s.call("dnsblCheck", 200, id=site)
     s.call("dnsblDelistingDraft", 200, id=site, zone="dbl.example.invalid")
+    form = s.call("createForm", 201, body={"site_id": site, "name": "Newsletter", "tags": ["news"],
+                                           "fields": [{"name": "first_name", "label": "First name"}]})
+    s.call("listForms", 200, site_id=site, limit=10)
+    s.call("getForm", 200, id=form["id"])
+    s.call("signupFormPage", 200, id=form["id"])
+    # Without the page's signed render time (as the embedded snippet posts): the page again.
+    s.call("submitSignupForm", 200, id=form["id"])
+    s.call("confirmSignup", 404, token="not-a-signed-token")
+    s.call("getFormStats", 200, id=form["id"])
+    s.call("deleteForm", 204, id=form["id"])
     s.call("analyticsPerformance", 200, days=30)
     s.call("analyticsPortfolio", 200, rank_by="sent")
     s.call("analyticsTotals", 200)

@@ -312,6 +312,18 @@ test('mail-api: every operation', async () => {
   await expect(m.overrideAbuseMonitor({ path: { id: site }, body: { reason: 'list cleaned', ttl_hours: 24 } }), 200);
   await expect(m.dnsblCheck({ path: { id: site } }), 200);
   await expect(m.dnsblDelistingDraft({ path: { id: site }, query: { zone: 'dbl.example.invalid' } }), 200);
+  const form = (await expect(
+    m.createForm({ body: { site_id: site, name: 'Newsletter', tags: ['news'], fields: [{ name: 'first_name', label: 'First name' }] } }),
+    201,
+  )).data;
+  await expect(m.listForms({ query: { site_id: site, limit: 10 } }), 200);
+  await expect(m.getForm({ path: { id: form.id } }), 200);
+  await expect(anonymous.signupFormPage({ path: { id: form.id }, parseAs: 'text' }), 200);
+  // Without the page's signed render time (as the embedded snippet posts): the page again.
+  await expect(anonymous.submitSignupForm({ path: { id: form.id }, parseAs: 'text' }), 200);
+  await expect(anonymous.confirmSignup({ path: { token: 'not-a-signed-token' } }), 404);
+  await expect(m.getFormStats({ path: { id: form.id } }), 200);
+  await expect(m.deleteForm({ path: { id: form.id } }), 204);
   await expect(m.analyticsPerformance({ query: { days: 30 } }), 200);
   await expect(m.analyticsPortfolio({ query: { rank_by: 'sent' } }), 200);
   await expect(m.analyticsTotals(), 200);

@@ -103,15 +103,13 @@ pub fn parse(raw: &[u8]) -> Parsed {
             .unwrap_or_default();
         let contents = || String::from_utf8_lossy(part.contents()).into_owned();
         match (ctype.as_str(), subtype.as_str()) {
-            ("message", "delivery-status" | "global-delivery-status") => {
-                if parsed.report.is_none() {
-                    parsed.report = delivery_status(&contents());
-                }
+            ("message", "delivery-status" | "global-delivery-status")
+                if parsed.report.is_none() =>
+            {
+                parsed.report = delivery_status(&contents());
             }
-            ("message", "feedback-report") => {
-                if parsed.report.is_none() {
-                    parsed.report = feedback(&contents());
-                }
+            ("message", "feedback-report") if parsed.report.is_none() => {
+                parsed.report = feedback(&contents());
             }
             ("message", "rfc822" | "global") | ("text", "rfc822-headers") => {
                 let start = part.offset_header as usize;

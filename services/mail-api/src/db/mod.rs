@@ -19,6 +19,7 @@ pub mod delivery;
 pub mod domains;
 pub mod drafts;
 pub mod emails;
+pub mod forms;
 pub mod enrollments;
 pub mod events;
 pub mod export;

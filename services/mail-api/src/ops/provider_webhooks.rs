@@ -143,7 +143,7 @@ pub async fn receive<'a>(
     // A batch answers its most telling outcome.
     let summary = ["applied", "queued", "duplicate", "ignored"]
         .into_iter()
-        .find(|s| answers.contains(&s))
+        .find(|s| answers.contains(s))
         .unwrap_or("ignored");
     Ok(answer(summary))
 }

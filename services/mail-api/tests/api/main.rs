@@ -23,6 +23,7 @@ mod drafts;
 mod errors;
 mod events;
 mod export;
+mod forms;
 mod generate;
 mod identify;
 mod isolation;

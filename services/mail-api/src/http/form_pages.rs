@@ -20,9 +20,7 @@ use uuid::Uuid;
 use crate::AppState;
 use crate::db::forms::Refusal;
 use crate::ops::forms::form_not_found;
-use crate::ops::forms::signup::{
-    self, Confirmation, EMAIL, HONEYPOT, Outcome, PublicForm, STAMP,
-};
+use crate::ops::forms::signup::{self, Confirmation, EMAIL, HONEYPOT, Outcome, PublicForm, STAMP};
 
 /// The routes of this module (mounted and documented from here).
 pub const ROUTES: &[Route] = &[route!(page), route!(submit), route!(confirm)];
@@ -47,7 +45,11 @@ fn form_id(raw: &str) -> Result<Uuid, ApiError> {
 }
 
 /// The form, filled with `values`, and `problem` above it.
-fn form_markup(form: &PublicForm, values: &HashMap<String, String>, problem: Option<&str>) -> Markup {
+fn form_markup(
+    form: &PublicForm,
+    values: &HashMap<String, String>,
+    problem: Option<&str>,
+) -> Markup {
     let value = |name: &str| values.get(name).map(String::as_str).unwrap_or("");
     html! {
         @if let Some(problem) = problem {
@@ -109,8 +111,8 @@ pub async fn submit(
 ) -> Result<HttpResponse, ApiError> {
     let id = form_id(&id)?;
     let mut posted = HashMap::new();
-    for (name, value) in serde_urlencoded::from_bytes::<Vec<(String, String)>>(&body)
-        .unwrap_or_default()
+    for (name, value) in
+        serde_urlencoded::from_bytes::<Vec<(String, String)>>(&body).unwrap_or_default()
     {
         posted.entry(name).or_insert(value);
     }

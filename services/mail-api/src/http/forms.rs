@@ -11,8 +11,8 @@ use uuid::Uuid;
 
 use crate::AppState;
 use crate::ops::forms::{
-    CreateForm, FormFilter, FormStats, SignupForm, create_form, delete_form, form_stats,
-    get_form, list_forms,
+    CreateForm, FormFilter, FormStats, SignupForm, create_form, delete_form, form_stats, get_form,
+    list_forms,
 };
 
 /// The routes of this module (mounted and documented from here).
@@ -133,5 +133,7 @@ pub async fn stats(
     state: web::Data<AppState>,
     id: web::Path<Uuid>,
 ) -> Result<web::Json<FormStats>, ApiError> {
-    form_stats(&state, caller.owner_id, *id).await.map(web::Json)
+    form_stats(&state, caller.owner_id, *id)
+        .await
+        .map(web::Json)
 }

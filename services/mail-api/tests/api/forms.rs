@@ -31,14 +31,13 @@ async fn create_form(s: &Send, key: &str, body: Value) -> Value {
 
 /// Posts the form's inputs to `/f/{form}`: the status and the page.
 async fn post(s: &Send, form: &str, inputs: &[(&str, &str)]) -> (u16, String) {
-    let res = s
-        .h
-        .post(&format!("/f/{form}"))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(serde_urlencoded::to_string(inputs).unwrap())
-        .send()
-        .await
-        .unwrap();
+    let res =
+        s.h.post(&format!("/f/{form}"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(serde_urlencoded::to_string(inputs).unwrap())
+            .send()
+            .await
+            .unwrap();
     let status = res.status().as_u16();
     (status, res.text().await.unwrap())
 }
@@ -53,23 +52,31 @@ async fn get_page(s: &Send, path: &str) -> (u16, String) {
 /// SMTP sink has received it.
 async fn confirmation_path(s: &Send, to: &str) -> String {
     for _ in 0..100 {
-        if s.sink.received().iter().any(|m| m.to.iter().any(|r| r == to)) {
+        if s.sink
+            .received()
+            .iter()
+            .any(|m| m.to.iter().any(|r| r == to))
+        {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(
-        s.sink.received().iter().any(|m| m.to.iter().any(|r| r == to)),
+        s.sink
+            .received()
+            .iter()
+            .any(|m| m.to.iter().any(|r| r == to)),
         "no confirmation email reached {to}"
     );
-    let text = s
-        .h
-        .query(&format!(
+    let text =
+        s.h.query(&format!(
             "SELECT text_body FROM email_log WHERE to_email = '{to}' ORDER BY id DESC LIMIT 1"
         ))
         .await
         .remove(0);
-    let start = text.find("/f/confirm/").unwrap_or_else(|| panic!("no link in {text}"));
+    let start = text
+        .find("/f/confirm/")
+        .unwrap_or_else(|| panic!("no link in {text}"));
     text[start..].lines().next().unwrap().trim().to_owned()
 }
 
@@ -93,13 +100,26 @@ async fn a_confirmed_signup_subscribes_the_contact_once_with_the_forms_tags() {
     )
     .await;
     let id = form["id"].as_str().unwrap().to_owned();
-    assert!(form["url"].as_str().unwrap().ends_with(&format!("/f/{id}")), "{form}");
+    assert!(
+        form["url"].as_str().unwrap().ends_with(&format!("/f/{id}")),
+        "{form}"
+    );
     let consent = form["consent_text"].as_str().unwrap();
-    assert!(consent.starts_with("I agree to receive emails from "), "{form}");
+    assert!(
+        consent.starts_with("I agree to receive emails from "),
+        "{form}"
+    );
     let embed = form["embed_html"].as_str().unwrap();
-    assert!(embed.contains(&format!("action=\"{}\"", form["url"].as_str().unwrap())), "{embed}");
+    assert!(
+        embed.contains(&format!("action=\"{}\"", form["url"].as_str().unwrap())),
+        "{embed}"
+    );
     assert!(embed.contains("name=\"website\"") && embed.contains("name=\"first_name\" required"));
-    let got = s.h.api(&t.read).get(&format!("/api/v1/forms/{id}")).expect(200).await;
+    let got =
+        s.h.api(&t.read)
+            .get(&format!("/api/v1/forms/{id}"))
+            .expect(200)
+            .await;
     assert_eq!(got, form);
     let list = s.h.api(&t.read).get("/api/v1/forms").expect(200).await;
     assert_eq!(list["data"], json!([form]));
@@ -107,12 +127,21 @@ async fn a_confirmed_signup_subscribes_the_contact_once_with_the_forms_tags() {
     // The hosted page: escaped, signed render time, the honeypot hidden, locked down.
     let res = s.h.get(&format!("/f/{id}")).send().await.unwrap();
     assert_eq!(res.status(), 200);
-    let csp = res.headers()["content-security-policy"].to_str().unwrap().to_owned();
-    assert!(csp.contains("frame-ancestors 'none'") && csp.contains("form-action 'self'"), "{csp}");
+    let csp = res.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        csp.contains("frame-ancestors 'none'") && csp.contains("form-action 'self'"),
+        "{csp}"
+    );
     assert_eq!(res.headers()["x-frame-options"], "DENY");
     let page = res.text().await.unwrap();
     assert!(page.contains("News &lt;b&gt;letter&lt;/b&gt;"), "{page}");
-    assert!(page.contains("name=\"rendered\"") && page.contains("hidden"), "{page}");
+    assert!(
+        page.contains("name=\"rendered\"") && page.contains("hidden"),
+        "{page}"
+    );
 
     let rendered = stamp(&s, &id, 5);
     let inputs = [
@@ -126,11 +155,12 @@ async fn a_confirmed_signup_subscribes_the_contact_once_with_the_forms_tags() {
     assert_eq!(status, 200, "{page}");
     assert!(page.contains("Check your inbox"), "{page}");
     // Nothing is subscribed before the confirmation.
-    let res = s.h.get_with(&t.read, "/api/v1/contacts/ada@example.com").await;
+    let res =
+        s.h.get_with(&t.read, "/api/v1/contacts/ada@example.com")
+            .await;
     expect_error(res, 404, "CONTACT_NOT_FOUND").await;
-    let recorded = s
-        .h
-        .query(&format!(
+    let recorded =
+        s.h.query(&format!(
             "SELECT consent_text || '|' || (consented_at IS NOT NULL) || '|' || \
              (confirmed_at IS NULL) FROM form_submissions WHERE form_id = '{id}'"
         ))
@@ -141,23 +171,21 @@ async fn a_confirmed_signup_subscribes_the_contact_once_with_the_forms_tags() {
     let (status, page) = get_page(&s, &link).await;
     assert_eq!(status, 200, "{page}");
     assert!(page.contains("Subscription confirmed"), "{page}");
-    let contact = s
-        .h
-        .api(&t.read)
-        .get("/api/v1/contacts/ada@example.com")
-        .expect(200)
-        .await;
+    let contact =
+        s.h.api(&t.read)
+            .get("/api/v1/contacts/ada@example.com")
+            .expect(200)
+            .await;
     assert_eq!(contact["first_name"], "Ada", "{contact}");
     assert_eq!(contact["properties"]["company"], "ACME", "{contact}");
     assert_eq!(contact["tags"], json!(["newsletter"]));
     assert_eq!(contact["site_ids"], json!([site]));
     assert_eq!(contact["source"], "form");
-    let events = s
-        .h
-        .api(&t.read)
-        .get("/api/v1/events?event=form.submitted")
-        .expect(200)
-        .await;
+    let events =
+        s.h.api(&t.read)
+            .get("/api/v1/events?event=form.submitted")
+            .expect(200)
+            .await;
     assert_eq!(events["data"].as_array().unwrap().len(), 1, "{events}");
     assert_eq!(events["data"][0]["data"]["form_id"], id.as_str());
     assert_eq!(events["data"][0]["data"]["consent_text"], consent);
@@ -166,12 +194,11 @@ async fn a_confirmed_signup_subscribes_the_contact_once_with_the_forms_tags() {
     let (status, page) = get_page(&s, &link).await;
     assert_eq!(status, 200);
     assert!(page.contains("confirmed already"), "{page}");
-    let events = s
-        .h
-        .api(&t.read)
-        .get("/api/v1/events?event=form.submitted")
-        .expect(200)
-        .await;
+    let events =
+        s.h.api(&t.read)
+            .get("/api/v1/events?event=form.submitted")
+            .expect(200)
+            .await;
     assert_eq!(events["data"].as_array().unwrap().len(), 1, "{events}");
 
     // An altered link is not one.
@@ -185,7 +212,9 @@ async fn a_confirmed_signup_subscribes_the_contact_once_with_the_forms_tags() {
             "refusals": {"honeypot": 0, "too_fast": 0, "rate_limited": 0, "total": 0},
             "conversion_rate": 1.0, "confirmation_rate": 1.0})
     );
-    let tool = s.h.tool_ok(&t.read, "get_form_stats", json!({"form_id": id})).await;
+    let tool =
+        s.h.tool_ok(&t.read, "get_form_stats", json!({"form_id": id}))
+            .await;
     assert_eq!(tool["views"], 1, "{tool}");
     s.finish().await;
 }
@@ -194,7 +223,8 @@ async fn a_confirmed_signup_subscribes_the_contact_once_with_the_forms_tags() {
 async fn bots_and_floods_are_refused_and_counted() {
     // The limits are counted in Redis, as the gate's are.
     let prefix = format!("forms-{}:", Uuid::new_v4().simple());
-    let s = Send::with(|settings| service_kit::testing::use_redis(&mut settings.common, &prefix)).await;
+    let s =
+        Send::with(|settings| service_kit::testing::use_redis(&mut settings.common, &prefix)).await;
     let (t, site) = s.tenant_with_site("botsite").await;
     let form = create_form(
         &s,
@@ -210,20 +240,45 @@ async fn bots_and_floods_are_refused_and_counted() {
     let (status, page) = post(
         &s,
         &id,
-        &[("email", "bot@example.com"), ("city", "X"), ("website", "http://spam"),
-          ("rendered", old.as_str())],
+        &[
+            ("email", "bot@example.com"),
+            ("city", "X"),
+            ("website", "http://spam"),
+            ("rendered", old.as_str()),
+        ],
     )
     .await;
     assert_eq!(status, 422, "{page}");
     // Sent at once after the render.
     let now = stamp(&s, &id, 0);
-    let (status, page) = post(&s, &id, &[("email", "bot@example.com"), ("city", "X"), ("rendered", now.as_str())]).await;
+    let (status, page) = post(
+        &s,
+        &id,
+        &[
+            ("email", "bot@example.com"),
+            ("city", "X"),
+            ("rendered", now.as_str()),
+        ],
+    )
+    .await;
     assert_eq!(status, 422, "{page}");
     // Another form's stamp, or none (the embedded snippet's post): the page again, filled,
     // with a render time of its own.
-    let foreign = links(&s).stamp_at(Uuid::new_v4(), chrono::Utc::now().timestamp_millis() - 5_000);
+    let foreign = links(&s).stamp_at(
+        Uuid::new_v4(),
+        chrono::Utc::now().timestamp_millis() - 5_000,
+    );
     for rendered in [foreign.as_str(), ""] {
-        let (status, page) = post(&s, &id, &[("email", "eve@example.com"), ("city", "<Paris>"), ("rendered", rendered)]).await;
+        let (status, page) = post(
+            &s,
+            &id,
+            &[
+                ("email", "eve@example.com"),
+                ("city", "<Paris>"),
+                ("rendered", rendered),
+            ],
+        )
+        .await;
         assert_eq!(status, 200, "{page}");
         assert!(page.contains("value=\"eve@example.com\""), "{page}");
         assert!(page.contains("value=\"&lt;Paris&gt;\""), "{page}");
@@ -231,17 +286,46 @@ async fn bots_and_floods_are_refused_and_counted() {
     }
     // What a person must fix: the page again, 400.
     for (email, city) in [("not-an-address", "X"), ("eve@example.com", "  ")] {
-        let (status, page) = post(&s, &id, &[("email", email), ("city", city), ("rendered", old.as_str())]).await;
+        let (status, page) = post(
+            &s,
+            &id,
+            &[("email", email), ("city", city), ("rendered", old.as_str())],
+        )
+        .await;
         assert_eq!(status, 400, "{page}");
     }
-    assert_eq!(s.h.query(&format!("SELECT count(*) FROM form_submissions WHERE form_id = '{id}'")).await, ["0"]);
+    assert_eq!(
+        s.h.query(&format!(
+            "SELECT count(*) FROM form_submissions WHERE form_id = '{id}'"
+        ))
+        .await,
+        ["0"]
+    );
 
     // Three signups of one address an hour; the fourth is refused.
     for _ in 0..3 {
-        let (status, page) = post(&s, &id, &[("email", "flood@example.com"), ("city", "X"), ("rendered", old.as_str())]).await;
+        let (status, page) = post(
+            &s,
+            &id,
+            &[
+                ("email", "flood@example.com"),
+                ("city", "X"),
+                ("rendered", old.as_str()),
+            ],
+        )
+        .await;
         assert_eq!(status, 200, "{page}");
     }
-    let (status, page) = post(&s, &id, &[("email", "flood@example.com"), ("city", "X"), ("rendered", old.as_str())]).await;
+    let (status, page) = post(
+        &s,
+        &id,
+        &[
+            ("email", "flood@example.com"),
+            ("city", "X"),
+            ("rendered", old.as_str()),
+        ],
+    )
+    .await;
     assert_eq!(status, 429, "{page}");
 
     let numbers = stats(&s, &t.read, &id).await;
@@ -254,9 +338,10 @@ async fn bots_and_floods_are_refused_and_counted() {
     assert_eq!(numbers["conversion_rate"], 0.0);
 
     // An expired link subscribes nothing.
-    let submission: Uuid = s
-        .h
-        .query(&format!("SELECT id::text FROM form_submissions WHERE form_id = '{id}' LIMIT 1"))
+    let submission: Uuid =
+        s.h.query(&format!(
+            "SELECT id::text FROM form_submissions WHERE form_id = '{id}' LIMIT 1"
+        ))
         .await
         .remove(0)
         .parse()
@@ -265,7 +350,9 @@ async fn bots_and_floods_are_refused_and_counted() {
     let path = &expired[expired.find("/f/confirm/").unwrap()..];
     let (status, page) = get_page(&s, path).await;
     assert_eq!(status, 410, "{page}");
-    let res = s.h.get_with(&t.read, "/api/v1/contacts/flood@example.com").await;
+    let res =
+        s.h.get_with(&t.read, "/api/v1/contacts/flood@example.com")
+            .await;
     expect_error(res, 404, "CONTACT_NOT_FOUND").await;
     s.finish().await;
 }
@@ -275,12 +362,21 @@ async fn forms_are_checked_and_another_projects_form_is_not_found() {
     let s = Send::new().await;
     let (t, site) = s.tenant_with_site("checksite").await;
     for (fields, field) in [
-        (json!([{"name": "email", "label": "Again"}]), "fields[0].name"),
-        (json!([{"name": "a", "label": "A"}, {"name": "a", "label": "B"}]), "fields[1].name"),
+        (
+            json!([{"name": "email", "label": "Again"}]),
+            "fields[0].name",
+        ),
+        (
+            json!([{"name": "a", "label": "A"}, {"name": "a", "label": "B"}]),
+            "fields[1].name",
+        ),
     ] {
-        let res = s
-            .h
-            .post_json(&t.write, "/api/v1/forms", &json!({"site_id": site, "name": "F", "fields": fields}))
+        let res =
+            s.h.post_json(
+                &t.write,
+                "/api/v1/forms",
+                &json!({"site_id": site, "name": "F", "fields": fields}),
+            )
             .await;
         expect_invalid(res, field).await;
     }
@@ -292,43 +388,64 @@ async fn forms_are_checked_and_another_projects_form_is_not_found() {
         let res = s.h.post_json(&t.write, "/api/v1/forms", &body).await;
         assert_eq!(res.status(), 400, "{body}");
     }
-    let res = s
-        .h
-        .post_json(&t.write, "/api/v1/forms", &json!({"site_id": Uuid::new_v4(), "name": "F"}))
+    let res =
+        s.h.post_json(
+            &t.write,
+            "/api/v1/forms",
+            &json!({"site_id": Uuid::new_v4(), "name": "F"}),
+        )
         .await;
     expect_error(res, 404, "SITE_NOT_FOUND").await;
-    let res = s
-        .h
-        .post_json(&t.read, "/api/v1/forms", &json!({"site_id": site, "name": "F"}))
+    let res =
+        s.h.post_json(
+            &t.read,
+            "/api/v1/forms",
+            &json!({"site_id": site, "name": "F"}),
+        )
         .await;
     assert_eq!(res.status(), 403);
 
-    let form = s
-        .h
-        .tool_ok(&t.write, "create_form", json!({"site_id": site, "name": "By tool", "fields": []}))
+    let form =
+        s.h.tool_ok(
+            &t.write,
+            "create_form",
+            json!({"site_id": site, "name": "By tool", "fields": []}),
+        )
         .await;
-    let id = form["id"].as_str().unwrap_or_else(|| panic!("{form}")).to_owned();
-    let listed = s.h.tool_ok(&t.read, "list_forms", json!({"site_id": site})).await;
+    let id = form["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{form}"))
+        .to_owned();
+    let listed =
+        s.h.tool_ok(&t.read, "list_forms", json!({"site_id": site}))
+            .await;
     assert_eq!(listed["data"][0]["id"], id.as_str(), "{listed}");
 
     let other = s.h.tenant(Plan::Free).await;
-    for path in [format!("/api/v1/forms/{id}"), format!("/api/v1/forms/{id}/stats")] {
+    for path in [
+        format!("/api/v1/forms/{id}"),
+        format!("/api/v1/forms/{id}/stats"),
+    ] {
         let res = s.h.get_with(&other.read, &path).await;
         expect_error(res, 404, "FORM_NOT_FOUND").await;
     }
-    let res = s
-        .h
-        .api(&other.write)
-        .delete(&format!("/api/v1/forms/{id}"))
-        .await;
+    let res =
+        s.h.api(&other.write)
+            .delete(&format!("/api/v1/forms/{id}"))
+            .await;
     expect_error(res, 404, "FORM_NOT_FOUND").await;
     let list = s.h.api(&other.read).get("/api/v1/forms").expect(200).await;
     assert_eq!(list["data"], json!([]));
-    let res = s.h.get_with(&other.read, &format!("/api/v1/forms?site_id={site}")).await;
+    let res =
+        s.h.get_with(&other.read, &format!("/api/v1/forms?site_id={site}"))
+            .await;
     expect_error(res, 404, "SITE_NOT_FOUND").await;
 
     // Deleted, the page is gone.
-    s.h.api(&t.write).delete(&format!("/api/v1/forms/{id}")).expect_empty(204).await;
+    s.h.api(&t.write)
+        .delete(&format!("/api/v1/forms/{id}"))
+        .expect_empty(204)
+        .await;
     let res = s.h.get(&format!("/f/{id}")).send().await.unwrap();
     expect_error(res, 404, "FORM_NOT_FOUND").await;
     let (status, _) = post(&s, &id, &[("email", "a@example.com")]).await;

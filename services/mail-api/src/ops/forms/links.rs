@@ -96,7 +96,10 @@ mod tests {
         let stamp = links.stamp_at(form, 1_700_000_000_123);
         assert_eq!(links.rendered_at(form, &stamp), Some(1_700_000_000_123));
         assert_eq!(links.rendered_at(other, &stamp), None);
-        assert_eq!(links.rendered_at(form, &stamp.replace("123.", "124.")), None);
+        assert_eq!(
+            links.rendered_at(form, &stamp.replace("123.", "124.")),
+            None
+        );
         let url = links.confirm_url(form, 1_800_000_000);
         let token = url.strip_prefix("https://mail.example/f/confirm/").unwrap();
         assert_eq!(links.confirmation(token), Some((form, 1_800_000_000)));

@@ -211,7 +211,11 @@ pub async fn list_forms(
 }
 
 /// The project's form `id` (`GET /forms/{id}`): 404 `FORM_NOT_FOUND` otherwise.
-pub async fn get_form(state: &AppState, project_id: Uuid, id: Uuid) -> Result<SignupForm, ApiError> {
+pub async fn get_form(
+    state: &AppState,
+    project_id: Uuid,
+    id: Uuid,
+) -> Result<SignupForm, ApiError> {
     let mut conn = store::conn(&state.pool).await?;
     let row = forms::get(&mut conn, project_id, id)
         .await?
@@ -269,7 +273,11 @@ fn ratio(part: i64, whole: i64) -> f64 {
 }
 
 /// The numbers of the project's form `id` (`GET /forms/{id}/stats`, `get_form_stats`).
-pub async fn form_stats(state: &AppState, project_id: Uuid, id: Uuid) -> Result<FormStats, ApiError> {
+pub async fn form_stats(
+    state: &AppState,
+    project_id: Uuid,
+    id: Uuid,
+) -> Result<FormStats, ApiError> {
     let mut conn = store::conn(&state.pool).await?;
     let row = forms::get(&mut conn, project_id, id)
         .await?

@@ -204,7 +204,10 @@ fn read_answers(
     Ok((address, answers))
 }
 
-async fn plan_of(conn: &mut diesel_async::AsyncPgConnection, project_id: Uuid) -> Result<Plan, ApiError> {
+async fn plan_of(
+    conn: &mut diesel_async::AsyncPgConnection,
+    project_id: Uuid,
+) -> Result<Plan, ApiError> {
     let plan = crate::db::approvals::project_plan(conn, project_id).await?;
     Ok(plan.parse().unwrap_or(Plan::Free))
 }

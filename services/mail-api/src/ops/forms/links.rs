@@ -32,7 +32,7 @@ impl FormLinks {
     }
 
     fn sign(&self, payload: &str) -> String {
-        BASE64URL_NOPAD.encode(hmac::sign(&self.key, payload.as_bytes()))
+        BASE64URL_NOPAD.encode(hmac::sign(&self.key, payload.as_bytes()).as_ref())
     }
 
     fn verified<'a>(&self, token: &'a str, context: &str) -> Option<&'a str> {

@@ -266,11 +266,20 @@ stack_seed() {
     stack_call POST "$a/contacts/unsubscribe" "$k" '{"email":"leaving@example.com"}' >/dev/null
     SEED_DELIVERY="$(stack_call GET "$a/webhook-deliveries?subscription_id=$SEED_WEBHOOK" "$k" |
         python3 -c 'import json, sys; print(json.load(sys.stdin)["data"][0]["id"])')"
+    # Two signup forms (one the delete takes), and the confirmation link of a signup of the
+    # first.
+    SEED_FORM="$(stack_call POST "$a/forms" "$k" \
+        "{\"site_id\":\"$SEED_SITE\",\"name\":\"Seed\",\"fields\":[{\"name\":\"first_name\",\"label\":\"First name\"}]}" |
+        stack_json id)"
+    SEED_SPARE_FORM="$(stack_call POST "$a/forms" "$k" \
+        "{\"site_id\":\"$SEED_SITE\",\"name\":\"Spare\"}" | stack_json id)"
+    stack_form_confirmation "$SEED_FORM"
     export SEED_PRODUCT SEED_PRODUCT_ID SEED_DECISION SEED_FREE_FORM SEED_DATASET SEED_PROPOSAL SEED_LEAD \
         SEED_DRAFT_ACCOUNT SEED_DRAFT_THREAD SEED_SITE SEED_CONTACT SEED_CAMPAIGN SEED_EMAIL \
         SEED_STEP SEED_SPARE_STEP SEED_ENROLLING SEED_DRAFT SEED_APPROVAL SEED_AB_TEST \
         SEED_WORKSPACE SEED_DRIFT SEED_WEBHOOK SEED_SPARE_WEBHOOK SEED_DELIVERY \
-        SEED_OPEN_TOKEN SEED_CLICK_TOKEN SEED_UNSUBSCRIBE_TOKEN
+        SEED_OPEN_TOKEN SEED_CLICK_TOKEN SEED_UNSUBSCRIBE_TOKEN SEED_FORM SEED_SPARE_FORM \
+        SEED_FORM_CONFIRMATION
     log "seeded: product $SEED_PRODUCT, decision $SEED_DECISION, site $SEED_SITE, contact $SEED_CONTACT, email $SEED_EMAIL (sent)"
 }
 
@@ -304,6 +313,38 @@ PY
         read -r SEED_CLICK_TOKEN
         read -r SEED_UNSUBSCRIBE_TOKEN
     } <<<"$tokens"
+}
+
+# stack_form_confirmation FORM_ID: signs up signup@example.com on the form (the page's render
+# time signed here as mail-api signs it, a minute back) and reads the confirmation token from
+# the email the send worker wrote to the outbox. Sets SEED_FORM_CONFIRMATION.
+stack_form_confirmation() {
+    SEED_FORM_CONFIRMATION="$(python3 - "$MAIL_URL" "$1" "$STACK_DIR/outbox" <<'PY'
+import base64, email, hashlib, hmac, os, pathlib, re, sys, time, urllib.parse, urllib.request
+
+base, form, outbox = sys.argv[1], sys.argv[2], pathlib.Path(sys.argv[3])
+key = hmac.new(os.environ["TRACKING_SECRET"].encode(), b"mail-api signup forms v1", hashlib.sha256).digest()
+millis = int(time.time() * 1000) - 60_000
+tag = hmac.new(key, f"stamp {form}|{millis}".encode(), hashlib.sha256).digest()
+stamp = f"{millis}.{base64.urlsafe_b64encode(tag).decode().rstrip('=')}"
+body = urllib.parse.urlencode({"email": "signup@example.com", "first_name": "Sig", "rendered": stamp})
+urllib.request.urlopen(urllib.request.Request(f"{base}/f/{form}", data=body.encode()), timeout=20)
+for _ in range(600):
+    for path in outbox.glob("*.eml"):
+        message = email.message_from_bytes(path.read_bytes())
+        text = "".join(
+            part.get_payload(decode=True).decode("utf-8", "replace")
+            for part in message.walk()
+            if not part.is_multipart()
+        )
+        found = re.search(r"/f/confirm/([A-Za-z0-9_.-]+)", text)
+        if found:
+            print(found.group(1))
+            sys.exit(0)
+    time.sleep(0.1)
+sys.exit("no confirmation email in the outbox within 60 s")
+PY
+)" || die "could not sign up on the seeded form"
 }
 
 stack_stop() {

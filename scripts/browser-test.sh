@@ -8,6 +8,8 @@
 # tests/browser/mail_dashboard_test.py: an agent's launch waits for a person, who approves it on
 # mail's dashboard; every dashboard page passes axe-core (npm, pinned in
 # tests/browser/axe/package-lock.json, installed with npm ci into the tool cache). Then
+# tests/browser/forms_test.py: a person signs up on a hosted signup form and confirms through
+# the emailed link (once); bots (the honeypot, a post at once) are refused and counted. Then
 # tests/browser/reference_test.py loads each API's landing page and API reference with the
 # network cut off, and checks that every operation of its OpenAPI document is shown. Nothing is
 # skipped: chromium, chromedriver and the venv are installed by scripts/tools.sh when missing.
@@ -65,6 +67,8 @@ MAIL_SIGN_IN_EMAIL="$MAIL_SIGN_IN_EMAIL" MAIL_SIGN_IN_PASSWORD="$MAIL_SIGN_IN_PA
     AXE_JS="$AXE/node_modules/axe-core/axe.min.js" SCREENSHOT_DIR="$SCREENSHOT_DIR" \
     CHROMIUM="$(command -v chromium)" CHROMEDRIVER="$(command -v chromedriver)" \
     "$VENV/bin/python" tests/browser/mail_dashboard_test.py
+SCREENSHOT_DIR="$SCREENSHOT_DIR" CHROMIUM="$(command -v chromium)" \
+    CHROMEDRIVER="$(command -v chromedriver)" "$VENV/bin/python" tests/browser/forms_test.py
 SCREENSHOT_DIR="$SCREENSHOT_DIR" CHROMIUM="$(command -v chromium)" \
     CHROMEDRIVER="$(command -v chromedriver)" "$VENV/bin/python" tests/browser/reference_test.py
 log "browser test: screenshots in $SCREENSHOT_DIR"

@@ -648,6 +648,16 @@ def mail(s: Service) -> None:
     s.call("getScoringRules", 200)
     s.call("updateScoringRules", 200, body={"open_points": 2, "half_life_days": 14})
     s.call("explainContactScore", 200, id=ada)
+    form = s.call("createForm", 201, body={"site_id": site, "name": "Newsletter", "tags": ["news"],
+                                           "fields": [{"name": "first_name", "label": "First name"}]})
+    s.call("listForms", 200, site_id=site, limit=10)
+    s.call("getForm", 200, id=form["id"])
+    s.call("signupFormPage", 200, id=form["id"])
+    # Without the page's signed render time (as the embedded snippet posts): the page again.
+    s.call("submitSignupForm", 200, id=form["id"])
+    s.call("confirmSignup", 404, token="not-a-signed-token")
+    s.call("getFormStats", 200, id=form["id"])
+    s.call("deleteForm", 204, id=form["id"])
     s.call("analyticsPerformance", 200, days=30)
     s.call("analyticsPortfolio", 200, rank_by="sent")
     s.call("analyticsTotals", 200)

@@ -210,6 +210,13 @@ async def webhooks(s: ClientSession, tag: str) -> None:
     check("secret" not in stored[0], "the secret is shown again")
 
 
+async def forms(s: ClientSession, tag: str) -> None:
+    form = await call(s, "create_form", {"site_id": SITE, "name": f"Form {tag}",
+                                         "fields": [{"name": "first_name", "label": "First name"}]})
+    stored = rest_ok("GET", f"/api/v1/forms/{form['id']}", ADMIN)
+    check(stored["name"] == f"Form {tag}" and stored["url"].endswith(f"/f/{form['id']}"), f"create_form: {stored}")
+
+
 async def drafts(s: ClientSession, tag: str) -> None:
     draft = await call(s, "create_draft", {"site_id": SITE, "subject": f"Draft {tag}", "body_html": "<p>Hi</p>"})
     stored = rest_ok("GET", f"/api/v1/drafts/{draft['id']}", ADMIN)
@@ -266,6 +273,7 @@ ONE_TOOL_PER_GROUP = {
     "data": data,
     "delivery-ops": delivery_ops,
     "warmup": warmup,
+    "forms": forms,
 }
 
 SITE = ""

@@ -330,6 +330,18 @@ test('mail-api: every operation', async () => {
   await expect(m.getScoringRules(), 200);
   await expect(m.updateScoringRules({ body: { open_points: 2, half_life_days: 14 } }), 200);
   await expect(m.explainContactScore({ path: { id: ada } }), 200);
+  const form = (await expect(
+    m.createForm({ body: { site_id: site, name: 'Newsletter', tags: ['news'], fields: [{ name: 'first_name', label: 'First name' }] } }),
+    201,
+  )).data;
+  await expect(m.listForms({ query: { site_id: site, limit: 10 } }), 200);
+  await expect(m.getForm({ path: { id: form.id } }), 200);
+  await expect(anonymous.signupFormPage({ path: { id: form.id }, parseAs: 'text' }), 200);
+  // Without the page's signed render time (as the embedded snippet posts): the page again.
+  await expect(anonymous.submitSignupForm({ path: { id: form.id }, parseAs: 'text' }), 200);
+  await expect(anonymous.confirmSignup({ path: { token: 'not-a-signed-token' } }), 404);
+  await expect(m.getFormStats({ path: { id: form.id } }), 200);
+  await expect(m.deleteForm({ path: { id: form.id } }), 204);
   await expect(m.analyticsPerformance({ query: { days: 30 } }), 200);
   await expect(m.analyticsPortfolio({ query: { rank_by: 'sent' } }), 200);
   await expect(m.analyticsTotals(), 200);

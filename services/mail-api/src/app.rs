@@ -36,6 +36,8 @@ pub struct AppState {
     pub kek: Arc<secrets::Kek>,
     /// Signs and checks open, click and unsubscribe links.
     pub tracker: Arc<delivery::tracking::Tracker>,
+    /// Signs and checks the signup forms' render times and confirmation links.
+    pub form_links: Arc<crate::ops::forms::links::FormLinks>,
     pub send: Arc<SendContext>,
     /// Which addresses a project's SMTP host may have (`PUT /delivery/provider`).
     pub smtp_hosts: delivery::providers::HostPolicy,
@@ -120,6 +122,10 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     settings.validate()?;
     let kek = Arc::new(settings.secrets.kek()?);
     let tracker = Arc::new(settings.tracking.tracker()?);
+    let form_links = Arc::new(crate::ops::forms::links::FormLinks::new(
+        &settings.tracking.base_url,
+        settings.tracking.secret.as_bytes(),
+    ));
     let smtp_hosts = crate::config::project_smtp_hosts(settings.delivery.allow_private_smtp_hosts);
     let delivery_settings = Arc::new(settings.delivery.clone());
     let receiver = Arc::new(crate::ops::provider_webhooks::Receiver::new(
@@ -170,6 +176,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 shared_domain: Arc::clone(&shared_domain),
                 kek: Arc::clone(&state_kek),
                 tracker: Arc::clone(&tracker),
+                form_links: Arc::clone(&form_links),
                 smtp_hosts,
                 delivery: Arc::clone(&delivery_settings),
                 send: {

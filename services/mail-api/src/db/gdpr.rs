@@ -225,6 +225,12 @@ pub async fn erase(
             .bind::<SqlUuid, _>(project_id)
             .bind::<SqlUuid, _>(subject.id)
         };
+        // The address's signups, with their consent, go with it.
+        diesel::sql_query("DELETE FROM form_submissions WHERE project_id = $1 AND email = $2")
+            .bind::<SqlUuid, _>(project_id)
+            .bind::<Text, _>(&subject.email)
+            .execute(conn)
+            .await?;
         let enrollments = by_contact("enrollments").execute(conn).await?;
         let events = by_contact("events").execute(conn).await?;
         let subscriptions = diesel::sql_query("DELETE FROM contact_sites WHERE contact_id = $1")

@@ -23,6 +23,7 @@ pub mod emails;
 pub mod enrollments;
 pub mod events;
 pub mod export;
+pub mod forms;
 pub mod gdpr;
 pub mod hygiene;
 pub mod idempotency;

@@ -692,6 +692,36 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    forms (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        site_id -> Uuid,
+        name -> Text,
+        fields -> Jsonb,
+        tags -> Array<Text>,
+        consent_text -> Text,
+        views -> BigInt,
+        refused_honeypot -> BigInt,
+        refused_too_fast -> BigInt,
+        refused_rate_limited -> BigInt,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    form_submissions (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        form_id -> Uuid,
+        email -> Text,
+        answers -> Jsonb,
+        consent_text -> Text,
+        consented_at -> Timestamptz,
+        confirmed_at -> Nullable<Timestamptz>,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     accounts,
     projects,
@@ -731,6 +761,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     ab_assignments,
     abuse_monitor,
     abuse_monitor_overrides,
+    forms,
+    form_submissions,
 );
 
 diesel::table! {

@@ -32,6 +32,7 @@ http_kit::error_codes! {
         ExportBusy = "EXPORT_BUSY",
         ExportTooLarge = "EXPORT_TOO_LARGE",
         Forbidden = "FORBIDDEN",
+        FormNotFound = "FORM_NOT_FOUND",
         IdempotencyKeyReused = "IDEMPOTENCY_KEY_REUSED",
         InternalError = "INTERNAL_ERROR",
         InvalidConfirmationToken = "INVALID_CONFIRMATION_TOKEN",

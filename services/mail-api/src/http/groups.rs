@@ -221,6 +221,12 @@ pub const ROUTE_GROUPS: &[(&str, &str, &[Group])] = &[
     ("GET", "/api/v1/chat-alerts", &[Webhooks]),
     ("PUT", "/api/v1/chat-alerts", &[Webhooks]),
     ("DELETE", "/api/v1/chat-alerts", &[Webhooks]),
+    // Signup forms (their public pages need no key).
+    ("GET", "/api/v1/forms", &[Forms]),
+    ("POST", "/api/v1/forms", &[Forms]),
+    ("GET", "/api/v1/forms/{id}", &[Forms]),
+    ("DELETE", "/api/v1/forms/{id}", &[Forms]),
+    ("GET", "/api/v1/forms/{id}/stats", &[Forms]),
 ];
 
 /// By path: each method's groups.

@@ -27,6 +27,8 @@ pub mod enrollments;
 pub mod events;
 pub mod export;
 pub mod export_full;
+pub mod form_pages;
+pub mod forms;
 pub mod gdpr;
 pub mod generate;
 pub mod groups;
@@ -93,6 +95,7 @@ pub const ROUTES: &[&[Route]] = &[
     events::ROUTES,
     export::ROUTES,
     export_full::ROUTES,
+    forms::ROUTES,
     gdpr::ROUTES,
     generate::ROUTES,
     hygiene::ROUTES,
@@ -114,5 +117,6 @@ pub const ROUTES: &[&[Route]] = &[
     advisor::ROUTES,
 ];
 
-/// The routes without credential outside `/api/v1`: tracking links and provider webhooks.
-pub const PUBLIC_ROUTES: &[&[Route]] = &[tracking::ROUTES, webhooks::ROUTES];
+/// The routes without credential outside `/api/v1`: tracking links, provider webhooks and the
+/// signup forms' pages.
+pub const PUBLIC_ROUTES: &[&[Route]] = &[tracking::ROUTES, webhooks::ROUTES, form_pages::ROUTES];

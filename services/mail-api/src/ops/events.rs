@@ -3,7 +3,7 @@
 
 use auth::Caller;
 use chrono::{DateTime, Utc};
-use diesel_async::AsyncConnection as _;
+use diesel_async::{AsyncConnection as _, AsyncPgConnection};
 use http_kit::{ApiError, Page, PageParams, Validate};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -73,29 +73,50 @@ pub async fn track_event(
     conn.transaction::<_, ApiError, _>(async |conn| {
         let (contact, contact_created) = find_or_create_minimal(conn, caller, &req.email).await?;
         let data = req.data.as_ref().unwrap_or(&empty);
-        let (event_id, _) = events::insert(conn, project_id, contact.id, &req.event, data).await?;
-        let mut enrolled_campaigns = Vec::new();
-        let mut skipped_campaigns = Vec::new();
-        for (campaign, name) in campaigns::triggered_by(conn, project_id, &req.event).await? {
-            let source = EnrollSource::Event(event_id);
-            let new =
-                enrollments::insert_many(conn, project_id, campaign, &[contact.id], source).await?;
-            if !new.is_empty() {
-                enrolled_campaigns.push(name);
-            } else {
-                skipped_campaigns.push(name);
-            }
-        }
+        let fired = fire(conn, project_id, contact.id, &req.event, data).await?;
         Ok(EventTracked {
             event: req.event.clone(),
             contact_id: contact.id,
             contact_created,
-            enrollments_created: enrolled_campaigns.len(),
-            enrolled_campaigns,
-            skipped_campaigns,
+            enrollments_created: fired.enrolled_campaigns.len(),
+            enrolled_campaigns: fired.enrolled_campaigns,
+            skipped_campaigns: fired.skipped_campaigns,
         })
     })
     .await
+}
+
+/// What [`fire`] did: the names of the campaigns it enrolled the contact in, and of those the
+/// contact was in already.
+#[derive(Debug, Default)]
+pub struct Fired {
+    pub enrolled_campaigns: Vec<String>,
+    pub skipped_campaigns: Vec<String>,
+}
+
+/// Records the event `name` of the project's contact `contact_id` and enrolls the contact in
+/// the active triggered campaigns listening for it, in the caller's transaction: the one path
+/// of `POST /events` and of the events the service fires itself (`form.submitted`).
+pub async fn fire(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    contact_id: Uuid,
+    name: &str,
+    data: &Value,
+) -> Result<Fired, ApiError> {
+    let (event_id, _) = events::insert(conn, project_id, contact_id, name, data).await?;
+    let mut fired = Fired::default();
+    for (campaign, campaign_name) in campaigns::triggered_by(conn, project_id, name).await? {
+        let source = EnrollSource::Event(event_id);
+        let new =
+            enrollments::insert_many(conn, project_id, campaign, &[contact_id], source).await?;
+        if !new.is_empty() {
+            fired.enrolled_campaigns.push(campaign_name);
+        } else {
+            fired.skipped_campaigns.push(campaign_name);
+        }
+    }
+    Ok(fired)
 }
 
 /// A recorded event.

@@ -22,6 +22,7 @@ pub mod drafts;
 pub mod emails;
 pub mod events;
 pub mod export;
+pub mod forms;
 pub mod gdpr;
 pub mod generate;
 pub mod hygiene;

@@ -104,9 +104,13 @@ async fn every_documented_api_route_exists_and_is_gated() {
                     "{method} {path} answered an undocumented {status}"
                 );
                 gated_ops += 1;
-            } else if path.starts_with("/t/") || path.starts_with("/api/webhooks/") {
-                // Signed links and signed provider events: without a valid token or
-                // signature, a documented refusal (never a redirect).
+            } else if path.starts_with("/t/")
+                || path.starts_with("/api/webhooks/")
+                || path.starts_with("/f/")
+            {
+                // Signed links, signed provider events and signup forms (named by their id):
+                // without a valid token, signature or id, a documented refusal (never a
+                // redirect).
                 assert!(
                     [401, 404].contains(&status) && responses.get(status.to_string()).is_some(),
                     "{method} {path}: {status}"
@@ -125,10 +129,10 @@ async fn every_documented_api_route_exists_and_is_gated() {
             }
         }
     }
-    assert_eq!(gated_ops, 160);
+    assert_eq!(gated_ops, 165);
     assert_eq!(public_ops, 8);
     assert_eq!(oauth_ops, 3);
-    assert_eq!(signed_ops, 6);
+    assert_eq!(signed_ops, 9);
     h.stop().await;
 }
 
@@ -279,6 +283,14 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<mail_api::http::scoring::__path_score>(),
         Handler::of::<mail_api::http::deliverability::__path_domain_health>(),
         Handler::of::<mail_api::http::deliverability::__path_check>(),
+        Handler::of::<mail_api::http::forms::__path_list>(),
+        Handler::of::<mail_api::http::forms::__path_create>(),
+        Handler::of::<mail_api::http::forms::__path_get>(),
+        Handler::of::<mail_api::http::forms::__path_delete>(),
+        Handler::of::<mail_api::http::forms::__path_stats>(),
+        Handler::of::<mail_api::http::form_pages::__path_page>(),
+        Handler::of::<mail_api::http::form_pages::__path_submit>(),
+        Handler::of::<mail_api::http::form_pages::__path_confirm>(),
         Handler::of::<mail_api::http::preview::__path_validate>(),
         Handler::of::<mail_api::http::preview::__path_preview>(),
         Handler::of::<mail_api::http::delivery_ops::__path_dlq>(),

@@ -45,6 +45,10 @@ const PUBLIC: &[&str] = &[
     "/t/u/{token}",
     "/api/webhooks/{provider}",
     "/api/webhooks/{provider}/{project_id}",
+    // Signup forms' hosted pages and confirmation links: a form is public by its id, a
+    // signup's link is signed.
+    "/f/{id}",
+    "/f/confirm/{token}",
 ];
 
 /// A word in every project's planted texts, for search parameters.
@@ -157,6 +161,8 @@ struct Owner {
     approval: String,
     /// A running A/B test of its own, on a draft campaign (its name carries the marker).
     ab_test: String,
+    /// A signup form of its own (its name and consent text carry the marker).
+    form: String,
 }
 
 async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &Planted) -> Owner {
@@ -277,6 +283,10 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
         &call(Method::POST, "/api/v1/ab-tests", Some(ab_test)).await,
         "id",
     );
+    let form = json!({"site_id": site, "name": format!("{SHARED_WORD} form {marker}"),
+        "consent_text": marker, "tags": [marker],
+        "fields": [{"name": "first_name", "label": marker}]});
+    let form = id_of(&call(Method::POST, "/api/v1/forms", Some(form)).await, "id");
     let member = json!({"email": format!("team-{marker}@example.com"), "role": "viewer"});
     call(Method::POST, "/api/v1/team", Some(member)).await;
 
@@ -372,6 +382,7 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
     ))
     .await;
     Owner {
+        form,
         approval: approval.to_string(),
         ab_test,
         draft,
@@ -468,6 +479,7 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
             (victim.approval.clone(), None)
         }
         ("/api/v1/webhook-subscriptions/{id}", "id") => (victim.webhook.clone(), None),
+        ("/api/v1/forms/{id}" | "/api/v1/forms/{id}/stats", "id") => (victim.form.clone(), None),
         ("/api/v1/webhook-deliveries/{id}/replay", "id") => (victim.delivery.clone(), None),
         (path, "id") if path.starts_with("/api/v1/sites/{id}/") => (victim.site.clone(), None),
         _ => panic!("{path}: no value for path parameter `{name}`; map it in the isolation suite"),
@@ -552,6 +564,7 @@ fn body_for(op: &Operation) -> Option<Value> {
         }
         // A site of no project (another project's: `domains::registering_…`).
         ("POST", "/api/v1/domains") => json!({"site_id": Uuid::nil(), "domain": "probe.example"}),
+        ("POST", "/api/v1/forms") => json!({"site_id": Uuid::nil(), "name": "probe"}),
         _ => panic!(
             "{} {}: no body; add one to the isolation suite",
             op.method, op.path
@@ -723,6 +736,7 @@ async fn victim_rows(h: &Harness, op: &Operation, victim: &Owner) -> Option<BTre
         "/api/v1/campaigns/{id}" => own_rows(h, "campaigns", victim).await,
         "/api/v1/campaign-steps/{id}" => own_rows(h, "campaign_steps", victim).await,
         "/api/v1/webhook-subscriptions/{id}" => own_rows(h, "webhook_subscriptions", victim).await,
+        "/api/v1/forms/{id}" => own_rows(h, "forms", victim).await,
         "/api/v1/chat-alerts" => h
             .query(&format!(
                 "SELECT project_id::text FROM chat_alerts WHERE project_id = '{}'",
@@ -802,6 +816,7 @@ async fn still_intact(h: &Harness, owner: &Owner) -> Vec<String> {
         format!("/api/v1/drafts/{}", owner.draft),
         format!("/api/v1/approvals/{}", owner.approval),
         format!("/api/v1/ab-tests/{}", owner.ab_test),
+        format!("/api/v1/forms/{}", owner.form),
     ];
     for path in own {
         let (status, body) = send(h, &owner.key, Method::GET, &path, None).await;

@@ -26,6 +26,7 @@ mod drafts;
 mod errors;
 mod events;
 mod export;
+mod forms;
 mod generate;
 mod identify;
 mod isolation;

@@ -30,6 +30,26 @@ export type BrandVoiceBody = {
 export type CampaignType = 'drip' | 'triggered';
 
 /**
+ * A field a form asks for besides the address (always asked, and required).
+ */
+export type FormField = {
+    /**
+     * 1..=40 characters: a lowercase letter, then lowercase letters, digits or `_`; unique in
+     * the form, and none of `email`, `website` and `rendered` (the page's own). `first_name`
+     * and `last_name` fill the contact's names; any other is stored in its `properties`.
+     */
+    name: string;
+    /**
+     * The text next to the input, 1..=200 characters, not blank (stored trimmed).
+     */
+    label: string;
+    /**
+     * Default false: a required field left blank sends the page back with a message.
+     */
+    required?: boolean;
+};
+
+/**
  * A tool group: what an API key may be limited to.
  */
 export type Group = 'analytics' | 'campaigns' | 'contacts' | 'segments' | 'drafts' | 'sites' | 'gdpr' | 'ab-testing' | 'advisor' | 'webhooks' | 'approvals' | 'automations' | 'templates' | 'delivery-ops' | 'compound' | 'data' | 'content' | 'warmup' | 'forms' | 'org' | 'sms' | 'social-posts';
@@ -5112,6 +5132,144 @@ export type UpdateWarmupScheduleErrors = {
 };
 
 export type UpdateWarmupScheduleResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type CreateFormData = {
+    /**
+     * Unknown fields are refused.
+     */
+    body?: {
+        /**
+         * A site of the project (404 `SITE_NOT_FOUND` otherwise): confirmed signups are subscribed
+         * to it, and the confirmation email is sent as it.
+         */
+        site_id: string;
+        /**
+         * 1..=200 characters, not blank (stored trimmed): the page's title.
+         */
+        name: string;
+        /**
+         * The fields asked besides the address, in page order, at most 20, names unique.
+         */
+        fields?: Array<FormField>;
+        tags?: Array<string> | null;
+        /**
+         * The consent shown above the button and recorded with each signup, 1..=1000 characters
+         * (stored trimmed); default: "I agree to receive emails from <site name>. I can
+         * unsubscribe at any time."
+         */
+        consent_text?: string | null;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/create_form';
+};
+
+export type CreateFormErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type CreateFormResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type ListFormsData = {
+    body?: {
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+        site_id?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/list_forms';
+};
+
+export type ListFormsErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type ListFormsResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type GetFormStatsData = {
+    /**
+     * One form of the project.
+     */
+    body?: {
+        /**
+         * The form's id.
+         */
+        form_id: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/get_form_stats';
+};
+
+export type GetFormStatsErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type GetFormStatsResponses = {
     /**
      * The tool's answer (JSON)
      */

@@ -699,7 +699,8 @@ export type Contact = ContactAttribution & {
      */
     site_ids: Array<string>;
     /**
-     * How the contact was created: `identify`, `api` (by `/events`), `contacts` or `import`.
+     * How the contact was created: `identify`, `api` (by `/events`), `contacts`, `import` or
+     * `form` (a confirmed signup).
      */
     source: string;
     created_at: string;
@@ -1152,6 +1153,32 @@ export type CreateDraft = {
      * The plain-text part, at most 524,288 characters; empty is absent.
      */
     text?: string | null;
+};
+
+/**
+ * Unknown fields are refused.
+ */
+export type CreateForm = {
+    /**
+     * A site of the project (404 `SITE_NOT_FOUND` otherwise): confirmed signups are subscribed
+     * to it, and the confirmation email is sent as it.
+     */
+    site_id: string;
+    /**
+     * 1..=200 characters, not blank (stored trimmed): the page's title.
+     */
+    name: string;
+    /**
+     * The fields asked besides the address, in page order, at most 20, names unique.
+     */
+    fields?: Array<FormField>;
+    tags?: Array<string> | null;
+    /**
+     * The consent shown above the button and recorded with each signup, 1..=1000 characters
+     * (stored trimmed); default: "I agree to receive emails from <site name>. I can
+     * unsubscribe at any time."
+     */
+    consent_text?: string | null;
 };
 
 /**
@@ -2150,6 +2177,73 @@ export type FindingSeverity = 'info' | 'warning' | 'critical';
 export type FindingSubject = 'site' | 'campaign' | 'step' | 'segment';
 
 /**
+ * A field a form asks for besides the address (always asked, and required).
+ */
+export type FormField = {
+    /**
+     * 1..=40 characters: a lowercase letter, then lowercase letters, digits or `_`; unique in
+     * the form, and none of `email`, `website` and `rendered` (the page's own). `first_name`
+     * and `last_name` fill the contact's names; any other is stored in its `properties`.
+     */
+    name: string;
+    /**
+     * The text next to the input, 1..=200 characters, not blank (stored trimmed).
+     */
+    label: string;
+    /**
+     * Default false: a required field left blank sends the page back with a message.
+     */
+    required?: boolean;
+};
+
+/**
+ * Posts refused before anything was stored, by reason.
+ */
+export type FormRefusals = {
+    /**
+     * The hidden field a person never sees was filled.
+     */
+    honeypot: number;
+    /**
+     * Sent less than a second after the page was rendered.
+     */
+    too_fast: number;
+    /**
+     * Past the per-address or per-IP limit.
+     */
+    rate_limited: number;
+    total: number;
+};
+
+/**
+ * A form's numbers.
+ */
+export type FormStats = {
+    form_id: string;
+    /**
+     * Renders of the hosted page.
+     */
+    views: number;
+    /**
+     * Signups taken (a confirmation email was sent for each).
+     */
+    submissions: number;
+    /**
+     * Signups whose address was confirmed (the contact subscribed).
+     */
+    confirmations: number;
+    refusals: FormRefusals;
+    /**
+     * `confirmations / views`, 0 without views.
+     */
+    conversion_rate: number;
+    /**
+     * `confirmations / submissions`, 0 without submissions.
+     */
+    confirmation_rate: number;
+};
+
+/**
  * Unknown fields are refused.
  */
 export type GenerateEmail = {
@@ -2729,7 +2823,7 @@ export type MailError = {
 /**
  * A machine-readable error code of the mail service.
  */
-export type MailErrorCode = 'AB_TEST_EXISTS' | 'AB_TEST_NOT_FOUND' | 'AB_TEST_PROMOTED' | 'APPROVAL_DECIDED' | 'APPROVAL_EXPIRED' | 'APPROVAL_NOT_FOUND' | 'BROKER_UNAVAILABLE' | 'CAMPAIGN_CLOSED' | 'CAMPAIGN_NOT_ACTIVE' | 'CAMPAIGN_NOT_FOUND' | 'CAMPAIGN_NOT_READY' | 'CAMPAIGN_TYPE_MISMATCH' | 'CONFLICT' | 'CONTACT_EXISTS' | 'CONTACT_NOT_FOUND' | 'DELIVERY_PENDING' | 'DOMAIN_NOT_FOUND' | 'DOMAIN_NOT_VERIFIED' | 'DOMAIN_TAKEN' | 'DRAFT_NOT_APPROVED' | 'DRAFT_NOT_FOUND' | 'DUPLICATE_ORDER_ID' | 'EMAIL_NOT_FOUND' | 'ENROLLMENT_NOT_FOUND' | 'EXPORT_BUSY' | 'EXPORT_TOO_LARGE' | 'FORBIDDEN' | 'IDEMPOTENCY_KEY_REUSED' | 'INTERNAL_ERROR' | 'INVALID_CONFIRMATION_TOKEN' | 'INVALID_SIGNATURE' | 'INVALID_TRANSITION' | 'KEY_BROADER_THAN_CREATOR' | 'LLM_FAILED' | 'LLM_INVALID_OUTPUT' | 'LLM_INVALID_RULES' | 'LLM_NOT_CONFIGURED' | 'METHOD_NOT_ALLOWED' | 'NOT_FOUND' | 'PAYLOAD_TOO_LARGE' | 'PLAN_LIMIT' | 'PROJECT_NOT_FOUND' | 'PROVIDER_REJECTED' | 'RATE_LIMITED' | 'SEGMENT_NOT_FOUND' | 'SENDER_SUSPENDED' | 'SERVICE_UNAVAILABLE' | 'SITE_NOT_FOUND' | 'SLUG_TAKEN' | 'STEP_NOT_FOUND' | 'SUPPRESSED_CONTACT' | 'TEAM_MEMBER_EXISTS' | 'TEMPLATE_IN_USE' | 'TEMPLATE_NOT_FOUND' | 'TEMPLATE_SYNTAX' | 'TOOL_GROUP_FORBIDDEN' | 'TOOL_NOT_FOUND' | 'TOO_MANY_STEPS' | 'UNAUTHORIZED' | 'UNPROCESSABLE' | 'VALIDATION_ERROR' | 'WARMUP_NOT_ACTIVE' | 'WEBHOOK_DELIVERY_NOT_FOUND' | 'WEBHOOK_SUBSCRIPTION_NOT_FOUND';
+export type MailErrorCode = 'AB_TEST_EXISTS' | 'AB_TEST_NOT_FOUND' | 'AB_TEST_PROMOTED' | 'APPROVAL_DECIDED' | 'APPROVAL_EXPIRED' | 'APPROVAL_NOT_FOUND' | 'BROKER_UNAVAILABLE' | 'CAMPAIGN_CLOSED' | 'CAMPAIGN_NOT_ACTIVE' | 'CAMPAIGN_NOT_FOUND' | 'CAMPAIGN_NOT_READY' | 'CAMPAIGN_TYPE_MISMATCH' | 'CONFLICT' | 'CONTACT_EXISTS' | 'CONTACT_NOT_FOUND' | 'DELIVERY_PENDING' | 'DOMAIN_NOT_FOUND' | 'DOMAIN_NOT_VERIFIED' | 'DOMAIN_TAKEN' | 'DRAFT_NOT_APPROVED' | 'DRAFT_NOT_FOUND' | 'DUPLICATE_ORDER_ID' | 'EMAIL_NOT_FOUND' | 'ENROLLMENT_NOT_FOUND' | 'EXPORT_BUSY' | 'EXPORT_TOO_LARGE' | 'FORBIDDEN' | 'FORM_NOT_FOUND' | 'IDEMPOTENCY_KEY_REUSED' | 'INTERNAL_ERROR' | 'INVALID_CONFIRMATION_TOKEN' | 'INVALID_SIGNATURE' | 'INVALID_TRANSITION' | 'KEY_BROADER_THAN_CREATOR' | 'LLM_FAILED' | 'LLM_INVALID_OUTPUT' | 'LLM_INVALID_RULES' | 'LLM_NOT_CONFIGURED' | 'METHOD_NOT_ALLOWED' | 'NOT_FOUND' | 'PAYLOAD_TOO_LARGE' | 'PLAN_LIMIT' | 'PROJECT_NOT_FOUND' | 'PROVIDER_REJECTED' | 'RATE_LIMITED' | 'SEGMENT_NOT_FOUND' | 'SENDER_SUSPENDED' | 'SERVICE_UNAVAILABLE' | 'SITE_NOT_FOUND' | 'SLUG_TAKEN' | 'STEP_NOT_FOUND' | 'SUPPRESSED_CONTACT' | 'TEAM_MEMBER_EXISTS' | 'TEMPLATE_IN_USE' | 'TEMPLATE_NOT_FOUND' | 'TEMPLATE_SYNTAX' | 'TOOL_GROUP_FORBIDDEN' | 'TOOL_NOT_FOUND' | 'TOO_MANY_STEPS' | 'UNAUTHORIZED' | 'UNPROCESSABLE' | 'VALIDATION_ERROR' | 'WARMUP_NOT_ACTIVE' | 'WEBHOOK_DELIVERY_NOT_FOUND' | 'WEBHOOK_SUBSCRIPTION_NOT_FOUND';
 
 /**
  * Which notifications to mark read. Unknown fields are refused.
@@ -3083,7 +3177,8 @@ export type PageContact = {
          */
         site_ids: Array<string>;
         /**
-         * How the contact was created: `identify`, `api` (by `/events`), `contacts` or `import`.
+         * How the contact was created: `identify`, `api` (by `/events`), `contacts`, `import` or
+         * `form` (a confirmed signup).
          */
         source: string;
         created_at: string;
@@ -3445,6 +3540,32 @@ export type PageSegment = {
         origin: SegmentOrigin;
         created_at: string;
         updated_at: string;
+    }>;
+    /**
+     * Pass as `cursor` to get the next page; null on the last page.
+     */
+    next_cursor?: string | null;
+};
+
+export type PageSignupForm = {
+    data: Array<{
+        id: string;
+        site_id: string;
+        name: string;
+        fields: Array<FormField>;
+        tags: Array<string>;
+        consent_text: string;
+        /**
+         * The hosted page (public).
+         */
+        url: string;
+        /**
+         * An HTML form to paste into a page: it posts to the hosted page's address, which asks
+         * the person to check and send their details once more (the page carries the render
+         * time the minimum fill time is measured from).
+         */
+        embed_html: string;
+        created_at: string;
     }>;
     /**
      * Pass as `cursor` to get the next page; null on the last page.
@@ -4874,6 +4995,29 @@ export type Significance = {
      * The promoted variant; null while running.
      */
     winner?: number | null;
+};
+
+/**
+ * A signup form.
+ */
+export type SignupForm = {
+    id: string;
+    site_id: string;
+    name: string;
+    fields: Array<FormField>;
+    tags: Array<string>;
+    consent_text: string;
+    /**
+     * The hosted page (public).
+     */
+    url: string;
+    /**
+     * An HTML form to paste into a page: it posts to the hosted page's address, which asks
+     * the person to check and send their details once more (the page carries the render
+     * time the minimum fill time is measured from).
+     */
+    embed_html: string;
+    created_at: string;
 };
 
 /**
@@ -10972,6 +11116,267 @@ export type ExportFullResponses = {
 
 export type ExportFullResponse = ExportFullResponses[keyof ExportFullResponses];
 
+export type ListFormsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Only this site's forms (404 `SITE_NOT_FOUND` when it is not a site of the project).
+         */
+        site_id?: string;
+        /**
+         * Items per page, 1..=100 (default 50).
+         */
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    url: '/api/v1/forms';
+};
+
+export type ListFormsErrors = {
+    /**
+     * Invalid site_id, limit or cursor
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * `site_id` is not a site of the project (`SITE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ListFormsError = ListFormsErrors[keyof ListFormsErrors];
+
+export type ListFormsResponses = {
+    /**
+     * A page of forms
+     */
+    200: PageSignupForm;
+};
+
+export type ListFormsResponse = ListFormsResponses[keyof ListFormsResponses];
+
+export type CreateFormData = {
+    body: CreateForm;
+    path?: never;
+    query?: never;
+    url: '/api/v1/forms';
+};
+
+export type CreateFormErrors = {
+    /**
+     * Missing or invalid field (named in the message and in `details.field`), or body too large
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * `site_id` is not a site of the project (`SITE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type CreateFormError = CreateFormErrors[keyof CreateFormErrors];
+
+export type CreateFormResponses = {
+    /**
+     * Created, with its page's `url` and `embed_html`
+     */
+    201: SignupForm;
+};
+
+export type CreateFormResponse = CreateFormResponses[keyof CreateFormResponses];
+
+export type DeleteFormData = {
+    body?: never;
+    path: {
+        /**
+         * The form's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/forms/{id}';
+};
+
+export type DeleteFormErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not a form of this project (`FORM_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type DeleteFormError = DeleteFormErrors[keyof DeleteFormErrors];
+
+export type DeleteFormResponses = {
+    /**
+     * Deleted
+     */
+    204: void;
+};
+
+export type DeleteFormResponse = DeleteFormResponses[keyof DeleteFormResponses];
+
+export type GetFormData = {
+    body?: never;
+    path: {
+        /**
+         * The form's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/forms/{id}';
+};
+
+export type GetFormErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Not a form of this project (`FORM_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type GetFormError = GetFormErrors[keyof GetFormErrors];
+
+export type GetFormResponses = {
+    /**
+     * The form
+     */
+    200: SignupForm;
+};
+
+export type GetFormResponse = GetFormResponses[keyof GetFormResponses];
+
+export type GetFormStatsData = {
+    body?: never;
+    path: {
+        /**
+         * The form's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/forms/{id}/stats';
+};
+
+export type GetFormStatsErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Not a form of this project (`FORM_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type GetFormStatsError = GetFormStatsErrors[keyof GetFormStatsErrors];
+
+export type GetFormStatsResponses = {
+    /**
+     * The form's numbers
+     */
+    200: FormStats;
+};
+
+export type GetFormStatsResponse = GetFormStatsResponses[keyof GetFormStatsResponses];
+
 export type ErasePersonalDataData = {
     body?: never;
     path: {
@@ -14897,3 +15302,106 @@ export type ReceiveProjectProviderWebhookResponses = {
 };
 
 export type ReceiveProjectProviderWebhookResponse = ReceiveProjectProviderWebhookResponses[keyof ReceiveProjectProviderWebhookResponses];
+
+export type SignupFormPageData = {
+    body?: never;
+    path: {
+        /**
+         * The form's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/f/{id}';
+};
+
+export type SignupFormPageErrors = {
+    /**
+     * No such form (`FORM_NOT_FOUND`)
+     */
+    404: MailError;
+};
+
+export type SignupFormPageError = SignupFormPageErrors[keyof SignupFormPageErrors];
+
+export type SignupFormPageResponses = {
+    /**
+     * The form as an HTML page, with its signed render time (counted as a view)
+     */
+    200: unknown;
+};
+
+export type SubmitSignupFormData = {
+    /**
+     * The form's inputs: `email`, the form's fields by name, `rendered` (the page's signed render time) and the honeypot `website` (left empty by people). Unknown inputs are ignored.
+     */
+    body?: unknown;
+    path: {
+        /**
+         * The form's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/f/{id}';
+};
+
+export type SubmitSignupFormErrors = {
+    /**
+     * The form again, filled, with what to fix (an invalid address, a required field left blank, an answer over 500 characters)
+     */
+    400: unknown;
+    /**
+     * No such form (`FORM_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Refused and counted: the honeypot was filled, or the form was sent less than a second after its page was rendered
+     */
+    422: unknown;
+    /**
+     * Refused and counted: past 3 signups per address per hour or 20 per client address per hour
+     */
+    429: unknown;
+};
+
+export type SubmitSignupFormError = SubmitSignupFormErrors[keyof SubmitSignupFormErrors];
+
+export type SubmitSignupFormResponses = {
+    /**
+     * Taken: a page asking to confirm through the email just sent; or, for a post without a valid render time (the embedded snippet's), the form again to send once more
+     */
+    200: unknown;
+};
+
+export type ConfirmSignupData = {
+    body?: never;
+    path: {
+        /**
+         * Signed confirmation token
+         */
+        token: string;
+    };
+    query?: never;
+    url: '/f/confirm/{token}';
+};
+
+export type ConfirmSignupErrors = {
+    /**
+     * Unsigned or altered token, or its signup is gone
+     */
+    404: MailError;
+    /**
+     * The link has expired (48 hours after the signup): nothing was subscribed
+     */
+    410: unknown;
+};
+
+export type ConfirmSignupError = ConfirmSignupErrors[keyof ConfirmSignupErrors];
+
+export type ConfirmSignupResponses = {
+    /**
+     * Confirmed: the contact is identified, subscribed to the form's site, given the form's tags, and `form.submitted` fired (once: a second visit changes nothing)
+     */
+    200: unknown;
+};

@@ -13,6 +13,7 @@ mod contacts;
 mod delivery_ops;
 mod domains;
 mod drafts;
+mod forms;
 mod gdpr;
 mod segments;
 mod sites;
@@ -38,6 +39,7 @@ pub fn all() -> Vec<Tool> {
         delivery_ops::tools(),
         domains::tools(),
         warmup::tools(),
+        forms::tools(),
         account::tools(),
         webhooks::tools(),
         approvals::tools(),

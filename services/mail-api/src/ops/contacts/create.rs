@@ -78,12 +78,24 @@ pub async fn create_contact(
     source: &str,
     data: &ContactData<'_>,
 ) -> Result<Option<contacts::Contact>, CreateError> {
-    let Some(contact) = contacts::insert(conn, caller.owner_id, email, source, data).await? else {
+    let plan = flows::plan_of(caller);
+    create_contact_in(conn, caller.owner_id, plan, email, source, data).await
+}
+
+/// [`create_contact`] for a project named by id and plan (a signup has no caller).
+pub async fn create_contact_in(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    plan: Plan,
+    email: &str,
+    source: &str,
+    data: &ContactData<'_>,
+) -> Result<Option<contacts::Contact>, CreateError> {
+    let Some(contact) = contacts::insert(conn, project_id, email, source, data).await? else {
         return Ok(None);
     };
-    let plan = flows::plan_of(caller);
     let limit = plans::contact_limit(plan);
-    if !usage::add_contact(conn, caller.owner_id, limit).await? {
+    if !usage::add_contact(conn, project_id, limit).await? {
         return Err(CreateError::LimitReached(ContactLimitReached {
             plan,
             limit: limit.unwrap_or(i64::MAX),
@@ -269,30 +281,42 @@ pub async fn identify(
     caller: &Caller,
     req: &IdentifyRequest,
 ) -> Result<Identified, ApiError> {
-    let project_id = caller.owner_id;
+    let plan = flows::plan_of(caller);
     let mut conn = store::conn(pool).await?;
     conn.transaction::<_, ApiError, _>(async |conn| {
-        if let Some(site_id) = req.site_id {
-            flows::require_site(conn, project_id, site_id).await?;
-        }
-        let data = req.data();
-        let (contact, created) =
-            match create_contact(conn, caller, &req.email, "identify", &data).await? {
-                Some(contact) => (contact, true),
-                None => {
-                    let merged = contacts::merge(conn, project_id, &req.email, &data)
-                        .await?
-                        .ok_or_else(|| ApiError::internal("identify: the contact vanished"))?;
-                    (merged, false)
-                }
-            };
-        if let Some(site_id) = req.site_id {
-            flows::join_site(conn, project_id, contact.id, site_id, created).await?;
-        }
-        Ok(Identified {
-            contact_id: contact.id,
-            created,
-        })
+        identify_in(conn, caller.owner_id, plan, "identify", req).await
     })
     .await
+}
+
+/// [`identify`] in the caller's transaction, for a project named by id and plan; a contact
+/// it creates has `source`.
+pub async fn identify_in(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    plan: Plan,
+    source: &str,
+    req: &IdentifyRequest,
+) -> Result<Identified, ApiError> {
+    if let Some(site_id) = req.site_id {
+        flows::require_site(conn, project_id, site_id).await?;
+    }
+    let data = req.data();
+    let (contact, created) =
+        match create_contact_in(conn, project_id, plan, &req.email, source, &data).await? {
+            Some(contact) => (contact, true),
+            None => {
+                let merged = contacts::merge(conn, project_id, &req.email, &data)
+                    .await?
+                    .ok_or_else(|| ApiError::internal("identify: the contact vanished"))?;
+                (merged, false)
+            }
+        };
+    if let Some(site_id) = req.site_id {
+        flows::join_site(conn, project_id, contact.id, site_id, created).await?;
+    }
+    Ok(Identified {
+        contact_id: contact.id,
+        created,
+    })
 }

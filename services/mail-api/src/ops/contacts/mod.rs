@@ -28,7 +28,7 @@ use uuid::Uuid;
 
 pub use create::{
     ContactLimitReached, CreateContact, CreateError, Identified, IdentifyRequest, create_contact,
-    identify, insert_contact,
+    identify, identify_in, insert_contact,
 };
 pub use import::{
     IMPORT_MAX_ROWS, ImportContacts, ImportReport, ImportRow, ImportRowReport, ImportRowStatus,
@@ -104,7 +104,8 @@ pub struct Contact {
     pub site_ids: Vec<Uuid>,
     #[serde(flatten)]
     pub attribution: ContactAttribution,
-    /// How the contact was created: `identify`, `api` (by `/events`), `contacts` or `import`.
+    /// How the contact was created: `identify`, `api` (by `/events`), `contacts`, `import` or
+    /// `form` (a confirmed signup).
     pub source: String,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,

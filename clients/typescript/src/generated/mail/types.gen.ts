@@ -2191,9 +2191,10 @@ export type FormField = {
      */
     label: string;
     /**
-     * Default false: a required field left blank sends the page back with a message.
+     * Default false (null too): a required field left blank sends the page back with a
+     * message.
      */
-    required?: boolean;
+    required?: boolean | null;
 };
 
 /**

@@ -37,9 +37,10 @@ pub struct FormField {
     /// The text next to the input, 1..=200 characters, not blank (stored trimmed).
     #[schema(min_length = 1, max_length = 200, pattern = r"[^\s\x85\uFEFF]")]
     pub label: String,
-    /// Default false: a required field left blank sends the page back with a message.
-    #[serde(default)]
-    #[schema(required = false, default = false)]
+    /// Default false (null too): a required field left blank sends the page back with a
+    /// message.
+    #[serde(default, deserialize_with = "null_is_false")]
+    #[schema(required = false, default = false, value_type = Option<bool>)]
     pub required: bool,
 }
 
@@ -298,4 +299,9 @@ pub async fn form_stats(
         conversion_rate: ratio(confirmations, row.views),
         confirmation_rate: ratio(confirmations, submissions),
     })
+}
+
+/// A field's `required: null` reads as its default, false, as the schema states.
+fn null_is_false<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
+    Ok(<Option<bool> as serde::Deserialize>::deserialize(deserializer)?.unwrap_or(false))
 }

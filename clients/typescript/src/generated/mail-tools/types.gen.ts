@@ -5154,9 +5154,10 @@ export type CreateFormData = {
          */
         name: string;
         /**
-         * The fields asked besides the address, in page order, at most 20, names unique.
+         * The fields asked besides the address, in page order, at most 20, names unique (null
+         * or absent: none).
          */
-        fields?: Array<FormField>;
+        fields?: Array<FormField> | null;
         tags?: Array<string> | null;
         /**
          * The consent shown above the button and recorded with each signup, 1..=1000 characters

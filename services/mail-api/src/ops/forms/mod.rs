@@ -39,7 +39,7 @@ pub struct FormField {
     pub label: String,
     /// Default false (null too): a required field left blank sends the page back with a
     /// message.
-    #[serde(default, deserialize_with = "null_is_false")]
+    #[serde(default)]
     #[schema(required = false, default = false, value_type = Option<bool>)]
     pub required: bool,
 }
@@ -53,9 +53,10 @@ pub struct CreateForm {
     /// 1..=200 characters, not blank (stored trimmed): the page's title.
     #[schema(min_length = 1, max_length = 200, pattern = r"[^\s\x85\uFEFF]")]
     pub name: String,
-    /// The fields asked besides the address, in page order, at most 20, names unique.
+    /// The fields asked besides the address, in page order, at most 20, names unique (null
+    /// or absent: none).
     #[serde(default)]
-    #[schema(required = false, max_items = 20)]
+    #[schema(required = false, max_items = 20, value_type = Option<Vec<FormField>>)]
     pub fields: Vec<FormField>,
     /// Added to the contact's tags when the signup is confirmed; each 1..=100 characters, at
     /// most 100, duplicates dropped.
@@ -299,9 +300,4 @@ pub async fn form_stats(
         conversion_rate: ratio(confirmations, row.views),
         confirmation_rate: ratio(confirmations, submissions),
     })
-}
-
-/// A field's `required: null` reads as its default, false, as the schema states.
-fn null_is_false<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
-    Ok(<Option<bool> as serde::Deserialize>::deserialize(deserializer)?.unwrap_or(false))
 }

@@ -2,7 +2,11 @@
 //! checked against Amazon's signing certificate (RSA PKCS #1 v1.5 over the documented string to
 //! sign; SHA1 for `SignatureVersion` 1, SHA256 for 2), and the addresses a certificate or a
 //! subscription confirmation may be fetched from. Which topic a project accepts, fetching and
-//! caching are the caller's.
+//! the caller's; [`Fetcher`] fetches certificates (kept per process) and confirmations.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use base64::Engine as _;
 use ring::signature;
@@ -142,6 +146,102 @@ pub fn verify(body: &Value, public_key: &[u8]) -> Result<(), Rejected> {
     signature::UnparsedPublicKey::new(algorithm, public_key)
         .verify(message.as_bytes(), &signature)
         .map_err(|_| rejected("bad signature"))
+}
+
+/// Certificates kept per process (SNS signs with a handful; the bound keeps a flood of distinct
+/// URLs from growing the map).
+const CACHED_CERTIFICATES: usize = 32;
+/// A signing certificate is a couple of kilobytes.
+const FETCHED_MAX_BYTES: usize = 16 * 1024;
+
+/// Why a certificate or a confirmation could not be had.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FetchError {
+    /// Not an address of the deployment's SNS, or not a certificate: never fetched.
+    #[error("{0}")]
+    Refused(Rejected),
+    /// SNS could not be reached or answered an error (SNS retries a delivery answered 5xx).
+    #[error("SNS could not be reached: {0}")]
+    Unreachable(String),
+}
+
+/// Fetches SNS signing keys (kept) and subscription confirmations from the deployment's SNS
+/// address only (rustls, no redirects, bounded time and size).
+pub struct Fetcher {
+    client: reqwest::Client,
+    /// `{region}` stands for the topic's region.
+    base: String,
+    keys: Mutex<HashMap<String, Arc<Vec<u8>>>>,
+}
+
+impl Fetcher {
+    pub fn new(base: &str) -> Result<Self, reqwest::Error> {
+        tls_kit::install();
+        Ok(Self {
+            client: reqwest::Client::builder()
+                .connect_timeout(Duration::from_secs(5))
+                .timeout(Duration::from_secs(10))
+                .redirect(reqwest::redirect::Policy::none())
+                .build()?,
+            base: base.to_owned(),
+            keys: Mutex::new(HashMap::new()),
+        })
+    }
+
+    async fn get(&self, url: &str) -> Result<Vec<u8>, FetchError> {
+        let failed = FetchError::Unreachable;
+        let mut response = self
+            .client
+            .get(url)
+            .send()
+            .await
+            .map_err(|e| failed(e.without_url().to_string()))?;
+        if !response.status().is_success() {
+            return Err(failed(format!("it answered {}", response.status())));
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| failed(e.without_url().to_string()))?
+        {
+            body.extend_from_slice(&chunk);
+            if body.len() > FETCHED_MAX_BYTES {
+                return Err(failed("the answer is too large".to_owned()));
+            }
+        }
+        Ok(body)
+    }
+
+    /// The key of the certificate at `url`, which must lie under SNS's address for `region`.
+    pub async fn key(&self, url: &str, region: &str) -> Result<Arc<Vec<u8>>, FetchError> {
+        if !is_amazon_url(url, &self.base, region, true) {
+            return Err(FetchError::Refused(rejected(
+                "SigningCertURL is not an SNS certificate address",
+            )));
+        }
+        if let Some(key) = self.keys.lock().expect("certificate cache").get(url) {
+            return Ok(Arc::clone(key));
+        }
+        let pem = self.get(url).await?;
+        let key = Arc::new(certificate_key(&pem).map_err(FetchError::Refused)?);
+        let mut keys = self.keys.lock().expect("certificate cache");
+        if keys.len() >= CACHED_CERTIFICATES {
+            keys.clear();
+        }
+        keys.insert(url.to_owned(), Arc::clone(&key));
+        Ok(key)
+    }
+
+    /// Confirms a subscription: fetches its `SubscribeURL` (under SNS's address for `region`).
+    pub async fn confirm(&self, url: &str, region: &str) -> Result<(), FetchError> {
+        if !is_amazon_url(url, &self.base, region, false) {
+            return Err(FetchError::Refused(rejected(
+                "SubscribeURL is not an SNS address",
+            )));
+        }
+        self.get(url).await.map(|_| ())
+    }
 }
 
 /// A signing certificate and key, for tests that play SNS.

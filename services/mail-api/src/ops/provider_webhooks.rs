@@ -24,7 +24,7 @@ use crate::config::WebhookSettings;
 use crate::db::delivery as settings_db;
 use crate::db::webhooks::{self, Applied, Signer};
 use crate::domain::error_code::MailErrorCode;
-use crate::ops::sns_deliveries::{self, SnsDelivery, SnsFetcher};
+use crate::ops::sns_deliveries::{self, SnsDelivery};
 use crate::sending::inbound_queue;
 
 /// Providers whose events the receiver understands.
@@ -42,7 +42,7 @@ pub struct Receiver {
     /// When a bounce fires `bounce_rate.warning`.
     bounce_rule: crate::db::outbound_events::BounceRule,
     /// Amazon SNS's signing certificates and subscription confirmations.
-    pub sns: SnsFetcher,
+    pub sns: delivery::sns::Fetcher,
 }
 
 impl Receiver {
@@ -66,7 +66,7 @@ impl Receiver {
             fixed_now: settings.fixed_now,
             queue: inbound_queue(queue_prefix),
             bounce_rule,
-            sns: SnsFetcher::new(sns_base_url)?,
+            sns: delivery::sns::Fetcher::new(sns_base_url)?,
         })
     }
 

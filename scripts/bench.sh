@@ -38,6 +38,8 @@
 #      the last, and its ratio to u (target: at least 0.9)
 #   y  BENCH_WEBHOOK_EVENTS (10,000) outbound-webhook events written at once, delivered signed
 #      by the send-worker to a local receiver: events per second, write to last delivery
+#   bd BENCH_DSNS (10,000) delivery status notifications for x's emails, over SMTP to the
+#      send-worker's bounce receiver: DSNs per second until the last is applied (goal: 500)
 #   v  memory-api POST /api/v1/signals/ingest, 50 producer signals per request (bodies made
 #      by wrk-report.lua, every dedup_key new): requests and signals per second, p99
 #   w  pgbench on bench_memory running the route's transaction (the same multi-row
@@ -75,9 +77,10 @@ usage: scripts/bench.sh [-h]
     BENCH_SEND_CONNECTIONS=64       connections of the send scenario t
     BENCH_ONLY=reads       only the cheap reads against pgbench (a-h)
     BENCH_ONLY=mail        only the mail scenarios (b, d, f, m-q, t, u): memory-api is not started
-    BENCH_ONLY=send        only the send pipeline, the campaign and the webhooks (t, u, x, y)
+    BENCH_ONLY=send        only the send pipeline, the campaign, the webhooks and the bounces (t, u, x, y, bd)
     BENCH_CAMPAIGN_CONTACTS=100000  contacts of the campaign scenario x
     BENCH_WEBHOOK_EVENTS=10000      events of the outbound-webhook scenario y
+    BENCH_DSNS=10000                DSNs of the bounce scenario bd (at most x's emails)
     BENCH_ONLY=signals     only the producer-signal scenarios (v, w); mail-api still starts
     BENCH_ONLY=render      only the render scenarios (pdf, video); mail-api still starts
     BENCH_SIGNAL_CONNECTIONS=32     connections of the signal scenarios v, w
@@ -529,8 +532,14 @@ done
 "$BIN/provider-stub" --resend-port "${STUB_ADDR##*:}" --api-key re_bench \
     >"$OUT/logs/provider-stub.log" 2>&1 </dev/null &
 PIDS+=($!)
+BOUNCE_ADDR=127.0.0.1:18025
+BOUNCE_DOMAIN=bounces.bench.test
+BOUNCE_SECRET="$(head -c 32 /dev/urandom | base64)"
+! tcp_open "${BOUNCE_ADDR%:*}" "${BOUNCE_ADDR##*:}" || die "$BOUNCE_ADDR is already in use"
 env "${svc_env[@]}" MAIL_DATABASE__URL="$MAIL_DB_URL" MAIL_WORKER__BIND="$WORKER_ADDR" \
     MAIL_DELIVERY__RESEND_BASE_URL="http://$STUB_ADDR" \
+    MAIL_BOUNCES__DOMAIN="$BOUNCE_DOMAIN" MAIL_BOUNCES__SECRET="$BOUNCE_SECRET" \
+    MAIL_BOUNCES__BIND="$BOUNCE_ADDR" \
     "$BIN/send-worker" >"$OUT/logs/send-worker.log" 2>&1 </dev/null &
 PIDS+=($!)
 wait_healthy send-worker "$!" "http://$WORKER_ADDR"
@@ -704,6 +713,39 @@ sed 's/^/    /' "$OUT/raw/y-webhooks.txt" | tr '\n' ' '
 echo
 printf '%s\tpipeline\t%s\t%s\n' y "outbound webhooks: $WEBHOOK_N events written to delivered (signed, local receiver)" \
     "$OUT/raw/y-webhooks.txt" >>"$SCENARIOS"
+
+# ------------------------------------------------------------ bounces over SMTP (bd)
+# BENCH_DSNS (10,000) delivery status notifications (RFC 3464), one for each of as many of
+# x's sent emails, to their VERP return paths over 8 SMTP sessions to the send-worker's bounce
+# receiver (scripts/bench/dsn-load.py). The receiver records each and the webhook.inbound
+# queue applies it: bd is the DSNs per second from the first session's start until the last
+# email is recorded bounced (goal: at least 500 a second).
+DSN_N="${BENCH_DSNS:-10000}"
+psql_pg -d bench_mail -F ' ' -c "SELECT id, to_email FROM email_log
+    WHERE campaign_id = '$BENCH_CAMPAIGN' AND status = 'sent' ORDER BY id LIMIT $DSN_N" >"$WORK/dsn.ids"
+dsn_n="$(wc -l <"$WORK/dsn.ids")"
+bounced() {
+    psql_pg -d bench_mail -c "SELECT count(*) FROM email_log WHERE campaign_id = '$BENCH_CAMPAIGN' AND status = 'bounced'"
+}
+t0="$(date +%s.%N)"
+python3 "$ROOT/scripts/bench/dsn-load.py" "$BOUNCE_ADDR" "$BOUNCE_DOMAIN" "$BOUNCE_SECRET" \
+    "$WORK/dsn.ids" 8 >"$WORK/dsn.out" 2>"$OUT/logs/dsn-load.log" || die "dsn-load.py failed: $(cat "$OUT/logs/dsn-load.log")"
+start=$SECONDS
+while applied="$(bounced)" && ((applied < dsn_n)); do
+    ((SECONDS - start < 600)) || die "$applied of $dsn_n DSNs applied after $((SECONDS - start)) s"
+    sleep 0.2
+done
+t1="$(date +%s.%N)"
+{
+    echo "emails=$dsn_n"
+    echo "sent=$applied"
+    echo "seconds=$(python3 -c "print(f'{$t1 - $t0:.3f}')")"
+    echo "provider_accepted=$(sed -n 's/^accepted=//p' "$WORK/dsn.out")"
+} >"$OUT/raw/bd-dsns.txt"
+sed 's/^/    /' "$OUT/raw/bd-dsns.txt" | tr '\n' ' '
+echo
+printf '%s\tpipeline\t%s\t%s\n' bd "bounces over SMTP: $dsn_n DSNs to the receiver until applied (8 sessions)" \
+    "$OUT/raw/bd-dsns.txt" >>"$SCENARIOS"
 fi
 
 # run_export ID NAME URL KEY [PID [ROWS [BODY_FILE]]]: one request streamed to /dev/null (a

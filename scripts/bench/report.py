@@ -44,6 +44,8 @@ ROWS_TARGETS = [("v", 5000.0)]
 EXPORT_PEAK_RSS_TARGET_MB = 200.0
 # Send pipeline throughput (reported, not enforced), emails per second.
 PIPELINE_TARGET_PER_S = 1000.0
+# Pipelines with a target of their own (per second): the bounce receiver's DSNs.
+PIPELINE_TARGETS = {"bd": 500.0}
 # A campaign's emails per second against the /send pipeline's in the same run (reported, not
 # enforced): (campaign scenario, pipeline scenario, minimum ratio).
 CAMPAIGN_TARGET = ("x", "u", 0.9)
@@ -315,10 +317,11 @@ def main():
         print(f"{s['id']} target peak RSS < {EXPORT_PEAK_RSS_TARGET_MB:g} MB: {peak:.1f} MB ({verdict})")
     for s in pipelines:
         rate = s["emails_per_s"]
-        targets[s["id"]] = {"metric": "emails_per_s", "target_min": PIPELINE_TARGET_PER_S,
-                            "measured": rate, "met": rate >= PIPELINE_TARGET_PER_S}
-        verdict = "met" if rate >= PIPELINE_TARGET_PER_S else "MISSED"
-        print(f"{s['id']} target >= {PIPELINE_TARGET_PER_S:g} emails/s: {rate:.0f} ({verdict})")
+        minimum = PIPELINE_TARGETS.get(s["id"], PIPELINE_TARGET_PER_S)
+        targets[s["id"]] = {"metric": "emails_per_s", "target_min": minimum,
+                            "measured": rate, "met": rate >= minimum}
+        verdict = "met" if rate >= minimum else "MISSED"
+        print(f"{s['id']} target >= {minimum:g} per s: {rate:.0f} ({verdict})")
     for (campaign, pipeline, minimum), what in ((CAMPAIGN_TARGET, "campaign"),
                                                  (PERSONAL_TARGET, "personalized /send")):
         sc, sp = by_id.get(campaign), by_id.get(pipeline)

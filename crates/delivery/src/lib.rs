@@ -7,7 +7,8 @@
 //! - [`providers`]: SMTP (pooled, STARTTLS), Resend's `POST /emails`, and `.eml` files for
 //!   development, behind one trait whose errors say whether a retry can help;
 //! - [`public_host`]: the check that keeps a project's SMTP host off internal addresses;
-//! - [`safe_http`]: the HTTP client for project-chosen URLs (webhook endpoints, chat alerts).
+//! - [`safe_http`]: the HTTP client for project-chosen URLs (webhook endpoints, chat alerts);
+//! - [`sigv4`] and [`sns`]: Amazon SES's request signatures and its SNS event deliveries.
 
 pub mod dkim;
 pub mod mime;
@@ -15,6 +16,8 @@ pub mod provider_webhooks;
 pub mod providers;
 pub mod public_host;
 pub mod safe_http;
+pub mod sigv4;
+pub mod sns;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod tracking;

@@ -388,7 +388,8 @@ impl StubRequest {
     }
 }
 
-/// What an [`ApiStub`] answers: status, extra headers, JSON body.
+/// What an [`ApiStub`] answers: status, extra headers, JSON body (or, with a `Content-Type`
+/// among the headers, a string sent as it is).
 pub type StubAnswer = (u16, Vec<(String, String)>, Value);
 
 type Handler = dyn Fn(&StubRequest) -> StubAnswer + Send + Sync;
@@ -477,14 +478,23 @@ async fn stub_connection(
         };
         let (status, extra, answer) = handler(&request);
         requests.lock().expect("stub lock").push(request);
-        let text = if answer.is_null() {
-            String::new()
-        } else {
-            answer.to_string()
+        // A string answer with its own Content-Type is sent as it is (a PEM file, say).
+        let typed = extra
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("content-type"));
+        let text = match &answer {
+            Value::Null => String::new(),
+            Value::String(raw) if typed => raw.clone(),
+            _ => answer.to_string(),
         };
         let mut response = format!(
-            "HTTP/1.1 {status} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
+            "HTTP/1.1 {status} {}\r\n{}Content-Length: {}\r\n",
             if status < 300 { "OK" } else { "Error" },
+            if typed {
+                ""
+            } else {
+                "Content-Type: application/json\r\n"
+            },
             text.len()
         );
         for (name, value) in extra {

@@ -132,6 +132,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
         &settings.webhooks,
         &settings.common.broker.queue_prefix,
         settings.outbound_webhooks.bounce_rule(),
+        &settings.delivery.provider_urls.sns_base_url,
     )?);
     let quotas = settings.plans.clone();
     let outbound = Arc::new(settings.outbound_webhooks.clone());

@@ -7,6 +7,7 @@ mod mailgun;
 mod postmark;
 mod resend;
 mod sendgrid;
+mod ses;
 mod smtp;
 
 use std::sync::Arc;
@@ -19,6 +20,7 @@ pub use mailgun::MailgunProvider;
 pub use postmark::PostmarkProvider;
 pub use resend::{DEFAULT_BASE_URL as RESEND_BASE_URL, ResendProvider};
 pub use sendgrid::SendgridProvider;
+pub use ses::SesProvider;
 pub use smtp::{HostPolicy, SmtpProvider};
 
 use crate::OutgoingEmail;
@@ -89,6 +91,14 @@ pub struct ProviderUrls {
     pub mailgun_eu_base_url: String,
     #[serde(default = "default_sendgrid")]
     pub sendgrid_base_url: String,
+    /// Amazon SES's API; `{region}` stands for the project's region.
+    #[serde(default = "default_ses")]
+    pub ses_base_url: String,
+    /// Where SNS signing certificates and subscription confirmations may be fetched from:
+    /// `{region}` stands for the region of the notification's topic. Only `https://` in
+    /// production (the TLS connection proves the host is Amazon's).
+    #[serde(default = "default_sns")]
+    pub sns_base_url: String,
 }
 
 fn default_postmark() -> String {
@@ -103,6 +113,15 @@ fn default_mailgun_eu() -> String {
 fn default_sendgrid() -> String {
     sendgrid::DEFAULT_BASE_URL.to_owned()
 }
+fn default_ses() -> String {
+    ses::DEFAULT_BASE_URL.to_owned()
+}
+fn default_sns() -> String {
+    SNS_BASE_URL.to_owned()
+}
+
+/// Amazon SNS's address in a region.
+pub const SNS_BASE_URL: &str = "https://sns.{region}.amazonaws.com";
 
 impl Default for ProviderUrls {
     fn default() -> Self {
@@ -111,6 +130,8 @@ impl Default for ProviderUrls {
             mailgun_base_url: default_mailgun(),
             mailgun_eu_base_url: default_mailgun_eu(),
             sendgrid_base_url: default_sendgrid(),
+            ses_base_url: default_ses(),
+            sns_base_url: default_sns(),
         }
     }
 }
@@ -123,6 +144,8 @@ impl ProviderUrls {
             mailgun_base_url: base_url.to_owned(),
             mailgun_eu_base_url: base_url.to_owned(),
             sendgrid_base_url: base_url.to_owned(),
+            ses_base_url: base_url.to_owned(),
+            sns_base_url: base_url.to_owned(),
         }
     }
 }
@@ -182,6 +205,17 @@ pub enum ProviderConfig {
         #[serde(default)]
         webhook_public_key: Option<String>,
     },
+    /// Amazon SES's `SendEmail` (API v2, Signature Version 4) in `region`; its events arrive
+    /// through SNS, accepted only from `sns_topic_arn`.
+    Ses {
+        access_key_id: String,
+        secret_access_key: String,
+        region: String,
+        #[serde(default)]
+        configuration_set: Option<String>,
+        #[serde(default)]
+        sns_topic_arn: Option<String>,
+    },
 }
 
 fn default_smtp_port() -> u16 {
@@ -237,12 +271,26 @@ impl std::fmt::Debug for ProviderConfig {
                 .debug_struct("Sendgrid")
                 .field("api_key", &"<redacted>")
                 .finish(),
+            Self::Ses {
+                access_key_id,
+                region,
+                configuration_set,
+                sns_topic_arn,
+                ..
+            } => f
+                .debug_struct("Ses")
+                .field("access_key_id", access_key_id)
+                .field("secret_access_key", &"<redacted>")
+                .field("region", region)
+                .field("configuration_set", configuration_set)
+                .field("sns_topic_arn", sns_topic_arn)
+                .finish(),
         }
     }
 }
 
 impl ProviderConfig {
-    /// `smtp`, `resend`, `file`, `postmark`, `mailgun` or `sendgrid`.
+    /// `smtp`, `resend`, `file`, `postmark`, `mailgun`, `sendgrid` or `ses`.
     pub fn kind(&self) -> &'static str {
         match self {
             Self::Smtp { .. } => "smtp",
@@ -251,6 +299,7 @@ impl ProviderConfig {
             Self::Postmark { .. } => "postmark",
             Self::Mailgun { .. } => "mailgun",
             Self::Sendgrid { .. } => "sendgrid",
+            Self::Ses { .. } => "ses",
         }
     }
 
@@ -304,6 +353,19 @@ impl ProviderConfig {
             Self::Sendgrid { api_key, .. } => {
                 Arc::new(SendgridProvider::new(api_key, &urls.sendgrid_base_url)?)
             }
+            Self::Ses {
+                access_key_id,
+                secret_access_key,
+                region,
+                configuration_set,
+                ..
+            } => Arc::new(SesProvider::new(
+                access_key_id,
+                secret_access_key,
+                region,
+                configuration_set.as_deref(),
+                &urls.ses_base_url,
+            )?),
         })
     }
 }
@@ -339,6 +401,12 @@ mod tests {
         let c: ProviderConfig =
             serde_json::from_str(r#"{"kind":"postmark","server_token":"pm-secret"}"#).unwrap();
         assert!(!format!("{c:?}").contains("pm-secret"));
+        let c: ProviderConfig = serde_json::from_str(
+            r#"{"kind":"ses","access_key_id":"AKIA","secret_access_key":"ses-secret","region":"eu-west-1"}"#,
+        )
+        .unwrap();
+        assert!(!format!("{c:?}").contains("ses-secret"));
+        assert_eq!(c.kind(), "ses");
         let c: ProviderConfig =
             serde_json::from_str(r#"{"kind":"file","directory":"/tmp/x"}"#).unwrap();
         assert_eq!(

@@ -36,6 +36,7 @@ pub fn normalize(provider: &str, payload: &Value) -> Result<ProviderEvent, Strin
         "postmark" => postmark(payload),
         "mailgun" => mailgun(payload),
         "sendgrid" => sendgrid(payload),
+        "ses" => ses(payload),
         "smtp" => smtp(payload),
         other => Err(format!("provider {other}")),
     }
@@ -47,6 +48,7 @@ pub fn event_type(provider: &str, payload: &Value) -> Option<String> {
         "postmark" => text(payload, "/RecordType"),
         "mailgun" => text(payload, "/event-data/event"),
         "sendgrid" => text(payload, "/event"),
+        "ses" => text(payload, "/eventType").or_else(|| text(payload, "/notificationType")),
         "resend" | "smtp" => text(payload, "/type"),
         _ => None,
     }
@@ -171,9 +173,63 @@ fn sendgrid(payload: &Value) -> Result<ProviderEvent, String> {
     })
 }
 
+/// Amazon SES (the `Message` of an SNS notification): `eventType` (an event destination) or
+/// `notificationType` (identity notifications) Delivery, Open, Click, Bounce (`bounceType`
+/// Permanent, Transient or Undetermined), Complaint; `mail.messageId` is `SendEmail`'s id.
+fn ses(payload: &Value) -> Result<ProviderEvent, String> {
+    let kind = text(payload, "/eventType")
+        .or_else(|| text(payload, "/notificationType"))
+        .ok_or("no eventType")?;
+    let (kind, bounce) = match kind {
+        "Delivery" => ("email.delivered", None),
+        "Open" => ("email.opened", None),
+        "Click" => ("email.clicked", None),
+        "Complaint" => ("email.complained", None),
+        "Bounce" => {
+            let subtype = text(payload, "/bounce/bounceSubType").unwrap_or("General");
+            match text(payload, "/bounce/bounceType").unwrap_or_default() {
+                "Permanent" => ("email.bounced", bounce(true, subtype)),
+                "Transient" => ("email.bounced", bounce(false, subtype)),
+                // SES could not tell: not a verdict on the address.
+                other => return Err(format!("SES bounce type {other}")),
+            }
+        }
+        other => return Err(format!("SES event {other}")),
+    };
+    let message_id = text(payload, "/mail/messageId").ok_or("no mail.messageId")?;
+    Ok(ProviderEvent {
+        kind,
+        message_id: message_id.to_owned(),
+        link: text(payload, "/click/link").map(str::to_owned),
+        bounce,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ses_events_read_as_the_state_machines() {
+        let bounce = json!({"eventType": "Bounce", "bounce": {"bounceType": "Permanent",
+            "bounceSubType": "NoEmail"}, "mail": {"messageId": "0102-abc"}});
+        let e = normalize("ses", &bounce).unwrap();
+        assert_eq!(
+            (e.kind, e.message_id.as_str()),
+            ("email.bounced", "0102-abc")
+        );
+        assert_eq!(e.bounce.unwrap()["type"], "Permanent");
+        let click = json!({"eventType": "Click", "click": {"link": "https://acme.test/"},
+            "mail": {"messageId": "0102-abc"}});
+        assert_eq!(
+            normalize("ses", &click).unwrap().link.as_deref(),
+            Some("https://acme.test/")
+        );
+        let unsure = json!({"notificationType": "Bounce", "bounce": {"bounceType": "Undetermined"},
+            "mail": {"messageId": "m"}});
+        assert!(normalize("ses", &unsure).is_err());
+        assert_eq!(event_type("ses", &unsure).as_deref(), Some("Bounce"));
+    }
 
     #[test]
     fn each_providers_bounce_reads_as_one() {

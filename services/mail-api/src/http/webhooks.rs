@@ -44,15 +44,16 @@ pub async fn receive(
 #[utoipa::path(post, path = "/api/webhooks/{provider}/{project_id}",
     operation_id = "receiveProjectProviderWebhook", tag = "webhooks",
     params(
-        ("provider" = String, Path, description = "`resend`"),
+        ("provider" = String, Path, description = "`resend`, `postmark`, `mailgun`, `sendgrid` or `ses` (Amazon SES's events as SNS delivers them)"),
         ("project_id" = Uuid, Path, description = "The project the events belong to"),
     ),
     request_body(content = Object, description = "The provider's event"),
     responses(
-        (status = 200, description = "Received (applied, ignored, duplicate or queued)", body = WebhookAnswer),
+        (status = 200, description = "Received (applied, ignored, duplicate or queued; `confirmed` for an SNS subscription confirmation)", body = WebhookAnswer),
         (status = 400, description = "The body is not JSON, or a string in it holds U+0000 (`VALIDATION_ERROR`, `details.field`)", body = MailError),
         (status = 401, description = "Missing, bad or stale signature (`INVALID_SIGNATURE`)", body = MailError),
         (status = 404, description = "Unknown provider, or no such project (checked after the signature)", body = MailError),
+        (status = 503, description = "Amazon SNS could not be reached for its signing certificate or the subscription confirmation (SNS retries)", body = MailError),
     ))]
 pub async fn receive_for_project(
     state: web::Data<AppState>,

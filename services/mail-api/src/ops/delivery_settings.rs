@@ -22,8 +22,9 @@ use crate::domain::error_code::MailErrorCode;
 /// `{"kind": "smtp", "host", "port"?, "username"?, "password"?, "security"?: "starttls"|"tls"|"none"}`,
 /// `{"kind": "resend", "api_key"}`, `{"kind": "postmark", "server_token", "message_stream"?}`,
 /// `{"kind": "mailgun", "api_key", "domain", "region"?: "us"|"eu", "webhook_signing_key"?}` or
-/// `{"kind": "sendgrid", "api_key", "webhook_public_key"?}`. A field another kind uses is
-/// ignored.
+/// `{"kind": "sendgrid", "api_key", "webhook_public_key"?}` or `{"kind": "ses",
+/// "access_key_id", "secret_access_key", "aws_region", "configuration_set"?, "sns_topic_arn"?}`.
+/// A field another kind uses is ignored.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct ProviderRequest {
     pub kind: ProviderKind,
@@ -66,6 +67,30 @@ pub struct ProviderRequest {
     /// key, as SendGrid shows it).
     #[schema(min_length = 1, max_length = 1024, pattern = r"[^\s\x85\uFEFF]")]
     pub webhook_public_key: Option<String>,
+    /// `ses`: required, the IAM access key id (`AKIA…`).
+    #[schema(min_length = 16, max_length = 128, pattern = r"^[A-Z0-9]+$")]
+    pub access_key_id: Option<String>,
+    /// `ses`: required, the IAM secret access key.
+    #[schema(min_length = 1, max_length = 256, pattern = r"^[A-Za-z0-9/+=]+$")]
+    pub secret_access_key: Option<String>,
+    /// `ses`: required, the AWS region SES sends from (`eu-west-1`).
+    #[schema(
+        min_length = 9,
+        max_length = 30,
+        pattern = r"^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$"
+    )]
+    pub aws_region: Option<String>,
+    /// `ses`: the configuration set whose event destination publishes to SNS.
+    #[schema(min_length = 1, max_length = 64, pattern = r"^[A-Za-z0-9_-]+$")]
+    pub configuration_set: Option<String>,
+    /// `ses`: the SNS topic whose deliveries `POST /api/webhooks/ses/{projectId}` accepts
+    /// (events of any other topic answer 401); in the region of `aws_region` or another.
+    #[schema(
+        min_length = 20,
+        max_length = 400,
+        pattern = r"^arn:aws[a-z-]*:sns:[a-z]{2}(-[a-z]+)+-[0-9]{1,2}:[0-9]{12}:[A-Za-z0-9_-]{1,256}$"
+    )]
+    pub sns_topic_arn: Option<String>,
 }
 
 /// Mailgun's region.
@@ -84,6 +109,7 @@ pub enum ProviderKind {
     Postmark,
     Mailgun,
     Sendgrid,
+    Ses,
 }
 
 /// How the worker talks to a project's SMTP server.
@@ -113,6 +139,11 @@ impl Validate for ProviderRequest {
             ProviderKind::Postmark => vec![("server_token", &self.server_token)],
             ProviderKind::Mailgun => vec![("api_key", &self.api_key), ("domain", &self.domain)],
             ProviderKind::Sendgrid => vec![("api_key", &self.api_key)],
+            ProviderKind::Ses => vec![
+                ("access_key_id", &self.access_key_id),
+                ("secret_access_key", &self.secret_access_key),
+                ("aws_region", &self.aws_region),
+            ],
         };
         for (field, given) in required {
             if given.is_none() {
@@ -142,6 +173,7 @@ impl ProviderRequest {
             ProviderKind::Postmark => "postmark",
             ProviderKind::Mailgun => "mailgun",
             ProviderKind::Sendgrid => "sendgrid",
+            ProviderKind::Ses => "ses",
         }
     }
 
@@ -174,20 +206,28 @@ impl ProviderRequest {
                 api_key: self.api_key.unwrap_or_default(),
                 webhook_public_key: self.webhook_public_key,
             },
+            ProviderKind::Ses => ProviderConfig::Ses {
+                access_key_id: self.access_key_id.unwrap_or_default(),
+                secret_access_key: self.secret_access_key.unwrap_or_default(),
+                region: self.aws_region.unwrap_or_default(),
+                configuration_set: self.configuration_set,
+                sns_topic_arn: self.sns_topic_arn,
+            },
         }
     }
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ProviderAnswer {
-    /// `smtp`, `resend`, `postmark`, `mailgun`, `sendgrid`, or `default` (the deployment's).
+    /// `smtp`, `resend`, `postmark`, `mailgun`, `sendgrid`, `ses`, or `default` (the
+    /// deployment's).
     pub kind: String,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ProviderTestAnswer {
     /// The provider tested: the project's (`smtp`, `resend`, `postmark`, `mailgun`,
-    /// `sendgrid`) or, without one, `default` (the deployment's).
+    /// `sendgrid`, `ses`) or, without one, `default` (the deployment's).
     pub kind: String,
     /// The provider's kind behind `default`, when this process knows the deployment's
     /// default provider.
@@ -220,7 +260,7 @@ pub struct WebhookSecretAnswer {
     /// basic-auth password); it is not shown again.
     pub secret: String,
     /// Where Resend posts events for this project (the other providers' receivers are
-    /// `/api/webhooks/{postmark|mailgun|sendgrid}/{projectId}`).
+    /// `/api/webhooks/{postmark|mailgun|sendgrid|ses}/{projectId}`).
     pub path: String,
 }
 

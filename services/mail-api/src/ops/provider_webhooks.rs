@@ -5,9 +5,9 @@
 //! of tolerance; a bad or stale signature answers 401. Receipts are deduplicated by
 //! (provider, `webhook-id`, the secret that verified it). The event is applied at once; when that fails it goes to the
 //! `webhook.inbound` queue (retried with backoff, five attempts, then its dead-letter queue).
-//! Postmark, Mailgun and SendGrid post to the project route only, each verified with its own
-//! scheme (`delivery::provider_webhooks`); a forged or stale delivery answers 401 and changes
-//! nothing.
+//! Postmark, Mailgun, SendGrid and Amazon SES (through SNS) post to the project route only,
+//! each verified with its own scheme (`delivery::provider_webhooks`, [`super::sns_deliveries`]);
+//! a forged or stale delivery answers 401 and changes nothing.
 
 use http_kit::ApiError;
 use queue::WorkQueue;
@@ -24,10 +24,11 @@ use crate::config::WebhookSettings;
 use crate::db::delivery as settings_db;
 use crate::db::webhooks::{self, Applied, Signer};
 use crate::domain::error_code::MailErrorCode;
+use crate::ops::sns_deliveries::{self, SnsDelivery};
 use crate::sending::inbound_queue;
 
 /// Providers whose events the receiver understands.
-pub const PROVIDERS: &[&str] = &["resend", "postmark", "mailgun", "sendgrid"];
+pub const PROVIDERS: &[&str] = &["resend", "postmark", "mailgun", "sendgrid", "ses"];
 
 /// How far a Mailgun or SendGrid timestamp may be from now (as Standard Webhooks' tolerance).
 const TOLERANCE_SECS: i64 = 300;
@@ -40,6 +41,8 @@ pub struct Receiver {
     queue: WorkQueue,
     /// When a bounce fires `bounce_rate.warning`.
     bounce_rule: crate::db::outbound_events::BounceRule,
+    /// Amazon SNS's signing certificates and subscription confirmations.
+    pub sns: delivery::sns::Fetcher,
 }
 
 impl Receiver {
@@ -47,6 +50,7 @@ impl Receiver {
         settings: &WebhookSettings,
         queue_prefix: &str,
         bounce_rule: crate::db::outbound_events::BounceRule,
+        sns_base_url: &str,
     ) -> anyhow::Result<Self> {
         let secret = match settings.secret.trim() {
             "" => None,
@@ -62,6 +66,7 @@ impl Receiver {
             fixed_now: settings.fixed_now,
             queue: inbound_queue(queue_prefix),
             bounce_rule,
+            sns: delivery::sns::Fetcher::new(sns_base_url)?,
         })
     }
 
@@ -78,7 +83,8 @@ impl Receiver {
 /// What the receiver did with a delivery.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct WebhookAnswer {
-    /// `applied`, `ignored` (not an event acted on, or an unknown message), `duplicate`
+    /// `applied`, `confirmed` (an Amazon SNS subscription confirmation, confirmed), `ignored`
+    /// (not an event acted on, or an unknown message), `duplicate`
     /// (this `webhook-id` was received before under the same secret: receipts are kept per
     /// provider, `webhook-id` and verifying secret, the project's own or the deployment's) or
     /// `queued` (applying failed; retried).
@@ -114,6 +120,12 @@ pub async fn receive<'a>(
             return Err(unauthorized(&format!(
                 "{provider} events are received per project: /api/webhooks/{provider}/{{projectId}}"
             )));
+        }
+        ("ses", Some(project)) => {
+            match sns_deliveries::receive(state, &mut conn, project, body).await? {
+                SnsDelivery::Confirmed => return Ok(answer("confirmed")),
+                SnsDelivery::Event(id, event) => (Signer::Project(project), vec![(id, event)]),
+            }
         }
         (_, Some(project)) => {
             let events =

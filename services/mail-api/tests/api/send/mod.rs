@@ -27,6 +27,7 @@ mod email_log;
 mod path;
 mod provider_apis;
 mod providers;
+mod ses;
 mod tracking;
 mod webhooks;
 

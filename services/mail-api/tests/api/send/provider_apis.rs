@@ -96,7 +96,7 @@ async fn start() -> (Send, ApiStub) {
 }
 
 /// A tenant whose contacts ada and bob exist: the tenant and its site.
-async fn tenant(s: &Send, slug: &str) -> (Tenant, String) {
+pub(super) async fn tenant(s: &Send, slug: &str) -> (Tenant, String) {
     let (t, site) = s.tenant_with_site(slug).await;
     for email in ["ada@example.com", "bob@example.com"] {
         let res =
@@ -114,7 +114,7 @@ async fn tenant(s: &Send, slug: &str) -> (Tenant, String) {
 /// Refused credentials: 422 `PROVIDER_REJECTED` naming the provider at the test route and at
 /// the first send (the email failed with the reason); then the good ones: 200 with what the
 /// test route checked.
-async fn refused_then_accepted(
+pub(super) async fn refused_then_accepted(
     s: &Send,
     t: &Tenant,
     site: &str,
@@ -167,7 +167,7 @@ async fn refused_then_accepted(
 }
 
 /// Sends to `to` through the project's provider: the email id and its provider message id.
-async fn sent_to(s: &Send, t: &Tenant, site: &str, to: &str) -> (String, String) {
+pub(super) async fn sent_to(s: &Send, t: &Tenant, site: &str, to: &str) -> (String, String) {
     let body = s.sent(&t.write, site, to).await;
     (
         body["id"].as_str().unwrap().to_owned(),
@@ -175,13 +175,18 @@ async fn sent_to(s: &Send, t: &Tenant, site: &str, to: &str) -> (String, String)
     )
 }
 
-async fn count(s: &Send, sql: &str) -> String {
+pub(super) async fn count(s: &Send, sql: &str) -> String {
     s.h.query(sql).await.remove(0)
 }
 
 /// After ada's bounce and bob's complaint: both suppressed, bob unsubscribed, and the
 /// outbound `email.bounced` / `email.complained` recorded once each.
-async fn assert_bounce_and_complaint(s: &Send, t: &Tenant, bounced: &str, complained: &str) {
+pub(super) async fn assert_bounce_and_complaint(
+    s: &Send,
+    t: &Tenant,
+    bounced: &str,
+    complained: &str,
+) {
     assert_eq!(s.email(&t.read, bounced).await["status"], "bounced");
     assert_eq!(s.email(&t.read, complained).await["status"], "complained");
     let mut suppressed =
@@ -220,7 +225,12 @@ async fn assert_bounce_and_complaint(s: &Send, t: &Tenant, bounced: &str, compla
     );
 }
 
-async fn post(s: &Send, path: &str, headers: &[(&'static str, String)], body: &str) -> Value {
+pub(super) async fn post(
+    s: &Send,
+    path: &str,
+    headers: &[(&'static str, String)],
+    body: &str,
+) -> Value {
     let res = post_webhook(&s.h, path, headers, body).await;
     let status = res.status();
     let answer = json(res).await;

@@ -39,6 +39,7 @@ pub mod insights;
 pub mod landing;
 pub mod language_model;
 pub mod notifications;
+pub mod platforms;
 pub mod openapi;
 pub mod preview;
 pub mod scoring;
@@ -103,6 +104,7 @@ pub const ROUTES: &[&[Route]] = &[
     insights::ROUTES,
     language_model::ROUTES,
     notifications::ROUTES,
+    platforms::ROUTES,
     preview::ROUTES,
     segment_description::ROUTES,
     segments::ROUTES,

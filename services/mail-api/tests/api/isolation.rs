@@ -492,9 +492,7 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
         }
         ("/api/v1/webhook-subscriptions/{id}", "id") => (victim.webhook.clone(), None),
         ("/api/v1/forms/{id}" | "/api/v1/forms/{id}/stats", "id") => (victim.form.clone(), None),
-        ("/api/v1/platforms/connections/{id}", "id") => {
-            (victim.platform_connection.clone(), None)
-        }
+        ("/api/v1/platforms/connections/{id}", "id") => (victim.platform_connection.clone(), None),
         ("/api/v1/webhook-deliveries/{id}/replay", "id") => (victim.delivery.clone(), None),
         (path, "id") if path.starts_with("/api/v1/sites/{id}/") => (victim.site.clone(), None),
         _ => panic!("{path}: no value for path parameter `{name}`; map it in the isolation suite"),

@@ -63,7 +63,9 @@ pub(crate) struct PlatformStub {
 }
 
 impl PlatformStub {
-    pub(crate) async fn start(answer: impl Fn(&StubRequest) -> StubAnswer + Send + Sync + 'static) -> Self {
+    pub(crate) async fn start(
+        answer: impl Fn(&StubRequest) -> StubAnswer + Send + Sync + 'static,
+    ) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let got = Arc::new(Mutex::new(Vec::new()));
@@ -219,7 +221,10 @@ async fn each_platforms_key_is_checked_stored_sealed_and_never_answered() {
         let res = connect(&h, &t.write, platform, key).await;
         assert_eq!(res.status().as_u16(), 201, "{platform}");
         let text = res.text().await.unwrap();
-        assert!(!text.contains(key), "{platform}: the key is never answered: {text}");
+        assert!(
+            !text.contains(key),
+            "{platform}: the key is never answered: {text}"
+        );
         let body: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(body["platform"], platform);
         assert_eq!(body["account"], account, "{platform}");
@@ -338,11 +343,17 @@ async fn the_tools_connect_list_and_disconnect_with_a_confirmation() {
         )
         .await;
     let id = connected["id"].as_str().unwrap().to_owned();
-    let listed = h.tool_ok(&t.read, "list_connected_platforms", json!({})).await;
+    let listed = h
+        .tool_ok(&t.read, "list_connected_platforms", json!({}))
+        .await;
     assert_eq!(listed["data"][0]["id"], id.as_str());
 
     let first = h
-        .tool_ok(&t.write, "disconnect_platform", json!({"connection_id": id}))
+        .tool_ok(
+            &t.write,
+            "disconnect_platform",
+            json!({"connection_id": id}),
+        )
         .await;
     assert_eq!(first["confirmation_required"], true);
     assert_eq!(first["summary"]["connection"]["platform"], "brevo");

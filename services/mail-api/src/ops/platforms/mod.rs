@@ -86,10 +86,13 @@ impl PlatformApi {
     }
 
     /// A GET of `url`, once the URL passed the address policy.
-    fn get(&self, platform: ImportPlatform, url: &str) -> Result<reqwest::RequestBuilder, ApiError> {
-        let url = check_url(url, self.client.policy()).map_err(|e| {
-            refused(platform, &format!("its API address is not reachable: {e}"))
-        })?;
+    fn get(
+        &self,
+        platform: ImportPlatform,
+        url: &str,
+    ) -> Result<reqwest::RequestBuilder, ApiError> {
+        let url = check_url(url, self.client.policy())
+            .map_err(|e| refused(platform, &format!("its API address is not reachable: {e}")))?;
         Ok(self.client.http().get(url))
     }
 }
@@ -139,9 +142,8 @@ impl ImportPlatformConnection {
     fn new(row: Connection) -> Result<Self, ApiError> {
         Ok(Self {
             id: row.id,
-            platform: ImportPlatform::parse(&row.platform).ok_or_else(|| {
-                ApiError::internal(format!("stored platform {:?}", row.platform))
-            })?,
+            platform: ImportPlatform::parse(&row.platform)
+                .ok_or_else(|| ApiError::internal(format!("stored platform {:?}", row.platform)))?,
             account: row.account,
             created_at: row.created_at,
         })
@@ -155,11 +157,12 @@ async fn verify(
     api_key: &str,
 ) -> Result<Option<String>, ApiError> {
     let adapter = platform.adapter();
-    let response = adapter
-        .check(api, api_key)?
-        .send()
-        .await
-        .map_err(|e| refused(platform, &format!("could not be reached ({})", e.without_url())))?;
+    let response = adapter.check(api, api_key)?.send().await.map_err(|e| {
+        refused(
+            platform,
+            &format!("could not be reached ({})", e.without_url()),
+        )
+    })?;
     let status = response.status();
     if status == reqwest::StatusCode::UNAUTHORIZED || status == reqwest::StatusCode::FORBIDDEN {
         return Err(refused(platform, "the credential was refused"));

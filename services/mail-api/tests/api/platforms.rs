@@ -38,15 +38,6 @@ impl StubRequest {
     pub(crate) fn path(&self) -> &str {
         self.target.split('?').next().unwrap_or("")
     }
-
-    pub(crate) fn query(&self, name: &str) -> Option<String> {
-        let (_, query) = self.target.split_once('?')?;
-        query
-            .split('&')
-            .filter_map(|p| p.split_once('='))
-            .find(|(n, _)| *n == name)
-            .map(|(_, v)| v.to_owned())
-    }
 }
 
 /// What the stub answers: status, extra headers, JSON body.

@@ -698,6 +698,12 @@ def mail(s: Service) -> None:
     key = s.call("createApiKey", 201, body={"name": "agent", "scope": "read", "tool_groups": ["contacts"]})
     s.call("listApiKeys", 200)
     s.call("revokeApiKey", 200, id=key["id"])
+    # No platform answers in the stack: a Mailchimp key without its data center is refused
+    # before any call, naming the platform.
+    s.call("connectPlatform", 422, body={"platform": "mailchimp", "credentials": {"api_key": "no-data-center"}})
+    if s.call("listPlatformConnections", 200, limit=10)["data"]:
+        raise Failure("mail-api listPlatformConnections: a refused connection was stored")
+    s.call("disconnectPlatform", 404, id=str(uuid.uuid4()))
     s.call("inviteTeamMember", 201, body={"email": "grace@example.com", "role": "viewer"})
     s.call("listTeamMembers", 200)
     s.call("listNotifications", 200, unread=True)

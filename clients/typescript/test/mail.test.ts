@@ -377,6 +377,10 @@ test('mail-api: every operation', async () => {
   const key = (await expect(m.createApiKey({ body: { name: 'agent', scope: 'read', tool_groups: ['contacts'] } }), 201)).data;
   await expect(m.listApiKeys(), 200);
   await expect(m.revokeApiKey({ path: { id: key.id } }), 200);
+  // No platform answers in the stack: a Mailchimp key without its data center is refused first.
+  await expect(m.connectPlatform({ body: { platform: 'mailchimp', credentials: { api_key: 'no-data-center' } } }), 422);
+  await expect(m.listPlatformConnections({ query: { limit: 10 } }), 200);
+  await expect(m.disconnectPlatform({ path: { id: crypto.randomUUID() } }), 404);
   await expect(m.inviteTeamMember({ body: { email: 'grace@example.com', role: 'viewer' } }), 201);
   await expect(m.listTeamMembers(), 200);
   await expect(m.listNotifications({ query: { unread: true } }), 200);

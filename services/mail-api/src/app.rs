@@ -59,6 +59,8 @@ pub struct AppState {
     pub llm: Option<Arc<crate::llm::ChatModel>>,
     /// The client of the projects' own model endpoints.
     pub project_models: Arc<crate::ops::language_model::ProjectModels>,
+    /// The client of the email platforms projects migrate from.
+    pub platforms: Arc<crate::ops::platforms::PlatformApi>,
     /// Own sending domains: the records to publish and their DNS checks.
     pub dns: Arc<crate::own_domains::DnsChecker>,
     /// The OAuth authorization server of remote MCP clients.
@@ -153,6 +155,10 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
         &settings.llm,
         settings.outbound_webhooks.target_policy(),
     )?);
+    let platforms = Arc::new(crate::ops::platforms::PlatformApi::new(
+        &settings.platforms,
+        settings.outbound_webhooks.target_policy(),
+    )?);
     let dns = Arc::new(crate::own_domains::DnsChecker::new(
         &settings.dns,
         crate::own_domains::Publishing::new(&settings.domains, &settings.sending.shared_domain),
@@ -203,6 +209,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 dnsbl: Arc::clone(&dnsbl),
                 llm: llm.clone(),
                 project_models: Arc::clone(&project_models),
+                platforms: Arc::clone(&platforms),
                 dns: Arc::clone(&state_dns),
                 oauth: oauth::OAuth {
                     config: Arc::clone(&oauth_config),

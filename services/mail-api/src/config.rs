@@ -113,6 +113,40 @@ pub struct Settings {
     pub abuse_monitor: AbuseMonitorSettings,
     /// The DNS blocklists `dnsbl_check` asks (`MAIL_DNSBL__…`).
     pub dnsbl: DnsblSettings,
+    /// The APIs of the email platforms projects migrate from (`MAIL_PLATFORMS__…`).
+    #[serde(default)]
+    pub platforms: PlatformSettings,
+}
+
+/// Where the email platforms' APIs are (`MAIL_PLATFORMS__…`): their public https addresses,
+/// changed only to point tests at a server of their own. They are reached through the
+/// outbound client, with the outbound webhooks' address policy.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct PlatformSettings {
+    /// `MAIL_PLATFORMS__MAILCHIMP_BASE_URL`: empty (the default) is
+    /// `https://<dc>.api.mailchimp.com`, the data center taken from the API key's suffix.
+    pub mailchimp_base_url: String,
+    /// `MAIL_PLATFORMS__BREVO_BASE_URL`.
+    pub brevo_base_url: String,
+    /// `MAIL_PLATFORMS__KIT_BASE_URL`.
+    pub kit_base_url: String,
+    /// `MAIL_PLATFORMS__MAILERLITE_BASE_URL`.
+    pub mailerlite_base_url: String,
+    /// `MAIL_PLATFORMS__TIMEOUT_SECS`: each request's time limit.
+    pub timeout_secs: u64,
+}
+
+impl Default for PlatformSettings {
+    fn default() -> Self {
+        Self {
+            mailchimp_base_url: String::new(),
+            brevo_base_url: "https://api.brevo.com/v3".to_owned(),
+            kit_base_url: "https://api.kit.com/v4".to_owned(),
+            mailerlite_base_url: "https://connect.mailerlite.com/api".to_owned(),
+            timeout_secs: 30,
+        }
+    }
 }
 
 /// The DNS blocklists (`MAIL_DNSBL__…`), asked through the resolver of `MAIL_DNS__RESOLVER`.

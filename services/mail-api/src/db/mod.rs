@@ -32,6 +32,7 @@ pub mod language_models;
 pub mod notifications;
 pub mod outbound_events;
 pub mod outbox;
+pub mod platforms;
 pub mod scheduler;
 pub mod schema;
 pub mod scoring;

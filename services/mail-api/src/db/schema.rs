@@ -788,3 +788,14 @@ diesel::table! {
         half_life_days -> Integer,
     }
 }
+
+diesel::table! {
+    platform_connections (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        platform -> Text,
+        account -> Nullable<Text>,
+        credentials_sealed -> Bytea,
+        created_at -> Timestamptz,
+    }
+}

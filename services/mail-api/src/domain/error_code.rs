@@ -47,6 +47,8 @@ http_kit::error_codes! {
         NotFound = "NOT_FOUND",
         PayloadTooLarge = "PAYLOAD_TOO_LARGE",
         PlanLimit = "PLAN_LIMIT",
+        PlatformConnectionNotFound = "PLATFORM_CONNECTION_NOT_FOUND",
+        PlatformRefused = "PLATFORM_REFUSED",
         ProjectNotFound = "PROJECT_NOT_FOUND",
         ProviderRejected = "PROVIDER_REJECTED",
         RateLimited = "RATE_LIMITED",

@@ -203,6 +203,10 @@ pub const ROUTE_GROUPS: &[(&str, &str, &[Group])] = &[
     ("GET", "/api/v1/notifications", &[Data]),
     ("POST", "/api/v1/notifications/read", &[Data]),
     ("GET", "/api/v1/export/full", &[Data]),
+    // Other email platforms connected to migrate from: data.
+    ("GET", "/api/v1/platforms/connections", &[Data]),
+    ("POST", "/api/v1/platforms/connections", &[Data]),
+    ("DELETE", "/api/v1/platforms/connections/{id}", &[Data]),
     // Erasure.
     ("DELETE", "/api/v1/contacts/{id}/personal-data", &[Gdpr]),
     ("GET", "/api/v1/gdpr/deletion-log", &[Gdpr]),

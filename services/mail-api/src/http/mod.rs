@@ -40,6 +40,7 @@ pub mod landing;
 pub mod language_model;
 pub mod notifications;
 pub mod openapi;
+pub mod platforms;
 pub mod preview;
 pub mod scoring;
 pub mod segment_description;
@@ -103,6 +104,7 @@ pub const ROUTES: &[&[Route]] = &[
     insights::ROUTES,
     language_model::ROUTES,
     notifications::ROUTES,
+    platforms::ROUTES,
     preview::ROUTES,
     segment_description::ROUTES,
     segments::ROUTES,

@@ -73,6 +73,7 @@ const FINISH: Finish = Finish {
         (name = "templates", description = "Email templates"),
         (name = "suppressions", description = "Addresses never sent to"),
         (name = "forms", description = "Signup forms: a hosted page (no API key) and an embeddable snippet per form, double opt-in through a signed, expiring confirmation link, bots refused by a honeypot, a minimum fill time and per-address and per-IP limits, and each form's numbers"),
+        (name = "imports", description = "Switching in: accounts of other email platforms (Mailchimp, Brevo, Kit, MailerLite) connected with their API keys, checked when connected and stored sealed"),
         (name = "hygiene", description = "List hygiene: what a run suppresses or unsubscribes, and its audit"),
         (name = "send", description = "Transactional email"),
         (name = "emails", description = "The email log and each email's history"),

@@ -32,6 +32,7 @@ pub mod insights;
 pub mod language_model;
 pub mod notifications;
 pub mod people;
+pub mod platforms;
 pub mod preview;
 pub mod provider_webhooks;
 pub mod scoring;

@@ -129,7 +129,7 @@ async fn every_documented_api_route_exists_and_is_gated() {
             }
         }
     }
-    assert_eq!(gated_ops, 165);
+    assert_eq!(gated_ops, 168);
     assert_eq!(public_ops, 8);
     assert_eq!(oauth_ops, 3);
     assert_eq!(signed_ops, 9);
@@ -314,6 +314,9 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<mail_api::http::team::__path_invite>(),
         Handler::of::<mail_api::http::notifications::__path_list>(),
         Handler::of::<mail_api::http::notifications::__path_mark_read>(),
+        Handler::of::<mail_api::http::platforms::__path_list>(),
+        Handler::of::<mail_api::http::platforms::__path_connect>(),
+        Handler::of::<mail_api::http::platforms::__path_disconnect>(),
         Handler::of::<mail_api::http::gdpr::__path_erase>(),
         Handler::of::<mail_api::http::gdpr::__path_log>(),
         Handler::of::<mail_api::oauth::docs::__path_server_metadata>(),

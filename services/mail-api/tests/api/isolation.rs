@@ -163,6 +163,8 @@ struct Owner {
     ab_test: String,
     /// A signup form of its own (its name and consent text carry the marker).
     form: String,
+    /// A connected email platform account of its own (its account name carries the marker).
+    platform_connection: String,
 }
 
 async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &Planted) -> Owner {
@@ -371,6 +373,15 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
          VALUES ('{run}', '{project}', '{marker}', 1)"
     ))
     .await;
+    // Connected without calling the platform: its account name carries the marker.
+    let platform_connection = Uuid::now_v7();
+    ids.insert(platform_connection.to_string());
+    h.exec(&format!(
+        "INSERT INTO platform_connections (id, project_id, platform, account, \
+           credentials_sealed, created_at) \
+         VALUES ('{platform_connection}', '{project}', 'mailchimp', '{marker}', '\\x00', now())"
+    ))
+    .await;
     let approval = Uuid::now_v7();
     ids.insert(approval.to_string());
     h.exec(&format!(
@@ -383,6 +394,7 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
     .await;
     Owner {
         form,
+        platform_connection: platform_connection.to_string(),
         approval: approval.to_string(),
         ab_test,
         draft,
@@ -480,6 +492,7 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
         }
         ("/api/v1/webhook-subscriptions/{id}", "id") => (victim.webhook.clone(), None),
         ("/api/v1/forms/{id}" | "/api/v1/forms/{id}/stats", "id") => (victim.form.clone(), None),
+        ("/api/v1/platforms/connections/{id}", "id") => (victim.platform_connection.clone(), None),
         ("/api/v1/webhook-deliveries/{id}/replay", "id") => (victim.delivery.clone(), None),
         (path, "id") if path.starts_with("/api/v1/sites/{id}/") => (victim.site.clone(), None),
         _ => panic!("{path}: no value for path parameter `{name}`; map it in the isolation suite"),
@@ -737,6 +750,7 @@ async fn victim_rows(h: &Harness, op: &Operation, victim: &Owner) -> Option<BTre
         "/api/v1/campaign-steps/{id}" => own_rows(h, "campaign_steps", victim).await,
         "/api/v1/webhook-subscriptions/{id}" => own_rows(h, "webhook_subscriptions", victim).await,
         "/api/v1/forms/{id}" => own_rows(h, "forms", victim).await,
+        "/api/v1/platforms/connections/{id}" => own_rows(h, "platform_connections", victim).await,
         "/api/v1/chat-alerts" => h
             .query(&format!(
                 "SELECT project_id::text FROM chat_alerts WHERE project_id = '{}'",

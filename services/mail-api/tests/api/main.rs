@@ -43,6 +43,7 @@ mod outbound_webhooks;
 mod pages;
 mod personalization;
 mod plan_limits;
+mod platforms;
 mod rate_limits;
 mod reading;
 mod scoring;

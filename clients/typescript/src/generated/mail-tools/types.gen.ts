@@ -56,6 +56,22 @@ export type FormField = {
 export type Group = 'analytics' | 'campaigns' | 'contacts' | 'segments' | 'drafts' | 'sites' | 'gdpr' | 'ab-testing' | 'advisor' | 'webhooks' | 'approvals' | 'automations' | 'templates' | 'delivery-ops' | 'compound' | 'data' | 'content' | 'warmup' | 'forms' | 'org' | 'sms' | 'social-posts';
 
 /**
+ * An email platform a project can migrate from.
+ */
+export type ImportPlatform = 'mailchimp' | 'brevo' | 'kit' | 'mailerlite';
+
+/**
+ * A platform's credential. Unknown fields are refused.
+ */
+export type ImportPlatformCredentials = {
+    /**
+     * The account's API key (Mailchimp's ends in its data center, `…-us21`); stored sealed,
+     * never answered. 1..=500 characters without spaces.
+     */
+    api_key: string;
+};
+
+/**
  * One contact to import. Unknown fields are refused.
  */
 export type ImportRow = {
@@ -5684,6 +5700,129 @@ export type MarkNotificationsReadErrors = {
 };
 
 export type MarkNotificationsReadResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type ConnectPlatformData = {
+    /**
+     * Unknown fields are refused.
+     */
+    body?: {
+        platform: ImportPlatform;
+        credentials: ImportPlatformCredentials;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/connect_platform';
+};
+
+export type ConnectPlatformErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type ConnectPlatformResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type ListConnectedPlatformsData = {
+    body?: {
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/list_connected_platforms';
+};
+
+export type ListConnectedPlatformsErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type ListConnectedPlatformsResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type DisconnectPlatformData = {
+    /**
+     * One platform connection of the project.
+     */
+    body?: {
+        /**
+         * The connection's id (list_connected_platforms).
+         */
+        connection_id: string;
+        /**
+         * Absent on the first call, which answers a summary and a `confirmation_token`; the second call, with the same arguments and that token (single use, expiring after 10 minutes), acts.
+         */
+        confirmation_token?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/disconnect_platform';
+};
+
+export type DisconnectPlatformErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type DisconnectPlatformResponses = {
     /**
      * The tool's answer (JSON)
      */

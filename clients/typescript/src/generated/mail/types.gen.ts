@@ -685,6 +685,14 @@ export type CloneCampaign = {
 
 export type Comparison = 'below' | 'above';
 
+/**
+ * Unknown fields are refused.
+ */
+export type ConnectImportPlatform = {
+    platform: ImportPlatform;
+    credentials: ImportPlatformCredentials;
+};
+
 export type Contact = ContactAttribution & {
     contact_id: string;
     email: string;
@@ -2529,6 +2537,36 @@ export type ImportContacts = {
     update_existing?: boolean | null;
 };
 
+/**
+ * An email platform a project can migrate from.
+ */
+export type ImportPlatform = 'mailchimp' | 'brevo' | 'kit' | 'mailerlite';
+
+/**
+ * A connected platform account (never its credential).
+ */
+export type ImportPlatformConnection = {
+    id: string;
+    platform: ImportPlatform;
+    /**
+     * The account's name as the platform gave it when the credential was checked (null when
+     * it gives none).
+     */
+    account?: string | null;
+    created_at: string;
+};
+
+/**
+ * A platform's credential. Unknown fields are refused.
+ */
+export type ImportPlatformCredentials = {
+    /**
+     * The account's API key (Mailchimp's ends in its data center, `…-us21`); stored sealed,
+     * never answered. 1..=500 characters without spaces.
+     */
+    api_key: string;
+};
+
 export type ImportReport = {
     site_id: string;
     created: number;
@@ -2825,7 +2863,7 @@ export type MailError = {
 /**
  * A machine-readable error code of the mail service.
  */
-export type MailErrorCode = 'AB_TEST_EXISTS' | 'AB_TEST_NOT_FOUND' | 'AB_TEST_PROMOTED' | 'APPROVAL_DECIDED' | 'APPROVAL_EXPIRED' | 'APPROVAL_NOT_FOUND' | 'BROKER_UNAVAILABLE' | 'CAMPAIGN_CLOSED' | 'CAMPAIGN_NOT_ACTIVE' | 'CAMPAIGN_NOT_FOUND' | 'CAMPAIGN_NOT_READY' | 'CAMPAIGN_TYPE_MISMATCH' | 'CONFLICT' | 'CONTACT_EXISTS' | 'CONTACT_NOT_FOUND' | 'DELIVERY_PENDING' | 'DOMAIN_NOT_FOUND' | 'DOMAIN_NOT_VERIFIED' | 'DOMAIN_TAKEN' | 'DRAFT_NOT_APPROVED' | 'DRAFT_NOT_FOUND' | 'DUPLICATE_ORDER_ID' | 'EMAIL_NOT_FOUND' | 'ENROLLMENT_NOT_FOUND' | 'EXPORT_BUSY' | 'EXPORT_TOO_LARGE' | 'FORBIDDEN' | 'FORM_NOT_FOUND' | 'IDEMPOTENCY_KEY_REUSED' | 'INTERNAL_ERROR' | 'INVALID_CONFIRMATION_TOKEN' | 'INVALID_SIGNATURE' | 'INVALID_TRANSITION' | 'KEY_BROADER_THAN_CREATOR' | 'LLM_FAILED' | 'LLM_INVALID_OUTPUT' | 'LLM_INVALID_RULES' | 'LLM_NOT_CONFIGURED' | 'METHOD_NOT_ALLOWED' | 'NOT_FOUND' | 'PAYLOAD_TOO_LARGE' | 'PLAN_LIMIT' | 'PROJECT_NOT_FOUND' | 'PROVIDER_REJECTED' | 'RATE_LIMITED' | 'SEGMENT_NOT_FOUND' | 'SENDER_SUSPENDED' | 'SERVICE_UNAVAILABLE' | 'SITE_NOT_FOUND' | 'SLUG_TAKEN' | 'STEP_NOT_FOUND' | 'SUPPRESSED_CONTACT' | 'TEAM_MEMBER_EXISTS' | 'TEMPLATE_IN_USE' | 'TEMPLATE_NOT_FOUND' | 'TEMPLATE_SYNTAX' | 'TOOL_GROUP_FORBIDDEN' | 'TOOL_NOT_FOUND' | 'TOO_MANY_STEPS' | 'UNAUTHORIZED' | 'UNPROCESSABLE' | 'VALIDATION_ERROR' | 'WARMUP_NOT_ACTIVE' | 'WEBHOOK_DELIVERY_NOT_FOUND' | 'WEBHOOK_SUBSCRIPTION_NOT_FOUND';
+export type MailErrorCode = 'AB_TEST_EXISTS' | 'AB_TEST_NOT_FOUND' | 'AB_TEST_PROMOTED' | 'APPROVAL_DECIDED' | 'APPROVAL_EXPIRED' | 'APPROVAL_NOT_FOUND' | 'BROKER_UNAVAILABLE' | 'CAMPAIGN_CLOSED' | 'CAMPAIGN_NOT_ACTIVE' | 'CAMPAIGN_NOT_FOUND' | 'CAMPAIGN_NOT_READY' | 'CAMPAIGN_TYPE_MISMATCH' | 'CONFLICT' | 'CONTACT_EXISTS' | 'CONTACT_NOT_FOUND' | 'DELIVERY_PENDING' | 'DOMAIN_NOT_FOUND' | 'DOMAIN_NOT_VERIFIED' | 'DOMAIN_TAKEN' | 'DRAFT_NOT_APPROVED' | 'DRAFT_NOT_FOUND' | 'DUPLICATE_ORDER_ID' | 'EMAIL_NOT_FOUND' | 'ENROLLMENT_NOT_FOUND' | 'EXPORT_BUSY' | 'EXPORT_TOO_LARGE' | 'FORBIDDEN' | 'FORM_NOT_FOUND' | 'IDEMPOTENCY_KEY_REUSED' | 'INTERNAL_ERROR' | 'INVALID_CONFIRMATION_TOKEN' | 'INVALID_SIGNATURE' | 'INVALID_TRANSITION' | 'KEY_BROADER_THAN_CREATOR' | 'LLM_FAILED' | 'LLM_INVALID_OUTPUT' | 'LLM_INVALID_RULES' | 'LLM_NOT_CONFIGURED' | 'METHOD_NOT_ALLOWED' | 'NOT_FOUND' | 'PAYLOAD_TOO_LARGE' | 'PLAN_LIMIT' | 'PLATFORM_CONNECTION_NOT_FOUND' | 'PLATFORM_REFUSED' | 'PROJECT_NOT_FOUND' | 'PROVIDER_REJECTED' | 'RATE_LIMITED' | 'SEGMENT_NOT_FOUND' | 'SENDER_SUSPENDED' | 'SERVICE_UNAVAILABLE' | 'SITE_NOT_FOUND' | 'SLUG_TAKEN' | 'STEP_NOT_FOUND' | 'SUPPRESSED_CONTACT' | 'TEAM_MEMBER_EXISTS' | 'TEMPLATE_IN_USE' | 'TEMPLATE_NOT_FOUND' | 'TEMPLATE_SYNTAX' | 'TOOL_GROUP_FORBIDDEN' | 'TOOL_NOT_FOUND' | 'TOO_MANY_STEPS' | 'UNAUTHORIZED' | 'UNPROCESSABLE' | 'VALIDATION_ERROR' | 'WARMUP_NOT_ACTIVE' | 'WEBHOOK_DELIVERY_NOT_FOUND' | 'WEBHOOK_SUBSCRIPTION_NOT_FOUND';
 
 /**
  * Which notifications to mark read. Unknown fields are refused.
@@ -3481,6 +3519,23 @@ export type PageHygieneAuditEntry = {
         email: string;
         action: HygieneAction;
         reason: HygieneReason;
+        created_at: string;
+    }>;
+    /**
+     * Pass as `cursor` to get the next page; null on the last page.
+     */
+    next_cursor?: string | null;
+};
+
+export type PageImportPlatformConnection = {
+    data: Array<{
+        id: string;
+        platform: ImportPlatform;
+        /**
+         * The account's name as the platform gave it when the credential was checked (null when
+         * it gives none).
+         */
+        account?: string | null;
         created_at: string;
     }>;
     /**
@@ -12275,6 +12330,159 @@ export type MarkNotificationsReadResponses = {
 };
 
 export type MarkNotificationsReadResponse = MarkNotificationsReadResponses[keyof MarkNotificationsReadResponses];
+
+export type ListPlatformConnectionsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Items per page, 1..=100 (default 50).
+         */
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    url: '/api/v1/platforms/connections';
+};
+
+export type ListPlatformConnectionsErrors = {
+    /**
+     * Invalid limit or cursor
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ListPlatformConnectionsError = ListPlatformConnectionsErrors[keyof ListPlatformConnectionsErrors];
+
+export type ListPlatformConnectionsResponses = {
+    /**
+     * A page of connections
+     */
+    200: PageImportPlatformConnection;
+};
+
+export type ListPlatformConnectionsResponse = ListPlatformConnectionsResponses[keyof ListPlatformConnectionsResponses];
+
+export type ConnectPlatformData = {
+    body: ConnectImportPlatform;
+    path?: never;
+    query?: never;
+    url: '/api/v1/platforms/connections';
+};
+
+export type ConnectPlatformErrors = {
+    /**
+     * Missing or invalid field (named in the message and in `details.field`)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * The platform refused the credential, or could not be reached (`PLATFORM_REFUSED`, the platform in the message and in `details.platform`)
+     */
+    422: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ConnectPlatformError = ConnectPlatformErrors[keyof ConnectPlatformErrors];
+
+export type ConnectPlatformResponses = {
+    /**
+     * Connected
+     */
+    201: ImportPlatformConnection;
+};
+
+export type ConnectPlatformResponse = ConnectPlatformResponses[keyof ConnectPlatformResponses];
+
+export type DisconnectPlatformData = {
+    body?: never;
+    path: {
+        /**
+         * The connection's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/platforms/connections/{id}';
+};
+
+export type DisconnectPlatformErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not a connection of this project (`PLATFORM_CONNECTION_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type DisconnectPlatformError = DisconnectPlatformErrors[keyof DisconnectPlatformErrors];
+
+export type DisconnectPlatformResponses = {
+    /**
+     * Disconnected
+     */
+    204: void;
+};
+
+export type DisconnectPlatformResponse = DisconnectPlatformResponses[keyof DisconnectPlatformResponses];
 
 export type ValidateTemplateData = {
     body: ValidateTemplate;

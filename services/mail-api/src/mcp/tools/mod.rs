@@ -15,6 +15,7 @@ mod domains;
 mod drafts;
 mod forms;
 mod gdpr;
+mod imports;
 mod segments;
 mod sites;
 mod templates;
@@ -41,6 +42,7 @@ pub fn all() -> Vec<Tool> {
         warmup::tools(),
         forms::tools(),
         account::tools(),
+        imports::tools(),
         webhooks::tools(),
         approvals::tools(),
         advisor::tools(),

@@ -20,6 +20,7 @@ pub mod ops;
 pub mod outbound;
 pub mod own_domains;
 pub mod scheduler;
+pub mod social;
 pub mod sending;
 pub mod worker;
 

@@ -17,6 +17,7 @@ mod forms;
 mod gdpr;
 mod segments;
 mod sites;
+mod social_posts;
 mod templates;
 mod warmup;
 mod webhooks;
@@ -45,6 +46,7 @@ pub fn all() -> Vec<Tool> {
         approvals::tools(),
         advisor::tools(),
         compound::tools(),
+        social_posts::tools(),
     ]
     .into_iter()
     .flatten()

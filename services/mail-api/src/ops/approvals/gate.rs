@@ -9,7 +9,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use super::{ApprovalAction, ApprovalRequired, GateView, needs_approval, request};
+use super::{
+    ApprovalAction, ApprovalPolicy, ApprovalRequired, GateView, needs_approval, request,
+};
 use crate::AppState;
 use crate::db::{approvals as approvals_db, campaigns, enrollments as enrollments_db, segments};
 use crate::flows;
@@ -434,6 +436,20 @@ pub(super) async fn execute(
                 ab_tests::promote(conn, project_id, args.test_id, args.variant, "hand").await?;
             Ok(serde_json::to_value(promoted)?)
         }
+        ApprovalAction::PublishSocialPost => {
+            let args: SocialPostArguments = serde_json::from_value(arguments.clone())?;
+            let post = crate::db::social::post(conn, project_id, args.post_id)
+                .await?
+                .ok_or_else(crate::ops::social::post_not_found)?;
+            if post.content != args.content || post.platforms != args.platforms {
+                return Err(ApiError::conflict(
+                    "the post changed since publishing it was asked for: ask again",
+                ));
+            }
+            Ok(serde_json::to_value(
+                crate::ops::social::publish_approved(conn, project_id, args.post_id).await?,
+            )?)
+        }
         ApprovalAction::ActivateCampaign => {
             let args: CampaignArguments = serde_json::from_value(arguments.clone())?;
             set_status(conn, project_id, args.campaign_id, CampaignStatus::Active).await?;
@@ -445,4 +461,61 @@ pub(super) async fn execute(
             )?)
         }
     }
+}
+
+/// An agent's request to publish a social post, held back by the policy (its
+/// `campaign_launch`: a post is a launch to the public).
+pub struct SocialHold(ApprovalPolicy, super::Requester);
+
+/// Whether `caller`'s social publishing waits for a person.
+pub async fn social_publish_hold(
+    state: &AppState,
+    view: GateView<'_>,
+    caller: &Caller,
+) -> Result<Option<SocialHold>, ApiError> {
+    Ok(
+        needs_approval(view, &state.pool, caller, |p| p.campaign_launch)
+            .await?
+            .map(|(policy, requester)| SocialHold(policy, requester)),
+    )
+}
+
+impl SocialHold {
+    /// Records the pending approval of publishing `post` as it is now, in the caller's
+    /// transaction: its id.
+    pub async fn request(
+        self,
+        conn: &mut AsyncPgConnection,
+        caller: &Caller,
+        post: &crate::db::social::PostRow,
+    ) -> Result<Uuid, ApiError> {
+        let arguments = json!({
+            "post_id": post.id,
+            "title": post.title,
+            "content": post.content,
+            "platforms": post.platforms,
+        });
+        let summary = format!(
+            "publish the social post \"{}\" on {}",
+            post.title,
+            post.platforms.join(", ")
+        );
+        let pending = request(
+            conn,
+            caller,
+            (self.0, self.1),
+            ApprovalAction::PublishSocialPost,
+            &arguments,
+            summary,
+        )
+        .await?;
+        Ok(pending.approval_id)
+    }
+}
+
+#[derive(Deserialize)]
+struct SocialPostArguments {
+    post_id: Uuid,
+    content: String,
+    platforms: Vec<String>,
 }

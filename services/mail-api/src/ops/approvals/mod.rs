@@ -245,6 +245,9 @@ pub enum ApprovalAction {
     /// The winner of an A/B test sent to the contacts held back
     /// (`POST /ab-tests/{id}/promote`, `promote_ab_winner`).
     PromoteAbWinner,
+    /// Publishing a social post (`create_social_post`, `update_social_post` or
+    /// `schedule_social_post` with a `publish_at`).
+    PublishSocialPost,
 }
 
 impl ApprovalAction {
@@ -256,6 +259,7 @@ impl ApprovalAction {
             Self::EnrollSegment => "enroll_segment",
             Self::DeleteCampaign => "delete_campaign",
             Self::PromoteAbWinner => "promote_ab_winner",
+            Self::PublishSocialPost => "publish_social_post",
         }
     }
 }

@@ -18,7 +18,7 @@ pub struct AdaptSocialPost {
     /// An email campaign of the project (404 `CAMPAIGN_NOT_FOUND` otherwise).
     pub email_campaign_id: Uuid,
     /// 1..=4 platforms, each once.
-    #[schema(inline, min_items = 1, max_items = 4)]
+    #[schema(schema_with = super::platforms_schema)]
     pub platforms: Vec<Platform>,
 }
 

@@ -20,6 +20,7 @@ use http_kit::request::trim;
 use http_kit::{ApiError, Page, PageParams, Validate};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
+use utoipa::openapi::schema::{Array, ArrayBuilder, SchemaType, Type};
 use uuid::Uuid;
 
 use crate::AppState;
@@ -144,6 +145,29 @@ pub fn post_not_found() -> ApiError {
     ApiError::not_found("no such social post").with_code(MailErrorCode::SocialPostNotFound)
 }
 
+fn platforms_array(nullable: bool) -> Array {
+    let mut array = ArrayBuilder::new()
+        .items(<Platform as utoipa::PartialSchema>::schema())
+        .min_items(Some(1))
+        .max_items(Some(Platform::ALL.len()))
+        .unique_items(true)
+        .build();
+    if nullable {
+        array.schema_type = SchemaType::from_iter([Type::Array, Type::Null]);
+    }
+    array
+}
+
+/// 1..=4 platforms, each once.
+pub fn platforms_schema() -> Array {
+    platforms_array(false)
+}
+
+/// [`platforms_schema`], or null (absent).
+pub fn optional_platforms_schema() -> Array {
+    platforms_array(true)
+}
+
 /// 1..=4 platforms, each once.
 fn check_platforms(field: &str, platforms: &mut Vec<Platform>) -> Result<(), ApiError> {
     let unique: BTreeSet<Platform> = platforms.iter().copied().collect();
@@ -172,7 +196,7 @@ pub struct CreateSocialPost {
     #[schema(min_length = 1, max_length = 10000, pattern = r"[^\s\x85\uFEFF]")]
     pub content: String,
     /// 1..=4 platforms, each once.
-    #[schema(inline, min_items = 1, max_items = 4)]
+    #[schema(schema_with = platforms_schema)]
     pub platforms: Vec<Platform>,
     /// Publish at this time (a past time: now); null or absent: a draft. The platforms must
     /// be connected (422 `SOCIAL_ACCOUNT_NOT_CONNECTED` otherwise).
@@ -198,7 +222,7 @@ pub struct UpdateSocialPost {
     #[schema(min_length = 1, max_length = 10000, pattern = r"[^\s\x85\uFEFF]")]
     pub content: Option<String>,
     /// 1..=4 platforms, each once.
-    #[schema(inline, min_items = 1, max_items = 4)]
+    #[schema(schema_with = optional_platforms_schema)]
     pub platforms: Option<Vec<Platform>>,
     /// Publish at this time (a past time: now).
     pub publish_at: Option<DateTime<Utc>>,

@@ -14,7 +14,7 @@ use super::schema::{
 
 // --- accounts ---
 
-#[derive(Debug, Clone, Queryable, Selectable, Insertable, AsChangeset)]
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = a)]
 pub struct AccountRow {
     pub project_id: Uuid,
@@ -51,7 +51,7 @@ pub async fn update_tokens(
     project_id: Uuid,
     platform: &str,
     access_sealed: &[u8],
-    refresh_sealed: Option<&[u8]>,
+    refresh_sealed: Option<Vec<u8>>,
     expires_at: Option<DateTime<Utc>>,
 ) -> QueryResult<()> {
     diesel::update(

@@ -12,6 +12,7 @@ use uuid::Uuid;
 
 use super::idempotency::{IdempotencyHeader, IdempotencyKey, Idempotent};
 use crate::AppState;
+use crate::social::Platform;
 use crate::ops::social::adapt::{AdaptSocialPost, SocialAdaptations, adapt_social_post};
 use crate::ops::social::campaigns::{
     CreateSocialCampaign, ScheduleSocialPost, SocialCampaign, create_social_campaign,
@@ -302,7 +303,7 @@ pub async fn list_accounts(
     path = "/api/v1/social/accounts/{platform}",
     operation_id = "connectSocialAccount",
     tag = "social",
-    params(("platform" = String, Path, description = "`bluesky` or `telegram` (the others connect through the OAuth redirect)")),
+    params(("platform" = inline(Platform), Path, description = "`bluesky` or `telegram` (the others connect through the OAuth redirect)")),
     request_body = ConnectSocialAccount,
     responses(
         (status = 200, description = "Connected (an earlier connection of the platform is replaced)", body = SocialAccount),
@@ -331,7 +332,7 @@ pub async fn connect_account(
     path = "/api/integrations/social/{platform}/connect",
     operation_id = "connectSocialPlatform",
     tag = "social",
-    params(("platform" = String, Path, description = "`mastodon` or `x` (Bluesky and Telegram connect with POST /api/v1/social/accounts/{platform})")),
+    params(("platform" = inline(Platform), Path, description = "`mastodon` or `x` (Bluesky and Telegram connect with POST /api/v1/social/accounts/{platform})")),
     responses(
         (status = 302, description = "To the platform's authorization page",
             headers(("Location" = String, description = "The platform's authorization address"))),
@@ -359,7 +360,7 @@ pub async fn connect(
     path = "/api/integrations/social/{platform}/callback",
     operation_id = "socialConnectCallback",
     tag = "social",
-    params(("platform" = String, Path, description = "The platform"), SocialCallback),
+    params(("platform" = inline(Platform), Path, description = "The platform"), SocialCallback),
     responses(
         (status = 200, description = "Connected", body = SocialAccount),
         (status = 400, description = "The state is missing, unknown, used or expired (`SOCIAL_CONNECT_STATE_INVALID`): nothing was stored", body = MailError),

@@ -91,15 +91,15 @@ pub struct TextRules {
 /// The length of `text` under `rules`.
 pub fn counted_length(text: &str, rules: TextRules) -> usize {
     text.split_inclusive(char::is_whitespace)
-        .map(|word| {
-            let bare = word.trim_end();
-            let space = word.len() - bare.len();
-            let is_link = bare.starts_with("http://") || bare.starts_with("https://");
+        .map(|piece| {
+            let word = piece.trim_end_matches(char::is_whitespace);
+            let space = piece[word.len()..].chars().count();
+            let is_link = word.starts_with("http://") || word.starts_with("https://");
             let chars = match (is_link, rules.link_chars) {
                 (true, Some(n)) => n,
-                _ => bare.chars().count(),
+                _ => word.chars().count(),
             };
-            chars + word[bare.len()..].chars().count().min(space)
+            chars + space
         })
         .sum()
 }

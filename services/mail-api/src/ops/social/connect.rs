@@ -237,9 +237,9 @@ pub struct ConnectSocialAccount {
 
 impl Validate for ConnectSocialAccount {}
 
-fn required(value: &Option<String>, field: &str) -> Result<String, ApiError> {
+fn required(value: Option<&String>, field: &str) -> Result<String, ApiError> {
     value
-        .clone()
+        .cloned()
         .ok_or_else(|| ApiError::invalid_field(field, "is required for this platform"))
 }
 
@@ -257,8 +257,8 @@ pub async fn connect_with_credentials(
                 return Err(ApiError::invalid_field("bot_token", "is Telegram's"));
             }
             Credentials::Bluesky {
-                identifier: required(&req.identifier, "identifier")?,
-                app_password: required(&req.app_password, "app_password")?,
+                identifier: required(req.identifier.as_ref(), "identifier")?,
+                app_password: required(req.app_password.as_ref(), "app_password")?,
             }
         }
         Platform::Telegram => {
@@ -266,8 +266,8 @@ pub async fn connect_with_credentials(
                 return Err(ApiError::invalid_field("identifier", "is Bluesky's"));
             }
             Credentials::Telegram {
-                bot_token: required(&req.bot_token, "bot_token")?,
-                chat_id: required(&req.chat_id, "chat_id")?,
+                bot_token: required(req.bot_token.as_ref(), "bot_token")?,
+                chat_id: required(req.chat_id.as_ref(), "chat_id")?,
             }
         }
         other => {

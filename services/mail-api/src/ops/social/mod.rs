@@ -11,7 +11,7 @@ pub mod campaigns;
 pub mod connect;
 pub mod publish;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use auth::Caller;
 use chrono::{DateTime, Utc};
@@ -169,7 +169,7 @@ pub fn optional_platforms_schema() -> Array {
 }
 
 /// 1..=4 platforms, each once.
-fn check_platforms(field: &str, platforms: &mut Vec<Platform>) -> Result<(), ApiError> {
+fn check_platforms(field: &str, platforms: &[Platform]) -> Result<(), ApiError> {
     let unique: BTreeSet<Platform> = platforms.iter().copied().collect();
     if unique.len() != platforms.len() {
         return Err(ApiError::invalid_field(field, "names a platform twice"));
@@ -207,7 +207,7 @@ impl Validate for CreateSocialPost {
     fn validate(&mut self) -> Result<(), ApiError> {
         check_text("title", &mut self.title)?;
         check_text("content", &mut self.content)?;
-        check_platforms("platforms", &mut self.platforms)
+        check_platforms("platforms", &self.platforms)
     }
 }
 
@@ -236,7 +236,7 @@ impl Validate for UpdateSocialPost {
         if let Some(content) = &mut self.content {
             check_text("content", content)?;
         }
-        if let Some(platforms) = &mut self.platforms {
+        if let Some(platforms) = &self.platforms {
             check_platforms("platforms", platforms)?;
         }
         Ok(())
@@ -383,12 +383,14 @@ pub async fn list_social_posts(
     let mut conn = store::conn(&state.pool).await?;
     let rows = db::posts(&mut conn, project_id, after, i64::from(limit) + 1).await?;
     let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
-    let mut publications = db::publications(&mut conn, project_id, &ids).await?;
+    let mut by_post: HashMap<Uuid, Vec<PublicationRow>> = HashMap::new();
+    for publication in db::publications(&mut conn, project_id, &ids).await? {
+        by_post.entry(publication.post_id).or_default().push(publication);
+    }
     let posts = rows
         .into_iter()
         .map(|row| {
-            let mine: Vec<PublicationRow>;
-            (mine, publications) = publications.into_iter().partition(|p| p.post_id == row.id);
+            let mine = by_post.remove(&row.id).unwrap_or_default();
             SocialPost::new(row, mine)
         })
         .collect();

@@ -234,7 +234,7 @@ impl SocialPublisher {
             project_id,
             platform.as_str(),
             &access,
-            refresh.as_deref(),
+            refresh,
             tokens.expires_at,
         )
         .await?;

@@ -9,9 +9,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use super::{
-    ApprovalAction, ApprovalPolicy, ApprovalRequired, GateView, needs_approval, request,
-};
+use super::{ApprovalAction, ApprovalRequired, GateView, needs_approval, request};
 use crate::AppState;
 use crate::db::{approvals as approvals_db, campaigns, enrollments as enrollments_db, segments};
 use crate::flows;
@@ -460,56 +458,6 @@ pub(super) async fn execute(
                 crate::ops::campaigns::Campaign::try_from(row)?,
             )?)
         }
-    }
-}
-
-/// An agent's request to publish a social post, held back by the policy (its
-/// `campaign_launch`: a post is a launch to the public).
-pub struct SocialHold(ApprovalPolicy, super::Requester);
-
-/// Whether `caller`'s social publishing waits for a person.
-pub async fn social_publish_hold(
-    state: &AppState,
-    view: GateView<'_>,
-    caller: &Caller,
-) -> Result<Option<SocialHold>, ApiError> {
-    Ok(
-        needs_approval(view, &state.pool, caller, |p| p.campaign_launch)
-            .await?
-            .map(|(policy, requester)| SocialHold(policy, requester)),
-    )
-}
-
-impl SocialHold {
-    /// Records the pending approval of publishing `post` as it is now, in the caller's
-    /// transaction: its id.
-    pub async fn request(
-        self,
-        conn: &mut AsyncPgConnection,
-        caller: &Caller,
-        post: &crate::db::social::PostRow,
-    ) -> Result<Uuid, ApiError> {
-        let arguments = json!({
-            "post_id": post.id,
-            "title": post.title,
-            "content": post.content,
-            "platforms": post.platforms,
-        });
-        let summary = format!(
-            "publish the social post \"{}\" on {}",
-            post.title,
-            post.platforms.join(", ")
-        );
-        let pending = request(
-            conn,
-            caller,
-            (self.0, self.1),
-            ApprovalAction::PublishSocialPost,
-            &arguments,
-            summary,
-        )
-        .await?;
-        Ok(pending.approval_id)
     }
 }
 

@@ -361,7 +361,7 @@ fn hash_of(arguments: &Value) -> [u8; 32] {
 
 /// Whether `caller`'s action waits, under the project's policy: `held(policy)` says whether the
 /// policy holds this action back at all.
-async fn needs_approval(
+pub(crate) async fn needs_approval(
     view: GateView<'_>,
     pool: &store::Pool,
     caller: &Caller,
@@ -377,7 +377,7 @@ async fn needs_approval(
 
 /// Records a pending approval of `action` with `arguments` and announces it
 /// (`approval.requested`), in the caller's transaction.
-async fn request(
+pub(crate) async fn request(
     conn: &mut AsyncPgConnection,
     caller: &Caller,
     (policy, requester): (ApprovalPolicy, Requester),

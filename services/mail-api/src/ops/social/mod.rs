@@ -19,6 +19,7 @@ use diesel_async::AsyncPgConnection;
 use http_kit::request::trim;
 use http_kit::{ApiError, Page, PageParams, Validate};
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 use utoipa::ToSchema;
 use utoipa::openapi::schema::{Array, ArrayBuilder, SchemaType, Type};
 use uuid::Uuid;
@@ -26,8 +27,9 @@ use uuid::Uuid;
 use crate::AppState;
 use crate::db::social::{self as db, PostRow, PublicationRow};
 use crate::domain::error_code::MailErrorCode;
-use crate::ops::approvals::GateView;
-use crate::ops::approvals::gate::{SocialHold, social_publish_hold};
+use crate::ops::approvals::{
+    ApprovalAction, ApprovalPolicy, GateView, Requester, needs_approval, request,
+};
 use crate::social::Platform;
 
 /// Where a post stands.
@@ -302,6 +304,56 @@ async fn ask_to_publish(
             row.approval_id = Some(pending);
             Ok(db::save_post(conn, &row).await?)
         }
+    }
+}
+
+/// An agent's request to publish a social post, held back by the policy (its
+/// `campaign_launch`: a post is a launch to the public).
+pub struct SocialHold(ApprovalPolicy, Requester);
+
+/// Whether `caller`'s social publishing waits for a person.
+async fn social_publish_hold(
+    state: &AppState,
+    view: GateView<'_>,
+    caller: &Caller,
+) -> Result<Option<SocialHold>, ApiError> {
+    Ok(
+        needs_approval(view, &state.pool, caller, |p| p.campaign_launch)
+            .await?
+            .map(|(policy, requester)| SocialHold(policy, requester)),
+    )
+}
+
+impl SocialHold {
+    /// Records the pending approval of publishing `post` as it is now, in the caller's
+    /// transaction: its id.
+    pub async fn request(
+        self,
+        conn: &mut AsyncPgConnection,
+        caller: &Caller,
+        post: &PostRow,
+    ) -> Result<Uuid, ApiError> {
+        let arguments = json!({
+            "post_id": post.id,
+            "title": post.title,
+            "content": post.content,
+            "platforms": post.platforms,
+        });
+        let summary = format!(
+            "publish the social post \"{}\" on {}",
+            post.title,
+            post.platforms.join(", ")
+        );
+        let pending = request(
+            conn,
+            caller,
+            (self.0, self.1),
+            ApprovalAction::PublishSocialPost,
+            &arguments,
+            summary,
+        )
+        .await?;
+        Ok(pending.approval_id)
     }
 }
 

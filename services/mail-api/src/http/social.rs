@@ -332,7 +332,7 @@ pub async fn connect_account(
     path = "/api/integrations/social/{platform}/connect",
     operation_id = "connectSocialPlatform",
     tag = "social",
-    params(("platform" = inline(Platform), Path, description = "`mastodon` or `x` (Bluesky and Telegram connect with POST /api/v1/social/accounts/{platform})")),
+    params(("platform" = inline(Platform), Path, description = "`mastodon`, `x` or `linkedin` (Bluesky and Telegram connect with POST /api/v1/social/accounts/{platform})")),
     responses(
         (status = 302, description = "To the platform's authorization page",
             headers(("Location" = String, description = "The platform's authorization address"))),

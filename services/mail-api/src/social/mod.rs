@@ -8,6 +8,7 @@
 //! URL, which carries Telegram's bot token).
 
 pub mod bluesky;
+pub mod linkedin;
 pub mod mastodon;
 pub mod telegram;
 pub mod x;
@@ -36,14 +37,17 @@ pub enum Platform {
     X,
     /// Telegram (a bot token and the chat it posts to).
     Telegram,
+    /// LinkedIn (OAuth 2; a member's posts).
+    Linkedin,
 }
 
 impl Platform {
-    pub const ALL: [Platform; 4] = [
+    pub const ALL: [Platform; 5] = [
         Platform::Mastodon,
         Platform::Bluesky,
         Platform::X,
         Platform::Telegram,
+        Platform::Linkedin,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -52,6 +56,7 @@ impl Platform {
             Platform::Bluesky => "bluesky",
             Platform::X => "x",
             Platform::Telegram => "telegram",
+            Platform::Linkedin => "linkedin",
         }
     }
 
@@ -66,13 +71,14 @@ impl Platform {
             Platform::Bluesky => bluesky::RULES,
             Platform::X => x::RULES,
             Platform::Telegram => telegram::RULES,
+            Platform::Linkedin => linkedin::RULES,
         }
     }
 
     /// Whether an account connects through the OAuth redirect (else by posting its
     /// credentials).
     pub fn uses_oauth(self) -> bool {
-        matches!(self, Platform::Mastodon | Platform::X)
+        matches!(self, Platform::Mastodon | Platform::X | Platform::Linkedin)
     }
 }
 
@@ -145,6 +151,9 @@ pub struct PlatformSettings {
     pub base_url: String,
     /// Where a person authorizes the connection (OAuth platforms); empty: the platform's.
     pub authorize_url: String,
+    /// Where codes and refresh tokens are exchanged, when it is not under `base_url`
+    /// (LinkedIn's); empty: the platform's.
+    pub token_url: String,
     /// The deployment's OAuth client (OAuth platforms); empty: connecting is refused with 422
     /// `SOCIAL_PLATFORM_NOT_CONFIGURED`.
     pub client_id: String,
@@ -173,6 +182,7 @@ pub struct SocialSettings {
     pub bluesky: PlatformSettings,
     pub x: PlatformSettings,
     pub telegram: PlatformSettings,
+    pub linkedin: PlatformSettings,
 }
 
 impl Default for SocialSettings {
@@ -188,6 +198,7 @@ impl Default for SocialSettings {
             bluesky: PlatformSettings::default(),
             x: PlatformSettings::default(),
             telegram: PlatformSettings::default(),
+            linkedin: PlatformSettings::default(),
         }
     }
 }
@@ -208,6 +219,7 @@ impl SocialSettings {
             Platform::Bluesky => &self.bluesky,
             Platform::X => &self.x,
             Platform::Telegram => &self.telegram,
+            Platform::Linkedin => &self.linkedin,
         }
     }
 
@@ -361,6 +373,14 @@ impl SocialClient {
 
     /// Sends `request` and reads a JSON answer, sorting failures into [`PlatformError`].
     pub async fn json(&self, request: reqwest::RequestBuilder) -> Result<Value, PlatformError> {
+        self.send(request).await.map(|(json, _)| json)
+    }
+
+    /// [`Self::json`], with the answer's headers.
+    pub async fn send(
+        &self,
+        request: reqwest::RequestBuilder,
+    ) -> Result<(Value, reqwest::header::HeaderMap), PlatformError> {
         let response = request
             .send()
             .await
@@ -371,10 +391,11 @@ impl SocialClient {
             .get("retry-after")
             .and_then(|v| v.to_str().ok())
             .and_then(parse_retry_after);
+        let headers = response.headers().clone();
         let body = response.bytes().await.unwrap_or_default();
         let json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         match status {
-            200..=299 => Ok(json),
+            200..=299 => Ok((json, headers)),
             401 => Err(PlatformError::Unauthorized),
             429 => Err(PlatformError::RateLimited(
                 retry_after.unwrap_or(Duration::from_secs(60)),
@@ -462,6 +483,10 @@ macro_rules! on {
             }
             Platform::Telegram => {
                 let $a = telegram::Telegram($client);
+                $call
+            }
+            Platform::Linkedin => {
+                let $a = linkedin::Linkedin($client);
                 $call
             }
         }

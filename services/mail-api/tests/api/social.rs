@@ -24,6 +24,11 @@ pub async fn social_harness(platforms: &Platforms) -> (Harness, Tenant) {
         s.social.x.client_secret = "x-secret".to_owned();
         s.social.bluesky.base_url = p.url("bluesky");
         s.social.telegram.base_url = p.url("telegram");
+        s.social.linkedin.base_url = p.url("linkedin");
+        s.social.linkedin.authorize_url = format!("{}/oauth/v2/authorization", p.url("linkedin"));
+        s.social.linkedin.token_url = format!("{}/oauth/v2/accessToken", p.url("linkedin"));
+        s.social.linkedin.client_id = "linkedin-client".to_owned();
+        s.social.linkedin.client_secret = "linkedin-secret".to_owned();
         s.outbound_webhooks.relay_interval_ms = 50;
         s
     })
@@ -55,9 +60,13 @@ pub async fn authorize(h: &Harness, key: &str, platform: &str) -> std::collectio
 
 /// The platform sending the person back.
 pub async fn callback(h: &Harness, platform: &str, query: &[(&str, &str)]) -> reqwest::Response {
+    let query = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(query)
+        .finish();
     h.http
-        .get(h.server.url(&format!("/api/integrations/social/{platform}/callback")))
-        .query(query)
+        .get(h.server.url(&format!(
+            "/api/integrations/social/{platform}/callback?{query}"
+        )))
         .send()
         .await
         .unwrap()

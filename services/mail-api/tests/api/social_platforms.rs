@@ -48,6 +48,7 @@ struct State {
     statuses: HashMap<String, String>,
     tweets: usize,
     messages: usize,
+    shares: usize,
     /// Answer Bluesky's next createRecord with 429 (`Retry-After: 1`).
     bluesky_429: bool,
 }
@@ -122,6 +123,11 @@ impl Platforms {
             .filter(|r| r.method == method && r.path.ends_with(path_end))
             .cloned()
             .collect()
+    }
+
+    /// LinkedIn posts.
+    pub fn shares(&self) -> usize {
+        self.state.lock().unwrap().shares
     }
 
     /// Posts each platform holds: Mastodon statuses, Bluesky records, X posts, Telegram
@@ -212,6 +218,30 @@ fn answer(state: &mut State, req: &Request) -> Answer {
                 Some(uri) => ok(json!({"uri": uri, "value": {}})),
                 None => (400, vec![], json!({"error": "RecordNotFound"})),
             }
+        }
+        ("POST", "/linkedin/oauth/v2/accessToken") => {
+            let form = req.form();
+            match form.get("grant_type").map(String::as_str) {
+                Some("authorization_code")
+                    if form.get("code").is_some_and(|c| c == "good-code")
+                        && form.get("client_secret").is_some_and(|c| c == "linkedin-secret") =>
+                {
+                    ok(json!({"access_token": "l-1", "expires_in": 5_184_000, "refresh_token": "l-r"}))
+                }
+                _ => (400, vec![], json!({"error": "invalid_request"})),
+            }
+        }
+        ("GET", "/linkedin/v2/userinfo") if auth == "Bearer l-1" => ok(json!({"sub": "abc123", "name": "Tester"})),
+        ("POST", "/linkedin/rest/posts") => {
+            if auth != "Bearer l-1" || req.header("linkedin-version").is_none() {
+                return (401, vec![], json!({"message": "Unauthorized"}));
+            }
+            if req.json()["author"] != "urn:li:person:abc123" {
+                return (403, vec![], json!({"message": "not the member"}));
+            }
+            state.shares += 1;
+            let id = format!("urn:li:share:700{}", state.shares);
+            (201, vec![("x-restli-id", id)], Value::Null)
         }
         ("GET", "/telegram/bot123:good-token/getMe") => {
             ok(json!({"ok": true, "result": {"id": 123, "is_bot": true, "username": "tester_bot"}}))

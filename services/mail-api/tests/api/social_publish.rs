@@ -174,3 +174,36 @@ async fn telegram_messages_go_to_the_accounts_chat_beside_the_other_platforms() 
     broker.close().await;
     h.stop().await;
 }
+
+#[tokio::test]
+async fn linkedin_connects_with_its_state_and_publishes_as_the_member() {
+    let platforms = Platforms::start().await;
+    let (h, t) = social_harness(&platforms).await;
+    let q = crate::social::authorize(&h, &t.write, "linkedin").await;
+    // LinkedIn offers PKCE to native clients only: the state binds the callback.
+    assert!(!q.contains_key("code_challenge"));
+    let res = crate::social::callback(&h, "linkedin", &[("code", "good-code"), ("state", &q["state"])]).await;
+    let account = json(res).await;
+    assert_eq!(account["handle"], "urn:li:person:abc123");
+    let publisher = publisher(&h);
+    let (broker, stop) = run_worker(&h, Arc::clone(&publisher)).await;
+    let res = h
+        .post_json(
+            &t.write,
+            "/api/v1/social/posts",
+            &json!({"title": "t", "content": "Hello LinkedIn", "platforms": ["linkedin"],
+                    "publish_at": "2020-01-01T00:00:00Z"}),
+        )
+        .await;
+    let id = json(res).await["id"].as_str().unwrap().to_owned();
+    let post = wait_published(&h, &t.read, &id).await;
+    assert_eq!(post["publications"][0]["platform_post_id"], "urn:li:share:7001", "{post}");
+    assert_eq!(platforms.shares(), 1);
+    stop.cancel();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let _ = broker
+        .delete(&publish_queue(&h.settings.common.broker.queue_prefix))
+        .await;
+    broker.close().await;
+    h.stop().await;
+}

@@ -264,7 +264,10 @@ pub fn tools() -> Vec<Tool> {
         declare(
             "create_social_campaign",
             Group::Analytics,
-            "Create a social campaign: a name, a platform (mastodon, bluesky, x, telegram) and              a destination_url. Its tracked_url counts clicks and leads to the destination              with utm_source=<platform>, utm_medium=social and utm_campaign=<name>;              schedule_social_post writes its posts with that link.",
+            "Create a social campaign: a name, a platform (mastodon, bluesky, x, telegram, linkedin) and \
+             a destination_url. Its tracked_url counts clicks and leads to the destination \
+             with utm_source=<platform>, utm_medium=social and utm_campaign=<name>; \
+             schedule_social_post writes its posts with that link.",
         )
         .writes(|ctx, Body(req): Body<CreateSocialCampaign>| async move {
             create_social_campaign(&ctx.state, ctx.project_id(), &req).await
@@ -272,7 +275,8 @@ pub fn tools() -> Vec<Tool> {
         declare(
             "list_social_campaigns",
             Group::Analytics,
-            "List the project's social campaigns, oldest first, a page at a time, with their              tracked links and clicks.",
+            "List the project's social campaigns, oldest first, a page at a time, with their \
+             tracked links and clicks.",
         )
         .reads(|ctx, Params(page): Params<PageParams>| async move {
             list_social_campaigns(&ctx.state, ctx.project_id(), &page).await
@@ -280,7 +284,11 @@ pub fn tools() -> Vec<Tool> {
         declare(
             "schedule_social_post",
             Group::Analytics,
-            "Write a social campaign's post (campaign_id, content, publisher: who publishes              it) on the campaign's platform with its tracked link at the end (the text cut to              the platform's length around it), published at publish_at (absent: now) by the              queue job. The platform's account must be connected; an agent's post waits for              a person's approval under the project's approval policy.",
+            "Write a social campaign's post (campaign_id, content, publisher: who publishes \
+             it) on the campaign's platform with its tracked link at the end (the text cut to \
+             the platform's length around it), published at publish_at (absent: now) by the \
+             queue job. The platform's account must be connected; an agent's post waits for \
+             a person's approval under the project's approval policy.",
         )
         .writes(|ctx, Body(args): Body<ScheduleSocialPostArguments>| async move {
             let view = ctx.state.gates.view(None);

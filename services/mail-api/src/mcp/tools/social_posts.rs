@@ -44,7 +44,7 @@ pub fn tools() -> Vec<Tool> {
             "adapt_social_post",
             Group::SocialPosts,
             "Turn an email campaign's first email into a post for each of the given platforms \
-             (mastodon, bluesky, x, telegram): its subject and text cut at a word boundary to \
+             (mastodon, bluesky, x, telegram, linkedin): its subject and text cut at a word boundary to \
              the platform's length, the email's first link kept whole at the end (X and \
              Mastodon count any link as 23 characters). Nothing is stored: create_social_post \
              with the text you keep.",
@@ -55,8 +55,8 @@ pub fn tools() -> Vec<Tool> {
         declare(
             "create_social_post",
             Group::SocialPosts,
-            "Create a social post (title, content, platforms: 1..=4 of mastodon, bluesky, x, \
-             telegram). Without publish_at it is a draft; with one, it is published at that \
+            "Create a social post (title, content, platforms: 1..=5 of mastodon, bluesky, x, \
+             telegram, linkedin). Without publish_at it is a draft; with one, it is published at that \
              time (a past time: now) once on each platform, by a queue job that honours the \
              platforms' rate limits and retries. The platforms' accounts must be connected. \
              When an agent asks, publishing waits for a person's approval under the \

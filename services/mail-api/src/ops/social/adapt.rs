@@ -17,7 +17,7 @@ use crate::social::{self, Platform};
 pub struct AdaptSocialPost {
     /// An email campaign of the project (404 `CAMPAIGN_NOT_FOUND` otherwise).
     pub email_campaign_id: Uuid,
-    /// 1..=4 platforms, each once.
+    /// 1..=5 platforms, each once.
     #[schema(schema_with = super::platforms_schema)]
     pub platforms: Vec<Platform>,
 }

@@ -160,7 +160,7 @@ fn platforms_array(nullable: bool) -> Array {
     array
 }
 
-/// 1..=4 platforms, each once.
+/// 1..=5 platforms, each once.
 pub fn platforms_schema() -> Array {
     platforms_array(false)
 }
@@ -170,7 +170,7 @@ pub fn optional_platforms_schema() -> Array {
     platforms_array(true)
 }
 
-/// 1..=4 platforms, each once.
+/// 1..=5 platforms, each once.
 fn check_platforms(field: &str, platforms: &[Platform]) -> Result<(), ApiError> {
     let unique: BTreeSet<Platform> = platforms.iter().copied().collect();
     if unique.len() != platforms.len() {
@@ -197,7 +197,7 @@ pub struct CreateSocialPost {
     /// length at a word boundary.
     #[schema(min_length = 1, max_length = 10000, pattern = r"[^\s\x85\uFEFF]")]
     pub content: String,
-    /// 1..=4 platforms, each once.
+    /// 1..=5 platforms, each once.
     #[schema(schema_with = platforms_schema)]
     pub platforms: Vec<Platform>,
     /// Publish at this time (a past time: now); null or absent: a draft. The platforms must
@@ -223,7 +223,7 @@ pub struct UpdateSocialPost {
     /// 1..=10,000 characters, not blank (stored trimmed).
     #[schema(min_length = 1, max_length = 10000, pattern = r"[^\s\x85\uFEFF]")]
     pub content: Option<String>,
-    /// 1..=4 platforms, each once.
+    /// 1..=5 platforms, each once.
     #[schema(schema_with = optional_platforms_schema)]
     pub platforms: Option<Vec<Platform>>,
     /// Publish at this time (a past time: now).

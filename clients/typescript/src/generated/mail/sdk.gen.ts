@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import { type Client, type Options as Options2, type TDataShape, urlSearchParamsBodySerializer } from './client/index.js';
-import type { AddCampaignStepData, AddCampaignStepErrors, AddCampaignStepResponses, AddSuppressionData, AddSuppressionErrors, AddSuppressionResponses, AnalyticsCampaignsData, AnalyticsCampaignsErrors, AnalyticsCampaignsResponses, AnalyticsConversionData, AnalyticsConversionErrors, AnalyticsConversionResponses, AnalyticsEngagementData, AnalyticsEngagementErrors, AnalyticsEngagementResponses, AnalyticsOverviewData, AnalyticsOverviewErrors, AnalyticsOverviewResponses, AnalyticsPerformanceData, AnalyticsPerformanceErrors, AnalyticsPerformanceResponses, AnalyticsPortfolioData, AnalyticsPortfolioErrors, AnalyticsPortfolioResponses, AnalyticsTotalsData, AnalyticsTotalsErrors, AnalyticsTotalsResponses, ApproveApprovalData, ApproveApprovalErrors, ApproveApprovalResponses, ApproveDraftData, ApproveDraftErrors, ApproveDraftResponses, CampaignAdvisorData, CampaignAdvisorErrors, CampaignAdvisorResponses, CheckAbSignificanceData, CheckAbSignificanceErrors, CheckAbSignificanceResponses, CheckApprovalData, CheckApprovalErrors, CheckApprovalResponses, ClearLanguageModelData, ClearLanguageModelErrors, ClearLanguageModelResponses, ClearProviderData, ClearProviderErrors, ClearProviderResponses, CloneCampaignData, CloneCampaignErrors, CloneCampaignResponses, ConfirmSignupData, ConfirmSignupErrors, ConfirmSignupResponses, CreateAbTestData, CreateAbTestErrors, CreateAbTestResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateCampaignData, CreateCampaignErrors, CreateCampaignResponses, CreateContactData, CreateContactErrors, CreateContactResponses, CreateDraftData, CreateDraftErrors, CreateDraftResponses, CreateFormData, CreateFormErrors, CreateFormResponses, CreateSegmentData, CreateSegmentErrors, CreateSegmentFromDescriptionData, CreateSegmentFromDescriptionErrors, CreateSegmentFromDescriptionResponses, CreateSegmentResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateTemplateData, CreateTemplateErrors, CreateTemplateFromBriefData, CreateTemplateFromBriefErrors, CreateTemplateFromBriefResponses, CreateTemplateResponses, DeleteCampaignData, DeleteCampaignErrors, DeleteCampaignResponses, DeleteCampaignStepData, DeleteCampaignStepErrors, DeleteCampaignStepResponses, DeleteChatAlertsData, DeleteChatAlertsErrors, DeleteChatAlertsResponses, DeleteFormData, DeleteFormErrors, DeleteFormResponses, DeleteSegmentData, DeleteSegmentErrors, DeleteSegmentResponses, DeleteTemplateData, DeleteTemplateErrors, DeleteTemplateResponses, DeleteWebhookSubscriptionData, DeleteWebhookSubscriptionErrors, DeleteWebhookSubscriptionResponses, DeliverabilityCheckData, DeliverabilityCheckErrors, DeliverabilityCheckResponses, DiagnoseDeliveryIssueData, DiagnoseDeliveryIssueErrors, DiagnoseDeliveryIssueResponses, DnsblCheckData, DnsblCheckErrors, DnsblCheckResponses, DnsblDelistingDraftData, DnsblDelistingDraftErrors, DnsblDelistingDraftResponses, EnrollContactData, EnrollContactErrors, EnrollContactResponses, EnrollSegmentData, EnrollSegmentErrors, EnrollSegmentResponses, ErasePersonalDataData, ErasePersonalDataErrors, ErasePersonalDataResponses, EstimateSegmentSizeData, EstimateSegmentSizeErrors, EstimateSegmentSizeResponses, ExplainContactScoreData, ExplainContactScoreErrors, ExplainContactScoreResponses, ExportContactData, ExportContactErrors, ExportContactResponses, ExportDataData, ExportDataErrors, ExportDataResponses, ExportFullData, ExportFullErrors, ExportFullResponses, FindDuplicateContactsData, FindDuplicateContactsErrors, FindDuplicateContactsResponses, GenerateEmailData, GenerateEmailErrors, GenerateEmailResponses, GetAbTestData, GetAbTestErrors, GetAbTestResponses, GetAbuseMonitorStatusData, GetAbuseMonitorStatusErrors, GetAbuseMonitorStatusResponses, GetApprovalPolicyData, GetApprovalPolicyErrors, GetApprovalPolicyResponses, GetBrandVoiceData, GetBrandVoiceErrors, GetBrandVoiceResponses, GetCampaignCalendarData, GetCampaignCalendarErrors, GetCampaignCalendarResponses, GetCampaignData, GetCampaignErrors, GetCampaignResponses, GetCampaignStepData, GetCampaignStepErrors, GetCampaignStepResponses, GetChatAlertsData, GetChatAlertsErrors, GetChatAlertsResponses, GetContactData, GetContactErrors, GetContactResponses, GetContactSchemaData, GetContactSchemaErrors, GetContactSchemaResponses, GetContactTimelineData, GetContactTimelineErrors, GetContactTimelineResponses, GetDomainData, GetDomainErrors, GetDomainHealthData, GetDomainHealthErrors, GetDomainHealthResponses, GetDomainResponses, GetDraftData, GetDraftErrors, GetDraftResponses, GetEmailData, GetEmailErrors, GetEmailResponses, GetEnrollmentData, GetEnrollmentErrors, GetEnrollmentResponses, GetFormData, GetFormErrors, GetFormResponses, GetFormStatsData, GetFormStatsErrors, GetFormStatsResponses, GetHygieneConfigData, GetHygieneConfigErrors, GetHygieneConfigResponses, GetLanguageModelData, GetLanguageModelErrors, GetLanguageModelResponses, GetPlanData, GetPlanErrors, GetPlanResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetScheduleData, GetScheduleErrors, GetScheduleResponses, GetScoringRulesData, GetScoringRulesErrors, GetScoringRulesResponses, GetSegmentData, GetSegmentErrors, GetSegmentResponses, GetSendPolicyData, GetSendPolicyErrors, GetSendPolicyResponses, GetSiteData, GetSiteErrors, GetSiteInsightsData, GetSiteInsightsErrors, GetSiteInsightsResponses, GetSiteResponses, GetTemplateData, GetTemplateErrors, GetTemplateResponses, GetWarmupStatusData, GetWarmupStatusErrors, GetWarmupStatusResponses, GetWebhookSubscriptionData, GetWebhookSubscriptionErrors, GetWebhookSubscriptionResponses, HealthDetailsData, HealthDetailsResponses, HealthzData, HealthzResponses, IdentifyData, IdentifyErrors, IdentifyResponses, ImportContactsData, ImportContactsErrors, ImportContactsResponses, InviteTeamMemberData, InviteTeamMemberErrors, InviteTeamMemberResponses, LaunchCampaignData, LaunchCampaignErrors, LaunchCampaignResponses, ListAbTestsData, ListAbTestsErrors, ListAbTestsResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListCampaignsData, ListCampaignsErrors, ListCampaignsResponses, ListCampaignStepsData, ListCampaignStepsErrors, ListCampaignStepsResponses, ListContactsData, ListContactsErrors, ListContactsResponses, ListCronRunsData, ListCronRunsErrors, ListCronRunsResponses, ListDeletionLogData, ListDeletionLogErrors, ListDeletionLogResponses, ListDomainsData, ListDomainsErrors, ListDomainsResponses, ListDraftsData, ListDraftsErrors, ListDraftsResponses, ListEmailEventsData, ListEmailEventsErrors, ListEmailEventsResponses, ListEmailsData, ListEmailsErrors, ListEmailsResponses, ListEnrollmentsData, ListEnrollmentsErrors, ListEnrollmentsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListFormsData, ListFormsErrors, ListFormsResponses, ListHygieneAuditData, ListHygieneAuditErrors, ListHygieneAuditResponses, ListInactiveContactsData, ListInactiveContactsErrors, ListInactiveContactsResponses, ListNotificationsData, ListNotificationsErrors, ListNotificationsResponses, ListPendingApprovalsData, ListPendingApprovalsErrors, ListPendingApprovalsResponses, ListSegmentContactsData, ListSegmentContactsErrors, ListSegmentContactsResponses, ListSegmentsData, ListSegmentsErrors, ListSegmentsResponses, ListSendDeadLettersData, ListSendDeadLettersErrors, ListSendDeadLettersResponses, ListSitesData, ListSitesErrors, ListSitesResponses, ListSuppressionsData, ListSuppressionsErrors, ListSuppressionsResponses, ListTeamMembersData, ListTeamMembersErrors, ListTeamMembersResponses, ListTemplatesData, ListTemplatesErrors, ListTemplatesResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhookSubscriptionsData, ListWebhookSubscriptionsErrors, ListWebhookSubscriptionsResponses, MarkNotificationsReadData, MarkNotificationsReadErrors, MarkNotificationsReadResponses, MergeContactsData, MergeContactsErrors, MergeContactsResponses, OauthMcpResourceMetadataData, OauthMcpResourceMetadataResponses, OauthResourceMetadataData, OauthResourceMetadataResponses, OauthServerMetadataData, OauthServerMetadataResponses, OauthTokenData, OauthTokenErrors, OauthTokenResponses, OnboardNewSiteData, OnboardNewSiteErrors, OnboardNewSiteResponses, OpenapiJsonData, OpenapiJsonResponses, OptimizeSubjectLinesData, OptimizeSubjectLinesErrors, OptimizeSubjectLinesResponses, OverrideAbuseMonitorData, OverrideAbuseMonitorErrors, OverrideAbuseMonitorResponses, PauseWarmupData, PauseWarmupErrors, PauseWarmupResponses, PreviewCampaignAudienceData, PreviewCampaignAudienceErrors, PreviewCampaignAudienceResponses, PreviewEmailData, PreviewEmailErrors, PreviewEmailResponses, PreviewSegmentData, PreviewSegmentErrors, PreviewSegmentResponses, PromoteAbWinnerData, PromoteAbWinnerErrors, PromoteAbWinnerResponses, PromoteDraftData, PromoteDraftErrors, PromoteDraftResponses, PutApprovalPolicyData, PutApprovalPolicyErrors, PutApprovalPolicyResponses, PutBrandVoiceData, PutBrandVoiceErrors, PutBrandVoiceResponses, PutChatAlertsData, PutChatAlertsErrors, PutChatAlertsResponses, PutSendPolicyData, PutSendPolicyErrors, PutSendPolicyResponses, ReadyzData, ReadyzErrors, ReadyzResponses, ReceiveProjectProviderWebhookData, ReceiveProjectProviderWebhookErrors, ReceiveProjectProviderWebhookResponses, ReceiveProviderWebhookData, ReceiveProviderWebhookErrors, ReceiveProviderWebhookResponses, RecordConversionData, RecordConversionErrors, RecordConversionResponses, RecoveryPlanData, RecoveryPlanErrors, RecoveryPlanResponses, RefreshDomainDnsData, RefreshDomainDnsErrors, RefreshDomainDnsResponses, RegisterDomainData, RegisterDomainErrors, RegisterDomainResponses, RegisterOauthClientData, RegisterOauthClientErrors, RegisterOauthClientResponses, RejectApprovalData, RejectApprovalErrors, RejectApprovalResponses, RejectDraftData, RejectDraftErrors, RejectDraftResponses, RemoveSuppressionData, RemoveSuppressionErrors, RemoveSuppressionResponses, ReplayWebhookDeliveryData, ReplayWebhookDeliveryErrors, ReplayWebhookDeliveryResponses, ResumeWarmupData, ResumeWarmupErrors, ResumeWarmupResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RevokeOauthTokenData, RevokeOauthTokenErrors, RevokeOauthTokenResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, RunListHygieneData, RunListHygieneErrors, RunListHygieneResponses, RunPortfolioAnalysisData, RunPortfolioAnalysisErrors, RunPortfolioAnalysisResponses, SendData, SendErrors, SendResponses, ServeData, ServeResponses, SetContactTagsData, SetContactTagsErrors, SetContactTagsResponses, SetLanguageModelData, SetLanguageModelErrors, SetLanguageModelResponses, SetProviderData, SetProviderErrors, SetProviderResponses, SetupCampaignFromBriefData, SetupCampaignFromBriefErrors, SetupCampaignFromBriefResponses, SignupFormPageData, SignupFormPageErrors, SignupFormPageResponses, SubmitSignupFormData, SubmitSignupFormErrors, SubmitSignupFormResponses, SubscribeWebhookData, SubscribeWebhookErrors, SubscribeWebhookResponses, SuggestContentTopicsData, SuggestContentTopicsErrors, SuggestContentTopicsResponses, SuggestSendTimeData, SuggestSendTimeErrors, SuggestSendTimeResponses, TestProviderData, TestProviderErrors, TestProviderResponses, TrackClickData, TrackClickErrors, TrackEventData, TrackEventErrors, TrackEventResponses, TrackOpenData, TrackOpenErrors, TrackOpenResponses, TranslateTemplateData, TranslateTemplateErrors, TranslateTemplateResponses, UnenrollContactData, UnenrollContactErrors, UnenrollContactResponses, UnsubscribeContactData, UnsubscribeContactErrors, UnsubscribeContactResponses, UnsubscribeData, UnsubscribeErrors, UnsubscribePageData, UnsubscribePageErrors, UnsubscribePageResponses, UnsubscribeResponses, UpdateCampaignData, UpdateCampaignErrors, UpdateCampaignResponses, UpdateCampaignStatusData, UpdateCampaignStatusErrors, UpdateCampaignStatusResponses, UpdateCampaignStepData, UpdateCampaignStepErrors, UpdateCampaignStepResponses, UpdateContactData, UpdateContactErrors, UpdateContactResponses, UpdateHygieneConfigData, UpdateHygieneConfigErrors, UpdateHygieneConfigResponses, UpdateScoringRulesData, UpdateScoringRulesErrors, UpdateScoringRulesResponses, UpdateSegmentData, UpdateSegmentErrors, UpdateSegmentResponses, UpdateSiteData, UpdateSiteErrors, UpdateSiteResponses, UpdateTemplateData, UpdateTemplateErrors, UpdateTemplateResponses, UpdateWarmupScheduleData, UpdateWarmupScheduleErrors, UpdateWarmupScheduleResponses, UpdateWebhookSubscriptionData, UpdateWebhookSubscriptionErrors, UpdateWebhookSubscriptionResponses, ValidateTemplateData, ValidateTemplateErrors, ValidateTemplateResponses, WinBackDraftData, WinBackDraftErrors, WinBackDraftResponses } from './types.gen.js';
+import type { AdaptSocialPostData, AdaptSocialPostErrors, AdaptSocialPostResponses, AddCampaignStepData, AddCampaignStepErrors, AddCampaignStepResponses, AddSuppressionData, AddSuppressionErrors, AddSuppressionResponses, AnalyticsCampaignsData, AnalyticsCampaignsErrors, AnalyticsCampaignsResponses, AnalyticsConversionData, AnalyticsConversionErrors, AnalyticsConversionResponses, AnalyticsEngagementData, AnalyticsEngagementErrors, AnalyticsEngagementResponses, AnalyticsOverviewData, AnalyticsOverviewErrors, AnalyticsOverviewResponses, AnalyticsPerformanceData, AnalyticsPerformanceErrors, AnalyticsPerformanceResponses, AnalyticsPortfolioData, AnalyticsPortfolioErrors, AnalyticsPortfolioResponses, AnalyticsTotalsData, AnalyticsTotalsErrors, AnalyticsTotalsResponses, ApproveApprovalData, ApproveApprovalErrors, ApproveApprovalResponses, ApproveDraftData, ApproveDraftErrors, ApproveDraftResponses, CampaignAdvisorData, CampaignAdvisorErrors, CampaignAdvisorResponses, CheckAbSignificanceData, CheckAbSignificanceErrors, CheckAbSignificanceResponses, CheckApprovalData, CheckApprovalErrors, CheckApprovalResponses, ClearLanguageModelData, ClearLanguageModelErrors, ClearLanguageModelResponses, ClearProviderData, ClearProviderErrors, ClearProviderResponses, CloneCampaignData, CloneCampaignErrors, CloneCampaignResponses, ConfirmSignupData, ConfirmSignupErrors, ConfirmSignupResponses, ConnectSocialAccountData, ConnectSocialAccountErrors, ConnectSocialAccountResponses, ConnectSocialPlatformData, ConnectSocialPlatformErrors, CreateAbTestData, CreateAbTestErrors, CreateAbTestResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateCampaignData, CreateCampaignErrors, CreateCampaignResponses, CreateContactData, CreateContactErrors, CreateContactResponses, CreateDraftData, CreateDraftErrors, CreateDraftResponses, CreateFormData, CreateFormErrors, CreateFormResponses, CreateSegmentData, CreateSegmentErrors, CreateSegmentFromDescriptionData, CreateSegmentFromDescriptionErrors, CreateSegmentFromDescriptionResponses, CreateSegmentResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateSocialCampaignData, CreateSocialCampaignErrors, CreateSocialCampaignResponses, CreateSocialPostData, CreateSocialPostErrors, CreateSocialPostResponses, CreateTemplateData, CreateTemplateErrors, CreateTemplateFromBriefData, CreateTemplateFromBriefErrors, CreateTemplateFromBriefResponses, CreateTemplateResponses, DeleteCampaignData, DeleteCampaignErrors, DeleteCampaignResponses, DeleteCampaignStepData, DeleteCampaignStepErrors, DeleteCampaignStepResponses, DeleteChatAlertsData, DeleteChatAlertsErrors, DeleteChatAlertsResponses, DeleteFormData, DeleteFormErrors, DeleteFormResponses, DeleteSegmentData, DeleteSegmentErrors, DeleteSegmentResponses, DeleteSocialPostData, DeleteSocialPostErrors, DeleteSocialPostResponses, DeleteTemplateData, DeleteTemplateErrors, DeleteTemplateResponses, DeleteWebhookSubscriptionData, DeleteWebhookSubscriptionErrors, DeleteWebhookSubscriptionResponses, DeliverabilityCheckData, DeliverabilityCheckErrors, DeliverabilityCheckResponses, DiagnoseDeliveryIssueData, DiagnoseDeliveryIssueErrors, DiagnoseDeliveryIssueResponses, DnsblCheckData, DnsblCheckErrors, DnsblCheckResponses, DnsblDelistingDraftData, DnsblDelistingDraftErrors, DnsblDelistingDraftResponses, EnrollContactData, EnrollContactErrors, EnrollContactResponses, EnrollSegmentData, EnrollSegmentErrors, EnrollSegmentResponses, ErasePersonalDataData, ErasePersonalDataErrors, ErasePersonalDataResponses, EstimateSegmentSizeData, EstimateSegmentSizeErrors, EstimateSegmentSizeResponses, ExplainContactScoreData, ExplainContactScoreErrors, ExplainContactScoreResponses, ExportContactData, ExportContactErrors, ExportContactResponses, ExportDataData, ExportDataErrors, ExportDataResponses, ExportFullData, ExportFullErrors, ExportFullResponses, FindDuplicateContactsData, FindDuplicateContactsErrors, FindDuplicateContactsResponses, GenerateEmailData, GenerateEmailErrors, GenerateEmailResponses, GetAbTestData, GetAbTestErrors, GetAbTestResponses, GetAbuseMonitorStatusData, GetAbuseMonitorStatusErrors, GetAbuseMonitorStatusResponses, GetApprovalPolicyData, GetApprovalPolicyErrors, GetApprovalPolicyResponses, GetBrandVoiceData, GetBrandVoiceErrors, GetBrandVoiceResponses, GetCampaignCalendarData, GetCampaignCalendarErrors, GetCampaignCalendarResponses, GetCampaignData, GetCampaignErrors, GetCampaignResponses, GetCampaignStepData, GetCampaignStepErrors, GetCampaignStepResponses, GetChatAlertsData, GetChatAlertsErrors, GetChatAlertsResponses, GetContactData, GetContactErrors, GetContactResponses, GetContactSchemaData, GetContactSchemaErrors, GetContactSchemaResponses, GetContactTimelineData, GetContactTimelineErrors, GetContactTimelineResponses, GetDomainData, GetDomainErrors, GetDomainHealthData, GetDomainHealthErrors, GetDomainHealthResponses, GetDomainResponses, GetDraftData, GetDraftErrors, GetDraftResponses, GetEmailData, GetEmailErrors, GetEmailResponses, GetEnrollmentData, GetEnrollmentErrors, GetEnrollmentResponses, GetFormData, GetFormErrors, GetFormResponses, GetFormStatsData, GetFormStatsErrors, GetFormStatsResponses, GetHygieneConfigData, GetHygieneConfigErrors, GetHygieneConfigResponses, GetLanguageModelData, GetLanguageModelErrors, GetLanguageModelResponses, GetPlanData, GetPlanErrors, GetPlanResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetScheduleData, GetScheduleErrors, GetScheduleResponses, GetScoringRulesData, GetScoringRulesErrors, GetScoringRulesResponses, GetSegmentData, GetSegmentErrors, GetSegmentResponses, GetSendPolicyData, GetSendPolicyErrors, GetSendPolicyResponses, GetSiteData, GetSiteErrors, GetSiteInsightsData, GetSiteInsightsErrors, GetSiteInsightsResponses, GetSiteResponses, GetSocialPostData, GetSocialPostErrors, GetSocialPostResponses, GetTemplateData, GetTemplateErrors, GetTemplateResponses, GetWarmupStatusData, GetWarmupStatusErrors, GetWarmupStatusResponses, GetWebhookSubscriptionData, GetWebhookSubscriptionErrors, GetWebhookSubscriptionResponses, HealthDetailsData, HealthDetailsResponses, HealthzData, HealthzResponses, IdentifyData, IdentifyErrors, IdentifyResponses, ImportContactsData, ImportContactsErrors, ImportContactsResponses, InviteTeamMemberData, InviteTeamMemberErrors, InviteTeamMemberResponses, LaunchCampaignData, LaunchCampaignErrors, LaunchCampaignResponses, ListAbTestsData, ListAbTestsErrors, ListAbTestsResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListCampaignsData, ListCampaignsErrors, ListCampaignsResponses, ListCampaignStepsData, ListCampaignStepsErrors, ListCampaignStepsResponses, ListContactsData, ListContactsErrors, ListContactsResponses, ListCronRunsData, ListCronRunsErrors, ListCronRunsResponses, ListDeletionLogData, ListDeletionLogErrors, ListDeletionLogResponses, ListDomainsData, ListDomainsErrors, ListDomainsResponses, ListDraftsData, ListDraftsErrors, ListDraftsResponses, ListEmailEventsData, ListEmailEventsErrors, ListEmailEventsResponses, ListEmailsData, ListEmailsErrors, ListEmailsResponses, ListEnrollmentsData, ListEnrollmentsErrors, ListEnrollmentsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListFormsData, ListFormsErrors, ListFormsResponses, ListHygieneAuditData, ListHygieneAuditErrors, ListHygieneAuditResponses, ListInactiveContactsData, ListInactiveContactsErrors, ListInactiveContactsResponses, ListNotificationsData, ListNotificationsErrors, ListNotificationsResponses, ListPendingApprovalsData, ListPendingApprovalsErrors, ListPendingApprovalsResponses, ListSegmentContactsData, ListSegmentContactsErrors, ListSegmentContactsResponses, ListSegmentsData, ListSegmentsErrors, ListSegmentsResponses, ListSendDeadLettersData, ListSendDeadLettersErrors, ListSendDeadLettersResponses, ListSitesData, ListSitesErrors, ListSitesResponses, ListSocialAccountsData, ListSocialAccountsErrors, ListSocialAccountsResponses, ListSocialCampaignsData, ListSocialCampaignsErrors, ListSocialCampaignsResponses, ListSocialPostsData, ListSocialPostsErrors, ListSocialPostsResponses, ListSuppressionsData, ListSuppressionsErrors, ListSuppressionsResponses, ListTeamMembersData, ListTeamMembersErrors, ListTeamMembersResponses, ListTemplatesData, ListTemplatesErrors, ListTemplatesResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhookSubscriptionsData, ListWebhookSubscriptionsErrors, ListWebhookSubscriptionsResponses, MarkNotificationsReadData, MarkNotificationsReadErrors, MarkNotificationsReadResponses, MergeContactsData, MergeContactsErrors, MergeContactsResponses, OauthMcpResourceMetadataData, OauthMcpResourceMetadataResponses, OauthResourceMetadataData, OauthResourceMetadataResponses, OauthServerMetadataData, OauthServerMetadataResponses, OauthTokenData, OauthTokenErrors, OauthTokenResponses, OnboardNewSiteData, OnboardNewSiteErrors, OnboardNewSiteResponses, OpenapiJsonData, OpenapiJsonResponses, OptimizeSubjectLinesData, OptimizeSubjectLinesErrors, OptimizeSubjectLinesResponses, OverrideAbuseMonitorData, OverrideAbuseMonitorErrors, OverrideAbuseMonitorResponses, PauseWarmupData, PauseWarmupErrors, PauseWarmupResponses, PreviewCampaignAudienceData, PreviewCampaignAudienceErrors, PreviewCampaignAudienceResponses, PreviewEmailData, PreviewEmailErrors, PreviewEmailResponses, PreviewSegmentData, PreviewSegmentErrors, PreviewSegmentResponses, PromoteAbWinnerData, PromoteAbWinnerErrors, PromoteAbWinnerResponses, PromoteDraftData, PromoteDraftErrors, PromoteDraftResponses, PutApprovalPolicyData, PutApprovalPolicyErrors, PutApprovalPolicyResponses, PutBrandVoiceData, PutBrandVoiceErrors, PutBrandVoiceResponses, PutChatAlertsData, PutChatAlertsErrors, PutChatAlertsResponses, PutSendPolicyData, PutSendPolicyErrors, PutSendPolicyResponses, ReadyzData, ReadyzErrors, ReadyzResponses, ReceiveProjectProviderWebhookData, ReceiveProjectProviderWebhookErrors, ReceiveProjectProviderWebhookResponses, ReceiveProviderWebhookData, ReceiveProviderWebhookErrors, ReceiveProviderWebhookResponses, RecordConversionData, RecordConversionErrors, RecordConversionResponses, RecoveryPlanData, RecoveryPlanErrors, RecoveryPlanResponses, RefreshDomainDnsData, RefreshDomainDnsErrors, RefreshDomainDnsResponses, RegisterDomainData, RegisterDomainErrors, RegisterDomainResponses, RegisterOauthClientData, RegisterOauthClientErrors, RegisterOauthClientResponses, RejectApprovalData, RejectApprovalErrors, RejectApprovalResponses, RejectDraftData, RejectDraftErrors, RejectDraftResponses, RemoveSuppressionData, RemoveSuppressionErrors, RemoveSuppressionResponses, ReplayWebhookDeliveryData, ReplayWebhookDeliveryErrors, ReplayWebhookDeliveryResponses, ResumeWarmupData, ResumeWarmupErrors, ResumeWarmupResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RevokeOauthTokenData, RevokeOauthTokenErrors, RevokeOauthTokenResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, RunListHygieneData, RunListHygieneErrors, RunListHygieneResponses, RunPortfolioAnalysisData, RunPortfolioAnalysisErrors, RunPortfolioAnalysisResponses, ScheduleSocialPostData, ScheduleSocialPostErrors, ScheduleSocialPostResponses, SendData, SendErrors, SendResponses, ServeData, ServeResponses, SetContactTagsData, SetContactTagsErrors, SetContactTagsResponses, SetLanguageModelData, SetLanguageModelErrors, SetLanguageModelResponses, SetProviderData, SetProviderErrors, SetProviderResponses, SetupCampaignFromBriefData, SetupCampaignFromBriefErrors, SetupCampaignFromBriefResponses, SignupFormPageData, SignupFormPageErrors, SignupFormPageResponses, SocialConnectCallbackData, SocialConnectCallbackErrors, SocialConnectCallbackResponses, SubmitSignupFormData, SubmitSignupFormErrors, SubmitSignupFormResponses, SubscribeWebhookData, SubscribeWebhookErrors, SubscribeWebhookResponses, SuggestContentTopicsData, SuggestContentTopicsErrors, SuggestContentTopicsResponses, SuggestSendTimeData, SuggestSendTimeErrors, SuggestSendTimeResponses, TestProviderData, TestProviderErrors, TestProviderResponses, TrackClickData, TrackClickErrors, TrackEventData, TrackEventErrors, TrackEventResponses, TrackOpenData, TrackOpenErrors, TrackOpenResponses, TranslateTemplateData, TranslateTemplateErrors, TranslateTemplateResponses, UnenrollContactData, UnenrollContactErrors, UnenrollContactResponses, UnsubscribeContactData, UnsubscribeContactErrors, UnsubscribeContactResponses, UnsubscribeData, UnsubscribeErrors, UnsubscribePageData, UnsubscribePageErrors, UnsubscribePageResponses, UnsubscribeResponses, UpdateCampaignData, UpdateCampaignErrors, UpdateCampaignResponses, UpdateCampaignStatusData, UpdateCampaignStatusErrors, UpdateCampaignStatusResponses, UpdateCampaignStepData, UpdateCampaignStepErrors, UpdateCampaignStepResponses, UpdateContactData, UpdateContactErrors, UpdateContactResponses, UpdateHygieneConfigData, UpdateHygieneConfigErrors, UpdateHygieneConfigResponses, UpdateScoringRulesData, UpdateScoringRulesErrors, UpdateScoringRulesResponses, UpdateSegmentData, UpdateSegmentErrors, UpdateSegmentResponses, UpdateSiteData, UpdateSiteErrors, UpdateSiteResponses, UpdateSocialPostData, UpdateSocialPostErrors, UpdateSocialPostResponses, UpdateTemplateData, UpdateTemplateErrors, UpdateTemplateResponses, UpdateWarmupScheduleData, UpdateWarmupScheduleErrors, UpdateWarmupScheduleResponses, UpdateWebhookSubscriptionData, UpdateWebhookSubscriptionErrors, UpdateWebhookSubscriptionResponses, ValidateTemplateData, ValidateTemplateErrors, ValidateTemplateResponses, WinBackDraftData, WinBackDraftErrors, WinBackDraftResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -2335,6 +2335,153 @@ export class MailApi extends HeyApiClient {
     }
     
     /**
+     * The project's social posts, oldest first, each with its publications.
+     */
+    public listSocialPosts<ThrowOnError extends boolean = true>(options?: Options<ListSocialPostsData, ThrowOnError>) {
+        return (options?.client ?? this.client).get<ListSocialPostsResponses, ListSocialPostsErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/social/posts',
+            ...options
+        });
+    }
+    
+    /**
+     * Create a social post: a draft, or published at `publish_at` on each of its platforms.
+     */
+    public createSocialPost<ThrowOnError extends boolean = true>(options: Options<CreateSocialPostData, ThrowOnError>) {
+        return (options.client ?? this.client).post<CreateSocialPostResponses, CreateSocialPostErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/social/posts',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * Delete a post (what a platform published stays there).
+     */
+    public deleteSocialPost<ThrowOnError extends boolean = true>(options: Options<DeleteSocialPostData, ThrowOnError>) {
+        return (options.client ?? this.client).delete<DeleteSocialPostResponses, DeleteSocialPostErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/social/posts/{id}',
+            ...options
+        });
+    }
+    
+    /**
+     * One social post with its publications.
+     */
+    public getSocialPost<ThrowOnError extends boolean = true>(options: Options<GetSocialPostData, ThrowOnError>) {
+        return (options.client ?? this.client).get<GetSocialPostResponses, GetSocialPostErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/social/posts/{id}',
+            ...options
+        });
+    }
+    
+    /**
+     * Change a post not yet published anywhere; a `publish_at` queues its publishing.
+     */
+    public updateSocialPost<ThrowOnError extends boolean = true>(options: Options<UpdateSocialPostData, ThrowOnError>) {
+        return (options.client ?? this.client).patch<UpdateSocialPostResponses, UpdateSocialPostErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/social/posts/{id}',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * An email campaign's first email as a post for each platform, within its length and link
+     * rules (no model involved).
+     */
+    public adaptSocialPost<ThrowOnError extends boolean = true>(options: Options<AdaptSocialPostData, ThrowOnError>) {
+        return (options.client ?? this.client).post<AdaptSocialPostResponses, AdaptSocialPostErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/social/posts/adapt',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * The project's social campaigns, oldest first, with their tracked links and clicks.
+     */
+    public listSocialCampaigns<ThrowOnError extends boolean = true>(options?: Options<ListSocialCampaignsData, ThrowOnError>) {
+        return (options?.client ?? this.client).get<ListSocialCampaignsResponses, ListSocialCampaignsErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/social/campaigns',
+            ...options
+        });
+    }
+    
+    /**
+     * Create a social campaign: a destination and the tracked link its posts carry.
+     */
+    public createSocialCampaign<ThrowOnError extends boolean = true>(options: Options<CreateSocialCampaignData, ThrowOnError>) {
+        return (options.client ?? this.client).post<CreateSocialCampaignResponses, CreateSocialCampaignErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/social/campaigns',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * Write and schedule a campaign's post on its platform, with its tracked link.
+     */
+    public scheduleSocialPost<ThrowOnError extends boolean = true>(options: Options<ScheduleSocialPostData, ThrowOnError>) {
+        return (options.client ?? this.client).post<ScheduleSocialPostResponses, ScheduleSocialPostErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/social/campaigns/{id}/posts',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * The project's connected social accounts (never their tokens).
+     */
+    public listSocialAccounts<ThrowOnError extends boolean = true>(options?: Options<ListSocialAccountsData, ThrowOnError>) {
+        return (options?.client ?? this.client).get<ListSocialAccountsResponses, ListSocialAccountsErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/social/accounts',
+            ...options
+        });
+    }
+    
+    /**
+     * Connect a token-flow platform's account (Bluesky: `identifier` and `app_password`;
+     * Telegram: `bot_token` and `chat_id`), checked with the platform first and stored sealed.
+     */
+    public connectSocialAccount<ThrowOnError extends boolean = true>(options: Options<ConnectSocialAccountData, ThrowOnError>) {
+        return (options.client ?? this.client).post<ConnectSocialAccountResponses, ConnectSocialAccountErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/social/accounts/{platform}',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
      * The open pixel.
      */
     public trackOpen<ThrowOnError extends boolean = true>(options: Options<TrackOpenData, ThrowOnError>) {
@@ -2425,5 +2572,25 @@ export class MailApi extends HeyApiClient {
      */
     public confirmSignup<ThrowOnError extends boolean = true>(options: Options<ConfirmSignupData, ThrowOnError>) {
         return (options.client ?? this.client).get<ConfirmSignupResponses, ConfirmSignupErrors, ThrowOnError>({ url: '/f/confirm/{token}', ...options });
+    }
+    
+    /**
+     * Where the platform sends the person back: the state is checked and used up, the code
+     * exchanged and the account's tokens stored sealed.
+     */
+    public socialConnectCallback<ThrowOnError extends boolean = true>(options: Options<SocialConnectCallbackData, ThrowOnError>) {
+        return (options.client ?? this.client).get<SocialConnectCallbackResponses, SocialConnectCallbackErrors, ThrowOnError>({ url: '/api/integrations/social/{platform}/callback', ...options });
+    }
+    
+    /**
+     * Start connecting an OAuth platform's account: a redirect to the platform's authorization
+     * page (a state bound to the project, single use, expiring; PKCE S256).
+     */
+    public connectSocialPlatform<ThrowOnError extends boolean = true>(options: Options<ConnectSocialPlatformData, ThrowOnError>) {
+        return (options.client ?? this.client).get<unknown, ConnectSocialPlatformErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/integrations/social/{platform}/connect',
+            ...options
+        });
     }
 }

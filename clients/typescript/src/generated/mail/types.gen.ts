@@ -154,6 +154,17 @@ export type AbuseOverrideRequest = {
 export type AbuseState = 'ok' | 'warning' | 'paused' | 'suspended';
 
 /**
+ * An email campaign to adapt. Unknown fields are refused.
+ */
+export type AdaptSocialPost = {
+    /**
+     * An email campaign of the project (404 `CAMPAIGN_NOT_FOUND` otherwise).
+     */
+    email_campaign_id: string;
+    platforms: Array<'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin'>;
+};
+
+/**
  * Unknown fields are refused.
  */
 export type AddSuppression = {
@@ -273,7 +284,7 @@ export type ApprovalRecord = {
     /**
      * What waits for approval.
      */
-    action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign' | 'promote_ab_winner';
+    action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign' | 'promote_ab_winner' | 'publish_social_post';
     /**
      * Where an approval stands.
      */
@@ -331,7 +342,7 @@ export type ApprovalRequired = {
     /**
      * What waits for approval.
      */
-    action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign' | 'promote_ab_winner';
+    action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign' | 'promote_ab_winner' | 'publish_social_post';
     summary: string;
     expires_at: string;
     /**
@@ -684,6 +695,29 @@ export type CloneCampaign = {
 };
 
 export type Comparison = 'below' | 'above';
+
+/**
+ * A token-flow platform's credentials; the fields of the other platform are refused.
+ * Unknown fields are refused.
+ */
+export type ConnectSocialAccount = {
+    /**
+     * Bluesky: the account's handle or email, 1..=253 characters.
+     */
+    identifier?: string | null;
+    /**
+     * Bluesky: an app password (Settings, App passwords), 1..=100 characters.
+     */
+    app_password?: string | null;
+    /**
+     * Telegram: the bot's token from BotFather.
+     */
+    bot_token?: string | null;
+    /**
+     * Telegram: the chat the bot posts to, a numeric id or `@channelname`.
+     */
+    chat_id?: string | null;
+};
 
 export type Contact = ContactAttribution & {
     contact_id: string;
@@ -1215,6 +1249,45 @@ export type CreateSite = {
      * one line: a control character (CR, LF, tab, …) answers 400 naming `from_name`.
      */
     from_name: string;
+};
+
+/**
+ * A new social campaign. Unknown fields are refused.
+ */
+export type CreateSocialCampaign = {
+    /**
+     * 1..=200 characters, not blank (stored trimmed).
+     */
+    name: string;
+    /**
+     * A platform the service publishes to.
+     */
+    platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin';
+    /**
+     * Where the posts' link leads: an `http` or `https` address of at most 2,000 characters.
+     */
+    destination_url: string;
+};
+
+/**
+ * A new post. Unknown fields are refused.
+ */
+export type CreateSocialPost = {
+    /**
+     * 1..=200 characters, not blank (stored trimmed): the post's name in lists.
+     */
+    title: string;
+    /**
+     * 1..=10,000 characters, not blank (stored trimmed); each platform gets it cut to its
+     * length at a word boundary.
+     */
+    content: string;
+    platforms: Array<'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin'>;
+    /**
+     * Publish at this time (a past time: now); null or absent: a draft. The platforms must
+     * be connected (422 `SOCIAL_ACCOUNT_NOT_CONNECTED` otherwise).
+     */
+    publish_at?: string | null;
 };
 
 /**
@@ -2825,7 +2898,7 @@ export type MailError = {
 /**
  * A machine-readable error code of the mail service.
  */
-export type MailErrorCode = 'AB_TEST_EXISTS' | 'AB_TEST_NOT_FOUND' | 'AB_TEST_PROMOTED' | 'APPROVAL_DECIDED' | 'APPROVAL_EXPIRED' | 'APPROVAL_NOT_FOUND' | 'BROKER_UNAVAILABLE' | 'CAMPAIGN_CLOSED' | 'CAMPAIGN_NOT_ACTIVE' | 'CAMPAIGN_NOT_FOUND' | 'CAMPAIGN_NOT_READY' | 'CAMPAIGN_TYPE_MISMATCH' | 'CONFLICT' | 'CONTACT_EXISTS' | 'CONTACT_NOT_FOUND' | 'DELIVERY_PENDING' | 'DOMAIN_NOT_FOUND' | 'DOMAIN_NOT_VERIFIED' | 'DOMAIN_TAKEN' | 'DRAFT_NOT_APPROVED' | 'DRAFT_NOT_FOUND' | 'DUPLICATE_ORDER_ID' | 'EMAIL_NOT_FOUND' | 'ENROLLMENT_NOT_FOUND' | 'EXPORT_BUSY' | 'EXPORT_TOO_LARGE' | 'FORBIDDEN' | 'FORM_NOT_FOUND' | 'IDEMPOTENCY_KEY_REUSED' | 'INTERNAL_ERROR' | 'INVALID_CONFIRMATION_TOKEN' | 'INVALID_SIGNATURE' | 'INVALID_TRANSITION' | 'KEY_BROADER_THAN_CREATOR' | 'LLM_FAILED' | 'LLM_INVALID_OUTPUT' | 'LLM_INVALID_RULES' | 'LLM_NOT_CONFIGURED' | 'METHOD_NOT_ALLOWED' | 'NOT_FOUND' | 'PAYLOAD_TOO_LARGE' | 'PLAN_LIMIT' | 'PROJECT_NOT_FOUND' | 'PROVIDER_REJECTED' | 'RATE_LIMITED' | 'SEGMENT_NOT_FOUND' | 'SENDER_SUSPENDED' | 'SERVICE_UNAVAILABLE' | 'SITE_NOT_FOUND' | 'SLUG_TAKEN' | 'STEP_NOT_FOUND' | 'SUPPRESSED_CONTACT' | 'TEAM_MEMBER_EXISTS' | 'TEMPLATE_IN_USE' | 'TEMPLATE_NOT_FOUND' | 'TEMPLATE_SYNTAX' | 'TOOL_GROUP_FORBIDDEN' | 'TOOL_NOT_FOUND' | 'TOO_MANY_STEPS' | 'UNAUTHORIZED' | 'UNPROCESSABLE' | 'VALIDATION_ERROR' | 'WARMUP_NOT_ACTIVE' | 'WEBHOOK_DELIVERY_NOT_FOUND' | 'WEBHOOK_SUBSCRIPTION_NOT_FOUND';
+export type MailErrorCode = 'AB_TEST_EXISTS' | 'AB_TEST_NOT_FOUND' | 'AB_TEST_PROMOTED' | 'APPROVAL_DECIDED' | 'APPROVAL_EXPIRED' | 'APPROVAL_NOT_FOUND' | 'BROKER_UNAVAILABLE' | 'CAMPAIGN_CLOSED' | 'CAMPAIGN_NOT_ACTIVE' | 'CAMPAIGN_NOT_FOUND' | 'CAMPAIGN_NOT_READY' | 'CAMPAIGN_TYPE_MISMATCH' | 'CONFLICT' | 'CONTACT_EXISTS' | 'CONTACT_NOT_FOUND' | 'DELIVERY_PENDING' | 'DOMAIN_NOT_FOUND' | 'DOMAIN_NOT_VERIFIED' | 'DOMAIN_TAKEN' | 'DRAFT_NOT_APPROVED' | 'DRAFT_NOT_FOUND' | 'DUPLICATE_ORDER_ID' | 'EMAIL_NOT_FOUND' | 'ENROLLMENT_NOT_FOUND' | 'EXPORT_BUSY' | 'EXPORT_TOO_LARGE' | 'FORBIDDEN' | 'FORM_NOT_FOUND' | 'IDEMPOTENCY_KEY_REUSED' | 'INTERNAL_ERROR' | 'INVALID_CONFIRMATION_TOKEN' | 'INVALID_SIGNATURE' | 'INVALID_TRANSITION' | 'KEY_BROADER_THAN_CREATOR' | 'LLM_FAILED' | 'LLM_INVALID_OUTPUT' | 'LLM_INVALID_RULES' | 'LLM_NOT_CONFIGURED' | 'METHOD_NOT_ALLOWED' | 'NOT_FOUND' | 'PAYLOAD_TOO_LARGE' | 'PLAN_LIMIT' | 'PROJECT_NOT_FOUND' | 'PROVIDER_REJECTED' | 'RATE_LIMITED' | 'SEGMENT_NOT_FOUND' | 'SENDER_SUSPENDED' | 'SERVICE_UNAVAILABLE' | 'SITE_NOT_FOUND' | 'SLUG_TAKEN' | 'SOCIAL_ACCOUNT_NOT_CONNECTED' | 'SOCIAL_CAMPAIGN_NOT_FOUND' | 'SOCIAL_CONNECT_STATE_INVALID' | 'SOCIAL_PLATFORM_NOT_CONFIGURED' | 'SOCIAL_PLATFORM_REFUSED' | 'SOCIAL_POST_NOT_FOUND' | 'STEP_NOT_FOUND' | 'SUPPRESSED_CONTACT' | 'TEAM_MEMBER_EXISTS' | 'TEMPLATE_IN_USE' | 'TEMPLATE_NOT_FOUND' | 'TEMPLATE_SYNTAX' | 'TOOL_GROUP_FORBIDDEN' | 'TOOL_NOT_FOUND' | 'TOO_MANY_STEPS' | 'UNAUTHORIZED' | 'UNPROCESSABLE' | 'VALIDATION_ERROR' | 'WARMUP_NOT_ACTIVE' | 'WEBHOOK_DELIVERY_NOT_FOUND' | 'WEBHOOK_SUBSCRIPTION_NOT_FOUND';
 
 /**
  * Which notifications to mark read. Unknown fields are refused.
@@ -3052,7 +3125,7 @@ export type PageApprovalRecord = {
         /**
          * What waits for approval.
          */
-        action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign' | 'promote_ab_winner';
+        action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign' | 'promote_ab_winner' | 'publish_social_post';
         /**
          * Where an approval stands.
          */
@@ -3593,6 +3666,68 @@ export type PageSite = {
          */
         tracking_host?: string | null;
         created_at: string;
+    }>;
+    /**
+     * Pass as `cursor` to get the next page; null on the last page.
+     */
+    next_cursor?: string | null;
+};
+
+export type PageSocialCampaign = {
+    data: Array<{
+        id: string;
+        name: string;
+        /**
+         * A platform the service publishes to.
+         */
+        platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin';
+        destination_url: string;
+        /**
+         * The link its posts carry: it counts the click and leads to the destination with the
+         * campaign's UTM parameters.
+         */
+        tracked_url: string;
+        clicks: number;
+        created_at: string;
+    }>;
+    /**
+     * Pass as `cursor` to get the next page; null on the last page.
+     */
+    next_cursor?: string | null;
+};
+
+export type PageSocialPost = {
+    data: Array<{
+        id: string;
+        title: string;
+        content: string;
+        platforms: Array<'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin'>;
+        /**
+         * The social campaign it belongs to (`schedule_social_post`).
+         */
+        campaign_id?: string | null;
+        /**
+         * Who publishes it, as `schedule_social_post` named them.
+         */
+        publisher?: string | null;
+        /**
+         * When it is (or was) published; null: a draft.
+         */
+        publish_at?: string | null;
+        /**
+         * Where a post stands.
+         */
+        status: 'draft' | 'awaiting_approval' | 'scheduled' | 'publishing' | 'published' | 'failed';
+        /**
+         * The approval publishing waits for.
+         */
+        approval_id?: string | null;
+        /**
+         * One per platform once publishing was asked for.
+         */
+        publications: Array<SocialPublication>;
+        created_at: string;
+        updated_at: string;
     }>;
     /**
      * Pass as `cursor` to get the next page; null on the last page.
@@ -4437,6 +4572,26 @@ export type RunHygiene = {
 export type RunOutcome = 'ok' | 'failed';
 
 /**
+ * A campaign's post. Unknown fields are refused.
+ */
+export type ScheduleSocialPost = {
+    /**
+     * 1..=10,000 characters, not blank (stored trimmed); the campaign's tracked link is added
+     * at its end and the text cut to the platform's length around it.
+     */
+    content: string;
+    /**
+     * Who publishes it (a person's or an agent's name, shown with the post), 1..=100
+     * characters, not blank (stored trimmed).
+     */
+    publisher: string;
+    /**
+     * When to publish it; null or absent: now.
+     */
+    publish_at?: string | null;
+};
+
+/**
  * Emails of one campaign step due in a period.
  */
 export type ScheduledSend = {
@@ -5173,6 +5328,142 @@ export type SiteSchedule = {
 };
 
 /**
+ * A connected account (its tokens are never answered).
+ */
+export type SocialAccount = {
+    /**
+     * A platform the service publishes to.
+     */
+    platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin';
+    /**
+     * The account's name on the platform (for Telegram, the chat posted to).
+     */
+    handle?: string | null;
+    /**
+     * When the access token expires (it is refreshed before); null: no expiry given.
+     */
+    expires_at?: string | null;
+    /**
+     * Whether the service holds a refresh token.
+     */
+    refreshable: boolean;
+    connected_at: string;
+    updated_at: string;
+};
+
+/**
+ * The text for one platform.
+ */
+export type SocialAdaptation = {
+    /**
+     * A platform the service publishes to.
+     */
+    platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin';
+    text: string;
+    /**
+     * Its length as the platform counts it.
+     */
+    length: number;
+    /**
+     * The platform's limit.
+     */
+    max_length: number;
+    /**
+     * Whether the email's text had to be cut to fit.
+     */
+    shortened: boolean;
+};
+
+/**
+ * Every platform's text.
+ */
+export type SocialAdaptations = {
+    email_campaign_id: string;
+    /**
+     * The link kept, the email's first `http(s)` link (null: it had none).
+     */
+    link?: string | null;
+    adaptations: Array<SocialAdaptation>;
+};
+
+/**
+ * A social campaign.
+ */
+export type SocialCampaign = {
+    id: string;
+    name: string;
+    /**
+     * A platform the service publishes to.
+     */
+    platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin';
+    destination_url: string;
+    /**
+     * The link its posts carry: it counts the click and leads to the destination with the
+     * campaign's UTM parameters.
+     */
+    tracked_url: string;
+    clicks: number;
+    created_at: string;
+};
+
+/**
+ * A social post.
+ */
+export type SocialPost = {
+    id: string;
+    title: string;
+    content: string;
+    platforms: Array<'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin'>;
+    /**
+     * The social campaign it belongs to (`schedule_social_post`).
+     */
+    campaign_id?: string | null;
+    /**
+     * Who publishes it, as `schedule_social_post` named them.
+     */
+    publisher?: string | null;
+    /**
+     * When it is (or was) published; null: a draft.
+     */
+    publish_at?: string | null;
+    /**
+     * Where a post stands.
+     */
+    status: 'draft' | 'awaiting_approval' | 'scheduled' | 'publishing' | 'published' | 'failed';
+    /**
+     * The approval publishing waits for.
+     */
+    approval_id?: string | null;
+    /**
+     * One per platform once publishing was asked for.
+     */
+    publications: Array<SocialPublication>;
+    created_at: string;
+    updated_at: string;
+};
+
+/**
+ * A post on one of its platforms.
+ */
+export type SocialPublication = {
+    /**
+     * A platform the service publishes to.
+     */
+    platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin';
+    /**
+     * `pending`, `published` or `failed`.
+     */
+    status: string;
+    /**
+     * The post's id on the platform, once published.
+     */
+    platform_post_id?: string | null;
+    attempts: number;
+    last_error?: string | null;
+    published_at?: string | null;
+};
+
+/**
  * A window's start and end.
  */
 export type Span = {
@@ -5767,6 +6058,26 @@ export type UpdateSite = {
      * Links use it while the domain stays verified. Empty: back to the shared address.
      */
     tracking_host?: string | null;
+};
+
+/**
+ * What to change of a post not yet published anywhere; absent (or null) fields are unchanged.
+ * Unknown fields are refused.
+ */
+export type UpdateSocialPost = {
+    /**
+     * 1..=200 characters, not blank (stored trimmed).
+     */
+    title?: string | null;
+    /**
+     * 1..=10,000 characters, not blank (stored trimmed).
+     */
+    content?: string | null;
+    platforms?: Array<'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin'> | null;
+    /**
+     * Publish at this time (a past time: now).
+     */
+    publish_at?: string | null;
 };
 
 export type UpdateStep = {
@@ -15103,6 +15414,580 @@ export type SetupCampaignFromBriefResponses = {
 
 export type SetupCampaignFromBriefResponse = SetupCampaignFromBriefResponses[keyof SetupCampaignFromBriefResponses];
 
+export type ListSocialPostsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Items per page, 1..=100 (default 50).
+         */
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    url: '/api/v1/social/posts';
+};
+
+export type ListSocialPostsErrors = {
+    /**
+     * Invalid limit or cursor
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ListSocialPostsError = ListSocialPostsErrors[keyof ListSocialPostsErrors];
+
+export type ListSocialPostsResponses = {
+    /**
+     * A page of posts
+     */
+    200: PageSocialPost;
+};
+
+export type ListSocialPostsResponse = ListSocialPostsResponses[keyof ListSocialPostsResponses];
+
+export type CreateSocialPostData = {
+    body: CreateSocialPost;
+    headers?: {
+        /**
+         * 1..=255 visible ASCII characters. A retry with the same key and body answers the first
+         * answer again (header `Idempotent-Replayed: true`) and creates nothing; the same key
+         * with another body answers 409 `IDEMPOTENCY_KEY_REUSED`. Keys are kept 24 hours.
+         */
+        'Idempotency-Key'?: string | null;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/v1/social/posts';
+};
+
+export type CreateSocialPostErrors = {
+    /**
+     * Missing or invalid field (named in the message and in `details.field`), bad Idempotency-Key, or body too large
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * The Idempotency-Key was used with another body (`IDEMPOTENCY_KEY_REUSED`)
+     */
+    409: MailError;
+    /**
+     * `publish_at` is set and a platform has no connected account (`SOCIAL_ACCOUNT_NOT_CONNECTED`)
+     */
+    422: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type CreateSocialPostError = CreateSocialPostErrors[keyof CreateSocialPostErrors];
+
+export type CreateSocialPostResponses = {
+    /**
+     * Created (or replayed); with a `publish_at`, publishing is queued, or waits for a person's approval when an agent asked under the project's approval policy (`status: awaiting_approval`, `approval_id`)
+     */
+    201: SocialPost;
+};
+
+export type CreateSocialPostResponse = CreateSocialPostResponses[keyof CreateSocialPostResponses];
+
+export type DeleteSocialPostData = {
+    body?: never;
+    path: {
+        /**
+         * The post's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/social/posts/{id}';
+};
+
+export type DeleteSocialPostErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not a post of this project (`SOCIAL_POST_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type DeleteSocialPostError = DeleteSocialPostErrors[keyof DeleteSocialPostErrors];
+
+export type DeleteSocialPostResponses = {
+    /**
+     * Deleted
+     */
+    204: void;
+};
+
+export type DeleteSocialPostResponse = DeleteSocialPostResponses[keyof DeleteSocialPostResponses];
+
+export type GetSocialPostData = {
+    body?: never;
+    path: {
+        /**
+         * The post's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/social/posts/{id}';
+};
+
+export type GetSocialPostErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Not a post of this project (`SOCIAL_POST_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type GetSocialPostError = GetSocialPostErrors[keyof GetSocialPostErrors];
+
+export type GetSocialPostResponses = {
+    /**
+     * The post
+     */
+    200: SocialPost;
+};
+
+export type GetSocialPostResponse = GetSocialPostResponses[keyof GetSocialPostResponses];
+
+export type UpdateSocialPostData = {
+    body: UpdateSocialPost;
+    path: {
+        /**
+         * The post's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/social/posts/{id}';
+};
+
+export type UpdateSocialPostErrors = {
+    /**
+     * `id` is not a UUID, or an invalid field (named)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not a post of this project (`SOCIAL_POST_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Some platform has published it already (`CONFLICT`)
+     */
+    409: MailError;
+    /**
+     * Publishing is asked for and a platform has no connected account (`SOCIAL_ACCOUNT_NOT_CONNECTED`)
+     */
+    422: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type UpdateSocialPostError = UpdateSocialPostErrors[keyof UpdateSocialPostErrors];
+
+export type UpdateSocialPostResponses = {
+    /**
+     * The post as it now is
+     */
+    200: SocialPost;
+};
+
+export type UpdateSocialPostResponse = UpdateSocialPostResponses[keyof UpdateSocialPostResponses];
+
+export type AdaptSocialPostData = {
+    body: AdaptSocialPost;
+    path?: never;
+    query?: never;
+    url: '/api/v1/social/posts/adapt';
+};
+
+export type AdaptSocialPostErrors = {
+    /**
+     * Missing or invalid field (named)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not an email campaign of this project (`CAMPAIGN_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type AdaptSocialPostError = AdaptSocialPostErrors[keyof AdaptSocialPostErrors];
+
+export type AdaptSocialPostResponses = {
+    /**
+     * Each platform's text
+     */
+    200: SocialAdaptations;
+};
+
+export type AdaptSocialPostResponse = AdaptSocialPostResponses[keyof AdaptSocialPostResponses];
+
+export type ListSocialCampaignsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Items per page, 1..=100 (default 50).
+         */
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    url: '/api/v1/social/campaigns';
+};
+
+export type ListSocialCampaignsErrors = {
+    /**
+     * Invalid limit or cursor
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ListSocialCampaignsError = ListSocialCampaignsErrors[keyof ListSocialCampaignsErrors];
+
+export type ListSocialCampaignsResponses = {
+    /**
+     * A page of campaigns
+     */
+    200: PageSocialCampaign;
+};
+
+export type ListSocialCampaignsResponse = ListSocialCampaignsResponses[keyof ListSocialCampaignsResponses];
+
+export type CreateSocialCampaignData = {
+    body: CreateSocialCampaign;
+    path?: never;
+    query?: never;
+    url: '/api/v1/social/campaigns';
+};
+
+export type CreateSocialCampaignErrors = {
+    /**
+     * Missing or invalid field (named)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type CreateSocialCampaignError = CreateSocialCampaignErrors[keyof CreateSocialCampaignErrors];
+
+export type CreateSocialCampaignResponses = {
+    /**
+     * Created, with its `tracked_url`
+     */
+    201: SocialCampaign;
+};
+
+export type CreateSocialCampaignResponse = CreateSocialCampaignResponses[keyof CreateSocialCampaignResponses];
+
+export type ScheduleSocialPostData = {
+    body: ScheduleSocialPost;
+    path: {
+        /**
+         * The social campaign's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/social/campaigns/{id}/posts';
+};
+
+export type ScheduleSocialPostErrors = {
+    /**
+     * `id` is not a UUID, or an invalid field (named)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not a social campaign of this project (`SOCIAL_CAMPAIGN_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * The campaign's platform has no connected account (`SOCIAL_ACCOUNT_NOT_CONNECTED`)
+     */
+    422: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ScheduleSocialPostError = ScheduleSocialPostErrors[keyof ScheduleSocialPostErrors];
+
+export type ScheduleSocialPostResponses = {
+    /**
+     * The post, queued for `publish_at` (or waiting for a person's approval when an agent asked: `status: awaiting_approval`)
+     */
+    201: SocialPost;
+};
+
+export type ScheduleSocialPostResponse = ScheduleSocialPostResponses[keyof ScheduleSocialPostResponses];
+
+export type ListSocialAccountsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/social/accounts';
+};
+
+export type ListSocialAccountsErrors = {
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ListSocialAccountsError = ListSocialAccountsErrors[keyof ListSocialAccountsErrors];
+
+export type ListSocialAccountsResponses = {
+    /**
+     * The connected accounts, by platform
+     */
+    200: Array<SocialAccount>;
+};
+
+export type ListSocialAccountsResponse = ListSocialAccountsResponses[keyof ListSocialAccountsResponses];
+
+export type ConnectSocialAccountData = {
+    body: ConnectSocialAccount;
+    path: {
+        /**
+         * A platform the service publishes to.
+         */
+        platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin';
+    };
+    query?: never;
+    url: '/api/v1/social/accounts/{platform}';
+};
+
+export type ConnectSocialAccountErrors = {
+    /**
+     * A field the platform needs is missing, or one of the other platform's is given (named)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not a platform the service publishes to
+     */
+    404: MailError;
+    /**
+     * The platform refused the credentials (`SOCIAL_PLATFORM_REFUSED`), or it connects through the OAuth redirect (`SOCIAL_PLATFORM_NOT_CONFIGURED`)
+     */
+    422: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ConnectSocialAccountError = ConnectSocialAccountErrors[keyof ConnectSocialAccountErrors];
+
+export type ConnectSocialAccountResponses = {
+    /**
+     * Connected (an earlier connection of the platform is replaced)
+     */
+    200: SocialAccount;
+};
+
+export type ConnectSocialAccountResponse = ConnectSocialAccountResponses[keyof ConnectSocialAccountResponses];
+
 export type TrackOpenData = {
     body?: never;
     path: {
@@ -15407,3 +16292,99 @@ export type ConfirmSignupResponses = {
      */
     200: unknown;
 };
+
+export type SocialConnectCallbackData = {
+    body?: never;
+    path: {
+        /**
+         * A platform the service publishes to.
+         */
+        platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin';
+    };
+    query?: {
+        /**
+         * The authorization code.
+         */
+        code?: string;
+        /**
+         * The state the connect route sent.
+         */
+        state?: string;
+        /**
+         * The platform's refusal (the person declined).
+         */
+        error?: string;
+    };
+    url: '/api/integrations/social/{platform}/callback';
+};
+
+export type SocialConnectCallbackErrors = {
+    /**
+     * The state is missing, unknown, used or expired (`SOCIAL_CONNECT_STATE_INVALID`): nothing was stored
+     */
+    400: MailError;
+    /**
+     * Not a platform the service publishes to
+     */
+    404: MailError;
+    /**
+     * The person declined, or the platform refused the code (`SOCIAL_PLATFORM_REFUSED`)
+     */
+    422: MailError;
+};
+
+export type SocialConnectCallbackError = SocialConnectCallbackErrors[keyof SocialConnectCallbackErrors];
+
+export type SocialConnectCallbackResponses = {
+    /**
+     * Connected
+     */
+    200: SocialAccount;
+};
+
+export type SocialConnectCallbackResponse = SocialConnectCallbackResponses[keyof SocialConnectCallbackResponses];
+
+export type ConnectSocialPlatformData = {
+    body?: never;
+    path: {
+        /**
+         * A platform the service publishes to.
+         */
+        platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin';
+    };
+    query?: never;
+    url: '/api/integrations/social/{platform}/connect';
+};
+
+export type ConnectSocialPlatformErrors = {
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not a platform the service publishes to
+     */
+    404: MailError;
+    /**
+     * The deployment has no OAuth client for the platform, or it connects with credentials (`SOCIAL_PLATFORM_NOT_CONFIGURED`)
+     */
+    422: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ConnectSocialPlatformError = ConnectSocialPlatformErrors[keyof ConnectSocialPlatformErrors];

@@ -20,8 +20,8 @@ pub mod ops;
 pub mod outbound;
 pub mod own_domains;
 pub mod scheduler;
-pub mod social;
 pub mod sending;
+pub mod social;
 pub mod worker;
 
 pub use app::{AppState, launch};

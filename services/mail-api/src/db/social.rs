@@ -8,8 +8,8 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
 use super::schema::{
-    social_accounts as a, social_campaigns as c, social_connect_states as s,
-    social_posts as p, social_publications as pb, social_publish_outbox as o,
+    social_accounts as a, social_campaigns as c, social_connect_states as s, social_posts as p,
+    social_publications as pb, social_publish_outbox as o,
 };
 
 // --- accounts ---
@@ -84,7 +84,10 @@ pub async fn account(
         .optional()
 }
 
-pub async fn accounts(conn: &mut AsyncPgConnection, project_id: Uuid) -> QueryResult<Vec<AccountRow>> {
+pub async fn accounts(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+) -> QueryResult<Vec<AccountRow>> {
     a::table
         .filter(a::project_id.eq(project_id))
         .order(a::platform)
@@ -235,7 +238,11 @@ pub async fn save_post(conn: &mut AsyncPgConnection, row: &PostRow) -> QueryResu
     .await
 }
 
-pub async fn delete_post(conn: &mut AsyncPgConnection, project_id: Uuid, id: Uuid) -> QueryResult<bool> {
+pub async fn delete_post(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    id: Uuid,
+) -> QueryResult<bool> {
     let n = diesel::delete(
         p::table
             .filter(p::project_id.eq(project_id))
@@ -328,7 +335,10 @@ pub async fn claim_publication(
             .filter(pb::status.eq("pending"))
             .filter(pb::claimed_until.is_null().or(pb::claimed_until.lt(now))),
     )
-    .set((pb::claimed_until.eq(until), pb::attempts.eq(pb::attempts + 1)))
+    .set((
+        pb::claimed_until.eq(until),
+        pb::attempts.eq(pb::attempts + 1),
+    ))
     .execute(conn)
     .await?;
     Ok(n == 1)
@@ -391,7 +401,10 @@ pub async fn enqueue(
 }
 
 /// Due rows not relayed yet: `(id, post, project)`.
-pub async fn claim_due(conn: &mut AsyncPgConnection, limit: i64) -> QueryResult<Vec<(Uuid, Uuid, Uuid)>> {
+pub async fn claim_due(
+    conn: &mut AsyncPgConnection,
+    limit: i64,
+) -> QueryResult<Vec<(Uuid, Uuid, Uuid)>> {
     o::table
         .filter(o::relayed_at.is_null())
         .filter(o::due_at.le(Utc::now()))
@@ -413,7 +426,11 @@ pub async fn mark_relayed(conn: &mut AsyncPgConnection, ids: &[Uuid]) -> QueryRe
 }
 
 /// Drops what waits to be relayed for a post (its publishing was cancelled).
-pub async fn cancel_queued(conn: &mut AsyncPgConnection, project_id: Uuid, post_id: Uuid) -> QueryResult<()> {
+pub async fn cancel_queued(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    post_id: Uuid,
+) -> QueryResult<()> {
     diesel::delete(
         o::table
             .filter(o::project_id.eq(project_id))
@@ -440,7 +457,10 @@ pub struct CampaignRow {
     pub created_at: DateTime<Utc>,
 }
 
-pub async fn insert_campaign(conn: &mut AsyncPgConnection, row: &CampaignRow) -> QueryResult<CampaignRow> {
+pub async fn insert_campaign(
+    conn: &mut AsyncPgConnection,
+    row: &CampaignRow,
+) -> QueryResult<CampaignRow> {
     diesel::insert_into(c::table)
         .values(row)
         .returning(CampaignRow::as_returning())

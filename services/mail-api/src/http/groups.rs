@@ -65,7 +65,11 @@ pub const ROUTE_GROUPS: &[(&str, &str, &[Group])] = &[
     ("POST", "/api/v1/social/campaigns", &[Analytics]),
     ("POST", "/api/v1/social/campaigns/{id}/posts", &[Analytics]),
     ("GET", "/api/v1/social/accounts", &[SocialPosts, Analytics]),
-    ("POST", "/api/v1/social/accounts/{platform}", &[SocialPosts, Analytics]),
+    (
+        "POST",
+        "/api/v1/social/accounts/{platform}",
+        &[SocialPosts, Analytics],
+    ),
     (
         "GET",
         "/api/integrations/social/{platform}/connect",

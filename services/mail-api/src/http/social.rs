@@ -12,20 +12,20 @@ use uuid::Uuid;
 
 use super::idempotency::{IdempotencyHeader, IdempotencyKey, Idempotent};
 use crate::AppState;
-use crate::social::Platform;
 use crate::ops::social::adapt::{AdaptSocialPost, SocialAdaptations, adapt_social_post};
 use crate::ops::social::campaigns::{
     CreateSocialCampaign, ScheduleSocialPost, SocialCampaign, create_social_campaign,
     list_social_campaigns, schedule_social_post,
 };
 use crate::ops::social::connect::{
-    ConnectSocialAccount, SocialAccount, SocialCallback, connect_with_credentials,
-    finish_connect, list_social_accounts, platform_named, start_connect,
+    ConnectSocialAccount, SocialAccount, SocialCallback, connect_with_credentials, finish_connect,
+    list_social_accounts, platform_named, start_connect,
 };
 use crate::ops::social::{
     CreateSocialPost, SocialPost, UpdateSocialPost, create_post_in, delete_social_post,
     get_social_post, hold_for, list_social_posts, update_social_post,
 };
+use crate::social::Platform;
 
 /// The `/api/v1` routes of this module.
 pub const ROUTES: &[Route] = &[
@@ -272,8 +272,7 @@ pub async fn schedule_post(
     id: web::Path<Uuid>,
     body: http_kit::Json<ScheduleSocialPost>,
 ) -> Result<HttpResponse, ApiError> {
-    let post =
-        schedule_social_post(&state, state.gates.view(synced), &caller, *id, &body).await?;
+    let post = schedule_social_post(&state, state.gates.view(synced), &caller, *id, &body).await?;
     Ok(HttpResponse::Created().json(post))
 }
 

@@ -17,8 +17,8 @@ pub use crate::sending::{ProviderEvent, SendEmail};
 pub use crate::social::PublishSocialPost;
 pub use provider_event::ProviderEvents;
 
-use crate::outbound::{Deliverer, OutboundWebhookSettings, deliver_queue};
 use crate::ops::social::publish::SocialPublisher;
+use crate::outbound::{Deliverer, OutboundWebhookSettings, deliver_queue};
 use crate::sending::inbound_queue;
 use crate::social::publish_queue;
 use crate::worker::SendWorker;

@@ -53,12 +53,10 @@ fn jwt_expiry(jwt: &str) -> Option<DateTime<Utc>> {
 pub fn record_key(key: Uuid) -> String {
     const ALPHABET: &[u8; 32] = b"234567abcdefghijklmnopqrstuvwxyz";
     let bytes = key.as_bytes();
-    let millis = key
-        .get_timestamp()
-        .map_or(0, |t| {
-            let (secs, nanos) = t.to_unix();
-            secs * 1000 + u64::from(nanos / 1_000_000)
-        });
+    let millis = key.get_timestamp().map_or(0, |t| {
+        let (secs, nanos) = t.to_unix();
+        secs * 1000 + u64::from(nanos / 1_000_000)
+    });
     let spread = u64::from(u16::from_be_bytes([bytes[14], bytes[15]])) % 1000;
     let micros = (millis * 1000 + spread) & ((1 << 53) - 1);
     let clock = u64::from(u16::from_be_bytes([bytes[12], bytes[13]])) & 0x3ff;
@@ -84,8 +82,8 @@ impl Bluesky<'_> {
 
     async fn existing(&self, account: &Account, rkey: &str) -> Option<Published> {
         let repo = account.handle.as_deref()?;
-        let query = super::form(&[("repo", repo), ("collection", COLLECTION), ("rkey", rkey)])
-            .ok()?;
+        let query =
+            super::form(&[("repo", repo), ("collection", COLLECTION), ("rkey", rkey)]).ok()?;
         let url = format!("{}?{query}", self.url("com.atproto.repo.getRecord"));
         let request = self
             .0
@@ -161,10 +159,9 @@ impl Adapter for Bluesky<'_> {
             .json(&json!({"repo": repo, "collection": COLLECTION, "rkey": rkey, "record": record}));
         match self.0.json(request).await.map_err(expired) {
             Ok(json) => {
-                let uri = json
-                    .get("uri")
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| PlatformError::Rejected("the record answer has no uri".into()))?;
+                let uri = json.get("uri").and_then(Value::as_str).ok_or_else(|| {
+                    PlatformError::Rejected("the record answer has no uri".into())
+                })?;
                 Ok(Published { id: uri.to_owned() })
             }
             // Written by an earlier attempt whose answer was lost: that record is the post.

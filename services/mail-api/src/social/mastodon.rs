@@ -6,11 +6,11 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
+use super::Platform::Mastodon as ME;
 use super::{
     Account, Adapter, AuthorizeRequest, Credentials, PlatformError, Published, SocialClient,
     TextRules, Tokens, authorize_address, form, oauth_tokens,
 };
-use super::Platform::Mastodon as ME;
 
 /// The default instance.
 const DEFAULT_BASE: &str = "https://mastodon.social";

@@ -314,8 +314,10 @@ pub trait Adapter {
         redirect_uri: &str,
     ) -> impl Future<Output = Result<Tokens, PlatformError>> + Send;
     /// New tokens from the refresh token.
-    fn refresh(&self, account: &Account)
-    -> impl Future<Output = Result<Tokens, PlatformError>> + Send;
+    fn refresh(
+        &self,
+        account: &Account,
+    ) -> impl Future<Output = Result<Tokens, PlatformError>> + Send;
     /// Checks credentials with the platform (token-flow platforms).
     fn connect(
         &self,
@@ -419,10 +421,16 @@ pub fn parse_retry_after(value: &str) -> Option<Duration> {
 
 /// A platform's refusal in a line: its status and its own error text (never a header).
 fn describe(status: u16, json: &Value) -> String {
-    let reason = ["error_description", "error", "message", "detail", "description"]
-        .iter()
-        .find_map(|k| json.get(*k).and_then(Value::as_str))
-        .unwrap_or("");
+    let reason = [
+        "error_description",
+        "error",
+        "message",
+        "detail",
+        "description",
+    ]
+    .iter()
+    .find_map(|k| json.get(*k).and_then(Value::as_str))
+    .unwrap_or("");
     let reason: String = reason.chars().take(300).collect();
     if reason.is_empty() {
         format!("the platform answered {status}")
@@ -515,7 +523,9 @@ impl SocialClient {
         verifier: &str,
         redirect_uri: &str,
     ) -> Result<Tokens, PlatformError> {
-        on!(self, platform, |a| a.exchange(code, verifier, redirect_uri).await)
+        on!(self, platform, |a| a
+            .exchange(code, verifier, redirect_uri)
+            .await)
     }
 
     pub async fn refresh(
@@ -576,7 +586,10 @@ mod tests {
     #[test]
     fn links_count_as_the_platform_says_and_survive_adapting() {
         let rules = x::RULES;
-        assert_eq!(counted_length("see https://example.com/a/very/long/path", rules), 27);
+        assert_eq!(
+            counted_length("see https://example.com/a/very/long/path", rules),
+            27
+        );
         let long = "word ".repeat(100);
         let out = adapt(&long, Some("https://example.com/x"), rules);
         assert!(counted_length(&out, rules) <= rules.max_chars, "{out}");

@@ -33,7 +33,9 @@ impl Telegram<'_> {
         if json.get("ok").and_then(Value::as_bool) == Some(true) {
             Ok(json)
         } else {
-            Err(PlatformError::Rejected("Telegram answered ok: false".into()))
+            Err(PlatformError::Rejected(
+                "Telegram answered ok: false".into(),
+            ))
         }
     }
 }
@@ -62,7 +64,9 @@ impl Adapter for Telegram<'_> {
         };
         let request = self.0.request(Method::GET, &self.url(bot_token, "getMe"))?;
         self.call(request).await.map_err(|e| match e {
-            PlatformError::Unauthorized => PlatformError::Rejected("the bot token was refused".into()),
+            PlatformError::Unauthorized => {
+                PlatformError::Rejected("the bot token was refused".into())
+            }
             other => other,
         })?;
         Ok(Tokens {

@@ -301,7 +301,12 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
     let social_campaign = json!({"name": format!("{SHARED_WORD} {marker}"), "platform": "x",
         "destination_url": format!("https://example.com/{marker}")});
     let social_campaign = id_of(
-        &call(Method::POST, "/api/v1/social/campaigns", Some(social_campaign)).await,
+        &call(
+            Method::POST,
+            "/api/v1/social/campaigns",
+            Some(social_campaign),
+        )
+        .await,
         "id",
     );
     let member = json!({"email": format!("team-{marker}@example.com"), "role": "viewer"});

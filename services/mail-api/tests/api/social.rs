@@ -45,9 +45,16 @@ fn no_redirects() -> reqwest::Client {
 }
 
 /// The query of the platform's authorization address the connect route redirects to.
-pub async fn authorize(h: &Harness, key: &str, platform: &str) -> std::collections::HashMap<String, String> {
+pub async fn authorize(
+    h: &Harness,
+    key: &str,
+    platform: &str,
+) -> std::collections::HashMap<String, String> {
     let res = no_redirects()
-        .get(h.server.url(&format!("/api/integrations/social/{platform}/connect")))
+        .get(
+            h.server
+                .url(&format!("/api/integrations/social/{platform}/connect")),
+        )
         .bearer_auth(key)
         .send()
         .await
@@ -76,7 +83,12 @@ pub async fn callback(h: &Harness, platform: &str, query: &[(&str, &str)]) -> re
 pub async fn connect_all(h: &Harness, t: &Tenant) {
     for platform in ["mastodon", "x"] {
         let q = authorize(h, &t.write, platform).await;
-        let res = callback(h, platform, &[("code", "good-code"), ("state", &q["state"])]).await;
+        let res = callback(
+            h,
+            platform,
+            &[("code", "good-code"), ("state", &q["state"])],
+        )
+        .await;
         assert_eq!(res.status(), 200, "{platform}");
     }
     let res = h
@@ -110,7 +122,12 @@ async fn the_oauth_connect_flow_checks_its_state_and_pkce_and_stores_tokens_seal
     assert!(q["state"].len() >= 40);
 
     // A wrong state, or one of another platform, stores nothing.
-    let res = callback(&h, "mastodon", &[("code", "good-code"), ("state", "forged")]).await;
+    let res = callback(
+        &h,
+        "mastodon",
+        &[("code", "good-code"), ("state", "forged")],
+    )
+    .await;
     expect_error(res, 400, "SOCIAL_CONNECT_STATE_INVALID").await;
     let res = callback(&h, "x", &[("code", "good-code"), ("state", &q["state"])]).await;
     expect_error(res, 400, "SOCIAL_CONNECT_STATE_INVALID").await;
@@ -119,7 +136,12 @@ async fn the_oauth_connect_flow_checks_its_state_and_pkce_and_stores_tokens_seal
     assert_eq!(accounts, json!([]));
 
     // The right one: the code is exchanged with the verifier whose S256 was sent.
-    let res = callback(&h, "mastodon", &[("code", "good-code"), ("state", &q["state"])]).await;
+    let res = callback(
+        &h,
+        "mastodon",
+        &[("code", "good-code"), ("state", &q["state"])],
+    )
+    .await;
     let account = json(res).await;
     assert_eq!(account["platform"], "mastodon");
     assert_eq!(account["handle"], "tester");
@@ -135,7 +157,12 @@ async fn the_oauth_connect_flow_checks_its_state_and_pkce_and_stores_tokens_seal
     assert_eq!(form["redirect_uri"], q["redirect_uri"]);
 
     // Used once: the same state again is refused.
-    let res = callback(&h, "mastodon", &[("code", "good-code"), ("state", &q["state"])]).await;
+    let res = callback(
+        &h,
+        "mastodon",
+        &[("code", "good-code"), ("state", &q["state"])],
+    )
+    .await;
     expect_error(res, 400, "SOCIAL_CONNECT_STATE_INVALID").await;
 
     // An expired state is refused too.
@@ -293,7 +320,9 @@ async fn posts_are_drafts_until_asked_and_change_until_published() {
         .await
         .unwrap();
     assert_eq!(res.status(), 204);
-    let res = h.get_with(&t.read, &format!("/api/v1/social/posts/{id}")).await;
+    let res = h
+        .get_with(&t.read, &format!("/api/v1/social/posts/{id}"))
+        .await;
     expect_error(res, 404, "SOCIAL_POST_NOT_FOUND").await;
     h.stop().await;
 }
@@ -352,7 +381,9 @@ async fn an_email_campaign_is_adapted_to_each_platforms_length_and_link_rules() 
     let (h, t) = social_harness(&platforms).await;
     let site = h.site(&t.admin, "adapt").await;
     let body = "word ".repeat(200);
-    let html = format!("<p>{body}</p><a href=\"https://shop.example/a-rather-long-path-for-the-offer\">Shop</a>");
+    let html = format!(
+        "<p>{body}</p><a href=\"https://shop.example/a-rather-long-path-for-the-offer\">Shop</a>"
+    );
     let res = h
         .post_json(
             &t.write,
@@ -369,7 +400,10 @@ async fn an_email_campaign_is_adapted_to_each_platforms_length_and_link_rules() 
         )
         .await;
     let adapted = json(res).await;
-    assert_eq!(adapted["link"], "https://shop.example/a-rather-long-path-for-the-offer");
+    assert_eq!(
+        adapted["link"],
+        "https://shop.example/a-rather-long-path-for-the-offer"
+    );
     for a in adapted["adaptations"].as_array().unwrap() {
         let text = a["text"].as_str().unwrap();
         assert!(text.starts_with("Spring sale. word"), "{text}");
@@ -377,7 +411,10 @@ async fn an_email_campaign_is_adapted_to_each_platforms_length_and_link_rules() 
         assert!(a["length"].as_u64() <= a["max_length"].as_u64(), "{a}");
     }
     let x = &adapted["adaptations"][0];
-    assert_eq!((x["max_length"].as_u64(), x["shortened"].as_bool()), (Some(280), Some(true)));
+    assert_eq!(
+        (x["max_length"].as_u64(), x["shortened"].as_bool()),
+        (Some(280), Some(true))
+    );
     let telegram = &adapted["adaptations"][2];
     assert_eq!(telegram["shortened"], false);
     h.stop().await;
@@ -408,16 +445,30 @@ async fn an_agents_post_waits_for_a_person_then_is_queued() {
     assert_eq!(post["status"], "awaiting_approval");
     assert_eq!(post["publications"], json!([]));
     let approval = post["approval_id"].as_str().unwrap().to_owned();
-    assert_eq!(h.query("SELECT count(*) FROM social_publish_outbox").await, ["0"]);
+    assert_eq!(
+        h.query("SELECT count(*) FROM social_publish_outbox").await,
+        ["0"]
+    );
 
     let res = h
-        .post_json(&t.admin, &format!("/api/v1/approvals/{approval}/approve"), &json!({}))
+        .post_json(
+            &t.admin,
+            &format!("/api/v1/approvals/{approval}/approve"),
+            &json!({}),
+        )
         .await;
     assert_eq!(res.status(), 200);
     let id = post["id"].as_str().unwrap();
-    let post = json(h.get_with(&t.read, &format!("/api/v1/social/posts/{id}")).await).await;
+    let post = json(
+        h.get_with(&t.read, &format!("/api/v1/social/posts/{id}"))
+            .await,
+    )
+    .await;
     assert_eq!(post["approval_id"], Value::Null);
     assert_eq!(post["publications"][0]["status"], "pending");
-    assert_eq!(h.query("SELECT count(*) FROM social_publish_outbox").await, ["1"]);
+    assert_eq!(
+        h.query("SELECT count(*) FROM social_publish_outbox").await,
+        ["1"]
+    );
     h.stop().await;
 }

@@ -144,7 +144,11 @@ fn answer(state: &mut State, req: &Request) -> Answer {
     match (req.method.as_str(), path.as_str()) {
         ("POST", "/mastodon/oauth/token") => {
             let form = req.form();
-            match (form.get("grant_type").map(String::as_str), form.get("code"), form.get("refresh_token")) {
+            match (
+                form.get("grant_type").map(String::as_str),
+                form.get("code"),
+                form.get("refresh_token"),
+            ) {
                 (Some("authorization_code"), Some(code), _) if code == "good-code" => ok(
                     json!({"access_token": "m-1", "refresh_token": "m-r", "expires_in": 3600, "token_type": "Bearer"}),
                 ),
@@ -161,7 +165,11 @@ fn answer(state: &mut State, req: &Request) -> Answer {
             }
             let key = req.header("idempotency-key").unwrap_or("").to_owned();
             let n = state.statuses.len() + 1;
-            let id = state.statuses.entry(key).or_insert_with(|| format!("1090{n}")).clone();
+            let id = state
+                .statuses
+                .entry(key)
+                .or_insert_with(|| format!("1090{n}"))
+                .clone();
             ok(json!({"id": id, "url": format!("https://mastodon.example/@tester/{id}")}))
         }
         ("POST", "/x/2/oauth2/token") => {
@@ -170,12 +178,18 @@ fn answer(state: &mut State, req: &Request) -> Answer {
             }
             let form = req.form();
             match form.get("grant_type").map(String::as_str) {
-                Some("authorization_code") if form.get("code").is_some_and(|c| c == "good-code") => ok(
-                    json!({"access_token": "x-1", "refresh_token": "x-r", "expires_in": 7200, "token_type": "bearer"}),
-                ),
-                Some("refresh_token") if form.get("refresh_token").is_some_and(|r| r == "x-r") => ok(
-                    json!({"access_token": "x-2", "refresh_token": "x-r2", "expires_in": 7200, "token_type": "bearer"}),
-                ),
+                Some("authorization_code")
+                    if form.get("code").is_some_and(|c| c == "good-code") =>
+                {
+                    ok(
+                        json!({"access_token": "x-1", "refresh_token": "x-r", "expires_in": 7200, "token_type": "bearer"}),
+                    )
+                }
+                Some("refresh_token") if form.get("refresh_token").is_some_and(|r| r == "x-r") => {
+                    ok(
+                        json!({"access_token": "x-2", "refresh_token": "x-r2", "expires_in": 7200, "token_type": "bearer"}),
+                    )
+                }
                 _ => (400, vec![], json!({"error": "invalid_request"})),
             }
         }
@@ -183,30 +197,48 @@ fn answer(state: &mut State, req: &Request) -> Answer {
         // `x-1` has expired by the time a post is published: only the refreshed token works.
         ("POST", "/x/2/tweets") => {
             if auth != "Bearer x-2" {
-                return (401, vec![], json!({"title": "Unauthorized", "detail": "Unauthorized"}));
+                return (
+                    401,
+                    vec![],
+                    json!({"title": "Unauthorized", "detail": "Unauthorized"}),
+                );
             }
             state.tweets += 1;
             ok(json!({"data": {"id": format!("18{}", state.tweets), "text": req.json()["text"]}}))
         }
         ("POST", "/bluesky/xrpc/com.atproto.server.createSession") => {
             if req.json()["password"] == "app-pass" {
-                ok(json!({"accessJwt": jwt(), "refreshJwt": "b-r", "handle": "tester.bsky.social", "did": "did:plc:tester"}))
+                ok(
+                    json!({"accessJwt": jwt(), "refreshJwt": "b-r", "handle": "tester.bsky.social", "did": "did:plc:tester"}),
+                )
             } else {
-                (401, vec![], json!({"error": "AuthenticationRequired", "message": "Invalid identifier or password"}))
+                (
+                    401,
+                    vec![],
+                    json!({"error": "AuthenticationRequired", "message": "Invalid identifier or password"}),
+                )
             }
         }
-        ("POST", "/bluesky/xrpc/com.atproto.server.refreshSession") => {
-            ok(json!({"accessJwt": jwt(), "refreshJwt": "b-r", "handle": "tester.bsky.social", "did": "did:plc:tester"}))
-        }
+        ("POST", "/bluesky/xrpc/com.atproto.server.refreshSession") => ok(
+            json!({"accessJwt": jwt(), "refreshJwt": "b-r", "handle": "tester.bsky.social", "did": "did:plc:tester"}),
+        ),
         ("POST", "/bluesky/xrpc/com.atproto.repo.createRecord") => {
             if state.bluesky_429 {
                 state.bluesky_429 = false;
-                return (429, vec![("retry-after", "1".to_owned())], json!({"error": "RateLimitExceeded"}));
+                return (
+                    429,
+                    vec![("retry-after", "1".to_owned())],
+                    json!({"error": "RateLimitExceeded"}),
+                );
             }
             let body = req.json();
             let rkey = body["rkey"].as_str().unwrap_or("").to_owned();
             if state.records.contains_key(&rkey) {
-                return (400, vec![], json!({"error": "InvalidRequest", "message": "Record already exists"}));
+                return (
+                    400,
+                    vec![],
+                    json!({"error": "InvalidRequest", "message": "Record already exists"}),
+                );
             }
             let uri = format!("at://did:plc:tester/app.bsky.feed.post/{rkey}");
             state.records.insert(rkey, uri.clone());
@@ -224,14 +256,20 @@ fn answer(state: &mut State, req: &Request) -> Answer {
             match form.get("grant_type").map(String::as_str) {
                 Some("authorization_code")
                     if form.get("code").is_some_and(|c| c == "good-code")
-                        && form.get("client_secret").is_some_and(|c| c == "linkedin-secret") =>
+                        && form
+                            .get("client_secret")
+                            .is_some_and(|c| c == "linkedin-secret") =>
                 {
-                    ok(json!({"access_token": "l-1", "expires_in": 5_184_000, "refresh_token": "l-r"}))
+                    ok(
+                        json!({"access_token": "l-1", "expires_in": 5_184_000, "refresh_token": "l-r"}),
+                    )
                 }
                 _ => (400, vec![], json!({"error": "invalid_request"})),
             }
         }
-        ("GET", "/linkedin/v2/userinfo") if auth == "Bearer l-1" => ok(json!({"sub": "abc123", "name": "Tester"})),
+        ("GET", "/linkedin/v2/userinfo") if auth == "Bearer l-1" => {
+            ok(json!({"sub": "abc123", "name": "Tester"}))
+        }
         ("POST", "/linkedin/rest/posts") => {
             if auth != "Bearer l-1" || req.header("linkedin-version").is_none() {
                 return (401, vec![], json!({"message": "Unauthorized"}));
@@ -250,9 +288,11 @@ fn answer(state: &mut State, req: &Request) -> Answer {
             state.messages += 1;
             ok(json!({"ok": true, "result": {"message_id": state.messages}}))
         }
-        (_, p) if p.starts_with("/telegram/") => {
-            (401, vec![], json!({"ok": false, "error_code": 401, "description": "Unauthorized"}))
-        }
+        (_, p) if p.starts_with("/telegram/") => (
+            401,
+            vec![],
+            json!({"ok": false, "error_code": 401, "description": "Unauthorized"}),
+        ),
         _ => (404, vec![], json!({"error": "not found"})),
     }
 }

@@ -93,7 +93,11 @@ async fn a_post_to_three_platforms_is_published_once_on_each_through_429_and_exp
         })
         .collect();
     assert_eq!(ids[0].0, "bluesky");
-    assert!(ids[0].1.starts_with("at://did:plc:tester/app.bsky.feed.post/"));
+    assert!(
+        ids[0]
+            .1
+            .starts_with("at://did:plc:tester/app.bsky.feed.post/")
+    );
     assert_eq!(ids[1], ("mastodon".to_owned(), "10901".to_owned()));
     assert_eq!(ids[2], ("x".to_owned(), "181".to_owned()));
 
@@ -113,12 +117,19 @@ async fn a_post_to_three_platforms_is_published_once_on_each_through_429_and_exp
     assert_eq!(tweets[0].header("authorization"), Some("Bearer x-1"));
     assert_eq!(tweets[1].header("authorization"), Some("Bearer x-2"));
     let x_tokens = platforms.requests("POST", "/x/2/oauth2/token");
-    assert_eq!(x_tokens.last().unwrap().form()["grant_type"], "refresh_token");
+    assert_eq!(
+        x_tokens.last().unwrap().form()["grant_type"],
+        "refresh_token"
+    );
     // The refreshed tokens are the ones stored (sealed).
     let stored = h
         .query("SELECT encode(access_sealed, 'escape') FROM social_accounts")
         .await;
-    assert!(stored.iter().all(|s| !s.contains("x-2") && !s.contains("m-2")));
+    assert!(
+        stored
+            .iter()
+            .all(|s| !s.contains("x-2") && !s.contains("m-2"))
+    );
 
     // The job again (a redelivery): nothing is published twice.
     let project = t.project;
@@ -182,7 +193,12 @@ async fn linkedin_connects_with_its_state_and_publishes_as_the_member() {
     let q = crate::social::authorize(&h, &t.write, "linkedin").await;
     // LinkedIn offers PKCE to native clients only: the state binds the callback.
     assert!(!q.contains_key("code_challenge"));
-    let res = crate::social::callback(&h, "linkedin", &[("code", "good-code"), ("state", &q["state"])]).await;
+    let res = crate::social::callback(
+        &h,
+        "linkedin",
+        &[("code", "good-code"), ("state", &q["state"])],
+    )
+    .await;
     let account = json(res).await;
     assert_eq!(account["handle"], "urn:li:person:abc123");
     let publisher = publisher(&h);
@@ -197,7 +213,10 @@ async fn linkedin_connects_with_its_state_and_publishes_as_the_member() {
         .await;
     let id = json(res).await["id"].as_str().unwrap().to_owned();
     let post = wait_published(&h, &t.read, &id).await;
-    assert_eq!(post["publications"][0]["platform_post_id"], "urn:li:share:7001", "{post}");
+    assert_eq!(
+        post["publications"][0]["platform_post_id"], "urn:li:share:7001",
+        "{post}"
+    );
     assert_eq!(platforms.shares(), 1);
     stop.cancel();
     tokio::time::sleep(Duration::from_millis(100)).await;

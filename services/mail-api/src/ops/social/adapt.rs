@@ -26,7 +26,10 @@ impl Validate for AdaptSocialPost {
     fn validate(&mut self) -> Result<(), ApiError> {
         let mut seen = std::collections::BTreeSet::new();
         if !self.platforms.iter().all(|p| seen.insert(*p)) {
-            return Err(ApiError::invalid_field("platforms", "names a platform twice"));
+            return Err(ApiError::invalid_field(
+                "platforms",
+                "names a platform twice",
+            ));
         }
         Ok(())
     }
@@ -55,8 +58,9 @@ pub struct SocialAdaptations {
     pub adaptations: Vec<SocialAdaptation>,
 }
 
-static TAG: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?is)<(script|style)[^>]*>.*?</(script|style)>|<[^>]*>").unwrap());
+static TAG: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?is)<(script|style)[^>]*>.*?</(script|style)>|<[^>]*>").unwrap()
+});
 static HREF: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r#"(?i)href\s*=\s*["'](https?://[^"'\s]+)["']"#).unwrap());
 
@@ -80,7 +84,8 @@ pub async fn adapt_social_post(
     project_id: Uuid,
     req: &AdaptSocialPost,
 ) -> Result<SocialAdaptations, ApiError> {
-    let detail = crate::ops::campaigns::get_campaign(state, project_id, req.email_campaign_id).await?;
+    let detail =
+        crate::ops::campaigns::get_campaign(state, project_id, req.email_campaign_id).await?;
     let first = detail.steps.iter().min_by_key(|s| s.step_order);
     let (subject, body, link) = match first {
         Some(step) => {

@@ -77,13 +77,14 @@ impl SocialCampaign {
 }
 
 fn campaign_not_found() -> ApiError {
-    ApiError::not_found("no such social campaign")
-        .with_code(MailErrorCode::SocialCampaignNotFound)
+    ApiError::not_found("no such social campaign").with_code(MailErrorCode::SocialCampaignNotFound)
 }
 
 /// `url` with the campaign's UTM parameters (those it already has are kept).
 fn tagged(url: &str, platform: Platform, name: &str) -> String {
-    let (base, fragment) = url.split_once('#').map_or((url, None), |(b, f)| (b, Some(f)));
+    let (base, fragment) = url
+        .split_once('#')
+        .map_or((url, None), |(b, f)| (b, Some(f)));
     let mut pairs = vec![];
     for (key, value) in [
         ("utm_source", platform.as_str()),

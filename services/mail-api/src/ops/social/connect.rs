@@ -79,7 +79,9 @@ pub fn callback_url(state: &AppState, platform: Platform) -> String {
 }
 
 pub fn unknown_platform(name: &str) -> ApiError {
-    ApiError::not_found(format!("{name:?} is not a platform the service publishes to"))
+    ApiError::not_found(format!(
+        "{name:?} is not a platform the service publishes to"
+    ))
 }
 
 /// The platform named by a path, 404 otherwise.
@@ -231,7 +233,11 @@ pub struct ConnectSocialAccount {
     #[schema(min_length = 3, max_length = 200, pattern = "^[0-9]+:[A-Za-z0-9_-]+$")]
     pub bot_token: Option<String>,
     /// Telegram: the chat the bot posts to, a numeric id or `@channelname`.
-    #[schema(min_length = 1, max_length = 100, pattern = "^(-?[0-9]+|@[A-Za-z0-9_]{5,32})$")]
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = "^(-?[0-9]+|@[A-Za-z0-9_]{5,32})$"
+    )]
     pub chat_id: Option<String>,
 }
 

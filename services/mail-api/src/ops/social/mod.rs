@@ -102,8 +102,7 @@ impl SocialPost {
             SocialPostStatus::AwaitingApproval
         } else if row.publish_at.is_none() {
             SocialPostStatus::Draft
-        } else if !publications.is_empty() && publications.iter().all(|p| p.status == "published")
-        {
+        } else if !publications.is_empty() && publications.iter().all(|p| p.status == "published") {
             SocialPostStatus::Published
         } else if publications.iter().any(|p| p.status == "failed")
             && publications.iter().all(|p| p.status != "pending")
@@ -383,7 +382,11 @@ pub async fn create_post_in(
             project_id: caller.owner_id,
             title: req.title.clone(),
             content: req.content.clone(),
-            platforms: req.platforms.iter().map(|p| p.as_str().to_owned()).collect(),
+            platforms: req
+                .platforms
+                .iter()
+                .map(|p| p.as_str().to_owned())
+                .collect(),
             campaign_id,
             publisher: publisher.flatten(),
             publish_at: req.publish_at,
@@ -437,7 +440,10 @@ pub async fn list_social_posts(
     let ids: Vec<Uuid> = rows.iter().map(|r| r.id).collect();
     let mut by_post: HashMap<Uuid, Vec<PublicationRow>> = HashMap::new();
     for publication in db::publications(&mut conn, project_id, &ids).await? {
-        by_post.entry(publication.post_id).or_default().push(publication);
+        by_post
+            .entry(publication.post_id)
+            .or_default()
+            .push(publication);
     }
     let posts = rows
         .into_iter()
@@ -501,7 +507,11 @@ pub async fn update_social_post(
 
 /// Deletes a post (`DELETE /social/posts/{id}`, `delete_social_post`); what a platform
 /// published stays there.
-pub async fn delete_social_post(state: &AppState, project_id: Uuid, id: Uuid) -> Result<(), ApiError> {
+pub async fn delete_social_post(
+    state: &AppState,
+    project_id: Uuid,
+    id: Uuid,
+) -> Result<(), ApiError> {
     let mut conn = store::conn(&state.pool).await?;
     if !db::delete_post(&mut conn, project_id, id).await? {
         return Err(post_not_found());

@@ -118,7 +118,9 @@ impl SocialPublisher {
         if let Some(error) = retry {
             return Err(HandlerError::retry(error));
         }
-        Ok(Some(json!({"published": published, "later": later.is_some()})))
+        Ok(Some(
+            json!({"published": published, "later": later.is_some()}),
+        ))
     }
 
     async fn publish_one(
@@ -129,7 +131,13 @@ impl SocialPublisher {
         content: &str,
     ) -> QueryResult<Outcome> {
         let Some(platform) = Platform::parse(&publication.platform) else {
-            db::release(conn, publication.id, true, "not a platform the service knows").await?;
+            db::release(
+                conn,
+                publication.id,
+                true,
+                "not a platform the service knows",
+            )
+            .await?;
             return Ok(Outcome::Failed);
         };
         let wait = self.budget(project_id, platform);
@@ -140,8 +148,13 @@ impl SocialPublisher {
             return Ok(Outcome::Skipped);
         }
         let Some(row) = db::account(conn, project_id, platform.as_str()).await? else {
-            db::release(conn, publication.id, true, "no account of this platform is connected")
-                .await?;
+            db::release(
+                conn,
+                publication.id,
+                true,
+                "no account of this platform is connected",
+            )
+            .await?;
             return Ok(Outcome::Failed);
         };
         let text = social::adapt(content, None, platform.rules());

@@ -274,12 +274,20 @@ stack_seed() {
     SEED_SPARE_FORM="$(stack_call POST "$a/forms" "$k" \
         "{\"site_id\":\"$SEED_SITE\",\"name\":\"Spare\"}" | stack_json id)"
     stack_form_confirmation "$SEED_FORM"
+    # Two social posts (one the delete takes) and a social campaign (no platform is connected
+    # in the stack: they stay drafts, and scheduling answers 422).
+    SEED_SOCIAL_POST="$(stack_call POST "$a/social/posts" "$k" \
+        '{"title":"Seed","content":"Seeded post","platforms":["mastodon","x"]}' | stack_json id)"
+    SEED_SPARE_SOCIAL_POST="$(stack_call POST "$a/social/posts" "$k" \
+        '{"title":"Spare","content":"Spare post","platforms":["x"]}' | stack_json id)"
+    SEED_SOCIAL_CAMPAIGN="$(stack_call POST "$a/social/campaigns" "$k" \
+        '{"name":"Seed","platform":"x","destination_url":"https://example.com/seed"}' | stack_json id)"
     export SEED_PRODUCT SEED_PRODUCT_ID SEED_DECISION SEED_FREE_FORM SEED_DATASET SEED_PROPOSAL SEED_LEAD \
         SEED_DRAFT_ACCOUNT SEED_DRAFT_THREAD SEED_SITE SEED_CONTACT SEED_CAMPAIGN SEED_EMAIL \
         SEED_STEP SEED_SPARE_STEP SEED_ENROLLING SEED_DRAFT SEED_APPROVAL SEED_AB_TEST \
         SEED_WORKSPACE SEED_DRIFT SEED_WEBHOOK SEED_SPARE_WEBHOOK SEED_DELIVERY \
         SEED_OPEN_TOKEN SEED_CLICK_TOKEN SEED_UNSUBSCRIBE_TOKEN SEED_FORM SEED_SPARE_FORM \
-        SEED_FORM_CONFIRMATION
+        SEED_FORM_CONFIRMATION SEED_SOCIAL_POST SEED_SPARE_SOCIAL_POST SEED_SOCIAL_CAMPAIGN
     log "seeded: product $SEED_PRODUCT, decision $SEED_DECISION, site $SEED_SITE, contact $SEED_CONTACT, email $SEED_EMAIL (sent)"
 }
 

@@ -217,6 +217,12 @@ async def forms(s: ClientSession, tag: str) -> None:
     check(stored["name"] == f"Form {tag}" and stored["url"].endswith(f"/f/{form['id']}"), f"create_form: {stored}")
 
 
+async def social_posts(s: ClientSession, tag: str) -> None:
+    post = await call(s, "create_social_post", {"title": f"Post {tag}", "content": "Hello", "platforms": ["mastodon"]})
+    stored = rest_ok("GET", f"/api/v1/social/posts/{post['id']}", ADMIN)
+    check(stored["title"] == f"Post {tag}" and stored["status"] == "draft", f"create_social_post: {stored}")
+
+
 async def drafts(s: ClientSession, tag: str) -> None:
     draft = await call(s, "create_draft", {"site_id": SITE, "subject": f"Draft {tag}", "body_html": "<p>Hi</p>"})
     stored = rest_ok("GET", f"/api/v1/drafts/{draft['id']}", ADMIN)
@@ -274,6 +280,7 @@ ONE_TOOL_PER_GROUP = {
     "delivery-ops": delivery_ops,
     "warmup": warmup,
     "forms": forms,
+    "social-posts": social_posts,
 }
 
 SITE = ""

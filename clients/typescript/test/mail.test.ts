@@ -342,6 +342,26 @@ test('mail-api: every operation', async () => {
   await expect(anonymous.confirmSignup({ path: { token: 'not-a-signed-token' } }), 404);
   await expect(m.getFormStats({ path: { id: form.id } }), 200);
   await expect(m.deleteForm({ path: { id: form.id } }), 204);
+  // Social publishing: no platform is configured in the stack, so nothing leaves it.
+  const post = (await expect(
+    m.createSocialPost({ body: { title: 'Launch', content: 'We launched.', platforms: ['mastodon', 'x'] } }),
+    201,
+  )).data;
+  await expect(m.listSocialPosts({ query: { limit: 10 } }), 200);
+  await expect(m.getSocialPost({ path: { id: post.id } }), 200);
+  await expect(m.updateSocialPost({ path: { id: post.id }, body: { content: 'We launched today.' } }), 200);
+  await expect(m.adaptSocialPost({ body: { email_campaign_id: campaign, platforms: ['x', 'bluesky'] } }), 200);
+  const socialCampaign = (await expect(
+    m.createSocialCampaign({ body: { name: 'Spring', platform: 'x', destination_url: 'https://example.com/spring' } }),
+    201,
+  )).data;
+  await expect(m.listSocialCampaigns({ query: { limit: 10 } }), 200);
+  await expect(m.scheduleSocialPost({ path: { id: socialCampaign.id }, body: { content: 'Spring is here', publisher: 'Ana' } }), 422);
+  await expect(m.listSocialAccounts(), 200);
+  await expect(m.connectSocialAccount({ path: { platform: 'mastodon' }, body: {} }), 422);
+  await expect(m.connectSocialPlatform({ path: { platform: 'mastodon' } }), 422);
+  await expect(anonymous.socialConnectCallback({ path: { platform: 'mastodon' }, query: { code: 'c', state: 'not-a-state' } }), 400);
+  await expect(m.deleteSocialPost({ path: { id: post.id } }), 204);
   await expect(m.analyticsPerformance({ query: { days: 30 } }), 200);
   await expect(m.analyticsPortfolio({ query: { rank_by: 'sent' } }), 200);
   await expect(m.analyticsTotals(), 200);

@@ -140,7 +140,9 @@ pub fn finish(doc: &mut OpenApi, flavor: Flavor, public: &[&str]) {
     }
 
     for (path, item) in doc.paths.paths.iter_mut() {
-        let gated = path.starts_with("/api/v1/") && !public.contains(&path.as_str());
+        // `/api/integrations/…` routes (connecting third-party accounts) are gated too.
+        let gated = (path.starts_with("/api/v1/") || path.starts_with("/api/integrations/"))
+            && !public.contains(&path.as_str());
         for op in operations(item) {
             if !gated {
                 op.security = Some(vec![SecurityRequirement::default()]);

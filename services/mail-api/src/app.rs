@@ -73,6 +73,10 @@ pub struct AppState {
     pub sites: RowCache<Uuid, Vec<crate::ops::sites::Site>>,
     /// The approval policies and key marks the gates read.
     pub gates: crate::ops::approvals::GateCache,
+    /// Social platforms' client (connecting accounts).
+    pub social: Arc<crate::social::SocialClient>,
+    /// The public address the platforms send a person back to (the tracking links' base).
+    pub social_callback_base: Arc<str>,
 }
 
 /// Per project and route class: one sliding five-minute window by plan.
@@ -165,6 +169,8 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     )?);
     let state_dns = Arc::clone(&dns);
     let database_url = settings.common.database.url.clone();
+    let social = Arc::new(crate::social::SocialClient::new(&settings.social)?);
+    let social_callback_base: Arc<str> = Arc::from(settings.tracking.base_url.as_str());
     let oauth_config = Arc::new(crate::oauth::config(&settings.oauth));
     let challenge = crate::oauth::challenge(Arc::clone(&oauth_config));
     let launched = service_kit::server::launch(
@@ -184,6 +190,8 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 kek: Arc::clone(&state_kek),
                 tracker: Arc::clone(&tracker),
                 form_links: Arc::clone(&form_links),
+                social: Arc::clone(&social),
+                social_callback_base: Arc::clone(&social_callback_base),
                 smtp_hosts,
                 delivery: Arc::clone(&delivery_settings),
                 send: {
@@ -225,6 +233,10 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 (
                     "/api/mcp",
                     Arc::new(|cfg: &mut ServiceConfig| crate::mcp::mirror::configure(cfg)),
+                ),
+                (
+                    "/api/integrations",
+                    Arc::new(|cfg: &mut ServiceConfig| routes::configure_integrations(cfg)),
                 ),
                 (
                     "/mcp",
@@ -289,6 +301,15 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     .spawn(std::time::Duration::from_millis(
         settings.outbound_webhooks.chat_alert_interval_ms,
     ));
+    let social_queue = crate::social::publish_queue(&settings.common.broker.queue_prefix);
+    if let Err(err) = launched.infra.broker.declare(&social_queue).await {
+        tracing::warn!(error = %err, "social.publish not declared yet; the relay retries");
+    }
+    crate::ops::social::publish::spawn_publish_relay(
+        launched.infra.pool.clone(),
+        launched.infra.broker.publisher(social_queue),
+        std::time::Duration::from_millis(settings.outbound_webhooks.relay_interval_ms),
+    );
     crate::outbound::spawn_delivery_relay(
         launched.infra.pool.clone(),
         launched.infra.broker.publisher(deliveries),

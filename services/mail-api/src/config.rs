@@ -113,6 +113,10 @@ pub struct Settings {
     pub abuse_monitor: AbuseMonitorSettings,
     /// The DNS blocklists `dnsbl_check` asks (`MAIL_DNSBL__…`).
     pub dnsbl: DnsblSettings,
+    /// Social platforms: their addresses, the deployment's OAuth clients, publishing limits
+    /// (`MAIL_SOCIAL__…`).
+    #[serde(default)]
+    pub social: crate::social::SocialSettings,
     /// The APIs of the email platforms projects migrate from (`MAIL_PLATFORMS__…`).
     #[serde(default)]
     pub platforms: PlatformSettings,
@@ -597,6 +601,7 @@ impl Settings {
         }
         self.abuse_monitor.validate()?;
         self.dnsbl.validate()?;
+        self.social.validate()?;
         Ok(())
     }
 }

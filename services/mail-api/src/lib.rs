@@ -21,6 +21,7 @@ pub mod outbound;
 pub mod own_domains;
 pub mod scheduler;
 pub mod sending;
+pub mod social;
 pub mod worker;
 
 pub use app::{AppState, launch};

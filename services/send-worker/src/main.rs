@@ -68,6 +68,8 @@ struct Settings {
     bounces: BounceSettings,
     #[serde(default)]
     shared_dkim: SharedDkimSettings,
+    #[serde(default)]
+    social: mail_api::social::SocialSettings,
 }
 
 impl Settings {
@@ -83,6 +85,7 @@ impl Settings {
             &settings.outbound_webhooks,
         )?;
         settings.worker.validate("MAIL")?;
+        settings.social.validate()?;
         Ok(settings)
     }
 }
@@ -128,7 +131,7 @@ async fn main() -> anyhow::Result<()> {
     );
     let deliverer = Arc::new(Deliverer::new(
         pool.clone(),
-        kek,
+        Arc::clone(&kek),
         broker.publisher(deliver_queue(prefix, webhooks)),
         webhooks,
     )?);
@@ -151,6 +154,11 @@ async fn main() -> anyhow::Result<()> {
         tracing::info!(%bind, "bounce receiver listening");
         tokio::spawn(receiver.serve(listener));
     }
+    let social = Arc::new(mail_api::ops::social::publish::SocialPublisher::new(
+        pool.clone(),
+        Arc::clone(&kek),
+        mail_api::social::SocialClient::new(&settings.social)?,
+    ));
     let contexts = Contexts {
         sender,
         provider_events: ProviderEvents {
@@ -158,6 +166,7 @@ async fn main() -> anyhow::Result<()> {
             rule: webhooks.bounce_rule(),
         },
         deliverer,
+        social,
     };
     let consumers = mail_api::jobs::consumers(prefix, contexts, settings.worker.prefetch, webhooks);
     service_kit::worker::run(

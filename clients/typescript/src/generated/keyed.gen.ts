@@ -62,6 +62,11 @@ export const KEYED_OPERATIONS = {
       "method": "POST",
       "path": "/api/v1/templates/{id}/translate",
       "in": "header"
+    },
+    {
+      "method": "POST",
+      "path": "/api/v1/social/posts",
+      "in": "header"
     }
   ],
   "memory": [

@@ -799,3 +799,81 @@ diesel::table! {
         created_at -> Timestamptz,
     }
 }
+
+diesel::table! {
+    social_accounts (project_id, platform) {
+        project_id -> Uuid,
+        platform -> Text,
+        handle -> Nullable<Text>,
+        access_sealed -> Bytea,
+        refresh_sealed -> Nullable<Bytea>,
+        expires_at -> Nullable<Timestamptz>,
+        connected_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    social_connect_states (state_hash) {
+        state_hash -> Bytea,
+        project_id -> Uuid,
+        platform -> Text,
+        code_verifier -> Text,
+        expires_at -> Timestamptz,
+        used_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    social_campaigns (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        name -> Text,
+        platform -> Text,
+        destination_url -> Text,
+        tracked_url -> Text,
+        clicks -> BigInt,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    social_posts (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        title -> Text,
+        content -> Text,
+        platforms -> Array<Text>,
+        campaign_id -> Nullable<Uuid>,
+        publisher -> Nullable<Text>,
+        publish_at -> Nullable<Timestamptz>,
+        approval_id -> Nullable<Uuid>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    social_publications (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        post_id -> Uuid,
+        platform -> Text,
+        status -> Text,
+        platform_post_id -> Nullable<Text>,
+        attempts -> Integer,
+        last_error -> Nullable<Text>,
+        claimed_until -> Nullable<Timestamptz>,
+        published_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    social_publish_outbox (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        post_id -> Uuid,
+        due_at -> Timestamptz,
+        relayed_at -> Nullable<Timestamptz>,
+    }
+}

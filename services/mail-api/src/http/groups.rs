@@ -53,6 +53,28 @@ pub const ROUTE_GROUPS: &[(&str, &str, &[Group])] = &[
         "/api/v1/sites/{id}/abuse-monitor/override",
         &[Analytics],
     ),
+    // Social publishing: posts are the social-posts group's; campaigns, their posts and the
+    // connected accounts analytics' (the tools that name them).
+    ("GET", "/api/v1/social/posts", &[SocialPosts]),
+    ("POST", "/api/v1/social/posts", &[SocialPosts]),
+    ("GET", "/api/v1/social/posts/{id}", &[SocialPosts]),
+    ("PATCH", "/api/v1/social/posts/{id}", &[SocialPosts]),
+    ("DELETE", "/api/v1/social/posts/{id}", &[SocialPosts]),
+    ("POST", "/api/v1/social/posts/adapt", &[SocialPosts]),
+    ("GET", "/api/v1/social/campaigns", &[Analytics]),
+    ("POST", "/api/v1/social/campaigns", &[Analytics]),
+    ("POST", "/api/v1/social/campaigns/{id}/posts", &[Analytics]),
+    ("GET", "/api/v1/social/accounts", &[SocialPosts, Analytics]),
+    (
+        "POST",
+        "/api/v1/social/accounts/{platform}",
+        &[SocialPosts, Analytics],
+    ),
+    (
+        "GET",
+        "/api/integrations/social/{platform}/connect",
+        &[SocialPosts, Analytics],
+    ),
     // Own sending domains and the delivery settings: delivery-ops.
     ("GET", "/api/v1/domains", &[DeliveryOps]),
     ("POST", "/api/v1/domains", &[DeliveryOps]),

@@ -48,6 +48,7 @@ pub mod segments;
 pub mod send;
 pub mod send_policy;
 pub mod sites;
+pub mod social;
 pub mod suppressions;
 pub mod team;
 pub mod templates;
@@ -117,8 +118,27 @@ pub const ROUTES: &[&[Route]] = &[
     webhook_deliveries::ROUTES,
     webhook_subscriptions::ROUTES,
     advisor::ROUTES,
+    social::ROUTES,
 ];
+
+/// The gated routes under `/api/integrations` (connecting social accounts), held to their tool
+/// groups like the `/api/v1` ones.
+pub const INTEGRATION_ROUTES: &[&[Route]] = &[social::INTEGRATION_ROUTES];
+
+/// Registers the gated routes under `/api/integrations`.
+pub fn configure_integrations(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::scope("")
+            .wrap(from_fn(groups::enforce))
+            .configure(|cfg| http_kit::routes::mount(cfg, "/api/integrations", INTEGRATION_ROUTES)),
+    );
+}
 
 /// The routes without credential outside `/api/v1`: tracking links, provider webhooks and the
 /// signup forms' pages.
-pub const PUBLIC_ROUTES: &[&[Route]] = &[tracking::ROUTES, webhooks::ROUTES, form_pages::ROUTES];
+pub const PUBLIC_ROUTES: &[&[Route]] = &[
+    tracking::ROUTES,
+    webhooks::ROUTES,
+    form_pages::ROUTES,
+    social::PUBLIC_ROUTES,
+];

@@ -13,7 +13,10 @@ use crate::http as routes;
 
 const FINISH: Finish = Finish {
     flavor: Flavor::Mail,
-    public: &["/api/v1/openapi.json"],
+    public: &[
+        "/api/v1/openapi.json",
+        "/api/integrations/social/{platform}/callback",
+    ],
 };
 
 #[derive(OpenApi)]
@@ -74,6 +77,7 @@ const FINISH: Finish = Finish {
         (name = "suppressions", description = "Addresses never sent to"),
         (name = "forms", description = "Signup forms: a hosted page (no API key) and an embeddable snippet per form, double opt-in through a signed, expiring confirmation link, bots refused by a honeypot, a minimum fill time and per-address and per-IP limits, and each form's numbers"),
         (name = "imports", description = "Switching in: accounts of other email platforms (Mailchimp, Brevo, Kit, MailerLite) connected with their API keys, checked when connected and stored sealed"),
+        (name = "social", description = "Social publishing: posts published once on each platform by a queue job (rate limits, retries after `Retry-After`, tokens refreshed), social campaigns with tracked links, and connected accounts (OAuth with PKCE, or a platform's own credentials), their tokens sealed and never answered"),
         (name = "hygiene", description = "List hygiene: what a run suppresses or unsubscribes, and its audit"),
         (name = "send", description = "Transactional email"),
         (name = "emails", description = "The email log and each email's history"),
@@ -99,6 +103,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
     let mut document = ApiDoc::openapi();
     http_kit::routes::document(&mut document, routes::ROUTES);
     http_kit::routes::document(&mut document, routes::PUBLIC_ROUTES);
+    http_kit::routes::document(&mut document, routes::INTEGRATION_ROUTES);
     FINISH.modify(&mut document);
     list_error_codes(&mut document);
     document

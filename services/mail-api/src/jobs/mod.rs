@@ -5,6 +5,7 @@
 
 pub mod provider_event;
 pub mod send_email;
+pub mod social_publish;
 pub mod webhook_deliver;
 
 use std::sync::Arc;
@@ -13,10 +14,13 @@ use service_kit::consumers::Consumers;
 
 pub use crate::outbound::WebhookDeliver;
 pub use crate::sending::{ProviderEvent, SendEmail};
+pub use crate::social::PublishSocialPost;
 pub use provider_event::ProviderEvents;
 
+use crate::ops::social::publish::SocialPublisher;
 use crate::outbound::{Deliverer, OutboundWebhookSettings, deliver_queue};
 use crate::sending::inbound_queue;
+use crate::social::publish_queue;
 use crate::worker::SendWorker;
 
 /// What the jobs of send-worker run with.
@@ -24,19 +28,23 @@ pub struct Contexts {
     pub sender: Arc<SendWorker>,
     pub provider_events: ProviderEvents,
     pub deliverer: Arc<Deliverer>,
+    pub social: Arc<SocialPublisher>,
 }
+
+/// Prefetch of `social.publish`: posts go out a few at a time (the platforms limit them).
+const SOCIAL_PUBLISH_PREFETCH: u16 = 4;
 
 /// Prefetch of `webhook.inbound`: a few at once (the events are retries of failures).
 const PROVIDER_EVENT_PREFETCH: u16 = 4;
 
 /// The consumers of send-worker: `send.email` (with `send_prefetch` and the round-trip probe)
-/// first, then `webhook.inbound` and `webhook.deliver`.
+/// first, then `webhook.inbound`, `webhook.deliver` and `social.publish`.
 pub fn consumers(
     prefix: &str,
     contexts: Contexts,
     send_prefetch: u16,
     webhooks: &OutboundWebhookSettings,
-) -> Consumers<Arc<Deliverer>> {
+) -> Consumers<Arc<SocialPublisher>> {
     Consumers::new(prefix, contexts.sender)
         .job::<SendEmail>(send_prefetch)
         .probe("send-worker")
@@ -44,6 +52,8 @@ pub fn consumers(
         .job_on::<ProviderEvent>(inbound_queue(prefix), PROVIDER_EVENT_PREFETCH)
         .context(contexts.deliverer)
         .job_on::<WebhookDeliver>(deliver_queue(prefix, webhooks), webhooks.prefetch)
+        .context(contexts.social)
+        .job_on::<PublishSocialPost>(publish_queue(prefix), SOCIAL_PUBLISH_PREFETCH)
 }
 
 #[cfg(test)]
@@ -62,6 +72,10 @@ mod tests {
         queue::schema::check(&ProviderEvent { receipt_id: id() });
         queue::schema::check(&WebhookDeliver {
             delivery_id: id(),
+            project_id: id(),
+        });
+        queue::schema::check(&PublishSocialPost {
+            post_id: id(),
             project_id: id(),
         });
     }

@@ -41,6 +41,7 @@ pub mod send;
 pub mod send_policy;
 pub mod sites;
 pub mod sns_deliveries;
+pub mod social;
 pub mod suppressions;
 pub mod team;
 pub mod templates;

@@ -110,6 +110,9 @@ pub async fn record_click(state: &AppState, token: &str) -> Result<Click, ApiErr
             Ok(())
         })
         .await?;
+    } else {
+        // A social campaign's link names the campaign.
+        crate::db::social::record_click(&mut conn, email_id).await?;
     }
     Ok(Click::Redirect(url))
 }

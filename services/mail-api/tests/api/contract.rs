@@ -107,10 +107,11 @@ async fn every_documented_api_route_exists_and_is_gated() {
             } else if path.starts_with("/t/")
                 || path.starts_with("/api/webhooks/")
                 || path.starts_with("/f/")
+                || path.starts_with("/api/integrations/")
             {
-                // Signed links, signed provider events and signup forms (named by their id):
-                // without a valid token, signature or id, a documented refusal (never a
-                // redirect).
+                // Signed links, signed provider events, signup forms (named by their id) and
+                // social platforms' callbacks (named by their state): without a valid token,
+                // signature, id or platform, a documented refusal (never a redirect).
                 assert!(
                     [401, 404].contains(&status) && responses.get(status.to_string()).is_some(),
                     "{method} {path}: {status}"
@@ -129,10 +130,10 @@ async fn every_documented_api_route_exists_and_is_gated() {
             }
         }
     }
-    assert_eq!(gated_ops, 168);
+    assert_eq!(gated_ops, 180);
     assert_eq!(public_ops, 8);
     assert_eq!(oauth_ops, 3);
-    assert_eq!(signed_ops, 9);
+    assert_eq!(signed_ops, 10);
     h.stop().await;
 }
 

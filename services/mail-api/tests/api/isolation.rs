@@ -49,6 +49,8 @@ const PUBLIC: &[&str] = &[
     // signup's link is signed.
     "/f/{id}",
     "/f/confirm/{token}",
+    // A social platform's callback: the single-use state it carries names the project.
+    "/api/integrations/social/{platform}/callback",
 ];
 
 /// A word in every project's planted texts, for search parameters.
@@ -165,6 +167,9 @@ struct Owner {
     form: String,
     /// A connected email platform account of its own (its account name carries the marker).
     platform_connection: String,
+    /// A social post and a social campaign of its own (their texts carry the marker).
+    social_post: String,
+    social_campaign: String,
 }
 
 async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &Planted) -> Owner {
@@ -289,6 +294,23 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
         "consent_text": marker, "tags": [marker],
         "fields": [{"name": "first_name", "label": marker}]});
     let form = id_of(&call(Method::POST, "/api/v1/forms", Some(form)).await, "id");
+    let social_post = json!({"title": format!("{SHARED_WORD} post {marker}"), "content": marker,
+        "platforms": ["mastodon", "x"]});
+    let social_post = id_of(
+        &call(Method::POST, "/api/v1/social/posts", Some(social_post)).await,
+        "id",
+    );
+    let social_campaign = json!({"name": format!("{SHARED_WORD} {marker}"), "platform": "x",
+        "destination_url": format!("https://example.com/{marker}")});
+    let social_campaign = id_of(
+        &call(
+            Method::POST,
+            "/api/v1/social/campaigns",
+            Some(social_campaign),
+        )
+        .await,
+        "id",
+    );
     let member = json!({"email": format!("team-{marker}@example.com"), "role": "viewer"});
     call(Method::POST, "/api/v1/team", Some(member)).await;
 
@@ -395,6 +417,8 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
     Owner {
         form,
         platform_connection: platform_connection.to_string(),
+        social_post,
+        social_campaign,
         approval: approval.to_string(),
         ab_test,
         draft,
@@ -494,6 +518,14 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
         ("/api/v1/forms/{id}" | "/api/v1/forms/{id}/stats", "id") => (victim.form.clone(), None),
         ("/api/v1/platforms/connections/{id}", "id") => (victim.platform_connection.clone(), None),
         ("/api/v1/webhook-deliveries/{id}/replay", "id") => (victim.delivery.clone(), None),
+        ("/api/v1/social/posts/{id}", "id") => (victim.social_post.clone(), None),
+        ("/api/v1/social/campaigns/{id}/posts", "id") => (victim.social_campaign.clone(), None),
+        // Platforms are the same for every project; Mastodon's connection (no OAuth client in
+        // this deployment) reaches no platform.
+        (
+            "/api/v1/social/accounts/{platform}" | "/api/integrations/social/{platform}/connect",
+            "platform",
+        ) => ("mastodon".to_owned(), None),
         (path, "id") if path.starts_with("/api/v1/sites/{id}/") => (victim.site.clone(), None),
         _ => panic!("{path}: no value for path parameter `{name}`; map it in the isolation suite"),
     }
@@ -578,6 +610,20 @@ fn body_for(op: &Operation) -> Option<Value> {
         // A site of no project (another project's: `domains::registering_…`).
         ("POST", "/api/v1/domains") => json!({"site_id": Uuid::nil(), "domain": "probe.example"}),
         ("POST", "/api/v1/forms") => json!({"site_id": Uuid::nil(), "name": "probe"}),
+        ("POST", "/api/v1/social/posts") => {
+            json!({"title": "probe", "content": "probe", "platforms": ["x"]})
+        }
+        ("PATCH", "/api/v1/social/posts/{id}") => json!({"title": "renamed"}),
+        ("POST", "/api/v1/social/posts/adapt") => {
+            json!({"email_campaign_id": Uuid::nil(), "platforms": ["x"]})
+        }
+        ("POST", "/api/v1/social/campaigns") => {
+            json!({"name": "probe", "platform": "x", "destination_url": "https://example.com/"})
+        }
+        ("POST", "/api/v1/social/campaigns/{id}/posts") => {
+            json!({"content": "probe", "publisher": "probe"})
+        }
+        ("POST", "/api/v1/social/accounts/{platform}") => json!({}),
         _ => panic!(
             "{} {}: no body; add one to the isolation suite",
             op.method, op.path
@@ -751,6 +797,7 @@ async fn victim_rows(h: &Harness, op: &Operation, victim: &Owner) -> Option<BTre
         "/api/v1/webhook-subscriptions/{id}" => own_rows(h, "webhook_subscriptions", victim).await,
         "/api/v1/forms/{id}" => own_rows(h, "forms", victim).await,
         "/api/v1/platforms/connections/{id}" => own_rows(h, "platform_connections", victim).await,
+        "/api/v1/social/posts/{id}" => own_rows(h, "social_posts", victim).await,
         "/api/v1/chat-alerts" => h
             .query(&format!(
                 "SELECT project_id::text FROM chat_alerts WHERE project_id = '{}'",
@@ -970,7 +1017,10 @@ async fn a_key_limited_to_one_group_reaches_only_that_groups_routes() {
         "mail-api.openapi.json",
     ))
     .into_iter()
-    .filter(|op| op.needs_credential && op.path.starts_with("/api/v1/"))
+    .filter(|op| {
+        op.needs_credential
+            && (op.path.starts_with("/api/v1/") || op.path.starts_with("/api/integrations/"))
+    })
     .collect();
     assert!(operations.len() >= 100, "{}", operations.len());
     let mut problems = Vec::new();

@@ -784,6 +784,149 @@ export type GetPortfolioAnalyticsResponses = {
     200: unknown;
 };
 
+export type CreateSocialCampaignData = {
+    /**
+     * A new social campaign. Unknown fields are refused.
+     */
+    body?: {
+        /**
+         * 1..=200 characters, not blank (stored trimmed).
+         */
+        name: string;
+        /**
+         * A platform the service publishes to.
+         */
+        platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin';
+        /**
+         * Where the posts' link leads: an `http` or `https` address of at most 2,000 characters.
+         */
+        destination_url: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/create_social_campaign';
+};
+
+export type CreateSocialCampaignErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type CreateSocialCampaignResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type ListSocialCampaignsData = {
+    body?: {
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/list_social_campaigns';
+};
+
+export type ListSocialCampaignsErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type ListSocialCampaignsResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type ScheduleSocialPostData = {
+    /**
+     * A social campaign and its post.
+     */
+    body?: {
+        /**
+         * 1..=10,000 characters, not blank (stored trimmed); the campaign's tracked link is added
+         * at its end and the text cut to the platform's length around it.
+         */
+        content: string;
+        /**
+         * Who publishes it (a person's or an agent's name, shown with the post), 1..=100
+         * characters, not blank (stored trimmed).
+         */
+        publisher: string;
+        /**
+         * When to publish it; null or absent: now.
+         */
+        publish_at?: string | null;
+        /**
+         * A social campaign of the project (404 `SOCIAL_CAMPAIGN_NOT_FOUND` otherwise).
+         */
+        campaign_id: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/schedule_social_post';
+};
+
+export type ScheduleSocialPostErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type ScheduleSocialPostResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
 export type GetEngagementInsightsData = {
     body?: {
         site_id?: string;
@@ -6547,6 +6690,275 @@ export type SetupCampaignFromBriefErrors = {
 };
 
 export type SetupCampaignFromBriefResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type AdaptSocialPostData = {
+    /**
+     * An email campaign to adapt. Unknown fields are refused.
+     */
+    body?: {
+        /**
+         * An email campaign of the project (404 `CAMPAIGN_NOT_FOUND` otherwise).
+         */
+        email_campaign_id: string;
+        platforms: Array<'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin'>;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/adapt_social_post';
+};
+
+export type AdaptSocialPostErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type AdaptSocialPostResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type CreateSocialPostData = {
+    /**
+     * A new post. Unknown fields are refused.
+     */
+    body?: {
+        /**
+         * 1..=200 characters, not blank (stored trimmed): the post's name in lists.
+         */
+        title: string;
+        /**
+         * 1..=10,000 characters, not blank (stored trimmed); each platform gets it cut to its
+         * length at a word boundary.
+         */
+        content: string;
+        platforms: Array<'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin'>;
+        /**
+         * Publish at this time (a past time: now); null or absent: a draft. The platforms must
+         * be connected (422 `SOCIAL_ACCOUNT_NOT_CONNECTED` otherwise).
+         */
+        publish_at?: string | null;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/create_social_post';
+};
+
+export type CreateSocialPostErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type CreateSocialPostResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type DeleteSocialPostData = {
+    /**
+     * One social post of the project.
+     */
+    body?: {
+        /**
+         * The post's id.
+         */
+        post_id: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/delete_social_post';
+};
+
+export type DeleteSocialPostErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type DeleteSocialPostResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type GetSocialPostData = {
+    /**
+     * One social post of the project.
+     */
+    body?: {
+        /**
+         * The post's id.
+         */
+        post_id: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/get_social_post';
+};
+
+export type GetSocialPostErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type GetSocialPostResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type ListSocialPostsData = {
+    body?: {
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/list_social_posts';
+};
+
+export type ListSocialPostsErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type ListSocialPostsResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type UpdateSocialPostData = {
+    /**
+     * A post and what to change of it.
+     */
+    body?: {
+        /**
+         * 1..=200 characters, not blank (stored trimmed).
+         */
+        title?: string | null;
+        /**
+         * 1..=10,000 characters, not blank (stored trimmed).
+         */
+        content?: string | null;
+        platforms?: Array<'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin'> | null;
+        /**
+         * Publish at this time (a past time: now).
+         */
+        publish_at?: string | null;
+        /**
+         * The post's id.
+         */
+        post_id: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/update_social_post';
+};
+
+export type UpdateSocialPostErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type UpdateSocialPostResponses = {
     /**
      * The tool's answer (JSON)
      */

@@ -19,6 +19,10 @@ use crate::ops::insights::{
     performance_report, portfolio_analytics, portfolio_stats, site_insights,
 };
 use crate::ops::sites::list_sites;
+use crate::ops::social::campaigns::{
+    CreateSocialCampaign, ScheduleSocialPost, create_social_campaign, list_social_campaigns,
+    schedule_social_post,
+};
 use auth::Scope;
 
 /// A site and the window to look at.
@@ -100,6 +104,21 @@ impl Validate for AbuseOverrideArguments {
             return Err(ApiError::invalid_field("reason", "must not be blank"));
         }
         Ok(())
+    }
+}
+
+/// A social campaign and its post.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct ScheduleSocialPostArguments {
+    /// A social campaign of the project (404 `SOCIAL_CAMPAIGN_NOT_FOUND` otherwise).
+    pub campaign_id: Uuid,
+    #[serde(flatten)]
+    pub post: ScheduleSocialPost,
+}
+
+impl Validate for ScheduleSocialPostArguments {
+    fn validate(&mut self) -> Result<(), ApiError> {
+        self.post.validate()
     }
 }
 
@@ -241,6 +260,40 @@ pub fn tools() -> Vec<Tool> {
         )
         .reads(|ctx, Params(params): Params<PortfolioParams>| async move {
             portfolio_analytics(&ctx.state, ctx.project_id(), &params).await
+        }),
+        declare(
+            "create_social_campaign",
+            Group::Analytics,
+            "Create a social campaign: a name, a platform (mastodon, bluesky, x, telegram, linkedin) and \
+             a destination_url. Its tracked_url counts clicks and leads to the destination \
+             with utm_source=<platform>, utm_medium=social and utm_campaign=<name>; \
+             schedule_social_post writes its posts with that link.",
+        )
+        .writes(|ctx, Body(req): Body<CreateSocialCampaign>| async move {
+            create_social_campaign(&ctx.state, ctx.project_id(), &req).await
+        }),
+        declare(
+            "list_social_campaigns",
+            Group::Analytics,
+            "List the project's social campaigns, oldest first, a page at a time, with their \
+             tracked links and clicks.",
+        )
+        .reads(|ctx, Params(page): Params<PageParams>| async move {
+            list_social_campaigns(&ctx.state, ctx.project_id(), &page).await
+        }),
+        declare(
+            "schedule_social_post",
+            Group::Analytics,
+            "Write a social campaign's post (campaign_id, content, publisher: who publishes \
+             it) on the campaign's platform with its tracked link at the end (the text cut to \
+             the platform's length around it), published at publish_at (absent: now) by the \
+             queue job. The platform's account must be connected; an agent's post waits for \
+             a person's approval under the project's approval policy.",
+        )
+        .writes(|ctx, Body(args): Body<ScheduleSocialPostArguments>| async move {
+            let view = ctx.state.gates.view(None);
+            schedule_social_post(&ctx.state, view, &ctx.caller, args.campaign_id, &args.post)
+                .await
         }),
         declare(
             "get_engagement_insights",

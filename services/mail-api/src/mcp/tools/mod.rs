@@ -18,6 +18,7 @@ mod gdpr;
 mod imports;
 mod segments;
 mod sites;
+mod social_posts;
 mod templates;
 mod warmup;
 mod webhooks;
@@ -47,6 +48,7 @@ pub fn all() -> Vec<Tool> {
         approvals::tools(),
         advisor::tools(),
         compound::tools(),
+        social_posts::tools(),
     ]
     .into_iter()
     .flatten()

@@ -434,6 +434,20 @@ pub(super) async fn execute(
                 ab_tests::promote(conn, project_id, args.test_id, args.variant, "hand").await?;
             Ok(serde_json::to_value(promoted)?)
         }
+        ApprovalAction::PublishSocialPost => {
+            let args: SocialPostArguments = serde_json::from_value(arguments.clone())?;
+            let post = crate::db::social::post(conn, project_id, args.post_id)
+                .await?
+                .ok_or_else(crate::ops::social::post_not_found)?;
+            if post.content != args.content || post.platforms != args.platforms {
+                return Err(ApiError::conflict(
+                    "the post changed since publishing it was asked for: ask again",
+                ));
+            }
+            Ok(serde_json::to_value(
+                crate::ops::social::publish_approved(conn, project_id, args.post_id).await?,
+            )?)
+        }
         ApprovalAction::ActivateCampaign => {
             let args: CampaignArguments = serde_json::from_value(arguments.clone())?;
             set_status(conn, project_id, args.campaign_id, CampaignStatus::Active).await?;
@@ -445,4 +459,11 @@ pub(super) async fn execute(
             )?)
         }
     }
+}
+
+#[derive(Deserialize)]
+struct SocialPostArguments {
+    post_id: Uuid,
+    content: String,
+    platforms: Vec<String>,
 }

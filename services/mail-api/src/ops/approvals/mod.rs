@@ -245,6 +245,9 @@ pub enum ApprovalAction {
     /// The winner of an A/B test sent to the contacts held back
     /// (`POST /ab-tests/{id}/promote`, `promote_ab_winner`).
     PromoteAbWinner,
+    /// Publishing a social post (`create_social_post`, `update_social_post` or
+    /// `schedule_social_post` with a `publish_at`).
+    PublishSocialPost,
 }
 
 impl ApprovalAction {
@@ -256,6 +259,7 @@ impl ApprovalAction {
             Self::EnrollSegment => "enroll_segment",
             Self::DeleteCampaign => "delete_campaign",
             Self::PromoteAbWinner => "promote_ab_winner",
+            Self::PublishSocialPost => "publish_social_post",
         }
     }
 }
@@ -357,7 +361,7 @@ fn hash_of(arguments: &Value) -> [u8; 32] {
 
 /// Whether `caller`'s action waits, under the project's policy: `held(policy)` says whether the
 /// policy holds this action back at all.
-async fn needs_approval(
+pub(crate) async fn needs_approval(
     view: GateView<'_>,
     pool: &store::Pool,
     caller: &Caller,
@@ -373,7 +377,7 @@ async fn needs_approval(
 
 /// Records a pending approval of `action` with `arguments` and announces it
 /// (`approval.requested`), in the caller's transaction.
-async fn request(
+pub(crate) async fn request(
     conn: &mut AsyncPgConnection,
     caller: &Caller,
     (policy, requester): (ApprovalPolicy, Requester),

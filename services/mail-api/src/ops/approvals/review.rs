@@ -90,6 +90,11 @@ pub async fn review(
             };
             Ok(Review { sample, audience })
         }
+        // The post's text is in the arguments the person reads.
+        ApprovalAction::PublishSocialPost => Ok(Review {
+            sample: None,
+            audience: None,
+        }),
         ApprovalAction::PromoteAbWinner => {
             let Some(id) = record.arguments["test_id"]
                 .as_str()

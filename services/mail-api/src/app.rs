@@ -71,6 +71,8 @@ pub struct AppState {
     pub sites: RowCache<Uuid, Vec<crate::ops::sites::Site>>,
     /// The approval policies and key marks the gates read.
     pub gates: crate::ops::approvals::GateCache,
+    /// SMS: prices, quiet hours, the callbacks' base and the provider's client.
+    pub sms: Arc<crate::ops::sms::SmsConfig>,
 }
 
 /// Per project and route class: one sliding five-minute window by plan.
@@ -157,6 +159,11 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
         crate::own_domains::Publishing::new(&settings.domains, &settings.sending.shared_domain),
     )?);
     let state_dns = Arc::clone(&dns);
+    let sms = Arc::new(crate::ops::sms::SmsConfig::new(
+        &settings.sms,
+        settings.outbound_webhooks.target_policy(),
+        &settings.tracking.base_url,
+    )?);
     let database_url = settings.common.database.url.clone();
     let oauth_config = Arc::new(crate::oauth::config(&settings.oauth));
     let challenge = crate::oauth::challenge(Arc::clone(&oauth_config));
@@ -203,6 +210,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 llm: llm.clone(),
                 project_models: Arc::clone(&project_models),
                 dns: Arc::clone(&state_dns),
+                sms: Arc::clone(&sms),
                 oauth: oauth::OAuth {
                     config: Arc::clone(&oauth_config),
                     pool: worker.pool.clone(),
@@ -281,6 +289,15 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     .spawn(std::time::Duration::from_millis(
         settings.outbound_webhooks.chat_alert_interval_ms,
     ));
+    let texts = crate::ops::sms::queue::sms_queue(&settings.common.broker.queue_prefix, &settings.sms);
+    if let Err(err) = launched.infra.broker.declare(&texts).await {
+        tracing::warn!(error = %err, "sms.send not declared yet; the relay retries");
+    }
+    crate::ops::sms::queue::spawn_sms_relay(
+        launched.infra.pool.clone(),
+        launched.infra.broker.publisher(texts),
+        std::time::Duration::from_millis(settings.sms.relay_interval_ms),
+    );
     crate::outbound::spawn_delivery_relay(
         launched.infra.pool.clone(),
         launched.infra.broker.publisher(deliveries),

@@ -17,12 +17,16 @@
 //! email a VERP return path; `MAIL_BOUNCES__BIND` also starts the bounce domain's SMTP receiver
 //! here (`__MAX_MESSAGE_BYTES`, `__MAX_SESSIONS`, `__IDLE_SECS`). `MAIL_SHARED_DKIM__SELECTOR`
 //! with `__KEY_FILE` or `__KEY` signs mail from the shared sending domain.
+//!
+//! Texts (`sms.send`): `MAIL_SMS__…` ([`mail_api::config::SmsSettings`]).
 
 use std::sync::Arc;
 
 use http_kit::Flavor;
 use mail_api::bounces::{BounceReceiver, BounceSettings};
-use mail_api::config::{SecretsSettings, SendingSettings, SharedDkimSettings, TrackingSettings};
+use mail_api::config::{
+    SecretsSettings, SendingSettings, SharedDkimSettings, SmsSettings, TrackingSettings,
+};
 use mail_api::jobs::{Contexts, ProviderEvents};
 use mail_api::outbound::{Deliverer, OutboundWebhookSettings, deliver_queue};
 use mail_api::worker::{DeliverySettings, OutcomeBatchSettings, SendWorker};
@@ -68,6 +72,8 @@ struct Settings {
     bounces: BounceSettings,
     #[serde(default)]
     shared_dkim: SharedDkimSettings,
+    #[serde(default)]
+    sms: SmsSettings,
 }
 
 impl Settings {
@@ -83,6 +89,7 @@ impl Settings {
             &settings.outbound_webhooks,
         )?;
         settings.worker.validate("MAIL")?;
+        settings.sms.validate()?;
         Ok(settings)
     }
 }
@@ -128,7 +135,7 @@ async fn main() -> anyhow::Result<()> {
     );
     let deliverer = Arc::new(Deliverer::new(
         pool.clone(),
-        kek,
+        Arc::clone(&kek),
         broker.publisher(deliver_queue(prefix, webhooks)),
         webhooks,
     )?);
@@ -151,7 +158,15 @@ async fn main() -> anyhow::Result<()> {
         tracing::info!(%bind, "bounce receiver listening");
         tokio::spawn(receiver.serve(listener));
     }
+    let sms = Arc::new(mail_api::jobs::SmsSender::new(
+        pool.clone(),
+        Arc::clone(&kek),
+        &settings.sms,
+        webhooks.target_policy(),
+        &settings.tracking.base_url,
+    )?);
     let contexts = Contexts {
+        sms,
         sender,
         provider_events: ProviderEvents {
             pool: pool.clone(),
@@ -159,7 +174,13 @@ async fn main() -> anyhow::Result<()> {
         },
         deliverer,
     };
-    let consumers = mail_api::jobs::consumers(prefix, contexts, settings.worker.prefetch, webhooks);
+    let consumers = mail_api::jobs::consumers(
+        prefix,
+        contexts,
+        settings.worker.prefetch,
+        webhooks,
+        &settings.sms,
+    );
     service_kit::worker::run(
         WorkerSpec {
             service: SERVICE,

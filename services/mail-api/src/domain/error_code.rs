@@ -55,6 +55,8 @@ http_kit::error_codes! {
         ServiceUnavailable = "SERVICE_UNAVAILABLE",
         SiteNotFound = "SITE_NOT_FOUND",
         SlugTaken = "SLUG_TAKEN",
+        SmsNoConsent = "SMS_NO_CONSENT",
+        SmsProviderNotConfigured = "SMS_PROVIDER_NOT_CONFIGURED",
         StepNotFound = "STEP_NOT_FOUND",
         SuppressedContact = "SUPPRESSED_CONTACT",
         TeamMemberExists = "TEAM_MEMBER_EXISTS",

@@ -17,6 +17,7 @@ pub mod provider_events;
 pub mod segment_rules;
 pub mod segment_schema;
 pub mod send_policy;
+pub mod sms;
 pub mod sender;
 pub mod template_check;
 pub mod tool_group;

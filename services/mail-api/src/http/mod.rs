@@ -47,6 +47,8 @@ pub mod segments;
 pub mod send;
 pub mod send_policy;
 pub mod sites;
+pub mod sms;
+pub mod sms_webhooks;
 pub mod suppressions;
 pub mod team;
 pub mod templates;
@@ -109,6 +111,7 @@ pub const ROUTES: &[&[Route]] = &[
     send::ROUTES,
     send_policy::ROUTES,
     sites::ROUTES,
+    sms::ROUTES,
     suppressions::ROUTES,
     team::ROUTES,
     templates::ROUTES,
@@ -119,4 +122,9 @@ pub const ROUTES: &[&[Route]] = &[
 
 /// The routes without credential outside `/api/v1`: tracking links, provider webhooks and the
 /// signup forms' pages.
-pub const PUBLIC_ROUTES: &[&[Route]] = &[tracking::ROUTES, webhooks::ROUTES, form_pages::ROUTES];
+pub const PUBLIC_ROUTES: &[&[Route]] = &[
+    tracking::ROUTES,
+    webhooks::ROUTES,
+    form_pages::ROUTES,
+    sms_webhooks::ROUTES,
+];

@@ -5,12 +5,15 @@
 
 pub mod provider_event;
 pub mod send_email;
+pub mod send_sms;
 pub mod webhook_deliver;
 
 use std::sync::Arc;
 
 use service_kit::consumers::Consumers;
 
+pub use crate::ops::sms::queue::SendSms;
+pub use crate::ops::sms::sender::SmsSender;
 pub use crate::outbound::WebhookDeliver;
 pub use crate::sending::{ProviderEvent, SendEmail};
 pub use provider_event::ProviderEvents;
@@ -24,19 +27,21 @@ pub struct Contexts {
     pub sender: Arc<SendWorker>,
     pub provider_events: ProviderEvents,
     pub deliverer: Arc<Deliverer>,
+    pub sms: Arc<SmsSender>,
 }
 
 /// Prefetch of `webhook.inbound`: a few at once (the events are retries of failures).
 const PROVIDER_EVENT_PREFETCH: u16 = 4;
 
 /// The consumers of send-worker: `send.email` (with `send_prefetch` and the round-trip probe)
-/// first, then `webhook.inbound` and `webhook.deliver`.
+/// first, then `webhook.inbound`, `webhook.deliver` and `sms.send`.
 pub fn consumers(
     prefix: &str,
     contexts: Contexts,
     send_prefetch: u16,
     webhooks: &OutboundWebhookSettings,
-) -> Consumers<Arc<Deliverer>> {
+    sms: &crate::config::SmsSettings,
+) -> Consumers<Arc<SmsSender>> {
     Consumers::new(prefix, contexts.sender)
         .job::<SendEmail>(send_prefetch)
         .probe("send-worker")
@@ -44,6 +49,8 @@ pub fn consumers(
         .job_on::<ProviderEvent>(inbound_queue(prefix), PROVIDER_EVENT_PREFETCH)
         .context(contexts.deliverer)
         .job_on::<WebhookDeliver>(deliver_queue(prefix, webhooks), webhooks.prefetch)
+        .context(contexts.sms)
+        .job_on::<SendSms>(crate::ops::sms::queue::sms_queue(prefix, sms), sms.prefetch)
 }
 
 #[cfg(test)]
@@ -62,6 +69,10 @@ mod tests {
         queue::schema::check(&ProviderEvent { receipt_id: id() });
         queue::schema::check(&WebhookDeliver {
             delivery_id: id(),
+            project_id: id(),
+        });
+        queue::schema::check(&SendSms {
+            message_id: id(),
             project_id: id(),
         });
     }

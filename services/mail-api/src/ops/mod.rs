@@ -39,6 +39,7 @@ pub mod segments;
 pub mod send;
 pub mod send_policy;
 pub mod sites;
+pub mod sms;
 pub mod suppressions;
 pub mod team;
 pub mod templates;

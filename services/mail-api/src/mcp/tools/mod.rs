@@ -17,6 +17,7 @@ mod forms;
 mod gdpr;
 mod segments;
 mod sites;
+mod sms;
 mod templates;
 mod warmup;
 mod webhooks;
@@ -40,6 +41,7 @@ pub fn all() -> Vec<Tool> {
         domains::tools(),
         warmup::tools(),
         forms::tools(),
+        sms::tools(),
         account::tools(),
         webhooks::tools(),
         approvals::tools(),

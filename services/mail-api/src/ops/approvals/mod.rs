@@ -245,6 +245,9 @@ pub enum ApprovalAction {
     /// The winner of an A/B test sent to the contacts held back
     /// (`POST /ab-tests/{id}/promote`, `promote_ab_winner`).
     PromoteAbWinner,
+    /// An SMS campaign (`POST /sms/campaigns`, `send_sms_campaign`), held like a campaign
+    /// launch.
+    SendSmsCampaign,
 }
 
 impl ApprovalAction {
@@ -256,6 +259,7 @@ impl ApprovalAction {
             Self::EnrollSegment => "enroll_segment",
             Self::DeleteCampaign => "delete_campaign",
             Self::PromoteAbWinner => "promote_ab_winner",
+            Self::SendSmsCampaign => "send_sms_campaign",
         }
     }
 }

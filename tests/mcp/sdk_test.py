@@ -217,6 +217,14 @@ async def forms(s: ClientSession, tag: str) -> None:
     check(stored["name"] == f"Form {tag}" and stored["url"].endswith(f"/f/{form['id']}"), f"create_form: {stored}")
 
 
+async def sms(s: ClientSession, tag: str) -> None:
+    contact = rest_ok("POST", "/api/v1/identify", ADMIN, {"email": f"sms-{tag}@example.com", "site_id": SITE})
+    phone = "+1415867" + str(uuid.uuid4().int % 10000).zfill(4)
+    await call(s, "set_contact_sms_consent", {"contact_id": contact["contact_id"], "status": "revoked", "phone": phone})
+    stored = rest_ok("PUT", f"/api/v1/sms/contacts/{contact['contact_id']}/consent", ADMIN, {"status": "revoked"})
+    check(stored["phone"] == phone and stored["source"] == "api", f"set_contact_sms_consent: {stored}")
+
+
 async def drafts(s: ClientSession, tag: str) -> None:
     draft = await call(s, "create_draft", {"site_id": SITE, "subject": f"Draft {tag}", "body_html": "<p>Hi</p>"})
     stored = rest_ok("GET", f"/api/v1/drafts/{draft['id']}", ADMIN)
@@ -274,6 +282,7 @@ ONE_TOOL_PER_GROUP = {
     "delivery-ops": delivery_ops,
     "warmup": warmup,
     "forms": forms,
+    "sms": sms,
 }
 
 SITE = ""

@@ -49,6 +49,9 @@ const PUBLIC: &[&str] = &[
     // signup's link is signed.
     "/f/{id}",
     "/f/confirm/{token}",
+    // Twilio's callbacks (signed with the project's auth token).
+    "/api/webhooks/sms/twilio/{project_id}/inbound",
+    "/api/webhooks/sms/twilio/{project_id}/status",
 ];
 
 /// A word in every project's planted texts, for search parameters.
@@ -381,6 +384,29 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
            '{project}', 'agent_key', now() + interval '1 day')"
     ))
     .await;
+    // SMS: its contact's number and consent, a text to it and a text received (their bodies
+    // carry the marker).
+    let number = format!("+1415830{:04}", u16::from(label.as_bytes()[0]));
+    call(
+        Method::PUT,
+        &format!("/api/v1/sms/contacts/{contact_id}/consent"),
+        Some(json!({"status": "granted", "phone": number, "timezone": "Europe/Paris"})),
+    )
+    .await;
+    h.exec(&format!(
+        "INSERT INTO sms_messages (id, project_id, contact_id, to_phone, body, encoding, segments, \
+         status, send_after, published_at, created_at, updated_at) VALUES ('{}', '{project}', \
+         '{contact_id}', '{number}', 'text {marker}', 'gsm7', 1, 'sent', now(), now(), now(), now())",
+        Uuid::now_v7()
+    ))
+    .await;
+    h.exec(&format!(
+        "INSERT INTO sms_inbound (id, project_id, message_sid, from_phone, to_phone, body, \
+         received_at) VALUES ('{}', '{project}', 'SM{marker}', '{number}', '+14158675309', \
+         'reply {marker}', now())",
+        Uuid::now_v7()
+    ))
+    .await;
     Owner {
         form,
         approval: approval.to_string(),
@@ -480,6 +506,7 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
         }
         ("/api/v1/webhook-subscriptions/{id}", "id") => (victim.webhook.clone(), None),
         ("/api/v1/forms/{id}" | "/api/v1/forms/{id}/stats", "id") => (victim.form.clone(), None),
+        ("/api/v1/sms/contacts/{id}/consent", "id") => (victim.contact_id.clone(), None),
         ("/api/v1/webhook-deliveries/{id}/replay", "id") => (victim.delivery.clone(), None),
         (path, "id") if path.starts_with("/api/v1/sites/{id}/") => (victim.site.clone(), None),
         _ => panic!("{path}: no value for path parameter `{name}`; map it in the isolation suite"),
@@ -565,6 +592,18 @@ fn body_for(op: &Operation) -> Option<Value> {
         // A site of no project (another project's: `domains::registering_…`).
         ("POST", "/api/v1/domains") => json!({"site_id": Uuid::nil(), "domain": "probe.example"}),
         ("POST", "/api/v1/forms") => json!({"site_id": Uuid::nil(), "name": "probe"}),
+        // Not a valid account (400): a valid one would have the provider status call Twilio.
+        ("PUT", "/api/v1/sms/provider") => {
+            json!({"provider": "twilio", "account_sid": "AC0", "auth_token": "x", "from_number": "+1"})
+        }
+        ("PUT", "/api/v1/sms/contacts/{id}/consent") => {
+            json!({"status": "revoked", "phone": "+14158309999"})
+        }
+        ("POST", "/api/v1/sms/send") => json!({"contact_id": Uuid::nil(), "body": "probe"}),
+        ("POST", "/api/v1/sms/campaigns") => {
+            json!({"site_id": Uuid::nil(), "name": "probe", "body": "probe"})
+        }
+        ("POST", "/api/v1/sms/cost-preview") => json!({"body": "probe"}),
         _ => panic!(
             "{} {}: no body; add one to the isolation suite",
             op.method, op.path

@@ -51,6 +51,7 @@ mod segments;
 mod segments_nl;
 mod send;
 mod sites;
+mod sms;
 mod sql;
 mod suppressions;
 mod templates;

@@ -1003,7 +1003,10 @@ pub async fn receive_twilio(
     let mut conn = store::conn(&state.pool).await?;
     let provider = db::provider(&mut conn, project_id)
         .await?
-        .ok_or_else(|| ApiError::not_found("no SMS provider for this project"))?;
+        .ok_or_else(|| {
+            ApiError::not_found("no such project, or it has no SMS provider")
+                .with_code(MailErrorCode::ProjectNotFound)
+        })?;
     let token = db::open_token(&state.kek, project_id, &provider.auth_token_sealed)
         .map_err(|e| ApiError::internal(format!("the project's SMS token: {e}")))?;
     if !crate::domain::sms::twilio_signature_valid(&token, url, params, signature) {

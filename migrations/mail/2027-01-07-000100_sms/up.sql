@@ -55,8 +55,6 @@ CREATE TABLE sms_messages (
     campaign_id        uuid,
     to_phone           text NOT NULL,
     body               text NOT NULL,
-    encoding           text NOT NULL CHECK (encoding IN ('gsm7', 'ucs2')),
-    segments           integer NOT NULL CHECK (segments >= 1),
     status             text NOT NULL CHECK (status IN
         ('queued', 'sending', 'sent', 'delivered', 'undelivered', 'failed', 'canceled')),
     -- Why it waits or did not go ('quiet_hours', 'no_consent', the provider's error).

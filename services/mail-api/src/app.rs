@@ -289,7 +289,8 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     .spawn(std::time::Duration::from_millis(
         settings.outbound_webhooks.chat_alert_interval_ms,
     ));
-    let texts = crate::ops::sms::queue::sms_queue(&settings.common.broker.queue_prefix, &settings.sms);
+    let texts =
+        crate::ops::sms::queue::sms_queue(&settings.common.broker.queue_prefix, &settings.sms);
     if let Err(err) = launched.infra.broker.declare(&texts).await {
         tracing::warn!(error = %err, "sms.send not declared yet; the relay retries");
     }

@@ -834,8 +834,6 @@ diesel::table! {
         campaign_id -> Nullable<Uuid>,
         to_phone -> Text,
         body -> Text,
-        encoding -> Text,
-        segments -> Integer,
         status -> Text,
         reason -> Nullable<Text>,
         send_after -> Timestamptz,

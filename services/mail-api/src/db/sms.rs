@@ -14,7 +14,7 @@ use super::schema::{
 
 // ---- provider
 
-#[derive(Debug, Clone, Queryable, Selectable, Insertable, AsChangeset)]
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = sp)]
 pub struct SmsProvider {
     pub project_id: Uuid,
@@ -235,8 +235,6 @@ pub struct SmsMessageRow {
     pub campaign_id: Option<Uuid>,
     pub to_phone: String,
     pub body: String,
-    pub encoding: String,
-    pub segments: i32,
     pub status: String,
     pub reason: Option<String>,
     pub send_after: DateTime<Utc>,
@@ -455,7 +453,10 @@ pub struct SmsInboundRow {
 }
 
 /// Records a received text; `false` when the provider had delivered it already.
-pub async fn insert_inbound(conn: &mut AsyncPgConnection, row: &SmsInboundRow) -> QueryResult<bool> {
+pub async fn insert_inbound(
+    conn: &mut AsyncPgConnection,
+    row: &SmsInboundRow,
+) -> QueryResult<bool> {
     let n = diesel::insert_into(si::table)
         .values(row)
         .on_conflict((si::project_id, si::message_sid))

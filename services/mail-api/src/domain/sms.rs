@@ -210,7 +210,10 @@ impl Keyword {
 pub fn twiml(reply: Option<&str>) -> String {
     let head = r#"<?xml version="1.0" encoding="UTF-8"?>"#;
     match reply {
-        Some(text) => format!("{head}<Response><Message>{}</Message></Response>", xml_escape(text)),
+        Some(text) => format!(
+            "{head}<Response><Message>{}</Message></Response>",
+            xml_escape(text)
+        ),
         None => format!("{head}<Response/>"),
     }
 }
@@ -321,6 +324,8 @@ pub fn twilio_signature_valid(
 
 #[cfg(test)]
 mod tests {
+    use chrono::TimeZone as _;
+
     use super::*;
 
     fn count(body: &str) -> (Encoding, usize, usize) {
@@ -388,7 +393,16 @@ mod tests {
 
     #[test]
     fn keywords_and_their_replies() {
-        for stop in ["STOP", "stop", " Stop. ", "STOPALL", "unsubscribe", "Cancel", "END", "quit"] {
+        for stop in [
+            "STOP",
+            "stop",
+            " Stop. ",
+            "STOPALL",
+            "unsubscribe",
+            "Cancel",
+            "END",
+            "quit",
+        ] {
             assert_eq!(Keyword::of(stop), Some(Keyword::Stop), "{stop}");
         }
         for start in ["START", "yes", "Unstop"] {
@@ -400,7 +414,10 @@ mod tests {
             twiml(Some("A & B")),
             r#"<?xml version="1.0" encoding="UTF-8"?><Response><Message>A &amp; B</Message></Response>"#
         );
-        assert_eq!(twiml(None), r#"<?xml version="1.0" encoding="UTF-8"?><Response/>"#);
+        assert_eq!(
+            twiml(None),
+            r#"<?xml version="1.0" encoding="UTF-8"?><Response/>"#
+        );
     }
 
     #[test]
@@ -452,6 +469,11 @@ mod tests {
         assert_eq!(signature, "0/KCTR6DLpKmkAf8muzZqo1nDgQ=");
         assert!(twilio_signature_valid("12345", url, &params, &signature));
         assert!(!twilio_signature_valid("12346", url, &params, &signature));
-        assert!(!twilio_signature_valid("12345", url, &params, "not base64!"));
+        assert!(!twilio_signature_valid(
+            "12345",
+            url,
+            &params,
+            "not base64!"
+        ));
     }
 }

@@ -17,8 +17,8 @@ use crate::ops::approvals::gate::send_sms_campaign_gated;
 use crate::ops::sms::{
     ContactSmsConsent, SendSmsCampaign, SendSmsRequest, SmsCampaign, SmsConsentRequest,
     SmsCostPreview, SmsCostRequest, SmsInboundMessage, SmsLogFilter, SmsMessage,
-    SmsProviderRequest, SmsProviderStatus, get_sms_provider_status, list_sms_inbound,
-    list_sms_log, preview_sms_cost, put_sms_provider, send_sms, set_contact_sms_consent,
+    SmsProviderRequest, SmsProviderStatus, get_sms_provider_status, list_sms_inbound, list_sms_log,
+    preview_sms_cost, put_sms_provider, send_sms, set_contact_sms_consent,
 };
 
 /// The routes of this module (mounted and documented from here).

@@ -81,13 +81,13 @@ async fn receive(
             .with_code(crate::domain::error_code::MailErrorCode::InvalidSignature));
     }
     // A project id that is not a UUID names no project.
-    let project_id =
-        Uuid::parse_str(project).map_err(|_| {
+    let project_id = Uuid::parse_str(project).map_err(|_| {
         ApiError::not_found("no such project")
             .with_code(crate::domain::error_code::MailErrorCode::ProjectNotFound)
     })?;
-    let params: Vec<(String, String)> = serde_urlencoded::from_bytes(body)
-        .map_err(|_| ApiError::bad_request("the body is not a form (application/x-www-form-urlencoded)"))?;
+    let params: Vec<(String, String)> = serde_urlencoded::from_bytes(body).map_err(|_| {
+        ApiError::bad_request("the body is not a form (application/x-www-form-urlencoded)")
+    })?;
     // What Twilio signed: the public address it was given, with the query string.
     let path_and_query = req
         .uri()

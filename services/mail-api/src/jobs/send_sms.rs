@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use queue::{DeliveryInfo, HandlerError, HandlerResult, Run};
 
-use crate::ops::sms::sender::{SmsAttempt, SmsSender};
 pub use crate::ops::sms::queue::SendSms;
+use crate::ops::sms::sender::{SmsAttempt, SmsSender};
 
 impl Run<Arc<SmsSender>> for SendSms {
     async fn run(self, sender: &Arc<SmsSender>, _info: DeliveryInfo) -> HandlerResult {

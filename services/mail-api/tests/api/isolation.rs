@@ -394,9 +394,9 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
     )
     .await;
     h.exec(&format!(
-        "INSERT INTO sms_messages (id, project_id, contact_id, to_phone, body, encoding, segments, \
-         status, send_after, published_at, created_at, updated_at) VALUES ('{}', '{project}', \
-         '{contact_id}', '{number}', 'text {marker}', 'gsm7', 1, 'sent', now(), now(), now(), now())",
+        "INSERT INTO sms_messages (id, project_id, contact_id, to_phone, body, status, \
+         send_after, published_at, created_at, updated_at) VALUES ('{}', '{project}', \
+         '{contact_id}', '{number}', 'text {marker}', 'sent', now(), now(), now(), now())",
         Uuid::now_v7()
     ))
     .await;

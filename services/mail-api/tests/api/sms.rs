@@ -124,7 +124,10 @@ fn answer(
     let messages = format!("/2010-04-01/Accounts/{ACCOUNT_SID}/Messages.json");
     let account = format!("/2010-04-01/Accounts/{ACCOUNT_SID}.json");
     match (method, path) {
-        ("GET", p) if p == account => (200, json!({"sid": ACCOUNT_SID, "status": "active"}).to_string()),
+        ("GET", p) if p == account => (
+            200,
+            json!({"sid": ACCOUNT_SID, "status": "active"}).to_string(),
+        ),
         ("POST", p) if p == messages => {
             if !state.refuse_next.is_empty() {
                 let status = state.refuse_next.remove(0);
@@ -166,7 +169,10 @@ fn answer(
                 .collect();
             (200, json!({"messages": list}).to_string())
         }
-        _ => (404, json!({"code": 20404, "message": "not found"}).to_string()),
+        _ => (
+            404,
+            json!({"code": 20404, "message": "not found"}).to_string(),
+        ),
     }
 }
 
@@ -346,7 +352,14 @@ async fn a_campaign_texts_only_the_contacts_with_consent_once_each() {
             _ => None,
         };
         let number = phone(n);
-        contact(&h, &t.write, &site, n, consent.map(|c| (number.as_str(), c))).await;
+        contact(
+            &h,
+            &t.write,
+            &site,
+            n,
+            consent.map(|c| (number.as_str(), c)),
+        )
+        .await;
     }
     let campaign = h
         .api(&t.write)
@@ -368,7 +381,10 @@ async fn a_campaign_texts_only_the_contacts_with_consent_once_each() {
     let again = ids.iter().map(|(id, project)| sender.send(*project, *id));
     let twice = ids.iter().map(|(id, project)| sender.send(*project, *id));
     for outcome in futures_util::future::join_all(again.chain(twice)).await {
-        assert!(matches!(outcome.unwrap(), SmsAttempt::Done(_) | SmsAttempt::Retry(_)));
+        assert!(matches!(
+            outcome.unwrap(),
+            SmsAttempt::Done(_) | SmsAttempt::Retry(_)
+        ));
     }
     tokio::time::sleep(Duration::from_millis(500)).await;
     workers.finish(&h).await;
@@ -406,12 +422,23 @@ async fn a_worker_that_died_after_twilio_took_the_text_does_not_send_it_again() 
     let id = contact(&h, &t.write, &site, 1, Some((&phone(1), "granted"))).await;
     let sender = sender(&h);
     let send = json!({"contact_id": id, "body": "Your code is 123456", "idempotency_key": "otp-1"});
-    let first = h.api(&t.write).post("/api/v1/sms/send", &send).expect(201).await;
+    let first = h
+        .api(&t.write)
+        .post("/api/v1/sms/send", &send)
+        .expect(201)
+        .await;
     // A retry with the key answers the same text; another text with it is refused.
-    let again = h.api(&t.write).post("/api/v1/sms/send", &send).expect(200).await;
+    let again = h
+        .api(&t.write)
+        .post("/api/v1/sms/send", &send)
+        .expect(200)
+        .await;
     assert_eq!(again["id"], first["id"]);
     let other = json!({"contact_id": id, "body": "Another", "idempotency_key": "otp-1"});
-    h.api(&t.write).post("/api/v1/sms/send", &other).expect(409).await;
+    h.api(&t.write)
+        .post("/api/v1/sms/send", &other)
+        .expect(409)
+        .await;
     let message: Uuid = first["id"].as_str().unwrap().parse().unwrap();
     // Twilio answers 429 once: nothing taken, retried later.
     twilio.refuse_next(429);
@@ -447,7 +474,10 @@ async fn a_worker_that_died_after_twilio_took_the_text_does_not_send_it_again() 
     // A worker holding the lease makes another delivery wait instead of sending.
     let second = h
         .api(&t.write)
-        .post("/api/v1/sms/send", &json!({"to": phone(1), "body": "Second"}))
+        .post(
+            "/api/v1/sms/send",
+            &json!({"to": phone(1), "body": "Second"}),
+        )
         .expect(201)
         .await;
     let second: Uuid = second["id"].as_str().unwrap().parse().unwrap();
@@ -465,7 +495,10 @@ async fn a_worker_that_died_after_twilio_took_the_text_does_not_send_it_again() 
 }
 
 fn signed(h: &Harness, path: &str, params: &[(&str, &str)], token: &str) -> (String, String) {
-    let url = format!("{}{path}", h.settings.tracking.base_url.trim_end_matches('/'));
+    let url = format!(
+        "{}{path}",
+        h.settings.tracking.base_url.trim_end_matches('/')
+    );
     let owned: Vec<(String, String)> = params
         .iter()
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
@@ -486,7 +519,10 @@ async fn a_stop_texted_back_revokes_the_consent_and_nothing_goes_out_after_it() 
     // A text written before the STOP, not yet sent.
     let queued = h
         .api(&t.write)
-        .post("/api/v1/sms/send", &json!({"contact_id": id, "body": "Before"}))
+        .post(
+            "/api/v1/sms/send",
+            &json!({"contact_id": id, "body": "Before"}),
+        )
         .expect(201)
         .await;
     let path = format!("/api/webhooks/sms/twilio/{}/inbound", t.project);
@@ -516,7 +552,12 @@ async fn a_stop_texted_back_revokes_the_consent_and_nothing_goes_out_after_it() 
     assert_eq!(post(Some(tampered)).await.unwrap().status(), 401);
     let res = post(Some(signature.clone())).await.unwrap();
     assert_eq!(res.status(), 200);
-    assert!(res.headers()["content-type"].to_str().unwrap().starts_with("text/xml"));
+    assert!(
+        res.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/xml")
+    );
     let twiml = res.text().await.unwrap();
     assert!(
         twiml.contains("<Response><Message>") && twiml.contains("unsubscribed"),
@@ -524,7 +565,11 @@ async fn a_stop_texted_back_revokes_the_consent_and_nothing_goes_out_after_it() 
     );
     // Consent revoked: a new text is refused, the queued one is canceled, none goes out.
     let res = h
-        .post_json(&t.write, "/api/v1/sms/send", &json!({"contact_id": id, "body": "After"}))
+        .post_json(
+            &t.write,
+            "/api/v1/sms/send",
+            &json!({"contact_id": id, "body": "After"}),
+        )
         .await;
     expect_error(res, 422, "SMS_NO_CONSENT").await;
     let sender = sender(&h);
@@ -584,7 +629,10 @@ async fn a_stop_texted_back_revokes_the_consent_and_nothing_goes_out_after_it() 
         .unwrap();
     assert_eq!(res.status(), 200);
     h.api(&t.write)
-        .post("/api/v1/sms/send", &json!({"contact_id": id, "body": "Welcome back"}))
+        .post(
+            "/api/v1/sms/send",
+            &json!({"contact_id": id, "body": "Welcome back"}),
+        )
         .expect(201)
         .await;
     h.stop().await;
@@ -719,7 +767,12 @@ async fn the_cost_preview_counts_segments_as_carriers_do() {
     // characters, 18 septets.
     let p = preview(json!({"body": "Save €5 [today]"})).await;
     assert_eq!(
-        (&p["encoding"], &p["characters"], &p["units"], &p["segments"]),
+        (
+            &p["encoding"],
+            &p["characters"],
+            &p["units"],
+            &p["segments"]
+        ),
         (&json!("gsm7"), &json!(15), &json!(18), &json!(1))
     );
     // 81 "€": 162 septets, two parts (76 + 5: an escape is never split).
@@ -737,7 +790,11 @@ async fn the_cost_preview_counts_segments_as_carriers_do() {
     assert_eq!(p["estimated_cost"], 0.1048);
     // A bad number is refused naming the field.
     let res = h
-        .post_json(&t.read, "/api/v1/sms/cost-preview", &json!({"body": "x", "to": "12"}))
+        .post_json(
+            &t.read,
+            "/api/v1/sms/cost-preview",
+            &json!({"body": "x", "to": "12"}),
+        )
         .await;
     expect_invalid(res, "to").await;
     h.stop().await;
@@ -763,9 +820,16 @@ async fn the_sms_tools_answer_through_the_mirror() {
     .await;
     assert!(consent.to_string().contains(&phone(5)), "{consent}");
     call("send_sms", json!({"contact_id": id, "body": "Hi"})).await;
-    call("send_sms_campaign", json!({"site_id": site, "name": "Tools", "body": "Hey"})).await;
+    call(
+        "send_sms_campaign",
+        json!({"site_id": site, "name": "Tools", "body": "Hey"}),
+    )
+    .await;
     let log = call("list_sms_log", json!({})).await;
-    assert!(log.to_string().contains("Tools") || log.to_string().contains("Hey"), "{log}");
+    assert!(
+        log.to_string().contains("Tools") || log.to_string().contains("Hey"),
+        "{log}"
+    );
     call("list_sms_inbound", json!({})).await;
     call("get_sms_provider_status", json!({})).await;
     let cost = call("preview_sms_cost", json!({"body": "Hello"})).await;

@@ -87,7 +87,10 @@ fn body_rules(body: &mut String, field: &str) -> Result<(), ApiError> {
         return Err(ApiError::invalid_field(field, "must not be blank"));
     }
     if body.chars().count() > BODY_MAX {
-        return Err(ApiError::invalid_field(field, "is longer than 1600 characters"));
+        return Err(ApiError::invalid_field(
+            field,
+            "is longer than 1600 characters",
+        ));
     }
     Ok(())
 }
@@ -202,8 +205,8 @@ pub async fn get_sms_provider_status(
     let mut conn = store::conn(&state.pool).await?;
     let provider = db::provider(&mut conn, project_id).await?;
     let mut last_24h = SmsRecentCounts::default();
-    for (status, n) in db::recent_counts(&mut conn, project_id, Utc::now() - TimeDelta::hours(24))
-        .await?
+    for (status, n) in
+        db::recent_counts(&mut conn, project_id, Utc::now() - TimeDelta::hours(24)).await?
     {
         let slot = match status.as_str() {
             "queued" => &mut last_24h.queued,
@@ -271,11 +274,11 @@ pub struct SmsConsentRequest {
     /// The contact's mobile number in international format (`+` and the country code; stored
     /// as E.164), at most 32 characters; required the first time (422 otherwise), null or
     /// absent: the number it has.
-    #[schema(min_length = 3, max_length = 32, nullable)]
+    #[schema(min_length = 3, max_length = 32)]
     pub phone: Option<String>,
     /// The IANA time zone of the contact's quiet hours (`America/New_York`), at most 64
     /// characters; null or absent: the one it has, else the deployment's default.
-    #[schema(min_length = 1, max_length = 64, nullable)]
+    #[schema(min_length = 1, max_length = 64)]
     pub timezone: Option<String>,
 }
 
@@ -305,9 +308,9 @@ pub struct SetContactSmsConsent {
     #[schema(inline)]
     pub status: SmsConsentStatus,
     /// As in `PUT /sms/contacts/{id}/consent`.
-    #[schema(min_length = 3, max_length = 32, nullable)]
+    #[schema(min_length = 3, max_length = 32)]
     pub phone: Option<String>,
-    #[schema(min_length = 1, max_length = 64, nullable)]
+    #[schema(min_length = 1, max_length = 64)]
     pub timezone: Option<String>,
 }
 
@@ -482,18 +485,15 @@ pub struct SmsMessage {
 
 impl From<SmsMessageRow> for SmsMessage {
     fn from(row: SmsMessageRow) -> Self {
+        let count = count_segments(&row.body);
         Self {
             id: row.id,
             contact_id: row.contact_id,
             campaign_id: row.campaign_id,
             to: row.to_phone,
             body: row.body,
-            encoding: if row.encoding == "gsm7" {
-                SmsEncoding::Gsm7
-            } else {
-                SmsEncoding::Ucs2
-            },
-            segments: row.segments,
+            encoding: count.encoding.into(),
+            segments: i32::try_from(count.segments).unwrap_or(i32::MAX),
             status: status_of(&row.status),
             reason: row.reason,
             send_after: row.send_after,
@@ -512,16 +512,15 @@ pub struct SendSmsRequest {
     #[schema(min_length = 1, max_length = 1600, pattern = r"[^\s\x85\uFEFF]")]
     pub body: String,
     /// A contact of the project with an SMS number (404 `CONTACT_NOT_FOUND` otherwise).
-    #[schema(nullable)]
     pub contact_id: Option<Uuid>,
     /// A number in international format (`+` and the country code), at most 32 characters:
     /// one of the project's contacts' numbers that consented.
-    #[schema(min_length = 3, max_length = 32, nullable)]
+    #[schema(min_length = 3, max_length = 32)]
     pub to: Option<String>,
     /// 1..=255 characters: a retry with the same key answers the first text (200) and sends
     /// nothing more; the same key with another body or recipient answers 409
     /// `IDEMPOTENCY_KEY_REUSED`.
-    #[schema(min_length = 1, max_length = 255, nullable)]
+    #[schema(min_length = 1, max_length = 255)]
     pub idempotency_key: Option<String>,
 }
 
@@ -594,13 +593,26 @@ pub async fn send_sms(
                     .ok_or_else(no_consent)?;
                 (Some(contact.contact_id), to.clone())
             }
-            (None, None) => return Err(ApiError::invalid_field("contact_id", "give contact_id or to")),
+            (None, None) => {
+                return Err(ApiError::invalid_field(
+                    "contact_id",
+                    "give contact_id or to",
+                ));
+            }
         };
         if !db::phone_consented(conn, project_id, &phone).await? {
             return Err(no_consent());
         }
-        let row = new_message(project_id, contact_id, None, phone, &req.body, Utc::now(), None)
-            .with_key(req.idempotency_key.clone());
+        let row = new_message(
+            project_id,
+            contact_id,
+            None,
+            phone,
+            &req.body,
+            Utc::now(),
+            None,
+        )
+        .with_key(req.idempotency_key.clone());
         if db::insert_messages(conn, std::slice::from_ref(&row)).await? == 0 {
             // Another request with the key won the race.
             if let Some(key) = &req.idempotency_key
@@ -656,7 +668,6 @@ fn new_message(
     send_after: DateTime<Utc>,
     reason: Option<&str>,
 ) -> SmsMessageRow {
-    let count = count_segments(body);
     let now = Utc::now();
     SmsMessageRow {
         id: Uuid::now_v7(),
@@ -665,8 +676,6 @@ fn new_message(
         campaign_id,
         to_phone: phone,
         body: body.to_owned(),
-        encoding: count.encoding.as_str().to_owned(),
-        segments: i32::try_from(count.segments).unwrap_or(i32::MAX),
         status: "queued".to_owned(),
         reason: reason.map(str::to_owned),
         send_after,
@@ -844,7 +853,8 @@ pub async fn list_sms_log(
                 .unwrap_or_default()
         }),
     };
-    let rows = db::list_messages(&mut conn, project_id, &filter, after, i64::from(limit) + 1).await?;
+    let rows =
+        db::list_messages(&mut conn, project_id, &filter, after, i64::from(limit) + 1).await?;
     let rows = rows.into_iter().map(SmsMessage::from).collect();
     Ok(Page::from_rows(rows, limit, |m| m.id))
 }
@@ -900,17 +910,20 @@ pub struct SmsCostRequest {
     pub body: String,
     /// A destination number in international format (its country picks the price), at most
     /// 32 characters; null or absent: `country`, else the table's default price.
-    #[schema(min_length = 3, max_length = 32, nullable)]
+    #[schema(min_length = 3, max_length = 32)]
     pub to: Option<String>,
     /// An ISO 3166 alpha-2 country code (`US`); ignored when `to` is given.
-    #[schema(min_length = 2, max_length = 2, pattern = "^[A-Z]{2}$", nullable)]
+    #[schema(min_length = 2, max_length = 2, pattern = "^[A-Z]{2}$")]
     pub country: Option<String>,
 }
 
 impl Validate for SmsCostRequest {
     fn validate(&mut self) -> Result<(), ApiError> {
         if self.body.chars().count() > BODY_MAX {
-            return Err(ApiError::invalid_field("body", "is longer than 1600 characters"));
+            return Err(ApiError::invalid_field(
+                "body",
+                "is longer than 1600 characters",
+            ));
         }
         if let Some(to) = &mut self.to {
             let country = e164_field(to, "to")?;
@@ -948,7 +961,10 @@ pub struct SmsCostPreview {
 pub fn preview_sms_cost(state: &AppState, req: &SmsCostRequest) -> SmsCostPreview {
     let count = count_segments(&req.body);
     let country = req.country.clone();
-    let price = state.sms.prices.per_segment(country.as_deref().unwrap_or("*"));
+    let price = state
+        .sms
+        .prices
+        .per_segment(country.as_deref().unwrap_or("*"));
     #[allow(clippy::cast_precision_loss)]
     let estimated_cost = price.map(|p| (p * count.segments as f64 * 1e6).round() / 1e6);
     SmsCostPreview {
@@ -1001,12 +1017,10 @@ pub async fn receive_twilio(
         return Err(invalid_signature());
     };
     let mut conn = store::conn(&state.pool).await?;
-    let provider = db::provider(&mut conn, project_id)
-        .await?
-        .ok_or_else(|| {
-            ApiError::not_found("no such project, or it has no SMS provider")
-                .with_code(MailErrorCode::ProjectNotFound)
-        })?;
+    let provider = db::provider(&mut conn, project_id).await?.ok_or_else(|| {
+        ApiError::not_found("no such project, or it has no SMS provider")
+            .with_code(MailErrorCode::ProjectNotFound)
+    })?;
     let token = db::open_token(&state.kek, project_id, &provider.auth_token_sealed)
         .map_err(|e| ApiError::internal(format!("the project's SMS token: {e}")))?;
     if !crate::domain::sms::twilio_signature_valid(&token, url, params, signature) {

@@ -42,7 +42,10 @@ pub struct SmsSender {
 
 enum Claim {
     Finished(SmsAttempt),
-    Go(Box<(SmsMessageRow, SmsProvider)>, Option<chrono::DateTime<Utc>>),
+    Go(
+        Box<(SmsMessageRow, SmsProvider)>,
+        Option<chrono::DateTime<Utc>>,
+    ),
 }
 
 impl SmsSender {
@@ -124,7 +127,13 @@ impl SmsSender {
         if let Some(since) = earlier {
             match self
                 .twilio
-                .find_sent(&creds, &row.to_phone, &provider.from_number, &row.body, since)
+                .find_sent(
+                    &creds,
+                    &row.to_phone,
+                    &provider.from_number,
+                    &row.body,
+                    since,
+                )
                 .await
             {
                 Ok(Some(sid)) => {
@@ -144,7 +153,13 @@ impl SmsSender {
         );
         match self
             .twilio
-            .send(&creds, &row.to_phone, &provider.from_number, &row.body, &callback)
+            .send(
+                &creds,
+                &row.to_phone,
+                &provider.from_number,
+                &row.body,
+                &callback,
+            )
             .await
         {
             Ok(sid) => {

@@ -177,7 +177,10 @@ impl TwilioClient {
     }
 
     /// The account's status (`active`, `suspended`, `closed`) when the credentials are good.
-    pub async fn account_status(&self, creds: &TwilioCredentials<'_>) -> Result<String, TwilioError> {
+    pub async fn account_status(
+        &self,
+        creds: &TwilioCredentials<'_>,
+    ) -> Result<String, TwilioError> {
         let url = self.url(&format!("/2010-04-01/Accounts/{}.json", creds.account_sid))?;
         let response = self
             .client

@@ -273,7 +273,7 @@ export type ApprovalRecord = {
     /**
      * What waits for approval.
      */
-    action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign' | 'promote_ab_winner';
+    action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign' | 'promote_ab_winner' | 'send_sms_campaign';
     /**
      * Where an approval stands.
      */
@@ -331,7 +331,7 @@ export type ApprovalRequired = {
     /**
      * What waits for approval.
      */
-    action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign' | 'promote_ab_winner';
+    action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign' | 'promote_ab_winner' | 'send_sms_campaign';
     summary: string;
     expires_at: string;
     /**
@@ -810,6 +810,27 @@ export type ContactSchema = {
      * True when more than 500 property names are in use.
      */
     truncated: boolean;
+};
+
+/**
+ * A contact's SMS number and consent.
+ */
+export type ContactSmsConsent = {
+    contact_id: string;
+    /**
+     * E.164.
+     */
+    phone: string;
+    /**
+     * Whether a contact may be texted.
+     */
+    status: 'granted' | 'revoked';
+    /**
+     * Where it last changed: `api`, or `inbound` (a keyword the contact texted).
+     */
+    source: string;
+    timezone?: string | null;
+    updated_at: string;
 };
 
 /**
@@ -2825,7 +2846,7 @@ export type MailError = {
 /**
  * A machine-readable error code of the mail service.
  */
-export type MailErrorCode = 'AB_TEST_EXISTS' | 'AB_TEST_NOT_FOUND' | 'AB_TEST_PROMOTED' | 'APPROVAL_DECIDED' | 'APPROVAL_EXPIRED' | 'APPROVAL_NOT_FOUND' | 'BROKER_UNAVAILABLE' | 'CAMPAIGN_CLOSED' | 'CAMPAIGN_NOT_ACTIVE' | 'CAMPAIGN_NOT_FOUND' | 'CAMPAIGN_NOT_READY' | 'CAMPAIGN_TYPE_MISMATCH' | 'CONFLICT' | 'CONTACT_EXISTS' | 'CONTACT_NOT_FOUND' | 'DELIVERY_PENDING' | 'DOMAIN_NOT_FOUND' | 'DOMAIN_NOT_VERIFIED' | 'DOMAIN_TAKEN' | 'DRAFT_NOT_APPROVED' | 'DRAFT_NOT_FOUND' | 'DUPLICATE_ORDER_ID' | 'EMAIL_NOT_FOUND' | 'ENROLLMENT_NOT_FOUND' | 'EXPORT_BUSY' | 'EXPORT_TOO_LARGE' | 'FORBIDDEN' | 'FORM_NOT_FOUND' | 'IDEMPOTENCY_KEY_REUSED' | 'INTERNAL_ERROR' | 'INVALID_CONFIRMATION_TOKEN' | 'INVALID_SIGNATURE' | 'INVALID_TRANSITION' | 'KEY_BROADER_THAN_CREATOR' | 'LLM_FAILED' | 'LLM_INVALID_OUTPUT' | 'LLM_INVALID_RULES' | 'LLM_NOT_CONFIGURED' | 'METHOD_NOT_ALLOWED' | 'NOT_FOUND' | 'PAYLOAD_TOO_LARGE' | 'PLAN_LIMIT' | 'PROJECT_NOT_FOUND' | 'PROVIDER_REJECTED' | 'RATE_LIMITED' | 'SEGMENT_NOT_FOUND' | 'SENDER_SUSPENDED' | 'SERVICE_UNAVAILABLE' | 'SITE_NOT_FOUND' | 'SLUG_TAKEN' | 'STEP_NOT_FOUND' | 'SUPPRESSED_CONTACT' | 'TEAM_MEMBER_EXISTS' | 'TEMPLATE_IN_USE' | 'TEMPLATE_NOT_FOUND' | 'TEMPLATE_SYNTAX' | 'TOOL_GROUP_FORBIDDEN' | 'TOOL_NOT_FOUND' | 'TOO_MANY_STEPS' | 'UNAUTHORIZED' | 'UNPROCESSABLE' | 'VALIDATION_ERROR' | 'WARMUP_NOT_ACTIVE' | 'WEBHOOK_DELIVERY_NOT_FOUND' | 'WEBHOOK_SUBSCRIPTION_NOT_FOUND';
+export type MailErrorCode = 'AB_TEST_EXISTS' | 'AB_TEST_NOT_FOUND' | 'AB_TEST_PROMOTED' | 'APPROVAL_DECIDED' | 'APPROVAL_EXPIRED' | 'APPROVAL_NOT_FOUND' | 'BROKER_UNAVAILABLE' | 'CAMPAIGN_CLOSED' | 'CAMPAIGN_NOT_ACTIVE' | 'CAMPAIGN_NOT_FOUND' | 'CAMPAIGN_NOT_READY' | 'CAMPAIGN_TYPE_MISMATCH' | 'CONFLICT' | 'CONTACT_EXISTS' | 'CONTACT_NOT_FOUND' | 'DELIVERY_PENDING' | 'DOMAIN_NOT_FOUND' | 'DOMAIN_NOT_VERIFIED' | 'DOMAIN_TAKEN' | 'DRAFT_NOT_APPROVED' | 'DRAFT_NOT_FOUND' | 'DUPLICATE_ORDER_ID' | 'EMAIL_NOT_FOUND' | 'ENROLLMENT_NOT_FOUND' | 'EXPORT_BUSY' | 'EXPORT_TOO_LARGE' | 'FORBIDDEN' | 'FORM_NOT_FOUND' | 'IDEMPOTENCY_KEY_REUSED' | 'INTERNAL_ERROR' | 'INVALID_CONFIRMATION_TOKEN' | 'INVALID_SIGNATURE' | 'INVALID_TRANSITION' | 'KEY_BROADER_THAN_CREATOR' | 'LLM_FAILED' | 'LLM_INVALID_OUTPUT' | 'LLM_INVALID_RULES' | 'LLM_NOT_CONFIGURED' | 'METHOD_NOT_ALLOWED' | 'NOT_FOUND' | 'PAYLOAD_TOO_LARGE' | 'PLAN_LIMIT' | 'PROJECT_NOT_FOUND' | 'PROVIDER_REJECTED' | 'RATE_LIMITED' | 'SEGMENT_NOT_FOUND' | 'SENDER_SUSPENDED' | 'SERVICE_UNAVAILABLE' | 'SITE_NOT_FOUND' | 'SLUG_TAKEN' | 'SMS_NO_CONSENT' | 'SMS_PROVIDER_NOT_CONFIGURED' | 'STEP_NOT_FOUND' | 'SUPPRESSED_CONTACT' | 'TEAM_MEMBER_EXISTS' | 'TEMPLATE_IN_USE' | 'TEMPLATE_NOT_FOUND' | 'TEMPLATE_SYNTAX' | 'TOOL_GROUP_FORBIDDEN' | 'TOOL_NOT_FOUND' | 'TOO_MANY_STEPS' | 'UNAUTHORIZED' | 'UNPROCESSABLE' | 'VALIDATION_ERROR' | 'WARMUP_NOT_ACTIVE' | 'WEBHOOK_DELIVERY_NOT_FOUND' | 'WEBHOOK_SUBSCRIPTION_NOT_FOUND';
 
 /**
  * Which notifications to mark read. Unknown fields are refused.
@@ -3052,7 +3073,7 @@ export type PageApprovalRecord = {
         /**
          * What waits for approval.
          */
-        action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign' | 'promote_ab_winner';
+        action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign' | 'promote_ab_winner' | 'send_sms_campaign';
         /**
          * Where an approval stands.
          */
@@ -3593,6 +3614,70 @@ export type PageSite = {
          */
         tracking_host?: string | null;
         created_at: string;
+    }>;
+    /**
+     * Pass as `cursor` to get the next page; null on the last page.
+     */
+    next_cursor?: string | null;
+};
+
+export type PageSmsInboundMessage = {
+    data: Array<{
+        id: string;
+        /**
+         * Twilio's message SID.
+         */
+        message_sid: string;
+        from: string;
+        to: string;
+        body: string;
+        /**
+         * `stop`, `start` or `help` when the text was one of their keywords (and changed the
+         * consent of the contacts with the number, or was answered).
+         */
+        keyword?: string | null;
+        received_at: string;
+    }>;
+    /**
+     * Pass as `cursor` to get the next page; null on the last page.
+     */
+    next_cursor?: string | null;
+};
+
+export type PageSmsMessage = {
+    data: Array<{
+        id: string;
+        contact_id?: string | null;
+        campaign_id?: string | null;
+        /**
+         * E.164.
+         */
+        to: string;
+        body: string;
+        /**
+         * How a body is encoded on the air.
+         */
+        encoding: 'gsm7' | 'ucs2';
+        segments: number;
+        /**
+         * Where a text stands.
+         */
+        status: 'queued' | 'sending' | 'sent' | 'delivered' | 'undelivered' | 'failed' | 'canceled';
+        /**
+         * Why it waits or did not go: `quiet_hours`, `no_consent`, `rate_limited` or the
+         * provider's error.
+         */
+        reason?: string | null;
+        /**
+         * Not sent before this time (the end of the contact's quiet hours for campaign texts).
+         */
+        send_after: string;
+        /**
+         * Twilio's message SID once it took the text.
+         */
+        provider_sid?: string | null;
+        created_at: string;
+        updated_at: string;
     }>;
     /**
      * Pass as `cursor` to get the next page; null on the last page.
@@ -4825,6 +4910,51 @@ export type SendResponse = {
 };
 
 /**
+ * An SMS campaign: one text to every subscriber of the site whose number consented.
+ * Unknown fields are refused.
+ */
+export type SendSmsCampaign = {
+    /**
+     * A site of the project (404 `SITE_NOT_FOUND` otherwise): its subscribers are texted.
+     */
+    site_id: string;
+    /**
+     * 1..=200 characters, not blank (stored trimmed).
+     */
+    name: string;
+    /**
+     * 1..=1600 characters, not blank.
+     */
+    body: string;
+};
+
+/**
+ * One text. Give `contact_id` or `to` (exactly one: 400 otherwise); the number must have
+ * consented (422 `SMS_NO_CONSENT`). Unknown fields are refused.
+ */
+export type SendSmsRequest = {
+    /**
+     * 1..=1600 characters, not blank.
+     */
+    body: string;
+    /**
+     * A contact of the project with an SMS number (404 `CONTACT_NOT_FOUND` otherwise).
+     */
+    contact_id?: string | null;
+    /**
+     * A number in international format (`+` and the country code), at most 32 characters:
+     * one of the project's contacts' numbers that consented.
+     */
+    to?: string | null;
+    /**
+     * 1..=255 characters: a retry with the same key answers the first text (200) and sends
+     * nothing more; the same key with another body or recipient answers 409
+     * `IDEMPOTENCY_KEY_REUSED`.
+     */
+    idempotency_key?: string | null;
+};
+
+/**
  * Whose history the answer comes from.
  */
 export type SendTimeBasis = 'contact' | 'site' | 'default';
@@ -5170,6 +5300,245 @@ export type SiteSchedule = {
      * The next sends (at most 100 entries), per hour, before the policy's windows and caps.
      */
     upcoming: Array<ScheduledSend>;
+};
+
+/**
+ * A campaign as written: its texts are sent by the worker, each once.
+ */
+export type SmsCampaign = {
+    id: string;
+    site_id: string;
+    name: string;
+    body: string;
+    /**
+     * How a body is encoded on the air.
+     */
+    encoding: 'gsm7' | 'ucs2';
+    /**
+     * Segments of each text.
+     */
+    segments: number;
+    /**
+     * Texts written: the site's subscribers whose number consented.
+     */
+    recipients: number;
+    /**
+     * Subscribers left out: no number, or no consent.
+     */
+    skipped_no_consent: number;
+    /**
+     * Texts held until the end of the contact's quiet hours.
+     */
+    held_for_quiet_hours: number;
+    created_at: string;
+};
+
+/**
+ * A contact's SMS consent and number. Unknown fields are refused.
+ */
+export type SmsConsentRequest = {
+    /**
+     * Whether a contact may be texted.
+     */
+    status: 'granted' | 'revoked';
+    /**
+     * The contact's mobile number in international format (`+` and the country code; stored
+     * as E.164), at most 32 characters; required the first time (422 otherwise), null or
+     * absent: the number it has.
+     */
+    phone?: string | null;
+    /**
+     * The IANA time zone of the contact's quiet hours (`America/New_York`), at most 64
+     * characters; null or absent: the one it has, else the deployment's default.
+     */
+    timezone?: string | null;
+};
+
+/**
+ * A body's segments and price.
+ */
+export type SmsCostPreview = {
+    /**
+     * How a body is encoded on the air.
+     */
+    encoding: 'gsm7' | 'ucs2';
+    /**
+     * Characters (Unicode scalar values).
+     */
+    characters: number;
+    /**
+     * Septets (GSM-7: an extension character such as `€` or `{` counts 2) or UTF-16 units
+     * (UCS-2: an emoji outside the BMP counts 2).
+     */
+    units: number;
+    /**
+     * Segments billed: 1 up to 160 septets or 70 units; beyond, parts of 153 septets or 67
+     * units (the concatenation header takes the rest), a character never split.
+     */
+    segments: number;
+    /**
+     * Units per segment as this body is split (160, 153, 70 or 67).
+     */
+    units_per_segment: number;
+    /**
+     * The country priced (alpha-2); null: the table's default.
+     */
+    country?: string | null;
+    /**
+     * The price of a segment from the deployment's table; null when it has none.
+     */
+    price_per_segment?: number | null;
+    currency: string;
+    /**
+     * `segments × price_per_segment`.
+     */
+    estimated_cost?: number | null;
+};
+
+/**
+ * A body to price. Unknown fields are refused.
+ */
+export type SmsCostRequest = {
+    /**
+     * 1..=1600 characters.
+     */
+    body: string;
+    /**
+     * A destination number in international format (its country picks the price), at most
+     * 32 characters; null or absent: `country`, else the table's default price.
+     */
+    to?: string | null;
+    /**
+     * An ISO 3166 alpha-2 country code (`US`); ignored when `to` is given.
+     */
+    country?: string | null;
+};
+
+/**
+ * A text received.
+ */
+export type SmsInboundMessage = {
+    id: string;
+    /**
+     * Twilio's message SID.
+     */
+    message_sid: string;
+    from: string;
+    to: string;
+    body: string;
+    /**
+     * `stop`, `start` or `help` when the text was one of their keywords (and changed the
+     * consent of the contacts with the number, or was answered).
+     */
+    keyword?: string | null;
+    received_at: string;
+};
+
+/**
+ * A text sent or to send.
+ */
+export type SmsMessage = {
+    id: string;
+    contact_id?: string | null;
+    campaign_id?: string | null;
+    /**
+     * E.164.
+     */
+    to: string;
+    body: string;
+    /**
+     * How a body is encoded on the air.
+     */
+    encoding: 'gsm7' | 'ucs2';
+    segments: number;
+    /**
+     * Where a text stands.
+     */
+    status: 'queued' | 'sending' | 'sent' | 'delivered' | 'undelivered' | 'failed' | 'canceled';
+    /**
+     * Why it waits or did not go: `quiet_hours`, `no_consent`, `rate_limited` or the
+     * provider's error.
+     */
+    reason?: string | null;
+    /**
+     * Not sent before this time (the end of the contact's quiet hours for campaign texts).
+     */
+    send_after: string;
+    /**
+     * Twilio's message SID once it took the text.
+     */
+    provider_sid?: string | null;
+    created_at: string;
+    updated_at: string;
+};
+
+/**
+ * A project's SMS provider. Unknown fields are refused.
+ */
+export type SmsProviderRequest = {
+    /**
+     * The SMS providers supported.
+     */
+    provider: 'twilio';
+    /**
+     * The Twilio account SID: `AC` and 32 hexadecimal digits.
+     */
+    account_sid: string;
+    /**
+     * The account's auth token (it also signs Twilio's callbacks): 16..=128 letters and
+     * digits. Stored sealed, never answered.
+     */
+    auth_token: string;
+    /**
+     * The number texts are sent from, in E.164 (`+14155550123`); a valid number.
+     */
+    from_number: string;
+};
+
+/**
+ * The project's SMS provider and how it is doing (never its auth token).
+ */
+export type SmsProviderStatus = {
+    /**
+     * Whether the project has a provider: without one, texts answer 422
+     * `SMS_PROVIDER_NOT_CONFIGURED`.
+     */
+    configured: boolean;
+    provider?: null | 'twilio';
+    account_sid?: string | null;
+    from_number?: string | null;
+    /**
+     * The account's status at Twilio (`active`, `suspended`, `closed`) when the credentials
+     * were accepted just now; null when not configured or not reachable.
+     */
+    account_status?: string | null;
+    /**
+     * Why the credentials could not be checked (refused, no answer); null otherwise.
+     */
+    check_error?: string | null;
+    /**
+     * Where to point the number's incoming messages ("A message comes in", HTTP POST).
+     */
+    inbound_url: string;
+    /**
+     * Where Twilio posts each text's status (sent with every text).
+     */
+    status_callback_url: string;
+    last_24h: SmsRecentCounts;
+    updated_at?: string | null;
+};
+
+/**
+ * Texts of the last 24 hours by status.
+ */
+export type SmsRecentCounts = {
+    queued: number;
+    sending: number;
+    sent: number;
+    delivered: number;
+    undelivered: number;
+    failed: number;
+    canceled: number;
 };
 
 /**
@@ -13603,6 +13972,429 @@ export type PutBrandVoiceResponses = {
 
 export type PutBrandVoiceResponse = PutBrandVoiceResponses[keyof PutBrandVoiceResponses];
 
+export type GetSmsProviderStatusData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/sms/provider';
+};
+
+export type GetSmsProviderStatusErrors = {
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type GetSmsProviderStatusError = GetSmsProviderStatusErrors[keyof GetSmsProviderStatusErrors];
+
+export type GetSmsProviderStatusResponses = {
+    /**
+     * The provider (`configured: false` without one)
+     */
+    200: SmsProviderStatus;
+};
+
+export type GetSmsProviderStatusResponse = GetSmsProviderStatusResponses[keyof GetSmsProviderStatusResponses];
+
+export type SetSmsProviderData = {
+    body: SmsProviderRequest;
+    path?: never;
+    query?: never;
+    url: '/api/v1/sms/provider';
+};
+
+export type SetSmsProviderErrors = {
+    /**
+     * Missing or invalid field (named in `details.field`)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the admin scope
+     */
+    403: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type SetSmsProviderError = SetSmsProviderErrors[keyof SetSmsProviderErrors];
+
+export type SetSmsProviderResponses = {
+    /**
+     * Set; its status as `GET` answers it
+     */
+    200: SmsProviderStatus;
+};
+
+export type SetSmsProviderResponse = SetSmsProviderResponses[keyof SetSmsProviderResponses];
+
+export type SendSmsData = {
+    body: SendSmsRequest;
+    path?: never;
+    query?: never;
+    url: '/api/v1/sms/send';
+};
+
+export type SendSmsErrors = {
+    /**
+     * Missing or invalid field (named in `details.field`): neither or both of `contact_id` and `to`, or a number that is not valid
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * `contact_id` is not a contact of this project (`CONTACT_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * The `idempotency_key` was used for another text (`IDEMPOTENCY_KEY_REUSED`)
+     */
+    409: MailError;
+    /**
+     * No SMS provider (`SMS_PROVIDER_NOT_CONFIGURED`), or the number has not consented (`SMS_NO_CONSENT`)
+     */
+    422: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type SendSmsError = SendSmsErrors[keyof SendSmsErrors];
+
+export type SendSmsResponses = {
+    /**
+     * The text of this `idempotency_key`, written before: nothing more is sent
+     */
+    200: SmsMessage;
+    /**
+     * Written and queued (`status: queued`); `GET /sms/log` follows it
+     */
+    201: SmsMessage;
+};
+
+export type SendSmsResponse = SendSmsResponses[keyof SendSmsResponses];
+
+export type SendSmsCampaignData = {
+    body: SendSmsCampaign;
+    headers?: {
+        /**
+         * 1..=255 visible ASCII characters. A retry with the same key and body answers the first
+         * answer again (header `Idempotent-Replayed: true`) and creates nothing; the same key
+         * with another body answers 409 `IDEMPOTENCY_KEY_REUSED`. Keys are kept 24 hours.
+         */
+        'Idempotency-Key'?: string | null;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/v1/sms/campaigns';
+};
+
+export type SendSmsCampaignErrors = {
+    /**
+     * Missing or invalid field (named in `details.field`), or bad Idempotency-Key
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * `site_id` is not a site of this project (`SITE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * The Idempotency-Key was used with another body (`IDEMPOTENCY_KEY_REUSED`)
+     */
+    409: MailError;
+    /**
+     * No SMS provider (`SMS_PROVIDER_NOT_CONFIGURED`)
+     */
+    422: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type SendSmsCampaignError = SendSmsCampaignErrors[keyof SendSmsCampaignErrors];
+
+export type SendSmsCampaignResponses = {
+    /**
+     * Written: its texts are queued (or the replayed answer)
+     */
+    201: SmsCampaign;
+    /**
+     * The campaign waits for a person's approval under the project's approval policy: nothing was written or sent
+     */
+    202: ApprovalRequired;
+};
+
+export type SendSmsCampaignResponse = SendSmsCampaignResponses[keyof SendSmsCampaignResponses];
+
+export type ListSmsLogData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Only this SMS campaign's texts.
+         */
+        campaign_id?: string;
+        /**
+         * Only texts to this contact.
+         */
+        contact_id?: string;
+        /**
+         * Where a text stands.
+         */
+        status?: 'queued' | 'sending' | 'sent' | 'delivered' | 'undelivered' | 'failed' | 'canceled';
+        /**
+         * Items per page, 1..=100 (default 50).
+         */
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    url: '/api/v1/sms/log';
+};
+
+export type ListSmsLogErrors = {
+    /**
+     * Invalid filter, limit or cursor
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ListSmsLogError = ListSmsLogErrors[keyof ListSmsLogErrors];
+
+export type ListSmsLogResponses = {
+    /**
+     * A page of texts
+     */
+    200: PageSmsMessage;
+};
+
+export type ListSmsLogResponse = ListSmsLogResponses[keyof ListSmsLogResponses];
+
+export type ListSmsInboundData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Items per page, 1..=100 (default 50).
+         */
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    url: '/api/v1/sms/inbound';
+};
+
+export type ListSmsInboundErrors = {
+    /**
+     * Invalid limit or cursor
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ListSmsInboundError = ListSmsInboundErrors[keyof ListSmsInboundErrors];
+
+export type ListSmsInboundResponses = {
+    /**
+     * A page of received texts
+     */
+    200: PageSmsInboundMessage;
+};
+
+export type ListSmsInboundResponse = ListSmsInboundResponses[keyof ListSmsInboundResponses];
+
+export type SetContactSmsConsentData = {
+    body: SmsConsentRequest;
+    path: {
+        /**
+         * The contact's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/sms/contacts/{id}/consent';
+};
+
+export type SetContactSmsConsentErrors = {
+    /**
+     * Missing or invalid field (named in `details.field`), or `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not a contact of this project (`CONTACT_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * The contact has no number yet and none was given
+     */
+    422: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type SetContactSmsConsentError = SetContactSmsConsentErrors[keyof SetContactSmsConsentErrors];
+
+export type SetContactSmsConsentResponses = {
+    /**
+     * The contact's consent
+     */
+    200: ContactSmsConsent;
+};
+
+export type SetContactSmsConsentResponse = SetContactSmsConsentResponses[keyof SetContactSmsConsentResponses];
+
+export type PreviewSmsCostData = {
+    body: SmsCostRequest;
+    path?: never;
+    query?: never;
+    url: '/api/v1/sms/cost-preview';
+};
+
+export type PreviewSmsCostErrors = {
+    /**
+     * Missing or invalid field (named in `details.field`)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type PreviewSmsCostError = PreviewSmsCostErrors[keyof PreviewSmsCostErrors];
+
+export type PreviewSmsCostResponses = {
+    /**
+     * The count and the price
+     */
+    200: SmsCostPreview;
+};
+
+export type PreviewSmsCostResponse = PreviewSmsCostResponses[keyof PreviewSmsCostResponses];
+
 export type ListSuppressionsData = {
     body?: never;
     path?: never;
@@ -15407,3 +16199,101 @@ export type ConfirmSignupResponses = {
      */
     200: unknown;
 };
+
+export type ReceiveTwilioInboundData = {
+    /**
+     * Twilio's fields: `MessageSid`, `From`, `To`, `Body`, …
+     */
+    body: {
+        [key: string]: unknown;
+    };
+    headers: {
+        /**
+         * Twilio's signature of the request
+         */
+        'X-Twilio-Signature': string;
+    };
+    path: {
+        /**
+         * The project whose number received it
+         */
+        project_id: string;
+    };
+    query?: never;
+    url: '/api/webhooks/sms/twilio/{project_id}/inbound';
+};
+
+export type ReceiveTwilioInboundErrors = {
+    /**
+     * A required field is missing (`MessageSid`, `From`) or the body is not a form
+     */
+    400: MailError;
+    /**
+     * Missing or wrong signature (`INVALID_SIGNATURE`)
+     */
+    401: MailError;
+    /**
+     * No such project, or it has no SMS provider
+     */
+    404: MailError;
+};
+
+export type ReceiveTwilioInboundError = ReceiveTwilioInboundErrors[keyof ReceiveTwilioInboundErrors];
+
+export type ReceiveTwilioInboundResponses = {
+    /**
+     * TwiML: the reply a keyword requires (STOP, START, HELP), else an empty `<Response/>`
+     */
+    200: string;
+};
+
+export type ReceiveTwilioInboundResponse = ReceiveTwilioInboundResponses[keyof ReceiveTwilioInboundResponses];
+
+export type ReceiveTwilioStatusData = {
+    /**
+     * Twilio's fields: `MessageSid`, `MessageStatus`, `ErrorCode`, …
+     */
+    body: {
+        [key: string]: unknown;
+    };
+    headers: {
+        /**
+         * Twilio's signature of the request
+         */
+        'X-Twilio-Signature': string;
+    };
+    path: {
+        /**
+         * The project that sent the text
+         */
+        project_id: string;
+    };
+    query?: never;
+    url: '/api/webhooks/sms/twilio/{project_id}/status';
+};
+
+export type ReceiveTwilioStatusErrors = {
+    /**
+     * A required field is missing (`MessageSid`, `MessageStatus`) or the body is not a form
+     */
+    400: MailError;
+    /**
+     * Missing or wrong signature (`INVALID_SIGNATURE`)
+     */
+    401: MailError;
+    /**
+     * No such project, or it has no SMS provider
+     */
+    404: MailError;
+};
+
+export type ReceiveTwilioStatusError = ReceiveTwilioStatusErrors[keyof ReceiveTwilioStatusErrors];
+
+export type ReceiveTwilioStatusResponses = {
+    /**
+     * Recorded (a status of a text this project never sent changes nothing)
+     */
+    204: void;
+};
+
+export type ReceiveTwilioStatusResponse = ReceiveTwilioStatusResponses[keyof ReceiveTwilioStatusResponses];

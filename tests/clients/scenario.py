@@ -672,6 +672,23 @@ def mail(s: Service) -> None:
     s.call("connectSocialPlatform", 422, platform="mastodon")
     s.call("socialConnectCallback", 400, platform="mastodon", code="c", state="not-a-state")
     s.call("deleteSocialPost", 204, id=post["id"])
+    s.call("getSmsProviderStatus", 200)
+    s.call("setContactSmsConsent", 200, id=ada,
+           body={"status": "granted", "phone": "+1 415 867 5310", "timezone": "Europe/London"})
+    s.call("previewSmsCost", 200, body={"body": "Sale: 5€ off 😀", "country": "US"})
+    # Without a provider, a text is refused (422), nothing is written.
+    s.call("sendSms", 422, body={"contact_id": ada, "body": "Hello"})
+    s.call("setSmsProvider", 200, body={"provider": "twilio", "account_sid": "AC" + "0" * 32,
+                                        "auth_token": "a" * 32, "from_number": "+14158675309"})
+    s.call("sendSms", 201, body={"contact_id": ada, "body": "Hello", "idempotency_key": "sms-1"})
+    s.call("sendSmsCampaign", 201, body={"site_id": site, "name": "Sale", "body": "Sale today"})
+    s.call("listSmsLog", 200, limit=10)
+    s.call("listSmsInbound", 200, limit=10)
+    # Twilio's callbacks: signed with the project's auth token; a wrong signature is refused.
+    s.call("receiveTwilioInbound", 401, project_id=os.environ["MAIL_PROJECT_ID"],
+           x_twilio_signature="invalid", body={"MessageSid": "SM1", "From": "+14158675310", "Body": "STOP"})
+    s.call("receiveTwilioStatus", 401, project_id=os.environ["MAIL_PROJECT_ID"],
+           x_twilio_signature="invalid", body={"MessageSid": "SM1", "MessageStatus": "delivered"})
     s.call("analyticsPerformance", 200, days=30)
     s.call("analyticsPortfolio", 200, rank_by="sent")
     s.call("analyticsTotals", 200)

@@ -221,6 +221,12 @@ async def social_posts(s: ClientSession, tag: str) -> None:
     post = await call(s, "create_social_post", {"title": f"Post {tag}", "content": "Hello", "platforms": ["mastodon"]})
     stored = rest_ok("GET", f"/api/v1/social/posts/{post['id']}", ADMIN)
     check(stored["title"] == f"Post {tag}" and stored["status"] == "draft", f"create_social_post: {stored}")
+async def sms(s: ClientSession, tag: str) -> None:
+    contact = rest_ok("POST", "/api/v1/identify", ADMIN, {"email": f"sms-{tag}@example.com", "site_id": SITE})
+    phone = "+1415867" + str(uuid.uuid4().int % 10000).zfill(4)
+    await call(s, "set_contact_sms_consent", {"contact_id": contact["contact_id"], "status": "revoked", "phone": phone})
+    stored = rest_ok("PUT", f"/api/v1/sms/contacts/{contact['contact_id']}/consent", ADMIN, {"status": "revoked"})
+    check(stored["phone"] == phone and stored["source"] == "api", f"set_contact_sms_consent: {stored}")
 
 
 async def drafts(s: ClientSession, tag: str) -> None:
@@ -281,6 +287,7 @@ ONE_TOOL_PER_GROUP = {
     "warmup": warmup,
     "forms": forms,
     "social-posts": social_posts,
+    "sms": sms,
 }
 
 SITE = ""

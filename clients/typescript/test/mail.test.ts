@@ -362,6 +362,37 @@ test('mail-api: every operation', async () => {
   await expect(m.connectSocialPlatform({ path: { platform: 'mastodon' } }), 422);
   await expect(anonymous.socialConnectCallback({ path: { platform: 'mastodon' }, query: { code: 'c', state: 'not-a-state' } }), 400);
   await expect(m.deleteSocialPost({ path: { id: post.id } }), 204);
+  await expect(m.getSmsProviderStatus(), 200);
+  await expect(
+    m.setContactSmsConsent({ path: { id: ada }, body: { status: 'granted', phone: '+1 415 867 5311', timezone: 'Europe/London' } }),
+    200,
+  );
+  await expect(m.previewSmsCost({ body: { body: 'Sale: 5€ off 😀', country: 'US' } }), 200);
+  await expect(
+    m.setSmsProvider({ body: { provider: 'twilio', account_sid: 'AC' + '0'.repeat(32), auth_token: 'a'.repeat(32), from_number: '+14158675309' } }),
+    200,
+  );
+  await expect(m.sendSms({ body: { contact_id: ada, body: 'Hello', idempotency_key: 'ts-sms-1' } }), 201);
+  await expect(m.sendSmsCampaign({ body: { site_id: site, name: 'Sale', body: 'Sale today' } }), 201);
+  await expect(m.listSmsLog({ query: { limit: 10 } }), 200);
+  await expect(m.listSmsInbound({ query: { limit: 10 } }), 200);
+  // Twilio's callbacks are signed with the project's auth token: a wrong signature answers 401.
+  await expect(
+    anonymous.receiveTwilioInbound({
+      path: { project_id: env('MAIL_PROJECT_ID') },
+      headers: { 'X-Twilio-Signature': 'invalid' },
+      body: { MessageSid: 'SM1', From: '+14158675311', Body: 'STOP' },
+    }),
+    401,
+  );
+  await expect(
+    anonymous.receiveTwilioStatus({
+      path: { project_id: env('MAIL_PROJECT_ID') },
+      headers: { 'X-Twilio-Signature': 'invalid' },
+      body: { MessageSid: 'SM1', MessageStatus: 'delivered' },
+    }),
+    401,
+  );
   await expect(m.analyticsPerformance({ query: { days: 30 } }), 200);
   await expect(m.analyticsPortfolio({ query: { rank_by: 'sent' } }), 200);
   await expect(m.analyticsTotals(), 200);

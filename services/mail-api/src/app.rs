@@ -77,6 +77,8 @@ pub struct AppState {
     pub social: Arc<crate::social::SocialClient>,
     /// The public address the platforms send a person back to (the tracking links' base).
     pub social_callback_base: Arc<str>,
+    /// SMS: prices, quiet hours, the callbacks' base and the provider's client.
+    pub sms: Arc<crate::ops::sms::SmsConfig>,
 }
 
 /// Per project and route class: one sliding five-minute window by plan.
@@ -168,6 +170,11 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
         crate::own_domains::Publishing::new(&settings.domains, &settings.sending.shared_domain),
     )?);
     let state_dns = Arc::clone(&dns);
+    let sms = Arc::new(crate::ops::sms::SmsConfig::new(
+        &settings.sms,
+        settings.outbound_webhooks.target_policy(),
+        &settings.tracking.base_url,
+    )?);
     let database_url = settings.common.database.url.clone();
     let social = Arc::new(crate::social::SocialClient::new(&settings.social)?);
     let social_callback_base: Arc<str> = Arc::from(settings.tracking.base_url.as_str());
@@ -219,6 +226,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 project_models: Arc::clone(&project_models),
                 platforms: Arc::clone(&platforms),
                 dns: Arc::clone(&state_dns),
+                sms: Arc::clone(&sms),
                 oauth: oauth::OAuth {
                     config: Arc::clone(&oauth_config),
                     pool: worker.pool.clone(),
@@ -309,6 +317,16 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
         launched.infra.pool.clone(),
         launched.infra.broker.publisher(social_queue),
         std::time::Duration::from_millis(settings.outbound_webhooks.relay_interval_ms),
+    );
+    let texts =
+        crate::ops::sms::queue::sms_queue(&settings.common.broker.queue_prefix, &settings.sms);
+    if let Err(err) = launched.infra.broker.declare(&texts).await {
+        tracing::warn!(error = %err, "sms.send not declared yet; the relay retries");
+    }
+    crate::ops::sms::queue::spawn_sms_relay(
+        launched.infra.pool.clone(),
+        launched.infra.broker.publisher(texts),
+        std::time::Duration::from_millis(settings.sms.relay_interval_ms),
     );
     crate::outbound::spawn_delivery_relay(
         launched.infra.pool.clone(),

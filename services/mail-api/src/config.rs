@@ -120,6 +120,9 @@ pub struct Settings {
     /// The APIs of the email platforms projects migrate from (`MAIL_PLATFORMS__…`).
     #[serde(default)]
     pub platforms: PlatformSettings,
+    /// SMS (`MAIL_SMS__…`, shared by mail-api and send-worker).
+    #[serde(default)]
+    pub sms: SmsSettings,
 }
 
 /// Where the email platforms' APIs are (`MAIL_PLATFORMS__…`): their public https addresses,
@@ -150,6 +153,87 @@ impl Default for PlatformSettings {
             mailerlite_base_url: "https://connect.mailerlite.com/api".to_owned(),
             timeout_secs: 30,
         }
+    }
+}
+
+/// SMS (`MAIL_SMS__…`): the provider's address, prices, quiet hours and the send queue.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct SmsSettings {
+    /// `MAIL_SMS__TWILIO_BASE_URL`: Twilio's REST API. Changed by tests only (to a server of
+    /// their own, reached when `MAIL_OUTBOUND_WEBHOOKS__ALLOW_PRIVATE_TARGETS` lets loopback
+    /// through).
+    pub twilio_base_url: String,
+    /// `MAIL_SMS__PRICES`: the price of one segment per destination country,
+    /// `US=0.0083,GB=0.0524,*=0.05` (ISO 3166 alpha-2 codes; `*` for the others).
+    pub prices: String,
+    /// `MAIL_SMS__CURRENCY`: the prices' currency (ISO 4217).
+    pub currency: String,
+    /// `MAIL_SMS__QUIET_HOURS_START` and `__QUIET_HOURS_END`: local times ("HH:MM") between
+    /// which campaign texts wait, in the contact's time zone.
+    pub quiet_hours_start: String,
+    pub quiet_hours_end: String,
+    /// `MAIL_SMS__DEFAULT_TIMEZONE`: the IANA zone of contacts that have none.
+    pub default_timezone: String,
+    /// `MAIL_SMS__RELAY_INTERVAL_MS`: how often due texts are published to `sms.send`.
+    pub relay_interval_ms: u64,
+    /// `MAIL_SMS__RETRY_DELAYS_MS`: the waits before each new attempt of a text (comma-separated
+    /// milliseconds).
+    pub retry_delays_ms: String,
+    /// `MAIL_SMS__TIMEOUT_MS`: each request to the provider.
+    pub timeout_ms: u64,
+    /// `MAIL_SMS__PREFETCH`: texts a worker sends at once.
+    pub prefetch: u16,
+    /// `MAIL_SMS__LEASE_SECS`: how long an attempt holds its text before another delivery of
+    /// it may look at the provider and try again (a worker that died mid-send).
+    pub lease_secs: i64,
+}
+
+impl Default for SmsSettings {
+    fn default() -> Self {
+        Self {
+            twilio_base_url: "https://api.twilio.com".to_owned(),
+            prices: "US=0.0083,CA=0.0083,GB=0.0524,DE=0.0864,FR=0.0798,*=0.05".to_owned(),
+            currency: "USD".to_owned(),
+            quiet_hours_start: "21:00".to_owned(),
+            quiet_hours_end: "08:00".to_owned(),
+            default_timezone: "UTC".to_owned(),
+            relay_interval_ms: 500,
+            retry_delays_ms: "1000,5000,30000,120000".to_owned(),
+            timeout_ms: 10_000,
+            prefetch: 8,
+            lease_secs: 60,
+        }
+    }
+}
+
+impl SmsSettings {
+    /// Checks the settings, naming the first one that is wrong.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        crate::domain::sms::PriceTable::parse(&self.prices)
+            .map_err(|e| anyhow::anyhow!("MAIL_SMS__PRICES: {e}"))?;
+        crate::domain::sms::QuietHours::parse(&self.quiet_hours_start, &self.quiet_hours_end)
+            .map_err(|e| anyhow::anyhow!("MAIL_SMS__QUIET_HOURS_…: {e}"))?;
+        if self.default_timezone.parse::<chrono_tz::Tz>().is_err() {
+            anyhow::bail!("MAIL_SMS__DEFAULT_TIMEZONE must be an IANA time zone");
+        }
+        if self.prefetch == 0 {
+            anyhow::bail!("MAIL_SMS__PREFETCH must be at least 1");
+        }
+        if self.twilio_base_url.trim().is_empty() {
+            anyhow::bail!("MAIL_SMS__TWILIO_BASE_URL must not be empty");
+        }
+        Ok(())
+    }
+
+    pub fn retry_policy(&self) -> queue::RetryPolicy {
+        queue::RetryPolicy::new(
+            self.retry_delays_ms
+                .split(',')
+                .filter_map(|ms| ms.trim().parse::<u64>().ok())
+                .map(std::time::Duration::from_millis)
+                .collect(),
+        )
     }
 }
 
@@ -602,6 +686,7 @@ impl Settings {
         self.abuse_monitor.validate()?;
         self.dnsbl.validate()?;
         self.social.validate()?;
+        self.sms.validate()?;
         Ok(())
     }
 }

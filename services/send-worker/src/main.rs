@@ -17,12 +17,16 @@
 //! email a VERP return path; `MAIL_BOUNCES__BIND` also starts the bounce domain's SMTP receiver
 //! here (`__MAX_MESSAGE_BYTES`, `__MAX_SESSIONS`, `__IDLE_SECS`). `MAIL_SHARED_DKIM__SELECTOR`
 //! with `__KEY_FILE` or `__KEY` signs mail from the shared sending domain.
+//!
+//! Texts (`sms.send`): `MAIL_SMS__…` ([`mail_api::config::SmsSettings`]).
 
 use std::sync::Arc;
 
 use http_kit::Flavor;
 use mail_api::bounces::{BounceReceiver, BounceSettings};
-use mail_api::config::{SecretsSettings, SendingSettings, SharedDkimSettings, TrackingSettings};
+use mail_api::config::{
+    SecretsSettings, SendingSettings, SharedDkimSettings, SmsSettings, TrackingSettings,
+};
 use mail_api::jobs::{Contexts, ProviderEvents};
 use mail_api::outbound::{Deliverer, OutboundWebhookSettings, deliver_queue};
 use mail_api::worker::{DeliverySettings, OutcomeBatchSettings, SendWorker};
@@ -70,6 +74,8 @@ struct Settings {
     shared_dkim: SharedDkimSettings,
     #[serde(default)]
     social: mail_api::social::SocialSettings,
+    #[serde(default)]
+    sms: SmsSettings,
 }
 
 impl Settings {
@@ -86,6 +92,7 @@ impl Settings {
         )?;
         settings.worker.validate("MAIL")?;
         settings.social.validate()?;
+        settings.sms.validate()?;
         Ok(settings)
     }
 }
@@ -159,7 +166,15 @@ async fn main() -> anyhow::Result<()> {
         Arc::clone(&kek),
         mail_api::social::SocialClient::new(&settings.social)?,
     ));
+    let sms = Arc::new(mail_api::jobs::SmsSender::new(
+        pool.clone(),
+        Arc::clone(&kek),
+        &settings.sms,
+        webhooks.target_policy(),
+        &settings.tracking.base_url,
+    )?);
     let contexts = Contexts {
+        sms,
         sender,
         provider_events: ProviderEvents {
             pool: pool.clone(),
@@ -168,7 +183,13 @@ async fn main() -> anyhow::Result<()> {
         deliverer,
         social,
     };
-    let consumers = mail_api::jobs::consumers(prefix, contexts, settings.worker.prefetch, webhooks);
+    let consumers = mail_api::jobs::consumers(
+        prefix,
+        contexts,
+        settings.worker.prefetch,
+        webhooks,
+        &settings.sms,
+    );
     service_kit::worker::run(
         WorkerSpec {
             service: SERVICE,

@@ -55,6 +55,16 @@ export const KEYED_OPERATIONS = {
     },
     {
       "method": "POST",
+      "path": "/api/v1/sms/send",
+      "in": "body"
+    },
+    {
+      "method": "POST",
+      "path": "/api/v1/sms/campaigns",
+      "in": "header"
+    },
+    {
+      "method": "POST",
       "path": "/api/v1/templates",
       "in": "header"
     },
@@ -85,6 +95,11 @@ export const KEYED_OPERATIONS = {
     {
       "method": "POST",
       "path": "/api/mcp/tools/send_transactional",
+      "in": "body"
+    },
+    {
+      "method": "POST",
+      "path": "/api/mcp/tools/send_sms",
       "in": "body"
     }
   ]

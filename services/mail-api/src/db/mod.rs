@@ -40,6 +40,7 @@ pub mod segment_filter;
 pub mod segments;
 pub mod send_policy;
 pub mod sites;
+pub mod sms;
 pub mod social;
 pub mod sql;
 pub mod suppressions;

@@ -877,3 +877,75 @@ diesel::table! {
         relayed_at -> Nullable<Timestamptz>,
     }
 }
+
+diesel::table! {
+    sms_providers (project_id) {
+        project_id -> Uuid,
+        provider -> Text,
+        account_sid -> Text,
+        auth_token_sealed -> Bytea,
+        from_number -> Text,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    contact_sms (project_id, contact_id) {
+        project_id -> Uuid,
+        contact_id -> Uuid,
+        phone -> Text,
+        consent -> Text,
+        consent_source -> Text,
+        timezone -> Nullable<Text>,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    sms_campaigns (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        site_id -> Uuid,
+        name -> Text,
+        body -> Text,
+        recipients -> Integer,
+        skipped_no_consent -> Integer,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    sms_messages (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        contact_id -> Nullable<Uuid>,
+        campaign_id -> Nullable<Uuid>,
+        to_phone -> Text,
+        body -> Text,
+        status -> Text,
+        reason -> Nullable<Text>,
+        send_after -> Timestamptz,
+        published_at -> Nullable<Timestamptz>,
+        attempt_started_at -> Nullable<Timestamptz>,
+        lease_until -> Nullable<Timestamptz>,
+        provider_sid -> Nullable<Text>,
+        idempotency_key -> Nullable<Text>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    sms_inbound (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        message_sid -> Text,
+        from_phone -> Text,
+        to_phone -> Text,
+        body -> Text,
+        keyword -> Nullable<Text>,
+        received_at -> Timestamptz,
+    }
+}
+diesel::allow_tables_to_appear_in_same_query!(contact_sites, contact_sms);

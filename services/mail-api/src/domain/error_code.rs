@@ -57,6 +57,8 @@ http_kit::error_codes! {
         ServiceUnavailable = "SERVICE_UNAVAILABLE",
         SiteNotFound = "SITE_NOT_FOUND",
         SlugTaken = "SLUG_TAKEN",
+        SmsNoConsent = "SMS_NO_CONSENT",
+        SmsProviderNotConfigured = "SMS_PROVIDER_NOT_CONFIGURED",
         SocialAccountNotConnected = "SOCIAL_ACCOUNT_NOT_CONNECTED",
         SocialCampaignNotFound = "SOCIAL_CAMPAIGN_NOT_FOUND",
         SocialConnectStateInvalid = "SOCIAL_CONNECT_STATE_INVALID",

@@ -18,6 +18,7 @@ pub mod segment_rules;
 pub mod segment_schema;
 pub mod send_policy;
 pub mod sender;
+pub mod sms;
 pub mod template_check;
 pub mod tool_group;
 pub mod translation;

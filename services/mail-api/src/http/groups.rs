@@ -253,6 +253,15 @@ pub const ROUTE_GROUPS: &[(&str, &str, &[Group])] = &[
     ("GET", "/api/v1/forms/{id}", &[Forms]),
     ("DELETE", "/api/v1/forms/{id}", &[Forms]),
     ("GET", "/api/v1/forms/{id}/stats", &[Forms]),
+    // SMS (Twilio's callbacks need no key).
+    ("GET", "/api/v1/sms/provider", &[Sms]),
+    ("PUT", "/api/v1/sms/provider", &[Sms]),
+    ("POST", "/api/v1/sms/send", &[Sms]),
+    ("POST", "/api/v1/sms/campaigns", &[Sms]),
+    ("GET", "/api/v1/sms/log", &[Sms]),
+    ("GET", "/api/v1/sms/inbound", &[Sms]),
+    ("PUT", "/api/v1/sms/contacts/{id}/consent", &[Sms]),
+    ("POST", "/api/v1/sms/cost-preview", &[Sms]),
 ];
 
 /// By path: each method's groups.

@@ -48,6 +48,8 @@ pub mod segments;
 pub mod send;
 pub mod send_policy;
 pub mod sites;
+pub mod sms;
+pub mod sms_webhooks;
 pub mod social;
 pub mod suppressions;
 pub mod team;
@@ -112,6 +114,7 @@ pub const ROUTES: &[&[Route]] = &[
     send::ROUTES,
     send_policy::ROUTES,
     sites::ROUTES,
+    sms::ROUTES,
     suppressions::ROUTES,
     team::ROUTES,
     templates::ROUTES,
@@ -141,4 +144,5 @@ pub const PUBLIC_ROUTES: &[&[Route]] = &[
     webhooks::ROUTES,
     form_pages::ROUTES,
     social::PUBLIC_ROUTES,
+    sms_webhooks::ROUTES,
 ];

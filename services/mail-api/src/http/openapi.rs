@@ -75,6 +75,7 @@ const FINISH: Finish = Finish {
         (name = "segments", description = "Named rules over a project's contacts (tags, properties, events, sites, engagement), evaluated when used; written by hand or by the language model from a description"),
         (name = "templates", description = "Email templates"),
         (name = "suppressions", description = "Addresses never sent to"),
+        (name = "sms", description = "Texts through a provider per project (Twilio): numbers in E.164, consent per contact (STOP, START and HELP texted back are honoured and answered), transactional texts and campaigns sent once each through the outbox and the worker, quiet hours in the contact's time zone, segments and prices, and Twilio's signed callbacks"),
         (name = "forms", description = "Signup forms: a hosted page (no API key) and an embeddable snippet per form, double opt-in through a signed, expiring confirmation link, bots refused by a honeypot, a minimum fill time and per-address and per-IP limits, and each form's numbers"),
         (name = "imports", description = "Switching in: accounts of other email platforms (Mailchimp, Brevo, Kit, MailerLite) connected with their API keys, checked when connected and stored sealed"),
         (name = "social", description = "Social publishing: posts published once on each platform by a queue job (rate limits, retries after `Retry-After`, tokens refreshed), social campaigns with tracked links, and connected accounts (OAuth with PKCE, or a platform's own credentials), their tokens sealed and never answered"),

@@ -6,12 +6,15 @@
 pub mod provider_event;
 pub mod send_email;
 pub mod social_publish;
+pub mod send_sms;
 pub mod webhook_deliver;
 
 use std::sync::Arc;
 
 use service_kit::consumers::Consumers;
 
+pub use crate::ops::sms::queue::SendSms;
+pub use crate::ops::sms::sender::SmsSender;
 pub use crate::outbound::WebhookDeliver;
 pub use crate::sending::{ProviderEvent, SendEmail};
 pub use crate::social::PublishSocialPost;
@@ -29,6 +32,7 @@ pub struct Contexts {
     pub provider_events: ProviderEvents,
     pub deliverer: Arc<Deliverer>,
     pub social: Arc<SocialPublisher>,
+    pub sms: Arc<SmsSender>,
 }
 
 /// Prefetch of `social.publish`: posts go out a few at a time (the platforms limit them).
@@ -38,13 +42,14 @@ const SOCIAL_PUBLISH_PREFETCH: u16 = 4;
 const PROVIDER_EVENT_PREFETCH: u16 = 4;
 
 /// The consumers of send-worker: `send.email` (with `send_prefetch` and the round-trip probe)
-/// first, then `webhook.inbound`, `webhook.deliver` and `social.publish`.
+/// first, then `webhook.inbound`, `webhook.deliver`, `social.publish` and `sms.send`.
 pub fn consumers(
     prefix: &str,
     contexts: Contexts,
     send_prefetch: u16,
     webhooks: &OutboundWebhookSettings,
-) -> Consumers<Arc<SocialPublisher>> {
+    sms: &crate::config::SmsSettings,
+) -> Consumers<Arc<SmsSender>> {
     Consumers::new(prefix, contexts.sender)
         .job::<SendEmail>(send_prefetch)
         .probe("send-worker")
@@ -54,6 +59,8 @@ pub fn consumers(
         .job_on::<WebhookDeliver>(deliver_queue(prefix, webhooks), webhooks.prefetch)
         .context(contexts.social)
         .job_on::<PublishSocialPost>(publish_queue(prefix), SOCIAL_PUBLISH_PREFETCH)
+        .context(contexts.sms)
+        .job_on::<SendSms>(crate::ops::sms::queue::sms_queue(prefix, sms), sms.prefetch)
 }
 
 #[cfg(test)]
@@ -76,6 +83,10 @@ mod tests {
         });
         queue::schema::check(&PublishSocialPost {
             post_id: id(),
+            project_id: id(),
+        });
+        queue::schema::check(&SendSms {
+            message_id: id(),
             project_id: id(),
         });
     }

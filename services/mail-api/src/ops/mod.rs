@@ -40,6 +40,7 @@ pub mod segments;
 pub mod send;
 pub mod send_policy;
 pub mod sites;
+pub mod sms;
 pub mod sns_deliveries;
 pub mod social;
 pub mod suppressions;

@@ -130,10 +130,10 @@ async fn every_documented_api_route_exists_and_is_gated() {
             }
         }
     }
-    assert_eq!(gated_ops, 180);
+    assert_eq!(gated_ops, 188);
     assert_eq!(public_ops, 8);
     assert_eq!(oauth_ops, 3);
-    assert_eq!(signed_ops, 10);
+    assert_eq!(signed_ops, 12);
     h.stop().await;
 }
 
@@ -292,6 +292,16 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<mail_api::http::form_pages::__path_page>(),
         Handler::of::<mail_api::http::form_pages::__path_submit>(),
         Handler::of::<mail_api::http::form_pages::__path_confirm>(),
+        Handler::of::<mail_api::http::sms::__path_provider_status>(),
+        Handler::of::<mail_api::http::sms::__path_set_provider>(),
+        Handler::of::<mail_api::http::sms::__path_send>(),
+        Handler::of::<mail_api::http::sms::__path_campaign>(),
+        Handler::of::<mail_api::http::sms::__path_log>(),
+        Handler::of::<mail_api::http::sms::__path_inbound>(),
+        Handler::of::<mail_api::http::sms::__path_consent>(),
+        Handler::of::<mail_api::http::sms::__path_cost_preview>(),
+        Handler::of::<mail_api::http::sms_webhooks::__path_inbound>(),
+        Handler::of::<mail_api::http::sms_webhooks::__path_status>(),
         Handler::of::<mail_api::http::preview::__path_validate>(),
         Handler::of::<mail_api::http::preview::__path_preview>(),
         Handler::of::<mail_api::http::delivery_ops::__path_dlq>(),

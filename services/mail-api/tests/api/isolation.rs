@@ -51,6 +51,9 @@ const PUBLIC: &[&str] = &[
     "/f/confirm/{token}",
     // A social platform's callback: the single-use state it carries names the project.
     "/api/integrations/social/{platform}/callback",
+    // Twilio's callbacks (signed with the project's auth token).
+    "/api/webhooks/sms/twilio/{project_id}/inbound",
+    "/api/webhooks/sms/twilio/{project_id}/status",
 ];
 
 /// A word in every project's planted texts, for search parameters.
@@ -414,6 +417,29 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
            '{project}', 'agent_key', now() + interval '1 day')"
     ))
     .await;
+    // SMS: its contact's number and consent, a text to it and a text received (their bodies
+    // carry the marker).
+    let number = format!("+1415830{:04}", u16::from(label.as_bytes()[0]));
+    call(
+        Method::PUT,
+        &format!("/api/v1/sms/contacts/{contact_id}/consent"),
+        Some(json!({"status": "granted", "phone": number, "timezone": "Europe/Paris"})),
+    )
+    .await;
+    h.exec(&format!(
+        "INSERT INTO sms_messages (id, project_id, contact_id, to_phone, body, status, \
+         send_after, published_at, created_at, updated_at) VALUES ('{}', '{project}', \
+         '{contact_id}', '{number}', 'text {marker}', 'sent', now(), now(), now(), now())",
+        Uuid::now_v7()
+    ))
+    .await;
+    h.exec(&format!(
+        "INSERT INTO sms_inbound (id, project_id, message_sid, from_phone, to_phone, body, \
+         received_at) VALUES ('{}', '{project}', 'SM{marker}', '{number}', '+14158675309', \
+         'reply {marker}', now())",
+        Uuid::now_v7()
+    ))
+    .await;
     Owner {
         form,
         platform_connection: platform_connection.to_string(),
@@ -517,6 +543,7 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
         ("/api/v1/webhook-subscriptions/{id}", "id") => (victim.webhook.clone(), None),
         ("/api/v1/forms/{id}" | "/api/v1/forms/{id}/stats", "id") => (victim.form.clone(), None),
         ("/api/v1/platforms/connections/{id}", "id") => (victim.platform_connection.clone(), None),
+        ("/api/v1/sms/contacts/{id}/consent", "id") => (victim.contact_id.clone(), None),
         ("/api/v1/webhook-deliveries/{id}/replay", "id") => (victim.delivery.clone(), None),
         ("/api/v1/social/posts/{id}", "id") => (victim.social_post.clone(), None),
         ("/api/v1/social/campaigns/{id}/posts", "id") => (victim.social_campaign.clone(), None),
@@ -624,6 +651,18 @@ fn body_for(op: &Operation) -> Option<Value> {
             json!({"content": "probe", "publisher": "probe"})
         }
         ("POST", "/api/v1/social/accounts/{platform}") => json!({}),
+        // Not a valid account (400): a valid one would have the provider status call Twilio.
+        ("PUT", "/api/v1/sms/provider") => {
+            json!({"provider": "twilio", "account_sid": "AC0", "auth_token": "x", "from_number": "+1"})
+        }
+        ("PUT", "/api/v1/sms/contacts/{id}/consent") => {
+            json!({"status": "revoked", "phone": "+14158309999"})
+        }
+        ("POST", "/api/v1/sms/send") => json!({"contact_id": Uuid::nil(), "body": "probe"}),
+        ("POST", "/api/v1/sms/campaigns") => {
+            json!({"site_id": Uuid::nil(), "name": "probe", "body": "probe"})
+        }
+        ("POST", "/api/v1/sms/cost-preview") => json!({"body": "probe"}),
         _ => panic!(
             "{} {}: no body; add one to the isolation suite",
             op.method, op.path

@@ -52,6 +52,7 @@ mod segments;
 mod segments_nl;
 mod send;
 mod sites;
+mod sms;
 mod social;
 mod social_platforms;
 mod social_publish;

@@ -5437,6 +5437,332 @@ export type GetFormStatsResponses = {
     200: unknown;
 };
 
+export type GetSmsProviderStatusData = {
+    body?: {
+        [key: string]: never;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/get_sms_provider_status';
+};
+
+export type GetSmsProviderStatusErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type GetSmsProviderStatusResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type ListSmsInboundData = {
+    body?: {
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/list_sms_inbound';
+};
+
+export type ListSmsInboundErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type ListSmsInboundResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type ListSmsLogData = {
+    body?: {
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+        campaign_id?: string;
+        contact_id?: string;
+        /**
+         * Where a text stands.
+         */
+        status?: 'queued' | 'sending' | 'sent' | 'delivered' | 'undelivered' | 'failed' | 'canceled';
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/list_sms_log';
+};
+
+export type ListSmsLogErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type ListSmsLogResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type PreviewSmsCostData = {
+    /**
+     * A body to price. Unknown fields are refused.
+     */
+    body?: {
+        /**
+         * 1..=1600 characters.
+         */
+        body: string;
+        /**
+         * A destination number in international format (its country picks the price), at most
+         * 32 characters; null or absent: `country`, else the table's default price.
+         */
+        to?: string | null;
+        /**
+         * An ISO 3166 alpha-2 country code (`US`); ignored when `to` is given.
+         */
+        country?: string | null;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/preview_sms_cost';
+};
+
+export type PreviewSmsCostErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type PreviewSmsCostResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type SendSmsData = {
+    /**
+     * One text. Give `contact_id` or `to` (exactly one: 400 otherwise); the number must have
+     * consented (422 `SMS_NO_CONSENT`). Unknown fields are refused.
+     */
+    body?: {
+        /**
+         * 1..=1600 characters, not blank.
+         */
+        body: string;
+        /**
+         * A contact of the project with an SMS number (404 `CONTACT_NOT_FOUND` otherwise).
+         */
+        contact_id?: string | null;
+        /**
+         * A number in international format (`+` and the country code), at most 32 characters:
+         * one of the project's contacts' numbers that consented.
+         */
+        to?: string | null;
+        /**
+         * 1..=255 characters: a retry with the same key answers the first text (200) and sends
+         * nothing more; the same key with another body or recipient answers 409
+         * `IDEMPOTENCY_KEY_REUSED`.
+         */
+        idempotency_key?: string | null;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/send_sms';
+};
+
+export type SendSmsErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type SendSmsResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type SendSmsCampaignData = {
+    /**
+     * An SMS campaign: one text to every subscriber of the site whose number consented.
+     * Unknown fields are refused.
+     */
+    body?: {
+        /**
+         * A site of the project (404 `SITE_NOT_FOUND` otherwise): its subscribers are texted.
+         */
+        site_id: string;
+        /**
+         * 1..=200 characters, not blank (stored trimmed).
+         */
+        name: string;
+        /**
+         * 1..=1600 characters, not blank.
+         */
+        body: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/send_sms_campaign';
+};
+
+export type SendSmsCampaignErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type SendSmsCampaignResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type SetContactSmsConsentData = {
+    /**
+     * `set_contact_sms_consent`'s arguments: the contact and its consent.
+     */
+    body?: {
+        /**
+         * A contact of the project (404 `CONTACT_NOT_FOUND` otherwise).
+         */
+        contact_id: string;
+        /**
+         * Whether a contact may be texted.
+         */
+        status: 'granted' | 'revoked';
+        /**
+         * As in `PUT /sms/contacts/{id}/consent`.
+         */
+        phone?: string | null;
+        timezone?: string | null;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/set_contact_sms_consent';
+};
+
+export type SetContactSmsConsentErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type SetContactSmsConsentResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
 export type GetPlanLimitsData = {
     body?: {
         [key: string]: never;

@@ -18,6 +18,7 @@ mod gdpr;
 mod imports;
 mod segments;
 mod sites;
+mod sms;
 mod social_posts;
 mod templates;
 mod warmup;
@@ -42,6 +43,7 @@ pub fn all() -> Vec<Tool> {
         domains::tools(),
         warmup::tools(),
         forms::tools(),
+        sms::tools(),
         account::tools(),
         imports::tools(),
         webhooks::tools(),

@@ -22,6 +22,7 @@ use crate::ops::campaigns::{
 use crate::ops::idempotency::{Answer, IdempotencyKey};
 use crate::ops::segments::matching::{Selection, matches_of};
 use crate::ops::send::{SendRequest, send_email, write_approved};
+use crate::ops::sms::{SendSmsCampaign, create_sms_campaign_in};
 use crate::sending::{Accepted, Dispatched, SendEmail, Sender};
 
 /// The status of an action held back for approval.
@@ -92,6 +93,47 @@ pub async fn launch_campaign_gated(
                 caller,
                 held,
                 ApprovalAction::LaunchCampaign,
+                &arguments,
+                summary,
+            )
+            .await
+        })
+        .await?;
+    Gated::<Answer>::Pending(pending).into_answer()
+}
+
+/// An SMS campaign under the approval policy (`POST /sms/campaigns`, `send_sms_campaign`):
+/// held back for `caller` like a campaign launch; else written once per `Idempotency-Key`.
+pub async fn send_sms_campaign_gated(
+    state: &AppState,
+    view: GateView<'_>,
+    caller: &Caller,
+    key: &IdempotencyKey,
+    req: &SendSmsCampaign,
+) -> Result<Answer, ApiError> {
+    let project_id = caller.owner_id;
+    let Some(held) = needs_approval(view, &state.pool, caller, |p| p.campaign_launch).await? else {
+        let once = crate::ops::idempotency::Idempotent::new(project_id, "sms_campaigns", key, req)?;
+        return once
+            .create(&state.pool, async |conn| {
+                create_sms_campaign_in(state, conn, project_id, req).await
+            })
+            .await;
+    };
+    let mut conn = store::conn(&state.pool).await?;
+    let pending = conn
+        .transaction::<_, ApiError, _>(async |conn| {
+            flows::require_site(conn, project_id, req.site_id).await?;
+            let summary = format!(
+                "text the SMS campaign \"{}\" to the site's subscribers who consented",
+                req.name
+            );
+            let arguments = serde_json::to_value(req)?;
+            request(
+                conn,
+                caller,
+                held,
+                ApprovalAction::SendSmsCampaign,
                 &arguments,
                 summary,
             )
@@ -446,6 +488,13 @@ pub(super) async fn execute(
             }
             Ok(serde_json::to_value(
                 crate::ops::social::publish_approved(conn, project_id, args.post_id).await?,
+            )?)
+        }
+        ApprovalAction::SendSmsCampaign => {
+            let mut req: SendSmsCampaign = serde_json::from_value(arguments.clone())?;
+            http_kit::Validate::validate(&mut req)?;
+            Ok(serde_json::to_value(
+                create_sms_campaign_in(state, conn, project_id, &req).await?,
             )?)
         }
         ApprovalAction::ActivateCampaign => {

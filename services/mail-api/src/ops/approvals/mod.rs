@@ -248,6 +248,9 @@ pub enum ApprovalAction {
     /// Publishing a social post (`create_social_post`, `update_social_post` or
     /// `schedule_social_post` with a `publish_at`).
     PublishSocialPost,
+    /// An SMS campaign (`POST /sms/campaigns`, `send_sms_campaign`), held like a campaign
+    /// launch.
+    SendSmsCampaign,
 }
 
 impl ApprovalAction {
@@ -260,6 +263,7 @@ impl ApprovalAction {
             Self::DeleteCampaign => "delete_campaign",
             Self::PromoteAbWinner => "promote_ab_winner",
             Self::PublishSocialPost => "publish_social_post",
+            Self::SendSmsCampaign => "send_sms_campaign",
         }
     }
 }

@@ -112,6 +112,21 @@ pub async fn review(
                 audience: Some(held),
             })
         }
+        ApprovalAction::SendSmsCampaign => {
+            let req: crate::ops::sms::SendSmsCampaign =
+                serde_json::from_value(record.arguments.clone())?;
+            let mut conn = store::conn(&state.pool).await?;
+            let recipients =
+                crate::db::sms::site_recipients(&mut conn, project_id, req.site_id).await?;
+            let consented = recipients
+                .iter()
+                .filter(|r| r.consent.as_deref() == Some("granted"))
+                .count();
+            Ok(Review {
+                sample: None,
+                audience: Some(i64::try_from(consented).unwrap_or(i64::MAX)),
+            })
+        }
         ApprovalAction::ActivateCampaign => {
             let Some(id) = campaign_of(record) else {
                 return Ok(Review {

@@ -72,6 +72,7 @@ const FINISH: Finish = Finish {
         (name = "segments", description = "Named rules over a project's contacts (tags, properties, events, sites, engagement), evaluated when used; written by hand or by the language model from a description"),
         (name = "templates", description = "Email templates"),
         (name = "suppressions", description = "Addresses never sent to"),
+        (name = "content", description = "Content blocks (reusable HTML that templates include as `{{ blocks.<name> }}`), the RSS and Atom feeds sites follow, and the pipeline that drafts a digest of their new items for approval"),
         (name = "forms", description = "Signup forms: a hosted page (no API key) and an embeddable snippet per form, double opt-in through a signed, expiring confirmation link, bots refused by a honeypot, a minimum fill time and per-address and per-IP limits, and each form's numbers"),
         (name = "hygiene", description = "List hygiene: what a run suppresses or unsubscribes, and its audit"),
         (name = "send", description = "Transactional email"),

@@ -11,6 +11,7 @@ pub mod approvals;
 pub mod campaigns;
 pub mod chat_alerts;
 pub mod confirmations;
+pub mod content;
 pub mod contacts;
 pub mod conversions;
 pub mod deliverability;

@@ -217,6 +217,13 @@ async def forms(s: ClientSession, tag: str) -> None:
     check(stored["name"] == f"Form {tag}" and stored["url"].endswith(f"/f/{form['id']}"), f"create_form: {stored}")
 
 
+async def content(s: ClientSession, tag: str) -> None:
+    name = "block_" + "".join(c for c in tag.lower() if c.isalnum())
+    block = await call(s, "create_content_block", {"name": name, "html": f"<p>Block {tag}</p>"})
+    stored = rest_ok("GET", f"/api/v1/content/blocks/{block['id']}", ADMIN)
+    check(stored["name"] == name and stored["html"] == f"<p>Block {tag}</p>", f"create_content_block: {stored}")
+
+
 async def drafts(s: ClientSession, tag: str) -> None:
     draft = await call(s, "create_draft", {"site_id": SITE, "subject": f"Draft {tag}", "body_html": "<p>Hi</p>"})
     stored = rest_ok("GET", f"/api/v1/drafts/{draft['id']}", ADMIN)
@@ -274,6 +281,7 @@ ONE_TOOL_PER_GROUP = {
     "delivery-ops": delivery_ops,
     "warmup": warmup,
     "forms": forms,
+    "content": content,
 }
 
 SITE = ""

@@ -163,6 +163,10 @@ struct Owner {
     ab_test: String,
     /// A signup form of its own (its name and consent text carry the marker).
     form: String,
+    /// A content block of its own (its HTML carries the marker).
+    block: String,
+    /// A content source of its own (its URL carries the marker).
+    source: String,
 }
 
 async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &Planted) -> Owner {
@@ -287,6 +291,17 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
         "consent_text": marker, "tags": [marker],
         "fields": [{"name": "first_name", "label": marker}]});
     let form = id_of(&call(Method::POST, "/api/v1/forms", Some(form)).await, "id");
+    let block = json!({"name": "footer", "html": format!("<p>{SHARED_WORD} {marker}</p>")});
+    let block = id_of(
+        &call(Method::POST, "/api/v1/content/blocks", Some(block)).await,
+        "id",
+    );
+    // A public name that does not resolve: stored, its reads fail.
+    let source = json!({"site_id": site, "url": format!("https://feeds.invalid/{marker}.xml")});
+    let source = id_of(
+        &call(Method::POST, "/api/v1/content/sources", Some(source)).await,
+        "id",
+    );
     let member = json!({"email": format!("team-{marker}@example.com"), "role": "viewer"});
     call(Method::POST, "/api/v1/team", Some(member)).await;
 
@@ -383,6 +398,8 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
     .await;
     Owner {
         form,
+        block,
+        source,
         approval: approval.to_string(),
         ab_test,
         draft,
@@ -480,6 +497,8 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
         }
         ("/api/v1/webhook-subscriptions/{id}", "id") => (victim.webhook.clone(), None),
         ("/api/v1/forms/{id}" | "/api/v1/forms/{id}/stats", "id") => (victim.form.clone(), None),
+        ("/api/v1/content/blocks/{id}", "id") => (victim.block.clone(), None),
+        ("/api/v1/content/sources/{id}", "id") => (victim.source.clone(), None),
         ("/api/v1/webhook-deliveries/{id}/replay", "id") => (victim.delivery.clone(), None),
         (path, "id") if path.starts_with("/api/v1/sites/{id}/") => (victim.site.clone(), None),
         _ => panic!("{path}: no value for path parameter `{name}`; map it in the isolation suite"),
@@ -565,6 +584,13 @@ fn body_for(op: &Operation) -> Option<Value> {
         // A site of no project (another project's: `domains::registering_…`).
         ("POST", "/api/v1/domains") => json!({"site_id": Uuid::nil(), "domain": "probe.example"}),
         ("POST", "/api/v1/forms") => json!({"site_id": Uuid::nil(), "name": "probe"}),
+        ("POST", "/api/v1/content/blocks") => json!({"name": "footer", "html": "<p>probe</p>"}),
+        ("PATCH", "/api/v1/content/blocks/{id}") => json!({"html": "<p>overwritten</p>"}),
+        ("POST", "/api/v1/content/sources") => {
+            json!({"site_id": Uuid::nil(), "url": "https://feeds.invalid/probe.xml"})
+        }
+        // The caller's own sources only (another project's ids are in the path probes).
+        ("POST", "/api/v1/content/pipeline") => json!({}),
         _ => panic!(
             "{} {}: no body; add one to the isolation suite",
             op.method, op.path
@@ -737,6 +763,8 @@ async fn victim_rows(h: &Harness, op: &Operation, victim: &Owner) -> Option<BTre
         "/api/v1/campaign-steps/{id}" => own_rows(h, "campaign_steps", victim).await,
         "/api/v1/webhook-subscriptions/{id}" => own_rows(h, "webhook_subscriptions", victim).await,
         "/api/v1/forms/{id}" => own_rows(h, "forms", victim).await,
+        "/api/v1/content/blocks/{id}" => own_rows(h, "content_blocks", victim).await,
+        "/api/v1/content/sources/{id}" => own_rows(h, "content_sources", victim).await,
         "/api/v1/chat-alerts" => h
             .query(&format!(
                 "SELECT project_id::text FROM chat_alerts WHERE project_id = '{}'",
@@ -817,6 +845,7 @@ async fn still_intact(h: &Harness, owner: &Owner) -> Vec<String> {
         format!("/api/v1/approvals/{}", owner.approval),
         format!("/api/v1/ab-tests/{}", owner.ab_test),
         format!("/api/v1/forms/{}", owner.form),
+        format!("/api/v1/content/blocks/{}", owner.block),
     ];
     for path in own {
         let (status, body) = send(h, &owner.key, Method::GET, &path, None).await;

@@ -486,3 +486,65 @@ async fn a_source_on_a_private_or_metadata_address_is_refused() {
     assert_eq!(page["data"], json!([]));
     h.stop().await;
 }
+
+#[tokio::test]
+async fn the_content_tools_act_like_their_routes() {
+    let feeds = FeedServer::start().await;
+    feeds.serve("/blog.rss", rss(&[("t1", "Tool post")]));
+    let h = Harness::with(loopback_allowed).await;
+    let t = h.tenant(Plan::Enterprise).await;
+    let site = h.site(&t.write, "tools").await;
+    let (read, write) = (&t.read, &t.write);
+
+    let block = h
+        .tool_ok(
+            write,
+            "create_content_block",
+            json!({"name": "header", "html": "<h1>Hi</h1>"}),
+        )
+        .await;
+    let id = block["id"].as_str().unwrap().to_owned();
+    let path = format!("/api/v1/content/blocks/{id}");
+    assert_eq!(json(h.get_with(read, &path).await).await, block);
+    let listed = h
+        .tool_ok(read, "list_content_blocks", json!({"limit": 10}))
+        .await;
+    assert_eq!(field_of_each(&listed, "id"), std::slice::from_ref(&id));
+
+    h.api(write)
+        .post(
+            "/api/v1/content/sources",
+            &json!({"site_id": site, "url": feeds.url("/blog.rss")}),
+        )
+        .expect(201)
+        .await;
+    let sources = h
+        .tool_ok(read, "list_content_sources", json!({"site_id": site}))
+        .await;
+    assert_eq!(sources["data"].as_array().unwrap().len(), 1, "{sources}");
+    let run = h
+        .tool_ok(write, "trigger_content_pipeline", json!({"site_id": site}))
+        .await;
+    assert_eq!(run["new_items"], 1, "{run}");
+    let draft_id = run["drafts"][0]["draft_id"].as_str().unwrap();
+    let got = draft(&h, read, draft_id).await;
+    assert!(got["body_html"].as_str().unwrap().contains("Tool post"));
+
+    // Destructive: the first call only says what it would delete.
+    let first = h
+        .tool_ok(write, "delete_content_block", json!({"block_id": id}))
+        .await;
+    assert_eq!(first["confirmation_required"], true);
+    assert_eq!(h.get_with(read, &path).await.status(), 200, "not yet");
+    let token = first["confirmation_token"].as_str().unwrap();
+    let second = h
+        .tool_ok(
+            write,
+            "delete_content_block",
+            json!({"block_id": id, "confirmation_token": token}),
+        )
+        .await;
+    assert_eq!(second["deleted"], true);
+    expect_error(h.get_with(read, &path).await, 404, "CONTENT_BLOCK_NOT_FOUND").await;
+    h.stop().await;
+}

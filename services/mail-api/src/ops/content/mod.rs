@@ -161,8 +161,8 @@ pub fn includes_block(source: &str, name: &str) -> bool {
     regex::Regex::new(&pattern).is_ok_and(|re| re.is_match(source))
 }
 
-/// A template or campaign step that includes a block.
-#[derive(Debug, Serialize, ToSchema)]
+/// A template or campaign step that includes a block (in a 409's `details.users`).
+#[derive(Debug, Serialize)]
 pub struct ContentBlockUser {
     /// `template` or `campaign_step`.
     pub kind: String,

@@ -388,7 +388,7 @@ pub async fn trigger(
                     site_id,
                     subject: &subject,
                     body_html: &html,
-                    text_body: Some(&text),
+                    text_body: Some(text.as_str()),
                 },
             )
             .await?;

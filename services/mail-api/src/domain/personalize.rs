@@ -390,7 +390,11 @@ mod tests {
     fn blocks_are_inserted_unescaped_and_other_values_escaped() {
         let vars = json!({"first_name": "<i>", "blocks": {"footer": "<p>Bye &amp; thanks</p>"}});
         assert_eq!(
-            render("html", "{{ first_name }}{{ blocks.footer }}{{ blocks.nope }}", vars),
+            render(
+                "html",
+                "{{ first_name }}{{ blocks.footer }}{{ blocks.nope }}",
+                vars
+            ),
             "&lt;i&gt;<p>Bye &amp; thanks</p>"
         );
         assert!(reads_blocks(["Hi", "{{ blocks.footer }}"]));

@@ -94,9 +94,7 @@ pub async fn get_content_block(
     state: web::Data<AppState>,
     id: web::Path<Uuid>,
 ) -> Result<web::Json<ContentBlock>, ApiError> {
-    get_block(&state, caller.owner_id, *id)
-        .await
-        .map(web::Json)
+    get_block(&state, caller.owner_id, *id).await.map(web::Json)
 }
 
 /// Replace a content block's HTML (its name stays: templates include it by name).
@@ -242,7 +240,5 @@ pub async fn trigger_content_pipeline(
     state: web::Data<AppState>,
     body: http_kit::Json<TriggerContentPipeline>,
 ) -> Result<web::Json<ContentPipelineRun>, ApiError> {
-    trigger(&state, caller.owner_id, &body)
-        .await
-        .map(web::Json)
+    trigger(&state, caller.owner_id, &body).await.map(web::Json)
 }

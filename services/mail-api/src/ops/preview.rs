@@ -252,7 +252,11 @@ pub async fn preview_email(
                 "is required (the template, if any, has no subject hint)",
             )
         })?;
-    if personalize::reads_blocks([subject.as_str(), html.as_str(), req.text.as_deref().unwrap_or("")]) {
+    if personalize::reads_blocks([
+        subject.as_str(),
+        html.as_str(),
+        req.text.as_deref().unwrap_or(""),
+    ]) {
         variables[personalize::BLOCKS] =
             crate::ops::content::blocks_variable(&mut conn, project_id).await?;
     }

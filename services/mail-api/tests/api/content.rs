@@ -259,11 +259,10 @@ async fn a_block_renders_unescaped_in_previews_and_sent_mail_and_cannot_go_while
     );
 
     // In use by the template: 409 naming it; the block stays.
-    let res = s
-        .h
-        .api(&t.write)
-        .delete(&format!("/api/v1/content/blocks/{block_id}"))
-        .await;
+    let res =
+        s.h.api(&t.write)
+            .delete(&format!("/api/v1/content/blocks/{block_id}"))
+            .await;
     let err = expect_error(res, 409, "CONTENT_BLOCK_IN_USE").await;
     assert!(err.message.contains("Newsletter"), "{}", err.message);
     assert_eq!(
@@ -286,7 +285,10 @@ async fn a_block_renders_unescaped_in_previews_and_sent_mail_and_cannot_go_while
 #[tokio::test]
 async fn the_pipeline_drafts_new_items_once_and_then_only_what_is_new() {
     let feeds = FeedServer::start().await;
-    feeds.serve("/blog.rss", rss(&[("a1", "First post"), ("a2", "Second <post>")]));
+    feeds.serve(
+        "/blog.rss",
+        rss(&[("a1", "First post"), ("a2", "Second <post>")]),
+    );
     feeds.serve("/news.atom", atom());
     let h = Harness::with(loopback_allowed).await;
     let t = h.tenant(Plan::Enterprise).await;
@@ -324,7 +326,11 @@ async fn the_pipeline_drafts_new_items_once_and_then_only_what_is_new() {
         .expect(200)
         .await;
     assert_eq!(
-        (&run["sources_read"], &run["new_items"], &run["sources_failed"]),
+        (
+            &run["sources_read"],
+            &run["new_items"],
+            &run["sources_failed"]
+        ),
         (&json!(2), &json!(3), &json!(0)),
         "{run}"
     );
@@ -341,7 +347,10 @@ async fn the_pipeline_drafts_new_items_once_and_then_only_what_is_new() {
     assert!(html.contains("Second &lt;post&gt;"), "{html}");
     assert!(html.contains("About a1 &amp; more"), "{html}");
     assert!(html.contains("Atom &lt;script&gt; one"), "{html}");
-    assert!(!html.contains("<script>") && !html.contains("<b>"), "{html}");
+    assert!(
+        !html.contains("<script>") && !html.contains("<b>"),
+        "{html}"
+    );
     // Nothing was sent.
     let emails = h.query("SELECT count(*) FROM email_log").await;
     assert_eq!(emails, ["0"]);
@@ -360,7 +369,11 @@ async fn the_pipeline_drafts_new_items_once_and_then_only_what_is_new() {
     // One new item in the blog: a draft with only it.
     feeds.serve(
         "/blog.rss",
-        rss(&[("a3", "Third post"), ("a1", "First post"), ("a2", "Second <post>")]),
+        rss(&[
+            ("a3", "Third post"),
+            ("a1", "First post"),
+            ("a2", "Second <post>"),
+        ]),
     );
     let run = api
         .post(
@@ -377,7 +390,10 @@ async fn the_pipeline_drafts_new_items_once_and_then_only_what_is_new() {
     let second = draft(&h, &t.read, run["drafts"][0]["draft_id"].as_str().unwrap()).await;
     let html = second["body_html"].as_str().unwrap();
     assert!(html.contains("Third post"), "{html}");
-    assert!(!html.contains("First post") && !html.contains("Atom"), "{html}");
+    assert!(
+        !html.contains("First post") && !html.contains("Atom"),
+        "{html}"
+    );
     assert_eq!(second["subject"], "New from digest: 1 item", "{second}");
 
     // A feed that is gone is reported, not fatal.
@@ -545,6 +561,11 @@ async fn the_content_tools_act_like_their_routes() {
         )
         .await;
     assert_eq!(second["deleted"], true);
-    expect_error(h.get_with(read, &path).await, 404, "CONTENT_BLOCK_NOT_FOUND").await;
+    expect_error(
+        h.get_with(read, &path).await,
+        404,
+        "CONTENT_BLOCK_NOT_FOUND",
+    )
+    .await;
     h.stop().await;
 }

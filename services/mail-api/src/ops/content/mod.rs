@@ -80,7 +80,10 @@ pub fn block_not_found(id: Uuid) -> ApiError {
 }
 
 fn is_unique_violation(err: &DbError) -> bool {
-    matches!(err, DbError::DatabaseError(DatabaseErrorKind::UniqueViolation, _))
+    matches!(
+        err,
+        DbError::DatabaseError(DatabaseErrorKind::UniqueViolation, _)
+    )
 }
 
 /// Creates a block (`POST /content/blocks`, `create_content_block`): 409
@@ -269,7 +272,11 @@ pub struct CreateContentSource {
     /// The feed's address: an `http` or `https` URL of at most 2,048 characters, without
     /// credentials, whose host is public (400 otherwise); unique per site (409
     /// `CONTENT_SOURCE_EXISTS`).
-    #[schema(min_length = 1, max_length = 2048, pattern = "^[Hh][Tt][Tt][Pp][Ss]?://")]
+    #[schema(
+        min_length = 1,
+        max_length = 2048,
+        pattern = "^[Hh][Tt][Tt][Pp][Ss]?://"
+    )]
     pub url: String,
 }
 
@@ -298,7 +305,8 @@ pub fn source_not_found(id: Uuid) -> ApiError {
 /// service may not read (a private, loopback or metadata address unless the deployment
 /// allows private targets; a name resolving to one).
 pub async fn check_feed_url(url: &str, policy: TargetPolicy) -> Result<(), ApiError> {
-    let parsed = check_url(url, policy).map_err(|e| ApiError::invalid_field("url", &e.to_string()))?;
+    let parsed =
+        check_url(url, policy).map_err(|e| ApiError::invalid_field("url", &e.to_string()))?;
     // A name that resolves to an internal address is refused now; one that does not resolve
     // yet is checked again by the client's resolver at every read.
     if policy == TargetPolicy::PublicOnly
@@ -329,11 +337,11 @@ pub async fn create_source(
     };
     match content::insert_source(&mut conn, &new).await {
         Ok(row) => Ok(row.into()),
-        Err(err) if is_unique_violation(&err) => Err(ApiError::conflict(
-            "the site already follows this feed",
-        )
-        .with_code(MailErrorCode::ContentSourceExists)
-        .with_details(serde_json::json!({"field": "url"}))),
+        Err(err) if is_unique_violation(&err) => {
+            Err(ApiError::conflict("the site already follows this feed")
+                .with_code(MailErrorCode::ContentSourceExists)
+                .with_details(serde_json::json!({"field": "url"})))
+        }
         Err(err) => Err(err.into()),
     }
 }

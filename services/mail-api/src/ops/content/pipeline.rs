@@ -177,11 +177,17 @@ pub fn parse_feed(bytes: &[u8]) -> Result<Vec<DigestItem>, String> {
                 .iter()
                 .map(|l| format!("link:{}", l.href.trim()))
                 .next()
-                .or_else(|| title.as_ref().map(|t| format!("title:{}", t.content.trim())))
+                .or_else(|| {
+                    title
+                        .as_ref()
+                        .map(|t| format!("title:{}", t.content.trim()))
+                })
                 .unwrap_or_default()
         })
         .build();
-    let feed = parser.parse(bytes).map_err(|e| format!("not a feed: {e}"))?;
+    let feed = parser
+        .parse(bytes)
+        .map_err(|e| format!("not a feed: {e}"))?;
     Ok(feed
         .entries
         .iter()
@@ -288,9 +294,15 @@ pub async fn trigger(
         if let Some(site_id) = req.site_id {
             flows::require_site(&mut conn, project_id, site_id).await?;
         }
-        let sources =
-            content::list_sources(&mut conn, project_id, req.site_id, req.source_id, None, None)
-                .await?;
+        let sources = content::list_sources(
+            &mut conn,
+            project_id,
+            req.site_id,
+            req.source_id,
+            None,
+            None,
+        )
+        .await?;
         if let Some(id) = req.source_id
             && sources.is_empty()
         {
@@ -341,7 +353,10 @@ pub async fn trigger(
                 }
             }
             if !fresh.is_empty() {
-                by_site.entry(source.site_id).or_default().push((source, fresh));
+                by_site
+                    .entry(source.site_id)
+                    .or_default()
+                    .push((source, fresh));
             }
         } else {
             run.sources_failed += 1;

@@ -848,6 +848,99 @@ export type ContactUnsubscribed = {
 };
 
 /**
+ * A reusable piece of HTML of the project.
+ */
+export type ContentBlock = {
+    id: string;
+    /**
+     * What templates include it by: `{{ blocks.<name> }}`.
+     */
+    name: string;
+    /**
+     * Rendered as written (not escaped) where a template includes it.
+     */
+    html: string;
+    created_at: string;
+    updated_at: string;
+};
+
+/**
+ * A digest draft written by the run.
+ */
+export type ContentDigest = {
+    site_id: string;
+    /**
+     * The draft (`GET /drafts/{id}`), pending a person's approval.
+     */
+    draft_id: string;
+    /**
+     * The items it lists.
+     */
+    items: number;
+};
+
+/**
+ * What a run did.
+ */
+export type ContentPipelineRun = {
+    /**
+     * Sources whose feed was read and parsed.
+     */
+    sources_read: number;
+    /**
+     * Sources whose feed could not be read or parsed (see `sources[].error`).
+     */
+    sources_failed: number;
+    /**
+     * Items not seen before, in all.
+     */
+    new_items: number;
+    /**
+     * One draft per site with new items; empty when there were none.
+     */
+    drafts: Array<ContentDigest>;
+    sources: Array<ContentSourceRead>;
+};
+
+/**
+ * An RSS or Atom feed a site follows.
+ */
+export type ContentSource = {
+    id: string;
+    site_id: string;
+    url: string;
+    created_at: string;
+    /**
+     * The pipeline's last read of it; null before the first.
+     */
+    last_fetched_at?: string | null;
+    /**
+     * Why the last read failed; null when it did not.
+     */
+    last_error?: string | null;
+};
+
+/**
+ * One source's read.
+ */
+export type ContentSourceRead = {
+    source_id: string;
+    site_id: string;
+    /**
+     * Items in the feed.
+     */
+    items: number;
+    /**
+     * Items the source had not seen (each is in the site's digest).
+     */
+    new_items: number;
+    /**
+     * Why the feed could not be read or parsed; null when it was.
+     */
+    error?: string | null;
+};
+
+/**
  * A suggested topic.
  */
 export type ContentTopic = {
@@ -1131,6 +1224,40 @@ export type CreateContact = ContactAttribution & {
     properties?: {
         [key: string]: unknown;
     } | null;
+};
+
+/**
+ * A block to create. Unknown fields are refused.
+ */
+export type CreateContentBlock = {
+    /**
+     * 1..=64 characters: a lowercase letter, then lowercase letters, digits or `_` (a name a
+     * template reads as `blocks.<name>`); unique in the project (409
+     * `CONTENT_BLOCK_NAME_TAKEN`).
+     */
+    name: string;
+    /**
+     * The block's HTML, 1..=100,000 characters, not blank; included as written (templates do
+     * not escape it, and it is not itself a template).
+     */
+    html: string;
+};
+
+/**
+ * A feed to follow. Unknown fields are refused.
+ */
+export type CreateContentSource = {
+    /**
+     * A site of the project (404 `SITE_NOT_FOUND` otherwise): its digests are drafted for
+     * it.
+     */
+    site_id: string;
+    /**
+     * The feed's address: an `http` or `https` URL of at most 2,048 characters, without
+     * credentials, whose host is public (400 otherwise); unique per site (409
+     * `CONTENT_SOURCE_EXISTS`).
+     */
+    url: string;
 };
 
 /**
@@ -2825,7 +2952,7 @@ export type MailError = {
 /**
  * A machine-readable error code of the mail service.
  */
-export type MailErrorCode = 'AB_TEST_EXISTS' | 'AB_TEST_NOT_FOUND' | 'AB_TEST_PROMOTED' | 'APPROVAL_DECIDED' | 'APPROVAL_EXPIRED' | 'APPROVAL_NOT_FOUND' | 'BROKER_UNAVAILABLE' | 'CAMPAIGN_CLOSED' | 'CAMPAIGN_NOT_ACTIVE' | 'CAMPAIGN_NOT_FOUND' | 'CAMPAIGN_NOT_READY' | 'CAMPAIGN_TYPE_MISMATCH' | 'CONFLICT' | 'CONTACT_EXISTS' | 'CONTACT_NOT_FOUND' | 'DELIVERY_PENDING' | 'DOMAIN_NOT_FOUND' | 'DOMAIN_NOT_VERIFIED' | 'DOMAIN_TAKEN' | 'DRAFT_NOT_APPROVED' | 'DRAFT_NOT_FOUND' | 'DUPLICATE_ORDER_ID' | 'EMAIL_NOT_FOUND' | 'ENROLLMENT_NOT_FOUND' | 'EXPORT_BUSY' | 'EXPORT_TOO_LARGE' | 'FORBIDDEN' | 'FORM_NOT_FOUND' | 'IDEMPOTENCY_KEY_REUSED' | 'INTERNAL_ERROR' | 'INVALID_CONFIRMATION_TOKEN' | 'INVALID_SIGNATURE' | 'INVALID_TRANSITION' | 'KEY_BROADER_THAN_CREATOR' | 'LLM_FAILED' | 'LLM_INVALID_OUTPUT' | 'LLM_INVALID_RULES' | 'LLM_NOT_CONFIGURED' | 'METHOD_NOT_ALLOWED' | 'NOT_FOUND' | 'PAYLOAD_TOO_LARGE' | 'PLAN_LIMIT' | 'PROJECT_NOT_FOUND' | 'PROVIDER_REJECTED' | 'RATE_LIMITED' | 'SEGMENT_NOT_FOUND' | 'SENDER_SUSPENDED' | 'SERVICE_UNAVAILABLE' | 'SITE_NOT_FOUND' | 'SLUG_TAKEN' | 'STEP_NOT_FOUND' | 'SUPPRESSED_CONTACT' | 'TEAM_MEMBER_EXISTS' | 'TEMPLATE_IN_USE' | 'TEMPLATE_NOT_FOUND' | 'TEMPLATE_SYNTAX' | 'TOOL_GROUP_FORBIDDEN' | 'TOOL_NOT_FOUND' | 'TOO_MANY_STEPS' | 'UNAUTHORIZED' | 'UNPROCESSABLE' | 'VALIDATION_ERROR' | 'WARMUP_NOT_ACTIVE' | 'WEBHOOK_DELIVERY_NOT_FOUND' | 'WEBHOOK_SUBSCRIPTION_NOT_FOUND';
+export type MailErrorCode = 'AB_TEST_EXISTS' | 'AB_TEST_NOT_FOUND' | 'AB_TEST_PROMOTED' | 'APPROVAL_DECIDED' | 'APPROVAL_EXPIRED' | 'APPROVAL_NOT_FOUND' | 'BROKER_UNAVAILABLE' | 'CAMPAIGN_CLOSED' | 'CAMPAIGN_NOT_ACTIVE' | 'CAMPAIGN_NOT_FOUND' | 'CAMPAIGN_NOT_READY' | 'CAMPAIGN_TYPE_MISMATCH' | 'CONFLICT' | 'CONTACT_EXISTS' | 'CONTACT_NOT_FOUND' | 'CONTENT_BLOCK_IN_USE' | 'CONTENT_BLOCK_NAME_TAKEN' | 'CONTENT_BLOCK_NOT_FOUND' | 'CONTENT_SOURCE_EXISTS' | 'CONTENT_SOURCE_NOT_FOUND' | 'DELIVERY_PENDING' | 'DOMAIN_NOT_FOUND' | 'DOMAIN_NOT_VERIFIED' | 'DOMAIN_TAKEN' | 'DRAFT_NOT_APPROVED' | 'DRAFT_NOT_FOUND' | 'DUPLICATE_ORDER_ID' | 'EMAIL_NOT_FOUND' | 'ENROLLMENT_NOT_FOUND' | 'EXPORT_BUSY' | 'EXPORT_TOO_LARGE' | 'FORBIDDEN' | 'FORM_NOT_FOUND' | 'IDEMPOTENCY_KEY_REUSED' | 'INTERNAL_ERROR' | 'INVALID_CONFIRMATION_TOKEN' | 'INVALID_SIGNATURE' | 'INVALID_TRANSITION' | 'KEY_BROADER_THAN_CREATOR' | 'LLM_FAILED' | 'LLM_INVALID_OUTPUT' | 'LLM_INVALID_RULES' | 'LLM_NOT_CONFIGURED' | 'METHOD_NOT_ALLOWED' | 'NOT_FOUND' | 'PAYLOAD_TOO_LARGE' | 'PLAN_LIMIT' | 'PROJECT_NOT_FOUND' | 'PROVIDER_REJECTED' | 'RATE_LIMITED' | 'SEGMENT_NOT_FOUND' | 'SENDER_SUSPENDED' | 'SERVICE_UNAVAILABLE' | 'SITE_NOT_FOUND' | 'SLUG_TAKEN' | 'STEP_NOT_FOUND' | 'SUPPRESSED_CONTACT' | 'TEAM_MEMBER_EXISTS' | 'TEMPLATE_IN_USE' | 'TEMPLATE_NOT_FOUND' | 'TEMPLATE_SYNTAX' | 'TOOL_GROUP_FORBIDDEN' | 'TOOL_NOT_FOUND' | 'TOO_MANY_STEPS' | 'UNAUTHORIZED' | 'UNPROCESSABLE' | 'VALIDATION_ERROR' | 'WARMUP_NOT_ACTIVE' | 'WEBHOOK_DELIVERY_NOT_FOUND' | 'WEBHOOK_SUBSCRIPTION_NOT_FOUND';
 
 /**
  * Which notifications to mark read. Unknown fields are refused.
@@ -3185,6 +3312,47 @@ export type PageContact = {
         source: string;
         created_at: string;
         updated_at: string;
+    }>;
+    /**
+     * Pass as `cursor` to get the next page; null on the last page.
+     */
+    next_cursor?: string | null;
+};
+
+export type PageContentBlock = {
+    data: Array<{
+        id: string;
+        /**
+         * What templates include it by: `{{ blocks.<name> }}`.
+         */
+        name: string;
+        /**
+         * Rendered as written (not escaped) where a template includes it.
+         */
+        html: string;
+        created_at: string;
+        updated_at: string;
+    }>;
+    /**
+     * Pass as `cursor` to get the next page; null on the last page.
+     */
+    next_cursor?: string | null;
+};
+
+export type PageContentSource = {
+    data: Array<{
+        id: string;
+        site_id: string;
+        url: string;
+        created_at: string;
+        /**
+         * The pipeline's last read of it; null before the first.
+         */
+        last_fetched_at?: string | null;
+        /**
+         * Why the last read failed; null when it did not.
+         */
+        last_error?: string | null;
     }>;
     /**
      * Pass as `cursor` to get the next page; null on the last page.
@@ -5620,6 +5788,22 @@ export type Trend = {
 };
 
 /**
+ * What to read; both absent (or null): every source of the project. Unknown fields are
+ * refused.
+ */
+export type TriggerContentPipeline = {
+    /**
+     * Only this site's sources (404 `SITE_NOT_FOUND` when it is not a site of the project).
+     */
+    site_id?: string | null;
+    /**
+     * Only this source (404 `CONTENT_SOURCE_NOT_FOUND` when it is not a source of the
+     * project, or not of `site_id`).
+     */
+    source_id?: string | null;
+};
+
+/**
  * Unknown fields are refused.
  */
 export type UnsubscribeContact = {
@@ -5675,6 +5859,17 @@ export type UpdateContact = {
         [key: string]: unknown;
     } | null;
     tags?: Array<string> | null;
+};
+
+/**
+ * A block's new HTML. Unknown fields are refused.
+ */
+export type UpdateContentBlock = {
+    /**
+     * The block's HTML, 1..=100,000 characters, not blank: mail rendered from now on
+     * includes it.
+     */
+    html: string;
 };
 
 /**
@@ -9504,6 +9699,481 @@ export type GetContactTimelineResponses = {
 };
 
 export type GetContactTimelineResponse = GetContactTimelineResponses[keyof GetContactTimelineResponses];
+
+export type ListContentBlocksData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Items per page, 1..=100 (default 50).
+         */
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    url: '/api/v1/content/blocks';
+};
+
+export type ListContentBlocksErrors = {
+    /**
+     * Invalid limit or cursor
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ListContentBlocksError = ListContentBlocksErrors[keyof ListContentBlocksErrors];
+
+export type ListContentBlocksResponses = {
+    /**
+     * A page of blocks
+     */
+    200: PageContentBlock;
+};
+
+export type ListContentBlocksResponse = ListContentBlocksResponses[keyof ListContentBlocksResponses];
+
+export type CreateContentBlockData = {
+    body: CreateContentBlock;
+    path?: never;
+    query?: never;
+    url: '/api/v1/content/blocks';
+};
+
+export type CreateContentBlockErrors = {
+    /**
+     * Missing or invalid field (named in the message and in `details.field`), or body too large
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * The project has a block of that name (`CONTENT_BLOCK_NAME_TAKEN`)
+     */
+    409: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type CreateContentBlockError = CreateContentBlockErrors[keyof CreateContentBlockErrors];
+
+export type CreateContentBlockResponses = {
+    /**
+     * Created
+     */
+    201: ContentBlock;
+};
+
+export type CreateContentBlockResponse = CreateContentBlockResponses[keyof CreateContentBlockResponses];
+
+export type DeleteContentBlockData = {
+    body?: never;
+    path: {
+        /**
+         * The block's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/content/blocks/{id}';
+};
+
+export type DeleteContentBlockErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not a block of this project (`CONTENT_BLOCK_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Templates or campaign steps include it (`CONTENT_BLOCK_IN_USE`; `details.users` lists each one's `kind`, `id` and `name`)
+     */
+    409: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type DeleteContentBlockError = DeleteContentBlockErrors[keyof DeleteContentBlockErrors];
+
+export type DeleteContentBlockResponses = {
+    /**
+     * Deleted: the block as it was
+     */
+    200: ContentBlock;
+};
+
+export type DeleteContentBlockResponse = DeleteContentBlockResponses[keyof DeleteContentBlockResponses];
+
+export type GetContentBlockData = {
+    body?: never;
+    path: {
+        /**
+         * The block's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/content/blocks/{id}';
+};
+
+export type GetContentBlockErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Not a block of this project (`CONTENT_BLOCK_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type GetContentBlockError = GetContentBlockErrors[keyof GetContentBlockErrors];
+
+export type GetContentBlockResponses = {
+    /**
+     * The block
+     */
+    200: ContentBlock;
+};
+
+export type GetContentBlockResponse = GetContentBlockResponses[keyof GetContentBlockResponses];
+
+export type UpdateContentBlockData = {
+    body: UpdateContentBlock;
+    path: {
+        /**
+         * The block's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/content/blocks/{id}';
+};
+
+export type UpdateContentBlockErrors = {
+    /**
+     * `id` is not a UUID, or a missing or invalid field
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not a block of this project (`CONTENT_BLOCK_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type UpdateContentBlockError = UpdateContentBlockErrors[keyof UpdateContentBlockErrors];
+
+export type UpdateContentBlockResponses = {
+    /**
+     * Updated
+     */
+    200: ContentBlock;
+};
+
+export type UpdateContentBlockResponse = UpdateContentBlockResponses[keyof UpdateContentBlockResponses];
+
+export type ListContentSourcesData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Only this site's sources (404 `SITE_NOT_FOUND` when it is not a site of the project).
+         */
+        site_id?: string;
+        /**
+         * Items per page, 1..=100 (default 50).
+         */
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    url: '/api/v1/content/sources';
+};
+
+export type ListContentSourcesErrors = {
+    /**
+     * Invalid site_id, limit or cursor
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * `site_id` is not a site of the project (`SITE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ListContentSourcesError = ListContentSourcesErrors[keyof ListContentSourcesErrors];
+
+export type ListContentSourcesResponses = {
+    /**
+     * A page of sources
+     */
+    200: PageContentSource;
+};
+
+export type ListContentSourcesResponse = ListContentSourcesResponses[keyof ListContentSourcesResponses];
+
+export type CreateContentSourceData = {
+    body: CreateContentSource;
+    path?: never;
+    query?: never;
+    url: '/api/v1/content/sources';
+};
+
+export type CreateContentSourceErrors = {
+    /**
+     * Missing or invalid field (named in the message and in `details.field`): a `url` the service may not read (not http or https, credentials, a private, loopback or metadata address)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * `site_id` is not a site of the project (`SITE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * The site already follows this feed (`CONTENT_SOURCE_EXISTS`)
+     */
+    409: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type CreateContentSourceError = CreateContentSourceErrors[keyof CreateContentSourceErrors];
+
+export type CreateContentSourceResponses = {
+    /**
+     * Created
+     */
+    201: ContentSource;
+};
+
+export type CreateContentSourceResponse = CreateContentSourceResponses[keyof CreateContentSourceResponses];
+
+export type DeleteContentSourceData = {
+    body?: never;
+    path: {
+        /**
+         * The source's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/content/sources/{id}';
+};
+
+export type DeleteContentSourceErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not a source of this project (`CONTENT_SOURCE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type DeleteContentSourceError = DeleteContentSourceErrors[keyof DeleteContentSourceErrors];
+
+export type DeleteContentSourceResponses = {
+    /**
+     * Deleted
+     */
+    204: void;
+};
+
+export type DeleteContentSourceResponse = DeleteContentSourceResponses[keyof DeleteContentSourceResponses];
+
+export type TriggerContentPipelineData = {
+    body: TriggerContentPipeline;
+    path?: never;
+    query?: never;
+    url: '/api/v1/content/pipeline';
+};
+
+export type TriggerContentPipelineErrors = {
+    /**
+     * Invalid field (named in the message and in `details.field`)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * `site_id` is not a site of the project (`SITE_NOT_FOUND`), or `source_id` not one of its sources (`CONTENT_SOURCE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type TriggerContentPipelineError = TriggerContentPipelineErrors[keyof TriggerContentPipelineErrors];
+
+export type TriggerContentPipelineResponses = {
+    /**
+     * What the run read and wrote (a feed that could not be read is reported in `sources[].error`)
+     */
+    200: ContentPipelineRun;
+};
+
+export type TriggerContentPipelineResponse = TriggerContentPipelineResponses[keyof TriggerContentPipelineResponses];
 
 export type RecordConversionData = {
     body: ConversionRequest;

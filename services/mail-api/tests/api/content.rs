@@ -287,7 +287,7 @@ async fn the_pipeline_drafts_new_items_once_and_then_only_what_is_new() {
     let feeds = FeedServer::start().await;
     feeds.serve(
         "/blog.rss",
-        rss(&[("a1", "First post"), ("a2", "Second <post>")]),
+        rss(&[("a1", "First post"), ("a2", "Second &lt;post&gt;")]),
     );
     feeds.serve("/news.atom", atom());
     let h = Harness::with(loopback_allowed).await;
@@ -372,7 +372,7 @@ async fn the_pipeline_drafts_new_items_once_and_then_only_what_is_new() {
         rss(&[
             ("a3", "Third post"),
             ("a1", "First post"),
-            ("a2", "Second <post>"),
+            ("a2", "Second &lt;post&gt;"),
         ]),
     );
     let run = api

@@ -282,12 +282,21 @@ stack_seed() {
         '{"title":"Spare","content":"Spare post","platforms":["x"]}' | stack_json id)"
     SEED_SOCIAL_CAMPAIGN="$(stack_call POST "$a/social/campaigns" "$k" \
         '{"name":"Seed","platform":"x","destination_url":"https://example.com/seed"}' | stack_json id)"
+    # Two content blocks and a content source to delete (a public name that does not
+    # resolve: stored, its reads fail).
+    SEED_BLOCK="$(stack_call POST "$a/content/blocks" "$k" \
+        '{"name":"seed_footer","html":"<p>Seed</p>"}' | stack_json id)"
+    SEED_SPARE_BLOCK="$(stack_call POST "$a/content/blocks" "$k" \
+        '{"name":"seed_spare","html":"<p>Spare</p>"}' | stack_json id)"
+    SEED_SPARE_SOURCE="$(stack_call POST "$a/content/sources" "$k" \
+        "{\"site_id\":\"$SEED_SITE\",\"url\":\"https://feeds.invalid/spare.xml\"}" | stack_json id)"
     export SEED_PRODUCT SEED_PRODUCT_ID SEED_DECISION SEED_FREE_FORM SEED_DATASET SEED_PROPOSAL SEED_LEAD \
         SEED_DRAFT_ACCOUNT SEED_DRAFT_THREAD SEED_SITE SEED_CONTACT SEED_CAMPAIGN SEED_EMAIL \
         SEED_STEP SEED_SPARE_STEP SEED_ENROLLING SEED_DRAFT SEED_APPROVAL SEED_AB_TEST \
         SEED_WORKSPACE SEED_DRIFT SEED_WEBHOOK SEED_SPARE_WEBHOOK SEED_DELIVERY \
         SEED_OPEN_TOKEN SEED_CLICK_TOKEN SEED_UNSUBSCRIBE_TOKEN SEED_FORM SEED_SPARE_FORM \
-        SEED_FORM_CONFIRMATION SEED_SOCIAL_POST SEED_SPARE_SOCIAL_POST SEED_SOCIAL_CAMPAIGN
+        SEED_FORM_CONFIRMATION SEED_SOCIAL_POST SEED_SPARE_SOCIAL_POST SEED_SOCIAL_CAMPAIGN \
+        SEED_BLOCK SEED_SPARE_BLOCK SEED_SPARE_SOURCE
     log "seeded: product $SEED_PRODUCT, decision $SEED_DECISION, site $SEED_SITE, contact $SEED_CONTACT, email $SEED_EMAIL (sent)"
 }
 

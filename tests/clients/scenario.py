@@ -689,6 +689,16 @@ def mail(s: Service) -> None:
            x_twilio_signature="invalid", body={"MessageSid": "SM1", "From": "+14158675310", "Body": "STOP"})
     s.call("receiveTwilioStatus", 401, project_id=os.environ["MAIL_PROJECT_ID"],
            x_twilio_signature="invalid", body={"MessageSid": "SM1", "MessageStatus": "delivered"})
+    block = s.call("createContentBlock", 201, body={"name": "scenario_footer", "html": "<p>Bye</p>"})
+    s.call("listContentBlocks", 200, limit=10)
+    s.call("getContentBlock", 200, id=block["id"])
+    s.call("updateContentBlock", 200, id=block["id"], body={"html": "<p>Bye now</p>"})
+    # A public name that does not resolve: stored; the pipeline reports its read failed.
+    source = s.call("createContentSource", 201, body={"site_id": site, "url": "https://feeds.invalid/scenario.xml"})
+    s.call("listContentSources", 200, site_id=site, limit=10)
+    s.call("triggerContentPipeline", 200, body={"source_id": source["id"]})
+    s.call("deleteContentSource", 204, id=source["id"])
+    s.call("deleteContentBlock", 200, id=block["id"])
     s.call("analyticsPerformance", 200, days=30)
     s.call("analyticsPortfolio", 200, rank_by="sent")
     s.call("analyticsTotals", 200)

@@ -227,6 +227,11 @@ async def sms(s: ClientSession, tag: str) -> None:
     await call(s, "set_contact_sms_consent", {"contact_id": contact["contact_id"], "status": "revoked", "phone": phone})
     stored = rest_ok("PUT", f"/api/v1/sms/contacts/{contact['contact_id']}/consent", ADMIN, {"status": "revoked"})
     check(stored["phone"] == phone and stored["source"] == "api", f"set_contact_sms_consent: {stored}")
+async def content(s: ClientSession, tag: str) -> None:
+    name = "block_" + "".join(c for c in tag.lower() if c.isalnum())
+    block = await call(s, "create_content_block", {"name": name, "html": f"<p>Block {tag}</p>"})
+    stored = rest_ok("GET", f"/api/v1/content/blocks/{block['id']}", ADMIN)
+    check(stored["name"] == name and stored["html"] == f"<p>Block {tag}</p>", f"create_content_block: {stored}")
 
 
 async def drafts(s: ClientSession, tag: str) -> None:
@@ -288,6 +293,7 @@ ONE_TOOL_PER_GROUP = {
     "forms": forms,
     "social-posts": social_posts,
     "sms": sms,
+    "content": content,
 }
 
 SITE = ""

@@ -393,6 +393,22 @@ test('mail-api: every operation', async () => {
     }),
     401,
   );
+  const block = (await expect(
+    m.createContentBlock({ body: { name: 'scenario_footer', html: '<p>Bye</p>' } }),
+    201,
+  )).data;
+  await expect(m.listContentBlocks({ query: { limit: 10 } }), 200);
+  await expect(m.getContentBlock({ path: { id: block.id } }), 200);
+  await expect(m.updateContentBlock({ path: { id: block.id }, body: { html: '<p>Bye now</p>' } }), 200);
+  // A public name that does not resolve: stored; the pipeline reports its read failed.
+  const source = (await expect(
+    m.createContentSource({ body: { site_id: site, url: 'https://feeds.invalid/scenario.xml' } }),
+    201,
+  )).data;
+  await expect(m.listContentSources({ query: { site_id: site, limit: 10 } }), 200);
+  await expect(m.triggerContentPipeline({ body: { source_id: source.id } }), 200);
+  await expect(m.deleteContentSource({ path: { id: source.id } }), 204);
+  await expect(m.deleteContentBlock({ path: { id: block.id } }), 200);
   await expect(m.analyticsPerformance({ query: { days: 30 } }), 200);
   await expect(m.analyticsPortfolio({ query: { rank_by: 'sent' } }), 200);
   await expect(m.analyticsTotals(), 200);

@@ -13,6 +13,7 @@ pub mod chat_alerts;
 pub mod confirmations;
 pub mod contact_tools;
 pub mod contacts;
+pub mod content;
 pub mod conversions;
 pub mod credentials;
 pub mod cron;

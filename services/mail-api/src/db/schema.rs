@@ -949,3 +949,35 @@ diesel::table! {
     }
 }
 diesel::allow_tables_to_appear_in_same_query!(contact_sites, contact_sms);
+
+diesel::table! {
+    content_blocks (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        name -> Text,
+        html -> Text,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    content_sources (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        site_id -> Uuid,
+        url -> Text,
+        created_at -> Timestamptz,
+        last_fetched_at -> Nullable<Timestamptz>,
+        last_error -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    content_seen_items (source_id, item_id) {
+        project_id -> Uuid,
+        source_id -> Uuid,
+        item_id -> Text,
+        seen_at -> Timestamptz,
+    }
+}

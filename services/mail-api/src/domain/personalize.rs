@@ -14,7 +14,8 @@
 //! The variables ([`KNOWN`]): the contact's `email`, `first_name`, `last_name`, `tags` and
 //! `properties.*`; `site.name`, `site.slug`, `site.from_name`; `campaign.id`, `campaign.name`;
 //! `step.id`, `step.order`; `event.name`, `event.data.*` (the event that enrolled the contact
-//! in a triggered campaign); `unsubscribe_url`; `data.*` (`POST /send`'s `data`).
+//! in a triggered campaign); `unsubscribe_url`; `data.*` (`POST /send`'s `data`);
+//! `blocks.<name>` (the project's content blocks, inserted as written: not escaped).
 
 use std::collections::BTreeSet;
 use std::hash::{DefaultHasher, Hash as _, Hasher as _};
@@ -37,7 +38,11 @@ pub const KNOWN: &[(&str, &[&str])] = &[
     ("event", &["name", "data", "data.*"]),
     ("unsubscribe_url", &[]),
     ("data", &["*"]),
+    ("blocks", &["*"]),
 ];
+
+/// The variable holding the project's content blocks: its members are inserted unescaped.
+pub const BLOCKS: &str = "blocks";
 
 /// What the engine provides itself (functions and loop variables), never unknown.
 const BUILTIN: &[&str] = &["range", "dict", "namespace", "loop", "debug"];
@@ -294,9 +299,35 @@ impl Renderer {
     }
 }
 
-/// The context of one recipient, from a JSON object of the variables ([`KNOWN`]).
+/// Whether any of `sources` may read the content blocks: only then are they loaded.
+pub fn reads_blocks<'a>(sources: impl IntoIterator<Item = &'a str>) -> bool {
+    sources
+        .into_iter()
+        .any(|source| has_tags(source) && source.contains(BLOCKS))
+}
+
+/// The context of one recipient, from a JSON object of the variables ([`KNOWN`]). The
+/// members of `blocks` (the project's HTML blocks) are safe values: HTML auto-escaping leaves
+/// them as written.
 pub fn context(variables: &serde_json::Value) -> Value {
-    Value::from(minijinja::value::Serde(variables))
+    let Some(blocks) = variables.get(BLOCKS).and_then(serde_json::Value::as_object) else {
+        return Value::from(minijinja::value::Serde(variables));
+    };
+    let blocks: std::collections::BTreeMap<String, Value> = blocks
+        .iter()
+        .map(|(name, html)| {
+            let html = html.as_str().unwrap_or_default().to_owned();
+            (name.clone(), Value::from_safe_string(html))
+        })
+        .collect();
+    let mut rest = variables.clone();
+    if let Some(members) = rest.as_object_mut() {
+        members.remove(BLOCKS);
+    }
+    minijinja::context! {
+        blocks => Value::from(blocks),
+        ..Value::from(minijinja::value::Serde(&rest))
+    }
 }
 
 /// The variables of a sample recipient (previews): the contact's fields as given, or a sample
@@ -353,6 +384,22 @@ mod tests {
             "<p>&lt;b&gt;Ada&lt;&#x2f;b&gt;</p>"
         );
         assert_eq!(render("text", "{{ first_name }}", vars), "<b>Ada</b>");
+    }
+
+    #[test]
+    fn blocks_are_inserted_unescaped_and_other_values_escaped() {
+        let vars = json!({"first_name": "<i>", "blocks": {"footer": "<p>Bye &amp; thanks</p>"}});
+        assert_eq!(
+            render(
+                "html",
+                "{{ first_name }}{{ blocks.footer }}{{ blocks.nope }}",
+                vars
+            ),
+            "&lt;i&gt;<p>Bye &amp; thanks</p>"
+        );
+        assert!(reads_blocks(["Hi", "{{ blocks.footer }}"]));
+        assert!(!reads_blocks(["blocks without tags", "{{ first_name }}"]));
+        assert!(unknown_variables("{{ blocks.footer }}").is_empty());
     }
 
     #[test]

@@ -247,6 +247,16 @@ pub const ROUTE_GROUPS: &[(&str, &str, &[Group])] = &[
     ("GET", "/api/v1/chat-alerts", &[Webhooks]),
     ("PUT", "/api/v1/chat-alerts", &[Webhooks]),
     ("DELETE", "/api/v1/chat-alerts", &[Webhooks]),
+    // Content blocks, sources and the pipeline.
+    ("GET", "/api/v1/content/blocks", &[Content]),
+    ("POST", "/api/v1/content/blocks", &[Content]),
+    ("GET", "/api/v1/content/blocks/{id}", &[Content]),
+    ("PATCH", "/api/v1/content/blocks/{id}", &[Content]),
+    ("DELETE", "/api/v1/content/blocks/{id}", &[Content]),
+    ("GET", "/api/v1/content/sources", &[Content]),
+    ("POST", "/api/v1/content/sources", &[Content]),
+    ("DELETE", "/api/v1/content/sources/{id}", &[Content]),
+    ("POST", "/api/v1/content/pipeline", &[Content]),
     // Signup forms (their public pages need no key).
     ("GET", "/api/v1/forms", &[Forms]),
     ("POST", "/api/v1/forms", &[Forms]),

@@ -14,6 +14,7 @@ pub mod campaigns;
 pub mod chat_alerts;
 pub mod contact_quality;
 pub mod contacts;
+pub mod content;
 pub mod conversions;
 pub mod dashboard;
 pub mod deliverability;
@@ -89,6 +90,7 @@ pub const ROUTES: &[&[Route]] = &[
     chat_alerts::ROUTES,
     contact_quality::ROUTES,
     contacts::ROUTES,
+    content::ROUTES,
     conversions::ROUTES,
     delivery_ops::ROUTES,
     delivery_settings::ROUTES,

@@ -12,6 +12,7 @@ pub mod campaigns;
 pub mod chat_alerts;
 pub mod confirmations;
 pub mod contacts;
+pub mod content;
 pub mod conversions;
 pub mod deliverability;
 pub mod delivery_ops;

@@ -234,7 +234,6 @@ pub async fn preview_email(
         "name": site.name, "slug": site.slug, "from_name": site.from_name,
     });
     variables["data"] = serde_json::Value::Object(req.data.clone().unwrap_or_default());
-    drop(conn);
     let html = req
         .html
         .clone()
@@ -253,6 +252,15 @@ pub async fn preview_email(
                 "is required (the template, if any, has no subject hint)",
             )
         })?;
+    if personalize::reads_blocks([
+        subject.as_str(),
+        html.as_str(),
+        req.text.as_deref().unwrap_or(""),
+    ]) {
+        variables[personalize::BLOCKS] =
+            crate::ops::content::blocks_variable(&mut conn, project_id).await?;
+    }
+    drop(conn);
     let kind = req.kind.unwrap_or_default();
     let check = template_check::check(&html, Some(&subject), req.text.as_deref(), kind);
     let preview_id = Uuid::now_v7();

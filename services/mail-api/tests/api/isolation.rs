@@ -173,6 +173,10 @@ struct Owner {
     /// A social post and a social campaign of its own (their texts carry the marker).
     social_post: String,
     social_campaign: String,
+    /// A content block of its own (its HTML carries the marker).
+    block: String,
+    /// A content source of its own (its URL carries the marker).
+    source: String,
 }
 
 async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &Planted) -> Owner {
@@ -314,6 +318,17 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
         .await,
         "id",
     );
+    let block = json!({"name": "footer", "html": format!("<p>{SHARED_WORD} {marker}</p>")});
+    let block = id_of(
+        &call(Method::POST, "/api/v1/content/blocks", Some(block)).await,
+        "id",
+    );
+    // A public name that does not resolve: stored, its reads fail.
+    let source = json!({"site_id": site, "url": format!("https://feeds.invalid/{marker}.xml")});
+    let source = id_of(
+        &call(Method::POST, "/api/v1/content/sources", Some(source)).await,
+        "id",
+    );
     let member = json!({"email": format!("team-{marker}@example.com"), "role": "viewer"});
     call(Method::POST, "/api/v1/team", Some(member)).await;
 
@@ -445,6 +460,8 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
         platform_connection: platform_connection.to_string(),
         social_post,
         social_campaign,
+        block,
+        source,
         approval: approval.to_string(),
         ab_test,
         draft,
@@ -544,6 +561,8 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
         ("/api/v1/forms/{id}" | "/api/v1/forms/{id}/stats", "id") => (victim.form.clone(), None),
         ("/api/v1/platforms/connections/{id}", "id") => (victim.platform_connection.clone(), None),
         ("/api/v1/sms/contacts/{id}/consent", "id") => (victim.contact_id.clone(), None),
+        ("/api/v1/content/blocks/{id}", "id") => (victim.block.clone(), None),
+        ("/api/v1/content/sources/{id}", "id") => (victim.source.clone(), None),
         ("/api/v1/webhook-deliveries/{id}/replay", "id") => (victim.delivery.clone(), None),
         ("/api/v1/social/posts/{id}", "id") => (victim.social_post.clone(), None),
         ("/api/v1/social/campaigns/{id}/posts", "id") => (victim.social_campaign.clone(), None),
@@ -663,6 +682,13 @@ fn body_for(op: &Operation) -> Option<Value> {
             json!({"site_id": Uuid::nil(), "name": "probe", "body": "probe"})
         }
         ("POST", "/api/v1/sms/cost-preview") => json!({"body": "probe"}),
+        ("POST", "/api/v1/content/blocks") => json!({"name": "footer", "html": "<p>probe</p>"}),
+        ("PATCH", "/api/v1/content/blocks/{id}") => json!({"html": "<p>overwritten</p>"}),
+        ("POST", "/api/v1/content/sources") => {
+            json!({"site_id": Uuid::nil(), "url": "https://feeds.invalid/probe.xml"})
+        }
+        // The caller's own sources only (another project's ids are in the path probes).
+        ("POST", "/api/v1/content/pipeline") => json!({}),
         _ => panic!(
             "{} {}: no body; add one to the isolation suite",
             op.method, op.path
@@ -837,6 +863,8 @@ async fn victim_rows(h: &Harness, op: &Operation, victim: &Owner) -> Option<BTre
         "/api/v1/forms/{id}" => own_rows(h, "forms", victim).await,
         "/api/v1/platforms/connections/{id}" => own_rows(h, "platform_connections", victim).await,
         "/api/v1/social/posts/{id}" => own_rows(h, "social_posts", victim).await,
+        "/api/v1/content/blocks/{id}" => own_rows(h, "content_blocks", victim).await,
+        "/api/v1/content/sources/{id}" => own_rows(h, "content_sources", victim).await,
         "/api/v1/chat-alerts" => h
             .query(&format!(
                 "SELECT project_id::text FROM chat_alerts WHERE project_id = '{}'",
@@ -917,6 +945,7 @@ async fn still_intact(h: &Harness, owner: &Owner) -> Vec<String> {
         format!("/api/v1/approvals/{}", owner.approval),
         format!("/api/v1/ab-tests/{}", owner.ab_test),
         format!("/api/v1/forms/{}", owner.form),
+        format!("/api/v1/content/blocks/{}", owner.block),
     ];
     for path in own {
         let (status, body) = send(h, &owner.key, Method::GET, &path, None).await;

@@ -14,6 +14,7 @@ mod campaigns;
 mod common;
 mod contact_tools;
 mod contacts;
+mod content;
 mod contract;
 mod contract_mirror;
 mod conversions;

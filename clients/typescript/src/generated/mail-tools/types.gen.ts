@@ -5130,6 +5130,225 @@ export type RefreshDomainDnsResponses = {
     200: unknown;
 };
 
+export type CreateContentBlockData = {
+    /**
+     * A block to create. Unknown fields are refused.
+     */
+    body?: {
+        /**
+         * 1..=64 characters: a lowercase letter, then lowercase letters, digits or `_` (a name a
+         * template reads as `blocks.<name>`); unique in the project (409
+         * `CONTENT_BLOCK_NAME_TAKEN`).
+         */
+        name: string;
+        /**
+         * The block's HTML, 1..=100,000 characters, not blank; included as written (templates do
+         * not escape it, and it is not itself a template).
+         */
+        html: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/create_content_block';
+};
+
+export type CreateContentBlockErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type CreateContentBlockResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type DeleteContentBlockData = {
+    /**
+     * One content block of the project.
+     */
+    body?: {
+        /**
+         * The block's id.
+         */
+        block_id: string;
+        /**
+         * Absent on the first call, which answers a summary and a `confirmation_token`; the second call, with the same arguments and that token (single use, expiring after 10 minutes), acts.
+         */
+        confirmation_token?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/delete_content_block';
+};
+
+export type DeleteContentBlockErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type DeleteContentBlockResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type ListContentBlocksData = {
+    body?: {
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/list_content_blocks';
+};
+
+export type ListContentBlocksErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type ListContentBlocksResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type ListContentSourcesData = {
+    body?: {
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+        site_id?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/list_content_sources';
+};
+
+export type ListContentSourcesErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type ListContentSourcesResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type TriggerContentPipelineData = {
+    /**
+     * What to read; both absent (or null): every source of the project. Unknown fields are
+     * refused.
+     */
+    body?: {
+        /**
+         * Only this site's sources (404 `SITE_NOT_FOUND` when it is not a site of the project).
+         */
+        site_id?: string | null;
+        /**
+         * Only this source (404 `CONTENT_SOURCE_NOT_FOUND` when it is not a source of the
+         * project, or not of `site_id`).
+         */
+        source_id?: string | null;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/trigger_content_pipeline';
+};
+
+export type TriggerContentPipelineErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type TriggerContentPipelineResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
 export type GetWarmupStatusData = {
     /**
      * One site of the project.

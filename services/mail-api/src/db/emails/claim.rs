@@ -54,7 +54,8 @@ pub struct ForSending {
 }
 
 /// The recipient's variables of a personalized email `e` of site `s` (null when the email is
-/// sent as written): looked up only for those.
+/// sent as written): looked up only for those; the project's content blocks only when the
+/// email's sources mention them.
 const VARIABLES: &str = "CASE WHEN e.template_data IS NOT NULL THEN \
       jsonb_build_object('email', e.to_email, 'tags', '[]'::jsonb, 'properties', '{}'::jsonb) \
       || coalesce((SELECT jsonb_strip_nulls(jsonb_build_object( \
@@ -74,7 +75,13 @@ const VARIABLES: &str = "CASE WHEN e.template_data IS NOT NULL THEN \
                      FROM enrollments en JOIN events ev \
                        ON ev.project_id = en.project_id AND ev.id = en.event_id \
                      WHERE en.project_id = e.project_id AND en.id = e.enrollment_id))) \
-      || jsonb_build_object('data', e.template_data) END";
+      || jsonb_build_object('data', e.template_data) \
+      || CASE WHEN position('blocks' in coalesce(e.subject, '') || coalesce(e.html, '') \
+                                       || coalesce(e.text_body, '')) > 0 \
+         THEN jsonb_build_object('blocks', \
+                (SELECT coalesce(jsonb_object_agg(b.name, b.html), '{}'::jsonb) \
+                 FROM content_blocks b WHERE b.project_id = e.project_id)) \
+         ELSE '{}'::jsonb END END";
 
 /// One delivery's claim of the email its job sends (see [`claim_for_sending`]).
 #[derive(Debug, Clone, Copy)]

@@ -10,6 +10,7 @@ mod campaign_management;
 mod campaigns;
 mod compound;
 mod contacts;
+mod content;
 mod delivery_ops;
 mod domains;
 mod drafts;
@@ -41,6 +42,7 @@ pub fn all() -> Vec<Tool> {
         templates::tools(),
         delivery_ops::tools(),
         domains::tools(),
+        content::tools(),
         warmup::tools(),
         forms::tools(),
         sms::tools(),

@@ -308,7 +308,7 @@ pub async fn list_accounts(
         (status = 200, description = "Connected (an earlier connection of the platform is replaced)", body = SocialAccount),
         (status = 400, description = "A field the platform needs is missing, or one of the other platform's is given (named)", body = MailError),
         (status = 403, description = "The key lacks the write scope", body = MailError),
-        (status = 404, description = "Not a platform the service publishes to", body = MailError),
+        (status = 400, description = "Not a platform the service publishes to (`VALIDATION_ERROR`, `details.field`: `platform`)", body = MailError),
         (status = 422, description = "The platform refused the credentials (`SOCIAL_PLATFORM_REFUSED`), or it connects through the OAuth redirect (`SOCIAL_PLATFORM_NOT_CONFIGURED`)", body = MailError),
     )
 )]
@@ -336,7 +336,7 @@ pub async fn connect_account(
         (status = 302, description = "To the platform's authorization page",
             headers(("Location" = String, description = "The platform's authorization address"))),
         (status = 403, description = "The key lacks the write scope", body = MailError),
-        (status = 404, description = "Not a platform the service publishes to", body = MailError),
+        (status = 400, description = "Not a platform the service publishes to (`VALIDATION_ERROR`, `details.field`: `platform`)", body = MailError),
         (status = 422, description = "The deployment has no OAuth client for the platform, or it connects with credentials (`SOCIAL_PLATFORM_NOT_CONFIGURED`)", body = MailError),
     )
 )]
@@ -362,8 +362,7 @@ pub async fn connect(
     params(("platform" = inline(Platform), Path, description = "The platform"), SocialCallback),
     responses(
         (status = 200, description = "Connected", body = SocialAccount),
-        (status = 400, description = "The state is missing, unknown, used or expired (`SOCIAL_CONNECT_STATE_INVALID`): nothing was stored", body = MailError),
-        (status = 404, description = "Not a platform the service publishes to", body = MailError),
+        (status = 400, description = "The state is missing, unknown, used or expired (`SOCIAL_CONNECT_STATE_INVALID`): nothing was stored; or not a platform the service publishes to (`VALIDATION_ERROR`, `details.field`: `platform`)", body = MailError),
         (status = 422, description = "The person declined, or the platform refused the code (`SOCIAL_PLATFORM_REFUSED`)", body = MailError),
     )
 )]

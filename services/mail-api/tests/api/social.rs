@@ -450,9 +450,18 @@ async fn an_agents_post_waits_for_a_person_then_is_queued() {
         ["0"]
     );
 
+    // A person approves it with a key that holds the right.
     let res = h
         .post_json(
             &t.admin,
+            "/api/v1/api-keys",
+            &json!({"name": "approver", "scope": "write", "approve": true}),
+        )
+        .await;
+    let approver = json(res).await["secret"].as_str().unwrap().to_owned();
+    let res = h
+        .post_json(
+            &approver,
             &format!("/api/v1/approvals/{approval}/approve"),
             &json!({}),
         )

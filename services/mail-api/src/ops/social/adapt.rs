@@ -58,11 +58,17 @@ pub struct SocialAdaptations {
     pub adaptations: Vec<SocialAdaptation>,
 }
 
+// Case spelled out: the workspace's regex has no Unicode case folding, so `(?i)` does not
+// compile.
 static TAG: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?is)<(script|style)[^>]*>.*?</(script|style)>|<[^>]*>").unwrap()
+    Regex::new(
+        r"(?s)<([Ss][Cc][Rr][Ii][Pp][Tt]|[Ss][Tt][Yy][Ll][Ee])[^>]*>.*?</([Ss][Cc][Rr][Ii][Pp][Tt]|[Ss][Tt][Yy][Ll][Ee])>|<[^>]*>",
+    )
+    .unwrap()
 });
-static HREF: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r#"(?i)href\s*=\s*["'](https?://[^"'\s]+)["']"#).unwrap());
+static HREF: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"[Hh][Rr][Ee][Ff]\s*=\s*["']([Hh][Tt][Tt][Pp][Ss]?://[^"'\s]+)["']"#).unwrap()
+});
 
 /// The visible text of `html`, entities of the usual kind decoded.
 fn text_of(html: &str) -> String {
@@ -124,4 +130,14 @@ pub async fn adapt_social_post(
         link,
         adaptations,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_patterns_compile_and_read_tags_and_links() {
+        let html = r#"<STYLE>p {}</style><p>Hi <a HREF="https://acme.test/x">there</a></p>"#;
+        assert_eq!(super::text_of(html), "Hi there");
+        assert_eq!(&super::HREF.captures(html).unwrap()[1], "https://acme.test/x");
+    }
 }

@@ -79,12 +79,13 @@ pub fn callback_url(state: &AppState, platform: Platform) -> String {
 }
 
 pub fn unknown_platform(name: &str) -> ApiError {
-    ApiError::not_found(format!(
-        "{name:?} is not a platform the service publishes to"
-    ))
+    ApiError::invalid_field(
+        "platform",
+        &format!("{name:?} is not a platform the service publishes to"),
+    )
 }
 
-/// The platform named by a path, 404 otherwise.
+/// The platform named by a path, 400 otherwise.
 pub fn platform_named(name: &str) -> Result<Platform, ApiError> {
     Platform::parse(name).ok_or_else(|| unknown_platform(name))
 }

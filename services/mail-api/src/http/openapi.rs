@@ -73,6 +73,7 @@ const FINISH: Finish = Finish {
         (name = "templates", description = "Email templates"),
         (name = "suppressions", description = "Addresses never sent to"),
         (name = "forms", description = "Signup forms: a hosted page (no API key) and an embeddable snippet per form, double opt-in through a signed, expiring confirmation link, bots refused by a honeypot, a minimum fill time and per-address and per-IP limits, and each form's numbers"),
+        (name = "automations", description = "Automations: flows a contact moves through, entered by an event, a tag, a segment, an annual date or a form signup, with waits (a duration or a local time of day), branches (segment rules, or whether the previous email was opened or clicked), emails, tag and property changes, signed webhooks and exits; run by the scheduler on every replica, each step once per contact"),
         (name = "hygiene", description = "List hygiene: what a run suppresses or unsubscribes, and its audit"),
         (name = "send", description = "Transactional email"),
         (name = "emails", description = "The email log and each email's history"),

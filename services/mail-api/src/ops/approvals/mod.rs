@@ -245,6 +245,11 @@ pub enum ApprovalAction {
     /// The winner of an A/B test sent to the contacts held back
     /// (`POST /ab-tests/{id}/promote`, `promote_ab_winner`).
     PromoteAbWinner,
+    /// An automation made active (`POST /automations/{id}/activate`).
+    ActivateAutomation,
+    /// An automation's trigger run now for everyone it holds for
+    /// (`POST /automations/{id}/trigger`, `trigger_automation`).
+    TriggerAutomation,
 }
 
 impl ApprovalAction {
@@ -256,6 +261,8 @@ impl ApprovalAction {
             Self::EnrollSegment => "enroll_segment",
             Self::DeleteCampaign => "delete_campaign",
             Self::PromoteAbWinner => "promote_ab_winner",
+            Self::ActivateAutomation => "activate_automation",
+            Self::TriggerAutomation => "trigger_automation",
         }
     }
 }

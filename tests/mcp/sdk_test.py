@@ -217,6 +217,18 @@ async def forms(s: ClientSession, tag: str) -> None:
     check(stored["name"] == f"Form {tag}" and stored["url"].endswith(f"/f/{form['id']}"), f"create_form: {stored}")
 
 
+async def automations(s: ClientSession, tag: str) -> None:
+    body = {"site_id": SITE, "name": f"Flow {tag}", "trigger": {"type": "event", "event": f"flow.{tag}"},
+            "steps": [{"type": "wait", "minutes": 60}, {"type": "add_tag", "tag": "flowed"}]}
+    automation = rest_ok("POST", "/api/v1/automations", ADMIN, body)
+    rest_ok("POST", f"/api/v1/automations/{automation['id']}/activate", ADMIN)
+    contact = rest_ok("POST", "/api/v1/identify", ADMIN, {"email": f"flow-{tag}@example.com"})
+    enrolled = await call(s, "enroll_automation", {"subscriber_id": contact["contact_id"],
+                                                   "automation_id": automation["id"]})
+    stored = rest_ok("GET", f"/api/v1/automations/{automation['id']}", ADMIN)
+    check(enrolled["created"] and stored["enrollments"]["active"] == 1, f"enroll_automation: {stored}")
+
+
 async def drafts(s: ClientSession, tag: str) -> None:
     draft = await call(s, "create_draft", {"site_id": SITE, "subject": f"Draft {tag}", "body_html": "<p>Hi</p>"})
     stored = rest_ok("GET", f"/api/v1/drafts/{draft['id']}", ADMIN)
@@ -261,6 +273,7 @@ ONE_TOOL_PER_GROUP = {
     "compound": compound,
     "drafts": drafts,
     "approvals": approvals,
+    "automations": automations,
     "webhooks": webhooks,
     "gdpr": gdpr,
     "sites": sites,

@@ -454,7 +454,8 @@ pub(super) async fn execute(
         ApprovalAction::TriggerAutomation => {
             let args: AutomationArguments = serde_json::from_value(arguments.clone())?;
             Ok(serde_json::to_value(
-                automations::trigger_automation_in(conn, project_id, args.automation_id).await?,
+                automations::trigger_automation_in(conn, project_id, args.automation_id, state.clock.now())
+                    .await?,
             )?)
         }
         ApprovalAction::ActivateCampaign => {
@@ -517,7 +518,7 @@ pub async fn automation_action_gated(
                     AutomationStatus::Active,
                 )
                 .await?),
-                _ => ok(automations::trigger_automation_in(conn, project_id, id).await?),
+                _ => ok(automations::trigger_automation_in(conn, project_id, id, state.clock.now()).await?),
             },
         })
         .await?;

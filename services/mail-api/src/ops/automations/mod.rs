@@ -508,6 +508,7 @@ pub async fn trigger_automation_in(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
     id: Uuid,
+    now: DateTime<Utc>,
 ) -> Result<AutomationTriggered, ApiError> {
     let automation = db::lock(conn, project_id, id)
         .await?
@@ -519,7 +520,6 @@ pub async fn trigger_automation_in(
         ))
         .with_code(MailErrorCode::AutomationNotActive));
     }
-    let now = Utc::now();
     let (contacts, occurrences) = engine::entrants(conn, &automation, now, ENTRY_BATCH).await?;
     let enrolled = db::enroll(conn, project_id, id, &contacts, &occurrences, now).await?;
     Ok(AutomationTriggered {
@@ -559,7 +559,7 @@ pub async fn preview_automation(
     let automation = db::get(&mut conn, project_id, id)
         .await?
         .ok_or_else(|| automation_not_found(id))?;
-    let (contacts, _) = engine::entrants(&mut conn, &automation, Utc::now(), ENTRY_BATCH).await?;
+    let (contacts, _) = engine::entrants(&mut conn, &automation, state.clock.now(), ENTRY_BATCH).await?;
     let steps: Vec<AutomationStep> = serde_json::from_value(automation.steps.clone())?;
     let mut entries = Vec::new();
     for contact_id in contacts.iter().take(PREVIEW_MAX as usize) {

@@ -163,6 +163,8 @@ struct Owner {
     ab_test: String,
     /// A signup form of its own (its name and consent text carry the marker).
     form: String,
+    /// An automation of its own (its name, event and tag carry the marker).
+    automation: String,
 }
 
 async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &Planted) -> Owner {
@@ -287,6 +289,12 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
         "consent_text": marker, "tags": [marker],
         "fields": [{"name": "first_name", "label": marker}]});
     let form = id_of(&call(Method::POST, "/api/v1/forms", Some(form)).await, "id");
+    let automation = json!({"site_id": site, "name": format!("{SHARED_WORD} automation {marker}"),
+        "trigger": {"type": "event", "event": marker}, "steps": [{"type": "add_tag", "tag": marker}]});
+    let automation = id_of(
+        &call(Method::POST, "/api/v1/automations", Some(automation)).await,
+        "id",
+    );
     let member = json!({"email": format!("team-{marker}@example.com"), "role": "viewer"});
     call(Method::POST, "/api/v1/team", Some(member)).await;
 
@@ -383,6 +391,7 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
     .await;
     Owner {
         form,
+        automation,
         approval: approval.to_string(),
         ab_test,
         draft,
@@ -480,6 +489,9 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
         }
         ("/api/v1/webhook-subscriptions/{id}", "id") => (victim.webhook.clone(), None),
         ("/api/v1/forms/{id}" | "/api/v1/forms/{id}/stats", "id") => (victim.form.clone(), None),
+        (path, "id") if path.starts_with("/api/v1/automations/{id}") => {
+            (victim.automation.clone(), None)
+        }
         ("/api/v1/webhook-deliveries/{id}/replay", "id") => (victim.delivery.clone(), None),
         (path, "id") if path.starts_with("/api/v1/sites/{id}/") => (victim.site.clone(), None),
         _ => panic!("{path}: no value for path parameter `{name}`; map it in the isolation suite"),
@@ -565,6 +577,10 @@ fn body_for(op: &Operation) -> Option<Value> {
         // A site of no project (another project's: `domains::registering_…`).
         ("POST", "/api/v1/domains") => json!({"site_id": Uuid::nil(), "domain": "probe.example"}),
         ("POST", "/api/v1/forms") => json!({"site_id": Uuid::nil(), "name": "probe"}),
+        ("POST", "/api/v1/automations") => json!({"site_id": Uuid::nil(), "name": "probe",
+            "trigger": {"type": "event", "event": "probe"}, "steps": [{"type": "exit"}]}),
+        ("PATCH", "/api/v1/automations/{id}") => json!({"name": "renamed"}),
+        ("POST", "/api/v1/automations/{id}/enrollments") => json!({"subscriber_id": Uuid::nil()}),
         _ => panic!(
             "{} {}: no body; add one to the isolation suite",
             op.method, op.path
@@ -737,6 +753,7 @@ async fn victim_rows(h: &Harness, op: &Operation, victim: &Owner) -> Option<BTre
         "/api/v1/campaign-steps/{id}" => own_rows(h, "campaign_steps", victim).await,
         "/api/v1/webhook-subscriptions/{id}" => own_rows(h, "webhook_subscriptions", victim).await,
         "/api/v1/forms/{id}" => own_rows(h, "forms", victim).await,
+        "/api/v1/automations/{id}" => own_rows(h, "automations", victim).await,
         "/api/v1/chat-alerts" => h
             .query(&format!(
                 "SELECT project_id::text FROM chat_alerts WHERE project_id = '{}'",
@@ -817,6 +834,7 @@ async fn still_intact(h: &Harness, owner: &Owner) -> Vec<String> {
         format!("/api/v1/approvals/{}", owner.approval),
         format!("/api/v1/ab-tests/{}", owner.ab_test),
         format!("/api/v1/forms/{}", owner.form),
+        format!("/api/v1/automations/{}", owner.automation),
     ];
     for path in own {
         let (status, body) = send(h, &owner.key, Method::GET, &path, None).await;

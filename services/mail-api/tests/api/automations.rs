@@ -606,3 +606,44 @@ async fn the_routes_refuse_what_they_must_and_hide_other_projects() {
     assert_eq!(res.status(), 204);
     f.h.stop().await;
 }
+
+#[tokio::test]
+async fn a_webhook_step_is_delivered_signed_after_its_commit_once() {
+    let f = Flow::start().await;
+    let receiver = crate::outbound_webhooks::Receiver::start(204).await;
+    let automation = f
+        .create(json!({
+            "name": "Hooked",
+            "trigger": {"type": "tag_added", "tag": "hook"},
+            "steps": [{"type": "webhook", "url": receiver.url()}, {"type": "add_tag", "tag": "hooked"}],
+        }))
+        .await;
+    let secret = automation["webhook_secret"].as_str().unwrap().to_owned();
+    let id = automation["id"].as_str().unwrap().to_owned();
+    f.contact("hooked@example.com", json!({})).await;
+    f.h.exec("UPDATE contacts SET tags = ARRAY['hook']").await;
+    f.activate(&id).await;
+    f.settle().await;
+    let got = receiver.wait_for(1).await;
+    let body: Value = serde_json::from_str(&got[0].body).unwrap();
+    assert_eq!(body["type"], "automation.step", "{body}");
+    assert_eq!(body["data"]["contact"]["email"], "hooked@example.com");
+    assert_eq!(body["data"]["automation_id"], id.as_str());
+    let t: i64 = got[0].header("webhook-timestamp").parse().unwrap();
+    assert_eq!(
+        got[0].header("x-mail-signature"),
+        webhook_signature::mail_signature(&[secret.as_str()], t, got[0].body.as_bytes())
+    );
+    assert!(f.has_tag("hooked@example.com", "hooked").await);
+    // Delivered: never again, whatever the passes.
+    f.clock().advance(TimeDelta::hours(1));
+    f.settle().await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(receiver.received().len(), 1);
+    assert_eq!(
+        f.h.query("SELECT status || '/' || attempts FROM automation_webhook_calls")
+            .await,
+        vec!["delivered/1"]
+    );
+    f.h.stop().await;
+}

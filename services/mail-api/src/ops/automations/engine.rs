@@ -418,7 +418,7 @@ impl AutomationEngine {
                     task: queue::to_value(&SendEmail {
                         email_log_id: id,
                         project_id: due.project_id,
-                    })?,
+                    }),
                     template_data: templated.then(|| json!({})),
                 };
                 emails::insert(conn, &[new], &self.send_queue).await?;

@@ -244,7 +244,7 @@ pub async fn create_automation(
     let row = conn
         .transaction::<_, ApiError, _>(async |conn| {
             flows::require_site(conn, project_id, req.site_id).await?;
-            check_references(conn, project_id, Some(&req.trigger), Some(&req.steps)).await?;
+            check_references(conn, project_id, Some(&req.trigger), Some(req.steps.as_slice())).await?;
             let now = Utc::now();
             Ok(db::insert(
                 conn,

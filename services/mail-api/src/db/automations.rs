@@ -366,7 +366,8 @@ pub async fn tag_holders(
     Ok(rows.into_iter().map(|r| r.id).collect())
 }
 
-/// Contacts of the project matching `predicate` that never entered the automation.
+/// Contacts of the project matching `predicate` that never entered the automation (looked
+/// at `limit` matching contacts at a time, in id order, until `limit` are found).
 pub async fn segment_members(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
@@ -375,17 +376,43 @@ pub async fn segment_members(
     limit: i64,
 ) -> QueryResult<Vec<Uuid>> {
     use super::schema::contacts as c;
-    let entered = e::table
+    let mut found = Vec::new();
+    let mut after = Uuid::nil();
+    loop {
+        let ids: Vec<Uuid> = c::table
+            .filter(Matches::new(project_id, predicate))
+            .filter(c::id.gt(after))
+            .select(c::id)
+            .order(c::id.asc())
+            .limit(limit)
+            .load(conn)
+            .await?;
+        let Some(last) = ids.last().copied() else {
+            return Ok(found);
+        };
+        let entered = entered_of(conn, automation_id, &ids).await?;
+        found.extend(ids.into_iter().filter(|id| !entered.contains(id)));
+        if i64::try_from(found.len()).unwrap_or(i64::MAX) >= limit {
+            found.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+            return Ok(found);
+        }
+        after = last;
+    }
+}
+
+/// Those of `contact_ids` in the automation already.
+async fn entered_of(
+    conn: &mut AsyncPgConnection,
+    automation_id: Uuid,
+    contact_ids: &[Uuid],
+) -> QueryResult<std::collections::HashSet<Uuid>> {
+    e::table
         .filter(e::automation_id.eq(automation_id))
-        .select(e::contact_id);
-    c::table
-        .filter(Matches::new(project_id, predicate))
-        .filter(diesel::dsl::not(c::id.eq_any(entered)))
-        .select(c::id)
-        .order(c::id.asc())
-        .limit(limit)
-        .load(conn)
+        .filter(e::contact_id.eq_any(contact_ids))
+        .select(e::contact_id)
+        .load::<Uuid>(conn)
         .await
+        .map(|ids| ids.into_iter().collect())
 }
 
 /// Contacts of the project (id, properties) whose date property ends with one of the

@@ -143,7 +143,7 @@ pub enum AutomationStep {
     Webhook {
         /// An `http` or `https` URL, at most 2,000 characters; private and loopback targets
         /// are refused when delivered (unless the deployment allows them).
-        #[schema(format = Uri, max_length = 2000, pattern = "^https?://")]
+        #[schema(min_length = 8, max_length = 2000, pattern = "^https?://[^ ]+$")]
         url: String,
     },
     /// End the contact's flow here.

@@ -273,7 +273,7 @@ export type ApprovalRecord = {
     /**
      * What waits for approval.
      */
-    action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign' | 'promote_ab_winner';
+    action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign' | 'promote_ab_winner' | 'activate_automation' | 'trigger_automation';
     /**
      * Where an approval stands.
      */
@@ -331,7 +331,7 @@ export type ApprovalRequired = {
     /**
      * What waits for approval.
      */
-    action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign' | 'promote_ab_winner';
+    action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign' | 'promote_ab_winner' | 'activate_automation' | 'trigger_automation';
     summary: string;
     expires_at: string;
     /**
@@ -381,6 +381,232 @@ export type AudienceMember = {
 };
 
 export type AuthMethod = 'none' | 'client_secret_post' | 'client_secret_basic';
+
+/**
+ * An automation.
+ */
+export type Automation = {
+    id: string;
+    site_id: string;
+    name: string;
+    /**
+     * Where an automation stands: `draft` (new, enrolls nobody), `active` (enrolls and runs) or
+     * `paused` (enrolls nobody; its contacts wait where they are).
+     */
+    status: 'draft' | 'active' | 'paused';
+    trigger: AutomationTrigger;
+    steps: Array<AutomationStep>;
+    enrollments: AutomationCounts;
+    /**
+     * The secret (`whsec_…`) that signs its webhook steps' requests: only in the answer that
+     * created the automation.
+     */
+    webhook_secret?: string | null;
+    created_at: string;
+    updated_at: string;
+};
+
+/**
+ * What a branch asks about the contact.
+ */
+export type AutomationCondition = {
+    rules: SegmentRules;
+    type: 'segment_rules';
+} | {
+    type: 'opened_previous';
+} | {
+    type: 'clicked_previous';
+};
+
+/**
+ * Contacts in an automation, by where they are.
+ */
+export type AutomationCounts = {
+    /**
+     * In the flow (waiting for their next step).
+     */
+    active: number;
+    /**
+     * Through the last step.
+     */
+    completed: number;
+    /**
+     * Ended early: an exit step, or a contact that may no longer be mailed.
+     */
+    exited: number;
+};
+
+/**
+ * A contact's place in an automation.
+ */
+export type AutomationEnrollment = {
+    id: string;
+    automation_id: string;
+    contact_id: string;
+    /**
+     * `active`, `completed` or `exited`.
+     */
+    status: string;
+    /**
+     * The index of the next step to run.
+     */
+    step_index: number;
+    /**
+     * When it runs (null once ended).
+     */
+    next_run_at?: string | null;
+    exit_reason?: string | null;
+    /**
+     * False when the contact was in the automation already (the enrollment it has).
+     */
+    created: boolean;
+    created_at: string;
+};
+
+/**
+ * Who would enter now and which path each would take. Nothing is written.
+ */
+export type AutomationPreview = {
+    automation_id: string;
+    /**
+     * How many contacts would enter now (at most 10,000 counted).
+     */
+    would_enter: number;
+    /**
+     * The first 50 of them with their paths.
+     */
+    contacts: Array<AutomationPreviewEntry>;
+};
+
+/**
+ * One contact who would enter, and the path it would take.
+ */
+export type AutomationPreviewEntry = {
+    contact_id: string;
+    email: string;
+    /**
+     * The steps it would run, in order, each as `<index>:<type>` with the branch's answer
+     * (`2:branch=then`); a wait is taken as passed and an opened/clicked branch reads what
+     * the contact has done so far (nothing yet: `else`).
+     */
+    path: Array<string>;
+};
+
+/**
+ * One step of an automation. Steps run in order; a branch may skip steps forward (never
+ * back), so each step runs at most once per contact.
+ */
+export type AutomationStep = {
+    /**
+     * 0..=525,600 minutes (a year); fractions allowed.
+     */
+    minutes: number;
+    type: 'wait';
+} | {
+    time: string;
+    type: 'wait_until';
+} | {
+    condition: AutomationCondition;
+    /**
+     * Steps skipped when the condition holds, 0..=50 (default 0).
+     */
+    then_skip?: number | null;
+    /**
+     * Steps skipped when it does not, 0..=50 (default 1).
+     */
+    else_skip?: number | null;
+    type: 'branch';
+} | {
+    /**
+     * 1..=998 characters, one line.
+     */
+    subject: string;
+    /**
+     * At most 512,000 characters.
+     */
+    html?: string | null;
+    /**
+     * At most 512,000 characters.
+     */
+    text?: string | null;
+    /**
+     * A template of the project (404 `TEMPLATE_NOT_FOUND` otherwise) whose HTML is sent
+     * when `html` is absent.
+     */
+    template_id?: string | null;
+    type: 'send_email';
+} | {
+    tag: string;
+    type: 'add_tag';
+} | {
+    tag: string;
+    type: 'remove_tag';
+} | {
+    /**
+     * 1..=100 characters: letters, digits, `_` or `-`.
+     */
+    name: string;
+    /**
+     * Any JSON value.
+     */
+    value: {
+        [key: string]: unknown;
+    };
+    type: 'set_property';
+} | {
+    /**
+     * An `http` or `https` URL, at most 2,000 characters; private and loopback targets
+     * are refused when delivered (unless the deployment allows them).
+     */
+    url: string;
+    type: 'webhook';
+} | {
+    type: 'exit';
+};
+
+/**
+ * What makes a contact enter an automation (once; once a year for a `date` trigger).
+ */
+export type AutomationTrigger = {
+    /**
+     * 1..=200 characters, matched exactly.
+     */
+    event: string;
+    type: 'event';
+} | {
+    /**
+     * 1..=100 characters.
+     */
+    tag: string;
+    type: 'tag_added';
+} | {
+    segment_id: string;
+    type: 'segment_entry';
+} | {
+    /**
+     * The property's name, 1..=100 characters: letters, digits, `_` or `-`.
+     */
+    property: string;
+    /**
+     * Local time of day, `HH:MM` (null or absent: 00:00).
+     */
+    at?: string | null;
+    type: 'date';
+} | {
+    form_id?: string | null;
+    type: 'form_submitted';
+};
+
+/**
+ * What a trigger did.
+ */
+export type AutomationTriggered = {
+    automation_id: string;
+    /**
+     * Contacts enrolled now (at most 10,000 a call; the scheduler enters the rest).
+     */
+    enrolled: number;
+};
 
 /**
  * A site's brand voice.
@@ -1066,6 +1292,25 @@ export type CreateApiKey = {
      * `agent`.
      */
     approve?: boolean | null;
+};
+
+/**
+ * Unknown fields are refused.
+ */
+export type CreateAutomation = {
+    /**
+     * A site of the project (404 `SITE_NOT_FOUND` otherwise): the emails are sent as it.
+     */
+    site_id: string;
+    /**
+     * 1..=200 characters, not blank (stored trimmed).
+     */
+    name: string;
+    trigger: AutomationTrigger;
+    /**
+     * 1..=50 steps, run in order.
+     */
+    steps: Array<AutomationStep>;
 };
 
 export type CreateCampaign = {
@@ -1815,6 +2060,16 @@ export type EngagementInsights = Window & {
      */
     best_hour?: number | null;
     best_weekday?: null | Weekday;
+};
+
+/**
+ * Unknown fields are refused.
+ */
+export type EnrollAutomation = {
+    /**
+     * A contact of the project (404 `CONTACT_NOT_FOUND` otherwise).
+     */
+    subscriber_id: string;
 };
 
 /**
@@ -2825,7 +3080,7 @@ export type MailError = {
 /**
  * A machine-readable error code of the mail service.
  */
-export type MailErrorCode = 'AB_TEST_EXISTS' | 'AB_TEST_NOT_FOUND' | 'AB_TEST_PROMOTED' | 'APPROVAL_DECIDED' | 'APPROVAL_EXPIRED' | 'APPROVAL_NOT_FOUND' | 'BROKER_UNAVAILABLE' | 'CAMPAIGN_CLOSED' | 'CAMPAIGN_NOT_ACTIVE' | 'CAMPAIGN_NOT_FOUND' | 'CAMPAIGN_NOT_READY' | 'CAMPAIGN_TYPE_MISMATCH' | 'CONFLICT' | 'CONTACT_EXISTS' | 'CONTACT_NOT_FOUND' | 'DELIVERY_PENDING' | 'DOMAIN_NOT_FOUND' | 'DOMAIN_NOT_VERIFIED' | 'DOMAIN_TAKEN' | 'DRAFT_NOT_APPROVED' | 'DRAFT_NOT_FOUND' | 'DUPLICATE_ORDER_ID' | 'EMAIL_NOT_FOUND' | 'ENROLLMENT_NOT_FOUND' | 'EXPORT_BUSY' | 'EXPORT_TOO_LARGE' | 'FORBIDDEN' | 'FORM_NOT_FOUND' | 'IDEMPOTENCY_KEY_REUSED' | 'INTERNAL_ERROR' | 'INVALID_CONFIRMATION_TOKEN' | 'INVALID_SIGNATURE' | 'INVALID_TRANSITION' | 'KEY_BROADER_THAN_CREATOR' | 'LLM_FAILED' | 'LLM_INVALID_OUTPUT' | 'LLM_INVALID_RULES' | 'LLM_NOT_CONFIGURED' | 'METHOD_NOT_ALLOWED' | 'NOT_FOUND' | 'PAYLOAD_TOO_LARGE' | 'PLAN_LIMIT' | 'PROJECT_NOT_FOUND' | 'PROVIDER_REJECTED' | 'RATE_LIMITED' | 'SEGMENT_NOT_FOUND' | 'SENDER_SUSPENDED' | 'SERVICE_UNAVAILABLE' | 'SITE_NOT_FOUND' | 'SLUG_TAKEN' | 'STEP_NOT_FOUND' | 'SUPPRESSED_CONTACT' | 'TEAM_MEMBER_EXISTS' | 'TEMPLATE_IN_USE' | 'TEMPLATE_NOT_FOUND' | 'TEMPLATE_SYNTAX' | 'TOOL_GROUP_FORBIDDEN' | 'TOOL_NOT_FOUND' | 'TOO_MANY_STEPS' | 'UNAUTHORIZED' | 'UNPROCESSABLE' | 'VALIDATION_ERROR' | 'WARMUP_NOT_ACTIVE' | 'WEBHOOK_DELIVERY_NOT_FOUND' | 'WEBHOOK_SUBSCRIPTION_NOT_FOUND';
+export type MailErrorCode = 'AB_TEST_EXISTS' | 'AB_TEST_NOT_FOUND' | 'AB_TEST_PROMOTED' | 'AUTOMATION_NOT_ACTIVE' | 'AUTOMATION_NOT_FOUND' | 'APPROVAL_DECIDED' | 'APPROVAL_EXPIRED' | 'APPROVAL_NOT_FOUND' | 'BROKER_UNAVAILABLE' | 'CAMPAIGN_CLOSED' | 'CAMPAIGN_NOT_ACTIVE' | 'CAMPAIGN_NOT_FOUND' | 'CAMPAIGN_NOT_READY' | 'CAMPAIGN_TYPE_MISMATCH' | 'CONFLICT' | 'CONTACT_EXISTS' | 'CONTACT_NOT_FOUND' | 'DELIVERY_PENDING' | 'DOMAIN_NOT_FOUND' | 'DOMAIN_NOT_VERIFIED' | 'DOMAIN_TAKEN' | 'DRAFT_NOT_APPROVED' | 'DRAFT_NOT_FOUND' | 'DUPLICATE_ORDER_ID' | 'EMAIL_NOT_FOUND' | 'ENROLLMENT_NOT_FOUND' | 'EXPORT_BUSY' | 'EXPORT_TOO_LARGE' | 'FORBIDDEN' | 'FORM_NOT_FOUND' | 'IDEMPOTENCY_KEY_REUSED' | 'INTERNAL_ERROR' | 'INVALID_CONFIRMATION_TOKEN' | 'INVALID_SIGNATURE' | 'INVALID_TRANSITION' | 'KEY_BROADER_THAN_CREATOR' | 'LLM_FAILED' | 'LLM_INVALID_OUTPUT' | 'LLM_INVALID_RULES' | 'LLM_NOT_CONFIGURED' | 'METHOD_NOT_ALLOWED' | 'NOT_FOUND' | 'PAYLOAD_TOO_LARGE' | 'PLAN_LIMIT' | 'PROJECT_NOT_FOUND' | 'PROVIDER_REJECTED' | 'RATE_LIMITED' | 'SEGMENT_NOT_FOUND' | 'SENDER_SUSPENDED' | 'SERVICE_UNAVAILABLE' | 'SITE_NOT_FOUND' | 'SLUG_TAKEN' | 'STEP_NOT_FOUND' | 'SUPPRESSED_CONTACT' | 'TEAM_MEMBER_EXISTS' | 'TEMPLATE_IN_USE' | 'TEMPLATE_NOT_FOUND' | 'TEMPLATE_SYNTAX' | 'TOOL_GROUP_FORBIDDEN' | 'TOOL_NOT_FOUND' | 'TOO_MANY_STEPS' | 'UNAUTHORIZED' | 'UNPROCESSABLE' | 'VALIDATION_ERROR' | 'WARMUP_NOT_ACTIVE' | 'WEBHOOK_DELIVERY_NOT_FOUND' | 'WEBHOOK_SUBSCRIPTION_NOT_FOUND';
 
 /**
  * Which notifications to mark read. Unknown fields are refused.
@@ -3052,7 +3307,7 @@ export type PageApprovalRecord = {
         /**
          * What waits for approval.
          */
-        action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign' | 'promote_ab_winner';
+        action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign' | 'promote_ab_winner' | 'activate_automation' | 'trigger_automation';
         /**
          * Where an approval stands.
          */
@@ -3092,6 +3347,33 @@ export type PageApprovalRecord = {
         result?: unknown;
         expires_at: string;
         created_at: string;
+    }>;
+    /**
+     * Pass as `cursor` to get the next page; null on the last page.
+     */
+    next_cursor?: string | null;
+};
+
+export type PageAutomation = {
+    data: Array<{
+        id: string;
+        site_id: string;
+        name: string;
+        /**
+         * Where an automation stands: `draft` (new, enrolls nobody), `active` (enrolls and runs) or
+         * `paused` (enrolls nobody; its contacts wait where they are).
+         */
+        status: 'draft' | 'active' | 'paused';
+        trigger: AutomationTrigger;
+        steps: Array<AutomationStep>;
+        enrollments: AutomationCounts;
+        /**
+         * The secret (`whsec_…`) that signs its webhook steps' requests: only in the answer that
+         * created the automation.
+         */
+        webhook_secret?: string | null;
+        created_at: string;
+        updated_at: string;
     }>;
     /**
      * Pass as `cursor` to get the next page; null on the last page.
@@ -5634,6 +5916,21 @@ export type UnsubscribeContact = {
 };
 
 /**
+ * Unknown fields are refused; what is absent (or null) stays as it is.
+ */
+export type UpdateAutomation = {
+    /**
+     * 1..=200 characters, not blank (stored trimmed).
+     */
+    name?: string | null;
+    trigger?: null | AutomationTrigger;
+    /**
+     * 1..=50 steps. Contacts in the flow keep their place (the index of their next step).
+     */
+    steps?: Array<AutomationStep> | null;
+};
+
+/**
  * What to change; an absent (or null) field is unchanged. The site and type stay what they
  * were. Unknown fields are refused.
  */
@@ -6618,6 +6915,553 @@ export type PromoteAbWinnerResponses = {
 };
 
 export type PromoteAbWinnerResponse = PromoteAbWinnerResponses[keyof PromoteAbWinnerResponses];
+
+export type ListAutomationsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Only automations of this site (404 `SITE_NOT_FOUND` when it is not the project's).
+         */
+        site_id?: string;
+        /**
+         * Items per page, 1..=100 (default 50).
+         */
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    url: '/api/v1/automations';
+};
+
+export type ListAutomationsErrors = {
+    /**
+     * Invalid site_id, limit or cursor
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * `site_id` is not a site of the project (`SITE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ListAutomationsError = ListAutomationsErrors[keyof ListAutomationsErrors];
+
+export type ListAutomationsResponses = {
+    /**
+     * A page of automations
+     */
+    200: PageAutomation;
+};
+
+export type ListAutomationsResponse = ListAutomationsResponses[keyof ListAutomationsResponses];
+
+export type CreateAutomationData = {
+    body: CreateAutomation;
+    path?: never;
+    query?: never;
+    url: '/api/v1/automations';
+};
+
+export type CreateAutomationErrors = {
+    /**
+     * Missing or invalid field (named in the message and in `details.field`), or body too large
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * `site_id`, the trigger's segment or a step's template is not the project's (`SITE_NOT_FOUND`, `SEGMENT_NOT_FOUND`, `TEMPLATE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type CreateAutomationError = CreateAutomationErrors[keyof CreateAutomationErrors];
+
+export type CreateAutomationResponses = {
+    /**
+     * Created, with its `webhook_secret`
+     */
+    201: Automation;
+};
+
+export type CreateAutomationResponse = CreateAutomationResponses[keyof CreateAutomationResponses];
+
+export type DeleteAutomationData = {
+    body?: never;
+    path: {
+        /**
+         * The automation's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/automations/{id}';
+};
+
+export type DeleteAutomationErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not an automation of this project (`AUTOMATION_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type DeleteAutomationError = DeleteAutomationErrors[keyof DeleteAutomationErrors];
+
+export type DeleteAutomationResponses = {
+    /**
+     * Deleted
+     */
+    204: void;
+};
+
+export type DeleteAutomationResponse = DeleteAutomationResponses[keyof DeleteAutomationResponses];
+
+export type GetAutomationData = {
+    body?: never;
+    path: {
+        /**
+         * The automation's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/automations/{id}';
+};
+
+export type GetAutomationErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Not an automation of this project (`AUTOMATION_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type GetAutomationError = GetAutomationErrors[keyof GetAutomationErrors];
+
+export type GetAutomationResponses = {
+    /**
+     * The automation
+     */
+    200: Automation;
+};
+
+export type GetAutomationResponse = GetAutomationResponses[keyof GetAutomationResponses];
+
+export type UpdateAutomationData = {
+    body: UpdateAutomation;
+    path: {
+        /**
+         * The automation's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/automations/{id}';
+};
+
+export type UpdateAutomationErrors = {
+    /**
+     * `id` is not a UUID, or an invalid field (named)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not an automation of this project (`AUTOMATION_NOT_FOUND`), or the trigger's segment or a step's template is not the project's
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type UpdateAutomationError = UpdateAutomationErrors[keyof UpdateAutomationErrors];
+
+export type UpdateAutomationResponses = {
+    /**
+     * The automation as changed
+     */
+    200: Automation;
+};
+
+export type UpdateAutomationResponse = UpdateAutomationResponses[keyof UpdateAutomationResponses];
+
+export type ActivateAutomationData = {
+    body?: never;
+    path: {
+        /**
+         * The automation's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/automations/{id}/activate';
+};
+
+export type ActivateAutomationErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not an automation of this project (`AUTOMATION_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ActivateAutomationError = ActivateAutomationErrors[keyof ActivateAutomationErrors];
+
+export type ActivateAutomationResponses = {
+    /**
+     * The automation, active
+     */
+    200: Automation;
+    /**
+     * The activation waits for a person's approval under the project's approval policy (as a campaign launch): nothing was done
+     */
+    202: ApprovalRequired;
+};
+
+export type ActivateAutomationResponse = ActivateAutomationResponses[keyof ActivateAutomationResponses];
+
+export type PauseAutomationData = {
+    body?: never;
+    path: {
+        /**
+         * The automation's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/automations/{id}/pause';
+};
+
+export type PauseAutomationErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not an automation of this project (`AUTOMATION_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type PauseAutomationError = PauseAutomationErrors[keyof PauseAutomationErrors];
+
+export type PauseAutomationResponses = {
+    /**
+     * The automation, paused
+     */
+    200: Automation;
+};
+
+export type PauseAutomationResponse = PauseAutomationResponses[keyof PauseAutomationResponses];
+
+export type EnrollAutomationData = {
+    body: EnrollAutomation;
+    path: {
+        /**
+         * The automation's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/automations/{id}/enrollments';
+};
+
+export type EnrollAutomationErrors = {
+    /**
+     * `id` is not a UUID, or `subscriber_id` is missing or invalid
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not an automation or a contact of this project (`AUTOMATION_NOT_FOUND`, `CONTACT_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * The automation is not active (`AUTOMATION_NOT_ACTIVE`)
+     */
+    409: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type EnrollAutomationError = EnrollAutomationErrors[keyof EnrollAutomationErrors];
+
+export type EnrollAutomationResponses = {
+    /**
+     * The contact's enrollment (`created: false` when it was in already)
+     */
+    201: AutomationEnrollment;
+};
+
+export type EnrollAutomationResponse = EnrollAutomationResponses[keyof EnrollAutomationResponses];
+
+export type TriggerAutomationData = {
+    body?: never;
+    path: {
+        /**
+         * The automation's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/automations/{id}/trigger';
+};
+
+export type TriggerAutomationErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not an automation of this project (`AUTOMATION_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * The automation is not active (`AUTOMATION_NOT_ACTIVE`)
+     */
+    409: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type TriggerAutomationError = TriggerAutomationErrors[keyof TriggerAutomationErrors];
+
+export type TriggerAutomationResponses = {
+    /**
+     * How many entered
+     */
+    200: AutomationTriggered;
+    /**
+     * The trigger waits for a person's approval under the project's approval policy (as a campaign launch): nothing was done
+     */
+    202: ApprovalRequired;
+};
+
+export type TriggerAutomationResponse = TriggerAutomationResponses[keyof TriggerAutomationResponses];
+
+export type PreviewAutomationData = {
+    body?: never;
+    path: {
+        /**
+         * The automation's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/automations/{id}/preview';
+};
+
+export type PreviewAutomationErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Not an automation of this project (`AUTOMATION_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type PreviewAutomationError = PreviewAutomationErrors[keyof PreviewAutomationErrors];
+
+export type PreviewAutomationResponses = {
+    /**
+     * The contacts who would enter, with their paths
+     */
+    200: AutomationPreview;
+};
+
+export type PreviewAutomationResponse = PreviewAutomationResponses[keyof PreviewAutomationResponses];
 
 export type GetAbuseMonitorStatusData = {
     body?: never;

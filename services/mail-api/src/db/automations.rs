@@ -330,9 +330,9 @@ pub async fn entered_by_event(
 pub async fn scanned(conn: &mut AsyncPgConnection) -> QueryResult<Vec<Automation>> {
     a::table
         .filter(a::status.eq("active"))
-        .filter(
-            diesel::dsl::sql::<Bool>("trigger ->> 'type' IN ('tag_added', 'segment_entry', 'date')"),
-        )
+        .filter(diesel::dsl::sql::<Bool>(
+            "trigger ->> 'type' IN ('tag_added', 'segment_entry', 'date')",
+        ))
         .select(Automation::as_select())
         .load(conn)
         .await
@@ -822,7 +822,10 @@ pub async fn occurrences_taken(
     .bind::<Array<Text>, _>(occurrences)
     .load(conn)
     .await?;
-    Ok(rows.into_iter().map(|r| (r.contact_id, r.occurrence)).collect())
+    Ok(rows
+        .into_iter()
+        .map(|r| (r.contact_id, r.occurrence))
+        .collect())
 }
 
 /// Contacts of the project who recorded the event `name` (of the form `form_id` when given,

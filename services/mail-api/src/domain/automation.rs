@@ -53,9 +53,7 @@ pub enum AutomationTrigger {
     },
     /// A confirmed signup of a form (its `form.submitted` event): of this form, or of any
     /// when `form_id` is null or absent.
-    FormSubmitted {
-        form_id: Option<Uuid>,
-    },
+    FormSubmitted { form_id: Option<Uuid> },
 }
 
 /// What a branch asks about the contact.
@@ -64,9 +62,7 @@ pub enum AutomationTrigger {
 #[schema(as = AutomationCondition)]
 pub enum AutomationCondition {
     /// The contact matches segment rules (as a segment's `rules`).
-    SegmentRules {
-        rules: SegmentRules,
-    },
+    SegmentRules { rules: SegmentRules },
     /// The last email this automation sent the contact was opened.
     OpenedPrevious,
     /// The last email this automation sent the contact was clicked.
@@ -231,7 +227,10 @@ pub fn month_day(value: &Value) -> Option<(u32, u32)> {
         return Some((d.month(), d.day()));
     }
     let (m, d) = text.split_once('-')?;
-    let (m, d) = (m.parse::<u32>().ok()?, d.get(..2).unwrap_or(d).parse::<u32>().ok()?);
+    let (m, d) = (
+        m.parse::<u32>().ok()?,
+        d.get(..2).unwrap_or(d).parse::<u32>().ok()?,
+    );
     ((1..=12).contains(&m) && (1..=31).contains(&d)).then_some((m, d))
 }
 
@@ -272,12 +271,35 @@ mod tests {
         let nine = time_of(Some("09:00"));
         // 23:30 UTC on 1 March is 00:30 on 2 March in Berlin.
         let now = at("2027-03-01T23:30:00Z");
-        assert_eq!(date_occurrence(now, berlin, &json!("1990-03-02"), NaiveTime::MIN), Some("2027".into()));
-        assert_eq!(date_occurrence(now, berlin, &json!("1990-03-02"), nine), None);
-        assert_eq!(date_occurrence(now, Tz::UTC, &json!("03-02"), NaiveTime::MIN), None);
-        assert_eq!(date_occurrence(now, Tz::UTC, &json!("03-01"), NaiveTime::MIN), Some("2027".into()));
-        assert_eq!(date_occurrence(at("2027-02-28T12:00:00Z"), Tz::UTC, &json!("2000-02-29"), nine), Some("2027".into()));
-        assert_eq!(date_occurrence(now, Tz::UTC, &json!("not a date"), nine), None);
+        assert_eq!(
+            date_occurrence(now, berlin, &json!("1990-03-02"), NaiveTime::MIN),
+            Some("2027".into())
+        );
+        assert_eq!(
+            date_occurrence(now, berlin, &json!("1990-03-02"), nine),
+            None
+        );
+        assert_eq!(
+            date_occurrence(now, Tz::UTC, &json!("03-02"), NaiveTime::MIN),
+            None
+        );
+        assert_eq!(
+            date_occurrence(now, Tz::UTC, &json!("03-01"), NaiveTime::MIN),
+            Some("2027".into())
+        );
+        assert_eq!(
+            date_occurrence(
+                at("2027-02-28T12:00:00Z"),
+                Tz::UTC,
+                &json!("2000-02-29"),
+                nine
+            ),
+            Some("2027".into())
+        );
+        assert_eq!(
+            date_occurrence(now, Tz::UTC, &json!("not a date"), nine),
+            None
+        );
     }
 
     #[test]
@@ -285,8 +307,14 @@ mod tests {
         let tokyo: Tz = "Asia/Tokyo".parse().unwrap();
         let nine = time_of(Some("09:00"));
         // 01:00 UTC is 10:00 in Tokyo: the next 09:00 there is tomorrow, 00:00 UTC.
-        assert_eq!(next_local_time(at("2027-01-05T01:00:00Z"), tokyo, nine), at("2027-01-06T00:00:00Z"));
-        assert_eq!(next_local_time(at("2027-01-05T08:00:00Z"), Tz::UTC, nine), at("2027-01-05T09:00:00Z"));
+        assert_eq!(
+            next_local_time(at("2027-01-05T01:00:00Z"), tokyo, nine),
+            at("2027-01-06T00:00:00Z")
+        );
+        assert_eq!(
+            next_local_time(at("2027-01-05T08:00:00Z"), Tz::UTC, nine),
+            at("2027-01-05T09:00:00Z")
+        );
         assert_eq!(zone_of(&json!({"timezone": "nowhere"})), Tz::UTC);
     }
 

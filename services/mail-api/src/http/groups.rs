@@ -229,7 +229,11 @@ pub const ROUTE_GROUPS: &[(&str, &str, &[Group])] = &[
     ("DELETE", "/api/v1/automations/{id}", &[Automations]),
     ("POST", "/api/v1/automations/{id}/activate", &[Automations]),
     ("POST", "/api/v1/automations/{id}/pause", &[Automations]),
-    ("POST", "/api/v1/automations/{id}/enrollments", &[Automations]),
+    (
+        "POST",
+        "/api/v1/automations/{id}/enrollments",
+        &[Automations],
+    ),
     ("POST", "/api/v1/automations/{id}/trigger", &[Automations]),
     ("GET", "/api/v1/automations/{id}/preview", &[Automations]),
     ("GET", "/api/v1/forms", &[Forms]),

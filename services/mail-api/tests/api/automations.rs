@@ -44,8 +44,8 @@ impl Flow {
         let site = h.site(&t.admin, "flows").await;
         let runner = || {
             let s = &h.settings;
-            let pool = store::pool(&s.common.database.url, &store::PoolOptions::default())
-                .expect("pool");
+            let pool =
+                store::pool(&s.common.database.url, &store::PoolOptions::default()).expect("pool");
             AutomationRunner::new(
                 pool,
                 Arc::new(s.secrets.kek().expect("kek")),
@@ -107,7 +107,11 @@ impl Flow {
             .await;
         let status = res.status().as_u16();
         let answer = json(res).await;
-        assert_eq!((status, &answer["status"]), (200, &json!("active")), "{answer}");
+        assert_eq!(
+            (status, &answer["status"]),
+            (200, &json!("active")),
+            "{answer}"
+        );
     }
 
     async fn contact(&self, email: &str, properties: Value) -> String {
@@ -200,7 +204,10 @@ async fn a_birthday_flow_runs_once_a_year_in_each_contacts_time_zone() {
     f.contact("none@example.com", json!({})).await;
     // A draft enters nobody.
     f.settle().await;
-    assert_eq!(f.count("SELECT count(*) FROM automation_enrollments").await, 0);
+    assert_eq!(
+        f.count("SELECT count(*) FROM automation_enrollments").await,
+        0
+    );
 
     f.activate(&id).await;
     let preview = json(
@@ -215,7 +222,10 @@ async fn a_birthday_flow_runs_once_a_year_in_each_contacts_time_zone() {
         json!(["0:send_email", "1:add_tag"])
     );
     // The preview wrote nothing.
-    assert_eq!(f.count("SELECT count(*) FROM automation_enrollments").await, 0);
+    assert_eq!(
+        f.count("SELECT count(*) FROM automation_enrollments").await,
+        0
+    );
 
     f.settle().await;
     assert_eq!(f.emails_to("utc@example.com", "Happy birthday").await, 1);
@@ -233,13 +243,19 @@ async fn a_birthday_flow_runs_once_a_year_in_each_contacts_time_zone() {
     f.clock().advance(TimeDelta::hours(16));
     f.settle().await;
     f.settle().await;
-    assert_eq!(f.emails_to("tomorrow@example.com", "Happy birthday").await, 1);
+    assert_eq!(
+        f.emails_to("tomorrow@example.com", "Happy birthday").await,
+        1
+    );
     assert_eq!(
         f.count("SELECT count(*) FROM email_log WHERE subject = 'Happy birthday'")
             .await,
         3
     );
-    assert_eq!(f.count("SELECT count(*) FROM automation_step_runs").await, 6);
+    assert_eq!(
+        f.count("SELECT count(*) FROM automation_step_runs").await,
+        6
+    );
     assert_eq!(
         f.h.query("SELECT DISTINCT occurrence FROM automation_enrollments")
             .await,
@@ -291,9 +307,8 @@ async fn an_event_flow_branches_on_whether_the_previous_email_was_opened() {
     let openers: Vec<String> = (0..6).map(|i| format!("opener{i}@example.com")).collect();
     let others: Vec<String> = (0..6).map(|i| format!("other{i}@example.com")).collect();
     for email in openers.iter().chain(&others) {
-        let res = f
-            .h
-            .post_json(
+        let res =
+            f.h.post_json(
                 &f.t.write,
                 "/api/v1/events",
                 &json!({"email": email, "event": "signed_up"}),
@@ -308,12 +323,19 @@ async fn an_event_flow_branches_on_whether_the_previous_email_was_opened() {
         &json!({"email": "bystander@example.com", "event": "logged_in"}),
     )
     .await;
-    assert_eq!(f.count("SELECT count(*) FROM automation_enrollments").await, 12);
+    assert_eq!(
+        f.count("SELECT count(*) FROM automation_enrollments").await,
+        12
+    );
 
     f.settle().await;
     for email in openers.iter().chain(&others) {
         assert_eq!(f.emails_to(email, "Welcome").await, 1, "{email}");
-        assert_eq!(f.path_of(email).await, vec!["0:sent", "1:waited"], "{email}");
+        assert_eq!(
+            f.path_of(email).await,
+            vec!["0:sent", "1:waited"],
+            "{email}"
+        );
     }
     for email in &openers {
         f.h.exec(&format!(
@@ -325,7 +347,10 @@ async fn an_event_flow_branches_on_whether_the_previous_email_was_opened() {
     // Not yet due: nothing moves.
     f.clock().advance(TimeDelta::minutes(30));
     f.settle().await;
-    assert_eq!(f.count("SELECT count(*) FROM automation_step_runs").await, 24);
+    assert_eq!(
+        f.count("SELECT count(*) FROM automation_step_runs").await,
+        24
+    );
 
     f.clock().advance(TimeDelta::minutes(31));
     f.settle().await;
@@ -353,7 +378,10 @@ async fn an_event_flow_branches_on_whether_the_previous_email_was_opened() {
         assert_eq!(f.enrollment_status(email).await, "completed/");
     }
     // No step twice: 5 runs each, 12 + 6 emails, and an event again enters nobody.
-    assert_eq!(f.count("SELECT count(*) FROM automation_step_runs").await, 60);
+    assert_eq!(
+        f.count("SELECT count(*) FROM automation_step_runs").await,
+        60
+    );
     assert_eq!(
         f.count("SELECT count(*) FROM email_log WHERE tags @> ARRAY['automation']")
             .await,
@@ -366,8 +394,14 @@ async fn an_event_flow_branches_on_whether_the_previous_email_was_opened() {
     )
     .await;
     f.settle().await;
-    assert_eq!(f.count("SELECT count(*) FROM automation_enrollments").await, 12);
-    assert_eq!(f.count("SELECT count(*) FROM automation_step_runs").await, 60);
+    assert_eq!(
+        f.count("SELECT count(*) FROM automation_enrollments").await,
+        12
+    );
+    assert_eq!(
+        f.count("SELECT count(*) FROM automation_step_runs").await,
+        60
+    );
     f.h.stop().await;
 }
 
@@ -409,7 +443,13 @@ async fn the_tools_answer_over_mcp_and_an_agents_trigger_waits_for_approval() {
 
     let listed = mcp_tool(&f.h, &f.t.read, "list_automations", json!({})).await;
     assert_eq!(listed["data"][0]["id"], id.as_str(), "{listed}");
-    let preview = mcp_tool(&f.h, &f.t.read, "preview_automation", json!({"source_id": id})).await;
+    let preview = mcp_tool(
+        &f.h,
+        &f.t.read,
+        "preview_automation",
+        json!({"source_id": id}),
+    )
+    .await;
     assert_eq!(preview["would_enter"], 2, "{preview}");
     let paths: Vec<&Value> = preview["contacts"]
         .as_array()
@@ -422,9 +462,8 @@ async fn the_tools_answer_over_mcp_and_an_agents_trigger_waits_for_approval() {
 
     // An agent's trigger waits for a person.
     let agent = {
-        let res = f
-            .h
-            .post_json(
+        let res =
+            f.h.post_json(
                 &f.t.admin,
                 "/api/v1/api-keys",
                 &json!({"name": "agent", "scope": "write", "agent": true}),
@@ -435,9 +474,18 @@ async fn the_tools_answer_over_mcp_and_an_agents_trigger_waits_for_approval() {
     let pending = mcp_tool(&f.h, &agent, "trigger_automation", json!({"source_id": id})).await;
     assert_eq!(pending["approval_required"], true, "{pending}");
     assert_eq!(pending["action"], "trigger_automation");
-    assert_eq!(f.count("SELECT count(*) FROM automation_enrollments").await, 0);
+    assert_eq!(
+        f.count("SELECT count(*) FROM automation_enrollments").await,
+        0
+    );
     // A person's key acts at once.
-    let triggered = mcp_tool(&f.h, &f.t.write, "trigger_automation", json!({"source_id": id})).await;
+    let triggered = mcp_tool(
+        &f.h,
+        &f.t.write,
+        "trigger_automation",
+        json!({"source_id": id}),
+    )
+    .await;
     assert_eq!(triggered["enrolled"], 2, "{triggered}");
     let again = mcp_tool(
         &f.h,
@@ -461,9 +509,8 @@ async fn the_tools_answer_over_mcp_and_an_agents_trigger_waits_for_approval() {
     // The agent's approval, once a person approves it, enters nobody more.
     let approval = pending["approval_id"].as_str().unwrap();
     let approver = {
-        let res = f
-            .h
-            .post_json(
+        let res =
+            f.h.post_json(
                 &f.t.admin,
                 "/api/v1/api-keys",
                 &json!({"name": "approver", "scope": "read", "approve": true}),
@@ -471,9 +518,8 @@ async fn the_tools_answer_over_mcp_and_an_agents_trigger_waits_for_approval() {
             .await;
         json(res).await["secret"].as_str().unwrap().to_owned()
     };
-    let res = f
-        .h
-        .post_json(
+    let res =
+        f.h.post_json(
             &approver,
             &format!("/api/v1/approvals/{approval}/approve"),
             &json!({}),
@@ -514,10 +560,9 @@ async fn the_routes_refuse_what_they_must_and_hide_other_projects() {
         json!({"site_id": f.site, "name": " ", "trigger": {"type": "event", "event": "e"}, "steps": steps}),
     ];
     for body in bad {
-        let res = f
-            .h
-            .post_json(&f.t.write, "/api/v1/automations", &body)
-            .await;
+        let res =
+            f.h.post_json(&f.t.write, "/api/v1/automations", &body)
+                .await;
         assert_eq!(res.status(), 400, "{body}");
     }
     // A read key writes nothing.
@@ -532,9 +577,8 @@ async fn the_routes_refuse_what_they_must_and_hide_other_projects() {
     expect_error(res, 403, "FORBIDDEN").await;
     // A draft enrolls nobody.
     let contact = f.contact("someone@example.com", json!({})).await;
-    let res = f
-        .h
-        .post_json(
+    let res =
+        f.h.post_json(
             &f.t.write,
             &format!("/api/v1/automations/{id}/enrollments"),
             &json!({"subscriber_id": contact}),
@@ -551,9 +595,8 @@ async fn the_routes_refuse_what_they_must_and_hide_other_projects() {
         expect_error(res, 404, "AUTOMATION_NOT_FOUND").await;
     }
     for path in ["activate", "pause", "trigger"] {
-        let res = f
-            .h
-            .post_json(
+        let res =
+            f.h.post_json(
                 &other.write,
                 &format!("/api/v1/automations/{id}/{path}"),
                 &json!({}),
@@ -574,35 +617,32 @@ async fn the_routes_refuse_what_they_must_and_hide_other_projects() {
     expect_error(res, 404, "SITE_NOT_FOUND").await;
 
     // Update and delete.
-    let res = f
-        .h
-        .http
-        .patch(f.h.server.url(&format!("/api/v1/automations/{id}")))
-        .bearer_auth(&f.t.write)
-        .json(&json!({"name": "Renamed", "steps": null}))
-        .send()
-        .await
-        .unwrap();
+    let res =
+        f.h.http
+            .patch(f.h.server.url(&format!("/api/v1/automations/{id}")))
+            .bearer_auth(&f.t.write)
+            .json(&json!({"name": "Renamed", "steps": null}))
+            .send()
+            .await
+            .unwrap();
     let updated = json(res).await;
     assert_eq!(updated["name"], "Renamed", "{updated}");
     assert_eq!(updated["steps"], steps);
-    let res = f
-        .h
-        .http
-        .delete(f.h.server.url(&format!("/api/v1/automations/{id}")))
-        .bearer_auth(&other.write)
-        .send()
-        .await
-        .unwrap();
+    let res =
+        f.h.http
+            .delete(f.h.server.url(&format!("/api/v1/automations/{id}")))
+            .bearer_auth(&other.write)
+            .send()
+            .await
+            .unwrap();
     expect_error(res, 404, "AUTOMATION_NOT_FOUND").await;
-    let res = f
-        .h
-        .http
-        .delete(f.h.server.url(&format!("/api/v1/automations/{id}")))
-        .bearer_auth(&f.t.write)
-        .send()
-        .await
-        .unwrap();
+    let res =
+        f.h.http
+            .delete(f.h.server.url(&format!("/api/v1/automations/{id}")))
+            .bearer_auth(&f.t.write)
+            .send()
+            .await
+            .unwrap();
     assert_eq!(res.status(), 204);
     f.h.stop().await;
 }

@@ -47,31 +47,37 @@ pub fn tools() -> Vec<Tool> {
              first step runs on the scheduler's next pass. A contact already in it keeps its \
              place (created: false).",
         )
-        .writes(|ctx, Body(args): Body<AutomationEnrollArguments>| async move {
-            let req = EnrollAutomation {
-                subscriber_id: args.subscriber_id,
-            };
-            enroll_automation(&ctx.state, ctx.project_id(), args.automation_id, &req).await
-        }),
+        .writes(
+            |ctx, Body(args): Body<AutomationEnrollArguments>| async move {
+                let req = EnrollAutomation {
+                    subscriber_id: args.subscriber_id,
+                };
+                enroll_automation(&ctx.state, ctx.project_id(), args.automation_id, &req).await
+            },
+        ),
         declare(
             "list_automations",
             Group::Automations,
             "List the project's automations (optionally of one site_id), oldest first, a page at \
              a time: each with its status, trigger, steps and its contacts by where they are.",
         )
-        .reads(|ctx, Paged(page, filter): Paged<AutomationFilter>| async move {
-            let page: PageParams = page;
-            list_automations(&ctx.state, ctx.project_id(), &page, &filter).await
-        }),
+        .reads(
+            |ctx, Paged(page, filter): Paged<AutomationFilter>| async move {
+                let page: PageParams = page;
+                list_automations(&ctx.state, ctx.project_id(), &page, &filter).await
+            },
+        ),
         declare(
             "preview_automation",
             Group::Automations,
             "Who would enter the automation (source_id) now and which path each would take \
              (the steps in order, with each branch's answer). Nothing is written.",
         )
-        .reads(|ctx, Body(args): Body<AutomationSourceArgument>| async move {
-            preview_automation(&ctx.state, ctx.project_id(), args.source_id).await
-        }),
+        .reads(
+            |ctx, Body(args): Body<AutomationSourceArgument>| async move {
+                preview_automation(&ctx.state, ctx.project_id(), args.source_id).await
+            },
+        ),
         declare(
             "trigger_automation",
             Group::Automations,
@@ -80,17 +86,19 @@ pub fn tools() -> Vec<Tool> {
              event before). Under the approval policy that holds campaign launches, an agent's \
              call answers an approval id and does nothing until a person approves.",
         )
-        .writes(|ctx, Body(args): Body<AutomationSourceArgument>| async move {
-            let view = ctx.state.gates.view(None);
-            automation_action_gated(
-                &ctx.state,
-                view,
-                &ctx.caller,
-                args.source_id,
-                ApprovalAction::TriggerAutomation,
-            )
-            .await
-            .map(Answer::into_body)
-        }),
+        .writes(
+            |ctx, Body(args): Body<AutomationSourceArgument>| async move {
+                let view = ctx.state.gates.view(None);
+                automation_action_gated(
+                    &ctx.state,
+                    view,
+                    &ctx.caller,
+                    args.source_id,
+                    ApprovalAction::TriggerAutomation,
+                )
+                .await
+                .map(Answer::into_body)
+            },
+        ),
     ]
 }

@@ -454,8 +454,13 @@ pub(super) async fn execute(
         ApprovalAction::TriggerAutomation => {
             let args: AutomationArguments = serde_json::from_value(arguments.clone())?;
             Ok(serde_json::to_value(
-                automations::trigger_automation_in(conn, project_id, args.automation_id, state.clock.now())
-                    .await?,
+                automations::trigger_automation_in(
+                    conn,
+                    project_id,
+                    args.automation_id,
+                    state.clock.now(),
+                )
+                .await?,
             )?)
         }
         ApprovalAction::ActivateCampaign => {
@@ -518,7 +523,12 @@ pub async fn automation_action_gated(
                     AutomationStatus::Active,
                 )
                 .await?),
-                _ => ok(automations::trigger_automation_in(conn, project_id, id, state.clock.now()).await?),
+                _ => {
+                    ok(
+                        automations::trigger_automation_in(conn, project_id, id, state.clock.now())
+                            .await?,
+                    )
+                }
             },
         })
         .await?;

@@ -23,8 +23,8 @@ use uuid::Uuid;
 use crate::db::automations::{self as db, Automation, Due, Move};
 use crate::db::emails::{self, NewEmail};
 use crate::domain::automation::{
-    AutomationCondition, AutomationStep, AutomationTrigger, FORM_SUBMITTED_EVENT, after_branch, date_occurrence,
-    next_local_time, time_of, zone_of,
+    AutomationCondition, AutomationStep, AutomationTrigger, FORM_SUBMITTED_EVENT, after_branch,
+    date_occurrence, next_local_time, time_of, zone_of,
 };
 use crate::domain::personalize::has_tags;
 use crate::sending::SendEmail;
@@ -303,8 +303,15 @@ impl AutomationEngine {
                 db::move_enrollment(conn, due.id, &to).await?;
                 return Ok(ran);
             };
-            if !db::record_step(conn, due.project_id, due.id, as_i32(index), step.kind(), now)
-                .await?
+            if !db::record_step(
+                conn,
+                due.project_id,
+                due.id,
+                as_i32(index),
+                step.kind(),
+                now,
+            )
+            .await?
             {
                 // Ran before (a step list edited under the enrollment): never again.
                 index += 1;
@@ -358,14 +365,20 @@ impl AutomationEngine {
         Ok(match step {
             AutomationStep::Wait { minutes } => {
                 let ms = (minutes * 60_000.0).round() as i64;
-                ("waited".into(), next, Some(now + TimeDelta::milliseconds(ms)), None)
+                (
+                    "waited".into(),
+                    next,
+                    Some(now + TimeDelta::milliseconds(ms)),
+                    None,
+                )
             }
             AutomationStep::WaitUntil { time } => {
                 let at = next_local_time(now, zone_of(&due.properties), time_of(Some(time)));
                 ("waited".into(), next, Some(at), None)
             }
             AutomationStep::Branch { condition, .. } => {
-                let held = holds(conn, due.project_id, due.contact_id, last_email, condition).await?;
+                let held =
+                    holds(conn, due.project_id, due.contact_id, last_email, condition).await?;
                 let outcome = if held { "then" } else { "else" };
                 (outcome.into(), after_branch(index, step, held), None, None)
             }
@@ -490,7 +503,10 @@ impl AutomationEngine {
     async fn attempt(&self, call: &db::WebhookCall) -> Option<i32> {
         let secret = self
             .kek
-            .open_text(&call.secret_sealed, &super::seal_context(call.automation_id))
+            .open_text(
+                &call.secret_sealed,
+                &super::seal_context(call.automation_id),
+            )
             .ok()?;
         let body = crate::outbound::body_of(WEBHOOK_EVENT, call.created_at, &call.body);
         let id = call.id.to_string();

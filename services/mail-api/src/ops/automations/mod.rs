@@ -16,7 +16,9 @@ use uuid::Uuid;
 
 use crate::AppState;
 use crate::db::automations::{self as db, Automation as Row, NewAutomation};
-use crate::domain::automation::{AutomationCondition, AutomationStep, AutomationTrigger, MAX_STEPS};
+use crate::domain::automation::{
+    AutomationCondition, AutomationStep, AutomationTrigger, MAX_STEPS,
+};
 use crate::domain::error_code::MailErrorCode;
 use crate::flows;
 
@@ -220,7 +222,9 @@ async fn check_references(
             template_id: Some(id),
             ..
         } = step
-            && crate::db::templates::get(conn, project_id, *id).await?.is_none()
+            && crate::db::templates::get(conn, project_id, *id)
+                .await?
+                .is_none()
         {
             return Err(ApiError::not_found(format!("template {id} not found"))
                 .with_code(MailErrorCode::TemplateNotFound));
@@ -244,7 +248,13 @@ pub async fn create_automation(
     let row = conn
         .transaction::<_, ApiError, _>(async |conn| {
             flows::require_site(conn, project_id, req.site_id).await?;
-            check_references(conn, project_id, Some(&req.trigger), Some(req.steps.as_slice())).await?;
+            check_references(
+                conn,
+                project_id,
+                Some(&req.trigger),
+                Some(req.steps.as_slice()),
+            )
+            .await?;
             let now = Utc::now();
             Ok(db::insert(
                 conn,
@@ -559,7 +569,8 @@ pub async fn preview_automation(
     let automation = db::get(&mut conn, project_id, id)
         .await?
         .ok_or_else(|| automation_not_found(id))?;
-    let (contacts, _) = engine::entrants(&mut conn, &automation, state.clock.now(), ENTRY_BATCH).await?;
+    let (contacts, _) =
+        engine::entrants(&mut conn, &automation, state.clock.now(), ENTRY_BATCH).await?;
     let steps: Vec<AutomationStep> = serde_json::from_value(automation.steps.clone())?;
     let mut entries = Vec::new();
     for contact_id in contacts.iter().take(PREVIEW_MAX as usize) {

@@ -430,7 +430,7 @@ async fn the_tools_answer_over_mcp_and_an_agents_trigger_waits_for_approval() {
             "steps": [
                 {"type": "branch", "condition": {"type": "segment_rules",
                   "rules": {"all": [{"field": "email", "op": "contains", "value": "gold"}]}}},
-                {"type": "set_property", "name": "tier", "value": "gold"},
+                {"type": "set_property", "name": "tier", "value": {"level": "gold"}},
                 {"type": "add_tag", "tag": "done"},
             ],
         }))
@@ -498,7 +498,7 @@ async fn the_tools_answer_over_mcp_and_an_agents_trigger_waits_for_approval() {
     f.settle().await;
     assert_eq!(
         f.h.query(&format!(
-            "SELECT coalesce(properties ->> 'tier', '-') FROM contacts WHERE id IN ('{gold}', '{plain}') \
+            "SELECT coalesce(properties -> 'tier' ->> 'level', '-') FROM contacts WHERE id IN ('{gold}', '{plain}') \
              ORDER BY email"
         ))
         .await,

@@ -290,13 +290,21 @@ stack_seed() {
         '{"name":"seed_spare","html":"<p>Spare</p>"}' | stack_json id)"
     SEED_SPARE_SOURCE="$(stack_call POST "$a/content/sources" "$k" \
         "{\"site_id\":\"$SEED_SITE\",\"url\":\"https://feeds.invalid/spare.xml\"}" | stack_json id)"
+    # Two automations (one the delete takes), the first active.
+    SEED_AUTOMATION="$(stack_call POST "$a/automations" "$k" \
+        "{\"site_id\":\"$SEED_SITE\",\"name\":\"Seed flow\",\"trigger\":{\"type\":\"event\",\"event\":\"signed_up\"},\"steps\":[{\"type\":\"wait\",\"minutes\":60},{\"type\":\"add_tag\",\"tag\":\"flowed\"}]}" |
+        stack_json id)"
+    stack_call POST "$a/automations/$SEED_AUTOMATION/activate" "$k" '{}' >/dev/null
+    SEED_SPARE_AUTOMATION="$(stack_call POST "$a/automations" "$k" \
+        "{\"site_id\":\"$SEED_SITE\",\"name\":\"Spare flow\",\"trigger\":{\"type\":\"tag_added\",\"tag\":\"spare\"},\"steps\":[{\"type\":\"exit\"}]}" |
+        stack_json id)"
     export SEED_PRODUCT SEED_PRODUCT_ID SEED_DECISION SEED_FREE_FORM SEED_DATASET SEED_PROPOSAL SEED_LEAD \
         SEED_DRAFT_ACCOUNT SEED_DRAFT_THREAD SEED_SITE SEED_CONTACT SEED_CAMPAIGN SEED_EMAIL \
         SEED_STEP SEED_SPARE_STEP SEED_ENROLLING SEED_DRAFT SEED_APPROVAL SEED_AB_TEST \
         SEED_WORKSPACE SEED_DRIFT SEED_WEBHOOK SEED_SPARE_WEBHOOK SEED_DELIVERY \
         SEED_OPEN_TOKEN SEED_CLICK_TOKEN SEED_UNSUBSCRIBE_TOKEN SEED_FORM SEED_SPARE_FORM \
         SEED_FORM_CONFIRMATION SEED_SOCIAL_POST SEED_SPARE_SOCIAL_POST SEED_SOCIAL_CAMPAIGN \
-        SEED_BLOCK SEED_SPARE_BLOCK SEED_SPARE_SOURCE
+        SEED_BLOCK SEED_SPARE_BLOCK SEED_SPARE_SOURCE SEED_AUTOMATION SEED_SPARE_AUTOMATION
     log "seeded: product $SEED_PRODUCT, decision $SEED_DECISION, site $SEED_SITE, contact $SEED_CONTACT, email $SEED_EMAIL (sent)"
 }
 

@@ -36,6 +36,8 @@
 #   x  a campaign of one step launched to BENCH_CAMPAIGN_CONTACTS (100,000) contacts through
 #      the same send-worker and stub: emails per second from the first provider acceptance to
 #      the last, and its ratio to u (target: at least 0.9)
+#   xa an automation's BENCH_CAMPAIGN_CONTACTS contacts waiting on a step, advanced to its send
+#      step: emails per second as x, and its ratio to x (target: at least 0.9)
 #   y  BENCH_WEBHOOK_EVENTS (10,000) outbound-webhook events written at once, delivered signed
 #      by the send-worker to a local receiver: events per second, write to last delivery
 #   bd BENCH_DSNS (10,000) delivery status notifications for x's emails, over SMTP to the
@@ -669,6 +671,61 @@ sed 's/^/    /' "$OUT/raw/x-campaign.txt" | tr '\n' ' '
 echo
 printf '%s\tpipeline\t%s\t%s\n' x "campaign: one step to $CAMPAIGN_N contacts, first to last provider acceptance" \
     "$OUT/raw/x-campaign.txt" >>"$SCENARIOS"
+
+# ---------------------------------------------------------- automation (xa)
+# An active automation whose BENCH_CAMPAIGN_CONTACTS (100,000) contacts (the campaign's, on
+# its site) wait on its first step, a wait that ends now: mail-api's automation engine
+# advances them to the send step (each step once per contact, FOR UPDATE SKIP LOCKED batches)
+# and the emails go through the outbox relay, the send-worker and the stub as x's. xa is the
+# emails per second from the first provider acceptance to the last; report.py sets it next
+# to x's rate (target: at least 0.9).
+AUTOMATION_ID="$(post_created "$MAIL_URL/api/v1/automations" "$MAIL_KEY" \
+    '{"name":"bench-automation","site_id":"'"$CAMPAIGN_SITE"'","trigger":{"type":"event","event":"bench.never"},"steps":[{"type":"wait","minutes":1},{"type":"send_email","subject":"Flow","html":"<p>Flow: <a href=\"https://example.com/flow\">read it</a></p>","text":"Flow"}]}')"
+code="$(curl -sS -o "$WORK/resp" -w '%{http_code}' -X POST -H "Authorization: Bearer $MAIL_KEY" \
+    "$MAIL_URL/api/v1/automations/$AUTOMATION_ID/activate")"
+[[ $code == 200 ]] || die "POST /automations/{id}/activate answered $code: $(head -c 500 "$WORK/resp")"
+before="$(stub_accepted)"
+# Every contact has run the wait already (its step run recorded) and is due now.
+psql_pg -d bench_mail >/dev/null <<EOF
+WITH enrolled AS (
+  INSERT INTO automation_enrollments (id, project_id, automation_id, contact_id, step_index,
+    next_run_at, created_at, updated_at)
+  SELECT uuid_v7(), '$PROJECT_ID', '$AUTOMATION_ID', c.id, 1, now(), now(), now()
+  FROM contacts c WHERE c.project_id = '$PROJECT_ID' AND c.email LIKE '%@campaign.example'
+  RETURNING id)
+INSERT INTO automation_step_runs (enrollment_id, step_index, project_id, outcome, created_at)
+SELECT id, 0, '$PROJECT_ID', 'waited', now() FROM enrolled;
+ANALYZE automation_enrollments;
+EOF
+automation_sent() {
+    psql_pg -d bench_mail -c "SELECT count(*) FROM email_log WHERE to_email LIKE '%@campaign.example' AND subject = 'Flow' AND status = 'sent'"
+}
+start=$SECONDS
+while accepted=$(($(stub_accepted) - before)) && ((accepted < CAMPAIGN_N)); do
+    ((SECONDS - start < 600 + CAMPAIGN_N / 100)) ||
+        die "$accepted of $CAMPAIGN_N automation emails accepted by the provider after $((SECONDS - start)) s"
+    sleep 0.5
+done
+while sent="$(automation_sent)" && ((sent < CAMPAIGN_N)); do
+    ((SECONDS - start < 600 + CAMPAIGN_N / 100)) ||
+        die "$sent of $CAMPAIGN_N automation emails sent after $((SECONDS - start)) s"
+    sleep 0.5
+done
+after="$(stub_accepted)"
+read -r emails sent seconds < <(psql_pg -d bench_mail -F ' ' -c "
+    SELECT count(*), count(*) FILTER (WHERE status = 'sent'),
+           coalesce(extract(epoch FROM max(sent_at) - min(sent_at)), 0)
+    FROM email_log WHERE to_email LIKE '%@campaign.example' AND subject = 'Flow'")
+{
+    echo "emails=$emails"
+    echo "sent=$sent"
+    echo "seconds=$seconds"
+    echo "provider_accepted=$((after - before))"
+} >"$OUT/raw/xa-automation.txt"
+sed 's/^/    /' "$OUT/raw/xa-automation.txt" | tr '\n' ' '
+echo
+printf '%s\tpipeline\t%s\t%s\n' xa "automation: $CAMPAIGN_N contacts past a wait to a send step, first to last provider acceptance" \
+    "$OUT/raw/xa-automation.txt" >>"$SCENARIOS"
 
 # ---------------------------------------------------------- outbound webhooks (y)
 # BENCH_WEBHOOK_EVENTS (10,000) events written at once (by SQL, as the campaign engine writes

@@ -387,6 +387,28 @@ include-operation-id = "deleteContentSource"
 parameters = { "path.id" = "$SEED_SPARE_SOURCE" }
 warnings = { fail-on = true, display = ["missing_auth", $ST_WARNINGS_COMMON] }
 
+# The seeded automations (api-stack.sh): the id routes name the active one, the delete the
+# spare one. A pause makes the seeded one refuse enrollments and triggers (409), and a
+# generated subscriber_id names no contact (404); segment rules past 100 conditions in all
+# and rules naming another site are refused (400, 404), which no JSON Schema states.
+[[operations]]
+include-operation-id-regex = "^(getAutomation|previewAutomation|activateAutomation|pauseAutomation)$"
+parameters = { "path.id" = "$SEED_AUTOMATION" }
+
+[[operations]]
+include-operation-id-regex = "^(updateAutomation|enrollAutomation|triggerAutomation)$"
+parameters = { "path.id" = "$SEED_AUTOMATION" }
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
+
+[[operations]]
+include-operation-id = "createAutomation"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
+
+[[operations]]
+include-operation-id = "deleteAutomation"
+parameters = { "path.id" = "$SEED_SPARE_AUTOMATION" }
+warnings = { fail-on = true, display = ["missing_auth", $ST_WARNINGS_COMMON] }
+
 # The tracking links of the seeded email, so that they answer as for a real recipient.
 [[operations]]
 include-path = "/t/o/{token}"

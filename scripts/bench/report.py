@@ -52,6 +52,9 @@ CAMPAIGN_TARGET = ("x", "u", 0.9)
 # The personalized /send pipeline's emails per second against the plain one's in the same run
 # (reported, not enforced): (personalized scenario, plain scenario, minimum ratio).
 PERSONAL_TARGET = ("up", "u", 0.9)
+# An automation's emails per second against the campaign's in the same run (reported, not
+# enforced): (automation scenario, campaign scenario, minimum ratio).
+AUTOMATION_TARGET = ("xa", "x", 0.9)
 
 
 def percentile(sorted_values, p):
@@ -323,7 +326,8 @@ def main():
         verdict = "met" if rate >= minimum else "MISSED"
         print(f"{s['id']} target >= {minimum:g} per s: {rate:.0f} ({verdict})")
     for (campaign, pipeline, minimum), what in ((CAMPAIGN_TARGET, "campaign"),
-                                                 (PERSONAL_TARGET, "personalized /send")):
+                                                 (PERSONAL_TARGET, "personalized /send"),
+                                                 (AUTOMATION_TARGET, "automation")):
         sc, sp = by_id.get(campaign), by_id.get(pipeline)
         if sc and sp and sc.get("emails_per_s") and sp.get("emails_per_s"):
             ratio = sc["emails_per_s"] / sp["emails_per_s"]

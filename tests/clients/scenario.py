@@ -699,6 +699,21 @@ def mail(s: Service) -> None:
     s.call("triggerContentPipeline", 200, body={"source_id": source["id"]})
     s.call("deleteContentSource", 204, id=source["id"])
     s.call("deleteContentBlock", 200, id=block["id"])
+    flow = s.call("createAutomation", 201, body={
+        "site_id": site, "name": "Welcome flow", "trigger": {"type": "event", "event": "signed_up"},
+        "steps": [{"type": "send_email", "subject": "Welcome", "html": "<p>Hi</p>"},
+                  {"type": "wait", "minutes": 60},
+                  {"type": "branch", "condition": {"type": "opened_previous"}, "else_skip": 1},
+                  {"type": "add_tag", "tag": "engaged"}]})
+    s.call("listAutomations", 200, site_id=site, limit=10)
+    s.call("getAutomation", 200, id=flow["id"])
+    s.call("updateAutomation", 200, id=flow["id"], body={"name": "Welcome flow 2"})
+    s.call("activateAutomation", 200, id=flow["id"])
+    s.call("enrollAutomation", 201, id=flow["id"], body={"subscriber_id": ada})
+    s.call("triggerAutomation", 200, id=flow["id"])
+    s.call("previewAutomation", 200, id=flow["id"])
+    s.call("pauseAutomation", 200, id=flow["id"])
+    s.call("deleteAutomation", 204, id=flow["id"])
     s.call("analyticsPerformance", 200, days=30)
     s.call("analyticsPortfolio", 200, rank_by="sent")
     s.call("analyticsTotals", 200)

@@ -232,6 +232,16 @@ async def content(s: ClientSession, tag: str) -> None:
     block = await call(s, "create_content_block", {"name": name, "html": f"<p>Block {tag}</p>"})
     stored = rest_ok("GET", f"/api/v1/content/blocks/{block['id']}", ADMIN)
     check(stored["name"] == name and stored["html"] == f"<p>Block {tag}</p>", f"create_content_block: {stored}")
+async def automations(s: ClientSession, tag: str) -> None:
+    body = {"site_id": SITE, "name": f"Flow {tag}", "trigger": {"type": "event", "event": f"flow.{tag}"},
+            "steps": [{"type": "wait", "minutes": 60}, {"type": "add_tag", "tag": "flowed"}]}
+    automation = rest_ok("POST", "/api/v1/automations", ADMIN, body)
+    rest_ok("POST", f"/api/v1/automations/{automation['id']}/activate", ADMIN)
+    contact = rest_ok("POST", "/api/v1/identify", ADMIN, {"email": f"flow-{tag}@example.com"})
+    enrolled = await call(s, "enroll_automation", {"subscriber_id": contact["contact_id"],
+                                                   "automation_id": automation["id"]})
+    stored = rest_ok("GET", f"/api/v1/automations/{automation['id']}", ADMIN)
+    check(enrolled["created"] and stored["enrollments"]["active"] == 1, f"enroll_automation: {stored}")
 
 
 async def drafts(s: ClientSession, tag: str) -> None:
@@ -278,6 +288,7 @@ ONE_TOOL_PER_GROUP = {
     "compound": compound,
     "drafts": drafts,
     "approvals": approvals,
+    "automations": automations,
     "webhooks": webhooks,
     "gdpr": gdpr,
     "sites": sites,

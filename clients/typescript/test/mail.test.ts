@@ -409,6 +409,31 @@ test('mail-api: every operation', async () => {
   await expect(m.triggerContentPipeline({ body: { source_id: source.id } }), 200);
   await expect(m.deleteContentSource({ path: { id: source.id } }), 204);
   await expect(m.deleteContentBlock({ path: { id: block.id } }), 200);
+  const flow = (await expect(
+    m.createAutomation({
+      body: {
+        site_id: site,
+        name: 'Welcome flow',
+        trigger: { type: 'event', event: 'signed_up' },
+        steps: [
+          { type: 'send_email', subject: 'Welcome', html: '<p>Hi</p>' },
+          { type: 'wait', minutes: 60 },
+          { type: 'branch', condition: { type: 'opened_previous' }, else_skip: 1 },
+          { type: 'add_tag', tag: 'engaged' },
+        ],
+      },
+    }),
+    201,
+  )).data;
+  await expect(m.listAutomations({ query: { site_id: site, limit: 10 } }), 200);
+  await expect(m.getAutomation({ path: { id: flow.id } }), 200);
+  await expect(m.updateAutomation({ path: { id: flow.id }, body: { name: 'Welcome flow 2' } }), 200);
+  await expect(m.activateAutomation({ path: { id: flow.id } }), 200);
+  await expect(m.enrollAutomation({ path: { id: flow.id }, body: { subscriber_id: ada } }), 201);
+  await expect(m.triggerAutomation({ path: { id: flow.id } }), 200);
+  await expect(m.previewAutomation({ path: { id: flow.id } }), 200);
+  await expect(m.pauseAutomation({ path: { id: flow.id } }), 200);
+  await expect(m.deleteAutomation({ path: { id: flow.id } }), 204);
   await expect(m.analyticsPerformance({ query: { days: 30 } }), 200);
   await expect(m.analyticsPortfolio({ query: { rank_by: 'sent' } }), 200);
   await expect(m.analyticsTotals(), 200);

@@ -279,6 +279,18 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
         .spawn(std::time::Duration::from_millis(
             settings.scheduler.interval_ms,
         ));
+        crate::scheduler::automations::AutomationRunner::new(
+            launched.infra.pool.clone(),
+            Arc::clone(&kek),
+            settings.scheduler.clock(),
+            crate::sending::send_queue(&settings.common.broker.queue_prefix).queue(),
+            settings.outbound_webhooks.target_policy(),
+            std::time::Duration::from_millis(settings.outbound_webhooks.timeout_ms),
+            settings.scheduler.batch_size,
+        )?
+        .spawn(std::time::Duration::from_millis(
+            settings.scheduler.interval_ms,
+        ));
     }
     crate::sending::spawn_outbox_relay(
         launched.infra.pool.clone(),

@@ -981,3 +981,62 @@ diesel::table! {
         seen_at -> Timestamptz,
     }
 }
+
+diesel::table! {
+    automations (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        site_id -> Uuid,
+        name -> Text,
+        status -> Text,
+        trigger -> Jsonb,
+        steps -> Jsonb,
+        webhook_secret_sealed -> Bytea,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    automation_enrollments (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        automation_id -> Uuid,
+        contact_id -> Uuid,
+        occurrence -> Text,
+        step_index -> Integer,
+        status -> Text,
+        next_run_at -> Nullable<Timestamptz>,
+        last_email_id -> Nullable<Uuid>,
+        exit_reason -> Nullable<Text>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    automation_step_runs (enrollment_id, step_index) {
+        enrollment_id -> Uuid,
+        step_index -> Integer,
+        project_id -> Uuid,
+        outcome -> Text,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    automation_webhook_calls (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        automation_id -> Uuid,
+        enrollment_id -> Uuid,
+        step_index -> Integer,
+        url -> Text,
+        body -> Jsonb,
+        status -> Text,
+        attempts -> Integer,
+        next_attempt_at -> Timestamptz,
+        last_status -> Nullable<Integer>,
+        created_at -> Timestamptz,
+    }
+}

@@ -8,6 +8,8 @@ http_kit::error_codes! {
         AbTestExists = "AB_TEST_EXISTS",
         AbTestNotFound = "AB_TEST_NOT_FOUND",
         AbTestPromoted = "AB_TEST_PROMOTED",
+        AutomationNotActive = "AUTOMATION_NOT_ACTIVE",
+        AutomationNotFound = "AUTOMATION_NOT_FOUND",
         ApprovalDecided = "APPROVAL_DECIDED",
         ApprovalExpired = "APPROVAL_EXPIRED",
         ApprovalNotFound = "APPROVAL_NOT_FOUND",

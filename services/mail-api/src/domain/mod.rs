@@ -3,6 +3,7 @@
 pub mod ab_test;
 pub mod abuse;
 pub mod advice;
+pub mod automation;
 pub mod campaign;
 pub mod canonical;
 pub mod dnsbl;

@@ -7,6 +7,7 @@ pub mod account;
 pub mod advisor;
 pub mod analytics;
 pub mod approvals;
+pub mod automations;
 pub mod body;
 pub mod campaign_schedule;
 pub mod campaign_steps;
@@ -77,6 +78,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 /// The `/api/v1` routes, each module's table (their order does not matter).
 pub const ROUTES: &[&[Route]] = &[
     ab_tests::ROUTES,
+    automations::ROUTES,
     abuse_monitor::ROUTES,
     scoring::ROUTES,
     dnsbl::ROUTES,

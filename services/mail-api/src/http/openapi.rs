@@ -80,6 +80,7 @@ const FINISH: Finish = Finish {
         (name = "forms", description = "Signup forms: a hosted page (no API key) and an embeddable snippet per form, double opt-in through a signed, expiring confirmation link, bots refused by a honeypot, a minimum fill time and per-address and per-IP limits, and each form's numbers"),
         (name = "imports", description = "Switching in: accounts of other email platforms (Mailchimp, Brevo, Kit, MailerLite) connected with their API keys, checked when connected and stored sealed"),
         (name = "social", description = "Social publishing: posts published once on each platform by a queue job (rate limits, retries after `Retry-After`, tokens refreshed), social campaigns with tracked links, and connected accounts (OAuth with PKCE, or a platform's own credentials), their tokens sealed and never answered"),
+        (name = "automations", description = "Automations: flows a contact moves through, entered by an event, a tag, a segment, an annual date or a form signup, with waits (a duration or a local time of day), branches (segment rules, or whether the previous email was opened or clicked), emails, tag and property changes, signed webhooks and exits; run by the scheduler on every replica, each step once per contact"),
         (name = "hygiene", description = "List hygiene: what a run suppresses or unsubscribes, and its audit"),
         (name = "send", description = "Transactional email"),
         (name = "emails", description = "The email log and each email's history"),

@@ -95,7 +95,7 @@ pub struct Fired {
 }
 
 /// Records the event `name` of the project's contact `contact_id` and enrolls the contact in
-/// the active triggered campaigns listening for it, in the caller's transaction: the one path
+/// the active triggered campaigns and automations listening for it, in the caller's transaction: the one path
 /// of `POST /events` and of the events the service fires itself (`form.submitted`).
 pub async fn fire(
     conn: &mut AsyncPgConnection,
@@ -105,6 +105,8 @@ pub async fn fire(
     data: &Value,
 ) -> Result<Fired, ApiError> {
     let (event_id, _) = events::insert(conn, project_id, contact_id, name, data).await?;
+    crate::ops::automations::engine::enter_on_event(conn, project_id, contact_id, name, data)
+        .await?;
     let mut fired = Fired::default();
     for (campaign, campaign_name) in campaigns::triggered_by(conn, project_id, name).await? {
         let source = EnrollSource::Event(event_id);

@@ -8,6 +8,7 @@ pub mod account;
 pub mod advisor;
 pub mod analytics;
 pub mod approvals;
+pub mod automations;
 pub mod campaigns;
 pub mod chat_alerts;
 pub mod confirmations;

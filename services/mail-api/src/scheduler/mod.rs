@@ -19,6 +19,7 @@
 //! nothing: the outbox relay publishes what was released but not published.
 
 pub mod abuse;
+pub mod automations;
 mod release;
 
 use std::time::Duration;

@@ -130,7 +130,7 @@ async fn every_documented_api_route_exists_and_is_gated() {
             }
         }
     }
-    assert_eq!(gated_ops, 197);
+    assert_eq!(gated_ops, 207);
     assert_eq!(public_ops, 8);
     assert_eq!(oauth_ops, 3);
     assert_eq!(signed_ops, 12);
@@ -284,6 +284,16 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<mail_api::http::scoring::__path_score>(),
         Handler::of::<mail_api::http::deliverability::__path_domain_health>(),
         Handler::of::<mail_api::http::deliverability::__path_check>(),
+        Handler::of::<mail_api::http::automations::__path_list>(),
+        Handler::of::<mail_api::http::automations::__path_create>(),
+        Handler::of::<mail_api::http::automations::__path_get>(),
+        Handler::of::<mail_api::http::automations::__path_update>(),
+        Handler::of::<mail_api::http::automations::__path_delete>(),
+        Handler::of::<mail_api::http::automations::__path_activate>(),
+        Handler::of::<mail_api::http::automations::__path_pause>(),
+        Handler::of::<mail_api::http::automations::__path_enroll>(),
+        Handler::of::<mail_api::http::automations::__path_trigger>(),
+        Handler::of::<mail_api::http::automations::__path_preview>(),
         Handler::of::<mail_api::http::forms::__path_list>(),
         Handler::of::<mail_api::http::content::__path_list_content_blocks>(),
         Handler::of::<mail_api::http::content::__path_create_content_block>(),

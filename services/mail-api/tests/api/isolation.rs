@@ -177,6 +177,8 @@ struct Owner {
     block: String,
     /// A content source of its own (its URL carries the marker).
     source: String,
+    /// An automation of its own (its name, event and tag carry the marker).
+    automation: String,
 }
 
 async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &Planted) -> Owner {
@@ -329,6 +331,12 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
         &call(Method::POST, "/api/v1/content/sources", Some(source)).await,
         "id",
     );
+    let automation = json!({"site_id": site, "name": format!("{SHARED_WORD} automation {marker}"),
+        "trigger": {"type": "event", "event": marker}, "steps": [{"type": "add_tag", "tag": marker}]});
+    let automation = id_of(
+        &call(Method::POST, "/api/v1/automations", Some(automation)).await,
+        "id",
+    );
     let member = json!({"email": format!("team-{marker}@example.com"), "role": "viewer"});
     call(Method::POST, "/api/v1/team", Some(member)).await;
 
@@ -462,6 +470,7 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
         social_campaign,
         block,
         source,
+        automation,
         approval: approval.to_string(),
         ab_test,
         draft,
@@ -563,6 +572,9 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
         ("/api/v1/sms/contacts/{id}/consent", "id") => (victim.contact_id.clone(), None),
         ("/api/v1/content/blocks/{id}", "id") => (victim.block.clone(), None),
         ("/api/v1/content/sources/{id}", "id") => (victim.source.clone(), None),
+        (path, "id") if path.starts_with("/api/v1/automations/{id}") => {
+            (victim.automation.clone(), None)
+        }
         ("/api/v1/webhook-deliveries/{id}/replay", "id") => (victim.delivery.clone(), None),
         ("/api/v1/social/posts/{id}", "id") => (victim.social_post.clone(), None),
         ("/api/v1/social/campaigns/{id}/posts", "id") => (victim.social_campaign.clone(), None),
@@ -689,6 +701,10 @@ fn body_for(op: &Operation) -> Option<Value> {
         }
         // The caller's own sources only (another project's ids are in the path probes).
         ("POST", "/api/v1/content/pipeline") => json!({}),
+        ("POST", "/api/v1/automations") => json!({"site_id": Uuid::nil(), "name": "probe",
+            "trigger": {"type": "event", "event": "probe"}, "steps": [{"type": "exit"}]}),
+        ("PATCH", "/api/v1/automations/{id}") => json!({"name": "renamed"}),
+        ("POST", "/api/v1/automations/{id}/enrollments") => json!({"subscriber_id": Uuid::nil()}),
         _ => panic!(
             "{} {}: no body; add one to the isolation suite",
             op.method, op.path
@@ -865,6 +881,7 @@ async fn victim_rows(h: &Harness, op: &Operation, victim: &Owner) -> Option<BTre
         "/api/v1/social/posts/{id}" => own_rows(h, "social_posts", victim).await,
         "/api/v1/content/blocks/{id}" => own_rows(h, "content_blocks", victim).await,
         "/api/v1/content/sources/{id}" => own_rows(h, "content_sources", victim).await,
+        "/api/v1/automations/{id}" => own_rows(h, "automations", victim).await,
         "/api/v1/chat-alerts" => h
             .query(&format!(
                 "SELECT project_id::text FROM chat_alerts WHERE project_id = '{}'",
@@ -946,6 +963,7 @@ async fn still_intact(h: &Harness, owner: &Owner) -> Vec<String> {
         format!("/api/v1/ab-tests/{}", owner.ab_test),
         format!("/api/v1/forms/{}", owner.form),
         format!("/api/v1/content/blocks/{}", owner.block),
+        format!("/api/v1/automations/{}", owner.automation),
     ];
     for path in own {
         let (status, body) = send(h, &owner.key, Method::GET, &path, None).await;

@@ -7,6 +7,7 @@ mod advisor_models;
 mod analytics;
 mod approvals;
 mod auth;
+mod automations;
 mod bounces;
 mod campaign_engine;
 mod campaign_routes;

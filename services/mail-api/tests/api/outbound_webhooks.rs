@@ -22,7 +22,7 @@ pub(crate) struct Received {
 }
 
 impl Received {
-    fn header(&self, name: &str) -> &str {
+    pub(crate) fn header(&self, name: &str) -> &str {
         self.headers
             .iter()
             .find(|(n, _)| n == name)

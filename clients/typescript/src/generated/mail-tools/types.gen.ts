@@ -4317,6 +4317,173 @@ export type PromoteAbWinnerResponses = {
     200: unknown;
 };
 
+export type EnrollAutomationData = {
+    /**
+     * A contact to enroll in an automation.
+     */
+    body?: {
+        /**
+         * The contact (404 `CONTACT_NOT_FOUND` when it is not the project's).
+         */
+        subscriber_id: string;
+        /**
+         * The automation, active (404 `AUTOMATION_NOT_FOUND` when it is not the project's).
+         */
+        automation_id: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/enroll_automation';
+};
+
+export type EnrollAutomationErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type EnrollAutomationResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type ListAutomationsData = {
+    body?: {
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+        site_id?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/list_automations';
+};
+
+export type ListAutomationsErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type ListAutomationsResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type PreviewAutomationData = {
+    /**
+     * The automation whose trigger is the source.
+     */
+    body?: {
+        /**
+         * The automation's id (404 `AUTOMATION_NOT_FOUND` when it is not the project's).
+         */
+        source_id: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/preview_automation';
+};
+
+export type PreviewAutomationErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type PreviewAutomationResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type TriggerAutomationData = {
+    /**
+     * The automation whose trigger is the source.
+     */
+    body?: {
+        /**
+         * The automation's id (404 `AUTOMATION_NOT_FOUND` when it is not the project's).
+         */
+        source_id: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/trigger_automation';
+};
+
+export type TriggerAutomationErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type TriggerAutomationResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
 export type CreateTemplateData = {
     /**
      * Unknown fields are refused.

@@ -6,6 +6,7 @@ mod account;
 mod advisor;
 mod analytics;
 mod approvals;
+mod automations;
 mod campaign_management;
 mod campaigns;
 mod compound;
@@ -39,6 +40,7 @@ pub fn all() -> Vec<Tool> {
         sites::tools(),
         gdpr::tools(),
         ab_testing::tools(),
+        automations::tools(),
         templates::tools(),
         delivery_ops::tools(),
         domains::tools(),

@@ -14,6 +14,7 @@ use crate::AppState;
 use crate::db::{approvals as approvals_db, campaigns, enrollments as enrollments_db, segments};
 use crate::flows;
 use crate::ops::ab_tests::{self, PromoteAbWinner};
+use crate::ops::automations::{self, AutomationStatus};
 use crate::ops::campaigns::enrollments::{EnrollSegment, SegmentEnrolled, enroll_segment_in};
 use crate::ops::campaigns::{
     Campaign, CampaignStatus, LaunchCampaign, change_campaign_status, delete_campaign,
@@ -421,6 +422,11 @@ struct PromoteArguments {
 }
 
 #[derive(Deserialize)]
+struct AutomationArguments {
+    automation_id: Uuid,
+}
+
+#[derive(Deserialize)]
 struct CampaignArguments {
     campaign_id: Uuid,
 }
@@ -497,6 +503,29 @@ pub(super) async fn execute(
                 create_sms_campaign_in(state, conn, project_id, &req).await?,
             )?)
         }
+        ApprovalAction::ActivateAutomation => {
+            let args: AutomationArguments = serde_json::from_value(arguments.clone())?;
+            let automation = automations::set_automation_status_in(
+                conn,
+                project_id,
+                args.automation_id,
+                AutomationStatus::Active,
+            )
+            .await?;
+            Ok(serde_json::to_value(automation)?)
+        }
+        ApprovalAction::TriggerAutomation => {
+            let args: AutomationArguments = serde_json::from_value(arguments.clone())?;
+            Ok(serde_json::to_value(
+                automations::trigger_automation_in(
+                    conn,
+                    project_id,
+                    args.automation_id,
+                    state.clock.now(),
+                )
+                .await?,
+            )?)
+        }
         ApprovalAction::ActivateCampaign => {
             let args: CampaignArguments = serde_json::from_value(arguments.clone())?;
             set_status(conn, project_id, args.campaign_id, CampaignStatus::Active).await?;
@@ -515,4 +544,63 @@ struct SocialPostArguments {
     post_id: Uuid,
     content: String,
     platforms: Vec<String>,
+}
+
+/// An automation's activation (`activate`) or its trigger run now (`trigger`) under the
+/// approval policy that holds campaign launches: held back for `caller` when it says so.
+pub async fn automation_action_gated(
+    state: &AppState,
+    view: GateView<'_>,
+    caller: &Caller,
+    id: Uuid,
+    action: ApprovalAction,
+) -> Result<Answer, ApiError> {
+    let project_id = caller.owner_id;
+    let mut conn = store::conn(&state.pool).await?;
+    // The automation first: another project's answers 404 whatever the policy.
+    let automation = automations::require_automation(&mut conn, project_id, id).await?;
+    let held = needs_approval(view, &state.pool, caller, |p| p.campaign_launch).await?;
+    let answer = conn
+        .transaction::<_, ApiError, _>(async |conn| match held {
+            Some(held) => {
+                let summary = match action {
+                    ApprovalAction::ActivateAutomation => format!(
+                        "make the automation \"{}\" active: it enrolls contacts and sends",
+                        automation.name
+                    ),
+                    _ => format!(
+                        "run the trigger of the automation \"{}\" now: everyone it holds for \
+                         enters and gets its emails",
+                        automation.name
+                    ),
+                };
+                let pending = request(
+                    conn,
+                    caller,
+                    held,
+                    action,
+                    &automations::arguments_of(id),
+                    summary,
+                )
+                .await?;
+                pending_answer(&pending)
+            }
+            None => match action {
+                ApprovalAction::ActivateAutomation => ok(automations::set_automation_status_in(
+                    conn,
+                    project_id,
+                    id,
+                    AutomationStatus::Active,
+                )
+                .await?),
+                _ => {
+                    ok(
+                        automations::trigger_automation_in(conn, project_id, id, state.clock.now())
+                            .await?,
+                    )
+                }
+            },
+        })
+        .await?;
+    Ok(answer)
 }

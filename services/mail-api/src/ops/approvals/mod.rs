@@ -251,6 +251,11 @@ pub enum ApprovalAction {
     /// An SMS campaign (`POST /sms/campaigns`, `send_sms_campaign`), held like a campaign
     /// launch.
     SendSmsCampaign,
+    /// An automation made active (`POST /automations/{id}/activate`).
+    ActivateAutomation,
+    /// An automation's trigger run now for everyone it holds for
+    /// (`POST /automations/{id}/trigger`, `trigger_automation`).
+    TriggerAutomation,
 }
 
 impl ApprovalAction {
@@ -264,6 +269,8 @@ impl ApprovalAction {
             Self::PromoteAbWinner => "promote_ab_winner",
             Self::PublishSocialPost => "publish_social_post",
             Self::SendSmsCampaign => "send_sms_campaign",
+            Self::ActivateAutomation => "activate_automation",
+            Self::TriggerAutomation => "trigger_automation",
         }
     }
 }

@@ -127,6 +127,43 @@ pub async fn review(
                 audience: Some(i64::try_from(consented).unwrap_or(i64::MAX)),
             })
         }
+        ApprovalAction::ActivateAutomation | ApprovalAction::TriggerAutomation => {
+            let Some(id) = record.arguments["automation_id"]
+                .as_str()
+                .and_then(|id| Uuid::parse_str(id).ok())
+            else {
+                return Ok(Review {
+                    sample: None,
+                    audience: None,
+                });
+            };
+            let Ok(automation) =
+                crate::ops::automations::get_automation(state, project_id, id).await
+            else {
+                return Ok(Review {
+                    sample: None,
+                    audience: None,
+                });
+            };
+            let first = automation.steps.iter().find_map(|step| match step {
+                crate::domain::automation::AutomationStep::SendEmail {
+                    subject,
+                    html,
+                    template_id,
+                    ..
+                } => Some((subject, html, *template_id)),
+                _ => None,
+            });
+            let sample = match first {
+                Some(content) => render(state, project_id, automation.site_id, content).await,
+                None => None,
+            };
+            let audience = crate::ops::automations::preview_automation(state, project_id, id)
+                .await
+                .ok()
+                .map(|p| i64::try_from(p.would_enter).unwrap_or(i64::MAX));
+            Ok(Review { sample, audience })
+        }
         ApprovalAction::ActivateCampaign => {
             let Some(id) = campaign_of(record) else {
                 return Ok(Review {

@@ -130,7 +130,6 @@ pub enum AutomationStep {
         #[schema(min_length = 1, max_length = 100, pattern = "^[A-Za-z0-9_-]+$")]
         name: String,
         /// Any JSON value.
-        #[schema(value_type = Object)]
         value: Value,
     },
     /// POST `{"type": "automation.step", "created_at", "data"}` to the URL, signed like the

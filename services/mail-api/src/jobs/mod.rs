@@ -5,8 +5,8 @@
 
 pub mod provider_event;
 pub mod send_email;
-pub mod social_publish;
 pub mod send_sms;
+pub mod social_publish;
 pub mod webhook_deliver;
 
 use std::sync::Arc;

@@ -383,6 +383,14 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
     // Its own model endpoint (a name that does not resolve: stored, never called).
     let model = json!({"base_url": "https://llm.invalid/v1", "model": marker, "api_key": marker});
     call(Method::PUT, "/api/v1/language-model", Some(model)).await;
+    // SMS: its contact's number and consent (a text to it and one received below).
+    let number = format!("+1415830{:04}", u16::from(label.as_bytes()[0]));
+    call(
+        Method::PUT,
+        &format!("/api/v1/sms/contacts/{contact_id}/consent"),
+        Some(json!({"status": "granted", "phone": number, "timezone": "Europe/Paris"})),
+    )
+    .await;
     h.exec(&format!(
         "INSERT INTO outbound_events (id, project_id, type, data) \
          VALUES (uuid_v7(), '{project}', 'campaign.completed', jsonb_build_object('note', '{marker}'))"
@@ -442,13 +450,6 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
     .await;
     // SMS: its contact's number and consent, a text to it and a text received (their bodies
     // carry the marker).
-    let number = format!("+1415830{:04}", u16::from(label.as_bytes()[0]));
-    call(
-        Method::PUT,
-        &format!("/api/v1/sms/contacts/{contact_id}/consent"),
-        Some(json!({"status": "granted", "phone": number, "timezone": "Europe/Paris"})),
-    )
-    .await;
     h.exec(&format!(
         "INSERT INTO sms_messages (id, project_id, contact_id, to_phone, body, status, \
          send_after, published_at, created_at, updated_at) VALUES ('{}', '{project}', \

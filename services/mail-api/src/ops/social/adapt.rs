@@ -138,6 +138,9 @@ mod tests {
     fn the_patterns_compile_and_read_tags_and_links() {
         let html = r#"<STYLE>p {}</style><p>Hi <a HREF="https://acme.test/x">there</a></p>"#;
         assert_eq!(super::text_of(html), "Hi there");
-        assert_eq!(&super::HREF.captures(html).unwrap()[1], "https://acme.test/x");
+        assert_eq!(
+            &super::HREF.captures(html).unwrap()[1],
+            "https://acme.test/x"
+        );
     }
 }

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { AbuseMonitorOverrideData, AbuseMonitorOverrideErrors, AbuseMonitorOverrideResponses, AbuseMonitorStatusData, AbuseMonitorStatusErrors, AbuseMonitorStatusResponses, AddCampaignStepData, AddCampaignStepErrors, AddCampaignStepResponses, AddSubscriberData, AddSubscriberErrors, AddSubscriberResponses, AddSuppressionData, AddSuppressionErrors, AddSuppressionResponses, ApproveDraftData, ApproveDraftErrors, ApproveDraftResponses, CampaignAdvisorData, CampaignAdvisorErrors, CampaignAdvisorResponses, CheckAbSignificanceData, CheckAbSignificanceErrors, CheckAbSignificanceResponses, CheckApprovalData, CheckApprovalErrors, CheckApprovalResponses, CloneCampaignData, CloneCampaignErrors, CloneCampaignResponses, ConnectPlatformData, ConnectPlatformErrors, ConnectPlatformResponses, CreateAbTestData, CreateAbTestErrors, CreateAbTestResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateCampaignData, CreateCampaignErrors, CreateCampaignResponses, CreateCampaignWithContentData, CreateCampaignWithContentErrors, CreateCampaignWithContentResponses, CreateDraftData, CreateDraftErrors, CreateDraftResponses, CreateFormData, CreateFormErrors, CreateFormResponses, CreateSegmentData, CreateSegmentErrors, CreateSegmentNlData, CreateSegmentNlErrors, CreateSegmentNlResponses, CreateSegmentResponses, CreateSenderData, CreateSenderErrors, CreateSenderResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateTemplateData, CreateTemplateErrors, CreateTemplateFromBriefData, CreateTemplateFromBriefErrors, CreateTemplateFromBriefResponses, CreateTemplateResponses, DeleteCampaignData, DeleteCampaignErrors, DeleteCampaignResponses, DeleteCampaignStepData, DeleteCampaignStepErrors, DeleteCampaignStepResponses, DeleteSegmentData, DeleteSegmentErrors, DeleteSegmentResponses, DeleteSubscriberDataData, DeleteSubscriberDataErrors, DeleteSubscriberDataResponses, DeleteTemplateData, DeleteTemplateErrors, DeleteTemplateResponses, DeleteWebhookSubscriptionData, DeleteWebhookSubscriptionErrors, DeleteWebhookSubscriptionResponses, DeliverabilityCheckData, DeliverabilityCheckErrors, DeliverabilityCheckResponses, DiagnoseDeliveryIssueData, DiagnoseDeliveryIssueErrors, DiagnoseDeliveryIssueResponses, DisconnectPlatformData, DisconnectPlatformErrors, DisconnectPlatformResponses, DnsblCheckData, DnsblCheckErrors, DnsblCheckResponses, DnsblDelistingDraftData, DnsblDelistingDraftErrors, DnsblDelistingDraftResponses, EnrollContactData, EnrollContactErrors, EnrollContactResponses, EnrollSegmentData, EnrollSegmentErrors, EnrollSegmentResponses, EstimateSegmentSizeData, EstimateSegmentSizeErrors, EstimateSegmentSizeResponses, ExplainContactScoreData, ExplainContactScoreErrors, ExplainContactScoreResponses, ExportDataData, ExportDataErrors, ExportDataResponses, FindDuplicatesData, FindDuplicatesErrors, FindDuplicatesResponses, GenerateEmailData, GenerateEmailErrors, GenerateEmailResponses, GetBrandVoiceData, GetBrandVoiceErrors, GetBrandVoiceResponses, GetCampaignCalendarData, GetCampaignCalendarErrors, GetCampaignCalendarResponses, GetCampaignData, GetCampaignErrors, GetCampaignResponses, GetContactSchemaData, GetContactSchemaErrors, GetContactSchemaResponses, GetCronRunsData, GetCronRunsErrors, GetCronRunsResponses, GetDomainHealthData, GetDomainHealthErrors, GetDomainHealthResponses, GetDraftData, GetDraftErrors, GetDraftResponses, GetEngagementInsightsData, GetEngagementInsightsErrors, GetEngagementInsightsResponses, GetEnrollmentStatusData, GetEnrollmentStatusErrors, GetEnrollmentStatusResponses, GetFormStatsData, GetFormStatsErrors, GetFormStatsResponses, GetHygieneConfigData, GetHygieneConfigErrors, GetHygieneConfigResponses, GetPlanLimitsData, GetPlanLimitsErrors, GetPlanLimitsResponses, GetPlanUsageData, GetPlanUsageErrors, GetPlanUsageResponses, GetPortfolioAnalyticsData, GetPortfolioAnalyticsErrors, GetPortfolioAnalyticsResponses, GetPortfolioStatsData, GetPortfolioStatsErrors, GetPortfolioStatsResponses, GetQueueStatusData, GetQueueStatusErrors, GetQueueStatusResponses, GetScheduleData, GetScheduleErrors, GetScheduleResponses, GetScoringRulesData, GetScoringRulesErrors, GetScoringRulesResponses, GetSendDlqData, GetSendDlqErrors, GetSendDlqResponses, GetSiteInsightsData, GetSiteInsightsErrors, GetSiteInsightsResponses, GetSitesData, GetSitesErrors, GetSitesResponses, GetStatsData, GetStatsErrors, GetStatsResponses, GetSubscriberData, GetSubscriberErrors, GetSubscriberResponses, GetSubscriberTimelineData, GetSubscriberTimelineErrors, GetSubscriberTimelineResponses, GetTemplateData, GetTemplateErrors, GetTemplateResponses, GetWarmupStatusData, GetWarmupStatusErrors, GetWarmupStatusResponses, IdentifyInactiveData, IdentifyInactiveErrors, IdentifyInactiveResponses, ImportSubscribersData, ImportSubscribersErrors, ImportSubscribersResponses, InviteTeamMemberData, InviteTeamMemberErrors, InviteTeamMemberResponses, LaunchCampaignData, LaunchCampaignErrors, LaunchCampaignResponses, ListAbTestsData, ListAbTestsErrors, ListAbTestsResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListCampaignsData, ListCampaignsErrors, ListCampaignsResponses, ListCampaignStepsData, ListCampaignStepsErrors, ListCampaignStepsResponses, ListConnectedPlatformsData, ListConnectedPlatformsErrors, ListConnectedPlatformsResponses, ListDeletionLogData, ListDeletionLogErrors, ListDeletionLogResponses, ListDomainsData, ListDomainsErrors, ListDomainsResponses, ListDraftsData, ListDraftsErrors, ListDraftsResponses, ListEmailLogData, ListEmailLogErrors, ListEmailLogResponses, ListEventLogData, ListEventLogErrors, ListEventLogResponses, ListFormsData, ListFormsErrors, ListFormsResponses, ListHygieneAuditData, ListHygieneAuditErrors, ListHygieneAuditResponses, ListNotificationsData, ListNotificationsErrors, ListNotificationsResponses, ListPendingApprovalsData, ListPendingApprovalsErrors, ListPendingApprovalsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListSegmentsData, ListSegmentsErrors, ListSegmentsResponses, ListSubscribersBySegmentData, ListSubscribersBySegmentErrors, ListSubscribersBySegmentResponses, ListSubscribersData, ListSubscribersErrors, ListSubscribersResponses, ListSuppressionsData, ListSuppressionsErrors, ListSuppressionsResponses, ListTeamMembersData, ListTeamMembersErrors, ListTeamMembersResponses, ListTemplatesData, ListTemplatesErrors, ListTemplatesResponses, ListToolsData, ListToolsResponses, ListWebhookSubscriptionsData, ListWebhookSubscriptionsErrors, ListWebhookSubscriptionsResponses, ListWinBackDraftData, ListWinBackDraftErrors, ListWinBackDraftResponses, MarkNotificationsReadData, MarkNotificationsReadErrors, MarkNotificationsReadResponses, MergeSubscribersData, MergeSubscribersErrors, MergeSubscribersResponses, OnboardNewSiteData, OnboardNewSiteErrors, OnboardNewSiteResponses, OptimizeSubjectLinesData, OptimizeSubjectLinesErrors, OptimizeSubjectLinesResponses, PauseWarmupData, PauseWarmupErrors, PauseWarmupResponses, PerformanceReportData, PerformanceReportErrors, PerformanceReportResponses, PreviewCampaignAudienceData, PreviewCampaignAudienceErrors, PreviewCampaignAudienceResponses, PreviewEmailData, PreviewEmailErrors, PreviewEmailResponses, PreviewSegmentData, PreviewSegmentErrors, PreviewSegmentResponses, PromoteAbWinnerData, PromoteAbWinnerErrors, PromoteAbWinnerResponses, PromoteDraftToCampaignData, PromoteDraftToCampaignErrors, PromoteDraftToCampaignResponses, RecoveryPlanData, RecoveryPlanErrors, RecoveryPlanResponses, RefreshDomainDnsData, RefreshDomainDnsErrors, RefreshDomainDnsResponses, RegisterDomainData, RegisterDomainErrors, RegisterDomainResponses, RejectDraftData, RejectDraftErrors, RejectDraftResponses, RemoveSuppressionData, RemoveSuppressionErrors, RemoveSuppressionResponses, ResumeWarmupData, ResumeWarmupErrors, ResumeWarmupResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RunListHygieneData, RunListHygieneErrors, RunListHygieneResponses, RunPortfolioAnalysisData, RunPortfolioAnalysisErrors, RunPortfolioAnalysisResponses, SendTestEmailData, SendTestEmailErrors, SendTestEmailResponses, SendTransactionalData, SendTransactionalErrors, SendTransactionalResponses, SetSubscriberTagsData, SetSubscriberTagsErrors, SetSubscriberTagsResponses, SetupCampaignFromBriefData, SetupCampaignFromBriefErrors, SetupCampaignFromBriefResponses, SubscriberExportData, SubscriberExportErrors, SubscriberExportResponses, SubscribeWebhookData, SubscribeWebhookErrors, SubscribeWebhookResponses, SuggestContentTopicsData, SuggestContentTopicsErrors, SuggestContentTopicsResponses, SuggestSendTimeData, SuggestSendTimeErrors, SuggestSendTimeResponses, TenantExportFullData, TenantExportFullErrors, TenantExportFullResponses, TranslateTemplateData, TranslateTemplateErrors, TranslateTemplateResponses, UnenrollContactData, UnenrollContactErrors, UnenrollContactResponses, UnsubscribeSubscriberData, UnsubscribeSubscriberErrors, UnsubscribeSubscriberResponses, UpdateBrandVoiceData, UpdateBrandVoiceErrors, UpdateBrandVoiceResponses, UpdateCampaignData, UpdateCampaignErrors, UpdateCampaignResponses, UpdateCampaignStatusData, UpdateCampaignStatusErrors, UpdateCampaignStatusResponses, UpdateCampaignStepData, UpdateCampaignStepErrors, UpdateCampaignStepResponses, UpdateHygieneConfigData, UpdateHygieneConfigErrors, UpdateHygieneConfigResponses, UpdateScoringRulesData, UpdateScoringRulesErrors, UpdateScoringRulesResponses, UpdateSegmentData, UpdateSegmentErrors, UpdateSegmentResponses, UpdateSiteData, UpdateSiteErrors, UpdateSiteResponses, UpdateSubscriberData, UpdateSubscriberErrors, UpdateSubscriberResponses, UpdateTemplateData, UpdateTemplateErrors, UpdateTemplateResponses, UpdateWarmupScheduleData, UpdateWarmupScheduleErrors, UpdateWarmupScheduleResponses, UpdateWebhookSubscriptionData, UpdateWebhookSubscriptionErrors, UpdateWebhookSubscriptionResponses, ValidateTemplateData, ValidateTemplateErrors, ValidateTemplateResponses } from './types.gen.js';
+import type { AbuseMonitorOverrideData, AbuseMonitorOverrideErrors, AbuseMonitorOverrideResponses, AbuseMonitorStatusData, AbuseMonitorStatusErrors, AbuseMonitorStatusResponses, AdaptSocialPostData, AdaptSocialPostErrors, AdaptSocialPostResponses, AddCampaignStepData, AddCampaignStepErrors, AddCampaignStepResponses, AddSubscriberData, AddSubscriberErrors, AddSubscriberResponses, AddSuppressionData, AddSuppressionErrors, AddSuppressionResponses, ApproveDraftData, ApproveDraftErrors, ApproveDraftResponses, CampaignAdvisorData, CampaignAdvisorErrors, CampaignAdvisorResponses, CheckAbSignificanceData, CheckAbSignificanceErrors, CheckAbSignificanceResponses, CheckApprovalData, CheckApprovalErrors, CheckApprovalResponses, CloneCampaignData, CloneCampaignErrors, CloneCampaignResponses, ConnectPlatformData, ConnectPlatformErrors, ConnectPlatformResponses, CreateAbTestData, CreateAbTestErrors, CreateAbTestResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateCampaignData, CreateCampaignErrors, CreateCampaignResponses, CreateCampaignWithContentData, CreateCampaignWithContentErrors, CreateCampaignWithContentResponses, CreateContentBlockData, CreateContentBlockErrors, CreateContentBlockResponses, CreateDraftData, CreateDraftErrors, CreateDraftResponses, CreateFormData, CreateFormErrors, CreateFormResponses, CreateSegmentData, CreateSegmentErrors, CreateSegmentNlData, CreateSegmentNlErrors, CreateSegmentNlResponses, CreateSegmentResponses, CreateSenderData, CreateSenderErrors, CreateSenderResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateSocialCampaignData, CreateSocialCampaignErrors, CreateSocialCampaignResponses, CreateSocialPostData, CreateSocialPostErrors, CreateSocialPostResponses, CreateTemplateData, CreateTemplateErrors, CreateTemplateFromBriefData, CreateTemplateFromBriefErrors, CreateTemplateFromBriefResponses, CreateTemplateResponses, DeleteCampaignData, DeleteCampaignErrors, DeleteCampaignResponses, DeleteCampaignStepData, DeleteCampaignStepErrors, DeleteCampaignStepResponses, DeleteContentBlockData, DeleteContentBlockErrors, DeleteContentBlockResponses, DeleteSegmentData, DeleteSegmentErrors, DeleteSegmentResponses, DeleteSocialPostData, DeleteSocialPostErrors, DeleteSocialPostResponses, DeleteSubscriberDataData, DeleteSubscriberDataErrors, DeleteSubscriberDataResponses, DeleteTemplateData, DeleteTemplateErrors, DeleteTemplateResponses, DeleteWebhookSubscriptionData, DeleteWebhookSubscriptionErrors, DeleteWebhookSubscriptionResponses, DeliverabilityCheckData, DeliverabilityCheckErrors, DeliverabilityCheckResponses, DiagnoseDeliveryIssueData, DiagnoseDeliveryIssueErrors, DiagnoseDeliveryIssueResponses, DisconnectPlatformData, DisconnectPlatformErrors, DisconnectPlatformResponses, DnsblCheckData, DnsblCheckErrors, DnsblCheckResponses, DnsblDelistingDraftData, DnsblDelistingDraftErrors, DnsblDelistingDraftResponses, EnrollAutomationData, EnrollAutomationErrors, EnrollAutomationResponses, EnrollContactData, EnrollContactErrors, EnrollContactResponses, EnrollSegmentData, EnrollSegmentErrors, EnrollSegmentResponses, EstimateSegmentSizeData, EstimateSegmentSizeErrors, EstimateSegmentSizeResponses, ExplainContactScoreData, ExplainContactScoreErrors, ExplainContactScoreResponses, ExportDataData, ExportDataErrors, ExportDataResponses, FindDuplicatesData, FindDuplicatesErrors, FindDuplicatesResponses, GenerateEmailData, GenerateEmailErrors, GenerateEmailResponses, GetBrandVoiceData, GetBrandVoiceErrors, GetBrandVoiceResponses, GetCampaignCalendarData, GetCampaignCalendarErrors, GetCampaignCalendarResponses, GetCampaignData, GetCampaignErrors, GetCampaignResponses, GetContactSchemaData, GetContactSchemaErrors, GetContactSchemaResponses, GetCronRunsData, GetCronRunsErrors, GetCronRunsResponses, GetDomainHealthData, GetDomainHealthErrors, GetDomainHealthResponses, GetDraftData, GetDraftErrors, GetDraftResponses, GetEngagementInsightsData, GetEngagementInsightsErrors, GetEngagementInsightsResponses, GetEnrollmentStatusData, GetEnrollmentStatusErrors, GetEnrollmentStatusResponses, GetFormStatsData, GetFormStatsErrors, GetFormStatsResponses, GetHygieneConfigData, GetHygieneConfigErrors, GetHygieneConfigResponses, GetPlanLimitsData, GetPlanLimitsErrors, GetPlanLimitsResponses, GetPlanUsageData, GetPlanUsageErrors, GetPlanUsageResponses, GetPortfolioAnalyticsData, GetPortfolioAnalyticsErrors, GetPortfolioAnalyticsResponses, GetPortfolioStatsData, GetPortfolioStatsErrors, GetPortfolioStatsResponses, GetQueueStatusData, GetQueueStatusErrors, GetQueueStatusResponses, GetScheduleData, GetScheduleErrors, GetScheduleResponses, GetScoringRulesData, GetScoringRulesErrors, GetScoringRulesResponses, GetSendDlqData, GetSendDlqErrors, GetSendDlqResponses, GetSiteInsightsData, GetSiteInsightsErrors, GetSiteInsightsResponses, GetSitesData, GetSitesErrors, GetSitesResponses, GetSmsProviderStatusData, GetSmsProviderStatusErrors, GetSmsProviderStatusResponses, GetSocialPostData, GetSocialPostErrors, GetSocialPostResponses, GetStatsData, GetStatsErrors, GetStatsResponses, GetSubscriberData, GetSubscriberErrors, GetSubscriberResponses, GetSubscriberTimelineData, GetSubscriberTimelineErrors, GetSubscriberTimelineResponses, GetTemplateData, GetTemplateErrors, GetTemplateResponses, GetWarmupStatusData, GetWarmupStatusErrors, GetWarmupStatusResponses, IdentifyInactiveData, IdentifyInactiveErrors, IdentifyInactiveResponses, ImportSubscribersData, ImportSubscribersErrors, ImportSubscribersResponses, InviteTeamMemberData, InviteTeamMemberErrors, InviteTeamMemberResponses, LaunchCampaignData, LaunchCampaignErrors, LaunchCampaignResponses, ListAbTestsData, ListAbTestsErrors, ListAbTestsResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListAutomationsData, ListAutomationsErrors, ListAutomationsResponses, ListCampaignsData, ListCampaignsErrors, ListCampaignsResponses, ListCampaignStepsData, ListCampaignStepsErrors, ListCampaignStepsResponses, ListConnectedPlatformsData, ListConnectedPlatformsErrors, ListConnectedPlatformsResponses, ListContentBlocksData, ListContentBlocksErrors, ListContentBlocksResponses, ListContentSourcesData, ListContentSourcesErrors, ListContentSourcesResponses, ListDeletionLogData, ListDeletionLogErrors, ListDeletionLogResponses, ListDomainsData, ListDomainsErrors, ListDomainsResponses, ListDraftsData, ListDraftsErrors, ListDraftsResponses, ListEmailLogData, ListEmailLogErrors, ListEmailLogResponses, ListEventLogData, ListEventLogErrors, ListEventLogResponses, ListFormsData, ListFormsErrors, ListFormsResponses, ListHygieneAuditData, ListHygieneAuditErrors, ListHygieneAuditResponses, ListNotificationsData, ListNotificationsErrors, ListNotificationsResponses, ListPendingApprovalsData, ListPendingApprovalsErrors, ListPendingApprovalsResponses, ListProjectsData, ListProjectsErrors, ListProjectsResponses, ListSegmentsData, ListSegmentsErrors, ListSegmentsResponses, ListSmsInboundData, ListSmsInboundErrors, ListSmsInboundResponses, ListSmsLogData, ListSmsLogErrors, ListSmsLogResponses, ListSocialCampaignsData, ListSocialCampaignsErrors, ListSocialCampaignsResponses, ListSocialPostsData, ListSocialPostsErrors, ListSocialPostsResponses, ListSubscribersBySegmentData, ListSubscribersBySegmentErrors, ListSubscribersBySegmentResponses, ListSubscribersData, ListSubscribersErrors, ListSubscribersResponses, ListSuppressionsData, ListSuppressionsErrors, ListSuppressionsResponses, ListTeamMembersData, ListTeamMembersErrors, ListTeamMembersResponses, ListTemplatesData, ListTemplatesErrors, ListTemplatesResponses, ListToolsData, ListToolsResponses, ListWebhookSubscriptionsData, ListWebhookSubscriptionsErrors, ListWebhookSubscriptionsResponses, ListWinBackDraftData, ListWinBackDraftErrors, ListWinBackDraftResponses, MarkNotificationsReadData, MarkNotificationsReadErrors, MarkNotificationsReadResponses, MergeSubscribersData, MergeSubscribersErrors, MergeSubscribersResponses, OnboardNewSiteData, OnboardNewSiteErrors, OnboardNewSiteResponses, OptimizeSubjectLinesData, OptimizeSubjectLinesErrors, OptimizeSubjectLinesResponses, PauseWarmupData, PauseWarmupErrors, PauseWarmupResponses, PerformanceReportData, PerformanceReportErrors, PerformanceReportResponses, PreviewAutomationData, PreviewAutomationErrors, PreviewAutomationResponses, PreviewCampaignAudienceData, PreviewCampaignAudienceErrors, PreviewCampaignAudienceResponses, PreviewEmailData, PreviewEmailErrors, PreviewEmailResponses, PreviewSegmentData, PreviewSegmentErrors, PreviewSegmentResponses, PreviewSmsCostData, PreviewSmsCostErrors, PreviewSmsCostResponses, PromoteAbWinnerData, PromoteAbWinnerErrors, PromoteAbWinnerResponses, PromoteDraftToCampaignData, PromoteDraftToCampaignErrors, PromoteDraftToCampaignResponses, RecoveryPlanData, RecoveryPlanErrors, RecoveryPlanResponses, RefreshDomainDnsData, RefreshDomainDnsErrors, RefreshDomainDnsResponses, RegisterDomainData, RegisterDomainErrors, RegisterDomainResponses, RejectDraftData, RejectDraftErrors, RejectDraftResponses, RemoveSuppressionData, RemoveSuppressionErrors, RemoveSuppressionResponses, ResumeWarmupData, ResumeWarmupErrors, ResumeWarmupResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RunListHygieneData, RunListHygieneErrors, RunListHygieneResponses, RunPortfolioAnalysisData, RunPortfolioAnalysisErrors, RunPortfolioAnalysisResponses, ScheduleSocialPostData, ScheduleSocialPostErrors, ScheduleSocialPostResponses, SendSmsCampaignData, SendSmsCampaignErrors, SendSmsCampaignResponses, SendSmsData, SendSmsErrors, SendSmsResponses, SendTestEmailData, SendTestEmailErrors, SendTestEmailResponses, SendTransactionalData, SendTransactionalErrors, SendTransactionalResponses, SetContactSmsConsentData, SetContactSmsConsentErrors, SetContactSmsConsentResponses, SetSubscriberTagsData, SetSubscriberTagsErrors, SetSubscriberTagsResponses, SetupCampaignFromBriefData, SetupCampaignFromBriefErrors, SetupCampaignFromBriefResponses, SubscriberExportData, SubscriberExportErrors, SubscriberExportResponses, SubscribeWebhookData, SubscribeWebhookErrors, SubscribeWebhookResponses, SuggestContentTopicsData, SuggestContentTopicsErrors, SuggestContentTopicsResponses, SuggestSendTimeData, SuggestSendTimeErrors, SuggestSendTimeResponses, TenantExportFullData, TenantExportFullErrors, TenantExportFullResponses, TranslateTemplateData, TranslateTemplateErrors, TranslateTemplateResponses, TriggerAutomationData, TriggerAutomationErrors, TriggerAutomationResponses, TriggerContentPipelineData, TriggerContentPipelineErrors, TriggerContentPipelineResponses, UnenrollContactData, UnenrollContactErrors, UnenrollContactResponses, UnsubscribeSubscriberData, UnsubscribeSubscriberErrors, UnsubscribeSubscriberResponses, UpdateBrandVoiceData, UpdateBrandVoiceErrors, UpdateBrandVoiceResponses, UpdateCampaignData, UpdateCampaignErrors, UpdateCampaignResponses, UpdateCampaignStatusData, UpdateCampaignStatusErrors, UpdateCampaignStatusResponses, UpdateCampaignStepData, UpdateCampaignStepErrors, UpdateCampaignStepResponses, UpdateHygieneConfigData, UpdateHygieneConfigErrors, UpdateHygieneConfigResponses, UpdateScoringRulesData, UpdateScoringRulesErrors, UpdateScoringRulesResponses, UpdateSegmentData, UpdateSegmentErrors, UpdateSegmentResponses, UpdateSiteData, UpdateSiteErrors, UpdateSiteResponses, UpdateSocialPostData, UpdateSocialPostErrors, UpdateSocialPostResponses, UpdateSubscriberData, UpdateSubscriberErrors, UpdateSubscriberResponses, UpdateTemplateData, UpdateTemplateErrors, UpdateTemplateResponses, UpdateWarmupScheduleData, UpdateWarmupScheduleErrors, UpdateWarmupScheduleResponses, UpdateWebhookSubscriptionData, UpdateWebhookSubscriptionErrors, UpdateWebhookSubscriptionResponses, ValidateTemplateData, ValidateTemplateErrors, ValidateTemplateResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -264,6 +264,57 @@ export class MailToolsApi extends HeyApiClient {
         return (options?.client ?? this.client).post<GetPortfolioAnalyticsResponses, GetPortfolioAnalyticsErrors, ThrowOnError>({
             security: [{ scheme: 'bearer', type: 'http' }],
             url: '/api/mcp/tools/get_portfolio_analytics',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * Create a social campaign: a name, a platform (mastodon, bluesky, x, telegram, linkedin) and a destination_url. Its tracked_url counts clicks and leads to the destination with utm_source=<platform>, utm_medium=social and utm_campaign=<name>; schedule_social_post writes its posts with that link.
+     *
+     * Needs the write scope.
+     */
+    public createSocialCampaign<ThrowOnError extends boolean = true>(options?: Options<CreateSocialCampaignData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<CreateSocialCampaignResponses, CreateSocialCampaignErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/create_social_campaign',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * List the project's social campaigns, oldest first, a page at a time, with their tracked links and clicks.
+     *
+     * Needs the read scope.
+     */
+    public listSocialCampaigns<ThrowOnError extends boolean = true>(options?: Options<ListSocialCampaignsData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<ListSocialCampaignsResponses, ListSocialCampaignsErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/list_social_campaigns',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * Write a social campaign's post (campaign_id, content, publisher: who publishes it) on the campaign's platform with its tracked link at the end (the text cut to the platform's length around it), published at publish_at (absent: now) by the queue job. The platform's account must be connected; an agent's post waits for a person's approval under the project's approval policy.
+     *
+     * Needs the write scope.
+     */
+    public scheduleSocialPost<ThrowOnError extends boolean = true>(options?: Options<ScheduleSocialPostData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<ScheduleSocialPostResponses, ScheduleSocialPostErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/schedule_social_post',
             ...options,
             headers: {
                 'Content-Type': 'application/json',
@@ -1514,6 +1565,74 @@ export class MailToolsApi extends HeyApiClient {
     }
     
     /**
+     * Enroll a contact (subscriber_id) in an active automation (automation_id): its first step runs on the scheduler's next pass. A contact already in it keeps its place (created: false).
+     *
+     * Needs the write scope.
+     */
+    public enrollAutomation<ThrowOnError extends boolean = true>(options?: Options<EnrollAutomationData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<EnrollAutomationResponses, EnrollAutomationErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/enroll_automation',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * List the project's automations (optionally of one site_id), oldest first, a page at a time: each with its status, trigger, steps and its contacts by where they are.
+     *
+     * Needs the read scope.
+     */
+    public listAutomations<ThrowOnError extends boolean = true>(options?: Options<ListAutomationsData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<ListAutomationsResponses, ListAutomationsErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/list_automations',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * Who would enter the automation (source_id) now and which path each would take (the steps in order, with each branch's answer). Nothing is written.
+     *
+     * Needs the read scope.
+     */
+    public previewAutomation<ThrowOnError extends boolean = true>(options?: Options<PreviewAutomationData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<PreviewAutomationResponses, PreviewAutomationErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/preview_automation',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * Run an active automation's (source_id) trigger now: every contact it holds for enters (tag holders, segment members, today's dates, contacts who recorded its event before). Under the approval policy that holds campaign launches, an agent's call answers an approval id and does nothing until a person approves.
+     *
+     * Needs the write scope.
+     */
+    public triggerAutomation<ThrowOnError extends boolean = true>(options?: Options<TriggerAutomationData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<TriggerAutomationResponses, TriggerAutomationErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/trigger_automation',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
      * Create a template from a name and a brief, with its HTML when you have it.
      *
      * Needs the write scope.
@@ -1820,6 +1939,91 @@ export class MailToolsApi extends HeyApiClient {
     }
     
     /**
+     * Create a reusable HTML block (name: a lowercase letter, then lowercase letters, digits or _, unique in the project; html). Templates and campaign steps include it as {{ blocks.<name> }}, inserted as written (not escaped) in previews, test sends and sent mail.
+     *
+     * Needs the write scope.
+     */
+    public createContentBlock<ThrowOnError extends boolean = true>(options?: Options<CreateContentBlockData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<CreateContentBlockResponses, CreateContentBlockErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/create_content_block',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * Delete a content block. Refused (409 CONTENT_BLOCK_IN_USE, naming them) while a template or campaign step includes it. Destructive.
+     *
+     * Needs the write scope. Destructive: the first call answers a summary and a `confirmation_token`; only a second call with the same arguments and that token acts.
+     */
+    public deleteContentBlock<ThrowOnError extends boolean = true>(options?: Options<DeleteContentBlockData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<DeleteContentBlockResponses, DeleteContentBlockErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/delete_content_block',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * List the project's content blocks (name and HTML), oldest first, a page at a time.
+     *
+     * Needs the read scope.
+     */
+    public listContentBlocks<ThrowOnError extends boolean = true>(options?: Options<ListContentBlocksData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<ListContentBlocksResponses, ListContentBlocksErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/list_content_blocks',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * List the RSS and Atom feeds the project's sites follow (optionally of one site_id), oldest first, a page at a time, with each one's last read and its error.
+     *
+     * Needs the read scope.
+     */
+    public listContentSources<ThrowOnError extends boolean = true>(options?: Options<ListContentSourcesData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<ListContentSourcesResponses, ListContentSourcesErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/list_content_sources',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * Read the content sources' feeds now (all of them, or of one site_id, or one source_id) and write one digest draft per site listing the items not seen before (titles, links, summaries), pending a person's approval; nothing is sent. Answers the sources read, the new items and the drafts written (none when nothing is new).
+     *
+     * Needs the write scope.
+     */
+    public triggerContentPipeline<ThrowOnError extends boolean = true>(options?: Options<TriggerContentPipelineData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<TriggerContentPipelineResponses, TriggerContentPipelineErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/trigger_content_pipeline',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
      * A site's warmup: its state, the schedule's day, today's cap (the lower of the schedule's and the provider's), what the site sent today and what is left.
      *
      * Needs the read scope.
@@ -1930,6 +2134,125 @@ export class MailToolsApi extends HeyApiClient {
         return (options?.client ?? this.client).post<GetFormStatsResponses, GetFormStatsErrors, ThrowOnError>({
             security: [{ scheme: 'bearer', type: 'http' }],
             url: '/api/mcp/tools/get_form_stats',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * The project's SMS provider (Twilio): whether one is configured, its account SID and sending number (never the auth token), whether Twilio accepts the credentials now, the inbound and status callback URLs to give Twilio, and the last 24 hours' texts by status.
+     *
+     * Needs the read scope.
+     */
+    public getSmsProviderStatus<ThrowOnError extends boolean = true>(options?: Options<GetSmsProviderStatusData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<GetSmsProviderStatusResponses, GetSmsProviderStatusErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/get_sms_provider_status',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * List the texts the project's number received, oldest first, a page at a time; each says whether it was a STOP, START or HELP keyword.
+     *
+     * Needs the read scope.
+     */
+    public listSmsInbound<ThrowOnError extends boolean = true>(options?: Options<ListSmsInboundData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<ListSmsInboundResponses, ListSmsInboundErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/list_sms_inbound',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * List the project's texts, oldest first, a page at a time (optionally one campaign_id's, one contact_id's or one status's): number, body, encoding, segments, status, why it waits or failed, and Twilio's SID.
+     *
+     * Needs the read scope.
+     */
+    public listSmsLog<ThrowOnError extends boolean = true>(options?: Options<ListSmsLogData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<ListSmsLogResponses, ListSmsLogErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/list_sms_log',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * Count a text's segments as carriers do (GSM-7 with its extension table: 160 septets alone, 153 per part; else UCS-2: 70 units alone, 67 per part, emoji two units) and price them for a destination number (to) or country from the deployment's price table.
+     *
+     * Needs the read scope.
+     */
+    public previewSmsCost<ThrowOnError extends boolean = true>(options?: Options<PreviewSmsCostData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<PreviewSmsCostResponses, PreviewSmsCostErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/preview_sms_cost',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * Text one contact that consented, by contact_id or by its number (to; exactly one of them). Queued and sent once by the worker through the project's provider; an idempotency_key makes retries answer the same text. Answers 422 SMS_NO_CONSENT for a number without consent.
+     *
+     * Needs the write scope.
+     */
+    public sendSms<ThrowOnError extends boolean = true>(options?: Options<SendSmsData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<SendSmsResponses, SendSmsErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/send_sms',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * Text a site's subscribers whose number consented, each once; a contact in its quiet hours (in its time zone) gets the text when they end. An agent's campaign waits for a person's approval like a campaign launch (answers the approval).
+     *
+     * Needs the write scope.
+     */
+    public sendSmsCampaign<ThrowOnError extends boolean = true>(options?: Options<SendSmsCampaignData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<SendSmsCampaignResponses, SendSmsCampaignErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/send_sms_campaign',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * Set a contact's SMS consent (status granted or revoked), and its mobile number (phone, international format; required the first time) and time zone for quiet hours. Only contacts with consent are texted; a STOP texted back revokes it.
+     *
+     * Needs the write scope.
+     */
+    public setContactSmsConsent<ThrowOnError extends boolean = true>(options?: Options<SetContactSmsConsentData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<SetContactSmsConsentResponses, SetContactSmsConsentErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/set_contact_sms_consent',
             ...options,
             headers: {
                 'Content-Type': 'application/json',
@@ -2423,6 +2746,108 @@ export class MailToolsApi extends HeyApiClient {
         return (options?.client ?? this.client).post<SetupCampaignFromBriefResponses, SetupCampaignFromBriefErrors, ThrowOnError>({
             security: [{ scheme: 'bearer', type: 'http' }],
             url: '/api/mcp/tools/setup_campaign_from_brief',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * Turn an email campaign's first email into a post for each of the given platforms (mastodon, bluesky, x, telegram, linkedin): its subject and text cut at a word boundary to the platform's length, the email's first link kept whole at the end (X and Mastodon count any link as 23 characters). Nothing is stored: create_social_post with the text you keep.
+     *
+     * Needs the write scope.
+     */
+    public adaptSocialPost<ThrowOnError extends boolean = true>(options?: Options<AdaptSocialPostData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<AdaptSocialPostResponses, AdaptSocialPostErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/adapt_social_post',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * Create a social post (title, content, platforms: 1..=5 of mastodon, bluesky, x, telegram, linkedin). Without publish_at it is a draft; with one, it is published at that time (a past time: now) once on each platform, by a queue job that honours the platforms' rate limits and retries. The platforms' accounts must be connected. When an agent asks, publishing waits for a person's approval under the project's approval policy (status awaiting_approval, approval_id).
+     *
+     * Needs the write scope.
+     */
+    public createSocialPost<ThrowOnError extends boolean = true>(options?: Options<CreateSocialPostData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<CreateSocialPostResponses, CreateSocialPostErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/create_social_post',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * Delete a social post (what a platform already published stays there).
+     *
+     * Needs the write scope.
+     */
+    public deleteSocialPost<ThrowOnError extends boolean = true>(options?: Options<DeleteSocialPostData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<DeleteSocialPostResponses, DeleteSocialPostErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/delete_social_post',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * A social post with its status and, per platform, its publication: pending, published (with the platform's post id) or failed (with the reason).
+     *
+     * Needs the read scope.
+     */
+    public getSocialPost<ThrowOnError extends boolean = true>(options?: Options<GetSocialPostData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<GetSocialPostResponses, GetSocialPostErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/get_social_post',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * List the project's social posts, oldest first, a page at a time, each with its status and publications.
+     *
+     * Needs the read scope.
+     */
+    public listSocialPosts<ThrowOnError extends boolean = true>(options?: Options<ListSocialPostsData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<ListSocialPostsResponses, ListSocialPostsErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/list_social_posts',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options?.headers
+            }
+        });
+    }
+    
+    /**
+     * Change a social post no platform has published yet: its title, content, platforms or publish_at (absent fields unchanged). Setting publish_at queues its publishing (an agent's waits for approval).
+     *
+     * Needs the write scope.
+     */
+    public updateSocialPost<ThrowOnError extends boolean = true>(options?: Options<UpdateSocialPostData, ThrowOnError>) {
+        return (options?.client ?? this.client).post<UpdateSocialPostResponses, UpdateSocialPostErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/mcp/tools/update_social_post',
             ...options,
             headers: {
                 'Content-Type': 'application/json',

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import { type Client, type Options as Options2, type TDataShape, urlSearchParamsBodySerializer } from './client/index.js';
-import type { AddCampaignStepData, AddCampaignStepErrors, AddCampaignStepResponses, AddSuppressionData, AddSuppressionErrors, AddSuppressionResponses, AnalyticsCampaignsData, AnalyticsCampaignsErrors, AnalyticsCampaignsResponses, AnalyticsConversionData, AnalyticsConversionErrors, AnalyticsConversionResponses, AnalyticsEngagementData, AnalyticsEngagementErrors, AnalyticsEngagementResponses, AnalyticsOverviewData, AnalyticsOverviewErrors, AnalyticsOverviewResponses, AnalyticsPerformanceData, AnalyticsPerformanceErrors, AnalyticsPerformanceResponses, AnalyticsPortfolioData, AnalyticsPortfolioErrors, AnalyticsPortfolioResponses, AnalyticsTotalsData, AnalyticsTotalsErrors, AnalyticsTotalsResponses, ApproveApprovalData, ApproveApprovalErrors, ApproveApprovalResponses, ApproveDraftData, ApproveDraftErrors, ApproveDraftResponses, CampaignAdvisorData, CampaignAdvisorErrors, CampaignAdvisorResponses, CheckAbSignificanceData, CheckAbSignificanceErrors, CheckAbSignificanceResponses, CheckApprovalData, CheckApprovalErrors, CheckApprovalResponses, ClearLanguageModelData, ClearLanguageModelErrors, ClearLanguageModelResponses, ClearProviderData, ClearProviderErrors, ClearProviderResponses, CloneCampaignData, CloneCampaignErrors, CloneCampaignResponses, ConfirmSignupData, ConfirmSignupErrors, ConfirmSignupResponses, ConnectPlatformData, ConnectPlatformErrors, ConnectPlatformResponses, CreateAbTestData, CreateAbTestErrors, CreateAbTestResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateCampaignData, CreateCampaignErrors, CreateCampaignResponses, CreateContactData, CreateContactErrors, CreateContactResponses, CreateDraftData, CreateDraftErrors, CreateDraftResponses, CreateFormData, CreateFormErrors, CreateFormResponses, CreateSegmentData, CreateSegmentErrors, CreateSegmentFromDescriptionData, CreateSegmentFromDescriptionErrors, CreateSegmentFromDescriptionResponses, CreateSegmentResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateTemplateData, CreateTemplateErrors, CreateTemplateFromBriefData, CreateTemplateFromBriefErrors, CreateTemplateFromBriefResponses, CreateTemplateResponses, DeleteCampaignData, DeleteCampaignErrors, DeleteCampaignResponses, DeleteCampaignStepData, DeleteCampaignStepErrors, DeleteCampaignStepResponses, DeleteChatAlertsData, DeleteChatAlertsErrors, DeleteChatAlertsResponses, DeleteFormData, DeleteFormErrors, DeleteFormResponses, DeleteSegmentData, DeleteSegmentErrors, DeleteSegmentResponses, DeleteTemplateData, DeleteTemplateErrors, DeleteTemplateResponses, DeleteWebhookSubscriptionData, DeleteWebhookSubscriptionErrors, DeleteWebhookSubscriptionResponses, DeliverabilityCheckData, DeliverabilityCheckErrors, DeliverabilityCheckResponses, DiagnoseDeliveryIssueData, DiagnoseDeliveryIssueErrors, DiagnoseDeliveryIssueResponses, DisconnectPlatformData, DisconnectPlatformErrors, DisconnectPlatformResponses, DnsblCheckData, DnsblCheckErrors, DnsblCheckResponses, DnsblDelistingDraftData, DnsblDelistingDraftErrors, DnsblDelistingDraftResponses, EnrollContactData, EnrollContactErrors, EnrollContactResponses, EnrollSegmentData, EnrollSegmentErrors, EnrollSegmentResponses, ErasePersonalDataData, ErasePersonalDataErrors, ErasePersonalDataResponses, EstimateSegmentSizeData, EstimateSegmentSizeErrors, EstimateSegmentSizeResponses, ExplainContactScoreData, ExplainContactScoreErrors, ExplainContactScoreResponses, ExportContactData, ExportContactErrors, ExportContactResponses, ExportDataData, ExportDataErrors, ExportDataResponses, ExportFullData, ExportFullErrors, ExportFullResponses, FindDuplicateContactsData, FindDuplicateContactsErrors, FindDuplicateContactsResponses, GenerateEmailData, GenerateEmailErrors, GenerateEmailResponses, GetAbTestData, GetAbTestErrors, GetAbTestResponses, GetAbuseMonitorStatusData, GetAbuseMonitorStatusErrors, GetAbuseMonitorStatusResponses, GetApprovalPolicyData, GetApprovalPolicyErrors, GetApprovalPolicyResponses, GetBrandVoiceData, GetBrandVoiceErrors, GetBrandVoiceResponses, GetCampaignCalendarData, GetCampaignCalendarErrors, GetCampaignCalendarResponses, GetCampaignData, GetCampaignErrors, GetCampaignResponses, GetCampaignStepData, GetCampaignStepErrors, GetCampaignStepResponses, GetChatAlertsData, GetChatAlertsErrors, GetChatAlertsResponses, GetContactData, GetContactErrors, GetContactResponses, GetContactSchemaData, GetContactSchemaErrors, GetContactSchemaResponses, GetContactTimelineData, GetContactTimelineErrors, GetContactTimelineResponses, GetDomainData, GetDomainErrors, GetDomainHealthData, GetDomainHealthErrors, GetDomainHealthResponses, GetDomainResponses, GetDraftData, GetDraftErrors, GetDraftResponses, GetEmailData, GetEmailErrors, GetEmailResponses, GetEnrollmentData, GetEnrollmentErrors, GetEnrollmentResponses, GetFormData, GetFormErrors, GetFormResponses, GetFormStatsData, GetFormStatsErrors, GetFormStatsResponses, GetHygieneConfigData, GetHygieneConfigErrors, GetHygieneConfigResponses, GetLanguageModelData, GetLanguageModelErrors, GetLanguageModelResponses, GetPlanData, GetPlanErrors, GetPlanResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetScheduleData, GetScheduleErrors, GetScheduleResponses, GetScoringRulesData, GetScoringRulesErrors, GetScoringRulesResponses, GetSegmentData, GetSegmentErrors, GetSegmentResponses, GetSendPolicyData, GetSendPolicyErrors, GetSendPolicyResponses, GetSiteData, GetSiteErrors, GetSiteInsightsData, GetSiteInsightsErrors, GetSiteInsightsResponses, GetSiteResponses, GetTemplateData, GetTemplateErrors, GetTemplateResponses, GetWarmupStatusData, GetWarmupStatusErrors, GetWarmupStatusResponses, GetWebhookSubscriptionData, GetWebhookSubscriptionErrors, GetWebhookSubscriptionResponses, HealthDetailsData, HealthDetailsResponses, HealthzData, HealthzResponses, IdentifyData, IdentifyErrors, IdentifyResponses, ImportContactsData, ImportContactsErrors, ImportContactsResponses, InviteTeamMemberData, InviteTeamMemberErrors, InviteTeamMemberResponses, LaunchCampaignData, LaunchCampaignErrors, LaunchCampaignResponses, ListAbTestsData, ListAbTestsErrors, ListAbTestsResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListCampaignsData, ListCampaignsErrors, ListCampaignsResponses, ListCampaignStepsData, ListCampaignStepsErrors, ListCampaignStepsResponses, ListContactsData, ListContactsErrors, ListContactsResponses, ListCronRunsData, ListCronRunsErrors, ListCronRunsResponses, ListDeletionLogData, ListDeletionLogErrors, ListDeletionLogResponses, ListDomainsData, ListDomainsErrors, ListDomainsResponses, ListDraftsData, ListDraftsErrors, ListDraftsResponses, ListEmailEventsData, ListEmailEventsErrors, ListEmailEventsResponses, ListEmailsData, ListEmailsErrors, ListEmailsResponses, ListEnrollmentsData, ListEnrollmentsErrors, ListEnrollmentsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListFormsData, ListFormsErrors, ListFormsResponses, ListHygieneAuditData, ListHygieneAuditErrors, ListHygieneAuditResponses, ListInactiveContactsData, ListInactiveContactsErrors, ListInactiveContactsResponses, ListNotificationsData, ListNotificationsErrors, ListNotificationsResponses, ListPendingApprovalsData, ListPendingApprovalsErrors, ListPendingApprovalsResponses, ListPlatformConnectionsData, ListPlatformConnectionsErrors, ListPlatformConnectionsResponses, ListSegmentContactsData, ListSegmentContactsErrors, ListSegmentContactsResponses, ListSegmentsData, ListSegmentsErrors, ListSegmentsResponses, ListSendDeadLettersData, ListSendDeadLettersErrors, ListSendDeadLettersResponses, ListSitesData, ListSitesErrors, ListSitesResponses, ListSuppressionsData, ListSuppressionsErrors, ListSuppressionsResponses, ListTeamMembersData, ListTeamMembersErrors, ListTeamMembersResponses, ListTemplatesData, ListTemplatesErrors, ListTemplatesResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhookSubscriptionsData, ListWebhookSubscriptionsErrors, ListWebhookSubscriptionsResponses, MarkNotificationsReadData, MarkNotificationsReadErrors, MarkNotificationsReadResponses, MergeContactsData, MergeContactsErrors, MergeContactsResponses, OauthMcpResourceMetadataData, OauthMcpResourceMetadataResponses, OauthResourceMetadataData, OauthResourceMetadataResponses, OauthServerMetadataData, OauthServerMetadataResponses, OauthTokenData, OauthTokenErrors, OauthTokenResponses, OnboardNewSiteData, OnboardNewSiteErrors, OnboardNewSiteResponses, OpenapiJsonData, OpenapiJsonResponses, OptimizeSubjectLinesData, OptimizeSubjectLinesErrors, OptimizeSubjectLinesResponses, OverrideAbuseMonitorData, OverrideAbuseMonitorErrors, OverrideAbuseMonitorResponses, PauseWarmupData, PauseWarmupErrors, PauseWarmupResponses, PreviewCampaignAudienceData, PreviewCampaignAudienceErrors, PreviewCampaignAudienceResponses, PreviewEmailData, PreviewEmailErrors, PreviewEmailResponses, PreviewSegmentData, PreviewSegmentErrors, PreviewSegmentResponses, PromoteAbWinnerData, PromoteAbWinnerErrors, PromoteAbWinnerResponses, PromoteDraftData, PromoteDraftErrors, PromoteDraftResponses, PutApprovalPolicyData, PutApprovalPolicyErrors, PutApprovalPolicyResponses, PutBrandVoiceData, PutBrandVoiceErrors, PutBrandVoiceResponses, PutChatAlertsData, PutChatAlertsErrors, PutChatAlertsResponses, PutSendPolicyData, PutSendPolicyErrors, PutSendPolicyResponses, ReadyzData, ReadyzErrors, ReadyzResponses, ReceiveProjectProviderWebhookData, ReceiveProjectProviderWebhookErrors, ReceiveProjectProviderWebhookResponses, ReceiveProviderWebhookData, ReceiveProviderWebhookErrors, ReceiveProviderWebhookResponses, RecordConversionData, RecordConversionErrors, RecordConversionResponses, RecoveryPlanData, RecoveryPlanErrors, RecoveryPlanResponses, RefreshDomainDnsData, RefreshDomainDnsErrors, RefreshDomainDnsResponses, RegisterDomainData, RegisterDomainErrors, RegisterDomainResponses, RegisterOauthClientData, RegisterOauthClientErrors, RegisterOauthClientResponses, RejectApprovalData, RejectApprovalErrors, RejectApprovalResponses, RejectDraftData, RejectDraftErrors, RejectDraftResponses, RemoveSuppressionData, RemoveSuppressionErrors, RemoveSuppressionResponses, ReplayWebhookDeliveryData, ReplayWebhookDeliveryErrors, ReplayWebhookDeliveryResponses, ResumeWarmupData, ResumeWarmupErrors, ResumeWarmupResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RevokeOauthTokenData, RevokeOauthTokenErrors, RevokeOauthTokenResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, RunListHygieneData, RunListHygieneErrors, RunListHygieneResponses, RunPortfolioAnalysisData, RunPortfolioAnalysisErrors, RunPortfolioAnalysisResponses, SendData, SendErrors, SendResponses, ServeData, ServeResponses, SetContactTagsData, SetContactTagsErrors, SetContactTagsResponses, SetLanguageModelData, SetLanguageModelErrors, SetLanguageModelResponses, SetProviderData, SetProviderErrors, SetProviderResponses, SetupCampaignFromBriefData, SetupCampaignFromBriefErrors, SetupCampaignFromBriefResponses, SignupFormPageData, SignupFormPageErrors, SignupFormPageResponses, SubmitSignupFormData, SubmitSignupFormErrors, SubmitSignupFormResponses, SubscribeWebhookData, SubscribeWebhookErrors, SubscribeWebhookResponses, SuggestContentTopicsData, SuggestContentTopicsErrors, SuggestContentTopicsResponses, SuggestSendTimeData, SuggestSendTimeErrors, SuggestSendTimeResponses, TestProviderData, TestProviderErrors, TestProviderResponses, TrackClickData, TrackClickErrors, TrackEventData, TrackEventErrors, TrackEventResponses, TrackOpenData, TrackOpenErrors, TrackOpenResponses, TranslateTemplateData, TranslateTemplateErrors, TranslateTemplateResponses, UnenrollContactData, UnenrollContactErrors, UnenrollContactResponses, UnsubscribeContactData, UnsubscribeContactErrors, UnsubscribeContactResponses, UnsubscribeData, UnsubscribeErrors, UnsubscribePageData, UnsubscribePageErrors, UnsubscribePageResponses, UnsubscribeResponses, UpdateCampaignData, UpdateCampaignErrors, UpdateCampaignResponses, UpdateCampaignStatusData, UpdateCampaignStatusErrors, UpdateCampaignStatusResponses, UpdateCampaignStepData, UpdateCampaignStepErrors, UpdateCampaignStepResponses, UpdateContactData, UpdateContactErrors, UpdateContactResponses, UpdateHygieneConfigData, UpdateHygieneConfigErrors, UpdateHygieneConfigResponses, UpdateScoringRulesData, UpdateScoringRulesErrors, UpdateScoringRulesResponses, UpdateSegmentData, UpdateSegmentErrors, UpdateSegmentResponses, UpdateSiteData, UpdateSiteErrors, UpdateSiteResponses, UpdateTemplateData, UpdateTemplateErrors, UpdateTemplateResponses, UpdateWarmupScheduleData, UpdateWarmupScheduleErrors, UpdateWarmupScheduleResponses, UpdateWebhookSubscriptionData, UpdateWebhookSubscriptionErrors, UpdateWebhookSubscriptionResponses, ValidateTemplateData, ValidateTemplateErrors, ValidateTemplateResponses, WinBackDraftData, WinBackDraftErrors, WinBackDraftResponses } from './types.gen.js';
+import type { ActivateAutomationData, ActivateAutomationErrors, ActivateAutomationResponses, AdaptSocialPostData, AdaptSocialPostErrors, AdaptSocialPostResponses, AddCampaignStepData, AddCampaignStepErrors, AddCampaignStepResponses, AddSuppressionData, AddSuppressionErrors, AddSuppressionResponses, AnalyticsCampaignsData, AnalyticsCampaignsErrors, AnalyticsCampaignsResponses, AnalyticsConversionData, AnalyticsConversionErrors, AnalyticsConversionResponses, AnalyticsEngagementData, AnalyticsEngagementErrors, AnalyticsEngagementResponses, AnalyticsOverviewData, AnalyticsOverviewErrors, AnalyticsOverviewResponses, AnalyticsPerformanceData, AnalyticsPerformanceErrors, AnalyticsPerformanceResponses, AnalyticsPortfolioData, AnalyticsPortfolioErrors, AnalyticsPortfolioResponses, AnalyticsTotalsData, AnalyticsTotalsErrors, AnalyticsTotalsResponses, ApproveApprovalData, ApproveApprovalErrors, ApproveApprovalResponses, ApproveDraftData, ApproveDraftErrors, ApproveDraftResponses, CampaignAdvisorData, CampaignAdvisorErrors, CampaignAdvisorResponses, CheckAbSignificanceData, CheckAbSignificanceErrors, CheckAbSignificanceResponses, CheckApprovalData, CheckApprovalErrors, CheckApprovalResponses, ClearLanguageModelData, ClearLanguageModelErrors, ClearLanguageModelResponses, ClearProviderData, ClearProviderErrors, ClearProviderResponses, CloneCampaignData, CloneCampaignErrors, CloneCampaignResponses, ConfirmSignupData, ConfirmSignupErrors, ConfirmSignupResponses, ConnectPlatformData, ConnectPlatformErrors, ConnectPlatformResponses, ConnectSocialAccountData, ConnectSocialAccountErrors, ConnectSocialAccountResponses, ConnectSocialPlatformData, ConnectSocialPlatformErrors, CreateAbTestData, CreateAbTestErrors, CreateAbTestResponses, CreateApiKeyData, CreateApiKeyErrors, CreateApiKeyResponses, CreateAutomationData, CreateAutomationErrors, CreateAutomationResponses, CreateCampaignData, CreateCampaignErrors, CreateCampaignResponses, CreateContactData, CreateContactErrors, CreateContactResponses, CreateContentBlockData, CreateContentBlockErrors, CreateContentBlockResponses, CreateContentSourceData, CreateContentSourceErrors, CreateContentSourceResponses, CreateDraftData, CreateDraftErrors, CreateDraftResponses, CreateFormData, CreateFormErrors, CreateFormResponses, CreateSegmentData, CreateSegmentErrors, CreateSegmentFromDescriptionData, CreateSegmentFromDescriptionErrors, CreateSegmentFromDescriptionResponses, CreateSegmentResponses, CreateSiteData, CreateSiteErrors, CreateSiteResponses, CreateSocialCampaignData, CreateSocialCampaignErrors, CreateSocialCampaignResponses, CreateSocialPostData, CreateSocialPostErrors, CreateSocialPostResponses, CreateTemplateData, CreateTemplateErrors, CreateTemplateFromBriefData, CreateTemplateFromBriefErrors, CreateTemplateFromBriefResponses, CreateTemplateResponses, DeleteAutomationData, DeleteAutomationErrors, DeleteAutomationResponses, DeleteCampaignData, DeleteCampaignErrors, DeleteCampaignResponses, DeleteCampaignStepData, DeleteCampaignStepErrors, DeleteCampaignStepResponses, DeleteChatAlertsData, DeleteChatAlertsErrors, DeleteChatAlertsResponses, DeleteContentBlockData, DeleteContentBlockErrors, DeleteContentBlockResponses, DeleteContentSourceData, DeleteContentSourceErrors, DeleteContentSourceResponses, DeleteFormData, DeleteFormErrors, DeleteFormResponses, DeleteSegmentData, DeleteSegmentErrors, DeleteSegmentResponses, DeleteSocialPostData, DeleteSocialPostErrors, DeleteSocialPostResponses, DeleteTemplateData, DeleteTemplateErrors, DeleteTemplateResponses, DeleteWebhookSubscriptionData, DeleteWebhookSubscriptionErrors, DeleteWebhookSubscriptionResponses, DeliverabilityCheckData, DeliverabilityCheckErrors, DeliverabilityCheckResponses, DiagnoseDeliveryIssueData, DiagnoseDeliveryIssueErrors, DiagnoseDeliveryIssueResponses, DisconnectPlatformData, DisconnectPlatformErrors, DisconnectPlatformResponses, DnsblCheckData, DnsblCheckErrors, DnsblCheckResponses, DnsblDelistingDraftData, DnsblDelistingDraftErrors, DnsblDelistingDraftResponses, EnrollAutomationData, EnrollAutomationErrors, EnrollAutomationResponses, EnrollContactData, EnrollContactErrors, EnrollContactResponses, EnrollSegmentData, EnrollSegmentErrors, EnrollSegmentResponses, ErasePersonalDataData, ErasePersonalDataErrors, ErasePersonalDataResponses, EstimateSegmentSizeData, EstimateSegmentSizeErrors, EstimateSegmentSizeResponses, ExplainContactScoreData, ExplainContactScoreErrors, ExplainContactScoreResponses, ExportContactData, ExportContactErrors, ExportContactResponses, ExportDataData, ExportDataErrors, ExportDataResponses, ExportFullData, ExportFullErrors, ExportFullResponses, FindDuplicateContactsData, FindDuplicateContactsErrors, FindDuplicateContactsResponses, GenerateEmailData, GenerateEmailErrors, GenerateEmailResponses, GetAbTestData, GetAbTestErrors, GetAbTestResponses, GetAbuseMonitorStatusData, GetAbuseMonitorStatusErrors, GetAbuseMonitorStatusResponses, GetApprovalPolicyData, GetApprovalPolicyErrors, GetApprovalPolicyResponses, GetAutomationData, GetAutomationErrors, GetAutomationResponses, GetBrandVoiceData, GetBrandVoiceErrors, GetBrandVoiceResponses, GetCampaignCalendarData, GetCampaignCalendarErrors, GetCampaignCalendarResponses, GetCampaignData, GetCampaignErrors, GetCampaignResponses, GetCampaignStepData, GetCampaignStepErrors, GetCampaignStepResponses, GetChatAlertsData, GetChatAlertsErrors, GetChatAlertsResponses, GetContactData, GetContactErrors, GetContactResponses, GetContactSchemaData, GetContactSchemaErrors, GetContactSchemaResponses, GetContactTimelineData, GetContactTimelineErrors, GetContactTimelineResponses, GetContentBlockData, GetContentBlockErrors, GetContentBlockResponses, GetDomainData, GetDomainErrors, GetDomainHealthData, GetDomainHealthErrors, GetDomainHealthResponses, GetDomainResponses, GetDraftData, GetDraftErrors, GetDraftResponses, GetEmailData, GetEmailErrors, GetEmailResponses, GetEnrollmentData, GetEnrollmentErrors, GetEnrollmentResponses, GetFormData, GetFormErrors, GetFormResponses, GetFormStatsData, GetFormStatsErrors, GetFormStatsResponses, GetHygieneConfigData, GetHygieneConfigErrors, GetHygieneConfigResponses, GetLanguageModelData, GetLanguageModelErrors, GetLanguageModelResponses, GetPlanData, GetPlanErrors, GetPlanResponses, GetProjectData, GetProjectErrors, GetProjectResponses, GetScheduleData, GetScheduleErrors, GetScheduleResponses, GetScoringRulesData, GetScoringRulesErrors, GetScoringRulesResponses, GetSegmentData, GetSegmentErrors, GetSegmentResponses, GetSendPolicyData, GetSendPolicyErrors, GetSendPolicyResponses, GetSiteData, GetSiteErrors, GetSiteInsightsData, GetSiteInsightsErrors, GetSiteInsightsResponses, GetSiteResponses, GetSmsProviderStatusData, GetSmsProviderStatusErrors, GetSmsProviderStatusResponses, GetSocialPostData, GetSocialPostErrors, GetSocialPostResponses, GetTemplateData, GetTemplateErrors, GetTemplateResponses, GetWarmupStatusData, GetWarmupStatusErrors, GetWarmupStatusResponses, GetWebhookSubscriptionData, GetWebhookSubscriptionErrors, GetWebhookSubscriptionResponses, HealthDetailsData, HealthDetailsResponses, HealthzData, HealthzResponses, IdentifyData, IdentifyErrors, IdentifyResponses, ImportContactsData, ImportContactsErrors, ImportContactsResponses, InviteTeamMemberData, InviteTeamMemberErrors, InviteTeamMemberResponses, LaunchCampaignData, LaunchCampaignErrors, LaunchCampaignResponses, ListAbTestsData, ListAbTestsErrors, ListAbTestsResponses, ListApiKeysData, ListApiKeysErrors, ListApiKeysResponses, ListAutomationsData, ListAutomationsErrors, ListAutomationsResponses, ListCampaignsData, ListCampaignsErrors, ListCampaignsResponses, ListCampaignStepsData, ListCampaignStepsErrors, ListCampaignStepsResponses, ListContactsData, ListContactsErrors, ListContactsResponses, ListContentBlocksData, ListContentBlocksErrors, ListContentBlocksResponses, ListContentSourcesData, ListContentSourcesErrors, ListContentSourcesResponses, ListCronRunsData, ListCronRunsErrors, ListCronRunsResponses, ListDeletionLogData, ListDeletionLogErrors, ListDeletionLogResponses, ListDomainsData, ListDomainsErrors, ListDomainsResponses, ListDraftsData, ListDraftsErrors, ListDraftsResponses, ListEmailEventsData, ListEmailEventsErrors, ListEmailEventsResponses, ListEmailsData, ListEmailsErrors, ListEmailsResponses, ListEnrollmentsData, ListEnrollmentsErrors, ListEnrollmentsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListFormsData, ListFormsErrors, ListFormsResponses, ListHygieneAuditData, ListHygieneAuditErrors, ListHygieneAuditResponses, ListInactiveContactsData, ListInactiveContactsErrors, ListInactiveContactsResponses, ListNotificationsData, ListNotificationsErrors, ListNotificationsResponses, ListPendingApprovalsData, ListPendingApprovalsErrors, ListPendingApprovalsResponses, ListPlatformConnectionsData, ListPlatformConnectionsErrors, ListPlatformConnectionsResponses, ListSegmentContactsData, ListSegmentContactsErrors, ListSegmentContactsResponses, ListSegmentsData, ListSegmentsErrors, ListSegmentsResponses, ListSendDeadLettersData, ListSendDeadLettersErrors, ListSendDeadLettersResponses, ListSitesData, ListSitesErrors, ListSitesResponses, ListSmsInboundData, ListSmsInboundErrors, ListSmsInboundResponses, ListSmsLogData, ListSmsLogErrors, ListSmsLogResponses, ListSocialAccountsData, ListSocialAccountsErrors, ListSocialAccountsResponses, ListSocialCampaignsData, ListSocialCampaignsErrors, ListSocialCampaignsResponses, ListSocialPostsData, ListSocialPostsErrors, ListSocialPostsResponses, ListSuppressionsData, ListSuppressionsErrors, ListSuppressionsResponses, ListTeamMembersData, ListTeamMembersErrors, ListTeamMembersResponses, ListTemplatesData, ListTemplatesErrors, ListTemplatesResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhookSubscriptionsData, ListWebhookSubscriptionsErrors, ListWebhookSubscriptionsResponses, MarkNotificationsReadData, MarkNotificationsReadErrors, MarkNotificationsReadResponses, MergeContactsData, MergeContactsErrors, MergeContactsResponses, OauthMcpResourceMetadataData, OauthMcpResourceMetadataResponses, OauthResourceMetadataData, OauthResourceMetadataResponses, OauthServerMetadataData, OauthServerMetadataResponses, OauthTokenData, OauthTokenErrors, OauthTokenResponses, OnboardNewSiteData, OnboardNewSiteErrors, OnboardNewSiteResponses, OpenapiJsonData, OpenapiJsonResponses, OptimizeSubjectLinesData, OptimizeSubjectLinesErrors, OptimizeSubjectLinesResponses, OverrideAbuseMonitorData, OverrideAbuseMonitorErrors, OverrideAbuseMonitorResponses, PauseAutomationData, PauseAutomationErrors, PauseAutomationResponses, PauseWarmupData, PauseWarmupErrors, PauseWarmupResponses, PreviewAutomationData, PreviewAutomationErrors, PreviewAutomationResponses, PreviewCampaignAudienceData, PreviewCampaignAudienceErrors, PreviewCampaignAudienceResponses, PreviewEmailData, PreviewEmailErrors, PreviewEmailResponses, PreviewSegmentData, PreviewSegmentErrors, PreviewSegmentResponses, PreviewSmsCostData, PreviewSmsCostErrors, PreviewSmsCostResponses, PromoteAbWinnerData, PromoteAbWinnerErrors, PromoteAbWinnerResponses, PromoteDraftData, PromoteDraftErrors, PromoteDraftResponses, PutApprovalPolicyData, PutApprovalPolicyErrors, PutApprovalPolicyResponses, PutBrandVoiceData, PutBrandVoiceErrors, PutBrandVoiceResponses, PutChatAlertsData, PutChatAlertsErrors, PutChatAlertsResponses, PutSendPolicyData, PutSendPolicyErrors, PutSendPolicyResponses, ReadyzData, ReadyzErrors, ReadyzResponses, ReceiveProjectProviderWebhookData, ReceiveProjectProviderWebhookErrors, ReceiveProjectProviderWebhookResponses, ReceiveProviderWebhookData, ReceiveProviderWebhookErrors, ReceiveProviderWebhookResponses, ReceiveTwilioInboundData, ReceiveTwilioInboundErrors, ReceiveTwilioInboundResponses, ReceiveTwilioStatusData, ReceiveTwilioStatusErrors, ReceiveTwilioStatusResponses, RecordConversionData, RecordConversionErrors, RecordConversionResponses, RecoveryPlanData, RecoveryPlanErrors, RecoveryPlanResponses, RefreshDomainDnsData, RefreshDomainDnsErrors, RefreshDomainDnsResponses, RegisterDomainData, RegisterDomainErrors, RegisterDomainResponses, RegisterOauthClientData, RegisterOauthClientErrors, RegisterOauthClientResponses, RejectApprovalData, RejectApprovalErrors, RejectApprovalResponses, RejectDraftData, RejectDraftErrors, RejectDraftResponses, RemoveSuppressionData, RemoveSuppressionErrors, RemoveSuppressionResponses, ReplayWebhookDeliveryData, ReplayWebhookDeliveryErrors, ReplayWebhookDeliveryResponses, ResumeWarmupData, ResumeWarmupErrors, ResumeWarmupResponses, RevokeApiKeyData, RevokeApiKeyErrors, RevokeApiKeyResponses, RevokeOauthTokenData, RevokeOauthTokenErrors, RevokeOauthTokenResponses, RotateWebhookSecretData, RotateWebhookSecretErrors, RotateWebhookSecretResponses, RunListHygieneData, RunListHygieneErrors, RunListHygieneResponses, RunPortfolioAnalysisData, RunPortfolioAnalysisErrors, RunPortfolioAnalysisResponses, ScheduleSocialPostData, ScheduleSocialPostErrors, ScheduleSocialPostResponses, SendData, SendErrors, SendResponses, SendSmsCampaignData, SendSmsCampaignErrors, SendSmsCampaignResponses, SendSmsData, SendSmsErrors, SendSmsResponses, ServeData, ServeResponses, SetContactSmsConsentData, SetContactSmsConsentErrors, SetContactSmsConsentResponses, SetContactTagsData, SetContactTagsErrors, SetContactTagsResponses, SetLanguageModelData, SetLanguageModelErrors, SetLanguageModelResponses, SetProviderData, SetProviderErrors, SetProviderResponses, SetSmsProviderData, SetSmsProviderErrors, SetSmsProviderResponses, SetupCampaignFromBriefData, SetupCampaignFromBriefErrors, SetupCampaignFromBriefResponses, SignupFormPageData, SignupFormPageErrors, SignupFormPageResponses, SocialConnectCallbackData, SocialConnectCallbackErrors, SocialConnectCallbackResponses, SubmitSignupFormData, SubmitSignupFormErrors, SubmitSignupFormResponses, SubscribeWebhookData, SubscribeWebhookErrors, SubscribeWebhookResponses, SuggestContentTopicsData, SuggestContentTopicsErrors, SuggestContentTopicsResponses, SuggestSendTimeData, SuggestSendTimeErrors, SuggestSendTimeResponses, TestProviderData, TestProviderErrors, TestProviderResponses, TrackClickData, TrackClickErrors, TrackEventData, TrackEventErrors, TrackEventResponses, TrackOpenData, TrackOpenErrors, TrackOpenResponses, TranslateTemplateData, TranslateTemplateErrors, TranslateTemplateResponses, TriggerAutomationData, TriggerAutomationErrors, TriggerAutomationResponses, TriggerContentPipelineData, TriggerContentPipelineErrors, TriggerContentPipelineResponses, UnenrollContactData, UnenrollContactErrors, UnenrollContactResponses, UnsubscribeContactData, UnsubscribeContactErrors, UnsubscribeContactResponses, UnsubscribeData, UnsubscribeErrors, UnsubscribePageData, UnsubscribePageErrors, UnsubscribePageResponses, UnsubscribeResponses, UpdateAutomationData, UpdateAutomationErrors, UpdateAutomationResponses, UpdateCampaignData, UpdateCampaignErrors, UpdateCampaignResponses, UpdateCampaignStatusData, UpdateCampaignStatusErrors, UpdateCampaignStatusResponses, UpdateCampaignStepData, UpdateCampaignStepErrors, UpdateCampaignStepResponses, UpdateContactData, UpdateContactErrors, UpdateContactResponses, UpdateContentBlockData, UpdateContentBlockErrors, UpdateContentBlockResponses, UpdateHygieneConfigData, UpdateHygieneConfigErrors, UpdateHygieneConfigResponses, UpdateScoringRulesData, UpdateScoringRulesErrors, UpdateScoringRulesResponses, UpdateSegmentData, UpdateSegmentErrors, UpdateSegmentResponses, UpdateSiteData, UpdateSiteErrors, UpdateSiteResponses, UpdateSocialPostData, UpdateSocialPostErrors, UpdateSocialPostResponses, UpdateTemplateData, UpdateTemplateErrors, UpdateTemplateResponses, UpdateWarmupScheduleData, UpdateWarmupScheduleErrors, UpdateWarmupScheduleResponses, UpdateWebhookSubscriptionData, UpdateWebhookSubscriptionErrors, UpdateWebhookSubscriptionResponses, ValidateTemplateData, ValidateTemplateErrors, ValidateTemplateResponses, WinBackDraftData, WinBackDraftErrors, WinBackDraftResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -231,6 +231,130 @@ export class MailApi extends HeyApiClient {
                 'Content-Type': 'application/json',
                 ...options.headers
             }
+        });
+    }
+    
+    /**
+     * The project's automations, oldest first.
+     */
+    public listAutomations<ThrowOnError extends boolean = true>(options?: Options<ListAutomationsData, ThrowOnError>) {
+        return (options?.client ?? this.client).get<ListAutomationsResponses, ListAutomationsErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/automations',
+            ...options
+        });
+    }
+    
+    /**
+     * Create an automation (a draft): its trigger and steps. The answer carries the secret that
+     * signs its webhook steps' requests, shown this once.
+     */
+    public createAutomation<ThrowOnError extends boolean = true>(options: Options<CreateAutomationData, ThrowOnError>) {
+        return (options.client ?? this.client).post<CreateAutomationResponses, CreateAutomationErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/automations',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * Delete an automation; its contacts leave the flow (emails already written stay).
+     */
+    public deleteAutomation<ThrowOnError extends boolean = true>(options: Options<DeleteAutomationData, ThrowOnError>) {
+        return (options.client ?? this.client).delete<DeleteAutomationResponses, DeleteAutomationErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/automations/{id}',
+            ...options
+        });
+    }
+    
+    /**
+     * One automation of the project, with its contacts by where they are.
+     */
+    public getAutomation<ThrowOnError extends boolean = true>(options: Options<GetAutomationData, ThrowOnError>) {
+        return (options.client ?? this.client).get<GetAutomationResponses, GetAutomationErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/automations/{id}',
+            ...options
+        });
+    }
+    
+    /**
+     * Change an automation's name, trigger or steps (what is absent stays).
+     */
+    public updateAutomation<ThrowOnError extends boolean = true>(options: Options<UpdateAutomationData, ThrowOnError>) {
+        return (options.client ?? this.client).patch<UpdateAutomationResponses, UpdateAutomationErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/automations/{id}',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * Make an automation active: it enrolls contacts as its trigger says and runs its steps.
+     */
+    public activateAutomation<ThrowOnError extends boolean = true>(options: Options<ActivateAutomationData, ThrowOnError>) {
+        return (options.client ?? this.client).post<ActivateAutomationResponses, ActivateAutomationErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/automations/{id}/activate',
+            ...options
+        });
+    }
+    
+    /**
+     * Pause an automation: it enrolls nobody, and its contacts wait where they are.
+     */
+    public pauseAutomation<ThrowOnError extends boolean = true>(options: Options<PauseAutomationData, ThrowOnError>) {
+        return (options.client ?? this.client).post<PauseAutomationResponses, PauseAutomationErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/automations/{id}/pause',
+            ...options
+        });
+    }
+    
+    /**
+     * Enroll a contact in an active automation (once: a contact in it already keeps its place).
+     */
+    public enrollAutomation<ThrowOnError extends boolean = true>(options: Options<EnrollAutomationData, ThrowOnError>) {
+        return (options.client ?? this.client).post<EnrollAutomationResponses, EnrollAutomationErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/automations/{id}/enrollments',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * Run an active automation's trigger now: everyone it holds for enters (tag holders,
+     * segment members, today's dates, contacts who recorded its event before).
+     */
+    public triggerAutomation<ThrowOnError extends boolean = true>(options: Options<TriggerAutomationData, ThrowOnError>) {
+        return (options.client ?? this.client).post<TriggerAutomationResponses, TriggerAutomationErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/automations/{id}/trigger',
+            ...options
+        });
+    }
+    
+    /**
+     * Who would enter the automation now and which path each would take. Nothing is written.
+     */
+    public previewAutomation<ThrowOnError extends boolean = true>(options: Options<PreviewAutomationData, ThrowOnError>) {
+        return (options.client ?? this.client).get<PreviewAutomationResponses, PreviewAutomationErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/automations/{id}/preview',
+            ...options
         });
     }
     
@@ -937,6 +1061,124 @@ export class MailApi extends HeyApiClient {
             security: [{ scheme: 'bearer', type: 'http' }],
             url: '/api/v1/contacts/{id}/timeline',
             ...options
+        });
+    }
+    
+    /**
+     * The project's content blocks, oldest first.
+     */
+    public listContentBlocks<ThrowOnError extends boolean = true>(options?: Options<ListContentBlocksData, ThrowOnError>) {
+        return (options?.client ?? this.client).get<ListContentBlocksResponses, ListContentBlocksErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/content/blocks',
+            ...options
+        });
+    }
+    
+    /**
+     * Create a content block: HTML that templates and campaign steps include as
+     * `{{ blocks.<name> }}`.
+     */
+    public createContentBlock<ThrowOnError extends boolean = true>(options: Options<CreateContentBlockData, ThrowOnError>) {
+        return (options.client ?? this.client).post<CreateContentBlockResponses, CreateContentBlockErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/content/blocks',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * Delete a content block no template or campaign step includes.
+     */
+    public deleteContentBlock<ThrowOnError extends boolean = true>(options: Options<DeleteContentBlockData, ThrowOnError>) {
+        return (options.client ?? this.client).delete<DeleteContentBlockResponses, DeleteContentBlockErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/content/blocks/{id}',
+            ...options
+        });
+    }
+    
+    /**
+     * One content block of the project.
+     */
+    public getContentBlock<ThrowOnError extends boolean = true>(options: Options<GetContentBlockData, ThrowOnError>) {
+        return (options.client ?? this.client).get<GetContentBlockResponses, GetContentBlockErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/content/blocks/{id}',
+            ...options
+        });
+    }
+    
+    /**
+     * Replace a content block's HTML (its name stays: templates include it by name).
+     */
+    public updateContentBlock<ThrowOnError extends boolean = true>(options: Options<UpdateContentBlockData, ThrowOnError>) {
+        return (options.client ?? this.client).patch<UpdateContentBlockResponses, UpdateContentBlockErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/content/blocks/{id}',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * The feeds the project's sites follow, oldest first.
+     */
+    public listContentSources<ThrowOnError extends boolean = true>(options?: Options<ListContentSourcesData, ThrowOnError>) {
+        return (options?.client ?? this.client).get<ListContentSourcesResponses, ListContentSourcesErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/content/sources',
+            ...options
+        });
+    }
+    
+    /**
+     * Follow an RSS or Atom feed for a site: the content pipeline drafts digests of its new
+     * items.
+     */
+    public createContentSource<ThrowOnError extends boolean = true>(options: Options<CreateContentSourceData, ThrowOnError>) {
+        return (options.client ?? this.client).post<CreateContentSourceResponses, CreateContentSourceErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/content/sources',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * Stop following a feed (the items it had seen are forgotten with it).
+     */
+    public deleteContentSource<ThrowOnError extends boolean = true>(options: Options<DeleteContentSourceData, ThrowOnError>) {
+        return (options.client ?? this.client).delete<DeleteContentSourceResponses, DeleteContentSourceErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/content/sources/{id}',
+            ...options
+        });
+    }
+    
+    /**
+     * Read the sources' feeds now and write a digest draft (pending approval) per site with
+     * items not seen before; nothing is sent.
+     */
+    public triggerContentPipeline<ThrowOnError extends boolean = true>(options: Options<TriggerContentPipelineData, ThrowOnError>) {
+        return (options.client ?? this.client).post<TriggerContentPipelineResponses, TriggerContentPipelineErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/content/pipeline',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
         });
     }
     
@@ -1997,6 +2239,118 @@ export class MailApi extends HeyApiClient {
     }
     
     /**
+     * The project's SMS provider (never its auth token), its credentials checked with Twilio
+     * now, the addresses to give Twilio, and the last 24 hours' texts by status.
+     */
+    public getSmsProviderStatus<ThrowOnError extends boolean = true>(options?: Options<GetSmsProviderStatusData, ThrowOnError>) {
+        return (options?.client ?? this.client).get<GetSmsProviderStatusResponses, GetSmsProviderStatusErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/sms/provider',
+            ...options
+        });
+    }
+    
+    /**
+     * Set the project's SMS provider (Twilio): its account SID, auth token (sealed) and number.
+     */
+    public setSmsProvider<ThrowOnError extends boolean = true>(options: Options<SetSmsProviderData, ThrowOnError>) {
+        return (options.client ?? this.client).put<SetSmsProviderResponses, SetSmsProviderErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/sms/provider',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * Text one contact (by `contact_id`, or by a number of a contact) that consented; sent by
+     * the worker through the project's provider, once per `idempotency_key`.
+     */
+    public sendSms<ThrowOnError extends boolean = true>(options: Options<SendSmsData, ThrowOnError>) {
+        return (options.client ?? this.client).post<SendSmsResponses, SendSmsErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/sms/send',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * Text the site's subscribers whose number consented (each once); a contact in its quiet
+     * hours gets it when they end. An agent's campaign waits for approval like a campaign launch.
+     */
+    public sendSmsCampaign<ThrowOnError extends boolean = true>(options: Options<SendSmsCampaignData, ThrowOnError>) {
+        return (options.client ?? this.client).post<SendSmsCampaignResponses, SendSmsCampaignErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/sms/campaigns',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * The project's texts, oldest first.
+     */
+    public listSmsLog<ThrowOnError extends boolean = true>(options?: Options<ListSmsLogData, ThrowOnError>) {
+        return (options?.client ?? this.client).get<ListSmsLogResponses, ListSmsLogErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/sms/log',
+            ...options
+        });
+    }
+    
+    /**
+     * The texts the project's number received, oldest first.
+     */
+    public listSmsInbound<ThrowOnError extends boolean = true>(options?: Options<ListSmsInboundData, ThrowOnError>) {
+        return (options?.client ?? this.client).get<ListSmsInboundResponses, ListSmsInboundErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/sms/inbound',
+            ...options
+        });
+    }
+    
+    /**
+     * Set a contact's SMS consent, number and time zone.
+     */
+    public setContactSmsConsent<ThrowOnError extends boolean = true>(options: Options<SetContactSmsConsentData, ThrowOnError>) {
+        return (options.client ?? this.client).put<SetContactSmsConsentResponses, SetContactSmsConsentErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/sms/contacts/{id}/consent',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * A body's encoding, segments (counted as carriers count them) and price per the
+     * deployment's table.
+     */
+    public previewSmsCost<ThrowOnError extends boolean = true>(options: Options<PreviewSmsCostData, ThrowOnError>) {
+        return (options.client ?? this.client).post<PreviewSmsCostResponses, PreviewSmsCostErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/sms/cost-preview',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
      * List the project's suppressed addresses, oldest first.
      */
     public listSuppressions<ThrowOnError extends boolean = true>(options?: Options<ListSuppressionsData, ThrowOnError>) {
@@ -2373,6 +2727,153 @@ export class MailApi extends HeyApiClient {
     }
     
     /**
+     * The project's social posts, oldest first, each with its publications.
+     */
+    public listSocialPosts<ThrowOnError extends boolean = true>(options?: Options<ListSocialPostsData, ThrowOnError>) {
+        return (options?.client ?? this.client).get<ListSocialPostsResponses, ListSocialPostsErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/social/posts',
+            ...options
+        });
+    }
+    
+    /**
+     * Create a social post: a draft, or published at `publish_at` on each of its platforms.
+     */
+    public createSocialPost<ThrowOnError extends boolean = true>(options: Options<CreateSocialPostData, ThrowOnError>) {
+        return (options.client ?? this.client).post<CreateSocialPostResponses, CreateSocialPostErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/social/posts',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * Delete a post (what a platform published stays there).
+     */
+    public deleteSocialPost<ThrowOnError extends boolean = true>(options: Options<DeleteSocialPostData, ThrowOnError>) {
+        return (options.client ?? this.client).delete<DeleteSocialPostResponses, DeleteSocialPostErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/social/posts/{id}',
+            ...options
+        });
+    }
+    
+    /**
+     * One social post with its publications.
+     */
+    public getSocialPost<ThrowOnError extends boolean = true>(options: Options<GetSocialPostData, ThrowOnError>) {
+        return (options.client ?? this.client).get<GetSocialPostResponses, GetSocialPostErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/social/posts/{id}',
+            ...options
+        });
+    }
+    
+    /**
+     * Change a post not yet published anywhere; a `publish_at` queues its publishing.
+     */
+    public updateSocialPost<ThrowOnError extends boolean = true>(options: Options<UpdateSocialPostData, ThrowOnError>) {
+        return (options.client ?? this.client).patch<UpdateSocialPostResponses, UpdateSocialPostErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/social/posts/{id}',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * An email campaign's first email as a post for each platform, within its length and link
+     * rules (no model involved).
+     */
+    public adaptSocialPost<ThrowOnError extends boolean = true>(options: Options<AdaptSocialPostData, ThrowOnError>) {
+        return (options.client ?? this.client).post<AdaptSocialPostResponses, AdaptSocialPostErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/social/posts/adapt',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * The project's social campaigns, oldest first, with their tracked links and clicks.
+     */
+    public listSocialCampaigns<ThrowOnError extends boolean = true>(options?: Options<ListSocialCampaignsData, ThrowOnError>) {
+        return (options?.client ?? this.client).get<ListSocialCampaignsResponses, ListSocialCampaignsErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/social/campaigns',
+            ...options
+        });
+    }
+    
+    /**
+     * Create a social campaign: a destination and the tracked link its posts carry.
+     */
+    public createSocialCampaign<ThrowOnError extends boolean = true>(options: Options<CreateSocialCampaignData, ThrowOnError>) {
+        return (options.client ?? this.client).post<CreateSocialCampaignResponses, CreateSocialCampaignErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/social/campaigns',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * Write and schedule a campaign's post on its platform, with its tracked link.
+     */
+    public scheduleSocialPost<ThrowOnError extends boolean = true>(options: Options<ScheduleSocialPostData, ThrowOnError>) {
+        return (options.client ?? this.client).post<ScheduleSocialPostResponses, ScheduleSocialPostErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/social/campaigns/{id}/posts',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * The project's connected social accounts (never their tokens).
+     */
+    public listSocialAccounts<ThrowOnError extends boolean = true>(options?: Options<ListSocialAccountsData, ThrowOnError>) {
+        return (options?.client ?? this.client).get<ListSocialAccountsResponses, ListSocialAccountsErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/social/accounts',
+            ...options
+        });
+    }
+    
+    /**
+     * Connect a token-flow platform's account (Bluesky: `identifier` and `app_password`;
+     * Telegram: `bot_token` and `chat_id`), checked with the platform first and stored sealed.
+     */
+    public connectSocialAccount<ThrowOnError extends boolean = true>(options: Options<ConnectSocialAccountData, ThrowOnError>) {
+        return (options.client ?? this.client).post<ConnectSocialAccountResponses, ConnectSocialAccountErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/v1/social/accounts/{platform}',
+            ...options,
+            headers: {
+                'Content-Type': 'application/json',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
      * The open pixel.
      */
     public trackOpen<ThrowOnError extends boolean = true>(options: Options<TrackOpenData, ThrowOnError>) {
@@ -2463,5 +2964,55 @@ export class MailApi extends HeyApiClient {
      */
     public confirmSignup<ThrowOnError extends boolean = true>(options: Options<ConfirmSignupData, ThrowOnError>) {
         return (options.client ?? this.client).get<ConfirmSignupResponses, ConfirmSignupErrors, ThrowOnError>({ url: '/f/confirm/{token}', ...options });
+    }
+    
+    /**
+     * Where the platform sends the person back: the state is checked and used up, the code
+     * exchanged and the account's tokens stored sealed.
+     */
+    public socialConnectCallback<ThrowOnError extends boolean = true>(options: Options<SocialConnectCallbackData, ThrowOnError>) {
+        return (options.client ?? this.client).get<SocialConnectCallbackResponses, SocialConnectCallbackErrors, ThrowOnError>({ url: '/api/integrations/social/{platform}/callback', ...options });
+    }
+    
+    /**
+     * Receive a text sent to the project's number (Twilio's "A message comes in" webhook).
+     */
+    public receiveTwilioInbound<ThrowOnError extends boolean = true>(options: Options<ReceiveTwilioInboundData, ThrowOnError>) {
+        return (options.client ?? this.client).post<ReceiveTwilioInboundResponses, ReceiveTwilioInboundErrors, ThrowOnError>({
+            ...urlSearchParamsBodySerializer,
+            url: '/api/webhooks/sms/twilio/{project_id}/inbound',
+            ...options,
+            headers: {
+                'Content-Type': 'application/x-www-form-urlencoded',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * Receive a text's status from Twilio (the `StatusCallback` each text is sent with).
+     */
+    public receiveTwilioStatus<ThrowOnError extends boolean = true>(options: Options<ReceiveTwilioStatusData, ThrowOnError>) {
+        return (options.client ?? this.client).post<ReceiveTwilioStatusResponses, ReceiveTwilioStatusErrors, ThrowOnError>({
+            ...urlSearchParamsBodySerializer,
+            url: '/api/webhooks/sms/twilio/{project_id}/status',
+            ...options,
+            headers: {
+                'Content-Type': 'application/x-www-form-urlencoded',
+                ...options.headers
+            }
+        });
+    }
+    
+    /**
+     * Start connecting an OAuth platform's account: a redirect to the platform's authorization
+     * page (a state bound to the project, single use, expiring; PKCE S256).
+     */
+    public connectSocialPlatform<ThrowOnError extends boolean = true>(options: Options<ConnectSocialPlatformData, ThrowOnError>) {
+        return (options.client ?? this.client).get<unknown, ConnectSocialPlatformErrors, ThrowOnError>({
+            security: [{ scheme: 'bearer', type: 'http' }],
+            url: '/api/integrations/social/{platform}/connect',
+            ...options
+        });
     }
 }

@@ -154,6 +154,17 @@ export type AbuseOverrideRequest = {
 export type AbuseState = 'ok' | 'warning' | 'paused' | 'suspended';
 
 /**
+ * An email campaign to adapt. Unknown fields are refused.
+ */
+export type AdaptSocialPost = {
+    /**
+     * An email campaign of the project (404 `CAMPAIGN_NOT_FOUND` otherwise).
+     */
+    email_campaign_id: string;
+    platforms: Array<'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin'>;
+};
+
+/**
  * Unknown fields are refused.
  */
 export type AddSuppression = {
@@ -273,7 +284,7 @@ export type ApprovalRecord = {
     /**
      * What waits for approval.
      */
-    action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign' | 'promote_ab_winner';
+    action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign' | 'promote_ab_winner' | 'publish_social_post' | 'send_sms_campaign' | 'activate_automation' | 'trigger_automation';
     /**
      * Where an approval stands.
      */
@@ -331,7 +342,7 @@ export type ApprovalRequired = {
     /**
      * What waits for approval.
      */
-    action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign' | 'promote_ab_winner';
+    action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign' | 'promote_ab_winner' | 'publish_social_post' | 'send_sms_campaign' | 'activate_automation' | 'trigger_automation';
     summary: string;
     expires_at: string;
     /**
@@ -381,6 +392,230 @@ export type AudienceMember = {
 };
 
 export type AuthMethod = 'none' | 'client_secret_post' | 'client_secret_basic';
+
+/**
+ * An automation.
+ */
+export type Automation = {
+    id: string;
+    site_id: string;
+    name: string;
+    /**
+     * Where an automation stands: `draft` (new, enrolls nobody), `active` (enrolls and runs) or
+     * `paused` (enrolls nobody; its contacts wait where they are).
+     */
+    status: 'draft' | 'active' | 'paused';
+    trigger: AutomationTrigger;
+    steps: Array<AutomationStep>;
+    enrollments: AutomationCounts;
+    /**
+     * The secret (`whsec_…`) that signs its webhook steps' requests: only in the answer that
+     * created the automation.
+     */
+    webhook_secret?: string | null;
+    created_at: string;
+    updated_at: string;
+};
+
+/**
+ * What a branch asks about the contact.
+ */
+export type AutomationCondition = {
+    rules: SegmentRules;
+    type: 'segment_rules';
+} | {
+    type: 'opened_previous';
+} | {
+    type: 'clicked_previous';
+};
+
+/**
+ * Contacts in an automation, by where they are.
+ */
+export type AutomationCounts = {
+    /**
+     * In the flow (waiting for their next step).
+     */
+    active: number;
+    /**
+     * Through the last step.
+     */
+    completed: number;
+    /**
+     * Ended early: an exit step, or a contact that may no longer be mailed.
+     */
+    exited: number;
+};
+
+/**
+ * A contact's place in an automation.
+ */
+export type AutomationEnrollment = {
+    id: string;
+    automation_id: string;
+    contact_id: string;
+    /**
+     * `active`, `completed` or `exited`.
+     */
+    status: string;
+    /**
+     * The index of the next step to run.
+     */
+    step_index: number;
+    /**
+     * When it runs (null once ended).
+     */
+    next_run_at?: string | null;
+    exit_reason?: string | null;
+    /**
+     * False when the contact was in the automation already (the enrollment it has).
+     */
+    created: boolean;
+    created_at: string;
+};
+
+/**
+ * Who would enter now and which path each would take. Nothing is written.
+ */
+export type AutomationPreview = {
+    automation_id: string;
+    /**
+     * How many contacts would enter now (at most 10,000 counted).
+     */
+    would_enter: number;
+    /**
+     * The first 50 of them with their paths.
+     */
+    contacts: Array<AutomationPreviewEntry>;
+};
+
+/**
+ * One contact who would enter, and the path it would take.
+ */
+export type AutomationPreviewEntry = {
+    contact_id: string;
+    email: string;
+    /**
+     * The steps it would run, in order, each as `<index>:<type>` with the branch's answer
+     * (`2:branch=then`); a wait is taken as passed and an opened/clicked branch reads what
+     * the contact has done so far (nothing yet: `else`).
+     */
+    path: Array<string>;
+};
+
+/**
+ * One step of an automation. Steps run in order; a branch may skip steps forward (never
+ * back), so each step runs at most once per contact.
+ */
+export type AutomationStep = {
+    /**
+     * 0..=525,600 minutes (a year); fractions allowed.
+     */
+    minutes: number;
+    type: 'wait';
+} | {
+    time: string;
+    type: 'wait_until';
+} | {
+    condition: AutomationCondition;
+    /**
+     * Steps skipped when the condition holds, 0..=50 (default 0).
+     */
+    then_skip?: number | null;
+    /**
+     * Steps skipped when it does not, 0..=50 (default 1).
+     */
+    else_skip?: number | null;
+    type: 'branch';
+} | {
+    /**
+     * 1..=998 characters, one line.
+     */
+    subject: string;
+    /**
+     * At most 512,000 characters.
+     */
+    html?: string | null;
+    /**
+     * At most 512,000 characters.
+     */
+    text?: string | null;
+    /**
+     * A template of the project (404 `TEMPLATE_NOT_FOUND` otherwise) whose HTML is sent
+     * when `html` is absent.
+     */
+    template_id?: string | null;
+    type: 'send_email';
+} | {
+    tag: string;
+    type: 'add_tag';
+} | {
+    tag: string;
+    type: 'remove_tag';
+} | {
+    /**
+     * 1..=100 characters: letters, digits, `_` or `-`.
+     */
+    name: string;
+    /**
+     * Any JSON value.
+     */
+    value: unknown;
+    type: 'set_property';
+} | {
+    /**
+     * An `http` or `https` URL, at most 2,000 characters; private and loopback targets
+     * are refused when delivered (unless the deployment allows them).
+     */
+    url: string;
+    type: 'webhook';
+} | {
+    type: 'exit';
+};
+
+/**
+ * What makes a contact enter an automation (once; once a year for a `date` trigger).
+ */
+export type AutomationTrigger = {
+    /**
+     * 1..=200 characters, matched exactly.
+     */
+    event: string;
+    type: 'event';
+} | {
+    /**
+     * 1..=100 characters.
+     */
+    tag: string;
+    type: 'tag_added';
+} | {
+    segment_id: string;
+    type: 'segment_entry';
+} | {
+    /**
+     * The property's name, 1..=100 characters: letters, digits, `_` or `-`.
+     */
+    property: string;
+    /**
+     * Local time of day, `HH:MM` (null or absent: 00:00).
+     */
+    at?: string | null;
+    type: 'date';
+} | {
+    form_id?: string | null;
+    type: 'form_submitted';
+};
+
+/**
+ * What a trigger did.
+ */
+export type AutomationTriggered = {
+    automation_id: string;
+    /**
+     * Contacts enrolled now (at most 10,000 a call; the scheduler enters the rest).
+     */
+    enrolled: number;
+};
 
 /**
  * A site's brand voice.
@@ -693,6 +928,29 @@ export type ConnectImportPlatform = {
     credentials: ImportPlatformCredentials;
 };
 
+/**
+ * A token-flow platform's credentials; the fields of the other platform are refused.
+ * Unknown fields are refused.
+ */
+export type ConnectSocialAccount = {
+    /**
+     * Bluesky: the account's handle or email, 1..=253 characters.
+     */
+    identifier?: string | null;
+    /**
+     * Bluesky: an app password (Settings, App passwords), 1..=100 characters.
+     */
+    app_password?: string | null;
+    /**
+     * Telegram: the bot's token from BotFather.
+     */
+    bot_token?: string | null;
+    /**
+     * Telegram: the chat the bot posts to, a numeric id or `@channelname`.
+     */
+    chat_id?: string | null;
+};
+
 export type Contact = ContactAttribution & {
     contact_id: string;
     email: string;
@@ -821,6 +1079,27 @@ export type ContactSchema = {
 };
 
 /**
+ * A contact's SMS number and consent.
+ */
+export type ContactSmsConsent = {
+    contact_id: string;
+    /**
+     * E.164.
+     */
+    phone: string;
+    /**
+     * Whether a contact may be texted.
+     */
+    status: 'granted' | 'revoked';
+    /**
+     * Where it last changed: `api`, or `inbound` (a keyword the contact texted).
+     */
+    source: string;
+    timezone?: string | null;
+    updated_at: string;
+};
+
+/**
  * A contact's subscription to a site.
  */
 export type ContactSubscription = {
@@ -853,6 +1132,99 @@ export type ContactUnsubscribed = {
      * Whether the project suppresses the address now.
      */
     suppressed: boolean;
+};
+
+/**
+ * A reusable piece of HTML of the project.
+ */
+export type ContentBlock = {
+    id: string;
+    /**
+     * What templates include it by: `{{ blocks.<name> }}`.
+     */
+    name: string;
+    /**
+     * Rendered as written (not escaped) where a template includes it.
+     */
+    html: string;
+    created_at: string;
+    updated_at: string;
+};
+
+/**
+ * A digest draft written by the run.
+ */
+export type ContentDigest = {
+    site_id: string;
+    /**
+     * The draft (`GET /drafts/{id}`), pending a person's approval.
+     */
+    draft_id: string;
+    /**
+     * The items it lists.
+     */
+    items: number;
+};
+
+/**
+ * What a run did.
+ */
+export type ContentPipelineRun = {
+    /**
+     * Sources whose feed was read and parsed.
+     */
+    sources_read: number;
+    /**
+     * Sources whose feed could not be read or parsed (see `sources[].error`).
+     */
+    sources_failed: number;
+    /**
+     * Items not seen before, in all.
+     */
+    new_items: number;
+    /**
+     * One draft per site with new items; empty when there were none.
+     */
+    drafts: Array<ContentDigest>;
+    sources: Array<ContentSourceRead>;
+};
+
+/**
+ * An RSS or Atom feed a site follows.
+ */
+export type ContentSource = {
+    id: string;
+    site_id: string;
+    url: string;
+    created_at: string;
+    /**
+     * The pipeline's last read of it; null before the first.
+     */
+    last_fetched_at?: string | null;
+    /**
+     * Why the last read failed; null when it did not.
+     */
+    last_error?: string | null;
+};
+
+/**
+ * One source's read.
+ */
+export type ContentSourceRead = {
+    source_id: string;
+    site_id: string;
+    /**
+     * Items in the feed.
+     */
+    items: number;
+    /**
+     * Items the source had not seen (each is in the site's digest).
+     */
+    new_items: number;
+    /**
+     * Why the feed could not be read or parsed; null when it was.
+     */
+    error?: string | null;
 };
 
 /**
@@ -1076,6 +1448,25 @@ export type CreateApiKey = {
     approve?: boolean | null;
 };
 
+/**
+ * Unknown fields are refused.
+ */
+export type CreateAutomation = {
+    /**
+     * A site of the project (404 `SITE_NOT_FOUND` otherwise): the emails are sent as it.
+     */
+    site_id: string;
+    /**
+     * 1..=200 characters, not blank (stored trimmed).
+     */
+    name: string;
+    trigger: AutomationTrigger;
+    /**
+     * 1..=50 steps, run in order.
+     */
+    steps: Array<AutomationStep>;
+};
+
 export type CreateCampaign = {
     /**
      * Required, 1..=200 characters, not blank (stored trimmed).
@@ -1139,6 +1530,40 @@ export type CreateContact = ContactAttribution & {
     properties?: {
         [key: string]: unknown;
     } | null;
+};
+
+/**
+ * A block to create. Unknown fields are refused.
+ */
+export type CreateContentBlock = {
+    /**
+     * 1..=64 characters: a lowercase letter, then lowercase letters, digits or `_` (a name a
+     * template reads as `blocks.<name>`); unique in the project (409
+     * `CONTENT_BLOCK_NAME_TAKEN`).
+     */
+    name: string;
+    /**
+     * The block's HTML, 1..=100,000 characters, not blank; included as written (templates do
+     * not escape it, and it is not itself a template).
+     */
+    html: string;
+};
+
+/**
+ * A feed to follow. Unknown fields are refused.
+ */
+export type CreateContentSource = {
+    /**
+     * A site of the project (404 `SITE_NOT_FOUND` otherwise): its digests are drafted for
+     * it.
+     */
+    site_id: string;
+    /**
+     * The feed's address: an `http` or `https` URL of at most 2,048 characters, without
+     * credentials, whose host is public (400 otherwise); unique per site (409
+     * `CONTENT_SOURCE_EXISTS`).
+     */
+    url: string;
 };
 
 /**
@@ -1223,6 +1648,45 @@ export type CreateSite = {
      * one line: a control character (CR, LF, tab, …) answers 400 naming `from_name`.
      */
     from_name: string;
+};
+
+/**
+ * A new social campaign. Unknown fields are refused.
+ */
+export type CreateSocialCampaign = {
+    /**
+     * 1..=200 characters, not blank (stored trimmed).
+     */
+    name: string;
+    /**
+     * A platform the service publishes to.
+     */
+    platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin';
+    /**
+     * Where the posts' link leads: an `http` or `https` address of at most 2,000 characters.
+     */
+    destination_url: string;
+};
+
+/**
+ * A new post. Unknown fields are refused.
+ */
+export type CreateSocialPost = {
+    /**
+     * 1..=200 characters, not blank (stored trimmed): the post's name in lists.
+     */
+    title: string;
+    /**
+     * 1..=10,000 characters, not blank (stored trimmed); each platform gets it cut to its
+     * length at a word boundary.
+     */
+    content: string;
+    platforms: Array<'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin'>;
+    /**
+     * Publish at this time (a past time: now); null or absent: a draft. The platforms must
+     * be connected (422 `SOCIAL_ACCOUNT_NOT_CONNECTED` otherwise).
+     */
+    publish_at?: string | null;
 };
 
 /**
@@ -1823,6 +2287,16 @@ export type EngagementInsights = Window & {
      */
     best_hour?: number | null;
     best_weekday?: null | Weekday;
+};
+
+/**
+ * Unknown fields are refused.
+ */
+export type EnrollAutomation = {
+    /**
+     * A contact of the project (404 `CONTACT_NOT_FOUND` otherwise).
+     */
+    subscriber_id: string;
 };
 
 /**
@@ -2863,7 +3337,7 @@ export type MailError = {
 /**
  * A machine-readable error code of the mail service.
  */
-export type MailErrorCode = 'AB_TEST_EXISTS' | 'AB_TEST_NOT_FOUND' | 'AB_TEST_PROMOTED' | 'APPROVAL_DECIDED' | 'APPROVAL_EXPIRED' | 'APPROVAL_NOT_FOUND' | 'BROKER_UNAVAILABLE' | 'CAMPAIGN_CLOSED' | 'CAMPAIGN_NOT_ACTIVE' | 'CAMPAIGN_NOT_FOUND' | 'CAMPAIGN_NOT_READY' | 'CAMPAIGN_TYPE_MISMATCH' | 'CONFLICT' | 'CONTACT_EXISTS' | 'CONTACT_NOT_FOUND' | 'DELIVERY_PENDING' | 'DOMAIN_NOT_FOUND' | 'DOMAIN_NOT_VERIFIED' | 'DOMAIN_TAKEN' | 'DRAFT_NOT_APPROVED' | 'DRAFT_NOT_FOUND' | 'DUPLICATE_ORDER_ID' | 'EMAIL_NOT_FOUND' | 'ENROLLMENT_NOT_FOUND' | 'EXPORT_BUSY' | 'EXPORT_TOO_LARGE' | 'FORBIDDEN' | 'FORM_NOT_FOUND' | 'IDEMPOTENCY_KEY_REUSED' | 'INTERNAL_ERROR' | 'INVALID_CONFIRMATION_TOKEN' | 'INVALID_SIGNATURE' | 'INVALID_TRANSITION' | 'KEY_BROADER_THAN_CREATOR' | 'LLM_FAILED' | 'LLM_INVALID_OUTPUT' | 'LLM_INVALID_RULES' | 'LLM_NOT_CONFIGURED' | 'METHOD_NOT_ALLOWED' | 'NOT_FOUND' | 'PAYLOAD_TOO_LARGE' | 'PLAN_LIMIT' | 'PLATFORM_CONNECTION_NOT_FOUND' | 'PLATFORM_REFUSED' | 'PROJECT_NOT_FOUND' | 'PROVIDER_REJECTED' | 'RATE_LIMITED' | 'SEGMENT_NOT_FOUND' | 'SENDER_SUSPENDED' | 'SERVICE_UNAVAILABLE' | 'SITE_NOT_FOUND' | 'SLUG_TAKEN' | 'STEP_NOT_FOUND' | 'SUPPRESSED_CONTACT' | 'TEAM_MEMBER_EXISTS' | 'TEMPLATE_IN_USE' | 'TEMPLATE_NOT_FOUND' | 'TEMPLATE_SYNTAX' | 'TOOL_GROUP_FORBIDDEN' | 'TOOL_NOT_FOUND' | 'TOO_MANY_STEPS' | 'UNAUTHORIZED' | 'UNPROCESSABLE' | 'VALIDATION_ERROR' | 'WARMUP_NOT_ACTIVE' | 'WEBHOOK_DELIVERY_NOT_FOUND' | 'WEBHOOK_SUBSCRIPTION_NOT_FOUND';
+export type MailErrorCode = 'AB_TEST_EXISTS' | 'AB_TEST_NOT_FOUND' | 'AB_TEST_PROMOTED' | 'AUTOMATION_NOT_ACTIVE' | 'AUTOMATION_NOT_FOUND' | 'APPROVAL_DECIDED' | 'APPROVAL_EXPIRED' | 'APPROVAL_NOT_FOUND' | 'BROKER_UNAVAILABLE' | 'CAMPAIGN_CLOSED' | 'CAMPAIGN_NOT_ACTIVE' | 'CAMPAIGN_NOT_FOUND' | 'CAMPAIGN_NOT_READY' | 'CAMPAIGN_TYPE_MISMATCH' | 'CONFLICT' | 'CONTACT_EXISTS' | 'CONTACT_NOT_FOUND' | 'CONTENT_BLOCK_IN_USE' | 'CONTENT_BLOCK_NAME_TAKEN' | 'CONTENT_BLOCK_NOT_FOUND' | 'CONTENT_SOURCE_EXISTS' | 'CONTENT_SOURCE_NOT_FOUND' | 'DELIVERY_PENDING' | 'DOMAIN_NOT_FOUND' | 'DOMAIN_NOT_VERIFIED' | 'DOMAIN_TAKEN' | 'DRAFT_NOT_APPROVED' | 'DRAFT_NOT_FOUND' | 'DUPLICATE_ORDER_ID' | 'EMAIL_NOT_FOUND' | 'ENROLLMENT_NOT_FOUND' | 'EXPORT_BUSY' | 'EXPORT_TOO_LARGE' | 'FORBIDDEN' | 'FORM_NOT_FOUND' | 'IDEMPOTENCY_KEY_REUSED' | 'INTERNAL_ERROR' | 'INVALID_CONFIRMATION_TOKEN' | 'INVALID_SIGNATURE' | 'INVALID_TRANSITION' | 'KEY_BROADER_THAN_CREATOR' | 'LLM_FAILED' | 'LLM_INVALID_OUTPUT' | 'LLM_INVALID_RULES' | 'LLM_NOT_CONFIGURED' | 'METHOD_NOT_ALLOWED' | 'NOT_FOUND' | 'PAYLOAD_TOO_LARGE' | 'PLAN_LIMIT' | 'PLATFORM_CONNECTION_NOT_FOUND' | 'PLATFORM_REFUSED' | 'PROJECT_NOT_FOUND' | 'PROVIDER_REJECTED' | 'RATE_LIMITED' | 'SEGMENT_NOT_FOUND' | 'SENDER_SUSPENDED' | 'SERVICE_UNAVAILABLE' | 'SITE_NOT_FOUND' | 'SLUG_TAKEN' | 'SMS_NO_CONSENT' | 'SMS_PROVIDER_NOT_CONFIGURED' | 'SOCIAL_ACCOUNT_NOT_CONNECTED' | 'SOCIAL_CAMPAIGN_NOT_FOUND' | 'SOCIAL_CONNECT_STATE_INVALID' | 'SOCIAL_PLATFORM_NOT_CONFIGURED' | 'SOCIAL_PLATFORM_REFUSED' | 'SOCIAL_POST_NOT_FOUND' | 'STEP_NOT_FOUND' | 'SUPPRESSED_CONTACT' | 'TEAM_MEMBER_EXISTS' | 'TEMPLATE_IN_USE' | 'TEMPLATE_NOT_FOUND' | 'TEMPLATE_SYNTAX' | 'TOOL_GROUP_FORBIDDEN' | 'TOOL_NOT_FOUND' | 'TOO_MANY_STEPS' | 'UNAUTHORIZED' | 'UNPROCESSABLE' | 'VALIDATION_ERROR' | 'WARMUP_NOT_ACTIVE' | 'WEBHOOK_DELIVERY_NOT_FOUND' | 'WEBHOOK_SUBSCRIPTION_NOT_FOUND';
 
 /**
  * Which notifications to mark read. Unknown fields are refused.
@@ -3090,7 +3564,7 @@ export type PageApprovalRecord = {
         /**
          * What waits for approval.
          */
-        action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign' | 'promote_ab_winner';
+        action: 'launch_campaign' | 'activate_campaign' | 'send_email' | 'enroll_segment' | 'delete_campaign' | 'promote_ab_winner' | 'publish_social_post' | 'send_sms_campaign' | 'activate_automation' | 'trigger_automation';
         /**
          * Where an approval stands.
          */
@@ -3130,6 +3604,33 @@ export type PageApprovalRecord = {
         result?: unknown;
         expires_at: string;
         created_at: string;
+    }>;
+    /**
+     * Pass as `cursor` to get the next page; null on the last page.
+     */
+    next_cursor?: string | null;
+};
+
+export type PageAutomation = {
+    data: Array<{
+        id: string;
+        site_id: string;
+        name: string;
+        /**
+         * Where an automation stands: `draft` (new, enrolls nobody), `active` (enrolls and runs) or
+         * `paused` (enrolls nobody; its contacts wait where they are).
+         */
+        status: 'draft' | 'active' | 'paused';
+        trigger: AutomationTrigger;
+        steps: Array<AutomationStep>;
+        enrollments: AutomationCounts;
+        /**
+         * The secret (`whsec_…`) that signs its webhook steps' requests: only in the answer that
+         * created the automation.
+         */
+        webhook_secret?: string | null;
+        created_at: string;
+        updated_at: string;
     }>;
     /**
      * Pass as `cursor` to get the next page; null on the last page.
@@ -3223,6 +3724,47 @@ export type PageContact = {
         source: string;
         created_at: string;
         updated_at: string;
+    }>;
+    /**
+     * Pass as `cursor` to get the next page; null on the last page.
+     */
+    next_cursor?: string | null;
+};
+
+export type PageContentBlock = {
+    data: Array<{
+        id: string;
+        /**
+         * What templates include it by: `{{ blocks.<name> }}`.
+         */
+        name: string;
+        /**
+         * Rendered as written (not escaped) where a template includes it.
+         */
+        html: string;
+        created_at: string;
+        updated_at: string;
+    }>;
+    /**
+     * Pass as `cursor` to get the next page; null on the last page.
+     */
+    next_cursor?: string | null;
+};
+
+export type PageContentSource = {
+    data: Array<{
+        id: string;
+        site_id: string;
+        url: string;
+        created_at: string;
+        /**
+         * The pipeline's last read of it; null before the first.
+         */
+        last_fetched_at?: string | null;
+        /**
+         * Why the last read failed; null when it did not.
+         */
+        last_error?: string | null;
     }>;
     /**
      * Pass as `cursor` to get the next page; null on the last page.
@@ -3648,6 +4190,132 @@ export type PageSite = {
          */
         tracking_host?: string | null;
         created_at: string;
+    }>;
+    /**
+     * Pass as `cursor` to get the next page; null on the last page.
+     */
+    next_cursor?: string | null;
+};
+
+export type PageSmsInboundMessage = {
+    data: Array<{
+        id: string;
+        /**
+         * Twilio's message SID.
+         */
+        message_sid: string;
+        from: string;
+        to: string;
+        body: string;
+        /**
+         * `stop`, `start` or `help` when the text was one of their keywords (and changed the
+         * consent of the contacts with the number, or was answered).
+         */
+        keyword?: string | null;
+        received_at: string;
+    }>;
+    /**
+     * Pass as `cursor` to get the next page; null on the last page.
+     */
+    next_cursor?: string | null;
+};
+
+export type PageSmsMessage = {
+    data: Array<{
+        id: string;
+        contact_id?: string | null;
+        campaign_id?: string | null;
+        /**
+         * E.164.
+         */
+        to: string;
+        body: string;
+        /**
+         * How a body is encoded on the air.
+         */
+        encoding: 'gsm7' | 'ucs2';
+        segments: number;
+        /**
+         * Where a text stands.
+         */
+        status: 'queued' | 'sending' | 'sent' | 'delivered' | 'undelivered' | 'failed' | 'canceled';
+        /**
+         * Why it waits or did not go: `quiet_hours`, `no_consent`, `rate_limited` or the
+         * provider's error.
+         */
+        reason?: string | null;
+        /**
+         * Not sent before this time (the end of the contact's quiet hours for campaign texts).
+         */
+        send_after: string;
+        /**
+         * Twilio's message SID once it took the text.
+         */
+        provider_sid?: string | null;
+        created_at: string;
+        updated_at: string;
+    }>;
+    /**
+     * Pass as `cursor` to get the next page; null on the last page.
+     */
+    next_cursor?: string | null;
+};
+
+export type PageSocialCampaign = {
+    data: Array<{
+        id: string;
+        name: string;
+        /**
+         * A platform the service publishes to.
+         */
+        platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin';
+        destination_url: string;
+        /**
+         * The link its posts carry: it counts the click and leads to the destination with the
+         * campaign's UTM parameters.
+         */
+        tracked_url: string;
+        clicks: number;
+        created_at: string;
+    }>;
+    /**
+     * Pass as `cursor` to get the next page; null on the last page.
+     */
+    next_cursor?: string | null;
+};
+
+export type PageSocialPost = {
+    data: Array<{
+        id: string;
+        title: string;
+        content: string;
+        platforms: Array<'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin'>;
+        /**
+         * The social campaign it belongs to (`schedule_social_post`).
+         */
+        campaign_id?: string | null;
+        /**
+         * Who publishes it, as `schedule_social_post` named them.
+         */
+        publisher?: string | null;
+        /**
+         * When it is (or was) published; null: a draft.
+         */
+        publish_at?: string | null;
+        /**
+         * Where a post stands.
+         */
+        status: 'draft' | 'awaiting_approval' | 'scheduled' | 'publishing' | 'published' | 'failed';
+        /**
+         * The approval publishing waits for.
+         */
+        approval_id?: string | null;
+        /**
+         * One per platform once publishing was asked for.
+         */
+        publications: Array<SocialPublication>;
+        created_at: string;
+        updated_at: string;
     }>;
     /**
      * Pass as `cursor` to get the next page; null on the last page.
@@ -4086,7 +4754,8 @@ export type PropertyType = {
 
 export type ProviderAnswer = {
     /**
-     * `smtp`, `resend`, `postmark`, `mailgun`, `sendgrid`, or `default` (the deployment's).
+     * `smtp`, `resend`, `postmark`, `mailgun`, `sendgrid`, `ses`, or `default` (the
+     * deployment's).
      */
     kind: string;
 };
@@ -4107,14 +4776,15 @@ export type ProviderError = {
     last_seen: string;
 };
 
-export type ProviderKind = 'smtp' | 'resend' | 'postmark' | 'mailgun' | 'sendgrid';
+export type ProviderKind = 'smtp' | 'resend' | 'postmark' | 'mailgun' | 'sendgrid' | 'ses';
 
 /**
  * `{"kind": "smtp", "host", "port"?, "username"?, "password"?, "security"?: "starttls"|"tls"|"none"}`,
  * `{"kind": "resend", "api_key"}`, `{"kind": "postmark", "server_token", "message_stream"?}`,
  * `{"kind": "mailgun", "api_key", "domain", "region"?: "us"|"eu", "webhook_signing_key"?}` or
- * `{"kind": "sendgrid", "api_key", "webhook_public_key"?}`. A field another kind uses is
- * ignored.
+ * `{"kind": "sendgrid", "api_key", "webhook_public_key"?}` or `{"kind": "ses",
+ * "access_key_id", "secret_access_key", "aws_region", "configuration_set"?, "sns_topic_arn"?}`.
+ * A field another kind uses is ignored.
  */
 export type ProviderRequest = {
     kind: ProviderKind;
@@ -4161,12 +4831,33 @@ export type ProviderRequest = {
      * key, as SendGrid shows it).
      */
     webhook_public_key?: string | null;
+    /**
+     * `ses`: required, the IAM access key id (`AKIA…`).
+     */
+    access_key_id?: string | null;
+    /**
+     * `ses`: required, the IAM secret access key.
+     */
+    secret_access_key?: string | null;
+    /**
+     * `ses`: required, the AWS region SES sends from (`eu-west-1`).
+     */
+    aws_region?: string | null;
+    /**
+     * `ses`: the configuration set whose event destination publishes to SNS.
+     */
+    configuration_set?: string | null;
+    /**
+     * `ses`: the SNS topic whose deliveries `POST /api/webhooks/ses/{projectId}` accepts
+     * (events of any other topic answer 401); in the region of `aws_region` or another.
+     */
+    sns_topic_arn?: string | null;
 };
 
 export type ProviderTestAnswer = {
     /**
      * The provider tested: the project's (`smtp`, `resend`, `postmark`, `mailgun`,
-     * `sendgrid`) or, without one, `default` (the deployment's).
+     * `sendgrid`, `ses`) or, without one, `default` (the deployment's).
      */
     kind: string;
     /**
@@ -4490,6 +5181,26 @@ export type RunHygiene = {
 };
 
 export type RunOutcome = 'ok' | 'failed';
+
+/**
+ * A campaign's post. Unknown fields are refused.
+ */
+export type ScheduleSocialPost = {
+    /**
+     * 1..=10,000 characters, not blank (stored trimmed); the campaign's tracked link is added
+     * at its end and the text cut to the platform's length around it.
+     */
+    content: string;
+    /**
+     * Who publishes it (a person's or an agent's name, shown with the post), 1..=100
+     * characters, not blank (stored trimmed).
+     */
+    publisher: string;
+    /**
+     * When to publish it; null or absent: now.
+     */
+    publish_at?: string | null;
+};
 
 /**
  * Emails of one campaign step due in a period.
@@ -4880,6 +5591,51 @@ export type SendResponse = {
 };
 
 /**
+ * An SMS campaign: one text to every subscriber of the site whose number consented.
+ * Unknown fields are refused.
+ */
+export type SendSmsCampaign = {
+    /**
+     * A site of the project (404 `SITE_NOT_FOUND` otherwise): its subscribers are texted.
+     */
+    site_id: string;
+    /**
+     * 1..=200 characters, not blank (stored trimmed).
+     */
+    name: string;
+    /**
+     * 1..=1600 characters, not blank.
+     */
+    body: string;
+};
+
+/**
+ * One text. Give `contact_id` or `to` (exactly one: 400 otherwise); the number must have
+ * consented (422 `SMS_NO_CONSENT`). Unknown fields are refused.
+ */
+export type SendSmsRequest = {
+    /**
+     * 1..=1600 characters, not blank.
+     */
+    body: string;
+    /**
+     * A contact of the project with an SMS number (404 `CONTACT_NOT_FOUND` otherwise).
+     */
+    contact_id?: string | null;
+    /**
+     * A number in international format (`+` and the country code), at most 32 characters:
+     * one of the project's contacts' numbers that consented.
+     */
+    to?: string | null;
+    /**
+     * 1..=255 characters: a retry with the same key answers the first text (200) and sends
+     * nothing more; the same key with another body or recipient answers 409
+     * `IDEMPOTENCY_KEY_REUSED`.
+     */
+    idempotency_key?: string | null;
+};
+
+/**
  * Whose history the answer comes from.
  */
 export type SendTimeBasis = 'contact' | 'site' | 'default';
@@ -5225,6 +5981,381 @@ export type SiteSchedule = {
      * The next sends (at most 100 entries), per hour, before the policy's windows and caps.
      */
     upcoming: Array<ScheduledSend>;
+};
+
+/**
+ * A campaign as written: its texts are sent by the worker, each once.
+ */
+export type SmsCampaign = {
+    id: string;
+    site_id: string;
+    name: string;
+    body: string;
+    /**
+     * How a body is encoded on the air.
+     */
+    encoding: 'gsm7' | 'ucs2';
+    /**
+     * Segments of each text.
+     */
+    segments: number;
+    /**
+     * Texts written: the site's subscribers whose number consented.
+     */
+    recipients: number;
+    /**
+     * Subscribers left out: no number, or no consent.
+     */
+    skipped_no_consent: number;
+    /**
+     * Texts held until the end of the contact's quiet hours.
+     */
+    held_for_quiet_hours: number;
+    created_at: string;
+};
+
+/**
+ * A contact's SMS consent and number. Unknown fields are refused.
+ */
+export type SmsConsentRequest = {
+    /**
+     * Whether a contact may be texted.
+     */
+    status: 'granted' | 'revoked';
+    /**
+     * The contact's mobile number in international format (`+` and the country code; stored
+     * as E.164), at most 32 characters; required the first time (422 otherwise), null or
+     * absent: the number it has.
+     */
+    phone?: string | null;
+    /**
+     * The IANA time zone of the contact's quiet hours (`America/New_York`), at most 64
+     * characters; null or absent: the one it has, else the deployment's default.
+     */
+    timezone?: string | null;
+};
+
+/**
+ * A body's segments and price.
+ */
+export type SmsCostPreview = {
+    /**
+     * How a body is encoded on the air.
+     */
+    encoding: 'gsm7' | 'ucs2';
+    /**
+     * Characters (Unicode scalar values).
+     */
+    characters: number;
+    /**
+     * Septets (GSM-7: an extension character such as `€` or `{` counts 2) or UTF-16 units
+     * (UCS-2: an emoji outside the BMP counts 2).
+     */
+    units: number;
+    /**
+     * Segments billed: 1 up to 160 septets or 70 units; beyond, parts of 153 septets or 67
+     * units (the concatenation header takes the rest), a character never split.
+     */
+    segments: number;
+    /**
+     * Units per segment as this body is split (160, 153, 70 or 67).
+     */
+    units_per_segment: number;
+    /**
+     * The country priced (alpha-2); null: the table's default.
+     */
+    country?: string | null;
+    /**
+     * The price of a segment from the deployment's table; null when it has none.
+     */
+    price_per_segment?: number | null;
+    currency: string;
+    /**
+     * `segments × price_per_segment`.
+     */
+    estimated_cost?: number | null;
+};
+
+/**
+ * A body to price. Unknown fields are refused.
+ */
+export type SmsCostRequest = {
+    /**
+     * 1..=1600 characters.
+     */
+    body: string;
+    /**
+     * A destination number in international format (its country picks the price), at most
+     * 32 characters; null or absent: `country`, else the table's default price.
+     */
+    to?: string | null;
+    /**
+     * An ISO 3166 alpha-2 country code (`US`); ignored when `to` is given.
+     */
+    country?: string | null;
+};
+
+/**
+ * A text received.
+ */
+export type SmsInboundMessage = {
+    id: string;
+    /**
+     * Twilio's message SID.
+     */
+    message_sid: string;
+    from: string;
+    to: string;
+    body: string;
+    /**
+     * `stop`, `start` or `help` when the text was one of their keywords (and changed the
+     * consent of the contacts with the number, or was answered).
+     */
+    keyword?: string | null;
+    received_at: string;
+};
+
+/**
+ * A text sent or to send.
+ */
+export type SmsMessage = {
+    id: string;
+    contact_id?: string | null;
+    campaign_id?: string | null;
+    /**
+     * E.164.
+     */
+    to: string;
+    body: string;
+    /**
+     * How a body is encoded on the air.
+     */
+    encoding: 'gsm7' | 'ucs2';
+    segments: number;
+    /**
+     * Where a text stands.
+     */
+    status: 'queued' | 'sending' | 'sent' | 'delivered' | 'undelivered' | 'failed' | 'canceled';
+    /**
+     * Why it waits or did not go: `quiet_hours`, `no_consent`, `rate_limited` or the
+     * provider's error.
+     */
+    reason?: string | null;
+    /**
+     * Not sent before this time (the end of the contact's quiet hours for campaign texts).
+     */
+    send_after: string;
+    /**
+     * Twilio's message SID once it took the text.
+     */
+    provider_sid?: string | null;
+    created_at: string;
+    updated_at: string;
+};
+
+/**
+ * A project's SMS provider. Unknown fields are refused.
+ */
+export type SmsProviderRequest = {
+    /**
+     * The SMS providers supported.
+     */
+    provider: 'twilio';
+    /**
+     * The Twilio account SID: `AC` and 32 hexadecimal digits.
+     */
+    account_sid: string;
+    /**
+     * The account's auth token (it also signs Twilio's callbacks): 16..=128 letters and
+     * digits. Stored sealed, never answered.
+     */
+    auth_token: string;
+    /**
+     * The number texts are sent from, in E.164 (`+14155550123`); a valid number.
+     */
+    from_number: string;
+};
+
+/**
+ * The project's SMS provider and how it is doing (never its auth token).
+ */
+export type SmsProviderStatus = {
+    /**
+     * Whether the project has a provider: without one, texts answer 422
+     * `SMS_PROVIDER_NOT_CONFIGURED`.
+     */
+    configured: boolean;
+    provider?: null | 'twilio';
+    account_sid?: string | null;
+    from_number?: string | null;
+    /**
+     * The account's status at Twilio (`active`, `suspended`, `closed`) when the credentials
+     * were accepted just now; null when not configured or not reachable.
+     */
+    account_status?: string | null;
+    /**
+     * Why the credentials could not be checked (refused, no answer); null otherwise.
+     */
+    check_error?: string | null;
+    /**
+     * Where to point the number's incoming messages ("A message comes in", HTTP POST).
+     */
+    inbound_url: string;
+    /**
+     * Where Twilio posts each text's status (sent with every text).
+     */
+    status_callback_url: string;
+    last_24h: SmsRecentCounts;
+    updated_at?: string | null;
+};
+
+/**
+ * Texts of the last 24 hours by status.
+ */
+export type SmsRecentCounts = {
+    queued: number;
+    sending: number;
+    sent: number;
+    delivered: number;
+    undelivered: number;
+    failed: number;
+    canceled: number;
+};
+
+/**
+ * A connected account (its tokens are never answered).
+ */
+export type SocialAccount = {
+    /**
+     * A platform the service publishes to.
+     */
+    platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin';
+    /**
+     * The account's name on the platform (for Telegram, the chat posted to).
+     */
+    handle?: string | null;
+    /**
+     * When the access token expires (it is refreshed before); null: no expiry given.
+     */
+    expires_at?: string | null;
+    /**
+     * Whether the service holds a refresh token.
+     */
+    refreshable: boolean;
+    connected_at: string;
+    updated_at: string;
+};
+
+/**
+ * The text for one platform.
+ */
+export type SocialAdaptation = {
+    /**
+     * A platform the service publishes to.
+     */
+    platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin';
+    text: string;
+    /**
+     * Its length as the platform counts it.
+     */
+    length: number;
+    /**
+     * The platform's limit.
+     */
+    max_length: number;
+    /**
+     * Whether the email's text had to be cut to fit.
+     */
+    shortened: boolean;
+};
+
+/**
+ * Every platform's text.
+ */
+export type SocialAdaptations = {
+    email_campaign_id: string;
+    /**
+     * The link kept, the email's first `http(s)` link (null: it had none).
+     */
+    link?: string | null;
+    adaptations: Array<SocialAdaptation>;
+};
+
+/**
+ * A social campaign.
+ */
+export type SocialCampaign = {
+    id: string;
+    name: string;
+    /**
+     * A platform the service publishes to.
+     */
+    platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin';
+    destination_url: string;
+    /**
+     * The link its posts carry: it counts the click and leads to the destination with the
+     * campaign's UTM parameters.
+     */
+    tracked_url: string;
+    clicks: number;
+    created_at: string;
+};
+
+/**
+ * A social post.
+ */
+export type SocialPost = {
+    id: string;
+    title: string;
+    content: string;
+    platforms: Array<'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin'>;
+    /**
+     * The social campaign it belongs to (`schedule_social_post`).
+     */
+    campaign_id?: string | null;
+    /**
+     * Who publishes it, as `schedule_social_post` named them.
+     */
+    publisher?: string | null;
+    /**
+     * When it is (or was) published; null: a draft.
+     */
+    publish_at?: string | null;
+    /**
+     * Where a post stands.
+     */
+    status: 'draft' | 'awaiting_approval' | 'scheduled' | 'publishing' | 'published' | 'failed';
+    /**
+     * The approval publishing waits for.
+     */
+    approval_id?: string | null;
+    /**
+     * One per platform once publishing was asked for.
+     */
+    publications: Array<SocialPublication>;
+    created_at: string;
+    updated_at: string;
+};
+
+/**
+ * A post on one of its platforms.
+ */
+export type SocialPublication = {
+    /**
+     * A platform the service publishes to.
+     */
+    platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin';
+    /**
+     * `pending`, `published` or `failed`.
+     */
+    status: string;
+    /**
+     * The post's id on the platform, once published.
+     */
+    platform_post_id?: string | null;
+    attempts: number;
+    last_error?: string | null;
+    published_at?: string | null;
 };
 
 /**
@@ -5675,6 +6806,22 @@ export type Trend = {
 };
 
 /**
+ * What to read; both absent (or null): every source of the project. Unknown fields are
+ * refused.
+ */
+export type TriggerContentPipeline = {
+    /**
+     * Only this site's sources (404 `SITE_NOT_FOUND` when it is not a site of the project).
+     */
+    site_id?: string | null;
+    /**
+     * Only this source (404 `CONTENT_SOURCE_NOT_FOUND` when it is not a source of the
+     * project, or not of `site_id`).
+     */
+    source_id?: string | null;
+};
+
+/**
  * Unknown fields are refused.
  */
 export type UnsubscribeContact = {
@@ -5686,6 +6833,21 @@ export type UnsubscribeContact = {
      * Unsubscribe from this site of the project only (404 `SITE_NOT_FOUND` otherwise; the address must be a contact's, 404 `CONTACT_NOT_FOUND`). Absent: from every site, and the address is suppressed (reason `unsubscribed`), as the one-click link does.
      */
     site_id?: null | string;
+};
+
+/**
+ * Unknown fields are refused; what is absent (or null) stays as it is.
+ */
+export type UpdateAutomation = {
+    /**
+     * 1..=200 characters, not blank (stored trimmed).
+     */
+    name?: string | null;
+    trigger?: null | AutomationTrigger;
+    /**
+     * 1..=50 steps. Contacts in the flow keep their place (the index of their next step).
+     */
+    steps?: Array<AutomationStep> | null;
 };
 
 /**
@@ -5730,6 +6892,17 @@ export type UpdateContact = {
         [key: string]: unknown;
     } | null;
     tags?: Array<string> | null;
+};
+
+/**
+ * A block's new HTML. Unknown fields are refused.
+ */
+export type UpdateContentBlock = {
+    /**
+     * The block's HTML, 1..=100,000 characters, not blank: mail rendered from now on
+     * includes it.
+     */
+    html: string;
 };
 
 /**
@@ -5822,6 +6995,26 @@ export type UpdateSite = {
      * Links use it while the domain stays verified. Empty: back to the shared address.
      */
     tracking_host?: string | null;
+};
+
+/**
+ * What to change of a post not yet published anywhere; absent (or null) fields are unchanged.
+ * Unknown fields are refused.
+ */
+export type UpdateSocialPost = {
+    /**
+     * 1..=200 characters, not blank (stored trimmed).
+     */
+    title?: string | null;
+    /**
+     * 1..=10,000 characters, not blank (stored trimmed).
+     */
+    content?: string | null;
+    platforms?: Array<'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin'> | null;
+    /**
+     * Publish at this time (a past time: now).
+     */
+    publish_at?: string | null;
 };
 
 export type UpdateStep = {
@@ -6031,7 +7224,8 @@ export type WarmupStatus = {
  */
 export type WebhookAnswer = {
     /**
-     * `applied`, `ignored` (not an event acted on, or an unknown message), `duplicate`
+     * `applied`, `confirmed` (an Amazon SNS subscription confirmation, confirmed), `ignored`
+     * (not an event acted on, or an unknown message), `duplicate`
      * (this `webhook-id` was received before under the same secret: receipts are kept per
      * provider, `webhook-id` and verifying secret, the project's own or the deployment's) or
      * `queued` (applying failed; retried).
@@ -6078,7 +7272,7 @@ export type WebhookSecretAnswer = {
     secret: string;
     /**
      * Where Resend posts events for this project (the other providers' receivers are
-     * `/api/webhooks/{postmark|mailgun|sendgrid}/{projectId}`).
+     * `/api/webhooks/{postmark|mailgun|sendgrid|ses}/{projectId}`).
      */
     path: string;
 };
@@ -6673,6 +7867,553 @@ export type PromoteAbWinnerResponses = {
 };
 
 export type PromoteAbWinnerResponse = PromoteAbWinnerResponses[keyof PromoteAbWinnerResponses];
+
+export type ListAutomationsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Only automations of this site (404 `SITE_NOT_FOUND` when it is not the project's).
+         */
+        site_id?: string;
+        /**
+         * Items per page, 1..=100 (default 50).
+         */
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    url: '/api/v1/automations';
+};
+
+export type ListAutomationsErrors = {
+    /**
+     * Invalid site_id, limit or cursor
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * `site_id` is not a site of the project (`SITE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ListAutomationsError = ListAutomationsErrors[keyof ListAutomationsErrors];
+
+export type ListAutomationsResponses = {
+    /**
+     * A page of automations
+     */
+    200: PageAutomation;
+};
+
+export type ListAutomationsResponse = ListAutomationsResponses[keyof ListAutomationsResponses];
+
+export type CreateAutomationData = {
+    body: CreateAutomation;
+    path?: never;
+    query?: never;
+    url: '/api/v1/automations';
+};
+
+export type CreateAutomationErrors = {
+    /**
+     * Missing or invalid field (named in the message and in `details.field`), or body too large
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * `site_id`, the trigger's segment or a step's template is not the project's (`SITE_NOT_FOUND`, `SEGMENT_NOT_FOUND`, `TEMPLATE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type CreateAutomationError = CreateAutomationErrors[keyof CreateAutomationErrors];
+
+export type CreateAutomationResponses = {
+    /**
+     * Created, with its `webhook_secret`
+     */
+    201: Automation;
+};
+
+export type CreateAutomationResponse = CreateAutomationResponses[keyof CreateAutomationResponses];
+
+export type DeleteAutomationData = {
+    body?: never;
+    path: {
+        /**
+         * The automation's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/automations/{id}';
+};
+
+export type DeleteAutomationErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not an automation of this project (`AUTOMATION_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type DeleteAutomationError = DeleteAutomationErrors[keyof DeleteAutomationErrors];
+
+export type DeleteAutomationResponses = {
+    /**
+     * Deleted
+     */
+    204: void;
+};
+
+export type DeleteAutomationResponse = DeleteAutomationResponses[keyof DeleteAutomationResponses];
+
+export type GetAutomationData = {
+    body?: never;
+    path: {
+        /**
+         * The automation's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/automations/{id}';
+};
+
+export type GetAutomationErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Not an automation of this project (`AUTOMATION_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type GetAutomationError = GetAutomationErrors[keyof GetAutomationErrors];
+
+export type GetAutomationResponses = {
+    /**
+     * The automation
+     */
+    200: Automation;
+};
+
+export type GetAutomationResponse = GetAutomationResponses[keyof GetAutomationResponses];
+
+export type UpdateAutomationData = {
+    body: UpdateAutomation;
+    path: {
+        /**
+         * The automation's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/automations/{id}';
+};
+
+export type UpdateAutomationErrors = {
+    /**
+     * `id` is not a UUID, or an invalid field (named)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not an automation of this project (`AUTOMATION_NOT_FOUND`), or the trigger's segment or a step's template is not the project's
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type UpdateAutomationError = UpdateAutomationErrors[keyof UpdateAutomationErrors];
+
+export type UpdateAutomationResponses = {
+    /**
+     * The automation as changed
+     */
+    200: Automation;
+};
+
+export type UpdateAutomationResponse = UpdateAutomationResponses[keyof UpdateAutomationResponses];
+
+export type ActivateAutomationData = {
+    body?: never;
+    path: {
+        /**
+         * The automation's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/automations/{id}/activate';
+};
+
+export type ActivateAutomationErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not an automation of this project (`AUTOMATION_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ActivateAutomationError = ActivateAutomationErrors[keyof ActivateAutomationErrors];
+
+export type ActivateAutomationResponses = {
+    /**
+     * The automation, active
+     */
+    200: Automation;
+    /**
+     * The activation waits for a person's approval under the project's approval policy (as a campaign launch): nothing was done
+     */
+    202: ApprovalRequired;
+};
+
+export type ActivateAutomationResponse = ActivateAutomationResponses[keyof ActivateAutomationResponses];
+
+export type PauseAutomationData = {
+    body?: never;
+    path: {
+        /**
+         * The automation's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/automations/{id}/pause';
+};
+
+export type PauseAutomationErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not an automation of this project (`AUTOMATION_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type PauseAutomationError = PauseAutomationErrors[keyof PauseAutomationErrors];
+
+export type PauseAutomationResponses = {
+    /**
+     * The automation, paused
+     */
+    200: Automation;
+};
+
+export type PauseAutomationResponse = PauseAutomationResponses[keyof PauseAutomationResponses];
+
+export type EnrollAutomationData = {
+    body: EnrollAutomation;
+    path: {
+        /**
+         * The automation's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/automations/{id}/enrollments';
+};
+
+export type EnrollAutomationErrors = {
+    /**
+     * `id` is not a UUID, or `subscriber_id` is missing or invalid
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not an automation or a contact of this project (`AUTOMATION_NOT_FOUND`, `CONTACT_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * The automation is not active (`AUTOMATION_NOT_ACTIVE`)
+     */
+    409: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type EnrollAutomationError = EnrollAutomationErrors[keyof EnrollAutomationErrors];
+
+export type EnrollAutomationResponses = {
+    /**
+     * The contact's enrollment (`created: false` when it was in already)
+     */
+    201: AutomationEnrollment;
+};
+
+export type EnrollAutomationResponse = EnrollAutomationResponses[keyof EnrollAutomationResponses];
+
+export type TriggerAutomationData = {
+    body?: never;
+    path: {
+        /**
+         * The automation's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/automations/{id}/trigger';
+};
+
+export type TriggerAutomationErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not an automation of this project (`AUTOMATION_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * The automation is not active (`AUTOMATION_NOT_ACTIVE`)
+     */
+    409: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type TriggerAutomationError = TriggerAutomationErrors[keyof TriggerAutomationErrors];
+
+export type TriggerAutomationResponses = {
+    /**
+     * How many entered
+     */
+    200: AutomationTriggered;
+    /**
+     * The trigger waits for a person's approval under the project's approval policy (as a campaign launch): nothing was done
+     */
+    202: ApprovalRequired;
+};
+
+export type TriggerAutomationResponse = TriggerAutomationResponses[keyof TriggerAutomationResponses];
+
+export type PreviewAutomationData = {
+    body?: never;
+    path: {
+        /**
+         * The automation's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/automations/{id}/preview';
+};
+
+export type PreviewAutomationErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Not an automation of this project (`AUTOMATION_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type PreviewAutomationError = PreviewAutomationErrors[keyof PreviewAutomationErrors];
+
+export type PreviewAutomationResponses = {
+    /**
+     * The contacts who would enter, with their paths
+     */
+    200: AutomationPreview;
+};
+
+export type PreviewAutomationResponse = PreviewAutomationResponses[keyof PreviewAutomationResponses];
 
 export type GetAbuseMonitorStatusData = {
     body?: never;
@@ -9559,6 +11300,481 @@ export type GetContactTimelineResponses = {
 };
 
 export type GetContactTimelineResponse = GetContactTimelineResponses[keyof GetContactTimelineResponses];
+
+export type ListContentBlocksData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Items per page, 1..=100 (default 50).
+         */
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    url: '/api/v1/content/blocks';
+};
+
+export type ListContentBlocksErrors = {
+    /**
+     * Invalid limit or cursor
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ListContentBlocksError = ListContentBlocksErrors[keyof ListContentBlocksErrors];
+
+export type ListContentBlocksResponses = {
+    /**
+     * A page of blocks
+     */
+    200: PageContentBlock;
+};
+
+export type ListContentBlocksResponse = ListContentBlocksResponses[keyof ListContentBlocksResponses];
+
+export type CreateContentBlockData = {
+    body: CreateContentBlock;
+    path?: never;
+    query?: never;
+    url: '/api/v1/content/blocks';
+};
+
+export type CreateContentBlockErrors = {
+    /**
+     * Missing or invalid field (named in the message and in `details.field`), or body too large
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * The project has a block of that name (`CONTENT_BLOCK_NAME_TAKEN`)
+     */
+    409: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type CreateContentBlockError = CreateContentBlockErrors[keyof CreateContentBlockErrors];
+
+export type CreateContentBlockResponses = {
+    /**
+     * Created
+     */
+    201: ContentBlock;
+};
+
+export type CreateContentBlockResponse = CreateContentBlockResponses[keyof CreateContentBlockResponses];
+
+export type DeleteContentBlockData = {
+    body?: never;
+    path: {
+        /**
+         * The block's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/content/blocks/{id}';
+};
+
+export type DeleteContentBlockErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not a block of this project (`CONTENT_BLOCK_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Templates or campaign steps include it (`CONTENT_BLOCK_IN_USE`; `details.users` lists each one's `kind`, `id` and `name`)
+     */
+    409: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type DeleteContentBlockError = DeleteContentBlockErrors[keyof DeleteContentBlockErrors];
+
+export type DeleteContentBlockResponses = {
+    /**
+     * Deleted: the block as it was
+     */
+    200: ContentBlock;
+};
+
+export type DeleteContentBlockResponse = DeleteContentBlockResponses[keyof DeleteContentBlockResponses];
+
+export type GetContentBlockData = {
+    body?: never;
+    path: {
+        /**
+         * The block's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/content/blocks/{id}';
+};
+
+export type GetContentBlockErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Not a block of this project (`CONTENT_BLOCK_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type GetContentBlockError = GetContentBlockErrors[keyof GetContentBlockErrors];
+
+export type GetContentBlockResponses = {
+    /**
+     * The block
+     */
+    200: ContentBlock;
+};
+
+export type GetContentBlockResponse = GetContentBlockResponses[keyof GetContentBlockResponses];
+
+export type UpdateContentBlockData = {
+    body: UpdateContentBlock;
+    path: {
+        /**
+         * The block's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/content/blocks/{id}';
+};
+
+export type UpdateContentBlockErrors = {
+    /**
+     * `id` is not a UUID, or a missing or invalid field
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not a block of this project (`CONTENT_BLOCK_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type UpdateContentBlockError = UpdateContentBlockErrors[keyof UpdateContentBlockErrors];
+
+export type UpdateContentBlockResponses = {
+    /**
+     * Updated
+     */
+    200: ContentBlock;
+};
+
+export type UpdateContentBlockResponse = UpdateContentBlockResponses[keyof UpdateContentBlockResponses];
+
+export type ListContentSourcesData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Only this site's sources (404 `SITE_NOT_FOUND` when it is not a site of the project).
+         */
+        site_id?: string;
+        /**
+         * Items per page, 1..=100 (default 50).
+         */
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    url: '/api/v1/content/sources';
+};
+
+export type ListContentSourcesErrors = {
+    /**
+     * Invalid site_id, limit or cursor
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * `site_id` is not a site of the project (`SITE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ListContentSourcesError = ListContentSourcesErrors[keyof ListContentSourcesErrors];
+
+export type ListContentSourcesResponses = {
+    /**
+     * A page of sources
+     */
+    200: PageContentSource;
+};
+
+export type ListContentSourcesResponse = ListContentSourcesResponses[keyof ListContentSourcesResponses];
+
+export type CreateContentSourceData = {
+    body: CreateContentSource;
+    path?: never;
+    query?: never;
+    url: '/api/v1/content/sources';
+};
+
+export type CreateContentSourceErrors = {
+    /**
+     * Missing or invalid field (named in the message and in `details.field`): a `url` the service may not read (not http or https, credentials, a private, loopback or metadata address)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * `site_id` is not a site of the project (`SITE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * The site already follows this feed (`CONTENT_SOURCE_EXISTS`)
+     */
+    409: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type CreateContentSourceError = CreateContentSourceErrors[keyof CreateContentSourceErrors];
+
+export type CreateContentSourceResponses = {
+    /**
+     * Created
+     */
+    201: ContentSource;
+};
+
+export type CreateContentSourceResponse = CreateContentSourceResponses[keyof CreateContentSourceResponses];
+
+export type DeleteContentSourceData = {
+    body?: never;
+    path: {
+        /**
+         * The source's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/content/sources/{id}';
+};
+
+export type DeleteContentSourceErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not a source of this project (`CONTENT_SOURCE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type DeleteContentSourceError = DeleteContentSourceErrors[keyof DeleteContentSourceErrors];
+
+export type DeleteContentSourceResponses = {
+    /**
+     * Deleted
+     */
+    204: void;
+};
+
+export type DeleteContentSourceResponse = DeleteContentSourceResponses[keyof DeleteContentSourceResponses];
+
+export type TriggerContentPipelineData = {
+    body: TriggerContentPipeline;
+    path?: never;
+    query?: never;
+    url: '/api/v1/content/pipeline';
+};
+
+export type TriggerContentPipelineErrors = {
+    /**
+     * Invalid field (named in the message and in `details.field`)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * `site_id` is not a site of the project (`SITE_NOT_FOUND`), or `source_id` not one of its sources (`CONTENT_SOURCE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type TriggerContentPipelineError = TriggerContentPipelineErrors[keyof TriggerContentPipelineErrors];
+
+export type TriggerContentPipelineResponses = {
+    /**
+     * What the run read and wrote (a feed that could not be read is reported in `sources[].error`)
+     */
+    200: ContentPipelineRun;
+};
+
+export type TriggerContentPipelineResponse = TriggerContentPipelineResponses[keyof TriggerContentPipelineResponses];
 
 export type RecordConversionData = {
     body: ConversionRequest;
@@ -13811,6 +16027,429 @@ export type PutBrandVoiceResponses = {
 
 export type PutBrandVoiceResponse = PutBrandVoiceResponses[keyof PutBrandVoiceResponses];
 
+export type GetSmsProviderStatusData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/sms/provider';
+};
+
+export type GetSmsProviderStatusErrors = {
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type GetSmsProviderStatusError = GetSmsProviderStatusErrors[keyof GetSmsProviderStatusErrors];
+
+export type GetSmsProviderStatusResponses = {
+    /**
+     * The provider (`configured: false` without one)
+     */
+    200: SmsProviderStatus;
+};
+
+export type GetSmsProviderStatusResponse = GetSmsProviderStatusResponses[keyof GetSmsProviderStatusResponses];
+
+export type SetSmsProviderData = {
+    body: SmsProviderRequest;
+    path?: never;
+    query?: never;
+    url: '/api/v1/sms/provider';
+};
+
+export type SetSmsProviderErrors = {
+    /**
+     * Missing or invalid field (named in `details.field`)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the admin scope
+     */
+    403: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type SetSmsProviderError = SetSmsProviderErrors[keyof SetSmsProviderErrors];
+
+export type SetSmsProviderResponses = {
+    /**
+     * Set; its status as `GET` answers it
+     */
+    200: SmsProviderStatus;
+};
+
+export type SetSmsProviderResponse = SetSmsProviderResponses[keyof SetSmsProviderResponses];
+
+export type SendSmsData = {
+    body: SendSmsRequest;
+    path?: never;
+    query?: never;
+    url: '/api/v1/sms/send';
+};
+
+export type SendSmsErrors = {
+    /**
+     * Missing or invalid field (named in `details.field`): neither or both of `contact_id` and `to`, or a number that is not valid
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * `contact_id` is not a contact of this project (`CONTACT_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * The `idempotency_key` was used for another text (`IDEMPOTENCY_KEY_REUSED`)
+     */
+    409: MailError;
+    /**
+     * No SMS provider (`SMS_PROVIDER_NOT_CONFIGURED`), or the number has not consented (`SMS_NO_CONSENT`)
+     */
+    422: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type SendSmsError = SendSmsErrors[keyof SendSmsErrors];
+
+export type SendSmsResponses = {
+    /**
+     * The text of this `idempotency_key`, written before: nothing more is sent
+     */
+    200: SmsMessage;
+    /**
+     * Written and queued (`status: queued`); `GET /sms/log` follows it
+     */
+    201: SmsMessage;
+};
+
+export type SendSmsResponse = SendSmsResponses[keyof SendSmsResponses];
+
+export type SendSmsCampaignData = {
+    body: SendSmsCampaign;
+    headers?: {
+        /**
+         * 1..=255 visible ASCII characters. A retry with the same key and body answers the first
+         * answer again (header `Idempotent-Replayed: true`) and creates nothing; the same key
+         * with another body answers 409 `IDEMPOTENCY_KEY_REUSED`. Keys are kept 24 hours.
+         */
+        'Idempotency-Key'?: string | null;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/v1/sms/campaigns';
+};
+
+export type SendSmsCampaignErrors = {
+    /**
+     * Missing or invalid field (named in `details.field`), or bad Idempotency-Key
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * `site_id` is not a site of this project (`SITE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * The Idempotency-Key was used with another body (`IDEMPOTENCY_KEY_REUSED`)
+     */
+    409: MailError;
+    /**
+     * No SMS provider (`SMS_PROVIDER_NOT_CONFIGURED`)
+     */
+    422: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type SendSmsCampaignError = SendSmsCampaignErrors[keyof SendSmsCampaignErrors];
+
+export type SendSmsCampaignResponses = {
+    /**
+     * Written: its texts are queued (or the replayed answer)
+     */
+    201: SmsCampaign;
+    /**
+     * The campaign waits for a person's approval under the project's approval policy: nothing was written or sent
+     */
+    202: ApprovalRequired;
+};
+
+export type SendSmsCampaignResponse = SendSmsCampaignResponses[keyof SendSmsCampaignResponses];
+
+export type ListSmsLogData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Only this SMS campaign's texts.
+         */
+        campaign_id?: string;
+        /**
+         * Only texts to this contact.
+         */
+        contact_id?: string;
+        /**
+         * Where a text stands.
+         */
+        status?: 'queued' | 'sending' | 'sent' | 'delivered' | 'undelivered' | 'failed' | 'canceled';
+        /**
+         * Items per page, 1..=100 (default 50).
+         */
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    url: '/api/v1/sms/log';
+};
+
+export type ListSmsLogErrors = {
+    /**
+     * Invalid filter, limit or cursor
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ListSmsLogError = ListSmsLogErrors[keyof ListSmsLogErrors];
+
+export type ListSmsLogResponses = {
+    /**
+     * A page of texts
+     */
+    200: PageSmsMessage;
+};
+
+export type ListSmsLogResponse = ListSmsLogResponses[keyof ListSmsLogResponses];
+
+export type ListSmsInboundData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Items per page, 1..=100 (default 50).
+         */
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    url: '/api/v1/sms/inbound';
+};
+
+export type ListSmsInboundErrors = {
+    /**
+     * Invalid limit or cursor
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ListSmsInboundError = ListSmsInboundErrors[keyof ListSmsInboundErrors];
+
+export type ListSmsInboundResponses = {
+    /**
+     * A page of received texts
+     */
+    200: PageSmsInboundMessage;
+};
+
+export type ListSmsInboundResponse = ListSmsInboundResponses[keyof ListSmsInboundResponses];
+
+export type SetContactSmsConsentData = {
+    body: SmsConsentRequest;
+    path: {
+        /**
+         * The contact's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/sms/contacts/{id}/consent';
+};
+
+export type SetContactSmsConsentErrors = {
+    /**
+     * Missing or invalid field (named in `details.field`), or `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not a contact of this project (`CONTACT_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * The contact has no number yet and none was given
+     */
+    422: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type SetContactSmsConsentError = SetContactSmsConsentErrors[keyof SetContactSmsConsentErrors];
+
+export type SetContactSmsConsentResponses = {
+    /**
+     * The contact's consent
+     */
+    200: ContactSmsConsent;
+};
+
+export type SetContactSmsConsentResponse = SetContactSmsConsentResponses[keyof SetContactSmsConsentResponses];
+
+export type PreviewSmsCostData = {
+    body: SmsCostRequest;
+    path?: never;
+    query?: never;
+    url: '/api/v1/sms/cost-preview';
+};
+
+export type PreviewSmsCostErrors = {
+    /**
+     * Missing or invalid field (named in `details.field`)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type PreviewSmsCostError = PreviewSmsCostErrors[keyof PreviewSmsCostErrors];
+
+export type PreviewSmsCostResponses = {
+    /**
+     * The count and the price
+     */
+    200: SmsCostPreview;
+};
+
+export type PreviewSmsCostResponse = PreviewSmsCostResponses[keyof PreviewSmsCostResponses];
+
 export type ListSuppressionsData = {
     body?: never;
     path?: never;
@@ -15311,6 +17950,576 @@ export type SetupCampaignFromBriefResponses = {
 
 export type SetupCampaignFromBriefResponse = SetupCampaignFromBriefResponses[keyof SetupCampaignFromBriefResponses];
 
+export type ListSocialPostsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Items per page, 1..=100 (default 50).
+         */
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    url: '/api/v1/social/posts';
+};
+
+export type ListSocialPostsErrors = {
+    /**
+     * Invalid limit or cursor
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ListSocialPostsError = ListSocialPostsErrors[keyof ListSocialPostsErrors];
+
+export type ListSocialPostsResponses = {
+    /**
+     * A page of posts
+     */
+    200: PageSocialPost;
+};
+
+export type ListSocialPostsResponse = ListSocialPostsResponses[keyof ListSocialPostsResponses];
+
+export type CreateSocialPostData = {
+    body: CreateSocialPost;
+    headers?: {
+        /**
+         * 1..=255 visible ASCII characters. A retry with the same key and body answers the first
+         * answer again (header `Idempotent-Replayed: true`) and creates nothing; the same key
+         * with another body answers 409 `IDEMPOTENCY_KEY_REUSED`. Keys are kept 24 hours.
+         */
+        'Idempotency-Key'?: string | null;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/v1/social/posts';
+};
+
+export type CreateSocialPostErrors = {
+    /**
+     * Missing or invalid field (named in the message and in `details.field`), bad Idempotency-Key, or body too large
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * The Idempotency-Key was used with another body (`IDEMPOTENCY_KEY_REUSED`)
+     */
+    409: MailError;
+    /**
+     * `publish_at` is set and a platform has no connected account (`SOCIAL_ACCOUNT_NOT_CONNECTED`)
+     */
+    422: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type CreateSocialPostError = CreateSocialPostErrors[keyof CreateSocialPostErrors];
+
+export type CreateSocialPostResponses = {
+    /**
+     * Created (or replayed); with a `publish_at`, publishing is queued, or waits for a person's approval when an agent asked under the project's approval policy (`status: awaiting_approval`, `approval_id`)
+     */
+    201: SocialPost;
+};
+
+export type CreateSocialPostResponse = CreateSocialPostResponses[keyof CreateSocialPostResponses];
+
+export type DeleteSocialPostData = {
+    body?: never;
+    path: {
+        /**
+         * The post's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/social/posts/{id}';
+};
+
+export type DeleteSocialPostErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not a post of this project (`SOCIAL_POST_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type DeleteSocialPostError = DeleteSocialPostErrors[keyof DeleteSocialPostErrors];
+
+export type DeleteSocialPostResponses = {
+    /**
+     * Deleted
+     */
+    204: void;
+};
+
+export type DeleteSocialPostResponse = DeleteSocialPostResponses[keyof DeleteSocialPostResponses];
+
+export type GetSocialPostData = {
+    body?: never;
+    path: {
+        /**
+         * The post's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/social/posts/{id}';
+};
+
+export type GetSocialPostErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Not a post of this project (`SOCIAL_POST_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type GetSocialPostError = GetSocialPostErrors[keyof GetSocialPostErrors];
+
+export type GetSocialPostResponses = {
+    /**
+     * The post
+     */
+    200: SocialPost;
+};
+
+export type GetSocialPostResponse = GetSocialPostResponses[keyof GetSocialPostResponses];
+
+export type UpdateSocialPostData = {
+    body: UpdateSocialPost;
+    path: {
+        /**
+         * The post's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/social/posts/{id}';
+};
+
+export type UpdateSocialPostErrors = {
+    /**
+     * `id` is not a UUID, or an invalid field (named)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not a post of this project (`SOCIAL_POST_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Some platform has published it already (`CONFLICT`)
+     */
+    409: MailError;
+    /**
+     * Publishing is asked for and a platform has no connected account (`SOCIAL_ACCOUNT_NOT_CONNECTED`)
+     */
+    422: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type UpdateSocialPostError = UpdateSocialPostErrors[keyof UpdateSocialPostErrors];
+
+export type UpdateSocialPostResponses = {
+    /**
+     * The post as it now is
+     */
+    200: SocialPost;
+};
+
+export type UpdateSocialPostResponse = UpdateSocialPostResponses[keyof UpdateSocialPostResponses];
+
+export type AdaptSocialPostData = {
+    body: AdaptSocialPost;
+    path?: never;
+    query?: never;
+    url: '/api/v1/social/posts/adapt';
+};
+
+export type AdaptSocialPostErrors = {
+    /**
+     * Missing or invalid field (named)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not an email campaign of this project (`CAMPAIGN_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type AdaptSocialPostError = AdaptSocialPostErrors[keyof AdaptSocialPostErrors];
+
+export type AdaptSocialPostResponses = {
+    /**
+     * Each platform's text
+     */
+    200: SocialAdaptations;
+};
+
+export type AdaptSocialPostResponse = AdaptSocialPostResponses[keyof AdaptSocialPostResponses];
+
+export type ListSocialCampaignsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Items per page, 1..=100 (default 50).
+         */
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    url: '/api/v1/social/campaigns';
+};
+
+export type ListSocialCampaignsErrors = {
+    /**
+     * Invalid limit or cursor
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ListSocialCampaignsError = ListSocialCampaignsErrors[keyof ListSocialCampaignsErrors];
+
+export type ListSocialCampaignsResponses = {
+    /**
+     * A page of campaigns
+     */
+    200: PageSocialCampaign;
+};
+
+export type ListSocialCampaignsResponse = ListSocialCampaignsResponses[keyof ListSocialCampaignsResponses];
+
+export type CreateSocialCampaignData = {
+    body: CreateSocialCampaign;
+    path?: never;
+    query?: never;
+    url: '/api/v1/social/campaigns';
+};
+
+export type CreateSocialCampaignErrors = {
+    /**
+     * Missing or invalid field (named)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type CreateSocialCampaignError = CreateSocialCampaignErrors[keyof CreateSocialCampaignErrors];
+
+export type CreateSocialCampaignResponses = {
+    /**
+     * Created, with its `tracked_url`
+     */
+    201: SocialCampaign;
+};
+
+export type CreateSocialCampaignResponse = CreateSocialCampaignResponses[keyof CreateSocialCampaignResponses];
+
+export type ScheduleSocialPostData = {
+    body: ScheduleSocialPost;
+    path: {
+        /**
+         * The social campaign's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/social/campaigns/{id}/posts';
+};
+
+export type ScheduleSocialPostErrors = {
+    /**
+     * `id` is not a UUID, or an invalid field (named)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not a social campaign of this project (`SOCIAL_CAMPAIGN_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * The campaign's platform has no connected account (`SOCIAL_ACCOUNT_NOT_CONNECTED`)
+     */
+    422: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ScheduleSocialPostError = ScheduleSocialPostErrors[keyof ScheduleSocialPostErrors];
+
+export type ScheduleSocialPostResponses = {
+    /**
+     * The post, queued for `publish_at` (or waiting for a person's approval when an agent asked: `status: awaiting_approval`)
+     */
+    201: SocialPost;
+};
+
+export type ScheduleSocialPostResponse = ScheduleSocialPostResponses[keyof ScheduleSocialPostResponses];
+
+export type ListSocialAccountsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/v1/social/accounts';
+};
+
+export type ListSocialAccountsErrors = {
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ListSocialAccountsError = ListSocialAccountsErrors[keyof ListSocialAccountsErrors];
+
+export type ListSocialAccountsResponses = {
+    /**
+     * The connected accounts, by platform
+     */
+    200: Array<SocialAccount>;
+};
+
+export type ListSocialAccountsResponse = ListSocialAccountsResponses[keyof ListSocialAccountsResponses];
+
+export type ConnectSocialAccountData = {
+    body: ConnectSocialAccount;
+    path: {
+        /**
+         * A platform the service publishes to.
+         */
+        platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin';
+    };
+    query?: never;
+    url: '/api/v1/social/accounts/{platform}';
+};
+
+export type ConnectSocialAccountErrors = {
+    /**
+     * Not a platform the service publishes to (`VALIDATION_ERROR`, `details.field`: `platform`)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * The platform refused the credentials (`SOCIAL_PLATFORM_REFUSED`), or it connects through the OAuth redirect (`SOCIAL_PLATFORM_NOT_CONFIGURED`)
+     */
+    422: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ConnectSocialAccountError = ConnectSocialAccountErrors[keyof ConnectSocialAccountErrors];
+
+export type ConnectSocialAccountResponses = {
+    /**
+     * Connected (an earlier connection of the platform is replaced)
+     */
+    200: SocialAccount;
+};
+
+export type ConnectSocialAccountResponse = ConnectSocialAccountResponses[keyof ConnectSocialAccountResponses];
+
 export type TrackOpenData = {
     body?: never;
     path: {
@@ -15475,7 +18684,7 @@ export type ReceiveProjectProviderWebhookData = {
     };
     path: {
         /**
-         * `resend`
+         * `resend`, `postmark`, `mailgun`, `sendgrid` or `ses` (Amazon SES's events as SNS delivers them)
          */
         provider: string;
         /**
@@ -15500,13 +18709,17 @@ export type ReceiveProjectProviderWebhookErrors = {
      * Unknown provider, or no such project (checked after the signature)
      */
     404: MailError;
+    /**
+     * Amazon SNS could not be reached for its signing certificate or the subscription confirmation (SNS retries)
+     */
+    503: MailError;
 };
 
 export type ReceiveProjectProviderWebhookError = ReceiveProjectProviderWebhookErrors[keyof ReceiveProjectProviderWebhookErrors];
 
 export type ReceiveProjectProviderWebhookResponses = {
     /**
-     * Received (applied, ignored, duplicate or queued)
+     * Received (applied, ignored, duplicate or queued; `confirmed` for an SNS subscription confirmation)
      */
     200: WebhookAnswer;
 };
@@ -15615,3 +18828,193 @@ export type ConfirmSignupResponses = {
      */
     200: unknown;
 };
+
+export type SocialConnectCallbackData = {
+    body?: never;
+    path: {
+        /**
+         * A platform the service publishes to.
+         */
+        platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin';
+    };
+    query?: {
+        /**
+         * The authorization code.
+         */
+        code?: string;
+        /**
+         * The state the connect route sent.
+         */
+        state?: string;
+        /**
+         * The platform's refusal (the person declined).
+         */
+        error?: string;
+    };
+    url: '/api/integrations/social/{platform}/callback';
+};
+
+export type SocialConnectCallbackErrors = {
+    /**
+     * The state is missing, unknown, used or expired (`SOCIAL_CONNECT_STATE_INVALID`): nothing was stored; or not a platform the service publishes to (`VALIDATION_ERROR`, `details.field`: `platform`)
+     */
+    400: MailError;
+    /**
+     * The person declined, or the platform refused the code (`SOCIAL_PLATFORM_REFUSED`)
+     */
+    422: MailError;
+};
+
+export type SocialConnectCallbackError = SocialConnectCallbackErrors[keyof SocialConnectCallbackErrors];
+
+export type SocialConnectCallbackResponses = {
+    /**
+     * Connected
+     */
+    200: SocialAccount;
+};
+
+export type SocialConnectCallbackResponse = SocialConnectCallbackResponses[keyof SocialConnectCallbackResponses];
+
+export type ReceiveTwilioInboundData = {
+    /**
+     * Twilio's fields: `MessageSid`, `From`, `To`, `Body`, …
+     */
+    body: {
+        [key: string]: unknown;
+    };
+    headers: {
+        /**
+         * Twilio's signature of the request
+         */
+        'X-Twilio-Signature': string;
+    };
+    path: {
+        /**
+         * The project whose number received it
+         */
+        project_id: string;
+    };
+    query?: never;
+    url: '/api/webhooks/sms/twilio/{project_id}/inbound';
+};
+
+export type ReceiveTwilioInboundErrors = {
+    /**
+     * A required field is missing (`MessageSid`, `From`) or the body is not a form
+     */
+    400: MailError;
+    /**
+     * Missing or wrong signature (`INVALID_SIGNATURE`)
+     */
+    401: MailError;
+    /**
+     * No such project, or it has no SMS provider
+     */
+    404: MailError;
+};
+
+export type ReceiveTwilioInboundError = ReceiveTwilioInboundErrors[keyof ReceiveTwilioInboundErrors];
+
+export type ReceiveTwilioInboundResponses = {
+    /**
+     * TwiML: the reply a keyword requires (STOP, START, HELP), else an empty `<Response/>`
+     */
+    200: string;
+};
+
+export type ReceiveTwilioInboundResponse = ReceiveTwilioInboundResponses[keyof ReceiveTwilioInboundResponses];
+
+export type ReceiveTwilioStatusData = {
+    /**
+     * Twilio's fields: `MessageSid`, `MessageStatus`, `ErrorCode`, …
+     */
+    body: {
+        [key: string]: unknown;
+    };
+    headers: {
+        /**
+         * Twilio's signature of the request
+         */
+        'X-Twilio-Signature': string;
+    };
+    path: {
+        /**
+         * The project that sent the text
+         */
+        project_id: string;
+    };
+    query?: never;
+    url: '/api/webhooks/sms/twilio/{project_id}/status';
+};
+
+export type ReceiveTwilioStatusErrors = {
+    /**
+     * A required field is missing (`MessageSid`, `MessageStatus`) or the body is not a form
+     */
+    400: MailError;
+    /**
+     * Missing or wrong signature (`INVALID_SIGNATURE`)
+     */
+    401: MailError;
+    /**
+     * No such project, or it has no SMS provider
+     */
+    404: MailError;
+};
+
+export type ReceiveTwilioStatusError = ReceiveTwilioStatusErrors[keyof ReceiveTwilioStatusErrors];
+
+export type ReceiveTwilioStatusResponses = {
+    /**
+     * Recorded (a status of a text this project never sent changes nothing)
+     */
+    204: void;
+};
+
+export type ReceiveTwilioStatusResponse = ReceiveTwilioStatusResponses[keyof ReceiveTwilioStatusResponses];
+
+export type ConnectSocialPlatformData = {
+    body?: never;
+    path: {
+        /**
+         * A platform the service publishes to.
+         */
+        platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin';
+    };
+    query?: never;
+    url: '/api/integrations/social/{platform}/connect';
+};
+
+export type ConnectSocialPlatformErrors = {
+    /**
+     * Not a platform the service publishes to (`VALIDATION_ERROR`, `details.field`: `platform`)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * The deployment has no OAuth client for the platform, or it connects with credentials (`SOCIAL_PLATFORM_NOT_CONFIGURED`)
+     */
+    422: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ConnectSocialPlatformError = ConnectSocialPlatformErrors[keyof ConnectSocialPlatformErrors];

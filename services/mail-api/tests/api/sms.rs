@@ -250,7 +250,7 @@ async fn set_provider(h: &Harness, admin: &str) {
         .put(
             "/api/v1/sms/provider",
             &json!({"provider": "twilio", "account_sid": ACCOUNT_SID,
-                    "auth_token": AUTH_TOKEN, "from_number": "+1 415 867 5309"}),
+                    "auth_token": AUTH_TOKEN, "from_number": FROM}),
         )
         .expect(200)
         .await;

@@ -199,7 +199,7 @@ async fn the_oauth_connect_flow_checks_its_state_and_pkce_and_stores_tokens_seal
         .send()
         .await
         .unwrap();
-    assert_eq!(res.status(), 404);
+    expect_error(res, 400, "VALIDATION_ERROR").await;
     h.stop().await;
 }
 

@@ -445,7 +445,8 @@ mod tests {
         assert_eq!(items[0].summary.as_deref(), Some("First & best"));
         assert_eq!(items[1].link, None);
         let html = digest_html("Site", &[(String::new(), items[0].clone())]);
-        assert!(html.contains("One &lt;b&gt;"), "{html}");
+        // Markup in a title is dropped, the text kept.
+        assert!(html.contains(">One</a>") && !html.contains("<b>"), "{html}");
         assert!(html.contains("First &amp; best"), "{html}");
         let atom = br#"<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom">
             <title>A</title><id>urn:a</id><updated>2026-01-01T00:00:00Z</updated>

@@ -730,7 +730,16 @@ async fn quiet_hours_hold_campaign_texts_and_an_agents_campaign_waits_for_approv
     let campaigns = h.query("SELECT count(*)::text FROM sms_campaigns").await;
     assert_eq!(campaigns, ["1"]);
     let approval = pending["approval_id"].as_str().unwrap();
-    h.api(&t.admin)
+    // A person decides, with a key that holds the approve right.
+    let approver = h
+        .api(&t.admin)
+        .post(
+            "/api/v1/api-keys",
+            &json!({"name": "approver", "scope": "write", "approve": true}),
+        )
+        .expect(201)
+        .await;
+    h.api(approver["secret"].as_str().unwrap())
         .post(&format!("/api/v1/approvals/{approval}/approve"), &json!({}))
         .expect(200)
         .await;

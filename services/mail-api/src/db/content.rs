@@ -175,13 +175,16 @@ pub async fn templates_mentioning_blocks(
         .collect())
 }
 
+/// A step's id, campaign name, order, subject, HTML and text.
+type StepMentioning = (Uuid, String, i32, String, Option<String>, Option<String>);
+
 /// The project's campaign steps whose subject, HTML or text mentions `blocks`, named
 /// `<campaign name> #<step order>`.
 pub async fn steps_mentioning_blocks(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
 ) -> QueryResult<Vec<BlockUser>> {
-    let rows: Vec<(Uuid, String, i32, String, Option<String>, Option<String>)> = st::table
+    let rows: Vec<StepMentioning> = st::table
         .inner_join(c::table)
         .filter(st::project_id.eq(project_id))
         .filter(c::project_id.eq(project_id))

@@ -82,7 +82,7 @@ fn no_consent() -> ApiError {
         .with_code(MailErrorCode::SmsNoConsent)
 }
 
-fn body_rules(body: &mut String, field: &str) -> Result<(), ApiError> {
+fn body_rules(body: &str, field: &str) -> Result<(), ApiError> {
     if body.trim().is_empty() {
         return Err(ApiError::invalid_field(field, "must not be blank"));
     }
@@ -526,7 +526,7 @@ pub struct SendSmsRequest {
 
 impl Validate for SendSmsRequest {
     fn validate(&mut self) -> Result<(), ApiError> {
-        body_rules(&mut self.body, "body")?;
+        body_rules(&self.body, "body")?;
         match (&self.contact_id, &mut self.to) {
             (Some(_), Some(_)) => {
                 return Err(ApiError::invalid_field(
@@ -708,7 +708,7 @@ pub struct SendSmsCampaign {
 impl Validate for SendSmsCampaign {
     fn validate(&mut self) -> Result<(), ApiError> {
         trim(&mut self.name);
-        body_rules(&mut self.body, "body")
+        body_rules(&self.body, "body")
     }
 }
 

@@ -127,7 +127,7 @@ impl ImportStatus {
 
 /// What happened to the records of one kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-pub struct KindCounts {
+pub struct ImportKindCounts {
     /// Created here.
     #[serde(default)]
     pub imported: u64,
@@ -147,15 +147,15 @@ pub struct KindCounts {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct ImportCounts {
     #[serde(default)]
-    pub suppressions: KindCounts,
+    pub suppressions: ImportKindCounts,
     #[serde(default)]
-    pub contacts: KindCounts,
+    pub contacts: ImportKindCounts,
     #[serde(default)]
-    pub lists: KindCounts,
+    pub lists: ImportKindCounts,
     #[serde(default)]
-    pub templates: KindCounts,
+    pub templates: ImportKindCounts,
     #[serde(default)]
-    pub campaigns: KindCounts,
+    pub campaigns: ImportKindCounts,
 }
 
 /// One record the run could not import.
@@ -311,11 +311,11 @@ pub async fn start_platform_migration(
 /// A platform `migrate_campaigns_from` takes an OAuth access token of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum OAuthProvider {
+pub enum CampaignsOAuthProvider {
     Mailchimp,
 }
 
-impl OAuthProvider {
+impl CampaignsOAuthProvider {
     fn platform(self) -> ImportPlatform {
         match self {
             Self::Mailchimp => ImportPlatform::Mailchimp,
@@ -327,7 +327,7 @@ impl OAuthProvider {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MigrateCampaignsFrom {
-    pub provider: OAuthProvider,
+    pub provider: CampaignsOAuthProvider,
     /// An OAuth access token of the account (Mailchimp's: its data center is read from
     /// Mailchimp's OAuth metadata); stored sealed until the run ends, never answered.
     /// 1..=2000 characters without spaces.

@@ -19,7 +19,7 @@ use super::records::{
     Cursor, Fetched, Records, RemoteCampaign, RemoteContact, RemoteSuppression, RemoteTemplate,
     Stage,
 };
-use super::{ImportCounts, ImportRecordError, KindCounts, MAX_ERRORS, Paging, mailchimp};
+use super::{ImportCounts, ImportRecordError, ImportKindCounts, MAX_ERRORS, Paging, mailchimp};
 use crate::config::PlatformSettings;
 use crate::db::campaign_steps::{self, Content, NewStep};
 use crate::db::campaigns::{self, NewCampaign};
@@ -48,6 +48,15 @@ enum Stop {
     Fatal(String),
 }
 
+impl std::fmt::Display for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Ended => f.write_str("the run ended"),
+            Self::Transient(why) | Self::Fatal(why) => f.write_str(why),
+        }
+    }
+}
+
 impl From<diesel::result::Error> for Stop {
     fn from(err: diesel::result::Error) -> Self {
         Self::Transient(format!("database: {err}"))
@@ -65,7 +74,7 @@ impl From<FetchError> for Stop {
 
 /// Where an OAuth token's account is: Mailchimp's data center, from its OAuth metadata
 /// (`MAIL_PLATFORMS__MAILCHIMP_BASE_URL`, when set, wins: tests).
-pub(crate) async fn oauth_base(
+pub(super) async fn oauth_base(
     api: &PlatformApi,
     platform: ImportPlatform,
     token: &str,
@@ -220,11 +229,12 @@ impl Migrator {
         read_at: &Cursor,
         fetched: Fetched,
     ) -> Result<Cursor, Stop> {
+        let Fetched { records, next } = fetched;
         let mut conn = store::conn(&self.pool)
             .await
             .map_err(|e| Stop::Transient(e.to_string()))?;
         let outcome = conn
-            .transaction::<_, Stop, _>(async |conn| {
+            .transaction::<_, Stop, _>(async move |conn| {
                 let row = platform_imports::lock(conn, run.project_id, run.id)
                     .await?
                     .ok_or(Stop::Ended)?;
@@ -246,8 +256,8 @@ impl Migrator {
                     counts: &mut counts,
                     errors: &mut errors,
                 };
-                page.write(conn, fetched.records).await?;
-                let cursor = serde_json::to_value(&fetched.next).unwrap_or_else(|_| json!({}));
+                page.write(conn, records).await?;
+                let cursor = serde_json::to_value(&next).unwrap_or_else(|_| json!({}));
                 let counts = serde_json::to_value(counts).unwrap_or_else(|_| json!({}));
                 let errors = serde_json::to_value(&errors).unwrap_or_else(|_| json!([]));
                 platform_imports::save_progress(
@@ -261,7 +271,7 @@ impl Migrator {
                     },
                 )
                 .await?;
-                Ok(fetched.next)
+                Ok(next)
             })
             .await?;
         Ok(outcome)
@@ -395,7 +405,7 @@ impl Page<'_> {
             &note,
         )
         .await?;
-        let counts: &mut KindCounts = &mut self.counts.suppressions;
+        let counts: &mut ImportKindCounts = &mut self.counts.suppressions;
         counts.imported += added as u64;
         counts.updated += (rows.len() - added) as u64;
         Ok(())

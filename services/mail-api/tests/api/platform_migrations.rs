@@ -361,7 +361,7 @@ async fn a_mailchimp_account_lands_once_suppressions_first_through_a_429_and_a_c
                   < (SELECT min(created_at) FROM contacts WHERE project_id = '{project}')"
         ))
         .await;
-    assert_eq!(order, ["t"], "suppressions come first");
+    assert_eq!(order, ["true"], "suppressions come first");
     // Consent, merge fields, tags (lists as tags) and attribution.
     let row = h
         .query(&format!(
@@ -555,8 +555,14 @@ fn small_email(platform: &str, i: usize) -> String {
 }
 
 /// `items` paged by a cursor (`after`: the index to start at) of `per_page`.
-fn by_cursor(items: Vec<Value>, after: Option<&String>, per_page: usize) -> (Vec<Value>, Option<String>) {
-    let start: usize = after.and_then(|a| a.trim_start_matches('c').parse().ok()).unwrap_or(0);
+fn by_cursor(
+    items: Vec<Value>,
+    after: Option<&String>,
+    per_page: usize,
+) -> (Vec<Value>, Option<String>) {
+    let start: usize = after
+        .and_then(|a| a.trim_start_matches('c').parse().ok())
+        .unwrap_or(0);
     let page: Vec<Value> = items.iter().skip(start).take(per_page).cloned().collect();
     let next = (start + per_page < items.len()).then(|| format!("c{}", start + per_page));
     (page, next)
@@ -616,7 +622,10 @@ fn small_accounts(request: &StubRequest) -> StubAnswer {
         if request.header("x-kit-api-key") != Some(crate::platforms::KIT_KEY) {
             return refused;
         }
-        let per_page: usize = q.get("per_page").and_then(|l| l.parse().ok()).unwrap_or(500);
+        let per_page: usize = q
+            .get("per_page")
+            .and_then(|l| l.parse().ok())
+            .unwrap_or(500);
         let cursor_page = |key: &str, items: Vec<Value>| {
             let (page, next) = by_cursor(items, q.get("after"), per_page);
             json!({ key: page, "pagination": {"has_next_page": next.is_some(),
@@ -634,13 +643,29 @@ fn small_accounts(request: &StubRequest) -> StubAnswer {
         };
         return match rest.split('/').collect::<Vec<_>>().as_slice() {
             ["", "account"] => ok(json!({"account": {"name": "Kit shop"}})),
-            ["", "tags"] => ok(cursor_page("tags", vec![json!({"id": 1, "name": "All"}), json!({"id": 2, "name": "Even"})])),
-            ["", "subscribers"] => ok(cursor_page("subscribers", (0..SMALL).filter(status_filter).map(subscriber).collect())),
+            ["", "tags"] => ok(cursor_page(
+                "tags",
+                vec![
+                    json!({"id": 1, "name": "All"}),
+                    json!({"id": 2, "name": "Even"}),
+                ],
+            )),
+            ["", "subscribers"] => ok(cursor_page(
+                "subscribers",
+                (0..SMALL).filter(status_filter).map(subscriber).collect(),
+            )),
             ["", "tags", tag, "subscribers"] => ok(cursor_page(
                 "subscribers",
-                (0..SMALL).filter(status_filter).filter(|i| *tag == "1" || i % 2 == 0).map(subscriber).collect(),
+                (0..SMALL)
+                    .filter(status_filter)
+                    .filter(|i| *tag == "1" || i % 2 == 0)
+                    .map(subscriber)
+                    .collect(),
             )),
-            ["", "email_templates"] => ok(cursor_page("email_templates", vec![json!({"id": 3, "name": "Kit template"})])),
+            ["", "email_templates"] => ok(cursor_page(
+                "email_templates",
+                vec![json!({"id": 3, "name": "Kit template"})],
+            )),
             ["", "broadcasts"] => ok(cursor_page(
                 "broadcasts",
                 vec![json!({"id": 5, "subject": "News", "content": "<p>News</p>"})],
@@ -649,7 +674,9 @@ fn small_accounts(request: &StubRequest) -> StubAnswer {
         };
     }
     if let Some(rest) = path.strip_prefix("/mailerlite/api") {
-        if request.header("authorization") != Some(&format!("Bearer {}", crate::platforms::MAILERLITE_KEY)) {
+        if request.header("authorization")
+            != Some(&format!("Bearer {}", crate::platforms::MAILERLITE_KEY))
+        {
             return refused;
         }
         let limit: usize = q.get("limit").and_then(|l| l.parse().ok()).unwrap_or(25);
@@ -670,11 +697,18 @@ fn small_accounts(request: &StubRequest) -> StubAnswer {
             None => true,
         };
         return match rest.split('/').collect::<Vec<_>>().as_slice() {
-            ["", "groups"] => ok(json!({"data": [{"id": "11", "name": "All"}, {"id": "12", "name": "Even"}],
-                "meta": {"current_page": 1, "last_page": 1}})),
-            ["", "subscribers"] => ok(cursor_page((0..SMALL).filter(status_filter).map(subscriber).collect())),
+            ["", "groups"] => ok(
+                json!({"data": [{"id": "11", "name": "All"}, {"id": "12", "name": "Even"}],
+                "meta": {"current_page": 1, "last_page": 1}}),
+            ),
+            ["", "subscribers"] => ok(cursor_page(
+                (0..SMALL).filter(status_filter).map(subscriber).collect(),
+            )),
             ["", "groups", group, "subscribers"] => ok(cursor_page(
-                (0..SMALL).filter(|i| *group == "11" || i % 2 == 0).map(subscriber).collect(),
+                (0..SMALL)
+                    .filter(|i| *group == "11" || i % 2 == 0)
+                    .map(subscriber)
+                    .collect(),
             )),
             ["", "campaigns"] => ok(json!({"data": [{"id": "c1", "name": "ML campaign",
                 "emails": [{"subject": "Hello", "content": "<p>M</p>"}]}],
@@ -721,13 +755,25 @@ async fn brevo_kit_and_mailerlite_accounts_land_once_each() {
         assert_eq!(counts["suppressions"]["imported"], 3, "{platform}: {done}");
         assert_eq!(counts["contacts"]["imported"], SMALL, "{platform}: {done}");
         assert_eq!(counts["lists"]["imported"], 2, "{platform}: {done}");
-        assert_eq!(counts["templates"]["imported"], templates, "{platform}: {done}");
+        assert_eq!(
+            counts["templates"]["imported"], templates,
+            "{platform}: {done}"
+        );
         assert_eq!(counts["campaigns"]["imported"], 1, "{platform}: {done}");
 
         let project = t.project;
-        assert_eq!(count(&h, &format!("SELECT count(*) FROM contacts WHERE project_id = '{project}'")).await, SMALL as i64);
+        assert_eq!(
+            count(
+                &h,
+                &format!("SELECT count(*) FROM contacts WHERE project_id = '{project}'")
+            )
+            .await,
+            SMALL as i64
+        );
         let suppressed = h
-            .query(&format!("SELECT email FROM suppressions WHERE project_id = '{project}' ORDER BY email"))
+            .query(&format!(
+                "SELECT email FROM suppressions WHERE project_id = '{project}' ORDER BY email"
+            ))
             .await;
         assert_eq!(
             suppressed,
@@ -740,7 +786,7 @@ async fn brevo_kit_and_mailerlite_accounts_land_once_each() {
                       < (SELECT min(created_at) FROM contacts WHERE project_id = '{project}')"
             ))
             .await;
-        assert_eq!(order, ["t"], "{platform}: suppressions come first");
+        assert_eq!(order, ["true"], "{platform}: suppressions come first");
         let tags = h
             .query(&format!(
                 "SELECT array_to_string(tags, ',') || ' ' || (properties->'imported_from'->>'platform') \
@@ -758,7 +804,9 @@ async fn brevo_kit_and_mailerlite_accounts_land_once_each() {
             .await;
         assert_eq!(status, ["unsubscribed"], "{platform}");
         let drafts = h
-            .query(&format!("SELECT status FROM campaigns WHERE project_id = '{project}'"))
+            .query(&format!(
+                "SELECT status FROM campaigns WHERE project_id = '{project}'"
+            ))
             .await;
         assert_eq!(drafts, ["draft"], "{platform}");
 
@@ -771,14 +819,40 @@ async fn brevo_kit_and_mailerlite_accounts_land_once_each() {
             )
             .expect(200)
             .await;
-        let again_id = again["id"].as_str().unwrap_or_else(|| panic!("{again}")).to_owned();
+        let again_id = again["id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{again}"))
+            .to_owned();
         let second = ended(&h, &t.read, &again_id).await;
         assert_eq!(second["status"], "completed", "{platform}: {second}");
-        assert_eq!(second["counts"]["contacts"]["imported"], 0, "{platform}: {second}");
-        assert_eq!(second["counts"]["suppressions"]["imported"], 0, "{platform}: {second}");
-        assert_eq!(second["counts"]["campaigns"]["skipped"], 1, "{platform}: {second}");
-        assert_eq!(count(&h, &format!("SELECT count(*) FROM contacts WHERE project_id = '{project}'")).await, SMALL as i64);
-        assert_eq!(count(&h, &format!("SELECT count(*) FROM campaigns WHERE project_id = '{project}'")).await, 1);
+        assert_eq!(
+            second["counts"]["contacts"]["imported"], 0,
+            "{platform}: {second}"
+        );
+        assert_eq!(
+            second["counts"]["suppressions"]["imported"], 0,
+            "{platform}: {second}"
+        );
+        assert_eq!(
+            second["counts"]["campaigns"]["skipped"], 1,
+            "{platform}: {second}"
+        );
+        assert_eq!(
+            count(
+                &h,
+                &format!("SELECT count(*) FROM contacts WHERE project_id = '{project}'")
+            )
+            .await,
+            SMALL as i64
+        );
+        assert_eq!(
+            count(
+                &h,
+                &format!("SELECT count(*) FROM campaigns WHERE project_id = '{project}'")
+            )
+            .await,
+            1
+        );
         let history = h
             .api(&t.read)
             .post("/api/mcp/tools/list_import_history", &json!({}))

@@ -19,7 +19,7 @@ use super::records::{
     Cursor, Fetched, Records, RemoteCampaign, RemoteContact, RemoteSuppression, RemoteTemplate,
     Stage,
 };
-use super::{ImportCounts, ImportRecordError, ImportKindCounts, MAX_ERRORS, Paging, mailchimp};
+use super::{ImportCounts, ImportKindCounts, ImportRecordError, MAX_ERRORS, Paging, mailchimp};
 use crate::config::PlatformSettings;
 use crate::db::campaign_steps::{self, Content, NewStep};
 use crate::db::campaigns::{self, NewCampaign};

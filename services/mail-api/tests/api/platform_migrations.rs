@@ -37,10 +37,10 @@ fn unsubscribed(i: usize) -> bool {
 fn member(i: usize) -> Value {
     let mut merge =
         json!({"FNAME": format!("First{i}"), "LNAME": format!("Last{i}"), "ADDRESS": ""});
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         merge["CITY"] = json!("Paris");
     }
-    let tags = if i % 10 == 0 {
+    let tags = if i.is_multiple_of(10) {
         json!([{"id": 1, "name": "vip"}])
     } else {
         json!([])
@@ -58,7 +58,7 @@ fn member(i: usize) -> Value {
 fn audience(list: usize) -> Vec<usize> {
     let mut members: Vec<usize> = (0..MEMBERS).filter(|i| i % 3 == list).collect();
     if list == 1 {
-        members.extend((0..MEMBERS).filter(|i| i % 3 == 0).take(SHARED));
+        members.extend((0..MEMBERS).filter(|i| i.is_multiple_of(3)).take(SHARED));
     }
     members
 }
@@ -603,7 +603,7 @@ fn small_accounts(request: &StubRequest) -> StubAnswer {
                     .map(|i| {
                         json!({"id": i, "email": small_email("brevo", i), "emailBlacklisted": opted_out(i),
                             "attributes": {"FIRSTNAME": format!("B{i}"), "LASTNAME": "Brevo", "PLAN": "gold"},
-                            "listIds": if i % 2 == 0 { json!([1, 2]) } else { json!([1]) }})
+                            "listIds": if i.is_multiple_of(2) { json!([1, 2]) } else { json!([1]) }})
                     })
                     .collect(),
             )),
@@ -658,7 +658,7 @@ fn small_accounts(request: &StubRequest) -> StubAnswer {
                 "subscribers",
                 (0..SMALL)
                     .filter(status_filter)
-                    .filter(|i| *tag == "1" || i % 2 == 0)
+                    .filter(|i| *tag == "1" || i.is_multiple_of(2))
                     .map(subscriber)
                     .collect(),
             )),
@@ -706,7 +706,7 @@ fn small_accounts(request: &StubRequest) -> StubAnswer {
             )),
             ["", "groups", group, "subscribers"] => ok(cursor_page(
                 (0..SMALL)
-                    .filter(|i| *group == "11" || i % 2 == 0)
+                    .filter(|i| *group == "11" || i.is_multiple_of(2))
                     .map(subscriber)
                     .collect(),
             )),

@@ -94,8 +94,24 @@ struct Faults {
     failed: AtomicBool,
 }
 
+/// A Mailchimp OAuth access token of the test (`migrate_campaigns_from`).
+const OAUTH_TOKEN: &str = "mc-oauth-access-token";
+
 fn mailchimp(request: &StubRequest, faults: &Faults) -> StubAnswer {
-    if basic_password(request).as_deref() != Some(MAILCHIMP_KEY) {
+    if request.path() == "/oauth2/metadata" {
+        return if request.header("authorization") == Some(&format!("OAuth {OAUTH_TOKEN}")) {
+            (
+                200,
+                Vec::new(),
+                json!({"dc": "us21", "role": "owner",
+                "api_endpoint": "https://us21.api.mailchimp.com", "login_url": "https://login.mailchimp.com"}),
+            )
+        } else {
+            (401, Vec::new(), json!({"error": "invalid_token"}))
+        };
+    }
+    let bearer = request.header("authorization") == Some(&format!("Bearer {OAUTH_TOKEN}"));
+    if !bearer && basic_password(request).as_deref() != Some(MAILCHIMP_KEY) {
         return (
             401,
             Vec::new(),
@@ -860,6 +876,100 @@ async fn brevo_kit_and_mailerlite_accounts_land_once_each() {
             .await;
         assert_eq!(history["data"][0]["id"], again_id.as_str(), "{history}");
         assert_eq!(history["data"].as_array().unwrap().len(), 2, "{history}");
+    }
+    workers.finish(&h).await;
+}
+
+/// Only the templates and campaigns of an account given an OAuth token: the token is checked
+/// against Mailchimp's OAuth metadata (a refused one is 422), kept sealed while the run lasts,
+/// deleted when it ends, never answered; no contact is imported.
+#[tokio::test]
+async fn campaigns_from_an_oauth_token_import_templates_and_drafts_only() {
+    let faults = Arc::new(Faults::default());
+    let seen = Arc::clone(&faults);
+    let stub = PlatformStub::start(move |r| mailchimp(r, &seen)).await;
+    let h = harness(&stub).await;
+    let t = h.tenant(Plan::Byod).await;
+    let site = h.site(&t.write, "oauth").await;
+    let workers = Workers::start(&h).await;
+
+    let res = h
+        .api(&t.write)
+        .post(
+            "/api/v1/platforms/imports/campaigns",
+            &json!({"provider": "mailchimp", "oauth_token": "not-the-token", "site_id": site}),
+        )
+        .await;
+    let refused = expect_error(res, 422, "PLATFORM_REFUSED").await;
+    assert!(refused.message.contains("mailchimp"), "{}", refused.message);
+    assert_eq!(refused.details["platform"], "mailchimp");
+
+    let res = h
+        .api(&t.write)
+        .post(
+            "/api/v1/platforms/imports/campaigns",
+            &json!({"provider": "mailchimp", "oauth_token": OAUTH_TOKEN, "site_id": site}),
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 202);
+    let text = res.text().await.unwrap();
+    assert!(
+        !text.contains(OAUTH_TOKEN),
+        "the token is never answered: {text}"
+    );
+    let run: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(run["kind"], "campaigns", "{run}");
+    assert_eq!(run["connection_id"], Value::Null);
+    let id = run["id"].as_str().unwrap();
+    let done = ended(&h, &t.read, id).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["counts"]["templates"]["imported"], 5, "{done}");
+    assert_eq!(done["counts"]["campaigns"]["imported"], 2, "{done}");
+    assert_eq!(done["counts"]["contacts"]["imported"], 0, "{done}");
+    assert_eq!(done["counts"]["suppressions"]["imported"], 0, "{done}");
+
+    let project = t.project;
+    assert_eq!(
+        count(
+            &h,
+            &format!("SELECT count(*) FROM contacts WHERE project_id = '{project}'")
+        )
+        .await,
+        0
+    );
+    assert_eq!(
+        count(
+            &h,
+            &format!(
+                "SELECT count(*) FROM campaigns WHERE project_id = '{project}' AND status = 'draft'"
+            )
+        )
+        .await,
+        2
+    );
+    assert_eq!(
+        count(&h, &format!("SELECT count(*) FROM platform_imports WHERE id = '{id}' AND token_sealed IS NOT NULL")).await,
+        0,
+        "the token is deleted when the run ends"
+    );
+    let api_calls: Vec<StubRequest> = stub
+        .received()
+        .into_iter()
+        .filter(|r| r.path().starts_with("/3.0/"))
+        .collect();
+    assert!(!api_calls.is_empty());
+    for call in &api_calls {
+        assert_eq!(
+            call.header("authorization"),
+            Some(format!("Bearer {OAUTH_TOKEN}").as_str()),
+            "{}",
+            call.target
+        );
+        assert!(
+            !call.path().contains("/members"),
+            "no contact is read: {}",
+            call.target
+        );
     }
     workers.finish(&h).await;
 }

@@ -760,6 +760,12 @@ def mail(s: Service) -> None:
     if s.call("listPlatformConnections", 200, limit=10)["data"]:
         raise Failure("mail-api listPlatformConnections: a refused connection was stored")
     s.call("disconnectPlatform", 404, id=str(uuid.uuid4()))
+    # No connection and no platform in the stack: the migration routes answer their 404s (an
+    # OAuth token is checked with the platform only once its site is the project's).
+    s.call("startPlatformMigration", 404, id=str(uuid.uuid4()), body={"site_id": site})
+    s.call("migrateCampaignsFrom", 404, body={"provider": "mailchimp", "oauth_token": "probe", "site_id": str(uuid.uuid4())})
+    s.call("listImportHistory", 200, limit=10)
+    s.call("getPlatformImport", 404, id=str(uuid.uuid4()))
     s.call("inviteTeamMember", 201, body={"email": "grace@example.com", "role": "viewer"})
     s.call("listTeamMembers", 200)
     s.call("listNotifications", 200, unread=True)

@@ -473,6 +473,14 @@ test('mail-api: every operation', async () => {
   await expect(m.connectPlatform({ body: { platform: 'mailchimp', credentials: { api_key: 'no-data-center' } } }), 422);
   await expect(m.listPlatformConnections({ query: { limit: 10 } }), 200);
   await expect(m.disconnectPlatform({ path: { id: crypto.randomUUID() } }), 404);
+  // No connection and no platform in the stack: the migration routes answer their 404s.
+  await expect(m.startPlatformMigration({ path: { id: crypto.randomUUID() }, body: { site_id: site } }), 404);
+  await expect(
+    m.migrateCampaignsFrom({ body: { provider: 'mailchimp', oauth_token: 'probe', site_id: crypto.randomUUID() } }),
+    404,
+  );
+  await expect(m.listImportHistory({ query: { limit: 10 } }), 200);
+  await expect(m.getPlatformImport({ path: { id: crypto.randomUUID() } }), 404);
   await expect(m.inviteTeamMember({ body: { email: 'grace@example.com', role: 'viewer' } }), 201);
   await expect(m.listTeamMembers(), 200);
   await expect(m.listNotifications({ query: { unread: true } }), 200);

@@ -340,6 +340,18 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
         launched.infra.broker.publisher(texts),
         std::time::Duration::from_millis(settings.sms.relay_interval_ms),
     );
+    let migrations = crate::ops::platforms::migrate::queue::migrate_queue(
+        &settings.common.broker.queue_prefix,
+        &settings.platforms,
+    );
+    if let Err(err) = launched.infra.broker.declare(&migrations).await {
+        tracing::warn!(error = %err, "platform.migrate not declared yet; the relay retries");
+    }
+    crate::ops::platforms::migrate::queue::spawn_migration_relay(
+        launched.infra.pool.clone(),
+        launched.infra.broker.publisher(migrations),
+        std::time::Duration::from_millis(settings.platforms.relay_interval_ms),
+    );
     crate::outbound::spawn_delivery_relay(
         launched.infra.pool.clone(),
         launched.infra.broker.publisher(deliveries),

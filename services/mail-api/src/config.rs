@@ -144,6 +144,52 @@ pub struct PlatformSettings {
     pub mailerlite_base_url: String,
     /// `MAIL_PLATFORMS__TIMEOUT_SECS`: each request's time limit.
     pub timeout_secs: u64,
+    /// `MAIL_PLATFORMS__MAILCHIMP_OAUTH_METADATA_URL`: where a Mailchimp OAuth token's data
+    /// center is found (`migrate_campaigns_from`).
+    pub mailchimp_oauth_metadata_url: String,
+    /// `MAIL_PLATFORMS__PAGE_SIZE`: records asked per page of a migration (1..=1000; each
+    /// platform's own maximum applies too).
+    pub page_size: u32,
+    /// `MAIL_PLATFORMS__MAX_RETRY_AFTER_SECS`: the longest wait a platform's `Retry-After`
+    /// gets; a longer one counts as this.
+    pub max_retry_after_secs: u64,
+    /// `MAIL_PLATFORMS__RATE_LIMIT_RETRIES`: 429 answers one request may get before the run
+    /// fails with the error recorded.
+    pub rate_limit_retries: u32,
+    /// `MAIL_PLATFORMS__RETRY_DELAYS_MS`: the delays before `platform.migrate` is delivered
+    /// again after a transient failure (the platform down, the database unreachable); the run
+    /// fails when they are used up.
+    pub retry_delays_ms: String,
+    /// `MAIL_PLATFORMS__RELAY_INTERVAL_MS`: how often mail-api publishes the runs not yet
+    /// handed to the queue.
+    pub relay_interval_ms: u64,
+}
+
+impl PlatformSettings {
+    pub fn validate(&self) -> anyhow::Result<()> {
+        if !(1..=1000).contains(&self.page_size) {
+            anyhow::bail!("MAIL_PLATFORMS__PAGE_SIZE must be between 1 and 1000");
+        }
+        if self
+            .retry_delays_ms
+            .split(',')
+            .any(|ms| ms.trim().parse::<u64>().is_err())
+        {
+            anyhow::bail!("MAIL_PLATFORMS__RETRY_DELAYS_MS must list delays in milliseconds");
+        }
+        Ok(())
+    }
+
+    /// `platform.migrate`'s retry delays.
+    pub fn retry_policy(&self) -> queue::RetryPolicy {
+        queue::RetryPolicy::new(
+            self.retry_delays_ms
+                .split(',')
+                .filter_map(|ms| ms.trim().parse::<u64>().ok())
+                .map(std::time::Duration::from_millis)
+                .collect(),
+        )
+    }
 }
 
 impl Default for PlatformSettings {
@@ -154,6 +200,12 @@ impl Default for PlatformSettings {
             kit_base_url: "https://api.kit.com/v4".to_owned(),
             mailerlite_base_url: "https://connect.mailerlite.com/api".to_owned(),
             timeout_secs: 30,
+            mailchimp_oauth_metadata_url: "https://login.mailchimp.com/oauth2/metadata".to_owned(),
+            page_size: 1000,
+            max_retry_after_secs: 60,
+            rate_limit_retries: 5,
+            retry_delays_ms: "5000,30000,120000,600000".to_owned(),
+            relay_interval_ms: 1000,
         }
     }
 }
@@ -689,6 +741,7 @@ impl Settings {
         self.dnsbl.validate()?;
         self.social.validate()?;
         self.sms.validate()?;
+        self.platforms.validate()?;
         Ok(())
     }
 }

@@ -18,7 +18,8 @@
 //! here (`__MAX_MESSAGE_BYTES`, `__MAX_SESSIONS`, `__IDLE_SECS`). `MAIL_SHARED_DKIM__SELECTOR`
 //! with `__KEY_FILE` or `__KEY` signs mail from the shared sending domain.
 //!
-//! Texts (`sms.send`): `MAIL_SMS__…` ([`mail_api::config::SmsSettings`]).
+//! Texts (`sms.send`): `MAIL_SMS__…` ([`mail_api::config::SmsSettings`]). Migrations from other
+//! email platforms (`platform.migrate`): `MAIL_PLATFORMS__…` ([`mail_api::config::PlatformSettings`]).
 
 use std::sync::Arc;
 
@@ -76,6 +77,8 @@ struct Settings {
     social: mail_api::social::SocialSettings,
     #[serde(default)]
     sms: SmsSettings,
+    #[serde(default)]
+    platforms: mail_api::config::PlatformSettings,
 }
 
 impl Settings {
@@ -93,6 +96,7 @@ impl Settings {
         settings.worker.validate("MAIL")?;
         settings.social.validate()?;
         settings.sms.validate()?;
+        settings.platforms.validate()?;
         Ok(settings)
     }
 }
@@ -173,8 +177,15 @@ async fn main() -> anyhow::Result<()> {
         webhooks.target_policy(),
         &settings.tracking.base_url,
     )?);
+    let migrator = Arc::new(mail_api::jobs::Migrator::new(
+        pool.clone(),
+        Arc::clone(&kek),
+        &settings.platforms,
+        webhooks.target_policy(),
+    )?);
     let contexts = Contexts {
         sms,
+        migrator,
         sender,
         provider_events: ProviderEvents {
             pool: pool.clone(),
@@ -188,7 +199,7 @@ async fn main() -> anyhow::Result<()> {
         contexts,
         settings.worker.prefetch,
         webhooks,
-        &settings.sms,
+        (&settings.sms, &settings.platforms),
     );
     service_kit::worker::run(
         WorkerSpec {

@@ -34,6 +34,7 @@ pub mod language_models;
 pub mod notifications;
 pub mod outbound_events;
 pub mod outbox;
+pub mod platform_imports;
 pub mod platforms;
 pub mod scheduler;
 pub mod schema;

@@ -18,6 +18,8 @@ pub mod kind {
     pub const TEAM_MEMBER_INVITED: &str = "team_member.invited";
     pub const TEAM_MEMBER_JOINED: &str = "team_member.joined";
     pub const CONTACT_ERASED: &str = "contact.erased";
+    pub const PLATFORM_IMPORT_COMPLETED: &str = "platform_import.completed";
+    pub const PLATFORM_IMPORT_FAILED: &str = "platform_import.failed";
 }
 
 #[derive(Debug, Clone, Queryable, Selectable)]

@@ -801,6 +801,38 @@ diesel::table! {
 }
 
 diesel::table! {
+    platform_imports (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        connection_id -> Nullable<Uuid>,
+        site_id -> Uuid,
+        platform -> Text,
+        kind -> Text,
+        status -> Text,
+        counts -> Jsonb,
+        errors -> Jsonb,
+        cursor -> Jsonb,
+        token_sealed -> Nullable<Bytea>,
+        error -> Nullable<Text>,
+        published_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+        started_at -> Nullable<Timestamptz>,
+        finished_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    platform_import_records (project_id, platform, kind, remote_id) {
+        project_id -> Uuid,
+        platform -> Text,
+        kind -> Text,
+        remote_id -> Text,
+        local_id -> Uuid,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     social_accounts (project_id, platform) {
         project_id -> Uuid,
         platform -> Text,

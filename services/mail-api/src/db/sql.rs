@@ -200,6 +200,10 @@ store::statements! {
         CONTACT_UNSUBSCRIBED_EVERYWHERE = "contact_unsubscribed_everywhere";
         EMAIL_EVENT = "email_event";
     }
+    platform_imports {
+        ADD_SUPPRESSIONS = "add_suppressions";
+        UPSERT_CONTACTS = "upsert_contacts";
+    }
     scheduler {
         ADVANCE = "advance";
         COMPLETE_FINISHED = "complete_finished";

@@ -55,6 +55,7 @@ http_kit::error_codes! {
         PayloadTooLarge = "PAYLOAD_TOO_LARGE",
         PlanLimit = "PLAN_LIMIT",
         PlatformConnectionNotFound = "PLATFORM_CONNECTION_NOT_FOUND",
+        PlatformImportNotFound = "PLATFORM_IMPORT_NOT_FOUND",
         PlatformRefused = "PLATFORM_REFUSED",
         ProjectNotFound = "PROJECT_NOT_FOUND",
         ProviderRejected = "PROVIDER_REJECTED",

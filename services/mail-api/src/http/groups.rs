@@ -229,6 +229,14 @@ pub const ROUTE_GROUPS: &[(&str, &str, &[Group])] = &[
     ("GET", "/api/v1/platforms/connections", &[Data]),
     ("POST", "/api/v1/platforms/connections", &[Data]),
     ("DELETE", "/api/v1/platforms/connections/{id}", &[Data]),
+    (
+        "POST",
+        "/api/v1/platforms/connections/{id}/migrations",
+        &[Data],
+    ),
+    ("POST", "/api/v1/platforms/imports/campaigns", &[Data]),
+    ("GET", "/api/v1/platforms/imports", &[Data]),
+    ("GET", "/api/v1/platforms/imports/{id}", &[Data]),
     // Erasure.
     ("DELETE", "/api/v1/contacts/{id}/personal-data", &[Gdpr]),
     ("GET", "/api/v1/gdpr/deletion-log", &[Gdpr]),

@@ -42,6 +42,7 @@ pub mod landing;
 pub mod language_model;
 pub mod notifications;
 pub mod openapi;
+pub mod platform_imports;
 pub mod platforms;
 pub mod preview;
 pub mod scoring;
@@ -112,6 +113,7 @@ pub const ROUTES: &[&[Route]] = &[
     language_model::ROUTES,
     notifications::ROUTES,
     platforms::ROUTES,
+    platform_imports::ROUTES,
     preview::ROUTES,
     segment_description::ROUTES,
     segments::ROUTES,

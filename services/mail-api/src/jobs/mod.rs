@@ -3,6 +3,7 @@
 //! so that the application layer publishing them need not name this module). [`consumers`]
 //! registers them, one line a job.
 
+pub mod platform_migrate;
 pub mod provider_event;
 pub mod send_email;
 pub mod send_sms;
@@ -13,6 +14,8 @@ use std::sync::Arc;
 
 use service_kit::consumers::Consumers;
 
+pub use crate::ops::platforms::migrate::queue::MigratePlatform;
+pub use crate::ops::platforms::migrate::runner::Migrator;
 pub use crate::ops::sms::queue::SendSms;
 pub use crate::ops::sms::sender::SmsSender;
 pub use crate::outbound::WebhookDeliver;
@@ -33,23 +36,33 @@ pub struct Contexts {
     pub deliverer: Arc<Deliverer>,
     pub social: Arc<SocialPublisher>,
     pub sms: Arc<SmsSender>,
+    pub migrator: Arc<Migrator>,
 }
 
 /// Prefetch of `social.publish`: posts go out a few at a time (the platforms limit them).
 const SOCIAL_PUBLISH_PREFETCH: u16 = 4;
 
+/// Prefetch of `platform.migrate`: one run at a time per worker (a run is long and paced by
+/// its platform).
+const PLATFORM_MIGRATE_PREFETCH: u16 = 1;
+
 /// Prefetch of `webhook.inbound`: a few at once (the events are retries of failures).
 const PROVIDER_EVENT_PREFETCH: u16 = 4;
 
 /// The consumers of send-worker: `send.email` (with `send_prefetch` and the round-trip probe)
-/// first, then `webhook.inbound`, `webhook.deliver`, `social.publish` and `sms.send`.
+/// first, then `webhook.inbound`, `webhook.deliver`, `social.publish`, `sms.send` and
+/// `platform.migrate`.
 pub fn consumers(
     prefix: &str,
     contexts: Contexts,
     send_prefetch: u16,
     webhooks: &OutboundWebhookSettings,
-    sms: &crate::config::SmsSettings,
-) -> Consumers<Arc<SmsSender>> {
+    settings: (
+        &crate::config::SmsSettings,
+        &crate::config::PlatformSettings,
+    ),
+) -> Consumers<Arc<Migrator>> {
+    let (sms, platforms) = settings;
     Consumers::new(prefix, contexts.sender)
         .job::<SendEmail>(send_prefetch)
         .probe("send-worker")
@@ -61,6 +74,11 @@ pub fn consumers(
         .job_on::<PublishSocialPost>(publish_queue(prefix), SOCIAL_PUBLISH_PREFETCH)
         .context(contexts.sms)
         .job_on::<SendSms>(crate::ops::sms::queue::sms_queue(prefix, sms), sms.prefetch)
+        .context(contexts.migrator)
+        .job_on::<MigratePlatform>(
+            crate::ops::platforms::migrate::queue::migrate_queue(prefix, platforms),
+            PLATFORM_MIGRATE_PREFETCH,
+        )
 }
 
 #[cfg(test)]
@@ -87,6 +105,10 @@ mod tests {
         });
         queue::schema::check(&SendSms {
             message_id: id(),
+            project_id: id(),
+        });
+        queue::schema::check(&MigratePlatform {
+            import_id: id(),
             project_id: id(),
         });
     }

@@ -6,7 +6,9 @@
 //! What produces one (its `kind`): an API key created (`api_key.created`) or revoked
 //! (`api_key.revoked`); a provider reporting that an email bounced (`email.bounced`) or drew a
 //! complaint (`email.complained`), which also suppressed the address; someone invited to the
-//! team (`team_member.invited`) or joining it (`team_member.joined`); a contact's personal data erased (`contact.erased`). Each is
+//! team (`team_member.invited`) or joining it (`team_member.joined`); a contact's personal data erased (`contact.erased`);
+//! a migration from another email platform ending (`platform_import.completed`,
+//! `platform_import.failed`). Each is
 //! written in the transaction of what it reports. Notifications about emails name the email
 //! and its site, never the recipient's address.
 
@@ -27,12 +29,13 @@ const IDS_MAX: usize = 100;
 pub struct Notification {
     pub id: Uuid,
     /// `api_key.created`, `api_key.revoked`, `email.bounced`, `email.complained`,
-    /// `team_member.invited`, `team_member.joined` or `contact.erased`.
+    /// `team_member.invited`, `team_member.joined`, `contact.erased`,
+    /// `platform_import.completed` or `platform_import.failed`.
     pub kind: String,
     /// One line saying what happened.
     pub title: String,
     /// The ids of what it is about (`key_id`, `email_log_id` and `site_id`, `member_id`,
-    /// `deletion_id` and `contact_id`) and a few details.
+    /// `deletion_id` and `contact_id`, `import_id`) and a few details.
     #[schema(value_type = Object)]
     pub data: Value,
     pub created_at: DateTime<Utc>,

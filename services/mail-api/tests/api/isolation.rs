@@ -170,6 +170,9 @@ struct Owner {
     form: String,
     /// A connected email platform account of its own (its account name carries the marker).
     platform_connection: String,
+    /// A migration run of its own (its error carries the marker; published, so no worker
+    /// takes it).
+    platform_import: String,
     /// A social post and a social campaign of its own (their texts carry the marker).
     social_post: String,
     social_campaign: String,
@@ -438,6 +441,15 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
          VALUES ('{platform_connection}', '{project}', 'mailchimp', '{marker}', '\\x00', now())"
     ))
     .await;
+    let platform_import = Uuid::now_v7();
+    ids.insert(platform_import.to_string());
+    h.exec(&format!(
+        "INSERT INTO platform_imports (id, project_id, connection_id, site_id, platform, kind, \
+           status, error, published_at, created_at) \
+         VALUES ('{platform_import}', '{project}', '{platform_connection}', '{site}', \
+           'mailchimp', 'full', 'failed', '{marker}', now(), now())"
+    ))
+    .await;
     let approval = Uuid::now_v7();
     ids.insert(approval.to_string());
     h.exec(&format!(
@@ -467,6 +479,7 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
     Owner {
         form,
         platform_connection: platform_connection.to_string(),
+        platform_import: platform_import.to_string(),
         social_post,
         social_campaign,
         block,
@@ -569,7 +582,11 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
         }
         ("/api/v1/webhook-subscriptions/{id}", "id") => (victim.webhook.clone(), None),
         ("/api/v1/forms/{id}" | "/api/v1/forms/{id}/stats", "id") => (victim.form.clone(), None),
-        ("/api/v1/platforms/connections/{id}", "id") => (victim.platform_connection.clone(), None),
+        (
+            "/api/v1/platforms/connections/{id}" | "/api/v1/platforms/connections/{id}/migrations",
+            "id",
+        ) => (victim.platform_connection.clone(), None),
+        ("/api/v1/platforms/imports/{id}", "id") => (victim.platform_import.clone(), None),
         ("/api/v1/sms/contacts/{id}/consent", "id") => (victim.contact_id.clone(), None),
         ("/api/v1/content/blocks/{id}", "id") => (victim.block.clone(), None),
         ("/api/v1/content/sources/{id}", "id") => (victim.source.clone(), None),
@@ -695,6 +712,13 @@ fn body_for(op: &Operation) -> Option<Value> {
             json!({"site_id": Uuid::nil(), "name": "probe", "body": "probe"})
         }
         ("POST", "/api/v1/sms/cost-preview") => json!({"body": "probe"}),
+        ("POST", "/api/v1/platforms/connections/{id}/migrations") => {
+            json!({"site_id": Uuid::nil()})
+        }
+        // A site of no project: refused before the token would be checked with the platform.
+        ("POST", "/api/v1/platforms/imports/campaigns") => {
+            json!({"provider": "mailchimp", "oauth_token": "probe", "site_id": Uuid::nil()})
+        }
         ("POST", "/api/v1/content/blocks") => json!({"name": "footer", "html": "<p>probe</p>"}),
         ("PATCH", "/api/v1/content/blocks/{id}") => json!({"html": "<p>overwritten</p>"}),
         ("POST", "/api/v1/content/sources") => {

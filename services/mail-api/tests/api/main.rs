@@ -45,6 +45,7 @@ mod outbound_webhooks;
 mod pages;
 mod personalization;
 mod plan_limits;
+mod platform_migrations;
 mod platforms;
 mod rate_limits;
 mod reading;

@@ -14,9 +14,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use crate::common::*;
 
 pub(crate) const MAILCHIMP_KEY: &str = "0123456789abcdef0123456789abcdef-us21";
-const BREVO_KEY: &str = "xkeysib-brevo-test-key";
-const KIT_KEY: &str = "kit_test_key";
-const MAILERLITE_KEY: &str = "mailerlite.test.token";
+pub(crate) const BREVO_KEY: &str = "xkeysib-brevo-test-key";
+pub(crate) const KIT_KEY: &str = "kit_test_key";
+pub(crate) const MAILERLITE_KEY: &str = "mailerlite.test.token";
 
 /// A request the stub received.
 #[derive(Debug, Clone)]

@@ -1,5 +1,6 @@
-//! data (switching in): accounts of other email platforms, connected to migrate from. Each
-//! handler calls the function of its route in `routes::platforms`.
+//! data (switching in): accounts of other email platforms, connected to migrate from, and the
+//! migrations run from them. Each handler calls the function of its route in
+//! `http::platforms` or `http::platform_imports`.
 
 use http_kit::{PageParams, Validate};
 use serde::Deserialize;
@@ -9,6 +10,10 @@ use uuid::Uuid;
 
 use crate::domain::tool_group::Group;
 use crate::mcp::registry::{Body, Params, Tool, declare};
+use crate::ops::platforms::migrate::{
+    MigrateCampaignsFrom, StartPlatformMigration, list_import_history, migrate_campaigns_from,
+    start_platform_migration,
+};
 use crate::ops::platforms::{
     ConnectImportPlatform, connect_platform, disconnect_platform, get_connection,
     list_connected_platforms,
@@ -22,6 +27,18 @@ pub struct ImportConnectionArgument {
 }
 
 impl Validate for ImportConnectionArgument {}
+
+/// A connection to migrate from and the site to migrate into.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StartMigrationArguments {
+    /// The connection's id (list_connected_platforms).
+    pub connection_id: Uuid,
+    /// A site of the project: imported contacts are subscribed to it, campaigns belong to it.
+    pub site_id: Uuid,
+}
+
+impl Validate for StartMigrationArguments {}
 
 pub fn tools() -> Vec<Tool> {
     vec![
@@ -63,5 +80,45 @@ pub fn tools() -> Vec<Tool> {
                 Ok(json!({ "disconnected": args.connection_id }))
             },
         ),
+        declare(
+            "start_platform_migration",
+            Group::Data,
+            "Migrate a connected platform account (connection_id) into a site (site_id): \
+             suppressions and unsubscribes first (never mailed here), then contacts with their \
+             consent, merge fields and tags (lists become tags), templates, and campaigns as \
+             drafts (never sent). Runs as a queue job, resumable and idempotent (running it \
+             again creates nothing twice); answers the queued run. Follow it with \
+             list_import_history.",
+        )
+        .writes(|ctx, Body(args): Body<StartMigrationArguments>| async move {
+            let req = StartPlatformMigration {
+                site_id: args.site_id,
+            };
+            start_platform_migration(&ctx.state, ctx.project_id(), args.connection_id, &req)
+                .await
+        }),
+        declare(
+            "migrate_campaigns_from",
+            Group::Data,
+            "Import only the templates and campaigns (as drafts, never sent) of a provider \
+             account (provider: mailchimp) given an OAuth access token (oauth_token) into a \
+             site (site_id). The token is checked first (refused: 422 PLATFORM_REFUSED), kept \
+             sealed until the run ends and never shown. Runs as a queue job; answers the queued \
+             run.",
+        )
+        .writes(|ctx, Body(req): Body<MigrateCampaignsFrom>| async move {
+            migrate_campaigns_from(&ctx.state, ctx.project_id(), &req).await
+        }),
+        declare(
+            "list_import_history",
+            Group::Data,
+            "List the project's platform migrations, newest first, a page at a time: status \
+             (queued, running, completed, failed), counts per kind (suppressions, contacts, \
+             lists, templates, campaigns: imported, updated, skipped, failed), per-record \
+             errors and timestamps.",
+        )
+        .reads(|ctx, Params(page): Params<PageParams>| async move {
+            list_import_history(&ctx.state, ctx.project_id(), &page).await
+        }),
     ]
 }

@@ -20,7 +20,7 @@ fn data_center(api_key: &str) -> Option<&str> {
 }
 
 impl Mailchimp {
-    fn base(api: &PlatformApi, api_key: &str) -> Result<String, ApiError> {
+    pub(super) fn base(api: &PlatformApi, api_key: &str) -> Result<String, ApiError> {
         let dc = data_center(api_key).ok_or_else(|| {
             refused(
                 ImportPlatform::Mailchimp,

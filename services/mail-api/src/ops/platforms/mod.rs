@@ -7,6 +7,7 @@ mod brevo;
 mod kit;
 mod mailchimp;
 mod mailerlite;
+pub mod migrate;
 
 use std::time::Duration;
 

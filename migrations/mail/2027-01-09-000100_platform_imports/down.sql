@@ -1,0 +1,2 @@
+DROP TABLE platform_import_records;
+DROP TABLE platform_imports;

@@ -5,7 +5,7 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use lol_html::{RewriteStrSettings, element, rewrite_str, text};
+use lol_html::{EndTagHandler, RewriteStrSettings, element, rewrite_str, text};
 
 /// Elements whose text is not the page's content.
 const SKIPPED: &str = "script, style, noscript, template, nav, header, footer, svg, head, iframe";
@@ -72,10 +72,11 @@ pub fn html_text(html: &str) -> Result<String, String> {
                     skip.set(skip.get() + 1);
                     let skip = Rc::clone(&skip);
                     if let Some(handlers) = el.end_tag_handlers() {
-                        handlers.push(Box::new(move |_| {
+                        let leave: EndTagHandler<'static> = Box::new(move |_| {
                             skip.set(skip.get().saturating_sub(1));
                             Ok(())
-                        }));
+                        });
+                        handlers.push(leave);
                     } else {
                         // A void element has no content to skip.
                         skip.set(skip.get().saturating_sub(1));
@@ -86,10 +87,11 @@ pub fn html_text(html: &str) -> Result<String, String> {
                     end.borrow_mut().push('\n');
                     let end = Rc::clone(&end);
                     if let Some(handlers) = el.end_tag_handlers() {
-                        handlers.push(Box::new(move |_| {
+                        let close: EndTagHandler<'static> = Box::new(move |_| {
                             end.borrow_mut().push('\n');
                             Ok(())
-                        }));
+                        });
+                        handlers.push(close);
                     }
                     Ok(())
                 }),

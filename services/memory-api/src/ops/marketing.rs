@@ -82,15 +82,13 @@ pub const MAX_URL_LEN: usize = 2048;
 
 /// The schema of a competitor's `urls` (the rules are read back from it).
 fn url_list() -> utoipa::openapi::schema::Array {
-    use utoipa::openapi::schema::{
-        ArrayBuilder, KnownFormat, ObjectBuilder, SchemaFormat, SchemaType, Type,
-    };
+    use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, SchemaFormat, SchemaType, Type};
     ArrayBuilder::new()
         .schema_type(SchemaType::from_iter([Type::Array, Type::Null]))
         .items(
             ObjectBuilder::new()
                 .schema_type(Type::String)
-                .format(Some(SchemaFormat::KnownFormat(KnownFormat::Uri)))
+                .format(Some(SchemaFormat::Custom("uri".to_owned())))
                 .min_length(Some(8))
                 .max_length(Some(MAX_URL_LEN))
                 .pattern(Some(r"^[Hh][Tt][Tt][Pp][Ss]?://")),

@@ -20,7 +20,8 @@ const WATCH: &str = "/api/v1/marketing/competitor-watch/run";
 const FEED: &str = "/api/v1/intelligence/feed";
 
 /// The competitor's site: `/pricing` (its price settable), `/private/roadmap` (disallowed by
-/// robots.txt for every agent) and `/robots.txt`; it records the paths it was asked for.
+/// robots.txt for every agent), `/moved` (redirected to the metadata address) and
+/// `/robots.txt`; it records the paths it was asked for.
 struct Site {
     base: String,
     price: Arc<Mutex<String>>,
@@ -58,11 +59,18 @@ impl Site {
                         ),
                         "/pricing" => (200, "text/html; charset=utf-8", pricing_page(&price)),
                         "/private/roadmap" => (200, "text/html", "<p>secret</p>".to_owned()),
+                        // A redirect to the cloud metadata service.
+                        "/moved" => (302, "text/plain", String::new()),
                         _ => (404, "text/plain", "not found".to_owned()),
+                    };
+                    let location = if status == 302 {
+                        "Location: http://169.254.169.254/latest/meta-data/\r\n"
+                    } else {
+                        ""
                     };
                     let answer = format!(
                         "HTTP/1.1 {status} X\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\
-                         Connection: close\r\n\r\n{body}",
+                         {location}Connection: close\r\n\r\n{body}",
                         body.len()
                     );
                     let _ = socket.write_all(answer.as_bytes()).await;
@@ -150,7 +158,9 @@ async fn a_pricing_change_between_two_runs_is_one_anomaly_with_its_evidence() {
     let key = writer_with_model_key(&h).await;
     let pricing = format!("{}/pricing", site.base);
     let roadmap = format!("{}/private/roadmap", site.base);
-    let body = json!({"competitors": [{"name": "Acme", "urls": [pricing, roadmap, pricing]}],
+    let moved = format!("{}/moved", site.base);
+    let body = json!({"competitors": [{"name": "Acme", "urls": [pricing, roadmap, pricing]},
+                                      {"name": "Globex", "urls": [moved]}],
                       "focus": "pricing"});
 
     // The first run is a baseline: nothing reported; robots.txt keeps the roadmap unread.
@@ -169,6 +179,14 @@ async fn a_pricing_change_between_two_runs_is_one_anomaly_with_its_evidence() {
     assert!(
         web[1]["reason"].as_str().unwrap().contains("robots.txt"),
         "{web}"
+    );
+    // A redirect to the metadata address is not followed: that URL's error.
+    assert_eq!(web[2]["competitor"], "Globex");
+    assert_eq!(web[2]["outcome"], "error", "{web}");
+    let error = web[2]["error"].as_str().unwrap();
+    assert!(
+        error.contains("redirect") && error.contains("169.254.169.254"),
+        "{error}"
     );
     let feed = h.api(&key).get(FEED).expect(200).await;
     assert_eq!(feed["data"], json!([]), "{feed}");

@@ -95,8 +95,9 @@ pub fn refused(url: &str, policy: TargetPolicy) -> Option<String> {
 pub enum Observation {
     /// The first read: kept as the baseline, nothing reported.
     Baseline,
+    /// The same text as the snapshot (or a change another run recorded first).
     Unchanged,
-    /// A change, recorded as a feed item (unless another run recorded it first).
+    /// A change, recorded as a feed item.
     Changed {
         kind: &'static str,
         summary: String,
@@ -104,13 +105,9 @@ pub enum Observation {
         after: String,
     },
     /// Not read: robots.txt disallows it.
-    Skipped {
-        reason: String,
-    },
+    Skipped { reason: String },
     /// Not read: the URL was refused or the read failed.
-    Error {
-        error: String,
-    },
+    Error { error: String },
 }
 
 /// A URL to read, and whose it is.
@@ -222,21 +219,27 @@ async fn record(
     let item_summary = cut(&format!("{}: {summary}", target.competitor), 1_000);
     let view = run.view();
     let previous_sha = previous.sha256;
-    conn.transaction(async |conn| {
-        if !snapshots::replace(conn, owner, Some(&previous_sha), &read).await? {
-            return Ok(());
-        }
-        let item = NewFeedItem {
-            kind,
-            product_name: None,
-            summary: &item_summary,
-            severity: if kind == "anomaly" { "warning" } else { "info" },
-            workspace_id: view.workspace,
-        };
-        feed::add_with_evidence(conn, owner, item, Some(&evidence)).await
-    })
-    .await
-    .map_err(|e: diesel::result::Error| e.to_string())?;
+    let recorded = conn
+        .transaction(async |conn| {
+            if !snapshots::replace(conn, owner, Some(&previous_sha), &read).await? {
+                return Ok(false);
+            }
+            let item = NewFeedItem {
+                kind,
+                product_name: None,
+                summary: &item_summary,
+                severity: if kind == "anomaly" { "warning" } else { "info" },
+                workspace_id: view.workspace,
+            };
+            feed::add_with_evidence(conn, owner, item, Some(&evidence)).await?;
+            Ok(true)
+        })
+        .await
+        .map_err(|e: diesel::result::Error| e.to_string())?;
+    // Another run read the same change first and reported it.
+    if !recorded {
+        return Ok(Ok(Observation::Unchanged));
+    }
     Ok(Ok(Observation::Changed {
         kind,
         summary,

@@ -242,6 +242,9 @@ def model_runs(s: Service) -> None:
             run["status"] == "failed" and run["result"] is None and run["error"].startswith("LLM_"))
         if not finished:
             raise Failure(f"memory-api {status}: {run}")
+    # A watched URL at the cloud metadata address is refused under any policy.
+    s.call("runCompetitorWatch", 400, body={"competitors": [
+        {"name": "Acme", "urls": ["http://169.254.169.254/latest/meta-data/"]}]})
 
 
 def producibles(s: Service) -> None:

@@ -240,6 +240,8 @@ test('memory-api: connectors, drafts, model credentials and runs, renders', asyn
   await expect(m.getAutonomousMarketingRun({ path: { runId: marketing.id } }), 200);
   const watch = (await expect(m.runCompetitorWatch({ body: { competitors: [{ name: 'Acme', notes: 'cheaper' }], focus: 'pricing' } }), 202)).data;
   await expect(m.getCompetitorWatchRun({ path: { runId: watch.id } }), 200);
+  // A watched URL at the cloud metadata address is refused under any policy.
+  await expect(m.runCompetitorWatch({ body: { competitors: [{ name: 'Acme', urls: ['http://169.254.169.254/latest/meta-data/'] }] } }), 400);
 
   const producible = (await expect(
     m.createProducibleJob({

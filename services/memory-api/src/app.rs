@@ -92,6 +92,8 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
         public_url: settings.objects.public_url.clone(),
     };
     let hook_target = settings.action_hook.target()?.map(Arc::new);
+    let watch_policy = settings.competitor_watch.policy();
+    let web = Arc::new(settings.competitor_watch.reader()?);
     let action_hook = hook_target.is_some();
     let state_model = model.clone();
     let worker_kek = Arc::clone(&kek);
@@ -136,6 +138,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 bridge: bridge_queue(&worker.broker, &state_prefix),
                 model_runs: model_run_queue(&worker.broker, &state_prefix),
                 model: state_model.clone(),
+                watch_policy,
                 action_hooks: crate::action_hooks::action_hook_queue(&worker.broker, &state_prefix),
                 action_hook,
                 llm_rewrite,
@@ -162,6 +165,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
         pool: infra.pool.clone(),
         kek: worker_kek,
         model,
+        web,
     };
     let hooks = crate::action_hooks::HookWorker {
         pool: infra.pool.clone(),

@@ -64,6 +64,11 @@ pub struct Settings {
     /// (see [`crate::action_hooks`]).
     #[serde(default)]
     pub action_hook: crate::action_hooks::ActionHookSettings,
+    /// The competitor watch's reads of the web: `MEMORY_COMPETITOR_WATCH__ALLOW_PRIVATE_TARGETS`
+    /// (default false), `__TIMEOUT_MS` (default 10000), `__MAX_BYTES` (default 2 MiB) (see
+    /// [`crate::competitor_watch`]).
+    #[serde(default)]
+    pub competitor_watch: crate::competitor_watch::WatchSettings,
 }
 
 /// The key that seals third-party secrets at rest (`MEMORY_SECRETS__KEK`): 32 random bytes,

@@ -4,6 +4,7 @@ pub mod action_hooks;
 pub mod app;
 pub mod bridge;
 pub mod byok;
+pub mod competitor_watch;
 pub mod config;
 pub mod db;
 pub mod domain;

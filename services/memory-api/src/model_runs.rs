@@ -87,9 +87,11 @@ impl Kind {
                  \"priority\" from 1 to 5) and \"metrics_to_watch\" (array of strings)."
             }
             Self::CompetitorWatch => {
-                "You watch competitors for a team. You cannot browse: use only what you know \
-                 and the memory, and say when you are unsure. From the request (a JSON object \
-                 naming the competitors and the focus), answer with one JSON object with the \
+                "You watch competitors for a team. You cannot browse: use only what you know, \
+                 the memory and the request's \"web\" entries (what was read of the \
+                 competitors' pages just now, and what changed since the last read), and say \
+                 when you are unsure. From the request (a JSON object naming the competitors \
+                 and the focus), answer with one JSON object with the \
                  keys: \"summary\" (string), \"competitors\" (array of objects with \"name\", \
                  \"positioning\", \"threats\" and \"opportunities\") and \
                  \"recommended_responses\" (array of strings)."
@@ -114,6 +116,8 @@ pub struct Worker {
     pub kek: Arc<Kek>,
     /// The deployment's endpoint (`MEMORY_LLM__…`); `None`: runs fail saying so.
     pub model: Option<Arc<ChatModel>>,
+    /// Reads the competitor watches' URLs.
+    pub web: Arc<crate::competitor_watch::fetch::WebReader>,
 }
 
 /// Handles one `model_run` job: asks the model unless the run finished.
@@ -209,8 +213,27 @@ async fn ask(
         .map_err(|e| e.to_string())?;
     let model = model.with_api_key(credential.into_api_key());
     let system = system_message(kind, &rendered.content);
-    let answer = model.json_object(&system, &run.input.to_string()).await;
-    Ok(answer.map(|object| (model.model.clone(), object)))
+    // A competitor watch first reads its competitors' URLs; what it found is the request's and
+    // the result's `web`.
+    let mut request = run.input.clone();
+    let mut web = None;
+    if kind == Kind::CompetitorWatch {
+        match crate::competitor_watch::observe(&worker.web, conn, run, &model).await? {
+            Ok(observed) if observed.is_empty() => {}
+            Ok(observed) => {
+                request["web"] = Value::from(observed.clone());
+                web = Some(observed);
+            }
+            Err(failure) => return Ok(Err(failure)),
+        }
+    }
+    let answer = model.json_object(&system, &request.to_string()).await;
+    Ok(answer.map(|mut object| {
+        if let Some(web) = web {
+            object["web"] = Value::from(web);
+        }
+        (model.model.clone(), object)
+    }))
 }
 
 #[cfg(test)]

@@ -39,6 +39,8 @@ pub struct AppState {
     pub action_hook: bool,
     /// The model runs' endpoint (`MEMORY_LLM__…`), called with each caller's own key.
     pub model: Option<Arc<llm::ChatModel>>,
+    /// Which addresses a competitor watch's URLs may have (`MEMORY_COMPETITOR_WATCH__…`).
+    pub watch_policy: delivery::safe_http::TargetPolicy,
     /// `MEMORY_SEARCH__LLM_REWRITE`: search queries are restated by the caller's model (see
     /// [`crate::query_rewrite`]).
     pub llm_rewrite: bool,

@@ -18,6 +18,7 @@ pub struct FeedItem {
     pub summary: String,
     pub severity: String,
     pub created_at: DateTime<Utc>,
+    pub evidence: Option<serde_json::Value>,
 }
 
 /// A feed item to add: `kind` is `decision`, `state_change` or `anomaly`.
@@ -37,6 +38,16 @@ pub async fn add(
     owner: Owner<'_>,
     item: NewFeedItem<'_>,
 ) -> QueryResult<()> {
+    add_with_evidence(conn, owner, item, None).await
+}
+
+/// [`add`], with what the item rests on (a competitor change's URL and excerpts).
+pub async fn add_with_evidence(
+    conn: &mut AsyncPgConnection,
+    owner: Owner<'_>,
+    item: NewFeedItem<'_>,
+    evidence: Option<&serde_json::Value>,
+) -> QueryResult<()> {
     diesel::insert_into(feed_items::table)
         .values((
             feed_items::id.eq(Uuid::now_v7()),
@@ -47,6 +58,7 @@ pub async fn add(
             feed_items::summary.eq(item.summary),
             feed_items::severity.eq(item.severity),
             feed_items::workspace_id.eq(item.workspace_id),
+            feed_items::evidence.eq(evidence),
         ))
         .execute(conn)
         .await?;

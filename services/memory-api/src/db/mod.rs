@@ -4,6 +4,7 @@ pub mod action_proposals;
 pub mod agents;
 pub mod bridge;
 pub mod byok;
+pub mod competitor_snapshots;
 pub mod confidence;
 pub mod consolidation;
 pub mod credentials;

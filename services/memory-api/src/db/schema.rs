@@ -82,6 +82,7 @@ diesel::table! {
         severity -> Text,
         created_at -> Timestamptz,
         workspace_id -> Nullable<Uuid>,
+        evidence -> Nullable<Jsonb>,
     }
 }
 
@@ -584,5 +585,17 @@ diesel::table! {
         signature -> Bytea,
         signal_id -> Uuid,
         expires_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    competitor_snapshots (user_id, environment, url) {
+        user_id -> Uuid,
+        environment -> Text,
+        url -> Text,
+        competitor -> Text,
+        content -> Text,
+        sha256 -> Text,
+        fetched_at -> Timestamptz,
     }
 }

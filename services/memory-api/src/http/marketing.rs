@@ -101,15 +101,23 @@ pub async fn autonomous_status(
         deployment's OpenAI-compatible chat-completions endpoint, called with the caller's own \
         model credential (`POST /byok`, service `openai`), and asks for one JSON object: \
         `summary`, `competitors` (each with `name`, `positioning`, `threats` and \
-        `opportunities`) and `recommended_responses`. The model does not browse: it knows \
-        what it was trained on, the memory and the request's notes. The object is the run's \
-        `result`; a failure of the model is the run's `error`.",
+        `opportunities`) and `recommended_responses`. A competitor's `urls` (pages, RSS/Atom \
+        feeds) are read first, through the SSRF-safe client (public addresses only unless \
+        the deployment allows private ones; redirects followed only to allowed URLs; \
+        robots.txt honoured; 10 s and 2 MiB per read by default): each page's readable text \
+        is kept as a snapshot and diffed against the previous run's; a change is summarised \
+        by the model from the changed lines only and recorded as an intelligence-feed item \
+        (`anomaly` when the changed lines mention a price, else `state_change`) with its \
+        `evidence` (`competitor`, `url`, `before`, `after`). The result's `web` lists each \
+        URL's `outcome`: `baseline` (first read), `unchanged`, `changed` (`kind`, `summary`, \
+        `before`, `after`), `skipped` (`reason`) or `error` (`error`). The object is the \
+        run's `result`; a failure of the model is the run's `error`.",
     request_body = CompetitorWatchRequest,
     responses(
         (status = 202, description = "Queued: poll the `Location`", body = ModelRun,
             headers(("Location" = String, description = "`/api/v1/marketing/competitor-watch/run/{runId}`")),
             links(("GetRun" = (operation_id = "getCompetitorWatchRun", parameters(("runId" = "$response.body#/id")))))),
-        (status = 400, description = "A field is invalid or out of range (the message names it)", body = MemoryError),
+        (status = 400, description = "A field is invalid or out of range, or a URL names an address the deployment does not allow (the message names the field)", body = MemoryError),
         (status = 403, description = "The credential lacks the write scope", body = MemoryError),
         (status = 404, description = "workspace_id names no workspace of the caller", body = MemoryError),
         (status = 422, description = "The deployment has no language model (the message starts with `LLM_NOT_CONFIGURED`; nothing is recorded), or the caller has no model credential (`POST /byok`, service `openai`)", body = MemoryError),
@@ -120,14 +128,7 @@ pub async fn competitor_watch(
     state: web::Data<AppState>,
     body: http_kit::Json<CompetitorWatchRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    let run = crate::ops::model_runs::start(
-        &state,
-        &caller,
-        Kind::CompetitorWatch,
-        body.workspace_id,
-        &*body,
-    )
-    .await?;
+    let run = ops::run_competitor_watch(&state, &caller, &body).await?;
     let location = format!("/api/v1/marketing/competitor-watch/run/{}", run.id);
     Ok(model_runs::accepted(run, location))
 }

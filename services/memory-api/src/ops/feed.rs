@@ -20,6 +20,11 @@ pub struct FeedItem {
     pub summary: String,
     pub created_at: DateTime<Utc>,
     pub severity: String,
+    /// What the item rests on, when recorded: a competitor change's `competitor`, `url`,
+    /// `before` and `after` excerpts (each at most 500 characters).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub evidence: Option<serde_json::Value>,
 }
 
 /// The caller's intelligence feed, newest first (a decision's item shows only where the
@@ -45,6 +50,7 @@ pub async fn list(
                 summary: item.summary,
                 created_at: item.created_at,
                 severity: item.severity,
+                evidence: item.evidence,
             })
             .collect(),
         next_cursor: page.next_cursor,

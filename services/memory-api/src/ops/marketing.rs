@@ -61,10 +61,41 @@ pub struct Competitor {
     #[schema(min_length = 1, max_length = 200, pattern = r"[^\s\x85\uFEFF]")]
     pub name: String,
     /// What the caller knows of it (its site, products, recent moves): at most 2000
-    /// characters. The model does not browse.
+    /// characters.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(max_length = 2000)]
     pub notes: Option<String>,
+    /// The pages and RSS/Atom feeds to follow: 1..=5 absolute http(s) URLs (at most 2048
+    /// characters each; repeats dropped). Each run reads them and reports what changed since
+    /// the previous run. A URL whose host is an address the deployment does not allow
+    /// (loopback, private ranges, link-local and metadata addresses, `localhost`) is refused
+    /// (400); one whose name resolves to such an address is that URL's error in the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = url_list)]
+    pub urls: Option<Vec<String>>,
+}
+
+/// The most URLs a competitor names.
+pub const MAX_URLS: usize = 5;
+/// The longest URL accepted.
+pub const MAX_URL_LEN: usize = 2048;
+
+/// The schema of a competitor's `urls` (the rules are read back from it).
+fn url_list() -> utoipa::openapi::schema::Array {
+    use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, SchemaFormat, SchemaType, Type};
+    ArrayBuilder::new()
+        .schema_type(SchemaType::from_iter([Type::Array, Type::Null]))
+        .items(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .format(Some(SchemaFormat::Custom("uri".to_owned())))
+                .min_length(Some(8))
+                .max_length(Some(MAX_URL_LEN))
+                .pattern(Some(r"^[Hh][Tt][Tt][Pp][Ss]?://")),
+        )
+        .min_items(Some(1))
+        .max_items(Some(MAX_URLS))
+        .build()
 }
 
 /// The body of `POST /marketing/competitor-watch/run`. Unknown fields are refused.
@@ -85,9 +116,37 @@ impl Validate for CompetitorWatchRequest {
     fn validate(&mut self) -> Result<(), ApiError> {
         for competitor in &mut self.competitors {
             http_kit::request::trim(&mut competitor.name);
+            if let Some(urls) = &mut competitor.urls {
+                http_kit::request::trim_and_dedupe(urls);
+            }
         }
         Ok(())
     }
+}
+
+/// Starts a competitor watch after checking every URL against the deployment's policy (400
+/// naming the first refused one).
+pub async fn run_competitor_watch(
+    state: &AppState,
+    caller: &Caller,
+    request: &CompetitorWatchRequest,
+) -> Result<ModelRun, ApiError> {
+    for (i, competitor) in request.competitors.iter().enumerate() {
+        for (j, url) in competitor.urls.iter().flatten().enumerate() {
+            if let Some(problem) = crate::competitor_watch::refused(url, state.watch_policy) {
+                let field = format!("competitors[{i}].urls[{j}]");
+                return Err(ApiError::invalid_field(&field, &problem));
+            }
+        }
+    }
+    model_runs::start(
+        state,
+        caller,
+        Kind::CompetitorWatch,
+        request.workspace_id,
+        request,
+    )
+    .await
 }
 
 /// An autonomous marketing run, and its plan once completed.

@@ -5,6 +5,7 @@ mod auth;
 mod bridge;
 mod byok;
 mod common;
+mod competitor_watch;
 mod confidence;
 mod consolidate;
 mod contract;

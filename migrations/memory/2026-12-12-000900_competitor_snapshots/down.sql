@@ -1,0 +1,2 @@
+ALTER TABLE feed_items DROP COLUMN evidence;
+DROP TABLE competitor_snapshots;

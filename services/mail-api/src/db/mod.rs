@@ -15,6 +15,7 @@ pub mod confirmations;
 pub mod contact_tools;
 pub mod contacts;
 pub mod content;
+pub mod commerce;
 pub mod conversions;
 pub mod credentials;
 pub mod cron;

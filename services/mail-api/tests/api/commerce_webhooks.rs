@@ -113,7 +113,12 @@ async fn add_trigger(h: &Harness, t: &Tenant, trigger: Value) -> Value {
     body
 }
 
-async fn post_stripe(h: &Harness, source: &str, signature: Option<&str>, body: &str) -> reqwest::Response {
+async fn post_stripe(
+    h: &Harness,
+    source: &str,
+    signature: Option<&str>,
+    body: &str,
+) -> reqwest::Response {
     let mut req = h
         .post(&format!("/api/webhooks/stripe/{source}"))
         .header("content-type", "application/json")
@@ -206,8 +211,11 @@ async fn a_signed_stripe_checkout_records_its_conversion_and_enrolls_once() {
         ["49.99 USD cs_test_a1b2c3d4"]
     );
     let enrolled = json(
-        h.get_with(&t.read, &format!("/api/v1/campaigns/{campaign}/enrollments"))
-            .await,
+        h.get_with(
+            &t.read,
+            &format!("/api/v1/campaigns/{campaign}/enrollments"),
+        )
+        .await,
     )
     .await;
     assert_eq!(enrolled["data"].as_array().unwrap().len(), 1, "{enrolled}");
@@ -276,7 +284,12 @@ async fn a_signed_stripe_checkout_records_its_conversion_and_enrolls_once() {
     )
     .await;
     assert!(err.message.contains("stale"), "{}", err.message);
-    expect_error(post_stripe(&h, &source, None, &other).await, 401, "INVALID_SIGNATURE").await;
+    expect_error(
+        post_stripe(&h, &source, None, &other).await,
+        401,
+        "INVALID_SIGNATURE",
+    )
+    .await;
     assert_eq!(counts(&h).await, before);
 
     // An unknown source, or a Stripe source posted to as Shopify: 404.
@@ -298,7 +311,11 @@ async fn a_signed_stripe_checkout_records_its_conversion_and_enrolls_once() {
     // A signed body that is not an Event: 400 naming the field.
     let not_event = r#"{"object":"event"}"#;
     let signed = stripe_signature(STRIPE_SECRET, now, not_event);
-    expect_invalid(post_stripe(&h, &source, Some(&signed), not_event).await, "id").await;
+    expect_invalid(
+        post_stripe(&h, &source, Some(&signed), not_event).await,
+        "id",
+    )
+    .await;
 
     // Once the source is deleted its webhooks are refused; the log stays.
     let res = h
@@ -349,7 +366,10 @@ async fn a_signed_shopify_order_tags_its_customer_and_fires_an_event_once() {
         json!({"status": "applied", "event_id": webhook_id})
     );
     let contacts = json(h.get_with(&t.read, "/api/v1/contacts").await).await;
-    assert_eq!(contacts["data"][0]["email"], "jon@example.com", "{contacts}");
+    assert_eq!(
+        contacts["data"][0]["email"], "jon@example.com",
+        "{contacts}"
+    );
     assert_eq!(contacts["data"][0]["tags"], json!(["shopify-buyer"]));
     let log = json(h.get_with(&t.read, "/api/v1/events").await).await;
     assert_eq!(log["data"][0]["event"], "shopify_order", "{log}");
@@ -359,8 +379,11 @@ async fn a_signed_shopify_order_tags_its_customer_and_fires_an_event_once() {
     );
     // The event enrolled the contact in the triggered campaign listening for it.
     let enrolled = json(
-        h.get_with(&t.read, &format!("/api/v1/campaigns/{triggered}/enrollments"))
-            .await,
+        h.get_with(
+            &t.read,
+            &format!("/api/v1/campaigns/{triggered}/enrollments"),
+        )
+        .await,
     )
     .await;
     assert_eq!(enrolled["data"].as_array().unwrap().len(), 1, "{enrolled}");
@@ -452,10 +475,7 @@ async fn triggers_are_checked_and_nothing_is_seen_across_projects() {
     let post = |body: Value| {
         let h = &h;
         let key = t.write.clone();
-        async move {
-            h.post_json(&key, "/api/v1/platforms/triggers", &body)
-                .await
-        }
+        async move { h.post_json(&key, "/api/v1/platforms/triggers", &body).await }
     };
     // The action's own field is required, another action's refused, each named.
     expect_invalid(
@@ -469,14 +489,15 @@ async fn triggers_are_checked_and_nothing_is_seen_across_projects() {
     )
     .await;
     expect_invalid(
-        post(json!({"platform": "shopify", "event_type": "x", "action": "tag", "tag": "  "}))
-            .await,
+        post(json!({"platform": "shopify", "event_type": "x", "action": "tag", "tag": "  "})).await,
         "tag",
     )
     .await;
     expect_invalid(
-        post(json!({"platform": "stripe", "event_type": "x", "action": "record_conversion",
-            "tag": "vip"}))
+        post(
+            json!({"platform": "stripe", "event_type": "x", "action": "record_conversion",
+            "tag": "vip"}),
+        )
         .await,
         "tag",
     )
@@ -487,16 +508,20 @@ async fn triggers_are_checked_and_nothing_is_seen_across_projects() {
     )
     .await;
     expect_invalid(
-        post(json!({"platform": "stripe", "event_type": "x", "action": "tag", "tag": "a",
-            "tags": ["b"]}))
+        post(
+            json!({"platform": "stripe", "event_type": "x", "action": "tag", "tag": "a",
+            "tags": ["b"]}),
+        )
         .await,
         "tags",
     )
     .await;
     // Another project's campaign, or site: 404.
     expect_error(
-        post(json!({"platform": "stripe", "event_type": "x", "action": "enroll",
-            "campaign_id": theirs_campaign}))
+        post(
+            json!({"platform": "stripe", "event_type": "x", "action": "enroll",
+            "campaign_id": theirs_campaign}),
+        )
         .await,
         404,
         "CAMPAIGN_NOT_FOUND",
@@ -552,7 +577,10 @@ async fn triggers_are_checked_and_nothing_is_seen_across_projects() {
 
     for path in [
         format!("/api/v1/platforms/commerce/{their_source}"),
-        format!("/api/v1/platforms/triggers/{}", their_trigger["id"].as_str().unwrap()),
+        format!(
+            "/api/v1/platforms/triggers/{}",
+            their_trigger["id"].as_str().unwrap()
+        ),
     ] {
         let res = h.api(&t.admin).delete(&path).await;
         let code = if path.contains("commerce") {

@@ -130,9 +130,14 @@ pub async fn list_platform_events(
     let before = page.cursor()?.map(|c| c.0);
     let platform = filter.platform.map(CommercePlatform::as_str);
     let mut conn = store::conn(&state.pool).await?;
-    let rows =
-        commerce::list_events(&mut conn, project_id, platform, before, i64::from(limit) + 1)
-            .await?;
+    let rows = commerce::list_events(
+        &mut conn,
+        project_id,
+        platform,
+        before,
+        i64::from(limit) + 1,
+    )
+    .await?;
     let rows = rows
         .into_iter()
         .map(PlatformEventRecord::new)

@@ -92,12 +92,9 @@ pub async fn receive_commerce_webhook(
         .ok_or_else(source_not_found)?;
     let secret = commerce::open_secret(&state.kek, &source).map_err(ApiError::internal)?;
     let verified = match platform {
-        CommercePlatform::Stripe => signature::verify_stripe(
-            &secret,
-            signature,
-            body,
-            chrono::Utc::now().timestamp(),
-        ),
+        CommercePlatform::Stripe => {
+            signature::verify_stripe(&secret, signature, body, chrono::Utc::now().timestamp())
+        }
         CommercePlatform::Shopify => signature::verify_shopify(&secret, signature, body),
     };
     match verified {
@@ -109,8 +106,8 @@ pub async fn receive_commerce_webhook(
             ));
         }
     }
-    let json: Value = serde_json::from_slice(body)
-        .map_err(|_| ApiError::bad_request("the body is not JSON"))?;
+    let json: Value =
+        serde_json::from_slice(body).map_err(|_| ApiError::bad_request("the body is not JSON"))?;
     let event = match platform {
         CommercePlatform::Stripe => payload::stripe(&json),
         CommercePlatform::Shopify => payload::shopify(headers.topic, headers.webhook_id, &json),

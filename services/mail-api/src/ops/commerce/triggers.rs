@@ -45,10 +45,15 @@ impl TriggerAction {
     }
 
     pub(crate) fn parse(stored: &str) -> Result<Self, ApiError> {
-        [Self::FireEvent, Self::Tag, Self::Enroll, Self::RecordConversion]
-            .into_iter()
-            .find(|a| a.as_str() == stored)
-            .ok_or_else(|| ApiError::internal(format!("stored trigger action {stored:?}")))
+        [
+            Self::FireEvent,
+            Self::Tag,
+            Self::Enroll,
+            Self::RecordConversion,
+        ]
+        .into_iter()
+        .find(|a| a.as_str() == stored)
+        .ok_or_else(|| ApiError::internal(format!("stored trigger action {stored:?}")))
     }
 
     /// The request field this action needs (none for `record_conversion`).
@@ -178,6 +183,7 @@ pub async fn configure_platform_trigger(
 #[into_params(parameter_in = Query)]
 pub struct PlatformFilter {
     /// Only this platform's.
+    #[param(inline)]
     pub platform: Option<CommercePlatform>,
 }
 

@@ -164,7 +164,11 @@ async fn counts(h: &Harness) -> Vec<String> {
 async fn a_signed_stripe_checkout_records_its_conversion_and_enrolls_once() {
     let (h, t) = Harness::with_tenant(Plan::Enterprise).await;
     let site = h.site(&t.write, "shop").await;
-    let campaign = h.campaign(&t, &site, "buyers", None, true).await;
+    // A triggered campaign (listening for an event no one fires): joining the site does not
+    // enroll in it, only the trigger does.
+    let campaign = h
+        .campaign(&t, &site, "buyers", Some("never_fired"), true)
+        .await;
     let source = add_source(&h, &t, "stripe", STRIPE_SECRET, &site).await;
     // The secret is stored sealed: not its bytes.
     let sealed = h
@@ -223,7 +227,7 @@ async fn a_signed_stripe_checkout_records_its_conversion_and_enrolls_once() {
     let contacts = json(h.get_with(&t.read, "/api/v1/contacts").await).await;
     assert_eq!(contacts["data"][0]["email"], "jenny.rosen@example.com");
     assert_eq!(contacts["data"][0]["site_ids"], json!([site]));
-    let contact_id = contacts["data"][0]["id"].clone();
+    let contact_id = contacts["data"][0]["contact_id"].clone();
 
     let events = json(h.get_with(&t.read, "/api/v1/platforms/events").await).await;
     let event = &events["data"][0];

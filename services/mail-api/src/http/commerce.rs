@@ -10,16 +10,20 @@ use http_kit::{ApiError, Page, PageParams, Query};
 use http_kit::{Route, route};
 use uuid::Uuid;
 
+use super::idempotency::{IdempotencyHeader, IdempotencyKey, Idempotent};
 use crate::AppState;
 use crate::ops::commerce::events::{PlatformEventRecord, list_platform_events};
 use crate::ops::commerce::triggers::{
-    ConfigurePlatformTrigger, PlatformFilter, PlatformTrigger, configure_platform_trigger,
+    ConfigurePlatformTrigger, PlatformFilter, PlatformTrigger, configure_platform_trigger_in,
     delete_platform_trigger, list_platform_triggers,
 };
 use crate::ops::commerce::{
     AddCommerceSource, CommerceSource, add_commerce_source, delete_commerce_source,
     list_commerce_sources,
 };
+
+const ADD_SOURCE: &str = "POST /api/v1/platforms/commerce";
+const ADD_TRIGGER: &str = "POST /api/v1/platforms/triggers";
 
 /// The routes of this module (mounted and documented from here).
 pub const ROUTES: &[Route] = &[
@@ -61,21 +65,30 @@ pub async fn list_sources(
     path = "/api/v1/platforms/commerce",
     operation_id = "addCommerceSource",
     tag = "imports",
+    params(IdempotencyHeader),
     request_body = AddCommerceSource,
     responses(
-        (status = 201, description = "Registered", body = CommerceSource),
-        (status = 400, description = "Missing or invalid field (named in the message and in `details.field`)", body = MailError),
+        (status = 201, description = "Registered (or replayed)", body = CommerceSource,
+            headers(("Idempotent-Replayed" = String, description = "`true` on a replayed answer"))),
+        (status = 400, description = "Missing or invalid field (named in the message and in `details.field`), or bad Idempotency-Key", body = MailError),
         (status = 403, description = "The key lacks the write scope", body = MailError),
         (status = 404, description = "`site_id` is not a site of the project (`SITE_NOT_FOUND`)", body = MailError),
+        (status = 409, description = "The Idempotency-Key was used with another body (`IDEMPOTENCY_KEY_REUSED`)", body = MailError),
     )
 )]
 pub async fn add_source(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
+    key: IdempotencyKey,
     body: http_kit::Json<AddCommerceSource>,
 ) -> Result<HttpResponse, ApiError> {
-    let source = add_commerce_source(&state, caller.owner_id, &body).await?;
-    Ok(HttpResponse::Created().json(source))
+    let req = body.into_inner();
+    let project_id = caller.owner_id;
+    Idempotent::new(project_id, ADD_SOURCE, &key, &req)?
+        .create_once(&state.pool, async |conn| {
+            add_commerce_source(conn, &state.kek, project_id, &req).await
+        })
+        .await
 }
 
 /// Delete a commerce source: its sealed secret goes, its webhooks are refused from then on
@@ -132,21 +145,30 @@ pub async fn list_triggers(
     path = "/api/v1/platforms/triggers",
     operation_id = "configurePlatformTrigger",
     tag = "imports",
+    params(IdempotencyHeader),
     request_body = ConfigurePlatformTrigger,
     responses(
-        (status = 201, description = "Configured", body = PlatformTrigger),
-        (status = 400, description = "Missing or invalid field, or the action's field missing or another action's given (named in the message and in `details.field`)", body = MailError),
+        (status = 201, description = "Configured (or replayed)", body = PlatformTrigger,
+            headers(("Idempotent-Replayed" = String, description = "`true` on a replayed answer"))),
+        (status = 400, description = "Missing or invalid field, or the action's field missing or another action's given (named in the message and in `details.field`), or bad Idempotency-Key", body = MailError),
         (status = 403, description = "The key lacks the write scope", body = MailError),
         (status = 404, description = "`campaign_id` is not a campaign of the project (`CAMPAIGN_NOT_FOUND`)", body = MailError),
+        (status = 409, description = "The Idempotency-Key was used with another body (`IDEMPOTENCY_KEY_REUSED`)", body = MailError),
     )
 )]
 pub async fn add_trigger(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
+    key: IdempotencyKey,
     body: http_kit::Json<ConfigurePlatformTrigger>,
 ) -> Result<HttpResponse, ApiError> {
-    let trigger = configure_platform_trigger(&state, caller.owner_id, &body).await?;
-    Ok(HttpResponse::Created().json(trigger))
+    let req = body.into_inner();
+    let project_id = caller.owner_id;
+    Idempotent::new(project_id, ADD_TRIGGER, &key, &req)?
+        .create_once(&state.pool, async |conn| {
+            configure_platform_trigger_in(conn, project_id, &req).await
+        })
+        .await
 }
 
 /// Delete a platform trigger; what it already did stays.

@@ -540,6 +540,37 @@ async fn triggers_are_checked_and_nothing_is_seen_across_projects() {
         .await;
     expect_error(res, 404, "SITE_NOT_FOUND").await;
 
+    // A retry with the same Idempotency-Key creates nothing twice; another body under it is 409.
+    let keyed = |body: Value| {
+        h.post("/api/v1/platforms/triggers")
+            .bearer_auth(&t.write)
+            .header("Idempotency-Key", "trigger-1")
+            .json(&body)
+            .send()
+    };
+    let once = json!({"platform": "shopify", "event_type": "orders/paid", "action": "tag",
+        "tag": "paid"});
+    let first = keyed(once.clone()).await.unwrap();
+    assert_eq!(first.status(), 201);
+    let first = json(first).await;
+    let again = keyed(once).await.unwrap();
+    assert_eq!(again.status(), 201);
+    assert_eq!(again.headers()["idempotent-replayed"], "true");
+    assert_eq!(json(again).await["id"], first["id"]);
+    let reused = keyed(json!({"platform": "shopify", "event_type": "orders/paid",
+        "action": "tag", "tag": "other"}))
+    .await
+    .unwrap();
+    expect_error(reused, 409, "IDEMPOTENCY_KEY_REUSED").await;
+    let res = h
+        .api(&t.write)
+        .delete(&format!(
+            "/api/v1/platforms/triggers/{}",
+            first["id"].as_str().unwrap()
+        ))
+        .await;
+    assert_eq!(res.status(), 204);
+
     // Through the MCP tool: the same function.
     let trigger = h
         .tool_ok(

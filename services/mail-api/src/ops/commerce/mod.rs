@@ -11,7 +11,9 @@ mod signature;
 pub mod triggers;
 
 use chrono::{DateTime, Utc};
+use diesel_async::AsyncPgConnection;
 use http_kit::{ApiError, Page, PageParams, Validate};
+use secrets::Kek;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -52,7 +54,7 @@ pub fn source_not_found() -> ApiError {
 }
 
 /// Unknown fields are refused.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct AddCommerceSource {
     pub platform: CommercePlatform,
     /// The webhook endpoint's signing secret (Stripe's `whsec_…`, Shopify's app client
@@ -91,29 +93,25 @@ impl CommerceSource {
     }
 }
 
-/// Registers a commerce source (`POST /platforms/commerce`): its secret sealed.
+/// Registers a commerce source (`POST /platforms/commerce`, run once per `Idempotency-Key`):
+/// its secret sealed.
 pub async fn add_commerce_source(
-    state: &AppState,
+    conn: &mut AsyncPgConnection,
+    kek: &Kek,
     project_id: Uuid,
     req: &AddCommerceSource,
 ) -> Result<CommerceSource, ApiError> {
-    let mut conn = store::conn(&state.pool).await?;
-    flows::require_site(&mut conn, project_id, req.site_id).await?;
+    flows::require_site(conn, project_id, req.site_id).await?;
     let id = Uuid::now_v7();
     let row = Source {
         id,
         project_id,
         platform: req.platform.as_str().to_owned(),
         site_id: req.site_id,
-        signing_secret_sealed: commerce::seal_secret(
-            &state.kek,
-            project_id,
-            id,
-            &req.signing_secret,
-        ),
+        signing_secret_sealed: commerce::seal_secret(kek, project_id, id, &req.signing_secret),
         created_at: Utc::now(),
     };
-    commerce::insert_source(&mut conn, &row).await?;
+    commerce::insert_source(conn, &row).await?;
     CommerceSource::new(row)
 }
 

@@ -6,6 +6,7 @@
 //! total as revenue). Every trigger of an event's type applies.
 
 use chrono::{DateTime, Utc};
+use diesel_async::AsyncPgConnection;
 use http_kit::request::{trim, trim_optional};
 use http_kit::{ApiError, Page, PageParams, Validate};
 use serde::{Deserialize, Serialize};
@@ -69,7 +70,7 @@ impl TriggerAction {
 
 /// One flat object: `action` says which of the optional fields is required (and the others
 /// are refused). Unknown fields are refused.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct ConfigurePlatformTrigger {
     pub platform: CommercePlatform,
     /// The platform's event type: Stripe's event `type` (`checkout.session.completed`),
@@ -154,15 +155,25 @@ fn trigger_not_found() -> ApiError {
         .with_code(MailErrorCode::PlatformTriggerNotFound)
 }
 
-/// Adds a trigger (`POST /platforms/triggers`, `configure_platform_trigger`).
+/// Adds a trigger (`configure_platform_trigger`).
 pub async fn configure_platform_trigger(
     state: &AppState,
     project_id: Uuid,
     req: &ConfigurePlatformTrigger,
 ) -> Result<PlatformTrigger, ApiError> {
     let mut conn = store::conn(&state.pool).await?;
+    configure_platform_trigger_in(&mut conn, project_id, req).await
+}
+
+/// [`configure_platform_trigger`] on the caller's connection (`POST /platforms/triggers`, run
+/// once per `Idempotency-Key`).
+pub async fn configure_platform_trigger_in(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    req: &ConfigurePlatformTrigger,
+) -> Result<PlatformTrigger, ApiError> {
     if let Some(campaign_id) = req.campaign_id {
-        flows::require_campaign(&mut conn, project_id, campaign_id).await?;
+        flows::require_campaign(conn, project_id, campaign_id).await?;
     }
     let row = Trigger {
         id: Uuid::now_v7(),
@@ -175,7 +186,7 @@ pub async fn configure_platform_trigger(
         campaign_id: req.campaign_id,
         created_at: Utc::now(),
     };
-    commerce::insert_trigger(&mut conn, &row).await?;
+    commerce::insert_trigger(conn, &row).await?;
     PlatformTrigger::new(row)
 }
 

@@ -769,6 +769,7 @@ def mail(s: Service) -> None:
     s.call("migrateCampaignsFrom", 404, body={"provider": "mailchimp", "oauth_token": "probe", "site_id": str(uuid.uuid4())})
     s.call("listImportHistory", 200, limit=10)
     s.call("getPlatformImport", 404, id=str(uuid.uuid4()))
+    commerce(s, site)
     s.call("inviteTeamMember", 201, body={"email": "grace@example.com", "role": "viewer"})
     s.call("listTeamMembers", 200)
     s.call("listNotifications", 200, unread=True)
@@ -787,6 +788,23 @@ def mail(s: Service) -> None:
     # The body is any form, or none (the page's button posts nothing); it is not read.
     s.call("unsubscribe", 200, token=tokens["u"])
     webhooks(s, hook["id"])
+
+
+def commerce(s: Service, site: str) -> None:
+    """Commerce platforms: a Stripe source, its triggers and its (unsigned, refused) webhooks."""
+    source = s.call("addCommerceSource", 201, body={"platform": "stripe", "signing_secret": "whsec_scenario", "site_id": site})
+    s.call("listCommerceSources", 200, limit=10)
+    trigger = s.call("configurePlatformTrigger", 201, body={"platform": "stripe", "event_type": "checkout.session.completed", "action": "tag", "tag": "buyer"})
+    s.call("configurePlatformTrigger", 400, body={"platform": "stripe", "event_type": "x", "action": "enroll"})
+    s.call("listPlatformTriggers", 200, platform="stripe")
+    s.call("listPlatformEvents", 200, limit=10)
+    # No platform signs in the scenario: a wrong signature is 401, an unknown source 404.
+    event = {"id": "evt_scenario", "type": "checkout.session.completed", "data": {"object": {}}}
+    s.call("receiveStripeWebhook", 401, source_id=source["id"], stripe_signature="t=1,v1=00", body=event)
+    s.call("receiveShopifyWebhook", 404, source_id=str(uuid.uuid4()), x_shopify_hmac_sha256="AA==",
+           x_shopify_topic="orders/create", x_shopify_webhook_id="w1", body={"id": 1})
+    s.call("deletePlatformTrigger", 204, id=trigger["id"])
+    s.call("deleteCommerceSource", 204, id=source["id"])
 
 
 def webhooks(s: Service, hook: str) -> None:

@@ -481,6 +481,39 @@ test('mail-api: every operation', async () => {
   );
   await expect(m.listImportHistory({ query: { limit: 10 } }), 200);
   await expect(m.getPlatformImport({ path: { id: crypto.randomUUID() } }), 404);
+  // Commerce platforms: a Stripe source and its triggers; no platform signs here, so a wrong
+  // signature is 401 and an unknown source 404.
+  const source = (await expect(
+    m.addCommerceSource({ body: { platform: 'stripe', signing_secret: 'whsec_ts', site_id: site } }),
+    201,
+  )).data;
+  await expect(m.listCommerceSources({ query: { limit: 10 } }), 200);
+  const trigger = (await expect(
+    m.configurePlatformTrigger({
+      body: { platform: 'stripe', event_type: 'checkout.session.completed', action: 'tag', tag: 'buyer' },
+    }),
+    201,
+  )).data;
+  await expect(m.listPlatformTriggers({ query: { platform: 'stripe' } }), 200);
+  await expect(m.listPlatformEvents({ query: { limit: 10 } }), 200);
+  await expect(
+    anonymous.receiveStripeWebhook({
+      path: { source_id: source.id },
+      headers: { 'Stripe-Signature': 't=1,v1=00' },
+      body: { id: 'evt_ts', type: 'checkout.session.completed', data: { object: {} } },
+    }),
+    401,
+  );
+  await expect(
+    anonymous.receiveShopifyWebhook({
+      path: { source_id: crypto.randomUUID() },
+      headers: { 'X-Shopify-Hmac-Sha256': 'AA==', 'X-Shopify-Topic': 'orders/create', 'X-Shopify-Webhook-Id': 'w1' },
+      body: { id: 1 },
+    }),
+    404,
+  );
+  await expect(m.deletePlatformTrigger({ path: { id: trigger.id } }), 204);
+  await expect(m.deleteCommerceSource({ path: { id: source.id } }), 204);
   await expect(m.inviteTeamMember({ body: { email: 'grace@example.com', role: 'viewer' } }), 201);
   await expect(m.listTeamMembers(), 200);
   await expect(m.listNotifications({ query: { unread: true } }), 200);

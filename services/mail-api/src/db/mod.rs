@@ -11,6 +11,7 @@ pub mod campaign_schedule;
 pub mod campaign_steps;
 pub mod campaigns;
 pub mod chat_alerts;
+pub mod commerce;
 pub mod confirmations;
 pub mod contact_tools;
 pub mod contacts;

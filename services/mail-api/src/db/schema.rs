@@ -833,6 +833,47 @@ diesel::table! {
 }
 
 diesel::table! {
+    commerce_sources (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        platform -> Text,
+        site_id -> Uuid,
+        signing_secret_sealed -> Bytea,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    platform_triggers (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        platform -> Text,
+        event_type -> Text,
+        action -> Text,
+        event_name -> Nullable<Text>,
+        tag -> Nullable<Text>,
+        campaign_id -> Nullable<Uuid>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    platform_events (id) {
+        id -> Uuid,
+        project_id -> Uuid,
+        source_id -> Uuid,
+        platform -> Text,
+        event_type -> Text,
+        event_id -> Text,
+        contact_id -> Nullable<Uuid>,
+        outcome -> Text,
+        actions -> Jsonb,
+        error -> Nullable<Text>,
+        received_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     social_accounts (project_id, platform) {
         project_id -> Uuid,
         platform -> Text,

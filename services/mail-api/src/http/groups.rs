@@ -237,6 +237,14 @@ pub const ROUTE_GROUPS: &[(&str, &str, &[Group])] = &[
     ("POST", "/api/v1/platforms/imports/campaigns", &[Data]),
     ("GET", "/api/v1/platforms/imports", &[Data]),
     ("GET", "/api/v1/platforms/imports/{id}", &[Data]),
+    // Commerce platforms' sources, triggers and events: data.
+    ("GET", "/api/v1/platforms/commerce", &[Data]),
+    ("POST", "/api/v1/platforms/commerce", &[Data]),
+    ("DELETE", "/api/v1/platforms/commerce/{id}", &[Data]),
+    ("GET", "/api/v1/platforms/triggers", &[Data]),
+    ("POST", "/api/v1/platforms/triggers", &[Data]),
+    ("DELETE", "/api/v1/platforms/triggers/{id}", &[Data]),
+    ("GET", "/api/v1/platforms/events", &[Data]),
     // Erasure.
     ("DELETE", "/api/v1/contacts/{id}/personal-data", &[Gdpr]),
     ("GET", "/api/v1/gdpr/deletion-log", &[Gdpr]),

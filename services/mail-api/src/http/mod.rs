@@ -13,6 +13,8 @@ pub mod campaign_schedule;
 pub mod campaign_steps;
 pub mod campaigns;
 pub mod chat_alerts;
+pub mod commerce;
+pub mod commerce_webhooks;
 pub mod contact_quality;
 pub mod contacts;
 pub mod content;
@@ -91,6 +93,7 @@ pub const ROUTES: &[&[Route]] = &[
     campaign_steps::ROUTES,
     campaigns::ROUTES,
     chat_alerts::ROUTES,
+    commerce::ROUTES,
     contact_quality::ROUTES,
     contacts::ROUTES,
     content::ROUTES,
@@ -151,4 +154,5 @@ pub const PUBLIC_ROUTES: &[&[Route]] = &[
     form_pages::ROUTES,
     social::PUBLIC_ROUTES,
     sms_webhooks::ROUTES,
+    commerce_webhooks::ROUTES,
 ];

@@ -2,7 +2,7 @@
 //! conversion as answered (also in a contact's export).
 
 use chrono::{DateTime, Utc};
-use diesel_async::AsyncConnection as _;
+use diesel_async::{AsyncConnection as _, AsyncPgConnection};
 use http_kit::request::trim_optional;
 use http_kit::{ApiError, Validate};
 use serde::{Deserialize, Serialize};
@@ -127,39 +127,48 @@ pub async fn record_conversion(
     project_id: Uuid,
     req: &ConversionRequest,
 ) -> Result<Conversion, ApiError> {
-    let empty = Value::Object(Default::default());
     let mut conn = store::conn(pool).await?;
     let conversion = conn
         .transaction::<_, ApiError, _>(async |conn| {
-            let contact = contacts::find_by_email(conn, project_id, &req.email)
-                .await?
-                .ok_or_else(|| {
-                    ApiError::not_found("no contact with this email in the project")
-                        .with_code(MailErrorCode::ContactNotFound)
-                })?;
-            let at = Utc::now();
-            let (rule, touch) = conversions::attribute(conn, project_id, contact.id, at).await?;
-            let new = NewConversion {
-                project_id,
-                contact_id: contact.id,
-                email_log_id: touch.map(|(id, _)| id),
-                campaign_id: touch.and_then(|(_, campaign)| campaign),
-                event: &req.event,
-                revenue: req.revenue,
-                currency: &req.currency,
-                order_id: req.order_id.as_deref(),
-                metadata: req.metadata.as_ref().unwrap_or(&empty),
-                rule,
-                at,
-            };
-            let conversion = conversions::insert(conn, new).await?.ok_or_else(|| {
-                ApiError::conflict("a conversion with this order_id was already recorded")
-                    .with_code(MailErrorCode::DuplicateOrderId)
-                    .with_details(serde_json::json!({"field": "order_id"}))
-            })?;
-            scoring::refresh_contact(conn, project_id, contact.id).await?;
-            Ok(conversion)
+            record_conversion_in(conn, project_id, req).await
         })
         .await?;
     Ok(conversion.into())
+}
+
+/// [`record_conversion`] in the caller's transaction (a commerce platform's order).
+pub async fn record_conversion_in(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    req: &ConversionRequest,
+) -> Result<conversions::Conversion, ApiError> {
+    let empty = Value::Object(Default::default());
+    let contact = contacts::find_by_email(conn, project_id, &req.email)
+        .await?
+        .ok_or_else(|| {
+            ApiError::not_found("no contact with this email in the project")
+                .with_code(MailErrorCode::ContactNotFound)
+        })?;
+    let at = Utc::now();
+    let (rule, touch) = conversions::attribute(conn, project_id, contact.id, at).await?;
+    let new = NewConversion {
+        project_id,
+        contact_id: contact.id,
+        email_log_id: touch.map(|(id, _)| id),
+        campaign_id: touch.and_then(|(_, campaign)| campaign),
+        event: &req.event,
+        revenue: req.revenue,
+        currency: &req.currency,
+        order_id: req.order_id.as_deref(),
+        metadata: req.metadata.as_ref().unwrap_or(&empty),
+        rule,
+        at,
+    };
+    let conversion = conversions::insert(conn, new).await?.ok_or_else(|| {
+        ApiError::conflict("a conversion with this order_id was already recorded")
+            .with_code(MailErrorCode::DuplicateOrderId)
+            .with_details(serde_json::json!({"field": "order_id"}))
+    })?;
+    scoring::refresh_contact(conn, project_id, contact.id).await?;
+    Ok(conversion)
 }

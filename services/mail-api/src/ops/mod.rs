@@ -11,6 +11,7 @@ pub mod approvals;
 pub mod automations;
 pub mod campaigns;
 pub mod chat_alerts;
+pub mod commerce;
 pub mod confirmations;
 pub mod contacts;
 pub mod content;

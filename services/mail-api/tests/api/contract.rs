@@ -136,10 +136,10 @@ async fn every_documented_api_route_exists_and_is_gated() {
             }
         }
     }
-    assert_eq!(gated_ops, 211);
+    assert_eq!(gated_ops, 218);
     assert_eq!(public_ops, 8);
     assert_eq!(oauth_ops, 3);
-    assert_eq!(signed_ops, 12);
+    assert_eq!(signed_ops, 14);
     h.stop().await;
 }
 
@@ -357,6 +357,15 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<mail_api::http::platform_imports::__path_campaigns_from>(),
         Handler::of::<mail_api::http::platform_imports::__path_list>(),
         Handler::of::<mail_api::http::platform_imports::__path_get>(),
+        Handler::of::<mail_api::http::commerce::__path_list_sources>(),
+        Handler::of::<mail_api::http::commerce::__path_add_source>(),
+        Handler::of::<mail_api::http::commerce::__path_delete_source>(),
+        Handler::of::<mail_api::http::commerce::__path_list_triggers>(),
+        Handler::of::<mail_api::http::commerce::__path_add_trigger>(),
+        Handler::of::<mail_api::http::commerce::__path_delete_trigger>(),
+        Handler::of::<mail_api::http::commerce::__path_list_events>(),
+        Handler::of::<mail_api::http::commerce_webhooks::__path_stripe>(),
+        Handler::of::<mail_api::http::commerce_webhooks::__path_shopify>(),
         Handler::of::<mail_api::http::social::__path_list_posts>(),
         Handler::of::<mail_api::http::social::__path_create_post>(),
         Handler::of::<mail_api::http::social::__path_get_post>(),

@@ -54,6 +54,9 @@ const PUBLIC: &[&str] = &[
     // Twilio's callbacks (signed with the project's auth token).
     "/api/webhooks/sms/twilio/{project_id}/inbound",
     "/api/webhooks/sms/twilio/{project_id}/status",
+    // Commerce platforms' webhooks (signed with the source's sealed secret).
+    "/api/webhooks/stripe/{source_id}",
+    "/api/webhooks/shopify/{source_id}",
 ];
 
 /// A word in every project's planted texts, for search parameters.
@@ -173,6 +176,10 @@ struct Owner {
     /// A migration run of its own (its error carries the marker; published, so no worker
     /// takes it).
     platform_import: String,
+    /// A commerce source and a platform trigger of its own (the trigger's event type, and its
+    /// logged platform event's type and id, carry the marker).
+    commerce_source: String,
+    platform_trigger: String,
     /// A social post and a social campaign of its own (their texts carry the marker).
     social_post: String,
     social_campaign: String,
@@ -450,6 +457,32 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
            'mailchimp', 'full', 'failed', '{marker}', now(), now())"
     ))
     .await;
+    let commerce_source = Uuid::now_v7();
+    ids.insert(commerce_source.to_string());
+    h.exec(&format!(
+        "INSERT INTO commerce_sources (id, project_id, platform, site_id, \
+           signing_secret_sealed, created_at) \
+         VALUES ('{commerce_source}', '{project}', 'stripe', '{site}', '\\x00', now())"
+    ))
+    .await;
+    let platform_trigger = Uuid::now_v7();
+    ids.insert(platform_trigger.to_string());
+    h.exec(&format!(
+        "INSERT INTO platform_triggers (id, project_id, platform, event_type, action, \
+           campaign_id, created_at) \
+         VALUES ('{platform_trigger}', '{project}', 'stripe', '{marker}', 'enroll', \
+           '{campaign}', now())"
+    ))
+    .await;
+    let platform_event = Uuid::now_v7();
+    ids.insert(platform_event.to_string());
+    h.exec(&format!(
+        "INSERT INTO platform_events (id, project_id, source_id, platform, event_type, \
+           event_id, contact_id, outcome, received_at) \
+         VALUES ('{platform_event}', '{project}', '{commerce_source}', 'stripe', '{marker}', \
+           'evt_{marker}', '{contact_id}', 'applied', now())"
+    ))
+    .await;
     let approval = Uuid::now_v7();
     ids.insert(approval.to_string());
     h.exec(&format!(
@@ -480,6 +513,8 @@ async fn seed(h: &Harness, label: &'static str, project: Uuid, key: String, p: &
         form,
         platform_connection: platform_connection.to_string(),
         platform_import: platform_import.to_string(),
+        commerce_source: commerce_source.to_string(),
+        platform_trigger: platform_trigger.to_string(),
         social_post,
         social_campaign,
         block,
@@ -587,6 +622,8 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
             "id",
         ) => (victim.platform_connection.clone(), None),
         ("/api/v1/platforms/imports/{id}", "id") => (victim.platform_import.clone(), None),
+        ("/api/v1/platforms/commerce/{id}", "id") => (victim.commerce_source.clone(), None),
+        ("/api/v1/platforms/triggers/{id}", "id") => (victim.platform_trigger.clone(), None),
         ("/api/v1/sms/contacts/{id}/consent", "id") => (victim.contact_id.clone(), None),
         ("/api/v1/content/blocks/{id}", "id") => (victim.block.clone(), None),
         ("/api/v1/content/sources/{id}", "id") => (victim.source.clone(), None),
@@ -903,6 +940,8 @@ async fn victim_rows(h: &Harness, op: &Operation, victim: &Owner) -> Option<BTre
         "/api/v1/webhook-subscriptions/{id}" => own_rows(h, "webhook_subscriptions", victim).await,
         "/api/v1/forms/{id}" => own_rows(h, "forms", victim).await,
         "/api/v1/platforms/connections/{id}" => own_rows(h, "platform_connections", victim).await,
+        "/api/v1/platforms/commerce/{id}" => own_rows(h, "commerce_sources", victim).await,
+        "/api/v1/platforms/triggers/{id}" => own_rows(h, "platform_triggers", victim).await,
         "/api/v1/social/posts/{id}" => own_rows(h, "social_posts", victim).await,
         "/api/v1/content/blocks/{id}" => own_rows(h, "content_blocks", victim).await,
         "/api/v1/content/sources/{id}" => own_rows(h, "content_sources", victim).await,

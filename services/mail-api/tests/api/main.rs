@@ -12,6 +12,7 @@ mod bounces;
 mod campaign_engine;
 mod campaign_routes;
 mod campaigns;
+mod commerce_webhooks;
 mod common;
 mod contact_tools;
 mod contacts;

@@ -9,6 +9,7 @@ mod approvals;
 mod automations;
 mod campaign_management;
 mod campaigns;
+mod commerce;
 mod compound;
 mod contacts;
 mod content;
@@ -50,6 +51,7 @@ pub fn all() -> Vec<Tool> {
         sms::tools(),
         account::tools(),
         imports::tools(),
+        commerce::tools(),
         webhooks::tools(),
         approvals::tools(),
         advisor::tools(),

@@ -30,6 +30,16 @@ export const KEYED_OPERATIONS = {
     },
     {
       "method": "POST",
+      "path": "/api/v1/platforms/commerce",
+      "in": "header"
+    },
+    {
+      "method": "POST",
+      "path": "/api/v1/platforms/triggers",
+      "in": "header"
+    },
+    {
+      "method": "POST",
       "path": "/api/v1/contacts",
       "in": "header"
     },

@@ -30,6 +30,16 @@ export type BrandVoiceBody = {
 export type CampaignType = 'drip' | 'triggered';
 
 /**
+ * A platform `migrate_campaigns_from` takes an OAuth access token of.
+ */
+export type CampaignsOAuthProvider = 'mailchimp';
+
+/**
+ * A commerce platform whose webhooks a project receives.
+ */
+export type CommercePlatform = 'stripe' | 'shopify';
+
+/**
  * A field a form asks for besides the address (always asked, and required).
  */
 export type FormField = {
@@ -244,6 +254,11 @@ export type StepInput = {
     html?: null;
     template_id: string;
 });
+
+/**
+ * What a trigger does to the event's contact.
+ */
+export type TriggerAction = 'fire_event' | 'tag' | 'enroll' | 'record_conversion';
 
 /**
  * What a variant changes in the step; a member left out keeps the step's own (`{}` is the
@@ -6678,6 +6693,240 @@ export type DisconnectPlatformErrors = {
 };
 
 export type DisconnectPlatformResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type StartPlatformMigrationData = {
+    /**
+     * A connection to migrate from and the site to migrate into.
+     */
+    body?: {
+        /**
+         * The connection's id (list_connected_platforms).
+         */
+        connection_id: string;
+        /**
+         * A site of the project: imported contacts are subscribed to it, campaigns belong to it.
+         */
+        site_id: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/start_platform_migration';
+};
+
+export type StartPlatformMigrationErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type StartPlatformMigrationResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type MigrateCampaignsFromData = {
+    /**
+     * Unknown fields are refused.
+     */
+    body?: {
+        provider: CampaignsOAuthProvider;
+        /**
+         * An OAuth access token of the account (Mailchimp's: its data center is read from
+         * Mailchimp's OAuth metadata); stored sealed until the run ends, never answered.
+         * 1..=2000 characters without spaces.
+         */
+        oauth_token: string;
+        /**
+         * A site of the project (404 `SITE_NOT_FOUND` otherwise): the campaigns' site.
+         */
+        site_id: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/migrate_campaigns_from';
+};
+
+export type MigrateCampaignsFromErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type MigrateCampaignsFromResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type ListImportHistoryData = {
+    body?: {
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/list_import_history';
+};
+
+export type ListImportHistoryErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type ListImportHistoryResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type ConfigurePlatformTriggerData = {
+    /**
+     * One flat object: `action` says which of the optional fields is required (and the others
+     * are refused). Unknown fields are refused.
+     */
+    body?: {
+        platform: CommercePlatform;
+        /**
+         * The platform's event type: Stripe's event `type` (`checkout.session.completed`),
+         * Shopify's topic (`orders/create`). 1..=200 characters, not blank (trimmed).
+         */
+        event_type: string;
+        action: TriggerAction;
+        /**
+         * `fire_event` only, and required there: the contact event's name, 1..=200 characters,
+         * not blank (trimmed).
+         */
+        event_name?: string | null;
+        /**
+         * `tag` only, and required there: 1..=100 characters, not blank (trimmed).
+         */
+        tag?: string | null;
+        /**
+         * `enroll` only, and required there: a campaign of the project (404
+         * `CAMPAIGN_NOT_FOUND` otherwise).
+         */
+        campaign_id?: string | null;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/configure_platform_trigger';
+};
+
+export type ConfigurePlatformTriggerErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type ConfigurePlatformTriggerResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type ListPlatformEventsData = {
+    body?: {
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+        /**
+         * A commerce platform whose webhooks a project receives.
+         */
+        platform?: 'stripe' | 'shopify';
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/list_platform_events';
+};
+
+export type ListPlatformEventsErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type ListPlatformEventsResponses = {
     /**
      * The tool's answer (JSON)
      */

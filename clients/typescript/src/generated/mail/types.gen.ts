@@ -167,6 +167,23 @@ export type AdaptSocialPost = {
 /**
  * Unknown fields are refused.
  */
+export type AddCommerceSource = {
+    platform: CommercePlatform;
+    /**
+     * The webhook endpoint's signing secret (Stripe's `whsec_…`, Shopify's app client
+     * secret); stored sealed, never answered. 1..=500 characters without spaces.
+     */
+    signing_secret: string;
+    /**
+     * The site the events' contacts are found or created on (404 `SITE_NOT_FOUND` when it
+     * is not a site of the project).
+     */
+    site_id: string;
+};
+
+/**
+ * Unknown fields are refused.
+ */
 export type AddSuppression = {
     /**
      * Required; stored trimmed and lowercased.
@@ -242,6 +259,44 @@ export type ApiKey = {
 
 export type ApiKeys = {
     keys: Array<ApiKey>;
+};
+
+/**
+ * What one trigger did to the event's contact.
+ */
+export type AppliedAction = {
+    trigger_id: string;
+    action: TriggerAction;
+    /**
+     * `fire_event`: the event recorded.
+     */
+    event_name?: string | null;
+    /**
+     * `tag`: the tag added.
+     */
+    tag?: string | null;
+    /**
+     * `enroll`: the campaign.
+     */
+    campaign_id?: string | null;
+    /**
+     * `enroll`: `false` when the contact was enrolled already (nothing changed); `fire_event`:
+     * whether any triggered campaign enrolled it.
+     */
+    enrolled?: boolean | null;
+    /**
+     * `record_conversion`: the conversion recorded (null when the order's conversion was
+     * recorded already, or the event carries no total).
+     */
+    conversion_id?: string | null;
+    /**
+     * `record_conversion`: the revenue recorded, in the currency's major units.
+     */
+    revenue?: number | null;
+    /**
+     * `record_conversion`: ISO 4217.
+     */
+    currency?: string | null;
 };
 
 /**
@@ -858,6 +913,11 @@ export type CampaignSteps = {
 export type CampaignType = 'drip' | 'triggered';
 
 /**
+ * A platform `migrate_campaigns_from` takes an OAuth access token of.
+ */
+export type CampaignsOAuthProvider = 'mailchimp';
+
+/**
  * One cause of delivery trouble, with its evidence.
  */
 export type Cause = {
@@ -918,7 +978,66 @@ export type CloneCampaign = {
     new_name: string;
 };
 
+/**
+ * A commerce platform whose webhooks a project receives.
+ */
+export type CommercePlatform = 'stripe' | 'shopify';
+
+/**
+ * A commerce source (never its secret).
+ */
+export type CommerceSource = {
+    id: string;
+    platform: CommercePlatform;
+    site_id: string;
+    /**
+     * Where the platform posts its webhooks, relative to the API's address:
+     * `/api/webhooks/{platform}/{id}`.
+     */
+    webhook_path: string;
+    created_at: string;
+};
+
+/**
+ * The answer to a verified webhook (200 whatever it did: the platform need not retry).
+ */
+export type CommerceWebhookAnswer = {
+    status: ReceiptStatus;
+    /**
+     * The platform's event id.
+     */
+    event_id: string;
+};
+
 export type Comparison = 'below' | 'above';
+
+/**
+ * One flat object: `action` says which of the optional fields is required (and the others
+ * are refused). Unknown fields are refused.
+ */
+export type ConfigurePlatformTrigger = {
+    platform: CommercePlatform;
+    /**
+     * The platform's event type: Stripe's event `type` (`checkout.session.completed`),
+     * Shopify's topic (`orders/create`). 1..=200 characters, not blank (trimmed).
+     */
+    event_type: string;
+    action: TriggerAction;
+    /**
+     * `fire_event` only, and required there: the contact event's name, 1..=200 characters,
+     * not blank (trimmed).
+     */
+    event_name?: string | null;
+    /**
+     * `tag` only, and required there: 1..=100 characters, not blank (trimmed).
+     */
+    tag?: string | null;
+    /**
+     * `enroll` only, and required there: a campaign of the project (404
+     * `CAMPAIGN_NOT_FOUND` otherwise).
+     */
+    campaign_id?: string | null;
+};
 
 /**
  * Unknown fields are refused.
@@ -2495,6 +2614,11 @@ export type EstimateSegmentSize = {
 });
 
 /**
+ * What an event did.
+ */
+export type EventOutcome = 'applied' | 'no_trigger' | 'failed';
+
+/**
  * A recorded event.
  */
 export type EventRecord = {
@@ -3012,6 +3136,45 @@ export type ImportContacts = {
 };
 
 /**
+ * The counts of a run, per kind of record. `lists` counts the platform's lists read (each
+ * becomes a tag of its members).
+ */
+export type ImportCounts = {
+    suppressions?: ImportKindCounts;
+    contacts?: ImportKindCounts;
+    lists?: ImportKindCounts;
+    templates?: ImportKindCounts;
+    campaigns?: ImportKindCounts;
+};
+
+/**
+ * What a run imports.
+ */
+export type ImportKind = 'full' | 'campaigns';
+
+/**
+ * What happened to the records of one kind.
+ */
+export type ImportKindCounts = {
+    /**
+     * Created here.
+     */
+    imported?: number;
+    /**
+     * Already here (a contact merged, an address already suppressed).
+     */
+    updated?: number;
+    /**
+     * Not imported: imported by an earlier run, or not importable (see `errors`).
+     */
+    skipped?: number;
+    /**
+     * Refused here (see `errors`).
+     */
+    failed?: number;
+};
+
+/**
  * An email platform a project can migrate from.
  */
 export type ImportPlatform = 'mailchimp' | 'brevo' | 'kit' | 'mailerlite';
@@ -3039,6 +3202,21 @@ export type ImportPlatformCredentials = {
      * never answered. 1..=500 characters without spaces.
      */
     api_key: string;
+};
+
+/**
+ * One record the run could not import.
+ */
+export type ImportRecordError = {
+    /**
+     * `suppressions`, `contacts`, `templates` or `campaigns`.
+     */
+    kind: string;
+    /**
+     * The record's id on the platform.
+     */
+    remote_id: string;
+    error: string;
 };
 
 export type ImportReport = {
@@ -3101,6 +3279,8 @@ export type ImportRowStatus = 'created' | 'updated' | 'skipped';
  * Why a row was skipped.
  */
 export type ImportSkipReason = 'invalid_email' | 'duplicate' | 'suppressed' | 'exists' | 'plan_limit';
+
+export type ImportStatus = 'queued' | 'running' | 'completed' | 'failed';
 
 export type InactiveContact = Contact & {
     /**
@@ -3337,7 +3517,7 @@ export type MailError = {
 /**
  * A machine-readable error code of the mail service.
  */
-export type MailErrorCode = 'AB_TEST_EXISTS' | 'AB_TEST_NOT_FOUND' | 'AB_TEST_PROMOTED' | 'AUTOMATION_NOT_ACTIVE' | 'AUTOMATION_NOT_FOUND' | 'APPROVAL_DECIDED' | 'APPROVAL_EXPIRED' | 'APPROVAL_NOT_FOUND' | 'BROKER_UNAVAILABLE' | 'CAMPAIGN_CLOSED' | 'CAMPAIGN_NOT_ACTIVE' | 'CAMPAIGN_NOT_FOUND' | 'CAMPAIGN_NOT_READY' | 'CAMPAIGN_TYPE_MISMATCH' | 'CONFLICT' | 'CONTACT_EXISTS' | 'CONTACT_NOT_FOUND' | 'CONTENT_BLOCK_IN_USE' | 'CONTENT_BLOCK_NAME_TAKEN' | 'CONTENT_BLOCK_NOT_FOUND' | 'CONTENT_SOURCE_EXISTS' | 'CONTENT_SOURCE_NOT_FOUND' | 'DELIVERY_PENDING' | 'DOMAIN_NOT_FOUND' | 'DOMAIN_NOT_VERIFIED' | 'DOMAIN_TAKEN' | 'DRAFT_NOT_APPROVED' | 'DRAFT_NOT_FOUND' | 'DUPLICATE_ORDER_ID' | 'EMAIL_NOT_FOUND' | 'ENROLLMENT_NOT_FOUND' | 'EXPORT_BUSY' | 'EXPORT_TOO_LARGE' | 'FORBIDDEN' | 'FORM_NOT_FOUND' | 'IDEMPOTENCY_KEY_REUSED' | 'INTERNAL_ERROR' | 'INVALID_CONFIRMATION_TOKEN' | 'INVALID_SIGNATURE' | 'INVALID_TRANSITION' | 'KEY_BROADER_THAN_CREATOR' | 'LLM_FAILED' | 'LLM_INVALID_OUTPUT' | 'LLM_INVALID_RULES' | 'LLM_NOT_CONFIGURED' | 'METHOD_NOT_ALLOWED' | 'NOT_FOUND' | 'PAYLOAD_TOO_LARGE' | 'PLAN_LIMIT' | 'PLATFORM_CONNECTION_NOT_FOUND' | 'PLATFORM_REFUSED' | 'PROJECT_NOT_FOUND' | 'PROVIDER_REJECTED' | 'RATE_LIMITED' | 'SEGMENT_NOT_FOUND' | 'SENDER_SUSPENDED' | 'SERVICE_UNAVAILABLE' | 'SITE_NOT_FOUND' | 'SLUG_TAKEN' | 'SMS_NO_CONSENT' | 'SMS_PROVIDER_NOT_CONFIGURED' | 'SOCIAL_ACCOUNT_NOT_CONNECTED' | 'SOCIAL_CAMPAIGN_NOT_FOUND' | 'SOCIAL_CONNECT_STATE_INVALID' | 'SOCIAL_PLATFORM_NOT_CONFIGURED' | 'SOCIAL_PLATFORM_REFUSED' | 'SOCIAL_POST_NOT_FOUND' | 'STEP_NOT_FOUND' | 'SUPPRESSED_CONTACT' | 'TEAM_MEMBER_EXISTS' | 'TEMPLATE_IN_USE' | 'TEMPLATE_NOT_FOUND' | 'TEMPLATE_SYNTAX' | 'TOOL_GROUP_FORBIDDEN' | 'TOOL_NOT_FOUND' | 'TOO_MANY_STEPS' | 'UNAUTHORIZED' | 'UNPROCESSABLE' | 'VALIDATION_ERROR' | 'WARMUP_NOT_ACTIVE' | 'WEBHOOK_DELIVERY_NOT_FOUND' | 'WEBHOOK_SUBSCRIPTION_NOT_FOUND';
+export type MailErrorCode = 'AB_TEST_EXISTS' | 'AB_TEST_NOT_FOUND' | 'AB_TEST_PROMOTED' | 'AUTOMATION_NOT_ACTIVE' | 'AUTOMATION_NOT_FOUND' | 'APPROVAL_DECIDED' | 'APPROVAL_EXPIRED' | 'APPROVAL_NOT_FOUND' | 'BROKER_UNAVAILABLE' | 'CAMPAIGN_CLOSED' | 'CAMPAIGN_NOT_ACTIVE' | 'CAMPAIGN_NOT_FOUND' | 'CAMPAIGN_NOT_READY' | 'CAMPAIGN_TYPE_MISMATCH' | 'COMMERCE_SOURCE_NOT_FOUND' | 'CONFLICT' | 'CONTACT_EXISTS' | 'CONTACT_NOT_FOUND' | 'CONTENT_BLOCK_IN_USE' | 'CONTENT_BLOCK_NAME_TAKEN' | 'CONTENT_BLOCK_NOT_FOUND' | 'CONTENT_SOURCE_EXISTS' | 'CONTENT_SOURCE_NOT_FOUND' | 'DELIVERY_PENDING' | 'DOMAIN_NOT_FOUND' | 'DOMAIN_NOT_VERIFIED' | 'DOMAIN_TAKEN' | 'DRAFT_NOT_APPROVED' | 'DRAFT_NOT_FOUND' | 'DUPLICATE_ORDER_ID' | 'EMAIL_NOT_FOUND' | 'ENROLLMENT_NOT_FOUND' | 'EXPORT_BUSY' | 'EXPORT_TOO_LARGE' | 'FORBIDDEN' | 'FORM_NOT_FOUND' | 'IDEMPOTENCY_KEY_REUSED' | 'INTERNAL_ERROR' | 'INVALID_CONFIRMATION_TOKEN' | 'INVALID_SIGNATURE' | 'INVALID_TRANSITION' | 'KEY_BROADER_THAN_CREATOR' | 'LLM_FAILED' | 'LLM_INVALID_OUTPUT' | 'LLM_INVALID_RULES' | 'LLM_NOT_CONFIGURED' | 'METHOD_NOT_ALLOWED' | 'NOT_FOUND' | 'PAYLOAD_TOO_LARGE' | 'PLAN_LIMIT' | 'PLATFORM_CONNECTION_NOT_FOUND' | 'PLATFORM_IMPORT_NOT_FOUND' | 'PLATFORM_REFUSED' | 'PLATFORM_TRIGGER_NOT_FOUND' | 'PROJECT_NOT_FOUND' | 'PROVIDER_REJECTED' | 'RATE_LIMITED' | 'SEGMENT_NOT_FOUND' | 'SENDER_SUSPENDED' | 'SERVICE_UNAVAILABLE' | 'SITE_NOT_FOUND' | 'SLUG_TAKEN' | 'SMS_NO_CONSENT' | 'SMS_PROVIDER_NOT_CONFIGURED' | 'SOCIAL_ACCOUNT_NOT_CONNECTED' | 'SOCIAL_CAMPAIGN_NOT_FOUND' | 'SOCIAL_CONNECT_STATE_INVALID' | 'SOCIAL_PLATFORM_NOT_CONFIGURED' | 'SOCIAL_PLATFORM_REFUSED' | 'SOCIAL_POST_NOT_FOUND' | 'STEP_NOT_FOUND' | 'SUPPRESSED_CONTACT' | 'TEAM_MEMBER_EXISTS' | 'TEMPLATE_IN_USE' | 'TEMPLATE_NOT_FOUND' | 'TEMPLATE_SYNTAX' | 'TOOL_GROUP_FORBIDDEN' | 'TOOL_NOT_FOUND' | 'TOO_MANY_STEPS' | 'UNAUTHORIZED' | 'UNPROCESSABLE' | 'VALIDATION_ERROR' | 'WARMUP_NOT_ACTIVE' | 'WEBHOOK_DELIVERY_NOT_FOUND' | 'WEBHOOK_SUBSCRIPTION_NOT_FOUND';
 
 /**
  * Which notifications to mark read. Unknown fields are refused.
@@ -3398,11 +3578,29 @@ export type MergedContacts = {
     moved: MergeCounts;
 };
 
+/**
+ * Unknown fields are refused.
+ */
+export type MigrateCampaignsFrom = {
+    provider: CampaignsOAuthProvider;
+    /**
+     * An OAuth access token of the account (Mailchimp's: its data center is read from
+     * Mailchimp's OAuth metadata); stored sealed until the run ends, never answered.
+     * 1..=2000 characters without spaces.
+     */
+    oauth_token: string;
+    /**
+     * A site of the project (404 `SITE_NOT_FOUND` otherwise): the campaigns' site.
+     */
+    site_id: string;
+};
+
 export type Notification = {
     id: string;
     /**
      * `api_key.created`, `api_key.revoked`, `email.bounced`, `email.complained`,
-     * `team_member.invited`, `team_member.joined` or `contact.erased`.
+     * `team_member.invited`, `team_member.joined`, `contact.erased`,
+     * `platform_import.completed` or `platform_import.failed`.
      */
     kind: string;
     /**
@@ -3411,7 +3609,7 @@ export type Notification = {
     title: string;
     /**
      * The ids of what it is about (`key_id`, `email_log_id` and `site_id`, `member_id`,
-     * `deletion_id` and `contact_id`) and a few details.
+     * `deletion_id` and `contact_id`, `import_id`) and a few details.
      */
     data: {
         [key: string]: unknown;
@@ -3696,6 +3894,24 @@ export type PageCampaignPerformance = {
          * The same figures per step, in step order.
          */
         steps: Array<StepPerformance>;
+    }>;
+    /**
+     * Pass as `cursor` to get the next page; null on the last page.
+     */
+    next_cursor?: string | null;
+};
+
+export type PageCommerceSource = {
+    data: Array<{
+        id: string;
+        platform: CommercePlatform;
+        site_id: string;
+        /**
+         * Where the platform posts its webhooks, relative to the API's address:
+         * `/api/webhooks/{platform}/{id}`.
+         */
+        webhook_path: string;
+        created_at: string;
     }>;
     /**
      * Pass as `cursor` to get the next page; null on the last page.
@@ -4104,7 +4320,8 @@ export type PageNotification = {
         id: string;
         /**
          * `api_key.created`, `api_key.revoked`, `email.bounced`, `email.complained`,
-         * `team_member.invited`, `team_member.joined` or `contact.erased`.
+         * `team_member.invited`, `team_member.joined`, `contact.erased`,
+         * `platform_import.completed` or `platform_import.failed`.
          */
         kind: string;
         /**
@@ -4113,7 +4330,7 @@ export type PageNotification = {
         title: string;
         /**
          * The ids of what it is about (`key_id`, `email_log_id` and `site_id`, `member_id`,
-         * `deletion_id` and `contact_id`) and a few details.
+         * `deletion_id` and `contact_id`, `import_id`) and a few details.
          */
         data: {
             [key: string]: unknown;
@@ -4123,6 +4340,108 @@ export type PageNotification = {
          * When it was marked read; null: unread.
          */
         read_at?: string | null;
+    }>;
+    /**
+     * Pass as `cursor` to get the next page; null on the last page.
+     */
+    next_cursor?: string | null;
+};
+
+export type PagePlatformEventRecord = {
+    data: Array<{
+        id: string;
+        platform: CommercePlatform;
+        /**
+         * The commerce source it came through.
+         */
+        source_id: string;
+        /**
+         * Stripe's event `type`, Shopify's topic.
+         */
+        event_type: string;
+        /**
+         * Stripe's `evt_…` id, Shopify's webhook id: a second delivery of it does nothing.
+         */
+        event_id: string;
+        /**
+         * The contact it was applied to (null when no trigger matched or it failed).
+         */
+        contact_id?: string | null;
+        outcome: EventOutcome;
+        /**
+         * What each matching trigger did (empty unless `applied`).
+         */
+        actions: Array<AppliedAction>;
+        /**
+         * Why it failed (null unless `failed`).
+         */
+        error?: string | null;
+        received_at: string;
+    }>;
+    /**
+     * Pass as `cursor` to get the next page; null on the last page.
+     */
+    next_cursor?: string | null;
+};
+
+export type PagePlatformImport = {
+    data: Array<{
+        id: string;
+        /**
+         * The connection it reads (null for `migrate_campaigns_from`).
+         */
+        connection_id?: string | null;
+        /**
+         * The site its contacts are subscribed to and its campaigns belong to.
+         */
+        site_id: string;
+        platform: ImportPlatform;
+        kind: ImportKind;
+        status: ImportStatus;
+        counts: ImportCounts;
+        /**
+         * At most 100 records that could not be imported, first ones first.
+         */
+        errors: Array<ImportRecordError>;
+        /**
+         * Why the run failed (null unless `failed`).
+         */
+        error?: string | null;
+        created_at: string;
+        /**
+         * When a worker took it (null while `queued`).
+         */
+        started_at?: string | null;
+        /**
+         * When it completed or failed.
+         */
+        finished_at?: string | null;
+    }>;
+    /**
+     * Pass as `cursor` to get the next page; null on the last page.
+     */
+    next_cursor?: string | null;
+};
+
+export type PagePlatformTrigger = {
+    data: Array<{
+        id: string;
+        platform: CommercePlatform;
+        event_type: string;
+        action: TriggerAction;
+        /**
+         * `fire_event`'s event name (null for other actions).
+         */
+        event_name?: string | null;
+        /**
+         * `tag`'s tag (null for other actions).
+         */
+        tag?: string | null;
+        /**
+         * `enroll`'s campaign (null for other actions).
+         */
+        campaign_id?: string | null;
+        created_at: string;
     }>;
     /**
      * Pass as `cursor` to get the next page; null on the last page.
@@ -4517,6 +4836,99 @@ export type PlanReport = {
      */
     monthly_sends: Allowance;
     rate_limits: RateLimits;
+};
+
+/**
+ * A webhook received.
+ */
+export type PlatformEventRecord = {
+    id: string;
+    platform: CommercePlatform;
+    /**
+     * The commerce source it came through.
+     */
+    source_id: string;
+    /**
+     * Stripe's event `type`, Shopify's topic.
+     */
+    event_type: string;
+    /**
+     * Stripe's `evt_…` id, Shopify's webhook id: a second delivery of it does nothing.
+     */
+    event_id: string;
+    /**
+     * The contact it was applied to (null when no trigger matched or it failed).
+     */
+    contact_id?: string | null;
+    outcome: EventOutcome;
+    /**
+     * What each matching trigger did (empty unless `applied`).
+     */
+    actions: Array<AppliedAction>;
+    /**
+     * Why it failed (null unless `failed`).
+     */
+    error?: string | null;
+    received_at: string;
+};
+
+/**
+ * A migration run.
+ */
+export type PlatformImport = {
+    id: string;
+    /**
+     * The connection it reads (null for `migrate_campaigns_from`).
+     */
+    connection_id?: string | null;
+    /**
+     * The site its contacts are subscribed to and its campaigns belong to.
+     */
+    site_id: string;
+    platform: ImportPlatform;
+    kind: ImportKind;
+    status: ImportStatus;
+    counts: ImportCounts;
+    /**
+     * At most 100 records that could not be imported, first ones first.
+     */
+    errors: Array<ImportRecordError>;
+    /**
+     * Why the run failed (null unless `failed`).
+     */
+    error?: string | null;
+    created_at: string;
+    /**
+     * When a worker took it (null while `queued`).
+     */
+    started_at?: string | null;
+    /**
+     * When it completed or failed.
+     */
+    finished_at?: string | null;
+};
+
+/**
+ * A configured trigger.
+ */
+export type PlatformTrigger = {
+    id: string;
+    platform: CommercePlatform;
+    event_type: string;
+    action: TriggerAction;
+    /**
+     * `fire_event`'s event name (null for other actions).
+     */
+    event_name?: string | null;
+    /**
+     * `tag`'s tag (null for other actions).
+     */
+    tag?: string | null;
+    /**
+     * `enroll`'s campaign (null for other actions).
+     */
+    campaign_id?: string | null;
+    created_at: string;
 };
 
 /**
@@ -4953,6 +5365,11 @@ export type RateLimits = {
     read?: number | null;
     write?: number | null;
 };
+
+/**
+ * What became of a webhook received.
+ */
+export type ReceiptStatus = 'applied' | 'no_trigger' | 'failed' | 'duplicate';
 
 /**
  * Contacts by the time of their last open or click, as of the request.
@@ -6367,6 +6784,17 @@ export type Span = {
 };
 
 /**
+ * Unknown fields are refused.
+ */
+export type StartPlatformMigration = {
+    /**
+     * A site of the project (404 `SITE_NOT_FOUND` otherwise): imported contacts are
+     * subscribed to it (unsubscribed ones as unsubscribed), imported campaigns belong to it.
+     */
+    site_id: string;
+};
+
+/**
  * Counts of what the HTML holds.
  */
 export type Stats = {
@@ -6804,6 +7232,11 @@ export type Trend = {
     bounce_rate: RateChange;
     complaint_rate: RateChange;
 };
+
+/**
+ * What a trigger does to the event's contact.
+ */
+export type TriggerAction = 'fire_event' | 'tag' | 'enroll' | 'record_conversion';
 
 /**
  * What to read; both absent (or null): every source of the project. Unknown fields are
@@ -10587,6 +11020,394 @@ export type PutChatAlertsResponses = {
 };
 
 export type PutChatAlertsResponse = PutChatAlertsResponses[keyof PutChatAlertsResponses];
+
+export type ListCommerceSourcesData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Items per page, 1..=100 (default 50).
+         */
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    url: '/api/v1/platforms/commerce';
+};
+
+export type ListCommerceSourcesErrors = {
+    /**
+     * Invalid limit or cursor
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ListCommerceSourcesError = ListCommerceSourcesErrors[keyof ListCommerceSourcesErrors];
+
+export type ListCommerceSourcesResponses = {
+    /**
+     * A page of sources
+     */
+    200: PageCommerceSource;
+};
+
+export type ListCommerceSourcesResponse = ListCommerceSourcesResponses[keyof ListCommerceSourcesResponses];
+
+export type AddCommerceSourceData = {
+    body: AddCommerceSource;
+    headers?: {
+        /**
+         * 1..=255 visible ASCII characters. A retry with the same key and body answers the first
+         * answer again (header `Idempotent-Replayed: true`) and creates nothing; the same key
+         * with another body answers 409 `IDEMPOTENCY_KEY_REUSED`. Keys are kept 24 hours.
+         */
+        'Idempotency-Key'?: string | null;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/v1/platforms/commerce';
+};
+
+export type AddCommerceSourceErrors = {
+    /**
+     * Missing or invalid field (named in the message and in `details.field`), or bad Idempotency-Key
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * `site_id` is not a site of the project (`SITE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * The Idempotency-Key was used with another body (`IDEMPOTENCY_KEY_REUSED`)
+     */
+    409: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type AddCommerceSourceError = AddCommerceSourceErrors[keyof AddCommerceSourceErrors];
+
+export type AddCommerceSourceResponses = {
+    /**
+     * Registered (or replayed)
+     */
+    201: CommerceSource;
+};
+
+export type AddCommerceSourceResponse = AddCommerceSourceResponses[keyof AddCommerceSourceResponses];
+
+export type DeleteCommerceSourceData = {
+    body?: never;
+    path: {
+        /**
+         * The source's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/platforms/commerce/{id}';
+};
+
+export type DeleteCommerceSourceErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not a source of this project (`COMMERCE_SOURCE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type DeleteCommerceSourceError = DeleteCommerceSourceErrors[keyof DeleteCommerceSourceErrors];
+
+export type DeleteCommerceSourceResponses = {
+    /**
+     * Deleted
+     */
+    204: void;
+};
+
+export type DeleteCommerceSourceResponse = DeleteCommerceSourceResponses[keyof DeleteCommerceSourceResponses];
+
+export type ListPlatformTriggersData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * A commerce platform whose webhooks a project receives.
+         */
+        platform?: 'stripe' | 'shopify';
+        /**
+         * Items per page, 1..=100 (default 50).
+         */
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    url: '/api/v1/platforms/triggers';
+};
+
+export type ListPlatformTriggersErrors = {
+    /**
+     * Invalid platform, limit or cursor
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ListPlatformTriggersError = ListPlatformTriggersErrors[keyof ListPlatformTriggersErrors];
+
+export type ListPlatformTriggersResponses = {
+    /**
+     * A page of triggers
+     */
+    200: PagePlatformTrigger;
+};
+
+export type ListPlatformTriggersResponse = ListPlatformTriggersResponses[keyof ListPlatformTriggersResponses];
+
+export type ConfigurePlatformTriggerData = {
+    body: ConfigurePlatformTrigger;
+    headers?: {
+        /**
+         * 1..=255 visible ASCII characters. A retry with the same key and body answers the first
+         * answer again (header `Idempotent-Replayed: true`) and creates nothing; the same key
+         * with another body answers 409 `IDEMPOTENCY_KEY_REUSED`. Keys are kept 24 hours.
+         */
+        'Idempotency-Key'?: string | null;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/v1/platforms/triggers';
+};
+
+export type ConfigurePlatformTriggerErrors = {
+    /**
+     * Missing or invalid field, or the action's field missing or another action's given (named in the message and in `details.field`), or bad Idempotency-Key
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * `campaign_id` is not a campaign of the project (`CAMPAIGN_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * The Idempotency-Key was used with another body (`IDEMPOTENCY_KEY_REUSED`)
+     */
+    409: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ConfigurePlatformTriggerError = ConfigurePlatformTriggerErrors[keyof ConfigurePlatformTriggerErrors];
+
+export type ConfigurePlatformTriggerResponses = {
+    /**
+     * Configured (or replayed)
+     */
+    201: PlatformTrigger;
+};
+
+export type ConfigurePlatformTriggerResponse = ConfigurePlatformTriggerResponses[keyof ConfigurePlatformTriggerResponses];
+
+export type DeletePlatformTriggerData = {
+    body?: never;
+    path: {
+        /**
+         * The trigger's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/platforms/triggers/{id}';
+};
+
+export type DeletePlatformTriggerErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not a trigger of this project (`PLATFORM_TRIGGER_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type DeletePlatformTriggerError = DeletePlatformTriggerErrors[keyof DeletePlatformTriggerErrors];
+
+export type DeletePlatformTriggerResponses = {
+    /**
+     * Deleted
+     */
+    204: void;
+};
+
+export type DeletePlatformTriggerResponse = DeletePlatformTriggerResponses[keyof DeletePlatformTriggerResponses];
+
+export type ListPlatformEventsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * A commerce platform whose webhooks a project receives.
+         */
+        platform?: 'stripe' | 'shopify';
+        /**
+         * Items per page, 1..=100 (default 50).
+         */
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    url: '/api/v1/platforms/events';
+};
+
+export type ListPlatformEventsErrors = {
+    /**
+     * Invalid platform, limit or cursor
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ListPlatformEventsError = ListPlatformEventsErrors[keyof ListPlatformEventsErrors];
+
+export type ListPlatformEventsResponses = {
+    /**
+     * A page of events, newest first
+     */
+    200: PagePlatformEventRecord;
+};
+
+export type ListPlatformEventsResponse = ListPlatformEventsResponses[keyof ListPlatformEventsResponses];
 
 export type FindDuplicateContactsData = {
     body?: never;
@@ -14699,6 +15520,213 @@ export type DisconnectPlatformResponses = {
 };
 
 export type DisconnectPlatformResponse = DisconnectPlatformResponses[keyof DisconnectPlatformResponses];
+
+export type StartPlatformMigrationData = {
+    body: StartPlatformMigration;
+    path: {
+        /**
+         * The connection's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/platforms/connections/{id}/migrations';
+};
+
+export type StartPlatformMigrationErrors = {
+    /**
+     * Missing or invalid field (named in the message and in `details.field`)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not a connection of this project (`PLATFORM_CONNECTION_NOT_FOUND`), or not a site of it (`SITE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type StartPlatformMigrationError = StartPlatformMigrationErrors[keyof StartPlatformMigrationErrors];
+
+export type StartPlatformMigrationResponses = {
+    /**
+     * The run, queued
+     */
+    202: PlatformImport;
+};
+
+export type StartPlatformMigrationResponse = StartPlatformMigrationResponses[keyof StartPlatformMigrationResponses];
+
+export type MigrateCampaignsFromData = {
+    body: MigrateCampaignsFrom;
+    path?: never;
+    query?: never;
+    url: '/api/v1/platforms/imports/campaigns';
+};
+
+export type MigrateCampaignsFromErrors = {
+    /**
+     * Missing or invalid field (named in the message and in `details.field`)
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not a site of this project (`SITE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * The platform refused the token, or could not be reached (`PLATFORM_REFUSED`, the platform in the message and in `details.platform`)
+     */
+    422: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type MigrateCampaignsFromError = MigrateCampaignsFromErrors[keyof MigrateCampaignsFromErrors];
+
+export type MigrateCampaignsFromResponses = {
+    /**
+     * The run, queued
+     */
+    202: PlatformImport;
+};
+
+export type MigrateCampaignsFromResponse = MigrateCampaignsFromResponses[keyof MigrateCampaignsFromResponses];
+
+export type ListImportHistoryData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Items per page, 1..=100 (default 50).
+         */
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    url: '/api/v1/platforms/imports';
+};
+
+export type ListImportHistoryErrors = {
+    /**
+     * Invalid limit or cursor
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ListImportHistoryError = ListImportHistoryErrors[keyof ListImportHistoryErrors];
+
+export type ListImportHistoryResponses = {
+    /**
+     * A page of runs
+     */
+    200: PagePlatformImport;
+};
+
+export type ListImportHistoryResponse = ListImportHistoryResponses[keyof ListImportHistoryResponses];
+
+export type GetPlatformImportData = {
+    body?: never;
+    path: {
+        /**
+         * The run's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/platforms/imports/{id}';
+};
+
+export type GetPlatformImportErrors = {
+    /**
+     * `id` is not a UUID
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * Not a run of this project (`PLATFORM_IMPORT_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type GetPlatformImportError = GetPlatformImportErrors[keyof GetPlatformImportErrors];
+
+export type GetPlatformImportResponses = {
+    /**
+     * The run
+     */
+    200: PlatformImport;
+};
+
+export type GetPlatformImportResponse = GetPlatformImportResponses[keyof GetPlatformImportResponses];
 
 export type ValidateTemplateData = {
     body: ValidateTemplate;
@@ -18973,6 +20001,112 @@ export type ReceiveTwilioStatusResponses = {
 };
 
 export type ReceiveTwilioStatusResponse = ReceiveTwilioStatusResponses[keyof ReceiveTwilioStatusResponses];
+
+export type ReceiveStripeWebhookData = {
+    /**
+     * A Stripe Event: `{id: "evt_…", type, data: {object}}`
+     */
+    body: {
+        [key: string]: unknown;
+    };
+    headers: {
+        /**
+         * `t=<unix seconds>,v1=<hex HMAC-SHA256 of "{t}.{body}" keyed with the endpoint secret>`; at most 300 seconds old
+         */
+        'Stripe-Signature': string;
+    };
+    path: {
+        /**
+         * The commerce source (`POST /api/v1/platforms/commerce`)
+         */
+        source_id: string;
+    };
+    query?: never;
+    url: '/api/webhooks/stripe/{source_id}';
+};
+
+export type ReceiveStripeWebhookErrors = {
+    /**
+     * The body is not JSON, too large, or lacks `id`, `type` or `data.object` (`VALIDATION_ERROR`, `details.field`)
+     */
+    400: MailError;
+    /**
+     * Missing, wrong or stale signature (`INVALID_SIGNATURE`)
+     */
+    401: MailError;
+    /**
+     * No such Stripe source (`COMMERCE_SOURCE_NOT_FOUND`)
+     */
+    404: MailError;
+};
+
+export type ReceiveStripeWebhookError = ReceiveStripeWebhookErrors[keyof ReceiveStripeWebhookErrors];
+
+export type ReceiveStripeWebhookResponses = {
+    /**
+     * Received: applied, no trigger, failed (recorded, not retried) or a duplicate of an event id received before (nothing done)
+     */
+    200: CommerceWebhookAnswer;
+};
+
+export type ReceiveStripeWebhookResponse = ReceiveStripeWebhookResponses[keyof ReceiveStripeWebhookResponses];
+
+export type ReceiveShopifyWebhookData = {
+    /**
+     * The topic's object, e.g. an order `{id, email, total_price, currency, customer: {email}}`
+     */
+    body: {
+        [key: string]: unknown;
+    };
+    headers: {
+        /**
+         * Base64 HMAC-SHA256 of the body keyed with the app's client secret
+         */
+        'X-Shopify-Hmac-Sha256': string;
+        /**
+         * The event type, e.g. `orders/create`
+         */
+        'X-Shopify-Topic': string;
+        /**
+         * The delivery's id: a second delivery of it does nothing
+         */
+        'X-Shopify-Webhook-Id': string;
+    };
+    path: {
+        /**
+         * The commerce source (`POST /api/v1/platforms/commerce`)
+         */
+        source_id: string;
+    };
+    query?: never;
+    url: '/api/webhooks/shopify/{source_id}';
+};
+
+export type ReceiveShopifyWebhookErrors = {
+    /**
+     * The body is not JSON or too large, or `X-Shopify-Topic` or `X-Shopify-Webhook-Id` is missing (`VALIDATION_ERROR`, `details.field`)
+     */
+    400: MailError;
+    /**
+     * Missing or wrong signature (`INVALID_SIGNATURE`)
+     */
+    401: MailError;
+    /**
+     * No such Shopify source (`COMMERCE_SOURCE_NOT_FOUND`)
+     */
+    404: MailError;
+};
+
+export type ReceiveShopifyWebhookError = ReceiveShopifyWebhookErrors[keyof ReceiveShopifyWebhookErrors];
+
+export type ReceiveShopifyWebhookResponses = {
+    /**
+     * Received: applied, no trigger, failed (recorded, not retried) or a duplicate of a webhook id received before (nothing done)
+     */
+    200: CommerceWebhookAnswer;
+};
+
+export type ReceiveShopifyWebhookResponse = ReceiveShopifyWebhookResponses[keyof ReceiveShopifyWebhookResponses];
 
 export type ConnectSocialPlatformData = {
     body?: never;

@@ -274,9 +274,10 @@ export type Competitor = {
     name: string;
     /**
      * What the caller knows of it (its site, products, recent moves): at most 2000
-     * characters. The model does not browse.
+     * characters.
      */
     notes?: string | null;
+    urls?: Array<string> | null;
 };
 
 /**
@@ -964,6 +965,13 @@ export type FeedItem = {
     summary: string;
     created_at: string;
     severity: string;
+    /**
+     * What the item rests on, when recorded: a competitor change's `competitor`, `url`,
+     * `before` and `after` excerpts (each at most 500 characters).
+     */
+    evidence?: {
+        [key: string]: unknown;
+    } | null;
 };
 
 /**
@@ -1810,6 +1818,13 @@ export type PageFeedItem = {
         summary: string;
         created_at: string;
         severity: string;
+        /**
+         * What the item rests on, when recorded: a competitor change's `competitor`, `url`,
+         * `before` and `after` excerpts (each at most 500 characters).
+         */
+        evidence?: {
+            [key: string]: unknown;
+        } | null;
     }>;
     /**
      * Pass as `cursor` to get the next page; null on the last page.
@@ -5565,7 +5580,7 @@ export type RunCompetitorWatchData = {
 
 export type RunCompetitorWatchErrors = {
     /**
-     * A field is invalid or out of range (the message names it)
+     * A field is invalid or out of range, or a URL names an address the deployment does not allow (the message names the field)
      */
     400: MemoryError;
     /**

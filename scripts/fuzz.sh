@@ -692,6 +692,9 @@ EOF
 # The health check `filter_too_much` is off: segment rules state per field which operators and
 # values are allowed (if/then/else), which the generator can only meet by filtering; it is a
 # check of the generator, not of the API.
+# The response-time check is off: how fast an answer comes depends on what else the machine
+# runs (a 5 MB generated body took 11 s on a loaded CI machine); speed is `make bench`'s to
+# measure, not a pass/fail check of the suite.
 fuzz() {
     local service=$1 config=$2 url=$3 key=$4 rc=0
     shift 4
@@ -701,6 +704,7 @@ fuzz() {
         --url "$url" \
         --header "Authorization: Bearer $key" \
         --checks all \
+        --exclude-checks max_response_time \
         --phases examples,coverage,fuzzing,stateful \
         --max-examples "$FUZZ_EXAMPLES" \
         --seed "$FUZZ_SEED" \

@@ -290,6 +290,21 @@ stack_seed() {
         '{"name":"seed_spare","html":"<p>Spare</p>"}' | stack_json id)"
     SEED_SPARE_SOURCE="$(stack_call POST "$a/content/sources" "$k" \
         "{\"site_id\":\"$SEED_SITE\",\"url\":\"https://feeds.invalid/spare.xml\"}" | stack_json id)"
+    # A Twilio account (sealed; nothing is sent to Twilio), so that Twilio's callbacks for the
+    # project are checked for their signature (401) rather than answered 404.
+    stack_call PUT "$a/sms/provider" "$k" \
+        '{"provider":"twilio","account_sid":"AC00000000000000000000000000000000","auth_token":"seedseedseedseedseedseedseedseed","from_number":"+14158675309"}' >/dev/null
+    # Commerce sources (a Stripe and a Shopify one, for their webhooks; a spare one the delete
+    # takes) and a spare platform trigger the delete takes.
+    SEED_STRIPE_SOURCE="$(stack_call POST "$a/platforms/commerce" "$k" \
+        "{\"platform\":\"stripe\",\"signing_secret\":\"whsec_seed\",\"site_id\":\"$SEED_SITE\"}" | stack_json id)"
+    SEED_SHOPIFY_SOURCE="$(stack_call POST "$a/platforms/commerce" "$k" \
+        "{\"platform\":\"shopify\",\"signing_secret\":\"shpss_seed\",\"site_id\":\"$SEED_SITE\"}" | stack_json id)"
+    SEED_SPARE_COMMERCE_SOURCE="$(stack_call POST "$a/platforms/commerce" "$k" \
+        "{\"platform\":\"stripe\",\"signing_secret\":\"whsec_spare\",\"site_id\":\"$SEED_SITE\"}" | stack_json id)"
+    SEED_SPARE_TRIGGER="$(stack_call POST "$a/platforms/triggers" "$k" \
+        '{"platform":"stripe","event_type":"checkout.session.completed","action":"tag","tag":"buyer"}' |
+        stack_json id)"
     # Two automations (one the delete takes), the first active.
     SEED_AUTOMATION="$(stack_call POST "$a/automations" "$k" \
         "{\"site_id\":\"$SEED_SITE\",\"name\":\"Seed flow\",\"trigger\":{\"type\":\"event\",\"event\":\"signed_up\"},\"steps\":[{\"type\":\"wait\",\"minutes\":60},{\"type\":\"add_tag\",\"tag\":\"flowed\"}]}" |
@@ -304,7 +319,8 @@ stack_seed() {
         SEED_WORKSPACE SEED_DRIFT SEED_WEBHOOK SEED_SPARE_WEBHOOK SEED_DELIVERY \
         SEED_OPEN_TOKEN SEED_CLICK_TOKEN SEED_UNSUBSCRIBE_TOKEN SEED_FORM SEED_SPARE_FORM \
         SEED_FORM_CONFIRMATION SEED_SOCIAL_POST SEED_SPARE_SOCIAL_POST SEED_SOCIAL_CAMPAIGN \
-        SEED_BLOCK SEED_SPARE_BLOCK SEED_SPARE_SOURCE SEED_AUTOMATION SEED_SPARE_AUTOMATION
+        SEED_BLOCK SEED_SPARE_BLOCK SEED_SPARE_SOURCE SEED_AUTOMATION SEED_SPARE_AUTOMATION \
+        SEED_STRIPE_SOURCE SEED_SHOPIFY_SOURCE SEED_SPARE_COMMERCE_SOURCE SEED_SPARE_TRIGGER
     log "seeded: product $SEED_PRODUCT, decision $SEED_DECISION, site $SEED_SITE, contact $SEED_CONTACT, email $SEED_EMAIL (sent)"
 }
 

@@ -63,7 +63,8 @@ pub mod fragments {
     /// What counts toward the scores of the project's (`$1`) contacts, of one when `$2` is not
     /// null: rows `(contact_id, kind, at, email_log_id, conversion_id)`. An email counts once
     /// per kind of engagement (its first open, click, unsubscribe, bounce, complaint, however
-    /// often the provider and the tracking links report it); every conversion counts.
+    /// often the provider and the tracking links report it); every conversion of a contact counts
+    /// (one recorded without a contact scores nobody).
     pub const SCORE_CONTRIBUTIONS: &str = "\
         SELECT e.contact_id, ev.kind, min(ev.created_at) AS at, e.id AS email_log_id, \
                NULL::uuid AS conversion_id \
@@ -76,7 +77,8 @@ pub mod fragments {
         UNION ALL \
         SELECT c.contact_id, 'converted', c.attributed_at, c.email_log_id, c.id \
           FROM conversions c \
-         WHERE c.project_id = $1 AND ($2::uuid IS NULL OR c.contact_id = $2)";
+         WHERE c.project_id = $1 AND c.contact_id IS NOT NULL \
+           AND ($2::uuid IS NULL OR c.contact_id = $2)";
 
     /// What replaces an erased text (recipient, subject, clicked link) in the email log.
     pub const ERASED: &str = "[erased]";

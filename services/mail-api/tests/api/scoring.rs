@@ -174,6 +174,24 @@ async fn opens_clicks_and_conversions_score_by_the_rules_and_segments_compare_th
         ["bob@example.com"]
     );
 
+    // A conversion whose contact was erased scores nobody (it kept its revenue, not its person).
+    h.api(&t.write)
+        .post(
+            "/api/v1/conversion",
+            &json!({"email": "bob@example.com", "revenue": 5}),
+        )
+        .expect(200)
+        .await;
+    h.api(&t.write)
+        .delete(&format!("/api/v1/contacts/{bob}/personal-data"))
+        .expect(200)
+        .await;
+    assert_eq!(
+        h.query("SELECT count(*) FROM conversions WHERE contact_id IS NULL")
+            .await,
+        ["1"]
+    );
+
     // New rules rescore every contact at once.
     let set = h
         .api(&t.write)

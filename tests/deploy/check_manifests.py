@@ -167,6 +167,31 @@ def caddy_paths():
     return out
 
 
+# The API documents, and the pages no document lists, whose paths the routes must carry.
+DOCUMENTS = {"memory-api": "memory-api.openapi.json", "mail-api": "mail-api.openapi.json"}
+PAGES = {"memory-api": ["/dashboard"], "mail-api": ["/dashboard"]}
+
+
+def routed(path, prefixes):
+    """Whether a path is carried by one of the routes' prefixes (whole segments) or exact paths."""
+    return any(path == p or path.startswith(p.rstrip("/") + "/") for p in prefixes)
+
+
+def unrouted_problems(docs):
+    """Every public path of each API's committed document (and its pages) has a route: a form
+    link or an OAuth callback the gateway drops is a feature the deployment does not have."""
+    kubernetes = {}
+    for _, _, path, service, _ in route_paths(docs):
+        kubernetes.setdefault(service, set()).add(path)
+    problems = []
+    for service, document in DOCUMENTS.items():
+        paths = json.loads((ROOT / "proto-docs" / document).read_text())["paths"]
+        public = [p for p in paths if not routed(p, INTERNAL_PATHS)] + PAGES[service]
+        for path in sorted(p for p in public if not routed(p, kubernetes.get(service, ()))):
+            problems.append(f"{service}: {path} is documented but no route carries it")
+    return problems
+
+
 def compose_problems(docs):
     """The compose gateway must route exactly what the Kubernetes routes do, per API."""
     kubernetes = {}
@@ -190,7 +215,8 @@ def check(kustomize, overlay):
             problems.append(f"{overlay}: {name_of(doc)}: {problem}")
         if doc["kind"] == "Secret":
             problems.append(f"{overlay}: {name_of(doc)}: a Secret is committed")
-    problems += [f"{overlay}: {p}" for p in routing_problems(docs) + compose_problems(docs)]
+    problems += [f"{overlay}: {p}" for p in
+                 routing_problems(docs) + compose_problems(docs) + unrouted_problems(docs)]
     kinds = sorted({doc["kind"] for doc in docs})
     print(f"{overlay}: {len(docs)} objects ({', '.join(kinds)})")
     for host in sorted({r[1] for r in route_paths(docs)}):

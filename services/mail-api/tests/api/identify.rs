@@ -104,10 +104,7 @@ async fn identify_with_a_site_subscribes_and_enrolls_in_signup_campaigns_on_crea
         "SELECT campaign_id || ':' || (status IN ('active', 'completed')) || ':' || source \
          FROM enrollments WHERE contact_id = '{new_id}' ORDER BY enrolled_at"
     );
-    assert_eq!(
-        h.query(&enrolled).await,
-        [format!("{welcome}:true:signup")]
-    );
+    assert_eq!(h.query(&enrolled).await, [format!("{welcome}:true:signup")]);
     assert_eq!(
         contact(&h, &t.read, "new@x.io").await["site_ids"],
         json!([site])

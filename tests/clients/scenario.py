@@ -801,7 +801,7 @@ def commerce(s: Service, site: str) -> None:
     # No platform signs in the scenario: a wrong signature is 401, an unknown source 404.
     event = {"id": "evt_scenario", "type": "checkout.session.completed", "data": {"object": {}}}
     s.call("receiveStripeWebhook", 401, source_id=source["id"], stripe_signature="t=1,v1=00", body=event)
-    s.call("receiveShopifyWebhook", 404, source_id=str(uuid.uuid4()), x_shopify_hmac_sha256="AA==",
+    s.call("receiveShopifyWebhook", 404, source_id=str(uuid.uuid4()), x_shopify_hmac_sha_256="AA==",
            x_shopify_topic="orders/create", x_shopify_webhook_id="w1", body={"id": 1})
     s.call("deletePlatformTrigger", 204, id=trigger["id"])
     s.call("deleteCommerceSource", 204, id=source["id"])

@@ -483,7 +483,7 @@ test('mail-api: every operation', async () => {
   await expect(m.getPlatformImport({ path: { id: crypto.randomUUID() } }), 404);
   // Commerce platforms: a Stripe source and its triggers; no platform signs here, so a wrong
   // signature is 401 and an unknown source 404.
-  const source = (await expect(
+  const commerceSource = (await expect(
     m.addCommerceSource({ body: { platform: 'stripe', signing_secret: 'whsec_ts', site_id: site } }),
     201,
   )).data;
@@ -498,7 +498,7 @@ test('mail-api: every operation', async () => {
   await expect(m.listPlatformEvents({ query: { limit: 10 } }), 200);
   await expect(
     anonymous.receiveStripeWebhook({
-      path: { source_id: source.id },
+      path: { source_id: commerceSource.id },
       headers: { 'Stripe-Signature': 't=1,v1=00' },
       body: { id: 'evt_ts', type: 'checkout.session.completed', data: { object: {} } },
     }),
@@ -513,7 +513,7 @@ test('mail-api: every operation', async () => {
     404,
   );
   await expect(m.deletePlatformTrigger({ path: { id: trigger.id } }), 204);
-  await expect(m.deleteCommerceSource({ path: { id: source.id } }), 204);
+  await expect(m.deleteCommerceSource({ path: { id: commerceSource.id } }), 204);
   await expect(m.inviteTeamMember({ body: { email: 'grace@example.com', role: 'viewer' } }), 201);
   await expect(m.listTeamMembers(), 200);
   await expect(m.listNotifications({ query: { unread: true } }), 200);

@@ -39,10 +39,10 @@ log "wrk: $(dpkg-query -W -f='${Version}' wrk)"
 # (scripts/browser-test.sh).
 ensure_debs chromium chromium-driver
 log "chromium: $(dpkg-query -W -f='${Version}' chromium)"
-# The render worker's video encoder (ffmpeg, libx264) and its default font; ffprobe for the
-# video tests.
-ensure_debs ffmpeg fonts-dejavu-core
-log "ffmpeg: $(dpkg-query -W -f='${Version}' ffmpeg)"
+# The render worker's video encoder (ffmpeg, libx264) and its default font, and its narration
+# voice (espeak-ng, a local text-to-speech engine); ffprobe for the video tests.
+ensure_debs ffmpeg fonts-dejavu-core espeak-ng
+log "ffmpeg: $(dpkg-query -W -f='${Version}' ffmpeg), espeak-ng: $(dpkg-query -W -f='${Version}' espeak-ng)"
 
 # Debian's python3 (stable whatever other Pythons come and go on PATH).
 PY=/usr/bin/python3

@@ -9,6 +9,8 @@ use serde_json::Value;
 
 use crate::run_queue::{RunKind, RunQueue};
 
+pub mod brand;
+
 /// `render_video_jobs`, queued on `render.job`.
 pub static RENDER_VIDEO_JOBS: RunKind = RunKind {
     table: "render_video_jobs",

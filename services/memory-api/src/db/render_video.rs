@@ -9,6 +9,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::render_video::Style;
+use crate::render_video::brand::StoredMedia;
 
 use super::owner::Owner;
 use super::schema::render_video_jobs as j;
@@ -37,13 +38,54 @@ pub struct Job {
     pub completed_at: Option<DateTime<Utc>>,
 }
 
-/// What a job was asked besides its brief, format, duration and run.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+/// What a job was asked besides its brief, format, duration and run. Of the brand only what
+/// the render reads is kept: its colours, call to action and narration switch, and its
+/// pictures and music as object-store keys (removed once the render finishes).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct JobInput {
-    /// The colours drawn (what is kept of the brand).
+    /// The colours drawn.
     pub style: Style,
     pub template: Option<String>,
     pub product_id: Option<String>,
+    #[serde(default = "narrated")]
+    pub narration: bool,
+    #[serde(default)]
+    pub cta: Option<String>,
+    #[serde(default)]
+    pub logo: Option<StoredMedia>,
+    #[serde(default)]
+    pub product_image: Option<StoredMedia>,
+    #[serde(default)]
+    pub music: Option<StoredMedia>,
+}
+
+fn narrated() -> bool {
+    true
+}
+
+impl Default for JobInput {
+    fn default() -> Self {
+        Self {
+            style: Style::default(),
+            template: None,
+            product_id: None,
+            narration: narrated(),
+            cta: None,
+            logo: None,
+            product_image: None,
+            music: None,
+        }
+    }
+}
+
+impl JobInput {
+    /// The object-store keys of the brand's media this job reads.
+    pub fn media_keys(&self) -> impl Iterator<Item = &str> {
+        [&self.logo, &self.product_image, &self.music]
+            .into_iter()
+            .flatten()
+            .map(|m| m.key.as_str())
+    }
 }
 
 /// What a finished render came to.

@@ -17,7 +17,12 @@ use crate::ops::render_video::{
 use crate::state::AppState;
 
 /// The routes of this module (mounted and documented from here).
-pub const ROUTES: &[Route] = &[route!(render), route!(create_job), route!(job_status)];
+pub const ROUTES: &[Route] = &[
+    // The brand's pictures and music come inline as data: URIs.
+    route!(render, json_limit = http_kit::MAX_UPLOAD_BODY),
+    route!(create_job, json_limit = http_kit::MAX_UPLOAD_BODY),
+    route!(job_status),
+];
 
 /// Render a marketing video and wait for it.
 #[utoipa::path(
@@ -27,10 +32,16 @@ pub const ROUTES: &[Route] = &[route!(render), route!(create_job), route!(job_st
     tag = "render",
     description = "Records a render job, queues it (RabbitMQ, `render.job`) and waits for the \
         render worker, up to a bound set by the deployment (`MEMORY_RENDER_VIDEO__WAIT_SECS`, \
-        default 120). The worker splits the brief into scenes, draws each with the brand's \
-        colours at the format's size, encodes them to H.264 and joins them into one MP4. With \
-        `run_id`, unchanged scenes of the run's earlier renders are reused; `cost_cents` is one \
-        cent per newly rendered second. When the wait runs out the render goes on: the answer \
+        default 120). The worker splits the brief into scenes (each given a share of the \
+        duration by its length), lays each out by `template` and the brief's structure (title \
+        card, bullet list, quote, product shot, end card with a call to action) in the brand's \
+        colours with its logo at the format's size, speaks its text with a local \
+        text-to-speech voice (sped up when it would not fit its share, never cut) and burns \
+        the captions in as the voice says them, crossfades between scenes, and joins them into \
+        one MP4 (H.264 video, AAC audio of the video's length with the brand's music mixed \
+        under the voice). `brand.narration: false` renders a silent video without captions. \
+        Body: at most 10 MiB. With `run_id`, unchanged scenes of the run's earlier renders are \
+        reused; `cost_cents` is one cent per newly rendered second. When the wait runs out the render goes on: the answer \
         is then 202 with the job, to be polled at its `Location`. Pro tier and above.",
     request_body = RenderVideoRequest,
     responses(

@@ -14,6 +14,7 @@ use uuid::Uuid;
 use crate::db::owner::Owner;
 use crate::db::render_video::{self as db, Job, JobInput, NewJob};
 use crate::ops::scope;
+use crate::render_video::brand::{BrandRender, Media, StoredMedia};
 use crate::render_video::{Style, VideoFormat};
 use crate::state::AppState;
 
@@ -28,13 +29,26 @@ pub struct RenderVideoRequest {
     /// (trimmed).
     #[schema(min_length = 3, max_length = 8000, pattern = r"[^\s\x85\uFEFF]")]
     pub brief: String,
-    /// A template name, recorded with the job (the renderer draws one layout).
+    /// The layout of the scenes between the title card (first) and the end card (last):
+    /// `auto` (the default, and what an unknown name means) picks per scene from the brief's
+    /// structure (a paragraph of `-`, `*` or numbered lines is a bullet list, a paragraph in
+    /// quotes a quote, the first plain scene a product shot when the brand has a picture);
+    /// `text`, `bullets`, `quote` or `product` prefer that layout where the scene allows it.
+    /// Recorded with the job.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(max_length = 120)]
     pub template: Option<String>,
-    /// The brand, used for the colours only and not stored: `background`, `primary` and
-    /// `text` (also `…_color` or `…Color`, at the top level or under `colors`), each `#rgb`
-    /// or `#rrggbb`; defaults for the others.
+    /// The brand: it shapes the render and is not stored as given (only what the render
+    /// reads is kept with the job; its pictures and music only until the render finishes).
+    /// Colours `background`, `primary` and `text` (also `…_color` or `…Color`, at the top
+    /// level or under `colors`), each `#rgb` or `#rrggbb`; defaults for the others. `logo`
+    /// and `product_image`: `data:` URIs (base64) of a PNG, JPEG or WebP picture of at most
+    /// 2 MiB, never URLs (the logo is drawn on the title and end cards, the product image,
+    /// else the logo, on the product shot). `music`: a `data:` URI of MP3, WAV, Ogg or FLAC
+    /// audio of at most 6 MiB, looped or cut to the video's length and mixed under the voice.
+    /// `cta`: the end card's call to action, at most 120 characters (default: the brief's last
+    /// sentence). `narration`: `false` for a silent video without captions (default `true`:
+    /// each scene's text is spoken, and captioned in time with the voice).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub brand: Option<Value>,
@@ -69,6 +83,7 @@ impl Validate for RenderVideoRequest {
         if self.brand.as_ref().is_some_and(|b| !b.is_object()) {
             return Err(ApiError::bad_request("brand must be an object"));
         }
+        BrandRender::from_brand(self.brand.as_ref()).map_err(ApiError::bad_request)?;
         Ok(())
     }
 }
@@ -197,10 +212,23 @@ async fn record(
     caller.require_tier(Tier::Pro)?;
     let mut conn = store::conn(&state.pool).await?;
     let view = scope::view(&mut conn, caller, body.workspace_id).await?;
+    let brand = BrandRender::from_brand(body.brand.as_ref()).map_err(ApiError::bad_request)?;
+    let owner = Owner::of(caller);
+    let folder = format!(
+        "video-inputs/{}-{}/{}",
+        owner.user_id,
+        owner.environment,
+        Uuid::new_v4().simple()
+    );
     let input = JobInput {
         style: Style::from_brand(body.brand.as_ref()),
         template: body.template.clone(),
         product_id: body.product_id.clone(),
+        narration: brand.narration,
+        cta: brand.cta,
+        logo: keep(state, &folder, "logo", brand.logo).await?,
+        product_image: keep(state, &folder, "product", brand.product_image).await?,
+        music: keep(state, &folder, "music", brand.music).await?,
     };
     let job = db::insert(
         &mut conn,
@@ -215,6 +243,33 @@ async fn record(
     )
     .await?;
     Ok(job)
+}
+
+/// Puts a brand medium where the worker reads it.
+async fn keep(
+    state: &AppState,
+    folder: &str,
+    name: &str,
+    media: Option<Media>,
+) -> Result<Option<StoredMedia>, ApiError> {
+    let Some(media) = media else {
+        return Ok(None);
+    };
+    let key = format!("{folder}/{name}.{}", media.format.extension());
+    let object = ObjectKey::parse(&key)
+        .ok_or_else(|| ApiError::internal(format!("{key} is not an object key")))?;
+    let sha256 = hex::encode(ring::digest::digest(&ring::digest::SHA256, &media.bytes));
+    state
+        .downloads
+        .objects
+        .put(&object, media.bytes)
+        .await
+        .map_err(|e| ApiError::internal(format!("storing the brand's {name}: {e}")))?;
+    Ok(Some(StoredMedia {
+        key,
+        format: media.format,
+        sha256,
+    }))
 }
 
 /// A video render after `POST /render/video` waited for it: done, or still under way.

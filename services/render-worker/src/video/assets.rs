@@ -31,6 +31,16 @@ impl Assets {
     }
 }
 
+impl Assets {
+    /// Removes the object (gone already is fine).
+    pub async fn delete(&self, key: &str) -> Result<(), String> {
+        self.objects
+            .delete(&parse(key)?)
+            .await
+            .map_err(|e| format!("delete {key}: {e}"))
+    }
+}
+
 fn parse(key: &str) -> Result<ObjectKey, String> {
     ObjectKey::parse(key).ok_or_else(|| format!("{key} is not an object key"))
 }

@@ -1,9 +1,8 @@
-//! Drawing a scene: the brand's background, a primary-colour band, the scene's text wrapped
-//! and centred in the text colour (shrunk until it fits), and a progress bar along the bottom
-//! that fills over the scene (the only pixels that change from frame to frame).
+//! Drawing primitives of the video's pictures: colours, filled (rounded) rectangles,
+//! pictures with transparency, and text wrapped and shrunk until it fits a box.
 
 use ab_glyph::{Font, FontArc, PxScale, ScaleFont, point};
-use tiny_skia::{Color, Paint, Pixmap, Rect, Transform};
+use tiny_skia::{Color, FillRule, Paint, PathBuilder, Pixmap, Rect, Transform};
 
 /// An opaque colour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,14 +19,8 @@ impl Rgb {
         Some(Self(byte(0)?, byte(2)?, byte(4)?))
     }
 
-    fn color(self) -> Color {
+    pub fn color(self) -> Color {
         Color::from_rgba8(self.0, self.1, self.2, 255)
-    }
-
-    /// Halfway to `other`.
-    fn mix(self, other: Self) -> Self {
-        let m = |a: u8, b: u8| ((u16::from(a) + u16::from(b)) / 2) as u8;
-        Self(m(self.0, other.0), m(self.1, other.1), m(self.2, other.2))
     }
 }
 
@@ -39,92 +32,209 @@ pub struct Palette {
     pub text: Rgb,
 }
 
-/// One scene's picture, redrawn only where the progress bar moves.
-pub struct Frame {
-    pixmap: Pixmap,
-    palette: Palette,
-    bar: Rect,
+/// A rectangle of the frame, in pixels.
+#[derive(Debug, Clone, Copy)]
+pub struct Area {
+    pub x: f32,
+    pub y: f32,
+    pub w: f32,
+    pub h: f32,
 }
 
-impl Frame {
-    /// The scene's still picture with an empty progress bar.
-    pub fn new(width: u32, height: u32, palette: Palette, font: &FontArc, text: &str) -> Self {
-        let mut pixmap = Pixmap::new(width, height).expect("a video frame has a non-zero size");
-        pixmap.fill(palette.background.color());
-        let (w, h) = (width as f32, height as f32);
-        let band = (h * 0.025).max(8.0);
-        fill(
-            &mut pixmap,
-            Rect::from_xywh(0.0, 0.0, w, band),
-            palette.primary,
-        );
-        let margin = w * 0.08;
-        let bar = Rect::from_xywh(margin, h - band * 2.5, w - 2.0 * margin, band * 0.6)
-            .expect("the bar fits the frame");
-        draw_text(&mut pixmap, font, text, palette.text, margin, band * 2.0);
-        let mut frame = Self {
-            pixmap,
-            palette,
-            bar,
-        };
-        frame.progress(0.0);
-        frame
-    }
-
-    /// Fills the progress bar to `done` (0..=1).
-    pub fn progress(&mut self, done: f32) {
-        let track = self.palette.background.mix(self.palette.text);
-        fill(&mut self.pixmap, self.bar, track);
-        let filled = self.bar.width() * done.clamp(0.0, 1.0);
-        if let Some(rect) = Rect::from_xywh(self.bar.x(), self.bar.y(), filled, self.bar.height()) {
-            fill(&mut self.pixmap, rect, self.palette.primary);
-        }
-    }
-
-    /// The pixels as RGBA (opaque, so premultiplied is plain).
-    pub fn rgba(&self) -> &[u8] {
-        self.pixmap.data()
+impl Area {
+    /// The top `h` of the area, and what is left under it.
+    pub fn split_top(self, h: f32) -> (Self, Self) {
+        let h = h.clamp(0.0, self.h);
+        (
+            Self { h, ..self },
+            Self {
+                y: self.y + h,
+                h: self.h - h,
+                ..self
+            },
+        )
     }
 }
 
-fn fill(pixmap: &mut Pixmap, rect: impl Into<Option<Rect>>, colour: Rgb) {
+/// How a block of text sits in its area.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    Centre,
+    Left,
+}
+
+pub fn fill(pixmap: &mut Pixmap, rect: impl Into<Option<Rect>>, colour: Rgb) {
     let Some(rect) = rect.into() else { return };
     let mut paint = Paint::default();
     paint.set_color(colour.color());
     pixmap.fill_rect(rect, &paint, Transform::identity(), None);
 }
 
-/// The largest font size from a twelfth of the width down whose wrapped lines fit the box
-/// between the margins; at the smallest size, lines that do not fit are cut with an ellipsis.
-fn draw_text(pixmap: &mut Pixmap, font: &FontArc, text: &str, colour: Rgb, margin: f32, top: f32) {
-    let (w, h) = (pixmap.width() as f32, pixmap.height() as f32);
-    let box_w = w - 2.0 * margin;
-    let box_h = h - 2.0 * top - 2.0 * margin;
-    let min_size = (w / 40.0).max(12.0);
-    let mut size = w / 12.0;
-    let (scale, lines) = loop {
-        let scale = PxScale::from(size);
-        let lines = wrap(font, scale, text, box_w);
-        let line_h = font.as_scaled(scale).height() * 1.25;
-        if lines.len() as f32 * line_h <= box_h || size <= min_size {
-            let fit = ((box_h / line_h).floor() as usize).max(1);
-            break (scale, ellipsize(lines, fit));
+/// A rectangle with corners rounded by `radius`, in `colour` at `alpha` (0..=1).
+pub fn fill_rounded(pixmap: &mut Pixmap, area: Area, radius: f32, colour: Rgb, alpha: f32) {
+    let r = radius.min(area.w / 2.0).min(area.h / 2.0).max(0.0);
+    let (x0, y0, x1, y1) = (area.x, area.y, area.x + area.w, area.y + area.h);
+    let mut pb = PathBuilder::new();
+    pb.move_to(x0 + r, y0);
+    pb.line_to(x1 - r, y0);
+    pb.quad_to(x1, y0, x1, y0 + r);
+    pb.line_to(x1, y1 - r);
+    pb.quad_to(x1, y1, x1 - r, y1);
+    pb.line_to(x0 + r, y1);
+    pb.quad_to(x0, y1, x0, y1 - r);
+    pb.line_to(x0, y0 + r);
+    pb.quad_to(x0, y0, x0 + r, y0);
+    pb.close();
+    let Some(path) = pb.finish() else { return };
+    let mut paint = Paint::default();
+    paint.set_color(Color::from_rgba8(
+        colour.0,
+        colour.1,
+        colour.2,
+        (alpha.clamp(0.0, 1.0) * 255.0).round() as u8,
+    ));
+    paint.anti_alias = true;
+    pixmap.fill_path(
+        &path,
+        &paint,
+        FillRule::Winding,
+        Transform::identity(),
+        None,
+    );
+}
+
+/// A decoded picture: straight (not premultiplied) RGBA.
+#[derive(Debug, Clone)]
+pub struct Picture {
+    pub width: u32,
+    pub height: u32,
+    pub rgba: Vec<u8>,
+}
+
+/// Draws `picture` with its top-left corner at (`x`, `y`), blending its transparency over the
+/// opaque frame.
+pub fn blit(pixmap: &mut Pixmap, picture: &Picture, x: i32, y: i32) {
+    let (pw, ph) = (pixmap.width() as i32, pixmap.height() as i32);
+    let data = pixmap.data_mut();
+    for row in 0..picture.height as i32 {
+        let py = y + row;
+        if py < 0 || py >= ph {
+            continue;
         }
-        size *= 0.9;
-    };
-    let scaled = font.as_scaled(scale);
-    let line_h = scaled.height() * 1.25;
-    let block_h = lines.len() as f32 * line_h;
-    let mut baseline = (h - block_h) / 2.0 + scaled.ascent();
-    for line in &lines {
-        let line_w = width(font, scale, line);
-        let x = (w - line_w) / 2.0;
-        draw_line(pixmap, font, scale, line, x, baseline, colour);
-        baseline += line_h;
+        for col in 0..picture.width as i32 {
+            let px = x + col;
+            if px < 0 || px >= pw {
+                continue;
+            }
+            let src = ((row * picture.width as i32 + col) * 4) as usize;
+            let a = u32::from(picture.rgba[src + 3]);
+            if a == 0 {
+                continue;
+            }
+            let dst = ((py * pw + px) * 4) as usize;
+            for c in 0..3 {
+                let s = u32::from(picture.rgba[src + c]);
+                let d = u32::from(data[dst + c]);
+                data[dst + c] = ((s * a + d * (255 - a) + 127) / 255) as u8;
+            }
+        }
     }
 }
 
-fn width(font: &FontArc, scale: PxScale, text: &str) -> f32 {
+/// Paragraphs laid out to fit a box: the size chosen and each paragraph's lines.
+pub struct Fitted {
+    pub scale: PxScale,
+    pub paragraphs: Vec<Vec<String>>,
+    pub line_h: f32,
+    /// Extra space between paragraphs.
+    pub gap: f32,
+}
+
+impl Fitted {
+    pub fn height(&self) -> f32 {
+        let lines: usize = self.paragraphs.iter().map(Vec::len).sum();
+        lines as f32 * self.line_h + self.paragraphs.len().saturating_sub(1) as f32 * self.gap
+    }
+}
+
+/// The largest size from `max_size` down (by tenths) at which `paragraphs`, wrapped to `w`,
+/// fit `h`; at `min_size`, what does not fit is cut with an ellipsis.
+pub fn fit(
+    font: &FontArc,
+    paragraphs: &[String],
+    w: f32,
+    h: f32,
+    max_size: f32,
+    min_size: f32,
+) -> Fitted {
+    let mut size = max_size.max(min_size);
+    loop {
+        let scale = PxScale::from(size);
+        let line_h = font.as_scaled(scale).height() * 1.2;
+        let gap = line_h * 0.45;
+        let wrapped: Vec<Vec<String>> =
+            paragraphs.iter().map(|p| wrap(font, scale, p, w)).collect();
+        let mut fitted = Fitted {
+            scale,
+            paragraphs: wrapped,
+            line_h,
+            gap,
+        };
+        if fitted.height() <= h {
+            return fitted;
+        }
+        if size <= min_size {
+            let fit = ((h / line_h).floor() as usize).max(1);
+            let mut left = fit;
+            for lines in &mut fitted.paragraphs {
+                let keep = lines.len().min(left);
+                *lines = ellipsize(std::mem::take(lines), keep.max(1));
+                left = left.saturating_sub(keep);
+            }
+            fitted.paragraphs.retain(|p| !p.is_empty());
+            return fitted;
+        }
+        size = (size * 0.9).max(min_size);
+    }
+}
+
+/// Draws `fitted` in `area`, centred vertically; each paragraph's first line starts at the
+/// returned y positions (for bullets).
+pub fn draw_fitted(
+    pixmap: &mut Pixmap,
+    font: &FontArc,
+    fitted: &Fitted,
+    area: Area,
+    align: Align,
+    colour: Rgb,
+) -> Vec<f32> {
+    let scaled = font.as_scaled(fitted.scale);
+    let mut top = area.y + (area.h - fitted.height()).max(0.0) / 2.0;
+    let mut starts = Vec::with_capacity(fitted.paragraphs.len());
+    for lines in &fitted.paragraphs {
+        starts.push(top);
+        for line in lines {
+            let x = match align {
+                Align::Centre => area.x + (area.w - width(font, fitted.scale, line)) / 2.0,
+                Align::Left => area.x,
+            };
+            draw_line(
+                pixmap,
+                font,
+                fitted.scale,
+                line,
+                x,
+                top + scaled.ascent(),
+                colour,
+            );
+            top += fitted.line_h;
+        }
+        top += fitted.gap;
+    }
+    starts
+}
+
+pub fn width(font: &FontArc, scale: PxScale, text: &str) -> f32 {
     let scaled = font.as_scaled(scale);
     let mut last = None;
     let mut x = 0.0;

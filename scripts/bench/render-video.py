@@ -1,7 +1,8 @@
 """Scenario video of scripts/bench.sh: one marketing video rendered by the worker.
 
-Usage: render-video.py BASE_URL KEY SECONDS WORKER_PID OUT_FILE. Posts a brief of several
-scenes (format short_video, 1080x1920), waits for the answer (polling the job when the route
+Usage: render-video.py BASE_URL KEY SECONDS WORKER_PID OUT_FILE [silent]. Posts a brief of
+several scenes (format short_video, 1080x1920; narrated and captioned, or with `silent`
+`brand.narration: false`), waits for the answer (polling the job when the route
 answers 202), downloads the video through its signed URL into OUT_FILE, and prints
 "HTTP_STATUS BYTES SECONDS COST_CENTS FFMPEG_PEAK_KB": seconds from the POST until the video
 was downloadable, and the largest peak RSS seen of the worker's ffmpeg children (sampled every
@@ -16,6 +17,7 @@ import time
 import urllib.request
 
 base, key, seconds, worker_pid, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+narrated = sys.argv[6:] != ["silent"]
 brief = (
     "Meet Ledgerly, the accounting app for small teams. "
     "Invoices go out in one click and get paid twice as fast. "
@@ -27,7 +29,7 @@ body = json.dumps({
     "brief": brief,
     "format": "short_video",
     "duration": seconds,
-    "brand": {"primary": "#0b5fff", "background": "#0f172a", "text": "#ffffff"},
+    "brand": {"primary": "#0b5fff", "background": "#0f172a", "text": "#ffffff", "narration": narrated},
 }).encode()
 headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
 

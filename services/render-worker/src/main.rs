@@ -6,7 +6,8 @@
 //! object store memory-api serves signed downloads from) and adds `MEMORY_WORKER__BIND`
 //! (health and metrics), `MEMORY_WORKER__PREFETCH` (the jobs taken at once, default 2), and
 //! the video renderer's `MEMORY_RENDER_VIDEO__FPS`, `__FFMPEG`, `__PRESET`, `__FONT`,
-//! `__CONCURRENCY` and `__WORK_DIR` (see [`video::VideoSettings`]). Its jobs (`render`,
+//! `__CONCURRENCY`, `__WORK_DIR`, `__ESPEAK`, `__VOICE`, `__WORDS_PER_MINUTE` and
+//! `__MAX_WORDS_PER_MINUTE` (see [`video::VideoSettings`]). Its jobs (`render`,
 //! `render_video`, and the round-trip probe) are registered in `main`, one line each; a kind
 //! it does not take is dead-lettered, replayable once it does.
 

@@ -2415,13 +2415,26 @@ export type RenderVideoRequest = {
      */
     brief: string;
     /**
-     * A template name, recorded with the job (the renderer draws one layout).
+     * The layout of the scenes between the title card (first) and the end card (last):
+     * `auto` (the default, and what an unknown name means) picks per scene from the brief's
+     * structure (a paragraph of `-`, `*` or numbered lines is a bullet list, a paragraph in
+     * quotes a quote, the first plain scene a product shot when the brand has a picture);
+     * `text`, `bullets`, `quote` or `product` prefer that layout where the scene allows it.
+     * Recorded with the job.
      */
     template?: string | null;
     /**
-     * The brand, used for the colours only and not stored: `background`, `primary` and
-     * `text` (also `…_color` or `…Color`, at the top level or under `colors`), each `#rgb`
-     * or `#rrggbb`; defaults for the others.
+     * The brand: it shapes the render and is not stored as given (only what the render
+     * reads is kept with the job; its pictures and music only until the render finishes).
+     * Colours `background`, `primary` and `text` (also `…_color` or `…Color`, at the top
+     * level or under `colors`), each `#rgb` or `#rrggbb`; defaults for the others. `logo`
+     * and `product_image`: `data:` URIs (base64) of a PNG, JPEG or WebP picture of at most
+     * 2 MiB, never URLs (the logo is drawn on the title and end cards, the product image,
+     * else the logo, on the product shot). `music`: a `data:` URI of MP3, WAV, Ogg or FLAC
+     * audio of at most 6 MiB, looped or cut to the video's length and mixed under the voice.
+     * `cta`: the end card's call to action, at most 120 characters (default: the brief's last
+     * sentence). `narration`: `false` for a silent video without captions (default `true`:
+     * each scene's text is spoken, and captioned in time with the voice).
      */
     brand?: {
         [key: string]: unknown;

@@ -36,7 +36,7 @@ pub const ROUTES: &[Route] = &[
         duration by its length), lays each out by `template` and the brief's structure (title \
         card, bullet list, quote, product shot, end card with a call to action) in the brand's \
         colours with its logo at the format's size, speaks its text with a local \
-        text-to-speech voice (sped up when it would not fit its share, never cut) and burns \
+        text-to-speech voice (sped up, within bounds, when it would not fit its share) and burns \
         the captions in as the voice says them, crossfades between scenes, and joins them into \
         one MP4 (H.264 video, AAC audio of the video's length with the brand's music mixed \
         under the voice). `brand.narration: false` renders a silent video without captions. \

@@ -61,6 +61,22 @@ async fn out_of_range_fields_are_refused_naming_them() {
             "run_id",
         ),
         (json!({"brief": "A brief.", "brand": "red"}), "brand"),
+        (
+            json!({"brief": "A brief.", "brand": {"logo": "https://example.com/logo.png"}}),
+            "brand.logo",
+        ),
+        (
+            json!({"brief": "A brief.", "brand": {"music": "data:image/png;base64,iVBORw0KGgo="}}),
+            "brand.music",
+        ),
+        (
+            json!({"brief": "A brief.", "brand": {"narration": "off"}}),
+            "brand.narration",
+        ),
+        (
+            json!({"brief": "A brief.", "brand": {"cta": "c".repeat(121)}}),
+            "brand.cta",
+        ),
     ];
     for (body, field) in cases {
         let message = expect_error(

@@ -3,6 +3,8 @@
 //! (`blocks[3].rows[0][1]`). The JSON Schema of the same tree is
 //! `proto-docs/producible-ir.schema.json` (a test keeps the two in agreement).
 
+pub mod fonts;
+pub mod images;
 mod ir;
 pub mod spreadsheet;
 mod validate;

@@ -91,6 +91,11 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
             .map_err(|e| anyhow::anyhow!("MEMORY_{e}"))?,
         public_url: settings.objects.public_url.clone(),
     };
+    let purge_objects = downloads.objects.clone();
+    let pdf_fonts = Arc::new(
+        producible::fonts::Fonts::load(&settings.pdf_fonts)
+            .map_err(|e| anyhow::anyhow!("MEMORY_PDF_FONTS: {e}"))?,
+    );
     let hook_target = settings.action_hook.target()?.map(Arc::new);
     let watch_policy = settings.competitor_watch.policy();
     let web = Arc::new(settings.competitor_watch.reader()?);
@@ -149,6 +154,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 limiter: worker.limiter,
                 rate_limit_scale,
                 downloads: downloads.clone(),
+                pdf_fonts: Arc::clone(&pdf_fonts),
             }),
             public,
             api: routes::configure,
@@ -159,7 +165,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
         },
     )
     .await?;
-    crate::jobs::spawn_purge_pass(launched.infra.pool.clone());
+    crate::jobs::spawn_purge_pass(launched.infra.pool.clone(), purge_objects);
     let infra = &launched.infra;
     let worker = Worker {
         pool: infra.pool.clone(),

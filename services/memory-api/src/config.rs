@@ -59,6 +59,12 @@ pub struct Settings {
     /// `__SIGNING_KEY`, `__URL_TTL_SECS`, `__PUBLIC_URL`. Shared with the render worker.
     #[serde(default)]
     pub objects: objects::ObjectSettings,
+    /// The TrueType fonts pdfs are printed in, shared with the render worker:
+    /// `MEMORY_PDF_FONTS__REGULAR`, `__BOLD`, `__MONO` (default Debian's DejaVu Sans, Sans Bold
+    /// and Sans Mono) and `__FALLBACKS` (comma-separated). A pdf render whose tree has a
+    /// character none of them has answers 400 naming the path.
+    #[serde(default)]
+    pub pdf_fonts: producible::fonts::FontSettings,
     /// The outbound hook of approved autonomous marketing actions: `MEMORY_ACTION_HOOK__URL`
     /// (empty: none), `__SECRET` (`whsec_<base64>`), `__ALLOW_PRIVATE_TARGETS`, `__TIMEOUT_MS`
     /// (see [`crate::action_hooks`]).

@@ -54,6 +54,8 @@ pub struct AppState {
     pub render_jobs: RunQueue,
     /// Rendered files and their signed download URLs.
     pub downloads: Downloads,
+    /// The fonts the render worker prints pdfs in: a tree they cannot print is refused.
+    pub pdf_fonts: Arc<producible::fonts::Fonts>,
     /// The identity kernels this worker read lately.
     pub kernels: OwnerCache<crate::db::kernels::StoredKernel>,
     /// The products this worker read lately, by name.

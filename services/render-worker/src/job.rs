@@ -6,11 +6,14 @@
 //! The jobs of `render.job` are published by memory-api ([`memory_api::jobs`]); this worker
 //! runs them: `render` here, `render_video` in [`crate::video`].
 
+use std::sync::Arc;
+
 use diesel::sql_types::{Jsonb, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::RunQueryDsl;
 use memory_api::jobs::{Render, RenderVideo};
 use objects::{ObjectKey, Objects};
 use producible::Format;
+use producible::fonts::Fonts;
 use queue::{DeliveryInfo, HandlerError, HandlerResult, Run};
 use serde_json::Value;
 use uuid::Uuid;
@@ -33,6 +36,8 @@ impl Run<VideoWorker> for RenderVideo {
 pub struct Renderer {
     pub pool: store::Pool,
     pub objects: Objects,
+    /// The fonts pdfs are printed in (`MEMORY_PDF_FONTS__…`, as memory-api checks them).
+    pub fonts: Arc<Fonts>,
 }
 
 #[derive(Debug, diesel::QueryableByName)]
@@ -112,12 +117,14 @@ impl Renderer {
         let ir = row.input.get("ir").cloned().unwrap_or(Value::Null);
         let document = producible::parse(&ir).map_err(|e| Failure::Permanent(e.to_string()))?;
         // Producing is CPU work: off the async runtime.
-        let bytes = tokio::task::spawn_blocking(move || produce::produce(&document, format))
-            .await
-            .map_err(|e| transient(&e))?
-            .map_err(|e| {
-                Failure::Permanent(format!("producing the {} failed: {e}", format.as_str()))
-            })?;
+        let fonts = self.fonts.clone();
+        let bytes =
+            tokio::task::spawn_blocking(move || produce::produce(&document, format, &fonts))
+                .await
+                .map_err(|e| transient(&e))?
+                .map_err(|e| {
+                    Failure::Permanent(format!("producing the {} failed: {e}", format.as_str()))
+                })?;
         let key = ObjectKey::parse(&format!("producibles/{id}.{}", format.as_str()))
             .ok_or_else(|| Failure::Permanent("no object key".into()))?;
         self.objects

@@ -7,7 +7,9 @@
 //! (health and metrics), `MEMORY_WORKER__PREFETCH` (the jobs taken at once, default 2), and
 //! the video renderer's `MEMORY_RENDER_VIDEO__FPS`, `__FFMPEG`, `__PRESET`, `__FONT`,
 //! `__CONCURRENCY`, `__WORK_DIR`, `__ESPEAK`, `__VOICE`, `__WORDS_PER_MINUTE` and
-//! `__MAX_WORDS_PER_MINUTE` (see [`video::VideoSettings`]). Its jobs (`render`,
+//! `__MAX_WORDS_PER_MINUTE` (see [`video::VideoSettings`]), and the pdf fonts'
+//! `MEMORY_PDF_FONTS__REGULAR`, `__BOLD`, `__MONO`, `__FALLBACKS` (see
+//! [`producible::fonts::FontSettings`]). Its jobs (`render`,
 //! `render_video`, and the round-trip probe) are registered in `main`, one line each; a kind
 //! it does not take is dead-lettered, replayable once it does.
 
@@ -43,6 +45,9 @@ struct Settings {
     telemetry: TelemetrySettings,
     worker: WorkerSettings,
     render_video: VideoSettings,
+    /// `MEMORY_PDF_FONTS__…`, shared with memory-api (which refuses what they cannot print).
+    #[serde(default)]
+    pdf_fonts: producible::fonts::FontSettings,
     /// `MEMORY_OBJECTS__…`, shared with memory-api (which serves the downloads).
     #[serde(default)]
     objects: objects::ObjectSettings,
@@ -64,9 +69,12 @@ async fn main() -> anyhow::Result<()> {
     let pool = infra::pool(&settings.database)?;
     let objects = objects::Objects::from_settings(&settings.objects)
         .map_err(|e| anyhow::anyhow!("MEMORY_{e}"))?;
+    let fonts = producible::fonts::Fonts::load(&settings.pdf_fonts)
+        .map_err(|e| anyhow::anyhow!("MEMORY_PDF_FONTS: {e}"))?;
     let renderer = job::Renderer {
         pool: pool.clone(),
         objects: objects.clone(),
+        fonts: std::sync::Arc::new(fonts),
     };
     let videos = VideoWorker::new(pool.clone(), Assets::new(objects), &settings.render_video)?;
     let prefetch = settings.worker.prefetch;

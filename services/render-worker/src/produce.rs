@@ -9,12 +9,13 @@ mod pptx;
 mod svg;
 mod xlsx;
 
+use producible::fonts::Fonts;
 use producible::{Document, Format};
 
-/// The file of `document` in `format`.
-pub fn produce(document: &Document, format: Format) -> Result<Vec<u8>, String> {
+/// The file of `document` in `format` (a pdf printed in `fonts`).
+pub fn produce(document: &Document, format: Format, fonts: &Fonts) -> Result<Vec<u8>, String> {
     match format {
-        Format::Pdf => pdf::produce(document),
+        Format::Pdf => pdf::produce(document, fonts),
         Format::Docx => docx::produce(document),
         Format::Pptx => pptx::produce(document),
         Format::Xlsx => xlsx::produce(document),

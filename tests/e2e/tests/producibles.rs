@@ -267,6 +267,120 @@ async fn every_format_is_read_back_by_an_independent_reader() {
     }
 }
 
+/// A 20×10 PNG and a 16×12 JPEG (made by ffmpeg).
+const PNG: &str = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAABQAAAAKCAIAAAA7N+mxAAAACXBIWXMAAAABAAAAAQBPJcTWAAAAFElEQVR4nGNgYPhHARrVPKqZAAIAtSfGceqK5PgAAAAASUVORK5CYII=";
+const JPEG: &str = "data:image/jpeg;base64,/9j/4AAQSkZJRgABAgAAAQABAAD//gAQTGF2YzU5LjM3LjEwMAD/2wBDAAgEBAQEBAUFBQUFBQYGBgYGBgYGBgYGBgYHBwcICAgHBwcGBgcHCAgICAkJCQgICAgJCQoKCgwMCwsODg4RERT/xABMAAEBAAAAAAAAAAAAAAAAAAAABgEBAQAAAAAAAAAAAAAAAAAABgcQAQAAAAAAAAAAAAAAAAAAAAARAQAAAAAAAAAAAAAAAAAAAAD/wAARCAAMABADASIAAhEAAxEA/9oADAMBAAIRAxEAPwCLAFF/f//Z";
+
+const SCRIPTS: [&str; 4] = [
+    "Ελληνικά: γρήγορη καφέ αλεπού",
+    "Русский: съешь же ещё этих булок",
+    "Ærøskøbing, Łódź, naïve café, São Paulo",
+    "Preis: 12 € · Größe ½ — „Zitat“",
+];
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pdf_of_greek_cyrillic_and_accented_latin_reads_back_identically() {
+    let stack = Stack::start().await;
+    let _worker = stack.worker().await;
+    let mut blocks: Vec<Value> = SCRIPTS
+        .iter()
+        .map(|t| json!({"type": "paragraph", "runs": [{"text": t}]}))
+        .collect();
+    blocks.push(json!({"type": "code", "text": "λx → x² ≠ ∞"}));
+    let ir = json!({"title": "Σύνοψη Отчёт", "blocks": blocks});
+    let job = stack.create("pdf", &ir).await;
+    let job = stack.finished(job["jobId"].as_str().unwrap()).await;
+    assert_eq!(job["status"], "completed", "{job}");
+    let path = stack.download(&job, "pdf").await;
+    let text = read("pdf", &path);
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    for expected in SCRIPTS.iter().chain(&["Σύνοψη Отчёт", "λx → x² ≠ ∞"]) {
+        assert!(
+            lines.contains(expected),
+            "{expected:?} is not a line of {text}"
+        );
+    }
+    let fonts = Command::new("pdffonts")
+        .arg(&path)
+        .output()
+        .expect("pdffonts (poppler-utils, installed by scripts/tools.sh)");
+    let fonts = String::from_utf8_lossy(&fonts.stdout);
+    // Every font is an embedded TrueType one (no built-in Latin-1 font is left).
+    let rows: Vec<&str> = fonts.lines().skip(2).collect();
+    assert!(!rows.is_empty(), "{fonts}");
+    for row in rows {
+        assert!(
+            row.contains("CID TrueType") && row.contains(" yes "),
+            "{fonts}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pictures_are_embedded_in_pdf_docx_and_pptx() {
+    let stack = Stack::start().await;
+    let _worker = stack.worker().await;
+    let ir = json!({"title": "Pictures", "blocks": [
+        {"type": "paragraph", "runs": [{"text": "Before"}]},
+        {"type": "image", "src": PNG, "alt": "Blue bar"},
+        {"type": "image", "src": JPEG, "alt": "Red square"},
+        {"type": "image", "src": "https://example.com/never-fetched.png", "alt": "Remote"},
+        {"type": "paragraph", "runs": [{"text": "After"}]}
+    ]});
+    for format in ["pdf", "docx", "pptx"] {
+        let job = stack.create(format, &ir).await;
+        let job = stack.finished(job["jobId"].as_str().unwrap()).await;
+        assert_eq!(job["status"], "completed", "{format}: {job}");
+        let path = stack.download(&job, format).await;
+        let mut sizes = pictures(format, &path);
+        sizes.sort();
+        assert_eq!(sizes, ["16x12", "20x10"], "{format}");
+        let flat: String = read(format, &path).split_whitespace().collect();
+        for caption in ["Bluebar", "Redsquare", "[image:Remote]", "Before", "After"] {
+            assert!(
+                flat.contains(caption),
+                "{format}: {caption} missing from {flat}"
+            );
+        }
+    }
+}
+
+/// The pixel sizes (`WxH`) of the pictures an independent reader finds in the file.
+fn pictures(format: &str, path: &Path) -> Vec<String> {
+    let out = if format == "pdf" {
+        Command::new("pdfimages")
+            .args(["-list", path.to_str().unwrap()])
+            .output()
+    } else {
+        Command::new(python())
+            .args([
+                reader().to_str().unwrap(),
+                &format!("{format}-pictures"),
+                path.to_str().unwrap(),
+            ])
+            .output()
+    }
+    .expect("reader runs (scripts/tools.sh installs them)");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{format}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if format == "pdf" {
+        // page num type width height ...: two header lines, then one line per image.
+        return text
+            .lines()
+            .skip(2)
+            .map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                format!("{}x{}", f[3], f[4])
+            })
+            .collect();
+    }
+    text.lines().map(str::to_owned).collect()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_csv_cell_that_a_spreadsheet_would_run_is_written_as_text() {
     let stack = Stack::start().await;

@@ -25,6 +25,7 @@ pub mod owner;
 pub mod owner_cache;
 pub mod product_states;
 pub mod products;
+pub mod render_files;
 pub mod render_jobs;
 pub mod render_video;
 pub mod schema;

@@ -4,13 +4,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use diesel_async::{AsyncConnection as _, AsyncPgConnection};
 use embed::{Embedder, Passage};
+use objects::{ObjectKey, Objects};
 use secrets::Kek;
 use store::Pool;
 
 use crate::byok;
 use crate::db::embeddings::{self, DECISIONS, FREE_FORM, PRODUCT_STATES, Table};
 use crate::db::owner::Owner;
+use crate::db::render_files::{self, Rendered};
 use crate::db::{datasets, mif};
 use crate::domain::search::{self, vector_literal};
 
@@ -59,10 +62,10 @@ const PURGE_EVERY: Duration = Duration::from_secs(600);
 /// Deletes staged MIF imports that expired unapplied (each can hold a 10 MiB document), every
 /// [`PURGE_EVERY`], for as long as the process runs. Replicas running it at once delete the
 /// same rows harmlessly.
-pub fn spawn_purge_pass(pool: Pool) {
+pub fn spawn_purge_pass(pool: Pool, objects: Objects) {
     tokio::spawn(async move {
         loop {
-            match purge_once(&pool).await {
+            match purge_once(&pool, &objects).await {
                 Ok(0) => {}
                 Ok(purged) => tracing::info!(purged, "expired staged imports purged"),
                 Err(err) => tracing::warn!(error = %err, "purging expired staged imports failed"),
@@ -73,8 +76,9 @@ pub fn spawn_purge_pass(pool: Pool) {
 }
 
 /// One purge: returns how many expired staged imports were deleted. Expired dataset uploads
-/// (each can hold a 10 MiB file) and dataset idempotency keys past their keeping time go too.
-pub async fn purge_once(pool: &Pool) -> Result<usize, String> {
+/// (each can hold a 10 MiB file), dataset idempotency keys, finished runs and finished renders
+/// past their keeping time go too: a render with its stored files.
+pub async fn purge_once(pool: &Pool, objects: &Objects) -> Result<usize, String> {
     let mut conn = store::conn(pool).await.map_err(|e| e.to_string())?;
     let (uploads, keys) = datasets::purge_expired(&mut conn)
         .await
@@ -100,16 +104,43 @@ pub async fn purge_once(pool: &Pool) -> Result<usize, String> {
     if runs > 0 {
         tracing::info!(runs, "finished model runs purged");
     }
-    let runs = crate::render_jobs::RENDER_JOBS
-        .purge_finished(&mut conn, MODEL_RUNS_KEPT_DAYS)
-        .await
-        .map_err(|e| e.to_string())?;
-    if runs > 0 {
-        tracing::info!(runs, "finished render jobs purged");
+    for what in [Rendered::Documents, Rendered::Videos, Rendered::Scenes] {
+        let renders = purge_renders(&mut conn, objects, what, MODEL_RUNS_KEPT_DAYS)
+            .await
+            .map_err(|e| e.to_string())?;
+        if renders > 0 {
+            tracing::info!(renders, kind = ?what, "finished renders and their files purged");
+        }
     }
     mif::purge_expired_staged(&mut conn)
         .await
         .map_err(|e| e.to_string())
+}
+
+/// Deletes `what` past `days`, a batch at a time, each batch's files before its rows commit (a
+/// file that cannot be deleted keeps its rows for the next pass); returns how many rows went.
+pub async fn purge_renders(
+    conn: &mut AsyncPgConnection,
+    objects: &Objects,
+    what: Rendered,
+    days: i64,
+) -> anyhow::Result<usize> {
+    let mut total = 0;
+    loop {
+        let taken = conn
+            .transaction::<usize, anyhow::Error, _>(async |conn| {
+                let (taken, keys) = render_files::take(conn, what, days).await?;
+                for key in keys.iter().filter_map(|k| ObjectKey::parse(k)) {
+                    objects.delete(&key).await?;
+                }
+                Ok(taken)
+            })
+            .await?;
+        total += taken;
+        if (taken as i64) < render_files::BATCH {
+            return Ok(total);
+        }
+    }
 }
 
 /// Makes the stored vectors the configured model's (see [`embeddings::reconcile`]): on a model

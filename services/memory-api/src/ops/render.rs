@@ -53,7 +53,12 @@ pub struct ProducibleJobRequest {
     /// text ≤ 200000), image (src: an https URL or a base64 `data:image/…` URI ≤ 1000000;
     /// alt ≤ 1000) or page_break. Runs: at most 500 of `{text ≤ 20000, bold?, italic?,
     /// code?, link? (http(s) or mailto)}`. A tree that breaks a rule answers 400 naming the
-    /// path (`ir.blocks[3].rows[0][1]`).
+    /// path (`ir.blocks[3].rows[0][1]`). pdf, docx and pptx embed the pictures of PNG and
+    /// JPEG `data:` URIs (at most 40,000,000 pixels; one that does not decode answers 400
+    /// naming its `src`), with `alt` as the caption; an https URL or a gif, webp or svg
+    /// picture prints as a captioned placeholder (the worker never fetches a URL). A pdf is
+    /// printed in embedded TrueType fonts (by default DejaVu Sans: Latin, Greek, Cyrillic and
+    /// more): a character no configured font has answers 400 naming the text's path.
     #[schema(schema_with = ir_schema)]
     pub ir: Value,
     /// The caller's id of the output this render is for (recorded, not interpreted).
@@ -152,6 +157,25 @@ impl ProducibleJob {
     }
 }
 
+/// What the worker could not print in `format`: a picture that does not decode (pdf, docx,
+/// pptx embed them), a character the pdf fonts lack. 400 naming the path.
+fn printable(state: &AppState, ir: &Value, format: producible::Format) -> Result<(), ApiError> {
+    use producible::Format::{Docx, Pdf, Pptx};
+    if !matches!(format, Pdf | Docx | Pptx) {
+        return Ok(());
+    }
+    let refused =
+        |e: producible::IrError| ApiError::invalid_field(&format!("ir.{}", e.path), &e.problem);
+    let document = producible::parse(ir).map_err(refused)?;
+    producible::images::check_pictures(&document).map_err(refused)?;
+    if format == Pdf
+        && let Some(e) = state.pdf_fonts.uncovered(&document)
+    {
+        return Err(refused(e));
+    }
+    Ok(())
+}
+
 /// Records a render job of the caller and publishes it to the render worker.
 pub async fn create(
     state: &AppState,
@@ -159,9 +183,10 @@ pub async fn create(
     base: &str,
     body: &ProducibleJobRequest,
 ) -> Result<ProducibleJob, ApiError> {
+    let format = body.format.format();
+    printable(state, &body.ir, format)?;
     let mut conn = store::conn(&state.pool).await?;
     let view = scope::view(&mut conn, caller, body.workspace_id).await?;
-    let format = body.format.format();
     let job = db::insert(
         &mut conn,
         view,

@@ -142,6 +142,137 @@ async fn an_invalid_tree_is_refused_naming_the_path() {
     h.stop().await;
 }
 
+/// A 20×10 PNG and a 16×12 JPEG (made by ffmpeg).
+pub const PNG: &str = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAABQAAAAKCAIAAAA7N+mxAAAACXBIWXMAAAABAAAAAQBPJcTWAAAAFElEQVR4nGNgYPhHARrVPKqZAAIAtSfGceqK5PgAAAAASUVORK5CYII=";
+pub const JPEG: &str = "data:image/jpeg;base64,/9j/4AAQSkZJRgABAgAAAQABAAD//gAQTGF2YzU5LjM3LjEwMAD/2wBDAAgEBAQEBAUFBQUFBQYGBgYGBgYGBgYGBgYHBwcICAgHBwcGBgcHCAgICAkJCQgICAgJCQoKCgwMCwsODg4RERT/xABMAAEBAAAAAAAAAAAAAAAAAAAABgEBAQAAAAAAAAAAAAAAAAAABgcQAQAAAAAAAAAAAAAAAAAAAAARAQAAAAAAAAAAAAAAAAAAAAD/wAARCAAMABADASIAAhEAAxEA/9oADAMBAAIRAxEAPwCLAFF/f//Z";
+
+fn one_paragraph(text: &str) -> Value {
+    json!({"title": "Fonts", "blocks": [{"type": "paragraph", "runs": [{"text": text}]}]})
+}
+
+#[tokio::test]
+async fn a_pdf_with_a_character_its_fonts_lack_is_refused_naming_the_path() {
+    let (h, _user, key) = Harness::with_writer(Tier::Pro).await;
+    let printable = one_paragraph("Ελληνικά, Русский, Ærøskøbing, Łódź, naïve €");
+    let res = h
+        .api(&key)
+        .post(JOBS, &json!({"format": "pdf", "ir": printable}))
+        .await;
+    assert_eq!(res.status(), 202, "{}", res.text().await.unwrap());
+    let lacking = one_paragraph("DejaVu has no 漢字");
+    let res = h
+        .api(&key)
+        .post(JOBS, &json!({"format": "pdf", "ir": lacking}))
+        .await;
+    let message = expect_error(res, 400, "VALIDATION_ERROR").await;
+    assert!(
+        message.starts_with("ir.blocks[0].runs[0].text: ") && message.contains("U+6F22"),
+        "{message}"
+    );
+    // The other formats carry text for the reader's own fonts.
+    let res = h
+        .api(&key)
+        .post(JOBS, &json!({"format": "docx", "ir": lacking}))
+        .await;
+    assert_eq!(res.status(), 202, "{}", res.text().await.unwrap());
+    assert_eq!(h.query("SELECT count(*) FROM render_jobs").await, ["2"]);
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn a_picture_that_does_not_decode_is_refused_naming_its_source() {
+    let (h, _user, key) = Harness::with_writer(Tier::Pro).await;
+    for format in ["pdf", "docx", "pptx"] {
+        let ir = json!({"title": "Pictures", "blocks": [
+            {"type": "image", "src": PNG, "alt": "fine"},
+            {"type": "image", "src": JPEG, "alt": "fine too"},
+            {"type": "image", "src": "data:image/png;base64,aGVsbG8=", "alt": "not a PNG"}
+        ]});
+        let res = h
+            .api(&key)
+            .post(JOBS, &json!({"format": format, "ir": ir}))
+            .await;
+        let message = expect_error(res, 400, "VALIDATION_ERROR").await;
+        assert!(
+            message.starts_with("ir.blocks[2].src: is not a PNG picture"),
+            "{format}: {message}"
+        );
+    }
+    assert_eq!(h.query("SELECT count(*) FROM render_jobs").await, ["0"]);
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn purging_finished_renders_deletes_their_files() {
+    let (h, user, key) = Harness::with_writer(Tier::Pro).await;
+    let objects = Objects::from_settings(&h.settings.objects).unwrap();
+    let mut kept = Vec::new();
+    let mut purged = Vec::new();
+    for age in ["40 days", "1 day"] {
+        let res = h
+            .api(&key)
+            .post(JOBS, &json!({"format": "pdf", "ir": tree()}))
+            .await;
+        let id = json(res).await["jobId"].as_str().unwrap().to_owned();
+        let object = ObjectKey::parse(&format!("producibles/{id}.pdf")).unwrap();
+        objects.put(&object, b"%PDF-1.4".to_vec()).await.unwrap();
+        h.exec(&format!(
+            "UPDATE render_jobs SET status = 'completed', object_key = '{object}', \
+             created_at = now() - interval '{age}' WHERE id = '{id}'"
+        ))
+        .await;
+        if age == "1 day" {
+            kept.push(object);
+        } else {
+            purged.push(object);
+        }
+    }
+    // A finished video of the same age, with its reusable scene chunk.
+    let user_id = user.to_string();
+    let video = ObjectKey::parse(&format!("videos/{user_id}/v.mp4")).unwrap();
+    let scene = ObjectKey::parse(&format!("video-scenes/{user_id}/s.mp4")).unwrap();
+    for key in [&video, &scene] {
+        objects.put(key, b"mp4".to_vec()).await.unwrap();
+        purged.push(key.clone());
+    }
+    let run = uuid::Uuid::new_v4();
+    let result = json!({"asset_key": video.as_str()});
+    h.exec(&format!(
+        "INSERT INTO render_video_jobs (id, user_id, environment, brief, format, duration, \
+         run_id, input, status, result, created_at) VALUES (gen_random_uuid(), '{user_id}', \
+         'live', 'brief', 'short_video', 5, '{run}', '{{}}', 'completed', '{result}', \
+         now() - interval '40 days')"
+    ))
+    .await;
+    h.exec(&format!(
+        "INSERT INTO render_video_scenes (user_id, environment, run_id, scene_hash, object_key, \
+         seconds, created_at) VALUES ('{user_id}', 'live', '{run}', 'h', '{scene}', 5, \
+         now() - interval '40 days')"
+    ))
+    .await;
+    let pool = store::pool(&h.db.url, &store::PoolOptions::default()).unwrap();
+    memory_api::jobs::purge_once(&pool, &objects).await.unwrap();
+    for key in &purged {
+        assert!(
+            matches!(objects.get(key).await, Err(objects::ObjectsError::NotFound)),
+            "{key} is still stored"
+        );
+    }
+    for key in &kept {
+        assert!(objects.get(key).await.is_ok(), "{key} was deleted");
+    }
+    assert_eq!(h.query("SELECT count(*) FROM render_jobs").await, ["1"]);
+    assert_eq!(
+        h.query("SELECT count(*) FROM render_video_jobs").await,
+        ["0"]
+    );
+    assert_eq!(
+        h.query("SELECT count(*) FROM render_video_scenes").await,
+        ["0"]
+    );
+    h.stop().await;
+}
+
 #[tokio::test]
 async fn render_jobs_need_the_pro_tier_and_the_write_scope() {
     let (h, user, key) = Harness::with_writer(Tier::Free).await;

@@ -2,9 +2,10 @@
 //! hyperlinks, lists, tables, code in a monospace font, page breaks.
 
 use docx_rs::{
-    BreakType, Docx, Hyperlink, HyperlinkType, Paragraph, Run as DocxRun, RunFonts, Table,
+    BreakType, Docx, Hyperlink, HyperlinkType, Paragraph, Pic, Run as DocxRun, RunFonts, Table,
     TableCell, TableRow,
 };
+use producible::images::{Picture, read_picture};
 use producible::{Block, Document, Run};
 
 fn run(run: &Run) -> DocxRun {
@@ -40,6 +41,24 @@ fn cell(runs: &[Run], header: bool) -> TableCell {
         p.add_run(if header { r.bold() } else { r })
     });
     TableCell::new().add_paragraph(p)
+}
+
+/// The widest a picture is printed: A4's text width (6.3 in) in EMU.
+const MAX_WIDTH_EMU: u64 = 5_760_720;
+
+/// A picture as a PNG drawing (docx-rs writes its media as PNG), no wider than the text.
+fn pic(picture: &Picture) -> Result<Pic, String> {
+    let pic = Pic::new_with_dimensions(picture.png()?, picture.width, picture.height);
+    let (w, h) = (
+        u64::from(picture.width) * 9525,
+        u64::from(picture.height) * 9525,
+    );
+    Ok(if w > MAX_WIDTH_EMU {
+        let scaled_h = (h * MAX_WIDTH_EMU / w).max(1);
+        pic.size(MAX_WIDTH_EMU as u32, scaled_h as u32)
+    } else {
+        pic
+    })
 }
 
 pub fn produce(document: &Document) -> Result<Vec<u8>, String> {
@@ -86,10 +105,17 @@ pub fn produce(document: &Document) -> Result<Vec<u8>, String> {
                     ),
                 )
             }),
-            Block::Image { alt, .. } => docx.add_paragraph(
-                Paragraph::new()
-                    .add_run(DocxRun::new().add_text(format!("[image: {alt}]")).italic()),
-            ),
+            Block::Image { src, alt } => match read_picture(src) {
+                Ok(Some(picture)) => docx
+                    .add_paragraph(
+                        Paragraph::new().add_run(DocxRun::new().add_image(pic(&picture)?)),
+                    )
+                    .add_paragraph(Paragraph::new().add_run(DocxRun::new().add_text(alt).italic())),
+                _ => docx.add_paragraph(
+                    Paragraph::new()
+                        .add_run(DocxRun::new().add_text(format!("[image: {alt}]")).italic()),
+                ),
+            },
             Block::PageBreak => docx
                 .add_paragraph(Paragraph::new().add_run(DocxRun::new().add_break(BreakType::Page))),
         };

@@ -5,6 +5,7 @@
 use std::io::{Cursor, Write};
 
 use producible::Document;
+use producible::images::{Encoding, Picture, read_picture};
 use quick_xml::Writer;
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
 use zip::ZipWriter;
@@ -19,15 +20,18 @@ const NS_R: &str = "http://schemas.openxmlformats.org/officeDocument/2006/relati
 const NS_P: &str = "http://schemas.openxmlformats.org/presentationml/2006/main";
 const REL: &str = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
 
+#[derive(Default)]
 struct Slide {
     title: String,
     lines: Vec<(String, bool)>,
+    /// A slide with a picture holds it and its caption only.
+    picture: Option<Picture>,
 }
 
 fn slides(document: &Document) -> Vec<Slide> {
     let mut slides = vec![Slide {
         title: document.title.clone(),
-        lines: Vec::new(),
+        ..Slide::default()
     }];
     let mut current = document.title.clone();
     for line in layout::lines(document, CHARS) {
@@ -36,29 +40,40 @@ fn slides(document: &Document) -> Vec<Slide> {
                 current = text.clone();
                 slides.push(Slide {
                     title: text,
-                    lines: Vec::new(),
+                    ..Slide::default()
                 });
                 continue;
             }
             Line::Heading(_, text) => (text, true),
             Line::Text(text) | Line::Code(text) => (text, false),
             Line::Row { cells, header } => (cells.join("  |  "), header),
+            Line::Image { src, alt } => match read_picture(&src) {
+                Ok(Some(picture)) => {
+                    slides.push(Slide {
+                        title: current.clone(),
+                        lines: vec![(alt, false)],
+                        picture: Some(picture),
+                    });
+                    continue;
+                }
+                _ => (format!("[image: {alt}]"), false),
+            },
             Line::Blank => continue,
             Line::PageBreak => {
                 slides.push(Slide {
                     title: current.clone(),
-                    lines: Vec::new(),
+                    ..Slide::default()
                 });
                 continue;
             }
         };
         let full = slides
             .last()
-            .is_some_and(|s| s.lines.len() >= LINES_PER_SLIDE);
+            .is_some_and(|s| s.lines.len() >= LINES_PER_SLIDE || s.picture.is_some());
         if full {
             slides.push(Slide {
                 title: format!("{current} (continued)"),
-                lines: Vec::new(),
+                ..Slide::default()
             });
         }
         if let Some(slide) = slides.last_mut() {
@@ -140,6 +155,62 @@ fn text_box(
     end(w, "p:sp")
 }
 
+/// The slide's picture (relationship `rId2`), as large as the body area allows at its aspect.
+fn picture_frame(w: &mut Xml, picture: &Picture, alt: &str) -> R {
+    const LEFT: u64 = 457_200;
+    const TOP: u64 = 1_524_000;
+    const MAX_W: u64 = 11_277_600;
+    const MAX_H: u64 = 4_267_200;
+    let (pw, ph) = (u64::from(picture.width), u64::from(picture.height));
+    let (cx, cy) = if pw * MAX_H > ph * MAX_W {
+        (MAX_W, MAX_W * ph / pw)
+    } else {
+        (MAX_H * pw / ph, MAX_H)
+    };
+    let (x, cx, cy) = (
+        (LEFT + (MAX_W - cx) / 2).to_string(),
+        cx.max(1).to_string(),
+        cy.max(1).to_string(),
+    );
+    start(w, "p:pic", &[])?;
+    start(w, "p:nvPicPr", &[])?;
+    empty(
+        w,
+        "p:cNvPr",
+        &[("id", "4"), ("name", "Picture"), ("descr", alt)],
+    )?;
+    start(w, "p:cNvPicPr", &[])?;
+    empty(w, "a:picLocks", &[("noChangeAspect", "1")])?;
+    end(w, "p:cNvPicPr")?;
+    empty(w, "p:nvPr", &[])?;
+    end(w, "p:nvPicPr")?;
+    start(w, "p:blipFill", &[])?;
+    empty(w, "a:blip", &[("r:embed", "rId2")])?;
+    start(w, "a:stretch", &[])?;
+    empty(w, "a:fillRect", &[])?;
+    end(w, "a:stretch")?;
+    end(w, "p:blipFill")?;
+    start(w, "p:spPr", &[])?;
+    start(w, "a:xfrm", &[])?;
+    empty(w, "a:off", &[("x", &x), ("y", &TOP.to_string())])?;
+    empty(w, "a:ext", &[("cx", &cx), ("cy", &cy)])?;
+    end(w, "a:xfrm")?;
+    start(w, "a:prstGeom", &[("prst", "rect")])?;
+    empty(w, "a:avLst", &[])?;
+    end(w, "a:prstGeom")?;
+    end(w, "p:spPr")?;
+    end(w, "p:pic")
+}
+
+/// The media part name of a picture (by slide number) and its extension.
+fn media_name(slide: usize, picture: &Picture) -> String {
+    let ext = match picture.encoding {
+        Encoding::Png => "png",
+        Encoding::Jpeg => "jpeg",
+    };
+    format!("media/image{slide}.{ext}")
+}
+
 fn slide_xml(slide: &Slide) -> std::io::Result<Vec<u8>> {
     let mut w = Writer::new(Cursor::new(Vec::new()));
     w.write_event(Event::Decl(BytesDecl::new(
@@ -168,14 +239,31 @@ fn slide_xml(slide: &Slide) -> std::io::Result<Vec<u8>> {
         "3200",
         &[(slide.title.clone(), true)],
     )?;
-    text_box(
-        &mut w,
-        3,
-        "Body",
-        ["457200", "1524000", "11277600", "5029200"],
-        "1600",
-        &slide.lines,
-    )?;
+    match &slide.picture {
+        None => text_box(
+            &mut w,
+            3,
+            "Body",
+            ["457200", "1524000", "11277600", "5029200"],
+            "1600",
+            &slide.lines,
+        )?,
+        Some(picture) => {
+            picture_frame(
+                &mut w,
+                picture,
+                slide.lines.first().map_or("", |l| l.0.as_str()),
+            )?;
+            text_box(
+                &mut w,
+                3,
+                "Caption",
+                ["457200", "5943600", "11277600", "609600"],
+                "1400",
+                &slide.lines,
+            )?;
+        }
+    }
     end(&mut w, "p:spTree")?;
     end(&mut w, "p:cSld")?;
     start(&mut w, "p:clrMapOvr", &[])?;
@@ -275,6 +363,13 @@ fn content_types(count: usize) -> std::io::Result<Vec<u8>> {
         "Default",
         &[("Extension", "xml"), ("ContentType", "application/xml")],
     )?;
+    for (extension, content_type) in [("png", "image/png"), ("jpeg", "image/jpeg")] {
+        empty(
+            &mut w,
+            "Default",
+            &[("Extension", extension), ("ContentType", content_type)],
+        )?;
+    }
     let mut parts = vec![
         (
             "/ppt/presentation.xml".to_owned(),
@@ -388,10 +483,17 @@ fn build(document: &Document) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
             &format!("ppt/slides/slide{}.xml", i + 1),
             &slide_xml(slide)?,
         )?;
+        let mut rels = vec![("rId1", "slideLayout", "../slideLayouts/slideLayout1.xml")];
+        let media = slide.picture.as_ref().map(|p| media_name(i + 1, p));
+        let target = media.as_ref().map(|m| format!("../{m}"));
+        if let (Some(picture), Some(media), Some(target)) = (&slide.picture, &media, &target) {
+            part(&mut zip, &format!("ppt/{media}"), &picture.bytes)?;
+            rels.push(("rId2", "image", target));
+        }
         part(
             &mut zip,
             &format!("ppt/slides/_rels/slide{}.xml.rels", i + 1),
-            &relationships(&[("rId1", "slideLayout", "../slideLayouts/slideLayout1.xml")])?,
+            &relationships(&rels)?,
         )?;
     }
     Ok(zip.finish()?.into_inner())

@@ -47,6 +47,17 @@ pub fn produce(document: &Document) -> Result<Vec<u8>, String> {
                 nodes.push(text(&l, y, MARGIN, 14, "normal", "DejaVu Sans, sans-serif"));
                 y += LINE;
             }
+            Line::Image { alt, .. } => {
+                nodes.push(text(
+                    &format!("[image: {alt}]"),
+                    y,
+                    MARGIN,
+                    14,
+                    "normal",
+                    "DejaVu Sans, sans-serif",
+                ));
+                y += LINE;
+            }
             Line::Code(l) => {
                 nodes.push(text(
                     &l,

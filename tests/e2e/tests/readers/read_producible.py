@@ -1,7 +1,8 @@
 """Prints the text an independent reader finds in a rendered producible.
 
 Usage: read_producible.py FORMAT PATH. docx, pptx and xlsx are read with python-docx,
-python-pptx and openpyxl; html with the standard library's HTML parser; csv with its csv
+python-pptx and openpyxl (`docx-pictures` and `pptx-pictures` print the pixel size of each
+picture instead); html with the standard library's HTML parser; csv with its csv
 reader. (pdf and svg are read by pdftotext and rsvg-convert, from the test itself.)
 """
 
@@ -70,7 +71,34 @@ def csv_text(path):
         return [cell for row in csv.reader(f) for cell in row]
 
 
-READERS = {"docx": docx_text, "pptx": pptx_text, "xlsx": xlsx_text, "html": html_text, "csv": csv_text}
+def docx_pictures(path):
+    import docx
+
+    document = docx.Document(path)
+    out = []
+    for shape in document.inline_shapes:
+        rid = shape._inline.graphic.graphicData.pic.blipFill.blip.embed
+        image = document.part.related_parts[rid].image
+        out.append(f"{image.px_width}x{image.px_height}")
+    return out
+
+
+def pptx_pictures(path):
+    import pptx
+    from pptx.enum.shapes import MSO_SHAPE_TYPE
+
+    out = []
+    for slide in pptx.Presentation(path).slides:
+        for shape in slide.shapes:
+            if shape.shape_type == MSO_SHAPE_TYPE.PICTURE:
+                width, height = shape.image.size
+                out.append(f"{width}x{height}")
+    return out
+
+
+READERS = {
+    "docx-pictures": docx_pictures,
+    "pptx-pictures": pptx_pictures,"docx": docx_text, "pptx": pptx_text, "xlsx": xlsx_text, "html": html_text, "csv": csv_text}
 
 if __name__ == "__main__":
     print("\n".join(READERS[sys.argv[1]](sys.argv[2])))

@@ -75,9 +75,23 @@ impl Paging {
     }
 }
 
-/// A trimmed, lowercased address, `None` when it is not a valid one.
-fn normalize(value: &Value) -> Option<String> {
-    crate::domain::email::normalize(value.as_str()?)
+/// A record's address, trimmed and lowercased; the record rejected (naming its id on the
+/// platform and the address as given) when it is not a valid one.
+fn address(remote_id: &Value, value: &Value) -> records::Read<String> {
+    value
+        .as_str()
+        .and_then(crate::domain::email::normalize)
+        .ok_or_else(|| {
+            let given: String = match value {
+                Value::String(s) => s.chars().take(100).collect(),
+                Value::Null => "none".to_owned(),
+                other => other.to_string().chars().take(100).collect(),
+            };
+            records::Rejected {
+                remote_id: records::id(remote_id),
+                why: format!("not a valid email address: {given:?}"),
+            }
+        })
 }
 
 /// Where an imported record came from (a contact's `imported_from` property).

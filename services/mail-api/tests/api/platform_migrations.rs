@@ -22,8 +22,8 @@ use serde_json::{Value, json};
 use crate::common::*;
 use crate::platforms::{MAILCHIMP_KEY, PlatformStub, StubAnswer, StubRequest, basic_password};
 
-/// The seeded Mailchimp account: 50,000 members in 3 audiences (the first 30 of the first
-/// audience also in the second), 2,000 unsubscribed, 5 user templates, 2 campaigns. Pages are
+/// The seeded Mailchimp account: 50,000 members in 3 audiences (the first 30 subscribed
+/// members of the first audience also in the second), 2,000 unsubscribed, 5 user templates, 2 campaigns. Pages are
 /// made when asked, from the member's index.
 const MEMBERS: usize = 50_000;
 const UNSUBSCRIBED: usize = 2_000;
@@ -64,9 +64,12 @@ fn member(i: usize) -> Value {
 /// The members of audience `list`, in order.
 fn audience(list: usize) -> impl Iterator<Item = usize> + Clone {
     let shared = if list == 1 { SHARED } else { 0 };
-    (list..MEMBERS)
-        .step_by(3)
-        .chain((0..MEMBERS).step_by(3).take(shared))
+    (list..MEMBERS).step_by(3).chain(
+        (0..MEMBERS)
+            .step_by(3)
+            .filter(|i| !unsubscribed(*i))
+            .take(shared),
+    )
 }
 
 fn query(request: &StubRequest) -> HashMap<String, String> {

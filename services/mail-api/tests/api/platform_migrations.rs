@@ -849,12 +849,64 @@ fn small_accounts(request: &StubRequest) -> StubAnswer {
     (404, Vec::new(), json!({}))
 }
 
-/// Each of Brevo, Kit and MailerLite: every record once, opted-out ones suppressed, lists as
-/// tags, campaigns as drafts, and a second run (started through the MCP tool) creating
-/// nothing.
+/// The page of each small account's contacts the workers are killed waiting for, once per
+/// platform: Brevo's contacts at offset 12 the second time they are asked (the first is the
+/// suppressions' pass over the same pages), Kit's and MailerLite's second page of subscribers.
+#[derive(Default)]
+struct SmallHold {
+    asked: std::sync::Mutex<HashMap<String, usize>>,
+    held: std::sync::Mutex<Vec<&'static str>>,
+    holding: tokio::sync::Notify,
+}
+
+impl SmallHold {
+    fn hold(&self, request: &StubRequest) -> bool {
+        let asked = {
+            let mut asked = self.asked.lock().unwrap();
+            let n = asked.entry(request.target.clone()).or_default();
+            *n += 1;
+            *n
+        };
+        let q = decoded_query(request);
+        let platform = match request.path() {
+            "/brevo/v3/contacts" if q.get("offset").map(String::as_str) == Some("12") => {
+                (asked == 2).then_some("brevo")
+            }
+            "/kit/v4/subscribers"
+                if q.get("status").map(String::as_str) == Some("all")
+                    && q.contains_key("after") =>
+            {
+                Some("kit")
+            }
+            "/mailerlite/api/subscribers"
+                if q.get("filter[status]").map(String::as_str) == Some("active")
+                    && q.contains_key("cursor") =>
+            {
+                Some("mailerlite")
+            }
+            _ => None,
+        };
+        let Some(platform) = platform else {
+            return false;
+        };
+        let mut held = self.held.lock().unwrap();
+        if held.contains(&platform) {
+            return false;
+        }
+        held.push(platform);
+        self.holding.notify_one();
+        true
+    }
+}
+
+/// Each of Brevo, Kit and MailerLite: every record once (the workers killed in the middle of
+/// the contacts and started again), opted-out ones suppressed, lists as tags, campaigns as
+/// drafts, and a second run (started through the MCP tool) creating nothing.
 #[tokio::test]
 async fn brevo_kit_and_mailerlite_accounts_land_once_each() {
-    let stub = PlatformStub::start(small_accounts).await;
+    let hold = Arc::new(SmallHold::default());
+    let holds = Arc::clone(&hold);
+    let stub = PlatformStub::start_holding(small_accounts, move |r| holds.hold(r)).await;
     let base = stub.base_url.clone();
     let h = Harness::with(move |url| {
         let mut s = settings(url);
@@ -869,17 +921,28 @@ async fn brevo_kit_and_mailerlite_accounts_land_once_each() {
         s
     })
     .await;
-    let workers = Workers::start(&h).await;
     for (platform, key, templates) in [
         ("brevo", crate::platforms::BREVO_KEY, 1),
         ("kit", crate::platforms::KIT_KEY, 1),
         ("mailerlite", crate::platforms::MAILERLITE_KEY, 0),
     ] {
+        let workers = Workers::start(&h).await;
         let t = h.tenant(Plan::Byod).await;
         let site = h.site(&t.write, platform).await;
         let connection = connect(&h, &t.write, platform, key).await;
         let run = start(&h, &t.write, &connection, &site).await;
-        let done = ended(&h, &t.read, run["id"].as_str().unwrap()).await;
+        let id = run["id"].as_str().unwrap();
+        hold.holding.notified().await;
+        workers.kill().await;
+        assert_eq!(*hold.held.lock().unwrap().last().unwrap(), platform);
+        let midway = h
+            .api(&t.read)
+            .get(&format!("/api/v1/platforms/imports/{id}"))
+            .expect(200)
+            .await;
+        assert_eq!(midway["status"], "running", "{platform}: {midway}");
+        let workers = Workers::start(&h).await;
+        let done = ended(&h, &t.read, id).await;
         assert_eq!(done["status"], "completed", "{platform}: {done}");
         let counts = &done["counts"];
         assert_eq!(counts["suppressions"]["imported"], 3, "{platform}: {done}");
@@ -1003,8 +1066,8 @@ async fn brevo_kit_and_mailerlite_accounts_land_once_each() {
             .await;
         assert_eq!(history["data"][0]["id"], again_id.as_str(), "{history}");
         assert_eq!(history["data"].as_array().unwrap().len(), 2, "{history}");
+        workers.finish(&h).await;
     }
-    workers.finish(&h).await;
 }
 
 /// The plan's contact limit, applied as the JSON contact import applies it: a Free project

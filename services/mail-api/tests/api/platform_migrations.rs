@@ -960,10 +960,14 @@ async fn brevo_kit_and_mailerlite_accounts_land_once_each() {
             "kit" => (1000 + INVALID).to_string(),
             _ => (5000 + INVALID).to_string(),
         };
+        assert!(
+            !done["errors"].to_string().contains(INVALID_ADDRESS),
+            "never the address: {done}"
+        );
         assert_eq!(
             done["errors"],
             json!([{"kind": "contacts", "remote_id": invalid_id,
-                "error": format!("not a valid email address: {INVALID_ADDRESS:?}")}]),
+                "error": "not a valid email address"}]),
             "{platform}: {done}"
         );
 

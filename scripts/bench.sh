@@ -55,6 +55,10 @@
 #   video  a marketing video of BENCH_VIDEO_SECONDS (15) at 1080x1920 through the same worker
 #          (video-silent: the same without narration, and the time ratio of the two):
 #      seconds from the POST to the downloadable MP4, the worker's and ffmpeg's peak RSS
+#   mg a platform migration of a Mailchimp-shaped account of BENCH_MIGRATION_CONTACTS (100,000)
+#      contacts (scripts/bench/mailchimp-account.py) through the API and the send-worker that
+#      runs the job: contacts per second (target: 2,000), mail-api's and the worker's peak RSS
+#      (target: under 200 MB each)
 # and prints req/s and p50/p95/p99 latency for each, plus the ratios c/e, d/f, g/h, m/n and v/w
 # (for v and w also signals per second: 50 signals per request),
 # also written to ${BENCH_OUT:-target/bench}/results.json. Any non-2xx response
@@ -79,7 +83,9 @@ usage: scripts/bench.sh [-h]
     BENCH_EXPORT_CONTACTS=1000000   contacts of the export scenarios p, q
     BENCH_SEND_CONNECTIONS=64       connections of the send scenario t
     BENCH_ONLY=reads       only the cheap reads against pgbench (a-h)
-    BENCH_ONLY=mail        only the mail scenarios (b, d, f, m-q, t, u): memory-api is not started
+    BENCH_ONLY=mail        only the mail scenarios (b, d, f, m-q, t, u, mg): memory-api is not started
+    BENCH_ONLY=migration   only the platform migration (mg): mail-api and a send-worker
+    BENCH_MIGRATION_CONTACTS=100000 contacts of the migrated account of scenario mg
     BENCH_ONLY=send        only the send pipeline, the campaign, the webhooks and the bounces (t, u, x, y, bd)
     BENCH_CAMPAIGN_CONTACTS=100000  contacts of the campaign scenario x
     BENCH_WEBHOOK_EVENTS=10000      events of the outbound-webhook scenario y
@@ -125,10 +131,12 @@ BIN="${CARGO_TARGET_DIR:-target}/release"
 ((BENCH_CONNECTIONS >= BENCH_THREADS)) || die "BENCH_CONNECTIONS must be at least $BENCH_THREADS"
 [[ $BENCH_WARMUP =~ ^[0-9]+$ ]] || die "BENCH_WARMUP must be a number of seconds"
 case "$BENCH_RATE_LIMIT_BACKEND" in "" | inprocess | redis) ;; *) die "BENCH_RATE_LIMIT_BACKEND must be inprocess or redis" ;; esac
-case "$BENCH_ONLY" in "" | reads | mail | send | signals | render | retrieval | search) ;; *) die "BENCH_ONLY must be reads, mail, send, signals, render, retrieval or search (or unset)" ;; esac
+case "$BENCH_ONLY" in "" | reads | mail | send | signals | render | retrieval | search | migration) ;; *) die "BENCH_ONLY must be reads, mail, send, signals, render, retrieval, search or migration (or unset)" ;; esac
 [[ -z ${BENCH_QUERY_CACHE_ENTRIES:-} || $BENCH_QUERY_CACHE_ENTRIES =~ ^[0-9]+$ ]] ||
     die "BENCH_QUERY_CACHE_ENTRIES must be a number of entries"
 [[ $EXPORT_CONTACTS =~ ^[1-9][0-9]*$ ]] || die "BENCH_EXPORT_CONTACTS must be a positive integer"
+MIGRATION_CONTACTS="${BENCH_MIGRATION_CONTACTS:-100000}"
+[[ $MIGRATION_CONTACTS =~ ^[1-9][0-9]*$ ]] || die "BENCH_MIGRATION_CONTACTS must be a positive integer"
 if [[ $BENCH_ONLY == retrieval ]]; then
     bash "$ROOT/scripts/infra.sh"
     mkdir -p "$OUT"
@@ -144,17 +152,20 @@ fi
 # send_scenarios: whether the send pipeline runs; signal_scenarios: whether v and w run;
 # read_scenarios: whether the cheap reads (a-h) run;
 # render_scenarios: whether the pdf and video renders run; search_scenarios: whether the
-# semantic search scenarios j and k run.
+# semantic search scenarios j and k run; migration_scenarios: whether the platform migration
+# (mg) runs.
 memory() { [[ -z $BENCH_ONLY || $BENCH_ONLY == reads || $BENCH_ONLY == signals || $BENCH_ONLY == render || $BENCH_ONLY == search ]]; }
 memory_scenarios() { [[ -z $BENCH_ONLY ]]; }
 search_scenarios() { [[ -z $BENCH_ONLY || $BENCH_ONLY == search ]]; }
 mail_scenarios() { [[ -z $BENCH_ONLY || $BENCH_ONLY == mail ]]; }
-send_scenarios() { [[ $BENCH_ONLY != reads && $BENCH_ONLY != signals && $BENCH_ONLY != render && $BENCH_ONLY != search ]]; }
+send_scenarios() { [[ $BENCH_ONLY != reads && $BENCH_ONLY != signals && $BENCH_ONLY != render && $BENCH_ONLY != search && $BENCH_ONLY != migration ]]; }
+migration_scenarios() { [[ -z $BENCH_ONLY || $BENCH_ONLY == mail || $BENCH_ONLY == migration ]]; }
 read_scenarios() { [[ -z $BENCH_ONLY || $BENCH_ONLY == reads || $BENCH_ONLY == mail ]]; }
 render_scenarios() { [[ -z $BENCH_ONLY || $BENCH_ONLY == render ]]; }
 signal_scenarios() { [[ -z $BENCH_ONLY || $BENCH_ONLY == signals ]]; }
 BINARIES=(mail-api admin)
 ! send_scenarios || BINARIES+=(send-worker provider-stub)
+! migration_scenarios || send_scenarios || BINARIES+=(send-worker)
 ! memory || BINARIES+=(memory-api)
 ! render_scenarios || BINARIES+=(render-worker)
 
@@ -309,8 +320,10 @@ svc_env=(MEMORY_RATE_LIMIT__SCALE=1000000 MAIL_RATE_LIMIT__SCALE=1000000
     MAIL_TRACKING__BASE_URL="http://$MAIL_ADDR"
     # Rendered files (scenario pdf): memory-api and render-worker share the store.
     MEMORY_OBJECTS__DIR="$WORK/objects"
-    # Scenario y's webhook receiver is on loopback.
+    # Scenario y's webhook receiver and scenario mg's Mailchimp account are on loopback.
     MAIL_OUTBOUND_WEBHOOKS__ALLOW_PRIVATE_TARGETS=true)
+MAILCHIMP_ADDR=127.0.0.1:18091
+! migration_scenarios || svc_env+=(MAIL_PLATFORMS__MAILCHIMP_BASE_URL="http://$MAILCHIMP_ADDR")
 if [[ -n $BENCH_RATE_LIMIT_BACKEND ]]; then
     svc_env+=(MEMORY_RATE_LIMIT__BACKEND="$BENCH_RATE_LIMIT_BACKEND"
         MAIL_RATE_LIMIT__BACKEND="$BENCH_RATE_LIMIT_BACKEND")
@@ -545,7 +558,8 @@ env "${svc_env[@]}" MAIL_DATABASE__URL="$MAIL_DB_URL" MAIL_WORKER__BIND="$WORKER
     MAIL_BOUNCES__BIND="$BOUNCE_ADDR" \
     "$BIN/send-worker" >"$OUT/logs/send-worker.log" 2>&1 </dev/null &
 PIDS+=($!)
-wait_healthy send-worker "$!" "http://$WORKER_ADDR"
+SEND_WORKER_PID=$!
+wait_healthy send-worker "$SEND_WORKER_PID" "http://$WORKER_ADDR"
 code="$(curl -sS -o "$WORK/resp" -w '%{http_code}' --max-time 10 -X PUT \
     -H "Authorization: Bearer $MAIL_KEY" -H 'Content-Type: application/json' \
     --data '{"kind":"resend","api_key":"re_bench"}' "$MAIL_URL/api/v1/delivery/provider")" ||
@@ -804,6 +818,86 @@ sed 's/^/    /' "$OUT/raw/bd-dsns.txt" | tr '\n' ' '
 echo
 printf '%s\tpipeline\t%s\t%s\n' bd "bounces over SMTP: $dsn_n DSNs to the receiver until applied (8 sessions)" \
     "$OUT/raw/bd-dsns.txt" >>"$SCENARIOS"
+fi
+
+# ------------------------------------------------------------- platform migration (mg)
+# A Mailchimp-shaped account of MIGRATION_CONTACTS members in 3 audiences, one in 25
+# unsubscribed (scripts/bench/mailchimp-account.py: the wire format of the in-test server of
+# services/mail-api/tests/api/platform_migrations.rs), migrated into a project of its own
+# (enterprise: no contact limit): connect, start the run over the API, read it every 0.2 s
+# until it ends. seconds: the run's created_at to its finished_at (the relay, every page, the
+# templates and campaigns); peak RSS: mail-api's and the send-worker's, whose `platform.migrate`
+# consumer runs the job (each reset before the run where the kernel allows it).
+if migration_scenarios; then
+log "bench: mg  platform migration of $MIGRATION_CONTACTS Mailchimp contacts"
+! tcp_open "${MAILCHIMP_ADDR%:*}" "${MAILCHIMP_ADDR##*:}" || die "$MAILCHIMP_ADDR is already in use"
+MAILCHIMP_KEY="0123456789abcdef0123456789abcdef-us21"
+python3 "$ROOT/scripts/bench/mailchimp-account.py" "${MAILCHIMP_ADDR##*:}" "$MAILCHIMP_KEY" \
+    "$MIGRATION_CONTACTS" >"$OUT/logs/mailchimp-account.log" 2>&1 </dev/null &
+PIDS+=($!)
+for _ in $(seq 1 50); do
+    tcp_open "${MAILCHIMP_ADDR%:*}" "${MAILCHIMP_ADDR##*:}" && break
+    sleep 0.1
+done
+tcp_open "${MAILCHIMP_ADDR%:*}" "${MAILCHIMP_ADDR##*:}" || die "the Mailchimp account did not listen on $MAILCHIMP_ADDR"
+if [[ -z ${SEND_WORKER_PID:-} ]]; then
+    WORKER_ADDR=127.0.0.1:18083
+    ! tcp_open "${WORKER_ADDR%:*}" "${WORKER_ADDR##*:}" || die "$WORKER_ADDR is already in use"
+    env "${svc_env[@]}" MAIL_DATABASE__URL="$MAIL_DB_URL" MAIL_WORKER__BIND="$WORKER_ADDR" \
+        "$BIN/send-worker" >"$OUT/logs/send-worker.log" 2>&1 </dev/null &
+    PIDS+=($!)
+    SEND_WORKER_PID=$!
+    wait_healthy send-worker "$SEND_WORKER_PID" "http://$WORKER_ADDR"
+fi
+MIG_PROJECT="$(admin create-migration-project --mail-db "$MAIL_DB_URL" mail create-project \
+    --account "$ACCOUNT_ID" --name migration --plan enterprise | json_get project_id)"
+MIG_KEY="$(admin migration-create-key --mail-db "$MAIL_DB_URL" mail create-key \
+    --project "$MIG_PROJECT" --scope admin --name migration | json_get key)"
+MIG_SITE="$(post_created "$MAIL_URL/api/v1/sites" "$MIG_KEY" \
+    '{"name":"Migration","slug":"migration","from_name":"Migration"}')"
+MIG_CONNECTION="$(post_created "$MAIL_URL/api/v1/platforms/connections" "$MIG_KEY" \
+    "{\"platform\":\"mailchimp\",\"credentials\":{\"api_key\":\"$MAILCHIMP_KEY\"}}")"
+mg_reset=1
+for pid in "$MAIL_PID" "$SEND_WORKER_PID"; do
+    echo 5 >"/proc/$pid/clear_refs" 2>/dev/null || mg_reset=0
+done
+code="$(curl -sS -o "$WORK/resp" -w '%{http_code}' --max-time 10 -X POST \
+    -H "Authorization: Bearer $MIG_KEY" -H 'Content-Type: application/json' \
+    --data "{\"site_id\":\"$MIG_SITE\"}" "$MAIL_URL/api/v1/platforms/connections/$MIG_CONNECTION/migrations")" ||
+    die "POST the migration failed"
+[[ $code == 202 ]] || die "POST the migration answered $code, not 202: $(head -c 500 "$WORK/resp")"
+MIG_RUN="$(json_get id <"$WORK/resp")"
+start=$SECONDS
+while :; do
+    curl -fsS -o "$WORK/run.json" --max-time 10 -H "Authorization: Bearer $MIG_KEY" \
+        "$MAIL_URL/api/v1/platforms/imports/$MIG_RUN" || die "GET the migration run failed"
+    status="$(json_get status <"$WORK/run.json")"
+    [[ $status == completed || $status == failed ]] && break
+    ((SECONDS - start < 1800)) || die "the migration is still $status after $((SECONDS - start)) s"
+    sleep 0.2
+done
+{
+    python3 - "$WORK/run.json" "$MIGRATION_CONTACTS" <<'PY'
+import datetime, json, sys
+run = json.load(open(sys.argv[1]))
+at = lambda k: datetime.datetime.fromisoformat(run[k].replace("Z", "+00:00"))
+print(f"status={run['status']}")
+print(f"error={run['error'] or ''}")
+print(f"contacts_expected={sys.argv[2]}")
+print(f"contacts={run['counts']['contacts']['imported']}")
+print(f"suppressions={run['counts']['suppressions']['imported']}")
+print(f"seconds={(at('finished_at') - at('created_at')).total_seconds():.3f}")
+PY
+    echo "api_peak_rss_kb=$(awk '/^VmHWM:/ {print $2}' "/proc/$MAIL_PID/status")"
+    echo "worker_peak_rss_kb=$(awk '/^VmHWM:/ {print $2}' "/proc/$SEND_WORKER_PID/status")"
+    echo "peak_reset=$mg_reset"
+} >"$OUT/raw/mg-migration.txt"
+sed 's/^/    /' "$OUT/raw/mg-migration.txt" | tr '\n' ' '
+echo
+[[ $status == completed ]] || die "scenario mg: the migration $status: $(head -c 500 "$WORK/run.json")"
+printf '%s\tmigration\t%s\t%s\n' mg \
+    "platform migration: $MIGRATION_CONTACTS Mailchimp contacts through mail-api and the send-worker" \
+    "$OUT/raw/mg-migration.txt" >>"$SCENARIOS"
 fi
 
 # run_export ID NAME URL KEY [PID [ROWS [BODY_FILE]]]: one request streamed to /dev/null (a

@@ -16,6 +16,10 @@ peak_reset): one streamed download, its time and the API process's peak resident
 kind `pipeline`: output_file holds key=value lines (emails, sent, seconds,
 provider_accepted): emails accepted by the API during a run, how many of them the provider
 took, the seconds from the run's start until the last acceptance was recorded.
+kind `migration`: output_file holds key=value lines (status, error, contacts_expected,
+contacts, suppressions, seconds, api_peak_rss_kb, worker_peak_rss_kb, peak_reset): one
+platform migration, the contacts it created, the seconds from the run's creation to its end,
+and the peak resident set of mail-api and of the worker that ran the job.
 
 Settings recorded in the JSON come from the environment: BENCH_DURATION,
 BENCH_CONNECTIONS, BENCH_THREADS, BENCH_WARMUP, BENCH_RATE_LIMIT_BACKEND.
@@ -42,6 +46,10 @@ RATIO_TARGETS = {"m/n": 0.75, "v/w": 0.6}
 ROWS_TARGETS = [("v", 5000.0)]
 # Peak resident set of the API process during an export (reported, not enforced), MB.
 EXPORT_PEAK_RSS_TARGET_MB = 200.0
+# A platform migration (reported, not enforced): contacts per second, and the peak resident
+# set of each process (mail-api, the worker running the job), MB.
+MIGRATION_TARGET_PER_S = 2000.0
+MIGRATION_PEAK_RSS_TARGET_MB = 200.0
 # Send pipeline throughput (reported, not enforced), emails per second.
 PIPELINE_TARGET_PER_S = 1000.0
 # Pipelines with a target of their own (per second): the bounce receiver's DSNs.
@@ -164,6 +172,27 @@ def parse_pipeline(path):
     }
 
 
+def parse_migration(path):
+    v = {}
+    for line in open(path, encoding="utf-8"):
+        if "=" in line:
+            k, x = line.rstrip("\n").split("=", 1)
+            v[k] = x
+    contacts, seconds = int(v["contacts"]), float(v["seconds"])
+    return {
+        "status": v["status"],
+        "contacts_expected": int(v["contacts_expected"]),
+        "contacts": contacts,
+        "suppressions": int(v["suppressions"]),
+        "seconds": seconds,
+        "contacts_per_s": contacts / seconds if seconds > 0 else 0.0,
+        "api_peak_rss_mb": int(v["api_peak_rss_kb"]) / 1024,
+        "worker_peak_rss_mb": int(v["worker_peak_rss_kb"]) / 1024,
+        # 1: the peaks were reset just before the run; 0: peaks since the processes started.
+        "peak_since_run": v.get("peak_reset") == "1",
+    }
+
+
 def git_commit():
     try:
         return subprocess.run(
@@ -201,6 +230,8 @@ def main():
                 s.update(parse_export(output))
             elif kind == "pipeline":
                 s.update(parse_pipeline(output))
+            elif kind == "migration":
+                s.update(parse_migration(output))
             else:
                 raise ValueError(f"unknown kind {kind!r}")
             if kind in ("wrk", "pgbench") and len(cols) > 5 and cols[5]:
@@ -211,6 +242,9 @@ def main():
             elif kind == "pipeline":
                 # Every accepted email reached the provider, once.
                 s["ok"] = s["emails"] > 0 and s["sent"] == s["emails"] == s["provider_accepted"]
+            elif kind == "migration":
+                # Completed, every contact of the account created once.
+                s["ok"] = s["status"] == "completed" and s["contacts"] == s["contacts_expected"]
             else:
                 s["ok"] = s["non2xx"] == 0 and not any(s["errors"].values())
         except (OSError, ValueError, KeyError) as e:
@@ -249,7 +283,7 @@ def main():
     print(f"{'scenario':<{w}} {'req/s':>10} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'non-2xx':>8}")
     for s in scenarios:
         label = f"{s['id']}  {s['name']}"
-        if s["kind"] in ("export", "pipeline") and "seconds" in s:
+        if s["kind"] in ("export", "pipeline", "migration") and "seconds" in s:
             continue
         if "rps" not in s:
             print(f"{label:<{w}} {'FAILED: ' + s.get('error', '?')}")
@@ -279,6 +313,17 @@ def main():
             print(
                 f"{label:<{w}} {s['emails']:>10d} {s['seconds']:>8.2f} "
                 f"{s['emails_per_s']:>10.0f} {s['provider_accepted']:>10d}"
+            )
+    migrations = [s for s in scenarios if s["kind"] == "migration" and "seconds" in s]
+    if migrations:
+        print()
+        print(f"{'migration':<{w}} {'contacts':>10} {'seconds':>8} {'contacts/s':>10} "
+              f"{'API MB':>8} {'worker MB':>10}")
+        for s in migrations:
+            label = f"{s['id']}  {s['name']}"
+            print(
+                f"{label:<{w}} {s['contacts']:>10d} {s['seconds']:>8.2f} {s['contacts_per_s']:>10.0f} "
+                f"{s['api_peak_rss_mb']:>8.1f} {s['worker_peak_rss_mb']:>10.1f}"
             )
     with_rows = [s for s in scenarios if "rows_per_request" in s]
     if with_rows:
@@ -318,6 +363,20 @@ def main():
                             "measured_mb": peak, "met": peak < EXPORT_PEAK_RSS_TARGET_MB}
         verdict = "met" if peak < EXPORT_PEAK_RSS_TARGET_MB else "MISSED"
         print(f"{s['id']} target peak RSS < {EXPORT_PEAK_RSS_TARGET_MB:g} MB: {peak:.1f} MB ({verdict})")
+    for s in migrations:
+        rate = s["contacts_per_s"]
+        targets[s["id"]] = {"metric": "contacts_per_s", "target_min": MIGRATION_TARGET_PER_S,
+                            "measured": rate, "met": rate >= MIGRATION_TARGET_PER_S}
+        verdict = "met" if rate >= MIGRATION_TARGET_PER_S else "MISSED"
+        print(f"{s['id']} target >= {MIGRATION_TARGET_PER_S:g} contacts per s: {rate:.0f} ({verdict})")
+        for process in ("api", "worker"):
+            peak = s[f"{process}_peak_rss_mb"]
+            met = peak < MIGRATION_PEAK_RSS_TARGET_MB
+            targets[f"{s['id']} {process} rss"] = {"metric": "peak_rss_mb",
+                                                   "target_max_mb": MIGRATION_PEAK_RSS_TARGET_MB,
+                                                   "measured_mb": peak, "met": met}
+            print(f"{s['id']} target {process} peak RSS < {MIGRATION_PEAK_RSS_TARGET_MB:g} MB: "
+                  f"{peak:.1f} MB ({'met' if met else 'MISSED'})")
     for s in pipelines:
         rate = s["emails_per_s"]
         minimum = PIPELINE_TARGETS.get(s["id"], PIPELINE_TARGET_PER_S)

@@ -4,7 +4,7 @@
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Bool, Jsonb, Text, Uuid as SqlUuid};
+use diesel::sql_types::{Bool, Jsonb, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 use uuid::Uuid;
@@ -190,7 +190,8 @@ struct Upserted {
 
 /// Creates or merges a page of contacts (`records`: a JSON array, addresses unique and
 /// normalized) and subscribes them to `site_id`: `(created, merged)`. The created ones are
-/// counted in the project's usage.
+/// counted in the project's usage (checked against the plan's limit by the caller, the usage
+/// row locked: [`super::usage::lock_contacts`]).
 pub async fn upsert_contacts(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
@@ -205,16 +206,30 @@ pub async fn upsert_contacts(
         .await?;
     let created = rows.iter().filter(|r| r.created).count();
     if created > 0 {
-        diesel::sql_query(
-            "INSERT INTO project_usage (project_id, contacts) VALUES ($1, $2) \
-             ON CONFLICT (project_id) DO UPDATE SET contacts = project_usage.contacts + $2",
-        )
-        .bind::<SqlUuid, _>(project_id)
-        .bind::<BigInt, _>(i64::try_from(created).unwrap_or(i64::MAX))
-        .execute(conn)
-        .await?;
+        super::usage::add_contacts(conn, project_id, i64::try_from(created).unwrap_or(i64::MAX))
+            .await?;
     }
     Ok((created, rows.len() - created))
+}
+
+/// Those of `emails` (normalized) that are already the project's contacts.
+pub async fn existing_among(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    emails: &[String],
+) -> QueryResult<Vec<String>> {
+    #[derive(QueryableByName)]
+    struct Existing {
+        #[diesel(sql_type = Text)]
+        email: String,
+    }
+    let rows: Vec<Existing> =
+        diesel::sql_query("SELECT email FROM contacts WHERE project_id = $1 AND email = ANY($2)")
+            .bind::<SqlUuid, _>(project_id)
+            .bind::<diesel::sql_types::Array<Text>, _>(emails)
+            .load(conn)
+            .await?;
+    Ok(rows.into_iter().map(|r| r.email).collect())
 }
 
 /// Suppresses a page of addresses (`records`: a JSON array of `{id, email, reason}`, unique);

@@ -1,10 +1,12 @@
 //! Migrations from other email platforms, run by the `platform.migrate` job against an HTTP
 //! server in the test speaking each platform's documented API: Mailchimp's basic auth and
-//! `count`/`offset` pages (one 429 with `Retry-After: 1` honoured, one 500 midway after which
-//! the redelivered job resumes where it stopped), Brevo's `api-key` and `limit`/`offset`,
-//! Kit's `X-Kit-Api-Key` and `after` cursors, MailerLite's bearer token and `cursor`. Every
-//! record lands once; opted-out addresses are suppressed before any contact; campaigns are
-//! drafts; a second run creates nothing; another project's ids are 404.
+//! `count`/`offset` pages over a 50,000-contact account (one 429 with `Retry-After: 1`
+//! honoured, one 500 after which the redelivered job resumes where it stopped, and the
+//! workers killed in the middle of a page and started again), Brevo's `api-key` and
+//! `limit`/`offset`, Kit's `X-Kit-Api-Key` and `after` cursors, MailerLite's bearer token and
+//! `cursor`. Every record lands once; opted-out addresses are suppressed before any contact;
+//! an invalid address is a per-record error; campaigns are drafts; a second run creates
+//! nothing; the plan's contact limit stops a run; another project's ids are 404.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -20,9 +22,11 @@ use serde_json::{Value, json};
 use crate::common::*;
 use crate::platforms::{MAILCHIMP_KEY, PlatformStub, StubAnswer, StubRequest, basic_password};
 
-/// The seeded Mailchimp account: 3,000 members in 3 audiences (the first 30 of the first
-/// audience also in the second), 200 unsubscribed, 5 user templates, 2 campaigns.
-const MEMBERS: usize = 3000;
+/// The seeded Mailchimp account: 50,000 members in 3 audiences (the first 30 subscribed
+/// members of the first audience also in the second), 2,000 unsubscribed, 5 user templates, 2 campaigns. Pages are
+/// made when asked, from the member's index.
+const MEMBERS: usize = 50_000;
+const UNSUBSCRIBED: usize = 2_000;
 const SHARED: usize = 30;
 const LISTS: [(&str, &str); 3] = [
     ("aud1", "Customers"),
@@ -31,8 +35,11 @@ const LISTS: [(&str, &str); 3] = [
 ];
 
 fn unsubscribed(i: usize) -> bool {
-    i % 15 == 7
+    i % 25 == 7
 }
+
+/// The migration's page size (`MAIL_PLATFORMS__PAGE_SIZE`), Mailchimp's largest `count`.
+const PAGE: usize = 1000;
 
 fn member(i: usize) -> Value {
     let mut merge =
@@ -55,12 +62,14 @@ fn member(i: usize) -> Value {
 }
 
 /// The members of audience `list`, in order.
-fn audience(list: usize) -> Vec<usize> {
-    let mut members: Vec<usize> = (0..MEMBERS).filter(|i| i % 3 == list).collect();
-    if list == 1 {
-        members.extend((0..MEMBERS).filter(|i| i.is_multiple_of(3)).take(SHARED));
-    }
-    members
+fn audience(list: usize) -> impl Iterator<Item = usize> + Clone {
+    let shared = if list == 1 { SHARED } else { 0 };
+    (list..MEMBERS).step_by(3).chain(
+        (0..MEMBERS)
+            .step_by(3)
+            .filter(|i| !unsubscribed(*i))
+            .take(shared),
+    )
 }
 
 fn query(request: &StubRequest) -> HashMap<String, String> {
@@ -76,22 +85,49 @@ fn query(request: &StubRequest) -> HashMap<String, String> {
         .unwrap_or_default()
 }
 
-/// `items` paged by the request's `count` and `offset`, with `total_items`.
-fn page(request: &StubRequest, key: &str, items: Vec<Value>) -> StubAnswer {
+/// `items` paged by the request's `count` and `offset`, with `total_items`: only the page's
+/// items are made.
+fn page<T>(
+    request: &StubRequest,
+    key: &str,
+    items: impl Iterator<Item = T> + Clone,
+    make: impl Fn(T) -> Value,
+) -> StubAnswer {
     let q = query(request);
     let count: usize = q.get("count").and_then(|c| c.parse().ok()).unwrap_or(10);
     let offset: usize = q.get("offset").and_then(|c| c.parse().ok()).unwrap_or(0);
-    let total = items.len();
-    let slice: Vec<Value> = items.into_iter().skip(offset).take(count).collect();
+    let total = items.clone().count();
+    let slice: Vec<Value> = items.skip(offset).take(count).map(make).collect();
     (200, Vec::new(), json!({ key: slice, "total_items": total }))
 }
 
-/// The faults of the fake account: one 429, and one 500 in the middle of the contacts (on the
-/// first run only).
+/// The faults of the fake account: one 429, one 500 in the middle of the contacts, and one
+/// page never answered (the workers are killed waiting for it), on the first run only.
 #[derive(Default)]
 struct Faults {
     rate_limited: AtomicBool,
     failed: AtomicBool,
+    held: AtomicBool,
+    /// Notified when the held page is asked.
+    holding: tokio::sync::Notify,
+}
+
+/// The page of the second audience's contacts that the workers are killed waiting for.
+const HELD_OFFSET: usize = 8 * PAGE;
+/// The page of the third audience's contacts answered 500 once.
+const FAILED_OFFSET: usize = 5 * PAGE;
+
+/// Whether `request` is the page to hold (the first time it is asked).
+fn hold(request: &StubRequest, faults: &Faults) -> bool {
+    let q = query(request);
+    let held = request.path() == "/3.0/lists/aud2/members"
+        && !q.contains_key("status")
+        && q.get("offset").map(String::as_str) == Some(HELD_OFFSET.to_string().as_str())
+        && !faults.held.swap(true, Ordering::SeqCst);
+    if held {
+        faults.holding.notify_one();
+    }
+    held
 }
 
 /// A Mailchimp OAuth access token of the test (`migrate_campaigns_from`).
@@ -122,11 +158,16 @@ fn mailchimp(request: &StubRequest, faults: &Faults) -> StubAnswer {
     let q = query(request);
     let segments: Vec<&str> = path.trim_start_matches("/3.0/").split('/').collect();
     match segments.as_slice() {
-        ["ping"] => (200, Vec::new(), json!({"health_status": "Everything's Chimpy!"})),
+        ["ping"] => (
+            200,
+            Vec::new(),
+            json!({"health_status": "Everything's Chimpy!"}),
+        ),
         ["lists"] => page(
             request,
             "lists",
-            LISTS.iter().map(|(id, name)| json!({"id": id, "name": name})).collect(),
+            LISTS.iter(),
+            |(id, name)| json!({"id": id, "name": name}),
         ),
         ["lists", list, "members"] => {
             let Some(index) = LISTS.iter().position(|(id, _)| id == list) else {
@@ -142,34 +183,37 @@ fn mailchimp(request: &StubRequest, faults: &Faults) -> StubAnswer {
             }
             if contacts_page
                 && index == 2
-                && q.get("offset").map(String::as_str) == Some("500")
+                && q.get("offset").map(String::as_str) == Some(FAILED_OFFSET.to_string().as_str())
                 && !faults.failed.swap(true, Ordering::SeqCst)
             {
-                return (500, Vec::new(), json!({"title": "Internal Server Error", "status": 500}));
+                return (
+                    500,
+                    Vec::new(),
+                    json!({"title": "Internal Server Error", "status": 500}),
+                );
             }
-            let members = audience(index)
-                .into_iter()
-                .map(member)
-                .filter(|m| q.get("status").is_none_or(|s| m["status"] == s.as_str()))
-                .collect();
-            page(request, "members", members)
+            let status = q.get("status").cloned();
+            let members = audience(index).filter(move |i| match status.as_deref() {
+                None => true,
+                Some("unsubscribed") => unsubscribed(*i),
+                Some("subscribed") => !unsubscribed(*i),
+                Some(_) => false,
+            });
+            page(request, "members", members, member)
         }
         ["templates"] => {
             assert_eq!(q.get("type").map(String::as_str), Some("user"));
             page(
                 request,
                 "templates",
-                (1..=5).map(|i| json!({"id": 100 + i, "name": format!("Template {i}"), "type": "user"})).collect(),
+                1..=5,
+                |i| json!({"id": 100 + i, "name": format!("Template {i}"), "type": "user"}),
             )
         }
-        ["campaigns"] => page(
-            request,
-            "campaigns",
-            (1..=2)
-                .map(|i| json!({"id": format!("camp{i}"), "status": "sent",
-                    "settings": {"title": format!("Spring {i}"), "subject_line": format!("Spring sale {i}")}}))
-                .collect(),
-        ),
+        ["campaigns"] => page(request, "campaigns", 1..=2, |i| {
+            json!({"id": format!("camp{i}"), "status": "sent",
+                "settings": {"title": format!("Spring {i}"), "subject_line": format!("Spring sale {i}")}})
+        }),
         ["campaigns", id, "content"] => (
             200,
             Vec::new(),
@@ -189,7 +233,7 @@ async fn harness(stub: &PlatformStub) -> Harness {
         s.platforms.brevo_base_url = format!("{base}/brevo/v3");
         s.platforms.kit_base_url = format!("{base}/kit/v4");
         s.platforms.mailerlite_base_url = format!("{base}/mailerlite/api");
-        s.platforms.page_size = 250;
+        s.platforms.page_size = PAGE as u32;
         s.platforms.relay_interval_ms = 50;
         s.platforms.retry_delays_ms = "100,100,100".to_owned();
         s
@@ -197,10 +241,11 @@ async fn harness(stub: &PlatformStub) -> Harness {
     .await
 }
 
-/// Consumers of `platform.migrate` (two, as two workers would be), until `finish`.
+/// Consumers of `platform.migrate` (two, as two workers would be), until `finish` (or `kill`).
 struct Workers {
     broker: Broker,
     stop: ShutdownToken,
+    consumers: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl Workers {
@@ -214,6 +259,7 @@ impl Workers {
         );
         broker.declare(&queue).await.unwrap();
         let stop = ShutdownToken::new();
+        let mut consumers = Vec::new();
         for _ in 0..2 {
             let pool = store::pool(&h.db.url, &store::PoolOptions::default()).unwrap();
             let migrator = Migrator::new(
@@ -226,11 +272,25 @@ impl Workers {
             let consumer = broker.consumer(queue.clone()).with_prefetch(1);
             let token = stop.clone();
             let jobs = queue::Jobs::new().register::<MigratePlatform, _>(Arc::new(migrator));
-            tokio::spawn(async move {
+            consumers.push(tokio::spawn(async move {
                 consumer.run_jobs(jobs, token).await.expect("consumer");
-            });
+            }));
         }
-        Self { broker, stop }
+        Self {
+            broker,
+            stop,
+            consumers,
+        }
+    }
+
+    /// As a killed process: the running jobs dropped where they stand (nothing acknowledged,
+    /// nothing more written), the connection gone, so the broker delivers their messages again.
+    async fn kill(self) {
+        for consumer in self.consumers {
+            consumer.abort();
+            let _ = consumer.await;
+        }
+        self.broker.close().await;
     }
 
     async fn finish(self, h: &Harness) {
@@ -270,10 +330,11 @@ async fn start(h: &Harness, key: &str, connection: &str, site: &str) -> Value {
     run
 }
 
-/// The run once it ended (at most 60 s).
+/// The run once it ended (a bound far above any run's length, so that a stuck run fails the
+/// test instead of hanging it).
 async fn ended(h: &Harness, key: &str, id: &str) -> Value {
     let mut last = Value::Null;
-    for _ in 0..600 {
+    for _ in 0..6000 {
         last = h
             .api(key)
             .get(&format!("/api/v1/platforms/imports/{id}"))
@@ -284,7 +345,7 @@ async fn ended(h: &Harness, key: &str, id: &str) -> Value {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    panic!("the run did not end in 60 s: {last}");
+    panic!("the run did not end in 10 minutes: {last}");
 }
 
 async fn count(h: &Harness, sql: &str) -> i64 {
@@ -294,24 +355,50 @@ async fn count(h: &Harness, sql: &str) -> i64 {
 #[tokio::test]
 async fn a_mailchimp_account_lands_once_suppressions_first_through_a_429_and_a_crash() {
     let faults = Arc::new(Faults::default());
-    let seen = Arc::clone(&faults);
-    let stub = PlatformStub::start(move |r| mailchimp(r, &seen)).await;
+    let (answers, holds) = (Arc::clone(&faults), Arc::clone(&faults));
+    let stub =
+        PlatformStub::start_holding(move |r| mailchimp(r, &answers), move |r| hold(r, &holds))
+            .await;
     let h = harness(&stub).await;
-    let t = h.tenant(Plan::Byod).await;
+    // Managed: 100,000 contacts allowed.
+    let t = h.tenant(Plan::Managed).await;
     let site = h.site(&t.write, "shop").await;
     let connection = connect(&h, &t.write, "mailchimp", MAILCHIMP_KEY).await;
     let workers = Workers::start(&h).await;
 
     let run = start(&h, &t.write, &connection, &site).await;
-    let done = ended(&h, &t.read, run["id"].as_str().unwrap()).await;
+    let id = run["id"].as_str().unwrap();
+    // Killed in the middle of a page of contacts: what was written stays, the run is
+    // `running`; started again, the workers finish it from its last page.
+    faults.holding.notified().await;
+    workers.kill().await;
+    let midway = h
+        .api(&t.read)
+        .get(&format!("/api/v1/platforms/imports/{id}"))
+        .expect(200)
+        .await;
+    assert_eq!(midway["status"], "running", "{midway}");
+    let landed = midway["counts"]["contacts"]["imported"]
+        .as_u64()
+        .unwrap_or(0);
+    assert!(
+        landed > 0 && landed < MEMBERS as u64,
+        "midway, some contacts landed: {midway}"
+    );
+    assert_eq!(
+        midway["counts"]["suppressions"]["imported"], UNSUBSCRIBED,
+        "every suppression before the first contact: {midway}"
+    );
+    let workers = Workers::start(&h).await;
+    let done = ended(&h, &t.read, id).await;
     assert_eq!(done["status"], "completed", "{done}");
     assert!(faults.rate_limited.load(Ordering::SeqCst) && faults.failed.load(Ordering::SeqCst));
-    let unsubscribed_count = (0..MEMBERS).filter(|i| unsubscribed(*i)).count() as u64;
-    assert_eq!(unsubscribed_count, 200);
+    let unsubscribed_count = (0..MEMBERS).filter(|i| unsubscribed(*i)).count();
+    assert_eq!(unsubscribed_count, UNSUBSCRIBED);
     assert_eq!(
         done["counts"],
         json!({
-            "suppressions": {"imported": 200, "updated": 0, "skipped": 0, "failed": 0},
+            "suppressions": {"imported": UNSUBSCRIBED, "updated": 0, "skipped": 0, "failed": 0},
             "contacts": {"imported": MEMBERS, "updated": SHARED, "skipped": 0, "failed": 0},
             "lists": {"imported": 3, "updated": 0, "skipped": 0, "failed": 0},
             "templates": {"imported": 5, "updated": 0, "skipped": 0, "failed": 0},
@@ -322,8 +409,9 @@ async fn a_mailchimp_account_lands_once_suppressions_first_through_a_429_and_a_c
     assert_eq!(done["errors"], json!([]));
     assert!(done["started_at"].is_string() && done["finished_at"].is_string());
 
-    // Paced and resumed: the 429'd page and the failed page were asked twice, every other
-    // page once (the redelivered job went on from its cursor, not from the start).
+    // Paced and resumed: the 429'd page, the failed page and the page the workers were killed
+    // waiting for were asked twice, every other page once (the redelivered job went on from
+    // its cursor, not from the start).
     let mut asked: HashMap<String, usize> = HashMap::new();
     for r in stub.received() {
         *asked.entry(r.target.clone()).or_default() += 1;
@@ -333,19 +421,17 @@ async fn a_mailchimp_account_lands_once_suppressions_first_through_a_429_and_a_c
         .filter(|(_, n)| **n > 1)
         .map(|(t, _)| t)
         .collect();
-    assert_eq!(twice.len(), 2, "asked more than once: {twice:?}");
-    assert!(
-        twice
-            .iter()
-            .any(|t| t.starts_with("/3.0/lists/aud2/members?count=250&offset=0&")),
-        "{twice:?}"
-    );
-    assert!(
-        twice
-            .iter()
-            .any(|t| t.starts_with("/3.0/lists/aud3/members?count=250&offset=500&")),
-        "{twice:?}"
-    );
+    assert_eq!(twice.len(), 3, "asked more than once: {twice:?}");
+    for again in [
+        format!("/3.0/lists/aud2/members?count={PAGE}&offset=0&"),
+        format!("/3.0/lists/aud2/members?count={PAGE}&offset={HELD_OFFSET}&"),
+        format!("/3.0/lists/aud3/members?count={PAGE}&offset={FAILED_OFFSET}&"),
+    ] {
+        assert!(
+            twice.iter().any(|t| t.starts_with(&again)),
+            "{again} in {twice:?}"
+        );
+    }
 
     let project = t.project;
     assert_eq!(
@@ -368,7 +454,7 @@ async fn a_mailchimp_account_lands_once_suppressions_first_through_a_429_and_a_c
     );
     assert_eq!(
         count(&h, &format!("SELECT count(*) FROM suppressions WHERE project_id = '{project}' AND reason = 'unsubscribed'")).await,
-        200
+        UNSUBSCRIBED as i64
     );
     // Suppressed before any contact landed.
     let order = h
@@ -378,6 +464,15 @@ async fn a_mailchimp_account_lands_once_suppressions_first_through_a_429_and_a_c
         ))
         .await;
     assert_eq!(order, ["true"], "suppressions come first");
+    // Their ids are time-ordered (UUIDv7, made as each page is written): the last suppression's
+    // is before the first contact's.
+    let order = h
+        .query(&format!(
+            "SELECT (SELECT id FROM suppressions WHERE project_id = '{project}' ORDER BY id DESC LIMIT 1) \
+                  < (SELECT id FROM contacts WHERE project_id = '{project}' ORDER BY id LIMIT 1)"
+        ))
+        .await;
+    assert_eq!(order, ["true"], "suppressions come first, by id");
     // Consent, merge fields, tags (lists as tags) and attribution.
     let row = h
         .query(&format!(
@@ -445,7 +540,7 @@ async fn a_mailchimp_account_lands_once_suppressions_first_through_a_429_and_a_c
     );
     assert_eq!(
         second["counts"]["suppressions"],
-        json!({"imported": 0, "updated": 200, "skipped": 0, "failed": 0})
+        json!({"imported": 0, "updated": UNSUBSCRIBED, "skipped": 0, "failed": 0})
     );
     assert_eq!(second["counts"]["templates"]["skipped"], 5);
     assert_eq!(second["counts"]["campaigns"]["skipped"], 2);
@@ -479,7 +574,7 @@ async fn a_mailchimp_account_lands_once_suppressions_first_through_a_429_and_a_c
             &format!("SELECT count(*) FROM suppressions WHERE project_id = '{project}'")
         )
         .await,
-        200
+        UNSUBSCRIBED as i64
     );
 
     // The history, newest first, and the notifications.
@@ -570,6 +665,19 @@ fn small_email(platform: &str, i: usize) -> String {
     format!("{platform}{i}@example.com")
 }
 
+/// One more subscriber of each small account, whose address is not a valid one: a
+/// per-record error, never a contact.
+const INVALID: usize = SMALL;
+const INVALID_ADDRESS: &str = "not-an-address";
+
+fn small_address(platform: &str, i: usize) -> String {
+    if i == INVALID {
+        INVALID_ADDRESS.to_owned()
+    } else {
+        small_email(platform, i)
+    }
+}
+
 /// `items` paged by a cursor (`after`: the index to start at) of `per_page`.
 fn by_cursor(
     items: Vec<Value>,
@@ -615,9 +723,9 @@ fn small_accounts(request: &StubRequest) -> StubAnswer {
             }
             "/contacts" => ok(paged(
                 "contacts",
-                (0..SMALL)
+                (0..=INVALID)
                     .map(|i| {
-                        json!({"id": i, "email": small_email("brevo", i), "emailBlacklisted": opted_out(i),
+                        json!({"id": i, "email": small_address("brevo", i), "emailBlacklisted": opted_out(i),
                             "attributes": {"FIRSTNAME": format!("B{i}"), "LASTNAME": "Brevo", "PLAN": "gold"},
                             "listIds": if i.is_multiple_of(2) { json!([1, 2]) } else { json!([1]) }})
                     })
@@ -648,7 +756,7 @@ fn small_accounts(request: &StubRequest) -> StubAnswer {
                 "end_cursor": next, "has_previous_page": false, "per_page": per_page}})
         };
         let subscriber = |i: usize| {
-            json!({"id": 1000 + i, "first_name": format!("K{i}"), "email_address": small_email("kit", i),
+            json!({"id": 1000 + i, "first_name": format!("K{i}"), "email_address": small_address("kit", i),
                 "state": if opted_out(i) { "cancelled" } else { "active" }, "fields": {"plan": "gold"}})
         };
         let status_filter = |i: &usize| match q.get("status").map(String::as_str) {
@@ -668,11 +776,14 @@ fn small_accounts(request: &StubRequest) -> StubAnswer {
             )),
             ["", "subscribers"] => ok(cursor_page(
                 "subscribers",
-                (0..SMALL).filter(status_filter).map(subscriber).collect(),
+                (0..=INVALID)
+                    .filter(status_filter)
+                    .map(subscriber)
+                    .collect(),
             )),
             ["", "tags", tag, "subscribers"] => ok(cursor_page(
                 "subscribers",
-                (0..SMALL)
+                (0..=INVALID)
                     .filter(status_filter)
                     .filter(|i| *tag == "1" || i.is_multiple_of(2))
                     .map(subscriber)
@@ -701,7 +812,7 @@ fn small_accounts(request: &StubRequest) -> StubAnswer {
             json!({"data": page, "meta": {"next_cursor": next, "per_page": limit}})
         };
         let subscriber = |i: usize| {
-            json!({"id": format!("{}", 5000 + i), "email": small_email("mailerlite", i),
+            json!({"id": format!("{}", 5000 + i), "email": small_address("mailerlite", i),
                 "status": if opted_out(i) { "unsubscribed" } else { "active" },
                 "fields": {"name": format!("M{i}"), "last_name": "Lite", "company": "Acme", "city": null}})
         };
@@ -718,10 +829,13 @@ fn small_accounts(request: &StubRequest) -> StubAnswer {
                 "meta": {"current_page": 1, "last_page": 1}}),
             ),
             ["", "subscribers"] => ok(cursor_page(
-                (0..SMALL).filter(status_filter).map(subscriber).collect(),
+                (0..=INVALID)
+                    .filter(status_filter)
+                    .map(subscriber)
+                    .collect(),
             )),
             ["", "groups", group, "subscribers"] => ok(cursor_page(
-                (0..SMALL)
+                (0..=INVALID)
                     .filter(|i| *group == "11" || i.is_multiple_of(2))
                     .map(subscriber)
                     .collect(),
@@ -735,12 +849,64 @@ fn small_accounts(request: &StubRequest) -> StubAnswer {
     (404, Vec::new(), json!({}))
 }
 
-/// Each of Brevo, Kit and MailerLite: every record once, opted-out ones suppressed, lists as
-/// tags, campaigns as drafts, and a second run (started through the MCP tool) creating
-/// nothing.
+/// The page of each small account's contacts the workers are killed waiting for, once per
+/// platform: Brevo's contacts at offset 12 the second time they are asked (the first is the
+/// suppressions' pass over the same pages), Kit's and MailerLite's second page of subscribers.
+#[derive(Default)]
+struct SmallHold {
+    asked: std::sync::Mutex<HashMap<String, usize>>,
+    held: std::sync::Mutex<Vec<&'static str>>,
+    holding: tokio::sync::Notify,
+}
+
+impl SmallHold {
+    fn hold(&self, request: &StubRequest) -> bool {
+        let asked = {
+            let mut asked = self.asked.lock().unwrap();
+            let n = asked.entry(request.target.clone()).or_default();
+            *n += 1;
+            *n
+        };
+        let q = decoded_query(request);
+        let platform = match request.path() {
+            "/brevo/v3/contacts" if q.get("offset").map(String::as_str) == Some("12") => {
+                (asked == 2).then_some("brevo")
+            }
+            "/kit/v4/subscribers"
+                if q.get("status").map(String::as_str) == Some("all")
+                    && q.contains_key("after") =>
+            {
+                Some("kit")
+            }
+            "/mailerlite/api/subscribers"
+                if q.get("filter[status]").map(String::as_str) == Some("active")
+                    && q.contains_key("cursor") =>
+            {
+                Some("mailerlite")
+            }
+            _ => None,
+        };
+        let Some(platform) = platform else {
+            return false;
+        };
+        let mut held = self.held.lock().unwrap();
+        if held.contains(&platform) {
+            return false;
+        }
+        held.push(platform);
+        self.holding.notify_one();
+        true
+    }
+}
+
+/// Each of Brevo, Kit and MailerLite: every record once (the workers killed in the middle of
+/// the contacts and started again), opted-out ones suppressed, lists as tags, campaigns as
+/// drafts, and a second run (started through the MCP tool) creating nothing.
 #[tokio::test]
 async fn brevo_kit_and_mailerlite_accounts_land_once_each() {
-    let stub = PlatformStub::start(small_accounts).await;
+    let hold = Arc::new(SmallHold::default());
+    let holds = Arc::clone(&hold);
+    let stub = PlatformStub::start_holding(small_accounts, move |r| holds.hold(r)).await;
     let base = stub.base_url.clone();
     let h = Harness::with(move |url| {
         let mut s = settings(url);
@@ -755,17 +921,28 @@ async fn brevo_kit_and_mailerlite_accounts_land_once_each() {
         s
     })
     .await;
-    let workers = Workers::start(&h).await;
     for (platform, key, templates) in [
         ("brevo", crate::platforms::BREVO_KEY, 1),
         ("kit", crate::platforms::KIT_KEY, 1),
         ("mailerlite", crate::platforms::MAILERLITE_KEY, 0),
     ] {
+        let workers = Workers::start(&h).await;
         let t = h.tenant(Plan::Byod).await;
         let site = h.site(&t.write, platform).await;
         let connection = connect(&h, &t.write, platform, key).await;
         let run = start(&h, &t.write, &connection, &site).await;
-        let done = ended(&h, &t.read, run["id"].as_str().unwrap()).await;
+        let id = run["id"].as_str().unwrap();
+        hold.holding.notified().await;
+        workers.kill().await;
+        assert_eq!(*hold.held.lock().unwrap().last().unwrap(), platform);
+        let midway = h
+            .api(&t.read)
+            .get(&format!("/api/v1/platforms/imports/{id}"))
+            .expect(200)
+            .await;
+        assert_eq!(midway["status"], "running", "{platform}: {midway}");
+        let workers = Workers::start(&h).await;
+        let done = ended(&h, &t.read, id).await;
         assert_eq!(done["status"], "completed", "{platform}: {done}");
         let counts = &done["counts"];
         assert_eq!(counts["suppressions"]["imported"], 3, "{platform}: {done}");
@@ -776,6 +953,23 @@ async fn brevo_kit_and_mailerlite_accounts_land_once_each() {
             "{platform}: {done}"
         );
         assert_eq!(counts["campaigns"]["imported"], 1, "{platform}: {done}");
+        // The subscriber whose address is not valid: counted once, its error in the history.
+        assert_eq!(counts["contacts"]["skipped"], 1, "{platform}: {done}");
+        let invalid_id = match platform {
+            "brevo" => INVALID.to_string(),
+            "kit" => (1000 + INVALID).to_string(),
+            _ => (5000 + INVALID).to_string(),
+        };
+        assert!(
+            !done["errors"].to_string().contains(INVALID_ADDRESS),
+            "never the address: {done}"
+        );
+        assert_eq!(
+            done["errors"],
+            json!([{"kind": "contacts", "remote_id": invalid_id,
+                "error": "not a valid email address"}]),
+            "{platform}: {done}"
+        );
 
         let project = t.project;
         assert_eq!(
@@ -876,7 +1070,88 @@ async fn brevo_kit_and_mailerlite_accounts_land_once_each() {
             .await;
         assert_eq!(history["data"][0]["id"], again_id.as_str(), "{history}");
         assert_eq!(history["data"].as_array().unwrap().len(), 2, "{history}");
+        workers.finish(&h).await;
     }
+}
+
+/// The plan's contact limit, applied as the JSON contact import applies it: a Free project
+/// (1,000 contacts) holding 990 takes 10 of Brevo's 20, then the run stops, failed, its
+/// error naming the limit; what landed stays.
+#[tokio::test]
+async fn the_plan_contact_limit_stops_a_migration_with_its_error_in_the_history() {
+    let stub = PlatformStub::start(small_accounts).await;
+    let base = stub.base_url.clone();
+    let h = Harness::with(move |url| {
+        let mut s = settings(url);
+        s.outbound_webhooks.allow_private_targets = true;
+        s.platforms.brevo_base_url = format!("{base}/brevo/v3");
+        s.platforms.page_size = 6;
+        s.platforms.relay_interval_ms = 50;
+        s.platforms.retry_delays_ms = "100,100,100".to_owned();
+        s
+    })
+    .await;
+    let workers = Workers::start(&h).await;
+    let t = h.tenant(Plan::Free).await;
+    let site = h.site(&t.write, "limited").await;
+    let held: Vec<Value> = (0..990)
+        .map(|i| json!({"email": format!("held{i}@example.com")}))
+        .collect();
+    let report = h
+        .api(&t.write)
+        .post(
+            "/api/v1/contacts/import",
+            &json!({"site_id": site, "contacts": held}),
+        )
+        .expect(200)
+        .await;
+    assert_eq!(report["created"], 990, "{}", report["skipped"]);
+
+    let connection = connect(&h, &t.write, "brevo", crate::platforms::BREVO_KEY).await;
+    let run = start(&h, &t.write, &connection, &site).await;
+    let done = ended(&h, &t.read, run["id"].as_str().unwrap()).await;
+    assert_eq!(done["status"], "failed", "{done}");
+    assert_eq!(
+        done["error"],
+        "contact limit reached: the free plan allows 1000 contacts; the migration stopped, \
+         the contacts imported so far stay",
+        "{done}"
+    );
+    assert_eq!(done["counts"]["contacts"]["imported"], 10, "{done}");
+    assert_eq!(done["counts"]["suppressions"]["imported"], 3, "{done}");
+    assert!(
+        done["counts"]["contacts"]["skipped"].as_u64() > Some(0),
+        "the contacts left out are skipped: {done}"
+    );
+    assert_eq!(done["counts"]["campaigns"]["imported"], 0, "{done}");
+    let plan = h.api(&t.read).get("/api/v1/plan").expect(200).await;
+    assert_eq!(
+        plan["contacts"],
+        json!({"used": 1000, "limit": 1000}),
+        "{plan}"
+    );
+    let project = t.project;
+    assert_eq!(
+        count(
+            &h,
+            &format!("SELECT count(*) FROM contacts WHERE project_id = '{project}'")
+        )
+        .await,
+        1000
+    );
+    let notes = h
+        .api(&t.read)
+        .get("/api/v1/notifications")
+        .expect(200)
+        .await;
+    assert!(
+        notes["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["kind"] == "platform_import.failed"),
+        "{notes}"
+    );
     workers.finish(&h).await;
 }
 

@@ -57,6 +57,16 @@ impl PlatformStub {
     pub(crate) async fn start(
         answer: impl Fn(&StubRequest) -> StubAnswer + Send + Sync + 'static,
     ) -> Self {
+        Self::start_holding(answer, |_| false).await
+    }
+
+    /// As [`Self::start`], except that a request `hold` picks is recorded and never answered:
+    /// its client waits until it goes away (a worker killed in the middle of a page).
+    pub(crate) async fn start_holding(
+        answer: impl Fn(&StubRequest) -> StubAnswer + Send + Sync + 'static,
+        hold: impl Fn(&StubRequest) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        let hold: Arc<dyn Fn(&StubRequest) -> bool + Send + Sync> = Arc::new(hold);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let got = Arc::new(Mutex::new(Vec::new()));
@@ -64,12 +74,19 @@ impl PlatformStub {
         let answer: Arc<Answerer> = Arc::new(answer);
         tokio::spawn(async move {
             while let Ok((mut socket, _)) = listener.accept().await {
-                let (answer, seen) = (Arc::clone(&answer), Arc::clone(&seen));
+                let (answer, seen, hold) =
+                    (Arc::clone(&answer), Arc::clone(&seen), Arc::clone(&hold));
                 tokio::spawn(async move {
                     let Some(request) = read_head(&mut socket).await else {
                         return;
                     };
                     seen.lock().unwrap().push(request.clone());
+                    if hold(&request) {
+                        // Until the client closes the connection.
+                        let mut rest = [0u8; 1024];
+                        while matches!(socket.read(&mut rest).await, Ok(n) if n > 0) {}
+                        return;
+                    }
                     let (status, headers, body) = answer(&request);
                     let body = body.to_string();
                     let mut reply = format!(

@@ -3165,7 +3165,9 @@ export type ImportKindCounts = {
      */
     updated?: number;
     /**
-     * Not imported: imported by an earlier run, or not importable (see `errors`).
+     * Not imported: imported by an earlier run, not importable (an address that is not a
+     * valid one: see `errors`), or left out by the plan's contact limit (the run then fails,
+     * see `error`).
      */
     skipped?: number;
     /**
@@ -4404,7 +4406,7 @@ export type PagePlatformImport = {
          */
         errors: Array<ImportRecordError>;
         /**
-         * Why the run failed (null unless `failed`).
+         * Why the run failed (null unless `failed`), such as the plan's contact limit reached.
          */
         error?: string | null;
         created_at: string;
@@ -4894,7 +4896,7 @@ export type PlatformImport = {
      */
     errors: Array<ImportRecordError>;
     /**
-     * Why the run failed (null unless `failed`).
+     * Why the run failed (null unless `failed`), such as the plan's contact limit reached.
      */
     error?: string | null;
     created_at: string;

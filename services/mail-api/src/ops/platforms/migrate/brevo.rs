@@ -6,10 +6,10 @@ use serde_json::{Map, Value};
 
 use super::fetch::{FetchError, Fetcher};
 use super::records::{
-    Cursor, Fetched, Records, RemoteCampaign, RemoteContact, RemoteList, RemoteSuppression,
+    Cursor, Fetched, Read, Records, RemoteCampaign, RemoteContact, RemoteList, RemoteSuppression,
     RemoteTemplate, Stage, id, text,
 };
-use super::{MAX_LISTS, Paging, attribution, normalize};
+use super::{MAX_LISTS, Paging, address, attribution};
 
 /// Brevo's page limits: lists 50, campaigns 100 (contacts and templates 1000).
 const LIST_PAGE: u32 = 50;
@@ -65,18 +65,17 @@ pub async fn fetch(
         Stage::Suppressions => Records::Suppressions(
             page.iter()
                 .filter(|c| c["emailBlacklisted"] == true)
-                .filter_map(|c| normalize(&c["email"]))
-                .map(|email| RemoteSuppression {
-                    email,
-                    reason: "unsubscribed",
+                .map(|c| {
+                    address(&c["id"], &c["email"]).map(|email| RemoteSuppression {
+                        email,
+                        reason: "unsubscribed",
+                    })
                 })
                 .collect(),
         ),
-        Stage::Contacts => Records::Contacts(
-            page.iter()
-                .filter_map(|c| contact(c, &cursor.lists))
-                .collect(),
-        ),
+        Stage::Contacts => {
+            Records::Contacts(page.iter().map(|c| contact(c, &cursor.lists)).collect())
+        }
         Stage::Templates => Records::Templates(
             page.iter()
                 .map(|t| RemoteTemplate {
@@ -103,8 +102,8 @@ pub async fn fetch(
 
 /// A contact: `FIRSTNAME` and `LASTNAME` as the names, the other attributes as properties,
 /// its lists' names as tags.
-fn contact(c: &Value, lists: &[RemoteList]) -> Option<RemoteContact> {
-    let email = normalize(&c["email"])?;
+fn contact(c: &Value, lists: &[RemoteList]) -> Read<RemoteContact> {
+    let email = address(&c["id"], &c["email"])?;
     let mut properties = Map::new();
     let mut first_name = None;
     let mut last_name = None;
@@ -133,7 +132,7 @@ fn contact(c: &Value, lists: &[RemoteList]) -> Option<RemoteContact> {
                 .collect()
         })
         .unwrap_or_default();
-    Some(RemoteContact {
+    Ok(RemoteContact {
         email,
         first_name,
         last_name,

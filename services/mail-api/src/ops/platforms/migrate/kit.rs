@@ -7,10 +7,10 @@ use serde_json::{Map, Value};
 
 use super::fetch::{FetchError, Fetcher};
 use super::records::{
-    Cursor, Fetched, Records, RemoteCampaign, RemoteContact, RemoteList, RemoteSuppression,
+    Cursor, Fetched, Read, Records, RemoteCampaign, RemoteContact, RemoteList, RemoteSuppression,
     RemoteTemplate, Stage, id, text,
 };
-use super::{MAX_LISTS, Paging, attribution, normalize};
+use super::{MAX_LISTS, Paging, address, attribution};
 
 /// The opted-out states, one pass each, and the suppression reason of each.
 const OPTED_OUT: [(&str, &str); 3] = [
@@ -78,8 +78,10 @@ pub async fn fetch(
                 .await?;
             let records = items(&answer, "subscribers")
                 .iter()
-                .filter_map(|s| normalize(&s["email_address"]))
-                .map(|email| RemoteSuppression { email, reason })
+                .map(|s| {
+                    address(&s["id"], &s["email_address"])
+                        .map(|email| RemoteSuppression { email, reason })
+                })
                 .collect();
             Ok(Fetched {
                 records: Records::Suppressions(records),
@@ -106,7 +108,10 @@ pub async fn fetch(
             let answer = f.get(&format!("{path}&{query}")).await?;
             let records = items(&answer, "subscribers")
                 .iter()
-                .filter_map(|s| contact(s, tag))
+                .map(|s| contact(s, tag))
+                // A tag's pass reads again subscribers pass 0 read: a rejected one is
+                // reported once, there.
+                .filter(|read| tag.is_none() || read.is_ok())
                 .collect();
             Ok(Fetched {
                 records: Records::Contacts(records),
@@ -154,8 +159,8 @@ pub async fn fetch(
 }
 
 /// A subscriber: `first_name`, its custom `fields` as properties, `tag` when read from one.
-fn contact(s: &Value, tag: Option<&RemoteList>) -> Option<RemoteContact> {
-    let email = normalize(&s["email_address"])?;
+fn contact(s: &Value, tag: Option<&RemoteList>) -> Read<RemoteContact> {
+    let email = address(&s["id"], &s["email_address"])?;
     let mut properties: Map<String, Value> = s["fields"]
         .as_object()
         .map(|fields| {
@@ -170,7 +175,7 @@ fn contact(s: &Value, tag: Option<&RemoteList>) -> Option<RemoteContact> {
         "imported_from".to_owned(),
         attribution("kit", &id(&s["id"])),
     );
-    Some(RemoteContact {
+    Ok(RemoteContact {
         email,
         first_name: text(&s["first_name"]),
         last_name: None,

@@ -6,10 +6,10 @@ use serde_json::{Map, Value};
 
 use super::fetch::{FetchError, Fetcher};
 use super::records::{
-    Cursor, Fetched, Records, RemoteCampaign, RemoteContact, RemoteList, RemoteSuppression, Stage,
-    id, text,
+    Cursor, Fetched, Read, Records, RemoteCampaign, RemoteContact, RemoteList, RemoteSuppression,
+    Stage, id, text,
 };
-use super::{Paging, attribution, normalize};
+use super::{Paging, address, attribution};
 
 /// The member statuses that are opt-outs, one pass each, and the reason they are suppressed
 /// for.
@@ -65,15 +65,17 @@ pub async fn fetch(
             let answer = f
                 .get(&format!(
                     "/3.0/lists/{}/members?status={status}&count={count}&offset={}\
-                     &fields=members.email_address,total_items",
+                     &fields=members.id,members.email_address,total_items",
                     list.id, cursor.offset
                 ))
                 .await?;
             let members = items(&answer, "members");
             let records = members
                 .iter()
-                .filter_map(|m| normalize(&m["email_address"]))
-                .map(|email| RemoteSuppression { email, reason })
+                .map(|m| {
+                    address(&m["id"], &m["email_address"])
+                        .map(|email| RemoteSuppression { email, reason })
+                })
                 .collect();
             Ok(Fetched {
                 records: Records::Suppressions(records),
@@ -96,7 +98,7 @@ pub async fn fetch(
                 ))
                 .await?;
             let members = items(&answer, "members");
-            let records = members.iter().filter_map(|m| contact(m, list)).collect();
+            let records = members.iter().map(|m| contact(m, list)).collect();
             Ok(Fetched {
                 records: Records::Contacts(records),
                 next: paging.by_offset_in_pass(cursor, members.len(), total(&answer)),
@@ -177,8 +179,8 @@ fn total(answer: &Value) -> Option<u64> {
 
 /// A member of `list`: its merge fields as properties (`FNAME` and `LNAME` as the names), the
 /// audience's name and its tags as tags.
-fn contact(member: &Value, list: &RemoteList) -> Option<RemoteContact> {
-    let email = normalize(&member["email_address"])?;
+fn contact(member: &Value, list: &RemoteList) -> Read<RemoteContact> {
+    let email = address(&member["id"], &member["email_address"])?;
     let remote_id = text(&member["id"]).unwrap_or_default();
     let mut properties = Map::new();
     let mut first_name = None;
@@ -203,7 +205,7 @@ fn contact(member: &Value, list: &RemoteList) -> Option<RemoteContact> {
     if let Some(member_tags) = member["tags"].as_array() {
         tags.extend(member_tags.iter().filter_map(|t| text(&t["name"])));
     }
-    Some(RemoteContact {
+    Ok(RemoteContact {
         email,
         first_name,
         last_name,

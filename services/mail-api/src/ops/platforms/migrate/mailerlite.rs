@@ -7,10 +7,10 @@ use serde_json::{Map, Value};
 
 use super::fetch::{FetchError, Fetcher};
 use super::records::{
-    Cursor, Fetched, Records, RemoteCampaign, RemoteContact, RemoteList, RemoteSuppression, Stage,
-    id, text,
+    Cursor, Fetched, Read, Records, RemoteCampaign, RemoteContact, RemoteList, RemoteSuppression,
+    Stage, id, text,
 };
-use super::{MAX_LISTS, Paging, attribution, normalize};
+use super::{MAX_LISTS, Paging, address, attribution};
 
 /// The opted-out statuses, one pass each, and the suppression reason of each.
 const OPTED_OUT: [(&str, &str); 3] = [
@@ -84,8 +84,9 @@ pub async fn fetch(
                 .await?;
             let records = data(&answer)
                 .iter()
-                .filter_map(|s| normalize(&s["email"]))
-                .map(|email| RemoteSuppression { email, reason })
+                .map(|s| {
+                    address(&s["id"], &s["email"]).map(|email| RemoteSuppression { email, reason })
+                })
                 .collect();
             Ok(Fetched {
                 records: Records::Suppressions(records),
@@ -110,7 +111,11 @@ pub async fn fetch(
             let answer = f.get(&format!("{path}{separator}{query}")).await?;
             let records = data(&answer)
                 .iter()
-                .filter_map(|s| contact(s, tag))
+                .map(|s| contact(s, tag))
+                // A group's pass reads again subscribers an earlier pass read (the active
+                // ones in pass 0, the opted-out ones as suppressions): a rejected one is
+                // reported once, there.
+                .filter(|read| tag.is_none() || read.is_ok())
                 .collect();
             Ok(Fetched {
                 records: Records::Contacts(records),
@@ -155,8 +160,8 @@ pub async fn fetch(
 
 /// A subscriber: `fields.name` and `fields.last_name` as the names, its other fields as
 /// properties, `group` when read from one.
-fn contact(s: &Value, group: Option<&RemoteList>) -> Option<RemoteContact> {
-    let email = normalize(&s["email"])?;
+fn contact(s: &Value, group: Option<&RemoteList>) -> Read<RemoteContact> {
+    let email = address(&s["id"], &s["email"])?;
     let mut properties = Map::new();
     let mut first_name = None;
     let mut last_name = None;
@@ -176,7 +181,7 @@ fn contact(s: &Value, group: Option<&RemoteList>) -> Option<RemoteContact> {
         "imported_from".to_owned(),
         attribution("mailerlite", &id(&s["id"])),
     );
-    Some(RemoteContact {
+    Ok(RemoteContact {
         email,
         first_name,
         last_name,

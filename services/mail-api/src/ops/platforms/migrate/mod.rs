@@ -75,9 +75,16 @@ impl Paging {
     }
 }
 
-/// A trimmed, lowercased address, `None` when it is not a valid one.
-fn normalize(value: &Value) -> Option<String> {
-    crate::domain::email::normalize(value.as_str()?)
+/// A record's address, trimmed and lowercased; the record rejected, naming its id on the
+/// platform (never the address: the errors are answered), when it is not a valid one.
+fn address(remote_id: &Value, value: &Value) -> records::Read<String> {
+    value
+        .as_str()
+        .and_then(crate::domain::email::normalize)
+        .ok_or_else(|| records::Rejected {
+            remote_id: records::id(remote_id),
+            why: "not a valid email address".to_owned(),
+        })
 }
 
 /// Where an imported record came from (a contact's `imported_from` property).
@@ -134,7 +141,9 @@ pub struct ImportKindCounts {
     /// Already here (a contact merged, an address already suppressed).
     #[serde(default)]
     pub updated: u64,
-    /// Not imported: imported by an earlier run, or not importable (see `errors`).
+    /// Not imported: imported by an earlier run, not importable (an address that is not a
+    /// valid one: see `errors`), or left out by the plan's contact limit (the run then fails,
+    /// see `error`).
     #[serde(default)]
     pub skipped: u64,
     /// Refused here (see `errors`).
@@ -182,7 +191,7 @@ pub struct PlatformImport {
     pub counts: ImportCounts,
     /// At most 100 records that could not be imported, first ones first.
     pub errors: Vec<ImportRecordError>,
-    /// Why the run failed (null unless `failed`).
+    /// Why the run failed (null unless `failed`), such as the plan's contact limit reached.
     pub error: Option<String>,
     pub created_at: DateTime<Utc>,
     /// When a worker took it (null while `queued`).

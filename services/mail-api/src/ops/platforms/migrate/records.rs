@@ -130,12 +130,23 @@ pub struct RemoteCampaign {
     pub html: Option<String>,
 }
 
+/// A record of the platform that cannot be imported (its address is not a valid one): its id
+/// there and why, kept in the run's `errors`.
+#[derive(Debug, Clone)]
+pub struct Rejected {
+    pub remote_id: String,
+    pub why: String,
+}
+
+/// A record as read: importable, or rejected.
+pub type Read<T> = Result<T, Rejected>;
+
 /// One page of one stage.
 #[derive(Debug)]
 pub enum Records {
     Lists(Vec<RemoteList>),
-    Suppressions(Vec<RemoteSuppression>),
-    Contacts(Vec<RemoteContact>),
+    Suppressions(Vec<Read<RemoteSuppression>>),
+    Contacts(Vec<Read<RemoteContact>>),
     Templates(Vec<RemoteTemplate>),
     Campaigns(Vec<RemoteCampaign>),
 }

@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use delivery::safe_http::TargetPolicy;
 use diesel_async::{AsyncConnection as _, AsyncPgConnection};
+use http_kit::ApiError;
 use queue::{DeliveryInfo, HandlerError, HandlerResult};
+use rate_limit::policy::Plan;
 use secrets::Kek;
 use serde_json::{Value, json};
 use store::Pool;
@@ -16,8 +18,8 @@ use uuid::Uuid;
 
 use super::fetch::{Auth, FetchError, Fetcher};
 use super::records::{
-    Cursor, Fetched, Records, RemoteCampaign, RemoteContact, RemoteSuppression, RemoteTemplate,
-    Stage,
+    Cursor, Fetched, Read, Records, RemoteCampaign, RemoteContact, RemoteSuppression,
+    RemoteTemplate, Stage,
 };
 use super::{ImportCounts, ImportKindCounts, ImportRecordError, MAX_ERRORS, Paging, mailchimp};
 use crate::config::PlatformSettings;
@@ -27,6 +29,9 @@ use crate::db::notifications;
 use crate::db::platform_imports::{self, ImportRun, Progress};
 use crate::db::platforms as connections;
 use crate::db::templates::{self, NewTemplate};
+use crate::db::{tenants, usage};
+use crate::domain::plans;
+use crate::ops::contacts::create::ContactLimitReached;
 use crate::ops::platforms::{ImportPlatform, PlatformApi};
 
 pub use super::queue::MigratePlatform;
@@ -244,19 +249,28 @@ impl Migrator {
                 let stored: Cursor = serde_json::from_value(row.cursor.clone()).unwrap_or_default();
                 if &stored != read_at {
                     // Another delivery wrote this page already: go on from where it is.
-                    return Ok(stored);
+                    return Ok((stored, None));
                 }
                 let mut counts: ImportCounts =
                     serde_json::from_value(row.counts.clone()).unwrap_or_default();
                 let mut errors: Vec<ImportRecordError> =
                     serde_json::from_value(row.errors.clone()).unwrap_or_default();
-                let page = Page {
+                let plan = project_plan(conn, run.project_id).await?;
+                let mut page = Page {
                     run,
                     platform,
+                    plan,
                     counts: &mut counts,
                     errors: &mut errors,
+                    limit_reached: None,
                 };
                 page.write(conn, records).await?;
+                let stop = page.limit_reached.map(|reached| {
+                    format!(
+                        "{}; the migration stopped, the contacts imported so far stay",
+                        ApiError::from(reached).message
+                    )
+                });
                 let cursor = serde_json::to_value(&next).unwrap_or_else(|_| json!({}));
                 let counts = serde_json::to_value(counts).unwrap_or_else(|_| json!({}));
                 let errors = serde_json::to_value(&errors).unwrap_or_else(|_| json!([]));
@@ -271,10 +285,13 @@ impl Migrator {
                     },
                 )
                 .await?;
-                Ok(next)
+                Ok((next, stop))
             })
             .await?;
-        Ok(outcome)
+        match outcome {
+            (_, Some(why)) => Err(Stop::Fatal(why)),
+            (next, None) => Ok(next),
+        }
     }
 
     /// Completed: finished, token deleted, the project notified, in one transaction.
@@ -345,12 +362,27 @@ async fn fetch(
     }
 }
 
+/// The project's plan, read with each page (a plan changed during a run applies to the pages
+/// after).
+async fn project_plan(conn: &mut AsyncPgConnection, project_id: Uuid) -> Result<Plan, Stop> {
+    let project = tenants::find_project(conn, project_id)
+        .await?
+        .ok_or(Stop::Ended)?;
+    project
+        .plan
+        .parse()
+        .map_err(|_| Stop::Fatal(format!("stored plan {:?}", project.plan)))
+}
+
 /// The writes of one page, counted.
 struct Page<'a> {
     run: &'a ImportRun,
     platform: ImportPlatform,
+    plan: Plan,
     counts: &'a mut ImportCounts,
     errors: &'a mut Vec<ImportRecordError>,
+    /// Set when the plan's contact limit left contacts of the page out: the run stops.
+    limit_reached: Option<ContactLimitReached>,
 }
 
 impl Page<'_> {
@@ -364,7 +396,27 @@ impl Page<'_> {
         }
     }
 
-    async fn write(mut self, conn: &mut AsyncPgConnection, records: Records) -> Result<(), Stop> {
+    /// Keeps the importable records of a page, counting the rejected ones as skipped with
+    /// their errors.
+    fn importable<T>(&mut self, kind: &str, page: Vec<Read<T>>) -> Vec<T> {
+        let mut kept = Vec::with_capacity(page.len());
+        for read in page {
+            match read {
+                Ok(record) => kept.push(record),
+                Err(rejected) => {
+                    self.error(kind, &rejected.remote_id, &rejected.why);
+                    let counts = match kind {
+                        "suppressions" => &mut self.counts.suppressions,
+                        _ => &mut self.counts.contacts,
+                    };
+                    counts.skipped += 1;
+                }
+            }
+        }
+        kept
+    }
+
+    async fn write(&mut self, conn: &mut AsyncPgConnection, records: Records) -> Result<(), Stop> {
         match records {
             Records::Lists(lists) => self.counts.lists.imported += lists.len() as u64,
             Records::Suppressions(page) => self.suppressions(conn, page).await?,
@@ -386,8 +438,9 @@ impl Page<'_> {
     async fn suppressions(
         &mut self,
         conn: &mut AsyncPgConnection,
-        page: Vec<RemoteSuppression>,
+        page: Vec<Read<RemoteSuppression>>,
     ) -> Result<(), Stop> {
+        let page = self.importable("suppressions", page);
         let mut seen = std::collections::HashSet::new();
         let rows: Vec<Value> = page
             .into_iter()
@@ -414,8 +467,9 @@ impl Page<'_> {
     async fn contacts(
         &mut self,
         conn: &mut AsyncPgConnection,
-        page: Vec<RemoteContact>,
+        page: Vec<Read<RemoteContact>>,
     ) -> Result<(), Stop> {
+        let page = self.importable("contacts", page);
         let mut rows: Vec<Value> = Vec::with_capacity(page.len());
         let mut index = std::collections::HashMap::new();
         for contact in page {
@@ -430,6 +484,7 @@ impl Page<'_> {
             index.insert(contact.email.clone(), rows.len());
             rows.push(contact_row(contact));
         }
+        let rows = self.within_limit(conn, rows).await?;
         if rows.is_empty() {
             return Ok(());
         }
@@ -443,6 +498,50 @@ impl Page<'_> {
         self.counts.contacts.imported += created as u64;
         self.counts.contacts.updated += merged as u64;
         Ok(())
+    }
+
+    /// The rows of a page the plan's contact limit lets in: every address already a contact,
+    /// and as many new ones, in the page's order, as the project has room for. The others are
+    /// skipped and [`Self::limit_reached`] set. The usage row stays locked until the page is
+    /// written, so the limit holds against contacts created meanwhile.
+    async fn within_limit(
+        &mut self,
+        conn: &mut AsyncPgConnection,
+        mut rows: Vec<Value>,
+    ) -> Result<Vec<Value>, Stop> {
+        let Some(limit) = plans::contact_limit(self.plan) else {
+            return Ok(rows);
+        };
+        let project_id = self.run.project_id;
+        let held = usage::lock_contacts(conn, project_id).await?;
+        let emails: Vec<String> = rows
+            .iter()
+            .filter_map(|r| r["email"].as_str().map(str::to_owned))
+            .collect();
+        let existing: std::collections::HashSet<String> =
+            platform_imports::existing_among(conn, project_id, &emails)
+                .await?
+                .into_iter()
+                .collect();
+        let mut room = limit.saturating_sub(held).max(0);
+        let before = rows.len();
+        rows.retain(|row| {
+            if row["email"].as_str().is_some_and(|e| existing.contains(e)) {
+                return true;
+            }
+            let fits = room > 0;
+            room -= i64::from(fits);
+            fits
+        });
+        let left_out = before - rows.len();
+        if left_out > 0 {
+            self.counts.contacts.skipped += left_out as u64;
+            self.limit_reached = Some(ContactLimitReached {
+                plan: self.plan,
+                limit,
+            });
+        }
+        Ok(rows)
     }
 
     async fn template(

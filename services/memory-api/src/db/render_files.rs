@@ -5,16 +5,16 @@
 //! file deletion leaves the rows to be taken again.
 
 use diesel::QueryableByName;
-use diesel::sql_types::{BigInt, Text};
+use diesel::sql_types::{Array, BigInt, Nullable, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 
 /// Rows taken per statement.
 pub const BATCH: i64 = 500;
 
 #[derive(QueryableByName)]
-struct Key {
-    #[diesel(sql_type = diesel::sql_types::Nullable<Text>)]
-    key: Option<String>,
+struct Keys {
+    #[diesel(sql_type = Array<Nullable<Text>>)]
+    keys: Vec<Option<String>>,
 }
 
 async fn keys(
@@ -22,13 +22,16 @@ async fn keys(
     sql: &str,
     days: i64,
 ) -> diesel::QueryResult<(usize, Vec<String>)> {
-    let rows: Vec<Key> = diesel::sql_query(sql)
+    let rows: Vec<Keys> = diesel::sql_query(sql)
         .bind::<BigInt, _>(days)
         .bind::<BigInt, _>(BATCH)
         .load(conn)
         .await?;
     let taken = rows.len();
-    Ok((taken, rows.into_iter().filter_map(|r| r.key).collect()))
+    Ok((
+        taken,
+        rows.into_iter().flat_map(|r| r.keys).flatten().collect(),
+    ))
 }
 
 /// What a purge takes.
@@ -36,7 +39,7 @@ async fn keys(
 pub enum Rendered {
     /// Finished producible render jobs, with their documents.
     Documents,
-    /// Finished video render jobs, with their videos.
+    /// Finished video render jobs, with their videos, caption timelines and brand media.
     Videos,
     /// Scene chunks of runs with no video job newer than the keeping time.
     Scenes,
@@ -53,13 +56,15 @@ pub async fn take(
             "DELETE FROM render_jobs WHERE id IN (SELECT id FROM render_jobs \
              WHERE status IN ('completed', 'failed') \
              AND created_at < now() - $1 * interval '1 day' \
-             LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING object_key AS key"
+             LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING ARRAY[object_key] AS keys"
         }
         Rendered::Videos => {
             "DELETE FROM render_video_jobs WHERE id IN (SELECT id FROM render_video_jobs \
              WHERE status IN ('completed', 'failed') \
              AND created_at < now() - $1 * interval '1 day' \
-             LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING result->>'asset_key' AS key"
+             LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING ARRAY[result->>'asset_key', \
+             'videos/' || user_id || '/' || id || '.captions.json', input->'logo'->>'key', \
+             input->'product_image'->>'key', input->'music'->>'key'] AS keys"
         }
         Rendered::Scenes => {
             "DELETE FROM render_video_scenes WHERE (user_id, environment, run_id, scene_hash) IN \
@@ -68,7 +73,7 @@ pub async fn take(
               (SELECT 1 FROM render_video_jobs j WHERE j.user_id = s.user_id \
                AND j.environment = s.environment AND j.run_id = s.run_id \
                AND j.created_at >= now() - $1 * interval '1 day') \
-              LIMIT $2 FOR UPDATE OF s SKIP LOCKED) RETURNING object_key AS key"
+              LIMIT $2 FOR UPDATE OF s SKIP LOCKED) RETURNING ARRAY[object_key] AS keys"
         }
     };
     keys(conn, sql, days).await

@@ -74,9 +74,18 @@ pub struct ProducibleJobRequest {
 
 /// The tree's JSON Schema (`proto-docs/producible-ir.schema.json`), inlined.
 fn ir_schema() -> utoipa::openapi::schema::Schema {
-    serde_json::from_value(producible::inline_schema())
-        .expect("the tree's schema is an OpenAPI schema")
+    let mut schema = producible::inline_schema();
+    schema["description"] = IR_RULES.into();
+    serde_json::from_value(schema).expect("the tree's schema is an OpenAPI schema")
 }
+
+/// The rules of a tree beyond its schema, which the job's request checks too.
+const IR_RULES: &str = "The document tree. Each table row has as many cells as its header. \
+pdf, docx and pptx embed the pictures of PNG and JPEG data: URIs (at most 40,000,000 pixels; \
+one that does not decode answers 400 naming its src), with alt as the caption; an https URL or \
+a gif, webp or svg picture prints as a captioned placeholder (the worker never fetches a URL). \
+A pdf is printed in the deployment's embedded TrueType fonts (by default DejaVu Sans: Latin, \
+Greek, Cyrillic and more): a character none of them has answers 400 naming the text's path.";
 
 fn output_id_schema() -> utoipa::openapi::schema::Schema {
     http_kit::request::nullable_format(

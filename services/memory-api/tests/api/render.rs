@@ -229,18 +229,22 @@ async fn purging_finished_renders_deletes_their_files() {
     }
     // A finished video of the same age, with its reusable scene chunk.
     let user_id = user.to_string();
-    let video = ObjectKey::parse(&format!("videos/{user_id}/v.mp4")).unwrap();
+    let job = uuid::Uuid::new_v4();
+    let video = ObjectKey::parse(&format!("videos/{user_id}/{job}.mp4")).unwrap();
+    let captions = ObjectKey::parse(&format!("videos/{user_id}/{job}.captions.json")).unwrap();
+    let logo = ObjectKey::parse(&format!("video-inputs/{user_id}-live/x/logo.png")).unwrap();
     let scene = ObjectKey::parse(&format!("video-scenes/{user_id}/s.mp4")).unwrap();
-    for key in [&video, &scene] {
+    for key in [&video, &captions, &logo, &scene] {
         objects.put(key, b"mp4".to_vec()).await.unwrap();
         purged.push(key.clone());
     }
     let run = uuid::Uuid::new_v4();
     let result = json!({"asset_key": video.as_str()});
+    let input = json!({"logo": {"key": logo.as_str(), "format": "png", "sha256": "00"}});
     h.exec(&format!(
         "INSERT INTO render_video_jobs (id, user_id, environment, brief, format, duration, \
-         run_id, input, status, result, created_at) VALUES (gen_random_uuid(), '{user_id}', \
-         'live', 'brief', 'short_video', 5, '{run}', '{{}}', 'completed', '{result}', \
+         run_id, input, status, result, created_at) VALUES ('{job}', '{user_id}', \
+         'live', 'brief', 'short_video', 5, '{run}', '{input}', 'completed', '{result}', \
          now() - interval '40 days')"
     ))
     .await;

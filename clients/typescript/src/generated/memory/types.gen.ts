@@ -2151,7 +2151,7 @@ export type ProducibleJob = {
 export type ProducibleJobRequest = {
     format: ProducibleFormat;
     /**
-     * The `ir` of POST /api/v1/render/producibles/jobs. One rule is not stated here: every table row has as many cells as the table's header.
+     * The document tree. Each table row has as many cells as its header. pdf, docx and pptx embed the pictures of PNG and JPEG data: URIs (at most 40,000,000 pixels; one that does not decode answers 400 naming its src), with alt as the caption; an https URL or a gif, webp or svg picture prints as a captioned placeholder (the worker never fetches a URL). A pdf is printed in the deployment's embedded TrueType fonts (by default DejaVu Sans: Latin, Greek, Cyrillic and more): a character none of them has answers 400 naming the text's path.
      */
     ir: {
         title: string;

@@ -216,12 +216,7 @@ impl Canvas<'_> {
             h: button_h,
         };
         draw::fill_rounded(pixmap, button, button_h * 0.3, self.palette.primary, 1.0);
-        let inner = Area {
-            x: button.x + pad,
-            y: button.y + pad,
-            w: button.w - 2.0 * pad,
-            h: button.h - 2.0 * pad,
-        };
+        let inner = button.inset(pad);
         draw::draw_fitted(
             pixmap,
             self.font,
@@ -266,12 +261,7 @@ pub fn caption(pixmap: &mut Pixmap, font: &FontArc, text: &str) {
         h: box_h,
     };
     draw::fill_rounded(pixmap, area, pad, Rgb(0, 0, 0), 0.62);
-    let inner = Area {
-        x: area.x + pad,
-        y: area.y + pad,
-        w: area.w - 2.0 * pad,
-        h: area.h - 2.0 * pad,
-    };
+    let inner = area.inset(pad);
     draw::draw_fitted(
         pixmap,
         font,

@@ -42,6 +42,16 @@ pub struct Area {
 }
 
 impl Area {
+    /// The area shrunk by `pad` on every side.
+    pub fn inset(self, pad: f32) -> Self {
+        Self {
+            x: self.x + pad,
+            y: self.y + pad,
+            w: self.w - 2.0 * pad,
+            h: self.h - 2.0 * pad,
+        }
+    }
+
     /// The top `h` of the area, and what is left under it.
     pub fn split_top(self, h: f32) -> (Self, Self) {
         let h = h.clamp(0.0, self.h);

@@ -168,7 +168,9 @@ pub fn mail_key(db_env: &[(&str, String)], plan: &str, scope: &str) -> String {
 /// an API has beside its database-only `/readyz`; a worker's `/readyz` already covers them).
 pub async fn wait_ready(base: &str) {
     let http = http();
-    for _ in 0..200 {
+    // A bound against a hang only: a busy machine (video renders of other tests, a cold
+    // binary) can take well over ten seconds to bring a process up.
+    for _ in 0..2400 {
         if let Ok(res) = http.get(format!("{base}/healthz/details")).send().await
             && res.status() == 200
             && res

@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use store::Pool;
 use uuid::Uuid;
 
+use crate::db::automation_webhook_calls as calls;
 use crate::db::automations::{self as db, Automation, Due, Move};
 use crate::db::emails::{self, NewEmail};
 use crate::domain::automation::{
@@ -457,7 +458,7 @@ impl AutomationEngine {
                     "contact": {"id": due.contact_id, "email": due.email},
                 });
                 let step = i32::try_from(index).unwrap_or(i32::MAX);
-                db::insert_webhook_call(
+                calls::insert_webhook_call(
                     conn,
                     due.project_id,
                     due.automation_id,
@@ -479,7 +480,7 @@ impl AutomationEngine {
     async fn deliver_webhooks(&self, now: DateTime<Utc>) -> anyhow::Result<usize> {
         let calls = {
             let mut conn = store::conn(&self.pool).await?;
-            db::claim_webhook_calls(&mut conn, now, WEBHOOK_LEASE_SECS, self.batch).await?
+            calls::claim_webhook_calls(&mut conn, now, WEBHOOK_LEASE_SECS, self.batch).await?
         };
         let n = calls.len();
         for call in calls {
@@ -494,13 +495,13 @@ impl AutomationEngine {
             };
             let backoff = TimeDelta::seconds(5 * (1 << call.attempts.clamp(0, 10)));
             let mut conn = store::conn(&self.pool).await?;
-            db::record_webhook_attempt(&mut conn, call.id, state, status, now + backoff).await?;
+            calls::record_webhook_attempt(&mut conn, call.id, state, status, now + backoff).await?;
         }
         Ok(n)
     }
 
     /// One signed POST: the answer's status, if any.
-    async fn attempt(&self, call: &db::WebhookCall) -> Option<i32> {
+    async fn attempt(&self, call: &calls::WebhookCall) -> Option<i32> {
         let secret = self
             .kek
             .open_text(

@@ -8,6 +8,9 @@
 # tests/browser/mail_dashboard_test.py: an agent's launch waits for a person, who approves it on
 # mail's dashboard; every dashboard page passes axe-core (npm, pinned in
 # tests/browser/axe/package-lock.json, installed with npm ci into the tool cache). Then
+# tests/browser/social_connect_test.py: a person connects a Mastodon account on the dashboard
+# through an in-test authorization server (mail-api's Mastodon client points at it), and a
+# replayed or forged callback is refused. Then
 # tests/browser/forms_test.py: a person signs up on a hosted signup form and confirms through
 # the emailed link (once); bots (the honeypot, a post at once) are refused and counted. Then
 # tests/browser/reference_test.py loads each API's landing page and API reference with the
@@ -35,6 +38,15 @@ fi
 trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'stack_stop $?' EXIT
+
+# The in-test Mastodon of social_connect_test.py: its port and the deployment's client for it.
+SOCIAL_AUTH_PORT="$(stack_free_port)"
+SOCIAL_CLIENT_ID="browser-client-$$"
+SOCIAL_CLIENT_SECRET="$(head -c 18 /dev/urandom | base64)"
+export MAIL_SOCIAL__ALLOW_PRIVATE_TARGETS=true
+export MAIL_SOCIAL__MASTODON__BASE_URL="http://127.0.0.1:$SOCIAL_AUTH_PORT"
+export MAIL_SOCIAL__MASTODON__CLIENT_ID="$SOCIAL_CLIENT_ID"
+export MAIL_SOCIAL__MASTODON__CLIENT_SECRET="$SOCIAL_CLIENT_SECRET"
 
 stack_start browser
 MEMORY_SIGN_IN_EMAIL="browser-$$@example.com"
@@ -67,6 +79,11 @@ MAIL_SIGN_IN_EMAIL="$MAIL_SIGN_IN_EMAIL" MAIL_SIGN_IN_PASSWORD="$MAIL_SIGN_IN_PA
     AXE_JS="$AXE/node_modules/axe-core/axe.min.js" SCREENSHOT_DIR="$SCREENSHOT_DIR" \
     CHROMIUM="$(command -v chromium)" CHROMEDRIVER="$(command -v chromedriver)" \
     "$VENV/bin/python" tests/browser/mail_dashboard_test.py
+MAIL_SIGN_IN_EMAIL="$MAIL_SIGN_IN_EMAIL" MAIL_SIGN_IN_PASSWORD="$MAIL_SIGN_IN_PASSWORD" \
+    SOCIAL_AUTH_PORT="$SOCIAL_AUTH_PORT" SOCIAL_CLIENT_ID="$SOCIAL_CLIENT_ID" \
+    SOCIAL_CLIENT_SECRET="$SOCIAL_CLIENT_SECRET" SCREENSHOT_DIR="$SCREENSHOT_DIR" \
+    CHROMIUM="$(command -v chromium)" CHROMEDRIVER="$(command -v chromedriver)" \
+    "$VENV/bin/python" tests/browser/social_connect_test.py
 SCREENSHOT_DIR="$SCREENSHOT_DIR" CHROMIUM="$(command -v chromium)" \
     CHROMEDRIVER="$(command -v chromedriver)" "$VENV/bin/python" tests/browser/forms_test.py
 SCREENSHOT_DIR="$SCREENSHOT_DIR" CHROMIUM="$(command -v chromium)" \

@@ -36,7 +36,7 @@ OUTBOX = os.path.join(os.environ["STACK_DIR"], "outbox")
 AXE = open(os.environ["AXE_JS"], encoding="utf-8").read()
 CLIENT_NAME = "Browser test agent"
 PAGES = ["/dashboard/approvals", "/dashboard/drafts", "/dashboard/keys",
-         "/dashboard/domains", "/dashboard/team"]
+         "/dashboard/domains", "/dashboard/social", "/dashboard/team"]
 
 
 def call(method, path, body=None, token=None, form=None):
@@ -159,7 +159,7 @@ def main():
         expect("an OAuth client" in item.text, f"requester: {item.text}")
         submit(driver, item.find_element(By.XPATH, ".//button[normalize-space()='Approve']"))
         expect(driver.find_elements(By.ID, "no-approvals"), "the approval left the list")
-        shot(driver, "mail-06-approvals-after-approval.png")
+        shot(driver, "mail-07-approvals-after-approval.png")
 
         deadline = time.time() + 120
         while not sent_with(subject) and time.time() < deadline:

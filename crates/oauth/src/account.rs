@@ -46,7 +46,19 @@ impl Csrf {
 
     /// The page as an answer (no caching, no framing), with the CSRF cookie when new.
     pub fn page(&self, oauth: &OAuth, status: StatusCode, markup: Markup) -> HttpResponse {
-        let mut res = routes::html(status, markup);
+        self.page_posting_to(oauth, status, markup, None)
+    }
+
+    /// [`Self::page`] whose forms may also lead to `origins` (space-separated): a form whose
+    /// answer redirects there is otherwise held by the page's `form-action`.
+    pub fn page_posting_to(
+        &self,
+        oauth: &OAuth,
+        status: StatusCode,
+        markup: Markup,
+        origins: Option<&str>,
+    ) -> HttpResponse {
+        let mut res = routes::html_posting_to(status, markup, origins);
         if self.fresh {
             let cookie =
                 web_util::set_cookie(oauth, CSRF_COOKIE, &self.token, SESSION_TTL.as_secs());
@@ -76,6 +88,17 @@ pub fn message(status: StatusCode, title: &str, text: &str) -> HttpResponse {
 /// `303 See Other` to `location` (after a form post).
 pub fn see_other(location: &str) -> HttpResponse {
     routes::see_other(location).finish()
+}
+
+/// The id of the account signed in on this browser, if any (no redirect: for an answer that
+/// only checks who is there).
+pub async fn signed_in_account_id(oauth: &OAuth, req: &HttpRequest) -> Option<uuid::Uuid> {
+    let mut conn = routes::connection(oauth).await.ok()?;
+    routes::session_account(oauth, &mut conn, req)
+        .await
+        .ok()
+        .flatten()
+        .map(|account| account.id)
 }
 
 /// The signed-in account, or the answer that sends the browser to sign in and come back to

@@ -21,12 +21,16 @@ pub const PATHS: Paths = Paths {
 /// The base of the first-party pages: sign-in, connected apps and the dashboard.
 pub const DASHBOARD: &str = "/dashboard";
 
+/// The dashboard's social page (where a connection started there ends).
+pub const DASHBOARD_SOCIAL: &str = "/dashboard/social";
+
 /// The dashboard's pages, in the navigation's order (the first is its home).
 pub const DASHBOARD_LINKS: &[(&str, &str)] = &[
     ("/dashboard/approvals", "Approvals"),
     ("/dashboard/drafts", "Drafts"),
     ("/dashboard/keys", "API keys"),
     ("/dashboard/domains", "Sending domains"),
+    (DASHBOARD_SOCIAL, "Social accounts"),
     ("/dashboard/team", "Team"),
     ("/dashboard/apps", "Connected apps"),
 ];

@@ -894,6 +894,7 @@ diesel::table! {
         code_verifier -> Text,
         expires_at -> Timestamptz,
         used_at -> Nullable<Timestamptz>,
+        started_by -> Nullable<Uuid>,
     }
 }
 

@@ -104,6 +104,7 @@ pub async fn insert_state(
     project_id: Uuid,
     platform: &str,
     code_verifier: &str,
+    started_by: Option<Uuid>,
     expires_at: DateTime<Utc>,
 ) -> QueryResult<()> {
     diesel::insert_into(s::table)
@@ -112,6 +113,7 @@ pub async fn insert_state(
             s::project_id.eq(project_id),
             s::platform.eq(platform),
             s::code_verifier.eq(code_verifier),
+            s::started_by.eq(started_by),
             s::expires_at.eq(expires_at),
         ))
         .execute(conn)
@@ -123,13 +125,13 @@ pub async fn insert_state(
     Ok(())
 }
 
-/// Uses the state once: `(project, verifier)` when it exists for `platform`, was never used
-/// and has not expired.
+/// Uses the state once: `(project, verifier, started_by)` when it exists for `platform`, was never
+/// used and has not expired.
 pub async fn take_state(
     conn: &mut AsyncPgConnection,
     state_hash: &[u8],
     platform: &str,
-) -> QueryResult<Option<(Uuid, String)>> {
+) -> QueryResult<Option<(Uuid, String, Option<Uuid>)>> {
     diesel::update(
         s::table
             .filter(s::state_hash.eq(state_hash))
@@ -138,7 +140,7 @@ pub async fn take_state(
             .filter(s::expires_at.gt(Utc::now())),
     )
     .set(s::used_at.eq(Utc::now()))
-    .returning((s::project_id, s::code_verifier))
+    .returning((s::project_id, s::code_verifier, s::started_by))
     .get_result(conn)
     .await
     .optional()

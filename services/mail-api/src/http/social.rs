@@ -3,7 +3,7 @@
 //! OAuth connection of an account (`/api/integrations/social/{platform}/connect`, gated, and
 //! its public callback), all in [`crate::ops::social`].
 
-use actix_web::{HttpResponse, web};
+use actix_web::{HttpRequest, HttpResponse, web};
 use auth::{Caller, WriteAccess};
 use http_kit::openapi::MailError;
 use http_kit::{ApiError, Page, PageParams, Query};
@@ -12,14 +12,15 @@ use uuid::Uuid;
 
 use super::idempotency::{IdempotencyHeader, IdempotencyKey, Idempotent};
 use crate::AppState;
+use crate::oauth::DASHBOARD_SOCIAL;
 use crate::ops::social::adapt::{AdaptSocialPost, SocialAdaptations, adapt_social_post};
 use crate::ops::social::campaigns::{
     CreateSocialCampaign, ScheduleSocialPost, SocialCampaign, create_social_campaign,
     list_social_campaigns, schedule_social_post,
 };
 use crate::ops::social::connect::{
-    ConnectSocialAccount, SocialAccount, SocialCallback, connect_with_credentials, finish_connect,
-    list_social_accounts, platform_named, start_connect,
+    ConnectOrigin, ConnectSocialAccount, SocialAccount, SocialCallback, connect_with_credentials,
+    finish_connect, list_social_accounts, platform_named, start_connect,
 };
 use crate::ops::social::{
     CreateSocialPost, SocialPost, UpdateSocialPost, create_post_in, delete_social_post,
@@ -346,14 +347,15 @@ pub async fn connect(
     platform: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let platform = platform_named(&platform)?;
-    let location = start_connect(&state, caller.owner_id, platform).await?;
+    let location = start_connect(&state, caller.owner_id, platform, ConnectOrigin::Api).await?;
     Ok(HttpResponse::Found()
         .insert_header(("location", location))
         .finish())
 }
 
 /// Where the platform sends the person back: the state is checked and used up, the code
-/// exchanged and the account's tokens stored sealed.
+/// exchanged and the account's tokens stored sealed. A connection started on the dashboard's
+/// social page ends there (303); one started with the connect route answers the account.
 #[utoipa::path(
     get,
     path = "/api/integrations/social/{platform}/callback",
@@ -361,18 +363,29 @@ pub async fn connect(
     tag = "social",
     params(("platform" = inline(Platform), Path, description = "The platform"), SocialCallback),
     responses(
-        (status = 200, description = "Connected", body = SocialAccount),
-        (status = 400, description = "The state is missing, unknown, used or expired (`SOCIAL_CONNECT_STATE_INVALID`): nothing was stored; or not a platform the service publishes to (`VALIDATION_ERROR`, `details.field`: `platform`)", body = MailError),
+        (status = 200, description = "Connected (started with the connect route)", body = SocialAccount),
+        (status = 303, description = "Connected (started on the dashboard): back to its social page",
+            headers(("Location" = String, description = "`/dashboard/social?connected={platform}`"))),
+        (status = 400, description = "The state is missing, unknown, used or expired, or the connection was started on the dashboard and the browser is not signed in as the person who started it (`SOCIAL_CONNECT_STATE_INVALID`): nothing was stored; or not a platform the service publishes to (`VALIDATION_ERROR`, `details.field`: `platform`)", body = MailError),
         (status = 422, description = "The person declined, or the platform refused the code (`SOCIAL_PLATFORM_REFUSED`)", body = MailError),
     )
 )]
 pub async fn callback(
     state: web::Data<AppState>,
+    req: HttpRequest,
     platform: web::Path<String>,
     query: web::Query<SocialCallback>,
-) -> Result<web::Json<SocialAccount>, ApiError> {
+) -> Result<HttpResponse, ApiError> {
     let platform = platform_named(&platform)?;
-    finish_connect(&state, platform, &query)
-        .await
-        .map(web::Json)
+    let browser_account = oauth::account::signed_in_account_id(&state.oauth, &req).await;
+    let (account, origin) = finish_connect(&state, platform, &query, browser_account).await?;
+    Ok(match origin {
+        ConnectOrigin::Api => HttpResponse::Ok().json(account),
+        ConnectOrigin::Dashboard { .. } => HttpResponse::SeeOther()
+            .insert_header((
+                "location",
+                format!("{DASHBOARD_SOCIAL}?connected={}", platform.as_str()),
+            ))
+            .finish(),
+    })
 }

@@ -516,6 +516,19 @@ impl SocialClient {
         on!(self, platform, |a| a.authorize_url(req))
     }
 
+    /// The origin of `platform`'s authorization page (`https://mastodon.social`), where a
+    /// person is sent to connect an account; `None` when the deployment has no client for it.
+    pub fn authorize_origin(&self, platform: Platform) -> Option<String> {
+        let any = AuthorizeRequest {
+            state: "s",
+            code_challenge: "c",
+            redirect_uri: "https://invalid.example/",
+        };
+        let address = self.authorize_url(platform, &any).ok()?;
+        let url = reqwest::Url::parse(&address).ok()?;
+        Some(url.origin().ascii_serialization())
+    }
+
     pub async fn exchange(
         &self,
         platform: Platform,

@@ -1,7 +1,7 @@
 //! The first-party mail dashboard: server-rendered pages for the people of a project, signed
 //! in with the same sign-in accounts as the OAuth pages (the shared crate's sign-in, sign-out
 //! and connected apps live under the same base). Pending approvals, drafts, API keys, sending
-//! domains and the team; the join page turns an invitation into a sign-in. Every form carries
+//! domains, social accounts and the team; the join page turns an invitation into a sign-in. Every form carries
 //! the CSRF token of the page; what a person may do follows their role
 //! ([`crate::ops::people`]). Each page calls the same `ops` functions as the REST routes.
 
@@ -10,6 +10,7 @@ mod domains;
 mod drafts;
 mod join;
 mod keys;
+mod social;
 mod team;
 
 use actix_web::http::StatusCode;
@@ -31,6 +32,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     drafts::configure(cfg);
     keys::configure(cfg);
     domains::configure(cfg);
+    social::configure(cfg);
     team::configure(cfg);
     join::configure(cfg);
 }
@@ -53,12 +55,23 @@ async fn signed_in(
 
 /// A dashboard page: the navigation, then `body`, with the page's CSRF cookie.
 fn page(state: &AppState, csrf: &Csrf, title: &str, body: Markup) -> HttpResponse {
+    page_posting_to(state, csrf, title, body, None)
+}
+
+/// [`page`] whose forms may also lead to `origins` (space-separated origins).
+fn page_posting_to(
+    state: &AppState,
+    csrf: &Csrf,
+    title: &str,
+    body: Markup,
+    origins: Option<&str>,
+) -> HttpResponse {
     let nav = account::nav(&state.oauth, DASHBOARD_LINKS, &csrf.token);
     let markup = oauth::pages::layout(
         &format!("{title} · mail"),
         maud::html! { (nav) h1 { (title) } (body) },
     );
-    csrf.page(&state.oauth, StatusCode::OK, markup)
+    csrf.page_posting_to(&state.oauth, StatusCode::OK, markup, origins)
 }
 
 /// An error as a page: its status and message (a server fault's cause is not shown).

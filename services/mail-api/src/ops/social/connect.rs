@@ -99,12 +99,40 @@ fn refused(err: &PlatformError) -> ApiError {
     }
 }
 
-/// Starts connecting the project's `platform` account: the address to send the person to
-/// (`GET /api/integrations/social/{platform}/connect`).
+/// Where a connection was started, which decides how its callback answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectOrigin {
+    /// `GET /api/integrations/social/{platform}/connect`: the callback answers the account.
+    Api,
+    /// The dashboard's social page, by this sign-in account: the callback must come to a
+    /// browser signed in as that account (so a person cannot be made to connect their platform
+    /// account to someone else's project), and sends them back to the page.
+    Dashboard { account_id: Uuid },
+}
+
+impl ConnectOrigin {
+    fn started_by(self) -> Option<Uuid> {
+        match self {
+            Self::Api => None,
+            Self::Dashboard { account_id } => Some(account_id),
+        }
+    }
+}
+
+/// The OAuth platforms the deployment has a client for: those a person can connect.
+pub fn connectable_platforms(state: &AppState) -> Vec<Platform> {
+    Platform::ALL
+        .into_iter()
+        .filter(|p| p.uses_oauth() && !state.social.settings.platform(*p).client_id.is_empty())
+        .collect()
+}
+
+/// Starts connecting the project's `platform` account: the address to send the person to.
 pub async fn start_connect(
     state: &AppState,
     project_id: Uuid,
     platform: Platform,
+    origin: ConnectOrigin,
 ) -> Result<String, ApiError> {
     let oauth_state = random_token()?;
     let verifier = random_token()?;
@@ -128,6 +156,7 @@ pub async fn start_connect(
         project_id,
         platform.as_str(),
         &verifier,
+        origin.started_by(),
         expires_at,
     )
     .await?;
@@ -186,12 +215,15 @@ async fn store_tokens(
 }
 
 /// The platform's callback (`GET /api/integrations/social/{platform}/callback`): the state
-/// used up, the code exchanged and the tokens stored sealed.
+/// used up, the code exchanged and the tokens stored sealed. `browser_account` is the sign-in
+/// account of the browser that came back, if any. Answers the account and where the
+/// connection was started.
 pub async fn finish_connect(
     state: &AppState,
     platform: Platform,
     callback: &SocialCallback,
-) -> Result<SocialAccount, ApiError> {
+    browser_account: Option<Uuid>,
+) -> Result<(SocialAccount, ConnectOrigin), ApiError> {
     let Some(oauth_state) = callback.state.as_deref() else {
         return Err(bad_state());
     };
@@ -199,8 +231,21 @@ pub async fn finish_connect(
         let mut conn = store::conn(&state.pool).await?;
         db::take_state(&mut conn, &state_hash(oauth_state), platform.as_str()).await?
     };
-    let Some((project_id, verifier)) = taken else {
+    let Some((project_id, verifier, started_by)) = taken else {
         return Err(bad_state());
+    };
+    let origin = match started_by {
+        None => ConnectOrigin::Api,
+        Some(account_id) if browser_account == Some(account_id) => {
+            ConnectOrigin::Dashboard { account_id }
+        }
+        Some(_) => {
+            return Err(ApiError::bad_request(
+                "this connection was started on the dashboard by another sign-in: sign in as \
+                 that person, or start connecting again",
+            )
+            .with_code(MailErrorCode::SocialConnectStateInvalid));
+        }
     };
     if let Some(error) = &callback.error {
         return Err(ApiError::unprocessable(format!(
@@ -217,7 +262,8 @@ pub async fn finish_connect(
         .exchange(platform, code, &verifier, &callback_url(state, platform))
         .await
         .map_err(|e| refused(&e))?;
-    store_tokens(state, project_id, platform, &tokens).await
+    let account = store_tokens(state, project_id, platform, &tokens).await?;
+    Ok((account, origin))
 }
 
 /// A token-flow platform's credentials; the fields of the other platform are refused.

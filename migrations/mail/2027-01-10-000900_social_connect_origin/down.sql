@@ -1,0 +1,1 @@
+ALTER TABLE social_connect_states DROP COLUMN started_by;

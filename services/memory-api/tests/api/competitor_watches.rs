@@ -414,10 +414,8 @@ async fn a_scheduled_watch_reports_a_pricing_change_between_two_runs_with_its_ev
     );
     // One run per interval: the watch is not due again.
     assert_eq!(
-        h.query(&format!(
-            "SELECT count(*) FROM model_runs WHERE kind = 'competitor_watch'"
-        ))
-        .await,
+        h.query("SELECT count(*) FROM model_runs WHERE kind = 'competitor_watch'")
+            .await,
         ["2"]
     );
     assert_eq!(

@@ -46,8 +46,8 @@ pub struct WatchSettings {
     pub timeout_ms: u64,
     /// Bytes of an answer read at most (the rest is not read).
     pub max_bytes: usize,
-    /// Seconds between two passes of the stored watches' scheduler (at least 1): how late
-    /// after its `next_run_at` a watch may start.
+    /// Seconds between two passes of the stored watches' scheduler: how late after its
+    /// `next_run_at` a watch may start. 0 turns the scheduler off in this process.
     pub schedule_every_secs: u64,
 }
 
@@ -67,9 +67,9 @@ impl WatchSettings {
         TargetPolicy::new(self.allow_private_targets)
     }
 
-    /// The time between two scheduler passes.
-    pub fn schedule_every(&self) -> Duration {
-        Duration::from_secs(self.schedule_every_secs.max(1))
+    /// The time between two scheduler passes; `None`: no scheduler in this process.
+    pub fn schedule_every(&self) -> Option<Duration> {
+        (self.schedule_every_secs > 0).then(|| Duration::from_secs(self.schedule_every_secs))
     }
 
     pub fn reader(&self) -> anyhow::Result<WebReader> {

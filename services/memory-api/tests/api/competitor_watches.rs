@@ -16,7 +16,8 @@ use crate::competitor_site::{Site, report, watch_settings, writer_with_model_key
 const WATCHES: &str = "/api/v1/marketing/competitor-watches";
 const FEED: &str = "/api/v1/intelligence/feed";
 
-/// A server whose scheduler passes every `every_secs` (its first pass is at start).
+/// A server whose scheduler passes every `every_secs` (its first pass is at start; 0: no
+/// scheduler, so that nothing runs but what the test starts).
 async fn scheduled_harness(stub: &ChatStub, allow_private: bool, every_secs: u64) -> Harness {
     let base = stub.base_url.clone();
     Harness::with(move |url| {
@@ -77,8 +78,8 @@ async fn next_scheduled_run(h: &Harness, key: &str, watch: &str, previous: &Valu
 #[tokio::test]
 async fn watches_are_created_listed_read_changed_and_deleted() {
     let stub = ChatStub::start().await;
-    // No pass after the one at start: nothing runs here.
-    let h = scheduled_harness(&stub, false, 3600).await;
+    // No scheduler: nothing runs here.
+    let h = scheduled_harness(&stub, false, 0).await;
     let key = writer_with_model_key(&h).await;
     let api = h.api(&key);
 
@@ -201,7 +202,7 @@ async fn watches_are_created_listed_read_changed_and_deleted() {
 #[tokio::test]
 async fn invalid_watches_and_changes_are_refused_naming_the_field() {
     let stub = ChatStub::start().await;
-    let h = scheduled_harness(&stub, false, 3600).await;
+    let h = scheduled_harness(&stub, false, 0).await;
     let key = writer_with_model_key(&h).await;
     let api = h.api(&key);
     let good = watch_body("https://acme.example/pricing");
@@ -300,7 +301,7 @@ async fn loopback_and_metadata_urls_are_refused_at_creation() {
     let stub = ChatStub::start().await;
     let site = Site::start("$29/month").await;
     let port = site.base.rsplit(':').next().unwrap().to_owned();
-    let public_only = scheduled_harness(&stub, false, 3600).await;
+    let public_only = scheduled_harness(&stub, false, 0).await;
     let key = writer_with_model_key(&public_only).await;
     for url in [
         "http://169.254.169.254/latest/meta-data/".to_owned(),
@@ -319,7 +320,7 @@ async fn loopback_and_metadata_urls_are_refused_at_creation() {
     }
     public_only.stop().await;
     // Allowing private targets never allows the metadata address.
-    let private = scheduled_harness(&stub, true, 3600).await;
+    let private = scheduled_harness(&stub, true, 0).await;
     let key = writer_with_model_key(&private).await;
     let body = json!({"interval_minutes": 60, "competitors": [{"name": "Acme",
         "urls": ["http://169.254.169.254/latest/meta-data/"]}]});
@@ -429,7 +430,7 @@ async fn a_scheduled_watch_reports_a_pricing_change_between_two_runs_with_its_ev
 #[tokio::test]
 async fn two_schedulers_on_one_database_start_each_due_watch_once() {
     let stub = ChatStub::start().await;
-    let h = scheduled_harness(&stub, false, 3600).await;
+    let h = scheduled_harness(&stub, false, 0).await;
     let key = writer_with_model_key(&h).await;
     let mut due = BTreeSet::new();
     for n in 0..12 {
@@ -516,5 +517,26 @@ async fn two_schedulers_on_one_database_start_each_due_watch_once() {
         ["13"],
         "12 advanced by their interval, and the later one"
     );
+
+    // A watch due again while its lease holds waits for the lease; then it starts again.
+    let watch = &claimed[0];
+    h.exec(&format!(
+        "UPDATE competitor_watches SET next_run_at = now() WHERE id = '{watch}'"
+    ))
+    .await;
+    assert!(
+        start_due(&mut h.conn().await, 100)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    h.exec(&format!(
+        "UPDATE competitor_watches SET lease_until = now() - interval '1 second' \
+         WHERE id = '{watch}'"
+    ))
+    .await;
+    let again = start_due(&mut h.conn().await, 100).await.unwrap();
+    assert_eq!(again.len(), 1, "{again:?}");
+    assert_eq!(again[0].watch_id.to_string(), *watch);
     h.stop().await;
 }

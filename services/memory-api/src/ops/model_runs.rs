@@ -94,7 +94,7 @@ pub struct ModelRun {
 }
 
 impl ModelRun {
-    pub fn new(run: Run, kind: Kind) -> Result<Self, ApiError> {
+    fn new(run: Run, kind: Kind) -> Result<Self, ApiError> {
         Ok(Self {
             id: run.id,
             kind: kind.into(),

@@ -189,8 +189,17 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "401", "403",
 # allow (loopback, private, link-local, localhost): which addresses those are is the
 # deployment's policy, which the schema's URL pattern cannot state.
 [[operations]]
-include-operation-id = "runCompetitorWatch"
+include-operation-id-regex = "^(runCompetitorWatch|createCompetitorWatch)$"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "422", "429", "5xx"]
+# The seeded watch, and another to delete: a DELETE acts once on what it names, so its
+# missing_test_data warning is off (and with it validation_mismatch, as above).
+[[operations]]
+include-operation-id-regex = "^(getCompetitorWatch|updateCompetitorWatch)$"
+parameters = { "path.id" = "$SEED_WATCH" }
+[[operations]]
+include-operation-id = "deleteCompetitorWatch"
+parameters = { "path.id" = "$SEED_SPARE_WATCH" }
+warnings = { fail-on = true, display = ["missing_auth", $ST_WARNINGS_COMMON] }
 # The seeded runs, so that their reads answer them.
 [[operations]]
 include-operation-id = "getContentBriefStatus"

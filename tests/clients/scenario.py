@@ -245,6 +245,24 @@ def model_runs(s: Service) -> None:
     # A watched URL at the cloud metadata address is refused under any policy.
     s.call("runCompetitorWatch", 400, body={"competitors": [
         {"name": "Acme", "urls": ["http://169.254.169.254/latest/meta-data/"]}]})
+    competitor_watches(s)
+
+
+def competitor_watches(s: Service) -> None:
+    """A stored competitor watch: created, listed, read, paused and rescheduled, deleted."""
+    watch = s.call("createCompetitorWatch", 201, body={
+        "name": "Acme weekly", "interval_minutes": 1440, "focus": "pricing",
+        "competitors": [{"name": "Acme", "urls": ["https://acme.example/pricing"]}]})
+    listed = s.call("listCompetitorWatches", 200, limit=100)
+    if watch["id"] not in [w["id"] for w in listed["data"]]:
+        raise Failure(f"memory-api listCompetitorWatches: {listed}")
+    s.call("getCompetitorWatch", 200, id=watch["id"])
+    changed = s.call("updateCompetitorWatch", 200, id=watch["id"],
+                     body={"paused": True, "interval_minutes": 120})
+    if not changed["paused"] or changed["interval_minutes"] != 120:
+        raise Failure(f"memory-api updateCompetitorWatch: {changed}")
+    s.call("deleteCompetitorWatch", 204, id=watch["id"])
+    s.call("getCompetitorWatch", 404, id=watch["id"])
 
 
 def producibles(s: Service) -> None:

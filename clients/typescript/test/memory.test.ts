@@ -242,6 +242,20 @@ test('memory-api: connectors, drafts, model credentials and runs, renders', asyn
   await expect(m.getCompetitorWatchRun({ path: { runId: watch.id } }), 200);
   // A watched URL at the cloud metadata address is refused under any policy.
   await expect(m.runCompetitorWatch({ body: { competitors: [{ name: 'Acme', urls: ['http://169.254.169.254/latest/meta-data/'] }] } }), 400);
+  // A stored watch: created, listed, read, paused and rescheduled, deleted.
+  const storedWatch = (await expect(
+    m.createCompetitorWatch({
+      body: { name: 'Acme weekly', interval_minutes: 1440, focus: 'pricing', competitors: [{ name: 'Acme', urls: ['https://acme.example/pricing'] }] },
+    }),
+    201,
+  )).data;
+  const watches = (await expect(m.listCompetitorWatches({ query: { limit: 100 } }), 200)).data;
+  assert.ok(watches.data.some((w) => w.id === storedWatch.id));
+  await expect(m.getCompetitorWatch({ path: { id: storedWatch.id } }), 200);
+  const changed = (await expect(m.updateCompetitorWatch({ path: { id: storedWatch.id }, body: { paused: true, interval_minutes: 120 } }), 200)).data;
+  assert.equal(changed.paused, true);
+  await expect(m.deleteCompetitorWatch({ path: { id: storedWatch.id } }), 204);
+  await expect(m.getCompetitorWatch({ path: { id: storedWatch.id } }), 404);
 
   const producible = (await expect(
     m.createProducibleJob({

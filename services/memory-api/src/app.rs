@@ -167,6 +167,13 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     .await?;
     crate::jobs::spawn_purge_pass(launched.infra.pool.clone(), purge_objects);
     let infra = &launched.infra;
+    if let Some(every) = settings.competitor_watch.schedule_every() {
+        let scheduler = crate::ops::competitor_watch_schedule::Scheduler {
+            pool: infra.pool.clone(),
+            runs: model_run_queue(&infra.broker, &prefix),
+        };
+        crate::jobs::spawn_watch_scheduler(scheduler, every);
+    }
     let worker = Worker {
         pool: infra.pool.clone(),
         kek: worker_kek,

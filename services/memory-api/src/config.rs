@@ -72,7 +72,9 @@ pub struct Settings {
     pub action_hook: crate::action_hooks::ActionHookSettings,
     /// The competitor watch's reads of the web: `MEMORY_COMPETITOR_WATCH__ALLOW_PRIVATE_TARGETS`
     /// (default false), `__TIMEOUT_MS` (default 10000), `__MAX_BYTES` (default 2 MiB) (see
-    /// [`crate::competitor_watch`]).
+    /// [`crate::competitor_watch`]); and `__SCHEDULE_EVERY_SECS` (default 60), the time between
+    /// two passes of the stored watches' scheduler, 0 for none in this process (see
+    /// [`crate::ops::competitor_watch_schedule`]).
     #[serde(default)]
     pub competitor_watch: crate::competitor_watch::WatchSettings,
 }

@@ -34,7 +34,8 @@ pub const EXCERPT_CHARS: usize = 500;
 /// Characters of a page's text kept as its snapshot.
 pub const SNAPSHOT_CHARS: usize = 200_000;
 
-/// `MEMORY_COMPETITOR_WATCH__ALLOW_PRIVATE_TARGETS`, `__TIMEOUT_MS`, `__MAX_BYTES`.
+/// `MEMORY_COMPETITOR_WATCH__ALLOW_PRIVATE_TARGETS`, `__TIMEOUT_MS`, `__MAX_BYTES`,
+/// `__SCHEDULE_EVERY_SECS`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
 pub struct WatchSettings {
@@ -45,6 +46,9 @@ pub struct WatchSettings {
     pub timeout_ms: u64,
     /// Bytes of an answer read at most (the rest is not read).
     pub max_bytes: usize,
+    /// Seconds between two passes of the stored watches' scheduler: how late after its
+    /// `next_run_at` a watch may start. 0 turns the scheduler off in this process.
+    pub schedule_every_secs: u64,
 }
 
 impl Default for WatchSettings {
@@ -53,6 +57,7 @@ impl Default for WatchSettings {
             allow_private_targets: false,
             timeout_ms: 10_000,
             max_bytes: 2 * 1024 * 1024,
+            schedule_every_secs: 60,
         }
     }
 }
@@ -60,6 +65,11 @@ impl Default for WatchSettings {
 impl WatchSettings {
     pub fn policy(&self) -> TargetPolicy {
         TargetPolicy::new(self.allow_private_targets)
+    }
+
+    /// The time between two scheduler passes; `None`: no scheduler in this process.
+    pub fn schedule_every(&self) -> Option<Duration> {
+        (self.schedule_every_secs > 0).then(|| Duration::from_secs(self.schedule_every_secs))
     }
 
     pub fn reader(&self) -> anyhow::Result<WebReader> {

@@ -5,6 +5,7 @@ pub mod agents;
 pub mod bridge;
 pub mod byok;
 pub mod competitor_snapshots;
+pub mod competitor_watches;
 pub mod confidence;
 pub mod consolidation;
 pub mod credentials;

@@ -599,3 +599,22 @@ diesel::table! {
         fetched_at -> Timestamptz,
     }
 }
+
+diesel::table! {
+    competitor_watches (id) {
+        id -> Uuid,
+        user_id -> Uuid,
+        environment -> Text,
+        workspace_id -> Nullable<Uuid>,
+        name -> Nullable<Text>,
+        definition -> Jsonb,
+        interval_minutes -> Int4,
+        paused -> Bool,
+        next_run_at -> Timestamptz,
+        lease_until -> Nullable<Timestamptz>,
+        last_run_at -> Nullable<Timestamptz>,
+        last_run_id -> Nullable<Uuid>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}

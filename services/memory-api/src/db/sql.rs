@@ -7,6 +7,9 @@ store::statements! {
     bridge {
         MEMORY = "memory";
     }
+    competitor_watches {
+        CLAIM_DUE = "claim_due";
+    }
     consolidation {
         SIMILAR_PAIRS = "similar_pairs";
     }

@@ -6,6 +6,7 @@ pub mod agents;
 pub mod ai_costs;
 pub mod bridge;
 pub mod byok;
+pub mod competitor_watches;
 pub mod confidence;
 pub mod consolidate;
 pub mod content;
@@ -58,6 +59,7 @@ pub const ROUTES: &[&[Route]] = &[
     ai_costs::ROUTES,
     bridge::ROUTES,
     byok::ROUTES,
+    competitor_watches::ROUTES,
     confidence::ROUTES,
     consolidate::ROUTES,
     content::ROUTES,

@@ -1,5 +1,6 @@
 //! Background passes of a memory-api process (not queue jobs): embedding what was stored
-//! without a vector, purging expired imports and finished runs.
+//! without a vector, purging expired imports and finished runs, starting the scheduled
+//! competitor watches.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,6 +17,7 @@ use crate::db::owner::Owner;
 use crate::db::render_files::{self, Rendered};
 use crate::db::{datasets, mif};
 use crate::domain::search::{self, vector_literal};
+use crate::ops::competitor_watch_schedule::{self, Scheduler};
 
 const BATCH: i64 = 32;
 /// How long the pass waits before looking again when it found less than a batch to embed:
@@ -47,6 +49,22 @@ pub fn spawn_embedding_pass(pool: Pool, kek: Arc<Kek>, embedder: Arc<dyn Embedde
             if !full_batch {
                 tokio::time::sleep(IDLE).await;
             }
+        }
+    });
+}
+
+/// Starts the due competitor watches' runs every `every` (a pass at start, then one after each
+/// wait), for as long as the process runs. Any number of replicas may run it: each due watch
+/// is started by one (see [`competitor_watch_schedule`]).
+pub fn spawn_watch_scheduler(scheduler: Scheduler, every: Duration) {
+    tokio::spawn(async move {
+        loop {
+            match competitor_watch_schedule::pass(&scheduler).await {
+                Ok(0) => {}
+                Ok(started) => tracing::info!(started, "scheduled competitor watches started"),
+                Err(err) => tracing::warn!(error = %err, "scheduling competitor watches failed"),
+            }
+            tokio::time::sleep(every).await;
         }
     });
 }

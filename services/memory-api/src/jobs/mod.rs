@@ -13,7 +13,7 @@ pub mod render_video;
 pub use action_hook::ActionHook;
 pub use background::{
     MODEL_RUNS_KEPT_DAYS, purge_once, purge_renders, reconcile_embedding_model,
-    spawn_embedding_pass, spawn_purge_pass,
+    spawn_embedding_pass, spawn_purge_pass, spawn_watch_scheduler,
 };
 pub use bridge_generate::BridgeGenerate;
 pub use model_run::ModelRun;

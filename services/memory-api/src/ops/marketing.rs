@@ -2,6 +2,7 @@
 //! the caller's own model credential.
 
 use auth::Caller;
+use delivery::safe_http::TargetPolicy;
 use http_kit::{ApiError, Validate};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -55,7 +56,7 @@ impl Validate for AutonomousRunRequest {
 }
 
 /// One competitor to watch.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct Competitor {
     /// 1..=200 characters, not blank (trimmed).
     #[schema(min_length = 1, max_length = 200, pattern = r"[^\s\x85\uFEFF]")]
@@ -114,14 +115,34 @@ pub struct CompetitorWatchRequest {
 
 impl Validate for CompetitorWatchRequest {
     fn validate(&mut self) -> Result<(), ApiError> {
-        for competitor in &mut self.competitors {
-            http_kit::request::trim(&mut competitor.name);
-            if let Some(urls) = &mut competitor.urls {
-                http_kit::request::trim_and_dedupe(urls);
-            }
-        }
+        normalize(&mut self.competitors);
         Ok(())
     }
+}
+
+/// Trims the competitors' names and URLs and drops repeated URLs.
+pub fn normalize(competitors: &mut [Competitor]) {
+    for competitor in competitors {
+        http_kit::request::trim(&mut competitor.name);
+        if let Some(urls) = &mut competitor.urls {
+            http_kit::request::trim_and_dedupe(urls);
+        }
+    }
+}
+
+/// 400 naming the first URL whose host the deployment's policy refuses (checked before
+/// anything is recorded; a name resolving to a refused address is that URL's error in the
+/// run).
+pub fn check_urls(competitors: &[Competitor], policy: TargetPolicy) -> Result<(), ApiError> {
+    for (i, competitor) in competitors.iter().enumerate() {
+        for (j, url) in competitor.urls.iter().flatten().enumerate() {
+            if let Some(problem) = crate::competitor_watch::refused(url, policy) {
+                let field = format!("competitors[{i}].urls[{j}]");
+                return Err(ApiError::invalid_field(&field, &problem));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Starts a competitor watch after checking every URL against the deployment's policy (400
@@ -131,14 +152,7 @@ pub async fn run_competitor_watch(
     caller: &Caller,
     request: &CompetitorWatchRequest,
 ) -> Result<ModelRun, ApiError> {
-    for (i, competitor) in request.competitors.iter().enumerate() {
-        for (j, url) in competitor.urls.iter().flatten().enumerate() {
-            if let Some(problem) = crate::competitor_watch::refused(url, state.watch_policy) {
-                let field = format!("competitors[{i}].urls[{j}]");
-                return Err(ApiError::invalid_field(&field, &problem));
-            }
-        }
-    }
+    check_urls(&request.competitors, state.watch_policy)?;
     model_runs::start(
         state,
         caller,

@@ -7,6 +7,8 @@ pub mod agents;
 pub mod ai_costs;
 pub mod bridge;
 pub mod byok;
+pub mod competitor_watch_schedule;
+pub mod competitor_watches;
 pub mod confidence;
 pub mod consolidate;
 pub mod content;

@@ -3,17 +3,21 @@
 
 use auth::Caller;
 use chrono::{DateTime, Utc};
+use diesel_async::AsyncPgConnection;
 use http_kit::ApiError;
 use serde::Serialize;
 use serde_json::Value;
+use store::Pool;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::byok;
 use crate::db::model_runs::{self as db, Run};
 use crate::db::owner::Owner;
+use crate::db::view::View;
 use crate::model_runs::Kind;
 use crate::ops::scope;
+use crate::run_queue::RunQueue;
 use crate::state::AppState;
 
 /// Where a run stands.
@@ -123,18 +127,30 @@ pub async fn start(
     let mut conn = store::conn(&state.pool).await?;
     let view = scope::view(&mut conn, caller, workspace_id).await?;
     byok::require_model_credential(state, Owner::of(caller)).await?;
+    let run = record(&mut conn, view, kind, input).await?;
+    drop(conn);
+    publish(&state.model_runs, &state.pool, &run).await;
+    ModelRun::new(run, kind)
+}
+
+/// Records a queued run of `kind` in `view` with `input` (without its `workspace_id`: the
+/// run's own says where it reads). Publish it with [`publish`] once its transaction commits.
+pub async fn record(
+    conn: &mut AsyncPgConnection,
+    view: View<'_>,
+    kind: Kind,
+    input: &impl Serialize,
+) -> Result<Run, ApiError> {
     let mut input = serde_json::to_value(input).map_err(ApiError::internal)?;
-    // The run's own `workspace_id` says where it reads.
     if let Some(fields) = input.as_object_mut() {
         fields.remove("workspace_id");
     }
-    let run = db::insert(&mut conn, view, kind.as_str(), &input).await?;
-    drop(conn);
-    state
-        .model_runs
-        .publish(&state.pool, run.id, run.user_id, None)
-        .await;
-    ModelRun::new(run, kind)
+    Ok(db::insert(conn, view, kind.as_str(), &input).await?)
+}
+
+/// Queues a recorded run (a publish that is not confirmed is left to the relay).
+pub async fn publish(queue: &RunQueue, pool: &Pool, run: &Run) {
+    queue.publish(pool, run.id, run.user_id, None).await;
 }
 
 /// Every route that needs the deployment's model checks it here, before recording anything.

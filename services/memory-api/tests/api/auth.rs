@@ -335,6 +335,19 @@ async fn every_read_route_needs_the_read_scope() {
         let started = json(send(Method::POST, path, &full, body).await.unwrap()).await;
         model_runs.push(started["id"].as_str().expect("a run id").to_owned());
     }
+    let watch = json!({"competitors": [{"name": "Acme"}], "interval_minutes": 60});
+    let watch = send(
+        Method::POST,
+        "/api/v1/marketing/competitor-watches",
+        &full,
+        watch,
+    )
+    .await
+    .unwrap();
+    let watch = json(watch).await["id"]
+        .as_str()
+        .expect("a watch id")
+        .to_owned();
 
     // One render job of each kind (queued: their status is readable without a worker).
     let producible = json(
@@ -382,6 +395,7 @@ async fn every_read_route_needs_the_read_scope() {
             "/api/v1/marketing/competitor-watch/run/{runId} runId",
             &model_runs[2],
         ),
+        ("/api/v1/marketing/competitor-watches/{id} id", &watch),
     ]);
     assert!(reads.len() >= 11, "{reads:?}");
     for path in &reads {

@@ -4,127 +4,16 @@
 //! answering the change's summary and the report. Also: URLs at loopback, link-local
 //! metadata and `localhost` are refused under the production policy.
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rate_limit::policy::Tier;
 use serde_json::{Value, json};
 use test_support::chat_stub::ChatStub;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
 
 use crate::common::*;
+use crate::competitor_site::{KEY, Site, harness, report, writer_with_model_key};
 
-const KEY: &str = "sk-own-Wt7cQ2mP9xL4vB8nR1kY6uJ3";
 const WATCH: &str = "/api/v1/marketing/competitor-watch/run";
 const FEED: &str = "/api/v1/intelligence/feed";
-
-/// The competitor's site: `/pricing` (its price settable), `/private/roadmap` (disallowed by
-/// robots.txt for every agent), `/moved` (redirected to the metadata address) and
-/// `/robots.txt`; it records the paths it was asked for.
-struct Site {
-    base: String,
-    price: Arc<Mutex<String>>,
-    asked: Arc<Mutex<Vec<String>>>,
-}
-
-impl Site {
-    async fn start(price: &str) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let price = Arc::new(Mutex::new(price.to_owned()));
-        let asked = Arc::new(Mutex::new(Vec::new()));
-        let (shown, log) = (Arc::clone(&price), Arc::clone(&asked));
-        tokio::spawn(async move {
-            while let Ok((mut socket, _)) = listener.accept().await {
-                let (shown, log) = (Arc::clone(&shown), Arc::clone(&log));
-                tokio::spawn(async move {
-                    let mut head = Vec::new();
-                    let mut chunk = [0u8; 4096];
-                    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                        match socket.read(&mut chunk).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => head.extend_from_slice(&chunk[..n]),
-                        }
-                    }
-                    let head = String::from_utf8_lossy(&head).to_string();
-                    let path = head.split(' ').nth(1).unwrap_or_default().to_owned();
-                    log.lock().unwrap().push(path.clone());
-                    let price = shown.lock().unwrap().clone();
-                    let (status, kind, body) = match path.as_str() {
-                        "/robots.txt" => (
-                            200,
-                            "text/plain",
-                            "User-agent: *\nDisallow: /private\n".to_owned(),
-                        ),
-                        "/pricing" => (200, "text/html; charset=utf-8", pricing_page(&price)),
-                        "/private/roadmap" => (200, "text/html", "<p>secret</p>".to_owned()),
-                        // A redirect to the cloud metadata service.
-                        "/moved" => (302, "text/plain", String::new()),
-                        _ => (404, "text/plain", "not found".to_owned()),
-                    };
-                    let location = if status == 302 {
-                        "Location: http://169.254.169.254/latest/meta-data/\r\n"
-                    } else {
-                        ""
-                    };
-                    let answer = format!(
-                        "HTTP/1.1 {status} X\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\
-                         {location}Connection: close\r\n\r\n{body}",
-                        body.len()
-                    );
-                    let _ = socket.write_all(answer.as_bytes()).await;
-                    let _ = socket.shutdown().await;
-                });
-            }
-        });
-        Self { base, price, asked }
-    }
-
-    fn set_price(&self, price: &str) {
-        *self.price.lock().unwrap() = price.to_owned();
-    }
-
-    fn asked(&self) -> Vec<String> {
-        self.asked.lock().unwrap().clone()
-    }
-}
-
-fn pricing_page(price: &str) -> String {
-    format!(
-        "<!doctype html><html><head><title>Acme pricing</title><style>.p{{color:red}}</style>\
-         </head><body><nav><a href=\"/\">Home</a></nav><h1>Plans</h1>\
-         <p>Starter: free forever</p><p>Pro: {price}</p>\
-         <script>track('{price}')</script><p>Contact sales for Enterprise</p></body></html>"
-    )
-}
-
-/// A server whose model is the stub; `allow_private`: the watch may read loopback (the
-/// in-test site).
-async fn harness(stub: &ChatStub, allow_private: bool) -> Harness {
-    let base = stub.base_url.clone();
-    Harness::with(move |url| {
-        let mut s = settings(url);
-        s.llm.base_url = base;
-        s.llm.model = "stub-model".to_owned();
-        s.competitor_watch.allow_private_targets = allow_private;
-        s.competitor_watch.timeout_ms = 5_000;
-        s
-    })
-    .await
-}
-
-async fn writer_with_model_key(h: &Harness) -> String {
-    let (_, key) = h.writer(Tier::Free).await;
-    h.api(&key)
-        .post(
-            "/api/v1/byok",
-            &json!({"service": "openai", "label": "mine", "key": KEY}),
-        )
-        .expect(201)
-        .await;
-    key
-}
 
 /// Starts a watch and polls it (bounded) until it finished.
 async fn run(h: &Harness, key: &str, body: &Value) -> Value {
@@ -139,10 +28,6 @@ async fn run(h: &Harness, key: &str, body: &Value) -> Value {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     panic!("the run did not finish: {location}");
-}
-
-fn report() -> String {
-    json!({"summary": "Acme moved", "competitors": [], "recommended_responses": []}).to_string()
 }
 
 #[tokio::test]

@@ -64,9 +64,10 @@ async fn every_documented_api_route_exists_and_is_gated() {
             );
             let status = req.send().await.unwrap().status().as_u16();
             let gated = op["security"][0].get("bearer").is_some();
-            // A success answer: 200 or 201, or 202 for the routes that queue a run.
+            // A success answer: 200 or 201, 202 for the routes that queue a run, or 204 for a
+            // deletion without a body.
             assert!(
-                ["200", "201", "202"]
+                ["200", "201", "202", "204"]
                     .iter()
                     .any(|code| op["responses"].get(*code).is_some()),
                 "{method} {path}: no success answer"
@@ -119,6 +120,11 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<memory_api::http::marketing::__path_autonomous_status>(),
         Handler::of::<memory_api::http::marketing::__path_competitor_watch>(),
         Handler::of::<memory_api::http::marketing::__path_competitor_watch_status>(),
+        Handler::of::<memory_api::http::competitor_watches::__path_create>(),
+        Handler::of::<memory_api::http::competitor_watches::__path_list>(),
+        Handler::of::<memory_api::http::competitor_watches::__path_get>(),
+        Handler::of::<memory_api::http::competitor_watches::__path_update>(),
+        Handler::of::<memory_api::http::competitor_watches::__path_delete>(),
         Handler::of::<memory_api::http::kernel_export::__path_export>(),
         Handler::of::<memory_api::http::kernel_export::__path_export_markdown>(),
         Handler::of::<memory_api::http::scope::__path_get>(),

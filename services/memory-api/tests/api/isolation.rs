@@ -189,6 +189,8 @@ struct Owner {
     brief: String,
     autonomous_run: String,
     watch_run: String,
+    /// A stored competitor watch.
+    watch: String,
     /// A queued video render job (no worker runs here).
     video_job: String,
 }
@@ -377,6 +379,12 @@ async fn seed(h: &Harness, label: &'static str, user: Uuid, key: String, p: &Pla
         &call(Method::POST, "/api/v1/marketing/competitor-watch/run", body).await,
         "id",
     );
+    let body = json!({"name": marker, "interval_minutes": 60,
+                      "competitors": [{"name": format!("{marker} rival")}]});
+    let watch = id_of(
+        &call(Method::POST, "/api/v1/marketing/competitor-watches", body).await,
+        "id",
+    );
     call(
         Method::PUT,
         "/api/v1/inbox/drafts",
@@ -433,6 +441,7 @@ async fn seed(h: &Harness, label: &'static str, user: Uuid, key: String, p: &Pla
         brief,
         autonomous_run,
         watch_run,
+        watch,
         video_job,
     }
 }
@@ -543,6 +552,7 @@ fn path_value(path: &str, name: &str, victim: &Owner, p: &Planted) -> (String, O
         ("requestId", "content") => (victim.brief.clone(), None),
         ("runId", "run") if path.contains("/autonomous/") => (victim.autonomous_run.clone(), None),
         ("runId", "run") if path.contains("/competitor-watch/") => (victim.watch_run.clone(), None),
+        ("id", "competitor-watches") => (victim.watch.clone(), None),
         ("id", "agents") => (victim.agent.clone(), None),
         _ => panic!("{path}: no value for path parameter `{name}`; map it in the isolation suite"),
     }
@@ -597,6 +607,9 @@ fn body_for(op: &Operation, caller: &Owner, victim: &Owner, p: &Planted) -> Opti
         ("POST", "/api/v1/marketing/autonomous/run") => json!({"goal": caller.marker}),
         ("POST", "/api/v1/marketing/competitor-watch/run") => {
             json!({"competitors": [{"name": caller.marker}]})
+        }
+        ("PATCH", "/api/v1/marketing/competitor-watches/{id}") => {
+            json!({"name": caller.marker, "paused": true})
         }
         _ => panic!(
             "{} {}: no body; add one to the isolation suite",
@@ -876,11 +889,18 @@ async fn still_intact(h: &Harness, owner: &Owner, p: &Planted) -> Vec<String> {
         format!("/api/v1/content/{}/status", owner.brief),
         format!("/api/v1/marketing/autonomous/run/{}", owner.autonomous_run),
         format!("/api/v1/marketing/competitor-watch/run/{}", owner.watch_run),
+        format!("/api/v1/marketing/competitor-watches/{}", owner.watch),
     ] {
         let (status, body) = send(h, &owner.key, Method::GET, &path, None).await;
         if status != 200 {
             violations.push(format!("{}: {path}: {status} {body}", owner.label));
         }
+    }
+    // Its watch was renamed and paused by nobody else.
+    let path = format!("/api/v1/marketing/competitor-watches/{}", owner.watch);
+    let (_, watch) = send(h, &owner.key, Method::GET, &path, None).await;
+    if watch["name"] != owner.marker.as_str() || watch["paused"] != false {
+        violations.push(format!("{}: {path}: {watch}", owner.label));
     }
     violations
 }

@@ -1,6 +1,7 @@
 //! Model runs refuse early: on a deployment without a model (`MEMORY_LLM__BASE_URL` empty),
-//! every route that queues a model run answers 422 `LLM_NOT_CONFIGURED` at the request, even
-//! for a caller with a model credential, and records nothing.
+//! every route that queues a model run, or stores a competitor watch that would, answers 422
+//! `LLM_NOT_CONFIGURED` at the request, even for a caller with a model credential, and
+//! records nothing.
 
 use rate_limit::policy::Tier;
 use serde_json::json;
@@ -28,6 +29,10 @@ async fn without_a_deployment_model_every_model_run_is_refused_at_the_request() 
             "/api/v1/marketing/competitor-watch/run",
             json!({"competitors": [{"name": "Acme"}]}),
         ),
+        (
+            "/api/v1/marketing/competitor-watches",
+            json!({"competitors": [{"name": "Acme"}], "interval_minutes": 60}),
+        ),
     ] {
         let res = h.api(&key).post(path, &body).await;
         let message = expect_error(res, 422, "VALIDATION_ERROR").await;
@@ -40,5 +45,9 @@ async fn without_a_deployment_model_every_model_run_is_refused_at_the_request() 
         expect_error(res, 400, "VALIDATION_ERROR").await;
     }
     assert_eq!(h.query("SELECT count(*) FROM model_runs").await, ["0"]);
+    assert_eq!(
+        h.query("SELECT count(*) FROM competitor_watches").await,
+        ["0"]
+    );
     h.stop().await;
 }

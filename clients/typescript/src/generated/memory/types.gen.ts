@@ -281,6 +281,45 @@ export type Competitor = {
 };
 
 /**
+ * A stored competitor watch and its schedule.
+ */
+export type CompetitorWatch = {
+    id: string;
+    name?: string | null;
+    /**
+     * The competitors each run watches (trimmed, repeated URLs dropped).
+     */
+    competitors: Array<Competitor>;
+    focus?: string | null;
+    /**
+     * The workspace whose memory each run is given (with the account-wide memory); null:
+     * the whole account.
+     */
+    workspace_id?: string | null;
+    interval_minutes: number;
+    /**
+     * A paused watch does not run.
+     */
+    paused: boolean;
+    /**
+     * When the scheduler starts the next run (within its pass interval, by default a
+     * minute); the first is due at creation.
+     */
+    next_run_at: string;
+    /**
+     * When the scheduler last started a run of the watch; null: never.
+     */
+    last_run_at?: string | null;
+    /**
+     * That run, read at `GET /marketing/competitor-watch/run/{runId}`; null when none ran
+     * yet or the run was purged (finished runs are kept 30 days).
+     */
+    last_run_id?: string | null;
+    created_at: string;
+    updated_at: string;
+};
+
+/**
  * The body of `POST /marketing/competitor-watch/run`. Unknown fields are refused.
  */
 export type CompetitorWatchRequest = {
@@ -574,6 +613,32 @@ export type CreateByok = {
      * shown again.
      */
     key: string;
+};
+
+/**
+ * The body of `POST /marketing/competitor-watches`. Unknown fields are refused.
+ */
+export type CreateCompetitorWatch = {
+    /**
+     * A name for the caller: 1..=100 characters, not blank (trimmed).
+     */
+    name?: string | null;
+    /**
+     * 1..=10 competitors, as `POST /marketing/competitor-watch/run` takes them.
+     */
+    competitors: Array<Competitor>;
+    /**
+     * What to look at (pricing, positioning, launches…): at most 1000 characters.
+     */
+    focus?: string | null;
+    /**
+     * The workspace whose memory the model is given (with the account-wide memory), one of the caller's (404 otherwise). Default: the credential's active workspace (see `GET /scope`); with none, the whole account.
+     */
+    workspace_id?: null | string;
+    /**
+     * Minutes between two runs, 60..=10080 (an hour to a week).
+     */
+    interval_minutes: number;
 };
 
 export type CreateDecision = {
@@ -1730,6 +1795,48 @@ export type PageByokCredential = {
     next_cursor?: string | null;
 };
 
+export type PageCompetitorWatch = {
+    data: Array<{
+        id: string;
+        name?: string | null;
+        /**
+         * The competitors each run watches (trimmed, repeated URLs dropped).
+         */
+        competitors: Array<Competitor>;
+        focus?: string | null;
+        /**
+         * The workspace whose memory each run is given (with the account-wide memory); null:
+         * the whole account.
+         */
+        workspace_id?: string | null;
+        interval_minutes: number;
+        /**
+         * A paused watch does not run.
+         */
+        paused: boolean;
+        /**
+         * When the scheduler starts the next run (within its pass interval, by default a
+         * minute); the first is due at creation.
+         */
+        next_run_at: string;
+        /**
+         * When the scheduler last started a run of the watch; null: never.
+         */
+        last_run_at?: string | null;
+        /**
+         * That run, read at `GET /marketing/competitor-watch/run/{runId}`; null when none ran
+         * yet or the run was purged (finished runs are kept 30 days).
+         */
+        last_run_id?: string | null;
+        created_at: string;
+        updated_at: string;
+    }>;
+    /**
+     * Pass as `cursor` to get the next page; null on the last page.
+     */
+    next_cursor?: string | null;
+};
+
 export type PageDataset = {
     data: Array<{
         id: string;
@@ -2814,6 +2921,27 @@ export type TokenTotals = {
 };
 
 /**
+ * The body of `PATCH /marketing/competitor-watches/{id}`: the fields to change (absent or
+ * null: unchanged). Unknown fields are refused.
+ */
+export type UpdateCompetitorWatch = {
+    /**
+     * 1..=100 characters, not blank (trimmed).
+     */
+    name?: string | null;
+    /**
+     * Minutes between two runs, 60..=10080. The next run is then due that long after the
+     * last one (at the scheduler's next pass when that time has passed); a watch that never
+     * ran keeps its first run.
+     */
+    interval_minutes?: number | null;
+    /**
+     * `true` stops the runs; `false` resumes them (a run missed meanwhile is due at once).
+     */
+    paused?: boolean | null;
+};
+
+/**
  * The multipart form of `POST /ingest/upload`. Other fields are ignored.
  */
 export type UploadForm = {
@@ -3869,6 +3997,279 @@ export type DeleteByokResponses = {
 };
 
 export type DeleteByokResponse = DeleteByokResponses[keyof DeleteByokResponses];
+
+export type ListCompetitorWatchesData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Items per page, 1..=100 (default 50).
+         */
+        limit?: number;
+        /**
+         * The `next_cursor` of the previous page; an empty `cursor=` is the first page.
+         */
+        cursor?: string;
+    };
+    url: '/api/v1/marketing/competitor-watches';
+};
+
+export type ListCompetitorWatchesErrors = {
+    /**
+     * Invalid limit or cursor
+     */
+    400: MemoryError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MemoryError;
+    /**
+     * The credential lacks the read scope
+     */
+    403: MemoryError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MemoryRateLimited;
+    /**
+     * Internal error
+     */
+    500: MemoryError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MemoryError;
+};
+
+export type ListCompetitorWatchesError = ListCompetitorWatchesErrors[keyof ListCompetitorWatchesErrors];
+
+export type ListCompetitorWatchesResponses = {
+    /**
+     * A page of watches, in creation order
+     */
+    200: PageCompetitorWatch;
+};
+
+export type ListCompetitorWatchesResponse = ListCompetitorWatchesResponses[keyof ListCompetitorWatchesResponses];
+
+export type CreateCompetitorWatchData = {
+    body: CreateCompetitorWatch;
+    path?: never;
+    query?: never;
+    url: '/api/v1/marketing/competitor-watches';
+};
+
+export type CreateCompetitorWatchErrors = {
+    /**
+     * A field is invalid or out of range, or a URL names an address the deployment does not allow (the message names the field)
+     */
+    400: MemoryError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MemoryError;
+    /**
+     * The credential lacks the write scope
+     */
+    403: MemoryError;
+    /**
+     * workspace_id names no workspace of the caller
+     */
+    404: MemoryError;
+    /**
+     * The owner stores 25 watches already (`VALIDATION_ERROR`)
+     */
+    409: MemoryError;
+    /**
+     * The deployment has no language model (the message starts with `LLM_NOT_CONFIGURED`; nothing is stored), or the caller has no model credential (`POST /byok`, service `openai`)
+     */
+    422: MemoryError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MemoryRateLimited;
+    /**
+     * Internal error
+     */
+    500: MemoryError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MemoryError;
+};
+
+export type CreateCompetitorWatchError = CreateCompetitorWatchErrors[keyof CreateCompetitorWatchErrors];
+
+export type CreateCompetitorWatchResponses = {
+    /**
+     * Stored; its first run is due at once
+     */
+    201: CompetitorWatch;
+};
+
+export type CreateCompetitorWatchResponse = CreateCompetitorWatchResponses[keyof CreateCompetitorWatchResponses];
+
+export type DeleteCompetitorWatchData = {
+    body?: never;
+    path: {
+        /**
+         * The watch's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/marketing/competitor-watches/{id}';
+};
+
+export type DeleteCompetitorWatchErrors = {
+    /**
+     * The id is not a UUID
+     */
+    400: MemoryError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MemoryError;
+    /**
+     * The credential lacks the write scope
+     */
+    403: MemoryError;
+    /**
+     * No such watch of the caller
+     */
+    404: MemoryError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MemoryRateLimited;
+    /**
+     * Internal error
+     */
+    500: MemoryError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MemoryError;
+};
+
+export type DeleteCompetitorWatchError = DeleteCompetitorWatchErrors[keyof DeleteCompetitorWatchErrors];
+
+export type DeleteCompetitorWatchResponses = {
+    /**
+     * Deleted
+     */
+    204: void;
+};
+
+export type DeleteCompetitorWatchResponse = DeleteCompetitorWatchResponses[keyof DeleteCompetitorWatchResponses];
+
+export type GetCompetitorWatchData = {
+    body?: never;
+    path: {
+        /**
+         * The watch's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/marketing/competitor-watches/{id}';
+};
+
+export type GetCompetitorWatchErrors = {
+    /**
+     * The id is not a UUID
+     */
+    400: MemoryError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MemoryError;
+    /**
+     * The credential lacks the read scope
+     */
+    403: MemoryError;
+    /**
+     * No such watch of the caller
+     */
+    404: MemoryError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MemoryRateLimited;
+    /**
+     * Internal error
+     */
+    500: MemoryError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MemoryError;
+};
+
+export type GetCompetitorWatchError = GetCompetitorWatchErrors[keyof GetCompetitorWatchErrors];
+
+export type GetCompetitorWatchResponses = {
+    /**
+     * The watch, with `next_run_at`, `last_run_at` and `last_run_id`
+     */
+    200: CompetitorWatch;
+};
+
+export type GetCompetitorWatchResponse = GetCompetitorWatchResponses[keyof GetCompetitorWatchResponses];
+
+export type UpdateCompetitorWatchData = {
+    body: UpdateCompetitorWatch;
+    path: {
+        /**
+         * The watch's id
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/api/v1/marketing/competitor-watches/{id}';
+};
+
+export type UpdateCompetitorWatchErrors = {
+    /**
+     * A field is invalid or out of range (the message names it), or the id is not a UUID
+     */
+    400: MemoryError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MemoryError;
+    /**
+     * The credential lacks the write scope
+     */
+    403: MemoryError;
+    /**
+     * No such watch of the caller
+     */
+    404: MemoryError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MemoryRateLimited;
+    /**
+     * Internal error
+     */
+    500: MemoryError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MemoryError;
+};
+
+export type UpdateCompetitorWatchError = UpdateCompetitorWatchErrors[keyof UpdateCompetitorWatchErrors];
+
+export type UpdateCompetitorWatchResponses = {
+    /**
+     * The watch as changed
+     */
+    200: CompetitorWatch;
+};
+
+export type UpdateCompetitorWatchResponse = UpdateCompetitorWatchResponses[keyof UpdateCompetitorWatchResponses];
 
 export type ListMemoryConfidenceData = {
     body?: never;

@@ -261,7 +261,7 @@ def competitor_watches(s: Service) -> None:
                      body={"paused": True, "interval_minutes": 120})
     if not changed["paused"] or changed["interval_minutes"] != 120:
         raise Failure(f"memory-api updateCompetitorWatch: {changed}")
-    s.call("deleteCompetitorWatch", 204, id=watch["id"])
+    s.call("deleteCompetitorWatch", 200, id=watch["id"])
     s.call("getCompetitorWatch", 404, id=watch["id"])
 
 

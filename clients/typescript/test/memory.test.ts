@@ -254,7 +254,7 @@ test('memory-api: connectors, drafts, model credentials and runs, renders', asyn
   await expect(m.getCompetitorWatch({ path: { id: storedWatch.id } }), 200);
   const changed = (await expect(m.updateCompetitorWatch({ path: { id: storedWatch.id }, body: { paused: true, interval_minutes: 120 } }), 200)).data;
   assert.equal(changed.paused, true);
-  await expect(m.deleteCompetitorWatch({ path: { id: storedWatch.id } }), 204);
+  await expect(m.deleteCompetitorWatch({ path: { id: storedWatch.id } }), 200);
   await expect(m.getCompetitorWatch({ path: { id: storedWatch.id } }), 404);
 
   const producible = (await expect(

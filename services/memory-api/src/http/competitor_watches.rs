@@ -158,7 +158,7 @@ pub async fn update(
         the snapshots of its URLs stay, so another watch of them reports changes since.",
     params(("id" = Uuid, Path, pattern = r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$", description = "The watch's id")),
     responses(
-        (status = 204, description = "Deleted"),
+        (status = 200, description = "Deleted", body = ops::CompetitorWatchDeleted),
         (status = 400, description = "The id is not a UUID", body = MemoryError),
         (status = 403, description = "The credential lacks the write scope", body = MemoryError),
         (status = 404, description = "No such watch of the caller", body = MemoryError),
@@ -168,7 +168,8 @@ pub async fn delete(
     WriteAccess(caller): WriteAccess,
     state: web::Data<AppState>,
     id: web::Path<Uuid>,
-) -> Result<HttpResponse, ApiError> {
-    ops::delete(&state, &caller, id.into_inner()).await?;
-    Ok(HttpResponse::NoContent().finish())
+) -> Result<web::Json<ops::CompetitorWatchDeleted>, ApiError> {
+    ops::delete(&state, &caller, id.into_inner())
+        .await
+        .map(web::Json)
 }

@@ -239,7 +239,18 @@ fn next_run_at(watch: &Watch, interval_minutes: i32) -> DateTime<Utc> {
 }
 
 /// Deletes the caller's watch `id` (404 otherwise); its runs stay readable.
-pub async fn delete(state: &AppState, caller: &Caller, id: Uuid) -> Result<(), ApiError> {
+/// The answer of a deletion (the other memory deletions' shape).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CompetitorWatchDeleted {
+    pub success: bool,
+    pub id: Uuid,
+}
+
+pub async fn delete(
+    state: &AppState,
+    caller: &Caller,
+    id: Uuid,
+) -> Result<CompetitorWatchDeleted, ApiError> {
     let owner = Owner::of(caller);
     let mut conn = store::conn(&state.pool).await?;
     let bound = scope::bound_workspace(&mut conn, caller).await?;
@@ -250,7 +261,8 @@ pub async fn delete(state: &AppState, caller: &Caller, id: Uuid) -> Result<(), A
         db::delete(conn, owner, id).await?;
         Ok::<_, ApiError>(())
     })
-    .await
+    .await?;
+    Ok(CompetitorWatchDeleted { success: true, id })
 }
 
 fn no_watch(id: Uuid) -> ApiError {

@@ -144,11 +144,12 @@ async fn watches_are_created_listed_read_changed_and_deleted() {
     assert_eq!(renamed["paused"], true, "null: unchanged: {renamed}");
     assert_eq!(api.get(&path).expect(200).await, renamed);
 
-    // Deleted: 204 without a body, then 404 everywhere.
+    // Deleted (the other memory deletions' answer), then 404 everywhere.
     let res = api.delete(&path).await;
     assert_rate_limit_headers(&res);
-    assert_eq!(res.status(), 204);
-    assert_eq!(res.text().await.unwrap(), "");
+    assert_eq!(res.status(), 200);
+    let deleted: Value = res.json().await.unwrap();
+    assert_eq!(deleted, json!({"success": true, "id": id}));
     for res in [
         api.get(&path).await,
         api.delete(&path).await,

@@ -231,9 +231,10 @@ async fn a_mailchimp_export_lands_once_suppressions_first_through_a_crash() {
             "SELECT (SELECT max(created_at) FROM suppressions WHERE project_id = '{project}') \
                   < (SELECT min(created_at) FROM contacts WHERE project_id = '{project}' \
                         AND source = 'import') \
-                AND (SELECT max(id) FROM suppressions WHERE project_id = '{project}') \
-                  < (SELECT min(id) FROM contacts WHERE project_id = '{project}' \
-                        AND source = 'import')"
+                AND (SELECT id FROM suppressions WHERE project_id = '{project}' \
+                        ORDER BY id DESC LIMIT 1) \
+                  < (SELECT id FROM contacts WHERE project_id = '{project}' \
+                        AND source = 'import' ORDER BY id LIMIT 1)"
         ))
         .await;
     assert_eq!(order, ["true"], "suppressions come first");
@@ -383,7 +384,7 @@ async fn a_generic_file_lands_through_its_mapping_over_rest_and_mcp() {
                  \"platform\": \"csv\", \"import_id\": \"{id}\"}} subscribed"
             ),
             format!(
-                "cat@example.com Cat  {{\"city\": \"Lyon\"}} {{\"id\": \"line 4\", \
+                "cat@example.com Cat   {{\"city\": \"Lyon\"}} {{\"id\": \"line 4\", \
                  \"platform\": \"csv\", \"import_id\": \"{id}\"}} subscribed"
             ),
         ]

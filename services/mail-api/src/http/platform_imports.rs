@@ -81,8 +81,10 @@ pub async fn campaigns_from(
     Ok(HttpResponse::Accepted().json(run))
 }
 
-/// Import a CSV export into a site of the project: Mailchimp's audience export (its ZIP, or one
-/// of its files) or any CSV file through a column mapping. Every file's header is checked
+/// Import another platform's CSV export into a site of the project.
+///
+/// Mailchimp's audience export (its ZIP, or one of its files) or any CSV file through a column
+/// mapping. Every file's header is checked
 /// here; the rows are imported by a queue job like a platform migration: suppressions first
 /// (unsubscribed and cleaned members, or rows whose status is unsubscribed), then contacts
 /// (subscribed, with properties and tags), each attributed in `properties.imported_from`.

@@ -71,26 +71,25 @@ const COLUMN_MAX: usize = 200;
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CsvMapping {
-    /// The column of the email address. 1..=200 characters.
-    #[schema(min_length = 1, max_length = 200)]
+    /// The column of the email address. 1..=200 characters, not blank (each column name is
+    /// trimmed).
+    #[schema(min_length = 1, max_length = 200, pattern = r"[^\s\x85\uFEFF]")]
     pub email: String,
-    /// 1..=200 characters.
-    #[schema(min_length = 1, max_length = 200)]
+    /// 1..=200 characters, not blank.
+    #[schema(min_length = 1, max_length = 200, pattern = r"[^\s\x85\uFEFF]")]
     pub first_name: Option<String>,
-    /// 1..=200 characters.
-    #[schema(min_length = 1, max_length = 200)]
+    /// 1..=200 characters, not blank.
+    #[schema(min_length = 1, max_length = 200, pattern = r"[^\s\x85\uFEFF]")]
     pub last_name: Option<String>,
     /// A column of tags separated by commas, each possibly quoted (`"Tag A","Tag B"`, as
-    /// Mailchimp writes them). 1..=200 characters.
-    #[schema(min_length = 1, max_length = 200)]
+    /// Mailchimp writes them). 1..=200 characters, not blank.
+    #[schema(min_length = 1, max_length = 200, pattern = r"[^\s\x85\uFEFF]")]
     pub tags: Option<String>,
     /// A column whose cells are `subscribed` or `unsubscribed` (any case; empty:
     /// subscribed). Unsubscribed rows are suppressed (before any contact is imported) and not
-    /// imported as contacts; another value is that row's error. 1..=200 characters.
-    #[schema(min_length = 1, max_length = 200)]
+    /// imported as contacts; another value is that row's error. 1..=200 characters, not blank.
+    #[schema(min_length = 1, max_length = 200, pattern = r"[^\s\x85\uFEFF]")]
     pub status: Option<String>,
-    /// Contact properties: a property's name (1..=100 characters, not `imported_from`) to its
-    /// column (1..=200 characters); at most 100. Cell values are kept as strings.
     #[schema(schema_with = properties_schema)]
     pub properties: Option<BTreeMap<String, String>>,
 }
@@ -100,20 +99,23 @@ fn properties_schema() -> utoipa::openapi::schema::Object {
     ObjectBuilder::new()
         .schema_type(Type::Object)
         .description(Some(
-            "Contact properties: a property's name (1..=100 characters, not `imported_from`) \
-             to its column (1..=200 characters); at most 100. Cell values are kept as strings.",
+            "Contact properties: a property's name (1..=100 characters, not blank, not \
+             `imported_from`, the attribution's) to its column (1..=200 characters, not blank); \
+             at most 100. Cell values are kept as strings; empty cells are not kept.",
         ))
         .property_names(Some(
             ObjectBuilder::new()
                 .schema_type(Type::String)
                 .min_length(Some(1))
-                .max_length(Some(100)),
+                .max_length(Some(100))
+                .pattern(Some(http_kit::request::NOT_BLANK)),
         ))
         .additional_properties(Some(
             ObjectBuilder::new()
                 .schema_type(Type::String)
                 .min_length(Some(1))
-                .max_length(Some(COLUMN_MAX)),
+                .max_length(Some(COLUMN_MAX))
+                .pattern(Some(http_kit::request::NOT_BLANK)),
         ))
         .max_properties(Some(100))
         .build()

@@ -3287,7 +3287,8 @@ export type ImportRecordError = {
      */
     kind: string;
     /**
-     * The record's id on the platform.
+     * The record's id on the platform; for a CSV import, where the row is (`line 12`, or
+     * `<entry> line 12` in a ZIP), never its content.
      */
     remote_id: string;
     error: string;

@@ -230,7 +230,8 @@ pub struct ImportCounts {
 pub struct ImportRecordError {
     /// `suppressions`, `contacts`, `templates` or `campaigns`.
     pub kind: String,
-    /// The record's id on the platform.
+    /// The record's id on the platform; for a CSV import, where the row is (`line 12`, or
+    /// `<entry> line 12` in a ZIP), never its content.
     pub remote_id: String,
     pub error: String,
 }

@@ -1,7 +1,8 @@
 //! The uploaded file as the job reads it: its CSV files (one, or the entries of a ZIP), each
 //! with its [`Columns`], read a page at a time by a blocking task that streams the rows (the
 //! `csv` crate's reader over the stored bytes or the ZIP entry's decompressor) and hands each
-//! page over a channel of one: at most two pages are in memory whatever the file's size.
+//! page over a channel of one: at most three pages (one read, one waiting, one written) are in
+//! memory whatever the file's size.
 
 use std::io::{Cursor as IoCursor, Read};
 use std::sync::Arc;

@@ -785,7 +785,13 @@ def mail(s: Service) -> None:
     # OAuth token is checked with the platform only once its site is the project's).
     s.call("startPlatformMigration", 404, id=str(uuid.uuid4()), body={"site_id": site})
     s.call("migrateCampaignsFrom", 404, body={"provider": "mailchimp", "oauth_token": "probe", "site_id": str(uuid.uuid4())})
+    # A generic CSV export through a column mapping: queued at once, then read back.
+    csv_run = s.call("importPlatformCsv", 202, body={
+        "site_id": site, "layout": "generic",
+        "csv": "Email,Name,City\nada@example.com,Ada,Paris\n",
+        "mapping": {"email": "Email", "first_name": "Name", "properties": {"city": "City"}}})
     s.call("listImportHistory", 200, limit=10)
+    s.call("getPlatformImport", 200, id=csv_run["id"])
     s.call("getPlatformImport", 404, id=str(uuid.uuid4()))
     commerce(s, site)
     s.call("inviteTeamMember", 201, body={"email": "grace@example.com", "role": "viewer"})

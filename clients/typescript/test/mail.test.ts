@@ -479,7 +479,22 @@ test('mail-api: every operation', async () => {
     m.migrateCampaignsFrom({ body: { provider: 'mailchimp', oauth_token: 'probe', site_id: crypto.randomUUID() } }),
     404,
   );
+  // A generic CSV export through a column mapping: queued at once, then read back.
+  const csvRun = (
+    await expect(
+      m.importPlatformCsv({
+        body: {
+          site_id: site,
+          layout: 'generic',
+          csv: 'Email,Name,City\nada@example.com,Ada,Paris\n',
+          mapping: { email: 'Email', first_name: 'Name', properties: { city: 'City' } },
+        },
+      }),
+      202,
+    )
+  ).data.id;
   await expect(m.listImportHistory({ query: { limit: 10 } }), 200);
+  await expect(m.getPlatformImport({ path: { id: csvRun } }), 200);
   await expect(m.getPlatformImport({ path: { id: crypto.randomUUID() } }), 404);
   // Commerce platforms: a Stripe source and its triggers; no platform signs here, so a wrong
   // signature is 401 and an unknown source 404.

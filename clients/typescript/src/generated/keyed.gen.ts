@@ -50,6 +50,11 @@ export const KEYED_OPERATIONS = {
     },
     {
       "method": "POST",
+      "path": "/api/v1/platforms/imports/csv",
+      "in": "header"
+    },
+    {
+      "method": "POST",
       "path": "/api/v1/segments/from-description",
       "in": "header"
     },

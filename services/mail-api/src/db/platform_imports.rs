@@ -1,6 +1,7 @@
 //! Migrations from other email platforms: their runs (`platform_imports`, relayed to
 //! `platform.migrate` through the outbox), the batched writes of one page, and the remote ids
-//! of imported templates and campaigns (`platform_import_records`).
+//! of imported templates and campaigns (`platform_import_records`), and the uploaded file of a
+//! CSV run (`platform_import_files`, deleted when the run ends).
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -9,7 +10,9 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::schema::{platform_import_records as records, platform_imports as pi};
+use super::schema::{
+    platform_import_files as files, platform_import_records as records, platform_imports as pi,
+};
 use super::sql;
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
@@ -139,13 +142,17 @@ pub async fn save_progress(
         .map(drop)
 }
 
-/// Ends a run (`completed` or `failed` with `error`): finished now, its token deleted.
+/// Ends a run (`completed` or `failed` with `error`): finished now, its token and its
+/// uploaded file deleted.
 pub async fn finish(
     conn: &mut AsyncPgConnection,
     id: Uuid,
     status: &str,
     error: Option<&str>,
 ) -> QueryResult<()> {
+    diesel::delete(files::table.filter(files::import_id.eq(id)))
+        .execute(conn)
+        .await?;
     diesel::update(pi::table.filter(pi::id.eq(id)))
         .set((
             pi::status.eq(status),
@@ -270,4 +277,39 @@ pub async fn remember_record(
         .execute(conn)
         .await?;
     Ok(inserted == 1)
+}
+
+/// The uploaded file of a CSV run.
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = files)]
+pub struct ImportFile {
+    pub import_id: Uuid,
+    pub project_id: Uuid,
+    pub layout: String,
+    pub format: String,
+    pub mapping: Option<Value>,
+    pub content: Vec<u8>,
+}
+
+pub async fn insert_file(conn: &mut AsyncPgConnection, file: &ImportFile) -> QueryResult<()> {
+    diesel::insert_into(files::table)
+        .values(file)
+        .execute(conn)
+        .await
+        .map(drop)
+}
+
+/// The project's run `import_id`'s file (none once the run ended).
+pub async fn get_file(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    import_id: Uuid,
+) -> QueryResult<Option<ImportFile>> {
+    files::table
+        .filter(files::project_id.eq(project_id))
+        .filter(files::import_id.eq(import_id))
+        .select(ImportFile::as_select())
+        .first(conn)
+        .await
+        .optional()
 }

@@ -833,6 +833,17 @@ diesel::table! {
 }
 
 diesel::table! {
+    platform_import_files (import_id) {
+        import_id -> Uuid,
+        project_id -> Uuid,
+        layout -> Text,
+        format -> Text,
+        mapping -> Nullable<Jsonb>,
+        content -> Bytea,
+    }
+}
+
+diesel::table! {
     commerce_sources (id) {
         id -> Uuid,
         project_id -> Uuid,

@@ -235,6 +235,7 @@ pub const ROUTE_GROUPS: &[(&str, &str, &[Group])] = &[
         &[Data],
     ),
     ("POST", "/api/v1/platforms/imports/campaigns", &[Data]),
+    ("POST", "/api/v1/platforms/imports/csv", &[Data]),
     ("GET", "/api/v1/platforms/imports", &[Data]),
     ("GET", "/api/v1/platforms/imports/{id}", &[Data]),
     // Commerce platforms' sources, triggers and events: data.

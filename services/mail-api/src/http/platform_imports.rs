@@ -1,7 +1,9 @@
 //! Migrations from other email platforms: `POST /api/v1/platforms/connections/{id}/migrations`,
-//! `POST /api/v1/platforms/imports/campaigns`, `GET /api/v1/platforms/imports` and
-//! `GET /api/v1/platforms/imports/{id}` ([`crate::ops::platforms::migrate`]).
+//! `POST /api/v1/platforms/imports/campaigns`, `POST /api/v1/platforms/imports/csv`,
+//! `GET /api/v1/platforms/imports` and `GET /api/v1/platforms/imports/{id}`
+//! ([`crate::ops::platforms::migrate`]).
 
+use actix_web::http::header;
 use actix_web::{HttpResponse, web};
 use auth::{Caller, WriteAccess};
 use http_kit::openapi::MailError;
@@ -10,6 +12,8 @@ use http_kit::{Route, route};
 use uuid::Uuid;
 
 use crate::AppState;
+use crate::http::idempotency::{IdempotencyHeader, IdempotencyKey, REPLAYED_HEADER};
+use crate::ops::platforms::migrate::csv::{ImportPlatformCsv, import_platform_csv};
 use crate::ops::platforms::migrate::{
     MigrateCampaignsFrom, PlatformImport, StartPlatformMigration, get_import, list_import_history,
     migrate_campaigns_from, start_platform_migration,
@@ -19,6 +23,7 @@ use crate::ops::platforms::migrate::{
 pub const ROUTES: &[Route] = &[
     route!(start),
     route!(campaigns_from),
+    route!(csv, json_limit = http_kit::MAX_UPLOAD_BODY),
     route!(list),
     route!(get),
 ];
@@ -74,6 +79,51 @@ pub async fn campaigns_from(
 ) -> Result<HttpResponse, ApiError> {
     let run = migrate_campaigns_from(&state, caller.owner_id, &body).await?;
     Ok(HttpResponse::Accepted().json(run))
+}
+
+/// Import another platform's CSV export into a site of the project.
+///
+/// Mailchimp's audience export (its ZIP, or one of its files) or any CSV file through a column
+/// mapping. Every file's header is checked
+/// here; the rows are imported by a queue job like a platform migration: suppressions first
+/// (unsubscribed and cleaned members, or rows whose status is unsubscribed), then contacts
+/// (subscribed, with properties and tags), each attributed in `properties.imported_from`.
+/// Answers the queued run at once, with its address in `Location`; follow it there or in the
+/// history. Importing the same file again creates nothing twice.
+#[utoipa::path(
+    post,
+    path = "/api/v1/platforms/imports/csv",
+    operation_id = "importPlatformCsv",
+    tag = "imports",
+    params(IdempotencyHeader),
+    request_body = ImportPlatformCsv,
+    responses(
+        (status = 202, description = "The run, queued (or replayed)", body = PlatformImport,
+            headers(
+                ("Location" = String, description = "The run: `/api/v1/platforms/imports/{id}`"),
+                ("Idempotent-Replayed" = String, description = "`true` on a replayed answer"),
+            )),
+        (status = 400, description = "Missing or invalid field (named in the message and in `details.field`): neither or both of `csv` and `zip_base64`, a file without a header row or without the layout's email column, a mapping naming a column the file lacks, a ZIP that cannot be read; a body over 10 MiB (`PAYLOAD_TOO_LARGE`); a bad Idempotency-Key", body = MailError),
+        (status = 403, description = "The key lacks the write scope", body = MailError),
+        (status = 404, description = "Not a site of this project (`SITE_NOT_FOUND`)", body = MailError),
+        (status = 409, description = "The Idempotency-Key was used with another body (`IDEMPOTENCY_KEY_REUSED`)", body = MailError),
+    )
+)]
+pub async fn csv(
+    WriteAccess(caller): WriteAccess,
+    state: web::Data<AppState>,
+    key: IdempotencyKey,
+    body: http_kit::Json<ImportPlatformCsv>,
+) -> Result<HttpResponse, ApiError> {
+    let answer = import_platform_csv(&state, caller.owner_id, &body, &key).await?;
+    let mut response = HttpResponse::Accepted();
+    if let Some(id) = answer.body["id"].as_str() {
+        response.insert_header((header::LOCATION, format!("/api/v1/platforms/imports/{id}")));
+    }
+    if answer.replayed {
+        response.insert_header((REPLAYED_HEADER, "true"));
+    }
+    Ok(response.json(answer.body))
 }
 
 /// The project's migration runs, newest first: status, counts per kind, errors, timestamps.

@@ -136,7 +136,7 @@ async fn every_documented_api_route_exists_and_is_gated() {
             }
         }
     }
-    assert_eq!(gated_ops, 218);
+    assert_eq!(gated_ops, 219);
     assert_eq!(public_ops, 8);
     assert_eq!(oauth_ops, 3);
     assert_eq!(signed_ops, 14);
@@ -355,6 +355,7 @@ fn every_component_name_is_published_by_one_rust_type() {
         Handler::of::<mail_api::http::platforms::__path_disconnect>(),
         Handler::of::<mail_api::http::platform_imports::__path_start>(),
         Handler::of::<mail_api::http::platform_imports::__path_campaigns_from>(),
+        Handler::of::<mail_api::http::platform_imports::__path_csv>(),
         Handler::of::<mail_api::http::platform_imports::__path_list>(),
         Handler::of::<mail_api::http::platform_imports::__path_get>(),
         Handler::of::<mail_api::http::commerce::__path_list_sources>(),

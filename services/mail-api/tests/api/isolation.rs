@@ -756,6 +756,10 @@ fn body_for(op: &Operation) -> Option<Value> {
         ("POST", "/api/v1/platforms/imports/campaigns") => {
             json!({"provider": "mailchimp", "oauth_token": "probe", "site_id": Uuid::nil()})
         }
+        // A site of no project: refused before anything is recorded.
+        ("POST", "/api/v1/platforms/imports/csv") => json!({"site_id": Uuid::nil(),
+            "layout": "generic", "csv": "email\nprobe@example.com\n",
+            "mapping": {"email": "email"}}),
         ("POST", "/api/v1/content/blocks") => json!({"name": "footer", "html": "<p>probe</p>"}),
         ("PATCH", "/api/v1/content/blocks/{id}") => json!({"html": "<p>overwritten</p>"}),
         ("POST", "/api/v1/content/sources") => {

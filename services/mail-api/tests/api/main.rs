@@ -46,6 +46,7 @@ mod outbound_webhooks;
 mod pages;
 mod personalization;
 mod plan_limits;
+mod platform_csv_import;
 mod platform_migrations;
 mod platforms;
 mod rate_limits;

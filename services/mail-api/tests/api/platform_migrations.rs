@@ -242,14 +242,14 @@ async fn harness(stub: &PlatformStub) -> Harness {
 }
 
 /// Consumers of `platform.migrate` (two, as two workers would be), until `finish` (or `kill`).
-struct Workers {
+pub(crate) struct Workers {
     broker: Broker,
     stop: ShutdownToken,
     consumers: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl Workers {
-    async fn start(h: &Harness) -> Self {
+    pub(crate) async fn start(h: &Harness) -> Self {
         let broker = Broker::connect(BrokerConfig::new(&h.settings.common.broker.url))
             .await
             .expect("broker");
@@ -285,7 +285,7 @@ impl Workers {
 
     /// As a killed process: the running jobs dropped where they stand (nothing acknowledged,
     /// nothing more written), the connection gone, so the broker delivers their messages again.
-    async fn kill(self) {
+    pub(crate) async fn kill(self) {
         for consumer in self.consumers {
             consumer.abort();
             let _ = consumer.await;
@@ -293,7 +293,7 @@ impl Workers {
         self.broker.close().await;
     }
 
-    async fn finish(self, h: &Harness) {
+    pub(crate) async fn finish(self, h: &Harness) {
         self.stop.cancel();
         let queue = migrate_queue(
             &h.settings.common.broker.queue_prefix,
@@ -332,7 +332,7 @@ async fn start(h: &Harness, key: &str, connection: &str, site: &str) -> Value {
 
 /// The run once it ended (a bound far above any run's length, so that a stuck run fails the
 /// test instead of hanging it).
-async fn ended(h: &Harness, key: &str, id: &str) -> Value {
+pub(crate) async fn ended(h: &Harness, key: &str, id: &str) -> Value {
     let mut last = Value::Null;
     for _ in 0..6000 {
         last = h
@@ -348,7 +348,7 @@ async fn ended(h: &Harness, key: &str, id: &str) -> Value {
     panic!("the run did not end in 10 minutes: {last}");
 }
 
-async fn count(h: &Harness, sql: &str) -> i64 {
+pub(crate) async fn count(h: &Harness, sql: &str) -> i64 {
     h.query(sql).await[0].parse().unwrap()
 }
 

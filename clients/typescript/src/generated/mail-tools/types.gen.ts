@@ -40,6 +40,49 @@ export type CampaignsOAuthProvider = 'mailchimp';
 export type CommercePlatform = 'stripe' | 'shopify';
 
 /**
+ * The layout of an uploaded export.
+ */
+export type CsvLayout = 'mailchimp' | 'generic';
+
+/**
+ * The generic layout's columns: each of our fields (`email` required) to the header of the
+ * CSV column that holds it (compared after trimming; the first of two same-named columns).
+ * Columns not named here are not imported. Unknown fields are refused.
+ */
+export type CsvMapping = {
+    /**
+     * The column of the email address. 1..=200 characters, not blank (each column name is
+     * trimmed).
+     */
+    email: string;
+    /**
+     * 1..=200 characters, not blank.
+     */
+    first_name?: string | null;
+    /**
+     * 1..=200 characters, not blank.
+     */
+    last_name?: string | null;
+    /**
+     * A column of tags separated by commas, each possibly quoted (`"Tag A","Tag B"`, as
+     * Mailchimp writes them). 1..=200 characters, not blank.
+     */
+    tags?: string | null;
+    /**
+     * A column whose cells are `subscribed` or `unsubscribed` (any case; empty:
+     * subscribed). Unsubscribed rows are suppressed (before any contact is imported) and not
+     * imported as contacts; another value is that row's error. 1..=200 characters, not blank.
+     */
+    status?: string | null;
+    /**
+     * Contact properties: a property's name (1..=100 characters, not blank, not `imported_from`, the attribution's) to its column (1..=200 characters, not blank); at most 100. Cell values are kept as strings; empty cells are not kept.
+     */
+    properties?: {
+        [key: string]: string;
+    };
+};
+
+/**
  * A field a form asks for besides the address (always asked, and required).
  */
 export type FormField = {
@@ -6786,6 +6829,66 @@ export type MigrateCampaignsFromErrors = {
 };
 
 export type MigrateCampaignsFromResponses = {
+    /**
+     * The tool's answer (JSON)
+     */
+    200: unknown;
+};
+
+export type ImportPlatformCsvData = {
+    /**
+     * A CSV export to import into a site. Exactly one of `csv` and `zip_base64`. The whole body
+     * is at most 10 MiB (larger: 400 `PAYLOAD_TOO_LARGE`; through MCP a tool call is at most
+     * 1 MiB). Every CSV file needs a header row, checked here: a file without the layout's email
+     * column, or a mapping naming a column the file lacks, is 400 naming the field. Rows are
+     * checked when imported: a row that cannot be (an invalid address, an unknown status) is a
+     * per-record error of the run, naming its line, never its content. Unknown fields are
+     * refused.
+     */
+    body?: {
+        /**
+         * A site of the project (404 `SITE_NOT_FOUND` otherwise): imported contacts are
+         * subscribed to it.
+         */
+        site_id: string;
+        layout: CsvLayout;
+        /**
+         * The CSV file as text (UTF-8, comma-separated, quoted as RFC 4180). At most 10 MiB.
+         */
+        csv?: string | null;
+        /**
+         * A ZIP archive, base64-encoded (standard alphabet, padded), of CSV files (entries whose
+         * names end in `.csv`, at most 20, each decompressing to at most 100 MiB; other entries
+         * are left out), imported in the archive's order. At most 10 MiB.
+         */
+        zip_base64?: string | null;
+        mapping?: null | CsvMapping;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/mcp/tools/import_platform_csv';
+};
+
+export type ImportPlatformCsvErrors = {
+    /**
+     * Invalid arguments (the field is named)
+     */
+    400: unknown;
+    /**
+     * The key lacks the scope or the tool's group
+     */
+    403: unknown;
+    /**
+     * No such tool, or a resource of another project
+     */
+    404: unknown;
+    /**
+     * The project's rate limit for this route class
+     */
+    429: unknown;
+};
+
+export type ImportPlatformCsvResponses = {
     /**
      * The tool's answer (JSON)
      */

@@ -1873,6 +1873,49 @@ export type CronRun = {
 };
 
 /**
+ * The layout of an uploaded export.
+ */
+export type CsvLayout = 'mailchimp' | 'generic';
+
+/**
+ * The generic layout's columns: each of our fields (`email` required) to the header of the
+ * CSV column that holds it (compared after trimming; the first of two same-named columns).
+ * Columns not named here are not imported. Unknown fields are refused.
+ */
+export type CsvMapping = {
+    /**
+     * The column of the email address. 1..=200 characters, not blank (each column name is
+     * trimmed).
+     */
+    email: string;
+    /**
+     * 1..=200 characters, not blank.
+     */
+    first_name?: string | null;
+    /**
+     * 1..=200 characters, not blank.
+     */
+    last_name?: string | null;
+    /**
+     * A column of tags separated by commas, each possibly quoted (`"Tag A","Tag B"`, as
+     * Mailchimp writes them). 1..=200 characters, not blank.
+     */
+    tags?: string | null;
+    /**
+     * A column whose cells are `subscribed` or `unsubscribed` (any case; empty:
+     * subscribed). Unsubscribed rows are suppressed (before any contact is imported) and not
+     * imported as contacts; another value is that row's error. 1..=200 characters, not blank.
+     */
+    status?: string | null;
+    /**
+     * Contact properties: a property's name (1..=100 characters, not blank, not `imported_from`, the attribution's) to its column (1..=200 characters, not blank); at most 100. Cell values are kept as strings; empty cells are not kept.
+     */
+    properties?: {
+        [key: string]: string;
+    };
+};
+
+/**
  * A step's subject and how it did (the last 90 days).
  */
 export type CurrentSubject = {
@@ -3150,7 +3193,7 @@ export type ImportCounts = {
 /**
  * What a run imports.
  */
-export type ImportKind = 'full' | 'campaigns';
+export type ImportKind = 'full' | 'campaigns' | 'csv';
 
 /**
  * What happened to the records of one kind.
@@ -3207,6 +3250,35 @@ export type ImportPlatformCredentials = {
 };
 
 /**
+ * A CSV export to import into a site. Exactly one of `csv` and `zip_base64`. The whole body
+ * is at most 10 MiB (larger: 400 `PAYLOAD_TOO_LARGE`; through MCP a tool call is at most
+ * 1 MiB). Every CSV file needs a header row, checked here: a file without the layout's email
+ * column, or a mapping naming a column the file lacks, is 400 naming the field. Rows are
+ * checked when imported: a row that cannot be (an invalid address, an unknown status) is a
+ * per-record error of the run, naming its line, never its content. Unknown fields are
+ * refused.
+ */
+export type ImportPlatformCsv = {
+    /**
+     * A site of the project (404 `SITE_NOT_FOUND` otherwise): imported contacts are
+     * subscribed to it.
+     */
+    site_id: string;
+    layout: CsvLayout;
+    /**
+     * The CSV file as text (UTF-8, comma-separated, quoted as RFC 4180). At most 10 MiB.
+     */
+    csv?: string | null;
+    /**
+     * A ZIP archive, base64-encoded (standard alphabet, padded), of CSV files (entries whose
+     * names end in `.csv`, at most 20, each decompressing to at most 100 MiB; other entries
+     * are left out), imported in the archive's order. At most 10 MiB.
+     */
+    zip_base64?: string | null;
+    mapping?: null | CsvMapping;
+};
+
+/**
  * One record the run could not import.
  */
 export type ImportRecordError = {
@@ -3215,7 +3287,8 @@ export type ImportRecordError = {
      */
     kind: string;
     /**
-     * The record's id on the platform.
+     * The record's id on the platform; for a CSV import, where the row is (`line 12`, or
+     * `<entry> line 12` in a ZIP), never its content.
      */
     remote_id: string;
     error: string;
@@ -3281,6 +3354,12 @@ export type ImportRowStatus = 'created' | 'updated' | 'skipped';
  * Why a row was skipped.
  */
 export type ImportSkipReason = 'invalid_email' | 'duplicate' | 'suppressed' | 'exists' | 'plan_limit';
+
+/**
+ * Where a run's records come from: a platform (through its API, or for `mailchimp` also its
+ * CSV export), or `csv`, a generic CSV file.
+ */
+export type ImportSource = 'mailchimp' | 'brevo' | 'kit' | 'mailerlite' | 'csv';
 
 export type ImportStatus = 'queued' | 'running' | 'completed' | 'failed';
 
@@ -4390,14 +4469,14 @@ export type PagePlatformImport = {
     data: Array<{
         id: string;
         /**
-         * The connection it reads (null for `migrate_campaigns_from`).
+         * The connection it reads (null for `migrate_campaigns_from` and CSV imports).
          */
         connection_id?: string | null;
         /**
          * The site its contacts are subscribed to and its campaigns belong to.
          */
         site_id: string;
-        platform: ImportPlatform;
+        platform: ImportSource;
         kind: ImportKind;
         status: ImportStatus;
         counts: ImportCounts;
@@ -4880,14 +4959,14 @@ export type PlatformEventRecord = {
 export type PlatformImport = {
     id: string;
     /**
-     * The connection it reads (null for `migrate_campaigns_from`).
+     * The connection it reads (null for `migrate_campaigns_from` and CSV imports).
      */
     connection_id?: string | null;
     /**
      * The site its contacts are subscribed to and its campaigns belong to.
      */
     site_id: string;
-    platform: ImportPlatform;
+    platform: ImportSource;
     kind: ImportKind;
     status: ImportStatus;
     counts: ImportCounts;
@@ -15629,6 +15708,67 @@ export type MigrateCampaignsFromResponses = {
 };
 
 export type MigrateCampaignsFromResponse = MigrateCampaignsFromResponses[keyof MigrateCampaignsFromResponses];
+
+export type ImportPlatformCsvData = {
+    body: ImportPlatformCsv;
+    headers?: {
+        /**
+         * 1..=255 visible ASCII characters. A retry with the same key and body answers the first
+         * answer again (header `Idempotent-Replayed: true`) and creates nothing; the same key
+         * with another body answers 409 `IDEMPOTENCY_KEY_REUSED`. Keys are kept 24 hours.
+         */
+        'Idempotency-Key'?: string | null;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/v1/platforms/imports/csv';
+};
+
+export type ImportPlatformCsvErrors = {
+    /**
+     * Missing or invalid field (named in the message and in `details.field`): neither or both of `csv` and `zip_base64`, a file without a header row or without the layout's email column, a mapping naming a column the file lacks, a ZIP that cannot be read; a body over 10 MiB (`PAYLOAD_TOO_LARGE`); a bad Idempotency-Key
+     */
+    400: MailError;
+    /**
+     * Missing, malformed, expired or revoked credential
+     */
+    401: MailError;
+    /**
+     * The key lacks the write scope
+     */
+    403: MailError;
+    /**
+     * Not a site of this project (`SITE_NOT_FOUND`)
+     */
+    404: MailError;
+    /**
+     * The Idempotency-Key was used with another body (`IDEMPOTENCY_KEY_REUSED`)
+     */
+    409: MailError;
+    /**
+     * Rate limit exceeded; see Retry-After
+     */
+    429: MailError;
+    /**
+     * Internal error
+     */
+    500: MailError;
+    /**
+     * A dependency (the database, or a broker the route needs) is unavailable for now; retry after Retry-After
+     */
+    503: MailError;
+};
+
+export type ImportPlatformCsvError = ImportPlatformCsvErrors[keyof ImportPlatformCsvErrors];
+
+export type ImportPlatformCsvResponses = {
+    /**
+     * The run, queued (or replayed)
+     */
+    202: PlatformImport;
+};
+
+export type ImportPlatformCsvResponse = ImportPlatformCsvResponses[keyof ImportPlatformCsvResponses];
 
 export type ListImportHistoryData = {
     body?: never;

@@ -1,6 +1,6 @@
 //! data (switching in): accounts of other email platforms, connected to migrate from, and the
-//! migrations run from them. Each handler calls the function of its route in
-//! `http::platforms` or `http::platform_imports`.
+//! migrations run from them (CSV exports included). Each handler calls the function of its
+//! route in `http::platforms` or `http::platform_imports`.
 
 use http_kit::{PageParams, Validate};
 use serde::Deserialize;
@@ -10,6 +10,8 @@ use uuid::Uuid;
 
 use crate::domain::tool_group::Group;
 use crate::mcp::registry::{Body, Params, Tool, declare};
+use crate::ops::idempotency::IdempotencyKey;
+use crate::ops::platforms::migrate::csv::{ImportPlatformCsv, import_platform_csv};
 use crate::ops::platforms::migrate::{
     MigrateCampaignsFrom, StartPlatformMigration, list_import_history, migrate_campaigns_from,
     start_platform_migration,
@@ -108,6 +110,29 @@ pub fn tools() -> Vec<Tool> {
         )
         .writes(|ctx, Body(req): Body<MigrateCampaignsFrom>| async move {
             migrate_campaigns_from(&ctx.state, ctx.project_id(), &req).await
+        }),
+        declare(
+            "import_platform_csv",
+            Group::Data,
+            "Import a CSV export into a site (site_id). layout mailchimp: Mailchimp's audience \
+             export (the ZIP of subscribed, unsubscribed and cleaned members as zip_base64, or \
+             one of its files as csv; each file's kind told by its columns, an Email Address \
+             column required). layout generic: any CSV with a header row, read through mapping \
+             (email required; first_name, last_name, tags, status, properties: our field to the \
+             column's header; unmapped columns are not imported). Exactly one of csv and \
+             zip_base64; a call through MCP is at most 1 MiB (the REST route \
+             POST /api/v1/platforms/imports/csv takes 10 MiB). Headers are checked at once \
+             (400 naming the field); rows are imported by a queue job: unsubscribed and cleaned \
+             addresses suppressed first, then subscribed contacts with their properties and \
+             tags, attributed in properties.imported_from; a bad row is a per-record error of \
+             the run. Importing the same file again creates nothing twice. Answers the queued \
+             run; follow it with list_import_history.",
+        )
+        .writes(|ctx, Body(req): Body<ImportPlatformCsv>| async move {
+            let key = IdempotencyKey::default();
+            import_platform_csv(&ctx.state, ctx.project_id(), &req, &key)
+                .await
+                .map(|answer| answer.into_body())
         }),
         declare(
             "list_import_history",

@@ -2,9 +2,11 @@
 //! `list_import_history`): a run is recorded with its job in one transaction
 //! (`platform_imports`, relayed to `platform.migrate`), then [`runner::Migrator`] imports it a
 //! page at a time in send-worker: suppressions first, then contacts, templates and campaigns
-//! (as drafts), resumable from the cursor each page saves.
+//! (as drafts), resumable from the cursor each page saves. CSV exports ([`csv`]) go through
+//! the same runs and job.
 
 mod brevo;
+pub mod csv;
 mod fetch;
 mod kit;
 mod mailchimp;
@@ -100,6 +102,8 @@ pub enum ImportKind {
     Full,
     /// Templates and campaigns only (`migrate_campaigns_from`).
     Campaigns,
+    /// An uploaded CSV export (`import_platform_csv`): suppressions and contacts.
+    Csv,
 }
 
 impl ImportKind {
@@ -107,6 +111,60 @@ impl ImportKind {
         match self {
             Self::Full => "full",
             Self::Campaigns => "campaigns",
+            Self::Csv => "csv",
+        }
+    }
+
+    fn parse(stored: &str) -> Option<Self> {
+        [Self::Full, Self::Campaigns, Self::Csv]
+            .into_iter()
+            .find(|k| k.as_str() == stored)
+    }
+}
+
+/// Where a run's records come from: a platform (through its API, or for `mailchimp` also its
+/// CSV export), or `csv`, a generic CSV file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ImportSource {
+    Mailchimp,
+    Brevo,
+    Kit,
+    Mailerlite,
+    Csv,
+}
+
+impl ImportSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Mailchimp => "mailchimp",
+            Self::Brevo => "brevo",
+            Self::Kit => "kit",
+            Self::Mailerlite => "mailerlite",
+            Self::Csv => "csv",
+        }
+    }
+
+    fn parse(stored: &str) -> Option<Self> {
+        [
+            Self::Mailchimp,
+            Self::Brevo,
+            Self::Kit,
+            Self::Mailerlite,
+            Self::Csv,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == stored)
+    }
+}
+
+impl From<ImportPlatform> for ImportSource {
+    fn from(platform: ImportPlatform) -> Self {
+        match platform {
+            ImportPlatform::Mailchimp => Self::Mailchimp,
+            ImportPlatform::Brevo => Self::Brevo,
+            ImportPlatform::Kit => Self::Kit,
+            ImportPlatform::Mailerlite => Self::Mailerlite,
         }
     }
 }
@@ -172,7 +230,8 @@ pub struct ImportCounts {
 pub struct ImportRecordError {
     /// `suppressions`, `contacts`, `templates` or `campaigns`.
     pub kind: String,
-    /// The record's id on the platform.
+    /// The record's id on the platform; for a CSV import, where the row is (`line 12`, or
+    /// `<entry> line 12` in a ZIP), never its content.
     pub remote_id: String,
     pub error: String,
 }
@@ -181,11 +240,11 @@ pub struct ImportRecordError {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct PlatformImport {
     pub id: Uuid,
-    /// The connection it reads (null for `migrate_campaigns_from`).
+    /// The connection it reads (null for `migrate_campaigns_from` and CSV imports).
     pub connection_id: Option<Uuid>,
     /// The site its contacts are subscribed to and its campaigns belong to.
     pub site_id: Uuid,
-    pub platform: ImportPlatform,
+    pub platform: ImportSource,
     pub kind: ImportKind,
     pub status: ImportStatus,
     pub counts: ImportCounts,
@@ -208,13 +267,9 @@ impl PlatformImport {
             id: row.id,
             connection_id: row.connection_id,
             site_id: row.site_id,
-            platform: ImportPlatform::parse(&row.platform)
+            platform: ImportSource::parse(&row.platform)
                 .ok_or_else(|| stored("platform", &row.platform))?,
-            kind: match row.kind.as_str() {
-                "full" => ImportKind::Full,
-                "campaigns" => ImportKind::Campaigns,
-                other => return Err(stored("kind", other)),
-            },
+            kind: ImportKind::parse(&row.kind).ok_or_else(|| stored("kind", &row.kind))?,
             status: ImportStatus::parse(&row.status)
                 .ok_or_else(|| stored("status", &row.status))?,
             counts: serde_json::from_value(row.counts).unwrap_or_default(),
@@ -247,6 +302,7 @@ fn first_cursor(kind: ImportKind) -> Value {
     let stage = match kind {
         ImportKind::Full => Stage::Lists,
         ImportKind::Campaigns => Stage::Templates,
+        ImportKind::Csv => Stage::Suppressions,
     };
     serde_json::to_value(Cursor {
         stage,
@@ -267,7 +323,7 @@ fn queued_run(
     project_id: Uuid,
     connection_id: Option<Uuid>,
     site_id: Uuid,
-    platform: ImportPlatform,
+    platform: &str,
     kind: ImportKind,
 ) -> ImportRun {
     ImportRun {
@@ -275,7 +331,7 @@ fn queued_run(
         project_id,
         connection_id,
         site_id,
-        platform: platform.as_str().to_owned(),
+        platform: platform.to_owned(),
         kind: kind.as_str().to_owned(),
         status: "queued".to_owned(),
         counts: json!({}),
@@ -311,7 +367,7 @@ pub async fn start_platform_migration(
         project_id,
         Some(connection_id),
         req.site_id,
-        platform,
+        platform.as_str(),
         ImportKind::Full,
     );
     record_run(state, &row).await
@@ -370,7 +426,7 @@ pub async fn migrate_campaigns_from(
         project_id,
         None,
         req.site_id,
-        platform,
+        platform.as_str(),
         ImportKind::Campaigns,
     );
     row.token_sealed = Some(platform_imports::seal_token(

@@ -38,13 +38,13 @@ pub use super::queue::MigratePlatform;
 
 /// Runs migrations: the database, the key that opens credentials, the platforms' client.
 pub struct Migrator {
-    pool: Pool,
+    pub(super) pool: Pool,
     kek: Arc<Kek>,
-    api: PlatformApi,
+    pub(super) api: PlatformApi,
 }
 
 /// Why a delivery stopped before the run ended.
-enum Stop {
+pub(super) enum Stop {
     /// The run ended (or was never there): nothing more to do.
     Ended,
     /// Try again on a later delivery.
@@ -150,6 +150,9 @@ impl Migrator {
         if run.status == "completed" || run.status == "failed" {
             return Err(Stop::Ended);
         }
+        if run.kind == "csv" {
+            return self.run_csv(run).await;
+        }
         let platform = ImportPlatform::parse(&run.platform)
             .ok_or_else(|| Stop::Fatal(format!("unknown platform {:?}", run.platform)))?;
         let fetcher = self.fetcher(&run, platform).await?;
@@ -160,7 +163,9 @@ impl Migrator {
         let mut cursor: Cursor = serde_json::from_value(run.cursor.clone()).unwrap_or_default();
         while cursor.stage != Stage::Done {
             let fetched = fetch(&fetcher, platform, &cursor, paging).await?;
-            cursor = self.write_page(&run, platform, &cursor, fetched).await?;
+            cursor = self
+                .write_page(&run, platform.as_str(), &cursor, fetched)
+                .await?;
         }
         self.complete(&run).await
     }
@@ -227,10 +232,10 @@ impl Migrator {
 
     /// Writes one page and the cursor after it in one transaction: the cursor the next page
     /// starts from (another delivery's, when one got there first).
-    async fn write_page(
+    pub(super) async fn write_page(
         &self,
         run: &ImportRun,
-        platform: ImportPlatform,
+        source: &'static str,
         read_at: &Cursor,
         fetched: Fetched,
     ) -> Result<Cursor, Stop> {
@@ -258,7 +263,7 @@ impl Migrator {
                 let plan = project_plan(conn, run.project_id).await?;
                 let mut page = Page {
                     run,
-                    platform,
+                    source,
                     plan,
                     counts: &mut counts,
                     errors: &mut errors,
@@ -295,7 +300,7 @@ impl Migrator {
     }
 
     /// Completed: finished, token deleted, the project notified, in one transaction.
-    async fn complete(&self, run: &ImportRun) -> Result<(), Stop> {
+    pub(super) async fn complete(&self, run: &ImportRun) -> Result<(), Stop> {
         self.end(run.project_id, run.id, None).await
     }
 
@@ -315,15 +320,20 @@ impl Migrator {
             if row.status == "completed" || row.status == "failed" {
                 return Ok(());
             }
-            let status = if error.is_some() { "failed" } else { "completed" };
+            let status = if error.is_some() {
+                "failed"
+            } else {
+                "completed"
+            };
             platform_imports::finish(conn, id, status, error).await?;
             let counts: ImportCounts = serde_json::from_value(row.counts).unwrap_or_default();
             let (kind, title) = match error {
                 None => (
                     notifications::kind::PLATFORM_IMPORT_COMPLETED,
                     format!(
-                        "{} migration completed: {} contacts, {} suppressions, {} templates, {} campaigns",
+                        "{} {} completed: {} contacts, {} suppressions, {} templates, {} campaigns",
                         row.platform,
+                        what(&row.kind),
                         counts.contacts.imported + counts.contacts.updated,
                         counts.suppressions.imported + counts.suppressions.updated,
                         counts.templates.imported,
@@ -331,7 +341,9 @@ impl Migrator {
                     ),
                 ),
                 Some(_) => (
-                    notifications::kind::PLATFORM_IMPORT_FAILED, format!("{} migration failed", row.platform)),
+                    notifications::kind::PLATFORM_IMPORT_FAILED,
+                    format!("{} {} failed", row.platform, what(&row.kind)),
+                ),
             };
             notifications::add(
                 conn,
@@ -344,6 +356,15 @@ impl Migrator {
             Ok(())
         })
         .await
+    }
+}
+
+/// What a run of `kind` is called in its notification.
+fn what(kind: &str) -> &'static str {
+    if kind == "csv" {
+        "CSV import"
+    } else {
+        "migration"
     }
 }
 
@@ -377,7 +398,8 @@ async fn project_plan(conn: &mut AsyncPgConnection, project_id: Uuid) -> Result<
 /// The writes of one page, counted.
 struct Page<'a> {
     run: &'a ImportRun,
-    platform: ImportPlatform,
+    /// The platform (or `csv`) named in notes and remembered records.
+    source: &'static str,
     plan: Plan,
     counts: &'a mut ImportCounts,
     errors: &'a mut Vec<ImportRecordError>,
@@ -450,7 +472,7 @@ impl Page<'_> {
         if rows.is_empty() {
             return Ok(());
         }
-        let note = format!("imported from {}", self.platform.as_str());
+        let note = format!("imported from {}", self.source);
         let added = platform_imports::add_suppressions(
             conn,
             self.run.project_id,
@@ -550,7 +572,7 @@ impl Page<'_> {
         template: RemoteTemplate,
     ) -> Result<(), Stop> {
         let id = Uuid::now_v7();
-        let platform = self.platform.as_str();
+        let platform = self.source;
         if !platform_imports::remember_record(
             conn,
             self.run.project_id,
@@ -596,7 +618,7 @@ impl Page<'_> {
         if !platform_imports::remember_record(
             conn,
             project_id,
-            self.platform.as_str(),
+            self.source,
             "campaign",
             &campaign.remote_id,
             id,

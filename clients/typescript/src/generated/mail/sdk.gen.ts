@@ -3135,7 +3135,8 @@ export class MailApi extends HeyApiClient {
     
     /**
      * Where the platform sends the person back: the state is checked and used up, the code
-     * exchanged and the account's tokens stored sealed.
+     * exchanged and the account's tokens stored sealed. A connection started on the dashboard's
+     * social page ends there (303); one started with the connect route answers the account.
      */
     public socialConnectCallback<ThrowOnError extends boolean = true>(options: Options<SocialConnectCallbackData, ThrowOnError>) {
         return (options.client ?? this.client).get<SocialConnectCallbackResponses, SocialConnectCallbackErrors, ThrowOnError>({ url: '/api/integrations/social/{platform}/callback', ...options });

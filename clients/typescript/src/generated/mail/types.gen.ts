@@ -20026,7 +20026,7 @@ export type SocialConnectCallbackData = {
 
 export type SocialConnectCallbackErrors = {
     /**
-     * The state is missing, unknown, used or expired (`SOCIAL_CONNECT_STATE_INVALID`): nothing was stored; or not a platform the service publishes to (`VALIDATION_ERROR`, `details.field`: `platform`)
+     * The state is missing, unknown, used or expired, or the connection was started on the dashboard and the browser is not signed in as the person who started it (`SOCIAL_CONNECT_STATE_INVALID`): nothing was stored; or not a platform the service publishes to (`VALIDATION_ERROR`, `details.field`: `platform`)
      */
     400: MailError;
     /**
@@ -20039,7 +20039,7 @@ export type SocialConnectCallbackError = SocialConnectCallbackErrors[keyof Socia
 
 export type SocialConnectCallbackResponses = {
     /**
-     * Connected
+     * Connected (started with the connect route)
      */
     200: SocialAccount;
 };

@@ -320,6 +320,15 @@ export type CompetitorWatch = {
 };
 
 /**
+ * Deletes the caller's watch `id` (404 otherwise); its runs stay readable.
+ * The answer of a deletion (the other memory deletions' shape).
+ */
+export type CompetitorWatchDeleted = {
+    success: boolean;
+    id: string;
+};
+
+/**
  * The body of `POST /marketing/competitor-watch/run`. Unknown fields are refused.
  */
 export type CompetitorWatchRequest = {
@@ -4158,7 +4167,7 @@ export type DeleteCompetitorWatchResponses = {
     /**
      * Deleted
      */
-    204: void;
+    200: CompetitorWatchDeleted;
 };
 
 export type DeleteCompetitorWatchResponse = DeleteCompetitorWatchResponses[keyof DeleteCompetitorWatchResponses];

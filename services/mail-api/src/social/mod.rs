@@ -502,12 +502,17 @@ macro_rules! on {
 }
 
 impl SocialClient {
+    /// Whether the deployment has an OAuth client for `platform`.
+    pub fn has_client(&self, platform: Platform) -> bool {
+        !self.settings.platform(platform).client_id.is_empty()
+    }
+
     pub fn authorize_url(
         &self,
         platform: Platform,
         req: &AuthorizeRequest<'_>,
     ) -> Result<String, PlatformError> {
-        if platform.uses_oauth() && self.settings.platform(platform).client_id.is_empty() {
+        if platform.uses_oauth() && !self.has_client(platform) {
             return Err(PlatformError::NotConfigured(format!(
                 "the deployment has no {} client",
                 platform.as_str()

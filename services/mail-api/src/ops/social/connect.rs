@@ -123,7 +123,7 @@ impl ConnectOrigin {
 pub fn connectable_platforms(state: &AppState) -> Vec<Platform> {
     Platform::ALL
         .into_iter()
-        .filter(|p| p.uses_oauth() && !state.social.settings.platform(*p).client_id.is_empty())
+        .filter(|p| p.uses_oauth() && state.social.has_client(*p))
         .collect()
 }
 

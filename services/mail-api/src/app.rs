@@ -139,7 +139,6 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     let receiver = Arc::new(crate::ops::provider_webhooks::Receiver::new(
         &settings.webhooks,
         &settings.common.broker.queue_prefix,
-        settings.outbound_webhooks.bounce_rule(),
         &settings.delivery.provider_urls.sns_base_url,
     )?);
     let quotas = settings.plans.clone();
@@ -258,6 +257,10 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     )
     .await?;
     crate::housekeeping::spawn_idempotency_purge(launched.infra.pool.clone());
+    crate::bounce_rate_watch::spawn(
+        launched.infra.pool.clone(),
+        settings.outbound_webhooks.bounce_rule(),
+    );
     crate::own_domains::periodic::spawn(
         launched.infra.pool.clone(),
         dns,

@@ -2,6 +2,7 @@
 
 pub mod app;
 pub mod batch;
+pub mod bounce_rate_watch;
 pub mod bounces;
 pub mod clock;
 pub mod config;

@@ -38,7 +38,6 @@ use uuid::Uuid;
 use crate::bounces::{self, Report, Verp};
 use crate::db::delivery as settings_db;
 use crate::db::emails::{self, Claim, Email, Finishing, ForSending, Outcome};
-use crate::db::outbound_events::BounceRule;
 use crate::db::webhooks;
 use crate::domain::personalize;
 use crate::sending::SendResult;
@@ -90,8 +89,6 @@ pub struct SendWorker {
     verp: Option<Verp>,
     /// The deployment's key for the shared sending domain (`MAIL_SHARED_DKIM__…`).
     shared_dkim: Option<DkimKey>,
-    /// When a refusal's bounce fires `bounce_rate.warning`.
-    bounce_rule: BounceRule,
 }
 
 impl SendWorker {
@@ -133,7 +130,6 @@ impl SendWorker {
             renderer: personalize::Renderer::default(),
             verp: None,
             shared_dkim: None,
-            bounce_rule: BounceRule::default(),
         }
     }
 
@@ -146,12 +142,6 @@ impl SendWorker {
     /// Signs mail from the shared sending domain with the deployment's key for it.
     pub fn with_shared_dkim(mut self, key: Option<DkimKey>) -> Self {
         self.shared_dkim = key;
-        self
-    }
-
-    /// When the bounce of a refused send fires `bounce_rate.warning`.
-    pub fn with_bounce_rule(mut self, rule: BounceRule) -> Self {
-        self.bounce_rule = rule;
         self
     }
 
@@ -357,7 +347,7 @@ impl SendWorker {
                 bounces::Recorded::New(receipt) | bounces::Recorded::Pending(receipt) => receipt,
                 bounces::Recorded::Duplicate => return Ok(()),
             };
-            if let Err(err) = webhooks::apply(&mut conn, receipt, self.bounce_rule).await {
+            if let Err(err) = webhooks::apply(&mut conn, receipt).await {
                 let _ = webhooks::note_failure(&mut conn, receipt, &err.to_string()).await;
                 return Err(anyhow::Error::from(err));
             }

@@ -137,8 +137,7 @@ async fn main() -> anyhow::Result<()> {
         )
         .with_outcome_batching(settings.outcomes)
         .with_return_paths(verp.clone())
-        .with_shared_dkim(shared_dkim)
-        .with_bounce_rule(webhooks.bounce_rule()),
+        .with_shared_dkim(shared_dkim),
     );
     let deliverer = Arc::new(Deliverer::new(
         pool.clone(),
@@ -187,10 +186,7 @@ async fn main() -> anyhow::Result<()> {
         sms,
         migrator,
         sender,
-        provider_events: ProviderEvents {
-            pool: pool.clone(),
-            rule: webhooks.bounce_rule(),
-        },
+        provider_events: ProviderEvents { pool: pool.clone() },
         deliverer,
         social,
     };

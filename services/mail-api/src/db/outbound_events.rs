@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::Uuid as SqlUuid;
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -138,19 +138,99 @@ impl Default for BounceRule {
     }
 }
 
+/// Notes a bounce of the site for the bounce-rate watch ([`check_noted_sites`]):
+/// one insert, so a burst of bounces of one site never waits on a count of its sends.
+pub async fn note_bounce(
+    conn: &mut AsyncPgConnection,
+    project_id: Uuid,
+    site_id: Uuid,
+) -> QueryResult<()> {
+    diesel::sql_query("INSERT INTO bounce_rate_pending (project_id, site_id) VALUES ($1, $2)")
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<SqlUuid, _>(site_id)
+        .execute(conn)
+        .await
+        .map(drop)
+}
+
+#[derive(QueryableByName)]
+struct NotedSite {
+    #[diesel(sql_type = SqlUuid)]
+    project_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    site_id: Uuid,
+}
+
+/// What one round of [`check_noted_sites`] did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct BounceRateRound {
+    /// Sites whose noted bounces were checked.
+    pub sites: usize,
+    /// `bounce_rate.warning` events recorded.
+    pub warnings: usize,
+}
+
+/// Checks the bounce rate of every site with noted bounces, once a site however many were
+/// noted. Each site's check is one transaction that takes the site's lock, deletes its noted
+/// rows and then counts: every deleted row's bounce was committed before the delete, so the
+/// count (a later statement, a later snapshot) sees it; a bounce committed after the delete
+/// left its row for the next round.
+pub async fn check_noted_sites(
+    conn: &mut AsyncPgConnection,
+    rule: BounceRule,
+) -> QueryResult<BounceRateRound> {
+    let sites: Vec<NotedSite> = diesel::sql_query(
+        "SELECT DISTINCT project_id, site_id FROM bounce_rate_pending LIMIT 1000",
+    )
+    .load(conn)
+    .await?;
+    let mut round = BounceRateRound::default();
+    for site in sites {
+        let warned = conn
+            .transaction(async |conn| {
+                lock_site(conn, site.site_id).await?;
+                let taken = diesel::sql_query(
+                    "DELETE FROM bounce_rate_pending WHERE project_id = $1 AND site_id = $2",
+                )
+                .bind::<SqlUuid, _>(site.project_id)
+                .bind::<SqlUuid, _>(site.site_id)
+                .execute(conn)
+                .await?;
+                if taken == 0 {
+                    // Another replica checked it between the list and the lock.
+                    return Ok(None);
+                }
+                check_bounce_rate(conn, site.project_id, site.site_id, rule)
+                    .await
+                    .map(Some)
+            })
+            .await?;
+        if let Some(warned) = warned {
+            round.sites += 1;
+            round.warnings += usize::from(warned);
+        }
+    }
+    Ok(round)
+}
+
+async fn lock_site(conn: &mut AsyncPgConnection, site_id: Uuid) -> QueryResult<()> {
+    diesel::sql_query("SELECT pg_advisory_xact_lock(hashtext('bounce_rate:' || $1::text)::bigint)")
+        .bind::<SqlUuid, _>(site_id)
+        .execute(conn)
+        .await
+        .map(drop)
+}
+
 /// Records `bounce_rate.warning` for the site when its hard-bounce rate over the last 24 hours
-/// passes the rule and no warning for it was recorded this UTC day (the site's lock makes two
-/// bounces at once record one). Soft bounces (`Transient`) do not count. `true` when recorded.
-pub async fn check_bounce_rate(
+/// passes the rule and no warning for it was recorded this UTC day (the caller holds the site's
+/// lock, so two checks at once record one). Soft bounces (`Transient`) do not count. `true`
+/// when recorded.
+async fn check_bounce_rate(
     conn: &mut AsyncPgConnection,
     project_id: Uuid,
     site_id: Uuid,
     rule: BounceRule,
 ) -> QueryResult<bool> {
-    diesel::sql_query("SELECT pg_advisory_xact_lock(hashtext('bounce_rate:' || $1::text)::bigint)")
-        .bind::<SqlUuid, _>(site_id)
-        .execute(conn)
-        .await?;
     let inserted = diesel::sql_query(sql::outbound_events::CHECK_BOUNCE_RATE)
         .bind::<SqlUuid, _>(project_id)
         .bind::<SqlUuid, _>(site_id)

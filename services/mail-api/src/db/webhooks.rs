@@ -8,7 +8,7 @@ use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::outbound_events::{self, BounceRule};
+use super::outbound_events;
 use super::schema::webhook_receipts;
 use super::{emails, notifications, suppressions};
 use crate::domain::email_status::EmailStatus;
@@ -113,11 +113,7 @@ pub enum Applied {
 }
 
 /// Applies one receipt in one transaction (locking it, so two appliers cannot both act).
-pub async fn apply(
-    conn: &mut AsyncPgConnection,
-    receipt_id: Uuid,
-    rule: BounceRule,
-) -> QueryResult<Applied> {
+pub async fn apply(conn: &mut AsyncPgConnection, receipt_id: Uuid) -> QueryResult<Applied> {
     conn.transaction::<_, diesel::result::Error, _>(async |conn| {
         let Some((status, provider, project_id, payload)) = webhook_receipts::table
             .find(receipt_id)
@@ -137,7 +133,7 @@ pub async fn apply(
         if status == "applied" || status == "ignored" {
             return Ok(Applied::AlreadyDone);
         }
-        let outcome = apply_payload(conn, &provider, project_id, &payload, rule).await?;
+        let outcome = apply_payload(conn, &provider, project_id, &payload).await?;
         let (status, email_log_id, note) = match &outcome {
             Applied::Applied { email_log_id, .. } => ("applied", Some(*email_log_id), None),
             Applied::Ignored(why) => ("ignored", None, Some(why.clone())),
@@ -180,7 +176,6 @@ async fn apply_payload(
     provider: &str,
     project_id: Option<Uuid>,
     payload: &Value,
-    rule: BounceRule,
 ) -> QueryResult<Applied> {
     let event = match crate::domain::provider_events::normalize(provider, payload) {
         Ok(event) => event,
@@ -271,7 +266,7 @@ async fn apply_payload(
         );
         outbound_events::email_event(conn, project, id, kind, details).await?;
         if effect == EmailStatus::Bounced {
-            outbound_events::check_bounce_rate(conn, project, email.site_id, rule).await?;
+            outbound_events::note_bounce(conn, project, email.site_id).await?;
         }
     }
     Ok(Applied::Applied {

@@ -4,7 +4,6 @@
 use queue::{DeliveryInfo, HandlerError, HandlerResult, Run};
 use store::Pool;
 
-use crate::db::outbound_events::BounceRule;
 use crate::db::webhooks;
 pub use crate::sending::ProviderEvent;
 
@@ -12,14 +11,12 @@ pub use crate::sending::ProviderEvent;
 #[derive(Clone)]
 pub struct ProviderEvents {
     pub pool: Pool,
-    /// When a site's bounces fire `bounce_rate.warning`.
-    pub rule: BounceRule,
 }
 
 impl Run<ProviderEvents> for ProviderEvent {
     async fn run(self, ctx: &ProviderEvents, _info: DeliveryInfo) -> HandlerResult {
         let mut conn = store::conn(&ctx.pool).await.map_err(HandlerError::retry)?;
-        match webhooks::apply(&mut conn, self.receipt_id, ctx.rule).await {
+        match webhooks::apply(&mut conn, self.receipt_id).await {
             Ok(applied) => Ok(Some(serde_json::json!({"result": format!("{applied:?}")}))),
             Err(err) => {
                 let _ = webhooks::note_failure(&mut conn, self.receipt_id, &err.to_string()).await;

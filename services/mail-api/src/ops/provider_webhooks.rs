@@ -39,8 +39,6 @@ pub struct Receiver {
     #[cfg(debug_assertions)]
     fixed_now: Option<i64>,
     queue: WorkQueue,
-    /// When a bounce fires `bounce_rate.warning`.
-    bounce_rule: crate::db::outbound_events::BounceRule,
     /// Amazon SNS's signing certificates and subscription confirmations.
     pub sns: delivery::sns::Fetcher,
 }
@@ -49,7 +47,6 @@ impl Receiver {
     pub fn new(
         settings: &WebhookSettings,
         queue_prefix: &str,
-        bounce_rule: crate::db::outbound_events::BounceRule,
         sns_base_url: &str,
     ) -> anyhow::Result<Self> {
         let secret = match settings.secret.trim() {
@@ -65,7 +62,6 @@ impl Receiver {
             #[cfg(debug_assertions)]
             fixed_now: settings.fixed_now,
             queue: inbound_queue(queue_prefix),
-            bounce_rule,
             sns: delivery::sns::Fetcher::new(sns_base_url)?,
         })
     }
@@ -350,7 +346,7 @@ async fn record_and_apply(
                 }
             }
         };
-    match webhooks::apply(conn, receipt, receiver.bounce_rule).await {
+    match webhooks::apply(conn, receipt).await {
         Ok(Applied::Applied { .. }) => Ok("applied"),
         Ok(Applied::Ignored(why)) => {
             tracing::info!(provider, webhook_id, %why, "provider webhook ignored");

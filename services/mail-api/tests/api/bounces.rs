@@ -62,10 +62,7 @@ impl Bounces {
         let stop = ShutdownToken::new();
         let consumer = s.broker.consumer(queue.clone()).with_prefetch(4);
         let token = stop.clone();
-        let events = ProviderEvents {
-            pool: pool.clone(),
-            rule: Default::default(),
-        };
+        let events = ProviderEvents { pool: pool.clone() };
         tokio::spawn(async move {
             let jobs = Jobs::new().register::<ProviderEvent, _>(events);
             consumer.run_jobs(jobs, token).await

@@ -508,7 +508,8 @@ async fn a_name_resolving_to_loopback_is_refused_at_delivery_time() {
 }
 
 /// `bounce_rate.warning`: a site whose hard bounces over the last 24 hours pass the threshold
-/// (here 20% of at least 4 sends) gets one warning a day; soft bounces do not count.
+/// (here 20% of at least 4 sends) gets one warning a day, from the background watch; soft
+/// bounces do not count.
 #[tokio::test]
 async fn a_sites_hard_bounce_rate_over_the_threshold_warns_once_a_day() {
     let s = crate::send::Send::with(|settings| {
@@ -543,6 +544,16 @@ async fn a_sites_hard_bounce_rate_over_the_threshold_warns_once_a_day() {
             )
             .await;
         assert_eq!(json(res).await["status"], "applied");
+        // The bounce-rate watch checks noted sites in the background: wait for its round.
+        let mut noted = Vec::new();
+        for _ in 0..600 {
+            noted = s.h.query("SELECT count(*) FROM bounce_rate_pending").await;
+            if noted == ["0"] {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("the bounce-rate watch left noted bounces: {noted:?}");
     };
     // Soft bounces: 2 of 5, but none hard.
     bounce(0, "Transient").await;

@@ -125,10 +125,7 @@ async fn a_webhook_whose_application_failed_is_applied_by_the_worker_from_its_qu
     let stop = ShutdownToken::new();
     let consumer = s.broker.consumer(queue).with_prefetch(1);
     let token = stop.clone();
-    let events = ProviderEvents {
-        pool,
-        rule: Default::default(),
-    };
+    let events = ProviderEvents { pool };
     let task = tokio::spawn(async move {
         let jobs = Jobs::new().register::<ProviderEvent, _>(events);
         consumer.run_jobs(jobs, token).await

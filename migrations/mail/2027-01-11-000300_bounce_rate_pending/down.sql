@@ -1,0 +1,1 @@
+DROP TABLE bounce_rate_pending;

@@ -1,0 +1,39 @@
+//! The bounce-rate watch: every second, the sites that bounced since the last round have
+//! their 24-hour hard-bounce rate checked once each, and `bounce_rate.warning` recorded when
+//! it passes the rule (see [`outbound_events::check_noted_sites`]). Applying a bounce only
+//! notes the site, so a burst of bounces costs one count per site and round instead of one
+//! per bounce. Replicas running it at once check each site once (the site's lock).
+
+use std::time::Duration;
+
+use store::Pool;
+
+use crate::db::outbound_events::{self, BounceRule};
+
+/// How often the noted sites are checked: the most a warning trails the bounce that caused it.
+const EVERY: Duration = Duration::from_secs(1);
+
+/// Runs the watch for as long as the process runs.
+pub fn spawn(pool: Pool, rule: BounceRule) {
+    tokio::spawn(async move {
+        loop {
+            if let Err(err) = round(&pool, rule).await {
+                tracing::warn!(error = %err, "the bounce-rate watch failed a round");
+            }
+            tokio::time::sleep(EVERY).await;
+        }
+    });
+}
+
+async fn round(pool: &Pool, rule: BounceRule) -> anyhow::Result<()> {
+    let mut conn = store::conn(pool).await?;
+    let round = outbound_events::check_noted_sites(&mut conn, rule).await?;
+    if round.warnings > 0 {
+        tracing::info!(
+            sites = round.sites,
+            warnings = round.warnings,
+            "bounce_rate.warning recorded"
+        );
+    }
+    Ok(())
+}

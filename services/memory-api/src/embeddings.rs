@@ -6,6 +6,7 @@ use embed::{EmbedError, Passage};
 use crate::byok;
 use crate::db::decisions;
 use crate::db::owner::Owner;
+use crate::domain::reembedding::Translation;
 use crate::domain::search;
 use crate::query_rewrite;
 use crate::state::AppState;
@@ -44,6 +45,26 @@ pub async fn embed_query(state: &AppState, owner: Owner<'_>, text: &str) -> Opti
         embed::passage::mix(&mut query, &record, 0.5);
     }
     Some(query)
+}
+
+/// While rows are re-embedded after a model upgrade: the query's vector by the previous model
+/// (as a pgvector literal, with the query instruction, without the LLM rewrite), and the map of
+/// its cosines onto the configured model's scale; `None` otherwise, or when it did not answer
+/// (rows not re-embedded yet are then not found by meaning).
+pub async fn embed_previous_query(
+    state: &AppState,
+    owner: Owner<'_>,
+    text: &str,
+) -> Option<(String, Translation)> {
+    let previous = state.reembedding.previous()?;
+    let asker = format!("{}/{}", owner.user_id, owner.environment);
+    match previous.embedder.embed_query_as(&asker, text).await {
+        Ok(vector) => Some((search::vector_literal(&vector), previous.translation)),
+        Err(err) => {
+            tracing::warn!(error = %err, "the previous model did not embed the query");
+            None
+        }
+    }
 }
 
 enum Kind<'a> {

@@ -12,10 +12,10 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use crate::db::decisions::{self, NewDecision};
-use crate::db::embeddings::{self, PreviousQuery};
+use crate::db::embeddings;
 use crate::db::owner::Owner;
 use crate::domain::{search, tags};
-use crate::embeddings::{embed_decision, embed_previous_query, embed_query};
+use crate::embeddings::{PreviousVector, embed_decision, embed_previous_query, embed_query};
 use crate::ops::scope;
 use crate::state::AppState;
 
@@ -171,12 +171,7 @@ pub async fn search(
     let (found, mode) = match query_vector {
         Some(vector) => {
             let literal = search::vector_literal(&vector);
-            let previous = previous
-                .as_ref()
-                .map(|(vector, translation)| PreviousQuery {
-                    vector,
-                    translation: *translation,
-                });
+            let previous = previous.as_ref().map(PreviousVector::query);
             let semantic = embeddings::search_semantic(
                 &mut conn, view, &literal, previous, product, candidates,
             )

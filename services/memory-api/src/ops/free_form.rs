@@ -11,11 +11,11 @@ use store::Pool;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use crate::db::embeddings::{self, PreviousQuery};
+use crate::db::embeddings;
 use crate::db::free_form::{self, Entry, NewEntry};
 use crate::db::owner::Owner;
 use crate::domain::{mif, search};
-use crate::embeddings::{embed_passage, embed_previous_query, embed_query};
+use crate::embeddings::{PreviousVector, embed_passage, embed_previous_query, embed_query};
 use crate::ops::scope;
 use crate::state::AppState;
 
@@ -230,12 +230,7 @@ pub async fn list(
     let (found, mode) = match query_vector {
         Some(vector) => {
             let literal = search::vector_literal(&vector);
-            let previous = previous
-                .as_ref()
-                .map(|(vector, translation)| PreviousQuery {
-                    vector,
-                    translation: *translation,
-                });
+            let previous = previous.as_ref().map(PreviousVector::query);
             let semantic =
                 embeddings::search_semantic(&mut conn, view, &literal, previous, None, candidates)
                     .await?;

@@ -10,11 +10,10 @@ use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use crate::db::embeddings::PreviousQuery;
 use crate::db::owner::Owner;
 use crate::db::search::{self as db, FoundDecision, FoundState, Query};
 use crate::domain::search::vector_literal;
-use crate::embeddings::{embed_previous_query, embed_query};
+use crate::embeddings::{PreviousVector, embed_previous_query, embed_query};
 use crate::ops::decisions::Decision;
 use crate::state::AppState;
 
@@ -168,10 +167,7 @@ pub async fn search(
         previous: previous
             .as_ref()
             .filter(|_| vector.is_some())
-            .map(|(vector, translation)| PreviousQuery {
-                vector,
-                translation: *translation,
-            }),
+            .map(PreviousVector::query),
     };
     let mut conn = store::conn(&state.pool).await?;
     let view = crate::ops::scope::view(&mut conn, caller, None).await?;

@@ -45,6 +45,16 @@ if [[ -z ${MEMORY_EMBEDDINGS__PROVIDER:-} ]]; then
     MEMORY_EMBEDDINGS__MODEL_DIR="$("$ROOT/scripts/models.sh" --onnx "${DEV_EMBED_MODEL:-all-mpnet-base-v2}" | tail -n 1)"
     MEMORY_EMBEDDINGS__ONNXRUNTIME_LIBRARY="$("$ROOT/scripts/models.sh" --onnxruntime | tail -n 1)"
     export MEMORY_EMBEDDINGS__MODEL_DIR MEMORY_EMBEDDINGS__ONNXRUNTIME_LIBRARY
+    # A database made with the previous default, all-MiniLM-L6-v2 at full precision, upgrades
+    # smoothly: search answers on its vectors while the background pass re-embeds every row.
+    if [[ ${DEV_EMBED_MODEL:-all-mpnet-base-v2} != all-MiniLM-L6-v2 \
+        && -z ${MEMORY_PREVIOUS_EMBEDDINGS__PROVIDER:-} ]]; then
+        export MEMORY_PREVIOUS_EMBEDDINGS__PROVIDER=local
+        export MEMORY_PREVIOUS_EMBEDDINGS__QUANTIZED=false
+        MEMORY_PREVIOUS_EMBEDDINGS__MODEL_DIR="$("$ROOT/scripts/models.sh" --onnx all-MiniLM-L6-v2 | tail -n 1)"
+        MEMORY_PREVIOUS_EMBEDDINGS__ONNXRUNTIME_LIBRARY="$MEMORY_EMBEDDINGS__ONNXRUNTIME_LIBRARY"
+        export MEMORY_PREVIOUS_EMBEDDINGS__MODEL_DIR MEMORY_PREVIOUS_EMBEDDINGS__ONNXRUNTIME_LIBRARY
+    fi
 fi
 
 "$BIN/memory-api" migrate

@@ -11,6 +11,10 @@ use serde_json::{Map, Value, json};
 /// One dependency check: `Ok(())` when it is reachable.
 pub type Probe = Arc<dyn Fn() -> BoxFuture<'static, Result<(), String>> + Send + Sync>;
 
+/// A fact read at each request (e.g. a progress the process updates as it goes); it must
+/// answer at once, from what the process holds, never by asking a dependency.
+pub type LiveFact = Arc<dyn Fn() -> Value + Send + Sync>;
+
 /// The named checks `/readyz` runs, each bounded by `timeout`, and the informational ones
 /// only `/healthz/details` adds.
 #[derive(Clone)]
@@ -20,6 +24,8 @@ pub struct Readiness {
     /// What the process runs with, answered beside the checks (memory-api: the embedding
     /// model it loaded).
     facts: Map<String, Value>,
+    /// Facts read at each request (memory-api: the re-embedding's progress).
+    live_facts: Vec<(String, LiveFact)>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -36,6 +42,7 @@ impl Readiness {
             probes: Vec::new(),
             timeout,
             facts: Map::new(),
+            live_facts: Vec::new(),
         }
     }
 
@@ -43,6 +50,13 @@ impl Readiness {
     /// `embedding_model`. Never a secret nor an address.
     pub fn with_fact(mut self, name: &str, value: Value) -> Self {
         self.facts.insert(name.to_owned(), value);
+        self
+    }
+
+    /// A fact `/readyz` and `/healthz/details` answer beside the checks, read from `fact` at
+    /// each request, e.g. memory-api's `reembedding`. Never a secret nor an address.
+    pub fn with_live_fact(mut self, name: &str, fact: LiveFact) -> Self {
+        self.live_facts.push((name.to_owned(), fact));
         self
     }
 
@@ -186,6 +200,9 @@ fn add_facts(body: &mut Value, readiness: &Readiness) {
     if let Some(body) = body.as_object_mut() {
         for (name, value) in &readiness.facts {
             body.entry(name.clone()).or_insert_with(|| value.clone());
+        }
+        for (name, fact) in &readiness.live_facts {
+            body.entry(name.clone()).or_insert_with(|| fact());
         }
     }
 }

@@ -121,6 +121,9 @@ pub struct ApiSpec<S, St> {
     /// Facts `/readyz` and `/healthz/details` answer beside their checks (memory-api: the
     /// embedding model); empty: none.
     pub facts: Vec<(&'static str, serde_json::Value)>,
+    /// Facts read at each request of `/readyz` and `/healthz/details` (memory-api: the
+    /// re-embedding's progress); empty: none.
+    pub live_facts: Vec<(&'static str, http_kit::health::LiveFact)>,
 }
 
 /// What one HTTP worker's handlers use. Each worker has its own pool and its own credential
@@ -196,6 +199,9 @@ where
         .fold(infra.readiness(), |r, (name, value)| {
             r.with_fact(name, value.clone())
         });
+    let readiness = spec.live_facts.iter().fold(readiness, |r, (name, fact)| {
+        r.with_live_fact(name, Arc::clone(fact))
+    });
     crate::dependencies::spawn_gauge(readiness.clone(), &metrics, shutdown_rx.clone());
     if let Some(fallback) = infra.limiter.fallback_metrics() {
         for collector in fallback.collectors() {

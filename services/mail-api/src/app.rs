@@ -253,6 +253,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
             challenge,
             jwt: None,
             facts: Vec::new(),
+            live_facts: Vec::new(),
         },
     )
     .await?;

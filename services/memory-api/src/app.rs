@@ -15,7 +15,9 @@ use crate::Settings;
 use crate::bridge::bridge_queue;
 use crate::db::credentials::PgCredentials;
 use crate::db::owner_cache;
+use crate::domain::reembedding::Translation;
 use crate::http::{self as routes, openapi};
+use crate::jobs::reembedding;
 use crate::model_runs::{Worker, model_run_queue};
 use crate::render_video::render_video_queue;
 use crate::state::{AppState, Downloads};
@@ -74,6 +76,12 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     let embedder = tokio::task::spawn_blocking(move || embed::build(&config))
         .await?
         .map_err(|e| anyhow::anyhow!("embeddings: {e}"))?;
+    let previous = load_previous(settings, calibration).await?;
+    // The re-embedding after a model upgrade, as `/readyz` reports it (read at each request).
+    let progress = Arc::new(crate::reembedding::Reembedding::default());
+    let fact_progress = Arc::clone(&progress);
+    let progress_fact: http_kit::health::LiveFact = Arc::new(move || fact_progress.fact());
+    let state_progress = Arc::clone(&progress);
     // `/readyz` names the model the vectors are made with (null: keyword search only).
     let embedding_model = match settings.embeddings.provider {
         embed::Provider::None => serde_json::Value::Null,
@@ -140,6 +148,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
                 kek: Arc::clone(&kek),
                 embedder: Arc::clone(&state_embedder),
                 calibration,
+                reembedding: Arc::clone(&state_progress),
                 bridge: bridge_queue(&worker.broker, &state_prefix),
                 model_runs: model_run_queue(&worker.broker, &state_prefix),
                 model: state_model.clone(),
@@ -162,6 +171,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
             challenge,
             jwt,
             facts: vec![("embedding_model", embedding_model)],
+            live_facts: vec![("reembedding", progress_fact)],
         },
     )
     .await?;
@@ -186,10 +196,49 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     };
     crate::jobs::spawn(infra.pool.clone(), worker, hooks, &infra.broker, &prefix);
     if settings.embeddings.provider != embed::Provider::None {
-        crate::jobs::reconcile_embedding_model(&launched.infra.pool, embedder.as_ref())
+        let pool = &launched.infra.pool;
+        let previous_embedder = previous.as_ref().map(|p| p.embedder.as_ref());
+        crate::jobs::reconcile_embedding_model(pool, embedder.as_ref(), previous_embedder)
             .await
             .map_err(|e| anyhow::anyhow!("embeddings: the stored vectors' model: {e}"))?;
-        crate::jobs::spawn_embedding_pass(launched.infra.pool.clone(), pass_kek, embedder);
+        reembedding::begin(pool, &progress, previous)
+            .await
+            .map_err(|e| anyhow::anyhow!("embeddings: the previous model's vectors: {e}"))?;
+        if progress.is_active() {
+            reembedding::spawn_progress(pool.clone(), Arc::clone(&progress));
+        }
+        if settings.embedding_pass.enabled {
+            crate::jobs::spawn_embedding_pass(pool.clone(), pass_kek, embedder, progress);
+        }
     }
     Ok(launched)
+}
+
+/// The previous model (`MEMORY_PREVIOUS_EMBEDDINGS__…`), when one is configured beside an
+/// embedder: loaded so that search keeps answering on its vectors while rows are re-embedded
+/// (dropped at once when none are stored; see [`reembedding::begin`]).
+async fn load_previous(
+    settings: &Settings,
+    calibration: embed::Calibration,
+) -> anyhow::Result<Option<crate::reembedding::Previous>> {
+    let config = settings.previous_embeddings.clone();
+    if config.provider == embed::Provider::None
+        || settings.embeddings.provider == embed::Provider::None
+    {
+        return Ok(None);
+    }
+    let from = config
+        .calibration()
+        .map_err(|e| anyhow::anyhow!("previous_embeddings: {e}"))?;
+    let entries = config.query_cache_entries();
+    let embedder = tokio::task::spawn_blocking(move || embed::build(&config))
+        .await?
+        .map_err(|e| anyhow::anyhow!("previous_embeddings: {e}"))?;
+    Ok(Some(crate::reembedding::Previous {
+        embedder: embed::with_query_cache(embedder, entries),
+        translation: Translation {
+            from,
+            to: calibration,
+        },
+    }))
 }

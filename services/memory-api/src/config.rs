@@ -31,6 +31,18 @@ pub struct Settings {
     /// 0 turns the cache off); `local` runs on ONNX Runtime when `__ONNXRUNTIME_LIBRARY` is set
     /// (`__QUANTIZED`, `__THREADS`), else on candle.
     pub embeddings: embed::EmbedConfig,
+    /// The model the stored vectors were made with before an upgrade, configured as
+    /// `embeddings` is (`MEMORY_PREVIOUS_EMBEDDINGS__PROVIDER=local`, `__MODEL_DIR`,
+    /// `__ONNXRUNTIME_LIBRARY`, `__QUANTIZED`, `__MODEL`, …; default `none`). When the stored
+    /// vectors are that model's, a model change keeps them: search answers on them (with this
+    /// model embedding the query) until each row's new vector is written, and `/readyz` reports
+    /// the progress (`reembedding`). Otherwise the old vectors are discarded.
+    #[serde(default)]
+    pub previous_embeddings: embed::EmbedConfig,
+    /// `MEMORY_EMBEDDING_PASS__ENABLED` (default true): whether this process runs the
+    /// background pass that embeds stored rows (a replica, or a test, can run without it).
+    #[serde(default)]
+    pub embedding_pass: EmbeddingPassSettings,
     /// How semantic and keyword rankings are fused: `MEMORY_SEARCH__RRF_K` (default 60),
     /// `__SEMANTIC_WEIGHT` (default 1) and `__KEYWORD_WEIGHT` (default 0.5); and how much a
     /// decision's own words weigh in its vector, `__LEAD_WEIGHT` (default 0.5).
@@ -77,6 +89,23 @@ pub struct Settings {
     /// [`crate::ops::competitor_watch_schedule`]).
     #[serde(default)]
     pub competitor_watch: crate::competitor_watch::WatchSettings,
+}
+
+/// The background embedding pass (see [`crate::jobs::spawn_embedding_pass`]).
+#[derive(Debug, Clone, Deserialize)]
+pub struct EmbeddingPassSettings {
+    #[serde(default = "enabled")]
+    pub enabled: bool,
+}
+
+impl Default for EmbeddingPassSettings {
+    fn default() -> Self {
+        Self { enabled: true }
+    }
+}
+
+fn enabled() -> bool {
+    true
 }
 
 /// The key that seals third-party secrets at rest (`MEMORY_SECRETS__KEK`): 32 random bytes,

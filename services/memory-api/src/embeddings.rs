@@ -5,7 +5,9 @@ use embed::{EmbedError, Passage};
 
 use crate::byok;
 use crate::db::decisions;
+use crate::db::embeddings::PreviousQuery;
 use crate::db::owner::Owner;
+use crate::domain::reembedding::Translation;
 use crate::domain::search;
 use crate::query_rewrite;
 use crate::state::AppState;
@@ -44,6 +46,48 @@ pub async fn embed_query(state: &AppState, owner: Owner<'_>, text: &str) -> Opti
         embed::passage::mix(&mut query, &record, 0.5);
     }
     Some(query)
+}
+
+/// A search query's vector by the previous model, while rows are re-embedded after a model
+/// upgrade.
+pub struct PreviousVector {
+    /// A pgvector literal.
+    pub literal: String,
+    /// The map of its cosines onto the configured model's scale.
+    pub translation: Translation,
+}
+
+impl PreviousVector {
+    /// What the search queries take.
+    pub fn query(&self) -> PreviousQuery<'_> {
+        PreviousQuery {
+            vector: &self.literal,
+            translation: self.translation,
+        }
+    }
+}
+
+/// While rows are re-embedded after a model upgrade: the query's vector by the previous model
+/// (with its query instruction, without the LLM rewrite); `None` otherwise, or when it did not
+/// answer (rows not re-embedded yet are then not found by meaning).
+pub async fn embed_previous_query(
+    state: &AppState,
+    owner: Owner<'_>,
+    text: &str,
+) -> Option<PreviousVector> {
+    let previous = state.reembedding.previous()?;
+    // Owners never share cached query vectors, as with the configured model.
+    let asker = format!("{}/{}", owner.user_id, owner.environment);
+    match previous.embedder.embed_query_as(&asker, text).await {
+        Ok(vector) => Some(PreviousVector {
+            literal: search::vector_literal(&vector),
+            translation: previous.translation,
+        }),
+        Err(err) => {
+            tracing::warn!(error = %err, "the previous model did not embed the query");
+            None
+        }
+    }
 }
 
 enum Kind<'a> {

@@ -15,6 +15,7 @@ pub mod model_runs;
 pub mod oauth;
 pub mod ops;
 pub mod query_rewrite;
+pub mod reembedding;
 pub mod render_jobs;
 pub mod render_video;
 pub mod run_queue;

@@ -23,6 +23,9 @@ pub struct AppState {
     pub embedder: Arc<dyn Embedder>,
     /// Maps the embedder's raw cosine onto the calibrated similarity results report.
     pub calibration: Calibration,
+    /// The re-embedding after a model upgrade: the previous model searches the rows not
+    /// re-embedded yet (shared by every worker).
+    pub reembedding: Arc<crate::reembedding::Reembedding>,
     /// The gate's limiter, for signed project signals (they pass no gate: see
     /// `http::signals::configure_signed`).
     pub limiter: rate_limit::RateLimiter,

@@ -86,8 +86,9 @@ diesel::table! {
     }
 }
 
-// decisions also has `embedding vector(384)` and the generated `search tsvector`, which the
-// keyword and semantic searches read with SQL of their own.
+// decisions also has `embedding vector(n)` (n: the model's dimension), `embedding_previous
+// vector` (the previous model's, while rows are re-embedded) and the generated `search
+// tsvector`, which the keyword and semantic searches read with SQL of their own.
 diesel::table! {
     decisions (user_id, environment, id) {
         id -> Uuid,
@@ -114,7 +115,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     decisions
 );
 
-// free_form_entries also has `embedding vector(384)` and the generated `search tsvector`.
+// free_form_entries also has `embedding vector(n)`, `embedding_previous vector` and the
+// generated `search tsvector`.
 diesel::table! {
     free_form_entries (user_id, environment, id) {
         id -> Uuid,

@@ -16,6 +16,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::decisions::Decision;
+use super::embeddings::PreviousQuery;
 use super::owner::Owner;
 use super::sql;
 use super::view::{View, visible};
@@ -29,6 +30,26 @@ pub struct Query<'a> {
     /// The query's embedding as a pgvector literal (semantic mode), and the lowest raw cosine
     /// that counts as a match.
     pub semantic: Option<(&'a str, f64)>,
+    /// While rows are re-embedded (semantic mode): the previous model's query vector, which
+    /// rows with only the previous model's vector are scored with.
+    pub previous: Option<PreviousQuery<'a>>,
+}
+
+impl Query<'_> {
+    /// The SQL cosine of the row `row` (an alias) to the query: its new vector's to `$new`,
+    /// else (while rows are re-embedded) its previous vector's to `$previous`, translated.
+    fn cosine_sql(&self, row: &str, new: usize, previous: usize) -> String {
+        let cosine = format!("1 - ({row}.embedding <=> ${new}::vector)");
+        match self.previous {
+            None => cosine,
+            Some(p) => {
+                let translated = p.translation.sql(&format!(
+                    "1 - ({row}.embedding_previous <=> ${previous}::vector)"
+                ));
+                format!("coalesce({cosine}, {translated})")
+            }
+        }
+    }
 }
 
 #[derive(Debug, QueryableByName)]
@@ -95,7 +116,7 @@ pub async fn decisions(
         "WITH semantic AS MATERIALIZED ( \
              SELECT id, cosine, row_number() OVER (ORDER BY cosine DESC, id DESC) AS pos \
              FROM ( \
-                 SELECT d.id, 1 - (d.embedding <=> $4::vector) AS cosine \
+                 SELECT d.id, {cosine} AS cosine \
                  FROM decisions d \
                  WHERE d.user_id = $1 AND d.environment = $2 AND {visible} \
                  OFFSET 0 \
@@ -107,8 +128,7 @@ pub async fn decisions(
              FROM ( \
                  SELECT id, cosine, row_number() OVER (ORDER BY rank DESC, id DESC) AS pos \
                  FROM ( \
-                     SELECT d.id, ts_rank_cd(d.search, q) AS rank, \
-                            1 - (d.embedding <=> $4::vector) AS cosine \
+                     SELECT d.id, ts_rank_cd(d.search, q) AS rank, {cosine} AS cosine \
                      FROM decisions d, websearch_to_tsquery('english', $3) AS q \
                      WHERE d.user_id = $1 AND d.environment = $2 AND {visible} \
                            AND d.search @@ q \
@@ -136,6 +156,7 @@ pub async fn decisions(
               ON d.user_id = $1 AND d.environment = $2 AND d.id = best.id \
          ORDER BY best.score DESC, d.id DESC",
         visible = visible("d.workspace_id", 7),
+        cosine = query.cosine_sql("d", 4, 8),
         semantic_term = fusion.sql_term(0, "semantic_pos"),
         keyword_term = fusion.sql_term(1, "keyword_pos"),
     ))
@@ -146,6 +167,7 @@ pub async fn decisions(
     .bind::<Float8, _>(threshold)
     .bind::<BigInt, _>(limit)
     .bind::<Nullable<SqlUuid>, _>(view.workspace)
+    .bind::<Nullable<Text>, _>(query.previous.map(|p| p.vector))
     .load(conn)
     .await
 }
@@ -162,8 +184,13 @@ pub struct StateCandidate {
     pub state: Value,
     #[diesel(sql_type = Timestamptz)]
     pub created_at: DateTime<Utc>,
+    /// Raw cosine to the query (semantic mode); while rows are re-embedded, a state with only
+    /// the previous model's vector has that one's, translated.
     #[diesel(sql_type = Nullable<Double>)]
     pub cosine: Option<f64>,
+    /// Raw cosine of the previous model's vector to the previous model's query vector.
+    #[diesel(sql_type = Nullable<Double>)]
+    pub previous_cosine: Option<f64>,
     #[diesel(sql_type = Bool)]
     pub keyword_hit: bool,
     #[diesel(sql_type = Float8)]
@@ -183,13 +210,21 @@ pub async fn product_states(
     owner: Owner<'_>,
     query: Query<'_>,
 ) -> QueryResult<Vec<FoundState>> {
-    let candidates: Vec<StateCandidate> = diesel::sql_query(sql::search::PRODUCT_STATES)
+    let mut candidates: Vec<StateCandidate> = diesel::sql_query(sql::search::PRODUCT_STATES)
         .bind::<SqlUuid, _>(owner.user_id)
         .bind::<Text, _>(owner.environment)
         .bind::<Text, _>(query.text)
         .bind::<Nullable<Text>, _>(query.semantic.map(|(vector, _)| vector))
+        .bind::<Nullable<Text>, _>(query.previous.map(|p| p.vector))
         .load(conn)
         .await?;
+    if let Some(previous) = query.previous {
+        for c in &mut candidates {
+            if c.cosine.is_none() {
+                c.cosine = c.previous_cosine.map(|p| previous.translation.cosine(p));
+            }
+        }
+    }
     Ok(rank_states(candidates, query.semantic.map(|(_, t)| t)))
 }
 

@@ -17,6 +17,7 @@ pub mod mif;
 pub mod mif_schema;
 pub mod minting;
 pub mod notes;
+pub mod reembedding;
 pub mod search;
 pub mod signing;
 pub mod state_text;

@@ -11,6 +11,7 @@ use objects::{ObjectKey, Objects};
 use secrets::Kek;
 use store::Pool;
 
+use super::reembedding;
 use crate::byok;
 use crate::db::embeddings::{self, DECISIONS, FREE_FORM, PRODUCT_STATES, Table};
 use crate::db::owner::Owner;
@@ -18,6 +19,7 @@ use crate::db::render_files::{self, Rendered};
 use crate::db::{datasets, mif};
 use crate::domain::search::{self, vector_literal};
 use crate::ops::competitor_watch_schedule::{self, Scheduler};
+use crate::reembedding::Reembedding;
 
 const BATCH: i64 = 32;
 /// How long the pass waits before looking again when it found less than a batch to embed:
@@ -28,15 +30,25 @@ const IDLE: Duration = Duration::from_secs(1);
 /// Embeds decisions, current product states and free-form entries that were stored without an embedding (the
 /// provider was down, or came later), a batch at a time, for as long as the process runs. Any
 /// number of replicas may run it: they take disjoint rows. Each owner's rows go through the
-/// owner's own credential when one is stored (see [`crate::byok`]).
-pub fn spawn_embedding_pass(pool: Pool, kek: Arc<Kek>, embedder: Arc<dyn Embedder>) {
+/// owner's own credential when one is stored (see [`crate::byok`]). While rows are
+/// re-embedded after a model upgrade, they are counted each time the pass runs out of work
+/// (see [`reembedding::count`]).
+pub fn spawn_embedding_pass(
+    pool: Pool,
+    kek: Arc<Kek>,
+    embedder: Arc<dyn Embedder>,
+    progress: Arc<Reembedding>,
+) {
     tokio::spawn(async move {
+        let mut worked_before = false;
         loop {
             let mut full_batch = false;
+            let mut worked = false;
             for table in [&DECISIONS, &PRODUCT_STATES, &FREE_FORM] {
                 match pass(&pool, &kek, &embedder, table).await {
                     Ok(done) => {
                         full_batch |= done as i64 == BATCH;
+                        worked |= done > 0;
                         if done > 0 {
                             tracing::info!(done, kind = table.name, "embedded in the background");
                         }
@@ -46,6 +58,15 @@ pub fn spawn_embedding_pass(pool: Pool, kek: Arc<Kek>, embedder: Arc<dyn Embedde
                     }
                 }
             }
+            // Out of work after some: a good time to count (the count is not per batch).
+            if worked_before
+                && !worked
+                && progress.is_active()
+                && let Err(err) = reembedding::count(&pool, &progress).await
+            {
+                tracing::warn!(error = %err, "counting the rows still to re-embed failed");
+            }
+            worked_before = worked;
             if !full_batch {
                 tokio::time::sleep(IDLE).await;
             }
@@ -158,26 +179,6 @@ pub async fn purge_renders(
         if (taken as i64) < render_files::BATCH {
             return Ok(total);
         }
-    }
-}
-
-/// Makes the stored vectors the configured model's (see [`embeddings::reconcile`]): on a model
-/// change every vector is cleared, and the background pass re-embeds them all.
-pub async fn reconcile_embedding_model(pool: &Pool, embedder: &dyn Embedder) -> Result<(), String> {
-    let mut conn = store::conn(pool).await.map_err(|e| e.to_string())?;
-    let name = search::fusion().vectors_name(embedder.name());
-    match embeddings::reconcile(&mut conn, &name, embedder.dimensions()).await {
-        Ok(embeddings::Reconciled::Same) => Ok(()),
-        Ok(embeddings::Reconciled::Changed { from }) => {
-            tracing::warn!(
-                from = %from,
-                to = embedder.name(),
-                dimensions = embedder.dimensions(),
-                "embedding model changed: every vector cleared, the background pass re-embeds them"
-            );
-            Ok(())
-        }
-        Err(err) => Err(err.to_string()),
     }
 }
 

@@ -7,16 +7,18 @@ pub mod action_hook;
 pub mod background;
 pub mod bridge_generate;
 pub mod model_run;
+pub mod reembedding;
 pub mod render;
 pub mod render_video;
 
 pub use action_hook::ActionHook;
 pub use background::{
-    MODEL_RUNS_KEPT_DAYS, purge_once, purge_renders, reconcile_embedding_model,
-    spawn_embedding_pass, spawn_purge_pass, spawn_watch_scheduler,
+    MODEL_RUNS_KEPT_DAYS, purge_once, purge_renders, spawn_embedding_pass, spawn_purge_pass,
+    spawn_watch_scheduler,
 };
 pub use bridge_generate::BridgeGenerate;
 pub use model_run::ModelRun;
+pub use reembedding::reconcile_embedding_model;
 pub use render::Render;
 pub use render_video::RenderVideo;
 

@@ -15,7 +15,7 @@ use crate::db::decisions::{self, NewDecision};
 use crate::db::embeddings;
 use crate::db::owner::Owner;
 use crate::domain::{search, tags};
-use crate::embeddings::{embed_decision, embed_query};
+use crate::embeddings::{PreviousVector, embed_decision, embed_previous_query, embed_query};
 use crate::ops::scope;
 use crate::state::AppState;
 
@@ -158,7 +158,10 @@ pub async fn search(
     let query = params.q.as_str();
     let limit = params.limit.unwrap_or(SEARCH_LIMIT_DEFAULT);
     let owner = Owner::of(caller);
-    let query_vector = embed_query(state, owner, query).await;
+    let (query_vector, previous) = tokio::join!(
+        embed_query(state, owner, query),
+        embed_previous_query(state, owner, query)
+    );
     let product = params.product.as_deref();
     let mut conn = store::conn(&state.pool).await?;
     let view = scope::view(&mut conn, caller, None).await?;
@@ -168,8 +171,11 @@ pub async fn search(
     let (found, mode) = match query_vector {
         Some(vector) => {
             let literal = search::vector_literal(&vector);
-            let semantic =
-                embeddings::search_semantic(&mut conn, view, &literal, product, candidates).await?;
+            let previous = previous.as_ref().map(PreviousVector::query);
+            let semantic = embeddings::search_semantic(
+                &mut conn, view, &literal, previous, product, candidates,
+            )
+            .await?;
             (fuse_decisions(semantic, keyword), "semantic")
         }
         None => (keyword, "keyword"),

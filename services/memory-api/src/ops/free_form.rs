@@ -15,7 +15,7 @@ use crate::db::embeddings;
 use crate::db::free_form::{self, Entry, NewEntry};
 use crate::db::owner::Owner;
 use crate::domain::{mif, search};
-use crate::embeddings::{embed_passage, embed_query};
+use crate::embeddings::{PreviousVector, embed_passage, embed_previous_query, embed_query};
 use crate::ops::scope;
 use crate::state::AppState;
 
@@ -218,7 +218,11 @@ pub async fn list(
         });
     };
     let limit = params.limit.unwrap_or(SEARCH_DEFAULT);
-    let query_vector = embed_query(state, Owner::of(caller), query).await;
+    let owner = Owner::of(caller);
+    let (query_vector, previous) = tokio::join!(
+        embed_query(state, owner, query),
+        embed_previous_query(state, owner, query)
+    );
     let mut conn = store::conn(&state.pool).await?;
     let view = scope::view(&mut conn, caller, None).await?;
     let candidates = i64::from(limit.max(10) * 2);
@@ -226,8 +230,10 @@ pub async fn list(
     let (found, mode) = match query_vector {
         Some(vector) => {
             let literal = search::vector_literal(&vector);
+            let previous = previous.as_ref().map(PreviousVector::query);
             let semantic =
-                embeddings::search_semantic(&mut conn, view, &literal, None, candidates).await?;
+                embeddings::search_semantic(&mut conn, view, &literal, previous, None, candidates)
+                    .await?;
             (fuse(semantic, keyword), "semantic")
         }
         None => (keyword, "keyword"),

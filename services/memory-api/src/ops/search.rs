@@ -13,7 +13,7 @@ use uuid::Uuid;
 use crate::db::owner::Owner;
 use crate::db::search::{self as db, FoundDecision, FoundState, Query};
 use crate::domain::search::vector_literal;
-use crate::embeddings::embed_query;
+use crate::embeddings::{PreviousVector, embed_previous_query, embed_query};
 use crate::ops::decisions::Decision;
 use crate::state::AppState;
 
@@ -154,13 +154,20 @@ pub async fn search(
     let min_similarity = params.min_similarity.unwrap_or(MIN_SIMILARITY_DEFAULT);
     let include = parse_include(params.include.as_deref())?;
 
-    let vector = embed_query(state, Owner::of(caller), text)
-        .await
-        .map(|v| vector_literal(&v));
+    let owner = Owner::of(caller);
+    let (vector, previous) = tokio::join!(
+        embed_query(state, owner, text),
+        embed_previous_query(state, owner, text)
+    );
+    let vector = vector.map(|v| vector_literal(&v));
     let threshold = f64::from(state.calibration.raw_threshold(min_similarity));
     let query = Query {
         text,
         semantic: vector.as_deref().map(|v| (v, threshold)),
+        previous: previous
+            .as_ref()
+            .filter(|_| vector.is_some())
+            .map(PreviousVector::query),
     };
     let mut conn = store::conn(&state.pool).await?;
     let view = crate::ops::scope::view(&mut conn, caller, None).await?;

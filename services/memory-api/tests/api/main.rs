@@ -40,6 +40,7 @@ mod product_state;
 mod products;
 mod rate_limits;
 mod reading;
+mod reembedding;
 mod render;
 mod render_video;
 mod search;

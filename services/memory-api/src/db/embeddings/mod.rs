@@ -1,10 +1,12 @@
 //! Embeddings of the memory tables, each query written once for every table: storing a
-//! row's vector, the background pass over rows still without one, and keyword and semantic
-//! search. Every query is scoped to one owner, except the pass, which embeds any owner's rows
-//! and writes each back under its own owner.
+//! row's vector, the background pass over rows still without one, the previous model's
+//! vectors kept while rows are re-embedded, and keyword and semantic search. Every query is
+//! scoped to one owner, except the pass and the re-embedding's count, which see every owner's
+//! rows (the pass writes each back under its own owner).
 
 mod model;
 mod pass;
+mod previous;
 mod search;
 mod table;
 
@@ -15,7 +17,8 @@ use uuid::Uuid;
 
 pub use model::{Reconciled, reconcile};
 pub use pass::embed_pending;
-pub use search::{search_keyword, search_semantic};
+pub use previous::{finish_if_done, previous_name, remaining};
+pub use search::{PreviousQuery, search_keyword, search_semantic};
 pub use table::{DECISIONS, FREE_FORM, PRODUCT_STATES, Searchable, Shape, Table};
 
 use super::owner::Owner;

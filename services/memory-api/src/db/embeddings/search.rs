@@ -7,6 +7,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::table::Searchable;
 use crate::db::view::{View, visible};
+use crate::domain::reembedding::Translation;
 
 /// Keyword mode: PostgreSQL full-text search (`websearch_to_tsquery`), best `ts_rank_cd`
 /// first, newest first among equals.
@@ -36,26 +37,62 @@ pub async fn search_keyword<R: Searchable>(
     .await
 }
 
+/// The previous model's query vector (a pgvector literal), while rows are re-embedded after a
+/// model upgrade: rows with only `embedding_previous` are scored with it, their cosine
+/// translated onto the new model's scale.
+#[derive(Debug, Clone, Copy)]
+pub struct PreviousQuery<'a> {
+    pub vector: &'a str,
+    pub translation: Translation,
+}
+
 /// Semantic mode: nearest by cosine distance to `vector` (a pgvector literal), among the
 /// embedded rows the view sees. When the planner picks the HNSW index (an owner with many rows), its
 /// scan goes on past the first candidates until `limit` of the owner's rows are found
-/// (pgvector's iterative scan), so other owners' rows never crowd them out.
+/// (pgvector's iterative scan), so other owners' rows never crowd them out. With `previous`,
+/// the rows not re-embedded yet are ranked too, by their previous vector's translated cosine to
+/// the previous model's query vector, in one ranking with the others.
 pub async fn search_semantic<R: Searchable>(
     conn: &mut AsyncPgConnection,
     view: View<'_>,
     vector: &str,
+    previous: Option<PreviousQuery<'_>>,
     product: Option<&str>,
     limit: i64,
 ) -> QueryResult<Vec<R>> {
     let (columns, table, on_product) = (R::COLUMNS, R::TABLE.name, R::ON_PRODUCT);
     let visible = visible("workspace_id", 6);
-    let sql = format!(
-        "SELECT {columns} FROM {table} \
-         WHERE user_id = $1 AND environment = $2 AND embedding IS NOT NULL \
-           AND ($4::text IS NULL OR {on_product}) AND {visible} \
-         ORDER BY embedding <=> $3::vector \
-         LIMIT $5"
+    let owned = format!(
+        "user_id = $1 AND environment = $2 AND ($4::text IS NULL OR {on_product}) AND {visible}"
     );
+    let sql = match previous {
+        None => format!(
+            "SELECT {columns} FROM {table} \
+             WHERE {owned} AND embedding IS NOT NULL \
+             ORDER BY embedding <=> $3::vector \
+             LIMIT $5"
+        ),
+        // Each side is ranked by its own distance (the new side through the index), then the
+        // two by cosine on the new model's scale.
+        Some(previous) => {
+            let translated = previous
+                .translation
+                .sql("1 - (embedding_previous <=> $7::vector)");
+            format!(
+                "SELECT {columns} FROM ( \
+                     (SELECT {columns}, 1 - (embedding <=> $3::vector) AS cosine FROM {table} \
+                      WHERE {owned} AND embedding IS NOT NULL \
+                      ORDER BY embedding <=> $3::vector LIMIT $5) \
+                     UNION ALL \
+                     (SELECT {columns}, {translated} AS cosine FROM {table} \
+                      WHERE {owned} AND embedding IS NULL AND embedding_previous IS NOT NULL \
+                      ORDER BY embedding_previous <=> $7::vector LIMIT $5) \
+                 ) both_models \
+                 ORDER BY cosine DESC, id DESC \
+                 LIMIT $5"
+            )
+        }
+    };
     conn.transaction(async |conn| {
         diesel::sql_query("SET LOCAL hnsw.iterative_scan = strict_order")
             .execute(conn)
@@ -67,6 +104,7 @@ pub async fn search_semantic<R: Searchable>(
             .bind::<Nullable<Text>, _>(product)
             .bind::<BigInt, _>(limit)
             .bind::<Nullable<SqlUuid>, _>(view.workspace)
+            .bind::<Nullable<Text>, _>(previous.map(|p| p.vector))
             .load(conn)
             .await
     })

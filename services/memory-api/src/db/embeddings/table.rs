@@ -6,8 +6,9 @@ use diesel::pg::Pg;
 use crate::db::decisions::Decision;
 use crate::db::free_form::Entry;
 
-/// A table whose rows carry an `embedding` and its retry columns (`embed_error`,
-/// `embed_attempts`, `embed_retry_at`).
+/// A table whose rows carry an `embedding`, the previous model's `embedding_previous` while
+/// rows are re-embedded, and the retry columns (`embed_error`, `embed_attempts`,
+/// `embed_retry_at`).
 #[derive(Debug)]
 pub struct Table {
     pub name: &'static str,
@@ -50,13 +51,15 @@ pub const PRODUCT_STATES: Table = Table {
     shape: Shape::ProductState,
 };
 
-/// The SET list of a stored embedding (`$4`, a pgvector literal): no failure left recorded.
-pub(super) const SUCCESS_SET: &str =
-    "embedding = $4::vector, embed_error = NULL, embed_retry_at = NULL";
+/// The SET list of a stored embedding (`$4`, a pgvector literal): no failure left recorded,
+/// and no previous model's vector kept (search uses the new one from now on).
+pub(super) const SUCCESS_SET: &str = "embedding = $4::vector, embedding_previous = NULL, \
+     embed_error = NULL, embed_retry_at = NULL";
 
-/// The SET list of stored embeddings in [`Table::update_many`] (`v.value`, a pgvector literal).
-pub(super) const SUCCESS_SET_MANY: &str =
-    "embedding = v.value::vector, embed_error = NULL, embed_retry_at = NULL";
+/// The SET list of stored embeddings in [`Table::update_many`] (`v.value`, a pgvector literal),
+/// as [`SUCCESS_SET`].
+pub(super) const SUCCESS_SET_MANY: &str = "embedding = v.value::vector, embedding_previous = NULL, \
+     embed_error = NULL, embed_retry_at = NULL";
 
 /// The SET list of a failure (`$4`, the error): one more attempt, and the next try after
 /// 1 minute × 2^(attempts before this one), at most a day later.

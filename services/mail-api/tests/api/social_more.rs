@@ -635,7 +635,7 @@ async fn media_and_options_are_checked_when_a_post_is_written() {
     .await;
     refused(res, "media").await;
     let res = create(json!({"title": "t", "content": "c", "platforms": ["x"],
-                            "media": [{"url": "https://cdn.example/a.jpg", "kind": "image", "alt_text": "x"}]}))
+                            "media": [{"url": "https://cdn.example/a.jpg", "kind": "image", "atl": "x"}]}))
     .await;
     let status = res.status();
     let body = json(res).await;

@@ -83,7 +83,9 @@ impl Adapter for Facebook<'_> {
         let short = short
             .get("access_token")
             .and_then(Value::as_str)
-            .ok_or_else(|| PlatformError::Rejected("the token answer has no access_token".into()))?;
+            .ok_or_else(|| {
+                PlatformError::Rejected("the token answer has no access_token".into())
+            })?;
         let long = self
             .get(
                 "oauth/access_token",
@@ -98,7 +100,9 @@ impl Adapter for Facebook<'_> {
         let user_token = long
             .get("access_token")
             .and_then(Value::as_str)
-            .ok_or_else(|| PlatformError::Rejected("the token answer has no access_token".into()))?;
+            .ok_or_else(|| {
+                PlatformError::Rejected("the token answer has no access_token".into())
+            })?;
         let request = self
             .0
             .request(

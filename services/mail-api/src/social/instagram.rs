@@ -54,7 +54,9 @@ impl Instagram<'_> {
         let access = json
             .get("access_token")
             .and_then(Value::as_str)
-            .ok_or_else(|| PlatformError::Rejected("the token answer has no access_token".into()))?;
+            .ok_or_else(|| {
+                PlatformError::Rejected("the token answer has no access_token".into())
+            })?;
         Ok(Tokens {
             access: access.to_owned(),
             refresh: Some(access.to_owned()),
@@ -107,7 +109,9 @@ impl Adapter for Instagram<'_> {
         let token = short
             .get("access_token")
             .and_then(Value::as_str)
-            .ok_or_else(|| PlatformError::Rejected("the token answer has no access_token".into()))?;
+            .ok_or_else(|| {
+                PlatformError::Rejected("the token answer has no access_token".into())
+            })?;
         let user_id = id_of(short, "/user_id")?;
         self.long_lived(
             "access_token",
@@ -152,7 +156,9 @@ impl Adapter for Instagram<'_> {
         if let Some(alt) = &image.alt {
             fields.push(("alt_text", alt));
         }
-        let container = self.post(account, &format!("{user}/media"), &fields).await?;
+        let container = self
+            .post(account, &format!("{user}/media"), &fields)
+            .await?;
         let creation_id = id_of(&container, "/id")?;
         let published = self
             .post(

@@ -149,7 +149,11 @@ pub enum MediaKind {
 #[schema(as = SocialMedia)]
 pub struct Media {
     /// An `https` address, 12..=2000 characters, reachable by the platforms.
-    #[schema(min_length = 12, max_length = 2000, pattern = r"^https://[^\s/?#]+[^\s]*$")]
+    #[schema(
+        min_length = 12,
+        max_length = 2000,
+        pattern = r"^https://[^\s/?#]+[^\s]*$"
+    )]
     pub url: String,
     /// `image` or `video`.
     #[schema(inline)]
@@ -170,7 +174,11 @@ pub struct RedditOptions {
     pub subreddit: String,
     /// With it, a link post to this address (`kind=link`); without, a text post
     /// (`kind=self`). An `http(s)` address, at most 2000 characters.
-    #[schema(min_length = 11, max_length = 2000, pattern = r"^https?://[^\s/?#]+[^\s]*$")]
+    #[schema(
+        min_length = 11,
+        max_length = 2000,
+        pattern = r"^https?://[^\s/?#]+[^\s]*$"
+    )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
 }
@@ -183,7 +191,11 @@ pub struct PinterestOptions {
     #[schema(min_length = 1, max_length = 50, pattern = "^[0-9]{1,50}$")]
     pub board_id: String,
     /// Where the pin leads, an `http(s)` address, at most 2000 characters.
-    #[schema(min_length = 11, max_length = 2000, pattern = r"^https?://[^\s/?#]+[^\s]*$")]
+    #[schema(
+        min_length = 11,
+        max_length = 2000,
+        pattern = r"^https?://[^\s/?#]+[^\s]*$"
+    )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link: Option<String>,
 }
@@ -557,7 +569,12 @@ impl SocialClient {
     }
 
     /// A configured address of `platform` (`authorize_url`, `token_url`), or `default`.
-    pub fn configured(&self, platform: Platform, pick: fn(&PlatformSettings) -> &str, default: &str) -> String {
+    pub fn configured(
+        &self,
+        platform: Platform,
+        pick: fn(&PlatformSettings) -> &str,
+        default: &str,
+    ) -> String {
         let configured = pick(self.settings.platform(platform));
         if configured.is_empty() {
             default.to_owned()

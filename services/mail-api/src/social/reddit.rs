@@ -16,8 +16,8 @@ use uuid::Uuid;
 
 use super::Platform::Reddit as ME;
 use super::{
-    Account, Adapter, AuthorizeRequest, Credentials, Draft, PlatformError, Published,
-    SocialClient, TextRules, Tokens, authorize_address, clip, form, id_of, oauth_tokens,
+    Account, Adapter, AuthorizeRequest, Credentials, Draft, PlatformError, Published, SocialClient,
+    TextRules, Tokens, authorize_address, clip, form, id_of, oauth_tokens,
 };
 
 const DEFAULT_BASE: &str = "https://oauth.reddit.com";

@@ -51,7 +51,9 @@ impl Threads<'_> {
         let access = json
             .get("access_token")
             .and_then(Value::as_str)
-            .ok_or_else(|| PlatformError::Rejected("the token answer has no access_token".into()))?;
+            .ok_or_else(|| {
+                PlatformError::Rejected("the token answer has no access_token".into())
+            })?;
         Ok(Tokens {
             access: access.to_owned(),
             refresh: Some(access.to_owned()),
@@ -107,7 +109,9 @@ impl Adapter for Threads<'_> {
         let token = short
             .get("access_token")
             .and_then(Value::as_str)
-            .ok_or_else(|| PlatformError::Rejected("the token answer has no access_token".into()))?;
+            .ok_or_else(|| {
+                PlatformError::Rejected("the token answer has no access_token".into())
+            })?;
         let user_id = id_of(short, "/user_id")?;
         self.long_lived(
             "access_token",
@@ -158,7 +162,9 @@ impl Adapter for Threads<'_> {
             }
             None => fields.push(("media_type", "TEXT")),
         }
-        let container = self.post(account, &format!("{user}/threads"), &fields).await?;
+        let container = self
+            .post(account, &format!("{user}/threads"), &fields)
+            .await?;
         let creation_id = id_of(&container, "/id")?;
         let published = self
             .post(

@@ -22,8 +22,7 @@ use super::{
 const DEFAULT_BASE: &str = "https://www.googleapis.com";
 const DEFAULT_AUTHORIZE: &str = "https://accounts.google.com/o/oauth2/v2/auth";
 const DEFAULT_TOKEN: &str = "https://oauth2.googleapis.com/token";
-const SCOPES: &str =
-    "https://www.googleapis.com/auth/youtube.upload https://www.googleapis.com/auth/youtube.readonly";
+const SCOPES: &str = "https://www.googleapis.com/auth/youtube.upload https://www.googleapis.com/auth/youtube.readonly";
 const TITLE_CHARS: usize = 100;
 const DESCRIPTION_BYTES: usize = 5000;
 
@@ -62,10 +61,7 @@ impl Youtube<'_> {
     }
 
     async fn channel(&self, access: &str) -> Option<String> {
-        let url = format!(
-            "{}/youtube/v3/channels?part=snippet&mine=true",
-            self.base()
-        );
+        let url = format!("{}/youtube/v3/channels?part=snippet&mine=true", self.base());
         let request = self.0.request(Method::GET, &url).ok()?.bearer_auth(access);
         let json = self.0.json(request).await.ok()?;
         json.pointer("/items/0/snippet/title")
@@ -180,9 +176,7 @@ impl Adapter for Youtube<'_> {
         let session = headers
             .get("location")
             .and_then(|v| v.to_str().ok())
-            .ok_or_else(|| {
-                PlatformError::Rejected("the upload answer has no Location".into())
-            })?
+            .ok_or_else(|| PlatformError::Rejected("the upload answer has no Location".into()))?
             .to_owned();
         let request = self
             .0

@@ -189,7 +189,11 @@ async fn facebook_connects_a_page_and_publishes_photos_and_feed_posts() {
     )
     .await;
     let published = publish(&h, &t, &publisher, &id).await;
-    assert_eq!(outcome(&published).1.as_deref(), Some("1111_4444"), "{published}");
+    assert_eq!(
+        outcome(&published).1.as_deref(),
+        Some("1111_4444"),
+        "{published}"
+    );
     let feed = more.requests("POST", "/facebook/v21.0/1111/feed");
     assert_eq!(feed[0].form()["message"], "Hello, Facebook.");
 
@@ -204,7 +208,9 @@ async fn facebook_connects_a_page_and_publishes_photos_and_feed_posts() {
     let (status, platform_id, error) = outcome(&failed);
     assert_eq!((status.as_str(), platform_id), ("failed", None), "{failed}");
     assert!(
-        error.unwrap_or_default().contains("Duplicate status message"),
+        error
+            .unwrap_or_default()
+            .contains("Duplicate status message"),
         "{failed}"
     );
     h.stop().await;
@@ -250,7 +256,10 @@ async fn instagram_refreshes_its_long_lived_token_and_publishes_an_image_in_two_
     assert_eq!(refresh["access_token"], "ig-long");
     let containers = more.requests("POST", "/instagram/v21.0/17841400000/media");
     assert_eq!(containers.len(), 1);
-    assert_eq!(containers[0].header("authorization"), Some("Bearer ig-long-2"));
+    assert_eq!(
+        containers[0].header("authorization"),
+        Some("Bearer ig-long-2")
+    );
     let form = containers[0].form();
     assert_eq!(form["image_url"], "https://cdn.example/launch.jpg");
     assert_eq!(form["caption"], "We launched.");
@@ -308,8 +317,14 @@ async fn threads_refreshes_a_token_found_expired_and_publishes_its_container() {
     assert_eq!(refresh["grant_type"], "th_refresh_token");
     let containers = more.requests("POST", "/threads/v1.0/2570000/threads");
     assert_eq!(containers.len(), 2);
-    assert_eq!(containers[0].header("authorization"), Some("Bearer th-long"));
-    assert_eq!(containers[1].header("authorization"), Some("Bearer th-long-2"));
+    assert_eq!(
+        containers[0].header("authorization"),
+        Some("Bearer th-long")
+    );
+    assert_eq!(
+        containers[1].header("authorization"),
+        Some("Bearer th-long-2")
+    );
     let form = containers[1].form();
     assert_eq!(form["media_type"], "TEXT");
     assert_eq!(form["text"], "We launched.");
@@ -433,7 +448,12 @@ async fn pinterest_refreshes_and_pins_an_image_on_the_board() {
     );
     let tokens = more.requests("POST", "/pinterest/v5/oauth/token");
     assert_eq!(tokens.len(), 2);
-    assert!(tokens[0].header("authorization").unwrap().starts_with("Basic "));
+    assert!(
+        tokens[0]
+            .header("authorization")
+            .unwrap()
+            .starts_with("Basic ")
+    );
     assert_eq!(tokens[1].form()["grant_type"], "refresh_token");
     let pins = more.requests("POST", "/pinterest/v5/pins");
     assert_eq!(pins[0].header("authorization"), Some("Bearer pina-2"));
@@ -460,7 +480,10 @@ async fn pinterest_refreshes_and_pins_an_image_on_the_board() {
     let failed = publish(&h, &t, &publisher, &id).await;
     let (status, _, error) = outcome(&failed);
     assert_eq!(status, "failed", "{failed}");
-    assert!(error.unwrap_or_default().contains("Board not found."), "{failed}");
+    assert!(
+        error.unwrap_or_default().contains("Board not found."),
+        "{failed}"
+    );
     h.stop().await;
 }
 
@@ -516,7 +539,9 @@ async fn tiktok_connects_with_pkce_and_has_the_video_pulled_from_its_url() {
     let (status, _, error) = outcome(&failed);
     assert_eq!(status, "failed", "{failed}");
     assert!(
-        error.unwrap_or_default().contains("url_ownership_unverified"),
+        error
+            .unwrap_or_default()
+            .contains("url_ownership_unverified"),
         "{failed}"
     );
     h.stop().await;
@@ -594,7 +619,11 @@ async fn youtube_uploads_the_fetched_video_with_a_resumable_upload() {
     let (status, _, error) = outcome(&failed);
     assert_eq!(status, "failed", "{failed}");
     assert!(error.unwrap_or_default().contains("404"), "{failed}");
-    assert_eq!(more.requests("PUT", "/youtube/upload/youtube/v3/videos").len(), 1);
+    assert_eq!(
+        more.requests("PUT", "/youtube/upload/youtube/v3/videos")
+            .len(),
+        1
+    );
     h.stop().await;
 }
 
@@ -641,11 +670,16 @@ async fn media_and_options_are_checked_when_a_post_is_written() {
     let body = json(res).await;
     assert_eq!(status, 400, "{body}");
     assert!(
-        body["error"].as_str().unwrap_or("").contains("did you mean `alt`"),
+        body["error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("did you mean `alt`"),
         "{body}"
     );
-    let res = create(json!({"title": "t", "content": "c", "platforms": ["reddit"],
-                            "options": {"reddit": {"subreddit": "r/rust"}}}))
+    let res = create(
+        json!({"title": "t", "content": "c", "platforms": ["reddit"],
+                            "options": {"reddit": {"subreddit": "r/rust"}}}),
+    )
     .await;
     refused(res, "options.reddit.subreddit").await;
     let res = create(json!({"title": "t", "content": "c", "platforms": ["x"],
@@ -665,8 +699,10 @@ async fn media_and_options_are_checked_when_a_post_is_written() {
         .await;
         refused(res, "media").await;
     }
-    let res = create(json!({"title": "t", "content": "c", "platforms": ["pinterest"],
-                            "media": [image]}))
+    let res = create(
+        json!({"title": "t", "content": "c", "platforms": ["pinterest"],
+                            "media": [image]}),
+    )
     .await;
     refused(res, "options.pinterest.board_id").await;
     let res = create(json!({"title": "t", "content": "c", "platforms": ["reddit"]})).await;
@@ -683,7 +719,10 @@ async fn media_and_options_are_checked_when_a_post_is_written() {
     let created = json(res).await;
     assert_eq!(status, 201, "{created}");
     assert_eq!(created["media"], json!([image, video]), "{created}");
-    assert_eq!(created["options"]["reddit"]["subreddit"], "rust", "{created}");
+    assert_eq!(
+        created["options"]["reddit"]["subreddit"], "rust",
+        "{created}"
+    );
     let id = created["id"].as_str().unwrap();
 
     // A change that takes away what a platform needs is refused; the post is unchanged.

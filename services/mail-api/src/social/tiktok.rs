@@ -102,10 +102,10 @@ impl Tiktok<'_> {
             .header("content-type", "application/json; charset=UTF-8")
             .json(body);
         let answer = self.0.raw(request).await?;
-        if let Some(error) = refusal(&answer.json) {
-            if answer.status != 429 {
-                return Err(error);
-            }
+        if answer.status != 429
+            && let Some(error) = refusal(&answer.json)
+        {
+            return Err(error);
         }
         Ok(answer.sorted()?.0)
     }

@@ -935,6 +935,8 @@ diesel::table! {
         approval_id -> Nullable<Uuid>,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        media -> Jsonb,
+        options -> Jsonb,
     }
 }
 

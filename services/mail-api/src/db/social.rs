@@ -162,6 +162,10 @@ pub struct PostRow {
     pub approval_id: Option<Uuid>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// `[{url, kind, alt}]` (`social::Media`).
+    pub media: serde_json::Value,
+    /// `{reddit, pinterest}` (`social::PostOptions`).
+    pub options: serde_json::Value,
 }
 
 pub async fn insert_post(conn: &mut AsyncPgConnection, row: &PostRow) -> QueryResult<PostRow> {
@@ -231,6 +235,8 @@ pub async fn save_post(conn: &mut AsyncPgConnection, row: &PostRow) -> QueryResu
         p::title.eq(&row.title),
         p::content.eq(&row.content),
         p::platforms.eq(&row.platforms),
+        p::media.eq(&row.media),
+        p::options.eq(&row.options),
         p::publish_at.eq(row.publish_at),
         p::approval_id.eq(row.approval_id),
         p::updated_at.eq(Utc::now()),

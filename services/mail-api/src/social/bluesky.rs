@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use super::Platform::Bluesky as ME;
 use super::{
-    Account, Adapter, AuthorizeRequest, Credentials, PlatformError, Published, SocialClient,
+    Account, Adapter, AuthorizeRequest, Credentials, Draft, PlatformError, Published, SocialClient,
     TextRules, Tokens,
 };
 
@@ -139,9 +139,10 @@ impl Adapter for Bluesky<'_> {
     async fn publish(
         &self,
         account: &Account,
-        text: &str,
+        draft: &Draft<'_>,
         key: Uuid,
     ) -> Result<Published, PlatformError> {
+        let text = draft.text;
         let repo = account
             .handle
             .as_deref()

@@ -9,7 +9,7 @@ use uuid::Uuid;
 
 use super::Platform::Linkedin as ME;
 use super::{
-    Account, Adapter, AuthorizeRequest, Credentials, PlatformError, Published, SocialClient,
+    Account, Adapter, AuthorizeRequest, Credentials, Draft, PlatformError, Published, SocialClient,
     TextRules, Tokens, authorize_address, form, oauth_tokens,
 };
 
@@ -137,9 +137,10 @@ impl Adapter for Linkedin<'_> {
     async fn publish(
         &self,
         account: &Account,
-        text: &str,
+        draft: &Draft<'_>,
         _key: Uuid,
     ) -> Result<Published, PlatformError> {
+        let text = draft.text;
         let author = account
             .handle
             .as_deref()

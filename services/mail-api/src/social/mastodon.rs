@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use super::Platform::Mastodon as ME;
 use super::{
-    Account, Adapter, AuthorizeRequest, Credentials, PlatformError, Published, SocialClient,
+    Account, Adapter, AuthorizeRequest, Credentials, Draft, PlatformError, Published, SocialClient,
     TextRules, Tokens, authorize_address, form, oauth_tokens,
 };
 
@@ -116,9 +116,10 @@ impl Adapter for Mastodon<'_> {
     async fn publish(
         &self,
         account: &Account,
-        text: &str,
+        draft: &Draft<'_>,
         key: Uuid,
     ) -> Result<Published, PlatformError> {
+        let text = draft.text;
         let request = self
             .0
             .request(Method::POST, &format!("{}/api/v1/statuses", self.base()))?

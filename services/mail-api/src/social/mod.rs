@@ -8,10 +8,17 @@
 //! URL, which carries Telegram's bot token).
 
 pub mod bluesky;
+pub mod facebook;
+pub mod instagram;
 pub mod linkedin;
 pub mod mastodon;
+pub mod pinterest;
+pub mod reddit;
 pub mod telegram;
+pub mod threads;
+pub mod tiktok;
 pub mod x;
+pub mod youtube;
 
 use std::time::Duration;
 
@@ -39,15 +46,36 @@ pub enum Platform {
     Telegram,
     /// LinkedIn (OAuth 2; a member's posts).
     Linkedin,
+    /// Facebook Pages (OAuth 2; a page's feed, its photos).
+    Facebook,
+    /// Instagram (OAuth 2; a professional account's images).
+    Instagram,
+    /// Threads (OAuth 2).
+    Threads,
+    /// Reddit (OAuth 2; posts to a subreddit).
+    Reddit,
+    /// Pinterest (OAuth 2; pins on a board).
+    Pinterest,
+    /// TikTok (OAuth 2 with PKCE; videos).
+    Tiktok,
+    /// YouTube (Google OAuth 2 with PKCE; videos).
+    Youtube,
 }
 
 impl Platform {
-    pub const ALL: [Platform; 5] = [
+    pub const ALL: [Platform; 12] = [
         Platform::Mastodon,
         Platform::Bluesky,
         Platform::X,
         Platform::Telegram,
         Platform::Linkedin,
+        Platform::Facebook,
+        Platform::Instagram,
+        Platform::Threads,
+        Platform::Reddit,
+        Platform::Pinterest,
+        Platform::Tiktok,
+        Platform::Youtube,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -57,6 +85,13 @@ impl Platform {
             Platform::X => "x",
             Platform::Telegram => "telegram",
             Platform::Linkedin => "linkedin",
+            Platform::Facebook => "facebook",
+            Platform::Instagram => "instagram",
+            Platform::Threads => "threads",
+            Platform::Reddit => "reddit",
+            Platform::Pinterest => "pinterest",
+            Platform::Tiktok => "tiktok",
+            Platform::Youtube => "youtube",
         }
     }
 
@@ -72,14 +107,154 @@ impl Platform {
             Platform::X => x::RULES,
             Platform::Telegram => telegram::RULES,
             Platform::Linkedin => linkedin::RULES,
+            Platform::Facebook => facebook::RULES,
+            Platform::Instagram => instagram::RULES,
+            Platform::Threads => threads::RULES,
+            Platform::Reddit => reddit::RULES,
+            Platform::Pinterest => pinterest::RULES,
+            Platform::Tiktok => tiktok::RULES,
+            Platform::Youtube => youtube::RULES,
         }
     }
 
     /// Whether an account connects through the OAuth redirect (else by posting its
     /// credentials).
     pub fn uses_oauth(self) -> bool {
-        matches!(self, Platform::Mastodon | Platform::X | Platform::Linkedin)
+        !matches!(self, Platform::Bluesky | Platform::Telegram)
     }
+
+    /// The kind of media a post must carry to be published here (Instagram and Pinterest an
+    /// image, TikTok and YouTube a video); `None`: text alone will do.
+    pub fn needs_media(self) -> Option<MediaKind> {
+        match self {
+            Platform::Instagram | Platform::Pinterest => Some(MediaKind::Image),
+            Platform::Tiktok | Platform::Youtube => Some(MediaKind::Video),
+            _ => None,
+        }
+    }
+}
+
+/// What a media item is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[schema(as = SocialMediaKind)]
+pub enum MediaKind {
+    Image,
+    Video,
+}
+
+/// An image or a video a post carries, which the platforms fetch from its address (TikTok and
+/// Meta's platforms pull it themselves; YouTube's bytes are fetched by the service).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[schema(as = SocialMedia)]
+pub struct Media {
+    /// An `https` address, 12..=2000 characters, reachable by the platforms.
+    #[schema(
+        min_length = 12,
+        max_length = 2000,
+        pattern = r"^https://[^\s/?#]+[^\s]*$"
+    )]
+    pub url: String,
+    /// `image` or `video`.
+    #[schema(inline)]
+    pub kind: MediaKind,
+    /// Alternative text, 1..=500 characters (Pinterest's and the image platforms' `alt`).
+    #[schema(min_length = 1, max_length = 500, pattern = r"[^\s\x85\uFEFF]")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alt: Option<String>,
+}
+
+/// Reddit's settings of a post.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[schema(as = SocialRedditOptions)]
+pub struct RedditOptions {
+    /// The subreddit posted to, its name without `r/` (2..=21 letters, digits or `_`);
+    /// required for reddit.
+    #[schema(min_length = 2, max_length = 21, pattern = "^[A-Za-z0-9_]{2,21}$")]
+    pub subreddit: String,
+    /// With it, a link post to this address (`kind=link`); without, a text post
+    /// (`kind=self`). An `http(s)` address, at most 2000 characters.
+    #[schema(
+        min_length = 11,
+        max_length = 2000,
+        pattern = r"^https?://[^\s/?#]+[^\s]*$"
+    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+/// Pinterest's settings of a post.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[schema(as = SocialPinterestOptions)]
+pub struct PinterestOptions {
+    /// The board the pin goes on (its id, digits); required for pinterest.
+    #[schema(min_length = 1, max_length = 50, pattern = "^[0-9]{1,50}$")]
+    pub board_id: String,
+    /// Where the pin leads, an `http(s)` address, at most 2000 characters.
+    #[schema(
+        min_length = 11,
+        max_length = 2000,
+        pattern = r"^https?://[^\s/?#]+[^\s]*$"
+    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
+}
+
+/// Per-platform settings of a post. Unknown fields are refused.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[schema(as = SocialPostOptions)]
+pub struct PostOptions {
+    /// Required when the post goes to reddit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reddit: Option<RedditOptions>,
+    /// Required when the post goes to pinterest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pinterest: Option<PinterestOptions>,
+}
+
+/// What is published: the post as one platform gets it.
+#[derive(Debug, Clone, Copy)]
+pub struct Draft<'a> {
+    /// The post's title (Reddit's, Pinterest's and YouTube's title; cut to their length).
+    pub title: &'a str,
+    /// The text, already made to fit the platform's rules.
+    pub text: &'a str,
+    pub media: &'a [Media],
+    pub options: &'a PostOptions,
+}
+
+impl Draft<'_> {
+    /// The post's first media item of `kind`.
+    pub fn first(&self, kind: MediaKind) -> Option<&Media> {
+        self.media.iter().find(|m| m.kind == kind)
+    }
+
+    /// The first media item of `kind`, refused for good without one.
+    pub fn require(&self, kind: MediaKind, platform: Platform) -> Result<&Media, PlatformError> {
+        self.first(kind).ok_or_else(|| {
+            PlatformError::Rejected(format!(
+                "{} publishes only a post with {}",
+                platform.as_str(),
+                match kind {
+                    MediaKind::Image => "an image",
+                    MediaKind::Video => "a video",
+                }
+            ))
+        })
+    }
+}
+
+/// `text` cut to at most `max` characters at a word boundary (an ellipsis ending a cut one).
+pub fn clip(text: &str, max: usize) -> String {
+    adapt(
+        text,
+        None,
+        TextRules {
+            max_chars: max,
+            link_chars: None,
+            links_inline: true,
+        },
+    )
 }
 
 /// A platform's text rules: what [`adapt`] keeps a text within.
@@ -183,6 +358,15 @@ pub struct SocialSettings {
     pub x: PlatformSettings,
     pub telegram: PlatformSettings,
     pub linkedin: PlatformSettings,
+    pub facebook: PlatformSettings,
+    pub instagram: PlatformSettings,
+    pub threads: PlatformSettings,
+    pub reddit: PlatformSettings,
+    pub pinterest: PlatformSettings,
+    pub tiktok: PlatformSettings,
+    pub youtube: PlatformSettings,
+    /// The largest video the service fetches to upload it itself (YouTube), in bytes.
+    pub media_max_bytes: u64,
 }
 
 impl Default for SocialSettings {
@@ -199,6 +383,14 @@ impl Default for SocialSettings {
             x: PlatformSettings::default(),
             telegram: PlatformSettings::default(),
             linkedin: PlatformSettings::default(),
+            facebook: PlatformSettings::default(),
+            instagram: PlatformSettings::default(),
+            threads: PlatformSettings::default(),
+            reddit: PlatformSettings::default(),
+            pinterest: PlatformSettings::default(),
+            tiktok: PlatformSettings::default(),
+            youtube: PlatformSettings::default(),
+            media_max_bytes: 256 * 1024 * 1024,
         }
     }
 }
@@ -220,6 +412,13 @@ impl SocialSettings {
             Platform::X => &self.x,
             Platform::Telegram => &self.telegram,
             Platform::Linkedin => &self.linkedin,
+            Platform::Facebook => &self.facebook,
+            Platform::Instagram => &self.instagram,
+            Platform::Threads => &self.threads,
+            Platform::Reddit => &self.reddit,
+            Platform::Pinterest => &self.pinterest,
+            Platform::Tiktok => &self.tiktok,
+            Platform::Youtube => &self.youtube,
         }
     }
 
@@ -232,6 +431,9 @@ impl SocialSettings {
         }
         if self.per_account_per_minute == 0 {
             anyhow::bail!("MAIL_SOCIAL__PER_ACCOUNT_PER_MINUTE must be at least 1");
+        }
+        if self.media_max_bytes == 0 {
+            anyhow::bail!("MAIL_SOCIAL__MEDIA_MAX_BYTES must be at least 1");
         }
         Ok(())
     }
@@ -298,7 +500,11 @@ pub enum Credentials {
 /// The OAuth authorization request of a platform (PKCE S256 always).
 pub struct AuthorizeRequest<'a> {
     pub state: &'a str,
+    /// The PKCE S256 challenge, base64url (RFC 7636).
     pub code_challenge: &'a str,
+    /// The verifier itself, for a platform that wants its challenge spelled otherwise
+    /// (TikTok: hexadecimal); never sent.
+    pub code_verifier: &'a str,
     pub redirect_uri: &'a str,
 }
 
@@ -323,11 +529,11 @@ pub trait Adapter {
         &self,
         credentials: &Credentials,
     ) -> impl Future<Output = Result<Tokens, PlatformError>> + Send;
-    /// Publishes `text`; `key` is the same on every attempt of one publication.
+    /// Publishes `draft`; `key` is the same on every attempt of one publication.
     fn publish(
         &self,
         account: &Account,
-        text: &str,
+        draft: &Draft<'_>,
         key: Uuid,
     ) -> impl Future<Output = Result<Published, PlatformError>> + Send;
 }
@@ -362,6 +568,21 @@ impl SocialClient {
         base.trim_end_matches('/').to_owned()
     }
 
+    /// A configured address of `platform` (`authorize_url`, `token_url`), or `default`.
+    pub fn configured(
+        &self,
+        platform: Platform,
+        pick: fn(&PlatformSettings) -> &str,
+        default: &str,
+    ) -> String {
+        let configured = pick(self.settings.platform(platform));
+        if configured.is_empty() {
+            default.to_owned()
+        } else {
+            configured.to_owned()
+        }
+    }
+
     /// A request to `url`, checked against the address policy first.
     pub fn request(
         &self,
@@ -383,27 +604,102 @@ impl SocialClient {
         &self,
         request: reqwest::RequestBuilder,
     ) -> Result<(Value, reqwest::header::HeaderMap), PlatformError> {
+        let answer = self.raw(request).await?;
+        answer.sorted()
+    }
+
+    /// Sends `request`: the answer whatever its status (only no answer is an error).
+    pub async fn raw(&self, request: reqwest::RequestBuilder) -> Result<Answer, PlatformError> {
         let response = request
             .send()
             .await
             .map_err(|e| PlatformError::Unavailable(e.without_url().to_string()))?;
         let status = response.status().as_u16();
-        let retry_after = response
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok())
-            .and_then(parse_retry_after);
         let headers = response.headers().clone();
         let body = response.bytes().await.unwrap_or_default();
         let json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        Ok(Answer {
+            status,
+            json,
+            headers,
+        })
+    }
+
+    /// The bytes at `url` (a post's media), through the address policy, at most
+    /// `media_max_bytes`: the bytes and their content type.
+    pub async fn fetch_media(&self, url: &str) -> Result<(Vec<u8>, String), PlatformError> {
+        let max = self.settings.media_max_bytes;
+        let mut response = self
+            .request(reqwest::Method::GET, url)?
+            .send()
+            .await
+            .map_err(|e| PlatformError::Unavailable(e.without_url().to_string()))?;
+        let status = response.status().as_u16();
         match status {
-            200..=299 => Ok((json, headers)),
+            200..=299 => {}
+            400..=499 => {
+                return Err(PlatformError::Rejected(format!(
+                    "the media's address answered {status}"
+                )));
+            }
+            _ => {
+                return Err(PlatformError::Unavailable(format!(
+                    "the media's address answered {status}"
+                )));
+            }
+        }
+        let too_big = || PlatformError::Rejected(format!("the media is over {max} bytes"));
+        if response.content_length().is_some_and(|n| n > max) {
+            return Err(too_big());
+        }
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("application/octet-stream")
+            .to_owned();
+        let mut bytes = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| PlatformError::Unavailable(e.without_url().to_string()))?
+        {
+            if bytes.len() as u64 + chunk.len() as u64 > max {
+                return Err(too_big());
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        Ok((bytes, content_type))
+    }
+}
+
+/// A platform's answer, whatever its status.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: u16,
+    pub json: Value,
+    pub headers: reqwest::header::HeaderMap,
+}
+
+impl Answer {
+    /// The `Retry-After` the answer carries.
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.headers
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(parse_retry_after)
+    }
+
+    /// The answer sorted by its status: a 2xx is the answer, the rest a [`PlatformError`].
+    pub fn sorted(self) -> Result<(Value, reqwest::header::HeaderMap), PlatformError> {
+        match self.status {
+            200..=299 => Ok((self.json, self.headers)),
             401 => Err(PlatformError::Unauthorized),
             429 => Err(PlatformError::RateLimited(
-                retry_after.unwrap_or(Duration::from_secs(60)),
+                self.retry_after().unwrap_or(Duration::from_secs(60)),
             )),
-            400..=499 => Err(PlatformError::Rejected(describe(status, &json))),
-            _ => Err(PlatformError::Unavailable(describe(status, &json))),
+            400..=499 => Err(PlatformError::Rejected(describe(self.status, &self.json))),
+            status => Err(PlatformError::Unavailable(describe(status, &self.json))),
         }
     }
 }
@@ -419,8 +715,11 @@ pub fn parse_retry_after(value: &str) -> Option<Duration> {
     Some(wait.to_std().unwrap_or(Duration::ZERO))
 }
 
-/// A platform's refusal in a line: its status and its own error text (never a header).
-fn describe(status: u16, json: &Value) -> String {
+/// A platform's refusal in a line: its status and its own error text (never a header). Reads
+/// the OAuth shape (`error_description`, `error`), the plain ones (`message`, `detail`,
+/// `description`) and the nested one of Meta's, Google's and TikTok's APIs
+/// (`{"error": {"message"}}`).
+pub fn describe(status: u16, json: &Value) -> String {
     let reason = [
         "error_description",
         "error",
@@ -430,12 +729,43 @@ fn describe(status: u16, json: &Value) -> String {
     ]
     .iter()
     .find_map(|k| json.get(*k).and_then(Value::as_str))
+    .or_else(|| json.pointer("/error/message").and_then(Value::as_str))
     .unwrap_or("");
     let reason: String = reason.chars().take(300).collect();
     if reason.is_empty() {
         format!("the platform answered {status}")
     } else {
         format!("the platform answered {status}: {reason}")
+    }
+}
+
+/// An answer of Meta's Graph APIs (Facebook, Instagram, Threads) sorted, their error codes
+/// read: 190 (the token expired or was revoked) is a refused token; 4, 17, 32, 613 and
+/// 80001..=80014 (rate limits, answered 400 or 403) wait like a 429.
+pub fn graph_sorted(answer: Answer) -> Result<Value, PlatformError> {
+    if (400..=499).contains(&answer.status) {
+        match answer.json.pointer("/error/code").and_then(Value::as_i64) {
+            Some(190) => return Err(PlatformError::Unauthorized),
+            Some(4 | 17 | 32 | 613 | 80001..=80014) => {
+                return Err(PlatformError::RateLimited(
+                    answer.retry_after().unwrap_or(Duration::from_secs(60)),
+                ));
+            }
+            _ => {}
+        }
+    }
+    answer.sorted().map(|(json, _)| json)
+}
+
+/// The `id` of an answer (a string, or a number some APIs give).
+pub fn id_of(json: &Value, pointer: &str) -> Result<String, PlatformError> {
+    match json.pointer(pointer) {
+        Some(Value::String(id)) if !id.is_empty() => Ok(id.clone()),
+        Some(Value::Number(id)) => Ok(id.to_string()),
+        _ => Err(PlatformError::Rejected(format!(
+            "the platform's answer has no {}",
+            pointer.trim_start_matches('/').replace('/', ".")
+        ))),
     }
 }
 
@@ -497,6 +827,34 @@ macro_rules! on {
                 let $a = linkedin::Linkedin($client);
                 $call
             }
+            Platform::Facebook => {
+                let $a = facebook::Facebook($client);
+                $call
+            }
+            Platform::Instagram => {
+                let $a = instagram::Instagram($client);
+                $call
+            }
+            Platform::Threads => {
+                let $a = threads::Threads($client);
+                $call
+            }
+            Platform::Reddit => {
+                let $a = reddit::Reddit($client);
+                $call
+            }
+            Platform::Pinterest => {
+                let $a = pinterest::Pinterest($client);
+                $call
+            }
+            Platform::Tiktok => {
+                let $a = tiktok::Tiktok($client);
+                $call
+            }
+            Platform::Youtube => {
+                let $a = youtube::Youtube($client);
+                $call
+            }
         }
     };
 }
@@ -527,6 +885,7 @@ impl SocialClient {
         let any = AuthorizeRequest {
             state: "s",
             code_challenge: "c",
+            code_verifier: "v",
             redirect_uri: "https://invalid.example/",
         };
         let address = self.authorize_url(platform, &any).ok()?;
@@ -566,10 +925,10 @@ impl SocialClient {
         &self,
         platform: Platform,
         account: &Account,
-        text: &str,
+        draft: &Draft<'_>,
         key: Uuid,
     ) -> Result<Published, PlatformError> {
-        on!(self, platform, |a| a.publish(account, text, key).await)
+        on!(self, platform, |a| a.publish(account, draft, key).await)
     }
 }
 

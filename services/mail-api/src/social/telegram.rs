@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use super::Platform::Telegram as ME;
 use super::{
-    Account, Adapter, AuthorizeRequest, Credentials, PlatformError, Published, SocialClient,
+    Account, Adapter, AuthorizeRequest, Credentials, Draft, PlatformError, Published, SocialClient,
     TextRules, Tokens,
 };
 
@@ -80,9 +80,10 @@ impl Adapter for Telegram<'_> {
     async fn publish(
         &self,
         account: &Account,
-        text: &str,
+        draft: &Draft<'_>,
         _key: Uuid,
     ) -> Result<Published, PlatformError> {
+        let text = draft.text;
         let chat = account
             .handle
             .as_deref()

@@ -9,7 +9,7 @@ use uuid::Uuid;
 
 use super::Platform::X as ME;
 use super::{
-    Account, Adapter, AuthorizeRequest, Credentials, PlatformError, Published, SocialClient,
+    Account, Adapter, AuthorizeRequest, Credentials, Draft, PlatformError, Published, SocialClient,
     TextRules, Tokens, authorize_address, form, oauth_tokens,
 };
 
@@ -123,9 +123,10 @@ impl Adapter for X<'_> {
     async fn publish(
         &self,
         account: &Account,
-        text: &str,
+        draft: &Draft<'_>,
         _key: Uuid,
     ) -> Result<Published, PlatformError> {
+        let text = draft.text;
         let request = self
             .0
             .request(Method::POST, &format!("{}/2/tweets", self.base()))?

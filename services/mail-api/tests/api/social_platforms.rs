@@ -35,7 +35,7 @@ impl Request {
             .collect()
     }
 
-    fn json(&self) -> Value {
+    pub fn json(&self) -> Value {
         serde_json::from_str(&self.body).unwrap_or(Value::Null)
     }
 }
@@ -297,7 +297,7 @@ fn answer(state: &mut State, req: &Request) -> Answer {
     }
 }
 
-async fn read(socket: &mut tokio::net::TcpStream) -> Option<Request> {
+pub async fn read(socket: &mut tokio::net::TcpStream) -> Option<Request> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
     let head_end = loop {

@@ -273,7 +273,7 @@ export class MailToolsApi extends HeyApiClient {
     }
     
     /**
-     * Create a social campaign: a name, a platform (mastodon, bluesky, x, telegram, linkedin) and a destination_url. Its tracked_url counts clicks and leads to the destination with utm_source=<platform>, utm_medium=social and utm_campaign=<name>; schedule_social_post writes its posts with that link.
+     * Create a social campaign: a name, a platform (mastodon, bluesky, x, telegram, linkedin, facebook, instagram, threads, reddit, pinterest, tiktok, youtube) and a destination_url. Its tracked_url counts clicks and leads to the destination with utm_source=<platform>, utm_medium=social and utm_campaign=<name>; schedule_social_post writes its posts with that link.
      *
      * Needs the write scope.
      */
@@ -2857,7 +2857,7 @@ export class MailToolsApi extends HeyApiClient {
     }
     
     /**
-     * Turn an email campaign's first email into a post for each of the given platforms (mastodon, bluesky, x, telegram, linkedin): its subject and text cut at a word boundary to the platform's length, the email's first link kept whole at the end (X and Mastodon count any link as 23 characters). Nothing is stored: create_social_post with the text you keep.
+     * Turn an email campaign's first email into a post for each of the given platforms (mastodon, bluesky, x, telegram, linkedin, facebook, instagram, threads, reddit, pinterest, tiktok, youtube): its subject and text cut at a word boundary to the platform's length, the email's first link kept whole at the end (X and Mastodon count any link as 23 characters). Nothing is stored: create_social_post with the text you keep.
      *
      * Needs the write scope.
      */
@@ -2874,7 +2874,7 @@ export class MailToolsApi extends HeyApiClient {
     }
     
     /**
-     * Create a social post (title, content, platforms: 1..=5 of mastodon, bluesky, x, telegram, linkedin). Without publish_at it is a draft; with one, it is published at that time (a past time: now) once on each platform, by a queue job that honours the platforms' rate limits and retries. The platforms' accounts must be connected. When an agent asks, publishing waits for a person's approval under the project's approval policy (status awaiting_approval, approval_id).
+     * Create a social post (title, content, platforms: 1..=12 of mastodon, bluesky, x, telegram, linkedin, facebook, instagram, threads, reddit, pinterest, tiktok, youtube; media: at most 10 {url (https), kind: image|video, alt}; options: {reddit: {subreddit, url}, pinterest: {board_id, link}}). instagram and pinterest need an image in media, tiktok and youtube a video; reddit needs options.reddit.subreddit and pinterest options.pinterest.board_id (400 naming the field otherwise). Without publish_at it is a draft; with one, it is published at that time (a past time: now) once on each platform, by a queue job that honours the platforms' rate limits and retries. The platforms' accounts must be connected. When an agent asks, publishing waits for a person's approval under the project's approval policy (status awaiting_approval, approval_id).
      *
      * Needs the write scope.
      */
@@ -2942,7 +2942,7 @@ export class MailToolsApi extends HeyApiClient {
     }
     
     /**
-     * Change a social post no platform has published yet: its title, content, platforms or publish_at (absent fields unchanged). Setting publish_at queues its publishing (an agent's waits for approval).
+     * Change a social post no platform has published yet: its title, content, platforms, media, options or publish_at (absent fields unchanged; media and options are replaced whole, and must still give each platform what it needs). Setting publish_at queues its publishing (an agent's waits for approval).
      *
      * Needs the write scope.
      */

@@ -263,6 +263,63 @@ export type SegmentRules = {
     all?: null;
 });
 
+/**
+ * An image or a video a post carries, which the platforms fetch from its address (TikTok and
+ * Meta's platforms pull it themselves; YouTube's bytes are fetched by the service).
+ */
+export type SocialMedia = {
+    /**
+     * An `https` address, 12..=2000 characters, reachable by the platforms.
+     */
+    url: string;
+    /**
+     * `image` or `video`.
+     */
+    kind: 'image' | 'video';
+    /**
+     * Alternative text, 1..=500 characters (Pinterest's and the image platforms' `alt`).
+     */
+    alt?: string | null;
+};
+
+/**
+ * Pinterest's settings of a post.
+ */
+export type SocialPinterestOptions = {
+    /**
+     * The board the pin goes on (its id, digits); required for pinterest.
+     */
+    board_id: string;
+    /**
+     * Where the pin leads, an `http(s)` address, at most 2000 characters.
+     */
+    link?: string | null;
+};
+
+/**
+ * Per-platform settings of a post. Unknown fields are refused.
+ */
+export type SocialPostOptions = {
+    reddit?: null | SocialRedditOptions;
+    pinterest?: null | SocialPinterestOptions;
+};
+
+/**
+ * Reddit's settings of a post.
+ */
+export type SocialRedditOptions = {
+    /**
+     * The subreddit posted to, its name without `r/` (2..=21 letters, digits or `_`);
+     * required for reddit.
+     */
+    subreddit: string;
+    /**
+     * With it, a link post to this address (`kind=link`); without, a text post
+     * (`kind=self`). An `http(s)` address, at most 2000 characters.
+     */
+    url?: string | null;
+};
+
 export type StepInput = {
     /**
      * Where it goes, from 1 (the steps from there move one place down); default (and past
@@ -854,7 +911,7 @@ export type CreateSocialCampaignData = {
         /**
          * A platform the service publishes to.
          */
-        platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin';
+        platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin' | 'facebook' | 'instagram' | 'threads' | 'reddit' | 'pinterest' | 'tiktok' | 'youtube';
         /**
          * Where the posts' link leads: an `http` or `https` address of at most 2,000 characters.
          */
@@ -7769,7 +7826,7 @@ export type AdaptSocialPostData = {
          * An email campaign of the project (404 `CAMPAIGN_NOT_FOUND` otherwise).
          */
         email_campaign_id: string;
-        platforms: Array<'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin'>;
+        platforms: Array<'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin' | 'facebook' | 'instagram' | 'threads' | 'reddit' | 'pinterest' | 'tiktok' | 'youtube'>;
     };
     path?: never;
     query?: never;
@@ -7816,12 +7873,19 @@ export type CreateSocialPostData = {
          * length at a word boundary.
          */
         content: string;
-        platforms: Array<'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin'>;
+        platforms: Array<'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin' | 'facebook' | 'instagram' | 'threads' | 'reddit' | 'pinterest' | 'tiktok' | 'youtube'>;
         /**
          * Publish at this time (a past time: now); null or absent: a draft. The platforms must
          * be connected (422 `SOCIAL_ACCOUNT_NOT_CONNECTED` otherwise).
          */
         publish_at?: string | null;
+        /**
+         * At most 10 images and videos (`https` addresses the platforms fetch), in order.
+         * instagram and pinterest need an image, tiktok and youtube a video (400 naming
+         * `media` otherwise); each platform publishes what it takes of them (see the platforms).
+         */
+        media?: Array<SocialMedia> | null;
+        options?: null | SocialPostOptions;
     };
     path?: never;
     query?: never;
@@ -7988,11 +8052,16 @@ export type UpdateSocialPostData = {
          * 1..=10,000 characters, not blank (stored trimmed).
          */
         content?: string | null;
-        platforms?: Array<'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin'> | null;
+        platforms?: Array<'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin' | 'facebook' | 'instagram' | 'threads' | 'reddit' | 'pinterest' | 'tiktok' | 'youtube'> | null;
         /**
          * Publish at this time (a past time: now).
          */
         publish_at?: string | null;
+        /**
+         * The post's media, all of it replaced (`[]`: none); at most 10, as on creating.
+         */
+        media?: Array<SocialMedia> | null;
+        options?: null | SocialPostOptions;
         /**
          * The post's id.
          */

@@ -161,7 +161,7 @@ export type AdaptSocialPost = {
      * An email campaign of the project (404 `CAMPAIGN_NOT_FOUND` otherwise).
      */
     email_campaign_id: string;
-    platforms: Array<'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin'>;
+    platforms: Array<'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin' | 'facebook' | 'instagram' | 'threads' | 'reddit' | 'pinterest' | 'tiktok' | 'youtube'>;
 };
 
 /**
@@ -1780,7 +1780,7 @@ export type CreateSocialCampaign = {
     /**
      * A platform the service publishes to.
      */
-    platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin';
+    platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin' | 'facebook' | 'instagram' | 'threads' | 'reddit' | 'pinterest' | 'tiktok' | 'youtube';
     /**
      * Where the posts' link leads: an `http` or `https` address of at most 2,000 characters.
      */
@@ -1800,12 +1800,19 @@ export type CreateSocialPost = {
      * length at a word boundary.
      */
     content: string;
-    platforms: Array<'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin'>;
+    platforms: Array<'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin' | 'facebook' | 'instagram' | 'threads' | 'reddit' | 'pinterest' | 'tiktok' | 'youtube'>;
     /**
      * Publish at this time (a past time: now); null or absent: a draft. The platforms must
      * be connected (422 `SOCIAL_ACCOUNT_NOT_CONNECTED` otherwise).
      */
     publish_at?: string | null;
+    /**
+     * At most 10 images and videos (`https` addresses the platforms fetch), in order.
+     * instagram and pinterest need an image, tiktok and youtube a video (400 naming
+     * `media` otherwise); each platform publishes what it takes of them (see the platforms).
+     */
+    media?: Array<SocialMedia> | null;
+    options?: null | SocialPostOptions;
 };
 
 /**
@@ -4668,7 +4675,7 @@ export type PageSocialCampaign = {
         /**
          * A platform the service publishes to.
          */
-        platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin';
+        platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin' | 'facebook' | 'instagram' | 'threads' | 'reddit' | 'pinterest' | 'tiktok' | 'youtube';
         destination_url: string;
         /**
          * The link its posts carry: it counts the click and leads to the destination with the
@@ -4689,7 +4696,7 @@ export type PageSocialPost = {
         id: string;
         title: string;
         content: string;
-        platforms: Array<'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin'>;
+        platforms: Array<'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin' | 'facebook' | 'instagram' | 'threads' | 'reddit' | 'pinterest' | 'tiktok' | 'youtube'>;
         /**
          * The social campaign it belongs to (`schedule_social_post`).
          */
@@ -4710,6 +4717,14 @@ export type PageSocialPost = {
          * The approval publishing waits for.
          */
         approval_id?: string | null;
+        /**
+         * Its images and videos, in order.
+         */
+        media: Array<SocialMedia>;
+        /**
+         * Its per-platform settings.
+         */
+        options: SocialPostOptions;
         /**
          * One per platform once publishing was asked for.
          */
@@ -6727,7 +6742,7 @@ export type SocialAccount = {
     /**
      * A platform the service publishes to.
      */
-    platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin';
+    platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin' | 'facebook' | 'instagram' | 'threads' | 'reddit' | 'pinterest' | 'tiktok' | 'youtube';
     /**
      * The account's name on the platform (for Telegram, the chat posted to).
      */
@@ -6751,7 +6766,7 @@ export type SocialAdaptation = {
     /**
      * A platform the service publishes to.
      */
-    platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin';
+    platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin' | 'facebook' | 'instagram' | 'threads' | 'reddit' | 'pinterest' | 'tiktok' | 'youtube';
     text: string;
     /**
      * Its length as the platform counts it.
@@ -6788,7 +6803,7 @@ export type SocialCampaign = {
     /**
      * A platform the service publishes to.
      */
-    platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin';
+    platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin' | 'facebook' | 'instagram' | 'threads' | 'reddit' | 'pinterest' | 'tiktok' | 'youtube';
     destination_url: string;
     /**
      * The link its posts carry: it counts the click and leads to the destination with the
@@ -6800,13 +6815,46 @@ export type SocialCampaign = {
 };
 
 /**
+ * An image or a video a post carries, which the platforms fetch from its address (TikTok and
+ * Meta's platforms pull it themselves; YouTube's bytes are fetched by the service).
+ */
+export type SocialMedia = {
+    /**
+     * An `https` address, 12..=2000 characters, reachable by the platforms.
+     */
+    url: string;
+    /**
+     * `image` or `video`.
+     */
+    kind: 'image' | 'video';
+    /**
+     * Alternative text, 1..=500 characters (Pinterest's and the image platforms' `alt`).
+     */
+    alt?: string | null;
+};
+
+/**
+ * Pinterest's settings of a post.
+ */
+export type SocialPinterestOptions = {
+    /**
+     * The board the pin goes on (its id, digits); required for pinterest.
+     */
+    board_id: string;
+    /**
+     * Where the pin leads, an `http(s)` address, at most 2000 characters.
+     */
+    link?: string | null;
+};
+
+/**
  * A social post.
  */
 export type SocialPost = {
     id: string;
     title: string;
     content: string;
-    platforms: Array<'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin'>;
+    platforms: Array<'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin' | 'facebook' | 'instagram' | 'threads' | 'reddit' | 'pinterest' | 'tiktok' | 'youtube'>;
     /**
      * The social campaign it belongs to (`schedule_social_post`).
      */
@@ -6828,11 +6876,27 @@ export type SocialPost = {
      */
     approval_id?: string | null;
     /**
+     * Its images and videos, in order.
+     */
+    media: Array<SocialMedia>;
+    /**
+     * Its per-platform settings.
+     */
+    options: SocialPostOptions;
+    /**
      * One per platform once publishing was asked for.
      */
     publications: Array<SocialPublication>;
     created_at: string;
     updated_at: string;
+};
+
+/**
+ * Per-platform settings of a post. Unknown fields are refused.
+ */
+export type SocialPostOptions = {
+    reddit?: null | SocialRedditOptions;
+    pinterest?: null | SocialPinterestOptions;
 };
 
 /**
@@ -6842,7 +6906,7 @@ export type SocialPublication = {
     /**
      * A platform the service publishes to.
      */
-    platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin';
+    platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin' | 'facebook' | 'instagram' | 'threads' | 'reddit' | 'pinterest' | 'tiktok' | 'youtube';
     /**
      * `pending`, `published` or `failed`.
      */
@@ -6854,6 +6918,22 @@ export type SocialPublication = {
     attempts: number;
     last_error?: string | null;
     published_at?: string | null;
+};
+
+/**
+ * Reddit's settings of a post.
+ */
+export type SocialRedditOptions = {
+    /**
+     * The subreddit posted to, its name without `r/` (2..=21 letters, digits or `_`);
+     * required for reddit.
+     */
+    subreddit: string;
+    /**
+     * With it, a link post to this address (`kind=link`); without, a text post
+     * (`kind=self`). An `http(s)` address, at most 2000 characters.
+     */
+    url?: string | null;
 };
 
 /**
@@ -7524,11 +7604,16 @@ export type UpdateSocialPost = {
      * 1..=10,000 characters, not blank (stored trimmed).
      */
     content?: string | null;
-    platforms?: Array<'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin'> | null;
+    platforms?: Array<'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin' | 'facebook' | 'instagram' | 'threads' | 'reddit' | 'pinterest' | 'tiktok' | 'youtube'> | null;
     /**
      * Publish at this time (a past time: now).
      */
     publish_at?: string | null;
+    /**
+     * The post's media, all of it replaced (`[]`: none); at most 10, as on creating.
+     */
+    media?: Array<SocialMedia> | null;
+    options?: null | SocialPostOptions;
 };
 
 export type UpdateStep = {
@@ -19642,7 +19727,7 @@ export type ConnectSocialAccountData = {
         /**
          * A platform the service publishes to.
          */
-        platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin';
+        platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin' | 'facebook' | 'instagram' | 'threads' | 'reddit' | 'pinterest' | 'tiktok' | 'youtube';
     };
     query?: never;
     url: '/api/v1/social/accounts/{platform}';
@@ -20005,7 +20090,7 @@ export type SocialConnectCallbackData = {
         /**
          * A platform the service publishes to.
          */
-        platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin';
+        platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin' | 'facebook' | 'instagram' | 'threads' | 'reddit' | 'pinterest' | 'tiktok' | 'youtube';
     };
     query?: {
         /**
@@ -20256,7 +20341,7 @@ export type ConnectSocialPlatformData = {
         /**
          * A platform the service publishes to.
          */
-        platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin';
+        platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin' | 'facebook' | 'instagram' | 'threads' | 'reddit' | 'pinterest' | 'tiktok' | 'youtube';
     };
     query?: never;
     url: '/api/integrations/social/{platform}/connect';

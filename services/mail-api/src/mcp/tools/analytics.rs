@@ -264,7 +264,8 @@ pub fn tools() -> Vec<Tool> {
         declare(
             "create_social_campaign",
             Group::Analytics,
-            "Create a social campaign: a name, a platform (mastodon, bluesky, x, telegram, linkedin) and \
+            "Create a social campaign: a name, a platform (mastodon, bluesky, x, telegram, linkedin, \
+             facebook, instagram, threads, reddit, pinterest, tiktok, youtube) and \
              a destination_url. Its tracked_url counts clicks and leads to the destination \
              with utm_source=<platform>, utm_medium=social and utm_campaign=<name>; \
              schedule_social_post writes its posts with that link.",

@@ -44,7 +44,8 @@ pub fn tools() -> Vec<Tool> {
             "adapt_social_post",
             Group::SocialPosts,
             "Turn an email campaign's first email into a post for each of the given platforms \
-             (mastodon, bluesky, x, telegram, linkedin): its subject and text cut at a word boundary to \
+             (mastodon, bluesky, x, telegram, linkedin, facebook, instagram, threads, reddit, \
+             pinterest, tiktok, youtube): its subject and text cut at a word boundary to \
              the platform's length, the email's first link kept whole at the end (X and \
              Mastodon count any link as 23 characters). Nothing is stored: create_social_post \
              with the text you keep.",
@@ -55,8 +56,13 @@ pub fn tools() -> Vec<Tool> {
         declare(
             "create_social_post",
             Group::SocialPosts,
-            "Create a social post (title, content, platforms: 1..=5 of mastodon, bluesky, x, \
-             telegram, linkedin). Without publish_at it is a draft; with one, it is published at that \
+            "Create a social post (title, content, platforms: 1..=12 of mastodon, bluesky, x, \
+             telegram, linkedin, facebook, instagram, threads, reddit, pinterest, tiktok, \
+             youtube; media: at most 10 {url (https), kind: image|video, alt}; options: \
+             {reddit: {subreddit, url}, pinterest: {board_id, link}}). instagram and pinterest \
+             need an image in media, tiktok and youtube a video; reddit needs \
+             options.reddit.subreddit and pinterest options.pinterest.board_id (400 naming \
+             the field otherwise). Without publish_at it is a draft; with one, it is published at that \
              time (a past time: now) once on each platform, by a queue job that honours the \
              platforms' rate limits and retries. The platforms' accounts must be connected. \
              When an agent asks, publishing waits for a person's approval under the \
@@ -98,7 +104,8 @@ pub fn tools() -> Vec<Tool> {
             "update_social_post",
             Group::SocialPosts,
             "Change a social post no platform has published yet: its title, content, \
-             platforms or publish_at (absent fields unchanged). Setting publish_at queues its \
+             platforms, media, options or publish_at (absent fields unchanged; media and \
+             options are replaced whole, and must still give each platform what it needs). Setting publish_at queues its \
              publishing (an agent's waits for approval).",
         )
         .writes(|ctx, Body(args): Body<UpdateSocialPostArguments>| async move {

@@ -1,6 +1,9 @@
 //! `adapt_social_post`: an email campaign's first email made into a post for each platform,
 //! within its length, with the email's first link kept whole at the end (X and Mastodon count
-//! any link as 23 characters; Bluesky and Telegram count it as it is). No model is needed.
+//! any link as 23 characters; the others count it as it is). No model is needed. Each
+//! platform's rules are its module's `RULES` (X 280, Bluesky 300, Mastodon and Threads 500,
+//! Pinterest 500, Instagram and TikTok 2,200, LinkedIn 3,000, Telegram 4,096, YouTube 5,000,
+//! Reddit 40,000, Facebook 63,206).
 
 use http_kit::{ApiError, Validate};
 use regex::Regex;
@@ -17,7 +20,7 @@ use crate::social::{self, Platform};
 pub struct AdaptSocialPost {
     /// An email campaign of the project (404 `CAMPAIGN_NOT_FOUND` otherwise).
     pub email_campaign_id: Uuid,
-    /// 1..=5 platforms, each once.
+    /// 1..=12 platforms, each once.
     #[schema(schema_with = super::platforms_schema)]
     pub platforms: Vec<Platform>,
 }

@@ -201,6 +201,8 @@ pub async fn schedule_social_post(
             content,
             platforms: vec![platform],
             publish_at: Some(req.publish_at.unwrap_or_else(Utc::now)),
+            media: None,
+            options: None,
         };
         create_post_in(
             conn,

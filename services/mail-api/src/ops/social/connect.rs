@@ -144,6 +144,7 @@ pub async fn start_connect(
             &AuthorizeRequest {
                 state: &oauth_state,
                 code_challenge: &challenge_of(&verifier),
+                code_verifier: &verifier,
                 redirect_uri: &redirect_uri,
             },
         )

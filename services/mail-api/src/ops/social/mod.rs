@@ -30,7 +30,7 @@ use crate::domain::error_code::MailErrorCode;
 use crate::ops::approvals::{
     ApprovalAction, ApprovalPolicy, GateView, Requester, needs_approval, request,
 };
-use crate::social::Platform;
+use crate::social::{Media, MediaKind, Platform, PostOptions};
 
 /// Where a post stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
@@ -83,10 +83,24 @@ pub struct SocialPost {
     pub status: SocialPostStatus,
     /// The approval publishing waits for.
     pub approval_id: Option<Uuid>,
+    /// Its images and videos, in order.
+    pub media: Vec<Media>,
+    /// Its per-platform settings.
+    pub options: PostOptions,
     /// One per platform once publishing was asked for.
     pub publications: Vec<SocialPublication>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+}
+
+/// The post's media as stored.
+pub fn media_of(row: &PostRow) -> Vec<Media> {
+    serde_json::from_value(row.media.clone()).unwrap_or_default()
+}
+
+/// The post's per-platform settings as stored.
+pub fn options_of(row: &PostRow) -> PostOptions {
+    serde_json::from_value(row.options.clone()).unwrap_or_default()
 }
 
 fn platforms_of(row: &PostRow) -> Vec<Platform> {
@@ -115,6 +129,8 @@ impl SocialPost {
         };
         Self {
             platforms: platforms_of(&row),
+            media: media_of(&row),
+            options: options_of(&row),
             publications: publications
                 .into_iter()
                 .filter_map(|p| {
@@ -159,7 +175,7 @@ fn platforms_array(nullable: bool) -> Array {
     array
 }
 
-/// 1..=5 platforms, each once.
+/// 1..=12 platforms, each once.
 pub fn platforms_schema() -> Array {
     platforms_array(false)
 }
@@ -169,7 +185,7 @@ pub fn optional_platforms_schema() -> Array {
     platforms_array(true)
 }
 
-/// 1..=5 platforms, each once.
+/// 1..=12 platforms, each once.
 fn check_platforms(field: &str, platforms: &[Platform]) -> Result<(), ApiError> {
     let unique: BTreeSet<Platform> = platforms.iter().copied().collect();
     if unique.len() != platforms.len() {
@@ -196,20 +212,90 @@ pub struct CreateSocialPost {
     /// length at a word boundary.
     #[schema(min_length = 1, max_length = 10000, pattern = r"[^\s\x85\uFEFF]")]
     pub content: String,
-    /// 1..=5 platforms, each once.
+    /// 1..=12 platforms, each once.
     #[schema(schema_with = platforms_schema)]
     pub platforms: Vec<Platform>,
     /// Publish at this time (a past time: now); null or absent: a draft. The platforms must
     /// be connected (422 `SOCIAL_ACCOUNT_NOT_CONNECTED` otherwise).
     pub publish_at: Option<DateTime<Utc>>,
+    /// At most 10 images and videos (`https` addresses the platforms fetch), in order.
+    /// instagram and pinterest need an image, tiktok and youtube a video (400 naming
+    /// `media` otherwise); each platform publishes what it takes of them (see the platforms).
+    #[schema(max_items = 10)]
+    pub media: Option<Vec<Media>>,
+    /// Per-platform settings: `reddit.subreddit` is required for reddit and
+    /// `pinterest.board_id` for pinterest (400 otherwise).
+    pub options: Option<PostOptions>,
 }
 
 impl Validate for CreateSocialPost {
     fn validate(&mut self) -> Result<(), ApiError> {
         check_text("title", &mut self.title)?;
         check_text("content", &mut self.content)?;
-        check_platforms("platforms", &self.platforms)
+        check_platforms("platforms", &self.platforms)?;
+        if let Some(media) = &self.media {
+            check_media(media)?;
+        }
+        Ok(())
     }
+}
+
+/// The post's media: at most 10, each an `https` address with a host.
+fn check_media(media: &[Media]) -> Result<(), ApiError> {
+    if media.len() > 10 {
+        return Err(ApiError::invalid_field("media", "holds more than 10 items"));
+    }
+    for (i, item) in media.iter().enumerate() {
+        let ok = reqwest::Url::parse(&item.url)
+            .is_ok_and(|u| u.scheme() == "https" && u.host_str().is_some_and(|h| !h.is_empty()));
+        if !ok {
+            return Err(ApiError::invalid_field(
+                &format!("media[{i}].url"),
+                "is not an https address",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// 400 unless the post carries what each of its platforms needs: the media kind it publishes
+/// (instagram and pinterest an image, tiktok and youtube a video), reddit's subreddit and
+/// pinterest's board.
+pub fn check_needs(
+    platforms: &[Platform],
+    media: &[Media],
+    options: &PostOptions,
+) -> Result<(), ApiError> {
+    for &platform in platforms {
+        if let Some(kind) = platform.needs_media()
+            && !media.iter().any(|m| m.kind == kind)
+        {
+            let noun = match kind {
+                MediaKind::Image => "image",
+                MediaKind::Video => "video",
+            };
+            return Err(ApiError::invalid_field(
+                "media",
+                &format!(
+                    "holds no {noun}: {} publishes only a post with one",
+                    platform.as_str()
+                ),
+            ));
+        }
+    }
+    if platforms.contains(&Platform::Reddit) && options.reddit.is_none() {
+        return Err(ApiError::invalid_field(
+            "options.reddit.subreddit",
+            "is required for reddit",
+        ));
+    }
+    if platforms.contains(&Platform::Pinterest) && options.pinterest.is_none() {
+        return Err(ApiError::invalid_field(
+            "options.pinterest.board_id",
+            "is required for pinterest",
+        ));
+    }
+    Ok(())
 }
 
 /// What to change of a post not yet published anywhere; absent (or null) fields are unchanged.
@@ -222,11 +308,16 @@ pub struct UpdateSocialPost {
     /// 1..=10,000 characters, not blank (stored trimmed).
     #[schema(min_length = 1, max_length = 10000, pattern = r"[^\s\x85\uFEFF]")]
     pub content: Option<String>,
-    /// 1..=5 platforms, each once.
+    /// 1..=12 platforms, each once.
     #[schema(schema_with = optional_platforms_schema)]
     pub platforms: Option<Vec<Platform>>,
     /// Publish at this time (a past time: now).
     pub publish_at: Option<DateTime<Utc>>,
+    /// The post's media, all of it replaced (`[]`: none); at most 10, as on creating.
+    #[schema(max_items = 10)]
+    pub media: Option<Vec<Media>>,
+    /// The post's per-platform settings, all of them replaced, as on creating.
+    pub options: Option<PostOptions>,
 }
 
 impl Validate for UpdateSocialPost {
@@ -239,6 +330,9 @@ impl Validate for UpdateSocialPost {
         }
         if let Some(platforms) = &self.platforms {
             check_platforms("platforms", platforms)?;
+        }
+        if let Some(media) = &self.media {
+            check_media(media)?;
         }
         Ok(())
     }
@@ -337,6 +431,8 @@ impl SocialHold {
             "title": post.title,
             "content": post.content,
             "platforms": post.platforms,
+            "media": post.media,
+            "options": post.options,
         });
         let summary = format!(
             "publish the social post \"{}\" on {}",
@@ -375,6 +471,9 @@ pub async fn create_post_in(
 ) -> Result<SocialPost, ApiError> {
     let now = Utc::now();
     let (campaign_id, publisher) = campaign.unzip();
+    let media = req.media.clone().unwrap_or_default();
+    let options = req.options.clone().unwrap_or_default();
+    check_needs(&req.platforms, &media, &options)?;
     let row = db::insert_post(
         conn,
         &PostRow {
@@ -393,6 +492,9 @@ pub async fn create_post_in(
             approval_id: None,
             created_at: now,
             updated_at: now,
+            media: serde_json::to_value(&media).map_err(|e| ApiError::internal(e.to_string()))?,
+            options: serde_json::to_value(&options)
+                .map_err(|e| ApiError::internal(e.to_string()))?,
         },
     )
     .await?;
@@ -491,6 +593,15 @@ pub async fn update_social_post(
         if req.publish_at.is_some() {
             row.publish_at = req.publish_at;
         }
+        if let Some(media) = &req.media {
+            row.media =
+                serde_json::to_value(media).map_err(|e| ApiError::internal(e.to_string()))?;
+        }
+        if let Some(options) = &req.options {
+            row.options =
+                serde_json::to_value(options).map_err(|e| ApiError::internal(e.to_string()))?;
+        }
+        check_needs(&platforms_of(&row), &media_of(&row), &options_of(&row))?;
         let row = db::save_post(conn, &row).await?;
         // What was asked before is asked again with the changes (the approval too).
         let row = if row.publish_at.is_some() {

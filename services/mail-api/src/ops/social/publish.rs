@@ -26,7 +26,7 @@ use uuid::Uuid;
 use super::connect::seal_context;
 use crate::db::social::{self as db, AccountRow};
 use crate::social::{
-    self, Account, Platform, PlatformError, PublishSocialPost, SocialClient, Tokens,
+    self, Account, Draft, Platform, PlatformError, PublishSocialPost, SocialClient, Tokens,
 };
 
 /// How long a worker holds a publication it is sending.
@@ -98,7 +98,7 @@ impl SocialPublisher {
         let mut published = 0;
         for publication in publications.iter().filter(|p| p.status == "pending") {
             let outcome = self
-                .publish_one(&mut conn, project_id, publication, &post.content)
+                .publish_one(&mut conn, project_id, publication, &post)
                 .await
                 .map_err(HandlerError::retry)?;
             match outcome {
@@ -128,7 +128,7 @@ impl SocialPublisher {
         conn: &mut AsyncPgConnection,
         project_id: Uuid,
         publication: &db::PublicationRow,
-        content: &str,
+        post: &db::PostRow,
     ) -> QueryResult<Outcome> {
         let Some(platform) = Platform::parse(&publication.platform) else {
             db::release(
@@ -157,9 +157,17 @@ impl SocialPublisher {
             .await?;
             return Ok(Outcome::Failed);
         };
-        let text = social::adapt(content, None, platform.rules());
+        let text = social::adapt(&post.content, None, platform.rules());
+        let media = super::media_of(post);
+        let options = super::options_of(post);
+        let draft = Draft {
+            title: &post.title,
+            text: &text,
+            media: &media,
+            options: &options,
+        };
         let outcome = self
-            .send(conn, project_id, platform, &row, &text, publication.id)
+            .send(conn, project_id, platform, &row, &draft, publication.id)
             .await?;
         Ok(match outcome {
             Ok(published) => {
@@ -194,7 +202,7 @@ impl SocialPublisher {
         project_id: Uuid,
         platform: Platform,
         row: &AccountRow,
-        text: &str,
+        draft: &Draft<'_>,
         key: Uuid,
     ) -> QueryResult<Result<social::Published, PlatformError>> {
         let context = seal_context(project_id, platform);
@@ -215,14 +223,14 @@ impl SocialPublisher {
                 Err(other) => return Ok(Err(other)),
             }
         }
-        match self.client.publish(platform, &account, text, key).await {
+        match self.client.publish(platform, &account, draft, key).await {
             Err(PlatformError::Unauthorized) if account.refresh.is_some() => {
                 let tokens = match self.client.refresh(platform, &account).await {
                     Ok(tokens) => tokens,
                     Err(err) => return Ok(Err(err)),
                 };
                 let account = self.store(conn, project_id, platform, tokens).await?;
-                Ok(self.client.publish(platform, &account, text, key).await)
+                Ok(self.client.publish(platform, &account, draft, key).await)
             }
             other => Ok(other),
         }

@@ -1,0 +1,1 @@
+ALTER TABLE social_posts DROP COLUMN options, DROP COLUMN media;

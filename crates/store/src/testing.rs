@@ -1,13 +1,17 @@
 //! A database per test, cloned from a template that was migrated once: tests run in parallel
 //! (in threads or in separate processes) and never see each other's rows.
 //!
-//! The template's name carries a hash of the migration files, so changing a migration builds a
-//! new template. Building it is serialized across processes by an advisory lock, and it is
+//! The template's name carries a hash of the migrations the test binary embeds (each one's name
+//! and the SQL it runs), so it always describes what the binary would run: a binary built from
+//! other migrations (an older build, another checkout on the same server) builds and uses a
+//! template of its own instead of reusing one made by different SQL. Building it is serialized across processes by an advisory lock, and it is
 //! renamed into place only once fully migrated.
 
 use std::path::Path;
 use std::time::Duration;
 
+use diesel::migration::MigrationSource;
+use diesel::pg::Pg;
 use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl as _};
 use diesel_migrations::EmbeddedMigrations;
 
@@ -32,15 +36,13 @@ pub struct TestDatabase {
 
 impl TestDatabase {
     /// Clones the migrated template of `service` (building it first if needed).
-    /// `migrations` makes the embedded set afresh (a set is used up by a run); `migrations_dir`
-    /// is the directory it was embedded from.
+    /// `migrations` makes the embedded set afresh (a set is used up by a run).
     pub async fn new(
         service: &str,
         migrations: fn() -> EmbeddedMigrations,
-        migrations_dir: &Path,
     ) -> Result<Self, StoreError> {
         let server = server_url();
-        let template = template_name(service, migrations_dir);
+        let template = template_name(service, &migrations())?;
         ensure_template(&server, service, &template, migrations()).await?;
         let name = format!("t_{service}_{}", uuid::Uuid::new_v4().simple());
         let mut admin = admin_connection(&server).await?;
@@ -120,22 +122,67 @@ async fn admin_connection(server: &str) -> Result<AsyncPgConnection, StoreError>
     Ok(AsyncPgConnection::establish(&format!("{server}/postgres")).await?)
 }
 
-fn template_name(service: &str, dir: &Path) -> String {
-    let mut files = Vec::new();
-    collect_files(dir, &mut files);
-    files.sort();
+/// `tpl_<service>_<hash>`, the hash over every embedded migration in order: its name, whether
+/// it runs in a transaction, and the SQL its `up` executes.
+pub fn template_name(service: &str, migrations: &EmbeddedMigrations) -> Result<String, StoreError> {
     let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
-    for file in files {
-        ctx.update(
-            file.strip_prefix(dir)
-                .unwrap_or(&file)
-                .to_string_lossy()
-                .as_bytes(),
-        );
-        ctx.update(&std::fs::read(&file).unwrap_or_default());
+    for (name, in_transaction, up) in embedded_migrations(migrations)? {
+        for part in [name.as_bytes(), &[u8::from(in_transaction)], up.as_bytes()] {
+            // Length-prefixed, so that no two different sets hash the same bytes.
+            ctx.update(&(part.len() as u64).to_le_bytes());
+            ctx.update(part);
+        }
     }
     let hash = hex::encode(ctx.finish());
-    format!("tpl_{service}_{}", &hash[..16])
+    Ok(format!("tpl_{service}_{}", &hash[..16]))
+}
+
+/// Each embedded migration's name, transaction flag and up SQL, sorted by name (the order
+/// diesel applies them in). The SQL is read by running the migration against [`Recorder`],
+/// which keeps what it is given instead of executing it.
+fn embedded_migrations(
+    migrations: &EmbeddedMigrations,
+) -> Result<Vec<(String, bool, String)>, StoreError> {
+    let list = MigrationSource::<Pg>::migrations(migrations)
+        .map_err(|e| StoreError::Migration(e.to_string()))?;
+    let mut out = Vec::with_capacity(list.len());
+    for migration in list {
+        let mut recorder = Recorder::default();
+        migration
+            .run(&mut recorder)
+            .map_err(|e| StoreError::Migration(e.to_string()))?;
+        out.push((
+            migration.name().to_string(),
+            migration.metadata().run_in_transaction(),
+            recorder.sql,
+        ));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
+/// A stand-in connection that records the SQL an embedded migration runs (an embedded
+/// migration does nothing but `batch_execute` its `up.sql`).
+#[derive(Default)]
+struct Recorder {
+    sql: String,
+}
+
+impl diesel::connection::SimpleConnection for Recorder {
+    fn batch_execute(&mut self, query: &str) -> diesel::QueryResult<()> {
+        self.sql.push_str(query);
+        Ok(())
+    }
+}
+
+impl diesel::connection::BoxableConnection<Pg> for Recorder {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
 }
 
 fn collect_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
@@ -271,10 +318,9 @@ pub async fn assert_migrations_round_trip(service: &str, migrations: fn() -> Emb
 pub async fn assert_schema_matches_migrations(
     service: &str,
     migrations: fn() -> EmbeddedMigrations,
-    migrations_dir: &Path,
     schema_rs: &str,
 ) {
-    let db = TestDatabase::new(service, migrations, migrations_dir)
+    let db = TestDatabase::new(service, migrations)
         .await
         .expect("migrated database");
     let drift = schema_drift(&db.url, schema_rs).await;

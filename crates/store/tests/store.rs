@@ -1,6 +1,5 @@
 //! The pool, migrations, LISTEN and per-test databases, against the real PostgreSQL.
 
-use std::path::Path;
 use std::time::Duration;
 
 use diesel::sql_types::{BigInt, Text};
@@ -11,12 +10,9 @@ use store::{EmbeddedMigrations, embed_migrations};
 
 const MIGRATIONS: EmbeddedMigrations = embed_migrations!("tests/fixtures/migrations");
 
-fn dir() -> &'static Path {
-    Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/migrations"
-    ))
-}
+/// The same migration (same name) with other SQL, as a binary built from another checkout
+/// would embed it.
+const EDITED: EmbeddedMigrations = embed_migrations!("tests/fixtures/migrations_edited");
 
 #[derive(diesel::QueryableByName)]
 struct Count {
@@ -35,12 +31,8 @@ async fn count(url: &str) -> i64 {
 
 #[tokio::test]
 async fn each_test_database_is_migrated_and_isolated() {
-    let a = TestDatabase::new("storetest", || MIGRATIONS, dir())
-        .await
-        .unwrap();
-    let b = TestDatabase::new("storetest", || MIGRATIONS, dir())
-        .await
-        .unwrap();
+    let a = TestDatabase::new("storetest", || MIGRATIONS).await.unwrap();
+    let b = TestDatabase::new("storetest", || MIGRATIONS).await.unwrap();
     assert_ne!(a.url, b.url);
     let mut conn = AsyncPgConnection::establish(&a.url).await.unwrap();
     diesel::sql_query("INSERT INTO things (name) VALUES ('x')")
@@ -63,11 +55,36 @@ async fn migrations_run_revert_and_run_again() {
     store::testing::assert_migrations_round_trip("storetest", || MIGRATIONS).await;
 }
 
+/// The template is named from the SQL the binary embeds: a set whose migration has the same name
+/// but other SQL gets a template of its own, never one built by the other set.
+#[tokio::test]
+async fn a_template_is_named_from_the_embedded_sql() {
+    let name = |m: &EmbeddedMigrations| store::testing::template_name("storetest", m).unwrap();
+    assert_eq!(name(&MIGRATIONS), name(&MIGRATIONS), "stable");
+    assert_ne!(
+        name(&MIGRATIONS),
+        name(&EDITED),
+        "other SQL, other template"
+    );
+
+    let plain = TestDatabase::new("storetest", || MIGRATIONS).await.unwrap();
+    let edited = TestDatabase::new("storetest", || EDITED).await.unwrap();
+    let mut conn = AsyncPgConnection::establish(&edited.url).await.unwrap();
+    diesel::sql_query("INSERT INTO things (name, colour) VALUES ('x', 'red')")
+        .execute(&mut conn)
+        .await
+        .expect("the edited set's column exists in its clone");
+    let mut conn = AsyncPgConnection::establish(&plain.url).await.unwrap();
+    let err = diesel::sql_query("INSERT INTO things (name, colour) VALUES ('x', 'red')")
+        .execute(&mut conn)
+        .await
+        .expect_err("the first set has no such column");
+    assert!(err.to_string().contains("colour"), "{err}");
+}
+
 #[tokio::test]
 async fn a_dropped_test_database_is_gone() {
-    let db = TestDatabase::new("storetest", || MIGRATIONS, dir())
-        .await
-        .unwrap();
+    let db = TestDatabase::new("storetest", || MIGRATIONS).await.unwrap();
     let name = db.name.clone();
     drop(db);
     let mut admin =
@@ -104,9 +121,7 @@ fn notification(payload: &str) -> ListenEvent {
 
 #[tokio::test]
 async fn the_pool_answers_and_the_listener_hears_notifications() {
-    let db = TestDatabase::new("storetest", || MIGRATIONS, dir())
-        .await
-        .unwrap();
+    let db = TestDatabase::new("storetest", || MIGRATIONS).await.unwrap();
     let pool = store::pool(&db.url, &store::PoolOptions::default()).unwrap();
     store::ping(&pool).await.unwrap();
 
@@ -170,9 +185,7 @@ struct Plans {
 /// `generic_plans`, and answers how the server planned it.
 async fn plans_of_array_statement(generic_plans: bool) -> Plans {
     const STATEMENT: &str = "SELECT count(*) AS n FROM things WHERE id = ANY($1)";
-    let db = TestDatabase::new("storetest", || MIGRATIONS, dir())
-        .await
-        .unwrap();
+    let db = TestDatabase::new("storetest", || MIGRATIONS).await.unwrap();
     let options = store::PoolOptions {
         max_size: 1,
         generic_plans,

@@ -257,6 +257,7 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
         },
     )
     .await?;
+    crate::housekeeping::upkeep_partitions(&launched.infra.pool).await;
     crate::housekeeping::spawn_idempotency_purge(launched.infra.pool.clone());
     crate::bounce_rate_watch::spawn(
         launched.infra.pool.clone(),

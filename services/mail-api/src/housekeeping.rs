@@ -10,10 +10,14 @@ use store::Pool;
 use utoipa::ToSchema;
 
 use crate::db::cron::{self, Counts};
-use crate::db::{confirmations, idempotency};
+use crate::db::{confirmations, idempotency, partitions};
 
 /// How often expired idempotency records are purged.
 const PURGE_EVERY: Duration = Duration::from_secs(600);
+
+/// How often the monthly partitions of the event tables are created ahead (see
+/// [`partitions::upkeep`]); also once when the process starts.
+const PARTITIONS_EVERY: Duration = Duration::from_secs(3600);
 
 /// The periodic jobs whose runs are recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -102,11 +106,19 @@ where
 }
 
 /// Deletes idempotency records older than 24 hours (and MCP confirmation tokens a day past
-/// their expiry, and recorded runs past their retention) every [`PURGE_EVERY`], for as long
-/// as the process runs. Replicas running it at once delete the same rows harmlessly.
+/// their expiry, and recorded runs past their retention) every [`PURGE_EVERY`], and creates the
+/// coming monthly partitions of the event tables every [`PARTITIONS_EVERY`], for as long as the
+/// process runs. Replicas running it at once delete the same rows harmlessly, and create each
+/// partition once.
 pub fn spawn_idempotency_purge(pool: Pool) {
     tokio::spawn(async move {
+        // The process's start ran the partition upkeep already ([`upkeep_partitions`]).
+        let mut partitions_done = tokio::time::Instant::now();
         loop {
+            if partitions_done.elapsed() >= PARTITIONS_EVERY {
+                upkeep_partitions(&pool).await;
+                partitions_done = tokio::time::Instant::now();
+            }
             match purge_once(&pool).await {
                 Ok(0) => {}
                 Ok(purged) => tracing::info!(purged, "expired idempotency records purged"),
@@ -115,6 +127,22 @@ pub fn spawn_idempotency_purge(pool: Pool) {
             tokio::time::sleep(PURGE_EVERY).await;
         }
     });
+}
+
+/// Creates the partitions of this month and the next of the event tables that do not exist yet
+/// (idempotent). A failure is logged: rows of a month without its partition land in the
+/// DEFAULT partition, and move into the month's when it is made.
+pub async fn upkeep_partitions(pool: &Pool) {
+    let made = async {
+        let mut conn = store::conn(pool).await?;
+        anyhow::Ok(partitions::upkeep(&mut conn, Utc::now()).await?)
+    }
+    .await;
+    match made {
+        Ok(created) if created.is_empty() => {}
+        Ok(created) => tracing::info!(?created, "monthly partitions created"),
+        Err(err) => tracing::warn!(error = %err, "creating the monthly partitions failed"),
+    }
 }
 
 /// One purge, recorded as a `housekeeping` run: returns how many expired idempotency records

@@ -31,6 +31,3 @@ pub use config::Settings;
 /// The migrations of the memory database, embedded in the binary.
 pub const MIGRATIONS: store::EmbeddedMigrations =
     diesel_migrations::embed_migrations!("../../migrations/memory");
-
-/// Where [`MIGRATIONS`] come from (the test-database helper hashes them).
-pub const MIGRATIONS_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../migrations/memory");

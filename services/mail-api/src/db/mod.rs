@@ -36,6 +36,7 @@ pub mod language_models;
 pub mod notifications;
 pub mod outbound_events;
 pub mod outbox;
+pub mod partitions;
 pub mod platform_imports;
 pub mod platforms;
 pub mod scheduler;

@@ -8,7 +8,7 @@ use std::path::Path;
 use auth::Scope;
 use diesel_async::AsyncPgConnection;
 use mail_api::db::{credentials, tenants};
-use mail_api::{MIGRATIONS, MIGRATIONS_DIR, Settings};
+use mail_api::{MIGRATIONS, Settings};
 use rate_limit::policy::Plan;
 use reqwest::{RequestBuilder, Response};
 use serde_json::{Value, json};
@@ -60,7 +60,7 @@ pub fn redis_settings(db_url: &str, prefix: &str) -> Settings {
 }
 
 pub async fn database() -> TestDatabase {
-    TestDatabase::new("mail", || MIGRATIONS, Path::new(MIGRATIONS_DIR))
+    TestDatabase::new("mail", || MIGRATIONS)
         .await
         .expect("test database")
 }

@@ -258,7 +258,6 @@ async fn schema_rs_matches_the_migrated_database() {
     store::testing::assert_schema_matches_migrations(
         "mail",
         || mail_api::MIGRATIONS,
-        std::path::Path::new(mail_api::MIGRATIONS_DIR),
         // The OAuth tables are declared by the shared authorization-server crate.
         concat!(
             include_str!("../../src/db/schema.rs"),
@@ -266,4 +265,78 @@ async fn schema_rs_matches_the_migrated_database() {
         ),
     )
     .await;
+}
+
+/// The event tables becoming partitioned by month: the rows already there move into the
+/// partition of their id's month (made for them), a row whose id is not a UUIDv7 into the
+/// DEFAULT partition, and what pointed at them (an enrollment's event) still does.
+#[tokio::test]
+async fn monthly_partitions_migration_moves_the_rows_into_their_months() {
+    const MIGRATION: &str = "2027-01-11-000100";
+    let db = store::testing::TestDatabase::empty("mail")
+        .await
+        .expect("empty database");
+    store::run_migrations_before(&db.url, mail_api::MIGRATIONS, MIGRATION)
+        .await
+        .expect("migrations before");
+    // An account, project, site, contact and campaign; a contact event of November 2025 that
+    // an enrollment points at, one whose id is random, and an email event of November 2025.
+    for sql in [
+        "INSERT INTO accounts (id, name) VALUES ('00000000-0000-7000-8000-000000000001', 'a')",
+        "INSERT INTO projects (id, account_id, name, plan) VALUES \
+           ('00000000-0000-7000-8000-000000000002', '00000000-0000-7000-8000-000000000001', \
+            'p', 'free')",
+        "INSERT INTO sites (id, project_id, name, slug, from_name) VALUES \
+           ('00000000-0000-7000-8000-000000000003', '00000000-0000-7000-8000-000000000002', \
+            's', 's', 'f')",
+        "INSERT INTO contacts (id, project_id, email, source) VALUES \
+           ('00000000-0000-7000-8000-000000000004', '00000000-0000-7000-8000-000000000002', \
+            'a@x.io', 'api')",
+        "INSERT INTO campaigns (id, project_id, site_id, name, type) VALUES \
+           ('00000000-0000-7000-8000-000000000005', '00000000-0000-7000-8000-000000000002', \
+            '00000000-0000-7000-8000-000000000003', 'c', 'drip')",
+        "INSERT INTO events (id, project_id, contact_id, name) VALUES \
+           ('019a4a00-0000-7000-8000-000000000010', '00000000-0000-7000-8000-000000000002', \
+            '00000000-0000-7000-8000-000000000004', 'old'), \
+           ('10000000-0000-4000-8000-000000000011', '00000000-0000-7000-8000-000000000002', \
+            '00000000-0000-7000-8000-000000000004', 'random')",
+        "INSERT INTO enrollments (id, project_id, campaign_id, contact_id, source, event_id) \
+           VALUES ('00000000-0000-7000-8000-000000000006', \
+            '00000000-0000-7000-8000-000000000002', '00000000-0000-7000-8000-000000000005', \
+            '00000000-0000-7000-8000-000000000004', 'event', \
+            '019a4a00-0000-7000-8000-000000000010')",
+        "INSERT INTO email_events (id, project_id, email_log_id, kind, source) VALUES \
+           ('019a4a00-0000-7000-8000-000000000020', '00000000-0000-7000-8000-000000000002', \
+            '00000000-0000-7000-8000-000000000099', 'accepted', 'api')",
+    ] {
+        test_support::sql::exec(&db.url, sql).await;
+    }
+
+    let applied = store::run_migrations(&db.url, mail_api::MIGRATIONS)
+        .await
+        .expect("the migration");
+    assert!(
+        applied
+            .iter()
+            .any(|v| v.replace('-', "") == MIGRATION.replace('-', "")),
+        "{applied:?}"
+    );
+    let q = |sql: &'static str| test_support::sql::query(&db.url, sql);
+    assert_eq!(
+        q("SELECT name || ' ' || tableoid::regclass::text FROM events ORDER BY id").await,
+        ["old events_y2025m11", "random events_default"]
+    );
+    assert_eq!(
+        q("SELECT kind || ' ' || tableoid::regclass::text FROM email_events").await,
+        ["accepted email_events_y2025m11"]
+    );
+    assert_eq!(
+        q("SELECT event_id::text FROM enrollments").await,
+        ["019a4a00-0000-7000-8000-000000000010"]
+    );
+    // The month of the old rows, this month and the next (whichever they are), the DEFAULT.
+    assert_eq!(
+        q("SELECT count(*) FROM pg_inherits WHERE inhparent = 'events'::regclass").await,
+        ["4"]
+    );
 }

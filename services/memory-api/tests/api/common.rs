@@ -8,7 +8,7 @@ use std::path::Path;
 use auth::{CredentialKind, Origin, Scope};
 use diesel_async::AsyncPgConnection;
 use memory_api::db::{credentials, users};
-use memory_api::{MIGRATIONS, MIGRATIONS_DIR, Settings};
+use memory_api::{MIGRATIONS, Settings};
 use rate_limit::policy::Tier;
 use reqwest::{RequestBuilder, Response};
 use service_kit::testing::{self, TestServer};
@@ -47,7 +47,7 @@ pub fn redis_settings(db_url: &str, prefix: &str) -> Settings {
 }
 
 pub async fn database() -> TestDatabase {
-    TestDatabase::new("memory", || MIGRATIONS, Path::new(MIGRATIONS_DIR))
+    TestDatabase::new("memory", || MIGRATIONS)
         .await
         .expect("test database")
 }

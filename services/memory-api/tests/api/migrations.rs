@@ -11,7 +11,6 @@ async fn schema_rs_matches_the_migrated_database() {
     store::testing::assert_schema_matches_migrations(
         "memory",
         || memory_api::MIGRATIONS,
-        std::path::Path::new(memory_api::MIGRATIONS_DIR),
         // The OAuth tables are declared by the shared authorization-server crate.
         concat!(
             include_str!("../../src/db/schema.rs"),

@@ -24,6 +24,7 @@ use crate::common::*;
 mod approvals;
 mod concurrency;
 mod email_log;
+mod partitions;
 mod path;
 mod provider_apis;
 mod providers;

@@ -8058,7 +8058,9 @@ export type UpdateSocialPostData = {
          */
         publish_at?: string | null;
         /**
-         * The post's media, all of it replaced (`[]`: none); at most 10, as on creating.
+         * The post's media, all of it replaced (`[]`: none); at most 10, as on creating. The
+         * post as changed must still carry what its platforms need: instagram and pinterest an
+         * image, tiktok and youtube a video (400 naming `media` otherwise).
          */
         media?: Array<SocialMedia> | null;
         options?: null | SocialPostOptions;

@@ -313,10 +313,14 @@ pub struct UpdateSocialPost {
     pub platforms: Option<Vec<Platform>>,
     /// Publish at this time (a past time: now).
     pub publish_at: Option<DateTime<Utc>>,
-    /// The post's media, all of it replaced (`[]`: none); at most 10, as on creating.
+    /// The post's media, all of it replaced (`[]`: none); at most 10, as on creating. The
+    /// post as changed must still carry what its platforms need: instagram and pinterest an
+    /// image, tiktok and youtube a video (400 naming `media` otherwise).
     #[schema(max_items = 10)]
     pub media: Option<Vec<Media>>,
-    /// The post's per-platform settings, all of them replaced, as on creating.
+    /// The post's per-platform settings, all of them replaced, as on creating: the post as
+    /// changed needs `reddit.subreddit` if it is for reddit and `pinterest.board_id` if it is
+    /// for pinterest (400 otherwise).
     pub options: Option<PostOptions>,
 }
 

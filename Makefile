@@ -60,7 +60,7 @@ migrate: infra
 ## Throughput and latency per scenario against the release binaries, with pgbench alongside.
 bench: infra tools
 	$(CARGO) build --release --workspace --bins
-	$(CARGO) build --release -p embed --example hard_set
+	$(CARGO) build --release -p embed --example hard_set --example latency
 	$(CARGO) build --release -p delivery --features testing --bin provider-stub
 	scripts/bench.sh
 

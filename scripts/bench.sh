@@ -19,6 +19,9 @@
 #      decisions, on a second memory-api (127.0.0.1:18082, database bench_memory_semantic)
 #   k  GET /memory/search on that second memory-api
 #   l  POST /memory/decisions on it (throughput with the local embedding in the request)
+#      Beside the background pass and l, embed's latency example prints what the model alone
+#      embeds on this machine, the same way, and the bench prints each one's ratio to it
+#      (goal: at least 0.7; raw/model-alone.txt)
 #   r  memory-api GET /memory/export-mif (full) of 10,000 decisions and 10,000 corpus entries:
 #      time and the process's peak RSS
 #   s  POST /memory/import-mif (replace) of that document into an empty user: the same
@@ -1056,7 +1059,27 @@ if memory_scenarios || search_scenarios; then
         ((SECONDS - embed_start < 1200)) || die "the background pass left $left decisions unembedded after 20 minutes"
         sleep 2
     done
-    log "bench: $SEMANTIC_N decisions embedded by the background pass in $((SECONDS - embed_start)) s"
+    pass_seconds=$((SECONDS - embed_start))
+    log "bench: $SEMANTIC_N decisions embedded by the background pass in $pass_seconds s"
+    # What the model alone embeds on this machine, the same way (embed's latency example, with
+    # the service's model, runtime and precision): the ceilings of the pass and of l.
+    ort_library=""
+    [[ ${BENCH_EMBED_RUNTIME:-onnx} != onnx ]] ||
+        ort_library="$(bash "$ROOT/scripts/models.sh" --onnxruntime | tail -n 1)"
+    EMBED_MODEL_DIR="$MODEL_DIR" EMBED_ONNXRUNTIME_LIBRARY="$ort_library" \
+        EMBED_QUANTIZED="$([[ ${BENCH_EMBED_QUANTIZED:-1} == 1 && ${BENCH_EMBED_RUNTIME:-onnx} == onnx ]] && echo 1 || echo 0)" \
+        "$BIN/examples/latency" >"$OUT/raw/model-alone.txt" 2>&1 ||
+        { cat "$OUT/raw/model-alone.txt" >&2; die "embed's latency example failed"; }
+    sed 's/^/    model alone: /' "$OUT/raw/model-alone.txt"
+    model_rate() { # decisions a second the model alone embeds at the default lead weight, $1 a call
+        awk -v per="$1 a call" 'index($0, "decisions with reasoning") && index($0, per) && !/lead weight 0,/ {
+            for (i = 1; i <= NF; i++) if ($(i + 2) == "second") { print $i; exit } }' "$OUT/raw/model-alone.txt"
+    }
+    MODEL_ALONE_32="$(model_rate 32)"
+    MODEL_ALONE_16="$(model_rate 16)"
+    python3 -c 'import sys; n, s, m = map(float, sys.argv[1:]); r = n / max(s, 1)
+print(f"bench: background pass {r:.1f} decisions/s, model alone {m:.0f}/s at 32 a call: ratio {r / m:.2f} (goal >= 0.7)")' \
+        "$SEMANTIC_N" "$pass_seconds" "${MODEL_ALONE_32:-0}" | tee -a "$OUT/raw/model-alone.txt"
     psql_pg -d bench_memory_semantic -c "ANALYZE decisions"
     # The 20 questions repeat: after the warm-up every query vector comes from the cache
     # unless BENCH_QUERY_CACHE_ENTRIES=0.
@@ -1076,6 +1099,12 @@ if search_scenarios; then
     WRK_BODIES_FILE="$WORK/post.bodies" run_wrk l \
         "memory-api POST /memory/decisions, local embedding in the request" \
         "$SEMANTIC_URL/api/v1/memory/decisions" "$SEM_KEY"
+    python3 -c 'import re, sys
+text = open(sys.argv[1]).read()
+v = dict(kv.split("=", 1) for kv in re.search(r"^WRK_RESULT (.*)$", text, re.M).group(1).split())
+rps, m = int(v["requests"]) / (int(v["duration_us"]) / 1e6), float(sys.argv[2])
+print(f"bench: l {rps:.1f} decisions/s, model alone {m:.0f}/s at 16 a call: ratio {rps / m:.2f} (goal >= 0.7)")' \
+        "$OUT/raw/l-wrk.txt" "${MODEL_ALONE_16:-0}" | tee -a "$OUT/raw/model-alone.txt"
 fi
 if memory_scenarios; then
     cp "$WORK/identity.sql" "$OUT/raw/h.sql"

@@ -15,7 +15,7 @@ use uuid::Uuid;
 use super::Platform::Facebook as ME;
 use super::{
     Account, Adapter, AuthorizeRequest, Credentials, Draft, MediaKind, PlatformError, Published,
-    SocialClient, TextRules, Tokens, authorize_address, expiry_in, form, graph_sorted, id_of,
+    SocialClient, TextRules, Tokens, expiry_in, form, graph_sorted, id_of,
 };
 
 const DEFAULT_BASE: &str = "https://graph.facebook.com";
@@ -46,20 +46,8 @@ impl Facebook<'_> {
 
 impl Adapter for Facebook<'_> {
     fn authorize_url(&self, req: &AuthorizeRequest<'_>) -> Result<String, PlatformError> {
-        let settings = self.0.settings.platform(ME);
-        let base = self
-            .0
-            .configured(ME, |s| &s.authorize_url, DEFAULT_AUTHORIZE);
-        authorize_address(
-            &base,
-            &[
-                ("response_type", "code"),
-                ("client_id", &settings.client_id),
-                ("redirect_uri", req.redirect_uri),
-                ("scope", SCOPES),
-                ("state", req.state),
-            ],
-        )
+        self.0
+            .code_authorization(ME, DEFAULT_AUTHORIZE, SCOPES, req, &[])
     }
 
     async fn exchange(

@@ -19,7 +19,7 @@ use uuid::Uuid;
 use super::Platform::Instagram as ME;
 use super::{
     Account, Adapter, AuthorizeRequest, Credentials, Draft, MediaKind, PlatformError, Published,
-    SocialClient, TextRules, Tokens, authorize_address, expiry_in, form, graph_sorted, id_of,
+    SocialClient, TextRules, Tokens, form, graph_sorted, id_of,
 };
 
 const DEFAULT_BASE: &str = "https://graph.instagram.com";
@@ -49,39 +49,16 @@ impl Instagram<'_> {
         query: &[(&str, &str)],
         handle: Option<String>,
     ) -> Result<Tokens, PlatformError> {
-        let url = format!("{}/{path}?{}", self.base(), form(query)?);
-        let json = graph_sorted(self.0.raw(self.0.request(Method::GET, &url)?).await?)?;
-        let access = json
-            .get("access_token")
-            .and_then(Value::as_str)
-            .ok_or_else(|| {
-                PlatformError::Rejected("the token answer has no access_token".into())
-            })?;
-        Ok(Tokens {
-            access: access.to_owned(),
-            refresh: Some(access.to_owned()),
-            expires_at: expiry_in(&json),
-            handle,
-        })
+        self.0
+            .long_lived_token(&self.base(), path, query, handle)
+            .await
     }
 }
 
 impl Adapter for Instagram<'_> {
     fn authorize_url(&self, req: &AuthorizeRequest<'_>) -> Result<String, PlatformError> {
-        let settings = self.0.settings.platform(ME);
-        let base = self
-            .0
-            .configured(ME, |s| &s.authorize_url, DEFAULT_AUTHORIZE);
-        authorize_address(
-            &base,
-            &[
-                ("response_type", "code"),
-                ("client_id", &settings.client_id),
-                ("redirect_uri", req.redirect_uri),
-                ("scope", SCOPES),
-                ("state", req.state),
-            ],
-        )
+        self.0
+            .code_authorization(ME, DEFAULT_AUTHORIZE, SCOPES, req, &[])
     }
 
     async fn exchange(

@@ -9,7 +9,7 @@ use uuid::Uuid;
 use super::Platform::Mastodon as ME;
 use super::{
     Account, Adapter, AuthorizeRequest, Credentials, Draft, PlatformError, Published, SocialClient,
-    TextRules, Tokens, authorize_address, form, oauth_tokens,
+    TextRules, Tokens, form, oauth_tokens,
 };
 
 /// The default instance.
@@ -48,20 +48,12 @@ impl Mastodon<'_> {
 
 impl Adapter for Mastodon<'_> {
     fn authorize_url(&self, req: &AuthorizeRequest<'_>) -> Result<String, PlatformError> {
-        let settings = self.0.settings.platform(ME);
-        let base = if settings.authorize_url.is_empty() {
-            format!("{}/oauth/authorize", self.base())
-        } else {
-            settings.authorize_url.clone()
-        };
-        authorize_address(
-            &base,
+        self.0.code_authorization(
+            ME,
+            &format!("{}/oauth/authorize", self.base()),
+            SCOPES,
+            req,
             &[
-                ("response_type", "code"),
-                ("client_id", &settings.client_id),
-                ("redirect_uri", req.redirect_uri),
-                ("scope", SCOPES),
-                ("state", req.state),
                 ("code_challenge", req.code_challenge),
                 ("code_challenge_method", "S256"),
             ],

@@ -568,6 +568,55 @@ impl SocialClient {
         base.trim_end_matches('/').to_owned()
     }
 
+    /// The standard OAuth 2 authorization request of `platform` (RFC 6749 §4.1.1): its
+    /// configured `authorize_url` (else `default`) asking for a code for its client with
+    /// `scopes`, then `extra` (a PKCE challenge, a platform's own parameters).
+    pub fn code_authorization(
+        &self,
+        platform: Platform,
+        default: &str,
+        scopes: &str,
+        req: &AuthorizeRequest<'_>,
+        extra: &[(&str, &str)],
+    ) -> Result<String, PlatformError> {
+        let base = self.configured(platform, |s| &s.authorize_url, default);
+        let client_id = &self.settings.platform(platform).client_id;
+        let mut pairs = vec![
+            ("response_type", "code"),
+            ("client_id", client_id.as_str()),
+            ("redirect_uri", req.redirect_uri),
+            ("scope", scopes),
+            ("state", req.state),
+        ];
+        pairs.extend_from_slice(extra);
+        authorize_address(&base, &pairs)
+    }
+
+    /// A Meta long-lived token's answer to `GET {base}/{path}?{query}` (`access_token`,
+    /// `expires_in`): the token is its own refresh (Instagram, Threads).
+    pub async fn long_lived_token(
+        &self,
+        base: &str,
+        path: &str,
+        query: &[(&str, &str)],
+        handle: Option<String>,
+    ) -> Result<Tokens, PlatformError> {
+        let url = format!("{base}/{path}?{}", form(query)?);
+        let json = graph_sorted(self.raw(self.request(reqwest::Method::GET, &url)?).await?)?;
+        let access = json
+            .get("access_token")
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                PlatformError::Rejected("the token answer has no access_token".into())
+            })?;
+        Ok(Tokens {
+            access: access.to_owned(),
+            refresh: Some(access.to_owned()),
+            expires_at: expiry_in(&json),
+            handle,
+        })
+    }
+
     /// A configured address of `platform` (`authorize_url`, `token_url`), or `default`.
     pub fn configured(
         &self,

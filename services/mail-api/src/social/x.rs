@@ -10,7 +10,7 @@ use uuid::Uuid;
 use super::Platform::X as ME;
 use super::{
     Account, Adapter, AuthorizeRequest, Credentials, Draft, PlatformError, Published, SocialClient,
-    TextRules, Tokens, authorize_address, form, oauth_tokens,
+    TextRules, Tokens, form, oauth_tokens,
 };
 
 const DEFAULT_BASE: &str = "https://api.x.com";
@@ -54,20 +54,12 @@ impl X<'_> {
 
 impl Adapter for X<'_> {
     fn authorize_url(&self, req: &AuthorizeRequest<'_>) -> Result<String, PlatformError> {
-        let settings = self.0.settings.platform(ME);
-        let base = if settings.authorize_url.is_empty() {
-            DEFAULT_AUTHORIZE.to_owned()
-        } else {
-            settings.authorize_url.clone()
-        };
-        authorize_address(
-            &base,
+        self.0.code_authorization(
+            ME,
+            DEFAULT_AUTHORIZE,
+            SCOPES,
+            req,
             &[
-                ("response_type", "code"),
-                ("client_id", &settings.client_id),
-                ("redirect_uri", req.redirect_uri),
-                ("scope", SCOPES),
-                ("state", req.state),
                 ("code_challenge", req.code_challenge),
                 ("code_challenge_method", "S256"),
             ],

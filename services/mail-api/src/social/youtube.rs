@@ -16,7 +16,7 @@ use uuid::Uuid;
 use super::Platform::Youtube as ME;
 use super::{
     Account, Adapter, AuthorizeRequest, Credentials, Draft, MediaKind, PlatformError, Published,
-    SocialClient, TextRules, Tokens, authorize_address, clip, form, id_of, oauth_tokens,
+    SocialClient, TextRules, Tokens, clip, form, id_of, oauth_tokens,
 };
 
 const DEFAULT_BASE: &str = "https://www.googleapis.com";
@@ -73,18 +73,12 @@ impl Youtube<'_> {
 
 impl Adapter for Youtube<'_> {
     fn authorize_url(&self, req: &AuthorizeRequest<'_>) -> Result<String, PlatformError> {
-        let settings = self.0.settings.platform(ME);
-        let base = self
-            .0
-            .configured(ME, |s| &s.authorize_url, DEFAULT_AUTHORIZE);
-        authorize_address(
-            &base,
+        self.0.code_authorization(
+            ME,
+            DEFAULT_AUTHORIZE,
+            SCOPES,
+            req,
             &[
-                ("response_type", "code"),
-                ("client_id", &settings.client_id),
-                ("redirect_uri", req.redirect_uri),
-                ("scope", SCOPES),
-                ("state", req.state),
                 ("code_challenge", req.code_challenge),
                 ("code_challenge_method", "S256"),
                 ("access_type", "offline"),

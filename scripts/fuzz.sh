@@ -191,18 +191,16 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "401", "403",
 [[operations]]
 include-operation-id-regex = "^(runCompetitorWatch|createCompetitorWatch)$"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "422", "429", "5xx"]
-# The seeded watch, and another to delete: a DELETE acts once on what it names, so its
-# missing_test_data warning is off (and with it validation_mismatch, as above). The stateful
-# phase follows a created watch into that DELETE, whose id is the spare's, gone after its
-# first DELETE: its 404 names the spare, not the watch just made, so the created-resource
-# check is off there.
+# The seeded watch. A DELETE names no seeded watch: the stateful phase deletes the watches it
+# creates, and elsewhere a generated id answers the documented 404 (so its missing_test_data
+# warning is off, and with it validation_mismatch, as above). Pinned to a spare watch, the
+# stateful phase would follow each created watch into a DELETE of the spare, gone after its
+# first DELETE, and take its 404 for the created watch lost.
 [[operations]]
 include-operation-id-regex = "^(getCompetitorWatch|updateCompetitorWatch)$"
 parameters = { "path.id" = "$SEED_WATCH" }
 [[operations]]
 include-operation-id = "deleteCompetitorWatch"
-parameters = { "path.id" = "$SEED_SPARE_WATCH" }
-checks.ensure_resource_availability.enabled = false
 warnings = { fail-on = true, display = ["missing_auth", $ST_WARNINGS_COMMON] }
 # The seeded runs, so that their reads answer them.
 [[operations]]
@@ -375,6 +373,12 @@ warnings = { fail-on = true, display = ["missing_auth", $ST_WARNINGS_COMMON] }
 
 [[operations]]
 include-operation-id = "createSocialPost"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "422", "429", "5xx"]
+
+# A campaign's destination must parse as an http(s) address with a host, which the schema's
+# URL pattern cannot state: the documented 400 otherwise.
+[[operations]]
+include-operation-id = "createSocialCampaign"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401", "403", "404", "409", "422", "429", "5xx"]
 
 # Adapting names the seeded email campaign.

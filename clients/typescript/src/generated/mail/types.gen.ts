@@ -1782,7 +1782,8 @@ export type CreateSocialCampaign = {
      */
     platform: 'mastodon' | 'bluesky' | 'x' | 'telegram' | 'linkedin' | 'facebook' | 'instagram' | 'threads' | 'reddit' | 'pinterest' | 'tiktok' | 'youtube';
     /**
-     * Where the posts' link leads: an `http` or `https` address of at most 2,000 characters.
+     * Where the posts' link leads: an `http` or `https` address with a host, of at most
+     * 2,000 characters (400 when it does not parse as one).
      */
     destination_url: string;
 };

@@ -26,7 +26,8 @@ pub struct CreateSocialCampaign {
     pub name: String,
     #[schema(inline)]
     pub platform: Platform,
-    /// Where the posts' link leads: an `http` or `https` address of at most 2,000 characters.
+    /// Where the posts' link leads: an `http` or `https` address with a host, of at most
+    /// 2,000 characters (400 when it does not parse as one).
     #[schema(min_length = 1, max_length = 2000, pattern = "^https?://[^\\s]+$")]
     pub destination_url: String,
 }
@@ -37,7 +38,10 @@ impl Validate for CreateSocialCampaign {
         if self.name.is_empty() {
             return Err(ApiError::invalid_field("name", "is blank"));
         }
-        if !delivery::tracking::is_web_url(&self.destination_url) {
+        let parsed = reqwest::Url::parse(&self.destination_url);
+        if !delivery::tracking::is_web_url(&self.destination_url)
+            || !parsed.is_ok_and(|u| u.host_str().is_some_and(|h| !h.is_empty()))
+        {
             return Err(ApiError::invalid_field(
                 "destination_url",
                 "is not an http or https address",

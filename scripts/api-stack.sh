@@ -197,10 +197,12 @@ stack_seed() {
         '{"goal":"Seeded goal"}' | stack_json id)"
     SEED_WATCH_RUN="$(stack_call POST "$m/marketing/competitor-watch/run" "$k" \
         '{"competitors":[{"name":"Seeded rival"}]}' | stack_json id)"
-    # A stored competitor watch.
+    # A stored competitor watch, and another to delete.
     SEED_WATCH="$(stack_call POST "$m/marketing/competitor-watches" "$k" \
         '{"name":"Seeded watch","interval_minutes":1440,"competitors":[{"name":"Seeded rival"}]}' |
         stack_json id)"
+    SEED_SPARE_WATCH="$(stack_call POST "$m/marketing/competitor-watches" "$k" \
+        '{"interval_minutes":60,"competitors":[{"name":"Spare rival"}]}' | stack_json id)"
     SEED_DRAFT_ACCOUNT=seed@example.com
     SEED_DRAFT_THREAD=18b83766f0bcbac0
     stack_call PUT "$m/inbox/drafts" "$k" \

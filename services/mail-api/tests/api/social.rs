@@ -332,6 +332,21 @@ async fn a_campaigns_tracked_link_counts_clicks_and_its_posts_carry_it() {
     let platforms = Platforms::start().await;
     let (h, t) = social_harness(&platforms).await;
     connect_all(&h, &t).await;
+    // A destination that matches the pattern but does not parse as an address with a host.
+    for bad in ["https://5[", "https://"] {
+        let res = h
+            .post_json(
+                &t.write,
+                "/api/v1/social/campaigns",
+                &json!({"name": "spring", "platform": "x", "destination_url": bad}),
+            )
+            .await;
+        let error = expect_error(res, 400, "VALIDATION_ERROR").await;
+        assert!(
+            error.message.contains("destination_url"),
+            "{bad}: {error:?}"
+        );
+    }
     let res = h
         .post_json(
             &t.write,

@@ -2,8 +2,8 @@
 //! `embedding_model.previous_name`): how many rows still have only those, and the end of the
 //! re-embedding once none do.
 
-use diesel::QueryableByName;
 use diesel::sql_types::{BigInt, Nullable, Text};
+use diesel::{OptionalExtension as _, QueryableByName};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 
 use super::table::{DECISIONS, FREE_FORM, PRODUCT_STATES};
@@ -42,11 +42,7 @@ pub async fn previous_name(conn: &mut AsyncPgConnection) -> diesel::QueryResult<
     let name: Option<Name> = diesel::sql_query("SELECT previous_name FROM embedding_model")
         .get_result(conn)
         .await
-        .map(Some)
-        .or_else(|e| match e {
-            diesel::result::Error::NotFound => Ok(None),
-            e => Err(e),
-        })?;
+        .optional()?;
     Ok(name.and_then(|n| n.previous_name))
 }
 

@@ -826,8 +826,8 @@ fi
 # ------------------------------------------------------------- platform migration (mg)
 # A Mailchimp-shaped account of MIGRATION_CONTACTS members in 3 audiences, one in 25
 # unsubscribed (scripts/bench/mailchimp-account.py: the wire format of the in-test server of
-# services/mail-api/tests/api/platform_migrations.rs), migrated into a project of its own
-# (enterprise: no contact limit): connect, start the run over the API, read it every 0.2 s
+# services/mail-api/tests/api/platform_migrations/mailchimp.rs), migrated into a project of its
+# own (enterprise: no contact limit): connect, start the run over the API, read it every 0.2 s
 # until it ends. seconds: the run's created_at to its finished_at (the relay, every page, the
 # templates and campaigns); peak RSS: mail-api's and the send-worker's, whose `platform.migrate`
 # consumer runs the job (each reset before the run where the kernel allows it).

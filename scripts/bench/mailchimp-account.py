@@ -5,7 +5,7 @@ usage: mailchimp-account.py PORT API_KEY CONTACTS
 
 Serves on 127.0.0.1:PORT the parts of Mailchimp's Marketing API 3.0 a migration reads, with
 HTTP basic auth (any user name, API_KEY as the password), as the in-test server of
-services/mail-api/tests/api/platform_migrations.rs does: GET /3.0/ping, /3.0/lists,
+services/mail-api/tests/api/platform_migrations/mailchimp.rs does: GET /3.0/ping, /3.0/lists,
 /3.0/lists/{id}/members (`status`, `count`, `offset`; `total_items`), /3.0/templates
 (`type=user`), /3.0/campaigns and /3.0/campaigns/{id}/content. The account has CONTACTS members
 in 3 audiences (member i in audience i % 3), one in 25 of them unsubscribed, 5 user templates

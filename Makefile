@@ -20,6 +20,7 @@ quickstart:
 ## The whole test suite against the real PostgreSQL, RabbitMQ and Redis.
 test: infra tools
 	scripts/check-layers.py
+	scripts/check-sizes.py
 	$(CARGO) build --workspace --bins
 	CARGO=$(CARGO) scripts/run-tests.sh
 	$(CARGO) test -p e2e --test chaos -- --test-threads 1 --nocapture
@@ -31,7 +32,7 @@ test: infra tools
 	scripts/check-openapi.sh proto-docs/memory-api.openapi.json proto-docs/mail-api.openapi.json
 	scripts/check-deploy.sh
 
-## Formatting, lints and the import rules between modules, as CI checks them.
+## Formatting, lints, the import rules between modules and the file sizes, as CI checks them.
 check: fmt lint layers
 
 fmt:
@@ -40,9 +41,11 @@ fmt:
 lint:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
-## No module under mcp/ or jobs/ names http; no circle between modules (docs/ARCHITECTURE.md).
+## No module under mcp/ or jobs/ names http; no circle between modules (docs/ARCHITECTURE.md);
+## no source file over 800 lines, no test file over 1,000 (docs/CONTRIBUTING.md).
 layers:
 	scripts/check-layers.py
+	scripts/check-sizes.py
 
 ## Regenerate the committed OpenAPI documents (and the MIF JSON Schema, and the document of
 ## mail-api's MCP tool mirror) from the code, then the TypeScript clients from the documents.

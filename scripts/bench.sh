@@ -35,7 +35,17 @@
 #      (tp, up: t and u again with a personalized template and `data`, rendered per recipient)
 #      the route answers once the provider has (status sent), so its latency is the pipeline's
 #   u  the pipeline's throughput during t: emails accepted by the API, divided by the time
-#      from t's start until the provider's acceptance of the last one was recorded
+#      from t's start until the provider's acceptance of the last one was recorded; and what
+#      one email cost over that window (raw/u-costs.txt, key=value, scripts/bench/costs.py):
+#      CPU ms of mail-api, the send-worker, the stub, PostgreSQL (the postmaster and all its
+#      processes) and RabbitMQ (beam.smp), WAL bytes, bench_mail's transactions and rows
+#      inserted, updated and deleted, the broker's messages, and with pg_stat_statements
+#      loaded (scripts/infra.sh configures it) the statements by total time
+#   ur pgbench running the pipeline's own statements for one email per transaction (the API's
+#      write, the worker's claim and outcome, the outbox delete:
+#      scripts/bench/send-pipeline.pgbench) with as many clients as t has connections: the
+#      reference u is set against (goal: u at least 0.6 of it), and its costs
+#      (raw/ur-costs.txt, the same keys)
 #   x  a campaign of one step launched to BENCH_CAMPAIGN_CONTACTS (100,000) contacts through
 #      the same send-worker and stub: emails per second from the first provider acceptance to
 #      the last, and its ratio to u (target: at least 0.9)
@@ -84,12 +94,15 @@ usage: scripts/bench.sh [-h]
     BENCH_SEMANTIC_DECISIONS=10000  decisions of the semantic scenarios j, k
     BENCH_MIF_ITEMS=10000           decisions and corpus entries of the MIF scenarios r, s
     BENCH_EXPORT_CONTACTS=1000000   contacts of the export scenarios p, q
-    BENCH_SEND_CONNECTIONS=64       connections of the send scenario t
+    BENCH_SEND_CONNECTIONS=64       connections of the send scenario t (and clients of ur)
+    BENCH_PG_STATEMENTS=1           pg_stat_statements tracks the send scenarios' statements
+                                    when the server loads it (0: not tracked, no overhead)
     BENCH_ONLY=reads       only the cheap reads against pgbench (a-h)
-    BENCH_ONLY=mail        only the mail scenarios (b, d, f, m-q, t, u, mg): memory-api is not started
+    BENCH_ONLY=mail        only the mail scenarios (b, d, f, m-q, t, u, ur, mg): memory-api is not started
     BENCH_ONLY=migration   only the platform migration (mg): mail-api and a send-worker
     BENCH_MIGRATION_CONTACTS=100000 contacts of the migrated account of scenario mg
-    BENCH_ONLY=send        only the send pipeline, the campaign, the webhooks and the bounces (t, u, x, y, bd)
+    BENCH_ONLY=send        only the send pipeline, its reference, the campaign, the webhooks and the
+                           bounces (t, u, ur, tp, up, x, xa, y, bd)
     BENCH_CAMPAIGN_CONTACTS=100000  contacts of the campaign scenario x
     BENCH_WEBHOOK_EVENTS=10000      events of the outbound-webhook scenario y
     BENCH_DSNS=10000                DSNs of the bounce scenario bd (at most x's emails)
@@ -216,6 +229,10 @@ cleanup() {
     if ((rc != 0)) && [[ -z ${REPORTED:-} && -s ${SCENARIOS:-} ]]; then
         warn "bench: stopped early; the scenarios that ran:"
         python3 "$ROOT/scripts/bench/report.py" "$SCENARIOS" "$OUT/results.json" || true
+    fi
+    if [[ ${PGSS_TRACK_WAS:-} == none ]]; then
+        psql_pg -d postgres -c "ALTER SYSTEM RESET pg_stat_statements.track" -c "SELECT pg_reload_conf()" >/dev/null ||
+            warn "could not restore the server's pg_stat_statements.track"
     fi
     if [[ ${AUTOVACUUM_WAS:-on} != on ]]; then
         psql_pg -d postgres -c "ALTER SYSTEM RESET autovacuum" -c "SELECT pg_reload_conf()" >/dev/null ||
@@ -420,6 +437,90 @@ if memory; then
     [[ -n $rows ]] || die "the identity route's SQL finds no row in bench_memory"
 fi
 
+# ------------------------------------------------------------------ per-email costs
+# costs_begin ID, costs_end ID, costs_write ID EMAILS NAME: what one email (or pgbench
+# transaction) of scenario ID cost over its measured window, from a snapshot at each end
+# (scripts/bench/costs.py), into raw/ID-costs.txt: the CPU time of each process of COST_PROCS
+# (NAME=PID, with its descendants: the postmaster's are PostgreSQL's backends and background
+# processes) and of the whole machine, the server's WAL (position, records, full-page
+# images), bench_mail's transactions and rows (pg_stat_database), RabbitMQ's message counters,
+# and with PG_STATEMENTS=1 bench_mail's statements (pg_stat_statements, reset at the start;
+# all of them in raw/ID-statements.tsv). The server, the broker and the machine are shared
+# with whatever else runs: measure on a quiet machine. A backend publishes its counters up to
+# 10 s after its last transaction (PostgreSQL's PGSTAT_IDLE_INTERVAL): the counters are read
+# STATS_SETTLE seconds after the window's end, and the window starts that long after the work
+# before it.
+STATS_SETTLE=11
+COST_PROCS=()
+PG_STATEMENTS=0
+# RabbitMQ's global counters (rabbit_global_counters, 3.9 and later) of AMQP 0-9-1, every queue
+# type: messages published to the broker, routed to queues, delivered to consumers, acked.
+AMQP_COUNTERS='C = rabbit_global_counters:overview(),
+S = fun(K) -> maps:fold(fun(L, M, A) -> case lists:member({protocol, amqp091}, L) of
+    true -> A + maps:get(K, M, 0); false -> A end end, 0, C) end,
+io:format("~b ~b ~b ~b~n", [S(messages_received_total), S(messages_routed_total),
+    S(messages_delivered_total), S(messages_acknowledged_total)]).'
+costs_cpu() {
+    python3 "$ROOT/scripts/bench/costs.py" snapshot "${COST_PROCS[@]}"
+    echo "wal.lsn_bytes=$(psql_pg -d postgres -c "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint")"
+}
+costs_counters() {
+    local x i u d r f line
+    read -r x i u d < <(psql_pg -d postgres -F ' ' -c "SELECT xact_commit + xact_rollback,
+        tup_inserted, tup_updated, tup_deleted FROM pg_stat_database WHERE datname = 'bench_mail'")
+    printf 'db.xacts=%s\ndb.inserted=%s\ndb.updated=%s\ndb.deleted=%s\n' "$x" "$i" "$u" "$d"
+    if line="$(psql_pg -d postgres -F ' ' -c "SELECT wal_records, wal_fpi FROM pg_stat_wal" 2>/dev/null)"; then
+        read -r r f <<<"$line"
+        printf 'wal.records=%s\nwal.fpi=%s\n' "$r" "$f"
+    fi
+    if line="$(as_root timeout 60 rabbitmqctl -q eval "$AMQP_COUNTERS" 2>/dev/null | head -n 1)" &&
+        [[ $line =~ ^[0-9]+\ [0-9]+\ [0-9]+\ [0-9]+$ ]]; then
+        read -r x i u d <<<"$line"
+        printf 'amqp.received=%s\namqp.routed=%s\namqp.delivered=%s\namqp.acked=%s\n' "$x" "$i" "$u" "$d"
+    fi
+}
+costs_begin() {
+    sleep "$STATS_SETTLE"
+    ((PG_STATEMENTS == 0)) || psql_pg -d bench_mail -c "SELECT pg_stat_statements_reset()" >/dev/null
+    costs_counters >"$WORK/costs-$1.before"
+    costs_cpu >>"$WORK/costs-$1.before"
+}
+costs_end() {
+    costs_cpu >"$WORK/costs-$1.after"
+    sleep "$STATS_SETTLE"
+    costs_counters >>"$WORK/costs-$1.after"
+    ((PG_STATEMENTS == 0)) || {
+        printf 'calls\ttotal_ms\trows\twal_bytes\tquery\n'
+        psql_pg -d bench_mail -F $'\t' -c "SELECT s.calls, round(s.total_exec_time::numeric, 3), s.rows,
+                s.wal_bytes, left(regexp_replace(s.query, '\s+', ' ', 'g'), 8000)
+            FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+            WHERE d.datname = 'bench_mail' AND s.query NOT LIKE '%pg_stat_statements_reset%'
+            ORDER BY s.total_exec_time DESC"
+    } >"$OUT/raw/$1-statements.tsv"
+}
+costs_write() {
+    local id=$1 emails=$2 name=$3 out="$OUT/raw/$1-costs.txt" statements=()
+    ((PG_STATEMENTS == 0)) || statements=("$OUT/raw/$id-statements.tsv")
+    python3 "$ROOT/scripts/bench/costs.py" diff "$WORK/costs-$id.before" "$WORK/costs-$id.after" \
+        "${emails:-0}" "$(getconf CLK_TCK)" "${statements[@]}" >"$out"
+    awk -F= '
+        /^cpu_ms_per_email\./ { sub(/^cpu_ms_per_email\./, "", $1); cpu = cpu sprintf(" %s %s", $1, $2) }
+        $1 == "wal_bytes_per_email" { wal = $2 }
+        $1 == "xacts_per_email" { x = $2 }
+        $1 == "rows_inserted_per_email" { ins = $2 }
+        $1 == "rows_updated_per_email" { upd = $2 }
+        $1 == "rows_deleted_per_email" { del = $2 }
+        $1 == "broker_published_per_email" { pub = $2 }
+        $1 == "statements_calls_per_email" { calls = $2 }
+        END {
+            printf "    costs per email: CPU ms%s; WAL %s B; %s transactions; rows %s inserted, %s updated, %s deleted", cpu, wal, x, ins, upd, del
+            if (pub != "") printf "; %s broker publishes", pub
+            if (calls != "") printf "; %s statements", calls
+            printf "\n"
+        }' "$out"
+    printf '%s\tcosts\t%s\t%s\n' "$id" "$name" "$out" >>"$SCENARIOS"
+}
+
 # ----------------------------------------------------------------------- scenarios
 # run_wrk ID NAME URL [KEY]
 # With WRK_PATHS_FILE or WRK_BODIES_FILE set, requests vary (see wrk-report.lua), and
@@ -452,7 +553,15 @@ run_wrk() {
     printf '%s\twrk\t%s\t%s\t\t%s\n' "$id" "$name" "$out" "${ROWS_PER_REQUEST:-}" >>"$SCENARIOS"
 }
 
+# pg_free_connections: the connections the server has left for ordinary users (every process
+# of pg_stat_activity counted, background ones too: an estimate on the safe side).
+pg_free_connections() {
+    psql_pg -d postgres -c "SELECT current_setting('max_connections')::int
+        - current_setting('superuser_reserved_connections')::int - count(*) FROM pg_stat_activity"
+}
+
 # run_pgbench ID NAME DB SQLFILE
+# With COSTS set, the measured run's per-transaction costs are recorded (costs_begin/costs_end).
 run_pgbench() {
     local id=$1 name=$2 db=$3 sql=$4 out="$OUT/raw/$1-pgbench.txt"
     local args=(-n -M prepared -c "${CONNECTIONS:-$BENCH_CONNECTIONS}" -j "$BENCH_THREADS" -f "$sql"
@@ -467,18 +576,25 @@ run_pgbench() {
     # Every client needs a server connection beside the pools of the services still running
     # (16 each by default): say so plainly rather than let pgbench fail on "too many clients".
     local free
-    free="$(psql_pg -d postgres -c "SELECT current_setting('max_connections')::int
-        - current_setting('superuser_reserved_connections')::int - count(*) FROM pg_stat_activity")"
+    free="$(pg_free_connections)"
     ((free >= ${CONNECTIONS:-$BENCH_CONNECTIONS})) ||
         die "scenario $id needs ${CONNECTIONS:-$BENCH_CONNECTIONS} connections and the server has $free free (max_connections)"
+    # now_ms: when this pgbench started (Unix milliseconds), for scripts that make time-ordered ids.
     if ((BENCH_WARMUP > 0)); then
-        PGPASSFILE=/dev/null/none pgbench "${args[@]}" -D run=warmup -T "$BENCH_WARMUP" "$db" >"$out.warmup" 2>&1 ||
+        PGPASSFILE=/dev/null/none pgbench "${args[@]}" -D run=warmup -D now_ms="$(date +%s%3N)" \
+            -T "$BENCH_WARMUP" "$db" >"$out.warmup" 2>&1 ||
             { tail -n 30 "$out.warmup" >&2; die "pgbench warm-up failed in scenario $id"; }
     fi
-    PGPASSFILE=/dev/null/none pgbench "${args[@]}" -D run=measure -T "$BENCH_DURATION" \
-        --log --log-prefix="$WORK/pgbench-$id" "$db" >"$out" 2>&1 ||
+    [[ -z ${COSTS:-} ]] || costs_begin "$id"
+    PGPASSFILE=/dev/null/none pgbench "${args[@]}" -D run=measure -D now_ms="$(date +%s%3N)" \
+        -T "$BENCH_DURATION" --log --log-prefix="$WORK/pgbench-$id" "$db" >"$out" 2>&1 ||
         { tail -n 30 "$out" >&2; die "pgbench failed in scenario $id"; }
     grep -E '^(tps|number of failed)' "$out" | sed 's/^/    /' || true
+    if [[ -n ${COSTS:-} ]]; then
+        costs_end "$id"
+        costs_write "$id" "$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$out")" \
+            "$name: per transaction"
+    fi
     printf '%s\tpgbench\t%s\t%s\t%s\t%s\n' "$id" "$name" "$out" "$WORK/pgbench-$id" "${ROWS_PER_REQUEST:-}" >>"$SCENARIOS"
 }
 
@@ -551,6 +667,7 @@ done
 "$BIN/provider-stub" --resend-port "${STUB_ADDR##*:}" --api-key re_bench \
     >"$OUT/logs/provider-stub.log" 2>&1 </dev/null &
 PIDS+=($!)
+STUB_PID=$!
 BOUNCE_ADDR=127.0.0.1:18025
 BOUNCE_DOMAIN=bounces.bench.test
 BOUNCE_SECRET="$(head -c 32 /dev/urandom | base64)"
@@ -569,6 +686,32 @@ code="$(curl -sS -o "$WORK/resp" -w '%{http_code}' --max-time 10 -X PUT \
     die "PUT /delivery/provider failed"
 [[ $code == 200 ]] || die "PUT /delivery/provider answered $code: $(head -c 500 "$WORK/resp")"
 python3 "$MAIL_BODIES" send 100000 "$SITE_ID" >"$WORK/send.bodies"
+
+# The processes whose CPU time the costs of u, ur and up count: PostgreSQL is the postmaster
+# (the parent of its checkpointer) with all its processes, RabbitMQ its Erlang VM (beam.smp).
+pg_pid="$(psql_pg -d postgres -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer'")"
+[[ -z $pg_pid || ! -r /proc/$pg_pid/stat ]] || pg_pid="$(awk '{ sub(/.*\) /, ""); print $2 }' "/proc/$pg_pid/stat")"
+mq_pid="$(as_root timeout 60 rabbitmqctl -q eval 'list_to_integer(os:getpid()).' 2>/dev/null)" || mq_pid=""
+[[ $pg_pid =~ ^[0-9]+$ ]] || warn "PostgreSQL's postmaster not found on this machine: its CPU is left out of the costs"
+[[ $mq_pid =~ ^[0-9]+$ ]] || warn "RabbitMQ's process not found (rabbitmqctl eval): its CPU is left out of the costs"
+COST_PROCS=(mail-api="$MAIL_PID" send-worker="$SEND_WORKER_PID" provider-stub="$STUB_PID"
+    postgres="$pg_pid" rabbitmq="$mq_pid")
+# pg_stat_statements, when the server loads it (scripts/infra.sh configures it, track none):
+# tracking top-level statements for the send scenarios, restored at exit.
+if [[ ${BENCH_PG_STATEMENTS:-1} != 0 ]]; then
+    if [[ ",$(psql_pg -d postgres -c 'SHOW shared_preload_libraries' | tr -d ' ')," == *,pg_stat_statements,* ]]; then
+        psql_pg -d bench_mail -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements'
+        PGSS_TRACK_WAS="$(psql_pg -d postgres -c 'SHOW pg_stat_statements.track')"
+        if [[ $PGSS_TRACK_WAS == none ]]; then
+            psql_pg -d postgres -c "ALTER SYSTEM SET pg_stat_statements.track = 'top'" \
+                -c "SELECT pg_reload_conf()" >/dev/null
+        fi
+        PG_STATEMENTS=1
+        log "bench: pg_stat_statements tracks the send scenarios' statements (top level)"
+    else
+        warn "pg_stat_statements is not loaded (shared_preload_libraries): the costs leave out the statements; scripts/infra.sh configures it and the server loads it at its next start"
+    fi
+fi
 
 # unsent: emails of the bench project the provider has not taken yet.
 unsent() {
@@ -596,12 +739,14 @@ send_pipeline() {
         drain
     fi
     before="$(stub_accepted)"
+    costs_begin "$u"
     t0="$(psql_pg -d bench_mail -c "SELECT clock_timestamp()")"
     WRK_BODIES_FILE="$bodies" WRK_MEASURE_OFFSET=50000 BENCH_WARMUP=0 \
         CONNECTIONS="$SEND_CONNS" run_wrk "$t" \
         "mail-api POST /api/v1/send$what (answered after the provider, Resend stub)" \
         "$MAIL_URL/api/v1/send" "$MAIL_KEY"
     drain
+    costs_end "$u"
     after="$(stub_accepted)"
     read -r emails sent seconds < <(psql_pg -d bench_mail -F ' ' -c "
         SELECT count(*), count(*) FILTER (WHERE status = 'sent'),
@@ -618,8 +763,43 @@ send_pipeline() {
     printf '%s\tpipeline\t%s\t%s\n' "$u" \
         "send pipeline$what: API accept to the provider's acceptance recorded" \
         "$OUT/raw/$u-pipeline.txt" >>"$SCENARIOS"
+    costs_write "$u" "$emails" "send pipeline$what: per email, t's start until drained"
 }
 send_pipeline t u "$WORK/send.bodies" ""
+
+# ur: the reference of u, pgbench running the pipeline's own statements for one email per
+# transaction (scripts/bench/send-pipeline.pgbench: the write, the claim, the outcome, the
+# outbox delete, each its own transaction as the pipeline commits them) with as many clients
+# as t has connections; report.py prints u's ratio to it (goal: at least 0.6). Its emails are
+# the bench project's (ref-RUN-CLIENT-N@bench.example); a transaction cut short at the end
+# leaves its email unsent with its outbox job, which the relay would publish to the
+# send-worker during a later scenario: those are deleted after the run. The services' pools
+# stay connected: should the server (max_connections) not have as many connections free beside
+# them, ur runs with the connections it has, less 2, and says so (pgbench's output names them).
+ref_clients=$SEND_CONNS
+free="$(pg_free_connections)"
+if ((free - 2 < ref_clients)); then
+    ref_clients=$((free - 2))
+    ((ref_clients >= BENCH_THREADS)) || die "scenario ur: the server has $free connections free (max_connections)"
+    warn "scenario ur: $free connections free beside the services' pools (max_connections): $ref_clients clients, not $SEND_CONNS"
+fi
+PGBENCH_VARS="-D seq=0 -D project=$PROJECT_ID -D site=$SITE_ID" COSTS=1 CONNECTIONS="$ref_clients" \
+    run_pgbench ur "pgbench bench_mail: the send pipeline's statements for one email (write, claim, outcome, outbox delete)" \
+    bench_mail "$ROOT/scripts/bench/send-pipeline.pgbench"
+read -r ref_sent ref_jobs ref_unsent < <(psql_pg -d bench_mail -F ' ' -c "
+    WITH ref AS (SELECT id, status FROM email_log WHERE project_id = '$PROJECT_ID'
+                 AND to_email LIKE 'ref-%@bench.example'),
+    jobs AS (DELETE FROM outbox WHERE project_id = '$PROJECT_ID' AND id IN (SELECT id FROM ref)
+             RETURNING id),
+    unsent AS (DELETE FROM email_log WHERE project_id = '$PROJECT_ID'
+               AND id IN (SELECT id FROM ref WHERE status <> 'sent') RETURNING id)
+    SELECT (SELECT count(*) FROM email_log WHERE project_id = '$PROJECT_ID'
+              AND to_email LIKE 'ref-measure-%@bench.example' AND status = 'sent'),
+           (SELECT count(*) FROM jobs), (SELECT count(*) FROM unsent)")
+ref_done="$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$OUT/raw/ur-pgbench.txt")"
+((ref_sent >= ref_done && ref_done > 0)) ||
+    die "scenario ur: ${ref_done:-no} transactions but $ref_sent emails sent: scripts/bench/send-pipeline.pgbench no longer does what the pipeline does"
+log "bench: ur sent $ref_sent emails; cut short at the end: $ref_jobs outbox jobs and $ref_unsent unsent emails (deleted)"
 # tp, up: the same with a personalized template (subject, HTML and text holding template
 # syntax and `data`, rendered per recipient by the send-worker); report.py sets up's rate
 # next to u's (the goal: within 10%).

@@ -49,6 +49,29 @@ PG_CONFIG="/usr/lib/postgresql/$PGVER/bin/pg_config"
 
 pg_ready() { pg_isready -q -h "$PGHOST_ADDR" -p "$PGPORT_NUM" -t 2; }
 
+# pg_stat_statements in shared_preload_libraries, tracking nothing (pg_stat_statements.track
+# none) until scripts/bench.sh turns it on for its send scenarios' costs. Written once, only
+# when the library is installed and no other file of the cluster sets shared_preload_libraries;
+# a running server loads it at its next start (it is never restarted here).
+PGSS_CONF="/etc/postgresql/$PGVER/main/conf.d/60-memmail-pg-stat-statements.conf"
+pgss_state=""
+if [[ ! -f $PGSS_CONF ]]; then
+    confdir="/etc/postgresql/$PGVER/main"
+    if [[ ! -f "$("$PG_CONFIG" --pkglibdir)/pg_stat_statements.so" ]]; then
+        pgss_state="pg_stat_statements: not installed (bench costs leave out the statements)"
+    elif ! grep -qs "^[[:space:]]*include_dir[[:space:]]*=[[:space:]]*'conf.d'" "$confdir/postgresql.conf"; then
+        pgss_state="pg_stat_statements: not configured ($confdir/postgresql.conf includes no conf.d)"
+    elif grep -qs '^[[:space:]]*shared_preload_libraries' "$confdir/postgresql.conf" "$confdir"/conf.d/*.conf; then
+        pgss_state="pg_stat_statements: not configured (shared_preload_libraries is set already in $confdir)"
+    else
+        as_root mkdir -p "$confdir/conf.d"
+        printf '%s\n' "# memmail scripts/infra.sh: pg_stat_statements loaded, tracking nothing unless a" \
+            "# bench turns it on (ALTER SYSTEM SET pg_stat_statements.track, reset at its end)." \
+            "shared_preload_libraries = 'pg_stat_statements'" \
+            "pg_stat_statements.track = 'none'" | as_root tee "$PGSS_CONF" >/dev/null
+    fi
+fi
+
 # psql as postgres over TCP, never asking for or reading a password: this is
 # also the check that 127.0.0.1 is on trust auth (PGPASSFILE names a path that
 # cannot exist, so no ~/.pgpass is read).
@@ -91,6 +114,12 @@ host    all             all             ::1/128                 trust' "$hba"
     esac
 fi
 log "postgresql: $pg_state ($(pg -d postgres -c "SELECT split_part(current_setting('server_version'), ' ', 1)"), $PGHOST_ADDR:$PGPORT_NUM, trust)"
+if [[ ",$(pg -d postgres -c 'SHOW shared_preload_libraries' | tr -d ' ')," == *,pg_stat_statements,* ]]; then
+    pgss_state="pg_stat_statements: loaded (tracking: $(pg -d postgres -c 'SHOW pg_stat_statements.track'))"
+elif [[ -f $PGSS_CONF ]]; then
+    pgss_state="pg_stat_statements: configured, loaded at the server's next start (pg_ctlcluster $PGVER main restart)"
+fi
+[[ -z $pgss_state ]] || log "$pgss_state"
 
 # ------------------------------------------------------------------------ pgvector
 EXT_DIR="$("$PG_CONFIG" --sharedir)/extension"

@@ -16,6 +16,11 @@ peak_reset): one streamed download, its time and the API process's peak resident
 kind `pipeline`: output_file holds key=value lines (emails, sent, seconds,
 provider_accepted): emails accepted by the API during a run, how many of them the provider
 took, the seconds from the run's start until the last acceptance was recorded.
+kind `costs`: output_file holds the key=value lines of scripts/bench/costs.py diff: what one
+email (or pgbench transaction) of the scenario with the same id cost over its measured window
+(CPU ms per process, WAL bytes, transactions, rows, broker messages, statements); not a
+scenario of its own: the report prints them in a table and results.json keeps them under that
+scenario's "costs".
 kind `migration`: output_file holds key=value lines (status, error, contacts_expected,
 contacts, suppressions, seconds, api_peak_rss_kb, worker_peak_rss_kb, peak_reset): one
 platform migration, the contacts it created, the seconds from the run's creation to its end,
@@ -52,8 +57,41 @@ MIGRATION_TARGET_PER_S = 2000.0
 MIGRATION_PEAK_RSS_TARGET_MB = 200.0
 # Send pipeline throughput (reported, not enforced), emails per second.
 PIPELINE_TARGET_PER_S = 1000.0
-# Pipelines with a target of their own (per second): the bounce receiver's DSNs.
-PIPELINE_TARGETS = {"bd": 500.0}
+# Pipelines with a target of their own (per second): the /send pipeline's, the bounce
+# receiver's DSNs.
+PIPELINE_TARGETS = {"u": 2000.0, "bd": 500.0}
+# The /send pipeline's emails per second against pgbench running its own statements for one
+# email per transaction, in the same run (reported, not enforced): (pipeline, pgbench, minimum).
+SEND_REFERENCE_TARGET = ("u", "ur", 0.6)
+# The per-email costs printed, in order: (key of costs.py diff, label).
+COST_ROWS = [
+    ("emails", "emails (transactions) in the window"),
+    ("seconds", "window, s"),
+    ("cpu_ms_per_email.mail-api", "CPU ms: mail-api"),
+    ("cpu_ms_per_email.send-worker", "CPU ms: send-worker"),
+    ("cpu_ms_per_email.provider-stub", "CPU ms: provider stub"),
+    ("cpu_ms_per_email.postgres", "CPU ms: PostgreSQL (all processes)"),
+    ("cpu_ms_per_email.rabbitmq", "CPU ms: RabbitMQ"),
+    ("cpu_ms_per_email.other", "CPU ms: the rest (wrk, pgbench, others)"),
+    ("cpu_ms_per_email.machine", "CPU ms: whole machine"),
+    ("machine_busy_pct", "machine busy, %"),
+    ("wal_bytes_per_email", "WAL bytes"),
+    ("wal_records_per_email", "WAL records"),
+    ("wal_fpi_per_email", "WAL full-page images"),
+    ("wal_mb_per_s", "WAL MB/s"),
+    ("xacts_per_email", "transactions (bench_mail)"),
+    ("rows_inserted_per_email", "rows inserted"),
+    ("rows_updated_per_email", "rows updated"),
+    ("rows_deleted_per_email", "rows deleted"),
+    ("broker_published_per_email", "broker messages published"),
+    ("broker_routed_per_email", "broker messages routed to queues"),
+    ("broker_delivered_per_email", "broker messages delivered"),
+    ("broker_acked_per_email", "broker messages acked"),
+    ("statements_calls_per_email", "statements (pg_stat_statements)"),
+    ("statements_ms_per_email", "statement time, ms"),
+]
+# Statements printed per scenario (of the 10 its costs file keeps).
+COST_STATEMENTS = 6
 # A campaign's emails per second against the /send pipeline's in the same run (reported, not
 # enforced): (campaign scenario, pipeline scenario, minimum ratio).
 CAMPAIGN_TARGET = ("x", "u", 0.9)
@@ -105,6 +143,8 @@ def parse_pgbench(path, log_prefix):
     processed = int(m.group(1)) if m else 0
     m = re.search(r"^number of failed transactions: (\d+)", text, re.M)
     failed = int(m.group(1)) if m else 0
+    m = re.search(r"^number of clients: (\d+)", text, re.M)
+    clients = int(m.group(1)) if m else None
     # Per-transaction log lines: client_id transaction_no time script_no epoch epoch_us [...]
     # where time is the latency in microseconds (or "failed"/"skipped").
     lat = []
@@ -128,6 +168,7 @@ def parse_pgbench(path, log_prefix):
         "max_ms": lat[-1] / 1000,
         "non2xx": failed,  # failed transactions: the database's "non-2xx"
         "errors": {},
+        "clients": clients,
     }
 
 
@@ -193,6 +234,22 @@ def parse_migration(path):
     }
 
 
+def parse_costs(path):
+    """costs.py diff's key=value lines: numbers where they are numbers, else the text."""
+    v = {}
+    for line in open(path, encoding="utf-8"):
+        if "=" not in line:
+            continue
+        k, x = line.rstrip("\n").split("=", 1)
+        try:
+            v[k] = float(x) if x != "" else None
+        except ValueError:
+            v[k] = x
+    if "emails" not in v:
+        raise ValueError(f"{path}: no emails= line")
+    return v
+
+
 def git_commit():
     try:
         return subprocess.run(
@@ -215,11 +272,18 @@ def main():
     tsv, out_json = sys.argv[1], sys.argv[2]
 
     scenarios = []
+    costs = {}
     for line in open(tsv, encoding="utf-8"):
         if not line.strip():
             continue
         cols = line.rstrip("\n").split("\t")
         sid, kind, name, output = cols[:4]
+        if kind == "costs":
+            try:
+                costs[sid] = parse_costs(output)
+            except (OSError, ValueError) as e:
+                costs[sid] = {"error": str(e)}
+            continue
         s = {"id": sid, "kind": kind, "name": name}
         try:
             if kind == "wrk":
@@ -252,6 +316,9 @@ def main():
         scenarios.append(s)
 
     by_id = {s["id"]: s for s in scenarios}
+    for sid, c in costs.items():
+        if sid in by_id:
+            by_id[sid]["costs"] = c
     ratios = {}
     for a, b in RATIOS:
         sa, sb = by_id.get(a), by_id.get(b)
@@ -332,6 +399,41 @@ def main():
         for s in with_rows:
             label = f"{s['id']}  {s['name']}"
             print(f"{label:<{w}} {s['rows_per_request']:>10d} {s['rows_per_s']:>10.0f} {s['p99_ms']:>8.3f}")
+    if costs:
+        ids = list(costs)
+        print()
+        print(f"{'per-email costs (raw/ID-costs.txt)':<44}" + "".join(f"{i:>12}" for i in ids))
+        for key, label in COST_ROWS:
+            values = [costs[i].get(key) for i in ids]
+            if all(x is None for x in values):
+                continue
+            cells = "".join(
+                f"{'':>12}" if not isinstance(x, float) else
+                f"{x:>12.0f}" if key == "emails" else
+                f"{x:>12.1f}" if abs(x) >= 100 or key in ("seconds", "machine_busy_pct") else
+                f"{x:>12.3f}"
+                for x in values
+            )
+            print(f"{label:<44}{cells}")
+        for i in ids:
+            if costs[i].get("error"):
+                print(f"{i}: costs not read: {costs[i]['error']}")
+                continue
+            if not costs[i].get("statement.1.query"):
+                continue
+            print(f"\n{i}: statements by total time (calls and ms per email, mean ms, WAL bytes per email, share)")
+            for n in range(1, COST_STATEMENTS + 1):
+                q = costs[i].get(f"statement.{n}.query")
+                if not q:
+                    break
+
+                def num(field, n=n, i=i):
+                    x = costs[i].get(f"statement.{n}.{field}")
+                    return x if isinstance(x, float) else 0.0
+
+                what = costs[i].get(f"statement.{n}.does") or str(q)[:60]
+                print(f"  {num('calls_per_email'):>7.3f} {num('ms_per_email'):>8.4f} {num('mean_ms'):>8.3f} "
+                      f"{num('wal_bytes_per_email'):>8.0f} {num('share_pct'):>5.1f}%  {what}")
     print()
     for k, r in ratios.items():
         p50 = f"{r['p50_latency']:.2f}x" if r["p50_latency"] is not None else "n/a"
@@ -396,6 +498,17 @@ def main():
             verdict = "met" if ratio >= minimum else "MISSED"
             print(f"{campaign}/{pipeline} target {what} emails/s >= {minimum:g} x the /send pipeline's: "
                   f"{ratio:.3f} ({verdict})")
+    pipeline, reference, minimum = SEND_REFERENCE_TARGET
+    sp, sr = by_id.get(pipeline), by_id.get(reference)
+    if sp and sr and sp.get("emails_per_s") and sr.get("rps"):
+        ratio = sp["emails_per_s"] / sr["rps"]
+        key = f"{pipeline}/{reference}"
+        ratios[key] = {"what": f"{sp['name']} vs {sr['name']}", "throughput": ratio}
+        targets[key] = {"metric": "emails_per_s ratio", "target_min": minimum, "measured": ratio,
+                        "met": ratio >= minimum}
+        verdict = "met" if ratio >= minimum else "MISSED"
+        print(f"{key} target /send pipeline emails/s >= {minimum:g} x pgbench running its statements "
+              f"({sr['rps']:.0f} emails/s, {sr.get('clients')} clients): {ratio:.3f} ({verdict})")
     for sid, key, limit in TARGETS:
         s = by_id.get(sid)
         if s and key in s:

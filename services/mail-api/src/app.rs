@@ -293,6 +293,11 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
             std::time::Duration::from_millis(settings.outbound_webhooks.timeout_ms),
             settings.scheduler.batch_size,
         )?
+        .publishing_with(Dispatcher::new(
+            &launched.infra.broker,
+            &settings.common.broker.queue_prefix,
+            reply_wait,
+        ))
         .spawn(std::time::Duration::from_millis(
             settings.scheduler.interval_ms,
         ));

@@ -5,6 +5,7 @@ pub mod abuse_monitor;
 pub mod advisor;
 pub mod analytics;
 pub mod approvals;
+pub mod automation_runs;
 pub mod automation_webhook_calls;
 pub mod automations;
 pub mod brand_voices;

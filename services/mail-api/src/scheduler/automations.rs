@@ -13,6 +13,7 @@ use store::Pool;
 
 use crate::clock::Clock;
 use crate::ops::automations::engine::{AutomationEngine, AutomationPass};
+use crate::sending::Dispatcher;
 
 /// How much of a webhook target's answer is read: none (only its status counts).
 const MAX_ANSWER_BYTES: usize = 0;
@@ -41,10 +42,18 @@ impl AutomationRunner {
                 kek,
                 client: SafeClient::new(targets, timeout, MAX_ANSWER_BYTES)?,
                 send_queue,
+                dispatcher: None,
                 batch: batch.max(1),
             },
             clock,
         })
+    }
+
+    /// Publishes each pass's send jobs right after its commit (else the outbox relay
+    /// publishes them once their grace has passed).
+    pub fn publishing_with(mut self, dispatcher: Dispatcher) -> Self {
+        self.engine.dispatcher = Some(dispatcher);
+        self
     }
 
     /// One pass at the clock's now.

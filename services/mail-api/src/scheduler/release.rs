@@ -8,22 +8,18 @@ use std::str::FromStr as _;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use diesel_async::{AsyncConnection as _, AsyncPgConnection};
-use futures_util::StreamExt as _;
 use rate_limit::policy::Plan;
 use uuid::Uuid;
 
 use super::Scheduler;
 use crate::db::scheduler as db;
-use crate::db::{abuse_monitor, outbox, send_policy};
+use crate::db::{abuse_monitor, send_policy};
 use crate::domain::send_policy::{Allowance, HoldReason, Room, SitePolicy, allowance, minute_of};
 use crate::sending::SendEmail;
 
 /// How long mail the abuse monitor holds waits before the pause is looked at again (an
 /// override or a recovery makes it due at once).
 const ABUSE_RECHECK_SECS: i64 = 900;
-
-/// Jobs published at once after a release.
-const PUBLISH_CONCURRENCY: usize = 64;
 
 /// Releases the due mail of every site that has some: (released, held).
 pub async fn release_due(scheduler: &Scheduler) -> anyhow::Result<(usize, usize)> {
@@ -109,7 +105,10 @@ async fn release_site(
         })
         .await?;
     let released = jobs.len();
-    publish(scheduler, jobs).await;
+    scheduler
+        .dispatcher
+        .publish_committed(&scheduler.pool, jobs)
+        .await;
     Ok((released, held))
 }
 
@@ -118,40 +117,4 @@ fn task_value(email_log_id: Uuid, project_id: Uuid) -> serde_json::Value {
         email_log_id,
         project_id,
     })
-}
-
-/// Publishes the released jobs (under their outbox ids, which are the emails'), then deletes
-/// the outbox rows of those the broker confirmed; the rest wait for the outbox relay.
-async fn publish(scheduler: &Scheduler, jobs: Vec<(Uuid, Uuid)>) {
-    if jobs.is_empty() {
-        return;
-    }
-    let dispatcher = &scheduler.dispatcher;
-    let published: Vec<Uuid> = futures_util::stream::iter(jobs)
-        .map(|(email_log_id, project_id)| async move {
-            let task = SendEmail {
-                email_log_id,
-                project_id,
-            };
-            match dispatcher.publish(&task, email_log_id).await {
-                Ok(()) => Some(email_log_id),
-                Err(err) => {
-                    tracing::warn!(%email_log_id, error = %err, "campaign job not published; the outbox relay will");
-                    None
-                }
-            }
-        })
-        .buffer_unordered(PUBLISH_CONCURRENCY)
-        .filter_map(|id| async move { id })
-        .collect()
-        .await;
-    let deleted = async {
-        let mut conn = store::conn(&scheduler.pool).await?;
-        outbox::delete_many(&mut conn, &published).await?;
-        anyhow::Ok(())
-    }
-    .await;
-    if let Err(err) = deleted {
-        tracing::warn!(error = %err, "outbox rows not deleted; the relay will republish");
-    }
 }

@@ -5,11 +5,17 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::StreamExt as _;
 use queue::{Broker, Publisher, RpcError};
+use store::Pool;
 use tokio::sync::OnceCell;
 use uuid::Uuid;
 
 use super::{SendEmail, SendResult, send_queue};
+use crate::db::outbox;
+
+/// Jobs [`Dispatcher::publish_committed`] publishes at once.
+const PUBLISH_CONCURRENCY: usize = 64;
 
 /// Publishes send jobs for mail-api.
 #[derive(Clone)]
@@ -80,5 +86,41 @@ impl Dispatcher {
     pub async fn publish(&self, task: &SendEmail, id: Uuid) -> Result<(), queue::QueueError> {
         self.declare().await?;
         self.publisher.publish_with_id(task, id).await
+    }
+
+    /// Publishes the jobs of committed emails, `(email id, project id)` each (their outbox
+    /// rows carry the emails' ids), then deletes the outbox rows of those the broker
+    /// confirmed; the rest wait for the outbox relay.
+    pub async fn publish_committed(&self, pool: &Pool, jobs: Vec<(Uuid, Uuid)>) {
+        if jobs.is_empty() {
+            return;
+        }
+        let published: Vec<Uuid> = futures_util::stream::iter(jobs)
+            .map(|(email_log_id, project_id)| async move {
+                let task = SendEmail {
+                    email_log_id,
+                    project_id,
+                };
+                match self.publish(&task, email_log_id).await {
+                    Ok(()) => Some(email_log_id),
+                    Err(err) => {
+                        tracing::warn!(%email_log_id, error = %err, "send job not published; the outbox relay will");
+                        None
+                    }
+                }
+            })
+            .buffer_unordered(PUBLISH_CONCURRENCY)
+            .filter_map(|id| async move { id })
+            .collect()
+            .await;
+        let deleted = async {
+            let mut conn = store::conn(pool).await?;
+            outbox::delete_many(&mut conn, &published).await?;
+            anyhow::Ok(())
+        }
+        .await;
+        if let Err(err) = deleted {
+            tracing::warn!(error = %err, "outbox rows not deleted; the relay will republish");
+        }
     }
 }

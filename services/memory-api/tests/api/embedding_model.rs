@@ -4,6 +4,8 @@
 //! `EMBED_ONNXRUNTIME_LIBRARY`, which `scripts/run-tests.sh` sets; without them it says so and
 //! passes without checking.
 
+use diesel::sql_types::Text;
+use diesel_async::RunQueryDsl as _;
 use rate_limit::policy::Tier;
 use serde_json::{Value, json};
 
@@ -63,6 +65,34 @@ async fn the_default_model_mpnet_serves_semantic_search() {
     assert_eq!(
         readyz(&h).await["embedding_model"],
         "local/all-mpnet-base-v2 int8"
+    );
+    // The new dimension's column keeps its vectors in the row (the type change reset that).
+    #[derive(diesel::QueryableByName)]
+    struct Storage {
+        #[diesel(sql_type = Text)]
+        column: String,
+    }
+    let storage: Vec<Storage> = diesel::sql_query(
+        "SELECT attrelid::regclass || '.' || attname || '=' || attstorage::text AS column \
+         FROM pg_attribute WHERE attname IN ('embedding', 'embedding_previous') \
+           AND attrelid::regclass::text IN ('decisions', 'product_states', 'free_form_entries') \
+         ORDER BY 1",
+    )
+    .load(&mut h.conn().await)
+    .await
+    .unwrap();
+    let storage: Vec<String> = storage.into_iter().map(|s| s.column).collect();
+    assert_eq!(
+        storage,
+        [
+            "decisions.embedding=m",
+            "decisions.embedding_previous=m",
+            "free_form_entries.embedding=m",
+            "free_form_entries.embedding_previous=m",
+            "product_states.embedding=m",
+            "product_states.embedding_previous=m",
+        ],
+        "every vector column is stored in its row when it fits"
     );
     let (_, key) = h.writer(Tier::Pro).await;
     let api = h.api(&key);

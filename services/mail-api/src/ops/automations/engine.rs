@@ -5,9 +5,10 @@
 //!    records the event: [`enter_on_event`]);
 //! 2. **advance**: due enrollments (a batch, `FOR UPDATE SKIP LOCKED`) run their steps up to
 //!    the next wait or the end, each step recorded under its unique (enrollment, step) key in
-//!    the transaction that does what it does, so no step runs twice. A send writes the email
-//!    with its outbox job (the send pipeline's path, relayed to the worker after the commit);
-//!    a webhook writes its call;
+//!    the transaction that does what it does, so no step runs twice. The batch reads and
+//!    writes once for all its enrollments ([`super::batch`]). A send writes the email with its
+//!    outbox job (the send pipeline's path), published after the commit (or by the outbox
+//!    relay); a webhook writes its call;
 //! 3. **webhooks**: due calls are taken (a lease each) and delivered after that commit,
 //!    outside any transaction, signed like the outbound webhooks.
 
@@ -20,15 +21,17 @@ use serde_json::{Value, json};
 use store::Pool;
 use uuid::Uuid;
 
+use super::batch::Batch;
+use crate::db::automation_runs::{self as runs, Due, Move, StepRun};
 use crate::db::automation_webhook_calls as calls;
-use crate::db::automations::{self as db, Automation, Due, Move};
-use crate::db::emails::{self, NewEmail};
+use crate::db::automations::{self as db, Automation};
+use crate::db::emails::NewEmail;
 use crate::domain::automation::{
     AutomationCondition, AutomationStep, AutomationTrigger, FORM_SUBMITTED_EVENT, after_branch,
     date_occurrence, next_local_time, time_of, zone_of,
 };
 use crate::domain::personalize::has_tags;
-use crate::sending::SendEmail;
+use crate::sending::{Dispatcher, SendEmail};
 
 /// Attempts of a webhook call before it is dead.
 pub const WEBHOOK_ATTEMPTS: i32 = 5;
@@ -222,6 +225,8 @@ pub struct AutomationEngine {
     pub client: SafeClient,
     /// The send queue the emails' outbox jobs go to.
     pub send_queue: String,
+    /// Publishes a pass's send jobs after its commit; without one, the outbox relay does.
+    pub dispatcher: Option<Dispatcher>,
     /// Enrollments advanced per pass.
     pub batch: i64,
 }
@@ -264,19 +269,28 @@ impl AutomationEngine {
         Ok(entered)
     }
 
-    /// Advances a batch of due enrollments in one transaction: the steps run.
+    /// Advances a batch of due enrollments in one transaction (the steps run), then
+    /// publishes the send jobs it wrote.
     async fn advance(&self, now: DateTime<Utc>) -> anyhow::Result<usize> {
         let mut conn = store::conn(&self.pool).await?;
-        let ran = conn
+        let (ran, jobs) = conn
             .transaction::<_, ApiError, _>(async |conn| {
-                let due = db::take_due(conn, now, self.batch).await?;
+                let due = runs::take_due(conn, now, self.batch).await?;
+                if due.is_empty() {
+                    return Ok((0, Vec::new()));
+                }
+                let mut batch = Batch::read(conn, &due).await?;
                 let mut ran = 0;
                 for enrollment in &due {
-                    ran += self.run_steps(conn, enrollment, now).await?;
+                    ran += self.run_steps(conn, &mut batch, enrollment, now).await?;
                 }
-                Ok(ran)
+                let jobs = batch.write(conn, &self.send_queue, now).await?;
+                Ok((ran, jobs))
             })
             .await?;
+        if let Some(dispatcher) = &self.dispatcher {
+            dispatcher.publish_committed(&self.pool, jobs).await;
+        }
         Ok(ran)
     }
 
@@ -284,78 +298,71 @@ impl AutomationEngine {
     async fn run_steps(
         &self,
         conn: &mut AsyncPgConnection,
+        batch: &mut Batch,
         due: &Due,
         now: DateTime<Utc>,
     ) -> Result<usize, ApiError> {
-        let steps: Vec<AutomationStep> = serde_json::from_value(due.steps.clone())?;
+        let steps = batch.steps_of(due)?;
         let mut index = usize::try_from(due.step_index).unwrap_or(0);
         let mut last_email = due.last_email_id;
         let mut ran = 0;
         let as_i32 = |i: usize| i32::try_from(i).unwrap_or(i32::MAX);
+        let to = |index: usize, status, next_run_at, last_email_id, exit_reason| Move {
+            enrollment_id: due.id,
+            step_index: as_i32(index),
+            status,
+            next_run_at,
+            last_email_id,
+            exit_reason,
+        };
         loop {
             let Some(step) = steps.get(index) else {
-                let to = Move {
-                    step_index: as_i32(index),
-                    status: "completed",
-                    next_run_at: None,
-                    last_email_id: last_email,
-                    exit_reason: None,
-                };
-                db::move_enrollment(conn, due.id, &to).await?;
+                batch
+                    .moves
+                    .push(to(index, "completed", None, last_email, None));
                 return Ok(ran);
             };
-            if !db::record_step(
-                conn,
-                due.project_id,
-                due.id,
-                as_i32(index),
-                step.kind(),
-                now,
-            )
-            .await?
-            {
+            if batch.ran.contains(&(due.id, as_i32(index))) {
                 // Ran before (a step list edited under the enrollment): never again.
                 index += 1;
                 continue;
             }
-            let (outcome, next, wait_until, exit) =
-                self.effect(conn, due, index, step, last_email, now).await?;
-            db::set_step_outcome(conn, due.id, as_i32(index), &outcome).await?;
-            ran += 1;
+            let (outcome, next, wait_until, exit) = self
+                .effect(conn, batch, due, index, step, last_email, now)
+                .await?;
             if let Some(email) = outcome.strip_prefix("sent:") {
                 last_email = Uuid::parse_str(email).ok();
             }
+            batch.step_runs.push(StepRun {
+                enrollment_id: due.id,
+                step_index: as_i32(index),
+                project_id: due.project_id,
+                outcome,
+            });
+            ran += 1;
             if let Some(reason) = exit {
-                let to = Move {
-                    step_index: as_i32(index),
-                    status: "exited",
-                    next_run_at: None,
-                    last_email_id: last_email,
-                    exit_reason: Some(reason),
-                };
-                db::move_enrollment(conn, due.id, &to).await?;
+                batch
+                    .moves
+                    .push(to(index, "exited", None, last_email, Some(reason)));
                 return Ok(ran);
             }
             index = next;
             if let Some(at) = wait_until {
-                let to = Move {
-                    step_index: as_i32(index),
-                    status: "active",
-                    next_run_at: Some(at),
-                    last_email_id: last_email,
-                    exit_reason: None,
-                };
-                db::move_enrollment(conn, due.id, &to).await?;
+                batch
+                    .moves
+                    .push(to(index, "active", Some(at), last_email, None));
                 return Ok(ran);
             }
         }
     }
 
     /// Does what step `index` does: (its outcome, the next index, a time to wait until, an
-    /// exit reason).
+    /// exit reason). An email is written with the batch, at its end.
+    #[allow(clippy::too_many_arguments)]
     async fn effect(
         &self,
         conn: &mut AsyncPgConnection,
+        batch: &mut Batch,
         due: &Due,
         index: usize,
         step: &AutomationStep,
@@ -389,15 +396,7 @@ impl AutomationEngine {
                 text,
                 template_id,
             } => {
-                if let Some(reason) = db::blocked(
-                    conn,
-                    due.project_id,
-                    due.site_id,
-                    due.contact_id,
-                    &due.email,
-                )
-                .await?
-                {
+                if let Some(reason) = batch.blocked.get(&due.id) {
                     let reason: &'static str = if reason == "suppressed" {
                         "suppressed"
                     } else {
@@ -407,14 +406,14 @@ impl AutomationEngine {
                 }
                 let html = match (html, template_id) {
                     (Some(html), _) => Some(html.clone()),
-                    (None, Some(id)) => db::template_html(conn, due.project_id, *id).await?,
+                    (None, Some(id)) => batch.template_html(conn, due.project_id, *id).await?,
                     (None, None) => None,
                 };
                 let id = Uuid::now_v7();
                 let templated = has_tags(subject)
                     || html.as_deref().is_some_and(has_tags)
                     || text.as_deref().is_some_and(has_tags);
-                let new = NewEmail {
+                batch.emails.push(NewEmail {
                     id,
                     project_id: due.project_id,
                     site_id: due.site_id,
@@ -434,8 +433,7 @@ impl AutomationEngine {
                         project_id: due.project_id,
                     }),
                     template_data: templated.then(|| json!({})),
-                };
-                emails::insert(conn, &[new], &self.send_queue).await?;
+                });
                 (format!("sent:{id}"), next, None, None)
             }
             AutomationStep::AddTag { tag } => {

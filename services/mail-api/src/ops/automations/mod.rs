@@ -3,6 +3,7 @@
 //! would enter and which path each would take (this module); the steps run by the scheduler
 //! ([`engine`]).
 
+mod batch;
 pub mod engine;
 
 use chrono::{DateTime, Utc};

@@ -110,6 +110,13 @@ pub async fn reconcile(
                 ))
                 .execute(conn)
                 .await?;
+                // A new type brings the type's storage (out of line); keep vectors in their
+                // rows (see the migration `vectors_inline_any_dimension`).
+                diesel::sql_query(format!(
+                    "ALTER TABLE {table} ALTER COLUMN embedding SET STORAGE MAIN"
+                ))
+                .execute(conn)
+                .await?;
             }
         }
         diesel::sql_query(

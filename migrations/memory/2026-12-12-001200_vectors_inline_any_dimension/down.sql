@@ -1,0 +1,6 @@
+ALTER TABLE decisions ALTER COLUMN embedding SET STORAGE PLAIN,
+    ALTER COLUMN embedding_previous SET STORAGE EXTERNAL;
+ALTER TABLE product_states ALTER COLUMN embedding SET STORAGE PLAIN,
+    ALTER COLUMN embedding_previous SET STORAGE EXTERNAL;
+ALTER TABLE free_form_entries ALTER COLUMN embedding SET STORAGE PLAIN,
+    ALTER COLUMN embedding_previous SET STORAGE EXTERNAL;

@@ -687,3 +687,64 @@ async fn a_webhook_step_is_delivered_signed_after_its_commit_once() {
     );
     f.h.stop().await;
 }
+
+#[tokio::test]
+async fn a_send_step_exits_the_contacts_who_may_not_be_mailed() {
+    let f = Flow::start().await;
+    let automation = f
+        .create(json!({
+            "name": "Notice",
+            "trigger": {"type": "event", "event": "noticed"},
+            "steps": [
+                {"type": "add_tag", "tag": "noticed"},
+                {"type": "send_email", "subject": "Notice", "html": "<p>Hi</p>"},
+                {"type": "add_tag", "tag": "mailed"},
+            ],
+        }))
+        .await;
+    f.activate(automation["id"].as_str().unwrap()).await;
+    let (open, suppressed, left) = (
+        "open@example.com",
+        "suppressed@example.com",
+        "left@example.com",
+    );
+    for email in [open, suppressed, left] {
+        let res =
+            f.h.post_json(
+                &f.t.write,
+                "/api/v1/events",
+                &json!({"email": email, "event": "noticed"}),
+            )
+            .await;
+        assert_eq!(res.status(), 200);
+    }
+    // One leaves everything (and is suppressed), one leaves the automation's site alone.
+    for body in [
+        json!({"email": suppressed}),
+        json!({"email": left, "site_id": f.site}),
+    ] {
+        let res =
+            f.h.post_json(&f.t.write, "/api/v1/contacts/unsubscribe", &body)
+                .await;
+        let status = res.status().as_u16();
+        assert_eq!(status, 200, "{body}: {}", json(res).await);
+    }
+
+    f.settle().await;
+    assert_eq!(f.path_of(open).await, ["0:tagged", "1:sent", "2:tagged"]);
+    assert_eq!(f.enrollment_status(open).await, "completed/");
+    assert_eq!(f.emails_to(open, "Notice").await, 1);
+    assert!(f.has_tag(open, "mailed").await);
+    for (email, reason) in [(suppressed, "suppressed"), (left, "unsubscribed")] {
+        assert_eq!(f.path_of(email).await, ["0:tagged", "1:blocked"], "{email}");
+        assert_eq!(
+            f.enrollment_status(email).await,
+            format!("exited/{reason}"),
+            "{email}"
+        );
+        assert_eq!(f.emails_to(email, "Notice").await, 0, "{email}");
+        assert!(f.has_tag(email, "noticed").await, "{email}");
+        assert!(!f.has_tag(email, "mailed").await, "{email}");
+    }
+    f.h.stop().await;
+}

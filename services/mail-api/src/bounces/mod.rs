@@ -7,11 +7,11 @@
 //!   before the tag checks, and no one else can make a token that names an email.
 //! - [`receiver`]: the SMTP server the bounce domain's MX points at. It reads delivery status
 //!   notifications (RFC 3464) and feedback reports (RFC 5965, ARF) with [`report`] and records
-//!   each as an event of the `smtp` provider ([`record`]): one statement, then the
-//!   `webhook.inbound` queue applies it with the provider webhooks' own state effects
-//!   ([`crate::db::webhooks::apply`]): status bounced or complained, the address suppressed, the
-//!   contact unsubscribed on a complaint, `email.bounced` / `email.complained` outbound once, the
-//!   chat alert.
+//!   each as an event of the `smtp` provider ([`record`]): one statement, then applies it at
+//!   once with the provider webhooks' own state effects ([`crate::db::webhooks::apply`]; the
+//!   `webhook.inbound` queue applies again one that failed): status bounced or complained, the
+//!   address suppressed, the contact unsubscribed on a complaint, `email.bounced` /
+//!   `email.complained` outbound once, the chat alert.
 //! - A 5xx refusal in the send worker's own SMTP conversation is the same hard bounce
 //!   ([`crate::worker`]).
 

@@ -9,8 +9,10 @@
 //!   the returned message (a feedback loop that writes to another address of the domain).
 //!   No valid token, or not a report: 250 and dropped, counted in
 //!   `bounce_reports_total{result}` (a sender must not retry what we will never take).
-//! - Otherwise one statement records the event ([`super::record`]) and the `webhook.inbound`
-//!   queue applies it; 250 once both are done, 451 (the sender retries) when either failed.
+//! - Otherwise one statement records the event ([`super::record`]) and it is applied at once,
+//!   as a provider webhook is; an event that could not be applied goes to the `webhook.inbound`
+//!   queue, which applies it again. 250 once it is applied or queued, 451 (the sender retries)
+//!   when it could be neither recorded nor queued.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,6 +29,7 @@ use uuid::Uuid;
 
 use super::report::{self, Report};
 use super::{BounceSettings, Recorded, Verp, record};
+use crate::db::webhooks;
 use crate::sending::ProviderEvent;
 
 /// Recipients taken per message.
@@ -41,14 +44,15 @@ pub struct BounceReceiver {
     max_message_bytes: usize,
     sessions: Arc<Semaphore>,
     idle: Duration,
-    /// `bounce_reports_total{result}`: `applied` (recorded and queued), `duplicate`,
-    /// `unknown_token`, `not_a_report`, `too_large`, `failed` (answered 451).
+    /// `bounce_reports_total{result}`: `applied`, `queued` (recorded, not applied yet),
+    /// `duplicate`, `unknown_token`, `not_a_report`, `too_large`, `failed` (answered 451).
     reports: IntCounterVec,
 }
 
 /// What happened to one message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
+    Applied,
     Queued,
     Duplicate,
     UnknownToken,
@@ -59,7 +63,8 @@ pub enum Outcome {
 impl Outcome {
     fn label(self) -> &'static str {
         match self {
-            Outcome::Queued => "applied",
+            Outcome::Applied => "applied",
+            Outcome::Queued => "queued",
             Outcome::Duplicate => "duplicate",
             Outcome::UnknownToken => "unknown_token",
             Outcome::NotAReport => "not_a_report",
@@ -336,15 +341,24 @@ impl BounceReceiver {
         }
     }
 
+    /// Records the report's event and applies it; what could not be applied is noted and
+    /// queued for `webhook.inbound` to apply again.
     async fn record_report(&self, email: Uuid, report: &Report) -> anyhow::Result<Outcome> {
         let mut conn = store::conn(&self.pool).await?;
         let receipt_id = match record(&mut conn, email, report).await? {
             Recorded::New(id) | Recorded::Pending(id) => id,
             Recorded::Duplicate => return Ok(Outcome::Duplicate),
         };
-        drop(conn);
-        self.events.publish(&ProviderEvent { receipt_id }).await?;
-        Ok(Outcome::Queued)
+        match webhooks::apply(&mut conn, receipt_id).await {
+            Ok(_) => Ok(Outcome::Applied),
+            Err(err) => {
+                tracing::warn!(%email, error = %err, "bounce receiver: report not applied; queued");
+                let _ = webhooks::note_failure(&mut conn, receipt_id, &err.to_string()).await;
+                drop(conn);
+                self.events.publish(&ProviderEvent { receipt_id }).await?;
+                Ok(Outcome::Queued)
+            }
+        }
     }
 }
 

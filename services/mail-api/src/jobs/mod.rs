@@ -46,10 +46,8 @@ const SOCIAL_PUBLISH_PREFETCH: u16 = 4;
 /// its platform).
 const PLATFORM_MIGRATE_PREFETCH: u16 = 1;
 
-/// Prefetch of `webhook.inbound`: every report of the bounce receiver comes this way (and the
-/// provider webhooks that could not be applied inline); each applies in its own short
-/// transaction, so several at once keep the database busy instead of waiting on round trips.
-const PROVIDER_EVENT_PREFETCH: u16 = 16;
+/// Prefetch of `webhook.inbound`: a few at once (the events are retries of failures).
+const PROVIDER_EVENT_PREFETCH: u16 = 4;
 
 /// The consumers of send-worker: `send.email` (with `send_prefetch` and the round-trip probe)
 /// first, then `webhook.inbound`, `webhook.deliver`, `social.publish`, `sms.send` and

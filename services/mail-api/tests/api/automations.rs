@@ -719,15 +719,33 @@ async fn a_send_step_exits_the_contacts_who_may_not_be_mailed() {
         assert_eq!(res.status(), 200);
     }
     // One leaves everything (and is suppressed), one leaves the automation's site alone.
-    for body in [
-        json!({"email": suppressed}),
-        json!({"email": left, "site_id": f.site}),
+    let res =
+        f.h.post_json(
+            &f.t.write,
+            "/api/v1/identify",
+            &json!({"email": left, "site_id": f.site}),
+        )
+        .await;
+    assert_eq!(res.status(), 200);
+    for (body, answer) in [
+        (json!({"email": suppressed}), "suppressed"),
+        (
+            json!({"email": left, "site_id": f.site}),
+            "unsubscribed_site_ids",
+        ),
     ] {
         let res =
             f.h.post_json(&f.t.write, "/api/v1/contacts/unsubscribe", &body)
                 .await;
         let status = res.status().as_u16();
-        assert_eq!(status, 200, "{body}: {}", json(res).await);
+        let got = json(res).await;
+        assert_eq!(status, 200, "{body}: {got}");
+        let expected = if answer == "suppressed" {
+            json!(true)
+        } else {
+            json!([f.site])
+        };
+        assert_eq!(got[answer], expected, "{body}: {got}");
     }
 
     f.settle().await;

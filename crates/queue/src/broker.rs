@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt as _;
 use lapin::options::{ConfirmSelectOptions, QueueDeclareOptions};
+use lapin::tcp::OwnedTLSConfig;
 use lapin::types::FieldTable;
 use lapin::{BasicProperties, Channel, Connection, ConnectionProperties, Event};
 use tokio::sync::{Mutex, watch};
@@ -34,8 +35,12 @@ const PUBLISH_RETRY_PAUSE: Duration = Duration::from_millis(100);
 /// How to reach the broker and how patiently.
 #[derive(Debug, Clone)]
 pub struct BrokerConfig {
-    /// `amqp://user:password@host:port/vhost` (the default vhost is `%2f`).
+    /// `amqp://user:password@host:port/vhost` (the default vhost is `%2f`), or `amqps://…`
+    /// for TLS.
     pub url: String,
+    /// With `amqps://`: PEM CA certificates trusted besides the system's roots (see
+    /// [`BrokerConfig::with_ca_file`]).
+    pub ca_pem: Option<String>,
     /// Shown in the broker's connection list.
     pub connection_name: String,
     /// How long [`Broker::connect`] waits for the first connection.
@@ -53,6 +58,7 @@ impl BrokerConfig {
     pub fn new(url: impl Into<String>) -> Self {
         Self {
             url: url.into(),
+            ca_pem: None,
             connection_name: "queue".into(),
             connect_timeout: Duration::from_secs(10),
             reconnect_min_delay: Duration::from_millis(100),
@@ -65,6 +71,33 @@ impl BrokerConfig {
     pub fn with_connection_name(mut self, name: impl Into<String>) -> Self {
         self.connection_name = name.into();
         self
+    }
+
+    /// Trusts the CA certificates of the PEM file at `path` for an `amqps://` broker, besides
+    /// the system's roots; an empty path changes nothing. The file is read (and must hold at
+    /// least one certificate) now, so a wrong setting stops the binary at start rather than
+    /// failing every connection attempt later.
+    pub fn with_ca_file(mut self, path: &str) -> Result<Self, QueueError> {
+        let path = path.trim();
+        if path.is_empty() {
+            return Ok(self);
+        }
+        let pem = std::fs::read_to_string(path)
+            .map_err(|e| QueueError::Config(format!("BROKER__CA_FILE {path}: {e}")))?;
+        if !pem.contains("-----BEGIN CERTIFICATE-----") {
+            return Err(QueueError::Config(format!(
+                "BROKER__CA_FILE {path}: no PEM certificate in the file"
+            )));
+        }
+        self.ca_pem = Some(pem);
+        Ok(self)
+    }
+
+    fn tls(&self) -> OwnedTLSConfig {
+        OwnedTLSConfig {
+            identity: None,
+            cert_chain: self.ca_pem.clone(),
+        }
     }
 }
 
@@ -395,6 +428,16 @@ fn lock<T>(mutex: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// One connection attempt, over TLS for `amqps://` (verified against the system's roots and
+/// the configured CA).
+async fn connect(
+    url: &str,
+    properties: ConnectionProperties,
+    tls: OwnedTLSConfig,
+) -> lapin::Result<Connection> {
+    Connection::connect_with_config(url, properties, tls, lapin::runtime::default_runtime()?).await
+}
+
 /// The supervisor loop: connect, re-declare, publish, watch, repeat.
 async fn supervise(
     config: BrokerConfig,
@@ -404,13 +447,14 @@ async fn supervise(
 ) {
     let properties =
         ConnectionProperties::default().with_connection_name(config.connection_name.clone().into());
+    let tls = config.tls();
     let mut delay = config.reconnect_min_delay;
     let mut generation = 0_u64;
     loop {
         let attempt = tokio::select! {
             attempt = tokio::time::timeout(
                 config.operation_timeout,
-                Connection::connect(&config.url, properties.clone()),
+                connect(&config.url, properties.clone(), tls.clone()),
             ) => attempt,
             () = closing.cancelled() => break,
             () = tx.closed() => break,

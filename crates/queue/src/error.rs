@@ -21,6 +21,9 @@ pub enum QueueError {
     /// The message could not be routed to any queue (the topology is not declared).
     #[error("the broker returned the message as unroutable: {0}")]
     Unroutable(String),
+    /// A setting is wrong (an unreadable CA file, ...); retrying does not help.
+    #[error("broker configuration: {0}")]
+    Config(String),
     /// The task could not be serialized.
     #[error("encoding the task failed: {0}")]
     Encode(#[from] serde_json::Error),
@@ -35,7 +38,11 @@ impl QueueError {
             // everything else (I/O, forced connection close, a channel that died with its
             // connection) goes away with a reconnect.
             Self::Amqp(err) => !err.is_amqp_soft_error(),
-            Self::Closed | Self::Nacked | Self::Unroutable(_) | Self::Encode(_) => false,
+            Self::Closed
+            | Self::Config(_)
+            | Self::Nacked
+            | Self::Unroutable(_)
+            | Self::Encode(_) => false,
         }
     }
 }

@@ -33,7 +33,12 @@ fn default_pool_size() -> usize {
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct BrokerSettings {
+    /// `amqp://…`, or `amqps://…` for TLS.
     pub url: String,
+    /// With `amqps://`: a PEM file of CA certificates trusted besides the system's roots
+    /// (empty: the system's roots only).
+    #[serde(default)]
+    pub ca_file: String,
     /// Queue-name prefix (tests isolate themselves with it).
     #[serde(default)]
     pub queue_prefix: String,

@@ -39,7 +39,7 @@ impl Infra {
             pool_size: PROCESS_POOL_SIZE,
             ..database.clone()
         })?;
-        let broker = self::broker(service, broker);
+        let broker = self::broker(service, broker)?;
         let limiter = limiter(rate_limit).await?;
         Ok(Self {
             pool,
@@ -102,8 +102,16 @@ pub fn pool(database: &DatabaseSettings) -> anyhow::Result<Pool> {
     )?)
 }
 
-pub fn broker(service: &str, settings: &BrokerSettings) -> Broker {
-    Broker::start(BrokerConfig::new(&settings.url).with_connection_name(service))
+/// The broker connection of a binary; fails at once on a CA file that cannot be read.
+pub fn broker(service: &str, settings: &BrokerSettings) -> anyhow::Result<Broker> {
+    Ok(Broker::start(
+        broker_config(settings)?.with_connection_name(service),
+    ))
+}
+
+/// The connection settings of `settings` (URL and CA), for a binary's own connections.
+pub fn broker_config(settings: &BrokerSettings) -> anyhow::Result<BrokerConfig> {
+    Ok(BrokerConfig::new(&settings.url).with_ca_file(&settings.ca_file)?)
 }
 
 pub async fn limiter(settings: &RateLimitSettings) -> anyhow::Result<RateLimiter> {

@@ -181,6 +181,9 @@ enum MailCommand {
             default_value = "amqp://guest:guest@127.0.0.1:5672/%2f"
         )]
         broker: String,
+        /// With `amqps://`: a PEM file of CA certificates trusted besides the system's roots.
+        #[arg(long, env = "MAIL_BROKER__CA_FILE", default_value = "")]
+        broker_ca_file: String,
         #[arg(long, env = "MAIL_BROKER__QUEUE_PREFIX", default_value = "")]
         prefix: String,
     },
@@ -310,10 +313,12 @@ async fn mail(url: &str, cmd: MailCommand) -> anyhow::Result<Value> {
         max,
         replay,
         broker,
+        broker_ca_file,
         prefix,
     } = cmd
     {
-        return dead_letters(queue, max, replay, &broker, &prefix).await;
+        let broker = queue::BrokerConfig::new(broker).with_ca_file(&broker_ca_file)?;
+        return dead_letters(queue, max, replay, broker, &prefix).await;
     }
     let conn = &mut connect(url).await?;
     Ok(match cmd {
@@ -428,14 +433,14 @@ async fn dead_letters(
     queue: MailQueue,
     max: usize,
     replay: bool,
-    url: &str,
+    broker: queue::BrokerConfig,
     prefix: &str,
 ) -> anyhow::Result<Value> {
     let queue = match queue {
         MailQueue::Send => mail_api::sending::send_queue(prefix),
         MailQueue::WebhookInbound => mail_api::sending::inbound_queue(prefix),
     };
-    let broker = queue::Broker::connect(queue::BrokerConfig::new(url))
+    let broker = queue::Broker::connect(broker)
         .await
         .with_context(|| "cannot connect to the broker")?;
     let out = if replay {

@@ -38,7 +38,7 @@ use uuid::Uuid;
 use crate::bounces::{self, Report, Verp};
 use crate::db::delivery as settings_db;
 use crate::db::emails::{self, Claim, Email, Finishing, ForSending, Outcome};
-use crate::db::webhooks;
+use crate::db::webhooks::Taken;
 use crate::domain::personalize;
 use crate::sending::SendResult;
 
@@ -343,15 +343,10 @@ impl SendWorker {
     async fn bounce(&self, id: Uuid, reason: &str) {
         let applied = async {
             let mut conn = store::conn(&self.pool).await?;
-            let receipt = match bounces::record(&mut conn, id, &Report::refused(reason)).await? {
-                bounces::Recorded::New(receipt) | bounces::Recorded::Pending(receipt) => receipt,
-                bounces::Recorded::Duplicate => return Ok(()),
-            };
-            if let Err(err) = webhooks::apply(&mut conn, receipt).await {
-                let _ = webhooks::note_failure(&mut conn, receipt, &err.to_string()).await;
-                return Err(anyhow::Error::from(err));
+            match bounces::record_and_apply(&mut conn, id, &Report::refused(reason)).await? {
+                Taken::Owed { error, .. } => Err(anyhow::anyhow!(error)),
+                _ => Ok::<(), anyhow::Error>(()),
             }
-            Ok::<(), anyhow::Error>(())
         }
         .await;
         if let Err(err) = applied {

@@ -89,7 +89,7 @@ async fn main() -> anyhow::Result<()> {
             service: SERVICE,
             flavor: Flavor::Memory,
             pool,
-            broker: infra::broker(SERVICE, &settings.broker),
+            broker: infra::broker(SERVICE, &settings.broker)?,
             worker: &settings.worker,
             collectors: Vec::new(),
         },

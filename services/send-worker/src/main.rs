@@ -112,7 +112,7 @@ async fn main() -> anyhow::Result<()> {
     let kek = Arc::new(settings.secrets.kek()?);
     let tracker = settings.tracking.tracker()?;
     let pool = infra::pool(&settings.database)?;
-    let broker = infra::broker(SERVICE, &settings.broker);
+    let broker = infra::broker(SERVICE, &settings.broker)?;
     let prefix = &settings.broker.queue_prefix;
     let verp = settings.bounces.verp()?;
     let shared_dkim = match settings.shared_dkim.key(&settings.sending.shared_domain)? {

@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 use subtle::ConstantTimeEq as _;
 use uuid::Uuid;
 
-use crate::db::webhooks::{self, SMTP, Signer};
+use crate::db::webhooks::{self, Incoming, SMTP, Signer, Taken};
 pub use receiver::BounceReceiver;
 pub use report::Report;
 
@@ -240,38 +240,29 @@ impl Verp {
     }
 }
 
-/// What recording a report did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Recorded {
-    /// A new event: its receipt, to apply.
-    New(Uuid),
-    /// Recorded before and not applied yet (an earlier attempt failed): its receipt, to apply.
-    Pending(Uuid),
-    /// Recorded and applied before: nothing more to do.
-    Duplicate,
-}
-
 /// Records what a report says of email `email_log_id` as an event of the `smtp` provider, in
-/// the provider webhooks' receipts: one statement (two for a repeat). One event per email and
-/// kind: a second DSN for the same email is a duplicate.
-pub async fn record(
+/// the provider webhooks' receipts, and applies it: one transaction for a new event. One event
+/// per email and kind: a second DSN for the same email is a duplicate.
+pub async fn record_and_apply(
     conn: &mut AsyncPgConnection,
     email_log_id: Uuid,
     report: &Report,
-) -> QueryResult<Recorded> {
+) -> QueryResult<Taken> {
     let (kind, mut data) = report.event();
     if let Some(members) = data.as_object_mut() {
         members.insert("email_log_id".to_owned(), json!(email_log_id));
     }
     let payload = json!({"type": kind, "data": data});
     let webhook_id = format!("{email_log_id}:{kind}");
-    match webhooks::insert(conn, SMTP, &webhook_id, Signer::Deployment, None, &payload).await? {
-        Ok(receipt) => Ok(Recorded::New(receipt)),
-        Err((receipt, status)) if status == "received" || status == "failed" => {
-            Ok(Recorded::Pending(receipt))
-        }
-        Err(_) => Ok(Recorded::Duplicate),
-    }
+    let event = Incoming {
+        provider: SMTP,
+        webhook_id: &webhook_id,
+        signer: Signer::Deployment,
+        project_id: None,
+        payload: &payload,
+        id_binds_payload: false,
+    };
+    webhooks::record_and_apply(conn, &event).await
 }
 
 /// Text of a report kept in the event (a diagnostic can be long).

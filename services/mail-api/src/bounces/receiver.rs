@@ -9,9 +9,9 @@
 //!   the returned message (a feedback loop that writes to another address of the domain).
 //!   No valid token, or not a report: 250 and dropped, counted in
 //!   `bounce_reports_total{result}` (a sender must not retry what we will never take).
-//! - Otherwise one statement records the event ([`super::record`]) and it is applied at once,
-//!   as a provider webhook is; an event that could not be applied goes to the `webhook.inbound`
-//!   queue, which applies it again. 250 once it is applied or queued, 451 (the sender retries)
+//! - Otherwise one transaction records the event and applies it
+//!   ([`super::record_and_apply`]), as a provider webhook's; an event that could not be applied
+//!   is still recorded and goes to the `webhook.inbound` queue, which applies it again. 250 once it is applied or queued, 451 (the sender retries)
 //!   when it could be neither recorded nor queued.
 
 use std::sync::Arc;
@@ -28,8 +28,8 @@ use tokio::sync::Semaphore;
 use uuid::Uuid;
 
 use super::report::{self, Report};
-use super::{BounceSettings, Recorded, Verp, record};
-use crate::db::webhooks;
+use super::{BounceSettings, Verp, record_and_apply};
+use crate::db::webhooks::Taken;
 use crate::sending::ProviderEvent;
 
 /// Recipients taken per message.
@@ -341,24 +341,21 @@ impl BounceReceiver {
         }
     }
 
-    /// Records the report's event and applies it; what could not be applied is noted and
-    /// queued for `webhook.inbound` to apply again.
+    /// Records the report's event and applies it; what could not be applied is queued for
+    /// `webhook.inbound` to apply again.
     async fn record_report(&self, email: Uuid, report: &Report) -> anyhow::Result<Outcome> {
         let mut conn = store::conn(&self.pool).await?;
-        let receipt_id = match record(&mut conn, email, report).await? {
-            Recorded::New(id) | Recorded::Pending(id) => id,
-            Recorded::Duplicate => return Ok(Outcome::Duplicate),
-        };
-        match webhooks::apply(&mut conn, receipt_id).await {
-            Ok(_) => Ok(Outcome::Applied),
-            Err(err) => {
-                tracing::warn!(%email, error = %err, "bounce receiver: report not applied; queued");
-                let _ = webhooks::note_failure(&mut conn, receipt_id, &err.to_string()).await;
-                drop(conn);
+        let taken = record_and_apply(&mut conn, email, report).await?;
+        drop(conn);
+        Ok(match taken {
+            Taken::Applied | Taken::Ignored(_) => Outcome::Applied,
+            Taken::Duplicate | Taken::Replayed => Outcome::Duplicate,
+            Taken::Owed { receipt_id, error } => {
+                tracing::warn!(%email, %error, "bounce receiver: report not applied; queued");
                 self.events.publish(&ProviderEvent { receipt_id }).await?;
-                Ok(Outcome::Queued)
+                Outcome::Queued
             }
-        }
+        })
     }
 }
 

@@ -46,7 +46,7 @@ impl Signer {
 
 /// Records a receipt; `Err((id, status))` of the earlier receipt when this signer sent this
 /// (provider, webhook-id) before.
-pub async fn insert(
+async fn insert(
     conn: &mut AsyncPgConnection,
     provider: &str,
     webhook_id: &str,
@@ -89,10 +89,7 @@ pub async fn insert(
 }
 
 /// The payload a receipt recorded.
-pub async fn payload_of(
-    conn: &mut AsyncPgConnection,
-    receipt_id: Uuid,
-) -> QueryResult<Option<Value>> {
+async fn payload_of(conn: &mut AsyncPgConnection, receipt_id: Uuid) -> QueryResult<Option<Value>> {
     webhook_receipts::table
         .find(receipt_id)
         .select(webhook_receipts::payload)
@@ -134,24 +131,138 @@ pub async fn apply(conn: &mut AsyncPgConnection, receipt_id: Uuid) -> QueryResul
             return Ok(Applied::AlreadyDone);
         }
         let outcome = apply_payload(conn, &provider, project_id, &payload).await?;
-        let (status, email_log_id, note) = match &outcome {
-            Applied::Applied { email_log_id, .. } => ("applied", Some(*email_log_id), None),
-            Applied::Ignored(why) => ("ignored", None, Some(why.clone())),
-            Applied::AlreadyDone => ("applied", None, None),
-        };
-        diesel::update(webhook_receipts::table.find(receipt_id))
-            .set((
-                webhook_receipts::status.eq(status),
-                webhook_receipts::email_log_id.eq(email_log_id),
-                webhook_receipts::last_error.eq(note),
-                webhook_receipts::attempts.eq(webhook_receipts::attempts + 1),
-                webhook_receipts::processed_at.eq(diesel::dsl::now),
-            ))
-            .execute(conn)
-            .await?;
+        mark_done(conn, receipt_id, &outcome).await?;
         Ok(outcome)
     })
     .await
+}
+
+/// Stores what applying a receipt did.
+async fn mark_done(
+    conn: &mut AsyncPgConnection,
+    receipt_id: Uuid,
+    outcome: &Applied,
+) -> QueryResult<()> {
+    let (status, email_log_id, note) = match outcome {
+        Applied::Applied { email_log_id, .. } => ("applied", Some(*email_log_id), None),
+        Applied::Ignored(why) => ("ignored", None, Some(why.clone())),
+        Applied::AlreadyDone => ("applied", None, None),
+    };
+    diesel::update(webhook_receipts::table.find(receipt_id))
+        .set((
+            webhook_receipts::status.eq(status),
+            webhook_receipts::email_log_id.eq(email_log_id),
+            webhook_receipts::last_error.eq(note),
+            webhook_receipts::attempts.eq(webhook_receipts::attempts + 1),
+            webhook_receipts::processed_at.eq(diesel::dsl::now),
+        ))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// One provider event as it arrives, before it is recorded.
+pub struct Incoming<'a> {
+    pub provider: &'a str,
+    pub webhook_id: &'a str,
+    pub signer: Signer,
+    pub project_id: Option<Uuid>,
+    pub payload: &'a Value,
+    /// The provider's id is a single-use token its signature does not bind to the body
+    /// (Mailgun): the same id with another payload is a replay, not a duplicate.
+    pub id_binds_payload: bool,
+}
+
+/// What [`record_and_apply`] did with an event.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Taken {
+    Applied,
+    Ignored(String),
+    /// Recorded and applied before.
+    Duplicate,
+    /// The id of an earlier event with another payload (see [`Incoming::id_binds_payload`]).
+    Replayed,
+    /// Recorded, but applying it failed (noted on the receipt): the caller queues it for
+    /// `webhook.inbound`.
+    Owed {
+        receipt_id: Uuid,
+        error: String,
+    },
+}
+
+/// Records an event's receipt and applies it. A new event (the common case) is recorded and
+/// applied in one transaction, so it costs one commit. One seen before is applied if its
+/// application is still owed. When applying fails the receipt is still recorded, and the
+/// answer says it is owed; `Err` only when the event could not even be recorded.
+pub async fn record_and_apply(
+    conn: &mut AsyncPgConnection,
+    event: &Incoming<'_>,
+) -> QueryResult<Taken> {
+    let at_once = conn
+        .transaction::<_, diesel::result::Error, _>(async |conn| {
+            let receipt = insert(
+                conn,
+                event.provider,
+                event.webhook_id,
+                event.signer,
+                event.project_id,
+                event.payload,
+            )
+            .await?;
+            let Ok(receipt_id) = receipt else {
+                return Ok(receipt.map(|_| Applied::AlreadyDone));
+            };
+            let outcome =
+                apply_payload(conn, event.provider, event.project_id, event.payload).await?;
+            mark_done(conn, receipt_id, &outcome).await?;
+            Ok(Ok(outcome))
+        })
+        .await;
+    let receipt_id = match at_once {
+        Ok(Ok(outcome)) => return Ok(taken(outcome)),
+        Ok(Err((earlier, status))) => {
+            if event.id_binds_payload
+                && payload_of(conn, earlier).await?.as_ref() != Some(event.payload)
+            {
+                return Ok(Taken::Replayed);
+            }
+            if status != "received" && status != "failed" {
+                return Ok(Taken::Duplicate);
+            }
+            earlier
+        }
+        // Applying failed and took the receipt with it: record it alone.
+        Err(_) => match insert(
+            conn,
+            event.provider,
+            event.webhook_id,
+            event.signer,
+            event.project_id,
+            event.payload,
+        )
+        .await?
+        {
+            Ok(id) => id,
+            Err((earlier, status)) if status == "received" || status == "failed" => earlier,
+            Err(_) => return Ok(Taken::Duplicate),
+        },
+    };
+    match apply(conn, receipt_id).await {
+        Ok(outcome) => Ok(taken(outcome)),
+        Err(err) => {
+            let error = err.to_string();
+            let _ = note_failure(conn, receipt_id, &error).await;
+            Ok(Taken::Owed { receipt_id, error })
+        }
+    }
+}
+
+fn taken(outcome: Applied) -> Taken {
+    match outcome {
+        Applied::Applied { .. } => Taken::Applied,
+        Applied::Ignored(why) => Taken::Ignored(why),
+        Applied::AlreadyDone => Taken::Duplicate,
+    }
 }
 
 /// Notes a failed attempt (outside the failed transaction).

@@ -22,7 +22,7 @@ use delivery::ProviderConfig;
 use crate::AppState;
 use crate::config::WebhookSettings;
 use crate::db::delivery as settings_db;
-use crate::db::webhooks::{self, Applied, Signer};
+use crate::db::webhooks::{self, Incoming, Signer, Taken};
 use crate::domain::error_code::MailErrorCode;
 use crate::ops::sns_deliveries::{self, SnsDelivery};
 use crate::sending::inbound_queue;
@@ -328,35 +328,25 @@ async fn record_and_apply(
     project_id: Option<Uuid>,
     payload: &Value,
 ) -> Result<&'static str, ApiError> {
-    let receiver = &state.webhooks;
-    let receipt =
-        match webhooks::insert(conn, provider, webhook_id, signer, project_id, payload).await? {
-            Ok(id) => id,
-            Err((id, status)) => {
-                if provider == "mailgun"
-                    && webhooks::payload_of(conn, id).await?.as_ref() != Some(payload)
-                {
-                    return Err(unauthorized("the token was used before"));
-                }
-                // Received before: answered as a duplicate unless its application is still owed.
-                if status == "received" || status == "failed" {
-                    id
-                } else {
-                    return Ok("duplicate");
-                }
-            }
-        };
-    match webhooks::apply(conn, receipt).await {
-        Ok(Applied::Applied { .. }) => Ok("applied"),
-        Ok(Applied::Ignored(why)) => {
+    let event = Incoming {
+        provider,
+        webhook_id,
+        signer,
+        project_id,
+        payload,
+        id_binds_payload: provider == "mailgun",
+    };
+    match webhooks::record_and_apply(conn, &event).await? {
+        Taken::Applied => Ok("applied"),
+        Taken::Ignored(why) => {
             tracing::info!(provider, webhook_id, %why, "provider webhook ignored");
             Ok("ignored")
         }
-        Ok(Applied::AlreadyDone) => Ok("duplicate"),
-        Err(err) => {
-            tracing::warn!(provider, %receipt, error = %err, "provider webhook not applied; queued");
-            let _ = webhooks::note_failure(conn, receipt, &err.to_string()).await;
-            let queue = receiver.queue.clone();
+        Taken::Duplicate => Ok("duplicate"),
+        Taken::Replayed => Err(unauthorized("the token was used before")),
+        Taken::Owed { receipt_id, error } => {
+            tracing::warn!(provider, %receipt_id, %error, "provider webhook not applied; queued");
+            let queue = state.webhooks.queue.clone();
             state
                 .broker
                 .declare(&queue)
@@ -365,9 +355,7 @@ async fn record_and_apply(
             state
                 .broker
                 .publisher(queue)
-                .publish(&crate::sending::ProviderEvent {
-                    receipt_id: receipt,
-                })
+                .publish(&crate::sending::ProviderEvent { receipt_id })
                 .await
                 .map_err(ApiError::internal)?;
             Ok("queued")

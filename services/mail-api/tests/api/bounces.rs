@@ -12,7 +12,7 @@ use lettre::address::Envelope;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
 use mail_api::bounces::{BounceReceiver, BounceSettings, Verp};
 use mail_api::jobs::{ProviderEvent, ProviderEvents};
-use queue::{Jobs, ShutdownToken};
+use queue::{Jobs, ShutdownToken, WorkQueue};
 use serde_json::json;
 
 use crate::common::*;
@@ -31,10 +31,17 @@ struct Bounces {
     /// The shared domain's DKIM public key (the TXT record's `p=`).
     public_key: String,
     stop: ShutdownToken,
+    queue: WorkQueue,
+    pool: store::Pool,
 }
 
 impl Bounces {
     async fn start() -> Self {
+        Self::start_with(true).await
+    }
+
+    /// `consume`: whether the `webhook.inbound` consumer runs from the start.
+    async fn start_with(consume: bool) -> Self {
         let verp = Verp::new(BOUNCE_DOMAIN, b"a bounce key of thirty-two bytes!").unwrap();
         let pair = delivery::dkim::generate_key().unwrap();
         let key = delivery::dkim::DkimKey {
@@ -59,14 +66,6 @@ impl Bounces {
         let queue = mail_api::sending::inbound_queue(s.prefix());
         s.broker.declare(&queue).await.unwrap();
         let pool = store::pool(&s.h.db.url, &store::PoolOptions::default()).unwrap();
-        let stop = ShutdownToken::new();
-        let consumer = s.broker.consumer(queue.clone()).with_prefetch(4);
-        let token = stop.clone();
-        let events = ProviderEvents { pool: pool.clone() };
-        tokio::spawn(async move {
-            let jobs = Jobs::new().register::<ProviderEvent, _>(events);
-            consumer.run_jobs(jobs, token).await
-        });
         let settings = BounceSettings {
             domain: BOUNCE_DOMAIN.to_owned(),
             max_message_bytes: 64 * 1024,
@@ -75,19 +74,38 @@ impl Bounces {
         let receiver = Arc::new(BounceReceiver::new(
             verp,
             &settings,
-            pool,
-            s.broker.publisher(queue),
+            pool.clone(),
+            s.broker.publisher(queue.clone()),
         ));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         tokio::spawn(Arc::clone(&receiver).serve(listener));
-        Self {
+        let b = Self {
             s,
             receiver,
             port,
             public_key: pair.public_base64,
-            stop,
+            stop: ShutdownToken::new(),
+            queue,
+            pool,
+        };
+        if consume {
+            b.consume();
         }
+        b
+    }
+
+    /// Starts the `webhook.inbound` consumer, which applies the reports the receiver queued.
+    fn consume(&self) {
+        let consumer = self.s.broker.consumer(self.queue.clone()).with_prefetch(4);
+        let token = self.stop.clone();
+        let events = ProviderEvents {
+            pool: self.pool.clone(),
+        };
+        tokio::spawn(async move {
+            let jobs = Jobs::new().register::<ProviderEvent, _>(events);
+            consumer.run_jobs(jobs, token).await
+        });
     }
 
     /// Sends `raw` to the receiver over SMTP from the null reverse path, as an MTA sends a
@@ -363,6 +381,66 @@ async fn a_delayed_dsn_is_a_soft_bounce_and_an_oversized_message_is_refused() {
         ))
         .await,
         "soft:4.4.1"
+    );
+    b.finish().await;
+}
+
+#[tokio::test]
+async fn a_report_that_cannot_be_applied_is_kept_and_applied_from_the_queue() {
+    let b = Bounces::start_with(false).await;
+    let s = &b.s;
+    let (t, site) = s.tenant_with_site("blocked").await;
+    let sent = s.sent(&t.write, &site, "di@example.com").await;
+    let id = sent["id"].as_str().unwrap().to_owned();
+    let (return_path, _) = b.mail_to("di@example.com");
+    // While the test's flag row exists, this database refuses every new suppression, so
+    // applying the bounce fails (and rolls back) after the report was read.
+    for statement in [
+        "CREATE TABLE test_refuse_suppressions (on_purpose boolean)",
+        "INSERT INTO test_refuse_suppressions VALUES (true)",
+        "CREATE FUNCTION test_refuse_suppression() RETURNS trigger LANGUAGE plpgsql AS $$ \
+         BEGIN IF EXISTS (SELECT 1 FROM test_refuse_suppressions) THEN \
+         RAISE EXCEPTION 'suppressions refused by the test'; END IF; RETURN NEW; END $$",
+        "CREATE TRIGGER test_refuse_suppression BEFORE INSERT ON suppressions \
+         FOR EACH ROW EXECUTE FUNCTION test_refuse_suppression()",
+    ] {
+        s.h.exec(statement).await;
+    }
+    let report = dsn(&return_path, "di@example.com", "failed", "5.1.1");
+    b.deliver(&return_path, &report)
+        .await
+        .expect("250: the report is kept although it could not be applied");
+    assert_eq!(b.receiver.count("queued"), 1);
+    assert_eq!(b.receiver.count("applied"), 0);
+    assert_eq!(
+        b.count(&format!(
+            "SELECT status || ':' || (last_error LIKE '%suppressions refused by the test%') \
+             FROM webhook_receipts WHERE payload #>> '{{data,email_log_id}}' = '{id}'"
+        ))
+        .await,
+        "failed:true"
+    );
+    assert_eq!(b.count("SELECT count(*) FROM suppressions").await, "0");
+    let queued = s.broker.message_count(&b.queue.queue()).await.unwrap();
+    assert_eq!(queued, 1, "the report waits in webhook.inbound");
+
+    // Once applying can succeed, the queue's consumer applies it: once.
+    s.h.exec("DELETE FROM test_refuse_suppressions").await;
+    b.consume();
+    s.wait_email(&t.read, &id, |e| e["status"] == "bounced")
+        .await;
+    assert_eq!(
+        s.h.query("SELECT email || ':' || reason FROM suppressions")
+            .await,
+        ["di@example.com:bounced"]
+    );
+    assert_eq!(
+        b.count(&format!(
+            "SELECT count(*) FROM outbound_events WHERE type = 'email.bounced' \
+             AND data->>'email_log_id' = '{id}'"
+        ))
+        .await,
+        "1"
     );
     b.finish().await;
 }

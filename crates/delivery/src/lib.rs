@@ -28,4 +28,4 @@ pub use email::{
     EmailError, HEADER_VALUE_MAX_CHARS, OutgoingEmail, check_custom_headers, is_settable_header,
     settable_header_pattern,
 };
-pub use providers::{Accepted, Provider, ProviderConfig, SendError};
+pub use providers::{Accepted, DefaultProviderConfig, Provider, ProviderConfig, SendError};

@@ -8,10 +8,13 @@
 use std::collections::HashMap;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpListener;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream};
+use tokio_rustls::TlsAcceptor;
+use tokio_rustls::rustls::ServerConfig;
 
 /// One message the sink accepted.
 #[derive(Debug, Clone)]
@@ -20,16 +23,44 @@ pub struct ReceivedMail {
     pub to: Vec<String>,
     /// The message as sent after `DATA`, dot-unstuffed, without the final `.` line.
     pub data: String,
+    /// Whether it came over TLS (after `STARTTLS`, or implicit).
+    pub tls: bool,
 }
 
-/// An SMTP server on 127.0.0.1 that accepts everything (plain text, no authentication) but
-/// the recipients it was told to [`refuse`](SmtpSink::refuse) (550 to their `RCPT`).
+/// An SMTP server on 127.0.0.1 that accepts everything (no authentication) but the recipients
+/// it was told to [`refuse`](SmtpSink::refuse) (550 to their `RCPT`). Plain text by default;
+/// [`start_tls`](SmtpSink::start_tls) offers STARTTLS and
+/// [`start_implicit_tls`](SmtpSink::start_implicit_tls) speaks TLS from the first byte.
 /// `start_slow` makes it wait before answering the end of each message's data, like a busy
 /// server.
 pub struct SmtpSink {
     pub port: u16,
-    received: Arc<Mutex<Vec<ReceivedMail>>>,
-    refused: Arc<Mutex<Vec<String>>>,
+    state: Arc<SinkState>,
+}
+
+struct SinkState {
+    received: Mutex<Vec<ReceivedMail>>,
+    refused: Mutex<Vec<String>>,
+    delay: Duration,
+    tls: SinkTls,
+}
+
+enum SinkTls {
+    None,
+    Starttls(TlsAcceptor),
+    Implicit(TlsAcceptor),
+}
+
+/// Where a conversation stands with regard to TLS.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Plain,
+    /// Plain text, STARTTLS offered.
+    BeforeStarttls,
+    /// Over TLS from the first byte.
+    Implicit,
+    /// Over TLS after STARTTLS: no second greeting, the client speaks first.
+    AfterStarttls,
 }
 
 impl SmtpSink {
@@ -38,76 +69,105 @@ impl SmtpSink {
     }
 
     /// Waits `delay` before accepting each message.
-    pub async fn start_slow(delay: std::time::Duration) -> Self {
-        Self::listen(0, delay).await
+    pub async fn start_slow(delay: Duration) -> Self {
+        Self::listen(0, delay, SinkTls::None).await
     }
 
     /// On a given port (0: any free one).
     pub async fn start_on(port: u16) -> Self {
-        Self::listen(port, std::time::Duration::ZERO).await
+        Self::listen(port, Duration::ZERO, SinkTls::None).await
     }
 
-    async fn listen(port: u16, delay: std::time::Duration) -> Self {
+    /// Offers STARTTLS (RFC 3207), presenting `server_config`'s certificate; a client that does
+    /// not take it may still send in plain text.
+    pub async fn start_tls(server_config: Arc<ServerConfig>) -> Self {
+        let tls = SinkTls::Starttls(TlsAcceptor::from(server_config));
+        Self::listen(0, Duration::ZERO, tls).await
+    }
+
+    /// TLS from the first byte (RFC 8314, port 465), presenting `server_config`'s certificate.
+    pub async fn start_implicit_tls(server_config: Arc<ServerConfig>) -> Self {
+        let tls = SinkTls::Implicit(TlsAcceptor::from(server_config));
+        Self::listen(0, Duration::ZERO, tls).await
+    }
+
+    async fn listen(port: u16, delay: Duration, tls: SinkTls) -> Self {
         let listener = TcpListener::bind(("127.0.0.1", port))
             .await
             .expect("bind the SMTP sink");
         let port = listener.local_addr().expect("local address").port();
-        let received = Arc::new(Mutex::new(Vec::new()));
-        let refused = Arc::new(Mutex::new(Vec::new()));
-        let store = Arc::clone(&received);
-        let refusing = Arc::clone(&refused);
+        let state = Arc::new(SinkState {
+            received: Mutex::new(Vec::new()),
+            refused: Mutex::new(Vec::new()),
+            delay,
+            tls,
+        });
+        let shared = Arc::clone(&state);
         tokio::spawn(async move {
             while let Ok((socket, _)) = listener.accept().await {
-                tokio::spawn(smtp_session(
-                    socket,
-                    Arc::clone(&store),
-                    Arc::clone(&refusing),
-                    delay,
-                ));
+                tokio::spawn(smtp_session(socket, Arc::clone(&shared)));
             }
         });
-        Self {
-            port,
-            received,
-            refused,
-        }
+        Self { port, state }
     }
 
     /// Answers `550 5.1.1` to `RCPT TO:<address>` from now on (a mailbox that does not exist).
     pub fn refuse(&self, address: &str) {
-        self.refused
+        self.state
+            .refused
             .lock()
             .expect("sink lock")
             .push(address.to_ascii_lowercase());
     }
 
     pub fn received(&self) -> Vec<ReceivedMail> {
-        self.received.lock().expect("sink lock").clone()
+        self.state.received.lock().expect("sink lock").clone()
     }
 
     pub fn received_count(&self) -> usize {
-        self.received.lock().expect("sink lock").len()
+        self.state.received.lock().expect("sink lock").len()
     }
 }
 
-async fn smtp_session(
-    socket: tokio::net::TcpStream,
-    store: Arc<Mutex<Vec<ReceivedMail>>>,
-    refused: Arc<Mutex<Vec<String>>>,
-    delay: std::time::Duration,
-) {
-    let (read, mut write) = socket.into_split();
-    let mut lines = BufReader::new(read);
+/// A client that refuses the certificate ends the handshake: nothing more is served.
+async fn smtp_session(socket: TcpStream, sink: Arc<SinkState>) {
+    match &sink.tls {
+        SinkTls::None => {
+            conversation(socket, &sink, Stage::Plain).await;
+        }
+        SinkTls::Implicit(acceptor) => {
+            if let Ok(stream) = acceptor.accept(socket).await {
+                conversation(stream, &sink, Stage::Implicit).await;
+            }
+        }
+        SinkTls::Starttls(acceptor) => {
+            if let Some(socket) = conversation(socket, &sink, Stage::BeforeStarttls).await
+                && let Ok(stream) = acceptor.accept(socket).await
+            {
+                conversation(stream, &sink, Stage::AfterStarttls).await;
+            }
+        }
+    }
+}
+
+/// One SMTP conversation; answers the stream when the client asked for STARTTLS.
+async fn conversation<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: S,
+    sink: &SinkState,
+    stage: Stage,
+) -> Option<S> {
+    let mut stream = BufReader::new(stream);
+    let tls = matches!(stage, Stage::Implicit | Stage::AfterStarttls);
     let mut from = String::new();
     let mut to = Vec::new();
-    if write.write_all(b"220 sink ESMTP ready\r\n").await.is_err() {
-        return;
+    if stage != Stage::AfterStarttls && !reply(&mut stream, b"220 sink ESMTP ready\r\n").await {
+        return None;
     }
     let mut line = String::new();
     loop {
         line.clear();
-        if lines.read_line(&mut line).await.unwrap_or(0) == 0 {
-            return;
+        if stream.read_line(&mut line).await.unwrap_or(0) == 0 {
+            return None;
         }
         let command = line.trim_end().to_owned();
         let verb = command
@@ -115,8 +175,18 @@ async fn smtp_session(
             .next()
             .unwrap_or("")
             .to_ascii_uppercase();
-        let reply: &[u8] = match verb.as_str() {
+        let answer: &[u8] = match verb.as_str() {
+            "EHLO" if stage == Stage::BeforeStarttls => {
+                b"250-sink\r\n250-STARTTLS\r\n250-8BITMIME\r\n250 SMTPUTF8\r\n"
+            }
             "EHLO" => b"250-sink\r\n250-8BITMIME\r\n250 SMTPUTF8\r\n",
+            "STARTTLS" if stage == Stage::BeforeStarttls => {
+                if !reply(&mut stream, b"220 ready to start TLS\r\n").await {
+                    return None;
+                }
+                // Whatever the client sent after the command goes with the buffer (RFC 3207).
+                return Some(stream.into_inner());
+            }
             "HELO" | "NOOP" => b"250 OK\r\n",
             "RSET" => {
                 from.clear();
@@ -129,7 +199,8 @@ async fn smtp_session(
             }
             "RCPT" => {
                 let address = address_of(&command);
-                let refuse = refused
+                let refuse = sink
+                    .refused
                     .lock()
                     .expect("sink lock")
                     .contains(&address.to_ascii_lowercase());
@@ -141,38 +212,45 @@ async fn smtp_session(
                 }
             }
             "DATA" => {
-                if write.write_all(b"354 go ahead\r\n").await.is_err() {
-                    return;
+                if !reply(&mut stream, b"354 go ahead\r\n").await {
+                    return None;
                 }
                 let mut data = String::new();
                 loop {
                     line.clear();
-                    if lines.read_line(&mut line).await.unwrap_or(0) == 0 {
-                        return;
+                    if stream.read_line(&mut line).await.unwrap_or(0) == 0 {
+                        return None;
                     }
                     if line == ".\r\n" || line == ".\n" {
                         break;
                     }
                     data.push_str(line.strip_prefix('.').unwrap_or(&line));
                 }
-                tokio::time::sleep(delay).await;
-                store.lock().expect("sink lock").push(ReceivedMail {
+                tokio::time::sleep(sink.delay).await;
+                sink.received.lock().expect("sink lock").push(ReceivedMail {
                     from: std::mem::take(&mut from),
                     to: std::mem::take(&mut to),
                     data,
+                    tls,
                 });
                 b"250 OK queued\r\n"
             }
             "QUIT" => {
-                let _ = write.write_all(b"221 bye\r\n").await;
-                return;
+                reply(&mut stream, b"221 bye\r\n").await;
+                return None;
             }
             _ => b"502 command not implemented\r\n",
         };
-        if write.write_all(reply).await.is_err() {
-            return;
+        if !reply(&mut stream, answer).await {
+            return None;
         }
     }
+}
+
+/// Writes a reply, flushed (TLS may hold written data until then); false when the connection
+/// is gone.
+async fn reply<S: AsyncWrite + Unpin>(stream: &mut S, answer: &[u8]) -> bool {
+    stream.write_all(answer).await.is_ok() && stream.flush().await.is_ok()
 }
 
 fn address_of(command: &str) -> String {

@@ -40,6 +40,7 @@ async fn smtp_delivers_both_parts_and_the_headers() {
         None,
         SmtpSecurity::None,
         HostPolicy::Any,
+        None,
     )
     .unwrap();
     let email = email();
@@ -75,6 +76,7 @@ async fn smtp_sends_from_the_return_path_and_a_refused_recipient_is_a_bounce() {
         None,
         SmtpSecurity::None,
         HostPolicy::Any,
+        None,
     )
     .unwrap();
     let mut email = email();
@@ -106,8 +108,15 @@ async fn smtp_connection_failures_are_temporary() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = closed.local_addr().unwrap().port();
     drop(closed);
-    let smtp =
-        SmtpProvider::new("127.0.0.1", port, None, SmtpSecurity::None, HostPolicy::Any).unwrap();
+    let smtp = SmtpProvider::new(
+        "127.0.0.1",
+        port,
+        None,
+        SmtpSecurity::None,
+        HostPolicy::Any,
+        None,
+    )
+    .unwrap();
     assert!(matches!(
         smtp.send(&email()).await,
         Err(SendError::Temporary(_))
@@ -119,7 +128,7 @@ async fn a_project_smtp_host_on_an_internal_address_is_refused_and_nothing_conne
     let sink = SmtpSink::start().await;
     // An address literal is refused when the provider is made.
     assert!(matches!(
-        SmtpProvider::new("127.0.0.1", sink.port, None, SmtpSecurity::None, HostPolicy::PublicOnly),
+        SmtpProvider::new("127.0.0.1", sink.port, None, SmtpSecurity::None, HostPolicy::PublicOnly, None),
         Err(SendError::Permanent(reason)) if reason.contains("not a public address")
     ));
     // A name is resolved at send time: `localhost` is loopback, refused for good.
@@ -129,6 +138,7 @@ async fn a_project_smtp_host_on_an_internal_address_is_refused_and_nothing_conne
         None,
         SmtpSecurity::None,
         HostPolicy::PublicOnly,
+        None,
     )
     .unwrap();
     assert!(matches!(

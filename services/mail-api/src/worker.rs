@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use delivery::dkim::DkimKey;
 use delivery::tracking::Tracker;
-use delivery::{OutgoingEmail, Provider, ProviderConfig, SendError};
+use delivery::{DefaultProviderConfig, OutgoingEmail, Provider, SendError};
 use prometheus::{Histogram, IntCounterVec, Opts};
 use queue::{DeliveryInfo, HandlerError};
 use secrets::Kek;
@@ -49,8 +49,9 @@ use outcomes::OutcomeWriter;
 /// The worker's own settings (`MAIL_DELIVERY__…`).
 #[derive(Debug, Clone, Deserialize)]
 pub struct DeliverySettings {
-    /// Used by projects without a provider of their own (`make dev`: the file provider).
-    pub default_provider: ProviderConfig,
+    /// Used by projects without a provider of their own (`make dev`: the file provider); an
+    /// SMTP relay may be given a CA file (`…__DEFAULT_PROVIDER__CA_FILE`).
+    pub default_provider: DefaultProviderConfig,
     /// Resend's API address (the deployment's, never the project's).
     pub resend_base_url: String,
     /// Postmark's, Mailgun's and SendGrid's API addresses (`MAIL_DELIVERY__PROVIDER_URLS__…`).
@@ -432,30 +433,32 @@ impl SendWorker {
         Ok(email)
     }
 
+    /// The provider of projects without their own, built at the first call: send-worker makes
+    /// it at start, so that a wrong setting (an unreadable CA file, say) stops it there.
+    pub fn default_provider(&self) -> Result<Arc<dyn Provider>, String> {
+        let mut default = self
+            .default_provider
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(provider) = default.as_ref() {
+            return Ok(Arc::clone(provider));
+        }
+        let provider = self
+            .settings
+            .default_provider
+            .build(&self.settings.resend_base_url, &self.settings.provider_urls)
+            .map_err(|e| format!("the default provider: {e}"))?;
+        *default = Some(Arc::clone(&provider));
+        Ok(provider)
+    }
+
     fn provider(
         &self,
         project_id: Uuid,
         sealed: Option<Vec<u8>>,
     ) -> Result<Arc<dyn Provider>, String> {
         let Some(sealed) = sealed else {
-            let mut default = self
-                .default_provider
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            if let Some(provider) = default.as_ref() {
-                return Ok(Arc::clone(provider));
-            }
-            let provider = self
-                .settings
-                .default_provider
-                .build(
-                    &self.settings.resend_base_url,
-                    &self.settings.provider_urls,
-                    delivery::providers::HostPolicy::Any,
-                )
-                .map_err(|e| format!("the default provider: {e}"))?;
-            *default = Some(Arc::clone(&provider));
-            return Ok(provider);
+            return self.default_provider();
         };
         let mut cache = self.providers.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((bytes, provider)) = cache.get(&project_id)

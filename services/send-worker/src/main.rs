@@ -9,7 +9,8 @@
 //! `MAIL_WORKER__BIND` (health and metrics), `MAIL_WORKER__PREFETCH`, and the default provider
 //! of projects that configured none: `MAIL_DELIVERY__DEFAULT_PROVIDER__KIND` = `file` (with
 //! `__DIRECTORY`, the default for `make dev`), `smtp` (with `__HOST`, `__PORT`, `__USERNAME`,
-//! `__PASSWORD`, `__SECURITY`) or `resend` (with `__API_KEY`); `MAIL_DELIVERY__RESEND_BASE_URL`.
+//! `__PASSWORD`, `__SECURITY`, and `__CA_FILE` for a relay whose certificate a private CA
+//! issued) or `resend` (with `__API_KEY`), built at start; `MAIL_DELIVERY__RESEND_BASE_URL`.
 //! Send outcomes are written in batches: `MAIL_OUTCOMES__MAX_BATCH` (128), `__WINDOW_MS` (2: how
 //! long a batch waits for more) and `__WRITERS` (2 batches written at once).
 //!
@@ -139,6 +140,7 @@ async fn main() -> anyhow::Result<()> {
         .with_return_paths(verp.clone())
         .with_shared_dkim(shared_dkim),
     );
+    sender.default_provider().map_err(anyhow::Error::msg)?;
     let deliverer = Arc::new(Deliverer::new(
         pool.clone(),
         Arc::clone(&kek),

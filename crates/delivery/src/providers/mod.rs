@@ -10,6 +10,7 @@ mod sendgrid;
 mod ses;
 mod smtp;
 
+use std::path::Path;
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
@@ -37,7 +38,8 @@ pub enum SendError {
     /// Trying again later can succeed (network, timeouts, 4xx SMTP replies, 429 and 5xx).
     #[error("temporary failure: {0}")]
     Temporary(String),
-    /// It will fail again (5xx SMTP replies, refused addresses, bad credentials).
+    /// It will fail again (5xx SMTP replies, refused addresses, bad credentials, a TLS
+    /// certificate that does not verify).
     #[error("permanent failure: {0}")]
     Permanent(String),
     /// The receiving server refused the recipient or the message in the conversation (an SMTP
@@ -313,6 +315,16 @@ impl ProviderConfig {
         urls: &ProviderUrls,
         smtp_hosts: HostPolicy,
     ) -> Result<Arc<dyn Provider>, SendError> {
+        self.build_with(resend_base_url, urls, smtp_hosts, None)
+    }
+
+    fn build_with(
+        &self,
+        resend_base_url: &str,
+        urls: &ProviderUrls,
+        smtp_hosts: HostPolicy,
+        smtp_ca_file: Option<&Path>,
+    ) -> Result<Arc<dyn Provider>, SendError> {
         Ok(match self {
             Self::Smtp {
                 host,
@@ -326,6 +338,7 @@ impl ProviderConfig {
                 username.as_deref().zip(password.as_deref()),
                 *security,
                 smtp_hosts,
+                smtp_ca_file,
             )?),
             Self::Resend { api_key } => Arc::new(ResendProvider::new(api_key, resend_base_url)?),
             Self::File { directory } => Arc::new(FileProvider::new(directory)),
@@ -367,6 +380,48 @@ impl ProviderConfig {
                 &urls.ses_base_url,
             )?),
         })
+    }
+}
+
+/// The deployment's provider for projects without their own (`DELIVERY__DEFAULT_PROVIDER__…`):
+/// its SMTP host may have any address, and `ca_file` names a PEM file of CA certificates its
+/// certificate may chain to besides the system's roots (a relay with a private CA). Empty:
+/// the system's roots only, as for a project's host.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DefaultProviderConfig {
+    #[serde(flatten)]
+    pub provider: ProviderConfig,
+    #[serde(default)]
+    pub ca_file: String,
+}
+
+impl From<ProviderConfig> for DefaultProviderConfig {
+    fn from(provider: ProviderConfig) -> Self {
+        Self {
+            provider,
+            ca_file: String::new(),
+        }
+    }
+}
+
+impl DefaultProviderConfig {
+    /// Builds the provider as [`ProviderConfig::build`] does, reading the CA file: one that
+    /// cannot be read, holds no certificate, or is given to another kind than `smtp` is an
+    /// error.
+    pub fn build(
+        &self,
+        resend_base_url: &str,
+        urls: &ProviderUrls,
+    ) -> Result<Arc<dyn Provider>, SendError> {
+        let ca_file = (!self.ca_file.is_empty()).then(|| Path::new(&self.ca_file));
+        if ca_file.is_some() && !matches!(self.provider, ProviderConfig::Smtp { .. }) {
+            return Err(SendError::Permanent(format!(
+                "ca_file is for an smtp provider, not {}",
+                self.provider.kind()
+            )));
+        }
+        self.provider
+            .build_with(resend_base_url, urls, HostPolicy::Any, ca_file)
     }
 }
 
@@ -414,6 +469,43 @@ mod tests {
                 .unwrap()
                 .name(),
             "file"
+        );
+    }
+
+    // A runtime: an SMTP provider starts its pool's task when built.
+    #[tokio::test]
+    async fn the_default_provider_reads_its_ca_file_when_built() {
+        let config: DefaultProviderConfig = serde_json::from_str(
+            r#"{"kind":"smtp","host":"relay.internal","security":"starttls","ca_file":"/nonexistent/ca.pem"}"#,
+        )
+        .unwrap();
+        assert!(
+            matches!(&config.provider, ProviderConfig::Smtp { host, port: 587, .. } if host == "relay.internal"),
+            "{config:?}"
+        );
+        let unreadable = config.build(RESEND_BASE_URL, &ProviderUrls::default());
+        assert!(
+            matches!(&unreadable, Err(SendError::Permanent(reason)) if reason.contains("/nonexistent/ca.pem")),
+            "{:?}",
+            unreadable.err()
+        );
+        let system_roots = DefaultProviderConfig {
+            ca_file: String::new(),
+            ..config
+        };
+        assert!(
+            system_roots
+                .build(RESEND_BASE_URL, &ProviderUrls::default())
+                .is_ok()
+        );
+        let not_smtp: DefaultProviderConfig =
+            serde_json::from_str(r#"{"kind":"file","directory":"/tmp/x","ca_file":"/etc/ca.pem"}"#)
+                .unwrap();
+        let refused = not_smtp.build(RESEND_BASE_URL, &ProviderUrls::default());
+        assert!(
+            matches!(&refused, Err(SendError::Permanent(reason)) if reason.contains("ca_file")),
+            "{:?}",
+            refused.err()
         );
     }
 }

@@ -8,16 +8,22 @@
 //! certificate is still checked against the name), so a name that later resolves to an
 //! internal address cannot redirect the connection. The resolution is kept
 //! [`RESOLVE_EVERY`] and then made again.
+//!
+//! Certificates are verified against the system's roots. The deployment's relay may be given
+//! a CA file whose certificates are trusted besides them ([`super::DefaultProviderConfig`]); a
+//! project's host never is.
 
 use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
 use lettre::transport::smtp::PoolConfig;
 use lettre::transport::smtp::authentication::Credentials;
-use lettre::transport::smtp::client::{Tls, TlsParameters};
+use lettre::transport::smtp::client::{Certificate, Tls, TlsParameters};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
+use rustls::pki_types::CertificateDer;
 
 use super::{Accepted, Provider, SendError, SmtpSecurity};
 use crate::public_host::{self, HostError};
@@ -45,18 +51,29 @@ pub struct SmtpProvider {
     credentials: Option<Credentials>,
     security: SmtpSecurity,
     policy: HostPolicy,
+    /// Trusted besides the system's roots.
+    extra_roots: Vec<CertificateDer<'static>>,
     /// The pool, and when (for `PublicOnly`) its address was resolved and checked.
     transport: Mutex<Option<(Transport, Instant)>>,
 }
 
 impl SmtpProvider {
+    /// `ca_file`: a PEM file whose certificates are trusted besides the system's roots (a
+    /// private CA of the deployment's relay), read now: a file that cannot be read, or holds no
+    /// certificate, is an error.
     pub fn new(
         host: &str,
         port: u16,
         credentials: Option<(&str, &str)>,
         security: SmtpSecurity,
         policy: HostPolicy,
+        ca_file: Option<&Path>,
     ) -> Result<Self, SendError> {
+        let extra_roots = match ca_file {
+            Some(path) => tls_kit::read_ca_file(path)
+                .map_err(|e| SendError::Permanent(format!("SMTP {e}")))?,
+            None => Vec::new(),
+        };
         let provider = Self {
             host: host.to_owned(),
             port,
@@ -64,6 +81,7 @@ impl SmtpProvider {
                 .map(|(user, password)| Credentials::new(user.to_owned(), password.to_owned())),
             security,
             policy,
+            extra_roots,
             transport: Mutex::new(None),
         };
         if policy == HostPolicy::Any {
@@ -85,7 +103,14 @@ impl SmtpProvider {
             SendError::Permanent(format!("SMTP TLS setup: {e}"))
         };
         let server = address.map_or_else(|| self.host.clone(), |a| a.ip().to_string());
-        let tls = || TlsParameters::new(self.host.clone()).map_err(tls_error);
+        let tls = || {
+            let mut parameters = TlsParameters::builder(self.host.clone());
+            for root in &self.extra_roots {
+                let root = Certificate::from_der(root.to_vec()).map_err(tls_error)?;
+                parameters = parameters.add_root_certificate(root);
+            }
+            parameters.build().map_err(tls_error)
+        };
         let builder = Transport::builder_dangerous(server).tls(match self.security {
             SmtpSecurity::Starttls => Tls::Required(tls()?),
             SmtpSecurity::Tls => Tls::Wrapper(tls()?),
@@ -129,6 +154,26 @@ fn is_refusal(code: Option<lettre::transport::smtp::response::Code>) -> bool {
     })
 }
 
+/// The server's certificate did not verify (another CA, another name, expired): rustls's
+/// error, wrapped in the I/O error of the handshake.
+fn certificate_refused(err: &lettre::transport::smtp::Error) -> bool {
+    let mut source = std::error::Error::source(err);
+    while let Some(error) = source {
+        if let Some(rustls::Error::InvalidCertificate(_)) = error.downcast_ref() {
+            return true;
+        }
+        // An I/O error's `source` skips the error it wraps.
+        source = match error
+            .downcast_ref::<std::io::Error>()
+            .and_then(std::io::Error::get_ref)
+        {
+            Some(inner) => Some(inner as &(dyn std::error::Error + 'static)),
+            None => error.source(),
+        };
+    }
+    false
+}
+
 /// A host that is not public will not become so: permanent. One that does not resolve now
 /// may later: temporary.
 fn refused(err: HostError) -> SendError {
@@ -146,6 +191,10 @@ impl Provider for SmtpProvider {
     /// A refusal of the recipient or of the message (550-554, 521, 556) is [`SendError::Rejected`]
     /// (a hard bounce); another 5xx reply (a syntax or authentication error: ours, not the
     /// recipient's) is permanent; a 4xx reply, a timeout or a lost connection is temporary.
+    /// A certificate that does not verify, and a server without what the client requires
+    /// (STARTTLS, say), are permanent too: unlike a server that is down, they fail the same way
+    /// until someone changes the server or the settings, so each email fails at once with the
+    /// reason instead of after every retry.
     fn send<'a>(&'a self, email: &'a OutgoingEmail) -> BoxFuture<'a, Result<Accepted, SendError>> {
         Box::pin(async move {
             let message = mime::message(email).map_err(|e| SendError::Permanent(e.to_string()))?;
@@ -157,7 +206,9 @@ impl Provider for SmtpProvider {
                 Err(err) if err.is_permanent() && is_refusal(err.status()) => {
                     Err(SendError::Rejected(format!("SMTP: {err}")))
                 }
-                Err(err) if err.is_permanent() => Err(SendError::Permanent(format!("SMTP: {err}"))),
+                Err(err) if err.is_permanent() || err.is_client() || certificate_refused(&err) => {
+                    Err(SendError::Permanent(format!("SMTP: {err}")))
+                }
                 Err(err) => Err(SendError::Temporary(format!("SMTP: {err}"))),
             }
         })

@@ -126,7 +126,8 @@ impl Send {
                     username: None,
                     password: None,
                     security: SmtpSecurity::None,
-                },
+                }
+                .into(),
                 resend_base_url: self.resend.base_url.clone(),
                 provider_urls: self.provider_urls.clone(),
                 allow_private_smtp_hosts: false,

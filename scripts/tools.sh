@@ -31,8 +31,8 @@ flock -w 900 9 || die "another scripts/tools.sh has held its lock for 15 minutes
 
 ensure_debs wrk curl
 # The independent readers of rendered pdf and svg files (render-worker tests), and the fonts
-# the renders use.
-ensure_debs poppler-utils librsvg2-bin fonts-dejavu-core
+# the renders use (Droid Sans Fallback: the pdfs' Chinese, Japanese and Korean).
+ensure_debs poppler-utils librsvg2-bin fonts-dejavu-core fonts-droid-fallback
 log "wrk: $(dpkg-query -W -f='${Version}' wrk)"
 
 # Headless Chromium and its WebDriver for the browser test of memory's first-party pages

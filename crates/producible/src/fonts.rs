@@ -5,6 +5,7 @@
 //! `MEMORY_PDF_FONTS__…` settings, so both agree on what is covered.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::Arc;
 
 use serde::Deserialize;
@@ -13,7 +14,9 @@ use crate::{Block, Document, IrError, Runs};
 
 /// `MEMORY_PDF_FONTS__REGULAR`, `__BOLD`, `__MONO`: the TrueType files of body text, of
 /// titles, headings and table headers, and of code. `__FALLBACKS`: more TrueType files
-/// (comma-separated) tried, in order, for a character the role's font lacks.
+/// (comma-separated) tried, in order, for a character the role's font lacks; by default
+/// those of [`DROID_FALLBACK`] that are installed (none is no error, unlike a configured
+/// file that is missing).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
 pub struct FontSettings {
@@ -24,6 +27,16 @@ pub struct FontSettings {
     pub fallbacks: Vec<String>,
 }
 
+/// Debian's fonts-droid-fallback: TrueType (glyf) fonts of Chinese, Japanese and Korean (Noto
+/// CJK has CFF outlines, which printpdf cannot embed). A pdf embeds each font it uses whole, so
+/// first the file of the common ideographs, the kana and the Korean syllables (3.4 MB), then the
+/// full one (4 MB), which adds the rarer ideographs of CJK Extension A but lacks the Korean
+/// syllables, for those ideographs only.
+pub const DROID_FALLBACK: [&str; 2] = [
+    "/usr/share/fonts-droid-fallback/truetype/DroidSansFallback.ttf",
+    "/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf",
+];
+
 impl Default for FontSettings {
     fn default() -> Self {
         const DEJAVU: &str = "/usr/share/fonts/truetype/dejavu";
@@ -31,9 +44,18 @@ impl Default for FontSettings {
             regular: format!("{DEJAVU}/DejaVuSans.ttf"),
             bold: format!("{DEJAVU}/DejaVuSans-Bold.ttf"),
             mono: format!("{DEJAVU}/DejaVuSansMono.ttf"),
-            fallbacks: Vec::new(),
+            fallbacks: installed(&DROID_FALLBACK),
         }
     }
+}
+
+/// Those of `paths` that exist on this machine.
+fn installed(paths: &[&str]) -> Vec<String> {
+    paths
+        .iter()
+        .filter(|p| Path::new(p).exists())
+        .map(|&p| p.to_owned())
+        .collect()
 }
 
 /// A list given as an array (configuration file) or a comma-separated string (environment).
@@ -219,20 +241,60 @@ mod tests {
             .expect("DejaVu fonts (Debian's fonts-dejavu-core, installed by scripts/tools.sh) load")
     }
 
+    fn droid_installed() {
+        for path in DROID_FALLBACK {
+            assert!(
+                Path::new(path).exists(),
+                "{path} is missing: run scripts/tools.sh (Debian's fonts-droid-fallback)"
+            );
+        }
+    }
+
     #[test]
-    fn dejavu_covers_latin_greek_and_cyrillic_and_names_what_it_does_not() {
+    fn the_default_fonts_cover_latin_greek_cyrillic_and_cjk_and_name_what_they_do_not() {
+        droid_installed();
         let fonts = fonts();
-        for c in "Ã©ßøŁžΑλωЖщЁ€".chars() {
+        for c in "Ã©ßøŁžΑλωЖщЁ€漢字㐀ひらがなカタカナ한국어".chars() {
             assert!(fonts.covers(c), "{c:?} is not covered");
         }
+        // An Egyptian hieroglyph (U+13000), which no default font has.
         let tree = json!({"title": "Ελληνικά", "blocks": [
-            {"type": "paragraph", "runs": [{"text": "Привет"}]},
-            {"type": "table", "header": [[{"text": "a"}]], "rows": [[[{"text": "ok"}, {"text": "漢字"}]]]}
+            {"type": "paragraph", "runs": [{"text": "Привет 漢字"}]},
+            {"type": "table", "header": [[{"text": "a"}]], "rows": [[[{"text": "ok"}, {"text": "\u{13000}"}]]]}
         ]});
         let document = crate::parse(&tree).unwrap();
-        let error = fonts.uncovered(&document).expect("漢 is refused");
+        let error = fonts.uncovered(&document).expect("U+13000 is refused");
         assert_eq!(error.path, "blocks[1].rows[0][0][1].text", "{error}");
-        assert!(error.problem.contains("U+6F22"), "{error}");
+        assert!(error.problem.contains("U+13000"), "{error}");
+    }
+
+    #[test]
+    fn the_droid_fallback_is_a_default_where_installed_and_a_configured_missing_font_fails() {
+        droid_installed();
+        let fonts = fonts();
+        assert_eq!(FontSettings::default().fallbacks, DROID_FALLBACK);
+        // The common ideographs and Korean in the first; CJK Extension A in the full one.
+        assert_eq!(fonts.pick(Role::Regular, '漢'), 3);
+        assert_eq!(fonts.pick(Role::Bold, '한'), 3);
+        assert_eq!(fonts.pick(Role::Regular, '㐀'), 4);
+        // A machine without the package starts without it...
+        assert_eq!(
+            installed(&[
+                "/usr/share/fonts/truetype/none/Missing.ttf",
+                DROID_FALLBACK[0]
+            ]),
+            [DROID_FALLBACK[0]]
+        );
+        // ...but a configured font that is missing stops the start.
+        let settings: FontSettings = serde_json::from_value(
+            json!({"fallbacks": "/usr/share/fonts/truetype/none/Missing.ttf"}),
+        )
+        .unwrap();
+        let error = Fonts::load(&settings).expect_err("a missing configured font is refused");
+        assert!(
+            error.starts_with("font /usr/share/fonts/truetype/none/Missing.ttf: "),
+            "{error}"
+        );
     }
 
     #[test]

@@ -73,7 +73,8 @@ pub struct Settings {
     pub objects: objects::ObjectSettings,
     /// The TrueType fonts pdfs are printed in, shared with the render worker:
     /// `MEMORY_PDF_FONTS__REGULAR`, `__BOLD`, `__MONO` (default Debian's DejaVu Sans, Sans Bold
-    /// and Sans Mono) and `__FALLBACKS` (comma-separated). A pdf render whose tree has a
+    /// and Sans Mono) and `__FALLBACKS` (comma-separated; default Debian's Droid Sans Fallback,
+    /// for Chinese, Japanese and Korean, where installed). A pdf render whose tree has a
     /// character none of them has answers 400 naming the path.
     #[serde(default)]
     pub pdf_fonts: producible::fonts::FontSettings,

@@ -300,20 +300,71 @@ async fn a_pdf_of_greek_cyrillic_and_accented_latin_reads_back_identically() {
             "{expected:?} is not a line of {text}"
         );
     }
+    embedded_truetype_fonts(&path);
+}
+
+/// The pdf's fonts (rows of pdffonts), each asserted to be an embedded TrueType one (no
+/// built-in Latin-1 font is left).
+fn embedded_truetype_fonts(path: &Path) -> Vec<String> {
     let fonts = Command::new("pdffonts")
-        .arg(&path)
+        .arg(path)
         .output()
         .expect("pdffonts (poppler-utils, installed by scripts/tools.sh)");
     let fonts = String::from_utf8_lossy(&fonts.stdout);
-    // Every font is an embedded TrueType one (no built-in Latin-1 font is left).
     let rows: Vec<&str> = fonts.lines().skip(2).collect();
     assert!(!rows.is_empty(), "{fonts}");
-    for row in rows {
+    for row in &rows {
         assert!(
             row.contains("CID TrueType") && row.contains(" yes "),
             "{fonts}"
         );
     }
+    rows.into_iter().map(str::to_owned).collect()
+}
+
+/// Debian's fonts-droid-fallback, memory-api's and the worker's default fallback fonts.
+const DROID_FALLBACK: [&str; 2] = [
+    "/usr/share/fonts-droid-fallback/truetype/DroidSansFallback.ttf",
+    "/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf",
+];
+
+const CJK: [&str; 3] = [
+    "Chinese 中文：汉字与漢字",
+    "Japanese 日本語：ひらがなとカタカナ",
+    "Korean 한국어: 안녕하세요",
+];
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pdf_of_chinese_japanese_and_korean_reads_back_identically() {
+    for font in DROID_FALLBACK {
+        assert!(
+            Path::new(font).exists(),
+            "{font} is missing: run scripts/tools.sh (Debian's fonts-droid-fallback)"
+        );
+    }
+    let stack = Stack::start().await;
+    let _worker = stack.worker().await;
+    let blocks: Vec<Value> = CJK
+        .iter()
+        .map(|t| json!({"type": "paragraph", "runs": [{"text": t}]}))
+        .collect();
+    let ir = json!({"title": "報告 Report", "blocks": blocks});
+    let job = stack.create("pdf", &ir).await;
+    let job = stack.finished(job["jobId"].as_str().unwrap()).await;
+    assert_eq!(job["status"], "completed", "{job}");
+    let path = stack.download(&job, "pdf").await;
+    let text = read("pdf", &path);
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    for expected in CJK.iter().chain(&["報告 Report"]) {
+        assert!(
+            lines.contains(expected),
+            "{expected:?} is not a line of {text}"
+        );
+    }
+    // DejaVu Sans Bold and Sans, and one CJK font: each font is embedded whole, and the full
+    // one (4 MB, for CJK Extension A) is not needed here.
+    let fonts = embedded_truetype_fonts(&path);
+    assert_eq!(fonts.len(), 3, "{fonts:#?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -153,20 +153,27 @@ fn one_paragraph(text: &str) -> Value {
 #[tokio::test]
 async fn a_pdf_with_a_character_its_fonts_lack_is_refused_naming_the_path() {
     let (h, _user, key) = Harness::with_writer(Tier::Pro).await;
-    let printable = one_paragraph("Ελληνικά, Русский, Ærøskøbing, Łódź, naïve €");
+    let printable =
+        one_paragraph("Ελληνικά, Русский, Ærøskøbing, Łódź, naïve €, 中文, 日本語, 한국어");
     let res = h
         .api(&key)
         .post(JOBS, &json!({"format": "pdf", "ir": printable}))
         .await;
-    assert_eq!(res.status(), 202, "{}", res.text().await.unwrap());
-    let lacking = one_paragraph("DejaVu has no 漢字");
+    assert_eq!(
+        res.status(),
+        202,
+        "{} (CJK prints in Debian's fonts-droid-fallback: run scripts/tools.sh)",
+        res.text().await.unwrap()
+    );
+    // An Egyptian hieroglyph: neither DejaVu nor the CJK fallback has one.
+    let lacking = one_paragraph("no font has \u{13000}");
     let res = h
         .api(&key)
         .post(JOBS, &json!({"format": "pdf", "ir": lacking}))
         .await;
     let message = expect_error(res, 400, "VALIDATION_ERROR").await;
     assert!(
-        message.starts_with("ir.blocks[0].runs[0].text: ") && message.contains("U+6F22"),
+        message.starts_with("ir.blocks[0].runs[0].text: ") && message.contains("U+13000"),
         "{message}"
     );
     // The other formats carry text for the reader's own fonts.

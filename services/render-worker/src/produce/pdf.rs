@@ -1,6 +1,7 @@
-//! pdf through `printpdf`: A4 pages, text in embedded TrueType fonts (DejaVu by default: Latin,
-//! Greek, Cyrillic), wrapped to the page width by the fonts' own advances, a new page when one
-//! is full or the tree says so, tables in columns, pictures scaled to the text width.
+//! pdf through `printpdf`: A4 pages, text in embedded TrueType fonts (by default DejaVu: Latin,
+//! Greek, Cyrillic; and Droid Sans Fallback: Chinese, Japanese, Korean), wrapped to the page
+//! width by the fonts' own advances, a new page when one is full or the tree says so, tables in
+//! columns, pictures scaled to the text width.
 //!
 //! Each character is printed in the first font of its role's chain that has a glyph for it
 //! ([`Fonts::pick`]); memory-api has already refused a tree with a character no font has.

@@ -200,17 +200,9 @@ pub async fn record_and_apply(
 ) -> QueryResult<Taken> {
     let at_once = conn
         .transaction::<_, diesel::result::Error, _>(async |conn| {
-            let receipt = insert(
-                conn,
-                event.provider,
-                event.webhook_id,
-                event.signer,
-                event.project_id,
-                event.payload,
-            )
-            .await?;
-            let Ok(receipt_id) = receipt else {
-                return Ok(receipt.map(|_| Applied::AlreadyDone));
+            let receipt_id = match insert_incoming(conn, event).await? {
+                Ok(id) => id,
+                Err(earlier) => return Ok(Err(earlier)),
             };
             let outcome =
                 apply_payload(conn, event.provider, event.project_id, event.payload).await?;
@@ -232,16 +224,7 @@ pub async fn record_and_apply(
             earlier
         }
         // Applying failed and took the receipt with it: record it alone.
-        Err(_) => match insert(
-            conn,
-            event.provider,
-            event.webhook_id,
-            event.signer,
-            event.project_id,
-            event.payload,
-        )
-        .await?
-        {
+        Err(_) => match insert_incoming(conn, event).await? {
             Ok(id) => id,
             Err((earlier, status)) if status == "received" || status == "failed" => earlier,
             Err(_) => return Ok(Taken::Duplicate),
@@ -255,6 +238,21 @@ pub async fn record_and_apply(
             Ok(Taken::Owed { receipt_id, error })
         }
     }
+}
+
+async fn insert_incoming(
+    conn: &mut AsyncPgConnection,
+    event: &Incoming<'_>,
+) -> QueryResult<Result<Uuid, (Uuid, String)>> {
+    let Incoming {
+        provider,
+        webhook_id,
+        signer,
+        project_id,
+        payload,
+        ..
+    } = *event;
+    insert(conn, provider, webhook_id, signer, project_id, payload).await
 }
 
 fn taken(outcome: Applied) -> Taken {

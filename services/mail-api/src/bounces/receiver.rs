@@ -11,8 +11,9 @@
 //!   `bounce_reports_total{result}` (a sender must not retry what we will never take).
 //! - Otherwise one transaction records the event and applies it
 //!   ([`super::record_and_apply`]), as a provider webhook's; an event that could not be applied
-//!   is still recorded and goes to the `webhook.inbound` queue, which applies it again. 250 once it is applied or queued, 451 (the sender retries)
-//!   when it could be neither recorded nor queued.
+//!   is still recorded and goes to the `webhook.inbound` queue, which applies it again. 250
+//!   once it is applied or queued, 451 (the sender retries) when it could be neither recorded
+//!   nor queued.
 
 use std::sync::Arc;
 use std::time::Duration;

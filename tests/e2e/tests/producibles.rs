@@ -152,6 +152,24 @@ impl Stack {
         std::fs::write(&path, res.bytes().await.unwrap()).unwrap();
         path
     }
+
+    /// Renders `ir` as a pdf and asserts that each of `expected` is a line of its text
+    /// (pdftotext); the downloaded file.
+    async fn pdf_with_lines(&self, ir: &Value, expected: &[&str]) -> PathBuf {
+        let job = self.create("pdf", ir).await;
+        let job = self.finished(job["jobId"].as_str().unwrap()).await;
+        assert_eq!(job["status"], "completed", "{job}");
+        let path = self.download(&job, "pdf").await;
+        let text = read("pdf", &path);
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        for expected in expected {
+            assert!(
+                lines.contains(expected),
+                "{expected:?} is not a line of {text}"
+            );
+        }
+        path
+    }
 }
 
 impl Drop for Stack {
@@ -288,18 +306,12 @@ async fn a_pdf_of_greek_cyrillic_and_accented_latin_reads_back_identically() {
         .collect();
     blocks.push(json!({"type": "code", "text": "λx → x² ≠ ∞"}));
     let ir = json!({"title": "Σύνοψη Отчёт", "blocks": blocks});
-    let job = stack.create("pdf", &ir).await;
-    let job = stack.finished(job["jobId"].as_str().unwrap()).await;
-    assert_eq!(job["status"], "completed", "{job}");
-    let path = stack.download(&job, "pdf").await;
-    let text = read("pdf", &path);
-    let lines: Vec<&str> = text.lines().map(str::trim).collect();
-    for expected in SCRIPTS.iter().chain(&["Σύνοψη Отчёт", "λx → x² ≠ ∞"]) {
-        assert!(
-            lines.contains(expected),
-            "{expected:?} is not a line of {text}"
-        );
-    }
+    let expected: Vec<&str> = SCRIPTS
+        .iter()
+        .copied()
+        .chain(["Σύνοψη Отчёт", "λx → x² ≠ ∞"])
+        .collect();
+    let path = stack.pdf_with_lines(&ir, &expected).await;
     embedded_truetype_fonts(&path);
 }
 
@@ -349,18 +361,8 @@ async fn a_pdf_of_chinese_japanese_and_korean_reads_back_identically() {
         .map(|t| json!({"type": "paragraph", "runs": [{"text": t}]}))
         .collect();
     let ir = json!({"title": "報告 Report", "blocks": blocks});
-    let job = stack.create("pdf", &ir).await;
-    let job = stack.finished(job["jobId"].as_str().unwrap()).await;
-    assert_eq!(job["status"], "completed", "{job}");
-    let path = stack.download(&job, "pdf").await;
-    let text = read("pdf", &path);
-    let lines: Vec<&str> = text.lines().map(str::trim).collect();
-    for expected in CJK.iter().chain(&["報告 Report"]) {
-        assert!(
-            lines.contains(expected),
-            "{expected:?} is not a line of {text}"
-        );
-    }
+    let expected: Vec<&str> = CJK.iter().copied().chain(["報告 Report"]).collect();
+    let path = stack.pdf_with_lines(&ir, &expected).await;
     // DejaVu Sans Bold and Sans, and one CJK font: each font is embedded whole, and the full
     // one (4 MB, for CJK Extension A) is not needed here.
     let fonts = embedded_truetype_fonts(&path);

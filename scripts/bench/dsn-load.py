@@ -8,16 +8,20 @@ DSN, to its VERP return path (`bounce+<token>@DOMAIN`, the token as the send-wor
 base32 of the id's 16 bytes and the first 12 bytes of HMAC-SHA256(SECRET, id), lower case,
 no padding), over CONNECTIONS SMTP sessions in parallel, each sending its share in turn.
 
+Each session pipelines its commands (RFC 2920) as a production MTA does: a message's data
+goes out only after its DATA was answered 354, in one write with the next message's MAIL,
+RCPT and DATA, so a message costs one round trip. (smtplib's four round trips a message, in
+threads under the GIL, cost the shared machine more CPU than the receiver's work.)
+
 Prints key=value lines: dsns (sent), accepted (answered 250), seconds (first MAIL to the
 last answer).
 """
 
+import asyncio
 import base64
 import hashlib
 import hmac
-import smtplib
 import sys
-import threading
 import time
 import uuid
 
@@ -61,6 +65,68 @@ def dsn(rcpt, recipient, n):
     )
 
 
+class Session:
+    """One SMTP session: its replies read one at a time, multi-line ones whole."""
+
+    def __init__(self, reader, writer):
+        self.reader, self.writer = reader, writer
+
+    async def reply(self):
+        lines = []
+        while True:
+            line = await self.reader.readline()
+            if not line:
+                raise ConnectionError("the receiver closed the session")
+            lines.append(line.decode("ascii", "replace").rstrip())
+            if line[3:4] != b"-":
+                return int(line[:3]), lines[-1]
+
+    async def expect(self, code, what):
+        got, text = await self.reply()
+        if got != code:
+            raise RuntimeError(f"{what}: expected {code}, got {text!r}")
+
+
+def envelope(rcpt):
+    return f"MAIL FROM:<>\r\nRCPT TO:<{rcpt}>\r\nDATA\r\n".encode()
+
+
+def data(message):
+    stuffed = "\r\n".join("." + line if line.startswith(".") else line for line in message.split("\r\n"))
+    return (stuffed.rstrip("\r\n") + "\r\n.\r\n").encode()
+
+
+async def deliver(host, port, share):
+    """Sends `share` over one session; the number of messages answered 250."""
+    if not share:
+        return 0
+    reader, writer = await asyncio.open_connection(host, port)
+    s = Session(reader, writer)
+    await s.expect(220, "greeting")
+    writer.write(b"EHLO mx.bench.example\r\n")
+    await s.expect(250, "EHLO")
+    accepted = 0
+    writer.write(envelope(share[0][0]))
+    for i, (rcpt, message) in enumerate(share):
+        await s.expect(250, "MAIL")
+        await s.expect(250, "RCPT")
+        await s.expect(354, "DATA")
+        last = i + 1 == len(share)
+        writer.write(data(message) + (b"QUIT\r\n" if last else envelope(share[i + 1][0])))
+        code, _ = await s.reply()
+        accepted += code == 250
+    await s.expect(221, "QUIT")
+    writer.close()
+    await writer.wait_closed()
+    return accepted
+
+
+async def deliver_all(host, port, shares):
+    results = await asyncio.gather(*(deliver(host, port, share) for share in shares), return_exceptions=True)
+    errors = [f"connection {i}: {r}" for i, r in enumerate(results) if isinstance(r, BaseException)]
+    return sum(r for r in results if isinstance(r, int)), errors
+
+
 def main():
     if len(sys.argv) != 6:
         sys.exit(__doc__)
@@ -68,36 +134,18 @@ def main():
     domain, secret = sys.argv[2], sys.argv[3].encode()
     rows = [line.split() for line in open(sys.argv[4], encoding="utf-8") if line.strip()]
     connections = int(sys.argv[5])
-    messages = [
-        (return_path(domain, secret, email_id), dsn(return_path(domain, secret, email_id), address, n))
-        for n, (email_id, address) in enumerate(rows)
-    ]
+    messages = []
+    for n, (email_id, address) in enumerate(rows):
+        rcpt = return_path(domain, secret, email_id)
+        messages.append((rcpt, dsn(rcpt, address, n)))
     shares = [messages[i::connections] for i in range(connections)]
-    accepted = [0] * connections
-    errors = []
-
-    def deliver(i):
-        try:
-            with smtplib.SMTP(host, int(port), timeout=60) as smtp:
-                smtp.ehlo("mx.bench.example")
-                for rcpt, message in shares[i]:
-                    refused = smtp.sendmail("", [rcpt], message)
-                    if not refused:
-                        accepted[i] += 1
-        except (OSError, smtplib.SMTPException) as e:
-            errors.append(f"connection {i}: {e}")
-
-    threads = [threading.Thread(target=deliver, args=(i,)) for i in range(connections)]
     start = time.monotonic()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    accepted, errors = asyncio.run(deliver_all(host, int(port), shares))
     seconds = time.monotonic() - start
     for e in errors[:5]:
         print(f"error: {e}", file=sys.stderr)
     print(f"dsns={len(messages)}")
-    print(f"accepted={sum(accepted)}")
+    print(f"accepted={accepted}")
     print(f"seconds={seconds:.3f}")
 
 

@@ -54,7 +54,8 @@
 #   y  BENCH_WEBHOOK_EVENTS (10,000) outbound-webhook events written at once, delivered signed
 #      by the send-worker to a local receiver: events per second, write to last delivery
 #   bd BENCH_DSNS (10,000) delivery status notifications for x's emails, over SMTP to the
-#      send-worker's bounce receiver: DSNs per second until the last is applied (goal: 500)
+#      send-worker's bounce receiver: DSNs per second until the last is applied (goal: 500),
+#      and what one DSN cost (raw/bd-costs.txt, the keys of u's)
 #   v  memory-api POST /api/v1/signals/ingest, 50 producer signals per request (bodies made
 #      by wrk-report.lua, every dedup_key new): requests and signals per second, p99
 #   w  pgbench on bench_memory running the route's transaction (the same multi-row
@@ -974,7 +975,7 @@ printf '%s\tpipeline\t%s\t%s\n' y "outbound webhooks: $WEBHOOK_N events written 
 # x's sent emails, to their VERP return paths over 8 SMTP sessions to the send-worker's bounce
 # receiver (scripts/bench/dsn-load.py). The receiver records each and the webhook.inbound
 # queue applies it: bd is the DSNs per second from the first session's start until the last
-# email is recorded bounced (goal: at least 500 a second).
+# email is recorded bounced (goal: at least 500 a second); raw/bd-costs.txt what one DSN cost.
 DSN_N="${BENCH_DSNS:-10000}"
 psql_pg -d bench_mail -F ' ' -c "SELECT id, to_email FROM email_log
     WHERE campaign_id = '$BENCH_CAMPAIGN' AND status = 'sent' ORDER BY id LIMIT $DSN_N" >"$WORK/dsn.ids"
@@ -982,6 +983,7 @@ dsn_n="$(wc -l <"$WORK/dsn.ids")"
 bounced() {
     psql_pg -d bench_mail -c "SELECT count(*) FROM email_log WHERE campaign_id = '$BENCH_CAMPAIGN' AND status = 'bounced'"
 }
+costs_begin bd
 t0="$(date +%s.%N)"
 python3 "$ROOT/scripts/bench/dsn-load.py" "$BOUNCE_ADDR" "$BOUNCE_DOMAIN" "$BOUNCE_SECRET" \
     "$WORK/dsn.ids" 8 >"$WORK/dsn.out" 2>"$OUT/logs/dsn-load.log" || die "dsn-load.py failed: $(cat "$OUT/logs/dsn-load.log")"
@@ -991,6 +993,7 @@ while applied="$(bounced)" && ((applied < dsn_n)); do
     sleep 0.2
 done
 t1="$(date +%s.%N)"
+costs_end bd
 {
     echo "emails=$dsn_n"
     echo "sent=$applied"
@@ -1001,6 +1004,7 @@ sed 's/^/    /' "$OUT/raw/bd-dsns.txt" | tr '\n' ' '
 echo
 printf '%s\tpipeline\t%s\t%s\n' bd "bounces over SMTP: $dsn_n DSNs to the receiver until applied (8 sessions)" \
     "$OUT/raw/bd-dsns.txt" >>"$SCENARIOS"
+costs_write bd "$dsn_n" "what one DSN cost (the receiver is in the send-worker; the load generator counts in the machine's total)"
 fi
 
 # ------------------------------------------------------------- platform migration (mg)

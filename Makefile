@@ -18,12 +18,15 @@ quickstart:
 	scripts/quickstart.sh
 
 ## The whole test suite against the real PostgreSQL, RabbitMQ and Redis.
+## Every cargo command here builds the whole workspace with its tests: one feature set, so
+## each crate compiles once (`--bins` alone, or `-p e2e`, would leave out dev-dependencies'
+## features and compile most of the workspace again).
 test: infra tools
 	scripts/check-layers.py
 	scripts/check-sizes.py
-	$(CARGO) build --workspace --bins
+	$(CARGO) build --workspace --bins --tests
 	CARGO=$(CARGO) scripts/run-tests.sh
-	$(CARGO) test -p e2e --test chaos -- --test-threads 1 --nocapture
+	$(CARGO) test --workspace --test chaos -- --test-threads 1 --nocapture
 	scripts/client-test.sh
 	scripts/ts-client-test.sh
 	scripts/mcp-test.sh
@@ -71,8 +74,8 @@ bench: infra tools
 ## under /send load, Redis stopped under load, each a server of the test's own on spare ports;
 ## prints the counts.
 chaos: infra tools
-	$(CARGO) build --workspace --bins
-	$(CARGO) test -p e2e --test chaos -- --test-threads 1 --nocapture
+	$(CARGO) build --workspace --bins --tests
+	$(CARGO) test --workspace --test chaos -- --test-threads 1 --nocapture
 
 ## Kill -9 the send worker in the middle of a burst of $(E2E_BURST) sends, through the Resend
 ## stub and then an SMTP server, with the release binaries; prints the counts.

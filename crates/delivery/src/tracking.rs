@@ -420,7 +420,10 @@ mod tests {
         };
         let at = expiry(&short.token(&fresh));
         let after = unix_now();
-        assert!((before + 60..=after + 60).contains(&at), "{at} {before} {after}");
+        assert!(
+            (before + 60..=after + 60).contains(&at),
+            "{at} {before} {after}"
+        );
         // On a site's host: same key, same scheme.
         let own = t.on_host("links.acme.test");
         assert!(own.open_url(ID).starts_with("https://links.acme.test/t/o/"));

@@ -72,14 +72,12 @@ class Session:
         self.reader, self.writer = reader, writer
 
     async def reply(self):
-        lines = []
         while True:
             line = await self.reader.readline()
             if not line:
                 raise ConnectionError("the receiver closed the session")
-            lines.append(line.decode("ascii", "replace").rstrip())
             if line[3:4] != b"-":
-                return int(line[:3]), lines[-1]
+                return int(line[:3]), line.decode("ascii", "replace").rstrip()
 
     async def expect(self, code, what):
         got, text = await self.reply()
@@ -92,12 +90,14 @@ def envelope(rcpt):
 
 
 def data(message):
+    """The message as DATA sends it: dot-stuffed, ended by a line holding one dot."""
     stuffed = "\r\n".join("." + line if line.startswith(".") else line for line in message.split("\r\n"))
     return (stuffed.rstrip("\r\n") + "\r\n.\r\n").encode()
 
 
 async def deliver(host, port, share):
-    """Sends `share` over one session; the number of messages answered 250."""
+    """Sends `share` (return paths and their data) over one session; the number of messages
+    answered 250."""
     if not share:
         return 0
     reader, writer = await asyncio.open_connection(host, port)
@@ -112,7 +112,7 @@ async def deliver(host, port, share):
         await s.expect(250, "RCPT")
         await s.expect(354, "DATA")
         last = i + 1 == len(share)
-        writer.write(data(message) + (b"QUIT\r\n" if last else envelope(share[i + 1][0])))
+        writer.write(message + (b"QUIT\r\n" if last else envelope(share[i + 1][0])))
         code, _ = await s.reply()
         accepted += code == 250
     await s.expect(221, "QUIT")
@@ -137,7 +137,7 @@ def main():
     messages = []
     for n, (email_id, address) in enumerate(rows):
         rcpt = return_path(domain, secret, email_id)
-        messages.append((rcpt, dsn(rcpt, address, n)))
+        messages.append((rcpt, data(dsn(rcpt, address, n))))
     shares = [messages[i::connections] for i in range(connections)]
     start = time.monotonic()
     accepted, errors = asyncio.run(deliver_all(host, int(port), shares))

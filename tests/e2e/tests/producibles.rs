@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use producible::fonts::DROID_FALLBACK;
 use serde_json::{Value, json};
 use store::testing::TestDatabase;
 
@@ -334,12 +335,6 @@ fn embedded_truetype_fonts(path: &Path) -> Vec<String> {
     rows.into_iter().map(str::to_owned).collect()
 }
 
-/// Debian's fonts-droid-fallback, memory-api's and the worker's default fallback fonts.
-const DROID_FALLBACK: [&str; 2] = [
-    "/usr/share/fonts-droid-fallback/truetype/DroidSansFallback.ttf",
-    "/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf",
-];
-
 const CJK: [&str; 3] = [
     "Chinese 中文：汉字与漢字",
     "Japanese 日本語：ひらがなとカタカナ",
@@ -348,6 +343,7 @@ const CJK: [&str; 3] = [
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_pdf_of_chinese_japanese_and_korean_reads_back_identically() {
+    // memory-api's and the worker's default fallback fonts.
     for font in DROID_FALLBACK {
         assert!(
             Path::new(font).exists(),

@@ -262,6 +262,12 @@ pub async fn launch(settings: &Settings) -> anyhow::Result<Launched> {
     crate::bounce_rate_watch::spawn(
         launched.infra.pool.clone(),
         settings.outbound_webhooks.bounce_rule(),
+        std::time::Duration::from_millis(
+            settings
+                .outbound_webhooks
+                .bounce_rate_check_interval_ms
+                .max(1),
+        ),
     );
     crate::own_domains::periodic::spawn(
         launched.infra.pool.clone(),

@@ -1,4 +1,4 @@
-//! The bounce-rate watch: every second, the sites that bounced since the last round have
+//! The bounce-rate watch: every round (`bounce_rate_check_interval_ms`), the sites that bounced since the last round have
 //! their 24-hour hard-bounce rate checked once each, and `bounce_rate.warning` recorded when
 //! it passes the rule (see [`outbound_events::check_noted_sites`]). Applying a bounce only
 //! notes the site, so a burst of bounces costs one count per site and round instead of one
@@ -10,17 +10,14 @@ use store::Pool;
 
 use crate::db::outbound_events::{self, BounceRule};
 
-/// How often the noted sites are checked: the most a warning trails the bounce that caused it.
-const EVERY: Duration = Duration::from_secs(1);
-
-/// Runs the watch for as long as the process runs.
-pub fn spawn(pool: Pool, rule: BounceRule) {
+/// Runs the watch for as long as the process runs, a round every `every`.
+pub fn spawn(pool: Pool, rule: BounceRule, every: Duration) {
     tokio::spawn(async move {
         loop {
             if let Err(err) = round(&pool, rule).await {
                 tracing::warn!(error = %err, "the bounce-rate watch failed a round");
             }
-            tokio::time::sleep(EVERY).await;
+            tokio::time::sleep(every).await;
         }
     });
 }

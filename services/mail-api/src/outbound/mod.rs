@@ -56,6 +56,10 @@ pub struct OutboundWebhookSettings {
     pub bounce_rate_threshold: f64,
     /// … provided the site sent at least this many in those 24 hours.
     pub bounce_rate_min_sends: i64,
+    /// How often the bounce-rate watch checks the sites that bounced since its last round:
+    /// the most a warning trails the bounce that caused it. Each check counts the site's 24
+    /// hours of sends, so a busy site is counted once per round, not once per bounce.
+    pub bounce_rate_check_interval_ms: u64,
     /// Chat alerts: at most one message per project in this many seconds.
     pub chat_alert_spacing_secs: i64,
     /// How often the chat alerts look for projects to tell.
@@ -74,6 +78,7 @@ impl Default for OutboundWebhookSettings {
             prefetch: 32,
             bounce_rate_threshold: 0.05,
             bounce_rate_min_sends: 50,
+            bounce_rate_check_interval_ms: 5000,
             chat_alert_spacing_secs: 60,
             chat_alert_interval_ms: 5000,
         }

@@ -515,6 +515,7 @@ async fn a_sites_hard_bounce_rate_over_the_threshold_warns_once_a_day() {
     let s = crate::send::Send::with(|settings| {
         settings.outbound_webhooks.bounce_rate_threshold = 0.2;
         settings.outbound_webhooks.bounce_rate_min_sends = 4;
+        settings.outbound_webhooks.bounce_rate_check_interval_ms = 100;
     })
     .await;
     let (t, site) = s.tenant_with_site("bouncy").await;

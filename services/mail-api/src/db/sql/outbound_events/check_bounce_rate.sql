@@ -1,6 +1,11 @@
+-- The site's sends are its emails created in the last 24 hours that went out or were refused
+-- (any status past `queued` but failed, suppressed and cancelled), counted from
+-- email_log_site_window_idx alone; its hard bounces are the bounce events of those 24 hours,
+-- read through email_events_bounced_idx.
 WITH sends AS (
   SELECT count(*) AS n FROM email_log
-   WHERE project_id = $1 AND site_id = $2 AND sent_at > now() - interval '24 hours'),
+   WHERE site_id = $2 AND created_at > now() - interval '24 hours' AND project_id = $1
+     AND status IN ('sent', 'delivered', 'opened', 'clicked', 'bounced', 'complained')),
 hard AS (
   SELECT count(DISTINCT ev.email_log_id) AS n FROM email_events ev
     JOIN email_log l ON l.id = ev.email_log_id

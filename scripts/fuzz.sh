@@ -810,12 +810,13 @@ fuzz() {
     python3 "$ROOT/tests/fuzz/summary.py" "$service" "$OUT/$service.junit.xml" "$OUT/$service.txt" "$rc"
 }
 
-failed=()
-if [[ $FUZZ_ONLY != mail ]]; then
-    fuzz memory memory "$MEMORY_URL" "$MEMORY_KEY" || failed+=(memory-api)
-fi
-if [[ $FUZZ_ONLY != memory ]]; then
-    seeded=(--include-operation-id send --include-operation-id createCampaign
+fuzz_memory() {
+    fuzz memory memory "$MEMORY_URL" "$MEMORY_KEY"
+}
+
+fuzz_mail() {
+    local rc=0
+    local seeded=(--include-operation-id send --include-operation-id createCampaign
         --include-operation-id setContactTags --include-operation-id mergeContacts
         --include-operation-id launchCampaign --include-operation-id enrollContact
         --include-operation-id unenrollContact --include-operation-id generateEmail
@@ -823,7 +824,7 @@ if [[ $FUZZ_ONLY != memory ]]; then
         --include-operation-id suggestContentTopics --include-operation-id createTemplateFromBrief
         --include-operation-id setupCampaignFromBrief --include-operation-id sendSmsCampaign
         --include-operation-id importPlatformCsv)
-    fuzz mail-seeded mail-seeded "$MAIL_URL" "$MAIL_KEY" "${seeded[@]}" || failed+=(mail-api)
+    fuzz mail-seeded mail-seeded "$MAIL_URL" "$MAIL_KEY" "${seeded[@]}" || rc=1
     # revokeApiKey is left out: the stateful phase would revoke the fuzzer's own key (its id is
     # in GET /api-keys) and every later request would be a 401. Its tests cover it.
     fuzz mail mail "$MAIL_URL" "$MAIL_KEY" --exclude-operation-id send \
@@ -836,8 +837,29 @@ if [[ $FUZZ_ONLY != memory ]]; then
         --exclude-operation-id setupCampaignFromBrief \
         --exclude-operation-id sendSmsCampaign \
         --exclude-operation-id importPlatformCsv \
-        --exclude-operation-id revokeApiKey || failed+=(mail-api)
+        --exclude-operation-id revokeApiKey || rc=1
+    return "$rc"
+}
+
+# The two services are fuzzed at once, each by its own schemathesis process (one worker
+# each, see above): one run mostly waits on its server or generates in Python, so two share
+# the machine's cores instead of taking turns. Each prints its summaries when it is done.
+pids=() services=()
+if [[ $FUZZ_ONLY != mail ]]; then
+    fuzz_memory >"$OUT/memory.summary" 2>&1 &
+    pids+=($!) services+=(memory)
 fi
+if [[ $FUZZ_ONLY != memory ]]; then
+    fuzz_mail >"$OUT/mail.summary" 2>&1 &
+    pids+=($!) services+=(mail)
+fi
+failed=()
+for i in "${!pids[@]}"; do
+    rc=0
+    wait "${pids[$i]}" || rc=$?
+    cat "$OUT/${services[$i]}.summary"
+    ((rc == 0)) || failed+=("${services[$i]}-api")
+done
 log ""
 if ((${#failed[@]} > 0)); then
     log "fuzz: FAILED: ${failed[*]} (full output in $OUT/<service>.txt)"

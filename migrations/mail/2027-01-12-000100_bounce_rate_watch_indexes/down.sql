@@ -1,1 +1,0 @@
-DROP INDEX email_events_bounced_idx;

@@ -106,7 +106,7 @@ fn default_log_filter() -> String {
     "info".to_owned()
 }
 
-/// The sections every API binary has: a field `common` of its settings, loaded with [`load`].
+/// The sections every API binary has.
 #[derive(Debug, Clone, Deserialize)]
 pub struct CommonSettings {
     pub http: HttpSettings,
@@ -114,20 +114,6 @@ pub struct CommonSettings {
     pub broker: BrokerSettings,
     pub rate_limit: RateLimitSettings,
     pub telemetry: TelemetrySettings,
-}
-
-/// The top-level sections [`CommonSettings`] gathers.
-const COMMON_SECTIONS: [&str; 5] = ["http", "database", "broker", "rate_limit", "telemetry"];
-
-/// Loads an API's settings (see [`settings::load`]), its [`CommonSettings`] sections given to
-/// its field `common` while they keep their own names in the file and the environment
-/// (`MAIL_DATABASE__URL`).
-pub fn load<T: serde::de::DeserializeOwned>(
-    prefix: &str,
-    defaults: &str,
-    file: Option<&std::path::Path>,
-) -> Result<T, settings::ConfigError> {
-    settings::load_grouped(prefix, defaults, file, "common", &COMMON_SECTIONS)
 }
 
 impl HttpSettings {

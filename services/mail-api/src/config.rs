@@ -82,7 +82,7 @@ release_batch = 2000
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct Settings {
-    /// `http`, `database`, `broker`, `rate_limit` and `telemetry`, named at the top.
+    #[serde(flatten)]
     pub common: CommonSettings,
     pub sending: SendingSettings,
     /// Monthly send quotas of the plans other than Free (0: unlimited).
@@ -720,7 +720,7 @@ impl Settings {
     /// Defaults, the file, the environment. Not checked: a binary that serves checks them
     /// with [`Settings::validate`] first (`openapi` and `migrate` need no key).
     pub fn load(file: Option<&Path>) -> Result<Self, settings::ConfigError> {
-        service_kit::config::load("MAIL", &defaults(), file)
+        settings::load("MAIL", &defaults(), file)
     }
 
     /// Checks the settings across fields, naming the first setting that is wrong.

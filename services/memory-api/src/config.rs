@@ -22,7 +22,7 @@ provider = "none"
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct Settings {
-    /// `http`, `database`, `broker`, `rate_limit` and `telemetry`, named at the top.
+    #[serde(flatten)]
     pub common: CommonSettings,
     pub secrets: SecretsSettings,
     /// `MEMORY_EMBEDDINGS__PROVIDER` = `local` (with `__MODEL_DIR`), `openai` (with
@@ -125,6 +125,6 @@ impl std::fmt::Debug for SecretsSettings {
 impl Settings {
     pub fn load(file: Option<&Path>) -> Result<Self, settings::ConfigError> {
         let defaults = format!("{DEFAULTS}{}", service_kit::config::COMMON_DEFAULTS);
-        service_kit::config::load("MEMORY", &defaults, file)
+        settings::load("MEMORY", &defaults, file)
     }
 }

@@ -1,8 +1,9 @@
-//! The bounce-rate watch: every round (`bounce_rate_check_interval_ms`), the sites that bounced since the last round have
-//! their 24-hour hard-bounce rate checked once each, and `bounce_rate.warning` recorded when
-//! it passes the rule (see [`outbound_events::check_noted_sites`]). Applying a bounce only
-//! notes the site, so a burst of bounces costs one count per site and round instead of one
-//! per bounce. Replicas running it at once check each site once (the site's lock).
+//! The bounce-rate watch: every round (`BOUNCE_RATE_CHECK_INTERVAL_MS`), the sites that
+//! bounced since the last round have their 24-hour hard-bounce rate checked once each, and
+//! `bounce_rate.warning` recorded when it passes the rule (see
+//! [`outbound_events::check_noted_sites`]). Applying a bounce only notes the site, so a burst
+//! of bounces costs one count per site and round instead of one per bounce. Replicas running
+//! it at once check each site once (the site's lock).
 
 use std::time::Duration;
 

@@ -1,7 +1,8 @@
 -- The site's sends are its emails created in the last 24 hours that went out or were refused
--- (any status past `queued` but failed, suppressed and cancelled), counted from
--- email_log_site_window_idx alone; its hard bounces are the bounce events of those 24 hours,
--- read through email_events_hard_bounce_idx (whose predicate is the test below, word for word).
+-- (any status past `queued` but failed, suppressed and cancelled), which
+-- email_log_site_window_idx answers alone where the site is a small part of the table; its
+-- hard bounces are the bounce events of those 24 hours, read through
+-- email_events_hard_bounce_idx (whose predicate is the test below, word for word).
 WITH sends AS (
   SELECT count(*) AS n FROM email_log
    WHERE site_id = $2 AND created_at > now() - interval '24 hours' AND project_id = $1

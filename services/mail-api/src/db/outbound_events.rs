@@ -6,6 +6,7 @@ use diesel::prelude::*;
 use diesel::sql_types::Uuid as SqlUuid;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
+use store::Prepared;
 use uuid::Uuid;
 
 use super::schema::outbound_events;
@@ -109,14 +110,16 @@ pub async fn email_event(
     kind: &str,
     details: Value,
 ) -> QueryResult<()> {
-    diesel::sql_query(sql::outbound_events::EMAIL_EVENT)
-        .bind::<SqlUuid, _>(project_id)
-        .bind::<SqlUuid, _>(email_log_id)
-        .bind::<SqlUuid, _>(Uuid::now_v7())
-        .bind::<diesel::sql_types::Text, _>(kind)
-        .bind::<diesel::sql_types::Jsonb, _>(details)
-        .execute(conn)
-        .await?;
+    Prepared(
+        diesel::sql_query(sql::outbound_events::EMAIL_EVENT)
+            .bind::<SqlUuid, _>(project_id)
+            .bind::<SqlUuid, _>(email_log_id)
+            .bind::<SqlUuid, _>(Uuid::now_v7())
+            .bind::<diesel::sql_types::Text, _>(kind)
+            .bind::<diesel::sql_types::Jsonb, _>(details),
+    )
+    .execute(conn)
+    .await?;
     Ok(())
 }
 
@@ -145,12 +148,14 @@ pub async fn note_bounce(
     project_id: Uuid,
     site_id: Uuid,
 ) -> QueryResult<()> {
-    diesel::sql_query("INSERT INTO bounce_rate_pending (project_id, site_id) VALUES ($1, $2)")
-        .bind::<SqlUuid, _>(project_id)
-        .bind::<SqlUuid, _>(site_id)
-        .execute(conn)
-        .await
-        .map(drop)
+    Prepared(
+        diesel::sql_query("INSERT INTO bounce_rate_pending (project_id, site_id) VALUES ($1, $2)")
+            .bind::<SqlUuid, _>(project_id)
+            .bind::<SqlUuid, _>(site_id),
+    )
+    .execute(conn)
+    .await
+    .map(drop)
 }
 
 #[derive(QueryableByName)]

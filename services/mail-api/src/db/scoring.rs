@@ -2,10 +2,13 @@
 //! its contacts' scores as last computed (`contact_scores`), recomputed from the email events
 //! and conversions whenever one of them is recorded or the rules change.
 
+use std::sync::LazyLock;
+
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::{Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use store::Prepared;
 use uuid::Uuid;
 
 use super::schema::{contact_scores, scoring_rules};
@@ -94,21 +97,31 @@ pub async fn refresh(
         }
         None => diesel::delete(of_project).execute(conn).await?,
     };
-    diesel::sql_query(sql::scoring::REFRESH.render())
-        .bind::<SqlUuid, _>(project_id)
-        .bind::<Nullable<SqlUuid>, _>(contact_id)
-        .bind::<Integer, _>(rules.open_points)
-        .bind::<Integer, _>(rules.click_points)
-        .bind::<Integer, _>(rules.conversion_points)
-        .bind::<Integer, _>(rules.unsubscribe_points)
-        .bind::<Integer, _>(rules.bounce_points)
-        .bind::<Integer, _>(rules.complaint_points)
-        .bind::<Integer, _>(rules.half_life_days)
-        .bind::<Timestamptz, _>(now)
-        .execute(conn)
-        .await?;
+    let statement = match contact_id {
+        Some(_) => &*REFRESH_CONTACT,
+        None => &*REFRESH,
+    };
+    Prepared(
+        diesel::sql_query(statement)
+            .bind::<SqlUuid, _>(project_id)
+            .bind::<Nullable<SqlUuid>, _>(contact_id)
+            .bind::<Integer, _>(rules.open_points)
+            .bind::<Integer, _>(rules.click_points)
+            .bind::<Integer, _>(rules.conversion_points)
+            .bind::<Integer, _>(rules.unsubscribe_points)
+            .bind::<Integer, _>(rules.bounce_points)
+            .bind::<Integer, _>(rules.complaint_points)
+            .bind::<Integer, _>(rules.half_life_days)
+            .bind::<Timestamptz, _>(now),
+    )
+    .execute(conn)
+    .await?;
     Ok(())
 }
+
+/// The refresh statements, rendered once.
+static REFRESH: LazyLock<String> = LazyLock::new(|| sql::scoring::REFRESH.render());
+static REFRESH_CONTACT: LazyLock<String> = LazyLock::new(|| sql::scoring::REFRESH_CONTACT.render());
 
 /// The kinds of email event a score counts.
 pub const SCORED_EMAIL_EVENTS: [&str; 5] =

@@ -29,25 +29,29 @@ pub async fn add_event(
     source: &str,
     data: Value,
 ) -> QueryResult<()> {
-    diesel::sql_query("SELECT 1 FROM email_log WHERE project_id = $1 AND id = $2 FOR UPDATE")
-        .bind::<SqlUuid, _>(project_id)
-        .bind::<SqlUuid, _>(email_log_id)
-        .execute(conn)
-        .await?;
-    let inserted = diesel::sql_query(
-        "INSERT INTO email_events (id, project_id, email_log_id, kind, source, data) \
+    Prepared(
+        diesel::sql_query("SELECT 1 FROM email_log WHERE project_id = $1 AND id = $2 FOR UPDATE")
+            .bind::<SqlUuid, _>(project_id)
+            .bind::<SqlUuid, _>(email_log_id),
+    )
+    .execute(conn)
+    .await?;
+    let inserted = Prepared(
+        diesel::sql_query(
+            "INSERT INTO email_events (id, project_id, email_log_id, kind, source, data) \
          SELECT $3, $1, $2, $4, $5, $6 \
          WHERE EXISTS (SELECT 1 FROM email_log WHERE project_id = $1 AND id = $2) \
            AND (SELECT count(*) FROM email_events \
                 WHERE project_id = $1 AND email_log_id = $2 AND kind = $4) < $7",
+        )
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<SqlUuid, _>(email_log_id)
+        .bind::<SqlUuid, _>(Uuid::now_v7())
+        .bind::<Text, _>(kind)
+        .bind::<Text, _>(source)
+        .bind::<Jsonb, _>(data)
+        .bind::<BigInt, _>(EVENTS_PER_KIND),
     )
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<SqlUuid, _>(email_log_id)
-    .bind::<SqlUuid, _>(Uuid::now_v7())
-    .bind::<Text, _>(kind)
-    .bind::<Text, _>(source)
-    .bind::<Jsonb, _>(data)
-    .bind::<BigInt, _>(EVENTS_PER_KIND)
     .execute(conn)
     .await?;
     if inserted == 1 && crate::db::scoring::SCORED_EMAIL_EVENTS.contains(&kind) {
@@ -149,12 +153,15 @@ pub async fn record_terminal(
     id: Uuid,
     status: EmailStatus,
 ) -> QueryResult<bool> {
-    let changed = diesel::sql_query(
-        "UPDATE email_log SET status = $3, updated_at = now() WHERE project_id = $1 AND id = $2",
+    let changed = Prepared(
+        diesel::sql_query(
+            "UPDATE email_log SET status = $3, updated_at = now() \
+             WHERE project_id = $1 AND id = $2",
+        )
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<SqlUuid, _>(id)
+        .bind::<Text, _>(status.as_str()),
     )
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<SqlUuid, _>(id)
-    .bind::<Text, _>(status.as_str())
     .execute(conn)
     .await?;
     Ok(changed == 1)
@@ -165,10 +172,12 @@ pub async fn find_by_provider_id(
     conn: &mut AsyncPgConnection,
     provider_message_id: &str,
 ) -> QueryResult<Option<Email>> {
-    diesel::sql_query(format!(
-        "SELECT {COLUMNS} FROM email_log WHERE provider_message_id = $1"
-    ))
-    .bind::<Text, _>(provider_message_id)
+    Prepared(
+        diesel::sql_query(format!(
+            "SELECT {COLUMNS} FROM email_log WHERE provider_message_id = $1"
+        ))
+        .bind::<Text, _>(provider_message_id),
+    )
     .get_result(conn)
     .await
     .optional()
@@ -177,11 +186,13 @@ pub async fn find_by_provider_id(
 /// The email with this id, whichever project it belongs to: for events that name it by a
 /// token only the deployment can make (the VERP return path).
 pub async fn find_by_id(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<Option<Email>> {
-    diesel::sql_query(format!("SELECT {COLUMNS} FROM email_log WHERE id = $1"))
-        .bind::<SqlUuid, _>(id)
-        .get_result(conn)
-        .await
-        .optional()
+    Prepared(
+        diesel::sql_query(format!("SELECT {COLUMNS} FROM email_log WHERE id = $1"))
+            .bind::<SqlUuid, _>(id),
+    )
+    .get_result(conn)
+    .await
+    .optional()
 }
 
 /// Marks every site subscription of the project's contact with this address unsubscribed.
@@ -190,13 +201,15 @@ pub async fn unsubscribe_contact(
     project_id: Uuid,
     email: &str,
 ) -> QueryResult<usize> {
-    diesel::sql_query(
-        "UPDATE contact_sites SET status = 'unsubscribed', updated_at = now() \
+    Prepared(
+        diesel::sql_query(
+            "UPDATE contact_sites SET status = 'unsubscribed', updated_at = now() \
          WHERE status <> 'unsubscribed' AND contact_id IN \
            (SELECT id FROM contacts WHERE project_id = $1 AND email = $2)",
+        )
+        .bind::<SqlUuid, _>(project_id)
+        .bind::<Text, _>(email),
     )
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<Text, _>(email)
     .execute(conn)
     .await
 }

@@ -32,7 +32,7 @@ python3 "$(dirname "${BASH_SOURCE[0]}")/bench/hard_set.py"
 
 if "$CARGO" nextest --version >/dev/null 2>&1; then
     "$CARGO" nextest run --workspace --no-fail-fast -E "not test(/$SERIAL/) and not test(/$CHAOS/)"
-    "$CARGO" nextest run --workspace --no-fail-fast -E "test(/$SERIAL/)"
+    "$CARGO" nextest run --workspace --no-fail-fast --test-threads 1 -E "test(/$SERIAL/)"
 else
     "$CARGO" test --workspace --no-fail-fast -- --skip "$SERIAL" --skip "$CHAOS"
     "$CARGO" test --workspace --no-fail-fast -- "$SERIAL" --test-threads 1

@@ -248,6 +248,15 @@ fi
 tcp_open 127.0.0.1 "$AMQP_PORT" || die "rabbitmq: nothing listening on 127.0.0.1:$AMQP_PORT"
 as_root rabbitmqctl -q -t 20 authenticate_user guest guest >/dev/null 2>&1 ||
     die "rabbitmq: user guest/guest cannot log in (rabbitmqctl authenticate_user guest guest)"
+# The test suites and scripts give their queues a prefix of their own (a test's uuid, the
+# script's name and pid); a test that stops early leaves them behind, and a broker holding tens
+# of thousands of queues takes minutes to start again in the broker-restart test. The broker
+# deletes such a queue once nothing has used it for 30 minutes (longer than any test runs).
+# Unprefixed queues (make dev) and a deployment's own prefixes are not matched.
+TEST_QUEUES='^(t[0-9a-f]{32}[.]|test[.]|e2e-?[0-9a-f]{32}[.]|chaos-[0-9a-f]{32}[.]|[a-z]+-[0-9]+-)'
+as_root rabbitmqctl -q -t 20 set_policy --apply-to queues test-queues-expire "$TEST_QUEUES" \
+    '{"expires": 1800000}' >/dev/null 2>&1 ||
+    log "rabbitmq: could not set the policy that expires the tests' queues (rabbitmqctl set_policy)"
 log "rabbitmq: $mq_state (127.0.0.1:$AMQP_PORT, guest/guest)"
 
 # --------------------------------------------------------------------------- Redis

@@ -13,6 +13,7 @@ use diesel::sql_types::{
 };
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
+use store::Prepared;
 use uuid::Uuid;
 
 use super::decisions::Decision;
@@ -38,13 +39,16 @@ pub struct Query<'a> {
 impl Query<'_> {
     /// The SQL cosine of the row `row` (an alias) to the query: its new vector's to `$new`,
     /// else (while rows are re-embedded) its previous vector's to `$previous`, translated.
+    /// Every stored and query vector has unit length (the embedders normalize what they
+    /// return), so the cosine is the inner product, which pgvector computes in about two thirds
+    /// of the time of its cosine distance (one sum instead of three).
     fn cosine_sql(&self, row: &str, new: usize, previous: usize) -> String {
-        let cosine = format!("1 - ({row}.embedding <=> ${new}::vector)");
+        let cosine = format!("-({row}.embedding <#> ${new}::vector)");
         match self.previous {
             None => cosine,
             Some(p) => {
                 let translated = p.translation.sql(&format!(
-                    "1 - ({row}.embedding_previous <=> ${previous}::vector)"
+                    "-({row}.embedding_previous <#> ${previous}::vector)"
                 ));
                 format!("coalesce({cosine}, {translated})")
             }
@@ -76,8 +80,9 @@ pub async fn decisions(
 ) -> QueryResult<Vec<FoundDecision>> {
     let owner = view.owner;
     let Some((vector, threshold)) = query.semantic else {
-        return diesel::sql_query(format!(
-            "SELECT d.id, d.decision, d.reasoning, d.tags, d.product_name, d.affects_products, \
+        return Prepared(
+            diesel::sql_query(format!(
+                "SELECT d.id, d.decision, d.reasoning, d.tags, d.product_name, d.affects_products, \
                     d.decided_at, NULL::float8 AS cosine, \
                     (1.0 / (60 + row_number() OVER ( \
                         ORDER BY ts_rank_cd(d.search, q) DESC, d.id DESC)))::float8 AS score, \
@@ -86,13 +91,14 @@ pub async fn decisions(
              WHERE d.user_id = $1 AND d.environment = $2 AND d.search @@ q AND {} \
              ORDER BY score DESC, d.id DESC \
              LIMIT $4",
-            visible("d.workspace_id", 5)
-        ))
-        .bind::<SqlUuid, _>(owner.user_id)
-        .bind::<Text, _>(owner.environment)
-        .bind::<Text, _>(query.text)
-        .bind::<BigInt, _>(limit)
-        .bind::<Nullable<SqlUuid>, _>(view.workspace)
+                visible("d.workspace_id", 5)
+            ))
+            .bind::<SqlUuid, _>(owner.user_id)
+            .bind::<Text, _>(owner.environment)
+            .bind::<Text, _>(query.text)
+            .bind::<BigInt, _>(limit)
+            .bind::<Nullable<SqlUuid>, _>(view.workspace),
+        )
         .load(conn)
         .await;
     };
@@ -112,8 +118,13 @@ pub async fn decisions(
     // `limit`: a match the keyword ranking lacks scores less than every semantic match ranked
     // above it. So the fused score is computed for those alone, while `total` counts every
     // match of either ranking.
-    diesel::sql_query(format!(
-        "WITH semantic AS MATERIALIZED ( \
+    //
+    // The text is the same on every call of a process (but for the previous model's term while
+    // rows are re-embedded), so it is kept prepared: planned afresh, it took 5 ms of planning
+    // for 23 ms of execution over 10,000 decisions.
+    Prepared(
+        diesel::sql_query(format!(
+            "WITH semantic AS MATERIALIZED ( \
              SELECT id, cosine, row_number() OVER (ORDER BY cosine DESC, id DESC) AS pos \
              FROM ( \
                  SELECT d.id, {cosine} AS cosine \
@@ -155,19 +166,20 @@ pub async fn decisions(
          FROM best JOIN decisions d \
               ON d.user_id = $1 AND d.environment = $2 AND d.id = best.id \
          ORDER BY best.score DESC, d.id DESC",
-        visible = visible("d.workspace_id", 7),
-        cosine = query.cosine_sql("d", 4, 8),
-        semantic_term = fusion.sql_term(0, "semantic_pos"),
-        keyword_term = fusion.sql_term(1, "keyword_pos"),
-    ))
-    .bind::<SqlUuid, _>(owner.user_id)
-    .bind::<Text, _>(owner.environment)
-    .bind::<Text, _>(query.text)
-    .bind::<Text, _>(vector)
-    .bind::<Float8, _>(threshold)
-    .bind::<BigInt, _>(limit)
-    .bind::<Nullable<SqlUuid>, _>(view.workspace)
-    .bind::<Nullable<Text>, _>(query.previous.map(|p| p.vector))
+            visible = visible("d.workspace_id", 7),
+            cosine = query.cosine_sql("d", 4, 8),
+            semantic_term = fusion.sql_term(0, "semantic_pos"),
+            keyword_term = fusion.sql_term(1, "keyword_pos"),
+        ))
+        .bind::<SqlUuid, _>(owner.user_id)
+        .bind::<Text, _>(owner.environment)
+        .bind::<Text, _>(query.text)
+        .bind::<Text, _>(vector)
+        .bind::<Float8, _>(threshold)
+        .bind::<BigInt, _>(limit)
+        .bind::<Nullable<SqlUuid>, _>(view.workspace)
+        .bind::<Nullable<Text>, _>(query.previous.map(|p| p.vector)),
+    )
     .load(conn)
     .await
 }

@@ -17,7 +17,7 @@ const MAX_LOGGED_ERROR: usize = 300;
 
 /// `<SERVICE>_LLM__BASE_URL`, `__MODEL`, `__API_KEY`, `__TIMEOUT_SECS`: an empty `base_url`
 /// means no model.
-#[derive(Clone, Default, Deserialize)]
+#[derive(Clone, Deserialize)]
 pub struct LlmSettings {
     /// The API base, `https://…` or `http://…` (e.g. `https://llm.internal/v1`); requests go
     /// to `{base_url}/chat/completions`.
@@ -38,6 +38,20 @@ pub struct LlmSettings {
 
 fn default_timeout() -> u64 {
     60
+}
+
+/// The settings of no `[llm]` table at all: no model, and the same timeout as a table that
+/// leaves it out (a derived default would have been 0 s, raised to 1 s).
+impl Default for LlmSettings {
+    fn default() -> Self {
+        Self {
+            base_url: String::new(),
+            model: String::new(),
+            api_key: String::new(),
+            timeout_secs: default_timeout(),
+            ca_file: String::new(),
+        }
+    }
 }
 
 impl std::fmt::Debug for LlmSettings {

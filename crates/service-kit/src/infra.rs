@@ -22,6 +22,8 @@ pub struct Infra {
     pub pool: Pool,
     pub broker: Broker,
     pub limiter: RateLimiter,
+    /// `/readyz`'s own connection (see [`probe_pool`]).
+    probe: Pool,
 }
 
 impl Infra {
@@ -45,6 +47,7 @@ impl Infra {
             pool,
             broker,
             limiter,
+            probe: probe_pool(database)?,
         })
     }
 
@@ -53,7 +56,7 @@ impl Infra {
     /// replica out of rotation; `/healthz/details` and `/metrics` report it instead.
     pub fn readiness(&self) -> Readiness {
         Readiness::new(PROBE_TIMEOUT)
-            .with("database", database_probe(&self.pool))
+            .with("database", database_probe(&self.probe))
             .informational("broker", broker_probe(&self.broker))
             .informational("rate_limiter", limiter_probe(&self.limiter))
     }
@@ -61,11 +64,23 @@ impl Infra {
 
 const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// A worker's `/readyz`: the database and the broker it consumes from.
-pub fn readiness(pool: &Pool, broker: &Broker) -> Readiness {
+/// A worker's `/readyz`: the database (on `probe`, from [`probe_pool`]) and the broker it
+/// consumes from.
+pub fn readiness(probe: &Pool, broker: &Broker) -> Readiness {
     Readiness::new(PROBE_TIMEOUT)
-        .with("database", database_probe(pool))
+        .with("database", database_probe(probe))
         .with("broker", broker_probe(broker))
+}
+
+/// The one connection the database check of `/readyz` uses. A process's other pools lend
+/// their connections to work that may hold them for seconds (a job waiting on a model or a
+/// site, a burst of deliveries); with a pool of its own the check answers whether the
+/// database does, not whether that work has left a connection free.
+pub fn probe_pool(database: &DatabaseSettings) -> anyhow::Result<Pool> {
+    pool(&DatabaseSettings {
+        pool_size: 1,
+        ..database.clone()
+    })
 }
 
 fn database_probe(pool: &Pool) -> Probe {

@@ -9,7 +9,6 @@ use actix_web::{App, HttpServer};
 use http_kit::{Flavor, envelope_middleware};
 use queue::{Broker, QueueMetrics, ShutdownToken};
 use serde::Deserialize;
-use store::Pool;
 use telemetry::Metrics;
 
 use crate::consumers::Consumers;
@@ -42,7 +41,8 @@ impl WorkerSettings {
 pub struct WorkerSpec<'a> {
     pub service: &'static str,
     pub flavor: Flavor,
-    pub pool: Pool,
+    /// The database the worker uses; `/readyz` checks it on a connection of its own.
+    pub database: &'a crate::DatabaseSettings,
     /// The worker's connection (see [`infra::broker`]); closed when the worker stops.
     pub broker: Broker,
     pub worker: &'a WorkerSettings,
@@ -60,7 +60,7 @@ pub async fn run<C: Send + Sync + 'static>(
     consumers: Consumers<C>,
 ) -> anyhow::Result<()> {
     let broker = spec.broker;
-    let readiness = infra::readiness(&spec.pool, &broker);
+    let readiness = infra::readiness(&infra::probe_pool(spec.database)?, &broker);
     let metrics = Metrics::new(spec.service);
     let queue_metrics = QueueMetrics::new();
     for collector in queue_metrics

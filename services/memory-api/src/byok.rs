@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+use diesel_async::AsyncPgConnection;
 use embed::Embedder;
 use http_kit::ApiError;
 use secrets::Kek;
@@ -75,7 +76,17 @@ pub async fn take(
     service: &str,
 ) -> Result<Option<ModelCredential>, CredentialError> {
     let mut conn = store::conn(pool).await?;
-    let Some((id, sealed)) = byok::take_for_use(&mut conn, owner, service).await? else {
+    take_on(&mut conn, kek, owner, service).await
+}
+
+/// [`take`], on a connection the caller holds.
+pub async fn take_on(
+    conn: &mut AsyncPgConnection,
+    kek: &Kek,
+    owner: Owner<'_>,
+    service: &str,
+) -> Result<Option<ModelCredential>, CredentialError> {
+    let Some((id, sealed)) = byok::take_for_use(conn, owner, service).await? else {
         return Ok(None);
     };
     let api_key =

@@ -9,7 +9,6 @@
 
 use std::sync::Arc;
 
-use diesel_async::AsyncPgConnection;
 use http_kit::ApiError;
 use llm::ChatModel;
 use queue::{Broker, DeliveryInfo, HandlerResult};
@@ -135,23 +134,29 @@ pub async fn handle(worker: &Worker, run_id: Uuid, info: &DeliveryInfo) -> Handl
 }
 
 /// Carries out run `run_id`; answers its status (`None` when the run is gone). `Err`: a
-/// failure worth another attempt.
+/// failure worth another attempt. No connection is held while the model (or a watched site)
+/// answers: that may take as long as its timeout, and the process's few connections serve
+/// every other job meanwhile.
 async fn run(worker: &Worker, run_id: Uuid) -> Result<Option<String>, String> {
-    let mut conn = store::conn(&worker.pool).await.map_err(|e| e.to_string())?;
-    let Some(run) = db::by_id(&mut conn, run_id)
-        .await
-        .map_err(|e| e.to_string())?
-    else {
-        return Ok(None);
+    let run = {
+        let mut conn = store::conn(&worker.pool).await.map_err(|e| e.to_string())?;
+        let Some(run) = db::by_id(&mut conn, run_id)
+            .await
+            .map_err(|e| e.to_string())?
+        else {
+            return Ok(None);
+        };
+        if run.is_finished() {
+            return Ok(Some(run.status));
+        }
+        MODEL_RUNS
+            .start(&mut conn, run_id)
+            .await
+            .map_err(|e| e.to_string())?;
+        run
     };
-    if run.is_finished() {
-        return Ok(Some(run.status));
-    }
-    MODEL_RUNS
-        .start(&mut conn, run_id)
-        .await
-        .map_err(|e| e.to_string())?;
-    let outcome = ask(worker, &mut conn, &run).await?;
+    let outcome = ask(worker, &run).await?;
+    let mut conn = store::conn(&worker.pool).await.map_err(|e| e.to_string())?;
     match outcome {
         // An autonomous cycle's plan is proposed, action by action, for a person to decide.
         Ok((model, result)) if run.kind == Kind::AutonomousMarketing.as_str() => {
@@ -184,11 +189,7 @@ async fn run(worker: &Worker, run_id: Uuid) -> Result<Option<String>, String> {
 
 /// The model's answer for the run: `Ok(Ok(model, object))`, `Ok(Err(why))` when the run fails
 /// for good, `Err` when it should be tried again.
-async fn ask(
-    worker: &Worker,
-    conn: &mut AsyncPgConnection,
-    run: &Run,
-) -> Result<Result<(String, Value), ApiError>, String> {
+async fn ask(worker: &Worker, run: &Run) -> Result<Result<(String, Value), ApiError>, String> {
     let Some(kind) = Kind::parse(&run.kind) else {
         return Ok(Err(ApiError::internal(format!(
             "unknown run kind {}",
@@ -202,15 +203,20 @@ async fn ask(
         user_id: run.user_id,
         environment: &run.environment,
     };
-    let credential = byok::take(&worker.pool, &worker.kek, owner, byok::MODEL_SERVICE)
-        .await
-        .map_err(|e| e.to_string())?;
-    let Some(credential) = credential else {
-        return Ok(Err(byok::no_model_credential()));
+    let (credential, rendered) = {
+        let mut conn = store::conn(&worker.pool).await.map_err(|e| e.to_string())?;
+        let credential = byok::take_on(&mut conn, &worker.kek, owner, byok::MODEL_SERVICE)
+            .await
+            .map_err(|e| e.to_string())?;
+        let Some(credential) = credential else {
+            return Ok(Err(byok::no_model_credential()));
+        };
+        let (rendered, _) =
+            crate::bridge::write(&mut conn, run.view(), CONTEXT_BUDGET, CONTEXT_DECISIONS)
+                .await
+                .map_err(|e| e.to_string())?;
+        (credential, rendered)
     };
-    let (rendered, _) = crate::bridge::write(conn, run.view(), CONTEXT_BUDGET, CONTEXT_DECISIONS)
-        .await
-        .map_err(|e| e.to_string())?;
     let model = model.with_api_key(credential.into_api_key());
     let system = system_message(kind, &rendered.content);
     // A competitor watch first reads its competitors' URLs; what it found is the request's and
@@ -218,7 +224,7 @@ async fn ask(
     let mut request = run.input.clone();
     let mut web = None;
     if kind == Kind::CompetitorWatch {
-        match crate::competitor_watch::observe(&worker.web, conn, run, &model).await? {
+        match crate::competitor_watch::observe(&worker.web, &worker.pool, run, &model).await? {
             Ok(observed) if observed.is_empty() => {}
             Ok(observed) => {
                 request["web"] = Value::from(observed.clone());

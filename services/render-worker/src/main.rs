@@ -88,7 +88,7 @@ async fn main() -> anyhow::Result<()> {
         WorkerSpec {
             service: SERVICE,
             flavor: Flavor::Memory,
-            pool,
+            database: &settings.database,
             broker: infra::broker(SERVICE, &settings.broker)?,
             worker: &settings.worker,
             collectors: Vec::new(),

@@ -203,7 +203,7 @@ async fn main() -> anyhow::Result<()> {
         WorkerSpec {
             service: SERVICE,
             flavor: Flavor::Mail,
-            pool,
+            database: &settings.database,
             broker,
             worker: &settings.worker,
             collectors,

@@ -17,11 +17,12 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 use delivery::safe_http::{TargetPolicy, check_url};
-use diesel_async::{AsyncConnection, AsyncPgConnection};
+use diesel_async::AsyncConnection;
 use http_kit::ApiError;
 use llm::ChatModel;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use store::Pool;
 
 use crate::db::competitor_snapshots::{self as snapshots, Read};
 use crate::db::feed::{self, NewFeedItem};
@@ -149,7 +150,7 @@ fn watched(input: &Value) -> Vec<Watched> {
 /// database failure, worth another attempt.
 pub async fn observe(
     reader: &WebReader,
-    conn: &mut AsyncPgConnection,
+    pool: &Pool,
     run: &Run,
     model: &ChatModel,
 ) -> Result<Result<Vec<Value>, ApiError>, String> {
@@ -164,7 +165,7 @@ pub async fn observe(
             Ok(page) => match extract::readable_text(&page.content_type, &page.body) {
                 Err(error) => Observation::Error { error },
                 Ok(text) => {
-                    match record(conn, run, model, &target, &cut(&text, SNAPSHOT_CHARS)).await? {
+                    match record(pool, run, model, &target, &cut(&text, SNAPSHOT_CHARS)).await? {
                         Ok(observation) => observation,
                         Err(model_failure) => return Ok(Err(model_failure)),
                     }
@@ -180,16 +181,18 @@ pub async fn observe(
 }
 
 /// Compares `text` with the owner's snapshot of the URL and records it (with a feed item when
-/// it changed).
+/// it changed). No connection is held while the model summarises the change: the snapshot
+/// is replaced only if it is still the one compared.
 async fn record(
-    conn: &mut AsyncPgConnection,
+    pool: &Pool,
     run: &Run,
     model: &ChatModel,
     target: &Watched,
     text: &str,
 ) -> Result<Result<Observation, ApiError>, String> {
     let owner = run.view().owner;
-    let previous = snapshots::find(conn, owner, &target.url)
+    let mut conn = store::conn(pool).await.map_err(|e| e.to_string())?;
+    let previous = snapshots::find(&mut conn, owner, &target.url)
         .await
         .map_err(|e| e.to_string())?;
     let sha256 = hex::encode(ring::digest::digest(&ring::digest::SHA256, text.as_bytes()));
@@ -200,7 +203,7 @@ async fn record(
         sha256: &sha256,
     };
     let Some(previous) = previous else {
-        snapshots::replace(conn, owner, None, &read)
+        snapshots::replace(&mut conn, owner, None, &read)
             .await
             .map_err(|e| e.to_string())?;
         return Ok(Ok(Observation::Baseline));
@@ -209,6 +212,7 @@ async fn record(
     if previous.sha256 == sha256 || change.is_empty() {
         return Ok(Ok(Observation::Unchanged));
     }
+    drop(conn);
     let summary = match summarise(model, &target.competitor, &change).await {
         Ok(summary) => summary,
         Err(failure) => return Ok(Err(failure)),
@@ -229,6 +233,7 @@ async fn record(
     let item_summary = cut(&format!("{}: {summary}", target.competitor), 1_000);
     let view = run.view();
     let previous_sha = previous.sha256;
+    let mut conn = store::conn(pool).await.map_err(|e| e.to_string())?;
     let recorded = conn
         .transaction(async |conn| {
             if !snapshots::replace(conn, owner, Some(&previous_sha), &read).await? {

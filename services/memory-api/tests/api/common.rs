@@ -11,6 +11,7 @@ use memory_api::db::{credentials, users};
 use memory_api::{MIGRATIONS, Settings};
 use rate_limit::policy::Tier;
 use reqwest::{RequestBuilder, Response};
+use service_kit::Infra;
 use service_kit::testing::{self, TestServer};
 use store::testing::TestDatabase;
 use uuid::Uuid;
@@ -67,10 +68,18 @@ impl Harness {
     }
 
     pub async fn with(make: impl FnOnce(&str) -> Settings) -> Self {
+        Self::with_infra(make).await.0
+    }
+
+    /// [`Harness::with`], and the server's process-wide connections (the pool its background
+    /// work and queue jobs share, its broker and its limiter).
+    pub async fn with_infra(make: impl FnOnce(&str) -> Settings) -> (Self, Infra) {
         let db = database().await;
         let settings = make(&db.url);
-        let server = serve(&settings).await;
-        Self {
+        let launched = memory_api::launch(&settings).await.expect("launch");
+        let infra = launched.infra.clone();
+        let server = TestServer::start(launched);
+        let harness = Self {
             db,
             server,
             // Idle connections are dropped before the server's 5 s keep-alive closes them, so a
@@ -80,7 +89,8 @@ impl Harness {
                 .build()
                 .expect("HTTP client"),
             settings,
-        }
+        };
+        (harness, infra)
     }
 
     pub async fn conn(&self) -> AsyncPgConnection {

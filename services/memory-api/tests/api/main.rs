@@ -36,6 +36,7 @@ mod nul;
 mod oauth;
 mod openai_stub;
 mod pages;
+mod process_pool;
 mod product_state;
 mod products;
 mod rate_limits;

@@ -4,8 +4,10 @@
 use diesel::QueryResult;
 use diesel::sql_types::{BigInt, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use store::Prepared;
 
 use super::table::Searchable;
+use crate::db::search::query_vector;
 use crate::db::view::{View, visible};
 use crate::domain::reembedding::Translation;
 
@@ -20,19 +22,22 @@ pub async fn search_keyword<R: Searchable>(
 ) -> QueryResult<Vec<R>> {
     let (columns, table, on_product) = (R::COLUMNS, R::TABLE.name, R::ON_PRODUCT);
     let visible = visible("workspace_id", 6);
-    diesel::sql_query(format!(
-        "SELECT {columns} FROM {table}, websearch_to_tsquery('english', $3) AS q \
-         WHERE user_id = $1 AND environment = $2 AND search @@ q \
-           AND ($4::text IS NULL OR {on_product}) AND {visible} \
-         ORDER BY ts_rank_cd(search, q) DESC, id DESC \
-         LIMIT $5"
-    ))
-    .bind::<SqlUuid, _>(view.owner.user_id)
-    .bind::<Text, _>(view.owner.environment)
-    .bind::<Text, _>(query)
-    .bind::<Nullable<Text>, _>(product)
-    .bind::<BigInt, _>(limit)
-    .bind::<Nullable<SqlUuid>, _>(view.workspace)
+    // One text per table: kept prepared.
+    Prepared(
+        diesel::sql_query(format!(
+            "SELECT {columns} FROM {table}, websearch_to_tsquery('english', $3) AS q \
+             WHERE user_id = $1 AND environment = $2 AND search @@ q \
+               AND ($4::text IS NULL OR {on_product}) AND {visible} \
+             ORDER BY ts_rank_cd(search, q) DESC, id DESC \
+             LIMIT $5"
+        ))
+        .bind::<SqlUuid, _>(view.owner.user_id)
+        .bind::<Text, _>(view.owner.environment)
+        .bind::<Text, _>(query)
+        .bind::<Nullable<Text>, _>(product)
+        .bind::<BigInt, _>(limit)
+        .bind::<Nullable<SqlUuid>, _>(view.workspace),
+    )
     .load(conn)
     .await
 }
@@ -65,11 +70,12 @@ pub async fn search_semantic<R: Searchable>(
     let owned = format!(
         "user_id = $1 AND environment = $2 AND ($4::text IS NULL OR {on_product}) AND {visible}"
     );
+    let (new, previous_vector) = (query_vector(3), query_vector(7));
     let sql = match previous {
         None => format!(
             "SELECT {columns} FROM {table} \
              WHERE {owned} AND embedding IS NOT NULL \
-             ORDER BY embedding <=> $3::vector \
+             ORDER BY embedding <=> {new} \
              LIMIT $5"
         ),
         // Each side is ranked by its own distance (the new side through the index), then the
@@ -77,16 +83,16 @@ pub async fn search_semantic<R: Searchable>(
         Some(previous) => {
             let translated = previous
                 .translation
-                .sql("1 - (embedding_previous <=> $7::vector)");
+                .sql(&format!("1 - (embedding_previous <=> {previous_vector})"));
             format!(
                 "SELECT {columns} FROM ( \
-                     (SELECT {columns}, 1 - (embedding <=> $3::vector) AS cosine FROM {table} \
+                     (SELECT {columns}, 1 - (embedding <=> {new}) AS cosine FROM {table} \
                       WHERE {owned} AND embedding IS NOT NULL \
-                      ORDER BY embedding <=> $3::vector LIMIT $5) \
+                      ORDER BY embedding <=> {new} LIMIT $5) \
                      UNION ALL \
                      (SELECT {columns}, {translated} AS cosine FROM {table} \
                       WHERE {owned} AND embedding IS NULL AND embedding_previous IS NOT NULL \
-                      ORDER BY embedding_previous <=> $7::vector LIMIT $5) \
+                      ORDER BY embedding_previous <=> {previous_vector} LIMIT $5) \
                  ) both_models \
                  ORDER BY cosine DESC, id DESC \
                  LIMIT $5"
@@ -97,16 +103,19 @@ pub async fn search_semantic<R: Searchable>(
         diesel::sql_query("SET LOCAL hnsw.iterative_scan = strict_order")
             .execute(conn)
             .await?;
-        diesel::sql_query(sql)
-            .bind::<SqlUuid, _>(view.owner.user_id)
-            .bind::<Text, _>(view.owner.environment)
-            .bind::<Text, _>(vector)
-            .bind::<Nullable<Text>, _>(product)
-            .bind::<BigInt, _>(limit)
-            .bind::<Nullable<SqlUuid>, _>(view.workspace)
-            .bind::<Nullable<Text>, _>(previous.map(|p| p.vector))
-            .load(conn)
-            .await
+        // One text per table (two while rows are re-embedded): kept prepared.
+        Prepared(
+            diesel::sql_query(sql)
+                .bind::<SqlUuid, _>(view.owner.user_id)
+                .bind::<Text, _>(view.owner.environment)
+                .bind::<Text, _>(vector)
+                .bind::<Nullable<Text>, _>(product)
+                .bind::<BigInt, _>(limit)
+                .bind::<Nullable<SqlUuid>, _>(view.workspace)
+                .bind::<Nullable<Text>, _>(previous.map(|p| p.vector)),
+        )
+        .load(conn)
+        .await
     })
     .await
 }

@@ -1,6 +1,6 @@
 SELECT p.name AS product_name, s.id, s.version, s.state, s.created_at,
-       1 - (s.embedding <=> $4::vector) AS cosine,
-       1 - (s.embedding_previous <=> $5::vector) AS previous_cosine,
+       1 - (s.embedding <=> (SELECT $4::vector)) AS cosine,
+       1 - (s.embedding_previous <=> (SELECT $5::vector)) AS previous_cosine,
        doc @@ q AS keyword_hit, ts_rank_cd(doc, q)::float8 AS keyword_rank
 FROM products p
 CROSS JOIN websearch_to_tsquery('english', $3) AS q

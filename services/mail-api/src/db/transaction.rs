@@ -13,7 +13,19 @@ where
     E: From<diesel::result::Error> + From<store::StoreError>,
 {
     let mut conn = store::conn(pool).await?;
-    let conn: &mut AsyncPgConnection = &mut conn;
+    run_on(&mut conn, work).await
+}
+
+/// [`run`] on a connection the caller holds: a caller holding one never waits for a second
+/// from the same pool (requests doing so at once could take every connection and wait on
+/// each other until the pool's wait ran out).
+pub async fn run_on<T, E>(
+    conn: &mut AsyncPgConnection,
+    work: impl AsyncFnOnce(&mut AsyncPgConnection) -> Result<T, E>,
+) -> Result<T, E>
+where
+    E: From<diesel::result::Error>,
+{
     AnsiTransactionManager::begin_transaction(conn).await?;
     let outcome = work(conn).await;
     let finished = match &outcome {

@@ -288,6 +288,7 @@ impl AutomationEngine {
                 Ok((ran, jobs))
             })
             .await?;
+        drop(conn);
         if let Some(dispatcher) = &self.dispatcher {
             dispatcher.publish_committed(&self.pool, jobs).await;
         }

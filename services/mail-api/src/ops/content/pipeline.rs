@@ -364,7 +364,7 @@ pub async fn trigger(
         run.sources.push(entry);
     }
     for (site_id, per_source) in by_site {
-        let written = crate::db::transaction::run(&state.pool, async |conn| {
+        let written = crate::db::transaction::run_on(&mut conn, async |conn| {
             let Some(site) = crate::db::sites::get(conn, project_id, site_id).await? else {
                 return Ok::<_, ApiError>(None);
             };

@@ -76,7 +76,7 @@ pub async fn receive_twilio(
             let to = param("To").unwrap_or_default().to_owned();
             let body = param("Body").unwrap_or_default().to_owned();
             let keyword = Keyword::of(&body);
-            crate::db::transaction::run(&state.pool, async |conn| {
+            crate::db::transaction::run_on(&mut conn, async |conn| {
                 let fresh = db::insert_inbound(
                     conn,
                     &db::SmsInboundRow {

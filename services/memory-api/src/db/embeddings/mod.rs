@@ -18,7 +18,7 @@ use uuid::Uuid;
 pub use model::{Reconciled, reconcile};
 pub use pass::embed_pending;
 pub use previous::{finish_if_done, previous_name, remaining};
-pub use search::{PreviousQuery, search_keyword, search_semantic};
+pub use search::{PreviousQuery, query_vector, search_keyword, search_semantic};
 pub use table::{DECISIONS, FREE_FORM, PRODUCT_STATES, Searchable, Shape, Table};
 
 use super::owner::Owner;

@@ -68,13 +68,13 @@ use actix_web::middleware::from_fn;
 use actix_web::web;
 use http_kit::Route;
 
-/// Registers every gated route (mounted under `/api/v1`), each held to its tool group
-/// ([`groups`]).
+/// Registers every gated route (mounted under `/api/v1`, a scope holding nothing else), each
+/// held to its tool group ([`groups`]).
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
         web::scope("")
             .wrap(from_fn(groups::enforce))
-            .configure(|cfg| http_kit::routes::mount(cfg, "/api/v1", ROUTES)),
+            .configure(|cfg| http_kit::routes::mount_grouped(cfg, "/api/v1", ROUTES)),
     );
 }
 

@@ -46,10 +46,10 @@ pub mod workspaces;
 use actix_web::web;
 use http_kit::Route;
 
-/// Registers every gated route (mounted under `/api/v1`), in the order
-/// [`http_kit::routes::mount`] gives them.
+/// Registers every gated route (mounted under `/api/v1`, a scope holding nothing else), as
+/// [`http_kit::routes::mount_grouped`] groups them.
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    http_kit::routes::mount(cfg, "/api/v1", ROUTES);
+    http_kit::routes::mount_grouped(cfg, "/api/v1", ROUTES);
 }
 
 /// The `/api/v1` routes, each module's table (their order does not matter).

@@ -470,6 +470,11 @@ costs_counters() {
     read -r x i u d < <(psql_pg -d postgres -F ' ' -c "SELECT xact_commit + xact_rollback,
         tup_inserted, tup_updated, tup_deleted FROM pg_stat_database WHERE datname = 'bench_mail'")
     printf 'db.xacts=%s\ndb.inserted=%s\ndb.updated=%s\ndb.deleted=%s\n' "$x" "$i" "$u" "$d"
+    # Autovacuum's runs in the window: its CPU counts in PostgreSQL's, whichever scenario left
+    # the dead rows it removes.
+    read -r x i < <(psql_pg -d bench_mail -F ' ' -c "SELECT coalesce(sum(autovacuum_count), 0),
+        coalesce(sum(autoanalyze_count), 0) FROM pg_stat_user_tables")
+    printf 'db.autovacuums=%s\ndb.autoanalyzes=%s\n' "$x" "$i"
     if line="$(psql_pg -d postgres -F ' ' -c "SELECT wal_records, wal_fpi FROM pg_stat_wal" 2>/dev/null)"; then
         read -r r f <<<"$line"
         printf 'wal.records=%s\nwal.fpi=%s\n' "$r" "$f"

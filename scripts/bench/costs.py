@@ -184,6 +184,10 @@ def diff(before_path, after_path, emails, clk_tck, statements=None):
                       ("amqp.routed", "broker_routed_per_email"), ("amqp.delivered", "broker_delivered_per_email"),
                       ("amqp.acked", "broker_acked_per_email")):
         out.append((name, fmt(per_email(delta(key)), 3 if "wal_bytes" in name else 4)))
+    for key, name in (("db.autovacuums", "autovacuums"), ("db.autoanalyzes", "autoanalyzes")):
+        runs = delta(key)
+        if runs is not None:
+            out.append((name, f"{runs:g}"))
     wal = delta("wal.lsn_bytes")
     if wal is not None and seconds > 0:
         out.append(("wal_mb_per_s", f"{wal / seconds / 1e6:.2f}"))

@@ -1,0 +1,1 @@
+DROP INDEX email_events_complaint_idx;

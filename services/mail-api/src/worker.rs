@@ -230,7 +230,7 @@ impl SendWorker {
             return Err(HandlerError::permanent("the email's site is gone"));
         };
         let tracking_host = job.site_tracking_host.as_deref();
-        let variables = job.variables;
+        let variables = job.recipient.variables(&row, &slug);
         let email = match self.build(&row, &slug, &from_name, own, tracking_host, variables) {
             Ok(email) => email,
             Err(reason) => {
@@ -499,7 +499,12 @@ pub fn personalize(
     html: &str,
     text: Option<&str>,
 ) -> Result<Personal, personalize::RenderError> {
-    if let Some(members) = variables.as_object_mut() {
+    // The link is signed: made only for sources that may read it.
+    let reads_unsubscribe = [Some(subject), Some(html), text]
+        .into_iter()
+        .flatten()
+        .any(|s| s.contains("unsubscribe_url"));
+    if let Some(members) = variables.as_object_mut().filter(|_| reads_unsubscribe) {
         members.insert(
             "unsubscribe_url".to_owned(),
             tracker.unsubscribe_url(id).into(),

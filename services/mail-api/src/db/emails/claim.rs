@@ -46,42 +46,141 @@ pub struct ForSending {
     /// The site's own tracking host, while its own domain is verified and the host is under it.
     #[diesel(sql_type = Nullable<Text>)]
     pub site_tracking_host: Option<String>,
-    /// The recipient's variables when the email is personalized (`template_data` set): the
-    /// contact's fields, the site, the campaign and step, the enrolling event and `data`
-    /// (see [`crate::domain::personalize`]); `None` otherwise.
-    #[diesel(sql_type = Nullable<diesel::sql_types::Jsonb>)]
-    pub variables: Option<serde_json::Value>,
+    /// What a personalized email's templates read of its recipient.
+    #[diesel(embed)]
+    pub recipient: Recipient,
 }
 
-/// The recipient's variables of a personalized email `e` of site `s` (null when the email is
-/// sent as written): looked up only for those; the project's content blocks only when the
-/// email's sources mention them.
-const VARIABLES: &str = "CASE WHEN e.template_data IS NOT NULL THEN \
-      jsonb_build_object('email', e.to_email, 'tags', '[]'::jsonb, 'properties', '{}'::jsonb) \
-      || coalesce((SELECT jsonb_strip_nulls(jsonb_build_object( \
-                     'first_name', ct.first_name, 'last_name', ct.last_name, \
-                     'tags', to_jsonb(ct.tags), 'properties', ct.properties)) \
-                   FROM contacts ct \
-                   WHERE ct.project_id = e.project_id AND ct.id = e.contact_id), '{}'::jsonb) \
-      || jsonb_strip_nulls(jsonb_build_object( \
-           'site', jsonb_build_object('name', s.name, 'slug', s.slug, 'from_name', s.from_name), \
-           'campaign', (SELECT jsonb_build_object('id', c.id, 'name', c.name) FROM campaigns c \
-                        WHERE c.project_id = e.project_id AND c.id = e.campaign_id), \
-           'step', (SELECT jsonb_build_object('id', st.id, 'order', st.step_order) \
-                    FROM campaign_steps st \
-                    WHERE st.project_id = e.project_id AND st.id = e.step_id), \
-           'event', (SELECT jsonb_build_object('name', ev.name, 'data', ev.data, \
-                                               'created_at', ev.created_at) \
-                     FROM enrollments en JOIN events ev \
-                       ON ev.project_id = en.project_id AND ev.id = en.event_id \
-                     WHERE en.project_id = e.project_id AND en.id = e.enrollment_id))) \
-      || jsonb_build_object('data', e.template_data) \
-      || CASE WHEN position('blocks' in coalesce(e.subject, '') || coalesce(e.html, '') \
-                                       || coalesce(e.text_body, '')) > 0 \
-         THEN jsonb_build_object('blocks', \
-                (SELECT coalesce(jsonb_object_agg(b.name, b.html), '{}'::jsonb) \
-                 FROM content_blocks b WHERE b.project_id = e.project_id)) \
-         ELSE '{}'::jsonb END END";
+/// What the templates of a personalized email (`template_data` set) read of its recipient,
+/// as plain columns: [`Recipient::variables`] makes them the variables
+/// (see [`crate::domain::personalize`]). All `None` for an email sent as written: none of its
+/// lookups run then.
+#[derive(Debug, QueryableByName)]
+pub struct Recipient {
+    #[diesel(sql_type = Nullable<Jsonb>)]
+    pub template_data: Option<Value>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub contact_first_name: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub contact_last_name: Option<String>,
+    #[diesel(sql_type = Nullable<Array<Text>>)]
+    pub contact_tags: Option<Vec<String>>,
+    #[diesel(sql_type = Nullable<Jsonb>)]
+    pub contact_properties: Option<Value>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub site_name: Option<String>,
+    /// The site's own from name (not an A/B variant's).
+    #[diesel(sql_type = Nullable<Text>)]
+    pub site_own_from_name: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub campaign_name: Option<String>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    pub step_order: Option<i32>,
+    /// The event that enrolled the contact: `{name, data, created_at}`, nulls left out.
+    #[diesel(sql_type = Nullable<Jsonb>)]
+    pub event: Option<Value>,
+    /// The project's content blocks by name, only when the email's sources mention them.
+    #[diesel(sql_type = Nullable<Jsonb>)]
+    pub blocks: Option<Value>,
+}
+
+impl Recipient {
+    /// The variables of email `email` of site `site_slug` when it is personalized: the
+    /// contact's fields (`email`, `first_name`, `last_name`, `tags`, `properties`), `site`,
+    /// `campaign`, `step`, `event`, `data` and `blocks`. A value that is null is left out, as
+    /// are null members of `properties` (a template's `default` fills them), but not of `data`,
+    /// which is the request's own.
+    pub fn variables(self, email: &Email, site_slug: &str) -> Option<Value> {
+        let data = self.template_data?;
+        let mut vars = serde_json::Map::new();
+        vars.insert("email".into(), email.to_email.clone().into());
+        if let Some(first_name) = self.contact_first_name {
+            vars.insert("first_name".into(), first_name.into());
+        }
+        if let Some(last_name) = self.contact_last_name {
+            vars.insert("last_name".into(), last_name.into());
+        }
+        vars.insert("tags".into(), self.contact_tags.unwrap_or_default().into());
+        let properties = self
+            .contact_properties
+            .map_or_else(|| Value::Object(Default::default()), strip_nulls);
+        vars.insert("properties".into(), properties);
+        let mut site = serde_json::Map::new();
+        if let Some(name) = self.site_name {
+            site.insert("name".into(), name.into());
+        }
+        site.insert("slug".into(), site_slug.into());
+        if let Some(from_name) = self.site_own_from_name {
+            site.insert("from_name".into(), from_name.into());
+        }
+        vars.insert("site".into(), site.into());
+        if let (Some(id), Some(name)) = (email.campaign_id, self.campaign_name) {
+            vars.insert(
+                "campaign".into(),
+                serde_json::json!({"id": id, "name": name}),
+            );
+        }
+        if let (Some(id), Some(order)) = (email.step_id, self.step_order) {
+            vars.insert("step".into(), serde_json::json!({"id": id, "order": order}));
+        }
+        if let Some(event) = self.event {
+            vars.insert("event".into(), event);
+        }
+        vars.insert("data".into(), data);
+        if let Some(blocks) = self.blocks {
+            vars.insert(crate::domain::personalize::BLOCKS.into(), blocks);
+        }
+        Some(vars.into())
+    }
+}
+
+/// `value` without the object members that are null, at any depth (PostgreSQL's
+/// `jsonb_strip_nulls`: a null in an array stays).
+fn strip_nulls(value: Value) -> Value {
+    match value {
+        Value::Object(members) => Value::Object(
+            members
+                .into_iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k, strip_nulls(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(strip_nulls).collect()),
+        other => other,
+    }
+}
+
+/// The columns of [`Recipient`] for email `e` of site `s` with its contact `pc` (joined by
+/// [`RECIPIENT_CONTACT`]). Each lookup is guarded by `template_data`, so that an email sent as
+/// written pays for none.
+const RECIPIENT: &str = "e.template_data, \
+      pc.first_name AS contact_first_name, pc.last_name AS contact_last_name, \
+      pc.tags AS contact_tags, pc.properties AS contact_properties, \
+      s.name AS site_name, s.from_name AS site_own_from_name, \
+      CASE WHEN e.template_data IS NOT NULL AND e.campaign_id IS NOT NULL THEN \
+        (SELECT c.name FROM campaigns c \
+         WHERE c.project_id = e.project_id AND c.id = e.campaign_id) END AS campaign_name, \
+      CASE WHEN e.template_data IS NOT NULL AND e.step_id IS NOT NULL THEN \
+        (SELECT st.step_order FROM campaign_steps st \
+         WHERE st.project_id = e.project_id AND st.id = e.step_id) END AS step_order, \
+      CASE WHEN e.template_data IS NOT NULL AND e.enrollment_id IS NOT NULL THEN \
+        (SELECT jsonb_strip_nulls(jsonb_build_object('name', ev.name, 'data', ev.data, \
+                                                     'created_at', ev.created_at)) \
+         FROM enrollments en JOIN events ev \
+           ON ev.project_id = en.project_id AND ev.id = en.event_id \
+         WHERE en.project_id = e.project_id AND en.id = e.enrollment_id) END AS event, \
+      CASE WHEN e.template_data IS NOT NULL \
+            AND position('blocks' in coalesce(e.subject, '') || coalesce(e.html, '') \
+                                     || coalesce(e.text_body, '')) > 0 THEN \
+        (SELECT coalesce(jsonb_object_agg(b.name, b.html), '{}'::jsonb) \
+         FROM content_blocks b WHERE b.project_id = e.project_id) END AS blocks";
+
+/// The contact of a personalized email `e`. `OFFSET 0` keeps the subquery whole, so that its
+/// outer-only condition is a filter tested once per email before the index is read.
+const RECIPIENT_CONTACT: &str = "LEFT JOIN LATERAL ( \
+      SELECT ct.first_name, ct.last_name, ct.tags, ct.properties FROM contacts ct \
+      WHERE e.template_data IS NOT NULL \
+        AND ct.project_id = e.project_id AND ct.id = e.contact_id OFFSET 0) pc ON true";
 
 /// One delivery's claim of the email its job sends (see [`claim_for_sending`]).
 #[derive(Debug, Clone, Copy)]
@@ -142,17 +241,19 @@ pub async fn claim_many_for_sending(
                 o.dkim_private_key, \
                 CASE WHEN s.tracking_host = o.domain OR s.tracking_host LIKE '%.' || o.domain \
                      THEN s.tracking_host END AS site_tracking_host, \
-                {variables} AS variables \
+                {recipient} \
          FROM (SELECT {COLUMNS}, template_data, from_name FROM email_log \
                WHERE id = ANY($2) \
                  AND (project_id, id) IN (SELECT in_project, in_id FROM input)) AS e \
          LEFT JOIN sites s ON s.project_id = e.project_id AND s.id = e.site_id \
          LEFT JOIN project_delivery d ON d.project_id = e.project_id \
+         {recipient_contact} \
          LEFT JOIN sending_domains o ON o.project_id = e.project_id AND o.site_id = e.site_id \
              AND o.status = 'verified'",
             claimable = claimable!(),
             suppressed = suppressed_sql("e.project_id", "e.site_id", "e.to_email"),
-            variables = VARIABLES
+            recipient = RECIPIENT,
+            recipient_contact = RECIPIENT_CONTACT,
         ))
         .bind::<Array<SqlUuid>, _>(sorted.iter().map(|c| c.project_id).collect::<Vec<_>>())
         .bind::<Array<SqlUuid>, _>(sorted.iter().map(|c| c.id).collect::<Vec<_>>())
@@ -212,4 +313,20 @@ pub async fn release_claim(
     .execute(conn)
     .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn null_members_are_left_out_at_any_depth_but_nulls_in_arrays_stay() {
+        let properties = json!({"plan": null, "visits": 3, "address": {"city": null, "zip": "1"},
+                                "seen": [null, {"at": null}]});
+        assert_eq!(
+            strip_nulls(properties),
+            json!({"visits": 3, "address": {"zip": "1"}, "seen": [null, {}]})
+        );
+    }
 }

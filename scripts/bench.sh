@@ -111,6 +111,7 @@ usage: scripts/bench.sh [-h]
     BENCH_ONLY=render      only the render scenarios (pdf, video); mail-api still starts
     BENCH_SIGNAL_CONNECTIONS=32     connections of the signal scenarios v, w
     BENCH_ONLY=retrieval   only the retrieval-quality table (z)
+    BENCH_ONLY=keyword     only the keyword search scenario (i); mail-api still starts
     BENCH_ONLY=search      only the local-model scenarios (background pass, j, k, l); mail-api
                            still starts
     BENCH_QUERY_CACHE_ENTRIES=4096  query vectors the semantic memory-api of j, k, l keeps
@@ -148,7 +149,7 @@ BIN="${CARGO_TARGET_DIR:-target}/release"
 ((BENCH_CONNECTIONS >= BENCH_THREADS)) || die "BENCH_CONNECTIONS must be at least $BENCH_THREADS"
 [[ $BENCH_WARMUP =~ ^[0-9]+$ ]] || die "BENCH_WARMUP must be a number of seconds"
 case "$BENCH_RATE_LIMIT_BACKEND" in "" | inprocess | redis) ;; *) die "BENCH_RATE_LIMIT_BACKEND must be inprocess or redis" ;; esac
-case "$BENCH_ONLY" in "" | reads | mail | send | signals | render | retrieval | search | migration) ;; *) die "BENCH_ONLY must be reads, mail, send, signals, render, retrieval, search or migration (or unset)" ;; esac
+case "$BENCH_ONLY" in "" | reads | mail | send | signals | render | retrieval | search | migration | keyword) ;; *) die "BENCH_ONLY must be reads, mail, send, signals, render, retrieval, search, migration or keyword (or unset)" ;; esac
 [[ -z ${BENCH_QUERY_CACHE_ENTRIES:-} || $BENCH_QUERY_CACHE_ENTRIES =~ ^[0-9]+$ ]] ||
     die "BENCH_QUERY_CACHE_ENTRIES must be a number of entries"
 [[ $EXPORT_CONTACTS =~ ^[1-9][0-9]*$ ]] || die "BENCH_EXPORT_CONTACTS must be a positive integer"
@@ -170,12 +171,13 @@ fi
 # read_scenarios: whether the cheap reads (a-h) run;
 # render_scenarios: whether the pdf and video renders run; search_scenarios: whether the
 # semantic search scenarios j and k run; migration_scenarios: whether the platform migration
-# (mg) runs.
-memory() { [[ -z $BENCH_ONLY || $BENCH_ONLY == reads || $BENCH_ONLY == signals || $BENCH_ONLY == render || $BENCH_ONLY == search ]]; }
+# (mg) runs; keyword_scenario: whether the keyword search i runs.
+memory() { [[ -z $BENCH_ONLY || $BENCH_ONLY == reads || $BENCH_ONLY == signals || $BENCH_ONLY == render || $BENCH_ONLY == search || $BENCH_ONLY == keyword ]]; }
+keyword_scenario() { [[ -z $BENCH_ONLY || $BENCH_ONLY == keyword ]]; }
 memory_scenarios() { [[ -z $BENCH_ONLY ]]; }
 search_scenarios() { [[ -z $BENCH_ONLY || $BENCH_ONLY == search ]]; }
 mail_scenarios() { [[ -z $BENCH_ONLY || $BENCH_ONLY == mail ]]; }
-send_scenarios() { [[ $BENCH_ONLY != reads && $BENCH_ONLY != signals && $BENCH_ONLY != render && $BENCH_ONLY != search && $BENCH_ONLY != migration ]]; }
+send_scenarios() { [[ $BENCH_ONLY != reads && $BENCH_ONLY != signals && $BENCH_ONLY != render && $BENCH_ONLY != search && $BENCH_ONLY != migration && $BENCH_ONLY != keyword ]]; }
 migration_scenarios() { [[ -z $BENCH_ONLY || $BENCH_ONLY == mail || $BENCH_ONLY == migration ]]; }
 read_scenarios() { [[ -z $BENCH_ONLY || $BENCH_ONLY == reads || $BENCH_ONLY == mail ]]; }
 render_scenarios() { [[ -z $BENCH_ONLY || $BENCH_ONLY == render ]]; }
@@ -1156,7 +1158,7 @@ run_export q "mail-api GET /api/v1/export?format=csv (ZIP), $EXPORT_CONTACTS con
     "$MAIL_URL/api/v1/export?format=csv" "$EXPORT_KEY"
 fi
 
-if memory_scenarios || search_scenarios; then
+if memory_scenarios || search_scenarios || keyword_scenario; then
     # ------------------------------------------------------------- decisions and search
     # Latency of the search routes is measured with as many clients as the machine has
     # cores (BENCH_SEARCH_CONNECTIONS): with 32 the figure is mostly time spent queueing.
@@ -1165,17 +1167,18 @@ if memory_scenarios || search_scenarios; then
     copy_decisions() { # DB N USER
         python3 "$SEED" decisions "$2" "$3" bench-product | psql_pg -d "$1" -c \
             "\\copy decisions (id, user_id, environment, decision, reasoning, product_name, tags, decided_at) FROM STDIN WITH (FORMAT csv)"
-        psql_pg -d "$1" -c "VACUUM ANALYZE decisions"
+        psql_pg -d "$1" -c "VACUUM ANALYZE decisions, decision_terms"
     }
 fi
-if memory_scenarios; then
+if keyword_scenario; then
     copy_decisions bench_memory "${BENCH_KEYWORD_DECISIONS:-100000}" "$USER_ID"
     log "bench: ${BENCH_KEYWORD_DECISIONS:-100000} decisions for the keyword scenario"
     python3 "$SEED" keyword-paths >"$WORK/keyword.paths"
     WRK_PATHS_FILE="$WORK/keyword.paths" CONNECTIONS="$SEARCH_CONNS" run_wrk i \
         "memory-api GET /memory/decisions/search, keyword, ${BENCH_KEYWORD_DECISIONS:-100000} decisions" \
         "$MEMORY_URL$(head -n 1 "$WORK/keyword.paths")" "$MEMORY_KEY"
-
+fi
+if memory_scenarios; then
     # MIF round trip (r, s): a user holding BENCH_MIF_ITEMS decisions and as many corpus
     # entries is exported (full), and the document imported with replace into an empty user.
     MIF_N="${BENCH_MIF_ITEMS:-10000}"

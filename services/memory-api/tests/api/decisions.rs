@@ -402,3 +402,71 @@ async fn decisions_stored_without_embedding_are_embedded_by_the_background_pass(
     semantic.stop().await;
     h.stop().await;
 }
+
+/// The ids of the decisions a keyword search finds, in order.
+async fn found_ids(h: &Harness, key: &str, query: &str) -> Vec<String> {
+    let found = json(search(h, key, query).await).await;
+    assert_eq!(found["search_mode"], "keyword", "{found}");
+    found["decisions"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{found}"))
+        .iter()
+        .map(|d| d["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_one_word_search_ranks_by_weight_and_count_then_newest_and_follows_edits() {
+    let (h, _, key) = Harness::with_writer(Tier::Free).await;
+    product(&h, &key, "billing").await;
+    let id = |v: Value| v["id"].as_str().unwrap().to_owned();
+    let decide_with = async |decision: &str, reasoning: &str| {
+        let body = json!({"decision": decision, "reasoning": reasoning,
+                          "product_name": "billing"});
+        expect_created(decide(&h, &key, body).await).await
+    };
+    // Decision text weighs more than reasoning; more mentions rank higher; equals newest first.
+    let in_reasoning = id(decide_with("Move the queue", "Kafka was slow to operate").await);
+    let in_decision = id(decide_with("Keep Kafka for events", "Cheap enough").await);
+    let twice = id(decide_with("Kafka in, Kafka out", "Kafka everywhere").await);
+    let newer = id(decide_with("Kafka stays for audit logs", "Audits").await);
+    decide_with("Drop the cron jobs", "Nobody reads them").await;
+    let (_, other_key) = h.writer(Tier::Free).await;
+    product(&h, &other_key, "billing").await;
+    decide_in(
+        &h,
+        &other_key,
+        "billing",
+        "Kafka Kafka Kafka for everything",
+    )
+    .await;
+
+    let expected = vec![
+        twice.clone(),
+        newer.clone(),
+        in_decision.clone(),
+        in_reasoning.clone(),
+    ];
+    assert_eq!(found_ids(&h, &key, "q=kafka").await, expected);
+    assert_eq!(found_ids(&h, &key, "q=Kafka&limit=2").await, expected[..2]);
+    // Two words rank every match: the same order where both are in every match.
+    assert_eq!(found_ids(&h, &key, "q=kafka%20-cron").await, expected);
+
+    // An edit of the text (an import or a consolidation writes one) moves the decision.
+    diesel_async::RunQueryDsl::execute(
+        diesel::sql_query(
+            "UPDATE decisions SET decision = 'Replace the broker with NATS' WHERE id = $1",
+        )
+        .bind::<diesel::sql_types::Uuid, _>(uuid::Uuid::parse_str(&twice).unwrap()),
+        &mut h.conn().await,
+    )
+    .await
+    .unwrap();
+    // Its reasoning still names Kafka once: as the older one that does, newest first.
+    assert_eq!(
+        found_ids(&h, &key, "q=kafka").await,
+        [newer, in_decision, twice.clone(), in_reasoning]
+    );
+    assert_eq!(found_ids(&h, &key, "q=nats").await, [twice]);
+    h.stop().await;
+}

@@ -11,7 +11,9 @@ use crate::db::view::{View, visible};
 use crate::domain::reembedding::Translation;
 
 /// Keyword mode: PostgreSQL full-text search (`websearch_to_tsquery`), best `ts_rank_cd`
-/// first, newest first among equals.
+/// first, newest first among equals. A query of one lexeme reads the table's postings
+/// ([`Searchable::TERMS`]) in that order, so only its best `limit` rows are visited; any
+/// other query ranks every row it matches. Both give the same rows in the same order.
 pub async fn search_keyword<R: Searchable>(
     conn: &mut AsyncPgConnection,
     view: View<'_>,
@@ -19,26 +21,49 @@ pub async fn search_keyword<R: Searchable>(
     product: Option<&str>,
     limit: i64,
 ) -> QueryResult<Vec<R>> {
-    let (columns, table, on_product) = (R::COLUMNS, R::TABLE.name, R::ON_PRODUCT);
-    let visible = visible("workspace_id", 6);
     // One text per table: kept prepared.
     Prepared(
-        diesel::sql_query(format!(
-            "SELECT {columns} FROM {table}, websearch_to_tsquery('english', $3) AS q \
-             WHERE user_id = $1 AND environment = $2 AND search @@ q \
-               AND ($4::text IS NULL OR {on_product}) AND {visible} \
-             ORDER BY ts_rank_cd(search, q) DESC, id DESC \
-             LIMIT $5"
-        ))
-        .bind::<SqlUuid, _>(view.owner.user_id)
-        .bind::<Text, _>(view.owner.environment)
-        .bind::<Text, _>(query)
-        .bind::<Nullable<Text>, _>(product)
-        .bind::<BigInt, _>(limit)
-        .bind::<Nullable<SqlUuid>, _>(view.workspace),
+        diesel::sql_query(keyword_sql::<R>())
+            .bind::<SqlUuid, _>(view.owner.user_id)
+            .bind::<Text, _>(view.owner.environment)
+            .bind::<Text, _>(query)
+            .bind::<Nullable<Text>, _>(product)
+            .bind::<BigInt, _>(limit)
+            .bind::<Nullable<SqlUuid>, _>(view.workspace),
     )
     .load(conn)
     .await
+}
+
+/// The statement of [`search_keyword`]: `$1` user, `$2` environment, `$3` query, `$4`
+/// product, `$5` limit, `$6` workspace.
+fn keyword_sql<R: Searchable>() -> String {
+    let (columns, table, on_product) = (R::COLUMNS, R::TABLE.name, R::ON_PRODUCT);
+    let visible = visible("workspace_id", 6);
+    let filters = format!("($4::text IS NULL OR {on_product}) AND {visible}");
+    let Some(terms) = R::TERMS else {
+        return format!(
+            "SELECT {columns} FROM {table}, websearch_to_tsquery('english', $3) AS q \
+             WHERE user_id = $1 AND environment = $2 AND search @@ q AND {filters} \
+             ORDER BY ts_rank_cd(search, q) DESC, id DESC LIMIT $5"
+        );
+    };
+    // Under a generic plan each branch's `numnode` test is a filter checked once per
+    // execution, before its scan: only one branch runs.
+    format!(
+        "SELECT {columns} FROM websearch_to_tsquery('english', $3) AS q, LATERAL ( \
+           (SELECT {columns}, t.rank AS search_rank \
+            FROM {terms} t JOIN {table} USING (user_id, environment, id) \
+            WHERE numnode(q) = 1 AND t.user_id = $1 AND t.environment = $2 AND t.term = q \
+              AND {filters} \
+            ORDER BY t.rank DESC, t.id DESC LIMIT $5) \
+           UNION ALL \
+           (SELECT {columns}, ts_rank_cd(search, q) AS search_rank FROM {table} \
+            WHERE numnode(q) <> 1 AND user_id = $1 AND environment = $2 AND search @@ q \
+              AND {filters} \
+            ORDER BY search_rank DESC, id DESC LIMIT $5)) r \
+         ORDER BY r.search_rank DESC, r.id DESC"
+    )
 }
 
 /// The query vector bound as text at `$param`, as a pgvector value. In a sub-select it is an

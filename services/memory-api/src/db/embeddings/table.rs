@@ -117,6 +117,10 @@ pub trait Searchable: QueryableByName<Pg> + Send + 'static {
     const COLUMNS: &'static str;
     /// When a row is on the product `$4` (rows of a table without products are on none).
     const ON_PRODUCT: &'static str;
+    /// The table of the rows' keyword postings with their scores (one row per row and lexeme
+    /// with `rank` = `ts_rank_cd(search, term)`), if the table has one: a one-word keyword
+    /// search reads its best rows from it in order.
+    const TERMS: Option<&'static str>;
 }
 
 impl Searchable for Decision {
@@ -124,10 +128,12 @@ impl Searchable for Decision {
     const COLUMNS: &'static str =
         "id, decision, reasoning, tags, product_name, affects_products, decided_at";
     const ON_PRODUCT: &'static str = "product_name = $4 OR $4 = ANY (affects_products)";
+    const TERMS: Option<&'static str> = Some("decision_terms");
 }
 
 impl Searchable for Entry {
     const TABLE: &'static Table = &FREE_FORM;
     const COLUMNS: &'static str = "id, content, tags, source, metadata, created_at";
     const ON_PRODUCT: &'static str = "false";
+    const TERMS: Option<&'static str> = None;
 }

@@ -1,0 +1,3 @@
+DROP TRIGGER decision_terms_sync ON decisions;
+DROP FUNCTION decision_terms_sync();
+DROP TABLE decision_terms;

@@ -44,13 +44,15 @@ import sys
 
 RATIOS = [("c", "e"), ("d", "f"), ("g", "h"), ("m", "n"), ("v", "w")]
 # Latency targets of the issues (reported, not enforced): scenario, percentile, ms.
-TARGETS = [("i", "p95_ms", 15.0), ("j", "p95_ms", 30.0)]
+TARGETS = [("i", "p95_ms", 5.0), ("j", "p95_ms", 30.0)]
 # Throughput targets of route-vs-pgbench ratios (reported, not enforced).
 RATIO_TARGETS = {"m/n": 0.75, "v/w": 0.6}
 # Rows written per second (reported, not enforced): scenario, minimum.
 ROWS_TARGETS = [("v", 5000.0)]
-# Peak resident set of the API process during an export (reported, not enforced), MB.
+# Peak resident set of the API process during an export (reported, not enforced), MB: the
+# contact exports p and q (issue 54: under listmonk's published 57 MB), others 200.
 EXPORT_PEAK_RSS_TARGET_MB = 200.0
+EXPORT_PEAK_RSS_TARGETS_MB = {"p": 60.0, "q": 60.0}
 # A platform migration (reported, not enforced): contacts per second, and the peak resident
 # set of each process (mail-api, the worker running the job), MB.
 MIGRATION_TARGET_PER_S = 2000.0
@@ -461,10 +463,11 @@ def main():
             print(f"{sid} target >= {minimum:g} rows/s: {rate:.0f} ({verdict})")
     for s in exports:
         peak = s["peak_rss_mb"]
-        targets[s["id"]] = {"metric": "peak_rss_mb", "target_max_mb": EXPORT_PEAK_RSS_TARGET_MB,
-                            "measured_mb": peak, "met": peak < EXPORT_PEAK_RSS_TARGET_MB}
-        verdict = "met" if peak < EXPORT_PEAK_RSS_TARGET_MB else "MISSED"
-        print(f"{s['id']} target peak RSS < {EXPORT_PEAK_RSS_TARGET_MB:g} MB: {peak:.1f} MB ({verdict})")
+        most = EXPORT_PEAK_RSS_TARGETS_MB.get(s["id"], EXPORT_PEAK_RSS_TARGET_MB)
+        targets[s["id"]] = {"metric": "peak_rss_mb", "target_max_mb": most,
+                            "measured_mb": peak, "met": peak < most}
+        verdict = "met" if peak < most else "MISSED"
+        print(f"{s['id']} target peak RSS < {most:g} MB: {peak:.1f} MB ({verdict})")
     for s in migrations:
         rate = s["contacts_per_s"]
         targets[s["id"]] = {"metric": "contacts_per_s", "target_min": MIGRATION_TARGET_PER_S,

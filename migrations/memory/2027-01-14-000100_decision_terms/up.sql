@@ -1,7 +1,7 @@
 -- Keyword search's postings with their scores: one row per (decision, lexeme of its `search`)
--- holding `ts_rank_cd(search, <that lexeme>)`. A one-word search (most keyword searches) then
--- reads its best `limit` decisions in index order, instead of ranking every decision that
--- holds the word (a word in 2,500 of 100,000 decisions took ~9 ms; in every decision, ~100 ms).
+-- holding `ts_rank_cd(search, <that lexeme>)`. A one-word search then reads its best `limit`
+-- decisions in index order, instead of ranking every decision that holds the word (a word in
+-- 2,500 of 100,000 decisions took ~9 ms; in every decision, ~100 ms).
 -- Searches of more than one lexeme keep ranking `search @@ q` matches.
 CREATE TABLE decision_terms (
     user_id     uuid NOT NULL,

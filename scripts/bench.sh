@@ -940,7 +940,7 @@ printf '%s\tpipeline\t%s\t%s\n' xa "automation: $CAMPAIGN_N contacts past a wait
 # on loopback (scripts/bench/webhook-receiver.py, 204). y is the events per second from the
 # write to the last delivery recorded.
 WEBHOOK_N="${BENCH_WEBHOOK_EVENTS:-10000}"
-RECEIVER_ADDR=127.0.0.1:18091
+RECEIVER_ADDR=127.0.0.1:18092
 ! tcp_open "${RECEIVER_ADDR%:*}" "${RECEIVER_ADDR##*:}" || die "$RECEIVER_ADDR is already in use"
 python3 "$ROOT/scripts/bench/webhook-receiver.py" "${RECEIVER_ADDR##*:}" \
     >"$OUT/logs/webhook-receiver.log" 2>&1 </dev/null &

@@ -14,6 +14,11 @@ CREATE TABLE decision_terms (
         ON DELETE CASCADE ON UPDATE CASCADE
 );
 
+-- A lexeme of a tsvector as the one-lexeme query that finds it (quoted, escaped).
+CREATE FUNCTION decision_term(lexeme text) RETURNS tsquery LANGUAGE sql IMMUTABLE STRICT AS $f$
+    SELECT ('''' || replace(replace(lexeme, '\', '\\'), '''', '''''') || '''')::tsquery
+$f$;
+
 -- Kept in step with `search` (a generated column) on every write of the texts it is made of.
 CREATE FUNCTION decision_terms_sync() RETURNS trigger LANGUAGE plpgsql AS $f$
 BEGIN
@@ -26,9 +31,7 @@ BEGIN
     END IF;
     INSERT INTO decision_terms (user_id, environment, term, rank, id)
     SELECT NEW.user_id, NEW.environment, t.term, ts_rank_cd(NEW.search, t.term), NEW.id
-    FROM (SELECT ('''' || replace(replace(u.lexeme, '\', '\\'), '''', '''''') || '''')::tsquery
-                 AS term
-          FROM unnest(NEW.search) u) t;
+    FROM (SELECT decision_term(u.lexeme) AS term FROM unnest(NEW.search) u) t;
     RETURN NULL;
 END
 $f$;
@@ -38,9 +41,7 @@ CREATE TRIGGER decision_terms_sync AFTER INSERT OR UPDATE OF decision, reasoning
 
 INSERT INTO decision_terms (user_id, environment, term, rank, id)
 SELECT d.user_id, d.environment, t.term, ts_rank_cd(d.search, t.term), d.id
-FROM decisions d, LATERAL (
-    SELECT ('''' || replace(replace(u.lexeme, '\', '\\'), '''', '''''') || '''')::tsquery AS term
-    FROM unnest(d.search) u) t;
+FROM decisions d, LATERAL (SELECT decision_term(u.lexeme) AS term FROM unnest(d.search) u) t;
 
 -- Best first, newest first among equals: the order of keyword search.
 CREATE INDEX decision_terms_rank_idx

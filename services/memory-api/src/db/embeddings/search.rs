@@ -41,11 +41,11 @@ fn keyword_sql<R: Searchable>() -> String {
     let (columns, table, on_product) = (R::COLUMNS, R::TABLE.name, R::ON_PRODUCT);
     let visible = visible("workspace_id", 6);
     let filters = format!("($4::text IS NULL OR {on_product}) AND {visible}");
+    let matches = format!("user_id = $1 AND environment = $2 AND search @@ q AND {filters}");
     let Some(terms) = R::TERMS else {
         return format!(
             "SELECT {columns} FROM {table}, websearch_to_tsquery('english', $3) AS q \
-             WHERE user_id = $1 AND environment = $2 AND search @@ q AND {filters} \
-             ORDER BY ts_rank_cd(search, q) DESC, id DESC LIMIT $5"
+             WHERE {matches} ORDER BY ts_rank_cd(search, q) DESC, id DESC LIMIT $5"
         );
     };
     // Under a generic plan each branch's `numnode` test is a filter checked once per
@@ -59,8 +59,7 @@ fn keyword_sql<R: Searchable>() -> String {
             ORDER BY t.rank DESC, t.id DESC LIMIT $5) \
            UNION ALL \
            (SELECT {columns}, ts_rank_cd(search, q) AS search_rank FROM {table} \
-            WHERE numnode(q) <> 1 AND user_id = $1 AND environment = $2 AND search @@ q \
-              AND {filters} \
+            WHERE numnode(q) <> 1 AND {matches} \
             ORDER BY search_rank DESC, id DESC LIMIT $5)) r \
          ORDER BY r.search_rank DESC, r.id DESC"
     )

@@ -15,6 +15,7 @@ use futures_util::StreamExt as _;
 use lapin::options::{ConfirmSelectOptions, QueueDeclareOptions};
 use lapin::tcp::OwnedTLSConfig;
 use lapin::types::FieldTable;
+use lapin::uri::AMQPUri;
 use lapin::{BasicProperties, Channel, Connection, ConnectionProperties, Event};
 use tokio::sync::{Mutex, watch};
 use tokio::task::JoinHandle;
@@ -428,6 +429,12 @@ fn lock<T>(mutex: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// The largest frame this client proposes (the server may lower it). lapin keeps room for 32
+/// frames each way, zeroed at connection: at RabbitMQ's default of 128 KiB that is 8 MiB of
+/// every process's memory. A message larger than a frame is sent in several, so this limits
+/// no message; a `frame_max` in the URL wins.
+const FRAME_MAX: u32 = 32 * 1024;
+
 /// One connection attempt, over TLS for `amqps://` (verified against the system's roots and
 /// the configured CA).
 async fn connect(
@@ -435,7 +442,12 @@ async fn connect(
     properties: ConnectionProperties,
     tls: OwnedTLSConfig,
 ) -> lapin::Result<Connection> {
-    Connection::connect_with_config(url, properties, tls, lapin::runtime::default_runtime()?).await
+    let mut uri: AMQPUri = url
+        .parse()
+        .map_err(|err: String| lapin::Error::from(std::io::Error::other(err)))?;
+    uri.query.frame_max.get_or_insert(FRAME_MAX);
+    Connection::connect_uri_with_config(uri, properties, tls, lapin::runtime::default_runtime()?)
+        .await
 }
 
 /// The supervisor loop: connect, re-declare, publish, watch, repeat.

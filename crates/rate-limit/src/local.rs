@@ -99,6 +99,7 @@ impl LocalStore {
                             while log.front().is_some_and(|&t| t.saturating_add(len) <= now) {
                                 log.pop_front();
                             }
+                            release_unused(log);
                             used = log.len() as u64;
                         }
                         // Refined below for limited quotas.
@@ -142,8 +143,14 @@ impl LocalStore {
                     };
                     if allowed {
                         usage.used += 1;
-                        let pos = log.partition_point(|&t| t <= now);
-                        log.insert(pos, now);
+                        // Requests mostly arrive in order: the binary search is for
+                        // a clock read late on another thread.
+                        if log.back().is_none_or(|&last| last <= now) {
+                            log.push_back(now);
+                        } else {
+                            let pos = log.partition_point(|&t| t <= now);
+                            log.insert(pos, now);
+                        }
                     }
                     // The slot that admits the next request: the oldest one,
                     // or further in when the log holds more than the limit.
@@ -166,6 +173,17 @@ impl LocalStore {
             .unwrap_or_else(PoisonError::into_inner)
             .slots
             .len()
+    }
+}
+
+/// Entries below which a log keeps whatever room it has.
+const MIN_LOG_ROOM: usize = 64;
+
+/// Gives back most of a log's room once it holds under a quarter of it, so that a burst's
+/// memory does not outlive the burst's window.
+fn release_unused(log: &mut VecDeque<u64>) {
+    if log.capacity() > MIN_LOG_ROOM && log.len() < log.capacity() / 4 {
+        log.shrink_to((log.len() * 2).max(MIN_LOG_ROOM));
     }
 }
 
@@ -268,6 +286,36 @@ mod tests {
         let d = store.check(t0 + 10 * S, "p", &q);
         assert!(!d.allowed);
         assert_eq!(d.retry_after, Some(4));
+    }
+
+    /// The room of the sliding log of `key` (its first window).
+    fn log_room(store: &LocalStore, key: &str) -> usize {
+        let state = store.state.lock().unwrap();
+        let (_, slot) = state.slots.iter().find(|(k, _)| k.key == key).unwrap();
+        match slot {
+            Slot::Sliding { log } => log.capacity(),
+            Slot::Fixed { .. } => panic!("not a sliding slot"),
+        }
+    }
+
+    #[test]
+    fn a_burst_and_a_late_clock_are_counted_and_the_bursts_room_is_given_back() {
+        let store = LocalStore::new();
+        let q = [Quota::sliding(100_000, Duration::from_secs(10))];
+        let t0 = 1_000 * S;
+        for i in 0..10_000 {
+            assert!(store.check(t0 + i, "p", &q).allowed);
+        }
+        // A request whose clock was read before the last one's still counts, in its place.
+        let d = store.check(t0 + 5_000, "p", &q);
+        assert_eq!(d.remaining, Limit::Count(100_000 - 10_001));
+        let room = log_room(&store, "p");
+        assert!(room >= 10_001, "room {room}");
+        // Once the burst has left the window, so has its room.
+        let d = store.check(t0 + 10 * S + 9_998, "p", &q);
+        assert_eq!(d.remaining, Limit::Count(100_000 - 2), "the last one and this one");
+        let room = log_room(&store, "p");
+        assert!(room <= 2 * MIN_LOG_ROOM, "room {room}");
     }
 
     #[test]

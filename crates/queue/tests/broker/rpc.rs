@@ -43,6 +43,13 @@ async fn rpc_round_trip_and_concurrent_calls_each_get_their_answer() {
         .await
         .expect("rpc round trip");
     assert_eq!(answer, json!({ "echo": "call-0" }));
+    // A call and an answer of several frames each (the client proposes 32 KiB frames).
+    let long = format!("call-x{}", "long".repeat(50 * 1024));
+    let answer = publisher
+        .rpc_call(&echo(long.clone()), Duration::from_secs(10))
+        .await
+        .expect("a long rpc round trip");
+    assert!(answer == json!({ "echo": long }), "{} bytes back", answer.to_string().len());
 
     let calls = (1..=60).map(|i| {
         let publisher = publisher.clone();

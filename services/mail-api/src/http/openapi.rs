@@ -103,12 +103,19 @@ struct ApiDoc;
 /// The document: the routes without a module table, then every module's table
 /// ([`routes::ROUTES`], [`routes::PUBLIC_ROUTES`]), finished for the mail envelope.
 pub fn document() -> utoipa::openapi::OpenApi {
+    let mut document = routes_document();
+    FINISH.modify(&mut document);
+    list_error_codes(&mut document);
+    document
+}
+
+/// The routes as their modules document them, before the envelope, headers and error codes
+/// are added (none of which adds a parameter).
+fn routes_document() -> utoipa::openapi::OpenApi {
     let mut document = ApiDoc::openapi();
     http_kit::routes::document(&mut document, routes::ROUTES);
     http_kit::routes::document(&mut document, routes::PUBLIC_ROUTES);
     http_kit::routes::document(&mut document, routes::INTEGRATION_ROUTES);
-    FINISH.modify(&mut document);
-    list_error_codes(&mut document);
     document
 }
 
@@ -148,7 +155,9 @@ fn query_parameters() -> web::Data<http_kit::QueryParameters> {
     static INDEX: OnceLock<web::Data<http_kit::QueryParameters>> = OnceLock::new();
     INDEX
         .get_or_init(|| {
-            let document = serde_json::to_value(document()).unwrap_or_default();
+            // Only the paths' parameters are read: the routes' own document, unfinished.
+            let paths = serde_json::to_value(routes_document().paths).unwrap_or_default();
+            let document = serde_json::json!({ "paths": paths });
             web::Data::new(http_kit::QueryParameters::from_document(&document))
         })
         .clone()

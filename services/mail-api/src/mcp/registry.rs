@@ -99,7 +99,7 @@ impl<F: DeserializeOwned + IntoParams + Validate + Send + 'static> Arguments for
             ));
         };
         let page_names = rules::of_query::<PageParams>().property_names();
-        let mut known = rules::of_query::<F>().property_names();
+        let mut known = rules::of_query::<F>().property_names().to_vec();
         known.extend(page_names.iter().cloned());
         rules::refuse_unknown(members.keys(), &known)?;
         let (page, filters): (Map<String, Value>, Map<String, Value>) = members

@@ -136,15 +136,21 @@ struct ApiDoc;
 /// The document: the routes without a module table, then every module's table
 /// ([`routes::ROUTES`]), finished for the memory envelope.
 pub fn document() -> utoipa::openapi::OpenApi {
-    let mut document = ApiDoc::openapi();
-    http_kit::routes::document(&mut document, routes::ROUTES);
+    let mut document = routes_document();
     for modifier in [&FINISH as &dyn Modify, &SignedIngest, &PublicDownloads] {
         modifier.modify(&mut document);
     }
     document
 }
 
-/// The document as committed under `proto-docs/` (pretty JSON, trailing newline).
+/// The routes as their modules document them, before the envelope, headers and public
+/// downloads are added (none of which adds a parameter).
+fn routes_document() -> utoipa::openapi::OpenApi {
+    let mut document = ApiDoc::openapi();
+    http_kit::routes::document(&mut document, routes::ROUTES);
+    document
+}
+
 /// The document as committed (response links spelled as OpenAPI spells them).
 pub fn json() -> String {
     http_kit::openapi::to_json(&document())
@@ -171,7 +177,9 @@ fn query_parameters() -> web::Data<http_kit::QueryParameters> {
     static INDEX: OnceLock<web::Data<http_kit::QueryParameters>> = OnceLock::new();
     INDEX
         .get_or_init(|| {
-            let document = serde_json::to_value(document()).unwrap_or_default();
+            // Only the paths' parameters are read: the routes' own document, unfinished.
+            let paths = serde_json::to_value(routes_document().paths).unwrap_or_default();
+            let document = serde_json::json!({ "paths": paths });
             web::Data::new(http_kit::QueryParameters::from_document(&document))
         })
         .clone()

@@ -16,7 +16,8 @@
 
 use std::any::TypeId;
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock, RwLock};
+use std::cell::RefCell;
+use std::sync::{OnceLock, RwLock};
 
 use regex::Regex;
 use serde_json::{Map, Value, json};
@@ -57,26 +58,43 @@ pub struct Rules {
     root: Value,
     components: Map<String, Value>,
     patterns: HashMap<String, Regex>,
+    /// [`Rules::property_names`], worked out at first use.
+    names: OnceLock<Vec<String>>,
 }
 
-type Cache = RwLock<HashMap<TypeId, Arc<Rules>>>;
+type Cache = RwLock<HashMap<TypeId, &'static Rules>>;
 
-fn cached(id: TypeId, build: impl FnOnce() -> Rules) -> Arc<Rules> {
+/// The rules of a type, built once per process and kept for its life (a type's schema never
+/// changes). Each thread remembers those it used, so a request touches no lock or counter
+/// another core writes.
+fn cached(id: TypeId, build: impl FnOnce() -> Rules) -> &'static Rules {
+    thread_local! {
+        static SEEN: RefCell<HashMap<TypeId, &'static Rules>> = RefCell::default();
+    }
+    if let Some(rules) = SEEN.with(|seen| seen.borrow().get(&id).copied()) {
+        return rules;
+    }
     static CACHE: OnceLock<Cache> = OnceLock::new();
     let cache = CACHE.get_or_init(Cache::default);
-    if let Some(rules) = cache.read().unwrap_or_else(|e| e.into_inner()).get(&id) {
-        return rules.clone();
-    }
-    let rules = Arc::new(build());
-    cache
-        .write()
+    let known = cache
+        .read()
         .unwrap_or_else(|e| e.into_inner())
-        .insert(id, rules.clone());
+        .get(&id)
+        .copied();
+    let rules = known.unwrap_or_else(|| {
+        let built = build();
+        *cache
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(id)
+            .or_insert_with(|| Box::leak(Box::new(built)))
+    });
+    SEEN.with(|seen| seen.borrow_mut().insert(id, rules));
     rules
 }
 
 /// The rules of a JSON body of type `T`.
-pub fn of_body<T: ToSchema + 'static>() -> Arc<Rules> {
+pub fn of_body<T: ToSchema + 'static>() -> &'static Rules {
     cached(TypeId::of::<T>(), || {
         let mut nested = Vec::new();
         T::schemas(&mut nested);
@@ -91,7 +109,7 @@ pub fn of_body<T: ToSchema + 'static>() -> Arc<Rules> {
 }
 
 /// The rules of a query string read into `T`, as an object of its parameters.
-pub fn of_query<T: IntoParams + 'static>() -> Arc<Rules> {
+pub fn of_query<T: IntoParams + 'static>() -> &'static Rules {
     cached(TypeId::of::<T>(), || {
         let mut properties = Map::new();
         let mut required = Vec::new();
@@ -140,6 +158,7 @@ impl Rules {
             root,
             components,
             patterns,
+            names: OnceLock::new(),
         }
     }
 

@@ -126,14 +126,16 @@ impl Rules {
     }
 
     /// The declared members of the top-level object (a query string's parameters).
-    pub fn property_names(&self) -> Vec<String> {
-        let mut parts = Vec::new();
-        self.expand(&self.root, &mut parts, 0);
-        let mut shape = Shape::default();
-        for part in parts {
-            self.collect_shape(part, &mut shape);
-        }
-        shape.names
+    pub fn property_names(&self) -> &[String] {
+        self.names.get_or_init(|| {
+            let mut parts = Vec::new();
+            self.expand(&self.root, &mut parts, 0);
+            let mut shape = Shape::default();
+            for part in parts {
+                self.collect_shape(part, &mut shape);
+            }
+            shape.names
+        })
     }
 }
 

@@ -160,7 +160,10 @@ fn read_query<T: DeserializeOwned + IntoParams + Validate + 'static>(
     let rules = rules::of_query::<T>();
     let ours = rules.property_names();
     let pairs = pairs.into_inner();
-    rules::refuse_unknown(pairs.iter().map(|(name, _)| name), documented.unwrap_or(ours))?;
+    rules::refuse_unknown(
+        pairs.iter().map(|(name, _)| name),
+        documented.unwrap_or(ours),
+    )?;
     let mut members = Map::new();
     for (name, raw) in pairs {
         if ours.contains(&name) && !members.contains_key(&name) {

@@ -313,7 +313,11 @@ mod tests {
         assert!(room >= 10_001, "room {room}");
         // Once the burst has left the window, so has its room.
         let d = store.check(t0 + 10 * S + 9_998, "p", &q);
-        assert_eq!(d.remaining, Limit::Count(100_000 - 2), "the last one and this one");
+        assert_eq!(
+            d.remaining,
+            Limit::Count(100_000 - 2),
+            "the last one and this one"
+        );
         let room = log_room(&store, "p");
         assert!(room <= 2 * MIN_LOG_ROOM, "room {room}");
     }

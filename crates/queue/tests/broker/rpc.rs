@@ -49,7 +49,11 @@ async fn rpc_round_trip_and_concurrent_calls_each_get_their_answer() {
         .rpc_call(&echo(long.clone()), Duration::from_secs(10))
         .await
         .expect("a long rpc round trip");
-    assert!(answer == json!({ "echo": long }), "{} bytes back", answer.to_string().len());
+    assert!(
+        answer == json!({ "echo": long }),
+        "{} bytes back",
+        answer.to_string().len()
+    );
 
     let calls = (1..=60).map(|i| {
         let publisher = publisher.clone();

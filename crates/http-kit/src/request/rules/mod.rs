@@ -15,8 +15,8 @@
 //! for them (a map), is free-form and keeps any key.
 
 use std::any::TypeId;
-use std::collections::HashMap;
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::sync::{OnceLock, RwLock};
 
 use regex::Regex;

@@ -59,7 +59,7 @@ pub struct AddCommerceSource {
     pub platform: CommercePlatform,
     /// The webhook endpoint's signing secret (Stripe's `whsec_…`, Shopify's app client
     /// secret); stored sealed, never answered. 1..=500 characters without spaces.
-    #[schema(min_length = 1, max_length = 500, pattern = r"^\S+$")]
+    #[schema(min_length = 1, max_length = 500, pattern = r"^[^\s\x85\uFEFF]+$")]
     pub signing_secret: String,
     /// The site the events' contacts are found or created on (404 `SITE_NOT_FOUND` when it
     /// is not a site of the project).

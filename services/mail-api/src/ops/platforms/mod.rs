@@ -115,7 +115,7 @@ pub fn connection_not_found() -> ApiError {
 pub struct ImportPlatformCredentials {
     /// The account's API key (Mailchimp's ends in its data center, `…-us21`); stored sealed,
     /// never answered. 1..=500 characters without spaces.
-    #[schema(min_length = 1, max_length = 500, pattern = r"^\S+$")]
+    #[schema(min_length = 1, max_length = 500, pattern = r"^[^\s\x85\uFEFF]+$")]
     pub api_key: String,
 }
 

@@ -272,10 +272,10 @@ pub async fn finish_connect(
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct ConnectSocialAccount {
     /// Bluesky: the account's handle or email, 1..=253 characters.
-    #[schema(min_length = 1, max_length = 253, pattern = r"^\S+$")]
+    #[schema(min_length = 1, max_length = 253, pattern = r"^[^\s\x85\uFEFF]+$")]
     pub identifier: Option<String>,
     /// Bluesky: an app password (Settings, App passwords), 1..=100 characters.
-    #[schema(min_length = 1, max_length = 100, pattern = r"^\S+$")]
+    #[schema(min_length = 1, max_length = 100, pattern = r"^[^\s\x85\uFEFF]+$")]
     pub app_password: Option<String>,
     /// Telegram: the bot's token from BotFather.
     #[schema(min_length = 3, max_length = 200, pattern = "^[0-9]+:[A-Za-z0-9_-]+$")]

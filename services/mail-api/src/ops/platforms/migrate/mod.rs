@@ -396,7 +396,7 @@ pub struct MigrateCampaignsFrom {
     /// An OAuth access token of the account (Mailchimp's: its data center is read from
     /// Mailchimp's OAuth metadata); stored sealed until the run ends, never answered.
     /// 1..=2000 characters without spaces.
-    #[schema(min_length = 1, max_length = 2000, pattern = r"^\S+$")]
+    #[schema(min_length = 1, max_length = 2000, pattern = r"^[^\s\x85\uFEFF]+$")]
     pub oauth_token: String,
     /// A site of the project (404 `SITE_NOT_FOUND` otherwise): the campaigns' site.
     pub site_id: Uuid,

@@ -3,20 +3,25 @@
 
 use std::collections::HashMap;
 use std::ops::Deref;
+use std::sync::OnceLock;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
 use actix_web::error::{JsonPayloadError, PathError, PayloadError, QueryPayloadError};
 use actix_web::middleware::Next;
+use actix_web::http::Method;
 use actix_web::{FromRequest, HttpRequest, web};
 use futures_util::future::{LocalBoxFuture, Ready, ready};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
+use utoipa::openapi::OpenApi;
+use utoipa::openapi::path::{Operation, ParameterIn};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::error::ApiError;
 use crate::nul;
 use crate::request::{Validate, rules};
+use crate::routes::{Route, actix_method};
 
 /// A JSON request body, read like `web::Json` (same [`json_config`] limits and errors), then:
 /// refused when any string in it, key or value, holds U+0000; checked against the rules its
@@ -98,44 +103,98 @@ impl<T: DeserializeOwned + IntoParams + Validate + 'static> FromRequest for Quer
 }
 
 /// The query parameters of every documented operation, read from the service's OpenAPI
-/// document (registered as app data). A route may read its query string with more than one
-/// [`Query`]; a parameter is unknown when the route's operation does not document it, and
-/// each extractor then takes its own. A route the document does not list is held to the
-/// parameters of each extractor.
+/// document or its route tables (registered as app data). A route may read its query string
+/// with more than one [`Query`]; a parameter is unknown when the route's operation does not
+/// document it, and each extractor then takes its own. A route the index does not list is
+/// held to the parameters of each extractor.
 #[derive(Debug, Default)]
-pub struct QueryParameters(HashMap<(String, String), Vec<String>>);
+pub struct QueryParameters(HashMap<String, Vec<(Method, Documented)>>);
+
+/// One operation's documented query parameters, read when first asked for: a route table's
+/// operation is built only for a route that is called, so a process does not run (and keep
+/// resident) the documentation code of every route at start.
+#[derive(Debug)]
+struct Documented {
+    operation: Option<fn() -> Operation>,
+    names: OnceLock<Vec<String>>,
+}
+
+impl Documented {
+    fn names(&self) -> &[String] {
+        self.names.get_or_init(|| {
+            self.operation
+                .map(|operation| query_names(&operation()))
+                .unwrap_or_default()
+        })
+    }
+}
+
+fn query_names(operation: &Operation) -> Vec<String> {
+    operation
+        .parameters
+        .iter()
+        .flatten()
+        .filter(|p| matches!(p.parameter_in, ParameterIn::Query))
+        .map(|p| p.name.clone())
+        .collect()
+}
 
 impl QueryParameters {
-    /// The index of `document` (an OpenAPI document as JSON).
-    pub fn from_document(document: &Value) -> Self {
-        let mut index = HashMap::new();
-        let Some(paths) = document["paths"].as_object() else {
-            return Self(index);
-        };
-        for (path, operations) in paths {
-            let Some(operations) = operations.as_object() else {
-                continue;
-            };
+    /// The index of `document`'s operations.
+    pub fn from_openapi(document: &OpenApi) -> Self {
+        let mut index = Self::default();
+        for (path, item) in &document.paths.paths {
+            let operations = [
+                (Method::GET, &item.get),
+                (Method::PUT, &item.put),
+                (Method::POST, &item.post),
+                (Method::DELETE, &item.delete),
+                (Method::OPTIONS, &item.options),
+                (Method::HEAD, &item.head),
+                (Method::PATCH, &item.patch),
+                (Method::TRACE, &item.trace),
+            ];
             for (method, operation) in operations {
-                let names = operation["parameters"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter(|p| p["in"] == "query")
-                    .filter_map(|p| p["name"].as_str().map(str::to_owned))
-                    .collect();
-                index.insert((method.to_ascii_uppercase(), path.clone()), names);
+                if let Some(operation) = operation {
+                    let documented = Documented {
+                        operation: None,
+                        names: OnceLock::from(query_names(operation)),
+                    };
+                    index.insert(path.clone(), method, documented);
+                }
             }
         }
-        Self(index)
+        index
+    }
+
+    /// Adds the operations of a route table (each read when its route is first called).
+    pub fn add_routes(&mut self, table: &[&[Route]]) {
+        for route in table.iter().flat_map(|routes| routes.iter()) {
+            let path = (route.path)();
+            for method in (route.methods)() {
+                let documented = Documented {
+                    operation: Some(route.operation),
+                    names: OnceLock::new(),
+                };
+                self.insert(path.clone(), actix_method(&method), documented);
+            }
+        }
+    }
+
+    fn insert(&mut self, path: String, method: Method, documented: Documented) {
+        let methods = self.0.entry(path).or_default();
+        methods.retain(|(known, _)| *known != method);
+        methods.push((method, documented));
     }
 
     /// The documented query parameters of the operation `req` was routed to.
     fn of(&self, req: &HttpRequest) -> Option<&[String]> {
         let pattern = req.match_pattern()?;
         self.0
-            .get(&(req.method().as_str().to_owned(), pattern))
-            .map(Vec::as_slice)
+            .get(&pattern)?
+            .iter()
+            .find(|(method, _)| method == req.method())
+            .map(|(_, documented)| documented.names())
     }
 }
 

@@ -214,7 +214,7 @@ struct Resource {
     json_limit: Option<usize>,
 }
 
-fn actix_method(method: &HttpMethod) -> Method {
+pub(crate) fn actix_method(method: &HttpMethod) -> Method {
     match method {
         HttpMethod::Get => Method::GET,
         HttpMethod::Put => Method::PUT,

@@ -100,11 +100,14 @@ async fn filter(q: Query<Filter>, page: Query<PageParams>) -> HttpResponse {
 fn filter_parameters() -> QueryParameters {
     let parameters: Vec<Value> = ["days", "flag", "limit", "cursor"]
         .iter()
-        .map(|name| json!({"name": name, "in": "query"}))
+        .map(|name| json!({"name": name, "in": "query", "required": false}))
         .collect();
-    QueryParameters::from_document(
-        &json!({"paths": {"/filter": {"get": {"parameters": parameters}}}}),
-    )
+    let document = json!({
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/filter": {"get": {"parameters": parameters, "responses": {}}}},
+    });
+    QueryParameters::from_openapi(&serde_json::from_value(document).expect("an OpenAPI document"))
 }
 
 async fn call(flavor: Flavor, req: test::TestRequest) -> (u16, Value) {
@@ -297,5 +300,42 @@ async fn queries_are_typed_and_ranged() {
         assert_eq!(status, 400, "{uri}");
         assert_eq!(answer["details"]["field"], field, "{uri}");
         assert_eq!(answer["error"], message, "{uri}");
+    }
+}
+
+/// Reads its query with two extractors, but documents only the first one's parameters.
+#[utoipa::path(get, path = "/listed", params(Filter), responses((status = 200)))]
+async fn listed(q: Query<Filter>, page: Query<PageParams>) -> HttpResponse {
+    filter(q, page).await
+}
+
+const LISTED: &[http_kit::routes::Route] = &[http_kit::route!(listed)];
+
+#[actix_web::test]
+async fn a_route_tables_query_parameters_are_those_its_operation_documents() {
+    let mut index = QueryParameters::default();
+    index.add_routes(&[LISTED]);
+    let app = test::init_service(
+        App::new()
+            .wrap(from_fn(move |req, next| {
+                envelope_middleware(Flavor::Mail, req, next)
+            }))
+            .app_data(web::Data::new(index))
+            .route("/listed", web::get().to(listed)),
+    )
+    .await;
+    for (uri, status, refused) in [
+        ("/listed?days=7&flag=true", 200, None),
+        // The second extractor reads `limit`, but the operation does not document it.
+        ("/listed?days=7&limit=5", 400, Some("limit")),
+        ("/listed?dayz=7", 400, Some("dayz")),
+    ] {
+        let res = test::call_service(&app, test::TestRequest::get().uri(uri).to_request()).await;
+        let got = res.status().as_u16();
+        let answer: Value = serde_json::from_slice(&test::read_body(res).await).unwrap_or_default();
+        assert_eq!(got, status, "{uri}: {answer}");
+        if let Some(field) = refused {
+            assert_eq!(answer["details"]["field"], field, "{uri}: {answer}");
+        }
     }
 }

@@ -110,7 +110,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
 }
 
 /// The routes as their modules document them, before the envelope, headers and error codes
-/// are added (none of which adds a parameter).
+/// are added.
 fn routes_document() -> utoipa::openapi::OpenApi {
     let mut document = ApiDoc::openapi();
     http_kit::routes::document(&mut document, routes::ROUTES);
@@ -155,10 +155,12 @@ fn query_parameters() -> web::Data<http_kit::QueryParameters> {
     static INDEX: OnceLock<web::Data<http_kit::QueryParameters>> = OnceLock::new();
     INDEX
         .get_or_init(|| {
-            // Only the paths' parameters are read: the routes' own document, unfinished.
-            let paths = serde_json::to_value(routes_document().paths).unwrap_or_default();
-            let document = serde_json::json!({ "paths": paths });
-            web::Data::new(http_kit::QueryParameters::from_document(&document))
+            // The route tables' operations are read when their routes are first called.
+            let mut index = http_kit::QueryParameters::from_openapi(&ApiDoc::openapi());
+            index.add_routes(routes::ROUTES);
+            index.add_routes(routes::PUBLIC_ROUTES);
+            index.add_routes(routes::INTEGRATION_ROUTES);
+            web::Data::new(index)
         })
         .clone()
 }

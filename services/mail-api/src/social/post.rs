@@ -24,7 +24,7 @@ pub struct Media {
     #[schema(
         min_length = 12,
         max_length = 2000,
-        pattern = r"^https://[^\s/?#]+[^\s]*$"
+        pattern = r"^https://[^\s\x85\uFEFF/?#]+[^\s\x85\uFEFF]*$"
     )]
     pub url: String,
     /// `image` or `video`.
@@ -49,7 +49,7 @@ pub struct RedditOptions {
     #[schema(
         min_length = 11,
         max_length = 2000,
-        pattern = r"^https?://[^\s/?#]+[^\s]*$"
+        pattern = r"^https?://[^\s\x85\uFEFF/?#]+[^\s\x85\uFEFF]*$"
     )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
@@ -66,7 +66,7 @@ pub struct PinterestOptions {
     #[schema(
         min_length = 11,
         max_length = 2000,
-        pattern = r"^https?://[^\s/?#]+[^\s]*$"
+        pattern = r"^https?://[^\s\x85\uFEFF/?#]+[^\s\x85\uFEFF]*$"
     )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link: Option<String>,

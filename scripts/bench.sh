@@ -336,6 +336,8 @@ done
 # Rate limiting stays on (it is part of what is measured) but every quota is
 # multiplied by 1e6, so the limiter runs and never refuses.
 export RUST_LOG="${RUST_LOG:-warn}"
+# The allocator's settings as the image sets them (deploy/docker/Dockerfile).
+export MIMALLOC_ALLOW_THP="${MIMALLOC_ALLOW_THP:-0}" MIMALLOC_PURGE_DELAY="${MIMALLOC_PURGE_DELAY:-0}"
 svc_env=(MEMORY_RATE_LIMIT__SCALE=1000000 MAIL_RATE_LIMIT__SCALE=1000000
     MEMORY_SECRETS__KEK="$(head -c 32 /dev/urandom | base64)"
     MAIL_SECRETS__KEK="$(head -c 32 /dev/urandom | base64)"

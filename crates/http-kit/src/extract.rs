@@ -8,8 +8,8 @@ use std::sync::OnceLock;
 use actix_web::body::MessageBody;
 use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
 use actix_web::error::{JsonPayloadError, PathError, PayloadError, QueryPayloadError};
-use actix_web::middleware::Next;
 use actix_web::http::Method;
+use actix_web::middleware::Next;
 use actix_web::{FromRequest, HttpRequest, web};
 use futures_util::future::{LocalBoxFuture, Ready, ready};
 use serde::de::DeserializeOwned;
@@ -111,8 +111,7 @@ impl<T: DeserializeOwned + IntoParams + Validate + 'static> FromRequest for Quer
 pub struct QueryParameters(HashMap<String, Vec<(Method, Documented)>>);
 
 /// One operation's documented query parameters, read when first asked for: a route table's
-/// operation is built only for a route that is called, so a process does not run (and keep
-/// resident) the documentation code of every route at start.
+/// operation is built when its route is first called, not every route's at start.
 #[derive(Debug)]
 struct Documented {
     operation: Option<fn() -> Operation>,

@@ -2,8 +2,8 @@
 //! `conversions.csv` (each with a header row; objects and arrays as JSON text), written as a
 //! stream: entries carry data descriptors, so nothing is ever seeked back to.
 //!
-//! The zip and csv writers are synchronous: they run on a blocking thread fed with pages by an
-//! async reader task, through bounded channels both ways.
+//! The zip writer is synchronous: it runs on a blocking thread fed by an async reader task,
+//! which turns each page of rows into CSV records, through bounded channels both ways.
 
 use std::io::{self, Write};
 
@@ -18,6 +18,10 @@ use super::limits::ExportPermit;
 use super::{CHUNK_BYTES, Chunk, ExportConn, Meta, PAGE_ROWS, channel, failed, send_within};
 use crate::db::export::{self, CsvRow};
 
+/// Rows read per query: half the JSON export's, since this export also holds a compressor on
+/// a thread of its own (docs/BENCHMARKS.md: the exports' peak memory).
+const CSV_PAGE_ROWS: i64 = PAGE_ROWS / 2;
+
 /// What the reader hands the writer.
 enum Part {
     /// The next file starts.
@@ -25,7 +29,8 @@ enum Part {
         name: &'static str,
         header: Vec<&'static str>,
     },
-    Rows(Vec<Vec<Option<String>>>),
+    /// A page of rows, already CSV: a page's records take a fraction of its cells' memory.
+    Rows(Vec<u8>),
     /// The reader failed; the archive must not look complete.
     Failed(io::Error),
 }
@@ -35,7 +40,8 @@ enum Part {
 /// ends (done, client gone, or client stalled past the send timeout) the reader ends too.
 pub fn spawn(conn: ExportConn, meta: Meta, permit: ExportPermit) -> mpsc::Receiver<Chunk> {
     let (tx, rx) = channel();
-    let (parts_tx, parts_rx) = mpsc::channel::<Part>(2);
+    // One page waits while the writer compresses the one before.
+    let (parts_tx, parts_rx) = mpsc::channel::<Part>(1);
     let send_timeout = permit.send_timeout();
     actix_web::rt::spawn(async move {
         if let Err(err) = read(conn, &meta, &permit, &parts_tx).await {
@@ -81,15 +87,20 @@ async fn read(
         let sql = table.csv_sql();
         let mut after = Uuid::nil();
         loop {
-            let rows: Vec<CsvRow> = export::page(&mut conn, &sql, meta.scope, after, PAGE_ROWS)
+            let rows: Vec<CsvRow> = export::page(&mut conn, &sql, meta.scope, after, CSV_PAGE_ROWS)
                 .await
                 .map_err(|e| failed("reading a page", e))?;
-            let full = rows.len() as i64 == PAGE_ROWS;
+            let full = rows.len() as i64 == CSV_PAGE_ROWS;
             if let Some(last) = rows.last() {
                 after = last.id;
             }
-            let cells = rows.into_iter().map(|r| r.cells).collect();
-            if parts.send(Part::Rows(cells)).await.is_err() {
+            let mut cells: Vec<_> = rows.into_iter().map(|r| r.cells).collect();
+            cells
+                .iter_mut()
+                .flatten()
+                .flatten()
+                .for_each(neutralise_formula);
+            if parts.send(Part::Rows(csv_bytes(&cells)?)).await.is_err() {
                 return Ok(());
             }
             if !full {
@@ -119,13 +130,7 @@ fn write(mut parts: mpsc::Receiver<Part>, out: ChannelWriter) -> io::Result<()> 
                 let header = header.into_iter().map(|h| Some(h.to_owned())).collect();
                 zip.write_all(&csv_bytes(&[header])?)?;
             }
-            Part::Rows(mut rows) => {
-                rows.iter_mut()
-                    .flatten()
-                    .flatten()
-                    .for_each(neutralise_formula);
-                zip.write_all(&csv_bytes(&rows)?)?;
-            }
+            Part::Rows(records) => zip.write_all(&records)?,
             Part::Failed(err) => return Err(err),
         }
     }

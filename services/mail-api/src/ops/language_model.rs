@@ -27,7 +27,11 @@ pub struct LanguageModelRequest {
     /// 2,048 characters (requests go to `{base_url}/chat/completions`). A host that is or
     /// resolves to a loopback, private, link-local or metadata address is refused (unless
     /// the deployment allows private targets).
-    #[schema(min_length = 9, max_length = 2048, pattern = r"^https://[^\s\x85\uFEFF]+$")]
+    #[schema(
+        min_length = 9,
+        max_length = 2048,
+        pattern = r"^https://[^\s\x85\uFEFF]+$"
+    )]
     pub base_url: String,
     /// The model's name at that endpoint: 1..=200 characters, not blank.
     #[schema(min_length = 1, max_length = 200, pattern = r"[^\s\x85\uFEFF]")]

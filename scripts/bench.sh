@@ -454,7 +454,7 @@ fi
 # with whatever else runs: measure on a quiet machine. A backend publishes its counters up to
 # 10 s after its last transaction (PostgreSQL's PGSTAT_IDLE_INTERVAL): the counters are read
 # STATS_SETTLE seconds after the window's end, and the window starts that long after the work
-# before it.
+# before it, and just after a CHECKPOINT.
 STATS_SETTLE=11
 COST_PROCS=()
 PG_STATEMENTS=0
@@ -479,6 +479,9 @@ costs_counters() {
     read -r x i < <(psql_pg -d bench_mail -F ' ' -c "SELECT coalesce(sum(autovacuum_count), 0),
         coalesce(sum(autoanalyze_count), 0) FROM pg_stat_user_tables")
     printf 'db.autovacuums=%s\ndb.autoanalyzes=%s\n' "$x" "$i"
+    # Checkpoints in the window: after one, the first change of each page writes the whole
+    # page to the WAL again (full-page images), which moves a window's cost by itself.
+    printf 'db.checkpoints=%s\n' "$(psql_pg -d postgres -c "SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter")"
     if line="$(psql_pg -d postgres -F ' ' -c "SELECT wal_records, wal_fpi FROM pg_stat_wal" 2>/dev/null)"; then
         read -r r f <<<"$line"
         printf 'wal.records=%s\nwal.fpi=%s\n' "$r" "$f"
@@ -490,6 +493,9 @@ costs_counters() {
     fi
 }
 costs_begin() {
+    # Every window starts just after a checkpoint, so that windows compared with each other
+    # (u and up) pay the same full-page images, wherever the server's own checkpoints fall.
+    psql_pg -d postgres -c "CHECKPOINT" >/dev/null
     sleep "$STATS_SETTLE"
     ((PG_STATEMENTS == 0)) || psql_pg -d bench_mail -c "SELECT pg_stat_statements_reset()" >/dev/null
     costs_counters >"$WORK/costs-$1.before"
@@ -776,6 +782,12 @@ send_pipeline() {
     costs_write "$u" "$emails" "send pipeline$what: per email, t's start until drained"
 }
 send_pipeline t u "$WORK/send.bodies" ""
+# tp, up: the same with a personalized template (subject, HTML and text holding template
+# syntax and `data`, rendered per recipient by the send-worker); report.py sets up's rate
+# next to u's (the goal: within 10%). It runs right after u, before ur's writes, so that
+# the two windows it compares find the tables alike.
+python3 "$MAIL_BODIES" send-personal 100000 "$SITE_ID" >"$WORK/send-personal.bodies"
+send_pipeline tp up "$WORK/send-personal.bodies" ", personalized"
 
 # ur: the reference of u, pgbench running the pipeline's own statements for one email per
 # transaction (scripts/bench/send-pipeline.pgbench: the write, the claim, the outcome, the
@@ -810,11 +822,6 @@ ref_done="$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\
 ((ref_sent >= ref_done && ref_done > 0)) ||
     die "scenario ur: ${ref_done:-no} transactions but $ref_sent emails sent: scripts/bench/send-pipeline.pgbench no longer does what the pipeline does"
 log "bench: ur sent $ref_sent emails; cut short at the end: $ref_jobs outbox jobs and $ref_unsent unsent emails (deleted)"
-# tp, up: the same with a personalized template (subject, HTML and text holding template
-# syntax and `data`, rendered per recipient by the send-worker); report.py sets up's rate
-# next to u's (the goal: within 10%).
-python3 "$MAIL_BODIES" send-personal 100000 "$SITE_ID" >"$WORK/send-personal.bodies"
-send_pipeline tp up "$WORK/send-personal.bodies" ", personalized"
 
 # ---------------------------------------------------------- campaign pipeline (x)
 # One step to BENCH_CAMPAIGN_CONTACTS contacts (100,000): they are subscribed to a site of

@@ -27,7 +27,7 @@ meaningless and the diff says so with a negative or missing value).
 The snapshot keys: clock (seconds, wall), cpu.NAME (ticks), machine.busy and machine.total
 (ticks of all CPUs: busy = user + nice + system + irq + softirq + steal), cores; bench.sh adds
 wal.lsn_bytes, wal.records, wal.fpi, db.xacts, db.inserted, db.updated, db.deleted,
-amqp.received, amqp.routed, amqp.delivered, amqp.acked (any of them may be missing).
+db.autovacuums, db.autoanalyzes, db.checkpoints, amqp.received, amqp.routed, amqp.delivered, amqp.acked (any of them may be missing).
 """
 
 import os
@@ -184,7 +184,8 @@ def diff(before_path, after_path, emails, clk_tck, statements=None):
                       ("amqp.routed", "broker_routed_per_email"), ("amqp.delivered", "broker_delivered_per_email"),
                       ("amqp.acked", "broker_acked_per_email")):
         out.append((name, fmt(per_email(delta(key)), 3 if "wal_bytes" in name else 4)))
-    for key, name in (("db.autovacuums", "autovacuums"), ("db.autoanalyzes", "autoanalyzes")):
+    for key, name in (("db.autovacuums", "autovacuums"), ("db.autoanalyzes", "autoanalyzes"),
+                      ("db.checkpoints", "checkpoints")):
         runs = delta(key)
         if runs is not None:
             out.append((name, f"{runs:g}"))

@@ -170,10 +170,9 @@ pub async fn search(
     let keyword = embeddings::search_keyword(&mut conn, view, query, product, candidates).await?;
     let (found, mode) = match query_vector {
         Some(vector) => {
-            let literal = search::vector_literal(&vector);
             let previous = previous.as_ref().map(PreviousVector::query);
             let semantic = embeddings::search_semantic(
-                &mut conn, view, &literal, previous, product, candidates,
+                &mut conn, view, &vector, previous, product, candidates,
             )
             .await?;
             (fuse_decisions(semantic, keyword), "semantic")

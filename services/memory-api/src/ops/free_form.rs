@@ -229,10 +229,9 @@ pub async fn list(
     let keyword = embeddings::search_keyword(&mut conn, view, query, None, candidates).await?;
     let (found, mode) = match query_vector {
         Some(vector) => {
-            let literal = search::vector_literal(&vector);
             let previous = previous.as_ref().map(PreviousVector::query);
             let semantic =
-                embeddings::search_semantic(&mut conn, view, &literal, previous, None, candidates)
+                embeddings::search_semantic(&mut conn, view, &vector, previous, None, candidates)
                     .await?;
             (fuse(semantic, keyword), "semantic")
         }

@@ -215,6 +215,17 @@ async fn an_upgrade_keeps_search_on_the_old_vectors_until_every_row_is_re_embedd
         ready["embedding_model"], "local/all-mpnet-base-v2 int8",
         "{ready}"
     );
+    // The vector indexes hold the new dimension (their expression names it).
+    let indexes = h
+        .query(
+            "SELECT indexdef FROM pg_indexes WHERE indexname IN \
+             ('decisions_embedding_idx', 'free_form_entries_embedding_idx')",
+        )
+        .await;
+    assert!(
+        indexes.len() == 2 && indexes.iter().all(|d| d.contains("halfvec(768)")),
+        "{indexes:?}"
+    );
     let kept = number(&h, REMAINING).await;
     assert!(
         kept > stored,

@@ -94,9 +94,11 @@ pub async fn reconcile(
             }
             _ => (Previous::Clear, None),
         };
-        for table in [DECISIONS.name, PRODUCT_STATES.name, FREE_FORM.name] {
+        let resized = stored.as_ref().is_none_or(|s| s.dimensions != wanted);
+        for table in [&DECISIONS, &PRODUCT_STATES, &FREE_FORM] {
+            let table_name = table.name;
             diesel::sql_query(format!(
-                "UPDATE {table} SET embedding_previous = {}, embedding = NULL, \
+                "UPDATE {table_name} SET embedding_previous = {}, embedding = NULL, \
                      embed_error = NULL, embed_attempts = 0, embed_retry_at = NULL \
                  WHERE embedding IS NOT NULL OR embedding_previous IS NOT NULL \
                     OR embed_error IS NOT NULL",
@@ -104,19 +106,24 @@ pub async fn reconcile(
             ))
             .execute(conn)
             .await?;
-            if stored.as_ref().is_none_or(|s| s.dimensions != wanted) {
-                diesel::sql_query(format!(
-                    "ALTER TABLE {table} ALTER COLUMN embedding TYPE vector({wanted})"
-                ))
-                .execute(conn)
-                .await?;
+            if resized {
                 // A new type brings the type's storage (out of line); keep vectors in their
-                // rows (see the migration `vectors_inline_any_dimension`).
-                diesel::sql_query(format!(
-                    "ALTER TABLE {table} ALTER COLUMN embedding SET STORAGE MAIN"
-                ))
-                .execute(conn)
-                .await?;
+                // rows (see the migration `vectors_inline_any_dimension`). The vector index's
+                // expression names the dimension: it is built again, over no vector yet.
+                let dimensions = usize::try_from(wanted).unwrap_or(0);
+                let statements = table
+                    .drop_vector_index()
+                    .into_iter()
+                    .chain([
+                        format!(
+                            "ALTER TABLE {table_name} ALTER COLUMN embedding TYPE vector({wanted})"
+                        ),
+                        format!("ALTER TABLE {table_name} ALTER COLUMN embedding SET STORAGE MAIN"),
+                    ])
+                    .chain(table.create_vector_index(dimensions));
+                for statement in statements {
+                    diesel::sql_query(statement).execute(conn).await?;
+                }
             }
         }
         diesel::sql_query(

@@ -6,9 +6,10 @@ use diesel::sql_types::{BigInt, Nullable, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use store::Prepared;
 
-use super::table::Searchable;
+use super::table::{Searchable, half_precision};
 use crate::db::view::{View, visible};
 use crate::domain::reembedding::Translation;
+use crate::domain::search::vector_literal;
 
 /// Keyword mode: PostgreSQL full-text search (`websearch_to_tsquery`), best `ts_rank_cd`
 /// first, newest first among equals. A query of one lexeme reads the table's postings
@@ -65,6 +66,12 @@ fn keyword_sql<R: Searchable>() -> String {
     )
 }
 
+/// The query vector bound as text at `$param`, at half precision for `dimensions` (as
+/// [`half_precision`] makes the indexed side), in a sub-select as [`query_vector`].
+fn query_half_vector(param: usize, dimensions: usize) -> String {
+    format!("(SELECT ${param}::halfvec({dimensions}))")
+}
+
 /// The query vector bound as text at `$param`, as a pgvector value. In a sub-select it is an
 /// init plan, parsed once per execution. A bare `$n::vector` is parsed once per row under a
 /// generic plan (seconds over 10,000 rows), so PostgreSQL never kept one and folded the cast
@@ -82,16 +89,18 @@ pub struct PreviousQuery<'a> {
     pub translation: Translation,
 }
 
-/// Semantic mode: nearest by cosine distance to `vector` (a pgvector literal), among the
-/// embedded rows the view sees. When the planner picks the HNSW index (an owner with many rows), its
-/// scan goes on past the first candidates until `limit` of the owner's rows are found
-/// (pgvector's iterative scan), so other owners' rows never crowd them out. With `previous`,
+/// Semantic mode: nearest by cosine distance to `vector`, among the embedded rows the view
+/// sees, both sides at half precision as the tables' vector indexes hold them (the cosine the
+/// two models' rows are merged by is the full one). When the planner picks the HNSW index (an
+/// owner with many rows), its scan goes on past the first candidates until `limit` of the
+/// owner's rows are found (pgvector's iterative scan), so other owners' rows never crowd them
+/// out. With `previous`,
 /// the rows not re-embedded yet are ranked too, by their previous vector's translated cosine to
 /// the previous model's query vector, in one ranking with the others.
 pub async fn search_semantic<R: Searchable>(
     conn: &mut AsyncPgConnection,
     view: View<'_>,
-    vector: &str,
+    vector: &[f32],
     previous: Option<PreviousQuery<'_>>,
     product: Option<&str>,
     limit: i64,
@@ -102,11 +111,16 @@ pub async fn search_semantic<R: Searchable>(
         "user_id = $1 AND environment = $2 AND ($4::text IS NULL OR {on_product}) AND {visible}"
     );
     let (new, previous_vector) = (query_vector(3), query_vector(7));
+    let nearest = format!(
+        "{} <=> {}",
+        half_precision("embedding", vector.len()),
+        query_half_vector(3, vector.len())
+    );
     let sql = match previous {
         None => format!(
             "SELECT {columns} FROM {table} \
              WHERE {owned} AND embedding IS NOT NULL \
-             ORDER BY embedding <=> {new} \
+             ORDER BY {nearest} \
              LIMIT $5"
         ),
         // Each side is ranked by its own distance (the new side through the index), then the
@@ -119,7 +133,7 @@ pub async fn search_semantic<R: Searchable>(
                 "SELECT {columns} FROM ( \
                      (SELECT {columns}, 1 - (embedding <=> {new}) AS cosine FROM {table} \
                       WHERE {owned} AND embedding IS NOT NULL \
-                      ORDER BY embedding <=> {new} LIMIT $5) \
+                      ORDER BY {nearest} LIMIT $5) \
                      UNION ALL \
                      (SELECT {columns}, {translated} AS cosine FROM {table} \
                       WHERE {owned} AND embedding IS NULL AND embedding_previous IS NOT NULL \
@@ -139,7 +153,7 @@ pub async fn search_semantic<R: Searchable>(
             diesel::sql_query(sql)
                 .bind::<SqlUuid, _>(view.owner.user_id)
                 .bind::<Text, _>(view.owner.environment)
-                .bind::<Text, _>(vector)
+                .bind::<Text, _>(vector_literal(vector))
                 .bind::<Nullable<Text>, _>(product)
                 .bind::<BigInt, _>(limit)
                 .bind::<Nullable<SqlUuid>, _>(view.workspace)

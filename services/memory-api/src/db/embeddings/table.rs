@@ -13,6 +13,17 @@ use crate::db::free_form::Entry;
 pub struct Table {
     pub name: &'static str,
     pub shape: Shape,
+    /// The table's HNSW index over its vectors at half precision ([`half_precision`]), for
+    /// semantic search; none where every search is an exact scan.
+    pub vector_index: Option<&'static str>,
+}
+
+/// `vector` (an expression of type `vector`) at half precision (`halfvec`, 2 bytes a
+/// dimension): what the tables' HNSW indexes hold, half the size of the full vectors and
+/// cheaper to insert into. A search orders by the same expression, so the planner can use the
+/// index; the ranking differs from full precision only among near ties.
+pub fn half_precision(vector: &str, dimensions: usize) -> String {
+    format!("({vector})::halfvec({dimensions})")
 }
 
 /// Where a row's owner is and what a row is embedded from.
@@ -36,6 +47,7 @@ pub const DECISIONS: Table = Table {
         text: "decision || coalesce(E'\\n' || reasoning, '')",
         lead: Some("decision"),
     },
+    vector_index: Some("decisions_embedding_idx"),
 };
 
 pub const FREE_FORM: Table = Table {
@@ -44,11 +56,13 @@ pub const FREE_FORM: Table = Table {
         text: "content",
         lead: None,
     },
+    vector_index: Some("free_form_entries_embedding_idx"),
 };
 
 pub const PRODUCT_STATES: Table = Table {
     name: "product_states",
     shape: Shape::ProductState,
+    vector_index: None,
 };
 
 /// The SET list of a stored embedding (`$4`, a pgvector literal): no failure left recorded,
@@ -72,6 +86,24 @@ pub(super) const DUE: &str =
     "embedding IS NULL AND (embed_retry_at IS NULL OR embed_retry_at <= now())";
 
 impl Table {
+    /// The statement dropping the table's vector index, if it has one.
+    pub(super) fn drop_vector_index(&self) -> Option<String> {
+        self.vector_index
+            .map(|index| format!("DROP INDEX IF EXISTS {index}"))
+    }
+
+    /// The statement building the table's vector index for vectors of `dimensions` (the
+    /// dimension is part of the index's expression), if it has one.
+    pub(super) fn create_vector_index(&self, dimensions: usize) -> Option<String> {
+        let indexed = half_precision("embedding", dimensions);
+        self.vector_index.map(|index| {
+            format!(
+                "CREATE INDEX {index} ON {} USING hnsw (({indexed}) halfvec_cosine_ops)",
+                self.name
+            )
+        })
+    }
+
     /// An UPDATE of one row of one owner (`$1` user, `$2` environment, `$3` id) with `set`.
     /// Ids are unique per owner only (an imported MIF keeps its ids), so the owner is part of
     /// the key.

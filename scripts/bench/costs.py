@@ -27,7 +27,8 @@ meaningless and the diff says so with a negative or missing value).
 The snapshot keys: clock (seconds, wall), cpu.NAME (ticks), machine.busy and machine.total
 (ticks of all CPUs: busy = user + nice + system + irq + softirq + steal), cores; bench.sh adds
 wal.lsn_bytes, wal.records, wal.fpi, db.xacts, db.inserted, db.updated, db.deleted,
-db.autovacuums, db.autoanalyzes, db.checkpoints, amqp.received, amqp.routed, amqp.delivered, amqp.acked (any of them may be missing).
+db.autovacuums, db.autoanalyzes, db.checkpoints, amqp.received, amqp.routed, amqp.delivered,
+amqp.acked (any of them may be missing).
 """
 
 import os

@@ -94,9 +94,9 @@ pub struct PreviousQuery<'a> {
 /// two models' rows are merged by is the full one). When the planner picks the HNSW index (an
 /// owner with many rows), its scan goes on past the first candidates until `limit` of the
 /// owner's rows are found (pgvector's iterative scan), so other owners' rows never crowd them
-/// out. With `previous`,
-/// the rows not re-embedded yet are ranked too, by their previous vector's translated cosine to
-/// the previous model's query vector, in one ranking with the others.
+/// out. With `previous`, the rows not re-embedded yet are ranked too, by their previous
+/// vector's translated cosine to the previous model's query vector, in one ranking with the
+/// others.
 pub async fn search_semantic<R: Searchable>(
     conn: &mut AsyncPgConnection,
     view: View<'_>,

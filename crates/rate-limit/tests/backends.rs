@@ -5,7 +5,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{clear_of_boundary, concurrent_checks, now_secs_f64};
+use common::{clear_of_boundary, clear_of_minute_and_day, concurrent_checks, now_secs_f64};
 use rate_limit::policy::{DAY, MINUTE, Tier, memory_quotas};
 use rate_limit::{Error, Limit, Quota, RateLimiter, Window};
 
@@ -113,7 +113,7 @@ async fn exact_under_concurrency_fixed(limiter: &RateLimiter) {
 }
 
 async fn free_tier_minute_window(limiter: &RateLimiter) {
-    clear_of_boundary(MINUTE, Duration::from_secs(10)).await;
+    clear_of_minute_and_day(Duration::from_secs(10)).await;
     let quotas = memory_quotas(Tier::Free);
     let decisions =
         concurrent_checks(std::slice::from_ref(limiter), "cred-free", &quotas, 75).await;
@@ -128,7 +128,7 @@ async fn free_tier_minute_window(limiter: &RateLimiter) {
 }
 
 async fn minute_refusal_consumes_no_day(limiter: &RateLimiter) {
-    clear_of_boundary(MINUTE, Duration::from_secs(10)).await;
+    clear_of_minute_and_day(Duration::from_secs(10)).await;
     let minute = Quota::fixed(3, MINUTE);
     let day = Quota::fixed(5, DAY);
     for _ in 0..3 {
@@ -148,7 +148,7 @@ async fn minute_refusal_consumes_no_day(limiter: &RateLimiter) {
 }
 
 async fn day_refusal_consumes_no_minute(limiter: &RateLimiter) {
-    clear_of_boundary(MINUTE, Duration::from_secs(10)).await;
+    clear_of_minute_and_day(Duration::from_secs(10)).await;
     let minute = Quota::fixed(3, MINUTE);
     let day = Quota::fixed(2, DAY);
     for _ in 0..2 {
@@ -169,7 +169,7 @@ async fn day_refusal_consumes_no_minute(limiter: &RateLimiter) {
 }
 
 async fn nearest_window_is_shown(limiter: &RateLimiter) {
-    clear_of_boundary(MINUTE, Duration::from_secs(10)).await;
+    clear_of_minute_and_day(Duration::from_secs(10)).await;
     let minute = Quota::fixed(10, MINUTE);
     let day = Quota::fixed(12, DAY);
     // minute 9 left, day 11 left: minute shown.
@@ -195,7 +195,7 @@ async fn nearest_window_is_shown(limiter: &RateLimiter) {
 }
 
 async fn unlimited_shown_only_when_all_unlimited(limiter: &RateLimiter) {
-    clear_of_boundary(MINUTE, Duration::from_secs(10)).await;
+    clear_of_minute_and_day(Duration::from_secs(10)).await;
     let team = memory_quotas(Tier::Team);
     assert_eq!(team[1].limit, None);
     let d = limiter.check("team", &team).await.unwrap();
@@ -281,7 +281,7 @@ async fn fixed_window_resets_at_boundary(limiter: &RateLimiter) {
 /// Checks with different quota sets over the same key interleave
 /// atomically: every counter ends exactly at what was admitted.
 async fn mixed_quota_sets_stay_consistent(limiter: &RateLimiter) {
-    clear_of_boundary(MINUTE, Duration::from_secs(10)).await;
+    clear_of_minute_and_day(Duration::from_secs(10)).await;
     let minute = Quota::fixed(30, MINUTE);
     let day = Quota::fixed(40, DAY);
     let both = [minute, day];

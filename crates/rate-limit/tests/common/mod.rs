@@ -91,6 +91,15 @@ pub async fn clear_of_boundary(length: Duration, margin: Duration) {
     }
 }
 
+/// As [`clear_of_boundary`] for a minute window, for tests that also count in a day window:
+/// first clear of UTC midnight by more than a minute (a refusal by the day must then wait
+/// longer than any minute window would), so that the day's count and reset are the ones
+/// the test asserts whatever the hour it runs.
+pub async fn clear_of_minute_and_day(minute_margin: Duration) {
+    clear_of_boundary(rate_limit::policy::DAY, Duration::from_secs(75)).await;
+    clear_of_boundary(rate_limit::policy::MINUTE, minute_margin).await;
+}
+
 /// Runs `n` checks of `key` concurrently, each from its own task.
 pub async fn concurrent_checks(
     limiters: &[RateLimiter],

@@ -20,8 +20,8 @@
 #   k  GET /memory/search on that second memory-api
 #   l  POST /memory/decisions on it (throughput with the local embedding in the request)
 #      Beside the background pass and l, embed's latency example prints what the model alone
-#      embeds on this machine, the same way, and the bench prints each one's ratio to it
-#      (goal: at least 0.7; raw/model-alone.txt)
+#      embeds on this machine, the same way and on the same texts, and the bench prints each
+#      one's ratio to it (goal: at least 0.7; raw/model-alone.txt)
 #   r  memory-api GET /memory/export-mif (full) of 10,000 decisions and 10,000 corpus entries:
 #      time and the process's peak RSS
 #   s  POST /memory/import-mif (replace) of that document into an empty user: the same
@@ -1267,22 +1267,26 @@ if memory_scenarios || search_scenarios; then
     done
     pass_seconds=$((SECONDS - embed_start))
     log "bench: $SEMANTIC_N decisions embedded by the background pass in $pass_seconds s"
-    # What the model alone embeds on this machine, the same way (embed's latency example, with
-    # the service's model, runtime and precision): the ceilings of the pass and of l.
+    # What the model alone embeds on this machine, the same way and on the same texts (embed's
+    # latency example, with the service's model, runtime and precision): the ceilings of the
+    # pass (a sample of its decisions) and of l (the first of the bodies it posts).
+    python3 "$SEED" decision-bodies "$SEMANTIC_N" | awk 'NR % 19 == 1' >"$WORK/pass.bodies"
+    python3 "$SEED" post-bodies 5000 bench-product >"$WORK/post.bodies"
     ort_library=""
     [[ ${BENCH_EMBED_RUNTIME:-onnx} != onnx ]] ||
         ort_library="$(bash "$ROOT/scripts/models.sh" --onnxruntime | tail -n 1)"
     EMBED_MODEL_DIR="$MODEL_DIR" EMBED_ONNXRUNTIME_LIBRARY="$ort_library" \
         EMBED_QUANTIZED="$([[ ${BENCH_EMBED_QUANTIZED:-1} == 1 && ${BENCH_EMBED_RUNTIME:-onnx} == onnx ]] && echo 1 || echo 0)" \
+        EMBED_PASS_DECISIONS="$WORK/pass.bodies" EMBED_POST_DECISIONS="$WORK/post.bodies" \
         "$BIN/examples/latency" >"$OUT/raw/model-alone.txt" 2>&1 ||
         { cat "$OUT/raw/model-alone.txt" >&2; die "embed's latency example failed"; }
     sed 's/^/    model alone: /' "$OUT/raw/model-alone.txt"
-    model_rate() { # decisions a second the model alone embeds at the default lead weight, $1 a call
-        awk -v per="$1 a call" 'index($0, "decisions with reasoning") && index($0, per) && !/lead weight 0,/ {
+    model_rate() { # decisions a second the model alone embeds of $1's texts, $2 a call
+        awk -v what="$1" -v per="$2 a call" 'index($0, what) && index($0, per) {
             for (i = 1; i <= NF; i++) if ($(i + 2) == "second") { print $i; exit } }' "$OUT/raw/model-alone.txt"
     }
-    MODEL_ALONE_32="$(model_rate 32)"
-    MODEL_ALONE_16="$(model_rate 16)"
+    MODEL_ALONE_32="$(model_rate "the background pass's decisions" 32)"
+    MODEL_ALONE_16="$(model_rate "the POSTed decisions" 16)"
     python3 -c 'import sys; n, s, m = map(float, sys.argv[1:]); r = n / max(s, 1)
 print(f"bench: background pass {r:.1f} decisions/s, model alone {m:.0f}/s at 32 a call: ratio {r / m:.2f} (goal >= 0.7)")' \
         "$SEMANTIC_N" "$pass_seconds" "${MODEL_ALONE_32:-0}" | tee -a "$OUT/raw/model-alone.txt"
@@ -1301,7 +1305,6 @@ print(f"bench: background pass {r:.1f} decisions/s, model alone {m:.0f}/s at 32 
         "$SEMANTIC_URL$(head -n 1 "$WORK/memory-search.paths")" "$SEM_KEY"
 fi
 if search_scenarios; then
-    python3 "$SEED" post-bodies 5000 bench-product >"$WORK/post.bodies"
     WRK_BODIES_FILE="$WORK/post.bodies" run_wrk l \
         "memory-api POST /memory/decisions, local embedding in the request" \
         "$SEMANTIC_URL/api/v1/memory/decisions" "$SEM_KEY"

@@ -12,6 +12,7 @@ usage:
                                         sharing few words with the decisions)
   seed.py memory-search-paths           request paths for GET /memory/search
   seed.py post-bodies N PRODUCT         JSON bodies for POST /memory/decisions
+  seed.py decision-bodies N             the first N decisions of `decisions`, as JSON lines
 
 The vocabulary gives 8 x 40 x 25 x 15 = 120,000 distinct decisions; a query of a
 technology and an area matches about 1 in 1,000 of them, a single technology 1 in 40.
@@ -126,6 +127,12 @@ def cmd_post_bodies(n, product):
                           "product_name": product}))
 
 
+def cmd_decision_bodies(n):
+    for i in range(n):
+        text, reasoning, _ = decision(i)
+        print(json.dumps({"decision": text, "reasoning": reasoning}))
+
+
 def main(argv):
     if len(argv) < 2:
         sys.exit(__doc__)
@@ -142,6 +149,8 @@ def main(argv):
         cmd_memory_search_paths()
     elif cmd == "post-bodies" and len(args) == 2:
         cmd_post_bodies(int(args[0]), args[1])
+    elif cmd == "decision-bodies" and len(args) == 1:
+        cmd_decision_bodies(int(args[0]))
     else:
         sys.exit(__doc__)
 

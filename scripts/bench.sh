@@ -211,21 +211,40 @@ SCENARIOS="$WORK/scenarios.tsv"
 : >"$SCENARIOS"
 
 PIDS=()
+# await_exit PID: waits up to 10 s for a process sent SIGTERM, then kills it.
+await_exit() {
+    local pid=$1
+    for _ in $(seq 1 100); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        warn "pid $pid did not stop within 10 s of SIGTERM; killing it"
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    wait "$pid" 2>/dev/null || true
+}
+# stop_service PID...: stops services whose scenarios are over, so that their database pools
+# do not hold connections a later scenario's pgbench needs (max_connections).
+stop_service() {
+    local pid kept=() p
+    for pid in "$@"; do
+        [[ -n $pid ]] || continue
+        kill -TERM "$pid" 2>/dev/null || true
+        await_exit "$pid"
+    done
+    for p in "${PIDS[@]}"; do
+        [[ " $* " == *" $p "* ]] || kept+=("$p")
+    done
+    PIDS=("${kept[@]}")
+}
 cleanup() {
     local rc=$? pid
     for pid in "${PIDS[@]}"; do
         kill -TERM "$pid" 2>/dev/null || true
     done
     for pid in "${PIDS[@]}"; do
-        for _ in $(seq 1 100); do
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.1
-        done
-        if kill -0 "$pid" 2>/dev/null; then
-            warn "pid $pid did not stop within 10 s of SIGTERM; killing it"
-            kill -KILL "$pid" 2>/dev/null || true
-        fi
-        wait "$pid" 2>/dev/null || true
+        await_exit "$pid"
     done
     ((${#PIDS[@]} == 0)) || log "bench: services stopped"
     # A scenario failed: still print the summary of those that ran before it.
@@ -1171,6 +1190,8 @@ run_export p "mail-api GET /api/v1/export?format=json, $EXPORT_CONTACTS contacts
 run_export q "mail-api GET /api/v1/export?format=csv (ZIP), $EXPORT_CONTACTS contacts" \
     "$MAIL_URL/api/v1/export?format=csv" "$EXPORT_KEY"
 fi
+# The mail scenarios are over.
+stop_service "$MAIL_PID" "${SEND_WORKER_PID:-}"
 
 if memory_scenarios || search_scenarios || keyword_scenario; then
     # ------------------------------------------------------------- decisions and search
@@ -1254,7 +1275,8 @@ if memory_scenarios || search_scenarios; then
         MEMORY_EMBEDDINGS__PROVIDER=local MEMORY_EMBEDDINGS__MODEL_DIR="$MODEL_DIR" \
         "$BIN/memory-api" serve >"$OUT/logs/memory-api-semantic.log" 2>&1 </dev/null &
     PIDS+=($!)
-    wait_healthy memory-api-semantic "$!" "$SEMANTIC_URL"
+    SEMANTIC_PID=$!
+    wait_healthy memory-api-semantic "$SEMANTIC_PID" "$SEMANTIC_URL"
     post_created "$SEMANTIC_URL/api/v1/products" "$SEM_KEY" '{"name":"bench-product"}' >/dev/null
     SEMANTIC_N="${BENCH_SEMANTIC_DECISIONS:-10000}"
     copy_decisions bench_memory_semantic "$SEMANTIC_N" "$SEM_USER"
@@ -1315,6 +1337,7 @@ rps, m = int(v["requests"]) / (int(v["duration_us"]) / 1e6), float(sys.argv[2])
 print(f"bench: l {rps:.1f} decisions/s, model alone {m:.0f}/s at 16 a call: ratio {rps / m:.2f} (goal >= 0.7)")' \
         "$OUT/raw/l-wrk.txt" "${MODEL_ALONE_16:-0}" | tee -a "$OUT/raw/model-alone.txt"
 fi
+stop_service "${SEMANTIC_PID:-}"
 if memory_scenarios; then
     cp "$WORK/identity.sql" "$OUT/raw/h.sql"
     cp "$WORK/memory.sql" "$OUT/raw/e.sql"
@@ -1402,6 +1425,7 @@ if render_scenarios; then
     video_scenario video "narrated and captioned"
     log "bench: video narrated/silent time ratio $(awk -v n="$VIDEO_TIME" -v s="$silent_time" \
         'BEGIN { printf "%.2f (%.2f s / %.2f s; target <= 2)", n / s, n, s }')"
+    stop_service "$RENDER_PID"
 fi
 
 if mail_scenarios; then

@@ -16,14 +16,17 @@
 //!   every quota (the limit divided by [`RedisConfig::replicas`]): limits
 //!   degrade, they never disappear.
 //!
-//! Window semantics (identical for both backends):
+//! Window semantics (the same for both backends, but for the rounding below):
 //!
 //! * [`Window::Fixed`]: windows aligned to the Unix epoch
 //!   (`floor(now / length)`), so a 60 s window is a clock minute and a
 //!   86 400 s window is a UTC day. The window resets at its end.
-//! * [`Window::Sliding`]: an exact log of the requests admitted during the
-//!   last `length`; a request admitted at `t` occupies a slot during
-//!   `[t, t + length)`.
+//! * [`Window::Sliding`]: a log of the requests admitted during the last
+//!   `length`; a request admitted at `t` occupies a slot during
+//!   `[t, t + length)`. The in-process backend counts the requests of one
+//!   millisecond together (they leave with the last of them, so a slot frees
+//!   at most 1 ms late and never early): a burst costs its log an entry a
+//!   millisecond, not one a request.
 //!
 //! The storage of a quota is identified by the key, the window kind and the
 //! window length (not the limit), so a check with a subset of the quotas of
@@ -51,7 +54,7 @@ use redis_backend::RedisStore;
 pub enum Window {
     /// Epoch-aligned fixed window of the given length.
     Fixed(Duration),
-    /// Exact sliding window (request log) of the given length.
+    /// Sliding window (request log) of the given length.
     Sliding(Duration),
 }
 

@@ -31,10 +31,29 @@ enum Slot {
         index: u64,
         count: u64,
     },
-    /// Admission times (µs), ascending.
+    /// The admissions in the window, ascending, one entry per millisecond that had any, and
+    /// their number.
     Sliding {
-        log: VecDeque<u64>,
+        log: VecDeque<Admitted>,
+        total: u64,
     },
+}
+
+/// The admissions of one millisecond (aligned to the epoch): they leave the window together,
+/// when the last of them does. A burst thus costs the log at most an entry a millisecond,
+/// however many requests it brings, and a slot is never freed early (at most 1 ms late).
+#[derive(Debug, Clone, Copy)]
+struct Admitted {
+    /// The latest admission time (µs).
+    last: u64,
+    count: u64,
+}
+
+/// The width of a log entry (µs).
+const ENTRY_US: u64 = 1_000;
+
+fn same_entry(a: u64, b: u64) -> bool {
+    a / ENTRY_US == b / ENTRY_US
 }
 
 impl Slot {
@@ -43,7 +62,9 @@ impl Slot {
         let len = micros(window.length());
         match self {
             Slot::Fixed { index, .. } => (index + 1).saturating_mul(len) <= now,
-            Slot::Sliding { log } => log.back().is_none_or(|&t| t.saturating_add(len) <= now),
+            Slot::Sliding { log, .. } => {
+                log.back().is_none_or(|a| a.last.saturating_add(len) <= now)
+            }
         }
     }
 }
@@ -94,13 +115,16 @@ impl LocalStore {
                     }
                     Window::Sliding(_) => {
                         if q.limit.is_some()
-                            && let Some(Slot::Sliding { log }) = state.slots.get_mut(sk)
+                            && let Some(Slot::Sliding { log, total }) = state.slots.get_mut(sk)
                         {
-                            while log.front().is_some_and(|&t| t.saturating_add(len) <= now) {
+                            while let Some(oldest) =
+                                log.front().filter(|a| a.last.saturating_add(len) <= now)
+                            {
+                                *total -= oldest.count;
                                 log.pop_front();
                             }
                             release_unused(log);
-                            used = log.len() as u64;
+                            used = *total;
                         }
                         // Refined below for limited quotas.
                         now.saturating_add(len)
@@ -134,28 +158,23 @@ impl LocalStore {
                 }
                 Window::Sliding(_) => {
                     // Slot keys include the window kind, so this always matches.
-                    let Slot::Sliding { log } =
+                    let Slot::Sliding { log, total } =
                         state.slots.entry(sk).or_insert_with(|| Slot::Sliding {
                             log: VecDeque::new(),
+                            total: 0,
                         })
                     else {
                         continue;
                     };
                     if allowed {
                         usage.used += 1;
-                        // Requests mostly arrive in order: the binary search is for
-                        // a clock read late on another thread.
-                        if log.back().is_none_or(|&last| last <= now) {
-                            log.push_back(now);
-                        } else {
-                            let pos = log.partition_point(|&t| t <= now);
-                            log.insert(pos, now);
-                        }
+                        *total += 1;
+                        admit(log, now);
                     }
                     // The slot that admits the next request: the oldest one,
                     // or further in when the log holds more than the limit.
                     let rank = usage.used.saturating_sub(limit);
-                    if let Some(&t) = usize::try_from(rank).ok().and_then(|r| log.get(r)) {
+                    if let Some(t) = nth_admission(log, rank) {
                         usage.reset_us = t.saturating_add(len);
                     }
                 }
@@ -176,12 +195,49 @@ impl LocalStore {
     }
 }
 
+/// Counts an admission at `now` in its millisecond's entry.
+fn admit(log: &mut VecDeque<Admitted>, now: u64) {
+    // Requests mostly arrive in order: the binary search is for a clock read late on another
+    // thread.
+    let pos = match log.back() {
+        Some(back) if back.last <= now => log.len(),
+        _ => log.partition_point(|a| a.last <= now),
+    };
+    let before = pos.checked_sub(1).and_then(|i| log.get_mut(i));
+    if let Some(entry) = before.filter(|a| same_entry(a.last, now)) {
+        entry.last = now;
+        entry.count += 1;
+        return;
+    }
+    if let Some(entry) = log.get_mut(pos).filter(|a| same_entry(a.last, now)) {
+        entry.count += 1;
+        return;
+    }
+    log.insert(
+        pos,
+        Admitted {
+            last: now,
+            count: 1,
+        },
+    );
+}
+
+/// When the admission of rank `rank` (0: the oldest) leaves with its entry: that entry's
+/// latest time.
+fn nth_admission(log: &VecDeque<Admitted>, rank: u64) -> Option<u64> {
+    let mut seen = 0;
+    log.iter().find_map(|a| {
+        seen += a.count;
+        (seen > rank).then_some(a.last)
+    })
+}
+
 /// Entries below which a log keeps whatever room it has.
 const MIN_LOG_ROOM: usize = 64;
 
 /// Gives back most of a log's room once it holds under a quarter of it, so that a burst's
 /// memory does not outlive the burst's window.
-fn release_unused(log: &mut VecDeque<u64>) {
+fn release_unused(log: &mut VecDeque<Admitted>) {
     if log.capacity() > MIN_LOG_ROOM && log.len() < log.capacity() / 4 {
         log.shrink_to((log.len() * 2).max(MIN_LOG_ROOM));
     }
@@ -288,38 +344,63 @@ mod tests {
         assert_eq!(d.retry_after, Some(4));
     }
 
-    /// The room of the sliding log of `key` (its first window).
-    fn log_room(store: &LocalStore, key: &str) -> usize {
+    /// The entries and the room of the sliding log of `key` (its first window).
+    fn log_size(store: &LocalStore, key: &str) -> (usize, usize) {
         let state = store.state.lock().unwrap();
         let (_, slot) = state.slots.iter().find(|(k, _)| k.key == key).unwrap();
         match slot {
-            Slot::Sliding { log } => log.capacity(),
+            Slot::Sliding { log, .. } => (log.len(), log.capacity()),
             Slot::Fixed { .. } => panic!("not a sliding slot"),
         }
     }
 
     #[test]
-    fn a_burst_and_a_late_clock_are_counted_and_the_bursts_room_is_given_back() {
+    fn a_burst_and_a_late_clock_are_counted_an_entry_a_millisecond() {
         let store = LocalStore::new();
         let q = [Quota::sliding(100_000, Duration::from_secs(10))];
         let t0 = 1_000 * S;
+        // 10,000 requests in 10 ms.
         for i in 0..10_000 {
             assert!(store.check(t0 + i, "p", &q).allowed);
         }
-        // A request whose clock was read before the last one's still counts, in its place.
+        // A request whose clock was read before the last one's still counts, in its
+        // millisecond.
         let d = store.check(t0 + 5_000, "p", &q);
         assert_eq!(d.remaining, Limit::Count(100_000 - 10_001));
-        let room = log_room(&store, "p");
-        assert!(room >= 10_001, "room {room}");
-        // Once the burst has left the window, so has its room.
+        assert_eq!(log_size(&store, "p").0, 10);
+        // A millisecond's requests leave together, when the last of them does.
         let d = store.check(t0 + 10 * S + 9_998, "p", &q);
         assert_eq!(
             d.remaining,
-            Limit::Count(100_000 - 2),
-            "the last one and this one"
+            Limit::Count(100_000 - 1_000 - 1),
+            "the last millisecond's and this one"
         );
-        let room = log_room(&store, "p");
-        assert!(room <= 2 * MIN_LOG_ROOM, "room {room}");
+        let d = store.check(t0 + 10 * S + 9_999, "p", &q);
+        assert_eq!(d.remaining, Limit::Count(100_000 - 2), "the two since");
+    }
+
+    #[test]
+    fn a_long_bursts_room_is_given_back() {
+        let store = LocalStore::new();
+        let q = [Quota::sliding(100_000, Duration::from_secs(20))];
+        let t0 = 1_000 * S;
+        // One request a millisecond for 10 s: an entry each.
+        for i in 0..10_000 {
+            assert!(store.check(t0 + i * 1_000, "p", &q).allowed);
+        }
+        let (entries, room) = log_size(&store, "p");
+        assert!(
+            entries == 10_000 && room >= 10_000,
+            "{entries} entries, room {room}"
+        );
+        // Once the burst has left the window, so has its room.
+        let d = store.check(t0 + 30 * S, "p", &q);
+        assert_eq!(d.remaining, Limit::Count(100_000 - 1));
+        let (entries, room) = log_size(&store, "p");
+        assert!(
+            entries == 1 && room <= 2 * MIN_LOG_ROOM,
+            "{entries} entries, room {room}"
+        );
     }
 
     #[test]

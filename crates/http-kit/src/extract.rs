@@ -65,9 +65,32 @@ pub fn read_body<T: DeserializeOwned + ToSchema + Validate + 'static>(
 ) -> Result<T, ApiError> {
     nul::check_json(&value)?;
     rules::of_body::<T>().check(&mut value)?;
+    let verbatim = take_verbatim(&mut value, T::VERBATIM);
     let mut typed: T = deserialize(value, "body")?;
+    for (name, member) in verbatim {
+        typed.restore(name, member);
+    }
     typed.validate()?;
     Ok(typed)
+}
+
+/// The `names` members of `value` that are arrays or objects, each left empty in its place.
+fn take_verbatim(value: &mut Value, names: &'static [&'static str]) -> Vec<(&'static str, Value)> {
+    let Value::Object(members) = value else {
+        return Vec::new();
+    };
+    names
+        .iter()
+        .filter_map(|name| {
+            let member = members.get_mut(*name)?;
+            let empty = match member {
+                Value::Array(_) => Value::Array(Vec::new()),
+                Value::Object(_) => Value::Object(Map::new()),
+                _ => return None,
+            };
+            Some((*name, std::mem::replace(member, empty)))
+        })
+        .collect()
 }
 
 /// A query string read into `T` the way [`Json`] reads a body, against the rules of `T`'s

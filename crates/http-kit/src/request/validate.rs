@@ -12,6 +12,15 @@ use crate::error::ApiError;
 
 /// Runs after a request was read and its documented rules held. The default does nothing.
 pub trait Validate {
+    /// Top-level members (arrays or objects) the type carries on as parsed, such as a batch's
+    /// items read one by one later. The body's rules check them; the rest is deserialized with
+    /// an empty one in their place, and each is then handed to [`Validate::restore`]: moved,
+    /// where deserializing would have rebuilt it value by value.
+    const VERBATIM: &'static [&'static str] = &[];
+
+    /// Takes back a member named in [`Validate::VERBATIM`].
+    fn restore(&mut self, _name: &str, _value: Value) {}
+
     fn validate(&mut self) -> Result<(), ApiError> {
         Ok(())
     }

@@ -10,6 +10,7 @@ use diesel::sql_types::{
 };
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
+use store::Prepared;
 use uuid::Uuid;
 
 use super::feed::{self, NewFeedItem};
@@ -264,28 +265,32 @@ async fn upsert(
     let confidence: Vec<Option<f64>> = rows.iter().map(|r| r.confidence_score).collect();
     let windows: Vec<i32> = rows.iter().map(|r| r.collapse_window_minutes).collect();
     let counts: Vec<i32> = rows.iter().map(|r| r.count).collect();
-    diesel::sql_query(sql::signals::UPSERT)
-        .bind::<SqlUuid, _>(owner.user_id)
-        .bind::<Text, _>(owner.environment)
-        .bind::<Nullable<SqlUuid>, _>(given)
-        .bind::<Array<SqlUuid>, _>(ids)
-        .bind::<Array<Text>, _>(sources)
-        .bind::<Array<Text>, _>(scopes)
-        .bind::<Array<Nullable<Text>>, _>(entity_ids)
-        .bind::<Array<Text>, _>(types)
-        .bind::<Array<Text>, _>(keys)
-        .bind::<Array<Text>, _>(severities)
-        .bind::<Array<Text>, _>(titles)
-        .bind::<Array<Nullable<Text>>, _>(descriptions)
-        .bind::<Array<Text>, _>(payloads)
-        .bind::<Array<Text>, _>(evidence)
-        .bind::<Array<Text>, _>(related)
-        .bind::<Array<Nullable<Double>>, _>(confidence)
-        .bind::<Array<Integer>, _>(windows)
-        .bind::<Array<Integer>, _>(counts)
-        .bind::<Nullable<SqlUuid>, _>(key_id)
-        .load(conn)
-        .await
+    // The text never changes and PostgreSQL would otherwise parse and plan it at every
+    // request: kept prepared.
+    Prepared(
+        diesel::sql_query(sql::signals::UPSERT)
+            .bind::<SqlUuid, _>(owner.user_id)
+            .bind::<Text, _>(owner.environment)
+            .bind::<Nullable<SqlUuid>, _>(given)
+            .bind::<Array<SqlUuid>, _>(ids)
+            .bind::<Array<Text>, _>(sources)
+            .bind::<Array<Text>, _>(scopes)
+            .bind::<Array<Nullable<Text>>, _>(entity_ids)
+            .bind::<Array<Text>, _>(types)
+            .bind::<Array<Text>, _>(keys)
+            .bind::<Array<Text>, _>(severities)
+            .bind::<Array<Text>, _>(titles)
+            .bind::<Array<Nullable<Text>>, _>(descriptions)
+            .bind::<Array<Text>, _>(payloads)
+            .bind::<Array<Text>, _>(evidence)
+            .bind::<Array<Text>, _>(related)
+            .bind::<Array<Nullable<Double>>, _>(confidence)
+            .bind::<Array<Integer>, _>(windows)
+            .bind::<Array<Integer>, _>(counts)
+            .bind::<Nullable<SqlUuid>, _>(key_id),
+    )
+    .load(conn)
+    .await
 }
 
 /// Closes the open signals of `rows`' keys whose window (the incoming signal's) has passed.

@@ -288,7 +288,15 @@ pub struct ProducerSignal {
 
 impl Validate for ProducerSignal {}
 
-impl Validate for BatchEnvelope {}
+impl Validate for BatchEnvelope {
+    const VERBATIM: &'static [&'static str] = &["signals"];
+
+    fn restore(&mut self, name: &str, value: Value) {
+        if let ("signals", Value::Array(items)) = (name, value) {
+            self.signals = items;
+        }
+    }
+}
 
 /// The body of `POST /signals/ingest` as documented. Unknown fields are refused.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -458,6 +466,16 @@ pub async fn ingest_producer_signals(
     items: Vec<Value>,
 ) -> Result<ProducerSignalsIngested, ApiError> {
     let owner = Owner::of(caller);
+    // The signals are read before a pooled connection is taken, so that it is held only for
+    // the queries.
+    let mut errors: Vec<(usize, String)> = Vec::new();
+    let mut valid: Vec<(usize, ProducerSignal)> = Vec::with_capacity(items.len());
+    for (index, item) in items.into_iter().enumerate() {
+        match read_signal(item) {
+            Ok(signal) => valid.push((index, signal)),
+            Err(err) => errors.push((index, item_error(index, &err))),
+        }
+    }
     let mut conn = store::conn(pool).await?;
     // An explicit `workspaceId` must be one of the caller's (404); absent, the credential's
     // active workspace (if any) is recorded, as the other writes of workspace-divided memory
@@ -469,14 +487,6 @@ pub async fn ingest_producer_signals(
         }
         None => SignalWorkspace::ActiveOf(caller.key_id),
     };
-    let mut errors: Vec<(usize, String)> = Vec::new();
-    let mut valid: Vec<(usize, ProducerSignal)> = Vec::with_capacity(items.len());
-    for (index, item) in items.into_iter().enumerate() {
-        match read_signal(item) {
-            Ok(signal) => valid.push((index, signal)),
-            Err(err) => errors.push((index, item_error(index, &err))),
-        }
-    }
 
     let wanted: Vec<Uuid> = valid
         .iter()

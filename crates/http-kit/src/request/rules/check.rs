@@ -8,6 +8,7 @@ use regex::Regex;
 use serde_json::{Map, Value};
 
 use super::super::formats;
+use super::keywords::Keywords;
 use super::{ENUM_PROBLEM, NOT_BLANK, ONE_LINE_NOT_BLANK, Rules, unknown_field};
 use crate::error::ApiError;
 
@@ -19,40 +20,38 @@ impl Rules {
         value: &mut Value,
         path: &mut String,
     ) -> Result<(), String> {
-        let schema = self.resolve(schema);
+        let (schema, keywords) = self.keywords(schema);
         if !schema.is_object() {
             return Ok(());
         }
-        if let Some(all) = schema.get("allOf").and_then(Value::as_array) {
-            for part in all {
-                self.check_at(part, value, path)?;
-            }
+        for part in Keywords::parts(keywords.all_of) {
+            self.check_at(part, value, path)?;
         }
-        for key in ["oneOf", "anyOf"] {
-            if let Some(variants) = schema.get(key).and_then(Value::as_array) {
+        for composition in [keywords.one_of, keywords.any_of] {
+            if let Some(variants) = composition.and_then(Value::as_array) {
                 self.check_variants(variants, value, path)?;
             }
         }
-        if let Some(types) = schema.get("type") {
+        if let Some(types) = keywords.types {
             check_type(types, schema, value)?;
             integral_as_integer(types, value);
         }
         if !value.is_null() {
-            if let Some(allowed) = schema.get("enum").and_then(Value::as_array)
+            if let Some(allowed) = keywords.allowed.and_then(Value::as_array)
                 && !allowed.contains(value)
             {
                 let names: Vec<String> = allowed.iter().map(display).collect();
                 return Err(format!("{ENUM_PROBLEM}{}", names.join(", ")));
             }
             match value {
-                Value::String(s) => self.check_string(schema, s),
-                Value::Number(_) => check_range(schema, value),
-                Value::Array(items) => self.check_array(schema, items, path),
-                Value::Object(members) => self.check_object(schema, members, path),
+                Value::String(s) => self.check_string(&keywords, s),
+                Value::Number(_) => check_range(schema, &keywords, value),
+                Value::Array(items) => self.check_array(&keywords, items, path),
+                Value::Object(members) => self.check_object(&keywords, members, path),
                 Value::Bool(_) | Value::Null => Ok(()),
             }?;
         }
-        self.check_conditional(schema, value, path)
+        self.check_conditional(&keywords, value, path)
     }
 
     /// `if`/`then`/`else`, after the schema's own rules: `then` applies to a value that passes
@@ -60,17 +59,21 @@ impl Rules {
     /// operators a field takes) so names the member at fault, as no `oneOf` could.
     fn check_conditional(
         &self,
-        schema: &Value,
+        keywords: &Keywords<'_>,
         value: &mut Value,
         path: &mut String,
     ) -> Result<(), String> {
-        let Some(condition) = schema.get("if") else {
+        let Some(condition) = keywords.condition else {
             return Ok(());
         };
         let len = path.len();
         let holds = self.check_at(condition, &mut value.clone(), path).is_ok();
         path.truncate(len);
-        match schema.get(if holds { "then" } else { "else" }) {
+        match if holds {
+            keywords.then
+        } else {
+            keywords.otherwise
+        } {
             Some(branch) => self.check_at(branch, value, path),
             None => Ok(()),
         }
@@ -125,9 +128,9 @@ impl Rules {
         Err(problem)
     }
 
-    fn check_string(&self, schema: &Value, s: &str) -> Result<(), String> {
-        let min = schema.get("minLength").and_then(Value::as_u64);
-        let max = schema.get("maxLength").and_then(Value::as_u64);
+    fn check_string(&self, keywords: &Keywords<'_>, s: &str) -> Result<(), String> {
+        let min = keywords.min_length.and_then(Value::as_u64);
+        let max = keywords.max_length.and_then(Value::as_u64);
         let len = if min.is_some() || max.is_some() {
             s.chars().count() as u64
         } else {
@@ -141,7 +144,7 @@ impl Rules {
                 (None, None) => unreachable!("a length limit was exceeded"),
             });
         }
-        if let Some(pattern) = schema.get("pattern").and_then(Value::as_str)
+        if let Some(pattern) = keywords.pattern.and_then(Value::as_str)
             && let Some(regex) = self.patterns.get(pattern)
             && !regex.is_match(s)
         {
@@ -153,7 +156,7 @@ impl Rules {
                 format!("must match the pattern {pattern}")
             });
         }
-        if let Some(format) = schema.get("format").and_then(Value::as_str)
+        if let Some(format) = keywords.format.and_then(Value::as_str)
             && !formats::conforms(format, s)
         {
             return Err(formats::problem(format));
@@ -163,22 +166,22 @@ impl Rules {
 
     fn check_array(
         &self,
-        schema: &Value,
+        keywords: &Keywords<'_>,
         items: &mut [Value],
         path: &mut String,
     ) -> Result<(), String> {
         let count = items.len() as u64;
-        if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
+        if let Some(max) = keywords.max_items.and_then(Value::as_u64)
             && count > max
         {
             return Err(format!("must have at most {max} items"));
         }
-        if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
+        if let Some(min) = keywords.min_items.and_then(Value::as_u64)
             && count < min
         {
             return Err(format!("must have at least {min} items"));
         }
-        let Some(item_schema) = schema.get("items") else {
+        let Some(item_schema) = keywords.items else {
             return Ok(());
         };
         for (i, item) in items.iter_mut().enumerate() {
@@ -192,26 +195,26 @@ impl Rules {
 
     fn check_object(
         &self,
-        schema: &Value,
+        keywords: &Keywords<'_>,
         members: &mut Map<String, Value>,
         path: &mut String,
     ) -> Result<(), String> {
         let empty = Map::new();
-        let properties = schema.get("properties").and_then(Value::as_object);
-        let additional = schema.get("additionalProperties");
+        let properties = keywords.properties.and_then(Value::as_object);
+        let additional = keywords.additional;
         // A free-form object (`additionalProperties: true`, such as a merge patch) keeps its
         // null members: there a null says something (delete the key).
         if properties.is_some() && additional != Some(&Value::Bool(true)) {
             members.retain(|_, v| !v.is_null());
         }
         let properties = properties.unwrap_or(&empty);
-        if let Some(max) = schema.get("maxProperties").and_then(Value::as_u64)
+        if let Some(max) = keywords.max_properties.and_then(Value::as_u64)
             && members.len() as u64 > max
         {
             return Err(format!("must have at most {max} members"));
         }
-        for name in schema
-            .get("required")
+        for name in keywords
+            .required
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
@@ -357,24 +360,13 @@ fn number_problem(kind: &str, schema: &Value) -> String {
     }
 }
 
-fn check_range(schema: &Value, value: &Value) -> Result<(), String> {
+fn check_range(schema: &Value, keywords: &Keywords<'_>, value: &Value) -> Result<(), String> {
     let n = value.as_f64().unwrap_or(f64::NAN);
-    let below = schema
-        .get("minimum")
-        .and_then(Value::as_f64)
-        .is_some_and(|min| n < min);
-    let above = schema
-        .get("maximum")
-        .and_then(Value::as_f64)
-        .is_some_and(|max| n > max);
-    let below_exclusive = schema
-        .get("exclusiveMinimum")
-        .and_then(Value::as_f64)
-        .is_some_and(|min| n <= min);
-    let above_exclusive = schema
-        .get("exclusiveMaximum")
-        .and_then(Value::as_f64)
-        .is_some_and(|max| n >= max);
+    let bound = |keyword: Option<&Value>| keyword.and_then(Value::as_f64);
+    let below = bound(keywords.minimum).is_some_and(|min| n < min);
+    let above = bound(keywords.maximum).is_some_and(|max| n > max);
+    let below_exclusive = bound(keywords.exclusive_minimum).is_some_and(|min| n <= min);
+    let above_exclusive = bound(keywords.exclusive_maximum).is_some_and(|max| n >= max);
     if below || above {
         let kind = primary_type(schema).unwrap_or("number");
         return Err(number_problem(kind, schema));

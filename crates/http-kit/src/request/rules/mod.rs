@@ -28,12 +28,14 @@ use crate::error::ApiError;
 use crate::openapi::schemas::{COMPONENT_REF, referenced_names};
 
 mod check;
+mod keywords;
 #[cfg(test)]
 mod tests;
 mod unbounded;
 mod unknown;
 
 use check::{collect_patterns, field_error, is_null_type, primary_type};
+use keywords::Keywords;
 pub use unbounded::unbounded_request_strings;
 pub use unknown::{refuse_unknown, unknown_field};
 
@@ -216,14 +218,32 @@ impl Rules {
     }
 
     fn resolve<'a>(&'a self, schema: &'a Value) -> &'a Value {
-        match schema.get("$ref").and_then(Value::as_str) {
-            Some(reference) => reference
-                .rsplit('/')
-                .next()
-                .and_then(|name| self.components.get(name))
-                .unwrap_or(&Value::Bool(true)),
+        match schema.get("$ref") {
+            Some(reference) => self.referenced(reference),
             None => schema,
         }
+    }
+
+    /// `schema` with its references followed (a few in a row at most), and its keywords.
+    fn keywords<'a>(&'a self, mut schema: &'a Value) -> (&'a Value, Keywords<'a>) {
+        let mut keywords = Keywords::of(schema);
+        for _ in 0..8 {
+            let Some(reference) = keywords.reference else {
+                break;
+            };
+            schema = self.referenced(reference);
+            keywords = Keywords::of(schema);
+        }
+        (schema, keywords)
+    }
+
+    /// The schema a `$ref` names (`true`, anything, when it names none).
+    fn referenced<'a>(&'a self, reference: &'a Value) -> &'a Value {
+        reference
+            .as_str()
+            .and_then(|reference| reference.rsplit('/').next())
+            .and_then(|name| self.components.get(name))
+            .unwrap_or(&Value::Bool(true))
     }
 
     /// For `oneOf: [{type: null}, X]` (utoipa's optional reference), `X`.
@@ -240,26 +260,24 @@ impl Rules {
 
     /// `schema` and every part of it that applies to the same value (its `allOf` parts,
     /// `oneOf`/`anyOf` variants and `then`/`else` branches), references resolved.
-    fn expand<'a>(&'a self, schema: &'a Value, into: &mut Vec<&'a Value>, depth: usize) {
-        let schema = self.resolve(schema);
-        into.push(schema);
+    fn expand<'a>(
+        &'a self,
+        schema: &'a Value,
+        into: &mut Vec<(&'a Value, Keywords<'a>)>,
+        depth: usize,
+    ) {
+        let (schema, keywords) = self.keywords(schema);
+        into.push((schema, keywords));
         if depth > 16 {
             return;
         }
-        for key in ["allOf", "oneOf", "anyOf"] {
-            for part in schema
-                .get(key)
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
+        for composition in [keywords.all_of, keywords.one_of, keywords.any_of] {
+            for part in Keywords::parts(composition) {
                 self.expand(part, into, depth + 1);
             }
         }
-        for key in ["then", "else"] {
-            if let Some(branch) = schema.get(key) {
-                self.expand(branch, into, depth + 1);
-            }
+        for branch in [keywords.then, keywords.otherwise].into_iter().flatten() {
+            self.expand(branch, into, depth + 1);
         }
     }
 }

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::Rules;
 use super::check::{field_error, push_key};
+use super::keywords::Keywords;
 use crate::error::ApiError;
 
 impl Rules {
@@ -20,6 +21,10 @@ impl Rules {
         path: &mut String,
         found: &mut Vec<Unknown>,
     ) {
+        // Only objects have members, and only arrays and objects hold objects.
+        if !(value.is_object() || value.is_array()) {
+            return;
+        }
         let mut parts = Vec::new();
         for schema in schemas {
             self.expand(schema, &mut parts, 0);
@@ -27,13 +32,13 @@ impl Rules {
         match value {
             Value::Object(members) => {
                 let mut shape = Shape::default();
-                for part in &parts {
-                    self.collect_shape(part, &mut shape);
+                for (part, keywords) in &parts {
+                    self.collect_shape(part, keywords, &mut shape);
                 }
                 if shape.closed && !shape.open {
                     let unknown: Vec<&String> = members
                         .keys()
-                        .filter(|name| !shape.names.contains(name))
+                        .filter(|name| !shape.names.contains(&name.as_str()))
                         .collect();
                     if !unknown.is_empty() {
                         let (name, problem) = unknown_members(&unknown, &shape.names);
@@ -41,22 +46,23 @@ impl Rules {
                         push_key(path, name);
                         found.push(Unknown {
                             path: path.clone(),
-                            misspelled: closest(name, shape.names.iter().map(String::as_str))
-                                .is_some(),
+                            misspelled: closest(name, shape.names.iter().copied()).is_some(),
                             problem,
                         });
                         path.truncate(len);
                     }
                 }
                 for (name, member) in members {
+                    if !(member.is_object() || member.is_array()) {
+                        continue;
+                    }
                     let member_schemas: Vec<&Value> = parts
                         .iter()
-                        .filter_map(|part| {
-                            part.get("properties")
+                        .filter_map(|(_, keywords)| {
+                            keywords
+                                .properties
                                 .and_then(|p| p.get(name))
-                                .or_else(|| {
-                                    part.get("additionalProperties").filter(|a| a.is_object())
-                                })
+                                .or_else(|| keywords.additional.filter(|a| a.is_object()))
                         })
                         .collect();
                     if !member_schemas.is_empty() {
@@ -68,8 +74,10 @@ impl Rules {
                 }
             }
             Value::Array(items) => {
-                let item_schemas: Vec<&Value> =
-                    parts.iter().filter_map(|part| part.get("items")).collect();
+                let item_schemas: Vec<&Value> = parts
+                    .iter()
+                    .filter_map(|(_, keywords)| keywords.items)
+                    .collect();
                 if !item_schemas.is_empty() {
                     for (i, item) in items.iter().enumerate() {
                         let len = path.len();
@@ -85,12 +93,12 @@ impl Rules {
 
     /// What one part of an object's schema says of its members' names (the parts come from
     /// [`Self::expand`]).
-    fn collect_shape(&self, schema: &Value, shape: &mut Shape) {
-        let Some(members) = self.resolve(schema).as_object() else {
+    fn collect_shape<'a>(&'a self, schema: &Value, keywords: &Keywords<'a>, shape: &mut Shape<'a>) {
+        if !schema.is_object() {
             shape.open = true;
             return;
-        };
-        let takes_object = match members.get("type") {
+        }
+        let takes_object = match keywords.types {
             None => true,
             Some(Value::String(t)) => t == "object",
             Some(Value::Array(types)) => types.iter().any(|t| t == "object"),
@@ -99,29 +107,35 @@ impl Rules {
         if !takes_object {
             return;
         }
-        let composed = ["allOf", "oneOf", "anyOf", "if", "then", "else"]
-            .iter()
-            .any(|key| members.contains_key(*key));
-        if let Some(properties) = members.get("properties").and_then(Value::as_object) {
-            shape.names.extend(properties.keys().cloned());
+        let composed = [
+            keywords.all_of,
+            keywords.one_of,
+            keywords.any_of,
+            keywords.condition,
+            keywords.then,
+            keywords.otherwise,
+        ]
+        .iter()
+        .any(Option::is_some);
+        if let Some(properties) = keywords.properties.and_then(Value::as_object) {
+            shape.names.extend(properties.keys().map(String::as_str));
             shape.closed = true;
         }
-        match members.get("additionalProperties") {
+        match keywords.additional {
             Some(Value::Bool(false)) => shape.closed = true,
             Some(Value::Bool(true) | Value::Object(_)) => shape.open = true,
             _ => {
-                shape.open |= !members.contains_key("properties")
-                    && !composed
-                    && members.contains_key("type");
+                shape.open |=
+                    keywords.properties.is_none() && !composed && keywords.types.is_some();
             }
         }
         // An `if` is a condition: the names it tests are known, but it closes nothing.
-        if let Some(tested) = members
-            .get("if")
-            .and_then(|condition| self.resolve(condition).get("properties"))
+        if let Some(tested) = keywords
+            .condition
+            .and_then(|condition| self.keywords(condition).1.properties)
             .and_then(Value::as_object)
         {
-            shape.names.extend(tested.keys().cloned());
+            shape.names.extend(tested.keys().map(String::as_str));
         }
     }
 
@@ -131,10 +145,10 @@ impl Rules {
             let mut parts = Vec::new();
             self.expand(&self.root, &mut parts, 0);
             let mut shape = Shape::default();
-            for part in parts {
-                self.collect_shape(part, &mut shape);
+            for (part, keywords) in &parts {
+                self.collect_shape(part, keywords, &mut shape);
             }
-            shape.names
+            shape.names.into_iter().map(str::to_owned).collect()
         })
     }
 }
@@ -149,8 +163,8 @@ pub(super) struct Unknown {
 
 /// What an object's schema says of its members' names.
 #[derive(Default)]
-struct Shape {
-    names: Vec<String>,
+struct Shape<'a> {
+    names: Vec<&'a str>,
     /// Some part declares its members (or says `additionalProperties: false`).
     closed: bool,
     /// Some part lets any member in (free-form, a map, `additionalProperties: true`).
@@ -213,8 +227,8 @@ fn edit_distance(a: &[char], b: &[char]) -> usize {
 
 /// The member to name of the `unknown` ones, and the problem: the first that is close to a
 /// known name (a misspelling says most), else the first; the others are listed after it.
-fn unknown_members<'a>(unknown: &[&'a String], known: &[String]) -> (&'a str, String) {
-    let candidates = || known.iter().map(String::as_str);
+fn unknown_members<'a>(unknown: &[&'a String], known: &[&str]) -> (&'a str, String) {
+    let candidates = || known.iter().copied();
     let named = unknown
         .iter()
         .find(|name| closest(name, candidates()).is_some())
@@ -245,6 +259,7 @@ pub fn refuse_unknown<'a>(
     if unknown.is_empty() {
         return Ok(());
     }
-    let (name, problem) = unknown_members(&unknown, known);
+    let known: Vec<&str> = known.iter().map(String::as_str).collect();
+    let (name, problem) = unknown_members(&unknown, &known);
     Err(field_error(name, &problem))
 }

@@ -68,6 +68,24 @@ struct Strict {
 
 impl Validate for Strict {}
 
+/// A batch whose items the route reads itself: moved into it as parsed.
+#[derive(Debug, Deserialize, ToSchema)]
+struct Batch {
+    label: String,
+    #[schema(min_items = 1, max_items = 2)]
+    items: Vec<Value>,
+}
+
+impl Validate for Batch {
+    const VERBATIM: &'static [&'static str] = &["items"];
+
+    fn restore(&mut self, name: &str, value: Value) {
+        if let ("items", Value::Array(items)) = (name, value) {
+            self.items = items;
+        }
+    }
+}
+
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 struct Filter {
@@ -84,6 +102,10 @@ async fn body(b: Json<Body>) -> HttpResponse {
 
 async fn strict(_: Json<Strict>) -> HttpResponse {
     HttpResponse::Ok().finish()
+}
+
+async fn batch(b: Json<Batch>) -> HttpResponse {
+    HttpResponse::Ok().json(json!({ "label": b.label, "items": b.items }))
 }
 
 async fn free(b: Json<Value>) -> HttpResponse {
@@ -121,6 +143,7 @@ async fn call(flavor: Flavor, req: test::TestRequest) -> (u16, Value) {
             .route("/body", web::post().to(body))
             .route("/strict", web::post().to(strict))
             .route("/free", web::post().to(free))
+            .route("/batch", web::post().to(batch))
             .route("/filter", web::get().to(filter)),
     )
     .await;
@@ -338,4 +361,19 @@ async fn a_route_tables_query_parameters_are_those_its_operation_documents() {
             assert_eq!(answer["details"]["field"], field, "{uri}: {answer}");
         }
     }
+}
+
+#[actix_web::test]
+async fn a_verbatim_member_is_checked_then_handed_over_as_sent() {
+    let items = json!([{"a": {"b": [1, null, "x"]}, "c": null}, 7]);
+    let (status, answer) = post("/batch", json!({"label": "l", "items": items})).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer, json!({"label": "l", "items": items}), "{answer}");
+
+    let three = json!({"label": "l", "items": [1, 2, 3]});
+    assert_eq!(field_of("/batch", three).await, "items");
+    let unlabelled = json!({"label": 5, "items": [1]});
+    assert_eq!(field_of("/batch", unlabelled).await, "label");
+    let misspelled = json!({"label": "l", "items": [1], "itemz": []});
+    assert_eq!(field_of("/batch", misspelled).await, "itemz");
 }

@@ -1,4 +1,4 @@
-//! Encoding with ffmpeg as a child process: a scene's raw RGBA frames are written to its
+//! Encoding with ffmpeg as a child process: a scene's raw `yuv420p` frames are written to its
 //! stdin and come out as H.264 (libx264, yuv420p) in MP4; the scenes' files are then joined
 //! by the concat demuxer without re-encoding the video, and the narration track (and the
 //! brand's music, looped or cut and mixed under the voice) encoded to AAC beside it. Only one
@@ -53,7 +53,7 @@ impl Encoder {
         let frames = spec.seconds * self.fps;
         let mut child = Command::new(&self.ffmpeg)
             .args(["-hide_banner", "-loglevel", "error", "-nostdin", "-y"])
-            .args(["-f", "rawvideo", "-pix_fmt", "rgba"])
+            .args(["-f", "rawvideo", "-pix_fmt", "yuv420p"])
             .arg("-s")
             .arg(format!("{}x{}", spec.base.width(), spec.base.height()))
             .arg("-framerate")

@@ -1,12 +1,13 @@
 //! A scene's frames, one at a time: its still picture, crossfaded from the previous scene's
 //! over the first [`FADE_SECS`], with the caption being spoken drawn over it. A frame is only
-//! composed again when something in it changes.
+//! composed again when something in it changes, and handed to the encoder as `yuv420p`.
 
 use ab_glyph::FontArc;
 use tiny_skia::Pixmap;
 
 use super::cards;
 use super::narration::Caption;
+use super::yuv;
 
 /// How long a crossfade from the previous scene lasts, in seconds.
 pub const FADE_SECS: f32 = 0.5;
@@ -27,6 +28,8 @@ pub struct Frames<'a> {
     pub font: &'a FontArc,
     pub fps: u32,
     out: Pixmap,
+    /// `out` as `yuv420p`.
+    encoded: Vec<u8>,
     shown: Option<Shown>,
 }
 
@@ -38,6 +41,7 @@ impl<'a> Frames<'a> {
         font: &'a FontArc,
         fps: u32,
     ) -> Self {
+        let (width, height) = (base.width() as usize, base.height() as usize);
         Self {
             base,
             previous,
@@ -45,11 +49,12 @@ impl<'a> Frames<'a> {
             font,
             fps,
             out: base.clone(),
+            encoded: vec![0; yuv::frame_len(width, height)],
             shown: None,
         }
     }
 
-    /// Frame `index` as RGBA.
+    /// Frame `index` as `yuv420p`.
     pub fn frame(&mut self, index: u32) -> &[u8] {
         let t = index as f32 / self.fps as f32;
         let caption = self
@@ -69,9 +74,11 @@ impl<'a> Frames<'a> {
             if let Some(i) = caption {
                 cards::caption(&mut self.out, self.font, &self.captions[i].text);
             }
+            let (width, height) = (self.out.width() as usize, self.out.height() as usize);
+            yuv::from_rgba(self.out.data(), width, height, &mut self.encoded);
             self.shown = Some(shown);
         }
-        self.out.data()
+        &self.encoded
     }
 }
 

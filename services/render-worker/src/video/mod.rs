@@ -21,6 +21,7 @@ mod narration;
 mod pictures;
 mod scenes;
 mod voice;
+mod yuv;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -48,7 +49,7 @@ use scenes::Scene;
 use voice::Voice;
 
 /// Bumped whenever a scene's drawing or encoding changes, so that older chunks are not reused.
-const RENDERER_VERSION: u32 = 2;
+const RENDERER_VERSION: u32 = 3;
 
 /// `MEMORY_RENDER_VIDEO__…` of the worker.
 #[derive(Debug, Clone, Deserialize)]

@@ -321,20 +321,23 @@ fn integral_as_integer(types: &Value, value: &mut Value) {
     }
 }
 
-fn check_type(types: &Value, schema: &Value, value: &Value) -> Result<(), String> {
-    let names: Vec<&str> = match types {
-        Value::String(t) => vec![t.as_str()],
-        Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
-        _ => return Ok(()),
+/// The names a `type` keyword gives (one, or an array of them).
+fn type_names(types: &Value) -> impl Iterator<Item = &str> {
+    let (one, many) = match types {
+        Value::String(t) => (Some(t.as_str()), &[][..]),
+        Value::Array(ts) => (None, ts.as_slice()),
+        _ => (None, &[][..]),
     };
-    if names.iter().any(|t| type_matches(t, value)) {
+    one.into_iter().chain(many.iter().filter_map(Value::as_str))
+}
+
+fn check_type(types: &Value, schema: &Value, value: &Value) -> Result<(), String> {
+    if !matches!(types, Value::String(_) | Value::Array(_))
+        || type_names(types).any(|t| type_matches(t, value))
+    {
         return Ok(());
     }
-    let expected = names
-        .iter()
-        .copied()
-        .find(|t| *t != "null")
-        .unwrap_or("null");
+    let expected = type_names(types).find(|t| *t != "null").unwrap_or("null");
     Err(match expected {
         "integer" | "number" => number_problem(expected, schema),
         // Null is absent, so a member that may only be null may only be left out.

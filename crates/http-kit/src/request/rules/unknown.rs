@@ -14,27 +14,44 @@ impl Rules {
     /// Records, in document order, every object in `value` with members that none of the
     /// `schemas` describing it declares. A member's schemas are those of every part that
     /// declares it: a part of a composition alone may describe a nested object partly.
-    pub(super) fn find_unknown(
-        &self,
-        schemas: &[&Value],
+    pub(super) fn find_unknown<'a>(
+        &'a self,
+        schemas: &[&'a Value],
         value: &Value,
         path: &mut String,
         found: &mut Vec<Unknown>,
     ) {
         // Only objects have members, and only arrays and objects hold objects.
-        if !(value.is_object() || value.is_array()) {
-            return;
+        if value.is_object() || value.is_array() {
+            self.find_unknown_in(&self.view(schemas), value, path, found);
         }
+    }
+
+    /// What `schemas` say of a value: their parts, and the names an object may have.
+    fn view<'a>(&'a self, schemas: &[&'a Value]) -> View<'a> {
         let mut parts = Vec::new();
         for schema in schemas {
             self.expand(schema, &mut parts, 0);
         }
+        let mut shape = Shape::default();
+        for (part, keywords) in &parts {
+            self.collect_shape(part, keywords, &mut shape);
+        }
+        View { parts, shape }
+    }
+
+    /// [`Self::find_unknown`] with the schemas' view worked out: an array's items share
+    /// theirs.
+    fn find_unknown_in<'a>(
+        &'a self,
+        view: &View<'a>,
+        value: &Value,
+        path: &mut String,
+        found: &mut Vec<Unknown>,
+    ) {
         match value {
             Value::Object(members) => {
-                let mut shape = Shape::default();
-                for (part, keywords) in &parts {
-                    self.collect_shape(part, keywords, &mut shape);
-                }
+                let shape = &view.shape;
                 if shape.closed && !shape.open {
                     let unknown: Vec<&String> = members
                         .keys()
@@ -56,7 +73,8 @@ impl Rules {
                     if !(member.is_object() || member.is_array()) {
                         continue;
                     }
-                    let member_schemas: Vec<&Value> = parts
+                    let member_schemas: Vec<&Value> = view
+                        .parts
                         .iter()
                         .filter_map(|(_, keywords)| {
                             keywords
@@ -74,17 +92,23 @@ impl Rules {
                 }
             }
             Value::Array(items) => {
-                let item_schemas: Vec<&Value> = parts
+                let item_schemas: Vec<&Value> = view
+                    .parts
                     .iter()
                     .filter_map(|(_, keywords)| keywords.items)
                     .collect();
-                if !item_schemas.is_empty() {
-                    for (i, item) in items.iter().enumerate() {
-                        let len = path.len();
-                        write!(path, "[{i}]").expect("writing to a String");
-                        self.find_unknown(&item_schemas, item, path, found);
-                        path.truncate(len);
+                if item_schemas.is_empty() {
+                    return;
+                }
+                let item_view = self.view(&item_schemas);
+                for (i, item) in items.iter().enumerate() {
+                    if !(item.is_object() || item.is_array()) {
+                        continue;
                     }
+                    let len = path.len();
+                    write!(path, "[{i}]").expect("writing to a String");
+                    self.find_unknown_in(&item_view, item, path, found);
+                    path.truncate(len);
                 }
             }
             _ => {}
@@ -142,13 +166,8 @@ impl Rules {
     /// The declared members of the top-level object (a query string's parameters).
     pub fn property_names(&self) -> &[String] {
         self.names.get_or_init(|| {
-            let mut parts = Vec::new();
-            self.expand(&self.root, &mut parts, 0);
-            let mut shape = Shape::default();
-            for (part, keywords) in &parts {
-                self.collect_shape(part, keywords, &mut shape);
-            }
-            shape.names.into_iter().map(str::to_owned).collect()
+            let view = self.view(&[&self.root]);
+            view.shape.names.into_iter().map(str::to_owned).collect()
         })
     }
 }
@@ -159,6 +178,12 @@ pub(super) struct Unknown {
     pub(super) problem: String,
     /// The member named looks like a misspelling of a declared one.
     pub(super) misspelled: bool,
+}
+
+/// The parts of the schemas describing one value, and what they say of its members' names.
+struct View<'a> {
+    parts: Vec<(&'a Value, Keywords<'a>)>,
+    shape: Shape<'a>,
 }
 
 /// What an object's schema says of its members' names.

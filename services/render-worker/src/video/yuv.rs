@@ -3,8 +3,9 @@
 //! changed, spares ffmpeg converting every one of a scene's identical frames from RGBA, and
 //! the pipe carries 12 bits a pixel instead of 32.
 //!
-//! The conversion is BT.601 in limited range with 8-bit integer coefficients, what ffmpeg's
-//! own RGBA → yuv420p conversion does; each chroma sample averages its 2×2 pixels.
+//! The conversion is BT.601 in limited range, ffmpeg's default for RGBA → yuv420p, with 8-bit
+//! integer coefficients; each chroma sample is the mean of its 2×2 pixels (ffmpeg filters
+//! them, which differs by a few levels at sharp edges only).
 
 /// The size of a `yuv420p` frame of `width` × `height` (chroma planes rounded up).
 pub fn frame_len(width: usize, height: usize) -> usize {

@@ -246,6 +246,9 @@ impl<F: Fn(ListenEvent)> Session<'_, F> {
                 Step::Quiet => round_trip(&mut conn).await?,
                 Step::Sync(first) => {
                     let mut waiters = vec![first];
+                    // One turn of the runtime first: the requests its I/O has made ready reach
+                    // the barrier too, and one round trip serves them all.
+                    tokio::task::yield_now().await;
                     while let Ok(more) = self.sync_rx.try_recv() {
                         waiters.push(more);
                     }

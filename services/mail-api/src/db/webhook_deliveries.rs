@@ -7,6 +7,7 @@ use diesel::prelude::*;
 use diesel::sql_types::{Array, Bytea, Int4, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
+use store::Prepared;
 use uuid::Uuid;
 
 use super::schema::webhook_deliveries;
@@ -126,10 +127,12 @@ pub async fn mark_published(conn: &mut AsyncPgConnection, ids: &[Uuid]) -> Query
     if ids.is_empty() {
         return Ok(());
     }
-    diesel::sql_query("UPDATE webhook_deliveries SET published_at = now() WHERE id = ANY($1)")
-        .bind::<Array<SqlUuid>, _>(ids)
-        .execute(conn)
-        .await?;
+    Prepared(
+        diesel::sql_query("UPDATE webhook_deliveries SET published_at = now() WHERE id = ANY($1)")
+            .bind::<Array<SqlUuid>, _>(ids),
+    )
+    .execute(conn)
+    .await?;
     Ok(())
 }
 
@@ -162,48 +165,74 @@ pub async fn job(
     project_id: Uuid,
     id: Uuid,
 ) -> QueryResult<Option<Job>> {
-    diesel::sql_query(sql::webhook_deliveries::JOB)
-        .bind::<SqlUuid, _>(project_id)
-        .bind::<SqlUuid, _>(id)
-        .get_result(conn)
-        .await
-        .optional()
+    Prepared(
+        diesel::sql_query(sql::webhook_deliveries::JOB)
+            .bind::<SqlUuid, _>(project_id)
+            .bind::<SqlUuid, _>(id),
+    )
+    .get_result(conn)
+    .await
+    .optional()
 }
 
-/// How an attempt ended.
-pub struct Attempt<'a> {
+/// How an attempt of a pending delivery ended.
+#[derive(Debug, Clone)]
+pub struct Attempt {
+    pub project_id: Uuid,
+    pub id: Uuid,
     pub delivered: bool,
     /// The attempts are used up (and this one failed).
     pub dead: bool,
     pub status_code: Option<i32>,
-    pub error: Option<&'a str>,
+    pub error: Option<String>,
+}
+
+impl Attempt {
+    /// The delivery's status once the attempt is recorded.
+    fn status(&self) -> &'static str {
+        if self.delivered {
+            "delivered"
+        } else if self.dead {
+            "dead"
+        } else {
+            "pending"
+        }
+    }
 }
 
 /// Records an attempt of a pending delivery (a delivery no longer pending is left alone).
-pub async fn record(
-    conn: &mut AsyncPgConnection,
-    project_id: Uuid,
-    id: Uuid,
-    attempt: &Attempt<'_>,
-) -> QueryResult<()> {
-    let status = if attempt.delivered {
-        "delivered"
-    } else if attempt.dead {
-        "dead"
-    } else {
-        "pending"
-    };
-    diesel::sql_query(
-        "UPDATE webhook_deliveries SET attempts = attempts + 1, status = $3, \
-           last_status_code = $4, last_error = $5, updated_at = now(), \
-           delivered_at = CASE WHEN $3 = 'delivered' THEN now() END \
-         WHERE project_id = $1 AND id = $2 AND status = 'pending'",
+pub async fn record(conn: &mut AsyncPgConnection, attempt: &Attempt) -> QueryResult<()> {
+    record_many(conn, std::slice::from_ref(attempt)).await
+}
+
+/// [`record`] for the attempts of many deliveries in one statement (one commit). A delivery
+/// listed twice (only a duplicate message makes two attempts end together) counts one of
+/// them. Only such a duplicate puts a row in two concurrent batches; should they deadlock,
+/// PostgreSQL aborts one and its caller records its attempts one by one.
+pub async fn record_many(conn: &mut AsyncPgConnection, attempts: &[Attempt]) -> QueryResult<()> {
+    let mut sorted: Vec<&Attempt> = attempts.iter().collect();
+    sorted.sort_by_key(|a| a.id);
+    Prepared(
+        diesel::sql_query(
+            "UPDATE webhook_deliveries d SET attempts = d.attempts + 1, status = a.status, \
+               last_status_code = a.status_code, last_error = a.error, updated_at = now(), \
+               delivered_at = CASE WHEN a.status = 'delivered' THEN now() END \
+             FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::int4[], $5::text[]) \
+               AS a(project_id, id, status, status_code, error) \
+             WHERE d.id = ANY($2) AND d.project_id = a.project_id AND d.id = a.id \
+               AND d.status = 'pending'",
+        )
+        .bind::<Array<SqlUuid>, _>(sorted.iter().map(|a| a.project_id).collect::<Vec<_>>())
+        .bind::<Array<SqlUuid>, _>(sorted.iter().map(|a| a.id).collect::<Vec<_>>())
+        .bind::<Array<Text>, _>(sorted.iter().map(|a| a.status()).collect::<Vec<_>>())
+        .bind::<Array<Nullable<Int4>>, _>(sorted.iter().map(|a| a.status_code).collect::<Vec<_>>())
+        .bind::<Array<Nullable<Text>>, _>(
+            sorted
+                .iter()
+                .map(|a| a.error.as_deref())
+                .collect::<Vec<_>>(),
+        ),
     )
-    .bind::<SqlUuid, _>(project_id)
-    .bind::<SqlUuid, _>(id)
-    .bind::<Text, _>(status)
-    .bind::<Nullable<Int4>, _>(attempt.status_code)
-    .bind::<Nullable<Text>, _>(attempt.error)
     .execute(conn)
     .await?;
     Ok(())

@@ -8,10 +8,13 @@
 //!   backoff until the attempts are used up, then the delivery is dead (listed, replayable).
 //! - At most `max_in_flight_per_endpoint` attempts to one endpoint at once; a delivery that
 //!   cannot get a slot within `endpoint_wait_ms` goes back to the end of the queue (no attempt
-//!   counted), so a slow endpoint cannot take every handler from the other tenants.
+//!   counted), so a slow endpoint cannot take every handler from the other tenants. The
+//!   slot is held for the request only, not for the write that records it.
+//! - An attempt is recorded with the attempts ending beside it, in one commit
+//!   ([`super::attempts`]), before its message is acknowledged.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -23,6 +26,7 @@ use store::Pool;
 use tokio::sync::Semaphore;
 use uuid::Uuid;
 
+use super::attempts::AttemptWriter;
 use super::{OutboundWebhookSettings, WebhookDeliver};
 use crate::db::webhook_deliveries::{self, Attempt, Job};
 use crate::db::webhook_subscriptions::seal_context;
@@ -51,6 +55,8 @@ pub struct Deliverer {
     per_endpoint: usize,
     endpoint_wait: Duration,
     slots: Mutex<HashMap<Uuid, Arc<Semaphore>>>,
+    /// Started with the first attempt (it needs the runtime).
+    attempts: OnceLock<AttemptWriter>,
 }
 
 impl Deliverer {
@@ -74,6 +80,7 @@ impl Deliverer {
             per_endpoint: settings.max_in_flight_per_endpoint.max(1),
             endpoint_wait: Duration::from_millis(settings.endpoint_wait_ms),
             slots: Mutex::new(HashMap::new()),
+            attempts: OnceLock::new(),
         })
     }
 
@@ -95,8 +102,7 @@ impl Deliverer {
         }
         drop(conn);
         let slots = self.slots_of(job.subscription_id);
-        let Ok(Ok(_permit)) = tokio::time::timeout(self.endpoint_wait, slots.acquire()).await
-        else {
+        let Ok(Ok(permit)) = tokio::time::timeout(self.endpoint_wait, slots.acquire()).await else {
             self.requeue
                 .publish(&delivery)
                 .await
@@ -104,24 +110,37 @@ impl Deliverer {
             return Ok(Some(json!({"requeued": "endpoint busy"})));
         };
         let (status_code, error) = self.attempt(delivery_id, &job).await?;
+        drop(permit);
         let delivered = status_code.is_some_and(|c| (200..300).contains(&c));
         let attempts = u32::try_from(job.attempts).unwrap_or(0).saturating_add(1);
-        let dead = !delivered && attempts >= self.max_attempts;
-        let mut conn = store::conn(&self.pool).await.map_err(HandlerError::retry)?;
         let attempt = Attempt {
+            project_id,
+            id: delivery_id,
             delivered,
-            dead,
+            dead: !delivered && attempts >= self.max_attempts,
             status_code,
-            error: error.as_deref(),
+            error,
         };
-        webhook_deliveries::record(&mut conn, project_id, delivery_id, &attempt)
-            .await
-            .map_err(HandlerError::retry)?;
-        if delivered || dead {
+        self.record(&attempt).await.map_err(HandlerError::retry)?;
+        if delivered || attempt.dead {
             Ok(Some(json!({"delivered": delivered, "attempts": attempts})))
         } else {
-            Err(HandlerError::retry(error.unwrap_or_default()))
+            Err(HandlerError::retry(attempt.error.unwrap_or_default()))
         }
+    }
+
+    /// Records the attempt with those ending beside it, or alone if their batch was not
+    /// written.
+    async fn record(&self, attempt: &Attempt) -> Result<(), store::StoreError> {
+        let writer = self
+            .attempts
+            .get_or_init(|| AttemptWriter::start(self.pool.clone()));
+        if writer.record(attempt.clone()).await.is_ok() {
+            return Ok(());
+        }
+        let mut conn = store::conn(&self.pool).await?;
+        webhook_deliveries::record(&mut conn, attempt).await?;
+        Ok(())
     }
 
     fn slots_of(&self, subscription: Uuid) -> Arc<Semaphore> {

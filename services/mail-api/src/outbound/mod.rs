@@ -5,6 +5,7 @@
 //! dead-lettered once the attempts are used up. Bounces and complaints also go to the
 //! project's chat, batched ([`chat`]).
 
+mod attempts;
 pub mod chat;
 mod deliver;
 mod relay;

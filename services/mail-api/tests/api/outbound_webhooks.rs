@@ -691,3 +691,84 @@ async fn a_slow_endpoint_does_not_hold_up_another_tenants_deliveries() {
     assert!(slow.received().len() < 20);
     o.finish().await;
 }
+
+/// Deliveries of the project in `status`, once there are `n` of them.
+async fn deliveries_once(h: &Harness, key: &str, status: &str, n: usize) -> Vec<Value> {
+    let mut found = Vec::new();
+    for _ in 0..200 {
+        found = deliveries(h, key, status).await;
+        if found.len() >= n {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(found.len(), n, "{status}: {found:?}");
+    found
+}
+
+#[tokio::test]
+async fn attempts_recorded_together_change_only_their_own_deliveries() {
+    use mail_api::db::webhook_deliveries::{Attempt, record_many};
+
+    let o = Outbound::start().await;
+    let h = &o.h;
+    let (a, b) = (h.tenant(Plan::Free).await, h.tenant(Plan::Free).await);
+    let receiver = Receiver::start(204).await;
+    for t in [&a, &b] {
+        subscribe(h, &t.write, &receiver.url(), &["campaign.completed"]).await;
+        h.exec(&format!(
+            "INSERT INTO outbound_events (id, project_id, type, data) \
+             SELECT uuid_v7(), '{}', 'campaign.completed', jsonb_build_object('n', i) \
+             FROM generate_series(1, 12) AS i",
+            t.project
+        ))
+        .await;
+    }
+    // Twenty-four attempts ending close together (the worker runs eight at once): each is
+    // recorded on its own delivery, once.
+    receiver.wait_for(24).await;
+    for t in [&a, &b] {
+        let delivered = deliveries_once(h, &t.read, "delivered", 12).await;
+        for delivery in &delivered {
+            assert_eq!(delivery["attempts"], 1, "{delivery}");
+            assert_eq!(delivery["last_status_code"], 204, "{delivery}");
+        }
+    }
+
+    // A batch naming one of b's deliveries under a's project leaves it alone; a delivery
+    // listed twice counts one attempt.
+    let ids = h
+        .query(&format!(
+            "SELECT id FROM webhook_deliveries WHERE project_id = '{}' ORDER BY id LIMIT 2",
+            b.project
+        ))
+        .await;
+    h.exec(&format!(
+        "UPDATE webhook_deliveries SET status = 'pending' WHERE id IN ('{}', '{}')",
+        ids[0], ids[1]
+    ))
+    .await;
+    let attempt = |project, id: &str| Attempt {
+        project_id: project,
+        id: id.parse().unwrap(),
+        delivered: false,
+        dead: false,
+        status_code: Some(503),
+        error: Some("target answered 503".to_owned()),
+    };
+    let batch = [
+        attempt(a.project, &ids[0]),
+        attempt(b.project, &ids[1]),
+        attempt(b.project, &ids[1]),
+    ];
+    record_many(&mut h.conn().await, &batch).await.unwrap();
+    let rows = h
+        .query(&format!(
+            "SELECT concat_ws(' ', attempts, status, last_status_code) FROM webhook_deliveries \
+             WHERE id IN ('{}', '{}') ORDER BY id",
+            ids[0], ids[1]
+        ))
+        .await;
+    assert_eq!(rows, ["1 pending 204", "2 pending 503"]);
+    o.finish().await;
+}

@@ -3,6 +3,8 @@
 //! signatures with the `standardwebhooks` package and its own `X-Mail-Signature` check, sees
 //! the retries under one `webhook-id`, the dead letter, and the replay.
 
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering::SeqCst;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -11,6 +13,7 @@ use queue::{Broker, BrokerConfig, ShutdownToken};
 use rate_limit::policy::Plan;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::sync::watch;
 
 use crate::common::*;
 
@@ -35,28 +38,59 @@ pub(crate) struct Receiver {
     port: u16,
     status: Arc<Mutex<u16>>,
     got: Arc<Mutex<Vec<Received>>>,
+    /// Open: requests are answered; closed, they are held until it opens.
+    gate: Arc<watch::Sender<bool>>,
+    in_flight: Arc<AtomicUsize>,
+    most_in_flight: Arc<AtomicUsize>,
 }
 
 impl Receiver {
     pub(crate) async fn start(status: u16) -> Self {
-        Self::slow(status, Duration::ZERO).await
+        Self::gated(status, true).await
     }
 
-    /// One that takes `delay` to answer each request.
-    async fn slow(status: u16, delay: Duration) -> Self {
+    /// One that holds every request, unanswered, until [`Receiver::release`].
+    async fn held(status: u16) -> Self {
+        Self::gated(status, false).await
+    }
+
+    async fn gated(status: u16, open: bool) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
-        let status = Arc::new(Mutex::new(status));
-        let got = Arc::new(Mutex::new(Vec::new()));
-        let (answer, seen) = (Arc::clone(&status), Arc::clone(&got));
+        let receiver = Self {
+            port,
+            status: Arc::new(Mutex::new(status)),
+            got: Arc::new(Mutex::new(Vec::new())),
+            gate: Arc::new(watch::Sender::new(open)),
+            in_flight: Arc::new(AtomicUsize::new(0)),
+            most_in_flight: Arc::new(AtomicUsize::new(0)),
+        };
+        let (answer, seen) = (Arc::clone(&receiver.status), Arc::clone(&receiver.got));
+        let gate = Arc::clone(&receiver.gate);
+        let (in_flight, most) = (
+            Arc::clone(&receiver.in_flight),
+            Arc::clone(&receiver.most_in_flight),
+        );
         tokio::spawn(async move {
             while let Ok((mut socket, _)) = listener.accept().await {
-                let (answer, seen) = (Arc::clone(&answer), Arc::clone(&seen));
+                let (answer, seen, mut gate) =
+                    (Arc::clone(&answer), Arc::clone(&seen), gate.subscribe());
+                let (in_flight, most) = (Arc::clone(&in_flight), Arc::clone(&most));
                 tokio::spawn(async move {
                     let Some(request) = read_request(&mut socket).await else {
                         return;
                     };
-                    tokio::time::sleep(delay).await;
+                    most.fetch_max(in_flight.fetch_add(1, SeqCst) + 1, SeqCst);
+                    // A request its client gave up on (it timed out) is no longer held.
+                    let mut byte = [0u8; 1];
+                    let answered = tokio::select! {
+                        _ = gate.wait_for(|open| *open) => true,
+                        _ = socket.read(&mut byte) => false,
+                    };
+                    in_flight.fetch_sub(1, SeqCst);
+                    if !answered {
+                        return;
+                    }
                     seen.lock().unwrap().push(request);
                     let code = *answer.lock().unwrap();
                     let reply = format!(
@@ -66,7 +100,31 @@ impl Receiver {
                 });
             }
         });
-        Self { port, status, got }
+        receiver
+    }
+
+    /// Answers the requests held and every one after.
+    fn release(&self) {
+        self.gate.send_replace(true);
+    }
+
+    /// The most requests it held at once.
+    fn most_in_flight(&self) -> usize {
+        self.most_in_flight.load(SeqCst)
+    }
+
+    /// Waits until it holds `n` requests at once (at most ~15 s).
+    async fn wait_in_flight(&self, n: usize) {
+        for _ in 0..300 {
+            if self.in_flight.load(SeqCst) >= n {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!(
+            "the receiver holds {} requests, not {n}",
+            self.in_flight.load(SeqCst)
+        );
     }
 
     pub(crate) fn url(&self) -> String {
@@ -666,7 +724,7 @@ async fn a_slow_endpoint_does_not_hold_up_another_tenants_deliveries() {
     let o = Outbound::start().await;
     let h = &o.h;
     let (slow_tenant, fast_tenant) = (h.tenant(Plan::Free).await, h.tenant(Plan::Free).await);
-    let slow = Receiver::slow(200, Duration::from_secs(3)).await;
+    let slow = Receiver::held(200).await;
     let fast = Receiver::start(200).await;
     subscribe(h, &slow_tenant.write, &slow.url(), &["campaign.completed"]).await;
     subscribe(h, &fast_tenant.write, &fast.url(), &["campaign.completed"]).await;
@@ -677,18 +735,17 @@ async fn a_slow_endpoint_does_not_hold_up_another_tenants_deliveries() {
              FROM generate_series(1, {n}) AS i"
         )
     };
-    // Twenty slow deliveries first (more than the worker's 8 handlers), then one fast one.
+    // Twenty deliveries to an endpoint that answers none of them (more than the worker's 8
+    // handlers), then one to a fast endpoint: it is delivered while the slow one still holds
+    // its requests, and the slow one never held more than its slots allow.
     h.exec(&event(slow_tenant.project, 20)).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let started = std::time::Instant::now();
+    let slots = o.h.settings.outbound_webhooks.max_in_flight_per_endpoint;
+    slow.wait_in_flight(slots).await;
     h.exec(&event(fast_tenant.project, 1)).await;
     fast.wait_for(1).await;
-    assert!(
-        started.elapsed() < Duration::from_secs(3),
-        "the fast endpoint waited {:?} behind the slow one",
-        started.elapsed()
-    );
-    assert!(slow.received().len() < 20);
+    assert!(slow.received().is_empty());
+    assert_eq!(slow.most_in_flight(), slots);
+    slow.release();
     o.finish().await;
 }
 

@@ -8,7 +8,8 @@
 //! A release build on x86-64 Linux with Rust 1.90 or later, which links with its own LLD, also
 //! folds identical functions and read-only data whose address nothing takes (`--icf=safe`,
 //! going by the address-significance tables rustc writes): 0.8 MB less of the binary, most of
-//! it code that runs. The GNU linker of older toolchains has no such option.
+//! it code. The GNU linker of older toolchains has no such option (a build that sets its own
+//! linker on this target must take LLD's options too).
 
 use std::process::Command;
 
